@@ -1,0 +1,84 @@
+// Package env is the boundary between switches and policies: Snapshots of
+// what a switch exports, the Observer that turns consecutive Snapshots into
+// per-queue observations and rewards, the action catalogue, and a
+// Gymnasium-style environment over the simulator. The same code serves the
+// simulator in process and switches reached over gNMI.
+package env
+
+// Setting is the tunable state of one lossless egress queue and its PG.
+type Setting struct {
+	KminBytes     int64   `json:"kmin_bytes"`
+	KmaxBytes     int64   `json:"kmax_bytes"`
+	Pmax          float64 `json:"pmax"`                     // probability in (0, 1]
+	HeadroomBytes int64   `json:"headroom_bytes,omitempty"` // 0: not managed / unknown
+}
+
+// QueueKey names one egress queue of one switch.
+type QueueKey struct {
+	Target string `json:"target"` // switch name (gNMI target)
+	Port   string `json:"port"`   // interface name, e.g. Ethernet0
+	Queue  int    `json:"queue"`  // queue index = priority
+}
+
+func (k QueueKey) String() string {
+	return k.Target + "/" + k.Port + "/q" + itoa(k.Queue)
+}
+
+func itoa(i int) string {
+	if i >= 0 && i < 10 {
+		return string(rune('0' + i))
+	}
+	neg := i < 0
+	if neg {
+		i = -i
+	}
+	var b [20]byte
+	n := len(b)
+	for i > 0 {
+		n--
+		b[n] = byte('0' + i%10)
+		i /= 10
+	}
+	if neg {
+		n--
+		b[n] = '-'
+	}
+	return string(b[n:])
+}
+
+// QueueSample is what a switch exports about one lossless egress queue at one
+// instant: cumulative counters, queue depth figures, the PFC counters of the
+// queue's priority on the same port, and the current setting.
+type QueueSample struct {
+	Key     QueueKey `json:"key"`
+	RateBps float64  `json:"rate_bps"`
+
+	TxPkts      uint64 `json:"tx_pkts"`
+	TxBytes     uint64 `json:"tx_bytes"`
+	MarkedPkts  uint64 `json:"marked_pkts"`
+	MarkedBytes uint64 `json:"marked_bytes"`
+	DropPkts    uint64 `json:"drop_pkts"`
+	DropBytes   uint64 `json:"drop_bytes"`
+
+	CurQueueBytes int64   `json:"cur_queue_bytes"`
+	MaxQueueBytes int64   `json:"max_queue_bytes"` // since previous sample (watermark)
+	AvgQueueBytes float64 `json:"avg_queue_bytes"` // since previous sample
+
+	PauseTx  uint64 `json:"pause_tx"`  // PFC frames sent on this port for this priority
+	PauseRx  uint64 `json:"pause_rx"`  // PFC frames received
+	PausedNs uint64 `json:"paused_ns"` // cumulative time this queue was held paused by the peer
+
+	Setting          Setting `json:"setting"`
+	XoffBytes        int64   `json:"xoff_bytes,omitempty"`         // current dynamic XOFF of the PG (0: unknown)
+	MinHeadroomBytes int64   `json:"min_headroom_bytes,omitempty"` // computed lossless minimum (0: unknown)
+	BufferBytes      int64   `json:"buffer_bytes,omitempty"`       // switch shared buffer (0: unknown)
+}
+
+// Snapshot is what one switch exports at one instant, restricted to the
+// queues under control. TimeNs is the switch's timestamp in nanoseconds (sim
+// time for the simulator, Unix time for a real switch).
+type Snapshot struct {
+	Target string        `json:"target"`
+	TimeNs int64         `json:"time_ns"`
+	Queues []QueueSample `json:"queues"`
+}

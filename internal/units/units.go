@@ -1,0 +1,126 @@
+// Package units parses and formats the quantities ecntune's files speak in:
+// byte sizes (KB = 1000 B, KiB = 1024 B), bit rates (Gbps) and durations
+// (ns, us, ms, s). It is the one place where these units are defined.
+package units
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var sizeUnits = []struct {
+	suffix string
+	mult   float64
+}{
+	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30},
+	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9},
+	{"kB", 1e3}, {"B", 1},
+}
+
+// ParseBytes parses a byte size such as "400KB", "16MiB", "1000" or "1.5MB".
+// KB, MB and GB are decimal; KiB, MiB and GiB binary.
+func ParseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return 0, fmt.Errorf("empty size (want e.g. 400KB, 16MiB or 1000)")
+	}
+	mult := 1.0
+	for _, u := range sizeUnits {
+		if strings.HasSuffix(t, u.suffix) {
+			mult = u.mult
+			t = strings.TrimSpace(strings.TrimSuffix(t, u.suffix))
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("cannot parse size %q (want a number with B, KB, MB, GB, KiB, MiB or GiB)", s)
+	}
+	if v < 0 {
+		return 0, fmt.Errorf("size %q is negative", s)
+	}
+	return int64(math.Round(v * mult)), nil
+}
+
+// ParseRate parses a bit rate such as "100Gbps", "20Mbps", "400G" or "1e9"
+// (bits per second) and returns bits per second.
+func ParseRate(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return 0, fmt.Errorf("empty rate (want e.g. 100Gbps)")
+	}
+	mult := 1.0
+	low := strings.ToLower(t)
+	for _, u := range []struct {
+		suffix string
+		mult   float64
+	}{{"tbps", 1e12}, {"gbps", 1e9}, {"mbps", 1e6}, {"kbps", 1e3}, {"bps", 1}, {"t", 1e12}, {"g", 1e9}, {"m", 1e6}, {"k", 1e3}} {
+		if strings.HasSuffix(low, u.suffix) {
+			mult = u.mult
+			t = strings.TrimSpace(t[:len(t)-len(u.suffix)])
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("cannot parse rate %q (want a number with bps, Kbps, Mbps, Gbps or Tbps)", s)
+	}
+	if v <= 0 {
+		return 0, fmt.Errorf("rate %q must be positive", s)
+	}
+	return v * mult, nil
+}
+
+// ParseDuration parses a duration such as "20ms", "1us", "1µs", "300us" or
+// "1.5s". A bare number is refused: the unit must be given.
+func ParseDuration(s string) (time.Duration, error) {
+	t := strings.TrimSpace(s)
+	d, err := time.ParseDuration(strings.ReplaceAll(t, "µs", "us"))
+	if err != nil {
+		return 0, fmt.Errorf("cannot parse duration %q (want e.g. 1us, 300us, 20ms or 1s)", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("duration %q is negative", s)
+	}
+	return d, nil
+}
+
+// FormatBytes renders a byte count with a decimal unit (KB = 1000 B).
+func FormatBytes(b int64) string {
+	switch {
+	case b >= 1e9 && b%1e6 == 0:
+		return fmt.Sprintf("%gGB", float64(b)/1e9)
+	case b >= 1e6 && b%1e3 == 0:
+		return fmt.Sprintf("%gMB", float64(b)/1e6)
+	case b >= 1e3:
+		return fmt.Sprintf("%gKB", float64(b)/1e3)
+	}
+	return fmt.Sprintf("%dB", b)
+}
+
+// FormatRate renders a bit rate, e.g. 1e11 -> "100Gbps".
+func FormatRate(bps float64) string {
+	switch {
+	case bps >= 1e12:
+		return fmt.Sprintf("%gTbps", bps/1e12)
+	case bps >= 1e9:
+		return fmt.Sprintf("%gGbps", bps/1e9)
+	case bps >= 1e6:
+		return fmt.Sprintf("%gMbps", bps/1e6)
+	case bps >= 1e3:
+		return fmt.Sprintf("%gKbps", bps/1e3)
+	}
+	return fmt.Sprintf("%gbps", bps)
+}
+
+// RefRateBps is the link rate at which ECN presets and scenario ECN settings
+// are stated; settings scale linearly with port rate from it.
+const RefRateBps = 100e9
+
+// ScaleBytes scales a byte threshold stated at RefRateBps to a port of rateBps.
+func ScaleBytes(b int64, rateBps float64) int64 {
+	return int64(math.Round(float64(b) * rateBps / RefRateBps))
+}
