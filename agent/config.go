@@ -1,0 +1,476 @@
+// Package agent runs a tuning policy against live switches: telemetry in over
+// gNMI, observations through env.Observer, decisions from a policy.Policy,
+// the Guard's rules, then either a recorded recommendation (shadow mode) or a
+// journaled, read-back-checked gNMI Set (closed loop).
+//
+// The Guard is pure (no I/O, no clock: time comes in as an argument); the
+// gNMI client, the bbolt journal, the HTTP endpoint and the clock live at the
+// edges of this package.
+package agent
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/units"
+)
+
+// Mode selects what the agent does with a decision.
+type Mode string
+
+const (
+	ModeShadow     Mode = "shadow"      // record recommendations, never Set
+	ModeClosedLoop Mode = "closed-loop" // guard, journal, Set, read back
+)
+
+// Dialects of gNMI paths a target speaks.
+const (
+	DialectOpenConfig = "openconfig"
+	DialectSONiC      = "sonic"
+)
+
+// Config is the agent's configuration file, after parsing and defaults.
+type Config struct {
+	Mode           Mode
+	Policy         string // builtin | model:NAME | static:NAME | adaptive
+	Interval       time.Duration
+	SampleInterval time.Duration
+	DB             string
+	Metrics        string // listen address of /metrics and /recommendations; "" disables
+	Registry       string // model registry (bbolt) for model:NAME and builtin
+	Owner          string // name this agent writes into leases and the audit log
+	Targets        []TargetConfig
+	Guardrails     GuardConfig
+	// FallbackPreset and SafePreset are preset names (policy.Preset) the
+	// guard falls back to; resolved by the caller into Guardrails.
+	FallbackPreset string
+	SafePreset     string
+}
+
+// TargetConfig describes one switch, in gnmic's style.
+type TargetConfig struct {
+	Name       string
+	Address    string
+	GNMITarget string // prefix.target sent in requests (default: Name)
+	Username   string
+	Password   string
+	Insecure   bool
+	SkipVerify bool
+	TLSCA      string
+	TLSCert    string
+	TLSKey     string
+	Timeout    time.Duration
+	RetryTimer time.Duration
+	Dialect    string
+	AllPorts   bool     // ports: "*"
+	Ports      []string // when !AllPorts
+	Queues     []int
+}
+
+// file layout; yaml field names are the configuration keys.
+type fileConfig struct {
+	Mode           string                `yaml:"mode"`
+	Policy         string                `yaml:"policy"`
+	Interval       string                `yaml:"interval"`
+	SampleInterval string                `yaml:"sample-interval"`
+	DB             string                `yaml:"db"`
+	Metrics        *string               `yaml:"metrics"`
+	Registry       string                `yaml:"registry"`
+	Owner          string                `yaml:"owner"`
+	Targets        map[string]fileTarget `yaml:"targets"`
+	Guardrails     fileGuard             `yaml:"guardrails"`
+}
+
+type fileTarget struct {
+	Address    string    `yaml:"address"`
+	GNMITarget string    `yaml:"gnmi-target"`
+	Username   string    `yaml:"username"`
+	Password   string    `yaml:"password"`
+	Insecure   bool      `yaml:"insecure"`
+	SkipVerify bool      `yaml:"skip-verify"`
+	TLSCA      string    `yaml:"tls-ca"`
+	TLSCert    string    `yaml:"tls-cert"`
+	TLSKey     string    `yaml:"tls-key"`
+	Timeout    string    `yaml:"timeout"`
+	RetryTimer string    `yaml:"retry-timer"`
+	Dialect    string    `yaml:"dialect"`
+	Ports      yaml.Node `yaml:"ports"`
+	Queues     []int     `yaml:"queues"`
+}
+
+type fileBounds struct {
+	Rate string    `yaml:"rate"`
+	Kmin []string  `yaml:"kmin"`
+	Kmax []string  `yaml:"kmax"`
+	Pmax []float64 `yaml:"pmax"`
+}
+
+type fileRollback struct {
+	Window        *int     `yaml:"window"`
+	DropFrac      *float64 `yaml:"drop-frac"`
+	PauseIncrease *float64 `yaml:"pause-increase"`
+	RewardDrop    *float64 `yaml:"reward-drop"`
+}
+
+type fileGuard struct {
+	Bounds          []fileBounds `yaml:"bounds"`
+	MaxStepRatio    *float64     `yaml:"max-step-ratio"`
+	MinHold         string       `yaml:"min-hold"`
+	ChangeBudget    *int         `yaml:"change-budget"`
+	MinConfidence   *float64     `yaml:"min-confidence"`
+	LowConfidence   string       `yaml:"low-confidence"`
+	FallbackPreset  string       `yaml:"fallback-preset"`
+	SafePreset      string       `yaml:"safe-preset"`
+	Rollback        fileRollback `yaml:"rollback"`
+	StaleFreeze     string       `yaml:"stale-freeze"`
+	StaleRevert     string       `yaml:"stale-revert"`
+	ReadBackPmaxTol *float64     `yaml:"readback-pmax-tolerance"`
+}
+
+// LoadConfig reads and validates a configuration file. Errors name the file
+// and the field.
+func LoadConfig(path string) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("agent config: %w", err)
+	}
+	c, err := ParseConfig(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// ParseConfig parses a configuration document. Unknown keys are errors.
+func ParseConfig(data []byte) (*Config, error) {
+	var f fileConfig
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("empty configuration (want at least targets)")
+		}
+		return nil, err
+	}
+	c := &Config{
+		Mode:     Mode(f.Mode),
+		Policy:   f.Policy,
+		DB:       f.DB,
+		Registry: f.Registry,
+		Owner:    f.Owner,
+	}
+	if c.Mode == "" {
+		c.Mode = ModeShadow
+	}
+	if c.Mode != ModeShadow && c.Mode != ModeClosedLoop {
+		return nil, fmt.Errorf("mode: %q is not allowed (want shadow or closed-loop)", f.Mode)
+	}
+	if c.Policy == "" {
+		c.Policy = "builtin"
+	}
+	if !validPolicySpec(c.Policy) {
+		return nil, fmt.Errorf("policy: %q is not allowed (want builtin, adaptive, static:NAME or model:NAME)", c.Policy)
+	}
+	var err error
+	if c.Interval, err = parseDur("interval", f.Interval, time.Second); err != nil {
+		return nil, err
+	}
+	if c.Interval <= 0 {
+		return nil, fmt.Errorf("interval: must be positive")
+	}
+	if c.SampleInterval, err = parseDur("sample-interval", f.SampleInterval, c.Interval); err != nil {
+		return nil, err
+	}
+	if c.SampleInterval <= 0 || c.SampleInterval > c.Interval {
+		return nil, fmt.Errorf("sample-interval: %s must be positive and not above interval %s", c.SampleInterval, c.Interval)
+	}
+	if c.DB == "" {
+		c.DB = "agent.db"
+	}
+	if f.Metrics == nil {
+		c.Metrics = "127.0.0.1:9273"
+	} else {
+		c.Metrics = *f.Metrics
+	}
+	if c.Registry == "" {
+		c.Registry = "models.db"
+	}
+	if c.Owner == "" {
+		h, _ := os.Hostname()
+		if h == "" {
+			h = "agent"
+		}
+		c.Owner = fmt.Sprintf("%s/%d", h, os.Getpid())
+	}
+	if len(f.Targets) == 0 {
+		return nil, fmt.Errorf("targets: at least one target is required")
+	}
+	names := make([]string, 0, len(f.Targets))
+	for n := range f.Targets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		t, err := parseTarget(n, f.Targets[n])
+		if err != nil {
+			return nil, err
+		}
+		c.Targets = append(c.Targets, t)
+	}
+	g, err := parseGuard(f.Guardrails, c.Interval)
+	if err != nil {
+		return nil, err
+	}
+	c.Guardrails = g
+	c.FallbackPreset = f.Guardrails.FallbackPreset
+	c.SafePreset = f.Guardrails.SafePreset
+	if c.SafePreset == "" {
+		c.SafePreset = "sonic-default"
+	}
+	if c.Guardrails.LowConfidence == LowConfidencePreset && c.FallbackPreset == "" {
+		return nil, fmt.Errorf("guardrails.fallback-preset: required when guardrails.low-confidence is preset")
+	}
+	return c, nil
+}
+
+func validPolicySpec(s string) bool {
+	switch {
+	case s == "builtin" || s == "adaptive":
+		return true
+	case strings.HasPrefix(s, "static:") && len(s) > len("static:"):
+		return true
+	case strings.HasPrefix(s, "model:") && len(s) > len("model:"):
+		return true
+	}
+	return false
+}
+
+func parseDur(field, s string, def time.Duration) (time.Duration, error) {
+	if s == "" {
+		return def, nil
+	}
+	d, err := units.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %v", field, err)
+	}
+	return d, nil
+}
+
+func parseTarget(name string, f fileTarget) (TargetConfig, error) {
+	field := "targets." + name
+	t := TargetConfig{
+		Name: name, Address: f.Address, GNMITarget: f.GNMITarget,
+		Username: f.Username, Password: f.Password,
+		Insecure: f.Insecure, SkipVerify: f.SkipVerify,
+		TLSCA: f.TLSCA, TLSCert: f.TLSCert, TLSKey: f.TLSKey,
+		Dialect: f.Dialect, Queues: f.Queues,
+	}
+	if t.Address == "" {
+		return t, fmt.Errorf("%s.address: required (host:port)", field)
+	}
+	if !strings.Contains(t.Address, ":") {
+		return t, fmt.Errorf("%s.address: %q has no port (want host:port)", field, t.Address)
+	}
+	if t.GNMITarget == "" {
+		t.GNMITarget = name
+	}
+	var err error
+	if t.Timeout, err = parseDur(field+".timeout", f.Timeout, 10*time.Second); err != nil {
+		return t, err
+	}
+	if t.RetryTimer, err = parseDur(field+".retry-timer", f.RetryTimer, 2*time.Second); err != nil {
+		return t, err
+	}
+	if t.RetryTimer <= 0 {
+		return t, fmt.Errorf("%s.retry-timer: must be positive (0 makes a hot reconnect loop)", field)
+	}
+	if t.Timeout <= 0 {
+		return t, fmt.Errorf("%s.timeout: must be positive", field)
+	}
+	if t.Dialect == "" {
+		t.Dialect = DialectOpenConfig
+	}
+	if t.Dialect != DialectOpenConfig && t.Dialect != DialectSONiC {
+		return t, fmt.Errorf("%s.dialect: %q is not allowed (want openconfig or sonic)", field, t.Dialect)
+	}
+	if t.Insecure && (t.TLSCA != "" || t.TLSCert != "" || t.TLSKey != "") {
+		return t, fmt.Errorf("%s.insecure: cannot be combined with tls-ca, tls-cert or tls-key", field)
+	}
+	if (t.TLSCert == "") != (t.TLSKey == "") {
+		return t, fmt.Errorf("%s.tls-cert/tls-key: give both or neither", field)
+	}
+	switch f.Ports.Kind {
+	case 0:
+		t.AllPorts = true
+	case yaml.ScalarNode:
+		if f.Ports.Value != "*" {
+			return t, fmt.Errorf("%s.ports: %q is not allowed (want \"*\" or a list of interface names)", field, f.Ports.Value)
+		}
+		t.AllPorts = true
+	case yaml.SequenceNode:
+		seen := map[string]bool{}
+		for _, n := range f.Ports.Content {
+			if n.Kind != yaml.ScalarNode || n.Value == "" {
+				return t, fmt.Errorf("%s.ports: line %d: want an interface name", field, n.Line)
+			}
+			if seen[n.Value] {
+				return t, fmt.Errorf("%s.ports: %q listed twice", field, n.Value)
+			}
+			seen[n.Value] = true
+			t.Ports = append(t.Ports, n.Value)
+		}
+		if len(t.Ports) == 0 {
+			return t, fmt.Errorf("%s.ports: empty list (want \"*\" or interface names)", field)
+		}
+	default:
+		return t, fmt.Errorf("%s.ports: want \"*\" or a list of interface names", field)
+	}
+	if len(t.Queues) == 0 {
+		t.Queues = []int{3, 4}
+	}
+	seenQ := map[int]bool{}
+	for _, q := range t.Queues {
+		if q < 0 || q > 7 {
+			return t, fmt.Errorf("%s.queues: %d is out of range (want 0..7)", field, q)
+		}
+		if seenQ[q] {
+			return t, fmt.Errorf("%s.queues: %d listed twice", field, q)
+		}
+		seenQ[q] = true
+	}
+	return t, nil
+}
+
+// WantsPort reports whether the target's port selection includes port.
+func (t TargetConfig) WantsPort(port string) bool {
+	if t.AllPorts {
+		return true
+	}
+	for _, p := range t.Ports {
+		if p == port {
+			return true
+		}
+	}
+	return false
+}
+
+// WantsQueue reports whether queue q is under control on this target.
+func (t TargetConfig) WantsQueue(q int) bool {
+	for _, x := range t.Queues {
+		if x == q {
+			return true
+		}
+	}
+	return false
+}
+
+func parseGuard(f fileGuard, interval time.Duration) (GuardConfig, error) {
+	g := DefaultGuardConfig(interval)
+	if len(f.Bounds) > 0 {
+		g.Bounds = nil
+		for i, b := range f.Bounds {
+			rb, err := parseBounds(fmt.Sprintf("guardrails.bounds[%d]", i), b)
+			if err != nil {
+				return g, err
+			}
+			g.Bounds = append(g.Bounds, rb)
+		}
+	}
+	if f.MaxStepRatio != nil {
+		g.MaxStepRatio = *f.MaxStepRatio
+	}
+	var err error
+	if g.MinHold, err = parseDur("guardrails.min-hold", f.MinHold, g.MinHold); err != nil {
+		return g, err
+	}
+	if f.ChangeBudget != nil {
+		g.ChangeBudget = *f.ChangeBudget
+	}
+	if f.MinConfidence != nil {
+		g.MinConfidence = *f.MinConfidence
+	}
+	if f.LowConfidence != "" {
+		g.LowConfidence = LowConfidenceAction(f.LowConfidence)
+	}
+	if f.Rollback.Window != nil {
+		g.RollbackWindow = *f.Rollback.Window
+	}
+	if f.Rollback.DropFrac != nil {
+		g.RollbackDropFrac = *f.Rollback.DropFrac
+	}
+	if f.Rollback.PauseIncrease != nil {
+		g.RollbackPauseIncrease = *f.Rollback.PauseIncrease
+	}
+	if f.Rollback.RewardDrop != nil {
+		g.RollbackRewardDrop = *f.Rollback.RewardDrop
+	}
+	if g.StaleFreeze, err = parseDur("guardrails.stale-freeze", f.StaleFreeze, g.StaleFreeze); err != nil {
+		return g, err
+	}
+	if g.StaleRevert, err = parseDur("guardrails.stale-revert", f.StaleRevert, g.StaleRevert); err != nil {
+		return g, err
+	}
+	if f.ReadBackPmaxTol != nil {
+		g.ReadBackPmaxTol = *f.ReadBackPmaxTol
+	}
+	return g, g.Validate()
+}
+
+func parseBounds(field string, b fileBounds) (RateBounds, error) {
+	var rb RateBounds
+	var err error
+	if b.Rate == "" {
+		return rb, fmt.Errorf("%s.rate: required (e.g. 100Gbps)", field)
+	}
+	if rb.RateBps, err = units.ParseRate(b.Rate); err != nil {
+		return rb, fmt.Errorf("%s.rate: %v", field, err)
+	}
+	pair := func(name string, v []string) (lo, hi int64, err error) {
+		if len(v) != 2 {
+			return 0, 0, fmt.Errorf("%s.%s: want [min, max], e.g. [5KB, 2MB]", field, name)
+		}
+		if lo, err = units.ParseBytes(v[0]); err != nil {
+			return 0, 0, fmt.Errorf("%s.%s: %v", field, name, err)
+		}
+		if hi, err = units.ParseBytes(v[1]); err != nil {
+			return 0, 0, fmt.Errorf("%s.%s: %v", field, name, err)
+		}
+		return lo, hi, nil
+	}
+	if rb.KminMin, rb.KminMax, err = pair("kmin", b.Kmin); err != nil {
+		return rb, err
+	}
+	if rb.KmaxMin, rb.KmaxMax, err = pair("kmax", b.Kmax); err != nil {
+		return rb, err
+	}
+	if len(b.Pmax) != 2 {
+		return rb, fmt.Errorf("%s.pmax: want [min, max] probabilities in (0, 1], e.g. [0.01, 0.5]", field)
+	}
+	rb.PmaxMin, rb.PmaxMax = b.Pmax[0], b.Pmax[1]
+	return rb, nil
+}
+
+// ScalePreset scales a setting stated at the reference rate (100 Gb/s) to a
+// port of rateBps. Pmax and headroom are left as they are (headroom is
+// managed separately against the computed minimum).
+func ScalePreset(s env.Setting, rateBps float64) env.Setting {
+	if rateBps <= 0 || math.IsNaN(rateBps) {
+		return s
+	}
+	return env.Setting{
+		KminBytes:     units.ScaleBytes(s.KminBytes, rateBps),
+		KmaxBytes:     units.ScaleBytes(s.KmaxBytes, rateBps),
+		Pmax:          s.Pmax,
+		HeadroomBytes: s.HeadroomBytes,
+	}
+}

@@ -1,0 +1,741 @@
+package agent
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/units"
+	"github.com/ecntune/ecntune/policy"
+)
+
+// RateBounds are the allowed ranges of a queue's setting at one link rate.
+// Ports at other rates use the entry of the nearest rate, its byte figures
+// scaled linearly with the rate.
+type RateBounds struct {
+	RateBps          float64
+	KminMin, KminMax int64
+	KmaxMin, KmaxMax int64
+	PmaxMin, PmaxMax float64
+}
+
+// LowConfidenceAction says what the guard does with a decision whose
+// confidence is below GuardConfig.MinConfidence.
+type LowConfidenceAction string
+
+const (
+	LowConfidenceHold   LowConfidenceAction = "hold"   // keep the current setting
+	LowConfidencePreset LowConfidenceAction = "preset" // fall back to GuardConfig.Fallback
+)
+
+// Guard rules, as they appear in rejections, clamps and metrics.
+const (
+	RuleMalformed  = "malformed"
+	RuleInvalid    = "invalid-observation"
+	RuleConfidence = "confidence"
+	RuleBounds     = "bounds"
+	RuleStep       = "max-step"
+	RuleHold       = "min-hold"
+	RuleBudget     = "budget"
+	RuleOrder      = "kmin<kmax<xoff"
+	RuleHeadroom   = "headroom-floor"
+	RuleProbation  = "probation"
+	RulePending    = "pending"
+	RuleStale      = "stale-freeze"
+	RuleRevert     = "stale-revert"
+	RuleDrops      = "rollback-drops"
+	RulePause      = "rollback-pause"
+	RuleReward     = "rollback-reward"
+	RuleReadBack   = "read-back"
+)
+
+// ChangeKind says why a change is made.
+type ChangeKind string
+
+const (
+	KindTune      ChangeKind = "tune"      // the policy's decision, through the guard
+	KindFallback  ChangeKind = "fallback"  // low confidence: the fallback preset
+	KindRollback  ChangeKind = "rollback"  // KPIs worsened: back to last known good
+	KindRevert    ChangeKind = "revert"    // telemetry stale: the safe preset
+	KindReadBack  ChangeKind = "read-back" // the switch did not report what was set
+	KindReconcile ChangeKind = "reconcile" // a restart found a half-done change
+	KindManual    ChangeKind = "manual"    // ecntune agent rollback
+)
+
+// GuardConfig holds the guardrails.
+type GuardConfig struct {
+	Bounds        []RateBounds
+	MaxStepRatio  float64       // each knob moves at most by this factor per change (>= 1)
+	MinHold       time.Duration // minimum time between changes of one queue
+	ChangeBudget  int           // tune/fallback changes allowed per step across the fabric
+	MinConfidence float64
+	LowConfidence LowConfidenceAction
+	Fallback      env.Setting // at units.RefRateBps; used by LowConfidencePreset
+	Safe          env.Setting // at units.RefRateBps; used by the stale-revert watchdog
+
+	// Rollback: after a tune or fallback change, the next RollbackWindow
+	// valid intervals are watched. Any interval whose drop fraction exceeds
+	// the baseline by RollbackDropFrac, or a mean pause fraction above the
+	// baseline by RollbackPauseIncrease, or a mean reward below the baseline
+	// by RollbackRewardDrop, rolls the queue back to its last known good
+	// setting. A change that survives the window becomes last known good.
+	RollbackWindow        int
+	RollbackDropFrac      float64
+	RollbackPauseIncrease float64
+	RollbackRewardDrop    float64
+	// Reward scores an interval (env.Reward with the weights in use); nil
+	// disables the reward rule.
+	Reward func(env.Metrics) float64
+
+	StaleFreeze time.Duration // no telemetry for this long: no changes
+	StaleRevert time.Duration // no telemetry for this long: revert to Safe
+
+	ReadBackPmaxTol float64 // read-back accepts Pmax within this
+}
+
+// DefaultGuardConfig returns conservative guardrails for a control interval.
+func DefaultGuardConfig(interval time.Duration) GuardConfig {
+	if interval <= 0 {
+		interval = time.Second
+	}
+	return GuardConfig{
+		Bounds: []RateBounds{{
+			RateBps: units.RefRateBps,
+			KminMin: 5_000, KminMax: 5_000_000,
+			KmaxMin: 20_000, KmaxMax: 12_000_000,
+			PmaxMin: 0.005, PmaxMax: 1,
+		}},
+		MaxStepRatio:          2,
+		MinHold:               5 * interval,
+		ChangeBudget:          64,
+		MinConfidence:         0.5,
+		LowConfidence:         LowConfidenceHold,
+		Safe:                  env.Setting{KminBytes: 1_048_576, KmaxBytes: 2_097_152, Pmax: 0.05},
+		RollbackWindow:        3,
+		RollbackDropFrac:      0,
+		RollbackPauseIncrease: 0.05,
+		RollbackRewardDrop:    0.1,
+		StaleFreeze:           5 * interval,
+		StaleRevert:           30 * interval,
+		ReadBackPmaxTol:       0.005,
+	}
+}
+
+// Validate checks the guardrails; errors name the guardrails field.
+func (c GuardConfig) Validate() error {
+	if len(c.Bounds) == 0 {
+		return fmt.Errorf("guardrails.bounds: at least one entry is required")
+	}
+	for i, b := range c.Bounds {
+		f := fmt.Sprintf("guardrails.bounds[%d]", i)
+		switch {
+		case !(b.RateBps > 0):
+			return fmt.Errorf("%s.rate: must be positive", f)
+		case b.KminMin < 0 || b.KminMin > b.KminMax:
+			return fmt.Errorf("%s.kmin: [%d, %d] B is not a range (want 0 <= min <= max)", f, b.KminMin, b.KminMax)
+		case b.KmaxMin <= 0 || b.KmaxMin > b.KmaxMax:
+			return fmt.Errorf("%s.kmax: [%d, %d] B is not a range (want 0 < min <= max)", f, b.KmaxMin, b.KmaxMax)
+		case b.KminMin >= b.KmaxMax:
+			return fmt.Errorf("%s: kmin minimum %d B leaves no room below kmax maximum %d B", f, b.KminMin, b.KmaxMax)
+		case !(b.PmaxMin > 0) || !(b.PmaxMin <= b.PmaxMax) || !(b.PmaxMax <= 1):
+			return fmt.Errorf("%s.pmax: [%g, %g] is not a range within (0, 1]", f, b.PmaxMin, b.PmaxMax)
+		}
+	}
+	switch {
+	case !(c.MaxStepRatio >= 1) || math.IsInf(c.MaxStepRatio, 0):
+		return fmt.Errorf("guardrails.max-step-ratio: %g must be a finite number >= 1", c.MaxStepRatio)
+	case c.MinHold < 0:
+		return fmt.Errorf("guardrails.min-hold: must not be negative")
+	case c.ChangeBudget < 1:
+		return fmt.Errorf("guardrails.change-budget: %d must be at least 1", c.ChangeBudget)
+	case !(c.MinConfidence >= 0 && c.MinConfidence <= 1):
+		return fmt.Errorf("guardrails.min-confidence: %g must be within [0, 1]", c.MinConfidence)
+	case c.LowConfidence != LowConfidenceHold && c.LowConfidence != LowConfidencePreset:
+		return fmt.Errorf("guardrails.low-confidence: %q is not allowed (want hold or preset)", c.LowConfidence)
+	case c.RollbackWindow < 1:
+		return fmt.Errorf("guardrails.rollback.window: %d must be at least 1 interval", c.RollbackWindow)
+	case !(c.RollbackDropFrac >= 0 && c.RollbackDropFrac < 1):
+		return fmt.Errorf("guardrails.rollback.drop-frac: %g must be within [0, 1)", c.RollbackDropFrac)
+	case !(c.RollbackPauseIncrease >= 0 && c.RollbackPauseIncrease <= 1):
+		return fmt.Errorf("guardrails.rollback.pause-increase: %g must be within [0, 1]", c.RollbackPauseIncrease)
+	case !(c.RollbackRewardDrop >= 0) || math.IsInf(c.RollbackRewardDrop, 0):
+		return fmt.Errorf("guardrails.rollback.reward-drop: %g must be a finite number >= 0", c.RollbackRewardDrop)
+	case c.StaleFreeze <= 0:
+		return fmt.Errorf("guardrails.stale-freeze: must be positive")
+	case c.StaleRevert <= c.StaleFreeze:
+		return fmt.Errorf("guardrails.stale-revert: %s must be longer than stale-freeze %s", c.StaleRevert, c.StaleFreeze)
+	case !(c.ReadBackPmaxTol >= 0 && c.ReadBackPmaxTol < 1):
+		return fmt.Errorf("guardrails.readback-pmax-tolerance: %g must be within [0, 1)", c.ReadBackPmaxTol)
+	}
+	if err := checkPreset("fallback-preset", c.Fallback, c.LowConfidence == LowConfidencePreset); err != nil {
+		return err
+	}
+	return checkPreset("safe-preset", c.Safe, true)
+}
+
+func checkPreset(name string, s env.Setting, required bool) error {
+	if !required && s == (env.Setting{}) {
+		return nil
+	}
+	if s.KminBytes < 0 || s.KmaxBytes <= s.KminBytes || !(s.Pmax > 0 && s.Pmax <= 1) {
+		return fmt.Errorf("guardrails.%s: kmin %d B, kmax %d B, pmax %g is not a valid setting (want 0 <= kmin < kmax, pmax in (0, 1])",
+			name, s.KminBytes, s.KmaxBytes, s.Pmax)
+	}
+	return nil
+}
+
+// BoundsFor returns the bounds that apply at rateBps.
+func (c GuardConfig) BoundsFor(rateBps float64) RateBounds {
+	best := -1
+	bestDist := math.Inf(1)
+	for i, b := range c.Bounds {
+		d := math.Abs(math.Log(b.RateBps) - math.Log(math.Max(rateBps, 1)))
+		if d < bestDist {
+			best, bestDist = i, d
+		}
+	}
+	b := c.Bounds[best]
+	if rateBps <= 0 || b.RateBps == rateBps {
+		return b
+	}
+	f := rateBps / b.RateBps
+	sc := func(x int64) int64 { return int64(math.Round(float64(x) * f)) }
+	return RateBounds{RateBps: rateBps,
+		KminMin: sc(b.KminMin), KminMax: sc(b.KminMax),
+		KmaxMin: sc(b.KmaxMin), KmaxMax: sc(b.KmaxMax),
+		PmaxMin: b.PmaxMin, PmaxMax: b.PmaxMax}
+}
+
+// Change is one queue's setting change the guard allows (or orders).
+type Change struct {
+	Key        env.QueueKey `json:"key"`
+	Kind       ChangeKind   `json:"kind"`
+	Old        env.Setting  `json:"old"`
+	New        env.Setting  `json:"new"`
+	Confidence float64      `json:"confidence,omitempty"`
+	Reason     string       `json:"reason"`
+	Clamped    []string     `json:"clamped,omitempty"` // rules that adjusted the wanted setting
+}
+
+// Rejection is a decision the guard did not let through.
+type Rejection struct {
+	Key    env.QueueKey `json:"key"`
+	Rule   string       `json:"rule"`
+	Wanted env.Setting  `json:"wanted"`
+	Reason string       `json:"reason"`
+}
+
+// Alarm is something an operator must hear about.
+type Alarm struct {
+	Target string        `json:"target"`
+	Key    *env.QueueKey `json:"key,omitempty"`
+	Rule   string        `json:"rule"`
+	Msg    string        `json:"msg"`
+}
+
+// Plan is the guard's answer for one step.
+type Plan struct {
+	Changes    []Change
+	Rejections []Rejection
+	Alarms     []Alarm
+	Frozen     []string // targets whose telemetry is stale
+}
+
+// StepInput is what the guard decides from. Decisions, when given, are
+// aligned with Observations (same length and order, as policy.Policy
+// returns them).
+type StepInput struct {
+	NowNs        int64
+	Observations []env.Observation
+	Decisions    []policy.Decision
+}
+
+type kpi struct {
+	drop, pause, reward float64
+	haveReward          bool
+}
+
+type queueState struct {
+	key         env.QueueKey
+	rate        float64
+	current     env.Setting
+	xoff        int64
+	minHeadroom int64
+	lastGood    env.Setting
+
+	lastChangeNs int64
+	changed      bool
+	pending      bool
+
+	lastKPI  kpi
+	haveKPI  bool
+	prob     bool
+	probFrom env.Setting
+	probTo   env.Setting
+	probBase kpi
+	probHave bool
+	probN    int
+	probSumP float64
+	probSumR float64
+}
+
+type targetState struct {
+	lastDataNs int64
+	frozen     bool
+	reverted   bool
+}
+
+// Guard holds the guardrails' state. It is deterministic and does no I/O:
+// every method takes the time it should consider as now. It is not safe for
+// concurrent use.
+type Guard struct {
+	cfg     GuardConfig
+	queues  map[env.QueueKey]*queueState
+	targets map[string]*targetState
+}
+
+// NewGuard returns a guard with validated guardrails.
+func NewGuard(cfg GuardConfig) (*Guard, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Guard{cfg: cfg, queues: map[env.QueueKey]*queueState{}, targets: map[string]*targetState{}}, nil
+}
+
+// Config returns the guardrails.
+func (g *Guard) Config() GuardConfig { return g.cfg }
+
+// AddTarget puts a target under the watchdog from nowNs on, as though
+// telemetry had arrived then.
+func (g *Guard) AddTarget(target string, nowNs int64) {
+	if _, ok := g.targets[target]; !ok {
+		g.targets[target] = &targetState{lastDataNs: nowNs}
+	}
+}
+
+// Seen notes that telemetry from target arrived at nowNs.
+func (g *Guard) Seen(target string, nowNs int64) {
+	t := g.targets[target]
+	if t == nil {
+		t = &targetState{}
+		g.targets[target] = t
+	}
+	if nowNs > t.lastDataNs {
+		t.lastDataNs = nowNs
+	}
+}
+
+// LastGood returns the last known good setting of a queue.
+func (g *Guard) LastGood(k env.QueueKey) (env.Setting, bool) {
+	q := g.queues[k]
+	if q == nil {
+		return env.Setting{}, false
+	}
+	return q.lastGood, true
+}
+
+// Adopt restores a queue's state after a restart: from is its last known
+// good setting, to what the switch runs now after a change at changedNs.
+// When from != to the change is put on probation again.
+func (g *Guard) Adopt(k env.QueueKey, from, to env.Setting, changedNs int64) {
+	q := g.queue(k)
+	q.lastGood = from
+	q.current = to
+	q.changed = true
+	q.lastChangeNs = changedNs
+	q.prob = !sameSetting(from, to, 1e-9)
+	q.probFrom, q.probTo = from, to
+	q.probHave = false
+	q.probN, q.probSumP, q.probSumR = 0, 0, 0
+}
+
+func (g *Guard) queue(k env.QueueKey) *queueState {
+	q := g.queues[k]
+	if q == nil {
+		q = &queueState{key: k}
+		g.queues[k] = q
+	}
+	return q
+}
+
+func sameSetting(a, b env.Setting, pmaxTol float64) bool {
+	return a.KminBytes == b.KminBytes && a.KmaxBytes == b.KmaxBytes &&
+		math.Abs(a.Pmax-b.Pmax) <= pmaxTol && a.HeadroomBytes == b.HeadroomBytes
+}
+
+// ReadBackOK reports whether a setting read back from a switch matches the
+// one that was set (headroom is compared only when both are known).
+func (g *Guard) ReadBackOK(set, got env.Setting) bool {
+	if set.HeadroomBytes > 0 && got.HeadroomBytes > 0 && set.HeadroomBytes != got.HeadroomBytes {
+		return false
+	}
+	return set.KminBytes == got.KminBytes && set.KmaxBytes == got.KmaxBytes &&
+		math.Abs(set.Pmax-got.Pmax) <= g.cfg.ReadBackPmaxTol+1e-12
+}
+
+func validSetting(s env.Setting) bool {
+	return s.KminBytes >= 0 && s.KmaxBytes > 0 && s.HeadroomBytes >= 0 &&
+		!math.IsNaN(s.Pmax) && s.Pmax > 0 && s.Pmax <= 1
+}
+
+// Step runs every rule once: it ingests the observations (rollback checks),
+// runs the stale-telemetry watchdog, and turns the decisions into allowed
+// changes and rejections. Changes it returns are pending until Result is
+// called for them.
+func (g *Guard) Step(in StepInput) (Plan, error) {
+	var plan Plan
+	if in.Decisions != nil && len(in.Decisions) != len(in.Observations) {
+		return plan, fmt.Errorf("guard: %d decisions for %d observations", len(in.Decisions), len(in.Observations))
+	}
+	for i := range in.Decisions {
+		if in.Decisions[i].Key != in.Observations[i].Key {
+			return plan, fmt.Errorf("guard: decision %d is for %s, observation for %s", i, in.Decisions[i].Key, in.Observations[i].Key)
+		}
+	}
+	now := in.NowNs
+	for i := range in.Observations {
+		g.Seen(in.Observations[i].Key.Target, now)
+	}
+	for i := range in.Observations {
+		if c, a := g.ingest(&in.Observations[i]); c != nil {
+			plan.Changes = append(plan.Changes, *c)
+			plan.Alarms = append(plan.Alarms, *a)
+		}
+	}
+	g.watchdog(now, &plan)
+
+	var cands []Change
+	for i := range in.Decisions {
+		c, rej := g.decide(now, &in.Observations[i], &in.Decisions[i])
+		if rej != nil {
+			plan.Rejections = append(plan.Rejections, *rej)
+		}
+		if c != nil {
+			cands = append(cands, *c)
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		if cands[i].Confidence != cands[j].Confidence {
+			return cands[i].Confidence > cands[j].Confidence
+		}
+		return cands[i].Key.String() < cands[j].Key.String()
+	})
+	for i, c := range cands {
+		if i >= g.cfg.ChangeBudget {
+			plan.Rejections = append(plan.Rejections, Rejection{Key: c.Key, Rule: RuleBudget, Wanted: c.New,
+				Reason: fmt.Sprintf("change budget of %d per interval used up", g.cfg.ChangeBudget)})
+			continue
+		}
+		plan.Changes = append(plan.Changes, c)
+	}
+	for _, c := range plan.Changes {
+		g.queue(c.Key).pending = true
+	}
+	return plan, nil
+}
+
+// ingest updates a queue from its observation and runs the rollback rules.
+func (g *Guard) ingest(o *env.Observation) (*Change, *Alarm) {
+	q := g.queue(o.Key)
+	if o.RateBps > 0 {
+		q.rate = o.RateBps
+	}
+	q.xoff = o.XoffBytes
+	q.minHeadroom = o.MinHeadroomBytes
+	if !q.pending && validSetting(o.Current) {
+		q.current = o.Current
+		if q.lastGood == (env.Setting{}) {
+			q.lastGood = o.Current
+		}
+	}
+	if !o.Valid {
+		return nil, nil
+	}
+	k := kpi{drop: o.Metrics.DropFrac, pause: o.Metrics.PauseRxFrac}
+	if g.cfg.Reward != nil {
+		k.reward = g.cfg.Reward(o.Metrics)
+		k.haveReward = !math.IsNaN(k.reward) && !math.IsInf(k.reward, 0)
+	}
+	if math.IsNaN(k.drop) || math.IsNaN(k.pause) {
+		return nil, nil
+	}
+	defer func() { q.lastKPI, q.haveKPI = k, true }()
+	if !q.prob || q.pending {
+		return nil, nil
+	}
+	q.probN++
+	q.probSumP += k.pause
+	q.probSumR += k.reward
+	rule, why := "", ""
+	base := q.probBase
+	meanP := q.probSumP / float64(q.probN)
+	meanR := q.probSumR / float64(q.probN)
+	switch {
+	case k.drop > base.drop+g.cfg.RollbackDropFrac:
+		rule, why = RuleDrops, fmt.Sprintf("drop fraction %.4g above %.4g before the change", k.drop, base.drop)
+	case q.probHave && meanP > base.pause+g.cfg.RollbackPauseIncrease:
+		rule, why = RulePause, fmt.Sprintf("mean pause fraction %.4g over %d intervals, %.4g before the change (limit +%.4g)",
+			meanP, q.probN, base.pause, g.cfg.RollbackPauseIncrease)
+	case q.probHave && k.haveReward && base.haveReward && meanR < base.reward-g.cfg.RollbackRewardDrop:
+		rule, why = RuleReward, fmt.Sprintf("mean reward %.4g over %d intervals, %.4g before the change (limit -%.4g)",
+			meanR, q.probN, base.reward, g.cfg.RollbackRewardDrop)
+	}
+	if rule != "" {
+		q.prob = false
+		c := &Change{Key: o.Key, Kind: KindRollback, Old: q.current, New: q.probFrom,
+			Reason: "rollback to last known good: " + why}
+		k := o.Key
+		return c, &Alarm{Target: o.Key.Target, Key: &k, Rule: rule, Msg: c.Reason}
+	}
+	if q.probN >= g.cfg.RollbackWindow {
+		q.prob = false
+		q.lastGood = q.probTo
+	}
+	return nil, nil
+}
+
+func (g *Guard) watchdog(now int64, plan *Plan) {
+	names := make([]string, 0, len(g.targets))
+	for n := range g.targets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		t := g.targets[n]
+		age := time.Duration(now - t.lastDataNs)
+		if age < g.cfg.StaleFreeze {
+			if t.frozen {
+				plan.Alarms = append(plan.Alarms, Alarm{Target: n, Rule: RuleStale, Msg: "telemetry resumed: changes allowed again"})
+			}
+			t.frozen, t.reverted = false, false
+			continue
+		}
+		if !t.frozen {
+			plan.Alarms = append(plan.Alarms, Alarm{Target: n, Rule: RuleStale,
+				Msg: fmt.Sprintf("no telemetry for %s: settings frozen", age)})
+		}
+		t.frozen = true
+		plan.Frozen = append(plan.Frozen, n)
+		if age < g.cfg.StaleRevert || t.reverted {
+			continue
+		}
+		t.reverted = true
+		plan.Alarms = append(plan.Alarms, Alarm{Target: n, Rule: RuleRevert,
+			Msg: fmt.Sprintf("no telemetry for %s: reverting to the safe preset", age)})
+		for _, q := range g.sortedQueues(n) {
+			q.prob = false
+			if q.pending || !validSetting(q.current) {
+				continue
+			}
+			safe := ScalePreset(g.cfg.Safe, q.rate)
+			safe.HeadroomBytes = q.current.HeadroomBytes
+			if sameSetting(safe, q.current, 1e-9) {
+				continue
+			}
+			plan.Changes = append(plan.Changes, Change{Key: q.key, Kind: KindRevert, Old: q.current, New: safe,
+				Reason: fmt.Sprintf("telemetry stale for %s: safe preset", age)})
+		}
+	}
+}
+
+func (g *Guard) sortedQueues(target string) []*queueState {
+	var qs []*queueState
+	for k, q := range g.queues {
+		if k.Target == target {
+			qs = append(qs, q)
+		}
+	}
+	sort.Slice(qs, func(i, j int) bool { return qs[i].key.String() < qs[j].key.String() })
+	return qs
+}
+
+// decide runs the rules on one decision. It returns a candidate change, a
+// rejection, or neither (the decision keeps the current setting).
+func (g *Guard) decide(now int64, o *env.Observation, d *policy.Decision) (*Change, *Rejection) {
+	q := g.queue(o.Key)
+	wanted := d.Setting
+	rej := func(rule, why string) (*Change, *Rejection) {
+		return nil, &Rejection{Key: o.Key, Rule: rule, Wanted: wanted, Reason: why}
+	}
+	if q.pending {
+		return nil, nil // a rollback or revert is already under way
+	}
+	if t := g.targets[o.Key.Target]; t != nil && t.frozen {
+		return rej(RuleStale, "telemetry of the target is stale")
+	}
+	cur := q.current
+	if !validSetting(cur) {
+		return rej(RuleMalformed, "the switch reports no valid current setting")
+	}
+	if wanted.HeadroomBytes == 0 {
+		wanted.HeadroomBytes = cur.HeadroomBytes
+	}
+	if sameSetting(wanted, cur, 1e-9) {
+		return nil, nil
+	}
+	if !validSetting(wanted) || math.IsNaN(d.Confidence) {
+		return rej(RuleMalformed, fmt.Sprintf("policy %q asked for kmin %d B, kmax %d B, pmax %g, headroom %d B",
+			d.Reason, wanted.KminBytes, wanted.KmaxBytes, wanted.Pmax, wanted.HeadroomBytes))
+	}
+	if wanted.KminBytes >= wanted.KmaxBytes {
+		return rej(RuleOrder, fmt.Sprintf("policy asked for kmin %d B not below kmax %d B", wanted.KminBytes, wanted.KmaxBytes))
+	}
+	if !o.Valid {
+		return rej(RuleInvalid, "the interval could not be measured (first sample or counter reset)")
+	}
+	if q.prob {
+		return rej(RuleProbation, fmt.Sprintf("the last change is watched for %d more intervals", g.cfg.RollbackWindow-q.probN))
+	}
+	kind := KindTune
+	reason := d.Reason
+	if d.Confidence < g.cfg.MinConfidence {
+		if g.cfg.LowConfidence == LowConfidenceHold {
+			return rej(RuleConfidence, fmt.Sprintf("confidence %.3g below %.3g", d.Confidence, g.cfg.MinConfidence))
+		}
+		kind = KindFallback
+		wanted = ScalePreset(g.cfg.Fallback, q.rate)
+		wanted.HeadroomBytes = cur.HeadroomBytes
+		reason = fmt.Sprintf("confidence %.3g below %.3g: fallback preset", d.Confidence, g.cfg.MinConfidence)
+		if sameSetting(wanted, cur, 1e-9) {
+			return nil, nil
+		}
+	}
+	if q.changed && now-q.lastChangeNs < int64(g.cfg.MinHold) {
+		return rej(RuleHold, fmt.Sprintf("last change %s ago, minimum %s", time.Duration(now-q.lastChangeNs), g.cfg.MinHold))
+	}
+	var clamped []string
+	note := func(r string) {
+		for _, x := range clamped {
+			if x == r {
+				return
+			}
+		}
+		clamped = append(clamped, r)
+	}
+	out := wanted
+	// Max step per change.
+	r := g.cfg.MaxStepRatio
+	stepI := func(old, v int64) int64 {
+		if old <= 0 {
+			return v
+		}
+		lo, hi := int64(math.Ceil(float64(old)/r)), int64(math.Floor(float64(old)*r))
+		if v < lo {
+			note(RuleStep)
+			return lo
+		}
+		if v > hi {
+			note(RuleStep)
+			return hi
+		}
+		return v
+	}
+	out.KminBytes = stepI(cur.KminBytes, out.KminBytes)
+	out.KmaxBytes = stepI(cur.KmaxBytes, out.KmaxBytes)
+	out.HeadroomBytes = stepI(cur.HeadroomBytes, out.HeadroomBytes)
+	if lo, hi := cur.Pmax/r, math.Min(1, cur.Pmax*r); out.Pmax < lo-1e-12 {
+		out.Pmax = lo
+		note(RuleStep)
+	} else if out.Pmax > hi+1e-12 {
+		out.Pmax = hi
+		note(RuleStep)
+	}
+	// Bounds at the port's rate.
+	b := g.cfg.BoundsFor(q.rate)
+	clampI := func(v, lo, hi int64) int64 {
+		if v < lo {
+			note(RuleBounds)
+			return lo
+		}
+		if v > hi {
+			note(RuleBounds)
+			return hi
+		}
+		return v
+	}
+	out.KminBytes = clampI(out.KminBytes, b.KminMin, b.KminMax)
+	out.KmaxBytes = clampI(out.KmaxBytes, b.KmaxMin, b.KmaxMax)
+	if out.Pmax < b.PmaxMin {
+		out.Pmax = b.PmaxMin
+		note(RuleBounds)
+	} else if out.Pmax > b.PmaxMax {
+		out.Pmax = b.PmaxMax
+		note(RuleBounds)
+	}
+	// ECN before PFC: Kmax below the PG's XOFF when known.
+	if q.xoff > 0 && out.KmaxBytes >= q.xoff {
+		out.KmaxBytes = q.xoff - 1
+		note(RuleOrder)
+		if out.KmaxBytes < b.KmaxMin {
+			return rej(RuleOrder, fmt.Sprintf("XOFF %d B leaves no kmax within bounds (kmax minimum %d B)", q.xoff, b.KmaxMin))
+		}
+	}
+	if out.KminBytes >= out.KmaxBytes {
+		return rej(RuleOrder, fmt.Sprintf("kmin %d B not below kmax %d B after max-step and bounds", out.KminBytes, out.KmaxBytes))
+	}
+	// Headroom never below the computed lossless minimum.
+	if q.minHeadroom > 0 && out.HeadroomBytes > 0 && out.HeadroomBytes < q.minHeadroom {
+		out.HeadroomBytes = q.minHeadroom
+		note(RuleHeadroom)
+	}
+	if sameSetting(out, cur, 1e-9) {
+		rule := RuleBounds
+		if len(clamped) > 0 {
+			rule = clamped[len(clamped)-1]
+		}
+		return rej(rule, "the allowed setting equals the current one")
+	}
+	return &Change{Key: o.Key, Kind: kind, Old: cur, New: out, Confidence: d.Confidence, Reason: reason, Clamped: clamped}, nil
+}
+
+// Outcome is what became of a change the guard allowed.
+type Outcome int
+
+const (
+	Applied    Outcome = iota // set, and read back as set
+	NotApplied                // not set (Set failed, dry run, shadow)
+	Mismatch                  // set, but read back differently
+)
+
+// Result tells the guard what became of a change from Step. For a
+// Mismatch it returns the rollback to the last known good setting, which
+// the caller applies (and reports with Result in turn).
+func (g *Guard) Result(c Change, out Outcome, got env.Setting, nowNs int64) (*Change, *Alarm) {
+	q := g.queue(c.Key)
+	q.pending = false
+	q.changed = true
+	q.lastChangeNs = nowNs
+	switch out {
+	case Applied:
+		q.current = c.New
+		switch c.Kind {
+		case KindTune, KindFallback:
+			q.prob = true
+			q.probFrom, q.probTo = q.lastGood, c.New
+			q.probBase, q.probHave = q.lastKPI, q.haveKPI
+			q.probN, q.probSumP, q.probSumR = 0, 0, 0
+		default:
+			q.prob = false
+			q.lastGood = c.New
+		}
+		return nil, nil
+	case Mismatch:
+		if validSetting(got) {
+			q.current = got
+		}
+		k := c.Key
+		a := &Alarm{Target: c.Key.Target, Key: &k, Rule: RuleReadBack,
+			Msg: fmt.Sprintf("set kmin %d kmax %d pmax %g, switch reports kmin %d kmax %d pmax %g",
+				c.New.KminBytes, c.New.KmaxBytes, c.New.Pmax, got.KminBytes, got.KmaxBytes, got.Pmax)}
+		if c.Kind == KindReadBack || sameSetting(q.lastGood, got, 1e-9) {
+			return nil, a // already there, or a rollback that failed: no loop
+		}
+		q.pending = true
+		q.prob = false
+		return &Change{Key: c.Key, Kind: KindReadBack, Old: got, New: q.lastGood,
+			Reason: "read-back mismatch: back to last known good"}, a
+	}
+	return nil, nil
+}
