@@ -1,0 +1,362 @@
+package simenv
+
+import "math"
+
+// ---- hosts: RoCEv2 NIC with DCQCN (Mellanox form, as ns-3 HPCC models it) ----
+
+// newFlow registers a flow; it starts at start.
+func (s *Sim) newFlow(src, dst int32, prio int, size int64, start Time, workload int, dport int) int32 {
+	id := s.addFlow(src, dst, prio, size, start, workload, dport)
+	if start <= s.now {
+		s.startFlow(id)
+	} else {
+		s.evq.push(start, evFlowStart, id, 0)
+	}
+	return id
+}
+
+// addFlow registers a flow without starting it.
+func (s *Sim) addFlow(src, dst int32, prio int, size int64, start Time, workload int, dport int) int32 {
+	id := int32(len(s.flows))
+	f := flow{collective: -1}
+	f.ID = int(id)
+	f.Src, f.Dst = int(src), int(dst)
+	f.SPort = 10000 + int(id)%50000
+	f.DPort = dport
+	f.Priority = prio
+	f.SizeBytes = size
+	f.Start = start
+	f.Workload = workload
+	f.srcHost = s.nodeHost[src]
+	f.prio = uint8(prio)
+	f.lastNack = -1
+	s.flows = append(s.flows, f)
+	return id
+}
+
+func (s *Sim) startFlow(id int32) {
+	f := &s.flows[id]
+	f.started = true
+	h := &s.hosts[f.srcHost]
+	hp := &s.ports[h.port]
+	f.maxRate = hp.rate
+	f.rate, f.target = hp.rate, hp.rate
+	f.nextAvail = s.now
+	if rtt, bw, ok := s.pathOf(int32(f.Src), int32(f.Dst), id); ok {
+		pkts := (f.SizeBytes + int64(s.cfg.MTU) - 1) / int64(s.cfg.MTU)
+		wire := f.SizeBytes + pkts*int64(s.cfg.HeaderBytes)
+		f.Standalone = rtt + Time(float64(wire)*8e12/bw)
+	}
+	s.stats.FlowsStarted++
+	if f.SizeBytes <= 0 {
+		s.finish(id)
+		return
+	}
+	h.flows = append(h.flows, id)
+	s.tryTx(h.port)
+}
+
+// hostSend picks the next data packet among the host's active flows: round
+// robin over flows whose pacing allows a packet now and whose priority is not
+// paused; otherwise it arms a wake-up for the earliest pacing instant.
+func (s *Sim) hostSend(pid int32) {
+	p := &s.ports[pid]
+	h := &s.hosts[s.nodeHost[p.node]]
+	n := len(h.flows)
+	if n == 0 {
+		return
+	}
+	var wake Time = -1
+	for i := 0; i < n; i++ {
+		idx := (h.rr + i) % n
+		fid := h.flows[idx]
+		f := &s.flows[fid]
+		if f.sndNxt >= f.SizeBytes || p.paused[f.prio] {
+			continue
+		}
+		if f.nextAvail > s.now {
+			if wake < 0 || f.nextAvail < wake {
+				wake = f.nextAvail
+			}
+			continue
+		}
+		h.rr = (idx + 1) % n
+		payload := int64(s.cfg.MTU)
+		if rem := f.SizeBytes - f.sndNxt; rem < payload {
+			payload = rem
+		}
+		pk := s.allocPacket()
+		size := int32(payload) + int32(s.cfg.HeaderBytes)
+		s.pkts[pk] = packet{kind: pktData, prio: f.prio, size: size, payload: int32(payload), flow: fid,
+			seq: f.sndNxt, dst: int32(f.Dst), outQ: int8(f.prio)}
+		if end := f.sndNxt + payload; end > f.maxSent {
+			s.stats.InjectedBytes += uint64(end - max(f.maxSent, f.sndNxt))
+			f.maxSent = end
+		} else {
+			s.stats.RetxBytes += uint64(payload)
+		}
+		f.sndNxt += payload
+		f.lastPktSize = size
+		f.nextAvail = s.now + Time(float64(size)*8e12/f.rate+0.5)
+		if s.cfg.DCQCN.Enabled && s.cfg.DCQCN.ByteCounter > 0 && f.cnpSeen {
+			f.bcBytes += int64(size)
+			if f.bcBytes >= s.cfg.DCQCN.ByteCounter {
+				f.bcBytes = 0
+				s.rateIncrease(f, max(f.rpStage, f.bcStage))
+				f.bcStage++
+			}
+		}
+		if f.sndNxt >= f.SizeBytes {
+			f.rtoGen++
+			f.rtoUna = f.sndUna
+			s.evq.push(s.now+s.rto, evRTO, fid, f.rtoGen)
+		}
+		s.transmit(pid, pk)
+		return
+	}
+	if wake >= 0 && (h.wakeAt == 0 || wake < h.wakeAt) {
+		h.wakeAt = wake
+		s.evq.push(wake, evHostWake, pid, 0)
+	}
+}
+
+func (s *Sim) hostReceive(pid int32, pk int32) {
+	pkt := s.pkts[pk]
+	s.freePacket(pk)
+	f := &s.flows[pkt.flow]
+	switch pkt.kind {
+	case pktData:
+		s.receiveData(pid, f, &pkt)
+	case pktAck, pktNack:
+		s.receiveAck(f, &pkt)
+	}
+}
+
+func (s *Sim) receiveData(pid int32, f *flow, pkt *packet) {
+	if pkt.ce {
+		f.ceSeen = true
+	}
+	switch {
+	case pkt.seq == f.rcvNxt:
+		f.rcvNxt += int64(pkt.payload)
+		s.stats.DeliveredBytes += uint64(pkt.payload)
+		s.stats.HostRxBytes += uint64(pkt.payload)
+		f.ackPending++
+		if f.ackPending >= int32(s.cfg.AckEvery) || f.rcvNxt >= f.SizeBytes {
+			f.ackPending = 0
+			s.sendAck(pid, f, pktAck)
+		}
+	case pkt.seq > f.rcvNxt:
+		if s.now >= f.nackTimer || f.lastNack != f.rcvNxt {
+			f.nackTimer = s.now + s.nackIvl
+			f.lastNack = f.rcvNxt
+			s.sendAck(pid, f, pktNack)
+		}
+	}
+}
+
+func (s *Sim) sendAck(pid int32, f *flow, kind uint8) {
+	cnp := false
+	if f.ceSeen {
+		if s.cfg.DCQCN.CNPInterval <= 0 || f.lastCNP == 0 || s.now-f.lastCNP >= s.cfg.DCQCN.CNPInterval {
+			cnp = true
+			f.lastCNP = s.now
+		}
+		f.ceSeen = false
+	}
+	pk := s.allocPacket()
+	prio := f.prio
+	if s.ackPrio >= 0 {
+		prio = uint8(s.ackPrio)
+	}
+	s.pkts[pk] = packet{kind: kind, prio: prio, cnp: cnp, size: int32(s.cfg.AckBytes), flow: int32(f.ID),
+		seq: f.rcvNxt, dst: int32(f.Src), outQ: -1}
+	p := &s.ports[pid]
+	s.fifoPush(&p.ctrl, pk)
+	s.tryTx(pid)
+}
+
+func (s *Sim) receiveAck(f *flow, pkt *packet) {
+	if f.done {
+		return
+	}
+	if pkt.seq > f.sndUna {
+		f.sndUna = pkt.seq
+	}
+	if f.sndUna >= f.SizeBytes {
+		s.finish(int32(f.ID))
+		return
+	}
+	kick := false
+	if pkt.kind == pktNack {
+		f.sndNxt = f.sndUna
+		kick = true
+	}
+	if pkt.cnp && s.cfg.DCQCN.Enabled {
+		s.cnpReceived(f)
+		kick = true
+	}
+	if kick {
+		s.tryTx(s.hosts[f.srcHost].port)
+	}
+}
+
+func (s *Sim) finish(id int32) {
+	f := &s.flows[id]
+	f.done = true
+	f.Finish = s.now
+	if f.Finish == f.Start {
+		f.Finish = f.Start + 1
+	}
+	f.decGen++
+	f.rpGen++
+	f.rtoGen++
+	s.stats.FlowsFinished++
+	h := &s.hosts[f.srcHost]
+	for i, x := range h.flows {
+		if x == id {
+			last := len(h.flows) - 1
+			h.flows[i] = h.flows[last]
+			h.flows = h.flows[:last]
+			if h.rr > last {
+				h.rr = 0
+			}
+			break
+		}
+	}
+	if f.collective >= 0 {
+		s.collectiveFlowDone(f)
+	}
+}
+
+func (s *Sim) rtoFire(id int32, gen uint32) {
+	f := &s.flows[id]
+	if f.done || gen != f.rtoGen {
+		return
+	}
+	if f.sndUna == f.rtoUna && f.sndNxt >= f.SizeBytes {
+		f.sndNxt = f.sndUna
+		s.tryTx(s.hosts[f.srcHost].port)
+		return
+	}
+	if f.sndNxt >= f.SizeBytes {
+		f.rtoGen++
+		f.rtoUna = f.sndUna
+		s.evq.push(s.now+s.rto, evRTO, id, f.rtoGen)
+	}
+}
+
+// catchUpAlpha applies the alpha timer ticks up to time t lazily: the first
+// tick sees the CNP flag, the rest decay alpha by (1-g) each. This gives the
+// same alpha as a timer every AlphaTimer, with no event per tick.
+func (s *Sim) catchUpAlpha(f *flow, t Time) {
+	if f.alphaNext > t {
+		return
+	}
+	g := s.cfg.DCQCN.G
+	T := s.cfg.DCQCN.AlphaTimer
+	k := int64((t-f.alphaNext)/T) + 1
+	if f.alphaFlag {
+		f.alpha = (1-g)*f.alpha + g
+	} else {
+		f.alpha *= 1 - g
+	}
+	f.alphaFlag = false
+	if k > 1 {
+		f.alpha *= math.Pow(1-g, float64(k-1))
+	}
+	f.alphaNext += Time(k) * T
+}
+
+func (s *Sim) cnpReceived(f *flow) {
+	d := &s.cfg.DCQCN
+	if !f.cnpSeen {
+		f.cnpSeen = true
+		f.alpha = 1
+		f.alphaFlag = false
+		f.alphaNext = s.now + d.AlphaTimer
+		f.decPhase = s.now + Nanosecond
+		f.target = f.rate
+	} else {
+		s.catchUpAlpha(f, s.now)
+		f.alphaFlag = true
+	}
+	f.decFlag = true
+	if !f.decPending {
+		k := (s.now-f.decPhase)/d.DecreaseTimer + 1
+		if s.now < f.decPhase {
+			k = 1
+		}
+		f.decPending = true
+		f.decGen++
+		s.evq.push(f.decPhase+k*d.DecreaseTimer, evRateDec, int32(f.ID), f.decGen)
+	}
+}
+
+func (s *Sim) rateDecrease(id int32, gen uint32) {
+	f := &s.flows[id]
+	if f.done || gen != f.decGen {
+		return
+	}
+	f.decPending = false
+	if !f.decFlag {
+		return
+	}
+	d := &s.cfg.DCQCN
+	s.catchUpAlpha(f, s.now)
+	if f.rpStage != 0 {
+		f.target = f.rate
+	}
+	nr := f.rate * (1 - f.alpha/2)
+	if nr < d.MinRateBps {
+		nr = d.MinRateBps
+	}
+	s.changeRate(f, nr)
+	f.rpStage = 0
+	f.bcStage = 0
+	f.bcBytes = 0
+	f.decFlag = false
+	f.rpGen++
+	s.evq.push(s.now+d.IncreaseTimer, evRateInc, id, f.rpGen)
+}
+
+func (s *Sim) rateIncreaseTimer(id int32, gen uint32) {
+	f := &s.flows[id]
+	if f.done || gen != f.rpGen {
+		return
+	}
+	s.evq.push(s.now+s.cfg.DCQCN.IncreaseTimer, evRateInc, id, gen)
+	stage := f.rpStage
+	if s.cfg.DCQCN.ByteCounter > 0 {
+		stage = max(f.rpStage, f.bcStage)
+	}
+	s.rateIncrease(f, stage)
+	f.rpStage++
+}
+
+func (s *Sim) rateIncrease(f *flow, stage int32) {
+	d := &s.cfg.DCQCN
+	fr := int32(d.FastRecoverySteps)
+	switch {
+	case stage < fr:
+	case stage == fr:
+		f.target = math.Min(f.target+d.AIBps, f.maxRate)
+	default:
+		f.target = math.Min(f.target+d.HAIBps, f.maxRate)
+	}
+	s.changeRate(f, (f.rate+f.target)/2)
+}
+
+// changeRate moves the flow's pacing to the new rate, shifting the next
+// send instant as the NIC would (ns-3 HPCC ChangeRate).
+func (s *Sim) changeRate(f *flow, nr float64) {
+	if f.lastPktSize > 0 {
+		old := Time(float64(f.lastPktSize)*8e12/f.rate + 0.5)
+		nw := Time(float64(f.lastPktSize)*8e12/nr + 0.5)
+		f.nextAvail += nw - old
+	}
+	f.rate = nr
+	if nw := f.nextAvail; nw < s.hosts[f.srcHost].wakeAt {
+		s.tryTx(s.hosts[f.srcHost].port)
+	}
+}

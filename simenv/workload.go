@@ -1,0 +1,343 @@
+package simenv
+
+import (
+	"fmt"
+	"math"
+)
+
+// generator is the run-time state of one workload.
+type generator struct {
+	w         *Workload
+	index     int
+	hosts     []int32 // node ids
+	exhausted bool
+	// cdf
+	meanBytes float64
+	rate      float64 // flows per simulated second, all hosts together
+	// trace
+	cursor int
+	// collectives
+	coll int
+}
+
+// collState tracks one allreduce/alltoall workload: ranks, current
+// iteration, and per-rank progress through the steps.
+type collState struct {
+	gen       int
+	ranks     []int32 // node ids in ring order
+	iter      int
+	iterStart Time
+	steps     int     // ring steps per iteration (allreduce) or 1 (alltoall)
+	stepDone  []int32 // allreduce: steps rank i has finished sending
+	recvDone  []int32 // allreduce: steps rank i has received from its predecessor
+	pending   int     // alltoall: flows outstanding in this iteration
+	finished  int     // ranks done with the iteration
+	chunk     int64
+	done      []CollectiveRecord
+}
+
+// CDFMean is the trapezoid mean of a piecewise-linear flow-size CDF.
+func CDFMean(cdf []CDFPoint) float64 {
+	m := 0.0
+	for i := 1; i < len(cdf); i++ {
+		m += (cdf[i].Bytes + cdf[i-1].Bytes) / 2 * (cdf[i].Percent - cdf[i-1].Percent) / 100
+	}
+	return m
+}
+
+// sampleCDF draws a flow size the way the HPCC traffic generator does.
+func (s *Sim) sampleCDF(cdf []CDFPoint) int64 {
+	r := s.rngWork.Float64() * 100
+	for i := 1; i < len(cdf); i++ {
+		if cdf[i].Percent >= r {
+			a, b := cdf[i-1], cdf[i]
+			x := a.Bytes + (r-a.Percent)*(b.Bytes-a.Bytes)/(b.Percent-a.Percent)
+			if v := int64(x); v > 0 {
+				return v
+			}
+			return 1
+		}
+	}
+	return int64(math.Max(1, cdf[len(cdf)-1].Bytes))
+}
+
+func (s *Sim) initWorkloads() error {
+	for i := range s.cfg.Workloads {
+		w := &s.cfg.Workloads[i]
+		g := generator{w: w, index: i, coll: -1}
+		if len(w.Hosts) > 0 {
+			for _, h := range w.Hosts {
+				if h < 0 || h >= len(s.nodeHost) || s.nodeHost[h] < 0 {
+					return fmt.Errorf("workloads[%d]: node %d is not a host", i, h)
+				}
+				g.hosts = append(g.hosts, int32(h))
+			}
+		} else {
+			for _, h := range s.hosts {
+				g.hosts = append(g.hosts, h.node)
+			}
+		}
+		if w.End > 0 && w.End <= w.Start {
+			return fmt.Errorf("workloads[%d]: end %v is not after start %v", i, w.End, w.Start)
+		}
+		switch w.Kind {
+		case WorkloadCDF:
+			if len(w.CDF) < 2 {
+				return fmt.Errorf("workloads[%d]: cdf needs at least 2 points", i)
+			}
+			if !(w.Load > 0 && w.Load <= 1) {
+				return fmt.Errorf("workloads[%d]: load %g outside (0, 1]", i, w.Load)
+			}
+			g.meanBytes = CDFMean(w.CDF)
+			total := 0.0
+			for _, h := range g.hosts {
+				total += s.ports[s.hosts[s.nodeHost[h]].port].rate
+			}
+			g.rate = total * w.Load / (8 * g.meanBytes)
+			if len(g.hosts) < 2 {
+				return fmt.Errorf("workloads[%d]: cdf needs at least 2 hosts", i)
+			}
+		case WorkloadIncast:
+			if w.Fanin < 1 || w.Fanin >= len(g.hosts) {
+				return fmt.Errorf("workloads[%d]: fanin %d outside 1..%d (hosts - 1)", i, w.Fanin, len(g.hosts)-1)
+			}
+			if w.SizeBytes <= 0 {
+				return fmt.Errorf("workloads[%d]: incast size must be positive", i)
+			}
+		case WorkloadAllReduce, WorkloadAllToAll:
+			if w.Ranks < 2 || w.Ranks > len(g.hosts) {
+				return fmt.Errorf("workloads[%d]: ranks %d outside 2..%d", i, w.Ranks, len(g.hosts))
+			}
+			if w.SizeBytes <= 0 {
+				return fmt.Errorf("workloads[%d]: collective size must be positive", i)
+			}
+			c := collState{gen: i}
+			// ranks spread over the host list (round-robin across racks)
+			perm := s.rngWork.Perm(len(g.hosts))
+			for r := 0; r < w.Ranks; r++ {
+				c.ranks = append(c.ranks, g.hosts[perm[r]])
+			}
+			n := int64(w.Ranks)
+			c.chunk = (w.SizeBytes + n - 1) / n
+			if w.Kind == WorkloadAllReduce {
+				c.steps = 2 * (w.Ranks - 1)
+			} else {
+				c.steps = 1
+			}
+			g.coll = len(s.colls)
+			s.colls = append(s.colls, c)
+		case WorkloadTrace:
+			for j, f := range w.Flows {
+				for _, nd := range []int{f.Src, f.Dst} {
+					if nd < 0 || nd >= len(s.nodeHost) || s.nodeHost[nd] < 0 {
+						return fmt.Errorf("workloads[%d]: flow %d names node %d, which is not a host", i, j, nd)
+					}
+				}
+				if f.Src == f.Dst {
+					return fmt.Errorf("workloads[%d]: flow %d goes from node %d to itself", i, j, f.Src)
+				}
+				if j > 0 && f.Start < w.Flows[j-1].Start {
+					return fmt.Errorf("workloads[%d]: flows must be sorted by start time (flow %d)", i, j)
+				}
+			}
+		default:
+			return fmt.Errorf("workloads[%d]: unknown kind %q", i, w.Kind)
+		}
+		s.gens = append(s.gens, g)
+	}
+	for i := range s.gens {
+		g := &s.gens[i]
+		w := g.w
+		switch w.Kind {
+		case WorkloadCDF:
+			s.scheduleGen(i, w.Start+s.expGap(g.rate))
+		case WorkloadIncast:
+			s.scheduleGen(i, w.Start)
+		case WorkloadAllReduce, WorkloadAllToAll:
+			if w.End > 0 && w.Start >= w.End {
+				g.exhausted = true
+				continue
+			}
+			s.evq.push(w.Start, evCollective, int32(i), 0)
+		case WorkloadTrace:
+			if len(w.Flows) == 0 {
+				g.exhausted = true
+				continue
+			}
+			s.scheduleGen(i, w.Start+w.Flows[0].Start)
+		}
+	}
+	return nil
+}
+
+func (s *Sim) expGap(rate float64) Time {
+	return Time(s.rngWork.ExpFloat64() / rate * float64(Second))
+}
+
+func (s *Sim) scheduleGen(i int, t Time) {
+	g := &s.gens[i]
+	if g.w.End > 0 && t >= g.w.End {
+		g.exhausted = true
+		return
+	}
+	s.evq.push(t, evGenerator, int32(i), 0)
+}
+
+func (s *Sim) generate(i int) {
+	g := &s.gens[i]
+	w := g.w
+	switch w.Kind {
+	case WorkloadCDF:
+		n := len(g.hosts)
+		src := g.hosts[s.rngWork.IntN(n)]
+		dst := g.hosts[s.rngWork.IntN(n-1)]
+		if dst == src {
+			dst = g.hosts[n-1]
+		}
+		s.newFlow(src, dst, w.Priority, s.sampleCDF(w.CDF), s.now, i, 100)
+		s.scheduleGen(i, s.now+s.expGap(g.rate))
+	case WorkloadIncast:
+		n := len(g.hosts)
+		perm := s.rngWork.Perm(n)
+		dst := g.hosts[perm[0]]
+		for k := 1; k <= w.Fanin; k++ {
+			s.newFlow(g.hosts[perm[k]], dst, w.Priority, w.SizeBytes, s.now, i, 200)
+		}
+		if w.Every <= 0 {
+			g.exhausted = true
+			return
+		}
+		s.scheduleGen(i, s.now+w.Every)
+	case WorkloadTrace:
+		for g.cursor < len(w.Flows) && w.Start+w.Flows[g.cursor].Start <= s.now {
+			f := w.Flows[g.cursor]
+			p := f.Priority
+			if p < 0 || p >= ControlQueue {
+				p = w.Priority
+			}
+			s.newFlow(int32(f.Src), int32(f.Dst), p, f.SizeBytes, s.now, i, f.DPort)
+			g.cursor++
+		}
+		if g.cursor >= len(w.Flows) {
+			g.exhausted = true
+			return
+		}
+		s.evq.push(w.Start+w.Flows[g.cursor].Start, evGenerator, int32(i), 0)
+	}
+}
+
+// ---- collectives ----
+
+func (s *Sim) collectiveStart(gi int, _ int) {
+	g := &s.gens[gi]
+	w := g.w
+	if w.End > 0 && s.now >= w.End {
+		g.exhausted = true
+		return
+	}
+	c := &s.colls[g.coll]
+	c.iterStart = s.now
+	c.finished = 0
+	n := len(c.ranks)
+	if w.Kind == WorkloadAllReduce {
+		c.stepDone = make([]int32, n)
+		c.recvDone = make([]int32, n)
+		for r := 0; r < n; r++ {
+			s.collSend(g.coll, r, 0)
+		}
+		return
+	}
+	c.pending = 0
+	for r := 0; r < n; r++ {
+		for k := 1; k < n; k++ {
+			s.collFlow(g.coll, r, (r+k)%n, 0)
+			c.pending++
+		}
+	}
+}
+
+func (s *Sim) collFlow(ci, from, to int, step int32) {
+	c := &s.colls[ci]
+	w := s.gens[c.gen].w
+	id := s.addFlow(c.ranks[from], c.ranks[to], w.Priority, c.chunk, s.now, c.gen, 300)
+	f := &s.flows[id]
+	f.collective = int32(ci)
+	f.collStep = step
+	s.startFlow(id)
+}
+
+func (s *Sim) collSend(ci int, rank int, step int32) {
+	c := &s.colls[ci]
+	n := len(c.ranks)
+	s.collFlow(ci, rank, (rank+1)%n, step)
+}
+
+func (s *Sim) collectiveFlowDone(f *flow) {
+	ci := int(f.collective)
+	c := &s.colls[ci]
+	w := s.gens[c.gen].w
+	n := len(c.ranks)
+	if w.Kind == WorkloadAllToAll {
+		c.pending--
+		if c.pending == 0 {
+			s.collIterDone(ci)
+		}
+		return
+	}
+	// ring allreduce: the sender finished step k; its successor received it
+	var from int
+	for r, nd := range c.ranks {
+		if int(nd) == f.Src {
+			from = r
+			break
+		}
+	}
+	to := (from + 1) % n
+	c.stepDone[from]++
+	c.recvDone[to]++
+	for _, r := range []int{from, to} {
+		// rank r sends step k+1 once it sent step k and received step k
+		k := c.stepDone[r]
+		if int(k) < c.steps && c.recvDone[r] >= k && s.collInflight(ci, r) == 0 {
+			s.collSend(ci, r, k)
+		}
+	}
+	if c.stepDone[from] == int32(c.steps) {
+		c.finished++
+	}
+	done := 0
+	for r := 0; r < n; r++ {
+		if c.stepDone[r] == int32(c.steps) && c.recvDone[r] == int32(c.steps) {
+			done++
+		}
+	}
+	if done == n {
+		s.collIterDone(ci)
+	}
+}
+
+// collInflight counts unfinished flows of the current iteration sent by rank r.
+func (s *Sim) collInflight(ci, r int) int {
+	c := &s.colls[ci]
+	h := &s.hosts[s.nodeHost[c.ranks[r]]]
+	n := 0
+	for _, fid := range h.flows {
+		if s.flows[fid].collective == int32(ci) {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *Sim) collIterDone(ci int) {
+	c := &s.colls[ci]
+	c.done = append(c.done, CollectiveRecord{Workload: c.gen, Iteration: c.iter, Start: c.iterStart, Finish: s.now})
+	c.iter++
+	w := s.gens[c.gen].w
+	next := s.now + w.Gap
+	if w.End > 0 && next >= w.End {
+		s.gens[c.gen].exhausted = true
+		return
+	}
+	s.evq.push(next, evCollective, int32(c.gen), uint32(c.iter))
+}
