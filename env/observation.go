@@ -1,8 +1,104 @@
 package env
 
+// SpecVersion names the observation layout below: the meaning of every
+// Metrics field and of every index of Observation.Features. A model records
+// the SpecVersion it was trained with and refuses to run on another.
+//
+// # Observation spec obs-v1
+//
+// Every figure is a delta over the interval Δ between two consecutive
+// Snapshots of the same queue, normalised so that one policy reads the same
+// numbers at 25, 100 or 400 Gb/s and at any Δ (1 ms in training, ~1 s from
+// production telemetry):
+//
+//   - rates are divided by what the link could carry in Δ (rate·Δ);
+//   - queue depths and thresholds are divided by a rate-scaled reference,
+//     ref = rate · RefRTT / 8 bytes: the bandwidth-delay product at the
+//     reference RTT (default 20 µs, the RTT of Huawei's "Kmax = 2–3 × BDP"
+//     rule), 250 KB at 100 Gb/s, 62.5 KB at 25 Gb/s, 1 MB at 400 Gb/s;
+//   - PFC frame counts become rates (frames per PauseFrameTime of interval).
+//
+// Features holds HistoryLen interval blocks of IntervalFeatures values, the
+// most recent interval first (block b starts at index b·IntervalFeatures;
+// blocks not yet measured are zero), then SettingFeatures values about the
+// current setting. Within a block:
+//
+//	idx  name        value                                         range
+//	0    util        tx bytes·8 / (rate·Δ)                          [0, 1]
+//	1    mark        ECN-marked bytes / tx bytes (pkts if no bytes) [0, 1]
+//	2    avg_queue   log2(1 + avg queue/ref) / 7                    [0, 1]
+//	3    max_queue   log2(1 + max queue/ref) / 7                    [0, 1]
+//	4    pause_rx    fraction of Δ the queue was held paused        [0, 1]
+//	5    pause_tx    PFC frames sent · PauseFrameTime / Δ           [0, 1]
+//	6    drop        log10(1 + 1e4·drop frac) / log10(1 + 1e4)      [0, 1]
+//	7    incast      incast estimate (see Metrics.Incast)           [0, 1]
+//
+// The log scales put 0.25 ref → 0.05, 1 ref → 0.14, 8 ref → 0.45 and the
+// 128 ref of a full 32 MB buffer at 100 Gb/s → 1; a drop fraction of 1e-4
+// → 0.08, 1e-2 → 0.50, 1 → 1. After the blocks, at index
+// HistoryLen·IntervalFeatures + i:
+//
+//	i  name           value                                      range
+//	0  kmin           log2(Kmin/ref) / 8  (Kmin 0 → -1)           [-1, 1]
+//	1  kmax           log2(Kmax/ref) / 8                          [-1, 1]
+//	2  pmax           1 + log10(Pmax) / 2 (1% → 0, 10% → .5)      [0, 1]
+//	3  kmax_xoff      log2(Kmax/XOFF) / 4, 0 when XOFF unknown    [-1, 1]
+//	4  xoff_known     1 when the switch exports the PG's XOFF     {0, 1}
+//	5  valid          1 when this interval was measured           {0, 1}
+//
+// The thresholds use the same ref as the queues, so Kmin and Kmax read as
+// multiples of the reference BDP: 2^-8..2^8 ref covers 1 KB..64 MB at
+// 100 Gb/s. The link rate and Δ themselves are deliberately absent.
+// When an interval is not valid (first sample, counter reset, bad rate) the
+// history is cleared and every block is zero.
+const SpecVersion = "obs-v1"
+
+// Layout constants of SpecVersion.
+const (
+	HistoryLen       = 4
+	IntervalFeatures = 8
+	SettingFeatures  = 6
+	NumFeatures      = HistoryLen*IntervalFeatures + SettingFeatures
+)
+
+// Indices within an interval block (add b·IntervalFeatures for block b).
+const (
+	FeatUtil = iota
+	FeatMark
+	FeatAvgQueue
+	FeatMaxQueue
+	FeatPauseRx
+	FeatPauseTx
+	FeatDrop
+	FeatIncast
+)
+
+// Indices of the setting features.
+const (
+	FeatKmin = HistoryLen*IntervalFeatures + iota
+	FeatKmax
+	FeatPmax
+	FeatKmaxOverXoff
+	FeatXoffKnown
+	FeatValid
+)
+
+// FeatureNames returns the name of every index of Features, in order, for
+// logs and model provenance.
+func FeatureNames() []string {
+	block := []string{"util", "mark", "avg_queue", "max_queue", "pause_rx", "pause_tx", "drop", "incast"}
+	names := make([]string, 0, NumFeatures)
+	for b := 0; b < HistoryLen; b++ {
+		for _, n := range block {
+			names = append(names, n+"_t-"+itoa(b))
+		}
+	}
+	return append(names, "kmin", "kmax", "pmax", "kmax_xoff", "xoff_known", "valid")
+}
+
 // Metrics are the interval figures of one queue, decoded from two
 // consecutive QueueSamples. They are what a human reads; Features are what
-// a policy reads.
+// a policy reads. IntervalNs > 0 exactly when the interval was measured.
 type Metrics struct {
 	IntervalNs   int64   `json:"interval_ns"`
 	Util         float64 `json:"util"`           // tx bytes / (rate * interval)
@@ -13,6 +109,18 @@ type Metrics struct {
 	PauseTxFrac  float64 `json:"pause_tx_frac"`  // PFC frames sent on the port, normalised
 	DropFrac     float64 `json:"drop_frac"`      // dropped bytes / (tx + dropped bytes)
 	Reset        bool    `json:"reset"`          // counters went backwards: interval discarded
+
+	// AvgDelayNs and MaxDelayNs are the average and peak queueing delay a
+	// packet met: queue bytes · 8 / rate.
+	AvgDelayNs float64 `json:"avg_delay_ns"`
+	MaxDelayNs float64 `json:"max_delay_ns"`
+	// Incast is a heuristic in [0, 1] from counters alone: a queue whose
+	// peak stands far above its average and reaches two reference BDPs (a
+	// synchronised many-to-one burst), or a port sending PFC pauses (its
+	// ingress overflowed), scores near 1; a steady or short queue near 0.
+	// It is max(peakiness · min(1, MaxQueueFrac/2), PauseTxFrac), with
+	// peakiness = (max − avg) / (max + 0.25) in reference BDPs.
+	Incast float64 `json:"incast"`
 }
 
 // Observation is one queue's view for a policy at one decision point.
@@ -29,4 +137,8 @@ type Observation struct {
 	// Valid is false when the interval could not be measured (first sample,
 	// counter reset, zero interval): policies should hold.
 	Valid bool `json:"valid"`
+	// Problem says, when Valid is false, why (naming the counter or field).
+	Problem string `json:"problem,omitempty"`
+	// TimeNs is the timestamp of the Snapshot this observation ends at.
+	TimeNs int64 `json:"time_ns"`
 }

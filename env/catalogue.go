@@ -1,0 +1,263 @@
+package env
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+
+	"github.com/ecntune/ecntune/internal/units"
+)
+
+// ActionSpecVersion names the layout of DefaultCatalogue's action indices.
+// A model records it with SpecVersion.
+//
+// # Action spec act-v1
+//
+// Index 0 holds the current setting. Indices 1..6 are relative moves of
+// one grid step: Kmax up, Kmax down, Kmin up, Kmin down, Pmax up, Pmax
+// down (the current setting is first snapped to the nearest grid point,
+// so a relative move always lands on the grid; at the edge of an axis the
+// snapped setting is kept). Indices from 7 on are absolute grid points,
+// Kmax level slowest and Pmax fastest:
+//
+//	7 + (i·len(KminRatios) + j)·len(Pmax) + l
+//	Kmax = KmaxLevels[i], Kmin = Kmax · KminRatios[j], Pmax = Pmax[l]
+//
+// with every byte figure stated at 100 Gb/s and scaled linearly to the
+// port rate (internal/units.ScaleBytes).
+//
+// Why a discrete catalogue of absolute settings (as ACC does): an absolute
+// action makes the next state depend on the observation and the action
+// alone, not on the path taken to get there, which keeps the problem Markov
+// for a learner and makes "hold" an explicit, cheap choice; a small finite
+// set also lets a guard or an engineer read every possible decision. The
+// relative moves are kept for the adaptive step search and for policies
+// that prefer small changes (a guard limits step size anyway).
+//
+// The default grid: Kmax in 10 log-spaced levels from 100 KB to 10 MB (step
+// ×1.67), Kmin at 2%, 10%, 25% or 50% of Kmax (2 KB .. 5 MB), Pmax 1%, 3%,
+// 10%, 30%. It covers every vendor recommendation at 100 Gb/s: Kmin 5 KB to
+// 2 MB, Kmax 150 KB to 10 MB, Pmax 1% to 30% (the SONiC, NVIDIA, Huawei,
+// Cisco, HPCC and DCQCN-paper presets each lie within one step of a grid
+// point). 7 + 10·4·4 = 167 actions.
+const ActionSpecVersion = "act-v1"
+
+// Relative actions.
+const (
+	ActionHold = iota
+	ActionKmaxUp
+	ActionKmaxDown
+	ActionKminUp
+	ActionKminDown
+	ActionPmaxUp
+	ActionPmaxDown
+	NumRelativeActions
+)
+
+// Catalogue is a discrete action set: relative moves and a grid of
+// absolute settings stated at 100 Gb/s. The zero Catalogue has only the
+// relative actions and no grid: use DefaultCatalogue or NewCatalogue.
+type Catalogue struct {
+	kmax   []int64   // at units.RefRateBps, ascending
+	ratios []float64 // Kmin/Kmax, ascending, in (0, 1]
+	pmax   []float64 // ascending, in (0, 1]
+}
+
+// DefaultCatalogue returns the act-v1 catalogue.
+func DefaultCatalogue() Catalogue {
+	kmax := make([]int64, 10)
+	for i := range kmax {
+		v := 100e3 * math.Pow(100, float64(i)/9)
+		kmax[i] = int64(math.Round(v/1000)) * 1000
+	}
+	c, err := NewCatalogue(kmax, []float64{0.02, 0.1, 0.25, 0.5}, []float64{0.01, 0.03, 0.1, 0.3})
+	if err != nil {
+		panic("env: default catalogue is invalid: " + err.Error()) // a programming error, not input
+	}
+	return c
+}
+
+// NewCatalogue builds a catalogue from Kmax levels (bytes at 100 Gb/s),
+// Kmin/Kmax ratios and Pmax levels. Each list must be non-empty, strictly
+// increasing, and within range.
+func NewCatalogue(kmaxAt100G []int64, kminRatios []float64, pmax []float64) (Catalogue, error) {
+	if len(kmaxAt100G) == 0 || len(kminRatios) == 0 || len(pmax) == 0 {
+		return Catalogue{}, fmt.Errorf("catalogue: kmax levels (%d), kmin ratios (%d) and pmax levels (%d) must all be non-empty",
+			len(kmaxAt100G), len(kminRatios), len(pmax))
+	}
+	for i, v := range kmaxAt100G {
+		if v <= 0 || (i > 0 && v <= kmaxAt100G[i-1]) {
+			return Catalogue{}, fmt.Errorf("catalogue: kmax level %d (%d B) must be > 0 and above the previous level", i, v)
+		}
+	}
+	for i, v := range kminRatios {
+		if !(v > 0 && v <= 1) || (i > 0 && v <= kminRatios[i-1]) {
+			return Catalogue{}, fmt.Errorf("catalogue: kmin ratio %d (%g) must be in (0, 1] and above the previous ratio", i, v)
+		}
+	}
+	for i, v := range pmax {
+		if !(v > 0 && v <= 1) || (i > 0 && v <= pmax[i-1]) {
+			return Catalogue{}, fmt.Errorf("catalogue: pmax level %d (%g) must be in (0, 1] and above the previous level", i, v)
+		}
+	}
+	return Catalogue{
+		kmax:   append([]int64(nil), kmaxAt100G...),
+		ratios: append([]float64(nil), kminRatios...),
+		pmax:   append([]float64(nil), pmax...),
+	}, nil
+}
+
+// IsZero reports whether c has no grid (the zero Catalogue).
+func (c Catalogue) IsZero() bool { return len(c.kmax) == 0 }
+
+// Len is the number of actions.
+func (c Catalogue) Len() int { return NumRelativeActions + c.gridLen() }
+
+func (c Catalogue) gridLen() int { return len(c.kmax) * len(c.ratios) * len(c.pmax) }
+
+// KmaxLevels, KminRatios and PmaxLevels return copies of the grid axes.
+func (c Catalogue) KmaxLevels() []int64   { return append([]int64(nil), c.kmax...) }
+func (c Catalogue) KminRatios() []float64 { return append([]float64(nil), c.ratios...) }
+func (c Catalogue) PmaxLevels() []float64 { return append([]float64(nil), c.pmax...) }
+func (c Catalogue) Absolute(i, j, l int) int {
+	return NumRelativeActions + (i*len(c.ratios)+j)*len(c.pmax) + l
+}
+
+// Grid returns the grid coordinates of an absolute action; ok is false for
+// relative or out-of-range actions.
+func (c Catalogue) Grid(action int) (i, j, l int, ok bool) {
+	g := action - NumRelativeActions
+	if g < 0 || g >= c.gridLen() {
+		return 0, 0, 0, false
+	}
+	l = g % len(c.pmax)
+	g /= len(c.pmax)
+	return g / len(c.ratios), g % len(c.ratios), l, true
+}
+
+// gridAt100G is the setting of grid point (i, j, l) at 100 Gb/s.
+func (c Catalogue) gridAt100G(i, j, l int) (kmin, kmax int64, pmax float64) {
+	kmax = c.kmax[i]
+	kmin = int64(math.Round(float64(kmax) * c.ratios[j]))
+	return kmin, kmax, c.pmax[l]
+}
+
+func goodRate(r float64) bool { return r > 0 && !math.IsInf(r, 0) }
+
+// gridSetting is grid point (i, j, l) at rateBps, headroom kept from cur.
+func (c Catalogue) gridSetting(i, j, l int, rateBps float64, cur Setting) Setting {
+	kmin, kmax, p := c.gridAt100G(i, j, l)
+	s := Setting{KminBytes: units.ScaleBytes(kmin, rateBps), KmaxBytes: units.ScaleBytes(kmax, rateBps), Pmax: p,
+		HeadroomBytes: cur.HeadroomBytes}
+	if s.KmaxBytes < 1 {
+		s.KmaxBytes = 1
+	}
+	if s.KminBytes > s.KmaxBytes {
+		s.KminBytes = s.KmaxBytes
+	}
+	return s
+}
+
+// Setting returns the setting action asks for on a port of rateBps whose
+// queue is now at current. Hold, an out-of-range action, a catalogue
+// without grid, or a rate that is not positive and finite return current
+// unchanged. Headroom is never changed by the catalogue.
+func (c Catalogue) Setting(action int, rateBps float64, current Setting) Setting {
+	if action <= ActionHold || action >= c.Len() || c.IsZero() || !goodRate(rateBps) {
+		return current
+	}
+	if i, j, l, ok := c.Grid(action); ok {
+		return c.gridSetting(i, j, l, rateBps, current)
+	}
+	i, j, l, _ := c.Grid(c.Nearest(current, rateBps))
+	switch action {
+	case ActionKmaxUp:
+		i = min(i+1, len(c.kmax)-1)
+	case ActionKmaxDown:
+		i = max(i-1, 0)
+	case ActionKminUp:
+		j = min(j+1, len(c.ratios)-1)
+	case ActionKminDown:
+		j = max(j-1, 0)
+	case ActionPmaxUp:
+		l = min(l+1, len(c.pmax)-1)
+	case ActionPmaxDown:
+		l = max(l-1, 0)
+	}
+	return c.gridSetting(i, j, l, rateBps, current)
+}
+
+// Nearest returns the absolute action whose grid point is nearest to s on
+// a port of rateBps, measuring each axis on a log scale: Kmax (as stated at
+// 100 Gb/s), Kmin/Kmax, Pmax. It returns ActionHold when c has no grid.
+// A rate that is not positive and finite is taken as 100 Gb/s.
+func (c Catalogue) Nearest(s Setting, rateBps float64) int {
+	if c.IsZero() {
+		return ActionHold
+	}
+	if !goodRate(rateBps) {
+		rateBps = units.RefRateBps
+	}
+	kmax100 := float64(s.KmaxBytes) * units.RefRateBps / rateBps
+	i := nearestLog(len(c.kmax), func(k int) float64 { return float64(c.kmax[k]) }, kmax100)
+	ratio := 0.0
+	if s.KmaxBytes > 0 {
+		ratio = float64(s.KminBytes) / float64(s.KmaxBytes)
+	}
+	j := nearestLog(len(c.ratios), func(k int) float64 { return c.ratios[k] }, ratio)
+	l := nearestLog(len(c.pmax), func(k int) float64 { return c.pmax[k] }, s.Pmax)
+	return c.Absolute(i, j, l)
+}
+
+// nearestLog returns the index k of the ascending positive levels nearest x
+// on a log scale (x <= 0 or NaN: the lowest; +Inf: the highest).
+func nearestLog(n int, level func(int) float64, x float64) int {
+	if !(x > 0) {
+		return 0
+	}
+	lx := math.Log(x)
+	k := sort.Search(n, func(k int) bool { return level(k) >= x })
+	switch {
+	case k == 0:
+		return 0
+	case k == n:
+		return n - 1
+	}
+	if lx-math.Log(level(k-1)) <= math.Log(level(k))-lx {
+		return k - 1
+	}
+	return k
+}
+
+// Describe renders an action for logs and reasons, e.g. "hold",
+// "kmax up one step", "kmin 20KB kmax 1MB pmax 10% @100G".
+func (c Catalogue) Describe(action int) string {
+	switch action {
+	case ActionHold:
+		return "hold"
+	case ActionKmaxUp:
+		return "kmax up one step"
+	case ActionKmaxDown:
+		return "kmax down one step"
+	case ActionKminUp:
+		return "kmin up one step"
+	case ActionKminDown:
+		return "kmin down one step"
+	case ActionPmaxUp:
+		return "pmax up one step"
+	case ActionPmaxDown:
+		return "pmax down one step"
+	}
+	i, j, l, ok := c.Grid(action)
+	if !ok {
+		return fmt.Sprintf("invalid action %d (catalogue has 0..%d)", action, c.Len()-1)
+	}
+	kmin, kmax, p := c.gridAt100G(i, j, l)
+	return "kmin " + units.FormatBytes(kmin) + " kmax " + units.FormatBytes(kmax) + " pmax " + FormatPmax(p) + " @100G"
+}
+
+// FormatPmax renders a probability as a percentage, e.g. 0.05 -> "5%".
+func FormatPmax(p float64) string {
+	return strconv.FormatFloat(p*100, 'g', 4, 64) + "%"
+}

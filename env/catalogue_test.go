@@ -1,0 +1,144 @@
+package env
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/ecntune/ecntune/internal/units"
+)
+
+func TestCatalogueInvariants(t *testing.T) {
+	c := DefaultCatalogue()
+	if c.Len() != 167 {
+		t.Fatalf("default catalogue has %d actions, want 167", c.Len())
+	}
+	cur := Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, HeadroomBytes: 90_000}
+	for _, rate := range []float64{25e9, 100e9, 400e9} {
+		minKmin, maxKmin := int64(math.MaxInt64), int64(0)
+		minKmax, maxKmax := int64(math.MaxInt64), int64(0)
+		minP, maxP := 1.0, 0.0
+		for a := 0; a < c.Len(); a++ {
+			s := c.Setting(a, rate, cur)
+			if s.KminBytes < 0 || s.KminBytes > s.KmaxBytes || !(s.Pmax > 0 && s.Pmax <= 1) {
+				t.Fatalf("%g bps action %d (%s): %+v breaks kmin <= kmax, pmax in (0,1]", rate, a, c.Describe(a), s)
+			}
+			if s.HeadroomBytes != 90_000 {
+				t.Fatalf("action %d changed headroom to %d", a, s.HeadroomBytes)
+			}
+			if _, _, _, ok := c.Grid(a); !ok {
+				continue
+			}
+			// At 100G-equivalent.
+			k0 := float64(s.KminBytes) * 100e9 / rate
+			k1 := float64(s.KmaxBytes) * 100e9 / rate
+			minKmin, maxKmin = min(minKmin, int64(k0)), max(maxKmin, int64(k0))
+			minKmax, maxKmax = min(minKmax, int64(k1)), max(maxKmax, int64(k1))
+			minP, maxP = min(minP, s.Pmax), max(maxP, s.Pmax)
+			if want := units.ScaleBytes(k1i(c, a), rate); s.KmaxBytes != want {
+				t.Fatalf("%g bps action %d: kmax %d, want %d (linear scaling)", rate, a, s.KmaxBytes, want)
+			}
+			if got := c.Nearest(s, rate); got != a {
+				t.Fatalf("%g bps: Nearest(Setting(%d)) = %d (%s)", rate, a, got, c.Describe(got))
+			}
+		}
+		if minKmin > 5_000 || maxKmin < 2_000_000 || minKmax > 150_000 || maxKmax < 10_000_000 || minP > 0.01 || maxP < 0.3 {
+			t.Fatalf("%g bps: grid spans kmin %d..%d kmax %d..%d pmax %g..%g at 100G, want at least 5KB..2MB, 150KB..10MB, 1%%..30%%",
+				rate, minKmin, maxKmin, minKmax, maxKmax, minP, maxP)
+		}
+	}
+	// Log spacing: consecutive kmax levels share one ratio.
+	lv := c.KmaxLevels()
+	if lv[0] != 100_000 || lv[len(lv)-1] != 10_000_000 {
+		t.Fatalf("kmax levels %v, want 100KB..10MB", lv)
+	}
+	for i := 1; i < len(lv); i++ {
+		if r := float64(lv[i]) / float64(lv[i-1]); math.Abs(r-math.Pow(100, 1.0/9)) > 0.01 {
+			t.Fatalf("kmax step %d ratio %g, want %g", i, r, math.Pow(100, 1.0/9))
+		}
+	}
+}
+
+func TestCatalogueRelativeAndHold(t *testing.T) {
+	c := DefaultCatalogue()
+	// A grid point at 100G: kmax 774 KB (level 4), kmin 10% (77.4 KB), pmax 10%.
+	a := c.Absolute(4, 1, 2)
+	s := c.Setting(a, 100e9, Setting{})
+	if s.KmaxBytes != 774_000 || s.KminBytes != 77_400 || s.Pmax != 0.1 {
+		t.Fatalf("grid (4,1,2) = %+v, want 77400/774000/0.1", s)
+	}
+	if got := c.Describe(a); got != "kmin 77.4KB kmax 774KB pmax 10% @100G" {
+		t.Fatalf("Describe = %q", got)
+	}
+	if got := c.Setting(ActionHold, 100e9, s); got != s {
+		t.Fatalf("hold changed %+v to %+v", s, got)
+	}
+	up := c.Setting(ActionKmaxUp, 100e9, s)
+	if up.KmaxBytes != 1_292_000 || up.KminBytes != 129_200 || up.Pmax != 0.1 {
+		t.Fatalf("kmax up from 774KB = %+v, want kmax 1.292MB kmin 129.2KB", up)
+	}
+	if down := c.Setting(ActionKmaxDown, 100e9, up); down != s {
+		t.Fatalf("kmax down after up = %+v, want %+v", down, s)
+	}
+	if k := c.Setting(ActionKminUp, 100e9, s); k.KminBytes != 193_500 || k.KmaxBytes != 774_000 {
+		t.Fatalf("kmin up = %+v, want kmin 193.5KB", k)
+	}
+	if p := c.Setting(ActionPmaxDown, 100e9, s); p.Pmax != 0.03 {
+		t.Fatalf("pmax down = %+v, want 3%%", p)
+	}
+	// At the top edge a raise keeps the snapped setting.
+	top := c.Setting(c.Absolute(9, 3, 3), 100e9, Setting{})
+	if got := c.Setting(ActionKmaxUp, 100e9, top); got != top {
+		t.Fatalf("kmax up at the top = %+v, want %+v", got, top)
+	}
+	// Relative moves scale with rate: at 400G the same move gives 4x bytes.
+	s400 := c.Setting(a, 400e9, Setting{})
+	if got := c.Setting(ActionKmaxUp, 400e9, s400); got.KmaxBytes != 4*1_292_000 {
+		t.Fatalf("kmax up at 400G = %d, want %d", got.KmaxBytes, 4*1_292_000)
+	}
+	// Off-grid settings snap: SONiC default 1 MiB/2 MiB/5% is nearest to
+	// kmax 2.154 MB, ratio 0.5, pmax 3% (log distance 5/3 < 10/5).
+	near := c.Nearest(Setting{KminBytes: 1_048_576, KmaxBytes: 2_097_152, Pmax: 0.05}, 100e9)
+	if i, j, l, _ := c.Grid(near); i != 6 || j != 3 || l != 1 {
+		t.Fatalf("nearest to SONiC default = (%d,%d,%d), want (6,3,1)", i, j, l)
+	}
+	// Bad input holds.
+	for _, bad := range []struct {
+		a    int
+		rate float64
+	}{{-1, 100e9}, {c.Len(), 100e9}, {a, 0}, {a, math.NaN()}, {ActionKmaxUp, math.Inf(1)}} {
+		if got := c.Setting(bad.a, bad.rate, s); got != s {
+			t.Fatalf("Setting(%d, %g) = %+v, want current", bad.a, bad.rate, got)
+		}
+	}
+	if !strings.Contains(c.Describe(999), "invalid") {
+		t.Fatalf("Describe(999) = %q", c.Describe(999))
+	}
+	var zero Catalogue
+	if zero.Len() != NumRelativeActions || zero.Setting(ActionKmaxUp, 100e9, s) != s || zero.Nearest(s, 100e9) != ActionHold {
+		t.Fatal("zero catalogue must only hold")
+	}
+}
+
+func TestNewCatalogueErrors(t *testing.T) {
+	for _, c := range []struct {
+		kmax   []int64
+		ratios []float64
+		pmax   []float64
+		want   string
+	}{
+		{nil, []float64{0.1}, []float64{0.1}, "non-empty"},
+		{[]int64{100, 50}, []float64{0.1}, []float64{0.1}, "kmax level 1"},
+		{[]int64{100}, []float64{1.5}, []float64{0.1}, "kmin ratio 0"},
+		{[]int64{100}, []float64{0.1}, []float64{0}, "pmax level 0"},
+	} {
+		if _, err := NewCatalogue(c.kmax, c.ratios, c.pmax); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("NewCatalogue(%v, %v, %v) err = %v, want %q", c.kmax, c.ratios, c.pmax, err, c.want)
+		}
+	}
+}
+
+func k1i(c Catalogue, a int) int64 {
+	i, _, _, _ := c.Grid(a)
+	return c.KmaxLevels()[i]
+}

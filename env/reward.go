@@ -1,0 +1,106 @@
+package env
+
+import (
+	"fmt"
+	"math"
+)
+
+// RewardWeights weigh the terms of Reward. All must be finite and >= 0.
+type RewardWeights struct {
+	// Throughput is paid per unit of link utilisation.
+	Throughput float64 `json:"throughput"`
+	// Delay is charged per reference RTT (ObserverConfig.RefRTT, 20 µs by
+	// default) of average queueing delay. Metrics.AvgQueueFrac is the
+	// average queue in rate-scaled BDPs, i.e. the delay in reference RTTs,
+	// so the charge is the same for the same delay at any link rate.
+	Delay float64 `json:"delay"`
+	// TailDelay is charged per reference RTT of peak queueing delay.
+	TailDelay float64 `json:"tail_delay"`
+	// Pause is charged per unit of PFC activity: the larger of the fraction
+	// of the interval the queue was paused and the normalised rate of pause
+	// frames the port sent.
+	Pause float64 `json:"pause"`
+	// PauseEvent is charged once in any interval with PFC activity.
+	PauseEvent float64 `json:"pause_event"`
+	// Drop is charged per unit of the drop score, log10(1+1e4·f)/4 for a
+	// drop fraction f (1e-4 → 0.08, 1e-2 → 0.5, all → 1).
+	Drop float64 `json:"drop"`
+	// DropEvent is charged once in any interval with a drop.
+	DropEvent float64 `json:"drop_event"`
+}
+
+// DefaultRewardWeights returns the weights used for training and for the
+// adaptive baseline.
+//
+// Reasoning. ACC (Yan et al., SIGCOMM 2021) rewards a weighted sum of link
+// throughput and (negative) queue length; we keep that core, with the queue
+// expressed as delay so it scales with rate. A full link is worth 1; each
+// 20 µs of average queueing costs 0.05, so holding 100% utilisation with a
+// standing queue of two reference BDPs (40 µs, 500 KB at 100 Gb/s) scores
+// 0.90, below 95% utilisation with a 4 µs queue (0.94): a few percent of
+// throughput is worth giving up for a much shorter queue, but not more
+// (60% utilisation with no queue scores only 0.60).
+// Peak delay costs 0.01 per 20 µs, enough to break ties toward lower tails
+// without letting rare bursts dominate. PFC and drops are what a lossless
+// fabric must avoid: any interval with a pause costs 0.1 plus 2 per unit of
+// pause activity (10% of the time paused: -0.3, a third of the best
+// reward); any drop costs 1 plus 4 per unit of drop score, so one dropped
+// packet outweighs anything the throughput term can pay. The optimum is
+// therefore high utilisation, short queues, no PFC, no drops.
+func DefaultRewardWeights() RewardWeights {
+	return RewardWeights{
+		Throughput: 1,
+		Delay:      0.05,
+		TailDelay:  0.01,
+		Pause:      2,
+		PauseEvent: 0.1,
+		Drop:       4,
+		DropEvent:  1,
+	}
+}
+
+// Validate reports the first weight that is negative or not finite.
+func (w RewardWeights) Validate() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"throughput", w.Throughput}, {"delay", w.Delay}, {"tail_delay", w.TailDelay}, {"pause", w.Pause},
+		{"pause_event", w.PauseEvent}, {"drop", w.Drop}, {"drop_event", w.DropEvent}} {
+		if !(f.v >= 0) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("reward weight %s = %g: must be a finite number >= 0", f.name, f.v)
+		}
+	}
+	return nil
+}
+
+// maxQueueRefs caps the queue terms: 128 reference BDPs is a full 32 MB
+// buffer at 100 Gb/s.
+const maxQueueRefs = 128
+
+// Reward scores one measured interval of one queue from its counters:
+//
+//	Throughput·util − Delay·avg_queue − TailDelay·max_queue
+//	− [pfc] (PauseEvent + Pause·pfc) − [drop] (DropEvent + Drop·drop_score)
+//
+// with util clipped to [0, 1], queues in reference BDPs (= delay in
+// reference RTTs) clipped to [0, 128], pfc = max(pause_rx, pause_tx) in
+// [0, 1]. An interval that was not measured (IntervalNs <= 0 or Reset)
+// scores 0. The result is always finite.
+func Reward(m Metrics, w RewardWeights) float64 {
+	if m.Reset || m.IntervalNs <= 0 {
+		return 0
+	}
+	r := w.Throughput * clip(m.Util, 0, 1)
+	r -= w.Delay * clip(m.AvgQueueFrac, 0, maxQueueRefs)
+	r -= w.TailDelay * clip(m.MaxQueueFrac, 0, maxQueueRefs)
+	if pfc := math.Max(clip(m.PauseRxFrac, 0, 1), clip(m.PauseTxFrac, 0, 1)); pfc > 0 {
+		r -= w.PauseEvent + w.Pause*pfc
+	}
+	if d := clip(m.DropFrac, 0, 1); d > 0 {
+		r -= w.DropEvent + w.Drop*math.Log10(1+1e4*d)*dropNorm
+	}
+	if math.IsNaN(r) || math.IsInf(r, 0) {
+		return 0
+	}
+	return r
+}

@@ -1,0 +1,312 @@
+package env
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/ecntune/ecntune/simenv"
+)
+
+// DefaultInterval is the longest default control interval Δ of SimEnv.
+const DefaultInterval = 500 * simenv.Microsecond
+
+// MinDecisions is the number of decisions per episode the default Δ
+// guarantees: Δ = min(DefaultInterval, Duration/(MinDecisions+5)).
+const MinDecisions = 20
+
+// SimEnvOptions configure a SimEnv. Zero fields take the defaults.
+type SimEnvOptions struct {
+	// Interval is the control interval Δ in simulated time.
+	Interval simenv.Time
+	// Catalogue maps actions to settings (default DefaultCatalogue()).
+	Catalogue Catalogue
+	// Observer normalises observations (defaults of ObserverConfig).
+	Observer ObserverConfig
+	// Reward weighs the reward terms (nil: DefaultRewardWeights()).
+	Reward *RewardWeights
+	// Priorities are the queues controlled on every port (nil: the
+	// simulation's lossless priorities).
+	Priorities []int
+	// Switches restricts control to the switches of these names (nil: all).
+	Switches []string
+}
+
+// StepInfo carries ground truth for evaluation. A policy must not read it:
+// observations and rewards come from switch counters only.
+type StepInfo struct {
+	Step     int         // decisions taken so far in this episode
+	Now      simenv.Time // simulated time at the end of the step
+	Settings []Setting   // setting applied to each queue (Keys order) for this step
+	Stats    simenv.Stats
+
+	FlowsStarted  int
+	FlowsFinished int
+	// MeanSlowdown and MaxSlowdown are over the flows finished so far
+	// (0 when none has).
+	MeanSlowdown float64
+	MaxSlowdown  float64
+}
+
+// SimEnv is a Gymnasium-style multi-agent environment over the simulator:
+// one agent per controlled egress queue, all sharing one policy, deciding
+// every Δ of simulated time. Observations go through env.FromSim and the
+// same Observer a production agent uses. Not safe for concurrent use.
+type SimEnv struct {
+	cfg    simenv.Config
+	opts   SimEnvOptions
+	weight RewardWeights
+	cat    Catalogue
+
+	sim      *simenv.Sim
+	obs      *Observer
+	switches []simenv.SwitchInfo // controlled switches
+	prios    []int
+	keys     []QueueKey
+	refs     []simenv.QueueRef
+	interval simenv.Time
+	last     []Observation
+	step     int
+	done     bool
+}
+
+// NewSimEnv checks cfg and opts and builds the simulation once (seed
+// cfg.Seed) to learn the controlled queues. Call Reset before Step.
+func NewSimEnv(cfg simenv.Config, opts SimEnvOptions) (*SimEnv, error) {
+	e := &SimEnv{cfg: cfg, opts: opts}
+	if opts.Interval < 0 {
+		return nil, fmt.Errorf("sim env: interval %v is negative", opts.Interval)
+	}
+	if cfg.Duration <= 0 {
+		return nil, fmt.Errorf("sim env: config %q duration %v must be positive", cfg.Name, cfg.Duration)
+	}
+	e.interval = opts.Interval
+	if e.interval == 0 {
+		e.interval = min(DefaultInterval, cfg.Duration/(MinDecisions+5))
+		if e.interval <= 0 {
+			return nil, fmt.Errorf("sim env: config %q duration %v is too short for %d decisions", cfg.Name, cfg.Duration, MinDecisions)
+		}
+	}
+	e.weight = DefaultRewardWeights()
+	if opts.Reward != nil {
+		if err := opts.Reward.Validate(); err != nil {
+			return nil, fmt.Errorf("sim env: %w", err)
+		}
+		e.weight = *opts.Reward
+	}
+	e.cat = opts.Catalogue
+	if e.cat.IsZero() {
+		e.cat = DefaultCatalogue()
+	}
+	for _, p := range opts.Priorities {
+		if p < 0 || p >= simenv.NumQueues {
+			return nil, fmt.Errorf("sim env: priority %d is outside 0..%d", p, simenv.NumQueues-1)
+		}
+	}
+	if err := e.build(cfg.Seed); err != nil {
+		return nil, err
+	}
+	e.done = true // Step needs a Reset first
+	return e, nil
+}
+
+// build creates the simulation with seed and derives the controlled queues.
+func (e *SimEnv) build(seed uint64) error {
+	cfg := e.cfg
+	cfg.Seed = seed
+	sim, err := simenv.New(cfg)
+	if err != nil {
+		return fmt.Errorf("sim env: %w", err)
+	}
+	prios := e.opts.Priorities
+	if prios == nil {
+		prios = sim.LosslessPriorities()
+	}
+	prios = append([]int(nil), prios...)
+	sort.Ints(prios)
+	all := sim.Switches()
+	var sws []simenv.SwitchInfo
+	if e.opts.Switches == nil {
+		sws = all
+	} else {
+		byName := make(map[string]simenv.SwitchInfo, len(all))
+		for _, s := range all {
+			byName[s.Name] = s
+		}
+		for _, n := range e.opts.Switches {
+			s, ok := byName[n]
+			if !ok {
+				return fmt.Errorf("sim env: switch %q is not in config %q (it has %d switches)", n, cfg.Name, len(all))
+			}
+			sws = append(sws, s)
+		}
+	}
+	var keys []QueueKey
+	var refs []simenv.QueueRef
+	for _, s := range sws {
+		for _, p := range s.Ports {
+			for _, pr := range prios {
+				keys = append(keys, QueueKey{Target: s.Name, Port: p.Name, Queue: pr})
+				refs = append(refs, simenv.QueueRef{Switch: s.Index, Port: p.Index, Queue: pr})
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return fmt.Errorf("sim env: config %q has no controlled queue (switches %d, priorities %v)", cfg.Name, len(sws), prios)
+	}
+	e.sim, e.switches, e.prios, e.keys, e.refs = sim, sws, prios, keys, refs
+	e.obs = NewObserver(e.opts.Observer)
+	e.last, e.step, e.done = nil, 0, false
+	return nil
+}
+
+// Keys lists the controlled queues, in the order of observations, actions
+// and rewards.
+func (e *SimEnv) Keys() []QueueKey { return append([]QueueKey(nil), e.keys...) }
+
+// Interval is the control interval Δ.
+func (e *SimEnv) Interval() simenv.Time { return e.interval }
+
+// Catalogue is the action catalogue Step uses.
+func (e *SimEnv) Catalogue() Catalogue { return e.cat }
+
+// Sim is the current simulation (for evaluation and plots; a policy must
+// not read it).
+func (e *SimEnv) Sim() *simenv.Sim { return e.sim }
+
+// Reset rebuilds the simulation with seed, takes a first sample at time 0,
+// runs one interval under the configured initial settings and returns the
+// observations at its end.
+func (e *SimEnv) Reset(seed uint64) ([]Observation, error) {
+	if err := e.build(seed); err != nil {
+		e.done = true
+		return nil, err
+	}
+	e.observe() // first sample: primes the Observer
+	obs, _, err := e.advance()
+	return obs, err
+}
+
+// Step applies one catalogue action per queue (Keys order), runs one
+// interval Δ and returns the new observations, one reward per queue, and
+// whether the episode is over (Duration reached or no traffic left).
+func (e *SimEnv) Step(actions []int) ([]Observation, []float64, bool, StepInfo, error) {
+	if err := e.ready(len(actions), "actions"); err != nil {
+		return nil, nil, true, StepInfo{}, err
+	}
+	settings := make([]Setting, len(actions))
+	for i, a := range actions {
+		if a < 0 || a >= e.cat.Len() {
+			return nil, nil, e.done, StepInfo{}, fmt.Errorf("sim env: action %d for %s is outside 0..%d", a, e.keys[i], e.cat.Len()-1)
+		}
+		settings[i] = e.cat.Setting(a, e.last[i].RateBps, e.last[i].Current)
+	}
+	return e.stepWith(settings)
+}
+
+// StepSettings is Step for policies that decide settings directly
+// (presets, the adaptive baseline): one setting per queue, Keys order. A
+// setting with HeadroomBytes > 0 that differs from the current headroom
+// also changes the headroom of the port's PG of that priority.
+func (e *SimEnv) StepSettings(settings []Setting) ([]Observation, []float64, bool, StepInfo, error) {
+	if err := e.ready(len(settings), "settings"); err != nil {
+		return nil, nil, true, StepInfo{}, err
+	}
+	return e.stepWith(append([]Setting(nil), settings...))
+}
+
+func (e *SimEnv) ready(n int, what string) error {
+	if e.sim == nil || e.last == nil {
+		return errors.New("sim env: call Reset before Step")
+	}
+	if e.done {
+		return errors.New("sim env: episode is over: call Reset")
+	}
+	if n != len(e.keys) {
+		return fmt.Errorf("sim env: got %d %s, want one per controlled queue (%d)", n, what, len(e.keys))
+	}
+	return nil
+}
+
+func (e *SimEnv) stepWith(settings []Setting) ([]Observation, []float64, bool, StepInfo, error) {
+	for i, s := range settings {
+		ecn := simenv.ECN{KminBytes: s.KminBytes, KmaxBytes: s.KmaxBytes, Pmax: s.Pmax}
+		if err := ecn.Validate(); err != nil {
+			return nil, nil, e.done, StepInfo{}, fmt.Errorf("sim env: setting for %s: %w", e.keys[i], err)
+		}
+		if s.HeadroomBytes < 0 {
+			return nil, nil, e.done, StepInfo{}, fmt.Errorf("sim env: setting for %s: headroom %d B is negative", e.keys[i], s.HeadroomBytes)
+		}
+	}
+	for i, s := range settings {
+		ref := e.refs[i]
+		if err := e.sim.SetECN(ref, simenv.ECN{KminBytes: s.KminBytes, KmaxBytes: s.KmaxBytes, Pmax: s.Pmax}); err != nil {
+			return nil, nil, e.done, StepInfo{}, fmt.Errorf("sim env: set ECN of %s: %w", e.keys[i], err)
+		}
+		if s.HeadroomBytes > 0 && s.HeadroomBytes != e.last[i].Current.HeadroomBytes {
+			pg := simenv.PGRef{Switch: ref.Switch, Port: ref.Port, PG: ref.Queue}
+			if err := e.sim.SetHeadroom(pg, s.HeadroomBytes); err != nil {
+				return nil, nil, e.done, StepInfo{}, fmt.Errorf("sim env: set headroom of %s: %w", e.keys[i], err)
+			}
+		}
+	}
+	obs, rewards, err := e.advance()
+	if err != nil {
+		return nil, nil, true, StepInfo{}, err
+	}
+	e.step++
+	info := e.info(settings)
+	return obs, rewards, e.done, info, nil
+}
+
+// advance runs one interval and observes.
+func (e *SimEnv) advance() ([]Observation, []float64, error) {
+	now := e.sim.Now()
+	next := min(now+e.interval, e.cfg.Duration)
+	if next > now {
+		e.sim.RunUntil(next)
+	}
+	obs := e.observe()
+	if len(obs) != len(e.keys) {
+		return nil, nil, fmt.Errorf("sim env: telemetry gave %d queues, want %d", len(obs), len(e.keys))
+	}
+	rewards := make([]float64, len(obs))
+	for i := range obs {
+		rewards[i] = Reward(obs[i].Metrics, e.weight)
+	}
+	e.last = obs
+	e.done = e.sim.Now() >= e.cfg.Duration || e.sim.Idle()
+	return obs, rewards, nil
+}
+
+// observe reads every controlled switch once (which also restarts its
+// watermark window) and returns the observations in Keys order.
+func (e *SimEnv) observe() []Observation {
+	out := make([]Observation, 0, len(e.keys))
+	for _, s := range e.switches {
+		snap := FromSim(e.sim.Telemetry(s.Index), s, e.prios)
+		out = append(out, e.obs.Observe(snap)...)
+	}
+	return out
+}
+
+func (e *SimEnv) info(settings []Setting) StepInfo {
+	st := e.sim.Stats()
+	info := StepInfo{Step: e.step, Now: e.sim.Now(), Settings: settings, Stats: st,
+		FlowsStarted: st.FlowsStarted, FlowsFinished: st.FlowsFinished}
+	n := 0
+	sum := 0.0
+	for _, f := range e.sim.Flows() {
+		if f.Finish == 0 {
+			continue
+		}
+		sd := f.Slowdown()
+		sum += sd
+		n++
+		info.MaxSlowdown = max(info.MaxSlowdown, sd)
+	}
+	if n > 0 {
+		info.MeanSlowdown = sum / float64(n)
+	}
+	return info
+}
