@@ -1,0 +1,121 @@
+package rl
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+func TestPPOContextualBandit(t *testing.T) {
+	const dim, k, agents, horizon = 8, 4, 64, 8
+	p, err := NewPPO(PPOConfig{
+		Arch:  Arch{In: dim, Hidden: []int{64}, Out: k, Act: Tanh},
+		Gamma: 0, Lambda: 0.95, LearningRate: 3e-3, Epochs: 4, MinibatchSize: 128,
+		EntropyCoef: 0.003, MaxGradNorm: 1, Seed: 21,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf, err := p.NewRollout(agents, horizon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	obs := make([][]float32, agents)
+	rew := make([]float32, agents)
+	dones := make([]bool, agents)
+	for i := range dones {
+		dones[i] = true
+	}
+	before := greedyAccuracy(t, p.Greedy, dim, k, 12)
+	var st PPOStats
+	for it := 0; it < 150; it++ {
+		buf.Reset()
+		for s := 0; s < horizon; s++ {
+			for i := range obs {
+				obs[i] = banditObs(rng, dim)
+			}
+			acts, logp, vals := p.Act(obs, rng)
+			for i := range obs {
+				rew[i] = obs[i][acts[i]]
+			}
+			if err := buf.Add(obs, acts, logp, vals, rew, dones); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := buf.Finish(make([]float32, agents), p.Config().Gamma, p.Config().Lambda); err != nil {
+			t.Fatal(err)
+		}
+		if st, err = p.Update(buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := greedyAccuracy(t, p.Greedy, dim, k, 12)
+	t.Logf("PPO bandit greedy optimal fraction: before %.3f after %.3f; last stats %+v", before, after, st)
+	if after < 0.95 {
+		t.Fatalf("PPO bandit: %.3f of greedy actions optimal, want >= 0.95", after)
+	}
+}
+
+func TestPPOChainMDP(t *testing.T) {
+	c := chain{n: 7, leftReward: 0.3}
+	for _, gamma := range []float64{0.5, 0.9} {
+		want := c.optimal(gamma)
+		p, err := NewPPO(PPOConfig{
+			Arch:  Arch{In: c.n, Hidden: []int{32}, Out: 2, Act: Tanh},
+			Gamma: gamma, Lambda: 0.95, LearningRate: 3e-3, Epochs: 4, MinibatchSize: 128,
+			EntropyCoef: 0.01, MaxGradNorm: 1, Seed: 4,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const agents, horizon = 32, 16
+		buf, _ := p.NewRollout(agents, horizon)
+		rng := rand.New(rand.NewPCG(8, 1))
+		state := make([]int, agents)
+		for i := range state {
+			state[i] = 1 + rng.IntN(c.n-2)
+		}
+		obs := make([][]float32, agents)
+		rew := make([]float32, agents)
+		dones := make([]bool, agents)
+		for it := 0; it < 150; it++ {
+			buf.Reset()
+			for s := 0; s < horizon; s++ {
+				for i, st := range state {
+					obs[i] = c.obs(st)
+				}
+				acts, logp, vals := p.Act(obs, rng)
+				for i, st := range state {
+					nx, r, done := c.step(st, acts[i])
+					rew[i], dones[i] = r, done
+					if done {
+						nx = 1 + rng.IntN(c.n-2)
+					}
+					state[i] = nx
+				}
+				if err := buf.Add(obs, acts, logp, vals, rew, dones); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i, st := range state {
+				obs[i] = c.obs(st)
+			}
+			if err := buf.Finish(p.Values(obs), gamma, 0.95); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.Update(buf); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := make([]int, c.n-2)
+		for s := 1; s < c.n-1; s++ {
+			got[s-1] = p.Greedy([][]float32{c.obs(s)})[0]
+		}
+		t.Logf("gamma %.2f: optimal %v learned %v, probs(1)=%v", gamma, want, got, p.Probs([][]float32{c.obs(1)})[0])
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("gamma %.2f: learned greedy policy %v, optimal %v", gamma, got, want)
+			}
+		}
+	}
+}
