@@ -1,0 +1,172 @@
+package models
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+)
+
+// bbolt trusts its file: a truncated file makes it touch memory past the end
+// of the mapping (SIGBUS) and a corrupt page can make it panic. Before
+// handing a file to bbolt, precheck reads the two meta pages itself and
+// checks that the file is as long as the meta page it will use says.
+//
+// The layout is bbolt's on-disk format (version 2, native byte order):
+// a 16-byte page header (id u64, flags u16, count u16, overflow u32), then
+// the meta: magic u32, version u32, page size u32, flags u32, root bucket
+// (root page u64, sequence u64), freelist page u64, high-water page u64,
+// txid u64, and an FNV-64a checksum of the meta bytes before it.
+
+const (
+	boltMagic      = 0xED0CDAED
+	boltVersion    = 2
+	boltMetaOffset = 16 // page header size
+	boltMetaSum    = 56 // bytes of meta covered by the checksum
+	boltMinPage    = 1024
+	boltMaxPage    = 1 << 24
+)
+
+type boltMeta struct {
+	pageSize uint32
+	root     uint64
+	freelist uint64
+	hwm      uint64 // number of pages in use
+	txid     uint64
+}
+
+// parseMeta decodes and validates one meta page read from buf. A page that
+// passes bbolt's own tests (magic, version, checksum) but describes an
+// impossible layout is reported with sane false: bbolt would use it.
+func parseMeta(buf []byte) (meta boltMeta, why string, sane bool) {
+	if len(buf) < boltMetaOffset+boltMetaSum+8 {
+		return boltMeta{}, "short meta page", true
+	}
+	m := buf[boltMetaOffset:]
+	ne := binary.NativeEndian
+	if ne.Uint32(m[0:]) != boltMagic {
+		return boltMeta{}, "no bbolt magic number", true
+	}
+	if v := ne.Uint32(m[4:]); v != boltVersion {
+		return boltMeta{}, fmt.Sprintf("bbolt format version %d, want %d", v, boltVersion), true
+	}
+	h := fnv.New64a()
+	h.Write(m[:boltMetaSum])
+	if h.Sum64() != ne.Uint64(m[boltMetaSum:]) {
+		return boltMeta{}, "meta page checksum mismatch", true
+	}
+	meta = boltMeta{
+		pageSize: ne.Uint32(m[8:]),
+		root:     ne.Uint64(m[16:]),
+		freelist: ne.Uint64(m[32:]),
+		hwm:      ne.Uint64(m[40:]),
+		txid:     ne.Uint64(m[48:]),
+	}
+	if meta.pageSize < boltMinPage || meta.pageSize > boltMaxPage || meta.pageSize&(meta.pageSize-1) != 0 {
+		return boltMeta{}, fmt.Sprintf("implausible page size %d", meta.pageSize), false
+	}
+	if meta.hwm < 3 || meta.root < 2 || meta.root >= meta.hwm {
+		return boltMeta{}, fmt.Sprintf("root page %d outside the %d pages in use", meta.root, meta.hwm), false
+	}
+	const noFreelist = ^uint64(0)
+	if meta.freelist != noFreelist && (meta.freelist < 2 || meta.freelist >= meta.hwm) {
+		return boltMeta{}, fmt.Sprintf("freelist page %d outside the %d pages in use", meta.freelist, meta.hwm), false
+	}
+	return meta, "", true
+}
+
+// precheck returns nil if path looks like a whole bbolt file, an empty file
+// (size 0, which bbolt initialises on a writable open), and otherwise an
+// ErrCorrupt naming the file and what is wrong with it.
+func precheck(path string) (empty bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	size := st.Size()
+	if size == 0 {
+		return true, nil
+	}
+	if !st.Mode().IsRegular() {
+		return false, fmt.Errorf("%w: %s is not a regular file", ErrCorrupt, path)
+	}
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s is not a usable ecntune registry: %s", ErrCorrupt, path, fmt.Sprintf(format, a...))
+	}
+	first := make([]byte, 4096)
+	n, err := f.ReadAt(first, 0)
+	if err != nil && err != io.EOF {
+		return false, fmt.Errorf("read %s: %w", path, err)
+	}
+	first = first[:n]
+	if n < boltMetaOffset+boltMetaSum+8 {
+		return false, bad("file is %d bytes, too short for a bbolt database (truncated or not a database)", size)
+	}
+	m0, why0, sane := parseMeta(first)
+	if !sane {
+		return false, bad("first meta page: %s", why0)
+	}
+	// The second meta page sits one page in; its position depends on the
+	// page size, which only a valid meta page tells. Try the first page's
+	// claim, then every size bbolt can use.
+	var m1 boltMeta
+	why1 := "second meta page not found"
+	try := []int64{}
+	if why0 == "" {
+		try = append(try, int64(m0.pageSize))
+	}
+	for ps := int64(boltMinPage); ps <= boltMaxPage; ps <<= 1 {
+		try = append(try, ps)
+	}
+	buf := make([]byte, boltMetaOffset+boltMetaSum+8)
+	for _, off := range try {
+		if off+int64(len(buf)) > size {
+			continue
+		}
+		if _, err := f.ReadAt(buf, off); err != nil {
+			return false, fmt.Errorf("read %s: %w", path, err)
+		}
+		m, why, sane := parseMeta(buf)
+		if !sane && (why0 != "" || off == int64(m0.pageSize)) {
+			return false, bad("second meta page: %s", why)
+		}
+		if why == "" && int64(m.pageSize) == off {
+			m1, why1 = m, ""
+			break
+		} else if why0 == "" && off == int64(m0.pageSize) {
+			why1 = why
+		}
+	}
+	var use boltMeta
+	switch {
+	case why0 != "" && why1 != "":
+		if why0 == "no bbolt magic number" {
+			return false, bad("not a bbolt database (no bbolt magic number at the start)")
+		}
+		return false, bad("both meta pages are damaged (%s; %s)", why0, why1)
+	case why0 != "":
+		use = m1
+	case why1 != "":
+		use = m0
+	default:
+		use = m0
+		if m1.txid > m0.txid {
+			use = m1
+		}
+	}
+	if why0 == "" && why1 == "" && m0.pageSize != m1.pageSize {
+		return false, bad("meta pages disagree on the page size (%d and %d)", m0.pageSize, m1.pageSize)
+	}
+	need := int64(use.hwm) * int64(use.pageSize)
+	if need/int64(use.pageSize) != int64(use.hwm) || need > size {
+		return false, bad("truncated: the database says it uses %d pages of %d bytes (%d bytes) but the file has %d bytes",
+			use.hwm, use.pageSize, need, size)
+	}
+	return false, nil
+}
