@@ -238,6 +238,11 @@ func (e *SimEnv) stepWith(settings []Setting) ([]Observation, []float64, bool, S
 			return nil, nil, e.done, StepInfo{}, fmt.Errorf("sim env: setting for %s: headroom %d B is negative", e.keys[i], s.HeadroomBytes)
 		}
 	}
+	for i := range settings {
+		if settings[i].HeadroomBytes == 0 { // not managed: keep what the PG has
+			settings[i].HeadroomBytes = e.last[i].Current.HeadroomBytes
+		}
+	}
 	for i, s := range settings {
 		ref := e.refs[i]
 		if err := e.sim.SetECN(ref, simenv.ECN{KminBytes: s.KminBytes, KmaxBytes: s.KmaxBytes, Pmax: s.Pmax}); err != nil {
