@@ -1,0 +1,619 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/policy"
+)
+
+// Switch is the I/O face of one switch: a telemetry stream in, settings out.
+// The gNMI implementation is GNMISwitch; tests use fakes.
+type Switch interface {
+	// Name is the target name (as in the configuration and QueueKey.Target).
+	Name() string
+	// Subscribe delivers decoded snapshots on out until ctx ends,
+	// reconnecting by itself. Stream and decode errors go to errs (never
+	// blocking: an error is dropped when errs is full).
+	Subscribe(ctx context.Context, out chan<- env.Snapshot, errs chan<- error)
+	// SetPaths are the paths a Set of these queues writes (for the audit).
+	SetPaths(keys []env.QueueKey) []string
+	// Apply writes the settings in one Set request. It is never retried.
+	Apply(ctx context.Context, settings map[env.QueueKey]env.Setting) error
+	// Read returns the settings the switch reports for the queues (a Get).
+	Read(ctx context.Context, keys []env.QueueKey) (map[env.QueueKey]env.Setting, error)
+	// Close releases the connection.
+	Close() error
+}
+
+// Observer is what the agent needs of env.Observer.
+type Observer interface {
+	Observe(s env.Snapshot) []env.Observation
+	Forget(target string)
+}
+
+// Options wire an agent.
+type Options struct {
+	Config   *Config
+	Policy   policy.Policy
+	Model    string // model / policy version recorded in the audit log
+	Observer Observer
+	Journal  *Journal
+	Switches []Switch
+	Guard    GuardConfig // resolved guardrails (presets, reward)
+	Reward   func(env.Metrics) float64
+	Metrics  *Metrics
+	Logger   *slog.Logger
+	Clock    func() time.Time
+	DryRun   bool
+	// SetTimeout bounds one Set plus its read-back (default: 5 s).
+	SetTimeout time.Duration
+	// Retention of shadow recommendations in the db (default 24 h).
+	Retention time.Duration
+}
+
+// Agent is the runtime loop.
+type Agent struct {
+	o        Options
+	cfg      *Config
+	guard    *Guard
+	log      *slog.Logger
+	switches map[string]Switch
+	targets  map[string]TargetConfig
+	names    []string
+
+	mu       sync.Mutex
+	latest   map[env.QueueKey]env.Observation // newest observation per queue since the last interval
+	lastSeen map[string]time.Time
+	recs     map[env.QueueKey]Recommendation // newest recommendation per queue (HTTP)
+	lastPlan []Change
+	pending  bool // audit entries left unresolved by a crash
+	ticks    int
+}
+
+// New checks the options and builds an agent.
+func New(o Options) (*Agent, error) {
+	if o.Config == nil || o.Policy == nil || o.Observer == nil || o.Journal == nil {
+		return nil, errors.New("agent: config, policy, observer and journal are required")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.Metrics == nil {
+		o.Metrics = NewMetrics()
+	}
+	if o.SetTimeout <= 0 {
+		o.SetTimeout = 5 * time.Second
+	}
+	if o.Retention <= 0 {
+		o.Retention = 24 * time.Hour
+	}
+	if o.Reward != nil && o.Guard.Reward == nil {
+		o.Guard.Reward = o.Reward
+	}
+	g, err := NewGuard(o.Guard)
+	if err != nil {
+		return nil, err
+	}
+	a := &Agent{o: o, cfg: o.Config, guard: g, log: o.Logger,
+		switches: map[string]Switch{}, targets: map[string]TargetConfig{},
+		latest: map[env.QueueKey]env.Observation{}, lastSeen: map[string]time.Time{},
+		recs: map[env.QueueKey]Recommendation{}}
+	for _, t := range o.Config.Targets {
+		a.targets[t.Name] = t
+	}
+	for _, s := range o.Switches {
+		if _, ok := a.targets[s.Name()]; !ok {
+			return nil, fmt.Errorf("agent: switch %q is not among the configured targets", s.Name())
+		}
+		if _, dup := a.switches[s.Name()]; dup {
+			return nil, fmt.Errorf("agent: switch %q given twice", s.Name())
+		}
+		a.switches[s.Name()] = s
+		a.names = append(a.names, s.Name())
+	}
+	sort.Strings(a.names)
+	now := o.Clock().UnixNano()
+	for _, n := range a.names {
+		g.AddTarget(n, now)
+	}
+	return a, nil
+}
+
+// Guard exposes the guard (for tests and the HTTP endpoint).
+func (a *Agent) Guard() *Guard { return a.guard }
+
+// Metrics returns the agent's metrics.
+func (a *Agent) Metrics() *Metrics { return a.o.Metrics }
+
+// Run subscribes to every switch and runs a control interval every
+// Config.Interval until ctx ends.
+func (a *Agent) Run(ctx context.Context) error {
+	if a.cfg.Mode == ModeClosedLoop && !a.o.DryRun {
+		if err := a.Reconcile(ctx); err != nil {
+			return err
+		}
+	}
+	_ = a.o.Journal.SetMeta("owner", a.cfg.Owner)
+	snaps := make(chan env.Snapshot, 64)
+	type tErr struct {
+		target string
+		err    error
+	}
+	errs := make(chan tErr, 64)
+	var wg sync.WaitGroup
+	sctx, cancel := context.WithCancel(ctx)
+	defer func() { cancel(); wg.Wait() }()
+	for _, n := range a.names {
+		sw := a.switches[n]
+		e := make(chan error, 16)
+		wg.Add(2)
+		go func() { defer wg.Done(); sw.Subscribe(sctx, snaps, e) }()
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-sctx.Done():
+					return
+				case err := <-e:
+					select {
+					case errs <- tErr{sw.Name(), err}:
+					default:
+					}
+				}
+			}
+		}()
+	}
+	a.log.Info("agent started", "mode", a.cfg.Mode, "policy", a.o.Policy.Name(), "targets", len(a.names),
+		"interval", a.cfg.Interval, "dry_run", a.o.DryRun)
+	tick := time.NewTicker(a.cfg.Interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			a.log.Info("agent stopped")
+			return nil
+		case s := <-snaps:
+			a.Ingest(s)
+		case e := <-errs:
+			a.o.Metrics.TelemetryErr.WithLabelValues(e.target).Inc()
+			a.log.Warn("telemetry", "target", e.target, "err", e.err)
+		case <-tick.C:
+			if err := a.Tick(ctx); err != nil {
+				a.log.Error("interval", "err", err)
+			}
+		}
+	}
+}
+
+// Ingest takes one decoded snapshot: it keeps only the queues under control,
+// runs the observer and keeps the newest observation per queue.
+func (a *Agent) Ingest(s env.Snapshot) {
+	t, ok := a.targets[s.Target]
+	if !ok {
+		a.log.Warn("snapshot for an unknown target dropped", "target", s.Target)
+		return
+	}
+	kept := s.Queues[:0:0]
+	for _, q := range s.Queues {
+		if q.Key.Target == s.Target && t.WantsPort(q.Key.Port) && t.WantsQueue(q.Key.Queue) {
+			kept = append(kept, q)
+		}
+	}
+	s.Queues = kept
+	now := a.o.Clock()
+	obs := a.o.Observer.Observe(s)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.lastSeen[s.Target] = now
+	a.guard.Seen(s.Target, now.UnixNano())
+	a.o.Metrics.Snapshots.WithLabelValues(s.Target).Inc()
+	for _, o := range obs {
+		a.latest[o.Key] = o
+	}
+}
+
+// Tick runs one control interval: decide on the newest observations, then
+// record (shadow) or guard and apply (closed loop).
+func (a *Agent) Tick(ctx context.Context) error {
+	now := a.o.Clock()
+	a.mu.Lock()
+	obs := make([]env.Observation, 0, len(a.latest))
+	for _, o := range a.latest {
+		obs = append(obs, o)
+	}
+	clear(a.latest)
+	for _, n := range a.names {
+		if t, ok := a.lastSeen[n]; ok {
+			a.o.Metrics.Staleness.WithLabelValues(n).Set(now.Sub(t).Seconds())
+		}
+	}
+	a.ticks++
+	a.mu.Unlock()
+	sort.Slice(obs, func(i, j int) bool { return keyLess(obs[i].Key, obs[j].Key) })
+	a.o.Metrics.Ticks.Inc()
+
+	var decs []policy.Decision
+	if len(obs) > 0 {
+		decs = a.o.Policy.Decide(obs)
+		if len(decs) != len(obs) {
+			return fmt.Errorf("policy %s returned %d decisions for %d observations", a.o.Policy.Name(), len(decs), len(obs))
+		}
+		a.o.Metrics.Decisions.Add(float64(len(decs)))
+	}
+	recs := a.recommend(now, obs, decs)
+	if a.cfg.Mode == ModeShadow {
+		if err := a.o.Journal.PutRecommendations(recs); err != nil {
+			return err
+		}
+		if a.ticks%100 == 0 {
+			if _, err := a.o.Journal.PruneRecommendations(now.Add(-a.o.Retention).UnixNano()); err != nil {
+				a.log.Warn("pruning recommendations", "err", err)
+			}
+		}
+		return nil
+	}
+	if a.pending && !a.o.DryRun {
+		if err := a.Reconcile(ctx); err != nil {
+			a.log.Warn("reconcile", "err", err)
+		}
+	}
+	plan, err := a.guard.Step(StepInput{NowNs: now.UnixNano(), Observations: obs, Decisions: decs})
+	if err != nil {
+		return err
+	}
+	a.account(plan)
+	a.apply(ctx, plan.Changes, true)
+	return nil
+}
+
+func keyLess(a, b env.QueueKey) bool {
+	if a.Target != b.Target {
+		return a.Target < b.Target
+	}
+	if a.Port != b.Port {
+		return a.Port < b.Port
+	}
+	return a.Queue < b.Queue
+}
+
+func (a *Agent) recommend(now time.Time, obs []env.Observation, decs []policy.Decision) []Recommendation {
+	recs := make([]Recommendation, len(decs))
+	for i := range decs {
+		o, d := &obs[i], &decs[i]
+		r := Recommendation{TimeNs: now.UnixNano(), Key: o.Key, Policy: a.o.Policy.Name(), Current: o.Current,
+			Recommended: d.Setting, Action: d.Action, Confidence: d.Confidence, Reason: d.Reason,
+			Valid: o.Valid, Metrics: o.Metrics}
+		have := false
+		if a.o.Reward != nil && o.Valid {
+			r.Reward, have = a.o.Reward(o.Metrics), true
+		}
+		recs[i] = r
+		a.o.Metrics.observe(o, &d.Setting, r.Reward, have)
+	}
+	a.mu.Lock()
+	for _, r := range recs {
+		a.recs[r.Key] = r
+	}
+	a.mu.Unlock()
+	return recs
+}
+
+func (a *Agent) account(p Plan) {
+	m := a.o.Metrics
+	for _, r := range p.Rejections {
+		m.Rejections.WithLabelValues(r.Rule).Inc()
+	}
+	for _, c := range p.Changes {
+		for _, r := range c.Clamped {
+			m.Clamps.WithLabelValues(r).Inc()
+		}
+	}
+	for _, al := range p.Alarms {
+		m.Alarms.WithLabelValues(al.Rule).Inc()
+		args := []any{"target", al.Target, "rule", al.Rule}
+		if al.Key != nil {
+			args = append(args, "queue", al.Key.String())
+		}
+		a.log.Warn(al.Msg, args...)
+	}
+	frozen := map[string]bool{}
+	for _, t := range p.Frozen {
+		frozen[t] = true
+	}
+	for _, n := range a.names {
+		v := 0.0
+		if frozen[n] {
+			v = 1
+		}
+		m.Frozen.WithLabelValues(n).Set(v)
+	}
+}
+
+type setResult struct {
+	c   Change
+	seq uint64
+	out Outcome
+	got env.Setting
+	err error
+}
+
+// apply journals, sets and reads back a batch of changes, one Set per
+// target (targets in parallel), then reports to the guard. Rollbacks the
+// guard orders after a read-back mismatch are applied in a second round.
+func (a *Agent) apply(ctx context.Context, changes []Change, allowRollback bool) {
+	if len(changes) == 0 {
+		return
+	}
+	byTarget := map[string][]Change{}
+	for _, c := range changes {
+		byTarget[c.Key.Target] = append(byTarget[c.Key.Target], c)
+	}
+	var mu sync.Mutex
+	var results []setResult
+	var wg sync.WaitGroup
+	for target, cs := range byTarget {
+		sw := a.switches[target]
+		entries := make([]AuditEntry, len(cs))
+		keys := make([]env.QueueKey, len(cs))
+		for i, c := range cs {
+			keys[i] = c.Key
+		}
+		var paths []string
+		if sw != nil {
+			paths = sw.SetPaths(keys)
+		}
+		nowNs := a.o.Clock().UnixNano()
+		for i, c := range cs {
+			entries[i] = AuditEntry{TimeNs: nowNs, Target: target, Key: c.Key, Paths: paths, Kind: c.Kind,
+				Old: c.Old, New: c.New, Reason: c.Reason, Model: a.o.Model, Owner: a.cfg.Owner}
+			if a.o.DryRun {
+				entries[i].State = StateDryRun
+			}
+		}
+		written, err := a.o.Journal.Intent(entries)
+		if err != nil {
+			// No write-ahead record, no Set.
+			a.log.Error("audit log", "target", target, "err", err)
+			for _, c := range cs {
+				results = append(results, setResult{c: c, out: NotApplied, err: err})
+			}
+			continue
+		}
+		if a.o.DryRun || sw == nil {
+			for i, c := range cs {
+				a.log.Info("dry run: would set", "queue", c.Key.String(), "kind", c.Kind, "old", c.Old, "new", c.New, "reason", c.Reason)
+				results = append(results, setResult{c: c, seq: written[i].Seq, out: NotApplied})
+			}
+			continue
+		}
+		wg.Add(1)
+		go func(sw Switch, cs []Change, written []AuditEntry, keys []env.QueueKey) {
+			defer wg.Done()
+			rs := a.setAndReadBack(ctx, sw, cs, written, keys)
+			mu.Lock()
+			results = append(results, rs...)
+			mu.Unlock()
+		}(sw, cs, written, keys)
+	}
+	wg.Wait()
+	sort.Slice(results, func(i, j int) bool { return keyLess(results[i].c.Key, results[j].c.Key) })
+	var second []Change
+	nowNs := a.o.Clock().UnixNano()
+	for _, r := range results {
+		if r.seq != 0 {
+			st, msg := StateApplied, ""
+			var got *env.Setting
+			switch {
+			case a.o.DryRun:
+				st = StateDryRun
+			case r.out == NotApplied:
+				st = StateFailed
+				if r.err != nil {
+					msg = r.err.Error()
+				}
+			case r.out == Mismatch:
+				st, got = StateMismatch, &r.got
+			default:
+				got = &r.got
+			}
+			if err := a.o.Journal.Resolve(r.seq, st, got, msg, nowNs); err != nil {
+				a.log.Error("audit log", "err", err)
+			}
+		}
+		switch r.out {
+		case Applied:
+			a.o.Metrics.applied(r.c.Key, r.c.New)
+			if r.c.Kind != KindTune && r.c.Kind != KindFallback {
+				a.o.Metrics.Rollbacks.WithLabelValues(string(r.c.Kind)).Inc()
+			}
+			a.log.Info("applied", "queue", r.c.Key.String(), "kind", r.c.Kind, "kmin", r.c.New.KminBytes,
+				"kmax", r.c.New.KmaxBytes, "pmax", r.c.New.Pmax, "reason", r.c.Reason)
+		case NotApplied:
+			if r.err != nil {
+				a.log.Warn("set failed", "queue", r.c.Key.String(), "kind", r.c.Kind, "err", r.err)
+			}
+		}
+		rb, alarm := a.guard.Result(r.c, r.out, r.got, nowNs)
+		if alarm != nil {
+			a.o.Metrics.Alarms.WithLabelValues(alarm.Rule).Inc()
+			a.log.Warn(alarm.Msg, "target", alarm.Target, "rule", alarm.Rule, "queue", r.c.Key.String())
+		}
+		if rb != nil {
+			if allowRollback {
+				second = append(second, *rb)
+			} else {
+				a.guard.Result(*rb, NotApplied, env.Setting{}, nowNs)
+			}
+		}
+	}
+	a.mu.Lock()
+	a.lastPlan = append(a.lastPlan[:0], changes...)
+	a.mu.Unlock()
+	if len(second) > 0 {
+		a.apply(ctx, second, false)
+	}
+}
+
+func (a *Agent) setAndReadBack(ctx context.Context, sw Switch, cs []Change, written []AuditEntry, keys []env.QueueKey) []setResult {
+	out := make([]setResult, len(cs))
+	for i, c := range cs {
+		out[i] = setResult{c: c, seq: written[i].Seq, out: NotApplied}
+	}
+	settings := make(map[env.QueueKey]env.Setting, len(cs))
+	for _, c := range cs {
+		settings[c.Key] = c.New
+	}
+	cctx, cancel := context.WithTimeout(ctx, a.o.SetTimeout)
+	defer cancel()
+	start := time.Now()
+	err := sw.Apply(cctx, settings)
+	if err != nil {
+		a.o.Metrics.Sets.WithLabelValues("error").Inc()
+		for i := range out {
+			out[i].err = fmt.Errorf("set on %s: %w", sw.Name(), err)
+		}
+		return out
+	}
+	got, err := sw.Read(cctx, keys)
+	a.o.Metrics.SetLatency.Observe(time.Since(start).Seconds())
+	if err != nil {
+		// Set answered but read-back failed: treat as a mismatch against
+		// an unknown setting, so the guard restores last known good.
+		a.o.Metrics.Sets.WithLabelValues("readback-error").Inc()
+		for i := range out {
+			out[i].out = Mismatch
+			out[i].err = fmt.Errorf("read-back on %s: %w", sw.Name(), err)
+		}
+		return out
+	}
+	a.o.Metrics.Sets.WithLabelValues("ok").Inc()
+	for i, c := range cs {
+		g, ok := got[c.Key]
+		out[i].got = g
+		if ok && a.guard.ReadBackOK(c.New, g) {
+			out[i].out = Applied
+		} else {
+			out[i].out = Mismatch
+		}
+	}
+	return out
+}
+
+// Reconcile resolves audit entries a crash left without a result: it reads
+// the switch and records the change applied (and puts it on probation
+// again), abandoned (the switch still runs Old), or rolls the queue back to
+// Old when the switch runs neither.
+func (a *Agent) Reconcile(ctx context.Context) error {
+	pend, err := a.o.Journal.Pending()
+	if err != nil {
+		return err
+	}
+	a.pending = false
+	if len(pend) == 0 {
+		return nil
+	}
+	byTarget := map[string][]AuditEntry{}
+	for _, e := range pend {
+		byTarget[e.Target] = append(byTarget[e.Target], e)
+	}
+	targets := make([]string, 0, len(byTarget))
+	for t := range byTarget {
+		targets = append(targets, t)
+	}
+	sort.Strings(targets)
+	var restore []Change
+	for _, t := range targets {
+		es := byTarget[t]
+		sw := a.switches[t]
+		nowNs := a.o.Clock().UnixNano()
+		if sw == nil {
+			a.log.Warn("reconcile: audit entries for a target not in the configuration left pending", "target", t, "entries", len(es))
+			continue
+		}
+		keys := make([]env.QueueKey, len(es))
+		for i, e := range es {
+			keys[i] = e.Key
+		}
+		cctx, cancel := context.WithTimeout(ctx, a.o.SetTimeout)
+		got, err := sw.Read(cctx, keys)
+		cancel()
+		if err != nil {
+			a.pending = true
+			a.log.Warn("reconcile: cannot read switch, will retry", "target", t, "err", err)
+			for _, e := range es {
+				if e.State != StateUnreachable {
+					_ = a.o.Journal.Resolve(e.Seq, StateUnreachable, nil, err.Error(), nowNs)
+				}
+			}
+			continue
+		}
+		// Entries of the same queue: only the newest decides.
+		newest := map[env.QueueKey]AuditEntry{}
+		for _, e := range es {
+			newest[e.Key] = e
+		}
+		for _, e := range es {
+			g, ok := got[e.Key]
+			gp := &g
+			if !ok {
+				gp = nil
+			}
+			switch {
+			case newest[e.Key].Seq != e.Seq:
+				_ = a.o.Journal.Resolve(e.Seq, StateAbandoned, gp, "superseded by a later intent", nowNs)
+			case ok && a.guard.ReadBackOK(e.New, g):
+				_ = a.o.Journal.Resolve(e.Seq, StateReconciled, gp, "", nowNs)
+				from := e.Old
+				if e.Kind != KindTune && e.Kind != KindFallback {
+					from = e.New
+				}
+				a.guard.Adopt(e.Key, from, e.New, e.TimeNs)
+				a.log.Info("reconcile: change found applied", "queue", e.Key.String(), "seq", e.Seq)
+			case ok && a.guard.ReadBackOK(e.Old, g):
+				_ = a.o.Journal.Resolve(e.Seq, StateAbandoned, gp, "switch still runs the old setting", nowNs)
+				a.guard.Adopt(e.Key, e.Old, e.Old, e.TimeNs)
+				a.log.Info("reconcile: change found not applied", "queue", e.Key.String(), "seq", e.Seq)
+			default:
+				_ = a.o.Journal.Resolve(e.Seq, StateRolledBack, gp, "switch runs neither old nor new: restoring old", nowNs)
+				old := g
+				if !ok {
+					old = env.Setting{}
+				}
+				restore = append(restore, Change{Key: e.Key, Kind: KindReconcile, Old: old, New: e.Old,
+					Reason: fmt.Sprintf("restart found audit entry %d half applied", e.Seq)})
+				a.guard.Adopt(e.Key, e.Old, e.Old, e.TimeNs)
+			}
+		}
+	}
+	if len(restore) > 0 {
+		for _, c := range restore {
+			a.guard.queue(c.Key).pending = true
+		}
+		a.apply(ctx, restore, false)
+	}
+	return nil
+}
+
+// Recommendations returns the newest recommendation per queue, in key order.
+func (a *Agent) Recommendations(target string) []Recommendation {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]Recommendation, 0, len(a.recs))
+	for _, r := range a.recs {
+		if target == "" || r.Key.Target == target {
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return keyLess(out[i].Key, out[j].Key) })
+	return out
+}

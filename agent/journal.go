@@ -1,0 +1,349 @@
+package agent
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/ecntune/ecntune/env"
+)
+
+// AuditState is where an audited change stands.
+type AuditState string
+
+const (
+	StateIntent      AuditState = "intent"      // written before the Set; no result yet
+	StateApplied     AuditState = "applied"     // Set succeeded and read back as set
+	StateFailed      AuditState = "failed"      // Set refused or not answered
+	StateMismatch    AuditState = "mismatch"    // Set answered, read back differs
+	StateDryRun      AuditState = "dry-run"     // --dry-run: never sent
+	StateReconciled  AuditState = "reconciled"  // restart found it applied
+	StateAbandoned   AuditState = "abandoned"   // restart found it not applied
+	StateRolledBack  AuditState = "rolled-back" // restart found it half applied and restored Old
+	StateUnreachable AuditState = "unreachable" // restart could not read the switch (retried later)
+)
+
+// AuditEntry is one write-ahead record of a change to one queue.
+type AuditEntry struct {
+	Seq      uint64       `json:"seq"`
+	TimeNs   int64        `json:"time_ns"` // when the intent was written
+	Target   string       `json:"target"`
+	Key      env.QueueKey `json:"key"`
+	Paths    []string     `json:"paths,omitempty"` // gNMI paths the Set writes
+	Kind     ChangeKind   `json:"kind"`
+	Old      env.Setting  `json:"old"`
+	New      env.Setting  `json:"new"`
+	Reason   string       `json:"reason"`
+	Model    string       `json:"model"` // policy / model version behind the change
+	Owner    string       `json:"owner"`
+	State    AuditState   `json:"state"`
+	ResultNs int64        `json:"result_ns,omitempty"`
+	Got      *env.Setting `json:"got,omitempty"` // read back
+	Error    string       `json:"error,omitempty"`
+}
+
+// Recommendation is what shadow mode stores per queue and interval.
+type Recommendation struct {
+	TimeNs      int64        `json:"time_ns"`
+	Key         env.QueueKey `json:"key"`
+	Policy      string       `json:"policy"`
+	Current     env.Setting  `json:"current"`
+	Recommended env.Setting  `json:"recommended"`
+	Action      int          `json:"action"`
+	Confidence  float64      `json:"confidence"`
+	Reason      string       `json:"reason"`
+	Valid       bool         `json:"valid"`
+	Metrics     env.Metrics  `json:"metrics"`
+	Reward      float64      `json:"reward"`
+	// Guard is the rule the guard would reject the recommendation with
+	// ("" when it would be allowed or nothing would change).
+	Guard string `json:"guard,omitempty"`
+}
+
+var (
+	bucketAudit = []byte("audit")
+	bucketRecs  = []byte("recommendations")
+	bucketMeta  = []byte("meta")
+)
+
+// Journal is the agent's bbolt store: the write-ahead audit log of changes
+// and the shadow-mode recommendations. bbolt holds an exclusive file lock
+// while the journal is open, so one agent owns a database at a time.
+type Journal struct {
+	db   *bolt.DB
+	path string
+}
+
+// ErrJournalLocked means another process has the database open.
+var ErrJournalLocked = errors.New("database is locked by another process")
+
+// OpenJournal opens (creating) the agent database at path, waiting at most
+// lockTimeout for another process to release it.
+func OpenJournal(path string, lockTimeout time.Duration) (*Journal, error) {
+	if lockTimeout <= 0 {
+		lockTimeout = time.Second
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout})
+	if err != nil {
+		if errors.Is(err, bolt.ErrTimeout) {
+			return nil, fmt.Errorf("agent db %s: %w (another ecntune agent is running on it; stop it or use another db)", path, ErrJournalLocked)
+		}
+		return nil, fmt.Errorf("agent db %s: %w", path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketAudit, bucketRecs, bucketMeta} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("agent db %s: %w", path, err)
+	}
+	return &Journal{db: db, path: path}, nil
+}
+
+// Path is the database file.
+func (j *Journal) Path() string { return j.path }
+
+// Close releases the database.
+func (j *Journal) Close() error { return j.db.Close() }
+
+func seqKey(seq uint64) []byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], seq)
+	return b[:]
+}
+
+// Intent writes the entries (state intent) durably before the Set and
+// returns them with their sequence numbers.
+func (j *Journal) Intent(entries []AuditEntry) ([]AuditEntry, error) {
+	out := make([]AuditEntry, len(entries))
+	err := j.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketAudit)
+		for i, e := range entries {
+			seq, err := b.NextSequence()
+			if err != nil {
+				return err
+			}
+			e.Seq = seq
+			if e.State == "" {
+				e.State = StateIntent
+			}
+			v, err := json.Marshal(e)
+			if err != nil {
+				return err
+			}
+			if err := b.Put(seqKey(seq), v); err != nil {
+				return err
+			}
+			out[i] = e
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("agent db %s: writing intent: %w", j.path, err)
+	}
+	return out, nil
+}
+
+// Resolve records the result of a change written by Intent.
+func (j *Journal) Resolve(seq uint64, state AuditState, got *env.Setting, errMsg string, nowNs int64) error {
+	err := j.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketAudit)
+		v := b.Get(seqKey(seq))
+		if v == nil {
+			return fmt.Errorf("no audit entry %d", seq)
+		}
+		var e AuditEntry
+		if err := json.Unmarshal(v, &e); err != nil {
+			return fmt.Errorf("audit entry %d: %w", seq, err)
+		}
+		e.State, e.Got, e.Error, e.ResultNs = state, got, errMsg, nowNs
+		nv, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		return b.Put(seqKey(seq), nv)
+	})
+	if err != nil {
+		return fmt.Errorf("agent db %s: recording result: %w", j.path, err)
+	}
+	return nil
+}
+
+// Entries returns audit entries in order, filtered by target ("" = all)
+// and intent time (>= sinceNs).
+func (j *Journal) Entries(target string, sinceNs int64) ([]AuditEntry, error) {
+	var out []AuditEntry
+	err := j.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketAudit).ForEach(func(k, v []byte) error {
+			var e AuditEntry
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("audit entry %d: %w", binary.BigEndian.Uint64(k), err)
+			}
+			if (target == "" || e.Target == target) && e.TimeNs >= sinceNs {
+				out = append(out, e)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("agent db %s: %w", j.path, err)
+	}
+	return out, nil
+}
+
+// Pending returns the entries a crash left without a result (intent, or
+// unreachable at the last reconcile).
+func (j *Journal) Pending() ([]AuditEntry, error) {
+	all, err := j.Entries("", 0)
+	if err != nil {
+		return nil, err
+	}
+	var out []AuditEntry
+	for _, e := range all {
+		if e.State == StateIntent || e.State == StateUnreachable {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// LastApplied returns, per queue, the most recent entry whose New is what
+// the switch runs (applied or reconciled), in key order.
+func (j *Journal) LastApplied(target string) ([]AuditEntry, error) {
+	all, err := j.Entries(target, 0)
+	if err != nil {
+		return nil, err
+	}
+	last := map[env.QueueKey]AuditEntry{}
+	for _, e := range all {
+		if e.State == StateApplied || e.State == StateReconciled {
+			last[e.Key] = e
+		}
+	}
+	out := make([]AuditEntry, 0, len(last))
+	for _, e := range last {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Key.String() < out[b].Key.String() })
+	return out, nil
+}
+
+// PutRecommendations stores one interval's recommendations in one
+// transaction.
+func (j *Journal) PutRecommendations(recs []Recommendation) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	err := j.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketRecs)
+		for i := range recs {
+			seq, err := b.NextSequence()
+			if err != nil {
+				return err
+			}
+			var k [16]byte
+			binary.BigEndian.PutUint64(k[:8], uint64(recs[i].TimeNs))
+			binary.BigEndian.PutUint64(k[8:], seq)
+			v, err := json.Marshal(&recs[i])
+			if err != nil {
+				return err
+			}
+			if err := b.Put(k[:], v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("agent db %s: storing recommendations: %w", j.path, err)
+	}
+	return nil
+}
+
+// Recommendations returns stored recommendations with TimeNs >= sinceNs
+// for target ("" = all), oldest first, at most limit (0 = no limit; the
+// newest are kept).
+func (j *Journal) Recommendations(target string, sinceNs int64, limit int) ([]Recommendation, error) {
+	var out []Recommendation
+	err := j.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketRecs).Cursor()
+		var start [8]byte
+		if sinceNs > 0 {
+			binary.BigEndian.PutUint64(start[:], uint64(sinceNs))
+		}
+		for k, v := c.Seek(start[:]); k != nil; k, v = c.Next() {
+			var r Recommendation
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("recommendation %x: %w", k, err)
+			}
+			if target == "" || r.Key.Target == target {
+				out = append(out, r)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("agent db %s: %w", j.path, err)
+	}
+	if limit > 0 && len(out) > limit {
+		out = out[len(out)-limit:]
+	}
+	return out, nil
+}
+
+// PruneRecommendations deletes recommendations older than beforeNs and
+// returns how many it deleted.
+func (j *Journal) PruneRecommendations(beforeNs int64) (int, error) {
+	n := 0
+	err := j.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketRecs)
+		c := b.Cursor()
+		var old [][]byte
+		for k, _ := c.First(); k != nil && int64(binary.BigEndian.Uint64(k[:8])) < beforeNs; k, _ = c.Next() {
+			old = append(old, append([]byte(nil), k...))
+		}
+		for _, k := range old {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		n = len(old)
+		return nil
+	})
+	return n, err
+}
+
+// SetMeta stores a small value (e.g. the owner of the last run).
+func (j *Journal) SetMeta(key, value string) error {
+	return j.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketMeta).Put([]byte(key), []byte(value))
+	})
+}
+
+// Meta reads a value stored by SetMeta.
+func (j *Journal) Meta(key string) string {
+	var v string
+	_ = j.db.View(func(tx *bolt.Tx) error {
+		v = string(tx.Bucket(bucketMeta).Get([]byte(key)))
+		return nil
+	})
+	return v
+}
+
+// FileExists reports whether a path names an existing file (used by the
+// CLI to refuse to create a database for read-only commands).
+func FileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir()
+}
