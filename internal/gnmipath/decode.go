@@ -1,0 +1,312 @@
+package gnmipath
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/openconfig/gnmi/proto/gnmi"
+
+	"github.com/ecntune/ecntune/env"
+)
+
+// Target says how to address one switch.
+type Target struct {
+	Name    string  // switch name, used in QueueKeys and (openconfig) as prefix.target
+	Dialect Dialect // openconfig or sonic
+	// Namespace (sonic only) is the path element after the database name
+	// that selects the switch, as sonic-gnmi's multi-namespace paths do
+	// ("localhost", "asic0"); simswitch accepts a switch name there. Empty:
+	// no namespace element (one switch per address).
+	Namespace string
+}
+
+func sortItems(it []Item) {
+	sort.Slice(it, func(i, j int) bool {
+		if it[i].DB != it[j].DB {
+			return it[i].DB < it[j].DB
+		}
+		return PathString(it[i].Path.GetElem()) < PathString(it[j].Path.GetElem())
+	})
+}
+
+// Decoder rebuilds the state of one switch from notifications as a
+// subscription delivers them (initial dump, updates, deletes, full
+// re-snapshots after reconnects) and produces env.Snapshots from it.
+// It is not safe for concurrent use.
+type Decoder struct {
+	t      Target
+	prios  map[int]bool
+	tree   Tree
+	ts     int64
+	tsLeaf int64 // newest timestamp of a notification carrying queue counters
+}
+
+// NewDecoder makes a decoder for target t. priorities, when given, limits
+// snapshots to those queues (the lossless ones).
+func NewDecoder(t Target, priorities ...int) *Decoder {
+	d := &Decoder{t: t, tree: Tree{}}
+	if len(priorities) > 0 {
+		d.prios = map[int]bool{}
+		for _, p := range priorities {
+			d.prios[p] = true
+		}
+	}
+	return d
+}
+
+// Reset forgets everything (for a client that wants a clean slate on
+// reconnect; a full re-snapshot also simply overwrites).
+func (d *Decoder) Reset() { d.tree = Tree{}; d.ts, d.tsLeaf = 0, 0 }
+
+// resolve splits a full path into database and leaf elements for this
+// target, checking target and namespace. ok=false means "not for us".
+func (d *Decoder) route(prefix, p *gnmi.Path) (db string, el []*gnmi.PathElem, err error) {
+	el = FullElems(prefix, p)
+	target := prefix.GetTarget()
+	if p.GetTarget() != "" {
+		target = p.GetTarget()
+	}
+	return Route(d.t.Dialect, d.t.Namespace, d.t.Name, target, originOf(prefix, p), el)
+}
+
+func originOf(prefix, p *gnmi.Path) string {
+	if p.GetOrigin() != "" {
+		return p.GetOrigin()
+	}
+	return prefix.GetOrigin()
+}
+
+// Route interprets the addressing of a path for a switch called name: for
+// openconfig the target must be empty or name; for sonic the database is
+// the target (or, with origin "sonic-db", the first element) and a
+// namespace element follows when namespace is set. It returns the
+// database and the remaining elements.
+func Route(dl Dialect, namespace, name, target, origin string, el []*gnmi.PathElem) (string, []*gnmi.PathElem, error) {
+	if dl != Sonic {
+		if target != "" && target != name {
+			return "", nil, fmt.Errorf("target %q is not %q", target, name)
+		}
+		return "", el, nil
+	}
+	db := target
+	if origin == "sonic-db" || db == "" {
+		if len(el) == 0 {
+			return "", nil, fmt.Errorf("sonic path %s names no database (want prefix.target %s or %s)", PathString(el), ConfigDB, CountersDB)
+		}
+		db, el = el[0].GetName(), el[1:]
+	}
+	if db != ConfigDB && db != CountersDB {
+		return "", nil, fmt.Errorf("database %q is not %s or %s", db, ConfigDB, CountersDB)
+	}
+	if namespace != "" {
+		if len(el) == 0 || el[0].GetName() != namespace {
+			return "", nil, fmt.Errorf("sonic path %s lacks namespace element %q", PathString(el), namespace)
+		}
+		el = el[1:]
+	}
+	return db, el, nil
+}
+
+// Apply folds one notification into the decoder's state. Malformed values
+// (bad type, negative, unparsable) are skipped and reported; the leaf they
+// would have set is dropped so that the queue it belongs to is incomplete
+// rather than wrong. Leaves this package does not know are ignored.
+func (d *Decoder) Apply(n *gnmi.Notification) error {
+	var errs []error
+	counters := false
+	for _, p := range n.GetDelete() {
+		db, el, err := d.route(n.GetPrefix(), p)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: delete: %v", d.t.Name, err))
+			continue
+		}
+		deleteMatching(d.t.Dialect, d.tree, db, el)
+	}
+	for _, u := range n.GetUpdate() {
+		db, el, err := d.route(n.GetPrefix(), u.GetPath())
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %v", d.t.Name, err))
+			continue
+		}
+		leaves, err := flatten(u.GetVal())
+		if err != nil {
+			if l, perr := ParseLeaf(d.t.Dialect, db, el); perr == nil {
+				delete(d.tree, l)
+			}
+			errs = append(errs, fmt.Errorf("%s %s: %v", d.t.Name, PathString(el), err))
+			continue
+		}
+		for _, fl := range leaves {
+			full := el
+			if len(fl.rel) > 0 {
+				full = join(el, fl.rel)
+			}
+			l, err := ParseLeaf(d.t.Dialect, db, full)
+			if err != nil {
+				if !errors.Is(err, ErrUnknownPath) {
+					errs = append(errs, fmt.Errorf("%s: %v", d.t.Name, err))
+				}
+				continue
+			}
+			v, err := DecodeVal(d.t.Dialect, l, fl.val)
+			if err != nil {
+				delete(d.tree, l)
+				errs = append(errs, fmt.Errorf("%s %s: %v", d.t.Name, PathString(full), err))
+				continue
+			}
+			d.tree[l] = v
+			if l.Field >= TxPkts && l.Field <= AvgQueue {
+				counters = true
+			}
+		}
+	}
+	if n.GetTimestamp() > d.ts {
+		d.ts = n.GetTimestamp()
+	}
+	if counters && n.GetTimestamp() > d.tsLeaf {
+		d.tsLeaf = n.GetTimestamp()
+	}
+	return errors.Join(errs...)
+}
+
+// deleteMatching removes every leaf of t whose path the delete path selects.
+func deleteMatching(dl Dialect, t Tree, db string, el []*gnmi.PathElem) int {
+	n := 0
+	for l := range t {
+		ldb, lel := LeafPath(dl, l)
+		if ldb == db && Match(el, lel) {
+			delete(t, l)
+			n++
+		}
+	}
+	return n
+}
+
+// required lists the queue fields a sample cannot do without.
+func required(dl Dialect) []Field {
+	r := []Field{TxPkts, TxBytes, DropPkts, DropBytes, MarkedPkts, MarkedBytes, MaxQueue, PFCRxFrames, PFCTxFrames}
+	if dl == OpenConfig {
+		r = append(r, AvgQueue)
+	}
+	return r
+}
+
+var fieldNames = map[Field]string{TxPkts: "tx packets", TxBytes: "tx bytes", DropPkts: "dropped packets",
+	DropBytes: "dropped bytes", MarkedPkts: "ECN-marked packets", MarkedBytes: "ECN-marked bytes",
+	MaxQueue: "max queue length", AvgQueue: "avg queue length", PFCRxFrames: "PFC rx frames", PFCTxFrames: "PFC tx frames"}
+
+type qid struct {
+	port string
+	q    int
+}
+
+// portOrder compares interface names naturally (Ethernet2 < Ethernet10).
+func portLess(a, b string) bool {
+	ia, ib := strings.IndexFunc(a, isDigit), strings.IndexFunc(b, isDigit)
+	if ia > 0 && ib > 0 && a[:ia] == b[:ib] {
+		na, ea := strconv.Atoi(a[ia:])
+		nb, eb := strconv.Atoi(b[ib:])
+		if ea == nil && eb == nil && na != nb {
+			return na < nb
+		}
+	}
+	return a < b
+}
+
+func isDigit(r rune) bool { return r >= '0' && r <= '9' }
+
+func (d *Decoder) queues() []qid {
+	seen := map[qid]bool{}
+	for l := range d.tree {
+		if l.Field >= TxPkts && l.Field <= AvgQueue && (d.prios == nil || d.prios[l.Index]) {
+			seen[qid{l.Port, l.Index}] = true
+		}
+	}
+	out := make([]qid, 0, len(seen))
+	for q := range seen {
+		out = append(out, q)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].port != out[j].port {
+			return portLess(out[i].port, out[j].port)
+		}
+		return out[i].q < out[j].q
+	})
+	return out
+}
+
+// Snapshot returns the switch's current state for every queue whose data is
+// complete, stamped with the newest timestamp of a notification that carried
+// queue counters. Incomplete lists the queues left out and why.
+func (d *Decoder) Snapshot() (snap env.Snapshot, incomplete []string) {
+	snap = env.Snapshot{Target: d.t.Name, TimeNs: d.tsLeaf}
+	pgs := pgIndex(d.tree)
+	req := required(d.t.Dialect)
+	for _, id := range d.queues() {
+		var missing []string
+		get := func(f Field) Val {
+			v, ok := d.tree[Leaf{Field: f, Port: id.port, Index: id.q}]
+			if !ok {
+				for _, r := range req {
+					if r == f {
+						missing = append(missing, fieldNames[f])
+					}
+				}
+			}
+			return v
+		}
+		s := env.QueueSample{Key: env.QueueKey{Target: d.t.Name, Port: id.port, Queue: id.q}}
+		s.TxPkts, s.TxBytes = get(TxPkts).U, get(TxBytes).U
+		s.DropPkts, s.DropBytes = get(DropPkts).U, get(DropBytes).U
+		s.MarkedPkts, s.MarkedBytes = get(MarkedPkts).U, get(MarkedBytes).U
+		s.CurQueueBytes = int64(min(get(CurQueue).U, math.MaxInt64))
+		s.MaxQueueBytes = int64(min(get(MaxQueue).U, math.MaxInt64))
+		s.AvgQueueBytes = get(AvgQueue).F
+		s.PauseRx, s.PauseTx = get(PFCRxFrames).U, get(PFCTxFrames).U
+		s.PausedNs = get(PFCPaused).U
+		if d.t.Dialect == Sonic {
+			s.PausedNs *= 1000
+		}
+		s.XoffBytes = int64(min(get(PFCXoff).U, math.MaxInt64))
+		s.MinHeadroomBytes = int64(min(get(PFCMinHeadroom).U, math.MaxInt64))
+		if v, ok := d.tree[Leaf{Field: PortSpeed, Port: id.port}]; ok {
+			s.RateBps = v.F
+		} else {
+			missing = append(missing, "port speed")
+		}
+		if v, ok := d.tree[Leaf{Field: BufferSize}]; ok {
+			s.BufferBytes = int64(min(v.U, math.MaxInt64))
+		}
+		var m []string
+		s.Setting, m = resolveSetting(d.t.Dialect, d.tree, pgs, id.port, id.q)
+		missing = append(missing, m...)
+		if len(missing) > 0 {
+			incomplete = append(incomplete, fmt.Sprintf("%s/%s/q%d: missing %s", d.t.Name, id.port, id.q, strings.Join(missing, ", ")))
+			continue
+		}
+		snap.Queues = append(snap.Queues, s)
+	}
+	return snap, incomplete
+}
+
+// Setting returns the current setting of a queue as the decoder knows it.
+func (d *Decoder) Setting(port string, q int) (env.Setting, error) {
+	s, missing := resolveSetting(d.t.Dialect, d.tree, pgIndex(d.tree), port, q)
+	if len(missing) > 0 {
+		return s, fmt.Errorf("%s/%s/q%d: setting unknown: missing %s", d.t.Name, port, q, strings.Join(missing, ", "))
+	}
+	return s, nil
+}
+
+// Binding returns how a queue's ECN profile (and SONiC buffer profile) is
+// bound, for SetRequest.
+func (d *Decoder) Binding(port string, q int) Binding {
+	return bindingOf(d.t.Dialect, d.tree, port, q)
+}
+
+// Tree exposes the decoded leaves (read-only by convention).
+func (d *Decoder) Tree() Tree { return d.tree }

@@ -1,0 +1,79 @@
+// Package gnmipath is the one definition of every gNMI path and value
+// encoding ecntune uses, for both dialects, shared by the simulated switches
+// (simenv/simswitch, which encode) and the agent (which decodes and sets).
+// It is pure: no network, no clock.
+//
+// # openconfig
+//
+// ECN (openconfig-qos): a profile per queue-management-profile,
+//
+//	/qos/queue-management-profiles/queue-management-profile[name=P]/wred/uniform/config/
+//	    min-threshold, max-threshold          uint64 bytes (JSON_IETF: strings)
+//	    max-drop-probability-percent          uint8 percent, 1..100 (Pmax = percent/100)
+//	    enable-ecn                            bool
+//
+// bound to a queue by
+//
+//	/qos/interfaces/interface[interface-id=X]/output/queues/queue[name=N]/config/queue-management-profile
+//
+// Queue counters (cumulative) and lengths (bytes):
+//
+//	/qos/interfaces/interface[interface-id=X]/output/queues/queue[name=N]/state/
+//	    transmit-pkts transmit-octets dropped-pkts dropped-octets ecn-marked-pkts ecn-marked-octets
+//	    max-queue-len avg-queue-len           (openconfig-qos)
+//	    current-queue-len                     (ecntune extension, optional)
+//
+// max-queue-len and avg-queue-len cover the time since the previous read
+// (read-and-clear, as the simulator exports them).
+//
+// OpenConfig has no PFC model. ecntune follows Arista's EOS augment of
+// openconfig-if-ethernet, /interfaces/interface[name=X]/ethernet/pfc/
+// priorities/priority[index=N]/state/{in-frames,out-frames} (the path quoted
+// in /work/shared/reference/switch-knobs.md §3; frames received and sent for
+// that priority). The other leaves under the same priority entry are
+// ecntune's own extension, documented here and nowhere else, because no
+// public model checked for this project carries them: state/paused-duration
+// (cumulative ns this port's egress was held paused), state/xoff-threshold,
+// state/min-headroom, state/headroom (bytes) and the settable
+// config/headroom (bytes of PFC headroom of that ingress PG). Port speed is
+// openconfig-if-ethernet's /interfaces/interface[name=X]/ethernet/state/
+// port-speed (identity SPEED_100GB etc.; non-whole Gb/s rates are written
+// SPEED_<n>MB). The switch's shared buffer size is the extension leaf
+// /qos/state/shared-buffer-size.
+//
+// # sonic
+//
+// As sonic-gnmi serves SONiC's Redis databases: prefix.target is the
+// database (CONFIG_DB, COUNTERS_DB), the path is TABLE/KEY/FIELD, every value
+// is a string. The origin form /sonic-db:CONFIG_DB/<ns>/... is accepted too.
+// With Target.Namespace set, a namespace element follows the database (as in
+// sonic-gnmi's multi-namespace paths); simswitch uses it to pick a switch.
+//
+//	CONFIG_DB   WRED_PROFILE|<p>    green_min_threshold green_max_threshold green_drop_probability (percent)
+//	                                wred_green_enable ecn
+//	            QUEUE|<port>|<q>    wred_profile ("name" or "[WRED_PROFILE|name]")
+//	            BUFFER_PROFILE|<p>  size xon xoff dynamic_th pool      (headroom = xoff)
+//	            BUFFER_PG|<port>|<pgs>  profile                        (pgs "3" or "3-4")
+//	            PORT|<port>         speed (Mb/s)
+//	            BUFFER_POOL|ingress_lossless_pool  size                (buffer bytes)
+//	COUNTERS_DB COUNTERS|<port>:<q> SAI_QUEUE_STAT_{PACKETS,BYTES,DROPPED_PACKETS,DROPPED_BYTES,
+//	                                WRED_ECN_MARKED_PACKETS,WRED_ECN_MARKED_BYTES,CURR_OCCUPANCY_BYTES,
+//	                                WATERMARK_BYTES}, ECNTUNE_QUEUE_AVG_OCCUPANCY_BYTES (extension, optional)
+//	            COUNTERS|<port>     SAI_PORT_STAT_PFC_<n>_{RX,TX}_PKTS, SAI_PORT_STAT_PFC_<n>_RX_PAUSE_DURATION_US
+//
+// Queue counters are keyed "<port>:<queue>" as sonic-gnmi's virtual
+// COUNTERS paths name queues (real COUNTERS_DB keys are SAI object ids).
+//
+// # Values and PFC frames
+//
+// PFC frame counters carry XOFF (pause) frames only, as env.FromSim does,
+// so that a policy sees the same numbers from the simulator in process and
+// over gNMI. Pmax is carried as a whole percent in both dialects: use
+// Quantize to compare a read-back with what was asked.
+//
+// # Timestamps
+//
+// simswitch stamps notifications with Epoch + simulated nanoseconds (see
+// SimTimestamp), not the wall clock: counters advance at simulated speed,
+// so rates computed from timestamp deltas are right whatever the timescale.
+package gnmipath

@@ -1,0 +1,404 @@
+package gnmipath
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/openconfig/gnmi/proto/gnmi"
+)
+
+// Dialect is a family of gNMI paths a switch speaks.
+type Dialect string
+
+const (
+	// OpenConfig is openconfig-qos plus the PFC augment described in doc.go.
+	OpenConfig Dialect = "openconfig"
+	// Sonic is SONiC's CONFIG_DB / COUNTERS_DB as sonic-gnmi serves them.
+	Sonic Dialect = "sonic"
+)
+
+// ParseDialect accepts "openconfig" or "sonic".
+func ParseDialect(s string) (Dialect, error) {
+	switch Dialect(strings.ToLower(strings.TrimSpace(s))) {
+	case OpenConfig:
+		return OpenConfig, nil
+	case Sonic:
+		return Sonic, nil
+	}
+	return "", fmt.Errorf("dialect %q is unknown (allowed: openconfig, sonic)", s)
+}
+
+// SONiC database names (prefix.target in sonic-gnmi requests).
+const (
+	ConfigDB   = "CONFIG_DB"
+	CountersDB = "COUNTERS_DB"
+)
+
+// Field names one leaf kind, independent of dialect.
+type Field uint8
+
+// Leaf fields. Queue counters are per (port, queue); PFC fields per (port,
+// priority); WRED fields per ECN profile; buffer-profile fields per SONiC
+// BUFFER_PROFILE.
+const (
+	FieldNone Field = iota
+	TxPkts
+	TxBytes
+	DropPkts
+	DropBytes
+	MarkedPkts
+	MarkedBytes
+	CurQueue
+	MaxQueue
+	AvgQueue
+	PFCRxFrames
+	PFCTxFrames
+	PFCPaused // cumulative paused time (openconfig: ns; sonic: us)
+	PFCXoff
+	PFCMinHeadroom
+	PFCHeadroomState
+	PFCHeadroom // openconfig config leaf (settable)
+	QueueProfile
+	WREDMin
+	WREDMax
+	WREDProb
+	WREDEnableECN // openconfig enable-ecn
+	WREDGreenEnable
+	WREDECNMode // sonic "ecn"
+	PortSpeed
+	BufferSize
+	PGProfile // sonic BUFFER_PG|<port>|<pgs> profile
+	BPSize
+	BPXon
+	BPXoff
+	BPDynamicTh
+	BPPool
+	numFields
+)
+
+// Leaf identifies one leaf of one switch in a dialect-independent way.
+type Leaf struct {
+	Field Field
+	Port  string // interface name
+	Index int    // queue / priority (PG for PFC fields)
+	PGs   string // sonic BUFFER_PG key part after the port: "3" or "3-4"
+	Name  string // profile name (WRED or buffer profile)
+}
+
+// IsConfig reports whether the leaf is configuration (ON_CHANGE, settable)
+// rather than state.
+func (f Field) IsConfig() bool {
+	switch f {
+	case PFCHeadroom, QueueProfile, WREDMin, WREDMax, WREDProb, WREDEnableECN, WREDGreenEnable, WREDECNMode,
+		PGProfile, BPSize, BPXon, BPXoff, BPDynamicTh, BPPool:
+		return true
+	}
+	return false
+}
+
+// ErrUnknownPath marks a path that is not one of the leaves this package
+// knows. Decoders skip such leaves; the server rejects Sets on them.
+var ErrUnknownPath = errors.New("unknown path")
+
+func unknown(elems []*gnmi.PathElem, why string) error {
+	return fmt.Errorf("%w %s: %s", ErrUnknownPath, PathString(elems), why)
+}
+
+// ---- openconfig ----
+
+var ocQueueState = map[Field]string{
+	TxPkts: "transmit-pkts", TxBytes: "transmit-octets", DropPkts: "dropped-pkts", DropBytes: "dropped-octets",
+	MarkedPkts: "ecn-marked-pkts", MarkedBytes: "ecn-marked-octets", CurQueue: "current-queue-len",
+	MaxQueue: "max-queue-len", AvgQueue: "avg-queue-len",
+}
+var ocPFCState = map[Field]string{
+	PFCRxFrames: "in-frames", PFCTxFrames: "out-frames", PFCPaused: "paused-duration",
+	PFCXoff: "xoff-threshold", PFCMinHeadroom: "min-headroom", PFCHeadroomState: "headroom",
+}
+var ocWRED = map[Field]string{
+	WREDMin: "min-threshold", WREDMax: "max-threshold", WREDProb: "max-drop-probability-percent", WREDEnableECN: "enable-ecn",
+}
+
+// ---- sonic ----
+
+var sonicQueueCounters = map[Field]string{
+	TxPkts: "SAI_QUEUE_STAT_PACKETS", TxBytes: "SAI_QUEUE_STAT_BYTES",
+	DropPkts: "SAI_QUEUE_STAT_DROPPED_PACKETS", DropBytes: "SAI_QUEUE_STAT_DROPPED_BYTES",
+	MarkedPkts: "SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS", MarkedBytes: "SAI_QUEUE_STAT_WRED_ECN_MARKED_BYTES",
+	CurQueue: "SAI_QUEUE_STAT_CURR_OCCUPANCY_BYTES", MaxQueue: "SAI_QUEUE_STAT_WATERMARK_BYTES",
+	AvgQueue: "ECNTUNE_QUEUE_AVG_OCCUPANCY_BYTES",
+}
+var sonicWRED = map[Field]string{
+	WREDMin: "green_min_threshold", WREDMax: "green_max_threshold", WREDProb: "green_drop_probability",
+	WREDGreenEnable: "wred_green_enable", WREDECNMode: "ecn",
+}
+var sonicBP = map[Field]string{
+	BPSize: "size", BPXon: "xon", BPXoff: "xoff", BPDynamicTh: "dynamic_th", BPPool: "pool",
+}
+
+func invert(m map[Field]string) map[string]Field {
+	out := make(map[string]Field, len(m))
+	for k, v := range m {
+		out[v] = k
+	}
+	return out
+}
+
+var (
+	ocQueueStateByName       = invert(ocQueueState)
+	ocPFCStateByName         = invert(ocPFCState)
+	ocWREDByName             = invert(ocWRED)
+	sonicQueueCountersByName = invert(sonicQueueCounters)
+	sonicWREDByName          = invert(sonicWRED)
+	sonicBPByName            = invert(sonicBP)
+)
+
+// LosslessPool is the SONiC buffer pool whose size simswitch reports.
+const LosslessPool = "ingress_lossless_pool"
+
+// LeafPath returns the database (sonic only; "" for openconfig) and the
+// path elements of a leaf, without any sonic namespace element.
+func LeafPath(d Dialect, l Leaf) (db string, elems []*gnmi.PathElem) {
+	if d == Sonic {
+		return sonicLeafPath(l)
+	}
+	return "", ocLeafPath(l)
+}
+
+func ocQueueBase(port string, q int) []*gnmi.PathElem {
+	return []*gnmi.PathElem{elem("qos"), elem("interfaces"), elem("interface", "interface-id", port),
+		elem("output"), elem("queues"), elem("queue", "name", strconv.Itoa(q))}
+}
+
+func ocPFCBase(port string, prio int) []*gnmi.PathElem {
+	return []*gnmi.PathElem{elem("interfaces"), elem("interface", "name", port), elem("ethernet"), elem("pfc"),
+		elem("priorities"), elem("priority", "index", strconv.Itoa(prio))}
+}
+
+func ocLeafPath(l Leaf) []*gnmi.PathElem {
+	switch l.Field {
+	case QueueProfile:
+		return join(ocQueueBase(l.Port, l.Index), names("config", "queue-management-profile"))
+	case PFCHeadroom:
+		return join(ocPFCBase(l.Port, l.Index), names("config", "headroom"))
+	case PortSpeed:
+		return []*gnmi.PathElem{elem("interfaces"), elem("interface", "name", l.Port), elem("ethernet"), elem("state"), elem("port-speed")}
+	case BufferSize:
+		return names("qos", "state", "shared-buffer-size")
+	}
+	if n, ok := ocQueueState[l.Field]; ok {
+		return join(ocQueueBase(l.Port, l.Index), names("state", n))
+	}
+	if n, ok := ocPFCState[l.Field]; ok {
+		return join(ocPFCBase(l.Port, l.Index), names("state", n))
+	}
+	if n, ok := ocWRED[l.Field]; ok {
+		return []*gnmi.PathElem{elem("qos"), elem("queue-management-profiles"), elem("queue-management-profile", "name", l.Name),
+			elem("wred"), elem("uniform"), elem("config"), elem(n)}
+	}
+	return nil
+}
+
+func sonicLeafPath(l Leaf) (string, []*gnmi.PathElem) {
+	qi := strconv.Itoa(l.Index)
+	switch l.Field {
+	case QueueProfile:
+		return ConfigDB, names("QUEUE", l.Port+"|"+qi, "wred_profile")
+	case PortSpeed:
+		return ConfigDB, names("PORT", l.Port, "speed")
+	case BufferSize:
+		return ConfigDB, names("BUFFER_POOL", LosslessPool, "size")
+	case PGProfile:
+		return ConfigDB, names("BUFFER_PG", l.Port+"|"+l.PGs, "profile")
+	case PFCRxFrames:
+		return CountersDB, names("COUNTERS", l.Port, "SAI_PORT_STAT_PFC_"+qi+"_RX_PKTS")
+	case PFCTxFrames:
+		return CountersDB, names("COUNTERS", l.Port, "SAI_PORT_STAT_PFC_"+qi+"_TX_PKTS")
+	case PFCPaused:
+		return CountersDB, names("COUNTERS", l.Port, "SAI_PORT_STAT_PFC_"+qi+"_RX_PAUSE_DURATION_US")
+	}
+	if n, ok := sonicQueueCounters[l.Field]; ok {
+		return CountersDB, names("COUNTERS", l.Port+":"+qi, n)
+	}
+	if n, ok := sonicWRED[l.Field]; ok {
+		return ConfigDB, names("WRED_PROFILE", l.Name, n)
+	}
+	if n, ok := sonicBP[l.Field]; ok {
+		return ConfigDB, names("BUFFER_PROFILE", l.Name, n)
+	}
+	return "", nil
+}
+
+func atoiIndex(s, what string) (int, error) {
+	i, err := strconv.Atoi(s)
+	if err != nil || i < 0 || i > 7 {
+		return 0, fmt.Errorf("%s %q is not a queue/priority index 0..7", what, s)
+	}
+	return i, nil
+}
+
+// ParseLeaf identifies a leaf from its full path elements (sonic: the
+// database and the elements after any namespace). Unknown paths give an
+// error wrapping ErrUnknownPath; known paths with bad keys give other errors.
+func ParseLeaf(d Dialect, db string, el []*gnmi.PathElem) (Leaf, error) {
+	n := make([]string, len(el))
+	for i, e := range el {
+		if d == Sonic {
+			n[i] = e.GetName()
+		} else {
+			n[i] = stripModule(e.GetName())
+		}
+	}
+	key := func(i int, k string) string { return el[i].GetKey()[k] }
+	if d == Sonic {
+		return parseSonic(db, el, n)
+	}
+	switch {
+	case len(n) == 8 && n[0] == "qos" && n[1] == "interfaces" && n[2] == "interface" && n[3] == "output" &&
+		n[4] == "queues" && n[5] == "queue":
+		port, qs := key(2, "interface-id"), key(5, "name")
+		q, err := atoiIndex(qs, "queue name")
+		if port == "" || err != nil {
+			return Leaf{}, fmt.Errorf("path %s: need interface-id and a queue name 0..7", PathString(el))
+		}
+		if (n[6] == "config" || n[6] == "state") && n[7] == "queue-management-profile" {
+			return Leaf{Field: QueueProfile, Port: port, Index: q}, nil
+		}
+		if f, ok := ocQueueStateByName[n[7]]; ok && n[6] == "state" {
+			return Leaf{Field: f, Port: port, Index: q}, nil
+		}
+	case len(n) == 8 && n[0] == "interfaces" && n[1] == "interface" && n[2] == "ethernet" && n[3] == "pfc" &&
+		n[4] == "priorities" && n[5] == "priority":
+		port := key(1, "name")
+		p, err := atoiIndex(key(5, "index"), "priority index")
+		if port == "" || err != nil {
+			return Leaf{}, fmt.Errorf("path %s: need an interface name and a priority index 0..7", PathString(el))
+		}
+		if n[6] == "config" && n[7] == "headroom" {
+			return Leaf{Field: PFCHeadroom, Port: port, Index: p}, nil
+		}
+		if f, ok := ocPFCStateByName[n[7]]; ok && n[6] == "state" {
+			return Leaf{Field: f, Port: port, Index: p}, nil
+		}
+	case len(n) == 5 && n[0] == "interfaces" && n[1] == "interface" && n[2] == "ethernet" && n[3] == "state" && n[4] == "port-speed":
+		if key(1, "name") == "" {
+			return Leaf{}, fmt.Errorf("path %s: need an interface name", PathString(el))
+		}
+		return Leaf{Field: PortSpeed, Port: key(1, "name")}, nil
+	case len(n) == 7 && n[0] == "qos" && n[1] == "queue-management-profiles" && n[2] == "queue-management-profile" &&
+		n[3] == "wred" && n[4] == "uniform" && (n[5] == "config" || n[5] == "state"):
+		name := key(2, "name")
+		if name == "" || name == "*" {
+			return Leaf{}, fmt.Errorf("path %s: need a queue-management-profile name", PathString(el))
+		}
+		if f, ok := ocWREDByName[n[6]]; ok {
+			return Leaf{Field: f, Name: name}, nil
+		}
+	case len(n) == 3 && n[0] == "qos" && n[1] == "state" && n[2] == "shared-buffer-size":
+		return Leaf{Field: BufferSize}, nil
+	}
+	return Leaf{}, unknown(el, "not an ecntune openconfig leaf")
+}
+
+func parseSonic(db string, el []*gnmi.PathElem, n []string) (Leaf, error) {
+	if len(n) != 3 {
+		return Leaf{}, unknown(el, "want TABLE/KEY/FIELD")
+	}
+	table, k, field := n[0], n[1], n[2]
+	switch db {
+	case CountersDB:
+		if table != "COUNTERS" {
+			break
+		}
+		if i := strings.LastIndex(k, ":"); i > 0 {
+			q, err := atoiIndex(k[i+1:], "queue")
+			if err != nil {
+				return Leaf{}, fmt.Errorf("path %s: %v", PathString(el), err)
+			}
+			if f, ok := sonicQueueCountersByName[field]; ok {
+				return Leaf{Field: f, Port: k[:i], Index: q}, nil
+			}
+			break
+		}
+		if rest, ok := strings.CutPrefix(field, "SAI_PORT_STAT_PFC_"); ok {
+			us := strings.Index(rest, "_")
+			if us <= 0 {
+				break
+			}
+			p, err := atoiIndex(rest[:us], "PFC priority")
+			if err != nil {
+				return Leaf{}, fmt.Errorf("path %s: %v", PathString(el), err)
+			}
+			switch rest[us+1:] {
+			case "RX_PKTS":
+				return Leaf{Field: PFCRxFrames, Port: k, Index: p}, nil
+			case "TX_PKTS":
+				return Leaf{Field: PFCTxFrames, Port: k, Index: p}, nil
+			case "RX_PAUSE_DURATION_US":
+				return Leaf{Field: PFCPaused, Port: k, Index: p}, nil
+			}
+		}
+	case ConfigDB:
+		switch table {
+		case "WRED_PROFILE":
+			if f, ok := sonicWREDByName[field]; ok {
+				return Leaf{Field: f, Name: k}, nil
+			}
+		case "BUFFER_PROFILE":
+			if f, ok := sonicBPByName[field]; ok {
+				return Leaf{Field: f, Name: k}, nil
+			}
+		case "QUEUE":
+			port, qs, ok := strings.Cut(k, "|")
+			if !ok || field != "wred_profile" {
+				break
+			}
+			q, err := atoiIndex(qs, "queue")
+			if err != nil {
+				return Leaf{}, fmt.Errorf("path %s: %v (ranges such as 3-4 are not supported for QUEUE keys)", PathString(el), err)
+			}
+			return Leaf{Field: QueueProfile, Port: port, Index: q}, nil
+		case "BUFFER_PG":
+			port, pgs, ok := strings.Cut(k, "|")
+			if !ok || field != "profile" {
+				break
+			}
+			if _, _, err := pgRange(pgs); err != nil {
+				return Leaf{}, fmt.Errorf("path %s: %v", PathString(el), err)
+			}
+			return Leaf{Field: PGProfile, Port: port, PGs: pgs}, nil
+		case "PORT":
+			if field == "speed" {
+				return Leaf{Field: PortSpeed, Port: k}, nil
+			}
+		case "BUFFER_POOL":
+			if k == LosslessPool && field == "size" {
+				return Leaf{Field: BufferSize}, nil
+			}
+		}
+	default:
+		return Leaf{}, unknown(el, fmt.Sprintf("database %q is not %s or %s", db, ConfigDB, CountersDB))
+	}
+	return Leaf{}, unknown(el, "not an ecntune "+db+" leaf")
+}
+
+// pgRange parses a SONiC PG list "3" or "3-4".
+func pgRange(s string) (lo, hi int, err error) {
+	a, b, isRange := strings.Cut(s, "-")
+	lo, err = atoiIndex(a, "PG")
+	if err != nil {
+		return 0, 0, err
+	}
+	hi = lo
+	if isRange {
+		if hi, err = atoiIndex(b, "PG"); err != nil {
+			return 0, 0, err
+		}
+		if hi < lo {
+			return 0, 0, fmt.Errorf("PG range %q is reversed", s)
+		}
+	}
+	return lo, hi, nil
+}

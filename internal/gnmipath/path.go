@@ -1,0 +1,252 @@
+package gnmipath
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/openconfig/gnmi/proto/gnmi"
+)
+
+// elem builds a path element with optional key/value pairs.
+func elem(name string, kv ...string) *gnmi.PathElem {
+	e := &gnmi.PathElem{Name: name}
+	if len(kv) > 0 {
+		e.Key = make(map[string]string, len(kv)/2)
+		for i := 0; i+1 < len(kv); i += 2 {
+			e.Key[kv[i]] = kv[i+1]
+		}
+	}
+	return e
+}
+
+// names builds key-less elements from a slash-free list of names.
+func names(ns ...string) []*gnmi.PathElem {
+	out := make([]*gnmi.PathElem, len(ns))
+	for i, n := range ns {
+		out[i] = &gnmi.PathElem{Name: n}
+	}
+	return out
+}
+
+// join concatenates element lists into a new slice.
+func join(parts ...[]*gnmi.PathElem) []*gnmi.PathElem {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	out := make([]*gnmi.PathElem, 0, n)
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// FullElems returns the elements of prefix followed by those of p.
+func FullElems(prefix, p *gnmi.Path) []*gnmi.PathElem {
+	return join(prefix.GetElem(), p.GetElem())
+}
+
+// PathString renders elements as /a/b[k=v]/c with keys in sorted order.
+func PathString(elems []*gnmi.PathElem) string {
+	var b strings.Builder
+	for _, e := range elems {
+		b.WriteByte('/')
+		b.WriteString(e.GetName())
+		if len(e.GetKey()) > 0 {
+			ks := make([]string, 0, len(e.GetKey()))
+			for k := range e.GetKey() {
+				ks = append(ks, k)
+			}
+			sort.Strings(ks)
+			for _, k := range ks {
+				fmt.Fprintf(&b, "[%s=%s]", k, e.GetKey()[k])
+			}
+		}
+	}
+	if b.Len() == 0 {
+		return "/"
+	}
+	return b.String()
+}
+
+// Describe renders a path with its target and origin, for error messages.
+func Describe(prefix, p *gnmi.Path) string {
+	s := PathString(FullElems(prefix, p))
+	o := p.GetOrigin()
+	if o == "" {
+		o = prefix.GetOrigin()
+	}
+	if o != "" {
+		s = o + ":" + s
+	}
+	if t := prefix.GetTarget(); t != "" {
+		s = t + " " + s
+	}
+	return s
+}
+
+// ParsePath parses a path string such as
+// /qos/interfaces/interface[interface-id=Ethernet0]/output into elements.
+// A leading "origin:" is returned separately.
+func ParsePath(s string) (origin string, elems []*gnmi.PathElem, err error) {
+	t := strings.TrimSpace(s)
+	if i := strings.Index(t, ":"); i > 0 && !strings.ContainsAny(t[:i], "/[") {
+		origin, t = t[:i], t[i+1:]
+	}
+	t = strings.TrimPrefix(t, "/")
+	for len(t) > 0 {
+		// element name up to '/' or '['
+		i := strings.IndexAny(t, "/[")
+		var name string
+		if i < 0 {
+			name, t = t, ""
+		} else {
+			name, t = t[:i], t[i:]
+		}
+		if name == "" {
+			return "", nil, fmt.Errorf("path %q: empty element name", s)
+		}
+		e := &gnmi.PathElem{Name: name}
+		for strings.HasPrefix(t, "[") {
+			j := strings.Index(t, "]")
+			if j < 0 {
+				return "", nil, fmt.Errorf("path %q: unterminated key in element %q", s, name)
+			}
+			kv := t[1:j]
+			eq := strings.Index(kv, "=")
+			if eq <= 0 {
+				return "", nil, fmt.Errorf("path %q: key %q of element %q is not name=value", s, kv, name)
+			}
+			if e.Key == nil {
+				e.Key = map[string]string{}
+			}
+			e.Key[kv[:eq]] = kv[eq+1:]
+			t = t[j+1:]
+		}
+		elems = append(elems, e)
+		if strings.HasPrefix(t, "/") {
+			t = t[1:]
+		} else if t != "" {
+			return "", nil, fmt.Errorf("path %q: unexpected %q after element %q", s, t, name)
+		}
+	}
+	return origin, elems, nil
+}
+
+// MustPath is ParsePath for literals known to be valid.
+func mustPath(s string) *gnmi.Path {
+	o, el, err := ParsePath(s)
+	if err != nil {
+		panic(err)
+	}
+	return &gnmi.Path{Origin: o, Elem: el}
+}
+
+// Match reports whether the pattern elements select the leaf elements: the
+// pattern is a prefix of the leaf, element names are equal or match as a
+// glob ("*", "Ethernet*"), "..." matches any number of elements, and every
+// key of the pattern equals the leaf's key or is "*".
+func Match(pattern, leaf []*gnmi.PathElem) bool {
+	for i, p := range pattern {
+		if p.GetName() == "..." {
+			rest := pattern[i+1:]
+			for j := i; j <= len(leaf); j++ {
+				if Match(rest, leaf[j:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if i >= len(leaf) {
+			return false
+		}
+		l := leaf[i]
+		if p.GetName() != l.GetName() {
+			if ok, _ := path.Match(p.GetName(), l.GetName()); !ok {
+				return false
+			}
+		}
+		for k, v := range p.GetKey() {
+			if v == "*" {
+				continue
+			}
+			lv, ok := l.GetKey()[k]
+			if !ok || lv != v {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// stripModule removes a YANG module prefix ("openconfig-qos:config").
+func stripModule(n string) string {
+	if i := strings.LastIndex(n, ":"); i >= 0 {
+		return n[i+1:]
+	}
+	return n
+}
+
+// flatLeaf is one scalar leaf of a JSON value, relative to where the value
+// was set.
+type flatLeaf struct {
+	rel []*gnmi.PathElem
+	val *gnmi.TypedValue
+}
+
+// flatten expands a JSON / JSON_IETF container value into scalar leaves. A
+// scalar value gives one leaf with an empty relative path. Lists are refused:
+// entries must be addressed by key in the path.
+func flatten(tv *gnmi.TypedValue) ([]flatLeaf, error) {
+	var raw []byte
+	ietf := false
+	switch v := tv.GetValue().(type) {
+	case *gnmi.TypedValue_JsonIetfVal:
+		raw, ietf = v.JsonIetfVal, true
+	case *gnmi.TypedValue_JsonVal:
+		raw = v.JsonVal
+	default:
+		return []flatLeaf{{val: tv}}, nil
+	}
+	var x any
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber()
+	if err := dec.Decode(&x); err != nil {
+		return nil, fmt.Errorf("value is not valid JSON: %v", err)
+	}
+	var out []flatLeaf
+	var walk func(rel []*gnmi.PathElem, x any) error
+	walk = func(rel []*gnmi.PathElem, x any) error {
+		switch v := x.(type) {
+		case map[string]any:
+			ks := make([]string, 0, len(v))
+			for k := range v {
+				ks = append(ks, k)
+			}
+			sort.Strings(ks)
+			for _, k := range ks {
+				if err := walk(append(append([]*gnmi.PathElem(nil), rel...), &gnmi.PathElem{Name: stripModule(k)}), v[k]); err != nil {
+					return err
+				}
+			}
+			return nil
+		case []any:
+			return fmt.Errorf("JSON lists are not supported in values (at %s); address list entries by key in the path", PathString(rel))
+		default:
+			b, _ := json.Marshal(v)
+			if ietf {
+				out = append(out, flatLeaf{rel: rel, val: &gnmi.TypedValue{Value: &gnmi.TypedValue_JsonIetfVal{JsonIetfVal: b}}})
+			} else {
+				out = append(out, flatLeaf{rel: rel, val: &gnmi.TypedValue{Value: &gnmi.TypedValue_JsonVal{JsonVal: b}}})
+			}
+			return nil
+		}
+	}
+	if err := walk(nil, x); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,345 @@
+package gnmipath
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/openconfig/gnmi/proto/gnmi"
+
+	"github.com/ecntune/ecntune/env"
+)
+
+// ValidateSetting checks a setting before it is sent anywhere.
+func ValidateSetting(key env.QueueKey, s env.Setting) error {
+	switch {
+	case s.KminBytes < 0:
+		return fmt.Errorf("%s: kmin %d B is negative", key, s.KminBytes)
+	case s.KmaxBytes < s.KminBytes:
+		return fmt.Errorf("%s: kmin %d B is above kmax %d B (need kmin <= kmax)", key, s.KminBytes, s.KmaxBytes)
+	case !(s.Pmax > 0 && s.Pmax <= 1):
+		return fmt.Errorf("%s: pmax %g is outside (0, 1]", key, s.Pmax)
+	case s.HeadroomBytes < 0:
+		return fmt.Errorf("%s: headroom %d B is negative", key, s.HeadroomBytes)
+	}
+	return nil
+}
+
+func jsonIETF(v any) *gnmi.TypedValue {
+	b, _ := json.Marshal(v)
+	return &gnmi.TypedValue{Value: &gnmi.TypedValue_JsonIetfVal{JsonIetfVal: b}}
+}
+
+func u64s(v int64) string { return strconv.FormatInt(v, 10) }
+
+// SetRequest builds the one transaction that applies setting s to queue key
+// of target t, given the queue's current binding b (Decoder.Binding). When
+// the queue's ECN profile is shared with other queues (or unknown), a new
+// profile OwnProfileName(port, q) is written and the queue rebound to it in
+// the same request, so other queues keep their setting. Headroom is written
+// only when s.HeadroomBytes > 0. Pmax is sent as a whole percent.
+func SetRequest(t Target, key env.QueueKey, s env.Setting, b Binding) (*gnmi.SetRequest, error) {
+	if err := ValidateSetting(key, s); err != nil {
+		return nil, err
+	}
+	if key.Queue < 0 || key.Queue > 7 || key.Port == "" {
+		return nil, fmt.Errorf("%s: need a port name and a queue 0..7", key)
+	}
+	profile := b.ECNProfile
+	rebind := profile == "" || b.ECNShared
+	if rebind {
+		profile = OwnProfileName(key.Port, key.Queue)
+	}
+	pct := PercentOf(s.Pmax)
+	req := &gnmi.SetRequest{}
+	upd := func(el []*gnmi.PathElem, v *gnmi.TypedValue) {
+		req.Update = append(req.Update, &gnmi.Update{Path: &gnmi.Path{Elem: el}, Val: v})
+	}
+	if t.Dialect != Sonic {
+		req.Prefix = &gnmi.Path{Target: key.Target}
+		wred := func(f Field) []*gnmi.PathElem { return ocLeafPath(Leaf{Field: f, Name: profile}) }
+		upd(wred(WREDMin), jsonIETF(u64s(s.KminBytes)))
+		upd(wred(WREDMax), jsonIETF(u64s(s.KmaxBytes)))
+		upd(wred(WREDProb), jsonIETF(pct))
+		upd(wred(WREDEnableECN), jsonIETF(true))
+		if rebind {
+			upd(ocLeafPath(Leaf{Field: QueueProfile, Port: key.Port, Index: key.Queue}), jsonIETF(profile))
+		}
+		if s.HeadroomBytes > 0 {
+			upd(ocLeafPath(Leaf{Field: PFCHeadroom, Port: key.Port, Index: key.Queue}), jsonIETF(u64s(s.HeadroomBytes)))
+		}
+		return req, nil
+	}
+	req.Prefix = &gnmi.Path{Target: ConfigDB}
+	if t.Namespace != "" {
+		req.Prefix.Elem = names(t.Namespace)
+	}
+	upd(names("WRED_PROFILE", profile), jsonIETF(map[string]string{
+		"green_min_threshold": u64s(s.KminBytes), "green_max_threshold": u64s(s.KmaxBytes),
+		"green_drop_probability": strconv.FormatUint(pct, 10), "wred_green_enable": "true", "ecn": "ecn_all"}))
+	if rebind {
+		upd(names("QUEUE", key.Port+"|"+strconv.Itoa(key.Queue)), jsonIETF(map[string]string{"wred_profile": profile}))
+	}
+	if s.HeadroomBytes <= 0 {
+		return req, nil
+	}
+	if b.BufferProfile == "" {
+		return nil, fmt.Errorf("%s: no BUFFER_PG entry binds PG %d of %s to a buffer profile; cannot set headroom", key, key.Queue, key.Port)
+	}
+	fields := map[string]string{}
+	var xon uint64
+	for l, v := range b.BufferFields {
+		switch l.Field {
+		case BPXon:
+			xon = v.U
+			fields["xon"] = strconv.FormatUint(v.U, 10)
+		case BPPool:
+			fields["pool"] = v.S
+		case BPDynamicTh:
+			fields["dynamic_th"] = strconv.FormatInt(v.I, 10)
+		}
+	}
+	fields["xoff"] = u64s(s.HeadroomBytes)
+	fields["size"] = strconv.FormatUint(xon+uint64(s.HeadroomBytes), 10)
+	if !b.BufferShared {
+		upd(names("BUFFER_PROFILE", b.BufferProfile), jsonIETF(map[string]string{"xoff": fields["xoff"], "size": fields["size"]}))
+		return req, nil
+	}
+	own := OwnBufferProfileName(key.Port, key.Queue)
+	upd(names("BUFFER_PROFILE", own), jsonIETF(fields))
+	lo, hi, err := pgRange(b.PGKey)
+	if err != nil {
+		return nil, fmt.Errorf("%s: BUFFER_PG key %s|%s: %v", key, key.Port, b.PGKey, err)
+	}
+	if hi > lo {
+		req.Delete = append(req.Delete, &gnmi.Path{Elem: names("BUFFER_PG", key.Port+"|"+b.PGKey)})
+		for p := lo; p <= hi; p++ {
+			if p != key.Queue {
+				upd(names("BUFFER_PG", key.Port+"|"+strconv.Itoa(p)), jsonIETF(map[string]string{"profile": b.BufferProfile}))
+			}
+		}
+	}
+	upd(names("BUFFER_PG", key.Port+"|"+strconv.Itoa(key.Queue)), jsonIETF(map[string]string{"profile": own}))
+	return req, nil
+}
+
+// SettingPaths are the paths a Get needs to read back a queue's setting:
+// its binding and the profile tables (the profile may have just changed).
+func SettingPaths(t Target, key env.QueueKey) (prefix *gnmi.Path, paths []*gnmi.Path) {
+	if t.Dialect != Sonic {
+		return &gnmi.Path{Target: key.Target}, []*gnmi.Path{
+			{Elem: ocLeafPath(Leaf{Field: QueueProfile, Port: key.Port, Index: key.Queue})},
+			{Elem: names("qos", "queue-management-profiles")},
+			{Elem: ocLeafPath(Leaf{Field: PFCHeadroom, Port: key.Port, Index: key.Queue})},
+		}
+	}
+	prefix = &gnmi.Path{Target: ConfigDB}
+	if t.Namespace != "" {
+		prefix.Elem = names(t.Namespace)
+	}
+	return prefix, []*gnmi.Path{
+		{Elem: names("QUEUE", key.Port+"|"+strconv.Itoa(key.Queue))},
+		{Elem: names("WRED_PROFILE")},
+		{Elem: names("BUFFER_PG")},
+		{Elem: names("BUFFER_PROFILE")},
+	}
+}
+
+// ParseSetting reads a queue's setting back from a Get response (of
+// SettingPaths or anything wider).
+func ParseSetting(t Target, key env.QueueKey, resp *gnmi.GetResponse) (env.Setting, error) {
+	d := NewDecoder(Target{Name: key.Target, Dialect: t.Dialect, Namespace: t.Namespace})
+	var errs []error
+	for _, n := range resp.GetNotification() {
+		if err := d.Apply(n); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s, err := d.Setting(key.Port, key.Queue)
+	if err != nil {
+		return s, errors.Join(append([]error{err}, errs...)...)
+	}
+	return s, nil
+}
+
+// Subscription is one subscribe request's worth of paths.
+type Subscription struct {
+	Prefix *gnmi.Path
+	Paths  []*gnmi.Path
+	Mode   gnmi.SubscriptionMode // SAMPLE for counters, ON_CHANGE for config
+}
+
+func parsePaths(ss ...string) []*gnmi.Path {
+	out := make([]*gnmi.Path, len(ss))
+	for i, s := range ss {
+		out[i] = mustPath(s)
+	}
+	return out
+}
+
+// Subscriptions returns the counter (SAMPLE) and config (ON_CHANGE) path
+// lists of a target. For openconfig both share prefix.target = switch name;
+// for sonic the counters live in COUNTERS_DB and the config in CONFIG_DB
+// (two requests), plus PORT speed, which is config but needed for rates.
+func Subscriptions(t Target) (counters, config Subscription) {
+	if t.Dialect != Sonic {
+		p := &gnmi.Path{Target: t.Name}
+		counters = Subscription{Prefix: p, Mode: gnmi.SubscriptionMode_SAMPLE, Paths: parsePaths(
+			"/qos/interfaces/interface[interface-id=*]/output/queues/queue[name=*]/state",
+			"/interfaces/interface[name=*]/ethernet/pfc/priorities/priority[index=*]/state",
+			"/interfaces/interface[name=*]/ethernet/state/port-speed",
+			"/qos/state/shared-buffer-size")}
+		config = Subscription{Prefix: p, Mode: gnmi.SubscriptionMode_ON_CHANGE, Paths: parsePaths(
+			"/qos/interfaces/interface[interface-id=*]/output/queues/queue[name=*]/config",
+			"/qos/queue-management-profiles",
+			"/interfaces/interface[name=*]/ethernet/pfc/priorities/priority[index=*]/config")}
+		return counters, config
+	}
+	ns := func(db string) *gnmi.Path {
+		p := &gnmi.Path{Target: db}
+		if t.Namespace != "" {
+			p.Elem = names(t.Namespace)
+		}
+		return p
+	}
+	counters = Subscription{Prefix: ns(CountersDB), Mode: gnmi.SubscriptionMode_SAMPLE, Paths: parsePaths("/COUNTERS")}
+	config = Subscription{Prefix: ns(ConfigDB), Mode: gnmi.SubscriptionMode_ON_CHANGE, Paths: parsePaths(
+		"/WRED_PROFILE", "/QUEUE", "/BUFFER_PROFILE", "/BUFFER_PG", "/PORT", "/BUFFER_POOL")}
+	return counters, config
+}
+
+// SubscribeRequests builds the STREAM requests a client sends: counters
+// sampled every sample, config on change. openconfig gives one request,
+// sonic two (one per database).
+func SubscribeRequests(t Target, sample time.Duration) []*gnmi.SubscribeRequest {
+	c, g := Subscriptions(t)
+	mk := func(ss ...Subscription) *gnmi.SubscribeRequest {
+		l := &gnmi.SubscriptionList{Prefix: ss[0].Prefix, Mode: gnmi.SubscriptionList_STREAM, Encoding: gnmi.Encoding_JSON_IETF}
+		for _, s := range ss {
+			for _, p := range s.Paths {
+				sub := &gnmi.Subscription{Path: p, Mode: s.Mode}
+				if s.Mode == gnmi.SubscriptionMode_SAMPLE {
+					sub.SampleInterval = uint64(sample.Nanoseconds())
+				}
+				l.Subscription = append(l.Subscription, sub)
+			}
+		}
+		return &gnmi.SubscribeRequest{Request: &gnmi.SubscribeRequest_Subscribe{Subscribe: l}}
+	}
+	if t.Dialect != Sonic {
+		return []*gnmi.SubscribeRequest{mk(c, g)}
+	}
+	return []*gnmi.SubscribeRequest{mk(c), mk(g)}
+}
+
+// SetOp is one operation of a SetRequest after addressing is resolved.
+type SetOp struct {
+	Op    string // "delete", "replace" or "update"
+	DB    string // sonic database; "" for openconfig
+	Elems []*gnmi.PathElem
+	Val   *gnmi.TypedValue // nil for delete
+}
+
+// SetError is a rejected Set operation: the path and why. Unknown reports
+// a path that is not a known leaf (NotFound); otherwise the value or the
+// target of the write is invalid (InvalidArgument).
+type SetError struct {
+	Path    string
+	Reason  string
+	Unknown bool
+}
+
+func (e *SetError) Error() string { return e.Path + ": " + e.Reason }
+
+var tableRoots = map[string]bool{"WRED_PROFILE": true, "QUEUE": true, "BUFFER_PROFILE": true, "BUFFER_PG": true}
+
+// ApplySet applies operations to a configuration tree in gNMI order
+// (deletes, then replaces, then updates). Only configuration leaves may be
+// written. On error the tree may be partly changed: apply to a Clone and
+// keep it only on success.
+func ApplySet(d Dialect, t Tree, ops []SetOp) error {
+	order := map[string]int{"delete": 0, "replace": 1, "update": 2}
+	sorted := append([]SetOp(nil), ops...)
+	sort.SliceStable(sorted, func(i, j int) bool { return order[sorted[i].Op] < order[sorted[j].Op] })
+	for _, op := range sorted {
+		ps := PathString(op.Elems)
+		if op.DB != "" {
+			ps = op.DB + ps
+		}
+		if _, ok := order[op.Op]; !ok {
+			return &SetError{Path: ps, Reason: "operation " + op.Op + " is not delete, replace or update"}
+		}
+		if op.Op == "delete" || op.Op == "replace" {
+			n := deleteMatching(d, t, op.DB, op.Elems)
+			if n == 0 && op.Op == "delete" && !knownRoot(d, op.Elems) {
+				return &SetError{Path: ps, Reason: "not a path of this switch's configuration", Unknown: true}
+			}
+			if op.Op == "delete" {
+				continue
+			}
+		}
+		leaves, err := flatten(op.Val)
+		if err != nil {
+			return &SetError{Path: ps, Reason: err.Error()}
+		}
+		for _, fl := range leaves {
+			full := join(op.Elems, fl.rel)
+			fs := PathString(full)
+			l, err := ParseLeaf(d, op.DB, full)
+			if err != nil {
+				return &SetError{Path: fs, Reason: strings.TrimPrefix(err.Error(), ErrUnknownPath.Error()+" "+fs+": "), Unknown: errors.Is(err, ErrUnknownPath)}
+			}
+			if !l.Field.IsConfig() {
+				return &SetError{Path: fs, Reason: "is read-only state, not configuration"}
+			}
+			v, err := DecodeVal(d, l, fl.val)
+			if err != nil {
+				return &SetError{Path: fs, Reason: err.Error()}
+			}
+			t[l] = v
+		}
+	}
+	return nil
+}
+
+func knownRoot(d Dialect, el []*gnmi.PathElem) bool {
+	if len(el) == 0 {
+		return false
+	}
+	n := stripModule(el[0].GetName())
+	if d == Sonic {
+		return tableRoots[n]
+	}
+	return n == "qos" || n == "interfaces"
+}
+
+// Resolve returns the effective setting of (port, q) in a config tree, and
+// what is missing for it to be complete.
+func Resolve(d Dialect, t Tree, port string, q int) (env.Setting, []string) {
+	return resolveSetting(d, t, pgIndex(t), port, q)
+}
+
+// ECNEnabled reports whether the profile bound to (port, q) has ECN marking
+// on (openconfig enable-ecn; sonic wred_green_enable and an ecn mode other
+// than ecn_none). Absent flags count as on.
+func ECNEnabled(d Dialect, t Tree, port string, q int) bool {
+	b, ok := t[Leaf{Field: QueueProfile, Port: port, Index: q}]
+	if !ok {
+		return false
+	}
+	if d != Sonic {
+		v, ok := t[Leaf{Field: WREDEnableECN, Name: b.S}]
+		return !ok || v.B
+	}
+	if v, ok := t[Leaf{Field: WREDGreenEnable, Name: b.S}]; ok && !v.B {
+		return false
+	}
+	if v, ok := t[Leaf{Field: WREDECNMode, Name: b.S}]; ok && v.S == "ecn_none" {
+		return false
+	}
+	return true
+}
