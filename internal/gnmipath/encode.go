@@ -196,7 +196,9 @@ func OwnProfileName(port string, q int) string { return "ecntune-" + port + "-q"
 
 // OwnBufferProfileName is the SONiC buffer profile a per-PG headroom Set
 // creates when the PG's current profile is shared.
-func OwnBufferProfileName(port string, pg int) string { return "ecntune-" + port + "-pg" + strconv.Itoa(pg) }
+func OwnBufferProfileName(port string, pg int) string {
+	return "ecntune-" + port + "-pg" + strconv.Itoa(pg)
+}
 
 // PGProfileName is the buffer profile simswitch starts each lossless PG with.
 func PGProfileName(port string, pg int) string { return "pg_lossless_" + port + "_" + strconv.Itoa(pg) }

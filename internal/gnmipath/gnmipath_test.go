@@ -384,9 +384,9 @@ func TestPathHelpers(t *testing.T) {
 	}
 	_, leaf, _ := ParsePath("/qos/interfaces/interface[interface-id=Ethernet8]/output/queues/queue[name=3]/state/transmit-pkts")
 	for pat, want := range map[string]bool{
-		"/qos/interfaces/interface[interface-id=*]/output":                           true,
-		"/qos/interfaces/interface[interface-id=Ethernet0]":                          false,
-		"/qos/.../state":                                                             true,
+		"/qos/interfaces/interface[interface-id=*]/output":  true,
+		"/qos/interfaces/interface[interface-id=Ethernet0]": false,
+		"/qos/.../state": true,
 		"/qos/interfaces/interface/output/queues/queue[name=3]/state/transmit-pkts":  true,
 		"/qos/interfaces/interface/output/queues/queue[name=4]":                      false,
 		"/qos/interfaces/interface/output/queues/queue/state/transmit-pkts/too-deep": false,

@@ -192,9 +192,15 @@ func Int(tv *gnmi.TypedValue) (int64, error) {
 	return i, nil
 }
 
-func uintVal(u uint64) *gnmi.TypedValue { return &gnmi.TypedValue{Value: &gnmi.TypedValue_UintVal{UintVal: u}} }
-func strVal(s string) *gnmi.TypedValue  { return &gnmi.TypedValue{Value: &gnmi.TypedValue_StringVal{StringVal: s}} }
-func boolVal(b bool) *gnmi.TypedValue   { return &gnmi.TypedValue{Value: &gnmi.TypedValue_BoolVal{BoolVal: b}} }
+func uintVal(u uint64) *gnmi.TypedValue {
+	return &gnmi.TypedValue{Value: &gnmi.TypedValue_UintVal{UintVal: u}}
+}
+func strVal(s string) *gnmi.TypedValue {
+	return &gnmi.TypedValue{Value: &gnmi.TypedValue_StringVal{StringVal: s}}
+}
+func boolVal(b bool) *gnmi.TypedValue {
+	return &gnmi.TypedValue{Value: &gnmi.TypedValue_BoolVal{BoolVal: b}}
+}
 
 // ToEncoding converts a scalar TypedValue into the encoding a client asked
 // for. JSON_IETF renders 64-bit integers as strings (RFC 7951); JSON renders
