@@ -423,7 +423,29 @@ func parseGuard(f fileGuard, interval time.Duration) (GuardConfig, error) {
 	if f.ReadBackPmaxTol != nil {
 		g.ReadBackPmaxTol = *f.ReadBackPmaxTol
 	}
-	return g, g.Validate()
+	return g, g.validateRules()
+}
+
+// ResolvePresets fills Guardrails.Fallback and Guardrails.Safe from the
+// preset names of the configuration; lookup returns a preset's setting at
+// the reference rate (100 Gb/s), e.g. from policy.Preset. It then checks the
+// guardrails as a whole.
+func (c *Config) ResolvePresets(lookup func(name string) (env.Setting, error)) error {
+	if c.FallbackPreset != "" {
+		s, err := lookup(c.FallbackPreset)
+		if err != nil {
+			return fmt.Errorf("guardrails.fallback-preset: %v", err)
+		}
+		c.Guardrails.Fallback = s
+	}
+	if c.SafePreset != "" {
+		s, err := lookup(c.SafePreset)
+		if err != nil {
+			return fmt.Errorf("guardrails.safe-preset: %v", err)
+		}
+		c.Guardrails.Safe = s
+	}
+	return c.Guardrails.Validate()
 }
 
 func parseBounds(field string, b fileBounds) (RateBounds, error) {

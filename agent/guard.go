@@ -125,6 +125,16 @@ func DefaultGuardConfig(interval time.Duration) GuardConfig {
 
 // Validate checks the guardrails; errors name the guardrails field.
 func (c GuardConfig) Validate() error {
+	if err := c.validateRules(); err != nil {
+		return err
+	}
+	if err := checkPreset("fallback-preset", c.Fallback, c.LowConfidence == LowConfidencePreset); err != nil {
+		return err
+	}
+	return checkPreset("safe-preset", c.Safe, true)
+}
+
+func (c GuardConfig) validateRules() error {
 	if len(c.Bounds) == 0 {
 		return fmt.Errorf("guardrails.bounds: at least one entry is required")
 	}
@@ -169,10 +179,7 @@ func (c GuardConfig) Validate() error {
 	case !(c.ReadBackPmaxTol >= 0 && c.ReadBackPmaxTol < 1):
 		return fmt.Errorf("guardrails.readback-pmax-tolerance: %g must be within [0, 1)", c.ReadBackPmaxTol)
 	}
-	if err := checkPreset("fallback-preset", c.Fallback, c.LowConfidence == LowConfidencePreset); err != nil {
-		return err
-	}
-	return checkPreset("safe-preset", c.Safe, true)
+	return nil
 }
 
 func checkPreset(name string, s env.Setting, required bool) error {

@@ -1,0 +1,178 @@
+package agent
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ecntune/ecntune/env"
+)
+
+const goodConfig = `
+mode: closed-loop
+policy: static:hpcc
+interval: 500ms
+sample-interval: 250ms
+db: /tmp/x.db
+metrics: ""
+targets:
+  leaf1:
+    address: 127.0.0.1:57400
+    insecure: true
+    ports: [Ethernet0, Ethernet1]
+  leaf0:
+    address: 127.0.0.1:57400
+    username: admin
+    password: secret
+    skip-verify: true
+    dialect: sonic
+    queues: [3]
+    retry-timer: 500ms
+guardrails:
+  bounds:
+    - rate: 100Gbps
+      kmin: [5KB, 2MB]
+      kmax: [50KB, 8MB]
+      pmax: [0.01, 0.5]
+    - rate: 400Gbps
+      kmin: [20KB, 8MB]
+      kmax: [200KB, 32MB]
+      pmax: [0.01, 0.5]
+  max-step-ratio: 1.5
+  min-hold: 3s
+  change-budget: 10
+  min-confidence: 0.7
+  low-confidence: preset
+  fallback-preset: sonic-default
+  rollback: {window: 4, drop-frac: 0.001, pause-increase: 0.1, reward-drop: 0.2}
+  stale-freeze: 2s
+  stale-revert: 10s
+`
+
+func TestParseConfig(t *testing.T) {
+	c, err := ParseConfig([]byte(goodConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Mode != ModeClosedLoop || c.Policy != "static:hpcc" || c.Interval != 500*time.Millisecond ||
+		c.SampleInterval != 250*time.Millisecond || c.DB != "/tmp/x.db" || c.Metrics != "" || c.Registry != "models.db" {
+		t.Fatalf("top level %+v", c)
+	}
+	if len(c.Targets) != 2 || c.Targets[0].Name != "leaf0" || c.Targets[1].Name != "leaf1" {
+		t.Fatalf("targets %+v", c.Targets)
+	}
+	l0, l1 := c.Targets[0], c.Targets[1]
+	if l0.Dialect != DialectSONiC || !l0.AllPorts || len(l0.Queues) != 1 || l0.Username != "admin" || !l0.SkipVerify ||
+		l0.RetryTimer != 500*time.Millisecond || l0.GNMITarget != "leaf0" || l0.Timeout != 10*time.Second {
+		t.Fatalf("leaf0 %+v", l0)
+	}
+	if l1.Dialect != DialectOpenConfig || l1.AllPorts || !l1.WantsPort("Ethernet1") || l1.WantsPort("Ethernet2") ||
+		!l1.WantsQueue(4) || l1.WantsQueue(5) || l1.RetryTimer != 2*time.Second {
+		t.Fatalf("leaf1 %+v", l1)
+	}
+	g := c.Guardrails
+	if len(g.Bounds) != 2 || g.Bounds[1].KmaxMax != 32_000_000 || g.MaxStepRatio != 1.5 || g.MinHold != 3*time.Second ||
+		g.ChangeBudget != 10 || g.MinConfidence != 0.7 || g.LowConfidence != LowConfidencePreset || g.RollbackWindow != 4 ||
+		g.RollbackDropFrac != 0.001 || g.RollbackPauseIncrease != 0.1 || g.RollbackRewardDrop != 0.2 ||
+		g.StaleFreeze != 2*time.Second || g.StaleRevert != 10*time.Second {
+		t.Fatalf("guardrails %+v", g)
+	}
+	if c.FallbackPreset != "sonic-default" || c.SafePreset != "sonic-default" {
+		t.Fatalf("presets %q %q", c.FallbackPreset, c.SafePreset)
+	}
+	// 200G port: nearest entry by log distance is 100G or 400G (equal); bytes scale.
+	b := g.BoundsFor(200e9)
+	if b.KmaxMax != 16_000_000 || b.KminMax != 4_000_000 {
+		t.Fatalf("bounds at 200G %+v", b)
+	}
+	if b := g.BoundsFor(25e9); b.KminMin != 1250 || b.KmaxMax != 2_000_000 {
+		t.Fatalf("bounds at 25G %+v", b)
+	}
+}
+
+func TestResolvePresets(t *testing.T) {
+	c, err := ParseConfig([]byte(goodConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lookup := func(name string) (env.Setting, error) {
+		if name == "sonic-default" {
+			return env.Setting{KminBytes: 1_048_576, KmaxBytes: 2_097_152, Pmax: 0.05}, nil
+		}
+		return env.Setting{}, fmt.Errorf("preset %q is unknown", name)
+	}
+	if err := c.ResolvePresets(lookup); err != nil {
+		t.Fatal(err)
+	}
+	if c.Guardrails.Fallback.KmaxBytes != 2_097_152 || c.Guardrails.Safe.Pmax != 0.05 {
+		t.Fatalf("resolved %+v %+v", c.Guardrails.Fallback, c.Guardrails.Safe)
+	}
+	c.SafePreset = "nope"
+	if err := c.ResolvePresets(lookup); err == nil || !strings.HasPrefix(err.Error(), "guardrails.safe-preset") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestParseConfigDefaults(t *testing.T) {
+	c, err := ParseConfig([]byte("targets:\n  sw0:\n    address: 10.0.0.1:9339\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Mode != ModeShadow || c.Policy != "builtin" || c.Interval != time.Second || c.SampleInterval != time.Second ||
+		c.DB != "agent.db" || c.Metrics != "127.0.0.1:9273" || c.Targets[0].Queues[0] != 3 || c.Targets[0].Queues[1] != 4 ||
+		c.Guardrails.MinHold != 5*time.Second || c.Guardrails.StaleRevert != 30*time.Second {
+		t.Fatalf("defaults %+v", c)
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	base := "targets:\n  sw0:\n    address: 127.0.0.1:1\n"
+	cases := []struct{ doc, want string }{
+		{"", "empty configuration"},
+		{"mode: auto\n" + base, "mode:"},
+		{"policy: magic\n" + base, "policy:"},
+		{"interval: 1\n" + base, "interval:"},
+		{"interval: 1s\nsample-interval: 2s\n" + base, "sample-interval:"},
+		{"targets: {}\n", "targets:"},
+		{"targets:\n  sw0:\n    insecure: true\n", "targets.sw0.address"},
+		{"targets:\n  sw0:\n    address: host\n", "targets.sw0.address"},
+		{"targets:\n  sw0:\n    address: h:1\n    dialect: junos\n", "targets.sw0.dialect"},
+		{"targets:\n  sw0:\n    address: h:1\n    ports: all\n", "targets.sw0.ports"},
+		{"targets:\n  sw0:\n    address: h:1\n    ports: [a, a]\n", "targets.sw0.ports"},
+		{"targets:\n  sw0:\n    address: h:1\n    queues: [9]\n", "targets.sw0.queues"},
+		{"targets:\n  sw0:\n    address: h:1\n    retry-timer: 0s\n", "targets.sw0.retry-timer"},
+		{"targets:\n  sw0:\n    address: h:1\n    insecure: true\n    tls-ca: ca.pem\n", "targets.sw0.insecure"},
+		{"targets:\n  sw0:\n    address: h:1\n    tls-cert: c.pem\n", "targets.sw0.tls-cert"},
+		{"targets:\n  sw0:\n    address: h:1\n    colour: red\n", "field colour not found"},
+		{"bogus: 1\n" + base, "field bogus not found"},
+		{base + "guardrails:\n  max-step-ratio: 0.5\n", "guardrails.max-step-ratio"},
+		{base + "guardrails:\n  bounds: [{rate: 100G, kmin: [5KB], kmax: [1KB, 2KB], pmax: [0.1, 0.2]}]\n", "guardrails.bounds[0].kmin"},
+		{base + "guardrails:\n  bounds: [{kmin: [5KB, 1MB], kmax: [1KB, 2KB], pmax: [0.1, 0.2]}]\n", "guardrails.bounds[0].rate"},
+		{base + "guardrails:\n  bounds: [{rate: 100G, kmin: [5KB, 1MB], kmax: [10KB, 2MB], pmax: [0.1]}]\n", "guardrails.bounds[0].pmax"},
+		{base + "guardrails:\n  low-confidence: preset\n", "guardrails.fallback-preset"},
+		{base + "guardrails:\n  stale-freeze: 10s\n  stale-revert: 5s\n", "guardrails.stale-revert"},
+		{base + "guardrails:\n  rollback: {window: 0}\n", "guardrails.rollback.window"},
+		{base + "guardrails:\n  rollback: {speed: 2}\n", "field speed not found"},
+	}
+	for _, c := range cases {
+		_, err := ParseConfig([]byte(c.doc))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want error containing %q", c.doc, err, c.want)
+		}
+	}
+}
+
+func TestLoadConfigNamesFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "agent.yaml")
+	os.WriteFile(p, []byte("mode: x\n"), 0o644)
+	_, err := LoadConfig(p)
+	if err == nil || !strings.HasPrefix(err.Error(), p+": mode:") {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := LoadConfig(p + ".missing"); err == nil || !strings.Contains(err.Error(), "agent.yaml.missing") {
+		t.Fatalf("got %v", err)
+	}
+}
