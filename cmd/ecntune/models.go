@@ -1,0 +1,296 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ecntune/ecntune/models"
+)
+
+// modelsDefaultDB is the registry file used when neither --db nor
+// $ECNTUNE_DB names one.
+const modelsDefaultDB = "ecntune.db"
+
+func init() { rootCmd.AddCommand(newModelsCmd()) }
+
+// modelsDBPath picks the registry file: the flag, then $ECNTUNE_DB, then
+// ecntune.db in the current directory.
+func modelsDBPath(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	if env := os.Getenv("ECNTUNE_DB"); env != "" {
+		return env
+	}
+	return modelsDefaultDB
+}
+
+// newModelsCmd builds the "models" command tree (a fresh one per call, so
+// tests get fresh flags).
+func newModelsCmd() *cobra.Command {
+	var (
+		db      string
+		timeout time.Duration
+	)
+	open := func(ro, mustExist bool) (*models.Registry, error) {
+		return models.Open(modelsDBPath(db), models.Options{ReadOnly: ro, MustExist: mustExist, Timeout: timeout})
+	}
+	// with runs fn on the opened registry and closes it, keeping the first error.
+	with := func(ro, mustExist bool, fn func(r *models.Registry) error) (err error) {
+		r, err := open(ro, mustExist)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if cerr := r.Close(); err == nil {
+				err = cerr
+			}
+		}()
+		return fn(r)
+	}
+
+	cmd := &cobra.Command{
+		Use:   "models",
+		Short: "List, inspect, promote, roll back, export, import and delete trained models",
+		Long: `models manages the model registry, a bbolt file holding trained policies with
+their provenance (algorithm, spec versions, hyper-parameters, scenarios, seed,
+evaluation, weights sha256). The file is --db, else $ECNTUNE_DB, else ` + modelsDefaultDB + `.
+
+References: NAME (the promoted version, else the latest), NAME@N,
+NAME@promoted, NAME@latest, or the numeric id.`,
+	}
+	cmd.PersistentFlags().StringVar(&db, "db", "", "registry file (default $ECNTUNE_DB or "+modelsDefaultDB+")")
+	cmd.PersistentFlags().DurationVar(&timeout, "lock-timeout", models.DefaultTimeout, "how long to wait for another process holding the registry")
+
+	list := &cobra.Command{
+		Use:   "list [NAME]",
+		Short: "List model versions as a table",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			name := ""
+			if len(args) == 1 {
+				name = args[0]
+			}
+			return with(true, true, func(r *models.Registry) error {
+				ms, err := r.List(name)
+				if err != nil {
+					return err
+				}
+				if len(ms) == 0 {
+					fmt.Fprintf(c.OutOrStdout(), "no models in %s\n", r.Path())
+					return nil
+				}
+				return modelsTable(c.OutOrStdout(), ms)
+			})
+		},
+	}
+
+	show := &cobra.Command{
+		Use:   "show REF",
+		Short: "Print a model version's metadata as JSON and check its weights",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return with(true, true, func(r *models.Registry) error {
+				m, err := r.Info(args[0])
+				if err != nil {
+					return err
+				}
+				b, err := json.MarshalIndent(m, "", "  ")
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(c.OutOrStdout(), "%s\n", b)
+				// The metadata is shown even when the weights are damaged;
+				// the exit status then says so.
+				_, err = r.Resolve(strconv.FormatUint(m.ID, 10))
+				return err
+			})
+		},
+	}
+
+	history := &cobra.Command{
+		Use:   "history NAME",
+		Short: "Print the promotion history of a model name",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return with(true, true, func(r *models.Registry) error {
+				h, err := r.History(args[0])
+				if err != nil {
+					return err
+				}
+				if len(h) == 0 {
+					fmt.Fprintf(c.OutOrStdout(), "%s has never been promoted\n", args[0])
+					return nil
+				}
+				tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "SEQ\tAT\tACTION\tPROMOTED\tBEFORE")
+				for _, e := range h {
+					before := "-"
+					if e.Previous != 0 {
+						before = fmt.Sprintf("%s@%d", args[0], e.Previous)
+					}
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%s@%d\t%s\n", e.Seq, e.At.UTC().Format(time.RFC3339), e.Action, args[0], e.Version, before)
+				}
+				return tw.Flush()
+			})
+		},
+	}
+
+	promote := &cobra.Command{
+		Use:   "promote REF",
+		Short: "Make a version the promoted one of its name (the previous one is retired)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return with(false, true, func(r *models.Registry) error {
+				m, err := r.Promote(args[0], time.Now())
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(c.OutOrStdout(), "promoted %s (id %d)%s\n", m.Ref(), m.ID, modelsBefore(r, m.Name))
+				return nil
+			})
+		},
+	}
+
+	rollback := &cobra.Command{
+		Use:   "rollback NAME",
+		Short: "Promote again the version promoted before the current one",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return with(false, true, func(r *models.Registry) error {
+				m, err := r.Rollback(args[0], time.Now())
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(c.OutOrStdout(), "rolled back: %s (id %d) is promoted again%s\n", m.Ref(), m.ID, modelsBefore(r, m.Name))
+				return nil
+			})
+		},
+	}
+
+	var out string
+	export := &cobra.Command{
+		Use:   "export REF",
+		Short: "Write a model version (metadata, weights, sha256) to --out FILE or stdout",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return with(true, true, func(r *models.Registry) error {
+				if out != "" && out != "-" {
+					m, err := r.ExportFile(args[0], out)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(c.ErrOrStderr(), "exported %s (%d bytes of weights, sha256 %s) to %s\n", m.Ref(), m.WeightsSize, m.WeightsSHA256, out)
+					return nil
+				}
+				w := c.OutOrStdout()
+				if f, ok := w.(*os.File); ok {
+					if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+						return fmt.Errorf("export %s: refusing to write a binary export to a terminal: pass --out FILE or redirect stdout", args[0])
+					}
+				}
+				_, err := r.Export(args[0], w)
+				return err
+			})
+		},
+	}
+	export.Flags().StringVarP(&out, "out", "o", "", "export file (default stdout); written atomically")
+
+	imp := &cobra.Command{
+		Use:   "import FILE",
+		Short: "Verify an export file and add its model as a candidate ('-' reads stdin)",
+		Long: `import verifies the whole export (magic, format version, sha256 over the file,
+sha256 of the weights, metadata) before it writes anything. The model keeps its
+version when that version is free in this registry; when the version is taken by
+other weights it gets the next free version of its name; when the same weights
+are already there under that version nothing is written. Imported models are
+candidates with a new id.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return with(false, false, func(r *models.Registry) error {
+				var res models.ImportResult
+				var err error
+				if args[0] == "-" {
+					if res, err = r.Import(c.InOrStdin()); err != nil {
+						return fmt.Errorf("import from stdin: %w", err)
+					}
+				} else if res, err = r.ImportFile(args[0]); err != nil {
+					return err
+				}
+				m := res.Model
+				switch {
+				case res.Existing:
+					fmt.Fprintf(c.OutOrStdout(), "%s (id %d) is already in %s with the same weights: nothing imported\n", m.Ref(), m.ID, r.Path())
+				case res.Renumbered:
+					fmt.Fprintf(c.OutOrStdout(), "imported as %s (id %d): version %d of %s is taken here by other weights\n", m.Ref(), m.ID, res.FileVersion, m.Name)
+				default:
+					fmt.Fprintf(c.OutOrStdout(), "imported %s (id %d) as a candidate\n", m.Ref(), m.ID)
+				}
+				return nil
+			})
+		},
+	}
+
+	var force bool
+	del := &cobra.Command{
+		Use:   "delete REF",
+		Short: "Delete a model version (the promoted one only with --force)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return with(false, true, func(r *models.Registry) error {
+				m, err := r.Delete(args[0], force)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(c.OutOrStdout(), "deleted %s (id %d)\n", m.Ref(), m.ID)
+				return nil
+			})
+		},
+	}
+	del.Flags().BoolVar(&force, "force", false, "also delete the promoted version (its name is then left without one)")
+
+	cmd.AddCommand(list, show, history, promote, rollback, export, imp, del)
+	return cmd
+}
+
+// modelsBefore describes the version retired by the last promotion event.
+func modelsBefore(r *models.Registry, name string) string {
+	h, err := r.History(name)
+	if err != nil || len(h) == 0 || h[len(h)-1].Previous == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %s@%d is retired", name, h[len(h)-1].Previous)
+}
+
+// modelsTable prints one line per model version.
+func modelsTable(w io.Writer, ms []models.Model) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tMODEL\tSTATUS\tALGO\tOBS\tACT\tWEIGHTS\tCREATED\tSHA256\tPARENT")
+	for _, m := range ms {
+		parent := m.Parent
+		if parent == "" {
+			parent = "-"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			m.ID, m.Ref(), m.Status, m.Algorithm, m.ObsSpec, m.ActSpec, modelsSize(m.WeightsSize),
+			m.Created.UTC().Format(time.RFC3339), m.WeightsSHA256[:min(12, len(m.WeightsSHA256))], parent)
+	}
+	return tw.Flush()
+}
+
+func modelsSize(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
