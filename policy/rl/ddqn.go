@@ -159,6 +159,7 @@ func NewDDQN(cfg DDQNConfig) (*DDQN, error) {
 	if err != nil {
 		return nil, err
 	}
+	online.Kind = OutputQ
 	return newDDQN(cfg, online, online.Clone(), src)
 }
 

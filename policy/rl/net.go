@@ -144,11 +144,16 @@ type Layer struct {
 // It is safe for concurrent use by many goroutines as long as nobody
 // writes its weights at the same time.
 type Net struct {
+	// Kind says what the outputs mean; it travels with the serialised
+	// policy.
+	Kind    OutputKind
 	arch    Arch
 	Layers  []Layer
 	maxW    int
-	scratch sync.Pool
+	scratch *sync.Pool
 }
+
+func newScratchPool() *sync.Pool { return &sync.Pool{} }
 
 // NewNet returns a network of the given architecture with all weights
 // zero.
@@ -158,7 +163,7 @@ func NewNet(a Arch) (*Net, error) {
 	}
 	a = a.clone()
 	w := a.widths()
-	n := &Net{arch: a, Layers: make([]Layer, len(w)-1)}
+	n := &Net{arch: a, Layers: make([]Layer, len(w)-1), scratch: newScratchPool()}
 	for l := range n.Layers {
 		n.Layers[l] = Layer{In: w[l], Out: w[l+1], W: make([]float32, w[l]*w[l+1]), B: make([]float32, w[l+1])}
 	}
@@ -215,6 +220,7 @@ func (n *Net) NumParams() int { return n.arch.numParams() }
 // Clone returns a deep copy.
 func (n *Net) Clone() *Net {
 	c, _ := NewNet(n.arch)
+	c.Kind = n.Kind
 	c.CopyFrom(n)
 	return c
 }

@@ -178,6 +178,7 @@ func NewPPO(cfg PPOConfig) (*PPO, error) {
 	if err != nil {
 		return nil, err
 	}
+	actor.Kind, critic.Kind = OutputLogits, OutputValue
 	return newPPO(cfg, actor, critic, src)
 }
 

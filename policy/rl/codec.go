@@ -1,0 +1,286 @@
+package rl
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math"
+)
+
+// Wire formats. All integers and floats are little-endian; every blob ends
+// with a CRC-32 (IEEE) of the bytes before it.
+//
+// Policy (Net.MarshalBinary), version 1:
+//
+//	magic "ECNRLNET" | u16 version | u8 output kind | u8 activation |
+//	u32 in | u32 out | u8 hidden count | u32 hidden width ... |
+//	f32 weights and biases, layer by layer (W row-major [in][out], then B) |
+//	u32 crc
+const (
+	netMagic   = "ECNRLNET"
+	netVersion = 1
+)
+
+// OutputKind says what a network's outputs mean, so that a deployed blob
+// is interpreted the way it was trained.
+type OutputKind uint8
+
+const (
+	// OutputUnspecified is a bare network.
+	OutputUnspecified OutputKind = 0
+	// OutputQ: one Q-value per action (DDQN).
+	OutputQ OutputKind = 1
+	// OutputLogits: one logit per action, softmax gives probabilities (PPO actor).
+	OutputLogits OutputKind = 2
+	// OutputValue: a state value (PPO critic).
+	OutputValue OutputKind = 3
+)
+
+// String names the kind.
+func (k OutputKind) String() string {
+	switch k {
+	case OutputUnspecified:
+		return "unspecified"
+	case OutputQ:
+		return "q-values"
+	case OutputLogits:
+		return "logits"
+	case OutputValue:
+		return "value"
+	}
+	return fmt.Sprintf("output-kind(%d)", uint8(k))
+}
+
+// ErrCorrupt is wrapped by every decoding error caused by the bytes
+// themselves (bad magic, version, checksum, truncation, bounds).
+var ErrCorrupt = errors.New("corrupt")
+
+type enc struct{ b []byte }
+
+func (e *enc) u8(v uint8)    { e.b = append(e.b, v) }
+func (e *enc) u16(v uint16)  { e.b = binary.LittleEndian.AppendUint16(e.b, v) }
+func (e *enc) u32(v uint32)  { e.b = binary.LittleEndian.AppendUint32(e.b, v) }
+func (e *enc) u64(v uint64)  { e.b = binary.LittleEndian.AppendUint64(e.b, v) }
+func (e *enc) f64(v float64) { e.u64(math.Float64bits(v)) }
+func (e *enc) bytes(p []byte) {
+	e.u32(uint32(len(p)))
+	e.b = append(e.b, p...)
+}
+func (e *enc) f32s(v []float32) {
+	for _, x := range v {
+		e.u32(math.Float32bits(x))
+	}
+}
+func (e *enc) seal() []byte { e.u32(crc32.ChecksumIEEE(e.b)); return e.b }
+
+// dec reads a sealed blob; the first error sticks.
+type dec struct {
+	what string
+	b    []byte
+	off  int
+	err  error
+}
+
+// open checks the checksum and magic and returns a decoder positioned
+// after the magic.
+func open(what string, data []byte, magic string) (*dec, error) {
+	if len(data) < len(magic)+4 {
+		return nil, fmt.Errorf("rl: %s: %d bytes is too short: %w", what, len(data), ErrCorrupt)
+	}
+	if string(data[:len(magic)]) != magic {
+		return nil, fmt.Errorf("rl: %s: bad magic %q (want %q): %w", what, data[:len(magic)], magic, ErrCorrupt)
+	}
+	body := data[:len(data)-4]
+	if got, want := crc32.ChecksumIEEE(body), binary.LittleEndian.Uint32(data[len(data)-4:]); got != want {
+		return nil, fmt.Errorf("rl: %s: checksum %08x does not match stored %08x: %w", what, got, want, ErrCorrupt)
+	}
+	return &dec{what: what, b: body, off: len(magic)}, nil
+}
+
+func (d *dec) fail(format string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf("rl: %s at byte %d: %s: %w", d.what, d.off, fmt.Sprintf(format, args...), ErrCorrupt)
+	}
+}
+
+func (d *dec) take(n int) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if n < 0 || len(d.b)-d.off < n {
+		d.fail("truncated (need %d bytes, %d left)", n, len(d.b)-d.off)
+		return nil
+	}
+	p := d.b[d.off : d.off+n]
+	d.off += n
+	return p
+}
+
+func (d *dec) u8() uint8 {
+	if p := d.take(1); p != nil {
+		return p[0]
+	}
+	return 0
+}
+func (d *dec) u16() uint16 {
+	if p := d.take(2); p != nil {
+		return binary.LittleEndian.Uint16(p)
+	}
+	return 0
+}
+func (d *dec) u32() uint32 {
+	if p := d.take(4); p != nil {
+		return binary.LittleEndian.Uint32(p)
+	}
+	return 0
+}
+func (d *dec) u64() uint64 {
+	if p := d.take(8); p != nil {
+		return binary.LittleEndian.Uint64(p)
+	}
+	return 0
+}
+func (d *dec) f64() float64 { return math.Float64frombits(d.u64()) }
+
+// count reads a u32 and checks it against an upper bound.
+func (d *dec) count(field string, limit int) int {
+	v := d.u32()
+	if d.err == nil && int64(v) > int64(limit) {
+		d.fail("%s = %d exceeds %d", field, v, limit)
+		return 0
+	}
+	return int(v)
+}
+
+func (d *dec) bytes(field string) []byte {
+	n := d.count(field+" length", len(d.b))
+	return d.take(n)
+}
+
+func (d *dec) f32s(dst []float32) {
+	p := d.take(4 * len(dst))
+	if p == nil {
+		return
+	}
+	for i := range dst {
+		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(p[4*i:]))
+	}
+}
+
+func (d *dec) end() error {
+	if d.err == nil && d.off != len(d.b) {
+		d.fail("%d unexpected trailing bytes", len(d.b)-d.off)
+	}
+	return d.err
+}
+
+// MarshalBinary encodes the architecture, output kind and weights. The
+// same weights always give the same bytes.
+func (n *Net) MarshalBinary() ([]byte, error) {
+	e := &enc{b: make([]byte, 0, 64+4*n.NumParams())}
+	e.b = append(e.b, netMagic...)
+	e.u16(netVersion)
+	n.encodeBody(e)
+	return e.seal(), nil
+}
+
+func (n *Net) encodeBody(e *enc) {
+	e.u8(uint8(n.Kind))
+	e.u8(uint8(n.arch.Act))
+	e.u32(uint32(n.arch.In))
+	e.u32(uint32(n.arch.Out))
+	e.u8(uint8(len(n.arch.Hidden)))
+	for _, h := range n.arch.Hidden {
+		e.u32(uint32(h))
+	}
+	for _, p := range n.params() {
+		e.f32s(p)
+	}
+}
+
+// UnmarshalBinary replaces n with the network encoded in data. Corrupt,
+// truncated or foreign input gives an error wrapping ErrCorrupt (or naming
+// the unsupported version); it never panics.
+func (n *Net) UnmarshalBinary(data []byte) error {
+	d, err := open("policy", data, netMagic)
+	if err != nil {
+		return err
+	}
+	if v := d.u16(); d.err == nil && v != netVersion {
+		return fmt.Errorf("rl: policy format version %d: this build reads version %d", v, netVersion)
+	}
+	m, err := decodeNet(d)
+	if err != nil {
+		return err
+	}
+	if err := d.end(); err != nil {
+		return err
+	}
+	n.arch, n.Layers, n.maxW, n.Kind = m.arch, m.Layers, m.maxW, m.Kind
+	n.scratch = newScratchPool()
+	return nil
+}
+
+func decodeNet(d *dec) (*Net, error) {
+	kind := OutputKind(d.u8())
+	var a Arch
+	a.Act = Activation(d.u8())
+	a.In = d.count("in", MaxLayerWidth)
+	a.Out = d.count("out", MaxLayerWidth)
+	nh := int(d.u8())
+	if d.err == nil && nh > MaxLayers-1 {
+		d.fail("hidden layer count %d exceeds %d", nh, MaxLayers-1)
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	a.Hidden = make([]int, nh)
+	for i := range a.Hidden {
+		a.Hidden[i] = d.count(fmt.Sprintf("hidden[%d]", i), MaxLayerWidth)
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	if kind > OutputValue {
+		d.fail("output kind %d unknown", kind)
+		return nil, d.err
+	}
+	if err := a.Validate(); err != nil {
+		d.fail("%v", err)
+		return nil, d.err
+	}
+	if need := 4 * a.numParams(); len(d.b)-d.off < need {
+		d.fail("truncated weights (need %d bytes, %d left)", need, len(d.b)-d.off)
+		return nil, d.err
+	}
+	net, err := NewNet(a)
+	if err != nil {
+		return nil, err
+	}
+	net.Kind = kind
+	for _, p := range net.params() {
+		d.f32s(p)
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	for _, p := range net.params() {
+		for _, v := range p {
+			if !finite32(v) {
+				d.fail("non-finite weight %v", v)
+				return nil, d.err
+			}
+		}
+	}
+	return net, nil
+}
+
+// UnmarshalNet decodes a policy blob into a new Net.
+func UnmarshalNet(data []byte) (*Net, error) {
+	n := &Net{}
+	if err := n.UnmarshalBinary(data); err != nil {
+		return nil, err
+	}
+	return n, nil
+}

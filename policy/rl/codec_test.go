@@ -1,0 +1,254 @@
+package rl
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func testNet(t *testing.T, seed uint64) *Net {
+	t.Helper()
+	n, err := InitNet(Arch{In: 12, Hidden: []int{16, 8}, Out: 5, Act: Tanh}, rand.New(rand.NewPCG(seed, 1)), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Kind = OutputQ
+	return n
+}
+
+func TestNetMarshalRoundTrip(t *testing.T) {
+	n := testNet(t, 1)
+	b1, err := n.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 8 + 2 + 1 + 1 + 4 + 4 + 1 + 2*4 + 4*n.NumParams() + 4; len(b1) != want {
+		t.Fatalf("blob is %d bytes, want %d", len(b1), want)
+	}
+	m, err := UnmarshalNet(b1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Equal(n) || m.Kind != OutputQ || m.InDim() != 12 || m.OutDim() != 5 {
+		t.Fatalf("round trip changed the network: kind %v in %d out %d", m.Kind, m.InDim(), m.OutDim())
+	}
+	b2, _ := m.MarshalBinary()
+	if !bytes.Equal(b1, b2) {
+		t.Fatal("re-encoding the decoded network gives different bytes")
+	}
+	obs := randObs(rand.New(rand.NewPCG(2, 2)), 50, 12)
+	a, b := n.Forward(obs), m.Forward(obs)
+	for i := range a {
+		for j := range a[i] {
+			if math.Float32bits(a[i][j]) != math.Float32bits(b[i][j]) {
+				t.Fatalf("output %d,%d: %v before, %v after round trip", i, j, a[i][j], b[i][j])
+			}
+		}
+	}
+	// A different network must not encode the same.
+	o, _ := testNet(t, 2).MarshalBinary()
+	if bytes.Equal(o, b1) {
+		t.Fatal("different weights encode to the same bytes")
+	}
+}
+
+func TestNetUnmarshalCorrupt(t *testing.T) {
+	b, _ := testNet(t, 3).MarshalBinary()
+	for i := 0; i < len(b); i++ {
+		c := append([]byte(nil), b...)
+		c[i] ^= 0x10
+		if _, err := UnmarshalNet(c); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("flipping a bit of byte %d: err = %v, want ErrCorrupt", i, err)
+		}
+	}
+	for l := 0; l < len(b); l++ {
+		if _, err := UnmarshalNet(b[:l]); err == nil {
+			t.Fatalf("truncated to %d of %d bytes: no error", l, len(b))
+		}
+	}
+	if _, err := UnmarshalNet(nil); err == nil {
+		t.Fatal("nil input: no error")
+	}
+	// Valid checksum but hostile header: a huge architecture must be
+	// refused before anything is allocated for it.
+	e := &enc{}
+	e.b = append(e.b, netMagic...)
+	e.u16(netVersion)
+	e.u8(uint8(OutputQ))
+	e.u8(uint8(ReLU))
+	e.u32(MaxLayerWidth)
+	e.u32(MaxLayerWidth)
+	e.u8(MaxLayers - 1)
+	for i := 0; i < MaxLayers-1; i++ {
+		e.u32(MaxLayerWidth)
+	}
+	if _, err := UnmarshalNet(e.seal()); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("oversized architecture: err = %v, want ErrCorrupt", err)
+	}
+	// Valid checksum, valid header, weights cut short.
+	short := append([]byte(nil), b[:len(b)-4-40]...)
+	short = binary.LittleEndian.AppendUint32(short, crc32.ChecksumIEEE(short))
+	if _, err := UnmarshalNet(short); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("short weights with a valid checksum: err = %v, want ErrCorrupt", err)
+	}
+	// Unknown version with a valid checksum.
+	v2 := append([]byte(nil), b[:len(b)-4]...)
+	binary.LittleEndian.PutUint16(v2[8:], 2)
+	v2 = binary.LittleEndian.AppendUint32(v2, crc32.ChecksumIEEE(v2))
+	if _, err := UnmarshalNet(v2); err == nil {
+		t.Fatal("version 2: no error")
+	}
+	// NaN weight with a valid checksum.
+	nan := append([]byte(nil), b[:len(b)-4]...)
+	binary.LittleEndian.PutUint32(nan[len(nan)-4:], math.Float32bits(float32(math.NaN())))
+	nan = binary.LittleEndian.AppendUint32(nan, crc32.ChecksumIEEE(nan))
+	if _, err := UnmarshalNet(nan); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("NaN weight: err = %v, want ErrCorrupt", err)
+	}
+}
+
+// ddqnRun drives a DDQN through rounds of a deterministic contextual
+// bandit with data from its own seed.
+func ddqnRun(t *testing.T, d *DDQN, dataSeed uint64, from, rounds int) {
+	t.Helper()
+	const agents = 16
+	dim, k := d.Config().Arch.In, d.Config().Arch.Out
+	obs := make([][]float32, agents)
+	ts := make([]Transition, agents)
+	for r := from; r < from+rounds; r++ {
+		rng := rand.New(rand.NewPCG(dataSeed, uint64(r)))
+		for i := range obs {
+			obs[i] = banditObs(rng, dim)
+		}
+		acts := d.Act(obs, 0.3, rng)
+		for i := range obs {
+			ts[i] = Transition{Obs: obs[i], Action: acts[i] % k, Reward: obs[i][acts[i]%k], Next: banditObs(rng, dim), Done: i%3 == 0}
+		}
+		if _, _, err := d.Observe(ts); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func smallDDQN(t *testing.T, seed uint64) *DDQN {
+	t.Helper()
+	d, err := NewDDQN(DDQNConfig{Arch: Arch{In: 6, Hidden: []int{24}, Out: 3, Act: ReLU}, Gamma: 0.8,
+		BatchSize: 32, ReplayCapacity: 300, TrainEvery: 8, TargetSync: 7, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// mustBytes unwraps an encoder's result; an error fails the test (by
+// panicking, which the test runner reports with the stack).
+func mustBytes(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func TestDDQNDeterministic(t *testing.T) {
+	a, b, c := smallDDQN(t, 42), smallDDQN(t, 42), smallDDQN(t, 43)
+	ddqnRun(t, a, 1, 0, 40)
+	ddqnRun(t, b, 1, 0, 40)
+	ddqnRun(t, c, 1, 0, 40)
+	if a.Updates() == 0 {
+		t.Fatal("no training happened")
+	}
+	pa := mustBytes(a.Policy().MarshalBinary())
+	pb := mustBytes(b.Policy().MarshalBinary())
+	pc := mustBytes(c.Policy().MarshalBinary())
+	if !bytes.Equal(pa, pb) {
+		t.Fatal("same seed, same calls: policies differ")
+	}
+	if bytes.Equal(pa, pc) {
+		t.Fatal("different seeds gave identical policies")
+	}
+	ca := mustBytes(a.MarshalCheckpoint(true))
+	cb := mustBytes(b.MarshalCheckpoint(true))
+	if !bytes.Equal(ca, cb) {
+		t.Fatal("same seed, same calls: checkpoints differ")
+	}
+}
+
+func TestDDQNCheckpointResumesExactly(t *testing.T) {
+	full := smallDDQN(t, 9)
+	ddqnRun(t, full, 5, 0, 60)
+
+	first := smallDDQN(t, 9)
+	ddqnRun(t, first, 5, 0, 25)
+	ck := mustBytes(first.MarshalCheckpoint(true))
+	resumed, err := RestoreDDQN(ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again := mustBytes(resumed.MarshalCheckpoint(true)); !bytes.Equal(again, ck) {
+		t.Fatal("restore then re-checkpoint changed the bytes")
+	}
+	ddqnRun(t, resumed, 5, 25, 35)
+	if resumed.Steps() != full.Steps() || resumed.Updates() != full.Updates() {
+		t.Fatalf("counters after resume: steps %d updates %d, uninterrupted %d %d", resumed.Steps(), resumed.Updates(), full.Steps(), full.Updates())
+	}
+	if !resumed.Policy().Equal(full.Policy()) || !resumed.Target().Equal(full.Target()) {
+		t.Fatal("resumed run diverged from the uninterrupted run")
+	}
+	if a, b := mustBytes(resumed.MarshalCheckpoint(true)), mustBytes(full.MarshalCheckpoint(true)); !bytes.Equal(a, b) {
+		t.Fatal("final checkpoints of resumed and uninterrupted runs differ")
+	}
+
+	// Without the replay buffer the run resumes with an empty buffer.
+	lite, err := RestoreDDQN(mustBytes(first.MarshalCheckpoint(false)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lite.Replay().Len() != 0 || !lite.Policy().Equal(first.Policy()) || lite.Updates() != first.Updates() {
+		t.Fatalf("replay-less restore: replay %d, same policy %v", lite.Replay().Len(), lite.Policy().Equal(first.Policy()))
+	}
+}
+
+func TestCheckpointCorrupt(t *testing.T) {
+	d := smallDDQN(t, 3)
+	ddqnRun(t, d, 2, 0, 10)
+	ck := mustBytes(d.MarshalCheckpoint(true))
+	for i := 0; i < len(ck); i += 7 {
+		c := append([]byte(nil), ck...)
+		c[i] ^= 0x01
+		if _, err := RestoreDDQN(c); err == nil {
+			t.Fatalf("bit flip at byte %d of %d: no error", i, len(ck))
+		}
+	}
+	for l := 0; l < len(ck); l += 13 {
+		if _, err := RestoreDDQN(ck[:l]); err == nil {
+			t.Fatalf("truncated to %d bytes: no error", l)
+		}
+	}
+	// Resealed after cutting the tail: the checksum passes, decoding must
+	// still fail cleanly.
+	for _, cut := range []int{1, 9, 100, 1000} {
+		c := append([]byte(nil), ck[:len(ck)-4-cut]...)
+		c = binary.LittleEndian.AppendUint32(c, crc32.ChecksumIEEE(c))
+		if _, err := RestoreDDQN(c); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("resealed checkpoint short by %d bytes: err = %v, want ErrCorrupt", cut, err)
+		}
+	}
+	p, err := NewPPO(PPOConfig{Arch: Arch{In: 4, Hidden: []int{8}, Out: 3, Act: Tanh}, MinibatchSize: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk := mustBytes(p.MarshalCheckpoint())
+	if _, err := RestoreDDQN(pk); err == nil {
+		t.Fatal("a PPO checkpoint restored as DDQN")
+	}
+	if _, err := RestorePPO(ck); err == nil {
+		t.Fatal("a DDQN checkpoint restored as PPO")
+	}
+	if _, err := RestorePPO(pk); err != nil {
+		t.Fatalf("fresh PPO checkpoint: %v", err)
+	}
+}
