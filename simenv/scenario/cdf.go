@@ -1,0 +1,86 @@
+package scenario
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/ecntune/ecntune/simenv"
+)
+
+// LoadCDF reads a flow-size distribution file: one point per line,
+// "<flow size in bytes> <cumulative percent 0..100>", the first line "0 0",
+// the last percent 100 and both columns strictly increasing. Blank lines and
+// lines starting with '#' are skipped.
+func LoadCDF(path string) ([]simenv.CDFPoint, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot read CDF file: %w", path, unwrapPathErr(err))
+	}
+	return ParseCDF(data, path)
+}
+
+// ParseCDF parses the content of a CDF file; name labels errors.
+func ParseCDF(data []byte, name string) ([]simenv.CDFPoint, error) {
+	var pts []simenv.CDFPoint
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	line := 0
+	for sc.Scan() {
+		line++
+		t := strings.TrimSpace(sc.Text())
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		f := strings.Fields(t)
+		if len(f) != 2 {
+			return nil, fmt.Errorf("%s: line %d: want two numbers \"<size bytes> <cumulative percent>\", got %q", name, line, t)
+		}
+		b, err1 := strconv.ParseFloat(f[0], 64)
+		p, err2 := strconv.ParseFloat(f[1], 64)
+		if err1 != nil || err2 != nil || !finite(b) || !finite(p) {
+			return nil, fmt.Errorf("%s: line %d: %q is not two numbers (want \"<size bytes> <cumulative percent>\")", name, line, t)
+		}
+		if len(pts) == 0 {
+			if b != 0 || p != 0 {
+				return nil, fmt.Errorf("%s: line %d: the first point must be \"0 0\", got %q", name, line, t)
+			}
+		} else {
+			prev := pts[len(pts)-1]
+			if b <= prev.Bytes {
+				return nil, fmt.Errorf("%s: line %d: size %g is not above the previous %g (sizes must strictly increase)", name, line, b, prev.Bytes)
+			}
+			if p <= prev.Percent {
+				return nil, fmt.Errorf("%s: line %d: percent %g is not above the previous %g (percents must strictly increase)", name, line, p, prev.Percent)
+			}
+			if p > 100 {
+				return nil, fmt.Errorf("%s: line %d: percent %g is above 100", name, line, p)
+			}
+		}
+		pts = append(pts, simenv.CDFPoint{Bytes: b, Percent: p})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(pts) < 2 {
+		return nil, fmt.Errorf("%s: a CDF needs at least two points (\"0 0\" and one ending at percent 100), got %d", name, len(pts))
+	}
+	if last := pts[len(pts)-1]; last.Percent != 100 {
+		return nil, fmt.Errorf("%s: the last point must have percent 100, got %g", name, last.Percent)
+	}
+	return pts, nil
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// unwrapPathErr drops the path an *os.PathError repeats, since our messages
+// already lead with it.
+func unwrapPathErr(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}

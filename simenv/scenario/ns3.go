@@ -1,0 +1,198 @@
+package scenario
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ecntune/ecntune/simenv"
+)
+
+// This file holds the lexical side of the ns-3 HPCC formats: a whitespace
+// token stream that remembers line numbers (ns-3 reads its files with
+// operator>>, so line breaks carry no meaning), and ns-3's spelling of data
+// rates and times.
+
+type token struct {
+	s    string
+	line int
+}
+
+type tokenStream struct {
+	name string
+	toks []token
+	pos  int
+	last int // last line of the file, for "file ends" messages
+}
+
+func newTokenStream(data []byte, name string) *tokenStream {
+	ts := &tokenStream{name: name}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
+	line := 0
+	for sc.Scan() {
+		line++
+		for _, f := range strings.Fields(sc.Text()) {
+			ts.toks = append(ts.toks, token{f, line})
+		}
+	}
+	ts.last = line
+	return ts
+}
+
+// next returns the next token; what names it for the error when the file
+// ends early.
+func (ts *tokenStream) next(what string) (token, error) {
+	if ts.pos >= len(ts.toks) {
+		return token{}, fmt.Errorf("%s: file ends at line %d where %s was expected", ts.name, ts.last, what)
+	}
+	t := ts.toks[ts.pos]
+	ts.pos++
+	return t, nil
+}
+
+// int reads a non-negative integer no larger than max.
+func (ts *tokenStream) int(what string, max int64) (int64, int, error) {
+	t, err := ts.next(what)
+	if err != nil {
+		return 0, 0, err
+	}
+	v, err := strconv.ParseInt(t.s, 10, 64)
+	if err != nil || v < 0 || v > max {
+		return 0, t.line, fmt.Errorf("%s: line %d: %s %q is not an integer in 0..%d", ts.name, t.line, what, t.s, max)
+	}
+	return v, t.line, nil
+}
+
+// ns3RateUnits maps ns-3 DataRate suffixes to bits per second: b is bits, B
+// bytes; k/K/M/G are decimal, Ki/Mi/Gi binary; "ps" and "/s" are synonyms.
+var ns3RateUnits = func() []struct {
+	suffix string
+	mult   float64
+} {
+	var out []struct {
+		suffix string
+		mult   float64
+	}
+	prefixes := map[string]float64{"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12,
+		"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30}
+	for p, pm := range prefixes {
+		for _, b := range []struct {
+			s string
+			m float64
+		}{{"bps", 1}, {"b/s", 1}, {"Bps", 8}, {"B/s", 8}} {
+			out = append(out, struct {
+				suffix string
+				mult   float64
+			}{p + b.s, pm * b.m})
+		}
+	}
+	// Longest suffix first, so that "Gbps" wins over "bps".
+	sort.Slice(out, func(i, j int) bool {
+		if len(out[i].suffix) != len(out[j].suffix) {
+			return len(out[i].suffix) > len(out[j].suffix)
+		}
+		return out[i].suffix < out[j].suffix
+	})
+	return out
+}()
+
+// parseNS3Rate parses an ns-3 DataRate string such as "100Gbps", "20Mb/s"
+// or "1000000000" (bits per second), returning bits per second.
+func parseNS3Rate(s string) (float64, error) {
+	num, mult := s, 1.0
+	for _, u := range ns3RateUnits {
+		if strings.HasSuffix(s, u.suffix) {
+			num, mult = strings.TrimSuffix(s, u.suffix), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || !finite(v) {
+		return 0, fmt.Errorf("cannot parse rate %q (want an ns-3 rate such as 100Gbps, 20Mb/s or 1000000000)", s)
+	}
+	if v <= 0 {
+		return 0, fmt.Errorf("rate %q must be positive", s)
+	}
+	return v * mult, nil
+}
+
+// ns3TimeUnits are the units of an ns-3 Time string, in nanoseconds per unit
+// (ps below the simulator's nanosecond resolution is a divisor).
+var ns3TimeUnits = []struct {
+	suffix string
+	ns     int64 // multiplier when > 0
+	div    int64 // divisor when > 0
+}{
+	{"min", 60e9, 0}, {"ms", 1e6, 0}, {"us", 1e3, 0}, {"ns", 1, 0}, {"ps", 0, 1e3}, {"fs", 0, 1e6},
+	{"h", 3600e9, 0}, {"s", 1e9, 0},
+}
+
+// parseNS3Time parses an ns-3 Time string such as "1000ns", "0.001ms" or
+// "2" (seconds) into simulated time.
+func parseNS3Time(s string) (simenv.Time, error) {
+	num := s
+	mul, div := int64(1e9), int64(0)
+	for _, u := range ns3TimeUnits {
+		if strings.HasSuffix(s, u.suffix) {
+			num, mul, div = strings.TrimSuffix(s, u.suffix), u.ns, u.div
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || !finite(v) {
+		return 0, fmt.Errorf("cannot parse time %q (want an ns-3 time such as 1000ns, 1us or 0.001ms)", s)
+	}
+	if v < 0 {
+		return 0, fmt.Errorf("time %q is negative", s)
+	}
+	if v*float64(mul) > float64(maxTime)/float64(simenv.Nanosecond) {
+		return 0, fmt.Errorf("time %q is too large", s)
+	}
+	if div > 0 {
+		return nsTime(v, 1, div), nil
+	}
+	return nsTime(v, mul, 1), nil
+}
+
+// nsTime converts v units (unit = mul/div ns) to simulated time the way
+// ns-3 does at its nanosecond resolution: the double v is taken exactly,
+// scaled, and truncated to whole nanoseconds. (Plain float64 arithmetic
+// would round 2.000000643 s to 2000000643 ns; ns-3 gives 2000000642.)
+func nsTime(v float64, mul, div int64) simenv.Time {
+	f := new(big.Float).SetPrec(256).SetFloat64(v)
+	f.Mul(f, new(big.Float).SetPrec(256).SetInt64(mul))
+	if div != 1 {
+		f.Quo(f, new(big.Float).SetPrec(256).SetInt64(div))
+	}
+	ns, _ := f.Int64()
+	return simenv.Time(ns) * simenv.Nanosecond
+}
+
+// maxTime bounds parsed times well inside int64 picoseconds (about 53 days).
+const maxTime = simenv.Time(1 << 62)
+
+// secondsTime parses a decimal number of seconds into simulated time as
+// ns-3's Seconds(double) does.
+func secondsTime(s string) (simenv.Time, error) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !finite(v) || v < 0 {
+		return 0, fmt.Errorf("%q is not a non-negative number of seconds", s)
+	}
+	if v > float64(maxTime)/float64(simenv.Second) {
+		return 0, fmt.Errorf("%q seconds is too large", s)
+	}
+	return nsTime(v, 1e9, 1), nil
+}
+
+func parseFloat(s string) (float64, error) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err == nil && !finite(v) {
+		err = fmt.Errorf("%q is not finite", s)
+	}
+	return v, err
+}

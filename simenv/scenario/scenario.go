@@ -1,0 +1,722 @@
+// Package scenario turns scenario files into simenv.Config: ecntune's YAML
+// scenarios (Load, Parse) and the input files of the ns-3 HPCC simulator
+// (LoadHPCCConfig, LoadHPCCTopology, LoadFlowFile). Reading files is I/O,
+// which is why this lives outside simenv proper.
+//
+// A YAML scenario:
+//
+//	name: websearch-50          # default: the file name without extension
+//	seed: 1
+//	duration: 20ms
+//	topology: {kind: leafspine, leaves: 4, spines: 2, hosts_per_leaf: 8,
+//	           host_rate: 100Gbps, fabric_rate: 400Gbps, link_delay: 1us, buffer: 32MB}
+//	  # kind: star takes hosts, host_rate, link_delay, buffer
+//	  # kind: hpcc takes file (an HPCC topology file) and buffer
+//	ecn: {kmin: 400KB, kmax: 1600KB, pmax: 0.2}   # at 100 Gb/s, scaled with port rate
+//	pfc: {enabled: true, alpha: 0.125, alpha_scale_with_rate: true, cable: 5m,
+//	      headroom: 100KB, formula: ieee, reserve: 4KiB, xon_offset: 3KiB}
+//	dcqcn: {enabled: true, g: 0.00390625, ai: 20Mbps, hai: 200Mbps, increase_timer: 300us,
+//	        alpha_timer: 1us, decrease_timer: 4us, min_rate: 1Gbps, fast_recovery: 1,
+//	        cnp_interval: 0us, byte_counter: 0}
+//	mtu: 1000                   # payload bytes per packet
+//	header_bytes: 48
+//	ack_bytes: 64
+//	ack_high_priority: true
+//	ack_every: 1
+//	workloads:                  # every kind also takes start, end, priority, hosts
+//	  - {kind: cdf, cdf: cdf/websearch.txt, load: 0.5, start: 0ms, end: 20ms}
+//	  - {kind: incast, fanin: 16, size: 1MB, every: 2ms}
+//	  - {kind: allreduce, ranks: 16, size: 16MiB, gap: 1ms}
+//	  - {kind: alltoall, ranks: 8, size: 8MiB, gap: 1ms}
+//	  - {kind: trace, file: flows.txt}   # an HPCC flow file; takes only file
+//
+// File paths are relative to the scenario file. Sizes take B, KB, MB, GB
+// (decimal) or KiB, MiB, GiB; rates bps..Tbps; durations ns, us, ms, s;
+// cable lengths m or km. Every omitted field takes simenv.DefaultConfig()'s
+// value; topology rates default to 100Gbps (fabric_rate: host_rate), link
+// delay to 1us, buffer to simenv.DefaultBufferBytes. hosts lists host names
+// (host0, host1, ...; in hpcc topologies host<node id>).
+//
+// Unknown keys, values of the wrong type or out of range, and references to
+// files, nodes or hosts that do not exist are errors naming the file, the
+// line and the field path; nothing is returned until everything is valid.
+package scenario
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/ecntune/ecntune/internal/units"
+	"github.com/ecntune/ecntune/simenv"
+)
+
+type fileScenario struct {
+	Name            string         `yaml:"name"`
+	Seed            *uint64        `yaml:"seed"`
+	Duration        string         `yaml:"duration"`
+	Topology        *fileTopology  `yaml:"topology"`
+	ECN             *fileECN       `yaml:"ecn"`
+	PFC             *filePFC       `yaml:"pfc"`
+	DCQCN           *fileDCQCN     `yaml:"dcqcn"`
+	MTU             *int           `yaml:"mtu"`
+	HeaderBytes     *int           `yaml:"header_bytes"`
+	AckBytes        *int           `yaml:"ack_bytes"`
+	AckHighPriority *bool          `yaml:"ack_high_priority"`
+	AckEvery        *int           `yaml:"ack_every"`
+	Workloads       []fileWorkload `yaml:"workloads"`
+}
+
+type fileTopology struct {
+	Kind         string `yaml:"kind"`
+	Hosts        *int   `yaml:"hosts"`
+	Leaves       *int   `yaml:"leaves"`
+	Spines       *int   `yaml:"spines"`
+	HostsPerLeaf *int   `yaml:"hosts_per_leaf"`
+	HostRate     string `yaml:"host_rate"`
+	FabricRate   string `yaml:"fabric_rate"`
+	LinkDelay    string `yaml:"link_delay"`
+	Buffer       string `yaml:"buffer"`
+	File         string `yaml:"file"`
+}
+
+type fileECN struct {
+	Kmin string   `yaml:"kmin"`
+	Kmax string   `yaml:"kmax"`
+	Pmax *float64 `yaml:"pmax"`
+}
+
+type filePFC struct {
+	Enabled            *bool    `yaml:"enabled"`
+	Alpha              *float64 `yaml:"alpha"`
+	AlphaScaleWithRate *bool    `yaml:"alpha_scale_with_rate"`
+	Cable              string   `yaml:"cable"`
+	Headroom           string   `yaml:"headroom"`
+	Formula            string   `yaml:"formula"`
+	Reserve            string   `yaml:"reserve"`
+	XonOffset          string   `yaml:"xon_offset"`
+}
+
+type fileDCQCN struct {
+	Enabled       *bool    `yaml:"enabled"`
+	G             *float64 `yaml:"g"`
+	AI            string   `yaml:"ai"`
+	HAI           string   `yaml:"hai"`
+	IncreaseTimer string   `yaml:"increase_timer"`
+	AlphaTimer    string   `yaml:"alpha_timer"`
+	DecreaseTimer string   `yaml:"decrease_timer"`
+	MinRate       string   `yaml:"min_rate"`
+	FastRecovery  *int     `yaml:"fast_recovery"`
+	CNPInterval   string   `yaml:"cnp_interval"`
+	ByteCounter   string   `yaml:"byte_counter"`
+}
+
+type fileWorkload struct {
+	Kind     string   `yaml:"kind"`
+	Start    string   `yaml:"start"`
+	End      string   `yaml:"end"`
+	Priority *int     `yaml:"priority"`
+	Hosts    []string `yaml:"hosts"`
+	CDF      string   `yaml:"cdf"`
+	Load     *float64 `yaml:"load"`
+	Fanin    *int     `yaml:"fanin"`
+	Size     string   `yaml:"size"`
+	Every    string   `yaml:"every"`
+	Ranks    *int     `yaml:"ranks"`
+	Gap      string   `yaml:"gap"`
+	File     string   `yaml:"file"`
+}
+
+// Load reads a YAML scenario file.
+func Load(path string) (simenv.Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return simenv.Config{}, fmt.Errorf("%s: cannot read scenario: %w", path, unwrapPathErr(err))
+	}
+	return Parse(data, filepath.Dir(path), path)
+}
+
+// Parse parses a YAML scenario. Files it names are relative to baseDir; name
+// labels errors (usually the file's path) and, without a name key, gives the
+// scenario its name.
+func Parse(data []byte, baseDir string, name string) (simenv.Config, error) {
+	c := &checker{name: name, lines: map[string]int{}}
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return simenv.Config{}, fmt.Errorf("%s: the scenario is empty", name)
+		}
+		return simenv.Config{}, fmt.Errorf("%s: %v", name, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return simenv.Config{}, fmt.Errorf("%s: line %d: only one YAML document is allowed", name, extra.Line)
+	}
+	if len(doc.Content) != 1 {
+		return simenv.Config{}, fmt.Errorf("%s: the scenario is empty", name)
+	}
+	if err := c.check(doc.Content[0], reflect.TypeOf(fileScenario{}), ""); err != nil {
+		return simenv.Config{}, err
+	}
+	// The checker has vetted every key and value; decode strictly all the same.
+	var f fileScenario
+	sd := yaml.NewDecoder(bytes.NewReader(data))
+	sd.KnownFields(true)
+	if err := sd.Decode(&f); err != nil {
+		return simenv.Config{}, fmt.Errorf("%s: %v", name, err)
+	}
+	b := &builder{checker: c, dir: baseDir, cfg: simenv.DefaultConfig()}
+	if err := b.build(&f); err != nil {
+		return simenv.Config{}, err
+	}
+	return b.cfg, nil
+}
+
+type builder struct {
+	*checker
+	dir   string
+	cfg   simenv.Config
+	hosts []int // node ids of the hosts
+}
+
+func (b *builder) path(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(b.dir, p)
+}
+
+// Typed field parsers: each reports errors at the field's path and line.
+
+func (b *builder) bytes(path, s string, min int64) (int64, error) {
+	v, err := units.ParseBytes(s)
+	if err != nil {
+		return 0, b.at(path, "%v", err)
+	}
+	if v < min {
+		return 0, b.at(path, "%s is below the minimum of %s", s, units.FormatBytes(min))
+	}
+	return v, nil
+}
+
+func (b *builder) rate(path, s string) (float64, error) {
+	v, err := units.ParseRate(s)
+	if err != nil {
+		return 0, b.at(path, "%v", err)
+	}
+	return v, nil
+}
+
+// duration parses a non-negative duration; positive demands > 0.
+func (b *builder) duration(path, s string, positive bool) (simenv.Time, error) {
+	d, err := units.ParseDuration(s)
+	if err != nil {
+		return 0, b.at(path, "%v", err)
+	}
+	if positive && d <= 0 {
+		return 0, b.at(path, "%s must be above 0", s)
+	}
+	if d > time.Duration(maxTime/simenv.Nanosecond) {
+		return 0, b.at(path, "%s is too long", s)
+	}
+	return simenv.FromDuration(d), nil
+}
+
+func (b *builder) intIn(path string, v *int, lo, hi int, def int) (int, error) {
+	if v == nil {
+		return def, nil
+	}
+	if *v < lo || *v > hi {
+		return 0, b.at(path, "%d is outside %d..%d", *v, lo, hi)
+	}
+	return *v, nil
+}
+
+func (b *builder) build(f *fileScenario) error {
+	cfg := &b.cfg
+	cfg.Name = f.Name
+	if cfg.Name == "" {
+		cfg.Name = strings.TrimSuffix(filepath.Base(b.name), filepath.Ext(b.name))
+	}
+	if f.Seed != nil {
+		cfg.Seed = *f.Seed
+	}
+	if f.Duration != "" {
+		d, err := b.duration("duration", f.Duration, true)
+		if err != nil {
+			return err
+		}
+		cfg.Duration = d
+	}
+	if err := b.topology(f.Topology); err != nil {
+		return err
+	}
+	if err := b.ecn(f.ECN); err != nil {
+		return err
+	}
+	if err := b.pfc(f.PFC); err != nil {
+		return err
+	}
+	if err := b.dcqcn(f.DCQCN); err != nil {
+		return err
+	}
+	var err error
+	if cfg.MTU, err = b.intIn("mtu", f.MTU, 1, 9000, cfg.MTU); err != nil {
+		return err
+	}
+	if cfg.HeaderBytes, err = b.intIn("header_bytes", f.HeaderBytes, 0, 1000, cfg.HeaderBytes); err != nil {
+		return err
+	}
+	if cfg.AckBytes, err = b.intIn("ack_bytes", f.AckBytes, 1, 9000, cfg.AckBytes); err != nil {
+		return err
+	}
+	if cfg.AckEvery, err = b.intIn("ack_every", f.AckEvery, 1, 1<<20, cfg.AckEvery); err != nil {
+		return err
+	}
+	if f.AckHighPriority != nil {
+		cfg.AckHighPriority = *f.AckHighPriority
+	}
+	if len(f.Workloads) == 0 {
+		return b.at("workloads", "at least one workload is required (kinds: %s)", workloadKinds)
+	}
+	for i := range f.Workloads {
+		w, err := b.workload(fmt.Sprintf("workloads[%d]", i), &f.Workloads[i])
+		if err != nil {
+			return err
+		}
+		cfg.Workloads = append(cfg.Workloads, w)
+	}
+	return nil
+}
+
+func (b *builder) topology(t *fileTopology) error {
+	const p = "topology"
+	if t == nil {
+		return b.at(p, "required (kind: star, leafspine or hpcc)")
+	}
+	cfg := &b.cfg
+	hostRate, fabricRate, delay := 100e9, 0.0, simenv.Microsecond
+	var err error
+	if t.HostRate != "" {
+		if hostRate, err = b.rate(p+".host_rate", t.HostRate); err != nil {
+			return err
+		}
+	}
+	fabricRate = hostRate
+	if t.FabricRate != "" {
+		if fabricRate, err = b.rate(p+".fabric_rate", t.FabricRate); err != nil {
+			return err
+		}
+	}
+	if t.LinkDelay != "" {
+		if delay, err = b.duration(p+".link_delay", t.LinkDelay, false); err != nil {
+			return err
+		}
+	}
+	if t.Buffer != "" {
+		if cfg.BufferBytes, err = b.bytes(p+".buffer", t.Buffer, 1); err != nil {
+			return err
+		}
+	}
+	count := func(key string, v *int, lo, hi int) (int, error) {
+		if v == nil {
+			return 0, b.at(p+"."+key, "required for kind %s", t.Kind)
+		}
+		return b.intIn(p+"."+key, v, lo, hi, 0)
+	}
+	switch t.Kind {
+	case "star":
+		if err := b.onlyKeys(p, "kind star", "kind", "hosts", "host_rate", "link_delay", "buffer"); err != nil {
+			return err
+		}
+		n, err := count("hosts", t.Hosts, 2, maxNodes-1)
+		if err != nil {
+			return err
+		}
+		cfg.Topology = simenv.StarTopology(n, hostRate, delay)
+	case "leafspine":
+		if err := b.onlyKeys(p, "kind leafspine", "kind", "leaves", "spines", "hosts_per_leaf",
+			"host_rate", "fabric_rate", "link_delay", "buffer"); err != nil {
+			return err
+		}
+		leaves, err := count("leaves", t.Leaves, 1, 4096)
+		if err != nil {
+			return err
+		}
+		spines, err := count("spines", t.Spines, 1, 4096)
+		if err != nil {
+			return err
+		}
+		hpl, err := count("hosts_per_leaf", t.HostsPerLeaf, 1, 4096)
+		if err != nil {
+			return err
+		}
+		if leaves*hpl < 2 {
+			return b.at(p+".hosts_per_leaf", "%d leaf × %d host is one host; a fabric needs at least 2", leaves, hpl)
+		}
+		if leaves*(hpl+1)+spines > maxNodes {
+			return b.at(p, "%d nodes is above the limit of %d", leaves*(hpl+1)+spines, maxNodes)
+		}
+		cfg.Topology = simenv.LeafSpineTopology(leaves, spines, hpl, hostRate, fabricRate, delay)
+	case "hpcc":
+		if err := b.onlyKeys(p, "kind hpcc (rates and delays come from the file)", "kind", "file", "buffer"); err != nil {
+			return err
+		}
+		if t.File == "" {
+			return b.at(p+".file", "required for kind hpcc (an HPCC topology file)")
+		}
+		topo, err := LoadHPCCTopology(b.path(t.File))
+		if err != nil {
+			return b.at(p+".file", "%v", err)
+		}
+		cfg.Topology = topo
+	case "":
+		return b.at(p+".kind", "required (star, leafspine or hpcc)")
+	default:
+		return b.at(p+".kind", "unknown kind %q (allowed: star, leafspine, hpcc)", t.Kind)
+	}
+	for id, n := range cfg.Topology.Nodes {
+		if !n.Switch {
+			b.hosts = append(b.hosts, id)
+		}
+	}
+	if len(b.hosts) < 2 {
+		return b.at(p, "the topology has %d host(s); at least 2 are needed", len(b.hosts))
+	}
+	return nil
+}
+
+func (b *builder) ecn(e *fileECN) error {
+	if e == nil {
+		return nil
+	}
+	cfg := &b.cfg
+	var err error
+	if e.Kmin != "" {
+		if cfg.ECN.KminBytes, err = b.bytes("ecn.kmin", e.Kmin, 0); err != nil {
+			return err
+		}
+	}
+	if e.Kmax != "" {
+		if cfg.ECN.KmaxBytes, err = b.bytes("ecn.kmax", e.Kmax, 0); err != nil {
+			return err
+		}
+	}
+	if e.Pmax != nil {
+		if !(*e.Pmax > 0 && *e.Pmax <= 1) {
+			return b.at("ecn.pmax", "%g is outside (0, 1]", *e.Pmax)
+		}
+		cfg.ECN.Pmax = *e.Pmax
+	}
+	if cfg.ECN.KminBytes > cfg.ECN.KmaxBytes {
+		p := "ecn.kmin"
+		if !b.has(p) {
+			p = "ecn.kmax"
+		}
+		return b.at(p, "kmin %s is above kmax %s (need kmin <= kmax)",
+			units.FormatBytes(cfg.ECN.KminBytes), units.FormatBytes(cfg.ECN.KmaxBytes))
+	}
+	return nil
+}
+
+func (b *builder) pfc(f *filePFC) error {
+	if f == nil {
+		return nil
+	}
+	const p = "pfc"
+	pfc := &b.cfg.PFC
+	var err error
+	if f.Enabled != nil {
+		pfc.Enabled = *f.Enabled
+	}
+	if f.Alpha != nil {
+		if !(*f.Alpha > 0 && *f.Alpha <= 64) {
+			return b.at(p+".alpha", "%g is outside (0, 64]", *f.Alpha)
+		}
+		pfc.Alpha = *f.Alpha
+	}
+	if f.AlphaScaleWithRate != nil {
+		pfc.AlphaScaleWithRate = *f.AlphaScaleWithRate
+	}
+	if f.Cable != "" {
+		if pfc.CableMeters, err = parseMeters(f.Cable); err != nil {
+			return b.at(p+".cable", "%v", err)
+		}
+	}
+	if f.Headroom != "" {
+		if pfc.HeadroomBytes, err = b.bytes(p+".headroom", f.Headroom, 1); err != nil {
+			return err
+		}
+	}
+	switch f.Formula {
+	case "":
+	case simenv.HeadroomIEEE, simenv.HeadroomHPCC:
+		pfc.HeadroomFormula = f.Formula
+	default:
+		return b.at(p+".formula", "unknown formula %q (allowed: %s, %s)", f.Formula, simenv.HeadroomIEEE, simenv.HeadroomHPCC)
+	}
+	if f.Reserve != "" {
+		if pfc.ReserveBytes, err = b.bytes(p+".reserve", f.Reserve, 0); err != nil {
+			return err
+		}
+	}
+	if f.XonOffset != "" {
+		if pfc.XonOffsetBytes, err = b.bytes(p+".xon_offset", f.XonOffset, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseMeters parses a cable length: "5m", "0.1km" or "5" (meters).
+func parseMeters(s string) (float64, error) {
+	t, mult := strings.TrimSpace(s), 1.0
+	if v, ok := strings.CutSuffix(t, "km"); ok {
+		t, mult = v, 1000
+	} else if v, ok := strings.CutSuffix(t, "m"); ok {
+		t = v
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+	if err != nil || !finite(v) {
+		return 0, fmt.Errorf("cannot parse cable length %q (want e.g. 5m or 0.3km)", s)
+	}
+	if v < 0 || v*mult > 100_000 {
+		return 0, fmt.Errorf("cable length %q is outside 0..100km", s)
+	}
+	return v * mult, nil
+}
+
+func (b *builder) dcqcn(f *fileDCQCN) error {
+	if f == nil {
+		return nil
+	}
+	const p = "dcqcn"
+	d := &b.cfg.DCQCN
+	var err error
+	if f.Enabled != nil {
+		d.Enabled = *f.Enabled
+	}
+	if f.G != nil {
+		if !(*f.G > 0 && *f.G <= 1) {
+			return b.at(p+".g", "%g is outside (0, 1]", *f.G)
+		}
+		d.G = *f.G
+	}
+	rates := []struct {
+		key string
+		s   string
+		dst *float64
+	}{{"ai", f.AI, &d.AIBps}, {"hai", f.HAI, &d.HAIBps}, {"min_rate", f.MinRate, &d.MinRateBps}}
+	for _, r := range rates {
+		if r.s != "" {
+			if *r.dst, err = b.rate(p+"."+r.key, r.s); err != nil {
+				return err
+			}
+		}
+	}
+	timers := []struct {
+		key      string
+		s        string
+		dst      *simenv.Time
+		positive bool
+	}{{"increase_timer", f.IncreaseTimer, &d.IncreaseTimer, true}, {"alpha_timer", f.AlphaTimer, &d.AlphaTimer, true},
+		{"decrease_timer", f.DecreaseTimer, &d.DecreaseTimer, true}, {"cnp_interval", f.CNPInterval, &d.CNPInterval, false}}
+	for _, t := range timers {
+		if t.s != "" {
+			if *t.dst, err = b.duration(p+"."+t.key, t.s, t.positive); err != nil {
+				return err
+			}
+		}
+	}
+	if d.FastRecoverySteps, err = b.intIn(p+".fast_recovery", f.FastRecovery, 0, 1000, d.FastRecoverySteps); err != nil {
+		return err
+	}
+	if f.ByteCounter != "" {
+		if d.ByteCounter, err = b.bytes(p+".byte_counter", f.ByteCounter, 0); err != nil {
+			return err
+		}
+	}
+	if host := b.hostRate(); d.MinRateBps > host {
+		return b.at(p+".min_rate", "%s is above the host link rate %s", units.FormatRate(d.MinRateBps), units.FormatRate(host))
+	}
+	return nil
+}
+
+// hostRate is the slowest link rate at any host.
+func (b *builder) hostRate() float64 {
+	r := 0.0
+	for _, l := range b.cfg.Topology.Links {
+		if !b.cfg.Topology.Nodes[l.A].Switch || !b.cfg.Topology.Nodes[l.B].Switch {
+			if r == 0 || l.RateBps < r {
+				r = l.RateBps
+			}
+		}
+	}
+	return r
+}
+
+const workloadKinds = "cdf, incast, allreduce, alltoall, trace"
+
+func (b *builder) workload(p string, f *fileWorkload) (simenv.Workload, error) {
+	w := simenv.Workload{Kind: simenv.WorkloadKind(f.Kind), Priority: simenv.DefaultPriority}
+	common := []string{"kind", "start", "end", "priority", "hosts"}
+	var err error
+	switch w.Kind {
+	case simenv.WorkloadCDF:
+		err = b.onlyKeys(p, "kind cdf", append(common, "cdf", "load")...)
+	case simenv.WorkloadIncast:
+		err = b.onlyKeys(p, "kind incast", append(common, "fanin", "size", "every")...)
+	case simenv.WorkloadAllReduce, simenv.WorkloadAllToAll:
+		err = b.onlyKeys(p, "kind "+f.Kind, append(common, "ranks", "size", "gap")...)
+	case simenv.WorkloadTrace:
+		err = b.onlyKeys(p, "kind trace (flows carry their own priority and start)", "kind", "file")
+	case "":
+		return w, b.at(p+".kind", "required (allowed: %s)", workloadKinds)
+	default:
+		return w, b.at(p+".kind", "unknown kind %q (allowed: %s)", f.Kind, workloadKinds)
+	}
+	if err != nil {
+		return w, err
+	}
+	if f.Start != "" {
+		if w.Start, err = b.duration(p+".start", f.Start, false); err != nil {
+			return w, err
+		}
+	}
+	if w.Start >= b.cfg.Duration && w.Kind != simenv.WorkloadTrace {
+		return w, b.at(p+".start", "%s is not before the end of the run (duration %s); the workload would never run", w.Start, b.cfg.Duration)
+	}
+	if f.End != "" {
+		if w.End, err = b.duration(p+".end", f.End, false); err != nil {
+			return w, err
+		}
+		if w.End <= w.Start {
+			return w, b.at(p+".end", "%s is not after start %s", w.End, w.Start)
+		}
+	}
+	if w.Priority, err = b.intIn(p+".priority", f.Priority, 0, simenv.ControlQueue-1, w.Priority); err != nil {
+		return w, err
+	}
+	pool := len(b.hosts)
+	if f.Hosts != nil {
+		if w.Hosts, err = b.hostList(p+".hosts", f.Hosts); err != nil {
+			return w, err
+		}
+		pool = len(w.Hosts)
+	}
+	need := func(key string, given bool, what string) error {
+		if !given {
+			return b.at(p+"."+key, "required for kind %s (%s)", f.Kind, what)
+		}
+		return nil
+	}
+	switch w.Kind {
+	case simenv.WorkloadCDF:
+		if err := need("cdf", f.CDF != "", "a flow-size CDF file"); err != nil {
+			return w, err
+		}
+		if w.CDF, err = LoadCDF(b.path(f.CDF)); err != nil {
+			return w, b.at(p+".cdf", "%v", err)
+		}
+		if err := need("load", f.Load != nil, "offered load per host link, in (0, 1]"); err != nil {
+			return w, err
+		}
+		if !(*f.Load > 0 && *f.Load <= 1) {
+			return w, b.at(p+".load", "%g is outside (0, 1]", *f.Load)
+		}
+		w.Load = *f.Load
+		if pool < 2 {
+			return w, b.at(p+".hosts", "a cdf workload needs at least 2 hosts, got %d", pool)
+		}
+	case simenv.WorkloadIncast:
+		if err := need("fanin", f.Fanin != nil, "number of senders"); err != nil {
+			return w, err
+		}
+		if *f.Fanin < 1 || *f.Fanin > pool-1 {
+			return w, b.at(p+".fanin", "%d senders need %d hosts (senders and a receiver), %d available; allowed 1..%d",
+				*f.Fanin, *f.Fanin+1, pool, pool-1)
+		}
+		w.Fanin = *f.Fanin
+		if err := need("size", f.Size != "", "bytes per sender"); err != nil {
+			return w, err
+		}
+		if w.SizeBytes, err = b.bytes(p+".size", f.Size, 1); err != nil {
+			return w, err
+		}
+		if err := need("every", f.Every != "", "time between bursts"); err != nil {
+			return w, err
+		}
+		if w.Every, err = b.duration(p+".every", f.Every, true); err != nil {
+			return w, err
+		}
+	case simenv.WorkloadAllReduce, simenv.WorkloadAllToAll:
+		if err := need("ranks", f.Ranks != nil, "number of participating hosts"); err != nil {
+			return w, err
+		}
+		if *f.Ranks < 2 || *f.Ranks > pool {
+			return w, b.at(p+".ranks", "%d ranks with %d hosts available; allowed 2..%d", *f.Ranks, pool, pool)
+		}
+		w.Ranks = *f.Ranks
+		if err := need("size", f.Size != "", "bytes of the collective"); err != nil {
+			return w, err
+		}
+		if w.SizeBytes, err = b.bytes(p+".size", f.Size, int64(w.Ranks)); err != nil {
+			return w, err
+		}
+		if f.Gap != "" {
+			if w.Gap, err = b.duration(p+".gap", f.Gap, false); err != nil {
+				return w, err
+			}
+		}
+	case simenv.WorkloadTrace:
+		if err := need("file", f.File != "", "an HPCC flow file"); err != nil {
+			return w, err
+		}
+		path := b.path(f.File)
+		flows, lines, err := loadFlowFile(path)
+		if err == nil {
+			err = checkFlowNodes(flows, lines, b.cfg.Topology, path)
+		}
+		if err != nil {
+			return w, b.at(p+".file", "%v", err)
+		}
+		w.Flows = flows
+	}
+	return w, nil
+}
+
+// hostList resolves host names to node ids.
+func (b *builder) hostList(p string, names []string) ([]int, error) {
+	byName := map[string]int{}
+	for id, n := range b.cfg.Topology.Nodes {
+		byName[n.Name] = id
+	}
+	seen := map[int]bool{}
+	ids := make([]int, 0, len(names))
+	for i, name := range names {
+		ep := fmt.Sprintf("%s[%d]", p, i)
+		id, ok := byName[name]
+		if !ok {
+			return nil, b.at(ep, "no node is named %q (hosts are named like %s)", name, b.cfg.Topology.Nodes[b.hosts[0]].Name)
+		}
+		if b.cfg.Topology.Nodes[id].Switch {
+			return nil, b.at(ep, "%s is a switch, not a host", name)
+		}
+		if seen[id] {
+			return nil, b.at(ep, "%s is listed twice", name)
+		}
+		seen[id] = true
+		ids = append(ids, id)
+	}
+	return ids, nil
+}

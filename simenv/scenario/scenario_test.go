@@ -1,0 +1,344 @@
+package scenario
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ecntune/ecntune/simenv"
+)
+
+// writeFiles writes name → content into a fresh folder and returns it.
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+const testCDF = "0 0\n1000 50\n10000 100\n"
+
+// A 4-host HPCC topology: switch 0, hosts 1..3 and 4 (host 4 on switch 5).
+const testTopo = "6 2 5\n0 5\n0 1 100Gbps 1000ns 0\n0 2 100Gbps 1000ns 0\n0 3 100Gbps 1us 0\n0 5 400Gbps 0.001ms 0\n5 4 100Gbps 1us 0\n"
+
+const testFlows = "2\n1 2 3 100 5000 2.000000643\n3 4 3 100 1000000 2.5\n"
+
+const baseScenario = `
+name: t
+duration: 20ms
+topology: {kind: star, hosts: 4}
+workloads:
+  - {kind: cdf, cdf: ws.txt, load: 0.5}
+`
+
+func TestParseFull(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"ws.txt": testCDF, "flows/f.txt": testFlows, "topo.txt": testTopo})
+	src := `
+name: full
+seed: 7
+duration: 5ms
+topology: {kind: hpcc, file: topo.txt, buffer: 12MB}
+ecn: {kmin: 100KB, kmax: 2MiB, pmax: 0.05}
+pfc: {enabled: false, alpha: 0.5, alpha_scale_with_rate: false, cable: 0.1km, headroom: 120KB,
+      formula: hpcc, reserve: 2KiB, xon_offset: 1KB}
+dcqcn: {enabled: false, g: 0.0625, ai: 5Mbps, hai: 50Mbps, increase_timer: 55us, alpha_timer: 2us,
+        decrease_timer: 50us, min_rate: 100Mbps, fast_recovery: 5, cnp_interval: 4us, byte_counter: 10MB}
+mtu: 4096
+header_bytes: 60
+ack_bytes: 80
+ack_high_priority: false
+ack_every: 2
+workloads:
+  - {kind: cdf, cdf: ws.txt, load: 0.25, start: 1ms, end: 4ms, priority: 4, hosts: [host1, host3, host4]}
+  - {kind: incast, fanin: 3, size: 1.5MB, every: 500us}
+  - {kind: allreduce, ranks: 4, size: 16MiB, gap: 1ms}
+  - {kind: alltoall, ranks: 2, size: 8MiB, hosts: [host2, host4]}
+  - {kind: trace, file: flows/f.txt}
+`
+	cfg, err := Parse([]byte(src), dir, "full.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Name != "full" || cfg.Seed != 7 || cfg.Duration != 5*simenv.Millisecond {
+		t.Errorf("name/seed/duration = %q %d %s", cfg.Name, cfg.Seed, cfg.Duration)
+	}
+	if len(cfg.Topology.Nodes) != 6 || len(cfg.Topology.Links) != 5 || cfg.BufferBytes != 12_000_000 {
+		t.Errorf("topology %d nodes %d links, buffer %d", len(cfg.Topology.Nodes), len(cfg.Topology.Links), cfg.BufferBytes)
+	}
+	if want := (simenv.ECN{KminBytes: 100_000, KmaxBytes: 2 << 20, Pmax: 0.05}); cfg.ECN != want {
+		t.Errorf("ECN = %+v, want %+v", cfg.ECN, want)
+	}
+	wantPFC := simenv.PFCConfig{Enabled: false, Alpha: 0.5, AlphaScaleWithRate: false, CableMeters: 100,
+		HeadroomBytes: 120_000, HeadroomFormula: simenv.HeadroomHPCC, ReserveBytes: 2048, XonOffsetBytes: 1000}
+	if cfg.PFC != wantPFC {
+		t.Errorf("PFC = %+v, want %+v", cfg.PFC, wantPFC)
+	}
+	wantDCQCN := simenv.DCQCNConfig{Enabled: false, G: 0.0625, AIBps: 5e6, HAIBps: 50e6,
+		IncreaseTimer: 55 * simenv.Microsecond, AlphaTimer: 2 * simenv.Microsecond, DecreaseTimer: 50 * simenv.Microsecond,
+		MinRateBps: 100e6, FastRecoverySteps: 5, CNPInterval: 4 * simenv.Microsecond, ByteCounter: 10_000_000}
+	if cfg.DCQCN != wantDCQCN {
+		t.Errorf("DCQCN = %+v, want %+v", cfg.DCQCN, wantDCQCN)
+	}
+	if cfg.MTU != 4096 || cfg.HeaderBytes != 60 || cfg.AckBytes != 80 || cfg.AckHighPriority || cfg.AckEvery != 2 {
+		t.Errorf("packet settings %d %d %d %v %d", cfg.MTU, cfg.HeaderBytes, cfg.AckBytes, cfg.AckHighPriority, cfg.AckEvery)
+	}
+	if len(cfg.Workloads) != 5 {
+		t.Fatalf("%d workloads, want 5", len(cfg.Workloads))
+	}
+	w := cfg.Workloads[0]
+	if w.Kind != simenv.WorkloadCDF || w.Load != 0.25 || w.Start != simenv.Millisecond || w.End != 4*simenv.Millisecond ||
+		w.Priority != 4 || len(w.CDF) != 3 || w.CDF[1] != (simenv.CDFPoint{Bytes: 1000, Percent: 50}) ||
+		len(w.Hosts) != 3 || w.Hosts[0] != 1 || w.Hosts[1] != 3 || w.Hosts[2] != 4 {
+		t.Errorf("cdf workload = %+v", w)
+	}
+	w = cfg.Workloads[1]
+	if w.Kind != simenv.WorkloadIncast || w.Fanin != 3 || w.SizeBytes != 1_500_000 || w.Every != 500*simenv.Microsecond || w.Priority != 3 {
+		t.Errorf("incast workload = %+v", w)
+	}
+	w = cfg.Workloads[2]
+	if w.Kind != simenv.WorkloadAllReduce || w.Ranks != 4 || w.SizeBytes != 16<<20 || w.Gap != simenv.Millisecond {
+		t.Errorf("allreduce workload = %+v", w)
+	}
+	w = cfg.Workloads[3]
+	if w.Kind != simenv.WorkloadAllToAll || w.Ranks != 2 || w.SizeBytes != 8<<20 || w.Gap != 0 || len(w.Hosts) != 2 {
+		t.Errorf("alltoall workload = %+v", w)
+	}
+	w = cfg.Workloads[4]
+	if w.Kind != simenv.WorkloadTrace || len(w.Flows) != 2 ||
+		w.Flows[0] != (simenv.TraceFlow{Src: 1, Dst: 2, Priority: 3, DPort: 100, SizeBytes: 5000, Start: 2_000_000_642 * simenv.Nanosecond}) {
+		t.Errorf("trace workload = %+v", w)
+	}
+}
+
+func TestParseDefaults(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"ws.txt": testCDF})
+	cfg, err := Parse([]byte("topology: {kind: leafspine, leaves: 2, spines: 1, hosts_per_leaf: 3}\nworkloads: [{kind: cdf, cdf: ws.txt, load: 1}]\n"), dir, "dir/my-scen.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := simenv.DefaultConfig()
+	if cfg.Name != "my-scen" || cfg.Seed != def.Seed || cfg.Duration != def.Duration || cfg.ECN != def.ECN ||
+		cfg.PFC != def.PFC || cfg.DCQCN != def.DCQCN || cfg.MTU != def.MTU || cfg.HeaderBytes != def.HeaderBytes ||
+		cfg.AckBytes != def.AckBytes || cfg.AckHighPriority != def.AckHighPriority || cfg.AckEvery != def.AckEvery ||
+		cfg.BufferBytes != def.BufferBytes {
+		t.Errorf("defaults not applied: %+v", cfg)
+	}
+	// 6 hosts, 2 leaves, 1 spine; every link at the default 100G and 1 µs.
+	if len(cfg.Topology.Nodes) != 9 || len(cfg.Topology.Links) != 8 {
+		t.Fatalf("leafspine has %d nodes and %d links, want 9 and 8", len(cfg.Topology.Nodes), len(cfg.Topology.Links))
+	}
+	for _, l := range cfg.Topology.Links {
+		if l.RateBps != 100e9 || l.Delay != simenv.Microsecond {
+			t.Errorf("link %+v, want 100G and 1us", l)
+		}
+	}
+	if w := cfg.Workloads[0]; w.Priority != simenv.DefaultPriority || w.Start != 0 || w.End != 0 || w.Hosts != nil || w.Load != 1 {
+		t.Errorf("workload defaults: %+v", w)
+	}
+}
+
+// TestParseErrors: every bad input gives one error naming the file, the
+// field path and what is allowed, and never a partial result or a panic.
+func TestParseErrors(t *testing.T) {
+	files := map[string]string{
+		"ws.txt":     testCDF,
+		"topo.txt":   testTopo,
+		"flows.txt":  testFlows,
+		"bad0.txt":   "0 0\n100 50\n50 100\n",
+		"bad1.txt":   "0 0\n100 50\n200 50\n300 100\n",
+		"bad2.txt":   "10 0\n100 100\n",
+		"bad3.txt":   "0 0\n100 50\n200 90\n",
+		"bad4.txt":   "0 0\n100 x\n",
+		"sw.txt":     "1\n0 2 3 100 1000 2\n",
+		"nonode.txt": "1\n1 9 3 100 1000 2\n",
+	}
+	dir := writeFiles(t, files)
+	star := "duration: 20ms\ntopology: {kind: star, hosts: 4}\n"
+	cdf := "workloads: [{kind: cdf, cdf: ws.txt, load: 0.5}]\n"
+	cases := []struct {
+		name string
+		src  string
+		want []string // substrings of the error, besides the file name
+	}{
+		{"unknown top key", star + cdf + "colour: red\n", []string{"line 4", "colour: unknown key", "allowed: name, seed, duration"}},
+		{"unknown nested key", "topology: {kind: star, hosts: 4, speed: 1}\n" + cdf, []string{"topology.speed: unknown key", "host_rate"}},
+		{"unknown workload key", star + "workloads: [{kind: cdf, cdf: ws.txt, load: 0.5, lod: 1}]\n", []string{"workloads[0].lod: unknown key"}},
+		{"key for another kind", star + "workloads: [{kind: cdf, cdf: ws.txt, load: 0.5, fanin: 2}]\n", []string{"workloads[0].fanin: not used by kind cdf", "allowed: kind, start"}},
+		{"topology key for another kind", "topology: {kind: star, hosts: 4, leaves: 2}\n" + cdf, []string{"topology.leaves: not used by kind star"}},
+		{"duplicate key", star + cdf + "seed: 1\nseed: 2\n", []string{"line 5", "seed: given twice (first on line 4)"}},
+		{"missing CDF file", star + "workloads: [{kind: cdf, cdf: nope.txt, load: 0.5}]\n", []string{"workloads[0].cdf", "nope.txt", "cannot read CDF file"}},
+		{"CDF sizes not increasing", star + "workloads: [{kind: cdf, cdf: bad0.txt, load: 0.5}]\n", []string{"workloads[0].cdf", "bad0.txt: line 3", "strictly increase"}},
+		{"CDF percents not increasing", star + "workloads: [{kind: cdf, cdf: bad1.txt, load: 0.5}]\n", []string{"bad1.txt: line 3", "percents must strictly increase"}},
+		{"CDF first point", star + "workloads: [{kind: cdf, cdf: bad2.txt, load: 0.5}]\n", []string{"bad2.txt: line 1", `"0 0"`}},
+		{"CDF last percent", star + "workloads: [{kind: cdf, cdf: bad3.txt, load: 0.5}]\n", []string{"bad3.txt", "last point must have percent 100"}},
+		{"CDF not numbers", star + "workloads: [{kind: cdf, cdf: bad4.txt, load: 0.5}]\n", []string{"bad4.txt: line 2"}},
+		{"load zero", star + "workloads: [{kind: cdf, cdf: ws.txt, load: 0}]\n", []string{"workloads[0].load: 0 is outside (0, 1]"}},
+		{"load above one", star + "workloads:\n  - {kind: cdf, cdf: ws.txt, load: 0.5}\n  - {kind: cdf, cdf: ws.txt, load: 1.5}\n", []string{"line 5", "workloads[1].load: 1.5 is outside (0, 1]"}},
+		{"load missing", star + "workloads: [{kind: cdf, cdf: ws.txt}]\n", []string{"workloads[0].load: required for kind cdf"}},
+		{"load not a number", star + "workloads: [{kind: cdf, cdf: ws.txt, load: half}]\n", []string{"workloads[0].load: want a number"}},
+		{"kmin above kmax", star + cdf + "ecn: {kmin: 2MB, kmax: 1MB}\n", []string{"ecn.kmin: kmin 2MB is above kmax 1MB", "kmin <= kmax"}},
+		{"kmin above default kmax", star + cdf + "ecn: {kmin: 2MB}\n", []string{"ecn.kmin: kmin 2MB is above kmax 1.6MB"}},
+		{"pmax zero", star + cdf + "ecn: {pmax: 0}\n", []string{"ecn.pmax: 0 is outside (0, 1]"}},
+		{"pmax above one", star + cdf + "ecn: {pmax: 1.2}\n", []string{"ecn.pmax: 1.2 is outside (0, 1]"}},
+		{"bad size unit", star + cdf + "ecn: {kmin: 400QB}\n", []string{"ecn.kmin", "cannot parse size", "KiB"}},
+		{"bad rate unit", "topology: {kind: star, hosts: 4, host_rate: 100Gbit}\n" + cdf, []string{"topology.host_rate", "cannot parse rate"}},
+		{"bad duration", "duration: 20\ntopology: {kind: star, hosts: 4}\n" + cdf, []string{"duration", "cannot parse duration", "20ms"}},
+		{"negative duration", "duration: -5ms\ntopology: {kind: star, hosts: 4}\n" + cdf, []string{"duration", "negative"}},
+		{"zero duration", "duration: 0s\ntopology: {kind: star, hosts: 4}\n" + cdf, []string{"duration: 0s must be above 0"}},
+		{"negative start", star + "workloads: [{kind: cdf, cdf: ws.txt, load: 0.5, start: -1ms}]\n", []string{"workloads[0].start", "negative"}},
+		{"start after run", star + "workloads: [{kind: cdf, cdf: ws.txt, load: 0.5, start: 30ms}]\n", []string{"workloads[0].start", "never run"}},
+		{"end before start", star + "workloads: [{kind: cdf, cdf: ws.txt, load: 0.5, start: 5ms, end: 2ms}]\n", []string{"workloads[0].end: 2ms is not after start 5ms"}},
+		{"fanin above hosts", star + "workloads: [{kind: incast, fanin: 4, size: 1MB, every: 1ms}]\n", []string{"workloads[0].fanin", "4 senders need 5 hosts", "1..3"}},
+		{"fanin above host subset", star + "workloads: [{kind: incast, fanin: 2, size: 1MB, every: 1ms, hosts: [host0, host1]}]\n", []string{"workloads[0].fanin", "allowed 1..1"}},
+		{"incast without every", star + "workloads: [{kind: incast, fanin: 2, size: 1MB}]\n", []string{"workloads[0].every: required"}},
+		{"ranks above hosts", star + "workloads: [{kind: allreduce, ranks: 5, size: 1MB}]\n", []string{"workloads[0].ranks: 5 ranks with 4 hosts", "2..4"}},
+		{"ranks below two", star + "workloads: [{kind: alltoall, ranks: 1, size: 1MB}]\n", []string{"workloads[0].ranks", "2..4"}},
+		{"unknown topology kind", "topology: {kind: torus}\n" + cdf, []string{"topology.kind: unknown kind \"torus\"", "star, leafspine, hpcc"}},
+		{"missing topology", cdf, []string{"topology: required"}},
+		{"too few star hosts", "topology: {kind: star, hosts: 1}\n" + cdf, []string{"topology.hosts: 1 is outside 2.."}},
+		{"leafspine missing count", "topology: {kind: leafspine, leaves: 2, hosts_per_leaf: 2}\n" + cdf, []string{"topology.spines: required for kind leafspine"}},
+		{"hpcc topology missing", "topology: {kind: hpcc, file: none.txt}\n" + cdf, []string{"topology.file", "none.txt", "cannot read topology file"}},
+		{"unknown workload kind", star + "workloads: [{kind: storage}]\n", []string{"workloads[0].kind: unknown kind \"storage\"", "cdf, incast, allreduce, alltoall, trace"}},
+		{"no workloads", star, []string{"workloads: at least one workload is required"}},
+		{"trace flow to a switch", "topology: {kind: hpcc, file: topo.txt}\nworkloads: [{kind: trace, file: sw.txt}]\n", []string{"workloads[0].file", "sw.txt: line 2", "node 0 is a switch"}},
+		{"trace flow to nowhere", "topology: {kind: hpcc, file: topo.txt}\nworkloads: [{kind: trace, file: nonode.txt}]\n", []string{"nonode.txt: line 2", "node 9 does not exist"}},
+		{"trace flow file missing", "topology: {kind: hpcc, file: topo.txt}\nworkloads: [{kind: trace, file: gone.txt}]\n", []string{"workloads[0].file", "gone.txt", "cannot read flow file"}},
+		{"trace takes no start", "topology: {kind: hpcc, file: topo.txt}\nworkloads: [{kind: trace, file: flows.txt, start: 1ms}]\n", []string{"workloads[0].start: not used by kind trace"}},
+		{"unknown host", star + "workloads: [{kind: cdf, cdf: ws.txt, load: 0.5, hosts: [host0, host9]}]\n", []string{"workloads[0].hosts[1]: no node is named \"host9\""}},
+		{"host is a switch", star + "workloads: [{kind: cdf, cdf: ws.txt, load: 0.5, hosts: [host0, sw0]}]\n", []string{"workloads[0].hosts[1]: sw0 is a switch"}},
+		{"host twice", star + "workloads: [{kind: cdf, cdf: ws.txt, load: 0.5, hosts: [host0, host0]}]\n", []string{"workloads[0].hosts[1]: host0 is listed twice"}},
+		{"priority is control queue", star + "workloads: [{kind: cdf, cdf: ws.txt, load: 0.5, priority: 7}]\n", []string{"workloads[0].priority: 7 is outside 0..6"}},
+		{"int given as float", star + cdf + "mtu: 1.5\n", []string{"mtu: want an integer"}},
+		{"bool given as yes", star + cdf + "ack_high_priority: yes\n", []string{"ack_high_priority: want true or false"}},
+		{"negative seed", star + cdf + "seed: -1\n", []string{"seed: \"-1\" is not a non-negative integer"}},
+		{"list for a scalar", star + cdf + "name: [a]\n", []string{"name: want a single value"}},
+		{"bad formula", star + cdf + "pfc: {formula: magic}\n", []string{"pfc.formula: unknown formula \"magic\"", "ieee, hpcc"}},
+		{"bad cable", star + cdf + "pfc: {cable: 5ft}\n", []string{"pfc.cable", "5m"}},
+		{"alpha zero", star + cdf + "pfc: {alpha: 0}\n", []string{"pfc.alpha: 0 is outside"}},
+		{"g above one", star + cdf + "dcqcn: {g: 2}\n", []string{"dcqcn.g: 2 is outside (0, 1]"}},
+		{"zero timer", star + cdf + "dcqcn: {increase_timer: 0us}\n", []string{"dcqcn.increase_timer: 0us must be above 0"}},
+		{"min rate above host rate", star + cdf + "dcqcn: {min_rate: 200Gbps}\n", []string{"dcqcn.min_rate: 200Gbps is above the host link rate 100Gbps"}},
+		{"mtu zero", star + cdf + "mtu: 0\n", []string{"mtu: 0 is outside 1..9000"}},
+		{"two documents", star + cdf + "---\nseed: 1\n", []string{"only one YAML document"}},
+		{"not yaml", "topology: {kind: star\n", []string{"bad.yaml"}},
+		{"empty", "", []string{"empty"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := Parse([]byte(tc.src), dir, "bad.yaml")
+			if err == nil {
+				t.Fatalf("no error; got %+v", cfg)
+			}
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "bad.yaml: ") {
+				t.Errorf("error does not start with the file name: %q", msg)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q lacks %q", msg, w)
+				}
+			}
+			if cfg.Topology.Nodes != nil || cfg.Workloads != nil {
+				t.Errorf("partial result returned with the error: %+v", cfg)
+			}
+		})
+	}
+}
+
+func TestLoadMissingScenario(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "nope.yaml"))
+	if err == nil || !strings.Contains(err.Error(), "nope.yaml: cannot read scenario") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestShippedScenarios loads every scenario in scenarios/ and checks the
+// figures the README and the shipped files promise.
+func TestShippedScenarios(t *testing.T) {
+	paths, err := filepath.Glob("../../scenarios/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"ai-allreduce", "ai-alltoall", "daynight", "fbhadoop-50", "star-incast", "websearch-30", "websearch-50", "websearch-70"}
+	if len(paths) < len(want) {
+		t.Fatalf("found %d scenarios (%v), want at least %d", len(paths), paths, len(want))
+	}
+	got := map[string]simenv.Config{}
+	for _, p := range paths {
+		cfg, err := Load(p)
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		got[cfg.Name] = cfg
+		if base := strings.TrimSuffix(filepath.Base(p), ".yaml"); base != cfg.Name {
+			t.Errorf("%s declares name %q; keep the name and the file name the same", p, cfg.Name)
+		}
+	}
+	for _, name := range want {
+		if _, ok := got[name]; !ok {
+			t.Errorf("scenario %s missing", name)
+		}
+	}
+	for _, name := range []string{"websearch-30", "websearch-50", "websearch-70", "fbhadoop-50", "ai-allreduce", "ai-alltoall", "daynight"} {
+		cfg := got[name]
+		hosts, switches := 0, 0
+		for _, n := range cfg.Topology.Nodes {
+			if n.Switch {
+				switches++
+			} else {
+				hosts++
+			}
+		}
+		if hosts != 32 || switches != 6 || cfg.Duration != 20*simenv.Millisecond {
+			t.Errorf("%s: %d hosts, %d switches, %s; want 32, 6, 20ms", name, hosts, switches, cfg.Duration)
+		}
+		for _, l := range cfg.Topology.Links {
+			host := !cfg.Topology.Nodes[l.A].Switch || !cfg.Topology.Nodes[l.B].Switch
+			if (host && l.RateBps != 100e9) || (!host && l.RateBps != 400e9) {
+				t.Errorf("%s: link %+v: want 100G host links, 400G fabric links", name, l)
+			}
+		}
+	}
+	for name, load := range map[string]float64{"websearch-30": 0.3, "websearch-50": 0.5, "websearch-70": 0.7, "fbhadoop-50": 0.5} {
+		ws := got[name].Workloads
+		if len(ws) != 1 || ws[0].Kind != simenv.WorkloadCDF || ws[0].Load != load {
+			t.Errorf("%s workloads = %+v", name, ws)
+		}
+	}
+	if ws := got["websearch-50"].Workloads; len(ws) == 1 && (len(ws[0].CDF) != 12 || ws[0].CDF[11].Bytes != 30_000_000) {
+		t.Errorf("websearch CDF has %d points", len(ws[0].CDF))
+	}
+	if ws := got["fbhadoop-50"].Workloads; len(ws) == 1 && (len(ws[0].CDF) != 20 || ws[0].CDF[19].Bytes != 10_000_000) {
+		t.Errorf("fbhadoop CDF has %d points", len(ws[0].CDF))
+	}
+	if c := got["star-incast"]; len(c.Topology.Nodes) != 17 || len(c.Workloads) != 1 || c.Workloads[0].Kind != simenv.WorkloadIncast {
+		t.Errorf("star-incast: %d nodes, workloads %+v", len(c.Topology.Nodes), c.Workloads)
+	}
+	kinds := func(c simenv.Config) (ks []simenv.WorkloadKind) {
+		for _, w := range c.Workloads {
+			ks = append(ks, w.Kind)
+		}
+		return ks
+	}
+	if ks := kinds(got["ai-allreduce"]); len(ks) != 2 || ks[0] != simenv.WorkloadAllReduce || ks[1] != simenv.WorkloadCDF {
+		t.Errorf("ai-allreduce kinds %v", ks)
+	}
+	if ks := kinds(got["ai-alltoall"]); len(ks) != 1 || ks[0] != simenv.WorkloadAllToAll {
+		t.Errorf("ai-alltoall kinds %v", ks)
+	}
+	dn := got["daynight"].Workloads
+	if len(dn) != 3 || dn[0].Kind != simenv.WorkloadCDF || dn[2].Kind != simenv.WorkloadCDF || dn[1].Kind != simenv.WorkloadIncast ||
+		dn[0].End > dn[2].Start || dn[0].Load == dn[2].Load || dn[1].End > dn[0].End {
+		t.Errorf("daynight workloads do not form two windows: %+v", dn)
+	}
+}
