@@ -1,0 +1,285 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/units"
+)
+
+// AdaptiveConfig tunes the adaptive baseline. Zero fields take defaults.
+type AdaptiveConfig struct {
+	// Catalogue gives the grid the search moves on (default
+	// env.DefaultCatalogue()).
+	Catalogue env.Catalogue
+	// Reward scores intervals (nil: env.DefaultRewardWeights()).
+	Reward *env.RewardWeights
+	// Settle is the number of measured intervals averaged before a setting
+	// is judged (default 2).
+	Settle int
+	// ProbeEvery is the number of intervals to hold once a full round over
+	// the axes brought no gain, before probing again (default 20).
+	ProbeEvery int
+	// MinGain is the mean reward gain a move must bring to be kept
+	// (default 0.002).
+	MinGain float64
+}
+
+// DefaultAdaptiveConfig returns the defaults.
+func DefaultAdaptiveConfig() AdaptiveConfig {
+	w := env.DefaultRewardWeights()
+	return AdaptiveConfig{Catalogue: env.DefaultCatalogue(), Reward: &w, Settle: 2, ProbeEvery: 20, MinGain: 0.002}
+}
+
+// axes of the search, in the order they are probed, as catalogue moves.
+var adaptiveAxes = [...]struct {
+	name     string
+	up, down int
+}{
+	{"kmax", env.ActionKmaxUp, env.ActionKmaxDown},
+	{"kmin", env.ActionKminUp, env.ActionKminDown},
+	{"pmax", env.ActionPmaxUp, env.ActionPmaxDown},
+}
+
+type adaptPhase int
+
+const (
+	phaseMeasure adaptPhase = iota // measuring the held setting
+	phaseProbe                     // measuring a probed neighbour
+)
+
+type adaptState struct {
+	held     env.Setting // best known setting
+	expect   env.Setting // what the queue should be at now
+	phase    adaptPhase
+	sum      float64 // rewards at the setting being measured
+	n        int
+	baseline float64 // mean reward of held
+	axis     int
+	dir      int  // +1 raise, -1 lower
+	climbed  bool // a move on this axis was kept since the axis was chosen
+	flipped  bool // the other direction of this axis was tried already
+	noGain   int  // consecutive axes left without a kept move
+	wait     int  // measured intervals to hold before the next probe
+}
+
+// Adaptive is a non-learned baseline: a per-queue step search on the
+// reward, in the manner of switch vendors' dynamic-ECN schemes. Each queue
+// holds a setting and measures its mean reward over Settle intervals; it
+// then moves one catalogue step along one axis (Kmax, Kmin, Pmax), measures
+// again, keeps the move and keeps going the same way if the reward rose by
+// more than MinGain, else steps back and tries the other direction, then
+// the next axis. After a full round of axes without gain it holds for
+// ProbeEvery intervals, then probes again (the traffic may have changed).
+// State is per QueueKey; decisions are deterministic. Not safe for
+// concurrent use.
+type Adaptive struct {
+	cfg    AdaptiveConfig
+	w      env.RewardWeights
+	queues map[env.QueueKey]*adaptState
+}
+
+// NewAdaptive returns an adaptive policy with no state.
+func NewAdaptive(cfg AdaptiveConfig) *Adaptive {
+	def := DefaultAdaptiveConfig()
+	if cfg.Catalogue.IsZero() {
+		cfg.Catalogue = def.Catalogue
+	}
+	if cfg.Reward == nil || cfg.Reward.Validate() != nil {
+		cfg.Reward = def.Reward
+	}
+	if cfg.Settle <= 0 {
+		cfg.Settle = def.Settle
+	}
+	if cfg.ProbeEvery <= 0 {
+		cfg.ProbeEvery = def.ProbeEvery
+	}
+	if !(cfg.MinGain >= 0) || math.IsInf(cfg.MinGain, 0) {
+		cfg.MinGain = def.MinGain
+	}
+	return &Adaptive{cfg: cfg, w: *cfg.Reward, queues: make(map[env.QueueKey]*adaptState)}
+}
+
+// Name is "adaptive".
+func (a *Adaptive) Name() string { return "adaptive" }
+
+// Config returns the configuration in force.
+func (a *Adaptive) Config() AdaptiveConfig { return a.cfg }
+
+// Forget drops the state of every queue of target.
+func (a *Adaptive) Forget(target string) {
+	for k := range a.queues {
+		if k.Target == target {
+			delete(a.queues, k)
+		}
+	}
+}
+
+// Held returns the best known setting of a queue (ok false if unknown).
+func (a *Adaptive) Held(k env.QueueKey) (env.Setting, bool) {
+	st, ok := a.queues[k]
+	if !ok {
+		return env.Setting{}, false
+	}
+	return st.held, true
+}
+
+func sameECN(x, y env.Setting) bool {
+	return x.KminBytes == y.KminBytes && x.KmaxBytes == y.KmaxBytes && x.Pmax == y.Pmax
+}
+
+// Decide returns one decision per observation.
+func (a *Adaptive) Decide(obs []env.Observation) []Decision {
+	out := make([]Decision, len(obs))
+	for i := range obs {
+		out[i] = a.decide(&obs[i])
+	}
+	return out
+}
+
+func (a *Adaptive) hold(o *env.Observation, st *adaptState, conf float64, reason string) Decision {
+	s := o.Current
+	if st != nil {
+		s = st.expect
+		s.HeadroomBytes = o.Current.HeadroomBytes
+	}
+	return Decision{Key: o.Key, Setting: s, Action: env.ActionHold, Confidence: conf, Reason: reason}
+}
+
+func (a *Adaptive) decide(o *env.Observation) Decision {
+	st := a.queues[o.Key]
+	if !o.Valid {
+		why := o.Problem
+		if why == "" {
+			why = "interval not measured"
+		}
+		return a.hold(o, st, 1, "holding: "+why)
+	}
+	if !(o.RateBps > 0) || math.IsInf(o.RateBps, 0) {
+		return a.hold(o, st, 0, fmt.Sprintf("holding: link rate %g is unknown", o.RateBps))
+	}
+	if st == nil {
+		st = &adaptState{held: o.Current, expect: o.Current, dir: 1}
+		a.queues[o.Key] = st
+	} else if !sameECN(o.Current, st.expect) {
+		// Someone else (an operator, a guard's clamp, a rollback) changed
+		// the queue: start over from what it has now.
+		was := st.expect
+		*st = adaptState{held: o.Current, expect: o.Current, dir: 1}
+		return a.hold(o, st, 1, fmt.Sprintf("setting changed outside the search (expected %s, found %s): re-measuring",
+			describe(was), describe(o.Current)))
+	}
+	r := env.Reward(o.Metrics, a.w)
+	st.sum += r
+	st.n++
+	if st.n < a.cfg.Settle {
+		what := "measuring"
+		if st.phase == phaseProbe {
+			what = "probing"
+		}
+		return a.hold(o, st, 1, fmt.Sprintf("%s %s: %d/%d intervals, reward %.3f", what, describe(st.expect), st.n, a.cfg.Settle, st.sum/float64(st.n)))
+	}
+	mean := st.sum / float64(st.n)
+	if st.phase == phaseMeasure {
+		st.baseline = mean
+		if st.wait > 0 {
+			st.wait--
+			st.sum, st.n = mean*float64(a.cfg.Settle-1), a.cfg.Settle-1 // running window
+			return a.hold(o, st, 1, fmt.Sprintf("holding %s: reward %.3f, no gain found, next probe in %d intervals",
+				describe(st.held), mean, st.wait+1))
+		}
+		return a.probe(o, st, fmt.Sprintf("baseline reward %.3f", mean))
+	}
+
+	// Judge the probe.
+	ai := st.axis
+	ax := adaptiveAxes[ai]
+	gain := mean - st.baseline
+	verb := "raise"
+	if st.dir < 0 {
+		verb = "cut"
+	}
+	from, to := st.held, st.expect
+	if gain > a.cfg.MinGain {
+		st.held, st.baseline = to, mean
+		st.climbed, st.noGain = true, 0
+		return a.probe(o, st, fmt.Sprintf("%s %s→%s: reward %+.3f after last %s", ax.name, axisValue(ai, from), axisValue(ai, to), gain, verb))
+	}
+	// No gain: step back to the held setting.
+	switch {
+	case st.climbed || st.flipped:
+		a.nextAxis(st)
+	default:
+		st.dir, st.flipped = -st.dir, true
+	}
+	st.expect, st.phase, st.sum, st.n = st.held, phaseMeasure, 0, 0
+	d := a.hold(o, st, 1, fmt.Sprintf("%s %s→%s: reward %+.3f after last %s, stepping back", ax.name, axisValue(ai, to),
+		axisValue(ai, from), gain, verb))
+	d.Action = -1 // back to the held setting, which may be off the grid
+	return d
+}
+
+// nextAxis moves the search to the next axis, counting axes without gain;
+// a full round without gain starts a wait of ProbeEvery intervals.
+func (a *Adaptive) nextAxis(st *adaptState) {
+	if !st.climbed {
+		st.noGain++
+	}
+	st.axis = (st.axis + 1) % len(adaptiveAxes)
+	st.climbed, st.flipped = false, false
+	if st.noGain >= len(adaptiveAxes) {
+		st.noGain = 0
+		st.wait = a.cfg.ProbeEvery
+	}
+}
+
+// probe moves one step from the held setting along the current axis and
+// direction, skipping directions and axes at the edge of the grid.
+func (a *Adaptive) probe(o *env.Observation, st *adaptState, why string) Decision {
+	cat := a.cfg.Catalogue
+	for tries := 0; tries < 2*len(adaptiveAxes); tries++ {
+		ax := adaptiveAxes[st.axis]
+		act := ax.up
+		if st.dir < 0 {
+			act = ax.down
+		}
+		to := cat.Setting(act, o.RateBps, st.held)
+		if !sameECN(to, st.held) {
+			st.expect, st.phase, st.sum, st.n = to, phaseProbe, 0, 0
+			to.HeadroomBytes = o.Current.HeadroomBytes
+			conf := 0.6
+			reason := fmt.Sprintf("%s; probing %s %s→%s", why, ax.name, axisValue(st.axis, st.held), axisValue(st.axis, to))
+			if st.climbed {
+				conf = 0.8
+			}
+			return Decision{Key: o.Key, Setting: to, Action: act, Confidence: conf, Reason: reason}
+		}
+		// At the edge: try the other way, then the next axis.
+		if st.flipped || st.climbed {
+			a.nextAxis(st)
+			if st.wait > 0 {
+				st.expect, st.phase, st.sum, st.n = st.held, phaseMeasure, 0, 0
+				return a.hold(o, st, 1, why+"; no move left to try, holding")
+			}
+		} else {
+			st.dir, st.flipped = -st.dir, true
+		}
+	}
+	st.expect, st.phase, st.sum, st.n = st.held, phaseMeasure, 0, 0
+	return a.hold(o, st, 1, why+"; grid has no neighbour to try, holding")
+}
+
+func describe(s env.Setting) string {
+	return "kmin " + units.FormatBytes(s.KminBytes) + " kmax " + units.FormatBytes(s.KmaxBytes) + " pmax " + env.FormatPmax(s.Pmax)
+}
+
+func axisValue(axis int, s env.Setting) string {
+	switch adaptiveAxes[axis].name {
+	case "kmax":
+		return units.FormatBytes(s.KmaxBytes)
+	case "kmin":
+		return units.FormatBytes(s.KminBytes)
+	}
+	return env.FormatPmax(s.Pmax)
+}

@@ -1,0 +1,200 @@
+package policy
+
+import (
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/ecntune/ecntune/env"
+)
+
+var qk = env.QueueKey{Target: "leaf0", Port: "Ethernet4", Queue: 3}
+
+// drive runs p for steps intervals on one queue whose interval metrics are
+// land(setting); it returns the decisions.
+func drive(p Policy, start env.Setting, rate float64, steps int, land func(env.Setting) env.Metrics) []Decision {
+	cur := start
+	var out []Decision
+	for i := 0; i < steps; i++ {
+		m := land(cur)
+		m.IntervalNs = 1_000_000
+		d := p.Decide([]env.Observation{{Key: qk, RateBps: rate, Current: cur, Metrics: m, Valid: true}})[0]
+		out = append(out, d)
+		cur = d.Setting
+	}
+	return out
+}
+
+// gridLandscape pays 0.9 at grid point (6, 1, 2) and 0.02 less per grid
+// step away along any axis.
+func gridLandscape(rate float64) func(env.Setting) env.Metrics {
+	c := env.DefaultCatalogue()
+	return func(s env.Setting) env.Metrics {
+		i, j, l, _ := c.Grid(c.Nearest(s, rate))
+		d := math.Abs(float64(i-6)) + math.Abs(float64(j-1)) + math.Abs(float64(l-2))
+		return env.Metrics{Util: 0.9 - 0.02*d}
+	}
+}
+
+func TestAdaptiveClimbsGridLandscape(t *testing.T) {
+	c := env.DefaultCatalogue()
+	for _, rate := range []float64{25e9, 100e9, 400e9} {
+		a := NewAdaptive(AdaptiveConfig{})
+		start := c.Setting(c.Absolute(0, 0, 0), rate, env.Setting{HeadroomBytes: 77})
+		ds := drive(a, start, rate, 200, gridLandscape(rate))
+		held, ok := a.Held(qk)
+		if !ok {
+			t.Fatal("no state for the queue")
+		}
+		if i, j, l, _ := c.Grid(c.Nearest(held, rate)); i != 6 || j != 1 || l != 2 {
+			t.Fatalf("%g bps: held %+v = grid (%d,%d,%d), want the optimum (6,1,2)", rate, held, i, j, l)
+		}
+		want := c.Setting(c.Absolute(6, 1, 2), rate, env.Setting{})
+		if held.KmaxBytes != want.KmaxBytes || held.KminBytes != want.KminBytes || held.Pmax != want.Pmax {
+			t.Fatalf("%g bps: held %+v, want %+v", rate, held, want)
+		}
+		// Once converged it holds: the last decisions probe at most now
+		// and then, and every decision keeps the headroom.
+		probes := 0
+		for _, d := range ds[150:] {
+			if d.Action != env.ActionHold && d.Action != -1 {
+				probes++
+			}
+		}
+		if probes > 8 {
+			t.Fatalf("%g bps: %d probes in the last 50 intervals after convergence", rate, probes)
+		}
+		for _, d := range ds {
+			if d.Setting.HeadroomBytes != 77 || d.Setting.KminBytes > d.Setting.KmaxBytes {
+				t.Fatalf("decision %+v: headroom lost or kmin > kmax", d)
+			}
+		}
+	}
+}
+
+func TestAdaptiveRealisticKmax(t *testing.T) {
+	// Utilisation grows with Kmax and saturates; the queue grows with it.
+	const rate = 100e9
+	ref := rate / 8 * env.DefaultRefRTT.Seconds()
+	land := func(s env.Setting) env.Metrics {
+		k := float64(s.KmaxBytes)
+		return env.Metrics{Util: 1 - math.Exp(-k/400e3), AvgQueueFrac: 0.5 * k / ref, MaxQueueFrac: k / ref}
+	}
+	c := env.DefaultCatalogue()
+	w := env.DefaultRewardWeights()
+	// Brute force: the best Kmax level with the start's kmin ratio and pmax.
+	best, bestR := -1, math.Inf(-1)
+	for i := range c.KmaxLevels() {
+		if r := env.Reward(func() env.Metrics {
+			m := land(c.Setting(c.Absolute(i, 1, 2), rate, env.Setting{}))
+			m.IntervalNs = 1
+			return m
+		}(), w); r > bestR {
+			best, bestR = i, r
+		}
+	}
+	if best != 5 { // 1.292 MB: 1 - e^-3.23 - 1.4e-7 * 1.292e6 = 0.779
+		t.Fatalf("landscape optimum at level %d, want 5 (1.292MB)", best)
+	}
+	a := NewAdaptive(AdaptiveConfig{})
+	start := env.Setting{KminBytes: 10_000, KmaxBytes: 100_000, Pmax: 0.1} // grid (0, 1, 2)
+	ds := drive(a, start, rate, 120, land)
+	held, _ := a.Held(qk)
+	if held.KmaxBytes != c.KmaxLevels()[best] {
+		t.Fatalf("held kmax %d, want the best level %d (reward %.4f)", held.KmaxBytes, c.KmaxLevels()[best], bestR)
+	}
+	// Reasons an engineer can read: a kept raise names the gain.
+	var kept, back bool
+	for _, d := range ds {
+		kept = kept || (strings.HasPrefix(d.Reason, "kmax ") && strings.Contains(d.Reason, "after last raise; probing kmax"))
+		back = back || strings.Contains(d.Reason, "stepping back")
+	}
+	if !kept || !back {
+		t.Fatalf("reasons lack a kept raise (%v) or a step back (%v)", kept, back)
+	}
+}
+
+func TestAdaptiveStepsBackFromWorse(t *testing.T) {
+	// Every move is worse: after a probe the policy returns to the start.
+	start := env.Setting{KminBytes: 77_400, KmaxBytes: 774_000, Pmax: 0.1}
+	land := func(s env.Setting) env.Metrics {
+		if s == start {
+			return env.Metrics{Util: 0.9}
+		}
+		return env.Metrics{Util: 0.5}
+	}
+	a := NewAdaptive(AdaptiveConfig{Settle: 1, ProbeEvery: 5})
+	ds := drive(a, start, 100e9, 40, land)
+	if ds[0].Setting == start || ds[0].Confidence != 0.6 || !strings.Contains(ds[0].Reason, "probing kmax 774KB→1.292MB") {
+		t.Fatalf("first decision %+v, want a kmax raise probe", ds[0])
+	}
+	if ds[1].Setting != start || !strings.Contains(ds[1].Reason, "kmax 1.292MB→774KB: reward -0.400 after last raise, stepping back") {
+		t.Fatalf("second decision %+v, want a step back", ds[1])
+	}
+	// Every probe is followed by a return; the queue spends most of the
+	// time at start, and after a full round (3 axes x 2 directions) it waits.
+	away := 0
+	for i, d := range ds {
+		if d.Setting != start {
+			away++
+			if i+1 < len(ds) && ds[i+1].Setting != start {
+				t.Fatalf("decisions %d and %d both away from the start", i, i+1)
+			}
+		}
+	}
+	// A round is 6 probes, each followed by a step back (12 intervals),
+	// then 5 intervals of waiting: probes at 0,2,..,10, 17,19,..,27, 34,36,38.
+	for i, d := range ds {
+		probe := i%17 < 12 && (i%17)%2 == 0
+		if (d.Setting != start) != probe {
+			t.Fatalf("interval %d: setting %+v (%s); probe expected: %v", i, d.Setting, d.Reason, probe)
+		}
+	}
+	if away != 15 {
+		t.Fatalf("%d probes in 40 intervals, want 15", away)
+	}
+	held, _ := a.Held(qk)
+	if held != start {
+		t.Fatalf("held %+v, want the start %+v", held, start)
+	}
+}
+
+func TestAdaptiveDeterministicAndHolds(t *testing.T) {
+	land := gridLandscape(100e9)
+	start := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
+	d1 := drive(NewAdaptive(AdaptiveConfig{}), start, 100e9, 80, land)
+	d2 := drive(NewAdaptive(AdaptiveConfig{}), start, 100e9, 80, land)
+	if !reflect.DeepEqual(d1, d2) {
+		t.Fatal("same inputs, different decisions")
+	}
+
+	a := NewAdaptive(AdaptiveConfig{})
+	cur := env.Setting{KminBytes: 1, KmaxBytes: 2, Pmax: 0.5}
+	ds := a.Decide([]env.Observation{
+		{Key: qk, RateBps: 100e9, Current: cur, Valid: false, Problem: "counter reset: tx_bytes went back"},
+		{Key: env.QueueKey{Target: "x"}, RateBps: math.NaN(), Current: cur, Valid: true, Metrics: env.Metrics{IntervalNs: 1}},
+	})
+	if ds[0].Setting != cur || !strings.Contains(ds[0].Reason, "counter reset") || ds[1].Setting != cur || ds[1].Confidence != 0 {
+		t.Fatalf("invalid observations must hold: %+v", ds)
+	}
+
+	// A change from outside (e.g. an operator) restarts the search there.
+	a = NewAdaptive(AdaptiveConfig{Settle: 1})
+	dd := drive(a, start, 100e9, 1, land)
+	other := env.Setting{KminBytes: 50_000, KmaxBytes: 500_000, Pmax: 0.05}
+	if dd[0].Setting == start {
+		t.Fatalf("settle 1: first decision should probe, got %+v", dd[0])
+	}
+	d := a.Decide([]env.Observation{{Key: qk, RateBps: 100e9, Current: other, Valid: true, Metrics: env.Metrics{IntervalNs: 1, Util: 0.5}}})[0]
+	if d.Setting != other || !strings.Contains(d.Reason, "changed outside") {
+		t.Fatalf("outside change: %+v", d)
+	}
+	if h, _ := a.Held(qk); h != other {
+		t.Fatalf("held %+v after outside change, want %+v", h, other)
+	}
+	a.Forget("leaf0")
+	if _, ok := a.Held(qk); ok {
+		t.Fatal("Forget kept the queue")
+	}
+}
