@@ -59,9 +59,12 @@ type Config struct {
 
 // TargetConfig describes one switch, in gnmic's style.
 type TargetConfig struct {
-	Name       string
-	Address    string
-	GNMITarget string // prefix.target sent in requests (default: Name)
+	Name    string
+	Address string
+	// Namespace (sonic only) is the path element after the database that
+	// selects the switch when one address serves several (sonic-gnmi's
+	// multi-namespace paths; simswitch takes the switch name there).
+	Namespace  string
 	Username   string
 	Password   string
 	Insecure   bool
@@ -93,7 +96,7 @@ type fileConfig struct {
 
 type fileTarget struct {
 	Address    string    `yaml:"address"`
-	GNMITarget string    `yaml:"gnmi-target"`
+	Namespace  string    `yaml:"namespace"`
 	Username   string    `yaml:"username"`
 	Password   string    `yaml:"password"`
 	Insecure   bool      `yaml:"insecure"`
@@ -269,7 +272,7 @@ func parseDur(field, s string, def time.Duration) (time.Duration, error) {
 func parseTarget(name string, f fileTarget) (TargetConfig, error) {
 	field := "targets." + name
 	t := TargetConfig{
-		Name: name, Address: f.Address, GNMITarget: f.GNMITarget,
+		Name: name, Address: f.Address, Namespace: f.Namespace,
 		Username: f.Username, Password: f.Password,
 		Insecure: f.Insecure, SkipVerify: f.SkipVerify,
 		TLSCA: f.TLSCA, TLSCert: f.TLSCert, TLSKey: f.TLSKey,
@@ -280,9 +283,6 @@ func parseTarget(name string, f fileTarget) (TargetConfig, error) {
 	}
 	if !strings.Contains(t.Address, ":") {
 		return t, fmt.Errorf("%s.address: %q has no port (want host:port)", field, t.Address)
-	}
-	if t.GNMITarget == "" {
-		t.GNMITarget = name
 	}
 	var err error
 	if t.Timeout, err = parseDur(field+".timeout", f.Timeout, 10*time.Second); err != nil {
@@ -302,6 +302,9 @@ func parseTarget(name string, f fileTarget) (TargetConfig, error) {
 	}
 	if t.Dialect != DialectOpenConfig && t.Dialect != DialectSONiC {
 		return t, fmt.Errorf("%s.dialect: %q is not allowed (want openconfig or sonic)", field, t.Dialect)
+	}
+	if t.Namespace != "" && t.Dialect != DialectSONiC {
+		return t, fmt.Errorf("%s.namespace: only the sonic dialect has namespaces (openconfig selects the switch by its name)", field)
 	}
 	if t.Insecure && (t.TLSCA != "" || t.TLSCert != "" || t.TLSKey != "") {
 		return t, fmt.Errorf("%s.insecure: cannot be combined with tls-ca, tls-cert or tls-key", field)

@@ -29,6 +29,7 @@ targets:
     password: secret
     skip-verify: true
     dialect: sonic
+    namespace: leaf0
     queues: [3]
     retry-timer: 500ms
 guardrails:
@@ -66,7 +67,7 @@ func TestParseConfig(t *testing.T) {
 	}
 	l0, l1 := c.Targets[0], c.Targets[1]
 	if l0.Dialect != DialectSONiC || !l0.AllPorts || len(l0.Queues) != 1 || l0.Username != "admin" || !l0.SkipVerify ||
-		l0.RetryTimer != 500*time.Millisecond || l0.GNMITarget != "leaf0" || l0.Timeout != 10*time.Second {
+		l0.RetryTimer != 500*time.Millisecond || l0.Namespace != "leaf0" || l0.Timeout != 10*time.Second {
 		t.Fatalf("leaf0 %+v", l0)
 	}
 	if l1.Dialect != DialectOpenConfig || l1.AllPorts || !l1.WantsPort("Ethernet1") || l1.WantsPort("Ethernet2") ||
@@ -147,6 +148,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"targets:\n  sw0:\n    address: h:1\n    insecure: true\n    tls-ca: ca.pem\n", "targets.sw0.insecure"},
 		{"targets:\n  sw0:\n    address: h:1\n    tls-cert: c.pem\n", "targets.sw0.tls-cert"},
 		{"targets:\n  sw0:\n    address: h:1\n    colour: red\n", "field colour not found"},
+		{"targets:\n  sw0:\n    address: h:1\n    namespace: sw0\n", "targets.sw0.namespace"},
 		{"bogus: 1\n" + base, "field bogus not found"},
 		{base + "guardrails:\n  max-step-ratio: 0.5\n", "guardrails.max-step-ratio"},
 		{base + "guardrails:\n  bounds: [{rate: 100G, kmin: [5KB], kmax: [1KB, 2KB], pmax: [0.1, 0.2]}]\n", "guardrails.bounds[0].kmin"},

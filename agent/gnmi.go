@@ -1,0 +1,371 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/openconfig/gnmi/proto/gnmi"
+	"github.com/openconfig/gnmic/pkg/api"
+	gtarget "github.com/openconfig/gnmic/pkg/api/target"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/gnmipath"
+)
+
+// GNMISwitch is a Switch reached over gNMI with gnmic's client: a STREAM
+// subscription (counters SAMPLE, configuration ON_CHANGE) decoded by
+// gnmipath into env.Snapshots, and Set/Get for changes and read-back.
+type GNMISwitch struct {
+	cfg TargetConfig
+	gt  gnmipath.Target
+	tg  *gtarget.Target
+
+	mu  sync.Mutex
+	dec *gnmipath.Decoder // also the source of profile bindings for Set
+	// settle is how long the subscriber waits after the last counter
+	// notification of a timestamp before it emits the snapshot.
+	settle time.Duration
+	sample time.Duration
+}
+
+// DialSwitch prepares a gNMI client for one target. The connection is
+// made lazily (gRPC dials on first use and reconnects by itself).
+func DialSwitch(ctx context.Context, t TargetConfig, sample time.Duration) (*GNMISwitch, error) {
+	dl, err := gnmipath.ParseDialect(t.Dialect)
+	if err != nil {
+		return nil, fmt.Errorf("targets.%s.dialect: %v", t.Name, err)
+	}
+	opts := []api.TargetOption{api.Name(t.Name), api.Address(t.Address), api.Timeout(t.Timeout)}
+	if t.Username != "" {
+		opts = append(opts, api.Username(t.Username))
+	}
+	if t.Password != "" {
+		opts = append(opts, api.Password(t.Password))
+	}
+	switch {
+	case t.Insecure:
+		opts = append(opts, api.Insecure(true))
+	default:
+		opts = append(opts, api.SkipVerify(t.SkipVerify))
+		if t.TLSCA != "" {
+			opts = append(opts, api.TLSCA(t.TLSCA))
+		}
+		if t.TLSCert != "" {
+			opts = append(opts, api.TLSCert(t.TLSCert), api.TLSKey(t.TLSKey))
+		}
+	}
+	tg, err := api.NewTarget(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %v", t.Name, err)
+	}
+	// gnmic's default RetryTimer is 0: a hot reconnect loop.
+	tg.Config.RetryTimer = t.RetryTimer
+	tg.Config.BufferSize = 64
+	if err := tg.CreateGNMIClient(ctx); err != nil {
+		return nil, fmt.Errorf("target %s (%s): %v", t.Name, t.Address, err)
+	}
+	gt := gnmipath.Target{Name: t.Name, Dialect: dl, Namespace: t.Namespace}
+	if sample <= 0 {
+		sample = time.Second
+	}
+	settle := sample / 10
+	if settle > 50*time.Millisecond {
+		settle = 50 * time.Millisecond
+	}
+	if settle < 2*time.Millisecond {
+		settle = 2 * time.Millisecond
+	}
+	return &GNMISwitch{cfg: t, gt: gt, tg: tg, dec: gnmipath.NewDecoder(gt, t.Queues...), settle: settle, sample: sample}, nil
+}
+
+// Name is the target name.
+func (s *GNMISwitch) Name() string { return s.cfg.Name }
+
+// Close stops subscriptions and closes the connection.
+func (s *GNMISwitch) Close() error { return s.tg.Close() }
+
+// Subscribe implements Switch. The decoder keeps the switch's state across
+// notifications; a snapshot is emitted once the counter notifications of
+// one timestamp have settled. A stream error resets the decoder, so the
+// full re-snapshot after the reconnect rebuilds the state from scratch
+// (the Observer sees repeated or earlier timestamps and counter resets as
+// such, never as a false interval).
+func (s *GNMISwitch) Subscribe(ctx context.Context, out chan<- env.Snapshot, errs chan<- error) {
+	reqs := gnmipath.SubscribeRequests(s.gt, s.sample)
+	type resp struct {
+		r   *gtarget.SubscribeResponse
+		err *gtarget.TargetError
+	}
+	merged := make(chan resp, 64)
+	var wg sync.WaitGroup
+	for i, req := range reqs {
+		rc, ec := s.tg.SubscribeChan(ctx, req, fmt.Sprintf("ecntune-%s-%d", s.cfg.Name, i))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for rc != nil || ec != nil {
+				select {
+				case r, ok := <-rc:
+					if !ok {
+						rc = nil
+						continue
+					}
+					select {
+					case merged <- resp{r: r}:
+					case <-ctx.Done():
+						return
+					}
+				case e, ok := <-ec:
+					if !ok {
+						ec = nil
+						continue
+					}
+					select {
+					case merged <- resp{err: e}:
+					case <-ctx.Done():
+						return
+					}
+				}
+			}
+		}()
+	}
+	defer wg.Wait()
+	report := func(err error) {
+		select {
+		case errs <- err:
+		default:
+		}
+	}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	dirty := false
+	var lastTs, emitted int64
+	emit := func() {
+		if !dirty {
+			return
+		}
+		dirty = false
+		s.mu.Lock()
+		snap, incomplete := s.dec.Snapshot()
+		s.mu.Unlock()
+		if len(incomplete) > 0 {
+			report(fmt.Errorf("target %s: %d queues incomplete, e.g. %s", s.cfg.Name, len(incomplete), incomplete[0]))
+		}
+		if len(snap.Queues) == 0 || snap.TimeNs == emitted {
+			return
+		}
+		emitted = snap.TimeNs
+		select {
+		case out <- snap:
+		case <-ctx.Done():
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+			emit()
+		case m := <-merged:
+			if m.err != nil {
+				// The stream broke; gnmic reconnects after RetryTimer
+				// and the server re-sends everything.
+				timer.Stop()
+				dirty = false
+				s.mu.Lock()
+				s.dec.Reset()
+				s.mu.Unlock()
+				lastTs, emitted = 0, 0
+				report(fmt.Errorf("target %s: %v", s.cfg.Name, m.err.Err))
+				continue
+			}
+			n := m.r.Response.GetUpdate()
+			if n == nil {
+				if m.r.Response.GetSyncResponse() {
+					emit()
+				}
+				continue
+			}
+			counters := carriesCounters(s.gt.Dialect, n)
+			if counters && dirty && n.GetTimestamp() > lastTs {
+				// A new sample began before the previous one settled.
+				emit()
+			}
+			s.mu.Lock()
+			err := s.dec.Apply(n)
+			s.mu.Unlock()
+			if err != nil {
+				report(fmt.Errorf("target %s: malformed telemetry: %v", s.cfg.Name, err))
+			}
+			if counters {
+				if n.GetTimestamp() > lastTs {
+					lastTs = n.GetTimestamp()
+				}
+				dirty = true
+				timer.Reset(s.settle)
+			}
+		}
+	}
+}
+
+// carriesCounters reports whether a notification carries queue counters.
+func carriesCounters(d gnmipath.Dialect, n *gnmi.Notification) bool {
+	if d == gnmipath.Sonic {
+		return n.GetPrefix().GetTarget() == gnmipath.CountersDB
+	}
+	for _, u := range n.GetUpdate() {
+		for _, e := range gnmipath.FullElems(n.GetPrefix(), u.GetPath()) {
+			if e.GetName() == "state" || e.GetName() == "output" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (s *GNMISwitch) requests(settings map[env.QueueKey]env.Setting) ([]*gnmi.SetRequest, error) {
+	keys := make([]env.QueueKey, 0, len(settings))
+	for k := range settings {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keyLess(keys[i], keys[j]) })
+	// Merge the per-queue requests into as few as possible without two
+	// operations on the same path in one request.
+	type batch struct {
+		req   *gnmi.SetRequest
+		paths map[string]bool
+	}
+	var batches []*batch
+	for _, k := range keys {
+		st := settings[k]
+		s.mu.Lock()
+		b := s.dec.Binding(k.Port, k.Queue)
+		if curS, err := s.dec.Setting(k.Port, k.Queue); err == nil && curS.HeadroomBytes == st.HeadroomBytes {
+			st.HeadroomBytes = 0 // unchanged: leave the buffer profile alone
+		}
+		s.mu.Unlock()
+		req, err := gnmipath.SetRequest(s.gt, k, st, b)
+		if err != nil {
+			return nil, err
+		}
+		var ps []string
+		for _, d := range req.Delete {
+			ps = append(ps, gnmipath.Describe(req.Prefix, d))
+		}
+		for _, u := range req.Update {
+			ps = append(ps, gnmipath.Describe(req.Prefix, u.Path))
+		}
+		var into *batch
+		for _, bt := range batches {
+			clash := false
+			for _, p := range ps {
+				if bt.paths[p] {
+					clash = true
+					break
+				}
+			}
+			if !clash && samePrefix(bt.req.Prefix, req.Prefix) {
+				into = bt
+				break
+			}
+		}
+		if into == nil {
+			into = &batch{req: &gnmi.SetRequest{Prefix: req.Prefix}, paths: map[string]bool{}}
+			batches = append(batches, into)
+		}
+		into.req.Delete = append(into.req.Delete, req.Delete...)
+		into.req.Update = append(into.req.Update, req.Update...)
+		for _, p := range ps {
+			into.paths[p] = true
+		}
+	}
+	out := make([]*gnmi.SetRequest, len(batches))
+	for i, b := range batches {
+		out[i] = b.req
+	}
+	return out, nil
+}
+
+func samePrefix(a, b *gnmi.Path) bool {
+	return gnmipath.Describe(a, &gnmi.Path{}) == gnmipath.Describe(b, &gnmi.Path{}) && a.GetTarget() == b.GetTarget()
+}
+
+// SetPaths implements Switch.
+func (s *GNMISwitch) SetPaths(keys []env.QueueKey) []string {
+	settings := map[env.QueueKey]env.Setting{}
+	for _, k := range keys {
+		settings[k] = env.Setting{KminBytes: 1, KmaxBytes: 2, Pmax: 0.01}
+	}
+	reqs, err := s.requests(settings)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, r := range reqs {
+		for _, d := range r.Delete {
+			out = append(out, "delete "+gnmipath.Describe(r.Prefix, d))
+		}
+		for _, u := range r.Update {
+			out = append(out, gnmipath.Describe(r.Prefix, u.Path))
+		}
+	}
+	return out
+}
+
+// Apply implements Switch: one Set per batch of non-conflicting queue
+// updates (usually one per call). Never retried.
+func (s *GNMISwitch) Apply(ctx context.Context, settings map[env.QueueKey]env.Setting) error {
+	reqs, err := s.requests(settings)
+	if err != nil {
+		return err
+	}
+	for _, r := range reqs {
+		if _, err := s.tg.Set(ctx, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Read implements Switch: one Get of the setting paths of all queues.
+func (s *GNMISwitch) Read(ctx context.Context, keys []env.QueueKey) (map[env.QueueKey]env.Setting, error) {
+	if len(keys) == 0 {
+		return map[env.QueueKey]env.Setting{}, nil
+	}
+	var prefix *gnmi.Path
+	seen := map[string]bool{}
+	var paths []*gnmi.Path
+	for _, k := range keys {
+		p, ps := gnmipath.SettingPaths(s.gt, k)
+		prefix = p
+		for _, x := range ps {
+			d := gnmipath.Describe(nil, x)
+			if !seen[d] {
+				seen[d] = true
+				paths = append(paths, x)
+			}
+		}
+	}
+	resp, err := s.tg.Get(ctx, &gnmi.GetRequest{Prefix: prefix, Path: paths, Encoding: gnmi.Encoding_JSON_IETF})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[env.QueueKey]env.Setting, len(keys))
+	var errs []error
+	for _, k := range keys {
+		st, err := gnmipath.ParseSetting(s.gt, k, resp)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out[k] = st
+	}
+	if len(out) == 0 && len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
