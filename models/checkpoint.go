@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
-	"fmt"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -27,13 +26,13 @@ const checkpointHeader = 8 + sha256.Size
 // run name follows the rules of model names.
 func (r *Registry) SaveCheckpoint(run string, step int, state []byte) error {
 	if !ValidName(run) {
-		return fmt.Errorf("%w: checkpoint run name %q: want a letter followed by up to %d letters, digits, '.', '_' or '-'", ErrInvalid, run, maxNameLen-1)
+		return errorf(ErrInvalid, "checkpoint run name %q: want a letter followed by up to %d letters, digits, '.', '_' or '-'", run, maxNameLen-1)
 	}
 	if step < 0 {
-		return fmt.Errorf("%w: checkpoint of run %s: step %d, want 0 or more", ErrInvalid, run, step)
+		return errorf(ErrInvalid, "checkpoint of run %s: step %d, want 0 or more", run, step)
 	}
 	if len(state) > maxWeightBytes-checkpointHeader {
-		return fmt.Errorf("%w: checkpoint of run %s: state is %d bytes, at most %d allowed", ErrInvalid, run, len(state), maxWeightBytes-checkpointHeader)
+		return errorf(ErrInvalid, "checkpoint of run %s: state is %d bytes, at most %d allowed", run, len(state), maxWeightBytes-checkpointHeader)
 	}
 	v := make([]byte, checkpointHeader+len(state))
 	binary.BigEndian.PutUint64(v, uint64(step))
@@ -49,22 +48,22 @@ func (r *Registry) SaveCheckpoint(run string, step int, state []byte) error {
 // against its sha256. A run without one gives ErrNotFound.
 func (r *Registry) LoadCheckpoint(run string) (Checkpoint, error) {
 	if !ValidName(run) {
-		return Checkpoint{}, fmt.Errorf("%w: checkpoint run name %q", ErrInvalid, run)
+		return Checkpoint{}, errorf(ErrInvalid, "checkpoint run name %q", run)
 	}
 	var cp Checkpoint
 	err := r.view(func(tx *bolt.Tx) error {
 		v := tx.Bucket(bktCheckpoints).Get([]byte(run))
 		if v == nil {
-			return fmt.Errorf("%w: no checkpoint for run %s in %s", ErrNotFound, run, r.path)
+			return errorf(ErrNotFound, "no checkpoint for run %s in %s", run, r.path)
 		}
 		if len(v) < checkpointHeader {
-			return fmt.Errorf("%w: %s: checkpoint of run %s is %d bytes, shorter than its header", ErrCorrupt, r.path, run, len(v))
+			return errorf(ErrCorrupt, "%s: checkpoint of run %s is %d bytes, shorter than its header", r.path, run, len(v))
 		}
 		step := binary.BigEndian.Uint64(v)
 		state := v[checkpointHeader:]
 		sum := sha256.Sum256(state)
 		if !bytes.Equal(sum[:], v[8:checkpointHeader]) || step > uint64(maxInt) {
-			return fmt.Errorf("%w: %s: checkpoint of run %s fails its sha256 check", ErrCorrupt, r.path, run)
+			return errorf(ErrCorrupt, "%s: checkpoint of run %s fails its sha256 check", r.path, run)
 		}
 		cp = Checkpoint{Run: run, Step: int(step), State: bytes.Clone(state)}
 		return nil
@@ -76,7 +75,7 @@ func (r *Registry) LoadCheckpoint(run string) (Checkpoint, error) {
 // deleting a missing one is not an error.
 func (r *Registry) DeleteCheckpoint(run string) error {
 	if !ValidName(run) {
-		return fmt.Errorf("%w: checkpoint run name %q", ErrInvalid, run)
+		return errorf(ErrInvalid, "checkpoint run name %q", run)
 	}
 	return r.update(func(tx *bolt.Tx) error {
 		return tx.Bucket(bktCheckpoints).Delete([]byte(run))

@@ -42,14 +42,14 @@ var ErrBadExport = errors.New("bad model export")
 // and stores the model as a candidate.
 func WriteExport(w io.Writer, m Model) error {
 	if m.WeightsSHA256 != digest(m.Weights) || m.WeightsSize != int64(len(m.Weights)) {
-		return fmt.Errorf("%w: model %s: weights do not match their recorded sha256 and size", ErrInvalid, m.Ref())
+		return errorf(ErrInvalid, "model %s: weights do not match their recorded sha256 and size", m.Ref())
 	}
 	meta, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("model %s: encode metadata: %w", m.Ref(), err)
 	}
 	if len(meta) > maxExportMeta {
-		return fmt.Errorf("%w: model %s: metadata is %d bytes, the export format allows %d", ErrInvalid, m.Ref(), len(meta), maxExportMeta)
+		return errorf(ErrInvalid, "model %s: metadata is %d bytes, the export format allows %d", m.Ref(), len(meta), maxExportMeta)
 	}
 	h := sha256.New()
 	bw := bufio.NewWriterSize(io.MultiWriter(w, h), 64<<10)
@@ -215,10 +215,26 @@ func (r *Registry) Import(rd io.Reader) (ImportResult, error) {
 	if err != nil {
 		return ImportResult{}, err
 	}
+	return r.ImportModel(m)
+}
+
+// ImportModel stores a model read by ReadExport the way Import does. It
+// lets a caller verify a file before it opens (or creates) a registry.
+// The model is validated again, weights against their sha256 included.
+func (r *Registry) ImportModel(m Model) (ImportResult, error) {
+	if err := validateMeta(&m); err != nil {
+		return ImportResult{}, err
+	}
+	if m.Version <= 0 {
+		return ImportResult{}, errorf(ErrInvalid, "import of model %s: version %d, want a positive version", m.Name, m.Version)
+	}
+	if got := digest(m.Weights); got != m.WeightsSHA256 || m.WeightsSize != int64(len(m.Weights)) {
+		return ImportResult{}, errorf(ErrInvalid, "import of model %s: weights do not match their recorded sha256 and size", m.Ref())
+	}
 	res := ImportResult{FileVersion: m.Version}
 	m.ID = 0
 	m.Status = StatusCandidate
-	err = r.update(func(tx *bolt.Tx) error {
+	err := r.update(func(tx *bolt.Tx) error {
 		if v := tx.Bucket(bktVersions).Get(versionKey(m.Name, m.Version)); len(v) == 8 {
 			old, err := r.loadMeta(tx, binary.BigEndian.Uint64(v), false)
 			if err != nil {

@@ -171,6 +171,18 @@ func TestImportRejectsDamagedExports(t *testing.T) {
 	}
 	try("invalid metadata", buf.Bytes(), "model name")
 
+	// ImportModel checks what it is given as closely as ReadExport does.
+	m.Name = "ddqn"
+	m.Weights = bytes.Clone(m.Weights)
+	m.Weights[7] ^= 1
+	_, err = dst.ImportModel(m)
+	wantErr(t, err, ErrInvalid, "ddqn@1", "sha256")
+	m.Weights[7] ^= 1
+	m.Version = 0
+	_, err = dst.ImportModel(m)
+	wantErr(t, err, ErrInvalid, "version 0")
+	intact()
+
 	// The registry file itself survived all of it.
 	dst.Close()
 	if err := useAll(path, true); err != nil {

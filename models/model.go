@@ -105,22 +105,22 @@ func ValidName(name string) bool { return nameRE.MatchString(name) }
 
 func checkName(name string) error {
 	if !ValidName(name) {
-		return fmt.Errorf("%w: model name %q: want a letter followed by up to %d letters, digits, '.', '_' or '-'",
-			ErrInvalid, name, maxNameLen-1)
+		return errorf(ErrInvalid, "model name %q: want a letter followed by up to %d letters, digits, '.', '_' or '-'",
+			name, maxNameLen-1)
 	}
 	return nil
 }
 
 func checkText(field, v string, required bool) error {
 	if required && strings.TrimSpace(v) == "" {
-		return fmt.Errorf("%w: field %s is required", ErrInvalid, field)
+		return errorf(ErrInvalid, "field %s is required", field)
 	}
 	if len(v) > maxFieldLen {
-		return fmt.Errorf("%w: field %s is %d bytes long, at most %d allowed", ErrInvalid, field, len(v), maxFieldLen)
+		return errorf(ErrInvalid, "field %s is %d bytes long, at most %d allowed", field, len(v), maxFieldLen)
 	}
 	for _, r := range v {
 		if r < 0x20 || r == 0x7f {
-			return fmt.Errorf("%w: field %s holds control character %q", ErrInvalid, field, r)
+			return errorf(ErrInvalid, "field %s holds control character %q", field, r)
 		}
 	}
 	return nil
@@ -133,7 +133,7 @@ func validateMeta(m *Model) error {
 		return err
 	}
 	if m.Version < 0 || m.Version > maxVersion {
-		return fmt.Errorf("%w: model %s: field version is %d, want 0 (next free) or 1..%d", ErrInvalid, m.Name, m.Version, maxVersion)
+		return errorf(ErrInvalid, "model %s: field version is %d, want 0 (next free) or 1..%d", m.Name, m.Version, maxVersion)
 	}
 	wrap := func(err error) error {
 		if err == nil {
@@ -151,52 +151,52 @@ func validateMeta(m *Model) error {
 		return err
 	}
 	if len(m.Hyper) > maxHyper {
-		return fmt.Errorf("%w: model %s: %d hyper-parameters, at most %d allowed", ErrInvalid, m.Name, len(m.Hyper), maxHyper)
+		return errorf(ErrInvalid, "model %s: %d hyper-parameters, at most %d allowed", m.Name, len(m.Hyper), maxHyper)
 	}
 	for k, v := range m.Hyper {
 		if err := wrap(checkText("hyper key", k, true)); err != nil {
 			return err
 		}
 		if len(v) > maxFieldLen*16 {
-			return fmt.Errorf("%w: model %s: hyper-parameter %q is %d bytes long, at most %d allowed", ErrInvalid, m.Name, k, len(v), maxFieldLen*16)
+			return errorf(ErrInvalid, "model %s: hyper-parameter %q is %d bytes long, at most %d allowed", m.Name, k, len(v), maxFieldLen*16)
 		}
 	}
 	if len(m.Scenarios) > maxScenarios {
-		return fmt.Errorf("%w: model %s: %d scenarios, at most %d allowed", ErrInvalid, m.Name, len(m.Scenarios), maxScenarios)
+		return errorf(ErrInvalid, "model %s: %d scenarios, at most %d allowed", m.Name, len(m.Scenarios), maxScenarios)
 	}
 	for i, s := range m.Scenarios {
 		if err := wrap(checkText(fmt.Sprintf("scenarios[%d].name", i), s.Name, true)); err != nil {
 			return err
 		}
 		if !hexRE.MatchString(s.SHA256) {
-			return fmt.Errorf("%w: model %s: field scenarios[%d].sha256 is %q, want 64 lower-case hex digits", ErrInvalid, m.Name, i, s.SHA256)
+			return errorf(ErrInvalid, "model %s: field scenarios[%d].sha256 is %q, want 64 lower-case hex digits", m.Name, i, s.SHA256)
 		}
 	}
 	if m.Workers < 0 {
-		return fmt.Errorf("%w: model %s: field workers is %d, want 0 or more", ErrInvalid, m.Name, m.Workers)
+		return errorf(ErrInvalid, "model %s: field workers is %d, want 0 or more", m.Name, m.Workers)
 	}
 	if len(m.Eval) > 0 {
 		if len(m.Eval) > maxEvalBytes {
-			return fmt.Errorf("%w: model %s: field eval is %d bytes, at most %d allowed", ErrInvalid, m.Name, len(m.Eval), maxEvalBytes)
+			return errorf(ErrInvalid, "model %s: field eval is %d bytes, at most %d allowed", m.Name, len(m.Eval), maxEvalBytes)
 		}
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(m.Eval, &obj); err != nil || obj == nil {
-			return fmt.Errorf("%w: model %s: field eval must be a JSON object", ErrInvalid, m.Name)
+			return errorf(ErrInvalid, "model %s: field eval must be a JSON object", m.Name)
 		}
 	}
 	if m.Created.IsZero() {
-		return fmt.Errorf("%w: model %s: field created is required (the caller passes the creation time)", ErrInvalid, m.Name)
+		return errorf(ErrInvalid, "model %s: field created is required (the caller passes the creation time)", m.Name)
 	}
 	if m.Parent != "" {
 		if _, ver, err := splitRef(m.Parent); err != nil || ver <= 0 {
-			return fmt.Errorf("%w: model %s: field parent is %q, want name@version", ErrInvalid, m.Name, m.Parent)
+			return errorf(ErrInvalid, "model %s: field parent is %q, want name@version", m.Name, m.Parent)
 		}
 	}
 	if len(m.Weights) == 0 {
-		return fmt.Errorf("%w: model %s: no weights", ErrInvalid, m.Name)
+		return errorf(ErrInvalid, "model %s: no weights", m.Name)
 	}
 	if len(m.Weights) > maxWeightBytes {
-		return fmt.Errorf("%w: model %s: weights are %d bytes, at most %d allowed", ErrInvalid, m.Name, len(m.Weights), maxWeightBytes)
+		return errorf(ErrInvalid, "model %s: weights are %d bytes, at most %d allowed", m.Name, len(m.Weights), maxWeightBytes)
 	}
 	return nil
 }
@@ -214,7 +214,7 @@ func digest(b []byte) string {
 func splitRef(ref string) (name string, version int, err error) {
 	name, sel, hasAt := strings.Cut(ref, "@")
 	if err := checkName(name); err != nil {
-		return "", 0, fmt.Errorf("%w: reference %q: want name, name@N, name@promoted, name@latest or a numeric id", ErrInvalid, ref)
+		return "", 0, errorf(ErrInvalid, "reference %q: want name, name@N, name@promoted, name@latest or a numeric id", ref)
 	}
 	if !hasAt {
 		return name, 0, nil
@@ -227,7 +227,7 @@ func splitRef(ref string) (name string, version int, err error) {
 	}
 	n, perr := strconv.Atoi(sel)
 	if perr != nil || n <= 0 || strings.HasPrefix(sel, "+") {
-		return "", 0, fmt.Errorf("%w: reference %q: version %q is not a positive number, \"promoted\" or \"latest\"", ErrInvalid, ref, sel)
+		return "", 0, errorf(ErrInvalid, "reference %q: version %q is not a positive number, \"promoted\" or \"latest\"", ref, sel)
 	}
 	return name, n, nil
 }
@@ -314,3 +314,17 @@ var (
 	// ErrClosed: the registry was closed.
 	ErrClosed = errors.New("registry closed")
 )
+
+// regError is an error of one of the kinds above whose message stands on
+// its own (no "not found: " prefix); errors.Is matches its kind.
+type regError struct {
+	kind error
+	msg  string
+}
+
+func (e *regError) Error() string        { return e.msg }
+func (e *regError) Is(target error) bool { return target == e.kind }
+
+func errorf(kind error, format string, a ...any) error {
+	return &regError{kind: kind, msg: fmt.Sprintf(format, a...)}
+}

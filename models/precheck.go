@@ -94,10 +94,10 @@ func precheck(path string) (empty bool, err error) {
 		return true, nil
 	}
 	if !st.Mode().IsRegular() {
-		return false, fmt.Errorf("%w: %s is not a regular file", ErrCorrupt, path)
+		return false, errorf(ErrCorrupt, "%s is not a regular file", path)
 	}
 	bad := func(format string, a ...any) error {
-		return fmt.Errorf("%w: %s is not a usable ecntune registry: %s", ErrCorrupt, path, fmt.Sprintf(format, a...))
+		return errorf(ErrCorrupt, "%s is not a usable ecntune registry: %s", path, fmt.Sprintf(format, a...))
 	}
 	first := make([]byte, 4096)
 	n, err := f.ReadAt(first, 0)

@@ -95,7 +95,7 @@ type nameState struct {
 // the file. Open never panics on a bad file.
 func Open(path string, opts Options) (*Registry, error) {
 	if path == "" {
-		return nil, fmt.Errorf("%w: empty registry path", ErrInvalid)
+		return nil, errorf(ErrInvalid, "empty registry path")
 	}
 	timeout := opts.Timeout
 	if timeout == 0 {
@@ -113,7 +113,7 @@ func Open(path string, opts Options) (*Registry, error) {
 	case err != nil:
 		return nil, fmt.Errorf("registry %s: %w", path, err)
 	case st.IsDir():
-		return nil, fmt.Errorf("%w: registry %s is a directory, want a file", ErrInvalid, path)
+		return nil, errorf(ErrInvalid, "registry %s is a directory, want a file", path)
 	default:
 		empty, err := precheck(path)
 		if err != nil {
@@ -149,7 +149,7 @@ func Open(path string, opts Options) (*Registry, error) {
 		case errors.Is(err, berrors.ErrTimeout):
 			return nil, fmt.Errorf("registry %s: %w (waited %s): stop the other ecntune process or pass another --db", path, ErrLocked, timeout)
 		case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
-			return nil, fmt.Errorf("%w: %s is not a usable ecntune registry: %v", ErrCorrupt, path, err)
+			return nil, errorf(ErrCorrupt, "%s is not a usable ecntune registry: %v", path, err)
 		case errors.Is(err, ErrCorrupt):
 			return nil, err
 		}
@@ -171,7 +171,7 @@ func guard(path string, fn func() error) (err error) {
 	defer func() {
 		debug.SetPanicOnFault(old)
 		if p := recover(); p != nil {
-			err = fmt.Errorf("%w: %s: the database is damaged (%v): restore it from a backup or re-import exported models", ErrCorrupt, path, p)
+			err = errorf(ErrCorrupt, "%s: the database is damaged (%v): restore it from a backup or re-import exported models", path, p)
 		}
 	}()
 	return fn()
@@ -195,18 +195,18 @@ func (r *Registry) init() error {
 			})
 			switch {
 			case ours > 0:
-				return false, fmt.Errorf("%w: %s: bucket %q is missing", ErrCorrupt, r.path, bktRegistry)
+				return false, errorf(ErrCorrupt, "%s: bucket %q is missing", r.path, bktRegistry)
 			case other > 0:
-				return false, fmt.Errorf("%w: %s is a bbolt database but not an ecntune model registry", ErrInvalid, r.path)
+				return false, errorf(ErrInvalid, "%s is a bbolt database but not an ecntune model registry", r.path)
 			}
 			return true, nil
 		}
 		if got := reg.Get(keySchema); string(got) != schema {
-			return false, fmt.Errorf("%w: %s holds registry schema %q, this ecntune reads %q", ErrInvalid, r.path, got, schema)
+			return false, errorf(ErrInvalid, "%s holds registry schema %q, this ecntune reads %q", r.path, got, schema)
 		}
 		for _, b := range allBuckets {
 			if tx.Bucket(b) == nil {
-				return false, fmt.Errorf("%w: %s: bucket %q is missing", ErrCorrupt, r.path, b)
+				return false, errorf(ErrCorrupt, "%s: bucket %q is missing", r.path, b)
 			}
 		}
 		return false, walkAll(tx, r.path)
@@ -240,21 +240,21 @@ func walkAll(tx *bolt.Tx, path string) error {
 	var walk func(b *bolt.Bucket, depth int) (int, error)
 	walk = func(b *bolt.Bucket, depth int) (int, error) {
 		if depth > 8 {
-			return 0, fmt.Errorf("%w: %s: buckets nested deeper than the registry ever writes", ErrCorrupt, path)
+			return 0, errorf(ErrCorrupt, "%s: buckets nested deeper than the registry ever writes", path)
 		}
 		n := 0
 		c := b.Cursor()
 		var prev []byte
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			if prev != nil && bytes.Compare(prev, k) >= 0 {
-				return 0, fmt.Errorf("%w: %s: keys out of order", ErrCorrupt, path)
+				return 0, errorf(ErrCorrupt, "%s: keys out of order", path)
 			}
 			prev = k
 			n++
 			if v == nil {
 				sub := b.Bucket(k)
 				if sub == nil {
-					return 0, fmt.Errorf("%w: %s: nested bucket %q unreadable", ErrCorrupt, path, k)
+					return 0, errorf(ErrCorrupt, "%s: nested bucket %q unreadable", path, k)
 				}
 				if _, err := walk(sub, depth+1); err != nil {
 					return 0, err
@@ -273,7 +273,7 @@ func walkAll(tx *bolt.Tx, path string) error {
 	wk, _ := wc.First()
 	for mk != nil || wk != nil {
 		if !bytes.Equal(mk, wk) {
-			return fmt.Errorf("%w: %s: model records and weights disagree (model id %s, weights id %s)", ErrCorrupt, path, idString(mk), idString(wk))
+			return errorf(ErrCorrupt, "%s: model records and weights disagree (model id %s, weights id %s)", path, idString(mk), idString(wk))
 		}
 		mk, _ = mc.Next()
 		wk, _ = wc.Next()
@@ -376,10 +376,10 @@ func (r *Registry) loadName(tx *bolt.Tx, name string) (nameState, bool, error) {
 	}
 	var s nameState
 	if err := json.Unmarshal(v, &s); err != nil {
-		return s, false, fmt.Errorf("%w: %s: record of model name %s: %v", ErrCorrupt, r.path, name, err)
+		return s, false, errorf(ErrCorrupt, "%s: record of model name %s: %v", r.path, name, err)
 	}
 	if s.NextVersion < 1 {
-		return s, false, fmt.Errorf("%w: %s: record of model name %s: next version %d", ErrCorrupt, r.path, name, s.NextVersion)
+		return s, false, errorf(ErrCorrupt, "%s: record of model name %s: next version %d", r.path, name, s.NextVersion)
 	}
 	return s, true, nil
 }
@@ -397,29 +397,29 @@ func saveName(tx *bolt.Tx, name string, s nameState) error {
 func (r *Registry) loadMeta(tx *bolt.Tx, id uint64, withWeights bool) (Model, error) {
 	raw := tx.Bucket(bktModels).Get(idKey(id))
 	if raw == nil {
-		return Model{}, fmt.Errorf("%w: no model with id %d in %s", ErrNotFound, id, r.path)
+		return Model{}, errorf(ErrNotFound, "no model with id %d in %s", id, r.path)
 	}
 	var m Model
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return Model{}, fmt.Errorf("%w: %s: metadata of model id %d: %v", ErrCorrupt, r.path, id, err)
+		return Model{}, errorf(ErrCorrupt, "%s: metadata of model id %d: %v", r.path, id, err)
 	}
 	if m.ID != id || !ValidName(m.Name) || m.Version <= 0 || !m.Status.valid() {
-		return Model{}, fmt.Errorf("%w: %s: metadata of model id %d is inconsistent (id %d, name %q, version %d, status %q)",
-			ErrCorrupt, r.path, id, m.ID, m.Name, m.Version, m.Status)
+		return Model{}, errorf(ErrCorrupt, "%s: metadata of model id %d is inconsistent (id %d, name %q, version %d, status %q)",
+			r.path, id, m.ID, m.Name, m.Version, m.Status)
 	}
 	if !withWeights {
 		return m, nil
 	}
 	w := tx.Bucket(bktWeights).Get(idKey(id))
 	if w == nil {
-		return Model{}, fmt.Errorf("%w: %s: weights of model %s (id %d) are missing", ErrCorrupt, r.path, m.Ref(), id)
+		return Model{}, errorf(ErrCorrupt, "%s: weights of model %s (id %d) are missing", r.path, m.Ref(), id)
 	}
 	if int64(len(w)) != m.WeightsSize {
-		return Model{}, fmt.Errorf("%w: %s: weights of model %s are %d bytes, the record says %d", ErrCorrupt, r.path, m.Ref(), len(w), m.WeightsSize)
+		return Model{}, errorf(ErrCorrupt, "%s: weights of model %s are %d bytes, the record says %d", r.path, m.Ref(), len(w), m.WeightsSize)
 	}
 	if got := digest(w); got != m.WeightsSHA256 {
-		return Model{}, fmt.Errorf("%w: %s: weights of model %s fail their sha256 check (stored %s, computed %s): restore from a backup or an export",
-			ErrCorrupt, r.path, m.Ref(), m.WeightsSHA256, got)
+		return Model{}, errorf(ErrCorrupt, "%s: weights of model %s fail their sha256 check (stored %s, computed %s): restore from a backup or an export",
+			r.path, m.Ref(), m.WeightsSHA256, got)
 	}
 	m.Weights = bytes.Clone(w)
 	return m, nil
@@ -429,7 +429,7 @@ func (r *Registry) loadMeta(tx *bolt.Tx, id uint64, withWeights bool) (Model, er
 func (r *Registry) resolveID(tx *bolt.Tx, ref string) (uint64, error) {
 	if id, ok := parseID(ref); ok {
 		if tx.Bucket(bktModels).Get(idKey(id)) == nil {
-			return 0, fmt.Errorf("%w: no model with id %d in %s", ErrNotFound, id, r.path)
+			return 0, errorf(ErrNotFound, "no model with id %d in %s", id, r.path)
 		}
 		return id, nil
 	}
@@ -442,12 +442,12 @@ func (r *Registry) resolveID(tx *bolt.Tx, ref string) (uint64, error) {
 		return 0, err
 	}
 	if !known {
-		return 0, fmt.Errorf("%w: no model named %s in %s", ErrNotFound, name, r.path)
+		return 0, errorf(ErrNotFound, "no model named %s in %s", name, r.path)
 	}
 	switch ver {
 	case selPromoted:
 		if st.Promoted == 0 {
-			return 0, fmt.Errorf("%w: model %s has no promoted version in %s", ErrNotFound, name, r.path)
+			return 0, errorf(ErrNotFound, "model %s has no promoted version in %s", name, r.path)
 		}
 		ver = st.Promoted
 	case 0:
@@ -464,16 +464,16 @@ func (r *Registry) resolveID(tx *bolt.Tx, ref string) (uint64, error) {
 			last = k
 		}
 		if last == nil {
-			return 0, fmt.Errorf("%w: model %s has no versions left in %s", ErrNotFound, name, r.path)
+			return 0, errorf(ErrNotFound, "model %s has no versions left in %s", name, r.path)
 		}
 		ver = int(binary.BigEndian.Uint64(last[len(prefix):]))
 	}
 	v := tx.Bucket(bktVersions).Get(versionKey(name, ver))
 	if v == nil {
-		return 0, fmt.Errorf("%w: model %s has no version %d in %s (next new version would be %d)", ErrNotFound, name, ver, r.path, st.NextVersion)
+		return 0, errorf(ErrNotFound, "model %s has no version %d in %s (next new version would be %d)", name, ver, r.path, st.NextVersion)
 	}
 	if len(v) != 8 {
-		return 0, fmt.Errorf("%w: %s: index entry of %s@%d", ErrCorrupt, r.path, name, ver)
+		return 0, errorf(ErrCorrupt, "%s: index entry of %s@%d", r.path, name, ver)
 	}
 	return binary.BigEndian.Uint64(v), nil
 }
@@ -486,14 +486,14 @@ func (r *Registry) resolveID(tx *bolt.Tx, ref string) (uint64, error) {
 // promotion goes through Promote.
 func (r *Registry) Put(m Model) (Model, error) {
 	if m.Status != "" && m.Status != StatusCandidate {
-		return Model{}, fmt.Errorf("%w: model %s: Put stores candidates, got status %q: use Promote", ErrInvalid, m.Name, m.Status)
+		return Model{}, errorf(ErrInvalid, "model %s: Put stores candidates, got status %q: use Promote", m.Name, m.Status)
 	}
 	if err := validateMeta(&m); err != nil {
 		return Model{}, err
 	}
 	sum := digest(m.Weights)
 	if m.WeightsSHA256 != "" && m.WeightsSHA256 != sum {
-		return Model{}, fmt.Errorf("%w: model %s: weights_sha256 says %s but the weights hash to %s", ErrInvalid, m.Name, m.WeightsSHA256, sum)
+		return Model{}, errorf(ErrInvalid, "model %s: weights_sha256 says %s but the weights hash to %s", m.Name, m.WeightsSHA256, sum)
 	}
 	m.WeightsSHA256 = sum
 	m.WeightsSize = int64(len(m.Weights))
@@ -520,7 +520,7 @@ func (r *Registry) insert(tx *bolt.Tx, m *Model) error {
 	}
 	vk := versionKey(m.Name, m.Version)
 	if old := tx.Bucket(bktVersions).Get(vk); old != nil {
-		return fmt.Errorf("%w: model %s already exists in %s (id %s)", ErrExists, m.Ref(), r.path, idString(old))
+		return errorf(ErrExists, "model %s already exists in %s (id %s)", m.Ref(), r.path, idString(old))
 	}
 	if m.Version >= st.NextVersion {
 		st.NextVersion = m.Version + 1
@@ -559,7 +559,7 @@ func (r *Registry) Get(name string, version int) (Model, error) {
 		return Model{}, err
 	}
 	if version <= 0 {
-		return Model{}, fmt.Errorf("%w: model %s: version %d, want a positive number", ErrInvalid, name, version)
+		return Model{}, errorf(ErrInvalid, "model %s: version %d, want a positive number", name, version)
 	}
 	return r.Resolve(fmt.Sprintf("%s@%d", name, version))
 }
@@ -603,13 +603,13 @@ func (r *Registry) List(name string) ([]Model, error) {
 			if _, known, err := r.loadName(tx, name); err != nil {
 				return err
 			} else if !known {
-				return fmt.Errorf("%w: no model named %s in %s", ErrNotFound, name, r.path)
+				return errorf(ErrNotFound, "no model named %s in %s", name, r.path)
 			}
 		}
 		c := tx.Bucket(bktVersions).Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			if len(v) != 8 {
-				return fmt.Errorf("%w: %s: index entry %q", ErrCorrupt, r.path, k)
+				return errorf(ErrCorrupt, "%s: index entry %q", r.path, k)
 			}
 			m, err := r.loadMeta(tx, binary.BigEndian.Uint64(v), false)
 			if err != nil {
@@ -634,7 +634,7 @@ func (r *Registry) History(name string) ([]Event, error) {
 			return err
 		}
 		if !known {
-			return fmt.Errorf("%w: no model named %s in %s", ErrNotFound, name, r.path)
+			return errorf(ErrNotFound, "no model named %s in %s", name, r.path)
 		}
 		out = st.History
 		return nil
@@ -646,7 +646,7 @@ func (r *Registry) History(name string) ([]Event, error) {
 func (r *Registry) setStatus(tx *bolt.Tx, name string, version int, s Status) error {
 	v := tx.Bucket(bktVersions).Get(versionKey(name, version))
 	if len(v) != 8 {
-		return fmt.Errorf("%w: %s: model %s@%d is in the promotion record but not in the index", ErrCorrupt, r.path, name, version)
+		return errorf(ErrCorrupt, "%s: model %s@%d is in the promotion record but not in the index", r.path, name, version)
 	}
 	id := binary.BigEndian.Uint64(v)
 	m, err := r.loadMeta(tx, id, false)
@@ -680,7 +680,7 @@ func (r *Registry) Promote(ref string, at time.Time) (Model, error) {
 			return err
 		}
 		if st.Promoted == m.Version {
-			return fmt.Errorf("%w: model %s is already the promoted version of %s", ErrInvalid, m.Ref(), m.Name)
+			return errorf(ErrInvalid, "model %s is already the promoted version of %s", m.Ref(), m.Name)
 		}
 		prev := st.Promoted
 		if prev != 0 {
@@ -721,18 +721,18 @@ func (r *Registry) Rollback(name string, at time.Time) (Model, error) {
 			return err
 		}
 		if !known {
-			return fmt.Errorf("%w: no model named %s in %s", ErrNotFound, name, r.path)
+			return errorf(ErrNotFound, "no model named %s in %s", name, r.path)
 		}
 		cur := st.Promoted
 		stack := st.Stack
 		if cur != 0 {
 			if len(stack) == 0 || stack[len(stack)-1] != cur {
-				return fmt.Errorf("%w: %s: promotion record of %s does not end with its promoted version %d", ErrCorrupt, r.path, name, cur)
+				return errorf(ErrCorrupt, "%s: promotion record of %s does not end with its promoted version %d", r.path, name, cur)
 			}
 			stack = stack[:len(stack)-1]
 		}
 		if len(stack) == 0 {
-			return fmt.Errorf("%w: model %s has no earlier promoted version to roll back to", ErrNotFound, name)
+			return errorf(ErrNotFound, "model %s has no earlier promoted version to roll back to", name)
 		}
 		target := stack[len(stack)-1]
 		if cur != 0 {
@@ -779,7 +779,7 @@ func (r *Registry) Delete(ref string, force bool) (Model, error) {
 		}
 		if st.Promoted == m.Version {
 			if !force {
-				return fmt.Errorf("%w: model %s is the promoted version: promote another version or roll back first, or force the delete", ErrPromoted, m.Ref())
+				return errorf(ErrPromoted, "model %s is the promoted version: promote another version or roll back first, or force the delete", m.Ref())
 			}
 			st.Promoted = 0
 		}

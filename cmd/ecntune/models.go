@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
 )
 
@@ -107,6 +108,9 @@ NAME@promoted, NAME@latest, or the numeric id.`,
 					return err
 				}
 				fmt.Fprintf(c.OutOrStdout(), "%s\n", b)
+				if err := models.CheckSpec(m, env.SpecVersion, env.ActionSpecVersion); err != nil {
+					fmt.Fprintf(c.ErrOrStderr(), "note: %v\n", err)
+				}
 				// The metadata is shown even when the weights are damaged;
 				// the exit status then says so.
 				_, err = r.Resolve(strconv.FormatUint(m.ID, 10))
@@ -214,14 +218,28 @@ are already there under that version nothing is written. Imported models are
 candidates with a new id.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			// Verify the whole file before the registry is opened (or
+			// created): a bad file leaves no trace.
+			var m models.Model
+			var err error
+			if args[0] == "-" {
+				if m, err = models.ReadExport(c.InOrStdin()); err != nil {
+					return fmt.Errorf("import from stdin: %w", err)
+				}
+			} else {
+				f, err := os.Open(args[0])
+				if err != nil {
+					return fmt.Errorf("import: %w", err)
+				}
+				m, err = models.ReadExport(f)
+				f.Close()
+				if err != nil {
+					return fmt.Errorf("import %s: %w", args[0], err)
+				}
+			}
 			return with(false, false, func(r *models.Registry) error {
-				var res models.ImportResult
-				var err error
-				if args[0] == "-" {
-					if res, err = r.Import(c.InOrStdin()); err != nil {
-						return fmt.Errorf("import from stdin: %w", err)
-					}
-				} else if res, err = r.ImportFile(args[0]); err != nil {
+				res, err := r.ImportModel(m)
+				if err != nil {
 					return err
 				}
 				m := res.Model

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
 )
 
@@ -91,9 +92,12 @@ func TestModelsCommandLifecycle(t *testing.T) {
 		t.Fatalf("row %q", lines[2])
 	}
 
-	out, _, err = runModels(t, nil, "show", "ddqn-default@2", "--db", db)
+	out, note, err := runModels(t, nil, "show", "ddqn-default@2", "--db", db)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if env.SpecVersion == "obs-v1" && env.ActionSpecVersion == "act-v1" && note != "" {
+		t.Fatalf("show of a model matching the running specs printed %q", note)
 	}
 	var m models.Model
 	if err := json.Unmarshal([]byte(out), &m); err != nil {
@@ -151,6 +155,13 @@ func TestModelsCommandLifecycle(t *testing.T) {
 	if !errors.Is(err, models.ErrBadExport) || !strings.Contains(err.Error(), bad) {
 		t.Fatalf("truncated import: %v", err)
 	}
+	db4 := filepath.Join(dir, "never.db")
+	if _, _, err = runModels(t, nil, "import", bad, "--db", db4); !errors.Is(err, models.ErrBadExport) {
+		t.Fatalf("truncated import into a new registry: %v", err)
+	}
+	if _, err := os.Stat(db4); !os.IsNotExist(err) {
+		t.Fatal("a failed import created a registry file")
+	}
 
 	// Delete: the promoted version needs --force.
 	_, _, err = runModels(t, nil, "delete", "ddqn-default@3", "--db", db)
@@ -195,5 +206,24 @@ func TestModelsCommandLocked(t *testing.T) {
 	_, _, err = runModels(t, nil, "list", "--db", db, "--lock-timeout", "100ms")
 	if !errors.Is(err, models.ErrLocked) || !strings.Contains(err.Error(), "database locked by another process") {
 		t.Fatalf("list while locked: %v", err)
+	}
+}
+
+func TestModelsShowNotesSpecMismatch(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "reg.db")
+	r, err := models.Open(db, models.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Put(models.Model{Name: "old", Algorithm: "ppo", ObsSpec: "obs-v0", ActSpec: env.ActionSpecVersion,
+		Created: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Weights: []byte{1, 2, 3}})
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, note, err := runModels(t, nil, "show", "old", "--db", db)
+	want := "note: model old@1 was trained with observation spec obs-v0, this ecntune speaks " + env.SpecVersion + ": retrain or use a matching release\n"
+	if err != nil || note != want {
+		t.Fatalf("show said %q, %v; want %q", note, err, want)
 	}
 }
