@@ -1,0 +1,74 @@
+package policy
+
+import (
+	"math"
+	"testing"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/simenv"
+)
+
+// Presets and the adaptive baseline drive the simulator through
+// SimEnv.StepSettings, reading only observations.
+func TestPoliciesDriveSimEnv(t *testing.T) {
+	cfg := simenv.DefaultConfig()
+	cfg.Name = "tiny-incast"
+	cfg.Duration = 4 * simenv.Millisecond
+	cfg.Topology = simenv.StarTopology(8, 100e9, simenv.Microsecond)
+	cfg.Workloads = []simenv.Workload{{Kind: simenv.WorkloadIncast, Priority: 3, Fanin: 7, SizeBytes: 250_000,
+		Every: 100 * simenv.Microsecond}}
+	e, err := env.NewSimEnv(cfg, env.SimEnvOptions{Interval: 100 * simenv.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(spec string) (mean float64, ds [][]Decision) {
+		p, err := Lookup(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obs, err := e.Reset(5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for done := false; !done; {
+			d := p.Decide(obs)
+			ds = append(ds, d)
+			set := make([]env.Setting, len(d))
+			for i := range d {
+				set[i] = d[i].Setting
+			}
+			var r []float64
+			obs, r, done, _, err = e.StepSettings(set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range r {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					t.Fatalf("%s: reward %g", spec, v)
+				}
+				mean += v
+				n++
+			}
+		}
+		return mean / float64(n), ds
+	}
+	hpcc, _ := Preset("hpcc")
+	mStatic, ds := run("static:hpcc")
+	for _, d := range ds {
+		if d[0].Setting.KmaxBytes != hpcc.Setting(100e9).KmaxBytes || d[0].Reason != "preset hpcc" {
+			t.Fatalf("static:hpcc decided %+v", d[0])
+		}
+	}
+	mAdaptive, da := run("adaptive")
+	moves := 0
+	for i := 1; i < len(da); i++ {
+		if da[i][0].Setting != da[i-1][0].Setting {
+			moves++
+		}
+	}
+	if moves < 2 {
+		t.Fatalf("adaptive changed the incast port's setting %d times in %d intervals, want it to search", moves, len(da))
+	}
+	t.Logf("mean reward per queue-interval: static:hpcc %.4f, adaptive %.4f (port 0: %d moves in %d intervals)", mStatic, mAdaptive, moves, len(da))
+}
