@@ -1,0 +1,219 @@
+package rl
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+func TestReplayRingAndSampling(t *testing.T) {
+	r, err := NewReplay(3, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		v := float32(i)
+		if err := r.Add(Transition{Obs: []float32{v, v}, Next: []float32{v + 1, v + 1}, Action: i, Reward: v * 10, Done: i == 4}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r.Len() != 3 || r.Added() != 5 {
+		t.Fatalf("len %d added %d, want 3 and 5", r.Len(), r.Added())
+	}
+	for i, want := range []int{2, 3, 4} {
+		tr, err := r.At(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.Action != want || tr.Reward != float32(want*10) || tr.Obs[1] != float32(want) || tr.Next[0] != float32(want+1) || tr.Done != (want == 4) {
+			t.Fatalf("At(%d) = %+v, want transition %d", i, tr, want)
+		}
+	}
+	if _, err := r.At(3); err == nil {
+		t.Fatal("At(3) on 3 entries: no error")
+	}
+	var b Batch
+	counts := map[int]int{}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 1000; i++ {
+		if err := r.Sample(30, rng, &b); err != nil {
+			t.Fatal(err)
+		}
+		for j, a := range b.Action {
+			if b.Obs[j*2] != float32(a) || b.Reward[j] != float32(a*10) {
+				t.Fatalf("sampled row %d mixes transitions: action %d obs %v reward %v", j, a, b.Obs[j*2], b.Reward[j])
+			}
+			counts[a]++
+		}
+	}
+	for a := 2; a <= 4; a++ {
+		if f := float64(counts[a]) / 30000; math.Abs(f-1.0/3) > 0.015 {
+			t.Fatalf("action %d sampled with frequency %.4f, want 1/3 ± 0.015", a, f)
+		}
+	}
+	if len(counts) != 3 {
+		t.Fatalf("sampled overwritten transitions: %v", counts)
+	}
+	bad := []Transition{
+		{Obs: []float32{1}, Next: []float32{1, 1}},
+		{Obs: []float32{1, 1}, Next: []float32{1, 1}, Action: -1},
+		{Obs: []float32{1, 1}, Next: []float32{1, float32(math.NaN())}},
+		{Obs: []float32{1, 1}, Next: []float32{1, 1}, Reward: float32(math.Inf(1))},
+	}
+	for i, tr := range bad {
+		if err := r.Add(tr); err == nil {
+			t.Fatalf("bad transition %d accepted", i)
+		}
+	}
+	empty, _ := NewReplay(4, 2)
+	if err := empty.Sample(1, rng, &b); err == nil {
+		t.Fatal("sampling an empty buffer: no error")
+	}
+	if _, err := NewReplay(0, 2); err == nil {
+		t.Fatal("capacity 0 accepted")
+	}
+}
+
+func TestRolloutGAE(t *testing.T) {
+	r, err := NewRollout(2, 3, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := [][]float32{{0}, {0}}
+	steps := []struct {
+		rew, val []float32
+		done     []bool
+	}{
+		{[]float32{1, 0}, []float32{0.5, 0}, []bool{false, false}},
+		{[]float32{0, 0}, []float32{0.4, 0}, []bool{true, false}},
+		{[]float32{2, 0}, []float32{0.3, 0}, []bool{false, false}},
+	}
+	for _, s := range steps {
+		if err := r.Add(o, []int{0, 1}, []float32{-0.1, -0.2}, s.val, s.rew, s.done); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Add(o, []int{0, 1}, []float32{-0.1, -0.2}, []float32{0, 0}, []float32{0, 0}, []bool{false, false}); err == nil {
+		t.Fatal("adding to a full rollout: no error")
+	}
+	if err := r.Finish([]float32{0.6, 1}, 0.9, 0.8); err != nil {
+		t.Fatal(err)
+	}
+	// Agent 0 by hand: t2 δ = 2 + 0.9·0.6 − 0.3 = 2.24; t1 ends the
+	// episode: δ = −0.4; t0 δ = 1 + 0.9·0.4 − 0.5 = 0.86, A = 0.86 +
+	// 0.72·(−0.4) = 0.572. Agent 1: rewards 0, values 0, last value 1:
+	// A2 = 0.9, A1 = 0.72·0.9 = 0.648, A0 = 0.72·0.648 = 0.46656.
+	wantAdv := []float32{0.572, 0.46656, -0.4, 0.648, 2.24, 0.9}
+	wantRet := []float32{1.072, 0.46656, 0, 0.648, 2.54, 0.9}
+	for i := range wantAdv {
+		if math.Abs(float64(r.Advantages()[i]-wantAdv[i])) > 1e-6 || math.Abs(float64(r.Returns()[i]-wantRet[i])) > 1e-6 {
+			t.Fatalf("row %d: advantage %v return %v, want %v and %v", i, r.Advantages()[i], r.Returns()[i], wantAdv[i], wantRet[i])
+		}
+	}
+	if err := r.Add(o[:1], []int{0}, []float32{0}, []float32{0}, []float32{0}, []bool{false}); err == nil {
+		t.Fatal("one agent's step in a two-agent rollout: no error")
+	}
+}
+
+func TestSoftmaxMargin(t *testing.T) {
+	cases := []struct {
+		v    []float32
+		temp float64
+		want float64
+	}{
+		{[]float32{1, 1, 0}, 1, 0},
+		{[]float32{2, 0}, 1, (1 - math.Exp(-2)) / (1 + math.Exp(-2))},
+		{[]float32{2, 0, 0}, 0.5, (1 - math.Exp(-4)) / (1 + 2*math.Exp(-4))},
+		{[]float32{5}, 1, 1},
+		{nil, 1, 0},
+		{[]float32{float32(math.NaN()), 3, 3}, 1, 0},
+		{[]float32{float32(math.Inf(1)), 3}, 1, 1},
+	}
+	for i, c := range cases {
+		if got := SoftmaxMargin(c.v, c.temp); math.Abs(got-c.want) > 1e-9 {
+			t.Fatalf("case %d %v: margin %v, want %v", i, c.v, got, c.want)
+		}
+	}
+	// Larger Q gaps and lower temperatures give more confidence.
+	if !(SoftmaxMargin([]float32{1, 0}, 1) < SoftmaxMargin([]float32{3, 0}, 1)) ||
+		!(SoftmaxMargin([]float32{1, 0}, 1) < SoftmaxMargin([]float32{1, 0}, 0.2)) {
+		t.Fatal("margin is not monotone in the gap and the temperature")
+	}
+	n := testNet(t, 5)
+	obs := randObs(rand.New(rand.NewPCG(1, 1)), 20, n.InDim())
+	acts, conf, err := n.Decide(obs, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := n.Forward(obs)
+	for i := range obs {
+		if acts[i] != Argmax(q[i]) || conf[i] != SoftmaxMargin(q[i], 0.1) || conf[i] < 0 || conf[i] > 1 {
+			t.Fatalf("row %d: Decide gave action %d conf %v", i, acts[i], conf[i])
+		}
+	}
+	if _, _, err := n.Decide([][]float32{{1, 2}}, 1); err == nil || !strings.Contains(err.Error(), "expects 12") {
+		t.Fatalf("short observation: err = %v", err)
+	}
+}
+
+func TestConfigErrorsNameTheField(t *testing.T) {
+	arch := Arch{In: 4, Hidden: []int{8}, Out: 3, Act: ReLU}
+	ddqn := []struct {
+		mod   func(*DDQNConfig)
+		field string
+	}{
+		{func(c *DDQNConfig) { c.Gamma = 1 }, "gamma"},
+		{func(c *DDQNConfig) { c.LearningRate = -1 }, "learning_rate"},
+		{func(c *DDQNConfig) { c.BatchSize = -5 }, "batch_size"},
+		{func(c *DDQNConfig) { c.ReplayCapacity = 10; c.BatchSize = 64 }, "replay_capacity"},
+		{func(c *DDQNConfig) { c.Tau = 2 }, "tau"},
+		{func(c *DDQNConfig) { c.Arch.Hidden = []int{0} }, "arch.hidden[0]"},
+		{func(c *DDQNConfig) { c.Arch.Act = 9 }, "arch.act"},
+		{func(c *DDQNConfig) { c.EpsStart = 1.5 }, "eps_start"},
+	}
+	for _, c := range ddqn {
+		cfg := DDQNConfig{Arch: arch, Gamma: 0.9}
+		cfg.Arch.Hidden = []int{8}
+		c.mod(&cfg)
+		if _, err := NewDDQN(cfg); err == nil || !strings.Contains(err.Error(), c.field) {
+			t.Fatalf("DDQN with bad %s: err = %v", c.field, err)
+		}
+	}
+	ppo := []struct {
+		mod   func(*PPOConfig)
+		field string
+	}{
+		{func(c *PPOConfig) { c.ClipRange = 1.5 }, "clip_range"},
+		{func(c *PPOConfig) { c.Lambda = -0.1 }, "lambda"},
+		{func(c *PPOConfig) { c.Arch.Out = 1 }, "arch.out"},
+		{func(c *PPOConfig) { c.CriticHidden = []int{-1} }, "critic"},
+		{func(c *PPOConfig) { c.Epochs = -1 }, "epochs"},
+	}
+	for _, c := range ppo {
+		cfg := PPOConfig{Arch: arch}
+		cfg.Arch.Hidden = []int{8}
+		c.mod(&cfg)
+		if _, err := NewPPO(cfg); err == nil || !strings.Contains(err.Error(), c.field) {
+			t.Fatalf("PPO with bad %s: err = %v", c.field, err)
+		}
+	}
+	// Update refuses an unfinished or too small rollout.
+	p, err := NewPPO(PPOConfig{Arch: arch, MinibatchSize: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := p.NewRollout(2, 2)
+	o := [][]float32{{1, 2, 3, 4}, {1, 2, 3, 4}}
+	r.Add(o, []int{0, 1}, []float32{-1, -1}, []float32{0, 0}, []float32{1, 1}, []bool{false, false})
+	if _, err := p.Update(r); err == nil || !strings.Contains(err.Error(), "Finish") {
+		t.Fatalf("unfinished rollout: err = %v", err)
+	}
+	r.Finish([]float32{0, 0}, 0.9, 0.9)
+	if _, err := p.Update(r); err == nil || !strings.Contains(err.Error(), "minibatch_size") {
+		t.Fatalf("2-row rollout with minibatch 8: err = %v", err)
+	}
+	if _, err := ParseActivation("gelu"); err == nil {
+		t.Fatal("gelu accepted")
+	}
+}
