@@ -1,0 +1,197 @@
+// Package report summarises a simulation run: FCT slowdown per flow-size
+// bucket, utilisation, goodput and the run's counters, as JSON or as an
+// aligned table, and reads and writes per-flow results in the ns-3 HPCC fct
+// format so runs can be compared flow by flow with the reference simulator.
+// It is pure: it does no I/O of its own beyond the writers and readers it is
+// handed, and reads no clock (wall time comes in as an argument).
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ecntune/ecntune/simenv"
+)
+
+// Stat is the distribution of FCT slowdowns of the finished flows of one
+// bucket. Percentiles use the nearest-rank method on the sorted values: the
+// p-th percentile of n values is the ceil(p/100 × n)-th smallest. All fields
+// are 0 when N is 0.
+type Stat struct {
+	N    int     `json:"n"`
+	P50  float64 `json:"p50"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+	Mean float64 `json:"mean"`
+}
+
+// Bucket bounds in bytes (KB = 1000 B): a flow of s bytes is in the first
+// bucket whose upper bound is above s.
+const (
+	bound10KB  = 10_000
+	bound100KB = 100_000
+	bound1MB   = 1_000_000
+)
+
+// Bucket names, as the JSON keys and the table rows show them.
+const (
+	BucketUnder10KB = "<10KB"
+	Bucket10To100KB = "10KB-100KB"
+	Bucket100KBTo1M = "100KB-1MB"
+	BucketOver1MB   = ">=1MB"
+	BucketAll       = "all"
+)
+
+// FCTSlowdown holds one Stat per flow-size bucket, and one over all flows.
+type FCTSlowdown struct {
+	Under10KB   Stat `json:"<10KB"`
+	From10KB    Stat `json:"10KB-100KB"`
+	From100KB   Stat `json:"100KB-1MB"`
+	From1MB     Stat `json:">=1MB"`
+	AllFinished Stat `json:"all"`
+}
+
+// Buckets lists the buckets in size order, "all" last.
+func (f FCTSlowdown) Buckets() []struct {
+	Name string
+	Stat Stat
+} {
+	return []struct {
+		Name string
+		Stat Stat
+	}{{BucketUnder10KB, f.Under10KB}, {Bucket10To100KB, f.From10KB}, {Bucket100KBTo1M, f.From100KB},
+		{BucketOver1MB, f.From1MB}, {BucketAll, f.AllFinished}}
+}
+
+// Summary is what a run amounts to.
+type Summary struct {
+	Flows       int         `json:"flows"` // flows started
+	Finished    int         `json:"finished"`
+	Unfinished  int         `json:"unfinished"`
+	FCTSlowdown FCTSlowdown `json:"fct_slowdown"`
+	// Utilisation is the average busy fraction of the host uplinks.
+	Utilisation float64 `json:"utilisation"`
+	// GoodputGbps is the payload received by all hosts per simulated second.
+	GoodputGbps       float64 `json:"goodput_gbps"`
+	ECNMarked         uint64  `json:"ecn_marked"`
+	PFCPauses         uint64  `json:"pfc_pauses"`
+	PFCResumes        uint64  `json:"pfc_resumes"`
+	Drops             uint64  `json:"drops"`
+	DropBytes         uint64  `json:"drop_bytes"`
+	RetxBytes         uint64  `json:"retx_bytes"`
+	Events            uint64  `json:"events"`
+	PacketHops        uint64  `json:"packet_hops"`
+	SimTimeS          float64 `json:"sim_time_s"`
+	WallS             float64 `json:"wall_s"`
+	PacketHopsPerWall float64 `json:"packet_hops_per_wall_s"`
+}
+
+// Summarize computes the summary of a run from its flows, its totals and
+// the wall time it took.
+func Summarize(flows []simenv.FlowRecord, st simenv.Stats, wall time.Duration) Summary {
+	s := Summary{
+		Flows:     len(flows),
+		ECNMarked: st.ECNMarked, PFCPauses: st.PFCPauses, PFCResumes: st.PFCResumes,
+		Drops: st.Drops, DropBytes: st.DropBytes, RetxBytes: st.RetxBytes,
+		Events: st.Events, PacketHops: st.PacketHops,
+		SimTimeS: st.Now.Seconds(), WallS: wall.Seconds(),
+	}
+	var buckets [4][]float64
+	var all []float64
+	for _, f := range flows {
+		if f.Finish == 0 {
+			s.Unfinished++
+			continue
+		}
+		sd := f.Slowdown()
+		all = append(all, sd)
+		buckets[bucketOf(f.SizeBytes)] = append(buckets[bucketOf(f.SizeBytes)], sd)
+	}
+	s.Finished = len(all)
+	s.FCTSlowdown = FCTSlowdown{stat(buckets[0]), stat(buckets[1]), stat(buckets[2]), stat(buckets[3]), stat(all)}
+	if st.Now > 0 {
+		if st.Hosts > 0 {
+			s.Utilisation = float64(st.HostTxBusy) / (float64(st.Hosts) * float64(st.Now))
+		}
+		s.GoodputGbps = float64(st.HostRxBytes) * 8 / st.Now.Seconds() / 1e9
+	}
+	if wall > 0 {
+		s.PacketHopsPerWall = float64(st.PacketHops) / wall.Seconds()
+	}
+	return s
+}
+
+func bucketOf(size int64) int {
+	switch {
+	case size < bound10KB:
+		return 0
+	case size < bound100KB:
+		return 1
+	case size < bound1MB:
+		return 2
+	}
+	return 3
+}
+
+// stat sorts v in place and summarises it.
+func stat(v []float64) Stat {
+	if len(v) == 0 {
+		return Stat{}
+	}
+	sort.Float64s(v)
+	sum := 0.0
+	for _, x := range v {
+		sum += x
+	}
+	return Stat{N: len(v), P50: Percentile(v, 50), P95: Percentile(v, 95), P99: Percentile(v, 99), Mean: sum / float64(len(v))}
+}
+
+// Percentile is the nearest-rank p-th percentile (0 < p <= 100) of sorted,
+// a non-empty ascending slice: its ceil(p/100 × n)-th smallest value.
+func Percentile(sorted []float64, p float64) float64 {
+	n := len(sorted)
+	// Rank in integer arithmetic where possible, so that 95% of 20 is 19,
+	// not 19.000000000000004 rounded up to 20.
+	rank := int(math.Ceil(p*float64(n)/100 - 1e-9))
+	rank = max(1, min(n, rank))
+	return sorted[rank-1]
+}
+
+// WriteJSON writes the summary as one indented JSON object (bucket names are
+// written as they are, not HTML-escaped).
+func (s Summary) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
+}
+
+// WriteText writes the summary as an aligned table for people.
+func (s Summary) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "FCT slowdown\tflows\tp50\tp95\tp99\tmean\t\n")
+	for _, b := range s.FCTSlowdown.Buckets() {
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t\n", b.Name, b.Stat.N, b.Stat.P50, b.Stat.P95, b.Stat.P99, b.Stat.Mean)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "\nflows\t%d started, %d finished, %d unfinished\n", s.Flows, s.Finished, s.Unfinished)
+	fmt.Fprintf(tw, "host-link utilisation\t%.1f%%\n", 100*s.Utilisation)
+	fmt.Fprintf(tw, "goodput\t%.2f Gb/s\n", s.GoodputGbps)
+	fmt.Fprintf(tw, "ECN-marked packets\t%d\n", s.ECNMarked)
+	fmt.Fprintf(tw, "PFC pauses\t%d (%d resumes)\n", s.PFCPauses, s.PFCResumes)
+	fmt.Fprintf(tw, "drops\t%d packets, %d B\n", s.Drops, s.DropBytes)
+	fmt.Fprintf(tw, "retransmitted\t%d B\n", s.RetxBytes)
+	fmt.Fprintf(tw, "events\t%d\n", s.Events)
+	fmt.Fprintf(tw, "packet-hops\t%d\n", s.PacketHops)
+	fmt.Fprintf(tw, "simulated time\t%.6g ms\n", s.SimTimeS*1e3)
+	fmt.Fprintf(tw, "wall time\t%.3f s (%.3g M packet-hops/s)\n", s.WallS, s.PacketHopsPerWall/1e6)
+	return tw.Flush()
+}
