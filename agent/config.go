@@ -138,6 +138,7 @@ type fileGuard struct {
 	StaleFreeze     string       `yaml:"stale-freeze"`
 	StaleRevert     string       `yaml:"stale-revert"`
 	ReadBackPmaxTol *float64     `yaml:"readback-pmax-tolerance"`
+	PmaxStep        *float64     `yaml:"pmax-step"`
 }
 
 // LoadConfig reads and validates a configuration file. Errors name the file
@@ -425,6 +426,9 @@ func parseGuard(f fileGuard, interval time.Duration) (GuardConfig, error) {
 	}
 	if f.ReadBackPmaxTol != nil {
 		g.ReadBackPmaxTol = *f.ReadBackPmaxTol
+	}
+	if f.PmaxStep != nil {
+		g.PmaxStep = *f.PmaxStep
 	}
 	return g, g.validateRules()
 }

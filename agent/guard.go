@@ -93,6 +93,22 @@ type GuardConfig struct {
 	StaleRevert time.Duration // no telemetry for this long: revert to Safe
 
 	ReadBackPmaxTol float64 // read-back accepts Pmax within this
+	// PmaxStep is the resolution switches store Pmax at (both gNMI
+	// dialects carry whole percent: 0.01); allowed settings are rounded to
+	// it so that what is set reads back the same. 0: no rounding.
+	PmaxStep float64
+}
+
+// quantizePmax rounds p to a multiple of step (at least one step).
+func quantizePmax(p, step float64) float64 {
+	if step <= 0 || math.IsNaN(p) {
+		return p
+	}
+	q := math.Round(p/step) * step
+	if q < step {
+		q = step
+	}
+	return math.Round(q*1e9) / 1e9
 }
 
 // DefaultGuardConfig returns conservative guardrails for a control interval.
@@ -120,6 +136,7 @@ func DefaultGuardConfig(interval time.Duration) GuardConfig {
 		StaleFreeze:           5 * interval,
 		StaleRevert:           30 * interval,
 		ReadBackPmaxTol:       0.005,
+		PmaxStep:              0.01,
 	}
 }
 
@@ -178,6 +195,8 @@ func (c GuardConfig) validateRules() error {
 		return fmt.Errorf("guardrails.stale-revert: %s must be longer than stale-freeze %s", c.StaleRevert, c.StaleFreeze)
 	case !(c.ReadBackPmaxTol >= 0 && c.ReadBackPmaxTol < 1):
 		return fmt.Errorf("guardrails.readback-pmax-tolerance: %g must be within [0, 1)", c.ReadBackPmaxTol)
+	case !(c.PmaxStep >= 0 && c.PmaxStep <= 0.1):
+		return fmt.Errorf("guardrails.pmax-step: %g must be within [0, 0.1]", c.PmaxStep)
 	}
 	return nil
 }
@@ -538,6 +557,7 @@ func (g *Guard) watchdog(now int64, plan *Plan) {
 			}
 			safe := ScalePreset(g.cfg.Safe, q.rate)
 			safe.HeadroomBytes = q.current.HeadroomBytes
+			safe.Pmax = quantizePmax(safe.Pmax, g.cfg.PmaxStep)
 			if sameSetting(safe, q.current, 1e-9) {
 				continue
 			}
@@ -579,6 +599,9 @@ func (g *Guard) decide(now int64, o *env.Observation, d *policy.Decision) (*Chan
 	if wanted.HeadroomBytes == 0 {
 		wanted.HeadroomBytes = cur.HeadroomBytes
 	}
+	if wanted.Pmax > 0 && wanted.Pmax <= 1 {
+		wanted.Pmax = quantizePmax(wanted.Pmax, g.cfg.PmaxStep)
+	}
 	if sameSetting(wanted, cur, 1e-9) {
 		return nil, nil
 	}
@@ -604,6 +627,7 @@ func (g *Guard) decide(now int64, o *env.Observation, d *policy.Decision) (*Chan
 		kind = KindFallback
 		wanted = ScalePreset(g.cfg.Fallback, q.rate)
 		wanted.HeadroomBytes = cur.HeadroomBytes
+		wanted.Pmax = quantizePmax(wanted.Pmax, g.cfg.PmaxStep)
 		reason = fmt.Sprintf("confidence %.3g below %.3g: fallback preset", d.Confidence, g.cfg.MinConfidence)
 		if sameSetting(wanted, cur, 1e-9) {
 			return nil, nil
@@ -670,6 +694,19 @@ func (g *Guard) decide(now int64, o *env.Observation, d *policy.Decision) (*Chan
 	} else if out.Pmax > b.PmaxMax {
 		out.Pmax = b.PmaxMax
 		note(RuleBounds)
+	}
+	if g.cfg.PmaxStep > 0 {
+		// Round to the switch's resolution, staying within the bounds.
+		p := quantizePmax(out.Pmax, g.cfg.PmaxStep)
+		if p > b.PmaxMax+1e-12 {
+			p -= g.cfg.PmaxStep
+		}
+		if p < b.PmaxMin-1e-12 {
+			p += g.cfg.PmaxStep
+		}
+		if p > 0 && p <= 1 {
+			out.Pmax = math.Round(p*1e9) / 1e9
+		}
 	}
 	// ECN before PFC: Kmax below the PG's XOFF when known.
 	if q.xoff > 0 && out.KmaxBytes >= q.xoff {

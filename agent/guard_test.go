@@ -448,3 +448,23 @@ func TestGuardConfigValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestGuardPmaxQuantized(t *testing.T) {
+	g := newTestGuard(t, nil)
+	// 0.125 is stored as 13 %: the guard allows 0.13, and a switch that
+	// reports 0.13 afterwards is not asked again.
+	want := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.125}
+	p := step(t, g, 10*sec, []env.Observation{ob(kA, cur)}, []policy.Decision{dc(kA, want, 0.9)})
+	if len(p.Changes) != 1 || p.Changes[0].New.Pmax != 0.13 {
+		t.Fatalf("%+v", p)
+	}
+	g2 := newTestGuard(t, nil)
+	c2 := cur
+	c2.Pmax = 0.13
+	if p := step(t, g2, 10*sec, []env.Observation{ob(kA, c2)}, []policy.Decision{dc(kA, want, 0.9)}); len(p.Changes)+len(p.Rejections) != 0 {
+		t.Fatalf("asked again for the same stored value: %+v", p)
+	}
+	if quantizePmax(0.001, 0.01) != 0.01 || quantizePmax(0.994, 0.01) != 0.99 || quantizePmax(0.3, 0) != 0.3 {
+		t.Fatal("quantizePmax")
+	}
+}

@@ -1,0 +1,143 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/ecntune/ecntune/env"
+)
+
+// UndoPlan works out from the audit log the changes that put target's
+// queues back as they were at toNs: per queue, the Old of the earliest
+// applied change after toNs. With toNs <= 0 it undoes the last applied
+// change of each queue. Change.Old is what the log says the queue runs now.
+func UndoPlan(entries []AuditEntry, target string, toNs int64) []Change {
+	type acc struct {
+		first, last AuditEntry
+		have        bool
+	}
+	per := map[env.QueueKey]*acc{}
+	for _, e := range entries {
+		if e.Target != target || (e.State != StateApplied && e.State != StateReconciled) {
+			continue
+		}
+		a := per[e.Key]
+		if a == nil {
+			a = &acc{}
+			per[e.Key] = a
+		}
+		if toNs > 0 && e.TimeNs > toNs && (!a.have || e.Seq < a.first.Seq) {
+			a.first, a.have = e, true
+		}
+		if e.Seq >= a.last.Seq {
+			a.last = e
+		}
+		if toNs <= 0 {
+			a.have = true
+		}
+	}
+	var out []Change
+	for k, a := range per {
+		if !a.have {
+			continue
+		}
+		restore := a.last.Old
+		why := fmt.Sprintf("undo audit entry %d (%s)", a.last.Seq, a.last.Kind)
+		if toNs > 0 {
+			restore = a.first.Old
+			why = fmt.Sprintf("back to the setting before audit entry %d at %s", a.first.Seq,
+				time.Unix(0, a.first.TimeNs).UTC().Format(time.RFC3339))
+		}
+		if sameSetting(restore, a.last.New, 1e-9) {
+			continue
+		}
+		out = append(out, Change{Key: k, Kind: KindManual, Old: a.last.New, New: restore, Reason: why})
+	}
+	sort.Slice(out, func(i, j int) bool { return keyLess(out[i].Key, out[j].Key) })
+	return out
+}
+
+// ApplyManual journals (write-ahead) and applies changes to one switch
+// outside the control loop, as `ecntune agent rollback` does: it reads the
+// switch first so that Old is what the switch really runs, skips queues
+// already there, sets the rest in one Set, reads back and records results.
+func ApplyManual(ctx context.Context, j *Journal, sw Switch, changes []Change, owner string, now func() time.Time) ([]AuditEntry, error) {
+	if len(changes) == 0 {
+		return nil, nil
+	}
+	keys := make([]env.QueueKey, len(changes))
+	for i, c := range changes {
+		keys[i] = c.Key
+	}
+	cur, err := sw.Read(ctx, keys)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: reading current settings: %w", sw.Name(), err)
+	}
+	var todo []Change
+	for _, c := range changes {
+		if g, ok := cur[c.Key]; ok {
+			c.Old = g
+			if readBackMatches(c.New, g) {
+				continue
+			}
+		}
+		todo = append(todo, c)
+	}
+	if len(todo) == 0 {
+		return nil, nil
+	}
+	entries := make([]AuditEntry, len(todo))
+	for i, c := range todo {
+		entries[i] = AuditEntry{TimeNs: now().UnixNano(), Target: sw.Name(), Key: c.Key, Paths: sw.SetPaths(keys),
+			Kind: c.Kind, Old: c.Old, New: c.New, Reason: c.Reason, Model: "manual", Owner: owner}
+	}
+	written, err := j.Intent(entries)
+	if err != nil {
+		return nil, err
+	}
+	settings := map[env.QueueKey]env.Setting{}
+	for _, c := range todo {
+		settings[c.Key] = c.New
+	}
+	if err := sw.Apply(ctx, settings); err != nil {
+		for _, e := range written {
+			_ = j.Resolve(e.Seq, StateFailed, nil, err.Error(), now().UnixNano())
+		}
+		return written, fmt.Errorf("target %s: set: %w", sw.Name(), err)
+	}
+	got, rerr := sw.Read(ctx, keys)
+	var firstErr error
+	for i, e := range written {
+		g, ok := got[e.Key]
+		st, msg := StateApplied, ""
+		var gp *env.Setting
+		if ok {
+			gp = &g
+		}
+		switch {
+		case rerr != nil:
+			st, msg = StateMismatch, rerr.Error()
+		case !ok || !readBackMatches(e.New, g):
+			st, msg = StateMismatch, "switch reports a different setting"
+		}
+		if st != StateApplied && firstErr == nil {
+			firstErr = fmt.Errorf("%s: read-back: %s", e.Key, msg)
+		}
+		_ = j.Resolve(e.Seq, st, gp, msg, now().UnixNano())
+		written[i].State, written[i].Got = st, gp
+	}
+	return written, firstErr
+}
+
+// readBackMatches compares a wanted setting with one read back: bytes
+// exactly, Pmax at whole-percent resolution, headroom only when both know it.
+func readBackMatches(want, got env.Setting) bool {
+	if want.HeadroomBytes > 0 && got.HeadroomBytes > 0 && want.HeadroomBytes != got.HeadroomBytes {
+		return false
+	}
+	return want.KminBytes == got.KminBytes && want.KmaxBytes == got.KmaxBytes &&
+		math.Abs(quantizePmax(want.Pmax, 0.01)-quantizePmax(got.Pmax, 0.01)) < 1e-9
+}

@@ -1,0 +1,72 @@
+package agent
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ecntune/ecntune/env"
+)
+
+func TestUndoPlan(t *testing.T) {
+	s1 := env.Setting{KminBytes: 500_000, KmaxBytes: 2_000_000, Pmax: 0.2}
+	s2 := env.Setting{KminBytes: 600_000, KmaxBytes: 2_400_000, Pmax: 0.2}
+	es := []AuditEntry{
+		{Seq: 1, TimeNs: 10 * sec, Target: "leaf0", Key: kA, Old: cur, New: s1, State: StateApplied},
+		{Seq: 2, TimeNs: 20 * sec, Target: "leaf0", Key: kA, Old: s1, New: s2, State: StateApplied},
+		{Seq: 3, TimeNs: 25 * sec, Target: "leaf0", Key: kB, Old: cur, New: s1, State: StateFailed},
+		{Seq: 4, TimeNs: 30 * sec, Target: "leaf0", Key: kB, Old: cur, New: s2, State: StateReconciled},
+		{Seq: 5, TimeNs: 30 * sec, Target: "leaf1", Key: kC, Old: cur, New: s2, State: StateApplied},
+	}
+	last := UndoPlan(es, "leaf0", 0)
+	if len(last) != 2 || last[0].Key != kA || last[0].New != s1 || last[0].Old != s2 || last[1].Key != kB || last[1].New != cur {
+		t.Fatalf("undo last: %+v", last)
+	}
+	to := UndoPlan(es, "leaf0", 15*sec)
+	if len(to) != 2 || to[0].New != s1 || to[1].New != cur {
+		t.Fatalf("undo to 15 s: %+v", to)
+	}
+	to = UndoPlan(es, "leaf0", 5*sec)
+	if len(to) != 2 || to[0].New != cur || to[0].Kind != KindManual {
+		t.Fatalf("undo to 5 s: %+v", to)
+	}
+	if to = UndoPlan(es, "leaf0", 40*sec); len(to) != 0 {
+		t.Fatalf("nothing after 40 s, got %+v", to)
+	}
+}
+
+func TestApplyManual(t *testing.T) {
+	j, err := OpenJournal(filepath.Join(t.TempDir(), "a.db"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	sw := newFakeSwitch("leaf0", kA, kB)
+	sw.set[kA] = target
+	changes := []Change{
+		{Key: kA, Kind: KindManual, Old: target, New: cur, Reason: "undo"},
+		{Key: kB, Kind: KindManual, Old: target, New: cur, Reason: "undo"}, // already there
+	}
+	now := func() time.Time { return time.Unix(100, 0) }
+	written, err := ApplyManual(context.Background(), j, sw, changes, "me", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(written) != 1 || written[0].Key != kA || written[0].State != StateApplied || sw.get(kA) != cur {
+		t.Fatalf("written %+v, switch %+v", written, sw.get(kA))
+	}
+	es, _ := j.Entries("", 0)
+	if len(es) != 1 || es[0].Old != target || es[0].Owner != "me" || es[0].State != StateApplied {
+		t.Fatalf("audit %+v", es)
+	}
+	sw.partial = true
+	_, err = ApplyManual(context.Background(), j, sw, []Change{{Key: kA, Kind: KindManual, New: target}}, "me", now)
+	if err == nil {
+		t.Fatal("partial apply not reported")
+	}
+	es, _ = j.Entries("", 0)
+	if es[1].State != StateMismatch {
+		t.Fatalf("audit %+v", es[1])
+	}
+}
