@@ -295,3 +295,28 @@ func TestConcurrentOpenIsLocked(t *testing.T) {
 		t.Fatalf("read through the second reader: %v", err)
 	}
 }
+
+func TestPanicDuringWrite(t *testing.T) {
+	r, path := openNew(t)
+	mustPut(t, r, sample("m", 1, 3000))
+	testHookInsert = func() error { panic("simulated crash inside the write") }
+	_, err := r.Put(sample("m", 2, 3000))
+	testHookInsert = nil
+	wantErr(t, err, ErrCorrupt, path, "simulated crash")
+	// The handle is no longer trusted; the file is.
+	_, err = r.List("")
+	wantErr(t, err, ErrCorrupt, "simulated crash")
+	r.Close()
+	r2, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	ms, err := r2.List("m")
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("after the crashed write: %d models, %v", len(ms), err)
+	}
+	if got := mustPut(t, r2, sample("m", 2, 10)); got.ID != 2 || got.Version != 2 {
+		t.Fatalf("next put %s id %d", got.Ref(), got.ID)
+	}
+}

@@ -420,3 +420,44 @@ func TestCheckpoints(t *testing.T) {
 		t.Fatalf("run-1 after reopen: %d %v", cp.Step, err)
 	}
 }
+
+func TestConcurrentUse(t *testing.T) {
+	r, _ := openNew(t)
+	const workers, each = 4, 10
+	errs := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			name := "w" + string(rune('a'+w))
+			for i := range each {
+				m, err := r.Put(sample(name, uint64(w*100+i), 256))
+				if err == nil {
+					_, err = r.Resolve(m.Ref())
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := r.List("")
+	if err != nil || len(all) != workers*each {
+		t.Fatalf("%d models, %v", len(all), err)
+	}
+	seen := map[uint64]bool{}
+	for _, m := range all {
+		if seen[m.ID] || m.ID < 1 || m.ID > workers*each {
+			t.Fatalf("id %d repeated or out of range", m.ID)
+		}
+		seen[m.ID] = true
+	}
+	if all[each-1].Ref() != "wa@10" || all[each].Ref() != "wb@1" {
+		t.Fatalf("order: %s %s", all[each-1].Ref(), all[each].Ref())
+	}
+}
