@@ -88,7 +88,7 @@ func (s *Sim) hostSend(pid int32) {
 		pk := s.allocPacket()
 		size := int32(payload) + int32(s.cfg.HeaderBytes)
 		s.pkts[pk] = packet{kind: pktData, prio: f.prio, size: size, payload: int32(payload), flow: fid,
-			seq: f.sndNxt, dst: int32(f.Dst), outQ: int8(f.prio)}
+			seq: int32(f.sndNxt), dst: s.nodeHost[f.Dst]}
 		if end := f.sndNxt + payload; end > f.maxSent {
 			s.stats.InjectedBytes += uint64(end - max(f.maxSent, f.sndNxt))
 			f.maxSent = end
@@ -112,9 +112,36 @@ func (s *Sim) hostSend(pid int32) {
 			s.evq.push(s.now+s.rto, evRTO, fid, f.rtoGen)
 		}
 		s.transmit(pid, pk)
+		s.armHostWake(pid, h)
 		return
 	}
 	if wake >= 0 && (h.wakeAt == 0 || wake < h.wakeAt) {
+		h.wakeAt = wake
+		s.evq.push(wake, evHostWake, pid, 0)
+	}
+}
+
+// armHostWake schedules the NIC's next look at its flows: when the frame on
+// the wire is out and the earliest flow's pacing allows its next packet.
+func (s *Sim) armHostWake(pid int32, h *hostState) {
+	p := &s.ports[pid]
+	wake := Time(-1)
+	for _, fid := range h.flows {
+		f := &s.flows[fid]
+		if f.sndNxt >= f.SizeBytes || p.paused[f.prio] {
+			continue
+		}
+		if wake < 0 || f.nextAvail < wake {
+			wake = f.nextAvail
+		}
+	}
+	if wake < 0 {
+		return
+	}
+	if wake < p.busyUntil {
+		wake = p.busyUntil
+	}
+	if h.wakeAt == 0 || wake < h.wakeAt {
 		h.wakeAt = wake
 		s.evq.push(wake, evHostWake, pid, 0)
 	}
@@ -137,7 +164,7 @@ func (s *Sim) receiveData(pid int32, f *flow, pkt *packet) {
 		f.ceSeen = true
 	}
 	switch {
-	case pkt.seq == f.rcvNxt:
+	case int64(pkt.seq) == f.rcvNxt:
 		f.rcvNxt += int64(pkt.payload)
 		s.stats.DeliveredBytes += uint64(pkt.payload)
 		s.stats.HostRxBytes += uint64(pkt.payload)
@@ -146,7 +173,7 @@ func (s *Sim) receiveData(pid int32, f *flow, pkt *packet) {
 			f.ackPending = 0
 			s.sendAck(pid, f, pktAck)
 		}
-	case pkt.seq > f.rcvNxt:
+	case int64(pkt.seq) > f.rcvNxt:
 		if s.now >= f.nackTimer || f.lastNack != f.rcvNxt {
 			f.nackTimer = s.now + s.nackIvl
 			f.lastNack = f.rcvNxt
@@ -170,7 +197,7 @@ func (s *Sim) sendAck(pid int32, f *flow, kind uint8) {
 		prio = uint8(s.ackPrio)
 	}
 	s.pkts[pk] = packet{kind: kind, prio: prio, cnp: cnp, size: int32(s.cfg.AckBytes), flow: int32(f.ID),
-		seq: f.rcvNxt, dst: int32(f.Src), outQ: -1}
+		seq: int32(f.rcvNxt), dst: f.srcHost}
 	p := &s.ports[pid]
 	s.fifoPush(&p.ctrl, pk)
 	s.tryTx(pid)
@@ -180,8 +207,8 @@ func (s *Sim) receiveAck(f *flow, pkt *packet) {
 	if f.done {
 		return
 	}
-	if pkt.seq > f.sndUna {
-		f.sndUna = pkt.seq
+	if int64(pkt.seq) > f.sndUna {
+		f.sndUna = int64(pkt.seq)
 	}
 	if f.sndUna >= f.SizeBytes {
 		s.finish(int32(f.ID))

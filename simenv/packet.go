@@ -12,6 +12,8 @@ const pfcFrameBytes = 64
 
 // packet lives in the simulator's pool and is referred to by index; queues
 // chain packets through next, so enqueueing allocates nothing.
+// It is 32 bytes: sequence numbers are 32-bit, so one flow carries at most
+// 2 GiB (New refuses larger flows).
 type packet struct {
 	kind    uint8
 	prio    uint8 // priority / queue at the switch (data: flow priority)
@@ -21,10 +23,9 @@ type packet struct {
 	size    int32 // bytes on the wire
 	payload int32
 	flow    int32
-	seq     int64 // data: first payload byte; ack/nack: next expected byte
-	dst     int32 // destination node
+	seq     int32 // data: first payload byte; ack/nack: next expected byte
+	dst     int32 // destination host index
 	inPort  int32 // ingress port id at the current switch (MMU accounting)
-	outQ    int8  // queue it sits in at the current egress (-1 control/pfc)
 	next    int32 // fifo link
 }
 

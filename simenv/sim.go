@@ -27,9 +27,9 @@ type port struct {
 	psPerByte       float64
 	delay           Time
 
-	busy     bool
-	txPkt    int32
-	busyTime Time
+	busyUntil   Time // the port is serialising a frame until then
+	wakePending bool // an evTxDone is scheduled at busyUntil
+	busyTime    Time
 
 	pfcq fifo
 	ctrl fifo
@@ -341,7 +341,7 @@ func (s *Sim) build() error {
 func (s *Sim) addPort(node int32, l Link) int32 {
 	id := int32(len(s.ports))
 	p := port{id: id, node: node, local: int32(len(s.nodePort[node])), rate: l.RateBps,
-		psPerByte: 8e12 / l.RateBps, delay: l.Delay, txPkt: -1, isHost: !s.cfg.Topology.Nodes[node].Switch}
+		psPerByte: 8e12 / l.RateBps, delay: l.Delay, isHost: !s.cfg.Topology.Nodes[node].Switch}
 	p.pfcq, p.ctrl = newFifo(), newFifo()
 	for q := range p.q {
 		p.q[q] = newFifo()
@@ -446,16 +446,16 @@ func splitmix(x uint64) uint64 {
 
 // nextHop picks the egress port at switch si towards host node dst for a flow
 // (per-flow ECMP, hash seeded per switch). -1 when unreachable.
-func (s *Sim) nextHop(si int32, dst int32, flowID int32) int32 {
-	r := s.sws[si].route[s.nodeHost[dst]]
+func (s *Sim) nextHop(si int32, dstHost int32, flowID int32) int32 {
+	r := s.sws[si].route[dstHost]
 	switch len(r) {
 	case 0:
 		return -1
 	case 1:
 		return r[0]
 	}
-	h := splitmix(s.sws[si].seed ^ uint64(flowID)*0x9e3779b97f4a7c15)
-	return r[h%uint64(len(r))]
+	h := (s.sws[si].seed ^ uint64(flowID)) * 0x9e3779b97f4a7c15
+	return r[(h>>32)%uint64(len(r))]
 }
 
 // pathOf walks the ECMP path of a flow and returns its base RTT (as HPCC
@@ -479,7 +479,7 @@ func (s *Sim) pathOf(src, dst int32, flowID int32) (rtt Time, bw float64, ok boo
 		if si < 0 {
 			return 0, 0, false
 		}
-		pid = s.nextHop(si, dst, flowID)
+		pid = s.nextHop(si, s.nodeHost[dst], flowID)
 		if pid < 0 {
 			return 0, 0, false
 		}
@@ -540,60 +540,84 @@ func (s *Sim) Idle() bool {
 }
 
 func (s *Sim) dispatch(e event) {
-	switch e.kind {
+	a := e.a()
+	switch e.kind() {
 	case evTxDone:
-		s.txDone(e.a)
+		s.txDone(a)
 	case evArrive:
-		s.arrive(int32(e.b), e.a)
+		s.arrive(int32(e.b), a)
 	case evFlowStart:
-		s.startFlow(e.a)
+		s.startFlow(a)
 	case evHostWake:
-		h := &s.hosts[s.nodeHost[s.ports[e.a].node]]
+		h := &s.hosts[s.nodeHost[s.ports[a].node]]
 		if h.wakeAt == e.t {
 			h.wakeAt = 0
-			s.tryTx(e.a)
+			s.tryTx(a)
 		}
 	case evRateDec:
-		s.rateDecrease(e.a, e.b)
+		s.rateDecrease(a, e.b)
 	case evRateInc:
-		s.rateIncreaseTimer(e.a, e.b)
+		s.rateIncreaseTimer(a, e.b)
 	case evRTO:
-		s.rtoFire(e.a, e.b)
+		s.rtoFire(a, e.b)
 	case evGenerator:
-		s.generate(int(e.a))
+		s.generate(int(a))
 	case evCollective:
-		s.collectiveStart(int(e.a), int(e.b))
+		s.collectiveStart(int(a), int(e.b))
 	}
 }
 
 // ---- transmission ----
 
+// transmit starts serialising packet pk on port pid and schedules its
+// arrival at the peer. The port frees itself at busyUntil; an evTxDone is
+// scheduled only when something is waiting to go next, so an idle link
+// costs one event per packet, not two.
 func (s *Sim) transmit(pid int32, pk int32) {
 	p := &s.ports[pid]
-	p.busy = true
-	p.txPkt = pk
-	dt := Time(float64(s.pkts[pk].size)*p.psPerByte + 0.5)
+	pkt := &s.pkts[pk]
+	dt := Time(float64(pkt.size)*p.psPerByte + 0.5)
+	p.busyUntil = s.now + dt
 	p.busyTime += dt
-	s.evq.push(s.now+dt, evTxDone, pid, 0)
+	s.stats.PacketHops++
+	if pkt.kind == pktData {
+		s.stats.DataHops++
+	}
+	pkt.inPort = p.peerPort
+	s.evq.push(p.busyUntil+p.delay, evArrive, pk, uint32(p.peerPort))
+	if !p.wakePending && s.hasBacklog(p) {
+		p.wakePending = true
+		s.evq.push(p.busyUntil, evTxDone, pid, 0)
+	}
+}
+
+func (s *Sim) hasBacklog(p *port) bool {
+	if p.pfcq.pkts > 0 || p.ctrl.pkts > 0 {
+		return true
+	}
+	if p.isHost {
+		return false // hostSend arms its own wake-up for data
+	}
+	for q := range p.q {
+		if p.q[q].pkts > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Sim) txDone(pid int32) {
-	p := &s.ports[pid]
-	pk := p.txPkt
-	p.busy = false
-	p.txPkt = -1
-	s.stats.PacketHops++
-	if s.pkts[pk].kind == pktData {
-		s.stats.DataHops++
-	}
-	s.pkts[pk].inPort = p.peerPort
-	s.evq.push(s.now+p.delay, evArrive, pk, uint32(p.peerPort))
+	s.ports[pid].wakePending = false
 	s.tryTx(pid)
 }
 
 func (s *Sim) tryTx(pid int32) {
 	p := &s.ports[pid]
-	if p.busy {
+	if s.now < p.busyUntil {
+		if !p.wakePending {
+			p.wakePending = true
+			s.evq.push(p.busyUntil, evTxDone, pid, 0)
+		}
 		return
 	}
 	if p.pfcq.pkts > 0 {
@@ -602,6 +626,9 @@ func (s *Sim) tryTx(pid int32) {
 	}
 	if p.ctrl.pkts > 0 {
 		s.transmit(pid, s.fifoPop(&p.ctrl))
+		if p.isHost {
+			s.armHostWake(pid, &s.hosts[s.nodeHost[p.node]])
+		}
 		return
 	}
 	if p.isHost {
@@ -734,7 +761,7 @@ func (s *Sim) checkResume(sw *swState, pid int32, pg int) {
 
 func (s *Sim) sendPFC(pid int32, pg int, pause bool) {
 	pk := s.allocPacket()
-	s.pkts[pk] = packet{kind: pktPFC, prio: uint8(pg), pause: pause, size: pfcFrameBytes, flow: -1, outQ: -1}
+	s.pkts[pk] = packet{kind: pktPFC, prio: uint8(pg), pause: pause, size: pfcFrameBytes, flow: -1}
 	s.fifoPush(&s.ports[pid].pfcq, pk)
 	s.tryTx(pid)
 }
@@ -783,6 +810,7 @@ func (s *Sim) arrive(pid int32, pk int32) {
 		return
 	}
 	op := &s.ports[out]
+	pkt = &s.pkts[pk]
 	if pkt.kind != pktData && s.ackPrio >= 0 {
 		op.cnt[ControlQueue].txPkts++
 		op.cnt[ControlQueue].txBytes += uint64(pkt.size)

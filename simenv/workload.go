@@ -36,6 +36,10 @@ type collState struct {
 	done      []CollectiveRecord
 }
 
+// MaxFlowBytes is the largest flow the simulator carries (32-bit sequence
+// numbers, as RoCE's PSN space is finite too).
+const MaxFlowBytes = 1<<31 - 1<<20
+
 // CDFMean is the trapezoid mean of a piecewise-linear flow-size CDF.
 func CDFMean(cdf []CDFPoint) float64 {
 	m := 0.0
@@ -89,6 +93,9 @@ func (s *Sim) initWorkloads() error {
 				return fmt.Errorf("workloads[%d]: load %g outside (0, 1]", i, w.Load)
 			}
 			g.meanBytes = CDFMean(w.CDF)
+			if last := w.CDF[len(w.CDF)-1].Bytes; last > MaxFlowBytes {
+				return fmt.Errorf("workloads[%d]: cdf reaches %g B, above the %d B a flow may carry", i, last, int64(MaxFlowBytes))
+			}
 			total := 0.0
 			for _, h := range g.hosts {
 				total += s.ports[s.hosts[s.nodeHost[h]].port].rate
@@ -101,15 +108,15 @@ func (s *Sim) initWorkloads() error {
 			if w.Fanin < 1 || w.Fanin >= len(g.hosts) {
 				return fmt.Errorf("workloads[%d]: fanin %d outside 1..%d (hosts - 1)", i, w.Fanin, len(g.hosts)-1)
 			}
-			if w.SizeBytes <= 0 {
-				return fmt.Errorf("workloads[%d]: incast size must be positive", i)
+			if w.SizeBytes <= 0 || w.SizeBytes > MaxFlowBytes {
+				return fmt.Errorf("workloads[%d]: incast size %d B outside 1..%d", i, w.SizeBytes, int64(MaxFlowBytes))
 			}
 		case WorkloadAllReduce, WorkloadAllToAll:
 			if w.Ranks < 2 || w.Ranks > len(g.hosts) {
 				return fmt.Errorf("workloads[%d]: ranks %d outside 2..%d", i, w.Ranks, len(g.hosts))
 			}
-			if w.SizeBytes <= 0 {
-				return fmt.Errorf("workloads[%d]: collective size must be positive", i)
+			if w.SizeBytes <= 0 || w.SizeBytes/int64(w.Ranks) > MaxFlowBytes {
+				return fmt.Errorf("workloads[%d]: collective size %d B outside 1..%d per rank", i, w.SizeBytes, int64(MaxFlowBytes))
 			}
 			c := collState{gen: i}
 			// ranks spread over the host list (round-robin across racks)
@@ -132,6 +139,9 @@ func (s *Sim) initWorkloads() error {
 					if nd < 0 || nd >= len(s.nodeHost) || s.nodeHost[nd] < 0 {
 						return fmt.Errorf("workloads[%d]: flow %d names node %d, which is not a host", i, j, nd)
 					}
+				}
+				if f.SizeBytes < 0 || f.SizeBytes > MaxFlowBytes {
+					return fmt.Errorf("workloads[%d]: flow %d size %d B outside 0..%d", i, j, f.SizeBytes, int64(MaxFlowBytes))
 				}
 				if f.Src == f.Dst {
 					return fmt.Errorf("workloads[%d]: flow %d goes from node %d to itself", i, j, f.Src)
