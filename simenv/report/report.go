@@ -70,6 +70,10 @@ func (f FCTSlowdown) Buckets() []struct {
 
 // Summary is what a run amounts to.
 type Summary struct {
+	// Scenario and Seed say what ran; Summarize leaves them for the caller.
+	Scenario string `json:"scenario,omitempty"`
+	Seed     uint64 `json:"seed"`
+
 	Flows       int         `json:"flows"` // flows started
 	Finished    int         `json:"finished"`
 	Unfinished  int         `json:"unfinished"`
@@ -173,6 +177,11 @@ func (s Summary) WriteJSON(w io.Writer) error {
 
 // WriteText writes the summary as an aligned table for people.
 func (s Summary) WriteText(w io.Writer) error {
+	if s.Scenario != "" {
+		if _, err := fmt.Fprintf(w, "scenario %s, seed %d\n\n", s.Scenario, s.Seed); err != nil {
+			return err
+		}
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "FCT slowdown\tflows\tp50\tp95\tp99\tmean\t\n")
 	for _, b := range s.FCTSlowdown.Buckets() {
