@@ -354,6 +354,13 @@ func (s *GNMISwitch) Read(ctx context.Context, keys []env.QueueKey) (map[env.Que
 	if err != nil {
 		return nil, err
 	}
+	// The response is fresh configuration: keep the subscription's view
+	// (profile bindings for the next Set) up to date with it.
+	s.mu.Lock()
+	for _, n := range resp.GetNotification() {
+		_ = s.dec.Apply(n)
+	}
+	s.mu.Unlock()
 	out := make(map[env.QueueKey]env.Setting, len(keys))
 	var errs []error
 	for _, k := range keys {
