@@ -2,10 +2,15 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ecntune/ecntune/simenv/report"
 )
 
 func runSim(t *testing.T, args ...string) (string, string, error) {
@@ -49,5 +54,107 @@ func TestSimFlagErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("sim %v: error %v, want one containing %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// TestSimRunsScenario runs the shipped star incast end to end: 15 senders ×
+// 1 MB to one receiver every 2 ms for 10 ms is six bursts of 15 flows; the
+// five that start by 8 ms finish, the last burst (at 10 ms) does not.
+func TestSimRunsScenario(t *testing.T) {
+	fctPath := filepath.Join(t.TempDir(), "fct.txt")
+	out, errOut, err := runSim(t, "--scenario", "../../scenarios/star-incast.yaml", "--json", "--fct-out", fctPath, "--seed", "3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errOut != "" {
+		t.Errorf("stderr is not a terminal, yet got %q", errOut)
+	}
+	var sum struct {
+		Scenario    string  `json:"scenario"`
+		Seed        uint64  `json:"seed"`
+		Flows       int     `json:"flows"`
+		Finished    int     `json:"finished"`
+		Unfinished  int     `json:"unfinished"`
+		SimTimeS    float64 `json:"sim_time_s"`
+		WallS       float64 `json:"wall_s"`
+		PacketHops  uint64  `json:"packet_hops"`
+		GoodputGbps float64 `json:"goodput_gbps"`
+		FCT         map[string]struct {
+			N   int     `json:"n"`
+			P50 float64 `json:"p50"`
+		} `json:"fct_slowdown"`
+	}
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out)
+	}
+	if sum.Scenario != "star-incast" || sum.Seed != 3 || sum.Flows != 90 || sum.Finished != 75 || sum.Unfinished != 15 ||
+		sum.SimTimeS != 0.01 || sum.WallS <= 0 || sum.PacketHops == 0 {
+		t.Errorf("summary %+v", sum)
+	}
+	// 75 MB delivered at most at the receiver's 100 Gb/s: the flows of a
+	// burst share one link, so each is slowed down about 15-fold.
+	if b := sum.FCT[">=1MB"]; b.N != 75 || b.P50 < 10 || b.P50 > 20 {
+		t.Errorf(">=1MB bucket %+v, want 75 flows with median slowdown in 10..20", b)
+	}
+	if sum.GoodputGbps < 50 || sum.GoodputGbps > 100 {
+		t.Errorf("goodput %g Gb/s, want 50..100 (one 100G receiver, busy most of the run)", sum.GoodputGbps)
+	}
+	fh, err := os.Open(fctPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	flows, err := report.ReadFCT(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(flows) != 75 {
+		t.Fatalf("fct file has %d flows, want 75", len(flows))
+	}
+	for i, f := range flows {
+		if f.SizeBytes != 1_000_000 || f.Dst == f.Src || (i > 0 && f.Finish < flows[i-1].Finish) {
+			t.Errorf("fct flow %d: %+v (want 1 MB flows in finish order)", i, f)
+		}
+	}
+
+	// The same seed gives the same run; the text form carries the table.
+	text1, _, err := runSim(t, "--scenario", "../../scenarios/star-incast.yaml", "--duration", "3ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text2, _, _ := runSim(t, "--scenario", "../../scenarios/star-incast.yaml", "--duration", "3ms")
+	cut := func(s string) string { return s[:strings.Index(s, "wall time")] }
+	if cut(text1) != cut(text2) {
+		t.Errorf("two runs with one seed differ:\n%s\n%s", text1, text2)
+	}
+	for _, want := range []string{"scenario star-incast, seed 1", "FCT slowdown", "30 started, 15 finished, 15 unfinished", "simulated time         3 ms"} {
+		if !strings.Contains(text1, want) {
+			t.Errorf("text lacks %q:\n%s", want, text1)
+		}
+	}
+}
+
+// TestSimRunsHPCCConfig runs ns-3's single 1 MB flow and compares with the
+// reference: same flow in the fct file, FCT within 3% of ns-3's 87,091 ns.
+func TestSimRunsHPCCConfig(t *testing.T) {
+	cfgPath := "../../../shared/reference/ns3-hpcc/config_star_single1MB_dcqcn.txt"
+	if _, err := os.Stat(cfgPath); err != nil {
+		t.Skipf("reference absent: %v", err)
+	}
+	fctPath := filepath.Join(t.TempDir(), "fct.txt")
+	if _, _, err := runSim(t, "--hpcc-config", cfgPath, "--fct-out", fctPath); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(fctPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(data))
+	if len(f) != 8 || strings.Join(f[:6], " ") != "0b000201 0b000301 "+f[2]+" 100 1000000 2000000000" {
+		t.Fatalf("fct = %q", data)
+	}
+	fct, _ := strconv.Atoi(f[6])
+	if math.Abs(float64(fct)-87091)/87091 > 0.03 {
+		t.Errorf("FCT %d ns, ns-3 took 87091 ns", fct)
 	}
 }
