@@ -2,9 +2,10 @@ package report
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -29,19 +30,45 @@ func IPNode(ip uint32) int { return int(ip>>8) & 0xffff }
 // time (flows finishing at the same instant keep their order in flows).
 // Unfinished flows are left out, as ns-3 leaves them out.
 func WriteFCT(w io.Writer, flows []simenv.FlowRecord) error {
-	done := make([]simenv.FlowRecord, 0, len(flows))
-	for _, f := range flows {
+	// Sort indices, not 80-byte records; the index breaks ties.
+	done := make([]int, 0, len(flows))
+	for i, f := range flows {
 		if f.Finish != 0 {
-			done = append(done, f)
+			done = append(done, i)
 		}
 	}
-	sort.SliceStable(done, func(i, j int) bool { return done[i].Finish < done[j].Finish })
+	slices.SortFunc(done, func(a, b int) int {
+		if c := cmp.Compare(flows[a].Finish, flows[b].Finish); c != 0 {
+			return c
+		}
+		return a - b
+	})
 	bw := bufio.NewWriter(w)
-	for _, f := range done {
-		fmt.Fprintf(bw, "%08x %08x %d %d %d %d %d %d\n", NodeIP(f.Src), NodeIP(f.Dst), f.SPort, f.DPort, f.SizeBytes,
-			f.Start.Ns(), f.FCT().Ns(), f.Standalone.Ns())
+	var line []byte
+	for _, i := range done {
+		f := &flows[i]
+		line = appendHex8(line[:0], NodeIP(f.Src))
+		line = append(line, ' ')
+		line = appendHex8(line, NodeIP(f.Dst))
+		for _, v := range [...]int64{int64(f.SPort), int64(f.DPort), f.SizeBytes, f.Start.Ns(), f.FCT().Ns(), f.Standalone.Ns()} {
+			line = append(line, ' ')
+			line = strconv.AppendInt(line, v, 10)
+		}
+		line = append(line, '\n')
+		if _, err := bw.Write(line); err != nil {
+			return err
+		}
 	}
 	return bw.Flush()
+}
+
+// appendHex8 appends v as 8 lower-case hex digits (printf's %08x).
+func appendHex8(b []byte, v uint32) []byte {
+	const digits = "0123456789abcdef"
+	for shift := 28; shift >= 0; shift -= 4 {
+		b = append(b, digits[v>>uint(shift)&0xf])
+	}
+	return b
 }
 
 // ReadFCT parses an fct file into flow records: Src and Dst from the
