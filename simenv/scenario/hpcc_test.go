@@ -34,6 +34,9 @@ func TestLoadHPCCReferenceConfigs(t *testing.T) {
 			t.Errorf("%v", err)
 			continue
 		}
+		if _, err := simenv.New(cfg); err != nil {
+			t.Errorf("%s: the simulator refuses it: %v", p, err)
+		}
 		n, ok := flows[cfg.Name]
 		if !ok {
 			t.Errorf("%s: unexpected name %q", p, cfg.Name)

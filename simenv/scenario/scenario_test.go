@@ -280,6 +280,9 @@ func TestShippedScenarios(t *testing.T) {
 			continue
 		}
 		got[cfg.Name] = cfg
+		if _, err := simenv.New(cfg); err != nil {
+			t.Errorf("%s: the simulator refuses it: %v", p, err)
+		}
 		if base := strings.TrimSuffix(filepath.Base(p), ".yaml"); base != cfg.Name {
 			t.Errorf("%s declares name %q; keep the name and the file name the same", p, cfg.Name)
 		}
