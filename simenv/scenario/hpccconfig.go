@@ -28,13 +28,12 @@ type hpccKey struct {
 // hpccBuild is the Config under construction plus what needs all keys.
 type hpccBuild struct {
 	cfg          simenv.Config
-	dir          string
 	topologyFile string
 	flowFile     string
 	kmin, kmax   map[float64]int64
 	pmax         map[float64]float64
 	ackInterval  int64
-	mapLine      map[string]int
+	keyLine      map[string]int // line of each key given
 }
 
 // Keys whose values only name output files or tracing: accepted, ignored.
@@ -292,9 +291,8 @@ func LoadHPCCConfig(path string) (simenv.Config, error) {
 // ParseHPCCConfig parses the content of an HPCC config; file names in it are
 // relative to baseDir; name labels errors and gives the scenario name.
 func ParseHPCCConfig(data []byte, baseDir, name string) (simenv.Config, error) {
-	b := &hpccBuild{cfg: simenv.DefaultConfig(), dir: baseDir,
-		kmin: map[float64]int64{}, kmax: map[float64]int64{}, pmax: map[float64]float64{},
-		mapLine: map[string]int{}}
+	b := &hpccBuild{cfg: simenv.DefaultConfig(),
+		kmin: map[float64]int64{}, kmax: map[float64]int64{}, pmax: map[float64]float64{}}
 	c := &b.cfg
 	base := strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
 	c.Name = strings.TrimPrefix(base, "config_")
@@ -317,6 +315,7 @@ func ParseHPCCConfig(data []byte, baseDir, name string) (simenv.Config, error) {
 		ReserveBytes: 4 * 1024, XonOffsetBytes: 3 * 1024}
 
 	seen := map[string]int{}
+	b.keyLine = seen
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	line := 0
 	for sc.Scan() {
@@ -352,7 +351,6 @@ func ParseHPCCConfig(data []byte, baseDir, name string) (simenv.Config, error) {
 	if err := sc.Err(); err != nil {
 		return simenv.Config{}, fmt.Errorf("%s: %w", name, err)
 	}
-	b.mapLine = seen
 	for _, k := range hpccRequired {
 		if _, ok := seen[k]; !ok {
 			return simenv.Config{}, fmt.Errorf("%s: %s is missing; it has no usable default in ns-3 and must be given", name, k)
@@ -402,7 +400,7 @@ func (b *hpccBuild) ecnByRate(name string) error {
 		}{{"KMIN_MAP", hasRate(b.kmin, r)}, {"KMAX_MAP", hasRate(b.kmax, r)}, {"PMAX_MAP", b.pmax[r] > 0}} {
 			if !m.ok {
 				return fmt.Errorf("%s: line %d: %s has no entry for %s (%.0f bps), a switch port rate of the topology",
-					name, b.mapLine[m.key], m.key, units.FormatRate(r), r)
+					name, b.keyLine[m.key], m.key, units.FormatRate(r), r)
 			}
 		}
 	}
@@ -416,7 +414,7 @@ func (b *hpccBuild) ecnByRate(name string) error {
 	for _, r := range rates {
 		e := simenv.ECN{KminBytes: b.kmin[r], KmaxBytes: b.kmax[r], Pmax: b.pmax[r]}
 		if err := e.Validate(); err != nil {
-			return fmt.Errorf("%s: line %d: KMIN_MAP/KMAX_MAP at %s: %v", name, b.mapLine["KMIN_MAP"], units.FormatRate(r), err)
+			return fmt.Errorf("%s: line %d: KMIN_MAP/KMAX_MAP at %s: %v", name, b.keyLine["KMIN_MAP"], units.FormatRate(r), err)
 		}
 		c.ECNByRate[r] = e
 	}
