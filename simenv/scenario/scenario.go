@@ -690,6 +690,10 @@ func (b *builder) workload(p string, f *fileWorkload) (simenv.Workload, error) {
 		if err != nil {
 			return w, b.at(p+".file", "%v", err)
 		}
+		if len(flows) > 0 && flows[0].Start >= b.cfg.Duration {
+			return w, b.at(p+".file", "%s: the first flow starts at %s, not before the end of the run (duration %s); set duration beyond it",
+				f.File, flows[0].Start, b.cfg.Duration)
+		}
 		w.Flows = flows
 	}
 	return w, nil

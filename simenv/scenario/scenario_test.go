@@ -45,7 +45,7 @@ func TestParseFull(t *testing.T) {
 	src := `
 name: full
 seed: 7
-duration: 5ms
+duration: 3s
 topology: {kind: hpcc, file: topo.txt, buffer: 12MB}
 ecn: {kmin: 100KB, kmax: 2MiB, pmax: 0.05}
 pfc: {enabled: false, alpha: 0.5, alpha_scale_with_rate: false, cable: 0.1km, headroom: 120KB,
@@ -68,7 +68,7 @@ workloads:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Name != "full" || cfg.Seed != 7 || cfg.Duration != 5*simenv.Millisecond {
+	if cfg.Name != "full" || cfg.Seed != 7 || cfg.Duration != 3*simenv.Second {
 		t.Errorf("name/seed/duration = %q %d %s", cfg.Name, cfg.Seed, cfg.Duration)
 	}
 	if len(cfg.Topology.Nodes) != 6 || len(cfg.Topology.Links) != 5 || cfg.BufferBytes != 12_000_000 {
@@ -212,6 +212,7 @@ func TestParseErrors(t *testing.T) {
 		{"trace flow to a switch", "topology: {kind: hpcc, file: topo.txt}\nworkloads: [{kind: trace, file: sw.txt}]\n", []string{"workloads[0].file", "sw.txt: line 2", "node 0 is a switch"}},
 		{"trace flow to nowhere", "topology: {kind: hpcc, file: topo.txt}\nworkloads: [{kind: trace, file: nonode.txt}]\n", []string{"nonode.txt: line 2", "node 9 does not exist"}},
 		{"trace flow file missing", "topology: {kind: hpcc, file: topo.txt}\nworkloads: [{kind: trace, file: gone.txt}]\n", []string{"workloads[0].file", "gone.txt", "cannot read flow file"}},
+		{"trace after the run", "topology: {kind: hpcc, file: topo.txt}\nworkloads: [{kind: trace, file: flows.txt}]\n", []string{"workloads[0].file: flows.txt: the first flow starts at 2.000000642s", "duration 10ms"}},
 		{"trace takes no start", "topology: {kind: hpcc, file: topo.txt}\nworkloads: [{kind: trace, file: flows.txt, start: 1ms}]\n", []string{"workloads[0].start: not used by kind trace"}},
 		{"unknown host", star + "workloads: [{kind: cdf, cdf: ws.txt, load: 0.5, hosts: [host0, host9]}]\n", []string{"workloads[0].hosts[1]: no node is named \"host9\""}},
 		{"host is a switch", star + "workloads: [{kind: cdf, cdf: ws.txt, load: 0.5, hosts: [host0, sw0]}]\n", []string{"workloads[0].hosts[1]: sw0 is a switch"}},
