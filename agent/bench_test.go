@@ -1,0 +1,178 @@
+package agent
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/openconfig/gnmi/proto/gnmi"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/gnmipath"
+	"github.com/ecntune/ecntune/policy"
+	"github.com/ecntune/ecntune/simenv"
+)
+
+// benchFabric is a synthetic fabric of switches with growing counters,
+// encoded as a simswitch would send it.
+type benchFabric struct {
+	infos []simenv.SwitchInfo
+	tels  []simenv.SwitchTelemetry
+	encs  []*gnmipath.Encoder
+	decs  []*gnmipath.Decoder
+	items []gnmipath.Item
+	t     simenv.Time
+	enc   gnmi.Encoding
+}
+
+var benchQueues = []int{3, 4}
+
+func newBenchFabric(switches, ports int, enc gnmi.Encoding) *benchFabric {
+	f := &benchFabric{enc: enc}
+	for s := 0; s < switches; s++ {
+		info := simenv.SwitchInfo{Index: s, Name: fmt.Sprintf("sw%d", s), BufferBytes: 32_000_000}
+		tel := simenv.SwitchTelemetry{Switch: s, Name: info.Name, BufferBytes: 32_000_000}
+		for p := 0; p < ports; p++ {
+			info.Ports = append(info.Ports, simenv.PortInfo{Index: p, Name: fmt.Sprintf("Ethernet%d", p), RateBps: 100e9})
+			var pt simenv.PortTelemetry
+			for _, q := range benchQueues {
+				pt.Queues[q].ECN = simenv.ECN{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
+				pt.PG[q] = simenv.PGState{Lossless: true, HeadroomBytes: 100_000, MinHeadroomBytes: 60_000, XoffBytes: 4_000_000, Alpha: 0.125}
+			}
+			tel.Ports = append(tel.Ports, pt)
+		}
+		d := gnmipath.NewDecoder(gnmipath.Target{Name: info.Name, Dialect: gnmipath.OpenConfig}, benchQueues...)
+		cfg := gnmipath.InitialConfig(gnmipath.OpenConfig, info, &tel, benchQueues, 0)
+		for _, n := range gnmipath.Notifications(gnmipath.OpenConfig, info.Name, "", gnmipath.ConfigItems(gnmipath.OpenConfig, cfg), 0, gnmi.Encoding_JSON_IETF) {
+			if err := d.Apply(n); err != nil {
+				panic(err)
+			}
+		}
+		f.infos = append(f.infos, info)
+		f.tels = append(f.tels, tel)
+		f.encs = append(f.encs, gnmipath.NewEncoder(gnmipath.OpenConfig, info, benchQueues))
+		f.decs = append(f.decs, d)
+	}
+	return f
+}
+
+// next advances every counter by one millisecond of traffic at about half
+// the line rate and returns each switch's notifications.
+func (f *benchFabric) next() [][]*gnmi.Notification {
+	f.t += simenv.Millisecond
+	out := make([][]*gnmi.Notification, len(f.tels))
+	for s := range f.tels {
+		tel := &f.tels[s]
+		tel.Time = f.t
+		for p := range tel.Ports {
+			for _, q := range benchQueues {
+				c := &tel.Ports[p].Queues[q]
+				bytes := uint64(6_000_000 + (s*31+p*7+q)%1000*1000)
+				c.TxBytes += bytes
+				c.TxPkts += bytes / 1000
+				c.MarkedBytes += bytes / 20
+				c.MarkedPkts += bytes / 20000
+				c.MaxBytes = int64(200_000 + p*1000)
+				c.AvgBytes = float64(80_000 + q*1000)
+				tel.Ports[p].PFC[q].PauseRx += uint64(p % 3)
+				tel.Ports[p].PFC[q].PausedNs += uint64(p%3) * 10_000
+			}
+		}
+		f.items = f.encs[s].Encode(f.items[:0], tel)
+		out[s] = gnmipath.Notifications(gnmipath.OpenConfig, f.infos[s].Name, "", f.items, gnmipath.SimTimestamp(f.t), f.enc)
+	}
+	return out
+}
+
+// BenchmarkLoop runs the agent's pure loop (decode → observe → decide →
+// guard) over 100 switches × 32 ports × 2 lossless queues = 6,400 queues;
+// one op is one control interval over the whole fabric. Encoding the
+// notifications (the switch's work) is outside the timer.
+func BenchmarkLoop(b *testing.B) {
+	for _, pc := range []struct {
+		name string
+		enc  gnmi.Encoding
+		mk   func() policy.Policy
+	}{
+		{"static/json_ietf", gnmi.Encoding_JSON_IETF, func() policy.Policy { p, _ := policy.NewStatic("hpcc"); return p }},
+		{"static/proto", gnmi.Encoding_PROTO, func() policy.Policy { p, _ := policy.NewStatic("hpcc"); return p }},
+		{"adaptive/proto", gnmi.Encoding_PROTO, func() policy.Policy { return policy.NewAdaptive(policy.AdaptiveConfig{}) }},
+	} {
+		b.Run(pc.name, func(b *testing.B) {
+			const switches, ports = 100, 32
+			f := newBenchFabric(switches, ports, pc.enc)
+			obsr := env.NewObserver(env.ObserverConfig{})
+			pol := pc.mk()
+			gc := DefaultGuardConfig(time.Second)
+			w := env.DefaultRewardWeights()
+			gc.Reward = func(m env.Metrics) float64 { return env.Reward(m, w) }
+			g, err := NewGuard(gc)
+			if err != nil {
+				b.Fatal(err)
+			}
+			// Two warm-up intervals so that observations are valid.
+			now := int64(0)
+			var all []env.Observation
+			interval := func(ns [][]*gnmi.Notification) (tDecode, tObserve, tDecide, tGuard time.Duration, queues int) {
+				t0 := time.Now()
+				snaps := make([]env.Snapshot, len(ns))
+				for s, list := range ns {
+					for _, n := range list {
+						if err := f.decs[s].Apply(n); err != nil {
+							b.Fatal(err)
+						}
+					}
+					snaps[s], _ = f.decs[s].Snapshot()
+				}
+				t1 := time.Now()
+				all = all[:0]
+				for _, sn := range snaps {
+					all = append(all, obsr.Observe(sn)...)
+				}
+				t2 := time.Now()
+				decs := pol.Decide(all)
+				t3 := time.Now()
+				now += int64(time.Second)
+				plan, err := g.Step(StepInput{NowNs: now, Observations: all, Decisions: decs})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, c := range plan.Changes {
+					g.Result(c, Applied, c.New, now)
+				}
+				t4 := time.Now()
+				return t1.Sub(t0), t2.Sub(t1), t3.Sub(t2), t4.Sub(t3), len(all)
+			}
+			interval(f.next())
+			interval(f.next())
+			var dDec, dObs, dPol, dGuard time.Duration
+			queues := 0
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				ns := f.next()
+				b.StartTimer()
+				a, o, p, gd, q := interval(ns)
+				dDec += a
+				dObs += o
+				dPol += p
+				dGuard += gd
+				queues = q
+			}
+			b.StopTimer()
+			if queues != switches*ports*len(benchQueues) {
+				b.Fatalf("%d queues observed, want %d", queues, switches*ports*len(benchQueues))
+			}
+			per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N) / float64(queues) * 1000 }
+			b.ReportMetric(per(dDec+dObs+dPol+dGuard), "ns/1000queues")
+			b.ReportMetric(per(dDec), "decode-ns/1000q")
+			b.ReportMetric(per(dObs), "observe-ns/1000q")
+			b.ReportMetric(per(dPol), "decide-ns/1000q")
+			b.ReportMetric(per(dGuard), "guard-ns/1000q")
+			// Decision latency: from the last snapshot decoded to the
+			// guard's plan, for the whole fabric.
+			b.ReportMetric(float64((dObs+dPol+dGuard).Microseconds())/float64(b.N)/1000, "decision-ms")
+		})
+	}
+}
