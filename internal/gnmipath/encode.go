@@ -270,3 +270,6 @@ func Notifications(d Dialect, name, namespace string, items []Item, ts int64, en
 	}
 	return out
 }
+
+// SimTime converts a notification timestamp back to simulated time.
+func SimTime(ts int64) simenv.Time { return simenv.Time(ts-Epoch) * simenv.Nanosecond }

@@ -1,0 +1,257 @@
+package simswitch
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ecntune/ecntune/internal/gnmipath"
+	"github.com/ecntune/ecntune/simenv"
+)
+
+// Engine is what the server needs of a simulation; *simenv.Sim satisfies it.
+// Only the runner goroutine calls it.
+type Engine interface {
+	Now() simenv.Time
+	RunUntil(t simenv.Time)
+	Switches() []simenv.SwitchInfo
+	LosslessPriorities() []int
+	Telemetry(sw int) simenv.SwitchTelemetry
+	SetECN(q simenv.QueueRef, e simenv.ECN) error
+	SetHeadroom(pg simenv.PGRef, bytes int64) error
+	Flows() []simenv.FlowRecord
+	Stats() simenv.Stats
+}
+
+var _ Engine = (*simenv.Sim)(nil)
+
+// window accumulates max and time-weighted average queue length of every
+// queue of one switch since the last consuming read.
+type window struct {
+	max    [][simenv.NumQueues]int64
+	integ  [][simenv.NumQueues]float64 // bytes * ps
+	span   simenv.Time
+	filled bool
+}
+
+// published is what the runner last produced for one switch.
+type published struct {
+	tel   simenv.SwitchTelemetry // counters as of the last step (raw max/avg of that step)
+	items []gnmipath.Item        // encoded config leaves of the current tree
+	tree  gnmipath.Tree          // current config (immutable once published)
+}
+
+// hub wakes waiters when something is published.
+type hub struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func newHub() *hub { return &hub{ch: make(chan struct{})} }
+
+func (h *hub) wait() <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ch
+}
+
+func (h *hub) notify() {
+	h.mu.Lock()
+	close(h.ch)
+	h.ch = make(chan struct{})
+	h.mu.Unlock()
+}
+
+// runner owns the Engine: one goroutine advances it paced to the wall
+// clock, publishes telemetry, and runs commands (Sets, ground-truth reads)
+// between steps.
+type runner struct {
+	eng       Engine
+	d         gnmipath.Dialect
+	infos     []simenv.SwitchInfo
+	lossless  []int
+	encoders  []*gnmipath.Encoder
+	timescale float64
+	step      time.Duration
+
+	cmds chan func()
+
+	mu   sync.Mutex // guards pub and win
+	pub  []published
+	win  []window
+	lag  simenv.Time
+	now  simenv.Time
+	cfgV uint64
+
+	steps   *hub // after every step
+	configs *hub // after every config change
+
+	stopped atomic.Bool
+	done    chan struct{}
+}
+
+func newRunner(eng Engine, d gnmipath.Dialect, timescale float64, step time.Duration, xonBytes int64) *runner {
+	r := &runner{eng: eng, d: d, timescale: timescale, step: step, cmds: make(chan func()),
+		steps: newHub(), configs: newHub(), done: make(chan struct{})}
+	r.infos = eng.Switches()
+	r.lossless = eng.LosslessPriorities()
+	r.now = eng.Now()
+	for i, info := range r.infos {
+		tel := eng.Telemetry(i)
+		enc := gnmipath.NewEncoder(d, info, r.lossless)
+		r.encoders = append(r.encoders, enc)
+		tree := gnmipath.InitialConfig(d, info, &tel, r.lossless, xonBytes)
+		r.pub = append(r.pub, published{tel: tel, tree: tree, items: gnmipath.ConfigItems(d, tree)})
+		r.win = append(r.win, window{max: make([][simenv.NumQueues]int64, len(info.Ports)),
+			integ: make([][simenv.NumQueues]float64, len(info.Ports))})
+	}
+	return r
+}
+
+// simStepFor is the simulated time one wall step stands for.
+func (r *runner) simStepFor(wall time.Duration) simenv.Time {
+	return simenv.Time(float64(simenv.FromDuration(wall)) / r.timescale)
+}
+
+func (r *runner) run(ctx context.Context) {
+	defer close(r.done)
+	tick := time.NewTicker(r.step)
+	defer tick.Stop()
+	wall0 := time.Now()
+	sim0 := r.eng.Now()
+	maxChunk := 4 * r.simStepFor(r.step)
+	if maxChunk <= 0 {
+		maxChunk = 1
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			r.stopped.Store(true)
+			return
+		case f := <-r.cmds:
+			f()
+		case <-tick.C:
+			target := sim0 + r.simStepFor(time.Since(wall0))
+			now := r.eng.Now()
+			if target <= now {
+				continue
+			}
+			next := target
+			if next-now > maxChunk {
+				next = now + maxChunk
+			}
+			r.eng.RunUntil(next)
+			r.publishStep(target - r.eng.Now())
+		}
+	}
+}
+
+func (r *runner) publishStep(lag simenv.Time) {
+	tels := make([]simenv.SwitchTelemetry, len(r.infos))
+	for i := range r.infos {
+		tels[i] = r.eng.Telemetry(i)
+	}
+	r.mu.Lock()
+	for i, tel := range tels {
+		w := &r.win[i]
+		span := tel.Time - r.pub[i].tel.Time
+		for p := range tel.Ports {
+			if p >= len(w.max) {
+				break
+			}
+			for q := 0; q < simenv.NumQueues; q++ {
+				c := tel.Ports[p].Queues[q]
+				if !w.filled || c.MaxBytes > w.max[p][q] {
+					w.max[p][q] = c.MaxBytes
+				}
+				w.integ[p][q] += c.AvgBytes * float64(span)
+			}
+		}
+		w.span += span
+		w.filled = true
+		r.pub[i].tel = tel
+	}
+	r.now = r.eng.Now()
+	if lag < 0 {
+		lag = 0
+	}
+	r.lag = lag
+	r.mu.Unlock()
+	r.steps.notify()
+}
+
+// telemetry returns switch sw's latest telemetry with max/avg queue figures
+// covering the time since the last consuming read; consume starts a new
+// window (read-and-clear, as switch watermarks are).
+func (r *runner) telemetry(sw int, consume bool) (simenv.SwitchTelemetry, gnmipath.Tree, []gnmipath.Item) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.pub[sw]
+	tel := p.tel
+	tel.Ports = append([]simenv.PortTelemetry(nil), p.tel.Ports...)
+	w := &r.win[sw]
+	if w.filled {
+		for pi := range tel.Ports {
+			for q := 0; q < simenv.NumQueues; q++ {
+				c := &tel.Ports[pi].Queues[q]
+				c.MaxBytes = max(w.max[pi][q], c.CurBytes)
+				if w.span > 0 {
+					c.AvgBytes = w.integ[pi][q] / float64(w.span)
+				} else {
+					c.AvgBytes = float64(c.CurBytes)
+				}
+			}
+		}
+	}
+	if consume {
+		for pi := range w.max {
+			for q := 0; q < simenv.NumQueues; q++ {
+				if pi < len(tel.Ports) {
+					w.max[pi][q] = tel.Ports[pi].Queues[q].CurBytes
+				}
+				w.integ[pi][q] = 0
+			}
+		}
+		w.span, w.filled = 0, false
+	}
+	return tel, p.tree, p.items
+}
+
+func (r *runner) status() (now, lag simenv.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.now, r.lag
+}
+
+var errStopped = errors.New("simulation stopped")
+
+// do runs f on the runner goroutine between steps and waits for it.
+func (r *runner) do(ctx context.Context, f func()) error {
+	done := make(chan struct{})
+	select {
+	case r.cmds <- func() { f(); close(done) }:
+	case <-r.done:
+		return errStopped
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-done:
+		return nil
+	case <-r.done:
+		return errStopped
+	}
+}
+
+// commitTree publishes a new config tree for sw (runner goroutine only).
+func (r *runner) commitTree(sw int, t gnmipath.Tree) {
+	items := gnmipath.ConfigItems(r.d, t)
+	r.mu.Lock()
+	r.pub[sw].tree = t
+	r.pub[sw].items = items
+	r.cfgV++
+	r.mu.Unlock()
+	r.configs.notify()
+}

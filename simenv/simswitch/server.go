@@ -1,0 +1,450 @@
+// Package simswitch serves the switches of a running simenv simulation over
+// gNMI, so that the agent (and gnmic) can talk to simulated switches exactly
+// as to real ones.
+//
+// One goroutine owns the simulation and advances it paced to the wall clock:
+// Timescale wall seconds per simulated second (1000: one wall second is one
+// simulated millisecond), in small steps, past the scenario's duration. If
+// the simulator cannot keep up it falls behind (Status reports the lag);
+// gRPC handlers never wait for a step, only Sets wait for the step boundary.
+//
+// Addressing: every switch is a gNMI target named as the simulator names it
+// (leaf0, spine0, sw0), its interfaces Ethernet0, Ethernet1, ... in port
+// order. openconfig: prefix.target (or path target) is the switch name.
+// sonic: prefix.target is the database (CONFIG_DB, COUNTERS_DB), as
+// sonic-gnmi expects; the switch is named by the namespace element that
+// follows the database in sonic-gnmi's multi-namespace paths
+// (COUNTERS_DB /leaf0/COUNTERS/...). "localhost" or no namespace element
+// selects the listener's only switch. Config.PerSwitch gives every switch its
+// own listener instead, so clients built for one switch per address need no
+// namespace at all.
+//
+// Timestamps are simulated time: gnmipath.Epoch + simulated ns (see
+// gnmipath.SimTimestamp), so counter deltas over timestamp deltas are
+// simulated rates whatever the timescale. Get does not reset the max/avg
+// queue windows; every SAMPLE, ONCE and POLL read does (read-and-clear
+// watermarks; concurrent samplers share one window per switch).
+package simswitch
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/ecntune/ecntune/internal/gnmipath"
+	"github.com/ecntune/ecntune/simenv"
+)
+
+// Config configures a simulated-switch server.
+type Config struct {
+	// Engine is a built simulation (tests may pass a fake). When nil, Sim
+	// is built with simenv.New. Sim.PFC.XonOffsetBytes fills SONiC's xon
+	// either way.
+	Engine Engine
+	Sim    simenv.Config
+
+	Dialect gnmipath.Dialect // default openconfig
+	Listen  string           // host:port; default 127.0.0.1:57400 (tests: 127.0.0.1:0)
+	// PerSwitch gives each switch its own listener: the first on Listen,
+	// the next ones on following ports (or port 0 each when Listen's port is 0).
+	PerSwitch bool
+
+	Timescale float64       // wall seconds per simulated second; default 1000
+	Step      time.Duration // wall time between simulation steps; default 5ms
+
+	// MinSampleInterval is the shortest SAMPLE interval honoured (shorter
+	// ones are raised to it); default 1ms. Interval 0 means DefaultSample.
+	MinSampleInterval time.Duration
+	DefaultSample     time.Duration // default 1s
+
+	TLSCert, TLSKey    string // PEM files; both or neither
+	Username, Password string // when set, required as gRPC metadata "username"/"password"
+
+	Logf func(format string, args ...any)
+}
+
+// Faults are failures a test can switch on to exercise a client.
+type Faults struct {
+	RejectSets    bool // every Set fails with Unavailable, changing nothing
+	MuteTelemetry bool // STREAM subscriptions stay open but send nothing
+	// Malformed makes every telemetry notification carry one malformed
+	// value: the tx-bytes counter of the first lossless queue of the first
+	// port of each switch becomes the string "garbage".
+	Malformed bool
+}
+
+// Server is a running set of simulated switches.
+type Server struct {
+	cfg    Config
+	d      gnmipath.Dialect
+	r      *runner
+	cancel context.CancelFunc
+	byName map[string]int
+
+	mu        sync.Mutex
+	listeners []*listener
+	prev      []listener // addresses of the listeners StopGRPC closed
+	streams   map[int64]context.CancelCauseFunc
+	nextID    int64
+	faults    atomic.Pointer[Faults]
+	creds     credentials.TransportCredentials
+}
+
+type listener struct {
+	addr string
+	only int // switch index, or -1 for all
+	gs   *grpc.Server
+}
+
+var errDropped = errors.New("stream dropped by fault injection")
+
+// Start builds the simulation (unless cfg.Engine is given), starts pacing
+// it, and serves gNMI. It returns the server and the address of its (first)
+// listener.
+func Start(ctx context.Context, cfg Config) (*Server, string, error) {
+	if cfg.Dialect == "" {
+		cfg.Dialect = gnmipath.OpenConfig
+	}
+	if _, err := gnmipath.ParseDialect(string(cfg.Dialect)); err != nil {
+		return nil, "", err
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:57400"
+	}
+	if cfg.Timescale == 0 {
+		cfg.Timescale = 1000
+	}
+	if !(cfg.Timescale > 0) {
+		return nil, "", fmt.Errorf("timescale %g must be > 0 (wall seconds per simulated second)", cfg.Timescale)
+	}
+	if cfg.Step <= 0 {
+		cfg.Step = 5 * time.Millisecond
+	}
+	if cfg.MinSampleInterval <= 0 {
+		cfg.MinSampleInterval = time.Millisecond
+	}
+	if cfg.DefaultSample <= 0 {
+		cfg.DefaultSample = time.Second
+	}
+	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
+		return nil, "", fmt.Errorf("tls: give both a certificate and a key file (have cert %q, key %q)", cfg.TLSCert, cfg.TLSKey)
+	}
+	if cfg.Password != "" && cfg.Username == "" {
+		return nil, "", fmt.Errorf("password given without a username")
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	s := &Server{cfg: cfg, d: cfg.Dialect, streams: map[int64]context.CancelCauseFunc{}, byName: map[string]int{}}
+	s.faults.Store(&Faults{})
+	if cfg.TLSCert != "" {
+		c, err := credentials.NewServerTLSFromFile(cfg.TLSCert, cfg.TLSKey)
+		if err != nil {
+			return nil, "", fmt.Errorf("tls: cert %s / key %s: %v", cfg.TLSCert, cfg.TLSKey, err)
+		}
+		s.creds = c
+	}
+	eng := cfg.Engine
+	if eng == nil {
+		sim, err := simenv.New(cfg.Sim)
+		if err != nil {
+			return nil, "", fmt.Errorf("simulation: %w", err)
+		}
+		eng = sim
+	}
+	s.r = newRunner(eng, s.d, cfg.Timescale, cfg.Step, cfg.Sim.PFC.XonOffsetBytes)
+	if len(s.r.infos) == 0 {
+		return nil, "", fmt.Errorf("the fabric has no switches to serve")
+	}
+	for i, info := range s.r.infos {
+		s.byName[info.Name] = i
+	}
+	rctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	go s.r.run(rctx)
+	if err := s.listen(); err != nil {
+		cancel()
+		<-s.r.done
+		return nil, "", err
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+			s.Close()
+		case <-s.r.done:
+		}
+	}()
+	return s, s.listeners[0].addr, nil
+}
+
+func (s *Server) listen() error {
+	type want struct {
+		addr string
+		only int
+	}
+	var ws []want
+	if !s.cfg.PerSwitch {
+		ws = append(ws, want{s.cfg.Listen, -1})
+	} else {
+		host, port, err := net.SplitHostPort(s.cfg.Listen)
+		if err != nil {
+			return fmt.Errorf("listen address %q: %v", s.cfg.Listen, err)
+		}
+		var base int
+		fmt.Sscan(port, &base)
+		for i := range s.r.infos {
+			p := 0
+			if base != 0 {
+				p = base + i
+			}
+			ws = append(ws, want{net.JoinHostPort(host, fmt.Sprint(p)), i})
+		}
+	}
+	var ls []*listener
+	for _, w := range ws {
+		l, err := s.serve(w.addr, w.only)
+		if err != nil {
+			for _, o := range ls {
+				o.gs.Stop()
+			}
+			return err
+		}
+		ls = append(ls, l)
+	}
+	s.mu.Lock()
+	s.listeners = ls
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Server) serve(addr string, only int) (*listener, error) {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %v", addr, err)
+	}
+	opts := []grpc.ServerOption{grpc.UnaryInterceptor(s.unaryAuth), grpc.StreamInterceptor(s.streamAuth)}
+	if s.creds != nil {
+		opts = append(opts, grpc.Creds(s.creds))
+	}
+	gs := grpc.NewServer(opts...)
+	gnmi.RegisterGNMIServer(gs, &service{s: s, only: only})
+	go gs.Serve(lis)
+	l := &listener{addr: lis.Addr().String(), only: only, gs: gs}
+	name := "all switches"
+	if only >= 0 {
+		name = s.r.infos[only].Name
+	}
+	s.cfg.Logf("simswitch: gNMI (%s) for %s on %s", s.d, name, l.addr)
+	return l, nil
+}
+
+// Addrs returns the listener addresses by switch name ("" for a listener
+// serving every switch).
+func (s *Server) Addrs() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]string{}
+	for _, l := range s.listeners {
+		if l.only < 0 {
+			out[""] = l.addr
+		} else {
+			out[s.r.infos[l.only].Name] = l.addr
+		}
+	}
+	return out
+}
+
+// StopGRPC closes every listener and connection; the simulation keeps
+// running.
+func (s *Server) StopGRPC() {
+	s.mu.Lock()
+	ls := s.listeners
+	s.listeners = nil
+	if ls != nil {
+		s.prev = nil
+		for _, l := range ls {
+			s.prev = append(s.prev, listener{addr: l.addr, only: l.only})
+		}
+	}
+	s.mu.Unlock()
+	for _, l := range ls {
+		l.gs.Stop()
+	}
+}
+
+// RestartGRPC serves again on the addresses used before (after StopGRPC).
+func (s *Server) RestartGRPC() error {
+	s.mu.Lock()
+	old := s.listeners
+	s.mu.Unlock()
+	if old != nil {
+		return fmt.Errorf("gRPC is already serving")
+	}
+	return s.restart()
+}
+
+func (s *Server) restart() error {
+	s.mu.Lock()
+	prev := s.prev
+	s.mu.Unlock()
+	var ls []*listener
+	for _, p := range prev {
+		l, err := s.serve(p.addr, p.only)
+		if err != nil {
+			for _, o := range ls {
+				o.gs.Stop()
+			}
+			return err
+		}
+		ls = append(ls, l)
+	}
+	s.mu.Lock()
+	s.listeners = ls
+	s.mu.Unlock()
+	return nil
+}
+
+// Close stops gRPC and the simulation.
+func (s *Server) Close() {
+	s.StopGRPC()
+	s.cancel()
+	<-s.r.done
+}
+
+// SetFaults switches injected failures on or off.
+func (s *Server) SetFaults(f Faults) { s.faults.Store(&f) }
+
+func (s *Server) getFaults() Faults { return *s.faults.Load() }
+
+// DropStreams ends every open Subscribe stream with codes.Unavailable.
+func (s *Server) DropStreams() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.streams {
+		c(errDropped)
+	}
+}
+
+func (s *Server) addStream(c context.CancelCauseFunc) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID++
+	s.streams[s.nextID] = c
+	return s.nextID
+}
+
+func (s *Server) removeStream(id int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.streams, id)
+}
+
+// Status reports the simulated time and how far the simulation is behind
+// its wall-clock pace.
+func (s *Server) Status() (now, lag simenv.Time) { return s.r.status() }
+
+// Dialect is the dialect served.
+func (s *Server) Dialect() gnmipath.Dialect { return s.d }
+
+// Switches describes the simulated switches.
+func (s *Server) Switches() []simenv.SwitchInfo {
+	return append([]simenv.SwitchInfo(nil), s.r.infos...)
+}
+
+// LosslessPriorities are the queues served (the lossless ones).
+func (s *Server) LosslessPriorities() []int { return append([]int(nil), s.r.lossless...) }
+
+// Flows returns the simulation's ground truth about every flow so far.
+func (s *Server) Flows(ctx context.Context) ([]simenv.FlowRecord, error) {
+	var out []simenv.FlowRecord
+	err := s.r.do(ctx, func() { out = s.r.eng.Flows() })
+	return out, err
+}
+
+// Stats returns the simulation's run-wide totals.
+func (s *Server) Stats(ctx context.Context) (simenv.Stats, error) {
+	var out simenv.Stats
+	err := s.r.do(ctx, func() { out = s.r.eng.Stats() })
+	return out, err
+}
+
+// Telemetry returns switch name's current telemetry without resetting any
+// window (ground truth for tests).
+func (s *Server) Telemetry(name string) (simenv.SwitchTelemetry, error) {
+	i, ok := s.byName[name]
+	if !ok {
+		return simenv.SwitchTelemetry{}, fmt.Errorf("switch %q does not exist (have %s)", name, s.names())
+	}
+	tel, _, _ := s.r.telemetry(i, false)
+	return tel, nil
+}
+
+func (s *Server) names() string {
+	ns := make([]string, 0, len(s.r.infos))
+	for _, i := range s.r.infos {
+		ns = append(ns, i.Name)
+	}
+	return strings.Join(ns, ", ")
+}
+
+// ---- authentication ----
+
+func (s *Server) authorize(ctx context.Context) error {
+	if s.cfg.Username == "" {
+		return nil
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	get := func(k string) string {
+		if v := md.Get(k); len(v) > 0 {
+			return v[0]
+		}
+		return ""
+	}
+	u, p := get("username"), get("password")
+	if u == "" {
+		return status.Error(codes.Unauthenticated, "missing username/password metadata")
+	}
+	if subtle.ConstantTimeCompare([]byte(u), []byte(s.cfg.Username)) != 1 ||
+		subtle.ConstantTimeCompare([]byte(p), []byte(s.cfg.Password)) != 1 {
+		return status.Error(codes.Unauthenticated, "username or password is wrong")
+	}
+	return nil
+}
+
+func (s *Server) unaryAuth(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	if err := s.authorize(ctx); err != nil {
+		return nil, err
+	}
+	return h(ctx, req)
+}
+
+func (s *Server) streamAuth(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	if err := s.authorize(ss.Context()); err != nil {
+		return err
+	}
+	return h(srv, ss)
+}
+
+// sortedNames lists switch names for messages.
+func sortedNames(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for n := range m {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,355 @@
+package simswitch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/ecntune/ecntune/internal/gnmipath"
+	"github.com/ecntune/ecntune/simenv"
+)
+
+// service implements gnmi.GNMIServer for one listener.
+type service struct {
+	gnmi.UnimplementedGNMIServer
+	s    *Server
+	only int // switch served by this listener, -1 for all
+}
+
+// route is where a request path points: switch, database (sonic), the
+// namespace element used (echoed back) and the elements under it.
+type route struct {
+	sw    int
+	db    string
+	ns    string
+	elems []*gnmi.PathElem
+}
+
+func (v *service) defaultSwitch() (int, error) {
+	if v.only >= 0 {
+		return v.only, nil
+	}
+	if len(v.s.r.infos) == 1 {
+		return 0, nil
+	}
+	return 0, status.Errorf(codes.InvalidArgument, "no switch named: this listener serves %s; name one as the target (openconfig) or as the namespace element after the database (sonic)", v.s.names())
+}
+
+func (v *service) switchNamed(name string) (int, error) {
+	i, ok := v.s.byName[name]
+	if !ok || (v.only >= 0 && i != v.only) {
+		have := v.s.names()
+		if v.only >= 0 {
+			have = v.s.r.infos[v.only].Name
+		}
+		return 0, status.Errorf(codes.NotFound, "target %q is not a switch served here (have %s)", name, have)
+	}
+	return i, nil
+}
+
+func (v *service) route(prefix, p *gnmi.Path) (route, error) {
+	target := prefix.GetTarget()
+	if p.GetTarget() != "" {
+		target = p.GetTarget()
+	}
+	origin := prefix.GetOrigin()
+	if p.GetOrigin() != "" {
+		origin = p.GetOrigin()
+	}
+	el := gnmipath.FullElems(prefix, p)
+	if v.s.d != gnmipath.Sonic {
+		if target == "" {
+			sw, err := v.defaultSwitch()
+			return route{sw: sw, elems: el}, err
+		}
+		sw, err := v.switchNamed(target)
+		return route{sw: sw, elems: el}, err
+	}
+	rt := route{sw: -1}
+	db := target
+	if _, isSwitch := v.s.byName[target]; isSwitch {
+		sw, err := v.switchNamed(target)
+		if err != nil {
+			return rt, err
+		}
+		rt.sw, db = sw, ""
+	}
+	if db == "" || origin == "sonic-db" {
+		if len(el) == 0 {
+			return rt, status.Errorf(codes.InvalidArgument, "path %s names no database: use prefix.target %s or %s", gnmipath.Describe(prefix, p), gnmipath.ConfigDB, gnmipath.CountersDB)
+		}
+		db, el = el[0].GetName(), el[1:]
+	}
+	if db != gnmipath.ConfigDB && db != gnmipath.CountersDB {
+		return rt, status.Errorf(codes.NotFound, "database %q does not exist (have %s, %s)", db, gnmipath.ConfigDB, gnmipath.CountersDB)
+	}
+	rt.db = db
+	if len(el) > 0 {
+		n := el[0].GetName()
+		if _, ok := v.s.byName[n]; ok {
+			sw, err := v.switchNamed(n)
+			if err != nil {
+				return rt, err
+			}
+			if rt.sw >= 0 && rt.sw != sw {
+				return rt, status.Errorf(codes.InvalidArgument, "target %q and namespace %q name different switches", target, n)
+			}
+			rt.sw, rt.ns, el = sw, n, el[1:]
+		} else if n == "localhost" {
+			rt.ns, el = n, el[1:]
+		}
+	}
+	if rt.sw < 0 {
+		sw, err := v.defaultSwitch()
+		if err != nil {
+			return rt, err
+		}
+		rt.sw = sw
+	}
+	rt.elems = el
+	return rt, nil
+}
+
+func (v *service) Capabilities(ctx context.Context, _ *gnmi.CapabilityRequest) (*gnmi.CapabilityResponse, error) {
+	var models []*gnmi.ModelData
+	if v.s.d == gnmipath.Sonic {
+		models = []*gnmi.ModelData{{Name: "sonic-db", Organization: "SONiC", Version: "0.1.0"}}
+	} else {
+		models = []*gnmi.ModelData{
+			{Name: "openconfig-qos", Organization: "OpenConfig working group", Version: "0.11.2"},
+			{Name: "openconfig-interfaces", Organization: "OpenConfig working group", Version: "3.7.1"},
+			{Name: "openconfig-if-ethernet", Organization: "OpenConfig working group", Version: "2.14.0"},
+		}
+	}
+	return &gnmi.CapabilityResponse{SupportedModels: models,
+		SupportedEncodings: []gnmi.Encoding{gnmi.Encoding_JSON, gnmi.Encoding_JSON_IETF, gnmi.Encoding_PROTO},
+		GNMIVersion:        "0.10.0"}, nil
+}
+
+func checkEncoding(e gnmi.Encoding) error {
+	switch e {
+	case gnmi.Encoding_JSON, gnmi.Encoding_JSON_IETF, gnmi.Encoding_PROTO:
+		return nil
+	}
+	return status.Errorf(codes.Unimplemented, "encoding %v is not supported (use JSON, JSON_IETF or PROTO)", e)
+}
+
+// items returns every leaf of switch sw: state from the telemetry
+// (consuming the max/avg window when consume) and config from the tree.
+func (v *service) items(sw int, consume bool) (int64, []gnmipath.Item) {
+	tel, _, cfg := v.s.r.telemetry(sw, consume)
+	out := v.s.r.encoders[sw].Encode(make([]gnmipath.Item, 0, v.s.r.encoders[sw].Len()+len(cfg)), &tel)
+	out = append(out, cfg...)
+	return gnmipath.SimTimestamp(tel.Time), out
+}
+
+func matching(items []gnmipath.Item, db string, pat []*gnmi.PathElem, keep func(gnmipath.Item) bool) []gnmipath.Item {
+	var out []gnmipath.Item
+	for _, it := range items {
+		if it.DB == db && gnmipath.Match(pat, it.Path.GetElem()) && (keep == nil || keep(it)) {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+func (v *service) Get(ctx context.Context, req *gnmi.GetRequest) (*gnmi.GetResponse, error) {
+	if err := checkEncoding(req.GetEncoding()); err != nil {
+		return nil, err
+	}
+	var keep func(gnmipath.Item) bool
+	switch req.GetType() {
+	case gnmi.GetRequest_CONFIG:
+		keep = func(it gnmipath.Item) bool { return it.Leaf.Field.IsConfig() }
+	case gnmi.GetRequest_STATE, gnmi.GetRequest_OPERATIONAL:
+		keep = func(it gnmipath.Item) bool { return !it.Leaf.Field.IsConfig() }
+	}
+	paths := req.GetPath()
+	if len(paths) == 0 {
+		paths = []*gnmi.Path{{}}
+	}
+	resp := &gnmi.GetResponse{}
+	cache := map[int][]gnmipath.Item{}
+	for _, p := range paths {
+		rt, err := v.route(req.GetPrefix(), p)
+		if err != nil {
+			return nil, err
+		}
+		its, ok := cache[rt.sw]
+		var ts int64
+		if !ok {
+			ts, its = v.items(rt.sw, false)
+			cache[rt.sw] = its
+		}
+		m := matching(its, rt.db, rt.elems, keep)
+		if len(m) == 0 {
+			return nil, status.Errorf(codes.NotFound, "path %s matches no data on %s", gnmipath.Describe(req.GetPrefix(), p), v.s.r.infos[rt.sw].Name)
+		}
+		if ts == 0 {
+			tel, _, _ := v.s.r.telemetry(rt.sw, false)
+			ts = gnmipath.SimTimestamp(tel.Time)
+		}
+		resp.Notification = append(resp.Notification,
+			gnmipath.Notifications(v.s.d, v.s.r.infos[rt.sw].Name, rt.ns, m, ts, req.GetEncoding())...)
+	}
+	return resp, nil
+}
+
+func (v *service) Set(ctx context.Context, req *gnmi.SetRequest) (*gnmi.SetResponse, error) {
+	if v.s.getFaults().RejectSets {
+		return nil, status.Error(codes.Unavailable, "Set rejected by fault injection; nothing changed")
+	}
+	if len(req.GetUnionReplace()) > 0 {
+		return nil, status.Error(codes.Unimplemented, "union_replace is not supported; nothing changed")
+	}
+	sw := -1
+	var ops []gnmipath.SetOp
+	var results []*gnmi.UpdateResult
+	add := func(op string, o gnmi.UpdateResult_Operation, p *gnmi.Path, val *gnmi.TypedValue) error {
+		rt, err := v.route(req.GetPrefix(), p)
+		if err != nil {
+			return err
+		}
+		if sw >= 0 && rt.sw != sw {
+			return status.Errorf(codes.InvalidArgument, "one Set must address one switch: %s is on %s, earlier paths on %s; nothing changed",
+				gnmipath.Describe(req.GetPrefix(), p), v.s.r.infos[rt.sw].Name, v.s.r.infos[sw].Name)
+		}
+		if op != "delete" && val == nil {
+			return status.Errorf(codes.InvalidArgument, "%s %s has no value; nothing changed", op, gnmipath.Describe(req.GetPrefix(), p))
+		}
+		sw = rt.sw
+		ops = append(ops, gnmipath.SetOp{Op: op, DB: rt.db, Elems: rt.elems, Val: val})
+		results = append(results, &gnmi.UpdateResult{Path: p, Op: o})
+		return nil
+	}
+	for _, p := range req.GetDelete() {
+		if err := add("delete", gnmi.UpdateResult_DELETE, p, nil); err != nil {
+			return nil, err
+		}
+	}
+	for _, u := range req.GetReplace() {
+		if err := add("replace", gnmi.UpdateResult_REPLACE, u.GetPath(), u.GetVal()); err != nil {
+			return nil, err
+		}
+	}
+	for _, u := range req.GetUpdate() {
+		if err := add("update", gnmi.UpdateResult_UPDATE, u.GetPath(), u.GetVal()); err != nil {
+			return nil, err
+		}
+	}
+	if sw < 0 {
+		return nil, status.Error(codes.InvalidArgument, "Set has no operations")
+	}
+	var setErr error
+	var ts int64
+	err := v.s.r.do(ctx, func() {
+		setErr = v.s.r.applySet(sw, ops)
+		ts = gnmipath.SimTimestamp(v.s.r.eng.Now())
+	})
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "simulation not running: %v", err)
+	}
+	if setErr != nil {
+		return nil, setErr
+	}
+	return &gnmi.SetResponse{Prefix: req.GetPrefix(), Response: results, Timestamp: ts}, nil
+}
+
+// applySet runs on the runner goroutine: apply ops to a copy of the switch's
+// config tree, check every lossless queue's resulting setting, push the
+// changes into the simulation, and publish the tree. Any failure leaves
+// both tree and simulation as they were.
+func (r *runner) applySet(sw int, ops []gnmipath.SetOp) error {
+	r.mu.Lock()
+	old := r.pub[sw].tree
+	r.mu.Unlock()
+	t := old.Clone()
+	name := r.infos[sw].Name
+	if err := gnmipath.ApplySet(r.d, t, ops); err != nil {
+		var se *gnmipath.SetError
+		code := codes.InvalidArgument
+		if errors.As(err, &se) && se.Unknown {
+			code = codes.NotFound
+		}
+		return status.Errorf(code, "Set rejected on %s: %v; nothing changed", name, err)
+	}
+	info := r.infos[sw]
+	type change struct {
+		ref      simenv.QueueRef
+		ecn      simenv.ECN
+		old      simenv.ECN
+		hdrm     int64
+		oldHdrm  int64
+		setECN   bool
+		setHdrm  bool
+		describe string
+	}
+	var changes []change
+	for pi, p := range info.Ports {
+		for _, q := range r.lossless {
+			where := fmt.Sprintf("%s %s queue %d", name, p.Name, q)
+			s, missing := gnmipath.Resolve(r.d, t, p.Name, q)
+			if len(missing) > 0 {
+				return status.Errorf(codes.InvalidArgument, "Set rejected: %s would lack %s; nothing changed", where, strings.Join(missing, ", "))
+			}
+			if !gnmipath.ECNEnabled(r.d, t, p.Name, q) {
+				return status.Errorf(codes.InvalidArgument, "Set rejected: %s is lossless and must keep ECN marking enabled; nothing changed", where)
+			}
+			e := simenv.ECN{KminBytes: s.KminBytes, KmaxBytes: s.KmaxBytes, Pmax: s.Pmax}
+			if err := e.Validate(); err != nil {
+				return status.Errorf(codes.InvalidArgument, "Set rejected: %s: %v; nothing changed", where, err)
+			}
+			if info.BufferBytes > 0 && s.KmaxBytes > info.BufferBytes {
+				return status.Errorf(codes.InvalidArgument, "Set rejected: %s: kmax %d B exceeds the switch buffer %d B; nothing changed", where, s.KmaxBytes, info.BufferBytes)
+			}
+			if s.HeadroomBytes < 0 || s.HeadroomBytes > math.MaxInt64/2 {
+				return status.Errorf(codes.InvalidArgument, "Set rejected: %s: headroom %d B is out of range; nothing changed", where, s.HeadroomBytes)
+			}
+			prev, _ := gnmipath.Resolve(r.d, old, p.Name, q)
+			c := change{ref: simenv.QueueRef{Switch: sw, Port: pi, Queue: q}, ecn: e,
+				old:  simenv.ECN{KminBytes: prev.KminBytes, KmaxBytes: prev.KmaxBytes, Pmax: prev.Pmax},
+				hdrm: s.HeadroomBytes, oldHdrm: prev.HeadroomBytes, describe: where}
+			c.setECN = prev.KminBytes != s.KminBytes || prev.KmaxBytes != s.KmaxBytes || prev.Pmax != s.Pmax
+			c.setHdrm = prev.HeadroomBytes != s.HeadroomBytes
+			if c.setECN || c.setHdrm {
+				changes = append(changes, c)
+			}
+		}
+	}
+	// Apply; on the first failure undo what was applied.
+	for i, c := range changes {
+		var err error
+		if c.setHdrm {
+			err = r.eng.SetHeadroom(simenv.PGRef{Switch: sw, Port: c.ref.Port, PG: c.ref.Queue}, c.hdrm)
+		}
+		if err == nil && c.setECN {
+			err = r.eng.SetECN(c.ref, c.ecn)
+			if err != nil && c.setHdrm {
+				_ = r.eng.SetHeadroom(simenv.PGRef{Switch: sw, Port: c.ref.Port, PG: c.ref.Queue}, c.oldHdrm)
+			}
+		}
+		if err != nil {
+			for _, u := range changes[:i] {
+				if u.setECN {
+					_ = r.eng.SetECN(u.ref, u.old)
+				}
+				if u.setHdrm {
+					_ = r.eng.SetHeadroom(simenv.PGRef{Switch: sw, Port: u.ref.Port, PG: u.ref.Queue}, u.oldHdrm)
+				}
+			}
+			return status.Errorf(codes.InvalidArgument, "Set rejected: %s: %v; nothing changed", c.describe, err)
+		}
+	}
+	r.commitTree(sw, t)
+	if len(changes) > 0 {
+		// make the new settings visible in telemetry at once
+		r.publishStep(0)
+	}
+	return nil
+}

@@ -1,0 +1,453 @@
+package simswitch
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/ecntune/ecntune/internal/gnmipath"
+)
+
+// statePoll is how often ON_CHANGE subscriptions look for changed state
+// leaves; config changes are sent as soon as a Set commits.
+const statePoll = 100 * time.Millisecond
+
+// pattern is one resolved subscription path.
+type pattern struct {
+	db    string
+	elems []*gnmi.PathElem
+}
+
+// selection is what a set of subscriptions selects on one switch.
+type selection struct {
+	sw     int
+	ns     string
+	pats   []pattern
+	window bool // selects max/avg queue leaves: reads consume the window
+}
+
+type sendFunc func(*gnmi.SubscribeResponse) error
+
+// selections groups resolved subscriptions by switch (and echoed namespace).
+func (v *service) selections(prefix *gnmi.Path, subs []*gnmi.Subscription) ([]*selection, error) {
+	var out []*selection
+	idx := map[[2]string]*selection{}
+	for _, sub := range subs {
+		p := sub.GetPath()
+		if p == nil {
+			p = &gnmi.Path{}
+		}
+		rt, err := v.route(prefix, p)
+		if err != nil {
+			return nil, err
+		}
+		k := [2]string{v.s.r.infos[rt.sw].Name, rt.ns}
+		sel := idx[k]
+		if sel == nil {
+			sel = &selection{sw: rt.sw, ns: rt.ns}
+			idx[k] = sel
+			out = append(out, sel)
+		}
+		sel.pats = append(sel.pats, pattern{db: rt.db, elems: rt.elems})
+	}
+	for _, sel := range out {
+		_, its := v.items(sel.sw, false)
+		any := false
+		for _, it := range v.filter(sel, its) {
+			any = true
+			if it.Leaf.Field == gnmipath.MaxQueue || it.Leaf.Field == gnmipath.AvgQueue {
+				sel.window = true
+			}
+		}
+		if !any {
+			return nil, status.Errorf(codes.NotFound, "subscription paths %s match no data on %s", describePats(sel.pats), v.s.r.infos[sel.sw].Name)
+		}
+	}
+	return out, nil
+}
+
+func describePats(ps []pattern) string {
+	s := ""
+	for i, p := range ps {
+		if i > 0 {
+			s += ", "
+		}
+		s += p.db + gnmipath.PathString(p.elems)
+	}
+	return s
+}
+
+func (v *service) filter(sel *selection, its []gnmipath.Item) []gnmipath.Item {
+	var out []gnmipath.Item
+	for _, it := range its {
+		for _, p := range sel.pats {
+			if it.DB == p.db && gnmipath.Match(p.elems, it.Path.GetElem()) {
+				out = append(out, it)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// collect reads what sel selects now; consume resets max/avg windows when
+// the selection covers them.
+func (v *service) collect(sel *selection, consume bool) (int64, []gnmipath.Item) {
+	ts, its := v.items(sel.sw, consume && sel.window)
+	out := v.filter(sel, its)
+	if v.s.getFaults().Malformed && len(v.s.r.lossless) > 0 && len(v.s.r.infos[sel.sw].Ports) > 0 {
+		port, q := v.s.r.infos[sel.sw].Ports[0].Name, v.s.r.lossless[0]
+		for i := range out {
+			l := out[i].Leaf
+			if l.Field == gnmipath.TxBytes && l.Port == port && l.Index == q {
+				out[i].Val = &gnmi.TypedValue{Value: &gnmi.TypedValue_StringVal{StringVal: "garbage"}}
+				break
+			}
+		}
+	}
+	return ts, out
+}
+
+func (v *service) notifications(sel *selection, its []gnmipath.Item, ts int64, enc gnmi.Encoding) []*gnmi.Notification {
+	return gnmipath.Notifications(v.s.d, v.s.r.infos[sel.sw].Name, sel.ns, its, ts, enc)
+}
+
+func sendNotifs(send sendFunc, ns []*gnmi.Notification) error {
+	for _, n := range ns {
+		if len(n.Update) == 0 && len(n.Delete) == 0 {
+			continue
+		}
+		if err := send(&gnmi.SubscribeResponse{Response: &gnmi.SubscribeResponse_Update{Update: n}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sendSync(send sendFunc) error {
+	return send(&gnmi.SubscribeResponse{Response: &gnmi.SubscribeResponse_SyncResponse{SyncResponse: true}})
+}
+
+func (v *service) sendAll(send sendFunc, sels []*selection, enc gnmi.Encoding) error {
+	for _, sel := range sels {
+		ts, its := v.collect(sel, true)
+		if err := sendNotifs(send, v.notifications(sel, its, ts, enc)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (v *service) Subscribe(stream gnmi.GNMI_SubscribeServer) error {
+	ctx, cancel := context.WithCancelCause(stream.Context())
+	defer cancel(nil)
+	id := v.s.addStream(cancel)
+	defer v.s.removeStream(id)
+
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	list := first.GetSubscribe()
+	if list == nil {
+		return status.Error(codes.InvalidArgument, "the first SubscribeRequest must carry a SubscriptionList")
+	}
+	if err := checkEncoding(list.GetEncoding()); err != nil {
+		return err
+	}
+	if len(list.GetSubscription()) == 0 {
+		return status.Error(codes.InvalidArgument, "the SubscriptionList has no subscriptions")
+	}
+	send := func(r *gnmi.SubscribeResponse) error { return stream.Send(r) }
+	enc := list.GetEncoding()
+
+	// Client messages: polls, or the end of the stream.
+	polls := make(chan struct{}, 1)
+	recvDone := make(chan error, 1)
+	go func() {
+		for {
+			m, err := stream.Recv()
+			if err != nil {
+				recvDone <- err
+				return
+			}
+			if m.GetPoll() != nil {
+				select {
+				case polls <- struct{}{}:
+				default:
+				}
+			} else {
+				recvDone <- status.Error(codes.InvalidArgument, "only Poll messages may follow the SubscriptionList")
+				return
+			}
+		}
+	}()
+	ended := func() error {
+		if c := context.Cause(ctx); errors.Is(c, errDropped) {
+			return status.Error(codes.Unavailable, errDropped.Error())
+		}
+		return status.FromContextError(ctx.Err()).Err()
+	}
+
+	switch list.GetMode() {
+	case gnmi.SubscriptionList_ONCE:
+		sels, err := v.selections(list.GetPrefix(), list.GetSubscription())
+		if err != nil {
+			return err
+		}
+		if err := v.sendAll(send, sels, enc); err != nil {
+			return err
+		}
+		return sendSync(send)
+	case gnmi.SubscriptionList_POLL:
+		sels, err := v.selections(list.GetPrefix(), list.GetSubscription())
+		if err != nil {
+			return err
+		}
+		if !list.GetUpdatesOnly() {
+			if err := v.sendAll(send, sels, enc); err != nil {
+				return err
+			}
+		}
+		if err := sendSync(send); err != nil {
+			return err
+		}
+		for {
+			select {
+			case <-ctx.Done():
+				return ended()
+			case err := <-recvDone:
+				if err == io.EOF {
+					return nil
+				}
+				return err
+			case <-polls:
+				if err := v.sendAll(send, sels, enc); err != nil {
+					return err
+				}
+				if err := sendSync(send); err != nil {
+					return err
+				}
+			}
+		}
+	case gnmi.SubscriptionList_STREAM:
+		return v.stream(ctx, list, send, recvDone, ended)
+	}
+	return status.Errorf(codes.InvalidArgument, "subscription list mode %v is unknown", list.GetMode())
+}
+
+// group is subscriptions that are sent together.
+type group struct {
+	sels      []*selection
+	onChange  bool
+	interval  time.Duration
+	suppress  bool
+	heartbeat time.Duration
+	next      time.Time
+	lastFull  time.Time
+	last      map[string]string // leaf -> value last sent
+}
+
+func itemKey(sw int, it gnmipath.Item) string {
+	return string(rune(sw)) + it.DB + gnmipath.PathString(it.Path.GetElem())
+}
+
+func (v *service) stream(ctx context.Context, list *gnmi.SubscriptionList, send sendFunc, recvDone <-chan error, ended func() error) error {
+	type gkey struct {
+		onChange  bool
+		interval  time.Duration
+		suppress  bool
+		heartbeat time.Duration
+	}
+	byKey := map[gkey][]*gnmi.Subscription{}
+	var keys []gkey
+	for _, sub := range list.GetSubscription() {
+		k := gkey{heartbeat: time.Duration(sub.GetHeartbeatInterval())}
+		switch sub.GetMode() {
+		case gnmi.SubscriptionMode_ON_CHANGE:
+			k.onChange = true
+		default: // SAMPLE, TARGET_DEFINED (sampled)
+			k.interval = time.Duration(sub.GetSampleInterval())
+			if k.interval == 0 {
+				k.interval = v.s.cfg.DefaultSample
+			}
+			if k.interval < v.s.cfg.MinSampleInterval {
+				k.interval = v.s.cfg.MinSampleInterval
+			}
+			k.suppress = sub.GetSuppressRedundant()
+		}
+		if k.heartbeat > 0 && k.heartbeat < v.s.cfg.MinSampleInterval {
+			k.heartbeat = v.s.cfg.MinSampleInterval
+		}
+		if _, ok := byKey[k]; !ok {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], sub)
+	}
+	enc := list.GetEncoding()
+	now := time.Now()
+	var groups []*group
+	for _, k := range keys {
+		sels, err := v.selections(list.GetPrefix(), byKey[k])
+		if err != nil {
+			return err
+		}
+		groups = append(groups, &group{sels: sels, onChange: k.onChange, interval: k.interval, suppress: k.suppress,
+			heartbeat: k.heartbeat, next: now.Add(k.interval), lastFull: now, last: map[string]string{}})
+	}
+	// Initial dump, then sync_response.
+	for _, g := range groups {
+		if err := v.emit(send, g, enc, true, !list.GetUpdatesOnly()); err != nil {
+			return err
+		}
+	}
+	if err := sendSync(send); err != nil {
+		return err
+	}
+	hasOnChange := false
+	for _, g := range groups {
+		hasOnChange = hasOnChange || g.onChange
+	}
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	poll := time.NewTicker(statePoll)
+	defer poll.Stop()
+	for {
+		now := time.Now()
+		wake := now.Add(time.Hour)
+		for _, g := range groups {
+			if !g.onChange && g.next.Before(wake) {
+				wake = g.next
+			}
+			if g.heartbeat > 0 && g.lastFull.Add(g.heartbeat).Before(wake) {
+				wake = g.lastFull.Add(g.heartbeat)
+			}
+		}
+		timer.Reset(max(time.Until(wake), 0))
+		var configCh <-chan struct{}
+		var pollCh <-chan time.Time
+		if hasOnChange {
+			configCh = v.s.r.configs.wait()
+			pollCh = poll.C
+		}
+		select {
+		case <-ctx.Done():
+			return ended()
+		case err := <-recvDone:
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		case <-configCh:
+		case <-pollCh:
+		case <-timer.C:
+		}
+		now = time.Now()
+		mute := v.s.getFaults().MuteTelemetry
+		for _, g := range groups {
+			full := g.heartbeat > 0 && !now.Before(g.lastFull.Add(g.heartbeat))
+			due := g.onChange || !now.Before(g.next)
+			if !due && !full {
+				continue
+			}
+			if !g.onChange && !now.Before(g.next) {
+				// keep to the grid; skip missed ticks rather than bursting
+				for !g.next.After(now) {
+					g.next = g.next.Add(g.interval)
+				}
+			}
+			if full {
+				g.lastFull = now
+			}
+			if mute {
+				continue
+			}
+			if err := v.emit(send, g, enc, full || (!g.onChange && !g.suppress), true); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// emit sends a group's leaves: all of them when all is set, else only those
+// whose value changed since last sent (plus deletes of vanished leaves).
+// With send=false it only records values.
+func (v *service) emit(send sendFunc, g *group, enc gnmi.Encoding, all, doSend bool) error {
+	for _, sel := range g.sels {
+		ts, its := v.collect(sel, !g.onChange)
+		seen := make(map[string]bool, len(its))
+		var out []gnmipath.Item
+		for _, it := range its {
+			k := itemKey(sel.sw, it)
+			val := it.Val.String()
+			seen[k] = true
+			if all || g.last[k] != val {
+				out = append(out, it)
+			}
+			g.last[k] = val
+		}
+		ns := v.notifications(sel, out, ts, enc)
+		// deletes for leaves that went away (e.g. a profile removed by Set)
+		var gone []string
+		prefix := string(rune(sel.sw))
+		for k := range g.last {
+			if len(k) >= len(prefix) && k[:len(prefix)] == prefix && !seen[k] {
+				gone = append(gone, k)
+			}
+		}
+		if len(gone) > 0 {
+			sort.Strings(gone)
+			dn := v.deleteNotification(sel, gone, ts)
+			for _, k := range gone {
+				delete(g.last, k)
+			}
+			ns = append(ns, dn...)
+		}
+		if doSend {
+			if err := sendNotifs(send, ns); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (v *service) deleteNotification(sel *selection, keys []string, ts int64) []*gnmi.Notification {
+	byDB := map[string]*gnmi.Notification{}
+	var out []*gnmi.Notification
+	prefix := string(rune(sel.sw))
+	for _, k := range keys {
+		rest := k[len(prefix):]
+		db := ""
+		i := 0
+		for i < len(rest) && rest[i] != '/' {
+			i++
+		}
+		db, rest = rest[:i], rest[i:]
+		_, el, err := gnmipath.ParsePath(rest)
+		if err != nil {
+			continue
+		}
+		n := byDB[db]
+		if n == nil {
+			p := &gnmi.Path{Target: v.s.r.infos[sel.sw].Name}
+			if v.s.d == gnmipath.Sonic {
+				p.Target = db
+				if sel.ns != "" {
+					p.Elem = []*gnmi.PathElem{{Name: sel.ns}}
+				}
+			}
+			n = &gnmi.Notification{Timestamp: ts, Prefix: p}
+			byDB[db] = n
+			out = append(out, n)
+		}
+		n.Delete = append(n.Delete, &gnmi.Path{Elem: el})
+	}
+	return out
+}
