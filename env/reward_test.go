@@ -14,9 +14,9 @@ func TestRewardOrdering(t *testing.T) {
 	r := func(m Metrics) float64 { return Reward(m, w) }
 	with := func(f func(*Metrics)) Metrics { m := base; f(&m); return m }
 
-	// Exact value: 0.95 - 0.05*0.2 - 0.01*1.
-	if got := r(base); math.Abs(got-0.93) > 1e-12 {
-		t.Fatalf("reward(base) = %g, want 0.93", got)
+	// Exact value: 0.95 - 0.05*0.2 - 0.01*1 - 1*0.1*(1-0.95).
+	if got := r(base); math.Abs(got-0.925) > 1e-12 {
+		t.Fatalf("reward(base) = %g, want 0.925", got)
 	}
 	cases := []struct {
 		name          string
@@ -30,7 +30,9 @@ func TestRewardOrdering(t *testing.T) {
 		{"short queue beats long queue at the same util", base, with(func(m *Metrics) { m.AvgQueueFrac = 4; m.MaxQueueFrac = 8 })},
 		{"full link with short queue beats a half-idle link with no queue", base, with(func(m *Metrics) { m.Util = 0.5; m.AvgQueueFrac = 0; m.MaxQueueFrac = 0 })},
 		{"95% with 4 µs beats 100% with 40 µs", base, with(func(m *Metrics) { m.Util = 1; m.AvgQueueFrac = 2; m.MaxQueueFrac = 3 })},
-		{"a drop costs more than any throughput", with(func(m *Metrics) { m.Util = 0; m.AvgQueueFrac = 0 }), with(func(m *Metrics) { m.Util = 1; m.DropFrac = 1e-9 })},
+		{"marking with spare capacity is worse than not marking", with(func(m *Metrics) { m.Util = 0.6; m.MarkFrac = 0 }), with(func(m *Metrics) { m.Util = 0.6; m.MarkFrac = 0.5 })},
+		{"marking at full link costs nothing extra", with(func(m *Metrics) { m.Util = 1; m.MarkFrac = 0.5 }), with(func(m *Metrics) { m.Util = 0.99; m.MarkFrac = 0 })},
+		{"a drop costs more than any throughput", with(func(m *Metrics) { m.Util = 0; m.AvgQueueFrac = 0; m.MaxQueueFrac = 0; m.MarkFrac = 0 }), with(func(m *Metrics) { m.Util = 1; m.DropFrac = 1e-9 })},
 	}
 	for _, c := range cases {
 		if rb, rw := r(c.better), r(c.worse); !(rb > rw) {
