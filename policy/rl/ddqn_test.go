@@ -2,6 +2,8 @@ package rl
 
 import (
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"testing"
 )
 
@@ -40,7 +42,7 @@ func TestDDQNContextualBandit(t *testing.T) {
 	d, err := NewDDQN(DDQNConfig{
 		Arch:  Arch{In: dim, Hidden: []int{64}, Out: k, Act: ReLU},
 		Gamma: 0, LearningRate: 3e-3, BatchSize: 64, ReplayCapacity: 20000,
-		TrainEvery: agents, TargetSync: 100, EpsStart: 1, EpsEnd: 0.1, EpsDecaySteps: 20000, Seed: 7,
+		TrainEvery: agents, TargetSync: 100, EpsStart: 1, EpsEnd: 0.1, EpsDecaySteps: 20000, Seed: learnSeed(7),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +143,7 @@ func TestDDQNChainMDP(t *testing.T) {
 		d, err := NewDDQN(DDQNConfig{
 			Arch:  Arch{In: c.n, Hidden: []int{32, 32}, Out: 2, Act: ReLU},
 			Gamma: gamma, LearningRate: 1e-3, BatchSize: 64, ReplayCapacity: 10000,
-			TrainEvery: 16, TargetSync: 50, EpsStart: 1, EpsEnd: 0.2, EpsDecaySteps: 10000, Seed: 5,
+			TrainEvery: 16, TargetSync: 50, EpsStart: 1, EpsEnd: 0.2, EpsDecaySteps: 10000, Seed: learnSeed(5),
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -182,4 +184,17 @@ func TestDDQNChainMDP(t *testing.T) {
 			}
 		}
 	}
+}
+
+// learnSeed returns def, or def plus ECNTUNE_RL_SEED_OFFSET when set: the
+// learning tests can then be swept over seeds to check they do not pass
+// by luck of one seed.
+func learnSeed(def uint64) uint64 {
+	if s := os.Getenv("ECNTUNE_RL_SEED_OFFSET"); s != "" {
+		off, err := strconv.ParseUint(s, 10, 64)
+		if err == nil {
+			return def + off
+		}
+	}
+	return def
 }
