@@ -24,12 +24,16 @@ type AdaptiveConfig struct {
 	// MinGain is the mean reward gain a move must bring to be kept
 	// (default 0.002).
 	MinGain float64
+	// MinUtil: an interval with utilisation below it and no mark, pause or
+	// drop is idle and says nothing about the setting; it is not counted
+	// (default 0.05; negative counts every interval).
+	MinUtil float64
 }
 
 // DefaultAdaptiveConfig returns the defaults.
 func DefaultAdaptiveConfig() AdaptiveConfig {
 	w := env.DefaultRewardWeights()
-	return AdaptiveConfig{Catalogue: env.DefaultCatalogue(), Reward: &w, Settle: 2, ProbeEvery: 20, MinGain: 0.002}
+	return AdaptiveConfig{Catalogue: env.DefaultCatalogue(), Reward: &w, Settle: 2, ProbeEvery: 20, MinGain: 0.002, MinUtil: 0.05}
 }
 
 // axes of the search, in the order they are probed, as catalogue moves.
@@ -97,6 +101,9 @@ func NewAdaptive(cfg AdaptiveConfig) *Adaptive {
 	}
 	if !(cfg.MinGain >= 0) || math.IsInf(cfg.MinGain, 0) {
 		cfg.MinGain = def.MinGain
+	}
+	if cfg.MinUtil == 0 || math.IsNaN(cfg.MinUtil) {
+		cfg.MinUtil = def.MinUtil
 	}
 	return &Adaptive{cfg: cfg, w: *cfg.Reward, queues: make(map[env.QueueKey]*adaptState)}
 }
@@ -169,6 +176,9 @@ func (a *Adaptive) decide(o *env.Observation) Decision {
 		*st = adaptState{held: o.Current, expect: o.Current, dir: 1}
 		return a.hold(o, st, 1, fmt.Sprintf("setting changed outside the search (expected %s, found %s): re-measuring",
 			describe(was), describe(o.Current)))
+	}
+	if m := o.Metrics; m.Util < a.cfg.MinUtil && m.MarkFrac == 0 && m.PauseRxFrac == 0 && m.PauseTxFrac == 0 && m.DropFrac == 0 {
+		return a.hold(o, st, 1, fmt.Sprintf("idle (util %.3f): holding %s", m.Util, describe(st.expect)))
 	}
 	r := env.Reward(o.Metrics, a.w)
 	st.sum += r

@@ -193,6 +193,19 @@ func TestAdaptiveDeterministicAndHolds(t *testing.T) {
 	if h, _ := a.Held(qk); h != other {
 		t.Fatalf("held %+v after outside change, want %+v", h, other)
 	}
+	// Idle intervals say nothing about the setting: they are not counted.
+	b := NewAdaptive(AdaptiveConfig{Settle: 1})
+	idle := env.Observation{Key: qk, RateBps: 100e9, Current: start, Valid: true, Metrics: env.Metrics{IntervalNs: 1, Util: 0.01}}
+	for i := 0; i < 3; i++ {
+		if d := b.Decide([]env.Observation{idle})[0]; d.Setting != start || !strings.HasPrefix(d.Reason, "idle (util 0.010)") {
+			t.Fatalf("idle interval %d: %+v, want a hold", i, d)
+		}
+	}
+	busy := idle
+	busy.Metrics.Util = 0.7
+	if d := b.Decide([]env.Observation{busy})[0]; d.Setting == start || !strings.Contains(d.Reason, "baseline reward 0.700") {
+		t.Fatalf("first busy interval: %+v, want a probe judged on 0.700 alone", d)
+	}
 	a.Forget("leaf0")
 	if _, ok := a.Held(qk); ok {
 		t.Fatal("Forget kept the queue")
