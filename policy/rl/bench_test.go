@@ -81,7 +81,10 @@ func BenchmarkPPOUpdate(b *testing.B) {
 	dones := make([]bool, agents)
 	for s := 0; s < horizon; s++ {
 		obs := randObs(rng, agents, benchDim)
-		acts, logp, vals := p.Act(obs, rng)
+		acts, logp, vals, err := p.Act(obs, rng)
+		if err != nil {
+			b.Fatal(err)
+		}
 		for i := range rew {
 			rew[i] = float32(rng.NormFloat64())
 		}

@@ -41,7 +41,7 @@ func TestNetMarshalRoundTrip(t *testing.T) {
 		t.Fatal("re-encoding the decoded network gives different bytes")
 	}
 	obs := randObs(rand.New(rand.NewPCG(2, 2)), 50, 12)
-	a, b := n.Forward(obs), m.Forward(obs)
+	a, b := must(n.Forward(obs)), must(m.Forward(obs))
 	for i := range a {
 		for j := range a[i] {
 			if math.Float32bits(a[i][j]) != math.Float32bits(b[i][j]) {
@@ -124,7 +124,7 @@ func ddqnRun(t *testing.T, d *DDQN, dataSeed uint64, from, rounds int) {
 		for i := range obs {
 			obs[i] = banditObs(rng, dim)
 		}
-		acts := d.Act(obs, 0.3, rng)
+		acts := must(d.Act(obs, 0.3, rng))
 		for i := range obs {
 			ts[i] = Transition{Obs: obs[i], Action: acts[i] % k, Reward: obs[i][acts[i]%k], Next: banditObs(rng, dim), Done: i%3 == 0}
 		}
@@ -275,7 +275,10 @@ func ppoRun(t *testing.T, p *PPO, dataSeed uint64, from, iters int) PPOStats {
 				obs[i] = banditObs(rng, dim)
 				dones[i] = (s+i)%4 == 0
 			}
-			acts, logp, vals := p.Act(obs, rng)
+			acts, logp, vals, err := p.Act(obs, rng)
+			if err != nil {
+				t.Fatal(err)
+			}
 			for i := range obs {
 				rew[i] = obs[i][acts[i]%k]
 			}
@@ -283,7 +286,7 @@ func ppoRun(t *testing.T, p *PPO, dataSeed uint64, from, iters int) PPOStats {
 				t.Fatal(err)
 			}
 		}
-		if err := buf.Finish(p.Values(obs), p.Config().Gamma, p.Config().Lambda); err != nil {
+		if err := buf.Finish(must(p.Values(obs)), p.Config().Gamma, p.Config().Lambda); err != nil {
 			t.Fatal(err)
 		}
 		if st, err = p.Update(buf); err != nil {

@@ -282,17 +282,16 @@ func (d *DDQN) Epsilon() float64 {
 }
 
 // QValues evaluates the online network: one row of Q-values per
-// observation. It panics on observations of the wrong length; check with
-// Policy().ForwardInto for an error instead.
-func (d *DDQN) QValues(obs [][]float32) [][]float32 { return d.online.Forward(obs) }
+// observation.
+func (d *DDQN) QValues(obs [][]float32) ([][]float32, error) { return d.online.Forward(obs) }
 
 // Act picks an action per observation: uniformly random with probability
-// eps (drawn from rng), greedy on the online Q-values otherwise. It panics
-// on observations of the wrong length.
-func (d *DDQN) Act(obs [][]float32, eps float64, rng *rand.Rand) []int {
+// eps (drawn from rng; a nil rng means greedy), greedy on the online
+// Q-values otherwise.
+func (d *DDQN) Act(obs [][]float32, eps float64, rng *rand.Rand) ([]int, error) {
 	q := make([]float32, len(obs)*d.cfg.Arch.Out)
 	if err := d.online.ForwardInto(q, obs); err != nil {
-		panic(err)
+		return nil, fmt.Errorf("ddqn: act: %w", err)
 	}
 	acts := make([]int, len(obs))
 	k := d.cfg.Arch.Out
@@ -303,7 +302,7 @@ func (d *DDQN) Act(obs [][]float32, eps float64, rng *rand.Rand) []int {
 		}
 		acts[i] = Argmax(q[i*k : (i+1)*k])
 	}
-	return acts
+	return acts, nil
 }
 
 // Store adds one transition to the replay buffer and counts a step.

@@ -48,14 +48,14 @@ func TestDDQNContextualBandit(t *testing.T) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
-	before := greedyAccuracy(t, func(o [][]float32) []int { return d.Act(o, 0, nil) }, dim, k, 11)
+	before := greedyAccuracy(t, func(o [][]float32) []int { return must(d.Act(o, 0, nil)) }, dim, k, 11)
 	obs := make([][]float32, agents)
 	ts := make([]Transition, agents)
 	for round := 0; round < 2500; round++ {
 		for i := range obs {
 			obs[i] = banditObs(rng, dim)
 		}
-		acts := d.Act(obs, d.Epsilon(), rng)
+		acts := must(d.Act(obs, d.Epsilon(), rng))
 		for i := range obs {
 			ts[i] = Transition{Obs: obs[i], Action: acts[i], Reward: obs[i][acts[i]], Next: obs[i], Done: true}
 		}
@@ -63,7 +63,7 @@ func TestDDQNContextualBandit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	after := greedyAccuracy(t, func(o [][]float32) []int { return d.Act(o, 0, nil) }, dim, k, 11)
+	after := greedyAccuracy(t, func(o [][]float32) []int { return must(d.Act(o, 0, nil)) }, dim, k, 11)
 	t.Logf("bandit greedy optimal fraction: before %.3f after %.3f (%d updates)", before, after, d.Updates())
 	if after < 0.95 {
 		t.Fatalf("DDQN bandit: %.3f of greedy actions optimal, want >= 0.95", after)
@@ -160,7 +160,7 @@ func TestDDQNChainMDP(t *testing.T) {
 			for i, s := range state {
 				obs[i] = c.obs(s)
 			}
-			acts := d.Act(obs, d.Epsilon(), rng)
+			acts := must(d.Act(obs, d.Epsilon(), rng))
 			for i, s := range state {
 				nx, r, done := c.step(s, acts[i])
 				ts[i] = Transition{Obs: obs[i], Action: acts[i], Reward: r, Next: c.obs(nx), Done: done}
@@ -175,9 +175,9 @@ func TestDDQNChainMDP(t *testing.T) {
 		}
 		got := make([]int, c.n-2)
 		for s := 1; s < c.n-1; s++ {
-			got[s-1] = d.Act([][]float32{c.obs(s)}, 0, nil)[0]
+			got[s-1] = must(d.Act([][]float32{c.obs(s)}, 0, nil))[0]
 		}
-		t.Logf("gamma %.2f: optimal %v learned %v, Q(1)=%v", gamma, want, got, d.QValues([][]float32{c.obs(1)})[0])
+		t.Logf("gamma %.2f: optimal %v learned %v, Q(1)=%v", gamma, want, got, must(d.QValues([][]float32{c.obs(1)}))[0])
 		for i := range want {
 			if got[i] != want[i] {
 				t.Fatalf("gamma %.2f: learned greedy policy %v, optimal %v", gamma, got, want)

@@ -191,7 +191,7 @@ func TestPPOLossGradient(t *testing.T) {
 		acts[r] = rng.IntN(k)
 		p.aBuf[r*k+acts[r]] = 1
 		lsm := make([]float64, k)
-		logSoftmax(lsm, p.actor.Forward([][]float32{p.xBuf[r*in : (r+1)*in]})[0])
+		logSoftmax(lsm, must(p.actor.Forward([][]float32{p.xBuf[r*in : (r+1)*in]}))[0])
 		// Old log-probabilities that put some ratios inside the clip range
 		// and some far outside on both sides.
 		p.olpBuf[r] = float32(lsm[acts[r]] + []float64{-0.6, -0.05, 0.03, 0.5}[r%4])

@@ -296,24 +296,37 @@ func (n *Net) checkObs(obs [][]float32) error {
 }
 
 // Forward evaluates the network on a batch and returns one output row per
-// observation. The rows share one allocation. It panics if an observation
-// has the wrong length; use ForwardInto for an error instead.
-func (n *Net) Forward(obs [][]float32) [][]float32 {
+// observation. The rows share one allocation.
+func (n *Net) Forward(obs [][]float32) ([][]float32, error) {
 	out := make([]float32, len(obs)*n.arch.Out)
 	if err := n.ForwardInto(out, obs); err != nil {
-		panic(err)
+		return nil, err
 	}
-	rows := make([][]float32, len(obs))
-	for i := range rows {
-		rows[i] = out[i*n.arch.Out : (i+1)*n.arch.Out : (i+1)*n.arch.Out]
+	return splitRows(out, len(obs), n.arch.Out), nil
+}
+
+func splitRows(flat []float32, rows, width int) [][]float32 {
+	r := make([][]float32, rows)
+	for i := range r {
+		r[i] = flat[i*width : (i+1)*width : (i+1)*width]
 	}
-	return rows
+	return r
+}
+
+func (n *Net) ready() error {
+	if len(n.Layers) == 0 || n.scratch == nil {
+		return fmt.Errorf("rl: network is empty: build it with NewNet, InitNet or UnmarshalNet")
+	}
+	return nil
 }
 
 // ForwardInto evaluates the network on a batch, writing observation i's
 // outputs to out[i*OutDim:(i+1)*OutDim]. It does not allocate in steady
 // state.
 func (n *Net) ForwardInto(out []float32, obs [][]float32) error {
+	if err := n.ready(); err != nil {
+		return err
+	}
 	if len(out) < len(obs)*n.arch.Out {
 		return fmt.Errorf("rl: output buffer has %d floats: %d observations × %d outputs need %d", len(out), len(obs), n.arch.Out, len(obs)*n.arch.Out)
 	}
@@ -337,6 +350,9 @@ func (n *Net) ForwardInto(out []float32, obs [][]float32) error {
 // ForwardFlat evaluates rows of a flat row-major batch (rows × InDim),
 // writing rows × OutDim outputs. It does not allocate in steady state.
 func (n *Net) ForwardFlat(out, x []float32, rows int) error {
+	if err := n.ready(); err != nil {
+		return err
+	}
 	in := n.arch.In
 	if rows < 0 || len(x) < rows*in {
 		return fmt.Errorf("rl: flat batch has %d floats: %d rows × %d features needed", len(x), rows, in)

@@ -59,7 +59,7 @@ func TestGraphMatchesInference(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := yv.Data().([]float32)
-		want := n.Forward(obs)
+		want := must(n.Forward(obs))
 		worst := 0.0
 		for i := range want {
 			for j := range want[i] {
@@ -71,4 +71,13 @@ func TestGraphMatchesInference(t *testing.T) {
 		}
 		vm.Close()
 	}
+}
+
+// must unwraps a result in tests; an error fails the test by panicking
+// (the runner reports it with the stack).
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -146,7 +146,7 @@ func TestSoftmaxMargin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := n.Forward(obs)
+	q := must(n.Forward(obs))
 	for i := range obs {
 		if acts[i] != Argmax(q[i]) || conf[i] != SoftmaxMargin(q[i], 0.1) || conf[i] < 0 || conf[i] > 1 {
 			t.Fatalf("row %d: Decide gave action %d conf %v", i, acts[i], conf[i])
@@ -215,5 +215,60 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 	}
 	if _, err := ParseActivation("gelu"); err == nil {
 		t.Fatal("gelu accepted")
+	}
+}
+
+func TestBadObservationsGiveErrors(t *testing.T) {
+	d, err := NewDDQN(DDQNConfig{Arch: Arch{In: 4, Hidden: []int{8}, Out: 3, Act: ReLU}, Gamma: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPPO(PPOConfig{Arch: Arch{In: 4, Hidden: []int{8}, Out: 3, Act: ReLU}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := [][]float32{{1, 2, 3, 4}, {1, 2, 3}}
+	rng := rand.New(rand.NewPCG(1, 1))
+	if _, err := d.Act(bad, 0.5, rng); err == nil || !strings.Contains(err.Error(), "observation 1 has 3 features") {
+		t.Fatalf("DDQN.Act: err = %v", err)
+	}
+	if _, err := d.QValues(bad); err == nil {
+		t.Fatal("DDQN.QValues accepted a short observation")
+	}
+	if _, _, _, err := p.Act(bad, rng); err == nil {
+		t.Fatal("PPO.Act accepted a short observation")
+	}
+	if _, err := p.Greedy(bad); err == nil {
+		t.Fatal("PPO.Greedy accepted a short observation")
+	}
+	if _, err := p.Values(bad); err == nil {
+		t.Fatal("PPO.Values accepted a short observation")
+	}
+	if _, err := p.Probs(bad); err == nil {
+		t.Fatal("PPO.Probs accepted a short observation")
+	}
+	if err := d.Store(Transition{Obs: []float32{1, 2, 3, 4}, Next: []float32{1, 2, 3, 4}, Action: 3}); err == nil {
+		t.Fatal("DDQN.Store accepted action 3 of 3")
+	}
+	if _, err := d.Train(); err == nil {
+		t.Fatal("DDQN.Train on an empty replay: no error")
+	}
+	var zero Net
+	if _, err := zero.Forward([][]float32{{1}}); err == nil {
+		t.Fatal("zero Net: no error")
+	}
+	// Probabilities of a valid batch sum to one.
+	probs, err := p.Probs([][]float32{{1, 2, 3, 4}, {0, 0, 0, 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, row := range probs {
+		var s float64
+		for _, v := range row {
+			s += float64(v)
+		}
+		if math.Abs(s-1) > 1e-6 {
+			t.Fatalf("row %d: probabilities sum to %v", i, s)
+		}
 	}
 }

@@ -302,17 +302,16 @@ func (p *PPO) NewRollout(agents, horizon int) (*Rollout, error) {
 
 // Act samples an action per observation from the policy (randomness from
 // rng; a nil rng picks the most probable action) and returns it with its
-// log-probability and the critic's value. It panics on observations of
-// the wrong length.
-func (p *PPO) Act(obs [][]float32, rng *rand.Rand) (actions []int, logp []float32, values []float32) {
+// log-probability and the critic's value.
+func (p *PPO) Act(obs [][]float32, rng *rand.Rand) (actions []int, logp []float32, values []float32, err error) {
 	k := p.cfg.Arch.Out
 	logits := make([]float32, len(obs)*k)
 	if err := p.actor.ForwardInto(logits, obs); err != nil {
-		panic(err)
+		return nil, nil, nil, fmt.Errorf("ppo: act: %w", err)
 	}
 	values = make([]float32, len(obs))
 	if err := p.critic.ForwardInto(values, obs); err != nil {
-		panic(err)
+		return nil, nil, nil, fmt.Errorf("ppo: act: %w", err)
 	}
 	actions = make([]int, len(obs))
 	logp = make([]float32, len(obs))
@@ -336,35 +335,38 @@ func (p *PPO) Act(obs [][]float32, rng *rand.Rand) (actions []int, logp []float3
 		actions[i] = a
 		logp[i] = float32(lp[a])
 	}
-	return actions, logp, values
+	return actions, logp, values, nil
 }
 
 // Greedy returns the most probable action per observation (deployment).
-func (p *PPO) Greedy(obs [][]float32) []int {
+func (p *PPO) Greedy(obs [][]float32) ([]int, error) {
 	k := p.cfg.Arch.Out
 	logits := make([]float32, len(obs)*k)
 	if err := p.actor.ForwardInto(logits, obs); err != nil {
-		panic(err)
+		return nil, fmt.Errorf("ppo: greedy: %w", err)
 	}
 	acts := make([]int, len(obs))
 	for i := range acts {
 		acts[i] = Argmax(logits[i*k : (i+1)*k])
 	}
-	return acts
+	return acts, nil
 }
 
 // Values evaluates the critic, e.g. for Rollout.Finish.
-func (p *PPO) Values(obs [][]float32) []float32 {
+func (p *PPO) Values(obs [][]float32) ([]float32, error) {
 	v := make([]float32, len(obs))
 	if err := p.critic.ForwardInto(v, obs); err != nil {
-		panic(err)
+		return nil, fmt.Errorf("ppo: values: %w", err)
 	}
-	return v
+	return v, nil
 }
 
 // Probs returns the action probabilities per observation.
-func (p *PPO) Probs(obs [][]float32) [][]float32 {
-	out := p.actor.Forward(obs)
+func (p *PPO) Probs(obs [][]float32) ([][]float32, error) {
+	out, err := p.actor.Forward(obs)
+	if err != nil {
+		return nil, fmt.Errorf("ppo: probs: %w", err)
+	}
 	lp := make([]float64, p.cfg.Arch.Out)
 	for _, row := range out {
 		logSoftmax(lp, row)
@@ -372,7 +374,7 @@ func (p *PPO) Probs(obs [][]float32) [][]float32 {
 			row[j] = float32(math.Exp(lp[j]))
 		}
 	}
-	return out
+	return out, nil
 }
 
 // logSoftmax writes log softmax(logits) to dst in float64.

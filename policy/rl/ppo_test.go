@@ -26,7 +26,7 @@ func TestPPOContextualBandit(t *testing.T) {
 	for i := range dones {
 		dones[i] = true
 	}
-	before := greedyAccuracy(t, p.Greedy, dim, k, 12)
+	before := greedyAccuracy(t, func(o [][]float32) []int { return must(p.Greedy(o)) }, dim, k, 12)
 	var st PPOStats
 	for it := 0; it < 150; it++ {
 		buf.Reset()
@@ -34,7 +34,10 @@ func TestPPOContextualBandit(t *testing.T) {
 			for i := range obs {
 				obs[i] = banditObs(rng, dim)
 			}
-			acts, logp, vals := p.Act(obs, rng)
+			acts, logp, vals, err := p.Act(obs, rng)
+			if err != nil {
+				t.Fatal(err)
+			}
 			// Reward 1 for the best action, 0 otherwise: the signal is
 			// as strong near ties as far from them.
 			for i := range obs {
@@ -54,7 +57,7 @@ func TestPPOContextualBandit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	after := greedyAccuracy(t, p.Greedy, dim, k, 12)
+	after := greedyAccuracy(t, func(o [][]float32) []int { return must(p.Greedy(o)) }, dim, k, 12)
 	t.Logf("PPO bandit greedy optimal fraction: before %.3f after %.3f; last stats %+v", before, after, st)
 	if after < 0.95 {
 		t.Fatalf("PPO bandit: %.3f of greedy actions optimal, want >= 0.95", after)
@@ -89,7 +92,10 @@ func TestPPOChainMDP(t *testing.T) {
 				for i, st := range state {
 					obs[i] = c.obs(st)
 				}
-				acts, logp, vals := p.Act(obs, rng)
+				acts, logp, vals, err := p.Act(obs, rng)
+				if err != nil {
+					t.Fatal(err)
+				}
 				for i, st := range state {
 					nx, r, done := c.step(st, acts[i])
 					rew[i], dones[i] = r, done
@@ -105,7 +111,7 @@ func TestPPOChainMDP(t *testing.T) {
 			for i, st := range state {
 				obs[i] = c.obs(st)
 			}
-			if err := buf.Finish(p.Values(obs), gamma, 0.95); err != nil {
+			if err := buf.Finish(must(p.Values(obs)), gamma, 0.95); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := p.Update(buf); err != nil {
@@ -114,9 +120,9 @@ func TestPPOChainMDP(t *testing.T) {
 		}
 		got := make([]int, c.n-2)
 		for s := 1; s < c.n-1; s++ {
-			got[s-1] = p.Greedy([][]float32{c.obs(s)})[0]
+			got[s-1] = must(p.Greedy([][]float32{c.obs(s)}))[0]
 		}
-		t.Logf("gamma %.2f: optimal %v learned %v, probs(1)=%v", gamma, want, got, p.Probs([][]float32{c.obs(1)})[0])
+		t.Logf("gamma %.2f: optimal %v learned %v, probs(1)=%v", gamma, want, got, must(p.Probs([][]float32{c.obs(1)}))[0])
 		for i := range want {
 			if got[i] != want[i] {
 				t.Fatalf("gamma %.2f: learned greedy policy %v, optimal %v", gamma, got, want)
