@@ -192,27 +192,29 @@ func (r *runner) telemetry(sw int, consume bool) (simenv.SwitchTelemetry, gnmipa
 	tel := p.tel
 	tel.Ports = append([]simenv.PortTelemetry(nil), p.tel.Ports...)
 	w := &r.win[sw]
-	if w.filled {
-		for pi := range tel.Ports {
+	for pi := range tel.Ports {
+		if !w.filled || pi >= len(w.max) {
+			// nothing since the last read: the window is the present
 			for q := 0; q < simenv.NumQueues; q++ {
 				c := &tel.Ports[pi].Queues[q]
-				c.MaxBytes = max(w.max[pi][q], c.CurBytes)
-				if w.span > 0 {
-					c.AvgBytes = w.integ[pi][q] / float64(w.span)
-				} else {
-					c.AvgBytes = float64(c.CurBytes)
-				}
+				c.MaxBytes, c.AvgBytes = c.CurBytes, float64(c.CurBytes)
+			}
+			continue
+		}
+		for q := 0; q < simenv.NumQueues; q++ {
+			c := &tel.Ports[pi].Queues[q]
+			c.MaxBytes = max(w.max[pi][q], c.CurBytes)
+			if w.span > 0 {
+				c.AvgBytes = w.integ[pi][q] / float64(w.span)
+			} else {
+				c.AvgBytes = float64(c.CurBytes)
 			}
 		}
 	}
 	if consume {
 		for pi := range w.max {
-			for q := 0; q < simenv.NumQueues; q++ {
-				if pi < len(tel.Ports) {
-					w.max[pi][q] = tel.Ports[pi].Queues[q].CurBytes
-				}
-				w.integ[pi][q] = 0
-			}
+			w.max[pi] = [simenv.NumQueues]int64{}
+			w.integ[pi] = [simenv.NumQueues]float64{}
 		}
 		w.span, w.filled = 0, false
 	}
