@@ -272,3 +272,95 @@ func TestBadObservationsGiveErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestDDQNTargetUpdatesAndEpsilon(t *testing.T) {
+	arch := Arch{In: 3, Hidden: []int{6}, Out: 2, Act: ReLU}
+	fill := func(d *DDQN) {
+		rng := rand.New(rand.NewPCG(1, 1))
+		for i := 0; i < 64; i++ {
+			o := []float32{float32(rng.Float64()), float32(rng.Float64()), 1}
+			if err := d.Store(Transition{Obs: o, Next: o, Action: i % 2, Reward: 1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	hard, err := NewDDQN(DDQNConfig{Arch: arch, Gamma: 0.9, BatchSize: 16, TargetSync: 3, LearningRate: 0.01,
+		EpsStart: 1, EpsEnd: 0.1, EpsDecaySteps: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(hard)
+	if e := hard.Epsilon(); math.Abs(e-0.55) > 1e-12 {
+		t.Fatalf("epsilon after 64 of 128 decay steps = %v, want 0.55", e)
+	}
+	fill(hard)
+	fill(hard)
+	if e := hard.Epsilon(); e != 0.1 {
+		t.Fatalf("epsilon after the decay = %v, want 0.1", e)
+	}
+	start := hard.Target().Clone()
+	for i := 1; i <= 3; i++ {
+		if _, err := hard.Train(); err != nil {
+			t.Fatal(err)
+		}
+		synced := hard.Target().Equal(hard.Policy())
+		if i < 3 && (!hard.Target().Equal(start) || synced) {
+			t.Fatalf("after %d of 3 steps the target moved or already equals the online net", i)
+		}
+		if i == 3 && !synced {
+			t.Fatal("after 3 steps the target was not synced")
+		}
+	}
+
+	const tau = 0.25
+	soft, err := NewDDQN(DDQNConfig{Arch: arch, Gamma: 0.9, BatchSize: 16, Tau: tau, LearningRate: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(soft)
+	before := soft.Target().Clone()
+	if _, err := soft.Train(); err != nil {
+		t.Fatal(err)
+	}
+	for l := range before.Layers {
+		for i, w := range before.Layers[l].W {
+			want := w + tau*(soft.Policy().Layers[l].W[i]-w)
+			if math.Abs(float64(soft.Target().Layers[l].W[i]-want)) > 1e-7 {
+				t.Fatalf("Polyak target weight %d/%d = %v, want %v", l, i, soft.Target().Layers[l].W[i], want)
+			}
+		}
+	}
+	if soft.Target().Equal(before) || soft.Target().Equal(soft.Policy()) {
+		t.Fatal("Polyak update left the target unchanged or copied the online net")
+	}
+}
+
+func TestPPOTargetKLStopsEarly(t *testing.T) {
+	p, err := NewPPO(PPOConfig{Arch: Arch{In: 3, Hidden: []int{8}, Out: 3, Act: ReLU}, LearningRate: 0.05,
+		Epochs: 5, MinibatchSize: 8, TargetKL: 1e-9, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf, _ := p.NewRollout(4, 6)
+	rng := rand.New(rand.NewPCG(3, 3))
+	for s := 0; s < 6; s++ {
+		obs := randObs(rng, 4, 3)
+		acts, logp, vals, err := p.Act(obs, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := buf.Add(obs, acts, logp, vals, []float32{1, -1, 0.5, 2}, []bool{false, false, true, false}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := buf.Finish([]float32{0, 0, 0, 0}, 0.9, 0.9); err != nil {
+		t.Fatal(err)
+	}
+	st, err := p.Update(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.StoppedEarly || st.Epochs != 1 || st.Steps != 3 || !(st.ApproxKL > 0) {
+		t.Fatalf("stats %+v: want a stop after epoch 1 of 3 minibatches with positive KL", st)
+	}
+}
