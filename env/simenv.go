@@ -87,6 +87,9 @@ func NewSimEnv(cfg simenv.Config, opts SimEnvOptions) (*SimEnv, error) {
 			return nil, fmt.Errorf("sim env: config %q duration %v is too short for %d decisions", cfg.Name, cfg.Duration, MinDecisions)
 		}
 	}
+	if e.interval >= cfg.Duration {
+		return nil, fmt.Errorf("sim env: interval %v must be below config %q duration %v", e.interval, cfg.Name, cfg.Duration)
+	}
 	e.weight = DefaultRewardWeights()
 	if opts.Reward != nil {
 		if err := opts.Reward.Validate(); err != nil {
@@ -184,7 +187,12 @@ func (e *SimEnv) Reset(seed uint64) ([]Observation, error) {
 	}
 	e.observe() // first sample: primes the Observer
 	obs, _, err := e.advance()
-	return obs, err
+	if err != nil {
+		e.done = true
+		return nil, err
+	}
+	e.done = e.sim.Now() >= e.cfg.Duration // an idle fabric still gets one Step
+	return obs, nil
 }
 
 // Step applies one catalogue action per queue (Keys order), runs one

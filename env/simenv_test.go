@@ -87,6 +87,9 @@ func TestSimEnvResetStepDeterminism(t *testing.T) {
 	if !reflect.DeepEqual(ep1, ep2) {
 		t.Fatal("same seed, same actions: episodes differ")
 	}
+	if ep3 := runEpisode(t, e, 43, walk); reflect.DeepEqual(ep1.rewards, ep3.rewards) {
+		t.Fatal("seeds 42 and 43 gave the same rewards: Reset must reseed the simulation")
+	}
 	last := ep1.infos[len(ep1.infos)-1]
 	if last.Now != cfg.Duration || last.Step != len(ep1.rewards) {
 		t.Fatalf("last step at %v step %d, want %v and %d", last.Now, last.Step, cfg.Duration, len(ep1.rewards))
@@ -175,6 +178,9 @@ func TestSimEnvStepSettingsAndErrors(t *testing.T) {
 	}
 	if _, err := NewSimEnv(cfg, SimEnvOptions{Priorities: []int{8}}); err == nil || !strings.Contains(err.Error(), "priority 8") {
 		t.Fatalf("bad priority: err = %v", err)
+	}
+	if _, err := NewSimEnv(cfg, SimEnvOptions{Interval: cfg.Duration}); err == nil || !strings.Contains(err.Error(), "below") {
+		t.Fatalf("interval = duration: err = %v", err)
 	}
 	w := DefaultRewardWeights()
 	w.Drop = math.NaN()
