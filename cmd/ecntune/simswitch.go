@@ -1,0 +1,125 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ecntune/ecntune/internal/gnmipath"
+	"github.com/ecntune/ecntune/internal/units"
+	"github.com/ecntune/ecntune/simenv"
+	"github.com/ecntune/ecntune/simenv/scenario"
+	"github.com/ecntune/ecntune/simenv/simswitch"
+)
+
+func init() { rootCmd.AddCommand(newSimswitchCmd()) }
+
+func newSimswitchCmd() *cobra.Command {
+	var (
+		scenarioPath, listen, dialect, tlsCert, tlsKey, user, pass, step, statusEvery string
+		timescale                                                                    float64
+		perSwitch                                                                    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "simswitch --scenario FILE [--listen 127.0.0.1:57400]",
+		Short: "Serve the switches of a simulated fabric over gNMI",
+		Long: `Run the fabric simulator on a scenario, paced to the wall clock, and serve every switch
+over gNMI (Capabilities, Get, Set, Subscribe ONCE/POLL/STREAM) in the openconfig or sonic dialect,
+so that the agent or gnmic can talk to it as to real switches.
+
+Each switch is a gNMI target named as the simulator names it (sw0, leaf0, spine0, ...), with
+interfaces Ethernet0, Ethernet1, ... in port order. With --dialect sonic, prefix.target is the
+database (CONFIG_DB, COUNTERS_DB) and the switch is the namespace element after it
+(/leaf0/COUNTERS/...), or give --per-switch-ports for one listener per switch (ports from
+--listen upward) so that no namespace is needed.
+
+Notification timestamps are simulated time (2026-01-01T00:00:00Z + simulated ns): counters move
+at simulated speed, so rates computed from timestamps are right at any --timescale. The
+simulation keeps running past the scenario's duration until interrupted.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if scenarioPath == "" {
+				return fmt.Errorf("--scenario FILE is required (e.g. scenarios/star-incast.yaml)")
+			}
+			d, err := gnmipath.ParseDialect(dialect)
+			if err != nil {
+				return fmt.Errorf("--dialect: %v", err)
+			}
+			if !(timescale > 0) {
+				return fmt.Errorf("--timescale %g: must be > 0 (wall seconds per simulated second)", timescale)
+			}
+			st, err := units.ParseDuration(step)
+			if err != nil || st <= 0 {
+				return fmt.Errorf("--step %q: want a positive duration such as 5ms", step)
+			}
+			se, err := units.ParseDuration(statusEvery)
+			if err != nil {
+				return fmt.Errorf("--status-every: %v", err)
+			}
+			cfg, err := scenario.Load(scenarioPath)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			out := cmd.ErrOrStderr()
+			srv, addr, err := simswitch.Start(ctx, simswitch.Config{Sim: cfg, Dialect: d, Listen: listen, PerSwitch: perSwitch,
+				Timescale: timescale, Step: st, TLSCert: tlsCert, TLSKey: tlsKey, Username: user, Password: pass})
+			if err != nil {
+				return fmt.Errorf("%s: %w", scenarioPath, err)
+			}
+			defer srv.Close()
+			fmt.Fprintf(out, "simswitch: scenario %s, %d switches, dialect %s, timescale %g (1 s wall = %v simulated)\n",
+				cfg.Name, len(srv.Switches()), d, timescale, simenv.FromDuration(time.Second)/simenv.Time(timescale))
+			addrs := srv.Addrs()
+			names := make([]string, 0, len(addrs))
+			for n := range addrs {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			for _, n := range names {
+				who := n
+				if n == "" {
+					who = "all switches"
+				}
+				fmt.Fprintf(out, "simswitch: gNMI for %s on %s\n", who, addrs[n])
+			}
+			_ = addr
+			var tick <-chan time.Time
+			if se > 0 {
+				t := time.NewTicker(se)
+				defer t.Stop()
+				tick = t.C
+			}
+			for {
+				select {
+				case <-ctx.Done():
+					now, _ := srv.Status()
+					fmt.Fprintf(out, "simswitch: stopped at simulated %v\n", now)
+					return nil
+				case <-tick:
+					now, lag := srv.Status()
+					fmt.Fprintf(out, "simswitch: simulated %v, behind pace by %v\n", now, lag)
+				}
+			}
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&scenarioPath, "scenario", "", "scenario YAML file")
+	f.StringVar(&listen, "listen", "127.0.0.1:57400", "gNMI listen address (host:port)")
+	f.StringVar(&dialect, "dialect", "openconfig", "gNMI dialect: openconfig or sonic")
+	f.Float64Var(&timescale, "timescale", 1000, "wall seconds per simulated second (1000: 1 s of telemetry = 1 ms of fabric time)")
+	f.StringVar(&step, "step", "5ms", "wall time between simulation steps")
+	f.BoolVar(&perSwitch, "per-switch-ports", false, "one listener per switch, on consecutive ports from --listen")
+	f.StringVar(&tlsCert, "tls-cert", "", "TLS certificate (PEM); with --tls-key")
+	f.StringVar(&tlsKey, "tls-key", "", "TLS private key (PEM)")
+	f.StringVar(&user, "username", "", "require this username (gRPC metadata \"username\")")
+	f.StringVar(&pass, "password", "", "require this password (gRPC metadata \"password\")")
+	f.StringVar(&statusEvery, "status-every", "10s", "print simulated time and lag this often (0: never)")
+	return cmd
+}
