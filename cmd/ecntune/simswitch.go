@@ -22,8 +22,8 @@ func init() { rootCmd.AddCommand(newSimswitchCmd()) }
 func newSimswitchCmd() *cobra.Command {
 	var (
 		scenarioPath, listen, dialect, tlsCert, tlsKey, user, pass, step, statusEvery string
-		timescale                                                                    float64
-		perSwitch                                                                    bool
+		timescale                                                                     float64
+		perSwitch                                                                     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "simswitch --scenario FILE [--listen 127.0.0.1:57400]",
