@@ -13,39 +13,40 @@ import (
 // network picks the next action, the target network values it.
 type DDQNConfig struct {
 	// Arch is the Q-network: In observation features, Out actions.
-	Arch Arch
+	Arch Arch `json:"arch" yaml:"arch"`
 	// Gamma is the discount, in [0, 1).
-	Gamma float64
+	Gamma float64 `json:"gamma" yaml:"gamma"`
 	// LearningRate of Adam (default 1e-3).
-	LearningRate float64
+	LearningRate float64 `json:"learning_rate" yaml:"learning_rate"`
 	// BatchSize of a gradient step (default 64).
-	BatchSize int
+	BatchSize int `json:"batch_size" yaml:"batch_size"`
 	// ReplayCapacity is the ring size in transitions (default 100,000).
-	ReplayCapacity int
+	ReplayCapacity int `json:"replay_capacity" yaml:"replay_capacity"`
 	// WarmUp is the number of stored transitions before Observe trains
 	// (default BatchSize).
-	WarmUp int
+	WarmUp int `json:"warm_up" yaml:"warm_up"`
 	// TrainEvery is the number of stored transitions per gradient step
 	// taken by Observe (default 1).
-	TrainEvery int
+	TrainEvery int `json:"train_every" yaml:"train_every"`
 	// TargetSync copies the online weights into the target network every
 	// TargetSync gradient steps (default 500) unless Tau > 0.
-	TargetSync int
+	TargetSync int `json:"target_sync" yaml:"target_sync"`
 	// Tau > 0 selects Polyak averaging after every gradient step instead:
 	// target = (1-Tau)·target + Tau·online. Allowed (0, 1].
-	Tau float64
+	Tau float64 `json:"tau" yaml:"tau"`
 	// HuberDelta is the Huber loss threshold (default 1).
-	HuberDelta float64
+	HuberDelta float64 `json:"huber_delta" yaml:"huber_delta"`
 	// MaxGradNorm clips the global gradient norm (default 10; negative
 	// disables clipping).
-	MaxGradNorm float64
+	MaxGradNorm float64 `json:"max_grad_norm" yaml:"max_grad_norm"`
 	// EpsStart, EpsEnd and EpsDecaySteps define the linear epsilon
 	// schedule over stored transitions, returned by Epsilon (defaults 1,
 	// 0.05, 10,000).
-	EpsStart, EpsEnd float64
-	EpsDecaySteps    int
+	EpsStart      float64 `json:"eps_start" yaml:"eps_start"`
+	EpsEnd        float64 `json:"eps_end" yaml:"eps_end"`
+	EpsDecaySteps int     `json:"eps_decay_steps" yaml:"eps_decay_steps"`
 	// Seed seeds weight initialisation and replay sampling.
-	Seed uint64
+	Seed uint64 `json:"seed" yaml:"seed"`
 }
 
 func (c *DDQNConfig) setDefaults() {

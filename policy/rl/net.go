@@ -41,6 +41,24 @@ func (a Activation) String() string {
 	return fmt.Sprintf("activation(%d)", uint8(a))
 }
 
+// MarshalText writes "relu" or "tanh" (configs and checkpoints).
+func (a Activation) MarshalText() ([]byte, error) {
+	if a != ReLU && a != Tanh {
+		return nil, fmt.Errorf("rl: activation %d: allowed relu, tanh", uint8(a))
+	}
+	return []byte(a.String()), nil
+}
+
+// UnmarshalText reads "relu" or "tanh".
+func (a *Activation) UnmarshalText(b []byte) error {
+	v, err := ParseActivation(string(b))
+	if err != nil {
+		return err
+	}
+	*a = v
+	return nil
+}
+
 // ParseActivation reads "relu" or "tanh".
 func ParseActivation(s string) (Activation, error) {
 	switch s {
@@ -64,10 +82,10 @@ const (
 // of the given widths with activation Act, and a linear output layer of
 // Out units.
 type Arch struct {
-	In     int
-	Hidden []int
-	Out    int
-	Act    Activation
+	In     int        `json:"in" yaml:"in"`
+	Hidden []int      `json:"hidden" yaml:"hidden"`
+	Out    int        `json:"out" yaml:"out"`
+	Act    Activation `json:"act" yaml:"act"`
 }
 
 // Validate reports whether the architecture is usable, naming the field at

@@ -1,10 +1,13 @@
 package rl
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 func TestReplayRingAndSampling(t *testing.T) {
@@ -362,5 +365,30 @@ func TestPPOTargetKLStopsEarly(t *testing.T) {
 	}
 	if !st.StoppedEarly || st.Epochs != 1 || st.Steps != 3 || !(st.ApproxKL > 0) {
 		t.Fatalf("stats %+v: want a stop after epoch 1 of 3 minibatches with positive KL", st)
+	}
+}
+
+func TestConfigFromYAMLAndJSON(t *testing.T) {
+	src := "arch: {in: 4, hidden: [16, 8], out: 3, act: tanh}\ngamma: 0.95\nlearning_rate: 0.0005\nbatch_size: 32\ntarget_sync: 200\nseed: 9\n"
+	var c DDQNConfig
+	if err := yaml.Unmarshal([]byte(src), &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Arch.Act != Tanh || c.Arch.In != 4 || len(c.Arch.Hidden) != 2 || c.Gamma != 0.95 || c.LearningRate != 0.0005 || c.BatchSize != 32 || c.TargetSync != 200 || c.Seed != 9 {
+		t.Fatalf("parsed %+v", c)
+	}
+	d, err := NewDDQN(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(d.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"act":"tanh"`) || !strings.Contains(string(b), `"replay_capacity":100000`) {
+		t.Fatalf("config JSON %s", b)
+	}
+	if err := yaml.Unmarshal([]byte("arch: {in: 4, out: 3, act: gelu}\n"), &c); err == nil || !strings.Contains(err.Error(), "gelu") {
+		t.Fatalf("unknown activation: err = %v", err)
 	}
 }

@@ -16,33 +16,34 @@ type PPOConfig struct {
 	// Arch is the actor: In features, Out actions. The critic has the same
 	// input, activation and CriticHidden layers (default Arch.Hidden) and
 	// one output.
-	Arch         Arch
-	CriticHidden []int
+	Arch         Arch  `json:"arch" yaml:"arch"`
+	CriticHidden []int `json:"critic_hidden" yaml:"critic_hidden"`
 	// Gamma and Lambda of GAE (defaults 0.99 and 0.95).
-	Gamma, Lambda float64
+	Gamma  float64 `json:"gamma" yaml:"gamma"`
+	Lambda float64 `json:"lambda" yaml:"lambda"`
 	// ClipRange ε of the ratio (default 0.2).
-	ClipRange float64
+	ClipRange float64 `json:"clip_range" yaml:"clip_range"`
 	// ValueCoef weighs the squared-error value loss (default 0.5).
-	ValueCoef float64
+	ValueCoef float64 `json:"value_coef" yaml:"value_coef"`
 	// EntropyCoef weighs the entropy bonus (default 0.01; negative means 0).
-	EntropyCoef float64
+	EntropyCoef float64 `json:"entropy_coef" yaml:"entropy_coef"`
 	// LearningRate of Adam (default 3e-4).
-	LearningRate float64
+	LearningRate float64 `json:"learning_rate" yaml:"learning_rate"`
 	// Epochs over the rollout per Update (default 4).
-	Epochs int
+	Epochs int `json:"epochs" yaml:"epochs"`
 	// MinibatchSize rows per gradient step (default 256). Each epoch
 	// shuffles the rollout and takes floor(rows / MinibatchSize) steps.
-	MinibatchSize int
+	MinibatchSize int `json:"minibatch_size" yaml:"minibatch_size"`
 	// MaxGradNorm clips the global gradient norm (default 0.5; negative
 	// disables).
-	MaxGradNorm float64
+	MaxGradNorm float64 `json:"max_grad_norm" yaml:"max_grad_norm"`
 	// TargetKL > 0 stops an Update early once an epoch's mean approximate
 	// KL divergence exceeds it.
-	TargetKL float64
+	TargetKL float64 `json:"target_kl" yaml:"target_kl"`
 	// RawAdvantages disables per-rollout advantage normalisation.
-	RawAdvantages bool
+	RawAdvantages bool `json:"raw_advantages" yaml:"raw_advantages"`
 	// Seed seeds initialisation and minibatch shuffling.
-	Seed uint64
+	Seed uint64 `json:"seed" yaml:"seed"`
 }
 
 func (c *PPOConfig) setDefaults() {

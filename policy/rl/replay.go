@@ -64,6 +64,9 @@ func (b *Batch) resize(n, dim int) {
 // a decoder to allocate).
 const MaxReplayCapacity = 1 << 24
 
+// maxReplayFloats bounds capacity × dimension (per observation array).
+const maxReplayFloats = 1 << 26
+
 // NewReplay makes an empty buffer for observations of dim features.
 func NewReplay(capacity, dim int) (*Replay, error) {
 	if capacity < 1 || capacity > MaxReplayCapacity {
@@ -72,8 +75,8 @@ func NewReplay(capacity, dim int) (*Replay, error) {
 	if dim < 1 || dim > MaxLayerWidth {
 		return nil, fmt.Errorf("rl: replay observation dimension %d: allowed 1..%d", dim, MaxLayerWidth)
 	}
-	if capacity*dim > maxParams*4 {
-		return nil, fmt.Errorf("rl: replay capacity %d × dimension %d = %d floats: allowed at most %d", capacity, dim, capacity*dim, maxParams*4)
+	if capacity*dim > maxReplayFloats {
+		return nil, fmt.Errorf("rl: replay capacity %d × dimension %d = %d floats: allowed at most %d", capacity, dim, capacity*dim, maxReplayFloats)
 	}
 	return &Replay{
 		dim: dim, cap: capacity,

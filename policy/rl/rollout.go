@@ -11,18 +11,16 @@ import (
 type Rollout struct {
 	Agents, Horizon, Dim int
 
-	obs     []float32 // [t][i][dim]
-	act     []int32
-	logp    []float32
-	val     []float32
-	rew     []float32
-	done    []bool
-	adv     []float32
-	ret     []float32
-	t       int
-	last    []float32
-	done1   bool // advantages computed
-	lastSet bool
+	obs   []float32 // [t][i][dim]
+	act   []int32
+	logp  []float32
+	val   []float32
+	rew   []float32
+	done  []bool
+	adv   []float32
+	ret   []float32
+	t     int
+	done1 bool // advantages computed
 }
 
 // NewRollout makes an empty buffer.
@@ -34,15 +32,15 @@ func NewRollout(agents, horizon, dim int) (*Rollout, error) {
 		return nil, fmt.Errorf("rl: rollout horizon = %d: must be at least 1", horizon)
 	case dim < 1 || dim > MaxLayerWidth:
 		return nil, fmt.Errorf("rl: rollout observation dimension = %d: allowed 1..%d", dim, MaxLayerWidth)
-	case agents*horizon > MaxReplayCapacity || agents*horizon*dim > 4*maxParams:
-		return nil, fmt.Errorf("rl: rollout %d agents × %d steps × %d features is too large (at most %d rows, %d floats)", agents, horizon, dim, MaxReplayCapacity, 4*maxParams)
+	case agents*horizon > MaxReplayCapacity || agents*horizon*dim > maxReplayFloats:
+		return nil, fmt.Errorf("rl: rollout %d agents × %d steps × %d features is too large (at most %d rows, %d floats)", agents, horizon, dim, MaxReplayCapacity, maxReplayFloats)
 	}
 	n := agents * horizon
 	return &Rollout{
 		Agents: agents, Horizon: horizon, Dim: dim,
 		obs: make([]float32, n*dim), act: make([]int32, n), logp: make([]float32, n),
 		val: make([]float32, n), rew: make([]float32, n), done: make([]bool, n),
-		adv: make([]float32, n), ret: make([]float32, n), last: make([]float32, agents),
+		adv: make([]float32, n), ret: make([]float32, n),
 	}, nil
 }
 
@@ -53,7 +51,7 @@ func (r *Rollout) Len() int { return r.t * r.Agents }
 func (r *Rollout) Full() bool { return r.t == r.Horizon }
 
 // Reset empties the buffer for the next rollout, keeping its storage.
-func (r *Rollout) Reset() { r.t, r.done1, r.lastSet = 0, false, false }
+func (r *Rollout) Reset() { r.t, r.done1 = 0, false }
 
 // Add appends one step of every agent: what it observed, the action it
 // took with its log-probability and value estimate (from PPO.Act), the
@@ -115,7 +113,6 @@ func (r *Rollout) Finish(lastValues []float32, gamma, lambda float64) error {
 			return fmt.Errorf("rl: rollout Finish: last value of agent %d is %v: must be finite", i, v)
 		}
 	}
-	copy(r.last, lastValues)
 	n := r.Agents
 	for i := 0; i < n; i++ {
 		var gae float64
@@ -135,7 +132,6 @@ func (r *Rollout) Finish(lastValues []float32, gamma, lambda float64) error {
 		}
 	}
 	r.done1 = true
-	r.lastSet = true
 	return nil
 }
 
