@@ -320,3 +320,47 @@ func TestPerSwitchAndNamespaces(t *testing.T) {
 		t.Fatalf("%v %v", resp, err)
 	}
 }
+
+// SAMPLE with suppress_redundant sends unchanged leaves only on heartbeats.
+func TestSuppressRedundantHeartbeat(t *testing.T) {
+	_, addr := start(t, gnmipath.OpenConfig, nil)
+	tg := dial(t, addr)
+	_, el, _ := gnmipath.ParsePath("/qos/queue-management-profiles")
+	mk := func(hb time.Duration) *gnmi.SubscribeRequest {
+		return &gnmi.SubscribeRequest{Request: &gnmi.SubscribeRequest_Subscribe{Subscribe: &gnmi.SubscriptionList{
+			Prefix: &gnmi.Path{Target: "sw0"}, Mode: gnmi.SubscriptionList_STREAM, Subscription: []*gnmi.Subscription{{
+				Path: &gnmi.Path{Elem: el}, Mode: gnmi.SubscriptionMode_SAMPLE, SampleInterval: uint64(10 * time.Millisecond),
+				SuppressRedundant: true, HeartbeatInterval: uint64(hb)}}}}}
+	}
+	count := func(hb time.Duration, wait time.Duration) (afterSync int) {
+		ctx, cancel := context.WithCancel(ctx5(t))
+		defer cancel()
+		rsp, errs := tg.SubscribeChan(ctx, mk(hb), "sr"+hb.String())
+		synced := false
+		end := time.After(10 * time.Second)
+		for {
+			select {
+			case r := <-rsp:
+				if r.Response.GetSyncResponse() {
+					synced = true
+					end = time.After(wait)
+				} else if synced && r.Response.GetUpdate() != nil {
+					afterSync++
+				}
+			case e := <-errs:
+				t.Fatal(e.Err)
+			case <-end:
+				if !synced {
+					t.Fatal("no sync")
+				}
+				return afterSync
+			}
+		}
+	}
+	if n := count(0, 200*time.Millisecond); n != 0 {
+		t.Fatalf("%d notifications of unchanged config at a 10ms interval with suppress_redundant", n)
+	}
+	if n := count(50*time.Millisecond, 400*time.Millisecond); n < 2 || n > 9 {
+		t.Fatalf("%d heartbeat notifications in 400ms at a 50ms heartbeat, want 2..9", n)
+	}
+}

@@ -8,6 +8,15 @@
 // the simulator cannot keep up it falls behind (Status reports the lag);
 // gRPC handlers never wait for a step, only Sets wait for the step boundary.
 //
+// Subscribe: ONCE, POLL and STREAM; in STREAM, SAMPLE honours
+// sample_interval (wall time; 0 means Config.DefaultSample, shorter than
+// Config.MinSampleInterval is raised to it — unlike sonic-gnmi, which
+// refuses intervals below 1 s), suppress_redundant and heartbeat_interval;
+// TARGET_DEFINED is sampled like SAMPLE; ON_CHANGE sends the leaves that
+// changed as soon as a Set commits (state leaves are checked every 100 ms),
+// and deletes for leaves that went away. Every subscription gets its
+// initial dump and then sync_response.
+//
 // Addressing: every switch is a gNMI target named as the simulator names it
 // (leaf0, spine0, sw0), its interfaces Ethernet0, Ethernet1, ... in port
 // order. openconfig: prefix.target (or path target) is the switch name.

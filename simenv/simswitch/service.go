@@ -166,9 +166,9 @@ func (v *service) Get(ctx context.Context, req *gnmi.GetRequest) (*gnmi.GetRespo
 	var keep func(gnmipath.Item) bool
 	switch req.GetType() {
 	case gnmi.GetRequest_CONFIG:
-		keep = func(it gnmipath.Item) bool { return it.Leaf.Field.IsConfig() }
+		keep = func(it gnmipath.Item) bool { return it.Leaf.Field.IsConfig() || it.DB == gnmipath.ConfigDB }
 	case gnmi.GetRequest_STATE, gnmi.GetRequest_OPERATIONAL:
-		keep = func(it gnmipath.Item) bool { return !it.Leaf.Field.IsConfig() }
+		keep = func(it gnmipath.Item) bool { return !it.Leaf.Field.IsConfig() && it.DB != gnmipath.ConfigDB }
 	}
 	paths := req.GetPath()
 	if len(paths) == 0 {
