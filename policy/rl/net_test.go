@@ -36,7 +36,7 @@ func TestGraphMatchesInference(t *testing.T) {
 				n.Layers[l].B[i] = float32(rng.NormFloat64() * 0.1)
 			}
 		}
-		const rows = 33
+		const rows = 150 // three tiles, the last partial
 		obs := randObs(rng, rows, arch.In)
 		flat := make([]float32, 0, rows*arch.In)
 		for _, o := range obs {
@@ -66,8 +66,20 @@ func TestGraphMatchesInference(t *testing.T) {
 				worst = math.Max(worst, math.Abs(float64(got[i*arch.Out+j]-want[i][j])))
 			}
 		}
+		t.Logf("%v: worst |graph - inference| = %.2g over %d outputs", act, worst, rows*arch.Out)
 		if worst > 1e-5 {
 			t.Fatalf("%v: graph and inference differ by %g (> 1e-5)", act, worst)
+		}
+		flatOut := make([]float32, rows*arch.Out)
+		if err := n.ForwardFlat(flatOut, flat, rows); err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			for j := range want[i] {
+				if flatOut[i*arch.Out+j] != want[i][j] {
+					t.Fatalf("ForwardFlat and Forward differ at %d,%d", i, j)
+				}
+			}
 		}
 		vm.Close()
 	}
