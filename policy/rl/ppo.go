@@ -400,8 +400,8 @@ func (p *PPO) Update(buf *Rollout) (PPOStats, error) {
 	if buf == nil || !buf.done1 {
 		return st, fmt.Errorf("ppo: update: rollout not finished: call Finish(lastValues, gamma, lambda) first")
 	}
-	if buf.Dim != p.cfg.Arch.In {
-		return st, fmt.Errorf("ppo: update: rollout has %d features, the policy expects %d", buf.Dim, p.cfg.Arch.In)
+	if buf.dim != p.cfg.Arch.In {
+		return st, fmt.Errorf("ppo: update: rollout has %d features, the policy expects %d", buf.dim, p.cfg.Arch.In)
 	}
 	rows := buf.Len()
 	mb, in, k := p.cfg.MinibatchSize, p.cfg.Arch.In, p.cfg.Arch.Out

@@ -9,7 +9,7 @@ import (
 // queue, all of the same length) for PPO, and computes GAE(λ) advantages
 // and returns when finished. Row (t, i) is step t of agent i.
 type Rollout struct {
-	Agents, Horizon, Dim int
+	agents, horizon, dim int
 
 	obs   []float32 // [t][i][dim]
 	act   []int32
@@ -37,7 +37,7 @@ func NewRollout(agents, horizon, dim int) (*Rollout, error) {
 	}
 	n := agents * horizon
 	return &Rollout{
-		Agents: agents, Horizon: horizon, Dim: dim,
+		agents: agents, horizon: horizon, dim: dim,
 		obs: make([]float32, n*dim), act: make([]int32, n), logp: make([]float32, n),
 		val: make([]float32, n), rew: make([]float32, n), done: make([]bool, n),
 		adv: make([]float32, n), ret: make([]float32, n),
@@ -45,10 +45,22 @@ func NewRollout(agents, horizon, dim int) (*Rollout, error) {
 }
 
 // Len is the number of rows collected so far (steps × agents).
-func (r *Rollout) Len() int { return r.t * r.Agents }
+func (r *Rollout) Len() int { return r.t * r.agents }
+
+// Agents is the number of parallel trajectories.
+func (r *Rollout) Agents() int { return r.agents }
+
+// Horizon is the number of steps per trajectory.
+func (r *Rollout) Horizon() int { return r.horizon }
+
+// Dim is the observation dimension.
+func (r *Rollout) Dim() int { return r.dim }
+
+// Steps is the number of steps added so far.
+func (r *Rollout) Steps() int { return r.t }
 
 // Full reports whether Horizon steps have been added.
-func (r *Rollout) Full() bool { return r.t == r.Horizon }
+func (r *Rollout) Full() bool { return r.t == r.horizon }
 
 // Reset empties the buffer for the next rollout, keeping its storage.
 func (r *Rollout) Reset() { r.t, r.done1 = 0, false }
@@ -57,17 +69,17 @@ func (r *Rollout) Reset() { r.t, r.done1 = 0, false }
 // took with its log-probability and value estimate (from PPO.Act), the
 // reward it got, and whether its episode ended with this step.
 func (r *Rollout) Add(obs [][]float32, actions []int, logp, values, rewards []float32, dones []bool) error {
-	if r.t >= r.Horizon {
-		return fmt.Errorf("rl: rollout is full (%d steps): call Update and Reset", r.Horizon)
+	if r.t >= r.horizon {
+		return fmt.Errorf("rl: rollout is full (%d steps): call Update and Reset", r.horizon)
 	}
-	n := r.Agents
+	n := r.agents
 	if len(obs) != n || len(actions) != n || len(logp) != n || len(values) != n || len(rewards) != n || len(dones) != n {
 		return fmt.Errorf("rl: rollout step %d: got %d obs, %d actions, %d logp, %d values, %d rewards, %d dones: want %d each (one per agent)",
 			r.t, len(obs), len(actions), len(logp), len(values), len(rewards), len(dones), n)
 	}
 	for i := 0; i < n; i++ {
-		if len(obs[i]) != r.Dim {
-			return fmt.Errorf("rl: rollout step %d agent %d: observation has %d features, want %d", r.t, i, len(obs[i]), r.Dim)
+		if len(obs[i]) != r.dim {
+			return fmt.Errorf("rl: rollout step %d agent %d: observation has %d features, want %d", r.t, i, len(obs[i]), r.dim)
 		}
 		if actions[i] < 0 || actions[i] > math.MaxInt32 {
 			return fmt.Errorf("rl: rollout step %d agent %d: action %d is negative or too large", r.t, i, actions[i])
@@ -83,7 +95,7 @@ func (r *Rollout) Add(obs [][]float32, actions []int, logp, values, rewards []fl
 	}
 	base := r.t * n
 	for i := 0; i < n; i++ {
-		copy(r.obs[(base+i)*r.Dim:(base+i+1)*r.Dim], obs[i])
+		copy(r.obs[(base+i)*r.dim:(base+i+1)*r.dim], obs[i])
 		r.act[base+i] = int32(actions[i])
 		r.logp[base+i] = logp[i]
 		r.val[base+i] = values[i]
@@ -102,8 +114,8 @@ func (r *Rollout) Finish(lastValues []float32, gamma, lambda float64) error {
 	if r.t == 0 {
 		return fmt.Errorf("rl: rollout is empty: add steps before Finish")
 	}
-	if len(lastValues) != r.Agents {
-		return fmt.Errorf("rl: rollout Finish: %d last values, want %d (one per agent)", len(lastValues), r.Agents)
+	if len(lastValues) != r.agents {
+		return fmt.Errorf("rl: rollout Finish: %d last values, want %d (one per agent)", len(lastValues), r.agents)
 	}
 	if !(gamma >= 0 && gamma <= 1) || !(lambda >= 0 && lambda <= 1) {
 		return fmt.Errorf("rl: rollout Finish: gamma %v, lambda %v: allowed [0, 1]", gamma, lambda)
@@ -113,7 +125,7 @@ func (r *Rollout) Finish(lastValues []float32, gamma, lambda float64) error {
 			return fmt.Errorf("rl: rollout Finish: last value of agent %d is %v: must be finite", i, v)
 		}
 	}
-	n := r.Agents
+	n := r.agents
 	for i := 0; i < n; i++ {
 		var gae float64
 		next := float64(lastValues[i])
@@ -135,7 +147,7 @@ func (r *Rollout) Finish(lastValues []float32, gamma, lambda float64) error {
 	return nil
 }
 
-// Advantages returns the computed advantages, row (t, i) at t*Agents+i.
+// Advantages returns the computed advantages, row (t, i) at t*Agents()+i.
 func (r *Rollout) Advantages() []float32 { return r.adv[:r.Len()] }
 
 // Returns returns the computed returns (advantage + value).
