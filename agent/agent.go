@@ -340,11 +340,12 @@ func (a *Agent) account(p Plan) {
 }
 
 type setResult struct {
-	c   Change
-	seq uint64
-	out Outcome
-	got env.Setting
-	err error
+	c       Change
+	seq     uint64
+	out     Outcome
+	got     env.Setting
+	err     error
+	unknown bool // outcome unknown: the intent stays open for Reconcile
 }
 
 // apply journals, sets and reads back a batch of changes, one Set per
@@ -368,12 +369,12 @@ func (a *Agent) apply(ctx context.Context, changes []Change, allowRollback bool)
 		for i, c := range cs {
 			keys[i] = c.Key
 		}
-		var paths []string
-		if sw != nil {
-			paths = sw.SetPaths(keys)
-		}
 		nowNs := a.o.Clock().UnixNano()
 		for i, c := range cs {
+			var paths []string
+			if sw != nil {
+				paths = sw.SetPaths([]env.QueueKey{c.Key})
+			}
 			entries[i] = AuditEntry{TimeNs: nowNs, Target: target, Key: c.Key, Paths: paths, Kind: c.Kind,
 				Old: c.Old, New: c.New, Reason: c.Reason, Model: a.o.Model, Owner: a.cfg.Owner}
 			if a.o.DryRun {
@@ -410,7 +411,10 @@ func (a *Agent) apply(ctx context.Context, changes []Change, allowRollback bool)
 	var second []Change
 	nowNs := a.o.Clock().UnixNano()
 	for _, r := range results {
-		if r.seq != 0 {
+		if r.unknown {
+			a.pending = true
+			a.log.Warn("set outcome unknown, left for reconcile", "queue", r.c.Key.String(), "err", r.err)
+		} else if r.seq != 0 {
 			st, msg := StateApplied, ""
 			var got *env.Setting
 			switch {
@@ -473,36 +477,55 @@ func (a *Agent) setAndReadBack(ctx context.Context, sw Switch, cs []Change, writ
 	for _, c := range cs {
 		settings[c.Key] = c.New
 	}
-	cctx, cancel := context.WithTimeout(ctx, a.o.SetTimeout)
+	// A Set once sent is seen through even when the agent is stopping:
+	// cancelling it would leave its outcome unknown.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.o.SetTimeout)
 	defer cancel()
 	start := time.Now()
-	err := sw.Apply(cctx, settings)
-	if err != nil {
+	setErr := sw.Apply(cctx, settings)
+	if setErr != nil {
 		a.o.Metrics.Sets.WithLabelValues("error").Inc()
-		for i := range out {
-			out[i].err = fmt.Errorf("set on %s: %w", sw.Name(), err)
-		}
-		return out
 	}
-	got, err := sw.Read(cctx, keys)
-	a.o.Metrics.SetLatency.Observe(time.Since(start).Seconds())
+	// Read back in any case: after a failed Set the switch says whether
+	// it took the change after all (a timeout may hide a success).
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), a.o.SetTimeout)
+	defer rcancel()
+	got, err := sw.Read(rctx, keys)
+	if setErr == nil {
+		a.o.Metrics.SetLatency.Observe(time.Since(start).Seconds())
+	}
 	if err != nil {
-		// Set answered but read-back failed: treat as a mismatch against
-		// an unknown setting, so the guard restores last known good.
-		a.o.Metrics.Sets.WithLabelValues("readback-error").Inc()
 		for i := range out {
+			if setErr != nil {
+				// Outcome unknown: leave the intent unresolved for the
+				// reconciler, tell the guard nothing was applied.
+				out[i].unknown = true
+				out[i].err = fmt.Errorf("set on %s: %v; read-back: %v", sw.Name(), setErr, err)
+				continue
+			}
+			// Set answered but read-back failed: a mismatch against an
+			// unknown setting, so the guard restores last known good.
 			out[i].out = Mismatch
 			out[i].err = fmt.Errorf("read-back on %s: %w", sw.Name(), err)
 		}
+		if setErr == nil {
+			a.o.Metrics.Sets.WithLabelValues("readback-error").Inc()
+		}
 		return out
 	}
-	a.o.Metrics.Sets.WithLabelValues("ok").Inc()
+	if setErr == nil {
+		a.o.Metrics.Sets.WithLabelValues("ok").Inc()
+	}
 	for i, c := range cs {
 		g, ok := got[c.Key]
 		out[i].got = g
-		if ok && a.guard.ReadBackOK(c.New, g) {
+		switch {
+		case ok && a.guard.ReadBackOK(c.New, g):
 			out[i].out = Applied
-		} else {
+		case setErr != nil:
+			out[i].out = NotApplied
+			out[i].err = fmt.Errorf("set on %s: %w", sw.Name(), setErr)
+		default:
 			out[i].out = Mismatch
 		}
 	}

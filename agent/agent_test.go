@@ -301,7 +301,7 @@ func TestAgentClosedLoopAppliesWithAudit(t *testing.T) {
 	}
 	e := es[0]
 	if e.State != StateApplied || e.Old != cur || e.New != target || e.Model != "fixed@1" || e.Owner != "test-agent" ||
-		e.Got == nil || *e.Got != target || len(e.Paths) != 2 || e.ResultNs < e.TimeNs || e.Kind != KindTune {
+		e.Got == nil || *e.Got != target || len(e.Paths) != 1 || e.ResultNs < e.TimeNs || e.Kind != KindTune {
 		t.Fatalf("audit entry %+v", e)
 	}
 	// Nothing more to do: no new entries on the next intervals.
@@ -579,4 +579,31 @@ func testutilCounter(t *testing.T, a *Agent, name, label string) float64 {
 		}
 	}
 	return 0
+}
+
+// A Set whose answer is lost and whose read-back fails leaves the intent
+// open; the next interval reconciles it from the switch.
+func TestAgentUnknownOutcomeReconciled(t *testing.T) {
+	sw := newFakeSwitch("leaf0", kA)
+	r := newRig(t, ModeClosedLoop, false, "", sw)
+	sw.setErr = errors.New("rpc error: code = DeadlineExceeded")
+	sw.readErr = errors.New("connection reset")
+	r.interval(t)
+	es, _ := r.j.Entries("", 0)
+	if len(es) != 1 || es[0].State != StateIntent {
+		t.Fatalf("audit %+v", es)
+	}
+	// The Set had in fact landed.
+	sw.mu.Lock()
+	sw.setErr, sw.readErr = nil, nil
+	sw.set[kA] = target
+	sw.mu.Unlock()
+	r.interval(t)
+	es, _ = r.j.Entries("", 0)
+	if es[0].State != StateReconciled {
+		t.Fatalf("audit %+v", es)
+	}
+	if lg, _ := r.a.Guard().LastGood(kA); lg != cur {
+		t.Fatalf("last good %+v: the reconciled change must be on probation from %+v", lg, cur)
+	}
 }

@@ -219,7 +219,7 @@ func carriesCounters(d gnmipath.Dialect, n *gnmi.Notification) bool {
 	}
 	for _, u := range n.GetUpdate() {
 		for _, e := range gnmipath.FullElems(n.GetPrefix(), u.GetPath()) {
-			if e.GetName() == "state" || e.GetName() == "output" {
+			if e.GetName() == "state" {
 				return true
 			}
 		}

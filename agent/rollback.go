@@ -91,7 +91,7 @@ func ApplyManual(ctx context.Context, j *Journal, sw Switch, changes []Change, o
 	}
 	entries := make([]AuditEntry, len(todo))
 	for i, c := range todo {
-		entries[i] = AuditEntry{TimeNs: now().UnixNano(), Target: sw.Name(), Key: c.Key, Paths: sw.SetPaths(keys),
+		entries[i] = AuditEntry{TimeNs: now().UnixNano(), Target: sw.Name(), Key: c.Key, Paths: sw.SetPaths([]env.QueueKey{c.Key}),
 			Kind: c.Kind, Old: c.Old, New: c.New, Reason: c.Reason, Model: "manual", Owner: owner}
 	}
 	written, err := j.Intent(entries)
