@@ -2,6 +2,7 @@ package env
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -141,4 +142,39 @@ func TestNewCatalogueErrors(t *testing.T) {
 func k1i(c Catalogue, a int) int64 {
 	i, _, _, _ := c.Grid(a)
 	return c.KmaxLevels()[i]
+}
+
+// Relative moves from any setting, even off the grid, land on the grid,
+// move one step along one axis from the nearest point, and keep kmin <= kmax.
+func TestCatalogueRelativeProperty(t *testing.T) {
+	c := DefaultCatalogue()
+	rng := rand.New(rand.NewPCG(3, 4))
+	for n := 0; n < 2000; n++ {
+		rate := []float64{10e9, 25e9, 100e9, 200e9, 400e9, 800e9}[rng.IntN(6)]
+		kmax := int64(math.Exp(rng.Float64()*math.Log(1e8))) + 1
+		cur := Setting{KminBytes: rng.Int64N(kmax + 1), KmaxBytes: kmax, Pmax: rng.Float64() + 1e-9, HeadroomBytes: 5}
+		i0, j0, l0, _ := c.Grid(c.Nearest(cur, rate))
+		for a := ActionKmaxUp; a < NumRelativeActions; a++ {
+			s := c.Setting(a, rate, cur)
+			if s.KminBytes > s.KmaxBytes || !(s.Pmax > 0 && s.Pmax <= 1) || s.HeadroomBytes != 5 {
+				t.Fatalf("%s from %+v at %g: %+v", c.Describe(a), cur, rate, s)
+			}
+			g := c.Nearest(s, rate)
+			if c.Setting(g, rate, cur) != s {
+				t.Fatalf("%s from %+v at %g: %+v is off the grid", c.Describe(a), cur, rate, s)
+			}
+			i, j, l, _ := c.Grid(g)
+			moved := abs(i-i0) + abs(j-j0) + abs(l-l0)
+			if moved > 1 {
+				t.Fatalf("%s from grid (%d,%d,%d) went to (%d,%d,%d)", c.Describe(a), i0, j0, l0, i, j, l)
+			}
+		}
+	}
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }

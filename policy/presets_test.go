@@ -92,3 +92,43 @@ func TestStaticDecide(t *testing.T) {
 		t.Fatalf("unknown rate: %+v, want hold", ds[1])
 	}
 }
+
+// Every preset is within one grid step of a catalogue point on each axis,
+// so a catalogue policy can reproduce any vendor's choice closely.
+func TestPresetsNearCatalogue(t *testing.T) {
+	c := env.DefaultCatalogue()
+	kl, rl, pl := c.KmaxLevels(), c.KminRatios(), c.PmaxLevels()
+	maxStep := func(levels []float64) float64 {
+		m := 0.0
+		for i := 1; i < len(levels); i++ {
+			m = math.Max(m, math.Log(levels[i]/levels[i-1]))
+		}
+		return m
+	}
+	kf := make([]float64, len(kl))
+	for i, v := range kl {
+		kf[i] = float64(v)
+	}
+	for _, n := range PresetNames() {
+		p, _ := Preset(n)
+		s := p.Setting(100e9)
+		i, j, l, ok := c.Grid(c.Nearest(s, 100e9))
+		if !ok {
+			t.Fatalf("%s: nearest is not a grid point", n)
+		}
+		ratio := float64(s.KminBytes) / float64(s.KmaxBytes)
+		for _, ax := range []struct {
+			name       string
+			got, level float64
+			step       float64
+		}{
+			{"kmax", float64(s.KmaxBytes), kf[i], maxStep(kf)},
+			{"kmin ratio", ratio, rl[j], maxStep(rl)},
+			{"pmax", s.Pmax, pl[l], maxStep(pl)},
+		} {
+			if d := math.Abs(math.Log(ax.got / ax.level)); d > ax.step/2+1e-9 {
+				t.Errorf("%s: %s %g is %.2f log-units from the nearest level %g (half step %.2f)", n, ax.name, ax.got, d, ax.level, ax.step/2)
+			}
+		}
+	}
+}
