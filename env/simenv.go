@@ -30,6 +30,10 @@ type SimEnvOptions struct {
 	Priorities []int
 	// Switches restricts control to the switches of these names (nil: all).
 	Switches []string
+	// FlowStatsEveryStep fills StepInfo's slowdown figures on every step;
+	// by default only on the last step of an episode (they read and sort
+	// every flow of the run).
+	FlowStatsEveryStep bool
 }
 
 // StepInfo carries ground truth for evaluation. A policy must not read it:
@@ -42,8 +46,9 @@ type StepInfo struct {
 
 	FlowsStarted  int
 	FlowsFinished int
-	// MeanSlowdown and MaxSlowdown are over the flows finished so far
-	// (0 when none has).
+	// MeanSlowdown and MaxSlowdown are over the flows finished so far (0
+	// when none has), on the last step of an episode, or on every step with
+	// SimEnvOptions.FlowStatsEveryStep.
 	MeanSlowdown float64
 	MaxSlowdown  float64
 }
@@ -307,6 +312,9 @@ func (e *SimEnv) info(settings []Setting) StepInfo {
 	st := e.sim.Stats()
 	info := StepInfo{Step: e.step, Now: e.sim.Now(), Settings: settings, Stats: st,
 		FlowsStarted: st.FlowsStarted, FlowsFinished: st.FlowsFinished}
+	if !e.done && !e.opts.FlowStatsEveryStep {
+		return info
+	}
 	n := 0
 	sum := 0.0
 	for _, f := range e.sim.Flows() {

@@ -97,6 +97,9 @@ func TestSimEnvResetStepDeterminism(t *testing.T) {
 	if last.FlowsFinished == 0 || last.MeanSlowdown < 1 || last.MaxSlowdown < last.MeanSlowdown {
 		t.Fatalf("ground truth: finished %d mean slowdown %g max %g", last.FlowsFinished, last.MeanSlowdown, last.MaxSlowdown)
 	}
+	if mid := ep1.infos[10]; mid.FlowsFinished == 0 || mid.FlowsFinished > last.FlowsFinished || mid.MeanSlowdown != 0 {
+		t.Fatalf("mid-episode info: finished %d (last %d), slowdown %g (want 0: filled at the end only)", mid.FlowsFinished, last.FlowsFinished, mid.MeanSlowdown)
+	}
 	// The receiver's port (host0 = Ethernet0) carries the incast: it must
 	// be busy, queue and mark; the settings walked must show in the
 	// observations.
