@@ -211,3 +211,23 @@ func TestAdaptiveDeterministicAndHolds(t *testing.T) {
 		t.Fatal("Forget kept the queue")
 	}
 }
+
+func BenchmarkAdaptiveDecide10kQueues(b *testing.B) {
+	const n = 10_000
+	obs := make([]env.Observation, n)
+	for i := range obs {
+		obs[i] = env.Observation{Key: env.QueueKey{Target: "leaf0", Port: "Ethernet" + strings.Repeat("x", i%7), Queue: i},
+			RateBps: 100e9, Current: env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}, Valid: true,
+			Metrics: env.Metrics{IntervalNs: 1_000_000, Util: 0.8, AvgQueueFrac: 1}}
+	}
+	a := NewAdaptive(AdaptiveConfig{})
+	b.ReportAllocs()
+	b.ResetTimer()
+	for it := 0; it < b.N; it++ {
+		ds := a.Decide(obs)
+		for i := range obs {
+			obs[i].Current = ds[i].Setting
+			obs[i].Metrics.Util = 0.5 + 0.4*float64((it+i)%5)/5
+		}
+	}
+}
