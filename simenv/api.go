@@ -144,6 +144,11 @@ type Stats struct {
 	InjectedBytes  uint64 // payload bytes put on the wire by hosts, first transmissions
 	DeliveredBytes uint64 // payload bytes accepted in order by receivers
 	RetxBytes      uint64 // payload bytes re-sent by go-back-N
+	// Packet-level conservation: every data packet a host sends is, at any
+	// instant, received by a host, dropped, or still in the fabric.
+	DataSentPkts uint64 // data packets sent by hosts (first sends and retransmissions)
+	DataRecvPkts uint64 // data packets that reached their destination host
+	DataDropPkts uint64 // data packets dropped in the fabric
 	// HostLinkBusy is, summed over host uplinks, the time spent transmitting;
 	// divide by (hosts * Now) for average host-link utilisation.
 	HostTxBusy   Time

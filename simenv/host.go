@@ -21,7 +21,12 @@ func (s *Sim) addFlow(src, dst int32, prio int, size int64, start Time, workload
 	f := flow{collective: -1}
 	f.ID = int(id)
 	f.Src, f.Dst = int(src), int(dst)
-	f.SPort = 10000 + int(id)%50000
+	if s.pairPort == nil {
+		s.pairPort = make(map[[2]int32]int32)
+	}
+	k := [2]int32{src, dst}
+	f.SPort = 10000 + int(s.pairPort[k])
+	s.pairPort[k]++
 	f.DPort = dport
 	f.Priority = prio
 	f.SizeBytes = size
@@ -97,6 +102,7 @@ func (s *Sim) hostSend(pid int32) {
 		}
 		f.sndNxt += payload
 		f.lastPktSize = size
+		s.stats.DataSentPkts++
 		f.nextAvail = s.now + Time(float64(size)*8e12/f.rate+0.5)
 		if s.cfg.DCQCN.Enabled && s.cfg.DCQCN.ByteCounter > 0 && f.cnpSeen {
 			f.bcBytes += int64(size)
@@ -160,6 +166,7 @@ func (s *Sim) hostReceive(pid int32, pk int32) {
 }
 
 func (s *Sim) receiveData(pid int32, f *flow, pkt *packet) {
+	s.stats.DataRecvPkts++
 	if pkt.ce {
 		f.ceSeen = true
 	}
@@ -338,7 +345,7 @@ func (s *Sim) rateDecrease(id int32, gen uint32) {
 	if nr < d.MinRateBps {
 		nr = d.MinRateBps
 	}
-	s.changeRate(f, nr)
+	f.rate = nr
 	f.rpStage = 0
 	f.bcStage = 0
 	f.bcBytes = 0
@@ -371,19 +378,5 @@ func (s *Sim) rateIncrease(f *flow, stage int32) {
 	default:
 		f.target = math.Min(f.target+d.HAIBps, f.maxRate)
 	}
-	s.changeRate(f, (f.rate+f.target)/2)
-}
-
-// changeRate moves the flow's pacing to the new rate, shifting the next
-// send instant as the NIC would (ns-3 HPCC ChangeRate).
-func (s *Sim) changeRate(f *flow, nr float64) {
-	if f.lastPktSize > 0 {
-		old := Time(float64(f.lastPktSize)*8e12/f.rate + 0.5)
-		nw := Time(float64(f.lastPktSize)*8e12/nr + 0.5)
-		f.nextAvail += nw - old
-	}
-	f.rate = nr
-	if nw := f.nextAvail; nw < s.hosts[f.srcHost].wakeAt {
-		s.tryTx(s.hosts[f.srcHost].port)
-	}
+	f.rate = (f.rate + f.target) / 2
 }

@@ -53,6 +53,7 @@ type port struct {
 	headroom     [NumQueues]int64
 	alpha        [NumQueues]float64
 	minHeadroom  int64
+	hdrmPeak     int64 // most headroom ever used on this ingress (any PG)
 	pfc          [NumQueues]PFCCounters
 }
 
@@ -134,8 +135,9 @@ type Sim struct {
 	nodePort [][]int32
 	infos    []SwitchInfo
 
-	flows []flow
-	colls []collState
+	flows    []flow
+	pairPort map[[2]int32]int32 // next source port per (src, dst), as ns-3 numbers them
+	colls    []collState
 	gens  []generator
 
 	rngWork *rand.Rand
@@ -838,6 +840,9 @@ func (s *Sim) arrive(pid int32, pk int32) {
 		p.ingBytes[pg] = nb
 	} else if nb-s.cfg.PFC.ReserveBytes > thr {
 		p.hdrmBytes[pg] += size
+		if p.hdrmBytes[pg] > p.hdrmPeak {
+			p.hdrmPeak = p.hdrmBytes[pg]
+		}
 	} else {
 		p.ingBytes[pg] = nb
 		sw.sharedUsed += min(size, nb-s.cfg.PFC.ReserveBytes)
@@ -855,6 +860,9 @@ func (s *Sim) drop(op *port, q int, pk int32) {
 	pkt := &s.pkts[pk]
 	s.stats.Drops++
 	s.stats.DropBytes += uint64(pkt.size)
+	if pkt.kind == pktData {
+		s.stats.DataDropPkts++
+	}
 	if op != nil {
 		op.cnt[q].dropPkts++
 		op.cnt[q].dropBytes += uint64(pkt.size)
