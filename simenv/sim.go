@@ -138,7 +138,7 @@ type Sim struct {
 	flows    []flow
 	pairPort map[[2]int32]int32 // next source port per (src, dst), as ns-3 numbers them
 	colls    []collState
-	gens  []generator
+	gens     []generator
 
 	rngWork *rand.Rand
 	rngMark *rand.Rand
