@@ -1,0 +1,743 @@
+// Package train is the training loop of ecntune's learned policies: DDQN
+// or PPO over env.SimEnv episodes with parameter sharing (one agent per
+// controlled queue), domain randomisation of the scenarios, episodes run in
+// parallel, a deterministic merge, periodic checkpoints for exact resume,
+// and a learning curve.
+//
+// Determinism: a run is a function of its Config (seed and worker count
+// included). Episodes are grouped in rounds of Workers episodes; every
+// episode of a round acts with the weights as they stood at the start of
+// the round and draws its scenario, perturbation and simulator seed from
+// its own RNG, seeded by (Seed, episode index). Worker results are merged
+// in episode order, so the learner sees the same data in the same order
+// however the goroutines were scheduled. The package reads no clock: a
+// wall-clock budget comes in as the Stop hook.
+package train
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/policy/rl"
+	"github.com/ecntune/ecntune/simenv"
+)
+
+// Algorithms.
+const (
+	AlgoDDQN = "ddqn"
+	AlgoPPO  = "ppo"
+)
+
+// Scenario is one training scenario: the loaded configuration and, for
+// provenance, where it came from.
+type Scenario struct {
+	Name   string
+	Path   string
+	SHA256 string
+	Config simenv.Config
+}
+
+// Randomisation perturbs a scenario per episode (domain randomisation).
+// Multipliers are drawn uniformly in [Min, Max]; a zero pair keeps the
+// value. See Config.withDefaults for the defaults.
+type Randomisation struct {
+	// Off disables every perturbation (episodes differ only by seed).
+	Off bool `json:"off,omitempty"`
+	// LoadMin/LoadMax multiply the load of every CDF workload (the result
+	// is kept within 0.05..0.95).
+	LoadMin float64 `json:"load_min"`
+	LoadMax float64 `json:"load_max"`
+	// FaninMin/FaninMax multiply incast fan-in (kept within 2..hosts-1),
+	// SizeMin/SizeMax incast flow sizes.
+	FaninMin float64 `json:"fanin_min"`
+	FaninMax float64 `json:"fanin_max"`
+	SizeMin  float64 `json:"size_min"`
+	SizeMax  float64 `json:"size_max"`
+	// HostRates lists host link rates (bps) to pick from; every link rate
+	// and the DCQCN rate steps scale by the same factor.
+	HostRates []float64 `json:"host_rates,omitempty"`
+	// AddIncast is the probability of adding an incast workload (fan-in
+	// 3..hosts-1, 50..400 KB every 200..800 µs) to the episode: mixes.
+	AddIncast float64 `json:"add_incast"`
+	// RandomStart starts every episode from a random catalogue setting
+	// instead of the scenario's.
+	RandomStart bool `json:"random_start"`
+}
+
+// Config is everything a training run depends on.
+type Config struct {
+	Algo      string
+	Scenarios []Scenario
+	// Episodes is the number of episodes to train (0: until Stop says so;
+	// then exploration decays over DefaultDecayEpisodes).
+	Episodes int
+	// Workers is the number of episodes run in parallel per round.
+	Workers int
+	Seed    uint64
+	// Hidden are the hidden layer widths (default 64, 64).
+	Hidden []int
+	// Interval is the control interval Δ (default 200 µs).
+	Interval simenv.Time
+	// MaxEpisode caps an episode's simulated time (default 5 ms).
+	MaxEpisode simenv.Time
+	Gamma      float64 // default 0.7 (DDQN), 0.9 (PPO)
+	LR         float64 // default 1e-3 (DDQN), 3e-4 (PPO)
+	// Randomise perturbs the scenarios per episode.
+	Randomise Randomisation
+	// Reward weights (default env.DefaultRewardWeights()).
+	Reward *env.RewardWeights
+	// WarmUp is the number of transitions DDQN stores before its first
+	// gradient step (default 1000).
+	WarmUp int
+	// CheckpointEvery saves a checkpoint every so many rounds (default 10).
+	CheckpointEvery int
+	// EvalEvery runs the greedy evaluation episode every so many rounds
+	// (default 5).
+	EvalEvery int
+}
+
+// Defaults.
+const (
+	DefaultInterval       = 200 * simenv.Microsecond
+	DefaultMaxEpisode     = 5 * simenv.Millisecond
+	DefaultDecayEpisodes  = 300
+	DefaultCheckpointEvry = 10
+	DefaultEvalEvery      = 5
+	// EvalSeed is the simulator seed of the greedy evaluation episodes.
+	EvalSeed = 1_000_003
+)
+
+func (c Config) withDefaults() Config {
+	c.Algo = strings.ToLower(strings.TrimSpace(c.Algo))
+	if c.Algo == "" {
+		c.Algo = AlgoDDQN
+	}
+	if c.Workers == 0 {
+		c.Workers = 1
+	}
+	if c.Hidden == nil {
+		c.Hidden = []int{64, 64}
+	}
+	if c.Interval == 0 {
+		c.Interval = DefaultInterval
+	}
+	if c.MaxEpisode == 0 {
+		c.MaxEpisode = DefaultMaxEpisode
+	}
+	if c.Gamma == 0 {
+		c.Gamma = 0.7
+		if c.Algo == AlgoPPO {
+			c.Gamma = 0.9
+		}
+	}
+	if c.LR == 0 {
+		c.LR = 1e-3
+		if c.Algo == AlgoPPO {
+			c.LR = 3e-4
+		}
+	}
+	r := &c.Randomise
+	if !r.Off && r.LoadMin == 0 && r.LoadMax == 0 && r.FaninMin == 0 && r.FaninMax == 0 && r.SizeMin == 0 &&
+		r.SizeMax == 0 && r.HostRates == nil && r.AddIncast == 0 && !r.RandomStart {
+		*r = DefaultRandomisation()
+	}
+	if c.Reward == nil {
+		w := env.DefaultRewardWeights()
+		c.Reward = &w
+	}
+	if c.CheckpointEvery == 0 {
+		c.CheckpointEvery = DefaultCheckpointEvry
+	}
+	if c.WarmUp == 0 {
+		c.WarmUp = 1000
+	}
+	if c.EvalEvery == 0 {
+		c.EvalEvery = DefaultEvalEvery
+	}
+	return c
+}
+
+// DefaultRandomisation: loads ×0.5..1.5, fan-in ×0.5..1.5, incast sizes
+// ×0.5..2, hosts at 25, 50, 100 or 200 Gb/s, an extra incast in 30% of the
+// episodes, random starting settings.
+func DefaultRandomisation() Randomisation {
+	return Randomisation{LoadMin: 0.5, LoadMax: 1.5, FaninMin: 0.5, FaninMax: 1.5, SizeMin: 0.5, SizeMax: 2,
+		HostRates: []float64{25e9, 50e9, 100e9, 200e9}, AddIncast: 0.3, RandomStart: true}
+}
+
+func checkPair(name string, lo, hi float64) error {
+	if lo == 0 && hi == 0 {
+		return nil
+	}
+	if !(lo > 0) || !(hi >= lo) || math.IsInf(hi, 0) {
+		return fmt.Errorf("train: randomisation %s_min %g, %s_max %g: want 0 < min <= max, finite", name, lo, name, hi)
+	}
+	return nil
+}
+
+// Validate names the first field at fault.
+func (c Config) Validate() error {
+	if c.Algo != AlgoDDQN && c.Algo != AlgoPPO {
+		return fmt.Errorf("train: algorithm %q: want ddqn or ppo", c.Algo)
+	}
+	if len(c.Scenarios) == 0 {
+		return errors.New("train: no scenario: give at least one --scenario")
+	}
+	for i, s := range c.Scenarios {
+		if s.Config.Duration <= 0 {
+			return fmt.Errorf("train: scenario %d (%s): duration %v must be positive", i, s.Name, s.Config.Duration)
+		}
+	}
+	switch {
+	case c.Episodes < 0:
+		return fmt.Errorf("train: episodes %d: want 0 (until stopped) or more", c.Episodes)
+	case c.Workers < 1 || c.Workers > 256:
+		return fmt.Errorf("train: workers %d: allowed 1..256", c.Workers)
+	case c.Interval < simenv.Microsecond:
+		return fmt.Errorf("train: interval %v: want at least 1µs", c.Interval)
+	case c.MaxEpisode < 2*c.Interval:
+		return fmt.Errorf("train: max episode %v: want at least two intervals (%v)", c.MaxEpisode, 2*c.Interval)
+	case !(c.Gamma >= 0 && c.Gamma < 1):
+		return fmt.Errorf("train: gamma %g: allowed [0, 1)", c.Gamma)
+	case !(c.LR > 0 && c.LR <= 1):
+		return fmt.Errorf("train: learning rate %g: allowed (0, 1]", c.LR)
+	case c.CheckpointEvery < 1:
+		return fmt.Errorf("train: checkpoint every %d rounds: want at least 1", c.CheckpointEvery)
+	case c.WarmUp < 1 || c.WarmUp > 60_000:
+		return fmt.Errorf("train: warm-up %d transitions: allowed 1..60000 (the replay capacity)", c.WarmUp)
+	case c.EvalEvery < 1:
+		return fmt.Errorf("train: eval every %d rounds: want at least 1", c.EvalEvery)
+	}
+	r := c.Randomise
+	for _, p := range []struct {
+		n      string
+		lo, hi float64
+	}{{"load", r.LoadMin, r.LoadMax}, {"fanin", r.FaninMin, r.FaninMax}, {"size", r.SizeMin, r.SizeMax}} {
+		if err := checkPair(p.n, p.lo, p.hi); err != nil {
+			return err
+		}
+	}
+	for i, v := range r.HostRates {
+		if !(v >= 1e9 && v <= 1.6e12) {
+			return fmt.Errorf("train: randomisation host_rates[%d] = %g bps: allowed 1 Gb/s..1.6 Tb/s", i, v)
+		}
+	}
+	if !(r.AddIncast >= 0 && r.AddIncast <= 1) {
+		return fmt.Errorf("train: randomisation add_incast %g: allowed [0, 1]", r.AddIncast)
+	}
+	if c.Reward != nil {
+		if err := c.Reward.Validate(); err != nil {
+			return fmt.Errorf("train: %w", err)
+		}
+	}
+	for i, h := range c.Hidden {
+		if h < 1 || h > 4096 {
+			return fmt.Errorf("train: hidden[%d] = %d: allowed 1..4096", i, h)
+		}
+	}
+	return nil
+}
+
+// Hyper returns the hyper-parameters as text, for model provenance.
+func (c Config) Hyper() map[string]string {
+	c = c.withDefaults()
+	hid := make([]string, len(c.Hidden))
+	for i, h := range c.Hidden {
+		hid[i] = strconv.Itoa(h)
+	}
+	rnd, _ := json.Marshal(c.Randomise)
+	rw, _ := json.Marshal(c.Reward)
+	h := map[string]string{
+		"algo":             c.Algo,
+		"episodes":         strconv.Itoa(c.Episodes),
+		"hidden":           strings.Join(hid, ","),
+		"interval":         c.Interval.String(),
+		"max_episode":      c.MaxEpisode.String(),
+		"gamma":            strconv.FormatFloat(c.Gamma, 'g', -1, 64),
+		"lr":               strconv.FormatFloat(c.LR, 'g', -1, 64),
+		"randomisation":    string(rnd),
+		"reward":           string(rw),
+		"checkpoint_every": strconv.Itoa(c.CheckpointEvery),
+		"catalogue":        strconv.Itoa(env.DefaultCatalogue().Len()) + " actions",
+	}
+	if c.Algo == AlgoDDQN {
+		d := ddqnConfig(c)
+		h["batch"] = strconv.Itoa(d.BatchSize)
+		h["replay"] = strconv.Itoa(d.ReplayCapacity)
+		h["train_every"] = strconv.Itoa(d.TrainEvery)
+		h["warm_up"] = strconv.Itoa(d.WarmUp)
+		h["target_sync"] = strconv.Itoa(d.TargetSync)
+		h["eps"] = fmt.Sprintf("1→%g over %d episodes", epsEnd, c.decayEpisodes())
+	} else {
+		p := ppoConfig(c)
+		h["lambda"] = strconv.FormatFloat(p.Lambda, 'g', -1, 64)
+		h["clip"] = strconv.FormatFloat(p.ClipRange, 'g', -1, 64)
+		h["minibatch"] = strconv.Itoa(p.MinibatchSize)
+		h["epochs"] = strconv.Itoa(p.Epochs)
+	}
+	return h
+}
+
+// fingerprint identifies the run for resume: a checkpoint is only resumed
+// by a run of the same configuration.
+func (c Config) fingerprint() string {
+	h := sha256.New()
+	hy, _ := json.Marshal(c.Hyper()) // map keys are sorted
+	h.Write(hy)
+	fmt.Fprintf(h, "|seed %d|workers %d|", c.Seed, c.Workers)
+	for _, s := range c.Scenarios {
+		cfg, _ := json.Marshal(s.Config)
+		h.Write(cfg)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+const epsEnd = 0.05
+
+func (c Config) decayEpisodes() int {
+	if c.Episodes > 0 {
+		return max(1, c.Episodes*6/10)
+	}
+	return DefaultDecayEpisodes
+}
+
+// epsilon is the exploration rate for a round starting at episode ep.
+func (c Config) epsilon(ep int) float64 {
+	f := float64(ep) / float64(c.decayEpisodes())
+	if f > 1 {
+		f = 1
+	}
+	return 1 + f*(epsEnd-1)
+}
+
+func ddqnConfig(c Config) rl.DDQNConfig {
+	return rl.DDQNConfig{
+		Arch:  rl.Arch{In: env.NumFeatures, Hidden: append([]int(nil), c.Hidden...), Out: env.DefaultCatalogue().Len(), Act: rl.ReLU},
+		Gamma: c.Gamma, LearningRate: c.LR, BatchSize: 64, ReplayCapacity: 60_000, WarmUp: c.WarmUp, TrainEvery: 4,
+		TargetSync: 250, Seed: c.Seed,
+	}
+}
+
+func ppoConfig(c Config) rl.PPOConfig {
+	return rl.PPOConfig{
+		Arch:  rl.Arch{In: env.NumFeatures, Hidden: append([]int(nil), c.Hidden...), Out: env.DefaultCatalogue().Len(), Act: rl.Tanh},
+		Gamma: c.Gamma, LearningRate: c.LR, MinibatchSize: 32, Epochs: 4, Seed: c.Seed,
+	}
+}
+
+// Round is one row of the learning curve.
+type Round struct {
+	Round       int     `json:"round"`
+	Episodes    int     `json:"episodes"`    // episodes done after this round
+	Transitions uint64  `json:"transitions"` // agent steps stored or rolled out so far
+	MeanReward  float64 `json:"mean_reward"` // per measured queue-interval, this round's episodes
+	Epsilon     float64 `json:"epsilon"`     // exploration (DDQN); 0 for PPO
+	Loss        float64 `json:"loss"`        // mean TD loss (DDQN) or policy loss (PPO) this round
+	Updates     uint64  `json:"updates"`     // gradient steps so far
+	EvalScore   float64 `json:"eval_score"`  // greedy mean reward on the evaluation episode
+	Evaluated   bool    `json:"evaluated"`   // EvalScore was measured this round
+}
+
+// Checkpointer stores and loads training state; *models.Registry is one.
+// LoadCheckpoint reports a missing checkpoint with an error matching
+// models.ErrNotFound.
+type Checkpointer interface {
+	SaveCheckpoint(run string, step int, state []byte) error
+	LoadCheckpoint(run string) (models.Checkpoint, error)
+}
+
+// Hooks connect a run to the outside world; all are optional.
+type Hooks struct {
+	// Store, with Run naming the checkpoint, saves checkpoints and
+	// resumes from one of the same run and configuration.
+	Store Checkpointer
+	Run   string
+	// Stop is asked after every round (the CLI's wall-clock budget); true
+	// ends training there.
+	Stop func(last Round) bool
+	// Progress is called after every round.
+	Progress func(last Round, total int)
+}
+
+// Result is a finished (or stopped) run.
+type Result struct {
+	Config      Config
+	Net         *rl.Net // the policy network (Q-values or logits)
+	Curve       []Round
+	Episodes    int
+	ResumedFrom int // episode count of the checkpoint resumed from (0: fresh)
+	// Eval is the greedy mean reward per queue-interval on each training
+	// scenario, unperturbed, at the end.
+	Eval map[string]float64
+}
+
+// learner is the algorithm-specific part of the loop.
+type learner interface {
+	actorFor(eps float64) actor              // a snapshot that acts during a round
+	learn(eps []episodeOut) (float64, error) // merge a round's episodes in order
+	net() *rl.Net
+	steps() uint64
+	updates() uint64
+	marshal() ([]byte, error)
+}
+
+// Run trains according to cfg. With hooks.Store and a checkpoint of the
+// same run and configuration, it resumes where that checkpoint stopped
+// and ends with the same weights as an uninterrupted run.
+func Run(cfg Config, hooks Hooks) (*Result, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	for i := range cfg.Scenarios {
+		if _, err := env.NewSimEnv(episodeConfig(cfg, cfg.Scenarios[i].Config), env.SimEnvOptions{Interval: cfg.Interval}); err != nil {
+			return nil, fmt.Errorf("train: scenario %s: %w", cfg.Scenarios[i].Name, err)
+		}
+	}
+	fp := cfg.fingerprint()
+	res := &Result{Config: cfg}
+	var lr learner
+	var err error
+	round := 0
+	if hooks.Store != nil && hooks.Run != "" {
+		cp, lerr := hooks.Store.LoadCheckpoint(hooks.Run)
+		if lerr == nil {
+			state := cp.State
+			var h ckptHeader
+			var blob []byte
+			h, blob, err = decodeState(state)
+			if err != nil {
+				return nil, fmt.Errorf("train: checkpoint of run %s: %w", hooks.Run, err)
+			}
+			if h.Fingerprint != fp {
+				return nil, fmt.Errorf("train: checkpoint of run %s was made by another configuration (fingerprint %s, this run %s): use another --name or delete it",
+					hooks.Run, h.Fingerprint, fp)
+			}
+			lr, err = restoreLearner(cfg, blob)
+			if err != nil {
+				return nil, fmt.Errorf("train: checkpoint of run %s: %w", hooks.Run, err)
+			}
+			round, res.Curve, res.Episodes, res.ResumedFrom = h.Round, h.Curve, h.Episodes, h.Episodes
+		} else if !errors.Is(lerr, models.ErrNotFound) {
+			return nil, fmt.Errorf("train: load checkpoint of run %s: %w", hooks.Run, lerr)
+		}
+	}
+	if lr == nil {
+		if lr, err = newLearner(cfg); err != nil {
+			return nil, err
+		}
+	}
+	for cfg.Episodes == 0 || res.Episodes < cfg.Episodes {
+		n := cfg.Workers
+		if cfg.Episodes > 0 {
+			n = min(n, cfg.Episodes-res.Episodes)
+		}
+		eps := cfg.epsilon(res.Episodes)
+		if cfg.Algo == AlgoPPO {
+			eps = 0
+		}
+		outs := make([]episodeOut, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for w := 0; w < n; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				outs[w], errs[w] = runEpisode(cfg, res.Episodes+w, lr.actorFor(eps))
+			}(w)
+		}
+		wg.Wait()
+		for w, e := range errs {
+			if e != nil {
+				return nil, fmt.Errorf("train: episode %d: %w", res.Episodes+w, e)
+			}
+		}
+		loss, err := lr.learn(outs)
+		if err != nil {
+			return nil, fmt.Errorf("train: round %d: %w", round, err)
+		}
+		res.Episodes += n
+		round++
+		r := Round{Round: round, Episodes: res.Episodes, Transitions: lr.steps(), Epsilon: eps, Loss: loss, Updates: lr.updates()}
+		var sum float64
+		var cnt int
+		for _, o := range outs {
+			sum += o.rewardSum
+			cnt += o.rewardN
+		}
+		if cnt > 0 {
+			r.MeanReward = sum / float64(cnt)
+		}
+		last := cfg.Episodes > 0 && res.Episodes >= cfg.Episodes
+		if round%cfg.EvalEvery == 0 || last {
+			s, err := greedyScore(cfg, cfg.Scenarios[0].Config, lr.net())
+			if err != nil {
+				return nil, fmt.Errorf("train: evaluation after round %d: %w", round, err)
+			}
+			r.EvalScore, r.Evaluated = s, true
+		}
+		res.Curve = append(res.Curve, r)
+		stop := !last && hooks.Stop != nil && hooks.Stop(r)
+		if hooks.Store != nil && hooks.Run != "" && (round%cfg.CheckpointEvery == 0 || stop) && !last {
+			blob, err := lr.marshal()
+			if err != nil {
+				return nil, fmt.Errorf("train: checkpoint after round %d: %w", round, err)
+			}
+			state, err := encodeState(ckptHeader{Version: 1, Fingerprint: fp, Round: round, Episodes: res.Episodes, Curve: res.Curve}, blob)
+			if err != nil {
+				return nil, err
+			}
+			if err := hooks.Store.SaveCheckpoint(hooks.Run, res.Episodes, state); err != nil {
+				return nil, fmt.Errorf("train: checkpoint after round %d: %w", round, err)
+			}
+		}
+		if hooks.Progress != nil {
+			hooks.Progress(r, cfg.Episodes)
+		}
+		if stop || last {
+			break
+		}
+	}
+	res.Net = lr.net().Clone()
+	res.Eval = make(map[string]float64, len(cfg.Scenarios))
+	for _, s := range cfg.Scenarios {
+		v, err := greedyScore(cfg, s.Config, res.Net)
+		if err != nil {
+			return nil, fmt.Errorf("train: final evaluation on %s: %w", s.Name, err)
+		}
+		res.Eval[s.Name] = v
+	}
+	return res, nil
+}
+
+// episodeConfig caps a scenario's duration at MaxEpisode.
+func episodeConfig(c Config, sc simenv.Config) simenv.Config {
+	if sc.Duration > c.MaxEpisode {
+		sc.Duration = c.MaxEpisode
+	}
+	return sc
+}
+
+// greedyScore runs one greedy episode of cfg (unperturbed) with net and
+// returns the mean reward per measured queue-interval.
+func greedyScore(c Config, sc simenv.Config, net *rl.Net) (float64, error) {
+	out, err := playEpisode(c, episodeConfig(c, sc), EvalSeed, greedyActor{net: net}, false)
+	if err != nil {
+		return 0, err
+	}
+	if out.rewardN == 0 {
+		return 0, nil
+	}
+	return out.rewardSum / float64(out.rewardN), nil
+}
+
+// perturb applies domain randomisation to a copy of sc.
+func perturb(r Randomisation, sc simenv.Config, rng *rand.Rand) simenv.Config {
+	u := func(lo, hi float64) float64 {
+		if lo == 0 && hi == 0 {
+			return 1
+		}
+		return lo + rng.Float64()*(hi-lo)
+	}
+	hosts := 0
+	for _, n := range sc.Topology.Nodes {
+		if !n.Switch {
+			hosts++
+		}
+	}
+	sc.Topology.Links = append([]simenv.Link(nil), sc.Topology.Links...)
+	sc.Workloads = append([]simenv.Workload(nil), sc.Workloads...)
+	if len(r.HostRates) > 0 && len(sc.Topology.Links) > 0 {
+		host := sc.Topology.Links[0].RateBps
+		for _, l := range sc.Topology.Links {
+			a, b := sc.Topology.Nodes[l.A], sc.Topology.Nodes[l.B]
+			if !a.Switch || !b.Switch {
+				host = l.RateBps
+				break
+			}
+		}
+		f := r.HostRates[rng.IntN(len(r.HostRates))] / host
+		for i := range sc.Topology.Links {
+			sc.Topology.Links[i].RateBps *= f
+		}
+		sc.DCQCN.AIBps *= f
+		sc.DCQCN.HAIBps *= f
+		sc.DCQCN.MinRateBps *= f
+		sc.ECNByRate = nil
+	}
+	for i := range sc.Workloads {
+		w := &sc.Workloads[i]
+		switch w.Kind {
+		case simenv.WorkloadCDF:
+			w.Load = math.Min(0.95, math.Max(0.05, w.Load*u(r.LoadMin, r.LoadMax)))
+		case simenv.WorkloadIncast:
+			w.Fanin = int(math.Round(float64(w.Fanin) * u(r.FaninMin, r.FaninMax)))
+			w.Fanin = max(2, min(w.Fanin, hosts-1))
+			w.SizeBytes = max(1000, int64(float64(w.SizeBytes)*u(r.SizeMin, r.SizeMax)))
+		}
+	}
+	if r.AddIncast > 0 && rng.Float64() < r.AddIncast && hosts >= 4 {
+		sc.Workloads = append(sc.Workloads, simenv.Workload{Kind: simenv.WorkloadIncast, Priority: simenv.DefaultPriority,
+			Fanin:     3 + rng.IntN(hosts-3),
+			SizeBytes: int64(50_000 + rng.IntN(350_001)),
+			Every:     simenv.Time(200+rng.IntN(601)) * simenv.Microsecond})
+	}
+	if r.RandomStart {
+		cat := env.DefaultCatalogue()
+		k := cat.KmaxLevels()
+		ratios := cat.KminRatios()
+		p := cat.PmaxLevels()
+		kmax := k[rng.IntN(len(k))]
+		sc.ECN = simenv.ECN{KmaxBytes: kmax, KminBytes: int64(math.Round(float64(kmax) * ratios[rng.IntN(len(ratios))])),
+			Pmax: p[rng.IntN(len(p))]}
+		sc.ECNByRate = nil
+	}
+	return sc
+}
+
+// episodeRNG is the RNG of episode ep: scenario choice, perturbation,
+// simulator seed and exploration all come from it.
+func episodeRNG(seed uint64, ep int) *rand.Rand {
+	return rand.New(rand.NewPCG(seed^0x5851f42d4c957f2d, uint64(ep)*0x9e3779b97f4a7c15+1))
+}
+
+// runEpisode plays training episode ep.
+func runEpisode(c Config, ep int, a actor) (episodeOut, error) {
+	rng := episodeRNG(c.Seed, ep)
+	sc := c.Scenarios[rng.IntN(len(c.Scenarios))]
+	cfg := sc.Config
+	if !c.Randomise.Off {
+		cfg = perturb(c.Randomise, cfg, rng)
+	}
+	cfg = episodeConfig(c, cfg)
+	a.seed(rng.Uint64())
+	out, err := playEpisode(c, cfg, rng.Uint64(), a, true)
+	if err != nil {
+		return out, fmt.Errorf("scenario %s: %w", sc.Name, err)
+	}
+	return out, nil
+}
+
+// episodeOut is what one episode gives the learner.
+type episodeOut struct {
+	// DDQN: transitions in (step, queue) order.
+	trans []rl.Transition
+	// PPO: per step, per queue.
+	obs     [][][]float32
+	actions [][]int
+	logp    [][]float32
+	values  [][]float32
+	rewards [][]float32
+	last    []float32 // critic values after the last step
+	dones   [][]bool
+
+	rewardSum float64
+	rewardN   int
+}
+
+// actor chooses actions during an episode.
+type actor interface {
+	seed(s uint64)
+	act(obs []env.Observation, feats [][]float32) (actions []int, logp, values []float32, err error)
+	value(feats [][]float32) ([]float32, error)
+}
+
+type greedyActor struct{ net *rl.Net }
+
+func (greedyActor) seed(uint64) {}
+func (g greedyActor) act(obs []env.Observation, feats [][]float32) ([]int, []float32, []float32, error) {
+	acts, _, err := g.net.Decide(feats, 1)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for i := range obs {
+		if !obs[i].Valid {
+			acts[i] = env.ActionHold
+		}
+	}
+	return acts, nil, nil, nil
+}
+func (greedyActor) value([][]float32) ([]float32, error) { return nil, nil }
+
+// playEpisode runs one episode with actor a; record keeps what the
+// learner needs.
+func playEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record bool) (episodeOut, error) {
+	var out episodeOut
+	e, err := env.NewSimEnv(cfg, env.SimEnvOptions{Interval: c.Interval, Reward: c.Reward})
+	if err != nil {
+		return out, err
+	}
+	obs, err := e.Reset(seed)
+	if err != nil {
+		return out, err
+	}
+	feats := featuresOf(obs)
+	for done := false; !done; {
+		acts, logp, vals, err := a.act(obs, feats)
+		if err != nil {
+			return out, err
+		}
+		next, rewards, d, _, err := e.Step(acts)
+		if err != nil {
+			return out, err
+		}
+		done = d
+		nextF := featuresOf(next)
+		rw := make([]float32, len(rewards))
+		for i, r := range rewards {
+			rw[i] = float32(r)
+			if next[i].Valid {
+				out.rewardSum += r
+				out.rewardN++
+			}
+		}
+		if record {
+			if logp == nil { // DDQN
+				for i := range acts {
+					if !obs[i].Valid || !next[i].Valid {
+						continue
+					}
+					out.trans = append(out.trans, rl.Transition{Obs: feats[i], Action: acts[i], Reward: rw[i], Next: nextF[i]})
+				}
+			} else {
+				dn := make([]bool, len(acts))
+				if done {
+					for i := range dn {
+						dn[i] = true
+					}
+				}
+				out.obs = append(out.obs, feats)
+				out.actions = append(out.actions, acts)
+				out.logp = append(out.logp, logp)
+				out.values = append(out.values, vals)
+				out.rewards = append(out.rewards, rw)
+				out.dones = append(out.dones, dn)
+			}
+		}
+		obs, feats = next, nextF
+	}
+	if record && len(out.obs) > 0 {
+		if out.last, err = a.value(feats); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+func featuresOf(obs []env.Observation) [][]float32 {
+	f := make([][]float32, len(obs))
+	for i := range obs {
+		f[i] = obs[i].Features
+	}
+	return f
+}

@@ -1,0 +1,244 @@
+package train
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/simenv"
+)
+
+// tinyScenario is a 4-host star with 3-to-1 incasts and web-search-like
+// background: a 1 ms episode costs a few milliseconds.
+func tinyScenario(name string, load float64) Scenario {
+	cfg := simenv.DefaultConfig()
+	cfg.Name = name
+	cfg.Duration = simenv.Millisecond
+	cfg.Topology = simenv.StarTopology(4, 100e9, simenv.Microsecond)
+	cfg.Workloads = []simenv.Workload{
+		{Kind: simenv.WorkloadIncast, Priority: 3, Fanin: 3, SizeBytes: 60_000, Every: 150 * simenv.Microsecond},
+		{Kind: simenv.WorkloadCDF, Priority: 3, Load: load, CDF: []simenv.CDFPoint{{Bytes: 1000, Percent: 0}, {Bytes: 10_000, Percent: 60},
+			{Bytes: 200_000, Percent: 100}}},
+	}
+	return Scenario{Name: name, Path: name + ".yaml", Config: cfg}
+}
+
+func tinyConfig(algo string) Config {
+	return Config{Algo: algo, Scenarios: []Scenario{tinyScenario("a", 0.3), tinyScenario("b", 0.6)},
+		Episodes: 8, Workers: 2, Seed: 3, Hidden: []int{16}, Interval: 100 * simenv.Microsecond,
+		MaxEpisode: simenv.Millisecond, WarmUp: 64, CheckpointEvery: 1, EvalEvery: 2}
+}
+
+func openReg(t *testing.T) *models.Registry {
+	t.Helper()
+	r, err := models.Open(filepath.Join(t.TempDir(), "reg.db"), models.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+func TestTrainingIsDeterministic(t *testing.T) {
+	for _, algo := range []string{AlgoDDQN, AlgoPPO} {
+		t.Run(algo, func(t *testing.T) {
+			cfg := tinyConfig(algo)
+			a, err := Run(cfg, Hooks{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := Run(cfg, Hooks{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Episodes != 8 || len(a.Curve) != 4 {
+				t.Fatalf("episodes %d rounds %d, want 8 and 4 (2 workers)", a.Episodes, len(a.Curve))
+			}
+			last := a.Curve[len(a.Curve)-1]
+			if last.Updates == 0 || last.Transitions < 100 {
+				t.Fatalf("last round %+v: want gradient steps and >= 100 agent steps", last)
+			}
+			if !a.Net.Equal(b.Net) {
+				t.Fatal("two runs with the same seed and workers gave different weights")
+			}
+			if !reflect.DeepEqual(a.Curve, b.Curve) || !reflect.DeepEqual(a.Eval, b.Eval) {
+				t.Fatalf("curves differ:\n%+v\n%+v", a.Curve, b.Curve)
+			}
+			cfg.Seed = 4
+			c, err := Run(cfg, Hooks{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Net.Equal(c.Net) {
+				t.Fatal("another seed gave the same weights")
+			}
+		})
+	}
+}
+
+// killingStore fails (as a killed process would stop) right after its
+// n-th successful save.
+type killingStore struct {
+	*models.Registry
+	saves, killAt int
+}
+
+var errKilled = errors.New("killed")
+
+func (k *killingStore) SaveCheckpoint(run string, step int, state []byte) error {
+	if err := k.Registry.SaveCheckpoint(run, step, state); err != nil {
+		return err
+	}
+	k.saves++
+	if k.saves == k.killAt {
+		return errKilled
+	}
+	return nil
+}
+
+func TestResumeGivesSameWeights(t *testing.T) {
+	for _, algo := range []string{AlgoDDQN, AlgoPPO} {
+		t.Run(algo, func(t *testing.T) {
+			cfg := tinyConfig(algo)
+			whole, err := Run(cfg, Hooks{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg := openReg(t)
+			_, err = Run(cfg, Hooks{Store: &killingStore{Registry: reg, killAt: 2}, Run: "tiny"})
+			if !errors.Is(err, errKilled) {
+				t.Fatalf("first run: err = %v, want the simulated kill", err)
+			}
+			cp, err := reg.LoadCheckpoint("tiny")
+			if err != nil || cp.Step != 4 {
+				t.Fatalf("checkpoint after the kill: step %d err %v, want episode 4", cp.Step, err)
+			}
+			res, err := Run(cfg, Hooks{Store: reg, Run: "tiny"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.ResumedFrom != 4 || res.Episodes != 8 {
+				t.Fatalf("resumed from %d, episodes %d: want 4 and 8", res.ResumedFrom, res.Episodes)
+			}
+			if !res.Net.Equal(whole.Net) {
+				t.Fatal("resumed run ended with other weights than the uninterrupted one")
+			}
+			if !reflect.DeepEqual(res.Curve, whole.Curve) {
+				t.Fatalf("resumed curve differs:\n%+v\n%+v", res.Curve, whole.Curve)
+			}
+			other := cfg
+			other.Seed = 99
+			if _, err := Run(other, Hooks{Store: reg, Run: "tiny"}); err == nil || !strings.Contains(err.Error(), "another configuration") {
+				t.Fatalf("resume with another seed: err = %v, want a fingerprint refusal", err)
+			}
+		})
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	base := tinyConfig(AlgoDDQN)
+	for _, c := range []struct {
+		mut  func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.Algo = "sarsa" }, `algorithm "sarsa"`},
+		{func(c *Config) { c.Scenarios = nil }, "no scenario"},
+		{func(c *Config) { c.Workers = -1 }, "workers -1"},
+		{func(c *Config) { c.Episodes = -2 }, "episodes -2"},
+		{func(c *Config) { c.Gamma = 1 }, "gamma 1"},
+		{func(c *Config) { c.MaxEpisode = 150 * simenv.Microsecond }, "max episode"},
+		{func(c *Config) { c.Randomise = Randomisation{LoadMin: 2, LoadMax: 1} }, "load_min 2"},
+		{func(c *Config) { c.Randomise = Randomisation{HostRates: []float64{10}} }, "host_rates[0]"},
+		{func(c *Config) { c.Hidden = []int{0} }, "hidden[0]"},
+		{func(c *Config) { c.Scenarios[0].Config.Duration = 0 }, "scenario 0 (a): duration"},
+	} {
+		cfg := base
+		cfg.Scenarios = append([]Scenario(nil), base.Scenarios...)
+		c.mut(&cfg)
+		if _, err := Run(cfg, Hooks{}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("err = %v, want it to mention %q", err, c.want)
+		}
+	}
+}
+
+func TestPerturbStaysInRange(t *testing.T) {
+	sc := tinyScenario("a", 0.6).Config
+	r := DefaultRandomisation()
+	rng := rand.New(rand.NewPCG(1, 2))
+	rates := map[float64]int{}
+	added := 0
+	for i := 0; i < 400; i++ {
+		p := perturb(r, sc, rng)
+		if p.Workloads[0].Fanin < 2 || p.Workloads[0].Fanin > 3 {
+			t.Fatalf("fan-in %d outside 2..hosts-1", p.Workloads[0].Fanin)
+		}
+		if s := p.Workloads[0].SizeBytes; s < 30_000 || s > 120_000 {
+			t.Fatalf("incast size %d outside ×0.5..×2 of 60 KB", s)
+		}
+		if l := p.Workloads[1].Load; l < 0.3-1e-9 || l > 0.9+1e-9 {
+			t.Fatalf("load %g outside ×0.5..×1.5 of 0.6", l)
+		}
+		host := p.Topology.Links[0].RateBps
+		rates[host]++
+		if math.Abs(p.DCQCN.AIBps/host-sc.DCQCN.AIBps/100e9) > 1e-12 {
+			t.Fatalf("DCQCN AI %g did not scale with host rate %g", p.DCQCN.AIBps, host)
+		}
+		if len(p.Workloads) == 3 {
+			added++
+		}
+		if err := p.ECN.Validate(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(rates) != 4 || added < 80 || added > 160 {
+		t.Fatalf("rates %v, added incasts %d/400: want all 4 rates and about 30%%", rates, added)
+	}
+	if sc.Topology.Links[0].RateBps != 100e9 || len(sc.Workloads) != 2 {
+		t.Fatal("perturb changed the scenario it was given")
+	}
+}
+
+func TestCurveWriters(t *testing.T) {
+	curve := []Round{{Round: 1, Episodes: 2, Transitions: 80, MeanReward: 0.25, Epsilon: 1, Evaluated: true, EvalScore: 0.5},
+		{Round: 2, Episodes: 4, Transitions: 160, MeanReward: 0.5, Epsilon: 0.5, Loss: 0.125, Updates: 10}}
+	var b strings.Builder
+	if err := WriteCurveCSV(&b, curve); err != nil {
+		t.Fatal(err)
+	}
+	want := "round,episodes,transitions,mean_reward,epsilon,loss,updates,eval_score\n1,2,80,0.25,1,0,0,0.5\n2,4,160,0.5,0.5,0.125,10,\n"
+	if b.String() != want {
+		t.Fatalf("csv:\n%s\nwant:\n%s", b.String(), want)
+	}
+	var png strings.Builder
+	if err := WriteCurvePNG(&png, curve, "t"); err != nil || !strings.HasPrefix(png.String(), "\x89PNG") {
+		t.Fatalf("png: err %v, %d bytes", err, png.Len())
+	}
+	if err := WriteCurvePNG(&png, nil, "t"); err == nil {
+		t.Fatal("empty curve plotted")
+	}
+}
+
+// BenchmarkTrainingThroughput measures environment (agent) steps per
+// second of DDQN training on 2 workers, learning included.
+func BenchmarkTrainingThroughput(b *testing.B) {
+	cfg := tinyConfig(AlgoDDQN)
+	cfg.Scenarios[0].Config.Topology = simenv.StarTopology(8, 100e9, simenv.Microsecond)
+	cfg.Scenarios[1].Config.Topology = simenv.StarTopology(8, 100e9, simenv.Microsecond)
+	cfg.Episodes = 16
+	var steps uint64
+	for b.Loop() {
+		res, err := Run(cfg, Hooks{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		steps += res.Curve[len(res.Curve)-1].Transitions
+	}
+	b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "agent-steps/s")
+	_ = env.NumFeatures
+}
