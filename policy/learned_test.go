@@ -1,0 +1,215 @@
+package policy
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/policy/rl"
+	"github.com/ecntune/ecntune/simenv"
+)
+
+// biasNet is a network whose output does not depend on the input: all
+// weights zero, output biases given. Action best wins by margin.
+func biasNet(t testing.TB, kind rl.OutputKind, best int, margin float32) *rl.Net {
+	t.Helper()
+	cat := env.DefaultCatalogue()
+	n, err := rl.NewNet(rl.Arch{In: env.NumFeatures, Hidden: []int{8}, Out: cat.Len(), Act: rl.ReLU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Kind = kind
+	out := &n.Layers[len(n.Layers)-1]
+	for j := range out.B {
+		out.B[j] = float32(j%5) * 0.01
+	}
+	out.B[best] = 0.04 + margin
+	return n
+}
+
+func validObs(rate float64, cur env.Setting) env.Observation {
+	f := make([]float32, env.NumFeatures)
+	f[env.FeatValid] = 1
+	return env.Observation{Key: env.QueueKey{Target: "leaf0", Port: "Ethernet1", Queue: 3}, RateBps: rate, Current: cur,
+		Valid: true, Features: f, Metrics: env.Metrics{IntervalNs: 1e6, Util: 0.93, AvgQueueFrac: 2.1, MarkFrac: 0.04}}
+}
+
+func TestLearnedDecide(t *testing.T) {
+	cat := env.DefaultCatalogue()
+	best := cat.Absolute(4, 1, 2) // kmin 77.4KB kmax 774KB pmax 10% at 100G
+	l, err := NewLearned("model:x", biasNet(t, rl.OutputQ, best, 0.31), cat, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, HeadroomBytes: 90_000}
+	bad := validObs(100e9, cur)
+	bad.Valid, bad.Problem = false, "counter reset: tx_pkts went back"
+	norate := validObs(0, cur)
+	obs := []env.Observation{validObs(100e9, cur), bad, validObs(25e9, cur), norate}
+	ds := l.Decide(obs)
+	if len(ds) != 4 {
+		t.Fatalf("%d decisions for 4 observations", len(ds))
+	}
+	d := ds[0]
+	want := env.Setting{KminBytes: 77_400, KmaxBytes: 774_000, Pmax: 0.1, HeadroomBytes: 90_000}
+	if d.Action != best || d.Setting != want {
+		t.Fatalf("decision %+v, want action %d setting %+v", d, best, want)
+	}
+	if want := rl.SoftmaxMargin(biasNet(t, rl.OutputQ, best, 0.31).Layers[1].B, DefaultQTemperature); math.Abs(d.Confidence-want) > 1e-9 || d.Confidence < 0.5 {
+		t.Fatalf("confidence %g, want %g (> 0.5 for a 0.31 margin at temperature %g)", d.Confidence, want, DefaultQTemperature)
+	}
+	wantReason := "kmin 400KB→77.4KB, kmax 1.6MB→774KB, pmax 20%→10%: q-margin 0.31, util 0.93, queue 2.1 BDP, mark 0.04, pause 0"
+	if d.Reason != wantReason {
+		t.Fatalf("reason\n %q\nwant\n %q", d.Reason, wantReason)
+	}
+	if ds[1].Setting != cur || ds[1].Confidence != 0 || !strings.Contains(ds[1].Reason, "counter reset") {
+		t.Fatalf("invalid observation: %+v, want a hold with confidence 0 naming the problem", ds[1])
+	}
+	if ds[2].Setting.KmaxBytes != 193_500 || ds[2].Setting.KminBytes != 19_350 {
+		t.Fatalf("at 25G: %+v, want the 100G setting scaled by 1/4", ds[2].Setting)
+	}
+	if ds[3].Setting != cur || !strings.Contains(ds[3].Reason, "link rate 0") {
+		t.Fatalf("unknown rate: %+v", ds[3])
+	}
+	// Holding: the chosen setting is the current one.
+	held := l.Decide([]env.Observation{validObs(100e9, want)})[0]
+	if !strings.HasPrefix(held.Reason, "hold kmin 77.4KB kmax 774KB pmax 10%: q-margin 0.31") {
+		t.Fatalf("hold reason %q", held.Reason)
+	}
+	lg, err := NewLearned("builtin", biasNet(t, rl.OutputLogits, best, 8), cat, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := lg.Decide(obs[:1])[0]; d.Action != best || !strings.Contains(d.Reason, "p-margin") || d.Confidence < 0.5 {
+		t.Fatalf("logits policy: %+v", d)
+	}
+	if got := l.Decide(nil); len(got) != 0 {
+		t.Fatalf("Decide(nil) = %v", got)
+	}
+}
+
+func TestNewLearnedErrors(t *testing.T) {
+	cat := env.DefaultCatalogue()
+	wrongIn, _ := rl.NewNet(rl.Arch{In: 5, Out: cat.Len(), Act: rl.ReLU})
+	wrongIn.Kind = rl.OutputQ
+	wrongOut, _ := rl.NewNet(rl.Arch{In: env.NumFeatures, Out: 9, Act: rl.ReLU})
+	wrongOut.Kind = rl.OutputQ
+	value := biasNet(t, rl.OutputValue, 0, 1)
+	for _, c := range []struct {
+		net  *rl.Net
+		want string
+	}{{nil, "no network"}, {wrongIn, "reads 5 features"}, {wrongOut, "has 9 outputs"}, {value, "outputs value"}} {
+		if _, err := NewLearned("m", c.net, cat, 0); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("err = %v, want %q", err, c.want)
+		}
+	}
+}
+
+func TestModelLookupFromRegistry(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "reg.db")
+	reg, err := models.Open(path, models.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := env.DefaultCatalogue()
+	w, err := biasNet(t, rl.OutputQ, cat.Absolute(2, 0, 1), 0.2).MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := models.Model{Name: "tuned", Algorithm: "ddqn", ObsSpec: env.SpecVersion, ActSpec: env.ActionSpecVersion,
+		Created: time.Unix(0, 0).UTC(), Weights: w}
+	if _, err := reg.Put(base); err != nil {
+		t.Fatal(err)
+	}
+	old := base
+	old.Name, old.ObsSpec = "old", "obs-v0"
+	if _, err := reg.Put(old); err != nil {
+		t.Fatal(err)
+	}
+	reg.Close()
+	SetModelRegistry(path)
+	t.Cleanup(func() { SetModelRegistry("") })
+	p, err := Lookup("model:tuned")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Name() != "model:tuned" {
+		t.Fatalf("name %q", p.Name())
+	}
+	if d := p.Decide([]env.Observation{validObs(100e9, env.Setting{KmaxBytes: 1, Pmax: 1})})[0]; d.Action != cat.Absolute(2, 0, 1) {
+		t.Fatalf("model:tuned decided %+v", d)
+	}
+	if _, err := Lookup("model:old"); !errors.Is(err, models.ErrSpecMismatch) {
+		t.Fatalf("model trained on obs-v0: err = %v, want a spec mismatch", err)
+	}
+	if _, err := Lookup("model:absent"); !errors.Is(err, models.ErrNotFound) {
+		t.Fatalf("absent model: err = %v, want not found", err)
+	}
+	if _, err := Lookup("model:"); err == nil || !strings.Contains(err.Error(), "want model:NAME") {
+		t.Fatalf("empty model name: err = %v", err)
+	}
+	SetModelRegistry(filepath.Join(t.TempDir(), "none.db"))
+	if _, err := Lookup("model:tuned"); !errors.Is(err, models.ErrNoRegistry) {
+		t.Fatalf("missing registry: err = %v", err)
+	}
+}
+
+func TestBuiltinResolves(t *testing.T) {
+	p, err := Lookup("builtin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, ok := p.(*Learned)
+	if !ok || p.Name() != "builtin" {
+		t.Fatalf("builtin is %T %q", p, p.Name())
+	}
+	cur := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
+	o := validObs(100e9, cur)
+	d := l.Decide([]env.Observation{o})[0]
+	ecn := simenv.ECN{KminBytes: d.Setting.KminBytes, KmaxBytes: d.Setting.KmaxBytes, Pmax: d.Setting.Pmax}
+	if d.Action < 0 || d.Action >= env.DefaultCatalogue().Len() || ecn.Validate() != nil || d.Confidence < 0 || d.Confidence > 1 {
+		t.Fatalf("builtin decided %+v", d)
+	}
+	if _, err := Lookup("builtin:x"); err == nil {
+		t.Fatal("builtin:x accepted")
+	}
+}
+
+func benchDecide(b *testing.B, n int) {
+	cat := env.DefaultCatalogue()
+	net, err := rl.InitNet(rl.Arch{In: env.NumFeatures, Hidden: []int{64, 64}, Out: cat.Len(), Act: rl.ReLU},
+		rand.New(rand.NewPCG(1, 2)), 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	net.Kind = rl.OutputQ
+	l, err := NewLearned("bench", net, cat, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	obs := make([]env.Observation, n)
+	for i := range obs {
+		obs[i] = validObs(100e9, env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2})
+		f := make([]float32, env.NumFeatures)
+		for j := range f {
+			f[j] = rng.Float32()
+		}
+		obs[i].Features = f
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		l.Decide(obs)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/queue")
+}
+
+// Decision latency per queue, batched (64x64 hidden, 167 actions).
+func BenchmarkLearnedDecide1k(b *testing.B)  { benchDecide(b, 1000) }
+func BenchmarkLearnedDecide10k(b *testing.B) { benchDecide(b, 10000) }
