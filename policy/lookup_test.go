@@ -25,7 +25,7 @@ func TestLookup(t *testing.T) {
 		"static:":        "static:NAME",
 		"static:foo":     `unknown preset "foo"`,
 		"adaptive:x":     "no argument",
-		"model:m1":       "unknown policy",
+		"modelx:m1":      "unknown policy",
 		"":               "unknown policy",
 		"nonsense:thing": "static:NAME (cisco",
 	} {
