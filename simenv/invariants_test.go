@@ -71,9 +71,11 @@ func (s *Sim) countDataInFabric() uint64 {
 			}
 		}
 	}
-	for _, e := range s.evq.h {
-		if e.kind() == evArrive && s.pkts[e.a()].kind == pktData {
-			n++
+	for i := range s.ports {
+		for id := s.ports[i].wire.head; id >= 0; id = s.pkts[id].next {
+			if s.pkts[id].kind == pktData {
+				n++
+			}
 		}
 	}
 	return n

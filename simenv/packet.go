@@ -12,9 +12,10 @@ const pfcFrameBytes = 64
 
 // packet lives in the simulator's pool and is referred to by index; queues
 // chain packets through next, so enqueueing allocates nothing.
-// It is 32 bytes: sequence numbers are 32-bit, so one flow carries at most
-// 2 GiB (New refuses larger flows).
+// Sequence numbers are 32-bit, so one flow carries at most 2 GiB (New
+// refuses larger flows).
 type packet struct {
+	at      Time // arrival at the far end of the link it is crossing
 	kind    uint8
 	prio    uint8 // priority / queue at the switch (data: flow priority)
 	ce      bool  // ECN congestion experienced
@@ -73,5 +74,27 @@ func (s *Sim) fifoPop(f *fifo) int32 {
 	}
 	f.pkts--
 	f.bytes -= int64(p.size)
+	return id
+}
+
+// wirePush and wirePop keep the frames on a link; they do not count bytes.
+func (s *Sim) wirePush(f *fifo, id int32) {
+	s.pkts[id].next = -1
+	if f.tail < 0 {
+		f.head = id
+	} else {
+		s.pkts[f.tail].next = id
+	}
+	f.tail = id
+	f.pkts++
+}
+
+func (s *Sim) wirePop(f *fifo) int32 {
+	id := f.head
+	f.head = s.pkts[id].next
+	if f.head < 0 {
+		f.tail = -1
+	}
+	f.pkts--
 	return id
 }

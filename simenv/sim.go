@@ -27,6 +27,7 @@ type port struct {
 	psPerByte       float64
 	delay           Time
 
+	wire        fifo // frames on the link towards the peer, in arrival order
 	busyUntil   Time // the port is serialising a frame until then
 	wakePending bool // an evTxDone is scheduled at busyUntil
 	busyTime    Time
@@ -344,7 +345,7 @@ func (s *Sim) addPort(node int32, l Link) int32 {
 	id := int32(len(s.ports))
 	p := port{id: id, node: node, local: int32(len(s.nodePort[node])), rate: l.RateBps,
 		psPerByte: 8e12 / l.RateBps, delay: l.Delay, isHost: !s.cfg.Topology.Nodes[node].Switch}
-	p.pfcq, p.ctrl = newFifo(), newFifo()
+	p.pfcq, p.ctrl, p.wire = newFifo(), newFifo(), newFifo()
 	for q := range p.q {
 		p.q[q] = newFifo()
 	}
@@ -547,7 +548,12 @@ func (s *Sim) dispatch(e event) {
 	case evTxDone:
 		s.txDone(a)
 	case evArrive:
-		s.arrive(int32(e.b), a)
+		p := &s.ports[a]
+		pk := s.wirePop(&p.wire)
+		if p.wire.pkts > 0 {
+			s.evq.push(s.pkts[p.wire.head].at, evArrive, a, 0)
+		}
+		s.arrive(p.peerPort, pk)
 	case evFlowStart:
 		s.startFlow(a)
 	case evHostWake:
@@ -586,7 +592,13 @@ func (s *Sim) transmit(pid int32, pk int32) {
 		s.stats.DataHops++
 	}
 	pkt.inPort = p.peerPort
-	s.evq.push(p.busyUntil+p.delay, evArrive, pk, uint32(p.peerPort))
+	pkt.at = p.busyUntil + p.delay
+	// Frames cross a link in order, so only the first one on the wire needs
+	// an event: the heap holds one entry per busy link, not per frame.
+	if p.wire.pkts == 0 {
+		s.evq.push(pkt.at, evArrive, pid, 0)
+	}
+	s.wirePush(&p.wire, pk)
 	if !p.wakePending && s.hasBacklog(p) {
 		p.wakePending = true
 		s.evq.push(p.busyUntil, evTxDone, pid, 0)
