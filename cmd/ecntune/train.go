@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/policy/train"
+	"github.com/ecntune/ecntune/simenv/scenario"
+)
+
+func init() { rootCmd.AddCommand(newTrainCmd()) }
+
+// trainOpts are the flags of "ecntune train".
+type trainOpts struct {
+	scenarios       []string
+	algo            string
+	budget          time.Duration
+	episodes        int
+	workers         int
+	db, name, out   string
+	seed            uint64
+	noRandomise     bool
+	checkpointEvery int
+}
+
+// command is the canonical command line of a run (recorded in the
+// model's provenance so that it can be re-run).
+func (o trainOpts) command() string {
+	var b strings.Builder
+	b.WriteString("ecntune train")
+	for _, s := range o.scenarios {
+		b.WriteString(" --scenario " + filepath.ToSlash(s))
+	}
+	b.WriteString(" --algo " + o.algo)
+	if o.episodes > 0 {
+		b.WriteString(" --episodes " + strconv.Itoa(o.episodes))
+	}
+	if o.budget > 0 {
+		b.WriteString(" --budget " + o.budget.String())
+	}
+	fmt.Fprintf(&b, " --workers %d --seed %d --name %s --db %s", o.workers, o.seed, o.name, filepath.ToSlash(o.db))
+	if o.noRandomise {
+		b.WriteString(" --no-randomise")
+	}
+	return b.String()
+}
+
+func newTrainCmd() *cobra.Command {
+	var o trainOpts
+	cmd := &cobra.Command{
+		Use:   "train --scenario FILE... [--algo ddqn|ppo] [--budget 10m | --episodes N]",
+		Short: "Train a learned ECN policy in the simulator and store it in the model registry",
+		Long: `Train a policy (DDQN or PPO, one agent per lossless egress queue sharing one network)
+on episodes drawn from the given scenarios with domain randomisation (load, fan-in, incast
+mixes, link rate, starting setting), running --workers episodes in parallel. A run is
+reproducible from --seed and --workers. Checkpoints go to the registry (--db) every few
+rounds under the run name --name, and a run started again with the same flags resumes
+from the last one. At the end the model is stored (models.Put) with its provenance, and
+the learning curve is written as CSV and PNG next to the registry or into --out.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runTrain(cmd, o) },
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&o.scenarios, "scenario", nil, "training scenario (YAML); repeat for several")
+	f.StringVar(&o.algo, "algo", "ddqn", "learning algorithm: ddqn or ppo")
+	f.DurationVar(&o.budget, "budget", 0, "wall-clock budget, e.g. 10m (training stops after the round that exceeds it)")
+	f.IntVar(&o.episodes, "episodes", 0, "number of episodes (reproducible; default 400 when no --budget)")
+	f.IntVar(&o.workers, "workers", 2, "episodes run in parallel")
+	f.StringVar(&o.db, "db", "", "model registry (default $ECNTUNE_DB or "+modelsDefaultDB+")")
+	f.StringVar(&o.name, "name", "ddqn-default", "model name (also the checkpoint's run name)")
+	f.StringVar(&o.out, "out", "", "directory for the learning curve (default: next to the registry)")
+	f.Uint64Var(&o.seed, "seed", 1, "random seed")
+	f.BoolVar(&o.noRandomise, "no-randomise", false, "no domain randomisation (episodes differ by seed only)")
+	f.IntVar(&o.checkpointEvery, "checkpoint-every", 0, "rounds between checkpoints (default 10)")
+	return cmd
+}
+
+// loadTrainScenarios loads the scenario files with their sha256.
+func loadTrainScenarios(paths []string) ([]train.Scenario, error) {
+	var out []train.Scenario
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("--scenario %s: %w", p, err)
+		}
+		cfg, err := scenario.Parse(data, filepath.Dir(p), p)
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(data)
+		name := cfg.Name
+		if name == "" {
+			name = strings.TrimSuffix(filepath.Base(p), filepath.Ext(p))
+		}
+		out = append(out, train.Scenario{Name: name, Path: filepath.ToSlash(p), SHA256: hex.EncodeToString(sum[:]), Config: cfg})
+	}
+	return out, nil
+}
+
+func runTrain(cmd *cobra.Command, o trainOpts) error {
+	if len(o.scenarios) == 0 {
+		return fmt.Errorf("no --scenario given: train needs at least one scenario file")
+	}
+	if o.algo != train.AlgoDDQN && o.algo != train.AlgoPPO {
+		return fmt.Errorf("--algo %q: want ddqn or ppo", o.algo)
+	}
+	if o.episodes < 0 || o.budget < 0 {
+		return fmt.Errorf("--episodes %d / --budget %v: must not be negative", o.episodes, o.budget)
+	}
+	if o.episodes == 0 && o.budget == 0 {
+		o.episodes = 400
+	}
+	if o.workers < 1 {
+		return fmt.Errorf("--workers %d: want at least 1", o.workers)
+	}
+	if !models.ValidName(o.name) {
+		return fmt.Errorf("--name %q: want a letter followed by letters, digits, '.', '_' or '-' (at most 64)", o.name)
+	}
+	o.db = modelsDBPath(o.db)
+	scs, err := loadTrainScenarios(o.scenarios)
+	if err != nil {
+		return err
+	}
+	cfg := train.Config{Algo: o.algo, Scenarios: scs, Episodes: o.episodes, Workers: o.workers, Seed: o.seed,
+		CheckpointEvery: o.checkpointEvery}
+	if o.noRandomise {
+		cfg.Randomise = train.Randomisation{Off: true}
+	}
+	reg, err := models.Open(o.db, models.Options{})
+	if err != nil {
+		return err
+	}
+	defer reg.Close()
+
+	stderr := cmd.ErrOrStderr()
+	var bar *progressbar.ProgressBar
+	if isTerminal(stderr) {
+		total := int64(o.episodes)
+		if total == 0 {
+			total = -1
+		}
+		bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(stderr),
+			progressbar.OptionSetDescription("training "+o.name), progressbar.OptionShowCount(),
+			progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
+	}
+	start := time.Now()
+	lastEval := "-"
+	hooks := train.Hooks{Store: reg, Run: o.name,
+		Progress: func(r train.Round, _ int) {
+			if r.Evaluated {
+				lastEval = fmt.Sprintf("%.3f", r.EvalScore)
+			}
+			if bar != nil {
+				bar.Describe(fmt.Sprintf("training %s: reward %.3f, eps %.2f, eval %s", o.name, r.MeanReward, r.Epsilon, lastEval))
+				_ = bar.Set(r.Episodes)
+			}
+		},
+	}
+	if o.budget > 0 {
+		hooks.Stop = func(train.Round) bool { return time.Since(start) >= o.budget }
+	}
+	res, err := train.Run(cfg, hooks)
+	if err != nil {
+		return err
+	}
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	wall := time.Since(start)
+	weights, err := res.Net.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	hyper := cfg.Hyper()
+	hyper["command"] = o.command()
+	if res.ResumedFrom > 0 {
+		hyper["resumed_from_episode"] = strconv.Itoa(res.ResumedFrom)
+	}
+	hyper["episodes_done"] = strconv.Itoa(res.Episodes)
+	evalJSON, err := json.Marshal(map[string]any{"greedy_mean_reward": res.Eval, "eval_seed": train.EvalSeed})
+	if err != nil {
+		return err
+	}
+	m := models.Model{Name: o.name, Algorithm: o.algo, ObsSpec: env.SpecVersion, ActSpec: env.ActionSpecVersion,
+		Hyper: hyper, Seed: int64(o.seed), Workers: o.workers, Eval: evalJSON, Created: time.Now().UTC(), Weights: weights}
+	for _, s := range scs {
+		m.Scenarios = append(m.Scenarios, models.Scenario{Name: s.Path, SHA256: s.SHA256})
+	}
+	stored, err := reg.Put(m)
+	if err != nil {
+		return err
+	}
+	if err := reg.DeleteCheckpoint(o.name); err != nil {
+		return err
+	}
+	dir := o.out
+	if dir == "" {
+		dir = filepath.Dir(o.db)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--out %s: %w", dir, err)
+	}
+	base := filepath.Join(dir, stored.Name+"-v"+strconv.Itoa(stored.Version)+"-curve")
+	var csvBuf, pngBuf bytes.Buffer
+	if err := train.WriteCurveCSV(&csvBuf, res.Curve); err != nil {
+		return err
+	}
+	if err := os.WriteFile(base+".csv", csvBuf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("learning curve: %w", err)
+	}
+	if err := train.WriteCurvePNG(&pngBuf, res.Curve, "ecntune train "+stored.Ref()); err != nil {
+		return fmt.Errorf("learning curve plot: %w", err)
+	}
+	if err := os.WriteFile(base+".png", pngBuf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("learning curve: %w", err)
+	}
+	return printTrainResult(cmd.OutOrStdout(), stored, res, wall, base)
+}
+
+func printTrainResult(w io.Writer, m models.Model, res *train.Result, wall time.Duration, curve string) error {
+	var trans uint64
+	if n := len(res.Curve); n > 0 {
+		trans = res.Curve[n-1].Transitions
+	}
+	fmt.Fprintf(w, "stored %s (%s, %d episodes, %d agent steps, %.1fs wall", m.Ref(), m.Algorithm, res.Episodes, trans, wall.Seconds())
+	if res.ResumedFrom > 0 {
+		fmt.Fprintf(w, ", resumed at episode %d", res.ResumedFrom)
+	}
+	fmt.Fprintln(w, ")")
+	names := make([]string, 0, len(res.Eval))
+	for _, s := range res.Config.Scenarios {
+		names = append(names, s.Name)
+	}
+	for _, n := range names {
+		fmt.Fprintf(w, "  greedy mean reward on %s: %.4f\n", n, res.Eval[n])
+	}
+	_, err := fmt.Fprintf(w, "learning curve: %s.csv, %s.png\n", curve, curve)
+	return err
+}

@@ -1,0 +1,592 @@
+// Package eval runs policies on scenarios in the simulator, over several
+// seeds and in parallel, and aggregates the runs: FCT slowdown per flow-size
+// bucket, small-flow tail, large-flow goodput, utilisation, PFC pause time,
+// drops and ECN marking, as mean ± 95% confidence interval over seeds
+// (Student's t). It also finds static:best, the fixed setting that was best
+// in hindsight for each scenario, and draws plots and an HTML report.
+//
+// A policy drives the simulator only through env.SimEnv: it reads
+// observations (switch counters) every control interval and returns
+// settings; ground truth is read afterwards, for scoring.
+package eval
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/units"
+	"github.com/ecntune/ecntune/policy"
+	"github.com/ecntune/ecntune/simenv"
+	"github.com/ecntune/ecntune/simenv/report"
+)
+
+// Oracle is the policy spec of the best fixed setting in hindsight.
+const Oracle = "static:best"
+
+// SmallFlowBytes and LargeFlowBytes split flows for the objective: small
+// flows are below 100 KB, large ones at or above 1 MB.
+const (
+	SmallFlowBytes = 100_000
+	LargeFlowBytes = 1_000_000
+)
+
+// Scenario is one scenario to evaluate on.
+type Scenario struct {
+	Name   string
+	Config simenv.Config
+}
+
+// Options tune Run.
+type Options struct {
+	// Seeds is the number of seeds per (scenario, policy): seeds are
+	// scenario seed + 0, 1, ... (default 3).
+	Seeds int
+	// Workers runs that many simulations at once (default 1).
+	Workers int
+	// Interval is the control interval Δ (0: env.SimEnv's default).
+	Interval simenv.Time
+	// OracleCatalogue lists extra fixed settings (catalogue grid indices
+	// (kmax level, kmin ratio, pmax level)) that static:best tries besides
+	// the presets (nil: DefaultOracleGrid).
+	OracleCatalogue [][3]int
+	// Lookup resolves a policy spec (default policy.Lookup).
+	Lookup func(spec string) (policy.Policy, error)
+}
+
+// DefaultOracleGrid is a handful of catalogue settings spanning low to
+// high thresholds, which static:best tries besides the vendor presets.
+var DefaultOracleGrid = [][3]int{{0, 1, 2}, {1, 1, 1}, {2, 0, 2}, {3, 1, 1}, {4, 1, 2}, {5, 2, 1}, {7, 2, 1}}
+
+// Run is the result of one (scenario, policy, seed): the `ecntune sim
+// --json` summary plus what eval adds.
+type Run struct {
+	Policy string `json:"policy"`
+	report.Summary
+	// Chosen names the fixed setting static:best picked for the scenario.
+	Chosen string `json:"chosen,omitempty"`
+	// SmallP99 is the p99 FCT slowdown of finished flows under 100 KB.
+	SmallP99 float64 `json:"small_flow_p99"`
+	// LargeGoodputGbps is the mean rate (size / FCT) of finished flows of
+	// 1 MB or more (100 KB or more when there are none).
+	LargeGoodputGbps float64 `json:"large_flow_goodput_gbps"`
+	// PFCPausedUs is the time egress queues spent paused by PFC, summed
+	// over every switch port and priority, in µs.
+	PFCPausedUs float64 `json:"pfc_paused_us"`
+	// MarkRate is ECN-marked packets per data packet-hop.
+	MarkRate float64 `json:"ecn_mark_rate"`
+	// Decisions is the number of control intervals.
+	Decisions int `json:"decisions"`
+
+	slowdowns []float64 // all finished flows, for CDFs
+}
+
+// Slowdowns returns the FCT slowdowns of the run's finished flows.
+func (r Run) Slowdowns() []float64 { return r.slowdowns }
+
+// Metric is a mean with its 95% confidence half-width over seeds.
+type Metric struct {
+	Mean float64 `json:"mean"`
+	CI95 float64 `json:"ci95"`
+	N    int     `json:"n"`
+}
+
+func (m Metric) String() string {
+	if m.N < 2 {
+		return fmtNum(m.Mean)
+	}
+	return fmtNum(m.Mean) + "±" + fmtNum(m.CI95)
+}
+
+func fmtNum(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a == 0:
+		return "0"
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", v)
+	case a >= 0.01:
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.1e", v)
+}
+
+// MeanCI is the mean of v and the half-width of its 95% confidence
+// interval by Student's t with len(v)-1 degrees of freedom (0 for fewer
+// than two values).
+func MeanCI(v []float64) Metric {
+	m := Metric{N: len(v)}
+	if len(v) == 0 {
+		return m
+	}
+	for _, x := range v {
+		m.Mean += x
+	}
+	m.Mean /= float64(len(v))
+	if len(v) < 2 {
+		return m
+	}
+	var ss float64
+	for _, x := range v {
+		ss += (x - m.Mean) * (x - m.Mean)
+	}
+	sd := math.Sqrt(ss / float64(len(v)-1))
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(v) - 1)}.Quantile(0.975)
+	m.CI95 = t * sd / math.Sqrt(float64(len(v)))
+	return m
+}
+
+// Aggregate is one (scenario, policy) over its seeds.
+type Aggregate struct {
+	Scenario string            `json:"scenario"`
+	Policy   string            `json:"policy"`
+	Chosen   string            `json:"chosen,omitempty"`
+	Seeds    []uint64          `json:"seeds"`
+	Metrics  map[string]Metric `json:"metrics"`
+}
+
+// Metric names of an Aggregate, in table order.
+var MetricNames = []string{
+	"small_p99",
+	"<10KB_p50", "<10KB_p99", "10KB-100KB_p50", "10KB-100KB_p99",
+	"100KB-1MB_p50", "100KB-1MB_p99", ">=1MB_p50", ">=1MB_p99",
+	"large_goodput_gbps", "utilisation", "goodput_gbps", "pfc_paused_us", "drops", "ecn_mark_rate",
+}
+
+func metricsOf(r *Run) map[string]float64 {
+	f := r.FCTSlowdown
+	return map[string]float64{
+		"small_p99":          r.SmallP99,
+		"<10KB_p50":          f.Under10KB.P50,
+		"<10KB_p99":          f.Under10KB.P99,
+		"10KB-100KB_p50":     f.From10KB.P50,
+		"10KB-100KB_p99":     f.From10KB.P99,
+		"100KB-1MB_p50":      f.From100KB.P50,
+		"100KB-1MB_p99":      f.From100KB.P99,
+		">=1MB_p50":          f.From1MB.P50,
+		">=1MB_p99":          f.From1MB.P99,
+		"large_goodput_gbps": r.LargeGoodputGbps,
+		"utilisation":        r.Utilisation,
+		"goodput_gbps":       r.GoodputGbps,
+		"pfc_paused_us":      r.PFCPausedUs,
+		"drops":              float64(r.Drops),
+		"ecn_mark_rate":      r.MarkRate,
+	}
+}
+
+// Result is everything an evaluation produced.
+type Result struct {
+	Scenarios  []string
+	Policies   []string
+	Runs       []Run       // (scenario, policy, seed) order
+	Aggregates []Aggregate // (scenario, policy) order
+	// OracleRuns holds every candidate run of static:best, for inspection.
+	OracleRuns []Run
+}
+
+// Runs of one scenario and policy, in seed order.
+func (r *Result) RunsOf(scenario, pol string) []Run {
+	var out []Run
+	for _, x := range r.Runs {
+		if x.Scenario == scenario && x.Policy == pol {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// Aggregate of one scenario and policy (nil if absent).
+func (r *Result) AggregateOf(scenario, pol string) *Aggregate {
+	for i := range r.Aggregates {
+		if r.Aggregates[i].Scenario == scenario && r.Aggregates[i].Policy == pol {
+			return &r.Aggregates[i]
+		}
+	}
+	return nil
+}
+
+type job struct {
+	sc   int
+	spec string // policy spec, or the oracle candidate's spec
+	set  *env.Setting
+	seed uint64
+}
+
+// candidate of static:best: a preset or a catalogue grid setting at 100G.
+type candidate struct {
+	spec string
+	grid *[3]int
+}
+
+// Run evaluates every policy spec on every scenario and seed. A spec is
+// anything policy.Lookup takes, or "static:best".
+func RunAll(scs []Scenario, specs []string, opt Options) (*Result, error) {
+	if len(scs) == 0 {
+		return nil, errors.New("eval: no scenario")
+	}
+	if len(specs) == 0 {
+		return nil, errors.New("eval: no policy")
+	}
+	if opt.Seeds == 0 {
+		opt.Seeds = 3
+	}
+	if opt.Seeds < 1 || opt.Seeds > 1000 {
+		return nil, fmt.Errorf("eval: seeds %d: allowed 1..1000", opt.Seeds)
+	}
+	if opt.Workers == 0 {
+		opt.Workers = 1
+	}
+	if opt.Workers < 1 {
+		return nil, fmt.Errorf("eval: workers %d: want at least 1", opt.Workers)
+	}
+	if opt.Lookup == nil {
+		opt.Lookup = policy.Lookup
+	}
+	if opt.OracleCatalogue == nil {
+		opt.OracleCatalogue = DefaultOracleGrid
+	}
+	cat := env.DefaultCatalogue()
+	for i, g := range opt.OracleCatalogue {
+		if _, _, _, ok := cat.Grid(cat.Absolute(g[0], g[1], g[2])); !ok || g[0] < 0 || g[1] < 0 || g[2] < 0 ||
+			g[0] >= len(cat.KmaxLevels()) || g[1] >= len(cat.KminRatios()) || g[2] >= len(cat.PmaxLevels()) {
+			return nil, fmt.Errorf("eval: oracle catalogue entry %d %v is outside the catalogue", i, g)
+		}
+	}
+	seen := map[string]bool{}
+	shared := map[string]policy.Policy{}
+	wantOracle := false
+	for _, s := range specs {
+		if seen[s] {
+			return nil, fmt.Errorf("eval: policy %q given twice", s)
+		}
+		seen[s] = true
+		if s == Oracle {
+			wantOracle = true
+			continue
+		}
+		p, err := opt.Lookup(s)
+		if err != nil {
+			return nil, fmt.Errorf("eval: %w", err)
+		}
+		if stateless(p) {
+			shared[s] = p
+		}
+	}
+	for i, sc := range scs {
+		if _, err := env.NewSimEnv(sc.Config, env.SimEnvOptions{Interval: opt.Interval}); err != nil {
+			return nil, fmt.Errorf("eval: scenario %d (%s): %w", i, sc.Name, err)
+		}
+	}
+	var cands []candidate
+	if wantOracle {
+		for _, n := range policy.PresetNames() {
+			cands = append(cands, candidate{spec: "static:" + n})
+		}
+		for i := range opt.OracleCatalogue {
+			g := opt.OracleCatalogue[i]
+			cands = append(cands, candidate{spec: "catalogue:" + cat.Describe(cat.Absolute(g[0], g[1], g[2])), grid: &g})
+		}
+	}
+	var jobs []job
+	for si := range scs {
+		for _, s := range specs {
+			if s == Oracle {
+				continue
+			}
+			for k := 0; k < opt.Seeds; k++ {
+				jobs = append(jobs, job{sc: si, spec: s, seed: scs[si].Config.Seed + uint64(k)})
+			}
+		}
+	}
+	nMain := len(jobs)
+	if wantOracle {
+		for si := range scs {
+			for _, c := range cands {
+				if seen[c.spec] { // already run as a policy: reuse
+					continue
+				}
+				for k := 0; k < opt.Seeds; k++ {
+					j := job{sc: si, spec: c.spec, seed: scs[si].Config.Seed + uint64(k)}
+					if c.grid != nil {
+						kmin, kmax, p := gridAt100G(cat, *c.grid)
+						j.set = &env.Setting{KminBytes: kmin, KmaxBytes: kmax, Pmax: p}
+					}
+					jobs = append(jobs, j)
+				}
+			}
+		}
+	}
+	runs := make([]Run, len(jobs))
+	errs := make([]error, len(jobs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(opt.Workers, len(jobs)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				runs[i], errs[i] = runJob(scs[jobs[i].sc], jobs[i], opt, shared)
+			}
+		}()
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("eval: %s, policy %s, seed %d: %w", scs[jobs[i].sc].Name, jobs[i].spec, jobs[i].seed, err)
+		}
+	}
+	res := &Result{Policies: append([]string(nil), specs...)}
+	for _, sc := range scs {
+		res.Scenarios = append(res.Scenarios, sc.Name)
+	}
+	// Oracle: per scenario, the candidate best by the objective.
+	oracle := map[int][]Run{}
+	if wantOracle {
+		pool := append([]Run(nil), runs...) // main runs are candidates too when they are presets
+		res.OracleRuns = runs[nMain:]
+		for si, sc := range scs {
+			byCand := map[string][]Run{}
+			var order []string
+			for _, r := range pool {
+				if r.Scenario != sc.Name || !(strings.HasPrefix(r.Policy, "static:") || strings.HasPrefix(r.Policy, "catalogue:")) {
+					continue
+				}
+				if _, ok := byCand[r.Policy]; !ok {
+					order = append(order, r.Policy)
+				}
+				byCand[r.Policy] = append(byCand[r.Policy], r)
+			}
+			best := PickOracle(order, byCand)
+			for _, r := range byCand[best] {
+				r.Chosen = r.Policy
+				r.Policy = Oracle
+				oracle[si] = append(oracle[si], r)
+			}
+		}
+	}
+	for si := range scs {
+		for _, s := range specs {
+			var rs []Run
+			if s == Oracle {
+				rs = oracle[si]
+			} else {
+				for i := 0; i < nMain; i++ {
+					if jobs[i].sc == si && jobs[i].spec == s {
+						rs = append(rs, runs[i])
+					}
+				}
+			}
+			res.Runs = append(res.Runs, rs...)
+			res.Aggregates = append(res.Aggregates, aggregate(scs[si].Name, s, rs))
+		}
+	}
+	return res, nil
+}
+
+func gridAt100G(cat env.Catalogue, g [3]int) (kmin, kmax int64, pmax float64) {
+	kmax = cat.KmaxLevels()[g[0]]
+	kmin = int64(math.Round(float64(kmax) * cat.KminRatios()[g[1]]))
+	return kmin, kmax, cat.PmaxLevels()[g[2]]
+}
+
+// stateless policies can serve concurrent runs from one instance.
+func stateless(p policy.Policy) bool {
+	switch p.(type) {
+	case *policy.Learned, policy.Static:
+		return true
+	}
+	return false
+}
+
+// PickOracle chooses static:best among candidates (in order) by the
+// documented objective: the lowest mean small-flow (< 100 KB) p99 FCT
+// slowdown over seeds, among the candidates with no drop in any seed and a
+// mean large-flow goodput within 5% of the best candidate's. If no
+// candidate qualifies, the goodput condition is dropped, then the drop
+// condition. Ties go to the earlier candidate.
+func PickOracle(order []string, runs map[string][]Run) string {
+	mean := func(rs []Run, f func(Run) float64) float64 {
+		s := 0.0
+		for _, r := range rs {
+			s += f(r)
+		}
+		return s / float64(max(1, len(rs)))
+	}
+	bestGood := 0.0
+	for _, c := range order {
+		bestGood = math.Max(bestGood, mean(runs[c], func(r Run) float64 { return r.LargeGoodputGbps }))
+	}
+	pick := func(needGood, needNoDrop bool) string {
+		best, bestV := "", math.Inf(1)
+		for _, c := range order {
+			rs := runs[c]
+			if needNoDrop {
+				drop := false
+				for _, r := range rs {
+					drop = drop || r.Drops > 0
+				}
+				if drop {
+					continue
+				}
+			}
+			if needGood && mean(rs, func(r Run) float64 { return r.LargeGoodputGbps }) < 0.95*bestGood {
+				continue
+			}
+			if v := mean(rs, func(r Run) float64 { return r.SmallP99 }); v < bestV {
+				best, bestV = c, v
+			}
+		}
+		return best
+	}
+	for _, c := range [][2]bool{{true, true}, {false, true}, {false, false}} {
+		if b := pick(c[0], c[1]); b != "" {
+			return b
+		}
+	}
+	return ""
+}
+
+func aggregate(sc, spec string, rs []Run) Aggregate {
+	a := Aggregate{Scenario: sc, Policy: spec, Metrics: map[string]Metric{}}
+	vals := map[string][]float64{}
+	for _, r := range rs {
+		a.Seeds = append(a.Seeds, r.Seed)
+		if r.Chosen != "" {
+			a.Chosen = r.Chosen
+		}
+		for k, v := range metricsOf(&r) {
+			vals[k] = append(vals[k], v)
+		}
+	}
+	for _, k := range MetricNames {
+		a.Metrics[k] = MeanCI(vals[k])
+	}
+	return a
+}
+
+// runJob plays one episode: the policy decides every Δ through SimEnv.
+func runJob(sc Scenario, j job, opt Options, shared map[string]policy.Policy) (Run, error) {
+	var pol policy.Policy
+	switch {
+	case j.set != nil:
+		pol = fixed{name: j.spec, at100G: *j.set}
+	case shared[j.spec] != nil:
+		pol = shared[j.spec]
+	default:
+		p, err := opt.Lookup(j.spec)
+		if err != nil {
+			return Run{}, err
+		}
+		pol = p
+	}
+	return Play(sc, pol, j.spec, j.seed, opt.Interval)
+}
+
+// Play runs one episode of sc with seed under pol and summarises it.
+func Play(sc Scenario, pol policy.Policy, name string, seed uint64, interval simenv.Time) (Run, error) {
+	begin := time.Now()
+	e, err := env.NewSimEnv(sc.Config, env.SimEnvOptions{Interval: interval})
+	if err != nil {
+		return Run{}, err
+	}
+	obs, err := e.Reset(seed)
+	if err != nil {
+		return Run{}, err
+	}
+	n := 0
+	for done := false; !done; n++ {
+		ds := pol.Decide(obs)
+		if len(ds) != len(obs) {
+			return Run{}, fmt.Errorf("policy %s gave %d decisions for %d queues", name, len(ds), len(obs))
+		}
+		set := make([]env.Setting, len(ds))
+		for i, d := range ds {
+			set[i] = d.Setting
+		}
+		obs, _, done, _, err = e.StepSettings(set)
+		if err != nil {
+			return Run{}, fmt.Errorf("decision %d: %w", n, err)
+		}
+	}
+	sim := e.Sim()
+	flows := sim.Flows()
+	st := sim.Stats()
+	r := Run{Policy: name, Summary: report.Summarize(flows, st, time.Since(begin)), Decisions: n}
+	r.Scenario, r.Seed = sc.Name, seed
+	var small []float64
+	var large, mid []float64
+	for _, f := range flows {
+		if f.Finish == 0 {
+			continue
+		}
+		sd := f.Slowdown()
+		r.slowdowns = append(r.slowdowns, sd)
+		if f.SizeBytes < SmallFlowBytes {
+			small = append(small, sd)
+		}
+		if fct := f.FCT(); fct > 0 {
+			g := float64(f.SizeBytes) * 8 / fct.Seconds() / 1e9
+			if f.SizeBytes >= LargeFlowBytes {
+				large = append(large, g)
+			} else if f.SizeBytes >= SmallFlowBytes {
+				mid = append(mid, g)
+			}
+		}
+	}
+	sort.Float64s(small)
+	if len(small) > 0 {
+		r.SmallP99 = report.Percentile(small, 99)
+	}
+	if len(large) == 0 {
+		large = mid
+	}
+	for _, g := range large {
+		r.LargeGoodputGbps += g / float64(len(large))
+	}
+	for si := range sim.Switches() {
+		t := sim.Telemetry(si)
+		for _, p := range t.Ports {
+			for q := range p.PFC {
+				r.PFCPausedUs += float64(p.PFC[q].PausedNs) / 1e3
+			}
+		}
+	}
+	if st.DataHops > 0 {
+		r.MarkRate = float64(st.ECNMarked) / float64(st.DataHops)
+	}
+	return r, nil
+}
+
+// fixed is a static policy at one catalogue setting (scaled with rate).
+type fixed struct {
+	name   string
+	at100G env.Setting
+}
+
+func (f fixed) Name() string { return f.name }
+func (f fixed) Decide(obs []env.Observation) []policy.Decision {
+	out := make([]policy.Decision, len(obs))
+	for i, o := range obs {
+		s := o.Current
+		if o.RateBps > 0 && !math.IsInf(o.RateBps, 0) {
+			s.KminBytes = units.ScaleBytes(f.at100G.KminBytes, o.RateBps)
+			s.KmaxBytes = units.ScaleBytes(f.at100G.KmaxBytes, o.RateBps)
+			s.Pmax = f.at100G.Pmax
+		}
+		out[i] = policy.Decision{Key: o.Key, Setting: s, Action: -1, Confidence: 1, Reason: f.name}
+	}
+	return out
+}

@@ -1,0 +1,217 @@
+package eval
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/ecntune/ecntune/simenv"
+)
+
+// tiny is a 4-host star with 3-to-1 incasts of 60 KB every 150 µs and
+// small background flows, 2 ms: a run takes milliseconds.
+func tiny() Scenario {
+	cfg := simenv.DefaultConfig()
+	cfg.Name = "tiny"
+	cfg.Seed = 5
+	cfg.Duration = 2 * simenv.Millisecond
+	cfg.Topology = simenv.StarTopology(4, 100e9, simenv.Microsecond)
+	cfg.Workloads = []simenv.Workload{
+		{Kind: simenv.WorkloadIncast, Priority: 3, Fanin: 3, SizeBytes: 60_000, Every: 150 * simenv.Microsecond},
+		{Kind: simenv.WorkloadCDF, Priority: 3, Load: 0.4, CDF: []simenv.CDFPoint{{Bytes: 1000, Percent: 0}, {Bytes: 20_000, Percent: 70},
+			{Bytes: 2_000_000, Percent: 100}}},
+	}
+	return Scenario{Name: "tiny", Config: cfg}
+}
+
+func TestEvalEndToEnd(t *testing.T) {
+	specs := []string{"static:hpcc", "adaptive", "builtin", Oracle}
+	opt := Options{Seeds: 3, Workers: 2, Interval: 100 * simenv.Microsecond}
+	res, err := RunAll([]Scenario{tiny()}, specs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != 12 || len(res.Aggregates) != 4 {
+		t.Fatalf("%d runs and %d aggregates, want 12 (4 policies x 3 seeds) and 4", len(res.Runs), len(res.Aggregates))
+	}
+	// 7 presets (hpcc already ran) + 7 catalogue settings, 3 seeds each.
+	if len(res.OracleRuns) != 42 {
+		t.Fatalf("%d oracle candidate runs, want 42", len(res.OracleRuns))
+	}
+	for i, r := range res.Runs {
+		if r.Scenario != "tiny" || r.Policy != specs[i/3] || r.Seed != 5+uint64(i%3) {
+			t.Fatalf("run %d is (%s, %s, %d), want (tiny, %s, %d)", i, r.Scenario, r.Policy, r.Seed, specs[i/3], 5+i%3)
+		}
+		if r.Flows < 20 || r.Finished == 0 || r.Decisions != 19 || r.SmallP99 < 1 || r.LargeGoodputGbps <= 0 {
+			t.Fatalf("run %d: flows %d finished %d decisions %d small p99 %g large goodput %g", i, r.Flows, r.Finished,
+				r.Decisions, r.SmallP99, r.LargeGoodputGbps)
+		}
+		if r.MarkRate < 0 || r.MarkRate > 1 || r.Utilisation <= 0 || r.Utilisation > 1 {
+			t.Fatalf("run %d: mark rate %g utilisation %g", i, r.MarkRate, r.Utilisation)
+		}
+	}
+	// Seeds differ; the same seed replays exactly.
+	h := res.RunsOf("tiny", "static:hpcc")
+	if h[0].Flows == h[1].Flows && h[0].SmallP99 == h[1].SmallP99 {
+		t.Fatal("seeds 5 and 6 gave the same run")
+	}
+	again, err := RunAll([]Scenario{tiny()}, []string{"static:hpcc"}, Options{Seeds: 1, Interval: 100 * simenv.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := again.Runs[0], h[0]; a.FCTSlowdown != b.FCTSlowdown || a.SmallP99 != b.SmallP99 || a.ECNMarked != b.ECNMarked {
+		t.Fatalf("replay of seed 5 differs: %+v vs %+v", a.FCTSlowdown, b.FCTSlowdown)
+	}
+	// The aggregate is the t-interval of the three seeds.
+	agg := res.AggregateOf("tiny", "static:hpcc")
+	v := []float64{h[0].SmallP99, h[1].SmallP99, h[2].SmallP99}
+	if m := agg.Metrics["small_p99"]; m.N != 3 || math.Abs(m.Mean-(v[0]+v[1]+v[2])/3) > 1e-12 || m != MeanCI(v) {
+		t.Fatalf("small_p99 aggregate %+v for %v", m, v)
+	}
+	// The oracle is the candidate the objective picks, with its own runs.
+	o := res.AggregateOf("tiny", Oracle)
+	if o.Chosen == "" || len(o.Seeds) != 3 {
+		t.Fatalf("oracle aggregate %+v", o)
+	}
+	byCand := map[string][]Run{}
+	var order []string
+	for _, r := range append(append([]Run(nil), res.Runs[:3]...), res.OracleRuns...) {
+		if _, ok := byCand[r.Policy]; !ok {
+			order = append(order, r.Policy)
+		}
+		byCand[r.Policy] = append(byCand[r.Policy], r)
+	}
+	if got := PickOracle(order, byCand); got != o.Chosen {
+		t.Fatalf("oracle chose %s, objective says %s", o.Chosen, got)
+	}
+	for _, c := range order {
+		if MeanCI(smallP99s(byCand[c])).Mean < o.Metrics["small_p99"].Mean-1e-9 && noDrops(byCand[c]) &&
+			MeanCI(goodputs(byCand[c])).Mean >= 0.95*bestGoodput(byCand) {
+			t.Fatalf("candidate %s beats the oracle's %s on the objective", c, o.Chosen)
+		}
+	}
+
+	var js bytes.Buffer
+	if err := res.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	var objs []map[string]any
+	if err := json.Unmarshal(js.Bytes(), &objs); err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 12 || objs[0]["scenario"] != "tiny" || objs[0]["policy"] != "static:hpcc" || objs[11]["chosen"] != o.Chosen {
+		t.Fatalf("json objects: %d, first %v/%v, last chosen %v", len(objs), objs[0]["scenario"], objs[0]["policy"], objs[11]["chosen"])
+	}
+	if _, ok := objs[0]["fct_slowdown"].(map[string]any)["10KB-100KB"]; !ok {
+		t.Fatalf("json lacks the sim --json fct_slowdown buckets: %v", objs[0]["fct_slowdown"])
+	}
+	var txt bytes.Buffer
+	if err := res.WriteText(&txt); err != nil {
+		t.Fatal(err)
+	}
+	if s := txt.String(); !strings.Contains(s, "scenario tiny (3 seeds") || !strings.Contains(s, "static:best ("+o.Chosen+")") {
+		t.Fatalf("text report:\n%s", s)
+	}
+	var html, png bytes.Buffer
+	if err := res.WriteHTML(&html); err != nil || !strings.Contains(html.String(), "data:image/png;base64,iVBOR") {
+		t.Fatalf("html: err %v, %d bytes", err, html.Len())
+	}
+	if err := res.PlotCDF(&png, "tiny"); err != nil || !bytes.HasPrefix(png.Bytes(), []byte("\x89PNG")) {
+		t.Fatalf("cdf plot: %v", err)
+	}
+}
+
+func smallP99s(rs []Run) []float64 {
+	var v []float64
+	for _, r := range rs {
+		v = append(v, r.SmallP99)
+	}
+	return v
+}
+
+func goodputs(rs []Run) []float64 {
+	var v []float64
+	for _, r := range rs {
+		v = append(v, r.LargeGoodputGbps)
+	}
+	return v
+}
+
+func noDrops(rs []Run) bool {
+	for _, r := range rs {
+		if r.Drops > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func bestGoodput(m map[string][]Run) float64 {
+	b := 0.0
+	for _, rs := range m {
+		b = math.Max(b, MeanCI(goodputs(rs)).Mean)
+	}
+	return b
+}
+
+func TestMeanCI(t *testing.T) {
+	m := MeanCI([]float64{1, 2, 3})
+	// sd 1, t(0.975, 2 df) = 4.302653
+	if math.Abs(m.Mean-2) > 1e-12 || math.Abs(m.CI95-4.302653/math.Sqrt(3)) > 1e-5 || m.N != 3 {
+		t.Fatalf("MeanCI(1,2,3) = %+v", m)
+	}
+	m = MeanCI([]float64{10, 12, 11, 13, 9, 11, 12, 10, 11, 11})
+	// mean 11, sd 1.1547, t(0.975, 9) = 2.262157
+	if math.Abs(m.Mean-11) > 1e-12 || math.Abs(m.CI95-2.262157*1.1547005/math.Sqrt(10)) > 1e-5 {
+		t.Fatalf("MeanCI(10 values) = %+v", m)
+	}
+	if m := MeanCI([]float64{4}); m.Mean != 4 || m.CI95 != 0 || m.String() != "4.00" {
+		t.Fatalf("one value: %+v %q", m, m.String())
+	}
+	if m := MeanCI(nil); m.N != 0 || m.Mean != 0 {
+		t.Fatalf("no value: %+v", m)
+	}
+}
+
+func TestPickOracleObjective(t *testing.T) {
+	run := func(p99, good float64, drops uint64) Run {
+		r := Run{SmallP99: p99, LargeGoodputGbps: good}
+		r.Drops = drops
+		return r
+	}
+	runs := map[string][]Run{
+		"a": {run(10, 50, 0), run(12, 50, 0)}, // p99 11, goodput 50
+		"b": {run(5, 45, 0), run(5, 46, 0)},   // best p99 but goodput 45.5 < 0.95*50
+		"c": {run(8, 48, 0), run(9, 48, 0)},   // p99 8.5, goodput 48 >= 47.5
+		"d": {run(2, 50, 1), run(2, 50, 0)},   // drops
+	}
+	if got := PickOracle([]string{"a", "b", "c", "d"}, runs); got != "c" {
+		t.Fatalf("oracle = %s, want c", got)
+	}
+	if got := PickOracle([]string{"d"}, map[string][]Run{"d": runs["d"]}); got != "d" {
+		t.Fatalf("only dropping candidates: oracle = %s, want d", got)
+	}
+}
+
+func TestRunAllErrors(t *testing.T) {
+	sc := tiny()
+	for _, c := range []struct {
+		scs   []Scenario
+		specs []string
+		opt   Options
+		want  string
+	}{
+		{nil, []string{"adaptive"}, Options{}, "no scenario"},
+		{[]Scenario{sc}, nil, Options{}, "no policy"},
+		{[]Scenario{sc}, []string{"static:nope"}, Options{}, `unknown preset "nope"`},
+		{[]Scenario{sc}, []string{"adaptive", "adaptive"}, Options{}, "given twice"},
+		{[]Scenario{sc}, []string{"adaptive"}, Options{Seeds: -1}, "seeds -1"},
+		{[]Scenario{sc}, []string{Oracle}, Options{OracleCatalogue: [][3]int{{10, 0, 0}}}, "outside the catalogue"},
+	} {
+		if _, err := RunAll(c.scs, c.specs, c.opt); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("err = %v, want %q", err, c.want)
+		}
+	}
+}

@@ -1,0 +1,234 @@
+package eval
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"image/color"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// WriteJSON writes one object per (scenario, policy, seed): the `ecntune
+// sim --json` summary plus "scenario" and "policy" (and eval's extras).
+func (r *Result) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	runs := r.Runs
+	if runs == nil {
+		runs = []Run{}
+	}
+	return enc.Encode(runs)
+}
+
+// textColumns are the table's metrics and headings.
+var textColumns = []struct{ key, head string }{
+	{"small_p99", "<100KB p99"},
+	{"<10KB_p50", "<10KB p50"}, {"<10KB_p99", "p99"},
+	{"10KB-100KB_p50", "10-100KB p50"}, {"10KB-100KB_p99", "p99"},
+	{"100KB-1MB_p50", "100KB-1MB p50"}, {"100KB-1MB_p99", "p99"},
+	{">=1MB_p50", ">=1MB p50"}, {">=1MB_p99", "p99"},
+	{"large_goodput_gbps", "large Gb/s"}, {"utilisation", "util"}, {"goodput_gbps", "goodput Gb/s"},
+	{"pfc_paused_us", "pause µs"}, {"drops", "drops"}, {"ecn_mark_rate", "mark rate"},
+}
+
+// WriteText prints, per scenario, one row per policy: FCT slowdown
+// p50/p99 per bucket, large-flow goodput, utilisation, goodput, PFC pause
+// time, drops and ECN mark rate, each as mean±95% CI over seeds.
+func (r *Result) WriteText(w io.Writer) error {
+	for i, sc := range r.Scenarios {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		n := 0
+		if a := r.AggregateOf(sc, r.Policies[0]); a != nil {
+			n = len(a.Seeds)
+		}
+		fmt.Fprintf(w, "scenario %s (%d seeds; FCT slowdown, mean±95%% CI)\n", sc, n)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		head := []string{"policy"}
+		for _, c := range textColumns {
+			head = append(head, c.head)
+		}
+		fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+		for _, p := range r.Policies {
+			a := r.AggregateOf(sc, p)
+			if a == nil {
+				continue
+			}
+			name := p
+			if a.Chosen != "" {
+				name += " (" + a.Chosen + ")"
+			}
+			row := []string{name}
+			for _, c := range textColumns {
+				row = append(row, a.Metrics[c.key].String())
+			}
+			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PlotCDF draws the CDF of FCT slowdown of one scenario, one line per
+// policy (flows of every seed pooled), as a PNG.
+func (r *Result) PlotCDF(w io.Writer, scenario string) error {
+	p := plot.New()
+	p.Title.Text = "FCT slowdown CDF: " + scenario
+	p.X.Label.Text = "FCT slowdown (log)"
+	p.Y.Label.Text = "fraction of flows"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	for i, pol := range r.Policies {
+		var all []float64
+		for _, run := range r.RunsOf(scenario, pol) {
+			all = append(all, run.slowdowns...)
+		}
+		if len(all) == 0 {
+			continue
+		}
+		sort.Float64s(all)
+		pts := make(plotter.XYs, 0, min(len(all), 400))
+		step := max(1, len(all)/400)
+		for k := 0; k < len(all); k += step {
+			pts = append(pts, plotter.XY{X: all[k], Y: float64(k+1) / float64(len(all))})
+		}
+		pts = append(pts, plotter.XY{X: all[len(all)-1], Y: 1})
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return err
+		}
+		l.Color = plotutil.Color(i)
+		l.Dashes = plotutil.Dashes(i)
+		l.Width = vg.Points(1.5)
+		p.Add(l)
+		p.Legend.Add(pol, l)
+	}
+	p.Legend.Top = false
+	p.Legend.Left = false
+	return writePNG(w, p, 7, 4.5)
+}
+
+// PlotBuckets draws, for one scenario, grouped bars of the p99 FCT
+// slowdown per flow-size bucket (mean over seeds), one bar per policy.
+func (r *Result) PlotBuckets(w io.Writer, scenario string) error {
+	keys := []string{"<10KB_p99", "10KB-100KB_p99", "100KB-1MB_p99", ">=1MB_p99"}
+	names := []string{"<10KB", "10-100KB", "100KB-1MB", ">=1MB"}
+	p := plot.New()
+	p.Title.Text = "p99 FCT slowdown per flow size: " + scenario
+	p.Y.Label.Text = "p99 slowdown"
+	n := len(r.Policies)
+	width := vg.Points(float64(min(18, 90/max(1, n))))
+	for i, pol := range r.Policies {
+		a := r.AggregateOf(scenario, pol)
+		if a == nil {
+			continue
+		}
+		vals := make(plotter.Values, len(keys))
+		for k, key := range keys {
+			vals[k] = a.Metrics[key].Mean
+		}
+		b, err := plotter.NewBarChart(vals, width)
+		if err != nil {
+			return err
+		}
+		b.Color = plotutil.Color(i)
+		b.LineStyle.Width = 0
+		b.Offset = vg.Length(float64(i)-float64(n-1)/2) * width
+		p.Add(b)
+		p.Legend.Add(pol, b)
+	}
+	p.NominalX(names...)
+	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Y.Min = 0
+	return writePNG(w, p, 7, 4.5)
+}
+
+func writePNG(w io.Writer, p *plot.Plot, wIn, hIn float64) error {
+	p.BackgroundColor = color.White
+	wt, err := p.WriterTo(vg.Length(wIn)*vg.Inch, vg.Length(hIn)*vg.Inch, "png")
+	if err != nil {
+		return err
+	}
+	_, err = wt.WriteTo(w)
+	return err
+}
+
+var reportTmpl = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>ecntune eval</title>
+<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;font-size:90%}
+td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}th{background:#eee}td:first-child{text-align:left}</style>
+</head><body>
+<h1>ecntune evaluation</h1>
+<p>{{.Seeds}} seeds per scenario and policy; figures are mean ± 95% confidence interval over seeds (Student's t).
+static:best is the fixed setting (preset or catalogue entry) with the lowest small-flow (&lt;100 KB) p99 slowdown
+among those with no drops and large-flow goodput within 5% of the best, chosen per scenario in hindsight.</p>
+{{range .Scenarios}}<h2>{{.Name}}</h2>
+<table><tr><th>policy</th>{{range $.Heads}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>
+<p><img src="data:image/png;base64,{{.CDF}}" alt="slowdown CDF"> <img src="data:image/png;base64,{{.Bars}}" alt="p99 per bucket"></p>
+{{end}}</body></html>
+`))
+
+// WriteHTML writes a self-contained report: per scenario the table of
+// WriteText and both plots, embedded.
+func (r *Result) WriteHTML(w io.Writer) error {
+	type scen struct {
+		Name      string
+		Rows      [][]string
+		CDF, Bars string
+	}
+	data := struct {
+		Seeds     int
+		Heads     []string
+		Scenarios []scen
+	}{}
+	for _, c := range textColumns {
+		data.Heads = append(data.Heads, c.head)
+	}
+	for _, sc := range r.Scenarios {
+		s := scen{Name: sc}
+		for _, p := range r.Policies {
+			a := r.AggregateOf(sc, p)
+			if a == nil {
+				continue
+			}
+			data.Seeds = len(a.Seeds)
+			name := p
+			if a.Chosen != "" {
+				name += " (" + a.Chosen + ")"
+			}
+			row := []string{name}
+			for _, c := range textColumns {
+				row = append(row, a.Metrics[c.key].String())
+			}
+			s.Rows = append(s.Rows, row)
+		}
+		var b bytes.Buffer
+		if err := r.PlotCDF(&b, sc); err != nil {
+			return err
+		}
+		s.CDF = base64.StdEncoding.EncodeToString(b.Bytes())
+		b.Reset()
+		if err := r.PlotBuckets(&b, sc); err != nil {
+			return err
+		}
+		s.Bars = base64.StdEncoding.EncodeToString(b.Bytes())
+		data.Scenarios = append(data.Scenarios, s)
+	}
+	return reportTmpl.Execute(w, data)
+}
