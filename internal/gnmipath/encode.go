@@ -150,8 +150,49 @@ func stateVal(d Dialect, rate float64, pt *simenv.PortTelemetry, l Leaf) (Val, b
 	return Val{}, false
 }
 
+// arena hands out TypedValues allocated in blocks, to keep encoding a
+// large fabric from making two small allocations per leaf.
+type arena struct {
+	tv []gnmi.TypedValue
+	u  []gnmi.TypedValue_UintVal
+	s  []gnmi.TypedValue_StringVal
+}
+
+func (a *arena) value(d Dialect, l Leaf, v Val) *gnmi.TypedValue {
+	k := kindOf(d, l.Field)
+	if len(a.tv) == 0 {
+		return EncodeVal(d, l, v)
+	}
+	var tv *gnmi.TypedValue
+	switch {
+	case d == OpenConfig && k == kUint && len(a.u) > 0:
+		w := &a.u[0]
+		a.u = a.u[1:]
+		w.UintVal = v.U
+		tv = &a.tv[0]
+		tv.Value = w
+	case d == Sonic && k == kUint && len(a.s) > 0:
+		w := &a.s[0]
+		a.s = a.s[1:]
+		w.StringVal = strconv.FormatUint(v.U, 10)
+		tv = &a.tv[0]
+		tv.Value = w
+	default:
+		return EncodeVal(d, l, v)
+	}
+	a.tv = a.tv[1:]
+	return tv
+}
+
 // Encode appends the state leaves of tel to dst and returns it.
 func (e *Encoder) Encode(dst []Item, tel *simenv.SwitchTelemetry) []Item {
+	n := len(e.slots)
+	a := arena{tv: make([]gnmi.TypedValue, n)}
+	if e.d == Sonic {
+		a.s = make([]gnmi.TypedValue_StringVal, n)
+	} else {
+		a.u = make([]gnmi.TypedValue_UintVal, n)
+	}
 	pi := -1
 	var port string
 	for _, s := range e.slots {
@@ -168,7 +209,7 @@ func (e *Encoder) Encode(dst []Item, tel *simenv.SwitchTelemetry) []Item {
 			}
 			v, _ = stateVal(e.d, e.info.Ports[pi].RateBps, &tel.Ports[pi], s.leaf)
 		}
-		dst = append(dst, Item{DB: s.db, Leaf: s.leaf, Path: s.path, Val: EncodeVal(e.d, s.leaf, v)})
+		dst = append(dst, Item{DB: s.db, Leaf: s.leaf, Path: s.path, Val: a.value(e.d, s.leaf, v)})
 	}
 	return dst
 }
@@ -252,7 +293,8 @@ func InitialConfig(d Dialect, info simenv.SwitchInfo, tel *simenv.SwitchTelemetr
 func Notifications(d Dialect, name, namespace string, items []Item, ts int64, enc gnmi.Encoding) []*gnmi.Notification {
 	var out []*gnmi.Notification
 	byDB := map[string]*gnmi.Notification{}
-	for _, it := range items {
+	ups := make([]gnmi.Update, len(items))
+	for i, it := range items {
 		n := byDB[it.DB]
 		if n == nil {
 			p := &gnmi.Path{Target: name}
@@ -266,7 +308,9 @@ func Notifications(d Dialect, name, namespace string, items []Item, ts int64, en
 			byDB[it.DB] = n
 			out = append(out, n)
 		}
-		n.Update = append(n.Update, &gnmi.Update{Path: it.Path, Val: ToEncoding(it.Val, enc)})
+		u := &ups[i]
+		u.Path, u.Val = it.Path, ToEncoding(it.Val, enc)
+		n.Update = append(n.Update, u)
 	}
 	return out
 }
