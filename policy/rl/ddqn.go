@@ -138,12 +138,12 @@ type DDQN struct {
 	y      *G.Node
 	lossV  G.Value
 
-	batch       Batch
-	xBuf, aBuf  []float32
-	yBuf        []float32
-	qOn, qTgt   []float32
-	xT, aT, yT  *tensor.Dense
-	lastGradNrm float64
+	batch        Batch
+	xBuf, aBuf   []float32
+	yBuf         []float32
+	qOn, qTgt    []float32
+	xT, aT, yT   *tensor.Dense
+	lastGradNorm float64
 }
 
 // NewDDQN builds the networks and the training graph. Online weights come
@@ -270,7 +270,7 @@ func (d *DDQN) Updates() uint64 { return d.updates }
 
 // LastGradNorm is the global gradient norm of the last step before
 // clipping.
-func (d *DDQN) LastGradNorm() float64 { return d.lastGradNrm }
+func (d *DDQN) LastGradNorm() float64 { return d.lastGradNorm }
 
 // Epsilon is the exploration rate of the linear schedule at the current
 // step count.
@@ -395,7 +395,7 @@ func (d *DDQN) Train() (float64, error) {
 	}
 	loss := scalarOf(d.lossV)
 	norm, err := clipGradNorm(d.gn.nodes, d.cfg.MaxGradNorm)
-	d.lastGradNrm = norm
+	d.lastGradNorm = norm
 	if err != nil {
 		return loss, fmt.Errorf("ddqn: update %d: %w", d.updates, err)
 	}

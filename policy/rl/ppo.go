@@ -223,7 +223,7 @@ func (p *PPO) build() error {
 
 // lossGraph builds policy loss + c_v·value loss − c_e·entropy.
 func (p *PPO) lossGraph() (*G.Node, error) {
-	// chain applies graph operations in order, keeping the first error.
+	// do threads graph construction, keeping the first error.
 	var err error
 	do := func(n *G.Node, e error) *G.Node {
 		if err == nil && e != nil {

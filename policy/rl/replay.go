@@ -97,7 +97,7 @@ func (r *Replay) Dim() int { return r.dim }
 // Added counts every transition ever added, including overwritten ones.
 func (r *Replay) Added() uint64 { return r.added }
 
-// Check validates a transition against the buffer's dimension and an
+// check validates a transition against the buffer's dimension and an
 // action count (0 skips the action check).
 func (r *Replay) check(t Transition, nActions int) error {
 	if len(t.Obs) != r.dim {
