@@ -137,6 +137,7 @@ type fileGuard struct {
 	Rollback        fileRollback `yaml:"rollback"`
 	StaleFreeze     string       `yaml:"stale-freeze"`
 	StaleRevert     string       `yaml:"stale-revert"`
+	ExternalHold    string       `yaml:"external-hold"`
 	ReadBackPmaxTol *float64     `yaml:"readback-pmax-tolerance"`
 	PmaxStep        *float64     `yaml:"pmax-step"`
 }
@@ -422,6 +423,9 @@ func parseGuard(f fileGuard, interval time.Duration) (GuardConfig, error) {
 		return g, err
 	}
 	if g.StaleRevert, err = parseDur("guardrails.stale-revert", f.StaleRevert, g.StaleRevert); err != nil {
+		return g, err
+	}
+	if g.ExternalHold, err = parseDur("guardrails.external-hold", f.ExternalHold, g.ExternalHold); err != nil {
 		return g, err
 	}
 	if f.ReadBackPmaxTol != nil {

@@ -49,6 +49,7 @@ const (
 	RulePause      = "rollback-pause"
 	RuleReward     = "rollback-reward"
 	RuleReadBack   = "read-back"
+	RuleExternal   = "external-writer"
 )
 
 // ChangeKind says why a change is made.
@@ -91,6 +92,12 @@ type GuardConfig struct {
 
 	StaleFreeze time.Duration // no telemetry for this long: no changes
 	StaleRevert time.Duration // no telemetry for this long: revert to Safe
+
+	// ExternalHold: when a queue the agent set reports another setting for
+	// two intervals in a row, someone else writes it (another agent, an
+	// operator). The guard adopts that setting, raises an alarm and leaves
+	// the queue alone for this long instead of fighting over it.
+	ExternalHold time.Duration
 
 	ReadBackPmaxTol float64 // read-back accepts Pmax within this
 	// PmaxStep is the resolution switches store Pmax at (both gNMI
@@ -135,6 +142,7 @@ func DefaultGuardConfig(interval time.Duration) GuardConfig {
 		RollbackRewardDrop:    0.1,
 		StaleFreeze:           5 * interval,
 		StaleRevert:           30 * interval,
+		ExternalHold:          60 * interval,
 		ReadBackPmaxTol:       0.005,
 		PmaxStep:              0.01,
 	}
@@ -193,6 +201,8 @@ func (c GuardConfig) validateRules() error {
 		return fmt.Errorf("guardrails.stale-freeze: must be positive")
 	case c.StaleRevert <= c.StaleFreeze:
 		return fmt.Errorf("guardrails.stale-revert: %s must be longer than stale-freeze %s", c.StaleRevert, c.StaleFreeze)
+	case c.ExternalHold < 0:
+		return fmt.Errorf("guardrails.external-hold: must not be negative")
 	case !(c.ReadBackPmaxTol >= 0 && c.ReadBackPmaxTol < 1):
 		return fmt.Errorf("guardrails.readback-pmax-tolerance: %g must be within [0, 1)", c.ReadBackPmaxTol)
 	case !(c.PmaxStep >= 0 && c.PmaxStep <= 0.1):
@@ -295,6 +305,11 @@ type queueState struct {
 	changed      bool
 	pending      bool
 
+	expect    env.Setting // what the agent last set (when expectSet)
+	expectSet bool
+	mismatchN int   // consecutive observations that differ from expect
+	yieldNs   int64 // leave the queue alone until then (external writer)
+
 	lastKPI  kpi
 	haveKPI  bool
 	prob     bool
@@ -371,6 +386,7 @@ func (g *Guard) Adopt(k env.QueueKey, from, to env.Setting, changedNs int64) {
 	q.current = to
 	q.changed = true
 	q.lastChangeNs = changedNs
+	q.expect, q.expectSet, q.mismatchN = to, true, 0
 	q.prob = !sameSetting(from, to, 1e-9)
 	q.probFrom, q.probTo = from, to
 	q.probHave = false
@@ -425,8 +441,11 @@ func (g *Guard) Step(in StepInput) (Plan, error) {
 		g.Seen(in.Observations[i].Key.Target, now)
 	}
 	for i := range in.Observations {
-		if c, a := g.ingest(&in.Observations[i]); c != nil {
+		c, a := g.ingest(now, &in.Observations[i])
+		if c != nil {
 			plan.Changes = append(plan.Changes, *c)
+		}
+		if a != nil {
 			plan.Alarms = append(plan.Alarms, *a)
 		}
 	}
@@ -463,18 +482,37 @@ func (g *Guard) Step(in StepInput) (Plan, error) {
 }
 
 // ingest updates a queue from its observation and runs the rollback rules.
-func (g *Guard) ingest(o *env.Observation) (*Change, *Alarm) {
+func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 	q := g.queue(o.Key)
 	if o.RateBps > 0 {
 		q.rate = o.RateBps
 	}
 	q.xoff = o.XoffBytes
 	q.minHeadroom = o.MinHeadroomBytes
+	var ext *Alarm
 	if !q.pending && validSetting(o.Current) {
 		q.current = o.Current
 		if q.lastGood == (env.Setting{}) {
 			q.lastGood = o.Current
 		}
+		if q.expectSet && !g.ReadBackOK(q.expect, o.Current) {
+			q.mismatchN++
+			if q.mismatchN >= 2 {
+				// Someone else writes this queue: adopt, alarm, yield.
+				k := o.Key
+				ext = &Alarm{Target: k.Target, Key: &k, Rule: RuleExternal,
+					Msg: fmt.Sprintf("queue changed to kmin %d kmax %d pmax %g by another writer (agent set kmin %d kmax %d pmax %g): yielding for %s",
+						o.Current.KminBytes, o.Current.KmaxBytes, o.Current.Pmax, q.expect.KminBytes, q.expect.KmaxBytes, q.expect.Pmax, g.cfg.ExternalHold)}
+				q.expectSet, q.mismatchN, q.prob = false, 0, false
+				q.lastGood = o.Current
+				q.yieldNs = now + int64(g.cfg.ExternalHold)
+			}
+		} else {
+			q.mismatchN = 0
+		}
+	}
+	if ext != nil {
+		return nil, ext
 	}
 	if !o.Valid {
 		return nil, nil
@@ -615,6 +653,12 @@ func (g *Guard) decide(now int64, o *env.Observation, d *policy.Decision) (*Chan
 	if !o.Valid {
 		return rej(RuleInvalid, "the interval could not be measured (first sample or counter reset)")
 	}
+	if now < q.yieldNs {
+		return rej(RuleExternal, fmt.Sprintf("another writer changed this queue; yielding for %s more", time.Duration(q.yieldNs-now)))
+	}
+	if q.mismatchN > 0 {
+		return rej(RuleExternal, "the switch reports another setting than the agent set: confirming before any change")
+	}
 	if q.prob {
 		return rej(RuleProbation, fmt.Sprintf("the last change is watched for %d more intervals", g.cfg.RollbackWindow-q.probN))
 	}
@@ -754,6 +798,7 @@ func (g *Guard) Result(c Change, out Outcome, got env.Setting, nowNs int64) (*Ch
 	switch out {
 	case Applied:
 		q.current = c.New
+		q.expect, q.expectSet, q.mismatchN = c.New, true, 0
 		switch c.Kind {
 		case KindTune, KindFallback:
 			q.prob = true
@@ -769,6 +814,7 @@ func (g *Guard) Result(c Change, out Outcome, got env.Setting, nowNs int64) (*Ch
 		if validSetting(got) {
 			q.current = got
 		}
+		q.expectSet = false
 		k := c.Key
 		a := &Alarm{Target: c.Key.Target, Key: &k, Rule: RuleReadBack,
 			Msg: fmt.Sprintf("set kmin %d kmax %d pmax %g, switch reports kmin %d kmax %d pmax %g",

@@ -468,3 +468,38 @@ func TestGuardPmaxQuantized(t *testing.T) {
 		t.Fatal("quantizePmax")
 	}
 }
+
+func TestGuardExternalWriter(t *testing.T) {
+	g := newTestGuard(t, func(c *GuardConfig) { c.ExternalHold = 20 * time.Second })
+	applied := applyTune(t, g, env.Metrics{IntervalNs: sec, Util: 0.5})
+	other := env.Setting{KminBytes: 1_000_000, KmaxBytes: 3_000_000, Pmax: 0.1, HeadroomBytes: 100_000}
+	// One stale observation (telemetry lag) is not an external writer.
+	p := step(t, g, 11*sec, []env.Observation{ob(kA, cur)}, nil)
+	if len(p.Alarms) != 0 {
+		t.Fatalf("alarm on one lagging observation: %+v", p.Alarms)
+	}
+	p = step(t, g, 12*sec, []env.Observation{ob(kA, applied)}, nil)
+	p = step(t, g, 13*sec, []env.Observation{ob(kA, other)}, nil)
+	if len(p.Alarms) != 0 {
+		t.Fatalf("alarm after one differing observation: %+v", p.Alarms)
+	}
+	p = step(t, g, 14*sec, []env.Observation{ob(kA, other)}, []policy.Decision{dc(kA, applied, 0.9)})
+	if len(p.Alarms) != 1 || p.Alarms[0].Rule != RuleExternal {
+		t.Fatalf("want external-writer alarm, got %+v", p.Alarms)
+	}
+	if len(p.Changes) != 0 || len(p.Rejections) != 1 || p.Rejections[0].Rule != RuleExternal {
+		t.Fatalf("the guard fights the other writer: %+v", p)
+	}
+	if lg, _ := g.LastGood(kA); lg != other {
+		t.Fatalf("last good %+v, want the other writer's %+v", lg, other)
+	}
+	// Still yielding at 33 s, free again at 34 s.
+	p = step(t, g, 33*sec, []env.Observation{ob(kA, other)}, []policy.Decision{dc(kA, applied, 0.9)})
+	if len(p.Rejections) != 1 || p.Rejections[0].Rule != RuleExternal {
+		t.Fatalf("yield ended early: %+v", p)
+	}
+	p = step(t, g, 34*sec, []env.Observation{ob(kA, other)}, []policy.Decision{dc(kA, applied, 0.9)})
+	if len(p.Changes) != 1 || p.Changes[0].New != applied {
+		t.Fatalf("want a change after the yield, got %+v", p)
+	}
+}
