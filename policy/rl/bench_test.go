@@ -5,6 +5,26 @@ import (
 	"testing"
 )
 
+// cpuTimer reports CPU nanoseconds per operation (and per observation when
+// perOp > 0) as extra benchmark metrics.
+type cpuTimer struct{ start int64 }
+
+func startCPU(b *testing.B) *cpuTimer {
+	b.ResetTimer()
+	return &cpuTimer{start: processCPUNanos()}
+}
+
+func (c *cpuTimer) report(b *testing.B, perOp int) {
+	cpu := float64(processCPUNanos()-c.start) / float64(b.N)
+	if c.start == 0 || cpu <= 0 {
+		return
+	}
+	b.ReportMetric(cpu, "cpu-ns/op")
+	if perOp > 0 {
+		b.ReportMetric(cpu/float64(perOp), "cpu-ns/obs")
+	}
+}
+
 // Production-like shapes: ~48 features, 20 actions.
 const benchDim, benchActions = 48, 20
 
@@ -16,13 +36,14 @@ func benchInference(b *testing.B, n int, hidden []int) {
 	obs := randObs(rand.New(rand.NewPCG(2, 2)), n, benchDim)
 	out := make([]float32, n*benchActions)
 	b.ReportAllocs()
-	b.ResetTimer()
+	c := startCPU(b)
 	for i := 0; i < b.N; i++ {
 		if err := net.ForwardInto(out, obs); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/obs")
+	c.report(b, n)
 }
 
 func BenchmarkInference1k64x64(b *testing.B)    { benchInference(b, 1000, []int{64, 64}) }
@@ -34,13 +55,14 @@ func BenchmarkDecide10k(b *testing.B) {
 	net.Kind = OutputQ
 	obs := randObs(rand.New(rand.NewPCG(2, 2)), 10000, benchDim)
 	b.ReportAllocs()
-	b.ResetTimer()
+	c := startCPU(b)
 	for i := 0; i < b.N; i++ {
 		if _, _, err := net.Decide(obs, 0.1); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/10000, "ns/obs")
+	c.report(b, 10000)
 }
 
 func benchDDQN(b *testing.B, bs int) {
@@ -56,12 +78,13 @@ func benchDDQN(b *testing.B, bs int) {
 		}
 	}
 	b.ReportAllocs()
-	b.ResetTimer()
+	c := startCPU(b)
 	for i := 0; i < b.N; i++ {
 		if _, err := d.Train(); err != nil {
 			b.Fatal(err)
 		}
 	}
+	c.report(b, 0)
 }
 
 func BenchmarkDDQNTrainStep64(b *testing.B)  { benchDDQN(b, 64) }
@@ -96,10 +119,11 @@ func BenchmarkPPOUpdate(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
-	b.ResetTimer()
+	c := startCPU(b)
 	for i := 0; i < b.N; i++ {
 		if _, err := p.Update(buf); err != nil {
 			b.Fatal(err)
 		}
 	}
+	c.report(b, 0)
 }

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package rl
+
+func processCPUNanos() int64 { return 0 }
