@@ -405,15 +405,15 @@ func (d *DDQN) Train() (float64, error) {
 	d.gn.pull()
 	d.updates++
 	if d.cfg.Tau > 0 {
-		d.target.SoftUpdate(d.online, d.cfg.Tau)
+		_ = d.target.SoftUpdate(d.online, d.cfg.Tau) // same architecture, tau validated
 	} else if d.updates%uint64(d.cfg.TargetSync) == 0 {
-		d.target.CopyFrom(d.online)
+		d.target.copyWeights(d.online)
 	}
 	return loss, nil
 }
 
 // SyncTarget copies the online weights into the target network now.
-func (d *DDQN) SyncTarget() { d.target.CopyFrom(d.online) }
+func (d *DDQN) SyncTarget() { d.target.copyWeights(d.online) }
 
 // Argmax returns the index of the largest value (the first on ties); -1
 // for an empty slice. NaN never wins.

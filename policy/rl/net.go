@@ -239,26 +239,35 @@ func (n *Net) NumParams() int { return n.arch.numParams() }
 func (n *Net) Clone() *Net {
 	c, _ := NewNet(n.arch)
 	c.Kind = n.Kind
-	c.CopyFrom(n)
+	c.copyWeights(n)
 	return c
 }
 
 // CopyFrom copies the weights of src, which must have the same
-// architecture (it panics otherwise: that is a programming error).
-func (n *Net) CopyFrom(src *Net) {
+// architecture.
+func (n *Net) CopyFrom(src *Net) error {
 	if !n.arch.equal(src.arch) {
-		panic("rl: CopyFrom between different architectures")
+		return fmt.Errorf("rl: copy weights: architectures differ (%+v vs %+v)", n.arch, src.arch)
 	}
+	n.copyWeights(src)
+	return nil
+}
+
+func (n *Net) copyWeights(src *Net) {
 	for l := range n.Layers {
 		copy(n.Layers[l].W, src.Layers[l].W)
 		copy(n.Layers[l].B, src.Layers[l].B)
 	}
 }
 
-// SoftUpdate moves every weight towards src: w = (1-tau)·w + tau·src.
-func (n *Net) SoftUpdate(src *Net, tau float64) {
+// SoftUpdate moves every weight towards src: w = (1-tau)·w + tau·src,
+// with tau in [0, 1] and src of the same architecture.
+func (n *Net) SoftUpdate(src *Net, tau float64) error {
 	if !n.arch.equal(src.arch) {
-		panic("rl: SoftUpdate between different architectures")
+		return fmt.Errorf("rl: soft update: architectures differ (%+v vs %+v)", n.arch, src.arch)
+	}
+	if !(tau >= 0 && tau <= 1) {
+		return fmt.Errorf("rl: soft update: tau = %v: allowed [0, 1]", tau)
 	}
 	t := float32(tau)
 	for l := range n.Layers {
@@ -271,6 +280,7 @@ func (n *Net) SoftUpdate(src *Net, tau float64) {
 			d[i] += t * (s[i] - d[i])
 		}
 	}
+	return nil
 }
 
 // Equal reports whether both nets have the same architecture and

@@ -392,3 +392,21 @@ func TestConfigFromYAMLAndJSON(t *testing.T) {
 		t.Fatalf("unknown activation: err = %v", err)
 	}
 }
+
+func TestNetCopyAndSoftUpdateCheckArchitecture(t *testing.T) {
+	a := testNet(t, 1)
+	b, _ := InitNet(Arch{In: 12, Hidden: []int{16}, Out: 5, Act: Tanh}, rand.New(rand.NewPCG(1, 1)), 1)
+	if err := a.CopyFrom(b); err == nil {
+		t.Fatal("CopyFrom across architectures: no error")
+	}
+	if err := a.SoftUpdate(b, 0.5); err == nil {
+		t.Fatal("SoftUpdate across architectures: no error")
+	}
+	c := testNet(t, 2)
+	if err := a.SoftUpdate(c, 1.5); err == nil {
+		t.Fatal("tau 1.5 accepted")
+	}
+	if err := a.CopyFrom(c); err != nil || !a.Equal(c) {
+		t.Fatalf("CopyFrom: err %v, equal %v", err, a.Equal(c))
+	}
+}
