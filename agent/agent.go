@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -252,6 +253,29 @@ func (a *Agent) Tick(ctx context.Context) error {
 	}
 	recs := a.recommend(now, obs, decs)
 	if a.cfg.Mode == ModeShadow {
+		// The guard's verdict goes with each recommendation; nothing is set.
+		plan, err := a.guard.Step(StepInput{NowNs: now.UnixNano(), Observations: obs, Decisions: decs})
+		if err != nil {
+			return err
+		}
+		verdict := map[env.QueueKey]string{}
+		for _, r := range plan.Rejections {
+			verdict[r.Key] = r.Rule
+		}
+		for _, c := range plan.Changes {
+			if len(c.Clamped) > 0 {
+				verdict[c.Key] = "clamped:" + strings.Join(c.Clamped, ",")
+			}
+			a.guard.Discard(c)
+		}
+		for i := range recs {
+			recs[i].Guard = verdict[recs[i].Key]
+		}
+		a.mu.Lock()
+		for _, r := range recs {
+			a.recs[r.Key] = r
+		}
+		a.mu.Unlock()
 		if err := a.o.Journal.PutRecommendations(recs); err != nil {
 			return err
 		}

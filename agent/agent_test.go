@@ -244,6 +244,18 @@ func TestAgentShadowRecordsAndNeverSets(t *testing.T) {
 	if recs[0].Reward != 0.5 || !recs[0].Valid || recs[0].Metrics.Util != 0.5 {
 		t.Fatalf("observation behind the recommendation %+v", recs[0])
 	}
+	// The guard's verdict rides along, judged afresh every interval.
+	if recs[0].Guard != "" || recs[5].Guard != "" {
+		t.Fatalf("guard verdicts %q %q, want allowed", recs[0].Guard, recs[5].Guard)
+	}
+	r.pol.s = env.Setting{KminBytes: 400_000, KmaxBytes: 9_000_000, Pmax: 0.2}
+	r.interval(t)
+	r.interval(t)
+	recs, _ = r.j.Recommendations("", 0, 0)
+	if g := recs[len(recs)-1].Guard; g != "clamped:max-step" {
+		t.Fatalf("guard verdict %q, want clamped:max-step", g)
+	}
+	r.pol.s = target
 	srv := httptest.NewServer(r.a.Handler())
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/recommendations?target=leaf0")
@@ -255,7 +267,7 @@ func TestAgentShadowRecordsAndNeverSets(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if len(got) != 2 || got[0].Key != kA || got[1].Key != kB || got[0].Recommended != target {
+	if len(got) != 2 || got[0].Key != kA || got[1].Key != kB || got[0].Recommended.KmaxBytes != 9_000_000 || got[0].Guard != "clamped:max-step" {
 		t.Fatalf("/recommendations %+v", got)
 	}
 	resp, err = http.Get(srv.URL + "/recommendations?since=1h")
@@ -265,8 +277,8 @@ func TestAgentShadowRecordsAndNeverSets(t *testing.T) {
 	got = nil
 	json.NewDecoder(resp.Body).Decode(&got)
 	resp.Body.Close()
-	if len(got) != 6 {
-		t.Fatalf("/recommendations?since=1h gave %d, want 6", len(got))
+	if len(got) != 10 {
+		t.Fatalf("/recommendations?since=1h gave %d, want 10", len(got))
 	}
 	resp, err = http.Get(srv.URL + "/metrics")
 	if err != nil {
@@ -275,10 +287,10 @@ func TestAgentShadowRecordsAndNeverSets(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	for _, want := range []string{
-		`ecntune_queue_recommended_kmax_bytes{port="Ethernet0",queue="3",target="leaf0"} 2e+06`,
+		`ecntune_queue_recommended_kmax_bytes{port="Ethernet0",queue="3",target="leaf0"} 9e+06`,
 		`ecntune_queue_applied_kmin_bytes{port="Ethernet0",queue="3",target="leaf0"} 400000`,
 		`ecntune_queue_reward{port="Ethernet1",queue="3",target="leaf0"} 0.5`,
-		`ecntune_agent_decisions_total 6`,
+		`ecntune_agent_decisions_total 10`,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %s", want)

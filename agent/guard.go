@@ -778,6 +778,24 @@ func (g *Guard) decide(now int64, o *env.Observation, d *policy.Decision) (*Chan
 	return &Change{Key: o.Key, Kind: kind, Old: cur, New: out, Confidence: d.Confidence, Reason: reason, Clamped: clamped}, nil
 }
 
+// Discard forgets a change from Step that will not be made (shadow mode):
+// unlike Result with NotApplied it leaves no trace, so the same decision
+// is judged the same way next time.
+func (g *Guard) Discard(c Change) {
+	if q := g.queues[c.Key]; q != nil {
+		q.pending = false
+	}
+}
+
+// fieldsFrom reports whether every knob of got equals that knob in a or b
+// (a switch that applied part of a change shows such a mix).
+func fieldsFrom(got, a, b env.Setting) bool {
+	eqP := func(x, y float64) bool { return math.Abs(x-y) <= 0.005+1e-12 }
+	return (got.KminBytes == a.KminBytes || got.KminBytes == b.KminBytes) &&
+		(got.KmaxBytes == a.KmaxBytes || got.KmaxBytes == b.KmaxBytes) &&
+		(eqP(got.Pmax, a.Pmax) || eqP(got.Pmax, b.Pmax))
+}
+
 // Outcome is what became of a change the guard allowed.
 type Outcome int
 
@@ -821,6 +839,16 @@ func (g *Guard) Result(c Change, out Outcome, got env.Setting, nowNs int64) (*Ch
 				c.New.KminBytes, c.New.KmaxBytes, c.New.Pmax, got.KminBytes, got.KmaxBytes, got.Pmax)}
 		if c.Kind == KindReadBack || sameSetting(q.lastGood, got, 1e-9) {
 			return nil, a // already there, or a rollback that failed: no loop
+		}
+		if validSetting(got) && !fieldsFrom(got, c.Old, c.New) {
+			// Neither what was there nor what was set, nor a mix of the
+			// two: another writer got in between. Yield, do not fight.
+			a.Rule = RuleExternal
+			a.Msg += fmt.Sprintf(": another writer; yielding for %s", g.cfg.ExternalHold)
+			q.lastGood = got
+			q.prob = false
+			q.yieldNs = nowNs + int64(g.cfg.ExternalHold)
+			return nil, a
 		}
 		q.pending = true
 		q.prob = false

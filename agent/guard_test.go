@@ -503,3 +503,18 @@ func TestGuardExternalWriter(t *testing.T) {
 		t.Fatalf("want a change after the yield, got %+v", p)
 	}
 }
+
+func TestGuardReadBackShowsAnotherWriter(t *testing.T) {
+	g := newTestGuard(t, func(c *GuardConfig) { c.ExternalHold = 20 * time.Second })
+	want := env.Setting{KminBytes: 500_000, KmaxBytes: 2_000_000, Pmax: 0.2, HeadroomBytes: 100_000}
+	p := step(t, g, 10*sec, []env.Observation{ob(kA, cur)}, []policy.Decision{dc(kA, want, 0.9)})
+	other := env.Setting{KminBytes: 150_000, KmaxBytes: 3_000_000, Pmax: 0.07, HeadroomBytes: 100_000}
+	rb, alarm := g.Result(p.Changes[0], Mismatch, other, 10*sec)
+	if rb != nil || alarm == nil || alarm.Rule != RuleExternal {
+		t.Fatalf("want yield to another writer, got %+v %+v", rb, alarm)
+	}
+	p = step(t, g, 16*sec, []env.Observation{ob(kA, other)}, []policy.Decision{dc(kA, want, 0.9)})
+	if len(p.Changes) != 0 || len(p.Rejections) != 1 || p.Rejections[0].Rule != RuleExternal {
+		t.Fatalf("not yielding: %+v", p)
+	}
+}

@@ -61,8 +61,9 @@ type Recommendation struct {
 	Valid       bool         `json:"valid"`
 	Metrics     env.Metrics  `json:"metrics"`
 	Reward      float64      `json:"reward"`
-	// Guard is the rule the guard would reject the recommendation with
-	// ("" when it would be allowed or nothing would change).
+	// Guard is the guard's verdict: the rule it would reject the
+	// recommendation with, "clamped:RULES" when it would adjust it, ""
+	// when it would let it through as is (or nothing would change).
 	Guard string `json:"guard,omitempty"`
 }
 
