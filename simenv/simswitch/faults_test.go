@@ -18,6 +18,7 @@ import (
 
 // fakeEngine scripts telemetry for one switch with nports ports.
 type fakeEngine struct {
+	nsw       int // switches (0: one)
 	now       simenv.Time
 	nports    int
 	max, cur  int64
@@ -40,18 +41,29 @@ func newFake(nports int) *fakeEngine {
 func (f *fakeEngine) Now() simenv.Time       { return f.now }
 func (f *fakeEngine) RunUntil(t simenv.Time) { f.now = t }
 func (f *fakeEngine) Switches() []simenv.SwitchInfo {
-	info := simenv.SwitchInfo{Name: "sw0", BufferBytes: 1_000_000}
-	for i := 0; i < f.nports; i++ {
-		info.Ports = append(info.Ports, simenv.PortInfo{Index: i, Name: "Ethernet" + itoa(i), RateBps: 100e9})
+	var out []simenv.SwitchInfo
+	for s := 0; s < max(f.nsw, 1); s++ {
+		info := simenv.SwitchInfo{Index: s, Name: "sw" + itoa(s), BufferBytes: 1_000_000}
+		for i := 0; i < f.nports; i++ {
+			info.Ports = append(info.Ports, simenv.PortInfo{Index: i, Name: "Ethernet" + itoa(i), RateBps: 100e9})
+		}
+		out = append(out, info)
 	}
-	return []simenv.SwitchInfo{info}
+	return out
 }
-func (f *fakeEngine) LosslessPriorities() []int { return []int{3} }
+func (f *fakeEngine) LosslessPriorities() []int {
+	if f.nsw > 0 {
+		return []int{3, 4}
+	}
+	return []int{3}
+}
 func (f *fakeEngine) Telemetry(sw int) simenv.SwitchTelemetry {
-	t := simenv.SwitchTelemetry{Name: "sw0", Time: f.now, BufferBytes: 1_000_000, Ports: make([]simenv.PortTelemetry, f.nports)}
+	t := simenv.SwitchTelemetry{Switch: sw, Name: "sw" + itoa(sw), Time: f.now, BufferBytes: 1_000_000, Ports: make([]simenv.PortTelemetry, f.nports)}
 	for i := range t.Ports {
-		t.Ports[i].Queues[3] = simenv.QueueCounters{MaxBytes: f.max, AvgBytes: f.avg, CurBytes: f.cur, ECN: f.ecn[i]}
-		t.Ports[i].PG[3] = simenv.PGState{Lossless: true, HeadroomBytes: f.hdrm[i]}
+		for _, q := range []int{3, 4} {
+			t.Ports[i].Queues[q] = simenv.QueueCounters{MaxBytes: f.max, AvgBytes: f.avg, CurBytes: f.cur, ECN: f.ecn[i]}
+			t.Ports[i].PG[q] = simenv.PGState{Lossless: true, HeadroomBytes: f.hdrm[i]}
+		}
 	}
 	return t
 }
@@ -376,5 +388,46 @@ func TestSuppressRedundantHeartbeat(t *testing.T) {
 	}
 	if n := count(50*time.Millisecond, 400*time.Millisecond); n < 2 || n > 9 {
 		t.Fatalf("%d heartbeat notifications in 400ms at a 50ms heartbeat, want 2..9", n)
+	}
+}
+
+// BenchmarkSample100x32x2 is the server's work for one SAMPLE tick of the
+// counters of 100 switches x 32 ports x 2 lossless queues: read and clear
+// the windows, encode, filter by the subscription paths, wrap.
+func BenchmarkSample100x32x2(b *testing.B) {
+	f := newFake(32)
+	f.nsw = 100
+	r := newRunner(f, gnmipath.OpenConfig, 1000, time.Millisecond, 0)
+	srv := &Server{d: gnmipath.OpenConfig, r: r, byName: map[string]int{}}
+	srv.faults.Store(&Faults{})
+	for i, info := range r.infos {
+		srv.byName[info.Name] = i
+	}
+	v := &service{s: srv, only: -1}
+	var sels []*selection
+	for _, info := range r.infos {
+		c, _ := gnmipath.Subscriptions(gnmipath.Target{Name: info.Name, Dialect: gnmipath.OpenConfig})
+		var subs []*gnmi.Subscription
+		for _, p := range c.Paths {
+			subs = append(subs, &gnmi.Subscription{Path: p})
+		}
+		ss, err := v.selections(c.Prefix, subs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sels = append(sels, ss...)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		n := 0
+		for _, sel := range sels {
+			ts, its := v.collect(sel, true)
+			for _, nt := range v.notifications(sel, its, ts, gnmi.Encoding_PROTO) {
+				n += len(nt.Update)
+			}
+		}
+		if n != 100*(1+32*(1+2*15)) {
+			b.Fatalf("%d leaves", n)
+		}
 	}
 }

@@ -143,8 +143,16 @@ func checkEncoding(e gnmi.Encoding) error {
 // items returns every leaf of switch sw: state from the telemetry
 // (consuming the max/avg window when consume) and config from the tree.
 func (v *service) items(sw int, consume bool) (int64, []gnmipath.Item) {
+	return v.itemsInto(nil, sw, consume)
+}
+
+// itemsInto is items appending to dst.
+func (v *service) itemsInto(dst []gnmipath.Item, sw int, consume bool) (int64, []gnmipath.Item) {
 	tel, _, cfg := v.s.r.telemetry(sw, consume)
-	out := v.s.r.encoders[sw].Encode(make([]gnmipath.Item, 0, v.s.r.encoders[sw].Len()+len(cfg)), &tel)
+	if dst == nil {
+		dst = make([]gnmipath.Item, 0, v.s.r.encoders[sw].Len()+len(cfg))
+	}
+	out := v.s.r.encoders[sw].Encode(dst, &tel)
 	out = append(out, cfg...)
 	return gnmipath.SimTimestamp(tel.Time), out
 }

@@ -30,6 +30,11 @@ type selection struct {
 	ns     string
 	pats   []pattern
 	window bool // selects max/avg queue leaves: reads consume the window
+	// seen caches whether a leaf path matches; encoded paths are built once
+	// per switch (config paths once per config change), so pointers repeat.
+	seen map[*gnmi.Path]bool
+	// buffers reused between reads (a selection serves one stream)
+	all, out []gnmipath.Item
 }
 
 type sendFunc func(*gnmi.SubscribeResponse) error
@@ -84,22 +89,34 @@ func describePats(ps []pattern) string {
 }
 
 func (v *service) filter(sel *selection, its []gnmipath.Item) []gnmipath.Item {
-	var out []gnmipath.Item
+	if sel.seen == nil || len(sel.seen) > 4*len(its)+64 {
+		sel.seen = make(map[*gnmi.Path]bool, len(its))
+	}
+	out := sel.out[:0]
 	for _, it := range its {
-		for _, p := range sel.pats {
-			if it.DB == p.db && gnmipath.Match(p.elems, it.Path.GetElem()) {
-				out = append(out, it)
-				break
+		ok, known := sel.seen[it.Path]
+		if !known {
+			for _, p := range sel.pats {
+				if it.DB == p.db && gnmipath.Match(p.elems, it.Path.GetElem()) {
+					ok = true
+					break
+				}
 			}
+			sel.seen[it.Path] = ok
+		}
+		if ok {
+			out = append(out, it)
 		}
 	}
+	sel.out = out
 	return out
 }
 
 // collect reads what sel selects now; consume resets max/avg windows when
 // the selection covers them.
 func (v *service) collect(sel *selection, consume bool) (int64, []gnmipath.Item) {
-	ts, its := v.items(sel.sw, consume && sel.window)
+	ts, its := v.itemsInto(sel.all[:0], sel.sw, consume && sel.window)
+	sel.all = its
 	out := v.filter(sel, its)
 	if v.s.getFaults().Malformed && len(v.s.r.lossless) > 0 && len(v.s.r.infos[sel.sw].Ports) > 0 {
 		port, q := v.s.r.infos[sel.sw].Ports[0].Name, v.s.r.lossless[0]
