@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ecntune/ecntune/internal/gnmipath"
+	"github.com/ecntune/ecntune/simenv"
+	"github.com/ecntune/ecntune/simenv/simswitch"
+)
+
+func runAgentCmd(t *testing.T, ctx context.Context, args ...string) (string, string, error) {
+	t.Helper()
+	c := newAgentCmd()
+	var out, errb bytes.Buffer
+	c.SetArgs(args)
+	c.SetOut(&out)
+	c.SetErr(&errb)
+	c.SilenceUsage, c.SilenceErrors = true, true
+	err := c.ExecuteContext(ctx)
+	return out.String(), errb.String(), err
+}
+
+func TestAgentCommandErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("mode: closed-loop\ntargets:\n  sw0:\n    address: 127.0.0.1:1\n    dialect: eos\n"), 0o644)
+	unknownPreset := filepath.Join(dir, "preset.yaml")
+	os.WriteFile(unknownPreset, []byte("targets:\n  sw0:\n    address: 127.0.0.1:1\nguardrails:\n  safe-preset: nope\n"), 0o644)
+	ctx := context.Background()
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{}, "--config is required"},
+		{[]string{"--config", bad}, bad + ": targets.sw0.dialect"},
+		{[]string{"--config", unknownPreset}, "guardrails.safe-preset: unknown preset \"nope\""},
+		{[]string{"--config", bad, "--log-format", "xml"}, "--log-format"},
+		{[]string{"history", "--db", filepath.Join(dir, "none.db")}, "none.db does not exist"},
+		{[]string{"history", "--db", filepath.Join(dir, "none.db"), "--since", "yesterday"}, "--since"},
+		{[]string{"rollback", "--config", bad}, "--target is required"},
+		{[]string{"rollback", "--target", "sw0"}, "--config is required"},
+	}
+	for _, c := range cases {
+		_, _, err := runAgentCmd(t, ctx, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: got %v, want %q", c.args, err, c.want)
+		}
+	}
+}
+
+// The CLI end to end: run the closed loop against simswitch, read the
+// history, roll back from the audit log.
+func TestAgentCommandAgainstSimswitch(t *testing.T) {
+	cfg := simenv.DefaultConfig()
+	cfg.Topology = simenv.StarTopology(4, 100e9, simenv.Microsecond)
+	cfg.ECN = simenv.ECN{KminBytes: 6_000_000, KmaxBytes: 24_000_000, Pmax: 0.01}
+	cfg.Workloads = []simenv.Workload{{Kind: simenv.WorkloadIncast, Fanin: 3, SizeBytes: 300_000, Every: 100 * simenv.Microsecond, Priority: 3}}
+	sctx, scancel := context.WithCancel(context.Background())
+	defer scancel()
+	srv, addr, err := simswitch.Start(sctx, simswitch.Config{Sim: cfg, Dialect: gnmipath.OpenConfig, Listen: "127.0.0.1:0", Timescale: 200, Step: 2 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "agent.db")
+	conf := filepath.Join(dir, "agent.yaml")
+	os.WriteFile(conf, []byte(fmt.Sprintf(`mode: closed-loop
+policy: static:hpcc
+interval: 100ms
+db: %s
+metrics: ""
+targets:
+  sw0: {address: %s, insecure: true, retry-timer: 100ms, queues: [3]}
+guardrails:
+  max-step-ratio: 100
+  min-hold: 100ms
+  stale-freeze: 2s
+  stale-revert: 10s
+`, db, addr)), 0o644)
+	hpcc := simenv.ECN{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, _, err := runAgentCmd(t, ctx, "--config", conf, "--log-level", "warn"); done <- err }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		tel, _ := srv.Telemetry("sw0")
+		if tel.Ports[3].Queues[3].ECN == hpcc {
+			break
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatal("the agent did not set hpcc")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runAgentCmd(t, context.Background(), "history", "--db", db, "--target", "sw0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 4 && f[3] == "tune" && f[4] == "applied" {
+			n++
+		}
+	}
+	if n != 4 || !strings.Contains(out, "6MB/24MB/1%") || !strings.Contains(out, "400KB/1.6MB/20%") {
+		t.Fatalf("history (%d applied):\n%s", n, out)
+	}
+	out, _, err = runAgentCmd(t, context.Background(), "rollback", "--config", conf, "--target", "sw0", "--dry-run")
+	if err != nil || strings.Count(out, "-> 6MB/24MB/1%") != 4 {
+		t.Fatalf("dry run: %v\n%s", err, out)
+	}
+	if tel, _ := srv.Telemetry("sw0"); tel.Ports[0].Queues[3].ECN != hpcc {
+		t.Fatal("dry-run rollback changed the switch")
+	}
+	out, _, err = runAgentCmd(t, context.Background(), "rollback", "--config", conf, "--target", "sw0")
+	if err != nil || strings.Count(out, ": applied") != 4 {
+		t.Fatalf("rollback: %v\n%s", err, out)
+	}
+	for p := 0; p < 4; p++ {
+		if tel, _ := srv.Telemetry("sw0"); tel.Ports[p].Queues[3].ECN != cfg.ECN {
+			t.Fatalf("port %d after rollback: %+v", p, tel.Ports[p].Queues[3].ECN)
+		}
+	}
+	out, _, _ = runAgentCmd(t, context.Background(), "history", "--db", db, "--json", "--since", "1h")
+	if strings.Count(out, "\n") != 8 || !strings.Contains(out, `"kind":"manual"`) {
+		t.Fatalf("json history:\n%s", out)
+	}
+}
