@@ -12,6 +12,9 @@
 //	    max-drop-probability-percent          uint8 percent, 1..100 (Pmax = percent/100)
 //	    enable-ecn                            bool
 //
+// (with the list key leaf .../queue-management-profile[name=P]/config/name,
+// which a Set creating a profile also writes),
+//
 // bound to a queue by
 //
 //	/qos/interfaces/interface[interface-id=X]/output/queues/queue[name=N]/config/queue-management-profile

@@ -265,6 +265,7 @@ func InitialConfig(d Dialect, info simenv.SwitchInfo, tel *simenv.SwitchTelemetr
 			pg := tel.Ports[pi].PG[q]
 			if d == OpenConfig {
 				t[Leaf{Field: WREDEnableECN, Name: name}] = Val{B: true}
+				t[Leaf{Field: WREDName, Name: name}] = Val{S: name}
 				t[Leaf{Field: PFCHeadroom, Port: p.Name, Index: q}] = Val{U: nonNeg(pg.HeadroomBytes)}
 				continue
 			}

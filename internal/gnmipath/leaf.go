@@ -67,6 +67,7 @@ const (
 	WREDEnableECN // openconfig enable-ecn
 	WREDGreenEnable
 	WREDECNMode // sonic "ecn"
+	WREDName    // openconfig queue-management-profile[name=N]/config/name (= N)
 	PortSpeed
 	BufferSize
 	PGProfile // sonic BUFFER_PG|<port>|<pgs> profile
@@ -91,7 +92,7 @@ type Leaf struct {
 // rather than state.
 func (f Field) IsConfig() bool {
 	switch f {
-	case PFCHeadroom, QueueProfile, WREDMin, WREDMax, WREDProb, WREDEnableECN, WREDGreenEnable, WREDECNMode,
+	case PFCHeadroom, QueueProfile, WREDMin, WREDMax, WREDProb, WREDEnableECN, WREDGreenEnable, WREDECNMode, WREDName,
 		PGProfile, BPSize, BPXon, BPXoff, BPDynamicTh, BPPool:
 		return true
 	}
@@ -193,6 +194,10 @@ func ocLeafPath(l Leaf) []*gnmi.PathElem {
 	}
 	if n, ok := ocPFCState[l.Field]; ok {
 		return join(ocPFCBase(l.Port, l.Index), names("state", n))
+	}
+	if l.Field == WREDName {
+		return []*gnmi.PathElem{elem("qos"), elem("queue-management-profiles"), elem("queue-management-profile", "name", l.Name),
+			elem("config"), elem("name")}
 	}
 	if n, ok := ocWRED[l.Field]; ok {
 		return []*gnmi.PathElem{elem("qos"), elem("queue-management-profiles"), elem("queue-management-profile", "name", l.Name),
@@ -296,6 +301,13 @@ func ParseLeaf(d Dialect, db string, el []*gnmi.PathElem) (Leaf, error) {
 		if f, ok := ocWREDByName[n[6]]; ok {
 			return Leaf{Field: f, Name: name}, nil
 		}
+	case len(n) == 5 && n[0] == "qos" && n[1] == "queue-management-profiles" && n[2] == "queue-management-profile" &&
+		(n[3] == "config" || n[3] == "state") && n[4] == "name":
+		name := key(2, "name")
+		if name == "" || name == "*" {
+			return Leaf{}, fmt.Errorf("path %s: need a queue-management-profile name", PathString(el))
+		}
+		return Leaf{Field: WREDName, Name: name}, nil
 	case len(n) == 3 && n[0] == "qos" && n[1] == "state" && n[2] == "shared-buffer-size":
 		return Leaf{Field: BufferSize}, nil
 	}

@@ -67,6 +67,7 @@ func SetRequest(t Target, key env.QueueKey, s env.Setting, b Binding) (*gnmi.Set
 		upd(wred(WREDProb), jsonIETF(pct))
 		upd(wred(WREDEnableECN), jsonIETF(true))
 		if rebind {
+			upd(ocLeafPath(Leaf{Field: WREDName, Name: profile}), jsonIETF(profile))
 			upd(ocLeafPath(Leaf{Field: QueueProfile, Port: key.Port, Index: key.Queue}), jsonIETF(profile))
 		}
 		if s.HeadroomBytes > 0 {

@@ -48,7 +48,7 @@ func kindOf(d Dialect, f Field) valKind {
 	switch f {
 	case AvgQueue, WREDProb, PortSpeed:
 		return kFloat
-	case QueueProfile, PGProfile, BPPool, WREDECNMode:
+	case QueueProfile, PGProfile, BPPool, WREDECNMode, WREDName:
 		return kString
 	case WREDEnableECN, WREDGreenEnable:
 		return kBool
@@ -145,6 +145,9 @@ func DecodeVal(d Dialect, l Leaf, tv *gnmi.TypedValue) (Val, error) {
 			}
 			if v.S == "" && l.Field != WREDECNMode {
 				err = fmt.Errorf("empty name is not allowed")
+			}
+			if l.Field == WREDName && v.S != l.Name {
+				err = fmt.Errorf("name %q differs from the list key %q", v.S, l.Name)
 			}
 			if l.Field == WREDECNMode && !sonicECNModes[v.S] {
 				err = fmt.Errorf("ecn mode %q is not one of ecn_none, ecn_green, ecn_yellow, ecn_red, ecn_green_yellow, ecn_green_red, ecn_yellow_red, ecn_all", v.S)
