@@ -55,7 +55,8 @@ type Options struct {
 	DryRun   bool
 	// SetTimeout bounds one Set plus its read-back (default: 5 s).
 	SetTimeout time.Duration
-	// Retention of shadow recommendations in the db (default 24 h).
+	// Retention of shadow recommendations in the db (default:
+	// Config.Retention, else 1 h).
 	Retention time.Duration
 }
 
@@ -96,7 +97,10 @@ func New(o Options) (*Agent, error) {
 		o.SetTimeout = 5 * time.Second
 	}
 	if o.Retention <= 0 {
-		o.Retention = 24 * time.Hour
+		o.Retention = o.Config.Retention
+	}
+	if o.Retention <= 0 {
+		o.Retention = time.Hour
 	}
 	if o.Reward != nil && o.Guard.Reward == nil {
 		o.Guard.Reward = o.Reward

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -175,4 +176,34 @@ func BenchmarkLoop(b *testing.B) {
 			b.ReportMetric(float64((dObs+dPol+dGuard).Microseconds())/float64(b.N)/1000, "decision-ms")
 		})
 	}
+}
+
+// BenchmarkShadowStore stores one interval of shadow recommendations for
+// 6,400 queues in the db (one transaction).
+func BenchmarkShadowStore(b *testing.B) {
+	j, err := OpenJournal(b.TempDir()+"/a.db", time.Second)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer j.Close()
+	recs := make([]Recommendation, 6400)
+	for i := range recs {
+		recs[i] = Recommendation{Key: env.QueueKey{Target: fmt.Sprintf("sw%d", i/64), Port: fmt.Sprintf("Ethernet%d", i%64/2), Queue: 3 + i%2},
+			Policy: "adaptive", Current: env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2},
+			Recommended: env.Setting{KminBytes: 538_500, KmaxBytes: 2_154_000, Pmax: 0.3}, Confidence: 0.8,
+			Reason: "probing kmax 1.6MB→2.154MB", Valid: true, Metrics: env.Metrics{IntervalNs: 1e9, Util: 0.4, MarkFrac: 0.01}}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for k := range recs {
+			recs[k].TimeNs = int64(i+1) * 1e9
+		}
+		if err := j.PutRecommendations(recs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	st, _ := os.Stat(j.Path())
+	b.ReportMetric(float64(st.Size())/float64(b.N)/6400, "db-bytes/rec")
 }

@@ -61,9 +61,12 @@ type Config struct {
 	DB             string
 	Metrics        string // listen address of /metrics and /recommendations; "" disables
 	Registry       string // model registry (bbolt) for model:NAME and builtin
-	Owner          string // name this agent writes into leases and the audit log
-	Targets        []TargetConfig
-	Guardrails     GuardConfig
+	Owner          string // name this agent writes into the audit log
+	// Retention is how long shadow recommendations are kept in the db
+	// (every queue every interval: about 0.6 KB each).
+	Retention  time.Duration
+	Targets    []TargetConfig
+	Guardrails GuardConfig
 	// FallbackPreset and SafePreset are preset names (policy.Preset) the
 	// guard falls back to; resolved by the caller into Guardrails.
 	FallbackPreset string
@@ -103,6 +106,7 @@ type fileConfig struct {
 	Metrics        *string               `yaml:"metrics"`
 	Registry       string                `yaml:"registry"`
 	Owner          string                `yaml:"owner"`
+	Retention      string                `yaml:"retention"`
 	Targets        map[string]fileTarget `yaml:"targets"`
 	Guardrails     fileGuard             `yaml:"guardrails"`
 }
@@ -214,6 +218,12 @@ func ParseConfig(data []byte) (*Config, error) {
 	}
 	if c.DB == "" {
 		c.DB = "agent.db"
+	}
+	if c.Retention, err = parseDur("retention", f.Retention, time.Hour); err != nil {
+		return nil, err
+	}
+	if c.Retention <= 0 {
+		return nil, fmt.Errorf("retention: must be positive")
 	}
 	if f.Metrics == nil {
 		c.Metrics = "127.0.0.1:9273"

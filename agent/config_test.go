@@ -124,7 +124,7 @@ func TestParseConfigDefaults(t *testing.T) {
 	}
 	if c.Mode != ModeShadow || c.Policy != "builtin" || c.Interval != time.Second || c.SampleInterval != time.Second ||
 		c.DB != "agent.db" || c.Metrics != "127.0.0.1:9273" || c.Targets[0].Queues[0] != 3 || c.Targets[0].Queues[1] != 4 ||
-		c.Guardrails.MinHold != 5*time.Second || c.Guardrails.StaleRevert != 30*time.Second {
+		c.Guardrails.MinHold != 5*time.Second || c.Guardrails.StaleRevert != 30*time.Second || c.Retention != time.Hour {
 		t.Fatalf("defaults %+v", c)
 	}
 }
@@ -137,6 +137,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"policy: magic\n" + base, "policy:"},
 		{"interval: 1\n" + base, "interval:"},
 		{"interval: 1s\nsample-interval: 2s\n" + base, "sample-interval:"},
+		{"retention: forever\n" + base, "retention:"},
 		{"targets: {}\n", "targets:"},
 		{"targets:\n  sw0:\n    insecure: true\n", "targets.sw0.address"},
 		{"targets:\n  sw0:\n    address: host\n", "targets.sw0.address"},
