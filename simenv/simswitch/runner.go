@@ -143,7 +143,7 @@ func (r *runner) run(ctx context.Context) {
 				next = now + maxChunk
 			}
 			r.eng.RunUntil(next)
-			r.publishStep(target - r.eng.Now())
+			r.publishStep(max(target-r.eng.Now(), 0))
 		}
 	}
 }
@@ -174,10 +174,9 @@ func (r *runner) publishStep(lag simenv.Time) {
 		r.pub[i].tel = tel
 	}
 	r.now = r.eng.Now()
-	if lag < 0 {
-		lag = 0
+	if lag >= 0 { // negative: a publish between steps, lag unchanged
+		r.lag = lag
 	}
-	r.lag = lag
 	r.mu.Unlock()
 	r.steps.notify()
 }

@@ -357,7 +357,7 @@ func (r *runner) applySet(sw int, ops []gnmipath.SetOp) error {
 	r.commitTree(sw, t)
 	if len(changes) > 0 {
 		// make the new settings visible in telemetry at once
-		r.publishStep(0)
+		r.publishStep(-1)
 	}
 	return nil
 }
