@@ -1,8 +1,10 @@
 package rl
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	_ "go4.org/unsafe/assume-no-moving-gc"
@@ -92,4 +94,44 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// TestForwardConcurrent: one Net serves many goroutines (each with its own
+// batch) and every result equals the sequential one.
+func TestForwardConcurrent(t *testing.T) {
+	n, _ := InitNet(Arch{In: 20, Hidden: []int{32, 32}, Out: 7, Act: ReLU}, rand.New(rand.NewPCG(9, 9)), 1)
+	batches := make([][][]float32, 8)
+	want := make([][][]float32, len(batches))
+	for i := range batches {
+		batches[i] = randObs(rand.New(rand.NewPCG(uint64(i), 3)), 70+i, 20)
+		want[i] = must(n.Forward(batches[i]))
+	}
+	errs := make(chan string, len(batches))
+	var wg sync.WaitGroup
+	for i := range batches {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			for rep := 0; rep < 20; rep++ {
+				got, err := n.Forward(batches[i])
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				for r := range got {
+					for j := range got[r] {
+						if got[r][j] != want[i][r][j] {
+							errs <- fmt.Sprintf("batch %d row %d output %d: %v, sequential %v", i, r, j, got[r][j], want[i][r][j])
+							return
+						}
+					}
+				}
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
 }
