@@ -431,3 +431,62 @@ func BenchmarkSample100x32x2(b *testing.B) {
 		}
 	}
 }
+
+// ON_CHANGE reports a profile created by one Set and deleted by another.
+func TestOnChangeDelete(t *testing.T) {
+	_, addr := start(t, gnmipath.OpenConfig, nil)
+	tg := dial(t, addr)
+	_, el, _ := gnmipath.ParsePath("/qos/queue-management-profiles")
+	req := &gnmi.SubscribeRequest{Request: &gnmi.SubscribeRequest_Subscribe{Subscribe: &gnmi.SubscriptionList{
+		Prefix: &gnmi.Path{Target: "sw0"}, Mode: gnmi.SubscriptionList_STREAM, Subscription: []*gnmi.Subscription{{
+			Path: &gnmi.Path{Elem: el}, Mode: gnmi.SubscriptionMode_ON_CHANGE}}}}}
+	ctx := ctx5(t)
+	rsp, errs := tg.SubscribeChan(ctx, req, "del")
+	spare := "/qos/queue-management-profiles/queue-management-profile[name=spare]"
+	leaf := func(p string, v *gnmi.TypedValue) *gnmi.Update {
+		_, e, err := gnmipath.ParsePath(spare + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &gnmi.Update{Path: &gnmi.Path{Elem: e}, Val: v}
+	}
+	u := func(x uint64) *gnmi.TypedValue { return &gnmi.TypedValue{Value: &gnmi.TypedValue_UintVal{UintVal: x}} }
+	phase := 0
+	for phase < 3 {
+		select {
+		case r := <-rsp:
+			n := r.Response.GetUpdate()
+			switch {
+			case r.Response.GetSyncResponse():
+				_, err := tg.Set(ctx, &gnmi.SetRequest{Prefix: &gnmi.Path{Target: "sw0"}, Update: []*gnmi.Update{
+					leaf("/wred/uniform/config/min-threshold", u(10)), leaf("/wred/uniform/config/max-threshold", u(20)),
+					leaf("/wred/uniform/config/max-drop-probability-percent", u(3))}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				phase = 1
+			case phase == 1 && n != nil && len(n.GetUpdate()) == 3:
+				for _, x := range n.GetUpdate() {
+					if x.GetPath().GetElem()[2].GetKey()["name"] != "spare" {
+						t.Fatalf("unexpected update %v", x)
+					}
+				}
+				_, e, _ := gnmipath.ParsePath(spare)
+				if _, err := tg.Set(ctx, &gnmi.SetRequest{Prefix: &gnmi.Path{Target: "sw0"}, Delete: []*gnmi.Path{{Elem: e}}}); err != nil {
+					t.Fatal(err)
+				}
+				phase = 2
+			case phase == 2 && n != nil && len(n.GetDelete()) > 0:
+				if len(n.GetDelete()) != 3 || n.GetPrefix().GetTarget() != "sw0" ||
+					!strings.HasPrefix(gnmipath.PathString(n.GetDelete()[0].GetElem()), spare) {
+					t.Fatalf("deletes %v", n)
+				}
+				phase = 3
+			}
+		case e := <-errs:
+			t.Fatal(e.Err)
+		case <-ctx.Done():
+			t.Fatalf("stuck in phase %d", phase)
+		}
+	}
+}
