@@ -35,6 +35,8 @@ type trainOpts struct {
 	seed            uint64
 	noRandomise     bool
 	checkpointEvery int
+	reward          string
+	gamma           float64
 }
 
 // command is the canonical command line of a run (recorded in the
@@ -55,6 +57,12 @@ func (o trainOpts) command() string {
 	fmt.Fprintf(&b, " --workers %d --seed %d --name %s --db %s", o.workers, o.seed, o.name, filepath.ToSlash(o.db))
 	if o.noRandomise {
 		b.WriteString(" --no-randomise")
+	}
+	if o.reward != "" {
+		b.WriteString(" --reward '" + o.reward + "'")
+	}
+	if o.gamma != 0 {
+		b.WriteString(" --gamma " + strconv.FormatFloat(o.gamma, 'g', -1, 64))
 	}
 	return b.String()
 }
@@ -86,6 +94,8 @@ the learning curve is written as CSV and PNG next to the registry or into --out.
 	f.Uint64Var(&o.seed, "seed", 1, "random seed")
 	f.BoolVar(&o.noRandomise, "no-randomise", false, "no domain randomisation (episodes differ by seed only)")
 	f.IntVar(&o.checkpointEvery, "checkpoint-every", 0, "rounds between checkpoints (default 10)")
+	f.StringVar(&o.reward, "reward", "", `reward weights as JSON over the training defaults, e.g. '{"delay":0.1}'`)
+	f.Float64Var(&o.gamma, "gamma", 0, "discount (default 0.7 for ddqn, 0.9 for ppo)")
 	return cmd
 }
 
@@ -139,6 +149,19 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 		CheckpointEvery: o.checkpointEvery}
 	if o.noRandomise {
 		cfg.Randomise = train.Randomisation{Off: true}
+	}
+	cfg.Gamma = o.gamma
+	if o.reward != "" {
+		w := train.DefaultReward()
+		dec := json.NewDecoder(strings.NewReader(o.reward))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&w); err != nil {
+			return fmt.Errorf("--reward %s: %v (fields: throughput, delay, tail_delay, over_mark, pause, pause_event, drop, drop_event)", o.reward, err)
+		}
+		if err := w.Validate(); err != nil {
+			return fmt.Errorf("--reward: %w", err)
+		}
+		cfg.Reward = &w
 	}
 	reg, err := models.Open(o.db, models.Options{})
 	if err != nil {

@@ -152,7 +152,7 @@ func (c Config) withDefaults() Config {
 		*r = DefaultRandomisation()
 	}
 	if c.Reward == nil {
-		w := env.DefaultRewardWeights()
+		w := DefaultReward()
 		c.Reward = &w
 	}
 	if c.CheckpointEvery == 0 {
@@ -165,6 +165,12 @@ func (c Config) withDefaults() Config {
 		c.EvalEvery = DefaultEvalEvery
 	}
 	return c
+}
+
+// DefaultReward is the reward training uses unless told otherwise:
+// env.DefaultRewardWeights.
+func DefaultReward() env.RewardWeights {
+	return env.DefaultRewardWeights()
 }
 
 // DefaultRandomisation: loads ×0.5..1.5, fan-in ×0.5..1.5, incast sizes
@@ -323,7 +329,7 @@ func (c Config) epsilon(ep int) float64 {
 func ddqnConfig(c Config) rl.DDQNConfig {
 	return rl.DDQNConfig{
 		Arch:  rl.Arch{In: env.NumFeatures, Hidden: append([]int(nil), c.Hidden...), Out: env.DefaultCatalogue().Len(), Act: rl.ReLU},
-		Gamma: c.Gamma, LearningRate: c.LR, BatchSize: 64, ReplayCapacity: 60_000, WarmUp: c.WarmUp, TrainEvery: 4,
+		Gamma: c.Gamma, LearningRate: c.LR, BatchSize: 64, ReplayCapacity: 60_000, WarmUp: c.WarmUp, TrainEvery: 2,
 		TargetSync: 250, Seed: c.Seed,
 	}
 }
