@@ -590,3 +590,71 @@ func (f fixed) Decide(obs []env.Observation) []policy.Decision {
 	}
 	return out
 }
+
+// Comparison sets one policy against the best vendor preset (chosen per
+// scenario by the static:best objective among the presets only) and
+// against static:best, on means over seeds.
+type Comparison struct {
+	Scenario   string `json:"scenario"`
+	Policy     string `json:"policy"`
+	BestPreset string `json:"best_preset"`
+	// SmallP99Cut is 1 - policy/preset small-flow p99 (0.3 = 30% lower).
+	SmallP99Cut float64 `json:"small_p99_cut"`
+	// GoodputRatio is the policy's large-flow goodput over the preset's.
+	GoodputRatio float64 `json:"goodput_ratio"`
+	Drops        uint64  `json:"drops"`
+	// VsOracle is policy/static:best small-flow p99 (1.05 = 5% worse); 0
+	// when static:best was not run.
+	VsOracle float64 `json:"vs_oracle"`
+	Oracle   string  `json:"oracle,omitempty"`
+}
+
+// Compare returns one Comparison per scenario for policy pol. It needs the
+// presets' runs: those of static:best's candidates, or presets run as
+// policies.
+func (r *Result) Compare(pol string) []Comparison {
+	var out []Comparison
+	for _, sc := range r.Scenarios {
+		byCand := map[string][]Run{}
+		var order []string
+		for _, run := range append(append([]Run(nil), r.Runs...), r.OracleRuns...) {
+			if run.Scenario != sc || !strings.HasPrefix(run.Policy, "static:") || run.Policy == Oracle {
+				continue
+			}
+			if _, ok := byCand[run.Policy]; !ok {
+				order = append(order, run.Policy)
+			}
+			byCand[run.Policy] = append(byCand[run.Policy], run)
+		}
+		mine := r.RunsOf(sc, pol)
+		if len(order) == 0 || len(mine) == 0 {
+			continue
+		}
+		best := PickOracle(order, byCand)
+		mean := func(rs []Run, f func(Run) float64) float64 {
+			s := 0.0
+			for _, x := range rs {
+				s += f(x)
+			}
+			return s / float64(len(rs))
+		}
+		p99 := func(x Run) float64 { return x.SmallP99 }
+		good := func(x Run) float64 { return x.LargeGoodputGbps }
+		c := Comparison{Scenario: sc, Policy: pol, BestPreset: best}
+		if v := mean(byCand[best], p99); v > 0 {
+			c.SmallP99Cut = 1 - mean(mine, p99)/v
+		}
+		if v := mean(byCand[best], good); v > 0 {
+			c.GoodputRatio = mean(mine, good) / v
+		}
+		for _, x := range mine {
+			c.Drops += x.Drops
+		}
+		if o := r.RunsOf(sc, Oracle); len(o) > 0 && mean(o, p99) > 0 {
+			c.VsOracle = mean(mine, p99) / mean(o, p99)
+			c.Oracle = o[0].Chosen
+		}
+		out = append(out, c)
+	}
+	return out
+}

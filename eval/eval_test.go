@@ -93,6 +93,26 @@ func TestEvalEndToEnd(t *testing.T) {
 		}
 	}
 
+	cmp := res.Compare("builtin")
+	if len(cmp) != 1 || !strings.HasPrefix(cmp[0].BestPreset, "static:") {
+		t.Fatalf("Compare(builtin) = %+v", cmp)
+	}
+	presets := map[string][]Run{}
+	var porder []string
+	for _, c := range order {
+		if strings.HasPrefix(c, "static:") {
+			presets[c] = byCand[c]
+			porder = append(porder, c)
+		}
+	}
+	bp := PickOracle(porder, presets)
+	mine := smallP99s(res.RunsOf("tiny", "builtin"))
+	wantCut := 1 - MeanCI(mine).Mean/MeanCI(smallP99s(presets[bp])).Mean
+	if cmp[0].BestPreset != bp || math.Abs(cmp[0].SmallP99Cut-wantCut) > 1e-12 ||
+		math.Abs(cmp[0].VsOracle-MeanCI(mine).Mean/o.Metrics["small_p99"].Mean) > 1e-12 {
+		t.Fatalf("comparison %+v, want best preset %s, cut %g", cmp[0], bp, wantCut)
+	}
+
 	var js bytes.Buffer
 	if err := res.WriteJSON(&js); err != nil {
 		t.Fatal(err)
@@ -111,7 +131,8 @@ func TestEvalEndToEnd(t *testing.T) {
 	if err := res.WriteText(&txt); err != nil {
 		t.Fatal(err)
 	}
-	if s := txt.String(); !strings.Contains(s, "scenario tiny (3 seeds") || !strings.Contains(s, "static:best ("+o.Chosen+")") {
+	if s := txt.String(); !strings.Contains(s, "scenario tiny (3 seeds") || !strings.Contains(s, "static:best ("+o.Chosen+")") ||
+		!strings.Contains(s, "best preset "+bp) {
 		t.Fatalf("text report:\n%s", s)
 	}
 	var html, png bytes.Buffer

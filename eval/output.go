@@ -79,6 +79,30 @@ func (r *Result) WriteText(w io.Writer) error {
 			return err
 		}
 	}
+	return r.writeComparisons(w)
+}
+
+// writeComparisons prints, for every policy that is neither a preset nor
+// static:best, how it compares with the best preset and static:best.
+func (r *Result) writeComparisons(w io.Writer) error {
+	head := false
+	for _, p := range r.Policies {
+		if strings.HasPrefix(p, "static:") {
+			continue
+		}
+		for _, c := range r.Compare(p) {
+			if !head {
+				fmt.Fprintln(w, "\nvs the best vendor preset (static:best objective among presets) and static:best, means over seeds:")
+				head = true
+			}
+			line := fmt.Sprintf("  %-28s %-10s best preset %-24s small p99 cut %+5.1f%%  large goodput %5.1f%%  drops %d",
+				c.Scenario, c.Policy, c.BestPreset, 100*c.SmallP99Cut, 100*c.GoodputRatio, c.Drops)
+			if c.VsOracle > 0 {
+				line += fmt.Sprintf("  small p99 / static:best %.2f", c.VsOracle)
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
 	return nil
 }
 
