@@ -28,8 +28,9 @@ type GNMISwitch struct {
 	dec *gnmipath.Decoder // also the source of profile bindings for Set
 	// settle is how long the subscriber waits after the last counter
 	// notification of a timestamp before it emits the snapshot.
-	settle time.Duration
-	sample time.Duration
+	settle     time.Duration
+	sample     time.Duration
+	subscribed bool // Subscribe has been called: the stream owns dec
 }
 
 // DialSwitch prepares a gNMI client for one target. The connection is
@@ -90,11 +91,46 @@ func (s *GNMISwitch) Close() error { return s.tg.Close() }
 
 // Subscribe implements Switch. The decoder keeps the switch's state across
 // notifications; a snapshot is emitted once the counter notifications of
-// one timestamp have settled. A stream error resets the decoder, so the
-// full re-snapshot after the reconnect rebuilds the state from scratch
-// (the Observer sees repeated or earlier timestamps and counter resets as
-// such, never as a false interval).
+// one timestamp have settled, and never before every subscription has
+// sent its initial dump (sync_response). When any stream breaks, all of
+// them are restarted after RetryTimer with a fresh decoder, so the full
+// re-snapshot rebuilds the whole state (the Observer sees repeated or
+// earlier timestamps and counter resets as such, never as a false
+// interval).
 func (s *GNMISwitch) Subscribe(ctx context.Context, out chan<- env.Snapshot, errs chan<- error) {
+	report := func(err error) {
+		select {
+		case errs <- err:
+		default:
+		}
+	}
+	s.mu.Lock()
+	s.subscribed = true
+	s.dec.Reset()
+	s.mu.Unlock()
+	for ctx.Err() == nil {
+		err := s.session(ctx, out, report)
+		if ctx.Err() != nil {
+			return
+		}
+		report(fmt.Errorf("target %s: %v (resubscribing in %s)", s.cfg.Name, err, s.cfg.RetryTimer))
+		s.mu.Lock()
+		s.dec.Reset()
+		s.mu.Unlock()
+		t := time.NewTimer(s.cfg.RetryTimer)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// session runs one set of subscriptions until the first stream error.
+func (s *GNMISwitch) session(pctx context.Context, out chan<- env.Snapshot, report func(error)) error {
+	ctx, cancel := context.WithCancel(pctx)
+	defer cancel()
 	reqs := gnmipath.SubscribeRequests(s.gt, s.sample)
 	type resp struct {
 		r   *gtarget.SubscribeResponse
@@ -102,6 +138,8 @@ func (s *GNMISwitch) Subscribe(ctx context.Context, out chan<- env.Snapshot, err
 	}
 	merged := make(chan resp, 64)
 	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
 	for i, req := range reqs {
 		rc, ec := s.tg.SubscribeChan(ctx, req, fmt.Sprintf("ecntune-%s-%d", s.cfg.Name, i))
 		wg.Add(1)
@@ -133,19 +171,13 @@ func (s *GNMISwitch) Subscribe(ctx context.Context, out chan<- env.Snapshot, err
 			}
 		}()
 	}
-	defer wg.Wait()
-	report := func(err error) {
-		select {
-		case errs <- err:
-		default:
-		}
-	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
-	dirty := false
+	defer timer.Stop()
+	dirty, syncs := false, 0
 	var lastTs, emitted int64
 	emit := func() {
-		if !dirty {
+		if !dirty || syncs < len(reqs) {
 			return
 		}
 		dirty = false
@@ -167,25 +199,17 @@ func (s *GNMISwitch) Subscribe(ctx context.Context, out chan<- env.Snapshot, err
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return ctx.Err()
 		case <-timer.C:
 			emit()
 		case m := <-merged:
 			if m.err != nil {
-				// The stream broke; gnmic reconnects after RetryTimer
-				// and the server re-sends everything.
-				timer.Stop()
-				dirty = false
-				s.mu.Lock()
-				s.dec.Reset()
-				s.mu.Unlock()
-				lastTs, emitted = 0, 0
-				report(fmt.Errorf("target %s: %v", s.cfg.Name, m.err.Err))
-				continue
+				return m.err.Err
 			}
 			n := m.r.Response.GetUpdate()
 			if n == nil {
 				if m.r.Response.GetSyncResponse() {
+					syncs++
 					emit()
 				}
 				continue
@@ -354,11 +378,15 @@ func (s *GNMISwitch) Read(ctx context.Context, keys []env.QueueKey) (map[env.Que
 	if err != nil {
 		return nil, err
 	}
-	// The response is fresh configuration: keep the subscription's view
-	// (profile bindings for the next Set) up to date with it.
+	// Without a subscription (ecntune agent rollback) the response is the
+	// only source of the profile bindings a Set needs. With one, the
+	// stream's ON_CHANGE updates are newer than a Get can be: applying a
+	// Get answer after them would bring back a stale setting.
 	s.mu.Lock()
-	for _, n := range resp.GetNotification() {
-		_ = s.dec.Apply(n)
+	if !s.subscribed {
+		for _, n := range resp.GetNotification() {
+			_ = s.dec.Apply(n)
+		}
 	}
 	s.mu.Unlock()
 	out := make(map[env.QueueKey]env.Setting, len(keys))
