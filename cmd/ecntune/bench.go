@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,6 +53,7 @@ type simBenchResult struct {
 func newBenchSimCmd() *cobra.Command {
 	var (
 		scenarioPath, hpccPath string
+		cpuProfile             string
 		parallel, runs         int
 		seed                   uint64
 		asJSON                 bool
@@ -91,6 +93,17 @@ of them at once (one Sim per goroutine), to show that independent runs use every
 			}
 			if _, err := simenv.New(cfg); err != nil {
 				return fmt.Errorf("%s: %w", input, err)
+			}
+			if cpuProfile != "" {
+				f, err := os.Create(cpuProfile)
+				if err != nil {
+					return fmt.Errorf("--cpuprofile: %w", err)
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return fmt.Errorf("--cpuprofile: %w", err)
+				}
+				defer pprof.StopCPUProfile()
 			}
 			results := make([]simBenchResult, runs)
 			sem := make(chan struct{}, parallel)
@@ -142,6 +155,7 @@ of them at once (one Sim per goroutine), to show that independent runs use every
 	cmd.Flags().IntVar(&parallel, "parallel", 1, "runs at once")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "first seed")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) of the runs to this file")
 	return cmd
 }
 
