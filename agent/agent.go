@@ -127,9 +127,10 @@ func New(o Options) (*Agent, error) {
 		a.names = append(a.names, s.Name())
 	}
 	sort.Strings(a.names)
-	now := o.Clock().UnixNano()
+	start := o.Clock()
 	for _, n := range a.names {
-		g.AddTarget(n, now)
+		g.AddTarget(n, start.UnixNano())
+		a.lastSeen[n] = start // staleness counts from the start until data comes
 	}
 	return a, nil
 }
