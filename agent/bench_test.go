@@ -207,3 +207,38 @@ func BenchmarkShadowStore(b *testing.B) {
 	st, _ := os.Stat(j.Path())
 	b.ReportMetric(float64(st.Size())/float64(b.N)/6400, "db-bytes/rec")
 }
+
+// BenchmarkGuardStep is the guard alone over 6,400 queues whose policy
+// asks for a change every interval (the worst case: every rule runs).
+func BenchmarkGuardStep(b *testing.B) {
+	const n = 6400
+	obs := make([]env.Observation, n)
+	decs := make([]policy.Decision, n)
+	for i := range obs {
+		k := env.QueueKey{Target: fmt.Sprintf("sw%d", i/64), Port: fmt.Sprintf("Ethernet%d", i%64/2), Queue: 3 + i%2}
+		obs[i] = env.Observation{Key: k, RateBps: 100e9, Valid: true, XoffBytes: 4_000_000, MinHeadroomBytes: 60_000,
+			Current: env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, HeadroomBytes: 100_000},
+			Metrics: env.Metrics{IntervalNs: 1e9, Util: 0.5, PauseRxFrac: 0.01}}
+		decs[i] = policy.Decision{Key: k, Setting: env.Setting{KminBytes: 500_000, KmaxBytes: 5_000_000, Pmax: 0.3}, Confidence: 0.9}
+	}
+	gc := DefaultGuardConfig(time.Second)
+	gc.MinHold = 0
+	g, err := NewGuard(gc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		now := int64(i+1) * 1e9
+		p, err := g.Step(StepInput{NowNs: now, Observations: obs, Decisions: decs})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, c := range p.Changes {
+			g.Discard(c)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n*1000, "ns/1000queues")
+}

@@ -465,12 +465,15 @@ func (g *Guard) Step(in StepInput) (Plan, error) {
 		if cands[i].Confidence != cands[j].Confidence {
 			return cands[i].Confidence > cands[j].Confidence
 		}
-		return cands[i].Key.String() < cands[j].Key.String()
+		return keyLess(cands[i].Key, cands[j].Key)
 	})
+	budgetWhy := ""
 	for i, c := range cands {
 		if i >= g.cfg.ChangeBudget {
-			plan.Rejections = append(plan.Rejections, Rejection{Key: c.Key, Rule: RuleBudget, Wanted: c.New,
-				Reason: fmt.Sprintf("change budget of %d per interval used up", g.cfg.ChangeBudget)})
+			if budgetWhy == "" {
+				budgetWhy = fmt.Sprintf("change budget of %d per interval used up", g.cfg.ChangeBudget)
+			}
+			plan.Rejections = append(plan.Rejections, Rejection{Key: c.Key, Rule: RuleBudget, Wanted: c.New, Reason: budgetWhy})
 			continue
 		}
 		plan.Changes = append(plan.Changes, c)
@@ -612,7 +615,7 @@ func (g *Guard) sortedQueues(target string) []*queueState {
 			qs = append(qs, q)
 		}
 	}
-	sort.Slice(qs, func(i, j int) bool { return qs[i].key.String() < qs[j].key.String() })
+	sort.Slice(qs, func(i, j int) bool { return keyLess(qs[i].key, qs[j].key) })
 	return qs
 }
 
