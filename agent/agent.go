@@ -250,7 +250,10 @@ func (a *Agent) Tick(ctx context.Context) error {
 
 	var decs []policy.Decision
 	if len(obs) > 0 {
-		decs = a.o.Policy.Decide(obs)
+		var err error
+		if decs, err = a.decide(obs); err != nil {
+			return err
+		}
 		if len(decs) != len(obs) {
 			return fmt.Errorf("policy %s returned %d decisions for %d observations", a.o.Policy.Name(), len(decs), len(obs))
 		}
@@ -303,6 +306,17 @@ func (a *Agent) Tick(ctx context.Context) error {
 	a.account(plan)
 	a.apply(ctx, plan.Changes, true)
 	return nil
+}
+
+// decide calls the policy; a policy that panics costs one interval (the
+// guard then sees no decisions), not the agent.
+func (a *Agent) decide(obs []env.Observation) (decs []policy.Decision, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			decs, err = nil, fmt.Errorf("policy %s panicked: %v", a.o.Policy.Name(), r)
+		}
+	}()
+	return a.o.Policy.Decide(obs), nil
 }
 
 func keyLess(a, b env.QueueKey) bool {

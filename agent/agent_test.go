@@ -619,3 +619,26 @@ func TestAgentUnknownOutcomeReconciled(t *testing.T) {
 		t.Fatalf("last good %+v: the reconciled change must be on probation from %+v", lg, cur)
 	}
 }
+
+type panicPolicy struct{}
+
+func (panicPolicy) Name() string { return "panics" }
+func (panicPolicy) Decide([]env.Observation) []policy.Decision {
+	var m map[string]int
+	m["x"] = 1
+	return nil
+}
+
+func TestAgentSurvivesPolicyPanic(t *testing.T) {
+	r := newRig(t, ModeClosedLoop, false, "", nil)
+	r.a.o.Policy = panicPolicy{}
+	r.clk.Add(time.Second)
+	r.a.Ingest(r.sw.snapshot(sec))
+	err := r.a.Tick(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "policy panics panicked") {
+		t.Fatalf("got %v", err)
+	}
+	if r.sw.setCount() != 0 {
+		t.Fatal("Set after a policy panic")
+	}
+}
