@@ -248,16 +248,20 @@ func (a *Agent) Tick(ctx context.Context) error {
 	sort.Slice(obs, func(i, j int) bool { return keyLess(obs[i].Key, obs[j].Key) })
 	a.o.Metrics.Ticks.Inc()
 
+	// A failing policy costs its decisions, not the interval: the guard
+	// still runs its rollback rules and the watchdog.
 	var decs []policy.Decision
+	var perr error
 	if len(obs) > 0 {
-		var err error
-		if decs, err = a.decide(obs); err != nil {
-			return err
+		decs, perr = a.decide(obs)
+		if perr == nil && len(decs) != len(obs) {
+			perr = fmt.Errorf("policy %s returned %d decisions for %d observations", a.o.Policy.Name(), len(decs), len(obs))
 		}
-		if len(decs) != len(obs) {
-			return fmt.Errorf("policy %s returned %d decisions for %d observations", a.o.Policy.Name(), len(decs), len(obs))
+		if perr != nil {
+			decs = nil
+		} else {
+			a.o.Metrics.Decisions.Add(float64(len(decs)))
 		}
-		a.o.Metrics.Decisions.Add(float64(len(decs)))
 	}
 	recs := a.recommend(now, obs, decs)
 	if a.cfg.Mode == ModeShadow {
@@ -292,7 +296,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 				a.log.Warn("pruning recommendations", "err", err)
 			}
 		}
-		return nil
+		return perr
 	}
 	if a.pending && !a.o.DryRun {
 		if err := a.Reconcile(ctx); err != nil {
@@ -305,7 +309,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 	}
 	a.account(plan)
 	a.apply(ctx, plan.Changes, true)
-	return nil
+	return perr
 }
 
 // decide calls the policy; a policy that panics costs one interval (the

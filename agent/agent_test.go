@@ -641,4 +641,10 @@ func TestAgentSurvivesPolicyPanic(t *testing.T) {
 	if r.sw.setCount() != 0 {
 		t.Fatal("Set after a policy panic")
 	}
+	// The watchdog keeps running while the policy fails.
+	r.clk.Add(40 * time.Second)
+	r.a.Tick(context.Background())
+	if r.sw.get(kA) == cur {
+		t.Fatal("no stale-revert while the policy panics")
+	}
 }
