@@ -140,6 +140,19 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 	if !models.ValidName(o.name) {
 		return fmt.Errorf("--name %q: want a letter followed by letters, digits, '.', '_' or '-' (at most 64)", o.name)
 	}
+	var reward *env.RewardWeights
+	if o.reward != "" {
+		w := train.DefaultReward()
+		dec := json.NewDecoder(strings.NewReader(o.reward))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&w); err != nil {
+			return fmt.Errorf("--reward %s: %v (fields: throughput, delay, tail_delay, over_mark, pause, pause_event, drop, drop_event)", o.reward, err)
+		}
+		if err := w.Validate(); err != nil {
+			return fmt.Errorf("--reward: %w", err)
+		}
+		reward = &w
+	}
 	o.db = modelsDBPath(o.db)
 	scs, err := loadTrainScenarios(o.scenarios)
 	if err != nil {
@@ -151,18 +164,7 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 		cfg.Randomise = train.Randomisation{Off: true}
 	}
 	cfg.Gamma = o.gamma
-	if o.reward != "" {
-		w := train.DefaultReward()
-		dec := json.NewDecoder(strings.NewReader(o.reward))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&w); err != nil {
-			return fmt.Errorf("--reward %s: %v (fields: throughput, delay, tail_delay, over_mark, pause, pause_event, drop, drop_event)", o.reward, err)
-		}
-		if err := w.Validate(); err != nil {
-			return fmt.Errorf("--reward: %w", err)
-		}
-		cfg.Reward = &w
-	}
+	cfg.Reward = reward
 	reg, err := models.Open(o.db, models.Options{})
 	if err != nil {
 		return err

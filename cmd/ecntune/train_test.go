@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/models"
+)
+
+func runCmd(t *testing.T, c *cobra.Command, args ...string) (string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	c.SetArgs(args)
+	c.SetOut(&out)
+	c.SetErr(&errOut)
+	c.SilenceUsage = true
+	c.SilenceErrors = true
+	err := c.Execute()
+	return out.String(), err
+}
+
+const tinyTrainScenario = `name: tiny-train
+seed: 1
+duration: 1ms
+topology: {kind: star, hosts: 4, host_rate: 100Gbps, link_delay: 1us, buffer: 32MB}
+workloads:
+  - {kind: incast, fanin: 3, size: 60KB, every: 150us}
+`
+
+// TestTrainThenEval trains a tiny model, checks what the registry holds
+// (weights, provenance, the re-runnable command), the learning curve, and
+// evaluates the model with eval --json.
+func TestTrainThenEval(t *testing.T) {
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "tiny.yaml")
+	if err := os.WriteFile(sc, []byte(tinyTrainScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "reg.db")
+	out, err := runCmd(t, newTrainCmd(), "--scenario", sc, "--episodes", "4", "--workers", "2", "--seed", "5",
+		"--name", "tiny", "--db", db, "--out", filepath.Join(dir, "curves"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "stored tiny@1 (ddqn, 4 episodes") {
+		t.Fatalf("train output:\n%s", out)
+	}
+	reg, err := models.Open(db, models.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := reg.Resolve("tiny")
+	reg.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCmd := "ecntune train --scenario " + filepath.ToSlash(sc) + " --algo ddqn --episodes 4 --workers 2 --seed 5 --name tiny --db " +
+		filepath.ToSlash(db)
+	if m.Hyper["command"] != wantCmd || m.Seed != 5 || m.Workers != 2 || m.ObsSpec != env.SpecVersion ||
+		m.ActSpec != env.ActionSpecVersion || len(m.Scenarios) != 1 || len(m.Scenarios[0].SHA256) != 64 || len(m.Eval) == 0 {
+		t.Fatalf("provenance: %+v", m)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "curves", "tiny-v1-curve.png")); err != nil {
+		t.Fatal(err)
+	}
+	csv, err := os.ReadFile(filepath.Join(dir, "curves", "tiny-v1-curve.csv"))
+	if err != nil || strings.Count(string(csv), "\n") != 3 { // header + 2 rounds
+		t.Fatalf("curve csv (%v):\n%s", err, csv)
+	}
+
+	js, err := runCmd(t, newEvalCmd(), "--scenario", sc, "--policy", "model:tiny", "--policy", "static:hpcc", "--seeds", "2",
+		"--db", db, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []map[string]any
+	if err := json.Unmarshal([]byte(js), &runs); err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 4 || runs[0]["policy"] != "model:tiny" || runs[0]["scenario"] != "tiny-train" || runs[3]["seed"] != 2.0 {
+		t.Fatalf("eval json: %d runs, first %v", len(runs), runs[0])
+	}
+}
+
+func TestTrainEvalFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		cmd  *cobra.Command
+		args []string
+		want string
+	}{
+		{newTrainCmd(), nil, "no --scenario"},
+		{newTrainCmd(), []string{"--scenario", "x.yaml", "--algo", "a3c"}, `--algo "a3c"`},
+		{newTrainCmd(), []string{"--scenario", "x.yaml", "--name", "9lives"}, `--name "9lives"`},
+		{newTrainCmd(), []string{"--scenario", filepath.Join(dir, "none.yaml"), "--db", filepath.Join(dir, "r.db")}, "none.yaml"},
+		{newTrainCmd(), []string{"--scenario", "x.yaml", "--reward", `{"speed":1}`}, "--reward"},
+		{newEvalCmd(), nil, "no --scenario"},
+		{newEvalCmd(), []string{"--scenario", "x.yaml"}, "no --policy"},
+		{newEvalCmd(), []string{"--scenario", filepath.Join(dir, "none.yaml"), "--policy", "adaptive"}, "none.yaml"},
+	} {
+		if _, err := runCmd(t, c.cmd, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %v: err = %v, want %q", c.cmd.Name(), c.args, err, c.want)
+		}
+	}
+}
