@@ -60,7 +60,7 @@ type Config struct {
 	SampleInterval time.Duration
 	DB             string
 	Metrics        string // listen address of /metrics and /recommendations; "" disables
-	Registry       string // model registry (bbolt) for model:NAME and builtin
+	Registry       string // model registry (bbolt) for model:NAME ("": the policy package's default)
 	Owner          string // name this agent writes into the audit log
 	// Retention is how long shadow recommendations are kept in the db
 	// (every queue every interval: about 0.6 KB each).
@@ -229,9 +229,6 @@ func ParseConfig(data []byte) (*Config, error) {
 		c.Metrics = "127.0.0.1:9273"
 	} else {
 		c.Metrics = *f.Metrics
-	}
-	if c.Registry == "" {
-		c.Registry = "models.db"
 	}
 	if c.Owner == "" {
 		h, _ := os.Hostname()

@@ -59,7 +59,7 @@ func TestParseConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Mode != ModeClosedLoop || c.Policy != "static:hpcc" || c.Interval != 500*time.Millisecond ||
-		c.SampleInterval != 250*time.Millisecond || c.DB != "/tmp/x.db" || c.Metrics != "" || c.Registry != "models.db" {
+		c.SampleInterval != 250*time.Millisecond || c.DB != "/tmp/x.db" || c.Metrics != "" || c.Registry != "" {
 		t.Fatalf("top level %+v", c)
 	}
 	if len(c.Targets) != 2 || c.Targets[0].Name != "leaf0" || c.Targets[1].Name != "leaf1" {
