@@ -98,6 +98,13 @@ func BenchmarkLoop(b *testing.B) {
 		{"static/json_ietf", gnmi.Encoding_JSON_IETF, func() policy.Policy { p, _ := policy.NewStatic("hpcc"); return p }},
 		{"static/proto", gnmi.Encoding_PROTO, func() policy.Policy { p, _ := policy.NewStatic("hpcc"); return p }},
 		{"adaptive/proto", gnmi.Encoding_PROTO, func() policy.Policy { return policy.NewAdaptive(policy.AdaptiveConfig{}) }},
+		{"builtin/proto", gnmi.Encoding_PROTO, func() policy.Policy {
+			p, err := policy.Lookup("builtin")
+			if err != nil {
+				panic(err)
+			}
+			return p
+		}},
 	} {
 		b.Run(pc.name, func(b *testing.B) {
 			const switches, ports = 100, 32
