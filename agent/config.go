@@ -91,9 +91,12 @@ type TargetConfig struct {
 	Timeout    time.Duration
 	RetryTimer time.Duration
 	Dialect    string
-	AllPorts   bool     // ports: "*"
-	Ports      []string // when !AllPorts
-	Queues     []int
+	// Encoding of the telemetry subscription: json_ietf (default), json or
+	// proto (typed scalars, much cheaper to decode where the switch has it).
+	Encoding string
+	AllPorts bool     // ports: "*"
+	Ports    []string // when !AllPorts
+	Queues   []int
 }
 
 // file layout; yaml field names are the configuration keys.
@@ -124,6 +127,7 @@ type fileTarget struct {
 	Timeout    string    `yaml:"timeout"`
 	RetryTimer string    `yaml:"retry-timer"`
 	Dialect    string    `yaml:"dialect"`
+	Encoding   string    `yaml:"encoding"`
 	Ports      yaml.Node `yaml:"ports"`
 	Queues     []int     `yaml:"queues"`
 }
@@ -298,7 +302,7 @@ func parseTarget(name string, f fileTarget) (TargetConfig, error) {
 		Username: f.Username, Password: f.Password,
 		Insecure: f.Insecure, SkipVerify: f.SkipVerify,
 		TLSCA: f.TLSCA, TLSCert: f.TLSCert, TLSKey: f.TLSKey,
-		Dialect: f.Dialect, Queues: f.Queues,
+		Dialect: f.Dialect, Encoding: f.Encoding, Queues: f.Queues,
 	}
 	if t.Address == "" {
 		return t, fmt.Errorf("%s.address: required (host:port)", field)
@@ -324,6 +328,13 @@ func parseTarget(name string, f fileTarget) (TargetConfig, error) {
 	}
 	if t.Dialect != DialectOpenConfig && t.Dialect != DialectSONiC {
 		return t, fmt.Errorf("%s.dialect: %q is not allowed (want openconfig or sonic)", field, t.Dialect)
+	}
+	switch t.Encoding {
+	case "":
+		t.Encoding = "json_ietf"
+	case "json_ietf", "json", "proto":
+	default:
+		return t, fmt.Errorf("%s.encoding: %q is not allowed (want json_ietf, json or proto)", field, t.Encoding)
 	}
 	if t.Namespace != "" && t.Dialect != DialectSONiC {
 		return t, fmt.Errorf("%s.namespace: only the sonic dialect has namespaces (openconfig selects the switch by its name)", field)

@@ -23,6 +23,7 @@ targets:
     address: 127.0.0.1:57400
     insecure: true
     ports: [Ethernet0, Ethernet1]
+    encoding: proto
   leaf0:
     address: 127.0.0.1:57400
     username: admin
@@ -70,7 +71,7 @@ func TestParseConfig(t *testing.T) {
 		l0.RetryTimer != 500*time.Millisecond || l0.Namespace != "leaf0" || l0.Timeout != 10*time.Second {
 		t.Fatalf("leaf0 %+v", l0)
 	}
-	if l1.Dialect != DialectOpenConfig || l1.AllPorts || !l1.WantsPort("Ethernet1") || l1.WantsPort("Ethernet2") ||
+	if l1.Dialect != DialectOpenConfig || l1.Encoding != "proto" || l0.Encoding != "json_ietf" || l1.AllPorts || !l1.WantsPort("Ethernet1") || l1.WantsPort("Ethernet2") ||
 		!l1.WantsQueue(4) || l1.WantsQueue(5) || l1.RetryTimer != 2*time.Second {
 		t.Fatalf("leaf1 %+v", l1)
 	}
@@ -150,6 +151,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"targets:\n  sw0:\n    address: h:1\n    tls-cert: c.pem\n", "targets.sw0.tls-cert"},
 		{"targets:\n  sw0:\n    address: h:1\n    colour: red\n", "field colour not found"},
 		{"targets:\n  sw0:\n    address: h:1\n    namespace: sw0\n", "targets.sw0.namespace"},
+		{"targets:\n  sw0:\n    address: h:1\n    encoding: ascii\n", "targets.sw0.encoding"},
 		{"bogus: 1\n" + base, "field bogus not found"},
 		{base + "guardrails:\n  max-step-ratio: 0.5\n", "guardrails.max-step-ratio"},
 		{base + "guardrails:\n  bounds: [{rate: 100G, kmin: [5KB], kmax: [1KB, 2KB], pmax: [0.1, 0.2]}]\n", "guardrails.bounds[0].kmin"},

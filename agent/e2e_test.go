@@ -421,6 +421,20 @@ func TestE2EMalformedTelemetryAndRejectedSets(t *testing.T) {
 	waitFor(t, 10*time.Second, "hpcc applied once Sets are accepted", func() bool { return simECN(t, s, "sw0", 1, 3) == hpcc })
 }
 
+func TestE2EProtoEncoding(t *testing.T) {
+	s, addr := startSim(t, e2eSim(poorECN), gnmipath.OpenConfig, nil)
+	tc := target0(addr, DialectOpenConfig)
+	tc.Encoding = "proto"
+	e := runE2E(t, ModeClosedLoop, mustStatic(t, "hpcc"), []TargetConfig{tc}, e2eGuard())
+	hpcc := simenv.ECN{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
+	waitFor(t, 10*time.Second, "hpcc applied with proto telemetry", func() bool { return simECN(t, s, "sw0", 2, 3) == hpcc })
+	e.stop(t)
+	recs := e.a.Recommendations("sw0")
+	if len(recs) != 4 || !recs[0].Valid || recs[0].Metrics.Util <= 0 {
+		t.Fatalf("recommendations %+v", recs)
+	}
+}
+
 func TestE2ESONiC(t *testing.T) {
 	s, addr := startSim(t, e2eSim(poorECN), gnmipath.Sonic, nil)
 	tc := target0(addr, DialectSONiC)

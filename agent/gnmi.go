@@ -132,6 +132,14 @@ func (s *GNMISwitch) session(pctx context.Context, out chan<- env.Snapshot, repo
 	ctx, cancel := context.WithCancel(pctx)
 	defer cancel()
 	reqs := gnmipath.SubscribeRequests(s.gt, s.sample)
+	for _, r := range reqs {
+		switch s.cfg.Encoding {
+		case "proto":
+			r.GetSubscribe().Encoding = gnmi.Encoding_PROTO
+		case "json":
+			r.GetSubscribe().Encoding = gnmi.Encoding_JSON
+		}
+	}
 	type resp struct {
 		r   *gtarget.SubscribeResponse
 		err *gtarget.TargetError
