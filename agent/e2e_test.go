@@ -561,3 +561,47 @@ func TestE2ETwoAgentsDoNotFight(t *testing.T) {
 		t.Fatal("no writes at all")
 	}
 }
+
+// A switch that comes back as a new process starts its counters and clock
+// from zero: the agent sees a reset, never a false interval, and resumes.
+func TestE2ESwitchReplacedByNewProcess(t *testing.T) {
+	cfg := e2eSim(poorECN)
+	ctx1, cancel1 := context.WithCancel(context.Background())
+	s1, addr, err := simswitch.Start(ctx1, simswitch.Config{Sim: cfg, Listen: "127.0.0.1:0", Timescale: 200, Step: 2 * time.Millisecond})
+	if err != nil {
+		cancel1()
+		t.Fatal(err)
+	}
+	g := e2eGuard()
+	g.StaleFreeze, g.StaleRevert = 5*time.Second, 20*time.Second
+	e := runE2E(t, ModeShadow, mustStatic(t, "hpcc"), []TargetConfig{target0(addr, DialectOpenConfig)}, g)
+	waitFor(t, 10*time.Second, "telemetry", func() bool { return snapshots(e.a) >= 5 })
+	cancel1()
+	s1.Close()
+	cut := time.Now().UnixNano()
+	s2, _ := startSim(t, cfg, gnmipath.OpenConfig, func(c *simswitch.Config) { c.Listen = addr })
+	_ = s2
+	waitFor(t, 10*time.Second, "valid observations from the new process", func() bool {
+		recs, _ := e.j.Recommendations("", cut, 0)
+		valid := 0
+		for _, r := range recs {
+			if r.Valid {
+				valid++
+			}
+		}
+		return valid >= 8
+	})
+	recs, _ := e.j.Recommendations("", cut, 0)
+	resets := 0
+	for _, r := range recs {
+		if r.Metrics.Reset {
+			resets++
+		}
+		if r.Valid && (r.Metrics.Util > 1.0001 || r.Metrics.Util < 0 || r.Metrics.IntervalNs <= 0) {
+			t.Fatalf("false interval after the restart: %+v", r.Metrics)
+		}
+	}
+	if resets == 0 {
+		t.Fatal("the counter reset was not seen")
+	}
+}
