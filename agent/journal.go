@@ -219,27 +219,6 @@ func (j *Journal) Pending() ([]AuditEntry, error) {
 	return out, nil
 }
 
-// LastApplied returns, per queue, the most recent entry whose New is what
-// the switch runs (applied or reconciled), in key order.
-func (j *Journal) LastApplied(target string) ([]AuditEntry, error) {
-	all, err := j.Entries(target, 0)
-	if err != nil {
-		return nil, err
-	}
-	last := map[env.QueueKey]AuditEntry{}
-	for _, e := range all {
-		if e.State == StateApplied || e.State == StateReconciled {
-			last[e.Key] = e
-		}
-	}
-	out := make([]AuditEntry, 0, len(last))
-	for _, e := range last {
-		out = append(out, e)
-	}
-	sort.Slice(out, func(a, b int) bool { return out[a].Key.String() < out[b].Key.String() })
-	return out, nil
-}
-
 // PutRecommendations stores one interval's recommendations in one
 // transaction.
 func (j *Journal) PutRecommendations(recs []Recommendation) error {
