@@ -29,7 +29,8 @@ import (
 // TrainCommand is the exact command line that produced the embedded model.
 const TrainCommand = "ecntune train --scenario policy/builtin/scenarios/train-websearch.yaml " +
 	"--scenario policy/builtin/scenarios/train-incast.yaml --scenario policy/builtin/scenarios/train-mixed.yaml " +
-	"--algo ddqn --episodes 480 --workers 2 --seed 7 --name builtin --db builtin-train.db"
+	"--algo ppo --episodes 800 --workers 2 --seed 7 --name builtin --db builtin-train.db " +
+	`--reward '{"delay":0.12,"tail_delay":0.02}' --gamma 0.5`
 
 //go:embed builtin.ecnmodel
 var file []byte

@@ -290,6 +290,8 @@ func (c Config) Hyper() map[string]string {
 		h["clip"] = strconv.FormatFloat(p.ClipRange, 'g', -1, 64)
 		h["minibatch"] = strconv.Itoa(p.MinibatchSize)
 		h["epochs"] = strconv.Itoa(p.Epochs)
+		h["value_coef"] = strconv.FormatFloat(p.ValueCoef, 'g', -1, 64)
+		h["entropy_coef"] = strconv.FormatFloat(p.EntropyCoef, 'g', -1, 64)
 	}
 	return h
 }
@@ -337,7 +339,8 @@ func ddqnConfig(c Config) rl.DDQNConfig {
 func ppoConfig(c Config) rl.PPOConfig {
 	return rl.PPOConfig{
 		Arch:  rl.Arch{In: env.NumFeatures, Hidden: append([]int(nil), c.Hidden...), Out: env.DefaultCatalogue().Len(), Act: rl.Tanh},
-		Gamma: c.Gamma, LearningRate: c.LR, MinibatchSize: 32, Epochs: 4, Seed: c.Seed,
+		Gamma: c.Gamma, Lambda: 0.95, ClipRange: 0.2, ValueCoef: 0.5, EntropyCoef: 0.01, LearningRate: c.LR,
+		MinibatchSize: 32, Epochs: 4, MaxGradNorm: 0.5, Seed: c.Seed,
 	}
 }
 
