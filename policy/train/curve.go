@@ -3,6 +3,7 @@ package train
 import (
 	"encoding/csv"
 	"fmt"
+	"image/color"
 	"io"
 	"strconv"
 
@@ -29,8 +30,9 @@ func WriteCurveCSV(w io.Writer, curve []Round) error {
 	return cw.Error()
 }
 
-// WriteCurvePNG plots mean training reward (with exploration) and the
-// greedy evaluation score against episodes, as a PNG.
+// WriteCurvePNG plots mean training reward (with exploration; per round
+// and as a 20-round moving average) and the greedy evaluation score
+// against episodes, as a PNG.
 func WriteCurvePNG(w io.Writer, curve []Round, title string) error {
 	p := plot.New()
 	p.Title.Text = title
@@ -50,9 +52,28 @@ func WriteCurvePNG(w io.Writer, curve []Round, title string) error {
 	if err != nil {
 		return err
 	}
-	l.Color = plotter.DefaultLineStyle.Color
+	l.Color = color.Gray{Y: 190}
 	p.Add(l)
-	p.Legend.Add("training (exploring)", l)
+	p.Legend.Add("training, per round", l)
+	// Moving average over the last 20 rounds: each round holds only a
+	// few randomised episodes, so single rounds are noisy.
+	const window = 20
+	avg := make(plotter.XYs, len(train))
+	sum := 0.0
+	for i, pt := range train {
+		sum += pt.Y
+		if i >= window {
+			sum -= train[i-window].Y
+		}
+		avg[i] = plotter.XY{X: pt.X, Y: sum / float64(min(i+1, window))}
+	}
+	la, err := plotter.NewLine(avg)
+	if err != nil {
+		return err
+	}
+	la.Width = vg.Points(2)
+	p.Add(la)
+	p.Legend.Add("training, 20-round mean", la)
 	if len(eval) > 0 {
 		le, pe, err := plotter.NewLinePoints(eval)
 		if err != nil {
