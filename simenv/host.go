@@ -337,6 +337,15 @@ func (s *Sim) rateDecrease(id int32, gen uint32) {
 		return
 	}
 	d := &s.cfg.DCQCN
+	if f.incAt == s.now {
+		// The rate-increase timer is due at this very instant (with the
+		// HPCC defaults both timers share the 4 us grid). ns-3 runs it
+		// first: it was scheduled one increase period ago, before this
+		// check was (one decrease interval ago), and its scheduler is FIFO
+		// among equal times. Our heap is not, so apply the increase here;
+		// the cut below cancels the event still queued.
+		s.timedIncrease(f)
+	}
 	s.catchUpAlpha(f, s.now)
 	if f.rpStage != 0 {
 		f.target = f.rate
@@ -351,7 +360,8 @@ func (s *Sim) rateDecrease(id int32, gen uint32) {
 	f.bcBytes = 0
 	f.decFlag = false
 	f.rpGen++
-	s.evq.push(s.now+d.IncreaseTimer, evRateInc, id, f.rpGen)
+	f.incAt = s.now + d.IncreaseTimer
+	s.evq.push(f.incAt, evRateInc, id, f.rpGen)
 }
 
 func (s *Sim) rateIncreaseTimer(id int32, gen uint32) {
@@ -359,7 +369,13 @@ func (s *Sim) rateIncreaseTimer(id int32, gen uint32) {
 	if f.done || gen != f.rpGen {
 		return
 	}
-	s.evq.push(s.now+s.cfg.DCQCN.IncreaseTimer, evRateInc, id, gen)
+	f.incAt = s.now + s.cfg.DCQCN.IncreaseTimer
+	s.evq.push(f.incAt, evRateInc, id, gen)
+	s.timedIncrease(f)
+}
+
+// timedIncrease is one tick of the rate-increase timer.
+func (s *Sim) timedIncrease(f *flow) {
 	stage := f.rpStage
 	if s.cfg.DCQCN.ByteCounter > 0 {
 		stage = max(f.rpStage, f.bcStage)

@@ -104,6 +104,7 @@ type flow struct {
 	decGen     uint32
 	rpStage    int32
 	rpGen      uint32
+	incAt      Time // when the live rate-increase timer fires next (0: none)
 	bcBytes    int64
 	bcStage    int32
 
