@@ -97,7 +97,11 @@ var hpccKeys = map[string]hpccKey{
 	}},
 	"ENABLE_QCN": {1, func(c *hpccBuild, v []string) error { return boolFlag(v[0], func(b bool) { c.cfg.DCQCN.Enabled = b }) }},
 	"ACK_HIGH_PRIO": {1, func(c *hpccBuild, v []string) error {
-		return boolFlag(v[0], func(b bool) { c.cfg.AckHighPriority = b })
+		// third.cc hands it only to the hosts' RDMA egress queue, where ACKs
+		// are strict priority either way; switches keep SwitchNode's
+		// AckHighPrio default (0), so ACKs share the data's queue, buffer and
+		// PFC there. That is our AckHighPriority=false, whatever the key says.
+		return boolFlag(v[0], func(bool) { c.cfg.AckHighPriority = false })
 	}},
 	"PACKET_PAYLOAD_SIZE": {1, func(c *hpccBuild, v []string) error {
 		n, err := intIn(v[0], 1, 9000)
@@ -306,6 +310,7 @@ func ParseHPCCConfig(data []byte, baseDir, name string) (simenv.Config, error) {
 	c.DCQCN.ByteCounter = 0
 	c.MTU = 1000
 	c.AckHighPriority = false
+	c.AckBytes = 60 // rdma-hw.cc pads ACKs to 60 B with their PPP header
 	c.AckEvery = 1
 	c.BufferBytes = 16 << 20
 	c.Duration = nsTime(3.01, 1e9, 1) // SIMULATOR_STOP_TIME 3.01, as ns-3 converts it
