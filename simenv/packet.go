@@ -76,25 +76,3 @@ func (s *Sim) fifoPop(f *fifo) int32 {
 	f.bytes -= int64(p.size)
 	return id
 }
-
-// wirePush and wirePop keep the frames on a link; they do not count bytes.
-func (s *Sim) wirePush(f *fifo, id int32) {
-	s.pkts[id].next = -1
-	if f.tail < 0 {
-		f.head = id
-	} else {
-		s.pkts[f.tail].next = id
-	}
-	f.tail = id
-	f.pkts++
-}
-
-func (s *Sim) wirePop(f *fifo) int32 {
-	id := f.head
-	f.head = s.pkts[id].next
-	if f.head < 0 {
-		f.tail = -1
-	}
-	f.pkts--
-	return id
-}

@@ -550,7 +550,7 @@ func (s *Sim) dispatch(e event) {
 		s.txDone(a)
 	case evArrive:
 		p := &s.ports[a]
-		pk := s.wirePop(&p.wire)
+		pk := s.fifoPop(&p.wire)
 		if p.wire.pkts > 0 {
 			s.evq.push(s.pkts[p.wire.head].at, evArrive, a, 0)
 		}
@@ -599,7 +599,7 @@ func (s *Sim) transmit(pid int32, pk int32) {
 	if p.wire.pkts == 0 {
 		s.evq.push(pkt.at, evArrive, pid, 0)
 	}
-	s.wirePush(&p.wire, pk)
+	s.fifoPush(&p.wire, pk)
 	if !p.wakePending && s.hasBacklog(p) {
 		p.wakePending = true
 		s.evq.push(p.busyUntil, evTxDone, pid, 0)
