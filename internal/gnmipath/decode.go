@@ -1,6 +1,7 @@
 package gnmipath
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -37,30 +38,96 @@ func sortItems(it []Item) {
 // subscription delivers them (initial dump, updates, deletes, full
 // re-snapshots after reconnects) and produces env.Snapshots from it.
 // It is not safe for concurrent use.
+//
+// A sample interval repeats the same few thousand paths with new values,
+// so the decoder remembers which leaf each full path (target, origin,
+// elements) names, reads scalar values without encoding/json, and keeps
+// the list of queues and the SONiC PG bindings between snapshots,
+// rebuilding them only after leaves appear or go.
 type Decoder struct {
 	t      Target
 	prios  map[int]bool
 	tree   Tree
 	ts     int64
 	tsLeaf int64 // newest timestamp of a notification carrying queue counters
+
+	paths map[string]pathEnt // full path key (see pathKey) → leaf
+	kbuf  []byte             // pathKey scratch
+	sc    scal               // value scratch
+
+	qids    []qid // queues with counters, sorted; stale when qdirty
+	qdirty  bool
+	pgs     map[string]*[8]pgBind // pgIndex(tree); stale when pgdirty
+	pgdirty bool
+	req     [numFields]bool // fields a queue sample cannot do without
 }
+
+// pathEnt is what a full path names: a leaf, or nothing ecntune reads.
+type pathEnt struct {
+	leaf  Leaf
+	known bool
+}
+
+// maxPaths bounds the path cache; a switch has a few thousand leaves. A
+// client fed more distinct paths than that starts over.
+const maxPaths = 1 << 16
 
 // NewDecoder makes a decoder for target t. priorities, when given, limits
 // snapshots to those queues (the lossless ones).
 func NewDecoder(t Target, priorities ...int) *Decoder {
-	d := &Decoder{t: t, tree: Tree{}}
+	d := &Decoder{t: t, tree: Tree{}, paths: map[string]pathEnt{}, qdirty: true, pgdirty: true}
 	if len(priorities) > 0 {
 		d.prios = map[int]bool{}
 		for _, p := range priorities {
 			d.prios[p] = true
 		}
 	}
+	for _, f := range required(t.Dialect) {
+		d.req[f] = true
+	}
 	return d
 }
 
 // Reset forgets everything (for a client that wants a clean slate on
 // reconnect; a full re-snapshot also simply overwrites).
-func (d *Decoder) Reset() { d.tree = Tree{}; d.ts, d.tsLeaf = 0, 0 }
+func (d *Decoder) Reset() {
+	d.tree = Tree{}
+	d.ts, d.tsLeaf = 0, 0
+	d.qids, d.qdirty = nil, true
+	d.pgs, d.pgdirty = nil, true
+}
+
+// isQueueField reports whether a field makes its (port, index) a queue of
+// the snapshot.
+func isQueueField(f Field) bool { return f >= TxPkts && f <= AvgQueue }
+
+// set stores a leaf, noting when the queue list or PG bindings change.
+func (d *Decoder) set(l Leaf, v Val) {
+	if l.Field == PGProfile {
+		if old, ok := d.tree[l]; !ok || old != v {
+			d.pgdirty = true
+		}
+	}
+	n := len(d.tree)
+	d.tree[l] = v
+	if len(d.tree) != n && isQueueField(l.Field) {
+		d.qdirty = true
+	}
+}
+
+// drop removes a leaf, noting when the queue list or PG bindings change.
+func (d *Decoder) drop(l Leaf) {
+	if _, ok := d.tree[l]; !ok {
+		return
+	}
+	delete(d.tree, l)
+	if isQueueField(l.Field) {
+		d.qdirty = true
+	}
+	if l.Field == PGProfile {
+		d.pgdirty = true
+	}
+}
 
 // resolve splits a full path into database and leaf elements for this
 // target, checking target and namespace. ok=false means "not for us".
@@ -124,9 +191,19 @@ func (d *Decoder) Apply(n *gnmi.Notification) error {
 			errs = append(errs, fmt.Errorf("%s: delete: %v", d.t.Name, err))
 			continue
 		}
-		deleteMatching(d.t.Dialect, d.tree, db, el)
+		if deleteMatching(d.t.Dialect, d.tree, db, el) > 0 {
+			d.qdirty, d.pgdirty = true, true
+		}
 	}
 	for _, u := range n.GetUpdate() {
+		if l, ok, err := d.applyScalar(n.GetPrefix(), u); ok {
+			if err != nil {
+				errs = append(errs, err)
+			} else if isQueueField(l.Field) {
+				counters = true
+			}
+			continue
+		}
 		db, el, err := d.route(n.GetPrefix(), u.GetPath())
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %v", d.t.Name, err))
@@ -135,7 +212,7 @@ func (d *Decoder) Apply(n *gnmi.Notification) error {
 		leaves, err := flatten(u.GetVal())
 		if err != nil {
 			if l, perr := ParseLeaf(d.t.Dialect, db, el); perr == nil {
-				delete(d.tree, l)
+				d.drop(l)
 			}
 			errs = append(errs, fmt.Errorf("%s %s: %v", d.t.Name, PathString(el), err))
 			continue
@@ -154,12 +231,12 @@ func (d *Decoder) Apply(n *gnmi.Notification) error {
 			}
 			v, err := DecodeVal(d.t.Dialect, l, fl.val)
 			if err != nil {
-				delete(d.tree, l)
+				d.drop(l)
 				errs = append(errs, fmt.Errorf("%s %s: %v", d.t.Name, PathString(full), err))
 				continue
 			}
-			d.tree[l] = v
-			if l.Field >= TxPkts && l.Field <= AvgQueue {
+			d.set(l, v)
+			if isQueueField(l.Field) {
 				counters = true
 			}
 		}
@@ -171,6 +248,127 @@ func (d *Decoder) Apply(n *gnmi.Notification) error {
 		d.tsLeaf = n.GetTimestamp()
 	}
 	return errors.Join(errs...)
+}
+
+// applyScalar is Apply's fast path for an update carrying one scalar (a
+// typed scalar or a plain JSON token) on a path whose routing and leaf
+// parse without error: it gives the same result and error as the general
+// path without re-parsing the path or decoding JSON. ok=false hands the
+// update to the general path; l is the leaf set (Field 0 if none).
+func (d *Decoder) applyScalar(prefix *gnmi.Path, u *gnmi.Update) (l Leaf, ok bool, err error) {
+	tv := u.GetVal()
+	switch v := tv.GetValue().(type) {
+	case *gnmi.TypedValue_JsonIetfVal:
+		if !fastJSON(v.JsonIetfVal, &d.sc) {
+			return Leaf{}, false, nil
+		}
+	case *gnmi.TypedValue_JsonVal:
+		if !fastJSON(v.JsonVal, &d.sc) {
+			return Leaf{}, false, nil
+		}
+	default:
+		if scalarOf(tv, &d.sc) != nil {
+			return Leaf{}, false, nil
+		}
+	}
+	key, cacheable := d.pathKey(prefix, u.GetPath())
+	ent, hit := d.paths[string(key)]
+	if !hit {
+		db, el, rerr := d.route(prefix, u.GetPath())
+		if rerr != nil {
+			return Leaf{}, false, nil
+		}
+		pl, perr := ParseLeaf(d.t.Dialect, db, el)
+		switch {
+		case perr == nil:
+			ent = pathEnt{leaf: internLeaf(pl), known: true}
+		case errors.Is(perr, ErrUnknownPath):
+			ent = pathEnt{}
+		default:
+			return Leaf{}, false, nil
+		}
+		if cacheable {
+			if len(d.paths) >= maxPaths {
+				clear(d.paths)
+			}
+			d.paths[string(key)] = ent
+		}
+	}
+	if !ent.known {
+		return Leaf{}, true, nil
+	}
+	v, err := decodeScal(d.t.Dialect, ent.leaf, &d.sc)
+	d.sc = scal{} // keep no reference to the notification
+	if err != nil {
+		d.drop(ent.leaf)
+		_, el, _ := d.route(prefix, u.GetPath())
+		return Leaf{}, true, fmt.Errorf("%s %s: %v", d.t.Name, PathString(el), err)
+	}
+	d.set(ent.leaf, v)
+	return ent.leaf, true, nil
+}
+
+// internLeaf copies a leaf's strings so that a cached leaf (and the tree
+// keys made from it) keep no notification alive.
+func internLeaf(l Leaf) Leaf {
+	l.Port, l.PGs, l.Name = strings.Clone(l.Port), strings.Clone(l.PGs), strings.Clone(l.Name)
+	return l
+}
+
+// pathKey encodes everything routing and leaf parsing look at (effective
+// target and origin, prefix and path elements with their keys) into
+// d.kbuf, each string length-prefixed. Elements with more than one key
+// give cacheable=false (their key order is not fixed); ecntune's paths
+// have at most one.
+func (d *Decoder) pathKey(prefix, p *gnmi.Path) (key []byte, cacheable bool) {
+	b := d.kbuf[:0]
+	target := prefix.GetTarget()
+	if p.GetTarget() != "" {
+		target = p.GetTarget()
+	}
+	b = appendLP(b, target)
+	b = appendLP(b, originOf(prefix, p))
+	cacheable = true
+	for _, els := range [2][]*gnmi.PathElem{prefix.GetElem(), p.GetElem()} {
+		for _, e := range els {
+			b = appendLP(b, e.GetName())
+			k := e.GetKey()
+			if len(k) > 1 {
+				cacheable = false
+			}
+			b = binary.AppendUvarint(b, uint64(len(k)))
+			if len(k) == 1 {
+				// Looking the usual key names up is cheaper than ranging.
+				if kn, kv, ok := commonKey(k); ok {
+					b = appendLP(b, kn)
+					b = appendLP(b, kv)
+					continue
+				}
+			}
+			for kn, kv := range k {
+				b = appendLP(b, kn)
+				b = appendLP(b, kv)
+			}
+		}
+	}
+	d.kbuf = b
+	return b, cacheable
+}
+
+// commonKey finds the key of a one-key element among the list keys
+// ecntune's paths use.
+func commonKey(k map[string]string) (name, val string, ok bool) {
+	for _, n := range [...]string{"name", "interface-id", "index"} {
+		if v, ok := k[n]; ok {
+			return n, v, true
+		}
+	}
+	return "", "", false
+}
+
+func appendLP(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
 }
 
 // deleteMatching removes every leaf of t whose path the delete path selects.
@@ -244,18 +442,21 @@ func (d *Decoder) queues() []qid {
 // queue counters. Incomplete lists the queues left out and why.
 func (d *Decoder) Snapshot() (snap env.Snapshot, incomplete []string) {
 	snap = env.Snapshot{Target: d.t.Name, TimeNs: d.tsLeaf}
-	pgs := pgIndex(d.tree)
-	req := required(d.t.Dialect)
-	for _, id := range d.queues() {
-		var missing []string
+	if d.qdirty {
+		d.qids, d.qdirty = d.queues(), false
+	}
+	if d.pgdirty {
+		d.pgs, d.pgdirty = pgIndex(d.tree), false
+	}
+	buf, hasBuf := d.tree[Leaf{Field: BufferSize}]
+	snap.Queues = make([]env.QueueSample, 0, len(d.qids))
+	var missing []string
+	for _, id := range d.qids {
+		missing = missing[:0]
 		get := func(f Field) Val {
 			v, ok := d.tree[Leaf{Field: f, Port: id.port, Index: id.q}]
-			if !ok {
-				for _, r := range req {
-					if r == f {
-						missing = append(missing, fieldNames[f])
-					}
-				}
+			if !ok && d.req[f] {
+				missing = append(missing, fieldNames[f])
 			}
 			return v
 		}
@@ -278,17 +479,20 @@ func (d *Decoder) Snapshot() (snap env.Snapshot, incomplete []string) {
 		} else {
 			missing = append(missing, "port speed")
 		}
-		if v, ok := d.tree[Leaf{Field: BufferSize}]; ok {
-			s.BufferBytes = int64(min(v.U, math.MaxInt64))
+		if hasBuf {
+			s.BufferBytes = int64(min(buf.U, math.MaxInt64))
 		}
 		var m []string
-		s.Setting, m = resolveSetting(d.t.Dialect, d.tree, pgs, id.port, id.q)
+		s.Setting, m = resolveSetting(d.t.Dialect, d.tree, d.pgs, id.port, id.q)
 		missing = append(missing, m...)
 		if len(missing) > 0 {
 			incomplete = append(incomplete, fmt.Sprintf("%s/%s/q%d: missing %s", d.t.Name, id.port, id.q, strings.Join(missing, ", ")))
 			continue
 		}
 		snap.Queues = append(snap.Queues, s)
+	}
+	if len(snap.Queues) == 0 {
+		snap.Queues = nil
 	}
 	return snap, incomplete
 }

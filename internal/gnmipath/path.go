@@ -211,6 +211,12 @@ func flatten(tv *gnmi.TypedValue) ([]flatLeaf, error) {
 	default:
 		return []flatLeaf{{val: tv}}, nil
 	}
+	// A plain scalar token decodes the same whether or not it is first
+	// re-encoded as below, so it goes through as it is.
+	var sc scal
+	if fastJSON(raw, &sc) {
+		return []flatLeaf{{val: tv}}, nil
+	}
 	var x any
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
 	dec.UseNumber()

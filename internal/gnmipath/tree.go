@@ -1,6 +1,7 @@
 package gnmipath
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"strconv"
@@ -76,7 +77,15 @@ func stripRef(s string) string {
 // parseOCSpeed parses an openconfig ETHERNET_SPEED identity such as
 // "openconfig-if-ethernet:SPEED_100GB" into bits per second.
 func parseOCSpeed(s string) (float64, error) {
-	t := stripModule(strings.TrimSpace(s))
+	if bps, ok := ocSpeedBps(stripModule(strings.TrimSpace(s))); ok {
+		return bps, nil
+	}
+	return 0, fmt.Errorf("port speed %q is not an openconfig SPEED_<n>GB identity", s)
+}
+
+// ocSpeedBps parses a SPEED_<n>GB / MB / TB identity without its module
+// prefix. It keeps no reference to t.
+func ocSpeedBps(t string) (float64, bool) {
 	body, ok := strings.CutPrefix(t, "SPEED_")
 	mult := 0.0
 	switch {
@@ -89,13 +98,34 @@ func parseOCSpeed(s string) (float64, error) {
 		mult, body = 1e12, strings.TrimSuffix(body, "TB")
 	}
 	if mult == 0 {
-		return 0, fmt.Errorf("port speed %q is not an openconfig SPEED_<n>GB identity", s)
+		return 0, false
 	}
 	n, err := strconv.ParseFloat(body, 64)
 	if err != nil || n <= 0 || math.IsInf(n, 0) {
-		return 0, fmt.Errorf("port speed %q is not an openconfig SPEED_<n>GB identity", s)
+		return 0, false
 	}
-	return n * mult, nil
+	return n * mult, true
+}
+
+// ocSpeedOf is parseOCSpeed for a decoded string value; for one read
+// straight from JSON bytes it makes no string unless the value is wrong.
+func ocSpeedOf(x *scal) (float64, error) {
+	if x.k == sString && x.raw != nil {
+		t := trimASCIISpace(x.raw)
+		if i := bytes.LastIndexByte(t, ':'); i >= 0 {
+			t = t[i+1:]
+		}
+		if len(t) <= 32 { // converted on the stack
+			if bps, ok := ocSpeedBps(string(t)); ok {
+				return bps, nil
+			}
+		}
+	}
+	s, err := stringOf(x)
+	if err != nil {
+		return 0, err
+	}
+	return parseOCSpeed(s)
 }
 
 // formatOCSpeed renders bps as an openconfig speed identity; rates that are
@@ -110,21 +140,27 @@ func formatOCSpeed(bps float64) string {
 // DecodeVal decodes and range-checks the value of one leaf. Errors say
 // what was wrong and what is allowed.
 func DecodeVal(d Dialect, l Leaf, tv *gnmi.TypedValue) (Val, error) {
+	var x scal
+	if err := scalarOf(tv, &x); err != nil {
+		return Val{}, err
+	}
+	return decodeScal(d, l, &x)
+}
+
+// decodeScal is DecodeVal for a scalar already read.
+func decodeScal(d Dialect, l Leaf, x *scal) (Val, error) {
 	var v Val
 	var err error
 	switch kindOf(d, l.Field) {
 	case kUint:
-		v.U, err = Uint(tv)
+		v.U, err = uintOf(x)
 	case kFloat:
 		if l.Field == PortSpeed {
 			if d == OpenConfig {
-				var s string
-				if s, err = String(tv); err == nil {
-					v.F, err = parseOCSpeed(s)
-				}
+				v.F, err = ocSpeedOf(x)
 			} else {
 				var mbps uint64
-				if mbps, err = Uint(tv); err == nil {
+				if mbps, err = uintOf(x); err == nil {
 					if mbps == 0 {
 						err = fmt.Errorf("port speed 0 Mb/s is not allowed")
 					}
@@ -133,12 +169,12 @@ func DecodeVal(d Dialect, l Leaf, tv *gnmi.TypedValue) (Val, error) {
 			}
 			break
 		}
-		v.F, err = Float(tv)
+		v.F, err = floatOf(x)
 		if err == nil && l.Field == WREDProb && !(v.F > 0 && v.F <= 100) {
 			err = fmt.Errorf("drop probability %g%% is outside (0, 100]", v.F)
 		}
 	case kString:
-		v.S, err = String(tv)
+		v.S, err = stringOf(x)
 		if err == nil {
 			if d == Sonic && (l.Field == QueueProfile || l.Field == PGProfile || l.Field == BPPool) {
 				v.S = stripRef(v.S)
@@ -154,9 +190,9 @@ func DecodeVal(d Dialect, l Leaf, tv *gnmi.TypedValue) (Val, error) {
 			}
 		}
 	case kBool:
-		v.B, err = Bool(tv)
+		v.B, err = boolOf(x)
 	case kInt:
-		v.I, err = Int(tv)
+		v.I, err = intOf(x)
 		if err == nil && (v.I < -8 || v.I > 8) {
 			err = fmt.Errorf("dynamic_th %d is outside -8..8", v.I)
 		}
