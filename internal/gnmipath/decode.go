@@ -60,6 +60,8 @@ type Decoder struct {
 	pgs     map[string]*[8]pgBind // pgIndex(tree); stale when pgdirty
 	pgdirty bool
 	req     [numFields]bool // fields a queue sample cannot do without
+
+	general bool // tests: always take Apply's general path
 }
 
 // pathEnt is what a full path names: a leaf, or nothing ecntune reads.
@@ -196,13 +198,15 @@ func (d *Decoder) Apply(n *gnmi.Notification) error {
 		}
 	}
 	for _, u := range n.GetUpdate() {
-		if l, ok, err := d.applyScalar(n.GetPrefix(), u); ok {
-			if err != nil {
-				errs = append(errs, err)
-			} else if isQueueField(l.Field) {
-				counters = true
+		if !d.general {
+			if l, ok, err := d.applyScalar(n.GetPrefix(), u); ok {
+				if err != nil {
+					errs = append(errs, err)
+				} else if isQueueField(l.Field) {
+					counters = true
+				}
+				continue
 			}
-			continue
 		}
 		db, el, err := d.route(n.GetPrefix(), u.GetPath())
 		if err != nil {

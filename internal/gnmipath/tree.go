@@ -262,7 +262,19 @@ func Quantize(s env.Setting) env.Setting {
 
 // pgIndex maps port → PG → buffer-profile binding from a tree, expanding
 // ranges such as "3-4". It also returns the key each PG is bound through.
+// When keys overlap (BUFFER_PG|p|3 and BUFFER_PG|p|3-4), the narrower key
+// binds the PG, and of two as narrow the one sorting first.
 type pgBind struct{ pgs, profile string }
+
+// pgBeats reports whether PG key a takes precedence over key b.
+func pgBeats(a, b string) bool {
+	alo, ahi, _ := pgRange(a)
+	blo, bhi, _ := pgRange(b)
+	if ahi-alo != bhi-blo {
+		return ahi-alo < bhi-blo
+	}
+	return a < b
+}
 
 func pgIndex(t Tree) map[string]*[8]pgBind {
 	idx := map[string]*[8]pgBind{}
@@ -280,7 +292,9 @@ func pgIndex(t Tree) map[string]*[8]pgBind {
 			idx[l.Port] = a
 		}
 		for p := lo; p <= hi; p++ {
-			a[p] = pgBind{pgs: l.PGs, profile: v.S}
+			if a[p].pgs == "" || pgBeats(l.PGs, a[p].pgs) {
+				a[p] = pgBind{pgs: l.PGs, profile: v.S}
+			}
 		}
 	}
 	return idx
