@@ -242,3 +242,26 @@ func BenchmarkTrainingThroughput(b *testing.B) {
 	b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "agent-steps/s")
 	_ = env.NumFeatures
 }
+
+// BenchmarkRolloutThroughput measures agent steps per second of rollouts
+// alone (simulation, observation, batched forward pass; no learning), one
+// goroutine.
+func BenchmarkRolloutThroughput(b *testing.B) {
+	cfg := tinyConfig(AlgoDDQN).withDefaults()
+	cfg.Scenarios[0].Config.Topology = simenv.StarTopology(8, 100e9, simenv.Microsecond)
+	lr, err := newLearner(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var steps int
+	ep := 0
+	for b.Loop() {
+		out, err := runEpisode(cfg, ep, lr.actorFor(0.1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		steps += len(out.trans)
+		ep++
+	}
+	b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "agent-steps/s")
+}
