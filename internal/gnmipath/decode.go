@@ -55,7 +55,9 @@ type Decoder struct {
 	kbuf  []byte             // pathKey scratch
 	sc    scal               // value scratch
 
-	qids    []qid // queues with counters, sorted; stale when qdirty
+	qs      map[qid]*qstate    // per-(port, index) state leaves, mirrored from tree
+	ports   map[string]*pstate // per-port state leaves, mirrored from tree
+	qlist   []*qstate          // queues of the snapshot, sorted; stale when qdirty
 	qdirty  bool
 	pgs     map[string]*[8]pgBind // pgIndex(tree); stale when pgdirty
 	pgdirty bool
@@ -64,10 +66,139 @@ type Decoder struct {
 	general bool // tests: always take Apply's general path
 }
 
-// pathEnt is what a full path names: a leaf, or nothing ecntune reads.
+// pathEnt is what a full path names: a leaf, or nothing ecntune reads,
+// and where a snapshot reads that leaf's value (q or p, when it does).
 type pathEnt struct {
 	leaf  Leaf
 	known bool
+	q     *qstate
+	p     *pstate
+}
+
+// snapField reports whether a field is one of a queue's state leaves that
+// Snapshot reads from its qstate (TxPkts through PFCMinHeadroom).
+func snapField(f Field) bool { return f >= TxPkts && f <= PFCMinHeadroom }
+
+// queueFieldMask has the bits of the fields that make (port, index) a
+// queue of the snapshot.
+const queueFieldMask = 1<<(AvgQueue+1) - 1<<TxPkts
+
+// qstate mirrors the snapshot's per-(port, index) state leaves of the tree
+// so that Snapshot reads them without map lookups.
+type qstate struct {
+	id   qid
+	port *pstate
+	have uint32 // bit f: field f is in the tree
+	u    [PFCMinHeadroom + 1]uint64
+	avg  float64 // AvgQueue
+}
+
+// pstate mirrors a port's speed leaf.
+type pstate struct {
+	speed float64
+	has   bool
+}
+
+func (d *Decoder) qstateFor(port string, idx int) *qstate {
+	id := qid{port, idx}
+	q := d.qs[id]
+	if q == nil {
+		q = &qstate{id: id, port: d.pstateFor(port)}
+		d.qs[id] = q
+	}
+	return q
+}
+
+func (d *Decoder) pstateFor(port string) *pstate {
+	p := d.ports[port]
+	if p == nil {
+		p = &pstate{}
+		d.ports[port] = p
+	}
+	return p
+}
+
+// mirror copies a leaf's value into its qstate or pstate (q, p: the
+// cached ones, if known).
+func (d *Decoder) mirror(l Leaf, v Val, q *qstate, p *pstate) {
+	switch {
+	case snapField(l.Field):
+		if q == nil {
+			q = d.qstateFor(l.Port, l.Index)
+		}
+		if l.Field == AvgQueue {
+			q.avg = v.F
+		} else {
+			q.u[l.Field] = v.U
+		}
+		bit := uint32(1) << l.Field
+		if q.have&bit == 0 {
+			q.have |= bit
+			if bit&queueFieldMask != 0 {
+				d.qdirty = true
+			}
+		}
+	case l.Field == PortSpeed:
+		if p == nil {
+			p = d.pstateFor(l.Port)
+		}
+		p.speed, p.has = v.F, true
+	}
+}
+
+// unmirror notes that a leaf left the tree.
+func (d *Decoder) unmirror(l Leaf) {
+	switch {
+	case snapField(l.Field):
+		if q := d.qs[qid{l.Port, l.Index}]; q != nil {
+			bit := uint32(1) << l.Field
+			if q.have&bit != 0 && bit&queueFieldMask != 0 {
+				d.qdirty = true
+			}
+			q.have &^= bit
+		}
+	case l.Field == PortSpeed:
+		if p := d.ports[l.Port]; p != nil {
+			p.has = false
+		}
+	}
+}
+
+// resync rebuilds the mirrors from the tree (after deletes or a reset),
+// forgetting queues and ports no longer in it. The path cache, which
+// points into the mirrors, is cleared when any are forgotten.
+func (d *Decoder) resync() {
+	for _, q := range d.qs {
+		q.have = 0
+	}
+	for _, p := range d.ports {
+		p.has = false
+	}
+	for l, v := range d.tree {
+		if snapField(l.Field) || l.Field == PortSpeed {
+			d.mirror(l, v, nil, nil)
+		}
+	}
+	pruned := false
+	used := map[*pstate]bool{}
+	for id, q := range d.qs {
+		if q.have == 0 {
+			delete(d.qs, id)
+			pruned = true
+		} else {
+			used[q.port] = true
+		}
+	}
+	for name, p := range d.ports {
+		if !p.has && !used[p] {
+			delete(d.ports, name)
+			pruned = true
+		}
+	}
+	if pruned {
+		clear(d.paths)
+	}
+	d.qdirty = true
 }
 
 // maxPaths bounds the path cache; a switch has a few thousand leaves. A
@@ -77,7 +208,8 @@ const maxPaths = 1 << 16
 // NewDecoder makes a decoder for target t. priorities, when given, limits
 // snapshots to those queues (the lossless ones).
 func NewDecoder(t Target, priorities ...int) *Decoder {
-	d := &Decoder{t: t, tree: Tree{}, paths: map[string]pathEnt{}, qdirty: true, pgdirty: true}
+	d := &Decoder{t: t, tree: Tree{}, paths: map[string]pathEnt{}, qs: map[qid]*qstate{}, ports: map[string]*pstate{},
+		qdirty: true, pgdirty: true}
 	if len(priorities) > 0 {
 		d.prios = map[int]bool{}
 		for _, p := range priorities {
@@ -95,7 +227,7 @@ func NewDecoder(t Target, priorities ...int) *Decoder {
 func (d *Decoder) Reset() {
 	d.tree = Tree{}
 	d.ts, d.tsLeaf = 0, 0
-	d.qids, d.qdirty = nil, true
+	d.resync()
 	d.pgs, d.pgdirty = nil, true
 }
 
@@ -103,29 +235,26 @@ func (d *Decoder) Reset() {
 // the snapshot.
 func isQueueField(f Field) bool { return f >= TxPkts && f <= AvgQueue }
 
-// set stores a leaf, noting when the queue list or PG bindings change.
-func (d *Decoder) set(l Leaf, v Val) {
+// set stores a leaf, keeping the mirrors, queue list and PG bindings in
+// step (q, p: the leaf's mirrors if already known).
+func (d *Decoder) set(l Leaf, v Val, q *qstate, p *pstate) {
 	if l.Field == PGProfile {
 		if old, ok := d.tree[l]; !ok || old != v {
 			d.pgdirty = true
 		}
 	}
-	n := len(d.tree)
 	d.tree[l] = v
-	if len(d.tree) != n && isQueueField(l.Field) {
-		d.qdirty = true
-	}
+	d.mirror(l, v, q, p)
 }
 
-// drop removes a leaf, noting when the queue list or PG bindings change.
+// drop removes a leaf, keeping the mirrors, queue list and PG bindings in
+// step.
 func (d *Decoder) drop(l Leaf) {
 	if _, ok := d.tree[l]; !ok {
 		return
 	}
 	delete(d.tree, l)
-	if isQueueField(l.Field) {
-		d.qdirty = true
-	}
+	d.unmirror(l)
 	if l.Field == PGProfile {
 		d.pgdirty = true
 	}
@@ -194,7 +323,8 @@ func (d *Decoder) Apply(n *gnmi.Notification) error {
 			continue
 		}
 		if deleteMatching(d.t.Dialect, d.tree, db, el) > 0 {
-			d.qdirty, d.pgdirty = true, true
+			d.resync()
+			d.pgdirty = true
 		}
 	}
 	for _, u := range n.GetUpdate() {
@@ -239,7 +369,7 @@ func (d *Decoder) Apply(n *gnmi.Notification) error {
 				errs = append(errs, fmt.Errorf("%s %s: %v", d.t.Name, PathString(full), err))
 				continue
 			}
-			d.set(l, v)
+			d.set(l, v, nil, nil)
 			if isQueueField(l.Field) {
 				counters = true
 			}
@@ -286,6 +416,12 @@ func (d *Decoder) applyScalar(prefix *gnmi.Path, u *gnmi.Update) (l Leaf, ok boo
 		switch {
 		case perr == nil:
 			ent = pathEnt{leaf: internLeaf(pl), known: true}
+			switch {
+			case snapField(pl.Field):
+				ent.q = d.qstateFor(ent.leaf.Port, ent.leaf.Index)
+			case pl.Field == PortSpeed:
+				ent.p = d.pstateFor(ent.leaf.Port)
+			}
 		case errors.Is(perr, ErrUnknownPath):
 			ent = pathEnt{}
 		default:
@@ -308,7 +444,7 @@ func (d *Decoder) applyScalar(prefix *gnmi.Path, u *gnmi.Update) (l Leaf, ok boo
 		_, el, _ := d.route(prefix, u.GetPath())
 		return Leaf{}, true, fmt.Errorf("%s %s: %v", d.t.Name, PathString(el), err)
 	}
-	d.set(ent.leaf, v)
+	d.set(ent.leaf, v, ent.q, ent.p)
 	return ent.leaf, true, nil
 }
 
@@ -421,22 +557,21 @@ func portLess(a, b string) bool {
 
 func isDigit(r rune) bool { return r >= '0' && r <= '9' }
 
-func (d *Decoder) queues() []qid {
-	seen := map[qid]bool{}
-	for l := range d.tree {
-		if l.Field >= TxPkts && l.Field <= AvgQueue && (d.prios == nil || d.prios[l.Index]) {
-			seen[qid{l.Port, l.Index}] = true
+// queueList returns the queues of the snapshot in order: every (port,
+// index) with a queue counter or length, limited to the decoder's
+// priorities, sorted by port (naturally) and index.
+func (d *Decoder) queueList() []*qstate {
+	out := d.qlist[:0]
+	for _, q := range d.qs {
+		if q.have&queueFieldMask != 0 && (d.prios == nil || d.prios[q.id.q]) {
+			out = append(out, q)
 		}
-	}
-	out := make([]qid, 0, len(seen))
-	for q := range seen {
-		out = append(out, q)
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].port != out[j].port {
-			return portLess(out[i].port, out[j].port)
+		if out[i].id.port != out[j].id.port {
+			return portLess(out[i].id.port, out[j].id.port)
 		}
-		return out[i].q < out[j].q
+		return out[i].id.q < out[j].id.q
 	})
 	return out
 }
@@ -447,39 +582,55 @@ func (d *Decoder) queues() []qid {
 func (d *Decoder) Snapshot() (snap env.Snapshot, incomplete []string) {
 	snap = env.Snapshot{Target: d.t.Name, TimeNs: d.tsLeaf}
 	if d.qdirty {
-		d.qids, d.qdirty = d.queues(), false
+		d.qlist, d.qdirty = d.queueList(), false
 	}
 	if d.pgdirty {
 		d.pgs, d.pgdirty = pgIndex(d.tree), false
 	}
 	buf, hasBuf := d.tree[Leaf{Field: BufferSize}]
-	snap.Queues = make([]env.QueueSample, 0, len(d.qids))
-	var missing []string
-	for _, id := range d.qids {
-		missing = missing[:0]
-		get := func(f Field) Val {
-			v, ok := d.tree[Leaf{Field: f, Port: id.port, Index: id.q}]
-			if !ok && d.req[f] {
-				missing = append(missing, fieldNames[f])
-			}
-			return v
+	var reqMask uint32
+	for f := TxPkts; f <= PFCMinHeadroom; f++ {
+		if d.req[f] {
+			reqMask |= 1 << f
 		}
-		s := env.QueueSample{Key: env.QueueKey{Target: d.t.Name, Port: id.port, Queue: id.q}}
-		s.TxPkts, s.TxBytes = get(TxPkts).U, get(TxBytes).U
-		s.DropPkts, s.DropBytes = get(DropPkts).U, get(DropBytes).U
-		s.MarkedPkts, s.MarkedBytes = get(MarkedPkts).U, get(MarkedBytes).U
-		s.CurQueueBytes = int64(min(get(CurQueue).U, math.MaxInt64))
-		s.MaxQueueBytes = int64(min(get(MaxQueue).U, math.MaxInt64))
-		s.AvgQueueBytes = get(AvgQueue).F
-		s.PauseRx, s.PauseTx = get(PFCRxFrames).U, get(PFCTxFrames).U
-		s.PausedNs = get(PFCPaused).U
+	}
+	snap.Queues = make([]env.QueueSample, 0, len(d.qlist))
+	var missing []string
+	for _, q := range d.qlist {
+		missing = missing[:0]
+		if m := reqMask &^ q.have; m != 0 {
+			for f := TxPkts; f <= PFCMinHeadroom; f++ {
+				if m&(1<<f) != 0 {
+					missing = append(missing, fieldNames[f])
+				}
+			}
+		}
+		// q.u of an absent field may hold an old value: read through
+		// have, as the tree would give a zero Val.
+		u := func(f Field) uint64 {
+			if q.have&(1<<f) == 0 {
+				return 0
+			}
+			return q.u[f]
+		}
+		s := env.QueueSample{Key: env.QueueKey{Target: d.t.Name, Port: q.id.port, Queue: q.id.q}}
+		s.TxPkts, s.TxBytes = u(TxPkts), u(TxBytes)
+		s.DropPkts, s.DropBytes = u(DropPkts), u(DropBytes)
+		s.MarkedPkts, s.MarkedBytes = u(MarkedPkts), u(MarkedBytes)
+		s.CurQueueBytes = int64(min(u(CurQueue), math.MaxInt64))
+		s.MaxQueueBytes = int64(min(u(MaxQueue), math.MaxInt64))
+		if q.have&(1<<AvgQueue) != 0 {
+			s.AvgQueueBytes = q.avg
+		}
+		s.PauseRx, s.PauseTx = u(PFCRxFrames), u(PFCTxFrames)
+		s.PausedNs = u(PFCPaused)
 		if d.t.Dialect == Sonic {
 			s.PausedNs *= 1000
 		}
-		s.XoffBytes = int64(min(get(PFCXoff).U, math.MaxInt64))
-		s.MinHeadroomBytes = int64(min(get(PFCMinHeadroom).U, math.MaxInt64))
-		if v, ok := d.tree[Leaf{Field: PortSpeed, Port: id.port}]; ok {
-			s.RateBps = v.F
+		s.XoffBytes = int64(min(u(PFCXoff), math.MaxInt64))
+		s.MinHeadroomBytes = int64(min(u(PFCMinHeadroom), math.MaxInt64))
+		if q.port.has {
+			s.RateBps = q.port.speed
 		} else {
 			missing = append(missing, "port speed")
 		}
@@ -487,10 +638,10 @@ func (d *Decoder) Snapshot() (snap env.Snapshot, incomplete []string) {
 			s.BufferBytes = int64(min(buf.U, math.MaxInt64))
 		}
 		var m []string
-		s.Setting, m = resolveSetting(d.t.Dialect, d.tree, d.pgs, id.port, id.q)
+		s.Setting, m = resolveSetting(d.t.Dialect, d.tree, d.pgs, q.id.port, q.id.q)
 		missing = append(missing, m...)
 		if len(missing) > 0 {
-			incomplete = append(incomplete, fmt.Sprintf("%s/%s/q%d: missing %s", d.t.Name, id.port, id.q, strings.Join(missing, ", ")))
+			incomplete = append(incomplete, fmt.Sprintf("%s/%s/q%d: missing %s", d.t.Name, q.id.port, q.id.q, strings.Join(missing, ", ")))
 			continue
 		}
 		snap.Queues = append(snap.Queues, s)

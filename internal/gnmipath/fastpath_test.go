@@ -200,7 +200,8 @@ func streamFor(t *testing.T, d Dialect, ns string, enc gnmi.Encoding) []step {
 // TestFastPathMatchesGeneral feeds the same streams to a decoder and to one
 // forced through the general path (encoding/json, path parsing per update)
 // and requires the same errors, trees and snapshots at every step; it also
-// checks each incremental snapshot against one rebuilt from the whole tree.
+// checks each incremental snapshot against one worked out from the whole
+// tree by lookups (treeSnapshot).
 func TestFastPathMatchesGeneral(t *testing.T) {
 	for _, d := range []Dialect{OpenConfig, Sonic} {
 		for _, enc := range []gnmi.Encoding{gnmi.Encoding_JSON_IETF, gnmi.Encoding_JSON, gnmi.Encoding_PROTO} {
@@ -232,8 +233,7 @@ func TestFastPathMatchesGeneral(t *testing.T) {
 					}
 					sf, incf := fast.Snapshot()
 					sg, incg := gen.Snapshot()
-					fast.qdirty, fast.pgdirty = true, true
-					sr, incr := fast.Snapshot()
+					sr, incr := treeSnapshot(fast)
 					if !reflect.DeepEqual(sf, sg) || !reflect.DeepEqual(incf, incg) || !reflect.DeepEqual(sf, sr) || !reflect.DeepEqual(incf, incr) {
 						t.Fatalf("%s/%v/%q step %d %s: snapshots differ:\nfast %d %v\ngen  %d %v\nrebuilt %d %v", d, enc, ns, i, st.what,
 							len(sf.Queues), incf, len(sg.Queues), incg, len(sr.Queues), incr)
@@ -343,10 +343,28 @@ func FuzzFastPath(f *testing.F) {
 					if !reflect.DeepEqual(fast.tree, gen.tree) {
 						t.Fatalf("trees differ: fast %v, general %v", fast.tree, gen.tree)
 					}
+					checkSnapshot(t, fast)
 				}
+				// and the same path deleted
+				del := &gnmi.Notification{Prefix: &gnmi.Path{Target: target, Origin: origin}, Delete: []*gnmi.Path{{Elem: el}}}
+				if ef, eg := fast.Apply(del), gen.Apply(del); errText(ef) != errText(eg) || !reflect.DeepEqual(fast.tree, gen.tree) {
+					t.Fatalf("delete: errors %v / %v, trees %v / %v", ef, eg, fast.tree, gen.tree)
+				}
+				checkSnapshot(t, fast)
 			}
 		}
 	})
+}
+
+// checkSnapshot requires a decoder's incremental snapshot to equal the one
+// worked out from its tree.
+func checkSnapshot(t *testing.T, d *Decoder) {
+	t.Helper()
+	s, inc := d.Snapshot()
+	rs, rinc := treeSnapshot(d)
+	if !reflect.DeepEqual(s, rs) || !reflect.DeepEqual(inc, rinc) {
+		t.Fatalf("snapshot %+v %v, from the tree %+v %v", s, inc, rs, rinc)
+	}
 }
 
 // TestDecodeAllocs: decoding a JSON_IETF sample and taking its snapshot
