@@ -134,8 +134,8 @@ func (r *Result) PlotCDF(w io.Writer, scenario string) error {
 		if err != nil {
 			return err
 		}
-		l.Color = plotutil.Color(i)
-		l.Dashes = plotutil.Dashes(i)
+		l.Color = seriesColor(i)
+		l.Dashes = plotutil.Dashes(i / 2)
 		l.Width = vg.Points(1.5)
 		p.Add(l)
 		p.Legend.Add(pol, l)
@@ -155,6 +155,7 @@ func (r *Result) PlotBuckets(w io.Writer, scenario string) error {
 	p.Y.Label.Text = "p99 slowdown"
 	n := len(r.Policies)
 	width := vg.Points(float64(min(18, 90/max(1, n))))
+	top := 0.0
 	for i, pol := range r.Policies {
 		a := r.AggregateOf(scenario, pol)
 		if a == nil {
@@ -163,22 +164,36 @@ func (r *Result) PlotBuckets(w io.Writer, scenario string) error {
 		vals := make(plotter.Values, len(keys))
 		for k, key := range keys {
 			vals[k] = a.Metrics[key].Mean
+			top = max(top, vals[k])
 		}
 		b, err := plotter.NewBarChart(vals, width)
 		if err != nil {
 			return err
 		}
-		b.Color = plotutil.Color(i)
+		b.Color = seriesColor(i)
 		b.LineStyle.Width = 0
 		b.Offset = vg.Length(float64(i)-float64(n-1)/2) * width
 		p.Add(b)
 		p.Legend.Add(pol, b)
 	}
 	p.NominalX(names...)
+	p.X.Min, p.X.Max = -0.5, float64(len(keys))-0.5
 	p.Legend.Top = true
-	p.Legend.Left = true
+	p.Legend.Left = false
+	p.Legend.TextStyle.Font.Size = vg.Points(8)
 	p.Y.Min = 0
-	return writePNG(w, p, 7, 4.5)
+	// Headroom above the bars for the legend (one line per policy).
+	p.Y.Max = top * (1.15 + 0.08*float64(n))
+	return writePNG(w, p, 8, 5)
+}
+
+// seriesColor gives up to 14 distinct colours: the dark palette, then the
+// soft one.
+func seriesColor(i int) color.Color {
+	if i%14 < len(plotutil.DarkColors) {
+		return plotutil.DarkColors[i%14]
+	}
+	return plotutil.SoftColors[(i%14-len(plotutil.DarkColors))%len(plotutil.SoftColors)]
 }
 
 func writePNG(w io.Writer, p *plot.Plot, wIn, hIn float64) error {
