@@ -41,13 +41,15 @@ func sortItems(it []Item) {
 //
 // A sample interval repeats the same few thousand paths with new values,
 // so the decoder remembers which leaf each full path (target, origin,
-// elements) names, reads scalar values without encoding/json, and keeps
-// the list of queues and the SONiC PG bindings between snapshots,
-// rebuilding them only after leaves appear or go.
+// elements) names (and where its value goes), reads scalar values without
+// encoding/json, keeps each queue's state leaves in a struct of its own
+// that Snapshot reads directly, and keeps the list of queues and the
+// SONiC PG bindings between snapshots, rebuilding them only after leaves
+// appear or go.
 type Decoder struct {
 	t      Target
 	prios  map[int]bool
-	tree   Tree
+	tree   Tree // every leaf but those kept in qs and ports (see mirrored)
 	ts     int64
 	tsLeaf int64 // newest timestamp of a notification carrying queue counters
 
@@ -55,8 +57,8 @@ type Decoder struct {
 	kbuf  []byte             // pathKey scratch
 	sc    scal               // value scratch
 
-	qs      map[qid]*qstate    // per-(port, index) state leaves, mirrored from tree
-	ports   map[string]*pstate // per-port state leaves, mirrored from tree
+	qs      map[qid]*qstate    // per-(port, index) state leaves (not in tree)
+	ports   map[string]*pstate // port speeds (not in tree)
 	qlist   []*qstate          // queues of the snapshot, sorted; stale when qdirty
 	qdirty  bool
 	pgs     map[string]*[8]pgBind // pgIndex(tree); stale when pgdirty
@@ -83,8 +85,8 @@ func snapField(f Field) bool { return f >= TxPkts && f <= PFCMinHeadroom }
 // queue of the snapshot.
 const queueFieldMask = 1<<(AvgQueue+1) - 1<<TxPkts
 
-// qstate mirrors the snapshot's per-(port, index) state leaves of the tree
-// so that Snapshot reads them without map lookups.
+// qstate holds the per-(port, index) state leaves Snapshot reads, so that
+// it reads them without map lookups (they are not in the tree).
 type qstate struct {
 	id   qid
 	port *pstate
@@ -93,7 +95,7 @@ type qstate struct {
 	avg  float64 // AvgQueue
 }
 
-// pstate mirrors a port's speed leaf.
+// pstate holds a port's speed leaf (not in the tree).
 type pstate struct {
 	speed float64
 	has   bool
@@ -118,8 +120,8 @@ func (d *Decoder) pstateFor(port string) *pstate {
 	return p
 }
 
-// mirror copies a leaf's value into its qstate or pstate (q, p: the
-// cached ones, if known).
+// mirror stores the value of a mirrored leaf in its qstate or pstate (q,
+// p: the cached ones, if known).
 func (d *Decoder) mirror(l Leaf, v Val, q *qstate, p *pstate) {
 	switch {
 	case snapField(l.Field):
@@ -146,7 +148,7 @@ func (d *Decoder) mirror(l Leaf, v Val, q *qstate, p *pstate) {
 	}
 }
 
-// unmirror notes that a leaf left the tree.
+// unmirror removes a mirrored leaf.
 func (d *Decoder) unmirror(l Leaf) {
 	switch {
 	case snapField(l.Field):
@@ -164,21 +166,9 @@ func (d *Decoder) unmirror(l Leaf) {
 	}
 }
 
-// resync rebuilds the mirrors from the tree (after deletes or a reset),
-// forgetting queues and ports no longer in it. The path cache, which
-// points into the mirrors, is cleared when any are forgotten.
-func (d *Decoder) resync() {
-	for _, q := range d.qs {
-		q.have = 0
-	}
-	for _, p := range d.ports {
-		p.has = false
-	}
-	for l, v := range d.tree {
-		if snapField(l.Field) || l.Field == PortSpeed {
-			d.mirror(l, v, nil, nil)
-		}
-	}
+// prune forgets queues and ports left with no leaves (after deletes). The
+// path cache, which points at them, is cleared when any are forgotten.
+func (d *Decoder) prune() {
 	pruned := false
 	used := map[*pstate]bool{}
 	for id, q := range d.qs {
@@ -199,6 +189,83 @@ func (d *Decoder) resync() {
 		clear(d.paths)
 	}
 	d.qdirty = true
+}
+
+// mirrored reports whether a field's leaves are kept in a qstate or
+// pstate instead of the tree: the state leaves that change every sample
+// and that Snapshot reads for every queue.
+func mirrored(f Field) bool { return snapField(f) || f == PortSpeed }
+
+// leaf returns the value of a leaf wherever it is kept.
+func (d *Decoder) leaf(l Leaf) (Val, bool) {
+	switch {
+	case snapField(l.Field):
+		q := d.qs[qid{l.Port, l.Index}]
+		if q == nil || q.have&(1<<l.Field) == 0 || l.PGs != "" || l.Name != "" {
+			return Val{}, false
+		}
+		if l.Field == AvgQueue {
+			return Val{F: q.avg}, true
+		}
+		return Val{U: q.u[l.Field]}, true
+	case l.Field == PortSpeed:
+		p := d.ports[l.Port]
+		if p == nil || !p.has || l.Index != 0 || l.PGs != "" || l.Name != "" {
+			return Val{}, false
+		}
+		return Val{F: p.speed}, true
+	}
+	v, ok := d.tree[l]
+	return v, ok
+}
+
+// leaves returns every leaf the decoder holds, as one tree.
+func (d *Decoder) leaves() Tree {
+	t := d.tree.Clone()
+	for _, q := range d.qs {
+		for f := TxPkts; f <= PFCMinHeadroom; f++ {
+			l := Leaf{Field: f, Port: q.id.port, Index: q.id.q}
+			if v, ok := d.leaf(l); ok {
+				t[l] = v
+			}
+		}
+	}
+	for name := range d.ports {
+		l := Leaf{Field: PortSpeed, Port: name}
+		if v, ok := d.leaf(l); ok {
+			t[l] = v
+		}
+	}
+	return t
+}
+
+// deletePath removes every leaf the delete path selects, from the tree and
+// the mirrors, and returns how many went.
+func (d *Decoder) deletePath(db string, el []*gnmi.PathElem) int {
+	n := deleteMatching(d.t.Dialect, d.tree, db, el)
+	for _, q := range d.qs {
+		for f := TxPkts; f <= PFCMinHeadroom; f++ {
+			if q.have&(1<<f) == 0 {
+				continue
+			}
+			l := Leaf{Field: f, Port: q.id.port, Index: q.id.q}
+			if ldb, lel := LeafPath(d.t.Dialect, l); ldb == db && Match(el, lel) {
+				d.unmirror(l)
+				n++
+			}
+		}
+	}
+	for name, p := range d.ports {
+		if !p.has {
+			continue
+		}
+		l := Leaf{Field: PortSpeed, Port: name}
+		if ldb, lel := LeafPath(d.t.Dialect, l); ldb == db && Match(el, lel) {
+			d.unmirror(l)
+			n++
+		}
+	}
+	return n
 }
 
 // maxPaths bounds the path cache; a switch has a few thousand leaves. A
@@ -227,7 +294,10 @@ func NewDecoder(t Target, priorities ...int) *Decoder {
 func (d *Decoder) Reset() {
 	d.tree = Tree{}
 	d.ts, d.tsLeaf = 0, 0
-	d.resync()
+	clear(d.qs)
+	clear(d.ports)
+	clear(d.paths)
+	d.qlist, d.qdirty = nil, true
 	d.pgs, d.pgdirty = nil, true
 }
 
@@ -235,26 +305,31 @@ func (d *Decoder) Reset() {
 // the snapshot.
 func isQueueField(f Field) bool { return f >= TxPkts && f <= AvgQueue }
 
-// set stores a leaf, keeping the mirrors, queue list and PG bindings in
-// step (q, p: the leaf's mirrors if already known).
+// set stores a leaf in the tree or its qstate/pstate, keeping the queue
+// list and PG bindings in step (q, p: the leaf's qstate/pstate if known).
 func (d *Decoder) set(l Leaf, v Val, q *qstate, p *pstate) {
+	if mirrored(l.Field) {
+		d.mirror(l, v, q, p)
+		return
+	}
 	if l.Field == PGProfile {
 		if old, ok := d.tree[l]; !ok || old != v {
 			d.pgdirty = true
 		}
 	}
 	d.tree[l] = v
-	d.mirror(l, v, q, p)
 }
 
-// drop removes a leaf, keeping the mirrors, queue list and PG bindings in
-// step.
+// drop removes a leaf, keeping the queue list and PG bindings in step.
 func (d *Decoder) drop(l Leaf) {
+	if mirrored(l.Field) {
+		d.unmirror(l)
+		return
+	}
 	if _, ok := d.tree[l]; !ok {
 		return
 	}
 	delete(d.tree, l)
-	d.unmirror(l)
 	if l.Field == PGProfile {
 		d.pgdirty = true
 	}
@@ -322,8 +397,8 @@ func (d *Decoder) Apply(n *gnmi.Notification) error {
 			errs = append(errs, fmt.Errorf("%s: delete: %v", d.t.Name, err))
 			continue
 		}
-		if deleteMatching(d.t.Dialect, d.tree, db, el) > 0 {
-			d.resync()
+		if d.deletePath(db, el) > 0 {
+			d.prune()
 			d.pgdirty = true
 		}
 	}
@@ -606,7 +681,7 @@ func (d *Decoder) Snapshot() (snap env.Snapshot, incomplete []string) {
 			}
 		}
 		// q.u of an absent field may hold an old value: read through
-		// have, as the tree would give a zero Val.
+		// have: an absent leaf reads as zero.
 		u := func(f Field) uint64 {
 			if q.have&(1<<f) == 0 {
 				return 0
@@ -667,5 +742,5 @@ func (d *Decoder) Binding(port string, q int) Binding {
 	return bindingOf(d.t.Dialect, d.tree, port, q)
 }
 
-// Tree exposes the decoded leaves (read-only by convention).
-func (d *Decoder) Tree() Tree { return d.tree }
+// Tree returns a copy of the decoded leaves.
+func (d *Decoder) Tree() Tree { return d.leaves() }

@@ -201,7 +201,8 @@ func streamFor(t *testing.T, d Dialect, ns string, enc gnmi.Encoding) []step {
 // forced through the general path (encoding/json, path parsing per update)
 // and requires the same errors, trees and snapshots at every step; it also
 // checks each incremental snapshot against one worked out from the whole
-// tree by lookups (treeSnapshot).
+// tree by lookups, and both against the decoder as it was before the fast
+// path (refDecoder).
 func TestFastPathMatchesGeneral(t *testing.T) {
 	for _, d := range []Dialect{OpenConfig, Sonic} {
 		for _, enc := range []gnmi.Encoding{gnmi.Encoding_JSON_IETF, gnmi.Encoding_JSON, gnmi.Encoding_PROTO} {
@@ -210,30 +211,31 @@ func TestFastPathMatchesGeneral(t *testing.T) {
 					continue
 				}
 				tg := Target{Name: "leaf0", Dialect: d, Namespace: ns}
-				fast, gen := NewDecoder(tg, lossless...), NewDecoder(tg, lossless...)
+				fast, gen, ref := NewDecoder(tg, lossless...), NewDecoder(tg, lossless...), newRefDecoder(tg, lossless...)
 				gen.general = true
 				for i, st := range streamFor(t, d, ns, enc) {
 					if st.reset {
 						fast.Reset()
 						gen.Reset()
+						ref.reset()
 					}
 					var errs error
 					for _, n := range st.ns {
-						ef, eg := fast.Apply(n), gen.Apply(n)
-						if errText(ef) != errText(eg) {
-							t.Fatalf("%s/%v/%q step %d %s: errors differ:\nfast    %v\ngeneral %v", d, enc, ns, i, st.what, ef, eg)
+						ef, eg, er := fast.Apply(n), gen.Apply(n), ref.apply(n)
+						if errText(ef) != errText(eg) || errText(ef) != errText(er) {
+							t.Fatalf("%s/%v/%q step %d %s: errors differ:\nfast    %v\ngeneral %v\nbefore  %v", d, enc, ns, i, st.what, ef, eg, er)
 						}
 						errs = errors.Join(errs, ef)
 					}
 					if strings.HasPrefix(st.what, "bad ") != (errs != nil) || (errs != nil && !strings.Contains(errs.Error(), "Ethernet4")) {
 						t.Fatalf("%s/%v step %s: error %v (want one naming the path exactly when a value is bad)", d, enc, st.what, errs)
 					}
-					if !reflect.DeepEqual(fast.tree, gen.tree) {
-						t.Fatalf("%s/%v/%q step %d %s: trees differ (%d vs %d leaves)", d, enc, ns, i, st.what, len(fast.tree), len(gen.tree))
+					if !reflect.DeepEqual(fast.Tree(), gen.Tree()) || !reflect.DeepEqual(fast.Tree(), ref.tree) {
+						t.Fatalf("%s/%v/%q step %d %s: trees differ (%d, %d, before %d leaves)", d, enc, ns, i, st.what, len(fast.Tree()), len(gen.Tree()), len(ref.tree))
 					}
 					sf, incf := fast.Snapshot()
 					sg, incg := gen.Snapshot()
-					sr, incr := treeSnapshot(fast)
+					sr, incr := ref.snapshot()
 					if !reflect.DeepEqual(sf, sg) || !reflect.DeepEqual(incf, incg) || !reflect.DeepEqual(sf, sr) || !reflect.DeepEqual(incf, incr) {
 						t.Fatalf("%s/%v/%q step %d %s: snapshots differ:\nfast %d %v\ngen  %d %v\nrebuilt %d %v", d, enc, ns, i, st.what,
 							len(sf.Queues), incf, len(sg.Queues), incg, len(sr.Queues), incr)
@@ -331,37 +333,37 @@ func FuzzFastPath(f *testing.F) {
 		for _, d := range []Dialect{OpenConfig, Sonic} {
 			for _, ns := range []string{"", "localhost"} {
 				tg := Target{Name: "leaf0", Dialect: d, Namespace: ns}
-				fast, gen := NewDecoder(tg), NewDecoder(tg)
+				fast, gen, ref := NewDecoder(tg), NewDecoder(tg), newRefDecoder(tg)
 				gen.general = true
 				for _, tv := range []*gnmi.TypedValue{jsonTV(val), strVal(val), {Value: &gnmi.TypedValue_JsonVal{JsonVal: []byte(val)}}} {
 					n := &gnmi.Notification{Prefix: &gnmi.Path{Target: target, Origin: origin},
 						Update: []*gnmi.Update{{Path: &gnmi.Path{Elem: el}, Val: tv}}}
-					ef, eg := fast.Apply(n), gen.Apply(n)
-					if errText(ef) != errText(eg) {
-						t.Fatalf("errors differ: fast %v, general %v", ef, eg)
+					ef, eg, er := fast.Apply(n), gen.Apply(n), ref.apply(n)
+					if errText(ef) != errText(eg) || errText(ef) != errText(er) {
+						t.Fatalf("errors differ: fast %v, general %v, before %v", ef, eg, er)
 					}
-					if !reflect.DeepEqual(fast.tree, gen.tree) {
-						t.Fatalf("trees differ: fast %v, general %v", fast.tree, gen.tree)
+					if !reflect.DeepEqual(fast.Tree(), gen.Tree()) || !reflect.DeepEqual(fast.Tree(), ref.tree) {
+						t.Fatalf("trees differ: fast %v, general %v, before %v", fast.Tree(), gen.Tree(), ref.tree)
 					}
-					checkSnapshot(t, fast)
+					checkSnapshot(t, fast, ref)
 				}
 				// and the same path deleted
 				del := &gnmi.Notification{Prefix: &gnmi.Path{Target: target, Origin: origin}, Delete: []*gnmi.Path{{Elem: el}}}
-				if ef, eg := fast.Apply(del), gen.Apply(del); errText(ef) != errText(eg) || !reflect.DeepEqual(fast.tree, gen.tree) {
-					t.Fatalf("delete: errors %v / %v, trees %v / %v", ef, eg, fast.tree, gen.tree)
+				ef, eg, er := fast.Apply(del), gen.Apply(del), ref.apply(del)
+				if errText(ef) != errText(eg) || errText(ef) != errText(er) || !reflect.DeepEqual(fast.Tree(), gen.Tree()) || !reflect.DeepEqual(fast.Tree(), ref.tree) {
+					t.Fatalf("delete: errors %v / %v / %v, trees %v / %v / %v", ef, eg, er, fast.Tree(), gen.Tree(), ref.tree)
 				}
-				checkSnapshot(t, fast)
+				checkSnapshot(t, fast, ref)
 			}
 		}
 	})
 }
 
-// checkSnapshot requires a decoder's incremental snapshot to equal the one
-// worked out from its tree.
-func checkSnapshot(t *testing.T, d *Decoder) {
+// checkSnapshot requires a decoder's snapshot to equal the reference's.
+func checkSnapshot(t *testing.T, d *Decoder, ref *refDecoder) {
 	t.Helper()
 	s, inc := d.Snapshot()
-	rs, rinc := treeSnapshot(d)
+	rs, rinc := ref.snapshot()
 	if !reflect.DeepEqual(s, rs) || !reflect.DeepEqual(inc, rinc) {
 		t.Fatalf("snapshot %+v %v, from the tree %+v %v", s, inc, rs, rinc)
 	}
