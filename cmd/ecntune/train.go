@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -216,6 +217,9 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 		hyper["resumed_from_episode"] = strconv.Itoa(res.ResumedFrom)
 	}
 	hyper["episodes_done"] = strconv.Itoa(res.Episodes)
+	if rev := buildRevision(); rev != "" {
+		hyper["build"] = rev // the simulator's behaviour is part of what was learned
+	}
 	evalJSON, err := json.Marshal(map[string]any{"greedy_mean_reward": res.Eval, "eval_seed": train.EvalSeed})
 	if err != nil {
 		return err
@@ -254,6 +258,30 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 		return fmt.Errorf("learning curve: %w", err)
 	}
 	return printTrainResult(cmd.OutOrStdout(), stored, res, wall, base)
+}
+
+// buildRevision is the VCS revision the binary was built from ("" when
+// unknown), with "+modified" for a dirty tree.
+func buildRevision() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	var rev, dirty string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+modified"
+			}
+		}
+	}
+	if rev == "" {
+		return ""
+	}
+	return rev + dirty
 }
 
 func printTrainResult(w io.Writer, m models.Model, res *train.Result, wall time.Duration, curve string) error {
