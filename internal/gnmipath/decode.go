@@ -25,13 +25,27 @@ type Target struct {
 	Namespace string
 }
 
+// sortItems orders items by database, then path string. Each item's key
+// is rendered once: "\x00" sorts below any byte, so DB + "\x00" + path
+// orders as comparing the DB first would.
 func sortItems(it []Item) {
-	sort.Slice(it, func(i, j int) bool {
-		if it[i].DB != it[j].DB {
-			return it[i].DB < it[j].DB
-		}
-		return PathString(it[i].Path.GetElem()) < PathString(it[j].Path.GetElem())
-	})
+	keys := make([]string, len(it))
+	for i := range it {
+		keys[i] = it[i].DB + "\x00" + PathString(it[i].Path.GetElem())
+	}
+	sort.Sort(itemsByKey{it, keys})
+}
+
+type itemsByKey struct {
+	it   []Item
+	keys []string
+}
+
+func (s itemsByKey) Len() int           { return len(s.it) }
+func (s itemsByKey) Less(i, j int) bool { return s.keys[i] < s.keys[j] }
+func (s itemsByKey) Swap(i, j int) {
+	s.it[i], s.it[j] = s.it[j], s.it[i]
+	s.keys[i], s.keys[j] = s.keys[j], s.keys[i]
 }
 
 // Decoder rebuilds the state of one switch from notifications as a

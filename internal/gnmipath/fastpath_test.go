@@ -402,3 +402,26 @@ func TestDecodeAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestSortItems: items come out ordered by database, then path string.
+func TestSortItems(t *testing.T) {
+	info, tel := testSwitch(3)
+	for _, d := range []Dialect{OpenConfig, Sonic} {
+		it := ConfigItems(d, InitialConfig(d, info, &tel, lossless, 3072))
+		it = append(it, NewEncoder(d, info, lossless).Encode(nil, &tel)...)
+		sortItems(it)
+		for i := 1; i < len(it); i++ {
+			a, b := it[i-1], it[i]
+			pa, pb := PathString(a.Path.GetElem()), PathString(b.Path.GetElem())
+			if a.DB > b.DB || (a.DB == b.DB && pa > pb) {
+				t.Fatalf("%s: %s%s before %s%s", d, a.DB, pa, b.DB, pb)
+			}
+		}
+		if d == Sonic && (it[0].DB != ConfigDB || it[len(it)-1].DB != CountersDB) {
+			t.Fatalf("sonic: databases out of order: %s … %s", it[0].DB, it[len(it)-1].DB)
+		}
+		if want := 3*2*12 + 1 + 3*(1+2*(9+3)); d == Sonic && len(it) != want {
+			t.Fatalf("sonic: %d items, want %d", len(it), want)
+		}
+	}
+}
