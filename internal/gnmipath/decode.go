@@ -104,7 +104,7 @@ const queueFieldMask = 1<<(AvgQueue+1) - 1<<TxPkts
 type qstate struct {
 	id   qid
 	port *pstate
-	have uint32 // bit f: field f is in the tree
+	have uint32 // bit f: leaf of field f present
 	u    [PFCMinHeadroom + 1]uint64
 	avg  float64 // AvgQueue
 }
