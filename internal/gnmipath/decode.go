@@ -67,9 +67,11 @@ type Decoder struct {
 	ts     int64
 	tsLeaf int64 // newest timestamp of a notification carrying queue counters
 
-	paths map[string]pathEnt // full path key (see pathKey) → leaf
-	kbuf  []byte             // pathKey scratch
-	sc    scal               // value scratch
+	paths map[string]int32 // full path key (see pathKey) → index in seq
+	seq   []seqEnt         // known paths in the order first seen
+	next  int              // index in seq of the path expected next
+	kbuf  []byte           // pathKey scratch
+	sc    scal             // value scratch
 
 	qs      map[qid]*qstate    // per-(port, index) state leaves (not in tree)
 	ports   map[string]*pstate // port speeds (not in tree)
@@ -80,6 +82,45 @@ type Decoder struct {
 	req     [numFields]bool // fields a queue sample cannot do without
 
 	general bool // tests: always take Apply's general path
+}
+
+// seqEnt is a known path. Samples repeat their paths in the same order,
+// so the entry after the last one used is tried before the map.
+type seqEnt struct {
+	key string
+	ent pathEnt
+}
+
+// forgetPaths empties the path cache.
+func (d *Decoder) forgetPaths() {
+	clear(d.paths)
+	clear(d.seq)
+	d.seq, d.next = d.seq[:0], 0
+}
+
+// lookupPath finds a path key in the cache.
+func (d *Decoder) lookupPath(key []byte) (pathEnt, bool) {
+	if d.next < len(d.seq) && d.seq[d.next].key == string(key) {
+		d.next++
+		return d.seq[d.next-1].ent, true
+	}
+	i, ok := d.paths[string(key)]
+	if !ok {
+		return pathEnt{}, false
+	}
+	d.next = int(i) + 1
+	return d.seq[i].ent, true
+}
+
+// addPath caches what a path key names.
+func (d *Decoder) addPath(key []byte, ent pathEnt) {
+	if len(d.seq) >= maxPaths {
+		d.forgetPaths()
+	}
+	k := string(key)
+	d.paths[k] = int32(len(d.seq))
+	d.seq = append(d.seq, seqEnt{key: k, ent: ent})
+	d.next = len(d.seq)
 }
 
 // pathEnt is what a full path names: a leaf, or nothing ecntune reads,
@@ -200,7 +241,7 @@ func (d *Decoder) prune() {
 		}
 	}
 	if pruned {
-		clear(d.paths)
+		d.forgetPaths()
 	}
 	d.qdirty = true
 }
@@ -289,7 +330,7 @@ const maxPaths = 1 << 16
 // NewDecoder makes a decoder for target t. priorities, when given, limits
 // snapshots to those queues (the lossless ones).
 func NewDecoder(t Target, priorities ...int) *Decoder {
-	d := &Decoder{t: t, tree: Tree{}, paths: map[string]pathEnt{}, qs: map[qid]*qstate{}, ports: map[string]*pstate{},
+	d := &Decoder{t: t, tree: Tree{}, paths: map[string]int32{}, qs: map[qid]*qstate{}, ports: map[string]*pstate{},
 		qdirty: true, pgdirty: true}
 	if len(priorities) > 0 {
 		d.prios = map[int]bool{}
@@ -310,7 +351,7 @@ func (d *Decoder) Reset() {
 	d.ts, d.tsLeaf = 0, 0
 	clear(d.qs)
 	clear(d.ports)
-	clear(d.paths)
+	d.forgetPaths()
 	d.qlist, d.qdirty = nil, true
 	d.pgs, d.pgdirty = nil, true
 }
@@ -495,7 +536,7 @@ func (d *Decoder) applyScalar(prefix *gnmi.Path, u *gnmi.Update) (l Leaf, ok boo
 		}
 	}
 	key, cacheable := d.pathKey(prefix, u.GetPath())
-	ent, hit := d.paths[string(key)]
+	ent, hit := d.lookupPath(key)
 	if !hit {
 		db, el, rerr := d.route(prefix, u.GetPath())
 		if rerr != nil {
@@ -517,10 +558,7 @@ func (d *Decoder) applyScalar(prefix *gnmi.Path, u *gnmi.Update) (l Leaf, ok boo
 			return Leaf{}, false, nil
 		}
 		if cacheable {
-			if len(d.paths) >= maxPaths {
-				clear(d.paths)
-			}
-			d.paths[string(key)] = ent
+			d.addPath(key, ent)
 		}
 	}
 	if !ent.known {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -137,6 +138,12 @@ func streamFor(t *testing.T, d Dialect, ns string, enc gnmi.Encoding) []step {
 	tel2.Time += 1_000_000
 	tel2.Ports[0].Queues[3].TxBytes += 5000
 	steps = append(steps, step{what: "sample", ns: encodeAll(d, ns, info2, tel2, enc)})
+	// the same paths in another order (the decoder expects the last order)
+	rev := encodeAll(d, ns, info2, tel2, enc)
+	for _, n := range rev {
+		slices.Reverse(n.Update)
+	}
+	steps = append(steps, step{what: "reordered", ns: rev})
 	for i, bad := range []*gnmi.TypedValue{jsonTV(`"lots"`), jsonTV(`"-5"`), jsonTV(`"1.5"`), jsonTV(`true`), jsonTV(`"1e3"`),
 		jsonTV(`"18446744073709551616"`), jsonTV(`null`), strVal("9 9")} {
 		s := encodeAll(d, ns, info2, tel2, enc)
@@ -263,7 +270,7 @@ func checkStep(t *testing.T, d Dialect, enc gnmi.Encoding, what string, s env.Sn
 		t.Fatalf("%s/%v after %s: %s (queues %d, incomplete %v)", d, enc, what, fmt.Sprintf(f, a...), len(s.Queues), inc)
 	}
 	switch {
-	case what == "dump" || what == "good again" || what == "re-snapshot" || what == "container":
+	case what == "dump" || what == "good again" || what == "re-snapshot" || what == "container" || what == "reordered":
 		if len(s.Queues) != 4 || len(inc) != 0 {
 			fail("want 4 complete queues")
 		}
