@@ -595,7 +595,7 @@ func (s *Sim) transmit(pid int32, pk int32) {
 	pkt.inPort = p.peerPort
 	pkt.at = p.busyUntil + p.delay
 	// Frames cross a link in order, so only the first one on the wire needs
-	// an event: the heap holds one entry per busy link, not per frame.
+	// an event: the queue holds one entry per busy link, not per frame.
 	if p.wire.pkts == 0 {
 		s.evq.push(pkt.at, evArrive, pid, 0)
 	}
