@@ -458,6 +458,21 @@ func (a *Agent) apply(ctx context.Context, changes []Change, allowRollback bool)
 	var second []Change
 	nowNs := a.o.Clock().UnixNano()
 	for _, r := range results {
+		// Counters first, then the journal: whoever sees the entry resolved
+		// in the audit log also sees it counted.
+		switch r.out {
+		case Applied:
+			a.o.Metrics.applied(r.c.Key, r.c.New)
+			if r.c.Kind != KindTune && r.c.Kind != KindFallback {
+				a.o.Metrics.Rollbacks.WithLabelValues(string(r.c.Kind)).Inc()
+			}
+			a.log.Info("applied", "queue", r.c.Key.String(), "kind", r.c.Kind, "kmin", r.c.New.KminBytes,
+				"kmax", r.c.New.KmaxBytes, "pmax", r.c.New.Pmax, "reason", r.c.Reason)
+		case NotApplied:
+			if r.err != nil {
+				a.log.Warn("set failed", "queue", r.c.Key.String(), "kind", r.c.Kind, "err", r.err)
+			}
+		}
 		if r.unknown {
 			a.pending = true
 			a.log.Warn("set outcome unknown, left for reconcile", "queue", r.c.Key.String(), "err", r.err)
@@ -479,19 +494,6 @@ func (a *Agent) apply(ctx context.Context, changes []Change, allowRollback bool)
 			}
 			if err := a.o.Journal.Resolve(r.seq, st, got, msg, nowNs); err != nil {
 				a.log.Error("audit log", "err", err)
-			}
-		}
-		switch r.out {
-		case Applied:
-			a.o.Metrics.applied(r.c.Key, r.c.New)
-			if r.c.Kind != KindTune && r.c.Kind != KindFallback {
-				a.o.Metrics.Rollbacks.WithLabelValues(string(r.c.Kind)).Inc()
-			}
-			a.log.Info("applied", "queue", r.c.Key.String(), "kind", r.c.Kind, "kmin", r.c.New.KminBytes,
-				"kmax", r.c.New.KmaxBytes, "pmax", r.c.New.Pmax, "reason", r.c.Reason)
-		case NotApplied:
-			if r.err != nil {
-				a.log.Warn("set failed", "queue", r.c.Key.String(), "kind", r.c.Kind, "err", r.err)
 			}
 		}
 		rb, alarm := a.guard.Result(r.c, r.out, r.got, nowNs)

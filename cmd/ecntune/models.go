@@ -13,11 +13,12 @@ import (
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/policy"
 )
 
 // modelsDefaultDB is the registry file used when neither --db nor
-// $ECNTUNE_DB names one.
-const modelsDefaultDB = "ecntune.db"
+// $ECNTUNE_DB names one: the same default the policies read.
+const modelsDefaultDB = policy.DefaultRegistry
 
 func init() { rootCmd.AddCommand(newModelsCmd()) }
 
