@@ -231,6 +231,7 @@ func (a *Agent) Ingest(s env.Snapshot) {
 // Tick runs one control interval: decide on the newest observations, then
 // record (shadow) or guard and apply (closed loop).
 func (a *Agent) Tick(ctx context.Context) error {
+	start := time.Now() // for the decision latency, whatever Options.Clock says
 	now := a.o.Clock()
 	a.mu.Lock()
 	obs := make([]env.Observation, 0, len(a.latest))
@@ -270,6 +271,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		a.decided(start, len(obs))
 		verdict := map[env.QueueKey]string{}
 		for _, r := range plan.Rejections {
 			verdict[r.Key] = r.Rule
@@ -307,9 +309,18 @@ func (a *Agent) Tick(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	a.decided(start, len(obs))
 	a.account(plan)
 	a.apply(ctx, plan.Changes, true)
 	return perr
+}
+
+// decided records the decision latency of an interval that had
+// observations.
+func (a *Agent) decided(start time.Time, observations int) {
+	if observations > 0 {
+		a.o.Metrics.DecisionLatency.Observe(time.Since(start).Seconds())
+	}
 }
 
 // decide calls the policy; a policy that panics costs one interval (the

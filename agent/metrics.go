@@ -16,18 +16,23 @@ type Metrics struct {
 	curKmin, curKmax, curPmax *prometheus.GaugeVec
 	reward, util, pause       *prometheus.GaugeVec
 
-	Decisions    prometheus.Counter
-	Ticks        prometheus.Counter
-	SetLatency   prometheus.Histogram
-	Sets         *prometheus.CounterVec
-	Rollbacks    *prometheus.CounterVec
-	Rejections   *prometheus.CounterVec
-	Clamps       *prometheus.CounterVec
-	Alarms       *prometheus.CounterVec
-	Staleness    *prometheus.GaugeVec
-	TelemetryErr *prometheus.CounterVec
-	Snapshots    *prometheus.CounterVec
-	Frozen       *prometheus.GaugeVec
+	Decisions  prometheus.Counter
+	Ticks      prometheus.Counter
+	SetLatency prometheus.Histogram
+	// DecisionLatency is the time of an interval from taking the newest
+	// observations to the guard's plan (sort, policy, recommendations,
+	// guard), before any journal write or Set; intervals without
+	// observations are not counted.
+	DecisionLatency prometheus.Histogram
+	Sets            *prometheus.CounterVec
+	Rollbacks       *prometheus.CounterVec
+	Rejections      *prometheus.CounterVec
+	Clamps          *prometheus.CounterVec
+	Alarms          *prometheus.CounterVec
+	Staleness       *prometheus.GaugeVec
+	TelemetryErr    *prometheus.CounterVec
+	Snapshots       *prometheus.CounterVec
+	Frozen          *prometheus.GaugeVec
 }
 
 // NewMetrics creates the series on a new registry.
@@ -56,6 +61,9 @@ func NewMetrics() *Metrics {
 			Help: "Control intervals run."}),
 		SetLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "ecntune", Name: "agent_set_latency_seconds",
 			Help: "Latency of a gNMI Set with its read-back Get.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)}),
+		DecisionLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "ecntune", Name: "agent_decision_seconds",
+			Help:    "Time from taking an interval's observations to the guard's plan (policy and guard; Sets excluded).",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
 		Sets:         cv("agent_sets_total", "Set requests by result.", "result"),
 		Rollbacks:    cv("agent_rollbacks_total", "Rollbacks and reverts by kind.", "kind"),
 		Rejections:   cv("agent_guardrail_rejections_total", "Decisions the guard refused, by rule.", "rule"),
@@ -67,7 +75,7 @@ func NewMetrics() *Metrics {
 		Frozen:       gv("agent_target_frozen", "1 while the stale-telemetry watchdog holds a target.", "target"),
 	}
 	m.Registry.MustRegister(m.recKmin, m.recKmax, m.recPmax, m.curKmin, m.curKmax, m.curPmax,
-		m.reward, m.util, m.pause, m.Decisions, m.Ticks, m.SetLatency, m.Sets, m.Rollbacks,
+		m.reward, m.util, m.pause, m.Decisions, m.Ticks, m.SetLatency, m.DecisionLatency, m.Sets, m.Rollbacks,
 		m.Rejections, m.Clamps, m.Alarms, m.Staleness, m.TelemetryErr, m.Snapshots, m.Frozen)
 	return m
 }
