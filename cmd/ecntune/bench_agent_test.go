@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ecntune/ecntune/simenv"
+)
+
+// TestMain lets this test binary serve a bench fabric as the child of
+// runAgentBench (the environment says so), and otherwise runs the tests.
+func TestMain(m *testing.M) {
+	if os.Getenv(benchServeEnv) != "" {
+		if err := serveBenchFabric(context.Background(), os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// selfChild runs this test binary as the serving child (no tests run).
+func selfChild(ctx context.Context) *exec.Cmd {
+	return exec.CommandContext(ctx, os.Args[0], "-test.run=^$", "-test.bench=^$")
+}
+
+func TestBenchFabricShape(t *testing.T) {
+	o := defaultAgentBenchOpts()
+	o.InitialECN = benchInitialECN(o.Policy)
+	cfg := benchFabric(o)
+	s, err := simenv.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sws := s.Switches()
+	if len(sws) != 100 {
+		t.Fatalf("%d switches, want 100", len(sws))
+	}
+	for _, sw := range sws {
+		if len(sw.Ports) != 32 {
+			t.Fatalf("%s has %d ports, want 32", sw.Name, len(sw.Ports))
+		}
+	}
+	if got := s.LosslessPriorities(); len(got) != 2 || got[0] != 3 || got[1] != 4 {
+		t.Fatalf("lossless priorities %v, want [3 4]", got)
+	}
+	if n := len(s.Hosts()); n != 896 {
+		t.Fatalf("%d hosts, want 2 pods x 32 leaves x 14", n)
+	}
+	// static:hpcc is 400 KB / 1.6 MB / 20 % at 100 Gb/s; the switches start
+	// at 1.5x so that every queue changes within the guard's 2x step.
+	if e := o.InitialECN; e != (simenv.ECN{KminBytes: 600_000, KmaxBytes: 2_400_000, Pmax: 0.2}) {
+		t.Fatalf("initial ECN %+v", e)
+	}
+	if e := benchInitialECN("builtin"); e.KminBytes != 600_000 {
+		t.Fatalf("initial ECN for a non-static policy %+v, want the hpcc preset x 1.5", e)
+	}
+}
+
+func TestBenchAgentOptionErrors(t *testing.T) {
+	for _, c := range []struct {
+		mod  func(*agentBenchOpts)
+		want string
+	}{
+		{func(o *agentBenchOpts) { o.Pods = 0 }, "--pods"},
+		{func(o *agentBenchOpts) { o.Load = 1.5 }, "--load"},
+		{func(o *agentBenchOpts) { o.Timescale = -1 }, "--timescale"},
+		{func(o *agentBenchOpts) { o.Warmup = 1 }, "--warmup"},
+		{func(o *agentBenchOpts) { o.Mode = "loud" }, "--mode"},
+		{func(o *agentBenchOpts) { o.Encoding = "xml" }, "--encoding"},
+		{func(o *agentBenchOpts) { o.ChangeBudget = 0 }, "--change-budget"},
+		{func(o *agentBenchOpts) { o.Interval = 0 }, "--interval"},
+	} {
+		o := defaultAgentBenchOpts()
+		o.InitialECN = benchInitialECN(o.Policy)
+		c.mod(&o)
+		err := o.check()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want an error naming %s", err, c.want)
+		}
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	var ds []time.Duration
+	for i := 100; i >= 1; i-- {
+		ds = append(ds, time.Duration(i)*time.Millisecond)
+	}
+	if p := percentile(ds, 50); p != 50*time.Millisecond {
+		t.Fatalf("p50 %v", p)
+	}
+	if p := percentile(ds, 99); p != 99*time.Millisecond {
+		t.Fatalf("p99 %v", p)
+	}
+	if p := percentile(ds, 100); p != 100*time.Millisecond {
+		t.Fatalf("max %v", p)
+	}
+	if p := percentile(nil, 99); p != 0 {
+		t.Fatalf("empty %v", p)
+	}
+}
+
+// A small fabric end to end: 3 switches, 8 ports, 16 queues, every queue
+// set once from 1.5x hpcc to hpcc through the guard, Sets timed.
+func TestBenchAgentSmallFabric(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process and runs the agent for about 2 s")
+	}
+	o := defaultAgentBenchOpts()
+	o.Pods, o.Leaves, o.Spines, o.HostsPerLeaf = 1, 2, 1, 2
+	o.Interval, o.Warmup, o.Intervals = 200*time.Millisecond, 3, 3
+	o.InitialECN = benchInitialECN(o.Policy)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	r, err := runAgentBench(ctx, o, selfChild(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// leaves: 2 hosts + 1 spine; the spine: 2 leaves.
+	if r.Switches != 3 || r.Ports != 8 || r.PortsPerSwitch != [2]int{2, 3} || r.Queues != 16 || r.QueuesPerPort != 2 {
+		t.Fatalf("fabric %+v", r)
+	}
+	if r.QueuesApplied != 16 || r.Sets < 3 || r.SetErrors != 0 || r.QueuesPerSet <= 0 {
+		t.Fatalf("closed loop: %d queues applied in %d Sets (%d failed), want all 16", r.QueuesApplied, r.Sets, r.SetErrors)
+	}
+	if !(r.SetP50Ms > 0 && r.SetP99Ms >= r.SetP50Ms && r.SetMaxMs >= r.SetP99Ms) {
+		t.Fatalf("Set latency p50 %g p99 %g max %g", r.SetP50Ms, r.SetP99Ms, r.SetMaxMs)
+	}
+	if !(r.AgentCPUPerIntervalMs > 0 && r.AgentCPUPer1000QMs > r.AgentCPUPerIntervalMs) || r.HeapLiveBytes == 0 || r.WallS <= 0 {
+		t.Fatalf("measurements %+v", r)
+	}
+	if r.QueuesObsMin < 1 || r.QueuesObsMean > 16 {
+		t.Fatalf("queues decided on per interval: mean %g, fewest %d", r.QueuesObsMean, r.QueuesObsMin)
+	}
+	if !strings.Contains(r.Verdict, "10,000 queues") {
+		t.Fatalf("verdict %q", r.Verdict)
+	}
+	var b strings.Builder
+	if err := printAgentBench(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"3 switches (2-3 ports each), 8 ports", "Set latency", "agent CPU per interval per 1,000 queues"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// BenchmarkAgentOverGNMI is a shorter bench agent: the default fabric
+// (100 switches x 32 ports x 2 lossless queues = 6,400 queues, served by a
+// child process), the agent in closed loop with static:hpcc over gNMI. One
+// op is one whole run; the metrics are the agent process's.
+func BenchmarkAgentOverGNMI(b *testing.B) {
+	for _, enc := range []string{"json_ietf", "proto"} {
+		b.Run(enc, func(b *testing.B) {
+			o := defaultAgentBenchOpts()
+			o.Encoding = enc
+			o.Interval, o.Warmup, o.Intervals = 500*time.Millisecond, 3, 4
+			o.ChangeBudget = 128
+			o.InitialECN = benchInitialECN(o.Policy)
+			var r *agentBenchResult
+			for i := 0; i < b.N; i++ {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+				var err error
+				r, err = runAgentBench(ctx, o, selfChild(ctx))
+				cancel()
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			if r.Queues != 6400 {
+				b.Fatalf("%d queues, want 6400", r.Queues)
+			}
+			b.ReportMetric(r.AgentCPUPer1000QMs, "cpu-ms/1000q-interval")
+			b.ReportMetric(r.AgentCores, "agent-cores")
+			b.ReportMetric(r.HeapPer1000QB/1e3, "heap-KB/1000q")
+			b.ReportMetric(r.DecisionMsMean, "decision-ms")
+			b.ReportMetric(r.SetP50Ms, "set-p50-ms")
+			b.ReportMetric(r.SetP99Ms, "set-p99-ms")
+			b.ReportMetric(float64(r.Sets), "sets")
+		})
+	}
+}
