@@ -762,15 +762,7 @@ queue is set once, --change-budget queues per interval.`,
 				}
 				defer pprof.StopCPUProfile()
 			}
-			child := exec.CommandContext(ctx, exe, "bench", "agent", "--serve")
-			if niceSwitches {
-				// The switch side yields the CPU to the agent on a small
-				// machine; it then falls behind instead of the agent.
-				if nice, err := exec.LookPath("nice"); err == nil {
-					child = exec.CommandContext(ctx, nice, "-n", "19", exe, "bench", "agent", "--serve")
-				}
-			}
-			r, err := runAgentBench(ctx, o, child)
+			r, err := runAgentBench(ctx, o, childCommand(ctx, niceSwitches, exe, "bench", "agent", "--serve"))
 			if err != nil {
 				return err
 			}
@@ -803,6 +795,19 @@ queue is set once, --change-budget queues per interval.`,
 	f.BoolVar(&serve, "serve", false, "internal: serve the fabric described in $"+benchServeEnv)
 	f.MarkHidden("serve")
 	return cmd
+}
+
+// childCommand runs exe with args, at the lowest CPU priority (nice 19)
+// when nice is set and the system has the nice command: the switch side
+// then yields the CPU to the agent on a small machine and falls behind
+// instead of starving it.
+func childCommand(ctx context.Context, nice bool, exe string, args ...string) *exec.Cmd {
+	if nice {
+		if n, err := exec.LookPath("nice"); err == nil {
+			return exec.CommandContext(ctx, n, append([]string{"-n", "19", exe}, args...)...)
+		}
+	}
+	return exec.CommandContext(ctx, exe, args...)
 }
 
 // benchInitialECN is the switches' starting setting: 1.5x the thresholds of
