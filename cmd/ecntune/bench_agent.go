@@ -69,7 +69,7 @@ type agentBenchOpts struct {
 func defaultAgentBenchOpts() agentBenchOpts {
 	return agentBenchOpts{Pods: 2, Leaves: 32, Spines: 18, HostsPerLeaf: 14, Load: 0.01, Timescale: 20000,
 		Step: 100 * time.Millisecond, Seed: 1, Interval: time.Second, Intervals: 10, Warmup: 3,
-		Mode: agent.ModeClosedLoop, Policy: "static:hpcc", Encoding: "json_ietf", ChangeBudget: 640,
+		Mode: agent.ModeClosedLoop, Policy: "static:hpcc", Encoding: "json_ietf", ChangeBudget: 64,
 		LogLevel: slog.LevelWarn}
 }
 
@@ -552,7 +552,7 @@ func runAgentBench(ctx context.Context, o agentBenchOpts, child *exec.Cmd) (*age
 
 	// Interval boundaries are the policy's calls; the first Warmup
 	// intervals are not measured.
-	limit := time.Duration(o.Warmup+o.Intervals+30) * o.Interval
+	limit := time.Duration(o.Warmup+o.Intervals)*6*o.Interval + 30*time.Second
 	deadline := time.NewTimer(limit + 30*time.Second)
 	defer deadline.Stop()
 	var cpu0, cpu1 time.Duration
@@ -731,7 +731,9 @@ agent in under one core.
 The default fabric is 2 pods of 32 leaves x 18 spines with 14 hosts per leaf: 100 switches of 32
 ports each, 2 lossless queues (priorities 3 and 4) per port, 6,400 queues, light cdf traffic. The
 switches start at 1.5x the thresholds of the static policy's preset, so that in closed loop every
-queue is set once, --change-budget queues per interval.`,
+queue wants one change, made --change-budget queues per interval (default 64, the guardrails'
+default). The simulated switches run at nice 19 (--nice-switches) so that on a small machine they,
+not the agent, fall behind; their Set latency then includes waiting for the CPU.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if serve {
