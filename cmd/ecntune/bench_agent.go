@@ -25,6 +25,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -318,12 +319,14 @@ type agentBenchResult struct {
 	SimAdvancedUs  float64 `json:"sim_advanced_us"`
 	SimLagUs       float64 `json:"sim_lag_us"`
 
-	AgentCPUPerIntervalMs  float64 `json:"agent_cpu_per_interval_ms"`
-	AgentCPUPer1000QMs     float64 `json:"agent_cpu_per_interval_per_1000_queues_ms"`
-	TicksPerInterval       float64 `json:"control_intervals_per_interval"`
-	AgentCores             float64 `json:"agent_cores"`
-	CoresFor10k            float64 `json:"cores_for_10000_queues"`
-	SwitchCPUPerIntervalMs float64 `json:"switch_side_cpu_per_interval_ms"`
+	AgentCPUPerIntervalMs   float64 `json:"agent_cpu_per_interval_ms"`
+	AgentCPUPer1000QMs      float64 `json:"agent_cpu_per_interval_per_1000_queues_ms"`
+	TicksPerInterval        float64 `json:"control_intervals_per_interval"`
+	QueueSamples            int64   `json:"queue_samples"`
+	SamplesPerQueueInterval float64 `json:"samples_per_queue_per_interval"`
+	AgentCores              float64 `json:"agent_cores"`
+	CoresFor10k             float64 `json:"cores_for_10000_queues"`
+	SwitchCPUPerIntervalMs  float64 `json:"switch_side_cpu_per_interval_ms"`
 
 	HeapBaseBytes   uint64  `json:"heap_before_agent_bytes"`
 	HeapLiveBytes   uint64  `json:"heap_live_bytes"`
@@ -382,6 +385,17 @@ func (s timedSwitch) Read(ctx context.Context, keys []env.QueueKey) (map[env.Que
 		s.rec.mu.Unlock()
 	}
 	return got, err
+}
+
+// countingObserver counts the queue samples the agent takes in.
+type countingObserver struct {
+	*env.Observer
+	samples atomic.Int64
+}
+
+func (c *countingObserver) Observe(s env.Snapshot) []env.Observation {
+	c.samples.Add(int64(len(s.Queues)))
+	return c.Observer.Observe(s)
 }
 
 // tickProbe wraps the policy: every Decide call marks the start of an
@@ -532,7 +546,8 @@ func runAgentBench(ctx context.Context, o agentBenchOpts, child *exec.Cmd) (*age
 	m := agent.NewMetrics()
 	probe := &tickProbe{Policy: pol, hist: histogramOf(m.DecisionLatency), ticks: make(chan int, 1024)}
 	log := slog.New(slog.NewTextHandler(o.Log, &slog.HandlerOptions{Level: o.LogLevel}))
-	a, err := agent.New(agent.Options{Config: cfg, Policy: probe, Model: pol.Name(), Observer: env.NewObserver(env.ObserverConfig{}),
+	obsr := &countingObserver{Observer: env.NewObserver(env.ObserverConfig{})}
+	a, err := agent.New(agent.Options{Config: cfg, Policy: probe, Model: pol.Name(), Observer: obsr,
 		Journal: j, Switches: sws, Guard: g, Reward: g.Reward, Metrics: m, Logger: log, SetTimeout: 10 * time.Second})
 	if err != nil {
 		return nil, err
@@ -558,6 +573,7 @@ func runAgentBench(ctx context.Context, o agentBenchOpts, child *exec.Cmd) (*age
 	var cpu0, cpu1 time.Duration
 	var wall0, wall1 time.Time
 	var p0, p1 benchProbe
+	var samples0, samples1 int64
 	for n := 0; n < o.Warmup+o.Intervals; {
 		select {
 		case n = <-probe.ticks:
@@ -572,12 +588,12 @@ func runAgentBench(ctx context.Context, o agentBenchOpts, child *exec.Cmd) (*age
 		}
 		switch n {
 		case o.Warmup:
-			cpu0, wall0 = processCPUTime(), time.Now()
+			cpu0, wall0, samples0 = processCPUTime(), time.Now(), obsr.samples.Load()
 			if p0, err = c.probe(); err != nil {
 				return nil, err
 			}
 		case o.Warmup + o.Intervals:
-			cpu1, wall1 = processCPUTime(), time.Now()
+			cpu1, wall1, samples1 = processCPUTime(), time.Now(), obsr.samples.Load()
 			if p1, err = c.probe(); err != nil {
 				return nil, err
 			}
@@ -640,10 +656,16 @@ func runAgentBench(ctx context.Context, o agentBenchOpts, child *exec.Cmd) (*age
 		res.DecisionMsMax = decMax
 	}
 	if res.Queues > 0 {
-		// Telemetry arrives every interval whatever the control loop
-		// does, so the CPU is per interval of wall time. When Sets hold
-		// the loop, fewer control intervals run than that (reported).
-		res.AgentCPUPer1000QMs = res.AgentCPUPerIntervalMs / float64(res.Queues) * 1000
+		// Per queue sample taken in: a switch side that falls behind
+		// delivers fewer samples than one per queue per interval, and
+		// Sets holding the loop make control intervals fewer than wall
+		// intervals; a queue sample is one queue's share of an interval
+		// either way.
+		res.QueueSamples = samples1 - samples0
+		if res.QueueSamples > 0 {
+			res.AgentCPUPer1000QMs = float64(cpu1-cpu0) / 1e6 / float64(res.QueueSamples) * 1000
+		}
+		res.SamplesPerQueueInterval = float64(res.QueueSamples) / float64(res.Queues) * float64(o.Interval) / float64(wall)
 		res.HeapPer1000QB = float64(int64(res.HeapLiveBytes)-int64(res.HeapBaseBytes)) / float64(res.Queues) * 1000
 	}
 	res.CoresFor10k = res.AgentCPUPer1000QMs * 10 / 1e3 / o.Interval.Seconds()
@@ -690,7 +712,8 @@ func printAgentBench(w io.Writer, r *agentBenchResult) error {
 	row("measured", "%d control intervals in %.2f s wall (%.2f per interval); simulator advanced %.1f µs (timescale %g), behind pace %.1f µs",
 		r.Intervals, r.WallS, r.TicksPerInterval, r.SimAdvancedUs, r.Timescale, r.SimLagUs)
 	row("agent CPU per interval", "%.1f ms (%.3f cores)", r.AgentCPUPerIntervalMs, r.AgentCores)
-	row("agent CPU per interval per 1,000 queues", "%.2f ms", r.AgentCPUPer1000QMs)
+	row("telemetry taken in", "%d queue samples (%.2f per queue per interval)", r.QueueSamples, r.SamplesPerQueueInterval)
+	row("agent CPU per interval per 1,000 queues", "%.2f ms (process CPU per 1,000 queue samples)", r.AgentCPUPer1000QMs)
 	row("switch side CPU per interval (child)", "%.1f ms (simulator + gNMI server, not the agent's)", r.SwitchCPUPerIntervalMs)
 	row("Go heap live", "%.1f MB (%.1f MB before the agent); %.0f KB per 1,000 queues", float64(r.HeapLiveBytes)/1e6,
 		float64(r.HeapBaseBytes)/1e6, r.HeapPer1000QB/1e3)
