@@ -94,17 +94,11 @@ of them at once (one Sim per goroutine), to show that independent runs use every
 			if _, err := simenv.New(cfg); err != nil {
 				return fmt.Errorf("%s: %w", input, err)
 			}
-			if cpuProfile != "" {
-				f, err := os.Create(cpuProfile)
-				if err != nil {
-					return fmt.Errorf("--cpuprofile: %w", err)
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return fmt.Errorf("--cpuprofile: %w", err)
-				}
-				defer pprof.StopCPUProfile()
+			stopProfile, err := startCPUProfile(cpuProfile)
+			if err != nil {
+				return err
 			}
+			defer stopProfile()
 			results := make([]simBenchResult, runs)
 			sem := make(chan struct{}, parallel)
 			var wg sync.WaitGroup
@@ -157,6 +151,23 @@ of them at once (one Sim per goroutine), to show that independent runs use every
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) of the runs to this file")
 	return cmd
+}
+
+// startCPUProfile starts a pprof CPU profile into path ("" does nothing) and
+// returns the function that stops it and closes the file.
+func startCPUProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func benchOne(c simenv.Config, input string) simBenchResult {
