@@ -261,14 +261,17 @@ func (v *service) Subscribe(stream gnmi.GNMI_SubscribeServer) error {
 
 // group is subscriptions that are sent together.
 type group struct {
-	sels      []*selection
-	onChange  bool
-	interval  time.Duration
-	suppress  bool
-	heartbeat time.Duration
-	next      time.Time
-	lastFull  time.Time
-	last      map[string]string // leaf -> value last sent
+	sels     []*selection
+	onChange bool
+	// configOnly: an ON_CHANGE group whose leaves are all configuration;
+	// those change only when a Set commits, so the state poll skips it.
+	configOnly bool
+	interval   time.Duration
+	suppress   bool
+	heartbeat  time.Duration
+	next       time.Time
+	lastFull   time.Time
+	last       map[string]string // leaf -> value last sent
 }
 
 func itemKey(sw int, it gnmipath.Item) string {
@@ -327,9 +330,13 @@ func (v *service) stream(ctx context.Context, list *gnmi.SubscriptionList, send 
 	if err := sendSync(send); err != nil {
 		return err
 	}
-	hasOnChange := false
+	hasOnChange, pollState := false, false
 	for _, g := range groups {
-		hasOnChange = hasOnChange || g.onChange
+		if g.onChange {
+			hasOnChange = true
+			g.configOnly = v.configOnly(g)
+			pollState = pollState || !g.configOnly
+		}
 	}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -351,8 +358,11 @@ func (v *service) stream(ctx context.Context, list *gnmi.SubscriptionList, send 
 		var pollCh <-chan time.Time
 		if hasOnChange {
 			configCh = v.s.r.configs.wait()
+		}
+		if pollState {
 			pollCh = poll.C
 		}
+		configChanged := false
 		select {
 		case <-ctx.Done():
 			return ended()
@@ -362,6 +372,7 @@ func (v *service) stream(ctx context.Context, list *gnmi.SubscriptionList, send 
 			}
 			return err
 		case <-configCh:
+			configChanged = true
 		case <-pollCh:
 		case <-timer.C:
 		}
@@ -369,7 +380,7 @@ func (v *service) stream(ctx context.Context, list *gnmi.SubscriptionList, send 
 		mute := v.s.getFaults().MuteTelemetry
 		for _, g := range groups {
 			full := g.heartbeat > 0 && !now.Before(g.lastFull.Add(g.heartbeat))
-			due := g.onChange || !now.Before(g.next)
+			due := (g.onChange && (configChanged || !g.configOnly)) || (!g.onChange && !now.Before(g.next))
 			if !due && !full {
 				continue
 			}
@@ -390,6 +401,19 @@ func (v *service) stream(ctx context.Context, list *gnmi.SubscriptionList, send 
 			}
 		}
 	}
+}
+
+// configOnly reports whether every leaf a group selects now is configuration.
+func (v *service) configOnly(g *group) bool {
+	for _, sel := range g.sels {
+		_, its := v.collect(sel, false)
+		for _, it := range its {
+			if !it.Leaf.Field.IsConfig() {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // emit sends a group's leaves: all of them when all is set, else only those
