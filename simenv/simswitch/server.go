@@ -201,13 +201,9 @@ func Start(ctx context.Context, cfg Config) (*Server, string, error) {
 }
 
 func (s *Server) listen() error {
-	type want struct {
-		addr string
-		only int
-	}
-	var ws []want
+	var ws []listener
 	if !s.cfg.PerSwitch {
-		ws = append(ws, want{s.cfg.Listen, -1})
+		ws = append(ws, listener{addr: s.cfg.Listen, only: -1})
 	} else {
 		host, port, err := net.SplitHostPort(s.cfg.Listen)
 		if err != nil {
@@ -220,11 +216,16 @@ func (s *Server) listen() error {
 			if base != 0 {
 				p = base + i
 			}
-			ws = append(ws, want{net.JoinHostPort(host, fmt.Sprint(p)), i})
+			ws = append(ws, listener{addr: net.JoinHostPort(host, fmt.Sprint(p)), only: i})
 		}
 	}
+	return s.serveAll(ws)
+}
+
+// serveAll starts a gRPC server on every wanted address, or none of them.
+func (s *Server) serveAll(want []listener) error {
 	var ls []*listener
-	for _, w := range ws {
+	for _, w := range want {
 		l, err := s.serve(w.addr, w.only)
 		if err != nil {
 			for _, o := range ls {
@@ -310,21 +311,7 @@ func (s *Server) restart() error {
 	s.mu.Lock()
 	prev := s.prev
 	s.mu.Unlock()
-	var ls []*listener
-	for _, p := range prev {
-		l, err := s.serve(p.addr, p.only)
-		if err != nil {
-			for _, o := range ls {
-				o.gs.Stop()
-			}
-			return err
-		}
-		ls = append(ls, l)
-	}
-	s.mu.Lock()
-	s.listeners = ls
-	s.mu.Unlock()
-	return nil
+	return s.serveAll(prev)
 }
 
 // Close stops gRPC and the simulation.
