@@ -373,6 +373,21 @@ func versionKey(name string, version int) []byte {
 
 func versionPrefix(name string) []byte { return append([]byte(name), 0) }
 
+// loadVersion resolves ref and loads the version's metadata and its name's
+// state.
+func (r *Registry) loadVersion(tx *bolt.Tx, ref string) (Model, nameState, error) {
+	id, err := r.resolveID(tx, ref)
+	if err != nil {
+		return Model{}, nameState{}, err
+	}
+	m, err := r.loadMeta(tx, id, false)
+	if err != nil {
+		return Model{}, nameState{}, err
+	}
+	st, _, err := r.loadName(tx, m.Name)
+	return m, st, err
+}
+
 func (r *Registry) loadName(tx *bolt.Tx, name string) (nameState, bool, error) {
 	v := tx.Bucket(bktNames).Get([]byte(name))
 	if v == nil {
@@ -672,15 +687,9 @@ func (r *Registry) setStatus(tx *bolt.Tx, name string, version int, s Status) er
 func (r *Registry) Promote(ref string, at time.Time) (Model, error) {
 	var m Model
 	err := r.update(func(tx *bolt.Tx) error {
-		id, err := r.resolveID(tx, ref)
-		if err != nil {
-			return err
-		}
-		if m, err = r.loadMeta(tx, id, false); err != nil {
-			return err
-		}
-		st, _, err := r.loadName(tx, m.Name)
-		if err != nil {
+		var st nameState
+		var err error
+		if m, st, err = r.loadVersion(tx, ref); err != nil {
 			return err
 		}
 		if st.Promoted == m.Version {
@@ -770,15 +779,9 @@ func (r *Registry) Rollback(name string, at time.Time) (Model, error) {
 func (r *Registry) Delete(ref string, force bool) (Model, error) {
 	var m Model
 	err := r.update(func(tx *bolt.Tx) error {
-		id, err := r.resolveID(tx, ref)
-		if err != nil {
-			return err
-		}
-		if m, err = r.loadMeta(tx, id, false); err != nil {
-			return err
-		}
-		st, _, err := r.loadName(tx, m.Name)
-		if err != nil {
+		var st nameState
+		var err error
+		if m, st, err = r.loadVersion(tx, ref); err != nil {
 			return err
 		}
 		if st.Promoted == m.Version {
@@ -795,7 +798,7 @@ func (r *Registry) Delete(ref string, force bool) (Model, error) {
 		}
 		st.Stack = kept
 		for _, b := range [][]byte{bktModels, bktWeights} {
-			if err := tx.Bucket(b).Delete(idKey(id)); err != nil {
+			if err := tx.Bucket(b).Delete(idKey(m.ID)); err != nil {
 				return err
 			}
 		}
