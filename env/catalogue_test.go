@@ -11,8 +11,8 @@ import (
 
 func TestCatalogueInvariants(t *testing.T) {
 	c := DefaultCatalogue()
-	if c.Len() != 167 {
-		t.Fatalf("default catalogue has %d actions, want 167", c.Len())
+	if c.Len() != 83 {
+		t.Fatalf("default catalogue has %d actions, want 83", c.Len())
 	}
 	cur := Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, HeadroomBytes: 90_000}
 	for _, rate := range []float64{25e9, 100e9, 400e9} {
@@ -43,8 +43,8 @@ func TestCatalogueInvariants(t *testing.T) {
 				t.Fatalf("%g bps: Nearest(Setting(%d)) = %d (%s)", rate, a, got, c.Describe(got))
 			}
 		}
-		if minKmin > 5_000 || maxKmin < 2_000_000 || minKmax > 150_000 || maxKmax < 10_000_000 || minP > 0.01 || maxP < 0.3 {
-			t.Fatalf("%g bps: grid spans kmin %d..%d kmax %d..%d pmax %g..%g at 100G, want at least 5KB..2MB, 150KB..10MB, 1%%..30%%",
+		if minKmin > 50_000 || maxKmin < 9_000_000 || minKmax > 100_000 || maxKmax < 10_000_000 || minP > 0.003 || maxP < 0.01 {
+			t.Fatalf("%g bps: grid spans kmin %d..%d kmax %d..%d pmax %g..%g at 100G, want at least 50KB..9MB, 100KB..10MB, 0.3%%..1%%",
 				rate, minKmin, maxKmin, minKmax, maxKmax, minP, maxP)
 		}
 	}
@@ -54,54 +54,54 @@ func TestCatalogueInvariants(t *testing.T) {
 		t.Fatalf("kmax levels %v, want 100KB..10MB", lv)
 	}
 	for i := 1; i < len(lv); i++ {
-		if r := float64(lv[i]) / float64(lv[i-1]); math.Abs(r-math.Pow(100, 1.0/9)) > 0.01 {
-			t.Fatalf("kmax step %d ratio %g, want %g", i, r, math.Pow(100, 1.0/9))
+		if r := float64(lv[i]) / float64(lv[i-1]); math.Abs(r-math.Pow(100, 1.0/18)) > 0.01 {
+			t.Fatalf("kmax step %d ratio %g, want %g", i, r, math.Pow(100, 1.0/18))
 		}
 	}
 }
 
 func TestCatalogueRelativeAndHold(t *testing.T) {
 	c := DefaultCatalogue()
-	// A grid point at 100G: kmax 774 KB (level 4), kmin 10% (77.4 KB), pmax 10%.
-	a := c.Absolute(4, 1, 2)
+	// A grid point at 100G: kmax 774 KB (level 8), kmin 50% (387 KB), pmax 1%.
+	a := c.Absolute(8, 0, 1)
 	s := c.Setting(a, 100e9, Setting{})
-	if s.KmaxBytes != 774_000 || s.KminBytes != 77_400 || s.Pmax != 0.1 {
-		t.Fatalf("grid (4,1,2) = %+v, want 77400/774000/0.1", s)
+	if s.KmaxBytes != 774_000 || s.KminBytes != 387_000 || s.Pmax != 0.01 {
+		t.Fatalf("grid (8,0,1) = %+v, want 387000/774000/0.01", s)
 	}
-	if got := c.Describe(a); got != "kmin 77.4KB kmax 774KB pmax 10% @100G" {
+	if got := c.Describe(a); got != "kmin 387KB kmax 774KB pmax 1% @100G" {
 		t.Fatalf("Describe = %q", got)
 	}
 	if got := c.Setting(ActionHold, 100e9, s); got != s {
 		t.Fatalf("hold changed %+v to %+v", s, got)
 	}
 	up := c.Setting(ActionKmaxUp, 100e9, s)
-	if up.KmaxBytes != 1_292_000 || up.KminBytes != 129_200 || up.Pmax != 0.1 {
-		t.Fatalf("kmax up from 774KB = %+v, want kmax 1.292MB kmin 129.2KB", up)
+	if up.KmaxBytes != 1_000_000 || up.KminBytes != 500_000 || up.Pmax != 0.01 {
+		t.Fatalf("kmax up from 774KB = %+v, want kmax 1MB kmin 500KB", up)
 	}
 	if down := c.Setting(ActionKmaxDown, 100e9, up); down != s {
 		t.Fatalf("kmax down after up = %+v, want %+v", down, s)
 	}
-	if k := c.Setting(ActionKminUp, 100e9, s); k.KminBytes != 193_500 || k.KmaxBytes != 774_000 {
-		t.Fatalf("kmin up = %+v, want kmin 193.5KB", k)
+	if k := c.Setting(ActionKminUp, 100e9, s); k.KminBytes != 696_600 || k.KmaxBytes != 774_000 {
+		t.Fatalf("kmin up = %+v, want kmin 696.6KB", k)
 	}
-	if p := c.Setting(ActionPmaxDown, 100e9, s); p.Pmax != 0.03 {
-		t.Fatalf("pmax down = %+v, want 3%%", p)
+	if p := c.Setting(ActionPmaxDown, 100e9, s); p.Pmax != 0.003 {
+		t.Fatalf("pmax down = %+v, want 0.3%%", p)
 	}
 	// At the top edge a raise keeps the snapped setting.
-	top := c.Setting(c.Absolute(9, 3, 3), 100e9, Setting{})
+	top := c.Setting(c.Absolute(18, 1, 1), 100e9, Setting{})
 	if got := c.Setting(ActionKmaxUp, 100e9, top); got != top {
 		t.Fatalf("kmax up at the top = %+v, want %+v", got, top)
 	}
 	// Relative moves scale with rate: at 400G the same move gives 4x bytes.
 	s400 := c.Setting(a, 400e9, Setting{})
-	if got := c.Setting(ActionKmaxUp, 400e9, s400); got.KmaxBytes != 4*1_292_000 {
-		t.Fatalf("kmax up at 400G = %d, want %d", got.KmaxBytes, 4*1_292_000)
+	if got := c.Setting(ActionKmaxUp, 400e9, s400); got.KmaxBytes != 4*1_000_000 {
+		t.Fatalf("kmax up at 400G = %d, want %d", got.KmaxBytes, 4*1_000_000)
 	}
 	// Off-grid settings snap: SONiC default 1 MiB/2 MiB/5% is nearest to
-	// kmax 2.154 MB, ratio 0.5, pmax 3% (log distance 5/3 < 10/5).
+	// kmax 2.154 MB, ratio 0.5, pmax 1% (the highest Pmax level).
 	near := c.Nearest(Setting{KminBytes: 1_048_576, KmaxBytes: 2_097_152, Pmax: 0.05}, 100e9)
-	if i, j, l, _ := c.Grid(near); i != 6 || j != 3 || l != 1 {
-		t.Fatalf("nearest to SONiC default = (%d,%d,%d), want (6,3,1)", i, j, l)
+	if i, j, l, _ := c.Grid(near); i != 12 || j != 0 || l != 1 {
+		t.Fatalf("nearest to SONiC default = (%d,%d,%d), want (12,0,1)", i, j, l)
 	}
 	// Bad input holds.
 	for _, bad := range []struct {

@@ -201,7 +201,7 @@ func TestSimEnvThresholdsShowInObservations(t *testing.T) {
 		t.Fatal(err)
 	}
 	cat := e.Catalogue()
-	low, high := cat.Absolute(0, 1, 3), cat.Absolute(9, 3, 0) // kmax 100 KB pmax 30% vs kmax 10 MB pmax 1%
+	low, high := cat.Absolute(0, 0, 1), cat.Absolute(18, 0, 0) // kmax 100 KB pmax 1% vs kmax 10 MB pmax 0.3%
 	measure := func(a int) (mark, queue float64) {
 		ep := runEpisode(t, e, 3, func(int, []Observation) []int {
 			acts := make([]int, len(e.Keys()))

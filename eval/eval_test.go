@@ -36,9 +36,9 @@ func TestEvalEndToEnd(t *testing.T) {
 	if len(res.Runs) != 12 || len(res.Aggregates) != 4 {
 		t.Fatalf("%d runs and %d aggregates, want 12 (4 policies x 3 seeds) and 4", len(res.Runs), len(res.Aggregates))
 	}
-	// 7 presets (hpcc already ran) + 7 catalogue settings, 3 seeds each.
-	if len(res.OracleRuns) != 42 {
-		t.Fatalf("%d oracle candidate runs, want 42", len(res.OracleRuns))
+	// 7 presets (hpcc already ran) + 12 catalogue settings, 3 seeds each.
+	if len(res.OracleRuns) != 57 {
+		t.Fatalf("%d oracle candidate runs, want 57", len(res.OracleRuns))
 	}
 	for i, r := range res.Runs {
 		if r.Scenario != "tiny" || r.Policy != specs[i/3] || r.Seed != 5+uint64(i%3) {
@@ -229,7 +229,7 @@ func TestRunAllErrors(t *testing.T) {
 		{[]Scenario{sc}, []string{"static:nope"}, Options{}, `unknown preset "nope"`},
 		{[]Scenario{sc}, []string{"adaptive", "adaptive"}, Options{}, "given twice"},
 		{[]Scenario{sc}, []string{"adaptive"}, Options{Seeds: -1}, "seeds -1"},
-		{[]Scenario{sc}, []string{Oracle}, Options{OracleCatalogue: [][3]int{{10, 0, 0}}}, "outside the catalogue"},
+		{[]Scenario{sc}, []string{Oracle}, Options{OracleCatalogue: [][3]int{{19, 0, 0}}}, "outside the catalogue"},
 	} {
 		if _, err := RunAll(c.scs, c.specs, c.opt); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("err = %v, want %q", err, c.want)

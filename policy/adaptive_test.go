@@ -3,6 +3,7 @@ package policy
 import (
 	"math"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 
@@ -26,13 +27,13 @@ func drive(p Policy, start env.Setting, rate float64, steps int, land func(env.S
 	return out
 }
 
-// gridLandscape pays 0.9 at grid point (6, 1, 2) and 0.02 less per grid
+// gridLandscape pays 0.9 at grid point (6, 1, 0) and 0.02 less per grid
 // step away along any axis.
 func gridLandscape(rate float64) func(env.Setting) env.Metrics {
 	c := env.DefaultCatalogue()
 	return func(s env.Setting) env.Metrics {
 		i, j, l, _ := c.Grid(c.Nearest(s, rate))
-		d := math.Abs(float64(i-6)) + math.Abs(float64(j-1)) + math.Abs(float64(l-2))
+		d := math.Abs(float64(i-6)) + math.Abs(float64(j-1)) + math.Abs(float64(l-0))
 		return env.Metrics{Util: 0.9 - 0.02*d}
 	}
 }
@@ -47,10 +48,10 @@ func TestAdaptiveClimbsGridLandscape(t *testing.T) {
 		if !ok {
 			t.Fatal("no state for the queue")
 		}
-		if i, j, l, _ := c.Grid(c.Nearest(held, rate)); i != 6 || j != 1 || l != 2 {
-			t.Fatalf("%g bps: held %+v = grid (%d,%d,%d), want the optimum (6,1,2)", rate, held, i, j, l)
+		if i, j, l, _ := c.Grid(c.Nearest(held, rate)); i != 6 || j != 1 || l != 0 {
+			t.Fatalf("%g bps: held %+v = grid (%d,%d,%d), want the optimum (6,1,0)", rate, held, i, j, l)
 		}
-		want := c.Setting(c.Absolute(6, 1, 2), rate, env.Setting{})
+		want := c.Setting(c.Absolute(6, 1, 0), rate, env.Setting{})
 		if held.KmaxBytes != want.KmaxBytes || held.KminBytes != want.KminBytes || held.Pmax != want.Pmax {
 			t.Fatalf("%g bps: held %+v, want %+v", rate, held, want)
 		}
@@ -87,18 +88,18 @@ func TestAdaptiveRealisticKmax(t *testing.T) {
 	best, bestR := -1, math.Inf(-1)
 	for i := range c.KmaxLevels() {
 		if r := env.Reward(func() env.Metrics {
-			m := land(c.Setting(c.Absolute(i, 1, 2), rate, env.Setting{}))
+			m := land(c.Setting(c.Absolute(i, 0, 1), rate, env.Setting{}))
 			m.IntervalNs = 1
 			return m
 		}(), w); r > bestR {
 			best, bestR = i, r
 		}
 	}
-	if best != 5 { // 1.292 MB: 1 - e^-3.23 - 1.4e-7 * 1.292e6 = 0.779
-		t.Fatalf("landscape optimum at level %d, want 5 (1.292MB)", best)
+	if best != 10 { // 1.292 MB: 1 - e^-3.23 - 1.4e-7 * 1.292e6 = 0.779
+		t.Fatalf("landscape optimum at level %d, want 10 (1.292MB)", best)
 	}
 	a := NewAdaptive(AdaptiveConfig{})
-	start := env.Setting{KminBytes: 10_000, KmaxBytes: 100_000, Pmax: 0.1} // grid (0, 1, 2)
+	start := env.Setting{KminBytes: 50_000, KmaxBytes: 100_000, Pmax: 0.01} // grid (0, 0, 1)
 	ds := drive(a, start, rate, 120, land)
 	held, _ := a.Held(qk)
 	if held.KmaxBytes != c.KmaxLevels()[best] {
@@ -117,7 +118,7 @@ func TestAdaptiveRealisticKmax(t *testing.T) {
 
 func TestAdaptiveStepsBackFromWorse(t *testing.T) {
 	// Every move is worse: after a probe the policy returns to the start.
-	start := env.Setting{KminBytes: 77_400, KmaxBytes: 774_000, Pmax: 0.1}
+	start := env.Setting{KminBytes: 387_000, KmaxBytes: 774_000, Pmax: 0.01}
 	land := func(s env.Setting) env.Metrics {
 		if s == start {
 			return env.Metrics{Util: 0.9}
@@ -126,14 +127,14 @@ func TestAdaptiveStepsBackFromWorse(t *testing.T) {
 	}
 	a := NewAdaptive(AdaptiveConfig{Settle: 1, ProbeEvery: 5})
 	ds := drive(a, start, 100e9, 40, land)
-	if ds[0].Setting == start || ds[0].Confidence != 0.6 || !strings.Contains(ds[0].Reason, "probing kmax 774KB→1.292MB") {
+	if ds[0].Setting == start || ds[0].Confidence != 0.6 || !strings.Contains(ds[0].Reason, "probing kmax 774KB→1MB") {
 		t.Fatalf("first decision %+v, want a kmax raise probe", ds[0])
 	}
-	if ds[1].Setting != start || !strings.Contains(ds[1].Reason, "kmax 1.292MB→774KB: reward -0.400 after last raise, stepping back") {
+	if ds[1].Setting != start || !strings.Contains(ds[1].Reason, "kmax 1MB→774KB: reward -0.400 after last raise, stepping back") {
 		t.Fatalf("second decision %+v, want a step back", ds[1])
 	}
 	// Every probe is followed by a return; the queue spends most of the
-	// time at start, and after a full round (3 axes x 2 directions) it waits.
+	// time at start, and after a full round of the axes it waits.
 	away := 0
 	for i, d := range ds {
 		if d.Setting != start {
@@ -143,16 +144,40 @@ func TestAdaptiveStepsBackFromWorse(t *testing.T) {
 			}
 		}
 	}
-	// A round is 6 probes, each followed by a step back (12 intervals),
-	// then 5 intervals of waiting: probes at 0,2,..,10, 17,19,..,27, 34,36,38.
+	// A round is 4 probes (Kmax both ways; Kmin ratio and Pmax have two
+	// levels each, so from here one way each), each followed by a step
+	// back, then at least 5 intervals of waiting.
+	var rounds [][]string
+	last := -100
 	for i, d := range ds {
-		probe := i%17 < 12 && (i%17)%2 == 0
-		if (d.Setting != start) != probe {
-			t.Fatalf("interval %d: setting %+v (%s); probe expected: %v", i, d.Setting, d.Reason, probe)
+		if d.Setting == start {
+			continue
+		}
+		if i-last > 2 {
+			if len(rounds) > 0 && i-last < 7 {
+				t.Fatalf("interval %d: a new round %d intervals after the last probe, want a wait of at least 5", i, i-last-1)
+			}
+			rounds = append(rounds, nil)
+		}
+		last = i
+		_, move, _ := strings.Cut(d.Reason, "probing ")
+		rounds[len(rounds)-1] = append(rounds[len(rounds)-1], move)
+	}
+	want := []string{"kmax 774KB→1MB", "kmax 774KB→599KB", "kmin 387KB→696.6KB", "pmax 1%→0.3%"}
+	if len(rounds) < 3 {
+		t.Fatalf("%d rounds of probes in 40 intervals, want at least 3: %v", len(rounds), rounds)
+	}
+	for r, moves := range rounds[:len(rounds)-1] {
+		got := append([]string(nil), moves...)
+		sort.Strings(got)
+		w := append([]string(nil), want...)
+		sort.Strings(w)
+		if strings.Join(got, ",") != strings.Join(w, ",") {
+			t.Fatalf("round %d probed %v, want each of %v once", r, moves, want)
 		}
 	}
-	if away != 15 {
-		t.Fatalf("%d probes in 40 intervals, want 15", away)
+	if away < 12 || away > 13 {
+		t.Fatalf("%d probes in 40 intervals, want 12-13", away)
 	}
 	held, _ := a.Held(qk)
 	if held != start {

@@ -42,7 +42,7 @@ func validObs(rate float64, cur env.Setting) env.Observation {
 
 func TestLearnedDecide(t *testing.T) {
 	cat := env.DefaultCatalogue()
-	best := cat.Absolute(4, 1, 2) // kmin 77.4KB kmax 774KB pmax 10% at 100G
+	best := cat.Absolute(8, 0, 1) // kmin 387KB kmax 774KB pmax 1% at 100G
 	l, err := NewLearned("model:x", biasNet(t, rl.OutputQ, best, 0.31), cat, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -57,21 +57,21 @@ func TestLearnedDecide(t *testing.T) {
 		t.Fatalf("%d decisions for 4 observations", len(ds))
 	}
 	d := ds[0]
-	want := env.Setting{KminBytes: 77_400, KmaxBytes: 774_000, Pmax: 0.1, HeadroomBytes: 90_000}
+	want := env.Setting{KminBytes: 387_000, KmaxBytes: 774_000, Pmax: 0.01, HeadroomBytes: 90_000}
 	if d.Action != best || d.Setting != want {
 		t.Fatalf("decision %+v, want action %d setting %+v", d, best, want)
 	}
 	if want := rl.SoftmaxMargin(biasNet(t, rl.OutputQ, best, 0.31).Layers[1].B, DefaultQTemperature); math.Abs(d.Confidence-want) > 1e-9 || d.Confidence < 0.5 {
 		t.Fatalf("confidence %g, want %g (> 0.5 for a 0.31 margin at temperature %g)", d.Confidence, want, DefaultQTemperature)
 	}
-	wantReason := "kmin 400KB→77.4KB, kmax 1.6MB→774KB, pmax 20%→10%: q-margin 0.31, util 0.93, queue 2.1 BDP, mark 0.04, pause 0"
+	wantReason := "kmin 400KB→387KB, kmax 1.6MB→774KB, pmax 20%→1%: q-margin 0.31, util 0.93, queue 2.1 BDP, mark 0.04, pause 0"
 	if d.Reason != wantReason {
 		t.Fatalf("reason\n %q\nwant\n %q", d.Reason, wantReason)
 	}
 	if ds[1].Setting != cur || ds[1].Confidence != 0 || !strings.Contains(ds[1].Reason, "counter reset") {
 		t.Fatalf("invalid observation: %+v, want a hold with confidence 0 naming the problem", ds[1])
 	}
-	if ds[2].Setting.KmaxBytes != 193_500 || ds[2].Setting.KminBytes != 19_350 {
+	if ds[2].Setting.KmaxBytes != 193_500 || ds[2].Setting.KminBytes != 96_750 {
 		t.Fatalf("at 25G: %+v, want the 100G setting scaled by 1/4", ds[2].Setting)
 	}
 	if ds[3].Setting != cur || !strings.Contains(ds[3].Reason, "link rate 0") {
@@ -79,7 +79,7 @@ func TestLearnedDecide(t *testing.T) {
 	}
 	// Holding: the chosen setting is the current one.
 	held := l.Decide([]env.Observation{validObs(100e9, want)})[0]
-	if !strings.HasPrefix(held.Reason, "hold kmin 77.4KB kmax 774KB pmax 10%: q-margin 0.31") {
+	if !strings.HasPrefix(held.Reason, "hold kmin 387KB kmax 774KB pmax 1%: q-margin 0.31") {
 		t.Fatalf("hold reason %q", held.Reason)
 	}
 	lg, err := NewLearned("builtin", biasNet(t, rl.OutputLogits, best, 8), cat, 0)
@@ -118,7 +118,7 @@ func TestModelLookupFromRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	cat := env.DefaultCatalogue()
-	w, err := biasNet(t, rl.OutputQ, cat.Absolute(2, 0, 1), 0.2).MarshalBinary()
+	w, err := biasNet(t, rl.OutputQ, cat.Absolute(4, 0, 1), 0.2).MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestModelLookupFromRegistry(t *testing.T) {
 	if p.Name() != "model:tuned" {
 		t.Fatalf("name %q", p.Name())
 	}
-	if d := p.Decide([]env.Observation{validObs(100e9, env.Setting{KmaxBytes: 1, Pmax: 1})})[0]; d.Action != cat.Absolute(2, 0, 1) {
+	if d := p.Decide([]env.Observation{validObs(100e9, env.Setting{KmaxBytes: 1, Pmax: 1})})[0]; d.Action != cat.Absolute(4, 0, 1) {
 		t.Fatalf("model:tuned decided %+v", d)
 	}
 	if _, err := Lookup("model:old"); !errors.Is(err, models.ErrSpecMismatch) {
@@ -210,6 +210,6 @@ func benchDecide(b *testing.B, n int) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/queue")
 }
 
-// Decision latency per queue, batched (64x64 hidden, 167 actions).
+// Decision latency per queue, batched (64x64 hidden, 387 actions).
 func BenchmarkLearnedDecide1k(b *testing.B)  { benchDecide(b, 1000) }
 func BenchmarkLearnedDecide10k(b *testing.B) { benchDecide(b, 10000) }

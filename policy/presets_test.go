@@ -93,8 +93,10 @@ func TestStaticDecide(t *testing.T) {
 	}
 }
 
-// Every preset is within one grid step of a catalogue point on each axis,
-// so a catalogue policy can reproduce any vendor's choice closely.
+// Every preset's Kmax is within half a grid step of a catalogue level, so a
+// catalogue policy can cap the queue where any vendor does. (Kmin ratios
+// and Pmax levels of act-v2 leave out the presets' early, steep ramps on
+// purpose: see env.ActionSpecVersion.)
 func TestPresetsNearCatalogue(t *testing.T) {
 	c := env.DefaultCatalogue()
 	kl, rl, pl := c.KmaxLevels(), c.KminRatios(), c.PmaxLevels()
@@ -116,15 +118,15 @@ func TestPresetsNearCatalogue(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: nearest is not a grid point", n)
 		}
-		ratio := float64(s.KminBytes) / float64(s.KmaxBytes)
+		if r := float64(s.KminBytes) / float64(s.KmaxBytes); !(r >= 0 && r <= 1) || rl[j] <= 0 || pl[l] <= 0 {
+			t.Fatalf("%s: kmin ratio %g, nearest grid ratio %g, pmax %g", n, r, rl[j], pl[l])
+		}
 		for _, ax := range []struct {
 			name       string
 			got, level float64
 			step       float64
 		}{
 			{"kmax", float64(s.KmaxBytes), kf[i], maxStep(kf)},
-			{"kmin ratio", ratio, rl[j], maxStep(rl)},
-			{"pmax", s.Pmax, pl[l], maxStep(pl)},
 		} {
 			if d := math.Abs(math.Log(ax.got / ax.level)); d > ax.step/2+1e-9 {
 				t.Errorf("%s: %s %g is %.2f log-units from the nearest level %g (half step %.2f)", n, ax.name, ax.got, d, ax.level, ax.step/2)

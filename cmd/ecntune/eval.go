@@ -35,7 +35,7 @@ bucket, the small-flow (<100KB) p99, large-flow goodput, utilisation, goodput, P
 time, drops and ECN mark rate as mean ± 95% confidence interval over seeds (Student's t).
 
 Policies: static:NAME (a vendor preset), adaptive, builtin, model:NAME (from the registry
---db), and static:best, the oracle fixed setting: every preset and a handful of catalogue
+--db), and static:best, the oracle fixed setting: every preset and a dozen catalogue
 settings are run per scenario and the one with the lowest small-flow p99 slowdown, among
 those with no drops and large-flow goodput within 5% of the best, is reported.`,
 		Args: cobra.NoArgs,
