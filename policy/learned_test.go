@@ -210,6 +210,6 @@ func benchDecide(b *testing.B, n int) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/queue")
 }
 
-// Decision latency per queue, batched (64x64 hidden, 387 actions).
+// Decision latency per queue, batched (64x64 hidden, 83 actions).
 func BenchmarkLearnedDecide1k(b *testing.B)  { benchDecide(b, 1000) }
 func BenchmarkLearnedDecide10k(b *testing.B) { benchDecide(b, 10000) }

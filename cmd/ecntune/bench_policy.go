@@ -1,0 +1,298 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/policy"
+	"github.com/ecntune/ecntune/policy/train"
+)
+
+// policyBenchOpts are the flags of "ecntune bench policy".
+type policyBenchOpts struct {
+	scenario string
+	spec     string
+	queues   []int
+	minTime  time.Duration
+	episodes int
+	workers  int
+	asJSON   bool
+	db       string
+}
+
+type decideBench struct {
+	Queues      int     `json:"queues"`
+	Batches     int     `json:"batches"`
+	NsPerQueue  float64 `json:"ns_per_queue"`
+	BatchP50Ms  float64 `json:"batch_p50_ms"`
+	BatchP99Ms  float64 `json:"batch_p99_ms"`
+	AllocsBatch float64 `json:"allocs_per_batch"`
+}
+
+type trainBench struct {
+	Algo          string  `json:"algo"`
+	Episodes      int     `json:"episodes"`
+	Workers       int     `json:"workers"`
+	AgentSteps    uint64  `json:"agent_steps"`
+	WallS         float64 `json:"wall_s"`
+	CPUS          float64 `json:"cpu_s"`
+	StepsPerSec   float64 `json:"agent_steps_per_s"`
+	EpisodesPerS  float64 `json:"episodes_per_s"`
+	RolloutSteps  uint64  `json:"rollout_agent_steps"`
+	RolloutWallS  float64 `json:"rollout_wall_s"`
+	RolloutPerSec float64 `json:"rollout_agent_steps_per_s"`
+}
+
+type policyBenchResult struct {
+	Policy   string        `json:"policy"`
+	Scenario string        `json:"scenario"`
+	Pool     int           `json:"observation_pool"`
+	Decide   []decideBench `json:"decide"`
+	Train    *trainBench   `json:"train,omitempty"`
+}
+
+// observationPool runs the scenario under a fixed setting and keeps every
+// valid observation, so that the decisions are timed on real inputs.
+func observationPool(sc train.Scenario) ([]env.Observation, error) {
+	e, err := env.NewSimEnv(sc.Config, env.SimEnvOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+	}
+	if _, err := e.Reset(sc.Config.Seed); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+	}
+	hold := make([]int, len(e.Keys()))
+	var pool []env.Observation
+	for {
+		obs, _, done, _, err := e.Step(hold)
+		if err != nil {
+			return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+		}
+		for _, o := range obs {
+			if o.Valid {
+				o.Features = slices.Clone(o.Features)
+				pool = append(pool, o)
+			}
+		}
+		if done {
+			break
+		}
+	}
+	if len(pool) == 0 {
+		return nil, fmt.Errorf("scenario %s: no valid observation in a whole episode", sc.Name)
+	}
+	return pool, nil
+}
+
+// benchDecide times Decide on batches of n observations drawn round-robin
+// from pool (each with its own queue key) for at least minTime.
+func benchDecide(spec string, pool []env.Observation, n int, minTime time.Duration) (decideBench, error) {
+	p, err := policy.Lookup(spec)
+	if err != nil {
+		return decideBench{}, err
+	}
+	obs := make([]env.Observation, n)
+	for i := range obs {
+		obs[i] = pool[i%len(pool)]
+		obs[i].Key = env.QueueKey{Target: "sw" + strconv.Itoa(i/64), Port: "Ethernet" + strconv.Itoa(i%64/2), Queue: 3 + i%2}
+	}
+	p.Decide(obs) // warm-up: lazy loading, first allocations
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	var lat []time.Duration
+	start := time.Now()
+	for len(lat) < 5 || time.Since(start) < minTime {
+		t := time.Now()
+		ds := p.Decide(obs)
+		lat = append(lat, time.Since(t))
+		if len(ds) != n {
+			return decideBench{}, fmt.Errorf("policy %s: %d decisions for %d observations", spec, len(ds), n)
+		}
+	}
+	total := time.Since(start)
+	runtime.ReadMemStats(&ms1)
+	return decideBench{Queues: n, Batches: len(lat), NsPerQueue: float64(total.Nanoseconds()) / float64(len(lat)*n),
+		BatchP50Ms: ms(percentile(lat, 50)), BatchP99Ms: ms(percentile(lat, 99)),
+		AllocsBatch: float64(ms1.Mallocs-ms0.Mallocs) / float64(len(lat))}, nil
+}
+
+// benchTrain runs a short PPO training (the built-in model's settings) and
+// then the same number of episodes as rollouts only, acting with the
+// trained network and learning nothing.
+func benchTrain(sc train.Scenario, episodes, workers int) (*trainBench, error) {
+	cfg := train.Config{Algo: train.AlgoPPO, Scenarios: []train.Scenario{sc}, Episodes: episodes, Workers: workers, Seed: 1}
+	cpu0, start := processCPUTime(), time.Now()
+	res, err := train.Run(cfg, train.Hooks{})
+	if err != nil {
+		return nil, err
+	}
+	wall, cpu := time.Since(start), processCPUTime()-cpu0
+	if len(res.Curve) == 0 {
+		return nil, errors.New("training ran no round")
+	}
+	steps := res.Curve[len(res.Curve)-1].Transitions
+	tb := &trainBench{Algo: cfg.Algo, Episodes: res.Episodes, Workers: workers, AgentSteps: steps, WallS: wall.Seconds(),
+		CPUS: cpu.Seconds(), StepsPerSec: float64(steps) / wall.Seconds(), EpisodesPerS: float64(res.Episodes) / wall.Seconds()}
+
+	learned, err := policy.NewLearned("bench", res.Net, env.DefaultCatalogue(), 0)
+	if err != nil {
+		return nil, err
+	}
+	start = time.Now()
+	type out struct {
+		steps uint64
+		err   error
+	}
+	ch := make(chan out, episodes)
+	sem := make(chan struct{}, workers)
+	for ep := range episodes {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			n, err := rollout(sc, learned, sc.Config.Seed+uint64(ep))
+			ch <- out{n, err}
+		}()
+	}
+	for range episodes {
+		o := <-ch
+		if o.err != nil {
+			return nil, o.err
+		}
+		tb.RolloutSteps += o.steps
+	}
+	tb.RolloutWallS = time.Since(start).Seconds()
+	tb.RolloutPerSec = float64(tb.RolloutSteps) / tb.RolloutWallS
+	return tb, nil
+}
+
+// rollout plays one episode with pol deciding and returns the agent steps
+// (queues × decisions) taken.
+func rollout(sc train.Scenario, pol policy.Policy, seed uint64) (uint64, error) {
+	e, err := env.NewSimEnv(sc.Config, env.SimEnvOptions{Interval: train.DefaultInterval})
+	if err != nil {
+		return 0, err
+	}
+	obs, err := e.Reset(seed)
+	if err != nil {
+		return 0, err
+	}
+	settings := make([]env.Setting, len(obs))
+	var steps uint64
+	for {
+		for i, d := range pol.Decide(obs) {
+			settings[i] = d.Setting
+		}
+		var done bool
+		obs, _, done, _, err = e.StepSettings(settings)
+		if err != nil {
+			return 0, err
+		}
+		steps += uint64(len(obs))
+		if done {
+			return steps, nil
+		}
+	}
+}
+
+func runPolicyBench(o policyBenchOpts) (*policyBenchResult, error) {
+	if len(o.queues) == 0 {
+		return nil, errors.New("--queues: give at least one batch size")
+	}
+	for _, n := range o.queues {
+		if n < 1 || n > 1_000_000 {
+			return nil, fmt.Errorf("--queues %d: allowed 1..1000000", n)
+		}
+	}
+	if o.episodes < 0 || o.workers < 1 {
+		return nil, fmt.Errorf("--train-episodes %d / --workers %d: want >= 0 and >= 1", o.episodes, o.workers)
+	}
+	scs, err := loadTrainScenarios([]string{o.scenario})
+	if err != nil {
+		return nil, err
+	}
+	pool, err := observationPool(scs[0])
+	if err != nil {
+		return nil, err
+	}
+	r := &policyBenchResult{Policy: o.spec, Scenario: o.scenario, Pool: len(pool)}
+	for _, n := range o.queues {
+		d, err := benchDecide(o.spec, pool, n, o.minTime)
+		if err != nil {
+			return nil, err
+		}
+		r.Decide = append(r.Decide, d)
+	}
+	if o.episodes > 0 {
+		if r.Train, err = benchTrain(scs[0], o.episodes, o.workers); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func printPolicyBench(w io.Writer, r *policyBenchResult) error {
+	fmt.Fprintf(w, "decisions of %s, batched, on %d observations of %s (each batch cycles through them):\n", r.Policy, r.Pool, r.Scenario)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "queues\tbatches\tns/queue\tbatch p50 ms\tbatch p99 ms\tallocs/batch\t")
+	for _, d := range r.Decide {
+		fmt.Fprintf(tw, "%d\t%d\t%.0f\t%.2f\t%.2f\t%.0f\t\n", d.Queues, d.Batches, d.NsPerQueue, d.BatchP50Ms, d.BatchP99Ms, d.AllocsBatch)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if t := r.Train; t != nil {
+		fmt.Fprintf(w, "training (%s, %d episodes, %d workers): %d agent steps in %.1f s wall, %.1f s CPU = %.0f agent steps/s, %.2f episodes/s\n",
+			t.Algo, t.Episodes, t.Workers, t.AgentSteps, t.WallS, t.CPUS, t.StepsPerSec, t.EpisodesPerS)
+		fmt.Fprintf(w, "rollouts only (same episodes, no learning): %d agent steps in %.1f s = %.0f agent steps/s (learning costs %.1fx)\n",
+			t.RolloutSteps, t.RolloutWallS, t.RolloutPerSec, t.RolloutPerSec/max(t.StepsPerSec, 1e-9))
+	}
+	return nil
+}
+
+func newBenchPolicyCmd() *cobra.Command {
+	o := policyBenchOpts{scenario: "policy/builtin/scenarios/train-websearch.yaml", spec: "builtin", queues: []int{1000, 10000},
+		minTime: time.Second, episodes: 24, workers: runtime.GOMAXPROCS(0)}
+	cmd := &cobra.Command{
+		Use:   "policy",
+		Short: "Decision latency per queue (batched) and training throughput (agent steps per second)",
+		Long: `Time a policy's decisions on batches of real observations (taken from one episode of the
+scenario), and a short PPO training run on the scenario with the built-in model's settings,
+then the same episodes as rollouts only, to show what learning costs.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			policy.SetModelRegistry(modelsDBPath(o.db))
+			r, err := runPolicyBench(o)
+			if err != nil {
+				return err
+			}
+			if o.asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(r)
+			}
+			return printPolicyBench(cmd.OutOrStdout(), r)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.scenario, "scenario", o.scenario, "scenario the observations and the training episodes come from")
+	f.StringVar(&o.spec, "policy", o.spec, "policy spec to time (static:NAME, adaptive, builtin, model:NAME)")
+	f.IntSliceVar(&o.queues, "queues", o.queues, "batch sizes (queues per decision call)")
+	f.DurationVar(&o.minTime, "min-time", o.minTime, "time each batch size for at least this long")
+	f.IntVar(&o.episodes, "train-episodes", o.episodes, "episodes of the training measurement (0: skip it)")
+	f.IntVar(&o.workers, "workers", o.workers, "episodes run in parallel in the training measurement")
+	f.BoolVar(&o.asJSON, "json", false, "print the result as JSON")
+	f.StringVar(&o.db, "db", "", "model registry for model:NAME (default $ECNTUNE_DB or "+modelsDefaultDB+")")
+	return cmd
+}
+
+func init() { benchCmd.AddCommand(newBenchPolicyCmd()) }
