@@ -321,6 +321,10 @@ func (v *service) stream(ctx context.Context, list *gnmi.SubscriptionList, send 
 		groups = append(groups, &group{sels: sels, onChange: k.onChange, interval: k.interval, suppress: k.suppress,
 			heartbeat: k.heartbeat, next: now.Add(k.interval), lastFull: now, last: map[string]string{}})
 	}
+	// Take the configuration-change channel before the initial dump: a Set
+	// that commits after the dump read the state (even before the
+	// sync_response goes out) closes this channel and is sent on change.
+	cfgCh := v.s.r.configs.wait()
 	// Initial dump, then sync_response.
 	for _, g := range groups {
 		if err := v.emit(send, g, enc, true, !list.GetUpdatesOnly()); err != nil {
@@ -357,7 +361,7 @@ func (v *service) stream(ctx context.Context, list *gnmi.SubscriptionList, send 
 		var configCh <-chan struct{}
 		var pollCh <-chan time.Time
 		if hasOnChange {
-			configCh = v.s.r.configs.wait()
+			configCh = cfgCh
 		}
 		if pollState {
 			pollCh = poll.C
@@ -373,6 +377,7 @@ func (v *service) stream(ctx context.Context, list *gnmi.SubscriptionList, send 
 			return err
 		case <-configCh:
 			configChanged = true
+			cfgCh = v.s.r.configs.wait() // re-arm before reading the state
 		case <-pollCh:
 		case <-timer.C:
 		}
