@@ -62,7 +62,8 @@ import (
 //     387-action draft of this grid with Kmin 2-90% and Pmax 1-30%
 //     settled on Kmin 33-646 KB under Kmax 1.29-1.67 MB with Pmax 1-30%,
 //     or on Kmin 155 KB / Kmax 7.7 MB, and four of them kept under 95% of
-//     the goodput on some validation scenario); they are left out. Kmin 90% (near-step) kept goodput highest at a given Kmax.
+//     the goodput on some validation scenario); they are left out. Kmin
+//     90% (near-step) kept goodput highest at a given Kmax.
 //
 // The grid no longer holds the vendor presets themselves (they mark at 5-30%
 // or from a few KB); policy presets are settings, not catalogue entries,
