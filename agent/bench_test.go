@@ -1,19 +1,18 @@
-//go:build unix
-
-// The benchmarks report process CPU time (getrusage) besides wall time.
+// The benchmarks report process CPU time (internal/cputime) besides wall
+// time.
 
 package agent
 
 import (
 	"fmt"
 	"os"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/openconfig/gnmi/proto/gnmi"
 
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/cputime"
 	"github.com/ecntune/ecntune/internal/gnmipath"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
@@ -90,16 +89,6 @@ func (f *benchFabric) next() [][]*gnmi.Notification {
 	return out
 }
 
-// processCPU is the CPU time (user + system) the process has used, GC
-// workers included.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // BenchmarkLoop runs the agent's pure loop (decode → observe → decide →
 // guard) over 100 switches × 32 ports × 2 lossless queues = 6,400 queues;
 // one op is one control interval over the whole fabric. Encoding the
@@ -140,7 +129,7 @@ func BenchmarkLoop(b *testing.B) {
 			var all []env.Observation
 			var cpuDec, cpuAll time.Duration
 			interval := func(ns [][]*gnmi.Notification) (tDecode, tObserve, tDecide, tGuard time.Duration, queues int) {
-				c0 := processCPU()
+				c0 := cputime.Process()
 				t0 := time.Now()
 				snaps := make([]env.Snapshot, len(ns))
 				for s, list := range ns {
@@ -152,7 +141,7 @@ func BenchmarkLoop(b *testing.B) {
 					snaps[s], _ = f.decs[s].Snapshot()
 				}
 				t1 := time.Now()
-				c1 := processCPU()
+				c1 := cputime.Process()
 				all = all[:0]
 				for _, sn := range snaps {
 					all = append(all, obsr.Observe(sn)...)
@@ -169,7 +158,7 @@ func BenchmarkLoop(b *testing.B) {
 					g.Result(c, Applied, c.New, now)
 				}
 				t4 := time.Now()
-				c4 := processCPU()
+				c4 := cputime.Process()
 				cpuDec += c1 - c0
 				cpuAll += c4 - c0
 				return t1.Sub(t0), t2.Sub(t1), t3.Sub(t2), t4.Sub(t3), len(all)

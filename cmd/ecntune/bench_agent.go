@@ -34,6 +34,7 @@ import (
 
 	"github.com/ecntune/ecntune/agent"
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/cputime"
 	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
@@ -221,7 +222,7 @@ func serveBenchFabric(ctx context.Context, in io.Reader, out io.Writer) error {
 			continue
 		}
 		now, lag := srv.Status()
-		if err := enc.Encode(benchProbe{CPUNs: processCPUTime().Nanoseconds(), SimPs: int64(now), LagPs: int64(lag)}); err != nil {
+		if err := enc.Encode(benchProbe{CPUNs: cputime.Process().Nanoseconds(), SimPs: int64(now), LagPs: int64(lag)}); err != nil {
 			return err
 		}
 	}
@@ -587,12 +588,12 @@ func runAgentBench(ctx context.Context, o agentBenchOpts, child *exec.Cmd) (*age
 		}
 		switch n {
 		case o.Warmup:
-			cpu0, wall0, samples0 = processCPUTime(), time.Now(), obsr.samples.Load()
+			cpu0, wall0, samples0 = cputime.Process(), time.Now(), obsr.samples.Load()
 			if p0, err = c.probe(); err != nil {
 				return nil, err
 			}
 		case o.Warmup + o.Intervals:
-			cpu1, wall1, samples1 = processCPUTime(), time.Now(), obsr.samples.Load()
+			cpu1, wall1, samples1 = cputime.Process(), time.Now(), obsr.samples.Load()
 			if p1, err = c.probe(); err != nil {
 				return nil, err
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/cputime"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/policy/train"
 )
@@ -131,12 +132,12 @@ func benchDecide(spec string, pool []env.Observation, n int, minTime time.Durati
 // trained network and learning nothing.
 func benchTrain(sc train.Scenario, episodes, workers int) (*trainBench, error) {
 	cfg := train.Config{Algo: train.AlgoPPO, Scenarios: []train.Scenario{sc}, Episodes: episodes, Workers: workers, Seed: 1}
-	cpu0, start := processCPUTime(), time.Now()
+	cpu0, start := cputime.Process(), time.Now()
 	res, err := train.Run(cfg, train.Hooks{})
 	if err != nil {
 		return nil, err
 	}
-	wall, cpu := time.Since(start), processCPUTime()-cpu0
+	wall, cpu := time.Since(start), cputime.Process()-cpu0
 	if len(res.Curve) == 0 {
 		return nil, errors.New("training ran no round")
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/openconfig/gnmi/proto/gnmi"
 
+	"github.com/ecntune/ecntune/internal/cputime"
 	"github.com/ecntune/ecntune/simenv"
 )
 
@@ -198,9 +199,9 @@ func BenchmarkDecodeFabric(b *testing.B) {
 				values += v
 				runtime.GC()
 				b.StartTimer()
-				c0 := processCPU()
+				c0 := cputime.Process()
 				queues = interval(ns)
-				cpu += processCPU() - c0
+				cpu += cputime.Process() - c0
 			}
 			b.StopTimer()
 			if queues != switches*64 {

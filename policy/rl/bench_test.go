@@ -3,6 +3,8 @@ package rl
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/ecntune/ecntune/internal/cputime"
 )
 
 // cpuTimer reports CPU nanoseconds per operation (and per observation when
@@ -11,11 +13,11 @@ type cpuTimer struct{ start int64 }
 
 func startCPU(b *testing.B) *cpuTimer {
 	b.ResetTimer()
-	return &cpuTimer{start: processCPUNanos()}
+	return &cpuTimer{start: cputime.Process().Nanoseconds()}
 }
 
 func (c *cpuTimer) report(b *testing.B, perOp int) {
-	cpu := float64(processCPUNanos()-c.start) / float64(b.N)
+	cpu := float64(cputime.Process().Nanoseconds()-c.start) / float64(b.N)
 	if c.start == 0 || cpu <= 0 {
 		return
 	}

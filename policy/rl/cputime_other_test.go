@@ -1,5 +1,0 @@
-//go:build !unix
-
-package rl
-
-func processCPUNanos() int64 { return 0 }
