@@ -41,6 +41,20 @@ var textColumns = []struct{ key, head string }{
 	{"pfc_paused_us", "pause µs"}, {"drops", "drops"}, {"ecn_mark_rate", "mark rate"},
 }
 
+// row is an aggregate's table row: the policy (with the setting static:best
+// chose) and textColumns' metrics, for the text and the HTML report.
+func (a *Aggregate) row() []string {
+	name := a.Policy
+	if a.Chosen != "" {
+		name += " (" + a.Chosen + ")"
+	}
+	row := []string{name}
+	for _, c := range textColumns {
+		row = append(row, a.Metrics[c.key].String())
+	}
+	return row
+}
+
 // WriteText prints, per scenario, one row per policy: FCT slowdown
 // p50/p99 per bucket, large-flow goodput, utilisation, goodput, PFC pause
 // time, drops and ECN mark rate, each as mean±95% CI over seeds.
@@ -65,15 +79,7 @@ func (r *Result) WriteText(w io.Writer) error {
 			if a == nil {
 				continue
 			}
-			name := p
-			if a.Chosen != "" {
-				name += " (" + a.Chosen + ")"
-			}
-			row := []string{name}
-			for _, c := range textColumns {
-				row = append(row, a.Metrics[c.key].String())
-			}
-			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+			fmt.Fprintln(tw, strings.Join(a.row(), "\t")+"\t")
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -247,15 +253,7 @@ func (r *Result) WriteHTML(w io.Writer) error {
 				continue
 			}
 			data.Seeds = len(a.Seeds)
-			name := p
-			if a.Chosen != "" {
-				name += " (" + a.Chosen + ")"
-			}
-			row := []string{name}
-			for _, c := range textColumns {
-				row = append(row, a.Metrics[c.key].String())
-			}
-			s.Rows = append(s.Rows, row)
+			s.Rows = append(s.Rows, a.row())
 		}
 		var b bytes.Buffer
 		if err := r.PlotCDF(&b, sc); err != nil {
