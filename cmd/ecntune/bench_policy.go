@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/eval"
 	"github.com/ecntune/ecntune/internal/cputime"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/policy/train"
@@ -160,8 +161,9 @@ func benchTrain(sc train.Scenario, episodes, workers int) (*trainBench, error) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem }()
-			n, err := rollout(sc, learned, sc.Config.Seed+uint64(ep))
-			ch <- out{n, err}
+			c := &stepCounter{Policy: learned}
+			_, err := eval.Play(eval.Scenario{Name: sc.Name, Config: sc.Config}, c, "bench", sc.Config.Seed+uint64(ep), train.DefaultInterval)
+			ch <- out{c.steps, err}
 		}()
 	}
 	for range episodes {
@@ -176,33 +178,16 @@ func benchTrain(sc train.Scenario, episodes, workers int) (*trainBench, error) {
 	return tb, nil
 }
 
-// rollout plays one episode with pol deciding and returns the agent steps
-// (queues × decisions) taken.
-func rollout(sc train.Scenario, pol policy.Policy, seed uint64) (uint64, error) {
-	e, err := env.NewSimEnv(sc.Config, env.SimEnvOptions{Interval: train.DefaultInterval})
-	if err != nil {
-		return 0, err
-	}
-	obs, err := e.Reset(seed)
-	if err != nil {
-		return 0, err
-	}
-	settings := make([]env.Setting, len(obs))
-	var steps uint64
-	for {
-		for i, d := range pol.Decide(obs) {
-			settings[i] = d.Setting
-		}
-		var done bool
-		obs, _, done, _, err = e.StepSettings(settings)
-		if err != nil {
-			return 0, err
-		}
-		steps += uint64(len(obs))
-		if done {
-			return steps, nil
-		}
-	}
+// stepCounter counts the agent steps (queue decisions) of the policy it
+// wraps.
+type stepCounter struct {
+	policy.Policy
+	steps uint64
+}
+
+func (c *stepCounter) Decide(obs []env.Observation) []policy.Decision {
+	c.steps += uint64(len(obs))
+	return c.Policy.Decide(obs)
 }
 
 func runPolicyBench(o policyBenchOpts) (*policyBenchResult, error) {
