@@ -36,6 +36,7 @@ import (
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/internal/units"
+	"github.com/ecntune/ecntune/policy"
 )
 
 // Mode selects what the agent does with a decision.
@@ -55,7 +56,7 @@ const (
 // Config is the agent's configuration file, after parsing and defaults.
 type Config struct {
 	Mode           Mode
-	Policy         string // builtin | model:NAME | static:NAME | adaptive
+	Policy         string // builtin | model:NAME | static:NAME | fixed:KMIN/KMAX/PMAX | schedule:... | adaptive
 	Interval       time.Duration
 	SampleInterval time.Duration
 	DB             string
@@ -205,7 +206,12 @@ func ParseConfig(data []byte) (*Config, error) {
 		c.Policy = "builtin"
 	}
 	if !validPolicySpec(c.Policy) {
-		return nil, fmt.Errorf("policy: %q is not allowed (want builtin, adaptive, static:NAME or model:NAME)", c.Policy)
+		return nil, fmt.Errorf("policy: %q is not allowed (want builtin, adaptive, static:NAME, fixed:KMIN/KMAX/PMAX, schedule:... or model:NAME)", c.Policy)
+	}
+	if strings.HasPrefix(c.Policy, "fixed:") || strings.HasPrefix(c.Policy, "schedule:") {
+		if _, err := policy.Lookup(c.Policy); err != nil { // pure parsing: check it here, not at the first decision
+			return nil, fmt.Errorf("policy: %w", err)
+		}
 	}
 	var err error
 	if c.Interval, err = parseDur("interval", f.Interval, time.Second); err != nil {
@@ -279,6 +285,8 @@ func validPolicySpec(s string) bool {
 	case strings.HasPrefix(s, "static:") && len(s) > len("static:"):
 		return true
 	case strings.HasPrefix(s, "model:") && len(s) > len("model:"):
+		return true
+	case strings.HasPrefix(s, "fixed:") || strings.HasPrefix(s, "schedule:"):
 		return true
 	}
 	return false

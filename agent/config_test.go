@@ -136,6 +136,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"", "empty configuration"},
 		{"mode: auto\n" + base, "mode:"},
 		{"policy: magic\n" + base, "policy:"},
+		{"policy: fixed:2MB/1MB/1%\n" + base, "policy: policy \"fixed:2MB/1MB/1%\": setting \"2MB/1MB/1%\": kmin 2MB is above kmax 1MB"},
+		{"policy: schedule:hpcc,nvidia\n" + base, "needs an offset"},
 		{"interval: 1\n" + base, "interval:"},
 		{"interval: 1s\nsample-interval: 2s\n" + base, "sample-interval:"},
 		{"retention: forever\n" + base, "retention:"},

@@ -236,3 +236,30 @@ func TestRunAllErrors(t *testing.T) {
 		}
 	}
 }
+
+// An explicit setting and a schedule run through eval like any policy; a
+// schedule whose every step is one preset replays that preset exactly, and
+// neither counts as a vendor preset in Compare.
+func TestEvalFixedAndSchedule(t *testing.T) {
+	specs := []string{"static:hpcc", "schedule:hpcc,1ms=hpcc", "fixed:400KB/1600KB/20%", "schedule:hpcc,1ms=40KB/100KB/100%"}
+	res, err := RunAll([]Scenario{tiny()}, specs, Options{Seeds: 1, Workers: 2, Interval: 100 * simenv.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, same, fx, sw := res.Runs[0], res.Runs[1], res.Runs[2], res.Runs[3]
+	if same.Policy != specs[1] || same.SmallP99 != h.SmallP99 || same.LargeGoodputGbps != h.LargeGoodputGbps || same.Flows != h.Flows {
+		t.Fatalf("schedule of hpcc only: %+v, static:hpcc: %+v", same, h)
+	}
+	// hpcc at 100G is 400KB/1.6MB/20%: the explicit setting is the same.
+	if fx.SmallP99 != h.SmallP99 || fx.LargeGoodputGbps != h.LargeGoodputGbps {
+		t.Fatalf("fixed:400KB/1600KB/20%%: %+v, static:hpcc: %+v", fx, h)
+	}
+	if sw.SmallP99 == h.SmallP99 && sw.MarkRate == h.MarkRate {
+		t.Fatal("switching to 40KB/100KB/100% at 1 ms changed nothing")
+	}
+	for _, p := range specs[1:] {
+		if c := res.Compare(p); len(c) != 1 || c[0].BestPreset != "static:hpcc" {
+			t.Fatalf("Compare(%s) = %+v, want static:hpcc as the only preset", p, c)
+		}
+	}
+}

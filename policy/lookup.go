@@ -20,12 +20,13 @@ var (
 // Register adds a spec prefix that Lookup resolves, such as "model" or
 // "builtin" for learned policies (packages that cannot be imported here
 // register themselves). It fails for an empty prefix, one with a colon, one
-// already registered, and the built-in "static" and "adaptive".
+// already registered, and the built-in "static", "fixed", "schedule" and
+// "adaptive".
 func Register(prefix string, r Resolver) error {
 	if prefix == "" || strings.Contains(prefix, ":") || r == nil {
 		return fmt.Errorf("policy: cannot register prefix %q (want a non-empty name without ':' and a resolver)", prefix)
 	}
-	if prefix == "static" || prefix == "adaptive" {
+	if prefix == "static" || prefix == "adaptive" || prefix == "fixed" || prefix == "schedule" {
 		return fmt.Errorf("policy: prefix %q is built in", prefix)
 	}
 	resolversMu.Lock()
@@ -39,7 +40,8 @@ func Register(prefix string, r Resolver) error {
 
 // Specs describes the spec forms Lookup accepts, for help texts and errors.
 func Specs() []string {
-	out := []string{"static:NAME (" + strings.Join(PresetNames(), ", ") + ")", "adaptive"}
+	out := []string{"static:NAME (" + strings.Join(PresetNames(), ", ") + ")", "fixed:KMIN/KMAX/PMAX (at 100G, e.g. 387KB/774KB/0.3%)",
+		"schedule:SETTING,OFFSET=SETTING,... (SETTING a preset name or KMIN/KMAX/PMAX, e.g. sonic-default,3ms=387KB/774KB/0.3%)", "adaptive"}
 	resolversMu.RLock()
 	var extra []string
 	for p := range resolvers {
@@ -50,8 +52,10 @@ func Specs() []string {
 	return append(out, extra...)
 }
 
-// Lookup resolves a policy spec: "static:NAME" (a preset), "adaptive" (the
-// step-search baseline with default settings) or a registered prefix.
+// Lookup resolves a policy spec: "static:NAME" (a preset),
+// "fixed:KMIN/KMAX/PMAX" (an explicit setting at 100 Gb/s), "schedule:..."
+// (settings by time, see NewSchedule), "adaptive" (the step-search
+// baseline with default settings) or a registered prefix.
 // Each call returns a fresh policy (stateful policies start empty).
 func Lookup(spec string) (Policy, error) {
 	s := strings.TrimSpace(spec)
@@ -62,6 +66,18 @@ func Lookup(spec string) (Policy, error) {
 			return nil, fmt.Errorf("policy %q: want static:NAME with NAME one of %s", spec, strings.Join(PresetNames(), ", "))
 		}
 		p, err := NewStatic(arg)
+		if err != nil {
+			return nil, fmt.Errorf("policy %q: %w", spec, err)
+		}
+		return p, nil
+	case "fixed":
+		p, err := NewFixed(arg)
+		if err != nil {
+			return nil, fmt.Errorf("policy %q: %w", spec, err)
+		}
+		return p, nil
+	case "schedule":
+		p, err := NewSchedule(arg)
 		if err != nil {
 			return nil, fmt.Errorf("policy %q: %w", spec, err)
 		}

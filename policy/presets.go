@@ -87,10 +87,18 @@ func PresetNames() []string {
 	return names
 }
 
-// Static is a Policy that always asks for one preset, scaled to each
-// port's rate.
+// Static is a Policy that always asks for one preset (or, from NewFixed,
+// one explicit setting), scaled to each port's rate.
 type Static struct {
-	def presetDef
+	def  presetDef
+	kind string // "" for a vendor preset, "fixed" for an explicit setting
+}
+
+func (s Static) prefix() string {
+	if s.kind == "" {
+		return "static"
+	}
+	return s.kind
 }
 
 // Preset returns the preset of that name.
@@ -112,8 +120,9 @@ func NewStatic(name string) (Policy, error) {
 	return s, nil
 }
 
-// Name is "static:" followed by the preset name (a Lookup spec).
-func (s Static) Name() string { return "static:" + s.def.name }
+// Name is "static:" followed by the preset name, or "fixed:" followed by
+// the setting (a Lookup spec).
+func (s Static) Name() string { return s.prefix() + ":" + s.def.name }
 
 // Preset is the preset name.
 func (s Static) Preset() string { return s.def.name }
@@ -136,6 +145,13 @@ func (s Static) Setting(rateBps float64) env.Setting {
 		Pmax: b.Pmax}
 }
 
+func (s Static) label() string {
+	if s.kind == "" {
+		return "preset"
+	}
+	return s.kind
+}
+
 // Decide asks for the preset on every queue, keeping each queue's headroom.
 // A queue whose link rate is unknown holds its setting.
 func (s Static) Decide(obs []env.Observation) []Decision {
@@ -144,14 +160,14 @@ func (s Static) Decide(obs []env.Observation) []Decision {
 		d := Decision{Key: o.Key, Action: -1}
 		if !(o.RateBps > 0) || math.IsInf(o.RateBps, 0) {
 			d.Setting = o.Current
-			d.Reason = fmt.Sprintf("preset %s: link rate %g is unknown, holding", s.def.name, o.RateBps)
+			d.Reason = fmt.Sprintf("%s %s: link rate %g is unknown, holding", s.label(), s.def.name, o.RateBps)
 			out[i] = d
 			continue
 		}
 		d.Setting = s.Setting(o.RateBps)
 		d.Setting.HeadroomBytes = o.Current.HeadroomBytes
 		d.Confidence = 1
-		d.Reason = "preset " + s.def.name
+		d.Reason = s.label() + " " + s.def.name
 		out[i] = d
 	}
 	return out

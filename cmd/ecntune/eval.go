@@ -34,10 +34,14 @@ as training). Prints per scenario and policy the FCT slowdown p50/p99 per flow-s
 bucket, the small-flow (<100KB) p99, large-flow goodput, utilisation, goodput, PFC pause
 time, drops and ECN mark rate as mean ± 95% confidence interval over seeds (Student's t).
 
-Policies: static:NAME (a vendor preset), adaptive, builtin, model:NAME (from the registry
---db), and static:best, the oracle fixed setting: every preset and a dozen catalogue
-settings are run per scenario and the one with the lowest small-flow p99 slowdown, among
-those with no drops and large-flow goodput within 5% of the best, is reported.`,
+Policies: static:NAME (a vendor preset), fixed:KMIN/KMAX/PMAX (an explicit setting at
+100 Gb/s, scaled to each port, e.g. fixed:387KB/774KB/0.3%), schedule:SETTING,OFFSET=SETTING,...
+(settings by time from the start, each a preset name or KMIN/KMAX/PMAX, e.g.
+schedule:sonic-default,3ms=387KB/774KB/0.3%), adaptive, builtin, model:NAME (from the
+registry --db), and static:best, the oracle fixed setting: every preset and a dozen
+catalogue settings are run per scenario and the one with the lowest small-flow p99
+slowdown, among those with no drops and large-flow goodput within 5% of the best, is
+reported. Only static:NAME counts as a vendor preset in the comparison with the best one.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(scenarios) == 0 {
@@ -105,7 +109,7 @@ those with no drops and large-flow goodput within 5% of the best, is reported.`,
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&scenarios, "scenario", nil, "scenario file (YAML); repeat for several")
-	f.StringArrayVar(&policies, "policy", nil, "policy spec: static:NAME, adaptive, builtin, model:NAME or static:best; repeat")
+	f.StringArrayVar(&policies, "policy", nil, "policy spec: static:NAME, fixed:KMIN/KMAX/PMAX, schedule:..., adaptive, builtin, model:NAME or static:best; repeat")
 	f.IntVar(&seeds, "seeds", 3, "seeds per scenario and policy (scenario seed, +1, ...)")
 	f.IntVar(&workers, "workers", 0, "simulations run at once (default: GOMAXPROCS)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object per (scenario, policy, seed) in the sim --json shape")

@@ -1,0 +1,134 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ecntune/ecntune/env"
+)
+
+func TestParseFixed(t *testing.T) {
+	for in, want := range map[string]env.Setting{
+		"387KB/774KB/0.3%":  {KminBytes: 387_000, KmaxBytes: 774_000, Pmax: 0.003},
+		" 0/1MB/0.05 ":      {KminBytes: 0, KmaxBytes: 1_000_000, Pmax: 0.05},
+		"1MiB/2MiB/100%":    {KminBytes: 1 << 20, KmaxBytes: 2 << 20, Pmax: 1},
+		"500KB/500KB/ 1 % ": {KminBytes: 500_000, KmaxBytes: 500_000, Pmax: 0.01},
+	} {
+		got, err := ParseFixed(in)
+		if err != nil || got.KminBytes != want.KminBytes || got.KmaxBytes != want.KmaxBytes || abs(got.Pmax-want.Pmax) > 1e-12 {
+			t.Errorf("ParseFixed(%q) = %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+	for in, msg := range map[string]string{
+		"":                 "want KMIN/KMAX/PMAX",
+		"1MB/2MB":          "want KMIN/KMAX/PMAX",
+		"x/2MB/1%":         "kmin",
+		"1MB/two/1%":       "kmax",
+		"1MB/2MB/lots":     "not a number",
+		"2MB/1MB/1%":       "kmin 2MB is above kmax 1MB",
+		"0/0/1%":           "kmax must be above 0",
+		"1MB/2MB/0%":       "outside (0, 100%]",
+		"1MB/2MB/101%":     "outside (0, 100%]",
+		"1MB/2MB/NaN":      "not a number",
+		"-1KB/2MB/1%":      "negative",
+		"1MB/2MB/1%/extra": "want KMIN/KMAX/PMAX",
+	} {
+		if _, err := ParseFixed(in); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("ParseFixed(%q) err = %v, want it to contain %q", in, err, msg)
+		}
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func TestFixedScalesAndIsNotAPreset(t *testing.T) {
+	p, err := Lookup("fixed:400KB/800KB/1%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Name() != "fixed:400KB/800KB/1%" {
+		t.Fatalf("name %q", p.Name())
+	}
+	obs := []env.Observation{
+		{Key: env.QueueKey{Port: "a"}, RateBps: 25e9, Current: env.Setting{KminBytes: 1, KmaxBytes: 2, Pmax: 0.5, HeadroomBytes: 9000}},
+		{Key: env.QueueKey{Port: "b"}, RateBps: 400e9},
+	}
+	ds := p.Decide(obs)
+	if s := ds[0].Setting; s.KminBytes != 100_000 || s.KmaxBytes != 200_000 || s.Pmax != 0.01 || s.HeadroomBytes != 9000 {
+		t.Errorf("at 25G: %+v", s)
+	}
+	if s := ds[1].Setting; s.KminBytes != 1_600_000 || s.KmaxBytes != 3_200_000 {
+		t.Errorf("at 400G: %+v", s)
+	}
+	if !strings.HasPrefix(ds[0].Reason, "fixed 400KB/800KB/1%") {
+		t.Errorf("reason %q", ds[0].Reason)
+	}
+	if _, err := Lookup("fixed:1MB"); err == nil || !strings.Contains(err.Error(), `policy "fixed:1MB"`) {
+		t.Errorf("bad fixed spec: %v", err)
+	}
+}
+
+func TestSchedule(t *testing.T) {
+	p, err := Lookup("schedule:sonic-default, 3ms=387KB/774KB/0.3%, 6ms=hpcc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The simulator's first observation comes one interval (100 µs) in:
+	// the schedule's clock starts at the start of that interval.
+	at := func(ns int64) env.Setting {
+		o := env.Observation{RateBps: 100e9, TimeNs: ns, Valid: true}
+		o.Metrics.IntervalNs = 100_000
+		return p.Decide([]env.Observation{o})[0].Setting
+	}
+	sonic, _ := Preset("sonic-default")
+	hpcc, _ := Preset("hpcc")
+	mid := env.Setting{KminBytes: 387_000, KmaxBytes: 774_000, Pmax: 0.003}
+	for _, c := range []struct {
+		ns   int64
+		want env.Setting
+	}{{100_000, sonic.Setting(100e9)}, {2_999_999, sonic.Setting(100e9)}, {3_000_000, mid}, {5_900_000, mid},
+		{6_000_000, hpcc.Setting(100e9)}, {60_000_000, hpcc.Setting(100e9)}} {
+		if got := at(c.ns); got != c.want {
+			t.Errorf("at %d ns: %+v, want %+v", c.ns, got, c.want)
+		}
+	}
+	// Offsets are relative to the first observation, not absolute times
+	// (against switches TimeNs is wall-clock time).
+	q, _ := NewSchedule("hpcc,1s=sonic-default")
+	o := env.Observation{RateBps: 100e9, TimeNs: 1_700_000_000_000_000_000}
+	o.Metrics.IntervalNs = 500_000_000 // the clock starts 0.5 s before the first observation
+	if d := q.Decide([]env.Observation{o}); d[0].Setting != hpcc.Setting(100e9) || !strings.Contains(d[0].Reason, "schedule step 1") {
+		t.Errorf("first decision: %+v", d[0])
+	}
+	o.TimeNs += 1_000_000_000
+	if d := q.Decide([]env.Observation{o}); d[0].Setting != sonic.Setting(100e9) || !strings.Contains(d[0].Reason, "schedule step 2 (from 1s)") {
+		t.Errorf("one second later: %+v", d[0])
+	}
+	if ds := q.Decide(nil); len(ds) != 0 {
+		t.Errorf("no observations: %v", ds)
+	}
+	for spec, msg := range map[string]string{
+		"":                          "empty schedule",
+		"hpcc,sonic-default":        "entry 2 \"sonic-default\": needs an offset",
+		"1ms=hpcc":                  "the first entry starts at 0",
+		"hpcc,3ms=nvidia,2ms=cisco": "offset 2ms is not after the previous entry's 3ms",
+		"hpcc,3ms=nvidia,3ms=cisco": "is not after",
+		"hpcc,soon=nvidia":          "entry 2 \"soon=nvidia\": offset",
+		"hpcc,3ms=nope":             `unknown preset "nope"`,
+		"hpcc,3ms=2MB/1MB/1%":       "kmin 2MB is above kmax 1MB",
+	} {
+		if _, err := NewSchedule(spec); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("NewSchedule(%q) err = %v, want it to contain %q", spec, err, msg)
+		}
+	}
+	a, _ := Lookup("schedule:hpcc,1ms=cisco")
+	b, _ := Lookup("schedule:hpcc,1ms=cisco")
+	if a == b {
+		t.Fatal("each Lookup must return a fresh schedule (it keeps its start time)")
+	}
+}
