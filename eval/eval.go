@@ -364,17 +364,7 @@ func RunAll(scs []Scenario, specs []string, opt Options) (*Result, error) {
 		pool := append([]Run(nil), runs...) // main runs are candidates too when they are presets
 		res.OracleRuns = runs[nMain:]
 		for si, sc := range scs {
-			byCand := map[string][]Run{}
-			var order []string
-			for _, r := range pool {
-				if r.Scenario != sc.Name || !(strings.HasPrefix(r.Policy, "static:") || strings.HasPrefix(r.Policy, "catalogue:")) {
-					continue
-				}
-				if _, ok := byCand[r.Policy]; !ok {
-					order = append(order, r.Policy)
-				}
-				byCand[r.Policy] = append(byCand[r.Policy], r)
-			}
+			byCand, order := group(pool, sc.Name, isFixed)
 			best := PickOracle(order, byCand)
 			for _, r := range byCand[best] {
 				r.Chosen = r.Policy
@@ -613,6 +603,62 @@ type Comparison struct {
 	// when static:best was not run.
 	VsOracle float64 `json:"vs_oracle"`
 	Oracle   string  `json:"oracle,omitempty"`
+	// AtGoodput is, among static:best's candidates (presets and catalogue
+	// settings), the one with the lowest mean small-flow p99 that kept at
+	// least the policy's mean large-flow goodput and never dropped: the
+	// best fixed setting at the policy's own goodput, where static:best
+	// may trade up to 5% of goodput for its p99. VsAtGoodput is policy /
+	// that small-flow p99 (below 1: no fixed setting does as well at that
+	// goodput). Both are empty when no candidate ran or none qualifies.
+	AtGoodput   string  `json:"at_goodput,omitempty"`
+	VsAtGoodput float64 `json:"vs_at_goodput,omitempty"`
+}
+
+// isPreset tells a vendor preset's runs (not static:best's); isFixed
+// those of any of static:best's candidates (presets and catalogue
+// settings).
+func isPreset(pol string) bool { return strings.HasPrefix(pol, "static:") && pol != Oracle }
+func isFixed(pol string) bool  { return isPreset(pol) || strings.HasPrefix(pol, "catalogue:") }
+
+// group collects the runs of scenario sc whose policy passes keep, by
+// policy, and the policies in order of first appearance.
+func group(runs []Run, sc string, keep func(string) bool) (map[string][]Run, []string) {
+	by := map[string][]Run{}
+	var order []string
+	for _, r := range runs {
+		if r.Scenario != sc || !keep(r.Policy) {
+			continue
+		}
+		if _, ok := by[r.Policy]; !ok {
+			order = append(order, r.Policy)
+		}
+		by[r.Policy] = append(by[r.Policy], r)
+	}
+	return by, order
+}
+
+// bestAtGoodput finds Comparison.AtGoodput for scenario sc and a policy
+// with mean goodput g and mean small-flow p99 p.
+func (r *Result) bestAtGoodput(sc string, g, p float64) (string, float64) {
+	byCand, order := group(append(append([]Run(nil), r.Runs...), r.OracleRuns...), sc, isFixed)
+	best, bestP := "", math.Inf(1)
+	for _, c := range order {
+		var sg, sp float64
+		drop := false
+		for _, x := range byCand[c] {
+			sg += x.LargeGoodputGbps
+			sp += x.SmallP99
+			drop = drop || x.Drops > 0
+		}
+		n := float64(len(byCand[c]))
+		if !drop && sg/n >= g && sp/n < bestP {
+			best, bestP = c, sp/n
+		}
+	}
+	if best == "" || !(bestP > 0) {
+		return "", 0
+	}
+	return best, p / bestP
 }
 
 // Compare returns one Comparison per scenario for policy pol. It needs the
@@ -621,17 +667,7 @@ type Comparison struct {
 func (r *Result) Compare(pol string) []Comparison {
 	var out []Comparison
 	for _, sc := range r.Scenarios {
-		byCand := map[string][]Run{}
-		var order []string
-		for _, run := range append(append([]Run(nil), r.Runs...), r.OracleRuns...) {
-			if run.Scenario != sc || !strings.HasPrefix(run.Policy, "static:") || run.Policy == Oracle {
-				continue
-			}
-			if _, ok := byCand[run.Policy]; !ok {
-				order = append(order, run.Policy)
-			}
-			byCand[run.Policy] = append(byCand[run.Policy], run)
-		}
+		byCand, order := group(append(append([]Run(nil), r.Runs...), r.OracleRuns...), sc, isPreset)
 		mine := r.RunsOf(sc, pol)
 		if len(order) == 0 || len(mine) == 0 {
 			continue
@@ -660,6 +696,7 @@ func (r *Result) Compare(pol string) []Comparison {
 			c.VsOracle = mean(mine, p99) / mean(o, p99)
 			c.Oracle = o[0].Chosen
 		}
+		c.AtGoodput, c.VsAtGoodput = r.bestAtGoodput(sc, mean(mine, good), mean(mine, p99))
 		out = append(out, c)
 	}
 	return out

@@ -263,3 +263,32 @@ func TestEvalFixedAndSchedule(t *testing.T) {
 		}
 	}
 }
+
+func TestCompareAtGoodput(t *testing.T) {
+	run := func(pol string, p99, good float64, drops uint64) Run {
+		r := Run{Policy: pol, SmallP99: p99, LargeGoodputGbps: good}
+		r.Scenario, r.Drops = "s", drops
+		return r
+	}
+	res := &Result{Scenarios: []string{"s"},
+		Runs: []Run{run("pol", 4, 8.5, 0), run("pol", 4, 8.5, 0), run("hot", 1, 20, 0)},
+		OracleRuns: []Run{run("static:a", 10, 5, 0), run("catalogue:x", 6, 9, 0), run("catalogue:x", 4, 9, 0),
+			run("catalogue:y", 3, 8, 0), run("catalogue:z", 2, 12, 7), run("static:b", 8, 8.6, 0)}}
+	c := res.Compare("pol")
+	// x keeps the goodput (9 >= 8.5) with p99 5; y is better but keeps only
+	// 8; z drops; b keeps it with a worse p99.
+	if len(c) != 1 || c[0].AtGoodput != "catalogue:x" || math.Abs(c[0].VsAtGoodput-0.8) > 1e-12 {
+		t.Fatalf("Compare(pol) = %+v, want catalogue:x at 0.8", c)
+	}
+	if c := res.Compare("hot"); len(c) != 1 || c[0].AtGoodput != "" || c[0].VsAtGoodput != 0 {
+		t.Fatalf("Compare(hot) = %+v: no fixed setting keeps 20 Gb/s", c)
+	}
+	var buf bytes.Buffer
+	res.Policies = []string{"pol", "hot"}
+	if err := res.writeComparisons(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if s := buf.String(); !strings.Contains(s, "/ best fixed at its goodput 0.80 (catalogue:x)") {
+		t.Fatalf("comparison text:\n%s", s)
+	}
+}

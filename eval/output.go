@@ -106,6 +106,11 @@ func (r *Result) writeComparisons(w io.Writer) error {
 			if c.VsOracle > 0 {
 				line += fmt.Sprintf("  small p99 / static:best %.2f", c.VsOracle)
 			}
+			if c.VsAtGoodput > 0 {
+				line += fmt.Sprintf("  / best fixed at its goodput %.2f (%s)", c.VsAtGoodput, c.AtGoodput)
+			} else if c.VsOracle > 0 {
+				line += "  / best fixed at its goodput: none keeps it"
+			}
 			fmt.Fprintln(w, line)
 		}
 	}
