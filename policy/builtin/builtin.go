@@ -40,7 +40,7 @@
 // env.ActionSpecVersion); 1600 episodes, a 774 KB / 1.29 MB mix
 // (17-39%); seeds 9 and 10, a fixed 1 MB; a fourth training scenario (a
 // 2x2 leaf-spine with incast), a 1.29 MB mix (9-17%) with seed 7 and a
-// fixed 1 MB with seed 8. Eleven more runs did not do better (cut and
+// fixed 1 MB with seed 8. Fourteen more runs did not do better (cut and
 // goodput ranges over the four validation scenarios): over_mark 3, a fixed
 // 1.29 MB / 1% (11-24%); tail_delay 0.06, a fixed near-step 774 KB
 // (36-46%, but 91.9% goodput on the time-varying one); tail_delay 0.04, a
@@ -50,7 +50,8 @@
 // over_mark 0.4, a mix (16-39%); --gamma 0.8, a 1 MB / 1.67 MB mix (4-26%);
 // DDQN, scattered choices up to 10 MB (worse than sonic-default); and, in a
 // scratch build, the PPO entropy coefficient at 0.03 (11-58% at 93.2-97.6%)
-// and 0.003 (a fixed near-step 774 KB, 34-48% at 92.0-96.4%). Why runs
+// and 0.003 (a fixed near-step 774 KB, 34-48% at 92.0-96.4%); seeds 11-13
+// with the kept flags, a fixed Kmax 1 MB (24-47%) as seeds 8-10. Why runs
 // land on different settings: the counter reward is nearly flat across
 // Kmax 774 KB-1 MB (mean reward per queue-interval, measured with a scratch
 // tool on two validation scenarios: 0.395 vs 0.398 at 25G, 0.511 vs 0.503
