@@ -3,6 +3,7 @@ package eval
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -138,6 +139,13 @@ func TestEvalEndToEnd(t *testing.T) {
 	var html, png bytes.Buffer
 	if err := res.WriteHTML(&html); err != nil || !strings.Contains(html.String(), "data:image/png;base64,iVBOR") {
 		t.Fatalf("html: err %v, %d bytes", err, html.Len())
+	}
+	// The comparison table: one row per non-preset policy, with the cut the
+	// text report gives.
+	if h := strings.ReplaceAll(html.String(), "&#43;", "+"); !strings.Contains(h, "<th>p99 / best fixed at its goodput</th>") ||
+		!strings.Contains(h, "<td>builtin</td><td>"+bp+"</td><td>"+fmt.Sprintf("%+.1f%%", 100*cmp[0].SmallP99Cut)+"</td>") ||
+		!strings.Contains(h, "<td>adaptive</td>") || strings.Contains(h, "<td>static:hpcc</td><td>static:") {
+		t.Fatalf("html comparison table missing or wrong:\n%s", h[:min(len(h), 4000)])
 	}
 	if err := res.PlotCDF(&png, "tiny"); err != nil || !bytes.HasPrefix(png.Bytes(), []byte("\x89PNG")) {
 		t.Fatalf("cdf plot: %v", err)
