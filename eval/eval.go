@@ -637,10 +637,10 @@ func group(runs []Run, sc string, keep func(string) bool) (map[string][]Run, []s
 	return by, order
 }
 
-// bestAtGoodput finds Comparison.AtGoodput for scenario sc and a policy
-// with mean goodput g and mean small-flow p99 p.
-func (r *Result) bestAtGoodput(sc string, g, p float64) (string, float64) {
-	byCand, order := group(append(append([]Run(nil), r.Runs...), r.OracleRuns...), sc, isFixed)
+// bestAtGoodput finds Comparison.AtGoodput among the fixed settings'
+// runs byCand (in order) for a policy with mean goodput g and mean
+// small-flow p99 p.
+func bestAtGoodput(byCand map[string][]Run, order []string, g, p float64) (string, float64) {
 	best, bestP := "", math.Inf(1)
 	for _, c := range order {
 		var sg, sp float64
@@ -667,7 +667,13 @@ func (r *Result) bestAtGoodput(sc string, g, p float64) (string, float64) {
 func (r *Result) Compare(pol string) []Comparison {
 	var out []Comparison
 	for _, sc := range r.Scenarios {
-		byCand, order := group(append(append([]Run(nil), r.Runs...), r.OracleRuns...), sc, isPreset)
+		byCand, fixed := group(append(append([]Run(nil), r.Runs...), r.OracleRuns...), sc, isFixed)
+		var order []string // the presets among them
+		for _, c := range fixed {
+			if isPreset(c) {
+				order = append(order, c)
+			}
+		}
 		mine := r.RunsOf(sc, pol)
 		if len(order) == 0 || len(mine) == 0 {
 			continue
@@ -696,7 +702,7 @@ func (r *Result) Compare(pol string) []Comparison {
 			c.VsOracle = mean(mine, p99) / mean(o, p99)
 			c.Oracle = o[0].Chosen
 		}
-		c.AtGoodput, c.VsAtGoodput = r.bestAtGoodput(sc, mean(mine, good), mean(mine, p99))
+		c.AtGoodput, c.VsAtGoodput = bestAtGoodput(byCand, fixed, mean(mine, good), mean(mine, p99))
 		out = append(out, c)
 	}
 	return out

@@ -102,31 +102,36 @@ func (c Comparison) cells() []string {
 		fmt.Sprint(c.Drops), vs, at}
 }
 
+// comparisons are Compare's results for every policy that is neither a
+// preset nor static:best, in policy order.
+func (r *Result) comparisons() []Comparison {
+	var out []Comparison
+	for _, p := range r.Policies {
+		if !strings.HasPrefix(p, "static:") {
+			out = append(out, r.Compare(p)...)
+		}
+	}
+	return out
+}
+
 // writeComparisons prints, for every policy that is neither a preset nor
 // static:best, how it compares with the best preset and static:best.
 func (r *Result) writeComparisons(w io.Writer) error {
-	head := false
-	for _, p := range r.Policies {
-		if strings.HasPrefix(p, "static:") {
-			continue
+	for i, c := range r.comparisons() {
+		if i == 0 {
+			fmt.Fprintln(w, "\nvs the best vendor preset (static:best objective among presets) and static:best, means over seeds:")
 		}
-		for _, c := range r.Compare(p) {
-			if !head {
-				fmt.Fprintln(w, "\nvs the best vendor preset (static:best objective among presets) and static:best, means over seeds:")
-				head = true
-			}
-			line := fmt.Sprintf("  %-28s %-10s best preset %-24s small p99 cut %+5.1f%%  large goodput %5.1f%%  drops %d",
-				c.Scenario, c.Policy, c.BestPreset, 100*c.SmallP99Cut, 100*c.GoodputRatio, c.Drops)
-			if c.VsOracle > 0 {
-				line += fmt.Sprintf("  small p99 / static:best %.2f", c.VsOracle)
-			}
-			if c.VsAtGoodput > 0 {
-				line += fmt.Sprintf("  / best fixed at its goodput %.2f (%s)", c.VsAtGoodput, c.AtGoodput)
-			} else if c.VsOracle > 0 {
-				line += "  / best fixed at its goodput: none keeps it"
-			}
-			fmt.Fprintln(w, line)
+		line := fmt.Sprintf("  %-28s %-10s best preset %-24s small p99 cut %+5.1f%%  large goodput %5.1f%%  drops %d",
+			c.Scenario, c.Policy, c.BestPreset, 100*c.SmallP99Cut, 100*c.GoodputRatio, c.Drops)
+		if c.VsOracle > 0 {
+			line += fmt.Sprintf("  small p99 / static:best %.2f", c.VsOracle)
 		}
+		if c.VsAtGoodput > 0 {
+			line += fmt.Sprintf("  / best fixed at its goodput %.2f (%s)", c.VsAtGoodput, c.AtGoodput)
+		} else if c.VsOracle > 0 {
+			line += "  / best fixed at its goodput: none keeps it"
+		}
+		fmt.Fprintln(w, line)
 	}
 	return nil
 }
@@ -271,6 +276,7 @@ func (r *Result) WriteHTML(w io.Writer) error {
 	for _, c := range textColumns {
 		data.Heads = append(data.Heads, c.head)
 	}
+	cmps := r.comparisons()
 	for _, sc := range r.Scenarios {
 		s := scen{Name: sc}
 		for _, p := range r.Policies {
@@ -281,14 +287,9 @@ func (r *Result) WriteHTML(w io.Writer) error {
 			data.Seeds = len(a.Seeds)
 			s.Rows = append(s.Rows, a.row())
 		}
-		for _, p := range r.Policies {
-			if strings.HasPrefix(p, "static:") {
-				continue
-			}
-			for _, c := range r.Compare(p) {
-				if c.Scenario == sc {
-					s.Cmp = append(s.Cmp, c.cells())
-				}
+		for _, c := range cmps {
+			if c.Scenario == sc {
+				s.Cmp = append(s.Cmp, c.cells())
 			}
 		}
 		var b bytes.Buffer
