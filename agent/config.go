@@ -205,13 +205,8 @@ func ParseConfig(data []byte) (*Config, error) {
 	if c.Policy == "" {
 		c.Policy = "builtin"
 	}
-	if !validPolicySpec(c.Policy) {
-		return nil, fmt.Errorf("policy: %q is not allowed (want builtin, adaptive, static:NAME, fixed:KMIN/KMAX/PMAX, schedule:... or model:NAME)", c.Policy)
-	}
-	if strings.HasPrefix(c.Policy, "fixed:") || strings.HasPrefix(c.Policy, "schedule:") {
-		if _, err := policy.Lookup(c.Policy); err != nil { // pure parsing: check it here, not at the first decision
-			return nil, fmt.Errorf("policy: %w", err)
-		}
+	if err := checkPolicySpec(c.Policy); err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
 	}
 	var err error
 	if c.Interval, err = parseDur("interval", f.Interval, time.Second); err != nil {
@@ -278,18 +273,21 @@ func ParseConfig(data []byte) (*Config, error) {
 	return c, nil
 }
 
-func validPolicySpec(s string) bool {
+// checkPolicySpec checks the form of a policy spec; fixed: and schedule:
+// specs are parsed in full (model:NAME is resolved when the agent starts).
+func checkPolicySpec(s string) error {
 	switch {
 	case s == "builtin" || s == "adaptive":
-		return true
+		return nil
 	case strings.HasPrefix(s, "static:") && len(s) > len("static:"):
-		return true
+		return nil
 	case strings.HasPrefix(s, "model:") && len(s) > len("model:"):
-		return true
+		return nil
 	case strings.HasPrefix(s, "fixed:") || strings.HasPrefix(s, "schedule:"):
-		return true
+		_, err := policy.Lookup(s) // pure parsing: checked here, not at the first decision
+		return err
 	}
-	return false
+	return fmt.Errorf("%q is not allowed (want builtin, adaptive, static:NAME, fixed:KMIN/KMAX/PMAX, schedule:... or model:NAME)", s)
 }
 
 func parseDur(field, s string, def time.Duration) (time.Duration, error) {
