@@ -612,6 +612,45 @@ type Comparison struct {
 	// goodput). Both are empty when no candidate ran or none qualifies.
 	AtGoodput   string  `json:"at_goodput,omitempty"`
 	VsAtGoodput float64 `json:"vs_at_goodput,omitempty"`
+	// PairedVsPreset and PairedVsOracle set the policy's small-flow p99
+	// against the best preset's and static:best's seed by seed: every
+	// policy runs the same flows on a given seed, so the per-seed ratio
+	// removes the workload's variation that the means' intervals carry.
+	// Each is the geometric mean of the per-seed ratios with its 95%
+	// confidence interval (an interval wholly below 1: the policy's p99 is
+	// lower beyond the seeds' chance). Zero when fewer than two seeds pair.
+	PairedVsPreset Ratio `json:"paired_vs_preset"`
+	PairedVsOracle Ratio `json:"paired_vs_oracle"`
+}
+
+// Ratio is a geometric mean of per-seed ratios with its 95% confidence
+// interval (Student's t on the logarithms), over N paired seeds.
+type Ratio struct {
+	Mean float64 `json:"mean"`
+	Lo   float64 `json:"lo"`
+	Hi   float64 `json:"hi"`
+	N    int     `json:"n"`
+}
+
+// pairedRatio pairs runs a and b by seed and returns the geometric mean
+// of a's f over b's f with its interval. Seeds where either value is not
+// positive are left out; fewer than two pairs give the zero Ratio.
+func pairedRatio(a, b []Run, f func(Run) float64) Ratio {
+	bySeed := map[uint64]float64{}
+	for _, x := range b {
+		bySeed[x.Seed] = f(x)
+	}
+	var logs []float64
+	for _, x := range a {
+		if v, ok := bySeed[x.Seed]; ok && v > 0 && f(x) > 0 {
+			logs = append(logs, math.Log(f(x)/v))
+		}
+	}
+	if len(logs) < 2 {
+		return Ratio{}
+	}
+	m := MeanCI(logs)
+	return Ratio{Mean: math.Exp(m.Mean), Lo: math.Exp(m.Mean - m.CI95), Hi: math.Exp(m.Mean + m.CI95), N: m.N}
 }
 
 // isPreset tells a vendor preset's runs (not static:best's); isFixed
@@ -692,6 +731,7 @@ func (r *Result) Compare(pol string) []Comparison {
 		if v := mean(byCand[best], p99); v > 0 {
 			c.SmallP99Cut = 1 - mean(mine, p99)/v
 		}
+		c.PairedVsPreset = pairedRatio(mine, byCand[best], p99)
 		if v := mean(byCand[best], good); v > 0 {
 			c.GoodputRatio = mean(mine, good) / v
 		}
@@ -701,6 +741,7 @@ func (r *Result) Compare(pol string) []Comparison {
 		if o := r.RunsOf(sc, Oracle); len(o) > 0 && mean(o, p99) > 0 {
 			c.VsOracle = mean(mine, p99) / mean(o, p99)
 			c.Oracle = o[0].Chosen
+			c.PairedVsOracle = pairedRatio(mine, o, p99)
 		}
 		c.AtGoodput, c.VsAtGoodput = bestAtGoodput(byCand, fixed, mean(mine, good), mean(mine, p99))
 		out = append(out, c)

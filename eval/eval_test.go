@@ -300,3 +300,49 @@ func TestCompareAtGoodput(t *testing.T) {
 		t.Fatalf("comparison text:\n%s", s)
 	}
 }
+
+// The per-seed comparison pairs runs by seed: ratios 2, 1 and 4 on seeds
+// 0-2 give a geometric mean of 2 and Student's t interval on their logs;
+// a seed only one side ran, or a zero p99, pairs with nothing.
+func TestPairedRatio(t *testing.T) {
+	run := func(seed uint64, p99 float64) Run {
+		r := Run{SmallP99: p99}
+		r.Seed = seed
+		return r
+	}
+	p99 := func(r Run) float64 { return r.SmallP99 }
+	a := []Run{run(0, 4), run(1, 3), run(2, 8), run(3, 5), run(4, 0)}
+	b := []Run{run(2, 2), run(0, 2), run(1, 3), run(4, 7), run(9, 1)}
+	q := pairedRatio(a, b, p99)
+	// logs ln2, 0, ln4: mean ln2, sd ln2, t(2) 4.3027 over sqrt 3.
+	half := 4.302652729911275 * math.Ln2 / math.Sqrt(3)
+	if q.N != 3 || math.Abs(q.Mean-2) > 1e-12 || math.Abs(q.Lo-2*math.Exp(-half)) > 1e-9 || math.Abs(q.Hi-2*math.Exp(half)) > 1e-9 {
+		t.Fatalf("pairedRatio = %+v, want mean 2 over 3 seeds, [%g, %g]", q, 2*math.Exp(-half), 2*math.Exp(half))
+	}
+	if s := q.String(); s != fmt.Sprintf("2.00 [%.2f, %.2f]", q.Lo, q.Hi) {
+		t.Fatalf("String = %q", s)
+	}
+	if q := pairedRatio(a[:1], b, p99); q.N != 0 || q.String() != "–" {
+		t.Fatalf("one pair gave %+v", q)
+	}
+	// In Compare: equal runs on every seed give exactly 1 [1, 1].
+	res := &Result{Scenarios: []string{"s"}, Policies: []string{"pol"}}
+	for s := uint64(0); s < 3; s++ {
+		for _, p := range []string{"pol", "static:a", Oracle} {
+			r := run(s, float64(s+2))
+			r.Scenario, r.Policy, r.LargeGoodputGbps = "s", p, 10
+			res.Runs = append(res.Runs, r)
+		}
+	}
+	c := res.Compare("pol")
+	if len(c) != 1 || c[0].PairedVsPreset != (Ratio{1, 1, 1, 3}) || c[0].PairedVsOracle != (Ratio{1, 1, 1, 3}) {
+		t.Fatalf("Compare = %+v", c)
+	}
+	var buf bytes.Buffer
+	if err := res.writeComparisons(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if s := buf.String(); !strings.Contains(s, "small p99 cut  +0.0% (per seed 1.00 [1.00, 1.00])") || !strings.Contains(s, "static:best 1.00 (per seed 1.00 [1.00, 1.00])") {
+		t.Fatalf("comparison text:\n%s", s)
+	}
+}

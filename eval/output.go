@@ -98,8 +98,16 @@ func (c Comparison) cells() []string {
 	if c.VsAtGoodput > 0 {
 		at = fmt.Sprintf("%.2f (%s)", c.VsAtGoodput, c.AtGoodput)
 	}
-	return []string{c.Policy, c.BestPreset, fmt.Sprintf("%+.1f%%", 100*c.SmallP99Cut), fmt.Sprintf("%.1f%%", 100*c.GoodputRatio),
-		fmt.Sprint(c.Drops), vs, at}
+	return []string{c.Policy, c.BestPreset, fmt.Sprintf("%+.1f%%", 100*c.SmallP99Cut), c.PairedVsPreset.String(),
+		fmt.Sprintf("%.1f%%", 100*c.GoodputRatio), fmt.Sprint(c.Drops), vs, c.PairedVsOracle.String(), at}
+}
+
+// String is "1.15 [0.98, 1.35]", or "–" for the zero Ratio.
+func (q Ratio) String() string {
+	if q.N == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f [%.2f, %.2f]", q.Mean, q.Lo, q.Hi)
 }
 
 // comparisons are Compare's results for every policy that is neither a
@@ -119,12 +127,18 @@ func (r *Result) comparisons() []Comparison {
 func (r *Result) writeComparisons(w io.Writer) error {
 	for i, c := range r.comparisons() {
 		if i == 0 {
-			fmt.Fprintln(w, "\nvs the best vendor preset (static:best objective among presets) and static:best, means over seeds:")
+			fmt.Fprintln(w, "\nvs the best vendor preset (static:best objective among presets) and static:best, means over seeds\n(per seed: geometric mean of the policy/fixed-setting p99 ratio seed by seed, same flows on each seed, [95% CI]):")
 		}
-		line := fmt.Sprintf("  %-28s %-10s best preset %-24s small p99 cut %+5.1f%%  large goodput %5.1f%%  drops %d",
-			c.Scenario, c.Policy, c.BestPreset, 100*c.SmallP99Cut, 100*c.GoodputRatio, c.Drops)
+		line := fmt.Sprintf("  %-28s %-10s best preset %-24s small p99 cut %+5.1f%%", c.Scenario, c.Policy, c.BestPreset, 100*c.SmallP99Cut)
+		if c.PairedVsPreset.N > 0 {
+			line += fmt.Sprintf(" (per seed %s)", c.PairedVsPreset)
+		}
+		line += fmt.Sprintf("  large goodput %5.1f%%  drops %d", 100*c.GoodputRatio, c.Drops)
 		if c.VsOracle > 0 {
 			line += fmt.Sprintf("  small p99 / static:best %.2f", c.VsOracle)
+			if c.PairedVsOracle.N > 0 {
+				line += fmt.Sprintf(" (per seed %s)", c.PairedVsOracle)
+			}
 		}
 		if c.VsAtGoodput > 0 {
 			line += fmt.Sprintf("  / best fixed at its goodput %.2f (%s)", c.VsAtGoodput, c.AtGoodput)
@@ -250,7 +264,8 @@ among those with no drops and large-flow goodput within 5% of the best, chosen p
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</table>
 {{if .Cmp}}<p>Against the best vendor preset (by the static:best rule among presets), static:best, and the best fixed
-setting that keeps the policy's large-flow goodput (means over seeds; a ratio below 1 is a lower p99 than the fixed setting's):</p>
+setting that keeps the policy's large-flow goodput (means over seeds; a ratio below 1 is a lower p99 than the fixed setting's).
+"Per seed" columns are the geometric mean of the seed-by-seed ratios (same flows on each seed) [95% CI]:</p>
 <table><tr>{{range $.CmpHeads}}<th>{{.}}</th>{{end}}</tr>
 {{range .Cmp}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</table>{{end}}
@@ -271,8 +286,8 @@ func (r *Result) WriteHTML(w io.Writer) error {
 		Heads     []string
 		CmpHeads  []string
 		Scenarios []scen
-	}{CmpHeads: []string{"policy", "best preset", "small p99 cut", "large goodput", "drops", "p99 / static:best",
-		"p99 / best fixed at its goodput"}}
+	}{CmpHeads: []string{"policy", "best preset", "small p99 cut", "p99 / best preset per seed", "large goodput", "drops",
+		"p99 / static:best", "p99 / static:best per seed", "p99 / best fixed at its goodput"}}
 	for _, c := range textColumns {
 		data.Heads = append(data.Heads, c.head)
 	}
