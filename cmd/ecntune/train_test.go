@@ -104,9 +104,43 @@ func TestTrainEvalFlagErrors(t *testing.T) {
 		{newEvalCmd(), nil, "no --scenario"},
 		{newEvalCmd(), []string{"--scenario", "x.yaml"}, "no --policy"},
 		{newEvalCmd(), []string{"--scenario", filepath.Join(dir, "none.yaml"), "--policy", "adaptive"}, "none.yaml"},
+		{newEvalCmd(), []string{"--scenario", "x.yaml", "--policy", "adaptive", "--duration", "soon"}, "--duration"},
+		{newEvalCmd(), []string{"--scenario", "x.yaml", "--policy", "adaptive", "--interval", "0ms"}, "--interval: 0ms must be above 0"},
 	} {
 		if _, err := runCmd(t, c.cmd, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %v: err = %v, want %q", c.cmd.Name(), c.args, err, c.want)
 		}
+	}
+}
+
+// eval --duration runs each scenario for that long under the name
+// NAME@DURATION (a longer run finishes more flows), --interval sets Δ and
+// one at or above the duration is refused naming the scenario.
+func TestEvalDurationInterval(t *testing.T) {
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "tiny.yaml")
+	if err := os.WriteFile(sc, []byte(tinyTrainScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	flows := func(args ...string) (string, float64) {
+		t.Helper()
+		js, err := runCmd(t, newEvalCmd(), append([]string{"--scenario", sc, "--policy", "static:hpcc", "--seeds", "1", "--json"}, args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var runs []map[string]any
+		if err := json.Unmarshal([]byte(js), &runs); err != nil || len(runs) != 1 {
+			t.Fatalf("eval json (%v): %s", err, js)
+		}
+		return runs[0]["scenario"].(string), runs[0]["flows"].(float64)
+	}
+	name1, n1 := flows()
+	name2, n2 := flows("--duration", "2ms", "--interval", "100us")
+	if name1 != "tiny-train" || name2 != "tiny-train@2ms" || !(n2 > n1) {
+		t.Fatalf("1 ms: %s %v flows; --duration 2ms: %s %v flows", name1, n1, name2, n2)
+	}
+	if _, err := runCmd(t, newEvalCmd(), "--scenario", sc, "--policy", "static:hpcc", "--seeds", "1", "--interval", "1ms"); err == nil ||
+		!strings.Contains(err.Error(), "tiny-train") || !strings.Contains(err.Error(), "interval") {
+		t.Fatalf("interval 1ms on a 1 ms scenario: %v", err)
 	}
 }
