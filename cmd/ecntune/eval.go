@@ -64,17 +64,13 @@ min(500µs, duration/25), so an episode holds at least 20 decisions).`,
 				flag, val string
 				to        *simenv.Time
 			}{{"duration", duration, &dur}, {"interval", interval, &dt}} {
-				if !cmd.Flags().Changed(d.flag) {
-					continue
+				if cmd.Flags().Changed(d.flag) {
+					v, err := positiveSimTime(d.flag, d.val)
+					if err != nil {
+						return err
+					}
+					*d.to = v
 				}
-				v, err := units.ParseDuration(d.val)
-				if err != nil {
-					return fmt.Errorf("--%s: %v", d.flag, err)
-				}
-				if v <= 0 {
-					return fmt.Errorf("--%s: %s must be above 0", d.flag, d.val)
-				}
-				*d.to = simenv.FromDuration(v)
 			}
 			policy.SetModelRegistry(modelsDBPath(db))
 			var scs []eval.Scenario
@@ -152,5 +148,18 @@ min(500µs, duration/25), so an episode holds at least 20 decisions).`,
 }
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// positiveSimTime parses the value val of flag --name as a simulated
+// duration above 0.
+func positiveSimTime(name, val string) (simenv.Time, error) {
+	d, err := units.ParseDuration(val)
+	if err != nil {
+		return 0, fmt.Errorf("--%s: %v", name, err)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("--%s: %s must be above 0", name, val)
+	}
+	return simenv.FromDuration(d), nil
+}
 
 func fileSafe(s string) string { return unsafeChars.ReplaceAllString(s, "_") }

@@ -9,7 +9,6 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
-	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/report"
 	"github.com/ecntune/ecntune/simenv/scenario"
@@ -57,14 +56,11 @@ utilisation, goodput, ECN marks, PFC pauses, drops, and the simulator's speed.`,
 				cfg.Seed = seed
 			}
 			if cmd.Flags().Changed("duration") {
-				d, err := units.ParseDuration(duration)
+				d, err := positiveSimTime("duration", duration)
 				if err != nil {
-					return fmt.Errorf("--duration: %v", err)
+					return err
 				}
-				if d <= 0 {
-					return fmt.Errorf("--duration: %s must be above 0", duration)
-				}
-				cfg.Duration = simenv.FromDuration(d)
+				cfg.Duration = d
 			}
 			var fct *os.File
 			if fctOut != "" {
