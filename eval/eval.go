@@ -22,7 +22,6 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/ecntune/ecntune/env"
-	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/report"
@@ -478,7 +477,7 @@ func runJob(sc Scenario, j job, opt Options, shared map[string]policy.Policy) (R
 	var pol policy.Policy
 	switch {
 	case j.set != nil:
-		pol = fixed{name: j.spec, at100G: *j.set}
+		pol = policy.FixedSetting(j.spec, *j.set)
 	case shared[j.spec] != nil:
 		pol = shared[j.spec]
 	default:
@@ -564,27 +563,6 @@ func Play(sc Scenario, pol policy.Policy, name string, seed uint64, interval sim
 		r.MarkRate = float64(st.ECNMarked) / float64(st.DataHops)
 	}
 	return r, nil
-}
-
-// fixed is a static policy at one catalogue setting (scaled with rate).
-type fixed struct {
-	name   string
-	at100G env.Setting
-}
-
-func (f fixed) Name() string { return f.name }
-func (f fixed) Decide(obs []env.Observation) []policy.Decision {
-	out := make([]policy.Decision, len(obs))
-	for i, o := range obs {
-		s := o.Current
-		if o.RateBps > 0 && !math.IsInf(o.RateBps, 0) {
-			s.KminBytes = units.ScaleBytes(f.at100G.KminBytes, o.RateBps)
-			s.KmaxBytes = units.ScaleBytes(f.at100G.KmaxBytes, o.RateBps)
-			s.Pmax = f.at100G.Pmax
-		}
-		out[i] = policy.Decision{Key: o.Key, Setting: s, Action: -1, Confidence: 1, Reason: f.name}
-	}
-	return out
 }
 
 // Comparison sets one policy against the best vendor preset (chosen per

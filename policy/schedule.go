@@ -56,8 +56,14 @@ func NewFixed(spec string) (Static, error) {
 	if err != nil {
 		return Static{}, err
 	}
-	name := strings.TrimSpace(spec)
-	return Static{def: presetDef{name: name, at100G: s, source: "explicit setting " + name + " at 100 Gb/s"}, kind: "fixed"}, nil
+	return FixedSetting(strings.TrimSpace(spec), s), nil
+}
+
+// FixedSetting returns a static policy at setting at100G (given at
+// 100 Gb/s, scaled linearly to each port's rate like a preset), named
+// "fixed:" followed by name. It does not check the setting.
+func FixedSetting(name string, at100G env.Setting) Static {
+	return Static{def: presetDef{name: name, at100G: at100G, source: "explicit setting " + name + " at 100 Gb/s"}, kind: "fixed"}
 }
 
 // Schedule is a Policy that applies fixed settings by time: each entry
