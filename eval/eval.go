@@ -683,8 +683,9 @@ func bestAtGoodput(byCand map[string][]Run, order []string, g, p float64) (strin
 // policies.
 func (r *Result) Compare(pol string) []Comparison {
 	var out []Comparison
+	all := append(append([]Run(nil), r.Runs...), r.OracleRuns...)
 	for _, sc := range r.Scenarios {
-		byCand, fixed := group(append(append([]Run(nil), r.Runs...), r.OracleRuns...), sc, isFixed)
+		byCand, fixed := group(all, sc, isFixed)
 		var order []string // the presets among them
 		for _, c := range fixed {
 			if isPreset(c) {
