@@ -56,7 +56,7 @@ const (
 // Config is the agent's configuration file, after parsing and defaults.
 type Config struct {
 	Mode           Mode
-	Policy         string // builtin | model:NAME | static:NAME | fixed:KMIN/KMAX/PMAX | schedule:... | adaptive
+	Policy         string // builtin[:prefer=P] | model:NAME[,prefer=P] | static:NAME | fixed:KMIN/KMAX/PMAX | schedule:... | adaptive
 	Interval       time.Duration
 	SampleInterval time.Duration
 	DB             string
@@ -282,12 +282,16 @@ func checkPolicySpec(s string) error {
 	case strings.HasPrefix(s, "static:") && len(s) > len("static:"):
 		return nil
 	case strings.HasPrefix(s, "model:") && len(s) > len("model:"):
-		return nil
-	case strings.HasPrefix(s, "fixed:") || strings.HasPrefix(s, "schedule:"):
-		_, err := policy.Lookup(s) // pure parsing: checked here, not at the first decision
+		ref, _, _, err := policy.SplitPreference(s[len("model:"):])
+		if err == nil && ref == "" {
+			err = fmt.Errorf("%q names no model", s)
+		}
+		return err
+	case strings.HasPrefix(s, "fixed:") || strings.HasPrefix(s, "schedule:") || strings.HasPrefix(s, "builtin:"):
+		_, err := policy.Lookup(s) // parsing (and the embedded model): checked here, not at the first decision
 		return err
 	}
-	return fmt.Errorf("%q is not allowed (want builtin, adaptive, static:NAME, fixed:KMIN/KMAX/PMAX, schedule:... or model:NAME)", s)
+	return fmt.Errorf("%q is not allowed (want builtin[:prefer=P], adaptive, static:NAME, fixed:KMIN/KMAX/PMAX, schedule:... or model:NAME[,prefer=P])", s)
 }
 
 func parseDur(field, s string, def time.Duration) (time.Duration, error) {

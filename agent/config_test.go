@@ -138,6 +138,9 @@ func TestParseConfigErrors(t *testing.T) {
 		{"policy: magic\n" + base, "policy:"},
 		{"policy: fixed:2MB/1MB/1%\n" + base, "policy: policy \"fixed:2MB/1MB/1%\": setting \"2MB/1MB/1%\": kmin 2MB is above kmax 1MB"},
 		{"policy: schedule:hpcc,nvidia\n" + base, "needs an offset"},
+		{"policy: builtin:prefer=2\n" + base, "policy: policy \"builtin:prefer=2\": preference 2: want a number in [-1, 1]"},
+		{"policy: model:tuned,prefer=fast\n" + base, "policy: prefer=fast: not a number"},
+		{"policy: model:,prefer=0.5\n" + base, "names no model"},
 		{"interval: 1\n" + base, "interval:"},
 		{"interval: 1s\nsample-interval: 2s\n" + base, "sample-interval:"},
 		{"retention: forever\n" + base, "retention:"},
@@ -181,5 +184,15 @@ func TestLoadConfigNamesFile(t *testing.T) {
 	}
 	if _, err := LoadConfig(p + ".missing"); err == nil || !strings.Contains(err.Error(), "agent.yaml.missing") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+func TestParseConfigPreference(t *testing.T) {
+	base := "targets:\n  sw0:\n    address: 127.0.0.1:1\n"
+	for _, p := range []string{"builtin:prefer=-0.5", "model:tuned,prefer=0.25", "model:tuned@2,prefer=-1"} {
+		c, err := ParseConfig([]byte("policy: " + p + "\n" + base))
+		if err != nil || c.Policy != p {
+			t.Errorf("policy %s: %+v %v", p, c, err)
+		}
 	}
 }

@@ -145,6 +145,15 @@ func TestModelLookupFromRegistry(t *testing.T) {
 	if d := p.Decide([]env.Observation{validObs(100e9, env.Setting{KmaxBytes: 1, Pmax: 1})})[0]; d.Action != cat.Absolute(4, 0, 1) {
 		t.Fatalf("model:tuned decided %+v", d)
 	}
+	if p, err := Lookup("model:tuned,prefer=-0.5"); err != nil || p.Name() != "model:tuned,prefer=-0.5" || p.(*Learned).Preference() != -0.5 {
+		t.Fatalf("model:tuned,prefer=-0.5: %v %v", p, err)
+	}
+	if _, err := Lookup("model:tuned,prefer=3"); err == nil || !strings.Contains(err.Error(), "[-1, 1]") {
+		t.Fatalf("preference 3: err = %v", err)
+	}
+	if _, err := Lookup("model:,prefer=0"); err == nil || !strings.Contains(err.Error(), "want model:NAME") {
+		t.Fatalf("no model name: err = %v", err)
+	}
 	if _, err := Lookup("model:old"); !errors.Is(err, models.ErrSpecMismatch) {
 		t.Fatalf("model trained on obs-v0: err = %v, want a spec mismatch", err)
 	}
@@ -157,6 +166,104 @@ func TestModelLookupFromRegistry(t *testing.T) {
 	SetModelRegistry(filepath.Join(t.TempDir(), "none.db"))
 	if _, err := Lookup("model:tuned"); !errors.Is(err, models.ErrNoRegistry) {
 		t.Fatalf("missing registry: err = %v", err)
+	}
+}
+
+// leanNet is a network (logits) whose scores do not depend on the input:
+// best first, then near-ties gap nats below it, per action.
+func leanNet(t testing.TB, best int, gaps map[int]float32) *rl.Net {
+	t.Helper()
+	n := biasNet(t, rl.OutputLogits, best, 0)
+	out := &n.Layers[len(n.Layers)-1]
+	for j := range out.B {
+		out.B[j] = -20
+	}
+	out.B[best] = 0
+	for a, g := range gaps {
+		out.B[a] = -g
+	}
+	return n
+}
+
+func TestLearnedPreference(t *testing.T) {
+	cat := env.DefaultCatalogue()
+	// At 100G: best Kmax 774 KB; near-ties 1.29 MB (1 nat below), a step
+	// Kmin at 774 KB (0.5 below), 464 KB (2 below), 10 MB (4 below).
+	best, looser, step, tighter, far := cat.Absolute(8, 0, 0), cat.Absolute(10, 0, 1), cat.Absolute(8, 1, 0),
+		cat.Absolute(6, 0, 0), cat.Absolute(18, 1, 0)
+	l, err := NewLearned("model:p", leanNet(t, best, map[int]float32{looser: 1, step: 0.5, tighter: 2, far: 4}), cat, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Preference() != 0 {
+		t.Fatalf("preference %g", l.Preference())
+	}
+	cur := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
+	obs := []env.Observation{validObs(100e9, cur), validObs(25e9, cur)}
+	for _, c := range []struct {
+		p    float64
+		want int
+	}{{0, best}, {-0.1, best}, {-0.25, step}, {-0.5, looser}, {-1, looser}, {0.5, best}, {0.7, tighter}, {1, tighter}} {
+		lp, err := l.WithPreference("model:p,prefer=x", c.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, d := range lp.Decide(obs) {
+			if d.Action != c.want {
+				t.Fatalf("prefer %g, queue %d: %s, want %s", c.p, i, cat.Describe(d.Action), cat.Describe(c.want))
+			}
+			if named := strings.Contains(d.Reason, "prefer"); named != (c.p != 0) {
+				t.Fatalf("prefer %g: reason %q", c.p, d.Reason)
+			}
+		}
+		if lp.Name() != "model:p,prefer=x" || lp.Preference() != c.p || l.Preference() != 0 {
+			t.Fatalf("copy %q %g, original %g", lp.Name(), lp.Preference(), l.Preference())
+		}
+	}
+	// A Q network: the span is in temperatures (0.05 reward units).
+	q, err := NewLearned("model:q", biasNet(t, rl.OutputQ, best, 0.05), cat, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lq, _ := q.WithPreference("q", -0.5); lq.Decide(obs[:1])[0].Action == best {
+		t.Fatal("Q policy at prefer -0.5 (span 0.075) kept its best action: actions 0.05 below it are near-ties")
+	}
+	if lq, _ := q.WithPreference("q", -0.2); lq.Decide(obs[:1])[0].Action != best {
+		t.Fatal("Q policy at prefer -0.2 (span 0.03) left an action 0.05 ahead of the rest")
+	}
+	for _, p := range []float64{-1.5, 2, math.NaN(), math.Inf(1)} {
+		if _, err := l.WithPreference("x", p); err == nil || !strings.Contains(err.Error(), "[-1, 1]") {
+			t.Errorf("prefer %g: err = %v, want a range error", p, err)
+		}
+	}
+}
+
+func TestCutPreference(t *testing.T) {
+	for _, c := range []struct {
+		arg, rest string
+		p         float64
+		set       bool
+		err       string
+	}{
+		{"tuned", "tuned", 0, false, ""},
+		{"tuned@3", "tuned@3", 0, false, ""},
+		{"tuned,prefer=-0.5", "tuned", -0.5, true, ""},
+		{"prefer=1", "", 1, true, ""},
+		{"", "", 0, false, ""},
+		{"tuned,prefer=2", "", 0, false, "[-1, 1]"},
+		{"tuned,prefer=abc", "", 0, false, "not a number"},
+		{"tuned,speed=1", "", 0, false, "want prefer=P"},
+	} {
+		rest, p, set, err := SplitPreference(c.arg)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: err = %v, want %q", c.arg, err, c.err)
+			}
+			continue
+		}
+		if err != nil || rest != c.rest || p != c.p || set != c.set {
+			t.Errorf("%q: %q %g %v %v, want %q %g %v", c.arg, rest, p, set, err, c.rest, c.p, c.set)
+		}
 	}
 }
 
@@ -178,6 +285,9 @@ func TestBuiltinResolves(t *testing.T) {
 	}
 	if _, err := Lookup("builtin:x"); err == nil {
 		t.Fatal("builtin:x accepted")
+	}
+	if p, err := Lookup("builtin:prefer=-0.25"); err != nil || p.Name() != "builtin:prefer=-0.25" || p.(*Learned).Preference() != -0.25 {
+		t.Fatalf("builtin:prefer=-0.25: %v %v", p, err)
 	}
 }
 

@@ -17,6 +17,13 @@ var (
 	resolvers   = map[string]Resolver{}
 )
 
+// specUsage describes the argument of this package's own registered
+// prefixes in Specs.
+var specUsage = map[string]string{
+	"builtin": "builtin[:prefer=P]",
+	"model":   "model:NAME[,prefer=P] (P in [-1, 1]: toward throughput below 0, latency above)",
+}
+
 // Register adds a spec prefix that Lookup resolves, such as "model" or
 // "builtin" for learned policies (packages that cannot be imported here
 // register themselves). It fails for an empty prefix, one with a colon, one
@@ -45,7 +52,11 @@ func Specs() []string {
 	resolversMu.RLock()
 	var extra []string
 	for p := range resolvers {
-		extra = append(extra, p+"[:ARG]")
+		u, ok := specUsage[p]
+		if !ok {
+			u = p + "[:ARG]"
+		}
+		extra = append(extra, u)
 	}
 	resolversMu.RUnlock()
 	sort.Strings(extra)

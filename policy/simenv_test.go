@@ -72,3 +72,66 @@ func TestPoliciesDriveSimEnv(t *testing.T) {
 	}
 	t.Logf("mean reward per queue-interval: static:hpcc %.4f, adaptive %.4f (port 0: %d moves in %d intervals)", mStatic, mAdaptive, moves, len(da))
 }
+
+// The built-in model's preference moves each decision monotonically: on
+// the same observations (an incast run at 25G and at 100G), a lower
+// preference never picks an earlier-marking setting, and the ends differ.
+func TestBuiltinPreferenceMonotone(t *testing.T) {
+	var obs []env.Observation
+	for _, rate := range []float64{25e9, 100e9} {
+		cfg := simenv.DefaultConfig()
+		cfg.Name = "pref-incast"
+		cfg.Duration = 3 * simenv.Millisecond
+		cfg.Topology = simenv.StarTopology(8, rate, simenv.Microsecond)
+		cfg.Workloads = []simenv.Workload{{Kind: simenv.WorkloadIncast, Priority: 3, Fanin: 5, SizeBytes: 200_000,
+			Every: 150 * simenv.Microsecond}}
+		e, err := env.NewSimEnv(cfg, env.SimEnvOptions{Interval: 200 * simenv.Microsecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := e.Reset(3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base, err := Lookup("builtin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for done := false; !done; {
+			obs = append(obs, o...)
+			d := base.Decide(o)
+			set := make([]env.Setting, len(d))
+			for i := range d {
+				set[i] = d[i].Setting
+			}
+			if o, _, done, _, err = e.StepSettings(set); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	prefs := []string{"builtin:prefer=-1", "builtin:prefer=-0.5", "builtin", "builtin:prefer=0.5", "builtin:prefer=1"}
+	var all [][]Decision
+	for _, s := range prefs {
+		p, err := Lookup(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, p.Decide(obs))
+	}
+	moved := 0
+	for i := range obs {
+		for k := 1; k < len(prefs); k++ {
+			if c := compareLooseness(all[k][i].Setting, all[k-1][i].Setting); c > 0 {
+				t.Fatalf("queue-interval %d: %s chose %+v, later-marking than %s's %+v", i, prefs[k], all[k][i].Setting,
+					prefs[k-1], all[k-1][i].Setting)
+			}
+		}
+		if all[0][i].Setting != all[len(prefs)-1][i].Setting {
+			moved++
+		}
+	}
+	if moved == 0 {
+		t.Fatalf("no decision of %d differs between prefer=-1 and prefer=1", len(obs))
+	}
+	t.Logf("%d of %d decisions differ between prefer=-1 and prefer=1", moved, len(obs))
+}

@@ -271,7 +271,7 @@ then the same episodes as rollouts only, to show what learning costs.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.scenario, "scenario", o.scenario, "scenario the observations and the training episodes come from")
-	f.StringVar(&o.spec, "policy", o.spec, "policy spec to time (static:NAME, fixed:KMIN/KMAX/PMAX, schedule:..., adaptive, builtin, model:NAME)")
+	f.StringVar(&o.spec, "policy", o.spec, "policy spec to time (static:NAME, fixed:KMIN/KMAX/PMAX, schedule:..., adaptive, builtin[:prefer=P], model:NAME[,prefer=P])")
 	f.IntSliceVar(&o.queues, "queues", o.queues, "batch sizes (queues per decision call)")
 	f.DurationVar(&o.minTime, "min-time", o.minTime, "time each batch size for at least this long")
 	f.IntVar(&o.episodes, "train-episodes", o.episodes, "episodes of the training measurement (0: skip it)")

@@ -41,7 +41,9 @@ Policies: static:NAME (a vendor preset), fixed:KMIN/KMAX/PMAX (an explicit setti
 100 Gb/s, scaled to each port, e.g. fixed:387KB/774KB/0.3%), schedule:SETTING,OFFSET=SETTING,...
 (settings by time from the start, each a preset name or KMIN/KMAX/PMAX, e.g.
 schedule:sonic-default,3ms=387KB/774KB/0.3%), adaptive, builtin, model:NAME (from the
-registry --db), and static:best, the oracle fixed setting: every preset and a dozen
+registry --db), a learned one with a preference (builtin:prefer=P, model:NAME,prefer=P; P in
+[-1, 1]: below 0 it takes the latest-marking setting the model rates nearly as good as its
+best, favouring long flows' throughput; above 0 the earliest), and static:best, the oracle fixed setting: every preset and a dozen
 catalogue settings are run per scenario and the one with the lowest small-flow p99
 slowdown, among those with no drops and large-flow goodput within 5% of the best, is
 reported. Only static:NAME counts as a vendor preset in the comparison with the best one.
@@ -135,7 +137,7 @@ min(500µs, duration/25), so an episode holds at least 20 decisions).`,
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&scenarios, "scenario", nil, "scenario file (YAML); repeat for several")
-	f.StringArrayVar(&policies, "policy", nil, "policy spec: static:NAME, fixed:KMIN/KMAX/PMAX, schedule:..., adaptive, builtin, model:NAME or static:best; repeat")
+	f.StringArrayVar(&policies, "policy", nil, "policy spec: static:NAME, fixed:KMIN/KMAX/PMAX, schedule:..., adaptive, builtin[:prefer=P], model:NAME[,prefer=P] or static:best; repeat")
 	f.IntVar(&seeds, "seeds", 3, "seeds per scenario and policy (scenario seed, +1, ...)")
 	f.IntVar(&workers, "workers", 0, "simulations run at once (default: GOMAXPROCS)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object per (scenario, policy, seed) in the sim --json shape")
