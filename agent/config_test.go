@@ -196,3 +196,21 @@ func TestParseConfigPreference(t *testing.T) {
 		}
 	}
 }
+
+// The shipped example configurations parse.
+func TestExampleConfigsParse(t *testing.T) {
+	paths, err := filepath.Glob("../examples/agent-*.yaml")
+	if err != nil || len(paths) < 2 {
+		t.Fatalf("examples: %v %v", paths, err)
+	}
+	for _, p := range paths {
+		c, err := LoadConfig(p)
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			continue
+		}
+		if len(c.Targets) == 0 || c.Policy == "" {
+			t.Errorf("%s: %+v", p, c)
+		}
+	}
+}
