@@ -87,10 +87,8 @@ func (l *Learned) Preference() float64 { return l.pref }
 // switch counter shows: how much bandwidth long flows give up to short
 // ones. A model trained with the preference as an input and the delay
 // weights scaled by 2^p learned the same settings at p = -1 and p = +1.
-// Measured on the built-in model (validation scenarios over 20 ms, 4
-// seeds, against the best preset by static:best's rule), prefer=-0.5 kept
-// 92.3-100.9% of the large-flow goodput where the default kept 91.8-97.8%,
-// at 22-37% small-flow p99 cut instead of 37-51%.
+// What it does to the built-in model is measured in package builtin's
+// documentation (policy/builtin/preference-eval.txt).
 func (l *Learned) WithPreference(name string, p float64) (*Learned, error) {
 	if err := CheckPreference(p); err != nil {
 		return nil, fmt.Errorf("learned policy %q: %w", l.name, err)

@@ -291,7 +291,7 @@ func TestBuiltinResolves(t *testing.T) {
 	}
 }
 
-func benchDecide(b *testing.B, n int) {
+func benchDecide(b *testing.B, n int, pref float64) {
 	cat := env.DefaultCatalogue()
 	net, err := rl.InitNet(rl.Arch{In: env.NumFeatures, Hidden: []int{64, 64}, Out: cat.Len(), Act: rl.ReLU},
 		rand.New(rand.NewPCG(1, 2)), 1)
@@ -301,6 +301,9 @@ func benchDecide(b *testing.B, n int) {
 	net.Kind = rl.OutputQ
 	l, err := NewLearned("bench", net, cat, 0)
 	if err != nil {
+		b.Fatal(err)
+	}
+	if l, err = l.WithPreference("bench", pref); err != nil {
 		b.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -320,6 +323,8 @@ func benchDecide(b *testing.B, n int) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/queue")
 }
 
-// Decision latency per queue, batched (64x64 hidden, 83 actions).
-func BenchmarkLearnedDecide1k(b *testing.B)  { benchDecide(b, 1000) }
-func BenchmarkLearnedDecide10k(b *testing.B) { benchDecide(b, 10000) }
+// Decision latency per queue, batched (64x64 hidden, 83 actions), and with
+// a preference (the tie-break scans the scores once more per queue).
+func BenchmarkLearnedDecide1k(b *testing.B)       { benchDecide(b, 1000, 0) }
+func BenchmarkLearnedDecide10k(b *testing.B)      { benchDecide(b, 10000, 0) }
+func BenchmarkLearnedDecidePrefer1k(b *testing.B) { benchDecide(b, 1000, -0.5) }
