@@ -237,7 +237,7 @@ func (l *Learned) lean(row []float32, best int, rate float64, cur env.Setting) i
 	floor := float64(row[best]) - math.Abs(l.pref)*PreferenceSpan*scale
 	choice, cs := best, l.cat.Setting(best, rate, cur)
 	for a, v := range row {
-		if float64(v) < floor || a == best {
+		if !(float64(v) >= floor) || a == best { // NaN scores are never near-ties
 			continue
 		}
 		s := l.cat.Setting(a, rate, cur)

@@ -220,6 +220,16 @@ func TestLearnedPreference(t *testing.T) {
 			t.Fatalf("copy %q %g, original %g", lp.Name(), lp.Preference(), l.Preference())
 		}
 	}
+	// A NaN score is never taken.
+	nanNet := leanNet(t, best, map[int]float32{looser: 1})
+	nanNet.Layers[len(nanNet.Layers)-1].B[far] = float32(math.NaN())
+	ln, err := NewLearned("model:nan", nanNet, cat, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ln, _ = ln.WithPreference("nan", -1); ln.Decide(obs[:1])[0].Action != looser {
+		t.Fatalf("prefer -1 with a NaN score: %s, want %s", cat.Describe(ln.Decide(obs[:1])[0].Action), cat.Describe(looser))
+	}
 	// A Q network: the span is in temperatures (0.05 reward units).
 	q, err := NewLearned("model:q", biasNet(t, rl.OutputQ, best, 0.05), cat, 0)
 	if err != nil {
