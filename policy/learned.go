@@ -79,7 +79,10 @@ func (l *Learned) Preference() float64 { return l.pref }
 // scores every catalogue action; at p = 0 the policy takes the best. At
 // p < 0 it takes, among the actions scored within |p|·PreferenceSpan of
 // the best, the one that marks latest (highest Kmax, then Kmin, then the
-// lowest Pmax); at p > 0 the one that marks earliest.
+// lowest Pmax); at p > 0 the one that marks earliest. A decision's
+// confidence stays the network's own (the margin between its two best
+// actions); its reason ends with the preference and, when the preference
+// changed the choice, the network's own best and how far ahead it scored.
 //
 // Why a tie-break and not a reward weight: the counter reward is nearly
 // flat across neighbouring thresholds (see package builtin), so the network
@@ -170,20 +173,23 @@ func (l *Learned) Decide(obs []env.Observation) []Decision {
 	for r, i := range idx {
 		o := &obs[i]
 		row := vals[r*k : (r+1)*k]
-		a := rl.Argmax(row)
+		best := rl.Argmax(row)
+		a := best
 		if l.pref != 0 {
-			a = l.lean(row, a, o.RateBps, o.Current)
+			a = l.lean(row, best, o.RateBps, o.Current)
 		}
 		d := &out[i]
 		d.Action = a
 		d.Setting = l.cat.Setting(a, o.RateBps, o.Current)
 		d.Confidence = rl.Confidence(l.net.Kind, row, l.temperature)
-		d.Reason = l.reason(o, d.Setting, row, a)
+		d.Reason = l.reason(o, d.Setting, row, a, best)
 	}
 	return out
 }
 
-func (l *Learned) reason(o *env.Observation, s env.Setting, row []float32, a int) string {
+// reason explains choosing action a (setting s) from the scores row whose
+// best action is best (a differs from best only under a preference).
+func (l *Learned) reason(o *env.Observation, s env.Setting, row []float32, a, best int) string {
 	var b strings.Builder
 	change := func(name, from, to string) {
 		if from == to {
@@ -214,6 +220,15 @@ func (l *Learned) reason(o *env.Observation, s env.Setting, row []float32, a int
 	}
 	if l.pref != 0 {
 		fmt.Fprintf(&b, ", prefer %+.2g", l.pref)
+		if a != best {
+			bs := l.cat.Setting(best, o.RateBps, o.Current)
+			unit := "nats"
+			if l.net.Kind == rl.OutputQ {
+				unit = "reward"
+			}
+			fmt.Fprintf(&b, " (model's best kmin %s kmax %s pmax %s, %.2g %s ahead)", units.FormatBytes(bs.KminBytes),
+				units.FormatBytes(bs.KmaxBytes), env.FormatPmax(bs.Pmax), float64(row[best])-float64(row[a]), unit)
+		}
 	}
 	return b.String()
 }

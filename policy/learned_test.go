@@ -215,10 +215,17 @@ func TestLearnedPreference(t *testing.T) {
 			if named := strings.Contains(d.Reason, "prefer"); named != (c.p != 0) {
 				t.Fatalf("prefer %g: reason %q", c.p, d.Reason)
 			}
+			if leaned := strings.Contains(d.Reason, "model's best"); leaned != (c.want != best) {
+				t.Fatalf("prefer %g: reason %q (should name the model's own best only when it differs)", c.p, d.Reason)
+			}
 		}
 		if lp.Name() != "model:p,prefer=x" || lp.Preference() != c.p || l.Preference() != 0 {
 			t.Fatalf("copy %q %g, original %g", lp.Name(), lp.Preference(), l.Preference())
 		}
+	}
+	lp, _ := l.WithPreference("model:p,prefer=-0.5", -0.5)
+	if got, want := lp.Decide(obs[:1])[0].Reason, ", prefer -0.5 (model's best kmin 387KB kmax 774KB pmax 0.3%, 1 nats ahead)"; !strings.HasSuffix(got, want) {
+		t.Fatalf("reason %q, want it to end with %q", got, want)
 	}
 	// A NaN score is never taken.
 	nanNet := leanNet(t, best, map[int]float32{looser: 1})
