@@ -413,34 +413,21 @@ func stateless(p policy.Policy) bool {
 // candidate qualifies, the goodput condition is dropped, then the drop
 // condition. Ties go to the earlier candidate.
 func PickOracle(order []string, runs map[string][]Run) string {
-	mean := func(rs []Run, f func(Run) float64) float64 {
-		s := 0.0
-		for _, r := range rs {
-			s += f(r)
-		}
-		return s / float64(max(1, len(rs)))
-	}
 	bestGood := 0.0
 	for _, c := range order {
-		bestGood = math.Max(bestGood, mean(runs[c], func(r Run) float64 { return r.LargeGoodputGbps }))
+		bestGood = math.Max(bestGood, mean(runs[c], largeGoodput))
 	}
 	pick := func(needGood, needNoDrop bool) string {
 		best, bestV := "", math.Inf(1)
 		for _, c := range order {
 			rs := runs[c]
-			if needNoDrop {
-				drop := false
-				for _, r := range rs {
-					drop = drop || r.Drops > 0
-				}
-				if drop {
-					continue
-				}
-			}
-			if needGood && mean(rs, func(r Run) float64 { return r.LargeGoodputGbps }) < 0.95*bestGood {
+			if needNoDrop && anyDrops(rs) {
 				continue
 			}
-			if v := mean(rs, func(r Run) float64 { return r.SmallP99 }); v < bestV {
+			if needGood && mean(rs, largeGoodput) < 0.95*bestGood {
+				continue
+			}
+			if v := mean(rs, smallP99); v < bestV {
 				best, bestV = c, v
 			}
 		}
@@ -660,22 +647,40 @@ func group(runs []Run, sc string, keep func(string) bool) (map[string][]Run, []s
 func bestAtGoodput(byCand map[string][]Run, order []string, g, p float64) (string, float64) {
 	best, bestP := "", math.Inf(1)
 	for _, c := range order {
-		var sg, sp float64
-		drop := false
-		for _, x := range byCand[c] {
-			sg += x.LargeGoodputGbps
-			sp += x.SmallP99
-			drop = drop || x.Drops > 0
+		rs := byCand[c]
+		if anyDrops(rs) {
+			continue
 		}
-		n := float64(len(byCand[c]))
-		if !drop && sg/n >= g && sp/n < bestP {
-			best, bestP = c, sp/n
+		if cp := mean(rs, smallP99); mean(rs, largeGoodput) >= g && cp < bestP {
+			best, bestP = c, cp
 		}
 	}
 	if best == "" || !(bestP > 0) {
 		return "", 0
 	}
 	return best, p / bestP
+}
+
+// mean is the mean of f over rs (0 for no runs).
+func mean(rs []Run, f func(Run) float64) float64 {
+	s := 0.0
+	for _, r := range rs {
+		s += f(r)
+	}
+	return s / float64(max(1, len(rs)))
+}
+
+func smallP99(r Run) float64     { return r.SmallP99 }
+func largeGoodput(r Run) float64 { return r.LargeGoodputGbps }
+
+// anyDrops tells whether any of rs dropped a packet.
+func anyDrops(rs []Run) bool {
+	for _, r := range rs {
+		if r.Drops > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Compare returns one Comparison per scenario for policy pol. It needs the
@@ -697,15 +702,7 @@ func (r *Result) Compare(pol string) []Comparison {
 			continue
 		}
 		best := PickOracle(order, byCand)
-		mean := func(rs []Run, f func(Run) float64) float64 {
-			s := 0.0
-			for _, x := range rs {
-				s += f(x)
-			}
-			return s / float64(len(rs))
-		}
-		p99 := func(x Run) float64 { return x.SmallP99 }
-		good := func(x Run) float64 { return x.LargeGoodputGbps }
+		p99, good := smallP99, largeGoodput
 		c := Comparison{Scenario: sc, Policy: pol, BestPreset: best}
 		if v := mean(byCand[best], p99); v > 0 {
 			c.SmallP99Cut = 1 - mean(mine, p99)/v
