@@ -94,9 +94,11 @@ type Static struct {
 	kind string // "" for a vendor preset, "fixed" for an explicit setting
 }
 
-func (s Static) prefix() string {
+// kindOr is the policy's kind, or preset for a vendor preset: its spec
+// prefix with "static", its reasons' label with "preset".
+func (s Static) kindOr(preset string) string {
 	if s.kind == "" {
-		return "static"
+		return preset
 	}
 	return s.kind
 }
@@ -122,7 +124,7 @@ func NewStatic(name string) (Policy, error) {
 
 // Name is "static:" followed by the preset name, or "fixed:" followed by
 // the setting (a Lookup spec).
-func (s Static) Name() string { return s.prefix() + ":" + s.def.name }
+func (s Static) Name() string { return s.kindOr("static") + ":" + s.def.name }
 
 // Preset is the preset name.
 func (s Static) Preset() string { return s.def.name }
@@ -145,13 +147,6 @@ func (s Static) Setting(rateBps float64) env.Setting {
 		Pmax: b.Pmax}
 }
 
-func (s Static) label() string {
-	if s.kind == "" {
-		return "preset"
-	}
-	return s.kind
-}
-
 // Decide asks for the preset on every queue, keeping each queue's headroom.
 // A queue whose link rate is unknown holds its setting.
 func (s Static) Decide(obs []env.Observation) []Decision {
@@ -160,14 +155,14 @@ func (s Static) Decide(obs []env.Observation) []Decision {
 		d := Decision{Key: o.Key, Action: -1}
 		if !(o.RateBps > 0) || math.IsInf(o.RateBps, 0) {
 			d.Setting = o.Current
-			d.Reason = fmt.Sprintf("%s %s: link rate %g is unknown, holding", s.label(), s.def.name, o.RateBps)
+			d.Reason = fmt.Sprintf("%s %s: link rate %g is unknown, holding", s.kindOr("preset"), s.def.name, o.RateBps)
 			out[i] = d
 			continue
 		}
 		d.Setting = s.Setting(o.RateBps)
 		d.Setting.HeadroomBytes = o.Current.HeadroomBytes
 		d.Confidence = 1
-		d.Reason = s.label() + " " + s.def.name
+		d.Reason = s.kindOr("preset") + " " + s.def.name
 		out[i] = d
 	}
 	return out
