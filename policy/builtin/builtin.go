@@ -92,9 +92,10 @@
 // best fixed setting that keeps the model's goodput. No drops and no PFC
 // pauses anywhere. A fifth held-out scenario, added later, runs at 400
 // Gb/s, above any rate in training (8-host star, web search 50% with
-// 6-to-1 incasts of 400 KB): 36% cut at 96.8% (20 seeds, 0.97 of
-// static:best's p99), and over 20 ms 33% at 95.7% (6 seeds, 0.80): the
-// rate-scaled observations and actions carry over.
+// 6-to-1 incasts of 400 KB): 37% cut at 97.0% (20 seeds; 1.06 times
+// static:best's p99, 95% CI 1.03-1.10, just outside 5%), and over 20 ms
+// 36% at 95.9% (6 seeds, 0.73 of static:best's): the rate-scaled
+// observations and actions carry over.
 //
 // Over longer runs it keeps less large-flow goodput (long-run-eval.txt):
 // large-flow goodput counts finished flows, and the 6-10 ms of the
