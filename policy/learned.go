@@ -174,13 +174,13 @@ func (l *Learned) Decide(obs []env.Observation) []Decision {
 		o := &obs[i]
 		row := vals[r*k : (r+1)*k]
 		best := rl.Argmax(row)
-		a := best
+		a, set := best, l.cat.Setting(best, o.RateBps, o.Current)
 		if l.pref != 0 {
-			a = l.lean(row, best, o.RateBps, o.Current)
+			a, set = l.lean(row, best, set, o.RateBps, o.Current)
 		}
 		d := &out[i]
 		d.Action = a
-		d.Setting = l.cat.Setting(a, o.RateBps, o.Current)
+		d.Setting = set
 		d.Confidence = rl.Confidence(l.net.Kind, row, l.temperature)
 		d.Reason = l.reason(o, d.Setting, row, a, best)
 	}
@@ -242,15 +242,16 @@ func CheckPreference(p float64) error {
 	return nil
 }
 
-// lean applies the preference to the scores row whose best action is best:
-// see WithPreference.
-func (l *Learned) lean(row []float32, best int, rate float64, cur env.Setting) int {
+// lean applies the preference to the scores row whose best action is best
+// (with setting bestSet): see WithPreference. It returns the chosen action
+// and its setting.
+func (l *Learned) lean(row []float32, best int, bestSet env.Setting, rate float64, cur env.Setting) (int, env.Setting) {
 	scale := 1.0
 	if l.net.Kind == rl.OutputQ {
 		scale = l.temperature
 	}
 	floor := float64(row[best]) - math.Abs(l.pref)*PreferenceSpan*scale
-	choice, cs := best, l.cat.Setting(best, rate, cur)
+	choice, cs := best, bestSet
 	for a, v := range row {
 		if !(float64(v) >= floor) || a == best { // NaN scores are never near-ties
 			continue
@@ -260,7 +261,7 @@ func (l *Learned) lean(row []float32, best int, rate float64, cur env.Setting) i
 			choice, cs = a, s
 		}
 	}
-	return choice
+	return choice, cs
 }
 
 // compareLooseness orders settings by how late they mark: Kmax, then Kmin,
