@@ -702,24 +702,26 @@ func (r *Result) Compare(pol string) []Comparison {
 			continue
 		}
 		best := PickOracle(order, byCand)
-		p99, good := smallP99, largeGoodput
+		myP99, myGood := mean(mine, smallP99), mean(mine, largeGoodput)
 		c := Comparison{Scenario: sc, Policy: pol, BestPreset: best}
-		if v := mean(byCand[best], p99); v > 0 {
-			c.SmallP99Cut = 1 - mean(mine, p99)/v
+		if v := mean(byCand[best], smallP99); v > 0 {
+			c.SmallP99Cut = 1 - myP99/v
 		}
-		c.PairedVsPreset = pairedRatio(mine, byCand[best], p99)
-		if v := mean(byCand[best], good); v > 0 {
-			c.GoodputRatio = mean(mine, good) / v
+		c.PairedVsPreset = pairedRatio(mine, byCand[best], smallP99)
+		if v := mean(byCand[best], largeGoodput); v > 0 {
+			c.GoodputRatio = myGood / v
 		}
 		for _, x := range mine {
 			c.Drops += x.Drops
 		}
-		if o := r.RunsOf(sc, Oracle); len(o) > 0 && mean(o, p99) > 0 {
-			c.VsOracle = mean(mine, p99) / mean(o, p99)
-			c.Oracle = o[0].Chosen
-			c.PairedVsOracle = pairedRatio(mine, o, p99)
+		if o := r.RunsOf(sc, Oracle); len(o) > 0 {
+			if v := mean(o, smallP99); v > 0 {
+				c.VsOracle = myP99 / v
+				c.Oracle = o[0].Chosen
+				c.PairedVsOracle = pairedRatio(mine, o, smallP99)
+			}
 		}
-		c.AtGoodput, c.VsAtGoodput = bestAtGoodput(byCand, fixed, mean(mine, good), mean(mine, p99))
+		c.AtGoodput, c.VsAtGoodput = bestAtGoodput(byCand, fixed, myGood, myP99)
 		out = append(out, c)
 	}
 	return out
