@@ -182,6 +182,31 @@
 // (prefer -0.2, -0.15, -0.1, +0.1) met it on 4, 3, 4 and 5 pairs, the
 // default on 5.
 //
+// Telling the policy which ports face another switch was tried last and
+// not kept. On an oversubscribed leaf-spine the congested queues are the
+// leaves' uplinks, and a fixed setting per port role does far better than
+// one setting everywhere (scratch tool, val-leafspine-ws-50, 4:1 at the
+// leaves, 8 seeds, against sonic-default's p99 43.0 at 42.4 Gb/s): Kmax
+// 150 KB on the uplinks with 1.29 MB on the host ports cut the small-flow
+// p99 by 61% at 103% of the goodput, where one setting on every port gives
+// 17% at 99% (1.29 MB) or 55% at 94.8% (774 KB), and this model 43% at
+// 98.3%; tightening the uplinks costs nothing there, the host ports carry
+// the trade-off. (The spines' ports never queue in it; on the shipped
+// leaf-spines, 1:1 with 400 Gb/s uplinks, the roles make no difference.)
+// A learned version (an obs-v2 draft with the peer as a feature, the
+// agent's fabric-ports, one or two oversubscribed leaf-spine training
+// scenarios, 1000-1200 episodes, 2.5-4 minutes) met the validation bar on
+// at most 4 of the 8 pairs: seeds 7-10 with two leaf-spine scenarios and
+// a reward paying throughput at host ports only (each delivered byte once;
+// fabric queues are charged delay only) met it on 3, 4, 3 and 2. They cut
+// 30-56% on the leaf-spine at 95.1-99.0%, but keep only 90.8-94.9% of the
+// goodput on the time-varying star, and learned Kmax 599 KB on uplinks,
+// not the 150-300 KB the fixed roles favour, although that reward
+// falls steadily as uplink thresholds rise (-0.15 at 150 KB, -0.33 at 774
+// KB, -0.60 at 1.29 MB per queue-interval); with one leaf-spine scenario,
+// or with throughput paid on every port, uplinks stayed at 599 KB-1 MB
+// (1 to 3 pairs); delay 0.11 (seed 7) leaned further to latency (1 pair).
+//
 // The training scenarios live in policy/builtin/scenarios/; the held-out
 // scenarios used to judge the model (scenarios/heldout/) were never seen in
 // training.
