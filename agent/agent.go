@@ -212,6 +212,9 @@ func (a *Agent) Ingest(s env.Snapshot) {
 	kept := s.Queues[:0:0]
 	for _, q := range s.Queues {
 		if q.Key.Target == s.Target && t.WantsPort(q.Key.Port) && t.WantsQueue(q.Key.Queue) {
+			if q.Peer == env.PeerUnknown {
+				q.Peer = t.PeerOf(q.Key.Port)
+			}
 			kept = append(kept, q)
 		}
 	}

@@ -134,7 +134,7 @@ func (o *fakeObserver) Observe(s env.Snapshot) []env.Observation {
 		if m.IntervalNs == 0 {
 			m = env.Metrics{IntervalNs: sec, Util: 0.5}
 		}
-		out[i] = env.Observation{Key: q.Key, RateBps: q.RateBps, Current: q.Setting, Metrics: m, Valid: !o.invalid,
+		out[i] = env.Observation{Key: q.Key, RateBps: q.RateBps, Peer: q.Peer, Current: q.Setting, Metrics: m, Valid: !o.invalid,
 			XoffBytes: q.XoffBytes, MinHeadroomBytes: q.MinHeadroomBytes}
 	}
 	return out
@@ -220,6 +220,42 @@ func (r *rig) interval(t *testing.T) {
 	r.a.Ingest(r.sw.snapshot(r.tns))
 	if err := r.a.Tick(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// peerPolicy records the peers it is shown.
+type peerPolicy struct {
+	fixedPolicy
+	mu    sync.Mutex
+	peers map[env.QueueKey]env.Peer
+}
+
+func (p *peerPolicy) Decide(obs []env.Observation) []policy.Decision {
+	p.mu.Lock()
+	for _, o := range obs {
+		p.peers[o.Key] = o.Peer
+	}
+	p.mu.Unlock()
+	return p.fixedPolicy.Decide(obs)
+}
+
+// The target's fabric-ports reach the policy as each queue's Peer; without
+// them the peer stays unknown.
+func TestAgentTellsPolicyThePeer(t *testing.T) {
+	for _, c := range []struct {
+		known  bool
+		fabric []string
+		a, b   env.Peer
+	}{{false, nil, env.PeerUnknown, env.PeerUnknown}, {true, []string{kB.Port}, env.PeerHost, env.PeerSwitch},
+		{true, nil, env.PeerHost, env.PeerHost}} {
+		r := newRig(t, ModeShadow, false, "", nil)
+		pol := &peerPolicy{fixedPolicy: fixedPolicy{s: target, conf: 0.9}, peers: map[env.QueueKey]env.Peer{}}
+		r.a.o.Policy = pol
+		r.a.targets["leaf0"] = TargetConfig{Name: "leaf0", AllPorts: true, Queues: []int{3, 4}, PeersKnown: c.known, FabricPorts: c.fabric}
+		r.interval(t)
+		if pol.peers[kA] != c.a || pol.peers[kB] != c.b {
+			t.Errorf("fabric-ports %v (known %v): peers %q, %q; want %q, %q", c.fabric, c.known, pol.peers[kA], pol.peers[kB], c.a, c.b)
+		}
 	}
 }
 

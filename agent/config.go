@@ -98,6 +98,12 @@ type TargetConfig struct {
 	AllPorts bool     // ports: "*"
 	Ports    []string // when !AllPorts
 	Queues   []int
+	// FabricPorts lists the ports that face another switch (uplinks,
+	// spine ports); with PeersKnown every other port faces a host. A
+	// policy marks transit queues differently from last-hop ones (see
+	// env.Peer). Without fabric-ports in the file the peer is unknown.
+	FabricPorts []string
+	PeersKnown  bool
 }
 
 // file layout; yaml field names are the configuration keys.
@@ -116,21 +122,22 @@ type fileConfig struct {
 }
 
 type fileTarget struct {
-	Address    string    `yaml:"address"`
-	Namespace  string    `yaml:"namespace"`
-	Username   string    `yaml:"username"`
-	Password   string    `yaml:"password"`
-	Insecure   bool      `yaml:"insecure"`
-	SkipVerify bool      `yaml:"skip-verify"`
-	TLSCA      string    `yaml:"tls-ca"`
-	TLSCert    string    `yaml:"tls-cert"`
-	TLSKey     string    `yaml:"tls-key"`
-	Timeout    string    `yaml:"timeout"`
-	RetryTimer string    `yaml:"retry-timer"`
-	Dialect    string    `yaml:"dialect"`
-	Encoding   string    `yaml:"encoding"`
-	Ports      yaml.Node `yaml:"ports"`
-	Queues     []int     `yaml:"queues"`
+	Address     string    `yaml:"address"`
+	Namespace   string    `yaml:"namespace"`
+	Username    string    `yaml:"username"`
+	Password    string    `yaml:"password"`
+	Insecure    bool      `yaml:"insecure"`
+	SkipVerify  bool      `yaml:"skip-verify"`
+	TLSCA       string    `yaml:"tls-ca"`
+	TLSCert     string    `yaml:"tls-cert"`
+	TLSKey      string    `yaml:"tls-key"`
+	Timeout     string    `yaml:"timeout"`
+	RetryTimer  string    `yaml:"retry-timer"`
+	Dialect     string    `yaml:"dialect"`
+	Encoding    string    `yaml:"encoding"`
+	Ports       yaml.Node `yaml:"ports"`
+	Queues      []int     `yaml:"queues"`
+	FabricPorts yaml.Node `yaml:"fabric-ports"`
 }
 
 type fileBounds struct {
@@ -381,6 +388,27 @@ func parseTarget(name string, f fileTarget) (TargetConfig, error) {
 	default:
 		return t, fmt.Errorf("%s.ports: want \"*\" or a list of interface names", field)
 	}
+	switch f.FabricPorts.Kind {
+	case 0:
+	case yaml.SequenceNode:
+		t.PeersKnown = true
+		seen := map[string]bool{}
+		for _, n := range f.FabricPorts.Content {
+			if n.Kind != yaml.ScalarNode || n.Value == "" {
+				return t, fmt.Errorf("%s.fabric-ports: line %d: want an interface name", field, n.Line)
+			}
+			if seen[n.Value] {
+				return t, fmt.Errorf("%s.fabric-ports: %q listed twice", field, n.Value)
+			}
+			if !t.WantsPort(n.Value) {
+				return t, fmt.Errorf("%s.fabric-ports: %q is not among ports", field, n.Value)
+			}
+			seen[n.Value] = true
+			t.FabricPorts = append(t.FabricPorts, n.Value)
+		}
+	default:
+		return t, fmt.Errorf("%s.fabric-ports: want a list of interface names ([] when every port faces a host)", field)
+	}
 	if len(t.Queues) == 0 {
 		t.Queues = []int{3, 4}
 	}
@@ -408,6 +436,21 @@ func (t TargetConfig) WantsPort(port string) bool {
 		}
 	}
 	return false
+}
+
+// PeerOf tells what port faces: env.PeerSwitch when it is listed in
+// fabric-ports, env.PeerHost when it is not but the list is given, and
+// env.PeerUnknown without one.
+func (t TargetConfig) PeerOf(port string) env.Peer {
+	if !t.PeersKnown {
+		return env.PeerUnknown
+	}
+	for _, p := range t.FabricPorts {
+		if p == port {
+			return env.PeerSwitch
+		}
+	}
+	return env.PeerHost
 }
 
 // WantsQueue reports whether queue q is under control on this target.

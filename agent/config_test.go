@@ -23,6 +23,7 @@ targets:
     address: 127.0.0.1:57400
     insecure: true
     ports: [Ethernet0, Ethernet1]
+    fabric-ports: [Ethernet1]
     encoding: proto
   leaf0:
     address: 127.0.0.1:57400
@@ -74,6 +75,10 @@ func TestParseConfig(t *testing.T) {
 	if l1.Dialect != DialectOpenConfig || l1.Encoding != "proto" || l0.Encoding != "json_ietf" || l1.AllPorts || !l1.WantsPort("Ethernet1") || l1.WantsPort("Ethernet2") ||
 		!l1.WantsQueue(4) || l1.WantsQueue(5) || l1.RetryTimer != 2*time.Second {
 		t.Fatalf("leaf1 %+v", l1)
+	}
+	if l0.PeersKnown || l0.PeerOf("Ethernet0") != env.PeerUnknown || !l1.PeersKnown ||
+		l1.PeerOf("Ethernet1") != env.PeerSwitch || l1.PeerOf("Ethernet0") != env.PeerHost {
+		t.Fatalf("peers: leaf0 %+v, leaf1 %+v", l0.FabricPorts, l1.FabricPorts)
 	}
 	g := c.Guardrails
 	if len(g.Bounds) != 2 || g.Bounds[1].KmaxMax != 32_000_000 || g.MaxStepRatio != 1.5 || g.MinHold != 3*time.Second ||
@@ -151,6 +156,9 @@ func TestParseConfigErrors(t *testing.T) {
 		{"targets:\n  sw0:\n    address: h:1\n    ports: all\n", "targets.sw0.ports"},
 		{"targets:\n  sw0:\n    address: h:1\n    ports: [a, a]\n", "targets.sw0.ports"},
 		{"targets:\n  sw0:\n    address: h:1\n    queues: [9]\n", "targets.sw0.queues"},
+		{"targets:\n  sw0:\n    address: h:1\n    fabric-ports: Ethernet8\n", "targets.sw0.fabric-ports: want a list"},
+		{"targets:\n  sw0:\n    address: h:1\n    fabric-ports: [e8, e8]\n", "targets.sw0.fabric-ports: \"e8\" listed twice"},
+		{"targets:\n  sw0:\n    address: h:1\n    ports: [e1]\n    fabric-ports: [e8]\n", "targets.sw0.fabric-ports: \"e8\" is not among ports"},
 		{"targets:\n  sw0:\n    address: h:1\n    retry-timer: 0s\n", "targets.sw0.retry-timer"},
 		{"targets:\n  sw0:\n    address: h:1\n    insecure: true\n    tls-ca: ca.pem\n", "targets.sw0.insecure"},
 		{"targets:\n  sw0:\n    address: h:1\n    tls-cert: c.pem\n", "targets.sw0.tls-cert"},
@@ -211,6 +219,17 @@ func TestExampleConfigsParse(t *testing.T) {
 		}
 		if len(c.Targets) == 0 || c.Policy == "" {
 			t.Errorf("%s: %+v", p, c)
+		}
+		// The examples serve a 4-leaf, 2-spine simswitch fabric: leaves
+		// have two uplinks, spines face leaves only.
+		for _, tc := range c.Targets {
+			want := 2
+			if strings.HasPrefix(tc.Name, "spine") {
+				want = 4
+			}
+			if len(tc.FabricPorts) != want || tc.Address == "" || tc.PeerOf("Ethernet3") == env.PeerUnknown {
+				t.Errorf("%s: target %s: fabric-ports %v, address %q", p, tc.Name, tc.FabricPorts, tc.Address)
+			}
 		}
 	}
 }

@@ -23,12 +23,17 @@ func FromSim(t simenv.SwitchTelemetry, info simenv.SwitchInfo, priorities []int)
 			if pr < 0 || pr >= simenv.NumQueues {
 				continue
 			}
+			peer := PeerHost
+			if pi.PeerSwitch {
+				peer = PeerSwitch
+			}
 			q := &port.Queues[pr]
 			pfc := &port.PFC[pr]
 			pg := &port.PG[pr]
 			s.Queues = append(s.Queues, QueueSample{
 				Key:           QueueKey{Target: name, Port: pi.Name, Queue: pr},
 				RateBps:       pi.RateBps,
+				Peer:          peer,
 				TxPkts:        q.TxPkts,
 				TxBytes:       q.TxBytes,
 				MarkedPkts:    q.MarkedPkts,

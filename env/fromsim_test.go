@@ -8,7 +8,7 @@ import (
 
 func TestFromSim(t *testing.T) {
 	info := simenv.SwitchInfo{Index: 0, Name: "sw0", BufferBytes: 32_000_000, Ports: []simenv.PortInfo{
-		{Index: 0, Name: "Ethernet0", RateBps: 100e9}, {Index: 1, Name: "Ethernet1", RateBps: 25e9}}}
+		{Index: 0, Name: "Ethernet0", RateBps: 100e9, PeerSwitch: true}, {Index: 1, Name: "Ethernet1", RateBps: 25e9}}}
 	tel := simenv.SwitchTelemetry{Switch: 0, Name: "sw0", Time: 1500 * simenv.Microsecond, BufferBytes: 32_000_000,
 		Ports: make([]simenv.PortTelemetry, 2)}
 	p := &tel.Ports[1]
@@ -23,7 +23,7 @@ func TestFromSim(t *testing.T) {
 		t.Fatalf("snapshot target=%q time=%d queues=%d, want sw0 1500000 2", s.Target, s.TimeNs, len(s.Queues))
 	}
 	q := s.Queues[1]
-	want := QueueSample{Key: QueueKey{Target: "sw0", Port: "Ethernet1", Queue: 3}, RateBps: 25e9,
+	want := QueueSample{Key: QueueKey{Target: "sw0", Port: "Ethernet1", Queue: 3}, RateBps: 25e9, Peer: PeerHost,
 		TxPkts: 10, TxBytes: 10480, MarkedPkts: 2, MarkedBytes: 2096, DropPkts: 1, DropBytes: 1048,
 		CurQueueBytes: 3000, MaxQueueBytes: 9000, AvgQueueBytes: 2500.5, PauseTx: 4, PauseRx: 5, PausedNs: 6000,
 		Setting:   Setting{KminBytes: 100_000, KmaxBytes: 400_000, Pmax: 0.2, HeadroomBytes: 50_000},
@@ -31,8 +31,8 @@ func TestFromSim(t *testing.T) {
 	if q != want {
 		t.Fatalf("sample\n got %+v\nwant %+v", q, want)
 	}
-	if s.Queues[0].Key.Port != "Ethernet0" || s.Queues[0].RateBps != 100e9 {
-		t.Fatalf("first sample %+v, want Ethernet0 at 100G", s.Queues[0].Key)
+	if s.Queues[0].Key.Port != "Ethernet0" || s.Queues[0].RateBps != 100e9 || s.Queues[0].Peer != PeerSwitch {
+		t.Fatalf("first sample %+v (peer %q), want Ethernet0 at 100G facing a switch", s.Queues[0].Key, s.Queues[0].Peer)
 	}
 	// Mismatched port lists do not panic.
 	info.Ports = info.Ports[:1]

@@ -147,6 +147,7 @@ func (o *Observer) Observe(s Snapshot) []Observation {
 		ob := &out[i]
 		ob.Key = key
 		ob.RateBps = q.RateBps
+		ob.Peer = q.Peer
 		ob.Current = q.Setting
 		ob.XoffBytes = q.XoffBytes
 		ob.MinHeadroomBytes = q.MinHeadroomBytes
@@ -330,5 +331,11 @@ func (o *Observer) fill(f []float32, st *queueState, q *QueueSample) {
 	}
 	if st.valid {
 		f[FeatValid] = 1
+	}
+	switch q.Peer {
+	case PeerSwitch:
+		f[FeatFabric], f[FeatPeerKnown] = 1, 1
+	case PeerHost:
+		f[FeatPeerKnown] = 1
 	}
 }

@@ -363,3 +363,24 @@ func BenchmarkObserve10kQueues(b *testing.B) {
 		o.Observe(snap)
 	}
 }
+
+func TestPeerFeatures(t *testing.T) {
+	tr := traffic{util: 0.5, mark: 0.1, avgRefs: 1, maxRefs: 2, kminAt100: 400_000, kmaxAt100: 1_600_000, pmax: 0.2}
+	for _, c := range []struct {
+		peer            Peer
+		fabric, knownFl float32
+	}{{PeerSwitch, 1, 1}, {PeerHost, 0, 1}, {PeerUnknown, 0, 0}} {
+		snaps := series(tr, 100e9, 1_000_000, 2)
+		for i := range snaps {
+			snaps[i].Queues[0].Peer = c.peer
+		}
+		ob := observeAll(NewObserver(ObserverConfig{}), snaps)[0]
+		if ob.Peer != c.peer || ob.Features[FeatFabric] != c.fabric || ob.Features[FeatPeerKnown] != c.knownFl {
+			t.Errorf("peer %q: observation peer %q, fabric %g, peer_known %g; want %q, %g, %g", c.peer, ob.Peer,
+				ob.Features[FeatFabric], ob.Features[FeatPeerKnown], c.peer, c.fabric, c.knownFl)
+		}
+	}
+	if n := FeatureNames(); len(n) != NumFeatures || n[FeatFabric] != "fabric" || n[FeatPeerKnown] != "peer_known" {
+		t.Fatalf("feature names %v do not match the layout", n[HistoryLen*IntervalFeatures:])
+	}
+}

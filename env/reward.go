@@ -9,6 +9,13 @@ import (
 type RewardWeights struct {
 	// Throughput is paid per unit of link utilisation.
 	Throughput float64 `json:"throughput"`
+	// FabricThroughput, when set, replaces Throughput on a port that faces
+	// another switch (RewardAt with PeerSwitch). Every byte delivered to a
+	// host leaves exactly one host port but crosses zero to several fabric
+	// queues, so paying throughput at host ports only counts each delivered
+	// byte once, while delay is charged wherever the byte waits: with 0 a
+	// transit queue is rewarded for being short, not for being full.
+	FabricThroughput *float64 `json:"fabric_throughput,omitempty"`
 	// Delay is charged per reference RTT (ObserverConfig.RefRTT, 20 µs by
 	// default) of average queueing delay. Metrics.AvgQueueFrac is the
 	// average queue in rate-scaled BDPs, i.e. the delay in reference RTTs,
@@ -86,7 +93,7 @@ func (w RewardWeights) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"throughput", w.Throughput}, {"delay", w.Delay}, {"tail_delay", w.TailDelay}, {"over_mark", w.OverMark}, {"pause", w.Pause},
+	}{{"throughput", w.Throughput}, {"fabric_throughput", w.fabricThroughput()}, {"delay", w.Delay}, {"tail_delay", w.TailDelay}, {"over_mark", w.OverMark}, {"pause", w.Pause},
 		{"pause_event", w.PauseEvent}, {"drop", w.Drop}, {"drop_event", w.DropEvent}} {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) {
 			return fmt.Errorf("reward weight %s = %g: must be a finite number >= 0", f.name, f.v)
@@ -99,6 +106,14 @@ func (w RewardWeights) Validate() error {
 // buffer at 100 Gb/s.
 const maxQueueRefs = 128
 
+// fabricThroughput is the throughput weight at a port facing a switch.
+func (w RewardWeights) fabricThroughput() float64 {
+	if w.FabricThroughput != nil {
+		return *w.FabricThroughput
+	}
+	return w.Throughput
+}
+
 // Reward scores one measured interval of one queue from its counters:
 //
 //	Throughput·util − Delay·avg_queue − TailDelay·max_queue − OverMark·mark·(1−util)
@@ -108,12 +123,20 @@ const maxQueueRefs = 128
 // reference RTTs) clipped to [0, 128], pfc = max(pause_rx, pause_tx) in
 // [0, 1]. An interval that was not measured (IntervalNs <= 0 or Reset)
 // scores 0. The result is always finite.
-func Reward(m Metrics, w RewardWeights) float64 {
+func Reward(m Metrics, w RewardWeights) float64 { return RewardAt(m, PeerUnknown, w) }
+
+// RewardAt is Reward for a queue whose port faces peer: with PeerSwitch the
+// throughput term is weighted by FabricThroughput (when set).
+func RewardAt(m Metrics, peer Peer, w RewardWeights) float64 {
 	if m.Reset || m.IntervalNs <= 0 {
 		return 0
 	}
 	util := clip(m.Util, 0, 1)
-	r := w.Throughput * util
+	tw := w.Throughput
+	if peer == PeerSwitch {
+		tw = w.fabricThroughput()
+	}
+	r := tw * util
 	r -= w.OverMark * clip(m.MarkFrac, 0, 1) * (1 - util)
 	r -= w.Delay * clip(m.AvgQueueFrac, 0, maxQueueRefs)
 	r -= w.TailDelay * clip(m.MaxQueueFrac, 0, maxQueueRefs)

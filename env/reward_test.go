@@ -2,6 +2,7 @@ package env
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -81,4 +82,31 @@ func contains(s, sub string) bool {
 		}
 	}
 	return false
+}
+
+func TestRewardAtFabricThroughput(t *testing.T) {
+	w := DefaultRewardWeights()
+	m := Metrics{IntervalNs: 1_000_000, Util: 0.8, AvgQueueFrac: 1, MaxQueueFrac: 2}
+	plain := Reward(m, w)
+	// Unset, a fabric port scores as any other.
+	for _, p := range []Peer{PeerUnknown, PeerHost, PeerSwitch} {
+		if got := RewardAt(m, p, w); got != plain {
+			t.Errorf("peer %q without fabric_throughput: %g, want %g", p, got, plain)
+		}
+	}
+	zero := 0.0
+	w.FabricThroughput = &zero
+	if got, want := RewardAt(m, PeerSwitch, w), plain-0.8; math.Abs(got-want) > 1e-12 {
+		t.Errorf("fabric port with fabric_throughput 0: %g, want %g (no throughput paid)", got, want)
+	}
+	for _, p := range []Peer{PeerUnknown, PeerHost} {
+		if got := RewardAt(m, p, w); got != plain {
+			t.Errorf("peer %q with fabric_throughput 0: %g, want %g (host ports keep throughput)", p, got, plain)
+		}
+	}
+	bad := -1.0
+	w.FabricThroughput = &bad
+	if err := w.Validate(); err == nil || !strings.Contains(err.Error(), "fabric_throughput") {
+		t.Errorf("negative fabric_throughput: %v, want an error naming it", err)
+	}
 }

@@ -34,6 +34,10 @@ type SimEnvOptions struct {
 	// by default only on the last step of an episode (they read and sort
 	// every flow of the run).
 	FlowStatsEveryStep bool
+	// HidePeer leaves every queue's Peer unknown in the observations, as
+	// from a switch whose agent has no fabric-ports (training teaches that
+	// case with it); rewards still use the true peer.
+	HidePeer bool
 }
 
 // StepInfo carries ground truth for evaluation. A policy must not read it:
@@ -71,6 +75,7 @@ type SimEnv struct {
 	refs     []simenv.QueueRef
 	interval simenv.Time
 	last     []Observation
+	peers    []Peer // true peer of every queue at the last observation, Keys order
 	step     int
 	done     bool
 }
@@ -290,7 +295,7 @@ func (e *SimEnv) advance() ([]Observation, []float64, error) {
 	}
 	rewards := make([]float64, len(obs))
 	for i := range obs {
-		rewards[i] = Reward(obs[i].Metrics, e.weight)
+		rewards[i] = RewardAt(obs[i].Metrics, e.peers[i], e.weight)
 	}
 	e.last = obs
 	e.done = e.sim.Now() >= e.cfg.Duration || e.sim.Idle()
@@ -301,8 +306,15 @@ func (e *SimEnv) advance() ([]Observation, []float64, error) {
 // watermark window) and returns the observations in Keys order.
 func (e *SimEnv) observe() []Observation {
 	out := make([]Observation, 0, len(e.keys))
+	e.peers = e.peers[:0]
 	for _, s := range e.switches {
 		snap := FromSim(e.sim.Telemetry(s.Index), s, e.prios)
+		for i := range snap.Queues {
+			e.peers = append(e.peers, snap.Queues[i].Peer)
+			if e.opts.HidePeer {
+				snap.Queues[i].Peer = PeerUnknown
+			}
+		}
 		out = append(out, e.obs.Observe(snap)...)
 	}
 	return out

@@ -226,3 +226,56 @@ func TestSimEnvThresholdsShowInObservations(t *testing.T) {
 			mLow, qLow, mHigh, qHigh)
 	}
 }
+
+// On a leaf-spine the leaves' uplinks and the spine's ports face switches
+// and the leaves' host ports face hosts; HidePeer makes every peer unknown.
+func TestSimEnvPeers(t *testing.T) {
+	cfg := tinyIncast()
+	cfg.Topology = simenv.LeafSpineTopology(2, 1, 2, 100e9, 100e9, simenv.Microsecond)
+	cfg.Workloads[0].Fanin = 3
+	zero := 0.0
+	w := DefaultRewardWeights()
+	w.FabricThroughput = &zero
+	var rewards [2][]float64
+	for h, hide := range []bool{false, true} {
+		e, err := NewSimEnv(cfg, SimEnvOptions{HidePeer: hide, Reward: &w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Reset(1); err != nil {
+			t.Fatal(err)
+		}
+		obs, r, _, _, err := e.Step(make([]int, len(e.Keys())))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rewards[h] = r
+		counts := map[Peer]int{}
+		busyFabric := false
+		for i, o := range obs {
+			if e.peers[i] == PeerSwitch && o.Metrics.Util > 0 {
+				busyFabric = true
+			}
+			counts[o.Peer]++
+			want := PeerHost
+			if strings.HasPrefix(o.Key.Target, "spine") || o.Key.Port == "Ethernet2" {
+				want = PeerSwitch
+			}
+			if hide {
+				want = PeerUnknown
+			}
+			if o.Peer != want {
+				t.Errorf("hide=%v: %s faces %q, want %q", hide, o.Key, o.Peer, want)
+			}
+		}
+		t.Logf("hide=%v: %v", hide, counts)
+		if !busyFabric {
+			t.Fatal("no fabric queue carried traffic in the step: the reward check below would prove nothing")
+		}
+	}
+	// Hiding the peer from the policy does not change the reward, which
+	// uses the true peer (no throughput paid on the fabric ports here).
+	if !reflect.DeepEqual(rewards[0], rewards[1]) {
+		t.Fatalf("rewards with the peer shown %v and hidden %v differ", rewards[0], rewards[1])
+	}
+}

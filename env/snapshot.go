@@ -46,12 +46,27 @@ func itoa(i int) string {
 	return string(b[n:])
 }
 
+// Peer says what is at the other end of a queue's port: a host (an edge
+// port, where the queue is the flows' last hop) or another switch (a fabric
+// link, where the queue carries transit traffic). A switch learns it from
+// LLDP or from its configuration; the agent takes it from the target's
+// fabric_ports setting. The zero value is unknown.
+type Peer string
+
+// Peer kinds.
+const (
+	PeerUnknown Peer = ""
+	PeerHost    Peer = "host"
+	PeerSwitch  Peer = "switch"
+)
+
 // QueueSample is what a switch exports about one lossless egress queue at one
 // instant: cumulative counters, queue depth figures, the PFC counters of the
 // queue's priority on the same port, and the current setting.
 type QueueSample struct {
 	Key     QueueKey `json:"key"`
 	RateBps float64  `json:"rate_bps"`
+	Peer    Peer     `json:"peer,omitempty"` // what the port faces (PeerUnknown when not known)
 
 	TxPkts      uint64 `json:"tx_pkts"`
 	TxBytes     uint64 `json:"tx_bytes"`

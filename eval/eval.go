@@ -52,6 +52,9 @@ type Options struct {
 	Workers int
 	// Interval is the control interval Δ (0: env.SimEnv's default).
 	Interval simenv.Time
+	// HidePeer tells the policies no queue's peer (as an agent without
+	// fabric-ports does): env.SimEnvOptions.HidePeer.
+	HidePeer bool
 	// OracleCatalogue lists extra fixed settings (catalogue grid indices
 	// (kmax level, kmin ratio, pmax level)) that static:best tries besides
 	// the presets (nil: DefaultOracleGrid).
@@ -474,13 +477,17 @@ func runJob(sc Scenario, j job, opt Options, shared map[string]policy.Policy) (R
 		}
 		pol = p
 	}
-	return Play(sc, pol, j.spec, j.seed, opt.Interval)
+	return play(sc, pol, j.spec, j.seed, env.SimEnvOptions{Interval: opt.Interval, HidePeer: opt.HidePeer})
 }
 
 // Play runs one episode of sc with seed under pol and summarises it.
 func Play(sc Scenario, pol policy.Policy, name string, seed uint64, interval simenv.Time) (Run, error) {
+	return play(sc, pol, name, seed, env.SimEnvOptions{Interval: interval})
+}
+
+func play(sc Scenario, pol policy.Policy, name string, seed uint64, eo env.SimEnvOptions) (Run, error) {
 	begin := time.Now()
-	e, err := env.NewSimEnv(sc.Config, env.SimEnvOptions{Interval: interval})
+	e, err := env.NewSimEnv(sc.Config, eo)
 	if err != nil {
 		return Run{}, err
 	}

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
 )
 
@@ -344,5 +347,42 @@ func TestPairedRatio(t *testing.T) {
 	}
 	if s := buf.String(); !strings.Contains(s, "small p99 cut  +0.0% (per seed 1.00 [1.00, 1.00])") || !strings.Contains(s, "static:best 1.00 (per seed 1.00 [1.00, 1.00])") {
 		t.Fatalf("comparison text:\n%s", s)
+	}
+}
+
+// peerRecorder holds the default setting and counts the peers it is shown.
+type peerRecorder struct {
+	mu    sync.Mutex
+	peers map[env.Peer]int
+}
+
+func (p *peerRecorder) Name() string { return "peers" }
+func (p *peerRecorder) Decide(obs []env.Observation) []policy.Decision {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]policy.Decision, len(obs))
+	for i, o := range obs {
+		p.peers[o.Peer]++
+		out[i] = policy.Decision{Key: o.Key, Setting: o.Current, Action: -1}
+	}
+	return out
+}
+
+// HidePeer reaches the policies: on a leaf-spine they see host and switch
+// peers, with it only unknown ones.
+func TestEvalHidePeer(t *testing.T) {
+	sc := tiny()
+	sc.Config.Topology = simenv.LeafSpineTopology(2, 1, 2, 100e9, 100e9, simenv.Microsecond)
+	for _, hide := range []bool{false, true} {
+		rec := &peerRecorder{peers: map[env.Peer]int{}}
+		_, err := RunAll([]Scenario{sc}, []string{"peers"}, Options{Seeds: 1, Workers: 1, HidePeer: hide,
+			Lookup: func(string) (policy.Policy, error) { return rec, nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		shown := rec.peers[env.PeerHost] > 0 && rec.peers[env.PeerSwitch] > 0 && rec.peers[env.PeerUnknown] == 0
+		if hide == shown || (hide && rec.peers[env.PeerUnknown] == 0) {
+			t.Errorf("hide-peer %v: policy saw %v", hide, rec.peers)
+		}
 	}
 }

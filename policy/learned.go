@@ -90,8 +90,8 @@ func (l *Learned) Preference() float64 { return l.pref }
 // switch counter shows: how much bandwidth long flows give up to short
 // ones. A model trained with the preference as an input and the delay
 // weights scaled by 2^p learned the same settings at p = -1 and p = +1.
-// What it does to the built-in model is measured in package builtin's
-// documentation (policy/builtin/preference-eval.txt).
+// What it did to the previous built-in model is measured in
+// policy/builtin/obs-v1/preference-eval.txt.
 func (l *Learned) WithPreference(name string, p float64) (*Learned, error) {
 	if err := CheckPreference(p); err != nil {
 		return nil, fmt.Errorf("learned policy %q: %w", l.name, err)
@@ -217,6 +217,12 @@ func (l *Learned) reason(o *env.Observation, s env.Setting, row []float32, a, be
 		m.AvgQueueFrac, m.MarkFrac, math.Max(m.PauseRxFrac, m.PauseTxFrac))
 	if m.DropFrac > 0 {
 		fmt.Fprintf(&b, ", drop %.2g", m.DropFrac)
+	}
+	switch o.Peer {
+	case env.PeerSwitch:
+		b.WriteString(", fabric port")
+	case env.PeerHost:
+		b.WriteString(", host port")
 	}
 	if l.pref != 0 {
 		fmt.Fprintf(&b, ", prefer %+.2g", l.pref)

@@ -77,6 +77,13 @@ func TestLearnedDecide(t *testing.T) {
 	if ds[3].Setting != cur || !strings.Contains(ds[3].Reason, "link rate 0") {
 		t.Fatalf("unknown rate: %+v", ds[3])
 	}
+	// The reason says what the port faces when it is known.
+	fab, host := validObs(100e9, cur), validObs(100e9, cur)
+	fab.Peer, host.Peer = env.PeerSwitch, env.PeerHost
+	if r := l.Decide([]env.Observation{fab, host}); !strings.HasSuffix(r[0].Reason, ", fabric port") ||
+		!strings.HasSuffix(r[1].Reason, ", host port") {
+		t.Fatalf("reasons with a known peer: %q, %q", r[0].Reason, r[1].Reason)
+	}
 	// Holding: the chosen setting is the current one.
 	held := l.Decide([]env.Observation{validObs(100e9, want)})[0]
 	if !strings.HasPrefix(held.Reason, "hold kmin 387KB kmax 774KB pmax 1%: q-margin 0.31") {

@@ -13,11 +13,14 @@ type PGRef struct {
 
 // PortInfo describes one switch port.
 type PortInfo struct {
-	Index   int
-	Name    string // Ethernet0, Ethernet1, ... in port order
-	Peer    string // name of the node at the other end
-	RateBps float64
-	Delay   Time
+	Index int
+	Name  string // Ethernet0, Ethernet1, ... in port order
+	Peer  string // name of the node at the other end
+	// PeerSwitch is true when the peer is a switch (a fabric link), false
+	// when it is a host (an edge port).
+	PeerSwitch bool
+	RateBps    float64
+	Delay      Time
 }
 
 // SwitchInfo describes one switch of the fabric.

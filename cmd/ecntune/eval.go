@@ -27,6 +27,7 @@ func newEvalCmd() *cobra.Command {
 		plotDir, htmlOut    string
 		db                  string
 		duration, interval  string
+		hidePeer            bool
 	)
 	cmd := &cobra.Command{
 		Use:   "eval --scenario FILE... --policy SPEC...",
@@ -52,7 +53,8 @@ reported. Only static:NAME counts as a vendor preset in the comparison with the 
 is then named NAME@DURATION; workloads keep their own start and end times): the
 6 ms of a training-sized scenario hardly lets a 10 MB flow finish, 20 ms or more shows
 what a setting costs long flows. --interval sets the control interval Δ (default:
-min(500µs, duration/25), so an episode holds at least 20 decisions).`,
+min(500µs, duration/25), so an episode holds at least 20 decisions). --hide-peer tells the
+policies no port's peer (host or switch), as an agent whose targets have no fabric-ports.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(scenarios) == 0 {
@@ -94,7 +96,7 @@ min(500µs, duration/25), so an episode holds at least 20 decisions).`,
 			if workers == 0 {
 				workers = runtime.GOMAXPROCS(0)
 			}
-			res, err := eval.RunAll(scs, policies, eval.Options{Seeds: seeds, Workers: workers, Interval: dt})
+			res, err := eval.RunAll(scs, policies, eval.Options{Seeds: seeds, Workers: workers, Interval: dt, HidePeer: hidePeer})
 			if err != nil {
 				return err
 			}
@@ -144,6 +146,7 @@ min(500µs, duration/25), so an episode holds at least 20 decisions).`,
 	f.StringVar(&plotDir, "plot", "", "write slowdown CDF and per-bucket p99 plots (PNG) into DIR")
 	f.StringVar(&htmlOut, "report", "", "write a self-contained HTML report to FILE")
 	f.StringVar(&duration, "duration", "", "simulated time per run, e.g. 20ms (default: each scenario's own)")
+	f.BoolVar(&hidePeer, "hide-peer", false, "tell policies no port's peer (host or switch), as an agent without fabric-ports does")
 	f.StringVar(&interval, "interval", "", "control interval Δ, e.g. 1ms (default: min(500µs, duration/25))")
 	f.StringVar(&db, "db", "", "model registry for model:NAME (default $ECNTUNE_DB or "+modelsDefaultDB+")")
 	return cmd

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 
@@ -76,6 +77,16 @@ simulation keeps running past the scenario's duration until interrupted.`,
 			defer srv.Close()
 			fmt.Fprintf(out, "simswitch: scenario %s, %d switches, dialect %s, timescale %g (1 s wall = %v simulated)\n",
 				cfg.Name, len(srv.Switches()), d, timescale, simenv.FromDuration(time.Second)/simenv.Time(timescale))
+			// The agent's fabric-ports per switch (what faces another switch).
+			for _, sw := range srv.Switches() {
+				fab := []string{}
+				for _, p := range sw.Ports {
+					if p.PeerSwitch {
+						fab = append(fab, p.Name)
+					}
+				}
+				fmt.Fprintf(out, "simswitch: %s fabric-ports: [%s]\n", sw.Name, strings.Join(fab, ", "))
+			}
 			addrs := srv.Addrs()
 			names := make([]string, 0, len(addrs))
 			for n := range addrs {

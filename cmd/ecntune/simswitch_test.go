@@ -73,6 +73,11 @@ func TestSimswitchServes(t *testing.T) {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+	// Printed before the address: what to put in the agent's fabric-ports
+	// (a star has none).
+	if !strings.Contains(out.String(), "simswitch: sw0 fabric-ports: []") {
+		t.Errorf("no fabric-ports line for sw0 in\n%s", out.String())
+	}
 	tg, err := api.NewTarget(api.Address(addr), api.Insecure(true), api.Timeout(5*time.Second))
 	if err != nil {
 		t.Fatal(err)

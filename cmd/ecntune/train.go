@@ -147,7 +147,7 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 		dec := json.NewDecoder(strings.NewReader(o.reward))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&w); err != nil {
-			return fmt.Errorf("--reward %s: %v (fields: throughput, delay, tail_delay, over_mark, pause, pause_event, drop, drop_event)", o.reward, err)
+			return fmt.Errorf("--reward %s: %v (fields: throughput, fabric_throughput, delay, tail_delay, over_mark, pause, pause_event, drop, drop_event)", o.reward, err)
 		}
 		if err := w.Validate(); err != nil {
 			return fmt.Errorf("--reward: %w", err)

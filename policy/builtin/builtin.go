@@ -14,7 +14,92 @@
 // build -buildvcs=true). TestTrainCommandMatchesProvenance checks the
 // embedded provenance against this command and the scenario files' sha256.
 //
-// The model is PPO (actor 38→64→64→83 logits over the act-v2 catalogue,
+// The model is PPO (actor 40→64→64→83 logits over the act-v2 catalogue,
+// tanh), 1200 domain-randomised episodes of 5-6 ms on 8-host stars at
+// 25-200 Gb/s and on two oversubscribed leaf-spines (3 leaves of 4 hosts
+// and 4 leaves of 3 hosts under one spine), 3.3 minutes on 2 cores. Its
+// reward charges queueing delay more than env.DefaultRewardWeights (delay
+// 0.12, tail delay 0.02 per reference RTT) and pays throughput at host
+// ports only (fabric_throughput 0): every byte delivered leaves exactly
+// one host port but crosses zero to several fabric queues, so a transit
+// queue is rewarded for being short, not for being full. It reads which
+// ports face another switch (obs-v2; from the agent's fabric-ports, or
+// unknown) and treats them apart. On the validation leaf-spine (8 seeds)
+// its greedy choices are Kmax 1 MB on 93% of the host-port decisions,
+// 464 KB (52%) or 129 KB (20%) on the leaves' uplinks and 129 KB (68%) on
+// the spine's ports, at 100 Gb/s and scaled to the port rate.
+//
+// Why the peer. On an oversubscribed leaf-spine the congested queues are
+// the leaves' uplinks, and a fixed setting per port role does far better
+// than one setting everywhere (scratch tool, val-leafspine-ws-50, 4:1 at
+// the leaves, 8 seeds, against sonic-default's p99 43.0 at 42.4 Gb/s):
+// Kmax 150 KB on the uplinks with 1.29 MB on the host ports cut the
+// small-flow p99 by 61% at 103% of the goodput, where one setting on
+// every port gives 17% at 99% (1.29 MB) or 55% at 94.8% (774 KB), and the
+// previous (obs-v1) model 43% at 98.3%: tightening the uplinks costs
+// nothing there, the host ports carry the trade-off. (The spines' ports
+// never queue in it; on the shipped leaf-spines, 1:1 with 400 Gb/s
+// uplinks, the roles make no difference.) The counters of a transit and a
+// last-hop queue look alike under load, so the policy is told which is
+// which; with throughput paid on every port the reward hardly separates
+// uplink thresholds, with it paid at host ports only it falls steadily as
+// they rise (-0.15 at 150 KB, -0.33 at 774 KB, -0.60 at 1.29 MB per
+// queue-interval on train-leafspine).
+//
+// Model selection, on the validation scenarios only (4 scenarios, 6 and
+// 20 ms, 6 seeds: 8 pairs; the bar is "≥ 30% small-flow p99 cut against
+// the best preset at ≥ 95% of its large-flow goodput"): with one
+// leaf-spine training scenario, or with throughput paid on every port,
+// the uplinks stayed at 599 KB-1 MB and runs met the bar on 1 to 3 pairs;
+// with this command's flags seeds 7-13 met it on 3, 4, 3, 2, 5, 3 and 4
+// (delay 0.11, seed 7: 1). Seed 11, kept, meets it on 5, as the previous
+// model did, with a higher mean cut (38% against 36%) and mean goodput
+// (97.6% against 97.1%) over the 8 pairs: 38%, 43%, 21%, 35% at 100.0%,
+// 95.4%, 102.3%, 98.6% at 6-10 ms (leaf-spine, time-varying star, 25G
+// incast, 12-host star), 52%, 40%, 33%, 44% at 101.0%, 93.5%, 95.8%,
+// 94.4% over 20 ms. On the leaf-spine alone: 38% at 100.0% and 52% at
+// 101.0%, where the previous model had 35% at 98.3% and 43% at 97.4%.
+// Without fabric-ports (eval --hide-peer; 20% of training episodes hide
+// the peer) it meets the bar on 3 pairs: 28%, 40%, 26%, 37% at 99.2%,
+// 93.8%, 102.6%, 98.0%, and over 20 ms 47%, 41%, 41%, 43% at 98.7%,
+// 93.5%, 95.5%, 93.6%. Give the agent its fabric-ports.
+//
+// On the held-out scenarios (scenarios/heldout, 20 seeds, heldout-eval.txt;
+// never used for training or selection) it cuts the p99 FCT slowdown of
+// flows under 100 KB against the best vendor preset (sonic-default on all
+// five) by 56% at 96.2% of its large-flow goodput on the 2x2 leaf-spine
+// with web search and incast (the previous model: 42% at 98.4%), 48% at
+// 101.8% on the time-varying leaf-spine (36% at 100.2%), 44% at 96.2% on
+// the Hadoop star (46% at 96.4%), 35% at 97.1% on the 400 Gb/s star (37%
+// at 97.0%), and only 16% at 94.4% on the 25G 14-to-1 incast (17% at
+// 94.8%; no fixed setting cuts more than 21% there). Against static:best
+// its small-flow p99 is 0.58, 0.78 and 0.82 on the leaf-spine, Hadoop and
+// 25G ones, 1.10 on the 400 Gb/s one (per seed 1.09, 95% CI 1.03-1.16:
+// 10% behind), and 0.98 on the time-varying one (per seed 0.99, CI
+// 0.83-1.18: level, where the previous model was 1.22, CI 1.05-1.41)
+// while keeping more goodput than any fixed setting does there. No drops
+// and no PFC pauses anywhere.
+//
+// Over 20 ms, where more long flows finish (6 seeds, same file), it cuts
+// 80%, 49%, 47%, 30% and 40% (Hadoop star, 25G incast, leaf-spine, 400
+// Gb/s, time-varying) at 88.4%, 87.2%, 93.6%, 96.8% and 92.5% of the best
+// preset's large-flow goodput (the previous model: 82%, 47%, 40%, 36%, 33%
+// at 86.1%, 88.4%, 96.6%, 95.9%, 95.5%), 0.46-0.80 of static:best's p99:
+// like the previous model it sits at the latency end of the trade, and on
+// the leaf-spines it now trades a little more goodput for a larger cut.
+// On the shipped 32-host scenarios over 20 ms (long-run-eval.txt, 4 seeds)
+// it cuts 44-82% at 79-94% of the large-flow goodput (ai-allreduce 79%,
+// fbhadoop-50 87%, websearch-50 88%, websearch-30 90%, daynight 94%,
+// websearch-70 94%), as the previous model did (46-82% at 79-94%).
+//
+// # The previous model (obs-v1)
+//
+// What follows tells how the model shipped before obs-v2 was made and
+// chosen and what was tried on it; its evaluation files are in
+// policy/builtin/obs-v1/. Its weights (sha256 377eff7c…) are in the git
+// history of builtin.ecnmodel; they no longer load.
+//
+// It was PPO (actor 38→64→64→83 logits over the act-v2 catalogue,
 // tanh), 800 domain-randomised episodes of 5-6 ms on 8-host stars at
 // 25-200 Gb/s (about 2 minutes on 2 cores), with a reward that charges
 // queueing delay more than env.DefaultRewardWeights (delay 0.12, tail delay
@@ -72,7 +157,7 @@
 // those runs meet it on none to three of four, the kept model on three),
 // so the model stays.
 //
-// Against fixed settings at the same goodput (validation-frontier.txt, 8
+// Against fixed settings at the same goodput (obs-v1/validation-frontier.txt, 8
 // seeds): fixed settings trade small-flow p99 for large-flow goodput along
 // a steep line set by Kmax; the model lies above that line on three
 // validation scenarios (e.g. 44% cut at 96.8% goodput on the time-varying
@@ -80,7 +165,7 @@
 // Timed plans that know the time-varying scenario's phase boundaries do no
 // better than the line.
 //
-// On the held-out scenarios (scenarios/heldout, 20 seeds, heldout-eval.txt)
+// On the held-out scenarios (scenarios/heldout, 20 seeds, obs-v1/heldout-eval.txt)
 // it cuts the p99 FCT slowdown of flows under 100 KB against the best vendor
 // preset (sonic-default on all four) by 46% at 96.4% of its large-flow
 // goodput (Hadoop star), 42% at 98.4% (leaf-spine web search) and 36% at
@@ -97,7 +182,7 @@
 // 36% at 95.9% (6 seeds, 0.73 of static:best's): the rate-scaled
 // observations and actions carry over.
 //
-// Over longer runs it keeps less large-flow goodput (long-run-eval.txt):
+// Over longer runs it keeps less large-flow goodput (obs-v1/long-run-eval.txt):
 // large-flow goodput counts finished flows, and the 6-10 ms of the
 // held-out scenarios let mostly the fast ones finish. Over 20 ms, on the
 // shipped 32-host leaf-spines with 400G uplinks (4 seeds) it still cuts
@@ -136,7 +221,7 @@
 // among the settings the network scores within |P|·3 nats of its best, the
 // latest-marking one for P < 0 and the earliest for P > 0. Because the
 // reward is nearly flat across neighbouring thresholds, the network often
-// has such near-ties (preference-eval.txt, every vendor preset alongside):
+// has such near-ties (obs-v1/preference-eval.txt, every vendor preset alongside):
 //
 //   - held-out, 6-10 ms, 20 seeds: prefer=-0.25 cuts 45%, 16%, 42%, 45% at
 //     96.9%, 95.4%, 99.1%, 101.4% (Hadoop star, 25G incast, leaf-spine,
@@ -182,31 +267,6 @@
 // (prefer -0.2, -0.15, -0.1, +0.1) met it on 4, 3, 4 and 5 pairs, the
 // default on 5.
 //
-// Telling the policy which ports face another switch was tried last and
-// not kept. On an oversubscribed leaf-spine the congested queues are the
-// leaves' uplinks, and a fixed setting per port role does far better than
-// one setting everywhere (scratch tool, val-leafspine-ws-50, 4:1 at the
-// leaves, 8 seeds, against sonic-default's p99 43.0 at 42.4 Gb/s): Kmax
-// 150 KB on the uplinks with 1.29 MB on the host ports cut the small-flow
-// p99 by 61% at 103% of the goodput, where one setting on every port gives
-// 17% at 99% (1.29 MB) or 55% at 94.8% (774 KB), and this model 43% at
-// 98.3%; tightening the uplinks costs nothing there, the host ports carry
-// the trade-off. (The spines' ports never queue in it; on the shipped
-// leaf-spines, 1:1 with 400 Gb/s uplinks, the roles make no difference.)
-// A learned version (an obs-v2 draft with the peer as a feature, the
-// agent's fabric-ports, one or two oversubscribed leaf-spine training
-// scenarios, 1000-1200 episodes, 2.5-4 minutes) met the validation bar on
-// at most 4 of the 8 pairs: seeds 7-10 with two leaf-spine scenarios and
-// a reward paying throughput at host ports only (each delivered byte once;
-// fabric queues are charged delay only) met it on 3, 4, 3 and 2. They cut
-// 30-56% on the leaf-spine at 95.1-99.0%, but keep only 90.8-94.9% of the
-// goodput on the time-varying star, and learned Kmax 599 KB on uplinks,
-// not the 150-300 KB the fixed roles favour, although that reward
-// falls steadily as uplink thresholds rise (-0.15 at 150 KB, -0.33 at 774
-// KB, -0.60 at 1.29 MB per queue-interval); with one leaf-spine scenario,
-// or with throughput paid on every port, uplinks stayed at 599 KB-1 MB
-// (1 to 3 pairs); delay 0.11 (seed 7) leaned further to latency (1 pair).
-//
 // The training scenarios live in policy/builtin/scenarios/; the held-out
 // scenarios used to judge the model (scenarios/heldout/) were never seen in
 // training.
@@ -224,8 +284,9 @@ import (
 // TrainCommand is the exact command line that produced the embedded model.
 const TrainCommand = "ecntune train --scenario policy/builtin/scenarios/train-websearch.yaml " +
 	"--scenario policy/builtin/scenarios/train-incast.yaml --scenario policy/builtin/scenarios/train-mixed.yaml " +
-	"--algo ppo --episodes 800 --workers 2 --seed 7 --name builtin --db builtin-train.db " +
-	`--reward '{"delay":0.12,"tail_delay":0.02}' --gamma 0.5`
+	"--scenario policy/builtin/scenarios/train-leafspine.yaml --scenario policy/builtin/scenarios/train-leafspine4.yaml " +
+	"--algo ppo --episodes 1200 --workers 2 --seed 11 --name builtin --db builtin-train.db " +
+	`--reward '{"delay":0.12,"tail_delay":0.02,"fabric_throughput":0}' --gamma 0.5`
 
 //go:embed builtin.ecnmodel
 var file []byte

@@ -27,8 +27,8 @@ func TestTrainCommandMatchesProvenance(t *testing.T) {
 	if got := m.Hyper["command"]; got != TrainCommand {
 		t.Fatalf("embedded model was trained by\n %q\nTrainCommand says\n %q", got, TrainCommand)
 	}
-	if m.Name != "builtin" || m.Algorithm != "ppo" || m.Seed != 7 || m.Workers != 2 {
-		t.Fatalf("provenance name %s algo %s seed %d workers %d, want builtin ppo 7 2", m.Name, m.Algorithm, m.Seed, m.Workers)
+	if m.Name != "builtin" || m.Algorithm != "ppo" || m.Seed != 11 || m.Workers != 2 {
+		t.Fatalf("provenance name %s algo %s seed %d workers %d, want builtin ppo 11 2", m.Name, m.Algorithm, m.Seed, m.Workers)
 	}
 	var want []string
 	for _, f := range strings.Fields(TrainCommand) {

@@ -72,6 +72,10 @@ type Randomisation struct {
 	// RandomStart starts every episode from a random catalogue setting
 	// instead of the scenario's.
 	RandomStart bool `json:"random_start"`
+	// HidePeer is the probability of an episode in which no queue's Peer
+	// is known (env.SimEnvOptions.HidePeer): the policy then also learns
+	// what to do for a switch whose agent has no fabric-ports.
+	HidePeer float64 `json:"hide_peer,omitempty"`
 }
 
 // Config is everything a training run depends on.
@@ -148,7 +152,7 @@ func (c Config) withDefaults() Config {
 	}
 	r := &c.Randomise
 	if !r.Off && r.LoadMin == 0 && r.LoadMax == 0 && r.FaninMin == 0 && r.FaninMax == 0 && r.SizeMin == 0 &&
-		r.SizeMax == 0 && r.HostRates == nil && r.AddIncast == 0 && !r.RandomStart {
+		r.SizeMax == 0 && r.HostRates == nil && r.AddIncast == 0 && !r.RandomStart && r.HidePeer == 0 {
 		*r = DefaultRandomisation()
 	}
 	if c.Reward == nil {
@@ -175,10 +179,10 @@ func DefaultReward() env.RewardWeights {
 
 // DefaultRandomisation: loads ×0.5..1.5, fan-in ×0.5..1.5, incast sizes
 // ×0.5..2, hosts at 25, 50, 100 or 200 Gb/s, an extra incast in 30% of the
-// episodes, random starting settings.
+// episodes, random starting settings, the peer hidden in 20%.
 func DefaultRandomisation() Randomisation {
 	return Randomisation{LoadMin: 0.5, LoadMax: 1.5, FaninMin: 0.5, FaninMax: 1.5, SizeMin: 0.5, SizeMax: 2,
-		HostRates: []float64{25e9, 50e9, 100e9, 200e9}, AddIncast: 0.3, RandomStart: true}
+		HostRates: []float64{25e9, 50e9, 100e9, 200e9}, AddIncast: 0.3, RandomStart: true, HidePeer: 0.2}
 }
 
 func checkPair(name string, lo, hi float64) error {
@@ -240,6 +244,9 @@ func (c Config) Validate() error {
 	}
 	if !(r.AddIncast >= 0 && r.AddIncast <= 1) {
 		return fmt.Errorf("train: randomisation add_incast %g: allowed [0, 1]", r.AddIncast)
+	}
+	if !(r.HidePeer >= 0 && r.HidePeer <= 1) {
+		return fmt.Errorf("train: randomisation hide_peer %g: allowed [0, 1]", r.HidePeer)
 	}
 	if c.Reward != nil {
 		if err := c.Reward.Validate(); err != nil {
@@ -540,7 +547,7 @@ func episodeConfig(c Config, sc simenv.Config) simenv.Config {
 // greedyScore runs one greedy episode of cfg (unperturbed) with net and
 // returns the mean reward per measured queue-interval.
 func greedyScore(c Config, sc simenv.Config, net *rl.Net) (float64, error) {
-	out, err := playEpisode(c, episodeConfig(c, sc), EvalSeed, greedyActor{net: net}, false)
+	out, err := playEpisode(c, episodeConfig(c, sc), EvalSeed, greedyActor{net: net}, false, false)
 	if err != nil {
 		return 0, err
 	}
@@ -628,9 +635,10 @@ func runEpisode(c Config, ep int, a actor) (episodeOut, error) {
 	if !c.Randomise.Off {
 		cfg = perturb(c.Randomise, cfg, rng)
 	}
+	hide := !c.Randomise.Off && c.Randomise.HidePeer > 0 && rng.Float64() < c.Randomise.HidePeer
 	cfg = episodeConfig(c, cfg)
 	a.seed(rng.Uint64())
-	out, err := playEpisode(c, cfg, rng.Uint64(), a, true)
+	out, err := playEpisode(c, cfg, rng.Uint64(), a, true, hide)
 	if err != nil {
 		return out, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
@@ -679,10 +687,10 @@ func (g greedyActor) act(obs []env.Observation, feats [][]float32) ([]int, []flo
 func (greedyActor) value([][]float32) ([]float32, error) { return nil, nil }
 
 // playEpisode runs one episode with actor a; record keeps what the
-// learner needs.
-func playEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record bool) (episodeOut, error) {
+// learner needs; hidePeer leaves every queue's Peer unknown.
+func playEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record, hidePeer bool) (episodeOut, error) {
 	var out episodeOut
-	e, err := env.NewSimEnv(cfg, env.SimEnvOptions{Interval: c.Interval, Reward: c.Reward})
+	e, err := env.NewSimEnv(cfg, env.SimEnvOptions{Interval: c.Interval, Reward: c.Reward, HidePeer: hidePeer})
 	if err != nil {
 		return out, err
 	}
