@@ -371,16 +371,9 @@ func parseTarget(name string, f fileTarget) (TargetConfig, error) {
 		}
 		t.AllPorts = true
 	case yaml.SequenceNode:
-		seen := map[string]bool{}
-		for _, n := range f.Ports.Content {
-			if n.Kind != yaml.ScalarNode || n.Value == "" {
-				return t, fmt.Errorf("%s.ports: line %d: want an interface name", field, n.Line)
-			}
-			if seen[n.Value] {
-				return t, fmt.Errorf("%s.ports: %q listed twice", field, n.Value)
-			}
-			seen[n.Value] = true
-			t.Ports = append(t.Ports, n.Value)
+		var err error
+		if t.Ports, err = interfaceList(field+".ports", &f.Ports, nil); err != nil {
+			return t, err
 		}
 		if len(t.Ports) == 0 {
 			return t, fmt.Errorf("%s.ports: empty list (want \"*\" or interface names)", field)
@@ -392,19 +385,15 @@ func parseTarget(name string, f fileTarget) (TargetConfig, error) {
 	case 0:
 	case yaml.SequenceNode:
 		t.PeersKnown = true
-		seen := map[string]bool{}
-		for _, n := range f.FabricPorts.Content {
-			if n.Kind != yaml.ScalarNode || n.Value == "" {
-				return t, fmt.Errorf("%s.fabric-ports: line %d: want an interface name", field, n.Line)
+		var err error
+		t.FabricPorts, err = interfaceList(field+".fabric-ports", &f.FabricPorts, func(port string) error {
+			if !t.WantsPort(port) {
+				return fmt.Errorf("%q is not among ports", port)
 			}
-			if seen[n.Value] {
-				return t, fmt.Errorf("%s.fabric-ports: %q listed twice", field, n.Value)
-			}
-			if !t.WantsPort(n.Value) {
-				return t, fmt.Errorf("%s.fabric-ports: %q is not among ports", field, n.Value)
-			}
-			seen[n.Value] = true
-			t.FabricPorts = append(t.FabricPorts, n.Value)
+			return nil
+		})
+		if err != nil {
+			return t, err
 		}
 	default:
 		return t, fmt.Errorf("%s.fabric-ports: want a list of interface names ([] when every port faces a host)", field)
@@ -436,6 +425,29 @@ func (t TargetConfig) WantsPort(port string) bool {
 		}
 	}
 	return false
+}
+
+// interfaceList reads a YAML sequence of distinct interface names; accept,
+// when given, vets each one. Errors start with key (e.g. targets.sw0.ports).
+func interfaceList(key string, seq *yaml.Node, accept func(string) error) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range seq.Content {
+		if n.Kind != yaml.ScalarNode || n.Value == "" {
+			return nil, fmt.Errorf("%s: line %d: want an interface name", key, n.Line)
+		}
+		if seen[n.Value] {
+			return nil, fmt.Errorf("%s: %q listed twice", key, n.Value)
+		}
+		if accept != nil {
+			if err := accept(n.Value); err != nil {
+				return nil, fmt.Errorf("%s: %w", key, err)
+			}
+		}
+		seen[n.Value] = true
+		out = append(out, n.Value)
+	}
+	return out, nil
 }
 
 // PeerOf tells what port faces: env.PeerSwitch when it is listed in
