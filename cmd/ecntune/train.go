@@ -35,6 +35,7 @@ type trainOpts struct {
 	db, name, out   string
 	seed            uint64
 	noRandomise     bool
+	randomise       string
 	checkpointEvery int
 	reward          string
 	gamma           float64
@@ -58,6 +59,9 @@ func (o trainOpts) command() string {
 	fmt.Fprintf(&b, " --workers %d --seed %d --name %s --db %s", o.workers, o.seed, o.name, filepath.ToSlash(o.db))
 	if o.noRandomise {
 		b.WriteString(" --no-randomise")
+	}
+	if o.randomise != "" {
+		b.WriteString(" --randomise '" + o.randomise + "'")
 	}
 	if o.reward != "" {
 		b.WriteString(" --reward '" + o.reward + "'")
@@ -95,9 +99,40 @@ the learning curve is written as CSV and PNG next to the registry or into --out.
 	f.Uint64Var(&o.seed, "seed", 1, "random seed")
 	f.BoolVar(&o.noRandomise, "no-randomise", false, "no domain randomisation (episodes differ by seed only)")
 	f.IntVar(&o.checkpointEvery, "checkpoint-every", 0, "rounds between checkpoints (default 10)")
+	f.StringVar(&o.randomise, "randomise", "", `domain randomisation as JSON over the defaults, e.g. '{"host_rates":[25e9,100e9,400e9]}'`)
 	f.StringVar(&o.reward, "reward", "", `reward weights as JSON over the training defaults, e.g. '{"delay":0.1}'`)
 	f.Float64Var(&o.gamma, "gamma", 0, "discount (default 0.7 for ddqn, 0.9 for ppo)")
 	return cmd
+}
+
+// parseRandomise reads --randomise (JSON over train.DefaultRandomisation)
+// and --no-randomise into the run's randomisation; the zero value means
+// the defaults.
+func parseRandomise(js string, off bool) (train.Randomisation, error) {
+	switch {
+	case off && js != "":
+		return train.Randomisation{}, fmt.Errorf("--randomise and --no-randomise: give one or the other")
+	case off:
+		return train.Randomisation{Off: true}, nil
+	case js == "":
+		return train.Randomisation{}, nil
+	}
+	r := train.DefaultRandomisation()
+	dec := json.NewDecoder(strings.NewReader(js))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return r, fmt.Errorf("--randomise %s: %v (fields: load_min, load_max, fanin_min, fanin_max, size_min, size_max, host_rates, add_incast, random_start, hide_peer)", js, err)
+	}
+	if dec.More() {
+		return r, fmt.Errorf("--randomise %s: one JSON object expected", js)
+	}
+	if r.Off {
+		return r, fmt.Errorf(`--randomise %s: use --no-randomise to turn randomisation off`, js)
+	}
+	if r.IsZero() {
+		return r, fmt.Errorf("--randomise %s: every perturbation is zero; use --no-randomise for none", js)
+	}
+	return r, nil
 }
 
 // loadTrainScenarios loads the scenario files with their sha256.
@@ -154,6 +189,10 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 		}
 		reward = &w
 	}
+	rnd, err := parseRandomise(o.randomise, o.noRandomise)
+	if err != nil {
+		return err
+	}
 	o.db = modelsDBPath(o.db)
 	scs, err := loadTrainScenarios(o.scenarios)
 	if err != nil {
@@ -161,9 +200,7 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 	}
 	cfg := train.Config{Algo: o.algo, Scenarios: scs, Episodes: o.episodes, Workers: o.workers, Seed: o.seed,
 		CheckpointEvery: o.checkpointEvery}
-	if o.noRandomise {
-		cfg.Randomise = train.Randomisation{Off: true}
-	}
+	cfg.Randomise = rnd
 	cfg.Gamma = o.gamma
 	cfg.Reward = reward
 	reg, err := models.Open(o.db, models.Options{})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/policy/train"
 )
 
 func runCmd(t *testing.T, c *cobra.Command, args ...string) (string, error) {
@@ -142,5 +143,63 @@ func TestEvalDurationInterval(t *testing.T) {
 	if _, err := runCmd(t, newEvalCmd(), "--scenario", sc, "--policy", "static:hpcc", "--seeds", "1", "--interval", "1ms"); err == nil ||
 		!strings.Contains(err.Error(), "tiny-train") || !strings.Contains(err.Error(), "interval") {
 		t.Fatalf("interval 1ms on a 1 ms scenario: %v", err)
+	}
+}
+
+// TestParseRandomise: --randomise overrides the named fields of the
+// default randomisation and keeps the others; bad JSON, unknown fields,
+// out-of-range rates and a clash with --no-randomise are refused by name.
+func TestParseRandomise(t *testing.T) {
+	r, err := parseRandomise(`{"host_rates":[25e9,400e9],"hide_peer":0}`, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := train.DefaultRandomisation()
+	if len(r.HostRates) != 2 || r.HostRates[1] != 400e9 || r.HidePeer != 0 || r.LoadMin != def.LoadMin ||
+		r.AddIncast != def.AddIncast || !r.RandomStart {
+		t.Fatalf("merged randomisation: %+v", r)
+	}
+	if r, err := parseRandomise("", false); err != nil || !r.IsZero() {
+		t.Fatalf("no flag: %+v, %v", r, err)
+	}
+	if r, err := parseRandomise("", true); err != nil || !r.Off {
+		t.Fatalf("--no-randomise: %+v, %v", r, err)
+	}
+	for js, want := range map[string]string{
+		`{"host_rate":[1]}`: "unknown field",
+		`{"load_min":`:      "--randomise",
+		`{} {}`:             "one JSON object",
+		`{"off":true}`:      "--no-randomise",
+		`{"load_min":0,"load_max":0,"fanin_min":0,"fanin_max":0,"size_min":0,"size_max":0,"host_rates":[],"add_incast":0,"random_start":false,"hide_peer":0}`: "every perturbation is zero",
+	} {
+		if _, err := parseRandomise(js, false); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--randomise %s: err = %v, want %q", js, err, want)
+		}
+	}
+	if _, err := parseRandomise(`{}`, true); err == nil || !strings.Contains(err.Error(), "one or the other") {
+		t.Errorf("both flags: err = %v", err)
+	}
+	// Range checks are train.Config.Validate's, reached through the command.
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "tiny.yaml")
+	if err := os.WriteFile(sc, []byte(tinyTrainScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = runCmd(t, newTrainCmd(), "--scenario", sc, "--episodes", "2", "--db", filepath.Join(dir, "r.db"),
+		"--randomise", `{"host_rates":[10]}`)
+	if err == nil || !strings.Contains(err.Error(), "host_rates[0]") {
+		t.Errorf("host rate 10 bps: err = %v", err)
+	}
+}
+
+// TestTrainCommandLineRandomise: the recorded command re-runs with the
+// same randomisation.
+func TestTrainCommandLineRandomise(t *testing.T) {
+	o := trainOpts{scenarios: []string{"a.yaml"}, algo: "ppo", episodes: 3, workers: 2, seed: 4, name: "m", db: "r.db",
+		randomise: `{"host_rates":[100e9,400e9]}`, reward: `{"delay":0.1}`}
+	want := `ecntune train --scenario a.yaml --algo ppo --episodes 3 --workers 2 --seed 4 --name m --db r.db ` +
+		`--randomise '{"host_rates":[100e9,400e9]}' --reward '{"delay":0.1}'`
+	if got := o.command(); got != want {
+		t.Fatalf("command:\n got %s\nwant %s", got, want)
 	}
 }

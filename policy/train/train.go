@@ -78,6 +78,13 @@ type Randomisation struct {
 	HidePeer float64 `json:"hide_peer,omitempty"`
 }
 
+// IsZero reports whether r sets nothing, not even Off: a Config with such
+// a Randomisation trains with DefaultRandomisation.
+func (r Randomisation) IsZero() bool {
+	return !r.Off && r.LoadMin == 0 && r.LoadMax == 0 && r.FaninMin == 0 && r.FaninMax == 0 && r.SizeMin == 0 &&
+		r.SizeMax == 0 && len(r.HostRates) == 0 && r.AddIncast == 0 && !r.RandomStart && r.HidePeer == 0
+}
+
 // Config is everything a training run depends on.
 type Config struct {
 	Algo      string
@@ -150,10 +157,8 @@ func (c Config) withDefaults() Config {
 			c.LR = 3e-4
 		}
 	}
-	r := &c.Randomise
-	if !r.Off && r.LoadMin == 0 && r.LoadMax == 0 && r.FaninMin == 0 && r.FaninMax == 0 && r.SizeMin == 0 &&
-		r.SizeMax == 0 && r.HostRates == nil && r.AddIncast == 0 && !r.RandomStart && r.HidePeer == 0 {
-		*r = DefaultRandomisation()
+	if c.Randomise.IsZero() {
+		c.Randomise = DefaultRandomisation()
 	}
 	if c.Reward == nil {
 		w := DefaultReward()
