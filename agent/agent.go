@@ -77,6 +77,12 @@ type Agent struct {
 	lastPlan []Change
 	pending  bool // audit entries left unresolved by a crash
 	ticks    int
+
+	// peers discovered by LLDP, per target (fabric-ports: lldp): written
+	// by the switches' Subscribe goroutines on (re)connect, read by
+	// Ingest. Each map is replaced whole, never changed in place.
+	peerMu sync.RWMutex
+	peers  map[string]map[string]env.Peer
 }
 
 // New checks the options and builds an agent.
@@ -112,7 +118,7 @@ func New(o Options) (*Agent, error) {
 	a := &Agent{o: o, cfg: o.Config, guard: g, log: o.Logger,
 		switches: map[string]Switch{}, targets: map[string]TargetConfig{},
 		latest: map[env.QueueKey]env.Observation{}, lastSeen: map[string]time.Time{},
-		recs: map[env.QueueKey]Recommendation{}}
+		recs: map[env.QueueKey]Recommendation{}, peers: map[string]map[string]env.Peer{}}
 	for _, t := range o.Config.Targets {
 		a.targets[t.Name] = t
 	}
@@ -159,6 +165,18 @@ func (a *Agent) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	sctx, cancel := context.WithCancel(ctx)
 	defer func() { cancel(); wg.Wait() }()
+	for _, n := range a.names {
+		t := a.targets[n]
+		if !t.DiscoverPeers {
+			continue
+		}
+		ls, ok := a.switches[n].(LLDPSwitch)
+		if !ok {
+			a.log.Warn("fabric-ports: lldp, but this switch cannot read LLDP neighbours: every port's peer stays unknown", "target", n)
+			continue
+		}
+		ls.OnConnect(func(ctx context.Context) { a.discoverPeers(ctx, t, ls) })
+	}
 	for _, n := range a.names {
 		sw := a.switches[n]
 		e := make(chan error, 16)
@@ -209,11 +227,15 @@ func (a *Agent) Ingest(s env.Snapshot) {
 		a.log.Warn("snapshot for an unknown target dropped", "target", s.Target)
 		return
 	}
+	var found map[string]env.Peer
+	if t.DiscoverPeers {
+		found = a.discovered(s.Target)
+	}
 	kept := s.Queues[:0:0]
 	for _, q := range s.Queues {
 		if q.Key.Target == s.Target && t.WantsPort(q.Key.Port) && t.WantsQueue(q.Key.Queue) {
 			if q.Peer == env.PeerUnknown {
-				q.Peer = t.PeerOf(q.Key.Port)
+				q.Peer = t.PeerFrom(found, q.Key.Port)
 			}
 			kept = append(kept, q)
 		}

@@ -104,6 +104,10 @@ type TargetConfig struct {
 	// env.Peer). Without fabric-ports in the file the peer is unknown.
 	FabricPorts []string
 	PeersKnown  bool
+	// DiscoverPeers (fabric-ports: lldp): the agent learns each port's
+	// peer from the switch's LLDP neighbours whenever it (re)connects
+	// (see PeersFromLLDP); FabricPorts and PeersKnown stay unset.
+	DiscoverPeers bool
 }
 
 // file layout; yaml field names are the configuration keys.
@@ -383,6 +387,12 @@ func parseTarget(name string, f fileTarget) (TargetConfig, error) {
 	}
 	switch f.FabricPorts.Kind {
 	case 0:
+	case yaml.ScalarNode:
+		if f.FabricPorts.Tag != "!!str" || f.FabricPorts.Value != FabricPortsLLDP {
+			return t, fmt.Errorf("%s.fabric-ports: want a list of interface names ([] when every port faces a host) or %s (discover them from the switch's LLDP neighbours), not %q",
+				field, FabricPortsLLDP, f.FabricPorts.Value)
+		}
+		t.DiscoverPeers = true
 	case yaml.SequenceNode:
 		t.PeersKnown = true
 		var err error
@@ -396,7 +406,8 @@ func parseTarget(name string, f fileTarget) (TargetConfig, error) {
 			return t, err
 		}
 	default:
-		return t, fmt.Errorf("%s.fabric-ports: want a list of interface names ([] when every port faces a host)", field)
+		return t, fmt.Errorf("%s.fabric-ports: want a list of interface names ([] when every port faces a host) or %s (discover them from the switch's LLDP neighbours)",
+			field, FabricPortsLLDP)
 	}
 	if len(t.Queues) == 0 {
 		t.Queues = []int{3, 4}
@@ -450,9 +461,13 @@ func interfaceList(key string, seq *yaml.Node, accept func(string) error) ([]str
 	return out, nil
 }
 
+// FabricPortsLLDP is the fabric-ports value that asks for discovery.
+const FabricPortsLLDP = "lldp"
+
 // PeerOf tells what port faces: env.PeerSwitch when it is listed in
 // fabric-ports, env.PeerHost when it is not but the list is given, and
-// env.PeerUnknown without one.
+// env.PeerUnknown without one (and with fabric-ports: lldp, whose peers
+// come from PeerFrom).
 func (t TargetConfig) PeerOf(port string) env.Peer {
 	if !t.PeersKnown {
 		return env.PeerUnknown
@@ -463,6 +478,17 @@ func (t TargetConfig) PeerOf(port string) env.Peer {
 		}
 	}
 	return env.PeerHost
+}
+
+// PeerFrom is PeerOf for a target whose peers may have been discovered:
+// with DiscoverPeers, what discovered says of port (env.PeerUnknown when it
+// says nothing, e.g. before discovery or after it failed); otherwise
+// PeerOf.
+func (t TargetConfig) PeerFrom(discovered map[string]env.Peer, port string) env.Peer {
+	if t.DiscoverPeers {
+		return discovered[port]
+	}
+	return t.PeerOf(port)
 }
 
 // WantsQueue reports whether queue q is under control on this target.

@@ -157,6 +157,10 @@ func TestParseConfigErrors(t *testing.T) {
 		{"targets:\n  sw0:\n    address: h:1\n    ports: [a, a]\n", "targets.sw0.ports"},
 		{"targets:\n  sw0:\n    address: h:1\n    queues: [9]\n", "targets.sw0.queues"},
 		{"targets:\n  sw0:\n    address: h:1\n    fabric-ports: Ethernet8\n", "targets.sw0.fabric-ports: want a list"},
+		{"targets:\n  sw0:\n    address: h:1\n    fabric-ports: Ethernet8\n", "or lldp (discover them from the switch's LLDP neighbours), not \"Ethernet8\""},
+		{"targets:\n  sw0:\n    address: h:1\n    fabric-ports: LLDP\n", "or lldp (discover them"},
+		{"targets:\n  sw0:\n    address: h:1\n    fabric-ports: ~\n", "targets.sw0.fabric-ports: want a list"},
+		{"targets:\n  sw0:\n    address: h:1\n    fabric-ports: {lldp: true}\n", "targets.sw0.fabric-ports: want a list of interface names ([] when every port faces a host) or lldp"},
 		{"targets:\n  sw0:\n    address: h:1\n    fabric-ports: [e8, e8]\n", "targets.sw0.fabric-ports: \"e8\" listed twice"},
 		{"targets:\n  sw0:\n    address: h:1\n    ports: [e1]\n    fabric-ports: [e8]\n", "targets.sw0.fabric-ports: \"e8\" is not among ports"},
 		{"targets:\n  sw0:\n    address: h:1\n    retry-timer: 0s\n", "targets.sw0.retry-timer"},
@@ -180,6 +184,36 @@ func TestParseConfigErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: got %v, want error containing %q", c.doc, err, c.want)
 		}
+	}
+}
+
+// fabric-ports: lldp asks for discovery: no list, peers unknown until the
+// agent has read the switch's LLDP neighbours (then PeerFrom has them).
+func TestParseConfigFabricPortsLLDP(t *testing.T) {
+	for _, v := range []string{"lldp", `"lldp"`} {
+		c, err := ParseConfig([]byte("targets:\n  sw0:\n    address: h:1\n    ports: [Ethernet0, Ethernet1]\n    fabric-ports: " + v + "\n"))
+		if err != nil {
+			t.Fatalf("fabric-ports: %s: %v", v, err)
+		}
+		tc := c.Targets[0]
+		if !tc.DiscoverPeers || tc.PeersKnown || len(tc.FabricPorts) != 0 || tc.PeerOf("Ethernet0") != env.PeerUnknown {
+			t.Fatalf("fabric-ports: %s: %+v", v, tc)
+		}
+		found := map[string]env.Peer{"Ethernet0": env.PeerSwitch, "Ethernet1": env.PeerHost}
+		if tc.PeerFrom(found, "Ethernet0") != env.PeerSwitch || tc.PeerFrom(found, "Ethernet1") != env.PeerHost ||
+			tc.PeerFrom(found, "Ethernet2") != env.PeerUnknown || tc.PeerFrom(nil, "Ethernet0") != env.PeerUnknown {
+			t.Fatalf("fabric-ports: %s: PeerFrom %v", v, found)
+		}
+	}
+	// A list is still a list, and PeerFrom ignores discoveries for it.
+	c, err := ParseConfig([]byte("targets:\n  sw0:\n    address: h:1\n    fabric-ports: [Ethernet1]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := c.Targets[0]
+	if tc.DiscoverPeers || tc.PeerFrom(map[string]env.Peer{"Ethernet1": env.PeerHost}, "Ethernet1") != env.PeerSwitch ||
+		tc.PeerFrom(nil, "Ethernet0") != env.PeerHost {
+		t.Fatalf("list: %+v", tc)
 	}
 }
 
@@ -221,8 +255,15 @@ func TestExampleConfigsParse(t *testing.T) {
 			t.Errorf("%s: %+v", p, c)
 		}
 		// The examples serve a 4-leaf, 2-spine simswitch fabric: leaves
-		// have two uplinks, spines face leaves only.
+		// have two uplinks, spines face leaves only (or the agent finds
+		// that out, with fabric-ports: lldp).
 		for _, tc := range c.Targets {
+			if tc.DiscoverPeers {
+				if len(tc.FabricPorts) != 0 || tc.PeersKnown || tc.Address == "" {
+					t.Errorf("%s: target %s: fabric-ports: lldp with %v", p, tc.Name, tc.FabricPorts)
+				}
+				continue
+			}
 			want := 2
 			if strings.HasPrefix(tc.Name, "spine") {
 				want = 4

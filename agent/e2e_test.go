@@ -107,6 +107,12 @@ func e2eGuard() GuardConfig {
 
 func runE2E(t *testing.T, mode Mode, pol policy.Policy, targets []TargetConfig, g GuardConfig) *e2e {
 	t.Helper()
+	return runE2ELog(t, mode, pol, targets, g, slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+// runE2ELog is runE2E with the agent logging to log.
+func runE2ELog(t *testing.T, mode Mode, pol policy.Policy, targets []TargetConfig, g GuardConfig, log *slog.Logger) *e2e {
+	t.Helper()
 	cfg := &Config{Mode: mode, Policy: pol.Name(), Interval: 100 * time.Millisecond, SampleInterval: 100 * time.Millisecond,
 		Owner: "e2e", Targets: targets, Guardrails: g}
 	j, err := OpenJournal(filepath.Join(t.TempDir(), "agent.db"), time.Second)
@@ -124,8 +130,7 @@ func runE2E(t *testing.T, mode Mode, pol policy.Policy, targets []TargetConfig, 
 	}
 	obs := &wrapObserver{inner: env.NewObserver(env.ObserverConfig{})}
 	a, err := New(Options{Config: cfg, Policy: pol, Model: pol.Name(), Observer: obs, Journal: j, Switches: sws,
-		Guard: g, Reward: g.Reward, SetTimeout: 3 * time.Second,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Guard: g, Reward: g.Reward, SetTimeout: 3 * time.Second, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,8 @@ type GNMISwitch struct {
 	settle     time.Duration
 	sample     time.Duration
 	subscribed bool // Subscribe has been called: the stream owns dec
+	// onConnect runs at the start of every subscription session.
+	onConnect func(ctx context.Context)
 }
 
 // DialSwitch prepares a gNMI client for one target. The connection is
@@ -109,6 +111,12 @@ func (s *GNMISwitch) Subscribe(ctx context.Context, out chan<- env.Snapshot, err
 	s.dec.Reset()
 	s.mu.Unlock()
 	for ctx.Err() == nil {
+		s.mu.Lock()
+		f := s.onConnect
+		s.mu.Unlock()
+		if f != nil {
+			f(ctx)
+		}
 		err := s.session(ctx, out, report)
 		if ctx.Err() != nil {
 			return
@@ -125,6 +133,25 @@ func (s *GNMISwitch) Subscribe(ctx context.Context, out chan<- env.Snapshot, err
 		case <-t.C:
 		}
 	}
+}
+
+// OnConnect implements LLDPSwitch: f runs on Subscribe's goroutine each
+// time Subscribe (re)connects, before the streams of that session open, so
+// that every snapshot of the session comes after f returned.
+func (s *GNMISwitch) OnConnect(f func(ctx context.Context)) {
+	s.mu.Lock()
+	s.onConnect = f
+	s.mu.Unlock()
+}
+
+// LLDP implements LLDPSwitch: one Get of the openconfig-lldp neighbour
+// state of every interface (gnmipath.LLDPRequest). Never retried.
+func (s *GNMISwitch) LLDP(ctx context.Context) ([]*gnmi.Notification, error) {
+	resp, err := s.tg.Get(ctx, gnmipath.LLDPRequest(s.gt))
+	if err != nil {
+		return nil, err
+	}
+	return resp.GetNotification(), nil
 }
 
 // session runs one set of subscriptions until the first stream error.

@@ -19,8 +19,11 @@ type PortInfo struct {
 	// PeerSwitch is true when the peer is a switch (a fabric link), false
 	// when it is a host (an edge port).
 	PeerSwitch bool
-	RateBps    float64
-	Delay      Time
+	// PeerPort is the index of the port at the other end among the peer
+	// node's ports (a switch names it Ethernet<PeerPort>).
+	PeerPort int
+	RateBps  float64
+	Delay    Time
 }
 
 // SwitchInfo describes one switch of the fabric.

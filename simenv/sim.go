@@ -333,7 +333,8 @@ func (s *Sim) build() error {
 				p.alpha[pg] = a
 			}
 			info.Ports = append(info.Ports, PortInfo{Index: li, Name: fmt.Sprintf("Ethernet%d", li),
-				Peer: t.Nodes[p.peerNode].Name, PeerSwitch: t.Nodes[p.peerNode].Switch, RateBps: p.rate, Delay: p.delay})
+				Peer: t.Nodes[p.peerNode].Name, PeerSwitch: t.Nodes[p.peerNode].Switch, PeerPort: int(s.ports[p.peerPort].local),
+				RateBps: p.rate, Delay: p.delay})
 		}
 		s.recomputeReserve(sw)
 		s.infos = append(s.infos, info)

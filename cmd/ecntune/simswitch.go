@@ -39,6 +39,12 @@ database (CONFIG_DB, COUNTERS_DB) and the switch is the namespace element after 
 (/leaf0/COUNTERS/...), or give --per-switch-ports for one listener per switch (ports from
 --listen upward) so that no namespace is needed.
 
+Every port also has its LLDP neighbour in the openconfig-lldp state (/lldp/interfaces/
+interface[name=X]/neighbors/...: the peer's node name, MAC_BRIDGE and ROUTER for a switch,
+STATION_ONLY for a host), which the agent reads for fabric-ports: lldp; with --dialect sonic it
+is under prefix.target OC-YANG, as sonic-gnmi serves openconfig models, and needs
+--per-switch-ports.
+
 Notification timestamps are simulated time (2026-01-01T00:00:00Z + simulated ns): counters move
 at simulated speed, so rates computed from timestamps are right at any --timescale. The
 simulation keeps running past the scenario's duration until interrupted.`,
@@ -78,14 +84,9 @@ simulation keeps running past the scenario's duration until interrupted.`,
 			fmt.Fprintf(out, "simswitch: scenario %s, %d switches, dialect %s, timescale %g (1 s wall = %v simulated)\n",
 				cfg.Name, len(srv.Switches()), d, timescale, simenv.FromDuration(time.Second)/simenv.Time(timescale))
 			// The agent's fabric-ports per switch (what faces another switch).
+			// (fabric-ports: lldp finds the same from the LLDP state served.)
 			for _, sw := range srv.Switches() {
-				fab := []string{}
-				for _, p := range sw.Ports {
-					if p.PeerSwitch {
-						fab = append(fab, p.Name)
-					}
-				}
-				fmt.Fprintf(out, "simswitch: %s fabric-ports: [%s]\n", sw.Name, strings.Join(fab, ", "))
+				fmt.Fprintf(out, "simswitch: %s fabric-ports: [%s]\n", sw.Name, strings.Join(simswitch.FabricPorts(sw), ", "))
 			}
 			addrs := srv.Addrs()
 			names := make([]string, 0, len(addrs))

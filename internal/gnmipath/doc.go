@@ -67,6 +67,14 @@
 // Queue counters are keyed "<port>:<queue>" as sonic-gnmi's virtual
 // COUNTERS paths name queues (real COUNTERS_DB keys are SAI object ids).
 //
+// # LLDP
+//
+// The openconfig-lldp neighbour state (system-name, port-id, chassis-id and
+// capability enabled flags of each interface's neighbours) is read-only
+// and kept apart from the QoS leaves: LLDPItems encodes it for simswitch,
+// LLDPNeighbors reads it back whatever the server's shape, and the Decoder
+// ignores it. See lldp.go.
+//
 // # Values and PFC frames
 //
 // PFC frame counters carry XOFF (pause) frames only, as env.FromSim does,

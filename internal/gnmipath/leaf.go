@@ -76,6 +76,13 @@ const (
 	BPXoff
 	BPDynamicTh
 	BPPool
+	// openconfig-lldp neighbour state (read-only; see lldp.go): Port is the
+	// interface, Name the neighbour id, Index (LLDPCapEnabled only) the
+	// capability's position in LLDPCapabilities.
+	LLDPSystemName
+	LLDPPortID
+	LLDPChassisID
+	LLDPCapEnabled
 	numFields
 )
 
@@ -83,9 +90,9 @@ const (
 type Leaf struct {
 	Field Field
 	Port  string // interface name
-	Index int    // queue / priority (PG for PFC fields)
+	Index int    // queue / priority (PG for PFC fields; LLDP capability for LLDPCapEnabled)
 	PGs   string // sonic BUFFER_PG key part after the port: "3" or "3-4"
-	Name  string // profile name (WRED or buffer profile)
+	Name  string // profile name (WRED or buffer profile; LLDP neighbour id)
 }
 
 // IsConfig reports whether the leaf is configuration (ON_CHANGE, settable)
@@ -162,6 +169,12 @@ const LosslessPool = "ingress_lossless_pool"
 // LeafPath returns the database (sonic only; "" for openconfig) and the
 // path elements of a leaf, without any sonic namespace element.
 func LeafPath(d Dialect, l Leaf) (db string, elems []*gnmi.PathElem) {
+	if isLLDP(l.Field) {
+		if d == Sonic {
+			db = OCYang
+		}
+		return db, lldpLeafPath(l)
+	}
 	if d == Sonic {
 		return sonicLeafPath(l)
 	}

@@ -49,9 +49,9 @@ func kindOf(d Dialect, f Field) valKind {
 	switch f {
 	case AvgQueue, WREDProb, PortSpeed:
 		return kFloat
-	case QueueProfile, PGProfile, BPPool, WREDECNMode, WREDName:
+	case QueueProfile, PGProfile, BPPool, WREDECNMode, WREDName, LLDPSystemName, LLDPPortID, LLDPChassisID:
 		return kString
-	case WREDEnableECN, WREDGreenEnable:
+	case WREDEnableECN, WREDGreenEnable, LLDPCapEnabled:
 		return kBool
 	case BPDynamicTh:
 		return kInt

@@ -73,6 +73,7 @@ type runner struct {
 	infos     []simenv.SwitchInfo
 	lossless  []int
 	encoders  []*gnmipath.Encoder
+	lldp      [][]gnmipath.Item // LLDP neighbour leaves per switch (the topology does not change)
 	timescale float64
 	step      time.Duration
 
@@ -102,6 +103,7 @@ func newRunner(eng Engine, d gnmipath.Dialect, timescale float64, step time.Dura
 		tel := eng.Telemetry(i)
 		enc := gnmipath.NewEncoder(d, info, r.lossless)
 		r.encoders = append(r.encoders, enc)
+		r.lldp = append(r.lldp, gnmipath.LLDPItems(d, info))
 		tree := gnmipath.InitialConfig(d, info, &tel, r.lossless, xonBytes)
 		r.pub = append(r.pub, published{tel: tel, tree: tree, items: gnmipath.ConfigItems(d, tree)})
 		r.win = append(r.win, window{max: make([][simenv.NumQueues]int64, len(info.Ports)),

@@ -17,6 +17,18 @@
 // and deletes for leaves that went away. Every subscription gets its
 // initial dump and then sync_response.
 //
+// LLDP: every connected port has one neighbour in the openconfig-lldp
+// state, /lldp/interfaces/interface[name=X]/neighbors/neighbor[id=1]/
+// state/{system-name,port-id,chassis-id} and .../capabilities/
+// capability[name=C]/state/enabled: a neighbouring switch advertises
+// MAC_BRIDGE and ROUTER, a host STATION_ONLY, and system-name is the peer's
+// node name (see gnmipath/lldp.go). Get, ONCE, POLL and STREAM serve it
+// like any state leaf. In the sonic dialect it is under prefix.target
+// OC-YANG, as sonic-gnmi serves openconfig models (module prefixes such as
+// openconfig-lldp:lldp are accepted there); OC-YANG has no namespace
+// element, so it needs a listener with one switch (PerSwitch, or a
+// one-switch fabric).
+//
 // Addressing: every switch is a gNMI target named as the simulator names it
 // (leaf0, spine0, sw0), its interfaces Ethernet0, Ethernet1, ... in port
 // order. openconfig: prefix.target (or path target) is the switch name.
@@ -94,6 +106,9 @@ type Faults struct {
 	// value: the tx-bytes counter of the first lossless queue of the first
 	// port of each switch becomes the string "garbage".
 	Malformed bool
+	// NoLLDP makes the switches answer as if they had no openconfig-lldp
+	// model: Get and Subscribe of the LLDP paths fail with NotFound.
+	NoLLDP bool
 }
 
 // Server is a running set of simulated switches.
@@ -359,6 +374,19 @@ func (s *Server) Dialect() gnmipath.Dialect { return s.d }
 // Switches describes the simulated switches.
 func (s *Server) Switches() []simenv.SwitchInfo {
 	return append([]simenv.SwitchInfo(nil), s.r.infos...)
+}
+
+// FabricPorts lists the ports of sw that face another switch: what the
+// agent's fabric-ports of that target would say (and what LLDP discovery
+// finds).
+func FabricPorts(sw simenv.SwitchInfo) []string {
+	out := []string{}
+	for _, p := range sw.Ports {
+		if p.PeerSwitch {
+			out = append(out, p.Name)
+		}
+	}
+	return out
 }
 
 // LosslessPriorities are the queues served (the lossless ones).

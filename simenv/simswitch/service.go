@@ -73,6 +73,16 @@ func (v *service) route(prefix, p *gnmi.Path) (route, error) {
 	}
 	rt := route{sw: -1}
 	db := target
+	if db == gnmipath.OCYang {
+		// openconfig models (LLDP), as sonic-gnmi serves them through
+		// translib: no database, no namespace element.
+		sw, err := v.defaultSwitch()
+		if err != nil {
+			return rt, status.Errorf(codes.InvalidArgument, "%s paths name no switch: this listener serves %s; serve one switch per listener (PerSwitch) to use them",
+				gnmipath.OCYang, v.s.names())
+		}
+		return route{sw: sw, db: db, elems: gnmipath.StripModules(el)}, nil
+	}
 	if _, isSwitch := v.s.byName[target]; isSwitch {
 		sw, err := v.switchNamed(target)
 		if err != nil {
@@ -118,13 +128,15 @@ func (v *service) route(prefix, p *gnmi.Path) (route, error) {
 
 func (v *service) Capabilities(ctx context.Context, _ *gnmi.CapabilityRequest) (*gnmi.CapabilityResponse, error) {
 	var models []*gnmi.ModelData
+	lldp := &gnmi.ModelData{Name: "openconfig-lldp", Organization: "OpenConfig working group", Version: "0.2.1"}
 	if v.s.d == gnmipath.Sonic {
-		models = []*gnmi.ModelData{{Name: "sonic-db", Organization: "SONiC", Version: "0.1.0"}}
+		models = []*gnmi.ModelData{{Name: "sonic-db", Organization: "SONiC", Version: "0.1.0"}, lldp}
 	} else {
 		models = []*gnmi.ModelData{
 			{Name: "openconfig-qos", Organization: "OpenConfig working group", Version: "0.11.2"},
 			{Name: "openconfig-interfaces", Organization: "OpenConfig working group", Version: "3.7.1"},
 			{Name: "openconfig-if-ethernet", Organization: "OpenConfig working group", Version: "2.14.0"},
+			lldp,
 		}
 	}
 	return &gnmi.CapabilityResponse{SupportedModels: models,
@@ -138,6 +150,15 @@ func checkEncoding(e gnmi.Encoding) error {
 		return nil
 	}
 	return status.Errorf(codes.Unimplemented, "encoding %v is not supported (use JSON, JSON_IETF or PROTO)", e)
+}
+
+// lldpItems are switch sw's LLDP neighbour leaves (none while the NoLLDP
+// fault is on).
+func (v *service) lldpItems(sw int) []gnmipath.Item {
+	if v.s.getFaults().NoLLDP {
+		return nil
+	}
+	return v.s.r.lldp[sw]
 }
 
 // items returns every leaf of switch sw: state from the telemetry
@@ -193,6 +214,7 @@ func (v *service) Get(ctx context.Context, req *gnmi.GetRequest) (*gnmi.GetRespo
 		var ts int64
 		if !ok {
 			ts, its = v.items(rt.sw, false)
+			its = append(its, v.lldpItems(rt.sw)...)
 			cache[rt.sw] = its
 		}
 		m := matching(its, rt.db, rt.elems, keep)

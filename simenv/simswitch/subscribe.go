@@ -30,6 +30,7 @@ type selection struct {
 	ns     string
 	pats   []pattern
 	window bool // selects max/avg queue leaves: reads consume the window
+	lldp   bool // selects LLDP neighbour leaves
 	// seen caches whether a leaf path matches; encoded paths are built once
 	// per switch (config paths once per config change), so pointers repeat.
 	seen map[*gnmi.Path]bool
@@ -63,7 +64,8 @@ func (v *service) selections(prefix *gnmi.Path, subs []*gnmi.Subscription) ([]*s
 	}
 	for _, sel := range out {
 		_, its := v.items(sel.sw, false)
-		any := false
+		sel.lldp = v.selectsLLDP(sel)
+		any := sel.lldp
 		for _, it := range v.filter(sel, its) {
 			any = true
 			if it.Leaf.Field == gnmipath.MaxQueue || it.Leaf.Field == gnmipath.AvgQueue {
@@ -75,6 +77,18 @@ func (v *service) selections(prefix *gnmi.Path, subs []*gnmi.Subscription) ([]*s
 		}
 	}
 	return out, nil
+}
+
+// selectsLLDP reports whether sel's patterns select any LLDP leaf.
+func (v *service) selectsLLDP(sel *selection) bool {
+	for _, it := range v.lldpItems(sel.sw) {
+		for _, p := range sel.pats {
+			if it.DB == p.db && gnmipath.Match(p.elems, it.Path.GetElem()) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func describePats(ps []pattern) string {
@@ -116,6 +130,9 @@ func (v *service) filter(sel *selection, its []gnmipath.Item) []gnmipath.Item {
 // the selection covers them.
 func (v *service) collect(sel *selection, consume bool) (int64, []gnmipath.Item) {
 	ts, its := v.itemsInto(sel.all[:0], sel.sw, consume && sel.window)
+	if sel.lldp {
+		its = append(its, v.lldpItems(sel.sw)...)
+	}
 	sel.all = its
 	out := v.filter(sel, its)
 	if v.s.getFaults().Malformed && len(v.s.r.lossless) > 0 && len(v.s.r.infos[sel.sw].Ports) > 0 {

@@ -1,0 +1,173 @@
+package agent
+
+// Discovery of what each port faces (fabric-ports: lldp): the I/O is one
+// gNMI Get of the switch's openconfig-lldp neighbour state each time the
+// switch (re)connects; what a port faces is derived from the answer by pure
+// functions (PeersFromLLDP).
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/openconfig/gnmi/proto/gnmi"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/gnmipath"
+)
+
+// LLDPSwitch is a Switch that can read its LLDP neighbours (GNMISwitch).
+// For a target with fabric-ports: lldp the agent reads them each time the
+// switch connects, and derives the ports' peers from them.
+type LLDPSwitch interface {
+	// LLDP reads the openconfig-lldp neighbour state (one Get).
+	LLDP(ctx context.Context) ([]*gnmi.Notification, error)
+	// OnConnect registers f to run each time Subscribe (re)connects,
+	// before the snapshots of that connection are sent.
+	OnConnect(f func(ctx context.Context))
+}
+
+// PeersFromLLDP derives what each interface faces from openconfig-lldp
+// neighbour state (the notifications of a Get, read by
+// gnmipath.LLDPNeighbors). others are the names of the other configured
+// targets. Per neighbour:
+//
+//   - a switch when it has MAC_BRIDGE or ROUTER enabled, or its
+//     system-name is one of others (without regard to case; a dotted name
+//     also by its first label, leaf1.dc1 for leaf1);
+//   - unknown when some of its state could not be read (a value of the
+//     wrong type, a list entry without its key), or it reported nothing
+//     about itself (no name, port or chassis id, or capability);
+//   - a host otherwise (e.g. STATION_ONLY, or a name and no bridge or
+//     router capability).
+//
+// An interface faces a switch when any of its neighbours is one, else its
+// peer is unknown when any neighbour's is, else it faces a host.
+// Interfaces without a neighbour are left out (unknown). The error joins
+// what could not be read; the peers are those derived from the rest.
+func PeersFromLLDP(ns []*gnmi.Notification, others []string) (map[string]env.Peer, error) {
+	neigh, err := gnmipath.LLDPNeighbors(ns)
+	names := make(map[string]bool, len(others))
+	for _, o := range others {
+		names[strings.ToLower(o)] = true
+	}
+	out := make(map[string]env.Peer, len(neigh))
+	for ifc, nbs := range neigh {
+		out[ifc] = portPeer(nbs, names)
+	}
+	return out, err
+}
+
+// portPeer combines the neighbours of one interface.
+func portPeer(nbs []gnmipath.LLDPNeighbor, targets map[string]bool) env.Peer {
+	p := env.PeerHost
+	if len(nbs) == 0 {
+		p = env.PeerUnknown
+	}
+	for _, n := range nbs {
+		switch neighborPeer(n, targets) {
+		case env.PeerSwitch:
+			return env.PeerSwitch
+		case env.PeerUnknown:
+			p = env.PeerUnknown
+		}
+	}
+	return p
+}
+
+// neighborPeer classifies one neighbour (see PeersFromLLDP); targets holds
+// lower-case target names.
+func neighborPeer(n gnmipath.LLDPNeighbor, targets map[string]bool) env.Peer {
+	if n.Capabilities["MAC_BRIDGE"] || n.Capabilities["ROUTER"] {
+		return env.PeerSwitch
+	}
+	if name := strings.ToLower(strings.TrimSpace(n.SystemName)); name != "" {
+		short, _, _ := strings.Cut(name, ".")
+		if targets[name] || targets[short] {
+			return env.PeerSwitch
+		}
+	}
+	if n.Malformed || !n.Reported() {
+		return env.PeerUnknown
+	}
+	return env.PeerHost
+}
+
+// discoverPeers reads target t's LLDP neighbours and keeps the peers they
+// give for Ingest. When the read fails every port's peer is unknown until
+// the next connection (one log line says why).
+func (a *Agent) discoverPeers(ctx context.Context, t TargetConfig, sw LLDPSwitch) {
+	timeout := t.Timeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	ns, err := sw.LLDP(cctx)
+	cancel()
+	if err != nil {
+		a.setPeers(t.Name, nil)
+		if ctx.Err() == nil {
+			a.log.Warn("LLDP discovery failed: every port's peer stays unknown (fabric-ports: lldp)", "target", t.Name, "err", err)
+		}
+		return
+	}
+	var others []string
+	for n := range a.targets {
+		if n != t.Name {
+			others = append(others, n)
+		}
+	}
+	peers, err := PeersFromLLDP(ns, others)
+	a.setPeers(t.Name, peers)
+	var fabric []string
+	hosts, unknown := 0, 0
+	for port, p := range peers {
+		switch p {
+		case env.PeerSwitch:
+			fabric = append(fabric, port)
+		case env.PeerHost:
+			hosts++
+		default:
+			unknown++
+		}
+	}
+	sort.Slice(fabric, func(i, j int) bool { return portLess(fabric[i], fabric[j]) })
+	if err != nil {
+		a.log.Warn("LLDP discovery: some neighbour state is unreadable; those ports' peers stay unknown", "target", t.Name, "err", err)
+	}
+	a.log.Info("LLDP discovery", "target", t.Name, "fabric_ports", fabric, "host_ports", hosts, "unknown_ports", unknown)
+}
+
+// setPeers replaces the discovered peers of a target (nil: none known).
+func (a *Agent) setPeers(target string, peers map[string]env.Peer) {
+	a.peerMu.Lock()
+	a.peers[target] = peers
+	a.peerMu.Unlock()
+}
+
+// discovered returns the peers discovered for a target. The map is never
+// changed once stored: callers only read it.
+func (a *Agent) discovered(target string) map[string]env.Peer {
+	a.peerMu.RLock()
+	defer a.peerMu.RUnlock()
+	return a.peers[target]
+}
+
+// portLess orders interface names with their trailing numbers compared as
+// numbers (Ethernet2 before Ethernet10).
+func portLess(x, y string) bool {
+	split := func(s string) (string, string) {
+		i := len(s)
+		for i > 0 && s[i-1] >= '0' && s[i-1] <= '9' {
+			i--
+		}
+		return s[:i], s[i:]
+	}
+	xp, xn := split(x)
+	yp, yn := split(y)
+	if xp != yp || len(xn) == len(yn) {
+		return x < y
+	}
+	return len(xn) < len(yn)
+}

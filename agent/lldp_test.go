@@ -1,0 +1,251 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openconfig/gnmi/proto/gnmi"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/gnmipath"
+)
+
+// lldpNotif builds a Get answer of leaf updates: pairs of a path under
+// /lldp/interfaces and a JSON_IETF value.
+func lldpNotif(t *testing.T, kv ...string) []*gnmi.Notification {
+	t.Helper()
+	n := &gnmi.Notification{Prefix: &gnmi.Path{Target: "leaf0"}}
+	for i := 0; i+1 < len(kv); i += 2 {
+		_, el, err := gnmipath.ParsePath("/lldp/interfaces/" + kv[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.Update = append(n.Update, &gnmi.Update{Path: &gnmi.Path{Elem: el},
+			Val: &gnmi.TypedValue{Value: &gnmi.TypedValue_JsonIetfVal{JsonIetfVal: []byte(kv[i+1])}}})
+	}
+	return []*gnmi.Notification{n}
+}
+
+// nbr is the path of neighbour id 1 of port.
+func nbr(port, rest string) string {
+	return "interface[name=" + port + "]/neighbors/neighbor[id=1]/" + rest
+}
+
+func capab(port, c string) string {
+	return nbr(port, "capabilities/capability[name="+c+"]/state/enabled")
+}
+
+func TestPeersFromLLDP(t *testing.T) {
+	others := []string{"spine0", "Spine1"}
+	cases := []struct {
+		name string
+		kv   []string
+		want env.Peer // of Ethernet0
+		err  bool
+	}{
+		{"bridge", []string{capab("Ethernet0", "MAC_BRIDGE"), "true", nbr("Ethernet0", "state/system-name"), `"unmanaged-sw"`}, env.PeerSwitch, false},
+		{"router", []string{capab("Ethernet0", "ROUTER"), "true"}, env.PeerSwitch, false},
+		{"bridge and router, module-prefixed", []string{capab("Ethernet0", "openconfig-lldp-types:MAC_BRIDGE"), "true",
+			capab("Ethernet0", "openconfig-lldp-types:ROUTER"), "true"}, env.PeerSwitch, false},
+		{"station", []string{capab("Ethernet0", "STATION_ONLY"), "true", nbr("Ethernet0", "state/system-name"), `"host3"`}, env.PeerHost, false},
+		{"bridge advertised, not enabled", []string{capab("Ethernet0", "MAC_BRIDGE"), "false", capab("Ethernet0", "STATION_ONLY"), "true"}, env.PeerHost, false},
+		{"system-name is another target", []string{nbr("Ethernet0", "state/system-name"), `"spine0"`, capab("Ethernet0", "STATION_ONLY"), "true"}, env.PeerSwitch, false},
+		{"system-name, other case", []string{nbr("Ethernet0", "state/system-name"), `"SPINE1"`}, env.PeerSwitch, false},
+		{"system-name, fully qualified", []string{nbr("Ethernet0", "state/system-name"), `"spine1.dc1.example.net"`}, env.PeerSwitch, false},
+		{"system-name is this target", []string{nbr("Ethernet0", "state/system-name"), `"leaf0"`}, env.PeerHost, false},
+		{"name only", []string{nbr("Ethernet0", "state/system-name"), `"host7"`}, env.PeerHost, false},
+		{"chassis only", []string{nbr("Ethernet0", "state/chassis-id"), `"02:00:00:00:00:01"`}, env.PeerHost, false},
+		{"no neighbour", []string{capab("Ethernet1", "MAC_BRIDGE"), "true"}, env.PeerUnknown, false},
+		{"nothing at all", nil, env.PeerUnknown, false},
+		{"neighbour reports nothing", []string{nbr("Ethernet0", "state/id"), `"1"`}, env.PeerUnknown, false},
+		{"malformed enabled", []string{capab("Ethernet0", "MAC_BRIDGE"), `"garbage"`, capab("Ethernet0", "STATION_ONLY"), "true"}, env.PeerUnknown, true},
+		{"malformed system-name", []string{nbr("Ethernet0", "state/system-name"), `17`, capab("Ethernet0", "STATION_ONLY"), "true"}, env.PeerUnknown, true},
+		{"malformed but a router", []string{nbr("Ethernet0", "state/system-name"), `17`, capab("Ethernet0", "ROUTER"), "true"}, env.PeerSwitch, true},
+		{"missing value", []string{nbr("Ethernet0", "state/system-name"), ``, capab("Ethernet0", "STATION_ONLY"), "true"}, env.PeerUnknown, true},
+		{"neighbour without id", []string{"interface[name=Ethernet0]/neighbors/neighbor/state/system-name", `"h"`}, env.PeerUnknown, true},
+		{"capability without name", []string{nbr("Ethernet0", "capabilities/capability/state/enabled"), "true",
+			nbr("Ethernet0", "state/system-name"), `"h"`}, env.PeerUnknown, true},
+		{"list entry without key", []string{"interface[name=Ethernet0]/neighbors", `{"neighbor": [{"state": {"system-name": "h"}}]}`}, env.PeerUnknown, true},
+		{"not JSON", []string{nbr("Ethernet0", "state"), `{"system-name": `}, env.PeerUnknown, true},
+		{"interface without name", []string{"interface/neighbors/neighbor[id=1]/state/system-name", `"spine0"`}, env.PeerUnknown, true},
+	}
+	for _, c := range cases {
+		peers, err := PeersFromLLDP(lldpNotif(t, c.kv...), others)
+		if got := peers["Ethernet0"]; got != c.want {
+			t.Errorf("%s: Ethernet0 faces %q, want %q (%v)", c.name, got, c.want, err)
+		}
+		if (err != nil) != c.err {
+			t.Errorf("%s: error %v, want one: %v", c.name, err, c.err)
+		}
+	}
+	// Several neighbours on one port: a switch wins, then unknown, then host.
+	two := func(a, b []string) env.Peer {
+		kv := []string{}
+		for i, x := range [][]string{a, b} {
+			id := []string{"1", "2"}[i]
+			for j := 0; j+1 < len(x); j += 2 {
+				kv = append(kv, strings.Replace(x[j], "neighbor[id=1]", "neighbor[id="+id+"]", 1), x[j+1])
+			}
+		}
+		peers, _ := PeersFromLLDP(lldpNotif(t, kv...), others)
+		return peers["Ethernet0"]
+	}
+	host := []string{capab("Ethernet0", "STATION_ONLY"), "true"}
+	sw := []string{capab("Ethernet0", "ROUTER"), "true"}
+	blank := []string{nbr("Ethernet0", "state/id"), `"1"`}
+	if two(host, sw) != env.PeerSwitch || two(host, blank) != env.PeerUnknown || two(host, host) != env.PeerHost || two(blank, sw) != env.PeerSwitch {
+		t.Fatalf("several neighbours: %q %q %q %q", two(host, sw), two(host, blank), two(host, host), two(blank, sw))
+	}
+	if !portLess("Ethernet2", "Ethernet10") || portLess("Ethernet10", "Ethernet2") || !portLess("Eth1", "Ethernet0") {
+		t.Fatal("portLess")
+	}
+}
+
+// Random cuts of a valid answer never panic.
+func TestPeersFromLLDPNeverPanics(t *testing.T) {
+	blob := `{"interface": [{"name": "Ethernet0", "neighbors": {"neighbor": [{"id": "1", "state": {"system-name": "spine0"},
+	  "capabilities": {"capability": [{"name": "MAC_BRIDGE", "state": {"enabled": true}}]}}]}}]}`
+	for i := 0; i <= len(blob); i++ {
+		for _, v := range []string{blob[:i], blob[i:], `[` + blob[:i] + `]`, `null`, `[]`, `{}`, `"x"`} {
+			PeersFromLLDP(lldpNotif(t, "", v), nil)
+			PeersFromLLDP(lldpNotif(t, "interface[name=Ethernet0]/neighbors/neighbor", v), nil)
+		}
+	}
+}
+
+// fakeLLDP is a fakeSwitch that answers LLDP reads with a fixed answer or
+// error, and runs its OnConnect hook before its snapshots.
+type fakeLLDP struct {
+	*fakeSwitch
+	mu      sync.Mutex
+	ns      []*gnmi.Notification
+	err     error
+	reads   int
+	connect func(ctx context.Context)
+}
+
+func (f *fakeLLDP) LLDP(ctx context.Context) ([]*gnmi.Notification, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads++
+	return f.ns, f.err
+}
+
+func (f *fakeLLDP) OnConnect(fn func(ctx context.Context)) {
+	f.mu.Lock()
+	f.connect = fn
+	f.mu.Unlock()
+}
+
+func (f *fakeLLDP) Subscribe(ctx context.Context, out chan<- env.Snapshot, errs chan<- error) {
+	f.mu.Lock()
+	fn := f.connect
+	f.mu.Unlock()
+	if fn != nil {
+		fn(ctx)
+	}
+	f.fakeSwitch.Subscribe(ctx, out, errs)
+}
+
+// syncBuffer is a log sink safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Discovered peers reach the policy through Ingest; a failed read leaves
+// them unknown and says so once, naming the target.
+func TestAgentDiscoversPeers(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ns   []*gnmi.Notification
+		err  error
+		a, b env.Peer
+		log  string
+	}{
+		{"found", lldpNotif(t, capab(kA.Port, "STATION_ONLY"), "true", capab(kB.Port, "MAC_BRIDGE"), "true"), nil,
+			env.PeerHost, env.PeerSwitch, "level=INFO msg=\"LLDP discovery\" target=leaf0 fabric_ports=[" + kB.Port + "] host_ports=1"},
+		{"by name", lldpNotif(t, nbr(kA.Port, "state/system-name"), `"leaf1"`), nil, env.PeerSwitch, env.PeerUnknown, "fabric_ports=[" + kA.Port + "]"},
+		{"get fails", nil, errors.New("rpc error: code = NotFound desc = no lldp here"), env.PeerUnknown, env.PeerUnknown,
+			"level=WARN msg=\"LLDP discovery failed: every port's peer stays unknown (fabric-ports: lldp)\" target=leaf0 err=\"rpc error: code = NotFound desc = no lldp here\""},
+		{"unreadable", lldpNotif(t, capab(kA.Port, "ROUTER"), `"yes"`, capab(kB.Port, "ROUTER"), "true"), nil, env.PeerUnknown, env.PeerSwitch,
+			"some neighbour state is unreadable"},
+	} {
+		r := newRig(t, ModeShadow, false, "", nil)
+		var logs syncBuffer
+		r.a.log = slog.New(slog.NewTextHandler(&logs, nil))
+		pol := &peerPolicy{fixedPolicy: fixedPolicy{s: target, conf: 0.9}, peers: map[env.QueueKey]env.Peer{}}
+		r.a.o.Policy = pol
+		tc := TargetConfig{Name: "leaf0", AllPorts: true, Queues: []int{3, 4}, DiscoverPeers: true}
+		r.a.targets["leaf0"] = tc
+		r.a.targets["leaf1"] = TargetConfig{Name: "leaf1"}
+		sw := &fakeLLDP{fakeSwitch: r.sw, ns: c.ns, err: c.err}
+		r.a.discoverPeers(context.Background(), tc, sw)
+		r.interval(t)
+		if pol.peers[kA] != c.a || pol.peers[kB] != c.b {
+			t.Errorf("%s: peers %q, %q; want %q, %q", c.name, pol.peers[kA], pol.peers[kB], c.a, c.b)
+		}
+		if !strings.Contains(logs.String(), c.log) {
+			t.Errorf("%s: log lacks %q:\n%s", c.name, c.log, logs.String())
+		}
+		if c.err != nil && strings.Count(logs.String(), "\n") != 1 {
+			t.Errorf("%s: want one log line:\n%s", c.name, logs.String())
+		}
+	}
+}
+
+// Run wires discovery to every (re)connection of a fabric-ports: lldp
+// target, concurrently with Ingest (run with -race).
+func TestAgentRunDiscoversOnConnect(t *testing.T) {
+	r := newRig(t, ModeShadow, false, "", nil)
+	pol := &peerPolicy{fixedPolicy: fixedPolicy{s: target, conf: 0.9}, peers: map[env.QueueKey]env.Peer{}}
+	r.a.o.Policy = pol
+	r.a.targets["leaf0"] = TargetConfig{Name: "leaf0", AllPorts: true, Queues: []int{3, 4}, DiscoverPeers: true, Timeout: time.Second}
+	sw := &fakeLLDP{fakeSwitch: r.sw, ns: lldpNotif(t, capab(kA.Port, "MAC_BRIDGE"), "true")}
+	r.a.switches["leaf0"] = sw
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.a.Run(ctx) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		r.sw.snaps <- r.sw.snapshot(time.Now().UnixNano())
+		pol.mu.Lock()
+		got := pol.peers[kA]
+		pol.mu.Unlock()
+		if got == env.PeerSwitch {
+			break
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("discovered peer never reached the policy: %q", got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if sw.reads != 1 {
+		t.Fatalf("%d LLDP reads for one connection", sw.reads)
+	}
+}
