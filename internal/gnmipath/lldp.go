@@ -244,14 +244,8 @@ func StripModules(el []*gnmi.PathElem) []*gnmi.PathElem {
 
 // lldpScalars expands an update's value into scalar leaves.
 func lldpScalars(base []*gnmi.PathElem, tv *gnmi.TypedValue) []lldpLeaf {
-	var raw []byte
-	ietf := false
-	switch v := tv.GetValue().(type) {
-	case *gnmi.TypedValue_JsonIetfVal:
-		raw, ietf = v.JsonIetfVal, true
-	case *gnmi.TypedValue_JsonVal:
-		raw = v.JsonVal
-	default:
+	raw, ietf, ok := jsonBytes(tv)
+	if !ok {
 		return []lldpLeaf{{el: base, val: tv}}
 	}
 	var x any

@@ -197,18 +197,24 @@ type flatLeaf struct {
 	val *gnmi.TypedValue
 }
 
+// jsonBytes returns the JSON text of a JSON or JSON_IETF value, and which
+// of the two it is; ok is false for any other type.
+func jsonBytes(tv *gnmi.TypedValue) (raw []byte, ietf, ok bool) {
+	switch v := tv.GetValue().(type) {
+	case *gnmi.TypedValue_JsonIetfVal:
+		return v.JsonIetfVal, true, true
+	case *gnmi.TypedValue_JsonVal:
+		return v.JsonVal, false, true
+	}
+	return nil, false, false
+}
+
 // flatten expands a JSON / JSON_IETF container value into scalar leaves. A
 // scalar value gives one leaf with an empty relative path. Lists are refused:
 // entries must be addressed by key in the path.
 func flatten(tv *gnmi.TypedValue) ([]flatLeaf, error) {
-	var raw []byte
-	ietf := false
-	switch v := tv.GetValue().(type) {
-	case *gnmi.TypedValue_JsonIetfVal:
-		raw, ietf = v.JsonIetfVal, true
-	case *gnmi.TypedValue_JsonVal:
-		raw = v.JsonVal
-	default:
+	raw, ietf, ok := jsonBytes(tv)
+	if !ok {
 		return []flatLeaf{{val: tv}}, nil
 	}
 	// A plain scalar token decodes the same whether or not it is first
