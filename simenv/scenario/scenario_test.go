@@ -346,3 +346,31 @@ func TestShippedScenarios(t *testing.T) {
 		t.Errorf("daynight workloads do not form two windows: %+v", dn)
 	}
 }
+
+// TestModelScenarioSets loads the scenarios that train, select and judge
+// the built-in model (policy/builtin/scenarios, policy/builtin/validation,
+// scenarios/heldout): each loads, the simulator takes it, and no name is
+// in two sets, so a result can always be told apart by scenario name.
+func TestModelScenarioSets(t *testing.T) {
+	seen := map[string]string{}
+	for _, dir := range []string{"../../policy/builtin/scenarios", "../../policy/builtin/validation", "../../scenarios/heldout"} {
+		paths, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		if err != nil || len(paths) < 4 {
+			t.Fatalf("%s: %d scenarios (%v); want at least 4", dir, len(paths), err)
+		}
+		for _, p := range paths {
+			cfg, err := Load(p)
+			if err != nil {
+				t.Errorf("%v", err)
+				continue
+			}
+			if _, err := simenv.New(cfg); err != nil {
+				t.Errorf("%s: the simulator refuses it: %v", p, err)
+			}
+			if other, ok := seen[cfg.Name]; ok {
+				t.Errorf("%s and %s both declare name %q", other, p, cfg.Name)
+			}
+			seen[cfg.Name] = p
+		}
+	}
+}
