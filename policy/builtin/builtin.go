@@ -64,6 +64,33 @@
 // 93.8%, 102.6%, 98.0%, and over 20 ms 47%, 41%, 41%, 43% at 98.7%,
 // 93.5%, 95.5%, 93.6%. Give the agent its fabric-ports.
 //
+// 400 Gb/s. A fifth validation scenario was added after the model was
+// chosen (val-hadoop-400g: 10-host star at 400 Gb/s, FB Hadoop 45% with
+// 4-to-1 incasts of 600 KB), with static:best measured on all five
+// (validation-eval.txt has every figure of this paragraph). There
+// the model cuts 27% at 97.0% of the best preset's goodput (6 seeds; 20
+// ms: 27% at 96.9%), 1.12 times static:best's small-flow p99 at 6 ms and
+// 0.99 over 20 ms; with 12 seeds 1.05 and 1.00. Counting both halves of
+// the bar (cut and goodput as above, and within 5% of static:best, below
+// it on the time-varying one) over the 10 (scenario, horizon) pairs it
+// meets 5 with 6 seeds and 4 with 12. Nine runs with 400 Gb/s added to
+// the training rates (train --randomise
+// '{"host_rates":[25e9,50e9,100e9,200e9,400e9]}', this command's other
+// flags; 5-7 minutes each) did not close the gap without giving up
+// goodput elsewhere (pairs met of 10, 6 seeds): seeds 11 and 12 reach
+// 0.99 and 0.94 of static:best's p99 at 400 Gb/s (6 ms) but keep only
+// 91-94% of the goodput on the time-varying star and the leaf-spine (4
+// and 1 pairs); seeds 13 and 15 behave as this model (1.10-1.11 at 400
+// Gb/s; 5 and 3 pairs); seed 16 meets the bar on the 25G incast at 6 ms
+// (40% cut, 0.93 of static:best) but loses goodput over 20 ms (4 pairs);
+// delay 0.10 with seeds 11-13, 2, 4 and 0. Seed 14 meets 6 pairs with 6
+// seeds and 6 with 12 (this model 5 and 4), but by keeping a little more
+// goodput at a smaller cut (mean over the 12-seed pairs 35.7% at 97.2%
+// against 39.4% at 97.4%) and with a wider 400 Gb/s gap at 6 ms (1.14
+// against 1.05 with 12 seeds): a move along the same trade rather than
+// past it, so it was not taken in place of a model whose held-out and
+// long-run evidence is measured.
+//
 // On the held-out scenarios (scenarios/heldout, 20 seeds, heldout-eval.txt;
 // never used for training or selection) it cuts the p99 FCT slowdown of
 // flows under 100 KB against the best vendor preset (sonic-default on all
