@@ -21,6 +21,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -255,14 +257,6 @@ func lldpScalars(base []*gnmi.PathElem, tv *gnmi.TypedValue) []lldpLeaf {
 		return []lldpLeaf{{el: base, err: fmt.Errorf("value is not valid JSON: %v", err)}}
 	}
 	var out []lldpLeaf
-	scalar := func(el []*gnmi.PathElem, v any) {
-		b, _ := json.Marshal(v)
-		if ietf {
-			out = append(out, lldpLeaf{el: el, val: &gnmi.TypedValue{Value: &gnmi.TypedValue_JsonIetfVal{JsonIetfVal: b}}})
-		} else {
-			out = append(out, lldpLeaf{el: el, val: &gnmi.TypedValue{Value: &gnmi.TypedValue_JsonVal{JsonVal: b}}})
-		}
-	}
 	var walk func(el []*gnmi.PathElem, x any)
 	// entries expands the array value of list name under el.
 	entries := func(el []*gnmi.PathElem, name string, arr []any) {
@@ -300,12 +294,7 @@ func lldpScalars(base []*gnmi.PathElem, tv *gnmi.TypedValue) []lldpLeaf {
 		}
 		switch v := x.(type) {
 		case map[string]any:
-			ks := make([]string, 0, len(v))
-			for k := range v {
-				ks = append(ks, k)
-			}
-			sort.Strings(ks)
-			for _, k := range ks {
+			for _, k := range slices.Sorted(maps.Keys(v)) {
 				name := stripModule(k)
 				if arr, ok := v[k].([]any); ok {
 					entries(el, name, arr)
@@ -320,7 +309,7 @@ func lldpScalars(base []*gnmi.PathElem, tv *gnmi.TypedValue) []lldpLeaf {
 			}
 		case nil:
 		default:
-			scalar(el, v)
+			out = append(out, lldpLeaf{el: el, val: encodeJSON(v, ietf)})
 		}
 	}
 	// Servers built on RESTCONF-style encoders (sonic-gnmi's translib)

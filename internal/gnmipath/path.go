@@ -3,7 +3,9 @@ package gnmipath
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -209,6 +211,15 @@ func jsonBytes(tv *gnmi.TypedValue) (raw []byte, ietf, ok bool) {
 	return nil, false, false
 }
 
+// encodeJSON encodes v as a JSON (or, with ietf, JSON_IETF) value.
+func encodeJSON(v any, ietf bool) *gnmi.TypedValue {
+	b, _ := json.Marshal(v)
+	if ietf {
+		return &gnmi.TypedValue{Value: &gnmi.TypedValue_JsonIetfVal{JsonIetfVal: b}}
+	}
+	return &gnmi.TypedValue{Value: &gnmi.TypedValue_JsonVal{JsonVal: b}}
+}
+
 // flatten expands a JSON / JSON_IETF container value into scalar leaves. A
 // scalar value gives one leaf with an empty relative path. Lists are refused:
 // entries must be addressed by key in the path.
@@ -234,12 +245,7 @@ func flatten(tv *gnmi.TypedValue) ([]flatLeaf, error) {
 	walk = func(rel []*gnmi.PathElem, x any) error {
 		switch v := x.(type) {
 		case map[string]any:
-			ks := make([]string, 0, len(v))
-			for k := range v {
-				ks = append(ks, k)
-			}
-			sort.Strings(ks)
-			for _, k := range ks {
+			for _, k := range slices.Sorted(maps.Keys(v)) {
 				if err := walk(append(append([]*gnmi.PathElem(nil), rel...), &gnmi.PathElem{Name: stripModule(k)}), v[k]); err != nil {
 					return err
 				}
@@ -248,12 +254,7 @@ func flatten(tv *gnmi.TypedValue) ([]flatLeaf, error) {
 		case []any:
 			return fmt.Errorf("JSON lists are not supported in values (at %s); address list entries by key in the path", PathString(rel))
 		default:
-			b, _ := json.Marshal(v)
-			if ietf {
-				out = append(out, flatLeaf{rel: rel, val: &gnmi.TypedValue{Value: &gnmi.TypedValue_JsonIetfVal{JsonIetfVal: b}}})
-			} else {
-				out = append(out, flatLeaf{rel: rel, val: &gnmi.TypedValue{Value: &gnmi.TypedValue_JsonVal{JsonVal: b}}})
-			}
+			out = append(out, flatLeaf{rel: rel, val: encodeJSON(v, ietf)})
 			return nil
 		}
 	}
