@@ -102,15 +102,7 @@ func TestE2ELLDPGetFailsKeepsUnknown(t *testing.T) {
 	// The model comes back; the next connection discovers the peers.
 	s.SetFaults(simswitch.Faults{})
 	s.DropStreams()
-	waitFor(t, 10*time.Second, "peers after the reconnect", func() bool {
-		seen := pol.seen()
-		for _, p := range seen {
-			if p != env.PeerHost {
-				return false
-			}
-		}
-		return len(seen) == 4
-	})
+	waitFor(t, 10*time.Second, "peers after the reconnect", allPeers(pol, env.PeerHost, 4))
 	if !strings.Contains(logs.String(), `msg="LLDP discovery" target=sw0 fabric_ports=[] host_ports=4`) {
 		t.Fatalf("log:\n%s", logs.String())
 	}
@@ -124,13 +116,19 @@ func TestE2ELLDPSONiC(t *testing.T) {
 	tc.DiscoverPeers = true
 	pol := newPeerPolicy()
 	runE2E(t, ModeShadow, pol, []TargetConfig{tc}, e2eGuard())
-	waitFor(t, 10*time.Second, "host peers over sonic", func() bool {
+	waitFor(t, 10*time.Second, "host peers over sonic", allPeers(pol, env.PeerHost, 4))
+}
+
+// allPeers reports (for waitFor) whether the policy has seen n queues, all
+// with peer p.
+func allPeers(pol *peerPolicy, p env.Peer, n int) func() bool {
+	return func() bool {
 		seen := pol.seen()
-		for _, p := range seen {
-			if p != env.PeerHost {
+		for _, q := range seen {
+			if q != p {
 				return false
 			}
 		}
-		return len(seen) == 4
-	})
+		return len(seen) == n
+	}
 }
