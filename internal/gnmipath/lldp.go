@@ -23,7 +23,6 @@ import (
 	"hash/fnv"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -181,7 +180,6 @@ type lldpLeaf struct {
 func LLDPNeighbors(ns []*gnmi.Notification) (map[string][]LLDPNeighbor, error) {
 	type nkey struct{ ifc, id string }
 	found := map[nkey]*LLDPNeighbor{}
-	var order []nkey
 	var errs []error
 	get := func(ifc, id string) *LLDPNeighbor {
 		k := nkey{ifc, id}
@@ -189,7 +187,6 @@ func LLDPNeighbors(ns []*gnmi.Notification) (map[string][]LLDPNeighbor, error) {
 		if n == nil {
 			n = &LLDPNeighbor{Interface: ifc, ID: id}
 			found[k] = n
-			order = append(order, k)
 		}
 		return n
 	}
@@ -207,11 +204,11 @@ func LLDPNeighbors(ns []*gnmi.Notification) (map[string][]LLDPNeighbor, error) {
 		}
 	}
 	out := map[string][]LLDPNeighbor{}
-	for _, k := range order {
-		out[k.ifc] = append(out[k.ifc], *found[k])
+	for k, n := range found {
+		out[k.ifc] = append(out[k.ifc], *n)
 	}
-	for _, v := range out {
-		sort.Slice(v, func(i, j int) bool { return v[i].ID < v[j].ID })
+	for _, v := range out { // ids are unique per interface: one order
+		slices.SortFunc(v, func(a, b LLDPNeighbor) int { return strings.Compare(a.ID, b.ID) })
 	}
 	return out, errors.Join(errs...)
 }
