@@ -311,6 +311,9 @@ var (
 	ErrReadOnly = errors.New("registry opened read-only")
 	// ErrSpecMismatch: see SpecError.
 	ErrSpecMismatch = errors.New("spec version mismatch")
+	// ErrConflict: a conditional write found the stored value changed by
+	// another process (see SwapCheckpoint).
+	ErrConflict = errors.New("changed by another process")
 	// ErrClosed: the registry was closed.
 	ErrClosed = errors.New("registry closed")
 )

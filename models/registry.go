@@ -56,6 +56,11 @@ type Options struct {
 	// NoSync skips fsync on commit: for tests and benchmarks only, a crash
 	// may then lose or damage the database.
 	NoSync bool
+	// Vet, when set, is asked about each version Promote or Rollback is
+	// about to make the promoted one (metadata only, no weights), in the
+	// same transaction; an error from it stops the change. The CLI refuses
+	// with it a model whose spec versions the running code cannot load.
+	Vet func(Model) error
 }
 
 // Registry is a model registry in one bbolt file. Its methods are safe for
@@ -64,6 +69,7 @@ type Registry struct {
 	path string
 	db   *bolt.DB
 	ro   bool
+	vet  func(Model) error
 
 	mu     sync.Mutex
 	broken error // set when a write panicked: the handle is not trusted any more
@@ -159,7 +165,7 @@ func Open(path string, opts Options) (*Registry, error) {
 		}
 		return nil, fmt.Errorf("open registry %s: %w", path, err)
 	}
-	r := &Registry{path: path, db: db, ro: opts.ReadOnly}
+	r := &Registry{path: path, db: db, ro: opts.ReadOnly, vet: opts.Vet}
 	if err := r.init(); err != nil {
 		db.Close()
 		return nil, err
@@ -695,6 +701,11 @@ func (r *Registry) Promote(ref string, at time.Time) (Model, error) {
 		if st.Promoted == m.Version {
 			return errorf(ErrInvalid, "model %s is already the promoted version of %s", m.Ref(), m.Name)
 		}
+		if r.vet != nil {
+			if err := r.vet(m); err != nil {
+				return fmt.Errorf("promote %s: %w", m.Ref(), err)
+			}
+		}
 		prev := st.Promoted
 		if prev != 0 {
 			if err := r.setStatus(tx, m.Name, prev, StatusRetired); err != nil {
@@ -748,6 +759,18 @@ func (r *Registry) Rollback(name string, at time.Time) (Model, error) {
 			return errorf(ErrNotFound, "model %s has no earlier promoted version to roll back to", name)
 		}
 		target := stack[len(stack)-1]
+		v := tx.Bucket(bktVersions).Get(versionKey(name, target))
+		if len(v) != 8 {
+			return errorf(ErrCorrupt, "%s: model %s@%d is in the promotion record but not in the index", r.path, name, target)
+		}
+		if m, err = r.loadMeta(tx, binary.BigEndian.Uint64(v), false); err != nil {
+			return err
+		}
+		if r.vet != nil {
+			if err := r.vet(m); err != nil {
+				return fmt.Errorf("roll back %s to %s: %w", name, m.Ref(), err)
+			}
+		}
 		if cur != 0 {
 			if err := r.setStatus(tx, name, cur, StatusRetired); err != nil {
 				return err
@@ -762,9 +785,8 @@ func (r *Registry) Rollback(name string, at time.Time) (Model, error) {
 		if err := saveName(tx, name, st); err != nil {
 			return err
 		}
-		id := binary.BigEndian.Uint64(tx.Bucket(bktVersions).Get(versionKey(name, target)))
-		m, err = r.loadMeta(tx, id, false)
-		return err
+		m.Status = StatusPromoted
+		return nil
 	})
 	if err != nil {
 		return Model{}, err

@@ -2,6 +2,7 @@ package models
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
@@ -411,6 +412,17 @@ func TestCheckpoints(t *testing.T) {
 	defer r2.Close()
 	_, err = r2.LoadCheckpoint("run-2")
 	wantErr(t, err, ErrCorrupt, "run-2", "sha256")
+	// The listing still shows the damaged one (so it can be deleted).
+	list, err := r2.Checkpoints()
+	if err != nil || len(list) != 2 {
+		t.Fatalf("Checkpoints = %+v, %v", list, err)
+	}
+	if l := list[0]; l.Run != "run-1" || l.Step != 250 || l.Size != 20 || l.Damaged || l.State != nil {
+		t.Fatalf("run-1 listed as %+v", l)
+	}
+	if l := list[1]; l.Run != "run-2" || !l.Damaged || l.Size != 40000 {
+		t.Fatalf("damaged run-2 listed as %+v", l)
+	}
 	if err := r2.DeleteCheckpoint("run-2"); err != nil {
 		t.Fatal(err)
 	}
@@ -418,6 +430,96 @@ func TestCheckpoints(t *testing.T) {
 	wantErr(t, err, ErrNotFound)
 	if cp, err := r2.LoadCheckpoint("run-1"); err != nil || cp.Step != 250 {
 		t.Fatalf("run-1 after reopen: %d %v", cp.Step, err)
+	}
+}
+
+func TestSwapCheckpoint(t *testing.T) {
+	r, _ := openNew(t)
+	a, b := []byte("state a"), []byte("state b")
+	sumA, sumB := sha256.Sum256(a), sha256.Sum256(b)
+	// Expecting none: the first save goes ahead, a second one with the
+	// same expectation (another process starting the same run) does not.
+	if err := r.SwapCheckpoint("run", nil, 10, a); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, r.SwapCheckpoint("run", nil, 10, b), ErrConflict, "run", "step 10", "another process")
+	// The owner moves on from what it wrote.
+	if err := r.SwapCheckpoint("run", &sumA, 20, b); err != nil {
+		t.Fatal(err)
+	}
+	// A stale owner (still holding a's sum) is stopped and changes nothing.
+	wantErr(t, r.SwapCheckpoint("run", &sumA, 30, a), ErrConflict, "step 20")
+	wantErr(t, r.SwapCheckpoint("run", &sumA, 0, nil), ErrConflict)
+	if cp, err := r.LoadCheckpoint("run"); err != nil || cp.Step != 20 || string(cp.State) != "state b" {
+		t.Fatalf("after refused swaps: %d %q %v", cp.Step, cp.State, err)
+	}
+	// Delete by the owner, then a swap that expects it gets ErrConflict.
+	if err := r.SwapCheckpoint("run", &sumB, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.LoadCheckpoint("run"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("after delete: %v", err)
+	}
+	wantErr(t, r.SwapCheckpoint("run", &sumB, 40, a), ErrConflict, "removed")
+	wantErr(t, r.SwapCheckpoint("bad name", nil, 1, a), ErrInvalid)
+	wantErr(t, r.SwapCheckpoint("bad name", nil, 0, nil), ErrInvalid)
+}
+
+func TestVetPromotion(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "reg.db")
+	old := errors.New("old spec")
+	r, err := Open(path, Options{NoSync: true, Vet: func(m Model) error {
+		if m.ObsSpec != "obs-v2" {
+			return old
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	mustPut(t, r, sample("m", 1, 100)) // obs-v1
+	v2 := sample("m", 2, 100)
+	v2.ObsSpec = "obs-v2"
+	mustPut(t, r, v2)
+	_, err = r.Promote("m@1", t0)
+	wantErr(t, err, old, "promote m@1")
+	if got := statuses(t, r, "m"); got != "cc" {
+		t.Fatalf("statuses after a vetoed promote %s, want cc", got)
+	}
+	if _, err := r.Promote("m@2", t0); err != nil {
+		t.Fatal(err)
+	}
+	// m@1 reaches the promotion record through an unvetted handle; a
+	// rollback to it through the vetting one is stopped, nothing changed.
+	r.Close()
+	plain, err := Open(path, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range []string{"m@1", "m@2"} {
+		if _, err := plain.Promote(ref, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plain.Close()
+	r, err = Open(path, Options{NoSync: true, Vet: func(m Model) error {
+		if m.ObsSpec != "obs-v2" {
+			return old
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	_, err = r.Rollback("m", t0)
+	wantErr(t, err, old, "roll back m to m@1")
+	if got := statuses(t, r, "m"); got != "rp" {
+		t.Fatalf("statuses after a vetoed rollback %s, want rp", got)
+	}
+	if h, _ := r.History("m"); len(h) != 3 {
+		t.Fatalf("history has %d events after a vetoed rollback, want 3", len(h))
 	}
 }
 
