@@ -14,6 +14,7 @@ import (
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/policy"
+	"github.com/ecntune/ecntune/policy/rl"
 )
 
 // modelsDefaultDB is the registry file used when neither --db nor
@@ -41,12 +42,21 @@ func newModelsCmd() *cobra.Command {
 		db      string
 		timeout time.Duration
 	)
-	open := func(ro, mustExist bool) (*models.Registry, error) {
-		return models.Open(modelsDBPath(db), models.Options{ReadOnly: ro, MustExist: mustExist, Timeout: timeout})
+	// vetSpec, unless --force, refuses to promote a model this build
+	// cannot load (the agent would refuse it at its next start).
+	var force bool
+	vetSpec := func(m models.Model) error {
+		if force {
+			return nil
+		}
+		if err := models.CheckSpec(m, env.SpecVersion, env.ActionSpecVersion); err != nil {
+			return fmt.Errorf("%w (--force promotes it anyway, for a fleet running the release that speaks it)", err)
+		}
+		return nil
 	}
 	// with runs fn on the opened registry and closes it, keeping the first error.
 	with := func(ro, mustExist bool, fn func(r *models.Registry) error) (err error) {
-		r, err := open(ro, mustExist)
+		r, err := models.Open(modelsDBPath(db), models.Options{ReadOnly: ro, MustExist: mustExist, Timeout: timeout, Vet: vetSpec})
 		if err != nil {
 			return err
 		}
@@ -85,11 +95,17 @@ NAME@promoted, NAME@latest, or the numeric id.`,
 				if err != nil {
 					return err
 				}
-				if len(ms) == 0 {
-					fmt.Fprintf(c.OutOrStdout(), "no models in %s\n", r.Path())
-					return nil
+				cps, err := r.Checkpoints()
+				if err != nil {
+					return err
 				}
-				return modelsTable(c.OutOrStdout(), ms)
+				w := c.OutOrStdout()
+				if len(ms) == 0 {
+					fmt.Fprintf(w, "no models in %s\n", r.Path())
+				} else if err := modelsTable(w, ms); err != nil {
+					return err
+				}
+				return checkpointsTable(w, cps, name)
 			})
 		},
 	}
@@ -164,6 +180,8 @@ NAME@promoted, NAME@latest, or the numeric id.`,
 		},
 	}
 
+	promote.Flags().BoolVar(&force, "force", false, "promote even a model whose observation/action spec this ecntune does not speak")
+
 	rollback := &cobra.Command{
 		Use:   "rollback NAME",
 		Short: "Promote again the version promoted before the current one",
@@ -179,6 +197,8 @@ NAME@promoted, NAME@latest, or the numeric id.`,
 			})
 		},
 	}
+
+	rollback.Flags().BoolVar(&force, "force", false, "roll back even to a model whose observation/action spec this ecntune does not speak")
 
 	var out string
 	export := &cobra.Command{
@@ -238,6 +258,12 @@ candidates with a new id.`,
 					return fmt.Errorf("import %s: %w", args[0], err)
 				}
 			}
+			if _, err := rl.UnmarshalNet(m.Weights); err != nil {
+				return fmt.Errorf("import %s: model %s: the weights match their sha256 but are not an ecntune network: %w", args[0], m.Ref(), err)
+			}
+			if err := models.CheckSpec(m, env.SpecVersion, env.ActionSpecVersion); err != nil {
+				fmt.Fprintf(c.ErrOrStderr(), "note: %v; it is imported but this build will not load or promote it\n", err)
+			}
 			return with(false, false, func(r *models.Registry) error {
 				res, err := r.ImportModel(m)
 				if err != nil {
@@ -257,13 +283,16 @@ candidates with a new id.`,
 		},
 	}
 
-	var force bool
+	var checkpoint bool
 	del := &cobra.Command{
-		Use:   "delete REF",
-		Short: "Delete a model version (the promoted one only with --force)",
+		Use:   "delete REF | --checkpoint RUN",
+		Short: "Delete a model version (the promoted one only with --force) or an unfinished run's checkpoint",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return with(false, true, func(r *models.Registry) error {
+				if checkpoint {
+					return deleteCheckpoint(c.OutOrStdout(), r, args[0])
+				}
 				m, err := r.Delete(args[0], force)
 				if err != nil {
 					return err
@@ -274,6 +303,8 @@ candidates with a new id.`,
 		},
 	}
 	del.Flags().BoolVar(&force, "force", false, "also delete the promoted version (its name is then left without one)")
+	del.Flags().BoolVar(&checkpoint, "checkpoint", false, "delete the checkpoint of training run RUN (its next train starts afresh)")
+	del.MarkFlagsMutuallyExclusive("force", "checkpoint")
 
 	cmd.AddCommand(list, show, history, promote, rollback, export, imp, del)
 	return cmd
@@ -286,6 +317,53 @@ func modelsBefore(r *models.Registry, name string) string {
 		return ""
 	}
 	return fmt.Sprintf("; %s@%d is retired", name, h[len(h)-1].Previous)
+}
+
+// checkpointsTable lists the checkpoints of unfinished training runs
+// (only run name's when name is set); nothing when there are none.
+func checkpointsTable(w io.Writer, cps []models.Checkpoint, name string) error {
+	var rows []models.Checkpoint
+	for _, cp := range cps {
+		if name == "" || cp.Run == name {
+			rows = append(rows, cp)
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nunfinished training runs (run the same train command to resume; models delete --checkpoint RUN to drop):")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tEPISODES\tSTATE\tSHA256")
+	for _, cp := range rows {
+		eps := strconv.Itoa(cp.Step)
+		if cp.Damaged {
+			eps = "damaged"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%x\n", cp.Run, eps, modelsSize(int64(cp.Size)), cp.SHA256[:6])
+	}
+	return tw.Flush()
+}
+
+// deleteCheckpoint removes run's checkpoint, or says there is none.
+func deleteCheckpoint(w io.Writer, r *models.Registry, run string) error {
+	cps, err := r.Checkpoints()
+	if err != nil {
+		return err
+	}
+	for _, cp := range cps {
+		if cp.Run == run {
+			if err := r.DeleteCheckpoint(run); err != nil {
+				return err
+			}
+			what := strconv.Itoa(cp.Step) + " episodes"
+			if cp.Damaged {
+				what = "damaged"
+			}
+			fmt.Fprintf(w, "deleted the checkpoint of run %s (%s)\n", run, what)
+			return nil
+		}
+	}
+	return fmt.Errorf("no checkpoint of a training run %s in %s", run, r.Path())
 }
 
 // modelsTable prints one line per model version.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/policy/rl"
 )
 
 func runModels(t *testing.T, stdin []byte, args ...string) (string, string, error) {
@@ -27,17 +29,42 @@ func runModels(t *testing.T, stdin []byte, args ...string) (string, string, erro
 	return out.String(), errb.String(), err
 }
 
-func seedRegistry(t *testing.T, path string, name string, n int, salt byte) {
+// netBlob is the encoded weights of a small network of this build's
+// observation and action specs, its weights drawn from a generator seeded
+// with hidden and salt.
+func netBlob(t *testing.T, hidden int, salt byte) []byte {
+	t.Helper()
+	n, err := rl.NewNet(rl.Arch{In: env.NumFeatures, Hidden: []int{hidden}, Out: env.DefaultCatalogue().Len(), Act: rl.ReLU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(uint64(hidden), uint64(salt)))
+	for li := range n.Layers {
+		for j := range n.Layers[li].W {
+			n.Layers[li].W[j] = rng.Float32() - 0.5
+		}
+	}
+	b, err := n.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// seedRegistry stores versions 1..n of name, version i a network of 4i
+// hidden units, and returns their weights.
+func seedRegistry(t *testing.T, path string, name string, n int, salt byte) [][]byte {
 	t.Helper()
 	r, err := models.Open(path, models.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
+	var blobs [][]byte
 	for i := 1; i <= n; i++ {
-		w := bytes.Repeat([]byte{byte(i), 0xA5 ^ salt, byte(len(name))}, 700*i)
+		w := netBlob(t, 4*i, salt)
 		_, err := r.Put(models.Model{
-			Name: name, Algorithm: "ddqn", ObsSpec: "obs-v1", ActSpec: "act-v1",
+			Name: name, Algorithm: "ddqn", ObsSpec: env.SpecVersion, ActSpec: env.ActionSpecVersion,
 			Hyper:   map[string]string{"lr": "0.001"},
 			Seed:    int64(i),
 			Created: time.Date(2026, 11, 1, i, 0, 0, 0, time.UTC),
@@ -46,7 +73,9 @@ func seedRegistry(t *testing.T, path string, name string, n int, salt byte) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		blobs = append(blobs, w)
 	}
+	return blobs
 }
 
 func TestModelsCommandMissingRegistry(t *testing.T) {
@@ -75,7 +104,7 @@ func TestModelsCommandMissingRegistry(t *testing.T) {
 func TestModelsCommandLifecycle(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "reg.db")
-	seedRegistry(t, db, "ddqn-default", 3, 0)
+	blobs := seedRegistry(t, db, "ddqn-default", 3, 0)
 
 	out, _, err := runModels(t, nil, "list", "--db", db)
 	if err != nil {
@@ -87,8 +116,8 @@ func TestModelsCommandLifecycle(t *testing.T) {
 	}
 	f := strings.Fields(lines[2])
 	// ID MODEL STATUS ALGO OBS ACT WEIGHTS(2 fields) CREATED SHA PARENT
-	if f[0] != "2" || f[1] != "ddqn-default@2" || f[2] != "candidate" || f[3] != "ddqn" || f[4] != "obs-v1" ||
-		f[6]+" "+f[7] != "4.1 KiB" || f[8] != "2026-11-01T02:00:00Z" || len(f[9]) != 12 || f[10] != "-" {
+	if f[0] != "2" || f[1] != "ddqn-default@2" || f[2] != "candidate" || f[3] != "ddqn" || f[4] != env.SpecVersion ||
+		f[6]+" "+f[7] != modelsSize(int64(len(blobs[1]))) || f[8] != "2026-11-01T02:00:00Z" || len(f[9]) != 12 || f[10] != "-" {
 		t.Fatalf("row %q", lines[2])
 	}
 
@@ -96,14 +125,14 @@ func TestModelsCommandLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if env.SpecVersion == "obs-v1" && env.ActionSpecVersion == "act-v1" && note != "" {
+	if note != "" {
 		t.Fatalf("show of a model matching the running specs printed %q", note)
 	}
 	var m models.Model
 	if err := json.Unmarshal([]byte(out), &m); err != nil {
 		t.Fatalf("show output is not JSON: %v\n%s", err, out)
 	}
-	if m.ID != 2 || m.Version != 2 || m.WeightsSize != 4200 || m.Hyper["lr"] != "0.001" {
+	if m.ID != 2 || m.Version != 2 || m.WeightsSize != int64(len(blobs[1])) || m.Hyper["lr"] != "0.001" {
 		t.Fatalf("show: %+v", m)
 	}
 
@@ -179,7 +208,11 @@ func TestModelsCommandLifecycle(t *testing.T) {
 
 	// show prints the metadata of a model with damaged weights, then fails.
 	raw, _ := os.ReadFile(db)
-	pat := bytes.Repeat([]byte{2, 0xA5, byte(len("ddqn-default"))}, 20)
+	// bbolt may keep stale copies in free pages: damage every copy.
+	pat := blobs[1][len(blobs[1])/2 : len(blobs[1])/2+64]
+	if !bytes.Contains(raw, pat) {
+		t.Fatal("the weights of ddqn-default@2 are not in the file")
+	}
 	for i := bytes.Index(raw, pat); i >= 0; {
 		raw[i+10] ^= 1
 		j := bytes.Index(raw[i+1:], pat)
@@ -225,5 +258,131 @@ func TestModelsShowNotesSpecMismatch(t *testing.T) {
 	want := "note: model old@1 was trained with observation spec obs-v0, this ecntune speaks " + env.SpecVersion + ": retrain or use a matching release\n"
 	if err != nil || note != want {
 		t.Fatalf("show said %q, %v; want %q", note, err, want)
+	}
+}
+
+// TestModelsPromoteRefusesOtherSpec: a model this build cannot load is not
+// promoted (nor rolled back to) unless --force says so.
+func TestModelsPromoteRefusesOtherSpec(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "reg.db")
+	seedRegistry(t, db, "m", 1, 0) // m@1 speaks this build's specs
+	r, err := models.Open(db, models.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Put(models.Model{Name: "m", Algorithm: "ppo", ObsSpec: "obs-v0", ActSpec: env.ActionSpecVersion,
+		Created: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Weights: netBlob(t, 4, 9)})
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = runModels(t, nil, "promote", "m@2", "--db", db)
+	if !errors.Is(err, models.ErrSpecMismatch) || !strings.Contains(err.Error(), "promote m@2") || !strings.Contains(err.Error(), "--force") {
+		t.Fatalf("promote of an obs-v0 model: %v", err)
+	}
+	if out, _, _ := runModels(t, nil, "history", "m", "--db", db); !strings.Contains(out, "never been promoted") {
+		t.Fatalf("a refused promote left history:\n%s", out)
+	}
+	// --force promotes it; m@1 on top; rollback to m@2 is refused likewise.
+	for _, args := range [][]string{{"promote", "m@2", "--force"}, {"promote", "m@1"}} {
+		if _, _, err := runModels(t, nil, append(args, "--db", db)...); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+	_, _, err = runModels(t, nil, "rollback", "m", "--db", db)
+	if !errors.Is(err, models.ErrSpecMismatch) || !strings.Contains(err.Error(), "roll back m to m@2") {
+		t.Fatalf("rollback to an obs-v0 model: %v", err)
+	}
+	out, _, _ := runModels(t, nil, "list", "--db", db)
+	if listedStatus(out, "m@1") != "promoted" || listedStatus(out, "m@2") != "retired" {
+		t.Fatalf("a refused rollback changed the promoted version:\n%s", out)
+	}
+	if out, _, err := runModels(t, nil, "rollback", "m", "--force", "--db", db); err != nil || !strings.Contains(out, "m@2") {
+		t.Fatalf("forced rollback: %q %v", out, err)
+	}
+}
+
+// listedStatus is the STATUS column of ref's row in models list output.
+func listedStatus(out, ref string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 2 && f[1] == ref {
+			return f[2]
+		}
+	}
+	return ""
+}
+
+// TestModelsImportVetsWeights: an export whose weights match their sha256
+// but are no network is refused before the registry is touched; a model of
+// another spec is imported with a note.
+func TestModelsImportVetsWeights(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.db")
+	r, err := models.Open(src, models.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []models.Model{
+		{Name: "junk", Algorithm: "ppo", ObsSpec: env.SpecVersion, ActSpec: env.ActionSpecVersion, Weights: []byte("not a network")},
+		{Name: "old", Algorithm: "ppo", ObsSpec: "obs-v0", ActSpec: env.ActionSpecVersion, Weights: netBlob(t, 4, 3)},
+	} {
+		m.Created = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		if _, err := r.Put(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Close()
+	dst := filepath.Join(dir, "dst.db")
+	for _, name := range []string{"junk", "old"} {
+		if _, _, err := runModels(t, nil, "export", name, "--out", filepath.Join(dir, name+".ecnm"), "--db", src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _, err = runModels(t, nil, "import", filepath.Join(dir, "junk.ecnm"), "--db", dst)
+	if err == nil || !strings.Contains(err.Error(), "junk@1") || !strings.Contains(err.Error(), "not an ecntune network") {
+		t.Fatalf("import of junk weights: %v", err)
+	}
+	if _, err := os.Stat(dst); !os.IsNotExist(err) {
+		t.Fatal("a refused import created the registry")
+	}
+	out, note, err := runModels(t, nil, "import", filepath.Join(dir, "old.ecnm"), "--db", dst)
+	if err != nil || !strings.Contains(out, "imported old@1") || !strings.Contains(note, "obs-v0") || !strings.Contains(note, "will not load or promote it") {
+		t.Fatalf("import of an obs-v0 model: %q %q %v", out, note, err)
+	}
+}
+
+// TestModelsCheckpoints: list shows unfinished runs, delete --checkpoint
+// drops one (also a damaged one).
+func TestModelsCheckpoints(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "reg.db")
+	seedRegistry(t, db, "m", 1, 0)
+	r, err := models.Open(db, models.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SaveCheckpoint("ppo-run", 120, []byte("state")); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	out, _, err := runModels(t, nil, "list", "--db", db)
+	if err != nil || !strings.Contains(out, "unfinished training runs") || !strings.Contains(out, "ppo-run  120") {
+		t.Fatalf("list:\n%s%v", out, err)
+	}
+	if out, _, _ := runModels(t, nil, "list", "m", "--db", db); strings.Contains(out, "ppo-run") {
+		t.Fatalf("list m shows another run's checkpoint:\n%s", out)
+	}
+	_, _, err = runModels(t, nil, "delete", "--checkpoint", "nosuch", "--db", db)
+	if err == nil || !strings.Contains(err.Error(), "no checkpoint of a training run nosuch") {
+		t.Fatalf("delete of a missing checkpoint: %v", err)
+	}
+	if _, _, err := runModels(t, nil, "delete", "--checkpoint", "--force", "ppo-run", "--db", db); err == nil {
+		t.Fatal("--checkpoint with --force accepted")
+	}
+	out, _, err = runModels(t, nil, "delete", "--checkpoint", "ppo-run", "--db", db)
+	if err != nil || out != "deleted the checkpoint of run ppo-run (120 episodes)\n" {
+		t.Fatalf("delete --checkpoint: %q %v", out, err)
+	}
+	if out, _, _ := runModels(t, nil, "list", "--db", db); strings.Contains(out, "unfinished") {
+		t.Fatalf("checkpoint still listed:\n%s", out)
 	}
 }
