@@ -39,8 +39,15 @@ const (
 
 // Scenario is one scenario to evaluate on.
 type Scenario struct {
-	Name   string
-	Config simenv.Config
+	// Name labels the scenario in the result (Run.Scenario, RunsOf,
+	// AggregateOf), the tables, plots and report, e.g. "star-incast@2ms".
+	Name string
+	// BaseName, when set, is the scenario's own name where Name is a
+	// label derived from it (NAME@DURATION): WriteJSON writes it as
+	// "scenario", as `ecntune sim --json` does, and sim_time_s tells the
+	// simulated time. Empty: Name.
+	BaseName string
+	Config   simenv.Config
 }
 
 // Options tune Run.
@@ -94,6 +101,7 @@ type Run struct {
 	Decisions int `json:"decisions"`
 
 	slowdowns []float64 // all finished flows, for CDFs
+	baseName  string    // Scenario.BaseName, for WriteJSON
 }
 
 // Slowdowns returns the FCT slowdowns of the run's finished flows.
@@ -514,7 +522,7 @@ func play(sc Scenario, pol policy.Policy, name string, seed uint64, eo env.SimEn
 	flows := sim.Flows()
 	st := sim.Stats()
 	r := Run{Policy: name, Summary: report.Summarize(flows, st, time.Since(begin)), Decisions: n}
-	r.Scenario, r.Seed = sc.Name, seed
+	r.Scenario, r.Seed, r.baseName = sc.Name, seed, sc.BaseName
 	var small []float64
 	var large, mid []float64
 	for _, f := range flows {

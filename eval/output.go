@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"image/color"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -20,12 +21,17 @@ import (
 
 // WriteJSON writes one object per (scenario, policy, seed): the `ecntune
 // sim --json` summary plus "scenario" and "policy" (and eval's extras).
+// "scenario" is the scenario's own name (Scenario.BaseName when set), as
+// sim --json writes it; a --duration override shows in sim_time_s.
 func (r *Result) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	runs := r.Runs
-	if runs == nil {
-		runs = []Run{}
+	runs := make([]Run, len(r.Runs))
+	for i, x := range r.Runs {
+		if x.baseName != "" {
+			x.Scenario = x.baseName
+		}
+		runs[i] = x
 	}
 	return enc.Encode(runs)
 }
@@ -151,14 +157,19 @@ func (r *Result) writeComparisons(w io.Writer) error {
 }
 
 // PlotCDF draws the CDF of FCT slowdown of one scenario, one line per
-// policy (flows of every seed pooled), as a PNG.
+// policy (flows of every seed pooled), as a PNG. A scenario not in the
+// result is an error; one where no flow finished gives an empty plot.
 func (r *Result) PlotCDF(w io.Writer, scenario string) error {
+	if !slices.Contains(r.Scenarios, scenario) {
+		return fmt.Errorf("eval: plot: no scenario %q in the result", scenario)
+	}
 	p := plot.New()
 	p.Title.Text = "FCT slowdown CDF: " + scenario
 	p.X.Label.Text = "FCT slowdown (log)"
 	p.Y.Label.Text = "fraction of flows"
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	lines := 0
 	for i, pol := range r.Policies {
 		var all []float64
 		for _, run := range r.RunsOf(scenario, pol) {
@@ -183,6 +194,12 @@ func (r *Result) PlotCDF(w io.Writer, scenario string) error {
 		l.Width = vg.Points(1.5)
 		p.Add(l)
 		p.Legend.Add(pol, l)
+		lines++
+	}
+	if lines == 0 { // a log axis needs a positive range
+		p.Title.Text += " (no flow finished)"
+		p.X.Min, p.X.Max = 1, 10
+		p.Y.Min, p.Y.Max = 0, 1
 	}
 	p.Legend.Top = false
 	p.Legend.Left = false
@@ -190,8 +207,12 @@ func (r *Result) PlotCDF(w io.Writer, scenario string) error {
 }
 
 // PlotBuckets draws, for one scenario, grouped bars of the p99 FCT
-// slowdown per flow-size bucket (mean over seeds), one bar per policy.
+// slowdown per flow-size bucket (mean over seeds), one bar per policy. A
+// scenario not in the result is an error.
 func (r *Result) PlotBuckets(w io.Writer, scenario string) error {
+	if !slices.Contains(r.Scenarios, scenario) {
+		return fmt.Errorf("eval: plot: no scenario %q in the result", scenario)
+	}
 	keys := []string{"<10KB_p99", "10KB-100KB_p99", "100KB-1MB_p99", ">=1MB_p99"}
 	names := []string{"<10KB", "10-100KB", "100KB-1MB", ">=1MB"}
 	p := plot.New()

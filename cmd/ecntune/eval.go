@@ -49,9 +49,10 @@ catalogue settings are run per scenario and the one with the lowest small-flow p
 slowdown, among those with no drops and large-flow goodput within 5% of the best, is
 reported. Only static:NAME counts as a vendor preset in the comparison with the best one.
 
---duration runs every scenario for that long instead of its own duration (the scenario
-is then named NAME@DURATION; workloads keep their own start and end times): the
-6 ms of a training-sized scenario hardly lets a 10 MB flow finish, 20 ms or more shows
+--duration runs every scenario for that long instead of its own duration (the tables,
+plots and report then name the scenario NAME@DURATION; --json keeps NAME, as sim --json
+does, with the simulated time in sim_time_s; workloads keep their own start and end
+times): the 6 ms of a training-sized scenario hardly lets a 10 MB flow finish, 20 ms or more shows
 what a setting costs long flows. --interval sets the control interval Δ (default:
 min(500µs, duration/25), so an episode holds at least 20 decisions). --hide-peer tells the
 policies no port's peer (host or switch), as an agent whose targets have no fabric-ports.`,
@@ -87,11 +88,13 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 				if name == "" {
 					name = p
 				}
+				sc := eval.Scenario{Name: name}
 				if dur > 0 {
 					cfg.Duration = dur
-					name += "@" + duration
+					sc.Name, sc.BaseName = name+"@"+duration, name
 				}
-				scs = append(scs, eval.Scenario{Name: name, Config: cfg})
+				sc.Config = cfg
+				scs = append(scs, sc)
 			}
 			if workers == 0 {
 				workers = runtime.GOMAXPROCS(0)

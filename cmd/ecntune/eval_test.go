@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"html"
+	"image/png"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// tinyEvalScenario is a 4-host star with 3-to-1 incasts of 60 KB every
+// 150 µs, 1 ms long: a run takes milliseconds.
+const tinyEvalScenario = `name: tiny-eval
+seed: 3
+duration: 1ms
+topology: {kind: star, hosts: 4, host_rate: 100Gbps, link_delay: 1us, buffer: 32MB}
+workloads:
+  - {kind: incast, fanin: 3, size: 60KB, every: 150us}
+`
+
+func writeTinyEvalScenario(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "tiny-eval.yaml")
+	if err := os.WriteFile(p, []byte(tinyEvalScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// checkPNG fails unless b decodes as a PNG of at least 600×400 pixels.
+func checkPNG(t *testing.T, what string, b []byte) {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("%s: not a PNG (%d bytes): %v", what, len(b), err)
+	}
+	if s := img.Bounds().Size(); s.X < 600 || s.Y < 400 || len(b) < 5000 {
+		t.Fatalf("%s: %dx%d pixels, %d bytes", what, s.X, s.Y, len(b))
+	}
+}
+
+// TestEvalPlotReport: eval --plot DIR writes, per scenario, NAME-cdf.png
+// and NAME-p99.png (the NAME@DURATION label made file-safe) and nothing
+// else; --report FILE writes an HTML page naming the scenario and every
+// policy, with both plots embedded as PNGs.
+func TestEvalPlotReport(t *testing.T) {
+	sc := writeTinyEvalScenario(t)
+	dir := t.TempDir()
+	plots, report := filepath.Join(dir, "plots"), filepath.Join(dir, "report.html")
+	policies := []string{"static:hpcc", "adaptive"}
+	out, err := runCmd(t, newEvalCmd(), "--scenario", sc, "--policy", policies[0], "--policy", policies[1], "--seeds", "2",
+		"--duration", "2ms", "--interval", "100us", "--plot", plots, "--report", report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "scenario tiny-eval@2ms (2 seeds") {
+		t.Fatalf("text output:\n%s", out)
+	}
+	ents, err := os.ReadDir(plots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	if want := []string{"tiny-eval_2ms-cdf.png", "tiny-eval_2ms-p99.png"}; strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Fatalf("--plot wrote %v, want %v", names, want)
+	}
+	for _, n := range names {
+		b, err := os.ReadFile(filepath.Join(plots, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPNG(t, n, b)
+	}
+
+	page, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := html.UnescapeString(string(page))
+	if !strings.HasPrefix(h, "<!DOCTYPE html>") || !strings.Contains(h, "<h2>tiny-eval@2ms</h2>") {
+		t.Fatalf("report lacks the scenario heading:\n%.2000s", h)
+	}
+	// The scenario's first table has one row per policy.
+	table, _, _ := strings.Cut(h[strings.Index(h, "<h2>tiny-eval@2ms</h2>"):], "</table>")
+	for _, p := range policies {
+		if strings.Count(table, "<tr><td>"+p+"</td>") != 1 {
+			t.Errorf("report's table has no row for policy %s:\n%s", p, table)
+		}
+	}
+	imgs := regexp.MustCompile(`<img src="data:image/png;base64,([^"]+)"`).FindAllStringSubmatch(h, -1)
+	if len(imgs) != 2 {
+		t.Fatalf("report embeds %d PNGs, want 2 (CDF and p99)", len(imgs))
+	}
+	for i, m := range imgs {
+		b, err := base64.StdEncoding.DecodeString(m[1])
+		if err != nil {
+			t.Fatalf("embedded image %d: %v", i, err)
+		}
+		checkPNG(t, "embedded image", b)
+	}
+}
+
+// TestEvalJSONShape: with --duration, eval --json objects name the
+// scenario as sim --json does (its own name, not NAME@DURATION), carry the
+// duration in sim_time_s as sim --json does, and hold every key of sim
+// --json's object besides "policy".
+func TestEvalJSONShape(t *testing.T) {
+	sc := writeTinyEvalScenario(t)
+	simOut, err := runCmd(t, newSimCmd(), "--scenario", sc, "--duration", "2ms", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sim map[string]any
+	if err := json.Unmarshal([]byte(simOut), &sim); err != nil {
+		t.Fatal(err)
+	}
+	if sim["scenario"] != "tiny-eval" || sim["sim_time_s"] != 0.002 {
+		t.Fatalf("sim --json: scenario %v, sim_time_s %v", sim["scenario"], sim["sim_time_s"])
+	}
+	js, err := runCmd(t, newEvalCmd(), "--scenario", sc, "--policy", "static:hpcc", "--policy", "adaptive", "--seeds", "2",
+		"--duration", "2ms", "--interval", "100us", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []map[string]any
+	if err := json.Unmarshal([]byte(js), &runs); err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 4 {
+		t.Fatalf("%d objects, want 4 (2 policies x 2 seeds)", len(runs))
+	}
+	for i, r := range runs {
+		if r["scenario"] != sim["scenario"] || r["sim_time_s"] != sim["sim_time_s"] || r["policy"] != []string{"static:hpcc", "adaptive"}[i/2] {
+			t.Errorf("object %d: scenario %v, sim_time_s %v, policy %v; want %v, %v", i, r["scenario"], r["sim_time_s"], r["policy"],
+				sim["scenario"], sim["sim_time_s"])
+		}
+		for k := range sim {
+			if _, ok := r[k]; !ok {
+				t.Errorf("object %d lacks sim --json's key %q", i, k)
+			}
+		}
+		for b := range sim["fct_slowdown"].(map[string]any) {
+			if _, ok := r["fct_slowdown"].(map[string]any)[b]; !ok {
+				t.Errorf("object %d lacks sim --json's fct_slowdown bucket %q", i, b)
+			}
+		}
+	}
+}

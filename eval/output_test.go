@@ -1,0 +1,159 @@
+package eval
+
+import (
+	"bytes"
+	"encoding/json"
+	"image"
+	"image/color"
+	"image/png"
+	"strings"
+	"testing"
+
+	"github.com/ecntune/ecntune/simenv"
+	"github.com/ecntune/ecntune/simenv/report"
+)
+
+// plotResult is a hand-made Result of one scenario, two policies and two
+// seeds, with no simulation: policy "a" has low slowdowns, "b" high ones.
+func plotResult() *Result {
+	r := &Result{Scenarios: []string{"s"}, Policies: []string{"a", "b"}}
+	for pi, pol := range r.Policies {
+		var rs []Run
+		for seed := uint64(1); seed <= 2; seed++ {
+			k := float64(1 + 4*pi)
+			run := Run{Policy: pol, SmallP99: 3 * k}
+			run.Scenario, run.Seed = "s", seed
+			run.FCTSlowdown = report.FCTSlowdown{
+				Under10KB: report.Stat{P50: 1.2 * k, P99: 2 * k}, From10KB: report.Stat{P50: 1.5 * k, P99: 3 * k},
+				From100KB: report.Stat{P50: 2 * k, P99: 5 * k}, From1MB: report.Stat{P50: 3 * k, P99: 8 * k},
+			}
+			for i := 0; i < 500; i++ {
+				run.slowdowns = append(run.slowdowns, k*(1+float64(i)/50)+float64(seed)/10)
+			}
+			rs = append(rs, run)
+		}
+		r.Runs = append(r.Runs, rs...)
+		r.Aggregates = append(r.Aggregates, aggregate("s", pol, rs))
+	}
+	return r
+}
+
+// decodePNG decodes b as a PNG of at least minW×minH pixels.
+func decodePNG(t *testing.T, what string, b []byte, minW, minH int) image.Image {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("%s: not a PNG (%d bytes): %v", what, len(b), err)
+	}
+	if s := img.Bounds().Size(); s.X < minW || s.Y < minH || len(b) < 5000 {
+		t.Fatalf("%s: %dx%d pixels, %d bytes; want at least %dx%d and 5000 bytes", what, s.X, s.Y, len(b), minW, minH)
+	}
+	return img
+}
+
+// pixelsOf counts the pixels of img within 8 per channel of c.
+func pixelsOf(img image.Image, c color.Color) int {
+	near := func(a, b uint32) bool { return a>>8 <= b>>8+8 && b>>8 <= a>>8+8 }
+	cr, cg, cb, _ := c.RGBA()
+	n := 0
+	bd := img.Bounds()
+	for y := bd.Min.Y; y < bd.Max.Y; y++ {
+		for x := bd.Min.X; x < bd.Max.X; x++ {
+			r, g, b, _ := img.At(x, y).RGBA()
+			if near(r, cr) && near(g, cg) && near(b, cb) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// TestPlotsPNG: both plots of a scenario are PNGs of the documented size
+// (7×4.5 and 8×5 inches at 96 dpi) that draw every policy in its colour:
+// the CDF a line per policy, the p99 chart a bar per bucket and policy.
+func TestPlotsPNG(t *testing.T) {
+	r := plotResult()
+	for _, c := range []struct {
+		name       string
+		plot       func(*bytes.Buffer, string) error
+		w, h, minN int
+	}{
+		{"cdf", func(b *bytes.Buffer, sc string) error { return r.PlotCDF(b, sc) }, 672, 432, 300},
+		{"p99", func(b *bytes.Buffer, sc string) error { return r.PlotBuckets(b, sc) }, 768, 480, 2000},
+	} {
+		var b bytes.Buffer
+		if err := c.plot(&b, "s"); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		img := decodePNG(t, c.name, b.Bytes(), c.w, c.h)
+		for i, pol := range r.Policies {
+			if n := pixelsOf(img, seriesColor(i)); n < c.minN {
+				t.Errorf("%s: policy %s has %d pixels of its colour, want at least %d", c.name, pol, n, c.minN)
+			}
+		}
+		// A scenario the result does not hold is an error, not an empty plot.
+		b.Reset()
+		if err := c.plot(&b, "nope"); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+			t.Errorf("%s of an unknown scenario: err = %v, %d bytes", c.name, err, b.Len())
+		}
+	}
+}
+
+// TestPlotsNoFinishedFlow: a scenario where no flow finished (a very
+// short --duration) still plots, rather than panicking on the log axis.
+func TestPlotsNoFinishedFlow(t *testing.T) {
+	r := &Result{Scenarios: []string{"s"}, Policies: []string{"a"}}
+	run := Run{Policy: "a"}
+	run.Scenario = "s"
+	r.Runs = []Run{run}
+	r.Aggregates = []Aggregate{aggregate("s", "a", r.Runs)}
+	var cdf, bars, html bytes.Buffer
+	if err := r.PlotCDF(&cdf, "s"); err != nil {
+		t.Fatal(err)
+	}
+	decodePNG(t, "cdf", cdf.Bytes(), 672, 432)
+	if err := r.PlotBuckets(&bars, "s"); err != nil {
+		t.Fatal(err)
+	}
+	decodePNG(t, "p99", bars.Bytes(), 768, 480)
+	if err := r.WriteHTML(&html); err != nil || strings.Count(html.String(), "data:image/png;base64,iVBOR") != 2 {
+		t.Fatalf("html: err %v, %d bytes", err, html.Len())
+	}
+}
+
+// TestWriteJSONBaseName: a scenario with a BaseName (eval --duration's
+// NAME@DURATION) is labelled by its Name in the result, but its JSON
+// objects carry the scenario's own name, as sim --json does, and the run's
+// simulated time.
+func TestWriteJSONBaseName(t *testing.T) {
+	sc := tiny()
+	sc.Config.Duration = simenv.Millisecond
+	sc.Name, sc.BaseName = "tiny@1ms", "tiny"
+	res, err := RunAll([]Scenario{sc, tiny()}, []string{"static:hpcc"}, Options{Seeds: 1, Interval: 40 * simenv.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.RunsOf("tiny@1ms", "static:hpcc")) != 1 || res.AggregateOf("tiny@1ms", "static:hpcc") == nil {
+		t.Fatalf("result not labelled tiny@1ms: scenarios %v", res.Scenarios)
+	}
+	var js bytes.Buffer
+	if err := res.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	var objs []map[string]any
+	if err := json.Unmarshal(js.Bytes(), &objs); err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 2 || objs[0]["scenario"] != "tiny" || objs[1]["scenario"] != "tiny" ||
+		objs[0]["sim_time_s"] != 0.001 || objs[1]["sim_time_s"] != 0.002 {
+		t.Fatalf("json scenario/sim_time_s: %v/%v, %v/%v; want tiny/0.001, tiny/0.002", objs[0]["scenario"], objs[0]["sim_time_s"],
+			objs[1]["scenario"], objs[1]["sim_time_s"])
+	}
+	if res.Runs[0].Scenario != "tiny@1ms" {
+		t.Fatalf("WriteJSON changed the result's run: %s", res.Runs[0].Scenario)
+	}
+	var txt bytes.Buffer
+	if err := res.WriteText(&txt); err != nil || !strings.Contains(txt.String(), "scenario tiny@1ms (1 seeds") {
+		t.Fatalf("text (%v):\n%s", err, txt.String())
+	}
+}
