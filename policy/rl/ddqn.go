@@ -373,13 +373,8 @@ func (d *DDQN) Train() (float64, error) {
 	clear(d.aBuf)
 	for i := 0; i < bs; i++ {
 		d.aBuf[i*k+b.Action[i]] = 1
-		y := float64(b.Reward[i])
-		if !b.Done[i] {
-			best := Argmax(d.qOn[i*k : (i+1)*k])
-			y += d.cfg.Gamma * float64(d.qTgt[i*k+best])
-		}
-		d.yBuf[i] = float32(y)
 	}
+	doubleQTargets(d.yBuf, b.Reward, b.Done, d.qOn, d.qTgt, k, d.cfg.Gamma)
 	if err := G.Let(d.x, d.xT); err != nil {
 		return 0, fmt.Errorf("ddqn: feed x: %w", err)
 	}
@@ -410,6 +405,22 @@ func (d *DDQN) Train() (float64, error) {
 		d.target.copyWeights(d.online)
 	}
 	return loss, nil
+}
+
+// doubleQTargets writes the double-DQN regression target of each of the
+// len(dst) transitions into dst: y = reward, plus, unless done,
+// gamma·qTarget[a*] where a* = argmax qOnline (the online network picks
+// the next action, the target network values it). qOnline and qTarget are
+// the two networks' action values on the next observations, k per row.
+func doubleQTargets(dst, reward []float32, done []bool, qOnline, qTarget []float32, k int, gamma float64) {
+	for i := range dst {
+		y := float64(reward[i])
+		if !done[i] {
+			best := Argmax(qOnline[i*k : (i+1)*k])
+			y += gamma * float64(qTarget[i*k+best])
+		}
+		dst[i] = float32(y)
+	}
 }
 
 // SyncTarget copies the online weights into the target network now.
