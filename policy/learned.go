@@ -376,7 +376,7 @@ func resolveModel(arg string) (Policy, error) {
 	path := ModelRegistry()
 	reg, err := models.Open(path, models.Options{ReadOnly: true})
 	if err != nil {
-		return nil, fmt.Errorf("registry %s: %w", path, err)
+		return nil, err // Open's errors name the file
 	}
 	defer reg.Close()
 	m, err := reg.Resolve(ref)

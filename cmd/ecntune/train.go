@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -68,6 +69,11 @@ func (o trainOpts) command() string {
 	}
 	if o.gamma != 0 {
 		b.WriteString(" --gamma " + strconv.FormatFloat(o.gamma, 'g', -1, 64))
+	}
+	if o.checkpointEvery != 0 {
+		// Not part of what is learned, but of the resume fingerprint: the
+		// recorded command must resume its own killed run.
+		b.WriteString(" --checkpoint-every " + strconv.Itoa(o.checkpointEvery))
 	}
 	return b.String()
 }
@@ -203,11 +209,16 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 	cfg.Randomise = rnd
 	cfg.Gamma = o.gamma
 	cfg.Reward = reward
-	reg, err := models.Open(o.db, models.Options{})
+	// Open once to create the file or find it unusable before any work;
+	// the run then opens it only for checkpoints and the final store.
+	reg, err := models.Open(o.db, models.Options{Timeout: trainLockTimeout})
 	if err != nil {
 		return err
 	}
-	defer reg.Close()
+	if err := reg.Close(); err != nil {
+		return err
+	}
+	store := &runRegistry{path: o.db}
 
 	stderr := cmd.ErrOrStderr()
 	var bar *progressbar.ProgressBar
@@ -221,15 +232,22 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 			progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
 	}
 	start := time.Now()
-	lastEval := "-"
-	hooks := train.Hooks{Store: reg, Run: o.name,
-		Progress: func(r train.Round, _ int) {
+	lastEval, lastLine := "-", start
+	hooks := train.Hooks{Store: store, Run: o.name,
+		Progress: func(r train.Round, total int) {
 			if r.Evaluated {
 				lastEval = fmt.Sprintf("%.3f", r.EvalScore)
 			}
+			status := progressStatus(o.algo, r, lastEval)
 			if bar != nil {
-				bar.Describe(fmt.Sprintf("training %s: reward %.3f, eps %.2f, eval %s", o.name, r.MeanReward, r.Epsilon, lastEval))
+				bar.Describe(fmt.Sprintf("training %s: %s", o.name, status))
 				_ = bar.Set(r.Episodes)
+				return
+			}
+			// Not a terminal (a log file, CI): a plain line now and then.
+			if now := time.Now(); now.Sub(lastLine) >= progressLogEvery {
+				lastLine = now
+				fmt.Fprintf(stderr, "training %s: %s, %s\n", o.name, progressCount(r.Episodes, total), status)
 			}
 		},
 	}
@@ -237,6 +255,9 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 		hooks.Stop = func(train.Round) bool { return time.Since(start) >= o.budget }
 	}
 	res, err := train.Run(cfg, hooks)
+	if errors.Is(err, train.ErrForeignCheckpoint) {
+		return fmt.Errorf("%w (ecntune models delete --checkpoint %s --db %s)", err, o.name, o.db)
+	}
 	if err != nil {
 		return err
 	}
@@ -266,12 +287,12 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 	for _, s := range scs {
 		m.Scenarios = append(m.Scenarios, models.Scenario{Name: s.Path, SHA256: s.SHA256})
 	}
-	stored, err := reg.Put(m)
+	stored, dropped, err := store.finish(m, o.name)
 	if err != nil {
 		return err
 	}
-	if err := reg.DeleteCheckpoint(o.name); err != nil {
-		return err
+	if !dropped && store.last != nil {
+		fmt.Fprintf(stderr, "warning: the checkpoint of run %s in %s was rewritten by another process during this run; it is left in place\n", o.name, o.db)
 	}
 	dir := o.out
 	if dir == "" {
@@ -295,6 +316,28 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 		return fmt.Errorf("learning curve: %w", err)
 	}
 	return printTrainResult(cmd.OutOrStdout(), stored, res, wall, base)
+}
+
+// progressLogEvery spaces the progress lines written when stderr is not a
+// terminal.
+const progressLogEvery = 15 * time.Second
+
+// progressStatus is a round's reward, exploration (DDQN's epsilon, PPO's
+// policy entropy) and the last greedy evaluation score.
+func progressStatus(algo string, r train.Round, lastEval string) string {
+	explore := fmt.Sprintf("eps %.2f", r.Epsilon)
+	if algo == train.AlgoPPO {
+		explore = fmt.Sprintf("entropy %.2f nats", r.Entropy)
+	}
+	return fmt.Sprintf("reward %.3f, %s, eval %s", r.MeanReward, explore, lastEval)
+}
+
+// progressCount is "episode N/M (P%)", or "episode N" under a budget.
+func progressCount(done, total int) string {
+	if total <= 0 {
+		return fmt.Sprintf("episode %d", done)
+	}
+	return fmt.Sprintf("episode %d/%d (%d%%)", done, total, 100*done/total)
 }
 
 // buildRevision is the VCS revision the binary was built from ("" when

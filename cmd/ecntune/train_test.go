@@ -194,12 +194,13 @@ func TestParseRandomise(t *testing.T) {
 }
 
 // TestTrainCommandLineRandomise: the recorded command re-runs with the
-// same randomisation.
+// same randomisation, and --checkpoint-every (part of the resume
+// fingerprint) so that it resumes its own killed run.
 func TestTrainCommandLineRandomise(t *testing.T) {
 	o := trainOpts{scenarios: []string{"a.yaml"}, algo: "ppo", episodes: 3, workers: 2, seed: 4, name: "m", db: "r.db",
-		randomise: `{"host_rates":[100e9,400e9]}`, reward: `{"delay":0.1}`}
+		randomise: `{"host_rates":[100e9,400e9]}`, reward: `{"delay":0.1}`, checkpointEvery: 3}
 	want := `ecntune train --scenario a.yaml --algo ppo --episodes 3 --workers 2 --seed 4 --name m --db r.db ` +
-		`--randomise '{"host_rates":[100e9,400e9]}' --reward '{"delay":0.1}'`
+		`--randomise '{"host_rates":[100e9,400e9]}' --reward '{"delay":0.1}' --checkpoint-every 3`
 	if got := o.command(); got != want {
 		t.Fatalf("command:\n got %s\nwant %s", got, want)
 	}

@@ -16,7 +16,7 @@ import (
 // header line.
 func WriteCurveCSV(w io.Writer, curve []Round) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"round", "episodes", "transitions", "mean_reward", "epsilon", "loss", "updates", "eval_score"})
+	cw.Write([]string{"round", "episodes", "transitions", "mean_reward", "epsilon", "loss", "updates", "eval_score", "entropy"})
 	for _, r := range curve {
 		ev := ""
 		if r.Evaluated {
@@ -24,7 +24,8 @@ func WriteCurveCSV(w io.Writer, curve []Round) error {
 		}
 		cw.Write([]string{strconv.Itoa(r.Round), strconv.Itoa(r.Episodes), strconv.FormatUint(r.Transitions, 10),
 			strconv.FormatFloat(r.MeanReward, 'g', 6, 64), strconv.FormatFloat(r.Epsilon, 'g', 4, 64),
-			strconv.FormatFloat(r.Loss, 'g', 6, 64), strconv.FormatUint(r.Updates, 10), ev})
+			strconv.FormatFloat(r.Loss, 'g', 6, 64), strconv.FormatUint(r.Updates, 10), ev,
+			strconv.FormatFloat(r.Entropy, 'g', 4, 64)})
 	}
 	cw.Flush()
 	return cw.Error()

@@ -53,21 +53,21 @@ func (l *ddqnLearner) actorFor(eps float64) actor {
 	return &ddqnActor{net: l.d.Policy(), eps: eps}
 }
 
-func (l *ddqnLearner) learn(outs []episodeOut) (float64, error) {
+func (l *ddqnLearner) learn(outs []episodeOut) (loss, entropy float64, _ error) {
 	var sum float64
 	var n int
 	for _, o := range outs {
 		loss, steps, err := l.d.Observe(o.trans)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		sum += loss * float64(steps)
 		n += steps
 	}
 	if n == 0 {
-		return 0, nil
+		return 0, 0, nil
 	}
-	return sum / float64(n), nil
+	return sum / float64(n), 0, nil
 }
 
 func (l *ddqnLearner) net() *rl.Net    { return l.d.Policy() }
@@ -121,8 +121,8 @@ type ppoLearner struct {
 
 func (l *ppoLearner) actorFor(float64) actor { return &ppoActor{p: l.p} }
 
-func (l *ppoLearner) learn(outs []episodeOut) (float64, error) {
-	var sum float64
+func (l *ppoLearner) learn(outs []episodeOut) (loss, entropy float64, _ error) {
+	var sum, ent float64
 	var n int
 	for _, o := range outs {
 		if len(o.obs) == 0 {
@@ -130,15 +130,15 @@ func (l *ppoLearner) learn(outs []episodeOut) (float64, error) {
 		}
 		ro, err := l.p.NewRollout(len(o.obs[0]), len(o.obs))
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		for t := range o.obs {
 			if err := ro.Add(o.obs[t], o.actions[t], o.logp[t], o.values[t], o.rewards[t], o.dones[t]); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 		}
 		if err := ro.Finish(o.last, l.gamma, l.lambda); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		l.rows += uint64(ro.Len())
 		if ro.Len() < l.p.Config().MinibatchSize {
@@ -146,15 +146,16 @@ func (l *ppoLearner) learn(outs []episodeOut) (float64, error) {
 		}
 		st, err := l.p.Update(ro)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		sum += st.PolicyLoss
+		ent += st.Entropy
 		n++
 	}
 	if n == 0 {
-		return 0, nil
+		return 0, 0, nil
 	}
-	return sum / float64(n), nil
+	return sum / float64(n), ent / float64(n), nil
 }
 
 func (l *ppoLearner) net() *rl.Net    { return l.p.Policy() }

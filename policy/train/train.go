@@ -359,15 +359,21 @@ func ppoConfig(c Config) rl.PPOConfig {
 // Round is one row of the learning curve.
 type Round struct {
 	Round       int     `json:"round"`
-	Episodes    int     `json:"episodes"`    // episodes done after this round
-	Transitions uint64  `json:"transitions"` // agent steps stored or rolled out so far
-	MeanReward  float64 `json:"mean_reward"` // per measured queue-interval, this round's episodes
-	Epsilon     float64 `json:"epsilon"`     // exploration (DDQN); 0 for PPO
-	Loss        float64 `json:"loss"`        // mean TD loss (DDQN) or policy loss (PPO) this round
-	Updates     uint64  `json:"updates"`     // gradient steps so far
-	EvalScore   float64 `json:"eval_score"`  // greedy mean reward on the evaluation episode
-	Evaluated   bool    `json:"evaluated"`   // EvalScore was measured this round
+	Episodes    int     `json:"episodes"`          // episodes done after this round
+	Transitions uint64  `json:"transitions"`       // agent steps stored or rolled out so far
+	MeanReward  float64 `json:"mean_reward"`       // per measured queue-interval, this round's episodes
+	Epsilon     float64 `json:"epsilon"`           // exploration (DDQN); 0 for PPO
+	Entropy     float64 `json:"entropy,omitempty"` // PPO's exploration: mean policy entropy (nats) over this round's updates; 0 for DDQN
+	Loss        float64 `json:"loss"`              // mean TD loss (DDQN) or policy loss (PPO) this round
+	Updates     uint64  `json:"updates"`           // gradient steps so far
+	EvalScore   float64 `json:"eval_score"`        // greedy mean reward on the evaluation episode
+	Evaluated   bool    `json:"evaluated"`         // EvalScore was measured this round
 }
+
+// ErrForeignCheckpoint: the run's stored checkpoint was made by another
+// configuration (scenarios, algorithm, seed, workers, hyper-parameters),
+// so it cannot be resumed.
+var ErrForeignCheckpoint = errors.New("not resumable by this configuration")
 
 // Checkpointer stores and loads training state; *models.Registry is one.
 // LoadCheckpoint reports a missing checkpoint with an error matching
@@ -404,8 +410,8 @@ type Result struct {
 
 // learner is the algorithm-specific part of the loop.
 type learner interface {
-	actorFor(eps float64) actor              // a snapshot that acts during a round
-	learn(eps []episodeOut) (float64, error) // merge a round's episodes in order
+	actorFor(eps float64) actor                              // a snapshot that acts during a round
+	learn(eps []episodeOut) (loss, entropy float64, _ error) // merge a round's episodes in order
 	net() *rl.Net
 	steps() uint64
 	updates() uint64
@@ -441,8 +447,8 @@ func Run(cfg Config, hooks Hooks) (*Result, error) {
 				return nil, fmt.Errorf("train: checkpoint of run %s: %w", hooks.Run, err)
 			}
 			if h.Fingerprint != fp {
-				return nil, fmt.Errorf("train: checkpoint of run %s was made by another configuration (fingerprint %s, this run %s): use another --name or delete it",
-					hooks.Run, h.Fingerprint, fp)
+				return nil, fmt.Errorf("train: checkpoint of run %s was made by another configuration (fingerprint %s, this run %s): %w: use another run name or delete it",
+					hooks.Run, h.Fingerprint, fp, ErrForeignCheckpoint)
 			}
 			lr, err = restoreLearner(cfg, blob)
 			if err != nil {
@@ -483,13 +489,13 @@ func Run(cfg Config, hooks Hooks) (*Result, error) {
 				return nil, fmt.Errorf("train: episode %d: %w", res.Episodes+w, e)
 			}
 		}
-		loss, err := lr.learn(outs)
+		loss, entropy, err := lr.learn(outs)
 		if err != nil {
 			return nil, fmt.Errorf("train: round %d: %w", round, err)
 		}
 		res.Episodes += n
 		round++
-		r := Round{Round: round, Episodes: res.Episodes, Transitions: lr.steps(), Epsilon: eps, Loss: loss, Updates: lr.updates()}
+		r := Round{Round: round, Episodes: res.Episodes, Transitions: lr.steps(), Epsilon: eps, Entropy: entropy, Loss: loss, Updates: lr.updates()}
 		var sum float64
 		var cnt int
 		for _, o := range outs {

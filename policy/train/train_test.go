@@ -206,12 +206,12 @@ func TestPerturbStaysInRange(t *testing.T) {
 
 func TestCurveWriters(t *testing.T) {
 	curve := []Round{{Round: 1, Episodes: 2, Transitions: 80, MeanReward: 0.25, Epsilon: 1, Evaluated: true, EvalScore: 0.5},
-		{Round: 2, Episodes: 4, Transitions: 160, MeanReward: 0.5, Epsilon: 0.5, Loss: 0.125, Updates: 10}}
+		{Round: 2, Episodes: 4, Transitions: 160, MeanReward: 0.5, Epsilon: 0.5, Loss: 0.125, Updates: 10, Entropy: 3.5}}
 	var b strings.Builder
 	if err := WriteCurveCSV(&b, curve); err != nil {
 		t.Fatal(err)
 	}
-	want := "round,episodes,transitions,mean_reward,epsilon,loss,updates,eval_score\n1,2,80,0.25,1,0,0,0.5\n2,4,160,0.5,0.5,0.125,10,\n"
+	want := "round,episodes,transitions,mean_reward,epsilon,loss,updates,eval_score,entropy\n1,2,80,0.25,1,0,0,0.5,0\n2,4,160,0.5,0.5,0.125,10,,3.5\n"
 	if b.String() != want {
 		t.Fatalf("csv:\n%s\nwant:\n%s", b.String(), want)
 	}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"crypto/sha256"
+	"time"
+
+	"github.com/ecntune/ecntune/models"
+)
+
+// trainLockTimeout is how long a training run waits for another process
+// holding the registry (a models command, an eval reading a model) before
+// a checkpoint or the final store fails.
+const trainLockTimeout = 30 * time.Second
+
+// runRegistry is a training run's access to the registry file. It opens the
+// file for each checkpoint and closes it again, so the registry stays free
+// for models and eval between checkpoints of a long run. It only replaces
+// the checkpoint this run last loaded or wrote (models.SwapCheckpoint): a
+// second process training under the same run name is stopped with
+// models.ErrConflict instead of interleaving its checkpoints with this one.
+type runRegistry struct {
+	path string
+	last *[sha256.Size]byte // sha256 of the checkpoint this run holds; nil: none
+}
+
+// with opens the registry, runs fn and closes it, keeping the first error.
+func (s *runRegistry) with(ro bool, fn func(*models.Registry) error) (err error) {
+	r, err := models.Open(s.path, models.Options{ReadOnly: ro, Timeout: trainLockTimeout})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := r.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	return fn(r)
+}
+
+// LoadCheckpoint implements train.Checkpointer.
+func (s *runRegistry) LoadCheckpoint(run string) (cp models.Checkpoint, err error) {
+	err = s.with(true, func(r *models.Registry) error {
+		cp, err = r.LoadCheckpoint(run)
+		return err
+	})
+	if err == nil {
+		sum := sha256.Sum256(cp.State)
+		s.last = &sum
+	}
+	return cp, err
+}
+
+// SaveCheckpoint implements train.Checkpointer.
+func (s *runRegistry) SaveCheckpoint(run string, step int, state []byte) error {
+	err := s.with(false, func(r *models.Registry) error { return r.SwapCheckpoint(run, s.last, step, state) })
+	if err == nil {
+		sum := sha256.Sum256(state)
+		s.last = &sum
+	}
+	return err
+}
+
+// finish stores the trained model and removes the run's checkpoint in one
+// session on the file. A checkpoint another process wrote meanwhile is
+// left in place: dropped reports whether this run's own one was removed.
+func (s *runRegistry) finish(m models.Model, run string) (stored models.Model, dropped bool, err error) {
+	err = s.with(false, func(r *models.Registry) error {
+		if stored, err = r.Put(m); err != nil {
+			return err
+		}
+		if s.last == nil {
+			return nil
+		}
+		if err := r.SwapCheckpoint(run, s.last, 0, nil); err != nil {
+			return nil // not ours any more: keep it, the model is stored
+		}
+		dropped = true
+		return nil
+	})
+	return stored, dropped, err
+}

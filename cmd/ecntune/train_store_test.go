@@ -1,0 +1,108 @@
+package main
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/policy/train"
+)
+
+// TestRunRegistryLeavesRegistryFree: between checkpoints a training run
+// holds no lock, so models and eval can use the registry.
+func TestRunRegistryLeavesRegistryFree(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "reg.db")
+	s := &runRegistry{path: db}
+	r, err := models.Open(db, models.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if _, err := s.LoadCheckpoint("run"); !errors.Is(err, models.ErrNotFound) {
+		t.Fatalf("no checkpoint yet: %v", err)
+	}
+	if err := s.SaveCheckpoint("run", 10, []byte("state 10")); err != nil {
+		t.Fatal(err)
+	}
+	// Another writer gets the file at once (no wait), and sees the checkpoint.
+	r, err = models.Open(db, models.Options{Timeout: -1})
+	if err != nil {
+		t.Fatalf("registry held between checkpoints: %v", err)
+	}
+	if cps, err := r.Checkpoints(); err != nil || len(cps) != 1 || cps[0].Step != 10 {
+		t.Fatalf("checkpoints %+v, %v", cps, err)
+	}
+	r.Close()
+	if err := s.SaveCheckpoint("run", 20, []byte("state 20")); err != nil {
+		t.Fatal(err)
+	}
+	m := models.Model{Name: "run", Algorithm: "ppo", ObsSpec: env.SpecVersion, ActSpec: env.ActionSpecVersion,
+		Created: time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC), Weights: []byte("weights")}
+	stored, dropped, err := s.finish(m, "run")
+	if err != nil || !dropped || stored.Ref() != "run@1" {
+		t.Fatalf("finish: %s dropped %v, %v", stored.Ref(), dropped, err)
+	}
+	out, _, err := runModels(t, nil, "list", "--db", db)
+	if err != nil || strings.Contains(out, "unfinished") || !strings.Contains(out, "run@1") {
+		t.Fatalf("list after finish: %v\n%s", err, out)
+	}
+}
+
+// TestRunRegistryTwoRunsOneName: a second process training the same run
+// name is stopped at its first checkpoint, and the first one's model is
+// stored without removing the checkpoint it no longer owns.
+func TestRunRegistryTwoRunsOneName(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "reg.db")
+	a, b := &runRegistry{path: db}, &runRegistry{path: db}
+	r, err := models.Open(db, models.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if err := a.SaveCheckpoint("run", 10, []byte("a at 10")); err != nil {
+		t.Fatal(err)
+	}
+	err = b.SaveCheckpoint("run", 10, []byte("b at 10"))
+	if !errors.Is(err, models.ErrConflict) || !strings.Contains(err.Error(), "same run name") {
+		t.Fatalf("second run's save: %v", err)
+	}
+	// b resumes from a's checkpoint (as a restarted run would) and moves on.
+	if cp, err := b.LoadCheckpoint("run"); err != nil || string(cp.State) != "a at 10" {
+		t.Fatalf("load: %q %v", cp.State, err)
+	}
+	if err := b.SaveCheckpoint("run", 20, []byte("b at 20")); err != nil {
+		t.Fatal(err)
+	}
+	// a no longer owns it: its save is refused, its model still stored.
+	if err := a.SaveCheckpoint("run", 20, []byte("a at 20")); !errors.Is(err, models.ErrConflict) {
+		t.Fatalf("stale save: %v", err)
+	}
+	m := models.Model{Name: "run", Algorithm: "ppo", ObsSpec: env.SpecVersion, ActSpec: env.ActionSpecVersion,
+		Created: time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC), Weights: []byte("weights")}
+	if _, dropped, err := a.finish(m, "run"); err != nil || dropped {
+		t.Fatalf("finish of the stale run: dropped %v, %v", dropped, err)
+	}
+	if cp, err := b.LoadCheckpoint("run"); err != nil || string(cp.State) != "b at 20" {
+		t.Fatalf("b's checkpoint after a finished: %q %v", cp.State, err)
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	r := train.Round{MeanReward: 0.1234, Epsilon: 0.5, Entropy: 3.21}
+	if got := progressStatus(train.AlgoDDQN, r, "-"); got != "reward 0.123, eps 0.50, eval -" {
+		t.Fatalf("ddqn: %q", got)
+	}
+	if got := progressStatus(train.AlgoPPO, r, "0.050"); got != "reward 0.123, entropy 3.21 nats, eval 0.050" {
+		t.Fatalf("ppo: %q", got)
+	}
+	if got := progressCount(30, 120); got != "episode 30/120 (25%)" {
+		t.Fatalf("count %q", got)
+	}
+	if got := progressCount(30, 0); got != "episode 30" {
+		t.Fatalf("budget count %q", got)
+	}
+}
