@@ -1,5 +1,5 @@
 // Package scenario turns scenario files into simenv.Config: ecntune's YAML
-// scenarios (Load, Parse) and the input files of the ns-3 HPCC simulator
+// scenarios (Load, Parse, ParseFS) and the input files of the ns-3 HPCC simulator
 // (LoadHPCCConfig, LoadHPCCTopology, LoadFlowFile). Reading files is I/O,
 // which is why this lives outside simenv proper.
 //
@@ -47,7 +47,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	pathpkg "path"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -149,6 +151,21 @@ func Load(path string) (simenv.Config, error) {
 // labels errors (usually the file's path) and, without a name key, gives the
 // scenario its name.
 func Parse(data []byte, baseDir string, name string) (simenv.Config, error) {
+	return parse(data, baseDir, name, nil)
+}
+
+// ParseFS parses the scenario file at path in fsys (an embedded set of
+// scenarios, say); the files it names are read from fsys too, relative to
+// path's directory, and must stay inside fsys.
+func ParseFS(fsys fs.FS, path string) (simenv.Config, error) {
+	data, err := fs.ReadFile(fsys, path)
+	if err != nil {
+		return simenv.Config{}, fmt.Errorf("%s: cannot read scenario: %w", path, unwrapPathErr(err))
+	}
+	return parse(data, pathpkg.Dir(path), path, fsys)
+}
+
+func parse(data []byte, baseDir string, name string, fsys fs.FS) (simenv.Config, error) {
 	c := &checker{name: name, lines: map[string]int{}}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -175,7 +192,7 @@ func Parse(data []byte, baseDir string, name string) (simenv.Config, error) {
 	if err := sd.Decode(&f); err != nil {
 		return simenv.Config{}, fmt.Errorf("%s: %v", name, err)
 	}
-	b := &builder{checker: c, dir: baseDir, cfg: simenv.DefaultConfig()}
+	b := &builder{checker: c, dir: baseDir, fsys: fsys, cfg: simenv.DefaultConfig()}
 	if err := b.build(&f); err != nil {
 		return simenv.Config{}, err
 	}
@@ -185,15 +202,39 @@ func Parse(data []byte, baseDir string, name string) (simenv.Config, error) {
 type builder struct {
 	*checker
 	dir   string
+	fsys  fs.FS // nil: the operating system's files
 	cfg   simenv.Config
 	hosts []int // node ids of the hosts
 }
 
 func (b *builder) path(p string) string {
+	if b.fsys != nil {
+		return pathpkg.Join(b.dir, p)
+	}
 	if filepath.IsAbs(p) {
 		return p
 	}
 	return filepath.Join(b.dir, p)
+}
+
+// read reads the file p (relative to the scenario's directory) that the
+// scenario names as what; it returns the path it read, to label errors.
+func (b *builder) read(p, what string) ([]byte, string, error) {
+	full := b.path(p)
+	var data []byte
+	var err error
+	switch {
+	case b.fsys == nil:
+		data, err = os.ReadFile(full)
+	case !fs.ValidPath(full):
+		err = fmt.Errorf("%s is outside the embedded scenarios", p)
+	default:
+		data, err = fs.ReadFile(b.fsys, full)
+	}
+	if err != nil {
+		return nil, full, fmt.Errorf("%s: cannot read %s: %w", full, what, unwrapPathErr(err))
+	}
+	return data, full, nil
 }
 
 // Typed field parsers: each reports errors at the field's path and line.
@@ -375,7 +416,11 @@ func (b *builder) topology(t *fileTopology) error {
 		if t.File == "" {
 			return b.at(p+".file", "required for kind hpcc (an HPCC topology file)")
 		}
-		topo, err := LoadHPCCTopology(b.path(t.File))
+		data, full, err := b.read(t.File, "topology file")
+		var topo simenv.Topology
+		if err == nil {
+			topo, err = ParseHPCCTopology(data, full)
+		}
 		if err != nil {
 			return b.at(p+".file", "%v", err)
 		}
@@ -625,7 +670,11 @@ func (b *builder) workload(p string, f *fileWorkload) (simenv.Workload, error) {
 		if err := need("cdf", f.CDF != "", "a flow-size CDF file"); err != nil {
 			return w, err
 		}
-		if w.CDF, err = LoadCDF(b.path(f.CDF)); err != nil {
+		data, full, err := b.read(f.CDF, "CDF file")
+		if err == nil {
+			w.CDF, err = ParseCDF(data, full)
+		}
+		if err != nil {
 			return w, b.at(p+".cdf", "%v", err)
 		}
 		if err := need("load", f.Load != nil, "offered load per host link, in (0, 1]"); err != nil {
@@ -682,8 +731,12 @@ func (b *builder) workload(p string, f *fileWorkload) (simenv.Workload, error) {
 		if err := need("file", f.File != "", "an HPCC flow file"); err != nil {
 			return w, err
 		}
-		path := b.path(f.File)
-		flows, lines, err := loadFlowFile(path)
+		data, path, err := b.read(f.File, "flow file")
+		var flows []simenv.TraceFlow
+		var lines []int
+		if err == nil {
+			flows, lines, err = parseFlowFile(data, path)
+		}
 		if err == nil {
 			err = checkFlowNodes(flows, lines, b.cfg.Topology, path)
 		}

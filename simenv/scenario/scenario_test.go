@@ -3,8 +3,10 @@ package scenario
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/ecntune/ecntune/simenv"
 )
@@ -371,6 +373,51 @@ func TestModelScenarioSets(t *testing.T) {
 				t.Errorf("%s and %s both declare name %q", other, p, cfg.Name)
 			}
 			seen[cfg.Name] = p
+		}
+	}
+}
+
+// TestParseFS: a scenario read from a file system (an embedded set, say)
+// reads the files it names from there, relative to its own directory, and
+// gives the Config that Load gives for the same files on disk.
+func TestParseFS(t *testing.T) {
+	root := filepath.Join("..", "..")
+	for _, p := range []string{"scenarios/websearch-50.yaml", "policy/builtin/scenarios/train-websearch.yaml"} {
+		want, err := Load(filepath.Join(root, filepath.FromSlash(p)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ParseFS(os.DirFS(root), p)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: ParseFS and Load differ", p)
+		}
+	}
+	cdf, err := os.ReadFile(filepath.Join(root, "scenarios", "cdf", "websearch.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := func(cdfPath string) *fstest.MapFile {
+		return &fstest.MapFile{Data: []byte("duration: 1ms\ntopology: {kind: star, hosts: 2}\nworkloads:\n  - {kind: cdf, cdf: " + cdfPath + ", load: 0.3}\n")}
+	}
+	fsys := fstest.MapFS{
+		"a/b/ok.yaml":      sc("../../cdf/ws.txt"),
+		"a/b/escape.yaml":  sc("../../../ws.txt"),
+		"a/b/missing.yaml": sc("nosuch.txt"),
+		"cdf/ws.txt":       &fstest.MapFile{Data: cdf},
+	}
+	if c, err := ParseFS(fsys, "a/b/ok.yaml"); err != nil || len(c.Workloads) != 1 || len(c.Workloads[0].CDF) == 0 || c.Name != "ok" {
+		t.Fatalf("ok.yaml: %+v %v", c.Workloads, err)
+	}
+	for file, want := range map[string]string{
+		"a/b/escape.yaml":  "../../../ws.txt is outside the embedded scenarios",
+		"a/b/missing.yaml": "a/b/nosuch.txt: cannot read CDF file",
+		"a/b/none.yaml":    "a/b/none.yaml: cannot read scenario",
+	} {
+		if _, err := ParseFS(fsys, file); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want it to say %q", file, err, want)
 		}
 	}
 }
