@@ -1,13 +1,19 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"path"
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
+	"testing/fstest"
 	"text/tabwriter"
 	"time"
 
@@ -16,14 +22,25 @@ import (
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/eval"
 	"github.com/ecntune/ecntune/internal/cputime"
+	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/policy"
+	"github.com/ecntune/ecntune/policy/builtin"
 	"github.com/ecntune/ecntune/policy/train"
+	"github.com/ecntune/ecntune/scenarios/cdf"
+	"github.com/ecntune/ecntune/simenv"
+	"github.com/ecntune/ecntune/simenv/scenario"
 )
+
+// builtinBenchScenario is the default --scenario of "bench policy": the
+// built-in model's policy/builtin/scenarios/train-websearch.yaml, embedded
+// in the binary so that the command runs from any directory.
+const builtinBenchScenario = "builtin:train-websearch"
 
 // policyBenchOpts are the flags of "ecntune bench policy".
 type policyBenchOpts struct {
 	scenario string
 	spec     string
+	algo     string // "" follows the policy (benchAlgo)
 	queues   []int
 	minTime  time.Duration
 	episodes int
@@ -128,11 +145,83 @@ func benchDecide(spec string, pool []env.Observation, n int, minTime time.Durati
 		AllocsBatch: float64(ms1.Mallocs-ms0.Mallocs) / float64(len(lat))}, nil
 }
 
-// benchTrain runs a short PPO training (the built-in model's settings) and
-// then the same number of episodes as rollouts only, acting with the
+// loadBuiltinBenchScenario loads the embedded default scenario, with the
+// flow-size CDF it names, laid out as in the repository.
+func loadBuiltinBenchScenario() (train.Scenario, error) {
+	const yml = "policy/builtin/scenarios/train-websearch.yaml"
+	fsys := fstest.MapFS{yml: {Data: []byte(builtin.TrainWebsearchScenario)}}
+	err := fs.WalkDir(cdf.Files, ".", func(p string, de fs.DirEntry, err error) error {
+		if err != nil || de.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(cdf.Files, p)
+		fsys[path.Join("scenarios/cdf", p)] = &fstest.MapFile{Data: data}
+		return err
+	})
+	var cfg simenv.Config
+	if err == nil {
+		cfg, err = scenario.ParseFS(fsys, yml)
+	}
+	if err != nil {
+		return train.Scenario{}, fmt.Errorf("--scenario %s: %w", builtinBenchScenario, err)
+	}
+	sum := sha256.Sum256([]byte(builtin.TrainWebsearchScenario))
+	return train.Scenario{Name: cfg.Name, Path: builtinBenchScenario, SHA256: hex.EncodeToString(sum[:]), Config: cfg}, nil
+}
+
+// benchAlgo is the training algorithm of the throughput measurement:
+// --algo when given, else the algorithm the policy under test was trained
+// with (the registry's record for model:NAME, the embedded model's for
+// builtin), else PPO (the built-in model's algorithm) for the policies
+// that learn nothing.
+func benchAlgo(flag, spec string) (string, error) {
+	algo := strings.ToLower(strings.TrimSpace(flag))
+	if algo == "" {
+		prefix, arg, _ := strings.Cut(strings.TrimSpace(spec), ":")
+		var m models.Model
+		var err error
+		switch prefix {
+		case "builtin":
+			m, err = builtin.Model()
+		case "model":
+			m, err = registryModel(arg)
+		default:
+			return train.AlgoPPO, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if algo = m.Algorithm; algo != train.AlgoPPO && algo != train.AlgoDDQN {
+			return "", fmt.Errorf("policy %s was trained with %q; give --algo ppo or --algo ddqn for the training measurement", spec, algo)
+		}
+		return algo, nil
+	}
+	if algo != train.AlgoPPO && algo != train.AlgoDDQN {
+		return "", fmt.Errorf("--algo %q: want ppo or ddqn", flag)
+	}
+	return algo, nil
+}
+
+// registryModel reads the model of a "model:REF[,prefer=P]" spec's
+// argument from the model registry.
+func registryModel(arg string) (models.Model, error) {
+	ref, _, _, err := policy.SplitPreference(arg)
+	if err != nil {
+		return models.Model{}, err
+	}
+	reg, err := models.Open(policy.ModelRegistry(), models.Options{ReadOnly: true})
+	if err != nil {
+		return models.Model{}, err // Open's errors name the file
+	}
+	defer reg.Close()
+	return reg.Resolve(ref)
+}
+
+// benchTrain runs a short training with algo (train's default settings)
+// and then the same number of episodes as rollouts only, acting with the
 // trained network and learning nothing.
-func benchTrain(sc train.Scenario, episodes, workers int) (*trainBench, error) {
-	cfg := train.Config{Algo: train.AlgoPPO, Scenarios: []train.Scenario{sc}, Episodes: episodes, Workers: workers, Seed: 1}
+func benchTrain(sc train.Scenario, algo string, episodes, workers int) (*trainBench, error) {
+	cfg := train.Config{Algo: algo, Scenarios: []train.Scenario{sc}, Episodes: episodes, Workers: workers, Seed: 1}
 	cpu0, start := cputime.Process(), time.Now()
 	res, err := train.Run(cfg, train.Hooks{})
 	if err != nil {
@@ -202,11 +291,23 @@ func runPolicyBench(o policyBenchOpts) (*policyBenchResult, error) {
 	if o.episodes < 0 || o.workers < 1 {
 		return nil, fmt.Errorf("--train-episodes %d / --workers %d: want >= 0 and >= 1", o.episodes, o.workers)
 	}
-	scs, err := loadTrainScenarios([]string{o.scenario})
+	algo, err := benchAlgo(o.algo, o.spec)
 	if err != nil {
 		return nil, err
 	}
-	pool, err := observationPool(scs[0])
+	var sc train.Scenario
+	if o.scenario == builtinBenchScenario {
+		sc, err = loadBuiltinBenchScenario()
+	} else {
+		var scs []train.Scenario
+		if scs, err = loadTrainScenarios([]string{o.scenario}); err == nil {
+			sc = scs[0]
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	pool, err := observationPool(sc)
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +320,7 @@ func runPolicyBench(o policyBenchOpts) (*policyBenchResult, error) {
 		r.Decide = append(r.Decide, d)
 	}
 	if o.episodes > 0 {
-		if r.Train, err = benchTrain(scs[0], o.episodes, o.workers); err != nil {
+		if r.Train, err = benchTrain(sc, algo, o.episodes, o.workers); err != nil {
 			return nil, err
 		}
 	}
@@ -246,14 +347,16 @@ func printPolicyBench(w io.Writer, r *policyBenchResult) error {
 }
 
 func newBenchPolicyCmd() *cobra.Command {
-	o := policyBenchOpts{scenario: "policy/builtin/scenarios/train-websearch.yaml", spec: "builtin", queues: []int{1000, 10000},
+	o := policyBenchOpts{scenario: builtinBenchScenario, spec: "builtin", queues: []int{1000, 10000},
 		minTime: time.Second, episodes: 24, workers: runtime.GOMAXPROCS(0)}
 	cmd := &cobra.Command{
 		Use:   "policy",
 		Short: "Decision latency per queue (batched) and training throughput (agent steps per second)",
 		Long: `Time a policy's decisions on batches of real observations (taken from one episode of the
-scenario), and a short PPO training run on the scenario with the built-in model's settings,
-then the same episodes as rollouts only, to show what learning costs.`,
+scenario), and a short training run on the scenario with the algorithm the policy was trained
+with (PPO for builtin, the registry's record for model:NAME, PPO for policies that learn
+nothing; --algo overrides it) and train's default settings, then the same episodes as rollouts
+only, to show what learning costs. The default scenario is embedded in the binary.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			policy.SetModelRegistry(modelsDBPath(o.db))
@@ -270,7 +373,10 @@ then the same episodes as rollouts only, to show what learning costs.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.scenario, "scenario", o.scenario, "scenario the observations and the training episodes come from")
+	f.StringVar(&o.scenario, "scenario", o.scenario, "scenario FILE the observations and the training episodes come from; the default, "+
+		builtinBenchScenario+", is the built-in model's policy/builtin/scenarios/train-websearch.yaml embedded in the binary")
+	f.StringVar(&o.algo, "algo", "", "training algorithm of the throughput measurement, ppo or ddqn (default: the one the policy was trained with: "+
+		"a model:NAME's recorded algorithm, ppo for builtin and for policies that learn nothing)")
 	f.StringVar(&o.spec, "policy", o.spec, "policy spec to time (static:NAME, fixed:KMIN/KMAX/PMAX, schedule:..., adaptive, builtin[:prefer=P], model:NAME[,prefer=P])")
 	f.IntSliceVar(&o.queues, "queues", o.queues, "batch sizes (queues per decision call)")
 	f.DurationVar(&o.minTime, "min-time", o.minTime, "time each batch size for at least this long")
