@@ -40,6 +40,7 @@ type trainOpts struct {
 	checkpointEvery int
 	reward          string
 	gamma           float64
+	hidden          []int
 }
 
 // command is the canonical command line of a run (recorded in the
@@ -69,6 +70,13 @@ func (o trainOpts) command() string {
 	}
 	if o.gamma != 0 {
 		b.WriteString(" --gamma " + strconv.FormatFloat(o.gamma, 'g', -1, 64))
+	}
+	if len(o.hidden) > 0 {
+		hid := make([]string, len(o.hidden))
+		for i, h := range o.hidden {
+			hid[i] = strconv.Itoa(h)
+		}
+		b.WriteString(" --hidden " + strings.Join(hid, ","))
 	}
 	if o.checkpointEvery != 0 {
 		// Not part of what is learned, but of the resume fingerprint: the
@@ -108,6 +116,7 @@ the learning curve is written as CSV and PNG next to the registry or into --out.
 	f.StringVar(&o.randomise, "randomise", "", `domain randomisation as JSON over the defaults, e.g. '{"host_rates":[25e9,100e9,400e9]}'`)
 	f.StringVar(&o.reward, "reward", "", `reward weights as JSON over the training defaults, e.g. '{"delay":0.1}'`)
 	f.Float64Var(&o.gamma, "gamma", 0, "discount (default 0.7 for ddqn, 0.9 for ppo)")
+	f.IntSliceVar(&o.hidden, "hidden", nil, "hidden layer widths of the MLP, e.g. 128,64 (default 64,64)")
 	return cmd
 }
 
@@ -208,6 +217,10 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 		CheckpointEvery: o.checkpointEvery}
 	cfg.Randomise = rnd
 	cfg.Gamma = o.gamma
+	cfg.Hidden = o.hidden
+	if err := cfg.Validate(); err != nil {
+		return err // before the registry file is created
+	}
 	cfg.Reward = reward
 	// Open once to create the file or find it unusable before any work;
 	// the run then opens it only for checkpoints and the final store.

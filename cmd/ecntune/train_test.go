@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/policy/rl"
 	"github.com/ecntune/ecntune/policy/train"
 )
 
@@ -46,7 +48,7 @@ func TestTrainThenEval(t *testing.T) {
 	}
 	db := filepath.Join(dir, "reg.db")
 	out, err := runCmd(t, newTrainCmd(), "--scenario", sc, "--episodes", "4", "--workers", "2", "--seed", "5",
-		"--name", "tiny", "--db", db, "--out", filepath.Join(dir, "curves"))
+		"--name", "tiny", "--db", db, "--out", filepath.Join(dir, "curves"), "--hidden", "16,8")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +65,10 @@ func TestTrainThenEval(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantCmd := "ecntune train --scenario " + filepath.ToSlash(sc) + " --algo ddqn --episodes 4 --workers 2 --seed 5 --name tiny --db " +
-		filepath.ToSlash(db)
+		filepath.ToSlash(db) + " --hidden 16,8"
+	if net, err := rl.UnmarshalNet(m.Weights); err != nil || !slices.Equal(net.Arch().Hidden, []int{16, 8}) || m.Hyper["hidden"] != "16,8" {
+		t.Fatalf("--hidden 16,8: weights %v (%v), hyper %q", net, err, m.Hyper["hidden"])
+	}
 	if m.Hyper["command"] != wantCmd || m.Seed != 5 || m.Workers != 2 || m.ObsSpec != env.SpecVersion ||
 		m.ActSpec != env.ActionSpecVersion || len(m.Scenarios) != 1 || len(m.Scenarios[0].SHA256) != 64 || len(m.Eval) == 0 {
 		t.Fatalf("provenance: %+v", m)
@@ -102,6 +107,7 @@ func TestTrainEvalFlagErrors(t *testing.T) {
 		{newTrainCmd(), []string{"--scenario", "x.yaml", "--name", "9lives"}, `--name "9lives"`},
 		{newTrainCmd(), []string{"--scenario", filepath.Join(dir, "none.yaml"), "--db", filepath.Join(dir, "r.db")}, "none.yaml"},
 		{newTrainCmd(), []string{"--scenario", "x.yaml", "--reward", `{"speed":1}`}, "--reward"},
+		{newTrainCmd(), []string{"--scenario", "../../scenarios/star-incast.yaml", "--hidden", "64,0", "--db", filepath.Join(dir, "r.db")}, "hidden[1] = 0"},
 		{newEvalCmd(), nil, "no --scenario"},
 		{newEvalCmd(), []string{"--scenario", "x.yaml"}, "no --policy"},
 		{newEvalCmd(), []string{"--scenario", filepath.Join(dir, "none.yaml"), "--policy", "adaptive"}, "none.yaml"},
@@ -111,6 +117,9 @@ func TestTrainEvalFlagErrors(t *testing.T) {
 		if _, err := runCmd(t, c.cmd, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %v: err = %v, want %q", c.cmd.Name(), c.args, err, c.want)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "r.db")); !os.IsNotExist(err) {
+		t.Error("a refused train created the registry")
 	}
 }
 
@@ -198,9 +207,9 @@ func TestParseRandomise(t *testing.T) {
 // fingerprint) so that it resumes its own killed run.
 func TestTrainCommandLineRandomise(t *testing.T) {
 	o := trainOpts{scenarios: []string{"a.yaml"}, algo: "ppo", episodes: 3, workers: 2, seed: 4, name: "m", db: "r.db",
-		randomise: `{"host_rates":[100e9,400e9]}`, reward: `{"delay":0.1}`, checkpointEvery: 3}
+		randomise: `{"host_rates":[100e9,400e9]}`, reward: `{"delay":0.1}`, checkpointEvery: 3, hidden: []int{32, 16}}
 	want := `ecntune train --scenario a.yaml --algo ppo --episodes 3 --workers 2 --seed 4 --name m --db r.db ` +
-		`--randomise '{"host_rates":[100e9,400e9]}' --reward '{"delay":0.1}' --checkpoint-every 3`
+		`--randomise '{"host_rates":[100e9,400e9]}' --reward '{"delay":0.1}' --hidden 32,16 --checkpoint-every 3`
 	if got := o.command(); got != want {
 		t.Fatalf("command:\n got %s\nwant %s", got, want)
 	}

@@ -200,8 +200,10 @@ func checkPair(name string, lo, hi float64) error {
 	return nil
 }
 
-// Validate names the first field at fault.
+// Validate names the first field at fault; zero fields stand for their
+// defaults.
 func (c Config) Validate() error {
+	c = c.withDefaults()
 	if c.Algo != AlgoDDQN && c.Algo != AlgoPPO {
 		return fmt.Errorf("train: algorithm %q: want ddqn or ppo", c.Algo)
 	}
