@@ -468,12 +468,13 @@ func TestSwapCheckpoint(t *testing.T) {
 func TestVetPromotion(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "reg.db")
 	old := errors.New("old spec")
-	r, err := Open(path, Options{NoSync: true, Vet: func(m Model) error {
+	vetting := Options{NoSync: true, Vet: func(m Model) error {
 		if m.ObsSpec != "obs-v2" {
 			return old
 		}
 		return nil
-	}})
+	}}
+	r, err := Open(path, vetting)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -503,12 +504,7 @@ func TestVetPromotion(t *testing.T) {
 		}
 	}
 	plain.Close()
-	r, err = Open(path, Options{NoSync: true, Vet: func(m Model) error {
-		if m.ObsSpec != "obs-v2" {
-			return old
-		}
-		return nil
-	}})
+	r, err = Open(path, vetting)
 	if err != nil {
 		t.Fatal(err)
 	}

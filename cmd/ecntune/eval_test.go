@@ -14,20 +14,12 @@ import (
 	"testing"
 )
 
-// tinyEvalScenario is a 4-host star with 3-to-1 incasts of 60 KB every
-// 150 µs, 1 ms long: a run takes milliseconds.
-const tinyEvalScenario = `name: tiny-eval
-seed: 3
-duration: 1ms
-topology: {kind: star, hosts: 4, host_rate: 100Gbps, link_delay: 1us, buffer: 32MB}
-workloads:
-  - {kind: incast, fanin: 3, size: 60KB, every: 150us}
-`
-
-func writeTinyEvalScenario(t *testing.T) string {
+// writeTinyScenario writes tinyTrainScenario (a 1 ms, 4-host star) to a
+// file and returns its path.
+func writeTinyScenario(t *testing.T) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "tiny-eval.yaml")
-	if err := os.WriteFile(p, []byte(tinyEvalScenario), 0o644); err != nil {
+	p := filepath.Join(t.TempDir(), "tiny.yaml")
+	if err := os.WriteFile(p, []byte(tinyTrainScenario), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -50,7 +42,7 @@ func checkPNG(t *testing.T, what string, b []byte) {
 // else; --report FILE writes an HTML page naming the scenario and every
 // policy, with both plots embedded as PNGs.
 func TestEvalPlotReport(t *testing.T) {
-	sc := writeTinyEvalScenario(t)
+	sc := writeTinyScenario(t)
 	dir := t.TempDir()
 	plots, report := filepath.Join(dir, "plots"), filepath.Join(dir, "report.html")
 	policies := []string{"static:hpcc", "adaptive"}
@@ -59,7 +51,7 @@ func TestEvalPlotReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "scenario tiny-eval@2ms (2 seeds") {
+	if !strings.Contains(out, "scenario tiny-train@2ms (2 seeds") {
 		t.Fatalf("text output:\n%s", out)
 	}
 	ents, err := os.ReadDir(plots)
@@ -71,7 +63,7 @@ func TestEvalPlotReport(t *testing.T) {
 		names = append(names, e.Name())
 	}
 	sort.Strings(names)
-	if want := []string{"tiny-eval_2ms-cdf.png", "tiny-eval_2ms-p99.png"}; strings.Join(names, " ") != strings.Join(want, " ") {
+	if want := []string{"tiny-train_2ms-cdf.png", "tiny-train_2ms-p99.png"}; strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Fatalf("--plot wrote %v, want %v", names, want)
 	}
 	for _, n := range names {
@@ -87,11 +79,11 @@ func TestEvalPlotReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := html.UnescapeString(string(page))
-	if !strings.HasPrefix(h, "<!DOCTYPE html>") || !strings.Contains(h, "<h2>tiny-eval@2ms</h2>") {
+	if !strings.HasPrefix(h, "<!DOCTYPE html>") || !strings.Contains(h, "<h2>tiny-train@2ms</h2>") {
 		t.Fatalf("report lacks the scenario heading:\n%.2000s", h)
 	}
 	// The scenario's first table has one row per policy.
-	table, _, _ := strings.Cut(h[strings.Index(h, "<h2>tiny-eval@2ms</h2>"):], "</table>")
+	table, _, _ := strings.Cut(h[strings.Index(h, "<h2>tiny-train@2ms</h2>"):], "</table>")
 	for _, p := range policies {
 		if strings.Count(table, "<tr><td>"+p+"</td>") != 1 {
 			t.Errorf("report's table has no row for policy %s:\n%s", p, table)
@@ -115,7 +107,7 @@ func TestEvalPlotReport(t *testing.T) {
 // duration in sim_time_s as sim --json does, and hold every key of sim
 // --json's object besides "policy".
 func TestEvalJSONShape(t *testing.T) {
-	sc := writeTinyEvalScenario(t)
+	sc := writeTinyScenario(t)
 	simOut, err := runCmd(t, newSimCmd(), "--scenario", sc, "--duration", "2ms", "--json")
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +116,7 @@ func TestEvalJSONShape(t *testing.T) {
 	if err := json.Unmarshal([]byte(simOut), &sim); err != nil {
 		t.Fatal(err)
 	}
-	if sim["scenario"] != "tiny-eval" || sim["sim_time_s"] != 0.002 {
+	if sim["scenario"] != "tiny-train" || sim["sim_time_s"] != 0.002 {
 		t.Fatalf("sim --json: scenario %v, sim_time_s %v", sim["scenario"], sim["sim_time_s"])
 	}
 	js, err := runCmd(t, newEvalCmd(), "--scenario", sc, "--policy", "static:hpcc", "--policy", "adaptive", "--seeds", "2",

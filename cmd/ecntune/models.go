@@ -54,18 +54,8 @@ func newModelsCmd() *cobra.Command {
 		}
 		return nil
 	}
-	// with runs fn on the opened registry and closes it, keeping the first error.
-	with := func(ro, mustExist bool, fn func(r *models.Registry) error) (err error) {
-		r, err := models.Open(modelsDBPath(db), models.Options{ReadOnly: ro, MustExist: mustExist, Timeout: timeout, Vet: vetSpec})
-		if err != nil {
-			return err
-		}
-		defer func() {
-			if cerr := r.Close(); err == nil {
-				err = cerr
-			}
-		}()
-		return fn(r)
+	with := func(ro, mustExist bool, fn func(r *models.Registry) error) error {
+		return withRegistry(modelsDBPath(db), models.Options{ReadOnly: ro, MustExist: mustExist, Timeout: timeout, Vet: vetSpec}, fn)
 	}
 
 	cmd := &cobra.Command{
@@ -308,6 +298,21 @@ candidates with a new id.`,
 
 	cmd.AddCommand(list, show, history, promote, rollback, export, imp, del)
 	return cmd
+}
+
+// withRegistry opens the registry at path, runs fn on it and closes it,
+// keeping the first error.
+func withRegistry(path string, opts models.Options, fn func(r *models.Registry) error) (err error) {
+	r, err := models.Open(path, opts)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := r.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	return fn(r)
 }
 
 // modelsBefore describes the version retired by the last promotion event.

@@ -24,17 +24,8 @@ type runRegistry struct {
 }
 
 // with opens the registry, runs fn and closes it, keeping the first error.
-func (s *runRegistry) with(ro bool, fn func(*models.Registry) error) (err error) {
-	r, err := models.Open(s.path, models.Options{ReadOnly: ro, Timeout: trainLockTimeout})
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := r.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	return fn(r)
+func (s *runRegistry) with(ro bool, fn func(*models.Registry) error) error {
+	return withRegistry(s.path, models.Options{ReadOnly: ro, Timeout: trainLockTimeout}, fn)
 }
 
 // LoadCheckpoint implements train.Checkpointer.
