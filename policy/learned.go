@@ -84,14 +84,23 @@ func (l *Learned) Preference() float64 { return l.pref }
 // actions); its reason ends with the preference and, when the preference
 // changed the choice, the network's own best and how far ahead it scored.
 //
+// The preference is not applied on fabric ports (a queue whose peer is
+// known to be a switch): the throughput/latency trade-off lives at the
+// ports that face hosts, while a looser transit queue only builds a
+// queue that every flow crossing it waits in. Leaning fabric ports too
+// made the built-in model's small-flow p99 2.3-2.8x that of the best
+// preset on the leaf-spines, at lower goodput
+// (policy/builtin/preference-eval.txt).
+//
 // Why a tie-break and not a reward weight: the counter reward is nearly
 // flat across neighbouring thresholds (see package builtin), so the network
 // ranks several settings almost equally, while they differ in what no
 // switch counter shows: how much bandwidth long flows give up to short
 // ones. A model trained with the preference as an input and the delay
 // weights scaled by 2^p learned the same settings at p = -1 and p = +1.
-// What it did to the previous built-in model is measured in
-// policy/builtin/obs-v1/preference-eval.txt.
+// What it does to the built-in model is measured in
+// policy/builtin/preference-eval.txt (the previous model's in
+// policy/builtin/obs-v1/preference-eval.txt).
 func (l *Learned) WithPreference(name string, p float64) (*Learned, error) {
 	if err := CheckPreference(p); err != nil {
 		return nil, fmt.Errorf("learned policy %q: %w", l.name, err)
@@ -175,7 +184,7 @@ func (l *Learned) Decide(obs []env.Observation) []Decision {
 		row := vals[r*k : (r+1)*k]
 		best := rl.Argmax(row)
 		a, set := best, l.cat.Setting(best, o.RateBps, o.Current)
-		if l.pref != 0 {
+		if l.pref != 0 && o.Peer != env.PeerSwitch {
 			a, set = l.lean(row, best, set, o.RateBps, o.Current)
 		}
 		d := &out[i]
@@ -224,7 +233,9 @@ func (l *Learned) reason(o *env.Observation, s env.Setting, row []float32, a, be
 	case env.PeerHost:
 		b.WriteString(", host port")
 	}
-	if l.pref != 0 {
+	if l.pref != 0 && o.Peer == env.PeerSwitch {
+		fmt.Fprintf(&b, ", prefer %+.2g not applied (fabric port)", l.pref)
+	} else if l.pref != 0 {
 		fmt.Fprintf(&b, ", prefer %+.2g", l.pref)
 		if a != best {
 			bs := l.cat.Setting(best, o.RateBps, o.Current)

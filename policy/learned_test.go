@@ -234,6 +234,18 @@ func TestLearnedPreference(t *testing.T) {
 	if got, want := lp.Decide(obs[:1])[0].Reason, ", prefer -0.5 (model's best kmin 387KB kmax 774KB pmax 0.3%, 1 nats ahead)"; !strings.HasSuffix(got, want) {
 		t.Fatalf("reason %q, want it to end with %q", got, want)
 	}
+	// On a fabric port the preference is not applied, and the reason says so;
+	// a host port and an unknown peer lean as above.
+	lp, _ = l.WithPreference("model:p,prefer=-1", -1)
+	peered := []env.Observation{validObs(100e9, cur), validObs(100e9, cur), validObs(100e9, cur)}
+	peered[0].Peer, peered[1].Peer = env.PeerSwitch, env.PeerHost
+	ds := lp.Decide(peered)
+	if ds[0].Action != best || !strings.HasSuffix(ds[0].Reason, ", fabric port, prefer -1 not applied (fabric port)") {
+		t.Fatalf("fabric port at prefer -1: %s, %q; want the model's best, preference not applied", cat.Describe(ds[0].Action), ds[0].Reason)
+	}
+	if ds[1].Action != looser || ds[2].Action != looser {
+		t.Fatalf("host port / unknown peer at prefer -1: %s / %s, want %s", cat.Describe(ds[1].Action), cat.Describe(ds[2].Action), cat.Describe(looser))
+	}
 	// A NaN score is never taken.
 	nanNet := leanNet(t, best, map[int]float32{looser: 1})
 	nanNet.Layers[len(nanNet.Layers)-1].B[far] = float32(math.NaN())
