@@ -53,7 +53,7 @@ func (l *ddqnLearner) actorFor(eps float64) actor {
 	return &ddqnActor{net: l.d.Policy(), eps: eps}
 }
 
-func (l *ddqnLearner) learn(outs []episodeOut) (loss, entropy float64, _ error) {
+func (l *ddqnLearner) learn(outs []episodeOut) (float64, float64, error) {
 	var sum float64
 	var n int
 	for _, o := range outs {
@@ -121,7 +121,7 @@ type ppoLearner struct {
 
 func (l *ppoLearner) actorFor(float64) actor { return &ppoActor{p: l.p} }
 
-func (l *ppoLearner) learn(outs []episodeOut) (loss, entropy float64, _ error) {
+func (l *ppoLearner) learn(outs []episodeOut) (float64, float64, error) {
 	var sum, ent float64
 	var n int
 	for _, o := range outs {
