@@ -202,19 +202,19 @@ func benchAlgo(flag, spec string) (string, error) {
 	return algo, nil
 }
 
-// registryModel reads the model of a "model:REF[,prefer=P]" spec's
-// argument from the model registry.
+// registryModel reads the metadata of the model of a "model:REF[,prefer=P]"
+// spec's argument from the model registry.
 func registryModel(arg string) (models.Model, error) {
 	ref, _, _, err := policy.SplitPreference(arg)
 	if err != nil {
 		return models.Model{}, err
 	}
-	reg, err := models.Open(policy.ModelRegistry(), models.Options{ReadOnly: true})
-	if err != nil {
-		return models.Model{}, err // Open's errors name the file
-	}
-	defer reg.Close()
-	return reg.Resolve(ref)
+	var m models.Model
+	err = withRegistry(policy.ModelRegistry(), models.Options{ReadOnly: true}, func(r *models.Registry) error {
+		m, err = r.Info(ref) // metadata only: the algorithm is all that is needed
+		return err
+	})
+	return m, err
 }
 
 // benchTrain runs a short training with algo (train's default settings)
