@@ -184,7 +184,7 @@ func (l *Learned) Decide(obs []env.Observation) []Decision {
 		row := vals[r*k : (r+1)*k]
 		best := rl.Argmax(row)
 		a, set := best, l.cat.Setting(best, o.RateBps, o.Current)
-		if l.pref != 0 && o.Peer != env.PeerSwitch {
+		if l.leansOn(o) {
 			a, set = l.lean(row, best, set, o.RateBps, o.Current)
 		}
 		d := &out[i]
@@ -233,7 +233,7 @@ func (l *Learned) reason(o *env.Observation, s env.Setting, row []float32, a, be
 	case env.PeerHost:
 		b.WriteString(", host port")
 	}
-	if l.pref != 0 && o.Peer == env.PeerSwitch {
+	if l.pref != 0 && !l.leansOn(o) {
 		fmt.Fprintf(&b, ", prefer %+.2g not applied (fabric port)", l.pref)
 	} else if l.pref != 0 {
 		fmt.Fprintf(&b, ", prefer %+.2g", l.pref)
@@ -258,6 +258,10 @@ func CheckPreference(p float64) error {
 	}
 	return nil
 }
+
+// leansOn reports whether the preference applies to o's queue: set, and
+// not a fabric port (see WithPreference).
+func (l *Learned) leansOn(o *env.Observation) bool { return l.pref != 0 && o.Peer != env.PeerSwitch }
 
 // lean applies the preference to the scores row whose best action is best
 // (with setting bestSet): see WithPreference. It returns the chosen action
