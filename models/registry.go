@@ -834,3 +834,15 @@ func (r *Registry) Delete(ref string, force bool) (Model, error) {
 	}
 	return m, nil
 }
+
+// Load opens the registry at path read-only, resolves ref as Resolve
+// does, and closes it again: one model, for callers that hold no registry
+// open (a policy.ModelSource).
+func Load(path, ref string) (Model, error) {
+	reg, err := Open(path, Options{ReadOnly: true})
+	if err != nil {
+		return Model{}, err // Open's errors name the file
+	}
+	defer reg.Close()
+	return reg.Resolve(ref)
+}

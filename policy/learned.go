@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/internal/units"
@@ -311,39 +309,6 @@ func qMargin(row []float32, a int) float64 {
 	return float64(row[a]) - second
 }
 
-// registryPath is where "model:NAME" looks models up.
-var (
-	registryMu   sync.RWMutex
-	registryPath string
-)
-
-// DefaultRegistry is the registry file "model:NAME" uses when neither
-// SetModelRegistry nor $ECNTUNE_DB says otherwise.
-const DefaultRegistry = "ecntune.db"
-
-// SetModelRegistry sets the registry file that "model:NAME" specs read
-// (the CLI's --db flag or the agent's registry setting). "" restores the
-// default: $ECNTUNE_DB, else DefaultRegistry.
-func SetModelRegistry(path string) {
-	registryMu.Lock()
-	registryPath = path
-	registryMu.Unlock()
-}
-
-// ModelRegistry is the registry file "model:NAME" reads now.
-func ModelRegistry() string {
-	registryMu.RLock()
-	p := registryPath
-	registryMu.RUnlock()
-	if p != "" {
-		return p
-	}
-	if e := os.Getenv("ECNTUNE_DB"); e != "" {
-		return e
-	}
-	return DefaultRegistry
-}
-
 // SplitPreference splits ",prefer=P" (or a bare "prefer=P") off the
 // argument of a learned policy's spec ("model:ARG", "builtin:ARG"):
 // "NAME,prefer=-0.5" → "NAME", -0.5, true. A malformed option or a P
@@ -378,9 +343,8 @@ func withPreference(l *Learned, name string, p float64, set bool) (Policy, error
 	return l.WithPreference(name, p)
 }
 
-// resolveModel loads "model:REF[,prefer=P]" from the registry (read-only;
-// REF is a name, name@version or id as models.Registry.Resolve takes them).
-func resolveModel(arg string) (Policy, error) {
+// resolveModel loads "model:REF[,prefer=P]" through r.Models.
+func (r Resolver) resolveModel(arg string) (Policy, error) {
 	ref, p, set, err := SplitPreference(arg)
 	if err != nil {
 		return nil, err
@@ -388,13 +352,10 @@ func resolveModel(arg string) (Policy, error) {
 	if ref == "" {
 		return nil, errors.New("want model:NAME (a model name, NAME@VERSION or an id in the registry), optionally model:NAME,prefer=P")
 	}
-	path := ModelRegistry()
-	reg, err := models.Open(path, models.Options{ReadOnly: true})
-	if err != nil {
-		return nil, err // Open's errors name the file
+	if r.Models == nil {
+		return nil, errNoModels
 	}
-	defer reg.Close()
-	m, err := reg.Resolve(ref)
+	m, err := r.Models(ref)
 	if err != nil {
 		return nil, err
 	}
@@ -424,13 +385,4 @@ func resolveBuiltin(arg string) (Policy, error) {
 		return nil, err
 	}
 	return withPreference(l, "builtin:"+arg, p, set)
-}
-
-func init() {
-	if err := Register("model", resolveModel); err != nil {
-		panic(err) // two registrations in one binary: a programming error
-	}
-	if err := Register("builtin", resolveBuiltin); err != nil {
-		panic(err)
-	}
 }

@@ -140,8 +140,11 @@ func TestModelLookupFromRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg.Close()
-	SetModelRegistry(path)
-	t.Cleanup(func() { SetModelRegistry("") })
+	if _, err := Lookup("model:tuned"); err == nil || !strings.Contains(err.Error(), "no model registry") {
+		t.Fatalf("model:tuned without a model source: err = %v", err)
+	}
+	r := Resolver{Models: func(ref string) (models.Model, error) { return models.Load(path, ref) }}
+	Lookup := r.Lookup
 	p, err := Lookup("model:tuned")
 	if err != nil {
 		t.Fatal(err)
@@ -170,8 +173,9 @@ func TestModelLookupFromRegistry(t *testing.T) {
 	if _, err := Lookup("model:"); err == nil || !strings.Contains(err.Error(), "want model:NAME") {
 		t.Fatalf("empty model name: err = %v", err)
 	}
-	SetModelRegistry(filepath.Join(t.TempDir(), "none.db"))
-	if _, err := Lookup("model:tuned"); !errors.Is(err, models.ErrNoRegistry) {
+	none := filepath.Join(t.TempDir(), "none.db")
+	r.Models = func(ref string) (models.Model, error) { return models.Load(none, ref) }
+	if _, err := r.Lookup("model:tuned"); !errors.Is(err, models.ErrNoRegistry) {
 		t.Fatalf("missing registry: err = %v", err)
 	}
 }

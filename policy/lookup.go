@@ -1,111 +1,74 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
-	"sort"
 	"strings"
-	"sync"
+
+	"github.com/ecntune/ecntune/models"
 )
 
-// Resolver builds a policy from the argument of a spec: for "model:NAME"
-// the Resolver registered under "model" gets "NAME"; for a bare "builtin"
-// the one registered under "builtin" gets "".
-type Resolver func(arg string) (Policy, error)
+// ModelSource loads a stored model by reference ("NAME", "NAME@3",
+// "NAME@promoted" or a numeric id, as models.Registry.Resolve takes them).
+// The caller decides where models live; this package never opens a file.
+type ModelSource func(ref string) (models.Model, error)
 
-var (
-	resolversMu sync.RWMutex
-	resolvers   = map[string]Resolver{}
-)
-
-// specUsage describes the argument of this package's own registered
-// prefixes in Specs.
-var specUsage = map[string]string{
-	"builtin": "builtin[:prefer=P]",
-	"model":   "model:NAME[,prefer=P] (P in [-1, 1]: toward throughput below 0, latency above)",
+// Resolver turns policy specs into policies. Its zero value resolves every
+// spec but "model:NAME", which needs Models.
+type Resolver struct {
+	// Models loads the models "model:NAME" names (nil: such specs are an
+	// error that says so).
+	Models ModelSource
 }
 
-// Register adds a spec prefix that Lookup resolves, such as "model" or
-// "builtin" for learned policies (packages that cannot be imported here
-// register themselves). It fails for an empty prefix, one with a colon, one
-// already registered, and the built-in "static", "fixed", "schedule" and
-// "adaptive".
-func Register(prefix string, r Resolver) error {
-	if prefix == "" || strings.Contains(prefix, ":") || r == nil {
-		return fmt.Errorf("policy: cannot register prefix %q (want a non-empty name without ':' and a resolver)", prefix)
-	}
-	if prefix == "static" || prefix == "adaptive" || prefix == "fixed" || prefix == "schedule" {
-		return fmt.Errorf("policy: prefix %q is built in", prefix)
-	}
-	resolversMu.Lock()
-	defer resolversMu.Unlock()
-	if _, dup := resolvers[prefix]; dup {
-		return fmt.Errorf("policy: prefix %q is already registered", prefix)
-	}
-	resolvers[prefix] = r
-	return nil
-}
+// Lookup resolves spec with the zero Resolver: every spec but "model:NAME".
+func Lookup(spec string) (Policy, error) { return Resolver{}.Lookup(spec) }
 
 // Specs describes the spec forms Lookup accepts, for help texts and errors.
 func Specs() []string {
-	out := []string{"static:NAME (" + strings.Join(PresetNames(), ", ") + ")", "fixed:KMIN/KMAX/PMAX (at 100G, e.g. 387KB/774KB/0.3%)",
-		"schedule:SETTING,OFFSET=SETTING,... (SETTING a preset name or KMIN/KMAX/PMAX, e.g. sonic-default,3ms=387KB/774KB/0.3%)", "adaptive"}
-	resolversMu.RLock()
-	var extra []string
-	for p := range resolvers {
-		u, ok := specUsage[p]
-		if !ok {
-			u = p + "[:ARG]"
-		}
-		extra = append(extra, u)
-	}
-	resolversMu.RUnlock()
-	sort.Strings(extra)
-	return append(out, extra...)
+	return []string{"static:NAME (" + strings.Join(PresetNames(), ", ") + ")", "fixed:KMIN/KMAX/PMAX (at 100G, e.g. 387KB/774KB/0.3%)",
+		"schedule:SETTING,OFFSET=SETTING,... (SETTING a preset name or KMIN/KMAX/PMAX, e.g. sonic-default,3ms=387KB/774KB/0.3%)", "adaptive",
+		"builtin[:prefer=P]", "model:NAME[,prefer=P] (P in [-1, 1]: toward throughput below 0, latency above)"}
 }
+
+// errNoModels is the error for "model:NAME" without a ModelSource.
+var errNoModels = errors.New("no model registry to load it from (the caller gave the policy package none)")
 
 // Lookup resolves a policy spec: "static:NAME" (a preset),
 // "fixed:KMIN/KMAX/PMAX" (an explicit setting at 100 Gb/s), "schedule:..."
 // (settings by time, see NewSchedule), "adaptive" (the step-search
-// baseline with default settings) or a registered prefix.
+// baseline with default settings), "builtin[:prefer=P]" (the embedded
+// model) or "model:NAME[,prefer=P]" (a model from r.Models).
 // Each call returns a fresh policy (stateful policies start empty).
-func Lookup(spec string) (Policy, error) {
+func (r Resolver) Lookup(spec string) (Policy, error) {
 	s := strings.TrimSpace(spec)
 	prefix, arg, hasArg := strings.Cut(s, ":")
+	var (
+		p   Policy
+		err error
+	)
 	switch prefix {
 	case "static":
 		if !hasArg || arg == "" {
 			return nil, fmt.Errorf("policy %q: want static:NAME with NAME one of %s", spec, strings.Join(PresetNames(), ", "))
 		}
-		p, err := NewStatic(arg)
-		if err != nil {
-			return nil, fmt.Errorf("policy %q: %w", spec, err)
-		}
-		return p, nil
+		p, err = NewStatic(arg)
 	case "fixed":
-		p, err := NewFixed(arg)
-		if err != nil {
-			return nil, fmt.Errorf("policy %q: %w", spec, err)
-		}
-		return p, nil
+		p, err = NewFixed(arg)
 	case "schedule":
-		p, err := NewSchedule(arg)
-		if err != nil {
-			return nil, fmt.Errorf("policy %q: %w", spec, err)
-		}
-		return p, nil
+		p, err = NewSchedule(arg)
 	case "adaptive":
 		if hasArg {
 			return nil, fmt.Errorf("policy %q: adaptive takes no argument", spec)
 		}
 		return NewAdaptive(DefaultAdaptiveConfig()), nil
-	}
-	resolversMu.RLock()
-	r := resolvers[prefix]
-	resolversMu.RUnlock()
-	if r == nil {
+	case "builtin":
+		p, err = resolveBuiltin(arg)
+	case "model":
+		p, err = r.resolveModel(arg)
+	default:
 		return nil, fmt.Errorf("unknown policy %q (want one of: %s)", spec, strings.Join(Specs(), "; "))
 	}
-	p, err := r(arg)
 	if err != nil {
 		return nil, fmt.Errorf("policy %q: %w", spec, err)
 	}

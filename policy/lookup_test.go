@@ -1,11 +1,8 @@
 package policy
 
 import (
-	"errors"
 	"strings"
 	"testing"
-
-	"github.com/ecntune/ecntune/env"
 )
 
 func TestLookup(t *testing.T) {
@@ -32,37 +29,5 @@ func TestLookup(t *testing.T) {
 		if _, err := Lookup(spec); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Lookup(%q) err = %v, want it to contain %q", spec, err, want)
 		}
-	}
-}
-
-type fixed struct{ name string }
-
-func (f fixed) Name() string                            { return f.name }
-func (f fixed) Decide(obs []env.Observation) []Decision { return make([]Decision, len(obs)) }
-
-func TestRegister(t *testing.T) {
-	err := Register("testmodel", func(arg string) (Policy, error) {
-		if arg == "bad" {
-			return nil, errors.New("no such model")
-		}
-		return fixed{"model:" + arg}, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Lookup("testmodel:m7")
-	if err != nil || p.Name() != "model:m7" {
-		t.Fatalf("registered: %v %v", p, err)
-	}
-	if _, err := Lookup("testmodel:bad"); err == nil || !strings.Contains(err.Error(), "no such model") || !strings.Contains(err.Error(), "testmodel:bad") {
-		t.Fatalf("resolver error: %v", err)
-	}
-	for _, prefix := range []string{"testmodel", "static", "", "a:b"} {
-		if err := Register(prefix, func(string) (Policy, error) { return nil, nil }); err == nil {
-			t.Errorf("Register(%q) succeeded, want an error", prefix)
-		}
-	}
-	if specs := strings.Join(Specs(), " "); !strings.Contains(specs, "testmodel[:ARG]") {
-		t.Fatalf("Specs() = %q", specs)
 	}
 }

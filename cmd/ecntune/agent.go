@@ -108,10 +108,7 @@ Metrics and recommendations are served over HTTP (config key metrics): /metrics,
 // runAgent wires the agent from a resolved configuration and runs it
 // until ctx ends.
 func runAgent(ctx context.Context, cfg *agent.Config, dryRun bool, log *slog.Logger) error {
-	if cfg.Registry != "" {
-		policy.SetModelRegistry(cfg.Registry)
-	}
-	pol, err := policy.Lookup(cfg.Policy)
+	pol, err := policyResolver(cfg.Registry).Lookup(cfg.Policy)
 	if err != nil {
 		return fmt.Errorf("policy: %w", err)
 	}

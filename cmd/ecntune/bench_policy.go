@@ -115,8 +115,8 @@ func observationPool(sc train.Scenario) ([]env.Observation, error) {
 
 // benchDecide times Decide on batches of n observations drawn round-robin
 // from pool (each with its own queue key) for at least minTime.
-func benchDecide(spec string, pool []env.Observation, n int, minTime time.Duration) (decideBench, error) {
-	p, err := policy.Lookup(spec)
+func benchDecide(res policy.Resolver, spec string, pool []env.Observation, n int, minTime time.Duration) (decideBench, error) {
+	p, err := res.Lookup(spec)
 	if err != nil {
 		return decideBench{}, err
 	}
@@ -174,7 +174,7 @@ func loadBuiltinBenchScenario() (train.Scenario, error) {
 // with (the registry's record for model:NAME, the embedded model's for
 // builtin), else PPO (the built-in model's algorithm) for the policies
 // that learn nothing.
-func benchAlgo(flag, spec string) (string, error) {
+func benchAlgo(db, flag, spec string) (string, error) {
 	algo := strings.ToLower(strings.TrimSpace(flag))
 	if algo == "" {
 		prefix, arg, _ := strings.Cut(strings.TrimSpace(spec), ":")
@@ -184,7 +184,7 @@ func benchAlgo(flag, spec string) (string, error) {
 		case "builtin":
 			m, err = builtin.Model()
 		case "model":
-			m, err = registryModel(arg)
+			m, err = registryModel(db, arg)
 		default:
 			return train.AlgoPPO, nil
 		}
@@ -204,13 +204,13 @@ func benchAlgo(flag, spec string) (string, error) {
 
 // registryModel reads the metadata of the model of a "model:REF[,prefer=P]"
 // spec's argument from the model registry.
-func registryModel(arg string) (models.Model, error) {
+func registryModel(db, arg string) (models.Model, error) {
 	ref, _, _, err := policy.SplitPreference(arg)
 	if err != nil {
 		return models.Model{}, err
 	}
 	var m models.Model
-	err = withRegistry(policy.ModelRegistry(), models.Options{ReadOnly: true}, func(r *models.Registry) error {
+	err = withRegistry(modelsDBPath(db), models.Options{ReadOnly: true}, func(r *models.Registry) error {
 		m, err = r.Info(ref) // metadata only: the algorithm is all that is needed
 		return err
 	})
@@ -291,7 +291,7 @@ func runPolicyBench(o policyBenchOpts) (*policyBenchResult, error) {
 	if o.episodes < 0 || o.workers < 1 {
 		return nil, fmt.Errorf("--train-episodes %d / --workers %d: want >= 0 and >= 1", o.episodes, o.workers)
 	}
-	algo, err := benchAlgo(o.algo, o.spec)
+	algo, err := benchAlgo(o.db, o.algo, o.spec)
 	if err != nil {
 		return nil, err
 	}
@@ -313,7 +313,7 @@ func runPolicyBench(o policyBenchOpts) (*policyBenchResult, error) {
 	}
 	r := &policyBenchResult{Policy: o.spec, Scenario: o.scenario, Pool: len(pool)}
 	for _, n := range o.queues {
-		d, err := benchDecide(o.spec, pool, n, o.minTime)
+		d, err := benchDecide(policyResolver(o.db), o.spec, pool, n, o.minTime)
 		if err != nil {
 			return nil, err
 		}
@@ -359,7 +359,6 @@ nothing; --algo overrides it) and train's default settings, then the same episod
 only, to show what learning costs. The default scenario is embedded in the binary.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			policy.SetModelRegistry(modelsDBPath(o.db))
 			r, err := runPolicyBench(o)
 			if err != nil {
 				return err

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/ecntune/ecntune/models"
-	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/policy/builtin"
 	"github.com/ecntune/ecntune/policy/rl"
 	"github.com/ecntune/ecntune/policy/train"
@@ -138,8 +137,6 @@ func TestBenchPolicyAlgoFollowsPolicy(t *testing.T) {
 	putModel(t, db, "qnet", train.AlgoDDQN)
 	putModel(t, db, "pnet", train.AlgoPPO)
 	putModel(t, db, "odd", "a2c")
-	policy.SetModelRegistry(db)
-	t.Cleanup(func() { policy.SetModelRegistry("") })
 	for _, c := range []struct{ flag, spec, want, err string }{
 		{"", "model:qnet", train.AlgoDDQN, ""},
 		{"", "model:qnet,prefer=0.5", train.AlgoDDQN, ""},
@@ -154,7 +151,7 @@ func TestBenchPolicyAlgoFollowsPolicy(t *testing.T) {
 		{"", "model:odd", "", "give --algo"},
 		{"", "model:missing", "", "missing"},
 	} {
-		got, err := benchAlgo(c.flag, c.spec)
+		got, err := benchAlgo(db, c.flag, c.spec)
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("benchAlgo(%q, %q) = %q, %v; want error %q", c.flag, c.spec, got, err, c.err)
@@ -166,7 +163,7 @@ func TestBenchPolicyAlgoFollowsPolicy(t *testing.T) {
 		}
 	}
 
-	o := policyBenchOpts{scenario: "../../policy/builtin/scenarios/train-websearch.yaml", spec: "model:qnet", queues: []int{10},
+	o := policyBenchOpts{db: db, scenario: "../../policy/builtin/scenarios/train-websearch.yaml", spec: "model:qnet", queues: []int{10},
 		minTime: time.Millisecond, episodes: 1, workers: 1}
 	r, err := runPolicyBench(o)
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/ecntune/ecntune/eval"
 	"github.com/ecntune/ecntune/internal/units"
-	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/scenario"
 )
@@ -77,7 +76,6 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 					*d.to = v
 				}
 			}
-			policy.SetModelRegistry(modelsDBPath(db))
 			var scs []eval.Scenario
 			for _, p := range scenarios {
 				cfg, err := scenario.Load(p)
@@ -99,7 +97,8 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 			if workers == 0 {
 				workers = runtime.GOMAXPROCS(0)
 			}
-			res, err := eval.RunAll(scs, policies, eval.Options{Seeds: seeds, Workers: workers, Interval: dt, HidePeer: hidePeer})
+			res, err := eval.RunAll(scs, policies, eval.Options{Seeds: seeds, Workers: workers, Interval: dt, HidePeer: hidePeer,
+				Lookup: policyResolver(db).Lookup})
 			if err != nil {
 				return err
 			}

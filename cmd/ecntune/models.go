@@ -19,7 +19,7 @@ import (
 
 // modelsDefaultDB is the registry file used when neither --db nor
 // $ECNTUNE_DB names one: the same default the policies read.
-const modelsDefaultDB = policy.DefaultRegistry
+const modelsDefaultDB = "ecntune.db"
 
 func init() { rootCmd.AddCommand(newModelsCmd()) }
 
@@ -33,6 +33,13 @@ func modelsDBPath(flag string) string {
 		return env
 	}
 	return modelsDefaultDB
+}
+
+// policyResolver resolves policy specs, loading "model:NAME" from the
+// registry file db (or, when db is "", from modelsDBPath's default).
+func policyResolver(db string) policy.Resolver {
+	path := modelsDBPath(db)
+	return policy.Resolver{Models: func(ref string) (models.Model, error) { return models.Load(path, ref) }}
 }
 
 // newModelsCmd builds the "models" command tree (a fresh one per call, so
