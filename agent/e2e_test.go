@@ -27,7 +27,7 @@ import (
 	"github.com/ecntune/ecntune/internal/gnmipath"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
-	"github.com/ecntune/ecntune/simenv/simswitch"
+	"github.com/ecntune/ecntune/simswitch"
 )
 
 // poorECN marks late: queues grow deep before ECN slows senders.

@@ -12,7 +12,7 @@ import (
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/internal/gnmipath"
 	"github.com/ecntune/ecntune/simenv"
-	"github.com/ecntune/ecntune/simenv/simswitch"
+	"github.com/ecntune/ecntune/simswitch"
 )
 
 func newPeerPolicy() *peerPolicy {

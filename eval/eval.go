@@ -5,7 +5,7 @@
 // (Student's t). It also finds static:best, the fixed setting that was best
 // in hindsight for each scenario, and draws plots and an HTML report.
 //
-// A policy drives the simulator only through env.SimEnv: it reads
+// A policy drives the simulator only through gym.Env: it reads
 // observations (switch counters) every control interval and returns
 // settings; ground truth is read afterwards, for scoring.
 package eval
@@ -24,6 +24,7 @@ import (
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
+	"github.com/ecntune/ecntune/simenv/gym"
 	"github.com/ecntune/ecntune/simenv/report"
 )
 
@@ -57,10 +58,10 @@ type Options struct {
 	Seeds int
 	// Workers runs that many simulations at once (default 1).
 	Workers int
-	// Interval is the control interval Δ (0: env.SimEnv's default).
+	// Interval is the control interval Δ (0: gym.Env's default).
 	Interval simenv.Time
 	// HidePeer tells the policies no queue's peer (as an agent without
-	// fabric-ports does): env.SimEnvOptions.HidePeer.
+	// fabric-ports does): gym.Options.HidePeer.
 	HidePeer bool
 	// OracleCatalogue lists extra fixed settings (catalogue grid indices
 	// (kmax level, kmin ratio, pmax level)) that static:best tries besides
@@ -298,7 +299,7 @@ func RunAll(scs []Scenario, specs []string, opt Options) (*Result, error) {
 		}
 	}
 	for i, sc := range scs {
-		if _, err := env.NewSimEnv(sc.Config, env.SimEnvOptions{Interval: opt.Interval}); err != nil {
+		if _, err := gym.New(sc.Config, gym.Options{Interval: opt.Interval}); err != nil {
 			return nil, fmt.Errorf("eval: scenario %d (%s): %w", i, sc.Name, err)
 		}
 	}
@@ -470,7 +471,7 @@ func aggregate(sc, spec string, rs []Run) Aggregate {
 	return a
 }
 
-// runJob plays one episode: the policy decides every Δ through SimEnv.
+// runJob plays one episode: the policy decides every Δ through gym.Env.
 func runJob(sc Scenario, j job, opt Options, shared map[string]policy.Policy) (Run, error) {
 	var pol policy.Policy
 	switch {
@@ -485,17 +486,17 @@ func runJob(sc Scenario, j job, opt Options, shared map[string]policy.Policy) (R
 		}
 		pol = p
 	}
-	return play(sc, pol, j.spec, j.seed, env.SimEnvOptions{Interval: opt.Interval, HidePeer: opt.HidePeer})
+	return play(sc, pol, j.spec, j.seed, gym.Options{Interval: opt.Interval, HidePeer: opt.HidePeer})
 }
 
 // Play runs one episode of sc with seed under pol and summarises it.
 func Play(sc Scenario, pol policy.Policy, name string, seed uint64, interval simenv.Time) (Run, error) {
-	return play(sc, pol, name, seed, env.SimEnvOptions{Interval: interval})
+	return play(sc, pol, name, seed, gym.Options{Interval: interval})
 }
 
-func play(sc Scenario, pol policy.Policy, name string, seed uint64, eo env.SimEnvOptions) (Run, error) {
+func play(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym.Options) (Run, error) {
 	begin := time.Now()
-	e, err := env.NewSimEnv(sc.Config, eo)
+	e, err := gym.New(sc.Config, eo)
 	if err != nil {
 		return Run{}, err
 	}

@@ -6,10 +6,11 @@ import (
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/simenv"
+	"github.com/ecntune/ecntune/simenv/gym"
 )
 
 // Presets and the adaptive baseline drive the simulator through
-// SimEnv.StepSettings, reading only observations.
+// gym.Env.StepSettings, reading only observations.
 func TestPoliciesDriveSimEnv(t *testing.T) {
 	cfg := simenv.DefaultConfig()
 	cfg.Name = "tiny-incast"
@@ -17,7 +18,7 @@ func TestPoliciesDriveSimEnv(t *testing.T) {
 	cfg.Topology = simenv.StarTopology(8, 100e9, simenv.Microsecond)
 	cfg.Workloads = []simenv.Workload{{Kind: simenv.WorkloadIncast, Priority: 3, Fanin: 7, SizeBytes: 250_000,
 		Every: 100 * simenv.Microsecond}}
-	e, err := env.NewSimEnv(cfg, env.SimEnvOptions{Interval: 100 * simenv.Microsecond})
+	e, err := gym.New(cfg, gym.Options{Interval: 100 * simenv.Microsecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func TestBuiltinPreferenceMonotone(t *testing.T) {
 		cfg.Topology = simenv.StarTopology(8, rate, simenv.Microsecond)
 		cfg.Workloads = []simenv.Workload{{Kind: simenv.WorkloadIncast, Priority: 3, Fanin: 5, SizeBytes: 200_000,
 			Every: 150 * simenv.Microsecond}}
-		e, err := env.NewSimEnv(cfg, env.SimEnvOptions{Interval: 200 * simenv.Microsecond})
+		e, err := gym.New(cfg, gym.Options{Interval: 200 * simenv.Microsecond})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/ecntune/ecntune/internal/gnmipath"
 	"github.com/ecntune/ecntune/simenv"
-	"github.com/ecntune/ecntune/simenv/simswitch"
+	"github.com/ecntune/ecntune/simswitch"
 )
 
 func runAgentCmd(t *testing.T, ctx context.Context, args ...string) (string, string, error) {

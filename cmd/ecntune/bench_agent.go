@@ -38,7 +38,7 @@ import (
 	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
-	"github.com/ecntune/ecntune/simenv/simswitch"
+	"github.com/ecntune/ecntune/simswitch"
 )
 
 // benchServeEnv carries the fabric options (JSON) to the serving child.

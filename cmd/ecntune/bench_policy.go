@@ -28,6 +28,7 @@ import (
 	"github.com/ecntune/ecntune/policy/train"
 	"github.com/ecntune/ecntune/scenarios/cdf"
 	"github.com/ecntune/ecntune/simenv"
+	"github.com/ecntune/ecntune/simenv/gym"
 	"github.com/ecntune/ecntune/simenv/scenario"
 )
 
@@ -83,7 +84,7 @@ type policyBenchResult struct {
 // observationPool runs the scenario under a fixed setting and keeps every
 // valid observation, so that the decisions are timed on real inputs.
 func observationPool(sc train.Scenario) ([]env.Observation, error) {
-	e, err := env.NewSimEnv(sc.Config, env.SimEnvOptions{})
+	e, err := gym.New(sc.Config, gym.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}

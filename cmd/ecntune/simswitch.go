@@ -15,7 +15,7 @@ import (
 	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/scenario"
-	"github.com/ecntune/ecntune/simenv/simswitch"
+	"github.com/ecntune/ecntune/simswitch"
 )
 
 func init() { rootCmd.AddCommand(newSimswitchCmd()) }

@@ -77,7 +77,7 @@
 //
 // # Values and PFC frames
 //
-// PFC frame counters carry XOFF (pause) frames only, as env.FromSim does,
+// PFC frame counters carry XOFF (pause) frames only, as gym.FromSim does,
 // so that a policy sees the same numbers from the simulator in process and
 // over gNMI. Pmax is carried as a whole percent in both dialects: use
 // Quantize to compare a read-back with what was asked.

@@ -1,5 +1,5 @@
 // Package train is the training loop of ecntune's learned policies: DDQN
-// or PPO over env.SimEnv episodes with parameter sharing (one agent per
+// or PPO over gym.Env episodes with parameter sharing (one agent per
 // controlled queue), domain randomisation of the scenarios, episodes run in
 // parallel, a deterministic merge, periodic checkpoints for exact resume,
 // and a learning curve.
@@ -30,6 +30,7 @@ import (
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/policy/rl"
 	"github.com/ecntune/ecntune/simenv"
+	"github.com/ecntune/ecntune/simenv/gym"
 )
 
 // Algorithms.
@@ -73,7 +74,7 @@ type Randomisation struct {
 	// instead of the scenario's.
 	RandomStart bool `json:"random_start"`
 	// HidePeer is the probability of an episode in which no queue's Peer
-	// is known (env.SimEnvOptions.HidePeer): the policy then also learns
+	// is known (gym.Options.HidePeer): the policy then also learns
 	// what to do for a switch whose agent has no fabric-ports.
 	HidePeer float64 `json:"hide_peer,omitempty"`
 }
@@ -429,7 +430,7 @@ func Run(cfg Config, hooks Hooks) (*Result, error) {
 		return nil, err
 	}
 	for i := range cfg.Scenarios {
-		if _, err := env.NewSimEnv(episodeConfig(cfg, cfg.Scenarios[i].Config), env.SimEnvOptions{Interval: cfg.Interval}); err != nil {
+		if _, err := gym.New(episodeConfig(cfg, cfg.Scenarios[i].Config), gym.Options{Interval: cfg.Interval}); err != nil {
 			return nil, fmt.Errorf("train: scenario %s: %w", cfg.Scenarios[i].Name, err)
 		}
 	}
@@ -703,7 +704,7 @@ func (greedyActor) value([][]float32) ([]float32, error) { return nil, nil }
 // learner needs; hidePeer leaves every queue's Peer unknown.
 func playEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record, hidePeer bool) (episodeOut, error) {
 	var out episodeOut
-	e, err := env.NewSimEnv(cfg, env.SimEnvOptions{Interval: c.Interval, Reward: c.Reward, HidePeer: hidePeer})
+	e, err := gym.New(cfg, gym.Options{Interval: c.Interval, Reward: c.Reward, HidePeer: hidePeer})
 	if err != nil {
 		return out, err
 	}

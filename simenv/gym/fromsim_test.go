@@ -1,8 +1,9 @@
-package env
+package gym
 
 import (
 	"testing"
 
+	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/simenv"
 )
 
@@ -23,15 +24,15 @@ func TestFromSim(t *testing.T) {
 		t.Fatalf("snapshot target=%q time=%d queues=%d, want sw0 1500000 2", s.Target, s.TimeNs, len(s.Queues))
 	}
 	q := s.Queues[1]
-	want := QueueSample{Key: QueueKey{Target: "sw0", Port: "Ethernet1", Queue: 3}, RateBps: 25e9, Peer: PeerHost,
+	want := env.QueueSample{Key: env.QueueKey{Target: "sw0", Port: "Ethernet1", Queue: 3}, RateBps: 25e9, Peer: env.PeerHost,
 		TxPkts: 10, TxBytes: 10480, MarkedPkts: 2, MarkedBytes: 2096, DropPkts: 1, DropBytes: 1048,
 		CurQueueBytes: 3000, MaxQueueBytes: 9000, AvgQueueBytes: 2500.5, PauseTx: 4, PauseRx: 5, PausedNs: 6000,
-		Setting:   Setting{KminBytes: 100_000, KmaxBytes: 400_000, Pmax: 0.2, HeadroomBytes: 50_000},
+		Setting:   env.Setting{KminBytes: 100_000, KmaxBytes: 400_000, Pmax: 0.2, HeadroomBytes: 50_000},
 		XoffBytes: 700_000, MinHeadroomBytes: 40_000, BufferBytes: 32_000_000}
 	if q != want {
 		t.Fatalf("sample\n got %+v\nwant %+v", q, want)
 	}
-	if s.Queues[0].Key.Port != "Ethernet0" || s.Queues[0].RateBps != 100e9 || s.Queues[0].Peer != PeerSwitch {
+	if s.Queues[0].Key.Port != "Ethernet0" || s.Queues[0].RateBps != 100e9 || s.Queues[0].Peer != env.PeerSwitch {
 		t.Fatalf("first sample %+v (peer %q), want Ethernet0 at 100G facing a switch", s.Queues[0].Key, s.Queues[0].Peer)
 	}
 	// Mismatched port lists do not panic.

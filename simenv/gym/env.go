@@ -1,30 +1,31 @@
-package env
+package gym
 
 import (
 	"errors"
 	"fmt"
 	"sort"
 
+	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/simenv"
 )
 
-// DefaultInterval is the longest default control interval Δ of SimEnv.
+// DefaultInterval is the longest default control interval Δ of Env.
 const DefaultInterval = 500 * simenv.Microsecond
 
 // MinDecisions is the number of decisions per episode the default Δ
 // guarantees: Δ = min(DefaultInterval, Duration/(MinDecisions+5)).
 const MinDecisions = 20
 
-// SimEnvOptions configure a SimEnv. Zero fields take the defaults.
-type SimEnvOptions struct {
+// Options configure a Env. Zero fields take the defaults.
+type Options struct {
 	// Interval is the control interval Δ in simulated time.
 	Interval simenv.Time
 	// Catalogue maps actions to settings (default DefaultCatalogue()).
-	Catalogue Catalogue
+	Catalogue env.Catalogue
 	// Observer normalises observations (defaults of ObserverConfig).
-	Observer ObserverConfig
+	Observer env.ObserverConfig
 	// Reward weighs the reward terms (nil: DefaultRewardWeights()).
-	Reward *RewardWeights
+	Reward *env.RewardWeights
 	// Priorities are the queues controlled on every port (nil: the
 	// simulation's lossless priorities).
 	Priorities []int
@@ -43,47 +44,47 @@ type SimEnvOptions struct {
 // StepInfo carries ground truth for evaluation. A policy must not read it:
 // observations and rewards come from switch counters only.
 type StepInfo struct {
-	Step     int         // decisions taken so far in this episode
-	Now      simenv.Time // simulated time at the end of the step
-	Settings []Setting   // setting applied to each queue (Keys order) for this step
+	Step     int           // decisions taken so far in this episode
+	Now      simenv.Time   // simulated time at the end of the step
+	Settings []env.Setting // setting applied to each queue (Keys order) for this step
 	Stats    simenv.Stats
 
 	FlowsStarted  int
 	FlowsFinished int
 	// MeanSlowdown and MaxSlowdown are over the flows finished so far (0
 	// when none has), on the last step of an episode, or on every step with
-	// SimEnvOptions.FlowStatsEveryStep.
+	// Options.FlowStatsEveryStep.
 	MeanSlowdown float64
 	MaxSlowdown  float64
 }
 
-// SimEnv is a Gymnasium-style multi-agent environment over the simulator:
+// Env is a Gymnasium-style multi-agent environment over the simulator:
 // one agent per controlled egress queue, all sharing one policy, deciding
 // every Δ of simulated time. Observations go through env.FromSim and the
 // same Observer a production agent uses. Not safe for concurrent use.
-type SimEnv struct {
+type Env struct {
 	cfg    simenv.Config
-	opts   SimEnvOptions
-	weight RewardWeights
-	cat    Catalogue
+	opts   Options
+	weight env.RewardWeights
+	cat    env.Catalogue
 
 	sim      *simenv.Sim
-	obs      *Observer
+	obs      *env.Observer
 	switches []simenv.SwitchInfo // controlled switches
 	prios    []int
-	keys     []QueueKey
+	keys     []env.QueueKey
 	refs     []simenv.QueueRef
 	interval simenv.Time
-	last     []Observation
-	peers    []Peer // true peer of every queue at the last observation, Keys order
+	last     []env.Observation
+	peers    []env.Peer // true peer of every queue at the last observation, Keys order
 	step     int
 	done     bool
 }
 
-// NewSimEnv checks cfg and opts and builds the simulation once (seed
+// New checks cfg and opts and builds the simulation once (seed
 // cfg.Seed) to learn the controlled queues. Call Reset before Step.
-func NewSimEnv(cfg simenv.Config, opts SimEnvOptions) (*SimEnv, error) {
-	e := &SimEnv{cfg: cfg, opts: opts}
+func New(cfg simenv.Config, opts Options) (*Env, error) {
+	e := &Env{cfg: cfg, opts: opts}
 	if opts.Interval < 0 {
 		return nil, fmt.Errorf("sim env: interval %v is negative", opts.Interval)
 	}
@@ -100,7 +101,7 @@ func NewSimEnv(cfg simenv.Config, opts SimEnvOptions) (*SimEnv, error) {
 	if e.interval >= cfg.Duration {
 		return nil, fmt.Errorf("sim env: interval %v must be below config %q duration %v", e.interval, cfg.Name, cfg.Duration)
 	}
-	e.weight = DefaultRewardWeights()
+	e.weight = env.DefaultRewardWeights()
 	if opts.Reward != nil {
 		if err := opts.Reward.Validate(); err != nil {
 			return nil, fmt.Errorf("sim env: %w", err)
@@ -109,7 +110,7 @@ func NewSimEnv(cfg simenv.Config, opts SimEnvOptions) (*SimEnv, error) {
 	}
 	e.cat = opts.Catalogue
 	if e.cat.IsZero() {
-		e.cat = DefaultCatalogue()
+		e.cat = env.DefaultCatalogue()
 	}
 	for _, p := range opts.Priorities {
 		if p < 0 || p >= simenv.NumQueues {
@@ -124,7 +125,7 @@ func NewSimEnv(cfg simenv.Config, opts SimEnvOptions) (*SimEnv, error) {
 }
 
 // build creates the simulation with seed and derives the controlled queues.
-func (e *SimEnv) build(seed uint64) error {
+func (e *Env) build(seed uint64) error {
 	cfg := e.cfg
 	cfg.Seed = seed
 	sim, err := simenv.New(cfg)
@@ -154,12 +155,12 @@ func (e *SimEnv) build(seed uint64) error {
 			sws = append(sws, s)
 		}
 	}
-	var keys []QueueKey
+	var keys []env.QueueKey
 	var refs []simenv.QueueRef
 	for _, s := range sws {
 		for _, p := range s.Ports {
 			for _, pr := range prios {
-				keys = append(keys, QueueKey{Target: s.Name, Port: p.Name, Queue: pr})
+				keys = append(keys, env.QueueKey{Target: s.Name, Port: p.Name, Queue: pr})
 				refs = append(refs, simenv.QueueRef{Switch: s.Index, Port: p.Index, Queue: pr})
 			}
 		}
@@ -168,34 +169,34 @@ func (e *SimEnv) build(seed uint64) error {
 		return fmt.Errorf("sim env: config %q has no controlled queue (switches %d, priorities %v)", cfg.Name, len(sws), prios)
 	}
 	e.sim, e.switches, e.prios, e.keys, e.refs = sim, sws, prios, keys, refs
-	e.obs = NewObserver(e.opts.Observer)
+	e.obs = env.NewObserver(e.opts.Observer)
 	e.last, e.step, e.done = nil, 0, false
 	return nil
 }
 
 // Keys lists the controlled queues, in the order of observations, actions
 // and rewards.
-func (e *SimEnv) Keys() []QueueKey { return append([]QueueKey(nil), e.keys...) }
+func (e *Env) Keys() []env.QueueKey { return append([]env.QueueKey(nil), e.keys...) }
 
 // Interval is the control interval Δ.
-func (e *SimEnv) Interval() simenv.Time { return e.interval }
+func (e *Env) Interval() simenv.Time { return e.interval }
 
 // Catalogue is the action catalogue Step uses.
-func (e *SimEnv) Catalogue() Catalogue { return e.cat }
+func (e *Env) Catalogue() env.Catalogue { return e.cat }
 
 // Sim is the current simulation (for evaluation and plots; a policy must
 // not read it).
-func (e *SimEnv) Sim() *simenv.Sim { return e.sim }
+func (e *Env) Sim() *simenv.Sim { return e.sim }
 
 // Reset rebuilds the simulation with seed, takes a first sample at time 0,
 // runs one interval under the configured initial settings and returns the
 // observations at its end.
-func (e *SimEnv) Reset(seed uint64) ([]Observation, error) {
+func (e *Env) Reset(seed uint64) ([]env.Observation, error) {
 	if err := e.build(seed); err != nil {
 		e.done = true
 		return nil, err
 	}
-	e.observe() // first sample: primes the Observer
+	e.observe() // first sample: primes the env.Observer
 	obs, _, err := e.advance()
 	if err != nil {
 		e.done = true
@@ -208,11 +209,11 @@ func (e *SimEnv) Reset(seed uint64) ([]Observation, error) {
 // Step applies one catalogue action per queue (Keys order), runs one
 // interval Δ and returns the new observations, one reward per queue, and
 // whether the episode is over (Duration reached or no traffic left).
-func (e *SimEnv) Step(actions []int) ([]Observation, []float64, bool, StepInfo, error) {
+func (e *Env) Step(actions []int) ([]env.Observation, []float64, bool, StepInfo, error) {
 	if err := e.ready(len(actions), "actions"); err != nil {
 		return nil, nil, true, StepInfo{}, err
 	}
-	settings := make([]Setting, len(actions))
+	settings := make([]env.Setting, len(actions))
 	for i, a := range actions {
 		if a < 0 || a >= e.cat.Len() {
 			return nil, nil, e.done, StepInfo{}, fmt.Errorf("sim env: action %d for %s is outside 0..%d", a, e.keys[i], e.cat.Len()-1)
@@ -226,14 +227,14 @@ func (e *SimEnv) Step(actions []int) ([]Observation, []float64, bool, StepInfo, 
 // (presets, the adaptive baseline): one setting per queue, Keys order. A
 // setting with HeadroomBytes > 0 that differs from the current headroom
 // also changes the headroom of the port's PG of that priority.
-func (e *SimEnv) StepSettings(settings []Setting) ([]Observation, []float64, bool, StepInfo, error) {
+func (e *Env) StepSettings(settings []env.Setting) ([]env.Observation, []float64, bool, StepInfo, error) {
 	if err := e.ready(len(settings), "settings"); err != nil {
 		return nil, nil, true, StepInfo{}, err
 	}
-	return e.stepWith(append([]Setting(nil), settings...))
+	return e.stepWith(append([]env.Setting(nil), settings...))
 }
 
-func (e *SimEnv) ready(n int, what string) error {
+func (e *Env) ready(n int, what string) error {
 	if e.sim == nil || e.last == nil {
 		return errors.New("sim env: call Reset before Step")
 	}
@@ -246,7 +247,7 @@ func (e *SimEnv) ready(n int, what string) error {
 	return nil
 }
 
-func (e *SimEnv) stepWith(settings []Setting) ([]Observation, []float64, bool, StepInfo, error) {
+func (e *Env) stepWith(settings []env.Setting) ([]env.Observation, []float64, bool, StepInfo, error) {
 	for i, s := range settings {
 		ecn := simenv.ECN{KminBytes: s.KminBytes, KmaxBytes: s.KmaxBytes, Pmax: s.Pmax}
 		if err := ecn.Validate(); err != nil {
@@ -283,7 +284,7 @@ func (e *SimEnv) stepWith(settings []Setting) ([]Observation, []float64, bool, S
 }
 
 // advance runs one interval and observes.
-func (e *SimEnv) advance() ([]Observation, []float64, error) {
+func (e *Env) advance() ([]env.Observation, []float64, error) {
 	now := e.sim.Now()
 	next := min(now+e.interval, e.cfg.Duration)
 	if next > now {
@@ -295,7 +296,7 @@ func (e *SimEnv) advance() ([]Observation, []float64, error) {
 	}
 	rewards := make([]float64, len(obs))
 	for i := range obs {
-		rewards[i] = RewardAt(obs[i].Metrics, e.peers[i], e.weight)
+		rewards[i] = env.RewardAt(obs[i].Metrics, e.peers[i], e.weight)
 	}
 	e.last = obs
 	e.done = e.sim.Now() >= e.cfg.Duration || e.sim.Idle()
@@ -304,15 +305,15 @@ func (e *SimEnv) advance() ([]Observation, []float64, error) {
 
 // observe reads every controlled switch once (which also restarts its
 // watermark window) and returns the observations in Keys order.
-func (e *SimEnv) observe() []Observation {
-	out := make([]Observation, 0, len(e.keys))
+func (e *Env) observe() []env.Observation {
+	out := make([]env.Observation, 0, len(e.keys))
 	e.peers = e.peers[:0]
 	for _, s := range e.switches {
 		snap := FromSim(e.sim.Telemetry(s.Index), s, e.prios)
 		for i := range snap.Queues {
 			e.peers = append(e.peers, snap.Queues[i].Peer)
 			if e.opts.HidePeer {
-				snap.Queues[i].Peer = PeerUnknown
+				snap.Queues[i].Peer = env.PeerUnknown
 			}
 		}
 		out = append(out, e.obs.Observe(snap)...)
@@ -320,7 +321,7 @@ func (e *SimEnv) observe() []Observation {
 	return out
 }
 
-func (e *SimEnv) info(settings []Setting) StepInfo {
+func (e *Env) info(settings []env.Setting) StepInfo {
 	st := e.sim.Stats()
 	info := StepInfo{Step: e.step, Now: e.sim.Now(), Settings: settings, Stats: st,
 		FlowsStarted: st.FlowsStarted, FlowsFinished: st.FlowsFinished}

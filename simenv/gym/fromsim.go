@@ -1,6 +1,9 @@
-package env
+package gym
 
-import "github.com/ecntune/ecntune/simenv"
+import (
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/simenv"
+)
 
 // FromSim turns one switch's simulator telemetry into a Snapshot holding
 // one QueueSample per port and priority in priorities (priorities outside
@@ -8,14 +11,14 @@ import "github.com/ecntune/ecntune/simenv"
 // simulated time in nanoseconds. The PFC figures and the PG state (XOFF,
 // headroom) are those of the same port and priority. Ports missing from
 // either t or info are skipped.
-func FromSim(t simenv.SwitchTelemetry, info simenv.SwitchInfo, priorities []int) Snapshot {
+func FromSim(t simenv.SwitchTelemetry, info simenv.SwitchInfo, priorities []int) env.Snapshot {
 	name := info.Name
 	if name == "" {
 		name = t.Name
 	}
-	s := Snapshot{Target: name, TimeNs: t.Time.Ns()}
+	s := env.Snapshot{Target: name, TimeNs: t.Time.Ns()}
 	nports := min(len(t.Ports), len(info.Ports))
-	s.Queues = make([]QueueSample, 0, nports*len(priorities))
+	s.Queues = make([]env.QueueSample, 0, nports*len(priorities))
 	for p := 0; p < nports; p++ {
 		port := &t.Ports[p]
 		pi := info.Ports[p]
@@ -23,15 +26,15 @@ func FromSim(t simenv.SwitchTelemetry, info simenv.SwitchInfo, priorities []int)
 			if pr < 0 || pr >= simenv.NumQueues {
 				continue
 			}
-			peer := PeerHost
+			peer := env.PeerHost
 			if pi.PeerSwitch {
-				peer = PeerSwitch
+				peer = env.PeerSwitch
 			}
 			q := &port.Queues[pr]
 			pfc := &port.PFC[pr]
 			pg := &port.PG[pr]
-			s.Queues = append(s.Queues, QueueSample{
-				Key:           QueueKey{Target: name, Port: pi.Name, Queue: pr},
+			s.Queues = append(s.Queues, env.QueueSample{
+				Key:           env.QueueKey{Target: name, Port: pi.Name, Queue: pr},
 				RateBps:       pi.RateBps,
 				Peer:          peer,
 				TxPkts:        q.TxPkts,
@@ -46,7 +49,7 @@ func FromSim(t simenv.SwitchTelemetry, info simenv.SwitchInfo, priorities []int)
 				PauseTx:       pfc.PauseTx,
 				PauseRx:       pfc.PauseRx,
 				PausedNs:      pfc.PausedNs,
-				Setting: Setting{KminBytes: q.ECN.KminBytes, KmaxBytes: q.ECN.KmaxBytes, Pmax: q.ECN.Pmax,
+				Setting: env.Setting{KminBytes: q.ECN.KminBytes, KmaxBytes: q.ECN.KmaxBytes, Pmax: q.ECN.Pmax,
 					HeadroomBytes: pg.HeadroomBytes},
 				XoffBytes:        pg.XoffBytes,
 				MinHeadroomBytes: pg.MinHeadroomBytes,

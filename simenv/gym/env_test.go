@@ -1,4 +1,4 @@
-package env
+package gym
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/simenv"
 )
 
@@ -22,18 +23,18 @@ func tinyIncast() simenv.Config {
 }
 
 type episode struct {
-	obs     [][]Observation
+	obs     [][]env.Observation
 	rewards [][]float64
 	infos   []StepInfo
 }
 
-func runEpisode(t *testing.T, e *SimEnv, seed uint64, act func(step int, obs []Observation) []int) episode {
+func runEpisode(t *testing.T, e *Env, seed uint64, act func(step int, obs []env.Observation) []int) episode {
 	t.Helper()
 	obs, err := e.Reset(seed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ep := episode{obs: [][]Observation{obs}}
+	ep := episode{obs: [][]env.Observation{obs}}
 	for step := 0; ; step++ {
 		if step > 1000 {
 			t.Fatal("episode does not end")
@@ -56,12 +57,12 @@ func runEpisode(t *testing.T, e *SimEnv, seed uint64, act func(step int, obs []O
 
 func TestSimEnvResetStepDeterminism(t *testing.T) {
 	cfg := tinyIncast()
-	e, err := NewSimEnv(cfg, SimEnvOptions{})
+	e, err := New(cfg, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	keys := e.Keys()
-	if len(keys) != 8 || keys[0] != (QueueKey{Target: "sw0", Port: "Ethernet0", Queue: 3}) {
+	if len(keys) != 8 || keys[0] != (env.QueueKey{Target: "sw0", Port: "Ethernet0", Queue: 3}) {
 		t.Fatalf("keys = %v, want 8 queues sw0/Ethernet0..7/q3", keys)
 	}
 	if e.Interval() != 3*simenv.Millisecond/25 {
@@ -72,7 +73,7 @@ func TestSimEnvResetStepDeterminism(t *testing.T) {
 	}
 	cat := e.Catalogue()
 	// A deterministic "policy" that walks the catalogue.
-	walk := func(step int, obs []Observation) []int {
+	walk := func(step int, obs []env.Observation) []int {
 		a := make([]int, len(obs))
 		for i := range a {
 			a[i] = (step*7 + i*13) % cat.Len()
@@ -137,7 +138,7 @@ func TestSimEnvResetStepDeterminism(t *testing.T) {
 func TestSimEnvStepSettingsAndErrors(t *testing.T) {
 	cfg := tinyIncast()
 	cfg.Duration = 1 * simenv.Millisecond
-	e, err := NewSimEnv(cfg, SimEnvOptions{Interval: 250 * simenv.Microsecond})
+	e, err := New(cfg, Options{Interval: 250 * simenv.Microsecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,9 +160,9 @@ func TestSimEnvStepSettingsAndErrors(t *testing.T) {
 	if _, _, _, _, err := e.Step(bad); err == nil || !strings.Contains(err.Error(), "sw0/Ethernet5/q3") {
 		t.Fatalf("bad action: err = %v, want it to name sw0/Ethernet5/q3", err)
 	}
-	set := make([]Setting, 8)
+	set := make([]env.Setting, 8)
 	for i := range set {
-		set[i] = Setting{KminBytes: 20_000, KmaxBytes: 200_000, Pmax: 0.1}
+		set[i] = env.Setting{KminBytes: 20_000, KmaxBytes: 200_000, Pmax: 0.1}
 	}
 	set[2].KminBytes = 300_000
 	if _, _, _, _, err := e.StepSettings(set); err == nil || !strings.Contains(err.Error(), "Ethernet2") || !strings.Contains(err.Error(), "kmin") {
@@ -176,18 +177,18 @@ func TestSimEnvStepSettingsAndErrors(t *testing.T) {
 	if set[3].HeadroomBytes == 0 || obs[3].Current != set[3] || info.Settings[3] != set[3] {
 		t.Fatalf("applied %+v, observed %+v", set[3], obs[3].Current)
 	}
-	if _, err := NewSimEnv(cfg, SimEnvOptions{Switches: []string{"nope"}}); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+	if _, err := New(cfg, Options{Switches: []string{"nope"}}); err == nil || !strings.Contains(err.Error(), `"nope"`) {
 		t.Fatalf("unknown switch: err = %v", err)
 	}
-	if _, err := NewSimEnv(cfg, SimEnvOptions{Priorities: []int{8}}); err == nil || !strings.Contains(err.Error(), "priority 8") {
+	if _, err := New(cfg, Options{Priorities: []int{8}}); err == nil || !strings.Contains(err.Error(), "priority 8") {
 		t.Fatalf("bad priority: err = %v", err)
 	}
-	if _, err := NewSimEnv(cfg, SimEnvOptions{Interval: cfg.Duration}); err == nil || !strings.Contains(err.Error(), "below") {
+	if _, err := New(cfg, Options{Interval: cfg.Duration}); err == nil || !strings.Contains(err.Error(), "below") {
 		t.Fatalf("interval = duration: err = %v", err)
 	}
-	w := DefaultRewardWeights()
+	w := env.DefaultRewardWeights()
 	w.Drop = math.NaN()
-	if _, err := NewSimEnv(cfg, SimEnvOptions{Reward: &w}); err == nil || !strings.Contains(err.Error(), "drop") {
+	if _, err := New(cfg, Options{Reward: &w}); err == nil || !strings.Contains(err.Error(), "drop") {
 		t.Fatalf("bad weights: err = %v", err)
 	}
 }
@@ -196,14 +197,14 @@ func TestSimEnvStepSettingsAndErrors(t *testing.T) {
 // queues less than a very high one, and the Observer sees it.
 func TestSimEnvThresholdsShowInObservations(t *testing.T) {
 	cfg := tinyIncast()
-	e, err := NewSimEnv(cfg, SimEnvOptions{})
+	e, err := New(cfg, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cat := e.Catalogue()
 	low, high := cat.Absolute(0, 0, 1), cat.Absolute(18, 0, 0) // kmax 100 KB pmax 1% vs kmax 10 MB pmax 0.3%
 	measure := func(a int) (mark, queue float64) {
-		ep := runEpisode(t, e, 3, func(int, []Observation) []int {
+		ep := runEpisode(t, e, 3, func(int, []env.Observation) []int {
 			acts := make([]int, len(e.Keys()))
 			for i := range acts {
 				acts[i] = a
@@ -234,11 +235,11 @@ func TestSimEnvPeers(t *testing.T) {
 	cfg.Topology = simenv.LeafSpineTopology(2, 1, 2, 100e9, 100e9, simenv.Microsecond)
 	cfg.Workloads[0].Fanin = 3
 	zero := 0.0
-	w := DefaultRewardWeights()
+	w := env.DefaultRewardWeights()
 	w.FabricThroughput = &zero
 	var rewards [2][]float64
 	for h, hide := range []bool{false, true} {
-		e, err := NewSimEnv(cfg, SimEnvOptions{HidePeer: hide, Reward: &w})
+		e, err := New(cfg, Options{HidePeer: hide, Reward: &w})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -250,19 +251,19 @@ func TestSimEnvPeers(t *testing.T) {
 			t.Fatal(err)
 		}
 		rewards[h] = r
-		counts := map[Peer]int{}
+		counts := map[env.Peer]int{}
 		busyFabric := false
 		for i, o := range obs {
-			if e.peers[i] == PeerSwitch && o.Metrics.Util > 0 {
+			if e.peers[i] == env.PeerSwitch && o.Metrics.Util > 0 {
 				busyFabric = true
 			}
 			counts[o.Peer]++
-			want := PeerHost
+			want := env.PeerHost
 			if strings.HasPrefix(o.Key.Target, "spine") || o.Key.Port == "Ethernet2" {
-				want = PeerSwitch
+				want = env.PeerSwitch
 			}
 			if hide {
-				want = PeerUnknown
+				want = env.PeerUnknown
 			}
 			if o.Peer != want {
 				t.Errorf("hide=%v: %s faces %q, want %q", hide, o.Key, o.Peer, want)

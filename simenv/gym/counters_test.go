@@ -1,4 +1,4 @@
-package env
+package gym
 
 import (
 	"fmt"
@@ -8,28 +8,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/simenv"
 )
 
-// shadow replays a SimEnv episode on its own simulator (same config and
+// shadow replays a Env episode on its own simulator (same config and
 // seed, same knob changes at the same times) and rebuilds observations and
 // rewards from nothing but what the switches export: FromSim of each
 // switch's telemetry, a fresh Observer, and RewardAt with the peer the port
-// is cabled to. It never reads the SimEnv.
+// is cabled to. It never reads the Env.
 type shadow struct {
 	t        *testing.T
 	cfg      simenv.Config
 	sim      *simenv.Sim
-	obs      *Observer
-	w        RewardWeights
+	obs      *env.Observer
+	w        env.RewardWeights
 	hide     bool
 	interval simenv.Time
 	prios    []int
-	peers    []Peer // true peer per queue of the last observation
+	peers    []env.Peer // true peer per queue of the last observation
 	refs     []simenv.QueueRef
 }
 
-func newShadow(t *testing.T, cfg simenv.Config, seed uint64, interval simenv.Time, ocfg ObserverConfig, w RewardWeights, hide bool) *shadow {
+func newShadow(t *testing.T, cfg simenv.Config, seed uint64, interval simenv.Time, ocfg env.ObserverConfig, w env.RewardWeights, hide bool) *shadow {
 	t.Helper()
 	cfg.Seed = seed
 	sim, err := simenv.New(cfg)
@@ -38,12 +39,12 @@ func newShadow(t *testing.T, cfg simenv.Config, seed uint64, interval simenv.Tim
 	}
 	prios := sim.LosslessPriorities()
 	sort.Ints(prios)
-	return &shadow{t: t, cfg: cfg, sim: sim, obs: NewObserver(ocfg), w: w, hide: hide, interval: interval, prios: prios}
+	return &shadow{t: t, cfg: cfg, sim: sim, obs: env.NewObserver(ocfg), w: w, hide: hide, interval: interval, prios: prios}
 }
 
 // observe reads every switch once and returns observations and rewards.
-func (s *shadow) observe() ([]Observation, []float64) {
-	var out []Observation
+func (s *shadow) observe() ([]env.Observation, []float64) {
+	var out []env.Observation
 	var rewards []float64
 	s.peers, s.refs = s.peers[:0], s.refs[:0]
 	for _, sw := range s.sim.Switches() {
@@ -52,26 +53,26 @@ func (s *shadow) observe() ([]Observation, []float64) {
 			cabled[p.Name] = p
 		}
 		snap := FromSim(s.sim.Telemetry(sw.Index), sw, s.prios)
-		var peers []Peer
+		var peers []env.Peer
 		for i := range snap.Queues {
 			q := &snap.Queues[i]
 			p, ok := cabled[q.Key.Port]
 			if !ok {
 				s.t.Fatalf("snapshot names port %s that %s does not have", q.Key.Port, sw.Name)
 			}
-			peer := PeerHost
+			peer := env.PeerHost
 			if p.PeerSwitch {
-				peer = PeerSwitch
+				peer = env.PeerSwitch
 			}
 			peers = append(peers, peer)
 			s.refs = append(s.refs, simenv.QueueRef{Switch: sw.Index, Port: p.Index, Queue: q.Key.Queue})
 			if s.hide {
-				q.Peer = PeerUnknown
+				q.Peer = env.PeerUnknown
 			}
 		}
 		obs := s.obs.Observe(snap)
 		for i := range obs {
-			rewards = append(rewards, RewardAt(obs[i].Metrics, peers[i], s.w))
+			rewards = append(rewards, env.RewardAt(obs[i].Metrics, peers[i], s.w))
 		}
 		out = append(out, obs...)
 		s.peers = append(s.peers, peers...)
@@ -80,7 +81,7 @@ func (s *shadow) observe() ([]Observation, []float64) {
 }
 
 // advance runs one interval (capped at Duration) and observes.
-func (s *shadow) advance() ([]Observation, []float64, bool) {
+func (s *shadow) advance() ([]env.Observation, []float64, bool) {
 	next := min(s.sim.Now()+s.interval, s.cfg.Duration)
 	if next > s.sim.Now() {
 		s.sim.RunUntil(next)
@@ -90,7 +91,7 @@ func (s *shadow) advance() ([]Observation, []float64, bool) {
 }
 
 // apply sets every queue to settings (headroom 0: keep the current one).
-func (s *shadow) apply(settings []Setting, last []Observation) {
+func (s *shadow) apply(settings []env.Setting, last []env.Observation) {
 	for i, st := range settings {
 		if st.HeadroomBytes == 0 {
 			settings[i].HeadroomBytes = last[i].Current.HeadroomBytes
@@ -107,58 +108,58 @@ func (s *shadow) apply(settings []Setting, last []Observation) {
 	}
 }
 
-func sameObservations(t *testing.T, step int, got, want []Observation) {
+func sameObservations(t *testing.T, step int, got, want []env.Observation) {
 	t.Helper()
 	if len(got) != len(want) {
-		t.Fatalf("step %d: SimEnv gave %d observations, counters give %d", step, len(got), len(want))
+		t.Fatalf("step %d: Env gave %d observations, counters give %d", step, len(got), len(want))
 	}
 	for i := range want {
 		if !reflect.DeepEqual(got[i], want[i]) {
 			g, w := got[i], want[i]
 			for f := range w.Features {
 				if f < len(g.Features) && g.Features[f] != w.Features[f] {
-					t.Errorf("step %d %s: feature %d (%s) = %v, from counters %v", step, w.Key, f, FeatureNames()[f], g.Features[f], w.Features[f])
+					t.Errorf("step %d %s: feature %d (%s) = %v, from counters %v", step, w.Key, f, env.FeatureNames()[f], g.Features[f], w.Features[f])
 				}
 			}
 			g.Features, w.Features = nil, nil
-			t.Fatalf("step %d %s: SimEnv observation differs from the one rebuilt from counters\n got %+v\nwant %+v", step, want[i].Key, g, w)
+			t.Fatalf("step %d %s: Env observation differs from the one rebuilt from counters\n got %+v\nwant %+v", step, want[i].Key, g, w)
 		}
 	}
 }
 
-func sameRewards(t *testing.T, step int, keys []QueueKey, got, want []float64) {
+func sameRewards(t *testing.T, step int, keys []env.QueueKey, got, want []float64) {
 	t.Helper()
 	if len(got) != len(want) {
-		t.Fatalf("step %d: SimEnv gave %d rewards, counters give %d", step, len(got), len(want))
+		t.Fatalf("step %d: Env gave %d rewards, counters give %d", step, len(got), len(want))
 	}
 	for i := range want {
 		if got[i] != want[i] { // same code, same order: bit-exact
-			t.Fatalf("step %d %s: SimEnv reward %.17g, from counters %.17g", step, keys[i], got[i], want[i])
+			t.Fatalf("step %d %s: Env reward %.17g, from counters %.17g", step, keys[i], got[i], want[i])
 		}
 	}
 }
 
 // checkRanges checks the documented ranges of obs-v2 (observation.go).
-func checkRanges(t *testing.T, step int, obs []Observation) {
+func checkRanges(t *testing.T, step int, obs []env.Observation) {
 	t.Helper()
 	for _, ob := range obs {
-		if len(ob.Features) != NumFeatures {
-			t.Fatalf("step %d %s: %d features, want %d", step, ob.Key, len(ob.Features), NumFeatures)
+		if len(ob.Features) != env.NumFeatures {
+			t.Fatalf("step %d %s: %d features, want %d", step, ob.Key, len(ob.Features), env.NumFeatures)
 		}
 		for i, v := range ob.Features {
 			lo, hi := float32(0), float32(1)
 			switch i {
-			case FeatKmin, FeatKmax, FeatKmaxOverXoff:
+			case env.FeatKmin, env.FeatKmax, env.FeatKmaxOverXoff:
 				lo = -1
 			}
 			f := float64(v)
 			if math.IsNaN(f) || math.IsInf(f, 0) || v < lo || v > hi {
-				t.Fatalf("step %d %s: feature %d (%s) = %g outside [%g, %g]", step, ob.Key, i, FeatureNames()[i], v, lo, hi)
+				t.Fatalf("step %d %s: feature %d (%s) = %g outside [%g, %g]", step, ob.Key, i, env.FeatureNames()[i], v, lo, hi)
 			}
 			switch i {
-			case FeatXoffKnown, FeatValid, FeatFabric, FeatPeerKnown:
+			case env.FeatXoffKnown, env.FeatValid, env.FeatFabric, env.FeatPeerKnown:
 				if v != 0 && v != 1 {
-					t.Fatalf("step %d %s: flag %s = %g, want 0 or 1", step, ob.Key, FeatureNames()[i], v)
+					t.Fatalf("step %d %s: flag %s = %g, want 0 or 1", step, ob.Key, env.FeatureNames()[i], v)
 				}
 			}
 		}
@@ -182,7 +183,7 @@ func checkRanges(t *testing.T, step int, obs []Observation) {
 
 // TestSimEnvRewardsFromCountersOnly makes "observations and rewards come from
 // switch counters only" a checked property: on every step of an episode
-// whose actions move Kmin, Kmax, Pmax and headroom, SimEnv's observations
+// whose actions move Kmin, Kmax, Pmax and headroom, Env's observations
 // and rewards equal, bit for bit, those rebuilt from the switches' exported
 // counters alone by a fresh Observer on a simulator run in lockstep.
 func TestSimEnvRewardsFromCountersOnly(t *testing.T) {
@@ -198,15 +199,15 @@ func TestSimEnvRewardsFromCountersOnly(t *testing.T) {
 	// Weights and normalisation away from the defaults, so the check sees
 	// whether the env uses the ones it was given.
 	fabric := 0.3
-	w := DefaultRewardWeights()
+	w := env.DefaultRewardWeights()
 	w.FabricThroughput = &fabric
 	w.Delay = 0.07
-	ocfg := ObserverConfig{RefRTT: 15 * time.Microsecond, PauseFrameTime: 8 * time.Microsecond}
+	ocfg := env.ObserverConfig{RefRTT: 15 * time.Microsecond, PauseFrameTime: 8 * time.Microsecond}
 	const seed = 5
 
 	for _, hide := range []bool{false, true} {
 		t.Run(fmt.Sprintf("hidepeer=%v", hide), func(t *testing.T) {
-			e, err := NewSimEnv(cfg, SimEnvOptions{Observer: ocfg, Reward: &w, HidePeer: hide})
+			e, err := New(cfg, Options{Observer: ocfg, Reward: &w, HidePeer: hide})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -227,9 +228,9 @@ func TestSimEnvRewardsFromCountersOnly(t *testing.T) {
 				if ob.Key != keys[i] {
 					t.Fatalf("observation %d is %s, Keys says %s", i, ob.Key, keys[i])
 				}
-				for f := IntervalFeatures; f < HistoryLen*IntervalFeatures; f++ {
+				for f := env.IntervalFeatures; f < env.HistoryLen*env.IntervalFeatures; f++ {
 					if ob.Features[f] != 0 {
-						t.Fatalf("reset %s: feature %s = %g before any older interval was measured", ob.Key, FeatureNames()[f], ob.Features[f])
+						t.Fatalf("reset %s: feature %s = %g before any older interval was measured", ob.Key, env.FeatureNames()[f], ob.Features[f])
 					}
 				}
 			}
@@ -243,36 +244,36 @@ func TestSimEnvRewardsFromCountersOnly(t *testing.T) {
 				if step > 100 {
 					t.Fatal("episode does not end")
 				}
-				var settings []Setting
+				var settings []env.Setting
 				var info StepInfo
 				var gotR, wantR []float64
 				var done bool
 				if step == 9 { // direct settings, off the grid, with a headroom change on some PGs
-					settings = make([]Setting, len(keys))
+					settings = make([]env.Setting, len(keys))
 					for i := range settings {
-						settings[i] = Setting{KminBytes: 30_000 + int64(i)*1000, KmaxBytes: 300_000, Pmax: 0.05}
+						settings[i] = env.Setting{KminBytes: 30_000 + int64(i)*1000, KmaxBytes: 300_000, Pmax: 0.05}
 						if i%3 == 0 {
 							settings[i].HeadroomBytes = want[i].Current.HeadroomBytes + 8192
 						}
 					}
 					got, gotR, done, info, err = e.StepSettings(settings)
-					settings = append([]Setting(nil), settings...)
+					settings = append([]env.Setting(nil), settings...)
 				} else {
 					actions := make([]int, len(keys))
 					for i := range actions {
 						switch step % 4 {
 						case 0: // hold: history moves while the setting stays
 						case 1: // relative moves
-							actions[i] = 1 + (step+i)%(NumRelativeActions-1)
+							actions[i] = 1 + (step+i)%(env.NumRelativeActions-1)
 						case 2: // absolute grid points
-							actions[i] = NumRelativeActions + (step*5+i*11)%(cat.Len()-NumRelativeActions)
+							actions[i] = env.NumRelativeActions + (step*5+i*11)%(cat.Len()-env.NumRelativeActions)
 						case 3: // half hold, half absolute
 							if i%2 == 1 {
-								actions[i] = NumRelativeActions + (step*3+i*7)%(cat.Len()-NumRelativeActions)
+								actions[i] = env.NumRelativeActions + (step*3+i*7)%(cat.Len()-env.NumRelativeActions)
 							}
 						}
 					}
-					settings = make([]Setting, len(keys))
+					settings = make([]env.Setting, len(keys))
 					for i, a := range actions { // from the shadow's own observations
 						settings[i] = cat.Setting(a, want[i].RateBps, want[i].Current)
 					}
@@ -295,9 +296,9 @@ func TestSimEnvRewardsFromCountersOnly(t *testing.T) {
 				}
 				// History: block b now is block b-1 of the previous step.
 				for i, ob := range got {
-					for b := 1; b < HistoryLen; b++ {
-						cur := ob.Features[b*IntervalFeatures : (b+1)*IntervalFeatures]
-						old := prev[i].Features[(b-1)*IntervalFeatures : b*IntervalFeatures]
+					for b := 1; b < env.HistoryLen; b++ {
+						cur := ob.Features[b*env.IntervalFeatures : (b+1)*env.IntervalFeatures]
+						old := prev[i].Features[(b-1)*env.IntervalFeatures : b*env.IntervalFeatures]
 						if !reflect.DeepEqual(cur, old) {
 							t.Fatalf("step %d %s: history block %d %v, previous step's block %d %v", step, ob.Key, b, cur, b-1, old)
 						}
@@ -305,7 +306,7 @@ func TestSimEnvRewardsFromCountersOnly(t *testing.T) {
 					if ob.Current != prev[i].Current {
 						changed++
 					}
-					if sh.peers[i] == PeerSwitch && ob.Metrics.Util > 0 {
+					if sh.peers[i] == env.PeerSwitch && ob.Metrics.Util > 0 {
 						fabricPaid++
 					}
 					if ob.Metrics.PauseRxFrac > 0 || ob.Metrics.PauseTxFrac > 0 {
