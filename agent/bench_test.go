@@ -11,51 +11,49 @@ import (
 
 	"github.com/openconfig/gnmi/proto/gnmi"
 
+	"github.com/ecntune/ecntune/agent/gnmipath"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/internal/cputime"
-	"github.com/ecntune/ecntune/internal/gnmipath"
 	"github.com/ecntune/ecntune/policy"
-	"github.com/ecntune/ecntune/simenv"
 )
 
 // benchFabric is a synthetic fabric of switches with growing counters,
-// encoded as a simswitch would send it.
+// encoded as a switch would send it.
 type benchFabric struct {
-	infos []simenv.SwitchInfo
-	tels  []simenv.SwitchTelemetry
+	snaps []env.Snapshot
 	encs  []*gnmipath.Encoder
 	decs  []*gnmipath.Decoder
 	items []gnmipath.Item
-	t     simenv.Time
+	t     int64 // ns
 	enc   gnmi.Encoding
 }
 
 var benchQueues = []int{3, 4}
 
+// benchEpoch stamps the synthetic notifications (any Unix time will do).
+const benchEpoch int64 = 1_767_225_600_000_000_000
+
 func newBenchFabric(switches, ports int, enc gnmi.Encoding) *benchFabric {
 	f := &benchFabric{enc: enc}
 	for s := 0; s < switches; s++ {
-		info := simenv.SwitchInfo{Index: s, Name: fmt.Sprintf("sw%d", s), BufferBytes: 32_000_000}
-		tel := simenv.SwitchTelemetry{Switch: s, Name: info.Name, BufferBytes: 32_000_000}
+		name := fmt.Sprintf("sw%d", s)
+		snap := env.Snapshot{Target: name}
 		for p := 0; p < ports; p++ {
-			info.Ports = append(info.Ports, simenv.PortInfo{Index: p, Name: fmt.Sprintf("Ethernet%d", p), RateBps: 100e9})
-			var pt simenv.PortTelemetry
 			for _, q := range benchQueues {
-				pt.Queues[q].ECN = simenv.ECN{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
-				pt.PG[q] = simenv.PGState{Lossless: true, HeadroomBytes: 100_000, MinHeadroomBytes: 60_000, XoffBytes: 4_000_000, Alpha: 0.125}
+				snap.Queues = append(snap.Queues, env.QueueSample{Key: env.QueueKey{Target: name, Port: fmt.Sprintf("Ethernet%d", p), Queue: q},
+					RateBps: 100e9, BufferBytes: 32_000_000, XoffBytes: 4_000_000, MinHeadroomBytes: 60_000,
+					Setting: env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, HeadroomBytes: 100_000}})
 			}
-			tel.Ports = append(tel.Ports, pt)
 		}
-		d := gnmipath.NewDecoder(gnmipath.Target{Name: info.Name, Dialect: gnmipath.OpenConfig}, benchQueues...)
-		cfg := gnmipath.InitialConfig(gnmipath.OpenConfig, info, &tel, benchQueues, 0)
-		for _, n := range gnmipath.Notifications(gnmipath.OpenConfig, info.Name, "", gnmipath.ConfigItems(gnmipath.OpenConfig, cfg), 0, gnmi.Encoding_JSON_IETF) {
+		d := gnmipath.NewDecoder(gnmipath.Target{Name: name, Dialect: gnmipath.OpenConfig}, benchQueues...)
+		cfg := gnmipath.InitialConfig(gnmipath.OpenConfig, &snap, 0, nil)
+		for _, n := range gnmipath.Notifications(gnmipath.OpenConfig, name, "", gnmipath.ConfigItems(gnmipath.OpenConfig, cfg), 0, gnmi.Encoding_JSON_IETF) {
 			if err := d.Apply(n); err != nil {
 				panic(err)
 			}
 		}
-		f.infos = append(f.infos, info)
-		f.tels = append(f.tels, tel)
-		f.encs = append(f.encs, gnmipath.NewEncoder(gnmipath.OpenConfig, info, benchQueues))
+		f.snaps = append(f.snaps, snap)
+		f.encs = append(f.encs, gnmipath.NewEncoder(gnmipath.OpenConfig, &snap))
 		f.decs = append(f.decs, d)
 	}
 	return f
@@ -64,27 +62,26 @@ func newBenchFabric(switches, ports int, enc gnmi.Encoding) *benchFabric {
 // next advances every counter by one millisecond of traffic at about half
 // the line rate and returns each switch's notifications.
 func (f *benchFabric) next() [][]*gnmi.Notification {
-	f.t += simenv.Millisecond
-	out := make([][]*gnmi.Notification, len(f.tels))
-	for s := range f.tels {
-		tel := &f.tels[s]
-		tel.Time = f.t
-		for p := range tel.Ports {
-			for _, q := range benchQueues {
-				c := &tel.Ports[p].Queues[q]
-				bytes := uint64(6_000_000 + (s*31+p*7+q)%1000*1000)
-				c.TxBytes += bytes
-				c.TxPkts += bytes / 1000
-				c.MarkedBytes += bytes / 20
-				c.MarkedPkts += bytes / 20000
-				c.MaxBytes = int64(200_000 + p*1000)
-				c.AvgBytes = float64(80_000 + q*1000)
-				tel.Ports[p].PFC[q].PauseRx += uint64(p % 3)
-				tel.Ports[p].PFC[q].PausedNs += uint64(p%3) * 10_000
-			}
+	f.t += 1_000_000
+	out := make([][]*gnmi.Notification, len(f.snaps))
+	for s := range f.snaps {
+		snap := &f.snaps[s]
+		snap.TimeNs = f.t
+		for i := range snap.Queues {
+			c := &snap.Queues[i]
+			p, q := i/len(benchQueues), c.Key.Queue
+			bytes := uint64(6_000_000 + (s*31+p*7+q)%1000*1000)
+			c.TxBytes += bytes
+			c.TxPkts += bytes / 1000
+			c.MarkedBytes += bytes / 20
+			c.MarkedPkts += bytes / 20000
+			c.MaxQueueBytes = int64(200_000 + p*1000)
+			c.AvgQueueBytes = float64(80_000 + q*1000)
+			c.PauseRx += uint64(p % 3)
+			c.PausedNs += uint64(p%3) * 10_000
 		}
-		f.items = f.encs[s].Encode(f.items[:0], tel)
-		out[s] = gnmipath.Notifications(gnmipath.OpenConfig, f.infos[s].Name, "", f.items, gnmipath.SimTimestamp(f.t), f.enc)
+		f.items = f.encs[s].Encode(f.items[:0], snap)
+		out[s] = gnmipath.Notifications(gnmipath.OpenConfig, snap.Target, "", f.items, benchEpoch+f.t, f.enc)
 	}
 	return out
 }

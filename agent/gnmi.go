@@ -13,7 +13,7 @@ import (
 	gtarget "github.com/openconfig/gnmic/pkg/api/target"
 
 	"github.com/ecntune/ecntune/env"
-	"github.com/ecntune/ecntune/internal/gnmipath"
+	"github.com/ecntune/ecntune/agent/gnmipath"
 )
 
 // GNMISwitch is a Switch reached over gNMI with gnmic's client: a STREAM

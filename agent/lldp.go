@@ -14,7 +14,7 @@ import (
 	"github.com/openconfig/gnmi/proto/gnmi"
 
 	"github.com/ecntune/ecntune/env"
-	"github.com/ecntune/ecntune/internal/gnmipath"
+	"github.com/ecntune/ecntune/agent/gnmipath"
 )
 
 // LLDPSwitch is a Switch that can read its LLDP neighbours (GNMISwitch).

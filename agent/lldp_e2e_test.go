@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ecntune/ecntune/env"
-	"github.com/ecntune/ecntune/internal/gnmipath"
+	"github.com/ecntune/ecntune/agent/gnmipath"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simswitch"
 )

@@ -13,7 +13,7 @@ import (
 	"github.com/openconfig/gnmi/proto/gnmi"
 
 	"github.com/ecntune/ecntune/env"
-	"github.com/ecntune/ecntune/internal/gnmipath"
+	"github.com/ecntune/ecntune/agent/gnmipath"
 )
 
 // lldpNotif builds a Get answer of leaf updates: pairs of a path under

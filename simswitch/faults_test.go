@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/ecntune/ecntune/env"
-	"github.com/ecntune/ecntune/internal/gnmipath"
+	"github.com/ecntune/ecntune/agent/gnmipath"
 	"github.com/ecntune/ecntune/simenv"
 )
 

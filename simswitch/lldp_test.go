@@ -8,7 +8,7 @@ import (
 	"github.com/openconfig/gnmic/pkg/api/target"
 	"google.golang.org/grpc/codes"
 
-	"github.com/ecntune/ecntune/internal/gnmipath"
+	"github.com/ecntune/ecntune/agent/gnmipath"
 	"github.com/ecntune/ecntune/simenv"
 )
 
@@ -44,7 +44,7 @@ func checkNeighbors(t *testing.T, what string, sw simenv.SwitchInfo, got map[str
 		if p.PeerSwitch {
 			caps = map[string]bool{"MAC_BRIDGE": true, "ROUTER": true}
 		}
-		if n.SystemName != p.Peer || n.PortID != gnmipath.SimPortID(p) || n.ChassisID != gnmipath.SimChassisID(p.Peer) ||
+		if n.SystemName != p.Peer || n.PortID != SimPortID(p) || n.ChassisID != SimChassisID(p.Peer) ||
 			n.Malformed || len(n.Capabilities) != len(caps) {
 			t.Fatalf("%s: %s %s: %+v, topology %+v", what, sw.Name, p.Name, n, p)
 		}
@@ -91,8 +91,8 @@ func TestLLDPServed(t *testing.T) {
 			continue
 		}
 		back := byName[p.Peer].Ports[p.PeerPort]
-		if back.Peer != "leaf0" || gnmipath.SimPortID(back) != p.Name {
-			t.Fatalf("leaf0 %s -> %s Ethernet%d -> %s %s", p.Name, p.Peer, p.PeerPort, back.Peer, gnmipath.SimPortID(back))
+		if back.Peer != "leaf0" || SimPortID(back) != p.Name {
+			t.Fatalf("leaf0 %s -> %s Ethernet%d -> %s %s", p.Name, p.Peer, p.PeerPort, back.Peer, SimPortID(back))
 		}
 	}
 	if fp := FabricPorts(byName["leaf0"]); len(fp) != 2 || fp[0] != "Ethernet2" || fp[1] != "Ethernet3" {

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ecntune/ecntune/internal/gnmipath"
+	"github.com/ecntune/ecntune/agent/gnmipath"
 	"github.com/ecntune/ecntune/simenv"
 )
 
@@ -101,10 +101,10 @@ func newRunner(eng Engine, d gnmipath.Dialect, timescale float64, step time.Dura
 	r.now = eng.Now()
 	for i, info := range r.infos {
 		tel := eng.Telemetry(i)
-		enc := gnmipath.NewEncoder(d, info, r.lossless)
-		r.encoders = append(r.encoders, enc)
-		r.lldp = append(r.lldp, gnmipath.LLDPItems(d, info))
-		tree := gnmipath.InitialConfig(d, info, &tel, r.lossless, xonBytes)
+		layout := snapshot(info, &tel, r.lossless)
+		r.encoders = append(r.encoders, gnmipath.NewEncoder(d, &layout))
+		r.lldp = append(r.lldp, LLDPItems(d, info))
+		tree := initialConfig(d, info, &tel, r.lossless, xonBytes)
 		r.pub = append(r.pub, published{tel: tel, tree: tree, items: gnmipath.ConfigItems(d, tree)})
 		r.win = append(r.win, window{max: make([][simenv.NumQueues]int64, len(info.Ports)),
 			integ: make([][simenv.NumQueues]float64, len(info.Ports))})

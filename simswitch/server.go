@@ -40,8 +40,8 @@
 // own listener instead, so clients built for one switch per address need no
 // namespace at all.
 //
-// Timestamps are simulated time: gnmipath.Epoch + simulated ns (see
-// gnmipath.SimTimestamp), so counter deltas over timestamp deltas are
+// Timestamps are simulated time: Epoch + simulated ns (see
+// SimTimestamp), so counter deltas over timestamp deltas are
 // simulated rates whatever the timescale. Get does not reset the max/avg
 // queue windows; every SAMPLE, ONCE and POLL read does (read-and-clear
 // watermarks; concurrent samplers share one window per switch).
@@ -66,7 +66,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/ecntune/ecntune/internal/gnmipath"
+	"github.com/ecntune/ecntune/agent/gnmipath"
 	"github.com/ecntune/ecntune/simenv"
 )
 

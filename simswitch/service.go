@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/ecntune/ecntune/internal/gnmipath"
+	"github.com/ecntune/ecntune/agent/gnmipath"
 	"github.com/ecntune/ecntune/simenv"
 )
 
@@ -173,9 +173,10 @@ func (v *service) itemsInto(dst []gnmipath.Item, sw int, consume bool) (int64, [
 	if dst == nil {
 		dst = make([]gnmipath.Item, 0, v.s.r.encoders[sw].Len()+len(cfg))
 	}
-	out := v.s.r.encoders[sw].Encode(dst, &tel)
+	snap := snapshot(v.s.r.infos[sw], &tel, v.s.r.lossless)
+	out := v.s.r.encoders[sw].Encode(dst, &snap)
 	out = append(out, cfg...)
-	return gnmipath.SimTimestamp(tel.Time), out
+	return SimTimestamp(tel.Time), out
 }
 
 func matching(items []gnmipath.Item, db string, pat []*gnmi.PathElem, keep func(gnmipath.Item) bool) []gnmipath.Item {
@@ -223,7 +224,7 @@ func (v *service) Get(ctx context.Context, req *gnmi.GetRequest) (*gnmi.GetRespo
 		}
 		if ts == 0 {
 			tel, _, _ := v.s.r.telemetry(rt.sw, false)
-			ts = gnmipath.SimTimestamp(tel.Time)
+			ts = SimTimestamp(tel.Time)
 		}
 		resp.Notification = append(resp.Notification,
 			gnmipath.Notifications(v.s.d, v.s.r.infos[rt.sw].Name, rt.ns, m, ts, req.GetEncoding())...)
@@ -280,7 +281,7 @@ func (v *service) Set(ctx context.Context, req *gnmi.SetRequest) (*gnmi.SetRespo
 	var ts int64
 	err := v.s.r.do(ctx, func() {
 		setErr = v.s.r.applySet(sw, ops)
-		ts = gnmipath.SimTimestamp(v.s.r.eng.Now())
+		ts = SimTimestamp(v.s.r.eng.Now())
 	})
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "simulation not running: %v", err)

@@ -24,7 +24,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ecntune/ecntune/env"
-	"github.com/ecntune/ecntune/internal/gnmipath"
+	"github.com/ecntune/ecntune/agent/gnmipath"
 	"github.com/ecntune/ecntune/simenv"
 )
 
@@ -175,8 +175,8 @@ func TestOnceMatchesGroundTruth(t *testing.T) {
 		if tx == 0 {
 			t.Fatalf("%s: no traffic counted after 20us of incast", d)
 		}
-		if snap.TimeNs <= gnmipath.Epoch || snap.TimeNs > gnmipath.SimTimestamp(truth.Time) {
-			t.Fatalf("%s: timestamp %d not sim time (sim at %d)", d, snap.TimeNs, gnmipath.SimTimestamp(truth.Time))
+		if snap.TimeNs <= Epoch || snap.TimeNs > SimTimestamp(truth.Time) {
+			t.Fatalf("%s: timestamp %d not sim time (sim at %d)", d, snap.TimeNs, SimTimestamp(truth.Time))
 		}
 	}
 }
@@ -312,7 +312,7 @@ func TestPoll(t *testing.T) {
 			case *gnmi.SubscribeResponse_SyncResponse:
 				syncs++
 				if syncs < 3 {
-					waitSim(t, s, gnmipath.SimTime(stamps[len(stamps)-1])+simenv.Microsecond)
+					waitSim(t, s, SimTime(stamps[len(stamps)-1])+simenv.Microsecond)
 					if err := tg.SubscribePoll(ctx, "poll"); err != nil {
 						t.Fatal(err)
 					}

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/ecntune/ecntune/internal/gnmipath"
+	"github.com/ecntune/ecntune/agent/gnmipath"
 )
 
 // statePoll is how often ON_CHANGE subscriptions look for changed state

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ecntune/ecntune/internal/gnmipath"
+	"github.com/ecntune/ecntune/agent/gnmipath"
 	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/scenario"

@@ -10,65 +10,61 @@ import (
 	"github.com/openconfig/gnmi/proto/gnmi"
 
 	"github.com/ecntune/ecntune/env"
-	"github.com/ecntune/ecntune/simenv"
 )
 
 var lossless = []int{3, 4}
 
-func testSwitch(nports int) (simenv.SwitchInfo, simenv.SwitchTelemetry) {
-	info := simenv.SwitchInfo{Index: 0, Name: "leaf0", BufferBytes: 32_000_000}
-	tel := simenv.SwitchTelemetry{Name: "leaf0", Time: 3 * simenv.Millisecond, BufferBytes: 32_000_000, SharedUsed: 12345}
+// testEpoch stamps the test notifications (any Unix time will do).
+const testEpoch int64 = 1_767_225_600_000_000_000
+
+// testSwitch is a switch of nports ports (100G and 400G in turn) with
+// distinct counters and settings on its lossless queues, as it would
+// export them at 3 ms.
+func testSwitch(nports int) env.Snapshot {
+	s := env.Snapshot{Target: "leaf0", TimeNs: 3_000_000}
 	for p := 0; p < nports; p++ {
 		rate := 100e9
 		if p%2 == 1 {
 			rate = 400e9
 		}
-		info.Ports = append(info.Ports, simenv.PortInfo{Index: p, Name: "Ethernet" + itoa(p*4), RateBps: rate, Delay: simenv.Microsecond})
-		var pt simenv.PortTelemetry
-		for q := 0; q < simenv.NumQueues; q++ {
+		for _, q := range lossless {
 			b := uint64(p*1000 + q*100)
-			pt.Queues[q] = simenv.QueueCounters{TxPkts: b + 1, TxBytes: (b + 1) * 1048, MarkedPkts: b + 2, MarkedBytes: (b + 2) * 1048,
-				DropPkts: b + 3, DropBytes: (b + 3) * 1048, CurBytes: int64(b) + 7, MaxBytes: int64(b) + 900, AvgBytes: float64(b) + 123.25,
-				ECN: simenv.ECN{KminBytes: 400_000 + int64(p), KmaxBytes: 1_600_000 + int64(q), Pmax: 0.2}}
-			pt.PFC[q] = simenv.PFCCounters{PauseTx: b + 10, ResumeTx: b + 9, PauseRx: b + 20, ResumeRx: b + 19, PausedNs: b*1000 + 4567, PausingNs: 1}
-			pt.PG[q] = simenv.PGState{Lossless: q == 3 || q == 4, HeadroomBytes: 90_000 + int64(p), MinHeadroomBytes: 45_000, Alpha: 0.125, XoffBytes: 2_000_000 + int64(q)}
+			s.Queues = append(s.Queues, env.QueueSample{Key: env.QueueKey{Target: "leaf0", Port: "Ethernet" + itoa(p*4), Queue: q}, RateBps: rate,
+				TxPkts: b + 1, TxBytes: (b + 1) * 1048, MarkedPkts: b + 2, MarkedBytes: (b + 2) * 1048,
+				DropPkts: b + 3, DropBytes: (b + 3) * 1048, CurQueueBytes: int64(b) + 7, MaxQueueBytes: int64(b) + 900, AvgQueueBytes: float64(b) + 123.25,
+				PauseTx: b + 10, PauseRx: b + 20, PausedNs: b*1000 + 4567,
+				Setting:   env.Setting{KminBytes: 400_000 + int64(p), KmaxBytes: 1_600_000 + int64(q), Pmax: 0.2, HeadroomBytes: 90_000 + int64(p)},
+				XoffBytes: 2_000_000 + int64(q), MinHeadroomBytes: 45_000, BufferBytes: 32_000_000})
 		}
-		tel.Ports = append(tel.Ports, pt)
 	}
-	return info, tel
+	return s
 }
+
+// testAlpha is every PG's dynamic threshold α.
+func testAlpha(env.QueueKey) float64 { return 0.125 }
 
 func itoa(i int) string { return env.QueueKey{Queue: i}.String()[3:] }
 
-// expected computes what a dialect carries for each queue, from first principles.
-func expected(d Dialect, info simenv.SwitchInfo, tel simenv.SwitchTelemetry) []env.QueueSample {
-	var out []env.QueueSample
-	for pi, p := range info.Ports {
-		for _, q := range lossless {
-			c, f, g := tel.Ports[pi].Queues[q], tel.Ports[pi].PFC[q], tel.Ports[pi].PG[q]
-			s := env.QueueSample{Key: env.QueueKey{Target: "leaf0", Port: p.Name, Queue: q}, RateBps: p.RateBps,
-				TxPkts: c.TxPkts, TxBytes: c.TxBytes, MarkedPkts: c.MarkedPkts, MarkedBytes: c.MarkedBytes,
-				DropPkts: c.DropPkts, DropBytes: c.DropBytes, CurQueueBytes: c.CurBytes, MaxQueueBytes: c.MaxBytes,
-				AvgQueueBytes: c.AvgBytes, PauseTx: f.PauseTx, PauseRx: f.PauseRx, PausedNs: f.PausedNs,
-				Setting:   env.Setting{KminBytes: c.ECN.KminBytes, KmaxBytes: c.ECN.KmaxBytes, Pmax: c.ECN.Pmax, HeadroomBytes: g.HeadroomBytes},
-				XoffBytes: g.XoffBytes, MinHeadroomBytes: g.MinHeadroomBytes, BufferBytes: tel.BufferBytes}
-			if d == OpenConfig {
-				s.AvgQueueBytes = math.Round(c.AvgBytes) // uint64 in the model
-			} else {
-				s.PausedNs = f.PausedNs / 1000 * 1000 // microseconds
-				s.XoffBytes, s.MinHeadroomBytes = 0, 0
-			}
-			out = append(out, s)
+// expected is what a dialect carries of each queue of s.
+func expected(d Dialect, s env.Snapshot) []env.QueueSample {
+	out := append([]env.QueueSample(nil), s.Queues...)
+	for i := range out {
+		q := &out[i]
+		if d == OpenConfig {
+			q.AvgQueueBytes = math.Round(q.AvgQueueBytes) // uint64 in the model
+		} else {
+			q.PausedNs = q.PausedNs / 1000 * 1000 // microseconds
+			q.XoffBytes, q.MinHeadroomBytes = 0, 0
 		}
 	}
 	return out
 }
 
-func encodeAll(d Dialect, ns string, info simenv.SwitchInfo, tel simenv.SwitchTelemetry, enc gnmi.Encoding) []*gnmi.Notification {
-	e := NewEncoder(d, info, lossless)
-	items := e.Encode(nil, &tel)
-	items = append(items, ConfigItems(d, InitialConfig(d, info, &tel, lossless, 3072))...)
-	return Notifications(d, info.Name, ns, items, SimTimestamp(tel.Time), enc)
+func encodeAll(d Dialect, ns string, s env.Snapshot, enc gnmi.Encoding) []*gnmi.Notification {
+	e := NewEncoder(d, &s)
+	items := e.Encode(nil, &s)
+	items = append(items, ConfigItems(d, InitialConfig(d, &s, 3072, testAlpha))...)
+	return Notifications(d, s.Target, ns, items, testEpoch+s.TimeNs, enc)
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -78,9 +74,9 @@ func TestRoundTrip(t *testing.T) {
 				if d == OpenConfig && ns != "" {
 					continue
 				}
-				info, tel := testSwitch(3)
+				snap0 := testSwitch(3)
 				dec := NewDecoder(Target{Name: "leaf0", Dialect: d, Namespace: ns}, lossless...)
-				for _, n := range encodeAll(d, ns, info, tel, enc) {
+				for _, n := range encodeAll(d, ns, snap0, enc) {
 					if err := dec.Apply(n); err != nil {
 						t.Fatalf("%s/%v: apply: %v", d, enc, err)
 					}
@@ -89,10 +85,10 @@ func TestRoundTrip(t *testing.T) {
 				if len(inc) > 0 {
 					t.Fatalf("%s/%v: incomplete: %v", d, enc, inc)
 				}
-				if snap.TimeNs != Epoch+3_000_000 || snap.Target != "leaf0" {
+				if snap.TimeNs != testEpoch+3_000_000 || snap.Target != "leaf0" {
 					t.Fatalf("%s: time %d target %q", d, snap.TimeNs, snap.Target)
 				}
-				want := expected(d, info, tel)
+				want := expected(d, snap0)
 				if !reflect.DeepEqual(snap.Queues, want) {
 					t.Fatalf("%s/%v ns=%q: round trip differs:\n got %+v\nwant %+v", d, enc, ns, snap.Queues[0], want[0])
 				}
@@ -132,8 +128,8 @@ func TestMalformedValues(t *testing.T) {
 			leaf = "SAI_QUEUE_STAT_BYTES"
 		}
 		for _, c := range cases {
-			info, tel := testSwitch(1)
-			ns := encodeAll(d, "", info, tel, gnmi.Encoding_PROTO)
+			snap := testSwitch(1)
+			ns := encodeAll(d, "", snap, gnmi.Encoding_PROTO)
 			dec := NewDecoder(Target{Name: "leaf0", Dialect: d}, lossless...)
 			// first a good dump, then a sample where one queue's byte counter is malformed
 			for _, n := range ns {
@@ -141,7 +137,7 @@ func TestMalformedValues(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			bad := encodeAll(d, "", info, tel, gnmi.Encoding_PROTO)
+			bad := encodeAll(d, "", snap, gnmi.Encoding_PROTO)
 			hit := false
 			var err error
 			for _, n := range bad {
@@ -168,9 +164,9 @@ func TestMalformedValues(t *testing.T) {
 }
 
 func TestDeletes(t *testing.T) {
-	info, tel := testSwitch(2)
+	snap := testSwitch(2)
 	dec := NewDecoder(Target{Name: "leaf0", Dialect: OpenConfig})
-	for _, n := range encodeAll(OpenConfig, "", info, tel, gnmi.Encoding_PROTO) {
+	for _, n := range encodeAll(OpenConfig, "", snap, gnmi.Encoding_PROTO) {
 		if err := dec.Apply(n); err != nil {
 			t.Fatal(err)
 		}
@@ -190,7 +186,7 @@ func TestDeletes(t *testing.T) {
 		t.Fatalf("after deletes: %d queues, incomplete %v", len(s.Queues), inc)
 	}
 	// A full re-snapshot (reconnect) restores everything.
-	for _, n := range encodeAll(OpenConfig, "", info, tel, gnmi.Encoding_JSON_IETF) {
+	for _, n := range encodeAll(OpenConfig, "", snap, gnmi.Encoding_JSON_IETF) {
 		if err := dec.Apply(n); err != nil {
 			t.Fatal(err)
 		}
@@ -227,12 +223,12 @@ func getResponse(d Dialect, ns string, tree Tree) *gnmi.GetResponse {
 }
 
 func TestSetRoundTrip(t *testing.T) {
-	info, tel := testSwitch(2)
+	snap := testSwitch(2)
 	want := env.Setting{KminBytes: 150_000, KmaxBytes: 3_000_000, Pmax: 0.07, HeadroomBytes: 123_456}
 	for _, d := range []Dialect{OpenConfig, Sonic} {
 		for _, ns := range []string{"", "leaf0"} {
 			tg := Target{Name: "leaf0", Dialect: d, Namespace: ns}
-			tree := InitialConfig(d, info, &tel, lossless, 3072)
+			tree := InitialConfig(d, &snap, 3072, testAlpha)
 			key := env.QueueKey{Target: "leaf0", Port: "Ethernet4", Queue: 3}
 			dec := NewDecoder(tg)
 			for _, n := range getResponse(d, ns, tree).Notification {
@@ -341,7 +337,7 @@ func TestSetSharedProfiles(t *testing.T) {
 }
 
 func TestApplySetRejects(t *testing.T) {
-	info, tel := testSwitch(1)
+	snap := testSwitch(1)
 	cases := []struct {
 		d       Dialect
 		db      string
@@ -361,7 +357,7 @@ func TestApplySetRejects(t *testing.T) {
 		{Sonic, ConfigDB, "/NOPE/x/y", strVal("1"), true, "not an ecntune CONFIG_DB leaf"},
 	}
 	for _, c := range cases {
-		tree := InitialConfig(c.d, info, &tel, lossless, 0)
+		tree := InitialConfig(c.d, &snap, 0, testAlpha)
 		before := tree.Clone()
 		_, el, _ := ParsePath(c.path)
 		err := ApplySet(c.d, tree.Clone(), []SetOp{{Op: "update", DB: c.db, Elems: el, Val: c.val}})
@@ -419,18 +415,18 @@ func TestPathHelpers(t *testing.T) {
 }
 
 func BenchmarkEncode100x32x2(b *testing.B) {
-	info, tel := testSwitch(32)
+	snap := testSwitch(32)
 	encs := make([]*Encoder, 100)
 	for i := range encs {
-		encs[i] = NewEncoder(OpenConfig, info, lossless)
+		encs[i] = NewEncoder(OpenConfig, &snap)
 	}
 	var items []Item
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		n := 0
 		for _, e := range encs {
-			items = e.Encode(items[:0], &tel)
-			n += len(Notifications(OpenConfig, info.Name, "", items, 1, gnmi.Encoding_PROTO)[0].Update)
+			items = e.Encode(items[:0], &snap)
+			n += len(Notifications(OpenConfig, snap.Target, "", items, 1, gnmi.Encoding_PROTO)[0].Update)
 		}
 		if n != 100*(1+32*(1+2*15)) {
 			b.Fatalf("%d updates", n)
@@ -439,17 +435,17 @@ func BenchmarkEncode100x32x2(b *testing.B) {
 }
 
 func BenchmarkEncode100x32x2Sonic(b *testing.B) {
-	info, tel := testSwitch(32)
+	snap := testSwitch(32)
 	encs := make([]*Encoder, 100)
 	for i := range encs {
-		encs[i] = NewEncoder(Sonic, info, lossless)
+		encs[i] = NewEncoder(Sonic, &snap)
 	}
 	var items []Item
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for _, e := range encs {
-			items = e.Encode(items[:0], &tel)
-			_ = Notifications(Sonic, info.Name, "", items, 1, gnmi.Encoding_JSON_IETF)
+			items = e.Encode(items[:0], &snap)
+			_ = Notifications(Sonic, snap.Target, "", items, 1, gnmi.Encoding_JSON_IETF)
 		}
 	}
 }

@@ -20,15 +20,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/openconfig/gnmi/proto/gnmi"
-
-	"github.com/ecntune/ecntune/simenv"
 )
 
 // OCYang is the prefix.target under which sonic-gnmi serves openconfig
@@ -67,56 +63,6 @@ func lldpLeafPath(l Leaf) []*gnmi.PathElem {
 			elem("state"), elem("enabled")})
 	}
 	return nil
-}
-
-// SimChassisID is the chassis-id simswitch reports for a simulated node: a
-// locally administered MAC address derived from the node's name.
-func SimChassisID(node string) string {
-	h := fnv.New64a()
-	h.Write([]byte(node))
-	v := h.Sum64()
-	return fmt.Sprintf("02:%02x:%02x:%02x:%02x:%02x", byte(v>>32), byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
-}
-
-// SimPortID is the port-id simswitch reports for the far end of a port: the
-// peer switch's interface name (Ethernet<n>, as simswitch names them) or a
-// host's NIC (eth<n>).
-func SimPortID(p simenv.PortInfo) string {
-	if p.PeerSwitch {
-		return "Ethernet" + strconv.Itoa(p.PeerPort)
-	}
-	return "eth" + strconv.Itoa(p.PeerPort)
-}
-
-// LLDPItems are the LLDP neighbour leaves of a simulated switch, one
-// neighbour (id "1") per connected port: a neighbouring switch advertises
-// MAC_BRIDGE and ROUTER enabled, a host STATION_ONLY; system-name is the
-// peer node's name. Ports without a peer have no neighbour. Values are
-// typed (string, bool) in both dialects; in the sonic dialect the items'
-// database is OCYang.
-func LLDPItems(d Dialect, info simenv.SwitchInfo) []Item {
-	var out []Item
-	add := func(l Leaf, v *gnmi.TypedValue) {
-		db, el := LeafPath(d, l)
-		out = append(out, Item{DB: db, Leaf: l, Path: &gnmi.Path{Elem: el}, Val: v})
-	}
-	for _, p := range info.Ports {
-		if p.Peer == "" {
-			continue
-		}
-		const id = "1"
-		add(Leaf{Field: LLDPSystemName, Port: p.Name, Name: id}, strVal(p.Peer))
-		add(Leaf{Field: LLDPPortID, Port: p.Name, Name: id}, strVal(SimPortID(p)))
-		add(Leaf{Field: LLDPChassisID, Port: p.Name, Name: id}, strVal(SimChassisID(p.Peer)))
-		caps := []int{CapStationOnly}
-		if p.PeerSwitch {
-			caps = []int{CapMACBridge, CapRouter}
-		}
-		for _, c := range caps {
-			add(Leaf{Field: LLDPCapEnabled, Port: p.Name, Name: id, Index: c}, boolVal(true))
-		}
-	}
-	return out
 }
 
 // LLDPRequest is the Get a client sends for the LLDP neighbour state of

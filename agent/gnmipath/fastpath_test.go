@@ -127,26 +127,26 @@ func spoil(ns []*gnmi.Notification, leaf, port string, v *gnmi.TypedValue) int {
 }
 
 func streamFor(t *testing.T, d Dialect, ns string, enc gnmi.Encoding) []step {
-	info2, tel2 := testSwitch(2)
-	info3, tel3 := testSwitch(3)
+	snap2 := testSwitch(2)
+	snap3 := testSwitch(3)
 	txb, spd, avg := "transmit-octets", "port-speed", "avg-queue-len"
 	if d == Sonic {
 		txb, spd, avg = "SAI_QUEUE_STAT_BYTES", "speed", "ECNTUNE_QUEUE_AVG_OCCUPANCY_BYTES"
 	}
 	var steps []step
-	steps = append(steps, step{what: "dump", ns: encodeAll(d, ns, info2, tel2, enc)})
-	tel2.Time += 1_000_000
-	tel2.Ports[0].Queues[3].TxBytes += 5000
-	steps = append(steps, step{what: "sample", ns: encodeAll(d, ns, info2, tel2, enc)})
+	steps = append(steps, step{what: "dump", ns: encodeAll(d, ns, snap2, enc)})
+	snap2.TimeNs += 1_000_000
+	snap2.Queues[0].TxBytes += 5000 // Ethernet0, queue 3
+	steps = append(steps, step{what: "sample", ns: encodeAll(d, ns, snap2, enc)})
 	// the same paths in another order (the decoder expects the last order)
-	rev := encodeAll(d, ns, info2, tel2, enc)
+	rev := encodeAll(d, ns, snap2, enc)
 	for _, n := range rev {
 		slices.Reverse(n.Update)
 	}
 	steps = append(steps, step{what: "reordered", ns: rev})
 	for i, bad := range []*gnmi.TypedValue{jsonTV(`"lots"`), jsonTV(`"-5"`), jsonTV(`"1.5"`), jsonTV(`true`), jsonTV(`"1e3"`),
 		jsonTV(`"18446744073709551616"`), jsonTV(`null`), strVal("9 9")} {
-		s := encodeAll(d, ns, info2, tel2, enc)
+		s := encodeAll(d, ns, snap2, enc)
 		if spoil(s, txb, "Ethernet4", bad) == 0 {
 			t.Fatalf("%s: no %s leaf", d, txb)
 		}
@@ -154,18 +154,18 @@ func streamFor(t *testing.T, d Dialect, ns string, enc gnmi.Encoding) []step {
 			spoil(s, avg, "Ethernet0", jsonTV(`" 77 "`))
 		}
 		steps = append(steps, step{what: fmt.Sprintf("bad %s", bad), ns: s})
-		steps = append(steps, step{what: "good again", ns: encodeAll(d, ns, info2, tel2, enc)})
+		steps = append(steps, step{what: "good again", ns: encodeAll(d, ns, snap2, enc)})
 	}
 	// A container where a leaf is expected names no known leaf: ignored,
 	// as any unknown path is (the leaf keeps its last value).
-	s := encodeAll(d, ns, info2, tel2, enc)
+	s := encodeAll(d, ns, snap2, enc)
 	spoil(s, txb, "Ethernet4", jsonTV(`{"x":1}`))
 	steps = append(steps, step{what: "container", ns: s})
-	s = encodeAll(d, ns, info2, tel2, enc)
+	s = encodeAll(d, ns, snap2, enc)
 	spoil(s, spd, "Ethernet0", jsonTV(`"SPEED_0GB"`))
 	spoil(s, spd, "Ethernet4", jsonTV(`"0"`))
 	steps = append(steps, step{what: "bad speed", ns: s})
-	steps = append(steps, step{what: "good again", ns: encodeAll(d, ns, info2, tel2, enc)})
+	steps = append(steps, step{what: "good again", ns: encodeAll(d, ns, snap2, enc)})
 	// deletes
 	var del *gnmi.Notification
 	if d == Sonic {
@@ -178,8 +178,8 @@ func streamFor(t *testing.T, d Dialect, ns string, enc gnmi.Encoding) []step {
 		del = &gnmi.Notification{Timestamp: 7, Prefix: &gnmi.Path{Target: "leaf0"}, Delete: []*gnmi.Path{{Elem: ocQueueBase("Ethernet0", 3)}}}
 	}
 	steps = append(steps, step{what: "delete", ns: []*gnmi.Notification{del}})
-	steps = append(steps, step{what: "re-snapshot", ns: encodeAll(d, ns, info2, tel2, enc)})
-	steps = append(steps, step{what: "new port", ns: encodeAll(d, ns, info3, tel3, enc)})
+	steps = append(steps, step{what: "re-snapshot", ns: encodeAll(d, ns, snap2, enc)})
+	steps = append(steps, step{what: "new port", ns: encodeAll(d, ns, snap3, enc)})
 	if d == Sonic {
 		// Ethernet4's PGs 3-4 move to one shared profile with another xoff.
 		cfg := Tree{
@@ -200,7 +200,7 @@ func streamFor(t *testing.T, d Dialect, ns string, enc gnmi.Encoding) []step {
 		}
 		steps = append(steps, step{what: "overlap", ns: Notifications(d, "leaf0", ns, ConfigItems(d, cfg), 10, enc)})
 	}
-	steps = append(steps, step{what: "reset", reset: true, ns: encodeAll(d, ns, info3, tel3, enc)})
+	steps = append(steps, step{what: "reset", reset: true, ns: encodeAll(d, ns, snap3, enc)})
 	return steps
 }
 
@@ -412,10 +412,10 @@ func TestDecodeAllocs(t *testing.T) {
 
 // TestSortItems: items come out ordered by database, then path string.
 func TestSortItems(t *testing.T) {
-	info, tel := testSwitch(3)
+	snap := testSwitch(3)
 	for _, d := range []Dialect{OpenConfig, Sonic} {
-		it := ConfigItems(d, InitialConfig(d, info, &tel, lossless, 3072))
-		it = append(it, NewEncoder(d, info, lossless).Encode(nil, &tel)...)
+		it := ConfigItems(d, InitialConfig(d, &snap, 3072, testAlpha))
+		it = append(it, NewEncoder(d, &snap).Encode(nil, &snap)...)
 		sortItems(it)
 		for i := 1; i < len(it); i++ {
 			a, b := it[i-1], it[i]

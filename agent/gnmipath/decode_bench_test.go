@@ -10,28 +10,25 @@ import (
 	"github.com/openconfig/gnmi/proto/gnmi"
 
 	"github.com/ecntune/ecntune/internal/cputime"
-	"github.com/ecntune/ecntune/simenv"
 )
 
 // benchSamples encodes two consecutive samples of a 32-port switch (the
 // counters differ, so every value changes) plus its initial configuration.
 func benchSamples(d Dialect, enc gnmi.Encoding) (cfg []*gnmi.Notification, samples [2][]*gnmi.Notification, values int) {
-	info, tel := testSwitch(32)
-	cfg = Notifications(d, info.Name, "", ConfigItems(d, InitialConfig(d, info, &tel, lossless, 3072)), 1, enc)
-	e := NewEncoder(d, info, lossless)
+	snap := testSwitch(32)
+	cfg = Notifications(d, snap.Target, "", ConfigItems(d, InitialConfig(d, &snap, 3072, testAlpha)), 1, enc)
+	e := NewEncoder(d, &snap)
 	for i := range samples {
-		for p := range tel.Ports {
-			for _, q := range lossless {
-				c := &tel.Ports[p].Queues[q]
-				c.TxBytes += 6_000_000
-				c.TxPkts += 6_000
-				c.MarkedPkts += 300
-				c.AvgBytes += 1000
-				tel.Ports[p].PFC[q].PauseRx++
-			}
+		for j := range snap.Queues {
+			c := &snap.Queues[j]
+			c.TxBytes += 6_000_000
+			c.TxPkts += 6_000
+			c.MarkedPkts += 300
+			c.AvgQueueBytes += 1000
+			c.PauseRx++
 		}
-		tel.Time += simenv.Millisecond
-		samples[i] = Notifications(d, info.Name, "", e.Encode(nil, &tel), SimTimestamp(tel.Time), enc)
+		snap.TimeNs += 1_000_000
+		samples[i] = Notifications(d, snap.Target, "", e.Encode(nil, &snap), testEpoch+snap.TimeNs, enc)
 	}
 	for _, n := range samples[0] {
 		values += len(n.Update)
@@ -141,12 +138,12 @@ func BenchmarkDecodeFabric(b *testing.B) {
 	}{{OpenConfig, gnmi.Encoding_JSON_IETF}, {OpenConfig, gnmi.Encoding_PROTO}, {Sonic, gnmi.Encoding_JSON_IETF}} {
 		b.Run(fmt.Sprintf("%s/%s", c.d, c.enc), func(b *testing.B) {
 			const switches = 100
-			info, tel := testSwitch(32)
-			e := NewEncoder(c.d, info, lossless)
+			snap := testSwitch(32)
+			e := NewEncoder(c.d, &snap)
 			decs := make([]*Decoder, switches)
-			cfg := Notifications(c.d, info.Name, "", ConfigItems(c.d, InitialConfig(c.d, info, &tel, lossless, 3072)), 1, c.enc)
+			cfg := Notifications(c.d, snap.Target, "", ConfigItems(c.d, InitialConfig(c.d, &snap, 3072, testAlpha)), 1, c.enc)
 			for s := range decs {
-				decs[s] = NewDecoder(Target{Name: info.Name, Dialect: c.d}, lossless...)
+				decs[s] = NewDecoder(Target{Name: snap.Target, Dialect: c.d}, lossless...)
 				for _, n := range cfg {
 					if err := decs[s].Apply(n); err != nil {
 						b.Fatal(err)
@@ -158,14 +155,12 @@ func BenchmarkDecodeFabric(b *testing.B) {
 				out := make([][]*gnmi.Notification, switches)
 				values := 0
 				for s := range out {
-					for p := range tel.Ports {
-						for _, q := range lossless {
-							tel.Ports[p].Queues[q].TxBytes += uint64(1_000_000 + s*1000)
-							tel.Ports[p].Queues[q].TxPkts += uint64(1000 + s)
-						}
+					for j := range snap.Queues {
+						snap.Queues[j].TxBytes += uint64(1_000_000 + s*1000)
+						snap.Queues[j].TxPkts += uint64(1000 + s)
 					}
-					tel.Time += simenv.Millisecond
-					for _, n := range Notifications(c.d, info.Name, "", e.Encode(nil, &tel), SimTimestamp(tel.Time), c.enc) {
+					snap.TimeNs += 1_000_000
+					for _, n := range Notifications(c.d, snap.Target, "", e.Encode(nil, &snap), testEpoch+snap.TimeNs, c.enc) {
 						out[s] = append(out[s], fresh(n))
 						values += len(n.Update)
 					}
