@@ -12,8 +12,8 @@ import (
 	"github.com/openconfig/gnmic/pkg/api"
 	gtarget "github.com/openconfig/gnmic/pkg/api/target"
 
-	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/agent/gnmipath"
+	"github.com/ecntune/ecntune/env"
 )
 
 // GNMISwitch is a Switch reached over gNMI with gnmic's client: a STREAM

@@ -80,7 +80,9 @@ func LLDPItems(d gnmipath.Dialect, info simenv.SwitchInfo) []gnmipath.Item {
 		db, el := gnmipath.LeafPath(d, l)
 		out = append(out, gnmipath.Item{DB: db, Leaf: l, Path: &gnmi.Path{Elem: el}, Val: v})
 	}
-	str := func(s string) *gnmi.TypedValue { return &gnmi.TypedValue{Value: &gnmi.TypedValue_StringVal{StringVal: s}} }
+	str := func(s string) *gnmi.TypedValue {
+		return &gnmi.TypedValue{Value: &gnmi.TypedValue_StringVal{StringVal: s}}
+	}
 	for _, p := range info.Ports {
 		if p.Peer == "" {
 			continue
