@@ -1,0 +1,19 @@
+// Package layout holds no code: its test checks the package graph that
+// ../shared/design.md draws ("one loop, two worlds") with go list -deps.
+//
+// The layers, bottom up:
+//
+//   - vocabulary: env (snapshots, settings, queue keys, the Observer,
+//     reward, the action catalogue) and internal/units; pure.
+//   - policy: policy, policy/rl, policy/builtin, over the vocabulary; pure
+//     (a caller hands it a way to load stored models).
+//   - the simulator world: simenv (the simulator, which depends on nothing
+//     of the project), simenv/scenario, simenv/report, simenv/gym (the
+//     Gym-style environment), policy/train, eval.
+//   - the gNMI world: agent/gnmipath (the codec) and agent.
+//   - the one bridge: simswitch, the simulator served as gNMI targets.
+//   - wiring: cmd/ecntune.
+//
+// The two worlds never import each other; models (the registry) and
+// internal helpers may be used by both.
+package layout

@@ -1,0 +1,165 @@
+package layout
+
+import (
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+const module = "github.com/ecntune/ecntune"
+
+// deps lists the project packages pkg depends on (itself included),
+// relative to the module, from go list -deps.
+func deps(t *testing.T, pkg string) []string {
+	t.Helper()
+	return project(goList(t, "-deps", "-f", "{{.ImportPath}}", "./"+pkg))
+}
+
+// project keeps the module's own packages of paths, relative to the module.
+func project(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if rel, ok := strings.CutPrefix(p, module+"/"); ok {
+			out = append(out, rel)
+		}
+	}
+	return out
+}
+
+// imports lists the direct imports of pkg (standard library included).
+func imports(t *testing.T, pkg string) []string {
+	t.Helper()
+	return goList(t, "-f", `{{join .Imports "\n"}}`, "./"+pkg)
+}
+
+// touchSources stats every Go file and go.mod of the module once, so that
+// go test's result cache (which sees the files a test opens, not what a
+// child go list reads) reruns this test when any of them changes.
+var touchSources = sync.OnceValue(func() error {
+	return filepath.WalkDir("../..", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != "../.." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && (strings.HasSuffix(p, ".go") || d.Name() == "go.mod") {
+			_, err = os.ReadFile(p)
+		}
+		return err
+	})
+})
+
+func goList(t *testing.T, args ...string) []string {
+	t.Helper()
+	if err := touchSources(); err != nil {
+		t.Fatal(err)
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", append([]string{"list"}, args...)...)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		msg := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			msg = string(ee.Stderr)
+		}
+		t.Fatalf("go list %s: %v\n%s", strings.Join(args, " "), err, msg)
+	}
+	return strings.Fields(string(out))
+}
+
+// under reports whether pkg is root or a package below it.
+func under(pkg, root string) bool { return pkg == root || strings.HasPrefix(pkg, root+"/") }
+
+// world names the side of the house a project package belongs to.
+func world(pkg string) string {
+	switch {
+	case under(pkg, "simenv") || under(pkg, "eval") || under(pkg, "policy/train"):
+		return "simulator"
+	case under(pkg, "agent"):
+		return "gnmi"
+	case under(pkg, "simswitch"):
+		return "bridge"
+	case under(pkg, "cmd"):
+		return "wiring"
+	}
+	return "shared"
+}
+
+// projectPackages lists every package of the module.
+func projectPackages(t *testing.T) []string {
+	t.Helper()
+	return project(goList(t, "-f", "{{.ImportPath}}", "./..."))
+}
+
+func TestTheTwoWorldsNeverMeet(t *testing.T) {
+	pkgs := projectPackages(t)
+	if len(pkgs) < 10 {
+		t.Fatalf("go list found only %v", pkgs)
+	}
+	for _, p := range pkgs {
+		w := world(p)
+		if w == "bridge" || w == "wiring" {
+			continue
+		}
+		for _, d := range deps(t, p) {
+			dw := world(d)
+			switch {
+			case w == "shared" && dw != "shared" && d != p:
+				t.Errorf("%s (shared by both worlds) depends on %s (%s world)", p, d, dw)
+			case w == "simulator" && (dw == "gnmi" || dw == "bridge" || dw == "wiring"):
+				t.Errorf("%s (simulator world) depends on %s (%s)", p, d, dw)
+			case w == "gnmi" && (dw == "simulator" || dw == "bridge" || dw == "wiring"):
+				t.Errorf("%s (gNMI world) depends on %s (%s)", p, d, dw)
+			}
+		}
+	}
+}
+
+func TestAgentAndPolicyDoNotLinkTheSimulator(t *testing.T) {
+	for _, p := range []string{"agent", "agent/gnmipath", "policy", "env"} {
+		for _, d := range deps(t, p) {
+			if under(d, "simenv") || d == "eval" || under(d, "policy/train") || d == "simswitch" {
+				t.Errorf("%s depends on %s", p, d)
+			}
+		}
+	}
+}
+
+func TestSimulatorDependsOnNothingOfTheProject(t *testing.T) {
+	for _, d := range deps(t, "simenv") {
+		if d != "simenv" {
+			t.Errorf("simenv depends on %s", d)
+		}
+	}
+}
+
+func TestVocabularyIsTheBottom(t *testing.T) {
+	for _, d := range deps(t, "env") {
+		if d != "env" && d != "internal/units" {
+			t.Errorf("env depends on %s; the vocabulary may use internal/units only", d)
+		}
+	}
+}
+
+// The pure core does no I/O: no file system, network, process or
+// environment access among its direct imports.
+func TestPureCoreImportsNoIO(t *testing.T) {
+	io := []string{"os", "os/exec", "os/signal", "net", "net/http", "io/ioutil", "io/fs", "syscall", "path/filepath", "log", "log/slog"}
+	for _, p := range []string{"env", "simenv", "policy", "policy/rl"} {
+		for _, d := range imports(t, p) {
+			if slices.Contains(io, d) {
+				t.Errorf("%s imports %s; the pure core does no I/O", p, d)
+			}
+		}
+	}
+}
