@@ -186,6 +186,29 @@ func ocQueueBase(port string, q int) []*gnmi.PathElem {
 		elem("output"), elem("queues"), elem("queue", "name", strconv.Itoa(q))}
 }
 
+// ocProfileTable is the openconfig-qos WRED profile table,
+// /qos/queue-management-profiles; ocProfileBase(N) is its entry N.
+func ocProfileTable() []*gnmi.PathElem { return names("qos", "queue-management-profiles") }
+
+func ocProfileBase(name string) []*gnmi.PathElem {
+	return append(ocProfileTable(), elem("queue-management-profile", "name", name))
+}
+
+// isOCProfile reports whether path names n start with an entry of the
+// profile table, followed by rest (either of config or state standing for
+// "config").
+func isOCProfile(n []string, rest ...string) bool {
+	if len(n) != 3+len(rest) || n[0] != "qos" || n[1] != "queue-management-profiles" || n[2] != "queue-management-profile" {
+		return false
+	}
+	for i, r := range rest {
+		if m := n[3+i]; m != r && !(r == "config" && m == "state") {
+			return false
+		}
+	}
+	return true
+}
+
 func ocPFCBase(port string, prio int) []*gnmi.PathElem {
 	return []*gnmi.PathElem{elem("interfaces"), elem("interface", "name", port), elem("ethernet"), elem("pfc"),
 		elem("priorities"), elem("priority", "index", strconv.Itoa(prio))}
@@ -209,12 +232,10 @@ func ocLeafPath(l Leaf) []*gnmi.PathElem {
 		return join(ocPFCBase(l.Port, l.Index), names("state", n))
 	}
 	if l.Field == WREDName {
-		return []*gnmi.PathElem{elem("qos"), elem("queue-management-profiles"), elem("queue-management-profile", "name", l.Name),
-			elem("config"), elem("name")}
+		return join(ocProfileBase(l.Name), names("config", "name"))
 	}
 	if n, ok := ocWRED[l.Field]; ok {
-		return []*gnmi.PathElem{elem("qos"), elem("queue-management-profiles"), elem("queue-management-profile", "name", l.Name),
-			elem("wred"), elem("uniform"), elem("config"), elem(n)}
+		return join(ocProfileBase(l.Name), names("wred", "uniform", "config", n))
 	}
 	return nil
 }
@@ -305,8 +326,7 @@ func ParseLeaf(d Dialect, db string, el []*gnmi.PathElem) (Leaf, error) {
 			return Leaf{}, fmt.Errorf("path %s: need an interface name", PathString(el))
 		}
 		return Leaf{Field: PortSpeed, Port: key(1, "name")}, nil
-	case len(n) == 7 && n[0] == "qos" && n[1] == "queue-management-profiles" && n[2] == "queue-management-profile" &&
-		n[3] == "wred" && n[4] == "uniform" && (n[5] == "config" || n[5] == "state"):
+	case len(n) == 7 && isOCProfile(n, "wred", "uniform", "config", n[6]):
 		name := key(2, "name")
 		if name == "" || name == "*" {
 			return Leaf{}, fmt.Errorf("path %s: need a queue-management-profile name", PathString(el))
@@ -314,8 +334,7 @@ func ParseLeaf(d Dialect, db string, el []*gnmi.PathElem) (Leaf, error) {
 		if f, ok := ocWREDByName[n[6]]; ok {
 			return Leaf{Field: f, Name: name}, nil
 		}
-	case len(n) == 5 && n[0] == "qos" && n[1] == "queue-management-profiles" && n[2] == "queue-management-profile" &&
-		(n[3] == "config" || n[3] == "state") && n[4] == "name":
+	case isOCProfile(n, "config", "name"):
 		name := key(2, "name")
 		if name == "" || name == "*" {
 			return Leaf{}, fmt.Errorf("path %s: need a queue-management-profile name", PathString(el))

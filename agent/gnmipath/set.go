@@ -134,7 +134,7 @@ func SettingPaths(t Target, key env.QueueKey) (prefix *gnmi.Path, paths []*gnmi.
 	if t.Dialect != Sonic {
 		return &gnmi.Path{Target: key.Target}, []*gnmi.Path{
 			{Elem: ocLeafPath(Leaf{Field: QueueProfile, Port: key.Port, Index: key.Queue})},
-			{Elem: names("qos", "queue-management-profiles")},
+			{Elem: ocProfileTable()},
 			{Elem: ocLeafPath(Leaf{Field: PFCHeadroom, Port: key.Port, Index: key.Queue})},
 		}
 	}
@@ -196,7 +196,7 @@ func Subscriptions(t Target) (counters, config Subscription) {
 			"/qos/state/shared-buffer-size")}
 		config = Subscription{Prefix: p, Mode: gnmi.SubscriptionMode_ON_CHANGE, Paths: parsePaths(
 			"/qos/interfaces/interface[interface-id=*]/output/queues/queue[name=*]/config",
-			"/qos/queue-management-profiles",
+			PathString(ocProfileTable()),
 			"/interfaces/interface[name=*]/ethernet/pfc/priorities/priority[index=*]/config")}
 		return counters, config
 	}
