@@ -31,8 +31,8 @@
 //
 // OpenConfig has no PFC model. ecntune follows Arista's EOS augment of
 // openconfig-if-ethernet, /interfaces/interface[name=X]/ethernet/pfc/
-// priorities/priority[index=N]/state/{in-frames,out-frames} (the path quoted
-// in /work/shared/reference/switch-knobs.md §3; frames received and sent for
+// priorities/priority[index=N]/state/{in-frames,out-frames} (as Arista
+// documents it for EOS switches; frames received and sent for
 // that priority). The other leaves under the same priority entry are
 // ecntune's own extension, documented here and nowhere else, because no
 // public model checked for this project carries them: state/paused-duration
