@@ -1,5 +1,5 @@
-// Package rl holds the learning algorithms behind ecntune's learned policies: an MLP, double DQN and PPO.
-// Train with NewDDQN or NewPPO; deploy the Net from Policy (MarshalBinary/UnmarshalNet) and call Decide.
+// Package rl is the learning behind ecntune's learned policies: an MLP trained by double DQN or PPO.
+// Train with NewDDQN or NewPPO; ship its Policy() Net (MarshalBinary, UnmarshalNet) and call Decide.
 //
 // The multi-layer perceptron is trained as a gorgonia graph and evaluated
 // by a plain-Go inference path; double DQN learns from a replay buffer, PPO
