@@ -1,24 +1,3 @@
-// Package agent runs a tuning policy against live switches: telemetry in over
-// gNMI, observations through env.Observer, decisions from a policy.Policy,
-// the Guard's rules, then either a recorded recommendation (shadow mode) or a
-// journaled, read-back-checked gNMI Set (closed loop).
-//
-// The Guard is pure (no I/O, no clock: time comes in as an argument); the
-// gNMI client, the bbolt journal, the HTTP endpoint and the clock live at the
-// edges of this package.
-//
-// One writer per switch. The agent database is a bbolt file opened with an
-// exclusive lock and a timeout: a second agent on the same database fails at
-// once with an error that says so (and `agent rollback` refuses while an
-// agent runs). Across databases, no public gNMI model has a lease leaf a
-// switch would keep for us (gnmic's clustering takes its per-target locks in
-// Consul, Kubernetes or Redis, outside the switch), so rather than invent a
-// marker on the switch the agent watches what it wrote: a queue that reports
-// a setting the agent did not set for two intervals in a row, or a read-back
-// showing a third setting, belongs to someone else; the guard adopts that
-// setting, raises an external-writer alarm and leaves the queue alone for
-// guardrails.external-hold instead of fighting over it. Give each switch to
-// one agent configuration; the yield is the safety net, not the partition.
 package agent
 
 import (

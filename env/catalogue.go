@@ -27,47 +27,17 @@ import (
 // with every byte figure stated at 100 Gb/s and scaled linearly to the
 // port rate (internal/units.ScaleBytes).
 //
-// Why a discrete catalogue of absolute settings (as ACC does): an absolute
-// action makes the next state depend on the observation and the action
-// alone, not on the path taken to get there, which keeps the problem Markov
-// for a learner and makes "hold" an explicit, cheap choice; a small finite
-// set also lets a guard or an engineer read every possible decision. The
-// relative moves are kept for the adaptive step search and for policies
-// that prefer small changes (a guard limits step size anyway).
-//
 // The default grid: Kmax in 19 log-spaced levels from 100 KB to 10 MB
 // (step ×1.29: ... 464 KB, 599 KB, 774 KB, 1 MB, 1.29 MB ...), Kmin at 50%
 // or 90% of Kmax (a ramp, or near-step marking as DCTCP does), Pmax 0.3%
 // or 1%. 7 + 19·2·2 = 83 actions.
 //
-// Why this grid (act-v1 had Kmax in 10 levels, step ×1.67, Kmin at 2-50%
-// and Pmax 1-30%, 167 actions, covering every vendor preset). Measured on
-// the validation scenarios (policy/builtin/validation, 6-8 seeds each,
-// against sonic-default):
-//   - What a fixed setting does to flow completion is mostly set by Kmax:
-//     above it every packet is marked, so it caps the queue and with it the
-//     small-flow tail. The trade-off between small-flow p99 and large-flow
-//     goodput is steep there: Kmax 774 KB (Kmin 50%, Pmax 1%) cut the
-//     small-flow p99 by 36-56% at 93-96% of the large-flow goodput, 1 MB by
-//     28-47% at 96-98%, 1.29 MB by 13-29% at 99%. act-v1's step jumped
-//     over the useful middle.
-//   - Early, steep marking (low Kmin, Pmax 3% and more) shortens queues as
-//     much but costs large flows more: Kmin 250 KB / Kmax 1 MB / Pmax 3%
-//     kept 91-97% of the goodput, Pmax 1% 93-98%, Kmin 500 KB and Pmax 1%
-//     96-98%; Kmin 323 KB / Kmax 1.29 MB / Pmax 10% 89-96%. DCQCN cuts a
-//     flow's rate on every CNP, so marking before the queue matters slows
-//     long flows for nothing. Per-queue counters barely show that cost
-//     (utilisation over an interval moves by about 1%), so a learner
-//     rewarded from counters favours those settings (five PPO runs over a
-//     387-action draft of this grid with Kmin 2-90% and Pmax 1-30%
-//     settled on Kmin 33-646 KB under Kmax 1.29-1.67 MB with Pmax 1-30%,
-//     or on Kmin 155 KB / Kmax 7.7 MB, and four of them kept under 95% of
-//     the goodput on some validation scenario); they are left out. Kmin
-//     90% (near-step) kept goodput highest at a given Kmax.
-//
-// The grid no longer holds the vendor presets themselves (they mark at 5-30%
+// The grid does not hold the vendor presets themselves (they mark at 5-30%
 // or from a few KB); policy presets are settings, not catalogue entries,
 // and Nearest snaps any setting to the grid for relative moves.
+//
+// Why absolute settings, and the measurements that chose this grid over
+// act-v1's, are in env/DESIGN.md.
 const ActionSpecVersion = "act-v2"
 
 // Relative actions.

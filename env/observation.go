@@ -8,8 +8,8 @@ package env
 //
 // Every figure is a delta over the interval Δ between two consecutive
 // Snapshots of the same queue, normalised so that one policy reads the same
-// numbers at 25, 100 or 400 Gb/s and at any Δ (1 ms in training, ~1 s from
-// production telemetry):
+// numbers at 25, 100 or 400 Gb/s and at any Δ (hundreds of µs in training,
+// about a second from production telemetry):
 //
 //   - rates are divided by what the link could carry in Δ (rate·Δ);
 //   - queue depths and thresholds are divided by a rate-scaled reference,
@@ -58,16 +58,8 @@ package env
 // When an interval is not valid (first sample, counter reset, bad rate) the
 // history is cleared and every block is zero.
 //
-// Why the peer (obs-v2 over obs-v1): on an oversubscribed leaf-spine the
-// congested queues are the leaves' uplinks, whose traffic is transit, and
-// there early marking costs nothing: on policy/builtin/validation's 2x2
-// leaf-spine (4:1 at the leaves, 8 seeds) Kmax 150 KB on the uplinks with
-// 1.29 MB on the host ports cut the small-flow p99 by 61% against
-// sonic-default at 103% of its large-flow goodput, where one setting on
-// every port that keeps 99% of it cuts 17% (1.29 MB) and one that cuts
-// 55% keeps 94.8% (774 KB). On a host port the queue is the flows' last hop and the same early
-// marking costs long flows their rate. The counters of the two look alike
-// under load, so the policy is told which is which.
+// Why obs-v2 tells the policy the port's peer, with the measurement that
+// decided it, is in env/DESIGN.md.
 const SpecVersion = "obs-v2"
 
 // Layout constants of SpecVersion.

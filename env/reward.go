@@ -41,40 +41,13 @@ type RewardWeights struct {
 }
 
 // DefaultRewardWeights returns the weights used for training and for the
-// adaptive baseline.
-//
-// Reasoning. ACC (Yan et al., SIGCOMM 2021) rewards a weighted sum of link
-// throughput and (negative) queue length; we keep that core, with the queue
-// expressed as delay so it scales with rate. A full link is worth 1; each
-// 20 µs of average queueing costs 0.05, so holding 100% utilisation with a
-// standing queue of two reference BDPs (40 µs, 500 KB at 100 Gb/s) scores
-// 0.90, below 95% utilisation with a 4 µs queue (0.94): a few percent of
-// throughput is worth giving up for a much shorter queue, but not more
-// (60% utilisation with no queue scores only 0.60).
-// Peak delay costs 0.01 per 20 µs, enough to break ties toward lower tails
-// without letting rare bursts dominate.
-//
-// Throughput and delay alone have a blind spot: with a given amount of work
-// the bytes get through eventually whatever the setting, so utilisation
-// summed over time hardly changes, and a setting that marks too early
-// looks good (short queues) while it stretches every transfer. Counters do
-// show it: marks while the port had spare capacity. OverMark charges
-// MarkFrac · (1 − util) at weight 1. Checked on the simulator with Δ =
-// 200 µs (8-host star, 7-to-1 incasts of 250 KB every 100 µs, 20 ms): mean
-// reward puts the presets in the same two groups as their mean flow
-// slowdown, sonic-mellanox, sonic-default, cisco, nvidia, hpcc (0.125-0.132;
-// slowdown 6.3-6.4x) above huawei-throughput, huawei-latency, dcqcn-paper
-// (0.076-0.087; 9.4x, 16.4x, 10.7x), where without the term the
-// earliest-marking huawei-latency scored best. On websearch at 50% load
-// (leaf-spine, 10 ms) the term is below 0.002 and sonic-mellanox, the
-// preset with the worst slowdown (4.9x, PFC pauses), scores lowest by far.
-//
-// PFC and drops are what a lossless fabric must avoid: any interval with a
-// pause costs 0.1 plus 2 per unit of pause activity (10% of the time
-// paused: -0.3, a third of the best reward); any drop costs 2 plus 4 per
-// unit of drop score, so one dropped packet costs more than the best
-// interval can earn. The optimum is therefore high utilisation, short
-// queues, marks only when the link is full, no PFC, no drops.
+// adaptive baseline. A full link earns 1; each reference RTT of average
+// queueing delay costs 0.05 and of peak delay 0.01; marking while the link
+// had spare capacity costs MarkFrac · (1 − util); an interval with PFC
+// activity costs 0.1 plus 2 per unit of it, one with a drop 2 plus 4 per
+// unit of drop score, so a drop costs more than the best interval can
+// earn. The reasoning behind these weights, and how they were checked on
+// the simulator, are in env/DESIGN.md.
 func DefaultRewardWeights() RewardWeights {
 	return RewardWeights{
 		Throughput: 1,

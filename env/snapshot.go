@@ -1,8 +1,3 @@
-// Package env is the boundary between switches and policies: Snapshots of
-// what a switch exports, the Observer that turns consecutive Snapshots into
-// per-queue observations and rewards, the action catalogue, and a
-// Gymnasium-style environment over the simulator. The same code serves the
-// simulator in process and switches reached over gNMI.
 package env
 
 // Setting is the tunable state of one lossless egress queue and its PG.

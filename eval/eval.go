@@ -1,13 +1,3 @@
-// Package eval runs policies on scenarios in the simulator, over several
-// seeds and in parallel, and aggregates the runs: FCT slowdown per flow-size
-// bucket, small-flow tail, large-flow goodput, utilisation, PFC pause time,
-// drops and ECN marking, as mean ± 95% confidence interval over seeds
-// (Student's t). It also finds static:best, the fixed setting that was best
-// in hindsight for each scenario, and draws plots and an HTML report.
-//
-// A policy drives the simulator only through gym.Env: it reads
-// observations (switch counters) every control interval and returns
-// settings; ground truth is read afterwards, for scoring.
 package eval
 
 import (
@@ -72,12 +62,12 @@ type Options struct {
 }
 
 // DefaultOracleGrid is the catalogue settings static:best tries besides
-// the vendor presets: Kmax from 100 KB to 5.99 MB at 100 Gb/s with Kmin
+// the vendor presets, as (kmax level, kmin ratio, pmax level) indices of
+// env.DefaultCatalogue: Kmax from 100 KB to 4.64 MB at 100 Gb/s with Kmin
 // at half of it and Pmax 1%, denser where the small-flow/large-flow
 // trade-off is steep (464 KB to 1.29 MB), plus near-step marking at 1 MB
-// and Pmax 0.3% at 774 KB and 1.29 MB. It holds each of the three settings
-// the built-in model chooses on the shipped and held-out scenarios, so
-// static:best is at least as good as any one of them held fixed.
+// and Pmax 0.3% at 774 KB and 1.29 MB. How it relates to the settings the
+// built-in model chooses is in policy/builtin/MODEL.md.
 var DefaultOracleGrid = [][3]int{{0, 0, 1}, {4, 0, 1}, {6, 0, 1}, {7, 0, 1}, {8, 0, 1}, {8, 0, 0}, {9, 0, 1}, {9, 1, 1}, {10, 0, 1}, {10, 0, 0},
 	{12, 0, 1}, {15, 0, 1}}
 

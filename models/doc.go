@@ -1,5 +1,5 @@
-// Package models is ecntune's model registry: trained policy weights with
-// their provenance, in one bbolt file.
+// Package models is ecntune's model registry: trained weights and their provenance in one bbolt file.
+// Open it, Put a trained Model, Promote it and Resolve "NAME" to load it; Load does one read alone.
 //
 // Each stored version records its name and version, algorithm, the
 // observation and action spec versions it was trained with, hyper-parameters,
@@ -27,4 +27,8 @@
 //
 // The registry also keeps the latest training checkpoint per run, replaced
 // atomically, for resuming a training run.
+//
+// Errors name the file, model or field they are about and wrap one of the
+// Err values (ErrNotFound, ErrExists, ErrInvalid, ErrCorrupt, ErrLocked,
+// ...): test for them with errors.Is.
 package models

@@ -85,20 +85,12 @@ func (l *Learned) Preference() float64 { return l.pref }
 // The preference is not applied on fabric ports (a queue whose peer is
 // known to be a switch): the throughput/latency trade-off lives at the
 // ports that face hosts, while a looser transit queue only builds a
-// queue that every flow crossing it waits in. Leaning fabric ports too
-// made the built-in model's small-flow p99 2.3-2.8x that of the best
-// preset on the leaf-spines, at lower goodput
-// (policy/builtin/preference-eval.txt).
+// queue that every flow crossing it waits in.
 //
-// Why a tie-break and not a reward weight: the counter reward is nearly
-// flat across neighbouring thresholds (see package builtin), so the network
-// ranks several settings almost equally, while they differ in what no
-// switch counter shows: how much bandwidth long flows give up to short
-// ones. A model trained with the preference as an input and the delay
-// weights scaled by 2^p learned the same settings at p = -1 and p = +1.
-// What it does to the built-in model is measured in
-// policy/builtin/preference-eval.txt (the previous model's in
-// policy/builtin/obs-v1/preference-eval.txt).
+// Why the preference is a tie-break over the network's scores rather than
+// a reward weight, and what it does to the built-in model (fabric ports
+// included), are told in policy/builtin/MODEL.md; the measurements are in
+// policy/builtin/preference-eval.txt.
 func (l *Learned) WithPreference(name string, p float64) (*Learned, error) {
 	if err := CheckPreference(p); err != nil {
 		return nil, fmt.Errorf("learned policy %q: %w", l.name, err)

@@ -1,6 +1,3 @@
-// Package policy holds everything that decides a queue's setting from its
-// observation: static presets, the adaptive baseline and learned policies.
-// A Policy does no I/O and reads no clock.
 package policy
 
 import "github.com/ecntune/ecntune/env"

@@ -1,7 +1,9 @@
-// Package gnmipath is the one definition of every gNMI path and value
-// encoding ecntune uses, for both dialects, shared by the simulated switches
-// (simenv/simswitch, which encode) and the agent (which decodes and sets).
-// It is pure: no network, no clock.
+// Package gnmipath is the gNMI codec: the one definition of every gNMI path
+// and value encoding ecntune uses, for both dialects. The agent decodes
+// telemetry into env.Snapshots (NewDecoder, Apply, Snapshot) and builds
+// Sets (SetRequest); simswitch encodes Snapshots (NewEncoder, Encode,
+// Notifications) and applies Sets (ApplySet). It is pure: no network, no
+// clock, and nothing of the simulator.
 //
 // # openconfig
 //
@@ -31,8 +33,8 @@
 //
 // OpenConfig has no PFC model. ecntune follows Arista's EOS augment of
 // openconfig-if-ethernet, /interfaces/interface[name=X]/ethernet/pfc/
-// priorities/priority[index=N]/state/{in-frames,out-frames} (the path quoted
-// in /work/shared/reference/switch-knobs.md §3; frames received and sent for
+// priorities/priority[index=N]/state/{in-frames,out-frames} (as Arista
+// documents it for EOS switches; frames received and sent for
 // that priority). The other leaves under the same priority entry are
 // ecntune's own extension, documented here and nowhere else, because no
 // public model checked for this project carries them: state/paused-duration

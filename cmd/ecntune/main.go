@@ -1,5 +1,3 @@
-// Command ecntune tunes ECN and PFC settings of RoCEv2 fabrics with
-// reinforcement learning; see README.md.
 package main
 
 import (

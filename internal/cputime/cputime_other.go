@@ -1,7 +1,5 @@
 //go:build !unix
 
-// Package cputime reads the CPU time the process has used, so that speed
-// figures can give CPU next to wall time.
 package cputime
 
 import "time"

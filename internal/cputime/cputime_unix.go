@@ -1,8 +1,5 @@
 //go:build unix
 
-// Package cputime reads the CPU time the process has used, so that speed
-// figures can give CPU next to wall time (the two differ when other
-// processes compete for the cores).
 package cputime
 
 import (

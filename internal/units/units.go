@@ -1,6 +1,3 @@
-// Package units parses and formats the quantities ecntune's files speak in:
-// byte sizes (KB = 1000 B, KiB = 1024 B), bit rates (Gbps) and durations
-// (ns, us, ms, s). It is the one place where these units are defined.
 package units
 
 import (

@@ -1,13 +1,3 @@
-// Package rl holds the learning algorithms behind ecntune's learned
-// policies: a multi-layer perceptron trained as a gorgonia graph and
-// evaluated by a plain-Go inference path, double DQN with a replay buffer,
-// PPO with GAE and a multi-agent rollout buffer, binary serialisation of
-// deployable policies and of full training checkpoints, and a decision
-// confidence helper.
-//
-// Everything here is deterministic for a fixed seed and does no I/O and
-// reads no clock: randomness comes from seeded sources the caller passes
-// in or that a trainer owns and serialises with its checkpoint.
 package rl
 
 import (

@@ -1,0 +1,32 @@
+// Package policy decides each queue's ECN setting: vendor presets, adaptive search, learned models.
+// Resolve a spec with Lookup (or a Resolver that loads models) and call Decide every interval.
+//
+// Specs (Specs lists them for help texts): "static:NAME" (a vendor preset,
+// PresetNames), "fixed:KMIN/KMAX/PMAX" (an explicit setting at 100 Gb/s),
+// "schedule:SETTING,OFFSET=SETTING,..." (settings by time), "adaptive" (a
+// step search on the reward), "builtin[:prefer=P]" (the model embedded in
+// package builtin) and "model:NAME[,prefer=P]" (a registry model, through
+// Resolver.Models; this package never opens a file). Each Lookup returns a
+// fresh policy.
+//
+// Contracts of every Policy:
+//   - Decide returns one Decision per observation, in the same order and
+//     with the same Key. It does no I/O, reads no clock and is
+//     deterministic: time is the observations' TimeNs.
+//   - Settings are stated for the queue's own link rate: presets and
+//     catalogue settings are given at 100 Gb/s (units.RefRateBps) and
+//     scaled linearly to the port's rate. A decision never changes the
+//     queue's headroom.
+//   - A queue whose link rate is unknown holds its current setting; the
+//     adaptive and learned policies also hold one whose interval was not
+//     measured (Observation.Valid false), while static ones ask for their
+//     setting whatever the counters say.
+//   - Decision.Confidence is in [0, 1]; Decision.Action is the
+//     env.DefaultCatalogue index the setting came from, or -1; Reason is one
+//     line for an engineer reading shadow-mode output.
+//
+// Learned policies check the observation and action spec versions a model
+// was trained with against env.SpecVersion and env.ActionSpecVersion, and
+// refuse a mismatch. Stateful policies (Adaptive, Schedule) are not safe
+// for concurrent use; Static and Learned are.
+package policy

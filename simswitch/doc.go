@@ -1,0 +1,50 @@
+// Package simswitch serves the switches of a running simenv simulation as gNMI targets.
+// Start a Server from a Config (simulation, dialect, address); Close it, or cancel Start's context.
+//
+// The agent (and gnmic) talk to the simulated switches exactly as to real
+// ones.
+//
+// One goroutine owns the simulation and advances it paced to the wall clock:
+// Timescale wall seconds per simulated second (1000: one wall second is one
+// simulated millisecond), in small steps, past the scenario's duration. If
+// the simulator cannot keep up it falls behind (Status reports the lag);
+// gRPC handlers never wait for a step, only Sets wait for the step boundary.
+//
+// Subscribe: ONCE, POLL and STREAM; in STREAM, SAMPLE honours
+// sample_interval (wall time; 0 means Config.DefaultSample, shorter than
+// Config.MinSampleInterval is raised to it — unlike sonic-gnmi, which
+// refuses intervals below 1 s), suppress_redundant and heartbeat_interval;
+// TARGET_DEFINED is sampled like SAMPLE; ON_CHANGE sends the leaves that
+// changed as soon as a Set commits (state leaves are checked every 100 ms),
+// and deletes for leaves that went away. Every subscription gets its
+// initial dump and then sync_response.
+//
+// LLDP: every connected port has one neighbour in the openconfig-lldp
+// state, /lldp/interfaces/interface[name=X]/neighbors/neighbor[id=1]/
+// state/{system-name,port-id,chassis-id} and .../capabilities/
+// capability[name=C]/state/enabled: a neighbouring switch advertises
+// MAC_BRIDGE and ROUTER, a host STATION_ONLY, and system-name is the peer's
+// node name (see LLDPItems). Get, ONCE, POLL and STREAM serve it
+// like any state leaf. In the sonic dialect it is under prefix.target
+// OC-YANG, as sonic-gnmi serves openconfig models (module prefixes such as
+// openconfig-lldp:lldp are accepted there); OC-YANG has no namespace
+// element, so it needs a listener with one switch (PerSwitch, or a
+// one-switch fabric).
+//
+// Addressing: every switch is a gNMI target named as the simulator names it
+// (leaf0, spine0, sw0), its interfaces Ethernet0, Ethernet1, ... in port
+// order. openconfig: prefix.target (or path target) is the switch name.
+// sonic: prefix.target is the database (CONFIG_DB, COUNTERS_DB), as
+// sonic-gnmi expects; the switch is named by the namespace element that
+// follows the database in sonic-gnmi's multi-namespace paths
+// (COUNTERS_DB /leaf0/COUNTERS/...). "localhost" or no namespace element
+// selects the listener's only switch. Config.PerSwitch gives every switch its
+// own listener instead, so clients built for one switch per address need no
+// namespace at all.
+//
+// Timestamps are simulated time: Epoch + simulated ns (see
+// SimTimestamp), so counter deltas over timestamp deltas are
+// simulated rates whatever the timescale. Get does not reset the max/avg
+// queue windows; every SAMPLE, ONCE and POLL read does (read-and-clear
+// watermarks; concurrent samplers share one window per switch).
+package simswitch
