@@ -4,6 +4,55 @@ import "math"
 
 // ---- hosts: RoCEv2 NIC with DCQCN (Mellanox form, as ns-3 HPCC models it) ----
 
+type hostState struct {
+	node   int32
+	port   int32
+	flows  []int32
+	rr     int
+	wakeAt Time
+}
+
+type flow struct {
+	FlowRecord
+	srcHost    int32
+	prio       uint8
+	sndNxt     int64
+	sndUna     int64
+	maxSent    int64
+	done       bool
+	started    bool
+	collective int32 // index into s.colls, -1 when none
+	collStep   int32
+
+	rate, target, maxRate float64
+	nextAvail             Time
+	lastPktSize           int32
+
+	cnpSeen    bool
+	alpha      float64
+	alphaFlag  bool
+	decFlag    bool
+	alphaNext  Time
+	decPhase   Time
+	decPending bool
+	decGen     uint32
+	rpStage    int32
+	rpGen      uint32
+	incAt      Time // when the live rate-increase timer fires next (0: none)
+	bcBytes    int64
+	bcStage    int32
+
+	rcvNxt     int64
+	lastNack   int64
+	nackTimer  Time
+	lastCNP    Time
+	ackPending int32
+	ceSeen     bool
+
+	rtoGen uint32
+	rtoUna int64
+}
+
 // newFlow registers a flow; it starts at start.
 func (s *Sim) newFlow(src, dst int32, prio int, size int64, start Time, workload int, dport int) int32 {
 	id := s.addFlow(src, dst, prio, size, start, workload, dport)
