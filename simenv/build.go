@@ -7,21 +7,11 @@ import (
 
 // ---- building the fabric from a Config ----
 
+// validate checks cfg, fills the defaults it may (AckEvery), and names the
+// first inconsistent field.
 func validate(cfg *Config) error {
-	t := &cfg.Topology
-	if len(t.Nodes) == 0 {
-		return fmt.Errorf("topology: no nodes")
-	}
-	for i, l := range t.Links {
-		if l.A < 0 || l.A >= len(t.Nodes) || l.B < 0 || l.B >= len(t.Nodes) || l.A == l.B {
-			return fmt.Errorf("topology: link %d joins nodes %d and %d, which do not exist (have %d nodes)", i, l.A, l.B, len(t.Nodes))
-		}
-		if !(l.RateBps > 0) {
-			return fmt.Errorf("topology: link %d (%d-%d) has rate %g, must be positive", i, l.A, l.B, l.RateBps)
-		}
-		if l.Delay < 0 {
-			return fmt.Errorf("topology: link %d (%d-%d) has a negative delay", i, l.A, l.B)
-		}
+	if err := validateTopology(&cfg.Topology); err != nil {
+		return err
 	}
 	if cfg.MTU <= 0 {
 		return fmt.Errorf("mtu %d must be positive", cfg.MTU)
@@ -49,17 +39,8 @@ func validate(cfg *Config) error {
 	if cfg.PFC.HeadroomFormula != "" && cfg.PFC.HeadroomFormula != HeadroomIEEE && cfg.PFC.HeadroomFormula != HeadroomHPCC {
 		return fmt.Errorf("pfc headroom formula %q unknown (want %s or %s)", cfg.PFC.HeadroomFormula, HeadroomIEEE, HeadroomHPCC)
 	}
-	d := &cfg.DCQCN
-	if d.Enabled {
-		if !(d.G > 0 && d.G <= 1) {
-			return fmt.Errorf("dcqcn g %g outside (0, 1]", d.G)
-		}
-		if d.AlphaTimer <= 0 || d.DecreaseTimer <= 0 || d.IncreaseTimer <= 0 {
-			return fmt.Errorf("dcqcn timers must be positive")
-		}
-		if d.MinRateBps <= 0 {
-			return fmt.Errorf("dcqcn min rate must be positive")
-		}
+	if err := validateDCQCN(&cfg.DCQCN); err != nil {
+		return err
 	}
 	for i, w := range cfg.Workloads {
 		if w.Priority < 0 || w.Priority >= ControlQueue {
@@ -69,9 +50,64 @@ func validate(cfg *Config) error {
 	return nil
 }
 
+// validateTopology checks that there are nodes and that every link joins
+// two of them at a positive rate with a non-negative delay. Host links are
+// checked when the fabric is built.
+func validateTopology(t *Topology) error {
+	if len(t.Nodes) == 0 {
+		return fmt.Errorf("topology: no nodes")
+	}
+	for i, l := range t.Links {
+		if l.A < 0 || l.A >= len(t.Nodes) || l.B < 0 || l.B >= len(t.Nodes) || l.A == l.B {
+			return fmt.Errorf("topology: link %d joins nodes %d and %d, which do not exist (have %d nodes)", i, l.A, l.B, len(t.Nodes))
+		}
+		if !(l.RateBps > 0) {
+			return fmt.Errorf("topology: link %d (%d-%d) has rate %g, must be positive", i, l.A, l.B, l.RateBps)
+		}
+		if l.Delay < 0 {
+			return fmt.Errorf("topology: link %d (%d-%d) has a negative delay", i, l.A, l.B)
+		}
+	}
+	return nil
+}
+
+// validateDCQCN checks the NIC congestion control's parameters when it is
+// enabled.
+func validateDCQCN(d *DCQCNConfig) error {
+	if !d.Enabled {
+		return nil
+	}
+	if !(d.G > 0 && d.G <= 1) {
+		return fmt.Errorf("dcqcn g %g outside (0, 1]", d.G)
+	}
+	if d.AlphaTimer <= 0 || d.DecreaseTimer <= 0 || d.IncreaseTimer <= 0 {
+		return fmt.Errorf("dcqcn timers must be positive")
+	}
+	if d.MinRateBps <= 0 {
+		return fmt.Errorf("dcqcn min rate must be positive")
+	}
+	return nil
+}
+
+// build lays the fabric out: nodes and links, the hosts' NIC ports, the
+// lossless priorities, every switch's ports and MMU, then the routes.
 func (s *Sim) build() error {
-	cfg := &s.cfg
-	t := &cfg.Topology
+	s.buildNodes()
+	if err := s.attachHosts(); err != nil {
+		return err
+	}
+	s.chooseLossless()
+	for si := range s.sws {
+		s.initSwitch(si)
+	}
+	s.buildRoutes()
+	return nil
+}
+
+// buildNodes makes a switch or a host of every node and two ports of every
+// link, in configuration order (which fixes every index).
+func (s *Sim) buildNodes() {
+	t := &s.cfg.Topology
 	n := len(t.Nodes)
 	s.nodeSw = make([]int32, n)
 	s.nodeHost = make([]int32, n)
@@ -92,6 +128,12 @@ func (s *Sim) build() error {
 		s.ports[a].peerNode, s.ports[a].peerPort = int32(l.B), b
 		s.ports[b].peerNode, s.ports[b].peerPort = int32(l.A), a
 	}
+}
+
+// attachHosts gives every host its one port and sets the NIC rate (the
+// fastest host link).
+func (s *Sim) attachHosts() error {
+	t := &s.cfg.Topology
 	for i := range s.hosts {
 		h := &s.hosts[i]
 		if len(s.nodePort[h.node]) != 1 {
@@ -105,8 +147,14 @@ func (s *Sim) build() error {
 	if len(s.hosts) < 2 {
 		return fmt.Errorf("topology: %d hosts, need at least 2", len(s.hosts))
 	}
-	// lossless priorities: those the workloads use
-	for _, w := range cfg.Workloads {
+	return nil
+}
+
+// chooseLossless makes lossless the priorities the workloads use
+// (DefaultPriority when none does) and takes ACKs off the control queue
+// unless Config.AckHighPriority.
+func (s *Sim) chooseLossless() {
+	for _, w := range s.cfg.Workloads {
 		p := w.Priority
 		if w.Kind == WorkloadTrace {
 			for _, f := range w.Flows {
@@ -118,7 +166,7 @@ func (s *Sim) build() error {
 		}
 		s.isLossless[p] = true
 	}
-	if !cfg.AckHighPriority {
+	if !s.cfg.AckHighPriority {
 		s.ackPrio = -1
 	}
 	for p := 0; p < NumQueues; p++ {
@@ -130,43 +178,54 @@ func (s *Sim) build() error {
 		s.isLossless[DefaultPriority] = true
 		s.lossless = []int{DefaultPriority}
 	}
-	for si := range s.sws {
-		sw := &s.sws[si]
-		sw.ports = s.nodePort[sw.node]
-		sw.buffer = cfg.BufferBytes
-		sw.seed = splitmix(cfg.Seed*0x100000001b3 + uint64(si) + 1)
-		info := SwitchInfo{Index: si, Node: int(sw.node), Name: t.Nodes[sw.node].Name, BufferBytes: sw.buffer}
-		for li, pid := range sw.ports {
-			p := &s.ports[pid]
-			for q := 0; q < NumQueues; q++ {
-				p.ecn[q] = s.initialECN(p.rate)
-			}
-			p.minHeadroom = s.MinHeadroom(p.rate, p.delay)
-			for _, pg := range s.lossless {
-				hr := p.minHeadroom
-				if cfg.PFC.HeadroomBytes > 0 {
-					hr = int64(math.Round(float64(cfg.PFC.HeadroomBytes) * p.rate / 100e9))
-				} else if cfg.PFC.HeadroomFormula == HeadroomHPCC {
-					hr = int64(p.rate * float64(p.delay/Nanosecond) / 8 / 1e9 * 3)
-				}
-				p.headroom[pg] = hr
-				a := cfg.PFC.Alpha
-				if cfg.PFC.AlphaScaleWithRate {
-					for r := p.rate; r > s.nicRate*1.0000001; r /= 2 {
-						a *= 2
-					}
-				}
-				p.alpha[pg] = a
-			}
-			info.Ports = append(info.Ports, PortInfo{Index: li, Name: fmt.Sprintf("Ethernet%d", li),
-				Peer: t.Nodes[p.peerNode].Name, PeerSwitch: t.Nodes[p.peerNode].Switch, PeerPort: int(s.ports[p.peerPort].local),
-				RateBps: p.rate, Delay: p.delay})
+}
+
+// initSwitch sets switch si up: buffer, ECMP seed, the initial ECN setting
+// of every egress queue, the MMU of every ingress port, and its SwitchInfo
+// (appended to s.infos, so switches are set up in index order).
+func (s *Sim) initSwitch(si int) {
+	cfg := &s.cfg
+	t := &cfg.Topology
+	sw := &s.sws[si]
+	sw.ports = s.nodePort[sw.node]
+	sw.buffer = cfg.BufferBytes
+	sw.seed = splitmix(cfg.Seed*0x100000001b3 + uint64(si) + 1)
+	info := SwitchInfo{Index: si, Node: int(sw.node), Name: t.Nodes[sw.node].Name, BufferBytes: sw.buffer}
+	for li, pid := range sw.ports {
+		p := &s.ports[pid]
+		for q := 0; q < NumQueues; q++ {
+			p.ecn[q] = s.initialECN(p.rate)
 		}
-		s.recomputeReserve(sw)
-		s.infos = append(s.infos, info)
+		s.initPortMMU(p)
+		info.Ports = append(info.Ports, PortInfo{Index: li, Name: fmt.Sprintf("Ethernet%d", li),
+			Peer: t.Nodes[p.peerNode].Name, PeerSwitch: t.Nodes[p.peerNode].Switch, PeerPort: int(s.ports[p.peerPort].local),
+			RateBps: p.rate, Delay: p.delay})
 	}
-	s.buildRoutes()
-	return nil
+	s.recomputeReserve(sw)
+	s.infos = append(s.infos, info)
+}
+
+// initPortMMU sets a switch port's minimum headroom and, for every lossless
+// PG, its configured headroom and dynamic-threshold alpha.
+func (s *Sim) initPortMMU(p *port) {
+	cfg := &s.cfg
+	p.minHeadroom = s.MinHeadroom(p.rate, p.delay)
+	for _, pg := range s.lossless {
+		hr := p.minHeadroom
+		if cfg.PFC.HeadroomBytes > 0 {
+			hr = int64(math.Round(float64(cfg.PFC.HeadroomBytes) * p.rate / 100e9))
+		} else if cfg.PFC.HeadroomFormula == HeadroomHPCC {
+			hr = int64(p.rate * float64(p.delay/Nanosecond) / 8 / 1e9 * 3)
+		}
+		p.headroom[pg] = hr
+		a := cfg.PFC.Alpha
+		if cfg.PFC.AlphaScaleWithRate {
+			for r := p.rate; r > s.nicRate*1.0000001; r /= 2 {
+				a *= 2
+			}
+		}
+		p.alpha[pg] = a
+	}
 }
 
 func (s *Sim) addPort(node int32, l Link) int32 {

@@ -116,6 +116,10 @@ func (s *Sim) receivePFC(pid int32, pk int32) {
 	}
 }
 
+// arrive handles frame pk arriving on port pid. PFC frames act on the
+// port's egress; a host's NIC takes what reaches it; a switch forwards
+// ACKs and CNPs on the control queue, and admits data to the egress
+// queue of its priority, pausing the ingress PG when it fills.
 func (s *Sim) arrive(pid int32, pk int32) {
 	p := &s.ports[pid]
 	if s.pkts[pk].kind == pktPFC {
@@ -144,19 +148,33 @@ func (s *Sim) arrive(pid int32, pk int32) {
 		return
 	}
 	pg := int(pkt.prio)
-	size := int64(pkt.size)
-	// admission (drop only when the headroom overflows; without PFC, when
-	// the dynamic threshold is exceeded)
+	if !s.admit(sw, p, pg, int64(pkt.size)) {
+		s.drop(op, pg, pk)
+		return
+	}
+	s.touchQueue(op, pg)
+	s.fifoPush(&op.q[pg], pk)
+	if b := op.q[pg].bytes; b > op.cnt[pg].max {
+		op.cnt[pg].max = b
+	}
+	s.checkPause(sw, pid, pg)
+	s.tryTx(out)
+}
+
+// admit charges size bytes arriving on ingress port p for priority group pg
+// to the PG's reserve, the switch's shared buffer or the PG's headroom, in
+// that order (ns-3 HPCC SwitchMmu semantics). It reports false, charging
+// nothing, when the packet must be dropped: with PFC only when the headroom
+// would overflow; without PFC when the dynamic threshold is exceeded.
+func (s *Sim) admit(sw *swState, p *port, pg int, size int64) bool {
 	shared := s.sharedOf(p, pg)
 	thr := s.threshold(sw, p, pg)
 	if s.cfg.PFC.Enabled {
 		if size+p.hdrmBytes[pg] > p.headroom[pg] && size+shared > thr {
-			s.drop(op, pg, pk)
-			return
+			return false
 		}
 	} else if p.ingBytes[pg]+size > s.cfg.PFC.ReserveBytes && size+shared > thr {
-		s.drop(op, pg, pk)
-		return
+		return false
 	}
 	nb := p.ingBytes[pg] + size
 	if nb <= s.cfg.PFC.ReserveBytes {
@@ -170,15 +188,25 @@ func (s *Sim) arrive(pid int32, pk int32) {
 		p.ingBytes[pg] = nb
 		sw.sharedUsed += min(size, nb-s.cfg.PFC.ReserveBytes)
 	}
-	s.touchQueue(op, pg)
-	s.fifoPush(&op.q[pg], pk)
-	if b := op.q[pg].bytes; b > op.cnt[pg].max {
-		op.cnt[pg].max = b
-	}
-	s.checkPause(sw, pid, pg)
-	s.tryTx(out)
+	return true
 }
 
+// release returns size bytes leaving through an egress port to the
+// accounts admit charged them to on ingress port in: headroom first, then
+// the PG's shared use, then its reserve.
+func (s *Sim) release(sw *swState, in *port, pg int, size int64) {
+	fromHdrm := min(in.hdrmBytes[pg], size)
+	fromShared := int64(0)
+	if in.ingBytes[pg] > s.cfg.PFC.ReserveBytes {
+		fromShared = min(size-fromHdrm, in.ingBytes[pg]-s.cfg.PFC.ReserveBytes)
+	}
+	in.hdrmBytes[pg] -= fromHdrm
+	in.ingBytes[pg] -= size - fromHdrm
+	sw.sharedUsed -= fromShared
+}
+
+// drop discards pk, counting it on egress queue q of op (nil when the
+// packet had no route).
 func (s *Sim) drop(op *port, q int, pk int32) {
 	pkt := &s.pkts[pk]
 	s.stats.Drops++

@@ -14,25 +14,7 @@ func (s *Sim) buildRoutes() {
 		s.sws[si].route = make([][]int32, len(s.hosts))
 	}
 	for hi, h := range s.hosts {
-		for i := range dist {
-			dist[i] = -1
-		}
-		dist[h.node] = 0
-		queue = append(queue[:0], h.node)
-		for len(queue) > 0 {
-			u := queue[0]
-			queue = queue[1:]
-			if u != h.node && s.nodeSw[u] < 0 {
-				continue // hosts do not forward
-			}
-			for _, pid := range s.nodePort[u] {
-				v := s.ports[pid].peerNode
-				if dist[v] < 0 {
-					dist[v] = dist[u] + 1
-					queue = append(queue, v)
-				}
-			}
-		}
+		queue = s.hopsTo(h.node, dist, queue)
 		for si := range s.sws {
 			sw := &s.sws[si]
 			if dist[sw.node] < 0 {
@@ -46,6 +28,32 @@ func (s *Sim) buildRoutes() {
 			}
 		}
 	}
+}
+
+// hopsTo fills dist with every node's hop count to node dst (-1 when
+// unreachable), by breadth-first search through switches (hosts do not
+// forward). queue is scratch space, returned for reuse.
+func (s *Sim) hopsTo(dst int32, dist, queue []int32) []int32 {
+	for i := range dist {
+		dist[i] = -1
+	}
+	dist[dst] = 0
+	queue = append(queue[:0], dst)
+	for len(queue) > 0 {
+		u := queue[0]
+		queue = queue[1:]
+		if u != dst && s.nodeSw[u] < 0 {
+			continue // hosts do not forward
+		}
+		for _, pid := range s.nodePort[u] {
+			v := s.ports[pid].peerNode
+			if dist[v] < 0 {
+				dist[v] = dist[u] + 1
+				queue = append(queue, v)
+			}
+		}
+	}
+	return queue
 }
 
 // nextHop picks the egress port at switch si towards host node dst for a flow

@@ -30,40 +30,58 @@ func (s *Sim) Telemetry(sw int) SwitchTelemetry {
 		p := &s.ports[pid]
 		pt := &t.Ports[li]
 		for q := 0; q < NumQueues; q++ {
-			s.touchQueue(p, q)
-			c := &p.cnt[q]
-			cur := p.q[q].bytes
-			if q == ControlQueue {
-				cur = p.ctrl.bytes
-			}
-			qc := QueueCounters{TxPkts: c.txPkts, TxBytes: c.txBytes, MarkedPkts: c.markedPkts, MarkedBytes: c.markedBytes,
-				DropPkts: c.dropPkts, DropBytes: c.dropBytes, CurBytes: cur, MaxBytes: max(c.max, cur), ECN: p.ecn[q]}
-			if win > 0 {
-				qc.AvgBytes = (c.integ - c.winInteg) / float64(win)
-			} else {
-				qc.AvgBytes = float64(cur)
-			}
-			c.winInteg = c.integ
-			c.max = cur
-			pt.Queues[q] = qc
-			pf := p.pfc[q]
-			paused := p.pausedTotal[q]
-			if p.paused[q] {
-				paused += s.now - p.pausedSince[q]
-			}
-			pausing := p.pausingTotal[q]
-			if p.pauseSent[q] {
-				pausing += s.now - p.pausingSince[q]
-			}
-			pf.PausedNs = uint64(paused / Nanosecond)
-			pf.PausingNs = uint64(pausing / Nanosecond)
-			pt.PFC[q] = pf
-			pt.PG[q] = PGState{Lossless: s.isLossless[q], HeadroomBytes: p.headroom[q], MinHeadroomBytes: p.minHeadroom,
-				Alpha: p.alpha[q], XoffBytes: s.threshold(st, p, q), SharedBytes: s.sharedOf(p, q), HeadroomUsed: p.hdrmBytes[q]}
+			pt.Queues[q] = s.readQueue(p, q, win)
+			pt.PFC[q] = s.pfcCounters(p, q)
+			pt.PG[q] = s.pgState(st, p, q)
 		}
 	}
 	st.lastRead = s.now
 	return t
+}
+
+// readQueue returns egress queue q's counters, its average depth over the
+// last win of simulated time, and its watermark since the last read; it
+// starts a new window.
+func (s *Sim) readQueue(p *port, q int, win Time) QueueCounters {
+	s.touchQueue(p, q)
+	c := &p.cnt[q]
+	cur := p.q[q].bytes
+	if q == ControlQueue {
+		cur = p.ctrl.bytes
+	}
+	qc := QueueCounters{TxPkts: c.txPkts, TxBytes: c.txBytes, MarkedPkts: c.markedPkts, MarkedBytes: c.markedBytes,
+		DropPkts: c.dropPkts, DropBytes: c.dropBytes, CurBytes: cur, MaxBytes: max(c.max, cur), ECN: p.ecn[q]}
+	if win > 0 {
+		qc.AvgBytes = (c.integ - c.winInteg) / float64(win)
+	} else {
+		qc.AvgBytes = float64(cur)
+	}
+	c.winInteg = c.integ
+	c.max = cur
+	return qc
+}
+
+// pfcCounters returns priority q's PFC frame counts on port p and the time
+// it has spent paused and pausing its peer, up to now.
+func (s *Sim) pfcCounters(p *port, q int) PFCCounters {
+	pf := p.pfc[q]
+	paused := p.pausedTotal[q]
+	if p.paused[q] {
+		paused += s.now - p.pausedSince[q]
+	}
+	pausing := p.pausingTotal[q]
+	if p.pauseSent[q] {
+		pausing += s.now - p.pausingSince[q]
+	}
+	pf.PausedNs = uint64(paused / Nanosecond)
+	pf.PausingNs = uint64(pausing / Nanosecond)
+	return pf
+}
+
+// pgState returns the MMU state of ingress priority group pg of port p.
+func (s *Sim) pgState(sw *swState, p *port, pg int) PGState {
+	return PGState{Lossless: s.isLossless[pg], HeadroomBytes: p.headroom[pg], MinHeadroomBytes: p.minHeadroom,
+		Alpha: p.alpha[pg], XoffBytes: s.threshold(sw, p, pg), SharedBytes: s.sharedOf(p, pg), HeadroomUsed: p.hdrmBytes[pg]}
 }
 
 // Stats returns run-wide totals.

@@ -30,6 +30,8 @@ func (s *Sim) transmit(pid int32, pk int32) {
 	}
 }
 
+// hasBacklog reports whether port p has a frame waiting that tryTx would
+// send when the port frees.
 func (s *Sim) hasBacklog(p *port) bool {
 	if p.pfcq.pkts > 0 || p.ctrl.pkts > 0 {
 		return true
@@ -45,11 +47,15 @@ func (s *Sim) hasBacklog(p *port) bool {
 	return false
 }
 
+// txDone handles evTxDone: port pid has finished serialising a frame.
 func (s *Sim) txDone(pid int32) {
 	s.ports[pid].wakePending = false
 	s.tryTx(pid)
 }
 
+// tryTx sends the next frame of port pid if the port is free: PFC frames
+// first, then the control queue, then data (a host's flows, or DWRR on a
+// switch). A busy port arms an evTxDone for when it frees.
 func (s *Sim) tryTx(pid int32) {
 	p := &s.ports[pid]
 	if s.now < p.busyUntil {
@@ -74,7 +80,13 @@ func (s *Sim) tryTx(pid int32) {
 		s.hostSend(pid)
 		return
 	}
-	// DWRR among data queues that are not paused
+	s.serveDWRR(pid)
+}
+
+// serveDWRR sends the next data packet of switch port pid, picked by
+// deficit-weighted round robin among its data queues that are not paused.
+func (s *Sim) serveDWRR(pid int32) {
+	p := &s.ports[pid]
 	for tries := 0; tries < NumQueues; tries++ {
 		q := int(p.rr)
 		f := &p.q[q]
@@ -101,12 +113,17 @@ func (s *Sim) tryTx(pid int32) {
 	}
 }
 
+// touchQueue brings the depth integral of egress queue q up to now; it is
+// called before the queue's depth changes and before it is read.
 func (s *Sim) touchQueue(p *port, q int) {
 	c := &p.cnt[q]
 	c.integ += float64(p.q[q].bytes) * float64(s.now-c.lastChange)
 	c.lastChange = s.now
 }
 
+// dequeueData takes the head packet of data queue q of switch port pid:
+// it releases the packet's ingress buffer, counts it, marks it CE by the
+// queue's ECN setting, and resumes the ingress PG if it may.
 func (s *Sim) dequeueData(pid int32, q int) int32 {
 	p := &s.ports[pid]
 	s.touchQueue(p, q)
@@ -116,15 +133,7 @@ func (s *Sim) dequeueData(pid int32, q int) int32 {
 	sw := &s.sws[s.nodeSw[p.node]]
 	in := &s.ports[pkt.inPort]
 	pg := int(pkt.prio)
-	// ingress accounting (ns-3 HPCC SwitchMmu semantics)
-	fromHdrm := min(in.hdrmBytes[pg], size)
-	fromShared := int64(0)
-	if in.ingBytes[pg] > s.cfg.PFC.ReserveBytes {
-		fromShared = min(size-fromHdrm, in.ingBytes[pg]-s.cfg.PFC.ReserveBytes)
-	}
-	in.hdrmBytes[pg] -= fromHdrm
-	in.ingBytes[pg] -= size - fromHdrm
-	sw.sharedUsed -= fromShared
+	s.release(sw, in, pg, size)
 	c := &p.cnt[q]
 	c.txPkts++
 	c.txBytes += uint64(size)
@@ -138,6 +147,9 @@ func (s *Sim) dequeueData(pid int32, q int) int32 {
 	return pk
 }
 
+// mark decides RED-style ECN marking for a packet leaving a queue of q
+// bytes: never at or below Kmin, always above Kmax, linearly up to Pmax
+// between them.
 func (s *Sim) mark(e ECN, q int64) bool {
 	if q <= e.KminBytes {
 		return false
