@@ -135,45 +135,53 @@ func (s *Sim) hostSend(pid int32) {
 			continue
 		}
 		h.rr = (idx + 1) % n
-		payload := int64(s.cfg.MTU)
-		if rem := f.SizeBytes - f.sndNxt; rem < payload {
-			payload = rem
-		}
-		pk := s.allocPacket()
-		size := int32(payload) + int32(s.cfg.HeaderBytes)
-		s.pkts[pk] = packet{kind: pktData, prio: f.prio, size: size, payload: int32(payload), flow: fid,
-			seq: int32(f.sndNxt), dst: s.nodeHost[f.Dst]}
-		if end := f.sndNxt + payload; end > f.maxSent {
-			s.stats.InjectedBytes += uint64(end - max(f.maxSent, f.sndNxt))
-			f.maxSent = end
-		} else {
-			s.stats.RetxBytes += uint64(payload)
-		}
-		f.sndNxt += payload
-		f.lastPktSize = size
-		s.stats.DataSentPkts++
-		f.nextAvail = s.now + Time(float64(size)*8e12/f.rate+0.5)
-		if s.cfg.DCQCN.Enabled && s.cfg.DCQCN.ByteCounter > 0 && f.cnpSeen {
-			f.bcBytes += int64(size)
-			if f.bcBytes >= s.cfg.DCQCN.ByteCounter {
-				f.bcBytes = 0
-				s.rateIncrease(f, max(f.rpStage, f.bcStage))
-				f.bcStage++
-			}
-		}
-		if f.sndNxt >= f.SizeBytes {
-			f.rtoGen++
-			f.rtoUna = f.sndUna
-			s.evq.push(s.now+s.rto, evRTO, fid, f.rtoGen)
-		}
-		s.transmit(pid, pk)
-		s.armHostWake(pid, h)
+		s.sendPacket(pid, h, fid)
 		return
 	}
 	if wake >= 0 && (h.wakeAt == 0 || wake < h.wakeAt) {
 		h.wakeAt = wake
 		s.evq.push(wake, evHostWake, pid, 0)
 	}
+}
+
+// sendPacket sends the next packet of flow fid from host port pid: it
+// accounts new and retransmitted bytes, paces the flow at its rate, feeds
+// DCQCN's byte counter, and arms the RTO once the last byte is out.
+func (s *Sim) sendPacket(pid int32, h *hostState, fid int32) {
+	f := &s.flows[fid]
+	payload := int64(s.cfg.MTU)
+	if rem := f.SizeBytes - f.sndNxt; rem < payload {
+		payload = rem
+	}
+	pk := s.allocPacket()
+	size := int32(payload) + int32(s.cfg.HeaderBytes)
+	s.pkts[pk] = packet{kind: pktData, prio: f.prio, size: size, payload: int32(payload), flow: fid,
+		seq: int32(f.sndNxt), dst: s.nodeHost[f.Dst]}
+	if end := f.sndNxt + payload; end > f.maxSent {
+		s.stats.InjectedBytes += uint64(end - max(f.maxSent, f.sndNxt))
+		f.maxSent = end
+	} else {
+		s.stats.RetxBytes += uint64(payload)
+	}
+	f.sndNxt += payload
+	f.lastPktSize = size
+	s.stats.DataSentPkts++
+	f.nextAvail = s.now + Time(float64(size)*8e12/f.rate+0.5)
+	if s.cfg.DCQCN.Enabled && s.cfg.DCQCN.ByteCounter > 0 && f.cnpSeen {
+		f.bcBytes += int64(size)
+		if f.bcBytes >= s.cfg.DCQCN.ByteCounter {
+			f.bcBytes = 0
+			s.rateIncrease(f, max(f.rpStage, f.bcStage))
+			f.bcStage++
+		}
+	}
+	if f.sndNxt >= f.SizeBytes {
+		f.rtoGen++
+		f.rtoUna = f.sndUna
+		s.evq.push(s.now+s.rto, evRTO, fid, f.rtoGen)
+	}
+	s.transmit(pid, pk)
+	s.armHostWake(pid, h)
 }
 
 // armHostWake schedules the NIC's next look at its flows: when the frame on
