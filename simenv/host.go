@@ -4,6 +4,55 @@ import "math"
 
 // ---- hosts: RoCEv2 NIC with DCQCN (Mellanox form, as ns-3 HPCC models it) ----
 
+type hostState struct {
+	node   int32
+	port   int32
+	flows  []int32
+	rr     int
+	wakeAt Time
+}
+
+type flow struct {
+	FlowRecord
+	srcHost    int32
+	prio       uint8
+	sndNxt     int64
+	sndUna     int64
+	maxSent    int64
+	done       bool
+	started    bool
+	collective int32 // index into s.colls, -1 when none
+	collStep   int32
+
+	rate, target, maxRate float64
+	nextAvail             Time
+	lastPktSize           int32
+
+	cnpSeen    bool
+	alpha      float64
+	alphaFlag  bool
+	decFlag    bool
+	alphaNext  Time
+	decPhase   Time
+	decPending bool
+	decGen     uint32
+	rpStage    int32
+	rpGen      uint32
+	incAt      Time // when the live rate-increase timer fires next (0: none)
+	bcBytes    int64
+	bcStage    int32
+
+	rcvNxt     int64
+	lastNack   int64
+	nackTimer  Time
+	lastCNP    Time
+	ackPending int32
+	ceSeen     bool
+
+	rtoGen uint32
+	rtoUna int64
+}
+
 // newFlow registers a flow; it starts at start.
 func (s *Sim) newFlow(src, dst int32, prio int, size int64, start Time, workload int, dport int) int32 {
 	id := s.addFlow(src, dst, prio, size, start, workload, dport)
@@ -86,45 +135,53 @@ func (s *Sim) hostSend(pid int32) {
 			continue
 		}
 		h.rr = (idx + 1) % n
-		payload := int64(s.cfg.MTU)
-		if rem := f.SizeBytes - f.sndNxt; rem < payload {
-			payload = rem
-		}
-		pk := s.allocPacket()
-		size := int32(payload) + int32(s.cfg.HeaderBytes)
-		s.pkts[pk] = packet{kind: pktData, prio: f.prio, size: size, payload: int32(payload), flow: fid,
-			seq: int32(f.sndNxt), dst: s.nodeHost[f.Dst]}
-		if end := f.sndNxt + payload; end > f.maxSent {
-			s.stats.InjectedBytes += uint64(end - max(f.maxSent, f.sndNxt))
-			f.maxSent = end
-		} else {
-			s.stats.RetxBytes += uint64(payload)
-		}
-		f.sndNxt += payload
-		f.lastPktSize = size
-		s.stats.DataSentPkts++
-		f.nextAvail = s.now + Time(float64(size)*8e12/f.rate+0.5)
-		if s.cfg.DCQCN.Enabled && s.cfg.DCQCN.ByteCounter > 0 && f.cnpSeen {
-			f.bcBytes += int64(size)
-			if f.bcBytes >= s.cfg.DCQCN.ByteCounter {
-				f.bcBytes = 0
-				s.rateIncrease(f, max(f.rpStage, f.bcStage))
-				f.bcStage++
-			}
-		}
-		if f.sndNxt >= f.SizeBytes {
-			f.rtoGen++
-			f.rtoUna = f.sndUna
-			s.evq.push(s.now+s.rto, evRTO, fid, f.rtoGen)
-		}
-		s.transmit(pid, pk)
-		s.armHostWake(pid, h)
+		s.sendPacket(pid, h, fid)
 		return
 	}
 	if wake >= 0 && (h.wakeAt == 0 || wake < h.wakeAt) {
 		h.wakeAt = wake
 		s.evq.push(wake, evHostWake, pid, 0)
 	}
+}
+
+// sendPacket sends the next packet of flow fid from host port pid: it
+// accounts new and retransmitted bytes, paces the flow at its rate, feeds
+// DCQCN's byte counter, and arms the RTO once the last byte is out.
+func (s *Sim) sendPacket(pid int32, h *hostState, fid int32) {
+	f := &s.flows[fid]
+	payload := int64(s.cfg.MTU)
+	if rem := f.SizeBytes - f.sndNxt; rem < payload {
+		payload = rem
+	}
+	pk := s.allocPacket()
+	size := int32(payload) + int32(s.cfg.HeaderBytes)
+	s.pkts[pk] = packet{kind: pktData, prio: f.prio, size: size, payload: int32(payload), flow: fid,
+		seq: int32(f.sndNxt), dst: s.nodeHost[f.Dst]}
+	if end := f.sndNxt + payload; end > f.maxSent {
+		s.stats.InjectedBytes += uint64(end - max(f.maxSent, f.sndNxt))
+		f.maxSent = end
+	} else {
+		s.stats.RetxBytes += uint64(payload)
+	}
+	f.sndNxt += payload
+	f.lastPktSize = size
+	s.stats.DataSentPkts++
+	f.nextAvail = s.now + Time(float64(size)*8e12/f.rate+0.5)
+	if s.cfg.DCQCN.Enabled && s.cfg.DCQCN.ByteCounter > 0 && f.cnpSeen {
+		f.bcBytes += int64(size)
+		if f.bcBytes >= s.cfg.DCQCN.ByteCounter {
+			f.bcBytes = 0
+			s.rateIncrease(f, max(f.rpStage, f.bcStage))
+			f.bcStage++
+		}
+	}
+	if f.sndNxt >= f.SizeBytes {
+		f.rtoGen++
+		f.rtoUna = f.sndUna
+		s.evq.push(s.now+s.rto, evRTO, fid, f.rtoGen)
+	}
+	s.transmit(pid, pk)
+	s.armHostWake(pid, h)
 }
 
 // armHostWake schedules the NIC's next look at its flows: when the frame on

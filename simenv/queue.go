@@ -15,10 +15,10 @@ const (
 	evCollective // a: workload index, b: iteration
 )
 
-// event is one scheduled action, 16 bytes so that a 4-ary heap node's
-// children share one cache line. The kind sits in the top bits of ka. Events
-// at the same instant come out in an order fixed by the heap's (deterministic)
-// operations, so runs are reproducible.
+// event is one scheduled action in 16 bytes, so the queue's buckets stay
+// compact. The kind sits in the top bits of ka. Events at the same instant
+// come out in an order fixed by the queue's (deterministic) operations, so
+// runs are reproducible.
 type event struct {
 	t  Time
 	ka uint32 // kind<<kindShift | a

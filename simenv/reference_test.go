@@ -12,13 +12,14 @@ import (
 	"github.com/ecntune/ecntune/simenv/scenario"
 )
 
-const refDir = "../../shared/reference/ns3-hpcc"
+// refDir holds the ns-3 HPCC reference runs (see its README.md).
+const refDir = "../testdata/ns3-hpcc"
 
 func loadRef(t testing.TB, name string) simenv.Config {
 	t.Helper()
 	p := filepath.Join(refDir, name)
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("reference data not found at %s", p)
+		t.Fatalf("reference data not found at %s: %v", p, err)
 	}
 	c, err := scenario.LoadHPCCConfig(p)
 	if err != nil {

@@ -65,119 +65,180 @@ func (s *Sim) sampleCDF(cdf []CDFPoint) int64 {
 	return int64(math.Max(1, cdf[len(cdf)-1].Bytes))
 }
 
+// initWorkloads builds a generator per workload, in configuration order
+// (collectives draw their ranks from the workload RNG then), and schedules
+// the first event of each.
 func (s *Sim) initWorkloads() error {
 	for i := range s.cfg.Workloads {
-		w := &s.cfg.Workloads[i]
-		g := generator{w: w, index: i, coll: -1}
-		if len(w.Hosts) > 0 {
-			for _, h := range w.Hosts {
-				if h < 0 || h >= len(s.nodeHost) || s.nodeHost[h] < 0 {
-					return fmt.Errorf("workloads[%d]: node %d is not a host", i, h)
-				}
-				g.hosts = append(g.hosts, int32(h))
-			}
-		} else {
-			for _, h := range s.hosts {
-				g.hosts = append(g.hosts, h.node)
-			}
-		}
-		if w.End > 0 && w.End <= w.Start {
-			return fmt.Errorf("workloads[%d]: end %v is not after start %v", i, w.End, w.Start)
-		}
-		switch w.Kind {
-		case WorkloadCDF:
-			if len(w.CDF) < 2 {
-				return fmt.Errorf("workloads[%d]: cdf needs at least 2 points", i)
-			}
-			if !(w.Load > 0 && w.Load <= 1) {
-				return fmt.Errorf("workloads[%d]: load %g outside (0, 1]", i, w.Load)
-			}
-			g.meanBytes = CDFMean(w.CDF)
-			if last := w.CDF[len(w.CDF)-1].Bytes; last > MaxFlowBytes {
-				return fmt.Errorf("workloads[%d]: cdf reaches %g B, above the %d B a flow may carry", i, last, int64(MaxFlowBytes))
-			}
-			total := 0.0
-			for _, h := range g.hosts {
-				total += s.ports[s.hosts[s.nodeHost[h]].port].rate
-			}
-			g.rate = total * w.Load / (8 * g.meanBytes)
-			if len(g.hosts) < 2 {
-				return fmt.Errorf("workloads[%d]: cdf needs at least 2 hosts", i)
-			}
-		case WorkloadIncast:
-			if w.Fanin < 1 || w.Fanin >= len(g.hosts) {
-				return fmt.Errorf("workloads[%d]: fanin %d outside 1..%d (hosts - 1)", i, w.Fanin, len(g.hosts)-1)
-			}
-			if w.SizeBytes <= 0 || w.SizeBytes > MaxFlowBytes {
-				return fmt.Errorf("workloads[%d]: incast size %d B outside 1..%d", i, w.SizeBytes, int64(MaxFlowBytes))
-			}
-		case WorkloadAllReduce, WorkloadAllToAll:
-			if w.Ranks < 2 || w.Ranks > len(g.hosts) {
-				return fmt.Errorf("workloads[%d]: ranks %d outside 2..%d", i, w.Ranks, len(g.hosts))
-			}
-			if w.SizeBytes <= 0 || w.SizeBytes/int64(w.Ranks) > MaxFlowBytes {
-				return fmt.Errorf("workloads[%d]: collective size %d B outside 1..%d per rank", i, w.SizeBytes, int64(MaxFlowBytes))
-			}
-			c := collState{gen: i}
-			// ranks spread over the host list (round-robin across racks)
-			perm := s.rngWork.Perm(len(g.hosts))
-			for r := 0; r < w.Ranks; r++ {
-				c.ranks = append(c.ranks, g.hosts[perm[r]])
-			}
-			n := int64(w.Ranks)
-			c.chunk = (w.SizeBytes + n - 1) / n
-			if w.Kind == WorkloadAllReduce {
-				c.steps = 2 * (w.Ranks - 1)
-			} else {
-				c.steps = 1
-			}
-			g.coll = len(s.colls)
-			s.colls = append(s.colls, c)
-		case WorkloadTrace:
-			for j, f := range w.Flows {
-				for _, nd := range []int{f.Src, f.Dst} {
-					if nd < 0 || nd >= len(s.nodeHost) || s.nodeHost[nd] < 0 {
-						return fmt.Errorf("workloads[%d]: flow %d names node %d, which is not a host", i, j, nd)
-					}
-				}
-				if f.SizeBytes < 0 || f.SizeBytes > MaxFlowBytes {
-					return fmt.Errorf("workloads[%d]: flow %d size %d B outside 0..%d", i, j, f.SizeBytes, int64(MaxFlowBytes))
-				}
-				if f.Src == f.Dst {
-					return fmt.Errorf("workloads[%d]: flow %d goes from node %d to itself", i, j, f.Src)
-				}
-				if j > 0 && f.Start < w.Flows[j-1].Start {
-					return fmt.Errorf("workloads[%d]: flows must be sorted by start time (flow %d)", i, j)
-				}
-			}
-		default:
-			return fmt.Errorf("workloads[%d]: unknown kind %q", i, w.Kind)
+		g, err := s.newGenerator(i)
+		if err != nil {
+			return err
 		}
 		s.gens = append(s.gens, g)
 	}
 	for i := range s.gens {
-		g := &s.gens[i]
-		w := g.w
-		switch w.Kind {
-		case WorkloadCDF:
-			s.scheduleGen(i, w.Start+s.expGap(g.rate))
-		case WorkloadIncast:
-			s.scheduleGen(i, w.Start)
-		case WorkloadAllReduce, WorkloadAllToAll:
-			if w.End > 0 && w.Start >= w.End {
-				g.exhausted = true
-				continue
+		s.startGenerator(i)
+	}
+	return nil
+}
+
+// newGenerator checks workload i and builds its generator.
+func (s *Sim) newGenerator(i int) (generator, error) {
+	w := &s.cfg.Workloads[i]
+	g := generator{w: w, index: i, coll: -1}
+	hosts, err := s.workloadHosts(i, w)
+	if err != nil {
+		return g, err
+	}
+	g.hosts = hosts
+	if w.End > 0 && w.End <= w.Start {
+		return g, fmt.Errorf("workloads[%d]: end %v is not after start %v", i, w.End, w.Start)
+	}
+	switch w.Kind {
+	case WorkloadCDF:
+		err = s.initCDF(&g)
+	case WorkloadIncast:
+		err = checkIncast(&g)
+	case WorkloadAllReduce, WorkloadAllToAll:
+		err = s.initCollective(&g)
+	case WorkloadTrace:
+		err = s.checkTrace(&g)
+	default:
+		err = fmt.Errorf("workloads[%d]: unknown kind %q", i, w.Kind)
+	}
+	return g, err
+}
+
+// workloadHosts returns the node ids of the hosts workload i uses: those it
+// lists, or every host.
+func (s *Sim) workloadHosts(i int, w *Workload) ([]int32, error) {
+	var hosts []int32
+	if len(w.Hosts) > 0 {
+		for _, h := range w.Hosts {
+			if h < 0 || h >= len(s.nodeHost) || s.nodeHost[h] < 0 {
+				return nil, fmt.Errorf("workloads[%d]: node %d is not a host", i, h)
 			}
-			s.evq.push(w.Start, evCollective, int32(i), 0)
-		case WorkloadTrace:
-			if len(w.Flows) == 0 {
-				g.exhausted = true
-				continue
+			hosts = append(hosts, int32(h))
+		}
+		return hosts, nil
+	}
+	for _, h := range s.hosts {
+		hosts = append(hosts, h.node)
+	}
+	return hosts, nil
+}
+
+// initCDF checks a cdf workload and sets its flow arrival rate: Load of
+// its hosts' NIC capacity, in flows of the CDF's mean size.
+func (s *Sim) initCDF(g *generator) error {
+	i, w := g.index, g.w
+	if len(w.CDF) < 2 {
+		return fmt.Errorf("workloads[%d]: cdf needs at least 2 points", i)
+	}
+	if !(w.Load > 0 && w.Load <= 1) {
+		return fmt.Errorf("workloads[%d]: load %g outside (0, 1]", i, w.Load)
+	}
+	g.meanBytes = CDFMean(w.CDF)
+	if last := w.CDF[len(w.CDF)-1].Bytes; last > MaxFlowBytes {
+		return fmt.Errorf("workloads[%d]: cdf reaches %g B, above the %d B a flow may carry", i, last, int64(MaxFlowBytes))
+	}
+	total := 0.0
+	for _, h := range g.hosts {
+		total += s.ports[s.hosts[s.nodeHost[h]].port].rate
+	}
+	g.rate = total * w.Load / (8 * g.meanBytes)
+	if len(g.hosts) < 2 {
+		return fmt.Errorf("workloads[%d]: cdf needs at least 2 hosts", i)
+	}
+	return nil
+}
+
+// checkIncast checks an incast workload's fan-in and size.
+func checkIncast(g *generator) error {
+	i, w := g.index, g.w
+	if w.Fanin < 1 || w.Fanin >= len(g.hosts) {
+		return fmt.Errorf("workloads[%d]: fanin %d outside 1..%d (hosts - 1)", i, w.Fanin, len(g.hosts)-1)
+	}
+	if w.SizeBytes <= 0 || w.SizeBytes > MaxFlowBytes {
+		return fmt.Errorf("workloads[%d]: incast size %d B outside 1..%d", i, w.SizeBytes, int64(MaxFlowBytes))
+	}
+	return nil
+}
+
+// initCollective checks an allreduce or alltoall workload and adds its
+// collState, its ranks drawn at random from the workload's hosts.
+func (s *Sim) initCollective(g *generator) error {
+	i, w := g.index, g.w
+	if w.Ranks < 2 || w.Ranks > len(g.hosts) {
+		return fmt.Errorf("workloads[%d]: ranks %d outside 2..%d", i, w.Ranks, len(g.hosts))
+	}
+	if w.SizeBytes <= 0 || w.SizeBytes/int64(w.Ranks) > MaxFlowBytes {
+		return fmt.Errorf("workloads[%d]: collective size %d B outside 1..%d per rank", i, w.SizeBytes, int64(MaxFlowBytes))
+	}
+	c := collState{gen: i}
+	// ranks spread over the host list (round-robin across racks)
+	perm := s.rngWork.Perm(len(g.hosts))
+	for r := 0; r < w.Ranks; r++ {
+		c.ranks = append(c.ranks, g.hosts[perm[r]])
+	}
+	n := int64(w.Ranks)
+	c.chunk = (w.SizeBytes + n - 1) / n
+	if w.Kind == WorkloadAllReduce {
+		c.steps = 2 * (w.Ranks - 1)
+	} else {
+		c.steps = 1
+	}
+	g.coll = len(s.colls)
+	s.colls = append(s.colls, c)
+	return nil
+}
+
+// checkTrace checks a trace workload's flows: between two distinct hosts,
+// of a size a flow may carry, sorted by start time.
+func (s *Sim) checkTrace(g *generator) error {
+	i, w := g.index, g.w
+	for j, f := range w.Flows {
+		for _, nd := range []int{f.Src, f.Dst} {
+			if nd < 0 || nd >= len(s.nodeHost) || s.nodeHost[nd] < 0 {
+				return fmt.Errorf("workloads[%d]: flow %d names node %d, which is not a host", i, j, nd)
 			}
-			s.scheduleGen(i, w.Start+w.Flows[0].Start)
+		}
+		if f.SizeBytes < 0 || f.SizeBytes > MaxFlowBytes {
+			return fmt.Errorf("workloads[%d]: flow %d size %d B outside 0..%d", i, j, f.SizeBytes, int64(MaxFlowBytes))
+		}
+		if f.Src == f.Dst {
+			return fmt.Errorf("workloads[%d]: flow %d goes from node %d to itself", i, j, f.Src)
+		}
+		if j > 0 && f.Start < w.Flows[j-1].Start {
+			return fmt.Errorf("workloads[%d]: flows must be sorted by start time (flow %d)", i, j)
 		}
 	}
 	return nil
+}
+
+// startGenerator schedules the first event of generator i, or marks it
+// exhausted when it has nothing to send.
+func (s *Sim) startGenerator(i int) {
+	g := &s.gens[i]
+	w := g.w
+	switch w.Kind {
+	case WorkloadCDF:
+		s.scheduleGen(i, w.Start+s.expGap(g.rate))
+	case WorkloadIncast:
+		s.scheduleGen(i, w.Start)
+	case WorkloadAllReduce, WorkloadAllToAll:
+		if w.End > 0 && w.Start >= w.End {
+			g.exhausted = true
+			return
+		}
+		s.evq.push(w.Start, evCollective, int32(i), 0)
+	case WorkloadTrace:
+		if len(w.Flows) == 0 {
+			g.exhausted = true
+			return
+		}
+		s.scheduleGen(i, w.Start+w.Flows[0].Start)
+	}
 }
 
 func (s *Sim) expGap(rate float64) Time {

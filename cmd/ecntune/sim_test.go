@@ -137,7 +137,7 @@ func TestSimRunsScenario(t *testing.T) {
 // TestSimRunsHPCCConfig runs ns-3's single 1 MB flow and compares with the
 // reference: same flow in the fct file, FCT within 3% of ns-3's 87,091 ns.
 func TestSimRunsHPCCConfig(t *testing.T) {
-	cfgPath := "../../../shared/reference/ns3-hpcc/config_star_single1MB_dcqcn.txt"
+	cfgPath := "../../testdata/ns3-hpcc/config_star_single1MB_dcqcn.txt"
 	if _, err := os.Stat(cfgPath); err != nil {
 		t.Skipf("reference absent: %v", err)
 	}

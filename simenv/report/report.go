@@ -1,9 +1,3 @@
-// Package report summarises a simulation run: FCT slowdown per flow-size
-// bucket, utilisation, goodput and the run's counters, as JSON or as an
-// aligned table, and reads and writes per-flow results in the ns-3 HPCC fct
-// format so runs can be compared flow by flow with the reference simulator.
-// It is pure: it does no I/O of its own beyond the writers and readers it is
-// handed, and reads no clock (wall time comes in as an argument).
 package report
 
 import (

@@ -216,10 +216,10 @@ func TestReadFCTErrors(t *testing.T) {
 // checks the summary against the table in the reference README (nearest-rank
 // percentiles reproduce it; the one cell it rounds differently is noted).
 func TestReferenceFCT(t *testing.T) {
-	path := "../../../shared/reference/ns3-hpcc/fct_fat_ws30_dcqcn.txt"
+	path := "../../testdata/ns3-hpcc/fct_fat_ws30_dcqcn.txt"
 	fh, err := os.Open(path)
 	if err != nil {
-		t.Skipf("reference absent: %v", err)
+		t.Fatalf("reference absent: %v", err)
 	}
 	defer fh.Close()
 	flows, err := ReadFCT(fh)

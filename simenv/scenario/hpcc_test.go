@@ -11,12 +11,13 @@ import (
 	"github.com/ecntune/ecntune/simenv"
 )
 
-const refDir = "../../../shared/reference/ns3-hpcc"
+// refDir holds the ns-3 HPCC reference runs (see its README.md).
+const refDir = "../../testdata/ns3-hpcc"
 
 func needRef(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat(refDir); err != nil {
-		t.Skipf("reference files absent: %v", err)
+		t.Fatalf("reference files absent: %v", err)
 	}
 }
 

@@ -1,0 +1,258 @@
+package simenv
+
+import (
+	"fmt"
+	"math"
+)
+
+// ---- building the fabric from a Config ----
+
+// validate checks cfg, fills the defaults it may (AckEvery), and names the
+// first inconsistent field.
+func validate(cfg *Config) error {
+	if err := validateTopology(&cfg.Topology); err != nil {
+		return err
+	}
+	if cfg.MTU <= 0 {
+		return fmt.Errorf("mtu %d must be positive", cfg.MTU)
+	}
+	if cfg.HeaderBytes < 0 || cfg.AckBytes <= 0 {
+		return fmt.Errorf("header bytes %d / ack bytes %d invalid", cfg.HeaderBytes, cfg.AckBytes)
+	}
+	if cfg.AckEvery <= 0 {
+		cfg.AckEvery = 1
+	}
+	if cfg.BufferBytes <= 0 {
+		return fmt.Errorf("buffer %d B must be positive", cfg.BufferBytes)
+	}
+	if err := cfg.ECN.Validate(); err != nil {
+		return fmt.Errorf("ecn: %w", err)
+	}
+	for r, e := range cfg.ECNByRate {
+		if err := e.Validate(); err != nil {
+			return fmt.Errorf("ecn at %g bps: %w", r, err)
+		}
+	}
+	if cfg.PFC.Alpha <= 0 {
+		return fmt.Errorf("pfc alpha %g must be positive", cfg.PFC.Alpha)
+	}
+	if cfg.PFC.HeadroomFormula != "" && cfg.PFC.HeadroomFormula != HeadroomIEEE && cfg.PFC.HeadroomFormula != HeadroomHPCC {
+		return fmt.Errorf("pfc headroom formula %q unknown (want %s or %s)", cfg.PFC.HeadroomFormula, HeadroomIEEE, HeadroomHPCC)
+	}
+	if err := validateDCQCN(&cfg.DCQCN); err != nil {
+		return err
+	}
+	for i, w := range cfg.Workloads {
+		if w.Priority < 0 || w.Priority >= ControlQueue {
+			return fmt.Errorf("workloads[%d]: priority %d outside 0..%d", i, w.Priority, ControlQueue-1)
+		}
+	}
+	return nil
+}
+
+// validateTopology checks that there are nodes and that every link joins
+// two of them at a positive rate with a non-negative delay. Host links are
+// checked when the fabric is built.
+func validateTopology(t *Topology) error {
+	if len(t.Nodes) == 0 {
+		return fmt.Errorf("topology: no nodes")
+	}
+	for i, l := range t.Links {
+		if l.A < 0 || l.A >= len(t.Nodes) || l.B < 0 || l.B >= len(t.Nodes) || l.A == l.B {
+			return fmt.Errorf("topology: link %d joins nodes %d and %d, which do not exist (have %d nodes)", i, l.A, l.B, len(t.Nodes))
+		}
+		if !(l.RateBps > 0) {
+			return fmt.Errorf("topology: link %d (%d-%d) has rate %g, must be positive", i, l.A, l.B, l.RateBps)
+		}
+		if l.Delay < 0 {
+			return fmt.Errorf("topology: link %d (%d-%d) has a negative delay", i, l.A, l.B)
+		}
+	}
+	return nil
+}
+
+// validateDCQCN checks the NIC congestion control's parameters when it is
+// enabled.
+func validateDCQCN(d *DCQCNConfig) error {
+	if !d.Enabled {
+		return nil
+	}
+	if !(d.G > 0 && d.G <= 1) {
+		return fmt.Errorf("dcqcn g %g outside (0, 1]", d.G)
+	}
+	if d.AlphaTimer <= 0 || d.DecreaseTimer <= 0 || d.IncreaseTimer <= 0 {
+		return fmt.Errorf("dcqcn timers must be positive")
+	}
+	if d.MinRateBps <= 0 {
+		return fmt.Errorf("dcqcn min rate must be positive")
+	}
+	return nil
+}
+
+// build lays the fabric out: nodes and links, the hosts' NIC ports, the
+// lossless priorities, every switch's ports and MMU, then the routes.
+func (s *Sim) build() error {
+	s.buildNodes()
+	if err := s.attachHosts(); err != nil {
+		return err
+	}
+	s.chooseLossless()
+	for si := range s.sws {
+		s.initSwitch(si)
+	}
+	s.buildRoutes()
+	return nil
+}
+
+// buildNodes makes a switch or a host of every node and two ports of every
+// link, in configuration order (which fixes every index).
+func (s *Sim) buildNodes() {
+	t := &s.cfg.Topology
+	n := len(t.Nodes)
+	s.nodeSw = make([]int32, n)
+	s.nodeHost = make([]int32, n)
+	s.nodePort = make([][]int32, n)
+	for i, nd := range t.Nodes {
+		s.nodeSw[i], s.nodeHost[i] = -1, -1
+		if nd.Switch {
+			s.nodeSw[i] = int32(len(s.sws))
+			s.sws = append(s.sws, swState{node: int32(i)})
+		} else {
+			s.nodeHost[i] = int32(len(s.hosts))
+			s.hosts = append(s.hosts, hostState{node: int32(i), port: -1})
+		}
+	}
+	for _, l := range t.Links {
+		a := s.addPort(int32(l.A), l)
+		b := s.addPort(int32(l.B), l)
+		s.ports[a].peerNode, s.ports[a].peerPort = int32(l.B), b
+		s.ports[b].peerNode, s.ports[b].peerPort = int32(l.A), a
+	}
+}
+
+// attachHosts gives every host its one port and sets the NIC rate (the
+// fastest host link).
+func (s *Sim) attachHosts() error {
+	t := &s.cfg.Topology
+	for i := range s.hosts {
+		h := &s.hosts[i]
+		if len(s.nodePort[h.node]) != 1 {
+			return fmt.Errorf("topology: host %s (node %d) has %d links; a host needs exactly one", t.Nodes[h.node].Name, h.node, len(s.nodePort[h.node]))
+		}
+		h.port = s.nodePort[h.node][0]
+		if r := s.ports[h.port].rate; r > s.nicRate {
+			s.nicRate = r
+		}
+	}
+	if len(s.hosts) < 2 {
+		return fmt.Errorf("topology: %d hosts, need at least 2", len(s.hosts))
+	}
+	return nil
+}
+
+// chooseLossless makes lossless the priorities the workloads use
+// (DefaultPriority when none does) and takes ACKs off the control queue
+// unless Config.AckHighPriority.
+func (s *Sim) chooseLossless() {
+	for _, w := range s.cfg.Workloads {
+		p := w.Priority
+		if w.Kind == WorkloadTrace {
+			for _, f := range w.Flows {
+				if f.Priority >= 0 && f.Priority < ControlQueue {
+					s.isLossless[f.Priority] = true
+				}
+			}
+			continue
+		}
+		s.isLossless[p] = true
+	}
+	if !s.cfg.AckHighPriority {
+		s.ackPrio = -1
+	}
+	for p := 0; p < NumQueues; p++ {
+		if s.isLossless[p] {
+			s.lossless = append(s.lossless, p)
+		}
+	}
+	if len(s.lossless) == 0 {
+		s.isLossless[DefaultPriority] = true
+		s.lossless = []int{DefaultPriority}
+	}
+}
+
+// initSwitch sets switch si up: buffer, ECMP seed, the initial ECN setting
+// of every egress queue, the MMU of every ingress port, and its SwitchInfo
+// (appended to s.infos, so switches are set up in index order).
+func (s *Sim) initSwitch(si int) {
+	cfg := &s.cfg
+	t := &cfg.Topology
+	sw := &s.sws[si]
+	sw.ports = s.nodePort[sw.node]
+	sw.buffer = cfg.BufferBytes
+	sw.seed = splitmix(cfg.Seed*0x100000001b3 + uint64(si) + 1)
+	info := SwitchInfo{Index: si, Node: int(sw.node), Name: t.Nodes[sw.node].Name, BufferBytes: sw.buffer}
+	for li, pid := range sw.ports {
+		p := &s.ports[pid]
+		for q := 0; q < NumQueues; q++ {
+			p.ecn[q] = s.initialECN(p.rate)
+		}
+		s.initPortMMU(p)
+		info.Ports = append(info.Ports, PortInfo{Index: li, Name: fmt.Sprintf("Ethernet%d", li),
+			Peer: t.Nodes[p.peerNode].Name, PeerSwitch: t.Nodes[p.peerNode].Switch, PeerPort: int(s.ports[p.peerPort].local),
+			RateBps: p.rate, Delay: p.delay})
+	}
+	s.recomputeReserve(sw)
+	s.infos = append(s.infos, info)
+}
+
+// initPortMMU sets a switch port's minimum headroom and, for every lossless
+// PG, its configured headroom and dynamic-threshold alpha.
+func (s *Sim) initPortMMU(p *port) {
+	cfg := &s.cfg
+	p.minHeadroom = s.MinHeadroom(p.rate, p.delay)
+	for _, pg := range s.lossless {
+		hr := p.minHeadroom
+		if cfg.PFC.HeadroomBytes > 0 {
+			hr = int64(math.Round(float64(cfg.PFC.HeadroomBytes) * p.rate / 100e9))
+		} else if cfg.PFC.HeadroomFormula == HeadroomHPCC {
+			hr = int64(p.rate * float64(p.delay/Nanosecond) / 8 / 1e9 * 3)
+		}
+		p.headroom[pg] = hr
+		a := cfg.PFC.Alpha
+		if cfg.PFC.AlphaScaleWithRate {
+			for r := p.rate; r > s.nicRate*1.0000001; r /= 2 {
+				a *= 2
+			}
+		}
+		p.alpha[pg] = a
+	}
+}
+
+func (s *Sim) addPort(node int32, l Link) int32 {
+	id := int32(len(s.ports))
+	p := port{id: id, node: node, local: int32(len(s.nodePort[node])), rate: l.RateBps,
+		psPerByte: 8e12 / l.RateBps, delay: l.Delay, isHost: !s.cfg.Topology.Nodes[node].Switch}
+	p.pfcq, p.ctrl, p.wire = newFifo(), newFifo(), newFifo()
+	for q := range p.q {
+		p.q[q] = newFifo()
+	}
+	s.ports = append(s.ports, p)
+	s.nodePort[node] = append(s.nodePort[node], id)
+	return id
+}
+
+func (s *Sim) initialECN(rate float64) ECN {
+	if e, ok := s.cfg.ECNByRate[rate]; ok {
+		return e
+	}
+	e := s.cfg.ECN
+	f := rate / 100e9
+	return ECN{KminBytes: int64(math.Round(float64(e.KminBytes) * f)), KmaxBytes: int64(math.Round(float64(e.KmaxBytes) * f)), Pmax: e.Pmax}
+}
+
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}

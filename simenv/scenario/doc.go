@@ -1,0 +1,46 @@
+// Package scenario turns scenario files into simenv.Config: ecntune's YAML scenarios and the ns-3 HPCC simulator's input files.
+// Call Load (or Parse, ParseFS) for a YAML scenario, LoadHPCCConfig for an HPCC config.txt, then simenv.New on the result.
+//
+// It is the I/O edge of the simulator: it reads files (Load*, ParseFS) or
+// parses bytes it is handed (Parse*); the same input always gives the same
+// Config. LoadHPCCTopology, LoadFlowFile and LoadCDF read the other HPCC
+// formats (topology, flow and flow-size CDF files) on their own.
+//
+// A YAML scenario:
+//
+//	name: websearch-50          # default: the file name without extension
+//	seed: 1
+//	duration: 20ms
+//	topology: {kind: leafspine, leaves: 4, spines: 2, hosts_per_leaf: 8,
+//	           host_rate: 100Gbps, fabric_rate: 400Gbps, link_delay: 1us, buffer: 32MB}
+//	  # kind: star takes hosts, host_rate, link_delay, buffer
+//	  # kind: hpcc takes file (an HPCC topology file) and buffer
+//	ecn: {kmin: 400KB, kmax: 1600KB, pmax: 0.2}   # at 100 Gb/s, scaled with port rate
+//	pfc: {enabled: true, alpha: 0.125, alpha_scale_with_rate: true, cable: 5m,
+//	      headroom: 100KB, formula: ieee, reserve: 4KiB, xon_offset: 3KiB}
+//	dcqcn: {enabled: true, g: 0.00390625, ai: 20Mbps, hai: 200Mbps, increase_timer: 300us,
+//	        alpha_timer: 1us, decrease_timer: 4us, min_rate: 1Gbps, fast_recovery: 1,
+//	        cnp_interval: 0us, byte_counter: 0}
+//	mtu: 1000                   # payload bytes per packet
+//	header_bytes: 48
+//	ack_bytes: 64
+//	ack_high_priority: true
+//	ack_every: 1
+//	workloads:                  # every kind also takes start, end, priority, hosts
+//	  - {kind: cdf, cdf: cdf/websearch.txt, load: 0.5, start: 0ms, end: 20ms}
+//	  - {kind: incast, fanin: 16, size: 1MB, every: 2ms}
+//	  - {kind: allreduce, ranks: 16, size: 16MiB, gap: 1ms}
+//	  - {kind: alltoall, ranks: 8, size: 8MiB, gap: 1ms}
+//	  - {kind: trace, file: flows.txt}   # an HPCC flow file; takes only file
+//
+// File paths are relative to the scenario file. Sizes take B, KB, MB, GB
+// (decimal) or KiB, MiB, GiB; rates bps..Tbps; durations ns, us, ms, s;
+// cable lengths m or km. Every omitted field takes simenv.DefaultConfig()'s
+// value; topology rates default to 100Gbps (fabric_rate: host_rate), link
+// delay to 1us, buffer to simenv.DefaultBufferBytes. hosts lists host names
+// (host0, host1, ...; in hpcc topologies host<node id>).
+//
+// Unknown keys, values of the wrong type or out of range, and references to
+// files, nodes or hosts that do not exist are errors naming the file, the
+// line and the field path; nothing is returned until everything is valid.
+package scenario
