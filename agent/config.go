@@ -26,7 +26,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"sort"
 	"strings"
@@ -613,19 +612,4 @@ func parseBounds(field string, b fileBounds) (RateBounds, error) {
 	}
 	rb.PmaxMin, rb.PmaxMax = b.Pmax[0], b.Pmax[1]
 	return rb, nil
-}
-
-// ScalePreset scales a setting stated at the reference rate (100 Gb/s) to a
-// port of rateBps. Pmax and headroom are left as they are (headroom is
-// managed separately against the computed minimum).
-func ScalePreset(s env.Setting, rateBps float64) env.Setting {
-	if rateBps <= 0 || math.IsNaN(rateBps) {
-		return s
-	}
-	return env.Setting{
-		KminBytes:     units.ScaleBytes(s.KminBytes, rateBps),
-		KmaxBytes:     units.ScaleBytes(s.KmaxBytes, rateBps),
-		Pmax:          s.Pmax,
-		HeadroomBytes: s.HeadroomBytes,
-	}
 }

@@ -596,7 +596,7 @@ func (g *Guard) watchdog(now int64, plan *Plan) {
 			if q.pending || !validSetting(q.current) {
 				continue
 			}
-			safe := ScalePreset(g.cfg.Safe, q.rate)
+			safe := g.cfg.Safe.ScaledTo(q.rate)
 			safe.HeadroomBytes = q.current.HeadroomBytes
 			safe.Pmax = quantizePmax(safe.Pmax, g.cfg.PmaxStep)
 			if sameSetting(safe, q.current, 1e-9) {
@@ -672,7 +672,7 @@ func (g *Guard) decide(now int64, o *env.Observation, d *policy.Decision) (*Chan
 			return rej(RuleConfidence, fmt.Sprintf("confidence %.3g below %.3g", d.Confidence, g.cfg.MinConfidence))
 		}
 		kind = KindFallback
-		wanted = ScalePreset(g.cfg.Fallback, q.rate)
+		wanted = g.cfg.Fallback.ScaledTo(q.rate)
 		wanted.HeadroomBytes = cur.HeadroomBytes
 		wanted.Pmax = quantizePmax(wanted.Pmax, g.cfg.PmaxStep)
 		reason = fmt.Sprintf("confidence %.3g below %.3g: fallback preset", d.Confidence, g.cfg.MinConfidence)

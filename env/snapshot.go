@@ -5,6 +5,12 @@
 // simulator in process and switches reached over gNMI.
 package env
 
+import (
+	"math"
+
+	"github.com/ecntune/ecntune/internal/units"
+)
+
 // Setting is the tunable state of one lossless egress queue and its PG.
 type Setting struct {
 	KminBytes     int64   `json:"kmin_bytes"`
@@ -12,6 +18,24 @@ type Setting struct {
 	Pmax          float64 `json:"pmax"`                     // probability in (0, 1]
 	HeadroomBytes int64   `json:"headroom_bytes,omitempty"` // 0: not managed / unknown
 }
+
+// ScaledTo restates s, stated at units.RefRateBps (100 Gb/s), for a port
+// of rateBps: Kmin and Kmax scale linearly with the rate
+// (units.ScaleBytes); Pmax and headroom are kept. A rate that is not
+// known (KnownRate) gives s unchanged. It is the one place a setting is
+// scaled to a link rate.
+func (s Setting) ScaledTo(rateBps float64) Setting {
+	if !KnownRate(rateBps) {
+		return s
+	}
+	s.KminBytes = units.ScaleBytes(s.KminBytes, rateBps)
+	s.KmaxBytes = units.ScaleBytes(s.KmaxBytes, rateBps)
+	return s
+}
+
+// KnownRate reports whether rateBps is a usable link rate: positive and
+// finite (not 0, negative, NaN or infinite).
+func KnownRate(rateBps float64) bool { return rateBps > 0 && !math.IsInf(rateBps, 0) }
 
 // QueueKey names one egress queue of one switch.
 type QueueKey struct {

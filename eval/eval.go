@@ -334,8 +334,8 @@ func RunAll(scs []Scenario, specs []string, opt Options) (*Result, error) {
 				for k := 0; k < opt.Seeds; k++ {
 					j := job{sc: si, spec: c.spec, seed: scs[si].Config.Seed + uint64(k)}
 					if c.grid != nil {
-						kmin, kmax, p := gridAt100G(cat, *c.grid)
-						j.set = &env.Setting{KminBytes: kmin, KmaxBytes: kmax, Pmax: p}
+						s := cat.Point(c.grid[0], c.grid[1], c.grid[2])
+						j.set = &s
 					}
 					jobs = append(jobs, j)
 				}
@@ -401,12 +401,6 @@ func RunAll(scs []Scenario, specs []string, opt Options) (*Result, error) {
 		}
 	}
 	return res, nil
-}
-
-func gridAt100G(cat env.Catalogue, g [3]int) (kmin, kmax int64, pmax float64) {
-	kmax = cat.KmaxLevels()[g[0]]
-	kmin = int64(math.Round(float64(kmax) * cat.KminRatios()[g[1]]))
-	return kmin, kmax, cat.PmaxLevels()[g[2]]
 }
 
 // stateless policies can serve concurrent runs from one instance.

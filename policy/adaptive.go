@@ -163,7 +163,7 @@ func (a *Adaptive) decide(o *env.Observation) Decision {
 		}
 		return a.hold(o, st, 1, "holding: "+why)
 	}
-	if !(o.RateBps > 0) || math.IsInf(o.RateBps, 0) {
+	if !env.KnownRate(o.RateBps) {
 		return a.hold(o, st, 0, fmt.Sprintf("holding: link rate %g is unknown", o.RateBps))
 	}
 	if st == nil {

@@ -139,7 +139,7 @@ func usable(o *env.Observation) string {
 			return o.Problem
 		}
 		return "interval not measured"
-	case !(o.RateBps > 0) || math.IsInf(o.RateBps, 0):
+	case !env.KnownRate(o.RateBps):
 		return "link rate " + strconv.FormatFloat(o.RateBps, 'g', -1, 64) + " is unknown"
 	case len(o.Features) != env.NumFeatures:
 		return fmt.Sprintf("observation has %d features, spec %s has %d", len(o.Features), env.SpecVersion, env.NumFeatures)
