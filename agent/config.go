@@ -275,7 +275,7 @@ func ParseConfig(data []byte) (*Config, error) {
 	c.FallbackPreset = f.Guardrails.FallbackPreset
 	c.SafePreset = f.Guardrails.SafePreset
 	if c.SafePreset == "" {
-		c.SafePreset = "sonic-default"
+		c.SafePreset = DefaultSafePreset
 	}
 	if c.Guardrails.LowConfidence == LowConfidencePreset && c.FallbackPreset == "" {
 		return nil, fmt.Errorf("guardrails.fallback-preset: required when guardrails.low-confidence is preset")

@@ -118,6 +118,19 @@ func quantizePmax(p, step float64) float64 {
 	return math.Round(q*1e9) / 1e9
 }
 
+// DefaultSafePreset names the preset (policy.Preset) the stale-revert
+// watchdog reverts to unless the configuration names another.
+const DefaultSafePreset = "sonic-default"
+
+// defaultSafe is DefaultSafePreset at units.RefRateBps.
+func defaultSafe() env.Setting {
+	p, err := policy.Preset(DefaultSafePreset)
+	if err != nil {
+		panic("agent: " + err.Error()) // a programming error: the preset table lost it
+	}
+	return p.Setting(units.RefRateBps)
+}
+
 // DefaultGuardConfig returns conservative guardrails for a control interval.
 func DefaultGuardConfig(interval time.Duration) GuardConfig {
 	if interval <= 0 {
@@ -135,7 +148,7 @@ func DefaultGuardConfig(interval time.Duration) GuardConfig {
 		ChangeBudget:          64,
 		MinConfidence:         0.5,
 		LowConfidence:         LowConfidenceHold,
-		Safe:                  env.Setting{KminBytes: 1_048_576, KmaxBytes: 2_097_152, Pmax: 0.05},
+		Safe:                  defaultSafe(),
 		RollbackWindow:        3,
 		RollbackDropFrac:      0,
 		RollbackPauseIncrease: 0.05,
