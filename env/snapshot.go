@@ -7,6 +7,7 @@ package env
 
 import (
 	"math"
+	"strconv"
 
 	"github.com/ecntune/ecntune/internal/units"
 )
@@ -45,29 +46,7 @@ type QueueKey struct {
 }
 
 func (k QueueKey) String() string {
-	return k.Target + "/" + k.Port + "/q" + itoa(k.Queue)
-}
-
-func itoa(i int) string {
-	if i >= 0 && i < 10 {
-		return string(rune('0' + i))
-	}
-	neg := i < 0
-	if neg {
-		i = -i
-	}
-	var b [20]byte
-	n := len(b)
-	for i > 0 {
-		n--
-		b[n] = byte('0' + i%10)
-		i /= 10
-	}
-	if neg {
-		n--
-		b[n] = '-'
-	}
-	return string(b[n:])
+	return k.Target + "/" + k.Port + "/q" + strconv.Itoa(k.Queue)
 }
 
 // Peer says what is at the other end of a queue's port: a host (an edge
