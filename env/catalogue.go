@@ -280,8 +280,7 @@ func (c Catalogue) Describe(action int) string {
 	if !ok {
 		return fmt.Sprintf("invalid action %d (catalogue has 0..%d)", action, c.Len()-1)
 	}
-	p := c.Point(i, j, l)
-	return "kmin " + units.FormatBytes(p.KminBytes) + " kmax " + units.FormatBytes(p.KmaxBytes) + " pmax " + FormatPmax(p.Pmax) + " @100G"
+	return c.Point(i, j, l).Describe() + " @100G"
 }
 
 // FormatPmax renders a probability as a percentage, e.g. 0.05 -> "5%".

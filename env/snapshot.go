@@ -20,6 +20,12 @@ type Setting struct {
 	HeadroomBytes int64   `json:"headroom_bytes,omitempty"` // 0: not managed / unknown
 }
 
+// Describe renders s's ECN knobs for reasons and logs, e.g.
+// "kmin 150KB kmax 1.5MB pmax 10%" (headroom is left out).
+func (s Setting) Describe() string {
+	return "kmin " + units.FormatBytes(s.KminBytes) + " kmax " + units.FormatBytes(s.KmaxBytes) + " pmax " + FormatPmax(s.Pmax)
+}
+
 // ScaledTo restates s, stated at units.RefRateBps (100 Gb/s), for a port
 // of rateBps: Kmin and Kmax scale linearly with the rate
 // (units.ScaleBytes); Pmax and headroom are kept. A rate that is not

@@ -212,8 +212,7 @@ func (l *Learned) reason(o *env.Observation, s env.Setting, row []float32, a, be
 	change("kmax", units.FormatBytes(c.KmaxBytes), units.FormatBytes(s.KmaxBytes))
 	change("pmax", env.FormatPmax(c.Pmax), env.FormatPmax(s.Pmax))
 	if b.Len() == 0 {
-		b.WriteString("hold kmin " + units.FormatBytes(s.KminBytes) + " kmax " + units.FormatBytes(s.KmaxBytes) +
-			" pmax " + env.FormatPmax(s.Pmax))
+		b.WriteString("hold " + s.Describe())
 	}
 	margin, label := qMargin(row, a), "q-margin"
 	if l.net.Kind == rl.OutputLogits {
