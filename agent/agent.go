@@ -49,10 +49,11 @@ type Options struct {
 	Switches []Switch
 	Guard    GuardConfig // resolved guardrails (presets, reward)
 	Reward   func(env.Metrics) float64
-	Metrics  *Metrics
 	Logger   *slog.Logger
 	Clock    func() time.Time
 	DryRun   bool
+	// Instruments are the agent's Prometheus series (default: NewInstruments()).
+	Instruments *Instruments
 	// SetTimeout bounds one Set plus its read-back (default: 5 s).
 	SetTimeout time.Duration
 	// Retention of shadow recommendations in the db (default:
@@ -96,8 +97,8 @@ func New(o Options) (*Agent, error) {
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
-	if o.Metrics == nil {
-		o.Metrics = NewMetrics()
+	if o.Instruments == nil {
+		o.Instruments = NewInstruments()
 	}
 	if o.SetTimeout <= 0 {
 		o.SetTimeout = 5 * time.Second
@@ -144,8 +145,8 @@ func New(o Options) (*Agent, error) {
 // Guard exposes the guard (for tests and the HTTP endpoint).
 func (a *Agent) Guard() *Guard { return a.guard }
 
-// Metrics returns the agent's metrics.
-func (a *Agent) Metrics() *Metrics { return a.o.Metrics }
+// Instruments returns the agent's Prometheus series.
+func (a *Agent) Instruments() *Instruments { return a.o.Instruments }
 
 // Run subscribes to every switch and runs a control interval every
 // Config.Interval until ctx ends.
@@ -209,7 +210,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		case s := <-snaps:
 			a.Ingest(s)
 		case e := <-errs:
-			a.o.Metrics.TelemetryErr.WithLabelValues(e.target).Inc()
+			a.o.Instruments.TelemetryErr.WithLabelValues(e.target).Inc()
 			a.log.Warn("telemetry", "target", e.target, "err", e.err)
 		case <-tick.C:
 			if err := a.Tick(ctx); err != nil {
@@ -247,7 +248,7 @@ func (a *Agent) Ingest(s env.Snapshot) {
 	defer a.mu.Unlock()
 	a.lastSeen[s.Target] = now
 	a.guard.Seen(s.Target, now.UnixNano())
-	a.o.Metrics.Snapshots.WithLabelValues(s.Target).Inc()
+	a.o.Instruments.Snapshots.WithLabelValues(s.Target).Inc()
 	for _, o := range obs {
 		a.latest[o.Key] = o
 	}
@@ -266,13 +267,13 @@ func (a *Agent) Tick(ctx context.Context) error {
 	clear(a.latest)
 	for _, n := range a.names {
 		if t, ok := a.lastSeen[n]; ok {
-			a.o.Metrics.Staleness.WithLabelValues(n).Set(now.Sub(t).Seconds())
+			a.o.Instruments.Staleness.WithLabelValues(n).Set(now.Sub(t).Seconds())
 		}
 	}
 	a.ticks++
 	a.mu.Unlock()
 	sort.Slice(obs, func(i, j int) bool { return keyLess(obs[i].Key, obs[j].Key) })
-	a.o.Metrics.Ticks.Inc()
+	a.o.Instruments.Ticks.Inc()
 
 	// A failing policy costs its decisions, not the interval: the guard
 	// still runs its rollback rules and the watchdog.
@@ -286,7 +287,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 		if perr != nil {
 			decs = nil
 		} else {
-			a.o.Metrics.Decisions.Add(float64(len(decs)))
+			a.o.Instruments.Decisions.Add(float64(len(decs)))
 		}
 	}
 	recs := a.recommend(now, obs, decs)
@@ -344,7 +345,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 // observations.
 func (a *Agent) decided(start time.Time, observations int) {
 	if observations > 0 {
-		a.o.Metrics.DecisionLatency.Observe(time.Since(start).Seconds())
+		a.o.Instruments.DecisionLatency.Observe(time.Since(start).Seconds())
 	}
 }
 
@@ -381,7 +382,7 @@ func (a *Agent) recommend(now time.Time, obs []env.Observation, decs []policy.De
 			r.Reward, have = a.o.Reward(o.Metrics), true
 		}
 		recs[i] = r
-		a.o.Metrics.observe(o, &d.Setting, r.Reward, have)
+		a.o.Instruments.observe(o, &d.Setting, r.Reward, have)
 	}
 	a.mu.Lock()
 	for _, r := range recs {
@@ -392,7 +393,7 @@ func (a *Agent) recommend(now time.Time, obs []env.Observation, decs []policy.De
 }
 
 func (a *Agent) account(p Plan) {
-	m := a.o.Metrics
+	m := a.o.Instruments
 	for _, r := range p.Rejections {
 		m.Rejections.WithLabelValues(r.Rule).Inc()
 	}
@@ -498,9 +499,9 @@ func (a *Agent) apply(ctx context.Context, changes []Change, allowRollback bool)
 		// in the audit log also sees it counted.
 		switch r.out {
 		case Applied:
-			a.o.Metrics.applied(r.c.Key, r.c.New)
+			a.o.Instruments.applied(r.c.Key, r.c.New)
 			if r.c.Kind != KindTune && r.c.Kind != KindFallback {
-				a.o.Metrics.Rollbacks.WithLabelValues(string(r.c.Kind)).Inc()
+				a.o.Instruments.Rollbacks.WithLabelValues(string(r.c.Kind)).Inc()
 			}
 			a.log.Info("applied", "queue", r.c.Key.String(), "kind", r.c.Kind, "kmin", r.c.New.KminBytes,
 				"kmax", r.c.New.KmaxBytes, "pmax", r.c.New.Pmax, "reason", r.c.Reason)
@@ -534,7 +535,7 @@ func (a *Agent) apply(ctx context.Context, changes []Change, allowRollback bool)
 		}
 		rb, alarm := a.guard.Result(r.c, r.out, r.got, nowNs)
 		if alarm != nil {
-			a.o.Metrics.Alarms.WithLabelValues(alarm.Rule).Inc()
+			a.o.Instruments.Alarms.WithLabelValues(alarm.Rule).Inc()
 			a.log.Warn(alarm.Msg, "target", alarm.Target, "rule", alarm.Rule, "queue", r.c.Key.String())
 		}
 		if rb != nil {
@@ -569,7 +570,7 @@ func (a *Agent) setAndReadBack(ctx context.Context, sw Switch, cs []Change, writ
 	start := time.Now()
 	setErr := sw.Apply(cctx, settings)
 	if setErr != nil {
-		a.o.Metrics.Sets.WithLabelValues("error").Inc()
+		a.o.Instruments.Sets.WithLabelValues("error").Inc()
 	}
 	// Read back in any case: after a failed Set the switch says whether
 	// it took the change after all (a timeout may hide a success).
@@ -577,7 +578,7 @@ func (a *Agent) setAndReadBack(ctx context.Context, sw Switch, cs []Change, writ
 	defer rcancel()
 	got, err := sw.Read(rctx, keys)
 	if setErr == nil {
-		a.o.Metrics.SetLatency.Observe(time.Since(start).Seconds())
+		a.o.Instruments.SetLatency.Observe(time.Since(start).Seconds())
 	}
 	if err != nil {
 		for i := range out {
@@ -594,12 +595,12 @@ func (a *Agent) setAndReadBack(ctx context.Context, sw Switch, cs []Change, writ
 			out[i].err = fmt.Errorf("read-back on %s: %w", sw.Name(), err)
 		}
 		if setErr == nil {
-			a.o.Metrics.Sets.WithLabelValues("readback-error").Inc()
+			a.o.Instruments.Sets.WithLabelValues("readback-error").Inc()
 		}
 		return out
 	}
 	if setErr == nil {
-		a.o.Metrics.Sets.WithLabelValues("ok").Inc()
+		a.o.Instruments.Sets.WithLabelValues("ok").Inc()
 	}
 	for i, c := range cs {
 		g, ok := got[c.Key]

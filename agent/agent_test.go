@@ -605,7 +605,7 @@ func TestAgentRunLoop(t *testing.T) {
 // testutilCounter reads one series from the agent's /metrics.
 func testutilCounter(t *testing.T, a *Agent, name, label string) float64 {
 	t.Helper()
-	mfs, err := a.Metrics().Registry.Gather()
+	mfs, err := a.Instruments().Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

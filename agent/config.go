@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"sort"
 	"strings"
@@ -255,7 +254,7 @@ func ParseConfig(data []byte) (*Config, error) {
 	c.FallbackPreset = f.Guardrails.FallbackPreset
 	c.SafePreset = f.Guardrails.SafePreset
 	if c.SafePreset == "" {
-		c.SafePreset = "sonic-default"
+		c.SafePreset = DefaultSafePreset
 	}
 	if c.Guardrails.LowConfidence == LowConfidencePreset && c.FallbackPreset == "" {
 		return nil, fmt.Errorf("guardrails.fallback-preset: required when guardrails.low-confidence is preset")
@@ -592,19 +591,4 @@ func parseBounds(field string, b fileBounds) (RateBounds, error) {
 	}
 	rb.PmaxMin, rb.PmaxMax = b.Pmax[0], b.Pmax[1]
 	return rb, nil
-}
-
-// ScalePreset scales a setting stated at the reference rate (100 Gb/s) to a
-// port of rateBps. Pmax and headroom are left as they are (headroom is
-// managed separately against the computed minimum).
-func ScalePreset(s env.Setting, rateBps float64) env.Setting {
-	if rateBps <= 0 || math.IsNaN(rateBps) {
-		return s
-	}
-	return env.Setting{
-		KminBytes:     units.ScaleBytes(s.KminBytes, rateBps),
-		KmaxBytes:     units.ScaleBytes(s.KmaxBytes, rateBps),
-		Pmax:          s.Pmax,
-		HeadroomBytes: s.HeadroomBytes,
-	}
 }

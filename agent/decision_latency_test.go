@@ -23,7 +23,7 @@ func (p *slowPolicy) Decide(obs []env.Observation) []policy.Decision {
 // histogram reads count and sum of a histogram from the agent's registry.
 func histogram(t *testing.T, a *Agent, name string) (uint64, float64) {
 	t.Helper()
-	mfs, err := a.Metrics().Registry.Gather()
+	mfs, err := a.Instruments().Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

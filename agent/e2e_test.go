@@ -200,7 +200,7 @@ func mustStatic(t *testing.T, name string) policy.Policy {
 func snapshots(a *Agent) float64 { return counterSum(a, "ecntune_agent_snapshots_total") }
 
 func counterSum(a *Agent, name string) float64 {
-	mfs, _ := a.Metrics().Registry.Gather()
+	mfs, _ := a.Instruments().Registry.Gather()
 	sum := 0.0
 	for _, mf := range mfs {
 		if mf.GetName() == name {

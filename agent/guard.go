@@ -118,6 +118,19 @@ func quantizePmax(p, step float64) float64 {
 	return math.Round(q*1e9) / 1e9
 }
 
+// DefaultSafePreset names the preset (policy.Preset) the stale-revert
+// watchdog reverts to unless the configuration names another.
+const DefaultSafePreset = "sonic-default"
+
+// defaultSafe is DefaultSafePreset at units.RefRateBps.
+func defaultSafe() env.Setting {
+	p, err := policy.Preset(DefaultSafePreset)
+	if err != nil {
+		panic("agent: " + err.Error()) // a programming error: the preset table lost it
+	}
+	return p.Setting(units.RefRateBps)
+}
+
 // DefaultGuardConfig returns conservative guardrails for a control interval.
 func DefaultGuardConfig(interval time.Duration) GuardConfig {
 	if interval <= 0 {
@@ -135,7 +148,7 @@ func DefaultGuardConfig(interval time.Duration) GuardConfig {
 		ChangeBudget:          64,
 		MinConfidence:         0.5,
 		LowConfidence:         LowConfidenceHold,
-		Safe:                  env.Setting{KminBytes: 1_048_576, KmaxBytes: 2_097_152, Pmax: 0.05},
+		Safe:                  defaultSafe(),
 		RollbackWindow:        3,
 		RollbackDropFrac:      0,
 		RollbackPauseIncrease: 0.05,
@@ -596,7 +609,7 @@ func (g *Guard) watchdog(now int64, plan *Plan) {
 			if q.pending || !validSetting(q.current) {
 				continue
 			}
-			safe := ScalePreset(g.cfg.Safe, q.rate)
+			safe := g.cfg.Safe.ScaledTo(q.rate)
 			safe.HeadroomBytes = q.current.HeadroomBytes
 			safe.Pmax = quantizePmax(safe.Pmax, g.cfg.PmaxStep)
 			if sameSetting(safe, q.current, 1e-9) {
@@ -619,13 +632,42 @@ func (g *Guard) sortedQueues(target string) []*queueState {
 	return qs
 }
 
-// decide runs the rules on one decision. It returns a candidate change, a
-// rejection, or neither (the decision keeps the current setting).
+// decide runs the rules on one decision: admit (may the queue change now,
+// and to what) then shape (the wanted setting made an allowed one). It
+// returns a candidate change, a rejection, or neither (the decision keeps
+// the current setting).
 func (g *Guard) decide(now int64, o *env.Observation, d *policy.Decision) (*Change, *Rejection) {
 	q := g.queue(o.Key)
-	wanted := d.Setting
-	rej := func(rule, why string) (*Change, *Rejection) {
-		return nil, &Rejection{Key: o.Key, Rule: rule, Wanted: wanted, Reason: why}
+	w, rej := g.admit(now, q, o, d)
+	if w == nil {
+		return nil, rej
+	}
+	out, clamped, rej := g.shape(q, w.setting)
+	if rej != nil {
+		return nil, rej
+	}
+	return &Change{Key: o.Key, Kind: w.kind, Old: q.current, New: out, Confidence: d.Confidence, Reason: w.reason, Clamped: clamped}, nil
+}
+
+// wish is a decision admit let through: the setting wanted (the policy's,
+// completed from the current one, or the fallback preset), the kind of
+// change and its reason.
+type wish struct {
+	setting env.Setting
+	kind    ChangeKind
+	reason  string
+}
+
+// admit decides whether queue q may change now, and to what: not while a
+// change is pending, its target's telemetry is stale, the current or the
+// wanted setting is malformed, the interval was not measured, another
+// writer holds the queue, the last change is on probation, the confidence
+// is too low (or the fallback preset instead), or within the minimum hold
+// time. A nil wish with no rejection keeps the current setting.
+func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.Decision) (*wish, *Rejection) {
+	w := &wish{setting: d.Setting, kind: KindTune, reason: d.Reason}
+	rej := func(rule, why string) (*wish, *Rejection) {
+		return nil, &Rejection{Key: o.Key, Rule: rule, Wanted: w.setting, Reason: why}
 	}
 	if q.pending {
 		return nil, nil // a rollback or revert is already under way
@@ -637,15 +679,16 @@ func (g *Guard) decide(now int64, o *env.Observation, d *policy.Decision) (*Chan
 	if !validSetting(cur) {
 		return rej(RuleMalformed, "the switch reports no valid current setting")
 	}
-	if wanted.HeadroomBytes == 0 {
-		wanted.HeadroomBytes = cur.HeadroomBytes
+	if w.setting.HeadroomBytes == 0 {
+		w.setting.HeadroomBytes = cur.HeadroomBytes
 	}
-	if wanted.Pmax > 0 && wanted.Pmax <= 1 {
-		wanted.Pmax = quantizePmax(wanted.Pmax, g.cfg.PmaxStep)
+	if w.setting.Pmax > 0 && w.setting.Pmax <= 1 {
+		w.setting.Pmax = quantizePmax(w.setting.Pmax, g.cfg.PmaxStep)
 	}
-	if sameSetting(wanted, cur, 1e-9) {
+	if sameSetting(w.setting, cur, 1e-9) {
 		return nil, nil
 	}
+	wanted := w.setting
 	if !validSetting(wanted) || math.IsNaN(d.Confidence) {
 		return rej(RuleMalformed, fmt.Sprintf("policy %q asked for kmin %d B, kmax %d B, pmax %g, headroom %d B",
 			d.Reason, wanted.KminBytes, wanted.KmaxBytes, wanted.Pmax, wanted.HeadroomBytes))
@@ -665,100 +708,68 @@ func (g *Guard) decide(now int64, o *env.Observation, d *policy.Decision) (*Chan
 	if q.prob {
 		return rej(RuleProbation, fmt.Sprintf("the last change is watched for %d more intervals", g.cfg.RollbackWindow-q.probN))
 	}
-	kind := KindTune
-	reason := d.Reason
 	if d.Confidence < g.cfg.MinConfidence {
 		if g.cfg.LowConfidence == LowConfidenceHold {
 			return rej(RuleConfidence, fmt.Sprintf("confidence %.3g below %.3g", d.Confidence, g.cfg.MinConfidence))
 		}
-		kind = KindFallback
-		wanted = ScalePreset(g.cfg.Fallback, q.rate)
-		wanted.HeadroomBytes = cur.HeadroomBytes
-		wanted.Pmax = quantizePmax(wanted.Pmax, g.cfg.PmaxStep)
-		reason = fmt.Sprintf("confidence %.3g below %.3g: fallback preset", d.Confidence, g.cfg.MinConfidence)
-		if sameSetting(wanted, cur, 1e-9) {
+		w.kind = KindFallback
+		w.setting = g.cfg.Fallback.ScaledTo(q.rate)
+		w.setting.HeadroomBytes = cur.HeadroomBytes
+		w.setting.Pmax = quantizePmax(w.setting.Pmax, g.cfg.PmaxStep)
+		w.reason = fmt.Sprintf("confidence %.3g below %.3g: fallback preset", d.Confidence, g.cfg.MinConfidence)
+		if sameSetting(w.setting, cur, 1e-9) {
 			return nil, nil
 		}
 	}
 	if q.changed && now-q.lastChangeNs < int64(g.cfg.MinHold) {
 		return rej(RuleHold, fmt.Sprintf("last change %s ago, minimum %s", time.Duration(now-q.lastChangeNs), g.cfg.MinHold))
 	}
-	var clamped []string
-	note := func(r string) {
-		for _, x := range clamped {
-			if x == r {
-				return
-			}
+	return w, nil
+}
+
+// clamps lists the rules that adjusted a setting, each once, in order.
+type clamps []string
+
+func (c *clamps) note(rule string) {
+	for _, x := range *c {
+		if x == rule {
+			return
 		}
-		clamped = append(clamped, r)
 	}
-	out := wanted
-	// Max step per change.
-	r := g.cfg.MaxStepRatio
-	stepI := func(old, v int64) int64 {
-		if old <= 0 {
-			return v
-		}
-		lo, hi := int64(math.Ceil(float64(old)/r)), int64(math.Floor(float64(old)*r))
-		if v < lo {
-			note(RuleStep)
-			return lo
-		}
-		if v > hi {
-			note(RuleStep)
-			return hi
-		}
-		return v
+	*c = append(*c, rule)
+}
+
+// clamp keeps v within [lo, hi], noting rule when it moves v.
+func (c *clamps) clamp(v, lo, hi int64, rule string) int64 {
+	if v < lo {
+		c.note(rule)
+		return lo
 	}
-	out.KminBytes = stepI(cur.KminBytes, out.KminBytes)
-	out.KmaxBytes = stepI(cur.KmaxBytes, out.KmaxBytes)
-	out.HeadroomBytes = stepI(cur.HeadroomBytes, out.HeadroomBytes)
-	if lo, hi := cur.Pmax/r, math.Min(1, cur.Pmax*r); out.Pmax < lo-1e-12 {
-		out.Pmax = lo
-		note(RuleStep)
-	} else if out.Pmax > hi+1e-12 {
-		out.Pmax = hi
-		note(RuleStep)
+	if v > hi {
+		c.note(rule)
+		return hi
 	}
-	// Bounds at the port's rate.
+	return v
+}
+
+// shape turns the setting admitted for queue q into an allowed one: each
+// knob within the max step of the current setting, then within the bounds
+// at the port's rate (Pmax at the switch's resolution), Kmin < Kmax < XOFF,
+// and headroom at least the lossless minimum. It returns the setting and
+// the rules that adjusted it, or a rejection when no allowed setting
+// differs from the current one.
+func (g *Guard) shape(q *queueState, wanted env.Setting) (env.Setting, []string, *Rejection) {
+	rej := func(rule, why string) (env.Setting, []string, *Rejection) {
+		return env.Setting{}, nil, &Rejection{Key: q.key, Rule: rule, Wanted: wanted, Reason: why}
+	}
+	var c clamps
+	out := g.limitStep(q.current, wanted, &c)
 	b := g.cfg.BoundsFor(q.rate)
-	clampI := func(v, lo, hi int64) int64 {
-		if v < lo {
-			note(RuleBounds)
-			return lo
-		}
-		if v > hi {
-			note(RuleBounds)
-			return hi
-		}
-		return v
-	}
-	out.KminBytes = clampI(out.KminBytes, b.KminMin, b.KminMax)
-	out.KmaxBytes = clampI(out.KmaxBytes, b.KmaxMin, b.KmaxMax)
-	if out.Pmax < b.PmaxMin {
-		out.Pmax = b.PmaxMin
-		note(RuleBounds)
-	} else if out.Pmax > b.PmaxMax {
-		out.Pmax = b.PmaxMax
-		note(RuleBounds)
-	}
-	if g.cfg.PmaxStep > 0 {
-		// Round to the switch's resolution, staying within the bounds.
-		p := quantizePmax(out.Pmax, g.cfg.PmaxStep)
-		if p > b.PmaxMax+1e-12 {
-			p -= g.cfg.PmaxStep
-		}
-		if p < b.PmaxMin-1e-12 {
-			p += g.cfg.PmaxStep
-		}
-		if p > 0 && p <= 1 {
-			out.Pmax = math.Round(p*1e9) / 1e9
-		}
-	}
+	out = g.clampToBounds(out, b, &c)
 	// ECN before PFC: Kmax below the PG's XOFF when known.
 	if q.xoff > 0 && out.KmaxBytes >= q.xoff {
 		out.KmaxBytes = q.xoff - 1
-		note(RuleOrder)
+		c.note(RuleOrder)
 		if out.KmaxBytes < b.KmaxMin {
 			return rej(RuleOrder, fmt.Sprintf("XOFF %d B leaves no kmax within bounds (kmax minimum %d B)", q.xoff, b.KmaxMin))
 		}
@@ -769,16 +780,68 @@ func (g *Guard) decide(now int64, o *env.Observation, d *policy.Decision) (*Chan
 	// Headroom never below the computed lossless minimum.
 	if q.minHeadroom > 0 && out.HeadroomBytes > 0 && out.HeadroomBytes < q.minHeadroom {
 		out.HeadroomBytes = q.minHeadroom
-		note(RuleHeadroom)
+		c.note(RuleHeadroom)
 	}
-	if sameSetting(out, cur, 1e-9) {
+	if sameSetting(out, q.current, 1e-9) {
 		rule := RuleBounds
-		if len(clamped) > 0 {
-			rule = clamped[len(clamped)-1]
+		if len(c) > 0 {
+			rule = c[len(c)-1]
 		}
 		return rej(rule, "the allowed setting equals the current one")
 	}
-	return &Change{Key: o.Key, Kind: kind, Old: cur, New: out, Confidence: d.Confidence, Reason: reason, Clamped: clamped}, nil
+	return out, c, nil
+}
+
+// limitStep moves each knob of wanted at most a factor MaxStepRatio away
+// from its value in cur (a byte knob that is not yet set moves freely).
+func (g *Guard) limitStep(cur, wanted env.Setting, c *clamps) env.Setting {
+	r := g.cfg.MaxStepRatio
+	step := func(old, v int64) int64 {
+		if old <= 0 {
+			return v
+		}
+		return c.clamp(v, int64(math.Ceil(float64(old)/r)), int64(math.Floor(float64(old)*r)), RuleStep)
+	}
+	out := wanted
+	out.KminBytes = step(cur.KminBytes, out.KminBytes)
+	out.KmaxBytes = step(cur.KmaxBytes, out.KmaxBytes)
+	out.HeadroomBytes = step(cur.HeadroomBytes, out.HeadroomBytes)
+	if lo, hi := cur.Pmax/r, math.Min(1, cur.Pmax*r); out.Pmax < lo-1e-12 {
+		out.Pmax = lo
+		c.note(RuleStep)
+	} else if out.Pmax > hi+1e-12 {
+		out.Pmax = hi
+		c.note(RuleStep)
+	}
+	return out
+}
+
+// clampToBounds keeps Kmin, Kmax and Pmax of s within b, Pmax rounded to
+// the switch's resolution (PmaxStep) without leaving b.
+func (g *Guard) clampToBounds(s env.Setting, b RateBounds, c *clamps) env.Setting {
+	s.KminBytes = c.clamp(s.KminBytes, b.KminMin, b.KminMax, RuleBounds)
+	s.KmaxBytes = c.clamp(s.KmaxBytes, b.KmaxMin, b.KmaxMax, RuleBounds)
+	if s.Pmax < b.PmaxMin {
+		s.Pmax = b.PmaxMin
+		c.note(RuleBounds)
+	} else if s.Pmax > b.PmaxMax {
+		s.Pmax = b.PmaxMax
+		c.note(RuleBounds)
+	}
+	if g.cfg.PmaxStep > 0 {
+		// Round to the switch's resolution, staying within the bounds.
+		p := quantizePmax(s.Pmax, g.cfg.PmaxStep)
+		if p > b.PmaxMax+1e-12 {
+			p -= g.cfg.PmaxStep
+		}
+		if p < b.PmaxMin-1e-12 {
+			p += g.cfg.PmaxStep
+		}
+		if p > 0 && p <= 1 {
+			s.Pmax = math.Round(p*1e9) / 1e9
+		}
+	}
+	return s
 }
 
 // Discard forgets a change from Step that will not be made (shadow mode):

@@ -8,8 +8,8 @@ import (
 	"github.com/ecntune/ecntune/env"
 )
 
-// Metrics are the agent's Prometheus series, on a registry of their own.
-type Metrics struct {
+// Instruments are the agent's Prometheus series, on a registry of their own.
+type Instruments struct {
 	Registry *prometheus.Registry
 
 	recKmin, recKmax, recPmax *prometheus.GaugeVec
@@ -35,8 +35,8 @@ type Metrics struct {
 	Frozen          *prometheus.GaugeVec
 }
 
-// NewMetrics creates the series on a new registry.
-func NewMetrics() *Metrics {
+// NewInstruments creates the series on a new registry.
+func NewInstruments() *Instruments {
 	q := []string{"target", "port", "queue"}
 	gv := func(name, help string, labels ...string) *prometheus.GaugeVec {
 		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "ecntune", Name: name, Help: help}, labels)
@@ -44,7 +44,7 @@ func NewMetrics() *Metrics {
 	cv := func(name, help string, labels ...string) *prometheus.CounterVec {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "ecntune", Name: name, Help: help}, labels)
 	}
-	m := &Metrics{
+	m := &Instruments{
 		Registry: prometheus.NewRegistry(),
 		recKmin:  gv("queue_recommended_kmin_bytes", "Kmin the policy recommends.", q...),
 		recKmax:  gv("queue_recommended_kmax_bytes", "Kmax the policy recommends.", q...),
@@ -85,7 +85,7 @@ func qLabels(k env.QueueKey) prometheus.Labels {
 }
 
 // observe records one queue's observation and the policy's recommendation.
-func (m *Metrics) observe(o *env.Observation, rec *env.Setting, reward float64, haveReward bool) {
+func (m *Instruments) observe(o *env.Observation, rec *env.Setting, reward float64, haveReward bool) {
 	l := qLabels(o.Key)
 	m.curKmin.With(l).Set(float64(o.Current.KminBytes))
 	m.curKmax.With(l).Set(float64(o.Current.KmaxBytes))
@@ -105,7 +105,7 @@ func (m *Metrics) observe(o *env.Observation, rec *env.Setting, reward float64, 
 }
 
 // applied records a setting the switch confirmed.
-func (m *Metrics) applied(k env.QueueKey, s env.Setting) {
+func (m *Instruments) applied(k env.QueueKey, s env.Setting) {
 	l := qLabels(k)
 	m.curKmin.With(l).Set(float64(s.KminBytes))
 	m.curKmax.With(l).Set(float64(s.KmaxBytes))

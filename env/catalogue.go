@@ -133,20 +133,20 @@ func (c Catalogue) Grid(action int) (i, j, l int, ok bool) {
 	return g / len(c.ratios), g % len(c.ratios), l, true
 }
 
-// gridAt100G is the setting of grid point (i, j, l) at 100 Gb/s.
-func (c Catalogue) gridAt100G(i, j, l int) (kmin, kmax int64, pmax float64) {
-	kmax = c.kmax[i]
-	kmin = int64(math.Round(float64(kmax) * c.ratios[j]))
-	return kmin, kmax, c.pmax[l]
+// Point is the setting of grid point (i, j, l) as stated at 100 Gb/s
+// (Kmin = Kmax · ratio, rounded to the byte; no headroom). The indices
+// must be within the axes.
+func (c Catalogue) Point(i, j, l int) Setting {
+	kmax := c.kmax[i]
+	kmin := int64(math.Round(float64(kmax) * c.ratios[j]))
+	return Setting{KminBytes: kmin, KmaxBytes: kmax, Pmax: c.pmax[l]}
 }
-
-func goodRate(r float64) bool { return r > 0 && !math.IsInf(r, 0) }
 
 // gridSetting is grid point (i, j, l) at rateBps, headroom kept from cur.
 func (c Catalogue) gridSetting(i, j, l int, rateBps float64, cur Setting) Setting {
-	kmin, kmax, p := c.gridAt100G(i, j, l)
-	s := Setting{KminBytes: units.ScaleBytes(kmin, rateBps), KmaxBytes: units.ScaleBytes(kmax, rateBps), Pmax: p,
-		HeadroomBytes: cur.HeadroomBytes}
+	s := c.Point(i, j, l)
+	s.HeadroomBytes = cur.HeadroomBytes
+	s = s.ScaledTo(rateBps)
 	if s.KmaxBytes < 1 {
 		s.KmaxBytes = 1
 	}
@@ -161,7 +161,7 @@ func (c Catalogue) gridSetting(i, j, l int, rateBps float64, cur Setting) Settin
 // without grid, or a rate that is not positive and finite return current
 // unchanged. Headroom is never changed by the catalogue.
 func (c Catalogue) Setting(action int, rateBps float64, current Setting) Setting {
-	if action <= ActionHold || action >= c.Len() || c.IsZero() || !goodRate(rateBps) {
+	if action <= ActionHold || action >= c.Len() || c.IsZero() || !KnownRate(rateBps) {
 		return current
 	}
 	if i, j, l, ok := c.Grid(action); ok {
@@ -193,7 +193,7 @@ func (c Catalogue) Nearest(s Setting, rateBps float64) int {
 	if c.IsZero() {
 		return ActionHold
 	}
-	if !goodRate(rateBps) {
+	if !KnownRate(rateBps) {
 		rateBps = units.RefRateBps
 	}
 	kmax100 := float64(s.KmaxBytes) * units.RefRateBps / rateBps
@@ -250,8 +250,7 @@ func (c Catalogue) Describe(action int) string {
 	if !ok {
 		return fmt.Sprintf("invalid action %d (catalogue has 0..%d)", action, c.Len()-1)
 	}
-	kmin, kmax, p := c.gridAt100G(i, j, l)
-	return "kmin " + units.FormatBytes(kmin) + " kmax " + units.FormatBytes(kmax) + " pmax " + FormatPmax(p) + " @100G"
+	return c.Point(i, j, l).Describe() + " @100G"
 }
 
 // FormatPmax renders a probability as a percentage, e.g. 0.05 -> "5%".

@@ -1,5 +1,7 @@
 package env
 
+import "strconv"
+
 // SpecVersion names the observation layout below: the meaning of every
 // Metrics field and of every index of Observation.Features. A model records
 // the SpecVersion it was trained with and refuses to run on another.
@@ -101,7 +103,7 @@ func FeatureNames() []string {
 	names := make([]string, 0, NumFeatures)
 	for b := 0; b < HistoryLen; b++ {
 		for _, n := range block {
-			names = append(names, n+"_t-"+itoa(b))
+			names = append(names, n+"_t-"+strconv.Itoa(b))
 		}
 	}
 	return append(names, "kmin", "kmax", "pmax", "kmax_xoff", "xoff_known", "valid", "fabric", "peer_known")

@@ -1,5 +1,12 @@
 package env
 
+import (
+	"math"
+	"strconv"
+
+	"github.com/ecntune/ecntune/internal/units"
+)
+
 // Setting is the tunable state of one lossless egress queue and its PG.
 type Setting struct {
 	KminBytes     int64   `json:"kmin_bytes"`
@@ -7,6 +14,30 @@ type Setting struct {
 	Pmax          float64 `json:"pmax"`                     // probability in (0, 1]
 	HeadroomBytes int64   `json:"headroom_bytes,omitempty"` // 0: not managed / unknown
 }
+
+// Describe renders s's ECN knobs for reasons and logs, e.g.
+// "kmin 150KB kmax 1.5MB pmax 10%" (headroom is left out).
+func (s Setting) Describe() string {
+	return "kmin " + units.FormatBytes(s.KminBytes) + " kmax " + units.FormatBytes(s.KmaxBytes) + " pmax " + FormatPmax(s.Pmax)
+}
+
+// ScaledTo restates s, stated at units.RefRateBps (100 Gb/s), for a port
+// of rateBps: Kmin and Kmax scale linearly with the rate
+// (units.ScaleBytes); Pmax and headroom are kept. A rate that is not
+// known (KnownRate) gives s unchanged. It is the one place a setting is
+// scaled to a link rate.
+func (s Setting) ScaledTo(rateBps float64) Setting {
+	if !KnownRate(rateBps) {
+		return s
+	}
+	s.KminBytes = units.ScaleBytes(s.KminBytes, rateBps)
+	s.KmaxBytes = units.ScaleBytes(s.KmaxBytes, rateBps)
+	return s
+}
+
+// KnownRate reports whether rateBps is a usable link rate: positive and
+// finite (not 0, negative, NaN or infinite).
+func KnownRate(rateBps float64) bool { return rateBps > 0 && !math.IsInf(rateBps, 0) }
 
 // QueueKey names one egress queue of one switch.
 type QueueKey struct {
@@ -16,29 +47,7 @@ type QueueKey struct {
 }
 
 func (k QueueKey) String() string {
-	return k.Target + "/" + k.Port + "/q" + itoa(k.Queue)
-}
-
-func itoa(i int) string {
-	if i >= 0 && i < 10 {
-		return string(rune('0' + i))
-	}
-	neg := i < 0
-	if neg {
-		i = -i
-	}
-	var b [20]byte
-	n := len(b)
-	for i > 0 {
-		n--
-		b[n] = byte('0' + i%10)
-		i /= 10
-	}
-	if neg {
-		n--
-		b[n] = '-'
-	}
-	return string(b[n:])
+	return k.Target + "/" + k.Port + "/q" + strconv.Itoa(k.Queue)
 }
 
 // Peer says what is at the other end of a queue's port: a host (an edge

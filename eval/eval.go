@@ -228,64 +228,70 @@ type job struct {
 	seed uint64
 }
 
-// candidate of static:best: a preset or a catalogue grid setting at 100G.
+// candidate of static:best: a preset, or a catalogue grid setting at 100G
+// (set).
 type candidate struct {
 	spec string
-	grid *[3]int
+	set  *env.Setting
 }
 
-// Run evaluates every policy spec on every scenario and seed. A spec is
+// RunAll evaluates every policy spec on every scenario and seed. A spec is
 // anything policy.Lookup takes, or "static:best".
 func RunAll(scs []Scenario, specs []string, opt Options) (*Result, error) {
+	p, err := newPlan(scs, specs, opt)
+	if err != nil {
+		return nil, err
+	}
+	runs, err := p.run()
+	if err != nil {
+		return nil, err
+	}
+	return p.result(runs), nil
+}
+
+// plan is what RunAll runs: the options with their defaults, the policies
+// that serve every run of theirs from one instance, and the jobs, the
+// policies' first (scenario, spec, seed order), then those of static:best's
+// candidates that are not run as policies anyway.
+type plan struct {
+	scs        []Scenario
+	specs      []string
+	opt        Options
+	shared     map[string]policy.Policy
+	wantOracle bool
+	jobs       []job
+	nMain      int // jobs[:nMain] are the policies' runs
+}
+
+// newPlan checks the scenarios, specs and options and lists the jobs.
+func newPlan(scs []Scenario, specs []string, opt Options) (*plan, error) {
 	if len(scs) == 0 {
 		return nil, errors.New("eval: no scenario")
 	}
 	if len(specs) == 0 {
 		return nil, errors.New("eval: no policy")
 	}
-	if opt.Seeds == 0 {
-		opt.Seeds = 3
+	opt, err := opt.withDefaults()
+	if err != nil {
+		return nil, err
 	}
-	if opt.Seeds < 1 || opt.Seeds > 1000 {
-		return nil, fmt.Errorf("eval: seeds %d: allowed 1..1000", opt.Seeds)
-	}
-	if opt.Workers == 0 {
-		opt.Workers = 1
-	}
-	if opt.Workers < 1 {
-		return nil, fmt.Errorf("eval: workers %d: want at least 1", opt.Workers)
-	}
-	if opt.Lookup == nil {
-		opt.Lookup = policy.Lookup
-	}
-	if opt.OracleCatalogue == nil {
-		opt.OracleCatalogue = DefaultOracleGrid
-	}
-	cat := env.DefaultCatalogue()
-	for i, g := range opt.OracleCatalogue {
-		if _, _, _, ok := cat.Grid(cat.Absolute(g[0], g[1], g[2])); !ok || g[0] < 0 || g[1] < 0 || g[2] < 0 ||
-			g[0] >= len(cat.KmaxLevels()) || g[1] >= len(cat.KminRatios()) || g[2] >= len(cat.PmaxLevels()) {
-			return nil, fmt.Errorf("eval: oracle catalogue entry %d %v is outside the catalogue", i, g)
-		}
-	}
+	p := &plan{scs: scs, specs: specs, opt: opt, shared: map[string]policy.Policy{}}
 	seen := map[string]bool{}
-	shared := map[string]policy.Policy{}
-	wantOracle := false
 	for _, s := range specs {
 		if seen[s] {
 			return nil, fmt.Errorf("eval: policy %q given twice", s)
 		}
 		seen[s] = true
 		if s == Oracle {
-			wantOracle = true
+			p.wantOracle = true
 			continue
 		}
-		p, err := opt.Lookup(s)
+		pol, err := opt.Lookup(s)
 		if err != nil {
 			return nil, fmt.Errorf("eval: %w", err)
 		}
-		if stateless(p) {
-			shared[s] = p
+		if stateless(pol) {
+			p.shared[s] = pol
 		}
 	}
 	for i, sc := range scs {
@@ -293,110 +299,159 @@ func RunAll(scs []Scenario, specs []string, opt Options) (*Result, error) {
 			return nil, fmt.Errorf("eval: scenario %d (%s): %w", i, sc.Name, err)
 		}
 	}
-	var cands []candidate
-	if wantOracle {
-		for _, n := range policy.PresetNames() {
-			cands = append(cands, candidate{spec: "static:" + n})
-		}
-		for i := range opt.OracleCatalogue {
-			g := opt.OracleCatalogue[i]
-			cands = append(cands, candidate{spec: "catalogue:" + cat.Describe(cat.Absolute(g[0], g[1], g[2])), grid: &g})
-		}
-	}
-	var jobs []job
 	for si := range scs {
 		for _, s := range specs {
-			if s == Oracle {
-				continue
-			}
-			for k := 0; k < opt.Seeds; k++ {
-				jobs = append(jobs, job{sc: si, spec: s, seed: scs[si].Config.Seed + uint64(k)})
+			if s != Oracle {
+				p.jobs = append(p.jobs, p.seeds(job{sc: si, spec: s})...)
 			}
 		}
 	}
-	nMain := len(jobs)
-	if wantOracle {
+	p.nMain = len(p.jobs)
+	if p.wantOracle {
+		cands := oracleCandidates(opt.OracleCatalogue)
 		for si := range scs {
 			for _, c := range cands {
-				if seen[c.spec] { // already run as a policy: reuse
-					continue
-				}
-				for k := 0; k < opt.Seeds; k++ {
-					j := job{sc: si, spec: c.spec, seed: scs[si].Config.Seed + uint64(k)}
-					if c.grid != nil {
-						kmin, kmax, p := gridAt100G(cat, *c.grid)
-						j.set = &env.Setting{KminBytes: kmin, KmaxBytes: kmax, Pmax: p}
-					}
-					jobs = append(jobs, j)
+				if !seen[c.spec] { // else already run as a policy: reused
+					p.jobs = append(p.jobs, p.seeds(job{sc: si, spec: c.spec, set: c.set})...)
 				}
 			}
 		}
 	}
-	runs := make([]Run, len(jobs))
-	errs := make([]error, len(jobs))
+	return p, nil
+}
+
+// withDefaults fills in the defaults of o and checks it.
+func (o Options) withDefaults() (Options, error) {
+	if o.Seeds == 0 {
+		o.Seeds = 3
+	}
+	if o.Seeds < 1 || o.Seeds > 1000 {
+		return o, fmt.Errorf("eval: seeds %d: allowed 1..1000", o.Seeds)
+	}
+	if o.Workers == 0 {
+		o.Workers = 1
+	}
+	if o.Workers < 1 {
+		return o, fmt.Errorf("eval: workers %d: want at least 1", o.Workers)
+	}
+	if o.Lookup == nil {
+		o.Lookup = policy.Lookup
+	}
+	if o.OracleCatalogue == nil {
+		o.OracleCatalogue = DefaultOracleGrid
+	}
+	cat := env.DefaultCatalogue()
+	for i, g := range o.OracleCatalogue {
+		if _, _, _, ok := cat.Grid(cat.Absolute(g[0], g[1], g[2])); !ok || g[0] < 0 || g[1] < 0 || g[2] < 0 ||
+			g[0] >= len(cat.KmaxLevels()) || g[1] >= len(cat.KminRatios()) || g[2] >= len(cat.PmaxLevels()) {
+			return o, fmt.Errorf("eval: oracle catalogue entry %d %v is outside the catalogue", i, g)
+		}
+	}
+	return o, nil
+}
+
+// seeds is j on each of the plan's seeds of its scenario.
+func (p *plan) seeds(j job) []job {
+	out := make([]job, p.opt.Seeds)
+	for k := range out {
+		out[k] = j
+		out[k].seed = p.scs[j.sc].Config.Seed + uint64(k)
+	}
+	return out
+}
+
+// oracleCandidates are static:best's candidates: the presets, then the
+// settings of the catalogue grid points grid.
+func oracleCandidates(grid [][3]int) []candidate {
+	var cands []candidate
+	for _, n := range policy.PresetNames() {
+		cands = append(cands, candidate{spec: "static:" + n})
+	}
+	cat := env.DefaultCatalogue()
+	for _, g := range grid {
+		s := cat.Point(g[0], g[1], g[2])
+		cands = append(cands, candidate{spec: "catalogue:" + cat.Describe(cat.Absolute(g[0], g[1], g[2])), set: &s})
+	}
+	return cands
+}
+
+// run plays every job, opt.Workers at once; runs are in job order.
+func (p *plan) run() ([]Run, error) {
+	runs := make([]Run, len(p.jobs))
+	errs := make([]error, len(p.jobs))
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for w := 0; w < min(opt.Workers, len(jobs)); w++ {
+	for w := 0; w < min(p.opt.Workers, len(p.jobs)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				runs[i], errs[i] = runJob(scs[jobs[i].sc], jobs[i], opt, shared)
+				j := p.jobs[i]
+				runs[i], errs[i] = runJob(p.scs[j.sc], j, p.opt, p.shared)
 			}
 		}()
 	}
-	for i := range jobs {
+	for i := range p.jobs {
 		next <- i
 	}
 	close(next)
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("eval: %s, policy %s, seed %d: %w", scs[jobs[i].sc].Name, jobs[i].spec, jobs[i].seed, err)
+			j := p.jobs[i]
+			return nil, fmt.Errorf("eval: %s, policy %s, seed %d: %w", p.scs[j.sc].Name, j.spec, j.seed, err)
 		}
 	}
-	res := &Result{Policies: append([]string(nil), specs...)}
-	for _, sc := range scs {
+	return runs, nil
+}
+
+// result gathers the runs (in job order) per scenario and policy, with
+// static:best's picked by oracle, and aggregates each over its seeds.
+func (p *plan) result(runs []Run) *Result {
+	res := &Result{Policies: append([]string(nil), p.specs...)}
+	for _, sc := range p.scs {
 		res.Scenarios = append(res.Scenarios, sc.Name)
 	}
-	// Oracle: per scenario, the candidate best by the objective.
-	oracle := map[int][]Run{}
-	if wantOracle {
-		pool := append([]Run(nil), runs...) // main runs are candidates too when they are presets
-		res.OracleRuns = runs[nMain:]
-		for si, sc := range scs {
-			byCand, order := group(pool, sc.Name, isFixed)
-			best := PickOracle(order, byCand)
-			for _, r := range byCand[best] {
-				r.Chosen = r.Policy
-				r.Policy = Oracle
-				oracle[si] = append(oracle[si], r)
-			}
-		}
+	var oracle map[int][]Run
+	if p.wantOracle {
+		res.OracleRuns = runs[p.nMain:]
+		oracle = p.oracle(runs)
 	}
-	for si := range scs {
-		for _, s := range specs {
+	for si := range p.scs {
+		for _, s := range p.specs {
 			var rs []Run
 			if s == Oracle {
 				rs = oracle[si]
 			} else {
-				for i := 0; i < nMain; i++ {
-					if jobs[i].sc == si && jobs[i].spec == s {
+				for i := 0; i < p.nMain; i++ {
+					if p.jobs[i].sc == si && p.jobs[i].spec == s {
 						rs = append(rs, runs[i])
 					}
 				}
 			}
 			res.Runs = append(res.Runs, rs...)
-			res.Aggregates = append(res.Aggregates, aggregate(scs[si].Name, s, rs))
+			res.Aggregates = append(res.Aggregates, aggregate(p.scs[si].Name, s, rs))
 		}
 	}
-	return res, nil
+	return res
 }
 
-func gridAt100G(cat env.Catalogue, g [3]int) (kmin, kmax int64, pmax float64) {
-	kmax = cat.KmaxLevels()[g[0]]
-	kmin = int64(math.Round(float64(kmax) * cat.KminRatios()[g[1]]))
-	return kmin, kmax, cat.PmaxLevels()[g[2]]
+// oracle picks static:best per scenario: the fixed setting best by the
+// objective (PickOracle) among the runs of its candidates, the policies'
+// runs included (a preset run as a policy is a candidate too). It returns
+// the chosen candidate's runs, relabelled, by scenario index.
+func (p *plan) oracle(runs []Run) map[int][]Run {
+	oracle := map[int][]Run{}
+	for si, sc := range p.scs {
+		byCand, order := group(runs, sc.Name, isFixed)
+		best := PickOracle(order, byCand)
+		for _, r := range byCand[best] {
+			r.Chosen = r.Policy
+			r.Policy = Oracle
+			oracle[si] = append(oracle[si], r)
+		}
+	}
+	return oracle
 }
 
 // stateless policies can serve concurrent runs from one instance.

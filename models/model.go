@@ -29,10 +29,10 @@ func (s Status) valid() bool {
 	return s == StatusCandidate || s == StatusPromoted || s == StatusRetired
 }
 
-// Scenario names one scenario file a model was trained on and the sha256
+// ScenarioRef names one scenario file a model was trained on and the sha256
 // of that file's bytes, so a later reader can tell whether the scenario
 // still says what it said at training time.
-type Scenario struct {
+type ScenarioRef struct {
 	Name   string `json:"name"`
 	SHA256 string `json:"sha256"`
 }
@@ -58,9 +58,9 @@ type Model struct {
 	// Hyper holds the hyper-parameters as text, e.g. {"lr": "0.0005"}.
 	Hyper map[string]string `json:"hyper,omitempty"`
 	// Scenarios are the training scenarios with the sha256 of their files.
-	Scenarios []Scenario `json:"scenarios,omitempty"`
-	Seed      int64      `json:"seed"`
-	Workers   int        `json:"workers"`
+	Scenarios []ScenarioRef `json:"scenarios,omitempty"`
+	Seed      int64         `json:"seed"`
+	Workers   int           `json:"workers"`
 	// Eval holds evaluation results as a JSON object (or is empty).
 	Eval json.RawMessage `json:"eval,omitempty"`
 	// Created is given by the caller; the registry never reads a clock.

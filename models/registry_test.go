@@ -31,7 +31,7 @@ func sample(name string, seed uint64, n int) Model {
 		ObsSpec:   "obs-v1",
 		ActSpec:   "act-v1",
 		Hyper:     map[string]string{"lr": "0.0005", "gamma": "0.99"},
-		Scenarios: []Scenario{{Name: "websearch-50", SHA256: digest([]byte("scenario " + name))}},
+		Scenarios: []ScenarioRef{{Name: "websearch-50", SHA256: digest([]byte("scenario " + name))}},
 		Seed:      int64(seed),
 		Workers:   2,
 		Eval:      json.RawMessage(`{"fct_p99_us":412.5,"pfc_pauses":0}`),

@@ -163,7 +163,7 @@ func (a *Adaptive) decide(o *env.Observation) Decision {
 		}
 		return a.hold(o, st, 1, "holding: "+why)
 	}
-	if !(o.RateBps > 0) || math.IsInf(o.RateBps, 0) {
+	if !env.KnownRate(o.RateBps) {
 		return a.hold(o, st, 0, fmt.Sprintf("holding: link rate %g is unknown", o.RateBps))
 	}
 	if st == nil {
@@ -175,10 +175,10 @@ func (a *Adaptive) decide(o *env.Observation) Decision {
 		was := st.expect
 		*st = adaptState{held: o.Current, expect: o.Current, dir: 1}
 		return a.hold(o, st, 1, fmt.Sprintf("setting changed outside the search (expected %s, found %s): re-measuring",
-			describe(was), describe(o.Current)))
+			was.Describe(), o.Current.Describe()))
 	}
 	if m := o.Metrics; m.Util < a.cfg.MinUtil && m.MarkFrac == 0 && m.PauseRxFrac == 0 && m.PauseTxFrac == 0 && m.DropFrac == 0 {
-		return a.hold(o, st, 1, fmt.Sprintf("idle (util %.3f): holding %s", m.Util, describe(st.expect)))
+		return a.hold(o, st, 1, fmt.Sprintf("idle (util %.3f): holding %s", m.Util, st.expect.Describe()))
 	}
 	r := env.Reward(o.Metrics, a.w)
 	st.sum += r
@@ -188,7 +188,7 @@ func (a *Adaptive) decide(o *env.Observation) Decision {
 		if st.phase == phaseProbe {
 			what = "probing"
 		}
-		return a.hold(o, st, 1, fmt.Sprintf("%s %s: %d/%d intervals, reward %.3f", what, describe(st.expect), st.n, a.cfg.Settle, st.sum/float64(st.n)))
+		return a.hold(o, st, 1, fmt.Sprintf("%s %s: %d/%d intervals, reward %.3f", what, st.expect.Describe(), st.n, a.cfg.Settle, st.sum/float64(st.n)))
 	}
 	mean := st.sum / float64(st.n)
 	if st.phase == phaseMeasure {
@@ -197,7 +197,7 @@ func (a *Adaptive) decide(o *env.Observation) Decision {
 			st.wait--
 			st.sum, st.n = mean*float64(a.cfg.Settle-1), a.cfg.Settle-1 // running window
 			return a.hold(o, st, 1, fmt.Sprintf("holding %s: reward %.3f, no gain found, next probe in %d intervals",
-				describe(st.held), mean, st.wait+1))
+				st.held.Describe(), mean, st.wait+1))
 		}
 		return a.probe(o, st, fmt.Sprintf("baseline reward %.3f", mean))
 	}
@@ -278,10 +278,6 @@ func (a *Adaptive) probe(o *env.Observation, st *adaptState, why string) Decisio
 	}
 	st.expect, st.phase, st.sum, st.n = st.held, phaseMeasure, 0, 0
 	return a.hold(o, st, 1, why+"; grid has no neighbour to try, holding")
-}
-
-func describe(s env.Setting) string {
-	return "kmin " + units.FormatBytes(s.KminBytes) + " kmax " + units.FormatBytes(s.KmaxBytes) + " pmax " + env.FormatPmax(s.Pmax)
 }
 
 func axisValue(axis int, s env.Setting) string {

@@ -131,7 +131,7 @@ func usable(o *env.Observation) string {
 			return o.Problem
 		}
 		return "interval not measured"
-	case !(o.RateBps > 0) || math.IsInf(o.RateBps, 0):
+	case !env.KnownRate(o.RateBps):
 		return "link rate " + strconv.FormatFloat(o.RateBps, 'g', -1, 64) + " is unknown"
 	case len(o.Features) != env.NumFeatures:
 		return fmt.Sprintf("observation has %d features, spec %s has %d", len(o.Features), env.SpecVersion, env.NumFeatures)
@@ -204,8 +204,7 @@ func (l *Learned) reason(o *env.Observation, s env.Setting, row []float32, a, be
 	change("kmax", units.FormatBytes(c.KmaxBytes), units.FormatBytes(s.KmaxBytes))
 	change("pmax", env.FormatPmax(c.Pmax), env.FormatPmax(s.Pmax))
 	if b.Len() == 0 {
-		b.WriteString("hold kmin " + units.FormatBytes(s.KminBytes) + " kmax " + units.FormatBytes(s.KmaxBytes) +
-			" pmax " + env.FormatPmax(s.Pmax))
+		b.WriteString("hold " + s.Describe())
 	}
 	margin, label := qMargin(row, a), "q-margin"
 	if l.net.Kind == rl.OutputLogits {

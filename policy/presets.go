@@ -2,12 +2,10 @@ package policy
 
 import (
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 
 	"github.com/ecntune/ecntune/env"
-	"github.com/ecntune/ecntune/internal/units"
 )
 
 // presetDef is one row of the preset table: the setting stated at
@@ -139,12 +137,7 @@ func (s Static) Setting(rateBps float64) env.Setting {
 	if v, ok := s.def.byRate[rateBps]; ok {
 		return v
 	}
-	b := s.def.at100G
-	if !(rateBps > 0) || math.IsInf(rateBps, 0) {
-		return b
-	}
-	return env.Setting{KminBytes: units.ScaleBytes(b.KminBytes, rateBps), KmaxBytes: units.ScaleBytes(b.KmaxBytes, rateBps),
-		Pmax: b.Pmax}
+	return s.def.at100G.ScaledTo(rateBps)
 }
 
 // Decide asks for the preset on every queue, keeping each queue's headroom.
@@ -153,7 +146,7 @@ func (s Static) Decide(obs []env.Observation) []Decision {
 	out := make([]Decision, len(obs))
 	for i, o := range obs {
 		d := Decision{Key: o.Key, Action: -1}
-		if !(o.RateBps > 0) || math.IsInf(o.RateBps, 0) {
+		if !env.KnownRate(o.RateBps) {
 			d.Setting = o.Current
 			d.Reason = fmt.Sprintf("%s %s: link rate %g is unknown, holding", s.kindOr("preset"), s.def.name, o.RateBps)
 			out[i] = d

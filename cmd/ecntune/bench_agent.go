@@ -543,12 +543,12 @@ func runAgentBench(ctx context.Context, o agentBenchOpts, child *exec.Cmd) (*age
 		}
 		sws = append(sws, timedSwitch{Switch: s, rec: lat})
 	}
-	m := agent.NewMetrics()
+	m := agent.NewInstruments()
 	probe := &tickProbe{Policy: pol, hist: histogramOf(m.DecisionLatency), ticks: make(chan int, 1024)}
 	log := slog.New(slog.NewTextHandler(o.Log, &slog.HandlerOptions{Level: o.LogLevel}))
 	obsr := &countingObserver{Observer: env.NewObserver(env.ObserverConfig{})}
 	a, err := agent.New(agent.Options{Config: cfg, Policy: probe, Model: pol.Name(), Observer: obsr,
-		Journal: j, Switches: sws, Guard: g, Reward: g.Reward, Metrics: m, Logger: log, SetTimeout: 10 * time.Second})
+		Journal: j, Switches: sws, Guard: g, Reward: g.Reward, Instruments: m, Logger: log, SetTimeout: 10 * time.Second})
 	if err != nil {
 		return nil, err
 	}

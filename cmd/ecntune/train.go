@@ -298,7 +298,7 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 	m := models.Model{Name: o.name, Algorithm: o.algo, ObsSpec: env.SpecVersion, ActSpec: env.ActionSpecVersion,
 		Hyper: hyper, Seed: int64(o.seed), Workers: o.workers, Eval: evalJSON, Created: time.Now().UTC(), Weights: weights}
 	for _, s := range scs {
-		m.Scenarios = append(m.Scenarios, models.Scenario{Name: s.Path, SHA256: s.SHA256})
+		m.Scenarios = append(m.Scenarios, models.ScenarioRef{Name: s.Path, SHA256: s.SHA256})
 	}
 	stored, dropped, err := store.finish(m, o.name)
 	if err != nil {
