@@ -442,8 +442,15 @@ func (a *Agent) apply(ctx context.Context, changes []Change, allowRollback bool)
 	for _, c := range changes {
 		byTarget[c.Key.Target] = append(byTarget[c.Key.Target], c)
 	}
+	// Results come from this loop and from the per-target goroutines it
+	// starts: every append takes mu.
 	var mu sync.Mutex
 	var results []setResult
+	add := func(rs ...setResult) {
+		mu.Lock()
+		results = append(results, rs...)
+		mu.Unlock()
+	}
 	var wg sync.WaitGroup
 	for target, cs := range byTarget {
 		sw := a.switches[target]
@@ -469,24 +476,21 @@ func (a *Agent) apply(ctx context.Context, changes []Change, allowRollback bool)
 			// No write-ahead record, no Set.
 			a.log.Error("audit log", "target", target, "err", err)
 			for _, c := range cs {
-				results = append(results, setResult{c: c, out: NotApplied, err: err})
+				add(setResult{c: c, out: NotApplied, err: err})
 			}
 			continue
 		}
 		if a.o.DryRun || sw == nil {
 			for i, c := range cs {
 				a.log.Info("dry run: would set", "queue", c.Key.String(), "kind", c.Kind, "old", c.Old, "new", c.New, "reason", c.Reason)
-				results = append(results, setResult{c: c, seq: written[i].Seq, out: NotApplied})
+				add(setResult{c: c, seq: written[i].Seq, out: NotApplied})
 			}
 			continue
 		}
 		wg.Add(1)
 		go func(sw Switch, cs []Change, written []AuditEntry, keys []env.QueueKey) {
 			defer wg.Done()
-			rs := a.setAndReadBack(ctx, sw, cs, written, keys)
-			mu.Lock()
-			results = append(results, rs...)
-			mu.Unlock()
+			add(a.setAndReadBack(ctx, sw, cs, written, keys)...)
 		}(sw, cs, written, keys)
 	}
 	wg.Wait()
