@@ -39,7 +39,11 @@ type Observer interface {
 	Forget(target string)
 }
 
-// Options wire an agent.
+// Options wire an agent from parts already built (Open builds them from a
+// Config). What the agent does is the Config's: its guardrails (presets
+// resolved, Guardrails.Reward the reward that scores intervals, nil for
+// none), mode, interval and retention; the options are the parts and the
+// hooks around them.
 type Options struct {
 	Config   *Config
 	Policy   policy.Policy
@@ -47,17 +51,12 @@ type Options struct {
 	Observer Observer
 	Journal  *Journal
 	Switches []Switch
-	Guard    GuardConfig // resolved guardrails (presets, reward)
-	Reward   func(env.Metrics) float64
 	Metrics  *Metrics
 	Logger   *slog.Logger
 	Clock    func() time.Time
 	DryRun   bool
 	// SetTimeout bounds one Set plus its read-back (default: 5 s).
 	SetTimeout time.Duration
-	// Retention of shadow recommendations in the db (default:
-	// Config.Retention, else 1 h).
-	Retention time.Duration
 }
 
 // Agent is the runtime loop.
@@ -69,6 +68,11 @@ type Agent struct {
 	switches map[string]Switch
 	targets  map[string]TargetConfig
 	names    []string
+	// reward scores an interval (Config.Guardrails.Reward; nil: none).
+	reward func(env.Metrics) float64
+	// retention of shadow recommendations in the db (Config.Retention,
+	// else 1 h).
+	retention time.Duration
 
 	mu       sync.Mutex
 	latest   map[env.QueueKey]env.Observation // newest observation per queue since the last interval
@@ -102,20 +106,15 @@ func New(o Options) (*Agent, error) {
 	if o.SetTimeout <= 0 {
 		o.SetTimeout = 5 * time.Second
 	}
-	if o.Retention <= 0 {
-		o.Retention = o.Config.Retention
-	}
-	if o.Retention <= 0 {
-		o.Retention = time.Hour
-	}
-	if o.Reward != nil && o.Guard.Reward == nil {
-		o.Guard.Reward = o.Reward
-	}
-	g, err := NewGuard(o.Guard)
+	g, err := NewGuard(o.Config.Guardrails)
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{o: o, cfg: o.Config, guard: g, log: o.Logger,
+	retention := o.Config.Retention
+	if retention <= 0 {
+		retention = time.Hour
+	}
+	a := &Agent{o: o, cfg: o.Config, guard: g, log: o.Logger, reward: o.Config.Guardrails.Reward, retention: retention,
 		switches: map[string]Switch{}, targets: map[string]TargetConfig{},
 		latest: map[env.QueueKey]env.Observation{}, lastSeen: map[string]time.Time{},
 		recs: map[env.QueueKey]Recommendation{}, peers: map[string]map[string]env.Peer{}}
@@ -319,7 +318,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 			return err
 		}
 		if a.ticks%100 == 0 {
-			if _, err := a.o.Journal.PruneRecommendations(now.Add(-a.o.Retention).UnixNano()); err != nil {
+			if _, err := a.o.Journal.PruneRecommendations(now.Add(-a.retention).UnixNano()); err != nil {
 				a.log.Warn("pruning recommendations", "err", err)
 			}
 		}
@@ -377,8 +376,8 @@ func (a *Agent) recommend(now time.Time, obs []env.Observation, decs []policy.De
 			Recommended: d.Setting, Action: d.Action, Confidence: d.Confidence, Reason: d.Reason,
 			Valid: o.Valid, Metrics: o.Metrics}
 		have := false
-		if a.o.Reward != nil && o.Valid {
-			r.Reward, have = a.o.Reward(o.Metrics), true
+		if a.reward != nil && o.Valid {
+			r.Reward, have = a.reward(o.Metrics), true
 		}
 		recs[i] = r
 		a.o.Metrics.observe(o, &d.Setting, r.Reward, have)

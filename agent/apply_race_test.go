@@ -25,7 +25,7 @@ func TestApplyMixedTargetsNoRace(t *testing.T) {
 	cfg.Targets = append(cfg.Targets, TargetConfig{Name: "leaf1", Address: "127.0.0.1:2", AllPorts: true, Queues: []int{3}})
 	sw := newFakeSwitch("leaf0", kA)
 	a, err := New(Options{Config: cfg, Policy: &fixedPolicy{s: target, conf: 0.9}, Observer: &fakeObserver{}, Journal: j,
-		Switches: []Switch{sw}, Guard: testGuardConfig(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Switches: []Switch{sw}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -130,7 +130,7 @@ func runE2ELog(t *testing.T, mode Mode, pol policy.Policy, targets []TargetConfi
 	}
 	obs := &wrapObserver{inner: env.NewObserver(env.ObserverConfig{})}
 	a, err := New(Options{Config: cfg, Policy: pol, Model: pol.Name(), Observer: obs, Journal: j, Switches: sws,
-		Guard: g, Reward: g.Reward, SetTimeout: 3 * time.Second, Logger: log})
+		SetTimeout: 3 * time.Second, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

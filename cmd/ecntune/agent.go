@@ -130,10 +130,8 @@ func runAgent(ctx context.Context, cfg *agent.Config, dryRun bool, log *slog.Log
 		}
 		sws = append(sws, s)
 	}
-	w := env.DefaultRewardWeights()
-	reward := func(m env.Metrics) float64 { return env.Reward(m, w) }
 	a, err := agent.New(agent.Options{Config: cfg, Policy: pol, Model: pol.Name(), Observer: env.NewObserver(env.ObserverConfig{}),
-		Journal: j, Switches: sws, Guard: cfg.Guardrails, Reward: reward, Logger: log, DryRun: dryRun})
+		Journal: j, Switches: sws, Logger: log, DryRun: dryRun})
 	if err != nil {
 		return err
 	}

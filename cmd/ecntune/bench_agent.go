@@ -513,8 +513,7 @@ func runAgentBench(ctx context.Context, o agentBenchOpts, child *exec.Cmd) (*age
 	// must not read as a degradation to roll back.
 	g.StaleFreeze, g.StaleRevert = 60*o.Interval, 120*o.Interval
 	g.RollbackRewardDrop = 1e9
-	w := env.DefaultRewardWeights()
-	g.Reward = func(m env.Metrics) float64 { return env.Reward(m, w) }
+	g.Reward = agent.DefaultReward()
 	cfg := &agent.Config{Mode: o.Mode, Policy: pol.Name(), Interval: o.Interval, SampleInterval: o.Interval,
 		DB: filepath.Join(dir, "agent.db"), Owner: "bench", Guardrails: g}
 	for _, n := range names {
@@ -548,7 +547,7 @@ func runAgentBench(ctx context.Context, o agentBenchOpts, child *exec.Cmd) (*age
 	log := slog.New(slog.NewTextHandler(o.Log, &slog.HandlerOptions{Level: o.LogLevel}))
 	obsr := &countingObserver{Observer: env.NewObserver(env.ObserverConfig{})}
 	a, err := agent.New(agent.Options{Config: cfg, Policy: probe, Model: pol.Name(), Observer: obsr,
-		Journal: j, Switches: sws, Guard: g, Reward: g.Reward, Metrics: m, Logger: log, SetTimeout: 10 * time.Second})
+		Journal: j, Switches: sws, Metrics: m, Logger: log, SetTimeout: 10 * time.Second})
 	if err != nil {
 		return nil, err
 	}
