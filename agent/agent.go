@@ -73,6 +73,8 @@ type Agent struct {
 	// retention of shadow recommendations in the db (Config.Retention,
 	// else 1 h).
 	retention time.Duration
+	// release closes what Open opened (nil for an agent from New).
+	release func() error
 
 	mu       sync.Mutex
 	latest   map[env.QueueKey]env.Observation // newest observation per queue since the last interval

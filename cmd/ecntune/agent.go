@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -25,9 +23,6 @@ import (
 )
 
 func init() { rootCmd.AddCommand(newAgentCmd()) }
-
-// agentLockTimeout bounds the wait for the agent database's file lock.
-const agentLockTimeout = 2 * time.Second
 
 func presetLookup(name string) (env.Setting, error) {
 	p, err := policy.Preset(name)
@@ -105,46 +100,14 @@ Metrics and recommendations are served over HTTP (config key metrics): /metrics,
 	return cmd
 }
 
-// runAgent wires the agent from a resolved configuration and runs it
+// runAgent builds the agent from a resolved configuration and runs it
 // until ctx ends.
 func runAgent(ctx context.Context, cfg *agent.Config, dryRun bool, log *slog.Logger) error {
-	pol, err := policyResolver(cfg.Registry).Lookup(cfg.Policy)
-	if err != nil {
-		return fmt.Errorf("policy: %w", err)
-	}
-	j, err := agent.OpenJournal(cfg.DB, agentLockTimeout)
+	a, err := agent.Open(ctx, cfg, agent.Deps{Resolver: policyResolver(cfg.Registry), Logger: log, DryRun: dryRun})
 	if err != nil {
 		return err
 	}
-	defer j.Close()
-	var sws []agent.Switch
-	defer func() {
-		for _, s := range sws {
-			s.Close()
-		}
-	}()
-	for _, t := range cfg.Targets {
-		s, err := agent.DialSwitch(ctx, t, cfg.SampleInterval)
-		if err != nil {
-			return err
-		}
-		sws = append(sws, s)
-	}
-	a, err := agent.New(agent.Options{Config: cfg, Policy: pol, Model: pol.Name(), Observer: env.NewObserver(env.ObserverConfig{}),
-		Journal: j, Switches: sws, Logger: log, DryRun: dryRun})
-	if err != nil {
-		return err
-	}
-	if cfg.Metrics != "" {
-		ln, err := net.Listen("tcp", cfg.Metrics)
-		if err != nil {
-			return fmt.Errorf("metrics: listen %s: %w", cfg.Metrics, err)
-		}
-		srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 5 * time.Second}
-		go srv.Serve(ln)
-		defer srv.Close()
-		log.Info("serving /metrics and /recommendations", "addr", ln.Addr().String())
-	}
+	defer a.Close()
 	return a.Run(ctx)
 }
 
@@ -167,7 +130,7 @@ func openExistingJournal(path string) (*agent.Journal, error) {
 	if !agent.FileExists(path) {
 		return nil, fmt.Errorf("agent db %s does not exist", path)
 	}
-	return agent.OpenJournal(path, agentLockTimeout)
+	return agent.OpenJournal(path, agent.DefaultLockTimeout)
 }
 
 func fmtSetting(s env.Setting) string {
