@@ -301,7 +301,7 @@ func runPolicyBench(o policyBenchOpts) (*policyBenchResult, error) {
 		sc, err = loadBuiltinBenchScenario()
 	} else {
 		var scs []train.Scenario
-		if scs, err = loadTrainScenarios([]string{o.scenario}); err == nil {
+		if scs, err = train.LoadScenarios([]string{o.scenario}); err == nil {
 			sc = scs[0]
 		}
 	}

@@ -71,7 +71,7 @@ func TestBenchPolicyErrors(t *testing.T) {
 // repository's train-websearch.yaml (same bytes, same parsed config) and
 // that "bench policy" with it runs outside the repository.
 func TestBenchPolicyEmbeddedScenario(t *testing.T) {
-	fromFile, err := loadTrainScenarios([]string{"../../policy/builtin/scenarios/train-websearch.yaml"})
+	fromFile, err := train.LoadScenarios([]string{"../../policy/builtin/scenarios/train-websearch.yaml"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,15 +2,12 @@ package main
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -21,7 +18,6 @@ import (
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/policy/train"
-	"github.com/ecntune/ecntune/simenv/scenario"
 )
 
 func init() { rootCmd.AddCommand(newTrainCmd()) }
@@ -150,28 +146,6 @@ func parseRandomise(js string, off bool) (train.Randomisation, error) {
 	return r, nil
 }
 
-// loadTrainScenarios loads the scenario files with their sha256.
-func loadTrainScenarios(paths []string) ([]train.Scenario, error) {
-	var out []train.Scenario
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil, fmt.Errorf("--scenario %s: %w", p, err)
-		}
-		cfg, err := scenario.Parse(data, filepath.Dir(p), p)
-		if err != nil {
-			return nil, err
-		}
-		sum := sha256.Sum256(data)
-		name := cfg.Name
-		if name == "" {
-			name = strings.TrimSuffix(filepath.Base(p), filepath.Ext(p))
-		}
-		out = append(out, train.Scenario{Name: name, Path: filepath.ToSlash(p), SHA256: hex.EncodeToString(sum[:]), Config: cfg})
-	}
-	return out, nil
-}
-
 func runTrain(cmd *cobra.Command, o trainOpts) error {
 	if len(o.scenarios) == 0 {
 		return fmt.Errorf("no --scenario given: train needs at least one scenario file")
@@ -209,7 +183,7 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 		return err
 	}
 	o.db = modelsDBPath(o.db)
-	scs, err := loadTrainScenarios(o.scenarios)
+	scs, err := train.LoadScenarios(o.scenarios)
 	if err != nil {
 		return err
 	}
@@ -278,27 +252,9 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 		_ = bar.Finish()
 	}
 	wall := time.Since(start)
-	weights, err := res.Net.MarshalBinary()
+	m, err := res.Model(train.Provenance{Name: o.name, Command: o.command(), Build: train.BuildRevision(), Created: time.Now().UTC()})
 	if err != nil {
 		return err
-	}
-	hyper := cfg.Hyper()
-	hyper["command"] = o.command()
-	if res.ResumedFrom > 0 {
-		hyper["resumed_from_episode"] = strconv.Itoa(res.ResumedFrom)
-	}
-	hyper["episodes_done"] = strconv.Itoa(res.Episodes)
-	if rev := buildRevision(); rev != "" {
-		hyper["build"] = rev // the simulator's behaviour is part of what was learned
-	}
-	evalJSON, err := json.Marshal(map[string]any{"greedy_mean_reward": res.Eval, "eval_seed": train.EvalSeed})
-	if err != nil {
-		return err
-	}
-	m := models.Model{Name: o.name, Algorithm: o.algo, ObsSpec: env.SpecVersion, ActSpec: env.ActionSpecVersion,
-		Hyper: hyper, Seed: int64(o.seed), Workers: o.workers, Eval: evalJSON, Created: time.Now().UTC(), Weights: weights}
-	for _, s := range scs {
-		m.Scenarios = append(m.Scenarios, models.Scenario{Name: s.Path, SHA256: s.SHA256})
 	}
 	stored, dropped, err := store.finish(m, o.name)
 	if err != nil {
@@ -351,30 +307,6 @@ func progressCount(done, total int) string {
 		return fmt.Sprintf("episode %d", done)
 	}
 	return fmt.Sprintf("episode %d/%d (%d%%)", done, total, 100*done/total)
-}
-
-// buildRevision is the VCS revision the binary was built from ("" when
-// unknown), with "+modified" for a dirty tree.
-func buildRevision() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return ""
-	}
-	var rev, dirty string
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "+modified"
-			}
-		}
-	}
-	if rev == "" {
-		return ""
-	}
-	return rev + dirty
 }
 
 func printTrainResult(w io.Writer, m models.Model, res *train.Result, wall time.Duration, curve string) error {
