@@ -42,6 +42,18 @@ func policyResolver(db string) policy.Resolver {
 	return policy.Resolver{Models: func(ref string) (models.Model, error) { return models.Load(path, ref) }}
 }
 
+// registryModelInfo reads the metadata (not the weights) of a model from
+// the registry file db (or modelsDBPath's default).
+func registryModelInfo(db string) func(ref string) (models.Model, error) {
+	return func(ref string) (m models.Model, err error) {
+		err = withRegistry(modelsDBPath(db), models.Options{ReadOnly: true}, func(r *models.Registry) error {
+			m, err = r.Info(ref) // metadata only: the algorithm is all that is needed
+			return err
+		})
+		return m, err
+	}
+}
+
 // newModelsCmd builds the "models" command tree (a fresh one per call, so
 // tests get fresh flags).
 func newModelsCmd() *cobra.Command {
