@@ -8,8 +8,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { rootCmd.AddCommand(newBenchCmd()) }
-
 // newBenchCmd groups the speed and memory measurements (package
 // internal/bench).
 func newBenchCmd() *cobra.Command {

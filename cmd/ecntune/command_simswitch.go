@@ -18,8 +18,6 @@ import (
 	"github.com/ecntune/ecntune/simswitch"
 )
 
-func init() { rootCmd.AddCommand(newSimswitchCmd()) }
-
 func newSimswitchCmd() *cobra.Command {
 	var (
 		scenarioPath, listen, dialect, tlsCert, tlsKey, user, pass, step, statusEvery string

@@ -11,12 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ecntune/ecntune/eval"
-	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/scenario"
 )
-
-func init() { rootCmd.AddCommand(newEvalCmd()) }
 
 func newEvalCmd() *cobra.Command {
 	var (
@@ -155,18 +152,5 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 }
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
-// positiveSimTime parses the value val of flag --name as a simulated
-// duration above 0.
-func positiveSimTime(name, val string) (simenv.Time, error) {
-	d, err := units.ParseDuration(val)
-	if err != nil {
-		return 0, fmt.Errorf("--%s: %v", name, err)
-	}
-	if d <= 0 {
-		return 0, fmt.Errorf("--%s: %s must be above 0", name, val)
-	}
-	return simenv.FromDuration(d), nil
-}
 
 func fileSafe(s string) string { return unsafeChars.ReplaceAllString(s, "_") }
