@@ -439,6 +439,31 @@ func (a *Agent) apply(ctx context.Context, changes []Change, allowRollback bool)
 	if len(changes) == 0 {
 		return
 	}
+	results := a.setAll(ctx, changes)
+	var second []Change
+	nowNs := a.o.Clock().UnixNano()
+	for _, r := range results {
+		if rb := a.settle(r, nowNs); rb != nil {
+			if allowRollback {
+				second = append(second, *rb)
+			} else {
+				a.guard.Result(*rb, NotApplied, env.Setting{}, nowNs)
+			}
+		}
+	}
+	a.mu.Lock()
+	a.lastPlan = append(a.lastPlan[:0], changes...)
+	a.mu.Unlock()
+	if len(second) > 0 {
+		a.apply(ctx, second, false)
+	}
+}
+
+// setAll journals the intent of each target's changes and sets them, one
+// goroutine per target; the results come back in key order. Without a
+// write-ahead record there is no Set; in a dry run, or for a target
+// without a switch, the changes are journaled but not set.
+func (a *Agent) setAll(ctx context.Context, changes []Change) []setResult {
 	byTarget := map[string][]Change{}
 	for _, c := range changes {
 		byTarget[c.Key.Target] = append(byTarget[c.Key.Target], c)
@@ -455,26 +480,8 @@ func (a *Agent) apply(ctx context.Context, changes []Change, allowRollback bool)
 	var wg sync.WaitGroup
 	for target, cs := range byTarget {
 		sw := a.switches[target]
-		entries := make([]AuditEntry, len(cs))
-		keys := make([]env.QueueKey, len(cs))
-		for i, c := range cs {
-			keys[i] = c.Key
-		}
-		nowNs := a.o.Clock().UnixNano()
-		for i, c := range cs {
-			var paths []string
-			if sw != nil {
-				paths = sw.SetPaths([]env.QueueKey{c.Key})
-			}
-			entries[i] = AuditEntry{TimeNs: nowNs, Target: target, Key: c.Key, Paths: paths, Kind: c.Kind,
-				Old: c.Old, New: c.New, Reason: c.Reason, Model: a.o.Model, Owner: a.cfg.Owner}
-			if a.o.DryRun {
-				entries[i].State = StateDryRun
-			}
-		}
-		written, err := a.o.Journal.Intent(entries)
+		written, err := a.intend(target, sw, cs)
 		if err != nil {
-			// No write-ahead record, no Set.
 			a.log.Error("audit log", "target", target, "err", err)
 			for _, c := range cs {
 				add(setResult{c: c, out: NotApplied, err: err})
@@ -488,74 +495,87 @@ func (a *Agent) apply(ctx context.Context, changes []Change, allowRollback bool)
 			}
 			continue
 		}
+		keys := make([]env.QueueKey, len(cs))
+		for i, c := range cs {
+			keys[i] = c.Key
+		}
 		wg.Add(1)
-		go func(sw Switch, cs []Change, written []AuditEntry, keys []env.QueueKey) {
+		go func() {
 			defer wg.Done()
 			add(a.setAndReadBack(ctx, sw, cs, written, keys)...)
-		}(sw, cs, written, keys)
+		}()
 	}
 	wg.Wait()
 	sort.Slice(results, func(i, j int) bool { return keyLess(results[i].c.Key, results[j].c.Key) })
-	var second []Change
+	return results
+}
+
+// intend writes the audit entries of one target's changes ahead of the
+// Set (sw nil: a target without a switch, no paths).
+func (a *Agent) intend(target string, sw Switch, cs []Change) ([]AuditEntry, error) {
+	entries := make([]AuditEntry, len(cs))
 	nowNs := a.o.Clock().UnixNano()
-	for _, r := range results {
-		// Counters first, then the journal: whoever sees the entry resolved
-		// in the audit log also sees it counted.
-		switch r.out {
-		case Applied:
-			a.o.Metrics.applied(r.c.Key, r.c.New)
-			if r.c.Kind != KindTune && r.c.Kind != KindFallback {
-				a.o.Metrics.Rollbacks.WithLabelValues(string(r.c.Kind)).Inc()
-			}
-			a.log.Info("applied", "queue", r.c.Key.String(), "kind", r.c.Kind, "kmin", r.c.New.KminBytes,
-				"kmax", r.c.New.KmaxBytes, "pmax", r.c.New.Pmax, "reason", r.c.Reason)
-		case NotApplied:
+	for i, c := range cs {
+		var paths []string
+		if sw != nil {
+			paths = sw.SetPaths([]env.QueueKey{c.Key})
+		}
+		entries[i] = AuditEntry{TimeNs: nowNs, Target: target, Key: c.Key, Paths: paths, Kind: c.Kind,
+			Old: c.Old, New: c.New, Reason: c.Reason, Model: a.o.Model, Owner: a.cfg.Owner}
+		if a.o.DryRun {
+			entries[i].State = StateDryRun
+		}
+	}
+	return a.o.Journal.Intent(entries)
+}
+
+// settle accounts for one result: counters and log, then the journal
+// (whoever sees the entry resolved in the audit log also sees it counted;
+// an unknown outcome stays open for Reconcile), then the guard, whose
+// rollback order it returns.
+func (a *Agent) settle(r setResult, nowNs int64) *Change {
+	switch r.out {
+	case Applied:
+		a.o.Metrics.applied(r.c.Key, r.c.New)
+		if r.c.Kind != KindTune && r.c.Kind != KindFallback {
+			a.o.Metrics.Rollbacks.WithLabelValues(string(r.c.Kind)).Inc()
+		}
+		a.log.Info("applied", "queue", r.c.Key.String(), "kind", r.c.Kind, "kmin", r.c.New.KminBytes,
+			"kmax", r.c.New.KmaxBytes, "pmax", r.c.New.Pmax, "reason", r.c.Reason)
+	case NotApplied:
+		if r.err != nil {
+			a.log.Warn("set failed", "queue", r.c.Key.String(), "kind", r.c.Kind, "err", r.err)
+		}
+	}
+	if r.unknown {
+		a.pending = true
+		a.log.Warn("set outcome unknown, left for reconcile", "queue", r.c.Key.String(), "err", r.err)
+	} else if r.seq != 0 {
+		st, msg := StateApplied, ""
+		var got *env.Setting
+		switch {
+		case a.o.DryRun:
+			st = StateDryRun
+		case r.out == NotApplied:
+			st = StateFailed
 			if r.err != nil {
-				a.log.Warn("set failed", "queue", r.c.Key.String(), "kind", r.c.Kind, "err", r.err)
+				msg = r.err.Error()
 			}
+		case r.out == Mismatch:
+			st, got = StateMismatch, &r.got
+		default:
+			got = &r.got
 		}
-		if r.unknown {
-			a.pending = true
-			a.log.Warn("set outcome unknown, left for reconcile", "queue", r.c.Key.String(), "err", r.err)
-		} else if r.seq != 0 {
-			st, msg := StateApplied, ""
-			var got *env.Setting
-			switch {
-			case a.o.DryRun:
-				st = StateDryRun
-			case r.out == NotApplied:
-				st = StateFailed
-				if r.err != nil {
-					msg = r.err.Error()
-				}
-			case r.out == Mismatch:
-				st, got = StateMismatch, &r.got
-			default:
-				got = &r.got
-			}
-			if err := a.o.Journal.Resolve(r.seq, st, got, msg, nowNs); err != nil {
-				a.log.Error("audit log", "err", err)
-			}
-		}
-		rb, alarm := a.guard.Result(r.c, r.out, r.got, nowNs)
-		if alarm != nil {
-			a.o.Metrics.Alarms.WithLabelValues(alarm.Rule).Inc()
-			a.log.Warn(alarm.Msg, "target", alarm.Target, "rule", alarm.Rule, "queue", r.c.Key.String())
-		}
-		if rb != nil {
-			if allowRollback {
-				second = append(second, *rb)
-			} else {
-				a.guard.Result(*rb, NotApplied, env.Setting{}, nowNs)
-			}
+		if err := a.o.Journal.Resolve(r.seq, st, got, msg, nowNs); err != nil {
+			a.log.Error("audit log", "err", err)
 		}
 	}
-	a.mu.Lock()
-	a.lastPlan = append(a.lastPlan[:0], changes...)
-	a.mu.Unlock()
-	if len(second) > 0 {
-		a.apply(ctx, second, false)
+	rb, alarm := a.guard.Result(r.c, r.out, r.got, nowNs)
+	if alarm != nil {
+		a.o.Metrics.Alarms.WithLabelValues(alarm.Rule).Inc()
+		a.log.Warn(alarm.Msg, "target", alarm.Target, "rule", alarm.Rule, "queue", r.c.Key.String())
 	}
+	return rb
 }
 
 func (a *Agent) setAndReadBack(ctx context.Context, sw Switch, cs []Change, written []AuditEntry, keys []env.QueueKey) []setResult {
