@@ -39,7 +39,11 @@ type Observer interface {
 	Forget(target string)
 }
 
-// Options wire an agent.
+// Options wire an agent from parts already built (Open builds them from a
+// Config). What the agent does is the Config's: its guardrails (presets
+// resolved, Guardrails.Reward the reward that scores intervals, nil for
+// none), mode, interval and retention; the options are the parts and the
+// hooks around them.
 type Options struct {
 	Config   *Config
 	Policy   policy.Policy
@@ -47,18 +51,13 @@ type Options struct {
 	Observer Observer
 	Journal  *Journal
 	Switches []Switch
-	Guard    GuardConfig // resolved guardrails (presets, reward)
-	Reward   func(env.Metrics) float64
-	Logger   *slog.Logger
-	Clock    func() time.Time
-	DryRun   bool
 	// Instruments are the agent's Prometheus series (default: NewInstruments()).
 	Instruments *Instruments
+	Logger      *slog.Logger
+	Clock       func() time.Time
+	DryRun      bool
 	// SetTimeout bounds one Set plus its read-back (default: 5 s).
 	SetTimeout time.Duration
-	// Retention of shadow recommendations in the db (default:
-	// Config.Retention, else 1 h).
-	Retention time.Duration
 }
 
 // Agent is the runtime loop.
@@ -70,6 +69,13 @@ type Agent struct {
 	switches map[string]Switch
 	targets  map[string]TargetConfig
 	names    []string
+	// reward scores an interval (Config.Guardrails.Reward; nil: none).
+	reward func(env.Metrics) float64
+	// retention of shadow recommendations in the db (Config.Retention,
+	// else 1 h).
+	retention time.Duration
+	// release closes what Open opened (nil for an agent from New).
+	release func() error
 
 	mu       sync.Mutex
 	latest   map[env.QueueKey]env.Observation // newest observation per queue since the last interval
@@ -103,20 +109,15 @@ func New(o Options) (*Agent, error) {
 	if o.SetTimeout <= 0 {
 		o.SetTimeout = 5 * time.Second
 	}
-	if o.Retention <= 0 {
-		o.Retention = o.Config.Retention
-	}
-	if o.Retention <= 0 {
-		o.Retention = time.Hour
-	}
-	if o.Reward != nil && o.Guard.Reward == nil {
-		o.Guard.Reward = o.Reward
-	}
-	g, err := NewGuard(o.Guard)
+	g, err := NewGuard(o.Config.Guardrails)
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{o: o, cfg: o.Config, guard: g, log: o.Logger,
+	retention := o.Config.Retention
+	if retention <= 0 {
+		retention = time.Hour
+	}
+	a := &Agent{o: o, cfg: o.Config, guard: g, log: o.Logger, reward: o.Config.Guardrails.Reward, retention: retention,
 		switches: map[string]Switch{}, targets: map[string]TargetConfig{},
 		latest: map[env.QueueKey]env.Observation{}, lastSeen: map[string]time.Time{},
 		recs: map[env.QueueKey]Recommendation{}, peers: map[string]map[string]env.Peer{}}
@@ -320,7 +321,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 			return err
 		}
 		if a.ticks%100 == 0 {
-			if _, err := a.o.Journal.PruneRecommendations(now.Add(-a.o.Retention).UnixNano()); err != nil {
+			if _, err := a.o.Journal.PruneRecommendations(now.Add(-a.retention).UnixNano()); err != nil {
 				a.log.Warn("pruning recommendations", "err", err)
 			}
 		}
@@ -378,8 +379,8 @@ func (a *Agent) recommend(now time.Time, obs []env.Observation, decs []policy.De
 			Recommended: d.Setting, Action: d.Action, Confidence: d.Confidence, Reason: d.Reason,
 			Valid: o.Valid, Metrics: o.Metrics}
 		have := false
-		if a.o.Reward != nil && o.Valid {
-			r.Reward, have = a.o.Reward(o.Metrics), true
+		if a.reward != nil && o.Valid {
+			r.Reward, have = a.reward(o.Metrics), true
 		}
 		recs[i] = r
 		a.o.Instruments.observe(o, &d.Setting, r.Reward, have)
@@ -439,106 +440,11 @@ func (a *Agent) apply(ctx context.Context, changes []Change, allowRollback bool)
 	if len(changes) == 0 {
 		return
 	}
-	byTarget := map[string][]Change{}
-	for _, c := range changes {
-		byTarget[c.Key.Target] = append(byTarget[c.Key.Target], c)
-	}
-	var mu sync.Mutex
-	var results []setResult
-	var wg sync.WaitGroup
-	for target, cs := range byTarget {
-		sw := a.switches[target]
-		entries := make([]AuditEntry, len(cs))
-		keys := make([]env.QueueKey, len(cs))
-		for i, c := range cs {
-			keys[i] = c.Key
-		}
-		nowNs := a.o.Clock().UnixNano()
-		for i, c := range cs {
-			var paths []string
-			if sw != nil {
-				paths = sw.SetPaths([]env.QueueKey{c.Key})
-			}
-			entries[i] = AuditEntry{TimeNs: nowNs, Target: target, Key: c.Key, Paths: paths, Kind: c.Kind,
-				Old: c.Old, New: c.New, Reason: c.Reason, Model: a.o.Model, Owner: a.cfg.Owner}
-			if a.o.DryRun {
-				entries[i].State = StateDryRun
-			}
-		}
-		written, err := a.o.Journal.Intent(entries)
-		if err != nil {
-			// No write-ahead record, no Set.
-			a.log.Error("audit log", "target", target, "err", err)
-			for _, c := range cs {
-				results = append(results, setResult{c: c, out: NotApplied, err: err})
-			}
-			continue
-		}
-		if a.o.DryRun || sw == nil {
-			for i, c := range cs {
-				a.log.Info("dry run: would set", "queue", c.Key.String(), "kind", c.Kind, "old", c.Old, "new", c.New, "reason", c.Reason)
-				results = append(results, setResult{c: c, seq: written[i].Seq, out: NotApplied})
-			}
-			continue
-		}
-		wg.Add(1)
-		go func(sw Switch, cs []Change, written []AuditEntry, keys []env.QueueKey) {
-			defer wg.Done()
-			rs := a.setAndReadBack(ctx, sw, cs, written, keys)
-			mu.Lock()
-			results = append(results, rs...)
-			mu.Unlock()
-		}(sw, cs, written, keys)
-	}
-	wg.Wait()
-	sort.Slice(results, func(i, j int) bool { return keyLess(results[i].c.Key, results[j].c.Key) })
+	results := a.setAll(ctx, changes)
 	var second []Change
 	nowNs := a.o.Clock().UnixNano()
 	for _, r := range results {
-		// Counters first, then the journal: whoever sees the entry resolved
-		// in the audit log also sees it counted.
-		switch r.out {
-		case Applied:
-			a.o.Instruments.applied(r.c.Key, r.c.New)
-			if r.c.Kind != KindTune && r.c.Kind != KindFallback {
-				a.o.Instruments.Rollbacks.WithLabelValues(string(r.c.Kind)).Inc()
-			}
-			a.log.Info("applied", "queue", r.c.Key.String(), "kind", r.c.Kind, "kmin", r.c.New.KminBytes,
-				"kmax", r.c.New.KmaxBytes, "pmax", r.c.New.Pmax, "reason", r.c.Reason)
-		case NotApplied:
-			if r.err != nil {
-				a.log.Warn("set failed", "queue", r.c.Key.String(), "kind", r.c.Kind, "err", r.err)
-			}
-		}
-		if r.unknown {
-			a.pending = true
-			a.log.Warn("set outcome unknown, left for reconcile", "queue", r.c.Key.String(), "err", r.err)
-		} else if r.seq != 0 {
-			st, msg := StateApplied, ""
-			var got *env.Setting
-			switch {
-			case a.o.DryRun:
-				st = StateDryRun
-			case r.out == NotApplied:
-				st = StateFailed
-				if r.err != nil {
-					msg = r.err.Error()
-				}
-			case r.out == Mismatch:
-				st, got = StateMismatch, &r.got
-			default:
-				got = &r.got
-			}
-			if err := a.o.Journal.Resolve(r.seq, st, got, msg, nowNs); err != nil {
-				a.log.Error("audit log", "err", err)
-			}
-		}
-		rb, alarm := a.guard.Result(r.c, r.out, r.got, nowNs)
-		if alarm != nil {
-			a.o.Instruments.Alarms.WithLabelValues(alarm.Rule).Inc()
-			a.log.Warn(alarm.Msg, "target", alarm.Target, "rule", alarm.Rule, "queue", r.c.Key.String())
-		}
-		if rb != nil {
+		if rb := a.settle(r, nowNs); rb != nil {
 			if allowRollback {
 				second = append(second, *rb)
 			} else {
@@ -552,6 +458,125 @@ func (a *Agent) apply(ctx context.Context, changes []Change, allowRollback bool)
 	if len(second) > 0 {
 		a.apply(ctx, second, false)
 	}
+}
+
+// setAll journals the intent of each target's changes and sets them, one
+// goroutine per target; the results come back in key order. Without a
+// write-ahead record there is no Set; in a dry run, or for a target
+// without a switch, the changes are journaled but not set.
+func (a *Agent) setAll(ctx context.Context, changes []Change) []setResult {
+	byTarget := map[string][]Change{}
+	for _, c := range changes {
+		byTarget[c.Key.Target] = append(byTarget[c.Key.Target], c)
+	}
+	// Results come from this loop and from the per-target goroutines it
+	// starts: every append takes mu.
+	var mu sync.Mutex
+	var results []setResult
+	add := func(rs ...setResult) {
+		mu.Lock()
+		results = append(results, rs...)
+		mu.Unlock()
+	}
+	var wg sync.WaitGroup
+	for target, cs := range byTarget {
+		sw := a.switches[target]
+		written, err := a.intend(target, sw, cs)
+		if err != nil {
+			a.log.Error("audit log", "target", target, "err", err)
+			for _, c := range cs {
+				add(setResult{c: c, out: NotApplied, err: err})
+			}
+			continue
+		}
+		if a.o.DryRun || sw == nil {
+			for i, c := range cs {
+				a.log.Info("dry run: would set", "queue", c.Key.String(), "kind", c.Kind, "old", c.Old, "new", c.New, "reason", c.Reason)
+				add(setResult{c: c, seq: written[i].Seq, out: NotApplied})
+			}
+			continue
+		}
+		keys := make([]env.QueueKey, len(cs))
+		for i, c := range cs {
+			keys[i] = c.Key
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			add(a.setAndReadBack(ctx, sw, cs, written, keys)...)
+		}()
+	}
+	wg.Wait()
+	sort.Slice(results, func(i, j int) bool { return keyLess(results[i].c.Key, results[j].c.Key) })
+	return results
+}
+
+// intend writes the audit entries of one target's changes ahead of the
+// Set (sw nil: a target without a switch, no paths).
+func (a *Agent) intend(target string, sw Switch, cs []Change) ([]AuditEntry, error) {
+	entries := make([]AuditEntry, len(cs))
+	nowNs := a.o.Clock().UnixNano()
+	for i, c := range cs {
+		var paths []string
+		if sw != nil {
+			paths = sw.SetPaths([]env.QueueKey{c.Key})
+		}
+		entries[i] = AuditEntry{TimeNs: nowNs, Target: target, Key: c.Key, Paths: paths, Kind: c.Kind,
+			Old: c.Old, New: c.New, Reason: c.Reason, Model: a.o.Model, Owner: a.cfg.Owner}
+		if a.o.DryRun {
+			entries[i].State = StateDryRun
+		}
+	}
+	return a.o.Journal.Intent(entries)
+}
+
+// settle accounts for one result: counters and log, then the journal
+// (whoever sees the entry resolved in the audit log also sees it counted;
+// an unknown outcome stays open for Reconcile), then the guard, whose
+// rollback order it returns.
+func (a *Agent) settle(r setResult, nowNs int64) *Change {
+	switch r.out {
+	case Applied:
+		a.o.Instruments.applied(r.c.Key, r.c.New)
+		if r.c.Kind != KindTune && r.c.Kind != KindFallback {
+			a.o.Instruments.Rollbacks.WithLabelValues(string(r.c.Kind)).Inc()
+		}
+		a.log.Info("applied", "queue", r.c.Key.String(), "kind", r.c.Kind, "kmin", r.c.New.KminBytes,
+			"kmax", r.c.New.KmaxBytes, "pmax", r.c.New.Pmax, "reason", r.c.Reason)
+	case NotApplied:
+		if r.err != nil {
+			a.log.Warn("set failed", "queue", r.c.Key.String(), "kind", r.c.Kind, "err", r.err)
+		}
+	}
+	if r.unknown {
+		a.pending = true
+		a.log.Warn("set outcome unknown, left for reconcile", "queue", r.c.Key.String(), "err", r.err)
+	} else if r.seq != 0 {
+		st, msg := StateApplied, ""
+		var got *env.Setting
+		switch {
+		case a.o.DryRun:
+			st = StateDryRun
+		case r.out == NotApplied:
+			st = StateFailed
+			if r.err != nil {
+				msg = r.err.Error()
+			}
+		case r.out == Mismatch:
+			st, got = StateMismatch, &r.got
+		default:
+			got = &r.got
+		}
+		if err := a.o.Journal.Resolve(r.seq, st, got, msg, nowNs); err != nil {
+			a.log.Error("audit log", "err", err)
+		}
+	}
+	rb, alarm := a.guard.Result(r.c, r.out, r.got, nowNs)
+	if alarm != nil {
+		a.o.Instruments.Alarms.WithLabelValues(alarm.Rule).Inc()
+		a.log.Warn(alarm.Msg, "target", alarm.Target, "rule", alarm.Rule, "queue", r.c.Key.String())
+	}
+	return rb
 }
 
 func (a *Agent) setAndReadBack(ctx context.Context, sw Switch, cs []Change, written []AuditEntry, keys []env.QueueKey) []setResult {

@@ -183,7 +183,8 @@ var target = env.Setting{KminBytes: 500_000, KmaxBytes: 2_000_000, Pmax: 0.2, He
 
 func testConfig(mode Mode) *Config {
 	return &Config{Mode: mode, Policy: "static:test", Interval: time.Second, SampleInterval: time.Second,
-		Owner: "test-agent", Targets: []TargetConfig{{Name: "leaf0", Address: "127.0.0.1:1", AllPorts: true, Queues: []int{3, 4}}}}
+		Owner: "test-agent", Targets: []TargetConfig{{Name: "leaf0", Address: "127.0.0.1:1", AllPorts: true, Queues: []int{3, 4}}},
+		Guardrails: testGuardConfig()}
 }
 
 func newRig(t *testing.T, mode Mode, dry bool, db string, sw *fakeSwitch) *rig {
@@ -201,10 +202,10 @@ func newRig(t *testing.T, mode Mode, dry bool, db string, sw *fakeSwitch) *rig {
 	t.Cleanup(func() { j.Close() })
 	r := &rig{j: j, sw: sw, obs: &fakeObserver{metrics: map[env.QueueKey]env.Metrics{}},
 		pol: &fixedPolicy{s: target, conf: 0.9}, clk: &fakeClock{t: time.Unix(1_700_000_000, 0)}, db: db}
-	gc := testGuardConfig()
-	gc.Reward = func(m env.Metrics) float64 { return m.Util - m.PauseRxFrac }
-	r.a, err = New(Options{Config: testConfig(mode), Policy: r.pol, Model: "fixed@1", Observer: r.obs, Journal: j,
-		Switches: []Switch{sw}, Guard: gc, Reward: gc.Reward, Clock: r.clk.Now, DryRun: dry,
+	cfg := testConfig(mode)
+	cfg.Guardrails.Reward = func(m env.Metrics) float64 { return m.Util - m.PauseRxFrac }
+	r.a, err = New(Options{Config: cfg, Policy: r.pol, Model: "fixed@1", Observer: r.obs, Journal: j,
+		Switches: []Switch{sw}, Clock: r.clk.Now, DryRun: dry,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

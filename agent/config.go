@@ -43,8 +43,10 @@ type Config struct {
 	Owner          string // name this agent writes into the audit log
 	// Retention is how long shadow recommendations are kept in the db
 	// (every queue every interval: about 0.6 KB each).
-	Retention  time.Duration
-	Targets    []TargetConfig
+	Retention time.Duration
+	Targets   []TargetConfig
+	// Guardrails are the guard's rules, and in Guardrails.Reward the
+	// reward intervals are scored with (DefaultReward from a file).
 	Guardrails GuardConfig
 	// FallbackPreset and SafePreset are preset names (policy.Preset) the
 	// guard falls back to; resolved by the caller into Guardrails.
@@ -251,6 +253,7 @@ func ParseConfig(data []byte) (*Config, error) {
 		return nil, err
 	}
 	c.Guardrails = g
+	c.Guardrails.Reward = DefaultReward()
 	c.FallbackPreset = f.Guardrails.FallbackPreset
 	c.SafePreset = f.Guardrails.SafePreset
 	if c.SafePreset == "" {
@@ -535,6 +538,14 @@ func parseGuard(f fileGuard, interval time.Duration) (GuardConfig, error) {
 		g.PmaxStep = *f.PmaxStep
 	}
 	return g, g.validateRules()
+}
+
+// DefaultReward is the reward a configuration file's agent scores
+// intervals with (each recommendation's reward and the guard's reward
+// rule): env.Reward with env.DefaultRewardWeights.
+func DefaultReward() func(env.Metrics) float64 {
+	w := env.DefaultRewardWeights()
+	return func(m env.Metrics) float64 { return env.Reward(m, w) }
 }
 
 // ResolvePresets fills Guardrails.Fallback and Guardrails.Safe from the

@@ -133,6 +133,11 @@ func TestParseConfigDefaults(t *testing.T) {
 		c.Guardrails.MinHold != 5*time.Second || c.Guardrails.StaleRevert != 30*time.Second || c.Retention != time.Hour {
 		t.Fatalf("defaults %+v", c)
 	}
+	// The reward is the configuration's: env.Reward with the default weights.
+	m := env.Metrics{IntervalNs: int64(time.Second), Util: 0.6, AvgQueueFrac: 2, PauseRxFrac: 0.1}
+	if c.Guardrails.Reward == nil || c.Guardrails.Reward(m) != env.Reward(m, env.DefaultRewardWeights()) {
+		t.Fatal("the configuration's reward is not env.Reward with the default weights")
+	}
 }
 
 func TestParseConfigErrors(t *testing.T) {

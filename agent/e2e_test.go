@@ -110,38 +110,24 @@ func runE2E(t *testing.T, mode Mode, pol policy.Policy, targets []TargetConfig, 
 	return runE2ELog(t, mode, pol, targets, g, slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
 
-// runE2ELog is runE2E with the agent logging to log.
+// runE2ELog is runE2E with the agent logging to log: the agent as Open
+// builds it from a configuration, over gNMI.
 func runE2ELog(t *testing.T, mode Mode, pol policy.Policy, targets []TargetConfig, g GuardConfig, log *slog.Logger) *e2e {
 	t.Helper()
 	cfg := &Config{Mode: mode, Policy: pol.Name(), Interval: 100 * time.Millisecond, SampleInterval: 100 * time.Millisecond,
-		Owner: "e2e", Targets: targets, Guardrails: g}
-	j, err := OpenJournal(filepath.Join(t.TempDir(), "agent.db"), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+		DB: filepath.Join(t.TempDir(), "agent.db"), Owner: "e2e", Targets: targets, Guardrails: g}
 	ctx, cancel := context.WithCancel(context.Background())
-	var sws []Switch
-	for _, tc := range targets {
-		s, err := DialSwitch(ctx, tc, cfg.SampleInterval)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sws = append(sws, s)
-	}
 	obs := &wrapObserver{inner: env.NewObserver(env.ObserverConfig{})}
-	a, err := New(Options{Config: cfg, Policy: pol, Model: pol.Name(), Observer: obs, Journal: j, Switches: sws,
-		Guard: g, Reward: g.Reward, SetTimeout: 3 * time.Second, Logger: log})
+	a, err := Open(ctx, cfg, Deps{Policy: pol, Observer: obs, SetTimeout: 3 * time.Second, Logger: log, LockTimeout: time.Second})
 	if err != nil {
+		cancel()
 		t.Fatal(err)
 	}
-	e := &e2e{a: a, j: j, obs: obs, cancel: cancel, done: make(chan error, 1)}
+	e := &e2e{a: a, j: a.Journal(), obs: obs, cancel: cancel, done: make(chan error, 1)}
 	go func() { e.done <- a.Run(ctx) }()
 	t.Cleanup(func() {
 		e.stop(t)
-		for _, s := range sws {
-			s.Close()
-		}
-		j.Close()
+		a.Close()
 	})
 	return e
 }

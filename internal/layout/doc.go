@@ -12,7 +12,8 @@
 //     Gym-style environment), policy/train, eval.
 //   - the gNMI world: agent/gnmipath (the codec) and agent.
 //   - the one bridge: simswitch, the simulator served as gNMI targets.
-//   - wiring: cmd/ecntune.
+//   - wiring: cmd/ecntune, and internal/bench (the measurements behind
+//     ecntune bench, which run both worlds together).
 //
 // The two worlds never import each other; models (the registry) and
 // internal helpers may be used by both.

@@ -2,10 +2,66 @@ package main
 
 import (
 	"crypto/sha256"
+	"os"
 	"time"
 
 	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/policy"
 )
+
+// The model registry file as the commands use it: which file, policies
+// and model metadata read from it, one session on it, and a training
+// run's checkpoints in it.
+
+// modelsDefaultDB is the registry file used when neither --db nor
+// $ECNTUNE_DB names one: the same default the policies read.
+const modelsDefaultDB = "ecntune.db"
+
+// modelsDBPath picks the registry file: the flag, then $ECNTUNE_DB, then
+// ecntune.db in the current directory.
+func modelsDBPath(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	if env := os.Getenv("ECNTUNE_DB"); env != "" {
+		return env
+	}
+	return modelsDefaultDB
+}
+
+// policyResolver resolves policy specs, loading "model:NAME" from the
+// registry file db (or, when db is "", from modelsDBPath's default).
+func policyResolver(db string) policy.Resolver {
+	path := modelsDBPath(db)
+	return policy.Resolver{Models: func(ref string) (models.Model, error) { return models.Load(path, ref) }}
+}
+
+// registryModelInfo reads the metadata (not the weights) of a model from
+// the registry file db (or modelsDBPath's default).
+func registryModelInfo(db string) func(ref string) (models.Model, error) {
+	return func(ref string) (m models.Model, err error) {
+		err = withRegistry(modelsDBPath(db), models.Options{ReadOnly: true}, func(r *models.Registry) error {
+			m, err = r.Info(ref) // metadata only: the algorithm is all that is needed
+			return err
+		})
+		return m, err
+	}
+}
+
+// withRegistry opens the registry at path, runs fn on it and closes it,
+// keeping the first error.
+func withRegistry(path string, opts models.Options, fn func(r *models.Registry) error) (err error) {
+	r, err := models.Open(path, opts)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := r.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	return fn(r)
+}
 
 // trainLockTimeout is how long a training run waits for another process
 // holding the registry (a models command, an eval reading a model) before

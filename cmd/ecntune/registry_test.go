@@ -9,7 +9,6 @@ import (
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
-	"github.com/ecntune/ecntune/policy/train"
 )
 
 // TestRunRegistryLeavesRegistryFree: between checkpoints a training run
@@ -88,21 +87,5 @@ func TestRunRegistryTwoRunsOneName(t *testing.T) {
 	}
 	if cp, err := b.LoadCheckpoint("run"); err != nil || string(cp.State) != "b at 20" {
 		t.Fatalf("b's checkpoint after a finished: %q %v", cp.State, err)
-	}
-}
-
-func TestProgressLine(t *testing.T) {
-	r := train.Round{MeanReward: 0.1234, Epsilon: 0.5, Entropy: 3.21}
-	if got := progressStatus(train.AlgoDDQN, r, "-"); got != "reward 0.123, eps 0.50, eval -" {
-		t.Fatalf("ddqn: %q", got)
-	}
-	if got := progressStatus(train.AlgoPPO, r, "0.050"); got != "reward 0.123, entropy 3.21 nats, eval 0.050" {
-		t.Fatalf("ppo: %q", got)
-	}
-	if got := progressCount(30, 120); got != "episode 30/120 (25%)" {
-		t.Fatalf("count %q", got)
-	}
-	if got := progressCount(30, 0); got != "episode 30" {
-		t.Fatalf("budget count %q", got)
 	}
 }

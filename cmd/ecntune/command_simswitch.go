@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"sort"
@@ -17,8 +19,6 @@ import (
 	"github.com/ecntune/ecntune/simenv/scenario"
 	"github.com/ecntune/ecntune/simswitch"
 )
-
-func init() { rootCmd.AddCommand(newSimswitchCmd()) }
 
 func newSimswitchCmd() *cobra.Command {
 	var (
@@ -75,50 +75,14 @@ simulation keeps running past the scenario's duration until interrupted.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			out := cmd.ErrOrStderr()
-			srv, addr, err := simswitch.Start(ctx, simswitch.Config{Sim: cfg, Dialect: d, Listen: listen, PerSwitch: perSwitch,
+			srv, _, err := simswitch.Start(ctx, simswitch.Config{Sim: cfg, Dialect: d, Listen: listen, PerSwitch: perSwitch,
 				Timescale: timescale, Step: st, TLSCert: tlsCert, TLSKey: tlsKey, Username: user, Password: pass})
 			if err != nil {
 				return fmt.Errorf("%s: %w", scenarioPath, err)
 			}
 			defer srv.Close()
-			fmt.Fprintf(out, "simswitch: scenario %s, %d switches, dialect %s, timescale %g (1 s wall = %v simulated)\n",
-				cfg.Name, len(srv.Switches()), d, timescale, simenv.FromDuration(time.Second)/simenv.Time(timescale))
-			// The agent's fabric-ports per switch (what faces another switch).
-			// (fabric-ports: lldp finds the same from the LLDP state served.)
-			for _, sw := range srv.Switches() {
-				fmt.Fprintf(out, "simswitch: %s fabric-ports: [%s]\n", sw.Name, strings.Join(simswitch.FabricPorts(sw), ", "))
-			}
-			addrs := srv.Addrs()
-			names := make([]string, 0, len(addrs))
-			for n := range addrs {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			for _, n := range names {
-				who := n
-				if n == "" {
-					who = "all switches"
-				}
-				fmt.Fprintf(out, "simswitch: gNMI for %s on %s\n", who, addrs[n])
-			}
-			_ = addr
-			var tick <-chan time.Time
-			if se > 0 {
-				t := time.NewTicker(se)
-				defer t.Stop()
-				tick = t.C
-			}
-			for {
-				select {
-				case <-ctx.Done():
-					now, _ := srv.Status()
-					fmt.Fprintf(out, "simswitch: stopped at simulated %v\n", now)
-					return nil
-				case <-tick:
-					now, lag := srv.Status()
-					fmt.Fprintf(out, "simswitch: simulated %v, behind pace by %v\n", now, lag)
-				}
-			}
+			printSimswitchBanner(out, srv, cfg.Name, d, timescale)
+			return reportSimswitch(ctx, out, srv, se)
 		},
 	}
 	f := cmd.Flags()
@@ -134,4 +98,51 @@ simulation keeps running past the scenario's duration until interrupted.`,
 	f.StringVar(&pass, "password", "", "require this password (gRPC metadata \"password\")")
 	f.StringVar(&statusEvery, "status-every", "10s", "print simulated time and lag this often (0: never)")
 	return cmd
+}
+
+// printSimswitchBanner says what is served: the fabric, each switch's
+// fabric-ports (what faces another switch, as the agent's configuration
+// wants them; fabric-ports: lldp finds the same from the LLDP state
+// served) and the gNMI addresses.
+func printSimswitchBanner(out io.Writer, srv *simswitch.Server, name string, d gnmipath.Dialect, timescale float64) {
+	fmt.Fprintf(out, "simswitch: scenario %s, %d switches, dialect %s, timescale %g (1 s wall = %v simulated)\n",
+		name, len(srv.Switches()), d, timescale, simenv.FromDuration(time.Second)/simenv.Time(timescale))
+	for _, sw := range srv.Switches() {
+		fmt.Fprintf(out, "simswitch: %s fabric-ports: [%s]\n", sw.Name, strings.Join(simswitch.FabricPorts(sw), ", "))
+	}
+	addrs := srv.Addrs()
+	names := make([]string, 0, len(addrs))
+	for n := range addrs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		who := n
+		if n == "" {
+			who = "all switches"
+		}
+		fmt.Fprintf(out, "simswitch: gNMI for %s on %s\n", who, addrs[n])
+	}
+}
+
+// reportSimswitch prints the simulated time and the lag every statusEvery
+// (0: never) until ctx ends, then where the simulation stopped.
+func reportSimswitch(ctx context.Context, out io.Writer, srv *simswitch.Server, statusEvery time.Duration) error {
+	var tick <-chan time.Time
+	if statusEvery > 0 {
+		t := time.NewTicker(statusEvery)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			now, _ := srv.Status()
+			fmt.Fprintf(out, "simswitch: stopped at simulated %v\n", now)
+			return nil
+		case <-tick:
+			now, lag := srv.Status()
+			fmt.Fprintf(out, "simswitch: simulated %v, behind pace by %v\n", now, lag)
+		}
+	}
 }

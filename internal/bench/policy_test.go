@@ -1,8 +1,7 @@
-package main
+package bench
 
 import (
 	"bytes"
-	"encoding/json"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -10,15 +9,18 @@ import (
 	"time"
 
 	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/policy/builtin"
 	"github.com/ecntune/ecntune/policy/rl"
 	"github.com/ecntune/ecntune/policy/train"
 )
 
-func TestBenchPolicySmall(t *testing.T) {
-	o := policyBenchOpts{scenario: "../../policy/builtin/scenarios/train-websearch.yaml", spec: "builtin", queues: []int{10, 300},
-		minTime: time.Millisecond, episodes: 2, workers: 2}
-	r, err := runPolicyBench(o)
+const trainWebsearch = "../../policy/builtin/scenarios/train-websearch.yaml"
+
+func TestPolicySmall(t *testing.T) {
+	o := PolicyOptions{Scenario: trainWebsearch, Spec: "builtin", Queues: []int{10, 300},
+		MinTime: time.Millisecond, Episodes: 2, Workers: 2}
+	r, err := RunPolicy(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +38,7 @@ func TestBenchPolicySmall(t *testing.T) {
 		t.Fatalf("train result %+v", tb)
 	}
 	var buf bytes.Buffer
-	if err := printPolicyBench(&buf, r); err != nil {
+	if err := r.WriteText(&buf); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"ns/queue", "agent steps/s", "rollouts only"} {
@@ -46,56 +48,42 @@ func TestBenchPolicySmall(t *testing.T) {
 	}
 }
 
-func TestBenchPolicyErrors(t *testing.T) {
-	base := policyBenchOpts{scenario: "../../policy/builtin/scenarios/train-websearch.yaml", spec: "builtin", queues: []int{10},
-		minTime: time.Millisecond, workers: 1}
+func TestPolicyErrors(t *testing.T) {
+	base := PolicyOptions{Scenario: trainWebsearch, Spec: "builtin", Queues: []int{10},
+		MinTime: time.Millisecond, Workers: 1}
 	for _, c := range []struct {
-		edit func(*policyBenchOpts)
+		edit func(*PolicyOptions)
 		want string
 	}{
-		{func(o *policyBenchOpts) { o.queues = nil }, "--queues"},
-		{func(o *policyBenchOpts) { o.queues = []int{0} }, "--queues 0"},
-		{func(o *policyBenchOpts) { o.workers = 0 }, "--workers"},
-		{func(o *policyBenchOpts) { o.scenario = "nope.yaml" }, "nope.yaml"},
-		{func(o *policyBenchOpts) { o.spec = "static:nope" }, "nope"},
+		{func(o *PolicyOptions) { o.Queues = nil }, "--queues"},
+		{func(o *PolicyOptions) { o.Queues = []int{0} }, "--queues 0"},
+		{func(o *PolicyOptions) { o.Workers = 0 }, "--workers"},
+		{func(o *PolicyOptions) { o.Scenario = "nope.yaml" }, "nope.yaml"},
+		{func(o *PolicyOptions) { o.Spec = "static:nope" }, "nope"},
 	} {
 		o := base
 		c.edit(&o)
-		if _, err := runPolicyBench(o); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := RunPolicy(o); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("err = %v, want %q", err, c.want)
 		}
 	}
 }
 
-// TestBenchPolicyEmbeddedScenario checks that the default scenario is the
-// repository's train-websearch.yaml (same bytes, same parsed config) and
-// that "bench policy" with it runs outside the repository.
-func TestBenchPolicyEmbeddedScenario(t *testing.T) {
-	fromFile, err := loadTrainScenarios([]string{"../../policy/builtin/scenarios/train-websearch.yaml"})
+// TestBuiltinScenario checks that the default scenario is the repository's
+// train-websearch.yaml (same bytes, same parsed config).
+func TestBuiltinScenario(t *testing.T) {
+	fromFile, err := train.LoadScenarios([]string{trainWebsearch})
 	if err != nil {
 		t.Fatal(err)
 	}
-	embedded, err := loadBuiltinBenchScenario()
+	embedded, err := LoadBuiltinScenario()
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := fromFile[0]
-	want.Path = builtinBenchScenario
+	want.Path = BuiltinScenario
 	if !reflect.DeepEqual(embedded, want) {
 		t.Fatalf("embedded scenario differs from the file:\n got %+v\nwant %+v", embedded, want)
-	}
-
-	t.Chdir(t.TempDir())
-	out, err := runCmd(t, newBenchPolicyCmd(), "--queues", "10", "--min-time", "1ms", "--train-episodes", "1", "--workers", "1", "--json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r policyBenchResult
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatalf("%v:\n%s", err, out)
-	}
-	if r.Scenario != builtinBenchScenario || r.Pool < 8 || len(r.Decide) != 1 || r.Train == nil || r.Train.Algo != train.AlgoPPO {
-		t.Fatalf("result %+v (train %+v)", r, r.Train)
 	}
 }
 
@@ -130,13 +118,26 @@ func putModel(t *testing.T, db, name, algo string) {
 	}
 }
 
-// TestBenchPolicyAlgoFollowsPolicy checks that the training measurement
-// uses the algorithm of the policy under test unless --algo says otherwise.
-func TestBenchPolicyAlgoFollowsPolicy(t *testing.T) {
+// registryInfo reads a model's metadata from the registry at db.
+func registryInfo(db string) func(ref string) (models.Model, error) {
+	return func(ref string) (models.Model, error) {
+		r, err := models.Open(db, models.Options{ReadOnly: true})
+		if err != nil {
+			return models.Model{}, err
+		}
+		defer r.Close()
+		return r.Info(ref)
+	}
+}
+
+// TestPolicyAlgoFollowsPolicy checks that the training measurement uses
+// the algorithm of the policy under test unless --algo says otherwise.
+func TestPolicyAlgoFollowsPolicy(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "reg.db")
 	putModel(t, db, "qnet", train.AlgoDDQN)
 	putModel(t, db, "pnet", train.AlgoPPO)
 	putModel(t, db, "odd", "a2c")
+	info := registryInfo(db)
 	for _, c := range []struct{ flag, spec, want, err string }{
 		{"", "model:qnet", train.AlgoDDQN, ""},
 		{"", "model:qnet,prefer=0.5", train.AlgoDDQN, ""},
@@ -151,21 +152,25 @@ func TestBenchPolicyAlgoFollowsPolicy(t *testing.T) {
 		{"", "model:odd", "", "give --algo"},
 		{"", "model:missing", "", "missing"},
 	} {
-		got, err := benchAlgo(db, c.flag, c.spec)
+		got, err := Algo(info, c.flag, c.spec)
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("benchAlgo(%q, %q) = %q, %v; want error %q", c.flag, c.spec, got, err, c.err)
+				t.Errorf("Algo(%q, %q) = %q, %v; want error %q", c.flag, c.spec, got, err, c.err)
 			}
 			continue
 		}
 		if err != nil || got != c.want {
-			t.Errorf("benchAlgo(%q, %q) = %q, %v; want %q", c.flag, c.spec, got, err, c.want)
+			t.Errorf("Algo(%q, %q) = %q, %v; want %q", c.flag, c.spec, got, err, c.want)
 		}
 	}
+	if _, err := Algo(nil, "", "model:qnet"); err == nil || !strings.Contains(err.Error(), "no model registry") {
+		t.Errorf("model:NAME without a registry: %v", err)
+	}
 
-	o := policyBenchOpts{db: db, scenario: "../../policy/builtin/scenarios/train-websearch.yaml", spec: "model:qnet", queues: []int{10},
-		minTime: time.Millisecond, episodes: 1, workers: 1}
-	r, err := runPolicyBench(o)
+	o := PolicyOptions{Scenario: trainWebsearch, Spec: "model:qnet", Queues: []int{10},
+		MinTime: time.Millisecond, Episodes: 1, Workers: 1, ModelInfo: info,
+		Resolver: policy.Resolver{Models: func(ref string) (models.Model, error) { return models.Load(db, ref) }}}
+	r, err := RunPolicy(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"crypto/sha256"
@@ -17,8 +17,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/eval"
 	"github.com/ecntune/ecntune/internal/cputime"
@@ -32,25 +30,35 @@ import (
 	"github.com/ecntune/ecntune/simenv/scenario"
 )
 
-// builtinBenchScenario is the default --scenario of "bench policy": the
-// built-in model's policy/builtin/scenarios/train-websearch.yaml, embedded
-// in the binary so that the command runs from any directory.
-const builtinBenchScenario = "builtin:train-websearch"
+// BuiltinScenario is the default scenario of "bench policy": the built-in
+// model's policy/builtin/scenarios/train-websearch.yaml, embedded in the
+// binary so that the command runs from any directory.
+const BuiltinScenario = "builtin:train-websearch"
 
-// policyBenchOpts are the flags of "ecntune bench policy".
-type policyBenchOpts struct {
-	scenario string
-	spec     string
-	algo     string // "" follows the policy (benchAlgo)
-	queues   []int
-	minTime  time.Duration
-	episodes int
-	workers  int
-	asJSON   bool
-	db       string
+// PolicyOptions are the options of "ecntune bench policy".
+type PolicyOptions struct {
+	Scenario string // a scenario file, or BuiltinScenario
+	Spec     string // the policy spec to time
+	Algo     string // the training measurement's algorithm; "" follows the policy (see Algo)
+	Queues   []int  // batch sizes (queues per decision call)
+	MinTime  time.Duration
+	Episodes int // of the training measurement (0: skip it)
+	Workers  int
+	// Resolver resolves Spec (its Models load model:NAME).
+	Resolver policy.Resolver
+	// ModelInfo reads the metadata (not the weights) of a stored model,
+	// for the algorithm a model:NAME was trained with; nil: no registry.
+	ModelInfo func(ref string) (models.Model, error)
 }
 
-type decideBench struct {
+// DefaultPolicyOptions are the command's defaults.
+func DefaultPolicyOptions() PolicyOptions {
+	return PolicyOptions{Scenario: BuiltinScenario, Spec: "builtin", Queues: []int{1000, 10000},
+		MinTime: time.Second, Episodes: 24, Workers: runtime.GOMAXPROCS(0)}
+}
+
+// DecideResult is the decision latency at one batch size.
+type DecideResult struct {
 	Queues      int     `json:"queues"`
 	Batches     int     `json:"batches"`
 	NsPerQueue  float64 `json:"ns_per_queue"`
@@ -59,7 +67,9 @@ type decideBench struct {
 	AllocsBatch float64 `json:"allocs_per_batch"`
 }
 
-type trainBench struct {
+// TrainResult is the training throughput, and the same episodes' as
+// rollouts only.
+type TrainResult struct {
 	Algo          string  `json:"algo"`
 	Episodes      int     `json:"episodes"`
 	Workers       int     `json:"workers"`
@@ -73,12 +83,65 @@ type trainBench struct {
 	RolloutPerSec float64 `json:"rollout_agent_steps_per_s"`
 }
 
-type policyBenchResult struct {
-	Policy   string        `json:"policy"`
-	Scenario string        `json:"scenario"`
-	Pool     int           `json:"observation_pool"`
-	Decide   []decideBench `json:"decide"`
-	Train    *trainBench   `json:"train,omitempty"`
+// PolicyResult is what "ecntune bench policy" reports.
+type PolicyResult struct {
+	Policy   string         `json:"policy"`
+	Scenario string         `json:"scenario"`
+	Pool     int            `json:"observation_pool"`
+	Decide   []DecideResult `json:"decide"`
+	Train    *TrainResult   `json:"train,omitempty"`
+}
+
+// RunPolicy times the policy's decisions on batches of real observations
+// (from one episode of the scenario under a fixed setting), then, unless
+// Episodes is 0, a short training run on the scenario and the same
+// episodes as rollouts only.
+func RunPolicy(o PolicyOptions) (*PolicyResult, error) {
+	if len(o.Queues) == 0 {
+		return nil, errors.New("--queues: give at least one batch size")
+	}
+	for _, n := range o.Queues {
+		if n < 1 || n > 1_000_000 {
+			return nil, fmt.Errorf("--queues %d: allowed 1..1000000", n)
+		}
+	}
+	if o.Episodes < 0 || o.Workers < 1 {
+		return nil, fmt.Errorf("--train-episodes %d / --workers %d: want >= 0 and >= 1", o.Episodes, o.Workers)
+	}
+	algo, err := Algo(o.ModelInfo, o.Algo, o.Spec)
+	if err != nil {
+		return nil, err
+	}
+	var sc train.Scenario
+	if o.Scenario == BuiltinScenario {
+		sc, err = LoadBuiltinScenario()
+	} else {
+		var scs []train.Scenario
+		if scs, err = train.LoadScenarios([]string{o.Scenario}); err == nil {
+			sc = scs[0]
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	pool, err := observationPool(sc)
+	if err != nil {
+		return nil, err
+	}
+	r := &PolicyResult{Policy: o.Spec, Scenario: o.Scenario, Pool: len(pool)}
+	for _, n := range o.Queues {
+		d, err := benchDecide(o.Resolver, o.Spec, pool, n, o.MinTime)
+		if err != nil {
+			return nil, err
+		}
+		r.Decide = append(r.Decide, d)
+	}
+	if o.Episodes > 0 {
+		if r.Train, err = benchTrain(sc, algo, o.Episodes, o.Workers); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
 }
 
 // observationPool runs the scenario under a fixed setting and keeps every
@@ -116,10 +179,10 @@ func observationPool(sc train.Scenario) ([]env.Observation, error) {
 
 // benchDecide times Decide on batches of n observations drawn round-robin
 // from pool (each with its own queue key) for at least minTime.
-func benchDecide(res policy.Resolver, spec string, pool []env.Observation, n int, minTime time.Duration) (decideBench, error) {
+func benchDecide(res policy.Resolver, spec string, pool []env.Observation, n int, minTime time.Duration) (DecideResult, error) {
 	p, err := res.Lookup(spec)
 	if err != nil {
-		return decideBench{}, err
+		return DecideResult{}, err
 	}
 	obs := make([]env.Observation, n)
 	for i := range obs {
@@ -136,19 +199,19 @@ func benchDecide(res policy.Resolver, spec string, pool []env.Observation, n int
 		ds := p.Decide(obs)
 		lat = append(lat, time.Since(t))
 		if len(ds) != n {
-			return decideBench{}, fmt.Errorf("policy %s: %d decisions for %d observations", spec, len(ds), n)
+			return DecideResult{}, fmt.Errorf("policy %s: %d decisions for %d observations", spec, len(ds), n)
 		}
 	}
 	total := time.Since(start)
 	runtime.ReadMemStats(&ms1)
-	return decideBench{Queues: n, Batches: len(lat), NsPerQueue: float64(total.Nanoseconds()) / float64(len(lat)*n),
+	return DecideResult{Queues: n, Batches: len(lat), NsPerQueue: float64(total.Nanoseconds()) / float64(len(lat)*n),
 		BatchP50Ms: ms(percentile(lat, 50)), BatchP99Ms: ms(percentile(lat, 99)),
 		AllocsBatch: float64(ms1.Mallocs-ms0.Mallocs) / float64(len(lat))}, nil
 }
 
-// loadBuiltinBenchScenario loads the embedded default scenario, with the
+// LoadBuiltinScenario loads the embedded default scenario, with the
 // flow-size CDF it names, laid out as in the repository.
-func loadBuiltinBenchScenario() (train.Scenario, error) {
+func LoadBuiltinScenario() (train.Scenario, error) {
 	const yml = "policy/builtin/scenarios/train-websearch.yaml"
 	fsys := fstest.MapFS{yml: {Data: []byte(builtin.TrainWebsearchScenario)}}
 	err := fs.WalkDir(cdf.Files, ".", func(p string, de fs.DirEntry, err error) error {
@@ -164,18 +227,18 @@ func loadBuiltinBenchScenario() (train.Scenario, error) {
 		cfg, err = scenario.ParseFS(fsys, yml)
 	}
 	if err != nil {
-		return train.Scenario{}, fmt.Errorf("--scenario %s: %w", builtinBenchScenario, err)
+		return train.Scenario{}, fmt.Errorf("--scenario %s: %w", BuiltinScenario, err)
 	}
 	sum := sha256.Sum256([]byte(builtin.TrainWebsearchScenario))
-	return train.Scenario{Name: cfg.Name, Path: builtinBenchScenario, SHA256: hex.EncodeToString(sum[:]), Config: cfg}, nil
+	return train.Scenario{Name: cfg.Name, Path: BuiltinScenario, SHA256: hex.EncodeToString(sum[:]), Config: cfg}, nil
 }
 
-// benchAlgo is the training algorithm of the throughput measurement:
-// --algo when given, else the algorithm the policy under test was trained
-// with (the registry's record for model:NAME, the embedded model's for
+// Algo is the training algorithm of the throughput measurement: flag
+// (--algo) when given, else the algorithm the policy under test was
+// trained with (info's record for model:NAME, the embedded model's for
 // builtin), else PPO (the built-in model's algorithm) for the policies
 // that learn nothing.
-func benchAlgo(db, flag, spec string) (string, error) {
+func Algo(info func(ref string) (models.Model, error), flag, spec string) (string, error) {
 	algo := strings.ToLower(strings.TrimSpace(flag))
 	if algo == "" {
 		prefix, arg, _ := strings.Cut(strings.TrimSpace(spec), ":")
@@ -185,7 +248,7 @@ func benchAlgo(db, flag, spec string) (string, error) {
 		case "builtin":
 			m, err = builtin.Model()
 		case "model":
-			m, err = registryModel(db, arg)
+			m, err = modelInfo(info, arg)
 		default:
 			return train.AlgoPPO, nil
 		}
@@ -203,25 +266,23 @@ func benchAlgo(db, flag, spec string) (string, error) {
 	return algo, nil
 }
 
-// registryModel reads the metadata of the model of a "model:REF[,prefer=P]"
-// spec's argument from the model registry.
-func registryModel(db, arg string) (models.Model, error) {
+// modelInfo reads the metadata of the model of a "model:REF[,prefer=P]"
+// spec's argument.
+func modelInfo(info func(ref string) (models.Model, error), arg string) (models.Model, error) {
 	ref, _, _, err := policy.SplitPreference(arg)
 	if err != nil {
 		return models.Model{}, err
 	}
-	var m models.Model
-	err = withRegistry(modelsDBPath(db), models.Options{ReadOnly: true}, func(r *models.Registry) error {
-		m, err = r.Info(ref) // metadata only: the algorithm is all that is needed
-		return err
-	})
-	return m, err
+	if info == nil {
+		return models.Model{}, fmt.Errorf("model %s: no model registry to read it from", ref)
+	}
+	return info(ref)
 }
 
 // benchTrain runs a short training with algo (train's default settings)
 // and then the same number of episodes as rollouts only, acting with the
 // trained network and learning nothing.
-func benchTrain(sc train.Scenario, algo string, episodes, workers int) (*trainBench, error) {
+func benchTrain(sc train.Scenario, algo string, episodes, workers int) (*TrainResult, error) {
 	cfg := train.Config{Algo: algo, Scenarios: []train.Scenario{sc}, Episodes: episodes, Workers: workers, Seed: 1}
 	cpu0, start := cputime.Process(), time.Now()
 	res, err := train.Run(cfg, train.Hooks{})
@@ -233,7 +294,7 @@ func benchTrain(sc train.Scenario, algo string, episodes, workers int) (*trainBe
 		return nil, errors.New("training ran no round")
 	}
 	steps := res.Curve[len(res.Curve)-1].Transitions
-	tb := &trainBench{Algo: cfg.Algo, Episodes: res.Episodes, Workers: workers, AgentSteps: steps, WallS: wall.Seconds(),
+	tb := &TrainResult{Algo: cfg.Algo, Episodes: res.Episodes, Workers: workers, AgentSteps: steps, WallS: wall.Seconds(),
 		CPUS: cpu.Seconds(), StepsPerSec: float64(steps) / wall.Seconds(), EpisodesPerS: float64(res.Episodes) / wall.Seconds()}
 
 	learned, err := policy.NewLearned("bench", res.Net, env.DefaultCatalogue(), 0)
@@ -280,55 +341,16 @@ func (c *stepCounter) Decide(obs []env.Observation) []policy.Decision {
 	return c.Policy.Decide(obs)
 }
 
-func runPolicyBench(o policyBenchOpts) (*policyBenchResult, error) {
-	if len(o.queues) == 0 {
-		return nil, errors.New("--queues: give at least one batch size")
-	}
-	for _, n := range o.queues {
-		if n < 1 || n > 1_000_000 {
-			return nil, fmt.Errorf("--queues %d: allowed 1..1000000", n)
-		}
-	}
-	if o.episodes < 0 || o.workers < 1 {
-		return nil, fmt.Errorf("--train-episodes %d / --workers %d: want >= 0 and >= 1", o.episodes, o.workers)
-	}
-	algo, err := benchAlgo(o.db, o.algo, o.spec)
-	if err != nil {
-		return nil, err
-	}
-	var sc train.Scenario
-	if o.scenario == builtinBenchScenario {
-		sc, err = loadBuiltinBenchScenario()
-	} else {
-		var scs []train.Scenario
-		if scs, err = loadTrainScenarios([]string{o.scenario}); err == nil {
-			sc = scs[0]
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	pool, err := observationPool(sc)
-	if err != nil {
-		return nil, err
-	}
-	r := &policyBenchResult{Policy: o.spec, Scenario: o.scenario, Pool: len(pool)}
-	for _, n := range o.queues {
-		d, err := benchDecide(policyResolver(o.db), o.spec, pool, n, o.minTime)
-		if err != nil {
-			return nil, err
-		}
-		r.Decide = append(r.Decide, d)
-	}
-	if o.episodes > 0 {
-		if r.Train, err = benchTrain(sc, algo, o.episodes, o.workers); err != nil {
-			return nil, err
-		}
-	}
-	return r, nil
+// WriteJSON writes the result as indented JSON.
+func (r *PolicyResult) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
 }
 
-func printPolicyBench(w io.Writer, r *policyBenchResult) error {
+// WriteText writes the decision latencies as a table and the training
+// throughput as two lines.
+func (r *PolicyResult) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "decisions of %s, batched, on %d observations of %s (each batch cycles through them):\n", r.Policy, r.Pool, r.Scenario)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "queues\tbatches\tns/queue\tbatch p50 ms\tbatch p99 ms\tallocs/batch\t")
@@ -346,45 +368,3 @@ func printPolicyBench(w io.Writer, r *policyBenchResult) error {
 	}
 	return nil
 }
-
-func newBenchPolicyCmd() *cobra.Command {
-	o := policyBenchOpts{scenario: builtinBenchScenario, spec: "builtin", queues: []int{1000, 10000},
-		minTime: time.Second, episodes: 24, workers: runtime.GOMAXPROCS(0)}
-	cmd := &cobra.Command{
-		Use:   "policy",
-		Short: "Decision latency per queue (batched) and training throughput (agent steps per second)",
-		Long: `Time a policy's decisions on batches of real observations (taken from one episode of the
-scenario), and a short training run on the scenario with the algorithm the policy was trained
-with (PPO for builtin, the registry's record for model:NAME, PPO for policies that learn
-nothing; --algo overrides it) and train's default settings, then the same episodes as rollouts
-only, to show what learning costs. The default scenario is embedded in the binary.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := runPolicyBench(o)
-			if err != nil {
-				return err
-			}
-			if o.asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(r)
-			}
-			return printPolicyBench(cmd.OutOrStdout(), r)
-		},
-	}
-	f := cmd.Flags()
-	f.StringVar(&o.scenario, "scenario", o.scenario, "scenario FILE the observations and the training episodes come from; the default, "+
-		builtinBenchScenario+", is the built-in model's policy/builtin/scenarios/train-websearch.yaml embedded in the binary")
-	f.StringVar(&o.algo, "algo", "", "training algorithm of the throughput measurement, ppo or ddqn (default: the one the policy was trained with: "+
-		"a model:NAME's recorded algorithm, ppo for builtin and for policies that learn nothing)")
-	f.StringVar(&o.spec, "policy", o.spec, "policy spec to time (static:NAME, fixed:KMIN/KMAX/PMAX, schedule:..., adaptive, builtin[:prefer=P], model:NAME[,prefer=P])")
-	f.IntSliceVar(&o.queues, "queues", o.queues, "batch sizes (queues per decision call)")
-	f.DurationVar(&o.minTime, "min-time", o.minTime, "time each batch size for at least this long")
-	f.IntVar(&o.episodes, "train-episodes", o.episodes, "episodes of the training measurement (0: skip it)")
-	f.IntVar(&o.workers, "workers", o.workers, "episodes run in parallel in the training measurement")
-	f.BoolVar(&o.asJSON, "json", false, "print the result as JSON")
-	f.StringVar(&o.db, "db", "", "model registry for model:NAME (default $ECNTUNE_DB or "+modelsDefaultDB+")")
-	return cmd
-}
-
-func init() { benchCmd.AddCommand(newBenchPolicyCmd()) }

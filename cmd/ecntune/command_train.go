@@ -2,15 +2,12 @@ package main
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -21,10 +18,7 @@ import (
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/policy/train"
-	"github.com/ecntune/ecntune/simenv/scenario"
 )
-
-func init() { rootCmd.AddCommand(newTrainCmd()) }
 
 // trainOpts are the flags of "ecntune train".
 type trainOpts struct {
@@ -150,78 +144,11 @@ func parseRandomise(js string, off bool) (train.Randomisation, error) {
 	return r, nil
 }
 
-// loadTrainScenarios loads the scenario files with their sha256.
-func loadTrainScenarios(paths []string) ([]train.Scenario, error) {
-	var out []train.Scenario
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil, fmt.Errorf("--scenario %s: %w", p, err)
-		}
-		cfg, err := scenario.Parse(data, filepath.Dir(p), p)
-		if err != nil {
-			return nil, err
-		}
-		sum := sha256.Sum256(data)
-		name := cfg.Name
-		if name == "" {
-			name = strings.TrimSuffix(filepath.Base(p), filepath.Ext(p))
-		}
-		out = append(out, train.Scenario{Name: name, Path: filepath.ToSlash(p), SHA256: hex.EncodeToString(sum[:]), Config: cfg})
-	}
-	return out, nil
-}
-
 func runTrain(cmd *cobra.Command, o trainOpts) error {
-	if len(o.scenarios) == 0 {
-		return fmt.Errorf("no --scenario given: train needs at least one scenario file")
-	}
-	if o.algo != train.AlgoDDQN && o.algo != train.AlgoPPO {
-		return fmt.Errorf("--algo %q: want ddqn or ppo", o.algo)
-	}
-	if o.episodes < 0 || o.budget < 0 {
-		return fmt.Errorf("--episodes %d / --budget %v: must not be negative", o.episodes, o.budget)
-	}
-	if o.episodes == 0 && o.budget == 0 {
-		o.episodes = 400
-	}
-	if o.workers < 1 {
-		return fmt.Errorf("--workers %d: want at least 1", o.workers)
-	}
-	if !models.ValidName(o.name) {
-		return fmt.Errorf("--name %q: want a letter followed by letters, digits, '.', '_' or '-' (at most 64)", o.name)
-	}
-	var reward *env.RewardWeights
-	if o.reward != "" {
-		w := train.DefaultReward()
-		dec := json.NewDecoder(strings.NewReader(o.reward))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&w); err != nil {
-			return fmt.Errorf("--reward %s: %v (fields: throughput, fabric_throughput, delay, tail_delay, over_mark, pause, pause_event, drop, drop_event)", o.reward, err)
-		}
-		if err := w.Validate(); err != nil {
-			return fmt.Errorf("--reward: %w", err)
-		}
-		reward = &w
-	}
-	rnd, err := parseRandomise(o.randomise, o.noRandomise)
+	cfg, err := o.config()
 	if err != nil {
 		return err
 	}
-	o.db = modelsDBPath(o.db)
-	scs, err := loadTrainScenarios(o.scenarios)
-	if err != nil {
-		return err
-	}
-	cfg := train.Config{Algo: o.algo, Scenarios: scs, Episodes: o.episodes, Workers: o.workers, Seed: o.seed,
-		CheckpointEvery: o.checkpointEvery}
-	cfg.Randomise = rnd
-	cfg.Gamma = o.gamma
-	cfg.Hidden = o.hidden
-	if err := cfg.Validate(); err != nil {
-		return err // before the registry file is created
-	}
-	cfg.Reward = reward
 	// Open once to create the file or find it unusable before any work;
 	// the run then opens it only for checkpoints and the final store.
 	reg, err := models.Open(o.db, models.Options{Timeout: trainLockTimeout})
@@ -234,36 +161,9 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 	store := &runRegistry{path: o.db}
 
 	stderr := cmd.ErrOrStderr()
-	var bar *progressbar.ProgressBar
-	if isTerminal(stderr) {
-		total := int64(o.episodes)
-		if total == 0 {
-			total = -1
-		}
-		bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(stderr),
-			progressbar.OptionSetDescription("training "+o.name), progressbar.OptionShowCount(),
-			progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
-	}
+	progress := newTrainProgress(stderr, o.name, o.algo, o.episodes)
 	start := time.Now()
-	lastEval, lastLine := "-", start
-	hooks := train.Hooks{Store: store, Run: o.name,
-		Progress: func(r train.Round, total int) {
-			if r.Evaluated {
-				lastEval = fmt.Sprintf("%.3f", r.EvalScore)
-			}
-			status := progressStatus(o.algo, r, lastEval)
-			if bar != nil {
-				bar.Describe(fmt.Sprintf("training %s: %s", o.name, status))
-				_ = bar.Set(r.Episodes)
-				return
-			}
-			// Not a terminal (a log file, CI): a plain line now and then.
-			if now := time.Now(); now.Sub(lastLine) >= progressLogEvery {
-				lastLine = now
-				fmt.Fprintf(stderr, "training %s: %s, %s\n", o.name, progressCount(r.Episodes, total), status)
-			}
-		},
-	}
+	hooks := train.Hooks{Store: store, Run: o.name, Progress: progress.round}
 	if o.budget > 0 {
 		hooks.Stop = func(train.Round) bool { return time.Since(start) >= o.budget }
 	}
@@ -274,31 +174,11 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 	if err != nil {
 		return err
 	}
-	if bar != nil {
-		_ = bar.Finish()
-	}
+	progress.finish()
 	wall := time.Since(start)
-	weights, err := res.Net.MarshalBinary()
+	m, err := res.Model(train.Provenance{Name: o.name, Command: o.command(), Build: train.BuildRevision(), Created: time.Now().UTC()})
 	if err != nil {
 		return err
-	}
-	hyper := cfg.Hyper()
-	hyper["command"] = o.command()
-	if res.ResumedFrom > 0 {
-		hyper["resumed_from_episode"] = strconv.Itoa(res.ResumedFrom)
-	}
-	hyper["episodes_done"] = strconv.Itoa(res.Episodes)
-	if rev := buildRevision(); rev != "" {
-		hyper["build"] = rev // the simulator's behaviour is part of what was learned
-	}
-	evalJSON, err := json.Marshal(map[string]any{"greedy_mean_reward": res.Eval, "eval_seed": train.EvalSeed})
-	if err != nil {
-		return err
-	}
-	m := models.Model{Name: o.name, Algorithm: o.algo, ObsSpec: env.SpecVersion, ActSpec: env.ActionSpecVersion,
-		Hyper: hyper, Seed: int64(o.seed), Workers: o.workers, Eval: evalJSON, Created: time.Now().UTC(), Weights: weights}
-	for _, s := range scs {
-		m.Scenarios = append(m.Scenarios, models.ScenarioRef{Name: s.Path, SHA256: s.SHA256})
 	}
 	stored, dropped, err := store.finish(m, o.name)
 	if err != nil {
@@ -311,24 +191,143 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 	if dir == "" {
 		dir = filepath.Dir(o.db)
 	}
+	base, err := writeCurve(dir, stored, res.Curve)
+	if err != nil {
+		return err
+	}
+	return printTrainResult(cmd.OutOrStdout(), stored, res, wall, base)
+}
+
+// config checks the flags and builds the run's configuration, loading the
+// scenarios; it fills in the defaults of --episodes (400 without a
+// --budget) and --db, which the recorded command then shows.
+func (o *trainOpts) config() (train.Config, error) {
+	if len(o.scenarios) == 0 {
+		return train.Config{}, fmt.Errorf("no --scenario given: train needs at least one scenario file")
+	}
+	if o.algo != train.AlgoDDQN && o.algo != train.AlgoPPO {
+		return train.Config{}, fmt.Errorf("--algo %q: want ddqn or ppo", o.algo)
+	}
+	if o.episodes < 0 || o.budget < 0 {
+		return train.Config{}, fmt.Errorf("--episodes %d / --budget %v: must not be negative", o.episodes, o.budget)
+	}
+	if o.episodes == 0 && o.budget == 0 {
+		o.episodes = 400
+	}
+	if o.workers < 1 {
+		return train.Config{}, fmt.Errorf("--workers %d: want at least 1", o.workers)
+	}
+	if !models.ValidName(o.name) {
+		return train.Config{}, fmt.Errorf("--name %q: want a letter followed by letters, digits, '.', '_' or '-' (at most 64)", o.name)
+	}
+	reward, err := parseReward(o.reward)
+	if err != nil {
+		return train.Config{}, err
+	}
+	rnd, err := parseRandomise(o.randomise, o.noRandomise)
+	if err != nil {
+		return train.Config{}, err
+	}
+	o.db = modelsDBPath(o.db)
+	scs, err := train.LoadScenarios(o.scenarios)
+	if err != nil {
+		return train.Config{}, err
+	}
+	cfg := train.Config{Algo: o.algo, Scenarios: scs, Episodes: o.episodes, Workers: o.workers, Seed: o.seed,
+		CheckpointEvery: o.checkpointEvery, Randomise: rnd, Gamma: o.gamma, Hidden: o.hidden}
+	if err := cfg.Validate(); err != nil {
+		return train.Config{}, err // before the registry file is created
+	}
+	cfg.Reward = reward
+	return cfg, nil
+}
+
+// parseReward reads --reward (JSON over train.DefaultReward); nil when
+// not given.
+func parseReward(js string) (*env.RewardWeights, error) {
+	if js == "" {
+		return nil, nil
+	}
+	w := train.DefaultReward()
+	dec := json.NewDecoder(strings.NewReader(js))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&w); err != nil {
+		return nil, fmt.Errorf("--reward %s: %v (fields: throughput, fabric_throughput, delay, tail_delay, over_mark, pause, pause_event, drop, drop_event)", js, err)
+	}
+	if err := w.Validate(); err != nil {
+		return nil, fmt.Errorf("--reward: %w", err)
+	}
+	return &w, nil
+}
+
+// trainProgress shows a run's progress on stderr: a progress bar on a
+// terminal, else a plain line now and then (a log file, CI).
+type trainProgress struct {
+	w          io.Writer
+	name, algo string
+	bar        *progressbar.ProgressBar
+	lastEval   string
+	lastLine   time.Time
+}
+
+func newTrainProgress(w io.Writer, name, algo string, episodes int) *trainProgress {
+	p := &trainProgress{w: w, name: name, algo: algo, lastEval: "-", lastLine: time.Now()}
+	if isTerminal(w) {
+		total := int64(episodes)
+		if total == 0 {
+			total = -1
+		}
+		p.bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(w),
+			progressbar.OptionSetDescription("training "+name), progressbar.OptionShowCount(),
+			progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
+	}
+	return p
+}
+
+// round is the train.Hooks.Progress hook.
+func (p *trainProgress) round(r train.Round, total int) {
+	if r.Evaluated {
+		p.lastEval = fmt.Sprintf("%.3f", r.EvalScore)
+	}
+	status := progressStatus(p.algo, r, p.lastEval)
+	if p.bar != nil {
+		p.bar.Describe(fmt.Sprintf("training %s: %s", p.name, status))
+		_ = p.bar.Set(r.Episodes)
+		return
+	}
+	if now := time.Now(); now.Sub(p.lastLine) >= progressLogEvery {
+		p.lastLine = now
+		fmt.Fprintf(p.w, "training %s: %s, %s\n", p.name, progressCount(r.Episodes, total), status)
+	}
+}
+
+func (p *trainProgress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+}
+
+// writeCurve writes the learning curve of the stored model into dir as
+// NAME-vN-curve.csv and .png, and returns their path without extension.
+func writeCurve(dir string, stored models.Model, curve []train.Round) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("--out %s: %w", dir, err)
+		return "", fmt.Errorf("--out %s: %w", dir, err)
 	}
 	base := filepath.Join(dir, stored.Name+"-v"+strconv.Itoa(stored.Version)+"-curve")
 	var csvBuf, pngBuf bytes.Buffer
-	if err := train.WriteCurveCSV(&csvBuf, res.Curve); err != nil {
-		return err
+	if err := train.WriteCurveCSV(&csvBuf, curve); err != nil {
+		return "", err
 	}
 	if err := os.WriteFile(base+".csv", csvBuf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("learning curve: %w", err)
+		return "", fmt.Errorf("learning curve: %w", err)
 	}
-	if err := train.WriteCurvePNG(&pngBuf, res.Curve, "ecntune train "+stored.Ref()); err != nil {
-		return fmt.Errorf("learning curve plot: %w", err)
+	if err := train.WriteCurvePNG(&pngBuf, curve, "ecntune train "+stored.Ref()); err != nil {
+		return "", fmt.Errorf("learning curve plot: %w", err)
 	}
 	if err := os.WriteFile(base+".png", pngBuf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("learning curve: %w", err)
+		return "", fmt.Errorf("learning curve: %w", err)
 	}
-	return printTrainResult(cmd.OutOrStdout(), stored, res, wall, base)
+	return base, nil
 }
 
 // progressLogEvery spaces the progress lines written when stderr is not a
@@ -351,30 +350,6 @@ func progressCount(done, total int) string {
 		return fmt.Sprintf("episode %d", done)
 	}
 	return fmt.Sprintf("episode %d/%d (%d%%)", done, total, 100*done/total)
-}
-
-// buildRevision is the VCS revision the binary was built from ("" when
-// unknown), with "+modified" for a dirty tree.
-func buildRevision() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return ""
-	}
-	var rev, dirty string
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "+modified"
-			}
-		}
-	}
-	if rev == "" {
-		return ""
-	}
-	return rev + dirty
 }
 
 func printTrainResult(w io.Writer, m models.Model, res *train.Result, wall time.Duration, curve string) error {

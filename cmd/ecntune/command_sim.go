@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -13,8 +12,6 @@ import (
 	"github.com/ecntune/ecntune/simenv/report"
 	"github.com/ecntune/ecntune/simenv/scenario"
 )
-
-func init() { rootCmd.AddCommand(newSimCmd()) }
 
 // simChunks is how many RunUntil steps a run is cut into, for the progress
 // bar.
@@ -128,14 +125,4 @@ func runChunked(sim *simenv.Sim, end simenv.Time, progress func(simenv.Time)) {
 		sim.RunUntil(t)
 		progress(t)
 	}
-}
-
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -11,12 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ecntune/ecntune/eval"
-	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/scenario"
 )
-
-func init() { rootCmd.AddCommand(newEvalCmd()) }
 
 func newEvalCmd() *cobra.Command {
 	var (
@@ -76,23 +73,9 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 					*d.to = v
 				}
 			}
-			var scs []eval.Scenario
-			for _, p := range scenarios {
-				cfg, err := scenario.Load(p)
-				if err != nil {
-					return err
-				}
-				name := cfg.Name
-				if name == "" {
-					name = p
-				}
-				sc := eval.Scenario{Name: name}
-				if dur > 0 {
-					cfg.Duration = dur
-					sc.Name, sc.BaseName = name+"@"+duration, name
-				}
-				sc.Config = cfg
-				scs = append(scs, sc)
+			scs, err := evalScenarios(scenarios, dur, duration)
+			if err != nil {
+				return err
 			}
 			if workers == 0 {
 				workers = runtime.GOMAXPROCS(0)
@@ -103,25 +86,8 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 				return err
 			}
 			if plotDir != "" {
-				if err := os.MkdirAll(plotDir, 0o755); err != nil {
-					return fmt.Errorf("--plot %s: %w", plotDir, err)
-				}
-				for _, sc := range res.Scenarios {
-					base := filepath.Join(plotDir, fileSafe(sc))
-					var b bytes.Buffer
-					if err := res.PlotCDF(&b, sc); err != nil {
-						return err
-					}
-					if err := os.WriteFile(base+"-cdf.png", b.Bytes(), 0o644); err != nil {
-						return fmt.Errorf("--plot: %w", err)
-					}
-					b.Reset()
-					if err := res.PlotBuckets(&b, sc); err != nil {
-						return err
-					}
-					if err := os.WriteFile(base+"-p99.png", b.Bytes(), 0o644); err != nil {
-						return fmt.Errorf("--plot: %w", err)
-					}
+				if err := writeEvalPlots(res, plotDir); err != nil {
+					return err
 				}
 			}
 			if htmlOut != "" {
@@ -154,19 +120,56 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 	return cmd
 }
 
-var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
-// positiveSimTime parses the value val of flag --name as a simulated
-// duration above 0.
-func positiveSimTime(name, val string) (simenv.Time, error) {
-	d, err := units.ParseDuration(val)
-	if err != nil {
-		return 0, fmt.Errorf("--%s: %v", name, err)
+// evalScenarios loads the scenario files; with dur > 0 (--duration
+// durFlag) each runs for dur and is named NAME@durFlag.
+func evalScenarios(paths []string, dur simenv.Time, durFlag string) ([]eval.Scenario, error) {
+	var scs []eval.Scenario
+	for _, p := range paths {
+		cfg, err := scenario.Load(p)
+		if err != nil {
+			return nil, err
+		}
+		name := cfg.Name
+		if name == "" {
+			name = p
+		}
+		sc := eval.Scenario{Name: name}
+		if dur > 0 {
+			cfg.Duration = dur
+			sc.Name, sc.BaseName = name+"@"+durFlag, name
+		}
+		sc.Config = cfg
+		scs = append(scs, sc)
 	}
-	if d <= 0 {
-		return 0, fmt.Errorf("--%s: %s must be above 0", name, val)
-	}
-	return simenv.FromDuration(d), nil
+	return scs, nil
 }
+
+// writeEvalPlots writes each scenario's slowdown CDF and per-bucket p99
+// plots into dir (--plot).
+func writeEvalPlots(res *eval.Result, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--plot %s: %w", dir, err)
+	}
+	for _, sc := range res.Scenarios {
+		base := filepath.Join(dir, fileSafe(sc))
+		var b bytes.Buffer
+		if err := res.PlotCDF(&b, sc); err != nil {
+			return err
+		}
+		if err := os.WriteFile(base+"-cdf.png", b.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("--plot: %w", err)
+		}
+		b.Reset()
+		if err := res.PlotBuckets(&b, sc); err != nil {
+			return err
+		}
+		if err := os.WriteFile(base+"-p99.png", b.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("--plot: %w", err)
+		}
+	}
+	return nil
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 func fileSafe(s string) string { return unsafeChars.ReplaceAllString(s, "_") }

@@ -214,3 +214,19 @@ func TestTrainCommandLineRandomise(t *testing.T) {
 		t.Fatalf("command:\n got %s\nwant %s", got, want)
 	}
 }
+
+func TestProgressLine(t *testing.T) {
+	r := train.Round{MeanReward: 0.1234, Epsilon: 0.5, Entropy: 3.21}
+	if got := progressStatus(train.AlgoDDQN, r, "-"); got != "reward 0.123, eps 0.50, eval -" {
+		t.Fatalf("ddqn: %q", got)
+	}
+	if got := progressStatus(train.AlgoPPO, r, "0.050"); got != "reward 0.123, entropy 3.21 nats, eval 0.050" {
+		t.Fatalf("ppo: %q", got)
+	}
+	if got := progressCount(30, 120); got != "episode 30/120 (25%)" {
+		t.Fatalf("count %q", got)
+	}
+	if got := progressCount(30, 0); got != "episode 30" {
+		t.Fatalf("budget count %q", got)
+	}
+}

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -13,10 +13,10 @@ import (
 )
 
 // TestMain lets this test binary serve a bench fabric as the child of
-// runAgentBench (the environment says so), and otherwise runs the tests.
+// RunAgent (the environment says so), and otherwise runs the tests.
 func TestMain(m *testing.M) {
-	if os.Getenv(benchServeEnv) != "" {
-		if err := serveBenchFabric(context.Background(), os.Stdin, os.Stdout); err != nil {
+	if os.Getenv(ServeEnv) != "" {
+		if err := ServeFabric(context.Background(), os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -27,13 +27,13 @@ func TestMain(m *testing.M) {
 
 // selfChild runs this test binary as the serving child (no tests run).
 func selfChild(ctx context.Context, nice bool) *exec.Cmd {
-	return childCommand(ctx, nice, os.Args[0], "-test.run=^$", "-test.bench=^$")
+	return ChildCommand(ctx, nice, os.Args[0], "-test.run=^$", "-test.bench=^$")
 }
 
-func TestBenchFabricShape(t *testing.T) {
-	o := defaultAgentBenchOpts()
-	o.InitialECN = benchInitialECN(o.Policy)
-	cfg := benchFabric(o)
+func TestFabricShape(t *testing.T) {
+	o := DefaultAgentOptions()
+	o.InitialECN = InitialECN(o.Policy)
+	cfg := Fabric(o)
 	s, err := simenv.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -58,27 +58,27 @@ func TestBenchFabricShape(t *testing.T) {
 	if e := o.InitialECN; e != (simenv.ECN{KminBytes: 600_000, KmaxBytes: 2_400_000, Pmax: 0.2}) {
 		t.Fatalf("initial ECN %+v", e)
 	}
-	if e := benchInitialECN("builtin"); e.KminBytes != 600_000 {
+	if e := InitialECN("builtin"); e.KminBytes != 600_000 {
 		t.Fatalf("initial ECN for a non-static policy %+v, want the hpcc preset x 1.5", e)
 	}
 }
 
-func TestBenchAgentOptionErrors(t *testing.T) {
+func TestAgentOptionErrors(t *testing.T) {
 	for _, c := range []struct {
-		mod  func(*agentBenchOpts)
+		mod  func(*AgentOptions)
 		want string
 	}{
-		{func(o *agentBenchOpts) { o.Pods = 0 }, "--pods"},
-		{func(o *agentBenchOpts) { o.Load = 1.5 }, "--load"},
-		{func(o *agentBenchOpts) { o.Timescale = -1 }, "--timescale"},
-		{func(o *agentBenchOpts) { o.Warmup = 1 }, "--warmup"},
-		{func(o *agentBenchOpts) { o.Mode = "loud" }, "--mode"},
-		{func(o *agentBenchOpts) { o.Encoding = "xml" }, "--encoding"},
-		{func(o *agentBenchOpts) { o.ChangeBudget = 0 }, "--change-budget"},
-		{func(o *agentBenchOpts) { o.Interval = 0 }, "--interval"},
+		{func(o *AgentOptions) { o.Pods = 0 }, "--pods"},
+		{func(o *AgentOptions) { o.Load = 1.5 }, "--load"},
+		{func(o *AgentOptions) { o.Timescale = -1 }, "--timescale"},
+		{func(o *AgentOptions) { o.Warmup = 1 }, "--warmup"},
+		{func(o *AgentOptions) { o.Mode = "loud" }, "--mode"},
+		{func(o *AgentOptions) { o.Encoding = "xml" }, "--encoding"},
+		{func(o *AgentOptions) { o.ChangeBudget = 0 }, "--change-budget"},
+		{func(o *AgentOptions) { o.Interval = 0 }, "--interval"},
 	} {
-		o := defaultAgentBenchOpts()
-		o.InitialECN = benchInitialECN(o.Policy)
+		o := DefaultAgentOptions()
+		o.InitialECN = InitialECN(o.Policy)
 		c.mod(&o)
 		err := o.check()
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -108,17 +108,17 @@ func TestPercentile(t *testing.T) {
 
 // A small fabric end to end: 3 switches, 8 ports, 16 queues, every queue
 // set once from 1.5x hpcc to hpcc through the guard, Sets timed.
-func TestBenchAgentSmallFabric(t *testing.T) {
+func TestAgentSmallFabric(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a child process and runs the agent for about 2 s")
 	}
-	o := defaultAgentBenchOpts()
+	o := DefaultAgentOptions()
 	o.Pods, o.Leaves, o.Spines, o.HostsPerLeaf = 1, 2, 1, 2
 	o.Interval, o.Warmup, o.Intervals = 200*time.Millisecond, 3, 3
-	o.InitialECN = benchInitialECN(o.Policy)
+	o.InitialECN = InitialECN(o.Policy)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	r, err := runAgentBench(ctx, o, selfChild(ctx, false))
+	r, err := RunAgent(ctx, o, selfChild(ctx, false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestBenchAgentSmallFabric(t *testing.T) {
 		t.Fatalf("verdict %q", r.Verdict)
 	}
 	var b strings.Builder
-	if err := printAgentBench(&b, r); err != nil {
+	if err := r.WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"3 switches (2-3 ports each), 8 ports", "Set latency", "agent CPU per interval per 1,000 queues"} {
@@ -162,15 +162,15 @@ func TestBenchAgentSmallFabric(t *testing.T) {
 func BenchmarkAgentOverGNMI(b *testing.B) {
 	for _, enc := range []string{"json_ietf", "proto"} {
 		b.Run(enc, func(b *testing.B) {
-			o := defaultAgentBenchOpts()
+			o := DefaultAgentOptions()
 			o.Encoding = enc
 			o.Warmup, o.Intervals = 3, 4
-			o.InitialECN = benchInitialECN(o.Policy)
-			var r *agentBenchResult
+			o.InitialECN = InitialECN(o.Policy)
+			var r *AgentResult
 			for i := 0; i < b.N; i++ {
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 				var err error
-				r, err = runAgentBench(ctx, o, selfChild(ctx, true))
+				r, err = RunAgent(ctx, o, selfChild(ctx, true))
 				cancel()
 				if err != nil {
 					b.Fatal(err)

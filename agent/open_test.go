@@ -1,0 +1,146 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// closingSwitch counts Close calls.
+type closingSwitch struct {
+	*fakeSwitch
+	mu     *sync.Mutex
+	closed *int
+}
+
+func (s closingSwitch) Close() error {
+	s.mu.Lock()
+	*s.closed++
+	s.mu.Unlock()
+	return nil
+}
+
+func openTestConfig(t *testing.T, targets ...string) *Config {
+	cfg := testConfig(ModeShadow)
+	cfg.DB = filepath.Join(t.TempDir(), "agent.db")
+	cfg.Targets = nil
+	for _, n := range targets {
+		cfg.Targets = append(cfg.Targets, TargetConfig{Name: n, Address: "127.0.0.1:1", AllPorts: true, Queues: []int{3}})
+	}
+	return cfg
+}
+
+// TestOpenClose: Open builds the agent from the configuration (the policy
+// resolved from Config.Policy, one switch per target, the journal at
+// Config.DB, the HTTP endpoint at Config.Metrics) and Close releases it all.
+func TestOpenClose(t *testing.T) {
+	cfg := openTestConfig(t, "leaf0", "leaf1")
+	cfg.Policy = "static:hpcc"
+	cfg.Metrics = "127.0.0.1:0"
+	var mu sync.Mutex
+	closed := 0
+	var dialed []string
+	var logs bytes.Buffer
+	a, err := Open(context.Background(), cfg, Deps{
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Dial: func(_ context.Context, tc TargetConfig, _ time.Duration) (Switch, error) {
+			dialed = append(dialed, tc.Name)
+			return closingSwitch{newFakeSwitch(tc.Name, kA), &mu, &closed}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(dialed, ",") != "leaf0,leaf1" || a.o.Policy.Name() != "static:hpcc" || a.o.Model != "static:hpcc" || a.Journal() == nil {
+		t.Fatalf("dialed %v, policy %s, model %s", dialed, a.o.Policy.Name(), a.o.Model)
+	}
+	addr := regexp.MustCompile(`addr=(\S+)`).FindStringSubmatch(logs.String())
+	if addr == nil {
+		t.Fatalf("no listen address logged:\n%s", logs.String())
+	}
+	resp, err := http.Get("http://" + addr[1] + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if closed != 2 {
+		t.Fatalf("%d switches closed, want 2", closed)
+	}
+	if _, err := http.Get("http://" + addr[1] + "/healthz"); err == nil {
+		t.Fatal("the HTTP endpoint still answers after Close")
+	}
+	j, err := OpenJournal(cfg.DB, 100*time.Millisecond)
+	if err != nil {
+		t.Fatalf("the journal is still locked after Close: %v", err)
+	}
+	j.Close()
+	if err := a.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}
+
+// TestOpenErrors: a failure releases what Open had opened so far.
+func TestOpenErrors(t *testing.T) {
+	discard := slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	// The policy is resolved first: nothing is opened.
+	cfg := openTestConfig(t, "leaf0")
+	cfg.Policy = "model:tuned"
+	if _, err := Open(context.Background(), cfg, Deps{Logger: discard}); err == nil || !strings.HasPrefix(err.Error(), "policy: ") {
+		t.Fatalf("model:NAME without a model source: %v", err)
+	}
+	if _, err := os.Stat(cfg.DB); !os.IsNotExist(err) {
+		t.Fatalf("the journal was created for a policy that does not resolve: %v", err)
+	}
+
+	// A target that cannot be reached: the journal and the switches
+	// dialled before it are closed.
+	cfg = openTestConfig(t, "leaf0", "leaf1")
+	var mu sync.Mutex
+	closed := 0
+	refused := errors.New("connection refused")
+	_, err := Open(context.Background(), cfg, Deps{Policy: &fixedPolicy{s: target, conf: 1}, Logger: discard,
+		Dial: func(_ context.Context, tc TargetConfig, _ time.Duration) (Switch, error) {
+			if tc.Name == "leaf1" {
+				return nil, refused
+			}
+			return closingSwitch{newFakeSwitch(tc.Name, kA), &mu, &closed}, nil
+		}})
+	if !errors.Is(err, refused) || closed != 1 {
+		t.Fatalf("dial failure: %v, %d switches closed (want 1)", err, closed)
+	}
+	j, err := OpenJournal(cfg.DB, 100*time.Millisecond)
+	if err != nil {
+		t.Fatalf("the journal is still locked after a failed Open: %v", err)
+	}
+	j.Close()
+
+	// The metrics address cannot be listened on: everything is released.
+	cfg = openTestConfig(t, "leaf0")
+	cfg.Metrics = "256.0.0.1:1"
+	closed = 0
+	_, err = Open(context.Background(), cfg, Deps{Policy: &fixedPolicy{s: target, conf: 1}, Logger: discard,
+		Dial: func(_ context.Context, tc TargetConfig, _ time.Duration) (Switch, error) {
+			return closingSwitch{newFakeSwitch(tc.Name, kA), &mu, &closed}, nil
+		}})
+	if err == nil || !strings.HasPrefix(err.Error(), "metrics: listen 256.0.0.1:1") || closed != 1 {
+		t.Fatalf("bad metrics address: %v, %d switches closed", err, closed)
+	}
+	if j, err = OpenJournal(cfg.DB, 100*time.Millisecond); err != nil {
+		t.Fatalf("the journal is still locked after a failed Open: %v", err)
+	}
+	j.Close()
+}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ecntune/ecntune/agent"
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/units"
+	"github.com/ecntune/ecntune/policy"
+)
+
+func newAgentCmd() *cobra.Command {
+	var (
+		cfgPath   string
+		dryRun    bool
+		logFormat string
+		logLevel  string
+	)
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Run the tuning agent against switches over gNMI (shadow mode or closed loop)",
+		Long: `Run the tuning agent: subscribe to the switches' telemetry over gNMI, decide per lossless
+queue with the configured policy, and either record recommendations (mode: shadow) or apply them
+through the guardrails with a write-ahead audit log and read-back (mode: closed-loop).
+Metrics and recommendations are served over HTTP (config key metrics): /metrics,
+/recommendations, /changes, /healthz.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cfgPath == "" {
+				return errors.New("--config is required (see examples/agent-shadow.yaml)")
+			}
+			log, err := newLogger(cmd.ErrOrStderr(), logFormat, logLevel)
+			if err != nil {
+				return err
+			}
+			cfg, err := loadAgentConfig(cfgPath)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runAgent(ctx, cfg, dryRun, log)
+		},
+	}
+	cmd.Flags().StringVar(&cfgPath, "config", "", "agent configuration (YAML)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "closed loop without Sets: run the guardrails and audit what would be set")
+	cmd.Flags().StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	cmd.AddCommand(newAgentHistoryCmd(), newAgentRollbackCmd())
+	return cmd
+}
+
+// runAgent builds the agent from a resolved configuration and runs it
+// until ctx ends.
+func runAgent(ctx context.Context, cfg *agent.Config, dryRun bool, log *slog.Logger) error {
+	a, err := agent.Open(ctx, cfg, agent.Deps{Resolver: policyResolver(cfg.Registry), Logger: log, DryRun: dryRun})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	return a.Run(ctx)
+}
+
+// loadAgentConfig reads a configuration file and resolves its presets.
+func loadAgentConfig(path string) (*agent.Config, error) {
+	cfg, err := agent.LoadConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.ResolvePresets(presetLookup); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+func presetLookup(name string) (env.Setting, error) {
+	p, err := policy.Preset(name)
+	if err != nil {
+		return env.Setting{}, err
+	}
+	return p.Setting(units.RefRateBps), nil
+}
+
+func openExistingJournal(path string) (*agent.Journal, error) {
+	if !agent.FileExists(path) {
+		return nil, fmt.Errorf("agent db %s does not exist", path)
+	}
+	return agent.OpenJournal(path, agent.DefaultLockTimeout)
+}

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime/pprof"
+
+	"github.com/spf13/cobra"
+)
+
+// newBenchCmd groups the speed and memory measurements (package
+// internal/bench).
+func newBenchCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure speed and memory (simulator, decisions, training, agent)",
+	}
+	cmd.AddCommand(newBenchSimCmd(), newBenchPolicyCmd(), newBenchAgentCmd())
+	return cmd
+}
+
+// startCPUProfile starts a pprof CPU profile into path ("" does nothing) and
+// returns the function that stops it and closes the file.
+func startCPUProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}

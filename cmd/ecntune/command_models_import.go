@@ -1,0 +1,69 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/policy/rl"
+)
+
+func newModelsImportCmd(f *modelsFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "import FILE",
+		Short: "Verify an export file and add its model as a candidate ('-' reads stdin)",
+		Long: `import verifies the whole export (magic, format version, sha256 over the file,
+sha256 of the weights, metadata) before it writes anything. The model keeps its
+version when that version is free in this registry; when the version is taken by
+other weights it gets the next free version of its name; when the same weights
+are already there under that version nothing is written. Imported models are
+candidates with a new id.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			// Verify the whole file before the registry is opened (or
+			// created): a bad file leaves no trace.
+			var m models.Model
+			var err error
+			if args[0] == "-" {
+				if m, err = models.ReadExport(c.InOrStdin()); err != nil {
+					return fmt.Errorf("import from stdin: %w", err)
+				}
+			} else {
+				f, err := os.Open(args[0])
+				if err != nil {
+					return fmt.Errorf("import: %w", err)
+				}
+				m, err = models.ReadExport(f)
+				f.Close()
+				if err != nil {
+					return fmt.Errorf("import %s: %w", args[0], err)
+				}
+			}
+			if _, err := rl.UnmarshalNet(m.Weights); err != nil {
+				return fmt.Errorf("import %s: model %s: the weights match their sha256 but are not an ecntune network: %w", args[0], m.Ref(), err)
+			}
+			if err := models.CheckSpec(m, env.SpecVersion, env.ActionSpecVersion); err != nil {
+				fmt.Fprintf(c.ErrOrStderr(), "note: %v; it is imported but this build will not load or promote it\n", err)
+			}
+			return f.with(false, false, false, func(r *models.Registry) error {
+				res, err := r.ImportModel(m)
+				if err != nil {
+					return err
+				}
+				m := res.Model
+				switch {
+				case res.Existing:
+					fmt.Fprintf(c.OutOrStdout(), "%s (id %d) is already in %s with the same weights: nothing imported\n", m.Ref(), m.ID, r.Path())
+				case res.Renumbered:
+					fmt.Fprintf(c.OutOrStdout(), "imported as %s (id %d): version %d of %s is taken here by other weights\n", m.Ref(), m.ID, res.FileVersion, m.Name)
+				default:
+					fmt.Fprintf(c.OutOrStdout(), "imported %s (id %d) as a candidate\n", m.Ref(), m.ID)
+				}
+				return nil
+			})
+		},
+	}
+}

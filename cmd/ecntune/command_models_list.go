@@ -1,0 +1,95 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ecntune/ecntune/models"
+)
+
+func newModelsListCmd(f *modelsFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list [NAME]",
+		Short: "List model versions as a table",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			name := ""
+			if len(args) == 1 {
+				name = args[0]
+			}
+			return f.with(true, true, false, func(r *models.Registry) error {
+				ms, err := r.List(name)
+				if err != nil {
+					return err
+				}
+				cps, err := r.Checkpoints()
+				if err != nil {
+					return err
+				}
+				w := c.OutOrStdout()
+				if len(ms) == 0 {
+					fmt.Fprintf(w, "no models in %s\n", r.Path())
+				} else if err := modelsTable(w, ms); err != nil {
+					return err
+				}
+				return checkpointsTable(w, cps, name)
+			})
+		},
+	}
+}
+
+// modelsTable prints one line per model version.
+func modelsTable(w io.Writer, ms []models.Model) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tMODEL\tSTATUS\tALGO\tOBS\tACT\tWEIGHTS\tCREATED\tSHA256\tPARENT")
+	for _, m := range ms {
+		parent := m.Parent
+		if parent == "" {
+			parent = "-"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			m.ID, m.Ref(), m.Status, m.Algorithm, m.ObsSpec, m.ActSpec, modelsSize(m.WeightsSize),
+			m.Created.UTC().Format(time.RFC3339), m.WeightsSHA256[:min(12, len(m.WeightsSHA256))], parent)
+	}
+	return tw.Flush()
+}
+
+// checkpointsTable lists the checkpoints of unfinished training runs
+// (only run name's when name is set); nothing when there are none.
+func checkpointsTable(w io.Writer, cps []models.Checkpoint, name string) error {
+	var rows []models.Checkpoint
+	for _, cp := range cps {
+		if name == "" || cp.Run == name {
+			rows = append(rows, cp)
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nunfinished training runs (run the same train command to resume; models delete --checkpoint RUN to drop):")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tEPISODES\tSTATE\tSHA256")
+	for _, cp := range rows {
+		eps := strconv.Itoa(cp.Step)
+		if cp.Damaged {
+			eps = "damaged"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%x\n", cp.Run, eps, modelsSize(int64(cp.Size)), cp.SHA256[:6])
+	}
+	return tw.Flush()
+}
+
+func modelsSize(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestRootCommandTree: newRootCmd builds every subcommand, and each call a
+// tree of its own (flags set on one do not leak into the next).
+func TestRootCommandTree(t *testing.T) {
+	var paths []string
+	root := newRootCmd()
+	for _, c := range root.Commands() {
+		paths = append(paths, c.Name())
+		for _, s := range c.Commands() {
+			paths = append(paths, c.Name()+" "+s.Name())
+		}
+	}
+	want := []string{"agent", "agent history", "agent rollback", "bench", "bench agent", "bench policy", "bench sim", "eval",
+		"models", "models delete", "models export", "models history", "models import", "models list", "models promote",
+		"models rollback", "models show", "sim", "simswitch", "train"}
+	if !slices.Equal(paths, want) {
+		t.Fatalf("commands:\n got %s\nwant %s", strings.Join(paths, ", "), strings.Join(want, ", "))
+	}
+	if _, err := runCmd(t, root, "models", "list", "--db", "x.db", "--lock-timeout", "1ms"); err == nil {
+		t.Fatal("models list on a missing registry succeeded")
+	}
+	fresh, _, err := newRootCmd().Find([]string{"models", "list"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if db := fresh.Flag("db"); db == nil || db.Value.String() != "" || db.Changed {
+		t.Fatalf("a second tree's --db: %+v", db)
+	}
+}

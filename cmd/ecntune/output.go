@@ -1,0 +1,31 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/units"
+)
+
+// Output helpers the commands share.
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// fmtSetting is a setting as KMIN/KMAX/PMAX[ hr HEADROOM].
+func fmtSetting(s env.Setting) string {
+	out := fmt.Sprintf("%s/%s/%s", units.FormatBytes(s.KminBytes), units.FormatBytes(s.KmaxBytes), env.FormatPmax(s.Pmax))
+	if s.HeadroomBytes > 0 {
+		out += " hr " + units.FormatBytes(s.HeadroomBytes)
+	}
+	return out
+}

@@ -1,0 +1,64 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/ecntune/ecntune/simenv"
+)
+
+func tinySim() simenv.Config {
+	cfg := simenv.DefaultConfig()
+	cfg.Name = "tiny"
+	cfg.Duration = 200 * simenv.Microsecond
+	cfg.Topology = simenv.StarTopology(4, 100e9, simenv.Microsecond)
+	cfg.Workloads = []simenv.Workload{{Kind: simenv.WorkloadIncast, Fanin: 3, SizeBytes: 30_000, Every: 50 * simenv.Microsecond, Priority: 3}}
+	return cfg
+}
+
+func TestSim(t *testing.T) {
+	b, err := NewSim(SimOptions{Config: tinySim(), Input: "tiny.yaml", Runs: 3, Parallel: 2, Reseed: true, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := b.Run()
+	if len(r.Runs) != 3 || r.Runs[2].Seed != 9 || r.Runs[0].PacketHops == 0 || !(r.AggregateHopsPerS > 0) || r.PeakRSSBytes == 0 || r.Parallel != 2 {
+		t.Fatalf("report %+v", r)
+	}
+	var js bytes.Buffer
+	if err := r.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	// The keys in the order the command has always printed them.
+	keys := []string{`"aggregate_packet_hops_per_s"`, `"cores"`, `"parallel"`, `"peak_rss_bytes"`, `"runs"`, `"total_wall_s"`}
+	last := -1
+	for _, k := range keys {
+		i := strings.Index(js.String(), k)
+		if i < last {
+			t.Fatalf("key %s out of order:\n%s", k, js.String())
+		}
+		last = i
+	}
+	var back map[string]any
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil || len(back) != len(keys) {
+		t.Fatalf("json %v: %s", err, js.String())
+	}
+	var txt bytes.Buffer
+	if err := r.WriteText(&txt); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(txt.String(), "tiny.yaml: 3 run(s), 2 at a time on ") || strings.Count(txt.String(), "\n") != 5 {
+		t.Fatalf("text:\n%s", txt.String())
+	}
+
+	if _, err := NewSim(SimOptions{Config: tinySim(), Runs: 0, Parallel: 1}); err == nil || !strings.Contains(err.Error(), "--runs") {
+		t.Fatalf("0 runs: %v", err)
+	}
+	bad := tinySim()
+	bad.Topology.Links = nil
+	if _, err := NewSim(SimOptions{Config: bad, Input: "bad.yaml", Runs: 1, Parallel: 1}); err == nil || !strings.HasPrefix(err.Error(), "bad.yaml: ") {
+		t.Fatalf("bad config: %v", err)
+	}
+}

@@ -1,0 +1,108 @@
+package train
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/simenv/scenario"
+)
+
+// LoadScenarios loads scenario files (YAML) as training scenarios, each
+// with its path and the sha256 of its bytes for the provenance; a scenario
+// without a name is named after its file. A file that cannot be read is
+// reported as "--scenario PATH", the flag the commands take it from.
+func LoadScenarios(paths []string) ([]Scenario, error) {
+	var out []Scenario
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("--scenario %s: %w", p, err)
+		}
+		cfg, err := scenario.Parse(data, filepath.Dir(p), p)
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(data)
+		name := cfg.Name
+		if name == "" {
+			name = strings.TrimSuffix(filepath.Base(p), filepath.Ext(p))
+		}
+		out = append(out, Scenario{Name: name, Path: filepath.ToSlash(p), SHA256: hex.EncodeToString(sum[:]), Config: cfg})
+	}
+	return out, nil
+}
+
+// Provenance is what the record of a trained model says beyond the run's
+// configuration and result.
+type Provenance struct {
+	Name    string // the model's name (models.ValidName)
+	Command string // the command line that runs the training again
+	Build   string // the VCS revision of the binary (BuildRevision; "": unknown)
+	Created time.Time
+}
+
+// Model assembles the registry record of a finished run: the network's
+// weights, the spec versions, the algorithm, seed and workers, the
+// hyper-parameters (Config.Hyper, with the command, the episode a resumed
+// run started from, the episodes done and the build), the scenarios with
+// their sha256, and the greedy evaluation (mean reward per scenario and
+// its seed).
+func (r *Result) Model(p Provenance) (models.Model, error) {
+	weights, err := r.Net.MarshalBinary()
+	if err != nil {
+		return models.Model{}, err
+	}
+	hyper := r.Config.Hyper()
+	hyper["command"] = p.Command
+	if r.ResumedFrom > 0 {
+		hyper["resumed_from_episode"] = strconv.Itoa(r.ResumedFrom)
+	}
+	hyper["episodes_done"] = strconv.Itoa(r.Episodes)
+	if p.Build != "" {
+		hyper["build"] = p.Build // the simulator's behaviour is part of what was learned
+	}
+	evalJSON, err := json.Marshal(map[string]any{"greedy_mean_reward": r.Eval, "eval_seed": EvalSeed})
+	if err != nil {
+		return models.Model{}, err
+	}
+	m := models.Model{Name: p.Name, Algorithm: r.Config.Algo, ObsSpec: env.SpecVersion, ActSpec: env.ActionSpecVersion,
+		Hyper: hyper, Seed: int64(r.Config.Seed), Workers: r.Config.Workers, Eval: evalJSON, Created: p.Created, Weights: weights}
+	for _, s := range r.Config.Scenarios {
+		m.Scenarios = append(m.Scenarios, models.ScenarioRef{Name: s.Path, SHA256: s.SHA256})
+	}
+	return m, nil
+}
+
+// BuildRevision is the VCS revision the running binary was built from (""
+// when unknown), with "+modified" for a dirty tree.
+func BuildRevision() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	var rev, dirty string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+modified"
+			}
+		}
+	}
+	if rev == "" {
+		return ""
+	}
+	return rev + dirty
+}
