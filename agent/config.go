@@ -262,6 +262,9 @@ func ParseConfig(data []byte) (*Config, error) {
 	if c.Guardrails.LowConfidence == LowConfidencePreset && c.FallbackPreset == "" {
 		return nil, fmt.Errorf("guardrails.fallback-preset: required when guardrails.low-confidence is preset")
 	}
+	if err := c.resolvePresets(); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -548,24 +551,22 @@ func DefaultReward() func(env.Metrics) float64 {
 	return func(m env.Metrics) float64 { return env.Reward(m, w) }
 }
 
-// ResolvePresets fills Guardrails.Fallback and Guardrails.Safe from the
-// preset names of the configuration; lookup returns a preset's setting at
-// the reference rate (100 Gb/s), e.g. from policy.Preset. It then checks the
-// guardrails as a whole.
-func (c *Config) ResolvePresets(lookup func(name string) (env.Setting, error)) error {
-	if c.FallbackPreset != "" {
-		s, err := lookup(c.FallbackPreset)
-		if err != nil {
-			return fmt.Errorf("guardrails.fallback-preset: %v", err)
+// resolvePresets fills Guardrails.Fallback and Guardrails.Safe from the
+// preset names of the configuration (policy.Preset, at the reference rate)
+// and then checks the guardrails as a whole.
+func (c *Config) resolvePresets() error {
+	for _, p := range []struct {
+		field, name string
+		to          *env.Setting
+	}{{"guardrails.fallback-preset", c.FallbackPreset, &c.Guardrails.Fallback}, {"guardrails.safe-preset", c.SafePreset, &c.Guardrails.Safe}} {
+		if p.name == "" {
+			continue
 		}
-		c.Guardrails.Fallback = s
-	}
-	if c.SafePreset != "" {
-		s, err := lookup(c.SafePreset)
+		pr, err := policy.Preset(p.name)
 		if err != nil {
-			return fmt.Errorf("guardrails.safe-preset: %v", err)
+			return fmt.Errorf("%s: %v", p.field, err)
 		}
-		c.Guardrails.Safe = s
+		*p.to = pr.Setting(units.RefRateBps)
 	}
 	return c.Guardrails.Validate()
 }

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +8,8 @@ import (
 	"time"
 
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/units"
+	"github.com/ecntune/ecntune/policy"
 )
 
 const goodConfig = `
@@ -100,26 +101,24 @@ func TestParseConfig(t *testing.T) {
 	}
 }
 
-func TestResolvePresets(t *testing.T) {
+func TestConfigResolvesPresets(t *testing.T) {
 	c, err := ParseConfig([]byte(goodConfig))
 	if err != nil {
 		t.Fatal(err)
 	}
-	lookup := func(name string) (env.Setting, error) {
-		if name == "sonic-default" {
-			return env.Setting{KminBytes: 1_048_576, KmaxBytes: 2_097_152, Pmax: 0.05}, nil
-		}
-		return env.Setting{}, fmt.Errorf("preset %q is unknown", name)
-	}
-	if err := c.ResolvePresets(lookup); err != nil {
+	sd, err := policy.Preset("sonic-default")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Guardrails.Fallback.KmaxBytes != 2_097_152 || c.Guardrails.Safe.Pmax != 0.05 {
-		t.Fatalf("resolved %+v %+v", c.Guardrails.Fallback, c.Guardrails.Safe)
+	if want := sd.Setting(units.RefRateBps); c.Guardrails.Safe != want || c.FallbackPreset != "" && c.Guardrails.Fallback == (env.Setting{}) {
+		t.Fatalf("resolved safe %+v (want %+v), fallback %q %+v", c.Guardrails.Safe, want, c.FallbackPreset, c.Guardrails.Fallback)
 	}
-	c.SafePreset = "nope"
-	if err := c.ResolvePresets(lookup); err == nil || !strings.HasPrefix(err.Error(), "guardrails.safe-preset") {
-		t.Fatalf("got %v", err)
+	bad := strings.Replace(goodConfig, "guardrails:\n", "guardrails:\n  safe-preset: nope\n", 1)
+	if bad == goodConfig {
+		t.Fatal("goodConfig has no guardrails block to add to")
+	}
+	if _, err := ParseConfig([]byte(bad)); err == nil || !strings.Contains(err.Error(), "guardrails.safe-preset") {
+		t.Fatalf("unknown safe preset: got %v", err)
 	}
 }
 

@@ -50,7 +50,7 @@ type Deps struct {
 }
 
 // Open builds an agent from a configuration whose presets are resolved
-// (Config.ResolvePresets): it resolves the policy, opens the journal at
+// (presets already resolved by ParseConfig): it resolves the policy, opens the journal at
 // Config.DB, connects to every target, and, when Config.Metrics names an
 // address, serves Handler there. Close releases all of it; on an error
 // Open releases what it opened before returning.

@@ -12,9 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ecntune/ecntune/agent"
-	"github.com/ecntune/ecntune/env"
-	"github.com/ecntune/ecntune/internal/units"
-	"github.com/ecntune/ecntune/policy"
 )
 
 func newAgentCmd() *cobra.Command {
@@ -69,25 +66,8 @@ func runAgent(ctx context.Context, cfg *agent.Config, dryRun bool, log *slog.Log
 	return a.Run(ctx)
 }
 
-// loadAgentConfig reads a configuration file and resolves its presets.
-func loadAgentConfig(path string) (*agent.Config, error) {
-	cfg, err := agent.LoadConfig(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := cfg.ResolvePresets(presetLookup); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return cfg, nil
-}
-
-func presetLookup(name string) (env.Setting, error) {
-	p, err := policy.Preset(name)
-	if err != nil {
-		return env.Setting{}, err
-	}
-	return p.Setting(units.RefRateBps), nil
-}
+// loadAgentConfig reads a configuration file (presets resolved).
+func loadAgentConfig(path string) (*agent.Config, error) { return agent.LoadConfig(path) }
 
 func openExistingJournal(path string) (*agent.Journal, error) {
 	if !agent.FileExists(path) {
