@@ -49,9 +49,9 @@ type Deps struct {
 	LockTimeout time.Duration
 }
 
-// Open builds an agent from a configuration whose presets are resolved
-// (presets already resolved by ParseConfig): it resolves the policy, opens the journal at
-// Config.DB, connects to every target, and, when Config.Metrics names an
+// Open builds an agent from a configuration (as ParseConfig or LoadConfig
+// return it): it resolves the policy, opens the journal at Config.DB,
+// connects to every target, and, when Config.Metrics names an
 // address, serves Handler there. Close releases all of it; on an error
 // Open releases what it opened before returning.
 func Open(ctx context.Context, cfg *Config, d Deps) (a *Agent, err error) {
