@@ -65,10 +65,7 @@ not the agent, fall behind; their Set latency then includes waiting for the CPU.
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return r.WriteJSON(cmd.OutOrStdout())
-			}
-			return r.WriteText(cmd.OutOrStdout())
+			return writeReport(cmd.OutOrStdout(), r, asJSON)
 		},
 	}
 	f := cmd.Flags()

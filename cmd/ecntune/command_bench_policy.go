@@ -27,10 +27,7 @@ only, to show what learning costs. The default scenario is embedded in the binar
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return r.WriteJSON(cmd.OutOrStdout())
-			}
-			return r.WriteText(cmd.OutOrStdout())
+			return writeReport(cmd.OutOrStdout(), r, asJSON)
 		},
 	}
 	f := cmd.Flags()

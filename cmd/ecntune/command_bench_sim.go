@@ -42,10 +42,7 @@ of them at once (one Sim per goroutine), to show that independent runs use every
 			}
 			defer stopProfile()
 			r := b.Run()
-			if asJSON {
-				return r.WriteJSON(cmd.OutOrStdout())
-			}
-			return r.WriteText(cmd.OutOrStdout())
+			return writeReport(cmd.OutOrStdout(), r, asJSON)
 		},
 	}
 	f := cmd.Flags()

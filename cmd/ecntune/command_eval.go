@@ -99,10 +99,7 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 					return fmt.Errorf("--report: %w", err)
 				}
 			}
-			if asJSON {
-				return res.WriteJSON(cmd.OutOrStdout())
-			}
-			return res.WriteText(cmd.OutOrStdout())
+			return writeReport(cmd.OutOrStdout(), res, asJSON)
 		},
 	}
 	f := cmd.Flags()

@@ -100,10 +100,7 @@ utilisation, goodput, ECN marks, PFC pauses, drops, and the simulator's speed.`,
 					return fmt.Errorf("--fct-out: %w", err)
 				}
 			}
-			if asJSON {
-				return sum.WriteJSON(cmd.OutOrStdout())
-			}
-			return sum.WriteText(cmd.OutOrStdout())
+			return writeReport(cmd.OutOrStdout(), sum, asJSON)
 		},
 	}
 	f := cmd.Flags()

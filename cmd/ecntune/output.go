@@ -29,3 +29,17 @@ func fmtSetting(s env.Setting) string {
 	}
 	return out
 }
+
+// printable is a result that prints itself as text or as JSON.
+type printable interface {
+	WriteText(io.Writer) error
+	WriteJSON(io.Writer) error
+}
+
+// writeReport prints r to w, as JSON when asJSON.
+func writeReport(w io.Writer, r printable, asJSON bool) error {
+	if asJSON {
+		return r.WriteJSON(w)
+	}
+	return r.WriteText(w)
+}
