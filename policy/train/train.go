@@ -422,78 +422,16 @@ func Run(cfg Config, hooks Hooks) (*Result, error) {
 	}
 	fp := cfg.fingerprint()
 	res := &Result{Config: cfg}
-	var lr learner
-	var err error
-	round := 0
-	if hooks.Store != nil && hooks.Run != "" {
-		cp, lerr := hooks.Store.LoadCheckpoint(hooks.Run)
-		if lerr == nil {
-			state := cp.State
-			var h ckptHeader
-			var blob []byte
-			h, blob, err = decodeState(state)
-			if err != nil {
-				return nil, fmt.Errorf("train: checkpoint of run %s: %w", hooks.Run, err)
-			}
-			if h.Fingerprint != fp {
-				return nil, fmt.Errorf("train: checkpoint of run %s was made by another configuration (fingerprint %s, this run %s): %w: use another run name or delete it",
-					hooks.Run, h.Fingerprint, fp, ErrForeignCheckpoint)
-			}
-			lr, err = restoreLearner(cfg, blob)
-			if err != nil {
-				return nil, fmt.Errorf("train: checkpoint of run %s: %w", hooks.Run, err)
-			}
-			round, res.Curve, res.Episodes, res.ResumedFrom = h.Round, h.Curve, h.Episodes, h.Episodes
-		} else if !errors.Is(lerr, models.ErrNotFound) {
-			return nil, fmt.Errorf("train: load checkpoint of run %s: %w", hooks.Run, lerr)
-		}
-	}
-	if lr == nil {
-		if lr, err = newLearner(cfg); err != nil {
-			return nil, err
-		}
+	lr, round, err := resume(cfg, hooks, fp, res)
+	if err != nil {
+		return nil, err
 	}
 	for cfg.Episodes == 0 || res.Episodes < cfg.Episodes {
-		n := cfg.Workers
-		if cfg.Episodes > 0 {
-			n = min(n, cfg.Episodes-res.Episodes)
-		}
-		eps := cfg.epsilon(res.Episodes)
-		if cfg.Algo == AlgoPPO {
-			eps = 0
-		}
-		outs := make([]episodeOut, n)
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		for w := 0; w < n; w++ {
-			wg.Add(1)
-			go func(w int) {
-				defer wg.Done()
-				outs[w], errs[w] = runEpisode(cfg, res.Episodes+w, lr.actorFor(eps))
-			}(w)
-		}
-		wg.Wait()
-		for w, e := range errs {
-			if e != nil {
-				return nil, fmt.Errorf("train: episode %d: %w", res.Episodes+w, e)
-			}
-		}
-		loss, entropy, err := lr.learn(outs)
+		r, err := playRound(cfg, lr, round, res.Episodes)
 		if err != nil {
-			return nil, fmt.Errorf("train: round %d: %w", round, err)
+			return nil, err
 		}
-		res.Episodes += n
-		round++
-		r := Round{Round: round, Episodes: res.Episodes, Transitions: lr.steps(), Epsilon: eps, Entropy: entropy, Loss: loss, Updates: lr.updates()}
-		var sum float64
-		var cnt int
-		for _, o := range outs {
-			sum += o.rewardSum
-			cnt += o.rewardN
-		}
-		if cnt > 0 {
-			r.MeanReward = sum / float64(cnt)
-		}
+		res.Episodes, round = r.Episodes, r.Round
 		last := cfg.Episodes > 0 && res.Episodes >= cfg.Episodes
 		if round%cfg.EvalEvery == 0 || last {
 			s, err := greedyScore(cfg, cfg.Scenarios[0].Config, lr.net())
@@ -505,16 +443,8 @@ func Run(cfg Config, hooks Hooks) (*Result, error) {
 		res.Curve = append(res.Curve, r)
 		stop := !last && hooks.Stop != nil && hooks.Stop(r)
 		if hooks.Store != nil && hooks.Run != "" && (round%cfg.CheckpointEvery == 0 || stop) && !last {
-			blob, err := lr.marshal()
-			if err != nil {
-				return nil, fmt.Errorf("train: checkpoint after round %d: %w", round, err)
-			}
-			state, err := encodeState(ckptHeader{Version: 1, Fingerprint: fp, Round: round, Episodes: res.Episodes, Curve: res.Curve}, blob)
-			if err != nil {
+			if err := checkpoint(hooks, lr, fp, round, res); err != nil {
 				return nil, err
-			}
-			if err := hooks.Store.SaveCheckpoint(hooks.Run, res.Episodes, state); err != nil {
-				return nil, fmt.Errorf("train: checkpoint after round %d: %w", round, err)
 			}
 		}
 		if hooks.Progress != nil {
@@ -534,6 +464,99 @@ func Run(cfg Config, hooks Hooks) (*Result, error) {
 		res.Eval[s.Name] = v
 	}
 	return res, nil
+}
+
+// resume returns the learner a run starts from: the one in the run's
+// checkpoint when hooks name a stored one (with its round, and its curve
+// and episode count filled into res), else a new one at round 0. A
+// checkpoint of another configuration (fingerprint fp) is refused.
+func resume(cfg Config, hooks Hooks, fp string, res *Result) (learner, int, error) {
+	if hooks.Store != nil && hooks.Run != "" {
+		cp, lerr := hooks.Store.LoadCheckpoint(hooks.Run)
+		if lerr == nil {
+			h, blob, err := decodeState(cp.State)
+			if err != nil {
+				return nil, 0, fmt.Errorf("train: checkpoint of run %s: %w", hooks.Run, err)
+			}
+			if h.Fingerprint != fp {
+				return nil, 0, fmt.Errorf("train: checkpoint of run %s was made by another configuration (fingerprint %s, this run %s): %w: use another run name or delete it",
+					hooks.Run, h.Fingerprint, fp, ErrForeignCheckpoint)
+			}
+			lr, err := restoreLearner(cfg, blob)
+			if err != nil {
+				return nil, 0, fmt.Errorf("train: checkpoint of run %s: %w", hooks.Run, err)
+			}
+			res.Curve, res.Episodes, res.ResumedFrom = h.Curve, h.Episodes, h.Episodes
+			return lr, h.Round, nil
+		} else if !errors.Is(lerr, models.ErrNotFound) {
+			return nil, 0, fmt.Errorf("train: load checkpoint of run %s: %w", hooks.Run, lerr)
+		}
+	}
+	lr, err := newLearner(cfg)
+	return lr, 0, err
+}
+
+// playRound plays one round after round rounds and done episodes: up to
+// cfg.Workers episodes in parallel, then one learning step on them. The
+// Round it returns counts this round and its episodes; evaluation is the
+// caller's.
+func playRound(cfg Config, lr learner, round, done int) (Round, error) {
+	n := cfg.Workers
+	if cfg.Episodes > 0 {
+		n = min(n, cfg.Episodes-done)
+	}
+	eps := cfg.epsilon(done)
+	if cfg.Algo == AlgoPPO {
+		eps = 0
+	}
+	outs := make([]episodeOut, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for w := 0; w < n; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			outs[w], errs[w] = runEpisode(cfg, done+w, lr.actorFor(eps))
+		}(w)
+	}
+	wg.Wait()
+	for w, e := range errs {
+		if e != nil {
+			return Round{}, fmt.Errorf("train: episode %d: %w", done+w, e)
+		}
+	}
+	loss, entropy, err := lr.learn(outs)
+	if err != nil {
+		return Round{}, fmt.Errorf("train: round %d: %w", round, err)
+	}
+	r := Round{Round: round + 1, Episodes: done + n, Transitions: lr.steps(), Epsilon: eps, Entropy: entropy, Loss: loss, Updates: lr.updates()}
+	var sum float64
+	var cnt int
+	for _, o := range outs {
+		sum += o.rewardSum
+		cnt += o.rewardN
+	}
+	if cnt > 0 {
+		r.MeanReward = sum / float64(cnt)
+	}
+	return r, nil
+}
+
+// checkpoint stores the learner's state after round in the run's
+// checkpoint.
+func checkpoint(hooks Hooks, lr learner, fp string, round int, res *Result) error {
+	blob, err := lr.marshal()
+	if err != nil {
+		return fmt.Errorf("train: checkpoint after round %d: %w", round, err)
+	}
+	state, err := encodeState(ckptHeader{Version: 1, Fingerprint: fp, Round: round, Episodes: res.Episodes, Curve: res.Curve}, blob)
+	if err != nil {
+		return err
+	}
+	if err := hooks.Store.SaveCheckpoint(hooks.Run, res.Episodes, state); err != nil {
+		return fmt.Errorf("train: checkpoint after round %d: %w", round, err)
+	}
+	return nil
 }
 
 // episodeConfig caps a scenario's duration at MaxEpisode.
