@@ -16,6 +16,7 @@ import (
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/gym"
 	"github.com/ecntune/ecntune/simenv/report"
+	"github.com/ecntune/ecntune/simenv/scenario"
 )
 
 // Oracle is the policy spec of the best fixed setting in hindsight.
@@ -28,17 +29,16 @@ const (
 	LargeFlowBytes = 1_000_000
 )
 
-// Scenario is one scenario to evaluate on.
+// Scenario is one scenario to evaluate on: a scenario.Named whose Name
+// labels it in the result (Run.Scenario, RunsOf, AggregateOf), the
+// tables, plots and report, e.g. "star-incast@2ms".
 type Scenario struct {
-	// Name labels the scenario in the result (Run.Scenario, RunsOf,
-	// AggregateOf), the tables, plots and report, e.g. "star-incast@2ms".
-	Name string
+	scenario.Named
 	// BaseName, when set, is the scenario's own name where Name is a
 	// label derived from it (NAME@DURATION): WriteJSON writes it as
 	// "scenario", as `ecntune sim --json` does, and sim_time_s tells the
 	// simulated time. Empty: Name.
 	BaseName string
-	Config   simenv.Config
 }
 
 // Options tune Run.

@@ -12,6 +12,7 @@ import (
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
+	"github.com/ecntune/ecntune/simenv/scenario"
 )
 
 // tiny is a 4-host star with 3-to-1 incasts of 60 KB every 150 µs and
@@ -27,7 +28,7 @@ func tiny() Scenario {
 		{Kind: simenv.WorkloadCDF, Priority: 3, Load: 0.4, CDF: []simenv.CDFPoint{{Bytes: 1000, Percent: 0}, {Bytes: 20_000, Percent: 70},
 			{Bytes: 2_000_000, Percent: 100}}},
 	}
-	return Scenario{Name: "tiny", Config: cfg}
+	return Scenario{Named: scenario.Named{Name: "tiny", Config: cfg}}
 }
 
 func TestEvalEndToEnd(t *testing.T) {

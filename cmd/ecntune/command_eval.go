@@ -122,20 +122,18 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 func evalScenarios(paths []string, dur simenv.Time, durFlag string) ([]eval.Scenario, error) {
 	var scs []eval.Scenario
 	for _, p := range paths {
-		cfg, err := scenario.Load(p)
+		n, err := scenario.LoadNamed(p)
 		if err != nil {
 			return nil, err
 		}
-		name := cfg.Name
-		if name == "" {
-			name = p
+		if n.Config.Name == "" {
+			n.Name = p // eval labels an unnamed scenario by its path
 		}
-		sc := eval.Scenario{Name: name}
+		sc := eval.Scenario{Named: n}
 		if dur > 0 {
-			cfg.Duration = dur
-			sc.Name, sc.BaseName = name+"@"+durFlag, name
+			sc.Config.Duration = dur
+			sc.Name, sc.BaseName = n.Name+"@"+durFlag, n.Name
 		}
-		sc.Config = cfg
 		scs = append(scs, sc)
 	}
 	return scs, nil

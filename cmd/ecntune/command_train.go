@@ -18,6 +18,7 @@ import (
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/policy/train"
+	"github.com/ecntune/ecntune/simenv/scenario"
 )
 
 // trainOpts are the flags of "ecntune train".
@@ -229,9 +230,13 @@ func (o *trainOpts) config() (train.Config, error) {
 		return train.Config{}, err
 	}
 	o.db = modelsDBPath(o.db)
-	scs, err := train.LoadScenarios(o.scenarios)
-	if err != nil {
-		return train.Config{}, err
+	var scs []scenario.Named
+	for _, p := range o.scenarios {
+		sc, err := scenario.LoadNamed(p)
+		if err != nil {
+			return train.Config{}, err
+		}
+		scs = append(scs, sc)
 	}
 	cfg := train.Config{Algo: o.algo, Scenarios: scs, Episodes: o.episodes, Workers: o.workers, Seed: o.seed,
 		CheckpointEvery: o.checkpointEvery, Randomise: rnd, Gamma: o.gamma, Hidden: o.hidden}

@@ -112,14 +112,11 @@ func RunPolicy(o PolicyOptions) (*PolicyResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	var sc train.Scenario
+	var sc scenario.Named
 	if o.Scenario == BuiltinScenario {
 		sc, err = LoadBuiltinScenario()
 	} else {
-		var scs []train.Scenario
-		if scs, err = train.LoadScenarios([]string{o.Scenario}); err == nil {
-			sc = scs[0]
-		}
+		sc, err = scenario.LoadNamed(o.Scenario)
 	}
 	if err != nil {
 		return nil, err
@@ -146,7 +143,7 @@ func RunPolicy(o PolicyOptions) (*PolicyResult, error) {
 
 // observationPool runs the scenario under a fixed setting and keeps every
 // valid observation, so that the decisions are timed on real inputs.
-func observationPool(sc train.Scenario) ([]env.Observation, error) {
+func observationPool(sc scenario.Named) ([]env.Observation, error) {
 	e, err := gym.New(sc.Config, gym.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
@@ -211,7 +208,7 @@ func benchDecide(res policy.Resolver, spec string, pool []env.Observation, n int
 
 // LoadBuiltinScenario loads the embedded default scenario, with the
 // flow-size CDF it names, laid out as in the repository.
-func LoadBuiltinScenario() (train.Scenario, error) {
+func LoadBuiltinScenario() (scenario.Named, error) {
 	const yml = "policy/builtin/scenarios/train-websearch.yaml"
 	fsys := fstest.MapFS{yml: {Data: []byte(builtin.TrainWebsearchScenario)}}
 	err := fs.WalkDir(cdf.Files, ".", func(p string, de fs.DirEntry, err error) error {
@@ -227,10 +224,10 @@ func LoadBuiltinScenario() (train.Scenario, error) {
 		cfg, err = scenario.ParseFS(fsys, yml)
 	}
 	if err != nil {
-		return train.Scenario{}, fmt.Errorf("--scenario %s: %w", BuiltinScenario, err)
+		return scenario.Named{}, fmt.Errorf("--scenario %s: %w", BuiltinScenario, err)
 	}
 	sum := sha256.Sum256([]byte(builtin.TrainWebsearchScenario))
-	return train.Scenario{Name: cfg.Name, Path: BuiltinScenario, SHA256: hex.EncodeToString(sum[:]), Config: cfg}, nil
+	return scenario.Named{Name: cfg.Name, Path: BuiltinScenario, SHA256: hex.EncodeToString(sum[:]), Config: cfg}, nil
 }
 
 // Algo is the training algorithm of the throughput measurement: flag
@@ -282,8 +279,8 @@ func modelInfo(info func(ref string) (models.Model, error), arg string) (models.
 // benchTrain runs a short training with algo (train's default settings)
 // and then the same number of episodes as rollouts only, acting with the
 // trained network and learning nothing.
-func benchTrain(sc train.Scenario, algo string, episodes, workers int) (*TrainResult, error) {
-	cfg := train.Config{Algo: algo, Scenarios: []train.Scenario{sc}, Episodes: episodes, Workers: workers, Seed: 1}
+func benchTrain(sc scenario.Named, algo string, episodes, workers int) (*TrainResult, error) {
+	cfg := train.Config{Algo: algo, Scenarios: []scenario.Named{sc}, Episodes: episodes, Workers: workers, Seed: 1}
 	cpu0, start := cputime.Process(), time.Now()
 	res, err := train.Run(cfg, train.Hooks{})
 	if err != nil {
@@ -313,7 +310,7 @@ func benchTrain(sc train.Scenario, algo string, episodes, workers int) (*TrainRe
 		go func() {
 			defer func() { <-sem }()
 			c := &stepCounter{Policy: learned}
-			_, err := eval.Play(eval.Scenario{Name: sc.Name, Config: sc.Config}, c, "bench", sc.Config.Seed+uint64(ep), train.DefaultInterval)
+			_, err := eval.Play(eval.Scenario{Named: sc}, c, "bench", sc.Config.Seed+uint64(ep), train.DefaultInterval)
 			ch <- out{c.steps, err}
 		}()
 	}

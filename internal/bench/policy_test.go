@@ -13,6 +13,7 @@ import (
 	"github.com/ecntune/ecntune/policy/builtin"
 	"github.com/ecntune/ecntune/policy/rl"
 	"github.com/ecntune/ecntune/policy/train"
+	"github.com/ecntune/ecntune/simenv/scenario"
 )
 
 const trainWebsearch = "../../policy/builtin/scenarios/train-websearch.yaml"
@@ -72,7 +73,7 @@ func TestPolicyErrors(t *testing.T) {
 // TestBuiltinScenario checks that the default scenario is the repository's
 // train-websearch.yaml (same bytes, same parsed config).
 func TestBuiltinScenario(t *testing.T) {
-	fromFile, err := train.LoadScenarios([]string{trainWebsearch})
+	want, err := scenario.LoadNamed(trainWebsearch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,6 @@ func TestBuiltinScenario(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fromFile[0]
 	want.Path = BuiltinScenario
 	if !reflect.DeepEqual(embedded, want) {
 		t.Fatalf("embedded scenario differs from the file:\n got %+v\nwant %+v", embedded, want)

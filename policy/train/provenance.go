@@ -1,46 +1,14 @@
 package train
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
-	"github.com/ecntune/ecntune/simenv/scenario"
 )
-
-// LoadScenarios loads scenario files (YAML) as training scenarios, each
-// with its path and the sha256 of its bytes for the provenance; a scenario
-// without a name is named after its file. A file that cannot be read is
-// reported as "--scenario PATH", the flag the commands take it from.
-func LoadScenarios(paths []string) ([]Scenario, error) {
-	var out []Scenario
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil, fmt.Errorf("--scenario %s: %w", p, err)
-		}
-		cfg, err := scenario.Parse(data, filepath.Dir(p), p)
-		if err != nil {
-			return nil, err
-		}
-		sum := sha256.Sum256(data)
-		name := cfg.Name
-		if name == "" {
-			name = strings.TrimSuffix(filepath.Base(p), filepath.Ext(p))
-		}
-		out = append(out, Scenario{Name: name, Path: filepath.ToSlash(p), SHA256: hex.EncodeToString(sum[:]), Config: cfg})
-	}
-	return out, nil
-}
 
 // Provenance is what the record of a trained model says beyond the run's
 // configuration and result.

@@ -2,8 +2,6 @@ package train
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -65,26 +63,5 @@ func TestResultModel(t *testing.T) {
 	}
 	if _, ok := m.Hyper["build"]; ok {
 		t.Error("an unknown build is recorded")
-	}
-}
-
-func TestLoadScenarios(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "unnamed.yaml")
-	doc := "seed: 1\nduration: 1ms\ntopology: {kind: star, hosts: 4, host_rate: 100Gbps, link_delay: 1us, buffer: 32MB}\n" +
-		"workloads:\n  - {kind: incast, fanin: 3, size: 60KB, every: 150us}\n"
-	if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	scs, err := LoadScenarios([]string{p})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(scs) != 1 || scs[0].Name != "unnamed" || scs[0].Path != filepath.ToSlash(p) || len(scs[0].SHA256) != 64 {
-		t.Fatalf("scenarios %+v", scs)
-	}
-	missing := filepath.Join(dir, "none.yaml")
-	if _, err := LoadScenarios([]string{p, missing}); err == nil || !strings.HasPrefix(err.Error(), "--scenario "+missing+": ") {
-		t.Fatalf("missing file: %v", err)
 	}
 }

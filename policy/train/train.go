@@ -17,6 +17,7 @@ import (
 	"github.com/ecntune/ecntune/policy/rl"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/gym"
+	"github.com/ecntune/ecntune/simenv/scenario"
 )
 
 // Algorithms.
@@ -24,15 +25,6 @@ const (
 	AlgoDDQN = "ddqn"
 	AlgoPPO  = "ppo"
 )
-
-// Scenario is one training scenario: the loaded configuration and, for
-// provenance, where it came from.
-type Scenario struct {
-	Name   string
-	Path   string
-	SHA256 string
-	Config simenv.Config
-}
 
 // Randomisation perturbs a scenario per episode (domain randomisation).
 // Multipliers are drawn uniformly in [Min, Max]; a zero pair keeps the
@@ -75,7 +67,7 @@ func (r Randomisation) IsZero() bool {
 // Config is everything a training run depends on.
 type Config struct {
 	Algo      string
-	Scenarios []Scenario
+	Scenarios []scenario.Named
 	// Episodes is the number of episodes to train (0: until Stop says so;
 	// then exploration decays over DefaultDecayEpisodes).
 	Episodes int

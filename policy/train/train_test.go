@@ -12,11 +12,12 @@ import (
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/simenv"
+	"github.com/ecntune/ecntune/simenv/scenario"
 )
 
 // tinyScenario is a 4-host star with 3-to-1 incasts and web-search-like
 // background: a 1 ms episode costs a few milliseconds.
-func tinyScenario(name string, load float64) Scenario {
+func tinyScenario(name string, load float64) scenario.Named {
 	cfg := simenv.DefaultConfig()
 	cfg.Name = name
 	cfg.Duration = simenv.Millisecond
@@ -26,11 +27,11 @@ func tinyScenario(name string, load float64) Scenario {
 		{Kind: simenv.WorkloadCDF, Priority: 3, Load: load, CDF: []simenv.CDFPoint{{Bytes: 1000, Percent: 0}, {Bytes: 10_000, Percent: 60},
 			{Bytes: 200_000, Percent: 100}}},
 	}
-	return Scenario{Name: name, Path: name + ".yaml", Config: cfg}
+	return scenario.Named{Name: name, Path: name + ".yaml", Config: cfg}
 }
 
 func tinyConfig(algo string) Config {
-	return Config{Algo: algo, Scenarios: []Scenario{tinyScenario("a", 0.3), tinyScenario("b", 0.6)},
+	return Config{Algo: algo, Scenarios: []scenario.Named{tinyScenario("a", 0.3), tinyScenario("b", 0.6)},
 		Episodes: 8, Workers: 2, Seed: 3, Hidden: []int{16}, Interval: 100 * simenv.Microsecond,
 		MaxEpisode: simenv.Millisecond, WarmUp: 64, CheckpointEvery: 1, EvalEvery: 2}
 }
@@ -159,7 +160,7 @@ func TestConfigErrors(t *testing.T) {
 		{func(c *Config) { c.Scenarios[0].Config.Duration = 0 }, "scenario 0 (a): duration"},
 	} {
 		cfg := base
-		cfg.Scenarios = append([]Scenario(nil), base.Scenarios...)
+		cfg.Scenarios = append([]scenario.Named(nil), base.Scenarios...)
 		c.mut(&cfg)
 		if _, err := Run(cfg, Hooks{}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("err = %v, want it to mention %q", err, c.want)

@@ -1,0 +1,42 @@
+package scenario
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ecntune/ecntune/simenv"
+)
+
+// Named is a scenario ready to run: its configuration, the name results
+// report it under and, when it was read from a file, the file's path and
+// the sha256 of its bytes (what a trained model's provenance records).
+// Training and evaluation both take scenarios in this form.
+type Named struct {
+	Name   string
+	Path   string // slash-separated; "" when not read from a file
+	SHA256 string // lower-case hex; "" when not read from a file
+	Config simenv.Config
+}
+
+// LoadNamed reads a YAML scenario file as Load does and names it: the
+// scenario's name, else the file's base name without its extension.
+func LoadNamed(path string) (Named, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Named{}, fmt.Errorf("%s: cannot read scenario: %w", path, unwrapPathErr(err))
+	}
+	cfg, err := Parse(data, filepath.Dir(path), path)
+	if err != nil {
+		return Named{}, err
+	}
+	sum := sha256.Sum256(data)
+	name := cfg.Name
+	if name == "" {
+		name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	return Named{Name: name, Path: filepath.ToSlash(path), SHA256: hex.EncodeToString(sum[:]), Config: cfg}, nil
+}
