@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/openconfig/gnmi/proto/gnmi"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/ecntune/ecntune/agent/gnmipath"
 	"github.com/ecntune/ecntune/simenv"
@@ -204,13 +206,34 @@ func (v *service) Get(ctx context.Context, req *gnmi.GetRequest) (*gnmi.GetRespo
 	if len(paths) == 0 {
 		paths = []*gnmi.Path{{}}
 	}
-	resp := &gnmi.GetResponse{}
-	cache := map[int][]gnmipath.Item{}
+	if n, lim := len(paths), v.s.cfg.MaxPaths; n > lim {
+		return nil, status.Errorf(codes.ResourceExhausted, "Get has %d paths, more than the limit of %d per request", n, lim)
+	}
+	// Route every path first (errors before any work), collapsing
+	// duplicates: the same switch, database, namespace and elements.
+	rts := make([]route, 0, len(paths))
+	var kept []*gnmi.Path
+	seen := make(map[string]bool, len(paths))
 	for _, p := range paths {
 		rt, err := v.route(req.GetPrefix(), p)
 		if err != nil {
 			return nil, err
 		}
+		k := strconv.Itoa(rt.sw) + "\x00" + rt.db + "\x00" + rt.ns + "\x00" + gnmipath.PathString(rt.elems)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		rts = append(rts, rt)
+		kept = append(kept, p)
+	}
+	resp := &gnmi.GetResponse{}
+	// The response's size: exact for resp.Notification[:measured],
+	// bounded (sizeBound) for the rest; measured only when the bound
+	// passes the limit.
+	exact, pending, measured, limit := 0, 0, 0, v.s.cfg.MaxMsgBytes
+	cache := map[int][]gnmipath.Item{}
+	for i, rt := range rts {
 		its, ok := cache[rt.sw]
 		var ts int64
 		if !ok {
@@ -220,14 +243,29 @@ func (v *service) Get(ctx context.Context, req *gnmi.GetRequest) (*gnmi.GetRespo
 		}
 		m := matching(its, rt.db, rt.elems, keep)
 		if len(m) == 0 {
-			return nil, status.Errorf(codes.NotFound, "path %s matches no data on %s", gnmipath.Describe(req.GetPrefix(), p), v.s.r.infos[rt.sw].Name)
+			return nil, status.Errorf(codes.NotFound, "path %s matches no data on %s", gnmipath.Describe(req.GetPrefix(), kept[i]), v.s.r.infos[rt.sw].Name)
 		}
 		if ts == 0 {
 			tel, _, _ := v.s.r.telemetry(rt.sw, false)
 			ts = SimTimestamp(tel.Time)
 		}
-		resp.Notification = append(resp.Notification,
-			gnmipath.Notifications(v.s.d, v.s.r.infos[rt.sw].Name, rt.ns, m, ts, req.GetEncoding())...)
+		ns := gnmipath.Notifications(v.s.d, v.s.r.infos[rt.sw].Name, rt.ns, m, ts, req.GetEncoding())
+		resp.Notification = append(resp.Notification, ns...)
+		for _, n := range ns {
+			pending += sizeBound(n)
+		}
+		if exact+pending <= limit {
+			continue
+		}
+		for _, n := range resp.Notification[measured:] {
+			exact += fieldSize(proto.Size(n))
+		}
+		measured, pending = len(resp.Notification), 0
+		if exact > limit {
+			return nil, status.Errorf(codes.ResourceExhausted,
+				"Get response would exceed the message limit of %d bytes (%d bytes with %d of its %d paths); ask for fewer or narrower paths",
+				limit, exact, i+1, len(rts))
+		}
 	}
 	return resp, nil
 }
@@ -238,6 +276,9 @@ func (v *service) Set(ctx context.Context, req *gnmi.SetRequest) (*gnmi.SetRespo
 	}
 	if len(req.GetUnionReplace()) > 0 {
 		return nil, status.Error(codes.Unimplemented, "union_replace is not supported; nothing changed")
+	}
+	if n, lim := len(req.GetDelete())+len(req.GetReplace())+len(req.GetUpdate()), v.s.cfg.MaxSetOps; n > lim {
+		return nil, status.Errorf(codes.ResourceExhausted, "Set has %d operations, more than the limit of %d per request; nothing changed", n, lim)
 	}
 	sw := -1
 	var ops []gnmipath.SetOp
@@ -277,6 +318,11 @@ func (v *service) Set(ctx context.Context, req *gnmi.SetRequest) (*gnmi.SetRespo
 	if sw < 0 {
 		return nil, status.Error(codes.InvalidArgument, "Set has no operations")
 	}
+	resp := &gnmi.SetResponse{Prefix: req.GetPrefix(), Response: results}
+	if n, lim := proto.Size(resp)+16, v.s.cfg.MaxMsgBytes; n > lim {
+		// refuse before applying rather than apply and fail to answer
+		return nil, status.Errorf(codes.ResourceExhausted, "Set response would be %d bytes, more than the message limit of %d; nothing changed", n, lim)
+	}
 	var setErr error
 	var ts int64
 	err := v.s.r.do(ctx, func() {
@@ -289,7 +335,8 @@ func (v *service) Set(ctx context.Context, req *gnmi.SetRequest) (*gnmi.SetRespo
 	if setErr != nil {
 		return nil, setErr
 	}
-	return &gnmi.SetResponse{Prefix: req.GetPrefix(), Response: results, Timestamp: ts}, nil
+	resp.Timestamp = ts
+	return resp, nil
 }
 
 // applySet runs on the runner goroutine: apply ops to a copy of the switch's
