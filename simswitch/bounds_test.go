@@ -1,6 +1,7 @@
 package simswitch
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ecntune/ecntune/agent/gnmipath"
+	"github.com/ecntune/ecntune/env"
 )
 
 func elems(t *testing.T, s string) []*gnmi.PathElem {
@@ -159,3 +161,91 @@ func TestSubscribeSplitsLargeNotifications(t *testing.T) {
 		t.Fatalf("ONCE of everything: %d updates (want %d), largest message %d B", ups, want, biggest)
 	}
 }
+
+func profileUpdates(t *testing.T, d gnmipath.Dialect, table string, first, n int) []*gnmi.Update {
+	var out []*gnmi.Update
+	for i := first; i < first+n; i++ {
+		name := fmt.Sprintf("junk%d", i)
+		if d == gnmipath.OpenConfig {
+			out = append(out, &gnmi.Update{Path: &gnmi.Path{Elem: elems(t, "/qos/queue-management-profiles/queue-management-profile[name="+name+"]/wred/uniform/config")},
+				Val: jval(`{"min-threshold":"1000","max-threshold":"2000","max-drop-probability-percent":5}`)})
+			continue
+		}
+		v := `{"green_min_threshold":"1000","green_max_threshold":"2000","green_drop_probability":"5"}`
+		if table == "BUFFER_PROFILE" {
+			v = `{"size":"1000","xon":"0","xoff":"1000","pool":"ingress_lossless_pool","dynamic_th":"0"}`
+		}
+		out = append(out, &gnmi.Update{Path: &gnmi.Path{Elem: []*gnmi.PathElem{{Name: table}, {Name: name}}}, Val: jval(v)})
+	}
+	return out
+}
+
+// A switch holds at most ProfilesPerQueue profiles (of each kind) per
+// queue; a Set that would go beyond is refused whole.
+func TestProfileLimit(t *testing.T) {
+	for _, c := range []struct {
+		d     gnmipath.Dialect
+		table string
+	}{{gnmipath.OpenConfig, "queue-management-profiles"}, {gnmipath.Sonic, "WRED_PROFILE"}, {gnmipath.Sonic, "BUFFER_PROFILE"}} {
+		s, addr := start(t, c.d, nil)
+		tg := dial(t, addr)
+		prefix := &gnmi.Path{Target: "sw0"}
+		if c.d == gnmipath.Sonic {
+			prefix = &gnmi.Path{Target: gnmipath.ConfigDB}
+		}
+		// 4 ports, 8 queues each: 128 profiles. The switch starts with one
+		// ECN (and one buffer) profile per lossless queue: 4.
+		limit := 4 * 8 * len(s.Switches()[0].Ports)
+		have := len(s.Switches()[0].Ports) * len(s.LosslessPriorities())
+		ecnBefore, _ := s.Telemetry("sw0")
+		// A valid change riding along with too many profiles is not applied.
+		key := "Ethernet1"
+		valid, err := gnmipath.SetRequest(gnmipath.Target{Name: "sw0", Dialect: c.d}, envKey(key), settingFor(), gnmipath.Binding{ECNProfile: gnmipath.ECNProfileName(key, 3)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := &gnmi.SetRequest{Prefix: prefix, Update: append(valid.Update, profileUpdates(t, c.d, c.table, 0, limit-have+1)...)}
+		_, err = tg.Set(ctx5(t), req)
+		wantCode(t, err, codes.ResourceExhausted, fmt.Sprintf("%d", limit+1))
+		wantCode(t, err, codes.ResourceExhausted, fmt.Sprintf("limit of %d", limit))
+		if now, _ := s.Telemetry("sw0"); now.Ports[1].Queues[3].ECN != ecnBefore.Ports[1].Queues[3].ECN {
+			t.Fatalf("%s %s: the refused Set changed the simulation", c.d, c.table)
+		}
+		// Up to the limit is fine; one more is refused.
+		if _, err := tg.Set(ctx5(t), &gnmi.SetRequest{Prefix: prefix, Update: profileUpdates(t, c.d, c.table, 0, limit-have)}); err != nil {
+			t.Fatalf("%s %s: %v", c.d, c.table, err)
+		}
+		_, err = tg.Set(ctx5(t), &gnmi.SetRequest{Prefix: prefix, Update: profileUpdates(t, c.d, c.table, 10_000, 1)})
+		wantCode(t, err, codes.ResourceExhausted, fmt.Sprintf("limit of %d", limit))
+		// Deleting one makes room for one.
+		del := &gnmi.Path{Elem: []*gnmi.PathElem{{Name: c.table}, {Name: "junk0"}}}
+		if c.d == gnmipath.OpenConfig {
+			del = &gnmi.Path{Elem: elems(t, "/qos/queue-management-profiles/queue-management-profile[name=junk0]")}
+		}
+		if _, err := tg.Set(ctx5(t), &gnmi.SetRequest{Prefix: prefix, Delete: []*gnmi.Path{del}, Update: profileUpdates(t, c.d, c.table, 10_000, 1)}); err != nil {
+			t.Fatalf("%s %s: delete one, add one: %v", c.d, c.table, err)
+		}
+	}
+}
+
+// Set refuses configuration of interfaces the switch does not have and
+// names longer than MaxNameBytes.
+func TestSetUnknownInterfaceAndLongNames(t *testing.T) {
+	_, addr := start(t, gnmipath.Sonic, nil)
+	tg := dial(t, addr)
+	prefix := &gnmi.Path{Target: gnmipath.ConfigDB}
+	_, err := tg.Set(ctx5(t), &gnmi.SetRequest{Prefix: prefix, Update: []*gnmi.Update{{
+		Path: &gnmi.Path{Elem: []*gnmi.PathElem{{Name: "QUEUE"}, {Name: "Ethernet99|0"}}}, Val: jval(`{"wred_profile":"ecn-Ethernet0-q3"}`)}}})
+	wantCode(t, err, codes.NotFound, `interface "Ethernet99"`)
+	long := strings.Repeat("p", 200)
+	_, err = tg.Set(ctx5(t), &gnmi.SetRequest{Prefix: prefix, Update: []*gnmi.Update{{
+		Path: &gnmi.Path{Elem: []*gnmi.PathElem{{Name: "WRED_PROFILE"}, {Name: long}}}, Val: jval(`{"green_min_threshold":"1000"}`)}}})
+	wantCode(t, err, codes.InvalidArgument, "200 bytes")
+	_, err = tg.Set(ctx5(t), &gnmi.SetRequest{Prefix: prefix, Update: []*gnmi.Update{{
+		Path: &gnmi.Path{Elem: []*gnmi.PathElem{{Name: "QUEUE"}, {Name: "Ethernet0|0"}}}, Val: jval(`{"wred_profile":"` + long + `"}`)}}})
+	wantCode(t, err, codes.InvalidArgument, "200 bytes")
+}
+
+func envKey(port string) env.QueueKey { return env.QueueKey{Target: "sw0", Port: port, Queue: 3} }
+
+func settingFor() env.Setting { return env.Setting{KminBytes: 111_000, KmaxBytes: 222_000, Pmax: 0.05} }

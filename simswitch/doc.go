@@ -53,6 +53,12 @@
 // once. A Get whose answer would exceed MaxMsgBytes fails with
 // ResourceExhausted (ask for narrower paths); a subscription splits a
 // notification that would exceed it into several of the same timestamp.
+// Like a switch ASIC, whose WRED and buffer profiles live in fixed-size
+// tables, a simulated switch holds at most ProfilesPerQueue (4) ECN
+// profiles per queue, 4 x ports x 8 in all, and as many SONiC buffer
+// profiles: a Set that would leave more fails with ResourceExhausted. Sets
+// also fail for interfaces the switch does not have (NotFound) and for
+// names or string values longer than MaxNameBytes (128; InvalidArgument).
 // Every Set is checked whole, on a copy of the configuration, before any
 // of it reaches the simulation: a refused Set changes nothing.
 //

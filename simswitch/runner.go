@@ -74,6 +74,7 @@ type runner struct {
 	lossless  []int
 	encoders  []*gnmipath.Encoder
 	lldp      [][]gnmipath.Item // LLDP neighbour leaves per switch (the topology does not change)
+	ports     []map[string]bool // interface names per switch
 	timescale float64
 	step      time.Duration
 
@@ -104,6 +105,11 @@ func newRunner(eng Engine, d gnmipath.Dialect, timescale float64, step time.Dura
 		layout := snapshot(info, &tel, r.lossless)
 		r.encoders = append(r.encoders, gnmipath.NewEncoder(d, &layout))
 		r.lldp = append(r.lldp, LLDPItems(d, info))
+		ports := make(map[string]bool, len(info.Ports))
+		for _, p := range info.Ports {
+			ports[p.Name] = true
+		}
+		r.ports = append(r.ports, ports)
 		tree := initialConfig(d, info, &tel, r.lossless, xonBytes)
 		r.pub = append(r.pub, published{tel: tel, tree: tree, items: gnmipath.ConfigItems(d, tree)})
 		r.win = append(r.win, window{max: make([][simenv.NumQueues]int64, len(info.Ports)),

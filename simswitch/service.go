@@ -357,6 +357,9 @@ func (r *runner) applySet(sw int, ops []gnmipath.SetOp) error {
 		}
 		return status.Errorf(code, "Set rejected on %s: %v; nothing changed", name, err)
 	}
+	if err := r.checkBounds(sw, t); err != nil {
+		return err
+	}
 	info := r.infos[sw]
 	type change struct {
 		ref      simenv.QueueRef
