@@ -13,6 +13,7 @@ import (
 
 	"github.com/ecntune/ecntune/agent/gnmipath"
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/simenv"
 )
 
 func elems(t *testing.T, s string) []*gnmi.PathElem {
@@ -249,3 +250,44 @@ func TestSetUnknownInterfaceAndLongNames(t *testing.T) {
 func envKey(port string) env.QueueKey { return env.QueueKey{Target: "sw0", Port: port, Queue: 3} }
 
 func settingFor() env.Setting { return env.Setting{KminBytes: 111_000, KmaxBytes: 222_000, Pmax: 0.05} }
+
+// A Set that writes many leaves (here 30k junk profiles in one JSON value,
+// 3 MB) is decoded and checked off the simulation's goroutine: the
+// simulation keeps its pace meanwhile (decoding it there stalled the
+// simulation for half a second per Set).
+func TestBigSetDoesNotStallSimulation(t *testing.T) {
+	s, addr := start(t, gnmipath.Sonic, nil)
+	tg := dial(t, addr)
+	var b strings.Builder
+	b.WriteString("{")
+	for i := 0; i < 30000; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"junk%d":{"green_min_threshold":"1000","green_max_threshold":"2000","green_drop_probability":"5"}`, i)
+	}
+	b.WriteString("}")
+	req := &gnmi.SetRequest{Prefix: &gnmi.Path{Target: gnmipath.ConfigDB},
+		Update: []*gnmi.Update{{Path: &gnmi.Path{Elem: []*gnmi.PathElem{{Name: "WRED_PROFILE"}}}, Val: jval(b.String())}}}
+	for k := 0; k < 3; k++ {
+		done := make(chan error, 1)
+		go func() { _, err := tg.Set(ctx5(t), req); done <- err }()
+		// the longest wall time without a simulation step while the Set runs
+		last, lastAt, gap := simenv.Time(-1), time.Now(), time.Duration(0)
+		for running := true; running; {
+			select {
+			case err := <-done:
+				wantCode(t, err, codes.ResourceExhausted, "limit of 128")
+				running = false
+			case <-time.After(5 * time.Millisecond):
+			}
+			if now, _ := s.Status(); now != last {
+				last, lastAt = now, time.Now()
+			}
+			gap = max(gap, time.Since(lastAt))
+		}
+		if gap > 150*time.Millisecond {
+			t.Fatalf("Set %d: the simulation made no step for %v", k, gap)
+		}
+	}
+}

@@ -60,7 +60,9 @@
 // also fail for interfaces the switch does not have (NotFound) and for
 // names or string values longer than MaxNameBytes (128; InvalidArgument).
 // Every Set is checked whole, on a copy of the configuration, before any
-// of it reaches the simulation: a refused Set changes nothing.
+// of it reaches the simulation: a refused Set changes nothing. That
+// checking (decoding its values) runs on the Set's own goroutine, one Set
+// at a time, so that a large Set does not hold the simulation up.
 //
 // Timestamps are simulated time: Epoch + simulated ns (see
 // SimTimestamp), so counter deltas over timestamp deltas are

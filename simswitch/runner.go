@@ -41,6 +41,7 @@ type published struct {
 	tel   simenv.SwitchTelemetry // counters as of the last step (raw max/avg of that step)
 	items []gnmipath.Item        // encoded config leaves of the current tree
 	tree  gnmipath.Tree          // current config (immutable once published)
+	ver   uint64                 // changes with tree
 }
 
 // hub wakes waiters when something is published.
@@ -261,6 +262,7 @@ func (r *runner) commitTree(sw int, t gnmipath.Tree) {
 	r.pub[sw].tree = t
 	r.pub[sw].items = items
 	r.cfgV++
+	r.pub[sw].ver = r.cfgV
 	r.mu.Unlock()
 	r.configs.notify()
 }

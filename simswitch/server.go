@@ -98,6 +98,7 @@ type Server struct {
 	streams   map[int64]context.CancelCauseFunc
 	nextID    int64
 	faults    atomic.Pointer[Faults]
+	preparing chan struct{} // held while a Set is decoded and checked
 	creds     credentials.TransportCredentials
 }
 
@@ -155,7 +156,8 @@ func Start(ctx context.Context, cfg Config) (*Server, string, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	s := &Server{cfg: cfg, d: cfg.Dialect, streams: map[int64]context.CancelCauseFunc{}, byName: map[string]int{}}
+	s := &Server{cfg: cfg, d: cfg.Dialect, streams: map[int64]context.CancelCauseFunc{}, byName: map[string]int{},
+		preparing: make(chan struct{}, 1)}
 	s.faults.Store(&Faults{})
 	if cfg.TLSCert != "" {
 		c, err := credentials.NewServerTLSFromFile(cfg.TLSCert, cfg.TLSKey)
