@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/openconfig/gnmi/proto/gnmi"
 	"github.com/openconfig/gnmic/pkg/api"
 	gtarget "github.com/openconfig/gnmic/pkg/api/target"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/ecntune/ecntune/agent/gnmipath"
 	"github.com/ecntune/ecntune/env"
@@ -154,29 +157,39 @@ func (s *GNMISwitch) LLDP(ctx context.Context) ([]*gnmi.Notification, error) {
 	return resp.GetNotification(), nil
 }
 
-// session runs one set of subscriptions until the first stream error.
+// session runs one set of subscriptions until the first stream error:
+// counters and bindings (gnmipath.SubscribeRequests), and the profiles the
+// bindings name, subscribed to by name as they are learned
+// (gnmipath.ProfileSubscribeRequest), never a whole profile table.
 func (s *GNMISwitch) session(pctx context.Context, out chan<- env.Snapshot, report func(error)) error {
 	ctx, cancel := context.WithCancel(pctx)
 	defer cancel()
-	reqs := gnmipath.SubscribeRequests(s.gt, s.sample)
-	for _, r := range reqs {
-		switch s.cfg.Encoding {
-		case "proto":
-			r.GetSubscribe().Encoding = gnmi.Encoding_PROTO
-		case "json":
-			r.GetSubscribe().Encoding = gnmi.Encoding_JSON
-		}
-	}
 	type resp struct {
 		r   *gtarget.SubscribeResponse
 		err *gtarget.TargetError
+		sub int // index in subs
 	}
 	merged := make(chan resp, 64)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
-	for i, req := range reqs {
-		rc, ec := s.tg.SubscribeChan(ctx, req, fmt.Sprintf("ecntune-%s-%d", s.cfg.Name, i))
+	// a profile subscription: its names; cancel is nil once it ended
+	type profileSub struct {
+		names  []string
+		cancel context.CancelFunc
+		synced bool
+	}
+	var subs []*profileSub // nil entries: the base subscriptions
+	open := func(sctx context.Context, req *gnmi.SubscribeRequest, name string, p *profileSub) {
+		switch s.cfg.Encoding {
+		case "proto":
+			req.GetSubscribe().Encoding = gnmi.Encoding_PROTO
+		case "json":
+			req.GetSubscribe().Encoding = gnmi.Encoding_JSON
+		}
+		i := len(subs)
+		subs = append(subs, p)
+		rc, ec := s.tg.SubscribeChan(sctx, req, name)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -188,8 +201,8 @@ func (s *GNMISwitch) session(pctx context.Context, out chan<- env.Snapshot, repo
 						continue
 					}
 					select {
-					case merged <- resp{r: r}:
-					case <-ctx.Done():
+					case merged <- resp{r: r, sub: i}:
+					case <-sctx.Done():
 						return
 					}
 				case e, ok := <-ec:
@@ -198,13 +211,65 @@ func (s *GNMISwitch) session(pctx context.Context, out chan<- env.Snapshot, repo
 						continue
 					}
 					select {
-					case merged <- resp{err: e}:
-					case <-ctx.Done():
+					case merged <- resp{err: e, sub: i}:
+					case <-sctx.Done():
 						return
 					}
 				}
 			}
 		}()
+	}
+	reqs := gnmipath.SubscribeRequests(s.gt, s.sample)
+	for i, req := range reqs {
+		open(ctx, req, fmt.Sprintf("ecntune-%s-%d", s.cfg.Name, i), nil)
+	}
+	want := len(reqs) // sync_responses due before the first snapshot
+	// Profiles subscribed to in this session, as "ecn:NAME" and
+	// "buffer:NAME".
+	have := map[string]bool{}
+	subscribe := func(names []string) {
+		var ecn, buf []string
+		for _, n := range names {
+			have[n] = true
+			if e, ok := strings.CutPrefix(n, "ecn:"); ok {
+				ecn = append(ecn, e)
+			} else {
+				buf = append(buf, strings.TrimPrefix(n, "buffer:"))
+			}
+		}
+		sctx, scancel := context.WithCancel(ctx)
+		open(sctx, gnmipath.ProfileSubscribeRequest(s.gt, ecn, buf), fmt.Sprintf("ecntune-%s-profiles-%d", s.cfg.Name, len(subs)),
+			&profileSub{names: names, cancel: scancel})
+		want++
+	}
+	var seenBindings uint64
+	learned := false
+	// learn subscribes to the profiles the bindings name that no
+	// subscription of this session covers yet.
+	learn := func() {
+		s.mu.Lock()
+		v := s.dec.BindingsVersion()
+		if learned && v == seenBindings {
+			s.mu.Unlock()
+			return
+		}
+		learned, seenBindings = true, v
+		ecn, buf := s.dec.Profiles()
+		s.mu.Unlock()
+		var names []string
+		for _, n := range ecn {
+			if !have["ecn:"+n] {
+				names = append(names, "ecn:"+n)
+			}
+		}
+		for _, n := range buf {
+			if !have["buffer:"+n] {
+				names = append(names, "buffer:"+n)
+			}
+		}
+		if len(names) > 0 {
+			subscribe(names)
+		}
 	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -212,7 +277,7 @@ func (s *GNMISwitch) session(pctx context.Context, out chan<- env.Snapshot, repo
 	dirty, syncs := false, 0
 	var lastTs, emitted int64
 	emit := func() {
-		if !dirty || syncs < len(reqs) {
+		if !dirty || syncs < want {
 			return
 		}
 		dirty = false
@@ -238,13 +303,44 @@ func (s *GNMISwitch) session(pctx context.Context, out chan<- env.Snapshot, repo
 		case <-timer.C:
 			emit()
 		case m := <-merged:
+			p := subs[m.sub]
+			if p != nil && p.cancel == nil {
+				continue // an ended profile subscription
+			}
 			if m.err != nil {
-				return m.err.Err
+				if p == nil || status.Code(m.err.Err) != codes.NotFound {
+					return m.err.Err
+				}
+				// A binding names a profile the switch lacks. Subscribe
+				// to the names one by one to find which; a profile
+				// alone and missing is left out (its queue stays
+				// incomplete) until a binding changes.
+				p.cancel()
+				p.cancel = nil
+				if !p.synced {
+					want--
+				}
+				for _, n := range p.names {
+					delete(have, n)
+				}
+				if len(p.names) > 1 {
+					for _, n := range p.names {
+						subscribe([]string{n})
+					}
+				} else {
+					report(fmt.Errorf("target %s: profile %s: %v", s.cfg.Name, p.names[0], m.err.Err))
+					emit()
+				}
+				continue
 			}
 			n := m.r.Response.GetUpdate()
 			if n == nil {
 				if m.r.Response.GetSyncResponse() {
 					syncs++
+					if p != nil {
+						p.synced = true
+					}
+					learn()
 					emit()
 				}
 				continue
@@ -260,6 +356,7 @@ func (s *GNMISwitch) session(pctx context.Context, out chan<- env.Snapshot, repo
 			if err != nil {
 				report(fmt.Errorf("target %s: malformed telemetry: %v", s.cfg.Name, err))
 			}
+			learn()
 			if counters {
 				if n.GetTimestamp() > lastTs {
 					lastTs = n.GetTimestamp()
@@ -390,7 +487,8 @@ func (s *GNMISwitch) Apply(ctx context.Context, settings map[env.QueueKey]env.Se
 	return nil
 }
 
-// Read implements Switch: one Get of the setting paths of all queues.
+// Read implements Switch: one Get of the bindings of all queues
+// (gnmipath.SettingPaths), then one of the profiles they name.
 func (s *GNMISwitch) Read(ctx context.Context, keys []env.QueueKey) (map[env.QueueKey]env.Setting, error) {
 	if len(keys) == 0 {
 		return map[env.QueueKey]env.Setting{}, nil
@@ -412,6 +510,41 @@ func (s *GNMISwitch) Read(ctx context.Context, keys []env.QueueKey) (map[env.Que
 	resp, err := s.tg.Get(ctx, &gnmi.GetRequest{Prefix: prefix, Path: paths, Encoding: gnmi.Encoding_JSON_IETF})
 	if err != nil {
 		return nil, err
+	}
+	// Then the profiles those bindings name, by name.
+	bound := gnmipath.NewDecoder(s.gt)
+	for _, n := range resp.GetNotification() {
+		_ = bound.Apply(n)
+	}
+	var ecn, buf []string
+	named := map[string]bool{}
+	for _, k := range keys {
+		e, b := bound.ProfilesOf(k.Port, k.Queue)
+		if e != "" && !named["ecn:"+e] {
+			named["ecn:"+e], ecn = true, append(ecn, e)
+		}
+		if b != "" && !named["buffer:"+b] {
+			named["buffer:"+b], buf = true, append(buf, b)
+		}
+	}
+	if ps := gnmipath.ProfileSubscription(s.gt, ecn, buf); len(ps.Paths) > 0 {
+		r2, err := s.tg.Get(ctx, &gnmi.GetRequest{Prefix: ps.Prefix, Path: ps.Paths, Encoding: gnmi.Encoding_JSON_IETF})
+		if status.Code(err) == codes.NotFound && len(ps.Paths) > 1 {
+			// A binding names a profile the switch lacks: get the
+			// others one by one (that queue's setting stays unknown).
+			r2, err = &gnmi.GetResponse{}, nil
+			for _, p := range ps.Paths {
+				r, perr := s.tg.Get(ctx, &gnmi.GetRequest{Prefix: ps.Prefix, Path: []*gnmi.Path{p}, Encoding: gnmi.Encoding_JSON_IETF})
+				if perr != nil && status.Code(perr) != codes.NotFound {
+					return nil, perr
+				}
+				r2.Notification = append(r2.Notification, r.GetNotification()...)
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		resp.Notification = append(resp.Notification, r2.GetNotification()...)
 	}
 	// Without a subscription (ecntune agent rollback) the response is the
 	// only source of the profile bindings a Set needs. With one, the

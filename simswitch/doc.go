@@ -42,6 +42,28 @@
 // own listener instead, so clients built for one switch per address need no
 // namespace at all.
 //
+// Limits: a request may not make the server do or hold unbounded work.
+// Config.MaxPaths (default DefaultMaxPaths, 1024) bounds the paths of a
+// Get and the subscriptions of a SubscriptionList, Config.MaxSetOps
+// (default DefaultMaxSetOps, 4096) the deletes, replaces and updates of a
+// Set, and Config.MaxMsgBytes (default DefaultMaxMsgBytes, 4 MiB, gRPC's
+// default) the size of every request received and response sent; beyond
+// them a request fails with ResourceExhausted, naming the limit and the
+// value. Duplicate paths of a Get or a subscription list are answered
+// once. A Get whose answer would exceed MaxMsgBytes fails with
+// ResourceExhausted (ask for narrower paths); a subscription splits a
+// notification that would exceed it into several of the same timestamp.
+// Like a switch ASIC, whose WRED and buffer profiles live in fixed-size
+// tables, a simulated switch holds at most ProfilesPerQueue (4) ECN
+// profiles per queue, 4 x ports x 8 in all, and as many SONiC buffer
+// profiles: a Set that would leave more fails with ResourceExhausted. Sets
+// also fail for interfaces the switch does not have (NotFound) and for
+// names or string values longer than MaxNameBytes (128; InvalidArgument).
+// Every Set is checked whole, on a copy of the configuration, before any
+// of it reaches the simulation: a refused Set changes nothing. That
+// checking (decoding its values) runs on the Set's own goroutine, one Set
+// at a time, so that a large Set does not hold the simulation up.
+//
 // Timestamps are simulated time: Epoch + simulated ns (see
 // SimTimestamp), so counter deltas over timestamp deltas are
 // simulated rates whatever the timescale. Get does not reset the max/avg

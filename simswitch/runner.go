@@ -41,6 +41,7 @@ type published struct {
 	tel   simenv.SwitchTelemetry // counters as of the last step (raw max/avg of that step)
 	items []gnmipath.Item        // encoded config leaves of the current tree
 	tree  gnmipath.Tree          // current config (immutable once published)
+	ver   uint64                 // changes with tree
 }
 
 // hub wakes waiters when something is published.
@@ -74,6 +75,7 @@ type runner struct {
 	lossless  []int
 	encoders  []*gnmipath.Encoder
 	lldp      [][]gnmipath.Item // LLDP neighbour leaves per switch (the topology does not change)
+	ports     []map[string]bool // interface names per switch
 	timescale float64
 	step      time.Duration
 
@@ -104,6 +106,11 @@ func newRunner(eng Engine, d gnmipath.Dialect, timescale float64, step time.Dura
 		layout := snapshot(info, &tel, r.lossless)
 		r.encoders = append(r.encoders, gnmipath.NewEncoder(d, &layout))
 		r.lldp = append(r.lldp, LLDPItems(d, info))
+		ports := make(map[string]bool, len(info.Ports))
+		for _, p := range info.Ports {
+			ports[p.Name] = true
+		}
+		r.ports = append(r.ports, ports)
 		tree := initialConfig(d, info, &tel, r.lossless, xonBytes)
 		r.pub = append(r.pub, published{tel: tel, tree: tree, items: gnmipath.ConfigItems(d, tree)})
 		r.win = append(r.win, window{max: make([][simenv.NumQueues]int64, len(info.Ports)),
@@ -255,6 +262,7 @@ func (r *runner) commitTree(sw int, t gnmipath.Tree) {
 	r.pub[sw].tree = t
 	r.pub[sw].items = items
 	r.cfgV++
+	r.pub[sw].ver = r.cfgV
 	r.mu.Unlock()
 	r.configs.notify()
 }

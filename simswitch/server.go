@@ -45,11 +45,31 @@ type Config struct {
 	MinSampleInterval time.Duration
 	DefaultSample     time.Duration // default 1s
 
+	// Bounds on what one request may ask of the server (see doc.go,
+	// Limits); 0 means the default.
+	MaxMsgBytes int // largest request accepted and response sent; default DefaultMaxMsgBytes
+	MaxPaths    int // paths per Get, subscriptions per SubscriptionList; default DefaultMaxPaths
+	MaxSetOps   int // deletes + replaces + updates per Set; default DefaultMaxSetOps
+
 	TLSCert, TLSKey    string // PEM files; both or neither
 	Username, Password string // when set, required as gRPC metadata "username"/"password"
 
 	Logf func(format string, args ...any)
 }
+
+// Default request bounds (Config.MaxMsgBytes, MaxPaths, MaxSetOps).
+const (
+	// DefaultMaxMsgBytes is gRPC's own default receive limit, so that a
+	// client with default settings can take every response.
+	DefaultMaxMsgBytes = 4 << 20
+	// DefaultMaxPaths fits a Get of the binding and headroom of every
+	// queue of a 64-port switch (64 x 8 x 2).
+	DefaultMaxPaths = 1024
+	// DefaultMaxSetOps fits a Set of every queue of a 64-port switch
+	// (64 x 8 queues, up to 7 leaves each in openconfig; sonic writes
+	// fewer, one update per table entry).
+	DefaultMaxSetOps = 4096
+)
 
 // Faults are failures a test can switch on to exercise a client.
 type Faults struct {
@@ -78,6 +98,7 @@ type Server struct {
 	streams   map[int64]context.CancelCauseFunc
 	nextID    int64
 	faults    atomic.Pointer[Faults]
+	preparing chan struct{} // held while a Set is decoded and checked
 	creds     credentials.TransportCredentials
 }
 
@@ -117,6 +138,15 @@ func Start(ctx context.Context, cfg Config) (*Server, string, error) {
 	if cfg.DefaultSample <= 0 {
 		cfg.DefaultSample = time.Second
 	}
+	if cfg.MaxMsgBytes <= 0 {
+		cfg.MaxMsgBytes = DefaultMaxMsgBytes
+	}
+	if cfg.MaxPaths <= 0 {
+		cfg.MaxPaths = DefaultMaxPaths
+	}
+	if cfg.MaxSetOps <= 0 {
+		cfg.MaxSetOps = DefaultMaxSetOps
+	}
 	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
 		return nil, "", fmt.Errorf("tls: give both a certificate and a key file (have cert %q, key %q)", cfg.TLSCert, cfg.TLSKey)
 	}
@@ -126,7 +156,8 @@ func Start(ctx context.Context, cfg Config) (*Server, string, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	s := &Server{cfg: cfg, d: cfg.Dialect, streams: map[int64]context.CancelCauseFunc{}, byName: map[string]int{}}
+	s := &Server{cfg: cfg, d: cfg.Dialect, streams: map[int64]context.CancelCauseFunc{}, byName: map[string]int{},
+		preparing: make(chan struct{}, 1)}
 	s.faults.Store(&Faults{})
 	if cfg.TLSCert != "" {
 		c, err := credentials.NewServerTLSFromFile(cfg.TLSCert, cfg.TLSKey)
@@ -214,7 +245,10 @@ func (s *Server) serve(addr string, only int) (*listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %v", addr, err)
 	}
-	opts := []grpc.ServerOption{grpc.UnaryInterceptor(s.unaryAuth), grpc.StreamInterceptor(s.streamAuth)}
+	// Responses are kept under MaxMsgBytes by the handlers (Get refuses,
+	// Subscribe splits); the send limit is only a backstop.
+	opts := []grpc.ServerOption{grpc.UnaryInterceptor(s.unaryAuth), grpc.StreamInterceptor(s.streamAuth),
+		grpc.MaxRecvMsgSize(s.cfg.MaxMsgBytes), grpc.MaxSendMsgSize(s.cfg.MaxMsgBytes)}
 	if s.creds != nil {
 		opts = append(opts, grpc.Creds(s.creds))
 	}

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/openconfig/gnmi/proto/gnmi"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/ecntune/ecntune/agent/gnmipath"
 	"github.com/ecntune/ecntune/simenv"
@@ -204,13 +206,34 @@ func (v *service) Get(ctx context.Context, req *gnmi.GetRequest) (*gnmi.GetRespo
 	if len(paths) == 0 {
 		paths = []*gnmi.Path{{}}
 	}
-	resp := &gnmi.GetResponse{}
-	cache := map[int][]gnmipath.Item{}
+	if n, lim := len(paths), v.s.cfg.MaxPaths; n > lim {
+		return nil, status.Errorf(codes.ResourceExhausted, "Get has %d paths, more than the limit of %d per request", n, lim)
+	}
+	// Route every path first (errors before any work), collapsing
+	// duplicates: the same switch, database, namespace and elements.
+	rts := make([]route, 0, len(paths))
+	var kept []*gnmi.Path
+	seen := make(map[string]bool, len(paths))
 	for _, p := range paths {
 		rt, err := v.route(req.GetPrefix(), p)
 		if err != nil {
 			return nil, err
 		}
+		k := strconv.Itoa(rt.sw) + "\x00" + rt.db + "\x00" + rt.ns + "\x00" + gnmipath.PathString(rt.elems)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		rts = append(rts, rt)
+		kept = append(kept, p)
+	}
+	resp := &gnmi.GetResponse{}
+	// The response's size: exact for resp.Notification[:measured],
+	// bounded (sizeBound) for the rest; measured only when the bound
+	// passes the limit.
+	exact, pending, measured, limit := 0, 0, 0, v.s.cfg.MaxMsgBytes
+	cache := map[int][]gnmipath.Item{}
+	for i, rt := range rts {
 		its, ok := cache[rt.sw]
 		var ts int64
 		if !ok {
@@ -220,14 +243,29 @@ func (v *service) Get(ctx context.Context, req *gnmi.GetRequest) (*gnmi.GetRespo
 		}
 		m := matching(its, rt.db, rt.elems, keep)
 		if len(m) == 0 {
-			return nil, status.Errorf(codes.NotFound, "path %s matches no data on %s", gnmipath.Describe(req.GetPrefix(), p), v.s.r.infos[rt.sw].Name)
+			return nil, status.Errorf(codes.NotFound, "path %s matches no data on %s", gnmipath.Describe(req.GetPrefix(), kept[i]), v.s.r.infos[rt.sw].Name)
 		}
 		if ts == 0 {
 			tel, _, _ := v.s.r.telemetry(rt.sw, false)
 			ts = SimTimestamp(tel.Time)
 		}
-		resp.Notification = append(resp.Notification,
-			gnmipath.Notifications(v.s.d, v.s.r.infos[rt.sw].Name, rt.ns, m, ts, req.GetEncoding())...)
+		ns := gnmipath.Notifications(v.s.d, v.s.r.infos[rt.sw].Name, rt.ns, m, ts, req.GetEncoding())
+		resp.Notification = append(resp.Notification, ns...)
+		for _, n := range ns {
+			pending += sizeBound(n)
+		}
+		if exact+pending <= limit {
+			continue
+		}
+		for _, n := range resp.Notification[measured:] {
+			exact += fieldSize(proto.Size(n))
+		}
+		measured, pending = len(resp.Notification), 0
+		if exact > limit {
+			return nil, status.Errorf(codes.ResourceExhausted,
+				"Get response would exceed the message limit of %d bytes (%d bytes with %d of its %d paths); ask for fewer or narrower paths",
+				limit, exact, i+1, len(rts))
+		}
 	}
 	return resp, nil
 }
@@ -238,6 +276,9 @@ func (v *service) Set(ctx context.Context, req *gnmi.SetRequest) (*gnmi.SetRespo
 	}
 	if len(req.GetUnionReplace()) > 0 {
 		return nil, status.Error(codes.Unimplemented, "union_replace is not supported; nothing changed")
+	}
+	if n, lim := len(req.GetDelete())+len(req.GetReplace())+len(req.GetUpdate()), v.s.cfg.MaxSetOps; n > lim {
+		return nil, status.Errorf(codes.ResourceExhausted, "Set has %d operations, more than the limit of %d per request; nothing changed", n, lim)
 	}
 	sw := -1
 	var ops []gnmipath.SetOp
@@ -277,10 +318,27 @@ func (v *service) Set(ctx context.Context, req *gnmi.SetRequest) (*gnmi.SetRespo
 	if sw < 0 {
 		return nil, status.Error(codes.InvalidArgument, "Set has no operations")
 	}
+	resp := &gnmi.SetResponse{Prefix: req.GetPrefix(), Response: results}
+	if n, lim := proto.Size(resp)+16, v.s.cfg.MaxMsgBytes; n > lim {
+		// refuse before applying rather than apply and fail to answer
+		return nil, status.Errorf(codes.ResourceExhausted, "Set response would be %d bytes, more than the message limit of %d; nothing changed", n, lim)
+	}
+	// Decode and check the Set here, not on the simulation's goroutine,
+	// one Set at a time (so Sets take at most one core from it).
+	select {
+	case v.s.preparing <- struct{}{}:
+	case <-ctx.Done():
+		return nil, status.FromContextError(ctx.Err()).Err()
+	}
+	p, err := v.s.r.prepareSet(sw, ops)
+	<-v.s.preparing
+	if err != nil {
+		return nil, err
+	}
 	var setErr error
 	var ts int64
-	err := v.s.r.do(ctx, func() {
-		setErr = v.s.r.applySet(sw, ops)
+	err = v.s.r.do(ctx, func() {
+		setErr = v.s.r.commitSet(sw, p, ops)
 		ts = SimTimestamp(v.s.r.eng.Now())
 	})
 	if err != nil {
@@ -289,16 +347,39 @@ func (v *service) Set(ctx context.Context, req *gnmi.SetRequest) (*gnmi.SetRespo
 	if setErr != nil {
 		return nil, setErr
 	}
-	return &gnmi.SetResponse{Prefix: req.GetPrefix(), Response: results, Timestamp: ts}, nil
+	resp.Timestamp = ts
+	return resp, nil
 }
 
-// applySet runs on the runner goroutine: apply ops to a copy of the switch's
-// config tree, check every lossless queue's resulting setting, push the
-// changes into the simulation, and publish the tree. Any failure leaves
-// both tree and simulation as they were.
-func (r *runner) applySet(sw int, ops []gnmipath.SetOp) error {
+// prepared is a Set applied to a copy of a switch's configuration and
+// checked whole (the costly part), for commitSet: the configuration after
+// it and the changes it makes to the simulation's queues.
+type prepared struct {
+	ver     uint64        // version of the configuration it was applied to
+	tree    gnmipath.Tree // the configuration after the Set
+	changes []change
+}
+
+// change is what a Set changes of one lossless queue.
+type change struct {
+	ref      simenv.QueueRef
+	ecn      simenv.ECN
+	old      simenv.ECN
+	hdrm     int64
+	oldHdrm  int64
+	setECN   bool
+	setHdrm  bool
+	describe string
+}
+
+// prepareSet applies ops to a copy of switch sw's current configuration,
+// checks the bounds of the result and every lossless queue's resulting
+// setting, and works out what changes; any goroutine may call it. A
+// refusal holds as of that configuration (a refused Set changes nothing,
+// so it needs no later check).
+func (r *runner) prepareSet(sw int, ops []gnmipath.SetOp) (prepared, error) {
 	r.mu.Lock()
-	old := r.pub[sw].tree
+	old, ver := r.pub[sw].tree, r.pub[sw].ver
 	r.mu.Unlock()
 	t := old.Clone()
 	name := r.infos[sw].Name
@@ -308,39 +389,32 @@ func (r *runner) applySet(sw int, ops []gnmipath.SetOp) error {
 		if errors.As(err, &se) && se.Unknown {
 			code = codes.NotFound
 		}
-		return status.Errorf(code, "Set rejected on %s: %v; nothing changed", name, err)
+		return prepared{}, status.Errorf(code, "Set rejected on %s: %v; nothing changed", name, err)
+	}
+	if err := r.checkBounds(sw, t); err != nil {
+		return prepared{}, err
 	}
 	info := r.infos[sw]
-	type change struct {
-		ref      simenv.QueueRef
-		ecn      simenv.ECN
-		old      simenv.ECN
-		hdrm     int64
-		oldHdrm  int64
-		setECN   bool
-		setHdrm  bool
-		describe string
-	}
 	var changes []change
 	for pi, p := range info.Ports {
 		for _, q := range r.lossless {
 			where := fmt.Sprintf("%s %s queue %d", name, p.Name, q)
 			s, missing := gnmipath.Resolve(r.d, t, p.Name, q)
 			if len(missing) > 0 {
-				return status.Errorf(codes.InvalidArgument, "Set rejected: %s would lack %s; nothing changed", where, strings.Join(missing, ", "))
+				return prepared{}, status.Errorf(codes.InvalidArgument, "Set rejected: %s would lack %s; nothing changed", where, strings.Join(missing, ", "))
 			}
 			if !gnmipath.ECNEnabled(r.d, t, p.Name, q) {
-				return status.Errorf(codes.InvalidArgument, "Set rejected: %s is lossless and must keep ECN marking enabled; nothing changed", where)
+				return prepared{}, status.Errorf(codes.InvalidArgument, "Set rejected: %s is lossless and must keep ECN marking enabled; nothing changed", where)
 			}
 			e := simenv.ECN{KminBytes: s.KminBytes, KmaxBytes: s.KmaxBytes, Pmax: s.Pmax}
 			if err := e.Validate(); err != nil {
-				return status.Errorf(codes.InvalidArgument, "Set rejected: %s: %v; nothing changed", where, err)
+				return prepared{}, status.Errorf(codes.InvalidArgument, "Set rejected: %s: %v; nothing changed", where, err)
 			}
 			if info.BufferBytes > 0 && s.KmaxBytes > info.BufferBytes {
-				return status.Errorf(codes.InvalidArgument, "Set rejected: %s: kmax %d B exceeds the switch buffer %d B; nothing changed", where, s.KmaxBytes, info.BufferBytes)
+				return prepared{}, status.Errorf(codes.InvalidArgument, "Set rejected: %s: kmax %d B exceeds the switch buffer %d B; nothing changed", where, s.KmaxBytes, info.BufferBytes)
 			}
 			if s.HeadroomBytes < 0 || s.HeadroomBytes > math.MaxInt64/2 {
-				return status.Errorf(codes.InvalidArgument, "Set rejected: %s: headroom %d B is out of range; nothing changed", where, s.HeadroomBytes)
+				return prepared{}, status.Errorf(codes.InvalidArgument, "Set rejected: %s: headroom %d B is out of range; nothing changed", where, s.HeadroomBytes)
 			}
 			prev, _ := gnmipath.Resolve(r.d, old, p.Name, q)
 			c := change{ref: simenv.QueueRef{Switch: sw, Port: pi, Queue: q}, ecn: e,
@@ -353,6 +427,33 @@ func (r *runner) applySet(sw int, ops []gnmipath.SetOp) error {
 			}
 		}
 	}
+	return prepared{ver: ver, tree: t, changes: changes}, nil
+}
+
+// applySet is prepareSet and commitSet (runner goroutine).
+func (r *runner) applySet(sw int, ops []gnmipath.SetOp) error {
+	p, err := r.prepareSet(sw, ops)
+	if err != nil {
+		return err
+	}
+	return r.commitSet(sw, p, ops)
+}
+
+// commitSet runs on the runner goroutine: push a prepared Set's changes
+// into the simulation and publish its configuration (preparing it again
+// first if another Set committed since). Any failure leaves both
+// configuration and simulation as they were.
+func (r *runner) commitSet(sw int, p prepared, ops []gnmipath.SetOp) error {
+	r.mu.Lock()
+	ver := r.pub[sw].ver
+	r.mu.Unlock()
+	if ver != p.ver {
+		var err error
+		if p, err = r.prepareSet(sw, ops); err != nil {
+			return err
+		}
+	}
+	changes := p.changes
 	// Apply; on the first failure undo what was applied.
 	for i, c := range changes {
 		var err error
@@ -377,7 +478,7 @@ func (r *runner) applySet(sw int, ops []gnmipath.SetOp) error {
 			return status.Errorf(codes.InvalidArgument, "Set rejected: %s: %v; nothing changed", c.describe, err)
 		}
 	}
-	r.commitTree(sw, t)
+	r.commitTree(sw, p.tree)
 	if len(changes) > 0 {
 		// make the new settings visible in telemetry at once
 		r.publishStep(-1)

@@ -84,12 +84,17 @@ func wantCode(t *testing.T, err error, c codes.Code, msg string) {
 	}
 }
 
-// onceSnapshot reads one full snapshot of sw0 with a ONCE subscription.
+// onceSnapshot reads one full snapshot of sw0 with ONCE subscriptions: the
+// counters, the config, then the profiles the config binds.
 func onceSnapshot(t *testing.T, tg *target.Target, tt gnmipath.Target) (env.Snapshot, *gnmipath.Decoder) {
 	t.Helper()
 	dec := gnmipath.NewDecoder(tt, 3)
 	c, g := gnmipath.Subscriptions(tt)
-	for _, sub := range []gnmipath.Subscription{c, g} {
+	for i, sub := range []gnmipath.Subscription{c, g, {}} {
+		if i == 2 {
+			ecn, buf := dec.Profiles()
+			sub = gnmipath.ProfileSubscription(tt, ecn, buf)
+		}
 		req := &gnmi.SubscribeRequest{Request: &gnmi.SubscribeRequest_Subscribe{Subscribe: &gnmi.SubscriptionList{
 			Prefix: sub.Prefix, Mode: gnmi.SubscriptionList_ONCE, Encoding: gnmi.Encoding_JSON_IETF}}}
 		for _, p := range sub.Paths {
@@ -205,11 +210,29 @@ func TestGetSetReadBack(t *testing.T) {
 		tt := gnmipath.Target{Name: "sw0", Dialect: d}
 		key := env.QueueKey{Target: "sw0", Port: "Ethernet2", Queue: 3}
 		prefix, paths := gnmipath.SettingPaths(tt, key)
+		// the bindings, then the profiles they name
 		get := func() *gnmi.GetResponse {
 			resp, err := tg.Get(ctx5(t), &gnmi.GetRequest{Prefix: prefix, Path: paths, Encoding: gnmi.Encoding_JSON_IETF})
 			if err != nil {
 				t.Fatal(err)
 			}
+			dec := gnmipath.NewDecoder(tt)
+			for _, n := range resp.GetNotification() {
+				dec.Apply(n)
+			}
+			var ecn, buf []string
+			if e, b := dec.ProfilesOf(key.Port, key.Queue); e != "" {
+				ecn = []string{e}
+				if b != "" {
+					buf = []string{b}
+				}
+			}
+			ps := gnmipath.ProfileSubscription(tt, ecn, buf)
+			r2, err := tg.Get(ctx5(t), &gnmi.GetRequest{Prefix: ps.Prefix, Path: ps.Paths, Encoding: gnmi.Encoding_JSON_IETF})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Notification = append(resp.Notification, r2.GetNotification()...)
 			return resp
 		}
 		before, err := gnmipath.ParseSetting(tt, key, get())
@@ -335,7 +358,9 @@ func TestStreamSample(t *testing.T) {
 		tg := dial(t, addr)
 		tt := gnmipath.Target{Name: "sw0", Dialect: d}
 		const interval = 40 * time.Millisecond
-		reqs := gnmipath.SubscribeRequests(tt, interval)
+		_, known := onceSnapshot(t, tg, tt)
+		ecn, buf := known.Profiles()
+		reqs := append(gnmipath.SubscribeRequests(tt, interval), gnmipath.ProfileSubscribeRequest(tt, ecn, buf))
 		ctx, cancel := context.WithCancel(ctx5(t))
 		dec := gnmipath.NewDecoder(tt, 3)
 		type msg struct {
@@ -414,13 +439,14 @@ func TestOnChangeAfterSet(t *testing.T) {
 		_, cfgSub := gnmipath.Subscriptions(tt)
 		req := &gnmi.SubscribeRequest{Request: &gnmi.SubscribeRequest_Subscribe{Subscribe: &gnmi.SubscriptionList{
 			Prefix: cfgSub.Prefix, Mode: gnmi.SubscriptionList_STREAM, Encoding: gnmi.Encoding_JSON_IETF}}}
-		for _, p := range cfgSub.Paths {
+		key := env.QueueKey{Target: "sw0", Port: "Ethernet1", Queue: 3}
+		profile := gnmipath.ProfileSubscription(tt, []string{gnmipath.ECNProfileName(key.Port, key.Queue)}, nil)
+		for _, p := range append(cfgSub.Paths, profile.Paths...) {
 			req.GetSubscribe().Subscription = append(req.GetSubscribe().Subscription, &gnmi.Subscription{Path: p, Mode: gnmi.SubscriptionMode_ON_CHANGE})
 		}
 		ctx := ctx5(t)
 		rsp, errs := tg.SubscribeChan(ctx, req, "cfg")
 		dec := gnmipath.NewDecoder(tt)
-		key := env.QueueKey{Target: "sw0", Port: "Ethernet1", Queue: 3}
 		want := env.Setting{KminBytes: 50_000, KmaxBytes: 500_000, Pmax: 0.5}
 		setDone := false
 		updatesAfterSet := 0

@@ -22,6 +22,18 @@ const statePoll = 100 * time.Millisecond
 type pattern struct {
 	db    string
 	elems []*gnmi.PathElem
+	key   string // PathString(elems)
+}
+
+// has reports whether sel already has the pattern (db, elems).
+func (sel *selection) has(db string, elems []*gnmi.PathElem) bool {
+	k := gnmipath.PathString(elems)
+	for _, p := range sel.pats {
+		if p.db == db && p.key == k {
+			return true
+		}
+	}
+	return false
 }
 
 // selection is what a set of subscriptions selects on one switch.
@@ -60,7 +72,9 @@ func (v *service) selections(prefix *gnmi.Path, subs []*gnmi.Subscription) ([]*s
 			idx[k] = sel
 			out = append(out, sel)
 		}
-		sel.pats = append(sel.pats, pattern{db: rt.db, elems: rt.elems})
+		if !sel.has(rt.db, rt.elems) { // duplicates collapse
+			sel.pats = append(sel.pats, pattern{db: rt.db, elems: rt.elems, key: gnmipath.PathString(rt.elems)})
+		}
 	}
 	for _, sel := range out {
 		_, its := v.items(sel.sw, false)
@@ -198,7 +212,22 @@ func (v *service) Subscribe(stream gnmi.GNMI_SubscribeServer) error {
 	if len(list.GetSubscription()) == 0 {
 		return status.Error(codes.InvalidArgument, "the SubscriptionList has no subscriptions")
 	}
-	send := func(r *gnmi.SubscribeResponse) error { return stream.Send(r) }
+	if n, lim := len(list.GetSubscription()), v.s.cfg.MaxPaths; n > lim {
+		return status.Errorf(codes.ResourceExhausted, "the SubscriptionList has %d subscriptions, more than the limit of %d per request", n, lim)
+	}
+	limit := v.s.cfg.MaxMsgBytes
+	send := func(r *gnmi.SubscribeResponse) error {
+		n := r.GetUpdate()
+		if n == nil {
+			return stream.Send(r)
+		}
+		for _, part := range splitNotification(n, limit) {
+			if err := stream.Send(&gnmi.SubscribeResponse{Response: &gnmi.SubscribeResponse_Update{Update: part}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	enc := list.GetEncoding()
 
 	// Client messages: polls, or the end of the stream.

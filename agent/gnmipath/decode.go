@@ -79,6 +79,7 @@ type Decoder struct {
 	qdirty  bool
 	pgs     map[string]*[8]pgBind // pgIndex(tree); stale when pgdirty
 	pgdirty bool
+	bindGen uint64          // see BindingsVersion
 	req     [numFields]bool // fields a queue sample cannot do without
 
 	general bool // tests: always take Apply's general path
@@ -354,6 +355,7 @@ func (d *Decoder) Reset() {
 	d.forgetPaths()
 	d.qlist, d.qdirty = nil, true
 	d.pgs, d.pgdirty = nil, true
+	d.bindGen++
 }
 
 // isQueueField reports whether a field makes its (port, index) a queue of
@@ -367,9 +369,10 @@ func (d *Decoder) set(l Leaf, v Val, q *qstate, p *pstate) {
 		d.mirror(l, v, q, p)
 		return
 	}
-	if l.Field == PGProfile {
+	if l.Field == PGProfile || l.Field == QueueProfile {
 		if old, ok := d.tree[l]; !ok || old != v {
-			d.pgdirty = true
+			d.pgdirty = d.pgdirty || l.Field == PGProfile
+			d.bindGen++
 		}
 	}
 	d.tree[l] = v
@@ -385,8 +388,9 @@ func (d *Decoder) drop(l Leaf) {
 		return
 	}
 	delete(d.tree, l)
-	if l.Field == PGProfile {
-		d.pgdirty = true
+	if l.Field == PGProfile || l.Field == QueueProfile {
+		d.pgdirty = d.pgdirty || l.Field == PGProfile
+		d.bindGen++
 	}
 }
 
@@ -455,6 +459,7 @@ func (d *Decoder) Apply(n *gnmi.Notification) error {
 		if d.deletePath(db, el) > 0 {
 			d.prune()
 			d.pgdirty = true
+			d.bindGen++
 		}
 	}
 	for _, u := range n.GetUpdate() {
@@ -796,3 +801,64 @@ func (d *Decoder) Binding(port string, q int) Binding {
 
 // Tree returns a copy of the decoded leaves.
 func (d *Decoder) Tree() Tree { return d.leaves() }
+
+// ProfilesOf returns the names of the profiles (port, q) is bound to: its
+// queue's ECN profile and (sonic) the buffer profile of its PG; "" for
+// none.
+func (d *Decoder) ProfilesOf(port string, q int) (ecn, buffer string) {
+	if v, ok := d.tree[Leaf{Field: QueueProfile, Port: port, Index: q}]; ok {
+		ecn = v.S
+	}
+	if d.t.Dialect == Sonic && q >= 0 && q < 8 {
+		if d.pgdirty {
+			d.pgs, d.pgdirty = pgIndex(d.tree), false
+		}
+		if a := d.pgs[port]; a != nil {
+			buffer = a[q].profile
+		}
+	}
+	return ecn, buffer
+}
+
+// Profiles returns the profiles bound to the decoder's queues (those of
+// its priorities on every port, or every queue when it has none), each
+// once and sorted: what to subscribe to with ProfileSubscription.
+func (d *Decoder) Profiles() (ecn, buffer []string) {
+	want := func(q int) bool { return d.prios == nil || d.prios[q] }
+	es, bs := map[string]bool{}, map[string]bool{}
+	for l, v := range d.tree {
+		if l.Field == QueueProfile && want(l.Index) && v.S != "" {
+			es[v.S] = true
+		}
+	}
+	if d.t.Dialect == Sonic {
+		if d.pgdirty {
+			d.pgs, d.pgdirty = pgIndex(d.tree), false
+		}
+		for _, a := range d.pgs {
+			for q := range a {
+				if want(q) && a[q].profile != "" {
+					bs[a[q].profile] = true
+				}
+			}
+		}
+	}
+	return sortedKeys(es), sortedKeys(bs)
+}
+
+func sortedKeys(m map[string]bool) []string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// BindingsVersion changes whenever a queue's profile binding or a sonic
+// PG's buffer-profile binding is set to a new value or removed (and on
+// Reset): a client compares it to know when to look at Profiles again.
+func (d *Decoder) BindingsVersion() uint64 { return d.bindGen }

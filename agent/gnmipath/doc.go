@@ -5,6 +5,13 @@
 // Notifications) and applies Sets (ApplySet). It is pure: no network, no
 // clock, and nothing of the simulator.
 //
+// A client never asks for a whole profile table (any client can fill one):
+// Subscriptions covers the counters and the queue (and PG) bindings, and
+// the profiles the bindings name are subscribed to by name
+// (Decoder.Profiles, BindingsVersion, ProfileSubscribeRequest); a read-back
+// gets the bindings (SettingPaths), then the profiles they name
+// (Decoder.ProfilesOf, ProfileSubscription).
+//
 // # openconfig
 //
 // ECN (openconfig-qos): a profile per queue-management-profile,

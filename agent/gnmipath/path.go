@@ -150,35 +150,65 @@ func mustPath(s string) *gnmi.Path {
 // Match reports whether the pattern elements select the leaf elements: the
 // pattern is a prefix of the leaf, element names are equal or match as a
 // glob ("*", "Ethernet*"), "..." matches any number of elements, and every
-// key of the pattern equals the leaf's key or is "*".
+// key of the pattern equals the leaf's key or is "*". It takes time
+// proportional to len(pattern) * len(leaf) at most, however many "..."
+// the pattern has (patterns come from clients).
 func Match(pattern, leaf []*gnmi.PathElem) bool {
 	for i, p := range pattern {
 		if p.GetName() == "..." {
-			rest := pattern[i+1:]
-			for j := i; j <= len(leaf); j++ {
-				if Match(rest, leaf[j:]) {
-					return true
-				}
-			}
+			return matchWild(pattern[i:], leaf[i:])
+		}
+		if i >= len(leaf) || !elemMatch(p, leaf[i]) {
 			return false
 		}
-		if i >= len(leaf) {
+	}
+	return true
+}
+
+// matchWild is Match for a pattern with "..." elements, by dynamic
+// programming over the leaf positions each pattern prefix can reach.
+func matchWild(pattern, leaf []*gnmi.PathElem) bool {
+	reach := make([]bool, len(leaf)+1) // reach[j]: the pattern so far consumes leaf[:j]
+	reach[0] = true
+	for _, p := range pattern {
+		if p.GetName() == "..." {
+			for j := 1; j <= len(leaf); j++ {
+				reach[j] = reach[j] || reach[j-1]
+			}
+			continue
+		}
+		any := false
+		for j := len(leaf); j >= 1; j-- {
+			reach[j] = reach[j-1] && elemMatch(p, leaf[j-1])
+			any = any || reach[j]
+		}
+		reach[0] = false
+		if !any {
 			return false
 		}
-		l := leaf[i]
-		if p.GetName() != l.GetName() {
-			if ok, _ := path.Match(p.GetName(), l.GetName()); !ok {
-				return false
-			}
+	}
+	for _, r := range reach {
+		if r {
+			return true
 		}
-		for k, v := range p.GetKey() {
-			if v == "*" {
-				continue
-			}
-			lv, ok := l.GetKey()[k]
-			if !ok || lv != v {
-				return false
-			}
+	}
+	return false
+}
+
+// elemMatch reports whether pattern element p selects leaf element l.
+func elemMatch(p, l *gnmi.PathElem) bool {
+	if p.GetName() != l.GetName() {
+		if ok, _ := path.Match(p.GetName(), l.GetName()); !ok {
+			return false
+		}
+	}
+	for k, v := range p.GetKey() {
+		if v == "*" {
+			continue
+		}
+		lv, ok := l.GetKey()[k]
+		if !ok || lv != v {
+			return false
 		}
 	}
 	return true

@@ -128,26 +128,57 @@ func SetRequest(t Target, key env.QueueKey, s env.Setting, b Binding) (*gnmi.Set
 	return req, nil
 }
 
-// SettingPaths are the paths a Get needs to read back a queue's setting:
-// its binding and the profile tables (the profile may have just changed).
+// SettingPaths are the paths a Get needs to read back a queue's bindings:
+// the ECN profile its queue is bound to and its headroom (openconfig), or
+// its QUEUE entry and the BUFFER_PG table (sonic). The values of the
+// profiles they name come from a second Get, of ProfileSubscription of the
+// names Decoder.ProfilesOf finds in the first answer: a switch's profile
+// tables can be large (any client can fill them), so a client reads only
+// the entries it uses. ParseSetting takes both answers' notifications.
 func SettingPaths(t Target, key env.QueueKey) (prefix *gnmi.Path, paths []*gnmi.Path) {
 	if t.Dialect != Sonic {
 		return &gnmi.Path{Target: key.Target}, []*gnmi.Path{
 			{Elem: ocLeafPath(Leaf{Field: QueueProfile, Port: key.Port, Index: key.Queue})},
-			{Elem: ocProfileTable()},
 			{Elem: ocLeafPath(Leaf{Field: PFCHeadroom, Port: key.Port, Index: key.Queue})},
 		}
 	}
-	prefix = &gnmi.Path{Target: ConfigDB}
-	if t.Namespace != "" {
-		prefix.Elem = names(t.Namespace)
-	}
-	return prefix, []*gnmi.Path{
+	return configPrefix(t), []*gnmi.Path{
 		{Elem: names("QUEUE", key.Port+"|"+strconv.Itoa(key.Queue))},
-		{Elem: names("WRED_PROFILE")},
 		{Elem: names("BUFFER_PG")},
-		{Elem: names("BUFFER_PROFILE")},
 	}
+}
+
+// configPrefix is the sonic CONFIG_DB prefix of t (with its namespace).
+func configPrefix(t Target) *gnmi.Path {
+	p := &gnmi.Path{Target: ConfigDB}
+	if t.Namespace != "" {
+		p.Elem = names(t.Namespace)
+	}
+	return p
+}
+
+// ProfileSubscription is the ON_CHANGE subscription to the named profile
+// entries, and the paths of a Get of them: openconfig
+// queue-management-profile[name=P] for each ECN profile (openconfig has no
+// buffer profiles); sonic WRED_PROFILE/P and BUFFER_PROFILE/B. Paths is
+// empty when no names are given.
+func ProfileSubscription(t Target, ecn, buffer []string) Subscription {
+	s := Subscription{Mode: gnmi.SubscriptionMode_ON_CHANGE}
+	if t.Dialect != Sonic {
+		s.Prefix = &gnmi.Path{Target: t.Name}
+		for _, n := range ecn {
+			s.Paths = append(s.Paths, &gnmi.Path{Elem: ocProfileBase(n)})
+		}
+		return s
+	}
+	s.Prefix = configPrefix(t)
+	for _, n := range ecn {
+		s.Paths = append(s.Paths, &gnmi.Path{Elem: names("WRED_PROFILE", n)})
+	}
+	for _, n := range buffer {
+		s.Paths = append(s.Paths, &gnmi.Path{Elem: names("BUFFER_PROFILE", n)})
+	}
+	return s
 }
 
 // ParseSetting reads a queue's setting back from a Get response (of
@@ -186,6 +217,9 @@ func parsePaths(ss ...string) []*gnmi.Path {
 // lists of a target. For openconfig both share prefix.target = switch name;
 // for sonic the counters live in COUNTERS_DB and the config in CONFIG_DB
 // (two requests), plus PORT speed, which is config but needed for rates.
+// The config covers the queue (and sonic PG) bindings but not the profile
+// tables, which any client can fill: subscribe to the profiles the
+// bindings name with ProfileSubscription (Decoder.Profiles lists them).
 func Subscriptions(t Target) (counters, config Subscription) {
 	if t.Dialect != Sonic {
 		p := &gnmi.Path{Target: t.Name}
@@ -196,7 +230,6 @@ func Subscriptions(t Target) (counters, config Subscription) {
 			"/qos/state/shared-buffer-size")}
 		config = Subscription{Prefix: p, Mode: gnmi.SubscriptionMode_ON_CHANGE, Paths: parsePaths(
 			"/qos/interfaces/interface[interface-id=*]/output/queues/queue[name=*]/config",
-			PathString(ocProfileTable()),
 			"/interfaces/interface[name=*]/ethernet/pfc/priorities/priority[index=*]/config")}
 		return counters, config
 	}
@@ -209,32 +242,46 @@ func Subscriptions(t Target) (counters, config Subscription) {
 	}
 	counters = Subscription{Prefix: ns(CountersDB), Mode: gnmi.SubscriptionMode_SAMPLE, Paths: parsePaths("/COUNTERS")}
 	config = Subscription{Prefix: ns(ConfigDB), Mode: gnmi.SubscriptionMode_ON_CHANGE, Paths: parsePaths(
-		"/WRED_PROFILE", "/QUEUE", "/BUFFER_PROFILE", "/BUFFER_PG", "/PORT", "/BUFFER_POOL")}
+		"/QUEUE", "/BUFFER_PG", "/PORT", "/BUFFER_POOL")}
 	return counters, config
+}
+
+// streamRequest is the STREAM request of subscriptions sharing the first
+// one's prefix, SAMPLE ones sampled every sample.
+func streamRequest(sample time.Duration, ss ...Subscription) *gnmi.SubscribeRequest {
+	l := &gnmi.SubscriptionList{Prefix: ss[0].Prefix, Mode: gnmi.SubscriptionList_STREAM, Encoding: gnmi.Encoding_JSON_IETF}
+	for _, s := range ss {
+		for _, p := range s.Paths {
+			sub := &gnmi.Subscription{Path: p, Mode: s.Mode}
+			if s.Mode == gnmi.SubscriptionMode_SAMPLE {
+				sub.SampleInterval = uint64(sample.Nanoseconds())
+			}
+			l.Subscription = append(l.Subscription, sub)
+		}
+	}
+	return &gnmi.SubscribeRequest{Request: &gnmi.SubscribeRequest_Subscribe{Subscribe: l}}
 }
 
 // SubscribeRequests builds the STREAM requests a client sends: counters
 // sampled every sample, config on change. openconfig gives one request,
-// sonic two (one per database).
+// sonic two (one per database). The profiles come on top, with
+// ProfileSubscribeRequest.
 func SubscribeRequests(t Target, sample time.Duration) []*gnmi.SubscribeRequest {
 	c, g := Subscriptions(t)
-	mk := func(ss ...Subscription) *gnmi.SubscribeRequest {
-		l := &gnmi.SubscriptionList{Prefix: ss[0].Prefix, Mode: gnmi.SubscriptionList_STREAM, Encoding: gnmi.Encoding_JSON_IETF}
-		for _, s := range ss {
-			for _, p := range s.Paths {
-				sub := &gnmi.Subscription{Path: p, Mode: s.Mode}
-				if s.Mode == gnmi.SubscriptionMode_SAMPLE {
-					sub.SampleInterval = uint64(sample.Nanoseconds())
-				}
-				l.Subscription = append(l.Subscription, sub)
-			}
-		}
-		return &gnmi.SubscribeRequest{Request: &gnmi.SubscribeRequest_Subscribe{Subscribe: l}}
-	}
 	if t.Dialect != Sonic {
-		return []*gnmi.SubscribeRequest{mk(c, g)}
+		return []*gnmi.SubscribeRequest{streamRequest(sample, c, g)}
 	}
-	return []*gnmi.SubscribeRequest{mk(c), mk(g)}
+	return []*gnmi.SubscribeRequest{streamRequest(sample, c), streamRequest(sample, g)}
+}
+
+// ProfileSubscribeRequest builds the STREAM request of
+// ProfileSubscription(t, ecn, buffer), or nil when it has no paths.
+func ProfileSubscribeRequest(t Target, ecn, buffer []string) *gnmi.SubscribeRequest {
+	s := ProfileSubscription(t, ecn, buffer)
+	if len(s.Paths) == 0 {
+		return nil
+	}
+	return streamRequest(0, s)
 }
 
 // SetOp is one operation of a SetRequest after addressing is resolved.
