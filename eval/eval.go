@@ -90,6 +90,12 @@ type Run struct {
 	MarkRate float64 `json:"ecn_mark_rate"`
 	// Decisions is the number of control intervals.
 	Decisions int `json:"decisions"`
+	// IterP50Us and IterP99Us are the p50 and p99 collective iteration
+	// time over every completed iteration of the run's allreduce and
+	// alltoall workloads (Summary.Collectives has them per workload), in
+	// µs; 0 when none completed.
+	IterP50Us float64 `json:"iter_p50_us"`
+	IterP99Us float64 `json:"iter_p99_us"`
 
 	slowdowns []float64 // all finished flows, for CDFs
 	baseName  string    // Scenario.BaseName, for WriteJSON
@@ -167,6 +173,7 @@ var MetricNames = []string{
 	"<10KB_p50", "<10KB_p99", "10KB-100KB_p50", "10KB-100KB_p99",
 	"100KB-1MB_p50", "100KB-1MB_p99", ">=1MB_p50", ">=1MB_p99",
 	"large_goodput_gbps", "utilisation", "goodput_gbps", "pfc_paused_us", "drops", "ecn_mark_rate",
+	"iter_p50_us", "iter_p99_us",
 }
 
 func metricsOf(r *Run) map[string]float64 {
@@ -187,6 +194,8 @@ func metricsOf(r *Run) map[string]float64 {
 		"pfc_paused_us":      r.PFCPausedUs,
 		"drops":              float64(r.Drops),
 		"ecn_mark_rate":      r.MarkRate,
+		"iter_p50_us":        r.IterP50Us,
+		"iter_p99_us":        r.IterP99Us,
 	}
 }
 
@@ -569,6 +578,16 @@ func play(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym.Optio
 	st := sim.Stats()
 	r := Run{Policy: name, Summary: report.Summarize(flows, st, time.Since(begin)), Decisions: n}
 	r.Scenario, r.Seed, r.baseName = sc.Name, seed, sc.BaseName
+	colls := sim.Collectives()
+	r.Collectives = report.Collectives(colls, sc.Config.Workloads)
+	if len(colls) > 0 {
+		its := make([]float64, len(colls))
+		for i, c := range colls {
+			its[i] = float64(c.Finish-c.Start) / float64(simenv.Microsecond)
+		}
+		sort.Float64s(its)
+		r.IterP50Us, r.IterP99Us = report.Percentile(its, 50), report.Percentile(its, 99)
+	}
 	var small []float64
 	var large, mid []float64
 	for _, f := range flows {
@@ -646,7 +665,11 @@ type Comparison struct {
 	// confidence interval (an interval wholly below 1: the policy's p99 is
 	// lower beyond the seeds' chance). Zero when fewer than two seeds pair.
 	PairedVsPreset Ratio `json:"paired_vs_preset"`
-	PairedVsOracle Ratio `json:"paired_vs_oracle"`
+	// IterRatio is the policy's collective iteration time p99 over the
+	// best preset's (1.02 = 2% slower); 0 when the scenario has no
+	// completed collective iteration.
+	IterRatio      float64 `json:"iter_p99_ratio,omitempty"`
+	PairedVsOracle Ratio   `json:"paired_vs_oracle"`
 }
 
 // Ratio is a geometric mean of per-seed ratios with its 95% confidence
@@ -733,6 +756,7 @@ func mean(rs []Run, f func(Run) float64) float64 {
 
 func smallP99(r Run) float64     { return r.SmallP99 }
 func largeGoodput(r Run) float64 { return r.LargeGoodputGbps }
+func iterP99(r Run) float64      { return r.IterP99Us }
 
 // anyDrops tells whether any of rs dropped a packet.
 func anyDrops(rs []Run) bool {
@@ -774,6 +798,9 @@ func (r *Result) Compare(pol string) []Comparison {
 		}
 		for _, x := range mine {
 			c.Drops += x.Drops
+		}
+		if v := mean(byCand[best], iterP99); v > 0 {
+			c.IterRatio = mean(mine, iterP99) / v
 		}
 		if o := r.RunsOf(sc, Oracle); len(o) > 0 {
 			if v := mean(o, smallP99); v > 0 {

@@ -387,3 +387,49 @@ func TestEvalHidePeer(t *testing.T) {
 		}
 	}
 }
+
+// TestEvalCollectives: a scenario with an allreduce reports its iteration
+// times per run and in the aggregates, shows the columns, and compares
+// the policy's iteration p99 with the best preset's; one without shows no
+// iteration columns.
+func TestEvalCollectives(t *testing.T) {
+	cfg := simenv.DefaultConfig()
+	cfg.Name, cfg.Seed, cfg.Duration = "ring", 3, 2*simenv.Millisecond
+	cfg.Topology = simenv.StarTopology(4, 100e9, simenv.Microsecond)
+	cfg.Workloads = []simenv.Workload{{Kind: simenv.WorkloadAllReduce, Priority: 3, Ranks: 4, SizeBytes: 256_000, Gap: 50 * simenv.Microsecond}}
+	sc := Scenario{Named: scenario.Named{Name: "ring", Config: cfg}}
+	res, err := RunAll([]Scenario{sc}, []string{"static:hpcc", "static:sonic-default", "adaptive"}, Options{Seeds: 1, Interval: 100 * simenv.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.Runs {
+		if len(r.Collectives) != 1 || r.Collectives[0].Iterations == 0 || r.IterP99Us <= 0 || r.IterP50Us > r.IterP99Us {
+			t.Fatalf("%s: collectives %+v, iteration p50 %g p99 %g", r.Policy, r.Collectives, r.IterP50Us, r.IterP99Us)
+		}
+	}
+	if m := res.AggregateOf("ring", "adaptive").Metrics["iter_p99_us"]; m.Mean <= 0 {
+		t.Fatalf("aggregate iteration p99 %+v", m)
+	}
+	cs := res.Compare("adaptive")
+	if len(cs) != 1 || cs[0].IterRatio <= 0 {
+		t.Fatalf("comparison %+v", cs)
+	}
+	var b strings.Builder
+	if err := res.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "iter p99 µs") || !strings.Contains(b.String(), "collective iteration p99 x") {
+		t.Fatalf("text without the collective columns or comparison:\n%s", b.String())
+	}
+	b.Reset()
+	plain, err := RunAll([]Scenario{tiny()}, []string{"static:hpcc"}, Options{Seeds: 1, Interval: 100 * simenv.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "iter p") {
+		t.Fatalf("a scenario without collectives shows iteration columns:\n%s", b.String())
+	}
+}

@@ -36,8 +36,12 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	return enc.Encode(runs)
 }
 
-// textColumns are the table's metrics and headings.
-var textColumns = []struct{ key, head string }{
+// column is one metric of the tables and its heading.
+type column struct{ key, head string }
+
+// textColumns are the table's metrics and headings; the collective
+// iteration columns show only when some run completed an iteration.
+var textColumns = []column{
 	{"small_p99", "<100KB p99"},
 	{"<10KB_p50", "<10KB p50"}, {"<10KB_p99", "p99"},
 	{"10KB-100KB_p50", "10-100KB p50"}, {"10KB-100KB_p99", "p99"},
@@ -45,25 +49,45 @@ var textColumns = []struct{ key, head string }{
 	{">=1MB_p50", ">=1MB p50"}, {">=1MB_p99", "p99"},
 	{"large_goodput_gbps", "large Gb/s"}, {"utilisation", "util"}, {"goodput_gbps", "goodput Gb/s"},
 	{"pfc_paused_us", "pause µs"}, {"drops", "drops"}, {"ecn_mark_rate", "mark rate"},
+	{"iter_p50_us", "iter p50 µs"}, {"iter_p99_us", "iter p99 µs"},
 }
 
 // row is an aggregate's table row: the policy (with the setting static:best
 // chose) and textColumns' metrics, for the text and the HTML report.
-func (a *Aggregate) row() []string {
+func (a *Aggregate) row(cols []column) []string {
 	name := a.Policy
 	if a.Chosen != "" {
 		name += " (" + a.Chosen + ")"
 	}
 	row := []string{name}
-	for _, c := range textColumns {
+	for _, c := range cols {
 		row = append(row, a.Metrics[c.key].String())
 	}
 	return row
 }
 
+// columns are the table columns of r: textColumns, less the collective
+// iteration ones when no run of r completed a collective iteration.
+func (r *Result) columns() []column {
+	for _, a := range r.Aggregates {
+		if a.Metrics["iter_p99_us"].Mean > 0 {
+			return textColumns
+		}
+	}
+	var out []column
+	for _, c := range textColumns {
+		if !strings.HasPrefix(c.key, "iter_") {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // WriteText prints, per scenario, one row per policy: FCT slowdown
 // p50/p99 per bucket, large-flow goodput, utilisation, goodput, PFC pause
-// time, drops and ECN mark rate, each as mean±95% CI over seeds.
+// time, drops, ECN mark rate and, where some run completed a collective
+// iteration, the collective iteration time p50/p99, each as mean±95% CI
+// over seeds.
 func (r *Result) WriteText(w io.Writer) error {
 	for i, sc := range r.Scenarios {
 		if i > 0 {
@@ -76,7 +100,8 @@ func (r *Result) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "scenario %s (%d seeds; FCT slowdown, mean±95%% CI)\n", sc, n)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		head := []string{"policy"}
-		for _, c := range textColumns {
+		cols := r.columns()
+		for _, c := range cols {
 			head = append(head, c.head)
 		}
 		fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
@@ -85,7 +110,7 @@ func (r *Result) WriteText(w io.Writer) error {
 			if a == nil {
 				continue
 			}
-			fmt.Fprintln(tw, strings.Join(a.row(), "\t")+"\t")
+			fmt.Fprintln(tw, strings.Join(a.row(cols), "\t")+"\t")
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -140,6 +165,9 @@ func (r *Result) writeComparisons(w io.Writer) error {
 			line += fmt.Sprintf(" (per seed %s)", c.PairedVsPreset)
 		}
 		line += fmt.Sprintf("  large goodput %5.1f%%  drops %d", 100*c.GoodputRatio, c.Drops)
+		if c.IterRatio > 0 {
+			line += fmt.Sprintf("  collective iteration p99 x%.3f", c.IterRatio)
+		}
 		if c.VsOracle > 0 {
 			line += fmt.Sprintf("  small p99 / static:best %.2f", c.VsOracle)
 			if c.PairedVsOracle.N > 0 {
@@ -309,7 +337,8 @@ func (r *Result) WriteHTML(w io.Writer) error {
 		Scenarios []scen
 	}{CmpHeads: []string{"policy", "best preset", "small p99 cut", "p99 / best preset per seed", "large goodput", "drops",
 		"p99 / static:best", "p99 / static:best per seed", "p99 / best fixed at its goodput"}}
-	for _, c := range textColumns {
+	cols := r.columns()
+	for _, c := range cols {
 		data.Heads = append(data.Heads, c.head)
 	}
 	cmps := r.comparisons()
@@ -321,7 +350,7 @@ func (r *Result) WriteHTML(w io.Writer) error {
 				continue
 			}
 			data.Seeds = len(a.Seeds)
-			s.Rows = append(s.Rows, a.row())
+			s.Rows = append(s.Rows, a.row(cols))
 		}
 		for _, c := range cmps {
 			if c.Scenario == sc {

@@ -91,6 +91,7 @@ utilisation, goodput, ECN marks, PFC pauses, drops, and the simulator's speed.`,
 				_ = bar.Finish()
 			}
 			sum := report.Summarize(sim.Flows(), sim.Stats(), wall)
+			sum.Collectives = report.Collectives(sim.Collectives(), cfg.Workloads)
 			sum.Scenario, sum.Seed = cfg.Name, cfg.Seed
 			if fct != nil {
 				if err := report.WriteFCT(fct, sim.Flows()); err != nil {

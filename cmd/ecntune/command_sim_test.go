@@ -158,3 +158,26 @@ func TestSimRunsHPCCConfig(t *testing.T) {
 		t.Errorf("FCT %d ns, ns-3 took 87091 ns", fct)
 	}
 }
+
+// TestSimReportsCollectives: sim --json carries each collective workload's
+// iteration times (the shipped all-to-all completes one iteration in
+// about 0.73 ms).
+func TestSimReportsCollectives(t *testing.T) {
+	out, _, err := runSim(t, "--scenario", "../../scenarios/ai-alltoall.yaml", "--json", "--duration", "1ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Collectives []struct {
+			Kind       string  `json:"kind"`
+			Iterations int     `json:"iterations"`
+			P99        float64 `json:"iter_p99_us"`
+		} `json:"collectives"`
+	}
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Collectives) != 1 || sum.Collectives[0].Kind != "alltoall" || sum.Collectives[0].Iterations < 1 || sum.Collectives[0].P99 <= 0 {
+		t.Fatalf("collectives %+v", sum.Collectives)
+	}
+}

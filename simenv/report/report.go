@@ -87,6 +87,10 @@ type Summary struct {
 	SimTimeS          float64 `json:"sim_time_s"`
 	WallS             float64 `json:"wall_s"`
 	PacketHopsPerWall float64 `json:"packet_hops_per_wall_s"`
+	// Collectives are the run's allreduce and alltoall workloads (see
+	// Collectives); Summarize leaves them for the caller, who knows the
+	// scenario's workloads.
+	Collectives []Collective `json:"collectives,omitempty"`
 }
 
 // Summarize computes the summary of a run from its flows, its totals and
@@ -196,5 +200,8 @@ func (s Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(tw, "packet-hops\t%d\n", s.PacketHops)
 	fmt.Fprintf(tw, "simulated time\t%.6g ms\n", s.SimTimeS*1e3)
 	fmt.Fprintf(tw, "wall time\t%.3f s (%.3g M packet-hops/s)\n", s.WallS, s.PacketHopsPerWall/1e6)
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return writeCollectives(w, s.Collectives)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -88,7 +89,7 @@ func TestSummarize(t *testing.T) {
 
 func TestSummarizeEmpty(t *testing.T) {
 	s := Summarize(nil, simenv.Stats{}, 0)
-	if s != (Summary{}) {
+	if !reflect.DeepEqual(s, Summary{}) {
 		t.Errorf("empty run: %+v", s)
 	}
 	var buf bytes.Buffer
