@@ -59,6 +59,11 @@ type Options struct {
 	OracleCatalogue [][3]int
 	// Lookup resolves a policy spec (default policy.Lookup).
 	Lookup func(spec string) (policy.Policy, error)
+	// Frontier runs static:best's candidates (the presets and
+	// OracleCatalogue) on every scenario even when static:best is not among
+	// the policies, so that every comparison has its frontier ratio (see
+	// Comparison.FrontierRatio). With static:best they run anyway.
+	Frontier bool
 }
 
 // DefaultOracleGrid is the catalogue settings static:best tries besides
@@ -267,7 +272,8 @@ type plan struct {
 	specs      []string
 	opt        Options
 	shared     map[string]policy.Policy
-	wantOracle bool
+	wantOracle bool // static:best is a policy
+	wantCands  bool // its candidates run: static:best or Options.Frontier
 	jobs       []job
 	nMain      int // jobs[:nMain] are the policies' runs
 }
@@ -316,7 +322,8 @@ func newPlan(scs []Scenario, specs []string, opt Options) (*plan, error) {
 		}
 	}
 	p.nMain = len(p.jobs)
-	if p.wantOracle {
+	p.wantCands = p.wantOracle || opt.Frontier
+	if p.wantCands {
 		cands := oracleCandidates(opt.OracleCatalogue)
 		for si := range scs {
 			for _, c := range cands {
@@ -422,8 +429,10 @@ func (p *plan) result(runs []Run) *Result {
 		res.Scenarios = append(res.Scenarios, sc.Name)
 	}
 	var oracle map[int][]Run
-	if p.wantOracle {
+	if p.wantCands {
 		res.OracleRuns = runs[p.nMain:]
+	}
+	if p.wantOracle {
 		oracle = p.oracle(runs)
 	}
 	for si := range p.scs {
@@ -665,6 +674,16 @@ type Comparison struct {
 	// confidence interval (an interval wholly below 1: the policy's p99 is
 	// lower beyond the seeds' chance). Zero when fewer than two seeds pair.
 	PairedVsPreset Ratio `json:"paired_vs_preset"`
+	// Frontier is the fixed setting (preset or catalogue grid point, among
+	// those run: see Options.Frontier) with the lowest mean small-flow p99
+	// among those that keep at least FrontierGoodput of the policy's mean
+	// large-flow goodput and never drop; FrontierRatio is the policy's
+	// small-flow p99 over it (below 1: beyond the frontier of fixed
+	// settings) and PairedVsFrontier the same seed by seed with its 95% CI.
+	// Empty when no fixed setting qualifies.
+	Frontier         string  `json:"frontier,omitempty"`
+	FrontierRatio    float64 `json:"frontier_ratio,omitempty"`
+	PairedVsFrontier Ratio   `json:"paired_vs_frontier"`
 	// IterRatio is the policy's collective iteration time p99 over the
 	// best preset's (1.02 = 2% slower); 0 when the scenario has no
 	// completed collective iteration.
@@ -768,6 +787,10 @@ func anyDrops(rs []Run) bool {
 	return false
 }
 
+// FrontierGoodput is the share of a policy's large-flow goodput a fixed
+// setting must keep to stand on the frontier it is compared with.
+const FrontierGoodput = 0.98
+
 // Compare returns one Comparison per scenario for policy pol. It needs the
 // presets' runs: those of static:best's candidates, or presets run as
 // policies.
@@ -810,6 +833,9 @@ func (r *Result) Compare(pol string) []Comparison {
 			}
 		}
 		c.AtGoodput, c.VsAtGoodput = bestAtGoodput(byCand, fixed, myGood, myP99)
+		if c.Frontier, c.FrontierRatio = bestAtGoodput(byCand, fixed, FrontierGoodput*myGood, myP99); c.Frontier != "" {
+			c.PairedVsFrontier = pairedRatio(mine, byCand[c.Frontier], smallP99)
+		}
 		out = append(out, c)
 	}
 	return out

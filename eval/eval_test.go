@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	imagepng "image/png"
 	"math"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
+
+	"gonum.org/v1/plot/plotter"
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/policy"
@@ -431,5 +435,65 @@ func TestEvalCollectives(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "iter p") {
 		t.Fatalf("a scenario without collectives shows iteration columns:\n%s", b.String())
+	}
+}
+
+// TestFrontier: with Options.Frontier the fixed settings run without
+// static:best, and each comparison's frontier ratio is the policy's
+// small-flow p99 over the lowest mean p99 among the fixed settings that
+// keep 98% of its large-flow goodput and never drop, worked out here from
+// the runs.
+func TestFrontier(t *testing.T) {
+	res, err := RunAll([]Scenario{tiny()}, []string{"static:hpcc", "adaptive"}, Options{Seeds: 2, Interval: 100 * simenv.Microsecond,
+		Frontier: true, OracleCatalogue: [][3]int{{0, 0, 1}, {8, 0, 1}, {12, 0, 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.HasFrontier("tiny") || len(res.OracleRuns) == 0 {
+		t.Fatal("no fixed-setting runs with Frontier")
+	}
+	cs := res.Compare("adaptive")
+	if len(cs) != 1 {
+		t.Fatalf("comparisons %+v", cs)
+	}
+	c := cs[0]
+	mine := res.RunsOf("tiny", "adaptive")
+	myP99, myGood := mean(mine, smallP99), mean(mine, largeGoodput)
+	byCand, fixed := group(append(append([]Run(nil), res.Runs...), res.OracleRuns...), "tiny", isFixed)
+	best, bestP := "", math.Inf(1)
+	for _, f := range fixed {
+		rs := byCand[f]
+		if !anyDrops(rs) && mean(rs, largeGoodput) >= 0.98*myGood && mean(rs, smallP99) < bestP {
+			best, bestP = f, mean(rs, smallP99)
+		}
+	}
+	if best == "" {
+		t.Fatal("no fixed setting keeps 98% of adaptive's goodput on tiny; pick another catalogue")
+	}
+	if c.Frontier != best || math.Abs(c.FrontierRatio-myP99/bestP) > 1e-12 || c.PairedVsFrontier.N != 2 {
+		t.Fatalf("frontier %q ratio %g (paired %+v), want %q %g", c.Frontier, c.FrontierRatio, c.PairedVsFrontier, best, myP99/bestP)
+	}
+	var b strings.Builder
+	if err := res.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "frontier ratio") {
+		t.Fatalf("text has no frontier ratio:\n%s", b.String())
+	}
+	var png bytes.Buffer
+	if err := res.PlotFrontier(&png, "tiny"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := imagepng.Decode(&png); err != nil {
+		t.Fatalf("frontier plot: %v", err)
+	}
+}
+
+func TestFrontierLine(t *testing.T) {
+	pts := plotter.XYs{{X: 10, Y: 5}, {X: 20, Y: 8}, {X: 15, Y: 9}, {X: 5, Y: 2}, {X: 20, Y: 7}, {X: 12, Y: 4}}
+	got := frontierLine(pts)
+	want := plotter.XYs{{X: 5, Y: 2}, {X: 12, Y: 4}, {X: 20, Y: 7}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("frontier %v, want %v", got, want)
 	}
 }

@@ -2,12 +2,14 @@ package eval
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"html/template"
 	"image/color"
 	"io"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // WriteJSON writes one object per (scenario, policy, seed): the `ecntune
@@ -129,8 +132,12 @@ func (c Comparison) cells() []string {
 	if c.VsAtGoodput > 0 {
 		at = fmt.Sprintf("%.2f (%s)", c.VsAtGoodput, c.AtGoodput)
 	}
+	fr := "–"
+	if c.FrontierRatio > 0 {
+		fr = fmt.Sprintf("%.2f (%s)", c.FrontierRatio, c.Frontier)
+	}
 	return []string{c.Policy, c.BestPreset, fmt.Sprintf("%+.1f%%", 100*c.SmallP99Cut), c.PairedVsPreset.String(),
-		fmt.Sprintf("%.1f%%", 100*c.GoodputRatio), fmt.Sprint(c.Drops), vs, c.PairedVsOracle.String(), at}
+		fmt.Sprintf("%.1f%%", 100*c.GoodputRatio), fmt.Sprint(c.Drops), vs, c.PairedVsOracle.String(), at, fr, c.PairedVsFrontier.String()}
 }
 
 // String is "1.15 [0.98, 1.35]", or "–" for the zero Ratio.
@@ -178,6 +185,13 @@ func (r *Result) writeComparisons(w io.Writer) error {
 			line += fmt.Sprintf("  / best fixed at its goodput %.2f (%s)", c.VsAtGoodput, c.AtGoodput)
 		} else if c.VsOracle > 0 {
 			line += "  / best fixed at its goodput: none keeps it"
+		}
+		if c.FrontierRatio > 0 {
+			line += fmt.Sprintf("  frontier ratio %.2f", c.FrontierRatio)
+			if c.PairedVsFrontier.N > 0 {
+				line += fmt.Sprintf(" (per seed %s)", c.PairedVsFrontier)
+			}
+			line += " vs " + c.Frontier
 		}
 		fmt.Fprintln(w, line)
 	}
@@ -233,6 +247,122 @@ func (r *Result) PlotCDF(w io.Writer, scenario string) error {
 	p.Legend.Left = false
 	return writePNG(w, p, 7, 4.5)
 }
+
+// HasFrontier reports whether r ran fixed settings beyond the policies on
+// scenario (static:best or Options.Frontier), so that PlotFrontier has a
+// frontier to draw.
+func (r *Result) HasFrontier(scenario string) bool {
+	for _, x := range r.OracleRuns {
+		if x.Scenario == scenario {
+			return true
+		}
+	}
+	return false
+}
+
+// PlotFrontier draws one scenario's trade-off as a PNG: every fixed
+// setting that ran (presets and catalogue grid points; mean over seeds) as
+// a grey point at (large-flow goodput, small-flow p99), the frontier they
+// draw (the lowest p99 at each goodput or more) as a line, and each policy
+// as a coloured point with its 95% confidence intervals on both axes.
+// Below and to the right of the line is beyond every fixed setting.
+func (r *Result) PlotFrontier(w io.Writer, scenario string) error {
+	if !slices.Contains(r.Scenarios, scenario) {
+		return fmt.Errorf("eval: plot: no scenario %q in the result", scenario)
+	}
+	all := append(append([]Run(nil), r.Runs...), r.OracleRuns...)
+	byCand, fixed := group(all, scenario, isFixed)
+	p := plot.New()
+	p.Title.Text = "small-flow p99 vs large-flow goodput: " + scenario
+	p.X.Label.Text = "large-flow goodput (Gb/s)"
+	p.Y.Label.Text = "small-flow (<100 KB) p99 slowdown"
+	var pts plotter.XYs
+	for _, c := range fixed {
+		rs := byCand[c]
+		pts = append(pts, plotter.XY{X: mean(rs, largeGoodput), Y: mean(rs, smallP99)})
+	}
+	if len(pts) > 0 {
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return err
+		}
+		sc.GlyphStyle.Color = color.Gray{Y: 140}
+		sc.GlyphStyle.Radius = vg.Points(2.5)
+		p.Add(sc)
+		p.Legend.Add("fixed settings", sc)
+		if fr := frontierLine(pts); len(fr) > 1 {
+			l, err := plotter.NewLine(fr)
+			if err != nil {
+				return err
+			}
+			l.Color = color.Gray{Y: 90}
+			l.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
+			p.Add(l)
+			p.Legend.Add("frontier", l)
+		}
+	}
+	for i, pol := range r.Policies {
+		a := r.AggregateOf(scenario, pol)
+		if a == nil || isFixed(pol) {
+			continue
+		}
+		g, q := a.Metrics["large_goodput_gbps"], a.Metrics["small_p99"]
+		pt := errPoints{{X: g.Mean, Y: q.Mean, xe: g.CI95, ye: q.CI95}}
+		sc, err := plotter.NewScatter(pt)
+		if err != nil {
+			return err
+		}
+		sc.GlyphStyle.Color = seriesColor(i)
+		sc.GlyphStyle.Radius = vg.Points(4)
+		sc.GlyphStyle.Shape = draw.CircleGlyph{}
+		p.Add(sc)
+		p.Legend.Add(pol, sc)
+		if g.N > 1 {
+			xe, err := plotter.NewXErrorBars(pt)
+			if err != nil {
+				return err
+			}
+			ye, err := plotter.NewYErrorBars(pt)
+			if err != nil {
+				return err
+			}
+			xe.Color, ye.Color = seriesColor(i), seriesColor(i)
+			p.Add(xe, ye)
+		}
+	}
+	p.Legend.Top = true
+	p.Legend.TextStyle.Font.Size = vg.Points(8)
+	p.Add(plotter.NewGrid())
+	return writePNG(w, p, 8, 5)
+}
+
+// frontierLine is the lower-right envelope of pts: walking from the
+// highest goodput down, the points whose p99 is lower than that of every
+// point with more goodput, in goodput order.
+func frontierLine(pts plotter.XYs) plotter.XYs {
+	s := slices.Clone(pts)
+	slices.SortFunc(s, func(a, b plotter.XY) int { return cmp.Or(cmp.Compare(b.X, a.X), cmp.Compare(a.Y, b.Y)) })
+	var out plotter.XYs
+	best := math.Inf(1)
+	for _, q := range s {
+		if q.Y < best {
+			best = q.Y
+			out = append(out, q)
+		}
+	}
+	slices.Reverse(out)
+	return out
+}
+
+// errPoints are points with symmetric errors on both axes.
+type errPoints []struct {
+	X, Y, xe, ye float64
+}
+
+func (e errPoints) Len() int                        { return len(e) }
+func (e errPoints) XY(i int) (float64, float64)     { return e[i].X, e[i].Y }
+func (e errPoints) XError(i int) (float64, float64) { return e[i].xe, e[i].xe }
+func (e errPoints) YError(i int) (float64, float64) { return e[i].ye, e[i].ye }
 
 // PlotBuckets draws, for one scenario, grouped bars of the p99 FCT
 // slowdown per flow-size bucket (mean over seeds), one bar per policy. A
@@ -318,7 +448,7 @@ setting that keeps the policy's large-flow goodput (means over seeds; a ratio be
 <table><tr>{{range $.CmpHeads}}<th>{{.}}</th>{{end}}</tr>
 {{range .Cmp}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</table>{{end}}
-<p><img src="data:image/png;base64,{{.CDF}}" alt="slowdown CDF"> <img src="data:image/png;base64,{{.Bars}}" alt="p99 per bucket"></p>
+<p><img src="data:image/png;base64,{{.CDF}}" alt="slowdown CDF"> <img src="data:image/png;base64,{{.Bars}}" alt="p99 per bucket">{{if .Frontier}} <img src="data:image/png;base64,{{.Frontier}}" alt="frontier of fixed settings">{{end}}</p>
 {{end}}</body></html>
 `))
 
@@ -326,9 +456,9 @@ setting that keeps the policy's large-flow goodput (means over seeds; a ratio be
 // WriteText and both plots, embedded.
 func (r *Result) WriteHTML(w io.Writer) error {
 	type scen struct {
-		Name      string
-		Rows, Cmp [][]string
-		CDF, Bars string
+		Name                string
+		Rows, Cmp           [][]string
+		CDF, Bars, Frontier string
 	}
 	data := struct {
 		Seeds     int
@@ -336,7 +466,7 @@ func (r *Result) WriteHTML(w io.Writer) error {
 		CmpHeads  []string
 		Scenarios []scen
 	}{CmpHeads: []string{"policy", "best preset", "small p99 cut", "p99 / best preset per seed", "large goodput", "drops",
-		"p99 / static:best", "p99 / static:best per seed", "p99 / best fixed at its goodput"}}
+		"p99 / static:best", "p99 / static:best per seed", "p99 / best fixed at its goodput", "frontier ratio", "frontier ratio per seed"}}
 	cols := r.columns()
 	for _, c := range cols {
 		data.Heads = append(data.Heads, c.head)
@@ -367,6 +497,13 @@ func (r *Result) WriteHTML(w io.Writer) error {
 			return err
 		}
 		s.Bars = base64.StdEncoding.EncodeToString(b.Bytes())
+		if r.HasFrontier(sc) {
+			b.Reset()
+			if err := r.PlotFrontier(&b, sc); err != nil {
+				return err
+			}
+			s.Frontier = base64.StdEncoding.EncodeToString(b.Bytes())
+		}
 		data.Scenarios = append(data.Scenarios, s)
 	}
 	return reportTmpl.Execute(w, data)

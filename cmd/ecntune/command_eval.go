@@ -23,7 +23,7 @@ func newEvalCmd() *cobra.Command {
 		plotDir, htmlOut    string
 		db                  string
 		duration, interval  string
-		hidePeer            bool
+		hidePeer, frontier  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "eval --scenario FILE... --policy SPEC...",
@@ -80,7 +80,7 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 			if workers == 0 {
 				workers = runtime.GOMAXPROCS(0)
 			}
-			res, err := eval.RunAll(scs, policies, eval.Options{Seeds: seeds, Workers: workers, Interval: dt, HidePeer: hidePeer,
+			res, err := eval.RunAll(scs, policies, eval.Options{Seeds: seeds, Workers: workers, Interval: dt, HidePeer: hidePeer, Frontier: frontier,
 				Lookup: policyResolver(db).Lookup})
 			if err != nil {
 				return err
@@ -111,6 +111,8 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 	f.StringVar(&plotDir, "plot", "", "write slowdown CDF and per-bucket p99 plots (PNG) into DIR")
 	f.StringVar(&htmlOut, "report", "", "write a self-contained HTML report to FILE")
 	f.StringVar(&duration, "duration", "", "simulated time per run, e.g. 20ms (default: each scenario's own)")
+	f.BoolVar(&frontier, "frontier", false, "also run static:best's fixed settings (presets and a catalogue grid) without listing static:best, "+
+		"so that every policy gets its frontier ratio: its small-flow p99 over the best fixed setting's that keeps 98% of its large-flow goodput")
 	f.BoolVar(&hidePeer, "hide-peer", false, "tell policies no port's peer (host or switch), as an agent without fabric-ports does")
 	f.StringVar(&interval, "interval", "", "control interval Δ, e.g. 1ms (default: min(500µs, duration/25))")
 	f.StringVar(&db, "db", "", "model registry for model:NAME (default $ECNTUNE_DB or "+modelsDefaultDB+")")
@@ -159,6 +161,16 @@ func writeEvalPlots(res *eval.Result, dir string) error {
 			return err
 		}
 		if err := os.WriteFile(base+"-p99.png", b.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("--plot: %w", err)
+		}
+		if !res.HasFrontier(sc) {
+			continue
+		}
+		b.Reset()
+		if err := res.PlotFrontier(&b, sc); err != nil {
+			return err
+		}
+		if err := os.WriteFile(base+"-frontier.png", b.Bytes(), 0o644); err != nil {
 			return fmt.Errorf("--plot: %w", err)
 		}
 	}
