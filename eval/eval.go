@@ -212,6 +212,9 @@ type Result struct {
 	Aggregates []Aggregate // (scenario, policy) order
 	// OracleRuns holds every candidate run of static:best, for inspection.
 	OracleRuns []Run
+	// Wide makes WriteText print every metric (per-bucket p50/p99,
+	// utilisation, ...); by default it prints the compact table.
+	Wide bool `json:"-"`
 }
 
 // Runs of one scenario and policy, in seed order.

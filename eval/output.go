@@ -12,6 +12,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -39,20 +40,24 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	return enc.Encode(runs)
 }
 
-// column is one metric of the tables and its heading.
-type column struct{ key, head string }
+// column is one metric of the tables and its heading in the wide table
+// and, for the columns of the compact table (the text table's default;
+// Result.Wide prints them all), in the compact one ("": not there).
+type column struct {
+	key, head, compact string
+}
 
 // textColumns are the table's metrics and headings; the collective
 // iteration columns show only when some run completed an iteration.
 var textColumns = []column{
-	{"small_p99", "<100KB p99"},
-	{"<10KB_p50", "<10KB p50"}, {"<10KB_p99", "p99"},
-	{"10KB-100KB_p50", "10-100KB p50"}, {"10KB-100KB_p99", "p99"},
-	{"100KB-1MB_p50", "100KB-1MB p50"}, {"100KB-1MB_p99", "p99"},
-	{">=1MB_p50", ">=1MB p50"}, {">=1MB_p99", "p99"},
-	{"large_goodput_gbps", "large Gb/s"}, {"utilisation", "util"}, {"goodput_gbps", "goodput Gb/s"},
-	{"pfc_paused_us", "pause µs"}, {"drops", "drops"}, {"ecn_mark_rate", "mark rate"},
-	{"iter_p50_us", "iter p50 µs"}, {"iter_p99_us", "iter p99 µs"},
+	{"small_p99", "<100KB p99", "<100KB p99"},
+	{"<10KB_p50", "<10KB p50", ""}, {"<10KB_p99", "p99", ""},
+	{"10KB-100KB_p50", "10-100KB p50", ""}, {"10KB-100KB_p99", "p99", ""},
+	{"100KB-1MB_p50", "100KB-1MB p50", ""}, {"100KB-1MB_p99", "p99", ""},
+	{">=1MB_p50", ">=1MB p50", ""}, {">=1MB_p99", "p99", ">=1MB p99"},
+	{"large_goodput_gbps", "large Gb/s", "large Gb/s"}, {"utilisation", "util", ""}, {"goodput_gbps", "goodput Gb/s", "goodput Gb/s"},
+	{"pfc_paused_us", "pause µs", "pause µs"}, {"drops", "drops", "drops"}, {"ecn_mark_rate", "mark rate", "mark rate"},
+	{"iter_p50_us", "iter p50 µs", "iter p50 µs"}, {"iter_p99_us", "iter p99 µs", "iter p99 µs"},
 }
 
 // row is an aggregate's table row: the policy (with the setting static:best
@@ -69,18 +74,23 @@ func (a *Aggregate) row(cols []column) []string {
 	return row
 }
 
-// columns are the table columns of r: textColumns, less the collective
-// iteration ones when no run of r completed a collective iteration.
-func (r *Result) columns() []column {
+// columns are the table columns of r: textColumns (the compact ones
+// unless wide), less the collective iteration ones when no run of r
+// completed a collective iteration.
+func (r *Result) columns(wide bool) []column {
+	coll := false
 	for _, a := range r.Aggregates {
-		if a.Metrics["iter_p99_us"].Mean > 0 {
-			return textColumns
-		}
+		coll = coll || a.Metrics["iter_p99_us"].Mean > 0
 	}
 	var out []column
 	for _, c := range textColumns {
-		if !strings.HasPrefix(c.key, "iter_") {
+		if !coll && strings.HasPrefix(c.key, "iter_") {
+			continue
+		}
+		if wide {
 			out = append(out, c)
+		} else if c.compact != "" {
+			out = append(out, column{key: c.key, head: c.compact, compact: c.compact})
 		}
 	}
 	return out
@@ -100,10 +110,14 @@ func (r *Result) WriteText(w io.Writer) error {
 		if a := r.AggregateOf(sc, r.Policies[0]); a != nil {
 			n = len(a.Seeds)
 		}
-		fmt.Fprintf(w, "scenario %s (%d seeds; FCT slowdown, mean±95%% CI)\n", sc, n)
+		if n == 1 {
+			fmt.Fprintf(w, "scenario %s (1 seed: FCT slowdown, no confidence interval)\n", sc)
+		} else {
+			fmt.Fprintf(w, "scenario %s (%d seeds: FCT slowdown, mean±95%% CI)\n", sc, n)
+		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		head := []string{"policy"}
-		cols := r.columns()
+		cols := r.columns(r.Wide)
 		for _, c := range cols {
 			head = append(head, c.head)
 		}
@@ -211,6 +225,8 @@ func (r *Result) PlotCDF(w io.Writer, scenario string) error {
 	p.Y.Label.Text = "fraction of flows"
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Tick.Marker = fractionTicks{}
+	p.Add(plotter.NewGrid())
 	lines := 0
 	for i, pol := range r.Policies {
 		var all []float64
@@ -419,6 +435,26 @@ func seriesColor(i int) color.Color {
 	return plotutil.SoftColors[(i%14-len(plotutil.DarkColors))%len(plotutil.SoftColors)]
 }
 
+// fractionTicks labels a [0, 1] axis every 0.1, with minor ticks every
+// 0.05.
+type fractionTicks struct{}
+
+func (fractionTicks) Ticks(lo, hi float64) []plot.Tick {
+	var out []plot.Tick
+	for i := 0; i <= 20; i++ {
+		v := float64(i) / 20
+		if v < lo-1e-9 || v > hi+1e-9 {
+			continue
+		}
+		t := plot.Tick{Value: v}
+		if i%2 == 0 {
+			t.Label = strconv.FormatFloat(v, 'f', 1, 64)
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
 func writePNG(w io.Writer, p *plot.Plot, wIn, hIn float64) error {
 	p.BackgroundColor = color.White
 	wt, err := p.WriterTo(vg.Length(wIn)*vg.Inch, vg.Length(hIn)*vg.Inch, "png")
@@ -467,7 +503,7 @@ func (r *Result) WriteHTML(w io.Writer) error {
 		Scenarios []scen
 	}{CmpHeads: []string{"policy", "best preset", "small p99 cut", "p99 / best preset per seed", "large goodput", "drops",
 		"p99 / static:best", "p99 / static:best per seed", "p99 / best fixed at its goodput", "frontier ratio", "frontier ratio per seed"}}
-	cols := r.columns()
+	cols := r.columns(true)
 	for _, c := range cols {
 		data.Heads = append(data.Heads, c.head)
 	}

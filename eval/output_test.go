@@ -153,7 +153,7 @@ func TestWriteJSONBaseName(t *testing.T) {
 		t.Fatalf("WriteJSON changed the result's run: %s", res.Runs[0].Scenario)
 	}
 	var txt bytes.Buffer
-	if err := res.WriteText(&txt); err != nil || !strings.Contains(txt.String(), "scenario tiny@1ms (1 seeds") {
+	if err := res.WriteText(&txt); err != nil || !strings.Contains(txt.String(), "scenario tiny@1ms (1 seed:") {
 		t.Fatalf("text (%v):\n%s", err, txt.String())
 	}
 }

@@ -24,6 +24,7 @@ func newEvalCmd() *cobra.Command {
 		db                  string
 		duration, interval  string
 		hidePeer, frontier  bool
+		wide                bool
 	)
 	cmd := &cobra.Command{
 		Use:   "eval --scenario FILE... --policy SPEC...",
@@ -99,6 +100,7 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 					return fmt.Errorf("--report: %w", err)
 				}
 			}
+			res.Wide = wide
 			return writeReport(cmd.OutOrStdout(), res, asJSON)
 		},
 	}
@@ -111,6 +113,7 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 	f.StringVar(&plotDir, "plot", "", "write slowdown CDF and per-bucket p99 plots (PNG) into DIR")
 	f.StringVar(&htmlOut, "report", "", "write a self-contained HTML report to FILE")
 	f.StringVar(&duration, "duration", "", "simulated time per run, e.g. 20ms (default: each scenario's own)")
+	f.BoolVar(&wide, "wide", false, "print every metric (FCT slowdown p50/p99 per flow-size bucket, utilisation, ...), not the compact table")
 	f.BoolVar(&frontier, "frontier", false, "also run static:best's fixed settings (presets and a catalogue grid) without listing static:best, "+
 		"so that every policy gets its frontier ratio: its small-flow p99 over the best fixed setting's that keeps 98% of its large-flow goodput")
 	f.BoolVar(&hidePeer, "hide-peer", false, "tell policies no port's peer (host or switch), as an agent without fabric-ports does")
