@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/netip"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -248,6 +251,9 @@ func ParseConfig(data []byte) (*Config, error) {
 		}
 		c.Targets = append(c.Targets, t)
 	}
+	if err := checkDistinctSwitches(c.Targets); err != nil {
+		return nil, err
+	}
 	g, err := parseGuard(f.Guardrails, c.Interval)
 	if err != nil {
 		return nil, err
@@ -407,6 +413,52 @@ func parseTarget(name string, f fileTarget) (TargetConfig, error) {
 		seenQ[q] = true
 	}
 	return t, nil
+}
+
+// switchID is what selects a target's switch on the wire: the address
+// (host lower-cased, an IP in its canonical form, the port as a number)
+// and, in the openconfig dialect, the target name sent as prefix.target;
+// in the sonic dialect prefix.target is the database, so the namespace
+// element selects the switch ("localhost" and none both mean the default
+// one). Host names are not resolved: localhost and 127.0.0.1 differ.
+func (t TargetConfig) switchID() (id, desc string) {
+	addr := t.Address
+	if host, port, err := net.SplitHostPort(t.Address); err == nil {
+		host = strings.ToLower(host)
+		if ip, err := netip.ParseAddr(host); err == nil {
+			host = ip.String()
+		}
+		if n, err := strconv.ParseUint(port, 10, 16); err == nil {
+			port = strconv.FormatUint(n, 10)
+		}
+		addr = net.JoinHostPort(host, port)
+	}
+	if t.Dialect == DialectSONiC {
+		ns := t.Namespace
+		if ns == "localhost" {
+			ns = ""
+		}
+		if ns == "" {
+			return "sonic\x00" + addr + "\x00", "address " + addr + ", default namespace"
+		}
+		return "sonic\x00" + addr + "\x00" + ns, "address " + addr + ", namespace " + ns
+	}
+	return "openconfig\x00" + addr + "\x00" + t.Name, "address " + addr + ", target " + t.Name
+}
+
+// checkDistinctSwitches refuses two targets that reach the same switch:
+// the agent would apply every change twice and count the change budget and
+// hold times per name.
+func checkDistinctSwitches(ts []TargetConfig) error {
+	seen := map[string]string{}
+	for _, t := range ts {
+		id, desc := t.switchID()
+		if prev, ok := seen[id]; ok {
+			return fmt.Errorf("targets.%s and targets.%s name the same switch (%s): give each switch one target", prev, t.Name, desc)
+		}
+		seen[id] = t.Name
+	}
+	return nil
 }
 
 // WantsPort reports whether the target's port selection includes port.

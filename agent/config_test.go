@@ -278,3 +278,39 @@ func TestExampleConfigsParse(t *testing.T) {
 		}
 	}
 }
+
+// One switch under two target names would get every change twice, with
+// budget and holds counted per name: a configuration error naming both.
+func TestParseConfigDuplicateSwitch(t *testing.T) {
+	for _, c := range []struct{ doc, want string }{
+		// sonic sends no target name: the address (and namespace) is the switch.
+		{"targets:\n  a: {address: 'sw1:9339', dialect: sonic}\n  b: {address: 'SW1:9339', dialect: sonic}\n",
+			`targets.a and targets.b name the same switch`},
+		{"targets:\n  a: {address: 'sw1:9339', dialect: sonic, namespace: asic0}\n  b: {address: 'sw1:9339', dialect: sonic, namespace: asic0}\n",
+			`targets.a and targets.b name the same switch (address sw1:9339, namespace asic0)`},
+		// "localhost" and no namespace select the same (default) namespace.
+		{"targets:\n  a: {address: 'sw1:9339', dialect: sonic, namespace: localhost}\n  b: {address: 'sw1:9339', dialect: sonic}\n",
+			`targets.a and targets.b name the same switch`},
+		{"targets:\n  a: {address: '[::1]:9339', dialect: sonic}\n  b: {address: '[0:0::1]:9339', dialect: sonic}\n",
+			`targets.a and targets.b name the same switch`},
+		{"targets:\n  a: {address: 'sw1:9339', dialect: sonic}\n  b: {address: 'sw1:09339', dialect: sonic}\n",
+			`targets.a and targets.b name the same switch`},
+	} {
+		_, err := ParseConfig([]byte(c.doc))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.doc, err, c.want)
+		}
+	}
+	// Distinct switches: openconfig names the switch by its target name
+	// (prefix.target), so several may share an address (as simswitch
+	// serves a fabric); sonic ones differ by namespace or address.
+	for _, doc := range []string{
+		"targets:\n  leaf0: {address: 'h:1'}\n  leaf1: {address: 'h:1'}\n",
+		"targets:\n  a: {address: 'h:1', dialect: sonic, namespace: asic0}\n  b: {address: 'h:1', dialect: sonic, namespace: asic1}\n",
+		"targets:\n  a: {address: 'h:1', dialect: sonic}\n  b: {address: 'h:2', dialect: sonic}\n",
+	} {
+		if _, err := ParseConfig([]byte(doc)); err != nil {
+			t.Errorf("%q: %v", doc, err)
+		}
+	}
+}
