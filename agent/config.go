@@ -2,6 +2,8 @@ package agent
 
 import (
 	"bytes"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -158,6 +160,11 @@ type fileGuard struct {
 	PmaxStep        *float64     `yaml:"pmax-step"`
 }
 
+// MinInterval is the floor of interval and sample-interval: below it the
+// control loop and the switches' telemetry would spin rather than sample
+// (a decision per queue needs counters that moved).
+const MinInterval = 100 * time.Millisecond
+
 // LoadConfig reads and validates a configuration file. Errors name the file
 // and the field.
 func LoadConfig(path string) (*Config, error) {
@@ -206,14 +213,17 @@ func ParseConfig(data []byte) (*Config, error) {
 	if c.Interval, err = parseDur("interval", f.Interval, time.Second); err != nil {
 		return nil, err
 	}
-	if c.Interval <= 0 {
-		return nil, fmt.Errorf("interval: must be positive")
+	if c.Interval < MinInterval {
+		return nil, fmt.Errorf("interval: %s is below the minimum of %s", c.Interval, MinInterval)
 	}
 	if c.SampleInterval, err = parseDur("sample-interval", f.SampleInterval, c.Interval); err != nil {
 		return nil, err
 	}
-	if c.SampleInterval <= 0 || c.SampleInterval > c.Interval {
-		return nil, fmt.Errorf("sample-interval: %s must be positive and not above interval %s", c.SampleInterval, c.Interval)
+	if c.SampleInterval < MinInterval {
+		return nil, fmt.Errorf("sample-interval: %s is below the minimum of %s", c.SampleInterval, MinInterval)
+	}
+	if c.SampleInterval > c.Interval {
+		return nil, fmt.Errorf("sample-interval: %s must not be above interval %s", c.SampleInterval, c.Interval)
 	}
 	if c.DB == "" {
 		c.DB = "agent.db"
@@ -355,6 +365,20 @@ func parseTarget(name string, f fileTarget) (TargetConfig, error) {
 	}
 	if (t.TLSCert == "") != (t.TLSKey == "") {
 		return t, fmt.Errorf("%s.tls-cert/tls-key: give both or neither", field)
+	}
+	if t.TLSCA != "" {
+		b, err := os.ReadFile(t.TLSCA)
+		if err != nil {
+			return t, fmt.Errorf("%s.tls-ca: %v", field, err)
+		}
+		if !x509.NewCertPool().AppendCertsFromPEM(b) {
+			return t, fmt.Errorf("%s.tls-ca: %s: no PEM certificate in it", field, t.TLSCA)
+		}
+	}
+	if t.TLSCert != "" {
+		if _, err := tls.LoadX509KeyPair(t.TLSCert, t.TLSKey); err != nil {
+			return t, fmt.Errorf("%s.tls-cert/tls-key: %s, %s: %v", field, t.TLSCert, t.TLSKey, err)
+		}
 	}
 	switch f.Ports.Kind {
 	case 0:
@@ -541,11 +565,16 @@ func parseGuard(f fileGuard, interval time.Duration) (GuardConfig, error) {
 	g := DefaultGuardConfig(interval)
 	if len(f.Bounds) > 0 {
 		g.Bounds = nil
+		rates := map[float64]int{}
 		for i, b := range f.Bounds {
 			rb, err := parseBounds(fmt.Sprintf("guardrails.bounds[%d]", i), b)
 			if err != nil {
 				return g, err
 			}
+			if j, dup := rates[rb.RateBps]; dup {
+				return g, fmt.Errorf("guardrails.bounds[%d].rate: %s is the rate of guardrails.bounds[%d] too (one entry per link rate)", i, b.Rate, j)
+			}
+			rates[rb.RateBps] = i
 			g.Bounds = append(g.Bounds, rb)
 		}
 	}
