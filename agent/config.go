@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -228,6 +229,9 @@ func ParseConfig(data []byte) (*Config, error) {
 	if c.DB == "" {
 		c.DB = "agent.db"
 	}
+	if c.Registry != "" && samePath(c.DB, c.Registry) {
+		return nil, fmt.Errorf("db: %s is also the model registry (registry: %s): give the agent a db of its own", c.DB, c.Registry)
+	}
 	if c.Retention, err = parseDur("retention", f.Retention, time.Hour); err != nil {
 		return nil, err
 	}
@@ -282,6 +286,17 @@ func ParseConfig(data []byte) (*Config, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// samePath reports whether two paths name the same file, as far as can be
+// told without the files (both made absolute and cleaned).
+func samePath(a, b string) bool {
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	if err1 != nil || err2 != nil {
+		return filepath.Clean(a) == filepath.Clean(b)
+	}
+	return aa == bb
 }
 
 // checkPolicySpec checks the form of a policy spec; fixed: and schedule:
