@@ -166,12 +166,22 @@ type fileGuard struct {
 // (a decision per queue needs counters that moved).
 const MinInterval = 100 * time.Millisecond
 
+// Limits of a configuration document: its size in bytes, and its YAML
+// nodes counted with every alias expanded (an alias counts as the whole
+// node it names), so that a small file cannot make the decoder build a
+// huge one. A 1000-switch fabric with 64 ports listed per target needs
+// about 100000 nodes.
+const (
+	MaxConfigBytes = 4 << 20
+	MaxConfigNodes = 500_000
+)
+
 // LoadConfig reads and validates a configuration file. Errors name the file
 // and the field.
 func LoadConfig(path string) (*Config, error) {
-	b, err := os.ReadFile(path)
+	b, err := readConfigFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("agent config: %w", err)
+		return nil, err
 	}
 	c, err := ParseConfig(b)
 	if err != nil {
@@ -180,16 +190,45 @@ func LoadConfig(path string) (*Config, error) {
 	return c, nil
 }
 
+// readConfigFile reads a configuration file of at most MaxConfigBytes.
+func readConfigFile(path string) ([]byte, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("agent config: %w", err)
+	}
+	defer fh.Close()
+	b, err := io.ReadAll(io.LimitReader(fh, MaxConfigBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("agent config: %w", err)
+	}
+	if len(b) > MaxConfigBytes {
+		return nil, fmt.Errorf("%s: larger than the limit of %d MiB for a configuration file", path, MaxConfigBytes>>20)
+	}
+	return b, nil
+}
+
 // ParseConfig parses a configuration document. Unknown keys are errors.
+// The document is at most MaxConfigBytes and MaxConfigNodes.
 func ParseConfig(data []byte) (*Config, error) {
-	var f fileConfig
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil {
+	if len(data) > MaxConfigBytes {
+		return nil, fmt.Errorf("configuration of %d bytes: larger than the limit of %d MiB", len(data), MaxConfigBytes>>20)
+	}
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("empty configuration (want at least targets)")
 		}
 		return nil, err
+	}
+	if err := checkNodeCount(&doc, MaxConfigNodes); err != nil {
+		return nil, err
+	}
+	var f fileConfig
+	// Decoded again from the text: yaml.Node.Decode has no KnownFields.
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		return nil, dedupTypeErrors(err)
 	}
 	c := &Config{
 		Mode:     Mode(f.Mode),
@@ -297,6 +336,73 @@ func samePath(a, b string) bool {
 		return filepath.Clean(a) == filepath.Clean(b)
 	}
 	return aa == bb
+}
+
+// checkNodeCount refuses a document with more than limit nodes once its
+// aliases are expanded, or with an anchor that contains an alias of itself.
+// Each anchored node is counted once and remembered, so the count costs
+// the size of the text, not of the expansion.
+func checkNodeCount(doc *yaml.Node, limit int) error {
+	memo := map[*yaml.Node]int{}
+	busy := map[*yaml.Node]bool{}
+	var size func(n *yaml.Node) (int, error)
+	size = func(n *yaml.Node) (int, error) {
+		if n.Kind == yaml.AliasNode && n.Alias != nil {
+			n = n.Alias
+		}
+		if v, ok := memo[n]; ok {
+			return v, nil
+		}
+		if busy[n] {
+			return 0, fmt.Errorf("line %d: anchor %q contains itself", n.Line, n.Anchor)
+		}
+		busy[n] = true
+		total := 1
+		for _, c := range n.Content {
+			s, err := size(c)
+			if err != nil {
+				return 0, err
+			}
+			if total += s; total > limit {
+				break // enough: the caller refuses it
+			}
+		}
+		delete(busy, n)
+		if n.Anchor != "" {
+			memo[n] = total
+		}
+		return total, nil
+	}
+	n, err := size(doc)
+	if err != nil {
+		return err
+	}
+	if n > limit {
+		return fmt.Errorf("configuration: more than %d YAML nodes once aliases are expanded (the limit; an alias counts as the whole node it names)", limit)
+	}
+	return nil
+}
+
+// dedupTypeErrors drops repeated messages of a *yaml.TypeError: a mistake
+// inside an anchored node is reported once per alias of it, with the same
+// line.
+func dedupTypeErrors(err error) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range te.Errors {
+		if !seen[e] {
+			seen[e] = true
+			out = append(out, e)
+		}
+	}
+	if len(out) == 1 {
+		return errors.New(out[0])
+	}
+	return &yaml.TypeError{Errors: out}
 }
 
 // checkPolicySpec checks the form of a policy spec; fixed: and schedule:
