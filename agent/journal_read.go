@@ -2,10 +2,14 @@ package agent
 
 import (
 	"bytes"
+	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -50,4 +54,110 @@ func notBolt(err error) error {
 		return fmt.Errorf("not a bbolt database (%w): is db the right file?", err)
 	}
 	return err
+}
+
+// OpenJournalReadOnly opens an existing agent database for reading, with
+// a shared lock: several readers at once, but not while an agent (or
+// `agent rollback`) holds it, which bbolt's exclusive file lock allows no
+// reader to bypass; then it fails with ErrJournalLocked after
+// lockTimeout. Nothing is written, not even the buckets of a new file.
+func OpenJournalReadOnly(path string, lockTimeout time.Duration) (*Journal, error) {
+	if lockTimeout <= 0 {
+		lockTimeout = time.Second
+	}
+	if !FileExists(path) {
+		return nil, fmt.Errorf("agent db %s does not exist", path)
+	}
+	db, err := bolt.Open(path, 0o400, &bolt.Options{Timeout: lockTimeout, ReadOnly: true})
+	if err != nil {
+		if errors.Is(err, berrors.ErrTimeout) {
+			return nil, fmt.Errorf("agent db %s: %w (an ecntune agent is running on it)", path, ErrJournalLocked)
+		}
+		return nil, fmt.Errorf("agent db %s: %w", path, notBolt(err))
+	}
+	err = db.View(func(tx *bolt.Tx) error {
+		if err := checkAgentDB(tx); err != nil {
+			return err
+		}
+		if tx.Bucket(bucketAudit) == nil {
+			return errors.New("an empty database, no audit log yet")
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("agent db %s: %w", path, err)
+	}
+	return &Journal{db: db, path: path}, nil
+}
+
+// MaxChangesPage bounds the entries of one ChangesPage (the limit of
+// /changes); DefaultChangesPage is the size of a page when none is asked.
+const (
+	MaxChangesPage     = 1000
+	DefaultChangesPage = 100
+)
+
+// ChangesQuery selects a page of the audit log.
+type ChangesQuery struct {
+	Target  string // "" = every target
+	SinceNs int64  // only entries whose intent was written at or after (0 = all)
+	// Before, when not 0, keeps entries with a lower sequence number: the
+	// NextBefore of the previous page.
+	Before uint64
+	Limit  int // 1..MaxChangesPage; 0 = DefaultChangesPage
+}
+
+// ChangesPage is the newest Limit entries that match a ChangesQuery,
+// oldest first.
+type ChangesPage struct {
+	Changes []AuditEntry `json:"changes"`
+	// NextBefore is the Before of the next (older) page; 0 when this page
+	// holds the oldest match.
+	NextBefore uint64 `json:"next_before,omitempty"`
+}
+
+// ChangesPage reads one page of the audit log, walking back from
+// q.Before (or the newest entry).
+func (j *Journal) ChangesPage(q ChangesQuery) (ChangesPage, error) {
+	if q.Limit == 0 {
+		q.Limit = DefaultChangesPage
+	}
+	if q.Limit < 0 || q.Limit > MaxChangesPage {
+		return ChangesPage{}, fmt.Errorf("limit %d: want 1..%d", q.Limit, MaxChangesPage)
+	}
+	p := ChangesPage{Changes: []AuditEntry{}}
+	err := j.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketAudit).Cursor()
+		var k, v []byte
+		if q.Before > 0 {
+			if k, _ = c.Seek(seqKey(q.Before)); k == nil {
+				k, v = c.Last()
+			} else {
+				k, v = c.Prev()
+			}
+		} else {
+			k, v = c.Last()
+		}
+		for ; k != nil; k, v = c.Prev() {
+			var e AuditEntry
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("audit entry %d: %w", binary.BigEndian.Uint64(k), err)
+			}
+			if (q.Target != "" && e.Target != q.Target) || e.TimeNs < q.SinceNs {
+				continue
+			}
+			if len(p.Changes) == q.Limit {
+				p.NextBefore = p.Changes[len(p.Changes)-1].Seq // there is an older match
+				break
+			}
+			p.Changes = append(p.Changes, e)
+		}
+		return nil
+	})
+	if err != nil {
+		return ChangesPage{}, fmt.Errorf("agent db %s: %w", j.path, err)
+	}
+	slices.Reverse(p.Changes)
+	return p, nil
 }
