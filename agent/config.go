@@ -2,11 +2,17 @@ package agent
 
 import (
 	"bytes"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/netip"
 	"os"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -155,12 +161,27 @@ type fileGuard struct {
 	PmaxStep        *float64     `yaml:"pmax-step"`
 }
 
+// MinInterval is the floor of interval and sample-interval: below it the
+// control loop and the switches' telemetry would spin rather than sample
+// (a decision per queue needs counters that moved).
+const MinInterval = 100 * time.Millisecond
+
+// Limits of a configuration document: its size in bytes, and its YAML
+// nodes counted with every alias expanded (an alias counts as the whole
+// node it names), so that a small file cannot make the decoder build a
+// huge one. A 1000-switch fabric with 64 ports listed per target needs
+// about 100000 nodes.
+const (
+	MaxConfigBytes = 4 << 20
+	MaxConfigNodes = 500_000
+)
+
 // LoadConfig reads and validates a configuration file. Errors name the file
 // and the field.
 func LoadConfig(path string) (*Config, error) {
-	b, err := os.ReadFile(path)
+	b, err := readConfigFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("agent config: %w", err)
+		return nil, err
 	}
 	c, err := ParseConfig(b)
 	if err != nil {
@@ -169,16 +190,45 @@ func LoadConfig(path string) (*Config, error) {
 	return c, nil
 }
 
+// readConfigFile reads a configuration file of at most MaxConfigBytes.
+func readConfigFile(path string) ([]byte, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("agent config: %w", err)
+	}
+	defer fh.Close()
+	b, err := io.ReadAll(io.LimitReader(fh, MaxConfigBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("agent config: %w", err)
+	}
+	if len(b) > MaxConfigBytes {
+		return nil, fmt.Errorf("%s: larger than the limit of %d MiB for a configuration file", path, MaxConfigBytes>>20)
+	}
+	return b, nil
+}
+
 // ParseConfig parses a configuration document. Unknown keys are errors.
+// The document is at most MaxConfigBytes and MaxConfigNodes.
 func ParseConfig(data []byte) (*Config, error) {
-	var f fileConfig
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil {
+	if len(data) > MaxConfigBytes {
+		return nil, fmt.Errorf("configuration of %d bytes: larger than the limit of %d MiB", len(data), MaxConfigBytes>>20)
+	}
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("empty configuration (want at least targets)")
 		}
 		return nil, err
+	}
+	if err := checkNodeCount(&doc, MaxConfigNodes); err != nil {
+		return nil, err
+	}
+	var f fileConfig
+	// Decoded again from the text: yaml.Node.Decode has no KnownFields.
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		return nil, dedupTypeErrors(err)
 	}
 	c := &Config{
 		Mode:     Mode(f.Mode),
@@ -203,17 +253,23 @@ func ParseConfig(data []byte) (*Config, error) {
 	if c.Interval, err = parseDur("interval", f.Interval, time.Second); err != nil {
 		return nil, err
 	}
-	if c.Interval <= 0 {
-		return nil, fmt.Errorf("interval: must be positive")
+	if c.Interval < MinInterval {
+		return nil, fmt.Errorf("interval: %s is below the minimum of %s", c.Interval, MinInterval)
 	}
 	if c.SampleInterval, err = parseDur("sample-interval", f.SampleInterval, c.Interval); err != nil {
 		return nil, err
 	}
-	if c.SampleInterval <= 0 || c.SampleInterval > c.Interval {
-		return nil, fmt.Errorf("sample-interval: %s must be positive and not above interval %s", c.SampleInterval, c.Interval)
+	if c.SampleInterval < MinInterval {
+		return nil, fmt.Errorf("sample-interval: %s is below the minimum of %s", c.SampleInterval, MinInterval)
+	}
+	if c.SampleInterval > c.Interval {
+		return nil, fmt.Errorf("sample-interval: %s must not be above interval %s", c.SampleInterval, c.Interval)
 	}
 	if c.DB == "" {
 		c.DB = "agent.db"
+	}
+	if c.Registry != "" && samePath(c.DB, c.Registry) {
+		return nil, fmt.Errorf("db: %s is also the model registry (registry: %s): give the agent a db of its own", c.DB, c.Registry)
 	}
 	if c.Retention, err = parseDur("retention", f.Retention, time.Hour); err != nil {
 		return nil, err
@@ -248,6 +304,9 @@ func ParseConfig(data []byte) (*Config, error) {
 		}
 		c.Targets = append(c.Targets, t)
 	}
+	if err := checkDistinctSwitches(c.Targets); err != nil {
+		return nil, err
+	}
 	g, err := parseGuard(f.Guardrails, c.Interval)
 	if err != nil {
 		return nil, err
@@ -266,6 +325,84 @@ func ParseConfig(data []byte) (*Config, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// samePath reports whether two paths name the same file, as far as can be
+// told without the files (both made absolute and cleaned).
+func samePath(a, b string) bool {
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	if err1 != nil || err2 != nil {
+		return filepath.Clean(a) == filepath.Clean(b)
+	}
+	return aa == bb
+}
+
+// checkNodeCount refuses a document with more than limit nodes once its
+// aliases are expanded, or with an anchor that contains an alias of itself.
+// Each anchored node is counted once and remembered, so the count costs
+// the size of the text, not of the expansion.
+func checkNodeCount(doc *yaml.Node, limit int) error {
+	memo := map[*yaml.Node]int{}
+	busy := map[*yaml.Node]bool{}
+	var size func(n *yaml.Node) (int, error)
+	size = func(n *yaml.Node) (int, error) {
+		if n.Kind == yaml.AliasNode && n.Alias != nil {
+			n = n.Alias
+		}
+		if v, ok := memo[n]; ok {
+			return v, nil
+		}
+		if busy[n] {
+			return 0, fmt.Errorf("line %d: anchor %q contains itself", n.Line, n.Anchor)
+		}
+		busy[n] = true
+		total := 1
+		for _, c := range n.Content {
+			s, err := size(c)
+			if err != nil {
+				return 0, err
+			}
+			if total += s; total > limit {
+				break // enough: the caller refuses it
+			}
+		}
+		delete(busy, n)
+		if n.Anchor != "" {
+			memo[n] = total
+		}
+		return total, nil
+	}
+	n, err := size(doc)
+	if err != nil {
+		return err
+	}
+	if n > limit {
+		return fmt.Errorf("configuration: more than %d YAML nodes once aliases are expanded (the limit; an alias counts as the whole node it names)", limit)
+	}
+	return nil
+}
+
+// dedupTypeErrors drops repeated messages of a *yaml.TypeError: a mistake
+// inside an anchored node is reported once per alias of it, with the same
+// line.
+func dedupTypeErrors(err error) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range te.Errors {
+		if !seen[e] {
+			seen[e] = true
+			out = append(out, e)
+		}
+	}
+	if len(out) == 1 {
+		return errors.New(out[0])
+	}
+	return &yaml.TypeError{Errors: out}
 }
 
 // checkPolicySpec checks the form of a policy spec; fixed: and schedule:
@@ -350,6 +487,20 @@ func parseTarget(name string, f fileTarget) (TargetConfig, error) {
 	if (t.TLSCert == "") != (t.TLSKey == "") {
 		return t, fmt.Errorf("%s.tls-cert/tls-key: give both or neither", field)
 	}
+	if t.TLSCA != "" {
+		b, err := os.ReadFile(t.TLSCA)
+		if err != nil {
+			return t, fmt.Errorf("%s.tls-ca: %v", field, err)
+		}
+		if !x509.NewCertPool().AppendCertsFromPEM(b) {
+			return t, fmt.Errorf("%s.tls-ca: %s: no PEM certificate in it", field, t.TLSCA)
+		}
+	}
+	if t.TLSCert != "" {
+		if _, err := tls.LoadX509KeyPair(t.TLSCert, t.TLSKey); err != nil {
+			return t, fmt.Errorf("%s.tls-cert/tls-key: %s, %s: %v", field, t.TLSCert, t.TLSKey, err)
+		}
+	}
 	switch f.Ports.Kind {
 	case 0:
 		t.AllPorts = true
@@ -407,6 +558,52 @@ func parseTarget(name string, f fileTarget) (TargetConfig, error) {
 		seenQ[q] = true
 	}
 	return t, nil
+}
+
+// switchID is what selects a target's switch on the wire: the address
+// (host lower-cased, an IP in its canonical form, the port as a number)
+// and, in the openconfig dialect, the target name sent as prefix.target;
+// in the sonic dialect prefix.target is the database, so the namespace
+// element selects the switch ("localhost" and none both mean the default
+// one). Host names are not resolved: localhost and 127.0.0.1 differ.
+func (t TargetConfig) switchID() (id, desc string) {
+	addr := t.Address
+	if host, port, err := net.SplitHostPort(t.Address); err == nil {
+		host = strings.ToLower(host)
+		if ip, err := netip.ParseAddr(host); err == nil {
+			host = ip.String()
+		}
+		if n, err := strconv.ParseUint(port, 10, 16); err == nil {
+			port = strconv.FormatUint(n, 10)
+		}
+		addr = net.JoinHostPort(host, port)
+	}
+	if t.Dialect == DialectSONiC {
+		ns := t.Namespace
+		if ns == "localhost" {
+			ns = ""
+		}
+		if ns == "" {
+			return "sonic\x00" + addr + "\x00", "address " + addr + ", default namespace"
+		}
+		return "sonic\x00" + addr + "\x00" + ns, "address " + addr + ", namespace " + ns
+	}
+	return "openconfig\x00" + addr + "\x00" + t.Name, "address " + addr + ", target " + t.Name
+}
+
+// checkDistinctSwitches refuses two targets that reach the same switch:
+// the agent would apply every change twice and count the change budget and
+// hold times per name.
+func checkDistinctSwitches(ts []TargetConfig) error {
+	seen := map[string]string{}
+	for _, t := range ts {
+		id, desc := t.switchID()
+		if prev, ok := seen[id]; ok {
+			return fmt.Errorf("targets.%s and targets.%s name the same switch (%s): give each switch one target", prev, t.Name, desc)
+		}
+		seen[id] = t.Name
+	}
+	return nil
 }
 
 // WantsPort reports whether the target's port selection includes port.
@@ -489,11 +686,16 @@ func parseGuard(f fileGuard, interval time.Duration) (GuardConfig, error) {
 	g := DefaultGuardConfig(interval)
 	if len(f.Bounds) > 0 {
 		g.Bounds = nil
+		rates := map[float64]int{}
 		for i, b := range f.Bounds {
 			rb, err := parseBounds(fmt.Sprintf("guardrails.bounds[%d]", i), b)
 			if err != nil {
 				return g, err
 			}
+			if j, dup := rates[rb.RateBps]; dup {
+				return g, fmt.Errorf("guardrails.bounds[%d].rate: %s is the rate of guardrails.bounds[%d] too (one entry per link rate)", i, b.Rate, j)
+			}
+			rates[rb.RateBps] = i
 			g.Bounds = append(g.Bounds, rb)
 		}
 	}

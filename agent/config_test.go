@@ -1,6 +1,13 @@
 package agent
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
@@ -276,5 +283,123 @@ func TestExampleConfigsParse(t *testing.T) {
 				t.Errorf("%s: target %s: fabric-ports %v, address %q", p, tc.Name, tc.FabricPorts, tc.Address)
 			}
 		}
+	}
+}
+
+// One switch under two target names would get every change twice, with
+// budget and holds counted per name: a configuration error naming both.
+func TestParseConfigDuplicateSwitch(t *testing.T) {
+	for _, c := range []struct{ doc, want string }{
+		// sonic sends no target name: the address (and namespace) is the switch.
+		{"targets:\n  a: {address: 'sw1:9339', dialect: sonic}\n  b: {address: 'SW1:9339', dialect: sonic}\n",
+			`targets.a and targets.b name the same switch`},
+		{"targets:\n  a: {address: 'sw1:9339', dialect: sonic, namespace: asic0}\n  b: {address: 'sw1:9339', dialect: sonic, namespace: asic0}\n",
+			`targets.a and targets.b name the same switch (address sw1:9339, namespace asic0)`},
+		// "localhost" and no namespace select the same (default) namespace.
+		{"targets:\n  a: {address: 'sw1:9339', dialect: sonic, namespace: localhost}\n  b: {address: 'sw1:9339', dialect: sonic}\n",
+			`targets.a and targets.b name the same switch`},
+		{"targets:\n  a: {address: '[::1]:9339', dialect: sonic}\n  b: {address: '[0:0::1]:9339', dialect: sonic}\n",
+			`targets.a and targets.b name the same switch`},
+		{"targets:\n  a: {address: 'sw1:9339', dialect: sonic}\n  b: {address: 'sw1:09339', dialect: sonic}\n",
+			`targets.a and targets.b name the same switch`},
+	} {
+		_, err := ParseConfig([]byte(c.doc))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.doc, err, c.want)
+		}
+	}
+	// Distinct switches: openconfig names the switch by its target name
+	// (prefix.target), so several may share an address (as simswitch
+	// serves a fabric); sonic ones differ by namespace or address.
+	for _, doc := range []string{
+		"targets:\n  leaf0: {address: 'h:1'}\n  leaf1: {address: 'h:1'}\n",
+		"targets:\n  a: {address: 'h:1', dialect: sonic, namespace: asic0}\n  b: {address: 'h:1', dialect: sonic, namespace: asic1}\n",
+		"targets:\n  a: {address: 'h:1', dialect: sonic}\n  b: {address: 'h:2', dialect: sonic}\n",
+	} {
+		if _, err := ParseConfig([]byte(doc)); err != nil {
+			t.Errorf("%q: %v", doc, err)
+		}
+	}
+}
+
+// writeTLSFiles writes a self-signed certificate and its key as PEM into
+// dir and returns their paths.
+func writeTLSFiles(t *testing.T, dir string) (certPath, keyPath string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "ecntune test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPath, keyPath = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+	os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600)
+	return certPath, keyPath
+}
+
+// TLS files are read when the configuration is: a CA that is not PEM, or
+// a certificate and key that are no pair, are configuration errors rather
+// than a dial that fails forever.
+func TestParseConfigTLSFiles(t *testing.T) {
+	dir := t.TempDir()
+	cert, key := writeTLSFiles(t, dir)
+	_, otherKey := writeTLSFiles(t, t.TempDir())
+	notPEM := filepath.Join(dir, "ca.txt")
+	os.WriteFile(notPEM, []byte("not a certificate\n"), 0o644)
+	target := func(extra string) string { return "targets:\n  sw0:\n    address: h:1\n" + extra }
+	for _, c := range []struct{ doc, want string }{
+		{target("    tls-ca: " + notPEM + "\n"), "targets.sw0.tls-ca: " + notPEM + ": no PEM certificate"},
+		{target("    tls-ca: " + filepath.Join(dir, "none.pem") + "\n"), "targets.sw0.tls-ca: open " + filepath.Join(dir, "none.pem")},
+		{target("    tls-cert: " + cert + "\n    tls-key: " + otherKey + "\n"), "targets.sw0.tls-cert/tls-key: "},
+		{target("    tls-cert: " + notPEM + "\n    tls-key: " + key + "\n"), "targets.sw0.tls-cert/tls-key: "},
+	} {
+		_, err := ParseConfig([]byte(c.doc))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.doc, err, c.want)
+		}
+	}
+	c, err := ParseConfig([]byte(target("    tls-ca: " + cert + "\n    tls-cert: " + cert + "\n    tls-key: " + key + "\n")))
+	if err != nil || c.Targets[0].TLSCA != cert {
+		t.Fatalf("valid TLS files: %v", err)
+	}
+}
+
+// Intervals have a floor: interval: 1ns would spin the loop.
+func TestParseConfigIntervalFloor(t *testing.T) {
+	base := "targets:\n  sw0:\n    address: 127.0.0.1:1\n"
+	for _, c := range []struct{ doc, want string }{
+		{"interval: 1ns\n" + base, "interval: 1ns is below the minimum of 100ms"},
+		{"interval: 99ms\n" + base, "interval: 99ms is below the minimum of 100ms"},
+		{"interval: 1s\nsample-interval: 10ms\n" + base, "sample-interval: 10ms is below the minimum of 100ms"},
+	} {
+		_, err := ParseConfig([]byte(c.doc))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.doc, err, c.want)
+		}
+	}
+	c, err := ParseConfig([]byte("interval: 100ms\n" + base))
+	if err != nil || c.Interval != MinInterval || c.SampleInterval != MinInterval {
+		t.Fatalf("interval at the floor: %+v %v", c, err)
+	}
+}
+
+// Two bounds for one link rate: which one applies would be an accident.
+func TestParseConfigDuplicateBoundsRate(t *testing.T) {
+	doc := "targets:\n  sw0:\n    address: h:1\nguardrails:\n  bounds:\n" +
+		"    - {rate: 100Gbps, kmin: [5KB, 2MB], kmax: [50KB, 8MB], pmax: [0.01, 0.5]}\n" +
+		"    - {rate: 400Gbps, kmin: [20KB, 8MB], kmax: [200KB, 32MB], pmax: [0.01, 0.5]}\n" +
+		"    - {rate: 100G, kmin: [5KB, 1MB], kmax: [50KB, 4MB], pmax: [0.01, 0.5]}\n"
+	_, err := ParseConfig([]byte(doc))
+	if err == nil || !strings.Contains(err.Error(), "guardrails.bounds[2].rate: 100G is the rate of guardrails.bounds[0] too") {
+		t.Fatalf("got %v", err)
 	}
 }

@@ -13,7 +13,9 @@
 // One writer per switch. The agent database is a bbolt file opened with an
 // exclusive lock and a timeout: a second agent on the same database fails at
 // once with an error that says so (and `agent rollback` refuses while an
-// agent runs). Across databases, no public gNMI model has a lease leaf a
+// agent runs; `agent history` reads the audit log from its /changes then). A db that is not an agent database (the model registry,
+// another bbolt file, not bbolt at all) is refused before anything is
+// written to it. Across databases, no public gNMI model has a lease leaf a
 // switch would keep for us (gnmic's clustering takes its per-target locks in
 // Consul, Kubernetes or Redis, outside the switch), so rather than invent a
 // marker on the switch the agent watches what it wrote: a queue that reports

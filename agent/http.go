@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -11,8 +12,9 @@ import (
 
 // Handler serves /metrics (Prometheus), /recommendations (JSON: the newest
 // recommendation per queue; ?target=T filters, ?since=DURATION&db=1 reads
-// the stored history instead), /changes (the last batch of changes) and
-// /healthz.
+// the stored history instead), /changes (the audit log, in pages: see
+// ChangesHandler), /changes/last (the last batch the guard let through,
+// with confidences and clamping rules) and /healthz.
 func (a *Agent) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(a.o.Instruments.Registry, promhttp.HandlerOpts{}))
@@ -45,7 +47,8 @@ func (a *Agent) Handler() http.Handler {
 		}
 		writeJSON(w, a.Recommendations(target))
 	})
-	mux.HandleFunc("/changes", func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("/changes", ChangesHandler(a.o.Journal, a.o.Clock))
+	mux.HandleFunc("/changes/last", func(w http.ResponseWriter, r *http.Request) {
 		a.mu.Lock()
 		cs := append([]Change(nil), a.lastPlan...)
 		a.mu.Unlock()
@@ -55,6 +58,58 @@ func (a *Agent) Handler() http.Handler {
 		w.Write([]byte("ok\n"))
 	})
 	return mux
+}
+
+// ChangesHandler serves the audit log of j as JSON pages (ChangesPage),
+// so that it can be read while the agent holds the database:
+// ?target=T keeps one target, ?since= a duration ago (10m) or an RFC 3339
+// time, ?limit=N the newest N matches (default DefaultChangesPage, at most
+// MaxChangesPage), ?before=SEQ those older than next_before of the
+// previous page. now is the clock since= counts back from.
+func ChangesHandler(j *Journal, now func() time.Time) http.Handler {
+	if now == nil {
+		now = time.Now
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			http.Error(w, "GET only", http.StatusMethodNotAllowed)
+			return
+		}
+		v := r.URL.Query()
+		q := ChangesQuery{Target: v.Get("target")}
+		if s := v.Get("since"); s != "" {
+			if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+				q.SinceNs = now().Add(-d).UnixNano()
+			} else if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+				q.SinceNs = t.UnixNano()
+			} else {
+				http.Error(w, "since: want a duration such as 10m or an RFC 3339 time", http.StatusBadRequest)
+				return
+			}
+		}
+		if s := v.Get("limit"); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 1 || n > MaxChangesPage {
+				http.Error(w, fmt.Sprintf("limit: want 1..%d", MaxChangesPage), http.StatusBadRequest)
+				return
+			}
+			q.Limit = n
+		}
+		if s := v.Get("before"); s != "" {
+			n, err := strconv.ParseUint(s, 10, 64)
+			if err != nil || n == 0 {
+				http.Error(w, "before: want a sequence number (next_before of the previous page)", http.StatusBadRequest)
+				return
+			}
+			q.Before = n
+		}
+		p, err := j.ChangesPage(q)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		writeJSON(w, p)
+	})
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

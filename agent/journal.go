@@ -94,6 +94,10 @@ func OpenJournal(path string, lockTimeout time.Duration) (*Journal, error) {
 		if errors.Is(err, bolt.ErrTimeout) {
 			return nil, fmt.Errorf("agent db %s: %w (another ecntune agent is running on it; stop it or use another db)", path, ErrJournalLocked)
 		}
+		return nil, fmt.Errorf("agent db %s: %w", path, notBolt(err))
+	}
+	if err := db.View(checkAgentDB); err != nil {
+		db.Close()
 		return nil, fmt.Errorf("agent db %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {

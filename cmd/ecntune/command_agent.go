@@ -28,7 +28,8 @@ func newAgentCmd() *cobra.Command {
 queue with the configured policy, and either record recommendations (mode: shadow) or apply them
 through the guardrails with a write-ahead audit log and read-back (mode: closed-loop).
 Metrics and recommendations are served over HTTP (config key metrics): /metrics,
-/recommendations, /changes, /healthz.`,
+/recommendations, /changes (the audit log, paged: ?target=&since=&limit=&before=),
+/changes/last (the last batch), /healthz.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cfgPath == "" {

@@ -1,9 +1,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -13,41 +20,190 @@ import (
 	"github.com/ecntune/ecntune/agent"
 )
 
+// agentHistoryOpts are the flags of "ecntune agent history".
+type agentHistoryOpts struct {
+	db, cfgPath, url, target, since string
+	asJSON                          bool
+}
+
 func newAgentHistoryCmd() *cobra.Command {
-	var (
-		db, target, since string
-		asJSON            bool
-	)
+	var o agentHistoryOpts
 	cmd := &cobra.Command{
 		Use:   "history",
 		Short: "Show the agent's audit log of changes",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			from, err := parseSince(since, time.Now())
-			if err != nil {
-				return fmt.Errorf("--since: %w", err)
-			}
-			j, err := openExistingJournal(db)
-			if err != nil {
-				return err
-			}
-			defer j.Close()
-			var fromNs int64
-			if !from.IsZero() {
-				fromNs = from.UnixNano()
-			}
-			es, err := j.Entries(target, fromNs)
-			if err != nil {
-				return err
-			}
-			return printHistory(cmd.OutOrStdout(), es, asJSON)
-		},
+		Long: `Show the agent's audit log of changes, oldest first. The database is read-only here.
+A running agent holds its database locked (bbolt lets no reader past a writer), so while
+it runs the log is read from its HTTP API (/changes, page by page) instead: at the metrics
+address of --config, or at --url.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runAgentHistory(cmd, o) },
 	}
-	cmd.Flags().StringVar(&db, "db", "agent.db", "agent database")
-	cmd.Flags().StringVar(&target, "target", "", "only this target")
-	cmd.Flags().StringVar(&since, "since", "", "only changes since a duration ago (10m) or an RFC 3339 time")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON lines")
+	cmd.Flags().StringVar(&o.db, "db", "", "agent database (default: the db of --config, else agent.db)")
+	cmd.Flags().StringVar(&o.cfgPath, "config", "", "the agent's configuration: its db, and its metrics address to ask while it runs")
+	cmd.Flags().StringVar(&o.url, "url", "", "read from a running agent's HTTP API at this address (http://HOST:PORT) instead of the db")
+	cmd.Flags().StringVar(&o.target, "target", "", "only this target")
+	cmd.Flags().StringVar(&o.since, "since", "", "only changes since a duration ago (10m) or an RFC 3339 time")
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print JSON lines")
 	return cmd
+}
+
+// historyLockWait is how long history waits for the database's lock
+// before it turns to the running agent's HTTP API.
+const historyLockWait = 500 * time.Millisecond
+
+// runAgentHistory prints the audit log from the database or, while an
+// agent holds it, from that agent's HTTP API.
+func runAgentHistory(cmd *cobra.Command, o agentHistoryOpts) error {
+	from, err := parseSince(o.since, time.Now())
+	if err != nil {
+		return fmt.Errorf("--since: %w", err)
+	}
+	out := cmd.OutOrStdout()
+	if o.url != "" {
+		es, err := fetchHistory(cmd.Context(), agentBaseURL(o.url), o.target, from)
+		if err != nil {
+			return err
+		}
+		return printHistory(out, es, o.asJSON)
+	}
+	var cfg *agent.Config
+	if o.cfgPath != "" {
+		if cfg, err = agent.LoadConfig(o.cfgPath); err != nil {
+			return err
+		}
+	}
+	db := o.db
+	switch {
+	case db == "" && cfg != nil:
+		db = cfg.DB
+	case db == "":
+		db = "agent.db"
+	}
+	j, err := agent.OpenJournalReadOnly(db, historyLockWait)
+	if errors.Is(err, agent.ErrJournalLocked) {
+		base, ferr := runningAgentURL(o, cfg, db)
+		if ferr != nil {
+			return fmt.Errorf("%w: %v", err, ferr)
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "agent db %s is locked by the running agent: reading its audit log from %s\n", db, base)
+		es, err := fetchHistory(cmd.Context(), base, o.target, from)
+		if err != nil {
+			return err
+		}
+		return printHistory(out, es, o.asJSON)
+	}
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	var fromNs int64
+	if !from.IsZero() {
+		fromNs = from.UnixNano()
+	}
+	es, err := j.Entries(o.target, fromNs)
+	if err != nil {
+		return err
+	}
+	return printHistory(out, es, o.asJSON)
+}
+
+// runningAgentURL is the HTTP API of the agent that holds db: the metrics
+// address of its configuration.
+func runningAgentURL(o agentHistoryOpts, cfg *agent.Config, db string) (string, error) {
+	if cfg == nil {
+		return "", errors.New("pass the running agent's --config (its metrics address serves the audit log) or --url http://HOST:PORT")
+	}
+	if o.db != "" && !sameFile(o.db, cfg.DB) {
+		return "", fmt.Errorf("--db %s is not the db of %s (%s): its metrics address serves another audit log", o.db, o.cfgPath, cfg.DB)
+	}
+	if cfg.Metrics == "" {
+		return "", fmt.Errorf("%s serves no HTTP API (metrics: \"\"): stop the agent, or give it a metrics address", o.cfgPath)
+	}
+	return agentBaseURL(cfg.Metrics), nil
+}
+
+// sameFile compares two paths made absolute.
+func sameFile(a, b string) bool {
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && aa == bb
+}
+
+// agentBaseURL turns a listen address (":9273", "0.0.0.0:9273") or a URL
+// into the base URL to ask: an unspecified host is this machine.
+func agentBaseURL(addr string) string {
+	if strings.Contains(addr, "://") {
+		return strings.TrimRight(addr, "/")
+	}
+	if host, port, err := net.SplitHostPort(addr); err == nil {
+		switch host {
+		case "", "0.0.0.0":
+			host = "127.0.0.1"
+		case "::":
+			host = "::1"
+		}
+		addr = net.JoinHostPort(host, port)
+	}
+	return "http://" + strings.TrimRight(addr, "/")
+}
+
+// fetchHistory reads every page of the audit log (newest page first) from
+// an agent's /changes and returns the entries oldest first.
+func fetchHistory(ctx context.Context, base, target string, from time.Time) ([]agent.AuditEntry, error) {
+	client := &http.Client{Timeout: 30 * time.Second}
+	var pages [][]agent.AuditEntry
+	var before uint64
+	for {
+		q := url.Values{"limit": {strconv.Itoa(agent.MaxChangesPage)}}
+		if target != "" {
+			q.Set("target", target)
+		}
+		if !from.IsZero() {
+			q.Set("since", from.UTC().Format(time.RFC3339Nano))
+		}
+		if before > 0 {
+			q.Set("before", strconv.FormatUint(before, 10))
+		}
+		p, err := getChangesPage(ctx, client, base+"/changes?"+q.Encode())
+		if err != nil {
+			return nil, fmt.Errorf("agent at %s: %w", base, err)
+		}
+		pages = append(pages, p.Changes)
+		if p.NextBefore == 0 {
+			break
+		}
+		if before != 0 && p.NextBefore >= before {
+			return nil, fmt.Errorf("agent at %s: /changes: next_before %d does not go back from %d", base, p.NextBefore, before)
+		}
+		before = p.NextBefore
+	}
+	var es []agent.AuditEntry
+	for i := len(pages) - 1; i >= 0; i-- {
+		es = append(es, pages[i]...)
+	}
+	return es, nil
+}
+
+// getChangesPage fetches and decodes one page.
+func getChangesPage(ctx context.Context, client *http.Client, u string) (agent.ChangesPage, error) {
+	var p agent.ChangesPage
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return p, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return p, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return p, fmt.Errorf("/changes: %s: %s", resp.Status, strings.TrimSpace(string(msg)))
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&p); err != nil {
+		return p, fmt.Errorf("/changes: %w (is this an ecntune agent?)", err)
+	}
+	return p, nil
 }
 
 func printHistory(w io.Writer, es []agent.AuditEntry, asJSON bool) error {

@@ -91,7 +91,8 @@ on episodes drawn from the given scenarios with domain randomisation (load, fan-
 mixes, link rate, starting setting), running --workers episodes in parallel. A run is
 reproducible from --seed and --workers. Checkpoints go to the registry (--db) every few
 rounds under the run name --name, and a run started again with the same flags resumes
-from the last one. At the end the model is stored (models.Put) with its provenance, and
+from the last one. One trainer at a time holds a run: a second one under the same --name
+and --db stops at start (the lock is the file DB.train-NAME.lock beside the registry). At the end the model is stored (models.Put) with its provenance, and
 the learning curve is written as CSV and PNG next to the registry or into --out.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runTrain(cmd, o) },
@@ -159,6 +160,12 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 	if err := reg.Close(); err != nil {
 		return err
 	}
+	// One trainer per run: a second one under the same name stops here.
+	lock, err := acquireRunLock(o.db, o.name)
+	if err != nil {
+		return err
+	}
+	defer lock.release()
 	store := &runRegistry{path: o.db}
 
 	stderr := cmd.ErrOrStderr()

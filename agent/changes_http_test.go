@@ -1,0 +1,92 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/ecntune/ecntune/env"
+)
+
+// getChanges fetches one page of /changes.
+func getChanges(t *testing.T, base, query string) (ChangesPage, int) {
+	t.Helper()
+	resp, err := http.Get(base + "/changes?" + query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var p ChangesPage
+	if resp.StatusCode == http.StatusOK {
+		if err := json.NewDecoder(resp.Body).Decode(&p); err != nil {
+			t.Fatalf("/changes?%s: %v", query, err)
+		}
+	}
+	return p, resp.StatusCode
+}
+
+// /changes serves the audit log, not only the last batch: filtered by
+// target and time, newest first in pages of a bounded size, each page in
+// order, with the cursor of the next (older) one.
+func TestHTTPChangesPages(t *testing.T) {
+	r := newRig(t, ModeClosedLoop, false, "", nil)
+	t0 := time.Unix(1_700_000_000, 0)
+	var es []AuditEntry
+	for i := 0; i < 250; i++ {
+		tg := []string{"leaf0", "leaf1"}[i%2]
+		es = append(es, AuditEntry{TimeNs: t0.Add(time.Duration(i) * time.Second).UnixNano(), Target: tg,
+			Key: env.QueueKey{Target: tg, Port: "Ethernet0", Queue: 3}, Kind: KindTune, Reason: fmt.Sprint(i), State: StateApplied})
+	}
+	if _, err := r.j.Intent(es); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(r.a.Handler())
+	defer srv.Close()
+
+	// Paging back through leaf0's 125 entries, 50 at a time.
+	var all []AuditEntry
+	before := ""
+	for pages := 0; ; pages++ {
+		p, code := getChanges(t, srv.URL, "target=leaf0&limit=50"+before)
+		if code != http.StatusOK || len(p.Changes) == 0 || len(p.Changes) > 50 || pages > 3 {
+			t.Fatalf("page %d: status %d, %d entries", pages, code, len(p.Changes))
+		}
+		for i, e := range p.Changes {
+			if e.Target != "leaf0" || (i > 0 && e.Seq <= p.Changes[i-1].Seq) {
+				t.Fatalf("page %d: entry %d: %+v", pages, i, e)
+			}
+		}
+		all = append(p.Changes, all...)
+		if p.NextBefore == 0 {
+			break
+		}
+		if p.NextBefore != p.Changes[0].Seq {
+			t.Fatalf("next_before %d, first seq %d", p.NextBefore, p.Changes[0].Seq)
+		}
+		before = fmt.Sprintf("&before=%d", p.NextBefore)
+	}
+	if len(all) != 125 || all[0].Seq != 1 || all[124].Seq != 249 {
+		t.Fatalf("leaf0: %d entries, %d..%d", len(all), all[0].Seq, all[len(all)-1].Seq)
+	}
+	// The default page is the newest 100; since= is a time or a duration.
+	if p, _ := getChanges(t, srv.URL, ""); len(p.Changes) != 100 || p.Changes[99].Seq != 250 || p.NextBefore != 151 {
+		t.Fatalf("default page: %d entries, next %d", len(p.Changes), p.NextBefore)
+	}
+	since := url.QueryEscape(t0.Add(240 * time.Second).Format(time.RFC3339Nano))
+	if p, _ := getChanges(t, srv.URL, "since="+since); len(p.Changes) != 10 || p.Changes[0].Seq != 241 || p.NextBefore != 0 {
+		t.Fatalf("since %s: %+v", since, p)
+	}
+	r.clk.t = t0.Add(250 * time.Second)
+	if p, _ := getChanges(t, srv.URL, "since=5s&target=leaf1"); len(p.Changes) != 3 || p.Changes[0].Seq != 246 {
+		t.Fatalf("since 5s: %+v", p)
+	}
+	for _, q := range []string{"limit=0", fmt.Sprintf("limit=%d", MaxChangesPage+1), "limit=x", "before=-1", "before=x", "since=yesterday"} {
+		if _, code := getChanges(t, srv.URL, q); code != http.StatusBadRequest {
+			t.Errorf("%s: status %d, want 400", q, code)
+		}
+	}
+}

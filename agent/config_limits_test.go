@@ -1,0 +1,61 @@
+package agent
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A configuration file above MaxConfigBytes is refused before it is read
+// in full.
+func TestLoadConfigSizeLimit(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big.yaml")
+	doc := "targets:\n  sw0:\n    address: h:1\n"
+	pad := strings.Repeat("# padding padding padding padding padding padding padding padding\n", 4<<20/64)
+	if err := os.WriteFile(p, []byte(doc+pad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadConfig(p)
+	if err == nil || !strings.Contains(err.Error(), p+": larger than the limit of 4 MiB") {
+		t.Fatalf("got %v", err)
+	}
+	os.WriteFile(p, []byte(doc+pad[:1<<20]), 0o644)
+	if _, err := LoadConfig(p); err != nil {
+		t.Fatalf("a 1 MiB file: %v", err)
+	}
+}
+
+// Aliases cannot make a small file expand without bound: the document is
+// counted with its aliases expanded before it is decoded.
+func TestParseConfigAliasLimit(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("targets:\n  t0: &s\n    address: h:1\n    ports: [")
+	for i := 0; i < 100; i++ {
+		fmt.Fprintf(&b, "e%d, ", i)
+	}
+	b.WriteString("e100]\n")
+	for i := 1; i < 5000; i++ {
+		fmt.Fprintf(&b, "  t%d: *s\n", i)
+	}
+	_, err := ParseConfig([]byte(b.String()))
+	if err == nil || !strings.Contains(err.Error(), "more than 500000 YAML nodes once aliases are expanded") {
+		t.Fatalf("got %v", err)
+	}
+	// An anchor that contains itself.
+	_, err = ParseConfig([]byte("targets:\n  sw0: &a\n    address: h:1\n    ports: [*a]\n"))
+	if err == nil || !strings.Contains(err.Error(), "contains itself") {
+		t.Fatalf("self-referencing anchor: got %v", err)
+	}
+}
+
+// A typo inside an anchored target is reported once, with its line, not
+// once per alias of the anchor.
+func TestParseConfigTypoOnceThroughAliases(t *testing.T) {
+	doc := "targets:\n  leaf0: &sim\n    address: h:1\n    colour: red\n  leaf1: *sim\n  leaf2: *sim\n  leaf3: *sim\n"
+	_, err := ParseConfig([]byte(doc))
+	if err == nil || strings.Count(err.Error(), "colour") != 1 || !strings.Contains(err.Error(), "line 4: field colour not found") {
+		t.Fatalf("got %v", err)
+	}
+}

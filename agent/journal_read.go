@@ -1,0 +1,163 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// Telling an agent database from other bbolt files, and reading one.
+
+// registryMarker is the bucket every ecntune model registry has (see
+// models: "registry" holds its schema).
+var registryMarker = []byte("registry")
+
+// checkAgentDB tells whether the open bbolt file is an agent database
+// (it has the audit bucket) or a new, empty one; anything else is
+// refused, before any bucket is written: the model registry (the agent
+// would write its buckets into it and hold its lock), or a bbolt database
+// of something else.
+func checkAgentDB(tx *bolt.Tx) error {
+	var names []string
+	isAgent, isRegistry := false, false
+	_ = tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+		names = append(names, string(name))
+		isAgent = isAgent || bytes.Equal(name, bucketAudit)
+		isRegistry = isRegistry || bytes.Equal(name, registryMarker)
+		return nil
+	})
+	switch {
+	case isRegistry:
+		return fmt.Errorf("this is an ecntune model registry, not an agent database: give the agent a db of its own (the model registry is the config's registry)")
+	case isAgent || len(names) == 0:
+		return nil
+	}
+	sort.Strings(names)
+	if len(names) > 6 {
+		names = append(names[:6], "...")
+	}
+	return fmt.Errorf("a bbolt database but not an ecntune agent database (buckets: %s): give the agent a db of its own", strings.Join(names, ", "))
+}
+
+// notBolt explains bbolt's errors for a file that is not a bbolt database.
+func notBolt(err error) error {
+	if errors.Is(err, berrors.ErrInvalid) || errors.Is(err, berrors.ErrVersionMismatch) || errors.Is(err, berrors.ErrChecksum) {
+		return fmt.Errorf("not a bbolt database (%w): is db the right file?", err)
+	}
+	return err
+}
+
+// OpenJournalReadOnly opens an existing agent database for reading, with
+// a shared lock: several readers at once, but not while an agent (or
+// `agent rollback`) holds it, which bbolt's exclusive file lock allows no
+// reader to bypass; then it fails with ErrJournalLocked after
+// lockTimeout. Nothing is written, not even the buckets of a new file.
+func OpenJournalReadOnly(path string, lockTimeout time.Duration) (*Journal, error) {
+	if lockTimeout <= 0 {
+		lockTimeout = time.Second
+	}
+	if !FileExists(path) {
+		return nil, fmt.Errorf("agent db %s does not exist", path)
+	}
+	db, err := bolt.Open(path, 0o400, &bolt.Options{Timeout: lockTimeout, ReadOnly: true})
+	if err != nil {
+		if errors.Is(err, berrors.ErrTimeout) {
+			return nil, fmt.Errorf("agent db %s: %w (an ecntune agent is running on it)", path, ErrJournalLocked)
+		}
+		return nil, fmt.Errorf("agent db %s: %w", path, notBolt(err))
+	}
+	err = db.View(func(tx *bolt.Tx) error {
+		if err := checkAgentDB(tx); err != nil {
+			return err
+		}
+		if tx.Bucket(bucketAudit) == nil {
+			return errors.New("an empty database, no audit log yet")
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("agent db %s: %w", path, err)
+	}
+	return &Journal{db: db, path: path}, nil
+}
+
+// MaxChangesPage bounds the entries of one ChangesPage (the limit of
+// /changes); DefaultChangesPage is the size of a page when none is asked.
+const (
+	MaxChangesPage     = 1000
+	DefaultChangesPage = 100
+)
+
+// ChangesQuery selects a page of the audit log.
+type ChangesQuery struct {
+	Target  string // "" = every target
+	SinceNs int64  // only entries whose intent was written at or after (0 = all)
+	// Before, when not 0, keeps entries with a lower sequence number: the
+	// NextBefore of the previous page.
+	Before uint64
+	Limit  int // 1..MaxChangesPage; 0 = DefaultChangesPage
+}
+
+// ChangesPage is the newest Limit entries that match a ChangesQuery,
+// oldest first.
+type ChangesPage struct {
+	Changes []AuditEntry `json:"changes"`
+	// NextBefore is the Before of the next (older) page; 0 when this page
+	// holds the oldest match.
+	NextBefore uint64 `json:"next_before,omitempty"`
+}
+
+// ChangesPage reads one page of the audit log, walking back from
+// q.Before (or the newest entry).
+func (j *Journal) ChangesPage(q ChangesQuery) (ChangesPage, error) {
+	if q.Limit == 0 {
+		q.Limit = DefaultChangesPage
+	}
+	if q.Limit < 0 || q.Limit > MaxChangesPage {
+		return ChangesPage{}, fmt.Errorf("limit %d: want 1..%d", q.Limit, MaxChangesPage)
+	}
+	p := ChangesPage{Changes: []AuditEntry{}}
+	err := j.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketAudit).Cursor()
+		var k, v []byte
+		if q.Before > 0 {
+			if k, _ = c.Seek(seqKey(q.Before)); k == nil {
+				k, v = c.Last()
+			} else {
+				k, v = c.Prev()
+			}
+		} else {
+			k, v = c.Last()
+		}
+		for ; k != nil; k, v = c.Prev() {
+			var e AuditEntry
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("audit entry %d: %w", binary.BigEndian.Uint64(k), err)
+			}
+			if (q.Target != "" && e.Target != q.Target) || e.TimeNs < q.SinceNs {
+				continue
+			}
+			if len(p.Changes) == q.Limit {
+				p.NextBefore = p.Changes[len(p.Changes)-1].Seq // there is an older match
+				break
+			}
+			p.Changes = append(p.Changes, e)
+		}
+		return nil
+	})
+	if err != nil {
+		return ChangesPage{}, fmt.Errorf("agent db %s: %w", j.path, err)
+	}
+	slices.Reverse(p.Changes)
+	return p, nil
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ecntune/ecntune/agent"
+	"github.com/ecntune/ecntune/env"
+)
+
+// agent history while the agent runs: the database is locked, so it
+// reads the audit log from the agent's HTTP API (the metrics address of
+// --config, or --url), all pages of it; once the agent is gone it reads
+// the file, read-only.
+func TestAgentHistoryWhileAgentRuns(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "agent.db")
+	j, err := agent.OpenJournal(db, time.Second) // the running agent's lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	var es []agent.AuditEntry
+	now := time.Now()
+	n := 2*agent.MaxChangesPage + 100 // sw0 has more than two pages
+	for i := 0; i < n; i++ {
+		tg := "sw0"
+		if i%50 == 0 {
+			tg = "sw1"
+		}
+		es = append(es, agent.AuditEntry{TimeNs: now.Add(time.Duration(i-n) * time.Millisecond).UnixNano(), Target: tg,
+			Key: env.QueueKey{Target: tg, Port: "Ethernet0", Queue: 3}, Kind: agent.KindTune, State: agent.StateApplied,
+			Reason: fmt.Sprint("change ", i)})
+	}
+	if _, err := j.Intent(es); err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/changes", agent.ChangesHandler(j, time.Now))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	conf := filepath.Join(dir, "agent.yaml")
+	os.WriteFile(conf, []byte(fmt.Sprintf("db: %s\nmetrics: %s\ntargets:\n  sw0: {address: '127.0.0.1:1', insecure: true}\n  sw1: {address: '127.0.0.1:2', insecure: true}\n",
+		db, strings.TrimPrefix(srv.URL, "http://"))), 0o644)
+	ctx := context.Background()
+	rows := func(out string) int { return strings.Count(out, "\n") - 1 } // minus the header
+
+	out, errOut, err := runAgentCmd(t, ctx, "history", "--config", conf, "--target", "sw0")
+	if err != nil || rows(out) != n-n/50 || !strings.Contains(out, "change 1\n") {
+		t.Fatalf("history --config while the agent runs: %v, %d rows\n%.300s", err, rows(out), out)
+	}
+	if !strings.Contains(errOut, "locked") || !strings.Contains(errOut, srv.URL) {
+		t.Errorf("stderr does not say where the history came from: %q", errOut)
+	}
+	out, _, err = runAgentCmd(t, ctx, "history", "--url", srv.URL, "--json", "--target", "sw1", "--since", "1h")
+	if err != nil || strings.Count(out, "\n") != n/50 || !strings.Contains(out, `"target":"sw1"`) {
+		t.Fatalf("history --url: %v\n%.300s", err, out)
+	}
+	_, _, err = runAgentCmd(t, ctx, "history", "--db", db)
+	if err == nil || !strings.Contains(err.Error(), "locked") || !strings.Contains(err.Error(), "--config") || !strings.Contains(err.Error(), "--url") {
+		t.Fatalf("history --db on a locked db without --config: %v", err)
+	}
+
+	j.Close() // the agent stops: the file is read directly
+	out, _, err = runAgentCmd(t, ctx, "history", "--config", conf, "--target", "sw1")
+	if err != nil || rows(out) != n/50 {
+		t.Fatalf("history after the agent stopped: %v, %d rows", err, rows(out))
+	}
+}
