@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,6 +52,9 @@ type Config struct {
 	// (every queue every interval: about 0.6 KB each).
 	Retention time.Duration
 	Targets   []TargetConfig
+	// Notes are what the agent should say once at start about the file,
+	// such as the gnmic-only keys it ignores.
+	Notes []string
 	// Guardrails are the guard's rules, and in Guardrails.Reward the
 	// reward intervals are scored with (DefaultReward from a file).
 	Guardrails GuardConfig
@@ -109,6 +113,56 @@ type fileConfig struct {
 	Retention      string                `yaml:"retention"`
 	Targets        map[string]fileTarget `yaml:"targets"`
 	Guardrails     fileGuard             `yaml:"guardrails"`
+
+	// gnmic's top-level target defaults: they apply to every target that
+	// does not set its own (as in a gnmic configuration file).
+	gnmicDefaults `yaml:",inline"`
+	// gnmic-only top-level keys, accepted and ignored (with a note).
+	GnmicIgnored gnmicTopIgnored `yaml:",inline"`
+}
+
+// gnmicDefaults are the top-level keys gnmic applies to every target.
+type gnmicDefaults struct {
+	Port       string `yaml:"port"` // for target keys and addresses without one (default 57400)
+	Username   string `yaml:"username"`
+	Password   string `yaml:"password"`
+	Insecure   *bool  `yaml:"insecure"`
+	SkipVerify *bool  `yaml:"skip-verify"`
+	TLSCA      string `yaml:"tls-ca"`
+	TLSCert    string `yaml:"tls-cert"`
+	TLSKey     string `yaml:"tls-key"`
+	Timeout    string `yaml:"timeout"`
+	RetryTimer string `yaml:"retry-timer"`
+	Encoding   string `yaml:"encoding"`
+}
+
+// gnmicTopIgnored are gnmic configuration keys that mean nothing to the
+// agent (its collector's subscriptions, outputs, processors, logging...).
+type gnmicTopIgnored struct {
+	Subscriptions yaml.Node `yaml:"subscriptions"`
+	Outputs       yaml.Node `yaml:"outputs"`
+	Inputs        yaml.Node `yaml:"inputs"`
+	Processors    yaml.Node `yaml:"processors"`
+	Actions       yaml.Node `yaml:"actions"`
+	Loader        yaml.Node `yaml:"loader"`
+	Clustering    yaml.Node `yaml:"clustering"`
+	APIServer     yaml.Node `yaml:"api-server"`
+	GNMIServer    yaml.Node `yaml:"gnmi-server"`
+	Tunnel        yaml.Node `yaml:"tunnel-server"`
+	Log           yaml.Node `yaml:"log"`
+	LogFile       yaml.Node `yaml:"log-file"`
+	Debug         yaml.Node `yaml:"debug"`
+	Format        yaml.Node `yaml:"format"`
+	Address       yaml.Node `yaml:"address"`
+	MaxMsgSize    yaml.Node `yaml:"max-msg-size"`
+	PrintRequest  yaml.Node `yaml:"print-request"`
+	ProtoFile     yaml.Node `yaml:"proto-file"`
+	ProtoDir      yaml.Node `yaml:"proto-dir"`
+	Gzip          yaml.Node `yaml:"gzip"`
+	Token         yaml.Node `yaml:"token"`
+	Proxy         yaml.Node `yaml:"proxy-from-env"`
+	Retry         yaml.Node `yaml:"retry"`
+	TargetBufSize yaml.Node `yaml:"target-buffer-size"`
 }
 
 type fileTarget struct {
@@ -116,8 +170,8 @@ type fileTarget struct {
 	Namespace   string    `yaml:"namespace"`
 	Username    string    `yaml:"username"`
 	Password    string    `yaml:"password"`
-	Insecure    bool      `yaml:"insecure"`
-	SkipVerify  bool      `yaml:"skip-verify"`
+	Insecure    *bool     `yaml:"insecure"`
+	SkipVerify  *bool     `yaml:"skip-verify"`
 	TLSCA       string    `yaml:"tls-ca"`
 	TLSCert     string    `yaml:"tls-cert"`
 	TLSKey      string    `yaml:"tls-key"`
@@ -128,6 +182,42 @@ type fileTarget struct {
 	Ports       yaml.Node `yaml:"ports"`
 	Queues      []int     `yaml:"queues"`
 	FabricPorts yaml.Node `yaml:"fabric-ports"`
+
+	// gnmic-only target keys, accepted and ignored (with a note).
+	GnmicIgnored gnmicTargetIgnored `yaml:",inline"`
+}
+
+// gnmicTargetIgnored are the keys of a gnmic target that mean nothing to
+// the agent (gnmic's pkg/api/types.TargetConfig, v0.1.11).
+type gnmicTargetIgnored struct {
+	Name                       yaml.Node `yaml:"name"`
+	AuthScheme                 yaml.Node `yaml:"auth-scheme"`
+	TLSServerName              yaml.Node `yaml:"tls-server-name"`
+	Subscriptions              yaml.Node `yaml:"subscriptions"`
+	Outputs                    yaml.Node `yaml:"outputs"`
+	BufferSize                 yaml.Node `yaml:"buffer-size"`
+	GRPCReadBufferSize         yaml.Node `yaml:"grpc-read-buffer-size"`
+	GRPCWriteBufferSize        yaml.Node `yaml:"grpc-write-buffer-size"`
+	GRPCConnWindowSize         yaml.Node `yaml:"grpc-conn-window-size"`
+	GRPCWindowSize             yaml.Node `yaml:"grpc-window-size"`
+	GRPCStaticConnWindowSize   yaml.Node `yaml:"grpc-static-conn-window-size"`
+	GRPCStaticStreamWindowSize yaml.Node `yaml:"grpc-static-stream-window-size"`
+	TLSMinVersion              yaml.Node `yaml:"tls-min-version"`
+	TLSMaxVersion              yaml.Node `yaml:"tls-max-version"`
+	TLSVersion                 yaml.Node `yaml:"tls-version"`
+	LogTLSSecret               yaml.Node `yaml:"log-tls-secret"`
+	ProtoFiles                 yaml.Node `yaml:"proto-files"`
+	ProtoDirs                  yaml.Node `yaml:"proto-dirs"`
+	Tags                       yaml.Node `yaml:"tags"`
+	EventTags                  yaml.Node `yaml:"event-tags"`
+	Gzip                       yaml.Node `yaml:"gzip"`
+	Token                      yaml.Node `yaml:"token"`
+	Proxy                      yaml.Node `yaml:"proxy"`
+	TunnelTargetType           yaml.Node `yaml:"tunnel-target-type"`
+	Metadata                   yaml.Node `yaml:"metadata"`
+	CipherSuites               yaml.Node `yaml:"cipher-suites"`
+	TCPKeepalive               yaml.Node `yaml:"tcp-keepalive"`
+	GRPCKeepalive              yaml.Node `yaml:"grpc-keepalive"`
 }
 
 type fileBounds struct {
@@ -297,12 +387,27 @@ func ParseConfig(data []byte) (*Config, error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	c.Notes = append(c.Notes, ignoredNote("", &f.GnmicIgnored)...)
 	for _, n := range names {
-		t, err := parseTarget(n, f.Targets[n])
+		ft := f.gnmicDefaults.apply(f.Targets[n])
+		c.Notes = append(c.Notes, ignoredNote("targets."+n+".", &ft.GnmicIgnored)...)
+		if ft.Address == "" {
+			ft.Address = n // gnmic: the key is the address
+		}
+		var err error
+		if ft.Address, err = withPort(ft.Address, f.Port); err != nil {
+			return nil, fmt.Errorf("targets.%s.address: %v", n, err)
+		}
+		t, err := parseTarget(n, ft)
 		if err != nil {
 			return nil, err
 		}
 		c.Targets = append(c.Targets, t)
+	}
+	if len(c.Notes) > 1 {
+		c.Notes = []string{"gnmic-only keys ignored: " + strings.Join(c.Notes, ", ")}
+	} else if len(c.Notes) == 1 {
+		c.Notes[0] = "gnmic-only key ignored: " + c.Notes[0]
 	}
 	if err := checkDistinctSwitches(c.Targets); err != nil {
 		return nil, err
@@ -437,12 +542,69 @@ func parseDur(field, s string, def time.Duration) (time.Duration, error) {
 	return d, nil
 }
 
+// DefaultGNMIPort is the port of a target address that names none, as in
+// gnmic.
+const DefaultGNMIPort = "57400"
+
+// apply fills the keys t does not set from gnmic's top-level defaults.
+func (d gnmicDefaults) apply(t fileTarget) fileTarget {
+	for _, s := range []struct {
+		dst *string
+		def string
+	}{{&t.Username, d.Username}, {&t.Password, d.Password},
+		{&t.TLSCA, d.TLSCA}, {&t.TLSCert, d.TLSCert}, {&t.TLSKey, d.TLSKey}, {&t.Timeout, d.Timeout},
+		{&t.RetryTimer, d.RetryTimer}, {&t.Encoding, d.Encoding}} {
+		if *s.dst == "" {
+			*s.dst = s.def
+		}
+	}
+	if t.Insecure == nil {
+		t.Insecure = d.Insecure
+	}
+	if t.SkipVerify == nil {
+		t.SkipVerify = d.SkipVerify
+	}
+	return t
+}
+
+// withPort is addr with port (DefaultGNMIPort when "") added when it has
+// none: "10.0.0.1" → "10.0.0.1:57400", "::1" → "[::1]:57400".
+func withPort(addr, port string) (string, error) {
+	if port == "" {
+		port = DefaultGNMIPort
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		return "", fmt.Errorf("port %q is not a port number", port)
+	}
+	if _, _, err := net.SplitHostPort(addr); err == nil {
+		return addr, nil
+	}
+	host := strings.TrimSuffix(strings.TrimPrefix(addr, "["), "]")
+	if host == "" || strings.ContainsAny(host, " /") {
+		return "", fmt.Errorf("%q is not a host or host:port", addr)
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// ignoredNote names, with prefix, the keys of v (a struct of yaml.Nodes)
+// that the file set.
+func ignoredNote(prefix string, v any) []string {
+	var out []string
+	rv := reflect.ValueOf(v).Elem()
+	for i := 0; i < rv.NumField(); i++ {
+		if n := rv.Field(i).Interface().(yaml.Node); n.Kind != 0 {
+			out = append(out, prefix+strings.Split(rv.Type().Field(i).Tag.Get("yaml"), ",")[0])
+		}
+	}
+	return out
+}
+
 func parseTarget(name string, f fileTarget) (TargetConfig, error) {
 	field := "targets." + name
 	t := TargetConfig{
 		Name: name, Address: f.Address, Namespace: f.Namespace,
 		Username: f.Username, Password: f.Password,
-		Insecure: f.Insecure, SkipVerify: f.SkipVerify,
+		Insecure: f.Insecure != nil && *f.Insecure, SkipVerify: f.SkipVerify != nil && *f.SkipVerify,
 		TLSCA: f.TLSCA, TLSCert: f.TLSCert, TLSKey: f.TLSKey,
 		Dialect: f.Dialect, Encoding: f.Encoding, Queues: f.Queues,
 	}
@@ -471,7 +633,7 @@ func parseTarget(name string, f fileTarget) (TargetConfig, error) {
 	if t.Dialect != DialectOpenConfig && t.Dialect != DialectSONiC {
 		return t, fmt.Errorf("%s.dialect: %q is not allowed (want openconfig or sonic)", field, t.Dialect)
 	}
-	switch t.Encoding {
+	switch t.Encoding = strings.ToLower(t.Encoding); t.Encoding {
 	case "":
 		t.Encoding = "json_ietf"
 	case "json_ietf", "json", "proto":

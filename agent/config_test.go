@@ -161,8 +161,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"interval: 1s\nsample-interval: 2s\n" + base, "sample-interval:"},
 		{"retention: forever\n" + base, "retention:"},
 		{"targets: {}\n", "targets:"},
-		{"targets:\n  sw0:\n    insecure: true\n", "targets.sw0.address"},
-		{"targets:\n  sw0:\n    address: host\n", "targets.sw0.address"},
+		{"targets:\n  \"bad host\":\n    insecure: true\n", "targets.bad host.address"},
+		{"port: 99999\ntargets:\n  sw0:\n    address: host\n", "targets.sw0.address: port \"99999\""},
 		{"targets:\n  sw0:\n    address: h:1\n    dialect: junos\n", "targets.sw0.dialect"},
 		{"targets:\n  sw0:\n    address: h:1\n    ports: all\n", "targets.sw0.ports"},
 		{"targets:\n  sw0:\n    address: h:1\n    ports: [a, a]\n", "targets.sw0.ports"},
@@ -401,5 +401,79 @@ func TestParseConfigDuplicateBoundsRate(t *testing.T) {
 	_, err := ParseConfig([]byte(doc))
 	if err == nil || !strings.Contains(err.Error(), "guardrails.bounds[2].rate: 100G is the rate of guardrails.bounds[0] too") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// A gnmic targets block works as pasted: the key is the address (default
+// port 57400), top-level username/password/insecure/skip-verify/encoding
+// are defaults for every target, encodings are case-insensitive, and
+// gnmic-only keys are ignored with one note naming them.
+func TestParseConfigGnmicTargets(t *testing.T) {
+	c, err := ParseConfig([]byte(`
+username: admin
+password: secret
+insecure: true
+encoding: JSON_IETF
+timeout: 5s
+subscriptions:
+  sub1: {paths: [/interfaces], stream-mode: sample}
+outputs:
+  out1: {type: file, file-type: stdout}
+targets:
+  172.17.0.100:
+    subscriptions: [sub1]
+    outputs: [out1]
+  172.17.0.101:
+    username: other
+    insecure: false
+    skip-verify: true
+    tls-server-name: sw1
+  "172.17.0.102:57000":
+    encoding: PROTO
+  "[2001:db8::1]":
+  sw3:
+    address: sw3.example.net
+    name: leaf3
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]TargetConfig{}
+	for _, tg := range c.Targets {
+		by[tg.Name] = tg
+	}
+	want := map[string]struct {
+		addr, user, enc  string
+		insecure, verify bool
+	}{
+		"172.17.0.100":       {"172.17.0.100:57400", "admin", "json_ietf", true, false},
+		"172.17.0.101":       {"172.17.0.101:57400", "other", "json_ietf", false, true},
+		"172.17.0.102:57000": {"172.17.0.102:57000", "admin", "proto", true, false},
+		"[2001:db8::1]":      {"[2001:db8::1]:57400", "admin", "json_ietf", true, false},
+		"sw3":                {"sw3.example.net:57400", "admin", "json_ietf", true, false},
+	}
+	if len(by) != len(want) {
+		t.Fatalf("targets %v", by)
+	}
+	for n, w := range want {
+		g := by[n]
+		if g.Address != w.addr || g.Username != w.user || g.Password != "secret" && n != "172.17.0.101" || g.Encoding != w.enc ||
+			g.Insecure != w.insecure || g.SkipVerify != w.verify || g.Timeout != 5*time.Second {
+			t.Errorf("%s: %+v, want %+v", n, g, w)
+		}
+	}
+	if len(c.Notes) != 1 {
+		t.Fatalf("notes %q, want one line", c.Notes)
+	}
+	for _, k := range []string{"subscriptions", "outputs", "targets.172.17.0.100.subscriptions", "targets.172.17.0.101.tls-server-name", "targets.sw3.name"} {
+		if !strings.Contains(c.Notes[0], k) {
+			t.Errorf("note %q does not name %s", c.Notes[0], k)
+		}
+	}
+	if _, err := ParseConfig([]byte("targets:\n  sw0:\n    encoding: ascii\n")); err == nil || !strings.Contains(err.Error(), "targets.sw0.encoding") {
+		t.Fatalf("unsupported encoding: %v", err)
+	}
+	if _, err := ParseConfig([]byte("targets:\n  sw0:\n    subscriptionz: [x]\n")); err == nil || !strings.Contains(err.Error(), "subscriptionz") {
+		t.Fatalf("a key neither ecntune's nor gnmic's must still be an error: %v", err)
 	}
 }

@@ -76,6 +76,9 @@ func Open(ctx context.Context, cfg *Config, d Deps) (a *Agent, err error) {
 	if d.LockTimeout <= 0 {
 		d.LockTimeout = DefaultLockTimeout
 	}
+	for _, n := range cfg.Notes {
+		d.Logger.Info("configuration: " + n)
+	}
 	pol := d.Policy
 	if pol == nil {
 		if pol, err = d.Resolver.Lookup(cfg.Policy); err != nil {
