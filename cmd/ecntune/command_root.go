@@ -1,6 +1,15 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/policy/train"
+)
 
 // newRootCmd builds the whole command tree (a fresh one per call, so that
 // tests get fresh flags).
@@ -8,9 +17,11 @@ func newRootCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:           "ecntune",
 		Short:         "Tune ECN (Kmin/Kmax/Pmax) and PFC headroom of RoCEv2 fabrics with a learned policy",
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	cmd.SetVersionTemplate("ecntune {{.Version}}\n")
 	cmd.AddCommand(
 		newSimCmd(),
 		newEvalCmd(),
@@ -21,4 +32,19 @@ func newRootCmd() *cobra.Command {
 		newBenchCmd(),
 	)
 	return cmd
+}
+
+// version is what --version prints: the module version (or "devel"), the
+// VCS revision the binary was built from, the observation and action
+// specs a model must have been trained with, and the Go version.
+func version() string {
+	mod := "devel"
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		mod = info.Main.Version
+	}
+	rev := train.BuildRevision()
+	if rev == "" {
+		rev = "unknown revision"
+	}
+	return fmt.Sprintf("%s (%s; models %s/%s; %s)", mod, rev, env.SpecVersion, env.ActionSpecVersion, runtime.Version())
 }

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ecntune/ecntune/env"
 )
 
 // TestRootCommandTree: newRootCmd builds every subcommand, and each call a
@@ -32,5 +34,18 @@ func TestRootCommandTree(t *testing.T) {
 	}
 	if db := fresh.Flag("db"); db == nil || db.Value.String() != "" || db.Changed {
 		t.Fatalf("a second tree's --db: %+v", db)
+	}
+}
+
+func TestVersionFlag(t *testing.T) {
+	root := newRootCmd()
+	var out strings.Builder
+	root.SetOut(&out)
+	root.SetArgs([]string{"--version"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out.String(), "ecntune ") || !strings.Contains(out.String(), env.SpecVersion) || !strings.Contains(out.String(), "go1") {
+		t.Fatalf("--version printed %q", out.String())
 	}
 }
