@@ -299,7 +299,9 @@ func (a *Agent) Tick(ctx context.Context) error {
 			return err
 		}
 		a.decided(start, len(obs))
+		a.account(plan) // alarms are logged and counted in shadow mode too
 		verdict := map[env.QueueKey]string{}
+		repairs := map[env.QueueKey]Change{}
 		for _, r := range plan.Rejections {
 			verdict[r.Key] = r.Rule
 		}
@@ -307,10 +309,18 @@ func (a *Agent) Tick(ctx context.Context) error {
 			if len(c.Clamped) > 0 {
 				verdict[c.Key] = "clamped:" + strings.Join(c.Clamped, ",")
 			}
+			if c.Kind == KindRepair {
+				repairs[c.Key] = c
+			}
 			a.guard.Discard(c)
 		}
 		for i := range recs {
 			recs[i].Guard = verdict[recs[i].Key]
+			if c, ok := repairs[recs[i].Key]; ok {
+				// A queue outside the invariants: the repair is the
+				// recommendation, and it says so loudly.
+				recs[i].Recommended, recs[i].Reason, recs[i].Guard = c.New, "SAFETY: "+c.Reason, string(KindRepair)
+			}
 		}
 		a.mu.Lock()
 		for _, r := range recs {
@@ -378,6 +388,9 @@ func (a *Agent) recommend(now time.Time, obs []env.Observation, decs []policy.De
 		r := Recommendation{TimeNs: now.UnixNano(), Key: o.Key, Policy: a.o.Policy.Name(), Current: o.Current,
 			Recommended: d.Setting, Action: d.Action, Confidence: d.Confidence, Reason: d.Reason,
 			Valid: o.Valid, Metrics: o.Metrics}
+		if f := o.MinHeadroomBytes; f > 0 && r.Recommended.HeadroomBytes > 0 && r.Recommended.HeadroomBytes < f {
+			r.Recommended.HeadroomBytes = f // never below the lossless floor
+		}
 		have := false
 		if a.reward != nil && o.Valid {
 			r.Reward, have = a.reward(o.Metrics), true

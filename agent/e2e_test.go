@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,8 +31,13 @@ import (
 	"github.com/ecntune/ecntune/simswitch"
 )
 
-// poorECN marks late: queues grow deep before ECN slows senders.
-var poorECN = simenv.ECN{KminBytes: 6_000_000, KmaxBytes: 24_000_000, Pmax: 0.01}
+// poorECN marks late: queues grow deep before ECN slows senders. Its Kmax
+// stays below the PGs' XOFF (about 3.8 MB in these fabrics), inside the
+// invariants; unsafeECN (Kmax far above XOFF) is not.
+var (
+	poorECN   = simenv.ECN{KminBytes: 2_000_000, KmaxBytes: 2_800_000, Pmax: 0.01}
+	unsafeECN = simenv.ECN{KminBytes: 6_000_000, KmaxBytes: 24_000_000, Pmax: 0.01}
+)
 
 func e2eSim(ecn simenv.ECN) simenv.Config {
 	cfg := simenv.DefaultConfig()
@@ -594,5 +600,53 @@ func TestE2ESwitchReplacedByNewProcess(t *testing.T) {
 	}
 	if resets == 0 {
 		t.Fatal("the counter reset was not seen")
+	}
+}
+
+// A switch whose queues start outside the invariants (Kmax far above the
+// PGs' XOFF): in shadow mode every recommendation for them is the repair,
+// marked SAFETY, and nothing is set; in closed loop the repair is applied
+// first, journaled as such, and leaves Kmax below XOFF.
+func TestE2EUnsafeStartIsRepaired(t *testing.T) {
+	s, addr := startSim(t, e2eSim(unsafeECN), gnmipath.OpenConfig, nil)
+	e := runE2E(t, ModeShadow, mustStatic(t, "hpcc"), []TargetConfig{target0(addr, DialectOpenConfig)}, e2eGuard())
+	waitFor(t, 10*time.Second, "a SAFETY recommendation", func() bool {
+		recs, _ := e.j.Recommendations("sw0", 0, 0)
+		for _, r := range recs {
+			if strings.HasPrefix(r.Reason, "SAFETY: ") && r.Guard == string(KindRepair) && r.Recommended.KmaxBytes < unsafeECN.KmaxBytes {
+				return true
+			}
+		}
+		return false
+	})
+	e.stop(t)
+	if got := simECN(t, s, "sw0", 0, 3); got != unsafeECN {
+		t.Fatalf("shadow mode changed the switch: %+v", got)
+	}
+
+	s2, addr2 := startSim(t, e2eSim(unsafeECN), gnmipath.OpenConfig, nil)
+	e2 := runE2E(t, ModeClosedLoop, mustStatic(t, "hpcc"), []TargetConfig{target0(addr2, DialectOpenConfig)}, e2eGuard())
+	waitFor(t, 10*time.Second, "repairs applied", func() bool {
+		es, _ := e2.j.Entries("sw0", 0)
+		n := 0
+		for _, x := range es {
+			if x.Kind == KindRepair && x.State == StateApplied {
+				n++
+			}
+		}
+		return n >= 4
+	})
+	e2.stop(t)
+	es, _ := e2.j.Entries("sw0", 0)
+	if es[0].Kind != KindRepair {
+		t.Fatalf("the first change must be the repair: %+v", es[0])
+	}
+	for p := 0; p < 4; p++ {
+		if got := simECN(t, s2, "sw0", p, 3); got.KmaxBytes >= unsafeECN.KmaxBytes || got.KminBytes >= got.KmaxBytes {
+			t.Fatalf("port %d still outside the invariants: %+v", p, got)
+		}
+	}
+	if counterSum(e2.a, "ecntune_agent_alarms_total") < 1 {
+		t.Fatal("no alarm counted for the unsafe start")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/ecntune/ecntune/env"
@@ -63,7 +64,17 @@ const (
 	KindReadBack  ChangeKind = "read-back" // the switch did not report what was set
 	KindReconcile ChangeKind = "reconcile" // a restart found a half-done change
 	KindManual    ChangeKind = "manual"    // ecntune agent rollback
+	// KindRepair moves a queue that is outside the invariants back inside
+	// them: headroom up to the lossless floor, Kmax (and Kmin) below the
+	// PG's XOFF. A safety repair goes ahead of the policy's changes and is
+	// not held back by min-hold, the change budget, probation or another
+	// writer's hold.
+	KindRepair ChangeKind = "repair"
 )
+
+// RepairXoffShare is where a repair puts Kmax: this share of the PG's
+// XOFF, since XOFF moves with buffer use.
+const RepairXoffShare = 0.9
 
 // GuardConfig holds the guardrails.
 type GuardConfig struct {
@@ -116,6 +127,17 @@ func quantizePmax(p, step float64) float64 {
 		q = step
 	}
 	return math.Round(q*1e9) / 1e9
+}
+
+// pmaxStepIn is the smallest multiple of step within [lo, hi] (at least
+// one step), or 0 when there is none.
+func pmaxStepIn(lo, hi, step float64) float64 {
+	q := math.Max(step, math.Ceil(lo/step-1e-9)*step)
+	q = math.Round(q*1e9) / 1e9
+	if q > hi+1e-12 {
+		return 0
+	}
+	return q
 }
 
 // DefaultSafePreset names the preset (policy.Preset) the stale-revert
@@ -189,6 +211,8 @@ func (c GuardConfig) validateRules() error {
 			return fmt.Errorf("%s: kmin minimum %d B leaves no room below kmax maximum %d B", f, b.KminMin, b.KmaxMax)
 		case !(b.PmaxMin > 0) || !(b.PmaxMin <= b.PmaxMax) || !(b.PmaxMax <= 1):
 			return fmt.Errorf("%s.pmax: [%g, %g] is not a range within (0, 1]", f, b.PmaxMin, b.PmaxMax)
+		case c.PmaxStep > 0 && !(pmaxStepIn(b.PmaxMin, b.PmaxMax, c.PmaxStep) > 0):
+			return fmt.Errorf("%s.pmax: [%g, %g] holds no multiple of the switches' pmax resolution %g (pmax-step): widen it", f, b.PmaxMin, b.PmaxMax, c.PmaxStep)
 		}
 	}
 	switch {
@@ -453,10 +477,15 @@ func (g *Guard) Step(in StepInput) (Plan, error) {
 	for i := range in.Observations {
 		g.Seen(in.Observations[i].Key.Target, now)
 	}
+	repairing := map[env.QueueKey]bool{}
 	for i := range in.Observations {
 		c, a := g.ingest(now, &in.Observations[i])
+		if c == nil && a == nil {
+			c, a = g.repair(now, &in.Observations[i])
+		}
 		if c != nil {
 			plan.Changes = append(plan.Changes, *c)
+			repairing[c.Key] = c.Kind == KindRepair
 		}
 		if a != nil {
 			plan.Alarms = append(plan.Alarms, *a)
@@ -466,6 +495,11 @@ func (g *Guard) Step(in StepInput) (Plan, error) {
 
 	var cands []Change
 	for i := range in.Decisions {
+		if d := &in.Decisions[i]; repairing[d.Key] {
+			plan.Rejections = append(plan.Rejections, Rejection{Key: d.Key, Rule: RulePending, Wanted: d.Setting,
+				Reason: "a safety repair of this queue goes first"})
+			continue
+		}
 		c, rej := g.decide(now, &in.Observations[i], &in.Decisions[i])
 		if rej != nil {
 			plan.Rejections = append(plan.Rejections, *rej)
@@ -574,6 +608,74 @@ func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 		q.lastGood = q.probTo
 	}
 	return nil, nil
+}
+
+// repair returns the change that moves queue o back inside the
+// invariants when its current setting is outside them, with an alarm: a
+// lossless PG's headroom below its floor comes up to the floor, a Kmax at
+// or above the PG's XOFF goes down to RepairXoffShare of it (within the
+// bounds; Kmin below it). Nothing while a change of the queue is pending,
+// its target is frozen, its setting is unknown or another writer holds it
+// (the alarm still sounds: two writers must not fight over a repair).
+func (g *Guard) repair(now int64, o *env.Observation) (*Change, *Alarm) {
+	q := g.queue(o.Key)
+	if q.pending || !validSetting(q.current) {
+		return nil, nil
+	}
+	if t := g.targets[o.Key.Target]; t != nil && t.frozen {
+		return nil, nil
+	}
+	cur := q.current
+	out := cur
+	var why []string
+	rule := ""
+	if q.minHeadroom > 0 && cur.HeadroomBytes > 0 && cur.HeadroomBytes < q.minHeadroom {
+		out.HeadroomBytes = q.minHeadroom
+		rule = RuleHeadroom
+		why = append(why, fmt.Sprintf("headroom %d B is below the lossless floor %d B: restoring the floor", cur.HeadroomBytes, q.minHeadroom))
+	}
+	if q.xoff > 0 && cur.KmaxBytes >= q.xoff {
+		b := g.cfg.BoundsFor(q.rate)
+		kmax := min(int64(float64(q.xoff)*RepairXoffShare), b.KmaxMax)
+		if kmax < b.KmaxMin && b.KmaxMin < q.xoff {
+			kmax = b.KmaxMin
+		}
+		if kmax >= b.KmaxMin && kmax < cur.KmaxBytes {
+			out.KmaxBytes = kmax
+			if out.KminBytes >= kmax {
+				out.KminBytes = max(b.KminMin, kmax/2)
+			}
+			if out.KminBytes < kmax {
+				if rule == "" {
+					rule = RuleOrder
+				}
+				why = append(why, fmt.Sprintf("kmax %d B is not below XOFF %d B (ECN must mark before PFC pauses): kmax to %d B", cur.KmaxBytes, q.xoff, kmax))
+			} else {
+				out.KmaxBytes, out.KminBytes = cur.KmaxBytes, cur.KminBytes
+			}
+		}
+		if out.KmaxBytes >= q.xoff {
+			if rule == "" {
+				rule = RuleOrder
+			}
+			why = append(why, fmt.Sprintf("kmax %d B is not below XOFF %d B and no kmax within the bounds is", cur.KmaxBytes, q.xoff))
+		}
+	}
+	if len(why) == 0 {
+		return nil, nil
+	}
+	k := o.Key
+	msg := strings.Join(why, "; ")
+	al := &Alarm{Target: k.Target, Key: &k, Rule: rule, Msg: msg}
+	if sameSetting(out, cur, 1e-9) {
+		return nil, al // nothing within the bounds repairs it: say so
+	}
+	if now < q.yieldNs || q.mismatchN > 0 {
+		al.Msg += " (not repaired while another writer holds the queue)"
+		return nil, al
+	}
+	q.prob = false
+	return &Change{Key: k, Kind: KindRepair, Old: cur, New: out, Reason: "safety repair: " + msg}, al
 }
 
 func (g *Guard) watchdog(now int64, plan *Plan) {
@@ -775,7 +877,12 @@ func (g *Guard) shape(q *queueState, wanted env.Setting) (env.Setting, []string,
 		}
 	}
 	if out.KminBytes >= out.KmaxBytes {
-		return rej(RuleOrder, fmt.Sprintf("kmin %d B not below kmax %d B after max-step and bounds", out.KminBytes, out.KmaxBytes))
+		// Kmin gives way (beyond its max step if need be): order first.
+		out.KminBytes = max(b.KminMin, out.KmaxBytes/2)
+		c.note(RuleOrder)
+		if out.KminBytes >= out.KmaxBytes {
+			return rej(RuleOrder, fmt.Sprintf("kmin minimum %d B leaves no room below kmax %d B", b.KminMin, out.KmaxBytes))
+		}
 	}
 	// Headroom never below the computed lossless minimum.
 	if q.minHeadroom > 0 && out.HeadroomBytes > 0 && out.HeadroomBytes < q.minHeadroom {
@@ -828,14 +935,15 @@ func (g *Guard) clampToBounds(s env.Setting, b RateBounds, c *clamps) env.Settin
 		s.Pmax = b.PmaxMax
 		c.note(RuleBounds)
 	}
-	if g.cfg.PmaxStep > 0 {
-		// Round to the switch's resolution, staying within the bounds.
-		p := quantizePmax(s.Pmax, g.cfg.PmaxStep)
-		if p > b.PmaxMax+1e-12 {
-			p -= g.cfg.PmaxStep
+	if st := g.cfg.PmaxStep; st > 0 {
+		// Round to the switch's resolution, staying within the bounds
+		// (Validate makes sure they hold a multiple of it).
+		p := quantizePmax(s.Pmax, st)
+		for p > b.PmaxMax+1e-12 && p-st >= st-1e-12 {
+			p -= st
 		}
 		if p < b.PmaxMin-1e-12 {
-			p += g.cfg.PmaxStep
+			p = pmaxStepIn(b.PmaxMin, b.PmaxMax, st)
 		}
 		if p > 0 && p <= 1 {
 			s.Pmax = math.Round(p*1e9) / 1e9

@@ -1,0 +1,166 @@
+package agent
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/policy"
+)
+
+// A lossless PG below its headroom floor is repaired first: an alarm, a
+// repair change to the floor that neither min-hold nor the change budget
+// holds back, and the policy's decision for that queue waits.
+func TestGuardRepairsHeadroomBelowFloor(t *testing.T) {
+	g := newTestGuard(t, func(c *GuardConfig) { c.ChangeBudget = 1 })
+	low := cur
+	low.HeadroomBytes = 1
+	a, b := ob(kA, low), ob(kB, cur)
+	a.MinHeadroomBytes, b.MinHeadroomBytes = 52_376, 52_376
+	// a change of kA made just now: min-hold would block a tune
+	g.Adopt(kA, cur, low, 9*sec)
+	p := step(t, g, 10*sec, []env.Observation{a, b}, []policy.Decision{
+		dc(kA, env.Setting{KminBytes: 500_000, KmaxBytes: 2_000_000, Pmax: 0.1}, 0.9),
+		dc(kB, env.Setting{KminBytes: 500_000, KmaxBytes: 2_000_000, Pmax: 0.1}, 0.9)})
+	var repair, tune *Change
+	for i := range p.Changes {
+		switch p.Changes[i].Kind {
+		case KindRepair:
+			repair = &p.Changes[i]
+		case KindTune:
+			tune = &p.Changes[i]
+		}
+	}
+	if repair == nil || repair.Key != kA || repair.New.HeadroomBytes != 52_376 || repair.New.KmaxBytes != cur.KmaxBytes {
+		t.Fatalf("no headroom repair of %s: %+v", kA, p)
+	}
+	if tune == nil || tune.Key != kB {
+		t.Fatalf("the repair must not use the change budget: %+v", p)
+	}
+	if len(p.Alarms) != 1 || p.Alarms[0].Rule != RuleHeadroom || !strings.Contains(p.Alarms[0].Msg, "below the lossless floor") {
+		t.Fatalf("alarms %+v", p.Alarms)
+	}
+	found := false
+	for _, r := range p.Rejections {
+		found = found || (r.Key == kA && r.Rule == RulePending)
+	}
+	if !found {
+		t.Fatalf("the policy's decision for the repaired queue must wait: %+v", p.Rejections)
+	}
+	// Once applied, the queue is inside the invariants: no more repairs.
+	g.Result(*repair, Applied, repair.New, 10*sec)
+	g.Result(*tune, Applied, tune.New, 10*sec)
+	a.Current = repair.New
+	if p := step(t, g, 11*sec, []env.Observation{a}, nil); len(p.Changes) != 0 || len(p.Alarms) != 0 {
+		t.Fatalf("after the repair: %+v", p)
+	}
+}
+
+// Kmax at or above XOFF is brought below it (RepairXoffShare of XOFF, Kmin
+// below that), whatever the policy wants; where no Kmax within the bounds
+// is below XOFF, the alarm sounds and nothing is written.
+func TestGuardRepairsKmaxAboveXoff(t *testing.T) {
+	g := newTestGuard(t, nil)
+	high := env.Setting{KminBytes: 3_000_000, KmaxBytes: 3_358_000, Pmax: 0.2, HeadroomBytes: 100_000}
+	o := ob(kA, high)
+	o.XoffBytes = 2_809_000
+	p := step(t, g, 10*sec, []env.Observation{o}, []policy.Decision{dc(kA, high, 0.9)})
+	if len(p.Changes) != 1 || p.Changes[0].Kind != KindRepair {
+		t.Fatalf("want one repair, got %+v", p)
+	}
+	n := p.Changes[0].New
+	if want := int64(2_809_000 * RepairXoffShare); n.KmaxBytes != want || n.KminBytes >= n.KmaxBytes || n.KminBytes != want/2 {
+		t.Fatalf("repaired to %+v, want kmax %d and kmin below it", n, want)
+	}
+	if len(p.Alarms) != 1 || p.Alarms[0].Rule != RuleOrder {
+		t.Fatalf("alarms %+v", p.Alarms)
+	}
+	// No kmax within the bounds below XOFF: alarm only.
+	g2 := newTestGuard(t, nil)
+	o2 := ob(kA, cur)
+	o2.XoffBytes = 10_000
+	p = step(t, g2, 10*sec, []env.Observation{o2}, nil)
+	if len(p.Changes) != 0 || len(p.Alarms) != 1 || !strings.Contains(p.Alarms[0].Msg, "no kmax within the bounds") {
+		t.Fatalf("unrepairable: %+v", p)
+	}
+	// Another writer holds the queue: alarm, no repair.
+	g3 := newTestGuard(t, nil)
+	o3 := ob(kA, high)
+	o3.XoffBytes = 2_809_000
+	q := g3.queue(kA)
+	q.current, q.yieldNs = high, 100*sec
+	p = step(t, g3, 10*sec, []env.Observation{o3}, nil)
+	if len(p.Changes) != 0 || len(p.Alarms) != 1 || !strings.Contains(p.Alarms[0].Msg, "another writer") {
+		t.Fatalf("held by another writer: %+v", p)
+	}
+}
+
+// Pmax bounds that hold no value at the switches' resolution are a
+// configuration error; otherwise the planned Pmax is always within the
+// bounds and a multiple of the step.
+func TestGuardPmaxBoundsAndStep(t *testing.T) {
+	c := testGuardConfig()
+	c.Bounds[0].PmaxMin, c.Bounds[0].PmaxMax = 0.015, 0.018
+	if _, err := NewGuard(c); err == nil || !strings.Contains(err.Error(), "pmax-step") {
+		t.Fatalf("[0.015, 0.018] at step 0.01: err = %v", err)
+	}
+	rng := rand.New(rand.NewPCG(7, 9))
+	for i := 0; i < 2000; i++ {
+		lo := 0.005 + rng.Float64()*0.5
+		hi := lo + rng.Float64()*0.4
+		if hi > 1 {
+			hi = 1
+		}
+		c := testGuardConfig()
+		c.MaxStepRatio = 1000
+		c.Bounds[0].PmaxMin, c.Bounds[0].PmaxMax = lo, hi
+		g, err := NewGuard(c)
+		if pmaxStepIn(lo, hi, c.PmaxStep) == 0 {
+			if err == nil {
+				t.Fatalf("[%g, %g]: accepted without a multiple of %g", lo, hi, c.PmaxStep)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("[%g, %g]: %v", lo, hi, err)
+		}
+		want := rng.Float64()
+		p := step(t, g, 10*sec, []env.Observation{ob(kA, cur)}, []policy.Decision{dc(kA, env.Setting{KminBytes: 300_000, KmaxBytes: 1_500_000, Pmax: want}, 0.9)})
+		for _, ch := range p.Changes {
+			pm := ch.New.Pmax
+			if pm < lo-1e-9 || pm > hi+1e-9 || math.Abs(pm/c.PmaxStep-math.Round(pm/c.PmaxStep)) > 1e-6 {
+				t.Fatalf("[%g, %g], wanted %g: planned pmax %g", lo, hi, want, pm)
+			}
+		}
+	}
+}
+
+// Whatever the policy wants, a change the guard plans is inside the
+// invariants: bounds, Kmin < Kmax < XOFF, headroom at or above the floor.
+func TestGuardShapeProperty(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	for i := 0; i < 5000; i++ {
+		g := newTestGuard(t, nil)
+		c := env.Setting{KminBytes: 1 + rng.Int64N(3_000_000), Pmax: 0.01 + rng.Float64()*0.9, HeadroomBytes: 1 + rng.Int64N(200_000)}
+		c.KmaxBytes = c.KminBytes + 1 + rng.Int64N(5_000_000)
+		o := ob(kA, c)
+		o.XoffBytes = 100_000 + rng.Int64N(6_000_000)
+		o.MinHeadroomBytes = 50_000
+		w := env.Setting{KminBytes: rng.Int64N(8_000_000), Pmax: rng.Float64(), HeadroomBytes: rng.Int64N(300_000)}
+		w.KmaxBytes = w.KminBytes + 1 + rng.Int64N(8_000_000)
+		p := step(t, g, 10*sec, []env.Observation{o}, []policy.Decision{dc(kA, w, 0.9)})
+		b := g.cfg.BoundsFor(o.RateBps)
+		for _, ch := range p.Changes {
+			n := ch.New
+			inBounds := n.KminBytes >= b.KminMin && n.KminBytes <= b.KminMax && n.KmaxBytes >= b.KmaxMin && n.KmaxBytes <= b.KmaxMax
+			if ch.Kind == KindRepair {
+				inBounds = n.KmaxBytes <= max(c.KmaxBytes, b.KmaxMax) // a repair only moves toward validity
+			}
+			if !inBounds || n.KminBytes >= n.KmaxBytes || n.KmaxBytes >= o.XoffBytes || n.HeadroomBytes < o.MinHeadroomBytes {
+				t.Fatalf("current %+v xoff %d, wanted %+v: planned %s %+v (bounds %+v)", c, o.XoffBytes, w, ch.Kind, n, b)
+			}
+		}
+	}
+}
