@@ -46,7 +46,9 @@
 // Hosts are RoCEv2 NICs with DCQCN in the Mellanox form (rate decrease on
 // CNP, alpha and rate-increase timers, fast recovery, additive and hyper
 // increase, optional byte counter), per-flow pacing, round robin among
-// flows, cumulative ACKs, and go-back-N with NACK and a tail timeout.
+// flows, cumulative ACKs, and go-back-N with NACK and a tail timeout. A
+// receiver answers duplicate data with an ACK of what it holds (always
+// for a flow's last packet), so a lost final ACK costs one tail timeout.
 // Workloads (Poisson arrivals from a size CDF, incast, ring allreduce,
 // alltoall, and traces) run side by side within start and end times.
 //

@@ -100,6 +100,11 @@ type Sim struct {
 	isLossless [NumQueues]bool
 
 	stats Stats
+
+	// dropHook, set only by tests of this package, drops the frames it
+	// reports true for as they arrive at a switch (a lost packet, where and
+	// when a test wants it).
+	dropHook func(*packet) bool
 }
 
 // New builds a simulation from cfg. It fails with a message naming the field
