@@ -49,6 +49,8 @@
 // flows, cumulative ACKs, and go-back-N with NACK and a tail timeout. A
 // receiver answers duplicate data with an ACK of what it holds (always
 // for a flow's last packet), so a lost final ACK costs one tail timeout.
+// A host's ACKs travel on the data's priority unless AckHighPriority; a
+// PAUSE of that priority holds them as it holds the data.
 // Workloads (Poisson arrivals from a size CDF, incast, ring allreduce,
 // alltoall, and traces) run side by side within start and end times.
 //
