@@ -3,12 +3,14 @@ package scenario
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"strconv"
 	"strings"
 
+	"github.com/ecntune/ecntune/internal/safeio"
 	"github.com/ecntune/ecntune/simenv"
 )
 
@@ -17,9 +19,9 @@ import (
 // the last percent 100 and both columns strictly increasing. Blank lines and
 // lines starting with '#' are skipped.
 func LoadCDF(path string) ([]simenv.CDFPoint, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path, "CDF file", safeio.MaxCDFBytes)
 	if err != nil {
-		return nil, fmt.Errorf("%s: cannot read CDF file: %w", path, unwrapPathErr(err))
+		return nil, err
 	}
 	return ParseCDF(data, path)
 }
@@ -83,4 +85,24 @@ func unwrapPathErr(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// readFile reads the file at path, a what (e.g. "CDF file"), of at most max
+// bytes (safeio's caps); errors lead with the path.
+func readFile(path, what string, max int64) ([]byte, error) {
+	data, err := safeio.ReadFile(path, max)
+	return data, readErr(path, what, err)
+}
+
+// readErr words an error of safeio.ReadFile or ReadFS: "<path>: cannot read
+// <what>: <reason>", the cap named when the file is above it.
+func readErr(path, what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var tl *safeio.TooLargeError
+	if errors.As(err, &tl) {
+		return fmt.Errorf("%s: cannot read %s: larger than %s, the limit for a %s", path, what, safeio.FormatSize(tl.Max), what)
+	}
+	return fmt.Errorf("%s: cannot read %s: %w", path, what, unwrapPathErr(err))
 }

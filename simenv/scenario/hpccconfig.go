@@ -5,12 +5,12 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/ecntune/ecntune/internal/safeio"
 	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/simenv"
 )
@@ -285,9 +285,9 @@ func rateMap(v []string, unit string, set func(rate float64, val string) error) 
 //     keys are errors. An omitted key takes third.cc's default, except the
 //     keys third.cc has no usable default for, which are required.
 func LoadHPCCConfig(path string) (simenv.Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path, "HPCC config", safeio.MaxConfigBytes)
 	if err != nil {
-		return simenv.Config{}, fmt.Errorf("%s: cannot read HPCC config: %w", path, unwrapPathErr(err))
+		return simenv.Config{}, err
 	}
 	return ParseHPCCConfig(data, filepath.Dir(path), path)
 }

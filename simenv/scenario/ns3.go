@@ -1,13 +1,13 @@
 package scenario
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"math/big"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ecntune/ecntune/simenv"
 )
@@ -24,35 +24,54 @@ type token struct {
 
 type tokenStream struct {
 	name string
-	toks []token
-	pos  int
-	last int // last line of the file, for "file ends" messages
+	data []byte
+	off  int // next byte to look at
+	line int // line of data[off]
 }
 
+// newTokenStream splits data lazily, a token at a time, so that a large
+// file costs its bytes and what is parsed from it, not a token list.
 func newTokenStream(data []byte, name string) *tokenStream {
-	ts := &tokenStream{name: name}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
-	line := 0
-	for sc.Scan() {
-		line++
-		for _, f := range strings.Fields(sc.Text()) {
-			ts.toks = append(ts.toks, token{f, line})
-		}
-	}
-	ts.last = line
-	return ts
+	return &tokenStream{name: name, data: data, line: 1}
 }
 
 // next returns the next token; what names it for the error when the file
 // ends early.
 func (ts *tokenStream) next(what string) (token, error) {
-	if ts.pos >= len(ts.toks) {
-		return token{}, fmt.Errorf("%s: file ends at line %d where %s was expected", ts.name, ts.last, what)
+	for ts.off < len(ts.data) {
+		r, n := utf8.DecodeRune(ts.data[ts.off:])
+		if !unicode.IsSpace(r) {
+			break
+		}
+		if r == '\n' {
+			ts.line++
+		}
+		ts.off += n
 	}
-	t := ts.toks[ts.pos]
-	ts.pos++
-	return t, nil
+	if ts.off >= len(ts.data) {
+		return token{}, fmt.Errorf("%s: file ends at line %d where %s was expected", ts.name, ts.lastLine(), what)
+	}
+	start := ts.off
+	for ts.off < len(ts.data) {
+		r, n := utf8.DecodeRune(ts.data[ts.off:])
+		if unicode.IsSpace(r) {
+			break
+		}
+		ts.off += n
+	}
+	return token{string(ts.data[start:ts.off]), ts.line}, nil
+}
+
+// lastLine is the number of the file's last line (a final newline ends a
+// line rather than starting one).
+func (ts *tokenStream) lastLine() int {
+	if len(ts.data) == 0 {
+		return 0
+	}
+	if ts.data[len(ts.data)-1] == '\n' {
+		return ts.line - 1
+	}
+	return ts.line
 }
 
 // int reads a non-negative integer no larger than max.

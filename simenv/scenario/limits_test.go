@@ -1,0 +1,104 @@
+package scenario
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// needDevZero skips on systems without /dev/zero, an endless file.
+func needDevZero(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero")
+	}
+}
+
+// TestFileCaps: every file the loaders read has a size cap; an endless
+// file (/dev/zero) is refused after reading the cap, with an error naming
+// the file and the cap.
+func TestFileCaps(t *testing.T) {
+	needDevZero(t)
+	dir := writeFiles(t, map[string]string{"ws.txt": testCDF, "topo.txt": testTopo, "flows.txt": testFlows})
+	star := "duration: 20ms\ntopology: {kind: star, hosts: 4}\n"
+	cases := []struct {
+		name string
+		load func() error
+		want []string
+	}{
+		{"scenario", func() error { _, err := Load("/dev/zero"); return err }, []string{"/dev/zero", "larger than 4 MiB"}},
+		{"cdf in a scenario", func() error {
+			_, err := Parse([]byte(star+"workloads: [{kind: cdf, cdf: /dev/zero, load: 0.5}]\n"), dir, "s.yaml")
+			return err
+		}, []string{"s.yaml: line 3: workloads[0].cdf", "/dev/zero", "larger than 1 MiB"}},
+		{"topology in a scenario", func() error {
+			_, err := Parse([]byte("topology: {kind: hpcc, file: /dev/zero}\nworkloads: [{kind: cdf, cdf: ws.txt, load: 0.5}]\n"), dir, "s.yaml")
+			return err
+		}, []string{"topology.file", "/dev/zero", "larger than 32 MiB"}},
+		{"trace in a scenario", func() error {
+			_, err := Parse([]byte("topology: {kind: hpcc, file: topo.txt}\nworkloads: [{kind: trace, file: /dev/zero}]\n"), dir, "s.yaml")
+			return err
+		}, []string{"workloads[0].file", "/dev/zero", "larger than 64 MiB"}},
+		{"LoadCDF", func() error { _, err := LoadCDF("/dev/zero"); return err }, []string{"/dev/zero", "larger than 1 MiB"}},
+		{"LoadHPCCTopology", func() error { _, err := LoadHPCCTopology("/dev/zero"); return err }, []string{"/dev/zero", "larger than 32 MiB"}},
+		{"LoadFlowFile", func() error { _, err := LoadFlowFile("/dev/zero"); return err }, []string{"/dev/zero", "larger than 64 MiB"}},
+		{"LoadHPCCConfig", func() error { _, err := LoadHPCCConfig("/dev/zero"); return err }, []string{"/dev/zero", "larger than 1 MiB"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.load()
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+	// A regular file one byte over the cap.
+	big := filepath.Join(t.TempDir(), "big.yaml")
+	src := star + "workloads: [{kind: cdf, cdf: ws.txt, load: 0.5}]\n"
+	pad := strings.Repeat("#", 4<<20-len(src)) + "\n"
+	if err := os.WriteFile(big, []byte(src+pad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(big); err == nil || !strings.Contains(err.Error(), "larger than 4 MiB") {
+		t.Errorf("a scenario of 4 MiB + 1 B: %v", err)
+	}
+}
+
+// TestYAMLAliasBomb: a small scenario whose aliases expand to millions of
+// nodes (2,000 workloads, each an alias of one listing 2,000 hosts) is
+// refused before anything walks or decodes the expansion.
+func TestYAMLAliasBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("duration: 20ms\ntopology: {kind: star, hosts: 4}\nworkloads:\n  - &w {kind: cdf, cdf: ws.txt, load: 0.5, hosts: [")
+	for i := 0; i < 2000; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("host0")
+	}
+	b.WriteString("]}\n")
+	for i := 0; i < 2000; i++ {
+		b.WriteString("  - *w\n")
+	}
+	src := b.String()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { _, err := Parse([]byte(src), t.TempDir(), "bomb.yaml"); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "bomb.yaml") || !strings.Contains(err.Error(), "nodes") {
+			t.Fatalf("alias bomb of %d B: %v", len(src), err)
+		}
+		t.Logf("%d B refused in %v: %v", len(src), time.Since(start), err)
+	case <-time.After(2 * time.Second):
+		panic(fmt.Sprintf("alias bomb of %d B not refused within 2 s", len(src)))
+	}
+}
