@@ -22,8 +22,11 @@ func validate(cfg *Config) error {
 	if cfg.AckEvery <= 0 {
 		cfg.AckEvery = 1
 	}
-	if cfg.BufferBytes <= 0 {
-		return fmt.Errorf("buffer %d B must be positive", cfg.BufferBytes)
+	if cfg.Duration < 0 || cfg.Duration > MaxDuration {
+		return fmt.Errorf("duration %v outside 0..%v", cfg.Duration, MaxDuration)
+	}
+	if cfg.BufferBytes <= 0 || cfg.BufferBytes > MaxBytes {
+		return fmt.Errorf("buffer %d B outside 1..%d", cfg.BufferBytes, MaxBytes)
 	}
 	if err := cfg.ECN.Validate(); err != nil {
 		return fmt.Errorf("ecn: %w", err)
@@ -61,11 +64,11 @@ func validateTopology(t *Topology) error {
 		if l.A < 0 || l.A >= len(t.Nodes) || l.B < 0 || l.B >= len(t.Nodes) || l.A == l.B {
 			return fmt.Errorf("topology: link %d joins nodes %d and %d, which do not exist (have %d nodes)", i, l.A, l.B, len(t.Nodes))
 		}
-		if !(l.RateBps > 0) {
-			return fmt.Errorf("topology: link %d (%d-%d) has rate %g, must be positive", i, l.A, l.B, l.RateBps)
+		if !(l.RateBps >= MinRateBps && l.RateBps <= MaxRateBps) {
+			return fmt.Errorf("topology: link %d (%d-%d) has rate %g bps, outside 1bps..10Tbps", i, l.A, l.B, l.RateBps)
 		}
-		if l.Delay < 0 {
-			return fmt.Errorf("topology: link %d (%d-%d) has a negative delay", i, l.A, l.B)
+		if l.Delay < 0 || l.Delay > MaxDuration {
+			return fmt.Errorf("topology: link %d (%d-%d) has delay %v, outside 0..%v", i, l.A, l.B, l.Delay, MaxDuration)
 		}
 	}
 	return nil
@@ -83,8 +86,11 @@ func validateDCQCN(d *DCQCNConfig) error {
 	if d.AlphaTimer <= 0 || d.DecreaseTimer <= 0 || d.IncreaseTimer <= 0 {
 		return fmt.Errorf("dcqcn timers must be positive")
 	}
-	if d.MinRateBps <= 0 {
-		return fmt.Errorf("dcqcn min rate must be positive")
+	if !(d.MinRateBps >= MinRateBps && d.MinRateBps <= MaxRateBps) {
+		return fmt.Errorf("dcqcn min rate %g bps outside 1bps..10Tbps", d.MinRateBps)
+	}
+	if !(d.AIBps >= 0 && d.AIBps <= MaxRateBps && d.HAIBps >= 0 && d.HAIBps <= MaxRateBps) {
+		return fmt.Errorf("dcqcn rate increase steps %g / %g bps outside 0..10Tbps", d.AIBps, d.HAIBps)
 	}
 	return nil
 }
@@ -220,6 +226,8 @@ func (s *Sim) initPortMMU(p *port) {
 		p.headroom[pg] = hr
 		a := cfg.PFC.Alpha
 		if cfg.PFC.AlphaScaleWithRate {
+			// Rates are validated finite and within 1 b/s..10 Tb/s, so
+			// this doubles alpha at most 44 times.
 			for r := p.rate; r > s.nicRate*1.0000001; r /= 2 {
 				a *= 2
 			}

@@ -119,6 +119,9 @@ var hpccKeys = map[string]hpccKey{
 		if err == nil && t <= 0 {
 			err = fmt.Errorf("%q: must be above 0 seconds", v[0])
 		}
+		if err == nil && t > simenv.MaxDuration {
+			err = fmt.Errorf("%q seconds is above the maximum of %v", v[0], units.MaxSimDuration)
+		}
 		c.cfg.Duration = t
 		return err
 	}},

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ecntune/ecntune/internal/units"
+	"github.com/ecntune/ecntune/simenv"
 )
 
 // needDevZero skips on systems without /dev/zero, an endless file.
@@ -100,5 +103,16 @@ func TestYAMLAliasBomb(t *testing.T) {
 		t.Logf("%d B refused in %v: %v", len(src), time.Since(start), err)
 	case <-time.After(2 * time.Second):
 		panic(fmt.Sprintf("alias bomb of %d B not refused within 2 s", len(src)))
+	}
+}
+
+// TestBoundsAgree: simenv states the bounds of internal/units again (it
+// depends on nothing of the project); they must agree.
+func TestBoundsAgree(t *testing.T) {
+	if simenv.MaxRateBps != units.MaxRateBps || simenv.MinRateBps != units.MinRateBps || simenv.MaxBytes != units.MaxBytes ||
+		simenv.MaxDuration != simenv.FromDuration(units.MaxSimDuration) {
+		t.Errorf("simenv bounds %g..%g bps, %d B, %v differ from internal/units' %g..%g bps, %d B, %v",
+			simenv.MinRateBps, simenv.MaxRateBps, simenv.MaxBytes, simenv.MaxDuration,
+			units.MinRateBps, units.MaxRateBps, units.MaxBytes, units.MaxSimDuration)
 	}
 }

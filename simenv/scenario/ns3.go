@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/simenv"
 )
 
@@ -136,6 +137,9 @@ func parseNS3Rate(s string) (float64, error) {
 	}
 	if v <= 0 {
 		return 0, fmt.Errorf("rate %q must be positive", s)
+	}
+	if r := v * mult; r < units.MinRateBps || r > units.MaxRateBps {
+		return 0, fmt.Errorf("rate %q is outside %s..%s", s, units.FormatRate(units.MinRateBps), units.FormatRate(units.MaxRateBps))
 	}
 	return v * mult, nil
 }

@@ -10,7 +10,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -222,8 +221,8 @@ func (b *builder) duration(path, s string, positive bool) (simenv.Time, error) {
 	if positive && d <= 0 {
 		return 0, b.at(path, "%s must be above 0", s)
 	}
-	if d > time.Duration(maxTime/simenv.Nanosecond) {
-		return 0, b.at(path, "%s is too long", s)
+	if d > units.MaxSimDuration {
+		return 0, b.at(path, "%s is above the maximum of %v", s, units.MaxSimDuration)
 	}
 	return simenv.FromDuration(d), nil
 }
