@@ -40,3 +40,61 @@ func TestRateBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestMMUBounds: MMU sizes that cannot exist are refused, naming the field:
+// a buffer smaller than the reserves, headroom and one frame of shared
+// space per port it must hold; a reserve or a headroom beyond the buffer.
+func TestMMUBounds(t *testing.T) {
+	base := func() Config {
+		c := hpccStar(8)
+		c.Workloads = []Workload{{Kind: WorkloadIncast, Priority: 3, Fanin: 4, SizeBytes: 100_000, Every: Millisecond}}
+		return c
+	}
+	// What the star's switch needs: 8 ports × (4 KiB reserve + 37,500 B
+	// HPCC headroom at 100 Gb/s and 1 us + one 1048 B frame).
+	need := int64(8 * (4096 + 37_500 + 1048))
+	cases := []struct {
+		name  string
+		edit  func(*Config)
+		field string
+		want  string
+	}{
+		{"buffer 1 B", func(c *Config) { c.BufferBytes = 1 }, "BufferBytes", "buffer 1 B is below the minimum of 8384 B for switch sw0: one 1048 B frame for each of its 8 ports"},
+		{"buffer one byte short", func(c *Config) { c.BufferBytes = need - 1 }, "BufferBytes",
+			fmt.Sprintf("buffer %d B is below what the MMU needs: switch sw0 has 8 ports: reserve 4096 B × 8 = 32768 B, headroom 300000 B", need-1)},
+		{"reserve 1 GB", func(c *Config) { c.PFC.ReserveBytes = 1_000_000_000 }, "PFC.ReserveBytes", "pfc reserve 1000000000 B per port is above the 33554432 B buffer"},
+		{"headroom 9e18", func(c *Config) { c.PFC.HeadroomBytes = 9e18 }, "PFC.HeadroomBytes", "pfc headroom 9000000000000000000 B outside 0..1000000000000 B"},
+		{"headroom summed over ports", func(c *Config) { c.PFC.HeadroomBytes = 5_000_000 }, "BufferBytes", "headroom 40000000 B"},
+		{"xon offset", func(c *Config) { c.PFC.XonOffsetBytes = 1 << 30 }, "PFC.XonOffsetBytes", "pfc xon offset 1073741824 B is above the 33554432 B buffer"},
+	}
+	for _, tc := range cases {
+		c := base()
+		tc.edit(&c)
+		_, err := newWithin(t, c)
+		fe, ok := err.(*FieldError)
+		if !ok || fe.Field != tc.field || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v (want a FieldError on %s saying %q)", tc.name, err, tc.field, tc.want)
+		}
+	}
+	// Headroom at 100 Gb/s that fits, but not at a 400 Gb/s port's rate.
+	c := DefaultConfig()
+	c.Topology = LeafSpineTopology(2, 1, 2, 100e9, 400e9, Microsecond)
+	c.Workloads = base().Workloads
+	c.Workloads[0].Fanin = 2
+	c.PFC.HeadroomBytes = 10_000_000
+	c.BufferBytes = 32_000_000
+	if _, err := newWithin(t, c); err == nil || !strings.Contains(err.Error(), "is 40000000 B on leaf0's 400G port, above its 32000000 B buffer") {
+		t.Errorf("headroom 10 MB at 100G on a 400G port: %v", err)
+	}
+	// Exactly enough passes; without PFC no headroom is needed.
+	c = base()
+	c.BufferBytes = need
+	if _, err := newWithin(t, c); err != nil {
+		t.Errorf("buffer of exactly %d B: %v", need, err)
+	}
+	c.BufferBytes = 8 * (4096 + 1048)
+	c.PFC.Enabled = false
+	if _, err := newWithin(t, c); err != nil {
+		t.Errorf("PFC off, buffer %d B (reserves and a frame per port): %v", c.BufferBytes, err)
+	}
+}

@@ -39,6 +39,9 @@ func validate(cfg *Config) error {
 	if cfg.PFC.Alpha <= 0 {
 		return fmt.Errorf("pfc alpha %g must be positive", cfg.PFC.Alpha)
 	}
+	if err := validatePFCSizes(cfg); err != nil {
+		return err
+	}
 	if cfg.PFC.HeadroomFormula != "" && cfg.PFC.HeadroomFormula != HeadroomIEEE && cfg.PFC.HeadroomFormula != HeadroomHPCC {
 		return fmt.Errorf("pfc headroom formula %q unknown (want %s or %s)", cfg.PFC.HeadroomFormula, HeadroomIEEE, HeadroomHPCC)
 	}
@@ -51,6 +54,101 @@ func validate(cfg *Config) error {
 		}
 	}
 	return nil
+}
+
+// FieldError is a Config field whose value the simulator refuses. Field
+// is the Go path of the field (BufferBytes, PFC.ReserveBytes,
+// PFC.HeadroomBytes, PFC.XonOffsetBytes), so that a loader can point at the
+// line that set it.
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return e.Msg }
+
+// validatePFCSizes bounds the MMU's sizes before anything scales them
+// (headroom is stated at 100 Gb/s and scaled to each port's rate); checkMMU
+// holds them to the buffer once the ports are known.
+func validatePFCSizes(cfg *Config) error {
+	pfc := &cfg.PFC
+	for _, f := range []struct {
+		field, what string
+		v           int64
+	}{{"PFC.ReserveBytes", "reserve", pfc.ReserveBytes}, {"PFC.HeadroomBytes", "headroom", pfc.HeadroomBytes},
+		{"PFC.XonOffsetBytes", "xon offset", pfc.XonOffsetBytes}} {
+		if f.v < 0 || f.v > MaxBytes {
+			return &FieldError{f.field, fmt.Sprintf("pfc %s %d B outside 0..%d B", f.what, f.v, MaxBytes)}
+		}
+	}
+	return nil
+}
+
+// checkMMU checks, once every port's headroom is known, that each
+// switch's buffer can hold what its MMU carves out of it, naming the field
+// to change:
+//   - the buffer, when it is below one full frame of shared space per
+//     port (whatever the other settings);
+//   - the reserve, the XON offset or the headroom (at some port's rate),
+//     when one of them alone is above the buffer;
+//   - the buffer, when the sum does not fit: the reserve of every port,
+//     the headroom of every lossless (port, PG) when PFC is on, and one
+//     frame of shared space per port (the message shows the sum).
+func (s *Sim) checkMMU() error {
+	cfg := &s.cfg
+	pfc := &cfg.PFC
+	frame := int64(cfg.MTU + cfg.HeaderBytes)
+	for si := range s.sws {
+		sw := &s.sws[si]
+		name := cfg.Topology.Nodes[sw.node].Name
+		n := int64(len(sw.ports))
+		if floor := n * frame; sw.buffer < floor {
+			return &FieldError{"BufferBytes", fmt.Sprintf("buffer %d B is below the minimum of %d B for switch %s: one %d B frame for each of its %d ports",
+				sw.buffer, floor, name, frame, n)}
+		}
+		if pfc.ReserveBytes > sw.buffer {
+			return &FieldError{"PFC.ReserveBytes", fmt.Sprintf("pfc reserve %d B per port is above the %d B buffer", pfc.ReserveBytes, sw.buffer)}
+		}
+		if pfc.XonOffsetBytes > sw.buffer {
+			return &FieldError{"PFC.XonOffsetBytes", fmt.Sprintf("pfc xon offset %d B is above the %d B buffer", pfc.XonOffsetBytes, sw.buffer)}
+		}
+		hdrm := 0.0 // summed in float64: sw.totalHdrm may wrap for absurd delays
+		if pfc.Enabled {
+			for _, pid := range sw.ports {
+				p := &s.ports[pid]
+				for _, pg := range s.lossless {
+					hdrm += float64(p.headroom[pg])
+					if p.headroom[pg] > sw.buffer && pfc.HeadroomBytes > 0 {
+						return &FieldError{"PFC.HeadroomBytes", fmt.Sprintf("pfc headroom %d B at 100 Gb/s is %d B on %s's %s port, above its %d B buffer",
+							pfc.HeadroomBytes, p.headroom[pg], name, fmtRate(p.rate), sw.buffer)}
+					}
+				}
+			}
+		}
+		need := float64(sw.totalRsrv) + hdrm + float64(n*frame)
+		if need <= float64(sw.buffer) {
+			continue
+		}
+		what := fmt.Sprintf("switch %s has %d ports: reserve %d B × %d = %d B, headroom %.0f B (%d lossless priorities), shared space of one %d B frame per port = %d B; %.0f B in all",
+			name, n, pfc.ReserveBytes, n, sw.totalRsrv, hdrm, len(s.lossless), frame, n*frame, need)
+		if !pfc.Enabled {
+			what = fmt.Sprintf("switch %s has %d ports: reserve %d B × %d = %d B, shared space of one %d B frame per port = %d B; %.0f B in all (no headroom: PFC is off)",
+				name, n, pfc.ReserveBytes, n, sw.totalRsrv, frame, n*frame, need)
+		}
+		return &FieldError{"BufferBytes", fmt.Sprintf("buffer %d B is below what the MMU needs: %s", sw.buffer, what)}
+	}
+	return nil
+}
+
+// fmtRate renders a port rate for messages: 100G, 400G, 25G, 1.5M.
+func fmtRate(bps float64) string {
+	switch {
+	case bps >= 1e9:
+		return fmt.Sprintf("%gG", bps/1e9)
+	case bps >= 1e6:
+		return fmt.Sprintf("%gM", bps/1e6)
+	}
+	return fmt.Sprintf("%gbps", bps)
 }
 
 // validateTopology checks that there are nodes and that every link joins
@@ -105,6 +203,9 @@ func (s *Sim) build() error {
 	s.chooseLossless()
 	for si := range s.sws {
 		s.initSwitch(si)
+	}
+	if err := s.checkMMU(); err != nil {
+		return err
 	}
 	s.buildRoutes()
 	return nil

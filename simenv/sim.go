@@ -132,6 +132,14 @@ func New(cfg Config) (*Sim, error) {
 	return s, nil
 }
 
+// Check reports whether New would accept cfg, with New's error (a
+// *FieldError for MMU sizes that do not fit the buffer). Loaders call it
+// so that a configuration they return is one the simulator runs.
+func Check(cfg Config) error {
+	_, err := New(cfg)
+	return err
+}
+
 // Now is the current simulated time.
 func (s *Sim) Now() Time { return s.now }
 

@@ -149,7 +149,36 @@ func parse(data []byte, baseDir string, name string, fsys fs.FS) (simenv.Config,
 	if err := b.build(&f); err != nil {
 		return simenv.Config{}, err
 	}
+	if err := b.simCheck(); err != nil {
+		return simenv.Config{}, err
+	}
 	return b.cfg, nil
+}
+
+// simFields maps the simenv.Config fields simenv.Check may refuse to the
+// scenario keys that set them.
+var simFields = map[string]string{
+	"BufferBytes":        "topology.buffer",
+	"PFC.ReserveBytes":   "pfc.reserve",
+	"PFC.HeadroomBytes":  "pfc.headroom",
+	"PFC.XonOffsetBytes": "pfc.xon_offset",
+}
+
+// simCheck runs the simulator's own checks on the finished Config (MMU
+// sizes against the buffer, which need every port's headroom), reporting a
+// refused field at the key that set it.
+func (b *builder) simCheck() error {
+	err := simenv.Check(b.cfg)
+	if err == nil {
+		return nil
+	}
+	var fe *simenv.FieldError
+	if errors.As(err, &fe) {
+		if p, ok := simFields[fe.Field]; ok {
+			return b.at(p, "%v", err)
+		}
+	}
+	return fmt.Errorf("%s: %v", b.name, err)
 }
 
 type builder struct {
