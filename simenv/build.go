@@ -219,6 +219,7 @@ func (s *Sim) buildNodes() {
 	s.nodeSw = make([]int32, n)
 	s.nodeHost = make([]int32, n)
 	s.nodePort = make([][]int32, n)
+	s.ports = make([]port, 0, 2*len(t.Links)) // ports are large: no growth copies
 	for i, nd := range t.Nodes {
 		s.nodeSw[i], s.nodeHost[i] = -1, -1
 		if nd.Switch {

@@ -60,7 +60,7 @@ type swState struct {
 	sharedUsed int64
 	totalHdrm  int64
 	totalRsrv  int64
-	route      [][]int32 // by host index: candidate egress ports
+	route      [][]int32 // by edge switch (Sim.hostEdge): candidate egress ports
 	seed       uint64
 	lastRead   Time
 }
@@ -81,6 +81,7 @@ type Sim struct {
 	nodeSw   []int32 // node -> switch index or -1
 	nodeHost []int32 // node -> host index or -1
 	nodePort [][]int32
+	hostEdge []int32 // host index -> index of its switch among the edge switches (route tables)
 	infos    []SwitchInfo
 
 	flows    []flow
