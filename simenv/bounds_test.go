@@ -100,6 +100,51 @@ func TestMMUBounds(t *testing.T) {
 	}
 }
 
+// TestWorkloadBounds: workloads that no fabric could carry are refused, not
+// run until memory runs out: a CDF of flows under one byte, flow arrivals
+// faster than the hosts' links can start flows, incast bursts faster than
+// the links can carry.
+func TestWorkloadBounds(t *testing.T) {
+	base := func(w Workload) Config {
+		c := DefaultConfig()
+		c.Topology = LeafSpineTopology(4, 2, 8, 100e9, 400e9, Microsecond)
+		c.Workloads = []Workload{w}
+		return c
+	}
+	ws := websearchLeafSpine(0.5).Workloads[0].CDF
+	cases := []struct {
+		name  string
+		w     Workload
+		field string
+		want  string
+	}{
+		{"cdf under a byte", Workload{Kind: WorkloadCDF, Priority: 3, CDF: []CDFPoint{{0, 0}, {0.25, 50}, {0.5, 100}}, Load: 0.5},
+			"Workloads[0].CDF", "workloads[0]: cdf point 2 has flow size 0.25 B; a flow carries at least 1 byte"},
+		{"cdf of tiny flows at full load", Workload{Kind: WorkloadCDF, Priority: 3, CDF: []CDFPoint{{0, 0}, {1, 50}, {20, 100}}, Load: 1},
+			"Workloads[0].CDF", "more than the 8.163e+09/s its 32 hosts' links can start (one 49 B frame, header and 1 byte, per flow)"},
+		{"incast every ns", Workload{Kind: WorkloadIncast, Priority: 3, Fanin: 16, SizeBytes: 1_000_000, Every: Nanosecond},
+			"Workloads[0].Every", "workloads[0]: 16 × 1000000 B every 1ns is 1.28e+17 b/s, more than the 3.2e+12 b/s of its 32 hosts' links"},
+		{"incast of tiny flows every ns", Workload{Kind: WorkloadIncast, Priority: 3, Fanin: 16, SizeBytes: 1, Every: Nanosecond},
+			"Workloads[0].Every", "16 flows every 1ns is 1.6e+10 flows/s, more than the 8.163e+09/s"},
+	}
+	for _, tc := range cases {
+		_, err := newWithin(t, base(tc.w))
+		fe, ok := err.(*FieldError)
+		if !ok || fe.Field != tc.field || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v (want a FieldError on %s saying %q)", tc.name, err, tc.field, tc.want)
+		}
+	}
+	for _, w := range []Workload{
+		{Kind: WorkloadCDF, Priority: 3, CDF: ws, Load: 1},
+		{Kind: WorkloadCDF, Priority: 3, CDF: []CDFPoint{{0, 0}, {100, 50}, {1000, 100}}, Load: 1},
+		{Kind: WorkloadIncast, Priority: 3, Fanin: 16, SizeBytes: 1_000_000, Every: 100 * Microsecond},
+	} {
+		if _, err := newWithin(t, base(w)); err != nil {
+			t.Errorf("%+v refused: %v", w, err)
+		}
+	}
+}
+
 // TestSetupLinearInHosts: building a fabric costs about linearly in its
 // hosts. Routing used to search the whole fabric once per host (a 16k-host
 // star allocated 4 GB, 14 times what 4k hosts did, and took seconds); it

@@ -16,7 +16,8 @@ import (
 
 // LoadCDF reads a flow-size distribution file: one point per line,
 // "<flow size in bytes> <cumulative percent 0..100>", the first line "0 0",
-// the last percent 100 and both columns strictly increasing. Blank lines and
+// the last percent 100, both columns strictly increasing, and every size
+// after the first at least 1 byte. Blank lines and
 // lines starting with '#' are skipped.
 func LoadCDF(path string) ([]simenv.CDFPoint, error) {
 	data, err := readFile(path, "CDF file", safeio.MaxCDFBytes)
@@ -60,6 +61,9 @@ func ParseCDF(data []byte, name string) ([]simenv.CDFPoint, error) {
 			}
 			if p > 100 {
 				return nil, fmt.Errorf("%s: line %d: percent %g is above 100", name, line, p)
+			}
+			if b < 1 {
+				return nil, fmt.Errorf("%s: line %d: size %g B is below 1 byte; a flow carries at least one", name, line, b)
 			}
 		}
 		pts = append(pts, simenv.CDFPoint{Bytes: b, Percent: p})

@@ -177,6 +177,12 @@ func (b *builder) simCheck() error {
 		if p, ok := simFields[fe.Field]; ok {
 			return b.at(p, "%v", err)
 		}
+		// Workloads[i].Field: the workload's key of that name.
+		var i int
+		var field string
+		if n, _ := fmt.Sscanf(strings.Replace(fe.Field, "].", "] ", 1), "Workloads[%d] %s", &i, &field); n == 2 {
+			return b.at(fmt.Sprintf("workloads[%d].%s", i, strings.ToLower(field)), "%s", strings.TrimPrefix(fe.Msg, fmt.Sprintf("workloads[%d]: ", i)))
+		}
 	}
 	return fmt.Errorf("%s: %v", b.name, err)
 }
