@@ -40,16 +40,16 @@ func ParseCDF(data []byte, name string) ([]simenv.CDFPoint, error) {
 		}
 		f := strings.Fields(t)
 		if len(f) != 2 {
-			return nil, fmt.Errorf("%s: line %d: want two numbers \"<size bytes> <cumulative percent>\", got %q", name, line, t)
+			return nil, fmt.Errorf("%s: line %d: want two numbers \"<size bytes> <cumulative percent>\", got %s", name, line, quote(t))
 		}
 		b, err1 := strconv.ParseFloat(f[0], 64)
 		p, err2 := strconv.ParseFloat(f[1], 64)
 		if err1 != nil || err2 != nil || !finite(b) || !finite(p) {
-			return nil, fmt.Errorf("%s: line %d: %q is not two numbers (want \"<size bytes> <cumulative percent>\")", name, line, t)
+			return nil, fmt.Errorf("%s: line %d: %s is not two numbers (want \"<size bytes> <cumulative percent>\")", name, line, quote(t))
 		}
 		if len(pts) == 0 {
 			if b != 0 || p != 0 {
-				return nil, fmt.Errorf("%s: line %d: the first point must be \"0 0\", got %q", name, line, t)
+				return nil, fmt.Errorf("%s: line %d: the first point must be \"0 0\", got %s", name, line, quote(t))
 			}
 		} else {
 			prev := pts[len(pts)-1]

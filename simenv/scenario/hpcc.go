@@ -107,7 +107,7 @@ func ParseHPCCTopology(data []byte, name string) (simenv.Topology, error) {
 			return simenv.Topology{}, err
 		}
 		if er, perr := parseFloat(et.s); perr != nil || er != 0 {
-			return simenv.Topology{}, fmt.Errorf("%s: line %d: %s: error rate %q: only 0 is supported (random link loss is not modelled)", name, et.line, what, et.s)
+			return simenv.Topology{}, fmt.Errorf("%s: line %d: %s: error rate %s: only 0 is supported (random link loss is not modelled)", name, et.line, what, quote(et.s))
 		}
 		topo.Links = append(topo.Links, simenv.Link{A: int(a), B: int(b), RateBps: rate, Delay: delay})
 	}

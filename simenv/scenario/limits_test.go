@@ -116,3 +116,73 @@ func TestBoundsAgree(t *testing.T) {
 			units.MinRateBps, units.MaxRateBps, units.MaxBytes, units.MaxSimDuration)
 	}
 }
+
+// TestHPCCConfigAbsolutePaths: file keys holding absolute paths are used
+// as they are, not appended to the config's folder.
+func TestHPCCConfigAbsolutePaths(t *testing.T) {
+	other := writeFiles(t, map[string]string{"topo.txt": testTopo, "flows.txt": testFlows})
+	cfgDir := writeFiles(t, map[string]string{"config_abs.txt": hpccWith(map[string]string{
+		"TOPOLOGY_FILE": "TOPOLOGY_FILE " + filepath.Join(other, "topo.txt"),
+		"FLOW_FILE":     "FLOW_FILE " + filepath.Join(other, "flows.txt"),
+	})})
+	cfg, err := LoadHPCCConfig(filepath.Join(cfgDir, "config_abs.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Topology.Nodes) != 6 || len(cfg.Workloads) != 1 || len(cfg.Workloads[0].Flows) != 2 {
+		t.Errorf("loaded %d nodes, workloads %+v", len(cfg.Topology.Nodes), cfg.Workloads)
+	}
+	// Relative paths stay relative to the config's folder.
+	if _, err := LoadHPCCConfig(filepath.Join(cfgDir, "missing.txt")); err == nil {
+		t.Errorf("a missing config loaded")
+	}
+}
+
+// TestHPCCConfigBinary: a binary file handed over as a config gets an
+// error that shows its bytes escaped (no NUL or control byte reaches the
+// terminal) and echoes at most a short prefix of them.
+func TestHPCCConfigBinary(t *testing.T) {
+	var junk []byte
+	for i := 0; i < 5000; i++ {
+		junk = append(junk, byte(i*7), 0, 0x1b, '[', '2', 'J', 0x7f, 0xff)
+	}
+	for _, data := range [][]byte{junk, append([]byte("CC_MODE "), junk...), append([]byte("RP_TIMER \x1b]0;pwned\x07"), '\n')} {
+		_, err := ParseHPCCConfig(data, t.TempDir(), "bin.txt")
+		if err == nil {
+			t.Fatal("a binary config loaded")
+		}
+		msg := err.Error()
+		for _, r := range msg {
+			if r < 0x20 || r == 0x7f || r == 0xfffd {
+				t.Fatalf("error echoes a control byte %q: %q", r, msg)
+			}
+		}
+		allowed := len(strings.Join(allHPCCKeys(), ", "))
+		if len(msg) > allowed+400 {
+			t.Errorf("error of %d bytes echoes too much of the file: %.300q", len(msg), msg)
+		}
+		t.Logf("%.200s", msg)
+	}
+}
+
+// TestHPCCConfigBufferTooSmall: a BUFFER_SIZE below what the fat tree's
+// switches carve out (a ToR's 16 host ports and 4 uplinks need about 1.3 MB
+// of reserves and headroom) is an error at its line.
+func TestHPCCConfigBufferTooSmall(t *testing.T) {
+	needRef(t)
+	ref, err := filepath.Abs(refDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := hpccWith(map[string]string{
+		"TOPOLOGY_FILE": "TOPOLOGY_FILE " + filepath.Join(ref, "fat.txt"),
+		"FLOW_FILE":     "FLOW_FILE " + filepath.Join(ref, "ws30_5ms.txt"),
+		"KMAX_MAP":      "KMAX_MAP 2 100000000000 1600 400000000000 6400",
+		"KMIN_MAP":      "KMIN_MAP 2 100000000000 400 400000000000 1600",
+		"PMAX_MAP":      "PMAX_MAP 2 100000000000 0.2 400000000000 0.2",
+	}, "BUFFER_SIZE 1")
+	_, err = ParseHPCCConfig([]byte(src), t.TempDir(), "cfg.txt")
+	if err == nil || !strings.Contains(err.Error(), "line 13: BUFFER_SIZE: buffer 1048576 B is below what the MMU needs: switch sw") {
+		t.Errorf("BUFFER_SIZE 1 on the fat tree: %v", err)
+	}
+}

@@ -83,7 +83,7 @@ func (ts *tokenStream) int(what string, max int64) (int64, int, error) {
 	}
 	v, err := strconv.ParseInt(t.s, 10, 64)
 	if err != nil || v < 0 || v > max {
-		return 0, t.line, fmt.Errorf("%s: line %d: %s %q is not an integer in 0..%d", ts.name, t.line, what, t.s, max)
+		return 0, t.line, fmt.Errorf("%s: line %d: %s %s is not an integer in 0..%d", ts.name, t.line, what, quote(t.s), max)
 	}
 	return v, t.line, nil
 }
@@ -133,13 +133,13 @@ func parseNS3Rate(s string) (float64, error) {
 	}
 	v, err := strconv.ParseFloat(num, 64)
 	if err != nil || !finite(v) {
-		return 0, fmt.Errorf("cannot parse rate %q (want an ns-3 rate such as 100Gbps, 20Mb/s or 1000000000)", s)
+		return 0, fmt.Errorf("cannot parse rate %s (want an ns-3 rate such as 100Gbps, 20Mb/s or 1000000000)", quote(s))
 	}
 	if v <= 0 {
-		return 0, fmt.Errorf("rate %q must be positive", s)
+		return 0, fmt.Errorf("rate %s must be positive", quote(s))
 	}
 	if r := v * mult; r < units.MinRateBps || r > units.MaxRateBps {
-		return 0, fmt.Errorf("rate %q is outside %s..%s", s, units.FormatRate(units.MinRateBps), units.FormatRate(units.MaxRateBps))
+		return 0, fmt.Errorf("rate %s is outside %s..%s", quote(s), units.FormatRate(units.MinRateBps), units.FormatRate(units.MaxRateBps))
 	}
 	return v * mult, nil
 }
@@ -168,13 +168,13 @@ func parseNS3Time(s string) (simenv.Time, error) {
 	}
 	v, err := strconv.ParseFloat(num, 64)
 	if err != nil || !finite(v) {
-		return 0, fmt.Errorf("cannot parse time %q (want an ns-3 time such as 1000ns, 1us or 0.001ms)", s)
+		return 0, fmt.Errorf("cannot parse time %s (want an ns-3 time such as 1000ns, 1us or 0.001ms)", quote(s))
 	}
 	if v < 0 {
-		return 0, fmt.Errorf("time %q is negative", s)
+		return 0, fmt.Errorf("time %s is negative", quote(s))
 	}
 	if v*float64(mul) > float64(maxTime)/float64(simenv.Nanosecond) {
-		return 0, fmt.Errorf("time %q is too large", s)
+		return 0, fmt.Errorf("time %s is too large", quote(s))
 	}
 	if div > 0 {
 		return nsTime(v, 1, div), nil
@@ -204,10 +204,10 @@ const maxTime = simenv.Time(1 << 62)
 func secondsTime(s string) (simenv.Time, error) {
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || !finite(v) || v < 0 {
-		return 0, fmt.Errorf("%q is not a non-negative number of seconds", s)
+		return 0, fmt.Errorf("%s is not a non-negative number of seconds", quote(s))
 	}
 	if v > float64(maxTime)/float64(simenv.Second) {
-		return 0, fmt.Errorf("%q seconds is too large", s)
+		return 0, fmt.Errorf("%s seconds is too large", quote(s))
 	}
 	return nsTime(v, 1e9, 1), nil
 }
@@ -215,7 +215,24 @@ func secondsTime(s string) (simenv.Time, error) {
 func parseFloat(s string) (float64, error) {
 	v, err := strconv.ParseFloat(s, 64)
 	if err == nil && !finite(v) {
-		err = fmt.Errorf("%q is not finite", s)
+		err = fmt.Errorf("%s is not finite", quote(s))
 	}
 	return v, err
+}
+
+// maxQuoted is how much of a value from a file an error message echoes.
+const maxQuoted = 40
+
+// quote renders a value read from a file for an error message: Go-quoted,
+// so that control bytes and NULs of a binary file show as escapes, and cut
+// to its first maxQuoted bytes (at a character boundary) with "..." after.
+func quote(s string) string {
+	if len(s) <= maxQuoted {
+		return strconv.Quote(s)
+	}
+	cut := maxQuoted
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + "..."
 }
