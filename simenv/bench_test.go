@@ -1,6 +1,7 @@
 package simenv
 
 import (
+	"fmt"
 	"testing"
 )
 
@@ -65,5 +66,25 @@ func BenchmarkTelemetry(b *testing.B) {
 		for sw := range s.Switches() {
 			_ = s.Telemetry(sw)
 		}
+	}
+}
+
+// BenchmarkNewStar builds a star of 1k, 4k and 16k hosts (setup only: the
+// fabric, its routes and the workloads' first events). Setup is near-linear
+// in the host count: each size should take about four times the one before.
+func BenchmarkNewStar(b *testing.B) {
+	for _, n := range []int{1000, 4000, 16000} {
+		b.Run(fmt.Sprintf("hosts=%d", n), func(b *testing.B) {
+			c := DefaultConfig()
+			c.Topology = StarTopology(n, 100e9, Microsecond)
+			c.BufferBytes = int64(n) * 64_000
+			c.Workloads = []Workload{{Kind: WorkloadCDF, Priority: 3, CDF: websearchLeafSpine(0.3).Workloads[0].CDF, Load: 0.3}}
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := New(c); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -22,8 +22,11 @@ func validate(cfg *Config) error {
 	if cfg.AckEvery <= 0 {
 		cfg.AckEvery = 1
 	}
-	if cfg.BufferBytes <= 0 {
-		return fmt.Errorf("buffer %d B must be positive", cfg.BufferBytes)
+	if cfg.Duration < 0 || cfg.Duration > MaxDuration {
+		return fmt.Errorf("duration %v outside 0..%v", cfg.Duration, MaxDuration)
+	}
+	if cfg.BufferBytes <= 0 || cfg.BufferBytes > MaxBytes {
+		return fmt.Errorf("buffer %d B outside 1..%d", cfg.BufferBytes, MaxBytes)
 	}
 	if err := cfg.ECN.Validate(); err != nil {
 		return fmt.Errorf("ecn: %w", err)
@@ -35,6 +38,9 @@ func validate(cfg *Config) error {
 	}
 	if cfg.PFC.Alpha <= 0 {
 		return fmt.Errorf("pfc alpha %g must be positive", cfg.PFC.Alpha)
+	}
+	if err := validatePFCSizes(cfg); err != nil {
+		return err
 	}
 	if cfg.PFC.HeadroomFormula != "" && cfg.PFC.HeadroomFormula != HeadroomIEEE && cfg.PFC.HeadroomFormula != HeadroomHPCC {
 		return fmt.Errorf("pfc headroom formula %q unknown (want %s or %s)", cfg.PFC.HeadroomFormula, HeadroomIEEE, HeadroomHPCC)
@@ -50,6 +56,101 @@ func validate(cfg *Config) error {
 	return nil
 }
 
+// FieldError is a Config field whose value the simulator refuses. Field
+// is the Go path of the field (BufferBytes, PFC.ReserveBytes,
+// PFC.HeadroomBytes, PFC.XonOffsetBytes), so that a loader can point at the
+// line that set it.
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return e.Msg }
+
+// validatePFCSizes bounds the MMU's sizes before anything scales them
+// (headroom is stated at 100 Gb/s and scaled to each port's rate); checkMMU
+// holds them to the buffer once the ports are known.
+func validatePFCSizes(cfg *Config) error {
+	pfc := &cfg.PFC
+	for _, f := range []struct {
+		field, what string
+		v           int64
+	}{{"PFC.ReserveBytes", "reserve", pfc.ReserveBytes}, {"PFC.HeadroomBytes", "headroom", pfc.HeadroomBytes},
+		{"PFC.XonOffsetBytes", "xon offset", pfc.XonOffsetBytes}} {
+		if f.v < 0 || f.v > MaxBytes {
+			return &FieldError{f.field, fmt.Sprintf("pfc %s %d B outside 0..%d B", f.what, f.v, MaxBytes)}
+		}
+	}
+	return nil
+}
+
+// checkMMU checks, once every port's headroom is known, that each
+// switch's buffer can hold what its MMU carves out of it, naming the field
+// to change:
+//   - the buffer, when it is below one full frame of shared space per
+//     port (whatever the other settings);
+//   - the reserve, the XON offset or the headroom (at some port's rate),
+//     when one of them alone is above the buffer;
+//   - the buffer, when the sum does not fit: the reserve of every port,
+//     the headroom of every lossless (port, PG) when PFC is on, and one
+//     frame of shared space per port (the message shows the sum).
+func (s *Sim) checkMMU() error {
+	cfg := &s.cfg
+	pfc := &cfg.PFC
+	frame := int64(cfg.MTU + cfg.HeaderBytes)
+	for si := range s.sws {
+		sw := &s.sws[si]
+		name := cfg.Topology.Nodes[sw.node].Name
+		n := int64(len(sw.ports))
+		if floor := n * frame; sw.buffer < floor {
+			return &FieldError{"BufferBytes", fmt.Sprintf("buffer %d B is below the minimum of %d B for switch %s: one %d B frame for each of its %d ports",
+				sw.buffer, floor, name, frame, n)}
+		}
+		if pfc.ReserveBytes > sw.buffer {
+			return &FieldError{"PFC.ReserveBytes", fmt.Sprintf("pfc reserve %d B per port is above the %d B buffer", pfc.ReserveBytes, sw.buffer)}
+		}
+		if pfc.XonOffsetBytes > sw.buffer {
+			return &FieldError{"PFC.XonOffsetBytes", fmt.Sprintf("pfc xon offset %d B is above the %d B buffer", pfc.XonOffsetBytes, sw.buffer)}
+		}
+		hdrm := 0.0 // summed in float64: sw.totalHdrm may wrap for absurd delays
+		if pfc.Enabled {
+			for _, pid := range sw.ports {
+				p := &s.ports[pid]
+				for _, pg := range s.lossless {
+					hdrm += float64(p.headroom[pg])
+					if p.headroom[pg] > sw.buffer && pfc.HeadroomBytes > 0 {
+						return &FieldError{"PFC.HeadroomBytes", fmt.Sprintf("pfc headroom %d B at 100 Gb/s is %d B on %s's %s port, above its %d B buffer",
+							pfc.HeadroomBytes, p.headroom[pg], name, fmtRate(p.rate), sw.buffer)}
+					}
+				}
+			}
+		}
+		need := float64(sw.totalRsrv) + hdrm + float64(n*frame)
+		if need <= float64(sw.buffer) {
+			continue
+		}
+		what := fmt.Sprintf("switch %s has %d ports: reserve %d B × %d = %d B, headroom %.0f B (%d lossless priorities), shared space of one %d B frame per port = %d B; %.0f B in all",
+			name, n, pfc.ReserveBytes, n, sw.totalRsrv, hdrm, len(s.lossless), frame, n*frame, need)
+		if !pfc.Enabled {
+			what = fmt.Sprintf("switch %s has %d ports: reserve %d B × %d = %d B, shared space of one %d B frame per port = %d B; %.0f B in all (no headroom: PFC is off)",
+				name, n, pfc.ReserveBytes, n, sw.totalRsrv, frame, n*frame, need)
+		}
+		return &FieldError{"BufferBytes", fmt.Sprintf("buffer %d B is below what the MMU needs: %s", sw.buffer, what)}
+	}
+	return nil
+}
+
+// fmtRate renders a port rate for messages: 100G, 400G, 25G, 1.5M.
+func fmtRate(bps float64) string {
+	switch {
+	case bps >= 1e9:
+		return fmt.Sprintf("%gG", bps/1e9)
+	case bps >= 1e6:
+		return fmt.Sprintf("%gM", bps/1e6)
+	}
+	return fmt.Sprintf("%gbps", bps)
+}
+
 // validateTopology checks that there are nodes and that every link joins
 // two of them at a positive rate with a non-negative delay. Host links are
 // checked when the fabric is built.
@@ -61,11 +162,11 @@ func validateTopology(t *Topology) error {
 		if l.A < 0 || l.A >= len(t.Nodes) || l.B < 0 || l.B >= len(t.Nodes) || l.A == l.B {
 			return fmt.Errorf("topology: link %d joins nodes %d and %d, which do not exist (have %d nodes)", i, l.A, l.B, len(t.Nodes))
 		}
-		if !(l.RateBps > 0) {
-			return fmt.Errorf("topology: link %d (%d-%d) has rate %g, must be positive", i, l.A, l.B, l.RateBps)
+		if !(l.RateBps >= MinRateBps && l.RateBps <= MaxRateBps) {
+			return fmt.Errorf("topology: link %d (%d-%d) has rate %g bps, outside 1bps..10Tbps", i, l.A, l.B, l.RateBps)
 		}
-		if l.Delay < 0 {
-			return fmt.Errorf("topology: link %d (%d-%d) has a negative delay", i, l.A, l.B)
+		if l.Delay < 0 || l.Delay > MaxDuration {
+			return fmt.Errorf("topology: link %d (%d-%d) has delay %v, outside 0..%v", i, l.A, l.B, l.Delay, MaxDuration)
 		}
 	}
 	return nil
@@ -83,8 +184,11 @@ func validateDCQCN(d *DCQCNConfig) error {
 	if d.AlphaTimer <= 0 || d.DecreaseTimer <= 0 || d.IncreaseTimer <= 0 {
 		return fmt.Errorf("dcqcn timers must be positive")
 	}
-	if d.MinRateBps <= 0 {
-		return fmt.Errorf("dcqcn min rate must be positive")
+	if !(d.MinRateBps >= MinRateBps && d.MinRateBps <= MaxRateBps) {
+		return fmt.Errorf("dcqcn min rate %g bps outside 1bps..10Tbps", d.MinRateBps)
+	}
+	if !(d.AIBps >= 0 && d.AIBps <= MaxRateBps && d.HAIBps >= 0 && d.HAIBps <= MaxRateBps) {
+		return fmt.Errorf("dcqcn rate increase steps %g / %g bps outside 0..10Tbps", d.AIBps, d.HAIBps)
 	}
 	return nil
 }
@@ -100,6 +204,9 @@ func (s *Sim) build() error {
 	for si := range s.sws {
 		s.initSwitch(si)
 	}
+	if err := s.checkMMU(); err != nil {
+		return err
+	}
 	s.buildRoutes()
 	return nil
 }
@@ -112,6 +219,7 @@ func (s *Sim) buildNodes() {
 	s.nodeSw = make([]int32, n)
 	s.nodeHost = make([]int32, n)
 	s.nodePort = make([][]int32, n)
+	s.ports = make([]port, 0, 2*len(t.Links)) // ports are large: no growth copies
 	for i, nd := range t.Nodes {
 		s.nodeSw[i], s.nodeHost[i] = -1, -1
 		if nd.Switch {
@@ -220,6 +328,8 @@ func (s *Sim) initPortMMU(p *port) {
 		p.headroom[pg] = hr
 		a := cfg.PFC.Alpha
 		if cfg.PFC.AlphaScaleWithRate {
+			// Rates are validated finite and within 1 b/s..10 Tb/s, so
+			// this doubles alpha at most 44 times.
 			for r := p.rate; r > s.nicRate*1.0000001; r /= 2 {
 				a *= 2
 			}

@@ -15,6 +15,18 @@ const (
 	Microsecond Time = 1000 * Nanosecond
 	Millisecond Time = 1000 * Microsecond
 	Second      Time = 1000 * Millisecond
+
+	// MaxDuration bounds a run's Duration and link delays: one hour.
+	MaxDuration = 3600 * Second
+)
+
+// Bounds of rates and sizes a Config may hold, so that nothing overflows:
+// the same as internal/units' (simenv depends on nothing of the project;
+// the scenario package's tests check that the two agree).
+const (
+	MinRateBps       = 1.0               // 1 b/s
+	MaxRateBps       = 10e12             // 10 Tb/s
+	MaxBytes   int64 = 1_000_000_000_000 // 1 TB
 )
 
 // FromDuration converts a wall-style duration into simulated time.

@@ -46,7 +46,11 @@
 // Hosts are RoCEv2 NICs with DCQCN in the Mellanox form (rate decrease on
 // CNP, alpha and rate-increase timers, fast recovery, additive and hyper
 // increase, optional byte counter), per-flow pacing, round robin among
-// flows, cumulative ACKs, and go-back-N with NACK and a tail timeout.
+// flows, cumulative ACKs, and go-back-N with NACK and a tail timeout. A
+// receiver answers duplicate data with an ACK of what it holds (always
+// for a flow's last packet), so a lost final ACK costs one tail timeout.
+// A host's ACKs travel on the data's priority unless AckHighPriority; a
+// PAUSE of that priority holds them as it holds the data.
 // Workloads (Poisson arrivals from a size CDF, incast, ring allreduce,
 // alltoall, and traces) run side by side within start and end times.
 //
@@ -54,6 +58,21 @@
 // PAUSE has no quanta expiry; hosts have unlimited receive buffers and send
 // no PFC; one NIC per host; no link errors; ECMP hashes the flow id rather
 // than a 5-tuple. A flow carries at most MaxFlowBytes.
+//
+// # What New refuses
+//
+// Besides inconsistent fields, New (and Check, which only reports) refuses
+// what no fabric could be or carry, so that a run neither overflows nor
+// exhausts memory: link rates outside MinRateBps..MaxRateBps (1 b/s..10
+// Tb/s), delays and Duration above MaxDuration (1 h), sizes above MaxBytes
+// (1 TB); a switch buffer smaller than the reserve of every port, the
+// headroom of every lossless (port, PG) when PFC is on and one frame of
+// shared space per port, or a reserve, XON offset or headroom above the
+// buffer; CDF sizes below 1 byte; flow arrivals faster than a workload's
+// host links can start flows (one frame of header and 1 byte each); incast
+// bursts carrying more than those links' rate. MMU and workload refusals
+// are *FieldError, naming the Config field. Setup is near-linear in the
+// number of hosts (routes are computed per edge switch).
 //
 // # Counters
 //

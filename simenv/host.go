@@ -47,6 +47,7 @@ type flow struct {
 	nackTimer  Time
 	lastCNP    Time
 	ackPending int32
+	dupPending int32 // duplicates received since the last ACK of one
 	ceSeen     bool
 
 	rtoGen uint32
@@ -242,6 +243,17 @@ func (s *Sim) receiveData(pid int32, f *flow, pkt *packet) {
 			f.nackTimer = s.now + s.nackIvl
 			f.lastNack = f.rcvNxt
 			s.sendAck(pid, f, pktNack)
+		}
+	default:
+		// A duplicate: the sender has not seen our ACK of it (lost, or
+		// still on its way). Answer with an ACK of what we hold, as an IB
+		// responder acknowledges a duplicate request: always for the
+		// flow's last packet (nothing later would ACK it), otherwise every
+		// AckEvery-th duplicate.
+		f.dupPending++
+		if int64(pkt.seq)+int64(pkt.payload) >= f.SizeBytes || f.dupPending >= int32(s.cfg.AckEvery) {
+			f.dupPending = 0
+			s.sendAck(pid, f, pktAck)
 		}
 	}
 }

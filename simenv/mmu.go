@@ -133,6 +133,10 @@ func (s *Sim) arrive(pid int32, pk int32) {
 	si := s.nodeSw[p.node]
 	sw := &s.sws[si]
 	pkt := &s.pkts[pk]
+	if s.dropHook != nil && s.dropHook(pkt) {
+		s.drop(nil, 0, pk)
+		return
+	}
 	out := s.nextHop(si, pkt.dst, pkt.flow)
 	if out < 0 {
 		s.drop(nil, 0, pk)

@@ -4,50 +4,68 @@ import "math"
 
 // ---- routing: shortest-path ECMP, hashed per flow ----
 
-// buildRoutes fills every switch's table: for each host, the egress ports on
-// a shortest path to it (the ECMP group).
+// buildRoutes fills every switch's table: for each edge switch (one with
+// hosts), the egress ports on a shortest path to it (the ECMP group). A
+// host hangs off exactly one switch, so a shortest path to the host is one
+// to its switch, then the host's link: one breadth-first search per edge
+// switch over the switches, not one per host over every node. The groups
+// are the ones a search per host would give, in the same (port) order.
 func (s *Sim) buildRoutes() {
 	n := len(s.cfg.Topology.Nodes)
+	s.hostEdge = make([]int32, len(s.hosts))
+	edgeOf := make([]int32, len(s.sws)) // switch index -> edge index, -1
+	for i := range edgeOf {
+		edgeOf[i] = -1
+	}
+	var edges []int32 // edge index -> switch index
+	for hi := range s.hosts {
+		si := s.nodeSw[s.ports[s.hosts[hi].port].peerNode]
+		if si < 0 {
+			s.hostEdge[hi] = -1 // linked to another host: no switch reaches it
+			continue
+		}
+		if edgeOf[si] < 0 {
+			edgeOf[si] = int32(len(edges))
+			edges = append(edges, si)
+		}
+		s.hostEdge[hi] = edgeOf[si]
+	}
+	for si := range s.sws {
+		s.sws[si].route = make([][]int32, len(edges))
+	}
 	dist := make([]int32, n)
 	queue := make([]int32, 0, n)
-	for si := range s.sws {
-		s.sws[si].route = make([][]int32, len(s.hosts))
-	}
-	for hi, h := range s.hosts {
-		queue = s.hopsTo(h.node, dist, queue)
+	for e, dsw := range edges {
+		queue = s.switchHops(s.sws[dsw].node, dist, queue)
 		for si := range s.sws {
 			sw := &s.sws[si]
-			if dist[sw.node] < 0 {
+			if int32(si) == dsw || dist[sw.node] < 0 {
 				continue
 			}
 			for _, pid := range sw.ports {
 				v := s.ports[pid].peerNode
-				if dist[v] == dist[sw.node]-1 && (s.nodeSw[v] >= 0 || v == h.node) {
-					sw.route[hi] = append(sw.route[hi], pid)
+				if s.nodeSw[v] >= 0 && dist[v] == dist[sw.node]-1 {
+					sw.route[e] = append(sw.route[e], pid)
 				}
 			}
 		}
 	}
 }
 
-// hopsTo fills dist with every node's hop count to node dst (-1 when
-// unreachable), by breadth-first search through switches (hosts do not
-// forward). queue is scratch space, returned for reuse.
-func (s *Sim) hopsTo(dst int32, dist, queue []int32) []int32 {
+// switchHops fills dist with every switch's hop count to switch node dst
+// through switches only (-1 when unreachable; hosts stay -1, as hosts do
+// not forward). queue is scratch space, returned for reuse.
+func (s *Sim) switchHops(dst int32, dist, queue []int32) []int32 {
 	for i := range dist {
 		dist[i] = -1
 	}
 	dist[dst] = 0
 	queue = append(queue[:0], dst)
-	for len(queue) > 0 {
-		u := queue[0]
-		queue = queue[1:]
-		if u != dst && s.nodeSw[u] < 0 {
-			continue // hosts do not forward
-		}
+	for head := 0; head < len(queue); head++ {
+		u := queue[head]
 		for _, pid := range s.nodePort[u] {
 			v := s.ports[pid].peerNode
-			if dist[v] < 0 {
+			if dist[v] < 0 && s.nodeSw[v] >= 0 {
 				dist[v] = dist[u] + 1
 				queue = append(queue, v)
 			}
@@ -56,10 +74,19 @@ func (s *Sim) hopsTo(dst int32, dist, queue []int32) []int32 {
 	return queue
 }
 
-// nextHop picks the egress port at switch si towards host node dst for a flow
-// (per-flow ECMP, hash seeded per switch). -1 when unreachable.
+// nextHop picks the egress port at switch si towards host dstHost (a host
+// index) for a flow (per-flow ECMP, hash seeded per switch). -1 when
+// unreachable.
 func (s *Sim) nextHop(si int32, dstHost int32, flowID int32) int32 {
-	r := s.sws[si].route[dstHost]
+	hp := &s.ports[s.hosts[dstHost].port]
+	if s.nodeSw[hp.peerNode] == si {
+		return hp.peerPort // the host's own switch: its link
+	}
+	e := s.hostEdge[dstHost]
+	if e < 0 {
+		return -1
+	}
+	r := s.sws[si].route[e]
 	switch len(r) {
 	case 0:
 		return -1

@@ -60,7 +60,7 @@ type swState struct {
 	sharedUsed int64
 	totalHdrm  int64
 	totalRsrv  int64
-	route      [][]int32 // by host index: candidate egress ports
+	route      [][]int32 // by edge switch (Sim.hostEdge): candidate egress ports
 	seed       uint64
 	lastRead   Time
 }
@@ -81,6 +81,7 @@ type Sim struct {
 	nodeSw   []int32 // node -> switch index or -1
 	nodeHost []int32 // node -> host index or -1
 	nodePort [][]int32
+	hostEdge []int32 // host index -> index of its switch among the edge switches (route tables)
 	infos    []SwitchInfo
 
 	flows    []flow
@@ -100,6 +101,11 @@ type Sim struct {
 	isLossless [NumQueues]bool
 
 	stats Stats
+
+	// dropHook, set only by tests of this package, drops the frames it
+	// reports true for as they arrive at a switch (a lost packet, where and
+	// when a test wants it).
+	dropHook func(*packet) bool
 }
 
 // New builds a simulation from cfg. It fails with a message naming the field
@@ -125,6 +131,14 @@ func New(cfg Config) (*Sim, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// Check reports whether New would accept cfg, with New's error (a
+// *FieldError for MMU sizes that do not fit the buffer). Loaders call it
+// so that a configuration they return is one the simulator runs.
+func Check(cfg Config) error {
+	_, err := New(cfg)
+	return err
 }
 
 // Now is the current simulated time.

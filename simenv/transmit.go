@@ -33,11 +33,16 @@ func (s *Sim) transmit(pid int32, pk int32) {
 // hasBacklog reports whether port p has a frame waiting that tryTx would
 // send when the port frees.
 func (s *Sim) hasBacklog(p *port) bool {
-	if p.pfcq.pkts > 0 || p.ctrl.pkts > 0 {
+	if p.pfcq.pkts > 0 {
 		return true
 	}
 	if p.isHost {
-		return false // hostSend arms its own wake-up for data
+		// hostSend arms its own wake-up for data; ACKs of a paused
+		// priority wait for the RESUME, which calls tryTx.
+		return p.ctrl.pkts > 0 && !p.paused[s.pkts[p.ctrl.head].prio]
+	}
+	if p.ctrl.pkts > 0 {
+		return true
 	}
 	for q := range p.q {
 		if p.q[q].pkts > 0 {
@@ -69,7 +74,7 @@ func (s *Sim) tryTx(pid int32) {
 		s.transmit(pid, s.fifoPop(&p.pfcq))
 		return
 	}
-	if p.ctrl.pkts > 0 {
+	if p.ctrl.pkts > 0 && !(p.isHost && p.paused[s.pkts[p.ctrl.head].prio]) {
 		s.transmit(pid, s.fifoPop(&p.ctrl))
 		if p.isHost {
 			s.armHostWake(pid, &s.hosts[s.nodeHost[p.node]])

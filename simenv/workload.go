@@ -98,7 +98,7 @@ func (s *Sim) newGenerator(i int) (generator, error) {
 	case WorkloadCDF:
 		err = s.initCDF(&g)
 	case WorkloadIncast:
-		err = checkIncast(&g)
+		err = s.checkIncast(&g)
 	case WorkloadAllReduce, WorkloadAllToAll:
 		err = s.initCollective(&g)
 	case WorkloadTrace:
@@ -142,25 +142,67 @@ func (s *Sim) initCDF(g *generator) error {
 	if last := w.CDF[len(w.CDF)-1].Bytes; last > MaxFlowBytes {
 		return fmt.Errorf("workloads[%d]: cdf reaches %g B, above the %d B a flow may carry", i, last, int64(MaxFlowBytes))
 	}
-	total := 0.0
-	for _, h := range g.hosts {
-		total += s.ports[s.hosts[s.nodeHost[h]].port].rate
+	for j, p := range w.CDF[1:] {
+		if !(p.Bytes >= 1) {
+			return &FieldError{fmt.Sprintf("Workloads[%d].CDF", i),
+				fmt.Sprintf("workloads[%d]: cdf point %d has flow size %g B; a flow carries at least 1 byte", i, j+2, p.Bytes)}
+		}
 	}
-	g.rate = total * w.Load / (8 * g.meanBytes)
 	if len(g.hosts) < 2 {
 		return fmt.Errorf("workloads[%d]: cdf needs at least 2 hosts", i)
+	}
+	capacity := s.linkCapacity(g.hosts)
+	g.rate = capacity * w.Load / (8 * g.meanBytes)
+	if max := s.maxFlowStarts(capacity); g.rate > max {
+		return &FieldError{fmt.Sprintf("Workloads[%d].CDF", i),
+			fmt.Sprintf("workloads[%d]: load %g of flows of %.4g B on average is %.4g flows/s, more than the %.4g/s its %d hosts' links can start (one %d B frame, header and 1 byte, per flow)",
+				i, w.Load, g.meanBytes, g.rate, max, len(g.hosts), s.cfg.HeaderBytes+1)}
 	}
 	return nil
 }
 
-// checkIncast checks an incast workload's fan-in and size.
-func checkIncast(g *generator) error {
+// linkCapacity sums the link rates of hosts (node ids), in bits per second.
+func (s *Sim) linkCapacity(hosts []int32) float64 {
+	total := 0.0
+	for _, h := range hosts {
+		total += s.ports[s.hosts[s.nodeHost[h]].port].rate
+	}
+	return total
+}
+
+// maxFlowStarts is the bound on a workload's flow arrivals, per second:
+// what host links of capacity bits/s can start if every flow were one frame
+// of a header and 1 byte. Faster arrivals pile up flows that the fabric can
+// never carry.
+func (s *Sim) maxFlowStarts(capacity float64) float64 {
+	return capacity / (8 * float64(s.cfg.HeaderBytes+1))
+}
+
+// checkIncast checks an incast workload's fan-in and size, and that its
+// bursts, when they repeat, arrive no faster than its hosts' links can
+// carry them (payload bytes) and start them (flows).
+func (s *Sim) checkIncast(g *generator) error {
 	i, w := g.index, g.w
 	if w.Fanin < 1 || w.Fanin >= len(g.hosts) {
 		return fmt.Errorf("workloads[%d]: fanin %d outside 1..%d (hosts - 1)", i, w.Fanin, len(g.hosts)-1)
 	}
 	if w.SizeBytes <= 0 || w.SizeBytes > MaxFlowBytes {
 		return fmt.Errorf("workloads[%d]: incast size %d B outside 1..%d", i, w.SizeBytes, int64(MaxFlowBytes))
+	}
+	if w.Every <= 0 {
+		return nil // one burst
+	}
+	capacity := s.linkCapacity(g.hosts)
+	perSec := float64(Second) / float64(w.Every)
+	if bps := float64(w.Fanin) * float64(w.SizeBytes) * 8 * perSec; bps > capacity {
+		return &FieldError{fmt.Sprintf("Workloads[%d].Every", i),
+			fmt.Sprintf("workloads[%d]: %d × %d B every %v is %.4g b/s, more than the %.4g b/s of its %d hosts' links",
+				i, w.Fanin, w.SizeBytes, w.Every, bps, capacity, len(g.hosts))}
+	}
+	if flows, max := float64(w.Fanin)*perSec, s.maxFlowStarts(capacity); flows > max {
+		return &FieldError{fmt.Sprintf("Workloads[%d].Every", i),
+			fmt.Sprintf("workloads[%d]: %d flows every %v is %.4g flows/s, more than the %.4g/s its %d hosts' links can start (one %d B frame, header and 1 byte, per flow)",
+				i, w.Fanin, w.Every, flows, max, len(g.hosts), s.cfg.HeaderBytes+1)}
 	}
 	return nil
 }

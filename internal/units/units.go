@@ -8,17 +8,35 @@ import (
 	"time"
 )
 
+// Bounds of what the parsers accept: far beyond any real switch or run,
+// and far inside what int64 bytes, float64 rates and int64 picoseconds
+// hold, so that nothing downstream overflows or loops without end.
+const (
+	// MaxBytes is the largest size: 1 TB (switch buffers are tens of MB,
+	// flows at most a few GB).
+	MaxBytes int64 = 1_000_000_000_000
+	// MaxRateBps is the fastest rate: 10 Tb/s (links run at up to 800 Gb/s).
+	MaxRateBps = 10e12
+	// MinRateBps is the slowest rate: 1 b/s (slower would make the time
+	// to send one frame overflow the simulator's clock).
+	MinRateBps = 1.0
+	// MaxSimDuration is the longest simulated duration a scenario may name
+	// (a packet-level run of an hour is already days of computing).
+	MaxSimDuration = time.Hour
+)
+
 var sizeUnits = []struct {
 	suffix string
 	mult   float64
 }{
-	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30},
-	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9},
+	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
 	{"kB", 1e3}, {"B", 1},
 }
 
 // ParseBytes parses a byte size such as "400KB", "16MiB", "1000" or "1.5MB".
-// KB, MB and GB are decimal; KiB, MiB and GiB binary.
+// KB, MB, GB and TB are decimal; KiB, MiB, GiB and TiB binary. Sizes above
+// MaxBytes are refused.
 func ParseBytes(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {
@@ -34,16 +52,19 @@ func ParseBytes(s string) (int64, error) {
 	}
 	v, err := strconv.ParseFloat(t, 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("cannot parse size %q (want a number with B, KB, MB, GB, KiB, MiB or GiB)", s)
+		return 0, fmt.Errorf("cannot parse size %q (want a number with B, KB, MB, GB, TB, KiB, MiB, GiB or TiB)", s)
 	}
 	if v < 0 {
 		return 0, fmt.Errorf("size %q is negative", s)
+	}
+	if b := v * mult; b > float64(MaxBytes) {
+		return 0, fmt.Errorf("size %q is above the maximum of %s", s, FormatBytes(MaxBytes))
 	}
 	return int64(math.Round(v * mult)), nil
 }
 
 // ParseRate parses a bit rate such as "100Gbps", "20Mbps", "400G" or "1e9"
-// (bits per second) and returns bits per second.
+// (bits per second) and returns bits per second, at most MaxRateBps.
 func ParseRate(s string) (float64, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {
@@ -68,11 +89,19 @@ func ParseRate(s string) (float64, error) {
 	if v <= 0 {
 		return 0, fmt.Errorf("rate %q must be positive", s)
 	}
+	if v*mult < MinRateBps {
+		return 0, fmt.Errorf("rate %q is below the minimum of %s", s, FormatRate(MinRateBps))
+	}
+	if v*mult > MaxRateBps {
+		return 0, fmt.Errorf("rate %q is above the maximum of %s", s, FormatRate(MaxRateBps))
+	}
 	return v * mult, nil
 }
 
 // ParseDuration parses a duration such as "20ms", "1us", "1µs", "300us" or
-// "1.5s". A bare number is refused: the unit must be given.
+// "1.5s". A bare number is refused: the unit must be given. Durations
+// beyond time.Duration's range (about 292 years) are refused; a simulated
+// duration is further held to MaxSimDuration by its user.
 func ParseDuration(s string) (time.Duration, error) {
 	t := strings.TrimSpace(s)
 	d, err := time.ParseDuration(strings.ReplaceAll(t, "µs", "us"))
@@ -88,6 +117,8 @@ func ParseDuration(s string) (time.Duration, error) {
 // FormatBytes renders a byte count with a decimal unit (KB = 1000 B).
 func FormatBytes(b int64) string {
 	switch {
+	case b >= 1e12 && b%1e9 == 0:
+		return fmt.Sprintf("%gTB", float64(b)/1e12)
 	case b >= 1e9 && b%1e6 == 0:
 		return fmt.Sprintf("%gGB", float64(b)/1e9)
 	case b >= 1e6 && b%1e3 == 0:

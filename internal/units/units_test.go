@@ -1,6 +1,7 @@
 package units
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -19,6 +20,36 @@ func TestParseBytes(t *testing.T) {
 		if _, err := ParseBytes(bad); err == nil {
 			t.Errorf("ParseBytes(%q) accepted", bad)
 		}
+	}
+}
+
+// TestParseBounds: sizes and rates beyond the bounds are refused with the
+// input and the bound in the message, not wrapped into negative numbers
+// (int64(1e33) is -9223372036854775808) or infinities.
+func TestParseBounds(t *testing.T) {
+	if v, err := ParseBytes("1TB"); err != nil || v != MaxBytes {
+		t.Errorf("ParseBytes(1TB) = %d, %v", v, err)
+	}
+	for _, in := range []string{"1e30KB", "9e18", "9223372036854775807", "1.000001TB", "1e300GiB"} {
+		_, err := ParseBytes(in)
+		if err == nil || !strings.Contains(err.Error(), "above the maximum of 1TB") || !strings.Contains(err.Error(), in) {
+			t.Errorf("ParseBytes(%q): %v", in, err)
+		}
+	}
+	if v, err := ParseRate("10Tbps"); err != nil || v != MaxRateBps {
+		t.Errorf("ParseRate(10Tbps) = %g, %v", v, err)
+	}
+	for _, in := range []string{"1e300Tbps", "11T", "1e14"} {
+		_, err := ParseRate(in)
+		if err == nil || !strings.Contains(err.Error(), "above the maximum of 10Tbps") {
+			t.Errorf("ParseRate(%q): %v", in, err)
+		}
+	}
+	if _, err := ParseRate("1e-300bps"); err == nil || !strings.Contains(err.Error(), "below the minimum of 1bps") {
+		t.Errorf("ParseRate(1e-300bps): %v", err)
+	}
+	if _, err := ParseDuration("1e10h"); err == nil {
+		t.Errorf("ParseDuration(1e10h) accepted")
 	}
 }
 

@@ -3,23 +3,26 @@ package scenario
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"strconv"
 	"strings"
 
+	"github.com/ecntune/ecntune/internal/safeio"
 	"github.com/ecntune/ecntune/simenv"
 )
 
 // LoadCDF reads a flow-size distribution file: one point per line,
 // "<flow size in bytes> <cumulative percent 0..100>", the first line "0 0",
-// the last percent 100 and both columns strictly increasing. Blank lines and
+// the last percent 100, both columns strictly increasing, and every size
+// after the first at least 1 byte. Blank lines and
 // lines starting with '#' are skipped.
 func LoadCDF(path string) ([]simenv.CDFPoint, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path, "CDF file", safeio.MaxCDFBytes)
 	if err != nil {
-		return nil, fmt.Errorf("%s: cannot read CDF file: %w", path, unwrapPathErr(err))
+		return nil, err
 	}
 	return ParseCDF(data, path)
 }
@@ -37,16 +40,16 @@ func ParseCDF(data []byte, name string) ([]simenv.CDFPoint, error) {
 		}
 		f := strings.Fields(t)
 		if len(f) != 2 {
-			return nil, fmt.Errorf("%s: line %d: want two numbers \"<size bytes> <cumulative percent>\", got %q", name, line, t)
+			return nil, fmt.Errorf("%s: line %d: want two numbers \"<size bytes> <cumulative percent>\", got %s", name, line, quote(t))
 		}
 		b, err1 := strconv.ParseFloat(f[0], 64)
 		p, err2 := strconv.ParseFloat(f[1], 64)
 		if err1 != nil || err2 != nil || !finite(b) || !finite(p) {
-			return nil, fmt.Errorf("%s: line %d: %q is not two numbers (want \"<size bytes> <cumulative percent>\")", name, line, t)
+			return nil, fmt.Errorf("%s: line %d: %s is not two numbers (want \"<size bytes> <cumulative percent>\")", name, line, quote(t))
 		}
 		if len(pts) == 0 {
 			if b != 0 || p != 0 {
-				return nil, fmt.Errorf("%s: line %d: the first point must be \"0 0\", got %q", name, line, t)
+				return nil, fmt.Errorf("%s: line %d: the first point must be \"0 0\", got %s", name, line, quote(t))
 			}
 		} else {
 			prev := pts[len(pts)-1]
@@ -58,6 +61,9 @@ func ParseCDF(data []byte, name string) ([]simenv.CDFPoint, error) {
 			}
 			if p > 100 {
 				return nil, fmt.Errorf("%s: line %d: percent %g is above 100", name, line, p)
+			}
+			if b < 1 {
+				return nil, fmt.Errorf("%s: line %d: size %g B is below 1 byte; a flow carries at least one", name, line, b)
 			}
 		}
 		pts = append(pts, simenv.CDFPoint{Bytes: b, Percent: p})
@@ -83,4 +89,24 @@ func unwrapPathErr(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// readFile reads the file at path, a what (e.g. "CDF file"), of at most max
+// bytes (safeio's caps); errors lead with the path.
+func readFile(path, what string, max int64) ([]byte, error) {
+	data, err := safeio.ReadFile(path, max)
+	return data, readErr(path, what, err)
+}
+
+// readErr words an error of safeio.ReadFile or ReadFS: "<path>: cannot read
+// <what>: <reason>", the cap named when the file is above it.
+func readErr(path, what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var tl *safeio.TooLargeError
+	if errors.As(err, &tl) {
+		return fmt.Errorf("%s: cannot read %s: larger than %s, the limit for a %s", path, what, safeio.FormatSize(tl.Max), what)
+	}
+	return fmt.Errorf("%s: cannot read %s: %w", path, what, unwrapPathErr(err))
 }

@@ -43,4 +43,11 @@
 // Unknown keys, values of the wrong type or out of range, and references to
 // files, nodes or hosts that do not exist are errors naming the file, the
 // line and the field path; nothing is returned until everything is valid.
+//
+// Every file is read through a size cap (internal/safeio), so an endless or
+// huge file is an error naming the file and the cap, not an exhausted
+// machine: YAML scenarios 4 MiB, CDF files and ns-3 configs 1 MiB, topology
+// files 32 MiB, flow files 64 MiB. A YAML scenario may hold at most 524,288
+// nodes with every alias expanded (counted on the parsed tree before
+// anything is decoded, so an alias bomb costs a linear parse).
 package scenario

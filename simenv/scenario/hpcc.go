@@ -2,8 +2,8 @@ package scenario
 
 import (
 	"fmt"
-	"os"
 
+	"github.com/ecntune/ecntune/internal/safeio"
 	"github.com/ecntune/ecntune/simenv"
 )
 
@@ -19,9 +19,9 @@ import (
 
 // LoadHPCCTopology reads an HPCC topology file.
 func LoadHPCCTopology(path string) (simenv.Topology, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path, "topology file", safeio.MaxTopologyBytes)
 	if err != nil {
-		return simenv.Topology{}, fmt.Errorf("%s: cannot read topology file: %w", path, unwrapPathErr(err))
+		return simenv.Topology{}, err
 	}
 	return ParseHPCCTopology(data, path)
 }
@@ -107,7 +107,7 @@ func ParseHPCCTopology(data []byte, name string) (simenv.Topology, error) {
 			return simenv.Topology{}, err
 		}
 		if er, perr := parseFloat(et.s); perr != nil || er != 0 {
-			return simenv.Topology{}, fmt.Errorf("%s: line %d: %s: error rate %q: only 0 is supported (random link loss is not modelled)", name, et.line, what, et.s)
+			return simenv.Topology{}, fmt.Errorf("%s: line %d: %s: error rate %s: only 0 is supported (random link loss is not modelled)", name, et.line, what, quote(et.s))
 		}
 		topo.Links = append(topo.Links, simenv.Link{A: int(a), B: int(b), RateBps: rate, Delay: delay})
 	}
@@ -136,9 +136,9 @@ func ParseFlowFile(data []byte, name string) ([]simenv.TraceFlow, error) {
 }
 
 func loadFlowFile(path string) ([]simenv.TraceFlow, []int, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path, "flow file", safeio.MaxFlowFileBytes)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: cannot read flow file: %w", path, unwrapPathErr(err))
+		return nil, nil, err
 	}
 	return parseFlowFile(data, path)
 }

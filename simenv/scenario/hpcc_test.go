@@ -275,11 +275,11 @@ func TestHPCCConfigErrors(t *testing.T) {
 		src  string
 		want []string
 	}{
-		{"cc mode", hpccWith(map[string]string{"CC_MODE": "CC_MODE 3"}), []string{"line 3", "unsupported CC_MODE 3, only 1 (DCQCN)"}},
-		{"window", hpccWith(map[string]string{"HAS_WIN": "HAS_WIN 1"}), []string{"HAS_WIN: 1 is not supported, only 0"}},
+		{"cc mode", hpccWith(map[string]string{"CC_MODE": "CC_MODE 3"}), []string{"line 3", `unsupported CC_MODE "3", only 1 (DCQCN)`}},
+		{"window", hpccWith(map[string]string{"HAS_WIN": "HAS_WIN 1"}), []string{`HAS_WIN: "1" is not supported, only 0`}},
 		{"missing window", hpccWith(map[string]string{"HAS_WIN": ""}), []string{"HAS_WIN is missing"}},
 		{"missing topology", hpccWith(map[string]string{"TOPOLOGY_FILE": ""}), []string{"TOPOLOGY_FILE is missing"}},
-		{"unknown key", hpccWith(nil, "FOO_BAR 1"), []string{"line 13", "unknown key FOO_BAR", "KMAX_MAP"}},
+		{"unknown key", hpccWith(nil, "FOO_BAR 1"), []string{"line 13", `unknown key "FOO_BAR"`, "KMAX_MAP"}},
 		{"repeated key", hpccWith(nil, "RP_TIMER 55"), []string{"line 13", "RP_TIMER is given again (first on line 7)"}},
 		{"value count", hpccWith(map[string]string{"RP_TIMER": "RP_TIMER 300 400"}), []string{"RP_TIMER takes 1 value(s), got 2"}},
 		{"bad rate", hpccWith(map[string]string{"RATE_AI": "RATE_AI 20Mbit"}), []string{"RATE_AI", "cannot parse rate"}},
@@ -287,9 +287,9 @@ func TestHPCCConfigErrors(t *testing.T) {
 		{"bad gain", hpccWith(map[string]string{"EWMA_GAIN": "EWMA_GAIN 0"}), []string{"EWMA_GAIN", "(0, 1]"}},
 		{"link loss", hpccWith(nil, "ERROR_RATE_PER_LINK 0.01"), []string{"ERROR_RATE_PER_LINK", "only 0"}},
 		{"link down", hpccWith(nil, "LINK_DOWN 1000 0 1"), []string{"LINK_DOWN", "link failures are not modelled"}},
-		{"back to zero", hpccWith(nil, "L2_BACK_TO_ZERO 1"), []string{"L2_BACK_TO_ZERO: 1 is not supported"}},
-		{"clamp", hpccWith(nil, "CLAMP_TARGET_RATE 1"), []string{"CLAMP_TARGET_RATE: 1 is not supported"}},
-		{"no rate limiter", hpccWith(nil, "RATE_BOUND 0"), []string{"RATE_BOUND: 0 is not supported"}},
+		{"back to zero", hpccWith(nil, "L2_BACK_TO_ZERO 1"), []string{`L2_BACK_TO_ZERO: "1" is not supported`}},
+		{"clamp", hpccWith(nil, "CLAMP_TARGET_RATE 1"), []string{`CLAMP_TARGET_RATE: "1" is not supported`}},
+		{"no rate limiter", hpccWith(nil, "RATE_BOUND 0"), []string{`RATE_BOUND: "0" is not supported`}},
 		{"pause time zero", hpccWith(nil, "PAUSE_TIME 0"), []string{"PAUSE_TIME", "positive"}},
 		{"sparse acks", hpccWith(map[string]string{"L2_ACK_INTERVAL": "L2_ACK_INTERVAL 4000"}), []string{"L2_ACK_INTERVAL 4000 is above PACKET_PAYLOAD_SIZE 1000"}},
 		{"buffer fraction", hpccWith(nil, "BUFFER_SIZE 4.5"), []string{"BUFFER_SIZE", "integer"}},

@@ -3,14 +3,15 @@ package scenario
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/ecntune/ecntune/internal/safeio"
 	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/simenv"
 )
@@ -62,7 +63,7 @@ var hpccKeys = map[string]hpccKey{
 	"FLOW_FILE":     {1, func(c *hpccBuild, v []string) error { c.flowFile = v[0]; return nil }},
 	"CC_MODE": {1, func(c *hpccBuild, v []string) error {
 		if v[0] != "1" {
-			return fmt.Errorf("unsupported CC_MODE %s, only 1 (DCQCN)", v[0])
+			return fmt.Errorf("unsupported CC_MODE %s, only 1 (DCQCN)", quote(v[0]))
 		}
 		return nil
 	}},
@@ -72,13 +73,13 @@ var hpccKeys = map[string]hpccKey{
 	"L2_BACK_TO_ZERO":   {1, mustBe("0", "only go-back-N retransmission is modelled")},
 	"ERROR_RATE_PER_LINK": {1, func(c *hpccBuild, v []string) error {
 		if f, err := parseFloat(v[0]); err != nil || f != 0 {
-			return fmt.Errorf("%q: only 0 is supported (random link loss is not modelled)", v[0])
+			return fmt.Errorf("%s: only 0 is supported (random link loss is not modelled)", quote(v[0]))
 		}
 		return nil
 	}},
 	"LINK_DOWN": {3, func(c *hpccBuild, v []string) error {
 		if v[0] != "0" {
-			return fmt.Errorf("%q: only \"0 0 0\" (no link failure) is supported; link failures are not modelled", strings.Join(v, " "))
+			return fmt.Errorf("%s: only \"0 0 0\" (no link failure) is supported; link failures are not modelled", quote(strings.Join(v, " ")))
 		}
 		return nil
 	}},
@@ -86,7 +87,7 @@ var hpccKeys = map[string]hpccKey{
 		// ns-3 treats any PAUSE with a non-zero time as "stop until RESUME",
 		// which is what the simulator models; 0 turns every PAUSE into a RESUME.
 		if f, err := parseFloat(v[0]); err != nil || f <= 0 {
-			return fmt.Errorf("%q: must be a positive number (0 would disable PFC pauses)", v[0])
+			return fmt.Errorf("%s: must be a positive number (0 would disable PFC pauses)", quote(v[0]))
 		}
 		return nil
 	}},
@@ -117,7 +118,10 @@ var hpccKeys = map[string]hpccKey{
 	"SIMULATOR_STOP_TIME": {1, func(c *hpccBuild, v []string) error {
 		t, err := secondsTime(v[0])
 		if err == nil && t <= 0 {
-			err = fmt.Errorf("%q: must be above 0 seconds", v[0])
+			err = fmt.Errorf("%s: must be above 0 seconds", quote(v[0]))
+		}
+		if err == nil && t > simenv.MaxDuration {
+			err = fmt.Errorf("%s seconds is above the maximum of %v", quote(v[0]), units.MaxSimDuration)
 		}
 		c.cfg.Duration = t
 		return err
@@ -134,7 +138,7 @@ var hpccKeys = map[string]hpccKey{
 	"EWMA_GAIN": {1, func(c *hpccBuild, v []string) error {
 		g, err := parseFloat(v[0])
 		if err != nil || !(g > 0 && g <= 1) {
-			return fmt.Errorf("%q: must be a number in (0, 1]", v[0])
+			return fmt.Errorf("%s: must be a number in (0, 1]", quote(v[0]))
 		}
 		c.cfg.DCQCN.G = g
 		return nil
@@ -165,7 +169,7 @@ var hpccKeys = map[string]hpccKey{
 		return rateMap(v, "probability", func(r float64, s string) error {
 			p, err := parseFloat(s)
 			if err != nil || !(p > 0 && p <= 1) {
-				return fmt.Errorf("pmax %q is outside (0, 1]", s)
+				return fmt.Errorf("pmax %s is outside (0, 1]", quote(s))
 			}
 			c.pmax[r] = p
 			return nil
@@ -176,7 +180,7 @@ var hpccKeys = map[string]hpccKey{
 func mustBe(want, why string) func(*hpccBuild, []string) error {
 	return func(_ *hpccBuild, v []string) error {
 		if v[0] != want {
-			return fmt.Errorf("%s is not supported, only %s (%s)", v[0], want, why)
+			return fmt.Errorf("%s is not supported, only %s (%s)", quote(v[0]), want, why)
 		}
 		return nil
 	}
@@ -189,7 +193,7 @@ func boolFlag(s string, set func(bool)) error {
 	case "1":
 		set(true)
 	default:
-		return fmt.Errorf("%q: want 0 or 1", s)
+		return fmt.Errorf("%s: want 0 or 1", quote(s))
 	}
 	return nil
 }
@@ -197,7 +201,7 @@ func boolFlag(s string, set func(bool)) error {
 func intIn(s string, lo, hi int64) (int64, error) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n < lo || n > hi {
-		return 0, fmt.Errorf("%q: want an integer in %d..%d", s, lo, hi)
+		return 0, fmt.Errorf("%s: want an integer in %d..%d", quote(s), lo, hi)
 	}
 	return n, nil
 }
@@ -208,11 +212,11 @@ func usField(field func(*hpccBuild) *simenv.Time) func(*hpccBuild, []string) err
 	return func(c *hpccBuild, v []string) error {
 		f, err := parseFloat(v[0])
 		if err != nil || f <= 0 || f > 1e9 {
-			return fmt.Errorf("%q: want a positive number of microseconds", v[0])
+			return fmt.Errorf("%s: want a positive number of microseconds", quote(v[0]))
 		}
 		*field(c) = nsTime(f, 1e3, 1)
 		if *field(c) <= 0 {
-			return fmt.Errorf("%q: below the 1 ns resolution", v[0])
+			return fmt.Errorf("%s: below the 1 ns resolution", quote(v[0]))
 		}
 		return nil
 	}
@@ -233,7 +237,7 @@ func rateMap(v []string, unit string, set func(rate float64, val string) error) 
 	}
 	n, err := strconv.Atoi(v[0])
 	if err != nil || n < 1 {
-		return fmt.Errorf("entry count %q: want a positive integer", v[0])
+		return fmt.Errorf("entry count %s: want a positive integer", quote(v[0]))
 	}
 	if len(v) != 1+2*n {
 		return fmt.Errorf("declares %d entries, so wants %d values after the count (\"<rate bps> <%s>\" pairs), got %d", n, 2*n, unit, len(v)-1)
@@ -242,7 +246,7 @@ func rateMap(v []string, unit string, set func(rate float64, val string) error) 
 	for i := 0; i < n; i++ {
 		r, err := strconv.ParseUint(v[1+2*i], 10, 64)
 		if err != nil || r == 0 {
-			return fmt.Errorf("entry %d: rate %q: want a positive integer in bits per second", i+1, v[1+2*i])
+			return fmt.Errorf("entry %d: rate %s: want a positive integer in bits per second", i+1, quote(v[1+2*i]))
 		}
 		if seen[float64(r)] {
 			return fmt.Errorf("entry %d: rate %d is given twice", i+1, r)
@@ -256,8 +260,9 @@ func rateMap(v []string, unit string, set func(rate float64, val string) error) 
 }
 
 // LoadHPCCConfig reads an ns-3 HPCC configuration file (config_*.txt) and
-// the topology and flow files it names (paths relative to the config file's
-// folder), and returns the equivalent simenv.Config:
+// the topology and flow files it names (relative paths against the config
+// file's folder, absolute ones as they are), and returns the equivalent
+// simenv.Config, which simenv.Check accepts:
 //
 //   - TOPOLOGY_FILE → Topology (see LoadHPCCTopology: switches "sw<id>",
 //     hosts "host<id>"); FLOW_FILE → one trace workload, flows in file order.
@@ -285,15 +290,16 @@ func rateMap(v []string, unit string, set func(rate float64, val string) error) 
 //     keys are errors. An omitted key takes third.cc's default, except the
 //     keys third.cc has no usable default for, which are required.
 func LoadHPCCConfig(path string) (simenv.Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path, "HPCC config", safeio.MaxConfigBytes)
 	if err != nil {
-		return simenv.Config{}, fmt.Errorf("%s: cannot read HPCC config: %w", path, unwrapPathErr(err))
+		return simenv.Config{}, err
 	}
 	return ParseHPCCConfig(data, filepath.Dir(path), path)
 }
 
-// ParseHPCCConfig parses the content of an HPCC config; file names in it are
-// relative to baseDir; name labels errors and gives the scenario name.
+// ParseHPCCConfig parses the content of an HPCC config; relative file names
+// in it are relative to baseDir; name labels errors and gives the scenario
+// name. Values echoed in errors are quoted and cut short.
 func ParseHPCCConfig(data []byte, baseDir, name string) (simenv.Config, error) {
 	b := &hpccBuild{cfg: simenv.DefaultConfig(),
 		kmin: map[float64]int64{}, kmax: map[float64]int64{}, pmax: map[float64]float64{}}
@@ -322,6 +328,7 @@ func ParseHPCCConfig(data []byte, baseDir, name string) (simenv.Config, error) {
 	seen := map[string]int{}
 	b.keyLine = seen
 	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64*1024), safeio.MaxConfigBytes+1) // any line of a file within the cap
 	line := 0
 	for sc.Scan() {
 		line++
@@ -342,7 +349,7 @@ func ParseHPCCConfig(data []byte, baseDir, name string) (simenv.Config, error) {
 		} else if n, ok := hpccInertKeys[key]; ok {
 			want = n
 		} else {
-			return simenv.Config{}, fmt.Errorf("%s: line %d: unknown key %s (allowed: %s)", name, line, key, strings.Join(allHPCCKeys(), ", "))
+			return simenv.Config{}, fmt.Errorf("%s: line %d: unknown key %s (allowed: %s)", name, line, quote(key), strings.Join(allHPCCKeys(), ", "))
 		}
 		if want >= 0 && len(vals) != want {
 			return simenv.Config{}, fmt.Errorf("%s: line %d: %s takes %d value(s), got %d", name, line, key, want, len(vals))
@@ -366,7 +373,7 @@ func ParseHPCCConfig(data []byte, baseDir, name string) (simenv.Config, error) {
 			name, seen["L2_ACK_INTERVAL"], b.ackInterval, c.MTU, b.ackInterval, c.MTU)
 	}
 
-	topoPath := filepath.Join(baseDir, b.topologyFile)
+	topoPath := joinPath(baseDir, b.topologyFile)
 	topo, err := LoadHPCCTopology(topoPath)
 	if err != nil {
 		return simenv.Config{}, fmt.Errorf("%s: TOPOLOGY_FILE: %w", name, err)
@@ -375,7 +382,7 @@ func ParseHPCCConfig(data []byte, baseDir, name string) (simenv.Config, error) {
 	if err := b.ecnByRate(name); err != nil {
 		return simenv.Config{}, err
 	}
-	flowPath := filepath.Join(baseDir, b.flowFile)
+	flowPath := joinPath(baseDir, b.flowFile)
 	flows, lines, err := loadFlowFile(flowPath)
 	if err != nil {
 		return simenv.Config{}, fmt.Errorf("%s: FLOW_FILE: %w", name, err)
@@ -384,7 +391,26 @@ func ParseHPCCConfig(data []byte, baseDir, name string) (simenv.Config, error) {
 		return simenv.Config{}, fmt.Errorf("%s: FLOW_FILE: %w", name, err)
 	}
 	c.Workloads = []simenv.Workload{{Kind: simenv.WorkloadTrace, Priority: simenv.DefaultPriority, Flows: flows}}
+	if err := simenv.Check(*c); err != nil {
+		var fe *simenv.FieldError
+		if errors.As(err, &fe) && fe.Field == "BufferBytes" {
+			if l, ok := seen["BUFFER_SIZE"]; ok {
+				return simenv.Config{}, fmt.Errorf("%s: line %d: BUFFER_SIZE: %v", name, l, err)
+			}
+			return simenv.Config{}, fmt.Errorf("%s: BUFFER_SIZE (default 16 MiB): %v", name, err)
+		}
+		return simenv.Config{}, fmt.Errorf("%s: %v", name, err)
+	}
 	return *c, nil
+}
+
+// joinPath resolves a file named in a config: absolute paths as they are,
+// relative ones against the config's folder.
+func joinPath(baseDir, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(baseDir, p)
 }
 
 // ecnByRate builds Config.ECNByRate from the three maps, checking that

@@ -1,14 +1,15 @@
 package scenario
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"math/big"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
+	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/simenv"
 )
 
@@ -24,35 +25,54 @@ type token struct {
 
 type tokenStream struct {
 	name string
-	toks []token
-	pos  int
-	last int // last line of the file, for "file ends" messages
+	data []byte
+	off  int // next byte to look at
+	line int // line of data[off]
 }
 
+// newTokenStream splits data lazily, a token at a time, so that a large
+// file costs its bytes and what is parsed from it, not a token list.
 func newTokenStream(data []byte, name string) *tokenStream {
-	ts := &tokenStream{name: name}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
-	line := 0
-	for sc.Scan() {
-		line++
-		for _, f := range strings.Fields(sc.Text()) {
-			ts.toks = append(ts.toks, token{f, line})
-		}
-	}
-	ts.last = line
-	return ts
+	return &tokenStream{name: name, data: data, line: 1}
 }
 
 // next returns the next token; what names it for the error when the file
 // ends early.
 func (ts *tokenStream) next(what string) (token, error) {
-	if ts.pos >= len(ts.toks) {
-		return token{}, fmt.Errorf("%s: file ends at line %d where %s was expected", ts.name, ts.last, what)
+	for ts.off < len(ts.data) {
+		r, n := utf8.DecodeRune(ts.data[ts.off:])
+		if !unicode.IsSpace(r) {
+			break
+		}
+		if r == '\n' {
+			ts.line++
+		}
+		ts.off += n
 	}
-	t := ts.toks[ts.pos]
-	ts.pos++
-	return t, nil
+	if ts.off >= len(ts.data) {
+		return token{}, fmt.Errorf("%s: file ends at line %d where %s was expected", ts.name, ts.lastLine(), what)
+	}
+	start := ts.off
+	for ts.off < len(ts.data) {
+		r, n := utf8.DecodeRune(ts.data[ts.off:])
+		if unicode.IsSpace(r) {
+			break
+		}
+		ts.off += n
+	}
+	return token{string(ts.data[start:ts.off]), ts.line}, nil
+}
+
+// lastLine is the number of the file's last line (a final newline ends a
+// line rather than starting one).
+func (ts *tokenStream) lastLine() int {
+	if len(ts.data) == 0 {
+		return 0
+	}
+	if ts.data[len(ts.data)-1] == '\n' {
+		return ts.line - 1
+	}
+	return ts.line
 }
 
 // int reads a non-negative integer no larger than max.
@@ -63,7 +83,7 @@ func (ts *tokenStream) int(what string, max int64) (int64, int, error) {
 	}
 	v, err := strconv.ParseInt(t.s, 10, 64)
 	if err != nil || v < 0 || v > max {
-		return 0, t.line, fmt.Errorf("%s: line %d: %s %q is not an integer in 0..%d", ts.name, t.line, what, t.s, max)
+		return 0, t.line, fmt.Errorf("%s: line %d: %s %s is not an integer in 0..%d", ts.name, t.line, what, quote(t.s), max)
 	}
 	return v, t.line, nil
 }
@@ -113,10 +133,13 @@ func parseNS3Rate(s string) (float64, error) {
 	}
 	v, err := strconv.ParseFloat(num, 64)
 	if err != nil || !finite(v) {
-		return 0, fmt.Errorf("cannot parse rate %q (want an ns-3 rate such as 100Gbps, 20Mb/s or 1000000000)", s)
+		return 0, fmt.Errorf("cannot parse rate %s (want an ns-3 rate such as 100Gbps, 20Mb/s or 1000000000)", quote(s))
 	}
 	if v <= 0 {
-		return 0, fmt.Errorf("rate %q must be positive", s)
+		return 0, fmt.Errorf("rate %s must be positive", quote(s))
+	}
+	if r := v * mult; r < units.MinRateBps || r > units.MaxRateBps {
+		return 0, fmt.Errorf("rate %s is outside %s..%s", quote(s), units.FormatRate(units.MinRateBps), units.FormatRate(units.MaxRateBps))
 	}
 	return v * mult, nil
 }
@@ -145,13 +168,13 @@ func parseNS3Time(s string) (simenv.Time, error) {
 	}
 	v, err := strconv.ParseFloat(num, 64)
 	if err != nil || !finite(v) {
-		return 0, fmt.Errorf("cannot parse time %q (want an ns-3 time such as 1000ns, 1us or 0.001ms)", s)
+		return 0, fmt.Errorf("cannot parse time %s (want an ns-3 time such as 1000ns, 1us or 0.001ms)", quote(s))
 	}
 	if v < 0 {
-		return 0, fmt.Errorf("time %q is negative", s)
+		return 0, fmt.Errorf("time %s is negative", quote(s))
 	}
 	if v*float64(mul) > float64(maxTime)/float64(simenv.Nanosecond) {
-		return 0, fmt.Errorf("time %q is too large", s)
+		return 0, fmt.Errorf("time %s is too large", quote(s))
 	}
 	if div > 0 {
 		return nsTime(v, 1, div), nil
@@ -181,10 +204,10 @@ const maxTime = simenv.Time(1 << 62)
 func secondsTime(s string) (simenv.Time, error) {
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || !finite(v) || v < 0 {
-		return 0, fmt.Errorf("%q is not a non-negative number of seconds", s)
+		return 0, fmt.Errorf("%s is not a non-negative number of seconds", quote(s))
 	}
 	if v > float64(maxTime)/float64(simenv.Second) {
-		return 0, fmt.Errorf("%q seconds is too large", s)
+		return 0, fmt.Errorf("%s seconds is too large", quote(s))
 	}
 	return nsTime(v, 1e9, 1), nil
 }
@@ -192,7 +215,24 @@ func secondsTime(s string) (simenv.Time, error) {
 func parseFloat(s string) (float64, error) {
 	v, err := strconv.ParseFloat(s, 64)
 	if err == nil && !finite(v) {
-		err = fmt.Errorf("%q is not finite", s)
+		err = fmt.Errorf("%s is not finite", quote(s))
 	}
 	return v, err
+}
+
+// maxQuoted is how much of a value from a file an error message echoes.
+const maxQuoted = 40
+
+// quote renders a value read from a file for an error message: Go-quoted,
+// so that control bytes and NULs of a binary file show as escapes, and cut
+// to its first maxQuoted bytes (at a character boundary) with "..." after.
+func quote(s string) string {
+	if len(s) <= maxQuoted {
+		return strconv.Quote(s)
+	}
+	cut := maxQuoted
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + "..."
 }

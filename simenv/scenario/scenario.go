@@ -4,18 +4,16 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	pathpkg "path"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
-	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/ecntune/ecntune/internal/safeio"
 	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/simenv"
 )
@@ -98,9 +96,9 @@ type fileWorkload struct {
 
 // Load reads a YAML scenario file.
 func Load(path string) (simenv.Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path, "scenario", safeio.MaxYAMLBytes)
 	if err != nil {
-		return simenv.Config{}, fmt.Errorf("%s: cannot read scenario: %w", path, unwrapPathErr(err))
+		return simenv.Config{}, err
 	}
 	return Parse(data, filepath.Dir(path), path)
 }
@@ -116,31 +114,28 @@ func Parse(data []byte, baseDir string, name string) (simenv.Config, error) {
 // scenarios, say); the files it names are read from fsys too, relative to
 // path's directory, and must stay inside fsys.
 func ParseFS(fsys fs.FS, path string) (simenv.Config, error) {
-	data, err := fs.ReadFile(fsys, path)
+	data, err := safeio.ReadFS(fsys, path, safeio.MaxYAMLBytes)
 	if err != nil {
-		return simenv.Config{}, fmt.Errorf("%s: cannot read scenario: %w", path, unwrapPathErr(err))
+		return simenv.Config{}, readErr(path, "scenario", err)
 	}
 	return parse(data, pathpkg.Dir(path), path, fsys)
 }
 
 func parse(data []byte, baseDir string, name string, fsys fs.FS) (simenv.Config, error) {
 	c := &checker{name: name, lines: map[string]int{}}
-	var doc yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
+	if len(data) > safeio.MaxYAMLBytes {
+		return simenv.Config{}, fmt.Errorf("%s: the scenario is larger than %s, the limit for a scenario", name, safeio.FormatSize(safeio.MaxYAMLBytes))
+	}
+	// Parsed into a node tree, with aliases counted as what they expand to,
+	// before the checker walks it or anything decodes it.
+	root, err := safeio.DecodeYAML(data, safeio.MaxYAMLNodes)
+	if err != nil {
+		if errors.Is(err, safeio.ErrEmptyYAML) {
 			return simenv.Config{}, fmt.Errorf("%s: the scenario is empty", name)
 		}
 		return simenv.Config{}, fmt.Errorf("%s: %v", name, err)
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return simenv.Config{}, fmt.Errorf("%s: line %d: only one YAML document is allowed", name, extra.Line)
-	}
-	if len(doc.Content) != 1 {
-		return simenv.Config{}, fmt.Errorf("%s: the scenario is empty", name)
-	}
-	if err := c.check(doc.Content[0], reflect.TypeOf(fileScenario{}), ""); err != nil {
+	if err := c.check(root, reflect.TypeOf(fileScenario{}), ""); err != nil {
 		return simenv.Config{}, err
 	}
 	// The checker has vetted every key and value; decode strictly all the same.
@@ -154,7 +149,42 @@ func parse(data []byte, baseDir string, name string, fsys fs.FS) (simenv.Config,
 	if err := b.build(&f); err != nil {
 		return simenv.Config{}, err
 	}
+	if err := b.simCheck(); err != nil {
+		return simenv.Config{}, err
+	}
 	return b.cfg, nil
+}
+
+// simFields maps the simenv.Config fields simenv.Check may refuse to the
+// scenario keys that set them.
+var simFields = map[string]string{
+	"BufferBytes":        "topology.buffer",
+	"PFC.ReserveBytes":   "pfc.reserve",
+	"PFC.HeadroomBytes":  "pfc.headroom",
+	"PFC.XonOffsetBytes": "pfc.xon_offset",
+}
+
+// simCheck runs the simulator's own checks on the finished Config (MMU
+// sizes against the buffer, which need every port's headroom), reporting a
+// refused field at the key that set it.
+func (b *builder) simCheck() error {
+	err := simenv.Check(b.cfg)
+	if err == nil {
+		return nil
+	}
+	var fe *simenv.FieldError
+	if errors.As(err, &fe) {
+		if p, ok := simFields[fe.Field]; ok {
+			return b.at(p, "%v", err)
+		}
+		// Workloads[i].Field: the workload's key of that name.
+		var i int
+		var field string
+		if n, _ := fmt.Sscanf(strings.Replace(fe.Field, "].", "] ", 1), "Workloads[%d] %s", &i, &field); n == 2 {
+			return b.at(fmt.Sprintf("workloads[%d].%s", i, strings.ToLower(field)), "%s", strings.TrimPrefix(fe.Msg, fmt.Sprintf("workloads[%d]: ", i)))
+		}
+	}
+	return fmt.Errorf("%s: %v", b.name, err)
 }
 
 type builder struct {
@@ -176,21 +206,22 @@ func (b *builder) path(p string) string {
 }
 
 // read reads the file p (relative to the scenario's directory) that the
-// scenario names as what; it returns the path it read, to label errors.
-func (b *builder) read(p, what string) ([]byte, string, error) {
+// scenario names as what, of at most max bytes; it returns the path it
+// read, to label errors.
+func (b *builder) read(p, what string, max int64) ([]byte, string, error) {
 	full := b.path(p)
 	var data []byte
 	var err error
 	switch {
 	case b.fsys == nil:
-		data, err = os.ReadFile(full)
+		data, err = safeio.ReadFile(full, max)
 	case !fs.ValidPath(full):
 		err = fmt.Errorf("%s is outside the embedded scenarios", p)
 	default:
-		data, err = fs.ReadFile(b.fsys, full)
+		data, err = safeio.ReadFS(b.fsys, full, max)
 	}
 	if err != nil {
-		return nil, full, fmt.Errorf("%s: cannot read %s: %w", full, what, unwrapPathErr(err))
+		return nil, full, readErr(full, what, err)
 	}
 	return data, full, nil
 }
@@ -225,8 +256,8 @@ func (b *builder) duration(path, s string, positive bool) (simenv.Time, error) {
 	if positive && d <= 0 {
 		return 0, b.at(path, "%s must be above 0", s)
 	}
-	if d > time.Duration(maxTime/simenv.Nanosecond) {
-		return 0, b.at(path, "%s is too long", s)
+	if d > units.MaxSimDuration {
+		return 0, b.at(path, "%s is above the maximum of %v", s, units.MaxSimDuration)
 	}
 	return simenv.FromDuration(d), nil
 }
@@ -374,7 +405,7 @@ func (b *builder) topology(t *fileTopology) error {
 		if t.File == "" {
 			return b.at(p+".file", "required for kind hpcc (an HPCC topology file)")
 		}
-		data, full, err := b.read(t.File, "topology file")
+		data, full, err := b.read(t.File, "topology file", safeio.MaxTopologyBytes)
 		var topo simenv.Topology
 		if err == nil {
 			topo, err = ParseHPCCTopology(data, full)
@@ -628,7 +659,7 @@ func (b *builder) workload(p string, f *fileWorkload) (simenv.Workload, error) {
 		if err := need("cdf", f.CDF != "", "a flow-size CDF file"); err != nil {
 			return w, err
 		}
-		data, full, err := b.read(f.CDF, "CDF file")
+		data, full, err := b.read(f.CDF, "CDF file", safeio.MaxCDFBytes)
 		if err == nil {
 			w.CDF, err = ParseCDF(data, full)
 		}
@@ -689,7 +720,7 @@ func (b *builder) workload(p string, f *fileWorkload) (simenv.Workload, error) {
 		if err := need("file", f.File != "", "an HPCC flow file"); err != nil {
 			return w, err
 		}
-		data, path, err := b.read(f.File, "flow file")
+		data, path, err := b.read(f.File, "flow file", safeio.MaxFlowFileBytes)
 		var flows []simenv.TraceFlow
 		var lines []int
 		if err == nil {
