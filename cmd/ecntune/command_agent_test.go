@@ -60,7 +60,7 @@ func TestAgentCommandErrors(t *testing.T) {
 func TestAgentCommandAgainstSimswitch(t *testing.T) {
 	cfg := simenv.DefaultConfig()
 	cfg.Topology = simenv.StarTopology(4, 100e9, simenv.Microsecond)
-	cfg.ECN = simenv.ECN{KminBytes: 6_000_000, KmaxBytes: 24_000_000, Pmax: 0.01}
+	cfg.ECN = simenv.ECN{KminBytes: 2_000_000, KmaxBytes: 2_800_000, Pmax: 0.01} // late, but below XOFF
 	cfg.Workloads = []simenv.Workload{{Kind: simenv.WorkloadIncast, Fanin: 3, SizeBytes: 300_000, Every: 100 * simenv.Microsecond, Priority: 3}}
 	sctx, scancel := context.WithCancel(context.Background())
 	defer scancel()
@@ -115,11 +115,11 @@ guardrails:
 			n++
 		}
 	}
-	if n != 4 || !strings.Contains(out, "6MB/24MB/1%") || !strings.Contains(out, "400KB/1.6MB/20%") {
+	if n != 4 || !strings.Contains(out, "2MB/2.8MB/1%") || !strings.Contains(out, "400KB/1.6MB/20%") {
 		t.Fatalf("history (%d applied):\n%s", n, out)
 	}
 	out, _, err = runAgentCmd(t, context.Background(), "rollback", "--config", conf, "--target", "sw0", "--dry-run")
-	if err != nil || strings.Count(out, "-> 6MB/24MB/1%") != 4 {
+	if err != nil || strings.Count(out, "-> 2MB/2.8MB/1%") != 4 {
 		t.Fatalf("dry run: %v\n%s", err, out)
 	}
 	if tel, _ := srv.Telemetry("sw0"); tel.Ports[0].Queues[3].ECN != hpcc {
