@@ -11,6 +11,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -224,6 +226,13 @@ func (r *Registry) Import(rd io.Reader) (ImportResult, error) {
 func (r *Registry) ImportModel(m Model) (ImportResult, error) {
 	if err := validateMeta(&m); err != nil {
 		return ImportResult{}, err
+	}
+	if !slices.Contains(KnownAlgorithms, m.Algorithm) {
+		return ImportResult{}, errorf(ErrInvalid, "import of model %s: field algorithm is %q, not one this ecntune trains (%s)",
+			m.Name, m.Algorithm, strings.Join(KnownAlgorithms, ", "))
+	}
+	if !specRE.MatchString(m.ObsSpec) || !specRE.MatchString(m.ActSpec) {
+		return ImportResult{}, errorf(ErrInvalid, "import of model %s: spec versions %q, %q are not of the form NAME-vN", m.Name, m.ObsSpec, m.ActSpec)
 	}
 	if m.Version <= 0 {
 		return ImportResult{}, errorf(ErrInvalid, "import of model %s: version %d, want a positive version", m.Name, m.Version)

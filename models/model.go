@@ -93,7 +93,13 @@ const (
 	maxWeightBytes = 1<<31 - 2 // bbolt's largest value
 )
 
+// KnownAlgorithms are the learning algorithms whose models this build can
+// load; Import refuses others (Put, the training run's own path, does not
+// judge).
+var KnownAlgorithms = []string{"ddqn", "ppo"}
+
 var (
+	specRE = regexp.MustCompile(`^[a-z][a-z0-9]*-v[0-9]+$`)
 	nameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9._-]{0,63}$`)
 	hexRE  = regexp.MustCompile(`^[0-9a-f]{64}$`)
 )

@@ -424,8 +424,12 @@ func (r *Registry) loadMeta(tx *bolt.Tx, id uint64, withWeights bool) (Model, er
 	if raw == nil {
 		return Model{}, errorf(ErrNotFound, "no model with id %d in %s", id, r.path)
 	}
+	body, err := unseal(raw)
+	if err != nil {
+		return Model{}, errorf(ErrCorrupt, "%s: metadata of model id %d: %v: restore from a backup or an export", r.path, id, err)
+	}
 	var m Model
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if err := json.Unmarshal(body, &m); err != nil {
 		return Model{}, errorf(ErrCorrupt, "%s: metadata of model id %d: %v", r.path, id, err)
 	}
 	if m.ID != id || !ValidName(m.Name) || m.Version <= 0 || !m.Status.valid() {
@@ -559,7 +563,7 @@ func (r *Registry) insert(tx *bolt.Tx, m *Model) error {
 	if err != nil {
 		return fmt.Errorf("model %s: encode metadata: %w", m.Ref(), err)
 	}
-	if err := tx.Bucket(bktModels).Put(idKey(id), meta); err != nil {
+	if err := tx.Bucket(bktModels).Put(idKey(id), seal(meta)); err != nil {
 		return fmt.Errorf("registry %s: store model %s: %w", r.path, m.Ref(), err)
 	}
 	if err := tx.Bucket(bktWeights).Put(idKey(id), m.Weights); err != nil {
@@ -636,9 +640,18 @@ func (r *Registry) List(name string) ([]Model, error) {
 			if len(v) != 8 {
 				return errorf(ErrCorrupt, "%s: index entry %q", r.path, k)
 			}
-			m, err := r.loadMeta(tx, binary.BigEndian.Uint64(v), false)
+			id := binary.BigEndian.Uint64(v)
+			m, err := r.loadMeta(tx, id, false)
 			if err != nil {
 				return err
+			}
+			// The weights are not read, but they must be there, as long
+			// as the record says: a listing never shows a model that
+			// cannot be loaded as if it could.
+			if w := tx.Bucket(bktWeights).Get(idKey(id)); w == nil {
+				return errorf(ErrCorrupt, "%s: weights of model %s (id %d) are missing", r.path, m.Ref(), id)
+			} else if int64(len(w)) != m.WeightsSize || m.WeightsSize <= 0 {
+				return errorf(ErrCorrupt, "%s: weights of model %s are %d bytes, the record says %d", r.path, m.Ref(), len(w), m.WeightsSize)
 			}
 			out = append(out, m)
 		}
@@ -683,7 +696,7 @@ func (r *Registry) setStatus(tx *bolt.Tx, name string, version int, s Status) er
 	if err != nil {
 		return err
 	}
-	return tx.Bucket(bktModels).Put(idKey(id), raw)
+	return tx.Bucket(bktModels).Put(idKey(id), seal(raw))
 }
 
 // Promote makes the version ref names the promoted one of its name, at
