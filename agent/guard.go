@@ -539,6 +539,15 @@ func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 	}
 	q.xoff = o.XoffBytes
 	q.minHeadroom = o.MinHeadroomBytes
+	if o.Metrics.Reset && !q.pending && validSetting(o.Current) && q.changed && !sameSetting(o.Current, q.current, g.cfg.ReadBackPmaxTol) {
+		// The switch restarted (its counters went back and its setting is
+		// no longer the one it had): it runs its startup configuration,
+		// not what the agent set. What it has now is the baseline; a
+		// change on probation is gone with the restart. (Counters cleared
+		// with the setting kept are only an interval not measured.)
+		q.current, q.lastGood = o.Current, o.Current
+		q.prob, q.expectSet, q.mismatchN = false, false, 0
+	}
 	var ext *Alarm
 	if !q.pending && validSetting(o.Current) {
 		q.current = o.Current
@@ -598,10 +607,17 @@ func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 	}
 	if rule != "" {
 		q.prob = false
-		c := &Change{Key: o.Key, Kind: KindRollback, Old: q.current, New: q.probFrom,
-			Reason: "rollback to last known good: " + why}
 		k := o.Key
-		return c, &Alarm{Target: o.Key.Target, Key: &k, Rule: rule, Msg: c.Reason}
+		al := &Alarm{Target: o.Key.Target, Key: &k, Rule: rule, Msg: "rollback to the setting before the change: " + why}
+		// Back to what the switch had before the change, through the same
+		// max-step, bounds, XOFF and headroom rules as any change.
+		back, clamped, rej := g.shape(q, q.probFrom)
+		if rej != nil {
+			al.Msg += " (" + rej.Reason + ": nothing to roll back)"
+			return nil, al
+		}
+		return &Change{Key: o.Key, Kind: KindRollback, Old: q.current, New: back, Clamped: clamped,
+			Reason: al.Msg}, al
 	}
 	if q.probN >= g.cfg.RollbackWindow {
 		q.prob = false
@@ -994,7 +1010,7 @@ func (g *Guard) Result(c Change, out Outcome, got env.Setting, nowNs int64) (*Ch
 		switch c.Kind {
 		case KindTune, KindFallback:
 			q.prob = true
-			q.probFrom, q.probTo = q.lastGood, c.New
+			q.probFrom, q.probTo = c.Old, c.New // Old: as the switch reported it
 			q.probBase, q.probHave = q.lastKPI, q.haveKPI
 			q.probN, q.probSumP, q.probSumR = 0, 0, 0
 		default:

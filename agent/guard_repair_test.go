@@ -164,3 +164,59 @@ func TestGuardShapeProperty(t *testing.T) {
 		}
 	}
 }
+
+// After a switch restart (counters reset, setting back at the startup
+// configuration) the startup setting is the baseline: a change made from
+// it that fails its probation rolls back to it, not to the setting the
+// switch had before it restarted; and the rollback passes the same rules
+// as any change (here: Kmax below the PG's XOFF at the time).
+func TestGuardRollbackAfterSwitchRestart(t *testing.T) {
+	g := newTestGuard(t, nil)
+	tuned := applyTune(t, g, env.Metrics{IntervalNs: sec, Util: 0.5})
+	now := 11 * sec
+	for i := 0; i < 4; i++ { // probation passes: tuned is the last good
+		o := ob(kA, tuned)
+		step(t, g, now, []env.Observation{o}, nil)
+		now += sec
+	}
+	if lg, _ := g.LastGood(kA); lg != tuned {
+		t.Fatalf("last good %+v, want the tuned %+v", lg, tuned)
+	}
+	// The switch restarts at its startup configuration.
+	startup := env.Setting{KminBytes: 800_000, KmaxBytes: 2_154_000, Pmax: 0.1, HeadroomBytes: 100_000}
+	o := ob(kA, startup)
+	o.Valid, o.Metrics = false, env.Metrics{Reset: true}
+	step(t, g, now, []env.Observation{o}, nil)
+	now += sec
+	if lg, _ := g.LastGood(kA); lg != startup {
+		t.Fatalf("after the restart last good is %+v, want the startup setting %+v", lg, startup)
+	}
+	// Tune from the startup setting, then KPIs worsen.
+	o = ob(kA, startup)
+	step(t, g, now, []env.Observation{o}, nil)
+	now += 10 * sec // past min-hold
+	want := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
+	p := step(t, g, now, []env.Observation{o}, []policy.Decision{dc(kA, want, 0.9)})
+	if len(p.Changes) != 1 {
+		t.Fatalf("tune from the startup setting: %+v", p)
+	}
+	c := p.Changes[0]
+	g.Result(c, Applied, c.New, now)
+	now += sec
+	o = ob(kA, c.New)
+	o.Metrics.DropFrac = 0.05
+	o.XoffBytes = 2_000_000 // XOFF fell below the startup Kmax meanwhile
+	p = step(t, g, now, []env.Observation{o}, nil)
+	var rb *Change
+	for i := range p.Changes {
+		if p.Changes[i].Kind == KindRollback {
+			rb = &p.Changes[i]
+		}
+	}
+	if rb == nil {
+		t.Fatalf("no rollback: %+v", p)
+	}
+	if rb.New.KminBytes != startup.KminBytes || rb.New.Pmax != startup.Pmax || rb.New.KmaxBytes != o.XoffBytes-1 {
+		t.Fatalf("rollback to %+v, want the startup setting %+v with kmax below XOFF %d (never the pre-restart %+v)", rb.New, startup, o.XoffBytes, tuned)
+	}
+}
