@@ -113,6 +113,18 @@ func New(o Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Journal != nil && o.Config.Mode == ModeClosedLoop {
+		// Every guardrail survives a restart: hold times, probations,
+		// last-known-good settings, another writer's hold.
+		mems, err := o.Journal.GuardMemory()
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range mems {
+			g.Restore(m)
+		}
+		g.Memories() // what was just restored is already stored
+	}
 	retention := o.Config.Retention
 	if retention <= 0 {
 		retention = time.Hour
@@ -349,6 +361,9 @@ func (a *Agent) Tick(ctx context.Context) error {
 	a.decided(start, len(obs))
 	a.account(plan)
 	a.apply(ctx, plan.Changes, true)
+	if err := a.o.Journal.PutGuardMemory(a.guard.Memories()); err != nil {
+		a.log.Error("guard memory", "err", err)
+	}
 	return perr
 }
 
@@ -561,10 +576,14 @@ func (a *Agent) settle(r setResult, nowNs int64) *Change {
 			a.log.Warn("set failed", "queue", r.c.Key.String(), "kind", r.c.Kind, "err", r.err)
 		}
 	}
+	var rb *Change
+	var alarm *Alarm
+	resulted := false
 	if r.unknown {
 		a.pending = true
 		a.log.Warn("set outcome unknown, left for reconcile", "queue", r.c.Key.String(), "err", r.err)
 	} else if r.seq != 0 {
+		resulted = true
 		st, msg := StateApplied, ""
 		var got *env.Setting
 		switch {
@@ -580,11 +599,15 @@ func (a *Agent) settle(r setResult, nowNs int64) *Change {
 		default:
 			got = &r.got
 		}
-		if err := a.o.Journal.Resolve(r.seq, st, got, msg, nowNs); err != nil {
+		rb, alarm = a.guard.Result(r.c, r.out, r.got, nowNs)
+		// The guard's memory of the queue goes with the audit entry.
+		if err := a.o.Journal.Resolve(r.seq, st, got, msg, nowNs, a.guard.Memory(r.c.Key)); err != nil {
 			a.log.Error("audit log", "err", err)
 		}
 	}
-	rb, alarm := a.guard.Result(r.c, r.out, r.got, nowNs)
+	if !resulted {
+		rb, alarm = a.guard.Result(r.c, r.out, r.got, nowNs)
+	}
 	if alarm != nil {
 		a.o.Instruments.Alarms.WithLabelValues(alarm.Rule).Inc()
 		a.log.Warn(alarm.Msg, "target", alarm.Target, "rule", alarm.Rule, "queue", r.c.Key.String())

@@ -372,6 +372,7 @@ type Guard struct {
 	cfg     GuardConfig
 	queues  map[env.QueueKey]*queueState
 	targets map[string]*targetState
+	dirty   map[env.QueueKey]bool // queues whose memory changed (Memories)
 }
 
 // NewGuard returns a guard with validated guardrails.
@@ -547,12 +548,14 @@ func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 		// with the setting kept are only an interval not measured.)
 		q.current, q.lastGood = o.Current, o.Current
 		q.prob, q.expectSet, q.mismatchN = false, false, 0
+		g.touch(q)
 	}
 	var ext *Alarm
 	if !q.pending && validSetting(o.Current) {
 		q.current = o.Current
 		if q.lastGood == (env.Setting{}) {
 			q.lastGood = o.Current
+			g.touch(q)
 		}
 		if q.expectSet && !g.ReadBackOK(q.expect, o.Current) {
 			q.mismatchN++
@@ -565,6 +568,7 @@ func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 				q.expectSet, q.mismatchN, q.prob = false, 0, false
 				q.lastGood = o.Current
 				q.yieldNs = now + int64(g.cfg.ExternalHold)
+				g.touch(q)
 			}
 		} else {
 			q.mismatchN = 0
@@ -607,6 +611,7 @@ func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 	}
 	if rule != "" {
 		q.prob = false
+		g.touch(q)
 		k := o.Key
 		al := &Alarm{Target: o.Key.Target, Key: &k, Rule: rule, Msg: "rollback to the setting before the change: " + why}
 		// Back to what the switch had before the change, through the same
@@ -622,6 +627,7 @@ func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 	if q.probN >= g.cfg.RollbackWindow {
 		q.prob = false
 		q.lastGood = q.probTo
+		g.touch(q)
 	}
 	return nil, nil
 }
@@ -1000,6 +1006,7 @@ const (
 // the caller applies (and reports with Result in turn).
 func (g *Guard) Result(c Change, out Outcome, got env.Setting, nowNs int64) (*Change, *Alarm) {
 	q := g.queue(c.Key)
+	defer g.touch(q)
 	q.pending = false
 	q.changed = true
 	q.lastChangeNs = nowNs

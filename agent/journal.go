@@ -70,6 +70,7 @@ var (
 	bucketAudit = []byte("audit")
 	bucketRecs  = []byte("recommendations")
 	bucketMeta  = []byte("meta")
+	bucketGuard = []byte("guard") // QueueMemory by queue key
 )
 
 // Journal is the agent's bbolt store: the write-ahead audit log of changes
@@ -101,7 +102,7 @@ func OpenJournal(path string, lockTimeout time.Duration) (*Journal, error) {
 		return nil, fmt.Errorf("agent db %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketAudit, bucketRecs, bucketMeta} {
+		for _, b := range [][]byte{bucketAudit, bucketRecs, bucketMeta, bucketGuard} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -159,9 +160,13 @@ func (j *Journal) Intent(entries []AuditEntry) ([]AuditEntry, error) {
 	return out, nil
 }
 
-// Resolve records the result of a change written by Intent.
-func (j *Journal) Resolve(seq uint64, state AuditState, got *env.Setting, errMsg string, nowNs int64) error {
+// Resolve records the result of a change written by Intent, and with it,
+// in the same transaction, the guard's memory of queues (mem).
+func (j *Journal) Resolve(seq uint64, state AuditState, got *env.Setting, errMsg string, nowNs int64, mem ...QueueMemory) error {
 	err := j.db.Update(func(tx *bolt.Tx) error {
+		if err := putMemories(tx, mem); err != nil {
+			return err
+		}
 		b := tx.Bucket(bucketAudit)
 		v := b.Get(seqKey(seq))
 		if v == nil {
@@ -182,6 +187,55 @@ func (j *Journal) Resolve(seq uint64, state AuditState, got *env.Setting, errMsg
 		return fmt.Errorf("agent db %s: recording result: %w", j.path, err)
 	}
 	return nil
+}
+
+// putMemories stores the guard's memory of queues.
+func putMemories(tx *bolt.Tx, mem []QueueMemory) error {
+	b := tx.Bucket(bucketGuard)
+	for _, m := range mem {
+		v, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		if err := b.Put([]byte(m.Key.String()), v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PutGuardMemory stores the guard's memory of queues (Guard.Memories).
+func (j *Journal) PutGuardMemory(mem []QueueMemory) error {
+	if len(mem) == 0 {
+		return nil
+	}
+	if err := j.db.Update(func(tx *bolt.Tx) error { return putMemories(tx, mem) }); err != nil {
+		return fmt.Errorf("agent db %s: guard memory: %w", j.path, err)
+	}
+	return nil
+}
+
+// GuardMemory returns the guard's memory of every queue it stored.
+func (j *Journal) GuardMemory() ([]QueueMemory, error) {
+	var out []QueueMemory
+	err := j.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketGuard)
+		if b == nil { // a database written before guard memory
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			var m QueueMemory
+			if err := json.Unmarshal(v, &m); err != nil {
+				return fmt.Errorf("guard memory of %s: %w", k, err)
+			}
+			out = append(out, m)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("agent db %s: %w", j.path, err)
+	}
+	return out, nil
 }
 
 // Entries returns audit entries in order, filtered by target ("" = all)

@@ -1,0 +1,93 @@
+package agent
+
+import (
+	"sort"
+
+	"github.com/ecntune/ecntune/env"
+)
+
+// QueueMemory is what the guard remembers of one queue beyond what the
+// switch reports: when it last changed it (min-hold), what it set (to tell
+// another writer from its own change), the last known good setting, the
+// probation of the last change (with the KPIs before it) and another
+// writer's hold. The agent keeps it in its database, written with the
+// audit entry of the change, and gives it back to a new guard at start, so
+// that no guardrail is lost across restarts. A restored probation window
+// starts its count again (longer, never shorter, than before the restart).
+type QueueMemory struct {
+	Key          env.QueueKey `json:"key"`
+	Changed      bool         `json:"changed,omitempty"`
+	LastChangeNs int64        `json:"last_change_ns,omitempty"`
+	LastGood     env.Setting  `json:"last_good"`
+	Expect       *env.Setting `json:"expect,omitempty"`
+	YieldNs      int64        `json:"yield_ns,omitempty"`
+	Probation    *Probation   `json:"probation,omitempty"`
+}
+
+// Probation is a change under watch: from and to, and the KPIs measured
+// before it.
+type Probation struct {
+	From       env.Setting `json:"from"`
+	To         env.Setting `json:"to"`
+	Drop       float64     `json:"drop"`
+	Pause      float64     `json:"pause"`
+	Reward     float64     `json:"reward"`
+	HaveReward bool        `json:"have_reward,omitempty"`
+	HaveBase   bool        `json:"have_base,omitempty"`
+}
+
+// memory is q's QueueMemory.
+func (q *queueState) memory() QueueMemory {
+	m := QueueMemory{Key: q.key, Changed: q.changed, LastChangeNs: q.lastChangeNs, LastGood: q.lastGood, YieldNs: q.yieldNs}
+	if q.expectSet {
+		e := q.expect
+		m.Expect = &e
+	}
+	if q.prob {
+		m.Probation = &Probation{From: q.probFrom, To: q.probTo, Drop: q.probBase.drop, Pause: q.probBase.pause,
+			Reward: q.probBase.reward, HaveReward: q.probBase.haveReward, HaveBase: q.probHave}
+	}
+	return m
+}
+
+// Memories returns the memory of every queue whose memory changed since
+// the last call (sorted by key), and forgets that they changed.
+func (g *Guard) Memories() []QueueMemory {
+	var out []QueueMemory
+	for k := range g.dirty {
+		if q := g.queues[k]; q != nil {
+			out = append(out, q.memory())
+		}
+	}
+	clear(g.dirty)
+	sort.Slice(out, func(i, j int) bool { return keyLess(out[i].Key, out[j].Key) })
+	return out
+}
+
+// Memory is the memory of queue k now.
+func (g *Guard) Memory(k env.QueueKey) QueueMemory { return g.queue(k).memory() }
+
+// Restore gives the guard back what it remembered of a queue (from
+// Memories, through the agent's database). The setting the switch has is
+// learnt from the next observation as usual.
+func (g *Guard) Restore(m QueueMemory) {
+	q := g.queue(m.Key)
+	q.changed, q.lastChangeNs, q.lastGood, q.yieldNs = m.Changed, m.LastChangeNs, m.LastGood, m.YieldNs
+	if m.Expect != nil {
+		q.expect, q.expectSet = *m.Expect, true
+	}
+	if p := m.Probation; p != nil {
+		q.prob, q.probFrom, q.probTo = true, p.From, p.To
+		q.probBase = kpi{drop: p.Drop, pause: p.Pause, reward: p.Reward, haveReward: p.HaveReward}
+		q.probHave = p.HaveBase
+		q.probN, q.probSumP, q.probSumR = 0, 0, 0
+	}
+}
+
+// touch marks q's memory as changed.
+func (g *Guard) touch(q *queueState) {
+	if g.dirty == nil {
+		g.dirty = map[env.QueueKey]bool{}
+	}
+	g.dirty[q.key] = true
+}
