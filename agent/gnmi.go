@@ -164,208 +164,251 @@ func (s *GNMISwitch) LLDP(ctx context.Context) ([]*gnmi.Notification, error) {
 func (s *GNMISwitch) session(pctx context.Context, out chan<- env.Snapshot, report func(error)) error {
 	ctx, cancel := context.WithCancel(pctx)
 	defer cancel()
-	type resp struct {
-		r   *gtarget.SubscribeResponse
-		err *gtarget.TargetError
-		sub int // index in subs
-	}
-	merged := make(chan resp, 64)
-	var wg sync.WaitGroup
-	defer wg.Wait()
+	ss := &session{sw: s, ctx: ctx, out: out, report: report, merged: make(chan subResp, 64), have: map[string]bool{}}
+	defer ss.wg.Wait()
 	defer cancel()
-	// a profile subscription: its names; cancel is nil once it ended
-	type profileSub struct {
-		names  []string
-		cancel context.CancelFunc
-		synced bool
-	}
-	var subs []*profileSub // nil entries: the base subscriptions
-	open := func(sctx context.Context, req *gnmi.SubscribeRequest, name string, p *profileSub) {
-		switch s.cfg.Encoding {
-		case "proto":
-			req.GetSubscribe().Encoding = gnmi.Encoding_PROTO
-		case "json":
-			req.GetSubscribe().Encoding = gnmi.Encoding_JSON
-		}
-		i := len(subs)
-		subs = append(subs, p)
-		rc, ec := s.tg.SubscribeChan(sctx, req, name)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for rc != nil || ec != nil {
-				select {
-				case r, ok := <-rc:
-					if !ok {
-						rc = nil
-						continue
-					}
-					select {
-					case merged <- resp{r: r, sub: i}:
-					case <-sctx.Done():
-						return
-					}
-				case e, ok := <-ec:
-					if !ok {
-						ec = nil
-						continue
-					}
-					select {
-					case merged <- resp{err: e, sub: i}:
-					case <-sctx.Done():
-						return
-					}
-				}
-			}
-		}()
-	}
 	reqs := gnmipath.SubscribeRequests(s.gt, s.sample)
 	for i, req := range reqs {
-		open(ctx, req, fmt.Sprintf("ecntune-%s-%d", s.cfg.Name, i), nil)
+		ss.open(ctx, req, fmt.Sprintf("ecntune-%s-%d", s.cfg.Name, i), nil)
 	}
-	want := len(reqs) // sync_responses due before the first snapshot
-	// Profiles subscribed to in this session, as "ecn:NAME" and
-	// "buffer:NAME".
-	have := map[string]bool{}
-	subscribe := func(names []string) {
-		var ecn, buf []string
-		for _, n := range names {
-			have[n] = true
-			if e, ok := strings.CutPrefix(n, "ecn:"); ok {
-				ecn = append(ecn, e)
-			} else {
-				buf = append(buf, strings.TrimPrefix(n, "buffer:"))
-			}
-		}
-		sctx, scancel := context.WithCancel(ctx)
-		open(sctx, gnmipath.ProfileSubscribeRequest(s.gt, ecn, buf), fmt.Sprintf("ecntune-%s-profiles-%d", s.cfg.Name, len(subs)),
-			&profileSub{names: names, cancel: scancel})
-		want++
-	}
-	var seenBindings uint64
-	learned := false
-	// learn subscribes to the profiles the bindings name that no
-	// subscription of this session covers yet.
-	learn := func() {
-		s.mu.Lock()
-		v := s.dec.BindingsVersion()
-		if learned && v == seenBindings {
-			s.mu.Unlock()
-			return
-		}
-		learned, seenBindings = true, v
-		ecn, buf := s.dec.Profiles()
-		s.mu.Unlock()
-		var names []string
-		for _, n := range ecn {
-			if !have["ecn:"+n] {
-				names = append(names, "ecn:"+n)
-			}
-		}
-		for _, n := range buf {
-			if !have["buffer:"+n] {
-				names = append(names, "buffer:"+n)
-			}
-		}
-		if len(names) > 0 {
-			subscribe(names)
-		}
-	}
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
-	dirty, syncs := false, 0
-	var lastTs, emitted int64
-	emit := func() {
-		if !dirty || syncs < want {
-			return
-		}
-		dirty = false
-		s.mu.Lock()
-		snap, incomplete := s.dec.Snapshot()
-		s.mu.Unlock()
-		if len(incomplete) > 0 {
-			report(fmt.Errorf("target %s: %d queues incomplete, e.g. %s", s.cfg.Name, len(incomplete), incomplete[0]))
-		}
-		if len(snap.Queues) == 0 || snap.TimeNs == emitted {
-			return
-		}
-		emitted = snap.TimeNs
-		select {
-		case out <- snap:
-		case <-ctx.Done():
-		}
-	}
+	ss.want = len(reqs) // sync_responses due before the first snapshot
+	ss.timer = time.NewTimer(time.Hour)
+	ss.timer.Stop()
+	defer ss.timer.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-timer.C:
-			emit()
-		case m := <-merged:
-			p := subs[m.sub]
-			if p != nil && p.cancel == nil {
-				continue // an ended profile subscription
-			}
-			if m.err != nil {
-				if p == nil || status.Code(m.err.Err) != codes.NotFound {
-					return m.err.Err
-				}
-				// A binding names a profile the switch lacks. Subscribe
-				// to the names one by one to find which; a profile
-				// alone and missing is left out (its queue stays
-				// incomplete) until a binding changes.
-				p.cancel()
-				p.cancel = nil
-				if !p.synced {
-					want--
-				}
-				for _, n := range p.names {
-					delete(have, n)
-				}
-				if len(p.names) > 1 {
-					for _, n := range p.names {
-						subscribe([]string{n})
-					}
-				} else {
-					report(fmt.Errorf("target %s: profile %s: %v", s.cfg.Name, p.names[0], m.err.Err))
-					emit()
-				}
-				continue
-			}
-			n := m.r.Response.GetUpdate()
-			if n == nil {
-				if m.r.Response.GetSyncResponse() {
-					syncs++
-					if p != nil {
-						p.synced = true
-					}
-					learn()
-					emit()
-				}
-				continue
-			}
-			counters := carriesCounters(s.gt.Dialect, n)
-			if counters && dirty && n.GetTimestamp() > lastTs {
-				// A new sample began before the previous one settled.
-				emit()
-			}
-			s.mu.Lock()
-			err := s.dec.Apply(n)
-			s.mu.Unlock()
-			if err != nil {
-				report(fmt.Errorf("target %s: malformed telemetry: %v", s.cfg.Name, err))
-			}
-			learn()
-			if counters {
-				if n.GetTimestamp() > lastTs {
-					lastTs = n.GetTimestamp()
-				}
-				dirty = true
-				timer.Reset(s.settle)
+		case <-ss.timer.C:
+			ss.emit()
+		case m := <-ss.merged:
+			if err := ss.handle(m); err != nil {
+				return err
 			}
 		}
 	}
+}
+
+// subResp is one response (or error) of one subscription of a session.
+type subResp struct {
+	r   *gtarget.SubscribeResponse
+	err *gtarget.TargetError
+	sub int // index in session.subs
+}
+
+// profileSub is a subscription to WRED/buffer profiles by name; cancel is
+// nil once it ended.
+type profileSub struct {
+	names  []string
+	cancel context.CancelFunc
+	synced bool
+}
+
+// session is one connection's subscriptions to a switch: the base ones
+// (counters, bindings), then one per batch of profiles the bindings name,
+// all merged into one stream that feeds the decoder; a Snapshot goes out
+// once every subscription has synced and a sample has settled.
+type session struct {
+	sw     *GNMISwitch
+	ctx    context.Context
+	out    chan<- env.Snapshot
+	report func(error)
+	merged chan subResp
+	wg     sync.WaitGroup
+	subs   []*profileSub   // nil entries: the base subscriptions
+	have   map[string]bool // profiles subscribed to, as "ecn:NAME" and "buffer:NAME"
+	want   int             // sync_responses due before the first snapshot
+
+	seenBindings uint64
+	learned      bool
+
+	timer           *time.Timer
+	dirty           bool
+	syncs           int
+	lastTs, emitted int64
+}
+
+// open starts one subscription and forwards what it receives to merged.
+func (ss *session) open(sctx context.Context, req *gnmi.SubscribeRequest, name string, p *profileSub) {
+	switch ss.sw.cfg.Encoding {
+	case "proto":
+		req.GetSubscribe().Encoding = gnmi.Encoding_PROTO
+	case "json":
+		req.GetSubscribe().Encoding = gnmi.Encoding_JSON
+	}
+	i := len(ss.subs)
+	ss.subs = append(ss.subs, p)
+	rc, ec := ss.sw.tg.SubscribeChan(sctx, req, name)
+	ss.wg.Add(1)
+	go func() {
+		defer ss.wg.Done()
+		for rc != nil || ec != nil {
+			select {
+			case r, ok := <-rc:
+				if !ok {
+					rc = nil
+					continue
+				}
+				select {
+				case ss.merged <- subResp{r: r, sub: i}:
+				case <-sctx.Done():
+					return
+				}
+			case e, ok := <-ec:
+				if !ok {
+					ec = nil
+					continue
+				}
+				select {
+				case ss.merged <- subResp{err: e, sub: i}:
+				case <-sctx.Done():
+					return
+				}
+			}
+		}
+	}()
+}
+
+// subscribe opens one subscription to the profiles names.
+func (ss *session) subscribe(names []string) {
+	var ecn, buf []string
+	for _, n := range names {
+		ss.have[n] = true
+		if e, ok := strings.CutPrefix(n, "ecn:"); ok {
+			ecn = append(ecn, e)
+		} else {
+			buf = append(buf, strings.TrimPrefix(n, "buffer:"))
+		}
+	}
+	sctx, scancel := context.WithCancel(ss.ctx)
+	ss.open(sctx, gnmipath.ProfileSubscribeRequest(ss.sw.gt, ecn, buf), fmt.Sprintf("ecntune-%s-profiles-%d", ss.sw.cfg.Name, len(ss.subs)),
+		&profileSub{names: names, cancel: scancel})
+	ss.want++
+}
+
+// learn subscribes to the profiles the bindings name that no
+// subscription of this session covers yet.
+func (ss *session) learn() {
+	s := ss.sw
+	s.mu.Lock()
+	v := s.dec.BindingsVersion()
+	if ss.learned && v == ss.seenBindings {
+		s.mu.Unlock()
+		return
+	}
+	ss.learned, ss.seenBindings = true, v
+	ecn, buf := s.dec.Profiles()
+	s.mu.Unlock()
+	var names []string
+	for _, n := range ecn {
+		if !ss.have["ecn:"+n] {
+			names = append(names, "ecn:"+n)
+		}
+	}
+	for _, n := range buf {
+		if !ss.have["buffer:"+n] {
+			names = append(names, "buffer:"+n)
+		}
+	}
+	if len(names) > 0 {
+		ss.subscribe(names)
+	}
+}
+
+// emit sends the decoder's Snapshot when a sample is pending and every
+// subscription has synced.
+func (ss *session) emit() {
+	if !ss.dirty || ss.syncs < ss.want {
+		return
+	}
+	ss.dirty = false
+	s := ss.sw
+	s.mu.Lock()
+	snap, incomplete := s.dec.Snapshot()
+	s.mu.Unlock()
+	if len(incomplete) > 0 {
+		ss.report(fmt.Errorf("target %s: %d queues incomplete, e.g. %s", s.cfg.Name, len(incomplete), incomplete[0]))
+	}
+	if len(snap.Queues) == 0 || snap.TimeNs == ss.emitted {
+		return
+	}
+	ss.emitted = snap.TimeNs
+	select {
+	case ss.out <- snap:
+	case <-ss.ctx.Done():
+	}
+}
+
+// handle takes one response of the merged stream; an error it returns
+// ends the session.
+func (ss *session) handle(m subResp) error {
+	s := ss.sw
+	p := ss.subs[m.sub]
+	if p != nil && p.cancel == nil {
+		return nil // an ended profile subscription
+	}
+	if m.err != nil {
+		if p == nil || status.Code(m.err.Err) != codes.NotFound {
+			return m.err.Err
+		}
+		ss.profileMissing(p, m.err.Err)
+		return nil
+	}
+	n := m.r.Response.GetUpdate()
+	if n == nil {
+		if m.r.Response.GetSyncResponse() {
+			ss.syncs++
+			if p != nil {
+				p.synced = true
+			}
+			ss.learn()
+			ss.emit()
+		}
+		return nil
+	}
+	counters := carriesCounters(s.gt.Dialect, n)
+	if counters && ss.dirty && n.GetTimestamp() > ss.lastTs {
+		// A new sample began before the previous one settled.
+		ss.emit()
+	}
+	s.mu.Lock()
+	err := s.dec.Apply(n)
+	s.mu.Unlock()
+	if err != nil {
+		ss.report(fmt.Errorf("target %s: malformed telemetry: %v", s.cfg.Name, err))
+	}
+	ss.learn()
+	if counters {
+		if n.GetTimestamp() > ss.lastTs {
+			ss.lastTs = n.GetTimestamp()
+		}
+		ss.dirty = true
+		ss.timer.Reset(s.settle)
+	}
+	return nil
+}
+
+// profileMissing handles a profile subscription the switch answered
+// NotFound: a binding names a profile the switch lacks. The names are
+// subscribed to one by one to find which; a profile alone and missing is
+// left out (its queue stays incomplete) until a binding changes.
+func (ss *session) profileMissing(p *profileSub, err error) {
+	p.cancel()
+	p.cancel = nil
+	if !p.synced {
+		ss.want--
+	}
+	for _, n := range p.names {
+		delete(ss.have, n)
+	}
+	if len(p.names) > 1 {
+		for _, n := range p.names {
+			ss.subscribe([]string{n})
+		}
+		return
+	}
+	ss.report(fmt.Errorf("target %s: profile %s: %v", ss.sw.cfg.Name, p.names[0], err))
+	ss.emit()
 }
 
 // carriesCounters reports whether a notification carries queue counters.
