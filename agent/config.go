@@ -300,6 +300,38 @@ func readConfigFile(path string) ([]byte, error) {
 // ParseConfig parses a configuration document. Unknown keys are errors.
 // The document is at most MaxConfigBytes and MaxConfigNodes.
 func ParseConfig(data []byte) (*Config, error) {
+	f, err := decodeConfig(data)
+	if err != nil {
+		return nil, err
+	}
+	c := &Config{Mode: Mode(f.Mode), Policy: f.Policy, DB: f.DB, Registry: f.Registry, Owner: f.Owner}
+	if err := c.parseRun(f); err != nil {
+		return nil, err
+	}
+	if err := c.parseTargets(f); err != nil {
+		return nil, err
+	}
+	if c.Guardrails, err = parseGuard(f.Guardrails, c.Interval); err != nil {
+		return nil, err
+	}
+	c.Guardrails.Reward = DefaultReward()
+	c.FallbackPreset = f.Guardrails.FallbackPreset
+	c.SafePreset = f.Guardrails.SafePreset
+	if c.SafePreset == "" {
+		c.SafePreset = DefaultSafePreset
+	}
+	if c.Guardrails.LowConfidence == LowConfidencePreset && c.FallbackPreset == "" {
+		return nil, fmt.Errorf("guardrails.fallback-preset: required when guardrails.low-confidence is preset")
+	}
+	if err := c.resolvePresets(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// decodeConfig decodes a configuration file strictly (unknown keys are
+// errors) after checking its size and the node count of its aliases.
+func decodeConfig(data []byte) (*fileConfig, error) {
 	if len(data) > MaxConfigBytes {
 		return nil, fmt.Errorf("configuration of %d bytes: larger than the limit of %d MiB", len(data), MaxConfigBytes>>20)
 	}
@@ -320,52 +352,51 @@ func ParseConfig(data []byte) (*Config, error) {
 	if err := dec.Decode(&f); err != nil {
 		return nil, dedupTypeErrors(err)
 	}
-	c := &Config{
-		Mode:     Mode(f.Mode),
-		Policy:   f.Policy,
-		DB:       f.DB,
-		Registry: f.Registry,
-		Owner:    f.Owner,
-	}
+	return &f, nil
+}
+
+// parseRun fills and checks how the agent runs: mode, policy, intervals,
+// databases, retention, metrics address and owner.
+func (c *Config) parseRun(f *fileConfig) error {
 	if c.Mode == "" {
 		c.Mode = ModeShadow
 	}
 	if c.Mode != ModeShadow && c.Mode != ModeClosedLoop {
-		return nil, fmt.Errorf("mode: %q is not allowed (want shadow or closed-loop)", f.Mode)
+		return fmt.Errorf("mode: %q is not allowed (want shadow or closed-loop)", f.Mode)
 	}
 	if c.Policy == "" {
 		c.Policy = "builtin"
 	}
 	if err := checkPolicySpec(c.Policy); err != nil {
-		return nil, fmt.Errorf("policy: %w", err)
+		return fmt.Errorf("policy: %w", err)
 	}
 	var err error
 	if c.Interval, err = parseDur("interval", f.Interval, time.Second); err != nil {
-		return nil, err
+		return err
 	}
 	if c.Interval < MinInterval {
-		return nil, fmt.Errorf("interval: %s is below the minimum of %s", c.Interval, MinInterval)
+		return fmt.Errorf("interval: %s is below the minimum of %s", c.Interval, MinInterval)
 	}
 	if c.SampleInterval, err = parseDur("sample-interval", f.SampleInterval, c.Interval); err != nil {
-		return nil, err
+		return err
 	}
 	if c.SampleInterval < MinInterval {
-		return nil, fmt.Errorf("sample-interval: %s is below the minimum of %s", c.SampleInterval, MinInterval)
+		return fmt.Errorf("sample-interval: %s is below the minimum of %s", c.SampleInterval, MinInterval)
 	}
 	if c.SampleInterval > c.Interval {
-		return nil, fmt.Errorf("sample-interval: %s must not be above interval %s", c.SampleInterval, c.Interval)
+		return fmt.Errorf("sample-interval: %s must not be above interval %s", c.SampleInterval, c.Interval)
 	}
 	if c.DB == "" {
 		c.DB = "agent.db"
 	}
 	if c.Registry != "" && samePath(c.DB, c.Registry) {
-		return nil, fmt.Errorf("db: %s is also the model registry (registry: %s): give the agent a db of its own", c.DB, c.Registry)
+		return fmt.Errorf("db: %s is also the model registry (registry: %s): give the agent a db of its own", c.DB, c.Registry)
 	}
 	if c.Retention, err = parseDur("retention", f.Retention, time.Hour); err != nil {
-		return nil, err
+		return err
 	}
 	if c.Retention <= 0 {
-		return nil, fmt.Errorf("retention: must be positive")
+		return fmt.Errorf("retention: must be positive")
 	}
 	if f.Metrics == nil {
 		c.Metrics = "127.0.0.1:9273"
@@ -379,8 +410,14 @@ func ParseConfig(data []byte) (*Config, error) {
 		}
 		c.Owner = fmt.Sprintf("%s/%d", h, os.Getpid())
 	}
+	return nil
+}
+
+// parseTargets fills the targets in name order, gnmic's top-level
+// defaults applied, and notes the gnmic-only keys it ignores.
+func (c *Config) parseTargets(f *fileConfig) error {
 	if len(f.Targets) == 0 {
-		return nil, fmt.Errorf("targets: at least one target is required")
+		return fmt.Errorf("targets: at least one target is required")
 	}
 	names := make([]string, 0, len(f.Targets))
 	for n := range f.Targets {
@@ -396,11 +433,11 @@ func ParseConfig(data []byte) (*Config, error) {
 		}
 		var err error
 		if ft.Address, err = withPort(ft.Address, f.Port); err != nil {
-			return nil, fmt.Errorf("targets.%s.address: %v", n, err)
+			return fmt.Errorf("targets.%s.address: %v", n, err)
 		}
 		t, err := parseTarget(n, ft)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		c.Targets = append(c.Targets, t)
 	}
@@ -409,27 +446,7 @@ func ParseConfig(data []byte) (*Config, error) {
 	} else if len(c.Notes) == 1 {
 		c.Notes[0] = "gnmic-only key ignored: " + c.Notes[0]
 	}
-	if err := checkDistinctSwitches(c.Targets); err != nil {
-		return nil, err
-	}
-	g, err := parseGuard(f.Guardrails, c.Interval)
-	if err != nil {
-		return nil, err
-	}
-	c.Guardrails = g
-	c.Guardrails.Reward = DefaultReward()
-	c.FallbackPreset = f.Guardrails.FallbackPreset
-	c.SafePreset = f.Guardrails.SafePreset
-	if c.SafePreset == "" {
-		c.SafePreset = DefaultSafePreset
-	}
-	if c.Guardrails.LowConfidence == LowConfidencePreset && c.FallbackPreset == "" {
-		return nil, fmt.Errorf("guardrails.fallback-preset: required when guardrails.low-confidence is preset")
-	}
-	if err := c.resolvePresets(); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return checkDistinctSwitches(c.Targets)
 }
 
 // samePath reports whether two paths name the same file, as far as can be
