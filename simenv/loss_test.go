@@ -50,8 +50,10 @@ func TestLostFinalAckFlowFinishes(t *testing.T) {
 
 // TestPausedHostHoldsItsAcks: with ACKs on the data's lossless priority
 // (AckHighPriority off, as in the ns-3 HPCC configs), a host that its switch
-// has paused must hold its ACKs too, as it holds its data (ns-3's
-// RdmaEgressQueue does: its ACK queue waits on the pause of priority 3). R
+// has paused must hold its ACKs too, as it holds its data, or the lossless
+// class drops. (ns-3 holds them with ACK_HIGH_PRIO 0; with ACK_HIGH_PRIO 1
+// its hosts send ACKs through a PAUSE while its switches still queue them in
+// PG 3: see NOTES-pfc-fat-tree.md.) R
 // sends to a slow host B behind a second switch, so the PFC cascade holds R
 // paused; meanwhile D, behind the same switch, sends R a long flow, whose
 // ACKs queue behind the paused data towards that switch. ACKs leaking out
