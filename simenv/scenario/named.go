@@ -3,11 +3,10 @@ package scenario
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/ecntune/ecntune/internal/safeio"
 	"github.com/ecntune/ecntune/simenv"
 )
 
@@ -25,9 +24,9 @@ type Named struct {
 // LoadNamed reads a YAML scenario file as Load does and names it: the
 // scenario's name, else the file's base name without its extension.
 func LoadNamed(path string) (Named, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path, "scenario", safeio.MaxYAMLBytes) // the same capped read as Load
 	if err != nil {
-		return Named{}, fmt.Errorf("%s: cannot read scenario: %w", path, unwrapPathErr(err))
+		return Named{}, err
 	}
 	cfg, err := Parse(data, filepath.Dir(path), path)
 	if err != nil {

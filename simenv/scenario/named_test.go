@@ -27,3 +27,16 @@ func TestLoadNamed(t *testing.T) {
 		t.Fatalf("missing file: %v", err)
 	}
 }
+
+// LoadNamed reads through the same size cap as Load: a file that never
+// ends is an error naming the cap, not a read until out of memory.
+func TestLoadNamedCapped(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero on this system")
+	}
+	_, errNamed := LoadNamed("/dev/zero")
+	_, errLoad := Load("/dev/zero")
+	if errNamed == nil || errLoad == nil || errNamed.Error() != errLoad.Error() {
+		t.Fatalf("LoadNamed(/dev/zero) = %v, want Load's error %v", errNamed, errLoad)
+	}
+}
