@@ -91,6 +91,10 @@ type QueueSample struct {
 	XoffBytes        int64   `json:"xoff_bytes,omitempty"`         // current dynamic XOFF of the PG (0: unknown)
 	MinHeadroomBytes int64   `json:"min_headroom_bytes,omitempty"` // computed lossless minimum (0: unknown)
 	BufferBytes      int64   `json:"buffer_bytes,omitempty"`       // switch shared buffer (0: unknown)
+
+	// Missing is the optional telemetry this queue's switch does not export
+	// (its fields above are then zero and mean "not measured", not 0).
+	Missing Telemetry `json:"missing,omitempty"`
 }
 
 // Snapshot is what one switch exports at one instant, restricted to the

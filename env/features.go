@@ -1,0 +1,53 @@
+package env
+
+import "strings"
+
+// Telemetry names optional telemetry a switch may or may not export for a
+// queue. The basic queue counters (transmitted and dropped packets and
+// bytes) are always required; everything here is optional, and a
+// QueueSample says what its switch lacks in Missing. A device profile (see
+// agent/gnmipath) states which of these a kind of switch serves.
+type Telemetry uint16
+
+// Optional telemetry, one bit each.
+const (
+	TelMarkedPkts  Telemetry = 1 << iota // ECN-marked packets
+	TelMarkedBytes                       // ECN-marked bytes
+	TelMaxQueue                          // max (or watermark) queue length since the previous sample
+	TelAvgQueue                          // average queue length since the previous sample
+	TelCurQueue                          // instantaneous queue length
+	TelPFCFrames                         // PFC frames sent and received for the queue's priority
+	TelPausedTime                        // time the queue was held paused by its peer
+	TelXoff                              // the PG's current XOFF threshold
+	TelHeadroom                          // the PG's headroom and its computed lossless minimum
+	TelBuffer                            // the switch's shared buffer size
+	TelPortSpeed                         // the port's speed
+
+	numTelemetry = iota
+)
+
+// AllTelemetry has every optional bit set.
+const AllTelemetry Telemetry = 1<<numTelemetry - 1
+
+var telemetryNames = [numTelemetry]string{
+	"ECN-marked packets", "ECN-marked bytes", "max queue length", "avg queue length",
+	"current queue length", "PFC frames", "PFC paused time", "XOFF threshold",
+	"headroom", "shared buffer size", "port speed",
+}
+
+// Has reports whether every bit of u is set in t.
+func (t Telemetry) Has(u Telemetry) bool { return t&u == u }
+
+// Names lists the names of the bits set in t, in bit order.
+func (t Telemetry) Names() []string {
+	var out []string
+	for i := 0; i < numTelemetry; i++ {
+		if t&(1<<i) != 0 {
+			out = append(out, telemetryNames[i])
+		}
+	}
+	return out
+}
+
+// String joins Names with ", " ("" when none is set).
+func (t Telemetry) String() string { return strings.Join(t.Names(), ", ") }
