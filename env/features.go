@@ -51,3 +51,25 @@ func (t Telemetry) Names() []string {
 
 // String joins Names with ", " ("" when none is set).
 func (t Telemetry) String() string { return strings.Join(t.Names(), ", ") }
+
+// DeviceTelemetry is the optional telemetry each kind of switch the agent
+// knows lacks (the device profiles of agent/gnmipath, whose tests check
+// that they agree with this table). Training drops the same features
+// (feature dropout) so that one model serves every profile.
+var DeviceTelemetry = map[string]Telemetry{
+	// the idealised switch: everything
+	"ecntune": 0,
+	// openconfig-qos and -if-ethernet only: no PFC, no current length,
+	// no buffer or headroom state
+	"openconfig": TelPFCFrames | TelPausedTime | TelCurQueue | TelXoff | TelHeadroom | TelBuffer,
+	// Arista's supported OpenConfig paths: no marked octets, no queue
+	// lengths; PFC frames and paused time from its augments
+	"arista-eos": TelMarkedBytes | TelMaxQueue | TelAvgQueue | TelCurQueue | TelXoff | TelHeadroom | TelBuffer,
+	// sonic-gnmi: a watermark (max since last read) and the current
+	// occupancy, no average; PFC frames and pause duration per port;
+	// headroom from BUFFER_PROFILE, pool size from BUFFER_POOL
+	"sonic": TelAvgQueue | TelXoff,
+	// SR Linux native qos: PFC frames but no paused time; no queue
+	// lengths or marks in bytes; headroom per forwarding complex only
+	"nokia-srl": TelMarkedBytes | TelAvgQueue | TelMaxQueue | TelCurQueue | TelPausedTime | TelXoff | TelHeadroom | TelBuffer,
+}
