@@ -80,6 +80,7 @@ type Agent struct {
 	mu       sync.Mutex
 	latest   map[env.QueueKey]env.Observation // newest observation per queue since the last interval
 	lastSeen map[string]time.Time
+	tinfo    map[string]*TargetInfo          // guarded by mu
 	recs     map[env.QueueKey]Recommendation // newest recommendation per queue (HTTP)
 	lastPlan []Change
 	pending  bool // audit entries left unresolved by a crash
@@ -131,7 +132,7 @@ func New(o Options) (*Agent, error) {
 	}
 	a := &Agent{o: o, cfg: o.Config, guard: g, log: o.Logger, reward: o.Config.Guardrails.Reward, retention: retention,
 		switches: map[string]Switch{}, targets: map[string]TargetConfig{},
-		latest: map[env.QueueKey]env.Observation{}, lastSeen: map[string]time.Time{},
+		latest: map[env.QueueKey]env.Observation{}, lastSeen: map[string]time.Time{}, tinfo: map[string]*TargetInfo{},
 		recs: map[env.QueueKey]Recommendation{}, peers: map[string]map[string]env.Peer{}}
 	for _, t := range o.Config.Targets {
 		a.targets[t.Name] = t
@@ -223,8 +224,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		case s := <-snaps:
 			a.Ingest(s)
 		case e := <-errs:
-			a.o.Instruments.TelemetryErr.WithLabelValues(e.target).Inc()
-			a.log.Warn("telemetry", "target", e.target, "err", e.err)
+			a.targetEvent(e.target, e.err)
 		case <-tick.C:
 			if err := a.Tick(ctx); err != nil {
 				a.log.Error("interval", "err", err)
@@ -260,6 +260,7 @@ func (a *Agent) Ingest(s env.Snapshot) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.lastSeen[s.Target] = now
+	a.noteMissing(s)
 	a.guard.Seen(s.Target, now.UnixNano())
 	a.o.Instruments.Snapshots.WithLabelValues(s.Target).Inc()
 	for _, o := range obs {
@@ -403,6 +404,9 @@ func (a *Agent) recommend(now time.Time, obs []env.Observation, decs []policy.De
 		r := Recommendation{TimeNs: now.UnixNano(), Key: o.Key, Policy: a.o.Policy.Name(), Current: o.Current,
 			Recommended: d.Setting, Action: d.Action, Confidence: d.Confidence, Reason: d.Reason,
 			Valid: o.Valid, Metrics: o.Metrics}
+		if m := a.missingOf(o.Key.Target); m != 0 {
+			r.Reason += " [without " + m.String() + "]"
+		}
 		if f := o.MinHeadroomBytes; f > 0 && r.Recommended.HeadroomBytes > 0 && r.Recommended.HeadroomBytes < f {
 			r.Recommended.HeadroomBytes = f // never below the lossless floor
 		}
@@ -630,6 +634,17 @@ func (a *Agent) setAndReadBack(ctx context.Context, sw Switch, cs []Change, writ
 	defer cancel()
 	start := time.Now()
 	setErr := sw.Apply(cctx, settings)
+	var herr *HeadroomError
+	if errors.As(setErr, &herr) {
+		// The ECN changes went through; the switch refused the headroom.
+		// Judge the ECN change on its own, and say so loudly.
+		a.o.Instruments.Alarms.WithLabelValues("headroom-refused").Inc()
+		a.log.Warn("headroom Set refused; ECN change applied without it", "target", sw.Name(), "err", herr)
+		for i := range cs {
+			cs[i].New.HeadroomBytes = 0
+		}
+		setErr = nil
+	}
 	if setErr != nil {
 		a.o.Instruments.Sets.WithLabelValues("error").Inc()
 	}

@@ -19,6 +19,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/ecntune/ecntune/agent/gnmipath"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/policy"
@@ -82,6 +83,10 @@ type TargetConfig struct {
 	Timeout    time.Duration
 	RetryTimer time.Duration
 	Dialect    string
+	// Device names the kind of switch (gnmipath.Devices: what it serves
+	// and accepts); "" lets the agent infer it from the switch's
+	// Capabilities when it connects.
+	Device string
 	// Encoding of the telemetry subscription: json_ietf (default), json or
 	// proto (typed scalars, much cheaper to decode where the switch has it).
 	Encoding string
@@ -178,6 +183,7 @@ type fileTarget struct {
 	Timeout     string    `yaml:"timeout"`
 	RetryTimer  string    `yaml:"retry-timer"`
 	Dialect     string    `yaml:"dialect"`
+	Device      string    `yaml:"device"`
 	Encoding    string    `yaml:"encoding"`
 	Ports       yaml.Node `yaml:"ports"`
 	Queues      []int     `yaml:"queues"`
@@ -623,7 +629,7 @@ func parseTarget(name string, f fileTarget) (TargetConfig, error) {
 		Username: f.Username, Password: f.Password,
 		Insecure: f.Insecure != nil && *f.Insecure, SkipVerify: f.SkipVerify != nil && *f.SkipVerify,
 		TLSCA: f.TLSCA, TLSCert: f.TLSCert, TLSKey: f.TLSKey,
-		Dialect: f.Dialect, Encoding: f.Encoding, Queues: f.Queues,
+		Dialect: f.Dialect, Device: f.Device, Encoding: f.Encoding, Queues: f.Queues,
 	}
 	if t.Address == "" {
 		return t, fmt.Errorf("%s.address: required (host:port)", field)
@@ -643,6 +649,19 @@ func parseTarget(name string, f fileTarget) (TargetConfig, error) {
 	}
 	if t.Timeout <= 0 {
 		return t, fmt.Errorf("%s.timeout: must be positive", field)
+	}
+	if t.Device != "" {
+		dev, err := gnmipath.LookupDevice(t.Device)
+		if err != nil {
+			return t, fmt.Errorf("%s.device: %v", field, err)
+		}
+		t.Device = dev.Name
+		if t.Dialect == "" {
+			t.Dialect = string(dev.Dialect)
+		}
+		if t.Dialect != string(dev.Dialect) {
+			return t, fmt.Errorf("%s.device: %s speaks the %s dialect, not %s (drop dialect or make it %s)", field, dev.Name, dev.Dialect, t.Dialect, dev.Dialect)
+		}
 	}
 	if t.Dialect == "" {
 		t.Dialect = DialectOpenConfig

@@ -34,6 +34,11 @@ type GNMISwitch struct {
 	settle     time.Duration
 	sample     time.Duration
 	subscribed bool // Subscribe has been called: the stream owns dec
+	// refusedGroups are the optional subscription groups the switch
+	// refused (reported once each).
+	refusedGroups map[string]bool
+	deviceWhy     string // how gt.Device was chosen, when inferred
+	deviceLogged  bool
 	// onConnect runs at the start of every subscription session.
 	onConnect func(ctx context.Context)
 }
@@ -75,6 +80,11 @@ func DialSwitch(ctx context.Context, t TargetConfig, sample time.Duration) (*GNM
 		return nil, fmt.Errorf("target %s (%s): %v", t.Name, t.Address, err)
 	}
 	gt := gnmipath.Target{Name: t.Name, Dialect: dl, Namespace: t.Namespace}
+	if t.Device != "" {
+		if gt.Device, err = gnmipath.LookupDevice(t.Device); err != nil {
+			return nil, fmt.Errorf("targets.%s.device: %v", t.Name, err)
+		}
+	}
 	if sample <= 0 {
 		sample = time.Second
 	}
@@ -90,6 +100,44 @@ func DialSwitch(ctx context.Context, t TargetConfig, sample time.Duration) (*GNM
 
 // Name is the target name.
 func (s *GNMISwitch) Name() string { return s.cfg.Name }
+
+// Device returns the target's device profile and how it was chosen: named
+// in the configuration, inferred from the switch's Capabilities, or (when
+// that failed) the dialect's default. It asks the switch at most once
+// successfully.
+func (s *GNMISwitch) Device(ctx context.Context) (*gnmipath.Device, string) {
+	s.mu.Lock()
+	if s.gt.Device != nil {
+		d, why := s.gt.Device, s.deviceWhy
+		s.mu.Unlock()
+		if why == "" {
+			why = "named in the configuration"
+		}
+		return d, why
+	}
+	s.mu.Unlock()
+	var dev *gnmipath.Device
+	var why string
+	resp, err := s.tg.Capabilities(ctx)
+	if err != nil {
+		// not remembered: the next connection asks again
+		return gnmipath.DefaultDevice(s.gt.Dialect), fmt.Sprintf("Capabilities failed (%v); using the %s dialect's default", err, s.gt.Dialect)
+	}
+	var models []string
+	for _, m := range resp.GetSupportedModels() {
+		models = append(models, m.GetName())
+	}
+	dev, why = gnmipath.InferDevice(models)
+	if dev.Dialect != s.gt.Dialect {
+		dev, why = gnmipath.DefaultDevice(s.gt.Dialect), fmt.Sprintf("inferred %s (%s) but the target's dialect is %s; using %s", dev.Name, why, s.gt.Dialect, gnmipath.DefaultDevice(s.gt.Dialect).Name)
+	}
+	why = "inferred from Capabilities: " + why
+	s.mu.Lock()
+	s.gt.Device, s.deviceWhy = dev, why
+	s.dec.SetTarget(s.gt)
+	s.mu.Unlock()
+	return dev, why
+}
 
 // Close stops subscriptions and closes the connection.
 func (s *GNMISwitch) Close() error { return s.tg.Close() }
@@ -119,6 +167,10 @@ func (s *GNMISwitch) Subscribe(ctx context.Context, out chan<- env.Snapshot, err
 		s.mu.Unlock()
 		if f != nil {
 			f(ctx)
+		}
+		if dev, why := s.Device(ctx); !s.deviceLogged {
+			s.deviceLogged = true
+			report(&DeviceNote{Target: s.cfg.Name, Device: dev.Name, Why: why})
 		}
 		err := s.session(ctx, out, report)
 		if ctx.Err() != nil {
@@ -157,9 +209,11 @@ func (s *GNMISwitch) LLDP(ctx context.Context) ([]*gnmi.Notification, error) {
 	return resp.GetNotification(), nil
 }
 
-// session runs one set of subscriptions until the first stream error:
-// counters and bindings (gnmipath.SubscribeRequests), and the profiles the
-// bindings name, subscribed to by name as they are learned
+// session runs one set of subscriptions until the first stream error of
+// a required group: one Subscribe per group of the target's device
+// (gnmipath.Groups), so that a switch refusing an optional group (PFC
+// statistics, buffer state) loses that telemetry alone, and the profiles
+// the bindings name, subscribed to by name as they are learned
 // (gnmipath.ProfileSubscribeRequest), never a whole profile table.
 func (s *GNMISwitch) session(pctx context.Context, out chan<- env.Snapshot, report func(error)) error {
 	ctx, cancel := context.WithCancel(pctx)
@@ -167,11 +221,12 @@ func (s *GNMISwitch) session(pctx context.Context, out chan<- env.Snapshot, repo
 	ss := &session{sw: s, ctx: ctx, out: out, report: report, merged: make(chan subResp, 64), have: map[string]bool{}}
 	defer ss.wg.Wait()
 	defer cancel()
-	reqs := gnmipath.SubscribeRequests(s.gt, s.sample)
-	for i, req := range reqs {
-		ss.open(ctx, req, fmt.Sprintf("ecntune-%s-%d", s.cfg.Name, i), nil)
+	for _, g := range gnmipath.Groups(s.gt) {
+		g := g
+		gctx, gcancel := context.WithCancel(ctx)
+		ss.open(gctx, g.Request(s.sample), fmt.Sprintf("ecntune-%s-%s", s.cfg.Name, g.Name), &subInfo{group: &g, cancel: gcancel})
+		ss.want++ // sync_responses due before the first snapshot
 	}
-	ss.want = len(reqs) // sync_responses due before the first snapshot
 	ss.timer = time.NewTimer(time.Hour)
 	ss.timer.Stop()
 	defer ss.timer.Stop()
@@ -196,9 +251,11 @@ type subResp struct {
 	sub int // index in session.subs
 }
 
-// profileSub is a subscription to WRED/buffer profiles by name; cancel is
-// nil once it ended.
-type profileSub struct {
+// subInfo is one subscription of a session: a group of the device's
+// (group set) or one to WRED/buffer profiles by name (names set); cancel
+// is nil once it ended.
+type subInfo struct {
+	group  *gnmipath.Group
 	names  []string
 	cancel context.CancelFunc
 	synced bool
@@ -215,7 +272,7 @@ type session struct {
 	report func(error)
 	merged chan subResp
 	wg     sync.WaitGroup
-	subs   []*profileSub   // nil entries: the base subscriptions
+	subs   []*subInfo
 	have   map[string]bool // profiles subscribed to, as "ecn:NAME" and "buffer:NAME"
 	want   int             // sync_responses due before the first snapshot
 
@@ -229,7 +286,7 @@ type session struct {
 }
 
 // open starts one subscription and forwards what it receives to merged.
-func (ss *session) open(sctx context.Context, req *gnmi.SubscribeRequest, name string, p *profileSub) {
+func (ss *session) open(sctx context.Context, req *gnmi.SubscribeRequest, name string, p *subInfo) {
 	switch ss.sw.cfg.Encoding {
 	case "proto":
 		req.GetSubscribe().Encoding = gnmi.Encoding_PROTO
@@ -282,7 +339,7 @@ func (ss *session) subscribe(names []string) {
 	}
 	sctx, scancel := context.WithCancel(ss.ctx)
 	ss.open(sctx, gnmipath.ProfileSubscribeRequest(ss.sw.gt, ecn, buf), fmt.Sprintf("ecntune-%s-profiles-%d", ss.sw.cfg.Name, len(ss.subs)),
-		&profileSub{names: names, cancel: scancel})
+		&subInfo{names: names, cancel: scancel})
 	ss.want++
 }
 
@@ -344,11 +401,20 @@ func (ss *session) emit() {
 func (ss *session) handle(m subResp) error {
 	s := ss.sw
 	p := ss.subs[m.sub]
-	if p != nil && p.cancel == nil {
-		return nil // an ended profile subscription
+	if p.cancel == nil {
+		return nil // an ended subscription
 	}
 	if m.err != nil {
-		if p == nil || status.Code(m.err.Err) != codes.NotFound {
+		code := status.Code(m.err.Err)
+		switch {
+		case p.group != nil && p.group.Required:
+			return fmt.Errorf("subscription %s (%s): %v", p.group.Name, describeSub(p.group.Sub), m.err.Err)
+		case p.group != nil && refused(code):
+			ss.groupMissing(p, m.err.Err)
+			return nil
+		case p.group != nil:
+			return fmt.Errorf("subscription %s: %v", p.group.Name, m.err.Err)
+		case code != codes.NotFound:
 			return m.err.Err
 		}
 		ss.profileMissing(p, m.err.Err)
@@ -358,9 +424,7 @@ func (ss *session) handle(m subResp) error {
 	if n == nil {
 		if m.r.Response.GetSyncResponse() {
 			ss.syncs++
-			if p != nil {
-				p.synced = true
-			}
+			p.synced = true
 			ss.learn()
 			ss.emit()
 		}
@@ -388,11 +452,70 @@ func (ss *session) handle(m subResp) error {
 	return nil
 }
 
+// refused reports whether a status code says the switch does not serve
+// what a subscription asked for (rather than that something broke).
+func refused(c codes.Code) bool {
+	return c == codes.Unimplemented || c == codes.NotFound || c == codes.InvalidArgument
+}
+
+func describeSub(sb gnmipath.Subscription) string {
+	out := make([]string, len(sb.Paths))
+	for i, p := range sb.Paths {
+		out[i] = gnmipath.Describe(sb.Prefix, p)
+	}
+	return strings.Join(out, ", ")
+}
+
+// groupMissing handles an optional group the switch refused: the session
+// goes on without it; the telemetry it carried is reported missing (once
+// per target, by the decoder's Missing and the agent's log).
+func (ss *session) groupMissing(p *subInfo, err error) {
+	p.cancel()
+	p.cancel = nil
+	if !p.synced {
+		ss.want--
+	}
+	s := ss.sw
+	s.mu.Lock()
+	first := !s.refusedGroups[p.group.Name]
+	if s.refusedGroups == nil {
+		s.refusedGroups = map[string]bool{}
+	}
+	s.refusedGroups[p.group.Name] = true
+	s.mu.Unlock()
+	if first {
+		ss.report(&GroupRefusedError{Target: s.cfg.Name, Group: p.group.Name, Lost: p.group.Provides, Err: err})
+	}
+	ss.emit()
+}
+
+// DeviceNote says which device profile a target runs with and why (not an
+// error: the agent logs it once).
+type DeviceNote struct{ Target, Device, Why string }
+
+func (n *DeviceNote) Error() string {
+	return fmt.Sprintf("target %s: device %s (%s)", n.Target, n.Device, n.Why)
+}
+
+// GroupRefusedError reports an optional subscription group a switch
+// refused; the agent goes on without the telemetry it carried.
+type GroupRefusedError struct {
+	Target, Group string
+	Lost          env.Telemetry
+	Err           error
+}
+
+func (e *GroupRefusedError) Error() string {
+	return fmt.Sprintf("target %s: switch refused the %s subscription (%v); going on without %s", e.Target, e.Group, e.Err, e.Lost)
+}
+
+func (e *GroupRefusedError) Unwrap() error { return e.Err }
+
 // profileMissing handles a profile subscription the switch answered
 // NotFound: a binding names a profile the switch lacks. The names are
 // subscribed to one by one to find which; a profile alone and missing is
 // left out (its queue stays incomplete) until a binding changes.
-func (ss *session) profileMissing(p *profileSub, err error) {
+func (ss *session) profileMissing(p *subInfo, err error) {
 	p.cancel()
 	p.cancel = nil
 	if !p.synced {
@@ -426,7 +549,10 @@ func carriesCounters(d gnmipath.Dialect, n *gnmi.Notification) bool {
 	return false
 }
 
-func (s *GNMISwitch) requests(settings map[env.QueueKey]env.Setting) ([]*gnmi.SetRequest, error) {
+// requests builds the Sets of settings: the ECN changes merged into as few
+// requests as possible, and apart from them the headroom changes the
+// device takes as a leaf of their own (hr; nil elsewhere).
+func (s *GNMISwitch) requests(settings map[env.QueueKey]env.Setting) (ecn, hr []*gnmi.SetRequest, err error) {
 	keys := make([]env.QueueKey, 0, len(settings))
 	for k := range settings {
 		keys = append(keys, k)
@@ -446,10 +572,17 @@ func (s *GNMISwitch) requests(settings map[env.QueueKey]env.Setting) ([]*gnmi.Se
 		if curS, err := s.dec.Setting(k.Port, k.Queue); err == nil && curS.HeadroomBytes == st.HeadroomBytes {
 			st.HeadroomBytes = 0 // unchanged: leave the buffer profile alone
 		}
+		gt := s.gt
 		s.mu.Unlock()
-		req, err := gnmipath.SetRequest(s.gt, k, st, b)
+		if gt.Dev().Dialect != gnmipath.Sonic && gt.Dev().Headroom != gnmipath.HeadroomLeaf {
+			st.HeadroomBytes = 0 // not settable on this device: ECN only
+		}
+		req, err := gnmipath.SetRequest(gt, k, st, b)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if h := gnmipath.HeadroomRequest(gt, k, st.HeadroomBytes); h != nil {
+			hr = append(hr, h)
 		}
 		var ps []string
 		for _, d := range req.Delete {
@@ -482,11 +615,11 @@ func (s *GNMISwitch) requests(settings map[env.QueueKey]env.Setting) ([]*gnmi.Se
 			into.paths[p] = true
 		}
 	}
-	out := make([]*gnmi.SetRequest, len(batches))
+	ecn = make([]*gnmi.SetRequest, len(batches))
 	for i, b := range batches {
-		out[i] = b.req
+		ecn[i] = b.req
 	}
-	return out, nil
+	return ecn, hr, nil
 }
 
 func samePrefix(a, b *gnmi.Path) bool {
@@ -499,12 +632,12 @@ func (s *GNMISwitch) SetPaths(keys []env.QueueKey) []string {
 	for _, k := range keys {
 		settings[k] = env.Setting{KminBytes: 1, KmaxBytes: 2, Pmax: 0.01}
 	}
-	reqs, err := s.requests(settings)
+	reqs, hr, err := s.requests(settings)
 	if err != nil {
 		return nil
 	}
 	var out []string
-	for _, r := range reqs {
+	for _, r := range append(reqs, hr...) {
 		for _, d := range r.Delete {
 			out = append(out, "delete "+gnmipath.Describe(r.Prefix, d))
 		}
@@ -516,9 +649,12 @@ func (s *GNMISwitch) SetPaths(keys []env.QueueKey) []string {
 }
 
 // Apply implements Switch: one Set per batch of non-conflicting queue
-// updates (usually one per call). Never retried.
+// ECN updates (usually one per call), then one Set per headroom change
+// where the device takes headroom as a leaf of its own. A refused
+// headroom Set leaves the ECN change in place and is reported as a
+// *HeadroomError. Never retried.
 func (s *GNMISwitch) Apply(ctx context.Context, settings map[env.QueueKey]env.Setting) error {
-	reqs, err := s.requests(settings)
+	reqs, hr, err := s.requests(settings)
 	if err != nil {
 		return err
 	}
@@ -527,8 +663,34 @@ func (s *GNMISwitch) Apply(ctx context.Context, settings map[env.QueueKey]env.Se
 			return err
 		}
 	}
+	var herr *HeadroomError
+	for _, r := range hr {
+		if _, err := s.tg.Set(ctx, r); err != nil {
+			if herr == nil {
+				herr = &HeadroomError{Target: s.cfg.Name, Err: err}
+			}
+			herr.Paths = append(herr.Paths, gnmipath.Describe(r.Prefix, r.Update[0].Path))
+		}
+	}
+	if herr != nil {
+		return herr
+	}
 	return nil
 }
+
+// HeadroomError reports headroom Sets a switch refused after the ECN
+// changes of the same Apply were applied.
+type HeadroomError struct {
+	Target string
+	Paths  []string
+	Err    error
+}
+
+func (e *HeadroomError) Error() string {
+	return fmt.Sprintf("target %s: headroom not applied (%s): %v; the ECN change stands", e.Target, strings.Join(e.Paths, ", "), e.Err)
+}
+
+func (e *HeadroomError) Unwrap() error { return e.Err }
 
 // Read implements Switch: one Get of the bindings of all queues
 // (gnmipath.SettingPaths), then one of the profiles they name.

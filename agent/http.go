@@ -54,6 +54,9 @@ func (a *Agent) Handler() http.Handler {
 		a.mu.Unlock()
 		writeJSON(w, cs)
 	})
+	mux.HandleFunc("/targets", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, a.Targets())
+	})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("ok\n"))
 	})

@@ -33,6 +33,9 @@ type Instruments struct {
 	TelemetryErr    *prometheus.CounterVec
 	Snapshots       *prometheus.CounterVec
 	Frozen          *prometheus.GaugeVec
+	// Missing is 1 for each optional telemetry feature a target's
+	// switch does not export (the names of env.Telemetry).
+	Missing *prometheus.GaugeVec
 }
 
 // NewInstruments creates the series on a new registry.
@@ -73,10 +76,11 @@ func NewInstruments() *Instruments {
 		TelemetryErr: cv("agent_telemetry_errors_total", "Telemetry stream and decode errors.", "target"),
 		Snapshots:    cv("agent_snapshots_total", "Telemetry snapshots decoded.", "target"),
 		Frozen:       gv("agent_target_frozen", "1 while the stale-telemetry watchdog holds a target.", "target"),
+		Missing:      gv("target_telemetry_missing", "1 for each optional telemetry feature the target's switch does not export.", "target", "feature"),
 	}
 	m.Registry.MustRegister(m.recKmin, m.recKmax, m.recPmax, m.curKmin, m.curKmax, m.curPmax,
 		m.reward, m.util, m.pause, m.Decisions, m.Ticks, m.SetLatency, m.DecisionLatency, m.Sets, m.Rollbacks,
-		m.Rejections, m.Clamps, m.Alarms, m.Staleness, m.TelemetryErr, m.Snapshots, m.Frozen)
+		m.Rejections, m.Clamps, m.Alarms, m.Staleness, m.TelemetryErr, m.Snapshots, m.Frozen, m.Missing)
 	return m
 }
 

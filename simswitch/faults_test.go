@@ -81,7 +81,7 @@ func (f *fakeEngine) Stats() simenv.Stats                        { return simenv
 
 func TestWindowMaxAvg(t *testing.T) {
 	f := newFake(1)
-	r := newRunner(f, gnmipath.OpenConfig, 1000, time.Millisecond, 0)
+	r := newRunner(f, gnmipath.DefaultDevice(gnmipath.OpenConfig), 1000, time.Millisecond, 0)
 	f.now, f.max, f.avg, f.cur = 10, 500, 100, 50
 	r.publishStep(0)
 	f.now, f.max, f.avg, f.cur = 30, 200, 400, 60
@@ -111,7 +111,7 @@ func TestWindowMaxAvg(t *testing.T) {
 func TestSetAtomicOnEngineError(t *testing.T) {
 	f := newFake(2)
 	f.failECNOn = 1
-	r := newRunner(f, gnmipath.OpenConfig, 1000, time.Millisecond, 0)
+	r := newRunner(f, gnmipath.DefaultDevice(gnmipath.OpenConfig), 1000, time.Millisecond, 0)
 	old := r.pub[0].tree
 	var ops []gnmipath.SetOp
 	for p := 0; p < 2; p++ {
@@ -397,7 +397,7 @@ func TestSuppressRedundantHeartbeat(t *testing.T) {
 func BenchmarkSample100x32x2(b *testing.B) {
 	f := newFake(32)
 	f.nsw = 100
-	r := newRunner(f, gnmipath.OpenConfig, 1000, time.Millisecond, 0)
+	r := newRunner(f, gnmipath.DefaultDevice(gnmipath.OpenConfig), 1000, time.Millisecond, 0)
 	srv := &Server{d: gnmipath.OpenConfig, r: r, byName: map[string]int{}}
 	srv.faults.Store(&Faults{})
 	for i, info := range r.infos {

@@ -71,6 +71,7 @@ func (h *hub) notify() {
 type runner struct {
 	eng       Engine
 	d         gnmipath.Dialect
+	dev       *gnmipath.Device
 	infos     []simenv.SwitchInfo
 	lossless  []int
 	encoders  []*gnmipath.Encoder
@@ -95,8 +96,9 @@ type runner struct {
 	done    chan struct{}
 }
 
-func newRunner(eng Engine, d gnmipath.Dialect, timescale float64, step time.Duration, xonBytes int64) *runner {
-	r := &runner{eng: eng, d: d, timescale: timescale, step: step, cmds: make(chan func()),
+func newRunner(eng Engine, dev *gnmipath.Device, timescale float64, step time.Duration, xonBytes int64) *runner {
+	d := dev.Dialect
+	r := &runner{eng: eng, d: d, dev: dev, timescale: timescale, step: step, cmds: make(chan func()),
 		steps: newHub(), configs: newHub(), done: make(chan struct{})}
 	r.infos = eng.Switches()
 	r.lossless = eng.LosslessPriorities()
@@ -104,7 +106,7 @@ func newRunner(eng Engine, d gnmipath.Dialect, timescale float64, step time.Dura
 	for i, info := range r.infos {
 		tel := eng.Telemetry(i)
 		layout := snapshot(info, &tel, r.lossless)
-		r.encoders = append(r.encoders, gnmipath.NewEncoder(d, &layout))
+		r.encoders = append(r.encoders, gnmipath.NewDeviceEncoder(dev, &layout))
 		r.lldp = append(r.lldp, LLDPItems(d, info))
 		ports := make(map[string]bool, len(info.Ports))
 		for _, p := range info.Ports {
@@ -112,7 +114,7 @@ func newRunner(eng Engine, d gnmipath.Dialect, timescale float64, step time.Dura
 		}
 		r.ports = append(r.ports, ports)
 		tree := initialConfig(d, info, &tel, r.lossless, xonBytes)
-		r.pub = append(r.pub, published{tel: tel, tree: tree, items: gnmipath.ConfigItems(d, tree)})
+		r.pub = append(r.pub, published{tel: tel, tree: tree, items: gnmipath.ConfigItemsFor(dev, tree)})
 		r.win = append(r.win, window{max: make([][simenv.NumQueues]int64, len(info.Ports)),
 			integ: make([][simenv.NumQueues]float64, len(info.Ports))})
 	}
@@ -257,7 +259,7 @@ func (r *runner) do(ctx context.Context, f func()) error {
 
 // commitTree publishes a new config tree for sw (runner goroutine only).
 func (r *runner) commitTree(sw int, t gnmipath.Tree) {
-	items := gnmipath.ConfigItems(r.d, t)
+	items := gnmipath.ConfigItemsFor(r.dev, t)
 	r.mu.Lock()
 	r.pub[sw].tree = t
 	r.pub[sw].items = items

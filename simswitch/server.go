@@ -31,8 +31,12 @@ type Config struct {
 	Engine Engine
 	Sim    simenv.Config
 
-	Dialect gnmipath.Dialect // default openconfig
-	Listen  string           // host:port; default 127.0.0.1:57400 (tests: 127.0.0.1:0)
+	Dialect gnmipath.Dialect // default openconfig (or Device's)
+	// Device is the kind of switch imitated: which leaves exist, at which
+	// paths and origins, what a Set may write (gnmipath.Devices). Empty:
+	// the dialect's default (the idealised ecntune switch for openconfig).
+	Device string
+	Listen string // host:port; default 127.0.0.1:57400 (tests: 127.0.0.1:0)
 	// PerSwitch gives each switch its own listener: the first on Listen,
 	// the next ones on following ports (or port 0 each when Listen's port is 0).
 	PerSwitch bool
@@ -88,6 +92,7 @@ type Faults struct {
 type Server struct {
 	cfg    Config
 	d      gnmipath.Dialect
+	dev    *gnmipath.Device
 	r      *runner
 	cancel context.CancelFunc
 	byName map[string]int
@@ -114,11 +119,28 @@ var errDropped = errors.New("stream dropped by fault injection")
 // it, and serves gNMI. It returns the server and the address of its (first)
 // listener.
 func Start(ctx context.Context, cfg Config) (*Server, string, error) {
+	var dev *gnmipath.Device
+	if cfg.Device != "" {
+		var err error
+		if dev, err = gnmipath.LookupDevice(cfg.Device); err != nil {
+			return nil, "", err
+		}
+		if cfg.Dialect != "" && cfg.Dialect != dev.Dialect {
+			return nil, "", fmt.Errorf("device %s speaks the %s dialect, not %s", dev.Name, dev.Dialect, cfg.Dialect)
+		}
+		cfg.Dialect = dev.Dialect
+	}
 	if cfg.Dialect == "" {
 		cfg.Dialect = gnmipath.OpenConfig
 	}
 	if _, err := gnmipath.ParseDialect(string(cfg.Dialect)); err != nil {
 		return nil, "", err
+	}
+	if dev == nil {
+		dev = gnmipath.DefaultDevice(cfg.Dialect)
+	}
+	if dev.MinSample > cfg.MinSampleInterval {
+		cfg.MinSampleInterval = dev.MinSample
 	}
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:57400"
@@ -156,7 +178,7 @@ func Start(ctx context.Context, cfg Config) (*Server, string, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	s := &Server{cfg: cfg, d: cfg.Dialect, streams: map[int64]context.CancelCauseFunc{}, byName: map[string]int{},
+	s := &Server{cfg: cfg, d: cfg.Dialect, dev: dev, streams: map[int64]context.CancelCauseFunc{}, byName: map[string]int{},
 		preparing: make(chan struct{}, 1)}
 	s.faults.Store(&Faults{})
 	if cfg.TLSCert != "" {
@@ -174,7 +196,7 @@ func Start(ctx context.Context, cfg Config) (*Server, string, error) {
 		}
 		eng = sim
 	}
-	s.r = newRunner(eng, s.d, cfg.Timescale, cfg.Step, cfg.Sim.PFC.XonOffsetBytes)
+	s.r = newRunner(eng, dev, cfg.Timescale, cfg.Step, cfg.Sim.PFC.XonOffsetBytes)
 	if len(s.r.infos) == 0 {
 		return nil, "", fmt.Errorf("the fabric has no switches to serve")
 	}
@@ -354,6 +376,9 @@ func (s *Server) removeStream(id int64) {
 // Status reports the simulated time and how far the simulation is behind
 // its wall-clock pace.
 func (s *Server) Status() (now, lag simenv.Time) { return s.r.status() }
+
+// Device is the kind of switch the server imitates.
+func (s *Server) Device() *gnmipath.Device { return s.dev }
 
 // Dialect is the dialect served.
 func (s *Server) Dialect() gnmipath.Dialect { return s.d }

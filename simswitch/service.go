@@ -66,12 +66,22 @@ func (v *service) route(prefix, p *gnmi.Path) (route, error) {
 	}
 	el := gnmipath.FullElems(prefix, p)
 	if v.s.d != gnmipath.Sonic {
+		// The origin selects the schema: openconfig ("" means openconfig,
+		// gNMI §2.7.1) or a vendor-native one, whose leaves carry their
+		// origin as their database.
+		db := origin
+		if db == "openconfig" {
+			db = ""
+		}
+		if db != "" && db != v.s.dev.NativeOrigin {
+			return route{}, status.Errorf(codes.Unimplemented, "origin %q is not served by this %s switch (have openconfig%s)", origin, v.s.dev.Name, nativeNote(v.s.dev))
+		}
 		if target == "" {
 			sw, err := v.defaultSwitch()
-			return route{sw: sw, elems: el}, err
+			return route{sw: sw, db: db, elems: el}, err
 		}
 		sw, err := v.switchNamed(target)
-		return route{sw: sw, elems: el}, err
+		return route{sw: sw, db: db, elems: el}, err
 	}
 	rt := route{sw: -1}
 	db := target
@@ -128,22 +138,43 @@ func (v *service) route(prefix, p *gnmi.Path) (route, error) {
 	return rt, nil
 }
 
-func (v *service) Capabilities(ctx context.Context, _ *gnmi.CapabilityRequest) (*gnmi.CapabilityResponse, error) {
-	var models []*gnmi.ModelData
-	lldp := &gnmi.ModelData{Name: "openconfig-lldp", Organization: "OpenConfig working group", Version: "0.2.1"}
-	if v.s.d == gnmipath.Sonic {
-		models = []*gnmi.ModelData{{Name: "sonic-db", Organization: "SONiC", Version: "0.1.0"}, lldp}
-	} else {
-		models = []*gnmi.ModelData{
-			{Name: "openconfig-qos", Organization: "OpenConfig working group", Version: "0.11.2"},
-			{Name: "openconfig-interfaces", Organization: "OpenConfig working group", Version: "3.7.1"},
-			{Name: "openconfig-if-ethernet", Organization: "OpenConfig working group", Version: "2.14.0"},
-			lldp,
-		}
+func nativeNote(d *gnmipath.Device) string {
+	if d.NativeOrigin == "" {
+		return ""
 	}
-	return &gnmi.CapabilityResponse{SupportedModels: models,
+	return " and " + d.NativeOrigin
+}
+
+func (v *service) Capabilities(ctx context.Context, _ *gnmi.CapabilityRequest) (*gnmi.CapabilityResponse, error) {
+	return &gnmi.CapabilityResponse{SupportedModels: deviceModels(v.s.dev),
 		SupportedEncodings: []gnmi.Encoding{gnmi.Encoding_JSON, gnmi.Encoding_JSON_IETF, gnmi.Encoding_PROTO},
 		GNMIVersion:        "0.10.0"}, nil
+}
+
+// deviceModels are the models a server of device d lists in Capabilities:
+// the openconfig models, and the vendor's own (by which a client infers
+// the device, gnmipath.InferDevice).
+func deviceModels(d *gnmipath.Device) []*gnmi.ModelData {
+	oc := func(name, ver string) *gnmi.ModelData {
+		return &gnmi.ModelData{Name: name, Organization: "OpenConfig working group", Version: ver}
+	}
+	lldp := oc("openconfig-lldp", "0.2.1")
+	if d.Dialect == gnmipath.Sonic {
+		return []*gnmi.ModelData{{Name: "sonic-db", Organization: "SONiC", Version: "0.1.0"}, lldp}
+	}
+	models := []*gnmi.ModelData{oc("openconfig-qos", "0.11.2"), oc("openconfig-interfaces", "3.7.1"),
+		oc("openconfig-if-ethernet", "2.14.0"), lldp}
+	switch d.Name {
+	case "ecntune":
+		models = append(models, &gnmi.ModelData{Name: gnmipath.ExtensionModel, Organization: "ecntune", Version: "1.0.0"})
+	case "arista-eos":
+		models = append(models, &gnmi.ModelData{Name: "arista-intf-augments", Organization: "Arista Networks, Inc."},
+			&gnmi.ModelData{Name: "arista-pfc-history-counters-augment", Organization: "Arista Networks, Inc."})
+	case "nokia-srl":
+		models = append(models, &gnmi.ModelData{Name: "srl_nokia-qos", Organization: "Nokia"},
+			&gnmi.ModelData{Name: "srl_nokia-interfaces", Organization: "Nokia"})
+	}
+	return models
 }
 
 func checkEncoding(e gnmi.Encoding) error {
@@ -383,6 +414,9 @@ func (r *runner) prepareSet(sw int, ops []gnmipath.SetOp) (prepared, error) {
 	r.mu.Unlock()
 	t := old.Clone()
 	name := r.infos[sw].Name
+	if err := r.checkDeviceWrite(ops); err != nil {
+		return prepared{}, status.Errorf(status.Code(err), "Set rejected on %s: %s; nothing changed", name, status.Convert(err).Message())
+	}
 	if err := gnmipath.ApplySet(r.d, t, ops); err != nil {
 		var se *gnmipath.SetError
 		code := codes.InvalidArgument
@@ -393,6 +427,9 @@ func (r *runner) prepareSet(sw int, ops []gnmipath.SetOp) (prepared, error) {
 	}
 	if err := r.checkBounds(sw, t); err != nil {
 		return prepared{}, err
+	}
+	if err := checkSchema(r.dev, t); err != nil {
+		return prepared{}, status.Errorf(codes.InvalidArgument, "Set rejected on %s: %v; nothing changed", name, err)
 	}
 	info := r.infos[sw]
 	var changes []change

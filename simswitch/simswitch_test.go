@@ -248,6 +248,11 @@ func TestGetSetReadBack(t *testing.T) {
 		if _, err := tg.Set(ctx5(t), req); err != nil {
 			t.Fatalf("%s: set: %v", d, err)
 		}
+		if h := gnmipath.HeadroomRequest(tt, key, want.HeadroomBytes); h != nil {
+			if _, err := tg.Set(ctx5(t), h); err != nil {
+				t.Fatalf("%s: set headroom: %v", d, err)
+			}
+		}
 		got, err := gnmipath.ParseSetting(tt, key, get())
 		if err != nil || got != want {
 			t.Fatalf("%s: read back %+v (%v), want %+v", d, got, err, want)

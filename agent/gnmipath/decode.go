@@ -23,6 +23,17 @@ type Target struct {
 	// ("localhost", "asic0"); simswitch accepts a switch name there. Empty:
 	// no namespace element (one switch per address).
 	Namespace string
+	// Device is the kind of switch (what it serves and accepts); nil: the
+	// dialect's DefaultDevice.
+	Device *Device
+}
+
+// Dev returns t's device (DefaultDevice of its dialect when none is set).
+func (t Target) Dev() *Device {
+	if t.Device != nil {
+		return t.Device
+	}
+	return DefaultDevice(t.Dialect)
 }
 
 // sortItems orders items by database, then path string. Each item's key
@@ -656,14 +667,16 @@ func deleteMatching(dl Dialect, t Tree, db string, el []*gnmi.PathElem) int {
 	return n
 }
 
-// required lists the queue fields a sample cannot do without.
-func required(dl Dialect) []Field {
-	r := []Field{TxPkts, TxBytes, DropPkts, DropBytes, MarkedPkts, MarkedBytes, MaxQueue, PFCRxFrames, PFCTxFrames}
-	if dl == OpenConfig {
-		r = append(r, AvgQueue)
-	}
-	return r
+// required lists the queue fields a sample cannot do without: the basic
+// queue counters every profile serves. Everything else is optional and
+// reported in QueueSample.Missing.
+func required(Dialect) []Field {
+	return []Field{TxPkts, TxBytes, DropPkts, DropBytes}
 }
+
+// optionalFields are the per-queue state fields whose absence a sample
+// reports in Missing rather than leaving the queue out.
+var optionalFields = []Field{MarkedPkts, MarkedBytes, CurQueue, MaxQueue, AvgQueue, PFCRxFrames, PFCTxFrames, PFCPaused, PFCXoff, PFCMinHeadroom}
 
 var fieldNames = map[Field]string{TxPkts: "tx packets", TxBytes: "tx bytes", DropPkts: "dropped packets",
 	DropBytes: "dropped bytes", MarkedPkts: "ECN-marked packets", MarkedBytes: "ECN-marked bytes",
@@ -769,6 +782,7 @@ func (d *Decoder) Snapshot() (snap env.Snapshot, incomplete []string) {
 		if hasBuf {
 			s.BufferBytes = int64(min(buf.U, math.MaxInt64))
 		}
+		s.Missing = d.missingOf(q, hasBuf)
 		var m []string
 		s.Setting, m = resolveSetting(d.t.Dialect, d.tree, d.pgs, q.id.port, q.id.q)
 		missing = append(missing, m...)
@@ -782,6 +796,26 @@ func (d *Decoder) Snapshot() (snap env.Snapshot, incomplete []string) {
 		snap.Queues = nil
 	}
 	return snap, incomplete
+}
+
+// missingOf is the optional telemetry queue q lacks: what did not arrive
+// (what its device does not serve, a subscription group the switch
+// refused, a leaf it left out). What arrives counts, whatever the device
+// profile says.
+func (d *Decoder) missingOf(q *qstate, hasBuf bool) env.Telemetry {
+	var m env.Telemetry
+	for _, f := range optionalFields {
+		if q.have&(1<<f) == 0 {
+			if d.t.Dialect == Sonic && (f == PFCXoff || f == PFCMinHeadroom) {
+				continue // sonic: headroom is a buffer profile, not a state leaf
+			}
+			m |= telemetryOf(f)
+		}
+	}
+	if !hasBuf {
+		m |= env.TelBuffer
+	}
+	return m
 }
 
 // Setting returns the current setting of a queue as the decoder knows it.
@@ -862,3 +896,7 @@ func sortedKeys(m map[string]bool) []string {
 // PG's buffer-profile binding is set to a new value or removed (and on
 // Reset): a client compares it to know when to look at Profiles again.
 func (d *Decoder) BindingsVersion() uint64 { return d.bindGen }
+
+// SetTarget changes the decoder's target description (its device, once
+// inferred); the decoded state is kept.
+func (d *Decoder) SetTarget(t Target) { d.t = t }

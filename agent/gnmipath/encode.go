@@ -12,17 +12,19 @@ import (
 // Item is one encoded leaf: its database (sonic only), identity, path
 // (without sonic namespace) and value.
 type Item struct {
-	DB   string
-	Leaf Leaf
-	Path *gnmi.Path
-	Val  *gnmi.TypedValue
+	DB     string
+	Origin string // the origin the leaf is served under ("" for sonic and ecntune's default)
+	Leaf   Leaf
+	Path   *gnmi.Path
+	Val    *gnmi.TypedValue
 }
 
 type slot struct {
-	db   string
-	leaf Leaf
-	path *gnmi.Path
-	qi   int // the sample the value comes from (-1: the snapshot's first)
+	db     string
+	origin string
+	leaf   Leaf
+	path   *gnmi.Path
+	qi     int // the sample the value comes from (-1: the snapshot's first)
 }
 
 // Encoder turns one switch's Snapshots into state leaves, the inverse of
@@ -45,7 +47,7 @@ func pfcFields(d Dialect) []Field {
 }
 
 // NewEncoder prepares the state leaves of the queues in layout (grouped
-// by port, as a switch lists them).
+// by port, as a switch lists them), every leaf the dialect has.
 func NewEncoder(d Dialect, layout *env.Snapshot) *Encoder {
 	e := &Encoder{d: d}
 	add := func(l Leaf, qi int) {
@@ -64,6 +66,38 @@ func NewEncoder(d Dialect, layout *env.Snapshot) *Encoder {
 			add(Leaf{Field: f, Port: port, Index: k.Queue}, i)
 		}
 		for _, f := range pfcFields(d) {
+			add(Leaf{Field: f, Port: port, Index: k.Queue}, i)
+		}
+	}
+	return e
+}
+
+// NewDeviceEncoder is NewEncoder for what one kind of switch serves: only
+// the leaves dev serves, at dev's paths and origins.
+func NewDeviceEncoder(dev *Device, layout *env.Snapshot) *Encoder {
+	if dev.Dialect == Sonic {
+		return NewEncoder(Sonic, layout)
+	}
+	e := &Encoder{d: dev.Dialect}
+	add := func(l Leaf, qi int) {
+		db, el, origin := dev.LeafPath(l)
+		if el == nil {
+			return
+		}
+		e.slots = append(e.slots, slot{db: db, origin: origin, leaf: l, path: &gnmi.Path{Elem: el}, qi: qi})
+	}
+	if dev.Serves(BufferSize) {
+		add(Leaf{Field: BufferSize}, -1)
+	}
+	fields := dev.StateFields()
+	port := ""
+	for i := range layout.Queues {
+		k := layout.Queues[i].Key
+		if i == 0 || k.Port != port {
+			port = k.Port
+			add(Leaf{Field: PortSpeed, Port: port}, i)
+		}
+		for _, f := range fields {
 			add(Leaf{Field: f, Port: port, Index: k.Queue}, i)
 		}
 	}
@@ -178,7 +212,7 @@ func (e *Encoder) Encode(dst []Item, s *env.Snapshot) []Item {
 			continue
 		}
 		v, _ := stateVal(e.d, &s.Queues[qi], sl.leaf)
-		dst = append(dst, Item{DB: sl.db, Leaf: sl.leaf, Path: sl.path, Val: a.value(e.d, sl.leaf, v)})
+		dst = append(dst, Item{DB: sl.db, Origin: sl.origin, Leaf: sl.leaf, Path: sl.path, Val: a.value(e.d, sl.leaf, v)})
 	}
 	return dst
 }
@@ -192,6 +226,25 @@ func ConfigItems(d Dialect, t Tree) []Item {
 			continue
 		}
 		out = append(out, Item{DB: db, Leaf: l, Path: &gnmi.Path{Elem: el}, Val: EncodeVal(d, l, v)})
+	}
+	sortItems(out)
+	return out
+}
+
+// ConfigItemsFor is ConfigItems of what device dev serves: the leaves it
+// has (no headroom leaf where headroom is not a settable leaf), under its
+// origin.
+func ConfigItemsFor(dev *Device, t Tree) []Item {
+	if dev.Dialect == Sonic {
+		return ConfigItems(Sonic, t)
+	}
+	out := make([]Item, 0, len(t))
+	for l, v := range t {
+		_, el, origin := dev.LeafPath(l)
+		if el == nil {
+			continue
+		}
+		out = append(out, Item{Origin: origin, Leaf: l, Path: &gnmi.Path{Elem: el}, Val: EncodeVal(dev.Dialect, l, v)})
 	}
 	sortItems(out)
 	return out
@@ -261,12 +314,14 @@ func InitialConfig(d Dialect, s *env.Snapshot, xonBytes int64, alpha func(env.Qu
 // the namespace as the prefix's first element. Values are converted to enc.
 func Notifications(d Dialect, name, namespace string, items []Item, ts int64, enc gnmi.Encoding) []*gnmi.Notification {
 	var out []*gnmi.Notification
-	byDB := map[string]*gnmi.Notification{}
+	type nkey struct{ db, origin string }
+	byDB := map[nkey]*gnmi.Notification{}
 	ups := make([]gnmi.Update, len(items))
 	for i, it := range items {
-		n := byDB[it.DB]
+		k := nkey{it.DB, it.Origin}
+		n := byDB[k]
 		if n == nil {
-			p := &gnmi.Path{Target: name}
+			p := &gnmi.Path{Target: name, Origin: it.Origin}
 			if d == Sonic {
 				p.Target = it.DB
 				if namespace != "" {
@@ -274,11 +329,14 @@ func Notifications(d Dialect, name, namespace string, items []Item, ts int64, en
 				}
 			}
 			n = &gnmi.Notification{Timestamp: ts, Prefix: p}
-			byDB[it.DB] = n
+			byDB[k] = n
 			out = append(out, n)
 		}
 		u := &ups[i]
 		u.Path, u.Val = it.Path, ToEncoding(it.Val, enc)
+		if it.Leaf.Field == WREDProb && d != Sonic {
+			u.Val = smallUint(it.Val, enc) // uint8: a JSON number even in JSON_IETF
+		}
 		n.Update = append(n.Update, u)
 	}
 	return out

@@ -247,6 +247,11 @@ func TestSetRoundTrip(t *testing.T) {
 			if err := ApplySet(d, tree, serverOps(t, d, ns, req)); err != nil {
 				t.Fatalf("%s: apply: %v", d, err)
 			}
+			if h := HeadroomRequest(tg, key, want.HeadroomBytes); h != nil {
+				if err := ApplySet(d, tree, serverOps(t, d, ns, h)); err != nil {
+					t.Fatalf("%s: apply headroom: %v", d, err)
+				}
+			}
 			got, err := ParseSetting(tg, key, getResponse(d, ns, tree))
 			if err != nil {
 				t.Fatal(err)
@@ -308,6 +313,14 @@ func TestSetSharedProfiles(t *testing.T) {
 		}
 		if err := ApplySet(d, tree, serverOps(t, d, "", req)); err != nil {
 			t.Fatalf("%s: %v", d, err)
+		}
+		if h := HeadroomRequest(tg, key, want.HeadroomBytes); h != nil {
+			// openconfig: headroom is a Set of its own
+			if err := ApplySet(d, tree, serverOps(t, d, "", h)); err != nil {
+				t.Fatalf("%s headroom: %v", d, err)
+			}
+		} else if d != Sonic {
+			t.Fatalf("%s: the idealised device has a settable headroom leaf, but HeadroomRequest made none", d)
 		}
 		if got, _ := Resolve(d, tree, "Ethernet0", 3); got != want {
 			t.Fatalf("%s: got %+v want %+v", d, got, want)

@@ -146,6 +146,11 @@ var sonicBP = map[Field]string{
 	BPSize: "size", BPXon: "xon", BPXoff: "xoff", BPDynamicTh: "dynamic_th", BPPool: "pool",
 }
 
+func withAlias(m map[string]Field, name string, f Field) map[string]Field {
+	m[name] = f
+	return m
+}
+
 func invert(m map[Field]string) map[string]Field {
 	out := make(map[string]Field, len(m))
 	for k, v := range m {
@@ -154,9 +159,14 @@ func invert(m map[Field]string) map[string]Field {
 	return out
 }
 
+// srlPFCStats are SR Linux's native PFC statistics leaves under
+// /qos/interfaces/interface[interface-id]/pfc/statistics/pfc-priority[index].
+var srlPFCStats = map[Field]string{PFCRxFrames: "pfc-pause-frames-received", PFCTxFrames: "pfc-pause-frames-generated"}
+
 var (
 	ocQueueStateByName       = invert(ocQueueState)
-	ocPFCStateByName         = invert(ocPFCState)
+	ocPFCStateByName         = withAlias(invert(ocPFCState), "pfc-on-total-rx-time", PFCPaused)
+	srlPFCStatsByName        = invert(srlPFCStats)
 	ocWREDByName             = invert(ocWRED)
 	sonicQueueCountersByName = invert(sonicQueueCounters)
 	sonicWREDByName          = invert(sonicWRED)
@@ -319,6 +329,16 @@ func ParseLeaf(d Dialect, db string, el []*gnmi.PathElem) (Leaf, error) {
 			return Leaf{Field: PFCHeadroom, Port: port, Index: p}, nil
 		}
 		if f, ok := ocPFCStateByName[n[7]]; ok && n[6] == "state" {
+			return Leaf{Field: f, Port: port, Index: p}, nil
+		}
+	case len(n) == 7 && n[0] == "qos" && n[1] == "interfaces" && n[2] == "interface" && n[3] == "pfc" &&
+		n[4] == "statistics" && n[5] == "pfc-priority":
+		port := key(2, "interface-id")
+		p, err := atoiIndex(key(5, "index"), "pfc-priority index")
+		if port == "" || err != nil {
+			return Leaf{}, fmt.Errorf("path %s: need an interface-id and a pfc-priority index 0..7", PathString(el))
+		}
+		if f, ok := srlPFCStatsByName[n[6]]; ok {
 			return Leaf{Field: f, Port: port, Index: p}, nil
 		}
 	case len(n) == 5 && n[0] == "interfaces" && n[1] == "interface" && n[2] == "ethernet" && n[3] == "state" && n[4] == "port-speed":

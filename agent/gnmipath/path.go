@@ -282,7 +282,28 @@ func flatten(tv *gnmi.TypedValue) ([]flatLeaf, error) {
 			}
 			return nil
 		case []any:
-			return fmt.Errorf("JSON lists are not supported in values (at %s); address list entries by key in the path", PathString(rel))
+			// RFC 7951 §5.4: a list is an array of entries whose key
+			// leaves sit inside each entry; the entry becomes a keyed
+			// element of the path.
+			if len(rel) == 0 {
+				return fmt.Errorf("a JSON array at the top of a value names no list (address list entries by key in the path)")
+			}
+			list := rel[len(rel)-1].GetName()
+			for i, e := range v {
+				obj, ok := e.(map[string]any)
+				if !ok {
+					return fmt.Errorf("list %s entry %d is not an object (leaf-lists are not read)", PathString(rel), i)
+				}
+				kn, kv, ok := listKey(list, obj)
+				if !ok {
+					return fmt.Errorf("list %s entry %d: no key leaf (want one of %s)", PathString(rel), i, strings.Join(listKeyNames(list), ", "))
+				}
+				el := append(append([]*gnmi.PathElem(nil), rel[:len(rel)-1]...), &gnmi.PathElem{Name: list, Key: map[string]string{kn: kv}})
+				if err := walk(el, obj); err != nil {
+					return err
+				}
+			}
+			return nil
 		default:
 			out = append(out, flatLeaf{rel: rel, val: encodeJSON(v, ietf)})
 			return nil
@@ -292,4 +313,36 @@ func flatten(tv *gnmi.TypedValue) ([]flatLeaf, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// listKeyNames are the key leaves of the YANG lists ecntune reads, by list
+// name (the same list name is keyed differently in openconfig-qos and
+// openconfig-interfaces, so both are tried in order).
+func listKeyNames(list string) []string {
+	switch list {
+	case "interface":
+		return []string{"interface-id", "name"}
+	case "priority", "pfc-priority":
+		return []string{"index"}
+	}
+	return []string{"name", "index", "id"}
+}
+
+// listKey finds the key of one RFC 7951 list entry: a scalar key leaf
+// directly inside it (with or without a module prefix).
+func listKey(list string, obj map[string]any) (name, val string, ok bool) {
+	for _, kn := range listKeyNames(list) {
+		for k, v := range obj {
+			if stripModule(k) != kn {
+				continue
+			}
+			switch x := v.(type) {
+			case string:
+				return kn, x, true
+			case json.Number:
+				return kn, x.String(), true
+			}
+		}
+	}
+	return "", "", false
 }

@@ -60,7 +60,7 @@ func SetRequest(t Target, key env.QueueKey, s env.Setting, b Binding) (*gnmi.Set
 		req.Update = append(req.Update, &gnmi.Update{Path: &gnmi.Path{Elem: el}, Val: v})
 	}
 	if t.Dialect != Sonic {
-		req.Prefix = &gnmi.Path{Target: key.Target}
+		req.Prefix = &gnmi.Path{Target: key.Target, Origin: t.Dev().Origin}
 		wred := func(f Field) []*gnmi.PathElem { return ocLeafPath(Leaf{Field: f, Name: profile}) }
 		upd(wred(WREDMin), jsonIETF(u64s(s.KminBytes)))
 		upd(wred(WREDMax), jsonIETF(u64s(s.KmaxBytes)))
@@ -70,10 +70,7 @@ func SetRequest(t Target, key env.QueueKey, s env.Setting, b Binding) (*gnmi.Set
 			upd(ocLeafPath(Leaf{Field: WREDName, Name: profile}), jsonIETF(profile))
 			upd(ocLeafPath(Leaf{Field: QueueProfile, Port: key.Port, Index: key.Queue}), jsonIETF(profile))
 		}
-		if s.HeadroomBytes > 0 {
-			upd(ocLeafPath(Leaf{Field: PFCHeadroom, Port: key.Port, Index: key.Queue}), jsonIETF(u64s(s.HeadroomBytes)))
-		}
-		return req, nil
+		return req, nil // headroom: HeadroomRequest, a Set of its own
 	}
 	req.Prefix = &gnmi.Path{Target: ConfigDB}
 	if t.Namespace != "" {
@@ -128,6 +125,21 @@ func SetRequest(t Target, key env.QueueKey, s env.Setting, b Binding) (*gnmi.Set
 	return req, nil
 }
 
+// HeadroomRequest builds the Set of a PG's headroom on an openconfig-family
+// device whose headroom is a settable leaf (ecntune's extension), kept
+// apart from the ECN Set so that a switch refusing it never costs the ECN
+// change. It returns nil when the device has no such leaf (sonic writes
+// headroom in its BUFFER_PROFILE with SetRequest).
+func HeadroomRequest(t Target, key env.QueueKey, bytes int64) *gnmi.SetRequest {
+	d := t.Dev()
+	if d.Dialect == Sonic || d.Headroom != HeadroomLeaf || bytes <= 0 {
+		return nil
+	}
+	return &gnmi.SetRequest{Prefix: &gnmi.Path{Target: key.Target, Origin: d.Origin}, Update: []*gnmi.Update{{
+		Path: &gnmi.Path{Elem: ocLeafPath(Leaf{Field: PFCHeadroom, Port: key.Port, Index: key.Queue})},
+		Val:  jsonIETF(u64s(bytes))}}}
+}
+
 // SettingPaths are the paths a Get needs to read back a queue's bindings:
 // the ECN profile its queue is bound to and its headroom (openconfig), or
 // its QUEUE entry and the BUFFER_PG table (sonic). The values of the
@@ -137,10 +149,12 @@ func SetRequest(t Target, key env.QueueKey, s env.Setting, b Binding) (*gnmi.Set
 // the entries it uses. ParseSetting takes both answers' notifications.
 func SettingPaths(t Target, key env.QueueKey) (prefix *gnmi.Path, paths []*gnmi.Path) {
 	if t.Dialect != Sonic {
-		return &gnmi.Path{Target: key.Target}, []*gnmi.Path{
-			{Elem: ocLeafPath(Leaf{Field: QueueProfile, Port: key.Port, Index: key.Queue})},
-			{Elem: ocLeafPath(Leaf{Field: PFCHeadroom, Port: key.Port, Index: key.Queue})},
+		prefix = &gnmi.Path{Target: key.Target, Origin: t.Dev().Origin}
+		paths = []*gnmi.Path{{Elem: ocLeafPath(Leaf{Field: QueueProfile, Port: key.Port, Index: key.Queue})}}
+		if t.Dev().Headroom == HeadroomLeaf {
+			paths = append(paths, &gnmi.Path{Elem: ocLeafPath(Leaf{Field: PFCHeadroom, Port: key.Port, Index: key.Queue})})
 		}
+		return prefix, paths
 	}
 	return configPrefix(t), []*gnmi.Path{
 		{Elem: names("QUEUE", key.Port+"|"+strconv.Itoa(key.Queue))},
@@ -165,7 +179,7 @@ func configPrefix(t Target) *gnmi.Path {
 func ProfileSubscription(t Target, ecn, buffer []string) Subscription {
 	s := Subscription{Mode: gnmi.SubscriptionMode_ON_CHANGE}
 	if t.Dialect != Sonic {
-		s.Prefix = &gnmi.Path{Target: t.Name}
+		s.Prefix = &gnmi.Path{Target: t.Name, Origin: t.Dev().Origin}
 		for _, n := range ecn {
 			s.Paths = append(s.Paths, &gnmi.Path{Elem: ocProfileBase(n)})
 		}
@@ -390,4 +404,22 @@ func ECNEnabled(d Dialect, t Tree, port string, q int) bool {
 		return false
 	}
 	return true
+}
+
+// LeavesOf lists the leaves a Set operation writes (its value flattened
+// under its path).
+func LeavesOf(d Dialect, op SetOp) ([]Leaf, error) {
+	leaves, err := flatten(op.Val)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Leaf, 0, len(leaves))
+	for _, fl := range leaves {
+		l, err := ParseLeaf(d, op.DB, join(op.Elems, fl.rel))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, nil
 }

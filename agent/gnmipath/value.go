@@ -497,3 +497,17 @@ func ToEncoding(tv *gnmi.TypedValue, enc gnmi.Encoding) *gnmi.TypedValue {
 	}
 	return &gnmi.TypedValue{Value: &gnmi.TypedValue_JsonVal{JsonVal: b}}
 }
+
+// smallUint encodes an unsigned integer of at most 32 bits (a uint8
+// percentage): RFC 7951 writes those as JSON numbers, in JSON_IETF too.
+func smallUint(tv *gnmi.TypedValue, enc gnmi.Encoding) *gnmi.TypedValue {
+	v, ok := tv.GetValue().(*gnmi.TypedValue_UintVal)
+	if !ok || (enc != gnmi.Encoding_JSON && enc != gnmi.Encoding_JSON_IETF) {
+		return ToEncoding(tv, enc)
+	}
+	b := []byte(strconv.FormatUint(v.UintVal, 10))
+	if enc == gnmi.Encoding_JSON_IETF {
+		return &gnmi.TypedValue{Value: &gnmi.TypedValue_JsonIetfVal{JsonIetfVal: b}}
+	}
+	return &gnmi.TypedValue{Value: &gnmi.TypedValue_JsonVal{JsonVal: b}}
+}

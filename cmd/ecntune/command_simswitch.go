@@ -22,16 +22,18 @@ import (
 
 func newSimswitchCmd() *cobra.Command {
 	var (
-		scenarioPath, listen, dialect, tlsCert, tlsKey, user, pass, step, statusEvery string
-		timescale                                                                     float64
-		perSwitch                                                                     bool
+		scenarioPath, listen, dialect, device, tlsCert, tlsKey, user, pass, step, statusEvery string
+		timescale                                                                             float64
+		perSwitch                                                                             bool
 	)
 	cmd := &cobra.Command{
 		Use:   "simswitch --scenario FILE [--listen 127.0.0.1:57400]",
 		Short: "Serve the switches of a simulated fabric over gNMI",
 		Long: `Run the fabric simulator on a scenario, paced to the wall clock, and serve every switch
 over gNMI (Capabilities, Get, Set, Subscribe ONCE/POLL/STREAM) in the openconfig or sonic dialect,
-so that the agent or gnmic can talk to it as to real switches.
+so that the agent or gnmic can talk to it as to real switches. --device imitates one kind of
+switch (openconfig, arista-eos, nokia-srl, sonic, or ecntune's idealised switch): only the leaves
+it serves, at its paths and origins, and only the writes it accepts; the fabric behind is the same.
 
 Each switch is a gNMI target named as the simulator names it (sw0, leaf0, spine0, ...), with
 interfaces Ethernet0, Ethernet1, ... in port order. With --dialect sonic, prefix.target is the
@@ -57,6 +59,16 @@ simulation keeps running past the scenario's duration until interrupted.`,
 			if err != nil {
 				return fmt.Errorf("--dialect: %v", err)
 			}
+			if device != "" {
+				dev, err := gnmipath.LookupDevice(device)
+				if err != nil {
+					return fmt.Errorf("--device: %v", err)
+				}
+				if cmd.Flags().Changed("dialect") && dev.Dialect != d {
+					return fmt.Errorf("--device %s speaks the %s dialect; drop --dialect %s", dev.Name, dev.Dialect, d)
+				}
+				d = dev.Dialect
+			}
 			if !(timescale > 0) {
 				return fmt.Errorf("--timescale %g: must be > 0 (wall seconds per simulated second)", timescale)
 			}
@@ -75,13 +87,14 @@ simulation keeps running past the scenario's duration until interrupted.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			out := cmd.ErrOrStderr()
-			srv, _, err := simswitch.Start(ctx, simswitch.Config{Sim: cfg, Dialect: d, Listen: listen, PerSwitch: perSwitch,
+			srv, _, err := simswitch.Start(ctx, simswitch.Config{Sim: cfg, Dialect: d, Device: device, Listen: listen, PerSwitch: perSwitch,
 				Timescale: timescale, Step: st, TLSCert: tlsCert, TLSKey: tlsKey, Username: user, Password: pass})
 			if err != nil {
 				return fmt.Errorf("%s: %w", scenarioPath, err)
 			}
 			defer srv.Close()
 			printSimswitchBanner(out, srv, cfg.Name, d, timescale)
+			fmt.Fprintf(out, "simswitch: device %s: %s\n", srv.Device().Name, srv.Device().Summary)
 			return reportSimswitch(ctx, out, srv, se)
 		},
 	}
@@ -89,6 +102,8 @@ simulation keeps running past the scenario's duration until interrupted.`,
 	f.StringVar(&scenarioPath, "scenario", "", "scenario YAML file")
 	f.StringVar(&listen, "listen", "127.0.0.1:57400", "gNMI listen address (host:port)")
 	f.StringVar(&dialect, "dialect", "openconfig", "gNMI dialect: openconfig or sonic")
+	f.StringVar(&device, "device", "", "imitate this kind of switch: "+strings.Join(gnmipath.DeviceNames(), ", ")+
+		" (what it serves and accepts; see agent/gnmipath/PROFILES.md); default: ecntune's idealised switch, or sonic with --dialect sonic")
 	f.Float64Var(&timescale, "timescale", 1000, "wall seconds per simulated second (1000: 1 s of telemetry = 1 ms of fabric time)")
 	f.StringVar(&step, "step", "5ms", "wall time between simulation steps")
 	f.BoolVar(&perSwitch, "per-switch-ports", false, "one listener per switch, on consecutive ports from --listen")

@@ -1,0 +1,87 @@
+package gnmipath
+
+import (
+	"time"
+
+	"github.com/openconfig/gnmi/proto/gnmi"
+
+	"github.com/ecntune/ecntune/env"
+)
+
+// Group is one subscription the agent opens on its own Subscribe RPC, so
+// that a switch refusing it (a path outside its schema fails the whole RPC,
+// gNMI §3.5.2.4) loses that group alone. Required groups are the ones no
+// decision can be made without; the others only take telemetry away
+// (Provides), which QueueSample.Missing then names.
+type Group struct {
+	Name     string
+	Required bool
+	Provides env.Telemetry
+	Sub      Subscription
+}
+
+// Request is the group's STREAM request, SAMPLE paths sampled every
+// sample.
+func (g Group) Request(sample time.Duration) *gnmi.SubscribeRequest {
+	return streamRequest(sample, g.Sub)
+}
+
+// prefixed builds a subscription whose prefix carries target, origin and
+// the elements common to its paths, so that a server answering relative to
+// the prefix (as the spec allows and simswitch does) sends short paths.
+func prefixed(t Target, origin, common string, mode gnmi.SubscriptionMode, rel ...string) Subscription {
+	p := &gnmi.Path{Target: t.Name, Origin: origin}
+	if common != "" {
+		p.Elem = mustPath(common).GetElem()
+	}
+	return Subscription{Prefix: p, Mode: mode, Paths: parsePaths(rel...)}
+}
+
+// Groups returns the subscriptions of target t, by its device: queue
+// counters (SAMPLE), port speeds, PFC statistics and the shared buffer
+// where the device serves them, the queue bindings (ON_CHANGE) and, where
+// headroom is a settable leaf, the PFC config. Profiles named by the
+// bindings are subscribed to separately (ProfileSubscription).
+func Groups(t Target) []Group {
+	d := t.Dev()
+	if d.Dialect == Sonic {
+		c, g := Subscriptions(t)
+		return []Group{
+			{Name: "counters", Required: true, Sub: c},
+			{Name: "config", Required: true, Sub: g},
+		}
+	}
+	sample, change := gnmi.SubscriptionMode_SAMPLE, gnmi.SubscriptionMode_ON_CHANGE
+	gs := []Group{
+		{Name: "queues", Required: true, Sub: prefixed(t, d.Origin, "/qos/interfaces", sample,
+			"/interface[interface-id=*]/output/queues/queue[name=*]/state")},
+		{Name: "port-speed", Required: true, Provides: env.TelPortSpeed, Sub: prefixed(t, d.Origin, "/interfaces", sample,
+			"/interface[name=*]/ethernet/state/port-speed")},
+	}
+	switch d.PFC {
+	case PFCEthernetAugment:
+		prov := env.TelPFCFrames
+		if d.Paused != "" {
+			prov |= env.TelPausedTime
+		}
+		if d.Extensions {
+			prov |= env.TelXoff | env.TelHeadroom
+		}
+		gs = append(gs, Group{Name: "pfc", Provides: prov, Sub: prefixed(t, d.Origin, "/interfaces", sample,
+			"/interface[name=*]/ethernet/pfc/priorities/priority[index=*]/state")})
+	case PFCSRLinux:
+		gs = append(gs, Group{Name: "pfc", Provides: env.TelPFCFrames, Sub: prefixed(t, d.NativeOrigin, "/qos/interfaces", sample,
+			"/interface[interface-id=*]/pfc/statistics")})
+	}
+	if d.Extensions {
+		gs = append(gs, Group{Name: "shared-buffer", Provides: env.TelBuffer, Sub: prefixed(t, d.Origin, "/qos/state", sample,
+			"/shared-buffer-size")})
+	}
+	gs = append(gs, Group{Name: "bindings", Required: true, Sub: prefixed(t, d.Origin, "/qos/interfaces", change,
+		"/interface[interface-id=*]/output/queues/queue[name=*]/config")})
+	if d.Headroom == HeadroomLeaf {
+		gs = append(gs, Group{Name: "pfc-config", Sub: prefixed(t, d.Origin, "/interfaces", change,
+			"/interface[name=*]/ethernet/pfc/priorities/priority[index=*]/config")})
+	}
+	return gs
+}

@@ -1,0 +1,119 @@
+package agent
+
+import (
+	"errors"
+	"sort"
+
+	"github.com/ecntune/ecntune/env"
+)
+
+// TargetInfo is what the agent knows about one target's capabilities: the
+// device profile it runs with and why, the optional telemetry its queues
+// lack, and the subscription groups the switch refused. GET /targets
+// serves it; the agent logs every change once.
+type TargetInfo struct {
+	Target    string   `json:"target"`
+	Device    string   `json:"device,omitempty"`
+	DeviceWhy string   `json:"device_why,omitempty"`
+	Missing   []string `json:"missing,omitempty"` // optional telemetry no queue of the target has
+	Refused   []string `json:"refused_groups,omitempty"`
+
+	missing env.Telemetry
+	seen    bool
+}
+
+// info returns (creating) the TargetInfo of target. Callers hold a.mu.
+func (a *Agent) info(target string) *TargetInfo {
+	ti := a.tinfo[target]
+	if ti == nil {
+		ti = &TargetInfo{Target: target}
+		a.tinfo[target] = ti
+	}
+	return ti
+}
+
+// targetEvent takes one report of a target's subscription: a device note
+// or a refused group are logged once as what they are; anything else is a
+// telemetry error.
+func (a *Agent) targetEvent(target string, err error) {
+	var dn *DeviceNote
+	var gr *GroupRefusedError
+	switch {
+	case errors.As(err, &dn):
+		a.mu.Lock()
+		ti := a.info(target)
+		ti.Device, ti.DeviceWhy = dn.Device, dn.Why
+		a.mu.Unlock()
+		a.log.Info("device profile", "target", target, "device", dn.Device, "why", dn.Why)
+	case errors.As(err, &gr):
+		a.mu.Lock()
+		ti := a.info(target)
+		ti.Refused = append(ti.Refused, gr.Group)
+		a.mu.Unlock()
+		a.o.Instruments.TelemetryErr.WithLabelValues(target).Inc()
+		a.log.Warn("subscription refused; going on without it", "target", target, "group", gr.Group,
+			"without", gr.Lost.String(), "err", gr.Err)
+	default:
+		a.o.Instruments.TelemetryErr.WithLabelValues(target).Inc()
+		a.log.Warn("telemetry", "target", target, "err", err)
+	}
+}
+
+// noteMissing records the optional telemetry the queues of s lack (what
+// none of them has), logging and exporting it when it changes. Callers
+// hold a.mu.
+func (a *Agent) noteMissing(s env.Snapshot) {
+	if len(s.Queues) == 0 {
+		return
+	}
+	m := env.AllTelemetry
+	for i := range s.Queues {
+		m &= s.Queues[i].Missing
+	}
+	ti := a.info(s.Target)
+	if ti.seen && ti.missing == m {
+		return
+	}
+	wasSeen, wasMissing := ti.seen, ti.missing
+	ti.seen, ti.missing, ti.Missing = true, m, m.Names()
+	for _, n := range env.AllTelemetry.Names() {
+		a.o.Instruments.Missing.DeleteLabelValues(s.Target, n)
+	}
+	for _, n := range m.Names() {
+		a.o.Instruments.Missing.WithLabelValues(s.Target, n).Set(1)
+	}
+	if m == 0 {
+		if wasSeen && wasMissing != 0 {
+			a.log.Info("telemetry complete again", "target", s.Target)
+		}
+		return
+	}
+	a.log.Warn("telemetry the switch does not export; deciding without it", "target", s.Target, "missing", m.String())
+}
+
+// missingOf is the optional telemetry target lacks. Callers need not hold
+// a.mu.
+func (a *Agent) missingOf(target string) env.Telemetry {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if ti := a.tinfo[target]; ti != nil {
+		return ti.missing
+	}
+	return 0
+}
+
+// Targets returns what the agent knows of every target, sorted by name.
+func (a *Agent) Targets() []TargetInfo {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]TargetInfo, 0, len(a.names))
+	for _, n := range a.names {
+		ti := a.info(n)
+		c := *ti
+		c.Missing = append([]string(nil), ti.Missing...)
+		c.Refused = append([]string(nil), ti.Refused...)
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Target < out[j].Target })
+	return out
+}
