@@ -15,8 +15,12 @@ import (
 // origin; counter64 as JSON_IETF strings or typed uints; list entries in
 // RFC 7951 arrays), not produced by this package's encoder.
 
-func ju(v string) *gnmi.TypedValue { return &gnmi.TypedValue{Value: &gnmi.TypedValue_JsonIetfVal{JsonIetfVal: []byte(v)}} }
-func tu(v uint64) *gnmi.TypedValue { return &gnmi.TypedValue{Value: &gnmi.TypedValue_UintVal{UintVal: v}} }
+func ju(v string) *gnmi.TypedValue {
+	return &gnmi.TypedValue{Value: &gnmi.TypedValue_JsonIetfVal{JsonIetfVal: []byte(v)}}
+}
+func tu(v uint64) *gnmi.TypedValue {
+	return &gnmi.TypedValue{Value: &gnmi.TypedValue_UintVal{UintVal: v}}
+}
 
 func leafUpd(t *testing.T, path string, v *gnmi.TypedValue) *gnmi.Update {
 	t.Helper()
