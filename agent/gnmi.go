@@ -75,7 +75,11 @@ func DialSwitch(ctx context.Context, t TargetConfig, sample time.Duration) (*GNM
 	}
 	// gnmic's default RetryTimer is 0: a hot reconnect loop.
 	tg.Config.RetryTimer = t.RetryTimer
-	tg.Config.BufferSize = 64
+	// Few responses wait per subscription: an agent that falls behind
+	// pushes back on the switch (gRPC flow control) instead of holding
+	// samples it will never use (at 100 switches x 4 subscriptions x 64
+	// responses of ~80 KB that was gigabytes).
+	tg.Config.BufferSize = 4
 	if err := tg.CreateGNMIClient(ctx); err != nil {
 		return nil, fmt.Errorf("target %s (%s): %v", t.Name, t.Address, err)
 	}
@@ -381,6 +385,10 @@ func (ss *session) emit() {
 	ss.dirty = false
 	s := ss.sw
 	s.mu.Lock()
+	if s.dec.CountersTime() == ss.emitted {
+		s.mu.Unlock()
+		return // this sample went out already
+	}
 	snap, incomplete := s.dec.Snapshot()
 	s.mu.Unlock()
 	if len(incomplete) > 0 {
@@ -430,7 +438,10 @@ func (ss *session) handle(m subResp) error {
 		}
 		return nil
 	}
-	counters := carriesCounters(s.gt.Dialect, n)
+	// Only the required group's queue counters pace snapshots: optional
+	// groups (PFC, buffer) stream on their own Subscribe and are folded
+	// into whatever snapshot comes next.
+	counters := p.group != nil && p.group.Required && carriesCounters(s.gt.Dialect, n)
 	if counters && ss.dirty && n.GetTimestamp() > ss.lastTs {
 		// A new sample began before the previous one settled.
 		ss.emit()

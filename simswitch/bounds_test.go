@@ -123,8 +123,12 @@ func TestRequestSizeLimit(t *testing.T) {
 
 // manyPorts serves one fake switch with so many ports that its whole tree
 // is more than 4 MiB of gNMI.
+// manyPortsN is big enough that a Get of everything exceeds the 4 MiB
+// message limit even with container prefixes.
+const manyPortsN = 5000
+
 func manyPorts(t *testing.T) *target.Target {
-	f := newFake(2000)
+	f := newFake(manyPortsN)
 	_, addr := start(t, gnmipath.OpenConfig, func(c *Config) { c.Engine = f; c.Step = 100 * time.Millisecond })
 	return dial(t, addr)
 }
@@ -156,9 +160,10 @@ func TestSubscribeSplitsLargeNotifications(t *testing.T) {
 		ups += len(r.GetUpdate().GetUpdate())
 		biggest = max(biggest, proto.Size(r))
 	}
-	// 2000 ports, one lossless queue: 9 queue leaves, 6 PFC leaves, a speed,
-	// a binding, a headroom and a 5-leaf profile each; and the buffer size.
-	if want := 2000*(9+6+1+2+5) + 1; ups != want || biggest > 4<<20 {
+	// manyPortsN ports, one lossless queue: 9 queue leaves, 6 PFC leaves, a
+	// speed, a binding, a headroom and a 5-leaf profile each; and the
+	// buffer size.
+	if want := manyPortsN*(9+6+1+2+5) + 1; ups != want || biggest > 4<<20 {
 		t.Fatalf("ONCE of everything: %d updates (want %d), largest message %d B", ups, want, biggest)
 	}
 }

@@ -321,7 +321,11 @@ func TestPerSwitchAndNamespaces(t *testing.T) {
 		t.Fatalf("%v %v", resp, err)
 	}
 	// leaf1 has 2 host ports + 1 spine port: 3 port speeds, 3 x 6 PFC leaves, 3 headroom configs
-	if n := len(resp.GetNotification()[0].GetUpdate()); n != 3+3*6+3 {
+	n := 0
+	for _, x := range resp.GetNotification() {
+		n += len(x.GetUpdate())
+	}
+	if n != 3+3*6+3 {
 		t.Fatalf("leaf1 /interfaces has %d leaves", n)
 	}
 	_, err = tg.Get(ctx5(t), &gnmi.GetRequest{Prefix: &gnmi.Path{Target: "leaf0"}})

@@ -78,11 +78,13 @@ type Decoder struct {
 	ts     int64
 	tsLeaf int64 // newest timestamp of a notification carrying queue counters
 
-	paths map[string]int32 // full path key (see pathKey) → index in seq
-	seq   []seqEnt         // known paths in the order first seen
-	next  int              // index in seq of the path expected next
-	kbuf  []byte           // pathKey scratch
-	sc    scal             // value scratch
+	paths  map[string]int32 // full path key (see pathKey) → index in seq
+	seq    []seqEnt         // known paths in the order first seen
+	next   int              // index in seq of the path expected next
+	kbuf   []byte           // pathKey scratch
+	pbuf   []byte           // the current notification's prefix key (prefixKey)
+	pcache bool             // the prefix key is cacheable
+	sc     scal             // value scratch
 
 	qs      map[qid]*qstate    // per-(port, index) state leaves (not in tree)
 	ports   map[string]*pstate // port speeds (not in tree)
@@ -473,6 +475,7 @@ func (d *Decoder) Apply(n *gnmi.Notification) error {
 			d.bindGen++
 		}
 	}
+	d.prefixKey(n.GetPrefix())
 	for _, u := range n.GetUpdate() {
 		if !d.general {
 			if l, ok, err := d.applyScalar(n.GetPrefix(), u); ok {
@@ -551,7 +554,7 @@ func (d *Decoder) applyScalar(prefix *gnmi.Path, u *gnmi.Update) (l Leaf, ok boo
 			return Leaf{}, false, nil
 		}
 	}
-	key, cacheable := d.pathKey(prefix, u.GetPath())
+	key, cacheable := d.pathKey(u.GetPath())
 	ent, hit := d.lookupPath(key)
 	if !hit {
 		db, el, rerr := d.route(prefix, u.GetPath())
@@ -598,43 +601,51 @@ func internLeaf(l Leaf) Leaf {
 	return l
 }
 
-// pathKey encodes everything routing and leaf parsing look at (effective
-// target and origin, prefix and path elements with their keys) into
-// d.kbuf, each string length-prefixed. Elements with more than one key
-// give cacheable=false (their key order is not fixed); ecntune's paths
-// have at most one.
-func (d *Decoder) pathKey(prefix, p *gnmi.Path) (key []byte, cacheable bool) {
-	b := d.kbuf[:0]
-	target := prefix.GetTarget()
-	if p.GetTarget() != "" {
-		target = p.GetTarget()
-	}
-	b = appendLP(b, target)
-	b = appendLP(b, originOf(prefix, p))
-	cacheable = true
-	for _, els := range [2][]*gnmi.PathElem{prefix.GetElem(), p.GetElem()} {
-		for _, e := range els {
-			b = appendLP(b, e.GetName())
-			k := e.GetKey()
-			if len(k) > 1 {
-				cacheable = false
-			}
-			b = binary.AppendUvarint(b, uint64(len(k)))
-			if len(k) == 1 {
-				// Looking the usual key names up is cheaper than ranging.
-				if kn, kv, ok := commonKey(k); ok {
-					b = appendLP(b, kn)
-					b = appendLP(b, kv)
-					continue
-				}
-			}
-			for kn, kv := range k {
+// pathKey encodes everything routing and leaf parsing look at into
+// d.kbuf: the prefix's part (target, origin and elements, made once per
+// notification by prefixKey into d.pbuf) followed by the update path's
+// own target, origin and elements, each string length-prefixed. Elements
+// with more than one key give cacheable=false (their key order is not
+// fixed); ecntune's paths have at most one.
+func (d *Decoder) pathKey(p *gnmi.Path) (key []byte, cacheable bool) {
+	b := append(d.kbuf[:0], d.pbuf...)
+	b = appendLP(b, p.GetTarget())
+	b = appendLP(b, p.GetOrigin())
+	b, cacheable = appendElemsKey(b, p.GetElem())
+	d.kbuf = b
+	return b, cacheable && d.pcache
+}
+
+// prefixKey encodes a notification's prefix into d.pbuf for pathKey.
+func (d *Decoder) prefixKey(prefix *gnmi.Path) {
+	b := appendLP(d.pbuf[:0], prefix.GetTarget())
+	b = appendLP(b, prefix.GetOrigin())
+	b, d.pcache = appendElemsKey(b, prefix.GetElem())
+	d.pbuf = b
+}
+
+func appendElemsKey(b []byte, els []*gnmi.PathElem) ([]byte, bool) {
+	cacheable := true
+	for _, e := range els {
+		b = appendLP(b, e.GetName())
+		k := e.GetKey()
+		if len(k) > 1 {
+			cacheable = false
+		}
+		b = binary.AppendUvarint(b, uint64(len(k)))
+		if len(k) == 1 {
+			// Looking the usual key names up is cheaper than ranging.
+			if kn, kv, ok := commonKey(k); ok {
 				b = appendLP(b, kn)
 				b = appendLP(b, kv)
+				continue
 			}
 		}
+		for kn, kv := range k {
+			b = appendLP(b, kn)
+			b = appendLP(b, kv)
+		}
 	}
-	d.kbuf = b
 	return b, cacheable
 }
 
@@ -900,3 +911,7 @@ func (d *Decoder) BindingsVersion() uint64 { return d.bindGen }
 // SetTarget changes the decoder's target description (its device, once
 // inferred); the decoded state is kept.
 func (d *Decoder) SetTarget(t Target) { d.t = t }
+
+// CountersTime is the timestamp Snapshot stamps: the newest of a
+// notification that carried queue counters.
+func (d *Decoder) CountersTime() int64 { return d.tsLeaf }

@@ -17,14 +17,21 @@ type Item struct {
 	Leaf   Leaf
 	Path   *gnmi.Path
 	Val    *gnmi.TypedValue
+	// Parent and Rel, when set, split Path into its container and the
+	// leaf's last element: Notifications then sends consecutive items of
+	// one container as one notification whose prefix is the container,
+	// each update a one-element path (as servers commonly do; it is far
+	// cheaper to send and decode than full paths).
+	Parent, Rel *gnmi.Path
 }
 
 type slot struct {
-	db     string
-	origin string
-	leaf   Leaf
-	path   *gnmi.Path
-	qi     int // the sample the value comes from (-1: the snapshot's first)
+	db          string
+	origin      string
+	leaf        Leaf
+	path        *gnmi.Path
+	parent, rel *gnmi.Path // path split at its last element (shared by a container's slots)
+	qi          int        // the sample the value comes from (-1: the snapshot's first)
 }
 
 // Encoder turns one switch's Snapshots into state leaves, the inverse of
@@ -84,7 +91,17 @@ func NewDeviceEncoder(dev *Device, layout *env.Snapshot) *Encoder {
 		if el == nil {
 			return
 		}
-		e.slots = append(e.slots, slot{db: db, origin: origin, leaf: l, path: &gnmi.Path{Elem: el}, qi: qi})
+		sl := slot{db: db, origin: origin, leaf: l, path: &gnmi.Path{Elem: el}, qi: qi}
+		if len(el) > 1 {
+			sl.rel = &gnmi.Path{Elem: el[len(el)-1:]}
+			if n := len(e.slots); n > 0 && e.slots[n-1].parent != nil && e.slots[n-1].db == db &&
+				PathString(e.slots[n-1].parent.Elem) == PathString(el[:len(el)-1]) {
+				sl.parent = e.slots[n-1].parent
+			} else {
+				sl.parent = &gnmi.Path{Elem: el[:len(el)-1]}
+			}
+		}
+		e.slots = append(e.slots, sl)
 	}
 	if dev.Serves(BufferSize) {
 		add(Leaf{Field: BufferSize}, -1)
@@ -212,7 +229,8 @@ func (e *Encoder) Encode(dst []Item, s *env.Snapshot) []Item {
 			continue
 		}
 		v, _ := stateVal(e.d, &s.Queues[qi], sl.leaf)
-		dst = append(dst, Item{DB: sl.db, Origin: sl.origin, Leaf: sl.leaf, Path: sl.path, Val: a.value(e.d, sl.leaf, v)})
+		dst = append(dst, Item{DB: sl.db, Origin: sl.origin, Leaf: sl.leaf, Path: sl.path, Parent: sl.parent, Rel: sl.rel,
+			Val: a.value(e.d, sl.leaf, v)})
 	}
 	return dst
 }
@@ -317,7 +335,24 @@ func Notifications(d Dialect, name, namespace string, items []Item, ts int64, en
 	type nkey struct{ db, origin string }
 	byDB := map[nkey]*gnmi.Notification{}
 	ups := make([]gnmi.Update, len(items))
+	var cur *gnmi.Notification // the container notification being filled
+	var curParent *gnmi.Path
 	for i, it := range items {
+		u := &ups[i]
+		u.Path, u.Val = it.Path, ToEncoding(it.Val, enc)
+		if it.Leaf.Field == WREDProb && d != Sonic {
+			u.Val = smallUint(it.Val, enc) // uint8: a JSON number even in JSON_IETF
+		}
+		if it.Parent != nil && d != Sonic {
+			if cur == nil || curParent != it.Parent || cur.Prefix.GetOrigin() != it.Origin {
+				cur = &gnmi.Notification{Timestamp: ts, Prefix: &gnmi.Path{Target: name, Origin: it.Origin, Elem: it.Parent.Elem}}
+				curParent = it.Parent
+				out = append(out, cur)
+			}
+			u.Path = it.Rel
+			cur.Update = append(cur.Update, u)
+			continue
+		}
 		k := nkey{it.DB, it.Origin}
 		n := byDB[k]
 		if n == nil {
@@ -331,11 +366,6 @@ func Notifications(d Dialect, name, namespace string, items []Item, ts int64, en
 			n = &gnmi.Notification{Timestamp: ts, Prefix: p}
 			byDB[k] = n
 			out = append(out, n)
-		}
-		u := &ups[i]
-		u.Path, u.Val = it.Path, ToEncoding(it.Val, enc)
-		if it.Leaf.Field == WREDProb && d != Sonic {
-			u.Val = smallUint(it.Val, enc) // uint8: a JSON number even in JSON_IETF
 		}
 		n.Update = append(n.Update, u)
 	}

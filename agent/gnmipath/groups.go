@@ -18,12 +18,13 @@ type Group struct {
 	Required bool
 	Provides env.Telemetry
 	Sub      Subscription
+	Also     []Subscription // more paths of the same request (same prefix)
 }
 
 // Request is the group's STREAM request, SAMPLE paths sampled every
 // sample.
 func (g Group) Request(sample time.Duration) *gnmi.SubscribeRequest {
-	return streamRequest(sample, g.Sub)
+	return streamRequest(sample, append([]Subscription{g.Sub}, g.Also...)...)
 }
 
 // prefixed builds a subscription whose prefix carries target, origin and
@@ -52,12 +53,16 @@ func Groups(t Target) []Group {
 		}
 	}
 	sample, change := gnmi.SubscriptionMode_SAMPLE, gnmi.SubscriptionMode_ON_CHANGE
-	gs := []Group{
-		{Name: "queues", Required: true, Sub: prefixed(t, d.Origin, "/qos/interfaces", sample,
-			"/interface[interface-id=*]/output/queues/queue[name=*]/state")},
-		{Name: "port-speed", Required: true, Provides: env.TelPortSpeed, Sub: prefixed(t, d.Origin, "/interfaces", sample,
-			"/interface[name=*]/ethernet/state/port-speed")},
-	}
+	// The required paths share one Subscribe: counters and the bindings
+	// they are judged against then arrive in the order the switch
+	// changed them (a binding changed by a Set is never seen after
+	// counters taken under the next one), and a switch refusing any of
+	// them leaves nothing to decide on anyway.
+	base := prefixed(t, d.Origin, "", sample,
+		"/qos/interfaces/interface[interface-id=*]/output/queues/queue[name=*]/state",
+		"/interfaces/interface[name=*]/ethernet/state/port-speed")
+	bind := prefixed(t, d.Origin, "", change, "/qos/interfaces/interface[interface-id=*]/output/queues/queue[name=*]/config")
+	gs := []Group{{Name: "queues", Required: true, Sub: base, Also: []Subscription{bind}}}
 	switch d.PFC {
 	case PFCEthernetAugment:
 		prov := env.TelPFCFrames
@@ -77,8 +82,6 @@ func Groups(t Target) []Group {
 		gs = append(gs, Group{Name: "shared-buffer", Provides: env.TelBuffer, Sub: prefixed(t, d.Origin, "/qos/state", sample,
 			"/shared-buffer-size")})
 	}
-	gs = append(gs, Group{Name: "bindings", Required: true, Sub: prefixed(t, d.Origin, "/qos/interfaces", change,
-		"/interface[interface-id=*]/output/queues/queue[name=*]/config")})
 	if d.Headroom == HeadroomLeaf {
 		gs = append(gs, Group{Name: "pfc-config", Sub: prefixed(t, d.Origin, "/interfaces", change,
 			"/interface[name=*]/ethernet/pfc/priorities/priority[index=*]/config")})
