@@ -72,6 +72,7 @@ type runner struct {
 	eng       Engine
 	d         gnmipath.Dialect
 	dev       *gnmipath.Device
+	setLog    *setLog // nil: no set log
 	infos     []simenv.SwitchInfo
 	lossless  []int
 	encoders  []*gnmipath.Encoder

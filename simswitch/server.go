@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sort"
 	"strings"
@@ -59,6 +60,10 @@ type Config struct {
 	Username, Password string // when set, required as gRPC metadata "username"/"password"
 
 	Logf func(format string, args ...any)
+
+	// SetLog, when set, receives a JSON line (SetLogEntry) for every
+	// lossless queue's setting at start and for every change a Set makes.
+	SetLog io.Writer
 }
 
 // Default request bounds (Config.MaxMsgBytes, MaxPaths, MaxSetOps).
@@ -197,6 +202,10 @@ func Start(ctx context.Context, cfg Config) (*Server, string, error) {
 		eng = sim
 	}
 	s.r = newRunner(eng, dev, cfg.Timescale, cfg.Step, cfg.Sim.PFC.XonOffsetBytes)
+	if cfg.SetLog != nil {
+		s.r.setLog = &setLog{w: cfg.SetLog}
+		s.r.logStart()
+	}
 	if len(s.r.infos) == 0 {
 		return nil, "", fmt.Errorf("the fabric has no switches to serve")
 	}

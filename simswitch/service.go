@@ -516,6 +516,7 @@ func (r *runner) commitSet(sw int, p prepared, ops []gnmipath.SetOp) error {
 		}
 	}
 	r.commitTree(sw, p.tree)
+	r.logChanges(sw, changes)
 	if len(changes) > 0 {
 		// make the new settings visible in telemetry at once
 		r.publishStep(-1)

@@ -22,9 +22,9 @@ import (
 
 func newSimswitchCmd() *cobra.Command {
 	var (
-		scenarioPath, listen, dialect, device, tlsCert, tlsKey, user, pass, step, statusEvery string
-		timescale                                                                             float64
-		perSwitch                                                                             bool
+		scenarioPath, listen, dialect, device, setLogPath, tlsCert, tlsKey, user, pass, step, statusEvery string
+		timescale                                                                                         float64
+		perSwitch                                                                                         bool
 	)
 	cmd := &cobra.Command{
 		Use:   "simswitch --scenario FILE [--listen 127.0.0.1:57400]",
@@ -87,7 +87,16 @@ simulation keeps running past the scenario's duration until interrupted.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			out := cmd.ErrOrStderr()
-			srv, _, err := simswitch.Start(ctx, simswitch.Config{Sim: cfg, Dialect: d, Device: device, Listen: listen, PerSwitch: perSwitch,
+			var setLog io.Writer
+			if setLogPath != "" {
+				f, err := os.OpenFile(setLogPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+				if err != nil {
+					return fmt.Errorf("--set-log: %v", err)
+				}
+				defer f.Close()
+				setLog = f
+			}
+			srv, _, err := simswitch.Start(ctx, simswitch.Config{Sim: cfg, Dialect: d, Device: device, SetLog: setLog, Listen: listen, PerSwitch: perSwitch,
 				Timescale: timescale, Step: st, TLSCert: tlsCert, TLSKey: tlsKey, Username: user, Password: pass})
 			if err != nil {
 				return fmt.Errorf("%s: %w", scenarioPath, err)
@@ -102,6 +111,7 @@ simulation keeps running past the scenario's duration until interrupted.`,
 	f.StringVar(&scenarioPath, "scenario", "", "scenario YAML file")
 	f.StringVar(&listen, "listen", "127.0.0.1:57400", "gNMI listen address (host:port)")
 	f.StringVar(&dialect, "dialect", "openconfig", "gNMI dialect: openconfig or sonic")
+	f.StringVar(&setLogPath, "set-log", "", "append a JSON line per lossless queue's setting at start and per change a Set makes (evidence for audits)")
 	f.StringVar(&device, "device", "", "imitate this kind of switch: "+strings.Join(gnmipath.DeviceNames(), ", ")+
 		" (what it serves and accepts; see agent/gnmipath/PROFILES.md); default: ecntune's idealised switch, or sonic with --dialect sonic")
 	f.Float64Var(&timescale, "timescale", 1000, "wall seconds per simulated second (1000: 1 s of telemetry = 1 ms of fabric time)")

@@ -1,0 +1,161 @@
+package soak
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/ecntune/ecntune/agent"
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/simswitch"
+)
+
+// Report is what a soak found.
+type Report struct {
+	Applied, Tunes, Rollbacks, Repairs, Reverts int
+	SwitchStarts                                int
+	HoldViolations                              []string
+	BadRollbacks                                []string
+	BelowFloor                                  []string
+}
+
+// Violations counts every violation found.
+func (r Report) Violations() int {
+	return len(r.HoldViolations) + len(r.BadRollbacks) + len(r.BelowFloor)
+}
+
+func (r Report) String() string {
+	return fmt.Sprintf("%d changes applied (%d tunes, %d rollbacks, %d repairs, %d reverts), %d switch starts; "+
+		"hold violations %d, rollbacks to a setting the switch did not have %d, PGs below floor at the end %d",
+		r.Applied, r.Tunes, r.Rollbacks, r.Repairs, r.Reverts, r.SwitchStarts,
+		len(r.HoldViolations), len(r.BadRollbacks), len(r.BelowFloor))
+}
+
+// ReadSetLog parses simswitch's set log.
+func ReadSetLog(r io.Reader) ([]simswitch.SetLogEntry, error) {
+	var out []simswitch.SetLogEntry
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		var e simswitch.SetLogEntry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			// a switch killed mid-write leaves a partial last line
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, sc.Err()
+}
+
+func sameECN(a env.Setting, e simswitch.SetLogEntry) bool {
+	if a.KminBytes != e.Kmin || a.KmaxBytes != e.Kmax || math.Abs(a.Pmax-e.Pmax) > 0.005 {
+		return false
+	}
+	return a.HeadroomBytes <= 0 || a.HeadroomBytes == e.Headroom
+}
+
+// Check audits a soak: entries is the agent's audit log, log simswitch's
+// set log (both in time order), minHold the guardrail.
+//
+//   - A hold violation is a tuning change (tune or fallback: the changes
+//     min-hold governs; rollbacks, reverts and repairs are exempt by
+//     design) applied less than minHold after the previous applied change
+//     of the same queue finished.
+//   - A rollback (rollback, read-back, reconcile) must return the queue to
+//     a setting the switch ran earlier in the same run of the switch: a
+//     setting from before a switch restart is stale.
+//   - At the end every lossless PG whose floor the switch reported is at or
+//     above it.
+func Check(entries []agent.AuditEntry, log []simswitch.SetLogEntry, minHold time.Duration) Report {
+	var r Report
+	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Seq < entries[j].Seq })
+	type qk struct {
+		sw, port string
+		q        int
+	}
+	last := map[env.QueueKey]int64{}
+	for _, e := range entries {
+		if e.State != agent.StateApplied && e.State != agent.StateReconciled {
+			continue
+		}
+		r.Applied++
+		switch e.Kind {
+		case agent.KindTune, agent.KindFallback:
+			r.Tunes++
+			if prev, ok := last[e.Key]; ok && e.TimeNs-prev < int64(minHold) {
+				r.HoldViolations = append(r.HoldViolations, fmt.Sprintf("%s: audit entry %d (%s) %v after the previous change, min-hold %v",
+					e.Key, e.Seq, e.Kind, time.Duration(e.TimeNs-prev), minHold))
+			}
+		case agent.KindRollback, agent.KindReadBack, agent.KindReconcile:
+			r.Rollbacks++
+			start := int64(0) // the switch run the rollback happened in
+			had := false
+			for _, l := range log {
+				if l.TimeNs > e.TimeNs {
+					break
+				}
+				if l.Switch == e.Key.Target && l.Why == "start" {
+					start = l.TimeNs
+				}
+			}
+			for _, l := range log {
+				if l.TimeNs > e.TimeNs {
+					break
+				}
+				if l.TimeNs >= start && l.Switch == e.Key.Target && l.Port == e.Key.Port && l.Queue == e.Key.Queue && sameECN(e.New, l) {
+					had = true
+					break
+				}
+			}
+			if !had {
+				r.BadRollbacks = append(r.BadRollbacks, fmt.Sprintf("%s: audit entry %d (%s) set kmin %d kmax %d pmax %g headroom %d, which the switch had not run since it started",
+					e.Key, e.Seq, e.Kind, e.New.KminBytes, e.New.KmaxBytes, e.New.Pmax, e.New.HeadroomBytes))
+			}
+		case agent.KindRepair:
+			r.Repairs++
+		case agent.KindRevert:
+			r.Reverts++
+		}
+		end := e.ResultNs
+		if end == 0 {
+			end = e.TimeNs
+		}
+		last[e.Key] = end
+	}
+	// The end state, from the switch's side: each queue's last setting in
+	// its switch's last run, against the floor reported at that start.
+	floor := map[qk]int64{}
+	final := map[qk]int64{}
+	starts := map[string]bool{}
+	for _, l := range log {
+		k := qk{l.Switch, l.Port, l.Queue}
+		if l.Why == "start" {
+			if s := fmt.Sprint(l.Switch, l.TimeNs); !starts[s] {
+				starts[s] = true
+				r.SwitchStarts++
+			}
+			floor[k] = l.Floor
+		}
+		final[k] = l.Headroom
+	}
+	keys := make([]qk, 0, len(final))
+	for k := range final {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].port != keys[j].port {
+			return keys[i].port < keys[j].port
+		}
+		return keys[i].q < keys[j].q
+	})
+	for _, k := range keys {
+		if f := floor[k]; f > 0 && final[k] < f {
+			r.BelowFloor = append(r.BelowFloor, fmt.Sprintf("%s/%s/q%d: headroom %d B below the floor %d B", k.sw, k.port, k.q, final[k], f))
+		}
+	}
+	return r
+}
