@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"sync"
@@ -12,7 +13,11 @@ import (
 	"github.com/openconfig/gnmi/proto/gnmi"
 	"github.com/openconfig/gnmic/pkg/api"
 	gtarget "github.com/openconfig/gnmic/pkg/api/target"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/encoding"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/ecntune/ecntune/agent/gnmipath"
@@ -248,10 +253,11 @@ func (s *GNMISwitch) session(pctx context.Context, out chan<- env.Snapshot, repo
 	}
 }
 
-// subResp is one response (or error) of one subscription of a session.
+// subResp is one response (its bytes) or error of one subscription of a
+// session.
 type subResp struct {
-	r   *gtarget.SubscribeResponse
-	err *gtarget.TargetError
+	raw []byte
+	err error
 	sub int // index in session.subs
 }
 
@@ -299,36 +305,83 @@ func (ss *session) open(sctx context.Context, req *gnmi.SubscribeRequest, name s
 	}
 	i := len(ss.subs)
 	ss.subs = append(ss.subs, p)
-	rc, ec := ss.sw.tg.SubscribeChan(sctx, req, name)
 	ss.wg.Add(1)
 	go func() {
 		defer ss.wg.Done()
-		for rc != nil || ec != nil {
+		send := func(r subResp) bool {
 			select {
-			case r, ok := <-rc:
-				if !ok {
-					rc = nil
-					continue
+			case ss.merged <- r:
+				return true
+			case <-sctx.Done():
+				return false
+			}
+		}
+		stream, err := ss.sw.rawSubscribe(sctx, req)
+		if err != nil {
+			if sctx.Err() == nil {
+				send(subResp{err: fmt.Errorf("subscribe %s: %w", name, err), sub: i})
+			}
+			return
+		}
+		for {
+			f := &rawFrame{}
+			if err := stream.RecvMsg(f); err != nil {
+				if sctx.Err() == nil {
+					if err == io.EOF {
+						err = fmt.Errorf("subscribe %s: the switch ended the stream", name)
+					}
+					send(subResp{err: err, sub: i})
 				}
-				select {
-				case ss.merged <- subResp{r: r, sub: i}:
-				case <-sctx.Done():
-					return
-				}
-			case e, ok := <-ec:
-				if !ok {
-					ec = nil
-					continue
-				}
-				select {
-				case ss.merged <- subResp{err: e, sub: i}:
-				case <-sctx.Done():
-					return
-				}
+				return
+			}
+			if !send(subResp{raw: f.b, sub: i}) {
+				return
 			}
 		}
 	}()
 }
+
+// rawSubscribe opens a Subscribe stream on the target's connection whose
+// responses arrive as the bytes gRPC received (rawFrame), for the decoder
+// to walk in place (gnmipath.Decoder.ApplyWire) rather than as messages
+// unmarshalled leaf by leaf, and sends req.
+func (s *GNMISwitch) rawSubscribe(ctx context.Context, req *gnmi.SubscribeRequest) (grpc.ClientStream, error) {
+	if s.cfg.Username != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, "username", s.cfg.Username)
+	}
+	if s.cfg.Password != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, "password", s.cfg.Password)
+	}
+	st, err := s.tg.Client.Subscribe(ctx, grpc.ForceCodecV2(rawCodec{}))
+	if err != nil {
+		return nil, err
+	}
+	if err := st.Send(req); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// rawFrame receives one message's bytes (rawCodec).
+type rawFrame struct{ b []byte }
+
+// rawCodec is gRPC's proto codec, except that a rawFrame receives the
+// message's bytes as they are.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
+	return encoding.GetCodecV2("proto").Marshal(v)
+}
+
+func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	if f, ok := v.(*rawFrame); ok {
+		f.b = data.Materialize()
+		return nil
+	}
+	return encoding.GetCodecV2("proto").Unmarshal(data, v)
+}
+
+func (rawCodec) Name() string { return "proto" }
 
 // subscribe opens one subscription to the profiles names.
 func (ss *session) subscribe(names []string) {
@@ -413,24 +466,27 @@ func (ss *session) handle(m subResp) error {
 		return nil // an ended subscription
 	}
 	if m.err != nil {
-		code := status.Code(m.err.Err)
+		code := status.Code(m.err)
 		switch {
 		case p.group != nil && p.group.Required:
-			return fmt.Errorf("subscription %s (%s): %v", p.group.Name, describeSub(p.group.Sub), m.err.Err)
+			return fmt.Errorf("subscription %s (%s): %v", p.group.Name, describeSub(p.group.Sub), m.err)
 		case p.group != nil && refused(code):
-			ss.groupMissing(p, m.err.Err)
+			ss.groupMissing(p, m.err)
 			return nil
 		case p.group != nil:
-			return fmt.Errorf("subscription %s: %v", p.group.Name, m.err.Err)
+			return fmt.Errorf("subscription %s: %v", p.group.Name, m.err)
 		case code != codes.NotFound:
-			return m.err.Err
+			return m.err
 		}
-		ss.profileMissing(p, m.err.Err)
+		ss.profileMissing(p, m.err)
 		return nil
 	}
-	n := m.r.Response.GetUpdate()
-	if n == nil {
-		if m.r.Response.GetSyncResponse() {
+	res, err := gnmipath.PeekWire(s.gt.Dialect, m.raw)
+	if err != nil {
+		return fmt.Errorf("target %s: malformed SubscribeResponse: %v", s.cfg.Name, err)
+	}
+	if !res.Update {
+		if res.Sync {
 			ss.syncs++
 			p.synced = true
 			ss.learn()
@@ -441,21 +497,21 @@ func (ss *session) handle(m subResp) error {
 	// Only the required group's queue counters pace snapshots: optional
 	// groups (PFC, buffer) stream on their own Subscribe and are folded
 	// into whatever snapshot comes next.
-	counters := p.group != nil && p.group.Required && carriesCounters(s.gt.Dialect, n)
-	if counters && ss.dirty && n.GetTimestamp() > ss.lastTs {
+	counters := p.group != nil && p.group.Required && res.Counters
+	if counters && ss.dirty && res.Timestamp > ss.lastTs {
 		// A new sample began before the previous one settled.
 		ss.emit()
 	}
 	s.mu.Lock()
-	err := s.dec.Apply(n)
+	_, err = s.dec.ApplyWire(m.raw)
 	s.mu.Unlock()
 	if err != nil {
 		ss.report(fmt.Errorf("target %s: malformed telemetry: %v", s.cfg.Name, err))
 	}
 	ss.learn()
 	if counters {
-		if n.GetTimestamp() > ss.lastTs {
-			ss.lastTs = n.GetTimestamp()
+		if res.Timestamp > ss.lastTs {
+			ss.lastTs = res.Timestamp
 		}
 		ss.dirty = true
 		ss.timer.Reset(s.settle)
@@ -543,21 +599,6 @@ func (ss *session) profileMissing(p *subInfo, err error) {
 	}
 	ss.report(fmt.Errorf("target %s: profile %s: %v", ss.sw.cfg.Name, p.names[0], err))
 	ss.emit()
-}
-
-// carriesCounters reports whether a notification carries queue counters.
-func carriesCounters(d gnmipath.Dialect, n *gnmi.Notification) bool {
-	if d == gnmipath.Sonic {
-		return n.GetPrefix().GetTarget() == gnmipath.CountersDB
-	}
-	for _, u := range n.GetUpdate() {
-		for _, e := range gnmipath.FullElems(n.GetPrefix(), u.GetPath()) {
-			if e.GetName() == "state" {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // requests builds the Sets of settings: the ECN changes merged into as few

@@ -84,7 +84,10 @@ type Decoder struct {
 	kbuf   []byte           // pathKey scratch
 	pbuf   []byte           // the current notification's prefix key (prefixKey)
 	pcache bool             // the prefix key is cacheable
-	sc     scal             // value scratch
+	wire   []wireUpd        // ApplyWire scratch
+	// wireWalks counts notifications ApplyWire took without unmarshalling.
+	wireWalks int
+	sc        scal // value scratch
 
 	qs      map[qid]*qstate    // per-(port, index) state leaves (not in tree)
 	ports   map[string]*pstate // port speeds (not in tree)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/ecntune/ecntune/env"
 )
@@ -219,12 +220,14 @@ func TestFastPathMatchesGeneral(t *testing.T) {
 				}
 				tg := Target{Name: "leaf0", Dialect: d, Namespace: ns}
 				fast, gen, ref := NewDecoder(tg, lossless...), NewDecoder(tg, lossless...), newRefDecoder(tg, lossless...)
+				wire := NewDecoder(tg, lossless...)
 				gen.general = true
 				for i, st := range streamFor(t, d, ns, enc) {
 					if st.reset {
 						fast.Reset()
 						gen.Reset()
 						ref.reset()
+						wire.Reset()
 					}
 					var errs error
 					for _, n := range st.ns {
@@ -232,10 +235,20 @@ func TestFastPathMatchesGeneral(t *testing.T) {
 						if errText(ef) != errText(eg) || errText(ef) != errText(er) {
 							t.Fatalf("%s/%v/%q step %d %s: errors differ:\nfast    %v\ngeneral %v\nbefore  %v", d, enc, ns, i, st.what, ef, eg, er)
 						}
+						b, err := proto.Marshal(&gnmi.SubscribeResponse{Response: &gnmi.SubscribeResponse_Update{Update: n}})
+						if err != nil {
+							t.Fatal(err)
+						}
+						if _, ew := wire.ApplyWire(b); errText(ew) != errText(ef) {
+							t.Fatalf("%s/%v/%q step %d %s: ApplyWire error %v, Apply %v", d, enc, ns, i, st.what, ew, ef)
+						}
 						errs = errors.Join(errs, ef)
 					}
 					if strings.HasPrefix(st.what, "bad ") != (errs != nil) || (errs != nil && !strings.Contains(errs.Error(), "Ethernet4")) {
 						t.Fatalf("%s/%v step %s: error %v (want one naming the path exactly when a value is bad)", d, enc, st.what, errs)
+					}
+					if sw, _ := wire.Snapshot(); !reflect.DeepEqual(fast.Tree(), wire.Tree()) || !reflect.DeepEqual(sw, func() env.Snapshot { s, _ := fast.Snapshot(); return s }()) {
+						t.Fatalf("%s/%v/%q step %d %s: ApplyWire's state differs from Apply's", d, enc, ns, i, st.what)
 					}
 					if !reflect.DeepEqual(fast.Tree(), gen.Tree()) || !reflect.DeepEqual(fast.Tree(), ref.tree) {
 						t.Fatalf("%s/%v/%q step %d %s: trees differ (%d, %d, before %d leaves)", d, enc, ns, i, st.what, len(fast.Tree()), len(gen.Tree()), len(ref.tree))
@@ -248,6 +261,9 @@ func TestFastPathMatchesGeneral(t *testing.T) {
 							len(sf.Queues), incf, len(sg.Queues), incg, len(sr.Queues), incr)
 					}
 					checkStep(t, d, enc, st.what, sf, incf)
+				}
+				if wire.wireWalks == 0 {
+					t.Fatalf("%s/%v/%q: ApplyWire never walked a notification in place", d, enc, ns)
 				}
 			}
 		}

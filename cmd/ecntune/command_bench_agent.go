@@ -28,7 +28,7 @@ binary, so that this process's CPU time and heap are the agent's alone), run the
 switch at --interval, and report the queues under control, the agent's CPU time per interval (per
 1,000 queues), its live Go heap, the decision latency (observations to the guard's plan) and the
 latency of its gNMI Sets and read-back Gets, with a verdict against the goal of 10,000 queues per
-agent in under one core.
+agent in under half a core.
 
 The default fabric is 2 pods of 32 leaves x 18 spines with 14 hosts per leaf: 100 switches of 32
 ports each, 2 lossless queues (priorities 3 and 4) per port, 6,400 queues, light cdf traffic. The
