@@ -716,7 +716,6 @@ func (a *Agent) Reconcile(ctx context.Context) error {
 		targets = append(targets, t)
 	}
 	sort.Strings(targets)
-	var restore []Change
 	for _, t := range targets {
 		es := byTarget[t]
 		sw := a.switches[t]
@@ -762,29 +761,29 @@ func (a *Agent) Reconcile(ctx context.Context) error {
 				if e.Kind != KindTune && e.Kind != KindFallback {
 					from = e.New
 				}
-				a.guard.Adopt(e.Key, from, e.New, e.TimeNs)
+				// The change took effect at some time up to now: its hold
+				// counts from now, not from the intent.
+				a.guard.Adopt(e.Key, from, e.New, nowNs)
 				a.log.Info("reconcile: change found applied", "queue", e.Key.String(), "seq", e.Seq)
 			case ok && a.guard.ReadBackOK(e.Old, g):
 				_ = a.o.Journal.Resolve(e.Seq, StateAbandoned, gp, "switch still runs the old setting", nowNs)
-				a.guard.Adopt(e.Key, e.Old, e.Old, e.TimeNs)
+				a.guard.Adopt(e.Key, e.Old, e.Old, nowNs)
 				a.log.Info("reconcile: change found not applied", "queue", e.Key.String(), "seq", e.Seq)
+			case ok:
+				// The switch runs neither: it restarted (back at its
+				// startup configuration) or someone else wrote it. Old is
+				// stale then; what it runs now is the new baseline, and
+				// the guard's invariants (floor, Kmax below XOFF) judge it
+				// on the next interval like any queue.
+				_ = a.o.Journal.Resolve(e.Seq, StateAbandoned, gp, "switch runs neither old nor new (restarted or written by another): its current setting is the new baseline", nowNs)
+				a.guard.Adopt(e.Key, g, g, nowNs)
+				a.log.Warn("reconcile: switch runs neither the old nor the new setting; taking it as the new baseline", "queue", e.Key.String(), "seq", e.Seq)
 			default:
-				_ = a.o.Journal.Resolve(e.Seq, StateRolledBack, gp, "switch runs neither old nor new: restoring old", nowNs)
-				old := g
-				if !ok {
-					old = env.Setting{}
-				}
-				restore = append(restore, Change{Key: e.Key, Kind: KindReconcile, Old: old, New: e.Old,
-					Reason: fmt.Sprintf("restart found audit entry %d half applied", e.Seq)})
-				a.guard.Adopt(e.Key, e.Old, e.Old, e.TimeNs)
+				a.pending = true
+				_ = a.o.Journal.Resolve(e.Seq, StateUnreachable, nil, "the switch did not report this queue's setting", nowNs)
+				a.log.Warn("reconcile: queue not reported, will retry", "queue", e.Key.String(), "seq", e.Seq)
 			}
 		}
-	}
-	if len(restore) > 0 {
-		for _, c := range restore {
-			a.guard.queue(c.Key).pending = true
-		}
-		a.apply(ctx, restore, false)
 	}
 	return nil
 }

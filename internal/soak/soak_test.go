@@ -198,6 +198,17 @@ func TestSoakKill9(t *testing.T) {
 		out, _ := os.ReadFile(logf.Name())
 		t.Logf("process output (end):\n%s", tail(string(out), 4000))
 	}
+	if keep := os.Getenv("ECNTUNE_SOAK_KEEP"); keep != "" {
+		// the evidence, for a closer look: the agent db, the set log and
+		// the processes' output
+		must(t, os.MkdirAll(keep, 0o755))
+		for _, f := range []string{db, setLog, logf.Name(), cfg, scen} {
+			b, err := os.ReadFile(f)
+			must(t, err)
+			must(t, os.WriteFile(filepath.Join(keep, filepath.Base(f)), b, 0o644))
+		}
+		t.Logf("evidence kept in %s", keep)
+	}
 }
 
 func must(t *testing.T, err error) {
