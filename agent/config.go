@@ -445,6 +445,12 @@ func (c *Config) parseTargets(f *fileConfig) error {
 		if err != nil {
 			return err
 		}
+		if t.Device != "" {
+			if dev := gnmipath.Devices[t.Device]; dev.MinSample > c.SampleInterval {
+				return fmt.Errorf("targets.%s.device: %s samples no faster than every %s; sample-interval is %s (raise sample-interval, and interval with it, to %s or more)",
+					n, dev.Name, dev.MinSample, c.SampleInterval, dev.MinSample)
+			}
+		}
 		c.Targets = append(c.Targets, t)
 	}
 	if len(c.Notes) > 1 {

@@ -477,3 +477,24 @@ targets:
 		t.Fatalf("a key neither ecntune's nor gnmic's must still be an error: %v", err)
 	}
 }
+
+// A target naming a device whose server refuses fast sampling (sonic-gnmi:
+// 1 s) is a configuration error when sample-interval is faster.
+func TestConfigDeviceSampleFloor(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "a.yaml")
+	body := "mode: shadow\ninterval: 500ms\nsample-interval: 500ms\ndb: a.db\ntargets:\n  leaf0:\n    address: 127.0.0.1:57400\n    insecure: true\n    device: sonic\n"
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadConfig(p)
+	if err == nil || !strings.Contains(err.Error(), "targets.leaf0.device: sonic samples no faster than every 1s") {
+		t.Fatalf("got %v", err)
+	}
+	body = strings.ReplaceAll(body, "500ms", "1s")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := LoadConfig(p); err != nil || c.Targets[0].Dialect != DialectSONiC {
+		t.Fatalf("sonic at 1 s: %v %+v", err, c)
+	}
+}

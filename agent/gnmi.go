@@ -230,10 +230,11 @@ func (s *GNMISwitch) session(pctx context.Context, out chan<- env.Snapshot, repo
 	ss := &session{sw: s, ctx: ctx, out: out, report: report, merged: make(chan subResp, 64), have: map[string]bool{}}
 	defer ss.wg.Wait()
 	defer cancel()
+	sample := max(s.sample, s.gt.Dev().MinSample) // the device's floor (sonic-gnmi: 1 s)
 	for _, g := range gnmipath.Groups(s.gt) {
 		g := g
 		gctx, gcancel := context.WithCancel(ctx)
-		ss.open(gctx, g.Request(s.sample), fmt.Sprintf("ecntune-%s-%s", s.cfg.Name, g.Name), &subInfo{group: &g, cancel: gcancel})
+		ss.open(gctx, g.Request(sample), fmt.Sprintf("ecntune-%s-%s", s.cfg.Name, g.Name), &subInfo{group: &g, cancel: gcancel})
 		ss.want++ // sync_responses due before the first snapshot
 	}
 	ss.timer = time.NewTimer(time.Hour)
@@ -604,7 +605,7 @@ func (ss *session) profileMissing(p *subInfo, err error) {
 // requests builds the Sets of settings: the ECN changes merged into as few
 // requests as possible, and apart from them the headroom changes the
 // device takes as a leaf of their own (hr; nil elsewhere).
-func (s *GNMISwitch) requests(settings map[env.QueueKey]env.Setting) (ecn, hr []*gnmi.SetRequest, err error) {
+func (s *GNMISwitch) requests(settings map[env.QueueKey]env.Setting) (ecn, hr []*gnmi.SetRequest, notTunable []string, err error) {
 	keys := make([]env.QueueKey, 0, len(settings))
 	for k := range settings {
 		keys = append(keys, k)
@@ -630,8 +631,15 @@ func (s *GNMISwitch) requests(settings map[env.QueueKey]env.Setting) (ecn, hr []
 			st.HeadroomBytes = 0 // not settable on this device: ECN only
 		}
 		req, err := gnmipath.SetRequest(gt, k, st, b)
+		var nt *gnmipath.HeadroomNotTunable
+		if errors.As(err, &nt) {
+			// ECN without the headroom; the caller hears why.
+			notTunable = append(notTunable, nt.Error())
+			st.HeadroomBytes = 0
+			req, err = gnmipath.SetRequest(gt, k, st, b)
+		}
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if h := gnmipath.HeadroomRequest(gt, k, st.HeadroomBytes); h != nil {
 			hr = append(hr, h)
@@ -671,7 +679,7 @@ func (s *GNMISwitch) requests(settings map[env.QueueKey]env.Setting) (ecn, hr []
 	for i, b := range batches {
 		ecn[i] = b.req
 	}
-	return ecn, hr, nil
+	return ecn, hr, notTunable, nil
 }
 
 func samePrefix(a, b *gnmi.Path) bool {
@@ -684,7 +692,7 @@ func (s *GNMISwitch) SetPaths(keys []env.QueueKey) []string {
 	for _, k := range keys {
 		settings[k] = env.Setting{KminBytes: 1, KmaxBytes: 2, Pmax: 0.01}
 	}
-	reqs, hr, err := s.requests(settings)
+	reqs, hr, _, err := s.requests(settings)
 	if err != nil {
 		return nil
 	}
@@ -706,7 +714,7 @@ func (s *GNMISwitch) SetPaths(keys []env.QueueKey) []string {
 // headroom Set leaves the ECN change in place and is reported as a
 // *HeadroomError. Never retried.
 func (s *GNMISwitch) Apply(ctx context.Context, settings map[env.QueueKey]env.Setting) error {
-	reqs, hr, err := s.requests(settings)
+	reqs, hr, notTunable, err := s.requests(settings)
 	if err != nil {
 		return err
 	}
@@ -716,6 +724,9 @@ func (s *GNMISwitch) Apply(ctx context.Context, settings map[env.QueueKey]env.Se
 		}
 	}
 	var herr *HeadroomError
+	if len(notTunable) > 0 {
+		herr = &HeadroomError{Target: s.cfg.Name, Paths: notTunable, Err: errors.New("not tunable on this switch")}
+	}
 	for _, r := range hr {
 		if _, err := s.tg.Set(ctx, r); err != nil {
 			if herr == nil {

@@ -65,10 +65,14 @@ var DeviceTelemetry = map[string]Telemetry{
 	// Arista's supported OpenConfig paths: no marked octets, no queue
 	// lengths; PFC frames and paused time from its augments
 	"arista-eos": TelMarkedBytes | TelMaxQueue | TelAvgQueue | TelCurQueue | TelXoff | TelHeadroom | TelBuffer,
-	// sonic-gnmi: a watermark (max since last read) and the current
-	// occupancy, no average; PFC frames and pause duration per port;
-	// headroom from BUFFER_PROFILE, pool size from BUFFER_POOL
-	"sonic": TelAvgQueue | TelXoff,
+	// sonic-gnmi: the periodic shared watermark as the max queue, the
+	// current occupancy, no average; PFC frames and pause duration per
+	// port; headroom is BUFFER_PROFILE's xoff (a knob, not state: no
+	// floor); pool size from BUFFER_POOL
+	"sonic": TelAvgQueue | TelXoff | TelHeadroom,
+	// the idealised switch in SONiC's layout: no XOFF or computed floor
+	// (headroom is the buffer profile's xoff)
+	"ecntune-sonic": TelXoff | TelHeadroom,
 	// SR Linux native qos: PFC frames but no paused time; no queue
 	// lengths or marks in bytes; headroom per forwarding complex only
 	"nokia-srl": TelMarkedBytes | TelAvgQueue | TelMaxQueue | TelCurQueue | TelPausedTime | TelXoff | TelHeadroom | TelBuffer,

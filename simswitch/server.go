@@ -130,6 +130,9 @@ func Start(ctx context.Context, cfg Config) (*Server, string, error) {
 		if dev, err = gnmipath.LookupDevice(cfg.Device); err != nil {
 			return nil, "", err
 		}
+		if dev.RealSonic {
+			return nil, "", fmt.Errorf("device %s: simswitch does not imitate sonic-gnmi's virtual paths and config updater yet; --dialect sonic serves ecntune's idealised switch in SONiC's layout (device ecntune-sonic)", dev.Name)
+		}
 		if cfg.Dialect != "" && cfg.Dialect != dev.Dialect {
 			return nil, "", fmt.Errorf("device %s speaks the %s dialect, not %s", dev.Name, dev.Dialect, cfg.Dialect)
 		}

@@ -160,7 +160,8 @@ func deviceModels(d *gnmipath.Device) []*gnmi.ModelData {
 	}
 	lldp := oc("openconfig-lldp", "0.2.1")
 	if d.Dialect == gnmipath.Sonic {
-		return []*gnmi.ModelData{{Name: "sonic-db", Organization: "SONiC", Version: "0.1.0"}, lldp}
+		return []*gnmi.ModelData{{Name: "sonic-db", Organization: "SONiC", Version: "0.1.0"}, lldp,
+			{Name: gnmipath.ExtensionModel, Organization: "ecntune", Version: "1.0.0"}}
 	}
 	models := []*gnmi.ModelData{oc("openconfig-qos", "0.11.2"), oc("openconfig-interfaces", "3.7.1"),
 		oc("openconfig-if-ethernet", "2.14.0"), lldp}

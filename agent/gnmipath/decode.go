@@ -85,6 +85,9 @@ type Decoder struct {
 	pbuf   []byte           // the current notification's prefix key (prefixKey)
 	pcache bool             // the prefix key is cacheable
 	wire   []wireUpd        // ApplyWire scratch
+	// aliases maps SONiC port aliases to names (CONFIG_DB PORT|* alias),
+	// for sonic-gnmi's virtual paths, which key ports by alias.
+	aliases map[string]string
 	// wireWalks counts notifications ApplyWire took without unmarshalling.
 	wireWalks int
 	sc        scal // value scratch
@@ -371,12 +374,45 @@ func (d *Decoder) Reset() {
 	d.forgetPaths()
 	d.qlist, d.qdirty = nil, true
 	d.pgs, d.pgdirty = nil, true
+	d.aliases = nil
 	d.bindGen++
 }
 
 // isQueueField reports whether a field makes its (port, index) a queue of
 // the snapshot.
 func isQueueField(f Field) bool { return f >= TxPkts && f <= AvgQueue }
+
+// parseLeaf is ParseLeaf for this decoder's dialect, with a SONiC port
+// alias mapped to the port's name.
+func (d *Decoder) parseLeaf(db string, el []*gnmi.PathElem) (Leaf, error) {
+	l, err := ParseLeaf(d.t.Dialect, db, el)
+	if err == nil && len(d.aliases) > 0 && l.Port != "" && l.Field != PortAlias && l.Field != PortSpeed {
+		if name, ok := d.aliases[l.Port]; ok {
+			l.Port = name
+		}
+	}
+	return l, err
+}
+
+// aliasesChanged rebuilds the alias map from the tree; state decoded under
+// an alias before the alias was known is dropped (the next sample brings it
+// under the port's name) and cached paths, which hold mapped leaves, go.
+func (d *Decoder) aliasesChanged() {
+	m := map[string]string{}
+	for l, v := range d.tree {
+		if l.Field == PortAlias && v.S != "" && v.S != l.Port {
+			m[v.S] = l.Port
+		}
+	}
+	d.aliases = m
+	for id := range d.qs {
+		if _, ok := m[id.port]; ok {
+			delete(d.qs, id)
+		}
+	}
+	d.forgetPaths()
+	d.qdirty = true
+}
 
 // set stores a leaf in the tree or its qstate/pstate, keeping the queue
 // list and PG bindings in step (q, p: the leaf's qstate/pstate if known).
@@ -389,6 +425,13 @@ func (d *Decoder) set(l Leaf, v Val, q *qstate, p *pstate) {
 		if old, ok := d.tree[l]; !ok || old != v {
 			d.pgdirty = d.pgdirty || l.Field == PGProfile
 			d.bindGen++
+		}
+	}
+	if l.Field == PortAlias {
+		if old, ok := d.tree[l]; !ok || old != v {
+			d.tree[l] = v
+			d.aliasesChanged()
+			return
 		}
 	}
 	d.tree[l] = v
@@ -404,6 +447,9 @@ func (d *Decoder) drop(l Leaf) {
 		return
 	}
 	delete(d.tree, l)
+	if l.Field == PortAlias {
+		d.aliasesChanged()
+	}
 	if l.Field == PGProfile || l.Field == QueueProfile {
 		d.pgdirty = d.pgdirty || l.Field == PGProfile
 		d.bindGen++
@@ -441,6 +487,15 @@ func Route(dl Dialect, namespace, name, target, origin string, el []*gnmi.PathEl
 		return "", el, nil
 	}
 	db := target
+	if i := strings.IndexByte(db, '/'); i > 0 {
+		// sonic-gnmi's multi-namespace form: prefix.target "COUNTERS_DB/asic0"
+		ns := db[i+1:]
+		db = db[:i]
+		if namespace != "" && ns != namespace {
+			return "", nil, fmt.Errorf("target %q names namespace %q, not %q", target, ns, namespace)
+		}
+		namespace = "" // no namespace element follows then
+	}
 	if origin == "sonic-db" || db == "" {
 		if len(el) == 0 {
 			return "", nil, fmt.Errorf("sonic path %s names no database (want prefix.target %s or %s)", PathString(el), ConfigDB, CountersDB)
@@ -450,10 +505,14 @@ func Route(dl Dialect, namespace, name, target, origin string, el []*gnmi.PathEl
 	if db != ConfigDB && db != CountersDB {
 		return "", nil, fmt.Errorf("database %q is not %s or %s", db, ConfigDB, CountersDB)
 	}
-	if namespace != "" {
+	switch {
+	case namespace != "":
 		if len(el) == 0 || el[0].GetName() != namespace {
 			return "", nil, fmt.Errorf("sonic path %s lacks namespace element %q", PathString(el), namespace)
 		}
+		el = el[1:]
+	case origin == "sonic-db" && len(el) > 0 && el[0].GetName() == "localhost":
+		// sonic-gnmi's write form /CONFIG_DB/localhost/TABLE/KEY/FIELD
 		el = el[1:]
 	}
 	return db, el, nil
@@ -473,6 +532,9 @@ func (d *Decoder) Apply(n *gnmi.Notification) error {
 			continue
 		}
 		if d.deletePath(db, el) > 0 {
+			if len(d.aliases) > 0 {
+				d.aliasesChanged()
+			}
 			d.prune()
 			d.pgdirty = true
 			d.bindGen++
@@ -497,7 +559,7 @@ func (d *Decoder) Apply(n *gnmi.Notification) error {
 		}
 		leaves, err := flatten(u.GetVal())
 		if err != nil {
-			if l, perr := ParseLeaf(d.t.Dialect, db, el); perr == nil {
+			if l, perr := d.parseLeaf(db, el); perr == nil {
 				d.drop(l)
 			}
 			errs = append(errs, fmt.Errorf("%s %s: %v", d.t.Name, PathString(el), err))
@@ -508,7 +570,7 @@ func (d *Decoder) Apply(n *gnmi.Notification) error {
 			if len(fl.rel) > 0 {
 				full = join(el, fl.rel)
 			}
-			l, err := ParseLeaf(d.t.Dialect, db, full)
+			l, err := d.parseLeaf(db, full)
 			if err != nil {
 				if !errors.Is(err, ErrUnknownPath) {
 					errs = append(errs, fmt.Errorf("%s: %v", d.t.Name, err))
@@ -564,7 +626,7 @@ func (d *Decoder) applyScalar(prefix *gnmi.Path, u *gnmi.Update) (l Leaf, ok boo
 		if rerr != nil {
 			return Leaf{}, false, nil
 		}
-		pl, perr := ParseLeaf(d.t.Dialect, db, el)
+		pl, perr := d.parseLeaf(db, el)
 		switch {
 		case perr == nil:
 			ent = pathEnt{leaf: internLeaf(pl), known: true}
@@ -820,9 +882,6 @@ func (d *Decoder) missingOf(q *qstate, hasBuf bool) env.Telemetry {
 	var m env.Telemetry
 	for _, f := range optionalFields {
 		if q.have&(1<<f) == 0 {
-			if d.t.Dialect == Sonic && (f == PFCXoff || f == PFCMinHeadroom) {
-				continue // sonic: headroom is a buffer profile, not a state leaf
-			}
 			m |= telemetryOf(f)
 		}
 	}

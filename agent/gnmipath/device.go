@@ -90,6 +90,11 @@ type Device struct {
 	// Get: the server answers Get (read-back uses it; without it the
 	// agent reads back from its ON_CHANGE subscription).
 	Get bool
+	// RealSonic: COUNTERS_DB is read through sonic-gnmi's virtual paths
+	// (COUNTERS/Ethernet*/Queues, COUNTERS/Ethernet*) and the namespace
+	// goes in prefix.target ("COUNTERS_DB/asic0"), as sonic-gnmi serves
+	// them; otherwise ecntune's idealised layout.
+	RealSonic bool
 	// Summary is one line for logs and PROFILES.md.
 	Summary string
 }
@@ -120,9 +125,14 @@ var Devices = map[string]*Device{
 		Summary: "Nokia SR Linux: queues and WRED through openconfig-qos, PFC frames from native srl_nokia-qos; headroom per forwarding complex, not per PG",
 	},
 	"sonic": {
-		Name: "sonic", Dialect: Sonic, Origin: "sonic-db",
+		Name: "sonic", Dialect: Sonic, Origin: "sonic-db", RealSonic: true,
 		PFC: PFCSonic, Paused: "RX_PAUSE_DURATION_US", Headroom: HeadroomBufferProfile, MinSample: time.Second, Get: true,
-		Summary: "SONiC as sonic-gnmi serves CONFIG_DB and COUNTERS_DB",
+		Summary: "SONiC as sonic-gnmi serves it: COUNTERS_DB through its virtual paths (queues keyed by port alias, periodic watermarks), CONFIG_DB written field by field",
+	},
+	"ecntune-sonic": {
+		Name: "ecntune-sonic", Dialect: Sonic, Origin: "sonic-db",
+		PFC: PFCSonic, Paused: "RX_PAUSE_DURATION_US", Headroom: HeadroomBufferProfile, Extensions: true, Get: true,
+		Summary: "ecntune's idealised switch in SONiC's database layout (COUNTERS keyed <port>:<queue>, an average-occupancy extension)",
 	},
 }
 
@@ -150,12 +160,12 @@ func LookupDevice(name string) (*Device, error) {
 	return nil, fmt.Errorf("device %q is unknown (allowed: %s)", name, strings.Join(DeviceNames(), ", "))
 }
 
-// DefaultDevice is the device of a dialect when a target names none: the
-// idealised switch for openconfig (what simswitch serves by default), sonic
-// for sonic.
+// DefaultDevice is the device of a dialect when a target names none and
+// none can be inferred: the idealised switch (what simswitch serves by
+// default), in the dialect's layout.
 func DefaultDevice(dl Dialect) *Device {
 	if dl == Sonic {
-		return Devices["sonic"]
+		return Devices["ecntune-sonic"]
 	}
 	return Devices["ecntune"]
 }
@@ -174,6 +184,8 @@ func InferDevice(models []string) (*Device, string) {
 		return ""
 	}
 	switch {
+	case has(ExtensionModel) != "" && has("sonic-") != "":
+		return Devices["ecntune-sonic"], "server lists models " + ExtensionModel + " and " + has("sonic-")
 	case has(ExtensionModel) != "":
 		return Devices["ecntune"], "server lists model " + ExtensionModel
 	case has("sonic-") != "":

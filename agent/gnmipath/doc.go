@@ -55,26 +55,43 @@
 //
 // # sonic
 //
-// As sonic-gnmi serves SONiC's Redis databases: prefix.target is the
-// database (CONFIG_DB, COUNTERS_DB), the path is TABLE/KEY/FIELD, every value
-// is a string. The origin form /sonic-db:CONFIG_DB/<ns>/... is accepted too.
-// With Target.Namespace set, a namespace element follows the database (as in
-// sonic-gnmi's multi-namespace paths); simswitch uses it to pick a switch.
+// Two devices speak SONiC's database layout (see PROFILES.md).
+//
+// Device sonic is SONiC as sonic-gnmi serves it (sonic_data_client:
+// virtual_db.go, db_client.go): prefix.target is the database, with the
+// namespace after a "/" on a multi-ASIC switch ("COUNTERS_DB/asic0"), and
+// every value a string. COUNTERS_DB is keyed by SAI object id, so counters
+// are read through its virtual paths, each answered as one update whose
+// value is a JSON object keyed by table key:
+//
+//	COUNTERS/Ethernet*/Queues   "<alias>:<q>": SAI_QUEUE_STAT_{PACKETS,BYTES,DROPPED_PACKETS,DROPPED_BYTES,
+//	                                           WRED_ECN_MARKED_PACKETS,WRED_ECN_MARKED_BYTES,CURR_OCCUPANCY_BYTES}
+//	                            "<alias>:<q>:periodic": SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES (PERIODIC_WATERMARKS)
+//	COUNTERS/Ethernet*          "<alias>": SAI_PORT_STAT_PFC_<n>_{RX,TX}_PKTS, SAI_PORT_STAT_PFC_<n>_RX_PAUSE_DURATION_US
+//
+// With a wildcard port the keys are the ports' aliases (CONFIG_DB PORT|*
+// alias), which the decoder maps back to names. The minimum sample interval
+// is 1 s. CONFIG_DB is written with origin sonic-db at
+// /CONFIG_DB/localhost/TABLE/KEY/FIELD, one update per field (the config
+// updater applies a Set as a JSON patch; writing a whole entry replaces it
+// and drops the fields not given), an entry created with every field (a
+// BUFFER_PROFILE with its mandatory pool). Under the dynamic buffer model
+// BUFFER_PG binds "NULL" (buffermgrd computes the lossless profile): headroom
+// is not tunable there (HeadroomNotTunable), ECN is.
 //
 //	CONFIG_DB   WRED_PROFILE|<p>    green_min_threshold green_max_threshold green_drop_probability (percent)
 //	                                wred_green_enable ecn
 //	            QUEUE|<port>|<q>    wred_profile ("name" or "[WRED_PROFILE|name]")
-//	            BUFFER_PROFILE|<p>  size xon xoff dynamic_th pool      (headroom = xoff)
-//	            BUFFER_PG|<port>|<pgs>  profile                        (pgs "3" or "3-4")
-//	            PORT|<port>         speed (Mb/s)
+//	            BUFFER_PROFILE|<p>  size xon xoff dynamic_th pool      (headroom = xoff; size = xon + xoff)
+//	            BUFFER_PG|<port>|<pgs>  profile                        (pgs "3" or "3-4"; "NULL": dynamic model)
+//	            PORT|<port>         speed (Mb/s), alias
 //	            BUFFER_POOL|ingress_lossless_pool  size                (buffer bytes)
-//	COUNTERS_DB COUNTERS|<port>:<q> SAI_QUEUE_STAT_{PACKETS,BYTES,DROPPED_PACKETS,DROPPED_BYTES,
-//	                                WRED_ECN_MARKED_PACKETS,WRED_ECN_MARKED_BYTES,CURR_OCCUPANCY_BYTES,
-//	                                WATERMARK_BYTES}, ECNTUNE_QUEUE_AVG_OCCUPANCY_BYTES (extension, optional)
-//	            COUNTERS|<port>     SAI_PORT_STAT_PFC_<n>_{RX,TX}_PKTS, SAI_PORT_STAT_PFC_<n>_RX_PAUSE_DURATION_US
 //
-// Queue counters are keyed "<port>:<queue>" as sonic-gnmi's virtual
-// COUNTERS paths name queues (real COUNTERS_DB keys are SAI object ids).
+// Device ecntune-sonic is ecntune's idealised switch in that layout, as
+// simswitch --dialect sonic serves it: COUNTERS|<port>:<q> (not object ids)
+// with SAI_QUEUE_STAT_WATERMARK_BYTES and an ECNTUNE_QUEUE_AVG_OCCUPANCY_BYTES
+// extension, COUNTERS|<port> for PFC, and the namespace as the element after
+// the database (simswitch uses it to pick a switch). The decoder reads both.
 //
 // # LLDP
 //

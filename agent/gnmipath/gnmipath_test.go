@@ -55,6 +55,7 @@ func expected(d Dialect, s env.Snapshot) []env.QueueSample {
 		} else {
 			q.PausedNs = q.PausedNs / 1000 * 1000 // microseconds
 			q.XoffBytes, q.MinHeadroomBytes = 0, 0
+			q.Missing = env.TelXoff | env.TelHeadroom // buffer profiles, not state
 		}
 	}
 	return out

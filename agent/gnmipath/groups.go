@@ -21,6 +21,15 @@ type Group struct {
 	Also     []Subscription // more paths of the same request (same prefix)
 }
 
+// sonicTarget is prefix.target for db on a real sonic-gnmi: the database,
+// and "/namespace" after it on a multi-ASIC switch.
+func sonicTarget(t Target, db string) string {
+	if t.Namespace != "" {
+		return db + "/" + t.Namespace
+	}
+	return db
+}
+
 // Request is the group's STREAM request, SAMPLE paths sampled every
 // sample.
 func (g Group) Request(sample time.Duration) *gnmi.SubscribeRequest {
@@ -45,6 +54,19 @@ func prefixed(t Target, origin, common string, mode gnmi.SubscriptionMode, rel .
 // bindings are subscribed to separately (ProfileSubscription).
 func Groups(t Target) []Group {
 	d := t.Dev()
+	if d.RealSonic {
+		// sonic-gnmi's virtual paths: queue counters with the periodic
+		// watermarks, and port counters (PFC), of every port; the
+		// namespace goes in prefix.target.
+		c := Subscription{Prefix: &gnmi.Path{Target: sonicTarget(t, CountersDB)}, Mode: gnmi.SubscriptionMode_SAMPLE,
+			Paths: parsePaths("/COUNTERS/Ethernet*/Queues", "/COUNTERS/Ethernet*")}
+		g := Subscription{Prefix: &gnmi.Path{Target: sonicTarget(t, ConfigDB)}, Mode: gnmi.SubscriptionMode_ON_CHANGE,
+			Paths: parsePaths("/PORT", "/QUEUE", "/BUFFER_PG", "/BUFFER_POOL")}
+		return []Group{
+			{Name: "counters", Required: true, Sub: c},
+			{Name: "config", Required: true, Sub: g},
+		}
+	}
 	if d.Dialect == Sonic {
 		c, g := Subscriptions(t)
 		return []Group{

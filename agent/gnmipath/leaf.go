@@ -83,6 +83,10 @@ const (
 	LLDPPortID
 	LLDPChassisID
 	LLDPCapEnabled
+	// PortAlias is a SONiC port's vendor alias (CONFIG_DB PORT|<name>
+	// alias): sonic-gnmi's COUNTERS/Ethernet*/Queues and COUNTERS/Ethernet*
+	// key ports by it. Read-only here.
+	PortAlias
 	numFields
 )
 
@@ -367,6 +371,9 @@ func ParseLeaf(d Dialect, db string, el []*gnmi.PathElem) (Leaf, error) {
 }
 
 func parseSonic(db string, el []*gnmi.PathElem, n []string) (Leaf, error) {
+	if db == CountersDB && len(n) >= 4 && n[0] == "COUNTERS" {
+		return parseSonicVirtual(el, n)
+	}
 	if len(n) != 3 {
 		return Leaf{}, unknown(el, "want TABLE/KEY/FIELD")
 	}
@@ -434,8 +441,11 @@ func parseSonic(db string, el []*gnmi.PathElem, n []string) (Leaf, error) {
 			}
 			return Leaf{Field: PGProfile, Port: port, PGs: pgs}, nil
 		case "PORT":
-			if field == "speed" {
+			switch field {
+			case "speed":
 				return Leaf{Field: PortSpeed, Port: k}, nil
+			case "alias":
+				return Leaf{Field: PortAlias, Port: k}, nil
 			}
 		case "BUFFER_POOL":
 			if k == LosslessPool && field == "size" {
@@ -446,6 +456,74 @@ func parseSonic(db string, el []*gnmi.PathElem, n []string) (Leaf, error) {
 		return Leaf{}, unknown(el, fmt.Sprintf("database %q is not %s or %s", db, ConfigDB, CountersDB))
 	}
 	return Leaf{}, unknown(el, "not an ecntune "+db+" leaf")
+}
+
+// parseSonicVirtual reads the leaves of sonic-gnmi's virtual COUNTERS
+// paths, as their JSON values flatten:
+//
+//	COUNTERS/<port|Ethernet*>/Queues/<p>:<q>/SAI_QUEUE_STAT_*           queue counters
+//	COUNTERS/<port|Ethernet*>/Queues/<p>:<q>:periodic/SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES
+//	COUNTERS/Ethernet*/<p>/SAI_PORT_STAT_*                               port counters (PFC)
+//
+// where <p> is the port's name, or its alias when the request named every
+// port (the decoder maps aliases back to names with CONFIG_DB PORT|*
+// alias). The watermark is the shared-buffer watermark of the periodic
+// watermark table (the largest occupancy in its period).
+func parseSonicVirtual(el []*gnmi.PathElem, n []string) (Leaf, error) {
+	if len(n) == 5 && n[2] == "Queues" {
+		k, field := n[3], n[4]
+		periodic := false
+		if rest, ok := strings.CutSuffix(k, ":periodic"); ok {
+			k, periodic = rest, true
+		}
+		i := strings.LastIndex(k, ":")
+		if i <= 0 {
+			return Leaf{}, fmt.Errorf("path %s: queue key %q is not <port>:<queue>", PathString(el), n[3])
+		}
+		q, err := atoiIndex(k[i+1:], "queue")
+		if err != nil {
+			return Leaf{}, fmt.Errorf("path %s: %v", PathString(el), err)
+		}
+		port := k[:i]
+		switch {
+		case periodic && field == "SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES":
+			return Leaf{Field: MaxQueue, Port: port, Index: q}, nil
+		case periodic:
+		case field == "SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES":
+			return Leaf{Field: MaxQueue, Port: port, Index: q}, nil
+		default:
+			if f, ok := sonicQueueCountersByName[field]; ok && f != AvgQueue {
+				return Leaf{Field: f, Port: port, Index: q}, nil
+			}
+		}
+		return Leaf{}, unknown(el, "not a queue counter ecntune reads")
+	}
+	if len(n) == 4 {
+		return parseSonicPortStat(el, n[2], n[3])
+	}
+	return Leaf{}, unknown(el, "not a COUNTERS virtual path ecntune reads")
+}
+
+// parseSonicPortStat reads a port counter: PFC frames and pause duration.
+func parseSonicPortStat(el []*gnmi.PathElem, port, field string) (Leaf, error) {
+	rest, ok := strings.CutPrefix(field, "SAI_PORT_STAT_PFC_")
+	us := strings.Index(rest, "_")
+	if !ok || us <= 0 {
+		return Leaf{}, unknown(el, "not a PFC counter")
+	}
+	p, err := atoiIndex(rest[:us], "PFC priority")
+	if err != nil {
+		return Leaf{}, fmt.Errorf("path %s: %v", PathString(el), err)
+	}
+	switch rest[us+1:] {
+	case "RX_PKTS":
+		return Leaf{Field: PFCRxFrames, Port: port, Index: p}, nil
+	case "TX_PKTS":
+		return Leaf{Field: PFCTxFrames, Port: port, Index: p}, nil
+	case "RX_PAUSE_DURATION_US":
+		return Leaf{Field: PFCPaused, Port: port, Index: p}, nil
+	}
+	return Leaf{}, unknown(el, "not a PFC counter ecntune reads")
 }
 
 // pgRange parses a SONiC PG list "3" or "3-4".

@@ -319,7 +319,7 @@ func applyLLDP(l lldpLeaf, get func(ifc, id string) *LLDPNeighbor) error {
 		*dst = s
 	case len(rest) == 4 && rest[0].GetName() == "capabilities" && rest[1].GetName() == "capability" &&
 		rest[2].GetName() == "state" && rest[3].GetName() == "enabled":
-		c := strings.ToUpper(stripModule(rest[1].GetKey()["name"]))
+		c := strings.ToUpper(stripIdentity(rest[1].GetKey()["name"]))
 		if c == "" || c == "*" {
 			return bad(errors.New("capability without a name"))
 		}

@@ -216,10 +216,20 @@ func elemMatch(p, l *gnmi.PathElem) bool {
 
 // stripModule removes a YANG module prefix ("openconfig-qos:config").
 func stripModule(n string) string {
-	if i := strings.LastIndex(n, ":"); i >= 0 {
-		return n[i+1:]
+	i := strings.IndexByte(n, ':')
+	if i <= 0 || i == len(n)-1 {
+		return n
 	}
-	return n
+	// A module name is a YANG identifier, and so is what follows: a
+	// letter or "_" first. "Ethernet0:3" or "etp1:0:periodic" (SONiC
+	// queue keys) are names, not module-qualified.
+	if c := n[i+1]; !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+		return n
+	}
+	if c := n[0]; !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+		return n
+	}
+	return n[i+1:]
 }
 
 // flatLeaf is one scalar leaf of a JSON value, relative to where the value
@@ -345,4 +355,13 @@ func listKey(list string, obj map[string]any) (name, val string, ok bool) {
 		}
 	}
 	return "", "", false
+}
+
+// stripIdentity removes the module prefix of an identity value
+// ("openconfig-if-ethernet:SPEED_100GB"): everything up to the last ":".
+func stripIdentity(v string) string {
+	if i := strings.LastIndex(v, ":"); i >= 0 {
+		return v[i+1:]
+	}
+	return v
 }

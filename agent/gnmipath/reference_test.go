@@ -165,6 +165,13 @@ func (d *refDecoder) snapshot() (snap env.Snapshot, incomplete []string) {
 		}
 		if v, ok := tree[Leaf{Field: BufferSize}]; ok {
 			s.BufferBytes = int64(min(v.U, math.MaxInt64))
+		} else {
+			s.Missing |= env.TelBuffer
+		}
+		for _, f := range optionalFields {
+			if _, ok := tree[Leaf{Field: f, Port: id.port, Index: id.q}]; !ok {
+				s.Missing |= telemetryOf(f)
+			}
 		}
 		var m []string
 		s.Setting, m = resolveSetting(d.t.Dialect, tree, pgs, id.port, id.q)

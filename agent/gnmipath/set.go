@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -72,21 +74,33 @@ func SetRequest(t Target, key env.QueueKey, s env.Setting, b Binding) (*gnmi.Set
 		}
 		return req, nil // headroom: HeadroomRequest, a Set of its own
 	}
-	req.Prefix = &gnmi.Path{Target: ConfigDB}
-	if t.Namespace != "" {
-		req.Prefix.Elem = names(t.Namespace)
+	// SONiC: origin sonic-db, /CONFIG_DB/<namespace>/TABLE/KEY/FIELD
+	// (sonic-gnmi ignores prefix.target for writes), one update per field:
+	// its config updater applies a Set as a JSON patch, in which writing a
+	// whole entry replaces it and drops the fields not given (a QUEUE's
+	// scheduler, a BUFFER_PROFILE's mandatory pool).
+	ns := t.Namespace
+	if ns == "" {
+		ns = "localhost"
 	}
-	upd(names("WRED_PROFILE", profile), jsonIETF(map[string]string{
+	req.Prefix = &gnmi.Path{Origin: "sonic-db", Elem: names(ConfigDB, ns)}
+	fieldsOf := func(table, key string, fields map[string]string) {
+		for _, f := range slices.Sorted(maps.Keys(fields)) {
+			upd(names(table, key, f), jsonIETF(fields[f]))
+		}
+	}
+	fieldsOf("WRED_PROFILE", profile, map[string]string{
 		"green_min_threshold": u64s(s.KminBytes), "green_max_threshold": u64s(s.KmaxBytes),
-		"green_drop_probability": strconv.FormatUint(pct, 10), "wred_green_enable": "true", "ecn": "ecn_all"}))
+		"green_drop_probability": strconv.FormatUint(pct, 10), "wred_green_enable": "true", "ecn": "ecn_all"})
 	if rebind {
-		upd(names("QUEUE", key.Port+"|"+strconv.Itoa(key.Queue)), jsonIETF(map[string]string{"wred_profile": profile}))
+		fieldsOf("QUEUE", key.Port+"|"+strconv.Itoa(key.Queue), map[string]string{"wred_profile": profile})
 	}
 	if s.HeadroomBytes <= 0 {
 		return req, nil
 	}
 	if b.BufferProfile == "" {
-		return nil, fmt.Errorf("%s: no BUFFER_PG entry binds PG %d of %s to a buffer profile; cannot set headroom", key, key.Queue, key.Port)
+		return nil, &HeadroomNotTunable{Key: key, Why: fmt.Sprintf("no BUFFER_PG entry binds PG %d of %s to a buffer profile in CONFIG_DB "+
+			"(under SONiC's dynamic buffer model buffermgrd computes lossless profiles from cable length and port speed)", key.Queue, key.Port)}
 	}
 	fields := map[string]string{}
 	var xon uint64
@@ -104,11 +118,14 @@ func SetRequest(t Target, key env.QueueKey, s env.Setting, b Binding) (*gnmi.Set
 	fields["xoff"] = u64s(s.HeadroomBytes)
 	fields["size"] = strconv.FormatUint(xon+uint64(s.HeadroomBytes), 10)
 	if !b.BufferShared {
-		upd(names("BUFFER_PROFILE", b.BufferProfile), jsonIETF(map[string]string{"xoff": fields["xoff"], "size": fields["size"]}))
+		fieldsOf("BUFFER_PROFILE", b.BufferProfile, map[string]string{"xoff": fields["xoff"], "size": fields["size"]})
 		return req, nil
 	}
+	if fields["pool"] == "" {
+		return nil, &HeadroomNotTunable{Key: key, Why: fmt.Sprintf("buffer profile %s has no pool to copy into a profile of its own", b.BufferProfile)}
+	}
 	own := OwnBufferProfileName(key.Port, key.Queue)
-	upd(names("BUFFER_PROFILE", own), jsonIETF(fields))
+	fieldsOf("BUFFER_PROFILE", own, fields)
 	lo, hi, err := pgRange(b.PGKey)
 	if err != nil {
 		return nil, fmt.Errorf("%s: BUFFER_PG key %s|%s: %v", key, key.Port, b.PGKey, err)
@@ -117,11 +134,11 @@ func SetRequest(t Target, key env.QueueKey, s env.Setting, b Binding) (*gnmi.Set
 		req.Delete = append(req.Delete, &gnmi.Path{Elem: names("BUFFER_PG", key.Port+"|"+b.PGKey)})
 		for p := lo; p <= hi; p++ {
 			if p != key.Queue {
-				upd(names("BUFFER_PG", key.Port+"|"+strconv.Itoa(p)), jsonIETF(map[string]string{"profile": b.BufferProfile}))
+				fieldsOf("BUFFER_PG", key.Port+"|"+strconv.Itoa(p), map[string]string{"profile": b.BufferProfile})
 			}
 		}
 	}
-	upd(names("BUFFER_PG", key.Port+"|"+strconv.Itoa(key.Queue)), jsonIETF(map[string]string{"profile": own}))
+	fieldsOf("BUFFER_PG", key.Port+"|"+strconv.Itoa(key.Queue), map[string]string{"profile": own})
 	return req, nil
 }
 
@@ -138,6 +155,17 @@ func HeadroomRequest(t Target, key env.QueueKey, bytes int64) *gnmi.SetRequest {
 	return &gnmi.SetRequest{Prefix: &gnmi.Path{Target: key.Target, Origin: d.Origin}, Update: []*gnmi.Update{{
 		Path: &gnmi.Path{Elem: ocLeafPath(Leaf{Field: PFCHeadroom, Port: key.Port, Index: key.Queue})},
 		Val:  jsonIETF(u64s(bytes))}}}
+}
+
+// HeadroomNotTunable says why a PG's headroom cannot be set on a SONiC
+// switch (the ECN part of the change can).
+type HeadroomNotTunable struct {
+	Key env.QueueKey
+	Why string
+}
+
+func (e *HeadroomNotTunable) Error() string {
+	return fmt.Sprintf("%s: headroom not tunable: %s", e.Key, e.Why)
 }
 
 // SettingPaths are the paths a Get needs to read back a queue's bindings:
@@ -164,6 +192,9 @@ func SettingPaths(t Target, key env.QueueKey) (prefix *gnmi.Path, paths []*gnmi.
 
 // configPrefix is the sonic CONFIG_DB prefix of t (with its namespace).
 func configPrefix(t Target) *gnmi.Path {
+	if t.Dev().RealSonic {
+		return &gnmi.Path{Target: sonicTarget(t, ConfigDB)}
+	}
 	p := &gnmi.Path{Target: ConfigDB}
 	if t.Namespace != "" {
 		p.Elem = names(t.Namespace)

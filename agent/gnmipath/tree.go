@@ -49,7 +49,7 @@ func kindOf(d Dialect, f Field) valKind {
 	switch f {
 	case AvgQueue, WREDProb, PortSpeed:
 		return kFloat
-	case QueueProfile, PGProfile, BPPool, WREDECNMode, WREDName, LLDPSystemName, LLDPPortID, LLDPChassisID:
+	case QueueProfile, PGProfile, BPPool, WREDECNMode, WREDName, LLDPSystemName, LLDPPortID, LLDPChassisID, PortAlias:
 		return kString
 	case WREDEnableECN, WREDGreenEnable, LLDPCapEnabled:
 		return kBool
@@ -77,7 +77,7 @@ func stripRef(s string) string {
 // parseOCSpeed parses an openconfig ETHERNET_SPEED identity such as
 // "openconfig-if-ethernet:SPEED_100GB" into bits per second.
 func parseOCSpeed(s string) (float64, error) {
-	if bps, ok := ocSpeedBps(stripModule(strings.TrimSpace(s))); ok {
+	if bps, ok := ocSpeedBps(stripIdentity(strings.TrimSpace(s))); ok {
 		return bps, nil
 	}
 	return 0, fmt.Errorf("port speed %q is not an openconfig SPEED_<n>GB identity", s)
@@ -279,7 +279,9 @@ func pgBeats(a, b string) bool {
 func pgIndex(t Tree) map[string]*[8]pgBind {
 	idx := map[string]*[8]pgBind{}
 	for l, v := range t {
-		if l.Field != PGProfile {
+		if l.Field != PGProfile || strings.EqualFold(v.S, "NULL") {
+			// "NULL": SONiC's dynamic buffer model computes the PG's
+			// profile (buffermgrd); CONFIG_DB binds none
 			continue
 		}
 		lo, hi, err := pgRange(l.PGs)

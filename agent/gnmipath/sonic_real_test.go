@@ -1,0 +1,156 @@
+package gnmipath
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/openconfig/gnmi/proto/gnmi"
+
+	"github.com/ecntune/ecntune/env"
+)
+
+// Notifications in the shape sonic-gnmi sends them (sonic_data_client:
+// virtual_db.go's v2rEthPortQueStats and v2rEthPortStats, db_client.go's
+// TableData2Msi): one update per requested path, its value a JSON object
+// of string fields keyed by table key; with a wildcard port, queues and
+// ports are keyed by the port's alias, and every queue has a
+// "<alias>:<q>:periodic" entry with the periodic shared watermark.
+
+func sonicNote(target string, ts int64, path, json string) *gnmi.Notification {
+	_, el, _ := ParsePath(path)
+	return &gnmi.Notification{Timestamp: ts, Prefix: &gnmi.Path{Target: target},
+		Update: []*gnmi.Update{{Path: &gnmi.Path{Elem: el}, Val: &gnmi.TypedValue{Value: &gnmi.TypedValue_JsonIetfVal{JsonIetfVal: []byte(json)}}}}}
+}
+
+func sonicCounters(ts int64, tx string) []*gnmi.Notification {
+	return []*gnmi.Notification{
+		sonicNote("COUNTERS_DB", ts, "/COUNTERS/Ethernet*/Queues", `{
+			"etp1:3": {"SAI_QUEUE_STAT_PACKETS": "`+tx+`", "SAI_QUEUE_STAT_BYTES": "`+tx+`000", "SAI_QUEUE_STAT_DROPPED_PACKETS": "0",
+			           "SAI_QUEUE_STAT_DROPPED_BYTES": "0", "SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS": "7",
+			           "SAI_QUEUE_STAT_WRED_ECN_MARKED_BYTES": "7000", "SAI_QUEUE_STAT_CURR_OCCUPANCY_BYTES": "4096"},
+			"etp1:3:periodic": {"SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES": "123456"},
+			"etp1:0": {"SAI_QUEUE_STAT_PACKETS": "1", "SAI_QUEUE_STAT_BYTES": "64", "SAI_QUEUE_STAT_DROPPED_PACKETS": "0", "SAI_QUEUE_STAT_DROPPED_BYTES": "0"},
+			"etp1:0:periodic": {"SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES": "0"}}`),
+		sonicNote("COUNTERS_DB", ts, "/COUNTERS/Ethernet*", `{
+			"etp1": {"SAI_PORT_STAT_IF_IN_OCTETS": "1", "SAI_PORT_STAT_PFC_3_RX_PKTS": "5", "SAI_PORT_STAT_PFC_3_TX_PKTS": "2",
+			         "SAI_PORT_STAT_PFC_3_RX_PAUSE_DURATION_US": "40", "SAI_PORT_STAT_PFC_0_RX_PKTS": "0"}}`),
+	}
+}
+
+func sonicConfig(pgProfile string) []*gnmi.Notification {
+	return []*gnmi.Notification{
+		sonicNote("CONFIG_DB", 1, "/PORT", `{"Ethernet0": {"alias": "etp1", "lanes": "0,1,2,3", "speed": "100000", "mtu": "9100", "admin_status": "up"}}`),
+		sonicNote("CONFIG_DB", 1, "/QUEUE", `{"Ethernet0|3": {"scheduler": "scheduler.1", "wred_profile": "AZURE_LOSSLESS"}, "Ethernet0|0": {"scheduler": "scheduler.0"}}`),
+		sonicNote("CONFIG_DB", 1, "/BUFFER_PG", `{"Ethernet0|3-4": {"profile": "`+pgProfile+`"}, "Ethernet0|0": {"profile": "ingress_lossy_profile"}}`),
+		sonicNote("CONFIG_DB", 1, "/BUFFER_POOL", `{"ingress_lossless_pool": {"mode": "dynamic", "size": "12766208", "type": "ingress"}}`),
+		sonicNote("CONFIG_DB", 1, "/WRED_PROFILE/AZURE_LOSSLESS", `{"ecn": "ecn_all", "green_drop_probability": "5", "green_max_threshold": "2097152",
+			"green_min_threshold": "1048576", "wred_green_enable": "true", "wred_red_enable": "true", "wred_yellow_enable": "true"}`),
+		sonicNote("CONFIG_DB", 1, "/BUFFER_PROFILE/pg_lossless_100000_5m_profile", `{"dynamic_th": "-3", "pool": "ingress_lossless_pool",
+			"size": "56368", "xoff": "37936", "xon": "18432"}`),
+	}
+}
+
+func TestDecodeRealSonic(t *testing.T) {
+	for _, c := range []struct {
+		name, pg     string
+		wantHeadroom int64
+	}{
+		{"static buffer model", "pg_lossless_100000_5m_profile", 37936},
+		{"dynamic buffer model", "NULL", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := NewDecoder(Target{Name: "leaf0", Dialect: Sonic, Device: Devices["sonic"]}, 3)
+			// counters before the config that names the alias: nothing
+			// is reported under the alias
+			for _, n := range append(sonicCounters(1_000, "100"), sonicConfig(c.pg)...) {
+				if err := d.Apply(n); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if s, _ := d.Snapshot(); len(s.Queues) != 0 {
+				t.Fatalf("queues decoded under an alias: %+v", s.Queues)
+			}
+			for _, n := range sonicCounters(2_000_000_000, "200") {
+				if err := d.Apply(n); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s, inc := d.Snapshot()
+			if len(s.Queues) != 1 || len(inc) != 0 {
+				t.Fatalf("queues %+v incomplete %v", s.Queues, inc)
+			}
+			q := s.Queues[0]
+			want := env.QueueSample{Key: env.QueueKey{Target: "leaf0", Port: "Ethernet0", Queue: 3}, RateBps: 100e9,
+				TxPkts: 200, TxBytes: 200000, MarkedPkts: 7, MarkedBytes: 7000, CurQueueBytes: 4096, MaxQueueBytes: 123456,
+				PauseRx: 5, PauseTx: 2, PausedNs: 40_000, BufferBytes: 12766208,
+				Setting: env.Setting{KminBytes: 1048576, KmaxBytes: 2097152, Pmax: 0.05, HeadroomBytes: c.wantHeadroom},
+				Missing: Devices["sonic"].Missing}
+			if q != want {
+				t.Fatalf("sample\n got %+v\nwant %+v", q, want)
+			}
+			b := d.Binding("Ethernet0", 3)
+			if (b.BufferProfile != "") != (c.wantHeadroom > 0) {
+				t.Fatalf("binding %+v", b)
+			}
+		})
+	}
+}
+
+// Writes go field by field under origin sonic-db, /CONFIG_DB/localhost/...
+// (a whole-entry write would replace the entry and drop its other
+// fields); under the dynamic buffer model headroom is refused as not
+// tunable while ECN is written.
+func TestSetRequestRealSonic(t *testing.T) {
+	tg := Target{Name: "leaf0", Dialect: Sonic, Device: Devices["sonic"]}
+	d := NewDecoder(tg, 3)
+	for _, n := range sonicConfig("pg_lossless_100000_5m_profile") {
+		if err := d.Apply(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := env.QueueKey{Target: "leaf0", Port: "Ethernet0", Queue: 3}
+	req, err := SetRequest(tg, key, env.Setting{KminBytes: 500_000, KmaxBytes: 1_500_000, Pmax: 0.1, HeadroomBytes: 40000}, d.Binding("Ethernet0", 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := req.GetPrefix(); p.GetOrigin() != "sonic-db" || PathString(p.GetElem()) != "/CONFIG_DB/localhost" {
+		t.Fatalf("prefix %v", p)
+	}
+	var got []string
+	for _, u := range req.GetUpdate() {
+		if len(u.GetPath().GetElem()) != 3 {
+			t.Fatalf("update %s is not TABLE/KEY/FIELD", PathString(u.GetPath().GetElem()))
+		}
+		got = append(got, PathString(u.GetPath().GetElem())+"="+string(u.GetVal().GetJsonIetfVal()))
+	}
+	// PGs 3-4 share one BUFFER_PG entry: PG 3 gets a profile of its own,
+	// created with every field (pool included: mandatory), the range
+	// split; the shared profile is not touched.
+	all := strings.Join(got, " ")
+	for _, w := range []string{`/BUFFER_PROFILE/ecntune-Ethernet0-pg3/xoff="40000"`, `/BUFFER_PROFILE/ecntune-Ethernet0-pg3/size="58432"`,
+		`/BUFFER_PROFILE/ecntune-Ethernet0-pg3/pool="ingress_lossless_pool"`, `/BUFFER_PG/Ethernet0|4/profile="pg_lossless_100000_5m_profile"`,
+		`/BUFFER_PG/Ethernet0|3/profile="ecntune-Ethernet0-pg3"`, `/WRED_PROFILE/AZURE_LOSSLESS/green_min_threshold="500000"`} {
+		if !strings.Contains(all, w) {
+			t.Fatalf("updates %v lack %s", got, w)
+		}
+	}
+	if strings.Contains(all, "pg_lossless_100000_5m_profile/") || len(req.GetDelete()) != 1 || PathString(req.GetDelete()[0].GetElem()) != "/BUFFER_PG/Ethernet0|3-4" {
+		t.Fatalf("shared profile written or range not split: %v, deletes %v", got, req.GetDelete())
+	}
+	// dynamic model
+	dd := NewDecoder(tg, 3)
+	for _, n := range sonicConfig("NULL") {
+		_ = dd.Apply(n)
+	}
+	_, err = SetRequest(tg, key, env.Setting{KminBytes: 500_000, KmaxBytes: 1_500_000, Pmax: 0.1, HeadroomBytes: 40000}, dd.Binding("Ethernet0", 3))
+	var nt *HeadroomNotTunable
+	if !errors.As(err, &nt) || !strings.Contains(err.Error(), "dynamic buffer model") {
+		t.Fatalf("dynamic model headroom: %v", err)
+	}
+	// sonic-gnmi subscriptions: virtual paths, namespace in the target
+	gs := Groups(Target{Name: "leaf0", Dialect: Sonic, Device: Devices["sonic"], Namespace: "asic0"})
+	if gs[0].Sub.Prefix.GetTarget() != "COUNTERS_DB/asic0" || PathString(gs[0].Sub.Paths[0].GetElem()) != "/COUNTERS/Ethernet*/Queues" {
+		t.Fatalf("counters subscription %v %v", gs[0].Sub.Prefix, gs[0].Sub.Paths)
+	}
+}
