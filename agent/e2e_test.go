@@ -119,8 +119,18 @@ func runE2E(t *testing.T, mode Mode, pol policy.Policy, targets []TargetConfig, 
 // runE2ELog is runE2E with the agent logging to log: the agent as Open
 // builds it from a configuration, over gNMI.
 func runE2ELog(t *testing.T, mode Mode, pol policy.Policy, targets []TargetConfig, g GuardConfig, log *slog.Logger) *e2e {
+	return runE2EFull(t, mode, pol, targets, g, log, 100*time.Millisecond)
+}
+
+// runE2ESample is runE2E with a sample interval (and interval) of its own
+// (devices with a floor: sonic-gnmi samples at most once a second).
+func runE2ESample(t *testing.T, mode Mode, pol policy.Policy, targets []TargetConfig, g GuardConfig, sample time.Duration) *e2e {
+	return runE2EFull(t, mode, pol, targets, g, slog.New(slog.NewTextHandler(io.Discard, nil)), sample)
+}
+
+func runE2EFull(t *testing.T, mode Mode, pol policy.Policy, targets []TargetConfig, g GuardConfig, log *slog.Logger, sample time.Duration) *e2e {
 	t.Helper()
-	cfg := &Config{Mode: mode, Policy: pol.Name(), Interval: 100 * time.Millisecond, SampleInterval: 100 * time.Millisecond,
+	cfg := &Config{Mode: mode, Policy: pol.Name(), Interval: sample, SampleInterval: sample,
 		DB: filepath.Join(t.TempDir(), "agent.db"), Owner: "e2e", Targets: targets, Guardrails: g}
 	ctx, cancel := context.WithCancel(context.Background())
 	obs := &wrapObserver{inner: env.NewObserver(env.ObserverConfig{})}

@@ -72,7 +72,8 @@ type runner struct {
 	eng       Engine
 	d         gnmipath.Dialect
 	dev       *gnmipath.Device
-	setLog    *setLog // nil: no set log
+	setLog    *setLog   // nil: no set log
+	sonic     []sonicDB // device sonic: each switch's CONFIG_DB (guarded by mu)
 	infos     []simenv.SwitchInfo
 	lossless  []int
 	encoders  []*gnmipath.Encoder

@@ -61,6 +61,14 @@ type Config struct {
 
 	Logf func(format string, args ...any)
 
+	// SonicNativeWrite lets device sonic take Sets (sonic-gnmi refuses
+	// writes unless built and started with native write).
+	SonicNativeWrite bool
+	// SonicBufferModel is device sonic's buffer model: "static" (default;
+	// lossless PG profiles in CONFIG_DB) or "dynamic" (BUFFER_PG binds
+	// "NULL": buffermgrd's profiles, not in CONFIG_DB, not writable).
+	SonicBufferModel string
+
 	// SetLog, when set, receives a JSON line (SetLogEntry) for every
 	// lossless queue's setting at start and for every change a Set makes.
 	SetLog io.Writer
@@ -130,9 +138,7 @@ func Start(ctx context.Context, cfg Config) (*Server, string, error) {
 		if dev, err = gnmipath.LookupDevice(cfg.Device); err != nil {
 			return nil, "", err
 		}
-		if dev.RealSonic {
-			return nil, "", fmt.Errorf("device %s: simswitch does not imitate sonic-gnmi's virtual paths and config updater yet; --dialect sonic serves ecntune's idealised switch in SONiC's layout (device ecntune-sonic)", dev.Name)
-		}
+
 		if cfg.Dialect != "" && cfg.Dialect != dev.Dialect {
 			return nil, "", fmt.Errorf("device %s speaks the %s dialect, not %s", dev.Name, dev.Dialect, cfg.Dialect)
 		}
@@ -205,6 +211,22 @@ func Start(ctx context.Context, cfg Config) (*Server, string, error) {
 		eng = sim
 	}
 	s.r = newRunner(eng, dev, cfg.Timescale, cfg.Step, cfg.Sim.PFC.XonOffsetBytes)
+	if dev.RealSonic {
+		switch cfg.SonicBufferModel {
+		case "", "static", "dynamic":
+		default:
+			return nil, "", fmt.Errorf("sonic buffer model %q: want static or dynamic", cfg.SonicBufferModel)
+		}
+		for i, info := range s.r.infos {
+			db := newSonicDB(info, s.r.pub[i].tree, cfg.SonicBufferModel == "dynamic")
+			t, err := db.tree()
+			if err != nil {
+				return nil, "", fmt.Errorf("sonic config of %s: %v", info.Name, err)
+			}
+			s.r.sonic = append(s.r.sonic, db)
+			s.r.pub[i].tree, s.r.pub[i].items = t, gnmipath.ConfigItemsFor(dev, t)
+		}
+	}
 	if cfg.SetLog != nil {
 		s.r.setLog = &setLog{w: cfg.SetLog}
 		s.r.logStart()

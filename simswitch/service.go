@@ -159,6 +159,9 @@ func deviceModels(d *gnmipath.Device) []*gnmi.ModelData {
 		return &gnmi.ModelData{Name: name, Organization: "OpenConfig working group", Version: ver}
 	}
 	lldp := oc("openconfig-lldp", "0.2.1")
+	if d.RealSonic {
+		return []*gnmi.ModelData{{Name: "sonic-db", Organization: "SONiC", Version: "0.1.0"}, lldp}
+	}
 	if d.Dialect == gnmipath.Sonic {
 		return []*gnmi.ModelData{{Name: "sonic-db", Organization: "SONiC", Version: "0.1.0"}, lldp,
 			{Name: gnmipath.ExtensionModel, Organization: "ecntune", Version: "1.0.0"}}
@@ -226,6 +229,9 @@ func matching(items []gnmipath.Item, db string, pat []*gnmi.PathElem, keep func(
 func (v *service) Get(ctx context.Context, req *gnmi.GetRequest) (*gnmi.GetResponse, error) {
 	if err := checkEncoding(req.GetEncoding()); err != nil {
 		return nil, err
+	}
+	if v.s.dev.RealSonic {
+		return v.sonicGet(req)
 	}
 	var keep func(gnmipath.Item) bool
 	switch req.GetType() {
@@ -305,6 +311,9 @@ func (v *service) Get(ctx context.Context, req *gnmi.GetRequest) (*gnmi.GetRespo
 func (v *service) Set(ctx context.Context, req *gnmi.SetRequest) (*gnmi.SetResponse, error) {
 	if v.s.getFaults().RejectSets {
 		return nil, status.Error(codes.Unavailable, "Set rejected by fault injection; nothing changed")
+	}
+	if v.s.dev.RealSonic {
+		return v.sonicSet(ctx, req)
 	}
 	if len(req.GetUnionReplace()) > 0 {
 		return nil, status.Error(codes.Unimplemented, "union_replace is not supported; nothing changed")
@@ -426,6 +435,13 @@ func (r *runner) prepareSet(sw int, ops []gnmipath.SetOp) (prepared, error) {
 		}
 		return prepared{}, status.Errorf(code, "Set rejected on %s: %v; nothing changed", name, err)
 	}
+	return r.prepareTree(sw, old, ver, t)
+}
+
+// prepareTree checks configuration t, which is to replace old (version
+// ver) on switch sw, and works out what it changes of the simulation.
+func (r *runner) prepareTree(sw int, old gnmipath.Tree, ver uint64, t gnmipath.Tree) (prepared, error) {
+	name := r.infos[sw].Name
 	if err := r.checkBounds(sw, t); err != nil {
 		return prepared{}, err
 	}

@@ -258,6 +258,15 @@ func (v *service) Subscribe(stream gnmi.GNMI_SubscribeServer) error {
 		return status.FromContextError(ctx.Err()).Err()
 	}
 
+	if v.s.dev.RealSonic {
+		if list.GetMode() == gnmi.SubscriptionList_POLL {
+			return status.Error(codes.Unimplemented, "POLL is not supported for sonic-db paths here")
+		}
+		if err := v.sonicSubscribe(ctx, list, send, recvDone); err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		return ended()
+	}
 	switch list.GetMode() {
 	case gnmi.SubscriptionList_ONCE:
 		sels, err := v.selections(list.GetPrefix(), list.GetSubscription())

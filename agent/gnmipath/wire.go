@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/openconfig/gnmi/proto/gnmi"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -162,7 +163,7 @@ func pathHasState(dl Dialect, b []byte, prefix bool) bool {
 			b = b[m:]
 			switch {
 			case dl == Sonic && prefix && f == pTarget:
-				if string(v) == CountersDB {
+				if t := string(v); t == CountersDB || strings.HasPrefix(t, CountersDB+"/") {
 					return true
 				}
 			case dl != Sonic && f == pElem:

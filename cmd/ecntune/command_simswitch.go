@@ -22,9 +22,9 @@ import (
 
 func newSimswitchCmd() *cobra.Command {
 	var (
-		scenarioPath, listen, dialect, device, setLogPath, tlsCert, tlsKey, user, pass, step, statusEvery string
-		timescale                                                                                         float64
-		perSwitch                                                                                         bool
+		scenarioPath, listen, dialect, device, setLogPath, bufferModel, tlsCert, tlsKey, user, pass, step, statusEvery string
+		timescale                                                                                                      float64
+		perSwitch, nativeWrite                                                                                         bool
 	)
 	cmd := &cobra.Command{
 		Use:   "simswitch --scenario FILE [--listen 127.0.0.1:57400]",
@@ -96,7 +96,8 @@ simulation keeps running past the scenario's duration until interrupted.`,
 				defer f.Close()
 				setLog = f
 			}
-			srv, _, err := simswitch.Start(ctx, simswitch.Config{Sim: cfg, Dialect: d, Device: device, SetLog: setLog, Listen: listen, PerSwitch: perSwitch,
+			srv, _, err := simswitch.Start(ctx, simswitch.Config{Sim: cfg, Dialect: d, Device: device, SetLog: setLog,
+				SonicNativeWrite: nativeWrite, SonicBufferModel: bufferModel, Listen: listen, PerSwitch: perSwitch,
 				Timescale: timescale, Step: st, TLSCert: tlsCert, TLSKey: tlsKey, Username: user, Password: pass})
 			if err != nil {
 				return fmt.Errorf("%s: %w", scenarioPath, err)
@@ -111,6 +112,8 @@ simulation keeps running past the scenario's duration until interrupted.`,
 	f.StringVar(&scenarioPath, "scenario", "", "scenario YAML file")
 	f.StringVar(&listen, "listen", "127.0.0.1:57400", "gNMI listen address (host:port)")
 	f.StringVar(&dialect, "dialect", "openconfig", "gNMI dialect: openconfig or sonic")
+	f.BoolVar(&nativeWrite, "sonic-native-write", false, "--device sonic: accept Sets (sonic-gnmi refuses writes unless started with native write)")
+	f.StringVar(&bufferModel, "sonic-buffer-model", "static", "--device sonic: static (lossless PG profiles in CONFIG_DB) or dynamic (BUFFER_PG \"NULL\": computed by buffermgrd, headroom not writable)")
 	f.StringVar(&setLogPath, "set-log", "", "append a JSON line per lossless queue's setting at start and per change a Set makes (evidence for audits)")
 	f.StringVar(&device, "device", "", "imitate this kind of switch: "+strings.Join(gnmipath.DeviceNames(), ", ")+
 		" (what it serves and accepts; see agent/gnmipath/PROFILES.md); default: ecntune's idealised switch, or sonic with --dialect sonic")

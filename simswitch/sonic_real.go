@@ -1,0 +1,623 @@
+package simswitch
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/ecntune/ecntune/agent/gnmipath"
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/simenv"
+)
+
+// This file imitates sonic-gnmi (github.com/sonic-net/sonic-gnmi,
+// sonic_data_client: virtual_db.go, db_client.go, mixed_db_client.go) in
+// front of the simulator, for device sonic:
+//
+//   - reads name the database in prefix.target, the namespace after a "/"
+//     ("COUNTERS_DB/leaf0": here the namespace picks the switch);
+//   - COUNTERS_DB is keyed by SAI object id (COUNTERS:oid:0x...), mapped by
+//     COUNTERS_PORT_NAME_MAP and COUNTERS_QUEUE_NAME_MAP; the virtual paths
+//     COUNTERS/Ethernet*/Queues and COUNTERS/Ethernet* answer one update
+//     each, a JSON object keyed by the port's alias (by its name when the
+//     path names one port), with "<alias>:<q>:periodic" entries carrying
+//     SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES; every value is a string;
+//   - STREAM subscriptions are SAMPLE (at least 1 s) or, for CONFIG_DB,
+//     ON_CHANGE; TARGET_DEFINED is refused;
+//   - writes need origin sonic-db and paths /CONFIG_DB/<namespace>/TABLE/
+//     KEY[/FIELD], and native write enabled; a Set is applied as the config
+//     updater's JSON patch: writing an entry replaces it whole (fields not
+//     given are gone), writing a field patches it; the result must hold to
+//     SONiC's YANG (a BUFFER_PROFILE has a pool, references resolve,
+//     WRED min <= max) or nothing changes;
+//   - under the dynamic buffer model BUFFER_PG binds "NULL" and the lossless
+//     profiles are not in CONFIG_DB.
+
+// sonicDB is one switch's CONFIG_DB: table, key, field, value.
+type sonicDB map[string]map[string]map[string]string
+
+func (db sonicDB) clone() sonicDB {
+	out := make(sonicDB, len(db))
+	for t, es := range db {
+		m := make(map[string]map[string]string, len(es))
+		for k, f := range es {
+			c := make(map[string]string, len(f))
+			for n, v := range f {
+				c[n] = v
+			}
+			m[k] = c
+		}
+		out[t] = m
+	}
+	return out
+}
+
+func (db sonicDB) set(table, key, field, v string) {
+	if db[table] == nil {
+		db[table] = map[string]map[string]string{}
+	}
+	if db[table][key] == nil {
+		db[table][key] = map[string]string{}
+	}
+	db[table][key][field] = v
+}
+
+// portAlias is the vendor alias simswitch gives port i (as SONiC's
+// port_config.ini does, e.g. etp1).
+func portAlias(i int) string { return "etp" + strconv.Itoa(i+1) }
+
+// newSonicDB lays switch info's starting configuration t out as CONFIG_DB,
+// with the fields SONiC has that ecntune does not read (a port's alias and
+// lanes, a queue's scheduler, WRED's yellow and red colours).
+func newSonicDB(info simenv.SwitchInfo, t gnmipath.Tree, dynamic bool) sonicDB {
+	db := sonicDB{}
+	for l, v := range t {
+		d, el := gnmipath.LeafPath(gnmipath.Sonic, l)
+		if d != gnmipath.ConfigDB || len(el) != 3 {
+			continue
+		}
+		db.set(el[0].GetName(), el[1].GetName(), el[2].GetName(), gnmipath.EncodeVal(gnmipath.Sonic, l, v).GetStringVal())
+	}
+	for i, p := range info.Ports {
+		db.set("PORT", p.Name, "speed", strconv.FormatInt(int64(math.Round(p.RateBps/1e6)), 10))
+		db.set("PORT", p.Name, "alias", portAlias(i))
+		db.set("PORT", p.Name, "lanes", strconv.Itoa(4*i)+","+strconv.Itoa(4*i+1)+","+strconv.Itoa(4*i+2)+","+strconv.Itoa(4*i+3))
+		db.set("PORT", p.Name, "mtu", "9100")
+		db.set("PORT", p.Name, "admin_status", "up")
+	}
+	for k := range db["QUEUE"] {
+		db.set("QUEUE", k, "scheduler", "scheduler.1")
+	}
+	for k := range db["WRED_PROFILE"] {
+		db.set("WRED_PROFILE", k, "wred_yellow_enable", "true")
+		db.set("WRED_PROFILE", k, "wred_red_enable", "true")
+	}
+	if info.BufferBytes > 0 {
+		db.set("BUFFER_POOL", gnmipath.LosslessPool, "size", strconv.FormatInt(info.BufferBytes, 10))
+	}
+	db.set("BUFFER_POOL", gnmipath.LosslessPool, "type", "ingress")
+	db.set("BUFFER_POOL", gnmipath.LosslessPool, "mode", "dynamic")
+	if dynamic {
+		for k := range db["BUFFER_PG"] {
+			db["BUFFER_PG"][k] = map[string]string{"profile": "NULL"}
+		}
+		delete(db, "BUFFER_PROFILE")
+	}
+	return db
+}
+
+// tree reads the configuration ecntune knows from db; a value SONiC's
+// schema would refuse is an error naming it.
+func (db sonicDB) tree() (gnmipath.Tree, error) {
+	t := gnmipath.Tree{}
+	for table, es := range db {
+		for key, fs := range es {
+			for f, v := range fs {
+				el := []*gnmi.PathElem{{Name: table}, {Name: key}, {Name: f}}
+				l, err := gnmipath.ParseLeaf(gnmipath.Sonic, gnmipath.ConfigDB, el)
+				if err != nil {
+					continue // a field ecntune does not read
+				}
+				if l.Field == gnmipath.PGProfile && strings.EqualFold(v, "NULL") {
+					continue
+				}
+				val, err := gnmipath.DecodeVal(gnmipath.Sonic, l, &gnmi.TypedValue{Value: &gnmi.TypedValue_StringVal{StringVal: v}})
+				if err != nil {
+					return nil, fmt.Errorf("%s|%s %s: %v", table, key, f, err)
+				}
+				t[l] = val
+			}
+		}
+	}
+	return t, nil
+}
+
+// validate holds db to what SONiC's YANG models require of the tables
+// ecntune writes.
+func (db sonicDB) validate() error {
+	for _, k := range sortedKeys(db["BUFFER_PROFILE"]) {
+		e := db["BUFFER_PROFILE"][k]
+		pool, ok := e["pool"]
+		if !ok {
+			return fmt.Errorf("BUFFER_PROFILE|%s: pool is mandatory", k)
+		}
+		if _, ok := db["BUFFER_POOL"][strings.Trim(strings.TrimPrefix(pool, "[BUFFER_POOL|"), "]")]; !ok {
+			return fmt.Errorf("BUFFER_PROFILE|%s: pool %q does not exist", k, pool)
+		}
+	}
+	for _, k := range sortedKeys(db["WRED_PROFILE"]) {
+		e := db["WRED_PROFILE"][k]
+		lo, errA := strconv.ParseUint(e["green_min_threshold"], 10, 64)
+		hi, errB := strconv.ParseUint(e["green_max_threshold"], 10, 64)
+		if errA == nil && errB == nil && lo > hi {
+			return fmt.Errorf("WRED_PROFILE|%s: green_min_threshold %d is above green_max_threshold %d", k, lo, hi)
+		}
+	}
+	for _, k := range sortedKeys(db["QUEUE"]) {
+		if p, ok := db["QUEUE"][k]["wred_profile"]; ok {
+			if _, ok := db["WRED_PROFILE"][unref(p)]; !ok {
+				return fmt.Errorf("QUEUE|%s: wred_profile %q does not exist", k, p)
+			}
+		}
+	}
+	for _, k := range sortedKeys(db["BUFFER_PG"]) {
+		p := db["BUFFER_PG"][k]["profile"]
+		if strings.EqualFold(p, "NULL") {
+			continue
+		}
+		if _, ok := db["BUFFER_PROFILE"][unref(p)]; !ok {
+			return fmt.Errorf("BUFFER_PG|%s: profile %q does not exist", k, p)
+		}
+	}
+	return nil
+}
+
+func unref(s string) string {
+	if i := strings.IndexByte(s, '|'); strings.HasPrefix(s, "[") && i > 0 {
+		return strings.TrimSuffix(s[i+1:], "]")
+	}
+	return s
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// sonicTarget splits a sonic-gnmi prefix.target into database and
+// namespace and picks the switch the namespace names (or the listener's
+// one switch).
+func (v *service) sonicTarget(target string) (db string, sw int, err error) {
+	db, ns, _ := strings.Cut(target, "/")
+	if db != gnmipath.ConfigDB && db != gnmipath.CountersDB {
+		return "", 0, status.Errorf(codes.InvalidArgument, "Invalid target dbName %s", db)
+	}
+	if ns == "" || ns == "localhost" {
+		sw, err = v.defaultSwitch()
+		return db, sw, err
+	}
+	sw, err = v.switchNamed(ns)
+	return db, sw, err
+}
+
+// sonicRead answers one read path: the update sonic-gnmi would send.
+func (v *service) sonicRead(db string, sw int, p *gnmi.Path, consume bool) (*gnmi.Update, error) {
+	n := make([]string, len(p.GetElem()))
+	for i, e := range p.GetElem() {
+		n[i] = e.GetName()
+	}
+	var val any
+	var err error
+	if db == gnmipath.CountersDB {
+		val, err = v.sonicCounters(sw, n, consume)
+	} else {
+		v.s.r.mu.Lock()
+		cfg := v.s.r.sonic[sw]
+		v.s.r.mu.Unlock()
+		val, err = sonicConfigValue(cfg, n)
+	}
+	if err != nil {
+		return nil, err
+	}
+	b, _ := json.Marshal(val)
+	return &gnmi.Update{Path: p, Val: &gnmi.TypedValue{Value: &gnmi.TypedValue_JsonIetfVal{JsonIetfVal: b}}}, nil
+}
+
+func sonicConfigValue(db sonicDB, n []string) (any, error) {
+	switch len(n) {
+	case 1:
+		if es, ok := db[n[0]]; ok {
+			return es, nil
+		}
+	case 2:
+		if e, ok := db[n[0]][n[1]]; ok {
+			return e, nil
+		}
+	case 3:
+		if f, ok := db[n[0]][n[1]][n[2]]; ok {
+			return f, nil
+		}
+	}
+	return nil, status.Errorf(codes.NotFound, "Failed to find %s in CONFIG_DB", strings.Join(n, "|"))
+}
+
+// oid is the SAI object id simswitch gives a port (q < 0) or queue.
+func oid(port, q int) string {
+	if q < 0 {
+		return fmt.Sprintf("oid:0x1000000%09x", port+1)
+	}
+	return fmt.Sprintf("oid:0x15000000%08x", port*simenv.NumQueues+q+1)
+}
+
+// sonicCounters answers a COUNTERS_DB path from switch sw's telemetry.
+func (v *service) sonicCounters(sw int, n []string, consume bool) (any, error) {
+	tel, _, _ := v.s.r.telemetry(sw, consume)
+	info := v.s.r.infos[sw]
+	all := make([]int, simenv.NumQueues)
+	for q := range all {
+		all[q] = q
+	}
+	snap := snapshot(info, &tel, all)
+	byPort := map[string][]*env.QueueSample{}
+	for i := range snap.Queues {
+		q := &snap.Queues[i]
+		byPort[q.Key.Port] = append(byPort[q.Key.Port], q)
+	}
+	queueFields := func(q *env.QueueSample) map[string]string {
+		u := func(x uint64) string { return strconv.FormatUint(x, 10) }
+		return map[string]string{"SAI_QUEUE_STAT_PACKETS": u(q.TxPkts), "SAI_QUEUE_STAT_BYTES": u(q.TxBytes),
+			"SAI_QUEUE_STAT_DROPPED_PACKETS": u(q.DropPkts), "SAI_QUEUE_STAT_DROPPED_BYTES": u(q.DropBytes),
+			"SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS": u(q.MarkedPkts), "SAI_QUEUE_STAT_WRED_ECN_MARKED_BYTES": u(q.MarkedBytes),
+			"SAI_QUEUE_STAT_CURR_OCCUPANCY_BYTES": strconv.FormatInt(q.CurQueueBytes, 10)}
+	}
+	portFields := func(qs []*env.QueueSample) map[string]string {
+		m := map[string]string{}
+		var in, out uint64
+		for _, q := range qs {
+			i := strconv.Itoa(q.Key.Queue)
+			m["SAI_PORT_STAT_PFC_"+i+"_RX_PKTS"] = strconv.FormatUint(q.PauseRx, 10)
+			m["SAI_PORT_STAT_PFC_"+i+"_TX_PKTS"] = strconv.FormatUint(q.PauseTx, 10)
+			m["SAI_PORT_STAT_PFC_"+i+"_RX_PAUSE_DURATION_US"] = strconv.FormatUint(q.PausedNs/1000, 10)
+			out += q.TxBytes
+		}
+		m["SAI_PORT_STAT_IF_OUT_OCTETS"] = strconv.FormatUint(out, 10)
+		m["SAI_PORT_STAT_IF_IN_OCTETS"] = strconv.FormatUint(in, 10)
+		return m
+	}
+	ports := func(pat string) ([]int, bool, error) {
+		if strings.HasSuffix(pat, "*") {
+			var out []int
+			for i, p := range info.Ports {
+				if strings.HasPrefix(p.Name, strings.TrimSuffix(pat, "*")) {
+					out = append(out, i)
+				}
+			}
+			return out, true, nil
+		}
+		for i, p := range info.Ports {
+			if p.Name == pat || portAlias(i) == pat {
+				return []int{i}, false, nil
+			}
+		}
+		return nil, false, status.Errorf(codes.NotFound, "%v not a valid sonic interface", pat)
+	}
+	switch {
+	case len(n) == 1 && n[0] == "COUNTERS_PORT_NAME_MAP":
+		m := map[string]string{}
+		for i, p := range info.Ports {
+			m[p.Name] = oid(i, -1)
+		}
+		return m, nil
+	case len(n) == 1 && n[0] == "COUNTERS_QUEUE_NAME_MAP":
+		m := map[string]string{}
+		for i, p := range info.Ports {
+			for q := 0; q < simenv.NumQueues; q++ {
+				m[p.Name+":"+strconv.Itoa(q)] = oid(i, q)
+			}
+		}
+		return m, nil
+	case len(n) == 1 && n[0] == "COUNTERS":
+		m := map[string]map[string]string{}
+		for i, p := range info.Ports {
+			m[oid(i, -1)] = portFields(byPort[p.Name])
+			for _, q := range byPort[p.Name] {
+				m[oid(i, q.Key.Queue)] = queueFields(q)
+			}
+		}
+		return m, nil
+	case len(n) == 3 && n[0] == "COUNTERS" && n[2] == "Queues":
+		idx, wild, err := ports(n[1])
+		if err != nil {
+			return nil, err
+		}
+		m := map[string]map[string]string{}
+		for _, i := range idx {
+			name := info.Ports[i].Name
+			if wild {
+				name = portAlias(i)
+			}
+			for _, q := range byPort[info.Ports[i].Name] {
+				k := name + ":" + strconv.Itoa(q.Key.Queue)
+				m[k] = queueFields(q)
+				m[k+":periodic"] = map[string]string{"SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES": strconv.FormatInt(q.MaxQueueBytes, 10)}
+			}
+		}
+		return m, nil
+	case len(n) == 2 && n[0] == "COUNTERS":
+		idx, wild, err := ports(n[1])
+		if err != nil {
+			return nil, err
+		}
+		if !wild {
+			return portFields(byPort[info.Ports[idx[0]].Name]), nil
+		}
+		m := map[string]map[string]string{}
+		for _, i := range idx {
+			m[portAlias(i)] = portFields(byPort[info.Ports[i].Name])
+		}
+		return m, nil
+	}
+	return nil, status.Errorf(codes.NotFound, "%s is not a COUNTERS_DB path served here", strings.Join(n, "/"))
+}
+
+// sonicGet answers a Get.
+func (v *service) sonicGet(req *gnmi.GetRequest) (*gnmi.GetResponse, error) {
+	db, sw, err := v.sonicTarget(req.GetPrefix().GetTarget())
+	if err != nil {
+		return nil, err
+	}
+	tel, _, _ := v.s.r.telemetry(sw, false)
+	n := &gnmi.Notification{Timestamp: SimTimestamp(tel.Time), Prefix: req.GetPrefix()}
+	for _, p := range req.GetPath() {
+		u, err := v.sonicRead(db, sw, p, false)
+		if err != nil {
+			return nil, err
+		}
+		n.Update = append(n.Update, u)
+	}
+	return &gnmi.GetResponse{Notification: []*gnmi.Notification{n}}, nil
+}
+
+// sonicSubscribe serves one Subscribe RPC.
+func (v *service) sonicSubscribe(ctx context.Context, list *gnmi.SubscriptionList, send sendFunc, recvDone <-chan error) error {
+	db, sw, err := v.sonicTarget(list.GetPrefix().GetTarget())
+	if err != nil {
+		return err
+	}
+	interval := time.Duration(0)
+	for _, s := range list.GetSubscription() {
+		switch s.GetMode() {
+		case gnmi.SubscriptionMode_SAMPLE:
+			iv := time.Duration(s.GetSampleInterval())
+			if iv == 0 {
+				iv = v.s.cfg.DefaultSample
+			}
+			if list.GetMode() == gnmi.SubscriptionList_STREAM && iv < time.Second {
+				return status.Errorf(codes.InvalidArgument, "invalid interval %v: the minimum is 1s", iv)
+			}
+			if interval == 0 || iv < interval {
+				interval = iv
+			}
+		case gnmi.SubscriptionMode_ON_CHANGE:
+			if db != gnmipath.ConfigDB && list.GetMode() == gnmi.SubscriptionList_STREAM {
+				return status.Errorf(codes.InvalidArgument, "ON_CHANGE is not supported for %s", db)
+			}
+		default:
+			return status.Errorf(codes.InvalidArgument, "subscription mode %v is not supported (use SAMPLE)", s.GetMode())
+		}
+	}
+	read := func(consume bool) error {
+		tel, _, _ := v.s.r.telemetry(sw, false)
+		n := &gnmi.Notification{Timestamp: SimTimestamp(tel.Time), Prefix: list.GetPrefix()}
+		for _, s := range list.GetSubscription() {
+			u, err := v.sonicRead(db, sw, s.GetPath(), consume)
+			if err != nil {
+				return err
+			}
+			n.Update = append(n.Update, u)
+		}
+		return send(&gnmi.SubscribeResponse{Response: &gnmi.SubscribeResponse_Update{Update: n}})
+	}
+	cfgCh := v.s.r.configs.wait()
+	if err := read(true); err != nil {
+		return err
+	}
+	if err := sendSync(send); err != nil {
+		return err
+	}
+	if list.GetMode() != gnmi.SubscriptionList_STREAM {
+		return nil
+	}
+	var tick <-chan time.Time
+	if interval > 0 {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-recvDone:
+			return err
+		case <-cfgCh:
+			cfgCh = v.s.r.configs.wait()
+			if db == gnmipath.ConfigDB && interval == 0 {
+				if err := read(false); err != nil {
+					return err
+				}
+			}
+		case <-tick:
+			if err := read(true); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// sonicSet applies a Set as sonic-gnmi's config updater would.
+func (v *service) sonicSet(ctx context.Context, req *gnmi.SetRequest) (*gnmi.SetResponse, error) {
+	if !v.s.cfg.SonicNativeWrite {
+		return nil, status.Error(codes.Unimplemented, "Set is not supported: native write is disabled on this server (sonic-gnmi: start it with native write enabled)")
+	}
+	sw := -1
+	type op struct {
+		del      bool
+		t, k, f  string
+		val      *gnmi.TypedValue
+		describe string
+	}
+	var ops []op
+	var results []*gnmi.UpdateResult
+	add := func(del bool, p *gnmi.Path, val *gnmi.TypedValue, o gnmi.UpdateResult_Operation) error {
+		origin := p.GetOrigin()
+		if origin == "" {
+			origin = req.GetPrefix().GetOrigin()
+		}
+		el := gnmipath.FullElems(req.GetPrefix(), p)
+		d := gnmipath.Describe(req.GetPrefix(), p)
+		if origin != "sonic-db" {
+			return status.Errorf(codes.Unimplemented, "%s: writes need origin sonic-db (translib has no model for it)", d)
+		}
+		if len(el) < 3 || el[0].GetName() != gnmipath.ConfigDB {
+			return status.Errorf(codes.InvalidArgument, "%s: want /CONFIG_DB/<namespace>/TABLE/KEY[/FIELD]", d)
+		}
+		ns := el[1].GetName()
+		s := -1
+		var err error
+		if ns == "localhost" {
+			s, err = v.defaultSwitch()
+		} else {
+			s, err = v.switchNamed(ns)
+		}
+		if err != nil {
+			return err
+		}
+		if sw >= 0 && s != sw {
+			return status.Errorf(codes.InvalidArgument, "one Set must address one switch")
+		}
+		sw = s
+		rest := el[2:]
+		o2 := op{del: del, val: val, describe: d, t: rest[0].GetName()}
+		if len(rest) > 1 {
+			o2.k = rest[1].GetName()
+		}
+		if len(rest) > 2 {
+			o2.f = rest[2].GetName()
+		}
+		if len(rest) > 3 || (o2.k == "" && !del) {
+			return status.Errorf(codes.InvalidArgument, "%s: want TABLE/KEY[/FIELD]", d)
+		}
+		ops = append(ops, o2)
+		results = append(results, &gnmi.UpdateResult{Path: p, Op: o})
+		return nil
+	}
+	for _, p := range req.GetDelete() {
+		if err := add(true, p, nil, gnmi.UpdateResult_DELETE); err != nil {
+			return nil, err
+		}
+	}
+	for _, u := range append(append([]*gnmi.Update(nil), req.GetReplace()...), req.GetUpdate()...) {
+		if err := add(false, u.GetPath(), u.GetVal(), gnmi.UpdateResult_UPDATE); err != nil {
+			return nil, err
+		}
+	}
+	if sw < 0 {
+		return nil, status.Error(codes.InvalidArgument, "Set has no operations")
+	}
+	var setErr error
+	err := v.s.r.do(ctx, func() {
+		r := v.s.r
+		r.mu.Lock()
+		db, old, ver := r.sonic[sw].clone(), r.pub[sw].tree, r.pub[sw].ver
+		r.mu.Unlock()
+		for _, o := range ops {
+			switch {
+			case o.del && o.k == "":
+				delete(db, o.t)
+			case o.del && o.f == "":
+				delete(db[o.t], o.k)
+			case o.del:
+				delete(db[o.t][o.k], o.f)
+			case o.f != "":
+				var s string
+				if err := decodeJSONString(o.val, &s); err != nil {
+					setErr = status.Errorf(codes.InvalidArgument, "%s: %v; nothing changed", o.describe, err)
+					return
+				}
+				db.set(o.t, o.k, o.f, s)
+			default:
+				// a whole entry: the JSON patch replaces it
+				var fields map[string]string
+				if err := decodeJSONString(o.val, &fields); err != nil {
+					setErr = status.Errorf(codes.InvalidArgument, "%s: want a JSON object of string fields: %v; nothing changed", o.describe, err)
+					return
+				}
+				if db[o.t] == nil {
+					db[o.t] = map[string]map[string]string{}
+				}
+				db[o.t][o.k] = fields
+			}
+		}
+		if err := db.validate(); err != nil {
+			setErr = status.Errorf(codes.InvalidArgument, "config validation failed: %v; nothing changed", err)
+			return
+		}
+		t, err := db.tree()
+		if err != nil {
+			setErr = status.Errorf(codes.InvalidArgument, "config validation failed: %v; nothing changed", err)
+			return
+		}
+		p, err := r.prepareTree(sw, old, ver, t)
+		if err != nil {
+			setErr = err
+			return
+		}
+		if setErr = r.commitSet(sw, p, nil); setErr == nil {
+			r.mu.Lock()
+			r.sonic[sw] = db
+			r.mu.Unlock()
+		}
+	})
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "simulation not running: %v", err)
+	}
+	if setErr != nil {
+		return nil, setErr
+	}
+	return &gnmi.SetResponse{Prefix: req.GetPrefix(), Response: results, Timestamp: SimTimestamp(v.s.r.eng.Now())}, nil
+}
+
+// decodeJSONString reads a JSON or JSON_IETF value (or a plain string)
+// into x.
+func decodeJSONString(tv *gnmi.TypedValue, x any) error {
+	var b []byte
+	switch v := tv.GetValue().(type) {
+	case *gnmi.TypedValue_JsonIetfVal:
+		b = v.JsonIetfVal
+	case *gnmi.TypedValue_JsonVal:
+		b = v.JsonVal
+	case *gnmi.TypedValue_StringVal:
+		if s, ok := x.(*string); ok {
+			*s = v.StringVal
+			return nil
+		}
+		return fmt.Errorf("a string where a JSON object is wanted")
+	default:
+		return fmt.Errorf("value type %T is not supported (use JSON_IETF)", v)
+	}
+	return json.Unmarshal(b, x)
+}

@@ -1,0 +1,152 @@
+package simswitch
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/grpc/codes"
+
+	"github.com/ecntune/ecntune/agent/gnmipath"
+)
+
+func realSonic(t *testing.T, write bool, model string) string {
+	_, addr := start(t, "", func(c *Config) { c.Device, c.SonicNativeWrite, c.SonicBufferModel = "sonic", write, model })
+	return addr
+}
+
+func sonicGet(t *testing.T, addr, target, path string) (map[string]any, error) {
+	tg := dial(t, addr)
+	resp, err := tg.Get(ctx5(t), &gnmi.GetRequest{Prefix: &gnmi.Path{Target: target}, Path: []*gnmi.Path{{Elem: elems(t, path)}}, Encoding: gnmi.Encoding_JSON_IETF})
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(resp.GetNotification()[0].GetUpdate()[0].GetVal().GetJsonIetfVal(), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m, nil
+}
+
+func sonicSet(t *testing.T, addr string, ups ...*gnmi.Update) error {
+	tg := dial(t, addr)
+	_, err := tg.Set(ctx5(t), &gnmi.SetRequest{Prefix: &gnmi.Path{Origin: "sonic-db", Elem: elems(t, "/CONFIG_DB/localhost")}, Update: ups})
+	return err
+}
+
+// COUNTERS_DB as sonic-gnmi serves it: object ids with name maps, the
+// virtual paths keyed by alias (by name for one port) with periodic
+// watermarks; the per-queue path ecntune's idealised layout uses is not
+// there.
+func TestRealSonicCounters(t *testing.T) {
+	addr := realSonic(t, false, "static")
+	q, err := sonicGet(t, addr, "COUNTERS_DB", "/COUNTERS/Ethernet*/Queues")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := q["etp2:3"]; !ok {
+		t.Fatalf("queues not keyed by alias: %v", keysOf(q))
+	}
+	wm, ok := q["etp2:3:periodic"].(map[string]any)
+	if !ok || wm["SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES"] == nil {
+		t.Fatalf("no periodic watermark: %v", q["etp2:3:periodic"])
+	}
+	if v, ok := q["etp2:3"].(map[string]any)["SAI_QUEUE_STAT_PACKETS"].(string); !ok || v == "" {
+		t.Fatalf("counters are not strings: %v", q["etp2:3"])
+	}
+	one, err := sonicGet(t, addr, "COUNTERS_DB", "/COUNTERS/Ethernet1/Queues")
+	if err != nil || one["Ethernet1:3"] == nil {
+		t.Fatalf("one port's queues not keyed by name: %v %v", keysOf(one), err)
+	}
+	ports, err := sonicGet(t, addr, "COUNTERS_DB", "/COUNTERS/Ethernet*")
+	if err != nil || ports["etp1"] == nil || ports["etp1"].(map[string]any)["SAI_PORT_STAT_PFC_3_RX_PKTS"] == nil {
+		t.Fatalf("port counters: %v %v", keysOf(ports), err)
+	}
+	qmap, err := sonicGet(t, addr, "COUNTERS_DB", "/COUNTERS_QUEUE_NAME_MAP")
+	if err != nil || !strings.HasPrefix(qmap["Ethernet1:3"].(string), "oid:0x") {
+		t.Fatalf("queue name map: %v", err)
+	}
+	if _, err := sonicGet(t, addr, "COUNTERS_DB", "/COUNTERS/Ethernet1:3/SAI_QUEUE_STAT_PACKETS"); err == nil {
+		t.Fatal("COUNTERS/<port>:<q>/FIELD answered: real COUNTERS is keyed by object id")
+	}
+	if _, err := sonicGet(t, addr, "APPL_DB", "/PORT_TABLE"); err == nil {
+		t.Fatal("unknown database answered")
+	}
+}
+
+// Subscriptions: SAMPLE of at least 1 s; TARGET_DEFINED is refused.
+func TestRealSonicSubscribeRefusals(t *testing.T) {
+	addr := realSonic(t, false, "static")
+	for _, c := range []struct {
+		name string
+		sub  *gnmi.Subscription
+		msg  string
+	}{
+		{"target defined", &gnmi.Subscription{Path: &gnmi.Path{Elem: elems(t, "/COUNTERS/Ethernet*/Queues")}, Mode: gnmi.SubscriptionMode_TARGET_DEFINED}, "not supported"},
+		{"fast sample", &gnmi.Subscription{Path: &gnmi.Path{Elem: elems(t, "/COUNTERS/Ethernet*/Queues")}, Mode: gnmi.SubscriptionMode_SAMPLE, SampleInterval: uint64(100 * time.Millisecond)}, "minimum is 1s"},
+	} {
+		tg := dial(t, addr)
+		req := &gnmi.SubscribeRequest{Request: &gnmi.SubscribeRequest_Subscribe{Subscribe: &gnmi.SubscriptionList{
+			Prefix: &gnmi.Path{Target: "COUNTERS_DB"}, Mode: gnmi.SubscriptionList_STREAM, Subscription: []*gnmi.Subscription{c.sub}}}}
+		rc, ec := tg.SubscribeChan(ctx5(t), req, c.name)
+		select {
+		case e := <-ec:
+			wantCode(t, e.Err, codes.InvalidArgument, c.msg)
+		case r := <-rc:
+			t.Fatalf("%s: answered %v", c.name, r)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: no answer", c.name)
+		}
+		tg.StopSubscription(c.name)
+	}
+}
+
+// Writes: refused without native write; with it, the config updater's
+// JSON patch semantics (a whole entry replaces the old one, a field
+// patches it) checked against SONiC's YANG; under the dynamic buffer
+// model there is no lossless profile to write.
+func TestRealSonicWrites(t *testing.T) {
+	ro := realSonic(t, false, "static")
+	wantCode(t, sonicSet(t, ro, upd(t, "/WRED_PROFILE/ecn-Ethernet1-q3/green_min_threshold", `"300000"`)), codes.Unimplemented, "native write")
+
+	addr := realSonic(t, true, "static")
+	if err := sonicSet(t, addr, upd(t, "/WRED_PROFILE/ecn-Ethernet1-q3/green_min_threshold", `"300000"`)); err != nil {
+		t.Fatalf("field write: %v", err)
+	}
+	e, _ := sonicGet(t, addr, "CONFIG_DB", "/WRED_PROFILE/ecn-Ethernet1-q3")
+	if e["green_min_threshold"] != "300000" || e["green_max_threshold"] == nil {
+		t.Fatalf("field write lost the entry's other fields: %v", e)
+	}
+	// a whole QUEUE entry replaces it: the scheduler is gone
+	if err := sonicSet(t, addr, upd(t, "/QUEUE/Ethernet1|3", `{"wred_profile": "ecn-Ethernet1-q3"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if q, _ := sonicGet(t, addr, "CONFIG_DB", "/QUEUE/Ethernet1|3"); q["scheduler"] != nil {
+		t.Fatalf("whole-entry write kept the scheduler: %v", q)
+	}
+	// a BUFFER_PROFILE written whole without its pool is refused
+	wantCode(t, sonicSet(t, addr, upd(t, "/BUFFER_PROFILE/"+gnmipath.PGProfileName("Ethernet1", 3), `{"xoff": "60000", "size": "63072"}`)),
+		codes.InvalidArgument, "pool is mandatory")
+	// min above max, on a profile no queue uses
+	wantCode(t, sonicSet(t, addr, upd(t, "/WRED_PROFILE/spare", `{"green_min_threshold": "900000", "green_max_threshold": "100000"}`)),
+		codes.InvalidArgument, "above green_max_threshold")
+
+	dyn := realSonic(t, true, "dynamic")
+	pg, _ := sonicGet(t, dyn, "CONFIG_DB", "/BUFFER_PG")
+	if v, _ := pg["Ethernet1|3"].(map[string]any); v["profile"] != "NULL" {
+		t.Fatalf("dynamic model BUFFER_PG %v", pg)
+	}
+	if _, err := sonicGet(t, dyn, "CONFIG_DB", "/BUFFER_PROFILE"); err == nil {
+		t.Fatal("dynamic model has lossless profiles in CONFIG_DB")
+	}
+}
+
+func keysOf(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
