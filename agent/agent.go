@@ -302,6 +302,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 			decs = nil
 		} else {
 			a.o.Instruments.Decisions.Add(float64(len(decs)))
+			holdUndecidable(obs, decs)
 		}
 	}
 	recs := a.recommend(now, obs, decs)
@@ -385,6 +386,20 @@ func (a *Agent) decide(obs []env.Observation) (decs []policy.Decision, err error
 		}
 	}()
 	return a.o.Policy.Decide(obs), nil
+}
+
+// holdUndecidable makes every queue whose switch exports no congestion
+// signal at all (no ECN marks, no queue length, no PFC frames: see
+// env.Decidable) hold its setting, saying why: a policy cannot tell such a
+// queue busy from idle.
+func holdUndecidable(obs []env.Observation, decs []policy.Decision) {
+	for i := range obs {
+		if env.Decidable(obs[i].Missing) {
+			continue
+		}
+		decs[i].Setting, decs[i].Action, decs[i].Confidence = obs[i].Current, env.ActionHold, 0
+		decs[i].Reason = "hold: too little telemetry to decide (the switch exports no ECN marks, no queue length and no PFC frames)"
+	}
 }
 
 func keyLess(a, b env.QueueKey) bool {

@@ -18,7 +18,7 @@
 //     counters went backwards, whose timestamp did not advance or whose link
 //     rate is not positive and finite, yield an Observation with Valid false
 //     and a Problem naming the cause; policies hold on it.
-//   - Observation.Features follows SpecVersion (obs-v2) and the action
+//   - Observation.Features follows SpecVersion (obs-v3) and the action
 //     indices follow ActionSpecVersion (act-v2); a model records both and
 //     refuses to run under others. Byte figures of the catalogue are stated
 //     at 100 Gb/s (units.RefRateBps) and scaled linearly to the port rate.

@@ -77,3 +77,50 @@ var DeviceTelemetry = map[string]Telemetry{
 	// lengths or marks in bytes; headroom per forwarding complex only
 	"nokia-srl": TelMarkedBytes | TelAvgQueue | TelMaxQueue | TelCurQueue | TelPausedTime | TelXoff | TelHeadroom | TelBuffer,
 }
+
+// Mask makes q look as a switch lacking t exports it: the fields t names
+// are zeroed and t is added to q.Missing (for training and evaluating a
+// policy under a device profile's feature set).
+func (t Telemetry) Mask(q *QueueSample) {
+	if t == 0 {
+		return
+	}
+	q.Missing |= t
+	if t.Has(TelMarkedPkts) {
+		q.MarkedPkts = 0
+	}
+	if t.Has(TelMarkedBytes) {
+		q.MarkedBytes = 0
+	}
+	if t.Has(TelMaxQueue) {
+		q.MaxQueueBytes = 0
+	}
+	if t.Has(TelAvgQueue) {
+		q.AvgQueueBytes = 0
+	}
+	if t.Has(TelCurQueue) {
+		q.CurQueueBytes = 0
+	}
+	if t.Has(TelPFCFrames) {
+		q.PauseRx, q.PauseTx = 0, 0
+	}
+	if t.Has(TelPausedTime) {
+		q.PausedNs = 0
+	}
+	if t.Has(TelXoff) {
+		q.XoffBytes = 0
+	}
+	if t.Has(TelHeadroom) {
+		q.MinHeadroomBytes = 0
+	}
+	if t.Has(TelBuffer) {
+		q.BufferBytes = 0
+	}
+}
+
+// Decidable reports whether a queue lacking m still shows congestion at
+// all: ECN marks, a queue length or PFC frames. Without any of them a
+// policy cannot tell a busy queue from an idle one, and holds.
+func Decidable(m Telemetry) bool {
+	return !m.Has(TelMarkedPkts|TelMarkedBytes) || !m.Has(TelMaxQueue|TelAvgQueue|TelCurQueue) || !m.Has(TelPFCFrames)
+}

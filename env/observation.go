@@ -49,6 +49,15 @@ import "strconv"
 //	5  valid          1 when this interval was measured           {0, 1}
 //	6  fabric         1 when the port faces another switch        {0, 1}
 //	7  peer_known     1 when what the port faces is known         {0, 1}
+//	8  marks_known    1 when the switch exports ECN marks         {0, 1}
+//	9  qlen_known     1 when it exports a queue length            {0, 1}
+//	10 pfc_known      1 when it exports PFC frames                {0, 1}
+//	11 paused_known   1 when it exports paused time               {0, 1}
+//
+// (obs-v3 adds 8-11: a switch that does not export a feature reads 0 there,
+// which must not look like "no congestion"; see QueueSample.Missing. Where
+// a queue's switch lacks one queue length the others stand in: the max
+// for a missing average, the average or current length for a missing max.)
 //
 // (fabric and peer_known come from QueueSample.Peer: the simulator knows
 // it; for a real switch the agent takes it from the target's
@@ -62,13 +71,13 @@ import "strconv"
 //
 // Why obs-v2 tells the policy the port's peer, with the measurement that
 // decided it, is in env/DESIGN.md.
-const SpecVersion = "obs-v2"
+const SpecVersion = "obs-v3"
 
 // Layout constants of SpecVersion.
 const (
 	HistoryLen       = 4
 	IntervalFeatures = 8
-	SettingFeatures  = 8
+	SettingFeatures  = 12
 	NumFeatures      = HistoryLen*IntervalFeatures + SettingFeatures
 )
 
@@ -94,6 +103,10 @@ const (
 	FeatValid
 	FeatFabric
 	FeatPeerKnown
+	FeatMarksKnown
+	FeatQlenKnown
+	FeatPFCKnown
+	FeatPausedKnown
 )
 
 // FeatureNames returns the name of every index of Features, in order, for
@@ -106,7 +119,8 @@ func FeatureNames() []string {
 			names = append(names, n+"_t-"+strconv.Itoa(b))
 		}
 	}
-	return append(names, "kmin", "kmax", "pmax", "kmax_xoff", "xoff_known", "valid", "fabric", "peer_known")
+	return append(names, "kmin", "kmax", "pmax", "kmax_xoff", "xoff_known", "valid", "fabric", "peer_known",
+		"marks_known", "qlen_known", "pfc_known", "paused_known")
 }
 
 // Metrics are the interval figures of one queue, decoded from two
@@ -155,4 +169,7 @@ type Observation struct {
 	Problem string `json:"problem,omitempty"`
 	// TimeNs is the timestamp of the Snapshot this observation ends at.
 	TimeNs int64 `json:"time_ns"`
+	// Missing is the optional telemetry the queue's switch does not export
+	// (QueueSample.Missing).
+	Missing Telemetry `json:"missing,omitempty"`
 }

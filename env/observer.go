@@ -155,6 +155,7 @@ func (o *Observer) Observe(s Snapshot) []Observation {
 		ob.Valid = st.valid
 		ob.Problem = st.problem
 		ob.TimeNs = s.TimeNs
+		ob.Missing = q.Missing
 		ob.Features = feats[i*NumFeatures : (i+1)*NumFeatures : (i+1)*NumFeatures]
 		o.fill(ob.Features, st, q)
 	}
@@ -246,6 +247,9 @@ func (o *Observer) metrics(q *QueueSample, c, p counters, dtNs int64) Metrics {
 	avgQ := finiteNonNeg(q.AvgQueueBytes)
 	maxQ := math.Max(float64(q.MaxQueueBytes), float64(q.CurQueueBytes))
 	maxQ = math.Max(finiteNonNeg(maxQ), avgQ)
+	if q.Missing.Has(TelAvgQueue) && !q.Missing.Has(TelMaxQueue|TelCurQueue) {
+		avgQ = maxQ // no average exported: the peak stands in
+	}
 	m.AvgQueueFrac = avgQ / ref
 	m.MaxQueueFrac = maxQ / ref
 	m.AvgDelayNs = avgQ * 8 / rate * 1e9
@@ -338,4 +342,13 @@ func (o *Observer) fill(f []float32, st *queueState, q *QueueSample) {
 	case PeerHost:
 		f[FeatPeerKnown] = 1
 	}
+	known := func(i int, t Telemetry) {
+		if !q.Missing.Has(t) {
+			f[i] = 1
+		}
+	}
+	known(FeatMarksKnown, TelMarkedPkts|TelMarkedBytes)
+	known(FeatQlenKnown, TelMaxQueue|TelAvgQueue|TelCurQueue)
+	known(FeatPFCKnown, TelPFCFrames)
+	known(FeatPausedKnown, TelPausedTime)
 }

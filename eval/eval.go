@@ -53,6 +53,10 @@ type Options struct {
 	// HidePeer tells the policies no queue's peer (as an agent without
 	// fabric-ports does): gym.Options.HidePeer.
 	HidePeer bool
+	// Missing makes every queue look as a switch lacking this telemetry
+	// exports it (gym.Options.Missing): the figures under a device
+	// profile's feature set (env.DeviceTelemetry).
+	Missing env.Telemetry
 	// OracleCatalogue lists extra fixed settings (catalogue grid indices
 	// (kmax level, kmin ratio, pmax level)) that static:best tries besides
 	// the presets (nil: DefaultOracleGrid).
@@ -552,7 +556,7 @@ func runJob(sc Scenario, j job, opt Options, shared map[string]policy.Policy) (R
 		}
 		pol = p
 	}
-	return play(sc, pol, j.spec, j.seed, gym.Options{Interval: opt.Interval, HidePeer: opt.HidePeer})
+	return play(sc, pol, j.spec, j.seed, gym.Options{Interval: opt.Interval, HidePeer: opt.HidePeer, Missing: opt.Missing})
 }
 
 // Play runs one episode of sc with seed under pol and summarises it.

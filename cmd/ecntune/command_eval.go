@@ -7,9 +7,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/eval"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/scenario"
@@ -24,6 +27,7 @@ func newEvalCmd() *cobra.Command {
 		db                  string
 		duration, interval  string
 		hidePeer, frontier  bool
+		device              string
 		wide                bool
 	)
 	cmd := &cobra.Command{
@@ -81,8 +85,13 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 			if workers == 0 {
 				workers = runtime.GOMAXPROCS(0)
 			}
+			missing, ok := env.DeviceTelemetry[device]
+			if !ok {
+				return fmt.Errorf("--device %q: unknown (allowed: %s)", device, strings.Join(deviceNames(), ", "))
+			}
 			res, err := eval.RunAll(scs, policies, eval.Options{Seeds: seeds, Workers: workers, Interval: dt, HidePeer: hidePeer, Frontier: frontier,
-				Lookup: policyResolver(db).Lookup})
+				Missing: missing,
+				Lookup:  policyResolver(db).Lookup})
 			if err != nil {
 				return err
 			}
@@ -117,6 +126,7 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 	f.BoolVar(&frontier, "frontier", false, "also run static:best's fixed settings (presets and a catalogue grid) without listing static:best, "+
 		"so that every policy gets its frontier ratio: its small-flow p99 over the best fixed setting's that keeps 98% of its large-flow goodput")
 	f.BoolVar(&hidePeer, "hide-peer", false, "tell policies no port's peer (host or switch), as an agent without fabric-ports does")
+	f.StringVar(&device, "device", "ecntune", "judge policies with the telemetry this kind of switch exports ("+strings.Join(deviceNames(), ", ")+"): the others are masked as missing")
 	f.StringVar(&interval, "interval", "", "control interval Δ, e.g. 1ms (default: min(500µs, duration/25))")
 	f.StringVar(&db, "db", "", "model registry for model:NAME (default $ECNTUNE_DB or "+modelsDefaultDB+")")
 	return cmd
@@ -183,3 +193,13 @@ func writeEvalPlots(res *eval.Result, dir string) error {
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 func fileSafe(s string) string { return unsafeChars.ReplaceAllString(s, "_") }
+
+// deviceNames lists env.DeviceTelemetry's profiles, sorted.
+func deviceNames() []string {
+	out := make([]string, 0, len(env.DeviceTelemetry))
+	for n := range env.DeviceTelemetry {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

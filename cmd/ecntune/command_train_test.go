@@ -180,7 +180,7 @@ func TestParseRandomise(t *testing.T) {
 		`{"load_min":`:      "--randomise",
 		`{} {}`:             "one JSON object",
 		`{"off":true}`:      "--no-randomise",
-		`{"load_min":0,"load_max":0,"fanin_min":0,"fanin_max":0,"size_min":0,"size_max":0,"host_rates":[],"add_incast":0,"random_start":false,"hide_peer":0}`: "every perturbation is zero",
+		`{"load_min":0,"load_max":0,"fanin_min":0,"fanin_max":0,"size_min":0,"size_max":0,"host_rates":[],"add_incast":0,"random_start":false,"hide_peer":0,"drop_telemetry":0}`: "every perturbation is zero",
 	} {
 		if _, err := parseRandomise(js, false); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("--randomise %s: err = %v, want %q", js, err, want)

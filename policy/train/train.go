@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,13 +56,18 @@ type Randomisation struct {
 	// is known (gym.Options.HidePeer): the policy then also learns
 	// what to do for a switch whose agent has no fabric-ports.
 	HidePeer float64 `json:"hide_peer,omitempty"`
+	// DropTelemetry is the probability of an episode in which every queue
+	// lacks the optional telemetry of one kind of switch (a device profile
+	// of env.DeviceTelemetry, or a random subset of the optional features):
+	// feature dropout, so that one model serves every profile.
+	DropTelemetry float64 `json:"drop_telemetry,omitempty"`
 }
 
 // IsZero reports whether r sets nothing, not even Off: a Config with such
 // a Randomisation trains with DefaultRandomisation.
 func (r Randomisation) IsZero() bool {
 	return !r.Off && r.LoadMin == 0 && r.LoadMax == 0 && r.FaninMin == 0 && r.FaninMax == 0 && r.SizeMin == 0 &&
-		r.SizeMax == 0 && len(r.HostRates) == 0 && r.AddIncast == 0 && !r.RandomStart && r.HidePeer == 0
+		r.SizeMax == 0 && len(r.HostRates) == 0 && r.AddIncast == 0 && !r.RandomStart && r.HidePeer == 0 && r.DropTelemetry == 0
 }
 
 // Config is everything a training run depends on.
@@ -163,10 +169,11 @@ func DefaultReward() env.RewardWeights {
 
 // DefaultRandomisation: loads ×0.5..1.5, fan-in ×0.5..1.5, incast sizes
 // ×0.5..2, hosts at 25, 50, 100 or 200 Gb/s, an extra incast in 30% of the
-// episodes, random starting settings, the peer hidden in 20%.
+// episodes, random starting settings, the peer hidden in 20%, a device
+// profile's telemetry missing in 40%.
 func DefaultRandomisation() Randomisation {
 	return Randomisation{LoadMin: 0.5, LoadMax: 1.5, FaninMin: 0.5, FaninMax: 1.5, SizeMin: 0.5, SizeMax: 2,
-		HostRates: []float64{25e9, 50e9, 100e9, 200e9}, AddIncast: 0.3, RandomStart: true, HidePeer: 0.2}
+		HostRates: []float64{25e9, 50e9, 100e9, 200e9}, AddIncast: 0.3, RandomStart: true, HidePeer: 0.2, DropTelemetry: 0.4}
 }
 
 func checkPair(name string, lo, hi float64) error {
@@ -230,6 +237,9 @@ func (c Config) Validate() error {
 	}
 	if !(r.AddIncast >= 0 && r.AddIncast <= 1) {
 		return fmt.Errorf("train: randomisation add_incast %g: allowed [0, 1]", r.AddIncast)
+	}
+	if !(r.DropTelemetry >= 0 && r.DropTelemetry <= 1) {
+		return fmt.Errorf("train: randomisation drop_telemetry %g: allowed [0, 1]", r.DropTelemetry)
 	}
 	if !(r.HidePeer >= 0 && r.HidePeer <= 1) {
 		return fmt.Errorf("train: randomisation hide_peer %g: allowed [0, 1]", r.HidePeer)
@@ -562,7 +572,7 @@ func episodeConfig(c Config, sc simenv.Config) simenv.Config {
 // greedyScore runs one greedy episode of cfg (unperturbed) with net and
 // returns the mean reward per measured queue-interval.
 func greedyScore(c Config, sc simenv.Config, net *rl.Net) (float64, error) {
-	out, err := playEpisode(c, episodeConfig(c, sc), EvalSeed, greedyActor{net: net}, false, false)
+	out, err := playEpisode(c, episodeConfig(c, sc), EvalSeed, greedyActor{net: net}, false, false, 0)
 	if err != nil {
 		return 0, err
 	}
@@ -642,6 +652,38 @@ func episodeRNG(seed uint64, ep int) *rand.Rand {
 	return rand.New(rand.NewPCG(seed^0x5851f42d4c957f2d, uint64(ep)*0x9e3779b97f4a7c15+1))
 }
 
+// dropoutProfiles are the device profiles' feature sets, in a fixed order
+// (training is deterministic).
+var dropoutProfiles = func() []env.Telemetry {
+	names := make([]string, 0, len(env.DeviceTelemetry))
+	for n, m := range env.DeviceTelemetry {
+		if m != 0 {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	out := make([]env.Telemetry, len(names))
+	for i, n := range names {
+		out[i] = env.DeviceTelemetry[n]
+	}
+	return out
+}()
+
+// dropout picks the telemetry an episode lacks: three times in four a
+// device profile's, otherwise each optional feature with probability 1/2.
+func dropout(rng *rand.Rand) env.Telemetry {
+	if len(dropoutProfiles) > 0 && rng.IntN(4) > 0 {
+		return dropoutProfiles[rng.IntN(len(dropoutProfiles))]
+	}
+	var m env.Telemetry
+	for b := env.Telemetry(1); b <= env.AllTelemetry; b <<= 1 {
+		if b&env.AllTelemetry != 0 && rng.IntN(2) == 0 {
+			m |= b
+		}
+	}
+	return m &^ env.TelPortSpeed // the rate is never missing (it is required)
+}
+
 // runEpisode plays training episode ep.
 func runEpisode(c Config, ep int, a actor) (episodeOut, error) {
 	rng := episodeRNG(c.Seed, ep)
@@ -651,9 +693,13 @@ func runEpisode(c Config, ep int, a actor) (episodeOut, error) {
 		cfg = perturb(c.Randomise, cfg, rng)
 	}
 	hide := !c.Randomise.Off && c.Randomise.HidePeer > 0 && rng.Float64() < c.Randomise.HidePeer
+	var missing env.Telemetry
+	if !c.Randomise.Off && c.Randomise.DropTelemetry > 0 && rng.Float64() < c.Randomise.DropTelemetry {
+		missing = dropout(rng)
+	}
 	cfg = episodeConfig(c, cfg)
 	a.seed(rng.Uint64())
-	out, err := playEpisode(c, cfg, rng.Uint64(), a, true, hide)
+	out, err := playEpisode(c, cfg, rng.Uint64(), a, true, hide, missing)
 	if err != nil {
 		return out, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
@@ -703,9 +749,9 @@ func (greedyActor) value([][]float32) ([]float32, error) { return nil, nil }
 
 // playEpisode runs one episode with actor a; record keeps what the
 // learner needs; hidePeer leaves every queue's Peer unknown.
-func playEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record, hidePeer bool) (episodeOut, error) {
+func playEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record, hidePeer bool, missing env.Telemetry) (episodeOut, error) {
 	var out episodeOut
-	e, err := gym.New(cfg, gym.Options{Interval: c.Interval, Reward: c.Reward, HidePeer: hidePeer})
+	e, err := gym.New(cfg, gym.Options{Interval: c.Interval, Reward: c.Reward, HidePeer: hidePeer, Missing: missing})
 	if err != nil {
 		return out, err
 	}

@@ -39,6 +39,10 @@ type Options struct {
 	// from a switch whose agent has no fabric-ports (training teaches that
 	// case with it); rewards still use the true peer.
 	HidePeer bool
+	// Missing makes every queue look as a switch lacking this telemetry
+	// exports it (env.Telemetry.Mask): how a policy fares under a device
+	// profile's feature set, and the feature dropout of training.
+	Missing env.Telemetry
 }
 
 // StepInfo carries ground truth for evaluation. A policy must not read it:
@@ -315,6 +319,7 @@ func (e *Env) observe() []env.Observation {
 			if e.opts.HidePeer {
 				snap.Queues[i].Peer = env.PeerUnknown
 			}
+			e.opts.Missing.Mask(&snap.Queues[i])
 		}
 		out = append(out, e.obs.Observe(snap)...)
 	}
