@@ -6,7 +6,7 @@ import "strconv"
 // Metrics field and of every index of Observation.Features. A model records
 // the SpecVersion it was trained with and refuses to run on another.
 //
-// # Observation spec obs-v2
+// # Observation spec obs-v3
 //
 // Every figure is a delta over the interval Δ between two consecutive
 // Snapshots of the same queue, normalised so that one policy reads the same

@@ -139,7 +139,7 @@ func sameRewards(t *testing.T, step int, keys []env.QueueKey, got, want []float6
 	}
 }
 
-// checkRanges checks the documented ranges of obs-v2 (observation.go).
+// checkRanges checks the documented ranges of obs-v3 (observation.go).
 func checkRanges(t *testing.T, step int, obs []env.Observation) {
 	t.Helper()
 	for _, ob := range obs {
