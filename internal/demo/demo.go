@@ -87,9 +87,12 @@ type Demo struct {
 // FirstRecommendation is when the agent's first recommendations appeared,
 // counted from Start.
 type FirstRecommendation struct {
-	Wall      time.Duration `json:"wall_ns"`
-	Simulated simenv.Time   `json:"simulated_ps"`
+	Wall      time.Duration `json:"-"`
+	Simulated simenv.Time   `json:"-"`
 	Queues    int           `json:"queues"`
+	// WallNs and SimulatedNs are Wall and Simulated in nanoseconds (JSON).
+	WallNs      int64 `json:"wall_ns"`
+	SimulatedNs int64 `json:"simulated_ns"`
 }
 
 // Status is what GET /demo answers: the simulated fabric's state.
@@ -348,6 +351,7 @@ func (d *Demo) watchFirst(ctx context.Context, onFirst func(FirstRecommendation)
 		}
 		now, _ := d.srv.Status()
 		f := FirstRecommendation{Wall: time.Since(d.start), Simulated: now - d.sim0, Queues: len(recs)}
+		f.WallNs, f.SimulatedNs = f.Wall.Nanoseconds(), f.Simulated.Duration().Nanoseconds()
 		d.mu.Lock()
 		d.first = &f
 		d.mu.Unlock()

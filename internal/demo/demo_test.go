@@ -124,7 +124,7 @@ func TestDemoRecommendsKeepsTrafficAndStops(t *testing.T) {
 		}
 		var st Status
 		getJSON(t, d.URL()+"demo", &st)
-		if st.ScenarioEnded || !st.Loop || st.FirstRecommend == nil || st.Switches != 3 {
+		if st.ScenarioEnded || !st.Loop || st.FirstRecommend == nil || st.FirstRecommend.SimulatedNs != first.Simulated.Duration().Nanoseconds() || st.Switches != 3 {
 			t.Errorf("closed=%v: /demo %+v", closed, st)
 		}
 		resp, err := http.Get(d.URL() + "healthz")
