@@ -80,6 +80,7 @@ type Agent struct {
 	mu       sync.Mutex
 	latest   map[env.QueueKey]env.Observation // newest observation per queue since the last interval
 	lastSeen map[string]time.Time
+	heard    map[string]bool                 // targets that have sent a snapshot (health)
 	tinfo    map[string]*TargetInfo          // guarded by mu
 	recs     map[env.QueueKey]Recommendation // newest recommendation per queue (HTTP)
 	lastPlan []Change
@@ -107,6 +108,7 @@ func New(o Options) (*Agent, error) {
 	if o.Instruments == nil {
 		o.Instruments = NewInstruments()
 	}
+	o.Instruments.SetPerQueue(o.Config.MetricsQueues)
 	if o.SetTimeout <= 0 {
 		o.SetTimeout = 5 * time.Second
 	}
@@ -255,11 +257,16 @@ func (a *Agent) Ingest(s env.Snapshot) {
 		}
 	}
 	s.Queues = kept
+	a.o.Instruments.snapshot(&s)
 	now := a.o.Clock()
 	obs := a.o.Observer.Observe(s)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.lastSeen[s.Target] = now
+	if a.heard == nil {
+		a.heard = map[string]bool{}
+	}
+	a.heard[s.Target] = true
 	a.noteMissing(s)
 	a.guard.Seen(s.Target, now.UnixNano())
 	a.o.Instruments.Snapshots.WithLabelValues(s.Target).Inc()
@@ -425,12 +432,13 @@ func (a *Agent) recommend(now time.Time, obs []env.Observation, decs []policy.De
 		if f := o.MinHeadroomBytes; f > 0 && r.Recommended.HeadroomBytes > 0 && r.Recommended.HeadroomBytes < f {
 			r.Recommended.HeadroomBytes = f // never below the lossless floor
 		}
-		have := false
 		if a.reward != nil && o.Valid {
-			r.Reward, have = a.reward(o.Metrics), true
+			r.Reward = a.reward(o.Metrics)
 		}
 		recs[i] = r
-		a.o.Instruments.observe(o, &d.Setting, r.Reward, have)
+	}
+	if len(obs) > 0 {
+		a.o.Instruments.interval(obs, recs, a.reward != nil)
 	}
 	a.mu.Lock()
 	for _, r := range recs {

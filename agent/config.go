@@ -63,6 +63,11 @@ type Config struct {
 	// guard falls back to; resolved by the caller into Guardrails.
 	FallbackPreset string
 	SafePreset     string
+
+	// MetricsQueues is how many queues get per-queue Prometheus series
+	// (the most congested ones each interval; see METRICS.md): 0 means
+	// DefaultMetricsQueues, AllQueues every queue (key metrics-queues: all).
+	MetricsQueues int
 }
 
 // TargetConfig describes one switch, in gnmic's style.
@@ -113,6 +118,7 @@ type fileConfig struct {
 	SampleInterval string                `yaml:"sample-interval"`
 	DB             string                `yaml:"db"`
 	Metrics        *string               `yaml:"metrics"`
+	MetricsQueues  string                `yaml:"metrics-queues"`
 	Registry       string                `yaml:"registry"`
 	Owner          string                `yaml:"owner"`
 	Retention      string                `yaml:"retention"`
@@ -408,6 +414,9 @@ func (c *Config) parseRun(f *fileConfig) error {
 		c.Metrics = "127.0.0.1:9273"
 	} else {
 		c.Metrics = *f.Metrics
+	}
+	if c.MetricsQueues, err = parseMetricsQueues(f.MetricsQueues); err != nil {
+		return err
 	}
 	if c.Owner == "" {
 		h, _ := os.Hostname()
@@ -1009,4 +1018,21 @@ func parseBounds(field string, b fileBounds) (RateBounds, error) {
 	}
 	rb.PmaxMin, rb.PmaxMax = b.Pmax[0], b.Pmax[1]
 	return rb, nil
+}
+
+// parseMetricsQueues reads the metrics-queues key: a number of queues
+// (at least 1, at most MaxMetricsQueues) or all.
+func parseMetricsQueues(v string) (int, error) {
+	v = strings.TrimSpace(v)
+	switch v {
+	case "":
+		return DefaultMetricsQueues, nil
+	case "all":
+		return AllQueues, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > MaxMetricsQueues {
+		return 0, fmt.Errorf("metrics-queues: %q: want a number of queues from 1 to %d (the most congested get per-queue series) or all", v, MaxMetricsQueues)
+	}
+	return n, nil
 }

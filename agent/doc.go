@@ -24,4 +24,11 @@
 // setting, raises an external-writer alarm and leaves the queue alone for
 // guardrails.external-hold instead of fighting over it. Give each switch to
 // one agent configuration; the yield is the safety net, not the partition.
+//
+// Metrics: Instruments keep per-queue Prometheus series only for the
+// metrics-queues most congested queues of each interval (default 20) and
+// per-target aggregates for all, so that 10,000 queues stay near 3,000
+// series; METRICS.md lists every series with its labels. /healthz fails
+// (503, one reason a line) when a target's telemetry is older than
+// HealthStaleIntervals intervals or no target has sent any.
 package agent

@@ -57,9 +57,7 @@ func (a *Agent) Handler() http.Handler {
 	mux.HandleFunc("/targets", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, a.Targets())
 	})
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte("ok\n"))
-	})
+	mux.HandleFunc("/healthz", a.healthz)
 	return mux
 }
 

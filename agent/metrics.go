@@ -1,20 +1,52 @@
 package agent
 
 import (
+	"math"
+	"regexp"
+	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ecntune/ecntune/env"
 )
 
+// Per-queue series bounds (Config.MetricsQueues; see METRICS.md).
+const (
+	// DefaultMetricsQueues is how many queues get per-queue series when
+	// the configuration does not say: the most congested each interval.
+	DefaultMetricsQueues = 20
+	// MaxMetricsQueues is the most a number in metrics-queues may ask for
+	// (all is not bounded).
+	MaxMetricsQueues = 1000
+	// AllQueues gives every queue its per-queue series.
+	AllQueues = -1
+)
+
 // Instruments are the agent's Prometheus series, on a registry of their own.
+//
+// Per-queue series (labels target, port, queue) exist only for the
+// queues shown: the PerQueue most congested ones of the last interval
+// (highest average queue depth, then paused fraction), or every queue
+// with AllQueues; a queue that leaves the set loses its series. Per-target
+// aggregates (label target) cover every queue. METRICS.md lists them all
+// with their labels and the series count at 10,000 queues.
 type Instruments struct {
 	Registry *prometheus.Registry
 
-	recKmin, recKmax, recPmax *prometheus.GaugeVec
-	curKmin, curKmax, curPmax *prometheus.GaugeVec
-	reward, util, pause       *prometheus.GaugeVec
+	recKmin, recKmax, recPmax, recHeadroom *prometheus.GaugeVec
+	curKmin, curKmax, curPmax, curHeadroom *prometheus.GaugeVec
+	reward, util, pause                    *prometheus.GaugeVec
+	depth, maxDepth, markFrac, confidence  *prometheus.GaugeVec
+
+	tQueues, tDepthMax, tDepthMean, tPausedMax, tPausedMean *prometheus.GaugeVec
+	tMarkMax, tMarkMean, tUtilMean                          *prometheus.GaugeVec
+	tConfMin, tConfMean, tToChange                          *prometheus.GaugeVec
+	tKmin, tKmax, tPmax, tHeadroom                          *prometheus.GaugeVec
+	tTxBytes, tMarkedBytes, tDropBytes, tPauseFrames        *prometheus.CounterVec
+	shownQueues                                             prometheus.Gauge
+	confHist                                                prometheus.Histogram
 
 	Decisions  prometheus.Counter
 	Ticks      prometheus.Counter
@@ -36,9 +68,21 @@ type Instruments struct {
 	// Missing is 1 for each optional telemetry feature a target's
 	// switch does not export (the names of env.Telemetry).
 	Missing *prometheus.GaugeVec
+
+	collectors []prometheus.Collector // everything registered
+
+	mu       sync.Mutex
+	perQueue int                       // queues shown (AllQueues: every one)
+	shown    map[env.QueueKey]bool     // queues with per-queue series
+	prev     map[env.QueueKey]counters // last cumulative counters per queue
 }
 
-// NewInstruments creates the series on a new registry.
+// counters are the cumulative switch counters the per-target totals
+// follow.
+type counters struct{ tx, marked, drop, pauseTx, pauseRx uint64 }
+
+// NewInstruments creates the series on a new registry, showing
+// DefaultMetricsQueues queues.
 func NewInstruments() *Instruments {
 	q := []string{"target", "port", "queue"}
 	gv := func(name, help string, labels ...string) *prometheus.GaugeVec {
@@ -47,17 +91,51 @@ func NewInstruments() *Instruments {
 	cv := func(name, help string, labels ...string) *prometheus.CounterVec {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "ecntune", Name: name, Help: help}, labels)
 	}
+	const shownNote = " (shown queues only: the most congested, see metrics-queues)"
 	m := &Instruments{
-		Registry: prometheus.NewRegistry(),
-		recKmin:  gv("queue_recommended_kmin_bytes", "Kmin the policy recommends.", q...),
-		recKmax:  gv("queue_recommended_kmax_bytes", "Kmax the policy recommends.", q...),
-		recPmax:  gv("queue_recommended_pmax", "Pmax (probability) the policy recommends.", q...),
-		curKmin:  gv("queue_applied_kmin_bytes", "Kmin the switch reports.", q...),
-		curKmax:  gv("queue_applied_kmax_bytes", "Kmax the switch reports.", q...),
-		curPmax:  gv("queue_applied_pmax", "Pmax (probability) the switch reports.", q...),
-		reward:   gv("queue_reward", "Reward of the last measured interval.", q...),
-		util:     gv("queue_utilisation", "Egress utilisation of the last measured interval.", q...),
-		pause:    gv("queue_pause_fraction", "Fraction of the last interval the queue was paused by PFC.", q...),
+		Registry:    prometheus.NewRegistry(),
+		recKmin:     gv("queue_recommended_kmin_bytes", "Kmin the policy recommends"+shownNote+".", q...),
+		recKmax:     gv("queue_recommended_kmax_bytes", "Kmax the policy recommends"+shownNote+".", q...),
+		recPmax:     gv("queue_recommended_pmax", "Pmax (probability) the policy recommends"+shownNote+".", q...),
+		recHeadroom: gv("queue_recommended_headroom_bytes", "PFC headroom the policy recommends"+shownNote+".", q...),
+		curKmin:     gv("queue_applied_kmin_bytes", "Kmin the switch reports"+shownNote+".", q...),
+		curKmax:     gv("queue_applied_kmax_bytes", "Kmax the switch reports"+shownNote+".", q...),
+		curPmax:     gv("queue_applied_pmax", "Pmax (probability) the switch reports"+shownNote+".", q...),
+		curHeadroom: gv("queue_applied_headroom_bytes", "PFC headroom the switch reports"+shownNote+".", q...),
+		reward:      gv("queue_reward", "Reward of the last measured interval"+shownNote+".", q...),
+		util:        gv("queue_utilisation", "Egress utilisation of the last measured interval"+shownNote+".", q...),
+		pause:       gv("queue_pause_fraction", "Fraction of the last interval the queue was paused by PFC"+shownNote+".", q...),
+		depth:       gv("queue_depth_bytes", "Average queue depth over the last interval"+shownNote+".", q...),
+		maxDepth:    gv("queue_max_depth_bytes", "Peak queue depth over the last interval"+shownNote+".", q...),
+		markFrac:    gv("queue_mark_fraction", "ECN-marked bytes over bytes sent in the last interval"+shownNote+".", q...),
+		confidence:  gv("queue_confidence", "Confidence of the policy's last decision"+shownNote+".", q...),
+
+		tQueues:     gv("target_queues", "Queues under control that reported in the last interval.", "target"),
+		tDepthMax:   gv("target_queue_depth_max_bytes", "Highest average queue depth of the target's queues in the last interval.", "target"),
+		tDepthMean:  gv("target_queue_depth_mean_bytes", "Mean of the average queue depths of the target's queues in the last interval.", "target"),
+		tPausedMax:  gv("target_pause_fraction_max", "Highest fraction of the last interval a queue of the target was paused by PFC.", "target"),
+		tPausedMean: gv("target_pause_fraction_mean", "Mean paused fraction of the target's queues in the last interval.", "target"),
+		tMarkMax:    gv("target_mark_fraction_max", "Highest ECN-marked fraction of a queue of the target in the last interval.", "target"),
+		tMarkMean:   gv("target_mark_fraction_mean", "Mean ECN-marked fraction of the target's queues in the last interval.", "target"),
+		tUtilMean:   gv("target_utilisation_mean", "Mean egress utilisation of the target's queues in the last interval.", "target"),
+		tConfMin:    gv("target_confidence_min", "Lowest confidence of the policy's decisions for the target's queues.", "target"),
+		tConfMean:   gv("target_confidence_mean", "Mean confidence of the policy's decisions for the target's queues.", "target"),
+		tToChange:   gv("target_recommended_changes", "Queues of the target whose recommendation differs from the setting the switch reports.", "target"),
+		tKmin:       gv("target_setting_kmin_bytes", "Lowest (stat=min) and highest (stat=max) Kmin the target's queues run.", "target", "stat"),
+		tKmax:       gv("target_setting_kmax_bytes", "Lowest and highest Kmax the target's queues run.", "target", "stat"),
+		tPmax:       gv("target_setting_pmax", "Lowest and highest Pmax the target's queues run.", "target", "stat"),
+		tHeadroom:   gv("target_setting_headroom_bytes", "Lowest and highest PFC headroom the target's queues run (queues that report it).", "target", "stat"),
+		tTxBytes:    cv("target_tx_bytes_total", "Bytes the target's controlled queues sent (from the switch's counters).", "target"),
+		tMarkedBytes: cv("target_marked_bytes_total",
+			"ECN-marked bytes of the target's controlled queues; rate() over target_tx_bytes_total's is the mark rate.", "target"),
+		tDropBytes: cv("target_drop_bytes_total", "Bytes the target's controlled queues dropped.", "target"),
+		tPauseFrames: cv("target_pfc_pause_frames_total",
+			"PFC pause frames of the controlled queues' priorities: direction=tx sent by the switch, rx received.", "target", "direction"),
+		shownQueues: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "ecntune", Name: "agent_shown_queues",
+			Help: "Queues that have per-queue series now (at most metrics-queues)."}),
+		confHist: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "ecntune", Name: "agent_decision_confidence",
+			Help: "Confidence of every decision the policy made.", Buckets: prometheus.LinearBuckets(0.1, 0.1, 10)}),
+
 		Decisions: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "ecntune", Name: "agent_decisions_total",
 			Help: "Queue decisions made (rate() gives decisions/s)."}),
 		Ticks: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "ecntune", Name: "agent_intervals_total",
@@ -77,41 +155,309 @@ func NewInstruments() *Instruments {
 		Snapshots:    cv("agent_snapshots_total", "Telemetry snapshots decoded.", "target"),
 		Frozen:       gv("agent_target_frozen", "1 while the stale-telemetry watchdog holds a target.", "target"),
 		Missing:      gv("target_telemetry_missing", "1 for each optional telemetry feature the target's switch does not export.", "target", "feature"),
+
+		perQueue: DefaultMetricsQueues,
+		shown:    map[env.QueueKey]bool{},
+		prev:     map[env.QueueKey]counters{},
 	}
-	m.Registry.MustRegister(m.recKmin, m.recKmax, m.recPmax, m.curKmin, m.curKmax, m.curPmax,
-		m.reward, m.util, m.pause, m.Decisions, m.Ticks, m.SetLatency, m.DecisionLatency, m.Sets, m.Rollbacks,
-		m.Rejections, m.Clamps, m.Alarms, m.Staleness, m.TelemetryErr, m.Snapshots, m.Frozen, m.Missing)
+	m.collectors = []prometheus.Collector{m.recKmin, m.recKmax, m.recPmax, m.recHeadroom, m.curKmin, m.curKmax, m.curPmax, m.curHeadroom,
+		m.reward, m.util, m.pause, m.depth, m.maxDepth, m.markFrac, m.confidence,
+		m.tQueues, m.tDepthMax, m.tDepthMean, m.tPausedMax, m.tPausedMean, m.tMarkMax, m.tMarkMean, m.tUtilMean,
+		m.tConfMin, m.tConfMean, m.tToChange, m.tKmin, m.tKmax, m.tPmax, m.tHeadroom,
+		m.tTxBytes, m.tMarkedBytes, m.tDropBytes, m.tPauseFrames, m.shownQueues, m.confHist,
+		m.Decisions, m.Ticks, m.SetLatency, m.DecisionLatency, m.Sets, m.Rollbacks,
+		m.Rejections, m.Clamps, m.Alarms, m.Staleness, m.TelemetryErr, m.Snapshots, m.Frozen, m.Missing}
+	m.Registry.MustRegister(m.collectors...)
 	return m
+}
+
+var fqName = regexp.MustCompile(`fqName: "([^"]+)"`)
+
+// MetricNames are the names of every series the agent can export, sorted:
+// a histogram's as _bucket, _sum and _count.
+func (m *Instruments) MetricNames() []string {
+	var names []string
+	for _, c := range m.collectors {
+		ch := make(chan *prometheus.Desc, 4)
+		go func() { c.Describe(ch); close(ch) }()
+		for d := range ch {
+			mm := fqName.FindStringSubmatch(d.String())
+			if mm == nil {
+				continue
+			}
+			if _, ok := c.(prometheus.Histogram); ok {
+				names = append(names, mm[1]+"_bucket", mm[1]+"_sum", mm[1]+"_count")
+			} else {
+				names = append(names, mm[1])
+			}
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// SetPerQueue sets how many queues get per-queue series: n > 0 the n most
+// congested, AllQueues every one; 0 means DefaultMetricsQueues. It takes
+// effect at the next interval.
+func (m *Instruments) SetPerQueue(n int) {
+	if n == 0 {
+		n = DefaultMetricsQueues
+	}
+	m.mu.Lock()
+	m.perQueue = n
+	m.mu.Unlock()
 }
 
 func qLabels(k env.QueueKey) prometheus.Labels {
 	return prometheus.Labels{"target": k.Target, "port": k.Port, "queue": strconv.Itoa(k.Queue)}
 }
 
-// observe records one queue's observation and the policy's recommendation.
-func (m *Instruments) observe(o *env.Observation, rec *env.Setting, reward float64, haveReward bool) {
+// depthBytes is the average and peak queue depth of an interval, in bytes
+// (the observer keeps them as queueing delays at the port's rate).
+func depthBytes(o *env.Observation) (avg, peak float64) {
+	if !env.KnownRate(o.RateBps) {
+		return 0, 0
+	}
+	return o.Metrics.AvgDelayNs * o.RateBps / 8e9, o.Metrics.MaxDelayNs * o.RateBps / 8e9
+}
+
+// snapshot adds the growth of a snapshot's cumulative counters to the
+// per-target totals. A counter that went backwards (a switch restart)
+// only sets the new baseline.
+func (m *Instruments) snapshot(s *env.Snapshot) {
+	var tx, marked, drop, ptx, prx float64
+	m.mu.Lock()
+	for i := range s.Queues {
+		q := &s.Queues[i]
+		c := counters{q.TxBytes, q.MarkedBytes, q.DropBytes, q.PauseTx, q.PauseRx}
+		p, ok := m.prev[q.Key]
+		m.prev[q.Key] = c
+		if !ok {
+			continue
+		}
+		d := func(now, was uint64) float64 {
+			if now < was {
+				return 0
+			}
+			return float64(now - was)
+		}
+		tx += d(c.tx, p.tx)
+		marked += d(c.marked, p.marked)
+		drop += d(c.drop, p.drop)
+		ptx += d(c.pauseTx, p.pauseTx)
+		prx += d(c.pauseRx, p.pauseRx)
+	}
+	m.mu.Unlock()
+	t := s.Target
+	m.tTxBytes.WithLabelValues(t).Add(tx)
+	m.tMarkedBytes.WithLabelValues(t).Add(marked)
+	m.tDropBytes.WithLabelValues(t).Add(drop)
+	m.tPauseFrames.WithLabelValues(t, "tx").Add(ptx)
+	m.tPauseFrames.WithLabelValues(t, "rx").Add(prx)
+}
+
+// aggregate is one target's figures over an interval's observations.
+type aggregate struct {
+	n, valid, decided, toChange int
+	depthMax, depthSum          float64
+	pausedMax, pausedSum        float64
+	markMax, markSum, utilSum   float64
+	confMin, confSum            float64
+	kmin, kmax, pmax, headroom  [2]float64 // min, max
+	haveHeadroom                bool
+}
+
+func widen(r *[2]float64, v float64, first bool) {
+	if first {
+		*r = [2]float64{v, v}
+		return
+	}
+	r[0], r[1] = math.Min(r[0], v), math.Max(r[1], v)
+}
+
+// interval publishes an interval's observations and the recommendations
+// made for them (recs[i] is obs[i]'s; recs is empty when the policy made
+// none): per-target aggregates of every queue, per-queue series of the
+// shown ones. rewarded says whether the recommendations carry a reward.
+func (m *Instruments) interval(obs []env.Observation, recs []Recommendation, rewarded bool) {
+	aggs := map[string]*aggregate{}
+	for i := range obs {
+		o := &obs[i]
+		a := aggs[o.Key.Target]
+		if a == nil {
+			a = &aggregate{confMin: math.Inf(1)}
+			aggs[o.Key.Target] = a
+		}
+		first := a.n == 0
+		a.n++
+		c := o.Current
+		widen(&a.kmin, float64(c.KminBytes), first)
+		widen(&a.kmax, float64(c.KmaxBytes), first)
+		widen(&a.pmax, c.Pmax, first)
+		if c.HeadroomBytes > 0 {
+			widen(&a.headroom, float64(c.HeadroomBytes), !a.haveHeadroom)
+			a.haveHeadroom = true
+		}
+		if o.Valid {
+			a.valid++
+			avg, _ := depthBytes(o)
+			a.depthMax = math.Max(a.depthMax, avg)
+			a.depthSum += avg
+			a.pausedMax = math.Max(a.pausedMax, o.Metrics.PauseRxFrac)
+			a.pausedSum += o.Metrics.PauseRxFrac
+			a.markMax = math.Max(a.markMax, o.Metrics.MarkFrac)
+			a.markSum += o.Metrics.MarkFrac
+			a.utilSum += o.Metrics.Util
+		}
+		if i < len(recs) {
+			r := &recs[i]
+			a.decided++
+			a.confMin = math.Min(a.confMin, r.Confidence)
+			a.confSum += r.Confidence
+			m.confHist.Observe(r.Confidence)
+			if !recommendsCurrent(r.Recommended, r.Current) {
+				a.toChange++
+			}
+		}
+	}
+	for t, a := range aggs {
+		m.tQueues.WithLabelValues(t).Set(float64(a.n))
+		if a.valid > 0 {
+			v := float64(a.valid)
+			m.tDepthMax.WithLabelValues(t).Set(a.depthMax)
+			m.tDepthMean.WithLabelValues(t).Set(a.depthSum / v)
+			m.tPausedMax.WithLabelValues(t).Set(a.pausedMax)
+			m.tPausedMean.WithLabelValues(t).Set(a.pausedSum / v)
+			m.tMarkMax.WithLabelValues(t).Set(a.markMax)
+			m.tMarkMean.WithLabelValues(t).Set(a.markSum / v)
+			m.tUtilMean.WithLabelValues(t).Set(a.utilSum / v)
+		}
+		if a.decided > 0 {
+			m.tConfMin.WithLabelValues(t).Set(a.confMin)
+			m.tConfMean.WithLabelValues(t).Set(a.confSum / float64(a.decided))
+			m.tToChange.WithLabelValues(t).Set(float64(a.toChange))
+		}
+		for _, x := range []struct {
+			g *prometheus.GaugeVec
+			r [2]float64
+			o bool
+		}{{m.tKmin, a.kmin, true}, {m.tKmax, a.kmax, true}, {m.tPmax, a.pmax, true}, {m.tHeadroom, a.headroom, a.haveHeadroom}} {
+			if x.o {
+				x.g.WithLabelValues(t, "min").Set(x.r[0])
+				x.g.WithLabelValues(t, "max").Set(x.r[1])
+			}
+		}
+	}
+	m.showQueues(obs, recs, rewarded)
+}
+
+// recommendsCurrent says whether a recommendation is the setting in place
+// (headroom compared only when both are known).
+func recommendsCurrent(a, b env.Setting) bool {
+	return a.KminBytes == b.KminBytes && a.KmaxBytes == b.KmaxBytes && a.Pmax == b.Pmax &&
+		(a.HeadroomBytes == 0 || b.HeadroomBytes == 0 || a.HeadroomBytes == b.HeadroomBytes)
+}
+
+// showQueues picks the shown queues among obs (the most congested) and
+// writes their series; queues no longer shown lose theirs.
+func (m *Instruments) showQueues(obs []env.Observation, recs []Recommendation, rewarded bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	idx := make([]int, len(obs))
+	for i := range idx {
+		idx[i] = i
+	}
+	if m.perQueue != AllQueues && len(idx) > m.perQueue {
+		score := func(i int) (float64, float64) {
+			o := &obs[i]
+			if !o.Valid {
+				return -1, -1
+			}
+			avg, _ := depthBytes(o)
+			return avg, o.Metrics.PauseRxFrac
+		}
+		sort.SliceStable(idx, func(a, b int) bool {
+			da, pa := score(idx[a])
+			db, pb := score(idx[b])
+			if da != db {
+				return da > db
+			}
+			if pa != pb {
+				return pa > pb
+			}
+			return keyLess(obs[idx[a]].Key, obs[idx[b]].Key)
+		})
+		idx = idx[:m.perQueue]
+	}
+	now := make(map[env.QueueKey]bool, len(idx))
+	for _, i := range idx {
+		o := &obs[i]
+		now[o.Key] = true
+		var rec *Recommendation
+		if i < len(recs) {
+			rec = &recs[i]
+		}
+		m.writeQueue(o, rec, rewarded)
+	}
+	for k := range m.shown {
+		if !now[k] {
+			m.deleteQueue(k)
+		}
+	}
+	m.shown = now
+	m.shownQueues.Set(float64(len(now)))
+}
+
+// writeQueue writes one shown queue's series. Callers hold m.mu.
+func (m *Instruments) writeQueue(o *env.Observation, rec *Recommendation, rewarded bool) {
 	l := qLabels(o.Key)
-	m.curKmin.With(l).Set(float64(o.Current.KminBytes))
-	m.curKmax.With(l).Set(float64(o.Current.KmaxBytes))
-	m.curPmax.With(l).Set(o.Current.Pmax)
+	m.setCurrent(l, o.Current)
 	if rec != nil {
-		m.recKmin.With(l).Set(float64(rec.KminBytes))
-		m.recKmax.With(l).Set(float64(rec.KmaxBytes))
-		m.recPmax.With(l).Set(rec.Pmax)
+		m.recKmin.With(l).Set(float64(rec.Recommended.KminBytes))
+		m.recKmax.With(l).Set(float64(rec.Recommended.KmaxBytes))
+		m.recPmax.With(l).Set(rec.Recommended.Pmax)
+		if rec.Recommended.HeadroomBytes > 0 {
+			m.recHeadroom.With(l).Set(float64(rec.Recommended.HeadroomBytes))
+		}
+		m.confidence.With(l).Set(rec.Confidence)
 	}
 	if o.Valid {
+		avg, peak := depthBytes(o)
+		m.depth.With(l).Set(avg)
+		m.maxDepth.With(l).Set(peak)
+		m.markFrac.With(l).Set(o.Metrics.MarkFrac)
 		m.util.With(l).Set(o.Metrics.Util)
 		m.pause.With(l).Set(o.Metrics.PauseRxFrac)
-		if haveReward {
-			m.reward.With(l).Set(reward)
+		if rec != nil && rewarded {
+			m.reward.With(l).Set(rec.Reward)
 		}
 	}
 }
 
-// applied records a setting the switch confirmed.
-func (m *Instruments) applied(k env.QueueKey, s env.Setting) {
-	l := qLabels(k)
+func (m *Instruments) setCurrent(l prometheus.Labels, s env.Setting) {
 	m.curKmin.With(l).Set(float64(s.KminBytes))
 	m.curKmax.With(l).Set(float64(s.KmaxBytes))
 	m.curPmax.With(l).Set(s.Pmax)
+	if s.HeadroomBytes > 0 {
+		m.curHeadroom.With(l).Set(float64(s.HeadroomBytes))
+	}
+}
+
+// deleteQueue drops every per-queue series of k. Callers hold m.mu.
+func (m *Instruments) deleteQueue(k env.QueueKey) {
+	l := qLabels(k)
+	for _, g := range []*prometheus.GaugeVec{m.recKmin, m.recKmax, m.recPmax, m.recHeadroom, m.curKmin, m.curKmax,
+		m.curPmax, m.curHeadroom, m.reward, m.util, m.pause, m.depth, m.maxDepth, m.markFrac, m.confidence} {
+		g.Delete(l)
+	}
+}
+
+// applied records a setting the switch confirmed (a shown queue's series
+// only).
+func (m *Instruments) applied(k env.QueueKey, s env.Setting) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.shown[k] {
+		m.setCurrent(qLabels(k), s)
+	}
 }

@@ -206,6 +206,14 @@ type Config struct {
 	AckEvery        int  // one ACK per N data packets (1 = every packet)
 
 	Workloads []Workload
+
+	// Loop repeats the workloads every Duration, for runs that go on past
+	// it (simswitch, the demo): a workload active from Start to End is
+	// active again from Start+k*Duration to End+k*Duration for every k, a
+	// trace replays its flows from Start+k*P (P: Duration, or longer when
+	// the trace's last flow starts later), a one-shot incast fires again.
+	// A workload without End runs on anyway. Run still stops at Duration.
+	Loop bool
 }
 
 // Default values (those of the ns-3 HPCC reference runs at 100 Gb/s).

@@ -11,6 +11,9 @@ type generator struct {
 	index     int
 	hosts     []int32 // node ids
 	exhausted bool
+	// epoch is the start of the current repetition (Config.Loop), 0
+	// before the first wrap.
+	epoch Time
 	// cdf
 	meanBytes float64
 	rate      float64 // flows per simulated second, all hosts together
@@ -265,21 +268,21 @@ func (s *Sim) startGenerator(i int) {
 	w := g.w
 	switch w.Kind {
 	case WorkloadCDF:
-		s.scheduleGen(i, w.Start+s.expGap(g.rate))
+		s.scheduleGen(i, g.epoch+w.Start+s.expGap(g.rate))
 	case WorkloadIncast:
-		s.scheduleGen(i, w.Start)
+		s.scheduleGen(i, g.epoch+w.Start)
 	case WorkloadAllReduce, WorkloadAllToAll:
 		if w.End > 0 && w.Start >= w.End {
 			g.exhausted = true
 			return
 		}
-		s.evq.push(w.Start, evCollective, int32(i), 0)
+		s.evq.push(g.epoch+w.Start, evCollective, int32(i), 0)
 	case WorkloadTrace:
 		if len(w.Flows) == 0 {
 			g.exhausted = true
 			return
 		}
-		s.scheduleGen(i, w.Start+w.Flows[0].Start)
+		s.scheduleGen(i, g.epoch+w.Start+w.Flows[0].Start)
 	}
 }
 
@@ -287,10 +290,42 @@ func (s *Sim) expGap(rate float64) Time {
 	return Time(s.rngWork.ExpFloat64() / rate * float64(Second))
 }
 
+// ended says whether t is at or past the end of g's current repetition.
+func (s *Sim) ended(g *generator, t Time) bool {
+	return g.w.End > 0 && t >= g.epoch+g.w.End
+}
+
+// period is the time between two repetitions of g (Config.Loop): the
+// run's Duration, or longer for a trace whose flows start later.
+func (s *Sim) period(g *generator) Time {
+	p := s.cfg.Duration
+	if w := g.w; w.Kind == WorkloadTrace && len(w.Flows) > 0 {
+		p = max(p, w.Start+w.Flows[len(w.Flows)-1].Start+1)
+	}
+	return max(p, 1)
+}
+
+// exhaust ends generator i's current repetition: it has nothing more to
+// send, or with Config.Loop it starts again at its next repetition.
+func (s *Sim) exhaust(i int) {
+	g := &s.gens[i]
+	if !s.cfg.Loop {
+		g.exhausted = true
+		return
+	}
+	p := s.period(g)
+	g.epoch += p
+	for g.epoch+g.w.Start < s.now { // a repetition that would start in the past
+		g.epoch += p
+	}
+	g.cursor = 0
+	s.startGenerator(i)
+}
+
 func (s *Sim) scheduleGen(i int, t Time) {
 	g := &s.gens[i]
-	if g.w.End > 0 && t >= g.w.End {
-		g.exhausted = true
+	if s.ended(g, t) {
+		s.exhaust(i)
 		return
 	}
 	s.evq.push(t, evGenerator, int32(i), 0)
@@ -317,12 +352,12 @@ func (s *Sim) generate(i int) {
 			s.newFlow(g.hosts[perm[k]], dst, w.Priority, w.SizeBytes, s.now, i, 200)
 		}
 		if w.Every <= 0 {
-			g.exhausted = true
+			s.exhaust(i)
 			return
 		}
 		s.scheduleGen(i, s.now+w.Every)
 	case WorkloadTrace:
-		for g.cursor < len(w.Flows) && w.Start+w.Flows[g.cursor].Start <= s.now {
+		for g.cursor < len(w.Flows) && g.epoch+w.Start+w.Flows[g.cursor].Start <= s.now {
 			f := w.Flows[g.cursor]
 			p := f.Priority
 			if p < 0 || p >= ControlQueue {
@@ -332,10 +367,10 @@ func (s *Sim) generate(i int) {
 			g.cursor++
 		}
 		if g.cursor >= len(w.Flows) {
-			g.exhausted = true
+			s.exhaust(i)
 			return
 		}
-		s.evq.push(w.Start+w.Flows[g.cursor].Start, evGenerator, int32(i), 0)
+		s.evq.push(g.epoch+w.Start+w.Flows[g.cursor].Start, evGenerator, int32(i), 0)
 	}
 }
 
@@ -344,8 +379,8 @@ func (s *Sim) generate(i int) {
 func (s *Sim) collectiveStart(gi int, _ int) {
 	g := &s.gens[gi]
 	w := g.w
-	if w.End > 0 && s.now >= w.End {
-		g.exhausted = true
+	if s.ended(g, s.now) {
+		s.exhaust(gi)
 		return
 	}
 	c := &s.colls[g.coll]
@@ -448,8 +483,8 @@ func (s *Sim) collIterDone(ci int) {
 	c.iter++
 	w := s.gens[c.gen].w
 	next := s.now + w.Gap
-	if w.End > 0 && next >= w.End {
-		s.gens[c.gen].exhausted = true
+	if s.ended(&s.gens[c.gen], next) {
+		s.exhaust(c.gen)
 		return
 	}
 	s.evq.push(next, evCollective, int32(c.gen), uint32(c.iter))

@@ -94,6 +94,13 @@ type runner struct {
 	steps   *hub // after every step
 	configs *hub // after every config change
 
+	// end is the scenario's end (simenv.Config.Duration) when its
+	// traffic does not loop, 0 otherwise; ended is set (and onEnd called,
+	// once, on the runner goroutine) when simulated time reaches it.
+	end   simenv.Time
+	ended atomic.Bool
+	onEnd func(at simenv.Time)
+
 	stopped atomic.Bool
 	done    chan struct{}
 }
@@ -157,6 +164,12 @@ func (r *runner) run(ctx context.Context) {
 			}
 			r.eng.RunUntil(next)
 			r.publishStep(max(target-r.eng.Now(), 0))
+			if r.end > 0 && !r.ended.Load() && r.eng.Now() >= r.end {
+				r.ended.Store(true)
+				if r.onEnd != nil {
+					r.onEnd(r.eng.Now())
+				}
+			}
 		}
 	}
 }

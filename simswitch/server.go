@@ -227,6 +227,13 @@ func Start(ctx context.Context, cfg Config) (*Server, string, error) {
 			s.r.pub[i].tree, s.r.pub[i].items = t, gnmipath.ConfigItemsFor(dev, t)
 		}
 	}
+	if cfg.Engine == nil && !cfg.Sim.Loop {
+		s.r.end = cfg.Sim.Duration
+		name := cfg.Sim.Name
+		s.r.onEnd = func(at simenv.Time) {
+			cfg.Logf("simswitch: scenario %s ended at simulated %v (its duration): no new traffic from now on, the switches keep serving an idle fabric (loop the workload for traffic that keeps going)", name, at)
+		}
+	}
 	if cfg.SetLog != nil {
 		s.r.setLog = &setLog{w: cfg.SetLog}
 		s.r.logStart()
@@ -410,6 +417,17 @@ func (s *Server) removeStream(id int64) {
 // Status reports the simulated time and how far the simulation is behind
 // its wall-clock pace.
 func (s *Server) Status() (now, lag simenv.Time) { return s.r.status() }
+
+// Ended says whether the scenario's traffic has ended: simulated time
+// passed the scenario's Duration and its workloads do not loop
+// (simenv.Config.Loop). The switches go on serving an idle fabric; Config.Logf
+// says so once when it happens. Always false for a Config.Engine given by
+// the caller, whose end is not known.
+func (s *Server) Ended() bool { return s.r.ended.Load() }
+
+// End is the simulated time at which the scenario's traffic ends, 0 when it
+// loops (or the Engine was given by the caller).
+func (s *Server) End() simenv.Time { return s.r.end }
 
 // Device is the kind of switch the server imitates.
 func (s *Server) Device() *gnmipath.Device { return s.dev }

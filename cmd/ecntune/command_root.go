@@ -23,6 +23,7 @@ func newRootCmd() *cobra.Command {
 	}
 	cmd.SetVersionTemplate("ecntune {{.Version}}\n")
 	cmd.AddCommand(
+		newDemoCmd(),
 		newSimCmd(),
 		newEvalCmd(),
 		newTrainCmd(),

@@ -24,7 +24,7 @@ func newSimswitchCmd() *cobra.Command {
 	var (
 		scenarioPath, listen, dialect, device, setLogPath, bufferModel, tlsCert, tlsKey, user, pass, step, statusEvery string
 		timescale                                                                                                      float64
-		perSwitch, nativeWrite                                                                                         bool
+		perSwitch, nativeWrite, loop                                                                                   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "simswitch --scenario FILE [--listen 127.0.0.1:57400]",
@@ -49,7 +49,9 @@ is under prefix.target OC-YANG, as sonic-gnmi serves openconfig models, and need
 
 Notification timestamps are simulated time (2026-01-01T00:00:00Z + simulated ns): counters move
 at simulated speed, so rates computed from timestamps are right at any --timescale. The
-simulation keeps running past the scenario's duration until interrupted.`,
+simulation keeps running past the scenario's duration until interrupted; when the scenario's traffic
+ends there, simswitch says so once. With --loop the workloads repeat every scenario duration, so
+that the traffic keeps going.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if scenarioPath == "" {
@@ -84,6 +86,7 @@ simulation keeps running past the scenario's duration until interrupted.`,
 			if err != nil {
 				return err
 			}
+			cfg.Loop = loop
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			out := cmd.ErrOrStderr()
@@ -119,6 +122,7 @@ simulation keeps running past the scenario's duration until interrupted.`,
 		" (what it serves and accepts; see agent/gnmipath/PROFILES.md); default: ecntune's idealised switch, or sonic with --dialect sonic")
 	f.Float64Var(&timescale, "timescale", 1000, "wall seconds per simulated second (1000: 1 s of telemetry = 1 ms of fabric time)")
 	f.StringVar(&step, "step", "5ms", "wall time between simulation steps")
+	f.BoolVar(&loop, "loop", false, "repeat the scenario's workloads every scenario duration: traffic that keeps going")
 	f.BoolVar(&perSwitch, "per-switch-ports", false, "one listener per switch, on consecutive ports from --listen")
 	f.StringVar(&tlsCert, "tls-cert", "", "TLS certificate (PEM); with --tls-key")
 	f.StringVar(&tlsKey, "tls-key", "", "TLS private key (PEM)")
@@ -154,8 +158,12 @@ func printSimswitchBanner(out io.Writer, srv *simswitch.Server, name string, d g
 }
 
 // reportSimswitch prints the simulated time and the lag every statusEvery
-// (0: never) until ctx ends, then where the simulation stopped.
+// (0: never) until ctx ends, then where the simulation stopped; it says
+// once when the scenario's traffic has ended.
 func reportSimswitch(ctx context.Context, out io.Writer, srv *simswitch.Server, statusEvery time.Duration) error {
+	endCheck := time.NewTicker(100 * time.Millisecond)
+	defer endCheck.Stop()
+	ended := false
 	var tick <-chan time.Time
 	if statusEvery > 0 {
 		t := time.NewTicker(statusEvery)
@@ -168,6 +176,11 @@ func reportSimswitch(ctx context.Context, out io.Writer, srv *simswitch.Server, 
 			now, _ := srv.Status()
 			fmt.Fprintf(out, "simswitch: stopped at simulated %v\n", now)
 			return nil
+		case <-endCheck.C:
+			if !ended && srv.Ended() {
+				ended = true
+				fmt.Fprintf(out, "simswitch: the scenario's traffic ended at simulated %v; the fabric is idle from now on (--loop repeats it)\n", srv.End())
+			}
 		case <-tick:
 			now, lag := srv.Status()
 			fmt.Fprintf(out, "simswitch: simulated %v, behind pace by %v\n", now, lag)

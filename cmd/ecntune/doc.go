@@ -3,6 +3,7 @@
 //
 // Subcommands:
 //
+//	demo       a simulated fabric, its gNMI switches and the agent in one process, with a URL to open
 //	sim        run the fabric simulator on a scenario (or an ns-3 HPCC config) and summarise it
 //	eval       evaluate policies on scenarios in the simulator (mean ± 95% CI over seeds)
 //	train      train a learned policy in the simulator and store it in a model registry

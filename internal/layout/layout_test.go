@@ -89,8 +89,8 @@ func world(pkg string) string {
 		return "gnmi"
 	case under(pkg, "simswitch"):
 		return "bridge"
-	case under(pkg, "cmd") || under(pkg, "internal/bench") || under(pkg, "internal/soak"):
-		return "wiring" // the CLI, the benchmark harness and the kill -9 soak put both worlds together
+	case under(pkg, "cmd") || under(pkg, "internal/bench") || under(pkg, "internal/soak") || under(pkg, "internal/demo"):
+		return "wiring" // the CLI, the benchmark harness, the kill -9 soak and the demo put both worlds together
 	}
 	return "shared"
 }

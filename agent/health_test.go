@@ -1,0 +1,73 @@
+package agent
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func getHealth(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestHealthzFailsOnStaleOrUnreachable: /healthz is 503 with the reason
+// while no target has sent telemetry, 200 once it does, and 503 again
+// when the telemetry is older than HealthStaleIntervals intervals.
+func TestHealthzFailsOnStaleOrUnreachable(t *testing.T) {
+	r := newRig(t, ModeShadow, false, "", nil)
+	srv := httptest.NewServer(r.a.Handler())
+	defer srv.Close()
+	code, body := getHealth(t, srv.URL)
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "no target reachable") || !strings.Contains(body, "leaf0") {
+		t.Fatalf("before any telemetry: %d %q, want 503 naming no target reachable", code, body)
+	}
+	r.interval(t)
+	if code, body = getHealth(t, srv.URL); code != http.StatusOK || body != "ok\n" {
+		t.Fatalf("with fresh telemetry: %d %q, want 200 ok", code, body)
+	}
+	r.clk.Add(HealthStaleIntervals*time.Second - time.Millisecond)
+	if code, body = getHealth(t, srv.URL); code != http.StatusOK {
+		t.Fatalf("telemetry just under %d intervals old: %d %q, want 200", HealthStaleIntervals, code, body)
+	}
+	r.clk.Add(2 * time.Millisecond)
+	code, body = getHealth(t, srv.URL)
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "leaf0: telemetry stale: the last arrived 3.001s ago (limit 3s = 3 intervals)") {
+		t.Fatalf("telemetry over %d intervals old: %d %q, want 503 naming leaf0's stale telemetry", HealthStaleIntervals, code, body)
+	}
+	r.interval(t)
+	if code, _ = getHealth(t, srv.URL); code != http.StatusOK {
+		t.Fatalf("after fresh telemetry again: %d, want 200", code)
+	}
+}
+
+// TestHealthzNamesTheSilentTarget: with two targets, one that never
+// reports fails /healthz once the grace of HealthStaleIntervals intervals
+// from the start is over, while the other is fine.
+func TestHealthzNamesTheSilentTarget(t *testing.T) {
+	r := newRig(t, ModeShadow, false, "", nil)
+	silent := newFakeSwitch("leaf1")
+	r.a.targets["leaf1"] = TargetConfig{Name: "leaf1", AllPorts: true, Queues: []int{3}}
+	r.a.switches["leaf1"] = silent
+	r.a.names = append(r.a.names, "leaf1")
+	r.a.lastSeen["leaf1"] = r.clk.Now()
+	r.interval(t)
+	if p, _ := r.a.Health(); len(p) != 0 {
+		t.Fatalf("within the grace: %q, want healthy", p)
+	}
+	r.clk.Add(3 * time.Second)
+	r.a.Ingest(r.sw.snapshot(r.tns + sec))
+	p, ages := r.a.Health()
+	if len(p) != 1 || !strings.HasPrefix(p[0], "leaf1: no telemetry since the agent started 4s ago") || ages["leaf0"] != 0 {
+		t.Fatalf("after the grace: problems %q, ages %v; want leaf1 named alone", p, ages)
+	}
+}

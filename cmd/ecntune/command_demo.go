@@ -1,0 +1,112 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ecntune/ecntune/internal/bench"
+	"github.com/ecntune/ecntune/internal/demo"
+	"github.com/ecntune/ecntune/internal/units"
+	"github.com/ecntune/ecntune/simenv"
+	"github.com/ecntune/ecntune/simenv/scenario"
+)
+
+// demoDefaultScenario is the demo's scenario when --scenario is not
+// given and the file exists (run from the repository); else the embedded
+// training scenario.
+const demoDefaultScenario = "scenarios/websearch-50.yaml"
+
+func newDemoCmd() *cobra.Command {
+	var (
+		scenarioPath, listen, gnmiListen, interval, pol, db, logFormat, logLevel string
+		timescale                                                                float64
+		closedLoop, once                                                         bool
+	)
+	cmd := &cobra.Command{
+		Use:   "demo [--closed-loop] [--listen 127.0.0.1:9273] [--scenario FILE] [--timescale 1000]",
+		Short: "Run a simulated fabric, its gNMI switches and the agent in one process; open the printed URL",
+		Long: `Start in one process: the fabric simulator on a scenario, served as gNMI switches on loopback
+(its traffic repeating every scenario duration, so that the fabric never goes quiet), and the agent
+on those switches in shadow mode, with its HTTP endpoints on --listen: the dashboard at /,
+/recommendations, /changes, /metrics, /healthz, and /demo (the simulated fabric's state as JSON).
+--closed-loop lets the agent apply its recommendations through the guardrails, so that tuning
+shows live. Ctrl-C (SIGINT or SIGTERM) stops everything.
+
+The scenario defaults to scenarios/websearch-50.yaml when run from the repository, else the
+embedded web-search training scenario. --timescale is wall seconds per simulated second: at the
+default 1000, one second on the dashboard is one simulated millisecond. --once runs the scenario's
+traffic once: after its duration the fabric is idle and /healthz says so. The agent's database is
+a temporary file removed at exit unless --db names one.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			out := cmd.OutOrStdout()
+			log, err := newLogger(cmd.ErrOrStderr(), logFormat, logLevel)
+			if err != nil {
+				return err
+			}
+			iv, err := units.ParseDuration(interval)
+			if err != nil {
+				return fmt.Errorf("--interval: %v", err)
+			}
+			if !(timescale > 0) {
+				return fmt.Errorf("--timescale %g: must be > 0 (wall seconds per simulated second)", timescale)
+			}
+			sc, name, err := demoScenario(scenarioPath)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			d, err := demo.Start(ctx, demo.Config{Scenario: sc, Once: once, Listen: listen, GNMIListen: gnmiListen,
+				Timescale: timescale, Interval: iv, ClosedLoop: closedLoop, Policy: pol, Resolver: policyResolver(""), DB: db, Logger: log})
+			if err != nil {
+				return fmt.Errorf("demo (%s): %w", name, err)
+			}
+			for _, l := range d.Describe() {
+				fmt.Fprintln(out, "demo: "+l)
+			}
+			fmt.Fprintln(out, "demo: Ctrl-C stops everything")
+			err = d.Run(ctx, func(f demo.FirstRecommendation) {
+				fmt.Fprintf(out, "demo: first recommendations for %d queues after %v (simulated %v); see %srecommendations\n",
+					f.Queues, f.Wall.Round(time.Millisecond), f.Simulated, d.URL())
+			})
+			now, _ := d.Switches().Status()
+			fmt.Fprintf(out, "demo: stopped at simulated %v\n", now)
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&scenarioPath, "scenario", "", "scenario YAML file (default "+demoDefaultScenario+" if present, else the embedded web-search scenario)")
+	f.StringVar(&listen, "listen", "127.0.0.1:9273", "HTTP address of the dashboard and the agent's endpoints (port 0: any free port)")
+	f.StringVar(&gnmiListen, "gnmi-listen", "127.0.0.1:0", "gNMI address of the simulated switches")
+	f.Float64Var(&timescale, "timescale", 1000, "wall seconds per simulated second (1000: 1 s on screen = 1 ms of fabric time)")
+	f.StringVar(&interval, "interval", "1s", "the agent's control interval (at least 100ms)")
+	f.BoolVar(&closedLoop, "closed-loop", false, "apply the recommendations through the guardrails (tuning live) instead of only recording them")
+	f.BoolVar(&once, "once", false, "run the scenario's traffic once instead of repeating it")
+	f.StringVar(&pol, "policy", "builtin", "the agent's policy (as in the agent's policy: key)")
+	f.StringVar(&db, "db", "", "keep the agent's database in this file (default: a temporary file removed at exit)")
+	f.StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	f.StringVar(&logLevel, "log-level", "warn", "log level of the agent and the switches: debug, info, warn or error")
+	return cmd
+}
+
+// demoScenario loads the scenario named by the flag, or the default.
+func demoScenario(flag string) (simenv.Config, string, error) {
+	path := flag
+	if path == "" {
+		if _, err := os.Stat(demoDefaultScenario); errors.Is(err, fs.ErrNotExist) {
+			n, err := bench.LoadBuiltinScenario()
+			return n.Config, n.Path, err
+		}
+		path = demoDefaultScenario
+	}
+	cfg, err := scenario.Load(path)
+	return cfg, path, err
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDemoFlagErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--timescale", "0"}, "--timescale 0: must be > 0"},
+		{[]string{"--interval", "1"}, "--interval"},
+		{[]string{"--interval", "10ms", "--scenario", "../../scenarios/star-incast.yaml"}, "interval 10ms: below the agent's minimum of 100ms"},
+		{[]string{"--scenario", "nope.yaml"}, "nope.yaml"},
+		{[]string{"--scenario", "../../scenarios/star-incast.yaml", "--listen", "256.0.0.1:1"}, "listen 256.0.0.1:1"},
+		{[]string{"--scenario", "../../scenarios/star-incast.yaml", "--listen", "127.0.0.1:0", "--policy", "model:none"}, "policy"},
+	} {
+		cmd := newDemoCmd()
+		cmd.SetArgs(c.args)
+		var out syncBuf
+		cmd.SetOut(&out)
+		cmd.SetErr(&out)
+		cmd.SilenceUsage, cmd.SilenceErrors = true, true
+		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: got %v, want %q", c.args, err, c.want)
+		}
+	}
+}
+
+// The command prints the URL, then the first recommendations, and stops
+// when its context ends.
+func TestDemoCommandRunsAndStops(t *testing.T) {
+	cmd := newDemoCmd()
+	cmd.SetArgs([]string{"--scenario", "../../scenarios/star-incast.yaml", "--listen", "127.0.0.1:0", "--timescale", "100",
+		"--interval", "100ms", "--closed-loop"})
+	var out syncBuf
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- cmd.ExecuteContext(ctx) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(out.String(), "demo: first recommendations for ") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no first recommendations after 30 s:\n%s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the demo still runs 10 s after its context ended")
+	}
+	for _, want := range []string{"demo: open http://127.0.0.1:", "agent in closed loop", "demo: stopped at simulated "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
