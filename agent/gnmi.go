@@ -827,10 +827,19 @@ func (s *GNMISwitch) Read(ctx context.Context, keys []env.QueueKey) (map[env.Que
 	s.mu.Unlock()
 	out := make(map[env.QueueKey]env.Setting, len(keys))
 	var errs []error
+	// One decoder reads the whole answer (not one per queue: that was
+	// quadratic in the queues of a Set).
+	rd := gnmipath.NewDecoder(gnmipath.Target{Name: s.cfg.Name, Dialect: s.gt.Dialect, Namespace: s.gt.Namespace})
+	var aerrs []error
+	for _, n := range resp.GetNotification() {
+		if err := rd.Apply(n); err != nil {
+			aerrs = append(aerrs, err)
+		}
+	}
 	for _, k := range keys {
-		st, err := gnmipath.ParseSetting(s.gt, k, resp)
+		st, err := rd.Setting(k.Port, k.Queue)
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, errors.Join(append([]error{err}, aerrs...)...))
 			continue
 		}
 		out[k] = st
