@@ -34,6 +34,7 @@ than 3 intervals or no target has sent any). Per-queue metrics cover the metrics
 congested queues (default 20, or all); agent/METRICS.md lists the series.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			tuneGCForAgent()
 			if cfgPath == "" {
 				return errors.New("--config is required (see examples/agent-shadow.yaml)")
 			}

@@ -38,6 +38,7 @@ default). The simulated switches run at nice 19 (--nice-switches) so that on a s
 not the agent, fall behind; their Set latency then includes waiting for the CPU.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			tuneGCForAgent()
 			if serve {
 				// The child: the fabric described in $ECNTUNE_BENCH_AGENT_SERVE.
 				ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
