@@ -539,7 +539,9 @@ func (v *service) sonicSet(ctx context.Context, req *gnmi.SetRequest) (*gnmi.Set
 		return nil, status.Error(codes.InvalidArgument, "Set has no operations")
 	}
 	var setErr error
+	var ts int64
 	err := v.s.r.do(ctx, func() {
+		ts = SimTimestamp(v.s.r.eng.Now())
 		r := v.s.r
 		r.mu.Lock()
 		db, old, ver := r.sonic[sw].clone(), r.pub[sw].tree, r.pub[sw].ver
@@ -598,7 +600,7 @@ func (v *service) sonicSet(ctx context.Context, req *gnmi.SetRequest) (*gnmi.Set
 	if setErr != nil {
 		return nil, setErr
 	}
-	return &gnmi.SetResponse{Prefix: req.GetPrefix(), Response: results, Timestamp: SimTimestamp(v.s.r.eng.Now())}, nil
+	return &gnmi.SetResponse{Prefix: req.GetPrefix(), Response: results, Timestamp: ts}, nil
 }
 
 // decodeJSONString reads a JSON or JSON_IETF value (or a plain string)
