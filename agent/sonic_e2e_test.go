@@ -72,3 +72,34 @@ func TestE2ERealSonic(t *testing.T) {
 		})
 	}
 }
+
+// Shadow mode against the sonic-gnmi imitation: a measured recommendation
+// for every controlled queue within three intervals, naming what sonic
+// lacks, and no Set sent.
+func TestE2ERealSonicShadow(t *testing.T) {
+	s, addr := sonicSim(t, "static")
+	e := runE2ESample(t, ModeShadow, mustStatic(t, "hpcc"), []TargetConfig{target0(addr, DialectSONiC)}, e2eGuard(), time.Second)
+	var recs []Recommendation
+	waitFor(t, 30*time.Second, "a measured recommendation for every queue", func() bool {
+		recs, _ = e.j.Recommendations("sw0", 0, 0)
+		return len(queuesOf(recs)) == 4
+	})
+	e.stop(t)
+	seen := map[int64]bool{}
+	for _, r := range recs {
+		seen[r.TimeNs] = true
+	}
+	if len(seen) > 3 {
+		t.Fatalf("every queue decided only after %d intervals", len(seen))
+	}
+	want := "without " + env.DeviceTelemetry["sonic"].String()
+	if r := recs[len(recs)-1]; !strings.Contains(r.Reason, want) {
+		t.Fatalf("reason %q lacks %q", r.Reason, want)
+	}
+	for p := 0; p < 4; p++ {
+		if got := simECN(t, s, "sw0", p, 3); got != poorECN {
+			t.Fatalf("shadow mode changed port %d: %+v", p, got)
+		}
+	}
+	t.Logf("sonic shadow: %d recommendations over %d intervals", len(recs), len(seen))
+}
