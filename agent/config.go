@@ -92,6 +92,9 @@ type TargetConfig struct {
 	// and accepts); "" lets the agent infer it from the switch's
 	// Capabilities when it connects.
 	Device string
+	// ASIC (sonic): mellanox (default) or broadcom, the buffer-profile
+	// arithmetic of a headroom change (gnmipath.Target.ASIC).
+	ASIC string
 	// Encoding of the telemetry subscription: json_ietf (default), json or
 	// proto (typed scalars, much cheaper to decode where the switch has it).
 	Encoding string
@@ -190,6 +193,7 @@ type fileTarget struct {
 	RetryTimer  string    `yaml:"retry-timer"`
 	Dialect     string    `yaml:"dialect"`
 	Device      string    `yaml:"device"`
+	ASIC        string    `yaml:"asic"`
 	Encoding    string    `yaml:"encoding"`
 	Ports       yaml.Node `yaml:"ports"`
 	Queues      []int     `yaml:"queues"`
@@ -644,7 +648,7 @@ func parseTarget(name string, f fileTarget) (TargetConfig, error) {
 		Username: f.Username, Password: f.Password,
 		Insecure: f.Insecure != nil && *f.Insecure, SkipVerify: f.SkipVerify != nil && *f.SkipVerify,
 		TLSCA: f.TLSCA, TLSCert: f.TLSCert, TLSKey: f.TLSKey,
-		Dialect: f.Dialect, Device: f.Device, Encoding: f.Encoding, Queues: f.Queues,
+		Dialect: f.Dialect, Device: f.Device, ASIC: strings.ToLower(f.ASIC), Encoding: f.Encoding, Queues: f.Queues,
 	}
 	if t.Address == "" {
 		return t, fmt.Errorf("%s.address: required (host:port)", field)
@@ -680,6 +684,13 @@ func parseTarget(name string, f fileTarget) (TargetConfig, error) {
 	}
 	if t.Dialect == "" {
 		t.Dialect = DialectOpenConfig
+	}
+	switch {
+	case t.ASIC == "":
+	case t.Dialect != DialectSONiC:
+		return t, fmt.Errorf("%s.asic: only sonic targets have a buffer-profile arithmetic to choose", field)
+	case t.ASIC != "mellanox" && t.ASIC != "broadcom":
+		return t, fmt.Errorf("%s.asic: %q is not allowed (want mellanox or broadcom)", field, t.ASIC)
 	}
 	if t.Dialect != DialectOpenConfig && t.Dialect != DialectSONiC {
 		return t, fmt.Errorf("%s.dialect: %q is not allowed (want openconfig or sonic)", field, t.Dialect)

@@ -26,6 +26,11 @@ type Target struct {
 	// Device is the kind of switch (what it serves and accepts); nil: the
 	// dialect's DefaultDevice.
 	Device *Device
+	// ASIC (sonic) says how a lossless BUFFER_PROFILE's size relates to
+	// its headroom: "mellanox" (default) size = xon + xoff, so a headroom
+	// change writes both; "broadcom" size is the PG's guaranteed minimum,
+	// independent of xoff, so only xoff is written.
+	ASIC string
 }
 
 // Dev returns t's device (DefaultDevice of its dialect when none is set).

@@ -116,9 +116,20 @@ func SetRequest(t Target, key env.QueueKey, s env.Setting, b Binding) (*gnmi.Set
 		}
 	}
 	fields["xoff"] = u64s(s.HeadroomBytes)
-	fields["size"] = strconv.FormatUint(xon+uint64(s.HeadroomBytes), 10)
+	change := map[string]string{"xoff": fields["xoff"]}
+	if t.ASIC == "broadcom" {
+		// size is the PG's guaranteed minimum there, not xon + xoff
+		for l, v := range b.BufferFields {
+			if l.Field == BPSize {
+				fields["size"] = strconv.FormatUint(v.U, 10)
+			}
+		}
+	} else {
+		fields["size"] = strconv.FormatUint(xon+uint64(s.HeadroomBytes), 10)
+		change["size"] = fields["size"]
+	}
 	if !b.BufferShared {
-		fieldsOf("BUFFER_PROFILE", b.BufferProfile, map[string]string{"xoff": fields["xoff"], "size": fields["size"]})
+		fieldsOf("BUFFER_PROFILE", b.BufferProfile, change)
 		return req, nil
 	}
 	if fields["pool"] == "" {

@@ -154,3 +154,41 @@ func TestSetRequestRealSonic(t *testing.T) {
 		t.Fatalf("counters subscription %v %v", gs[0].Sub.Prefix, gs[0].Sub.Paths)
 	}
 }
+
+// Broadcom's lossless profiles keep size as the PG's guaranteed minimum: a
+// headroom change writes xoff alone; Mellanox's size = xon + xoff moves
+// with it.
+func TestSetRequestSonicASIC(t *testing.T) {
+	cfg := []*gnmi.Notification{
+		sonicNote("CONFIG_DB", 1, "/PORT", `{"Ethernet0": {"alias": "etp1", "speed": "100000"}}`),
+		sonicNote("CONFIG_DB", 1, "/QUEUE", `{"Ethernet0|3": {"wred_profile": "W"}}`),
+		sonicNote("CONFIG_DB", 1, "/BUFFER_PG", `{"Ethernet0|3": {"profile": "P"}}`),
+		sonicNote("CONFIG_DB", 1, "/WRED_PROFILE/W", `{"green_min_threshold": "1", "green_max_threshold": "2", "green_drop_probability": "5"}`),
+		sonicNote("CONFIG_DB", 1, "/BUFFER_PROFILE/P", `{"pool": "ingress_lossless_pool", "size": "1248", "xon": "2288", "xoff": "35776", "dynamic_th": "-4"}`),
+	}
+	key := env.QueueKey{Target: "leaf0", Port: "Ethernet0", Queue: 3}
+	for _, c := range []struct{ asic, want, absent string }{
+		{"broadcom", `/BUFFER_PROFILE/P/xoff="40000"`, "/BUFFER_PROFILE/P/size"},
+		{"", `/BUFFER_PROFILE/P/size="42288"`, ""},
+	} {
+		tg := Target{Name: "leaf0", Dialect: Sonic, Device: Devices["sonic"], ASIC: c.asic}
+		d := NewDecoder(tg, 3)
+		for _, n := range cfg {
+			if err := d.Apply(n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		req, err := SetRequest(tg, key, env.Setting{KminBytes: 1, KmaxBytes: 2, Pmax: 0.05, HeadroomBytes: 40000}, d.Binding("Ethernet0", 3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, u := range req.GetUpdate() {
+			got = append(got, PathString(u.GetPath().GetElem())+"="+string(u.GetVal().GetJsonIetfVal()))
+		}
+		all := strings.Join(got, " ")
+		if !strings.Contains(all, c.want) || (c.absent != "" && strings.Contains(all, c.absent)) {
+			t.Fatalf("asic %q: updates %v (want %s, not %s)", c.asic, got, c.want, c.absent)
+		}
+	}
+}
