@@ -2,6 +2,7 @@ package agent
 
 import (
 	"log/slog"
+	"net/http/httptest"
 	"sort"
 	"strings"
 	"testing"
@@ -76,6 +77,11 @@ func TestE2EDevicesShadow(t *testing.T) {
 			}
 			if strings.Join(ti[0].Missing, ", ") != want.String() {
 				t.Fatalf("%s: /targets missing %v, want %s", dev, ti[0].Missing, want)
+			}
+			rec := httptest.NewRecorder()
+			e.a.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+			if body := rec.Body.String(); want != 0 && !strings.Contains(body, "without "+want.String()) {
+				t.Fatalf("%s: /healthz does not name what the switch lacks:\n%s", dev, body)
 			}
 			t.Logf("%s: %d recommendations, every queue measured and decided within %d intervals; without: %q", dev, len(recs), intervals, want)
 		})

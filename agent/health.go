@@ -56,10 +56,24 @@ func (a *Agent) Health() (problems []string, ages map[string]time.Duration) {
 func (a *Agent) healthz(w http.ResponseWriter, _ *http.Request) {
 	problems, _ := a.Health()
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	// What a target's switch does not export is not a fault (the agent
+	// decides without it) but belongs with its health: one line each.
+	var notes []string
+	for _, ti := range a.Targets() {
+		if len(ti.Missing) > 0 {
+			notes = append(notes, fmt.Sprintf("%s (device %s): without %s", ti.Target, ti.Device, strings.Join(ti.Missing, ", ")))
+		}
+		if len(ti.Refused) > 0 {
+			notes = append(notes, fmt.Sprintf("%s: subscriptions refused by the switch: %s", ti.Target, strings.Join(ti.Refused, ", ")))
+		}
+	}
 	if len(problems) > 0 {
 		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprintf(w, "unhealthy\n%s\n", strings.Join(problems, "\n"))
+		fmt.Fprintf(w, "unhealthy\n%s\n", strings.Join(append(problems, notes...), "\n"))
 		return
 	}
 	fmt.Fprintln(w, "ok")
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
 }
