@@ -116,17 +116,20 @@ func ParseDuration(s string) (time.Duration, error) {
 
 // FormatBytes renders a byte count with a decimal unit (KB = 1000 B).
 func FormatBytes(b int64) string {
+	// strconv, not fmt: reasons format thresholds for every queue every
+	// interval (the same text as %g).
+	g := func(x float64, unit string) string { return strconv.FormatFloat(x, 'g', -1, 64) + unit }
 	switch {
 	case b >= 1e12 && b%1e9 == 0:
-		return fmt.Sprintf("%gTB", float64(b)/1e12)
+		return g(float64(b)/1e12, "TB")
 	case b >= 1e9 && b%1e6 == 0:
-		return fmt.Sprintf("%gGB", float64(b)/1e9)
+		return g(float64(b)/1e9, "GB")
 	case b >= 1e6 && b%1e3 == 0:
-		return fmt.Sprintf("%gMB", float64(b)/1e6)
+		return g(float64(b)/1e6, "MB")
 	case b >= 1e3:
-		return fmt.Sprintf("%gKB", float64(b)/1e3)
+		return g(float64(b)/1e3, "KB")
 	}
-	return fmt.Sprintf("%dB", b)
+	return strconv.FormatInt(b, 10) + "B"
 }
 
 // FormatRate renders a bit rate, e.g. 1e11 -> "100Gbps".
