@@ -504,7 +504,7 @@ func (ss *session) handle(m subResp) error {
 		ss.emit()
 	}
 	s.mu.Lock()
-	_, err = s.dec.ApplyWire(m.raw)
+	err = s.dec.ApplyPeeked(m.raw, res)
 	s.mu.Unlock()
 	if err != nil {
 		ss.report(fmt.Errorf("target %s: malformed telemetry: %v", s.cfg.Name, err))

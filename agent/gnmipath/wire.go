@@ -193,8 +193,13 @@ func (d *Decoder) ApplyWire(b []byte) (WireResult, error) {
 	if err != nil {
 		return r, fmt.Errorf("%s: malformed SubscribeResponse: %v", d.t.Name, err)
 	}
+	return r, d.ApplyPeeked(b, r)
+}
+
+// ApplyPeeked is ApplyWire for a response already read by PeekWire (r).
+func (d *Decoder) ApplyPeeked(b []byte, r WireResult) error {
 	if !r.Update {
-		return r, nil
+		return nil
 	}
 	nb := subMessage(b, srUpdate)
 	if !d.general {
@@ -206,14 +211,14 @@ func (d *Decoder) ApplyWire(b []byte) (WireResult, error) {
 			if r.Timestamp > d.ts {
 				d.ts = r.Timestamp
 			}
-			return r, err
+			return err
 		}
 	}
 	var n gnmi.Notification
 	if err := proto.Unmarshal(nb, &n); err != nil {
-		return r, fmt.Errorf("%s: malformed notification: %v", d.t.Name, err)
+		return fmt.Errorf("%s: malformed notification: %v", d.t.Name, err)
 	}
-	return r, d.Apply(&n)
+	return d.Apply(&n)
 }
 
 // applyWireNotification is ApplyWire's walk of one notification: a first
