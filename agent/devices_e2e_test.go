@@ -101,57 +101,69 @@ func queuesOf(recs []Recommendation) map[env.QueueKey]bool {
 }
 
 // TestE2EDevicesClosedLoop applies, reads back and rolls back on every
-// device of the openconfig family, naming the device in the target: no
-// Set is ever refused (every value written is one the device's schema
-// takes), no headroom Set goes to a device without a settable headroom
-// leaf, and a degradation on one port is rolled back.
+// device of the openconfig family, naming the device in the target.
 func TestE2EDevicesClosedLoop(t *testing.T) {
-	hpcc := simenv.ECN{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
 	for _, dev := range openconfigFamily {
 		t.Run(dev, func(t *testing.T) {
 			s, addr := deviceSim(t, dev)
 			tc := target0(addr, DialectOpenConfig)
 			tc.Device = dev
 			e := runE2E(t, ModeClosedLoop, mustStatic(t, "hpcc"), []TargetConfig{tc}, e2eGuard())
-			e.obs.setAlter(func(o *env.Observation) {
-				if o.Key.Port == "Ethernet0" && o.Valid && o.Current.KminBytes == hpcc.KminBytes {
-					o.Metrics.DropFrac = 0.01
-				}
-			})
-			waitFor(t, 20*time.Second, "changes applied and a rollback on port 0", func() bool {
-				es, _ := e.j.Entries("", 0)
-				applied, rolled := 0, false
-				for _, x := range es {
-					if x.State == StateApplied && x.Got != nil {
-						applied++
-					}
-					if x.Kind == KindRollback && x.State == StateApplied && x.Key.Port == "Ethernet0" {
-						rolled = true
-					}
-				}
-				return applied >= 4 && rolled
-			})
-			e.stop(t)
-			for p := 1; p < 4; p++ {
-				if got := simECN(t, s, "sw0", p, 3); got != hpcc {
-					t.Fatalf("%s: port %d runs %+v, want %+v", dev, p, got, hpcc)
-				}
-			}
-			if n := counterWith(e.a, "ecntune_agent_sets_total", "result", "error") + counterWith(e.a, "ecntune_agent_sets_total", "result", "readback-error"); n != 0 {
-				t.Fatalf("%s: %g Sets or read-backs failed: a value the device refuses was written", dev, n)
-			}
-			if n := counterWith(e.a, "ecntune_agent_alarms_total", "rule", "headroom-refused"); n != 0 {
-				t.Fatalf("%s: %g headroom Sets refused", dev, n)
-			}
-			es, _ := e.j.Entries("", 0)
-			for _, x := range es {
-				if x.State == StateMismatch || x.State == StateFailed {
-					t.Fatalf("%s: audit entry %+v", dev, x)
-				}
-			}
-			t.Logf("%s: %d audit entries, all applied and read back", dev, len(es))
+			n := closedLoopOnDevice(t, e, s, 20*time.Second)
+			t.Logf("%s: %d audit entries, all applied and read back", dev, n)
 		})
 	}
+}
+
+// e2eHPCC is static:hpcc's setting at 100 Gb/s, what the closed-loop
+// device tests apply.
+var e2eHPCC = simenv.ECN{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
+
+// closedLoopOnDevice drives a closed-loop run (static:hpcc) until it has
+// applied and read back its changes and rolled back a degradation it is
+// shown on port 0, then checks what a device must give: no Set refused
+// (every value written is one the device's schema takes), no headroom Set
+// refused, no audit entry failed or mismatched. It returns the number of
+// audit entries.
+func closedLoopOnDevice(t *testing.T, e *e2e, s *simswitch.Server, within time.Duration) int {
+	t.Helper()
+	e.obs.setAlter(func(o *env.Observation) {
+		if o.Key.Port == "Ethernet0" && o.Valid && o.Current.KminBytes == e2eHPCC.KminBytes {
+			o.Metrics.DropFrac = 0.01
+		}
+	})
+	waitFor(t, within, "changes applied and a rollback on port 0", func() bool {
+		es, _ := e.j.Entries("", 0)
+		applied, rolled := 0, false
+		for _, x := range es {
+			if x.State == StateApplied && x.Got != nil {
+				applied++
+			}
+			if x.Kind == KindRollback && x.State == StateApplied && x.Key.Port == "Ethernet0" {
+				rolled = true
+			}
+		}
+		return applied >= 4 && rolled
+	})
+	e.stop(t)
+	for p := 1; p < 4; p++ {
+		if got := simECN(t, s, "sw0", p, 3); got != e2eHPCC {
+			t.Fatalf("port %d runs %+v, want %+v", p, got, e2eHPCC)
+		}
+	}
+	if n := counterWith(e.a, "ecntune_agent_sets_total", "result", "error") + counterWith(e.a, "ecntune_agent_sets_total", "result", "readback-error"); n != 0 {
+		t.Fatalf("%g Sets or read-backs failed: a value the device refuses was written", n)
+	}
+	if n := counterWith(e.a, "ecntune_agent_alarms_total", "rule", "headroom-refused"); n != 0 {
+		t.Fatalf("%g headroom Sets refused", n)
+	}
+	es, _ := e.j.Entries("", 0)
+	for _, x := range es {
+		if x.State == StateMismatch || x.State == StateFailed {
+			t.Fatalf("audit entry %+v", x)
+		}
+	}
+	return len(es)
 }
 
 func counterWith(a *Agent, name, label, value string) float64 {

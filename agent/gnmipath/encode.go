@@ -56,43 +56,37 @@ func pfcFields(d Dialect) []Field {
 // NewEncoder prepares the state leaves of the queues in layout (grouped
 // by port, as a switch lists them), every leaf the dialect has.
 func NewEncoder(d Dialect, layout *env.Snapshot) *Encoder {
-	e := &Encoder{d: d}
-	add := func(l Leaf, qi int) {
+	fields := append(append([]Field(nil), queueFields...), pfcFields(d)...)
+	return newEncoder(d, layout, true, fields, func(l Leaf) (string, []*gnmi.PathElem, string) {
 		db, el := LeafPath(d, l)
-		e.slots = append(e.slots, slot{db: db, leaf: l, path: &gnmi.Path{Elem: el}, qi: qi})
-	}
-	add(Leaf{Field: BufferSize}, -1)
-	port := ""
-	for i := range layout.Queues {
-		k := layout.Queues[i].Key
-		if i == 0 || k.Port != port {
-			port = k.Port
-			add(Leaf{Field: PortSpeed, Port: port}, i)
-		}
-		for _, f := range queueFields {
-			add(Leaf{Field: f, Port: port, Index: k.Queue}, i)
-		}
-		for _, f := range pfcFields(d) {
-			add(Leaf{Field: f, Port: port, Index: k.Queue}, i)
-		}
-	}
-	return e
+		return db, el, ""
+	}, false)
 }
 
 // NewDeviceEncoder is NewEncoder for what one kind of switch serves: only
-// the leaves dev serves, at dev's paths and origins.
+// the leaves dev serves, at dev's paths and origins, each leaf split from
+// its container (Item.Parent, Rel) so that Notifications sends a
+// container's leaves under one prefix.
 func NewDeviceEncoder(dev *Device, layout *env.Snapshot) *Encoder {
 	if dev.Dialect == Sonic {
 		return NewEncoder(Sonic, layout)
 	}
-	e := &Encoder{d: dev.Dialect}
+	return newEncoder(dev.Dialect, layout, dev.Serves(BufferSize), dev.StateFields(), dev.LeafPath, true)
+}
+
+// newEncoder lays out the slots: the buffer size (when buffer), then per
+// port its speed and per queue fields, at the paths path gives (nil: not
+// served).
+func newEncoder(d Dialect, layout *env.Snapshot, buffer bool, fields []Field,
+	path func(Leaf) (db string, el []*gnmi.PathElem, origin string), split bool) *Encoder {
+	e := &Encoder{d: d}
 	add := func(l Leaf, qi int) {
-		db, el, origin := dev.LeafPath(l)
+		db, el, origin := path(l)
 		if el == nil {
 			return
 		}
 		sl := slot{db: db, origin: origin, leaf: l, path: &gnmi.Path{Elem: el}, qi: qi}
-		if len(el) > 1 {
+		if split && len(el) > 1 {
 			sl.rel = &gnmi.Path{Elem: el[len(el)-1:]}
 			if n := len(e.slots); n > 0 && e.slots[n-1].parent != nil && e.slots[n-1].db == db &&
 				PathString(e.slots[n-1].parent.Elem) == PathString(el[:len(el)-1]) {
@@ -103,10 +97,9 @@ func NewDeviceEncoder(dev *Device, layout *env.Snapshot) *Encoder {
 		}
 		e.slots = append(e.slots, sl)
 	}
-	if dev.Serves(BufferSize) {
+	if buffer {
 		add(Leaf{Field: BufferSize}, -1)
 	}
-	fields := dev.StateFields()
 	port := ""
 	for i := range layout.Queues {
 		k := layout.Queues[i].Key
