@@ -90,7 +90,7 @@ func (l *Learned) Preference() float64 { return l.pref }
 // Why the preference is a tie-break over the network's scores rather than
 // a reward weight, and what it does to the built-in model (fabric ports
 // included), are told in policy/builtin/MODEL.md; the measurements are in
-// policy/builtin/preference-eval.txt.
+// policy/builtin/obs-v2/preference-eval.txt (the obs-v2 model).
 func (l *Learned) WithPreference(name string, p float64) (*Learned, error) {
 	if err := CheckPreference(p); err != nil {
 		return nil, fmt.Errorf("learned policy %q: %w", l.name, err)
