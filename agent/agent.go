@@ -492,6 +492,7 @@ type setResult struct {
 // target (targets in parallel), then reports to the guard. Rollbacks the
 // guard orders after a read-back mismatch are applied in a second round.
 func (a *Agent) apply(ctx context.Context, changes []Change, allowRollback bool) {
+	changes = a.confirmRollbacks(ctx, changes)
 	if len(changes) == 0 {
 		return
 	}
@@ -513,6 +514,66 @@ func (a *Agent) apply(ctx context.Context, changes []Change, allowRollback bool)
 	if len(second) > 0 {
 		a.apply(ctx, second, false)
 	}
+}
+
+// confirmRollbacks reads, before a probation rollback is written, whether
+// the switch still runs the setting being rolled back from. A switch that
+// restarted since the last telemetry (back at its startup configuration)
+// or was written by someone else does not: rolling it "back" would write a
+// setting of its previous life. Such a queue takes what the switch runs as
+// its new baseline instead, like any switch restart; a queue that cannot be
+// read keeps its rollback for a later interval.
+func (a *Agent) confirmRollbacks(ctx context.Context, changes []Change) []Change {
+	byTarget := map[string][]int{}
+	for i, c := range changes {
+		if c.Kind == KindRollback && !a.o.DryRun {
+			byTarget[c.Key.Target] = append(byTarget[c.Key.Target], i)
+		}
+	}
+	if len(byTarget) == 0 {
+		return changes
+	}
+	drop := map[int]bool{}
+	nowNs := a.o.Clock().UnixNano()
+	for target, idx := range byTarget {
+		sw := a.switches[target]
+		if sw == nil {
+			continue
+		}
+		keys := make([]env.QueueKey, len(idx))
+		for j, i := range idx {
+			keys[j] = changes[i].Key
+		}
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.o.SetTimeout)
+		got, err := sw.Read(rctx, keys)
+		cancel()
+		for _, i := range idx {
+			c := changes[i]
+			cur, ok := got[c.Key]
+			switch {
+			case err != nil || !ok:
+				drop[i] = true
+				a.guard.Result(c, NotApplied, env.Setting{}, nowNs)
+				a.log.Warn("rollback deferred: cannot read the switch's current setting", "queue", c.Key.String(), "err", err)
+			case !a.guard.ReadBackOK(c.Old, cur):
+				drop[i] = true
+				a.guard.Result(c, NotApplied, env.Setting{}, nowNs)
+				a.guard.Adopt(c.Key, cur, cur, nowNs)
+				a.log.Warn("rollback skipped: the switch no longer runs the setting being rolled back from (restarted or written by another); its current setting is the new baseline",
+					"queue", c.Key.String(), "expected", c.Old.Describe(), "runs", cur.Describe())
+			}
+		}
+	}
+	if len(drop) == 0 {
+		return changes
+	}
+	out := changes[:0:0]
+	for i, c := range changes {
+		if !drop[i] {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // setAll journals the intent of each target's changes and sets them, one

@@ -70,3 +70,28 @@ func TestApplyManual(t *testing.T) {
 		t.Fatalf("audit %+v", es[1])
 	}
 }
+
+// A probation rollback is not written when the switch no longer runs the
+// setting being rolled back from (it restarted between two telemetry
+// samples, back at its startup configuration): that would write a setting
+// of its previous life. What it runs becomes the new baseline.
+func TestRollbackSkippedWhenSwitchChangedUnderUs(t *testing.T) {
+	sw := newFakeSwitch("leaf0", kA)
+	r := newRig(t, ModeClosedLoop, false, filepath.Join(t.TempDir(), "agent.db"), sw)
+	startup := env.Setting{KminBytes: 2_000_000, KmaxBytes: 2_800_000, Pmax: 0.01}
+	sw.set[kA] = startup // the switch restarted: neither the change nor what preceded it
+	rb := Change{Key: kA, Kind: KindRollback, Old: target, New: cur, Reason: "probation"}
+	r.a.apply(context.Background(), []Change{rb}, false)
+	if got := sw.get(kA); got != startup {
+		t.Fatalf("switch runs %+v: the rollback wrote a setting of its previous run", got)
+	}
+	if es, _ := r.j.Entries("", 0); len(es) != 0 {
+		t.Fatalf("audit entries %+v", es)
+	}
+	// and when the switch does run what is being rolled back from, it is
+	sw.set[kA] = target
+	r.a.apply(context.Background(), []Change{rb}, false)
+	if got := sw.get(kA); got != cur {
+		t.Fatalf("switch runs %+v, want the rollback's %+v", got, cur)
+	}
+}
