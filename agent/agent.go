@@ -58,6 +58,9 @@ type Options struct {
 	DryRun      bool
 	// SetTimeout bounds one Set plus its read-back (default: 5 s).
 	SetTimeout time.Duration
+	// History is how many control intervals the dashboard keeps per queue
+	// (0: DefaultHistory; below 0: none, and the dashboard draws nothing).
+	History int
 }
 
 // Agent is the runtime loop.
@@ -92,6 +95,8 @@ type Agent struct {
 	// Ingest. Each map is replaced whole, never changed in place.
 	peerMu sync.RWMutex
 	peers  map[string]map[string]env.Peer
+
+	hist *history // the dashboard's per-queue intervals (nil: off)
 }
 
 // New checks the options and builds an agent.
@@ -136,6 +141,12 @@ func New(o Options) (*Agent, error) {
 		switches: map[string]Switch{}, targets: map[string]TargetConfig{},
 		latest: map[env.QueueKey]env.Observation{}, lastSeen: map[string]time.Time{}, tinfo: map[string]*TargetInfo{},
 		recs: map[env.QueueKey]Recommendation{}, peers: map[string]map[string]env.Peer{}}
+	switch {
+	case o.History == 0:
+		a.hist = newHistory(DefaultHistory)
+	case o.History > 0:
+		a.hist = newHistory(o.History)
+	}
 	for _, t := range o.Config.Targets {
 		a.targets[t.Name] = t
 	}
@@ -348,6 +359,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 			a.recs[r.Key] = r
 		}
 		a.mu.Unlock()
+		a.hist.record(now.UnixNano(), obs, recs)
 		if err := a.o.Journal.PutRecommendations(recs); err != nil {
 			return err
 		}
@@ -358,6 +370,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 		}
 		return perr
 	}
+	a.hist.record(now.UnixNano(), obs, recs)
 	if a.pending && !a.o.DryRun {
 		if err := a.Reconcile(ctx); err != nil {
 			a.log.Warn("reconcile", "err", err)

@@ -58,6 +58,7 @@ func (a *Agent) Handler() http.Handler {
 		writeJSON(w, a.Targets())
 	})
 	mux.HandleFunc("/healthz", a.healthz)
+	a.dashboard(mux)
 	return mux
 }
 

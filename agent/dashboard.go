@@ -1,0 +1,476 @@
+package agent
+
+import (
+	"bytes"
+	"cmp"
+	"embed"
+	"fmt"
+	"image/color"
+	"io/fs"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/chart"
+	"gonum.org/v1/plot/vg"
+)
+
+// The dashboard's page, script and style, in the binary: it works offline.
+//
+//go:embed web
+var webFS embed.FS
+
+// TargetHealth is a target's line of the dashboard: what TargetInfo says
+// plus how fresh its telemetry is.
+type TargetHealth struct {
+	TargetInfo
+	AgeS    float64 `json:"telemetry_age_s"`
+	Stale   bool    `json:"stale"`
+	Heard   bool    `json:"heard"`
+	Queues  int     `json:"queues"`
+	Changes int     `json:"changes_in_window"`
+}
+
+// HotQueue is one of the most congested queues of the newest interval.
+type HotQueue struct {
+	Key       env.QueueKey `json:"key"`
+	DepthKB   *float64     `json:"depth_kb"`
+	MarksPct  *float64     `json:"marks_pct"`
+	PFCPct    *float64     `json:"pfc_pct"`
+	UtilPct   *float64     `json:"util_pct"`
+	Setting   env.Setting  `json:"setting"`
+	SettingIs string       `json:"setting_text"`
+}
+
+// Overview is what GET /api/overview answers: everything the dashboard
+// shows but the pictures.
+type Overview struct {
+	Mode      string         `json:"mode"`
+	Policy    string         `json:"policy"`
+	IntervalS float64        `json:"interval_s"`
+	NowNs     int64          `json:"now_ns"`
+	Intervals []int64        `json:"intervals_ns"` // the kept intervals, oldest first
+	Healthy   bool           `json:"healthy"`
+	Problems  []string       `json:"problems"`
+	Targets   []TargetHealth `json:"targets"`
+	Hot       []HotQueue     `json:"hot"`
+	// Recommendations are the newest per queue, those that would change
+	// something first (then by confidence), at most 50.
+	Recommendations []Recommendation `json:"recommendations"`
+	Queues          int              `json:"queues"`
+	WouldChange     int              `json:"would_change"`
+	// Changes are the newest entries of the audit log, newest first.
+	Changes []AuditEntry `json:"changes"`
+}
+
+// overview assembles the Overview.
+func (a *Agent) overview() (Overview, error) {
+	now := a.o.Clock()
+	problems, ages := a.Health()
+	ov := Overview{Mode: string(a.cfg.Mode), Policy: a.o.Policy.Name(), IntervalS: a.cfg.Interval.Seconds(),
+		NowNs: now.UnixNano(), Intervals: a.hist.intervals(), Healthy: len(problems) == 0, Problems: problems}
+	if ov.Problems == nil {
+		ov.Problems = []string{}
+	}
+	var oldest int64
+	if len(ov.Intervals) > 0 {
+		oldest = ov.Intervals[0]
+	}
+	page, err := a.o.Journal.ChangesPage(ChangesQuery{Limit: 25})
+	if err != nil {
+		return ov, err
+	}
+	ov.Changes = page.Changes
+	slices.Reverse(ov.Changes)
+	if ov.Changes == nil {
+		ov.Changes = []AuditEntry{}
+	}
+	recs := a.Recommendations("")
+	perTarget := map[string]int{}
+	for _, r := range recs {
+		perTarget[r.Key.Target]++
+		if r.Recommended != r.Current {
+			ov.WouldChange++
+		}
+	}
+	ov.Queues = len(recs)
+	changes := map[string]int{}
+	for _, c := range ov.Changes {
+		if c.TimeNs >= oldest {
+			changes[c.Target]++
+		}
+	}
+	limit := HealthStaleIntervals * a.cfg.Interval
+	a.mu.Lock()
+	heard := map[string]bool{}
+	for n, h := range a.heard {
+		heard[n] = h
+	}
+	a.mu.Unlock()
+	for _, ti := range a.Targets() {
+		age := ages[ti.Target]
+		ov.Targets = append(ov.Targets, TargetHealth{TargetInfo: ti, AgeS: age.Seconds(), Heard: heard[ti.Target],
+			Stale: !heard[ti.Target] || age > limit, Queues: perTarget[ti.Target], Changes: changes[ti.Target]})
+	}
+	slices.SortStableFunc(recs, func(x, y Recommendation) int {
+		cx, cy := x.Recommended != x.Current, y.Recommended != y.Current
+		if cx != cy {
+			if cx {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(y.Confidence, x.Confidence)
+	})
+	if len(recs) > 50 {
+		recs = recs[:50]
+	}
+	ov.Recommendations = recs
+	ov.Hot = a.hot(8)
+	return ov, nil
+}
+
+// hot returns the n queues with the deepest peak queue in the newest
+// interval.
+func (a *Agent) hot(n int) []HotQueue {
+	h := a.hist
+	if h == nil {
+		return []HotQueue{}
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	out := []HotQueue{}
+	if h.count == 0 {
+		return out
+	}
+	slot := (h.next - 1 + h.n) % h.n
+	for k, q := range h.queues {
+		s := &q.pts[slot]
+		if math.IsNaN(float64(s.util)) {
+			continue
+		}
+		hq := HotQueue{Key: k, DepthKB: opt(s.scaled(MetricDepth)), MarksPct: opt(s.scaled(MetricMarks)),
+			PFCPct: opt(s.scaled(MetricPFC)), UtilPct: opt(s.scaled(MetricUtil))}
+		if len(q.cur) > 0 {
+			hq.Setting = q.cur[len(q.cur)-1].Setting
+			hq.SettingIs = hq.Setting.Describe()
+		}
+		out = append(out, hq)
+	}
+	val := func(p *float64) float64 {
+		if p == nil {
+			return -1
+		}
+		return *p
+	}
+	slices.SortFunc(out, func(x, y HotQueue) int {
+		return cmp.Or(cmp.Compare(val(y.DepthKB), val(x.DepthKB)), cmp.Compare(val(y.MarksPct), val(x.MarksPct)),
+			compareKeys(x.Key, y.Key))
+	})
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
+
+func opt(v float64) *float64 {
+	if math.IsNaN(v) {
+		return nil
+	}
+	return &v
+}
+
+// dashboard adds the dashboard's routes to mux: / (the page),
+// /api/overview, /api/queue, /dashboard/heatmap.png and
+// /dashboard/queue.png.
+func (a *Agent) dashboard(mux *http.ServeMux) {
+	static, err := fs.Sub(webFS, "web")
+	if err != nil {
+		panic(err) // the embedded folder is there at build time
+	}
+	files := http.FileServerFS(static)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		files.ServeHTTP(w, r)
+	})
+	mux.Handle("/static/", http.StripPrefix("/static/", files))
+	mux.HandleFunc("/api/overview", func(w http.ResponseWriter, r *http.Request) {
+		ov, err := a.overview()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		writeJSON(w, ov)
+	})
+	mux.HandleFunc("/api/queue", func(w http.ResponseWriter, r *http.Request) {
+		k, err := queueParam(r)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		qs, ok := a.hist.series(k)
+		if !ok {
+			http.Error(w, fmt.Sprintf("no history of %s %s queue %d (the dashboard keeps queues heard from in the last %d intervals)",
+				k.Target, k.Port, k.Queue, a.histLen()), http.StatusNotFound)
+			return
+		}
+		writeJSON(w, qs)
+	})
+	cache := &pngCache{}
+	mux.HandleFunc("/dashboard/heatmap.png", func(w http.ResponseWriter, r *http.Request) {
+		a.servePNG(w, r, cache, a.heatmapPNG)
+	})
+	mux.HandleFunc("/dashboard/queue.png", func(w http.ResponseWriter, r *http.Request) {
+		a.servePNG(w, r, cache, a.queuePNG)
+	})
+}
+
+func (a *Agent) histLen() int {
+	if a.hist == nil {
+		return 0
+	}
+	return a.hist.n
+}
+
+// queueParam reads target, port and queue of a request.
+func queueParam(r *http.Request) (env.QueueKey, error) {
+	v := r.URL.Query()
+	k := env.QueueKey{Target: v.Get("target"), Port: v.Get("port")}
+	if k.Target == "" || k.Port == "" || v.Get("queue") == "" {
+		return k, fmt.Errorf("want target, port and queue, e.g. ?target=leaf0&port=eth1&queue=3")
+	}
+	q, err := strconv.Atoi(v.Get("queue"))
+	if err != nil || q < 0 || q > 7 {
+		return k, fmt.Errorf("queue %q: want 0..7", v.Get("queue"))
+	}
+	k.Queue = q
+	return k, nil
+}
+
+// pngCache keeps the pictures of the newest interval: every browser
+// refreshing gets the same bytes without another rendering.
+type pngCache struct {
+	mu    sync.Mutex
+	newer int64
+	m     map[string][]byte
+}
+
+func (c *pngCache) get(newest int64, key string, render func() ([]byte, error)) ([]byte, error) {
+	c.mu.Lock()
+	if c.newer != newest || c.m == nil {
+		c.newer, c.m = newest, map[string][]byte{}
+	}
+	if b, ok := c.m[key]; ok {
+		c.mu.Unlock()
+		return b, nil
+	}
+	c.mu.Unlock()
+	b, err := render()
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.newer == newest && len(c.m) < 256 {
+		c.m[key] = b
+	}
+	c.mu.Unlock()
+	return b, nil
+}
+
+type httpError struct {
+	code int
+	msg  string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+func (a *Agent) servePNG(w http.ResponseWriter, r *http.Request, c *pngCache, render func(r *http.Request) ([]byte, error)) {
+	var newest int64
+	if iv := a.hist.intervals(); len(iv) > 0 {
+		newest = iv[len(iv)-1]
+	}
+	b, err := c.get(newest, r.URL.Path+"?"+r.URL.RawQuery, func() ([]byte, error) { return render(r) })
+	if err != nil {
+		code := http.StatusInternalServerError
+		if he, ok := err.(*httpError); ok {
+			code = he.code
+		}
+		http.Error(w, err.Error(), code)
+		return
+	}
+	w.Header().Set("Content-Type", "image/png")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(b)
+}
+
+func metricParam(r *http.Request) (Metric, error) {
+	m := Metric(r.URL.Query().Get("metric"))
+	if m == "" {
+		return MetricDepth, nil
+	}
+	if !slices.Contains(Metrics, m) {
+		return m, &httpError{http.StatusBadRequest, fmt.Sprintf("metric %q: want one of %v", m, Metrics)}
+	}
+	return m, nil
+}
+
+// heatmapPNG draws ?view=fabric (switch × port at the interval ?ago=N
+// intervals before the newest) or ?view=time (the ?top=N busiest queues
+// × the kept intervals).
+func (a *Agent) heatmapPNG(r *http.Request) ([]byte, error) {
+	if a.hist == nil {
+		return nil, &httpError{http.StatusNotFound, "the dashboard's history is off (history: 0)"}
+	}
+	m, err := metricParam(r)
+	if err != nil {
+		return nil, err
+	}
+	v := r.URL.Query()
+	var g Grid
+	var ok bool
+	title := m.Title()
+	switch view := v.Get("view"); view {
+	case "", "fabric":
+		ago := 0
+		if s := v.Get("ago"); s != "" {
+			if ago, err = strconv.Atoi(s); err != nil || ago < 0 {
+				return nil, &httpError{http.StatusBadRequest, "ago: want intervals back from the newest (0, 1, ...)"}
+			}
+		}
+		g, ok = a.hist.fabric(m, ago)
+		if ok {
+			title += " at " + time.Unix(0, g.TimeNs).UTC().Format("15:04:05.000")
+		}
+	case "time":
+		top := 30
+		if s := v.Get("top"); s != "" {
+			if top, err = strconv.Atoi(s); err != nil || top < 1 || top > 500 {
+				return nil, &httpError{http.StatusBadRequest, "top: want 1..500"}
+			}
+		}
+		g, ok = a.hist.timeline(m, top)
+		title = fmt.Sprintf("%s, the %d busiest queues", title, len(g.Rows))
+	default:
+		return nil, &httpError{http.StatusBadRequest, fmt.Sprintf("view %q: want fabric or time", view)}
+	}
+	if !ok {
+		return nil, &httpError{http.StatusNotFound, "no interval recorded yet (or ago beyond the kept history)"}
+	}
+	h := chart.Heatmap{Title: title, Unit: m.Title(), Rows: g.Rows, Cols: g.Cols, Values: g.Values}
+	if m != MetricDepth && m != MetricAvg {
+		h.Min, h.Max = 0, 100
+	}
+	height := 1.2*vg.Inch + vg.Length(len(g.Rows))*0.22*vg.Inch
+	if v.Get("view") == "time" {
+		h.XLabel, h.YLabel = "interval", ""
+	} else {
+		h.XLabel, h.YLabel = "port (largest of its lossless queues)", "switch"
+	}
+	height = max(2.5*vg.Inch, min(height, 14*vg.Inch))
+	var b bytes.Buffer
+	if err := h.Write(&b, chart.PNG, 9*vg.Inch, height); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+var markerColors = map[string]color.Color{
+	string(KindTune):     color.RGBA{R: 31, G: 119, B: 180, A: 255},
+	string(KindRollback): color.RGBA{R: 214, G: 39, B: 40, A: 255},
+	string(KindRepair):   color.RGBA{R: 255, G: 127, B: 14, A: 255},
+	string(KindRevert):   color.RGBA{R: 148, G: 103, B: 189, A: 255},
+	string(KindManual):   color.RGBA{R: 140, G: 86, B: 75, A: 255},
+	string(KindFallback): color.RGBA{R: 127, G: 127, B: 127, A: 255},
+}
+
+// queuePNG draws one queue's kept intervals: utilisation, depth, marks,
+// PFC, and Kmin/Kmax with the recommendation, every audited change a
+// vertical line.
+func (a *Agent) queuePNG(r *http.Request) ([]byte, error) {
+	k, err := queueParam(r)
+	if err != nil {
+		return nil, &httpError{http.StatusBadRequest, err.Error()}
+	}
+	qs, ok := a.hist.series(k)
+	if !ok {
+		return nil, &httpError{http.StatusNotFound, fmt.Sprintf("no history of %s %s queue %d", k.Target, k.Port, k.Queue)}
+	}
+	page, err := a.o.Journal.ChangesPage(ChangesQuery{Target: k.Target, SinceNs: qs.TimesNs[0], Limit: MaxChangesPage})
+	if err != nil {
+		return nil, err
+	}
+	var marks []chart.Marker
+	for _, c := range page.Changes {
+		if c.Key == k && c.State != StateFailed {
+			marks = append(marks, chart.Marker{X: float64(c.TimeNs-qs.TimesNs[len(qs.TimesNs)-1]) / 1e9, Kind: string(c.Kind)})
+		}
+	}
+	st := QueueStack(qs, marks)
+	var b bytes.Buffer
+	if err := st.Write(&b, chart.PNG, 9*vg.Inch, 7.5*vg.Inch); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// QueueStack lays out one queue's series as chart panels, x in seconds
+// back from the newest interval: the same picture live and in `agent
+// report`.
+func QueueStack(qs QueueSeries, marks []chart.Marker) chart.Stack {
+	newest := qs.TimesNs[len(qs.TimesNs)-1]
+	xs := make([]float64, len(qs.TimesNs))
+	for i, t := range qs.TimesNs {
+		xs[i] = float64(t-newest) / 1e9
+	}
+	vals := func(m Metric) []float64 {
+		out := make([]float64, len(qs.TimesNs))
+		for i, p := range qs.Values[m] {
+			out[i] = math.NaN()
+			if p != nil {
+				out[i] = *p
+			}
+		}
+		return out
+	}
+	steps := func(l []settingAt, get func(env.Setting) float64) []float64 {
+		out := make([]float64, len(qs.TimesNs))
+		for i, t := range qs.TimesNs {
+			out[i] = math.NaN()
+			for _, s := range l {
+				if s.TimeNs <= t {
+					out[i] = get(s.Setting)
+				}
+			}
+		}
+		return out
+	}
+	kmin := func(s env.Setting) float64 { return float64(s.KminBytes) / 1e3 }
+	kmax := func(s env.Setting) float64 { return float64(s.KmaxBytes) / 1e3 }
+	pmax := func(s env.Setting) float64 { return s.Pmax * 100 }
+	ecn := chart.Panel{YLabel: "Kmin / Kmax (KB)", Lines: []chart.Line{
+		{Name: "Kmin", X: xs, Y: steps(qs.Settings, kmin), Step: true},
+		{Name: "Kmax", X: xs, Y: steps(qs.Settings, kmax), Step: true},
+	}}
+	pm := chart.Panel{YLabel: "Pmax (%)", Lines: []chart.Line{{Name: "Pmax", X: xs, Y: steps(qs.Settings, pmax), Step: true}}}
+	if len(qs.Recommended) > 0 {
+		ecn.Lines = append(ecn.Lines,
+			chart.Line{Name: "Kmin recommended", X: xs, Y: steps(qs.Recommended, kmin), Step: true, Dashed: true},
+			chart.Line{Name: "Kmax recommended", X: xs, Y: steps(qs.Recommended, kmax), Step: true, Dashed: true})
+		pm.Lines = append(pm.Lines, chart.Line{Name: "Pmax recommended", X: xs, Y: steps(qs.Recommended, pmax), Step: true, Dashed: true})
+	}
+	title := fmt.Sprintf("%s %s queue %d", qs.Key.Target, qs.Key.Port, qs.Key.Queue)
+	return chart.Stack{Title: title, XLabel: "seconds before the newest interval", MarkerColors: markerColors, Markers: marks,
+		Panels: []chart.Panel{
+			{YLabel: "util (%)", YMin: 0, YMax: 100, Lines: []chart.Line{{Name: "utilisation", X: xs, Y: vals(MetricUtil)}}},
+			{YLabel: "queue (KB)", Lines: []chart.Line{{Name: "peak", X: xs, Y: vals(MetricDepth)}, {Name: "average", X: xs, Y: vals(MetricAvg)}}},
+			{YLabel: "marks / PFC (%)", YMin: 0, YMax: 100, Lines: []chart.Line{{Name: "ECN-marked", X: xs, Y: vals(MetricMarks)}, {Name: "PFC paused", X: xs, Y: vals(MetricPFC)}}},
+			ecn, pm,
+		}}
+}

@@ -1,0 +1,140 @@
+package agent
+
+import (
+	"encoding/json"
+	"image/png"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ecntune/ecntune/env"
+)
+
+func get(t *testing.T, h http.Handler, url string) *httptest.ResponseRecorder {
+	t.Helper()
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, url, nil))
+	return w
+}
+
+// The dashboard is served from the binary, its API answers what the page
+// draws, and its pictures are PNGs; bad parameters are named.
+func TestDashboardEndpoints(t *testing.T) {
+	r := newRig(t, ModeClosedLoop, false, "", nil)
+	h := r.a.Handler()
+	if w := get(t, h, "/dashboard/heatmap.png"); w.Code != http.StatusNotFound || !strings.Contains(w.Body.String(), "no interval") {
+		t.Errorf("heatmap before any interval: %d %s", w.Code, w.Body)
+	}
+	r.obs.metrics[kA] = env.Metrics{IntervalNs: sec, Util: 0.9, MarkFrac: 0.25, MaxDelayNs: 8_000, AvgDelayNs: 4_000, PauseRxFrac: 0.1}
+	for range 4 {
+		r.interval(t)
+	}
+	page := get(t, h, "/")
+	for _, want := range []string{"<title>ecntune dashboard</title>", `src="/static/app.js"`, `id="heatmap"`} {
+		if !strings.Contains(page.Body.String(), want) {
+			t.Errorf("/ lacks %q", want)
+		}
+	}
+	if w := get(t, h, "/static/app.js"); w.Code != 200 || !strings.Contains(w.Body.String(), "/api/overview") {
+		t.Errorf("/static/app.js: %d", w.Code)
+	}
+	if w := get(t, h, "/nothing-here"); w.Code != http.StatusNotFound {
+		t.Errorf("/nothing-here: %d", w.Code)
+	}
+
+	var ov Overview
+	if err := json.Unmarshal(get(t, h, "/api/overview").Body.Bytes(), &ov); err != nil {
+		t.Fatal(err)
+	}
+	if ov.Mode != "closed-loop" || len(ov.Intervals) != 4 || len(ov.Targets) != 1 || ov.Targets[0].Queues != 2 || ov.Queues != 2 {
+		t.Errorf("overview %+v", ov)
+	}
+	if len(ov.Hot) != 2 || ov.Hot[0].Key != kA || ov.Hot[0].DepthKB == nil || math.Abs(*ov.Hot[0].DepthKB-100) > 1e-3 {
+		t.Errorf("hot %+v (want %v first with a peak of 8 us at 100G = 100KB)", ov.Hot, kA)
+	}
+	if len(ov.Changes) == 0 || ov.Changes[0].Kind != KindTune {
+		t.Errorf("changes %+v", ov.Changes)
+	}
+
+	for _, url := range []string{"/dashboard/heatmap.png?metric=marks", "/dashboard/heatmap.png?metric=depth&view=time&top=5",
+		"/dashboard/heatmap.png?ago=3", "/dashboard/queue.png?target=leaf0&port=" + kA.Port + "&queue=3"} {
+		w := get(t, h, url)
+		if w.Code != 200 || w.Header().Get("Content-Type") != "image/png" {
+			t.Errorf("%s: %d %s", url, w.Code, w.Body)
+			continue
+		}
+		if _, err := png.Decode(w.Body); err != nil {
+			t.Errorf("%s: %v", url, err)
+		}
+	}
+	for url, want := range map[string]string{
+		"/dashboard/heatmap.png?metric=rtt":                    `metric "rtt"`,
+		"/dashboard/heatmap.png?view=3d":                       `view "3d"`,
+		"/dashboard/heatmap.png?ago=4":                         "beyond the kept history",
+		"/dashboard/heatmap.png?ago=-1":                        "ago:",
+		"/dashboard/queue.png?target=leaf0":                    "want target, port and queue",
+		"/dashboard/queue.png?target=leaf0&port=x&queue=9":     "queue \"9\"",
+		"/dashboard/queue.png?target=leaf9&port=eth1&queue=3":  "no history of leaf9",
+		"/api/queue?target=leaf0&port=" + kA.Port + "&queue=5": "no history of leaf0",
+	} {
+		w := get(t, h, url)
+		if w.Code < 400 || !strings.Contains(w.Body.String(), want) {
+			t.Errorf("%s: %d %q, want an error with %q", url, w.Code, w.Body, want)
+		}
+	}
+
+	var qs QueueSeries
+	if err := json.Unmarshal(get(t, h, "/api/queue?target=leaf0&port="+kA.Port+"&queue=3").Body.Bytes(), &qs); err != nil {
+		t.Fatal(err)
+	}
+	if len(qs.TimesNs) != 4 || len(qs.Values[MetricUtil]) != 4 || qs.Values[MetricUtil][3] == nil || *qs.Values[MetricUtil][3] != 90 ||
+		*qs.Values[MetricMarks][3] != 25 || len(qs.Settings) < 2 || qs.Settings[len(qs.Settings)-1].Setting != target {
+		t.Errorf("queue series %+v", qs)
+	}
+}
+
+func TestHistoryRingAndSettings(t *testing.T) {
+	h := newHistory(3)
+	k := env.QueueKey{Target: "s", Port: "Ethernet4", Queue: 3}
+	s1 := env.Setting{KminBytes: 1, KmaxBytes: 2, Pmax: 0.1}
+	s2 := env.Setting{KminBytes: 3, KmaxBytes: 4, Pmax: 0.1}
+	obs := func(s env.Setting, util float64) []env.Observation {
+		return []env.Observation{{Key: k, RateBps: 100e9, Current: s, Valid: true, Metrics: env.Metrics{Util: util}}}
+	}
+	h.record(1, obs(s1, 0.1), nil)
+	h.record(2, obs(s1, 0.2), nil)
+	h.record(3, obs(s2, 0.3), nil)
+	h.record(4, obs(s2, 0.4), nil)
+	h.record(5, []env.Observation{{Key: k, Current: s2}}, nil) // not valid: no sample
+	qs, ok := h.series(k)
+	if !ok || !slices.Equal(qs.TimesNs, []int64{3, 4, 5}) {
+		t.Fatalf("series %+v", qs)
+	}
+	if u := qs.Values[MetricUtil]; *u[0] != 30 || *u[1] != 40 || u[2] != nil {
+		t.Errorf("util %v", u)
+	}
+	// s1 ended before the window: only s2, from time 3, is kept.
+	if len(qs.Settings) != 1 || qs.Settings[0] != (settingAt{3, s2}) {
+		t.Errorf("settings %+v", qs.Settings)
+	}
+	// Unheard for a whole window: forgotten.
+	other := env.QueueKey{Target: "s", Port: "Ethernet12", Queue: 3}
+	for i := int64(6); i < 10; i++ {
+		h.record(i, []env.Observation{{Key: other, Valid: true, RateBps: 1e9}}, nil)
+	}
+	if _, ok := h.series(k); ok {
+		t.Error("a queue silent for a whole window is still kept")
+	}
+}
+
+func TestNaturalCompare(t *testing.T) {
+	in := []string{"Ethernet12", "Ethernet4", "leaf10", "leaf2", "Ethernet004", "eth1/10", "eth1/9", "a"}
+	slices.SortFunc(in, naturalCompare)
+	want := []string{"Ethernet4", "Ethernet004", "Ethernet12", "a", "eth1/9", "eth1/10", "leaf2", "leaf10"}
+	if !slices.Equal(in, want) {
+		t.Errorf("%v, want %v", in, want)
+	}
+}

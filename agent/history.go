@@ -1,0 +1,460 @@
+package agent
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+	"unicode"
+
+	"github.com/ecntune/ecntune/env"
+)
+
+// DefaultHistory is how many control intervals the dashboard keeps per
+// queue (Options.History).
+const DefaultHistory = 60
+
+// Metric names a per-queue, per-interval quantity the dashboard draws.
+type Metric string
+
+// The dashboard's metrics.
+const (
+	MetricDepth  Metric = "depth" // peak queue depth in the interval (bytes)
+	MetricAvg    Metric = "avg"   // average queue depth (bytes)
+	MetricMarks  Metric = "marks" // share of bytes ECN-marked
+	MetricPFC    Metric = "pfc"   // share of the interval the queue was held paused by PFC
+	MetricUtil   Metric = "util"  // link utilisation
+	MetricDrops  Metric = "drops" // share of bytes dropped
+	MetricConfid Metric = "confidence"
+)
+
+// Metrics lists the dashboard's metrics in display order.
+var Metrics = []Metric{MetricDepth, MetricMarks, MetricPFC, MetricUtil, MetricAvg, MetricDrops, MetricConfid}
+
+// Title is m as a human label with its unit.
+func (m Metric) Title() string {
+	switch m {
+	case MetricDepth:
+		return "peak queue depth (KB)"
+	case MetricAvg:
+		return "average queue depth (KB)"
+	case MetricMarks:
+		return "ECN-marked bytes (%)"
+	case MetricPFC:
+		return "PFC paused time (%)"
+	case MetricUtil:
+		return "utilisation (%)"
+	case MetricDrops:
+		return "dropped bytes (%)"
+	case MetricConfid:
+		return "decision confidence (%)"
+	}
+	return string(m)
+}
+
+// sample is one queue's interval as the dashboard draws it, float32 to
+// keep 10,000 queues × 60 intervals near 17 MB. NaN: not measured.
+type sample struct {
+	util, depth, avg, marks, pfc, drops, conf float32
+}
+
+var noSample = sample{nan32, nan32, nan32, nan32, nan32, nan32, nan32}
+
+var nan32 = float32(math.NaN())
+
+func (s *sample) get(m Metric) float64 {
+	var v float32
+	switch m {
+	case MetricDepth:
+		v = s.depth
+	case MetricAvg:
+		v = s.avg
+	case MetricMarks:
+		v = s.marks
+	case MetricPFC:
+		v = s.pfc
+	case MetricUtil:
+		v = s.util
+	case MetricDrops:
+		v = s.drops
+	case MetricConfid:
+		v = s.conf
+	default:
+		return math.NaN()
+	}
+	return float64(v)
+}
+
+// scaled is the value of m in the unit Metric.Title names.
+func (s *sample) scaled(m Metric) float64 {
+	v := s.get(m)
+	switch m {
+	case MetricDepth, MetricAvg:
+		return v / 1e3
+	}
+	return v * 100
+}
+
+// settingAt is a setting from a time on.
+type settingAt struct {
+	TimeNs  int64       `json:"time_ns"`
+	Setting env.Setting `json:"setting"`
+}
+
+type queueHist struct {
+	pts      []sample    // a ring aligned with history.times
+	cur, rec []settingAt // the setting the switch ran and the recommendation, from when each began
+	rate     float64
+}
+
+// history keeps the last n control intervals of every queue under
+// control: what the dashboard draws. It is written once per interval.
+type history struct {
+	mu     sync.RWMutex
+	n      int
+	times  []int64 // ring of interval times (ns); slot next is the oldest once full
+	next   int
+	count  int
+	queues map[env.QueueKey]*queueHist
+}
+
+func newHistory(n int) *history {
+	if n <= 0 {
+		return nil
+	}
+	return &history{n: n, times: make([]int64, n), queues: map[env.QueueKey]*queueHist{}}
+}
+
+// sampleOf is what the dashboard keeps of one observation.
+func sampleOf(o *env.Observation, conf float64) sample {
+	if !o.Valid {
+		return noSample
+	}
+	m := &o.Metrics
+	s := sample{util: float32(m.Util), marks: float32(m.MarkFrac), pfc: float32(m.PauseRxFrac),
+		drops: float32(m.DropFrac), conf: float32(conf)}
+	s.depth = float32(m.MaxDelayNs * o.RateBps / 8e9)
+	s.avg = float32(m.AvgDelayNs * o.RateBps / 8e9)
+	if o.Missing.Has(env.TelMarkedPkts | env.TelMarkedBytes) {
+		s.marks = nan32
+	}
+	if o.Missing.Has(env.TelMaxQueue | env.TelAvgQueue | env.TelCurQueue) {
+		s.depth, s.avg = nan32, nan32
+	}
+	if o.Missing.Has(env.TelPFCFrames | env.TelPausedTime) {
+		s.pfc = nan32
+	}
+	if conf < 0 || math.IsNaN(conf) {
+		s.conf = nan32
+	}
+	return s
+}
+
+// record adds one interval: the observations and, where there are, the
+// recommendations made from them (recs[i] belongs to obs[i]; nil recs:
+// the policy gave none this interval).
+func (h *history) record(nowNs int64, obs []env.Observation, recs []Recommendation) {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	slot := h.next
+	h.times[slot] = nowNs
+	h.next = (h.next + 1) % h.n
+	if h.count < h.n {
+		h.count++
+	}
+	for _, q := range h.queues {
+		q.pts[slot] = noSample
+	}
+	oldest := h.times[h.next]
+	if h.count < h.n {
+		oldest = h.times[0]
+	}
+	for i := range obs {
+		o := &obs[i]
+		q := h.queues[o.Key]
+		if q == nil {
+			q = &queueHist{pts: make([]sample, h.n)}
+			for j := range q.pts {
+				q.pts[j] = noSample
+			}
+			h.queues[o.Key] = q
+		}
+		conf := -1.0
+		if i < len(recs) {
+			conf = recs[i].Confidence
+			q.rec = appendSetting(q.rec, nowNs, recs[i].Recommended, oldest)
+		}
+		q.pts[slot] = sampleOf(o, conf)
+		q.cur = appendSetting(q.cur, nowNs, o.Current, oldest)
+		q.rate = o.RateBps
+	}
+	// A queue not heard of for a whole window is forgotten.
+	for k, q := range h.queues {
+		if len(q.cur) > 0 && q.cur[len(q.cur)-1].TimeNs < oldest && allMissing(q.pts) {
+			delete(h.queues, k)
+		}
+	}
+}
+
+func allMissing(pts []sample) bool {
+	for i := range pts {
+		if !math.IsNaN(float64(pts[i].util)) {
+			return false
+		}
+	}
+	return true
+}
+
+// appendSetting records s from t on when it differs from the last, and
+// drops what ended before oldest (keeping the one in force at oldest).
+func appendSetting(l []settingAt, t int64, s env.Setting, oldest int64) []settingAt {
+	if n := len(l); n == 0 || l[n-1].Setting != s {
+		l = append(l, settingAt{TimeNs: t, Setting: s})
+	}
+	drop := 0
+	for drop+1 < len(l) && l[drop+1].TimeNs <= oldest {
+		drop++
+	}
+	if drop > 0 {
+		l = append(l[:0], l[drop:]...)
+	}
+	return l
+}
+
+// order returns the ring's slots oldest first.
+func (h *history) order() []int {
+	out := make([]int, 0, h.count)
+	start := 0
+	if h.count == h.n {
+		start = h.next
+	}
+	for i := 0; i < h.count; i++ {
+		out = append(out, (start+i)%h.n)
+	}
+	return out
+}
+
+// QueueSeries is one queue's history, oldest first: what GET
+// /api/queue answers and the dashboard's queue chart draws. Values are in
+// the units of Metric.Title; null where not measured.
+type QueueSeries struct {
+	Key         env.QueueKey          `json:"key"`
+	RateBps     float64               `json:"rate_bps"`
+	TimesNs     []int64               `json:"times_ns"`
+	Values      map[Metric][]*float64 `json:"values"`
+	Settings    []settingAt           `json:"settings"`              // the setting the switch ran, from when
+	Recommended []settingAt           `json:"recommended,omitempty"` // the policy's recommendation, from when
+}
+
+// series returns the history of one queue (false: none kept).
+func (h *history) series(k env.QueueKey) (QueueSeries, bool) {
+	if h == nil {
+		return QueueSeries{}, false
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	q, ok := h.queues[k]
+	if !ok {
+		return QueueSeries{}, false
+	}
+	qs := QueueSeries{Key: k, RateBps: q.rate, Values: map[Metric][]*float64{},
+		Settings: slices.Clone(q.cur), Recommended: slices.Clone(q.rec)}
+	for _, slot := range h.order() {
+		qs.TimesNs = append(qs.TimesNs, h.times[slot])
+		for _, m := range Metrics {
+			v := q.pts[slot].scaled(m)
+			var p *float64
+			if !math.IsNaN(v) {
+				v = math.Round(v*1e4) / 1e4 // float32 noise off: 90, not 89.9999976
+				p = &v
+			}
+			qs.Values[m] = append(qs.Values[m], p)
+		}
+	}
+	return qs, true
+}
+
+// Grid is a heatmap's data: Values[r][c] in the unit of Metric.Title, NaN
+// where not measured.
+type Grid struct {
+	Metric Metric
+	Rows   []string
+	Cols   []string
+	Values [][]float64
+	// Keys are the queues of Rows (the time view only).
+	Keys []env.QueueKey
+	// TimeNs is the interval drawn (the fabric view), or the newest.
+	TimeNs int64
+}
+
+// fabric returns switch × port for the interval ago intervals before the
+// newest: each cell the largest value among the port's queues.
+func (h *history) fabric(m Metric, ago int) (Grid, bool) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if h.count == 0 || ago < 0 || ago >= h.count {
+		return Grid{}, false
+	}
+	slot := (h.next - 1 - ago + 2*h.n) % h.n
+	targets, ports := map[string]int{}, map[string]int{}
+	for k := range h.queues {
+		targets[k.Target], ports[k.Port] = 0, 0
+	}
+	g := Grid{Metric: m, Rows: sortedKeys(targets), Cols: sortedKeys(ports), TimeNs: h.times[slot]}
+	for i, r := range g.Rows {
+		targets[r] = i
+	}
+	for i, c := range g.Cols {
+		ports[c] = i
+	}
+	g.Values = nanGrid(len(g.Rows), len(g.Cols))
+	for k, q := range h.queues {
+		v := q.pts[slot].scaled(m)
+		cell := &g.Values[targets[k.Target]][ports[k.Port]]
+		if !math.IsNaN(v) && (math.IsNaN(*cell) || v > *cell) {
+			*cell = v
+		}
+	}
+	return g, true
+}
+
+// timeline returns queue × interval (oldest first) for the top queues by
+// the sum of m over the window.
+func (h *history) timeline(m Metric, top int) (Grid, bool) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if h.count == 0 {
+		return Grid{}, false
+	}
+	slots := h.order()
+	type scored struct {
+		k   env.QueueKey
+		sum float64
+	}
+	all := make([]scored, 0, len(h.queues))
+	for k, q := range h.queues {
+		s := 0.0
+		for _, slot := range slots {
+			if v := q.pts[slot].scaled(m); !math.IsNaN(v) {
+				s += v
+			}
+		}
+		all = append(all, scored{k, s})
+	}
+	slices.SortFunc(all, func(a, b scored) int {
+		return cmp.Or(cmp.Compare(b.sum, a.sum), compareKeys(a.k, b.k))
+	})
+	if len(all) > top {
+		all = all[:top]
+	}
+	g := Grid{Metric: m, TimeNs: h.times[slots[len(slots)-1]]}
+	for _, s := range all {
+		g.Keys = append(g.Keys, s.k)
+		g.Rows = append(g.Rows, s.k.Target+" "+s.k.Port+" q"+strconv.Itoa(s.k.Queue))
+	}
+	for _, slot := range slots {
+		g.Cols = append(g.Cols, ago(g.TimeNs-h.times[slot]))
+	}
+	g.Values = nanGrid(len(g.Rows), len(slots))
+	for r, s := range all {
+		q := h.queues[s.k]
+		for c, slot := range slots {
+			g.Values[r][c] = q.pts[slot].scaled(m)
+		}
+	}
+	return g, true
+}
+
+// ago renders a span back from the newest interval, e.g. "-12s".
+func ago(ns int64) string {
+	if ns == 0 {
+		return "now"
+	}
+	s := float64(ns) / 1e9
+	if s >= 10 {
+		return "-" + strconv.FormatFloat(math.Round(s), 'f', 0, 64) + "s"
+	}
+	return "-" + strconv.FormatFloat(s, 'g', 2, 64) + "s"
+}
+
+// intervals returns the kept interval times, oldest first.
+func (h *history) intervals() []int64 {
+	if h == nil {
+		return nil
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	out := make([]int64, 0, h.count)
+	for _, slot := range h.order() {
+		out = append(out, h.times[slot])
+	}
+	return out
+}
+
+func nanGrid(r, c int) [][]float64 {
+	g := make([][]float64, r)
+	for i := range g {
+		g[i] = make([]float64, c)
+		for j := range g[i] {
+			g[i][j] = math.NaN()
+		}
+	}
+	return g
+}
+
+func sortedKeys(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.SortFunc(out, naturalCompare)
+	return out
+}
+
+func compareKeys(a, b env.QueueKey) int {
+	return cmp.Or(naturalCompare(a.Target, b.Target), naturalCompare(a.Port, b.Port), cmp.Compare(a.Queue, b.Queue))
+}
+
+// naturalCompare orders names with their numbers by value: Ethernet4
+// before Ethernet12, leaf2 before leaf10.
+func naturalCompare(a, b string) int {
+	for a != "" && b != "" {
+		ra, rb := rune(a[0]), rune(b[0])
+		if unicode.IsDigit(ra) && unicode.IsDigit(rb) {
+			i, j := digits(a), digits(b)
+			na, nb := a[:i], b[:j]
+			if c := cmp.Compare(len(trimZeros(na)), len(trimZeros(nb))); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(trimZeros(na), trimZeros(nb)); c != 0 {
+				return c
+			}
+			a, b = a[i:], b[j:]
+			continue
+		}
+		if ra != rb {
+			return cmp.Compare(ra, rb)
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+func digits(s string) int {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+func trimZeros(s string) string {
+	for len(s) > 1 && s[0] == '0' {
+		s = s[1:]
+	}
+	return s
+}

@@ -1,0 +1,174 @@
+// The ecntune dashboard: polls /api/overview every control interval
+// (at least 1 s) and redraws tables and pictures in place.
+"use strict";
+const $ = (id) => document.getElementById(id);
+let intervals = [];
+let refreshMs = 2000;
+let picked = null; // {target, port, queue}
+
+function keyText(k) { return `${k.target} ${k.port} q${k.queue}`; }
+function keyParams(k) {
+  return `target=${encodeURIComponent(k.target)}&port=${encodeURIComponent(k.port)}&queue=${k.queue}`;
+}
+function fmtBytes(b) {
+  if (b >= 1e6) return (b / 1e6).toPrecision(4).replace(/\.?0+$/, "") + "MB";
+  if (b >= 1e3) return (b / 1e3).toPrecision(4).replace(/\.?0+$/, "") + "KB";
+  return b + "B";
+}
+function setting(s) {
+  let t = `kmin ${fmtBytes(s.kmin_bytes)} kmax ${fmtBytes(s.kmax_bytes)} pmax ${(s.pmax * 100).toPrecision(3).replace(/\.?0+$/, "")}%`;
+  if (s.headroom_bytes) t += ` hr ${fmtBytes(s.headroom_bytes)}`;
+  return t;
+}
+function num(v, d = 1) { return v === null || v === undefined ? "–" : v.toFixed(d); }
+function cell(tr, text, cls) {
+  const td = document.createElement("td");
+  td.textContent = text;
+  if (cls) td.className = cls;
+  tr.appendChild(td);
+  return td;
+}
+function fill(tableId, rows, render) {
+  const body = $(tableId).tBodies[0];
+  body.replaceChildren();
+  for (const r of rows) body.appendChild(render(r));
+}
+function pickRow(tr, key) {
+  tr.classList.add("pick");
+  tr.addEventListener("click", () => pick(key));
+}
+
+function pick(k) {
+  picked = k;
+  const v = JSON.stringify(k);
+  const sel = $("queue");
+  if (![...sel.options].some((o) => o.value === v)) {
+    const o = document.createElement("option");
+    o.value = v; o.textContent = keyText(k);
+    sel.appendChild(o);
+  }
+  sel.value = v;
+  drawQueue();
+}
+
+function drawQueue() {
+  if (!picked) return;
+  const img = $("queue-chart");
+  const newest = intervals.length ? intervals[intervals.length - 1] : 0;
+  img.onload = () => { img.hidden = false; $("queue-msg").textContent = ""; };
+  img.onerror = () => { img.hidden = true; $("queue-msg").textContent = `no history of ${keyText(picked)} yet`; };
+  img.src = `/dashboard/queue.png?${keyParams(picked)}&v=${newest}`;
+}
+
+function drawHeatmap() {
+  const img = $("heatmap");
+  const view = $("view").value;
+  $("slider-box").style.visibility = view === "fabric" ? "visible" : "hidden";
+  if (!intervals.length) { $("heatmap-msg").textContent = "waiting for the first control interval…"; return; }
+  const ago = Number($("ago").value);
+  const newest = intervals[intervals.length - 1];
+  const t = intervals[intervals.length - 1 - ago];
+  $("ago-label").textContent = ago === 0 ? "newest" : `${((newest - t) / 1e9).toFixed(1)} s before the newest`;
+  img.onload = () => { $("heatmap-msg").textContent = ""; };
+  img.onerror = () => { $("heatmap-msg").textContent = "heatmap not available yet"; };
+  img.src = `/dashboard/heatmap.png?metric=${$("metric").value}&view=${view}&ago=${ago}&v=${newest}`;
+}
+
+function render(ov) {
+  intervals = ov.intervals_ns || [];
+  refreshMs = Math.max(1000, Math.min(10000, ov.interval_s * 1000));
+  $("mode").textContent = ov.mode;
+  $("policy").textContent = `policy ${ov.policy}, every ${ov.interval_s} s`;
+  const h = $("health");
+  h.textContent = ov.healthy ? "healthy" : "unhealthy";
+  h.className = "pill " + (ov.healthy ? "ok" : "bad");
+  $("problems").hidden = ov.healthy;
+  $("problems").textContent = ov.problems.join("\n");
+  $("updated").textContent = "updated " + new Date(ov.now_ns / 1e6).toLocaleTimeString();
+  $("n-targets").textContent = ov.targets.length;
+  $("n-queues").textContent = ov.queues;
+  $("n-change").textContent = ov.would_change;
+  $("change-label").textContent = ov.mode === "shadow" ? "would change" : "recommendations differing from the switch";
+  $("n-audit").textContent = ov.targets.reduce((s, t) => s + t.changes_in_window, 0);
+
+  const slider = $("ago");
+  slider.max = Math.max(0, intervals.length - 1);
+  if ($("live").checked) slider.value = 0;
+
+  fill("targets", ov.targets, (t) => {
+    const tr = document.createElement("tr");
+    cell(tr, t.target);
+    cell(tr, t.device || "?").title = t.device_why || "";
+    cell(tr, t.heard ? `${t.telemetry_age_s.toFixed(1)} s` : "none yet", t.stale ? "bad" : "");
+    cell(tr, t.queues);
+    let miss = (t.missing || []).join(", ");
+    if (t.refused_groups && t.refused_groups.length) miss += (miss ? "; " : "") + "refused: " + t.refused_groups.join(", ");
+    cell(tr, miss || "none");
+    if (t.stale) tr.style.background = "#fdecec";
+    return tr;
+  });
+  fill("hot", ov.hot, (q) => {
+    const tr = document.createElement("tr");
+    cell(tr, keyText(q.key));
+    cell(tr, num(q.depth_kb)); cell(tr, num(q.marks_pct)); cell(tr, num(q.pfc_pct)); cell(tr, num(q.util_pct));
+    cell(tr, q.setting_text || "");
+    pickRow(tr, q.key);
+    return tr;
+  });
+  fill("recs", ov.recommendations, (r) => {
+    const tr = document.createElement("tr");
+    const changes = JSON.stringify(r.current) !== JSON.stringify(r.recommended);
+    if (changes) tr.className = "change";
+    cell(tr, keyText(r.key));
+    cell(tr, setting(r.current));
+    cell(tr, changes ? setting(r.recommended) : "hold");
+    cell(tr, (r.confidence * 100).toFixed(0) + "%");
+    cell(tr, r.guard || "");
+    cell(tr, r.reason, "reason");
+    pickRow(tr, r.key);
+    return tr;
+  });
+  fill("audit", ov.changes, (c) => {
+    const tr = document.createElement("tr");
+    cell(tr, new Date(c.time_ns / 1e6).toLocaleTimeString());
+    cell(tr, keyText(c.key));
+    cell(tr, c.kind);
+    cell(tr, c.state);
+    cell(tr, `${setting(c.old)} → ${setting(c.new)}`);
+    cell(tr, c.reason, "reason");
+    pickRow(tr, c.key);
+    return tr;
+  });
+  const sel = $("queue");
+  for (const r of ov.recommendations) {
+    const v = JSON.stringify(r.key);
+    if (![...sel.options].some((o) => o.value === v)) {
+      const o = document.createElement("option");
+      o.value = v; o.textContent = keyText(r.key);
+      sel.appendChild(o);
+    }
+  }
+  if (!picked && ov.hot.length) pick(ov.hot[0].key);
+  drawHeatmap();
+  drawQueue();
+}
+
+async function refresh() {
+  try {
+    const r = await fetch("/api/overview", { cache: "no-store" });
+    if (!r.ok) throw new Error(`${r.status} ${await r.text()}`);
+    render(await r.json());
+    document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes || 0) + 1);
+  } catch (e) {
+    const h = $("health");
+    h.textContent = "agent unreachable";
+    h.className = "pill bad";
+  }
+  setTimeout(refresh, refreshMs);
+}
+
+$("metric").addEventListener("change", drawHeatmap);
+$("view").addEventListener("change", drawHeatmap);
+$("ago").addEventListener("input", () => { $("live").checked = false; drawHeatmap(); });
+$("queue").addEventListener("change", (e) => { if (e.target.value) { picked = JSON.parse(e.target.value); drawQueue(); } });
+refresh();

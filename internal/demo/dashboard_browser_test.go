@@ -1,0 +1,141 @@
+package demo
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// chromium finds a Chromium to drive: $ECNTUNE_CHROMIUM, else Debian's
+// package (.ci/run installs it).
+func chromium(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("ECNTUNE_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, n := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	t.Skip("CANNOT RUN the dashboard's browser test: no Chromium found (install Debian's chromium package, " +
+		"as .ci/run does, or set ECNTUNE_CHROMIUM to a Chromium binary)")
+	return ""
+}
+
+// artefacts is where browser tests leave their screenshots:
+// $ECNTUNE_ARTEFACTS, else artefacts/ at the repository's root.
+func artefacts(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("ECNTUNE_ARTEFACTS")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "artefacts")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestDashboardInChromium opens the closed-loop demo's dashboard in
+// headless Chromium and checks what an operator sees: the heatmap and the
+// queue chart drawn, every switch with its device profile, recommendations
+// with reasons, the audit log filling, the page refreshing by itself and
+// the time slider moving the heatmap back; then saves a screenshot.
+func TestDashboardInChromium(t *testing.T) {
+	exe := chromium(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	d, err := Start(ctx, Config{Scenario: smallFabric(), Listen: "127.0.0.1:0", Timescale: 100,
+		Interval: 200 * time.Millisecond, ClosedLoop: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	runCtx, stop := context.WithCancel(ctx)
+	go func() { done <- d.Run(runCtx, nil) }()
+	defer func() {
+		stop()
+		<-done
+	}()
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
+		chromedp.DisableGPU, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 2200))
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	defer acancel()
+	bctx, bcancel := chromedp.NewContext(actx)
+	defer bcancel()
+
+	// waitJS polls a boolean expression of the page until it holds.
+	waitJS := func(what, expr string, limit time.Duration) {
+		t.Helper()
+		end := time.Now().Add(limit)
+		for {
+			ok, err := chromedp.Run(bctx, chromedp.Evaluate[bool](expr))
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			if ok {
+				return
+			}
+			if time.Now().After(end) {
+				html, _ := chromedp.Run(bctx, chromedp.OuterHTML("body"))
+				if len(html) > 3000 {
+					html = html[:3000]
+				}
+				t.Fatalf("%s: not within %v; page: %s", what, limit, html)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	if _, err := chromedp.Run(bctx, chromedp.Navigate(d.URL())); err != nil {
+		t.Fatal(err)
+	}
+	imgOK := `(id) => { const i = document.getElementById(id); return i.complete && i.naturalWidth > 300 && !i.hidden; }`
+	waitJS("heatmap drawn", `(`+imgOK+`)("heatmap")`, 60*time.Second)
+	waitJS("queue chart drawn", `(`+imgOK+`)("queue-chart")`, 30*time.Second)
+	waitJS("a switch per target with its device", `[...document.querySelectorAll("#targets tbody tr")].length === 3 &&
+		[...document.querySelectorAll("#targets tbody tr")].every(r => r.cells[1].textContent === "ecntune")`, 30*time.Second)
+	waitJS("recommendations with reasons", `[...document.querySelectorAll("#recs tbody tr")].some(r => r.cells[5].textContent.length > 10)`, 30*time.Second)
+	waitJS("the audit log shows a change", `document.querySelectorAll("#audit tbody tr").length > 0`, 60*time.Second)
+	waitJS("healthy", `document.getElementById("health").textContent === "healthy"`, 30*time.Second)
+	n0, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.body.dataset.refreshes`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitJS("the page refreshes by itself", `Number(document.body.dataset.refreshes) > `+n0+`+1`, 30*time.Second)
+
+	// The slider takes the heatmap back in time.
+	waitJS("a few intervals kept", `Number(document.getElementById("ago").max) >= 3`, 30*time.Second)
+	src, err := chromedp.Run(bctx,
+		chromedp.Evaluate[string](`(() => { const s = document.getElementById("ago"); s.value = 3; s.dispatchEvent(new Event("input")); return document.getElementById("heatmap").src; })()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(src, "ago=3") {
+		t.Errorf("after the slider moved, the heatmap is %s", src)
+	}
+	waitJS("heatmap 3 intervals back drawn", `(`+imgOK+`)("heatmap") && document.getElementById("ago-label").textContent.includes("before the newest")`, 30*time.Second)
+	if _, err := chromedp.Run(bctx, chromedp.Evaluate[bool](`(() => { document.getElementById("live").checked = true; return true; })()`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS("back to the newest", `document.getElementById("ago-label").textContent === "newest" && (`+imgOK+`)("heatmap")`, 30*time.Second)
+
+	shot, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(artefacts(t), "dashboard.png")
+	if err := os.WriteFile(p, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s (%d bytes)", p, len(shot))
+}
