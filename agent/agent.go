@@ -360,17 +360,17 @@ func (a *Agent) Tick(ctx context.Context) error {
 		}
 		a.mu.Unlock()
 		a.hist.record(now.UnixNano(), obs, recs)
-		if err := a.o.Journal.PutRecommendations(recs); err != nil {
+		if err := a.store(now, recs); err != nil {
 			return err
-		}
-		if a.ticks%100 == 0 {
-			if _, err := a.o.Journal.PruneRecommendations(now.Add(-a.retention).UnixNano()); err != nil {
-				a.log.Warn("pruning recommendations", "err", err)
-			}
 		}
 		return perr
 	}
 	a.hist.record(now.UnixNano(), obs, recs)
+	// A closed loop keeps its recommendations too, for agent report and
+	// agent recommendations; failing to store them costs no tuning.
+	if err := a.store(now, recs); err != nil {
+		a.log.Warn("storing recommendations", "err", err)
+	}
 	if a.pending && !a.o.DryRun {
 		if err := a.Reconcile(ctx); err != nil {
 			a.log.Warn("reconcile", "err", err)
@@ -387,6 +387,20 @@ func (a *Agent) Tick(ctx context.Context) error {
 		a.log.Error("guard memory", "err", err)
 	}
 	return perr
+}
+
+// store keeps the interval's recommendations in the db, pruning those
+// older than the retention every 100 intervals.
+func (a *Agent) store(now time.Time, recs []Recommendation) error {
+	if err := a.o.Journal.PutRecommendations(recs); err != nil {
+		return err
+	}
+	if a.ticks%100 == 0 {
+		if _, err := a.o.Journal.PruneRecommendations(now.Add(-a.retention).UnixNano()); err != nil {
+			a.log.Warn("pruning recommendations", "err", err)
+		}
+	}
+	return nil
 }
 
 // decided records the decision latency of an interval that had
@@ -438,7 +452,7 @@ func (a *Agent) recommend(now time.Time, obs []env.Observation, decs []policy.De
 		o, d := &obs[i], &decs[i]
 		r := Recommendation{TimeNs: now.UnixNano(), Key: o.Key, Policy: a.o.Policy.Name(), Current: o.Current,
 			Recommended: d.Setting, Action: d.Action, Confidence: d.Confidence, Reason: d.Reason,
-			Valid: o.Valid, Metrics: o.Metrics}
+			Valid: o.Valid, Metrics: o.Metrics, RateBps: o.RateBps, Missing: o.Missing}
 		if m := a.missingOf(o.Key.Target); m != 0 {
 			r.Reason += " [without " + m.String() + "]"
 		}

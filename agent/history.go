@@ -292,14 +292,19 @@ type Grid struct {
 }
 
 // fabric returns switch × port for the interval ago intervals before the
-// newest: each cell the largest value among the port's queues.
+// newest (ago -1: every kept interval): each cell the largest value among
+// the port's queues.
 func (h *history) fabric(m Metric, ago int) (Grid, bool) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	if h.count == 0 || ago < 0 || ago >= h.count {
+	if h.count == 0 || ago < -1 || ago >= h.count {
 		return Grid{}, false
 	}
-	slot := (h.next - 1 - ago + 2*h.n) % h.n
+	slots := h.order()
+	if ago >= 0 {
+		slots = []int{(h.next - 1 - ago + 2*h.n) % h.n}
+	}
+	slot := slots[len(slots)-1]
 	targets, ports := map[string]int{}, map[string]int{}
 	for k := range h.queues {
 		targets[k.Target], ports[k.Port] = 0, 0
@@ -313,10 +318,12 @@ func (h *history) fabric(m Metric, ago int) (Grid, bool) {
 	}
 	g.Values = nanGrid(len(g.Rows), len(g.Cols))
 	for k, q := range h.queues {
-		v := q.pts[slot].scaled(m)
 		cell := &g.Values[targets[k.Target]][ports[k.Port]]
-		if !math.IsNaN(v) && (math.IsNaN(*cell) || v > *cell) {
-			*cell = v
+		for _, slot := range slots {
+			v := q.pts[slot].scaled(m)
+			if !math.IsNaN(v) && (math.IsNaN(*cell) || v > *cell) {
+				*cell = v
+			}
 		}
 	}
 	return g, true

@@ -60,6 +60,10 @@ type Recommendation struct {
 	Valid       bool         `json:"valid"`
 	Metrics     env.Metrics  `json:"metrics"`
 	Reward      float64      `json:"reward"`
+	// RateBps and Missing are the port's speed and the telemetry its
+	// switch lacks (for agent report's queue depths and gaps).
+	RateBps float64       `json:"rate_bps,omitempty"`
+	Missing env.Telemetry `json:"missing,omitempty"`
 	// Guard is the guard's verdict: the rule it would reject the
 	// recommendation with, "clamped:RULES" when it would adjust it, ""
 	// when it would let it through as is (or nothing would change).

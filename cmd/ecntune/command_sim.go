@@ -21,9 +21,9 @@ const simChunks = 200
 // fresh flags).
 func newSimCmd() *cobra.Command {
 	var (
-		scenarioPath, hpccPath, duration, fctOut string
-		seed                                     uint64
-		asJSON                                   bool
+		scenarioPath, hpccPath, duration, fctOut, reportDir string
+		seed                                                uint64
+		asJSON                                              bool
 	)
 	cmd := &cobra.Command{
 		Use:   "sim (--scenario FILE | --hpcc-config FILE)",
@@ -80,10 +80,17 @@ utilisation, goodput, ECN marks, PFC pauses, drops, and the simulator's speed.`,
 					progressbar.OptionThrottle(100*time.Millisecond),
 					progressbar.OptionClearOnFinish())
 			}
+			var trace *report.Trace
+			if reportDir != "" {
+				trace = report.NewTrace(sim)
+			}
 			begin := time.Now()
 			runChunked(sim, cfg.Duration, func(now simenv.Time) {
 				if bar != nil {
 					_ = bar.Set64(int64(now / simenv.Microsecond))
+				}
+				if trace != nil {
+					trace.Sample(sim)
 				}
 			})
 			wall := time.Since(begin)
@@ -101,11 +108,24 @@ utilisation, goodput, ECN marks, PFC pauses, drops, and the simulator's speed.`,
 					return fmt.Errorf("--fct-out: %w", err)
 				}
 			}
-			return writeReport(cmd.OutOrStdout(), sum, asJSON)
+			if err := writeReport(cmd.OutOrStdout(), sum, asJSON); err != nil {
+				return err
+			}
+			if trace != nil {
+				files, err := trace.WriteHTML(reportDir, sum)
+				if err != nil {
+					return fmt.Errorf("--report: %w", err)
+				}
+				for _, f := range files {
+					fmt.Fprintln(cmd.ErrOrStderr(), "wrote", f)
+				}
+			}
+			return nil
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&scenarioPath, "scenario", "", "YAML scenario file (e.g. scenarios/websearch-50.yaml)")
+	f.StringVar(&reportDir, "report", "", "write an HTML report with heatmaps of every lossless queue over time (peak depth, ECN marks, PFC paused time) into DIR")
 	f.StringVar(&hpccPath, "hpcc-config", "", "ns-3 HPCC config file (config_*.txt); its file names are relative to it")
 	f.Uint64Var(&seed, "seed", 0, "random seed (default: the scenario's)")
 	f.StringVar(&duration, "duration", "", "simulated time to run, e.g. 5ms (default: the scenario's)")

@@ -181,3 +181,21 @@ func TestSimReportsCollectives(t *testing.T) {
 		t.Fatalf("collectives %+v", sum.Collectives)
 	}
 }
+
+// sim --report writes the heatmaps and the page, and says where.
+func TestSimReportWritesHeatmaps(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "rep")
+	_, errOut, err := runSim(t, "--scenario", "../../scenarios/star-incast.yaml", "--duration", "2ms", "--report", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"fabric-depth.png", "time-depth.png", "time-marks.png", "time-pfc.png", "index.html"} {
+		p := filepath.Join(dir, f)
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+		if !strings.Contains(errOut, "wrote "+p) {
+			t.Errorf("stderr does not say it wrote %s: %q", p, errOut)
+		}
+	}
+}

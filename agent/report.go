@@ -1,0 +1,274 @@
+package agent
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/chart"
+	"github.com/ecntune/ecntune/internal/units"
+	"gonum.org/v1/plot/vg"
+)
+
+// ReportOptions say what `agent report` draws of a stored run.
+type ReportOptions struct {
+	Target  string // "" = every target
+	SinceNs int64  // only intervals at or after (0 = all)
+	// Intervals is how many of the newest stored intervals are drawn
+	// (default 600).
+	Intervals int
+	// Queues is how many of the busiest queues get a chart of their own
+	// (default 6).
+	Queues int
+}
+
+// ReportFiles is what WriteReport wrote and read.
+type ReportFiles struct {
+	Index     string   `json:"index"`
+	Pictures  []string `json:"pictures"`
+	Intervals int      `json:"intervals"`
+	Skipped   int      `json:"intervals_left_out"` // older stored intervals beyond Intervals
+	Queues    int      `json:"queues"`
+	Changes   int      `json:"changes"`
+	FromNs    int64    `json:"from_ns"`
+	ToNs      int64    `json:"to_ns"`
+}
+
+// recommendationTimes lists the distinct interval times of the stored
+// recommendations at or after sinceNs, oldest first, from the keys alone.
+func (j *Journal) recommendationTimes(sinceNs int64) ([]int64, error) {
+	var out []int64
+	err := j.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketRecs).Cursor()
+		var start [8]byte
+		binary.BigEndian.PutUint64(start[:], uint64(max(sinceNs, 0)))
+		for k, _ := c.Seek(start[:]); k != nil; k, _ = c.Next() {
+			if len(k) < 8 {
+				return fmt.Errorf("recommendation key %x: shorter than its time", k)
+			}
+			t := int64(binary.BigEndian.Uint64(k[:8]))
+			if n := len(out); n == 0 || out[n-1] != t {
+				out = append(out, t)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("agent db %s: %w", j.path, err)
+	}
+	return out, nil
+}
+
+// eachRecommendation calls fn for every stored recommendation at or after
+// sinceNs, oldest first.
+func (j *Journal) eachRecommendation(sinceNs int64, fn func(*Recommendation) error) error {
+	err := j.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketRecs).Cursor()
+		var start [8]byte
+		binary.BigEndian.PutUint64(start[:], uint64(max(sinceNs, 0)))
+		for k, v := c.Seek(start[:]); k != nil; k, v = c.Next() {
+			var r Recommendation
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("recommendation %x: %w", k, err)
+			}
+			if err := fn(&r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("agent db %s: %w", j.path, err)
+	}
+	return nil
+}
+
+// ErrNothingStored is WriteReport's error for a database without
+// recommendations in the window asked for.
+var ErrNothingStored = errors.New("no recommendations stored")
+
+// WriteReport draws a stored shadow or closed-loop run into dir: the
+// heatmaps (where congestion was: switch × port at its worst, the busiest
+// queues × time for peak depth, ECN marks and PFC paused time), a chart
+// per busiest queue with every audited change marked, and index.html that
+// shows them with the audit log. The pictures are the dashboard's.
+func WriteReport(j *Journal, dir string, o ReportOptions) (ReportFiles, error) {
+	if o.Intervals <= 0 {
+		o.Intervals = 600
+	}
+	if o.Queues <= 0 {
+		o.Queues = 6
+	}
+	times, err := j.recommendationTimes(o.SinceNs)
+	if err != nil {
+		return ReportFiles{}, err
+	}
+	var rf ReportFiles
+	if len(times) > o.Intervals {
+		rf.Skipped = len(times) - o.Intervals
+		times = times[rf.Skipped:]
+	}
+	if len(times) == 0 {
+		return rf, fmt.Errorf("agent db %s: %w (shadow mode stores every interval's; a closed loop stores them too since this version)", j.path, ErrNothingStored)
+	}
+	h := newHistory(len(times))
+	var obs []env.Observation
+	var recs []Recommendation
+	cur := times[0]
+	flush := func() {
+		if len(obs) > 0 {
+			h.record(cur, obs, recs)
+		}
+		obs, recs = obs[:0], recs[:0]
+	}
+	err = j.eachRecommendation(times[0], func(r *Recommendation) error {
+		if o.Target != "" && r.Key.Target != o.Target {
+			return nil
+		}
+		if r.TimeNs != cur {
+			flush()
+			cur = r.TimeNs
+		}
+		obs = append(obs, r.observation())
+		recs = append(recs, *r)
+		return nil
+	})
+	if err != nil {
+		return rf, err
+	}
+	flush()
+	if len(h.queues) == 0 {
+		return rf, fmt.Errorf("agent db %s: %w for target %q", j.path, ErrNothingStored, o.Target)
+	}
+	rf.Intervals, rf.Queues, rf.FromNs, rf.ToNs = h.count, len(h.queues), times[0], times[len(times)-1]
+
+	page, err := j.ChangesPage(ChangesQuery{Target: o.Target, SinceNs: times[0], Limit: MaxChangesPage})
+	if err != nil {
+		return rf, err
+	}
+	rf.Changes = len(page.Changes)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return rf, err
+	}
+	var figs []figure
+	write := func(name, caption string, draw func(f *os.File) error) error {
+		p := filepath.Join(dir, name)
+		f, err := os.Create(p)
+		if err != nil {
+			return err
+		}
+		if err := draw(f); err != nil {
+			f.Close()
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		rf.Pictures = append(rf.Pictures, p)
+		figs = append(figs, figure{File: name, Caption: caption})
+		return nil
+	}
+	g, _ := h.fabric(MetricDepth, -1)
+	hm := chart.Heatmap{Title: "peak queue depth (KB), the worst interval of each port", XLabel: "port (largest of its lossless queues)",
+		YLabel: "switch", Unit: MetricDepth.Title(), Rows: g.Rows, Cols: g.Cols, Values: g.Values}
+	if err := write("fabric-depth.png", "Where congestion was: every switch and port at its worst interval.", func(f *os.File) error {
+		return hm.Write(f, chart.PNG, 9*vg.Inch, heatHeight(len(g.Rows)))
+	}); err != nil {
+		return rf, err
+	}
+	for _, m := range []Metric{MetricDepth, MetricMarks, MetricPFC} {
+		g, _ := h.timeline(m, 30)
+		hm := chart.Heatmap{Title: fmt.Sprintf("%s, the %d busiest queues", m.Title(), len(g.Rows)), XLabel: "interval",
+			Unit: m.Title(), Rows: g.Rows, Cols: g.Cols, Values: g.Values}
+		if m != MetricDepth {
+			hm.Max = 100
+		}
+		if err := write("time-"+string(m)+".png", "When: "+m.Title()+" of the busiest queues over the run.", func(f *os.File) error {
+			return hm.Write(f, chart.PNG, 10*vg.Inch, heatHeight(len(g.Rows)))
+		}); err != nil {
+			return rf, err
+		}
+	}
+	busiest, _ := h.timeline(MetricDepth, o.Queues)
+	for i, k := range busiest.Keys {
+		qs, _ := h.series(k)
+		var marks []chart.Marker
+		for _, c := range page.Changes {
+			if c.Key == k && c.State != StateFailed {
+				marks = append(marks, chart.Marker{X: float64(c.TimeNs-qs.TimesNs[len(qs.TimesNs)-1]) / 1e9, Kind: string(c.Kind)})
+			}
+		}
+		st := QueueStack(qs, marks)
+		if err := write(fmt.Sprintf("queue-%d.png", i+1), "Queue "+busiest.Rows[i]+": its intervals and every change.", func(f *os.File) error {
+			return st.Write(f, chart.PNG, 9*vg.Inch, 7.5*vg.Inch)
+		}); err != nil {
+			return rf, err
+		}
+	}
+	rf.Index = filepath.Join(dir, "index.html")
+	f, err := os.Create(rf.Index)
+	if err != nil {
+		return rf, err
+	}
+	changes := page.Changes
+	slices.Reverse(changes)
+	err = reportTmpl.Execute(f, map[string]any{"R": rf, "Figures": figs, "Changes": changes, "Target": o.Target,
+		"From": time.Unix(0, rf.FromNs).UTC().Format(time.RFC3339), "To": time.Unix(0, rf.ToNs).UTC().Format(time.RFC3339)})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return rf, err
+}
+
+type figure struct{ File, Caption string }
+
+func heatHeight(rows int) vg.Length {
+	return max(2.5*vg.Inch, min(1.2*vg.Inch+vg.Length(rows)*0.22*vg.Inch, 14*vg.Inch))
+}
+
+// observation rebuilds what the agent observed from a stored
+// recommendation: enough for the dashboard's history.
+func (r *Recommendation) observation() env.Observation {
+	return env.Observation{Key: r.Key, RateBps: r.RateBps, Current: r.Current, Metrics: r.Metrics, Valid: r.Valid,
+		TimeNs: r.TimeNs, Missing: r.Missing}
+}
+
+var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
+	"time": func(ns int64) string { return time.Unix(0, ns).UTC().Format("15:04:05.000") },
+	"setting": func(s env.Setting) string {
+		t := s.Describe()
+		if s.HeadroomBytes > 0 {
+			t += " headroom " + units.FormatBytes(s.HeadroomBytes)
+		}
+		return t
+	},
+	"sub":  func(a, b int64) int64 { return a - b },
+	"secs": func(ns int64) string { return fmt.Sprintf("%.0f s", math.Round(float64(ns)/1e9)) },
+}).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>ecntune agent report</title>
+<style>body{font-family:system-ui,sans-serif;margin:1.5em 2em;color:#222}img{max-width:100%;border:1px solid #ddd}
+table{border-collapse:collapse;font-size:88%}td,th{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
+th{background:#f0f0f0}figure{margin:1.5em 0}figcaption{color:#555}</style></head><body>
+<h1>ecntune agent report</h1>
+<p>{{.R.Intervals}} control intervals from {{.From}} to {{.To}} ({{secs (sub .R.ToNs .R.FromNs)}}),
+{{.R.Queues}} lossless queues{{if .Target}} of {{.Target}}{{end}}, {{.R.Changes}} audited changes.
+{{if .R.Skipped}}{{.R.Skipped}} older stored intervals are left out (--intervals).{{end}}</p>
+{{range .Figures}}<figure><img src="{{.File}}" alt="{{.Caption}}"><figcaption>{{.Caption}}</figcaption></figure>
+{{end}}
+<h2>Audit log</h2>
+{{if .Changes}}<table><tr><th>time (UTC)</th><th>queue</th><th>kind</th><th>state</th><th>old</th><th>new</th><th>reason</th></tr>
+{{range .Changes}}<tr><td>{{time .TimeNs}}</td><td>{{.Key.Target}} {{.Key.Port}} q{{.Key.Queue}}</td><td>{{.Kind}}</td><td>{{.State}}</td>
+<td>{{setting .Old}}</td><td>{{setting .New}}</td><td>{{.Reason}}</td></tr>
+{{end}}</table>{{else}}<p>No change in this window (shadow mode never writes).</p>{{end}}
+</body></html>
+`))

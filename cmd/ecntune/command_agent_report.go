@@ -1,0 +1,92 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ecntune/ecntune/agent"
+)
+
+// agentReportOpts are the flags of "ecntune agent report".
+type agentReportOpts struct {
+	db, cfgPath, out, target, since string
+	intervals, queues               int
+}
+
+func newAgentReportCmd() *cobra.Command {
+	var o agentReportOpts
+	cmd := &cobra.Command{
+		Use:   "report",
+		Short: "Draw a stored shadow or closed-loop run: heatmaps, queue charts and the audit log (HTML)",
+		Long: `Draw a stored run of the agent from its database into --out: where and when congestion
+was (heatmaps of switch × port at its worst, and of the busiest queues × time for peak
+queue depth, ECN marks and PFC paused time), a chart of each of the busiest queues with
+every audited change marked, and index.html with the audit log. The pictures are the
+live dashboard's. The database is opened read-only; stop the agent first (a running
+agent holds it locked: its dashboard is at its metrics address).`,
+		Example: `  ecntune agent report --db agent-shadow.db --out report/
+  ecntune agent report --config examples/agent-closed-loop.yaml --target leaf0 --since 30m`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runAgentReport(cmd, o) },
+	}
+	cmd.Flags().StringVar(&o.db, "db", "", "agent database (default: the db of --config, else agent.db)")
+	cmd.Flags().StringVar(&o.cfgPath, "config", "", "the agent's configuration (for its db)")
+	cmd.Flags().StringVar(&o.out, "out", "agent-report", "folder to write the report into")
+	cmd.Flags().StringVar(&o.target, "target", "", "only this target")
+	cmd.Flags().StringVar(&o.since, "since", "", "only intervals since a duration ago (10m) or an RFC 3339 time")
+	cmd.Flags().IntVar(&o.intervals, "intervals", 600, "draw at most this many of the newest stored intervals")
+	cmd.Flags().IntVar(&o.queues, "queues", 6, "charts for this many of the busiest queues")
+	return cmd
+}
+
+func runAgentReport(cmd *cobra.Command, o agentReportOpts) error {
+	from, err := parseSince(o.since, time.Now())
+	if err != nil {
+		return fmt.Errorf("--since: %w", err)
+	}
+	if o.intervals < 1 || o.queues < 1 {
+		return errors.New("--intervals and --queues must be at least 1")
+	}
+	db := o.db
+	if db == "" && o.cfgPath != "" {
+		cfg, err := agent.LoadConfig(o.cfgPath)
+		if err != nil {
+			return err
+		}
+		db = cfg.DB
+	}
+	if db == "" {
+		db = "agent.db"
+	}
+	j, err := agent.OpenJournalReadOnly(db, historyLockWait)
+	if errors.Is(err, agent.ErrJournalLocked) {
+		return fmt.Errorf("%w: stop the agent first, or see its live dashboard at its metrics address", err)
+	}
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	ro := agent.ReportOptions{Target: o.target, Intervals: o.intervals, Queues: o.queues}
+	if !from.IsZero() {
+		ro.SinceNs = from.UnixNano()
+	}
+	rf, err := agent.WriteReport(j, o.out, ro)
+	if err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	fmt.Fprintf(w, "%d intervals (%s to %s), %d queues, %d audited changes", rf.Intervals,
+		time.Unix(0, rf.FromNs).UTC().Format(time.RFC3339), time.Unix(0, rf.ToNs).UTC().Format(time.RFC3339), rf.Queues, rf.Changes)
+	if rf.Skipped > 0 {
+		fmt.Fprintf(w, "; %d older intervals left out (--intervals)", rf.Skipped)
+	}
+	fmt.Fprintln(w)
+	for _, p := range rf.Pictures {
+		fmt.Fprintln(w, "wrote", p)
+	}
+	fmt.Fprintln(w, "wrote", rf.Index)
+	return nil
+}

@@ -1,0 +1,310 @@
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"gonum.org/v1/plot/vg"
+
+	"github.com/ecntune/ecntune/internal/chart"
+	"github.com/ecntune/ecntune/simenv"
+)
+
+// MaxTraceSamples bounds a Trace's samples per queue.
+const MaxTraceSamples = 2000
+
+// Trace records, at the instants it is sampled, every lossless egress
+// queue of a run: its peak depth since the previous sample, the share of
+// bytes ECN-marked and the share of the time it was held paused by PFC.
+// It draws them as heatmaps (where and when congestion happened).
+//
+// Sampling reads each switch's telemetry and so starts a new watermark
+// window: a Trace should be the only reader of the simulation it samples.
+type Trace struct {
+	keys  []traceKey
+	times []simenv.Time
+	// per queue, per sample: peak KB, marked %, paused %; NaN: nothing sent
+	depth, marks, paused [][]float64
+	prev                 []traceCounters
+	last                 simenv.Time
+}
+
+type traceKey struct {
+	sw, port, q int
+	name        string // "leaf0 Ethernet3 q3"
+	swName      string
+	portName    string
+}
+
+type traceCounters struct {
+	tx, marked uint64
+	pausedNs   uint64
+}
+
+// NewTrace prepares a trace of sim's lossless queues.
+func NewTrace(sim *simenv.Sim) *Trace {
+	t := &Trace{}
+	for _, sw := range sim.Switches() {
+		for _, p := range sw.Ports {
+			for _, q := range sim.LosslessPriorities() {
+				t.keys = append(t.keys, traceKey{sw: sw.Index, port: p.Index, q: q,
+					name: sw.Name + " " + p.Name + " q" + strconv.Itoa(q), swName: sw.Name, portName: p.Name})
+			}
+		}
+	}
+	n := len(t.keys)
+	t.depth, t.marks, t.paused = make([][]float64, n), make([][]float64, n), make([][]float64, n)
+	t.prev = make([]traceCounters, n)
+	return t
+}
+
+// Samples is how many samples the trace holds.
+func (t *Trace) Samples() int { return len(t.times) }
+
+// Sample records every queue at sim's current time. Beyond
+// MaxTraceSamples it does nothing.
+func (t *Trace) Sample(sim *simenv.Sim) {
+	if len(t.times) >= MaxTraceSamples {
+		return
+	}
+	now := sim.Now()
+	win := now - t.last
+	t.last = now
+	t.times = append(t.times, now)
+	var tel simenv.SwitchTelemetry
+	cur := -1
+	for i, k := range t.keys {
+		if k.sw != cur {
+			tel, cur = sim.Telemetry(k.sw), k.sw
+		}
+		qc := tel.Ports[k.port].Queues[k.q]
+		pf := tel.Ports[k.port].PFC[k.q]
+		c := traceCounters{tx: qc.TxBytes, marked: qc.MarkedBytes, pausedNs: pf.PausedNs}
+		p := t.prev[i]
+		t.prev[i] = c
+		marks, paused := math.NaN(), 0.0
+		if tx := c.tx - p.tx; tx > 0 {
+			marks = 100 * float64(c.marked-p.marked) / float64(tx)
+		}
+		if win > 0 {
+			paused = 100 * float64(c.pausedNs-p.pausedNs) / float64(win/simenv.Nanosecond)
+		}
+		t.depth[i] = append(t.depth[i], float64(qc.MaxBytes)/1e3)
+		t.marks[i] = append(t.marks[i], marks)
+		t.paused[i] = append(t.paused[i], math.Min(paused, 100))
+	}
+}
+
+// traceMetric is one quantity of a Trace.
+type traceMetric struct {
+	name, title string
+	v           func(t *Trace) [][]float64
+	max         float64 // 0: from the data
+}
+
+var traceMetrics = []traceMetric{
+	{"depth", "peak queue depth (KB)", func(t *Trace) [][]float64 { return t.depth }, 0},
+	{"marks", "ECN-marked bytes (%)", func(t *Trace) [][]float64 { return t.marks }, 100},
+	{"pfc", "PFC paused time (%)", func(t *Trace) [][]float64 { return t.paused }, 100},
+}
+
+// busiest returns the indices of the top queues by the sum of v.
+func (t *Trace) busiest(v [][]float64, top int) []int {
+	idx := make([]int, len(t.keys))
+	sum := make([]float64, len(t.keys))
+	for i := range idx {
+		idx[i] = i
+		for _, x := range v[i] {
+			if !math.IsNaN(x) {
+				sum[i] += x
+			}
+		}
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch {
+		case sum[a] > sum[b]:
+			return -1
+		case sum[a] < sum[b]:
+			return 1
+		}
+		return 0
+	})
+	for len(idx) > 0 && sum[idx[len(idx)-1]] == 0 && len(idx) > 1 {
+		idx = idx[:len(idx)-1] // queues that never held anything say nothing
+	}
+	if len(idx) > top {
+		idx = idx[:top]
+	}
+	return idx
+}
+
+// timeLabel renders a simulated instant for an axis.
+func timeLabel(t simenv.Time) string {
+	us := float64(t/simenv.Nanosecond) / 1e3
+	if us >= 1000 {
+		return strconv.FormatFloat(us/1e3, 'f', 2, 64) + "ms"
+	}
+	return strconv.FormatFloat(us, 'f', 0, 64) + "µs"
+}
+
+// TimeHeatmap is the busiest top queues of metric ("depth", "marks" or
+// "pfc") × the samples.
+func (t *Trace) TimeHeatmap(metric string, top int) (chart.Heatmap, error) {
+	m, err := findMetric(metric)
+	if err != nil {
+		return chart.Heatmap{}, err
+	}
+	if len(t.times) == 0 || len(t.keys) == 0 {
+		return chart.Heatmap{}, fmt.Errorf("report: the trace holds no samples")
+	}
+	v := m.v(t)
+	h := chart.Heatmap{Title: fmt.Sprintf("%s over time", m.title), XLabel: "simulated time", Unit: m.title, Max: m.max}
+	for _, tm := range t.times {
+		h.Cols = append(h.Cols, timeLabel(tm))
+	}
+	for _, i := range t.busiest(v, top) {
+		h.Rows = append(h.Rows, t.keys[i].name)
+		h.Values = append(h.Values, v[i])
+	}
+	return h, nil
+}
+
+// FabricHeatmap is switch × port of metric at its worst sample (the
+// largest of the port's lossless queues).
+func (t *Trace) FabricHeatmap(metric string) (chart.Heatmap, error) {
+	m, err := findMetric(metric)
+	if err != nil {
+		return chart.Heatmap{}, err
+	}
+	if len(t.keys) == 0 {
+		return chart.Heatmap{}, fmt.Errorf("report: the fabric has no lossless queue")
+	}
+	v := m.v(t)
+	rows, cols := map[string]int{}, map[int]int{}
+	var portNames []string
+	h := chart.Heatmap{Title: m.title + ", the worst sample of each port", XLabel: "port (largest of its lossless queues)",
+		YLabel: "switch", Unit: m.title, Max: m.max}
+	maxPort := 0
+	for _, k := range t.keys {
+		if _, ok := rows[k.swName]; !ok {
+			rows[k.swName] = len(h.Rows)
+			h.Rows = append(h.Rows, k.swName)
+		}
+		maxPort = max(maxPort, k.port)
+	}
+	portNames = make([]string, maxPort+1)
+	for p := range portNames {
+		cols[p] = p
+		portNames[p] = "port" + strconv.Itoa(p)
+	}
+	for _, k := range t.keys {
+		portNames[k.port] = k.portName
+	}
+	h.Cols = portNames
+	h.Values = make([][]float64, len(h.Rows))
+	for r := range h.Values {
+		h.Values[r] = make([]float64, len(h.Cols))
+		for c := range h.Values[r] {
+			h.Values[r][c] = math.NaN()
+		}
+	}
+	for i, k := range t.keys {
+		cell := &h.Values[rows[k.swName]][cols[k.port]]
+		for _, x := range v[i] {
+			if !math.IsNaN(x) && (math.IsNaN(*cell) || x > *cell) {
+				*cell = x
+			}
+		}
+	}
+	return h, nil
+}
+
+func findMetric(name string) (traceMetric, error) {
+	for _, m := range traceMetrics {
+		if m.name == name {
+			return m, nil
+		}
+	}
+	return traceMetric{}, fmt.Errorf("report: metric %q (want depth, marks or pfc)", name)
+}
+
+// WriteHTML writes into dir the trace's heatmaps (PNG) and index.html
+// with them under the run's text summary; it returns the files written.
+func (t *Trace) WriteHTML(dir string, s Summary) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var files []string
+	type fig struct{ File, Caption string }
+	var figs []fig
+	save := func(name, caption string, h chart.Heatmap, w vg.Length) error {
+		p := filepath.Join(dir, name)
+		f, err := os.Create(p)
+		if err != nil {
+			return err
+		}
+		height := max(2.5*vg.Inch, min(1.2*vg.Inch+vg.Length(len(h.Rows))*0.22*vg.Inch, 14*vg.Inch))
+		if err := h.Write(f, chart.PNG, w, height); err != nil {
+			f.Close()
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		files = append(files, p)
+		figs = append(figs, fig{name, caption})
+		return nil
+	}
+	h, err := t.FabricHeatmap("depth")
+	if err != nil {
+		return nil, err
+	}
+	if err := save("fabric-depth.png", "Where: every switch and port at its worst sample.", h, 9*vg.Inch); err != nil {
+		return nil, err
+	}
+	for _, m := range traceMetrics {
+		h, err := t.TimeHeatmap(m.name, 30)
+		if err != nil {
+			return nil, err
+		}
+		if err := save("time-"+m.name+".png", "When: "+m.title+" of the 30 busiest lossless queues, per sample.", h, 10*vg.Inch); err != nil {
+			return nil, err
+		}
+	}
+	p := filepath.Join(dir, "index.html")
+	f, err := os.Create(p)
+	if err != nil {
+		return nil, err
+	}
+	var text textBuf
+	_ = s.WriteText(&text)
+	err = simTmpl.Execute(f, map[string]any{"Name": s.Scenario, "Text": string(text), "Figs": figs, "Samples": len(t.times),
+		"Queues": len(t.keys)})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return append(files, p), err
+}
+
+type textBuf []byte
+
+func (b *textBuf) Write(p []byte) (int, error) { *b = append(*b, p...); return len(p), nil }
+
+var _ io.Writer = (*textBuf)(nil)
+
+var simTmpl = template.Must(template.New("sim").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>ecntune sim {{.Name}}</title>
+<style>body{font-family:system-ui,sans-serif;margin:1.5em 2em}img{max-width:100%;border:1px solid #ddd}
+pre{background:#f6f6f6;padding:1em;overflow-x:auto}figure{margin:1.5em 0}figcaption{color:#555}</style></head><body>
+<h1>ecntune sim: {{.Name}}</h1>
+<pre>{{.Text}}</pre>
+<p>{{.Queues}} lossless queues sampled {{.Samples}} times.</p>
+{{range .Figs}}<figure><img src="{{.File}}" alt="{{.Caption}}"><figcaption>{{.Caption}}</figcaption></figure>
+{{end}}</body></html>
+`))
