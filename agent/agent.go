@@ -366,11 +366,6 @@ func (a *Agent) Tick(ctx context.Context) error {
 		return perr
 	}
 	a.hist.record(now.UnixNano(), obs, recs)
-	// A closed loop keeps its recommendations too, for agent report and
-	// agent recommendations; failing to store them costs no tuning.
-	if err := a.store(now, recs); err != nil {
-		a.log.Warn("storing recommendations", "err", err)
-	}
 	if a.pending && !a.o.DryRun {
 		if err := a.Reconcile(ctx); err != nil {
 			a.log.Warn("reconcile", "err", err)
@@ -385,6 +380,12 @@ func (a *Agent) Tick(ctx context.Context) error {
 	a.apply(ctx, plan.Changes, true)
 	if err := a.o.Journal.PutGuardMemory(a.guard.Memories()); err != nil {
 		a.log.Error("guard memory", "err", err)
+	}
+	// A closed loop keeps its recommendations too, for agent report and
+	// agent recommendations, after its Sets so that they wait for no
+	// disk; failing to store them costs no tuning.
+	if err := a.store(now, recs); err != nil {
+		a.log.Warn("storing recommendations", "err", err)
 	}
 	return perr
 }
