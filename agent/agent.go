@@ -360,6 +360,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 		}
 		a.mu.Unlock()
 		a.hist.record(now.UnixNano(), obs, recs)
+		a.logInterval(len(obs), recs, plan)
 		if err := a.store(now, recs); err != nil {
 			return err
 		}
@@ -377,6 +378,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 	}
 	a.decided(start, len(obs))
 	a.account(plan)
+	a.logInterval(len(obs), recs, plan)
 	a.apply(ctx, plan.Changes, true)
 	if err := a.o.Journal.PutGuardMemory(a.guard.Memories()); err != nil {
 		a.log.Error("guard memory", "err", err)
@@ -388,6 +390,58 @@ func (a *Agent) Tick(ctx context.Context) error {
 		a.log.Warn("storing recommendations", "err", err)
 	}
 	return perr
+}
+
+// logInterval writes one info line per interval: how many queues were
+// decided, how many recommendations differ from what the switch runs,
+// and what the guard made of them (changes by kind, rejections by rule).
+func (a *Agent) logInterval(queues int, recs []Recommendation, plan Plan) {
+	if !a.log.Enabled(context.Background(), slog.LevelInfo) {
+		return
+	}
+	differ := 0
+	for i := range recs {
+		if recs[i].Recommended != recs[i].Current {
+			differ++
+		}
+	}
+	kinds := map[ChangeKind]int{}
+	for _, c := range plan.Changes {
+		kinds[c.Kind]++
+	}
+	rules := map[string]int{}
+	for _, r := range plan.Rejections {
+		rules[r.Rule]++
+	}
+	verb := "changes"
+	if a.cfg.Mode == ModeShadow {
+		verb = "would_apply"
+	}
+	a.log.Info("interval", "queues", queues, "recommend_change", differ, verb, countText(kinds), "rejected", countText(rules))
+}
+
+// countText renders counts by name, largest first: "tune 12, rollback 2".
+func countText[K ~string](m map[K]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	type kv struct {
+		k K
+		n int
+	}
+	l := make([]kv, 0, len(m))
+	for k, n := range m {
+		l = append(l, kv{k, n})
+	}
+	sort.Slice(l, func(i, j int) bool { return l[i].n > l[j].n || l[i].n == l[j].n && l[i].k < l[j].k })
+	var b strings.Builder
+	for i, e := range l {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %d", e.k, e.n)
+	}
+	return b.String()
 }
 
 // store keeps the interval's recommendations in the db, pruning those

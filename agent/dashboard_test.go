@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"image/png"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -136,5 +137,28 @@ func TestNaturalCompare(t *testing.T) {
 	want := []string{"Ethernet4", "Ethernet004", "Ethernet12", "a", "eth1/9", "eth1/10", "leaf2", "leaf10"}
 	if !slices.Equal(in, want) {
 		t.Errorf("%v, want %v", in, want)
+	}
+}
+
+// A target that is not configured is a 404 naming the targets, not an
+// empty answer; every interval leaves one info line.
+func TestUnknownTargetAndIntervalLog(t *testing.T) {
+	r := newRig(t, ModeShadow, false, "", nil)
+	var logs strings.Builder
+	r.a.log = slog.New(slog.NewTextHandler(&logs, nil))
+	r.interval(t)
+	r.interval(t)
+	h := r.a.Handler()
+	for _, url := range []string{"/recommendations?target=leaf9", "/changes?target=leaf9", "/recommendations?target=leaf9&since=1m"} {
+		w := get(t, h, url)
+		if w.Code != http.StatusNotFound || !strings.Contains(w.Body.String(), `target "leaf9" is not configured (targets: leaf0)`) {
+			t.Errorf("%s: %d %q", url, w.Code, w.Body)
+		}
+	}
+	if w := get(t, h, "/changes"); w.Code != 200 || !strings.Contains(w.Body.String(), `"changes": []`) {
+		t.Errorf("/changes with no change: %d %s", w.Code, w.Body)
+	}
+	if n := strings.Count(logs.String(), "msg=interval queues=2 recommend_change=2 would_apply="); n != 2 {
+		t.Errorf("%d interval lines in %s", n, logs.String())
 	}
 }

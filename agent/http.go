@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -24,6 +25,9 @@ func (a *Agent) Handler() http.Handler {
 			return
 		}
 		target := r.URL.Query().Get("target")
+		if !a.knownTarget(w, target) {
+			return
+		}
 		if s := r.URL.Query().Get("since"); s != "" {
 			d, err := time.ParseDuration(s)
 			if err != nil || d < 0 {
@@ -47,7 +51,12 @@ func (a *Agent) Handler() http.Handler {
 		}
 		writeJSON(w, a.Recommendations(target))
 	})
-	mux.Handle("/changes", ChangesHandler(a.o.Journal, a.o.Clock))
+	changes := ChangesHandler(a.o.Journal, a.o.Clock)
+	mux.HandleFunc("/changes", func(w http.ResponseWriter, r *http.Request) {
+		if a.knownTarget(w, r.URL.Query().Get("target")) {
+			changes.ServeHTTP(w, r)
+		}
+	})
 	mux.HandleFunc("/changes/last", func(w http.ResponseWriter, r *http.Request) {
 		a.mu.Lock()
 		cs := append([]Change(nil), a.lastPlan...)
@@ -112,6 +121,19 @@ func ChangesHandler(j *Journal, now func() time.Time) http.Handler {
 		}
 		writeJSON(w, p)
 	})
+}
+
+// knownTarget answers 404, naming the configured targets, when target is
+// set and not one of them (a typo should not read as "no data").
+func (a *Agent) knownTarget(w http.ResponseWriter, target string) bool {
+	if target == "" {
+		return true
+	}
+	if _, ok := a.targets[target]; ok {
+		return true
+	}
+	http.Error(w, fmt.Sprintf("target %q is not configured (targets: %s)", target, strings.Join(a.names, ", ")), http.StatusNotFound)
+	return false
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
