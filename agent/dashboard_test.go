@@ -151,7 +151,7 @@ func TestUnknownTargetAndIntervalLog(t *testing.T) {
 	h := r.a.Handler()
 	for _, url := range []string{"/recommendations?target=leaf9", "/changes?target=leaf9", "/recommendations?target=leaf9&since=1m"} {
 		w := get(t, h, url)
-		if w.Code != http.StatusNotFound || !strings.Contains(w.Body.String(), `target "leaf9" is not configured (targets: leaf0)`) {
+		if w.Code != http.StatusNotFound || !strings.Contains(w.Body.String(), `target "leaf9" is not configured and has no history (targets: leaf0)`) {
 			t.Errorf("%s: %d %q", url, w.Code, w.Body)
 		}
 	}

@@ -53,7 +53,15 @@ func (a *Agent) Handler() http.Handler {
 	})
 	changes := ChangesHandler(a.o.Journal, a.o.Clock)
 	mux.HandleFunc("/changes", func(w http.ResponseWriter, r *http.Request) {
-		if a.knownTarget(w, r.URL.Query().Get("target")) {
+		// A target no longer configured may still have history.
+		t := r.URL.Query().Get("target")
+		if _, ok := a.targets[t]; !ok && t != "" {
+			if p, err := a.o.Journal.ChangesPage(ChangesQuery{Target: t, Limit: 1}); err == nil && len(p.Changes) > 0 {
+				changes.ServeHTTP(w, r)
+				return
+			}
+		}
+		if a.knownTarget(w, t) {
 			changes.ServeHTTP(w, r)
 		}
 	})
@@ -132,7 +140,7 @@ func (a *Agent) knownTarget(w http.ResponseWriter, target string) bool {
 	if _, ok := a.targets[target]; ok {
 		return true
 	}
-	http.Error(w, fmt.Sprintf("target %q is not configured (targets: %s)", target, strings.Join(a.names, ", ")), http.StatusNotFound)
+	http.Error(w, fmt.Sprintf("target %q is not configured and has no history (targets: %s)", target, strings.Join(a.names, ", ")), http.StatusNotFound)
 	return false
 }
 
