@@ -21,6 +21,7 @@ import (
 
 	"github.com/ecntune/ecntune/agent/gnmipath"
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/safeio"
 	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/policy"
 )
@@ -132,7 +133,7 @@ type fileConfig struct {
 	// does not set its own (as in a gnmic configuration file).
 	gnmicDefaults `yaml:",inline"`
 	// gnmic-only top-level keys, accepted and ignored (with a note).
-	GnmicIgnored gnmicTopIgnored `yaml:",inline"`
+	GnmicIgnored gnmicTopIgnored `yaml:",inline" keys:"unlisted"`
 }
 
 // gnmicDefaults are the top-level keys gnmic applies to every target.
@@ -200,7 +201,7 @@ type fileTarget struct {
 	FabricPorts yaml.Node `yaml:"fabric-ports"`
 
 	// gnmic-only target keys, accepted and ignored (with a note).
-	GnmicIgnored gnmicTargetIgnored `yaml:",inline"`
+	GnmicIgnored gnmicTargetIgnored `yaml:",inline" keys:"unlisted"`
 }
 
 // gnmicTargetIgnored are the keys of a gnmic target that mean nothing to
@@ -359,6 +360,11 @@ func decodeConfig(data []byte) (*fileConfig, error) {
 		return nil, err
 	}
 	if err := checkNodeCount(&doc, MaxConfigNodes); err != nil {
+		return nil, err
+	}
+	// Every unknown key at once, with its line and the keys allowed there,
+	// once even when an anchor brings it to several places.
+	if err := safeio.CheckKeys(&doc, fileConfig{}); err != nil {
 		return nil, err
 	}
 	var f fileConfig

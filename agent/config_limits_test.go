@@ -55,7 +55,7 @@ func TestParseConfigAliasLimit(t *testing.T) {
 func TestParseConfigTypoOnceThroughAliases(t *testing.T) {
 	doc := "targets:\n  leaf0: &sim\n    address: h:1\n    colour: red\n  leaf1: *sim\n  leaf2: *sim\n  leaf3: *sim\n"
 	_, err := ParseConfig([]byte(doc))
-	if err == nil || strings.Count(err.Error(), "colour") != 1 || !strings.Contains(err.Error(), "line 4: field colour not found") {
+	if err == nil || strings.Count(err.Error(), "colour") != 1 || !strings.Contains(err.Error(), "line 4: targets.leaf0.colour: unknown key; allowed: address, ") {
 		t.Fatalf("got %v", err)
 	}
 }

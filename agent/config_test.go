@@ -177,10 +177,10 @@ func TestParseConfigErrors(t *testing.T) {
 		{"targets:\n  sw0:\n    address: h:1\n    retry-timer: 0s\n", "targets.sw0.retry-timer"},
 		{"targets:\n  sw0:\n    address: h:1\n    insecure: true\n    tls-ca: ca.pem\n", "targets.sw0.insecure"},
 		{"targets:\n  sw0:\n    address: h:1\n    tls-cert: c.pem\n", "targets.sw0.tls-cert"},
-		{"targets:\n  sw0:\n    address: h:1\n    colour: red\n", "field colour not found"},
+		{"targets:\n  sw0:\n    address: h:1\n    colour: red\n", "line 4: targets.sw0.colour: unknown key; allowed: address, namespace"},
 		{"targets:\n  sw0:\n    address: h:1\n    namespace: sw0\n", "targets.sw0.namespace"},
 		{"targets:\n  sw0:\n    address: h:1\n    encoding: ascii\n", "targets.sw0.encoding"},
-		{"bogus: 1\n" + base, "field bogus not found"},
+		{"bogus: 1\n" + base, "line 1: bogus: unknown key; allowed: mode, policy,"},
 		{base + "guardrails:\n  max-step-ratio: 0.5\n", "guardrails.max-step-ratio"},
 		{base + "guardrails:\n  bounds: [{rate: 100G, kmin: [5KB], kmax: [1KB, 2KB], pmax: [0.1, 0.2]}]\n", "guardrails.bounds[0].kmin"},
 		{base + "guardrails:\n  bounds: [{kmin: [5KB, 1MB], kmax: [1KB, 2KB], pmax: [0.1, 0.2]}]\n", "guardrails.bounds[0].rate"},
@@ -188,7 +188,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{base + "guardrails:\n  low-confidence: preset\n", "guardrails.fallback-preset"},
 		{base + "guardrails:\n  stale-freeze: 10s\n  stale-revert: 5s\n", "guardrails.stale-revert"},
 		{base + "guardrails:\n  rollback: {window: 0}\n", "guardrails.rollback.window"},
-		{base + "guardrails:\n  rollback: {speed: 2}\n", "field speed not found"},
+		{base + "guardrails:\n  rollback: {speed: 2}\n", "line 5: guardrails.rollback.speed: unknown key; allowed: window, drop-frac, pause-increase, reward-drop"},
 	}
 	for _, c := range cases {
 		_, err := ParseConfig([]byte(c.doc))
