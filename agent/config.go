@@ -290,7 +290,7 @@ func LoadConfig(path string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := ParseConfig(b)
+	c, err := ParseConfigIn(b, filepath.Dir(path))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -315,12 +315,23 @@ func readConfigFile(path string) ([]byte, error) {
 }
 
 // ParseConfig parses a configuration document. Unknown keys are errors.
-// The document is at most MaxConfigBytes and MaxConfigNodes.
-func ParseConfig(data []byte) (*Config, error) {
+// The document is at most MaxConfigBytes and MaxConfigNodes. Relative
+// file paths (db, registry, TLS files) are from the working directory.
+func ParseConfig(data []byte) (*Config, error) { return ParseConfigIn(data, "") }
+
+// ParseConfigIn is ParseConfig with relative file paths (db, registry,
+// tls-ca, tls-cert, tls-key; db's default agent.db too) taken from dir,
+// the configuration file's folder, as LoadConfig does: a configuration
+// means the same files from wherever the agent is started.
+func ParseConfigIn(data []byte, dir string) (*Config, error) {
 	f, err := decodeConfig(data)
 	if err != nil {
 		return nil, err
 	}
+	if f.DB == "" {
+		f.DB = "agent.db"
+	}
+	f.resolvePaths(dir)
 	c := &Config{Mode: Mode(f.Mode), Policy: f.Policy, DB: f.DB, Registry: f.Registry, Owner: f.Owner}
 	if err := c.parseRun(f); err != nil {
 		return nil, err
@@ -344,6 +355,28 @@ func ParseConfig(data []byte) (*Config, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// resolvePaths makes the file paths of f that are relative relative to
+// dir ("" leaves them as they are).
+func (f *fileConfig) resolvePaths(dir string) {
+	if dir == "" || dir == "." {
+		return
+	}
+	rel := func(p *string) {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(dir, *p)
+		}
+	}
+	for _, p := range []*string{&f.DB, &f.Registry, &f.TLSCA, &f.TLSCert, &f.TLSKey} {
+		rel(p)
+	}
+	for name, t := range f.Targets {
+		rel(&t.TLSCA)
+		rel(&t.TLSCert)
+		rel(&t.TLSKey)
+		f.Targets[name] = t
+	}
 }
 
 // decodeConfig decodes a configuration file strictly (unknown keys are

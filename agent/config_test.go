@@ -498,3 +498,38 @@ func TestConfigDeviceSampleFloor(t *testing.T) {
 		t.Fatalf("sonic at 1 s: %v %+v", err, c)
 	}
 }
+
+// Relative db, registry and TLS paths are the config file's neighbours,
+// wherever the agent starts; absolute ones stay.
+func TestLoadConfigPathsRelativeToTheFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "conf")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "agent.yaml")
+	abs := filepath.Join(t.TempDir(), "models.db")
+	doc := "db: state/agent.db\nregistry: " + abs + "\ntargets:\n  sw0:\n    address: 127.0.0.1:1\n    tls-ca: ca.pem\n"
+	if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadConfig(p)
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "ca.pem")) {
+		t.Fatalf("tls-ca is not read next to the config: %v", err)
+	}
+	if err := os.WriteFile(p, []byte(strings.Replace(doc, "    tls-ca: ca.pem\n", "", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadConfig(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DB != filepath.Join(dir, "state", "agent.db") || c.Registry != abs {
+		t.Errorf("db %s, registry %s", c.DB, c.Registry)
+	}
+	if err := os.WriteFile(p, []byte("targets:\n  sw0:\n    address: 127.0.0.1:1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = LoadConfig(p); err != nil || c.DB != filepath.Join(dir, "agent.db") {
+		t.Errorf("default db %s (%v), want it beside the config", c.DB, err)
+	}
+}

@@ -147,7 +147,7 @@ func TestTruncatedDatabase(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "empty.db")
 	os.WriteFile(p, nil, 0o600)
 	_, err = Open(p, Options{ReadOnly: true})
-	wantErr(t, err, ErrNoRegistry, p, "train a model first or pass --db")
+	wantErr(t, err, ErrNoRegistry, p, "train a model first, or name the registry (--db, or registry: in an agent config)")
 	r, err := Open(p, Options{})
 	if err != nil {
 		t.Fatalf("writable open of an empty file: %v", err)
@@ -186,7 +186,7 @@ func TestGarbageFiles(t *testing.T) {
 		wantErr(t, err, ErrInvalid, p, "not an ecntune model registry")
 	}
 	_, err = Open(filepath.Join(dir, "missing.db"), Options{ReadOnly: true})
-	wantErr(t, err, ErrNoRegistry, "no registry at "+filepath.Join(dir, "missing.db")+": train a model first or pass --db")
+	wantErr(t, err, ErrNoRegistry, "no registry at "+filepath.Join(dir, "missing.db")+": train a model first, or name the registry (--db, or registry: in an agent config)")
 	_, err = Open(filepath.Join(dir, "missing.db"), Options{MustExist: true})
 	wantErr(t, err, ErrNoRegistry)
 	_, err = Open(dir, Options{})

@@ -109,7 +109,7 @@ func Open(path string, opts Options) (*Registry, error) {
 	} else if timeout < 0 {
 		timeout = time.Nanosecond
 	}
-	noRegistry := fmt.Errorf("%w at %s: train a model first or pass --db", ErrNoRegistry, path)
+	noRegistry := fmt.Errorf("%w at %s: train a model first, or name the registry (--db, or registry: in an agent config)", ErrNoRegistry, path)
 	st, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -126,7 +126,7 @@ func Open(path string, opts Options) (*Registry, error) {
 			return nil, err
 		}
 		if empty && (opts.ReadOnly || opts.MustExist) {
-			return nil, fmt.Errorf("%w at %s (the file is empty): train a model first or pass --db", ErrNoRegistry, path)
+			return nil, fmt.Errorf("%w at %s (the file is empty): train a model first, or name the registry (--db, or registry: in an agent config)", ErrNoRegistry, path)
 		}
 	}
 
@@ -225,7 +225,7 @@ func (r *Registry) init() error {
 		return r.view(func(tx *bolt.Tx) error {
 			fresh, err := check(tx)
 			if err == nil && fresh {
-				return fmt.Errorf("%w at %s (an empty database): train a model first or pass --db", ErrNoRegistry, r.path)
+				return fmt.Errorf("%w at %s (an empty database): train a model first, or name the registry (--db, or registry: in an agent config)", ErrNoRegistry, r.path)
 			}
 			return err
 		})

@@ -27,7 +27,7 @@ queue depth, ECN marks and PFC paused time), a chart of each of the busiest queu
 every audited change marked, and index.html with the audit log. The pictures are the
 live dashboard's. The database is opened read-only; stop the agent first (a running
 agent holds it locked: its dashboard is at its metrics address).`,
-		Example: `  ecntune agent report --db agent-shadow.db --out report/
+		Example: `  ecntune agent report --config examples/agent-shadow.yaml --out report/
   ecntune agent report --config examples/agent-closed-loop.yaml --target leaf0 --since 30m`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runAgentReport(cmd, o) },

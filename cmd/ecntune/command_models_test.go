@@ -83,7 +83,7 @@ func TestModelsCommandMissingRegistry(t *testing.T) {
 	missing := filepath.Join(dir, "none.db")
 	for _, args := range [][]string{{"list"}, {"show", "x"}, {"promote", "x"}, {"rollback", "x"}, {"delete", "x"}, {"export", "x"}} {
 		_, _, err := runModels(t, nil, append(args, "--db", missing)...)
-		if err == nil || err.Error() != "no registry at "+missing+": train a model first or pass --db" {
+		if err == nil || err.Error() != "no registry at "+missing+": train a model first, or name the registry (--db, or registry: in an agent config)" {
 			t.Fatalf("%v: %v", args, err)
 		}
 	}
