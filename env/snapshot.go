@@ -105,3 +105,23 @@ type Snapshot struct {
 	TimeNs int64         `json:"time_ns"`
 	Queues []QueueSample `json:"queues"`
 }
+
+// MTUBytes is the packet size below which an ECN threshold is suspect: a
+// queue of a single full-size RoCE packet would already cross it.
+const MTUBytes = 1500
+
+// Warnings lists what looks wrong in s without being invalid: Kmin or
+// Kmax below one MTU, usually a size given in KB read as bytes.
+func (s Setting) Warnings() []string {
+	var out []string
+	for _, k := range []struct {
+		name string
+		v    int64
+	}{{"kmin", s.KminBytes}, {"kmax", s.KmaxBytes}} {
+		if k.v > 0 && k.v < MTUBytes {
+			out = append(out, k.name+" "+units.FormatBytes(k.v)+" is below one MTU ("+units.FormatBytes(MTUBytes)+
+				"): a queue of a single packet crosses it (was a size in KB meant?)")
+		}
+	}
+	return out
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/eval"
+	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/scenario"
 )
@@ -81,6 +82,16 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 			scs, err := evalScenarios(scenarios, dur, duration)
 			if err != nil {
 				return err
+			}
+			for _, sc := range scs {
+				warnAll(cmd.ErrOrStderr(), sc.Name, scenario.Warnings(sc.Config))
+			}
+			for _, spec := range policies {
+				if f, ok := strings.CutPrefix(spec, "fixed:"); ok {
+					if s, err := policy.ParseFixed(f); err == nil {
+						warnAll(cmd.ErrOrStderr(), spec, s.Warnings())
+					}
+				}
 			}
 			if workers == 0 {
 				workers = runtime.GOMAXPROCS(0)

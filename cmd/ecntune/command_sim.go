@@ -49,6 +49,7 @@ utilisation, goodput, ECN marks, PFC pauses, drops, and the simulator's speed.`,
 			if err != nil {
 				return err
 			}
+			warnAll(cmd.ErrOrStderr(), cfg.Name, scenario.Warnings(cfg))
 			if cmd.Flags().Changed("seed") {
 				cfg.Seed = seed
 			}

@@ -151,6 +151,9 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 	if err != nil {
 		return err
 	}
+	for _, sc := range cfg.Scenarios {
+		warnAll(cmd.ErrOrStderr(), sc.Name, scenario.Warnings(sc.Config))
+	}
 	// Open once to create the file or find it unusable before any work;
 	// the run then opens it only for checkpoints and the final store.
 	reg, err := models.Open(o.db, models.Options{Timeout: trainLockTimeout})

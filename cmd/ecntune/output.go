@@ -43,3 +43,11 @@ func writeReport(w io.Writer, r printable, asJSON bool) error {
 	}
 	return r.WriteText(w)
 }
+
+// warnAll prints each warning about what (a scenario, a policy) on its
+// own line.
+func warnAll(w io.Writer, what string, warnings []string) {
+	for _, m := range warnings {
+		fmt.Fprintf(w, "warning: %s: %s\n", what, m)
+	}
+}

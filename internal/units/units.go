@@ -34,18 +34,19 @@ var sizeUnits = []struct {
 	{"kB", 1e3}, {"B", 1},
 }
 
-// ParseBytes parses a byte size such as "400KB", "16MiB", "1000" or "1.5MB".
-// KB, MB, GB and TB are decimal; KiB, MiB, GiB and TiB binary. Sizes above
-// MaxBytes are refused.
+// ParseBytes parses a byte size such as "400KB", "16MiB", "1000B" or
+// "1.5MB". KB, MB, GB and TB are decimal; KiB, MiB, GiB and TiB binary. The
+// unit is required (a bare 400 could mean bytes or, as in ns-3's configs,
+// KB); only 0 may go without. Sizes above MaxBytes are refused.
 func ParseBytes(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {
 		return 0, fmt.Errorf("empty size (want e.g. 400KB, 16MiB or 1000)")
 	}
-	mult := 1.0
+	mult, unit := 1.0, false
 	for _, u := range sizeUnits {
 		if strings.HasSuffix(t, u.suffix) {
-			mult = u.mult
+			mult, unit = u.mult, true
 			t = strings.TrimSpace(strings.TrimSuffix(t, u.suffix))
 			break
 		}
@@ -53,6 +54,9 @@ func ParseBytes(s string) (int64, error) {
 	v, err := strconv.ParseFloat(t, 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("cannot parse size %q (want a number with B, KB, MB, GB, TB, KiB, MiB, GiB or TiB)", s)
+	}
+	if !unit && v != 0 {
+		return 0, fmt.Errorf("size %q has no unit: write %sKB, %sKiB or %sB (ns-3's KMIN_MAP and KMAX_MAP are in KB)", s, t, t, t)
 	}
 	if v < 0 {
 		return 0, fmt.Errorf("size %q is negative", s)
@@ -63,21 +67,22 @@ func ParseBytes(s string) (int64, error) {
 	return int64(math.Round(v * mult)), nil
 }
 
-// ParseRate parses a bit rate such as "100Gbps", "20Mbps", "400G" or "1e9"
-// (bits per second) and returns bits per second, at most MaxRateBps.
+// ParseRate parses a bit rate such as "100Gbps", "20Mbps", "400G" or
+// "1e9bps" and returns bits per second, at most MaxRateBps. The unit is
+// required.
 func ParseRate(s string) (float64, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {
 		return 0, fmt.Errorf("empty rate (want e.g. 100Gbps)")
 	}
-	mult := 1.0
+	mult, unit := 1.0, false
 	low := strings.ToLower(t)
 	for _, u := range []struct {
 		suffix string
 		mult   float64
 	}{{"tbps", 1e12}, {"gbps", 1e9}, {"mbps", 1e6}, {"kbps", 1e3}, {"bps", 1}, {"t", 1e12}, {"g", 1e9}, {"m", 1e6}, {"k", 1e3}} {
 		if strings.HasSuffix(low, u.suffix) {
-			mult = u.mult
+			mult, unit = u.mult, true
 			t = strings.TrimSpace(t[:len(t)-len(u.suffix)])
 			break
 		}
@@ -85,6 +90,9 @@ func ParseRate(s string) (float64, error) {
 	v, err := strconv.ParseFloat(t, 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("cannot parse rate %q (want a number with bps, Kbps, Mbps, Gbps or Tbps)", s)
+	}
+	if !unit {
+		return 0, fmt.Errorf("rate %q has no unit: write %sGbps, %sMbps or %sbps", s, t, t, t)
 	}
 	if v <= 0 {
 		return 0, fmt.Errorf("rate %q must be positive", s)

@@ -10,7 +10,7 @@ func TestParseBytes(t *testing.T) {
 	for _, c := range []struct {
 		in   string
 		want int64
-	}{{"400KB", 400_000}, {"16MiB", 16 << 20}, {"1000", 1000}, {"1.5MB", 1_500_000}, {" 4 KiB ", 4096}, {"0B", 0}, {"32MB", 32_000_000}} {
+	}{{"400KB", 400_000}, {"16MiB", 16 << 20}, {"1000B", 1000}, {"0", 0}, {"1.5MB", 1_500_000}, {" 4 KiB ", 4096}, {"0B", 0}, {"32MB", 32_000_000}} {
 		got, err := ParseBytes(c.in)
 		if err != nil || got != c.want {
 			t.Errorf("ParseBytes(%q) = %d, %v; want %d", c.in, got, err, c.want)
@@ -21,6 +21,13 @@ func TestParseBytes(t *testing.T) {
 			t.Errorf("ParseBytes(%q) accepted", bad)
 		}
 	}
+	// A bare number is refused, with the fix in the message.
+	if _, err := ParseBytes("400"); err == nil || !strings.Contains(err.Error(), `size "400" has no unit: write 400KB, 400KiB or 400B`) {
+		t.Errorf("ParseBytes(400): %v", err)
+	}
+	if _, err := ParseRate("25"); err == nil || !strings.Contains(err.Error(), `rate "25" has no unit: write 25Gbps`) {
+		t.Errorf("ParseRate(25): %v", err)
+	}
 }
 
 // TestParseBounds: sizes and rates beyond the bounds are refused with the
@@ -30,7 +37,7 @@ func TestParseBounds(t *testing.T) {
 	if v, err := ParseBytes("1TB"); err != nil || v != MaxBytes {
 		t.Errorf("ParseBytes(1TB) = %d, %v", v, err)
 	}
-	for _, in := range []string{"1e30KB", "9e18", "9223372036854775807", "1.000001TB", "1e300GiB"} {
+	for _, in := range []string{"1e30KB", "9e18B", "9223372036854775807B", "1.000001TB", "1e300GiB"} {
 		_, err := ParseBytes(in)
 		if err == nil || !strings.Contains(err.Error(), "above the maximum of 1TB") || !strings.Contains(err.Error(), in) {
 			t.Errorf("ParseBytes(%q): %v", in, err)
@@ -39,7 +46,7 @@ func TestParseBounds(t *testing.T) {
 	if v, err := ParseRate("10Tbps"); err != nil || v != MaxRateBps {
 		t.Errorf("ParseRate(10Tbps) = %g, %v", v, err)
 	}
-	for _, in := range []string{"1e300Tbps", "11T", "1e14"} {
+	for _, in := range []string{"1e300Tbps", "11T", "1e14bps"} {
 		_, err := ParseRate(in)
 		if err == nil || !strings.Contains(err.Error(), "above the maximum of 10Tbps") {
 			t.Errorf("ParseRate(%q): %v", in, err)
@@ -57,7 +64,7 @@ func TestParseRate(t *testing.T) {
 	for _, c := range []struct {
 		in   string
 		want float64
-	}{{"100Gbps", 100e9}, {"20Mbps", 20e6}, {"400G", 400e9}, {"1e9", 1e9}, {"25gbps", 25e9}} {
+	}{{"100Gbps", 100e9}, {"20Mbps", 20e6}, {"400G", 400e9}, {"1e9bps", 1e9}, {"25gbps", 25e9}} {
 		got, err := ParseRate(c.in)
 		if err != nil || got != c.want {
 			t.Errorf("ParseRate(%q) = %g, %v; want %g", c.in, got, err, c.want)

@@ -4,9 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/internal/safeio"
+	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/simenv"
 )
 
@@ -38,4 +41,25 @@ func LoadNamed(path string) (Named, error) {
 		name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	}
 	return Named{Name: name, Path: filepath.ToSlash(path), SHA256: hex.EncodeToString(sum[:]), Config: cfg}, nil
+}
+
+// Warnings lists what looks wrong in c without being invalid (an ECN
+// threshold below one MTU, usually a size in KB read as bytes).
+func Warnings(c simenv.Config) []string {
+	var out []string
+	add := func(where string, e simenv.ECN) {
+		for _, w := range (env.Setting{KminBytes: e.KminBytes, KmaxBytes: e.KmaxBytes, Pmax: e.Pmax}).Warnings() {
+			out = append(out, where+": "+w)
+		}
+	}
+	add("ecn", c.ECN)
+	rates := make([]float64, 0, len(c.ECNByRate))
+	for r := range c.ECNByRate {
+		rates = append(rates, r)
+	}
+	slices.Sort(rates)
+	for _, r := range rates {
+		add("ecn at "+units.FormatRate(r), c.ECNByRate[r])
+	}
+	return out
 }

@@ -238,7 +238,7 @@ func TestParseErrors(t *testing.T) {
 			[]string{"line 1", "topology.fabric_rate", `"1e300Tbps" is above the maximum of 10Tbps`}},
 		{"rate too slow", "topology: {kind: star, hosts: 4, host_rate: 1e-300bps}\n" + cdf, []string{"topology.host_rate", "below the minimum of 1bps"}},
 		{"size overflows", star + cdf + "ecn: {kmax: 1e30KB}\n", []string{"ecn.kmax", `"1e30KB" is above the maximum of 1TB`}},
-		{"size near int64", star + cdf + "pfc: {headroom: 9e18}\n", []string{"pfc.headroom", "above the maximum of 1TB"}},
+		{"size near int64", star + cdf + "pfc: {headroom: 9e18B}\n", []string{"pfc.headroom", "above the maximum of 1TB"}},
 		{"collective size overflows", star + "workloads: [{kind: allreduce, ranks: 2, size: 1e30KB}]\n", []string{"workloads[0].size", "above the maximum of 1TB"}},
 		{"duration above an hour", "duration: 2h\ntopology: {kind: star, hosts: 4}\n" + cdf, []string{"duration: 2h is above the maximum of 1h0m0s"}},
 		{"buffer of one byte", "topology: {kind: star, hosts: 4, buffer: 1B}\n" + cdf, []string{"line 1", "topology.buffer: buffer 1 B is below the minimum of 4192 B for switch sw0"}},
@@ -439,5 +439,29 @@ func TestParseFS(t *testing.T) {
 		if _, err := ParseFS(fsys, file); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want it to say %q", file, err, want)
 		}
+	}
+}
+
+// A bare size is an error that shows the fix; a threshold below one MTU
+// loads with a warning.
+func TestBareSizeAndMTUWarning(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "s.yaml")
+	base := "topology: {kind: star, hosts: 3, host_rate: 25Gbps}\nworkloads: [{kind: incast, fanin: 2, size: 100KB, every: 100us}]\n"
+	if err := os.WriteFile(p, []byte(base+"ecn: {kmin: 400, kmax: 1600KB, pmax: 0.2}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(p); err == nil || !strings.Contains(err.Error(), `line 3: ecn.kmin: size "400" has no unit: write 400KB`) {
+		t.Errorf("bare kmin: %v", err)
+	}
+	if err := os.WriteFile(p, []byte(base+"ecn: {kmin: 400B, kmax: 1600KB, pmax: 0.2}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := Warnings(c); len(w) != 1 || !strings.Contains(w[0], "ecn: kmin 400B is below one MTU") {
+		t.Errorf("warnings %q", w)
 	}
 }
