@@ -720,12 +720,26 @@ func (a *Agent) intend(target string, sw Switch, cs []Change) ([]AuditEntry, err
 			paths = sw.SetPaths([]env.QueueKey{c.Key})
 		}
 		entries[i] = AuditEntry{TimeNs: nowNs, Target: target, Key: c.Key, Paths: paths, Kind: c.Kind,
-			Old: c.Old, New: c.New, Reason: c.Reason, Model: a.o.Model, Owner: a.cfg.Owner}
+			Old: c.Old, New: c.New, Reason: auditReason(c), Model: a.o.Model, Owner: a.cfg.Owner}
 		if a.o.DryRun {
 			entries[i].State = StateDryRun
 		}
 	}
 	return a.o.Journal.Intent(entries)
+}
+
+// auditReason is a change's reason led by every knob it changes: the
+// policy's own reason names what it recommended, which the guard may have
+// clamped, and a rollback's names none.
+func auditReason(c Change) string {
+	d := env.DescribeChange(c.Old, c.New)
+	if strings.HasPrefix(c.Reason, d+":") || c.Reason == d {
+		return c.Reason
+	}
+	if c.Reason == "" {
+		return d
+	}
+	return d + "; " + c.Reason
 }
 
 // settle accounts for one result: counters and log, then the journal

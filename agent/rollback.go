@@ -10,14 +10,20 @@ import (
 	"github.com/ecntune/ecntune/env"
 )
 
+// UndoBaseline is the toNs of UndoPlan that restores every queue as it
+// was before the agent's first change to it.
+const UndoBaseline int64 = 1
+
 // UndoPlan works out from the audit log the changes that put target's
 // queues back as they were at toNs: per queue, the Old of the earliest
-// applied change after toNs. With toNs <= 0 it undoes the last applied
-// change of each queue. Change.Old is what the log says the queue runs now.
+// applied change after toNs (UndoBaseline: the earliest of all). With
+// toNs <= 0 it undoes the last change the agent made to each queue (a
+// manual rollback is not itself undone: run twice, the second run finds
+// nothing to do). Change.Old is what the log says the queue runs now.
 func UndoPlan(entries []AuditEntry, target string, toNs int64) []Change {
 	type acc struct {
-		first, last AuditEntry
-		have        bool
+		first, last, lastAgent AuditEntry
+		have, agent            bool
 	}
 	per := map[env.QueueKey]*acc{}
 	for _, e := range entries {
@@ -29,30 +35,37 @@ func UndoPlan(entries []AuditEntry, target string, toNs int64) []Change {
 			a = &acc{}
 			per[e.Key] = a
 		}
-		if toNs > 0 && e.TimeNs > toNs && (!a.have || e.Seq < a.first.Seq) {
+		if toNs > 0 && e.TimeNs >= toNs && (!a.have || e.Seq < a.first.Seq) {
 			a.first, a.have = e, true
 		}
 		if e.Seq >= a.last.Seq {
 			a.last = e
 		}
-		if toNs <= 0 {
-			a.have = true
+		if e.Kind != KindManual && e.Seq >= a.lastAgent.Seq {
+			a.lastAgent, a.agent = e, true
 		}
 	}
 	var out []Change
 	for k, a := range per {
-		if !a.have {
-			continue
-		}
-		restore := a.last.Old
-		why := fmt.Sprintf("undo audit entry %d (%s)", a.last.Seq, a.last.Kind)
-		if toNs > 0 {
+		var restore env.Setting
+		var why string
+		switch {
+		case toNs <= 0 && a.agent:
+			restore = a.lastAgent.Old
+			why = fmt.Sprintf("undo audit entry %d (%s)", a.lastAgent.Seq, a.lastAgent.Kind)
+		case toNs == UndoBaseline && a.have:
+			restore = a.first.Old
+			why = fmt.Sprintf("back to the baseline: the setting before the first change, audit entry %d at %s", a.first.Seq,
+				time.Unix(0, a.first.TimeNs).UTC().Format(time.RFC3339))
+		case toNs > 0 && a.have:
 			restore = a.first.Old
 			why = fmt.Sprintf("back to the setting before audit entry %d at %s", a.first.Seq,
 				time.Unix(0, a.first.TimeNs).UTC().Format(time.RFC3339))
+		default:
+			continue
 		}
 		if sameSetting(restore, a.last.New, 1e-9) {
-			continue
+			continue // already there
 		}
 		out = append(out, Change{Key: k, Kind: KindManual, Old: a.last.New, New: restore, Reason: why})
 	}
@@ -92,7 +105,7 @@ func ApplyManual(ctx context.Context, j *Journal, sw Switch, changes []Change, o
 	entries := make([]AuditEntry, len(todo))
 	for i, c := range todo {
 		entries[i] = AuditEntry{TimeNs: now().UnixNano(), Target: sw.Name(), Key: c.Key, Paths: sw.SetPaths([]env.QueueKey{c.Key}),
-			Kind: c.Kind, Old: c.Old, New: c.New, Reason: c.Reason, Model: "manual", Owner: owner}
+			Kind: c.Kind, Old: c.Old, New: c.New, Reason: auditReason(c), Model: "manual", Owner: owner}
 	}
 	written, err := j.Intent(entries)
 	if err != nil {

@@ -34,6 +34,36 @@ func TestUndoPlan(t *testing.T) {
 	if to = UndoPlan(es, "leaf0", 40*sec); len(to) != 0 {
 		t.Fatalf("nothing after 40 s, got %+v", to)
 	}
+	base := UndoPlan(es, "leaf0", UndoBaseline)
+	if len(base) != 2 || base[0].New != cur || base[1].New != cur || base[0].Reason[:28] != "back to the baseline: the se" {
+		t.Fatalf("baseline: %+v", base)
+	}
+	// Run twice, a plain rollback does not undo its own undo.
+	es = append(es, AuditEntry{Seq: 6, TimeNs: 40 * sec, Target: "leaf0", Key: kA, Kind: KindManual, Old: s2, New: s1, State: StateApplied},
+		AuditEntry{Seq: 7, TimeNs: 40 * sec, Target: "leaf0", Key: kB, Kind: KindManual, Old: s2, New: cur, State: StateApplied})
+	if again := UndoPlan(es, "leaf0", 0); len(again) != 0 {
+		t.Fatalf("second plain rollback: %+v", again)
+	}
+	// The baseline is still reachable after manual rollbacks.
+	if base = UndoPlan(es, "leaf0", UndoBaseline); len(base) != 1 || base[0].Key != kA || base[0].Old != s1 || base[0].New != cur {
+		t.Fatalf("baseline after rollbacks: %+v", base)
+	}
+}
+
+// Every knob that changes is in the audit reason, whatever the policy's
+// reason names.
+func TestAuditReasonNamesEveryKnob(t *testing.T) {
+	c := Change{Old: env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, HeadroomBytes: 52_380},
+		New:    env.Setting{KminBytes: 696_600, KmaxBytes: 774_000, Pmax: 0.01, HeadroomBytes: 60_000},
+		Reason: "kmax 1.6MB→774KB: q-margin 0.3"}
+	want := "kmin 400KB→696.6KB, kmax 1.6MB→774KB, pmax 20%→1%, headroom 52.38KB→60KB; kmax 1.6MB→774KB: q-margin 0.3"
+	if got := auditReason(c); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	c.Reason = "kmin 400KB→696.6KB, kmax 1.6MB→774KB, pmax 20%→1%, headroom 52.38KB→60KB: p-margin 0.5"
+	if got := auditReason(c); got != c.Reason {
+		t.Errorf("a reason that already names every knob is kept: %q", got)
+	}
 }
 
 func TestApplyManual(t *testing.T) {

@@ -3,6 +3,7 @@ package env
 import (
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/ecntune/ecntune/internal/units"
 )
@@ -124,4 +125,26 @@ func (s Setting) Warnings() []string {
 		}
 	}
 	return out
+}
+
+// DescribeChange names every knob that differs between from and to, e.g.
+// "kmin 400KB→696.6KB, kmax 1.6MB→774KB, pmax 20%→1%, headroom
+// 52.38KB→60KB" ("no change" when none differs as written).
+func DescribeChange(from, to Setting) string {
+	var parts []string
+	add := func(name, a, b string) {
+		if a != b {
+			parts = append(parts, name+" "+a+"→"+b)
+		}
+	}
+	add("kmin", units.FormatBytes(from.KminBytes), units.FormatBytes(to.KminBytes))
+	add("kmax", units.FormatBytes(from.KmaxBytes), units.FormatBytes(to.KmaxBytes))
+	add("pmax", FormatPmax(from.Pmax), FormatPmax(to.Pmax))
+	if from.HeadroomBytes != to.HeadroomBytes && to.HeadroomBytes > 0 {
+		add("headroom", units.FormatBytes(from.HeadroomBytes), units.FormatBytes(to.HeadroomBytes))
+	}
+	if len(parts) == 0 {
+		return "no change"
+	}
+	return strings.Join(parts, ", ")
 }

@@ -17,7 +17,7 @@ function fmtBytes(b) {
 }
 function setting(s) {
   let t = `kmin ${fmtBytes(s.kmin_bytes)} kmax ${fmtBytes(s.kmax_bytes)} pmax ${(s.pmax * 100).toPrecision(3).replace(/\.?0+$/, "")}%`;
-  if (s.headroom_bytes) t += ` hr ${fmtBytes(s.headroom_bytes)}`;
+  if (s.headroom_bytes) t += ` headroom ${fmtBytes(s.headroom_bytes)}`;
   return t;
 }
 function num(v, d = 1) { return v === null || v === undefined ? "–" : v.toFixed(d); }

@@ -26,16 +26,18 @@ func newAgentRollbackCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rollback",
 		Short: "Undo changes of one target from the audit log (the agent must be stopped)",
-		Long: `Undo the agent's changes on one target: without --to, the last applied change of each queue;
-with --to, every change made after that time. Each write is journaled before it is sent
-and read back after, like the agent's own. The agent database is locked while an agent runs:
-stop it first.`,
+		Long: `Undo the agent's changes on one target. Without --to: the last change the agent made to
+each queue (a second run finds nothing to do: a rollback is not itself undone). With --to TIME:
+every change made since that time. With --to baseline: every queue back to what it ran before
+the agent's first change to it. Each write is journaled before it is sent and read back after,
+like the agent's own; a queue already at the setting to restore is left alone. The agent
+database is locked while an agent runs: stop it first.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runAgentRollback(cmd, o) },
 	}
 	cmd.Flags().StringVar(&o.cfgPath, "config", "", "agent configuration (targets and db)")
 	cmd.Flags().StringVar(&o.target, "target", "", "target to roll back")
-	cmd.Flags().StringVar(&o.to, "to", "", "restore the settings as they were at this time (duration ago, e.g. 10m, or RFC 3339)")
+	cmd.Flags().StringVar(&o.to, "to", "", "restore the settings as they were at this time (duration ago, e.g. 10m, or RFC 3339), or baseline: before the agent's first change")
 	cmd.Flags().StringVar(&o.db, "db", "", "agent database (default: the config's db)")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the plan, change nothing")
 	return cmd
@@ -64,7 +66,9 @@ func runAgentRollback(cmd *cobra.Command, o agentRollbackOpts) error {
 		return fmt.Errorf("--target: %q is not a target of %s", o.target, o.cfgPath)
 	}
 	var toNs int64
-	if o.to != "" {
+	if o.to == "baseline" {
+		toNs = agent.UndoBaseline
+	} else if o.to != "" {
 		t, err := parseSince(o.to, time.Now())
 		if err != nil {
 			return fmt.Errorf("--to: %w", err)

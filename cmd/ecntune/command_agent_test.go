@@ -118,6 +118,18 @@ guardrails:
 	if n != 4 || !strings.Contains(out, "2MB/2.8MB/1%") || !strings.Contains(out, "400KB/1.6MB/20%") {
 		t.Fatalf("history (%d applied):\n%s", n, out)
 	}
+	// What it recommended, after it stopped; and the run drawn.
+	out, _, err = runAgentCmd(t, context.Background(), "recommendations", "--db", db, "--target", "sw0", "--changing")
+	if err != nil || !strings.Contains(out, "RECOMMENDED") || !strings.Contains(out, "2MB/2.8MB/1%") {
+		t.Fatalf("recommendations: %v\n%s", err, out)
+	}
+	if out, _, err = runAgentCmd(t, context.Background(), "recommendations", "--db", db, "--target", "sw9"); err != nil || !strings.Contains(out, "no recommendations stored") {
+		t.Fatalf("recommendations of another target: %v\n%s", err, out)
+	}
+	rep := filepath.Join(t.TempDir(), "rep")
+	if out, _, err = runAgentCmd(t, context.Background(), "report", "--db", db, "--out", rep); err != nil || !strings.Contains(out, "wrote "+filepath.Join(rep, "index.html")) {
+		t.Fatalf("report: %v\n%s", err, out)
+	}
 	out, _, err = runAgentCmd(t, context.Background(), "rollback", "--config", conf, "--target", "sw0", "--dry-run")
 	if err != nil || strings.Count(out, "-> 2MB/2.8MB/1%") != 4 {
 		t.Fatalf("dry run: %v\n%s", err, out)
@@ -137,5 +149,16 @@ guardrails:
 	out, _, _ = runAgentCmd(t, context.Background(), "history", "--db", db, "--json", "--since", "1h")
 	if strings.Count(out, "\n") != 8 || !strings.Contains(out, `"kind":"manual"`) {
 		t.Fatalf("json history:\n%s", out)
+	}
+	// Run again, a plain rollback finds nothing to undo (it used to put
+	// the change back); --to baseline is already there too.
+	for _, args := range [][]string{{}, {"--to", "baseline"}} {
+		out, _, err = runAgentCmd(t, context.Background(), append([]string{"rollback", "--config", conf, "--target", "sw0"}, args...)...)
+		if err != nil || strings.Contains(out, ": applied") {
+			t.Fatalf("rollback %v again: %v\n%s", args, err, out)
+		}
+		if tel, _ := srv.Telemetry("sw0"); tel.Ports[0].Queues[3].ECN != cfg.ECN {
+			t.Fatalf("rollback %v again changed the switch: %+v", args, tel.Ports[0].Queues[3].ECN)
+		}
 	}
 }

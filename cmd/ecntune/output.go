@@ -25,7 +25,7 @@ func isTerminal(w io.Writer) bool {
 func fmtSetting(s env.Setting) string {
 	out := fmt.Sprintf("%s/%s/%s", units.FormatBytes(s.KminBytes), units.FormatBytes(s.KmaxBytes), env.FormatPmax(s.Pmax))
 	if s.HeadroomBytes > 0 {
-		out += " hr " + units.FormatBytes(s.HeadroomBytes)
+		out += " headroom " + units.FormatBytes(s.HeadroomBytes)
 	}
 	return out
 }

@@ -122,22 +122,41 @@ func ParseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// FormatBytes renders a byte count with a decimal unit (KB = 1000 B).
+// FormatBytes renders a byte count with a decimal unit (KB = 1000 B)
+// chosen by magnitude and at most four significant digits: 150KB,
+// 52.38KB, 3.483MB, 999B. It is the one byte formatter of every output.
 func FormatBytes(b int64) string {
 	// strconv, not fmt: reasons format thresholds for every queue every
-	// interval (the same text as %g).
-	g := func(x float64, unit string) string { return strconv.FormatFloat(x, 'g', -1, 64) + unit }
-	switch {
-	case b >= 1e12 && b%1e9 == 0:
-		return g(float64(b)/1e12, "TB")
-	case b >= 1e9 && b%1e6 == 0:
-		return g(float64(b)/1e9, "GB")
-	case b >= 1e6 && b%1e3 == 0:
-		return g(float64(b)/1e6, "MB")
-	case b >= 1e3:
-		return g(float64(b)/1e3, "KB")
+	// interval.
+	neg := b < 0
+	if neg {
+		b = -b
 	}
-	return strconv.FormatInt(b, 10) + "B"
+	var x float64
+	var unit string
+	switch {
+	case b >= 1e12:
+		x, unit = float64(b)/1e12, "TB"
+	case b >= 1e9:
+		x, unit = float64(b)/1e9, "GB"
+	case b >= 1e6:
+		x, unit = float64(b)/1e6, "MB"
+	case b >= 1e3:
+		x, unit = float64(b)/1e3, "KB"
+	default:
+		x, unit = float64(b), "B"
+	}
+	// Four significant digits; 999.96KB rounds to 1000KB, shown as 1MB.
+	x, _ = strconv.ParseFloat(strconv.FormatFloat(x, 'g', 4, 64), 64)
+	if x >= 1000 && unit != "TB" {
+		x /= 1000
+		unit = map[string]string{"B": "KB", "KB": "MB", "MB": "GB", "GB": "TB"}[unit]
+	}
+	out := strconv.FormatFloat(x, 'f', -1, 64) + unit
+	if neg {
+		return "-" + out
+	}
+	return out
 }
 
 // FormatRate renders a bit rate, e.g. 1e11 -> "100Gbps".

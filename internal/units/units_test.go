@@ -105,3 +105,14 @@ func TestFormatAndScale(t *testing.T) {
 		t.Errorf("ScaleBytes(400KB, 25G) = %d, want 100000", got)
 	}
 }
+
+// One byte formatter: the unit by magnitude, at most four significant
+// digits, whatever the value (it used to write 3482.571KB next to 3.594MB).
+func TestFormatBytesOneStyle(t *testing.T) {
+	for in, want := range map[int64]string{0: "0B", 999: "999B", 1000: "1KB", 52_376: "52.38KB", 150_000: "150KB",
+		3_482_571: "3.483MB", 3_594_000: "3.594MB", 999_960: "1MB", 1_600_000: "1.6MB", 2e12: "2TB", -1500: "-1.5KB"} {
+		if got := FormatBytes(in); got != want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", in, got, want)
+		}
+	}
+}

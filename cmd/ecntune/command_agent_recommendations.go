@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ecntune/ecntune/agent"
+)
+
+// agentRecsOpts are the flags of "ecntune agent recommendations".
+type agentRecsOpts struct {
+	db, cfgPath, url, target, since string
+	changing, asJSON                bool
+	limit                           int
+}
+
+func newAgentRecommendationsCmd() *cobra.Command {
+	var o agentRecsOpts
+	cmd := &cobra.Command{
+		Use:   "recommendations",
+		Short: "Show the recommendations the agent stored (shadow or closed loop), oldest first",
+		Long: `Show the recommendations the agent stored, per queue and interval, oldest first: what the
+queue ran, what the policy recommended, its confidence, the guard's verdict and the reason.
+The database is read-only here. While the agent runs it holds the database locked, so the
+recommendations are read from its HTTP API (/recommendations?since=) instead: at the metrics
+address of --config, or at --url. The agent keeps them for its retention (default 1h).`,
+		Example: `  ecntune agent recommendations --config examples/agent-shadow.yaml --since 10m --changing
+  ecntune agent recommendations --db examples/agent-shadow.db --target leaf0 --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runAgentRecs(cmd, o) },
+	}
+	cmd.Flags().StringVar(&o.db, "db", "", "agent database (default: the db of --config, else agent.db)")
+	cmd.Flags().StringVar(&o.cfgPath, "config", "", "the agent's configuration: its db, and its metrics address to ask while it runs")
+	cmd.Flags().StringVar(&o.url, "url", "", "read from a running agent's HTTP API at this address (http://HOST:PORT) instead of the db")
+	cmd.Flags().StringVar(&o.target, "target", "", "only this target")
+	cmd.Flags().StringVar(&o.since, "since", "", "only recommendations since a duration ago (10m) or an RFC 3339 time")
+	cmd.Flags().BoolVar(&o.changing, "changing", false, "only recommendations that differ from what the queue ran")
+	cmd.Flags().IntVar(&o.limit, "limit", 10000, "at most the newest N recommendations")
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print JSON lines")
+	return cmd
+}
+
+func runAgentRecs(cmd *cobra.Command, o agentRecsOpts) error {
+	if o.limit < 1 {
+		return errors.New("--limit must be at least 1")
+	}
+	from, err := parseSince(o.since, time.Now())
+	if err != nil {
+		return fmt.Errorf("--since: %w", err)
+	}
+	var recs []agent.Recommendation
+	if o.url != "" {
+		if recs, err = fetchRecs(cmd.Context(), agentBaseURL(o.url), o, from); err != nil {
+			return err
+		}
+		return printRecs(cmd.OutOrStdout(), recs, o)
+	}
+	var cfg *agent.Config
+	if o.cfgPath != "" {
+		if cfg, err = agent.LoadConfig(o.cfgPath); err != nil {
+			return err
+		}
+	}
+	db := o.db
+	switch {
+	case db == "" && cfg != nil:
+		db = cfg.DB
+	case db == "":
+		db = "agent.db"
+	}
+	j, err := agent.OpenJournalReadOnly(db, historyLockWait)
+	if errors.Is(err, agent.ErrJournalLocked) {
+		base, ferr := runningAgentURL(agentHistoryOpts{db: o.db, cfgPath: o.cfgPath}, cfg, db)
+		if ferr != nil {
+			return fmt.Errorf("%w: %v", err, ferr)
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "agent db %s is locked by the running agent: reading its recommendations from %s\n", db, base)
+		if recs, err = fetchRecs(cmd.Context(), base, o, from); err != nil {
+			return err
+		}
+		return printRecs(cmd.OutOrStdout(), recs, o)
+	}
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	var fromNs int64
+	if !from.IsZero() {
+		fromNs = from.UnixNano()
+	}
+	if recs, err = j.Recommendations(o.target, fromNs, o.limit); err != nil {
+		return err
+	}
+	return printRecs(cmd.OutOrStdout(), recs, o)
+}
+
+// fetchRecs asks a running agent for its stored recommendations.
+func fetchRecs(ctx context.Context, base string, o agentRecsOpts, from time.Time) ([]agent.Recommendation, error) {
+	since := "87600h" // everything kept
+	if !from.IsZero() {
+		since = time.Since(from).Round(time.Millisecond).String()
+	}
+	q := url.Values{"since": {since}, "limit": {fmt.Sprint(o.limit)}}
+	if o.target != "" {
+		q.Set("target", o.target)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/recommendations?"+q.Encode(), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("agent at %s: %w", base, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return nil, fmt.Errorf("agent at %s: /recommendations: %s: %s", base, resp.Status, strings.TrimSpace(string(msg)))
+	}
+	var recs []agent.Recommendation
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<30)).Decode(&recs); err != nil {
+		return nil, fmt.Errorf("agent at %s: /recommendations: %w (is this an ecntune agent?)", base, err)
+	}
+	return recs, nil
+}
+
+func printRecs(w io.Writer, recs []agent.Recommendation, o agentRecsOpts) error {
+	if o.changing {
+		kept := recs[:0]
+		for _, r := range recs {
+			if r.Recommended != r.Current {
+				kept = append(kept, r)
+			}
+		}
+		recs = kept
+	}
+	if o.asJSON {
+		enc := json.NewEncoder(w)
+		for _, r := range recs {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(recs) == 0 {
+		fmt.Fprintln(w, "no recommendations stored for that selection")
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
+	fmt.Fprintln(tw, "TIME\tQUEUE\tCURRENT\tRECOMMENDED\tCONFIDENCE\tGUARD\tREASON")
+	for _, r := range recs {
+		rec := fmtSetting(r.Recommended)
+		if r.Recommended == r.Current {
+			rec = "hold"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.0f%%\t%s\t%s\n", time.Unix(0, r.TimeNs).UTC().Format("2006-01-02T15:04:05.000Z"),
+			r.Key, fmtSetting(r.Current), rec, 100*r.Confidence, r.Guard, strings.ReplaceAll(r.Reason, "\t", " "))
+	}
+	return tw.Flush()
+}
