@@ -138,6 +138,8 @@ func fmtNum(v float64) string {
 		return fmt.Sprintf("%.1f", v)
 	case a >= 0.01:
 		return fmt.Sprintf("%.2f", v)
+	case a >= 0.0001:
+		return fmt.Sprintf("%.4f", v)
 	}
 	return fmt.Sprintf("%.1e", v)
 }

@@ -304,8 +304,18 @@ func TestCompareAtGoodput(t *testing.T) {
 	if err := res.writeComparisons(&buf); err != nil {
 		t.Fatal(err)
 	}
-	if s := buf.String(); !strings.Contains(s, "/ best fixed at its goodput 0.80 (catalogue:x)") {
+	if s := buf.String(); !strings.Contains(s, "vs the best fixed setting at its full large-flow goodput (catalogue:x): small-flow p99 x0.80") ||
+		!strings.Contains(s, "vs the best preset static:b: small-flow p99 50.0% lower") {
 		t.Fatalf("comparison text:\n%s", s)
+	}
+	// The best preset the comparisons name is a row of the table.
+	res.Aggregates = []Aggregate{aggregate("s", "pol", res.RunsOf("s", "pol")), aggregate("s", "hot", res.RunsOf("s", "hot"))}
+	buf.Reset()
+	if err := res.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "static:b (best preset)") {
+		t.Fatalf("table without the best preset:\n%s", buf.String())
 	}
 }
 
@@ -350,7 +360,7 @@ func TestPairedRatio(t *testing.T) {
 	if err := res.writeComparisons(&buf); err != nil {
 		t.Fatal(err)
 	}
-	if s := buf.String(); !strings.Contains(s, "small p99 cut  +0.0% (per seed 1.00 [1.00, 1.00])") || !strings.Contains(s, "static:best 1.00 (per seed 1.00 [1.00, 1.00])") {
+	if s := buf.String(); !strings.Contains(s, "small-flow p99 0.0% lower (ratio 1.00 [1.00, 1.00])") || !strings.Contains(s, "small-flow p99 x1.00 (ratio 1.00 [1.00, 1.00])") {
 		t.Fatalf("comparison text:\n%s", s)
 	}
 }
@@ -495,5 +505,14 @@ func TestFrontierLine(t *testing.T) {
 	want := plotter.XYs{{X: 5, Y: 2}, {X: 12, Y: 4}, {X: 20, Y: 7}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("frontier %v, want %v", got, want)
+	}
+}
+
+// A policy worse than the best preset is said to be worse, not "cut".
+func TestComparisonTextSaysWorse(t *testing.T) {
+	var b bytes.Buffer
+	Comparison{Scenario: "s", Policy: "p", BestPreset: "static:hpcc", SmallP99Cut: -0.25, GoodputRatio: 1.1}.writeText(&b)
+	if !strings.Contains(b.String(), "vs the best preset static:hpcc: small-flow p99 25.0% HIGHER (worse), large-flow goodput 110.0% of its") {
+		t.Errorf("got %q", b.String())
 	}
 }

@@ -122,18 +122,62 @@ func (r *Result) WriteText(w io.Writer) error {
 			head = append(head, c.head)
 		}
 		fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+		listed := map[string]bool{}
 		for _, p := range r.Policies {
 			a := r.AggregateOf(sc, p)
 			if a == nil {
 				continue
 			}
+			listed[p] = true
+			fmt.Fprintln(tw, strings.Join(a.row(cols), "\t")+"\t")
+		}
+		// The best preset the comparisons speak of is a row too.
+		if bp := r.bestPreset(sc); bp != "" && !listed[bp] {
+			a := aggregate(sc, bp, r.candidateRuns(sc, bp))
+			a.Policy = bp + " (best preset)"
 			fmt.Fprintln(tw, strings.Join(a.row(cols), "\t")+"\t")
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+		if r.AggregateOf(sc, Oracle) != nil {
+			fmt.Fprintf(w, "static:best: of the presets and %d catalogue settings, the lowest small-flow p99 among those with no drop and\n"+
+				"  a large-flow goodput within 5%% of the best one's; a preset that gives up more goodput can have a lower p99.\n", len(DefaultOracleGrid))
+		}
 	}
 	return r.writeComparisons(w)
+}
+
+// bestPreset is the best vendor preset of scenario sc by static:best's
+// objective ("" when no preset ran).
+func (r *Result) bestPreset(sc string) string {
+	all := append(append([]Run(nil), r.Runs...), r.OracleRuns...)
+	byCand, fixed := group(all, sc, isFixed)
+	var order []string
+	for _, c := range fixed {
+		if isPreset(c) {
+			order = append(order, c)
+		}
+	}
+	if len(order) == 0 {
+		return ""
+	}
+	return PickOracle(order, byCand)
+}
+
+// candidateRuns are the runs of a fixed setting on sc, as a policy or as
+// a candidate of static:best.
+func (r *Result) candidateRuns(sc, spec string) []Run {
+	if rs := r.RunsOf(sc, spec); len(rs) > 0 {
+		return rs
+	}
+	var out []Run
+	for _, x := range r.OracleRuns {
+		if x.Scenario == sc && x.Policy == spec {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // cells are a Comparison's columns in the HTML report.
@@ -175,41 +219,56 @@ func (r *Result) comparisons() []Comparison {
 }
 
 // writeComparisons prints, for every policy that is neither a preset nor
-// static:best, how it compares with the best preset and static:best.
+// static:best, how it compares with the best preset, static:best and the
+// frontier of fixed settings: a few short lines each.
 func (r *Result) writeComparisons(w io.Writer) error {
 	for i, c := range r.comparisons() {
 		if i == 0 {
-			fmt.Fprintln(w, "\nvs the best vendor preset (static:best objective among presets) and static:best, means over seeds\n(per seed: geometric mean of the policy/fixed-setting p99 ratio seed by seed, same flows on each seed, [95% CI]):")
+			fmt.Fprintln(w, "\ncomparisons (means over seeds; [95% CI] of the per-seed ratio, same flows on each seed):")
 		}
-		line := fmt.Sprintf("  %-28s %-10s best preset %-24s small p99 cut %+5.1f%%", c.Scenario, c.Policy, c.BestPreset, 100*c.SmallP99Cut)
-		if c.PairedVsPreset.N > 0 {
-			line += fmt.Sprintf(" (per seed %s)", c.PairedVsPreset)
-		}
-		line += fmt.Sprintf("  large goodput %5.1f%%  drops %d", 100*c.GoodputRatio, c.Drops)
-		if c.IterRatio > 0 {
-			line += fmt.Sprintf("  collective iteration p99 x%.3f", c.IterRatio)
-		}
-		if c.VsOracle > 0 {
-			line += fmt.Sprintf("  small p99 / static:best %.2f", c.VsOracle)
-			if c.PairedVsOracle.N > 0 {
-				line += fmt.Sprintf(" (per seed %s)", c.PairedVsOracle)
-			}
-		}
-		if c.VsAtGoodput > 0 {
-			line += fmt.Sprintf("  / best fixed at its goodput %.2f (%s)", c.VsAtGoodput, c.AtGoodput)
-		} else if c.VsOracle > 0 {
-			line += "  / best fixed at its goodput: none keeps it"
-		}
-		if c.FrontierRatio > 0 {
-			line += fmt.Sprintf("  frontier ratio %.2f", c.FrontierRatio)
-			if c.PairedVsFrontier.N > 0 {
-				line += fmt.Sprintf(" (per seed %s)", c.PairedVsFrontier)
-			}
-			line += " vs " + c.Frontier
+		c.writeText(w)
+	}
+	return nil
+}
+
+// writeText prints one comparison in a few short lines.
+func (c Comparison) writeText(w io.Writer) {
+	fmt.Fprintf(w, "  %s on %s\n", c.Policy, c.Scenario)
+	cut := fmt.Sprintf("%.1f%% lower", 100*c.SmallP99Cut)
+	if c.SmallP99Cut < 0 {
+		cut = fmt.Sprintf("%.1f%% HIGHER (worse)", -100*c.SmallP99Cut)
+	}
+	line := fmt.Sprintf("    vs the best preset %s: small-flow p99 %s", c.BestPreset, cut)
+	if c.PairedVsPreset.N > 0 {
+		line += fmt.Sprintf(" (ratio %s)", c.PairedVsPreset)
+	}
+	line += fmt.Sprintf(", large-flow goodput %.1f%% of its, drops %d", 100*c.GoodputRatio, c.Drops)
+	if c.IterRatio > 0 {
+		line += fmt.Sprintf(", collective iteration p99 x%.3f", c.IterRatio)
+	}
+	fmt.Fprintln(w, line)
+	if c.VsOracle > 0 {
+		line = fmt.Sprintf("    vs static:best (%s): small-flow p99 x%.2f", c.Oracle, c.VsOracle)
+		if c.PairedVsOracle.N > 0 {
+			line += fmt.Sprintf(" (ratio %s)", c.PairedVsOracle)
 		}
 		fmt.Fprintln(w, line)
 	}
-	return nil
+	if c.VsAtGoodput > 0 {
+		fmt.Fprintf(w, "    vs the best fixed setting at its full large-flow goodput (%s): small-flow p99 x%.2f\n", c.AtGoodput, c.VsAtGoodput)
+	}
+	switch {
+	case c.FrontierRatio > 0:
+		line = fmt.Sprintf("    frontier ratio %.2f", c.FrontierRatio)
+		if c.PairedVsFrontier.N > 0 {
+			line += fmt.Sprintf(" (ratio %s)", c.PairedVsFrontier)
+		}
+		line += fmt.Sprintf(": vs %s, the best fixed setting that keeps %.0f%% of its large-flow goodput (below 1: beyond the frontier)",
+			c.Frontier, 100*FrontierGoodput)
+		fmt.Fprintln(w, line)
+	case c.VsOracle > 0:
+		fmt.Fprintln(w, "    frontier ratio: no fixed setting keeps its large-flow goodput")
+	}
 }
 
 // PlotCDF draws the CDF of FCT slowdown of one scenario, one line per
