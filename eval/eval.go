@@ -68,6 +68,9 @@ type Options struct {
 	// the policies, so that every comparison has its frontier ratio (see
 	// Comparison.FrontierRatio). With static:best they run anyway.
 	Frontier bool
+	// Progress, when set, is called after each simulation with how many
+	// of all have finished (from several goroutines, one call at a time).
+	Progress func(done, total int)
 }
 
 // DefaultOracleGrid is the catalogue settings static:best tries besides
@@ -406,6 +409,8 @@ func (p *plan) run() ([]Run, error) {
 	errs := make([]error, len(p.jobs))
 	next := make(chan int)
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
 	for w := 0; w < min(p.opt.Workers, len(p.jobs)); w++ {
 		wg.Add(1)
 		go func() {
@@ -413,6 +418,12 @@ func (p *plan) run() ([]Run, error) {
 			for i := range next {
 				j := p.jobs[i]
 				runs[i], errs[i] = runJob(p.scs[j.sc], j, p.opt, p.shared)
+				if p.opt.Progress != nil {
+					mu.Lock()
+					done++
+					p.opt.Progress(done, len(p.jobs))
+					mu.Unlock()
+				}
 			}
 		}()
 	}

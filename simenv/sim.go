@@ -160,7 +160,11 @@ func (s *Sim) RunUntil(t Time) {
 
 // Run runs to Config.Duration, or until the fabric is idle with no more
 // traffic to come, whichever is first.
-func (s *Sim) Run() {
+func (s *Sim) Run() { s.RunFunc(nil) }
+
+// RunFunc is Run calling each (when not nil) after every 100 µs of
+// simulated time, with the simulated time reached (for progress).
+func (s *Sim) RunFunc(each func(now Time)) {
 	const chunk = 100 * Microsecond
 	for s.now < s.cfg.Duration && !s.Idle() {
 		next := s.now + chunk
@@ -175,6 +179,9 @@ func (s *Sim) Run() {
 			}
 		}
 		s.RunUntil(next)
+		if each != nil {
+			each(s.now)
+		}
 	}
 }
 

@@ -32,6 +32,14 @@ of them at once (one Sim per goroutine), to show that independent runs use every
 				return err
 			}
 			o.Reseed = cmd.Flags().Changed("seed") || o.Runs > 1
+			var prog *progress
+			o.Progress = func(done, total int64) {
+				if prog == nil {
+					prog = newProgress(cmd.ErrOrStderr(), "bench sim", "µs simulated over all runs", total)
+				}
+				prog.set(done)
+			}
+			defer func() { prog.finish() }()
 			b, err := bench.NewSim(o)
 			if err != nil {
 				return err

@@ -100,9 +100,17 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 			if !ok {
 				return fmt.Errorf("--device %q: unknown (allowed: %s)", device, strings.Join(deviceNames(), ", "))
 			}
+			var prog *progress
 			res, err := eval.RunAll(scs, policies, eval.Options{Seeds: seeds, Workers: workers, Interval: dt, HidePeer: hidePeer, Frontier: frontier,
 				Missing: missing,
-				Lookup:  policyResolver(db).Lookup})
+				Lookup:  policyResolver(db).Lookup,
+				Progress: func(done, total int) {
+					if prog == nil {
+						prog = newProgress(cmd.ErrOrStderr(), "eval", "simulations", int64(total))
+					}
+					prog.set(int64(done))
+				}})
+			prog.finish()
 			if err != nil {
 				return err
 			}

@@ -5,7 +5,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/ecntune/ecntune/simenv"
@@ -72,32 +71,20 @@ utilisation, goodput, ECN marks, PFC pauses, drops, and the simulator's speed.`,
 			if err != nil {
 				return fmt.Errorf("%s: %w", cfg.Name, err)
 			}
-			var bar *progressbar.ProgressBar
-			if isTerminal(cmd.ErrOrStderr()) {
-				bar = progressbar.NewOptions64(int64(cfg.Duration/simenv.Microsecond),
-					progressbar.OptionSetWriter(cmd.ErrOrStderr()),
-					progressbar.OptionSetDescription("simulating "+cfg.Name+" (µs)"),
-					progressbar.OptionShowCount(),
-					progressbar.OptionThrottle(100*time.Millisecond),
-					progressbar.OptionClearOnFinish())
-			}
+			prog := newProgress(cmd.ErrOrStderr(), "simulating "+cfg.Name, "µs simulated", int64(cfg.Duration/simenv.Microsecond))
 			var trace *report.Trace
 			if reportDir != "" {
 				trace = report.NewTrace(sim)
 			}
 			begin := time.Now()
 			runChunked(sim, cfg.Duration, func(now simenv.Time) {
-				if bar != nil {
-					_ = bar.Set64(int64(now / simenv.Microsecond))
-				}
+				prog.set(int64(now / simenv.Microsecond))
 				if trace != nil {
 					trace.Sample(sim)
 				}
 			})
 			wall := time.Since(begin)
-			if bar != nil {
-				_ = bar.Finish()
-			}
+			prog.finish()
 			sum := report.Summarize(sim.Flows(), sim.Stats(), wall)
 			sum.Collectives = report.Collectives(sim.Collectives(), cfg.Workloads)
 			sum.Scenario, sum.Seed = cfg.Name, cfg.Seed

@@ -283,17 +283,18 @@ type trainProgress struct {
 	bar        *progressbar.ProgressBar
 	lastEval   string
 	lastLine   time.Time
+	start      time.Time
 }
 
 func newTrainProgress(w io.Writer, name, algo string, episodes int) *trainProgress {
-	p := &trainProgress{w: w, name: name, algo: algo, lastEval: "-", lastLine: time.Now()}
+	p := &trainProgress{w: w, name: name, algo: algo, lastEval: "-", lastLine: time.Now(), start: time.Now()}
 	if isTerminal(w) {
 		total := int64(episodes)
 		if total == 0 {
 			total = -1
 		}
 		p.bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(w),
-			progressbar.OptionSetDescription("training "+name), progressbar.OptionShowCount(),
+			progressbar.OptionSetDescription("training "+name), progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true),
 			progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
 	}
 	return p
@@ -312,7 +313,12 @@ func (p *trainProgress) round(r train.Round, total int) {
 	}
 	if now := time.Now(); now.Sub(p.lastLine) >= progressLogEvery {
 		p.lastLine = now
-		fmt.Fprintf(p.w, "training %s: %s, %s\n", p.name, progressCount(r.Episodes, total), status)
+		eta := ""
+		if el := now.Sub(p.start); total > 0 && r.Episodes > 0 && r.Episodes < total {
+			eta = fmt.Sprintf(", %s elapsed, about %s left", el.Round(time.Second),
+				time.Duration(float64(el)*float64(total-r.Episodes)/float64(r.Episodes)).Round(time.Second))
+		}
+		fmt.Fprintf(p.w, "training %s: %s%s, %s\n", p.name, progressCount(r.Episodes, total), eta, status)
 	}
 }
 

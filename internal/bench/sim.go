@@ -31,6 +31,10 @@ type SimOptions struct {
 	// Config's seed.
 	Reseed bool
 	Seed   uint64
+	// Progress, when set, is called as the runs advance with the
+	// simulated time done over all runs and the total, in microseconds
+	// (from several goroutines, one call at a time).
+	Progress func(done, total int64)
 }
 
 // SimRun is one run's measurement.
@@ -84,6 +88,9 @@ func (b *Sim) Run() *SimReport {
 	results := make([]SimRun, o.Runs)
 	sem := make(chan struct{}, o.Parallel)
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var done int64
+	total := int64(o.Runs) * int64(o.Config.Duration/simenv.Microsecond)
 	t0 := time.Now()
 	for i := 0; i < o.Runs; i++ {
 		wg.Add(1)
@@ -95,23 +102,36 @@ func (b *Sim) Run() *SimReport {
 			if o.Reseed {
 				c.Seed = o.Seed + uint64(i)
 			}
-			results[i] = simOne(c, o.Input)
+			results[i] = simOne(c, o.Input, func(d simenv.Time) {
+				if o.Progress != nil {
+					mu.Lock()
+					done += int64(d / simenv.Microsecond)
+					o.Progress(done, total)
+					mu.Unlock()
+				}
+			})
 		}(i)
 	}
 	wg.Wait()
-	total := time.Since(t0)
+	wall := time.Since(t0)
 	var hops uint64
 	for _, r := range results {
 		hops += r.PacketHops
 	}
-	return &SimReport{Runs: results, Parallel: o.Parallel, TotalWallS: total.Seconds(),
-		AggregateHopsPerS: float64(hops) / total.Seconds(), PeakRSSBytes: peakRSSBytes(), Cores: runtime.NumCPU(), Input: o.Input}
+	return &SimReport{Runs: results, Parallel: o.Parallel, TotalWallS: wall.Seconds(),
+		AggregateHopsPerS: float64(hops) / wall.Seconds(), PeakRSSBytes: peakRSSBytes(), Cores: runtime.NumCPU(), Input: o.Input}
 }
 
-func simOne(c simenv.Config, input string) SimRun {
+// simOne runs one simulation, telling advance how much simulated time
+// each step covered.
+func simOne(c simenv.Config, input string, advance func(simenv.Time)) SimRun {
 	s, _ := simenv.New(c) // checked by NewSim
 	t0 := time.Now()
-	s.Run()
+	var last simenv.Time
+	s.RunFunc(func(now simenv.Time) {
+		advance(now - last)
+		last = now
+	})
 	wall := time.Since(t0)
 	st := s.Stats()
 	flows := s.Flows()
