@@ -587,6 +587,7 @@ func play(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym.Optio
 	if err != nil {
 		return Run{}, err
 	}
+	ecn := report.ECNInEffect(e.Sim()) // the scenario's, before the policy's first decision
 	n := 0
 	for done := false; !done; n++ {
 		ds := pol.Decide(obs)
@@ -606,7 +607,7 @@ func play(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym.Optio
 	flows := sim.Flows()
 	st := sim.Stats()
 	r := Run{Policy: name, Summary: report.Summarize(flows, st, time.Since(begin)), Decisions: n}
-	r.Scenario, r.Seed, r.baseName = sc.Name, seed, sc.BaseName
+	r.Scenario, r.Seed, r.baseName, r.ECN = sc.Name, seed, sc.BaseName, ecn
 	colls := sim.Collectives()
 	r.Collectives = report.Collectives(colls, sc.Config.Workloads)
 	if len(colls) > 0 {

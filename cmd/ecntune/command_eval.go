@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,6 +24,7 @@ import (
 func newEvalCmd() *cobra.Command {
 	var (
 		scenarios, policies []string
+		hpccConfigs         []string
 		seeds, workers      int
 		asJSON              bool
 		plotDir, htmlOut    string
@@ -32,7 +35,7 @@ func newEvalCmd() *cobra.Command {
 		wide                bool
 	)
 	cmd := &cobra.Command{
-		Use:   "eval --scenario FILE... --policy SPEC...",
+		Use:   "eval (--scenario FILE... | --hpcc-config FILE...) --policy SPEC...",
 		Short: "Evaluate policies on scenarios in the simulator (mean ± 95% CI over seeds)",
 		Long: `Run every policy on every scenario and seed in the simulator, in parallel. A policy
 decides every control interval from switch counters only (through the same environment
@@ -60,8 +63,8 @@ min(500µs, duration/25), so an episode holds at least 20 decisions). --hide-pee
 policies no port's peer (host or switch), as an agent whose targets have no fabric-ports.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if len(scenarios) == 0 {
-				return fmt.Errorf("no --scenario given")
+			if len(scenarios) == 0 && len(hpccConfigs) == 0 {
+				return fmt.Errorf("no --scenario or --hpcc-config given")
 			}
 			if len(policies) == 0 {
 				return fmt.Errorf("no --policy given (e.g. --policy builtin --policy static:best)")
@@ -82,6 +85,21 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 			scs, err := evalScenarios(scenarios, dur, duration)
 			if err != nil {
 				return err
+			}
+			for _, p := range hpccConfigs {
+				n, ignored, err := loadHPCCNamed(p)
+				if err != nil {
+					return err
+				}
+				for _, w := range ignored {
+					fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+				}
+				sc := eval.Scenario{Named: n}
+				if dur > 0 {
+					sc.Config.Duration = dur
+					sc.Name, sc.BaseName = n.Name+"@"+duration, n.Name
+				}
+				scs = append(scs, sc)
 			}
 			for _, sc := range scs {
 				warnAll(cmd.ErrOrStderr(), sc.Name, scenario.Warnings(sc.Config))
@@ -134,6 +152,7 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&scenarios, "scenario", nil, "scenario file (YAML); repeat for several")
+	f.StringArrayVar(&hpccConfigs, "hpcc-config", nil, "ns-3 HPCC config file (config_*.txt, as sim --hpcc-config); repeat for several")
 	f.StringArrayVar(&policies, "policy", nil, "policy spec: static:NAME, fixed:KMIN/KMAX/PMAX, schedule:..., adaptive, builtin[:prefer=P], model:NAME[,prefer=P] or static:best; repeat")
 	f.IntVar(&seeds, "seeds", 3, "seeds per scenario and policy (scenario seed, +1, ...)")
 	f.IntVar(&workers, "workers", 0, "simulations run at once (default: GOMAXPROCS)")
@@ -171,6 +190,21 @@ func evalScenarios(paths []string, dur simenv.Time, durFlag string) ([]eval.Scen
 		scs = append(scs, sc)
 	}
 	return scs, nil
+}
+
+// loadHPCCNamed reads an ns-3 HPCC config as a named scenario (named by
+// the config, as sim names it) and the warnings about the keys it ignores.
+func loadHPCCNamed(path string) (scenario.Named, []string, error) {
+	cfg, ignored, err := scenario.LoadHPCCConfigWarn(path)
+	if err != nil {
+		return scenario.Named{}, nil, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return scenario.Named{}, nil, err
+	}
+	sum := sha256.Sum256(data)
+	return scenario.Named{Name: cfg.Name, Path: filepath.ToSlash(path), SHA256: hex.EncodeToString(sum[:]), Config: cfg}, ignored, nil
 }
 
 // writeEvalPlots writes each scenario's slowdown CDF and per-bucket p99

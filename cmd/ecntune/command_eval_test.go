@@ -148,3 +148,18 @@ func TestEvalJSONShape(t *testing.T) {
 		}
 	}
 }
+
+// eval takes ns-3 HPCC configs as sim does, named as sim names them.
+func TestEvalHPCCConfig(t *testing.T) {
+	out, err := runCmd(t, newEvalCmd(), "--hpcc-config", "../../../shared/reference/ns3-hpcc/config_star_incast2_dcqcn.txt",
+		"--policy", "static:hpcc", "--seeds", "1", "--duration", "1ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "scenario star_incast2_dcqcn@1ms (1 seed") || !strings.Contains(out, "static:hpcc") {
+		t.Fatalf("output:\n%s", out)
+	}
+	if _, err := runCmd(t, newEvalCmd(), "--policy", "static:hpcc"); err == nil || !strings.Contains(err.Error(), "no --scenario or --hpcc-config given") {
+		t.Errorf("no input: %v", err)
+	}
+}

@@ -41,7 +41,11 @@ utilisation, goodput, ECN marks, PFC pauses, drops, and the simulator's speed.`,
 			case scenarioPath != "":
 				cfg, err = scenario.Load(scenarioPath)
 			case hpccPath != "":
-				cfg, err = scenario.LoadHPCCConfig(hpccPath)
+				var ignored []string
+				cfg, ignored, err = scenario.LoadHPCCConfigWarn(hpccPath)
+				for _, w := range ignored {
+					fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+				}
 			default:
 				return fmt.Errorf("no input: give --scenario FILE (YAML) or --hpcc-config FILE (ns-3 HPCC config)")
 			}
@@ -72,6 +76,7 @@ utilisation, goodput, ECN marks, PFC pauses, drops, and the simulator's speed.`,
 				return fmt.Errorf("%s: %w", cfg.Name, err)
 			}
 			prog := newProgress(cmd.ErrOrStderr(), "simulating "+cfg.Name, "µs simulated", int64(cfg.Duration/simenv.Microsecond))
+			ecn := report.ECNInEffect(sim)
 			var trace *report.Trace
 			if reportDir != "" {
 				trace = report.NewTrace(sim)
@@ -87,7 +92,7 @@ utilisation, goodput, ECN marks, PFC pauses, drops, and the simulator's speed.`,
 			prog.finish()
 			sum := report.Summarize(sim.Flows(), sim.Stats(), wall)
 			sum.Collectives = report.Collectives(sim.Collectives(), cfg.Workloads)
-			sum.Scenario, sum.Seed = cfg.Name, cfg.Seed
+			sum.Scenario, sum.Seed, sum.ECN = cfg.Name, cfg.Seed, ecn
 			if fct != nil {
 				if err := report.WriteFCT(fct, sim.Flows()); err != nil {
 					return fmt.Errorf("--fct-out: %w", err)

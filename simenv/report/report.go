@@ -6,9 +6,11 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
+	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/simenv"
 )
 
@@ -91,6 +93,47 @@ type Summary struct {
 	// Collectives); Summarize leaves them for the caller, who knows the
 	// scenario's workloads.
 	Collectives []Collective `json:"collectives,omitempty"`
+	// ECN is the marking setting the lossless queues started with, per
+	// port rate (ECNInEffect fills it).
+	ECN []ECNAtRate `json:"ecn,omitempty"`
+}
+
+// ECNAtRate is the ECN setting of the lossless queues of ports of one
+// rate.
+type ECNAtRate struct {
+	RateBps   float64 `json:"rate_bps"`
+	KminBytes int64   `json:"kmin_bytes"`
+	KmaxBytes int64   `json:"kmax_bytes"`
+	Pmax      float64 `json:"pmax"`
+	Queues    int     `json:"queues"`
+}
+
+// ECNInEffect lists the ECN settings of sim's lossless queues now, one per
+// port rate and setting, by rate.
+func ECNInEffect(sim *simenv.Sim) []ECNAtRate {
+	type key struct {
+		rate float64
+		e    simenv.ECN
+	}
+	n := map[key]int{}
+	var order []key
+	for _, sw := range sim.Switches() {
+		for _, p := range sw.Ports {
+			for _, q := range sim.LosslessPriorities() {
+				k := key{p.RateBps, sim.ECN(simenv.QueueRef{Switch: sw.Index, Port: p.Index, Queue: q})}
+				if n[k] == 0 {
+					order = append(order, k)
+				}
+				n[k]++
+			}
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool { return order[i].rate < order[j].rate })
+	out := make([]ECNAtRate, len(order))
+	for i, k := range order {
+		out[i] = ECNAtRate{RateBps: k.rate, KminBytes: k.e.KminBytes, KmaxBytes: k.e.KmaxBytes, Pmax: k.e.Pmax, Queues: n[k]}
+	}
+	return out
 }
 
 // Summarize computes the summary of a run from its flows, its totals and
@@ -189,7 +232,19 @@ func (s Summary) WriteText(w io.Writer) error {
 		return err
 	}
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "\nflows\t%d started, %d finished, %d unfinished\n", s.Flows, s.Finished, s.Unfinished)
+	fmt.Fprintf(tw, "\nflows\t%d started, %d finished, %d unfinished", s.Flows, s.Finished, s.Unfinished)
+	if s.Unfinished > 0 {
+		fmt.Fprint(tw, " (left out of the FCT slowdowns above)")
+	}
+	fmt.Fprintln(tw)
+	for i, e := range s.ECN {
+		head := ""
+		if i == 0 {
+			head = "ECN in effect"
+		}
+		fmt.Fprintf(tw, "%s\tat %s: kmin %s kmax %s pmax %s (%d lossless queues)\n", head, units.FormatRate(e.RateBps),
+			units.FormatBytes(e.KminBytes), units.FormatBytes(e.KmaxBytes), strconv.FormatFloat(100*e.Pmax, 'g', 3, 64)+"%", e.Queues)
+	}
 	fmt.Fprintf(tw, "host-link utilisation\t%.1f%%\n", 100*s.Utilisation)
 	fmt.Fprintf(tw, "goodput\t%.2f Gb/s\n", s.GoodputGbps)
 	fmt.Fprintf(tw, "ECN-marked packets\t%d\n", s.ECNMarked)

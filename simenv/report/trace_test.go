@@ -75,3 +75,31 @@ func TestTraceFindsTheIncastQueue(t *testing.T) {
 		t.Errorf("index.html: %s", html)
 	}
 }
+
+// The summary says what ECN setting ran, per port rate, and that
+// unfinished flows are not in the slowdowns.
+func TestSummaryECNInEffect(t *testing.T) {
+	c := simenv.DefaultConfig()
+	c.Topology = simenv.LeafSpineTopology(2, 1, 2, 100e9, 400e9, simenv.Microsecond)
+	c.Duration = 50 * simenv.Microsecond
+	c.Workloads = []simenv.Workload{{Kind: simenv.WorkloadIncast, Priority: 3, Fanin: 2, SizeBytes: 1_000_000,
+		Every: 100 * simenv.Microsecond, End: 50 * simenv.Microsecond}}
+	sim, err := simenv.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ecn := ECNInEffect(sim)
+	sim.Run()
+	if len(ecn) != 2 || ecn[0].RateBps != 100e9 || ecn[1].RateBps != 400e9 || ecn[1].KminBytes != 4*ecn[0].KminBytes {
+		t.Fatalf("ecn %+v (the 400G ports scale the 100G setting)", ecn)
+	}
+	s := Summarize(sim.Flows(), sim.Stats(), 0)
+	s.ECN = ecn
+	var b strings.Builder
+	if err := s.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "unfinished (left out of the FCT slowdowns above)") || !strings.Contains(b.String(), "ECN in effect          at 100Gbps: kmin ") {
+		t.Errorf("text:\n%s", b.String())
+	}
+}

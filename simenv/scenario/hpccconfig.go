@@ -301,6 +301,45 @@ func LoadHPCCConfig(path string) (simenv.Config, error) {
 // in it are relative to baseDir; name labels errors and gives the scenario
 // name. Values echoed in errors are quoted and cut short.
 func ParseHPCCConfig(data []byte, baseDir, name string) (simenv.Config, error) {
+	c, _, err := ParseHPCCConfigWarn(data, baseDir, name)
+	return c, err
+}
+
+// LoadHPCCConfigWarn is LoadHPCCConfig that also returns a warning per key
+// of the file that is read but ignored (output files, other CC modes).
+func LoadHPCCConfigWarn(path string) (simenv.Config, []string, error) {
+	data, err := readFile(path, "HPCC config", safeio.MaxConfigBytes)
+	if err != nil {
+		return simenv.Config{}, nil, err
+	}
+	return ParseHPCCConfigWarn(data, filepath.Dir(path), path)
+}
+
+// ParseHPCCConfigWarn is ParseHPCCConfig with the warnings of
+// LoadHPCCConfigWarn.
+func ParseHPCCConfigWarn(data []byte, baseDir, name string) (simenv.Config, []string, error) {
+	var out, inert []string
+	c, err := parseHPCCConfig(data, baseDir, name, func(line int, key string, output bool) {
+		k := fmt.Sprintf("%s (line %d)", key, line)
+		if output {
+			out = append(out, k)
+		} else {
+			inert = append(inert, k)
+		}
+	})
+	var warnings []string
+	if len(out) > 0 {
+		warnings = append(warnings, fmt.Sprintf("%s: ignored, as ecntune writes no ns-3 trace, monitor or output files "+
+			"(sim --report draws queue heatmaps, --fct-out writes flows): %s", name, strings.Join(out, ", ")))
+	}
+	if len(inert) > 0 {
+		warnings = append(warnings, fmt.Sprintf("%s: ignored, as only DCQCN (CC_MODE 1) without windows is simulated: %s",
+			name, strings.Join(inert, ", ")))
+	}
+	return c, warnings, err
+}
+
+func parseHPCCConfig(data []byte, baseDir, name string, ignored func(line int, key string, output bool)) (simenv.Config, error) {
 	b := &hpccBuild{cfg: simenv.DefaultConfig(),
 		kmin: map[float64]int64{}, kmax: map[float64]int64{}, pmax: map[float64]float64{}}
 	c := &b.cfg
@@ -346,8 +385,10 @@ func ParseHPCCConfig(data []byte, baseDir, name string) (simenv.Config, error) {
 			want, apply = k.n, k.apply
 		} else if n, ok := hpccOutputKeys[key]; ok {
 			want = n
+			ignored(line, key, true)
 		} else if n, ok := hpccInertKeys[key]; ok {
 			want = n
+			ignored(line, key, false)
 		} else {
 			return simenv.Config{}, fmt.Errorf("%s: line %d: unknown key %s (allowed: %s)", name, line, quote(key), strings.Join(allHPCCKeys(), ", "))
 		}
