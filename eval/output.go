@@ -283,7 +283,7 @@ func (r *Result) PlotCDF(w io.Writer, scenario string) error {
 	p.X.Label.Text = "FCT slowdown (log)"
 	p.Y.Label.Text = "fraction of flows"
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.X.Tick.Marker = logTicks{}
 	p.Y.Tick.Marker = fractionTicks{}
 	p.Add(plotter.NewGrid())
 	lines := 0
@@ -460,9 +460,10 @@ func (r *Result) PlotBuckets(w io.Writer, scenario string) error {
 			continue
 		}
 		vals := make(plotter.Values, len(keys))
+		errs := make([]float64, len(keys))
 		for k, key := range keys {
-			vals[k] = a.Metrics[key].Mean
-			top = max(top, vals[k])
+			vals[k], errs[k] = a.Metrics[key].Mean, a.Metrics[key].CI95
+			top = max(top, vals[k]+errs[k])
 		}
 		b, err := plotter.NewBarChart(vals, width)
 		if err != nil {
@@ -471,8 +472,11 @@ func (r *Result) PlotBuckets(w io.Writer, scenario string) error {
 		b.Color = seriesColor(i)
 		b.LineStyle.Width = 0
 		b.Offset = vg.Length(float64(i)-float64(n-1)/2) * width
-		p.Add(b)
+		p.Add(b, &barErrors{vals: vals, errs: errs, offset: b.Offset})
 		p.Legend.Add(pol, b)
+	}
+	if r.seeds(scenario) > 1 {
+		p.Title.Text += " (mean, bars: 95% CI over seeds)"
 	}
 	p.NominalX(names...)
 	p.X.Min, p.X.Max = -0.5, float64(len(keys))-0.5
@@ -483,6 +487,74 @@ func (r *Result) PlotBuckets(w io.Writer, scenario string) error {
 	// Headroom above the bars for the legend (one line per policy).
 	p.Y.Max = top * (1.15 + 0.08*float64(n))
 	return writePNG(w, p, 8, 5)
+}
+
+// seeds is the number of seeds of scenario's runs.
+func (r *Result) seeds(scenario string) int {
+	for _, p := range r.Policies {
+		if a := r.AggregateOf(scenario, p); a != nil {
+			return len(a.Seeds)
+		}
+	}
+	return 0
+}
+
+// barErrors draws a confidence interval on each bar of a bar chart whose
+// bars sit offset from their category.
+type barErrors struct {
+	vals, errs []float64
+	offset     vg.Length
+}
+
+func (e *barErrors) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, trY := plt.Transforms(&c)
+	st := draw.LineStyle{Color: color.Black, Width: vg.Points(1)}
+	cap := vg.Points(3)
+	for k, v := range e.vals {
+		if e.errs[k] <= 0 {
+			continue
+		}
+		x := trX(float64(k)) + e.offset
+		lo, hi := trY(math.Max(0, v-e.errs[k])), trY(v+e.errs[k])
+		c.StrokeLine2(st, x, lo, x, hi)
+		c.StrokeLine2(st, x-cap, lo, x+cap, lo)
+		c.StrokeLine2(st, x-cap, hi, x+cap, hi)
+	}
+}
+
+func (e *barErrors) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmax = float64(len(e.vals) - 1)
+	for k, v := range e.vals {
+		ymax = math.Max(ymax, v+e.errs[k])
+	}
+	return 0, xmax, 0, ymax
+}
+
+// logTicks labels a log axis at 1, 2 and 5 times the powers of ten in its
+// range (plot.LogTicks labels powers of ten only, which a slowdown axis
+// from 1 to 30 hardly has), with minor ticks at the other integers.
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	var out []plot.Tick
+	if !(lo > 0) || !(hi > lo) {
+		return out
+	}
+	for e := math.Floor(math.Log10(lo)); math.Pow(10, e) <= hi; e++ {
+		base := math.Pow(10, e)
+		for m := 1; m <= 9; m++ {
+			v := float64(m) * base
+			if v < lo || v > hi {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || m == 2 || m == 5 {
+				t.Label = strconv.FormatFloat(v, 'g', -1, 64)
+			}
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // seriesColor gives up to 14 distinct colours: the dark palette, then the

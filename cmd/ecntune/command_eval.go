@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -133,7 +134,11 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 				return err
 			}
 			if plotDir != "" {
-				if err := writeEvalPlots(res, plotDir); err != nil {
+				files, err := writeEvalPlots(res, plotDir)
+				for _, f := range files {
+					fmt.Fprintln(cmd.ErrOrStderr(), "wrote", f)
+				}
+				if err != nil {
 					return err
 				}
 			}
@@ -145,6 +150,7 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 				if err := os.WriteFile(htmlOut, b.Bytes(), 0o644); err != nil {
 					return fmt.Errorf("--report: %w", err)
 				}
+				fmt.Fprintln(cmd.ErrOrStderr(), "wrote", htmlOut)
 			}
 			res.Wide = wide
 			return writeReport(cmd.OutOrStdout(), res, asJSON)
@@ -207,40 +213,38 @@ func loadHPCCNamed(path string) (scenario.Named, []string, error) {
 	return scenario.Named{Name: cfg.Name, Path: filepath.ToSlash(path), SHA256: hex.EncodeToString(sum[:]), Config: cfg}, ignored, nil
 }
 
-// writeEvalPlots writes each scenario's slowdown CDF and per-bucket p99
-// plots into dir (--plot).
-func writeEvalPlots(res *eval.Result, dir string) error {
+// writeEvalPlots writes each scenario's slowdown CDF, per-bucket p99 and
+// (with fixed settings run) frontier plots into dir (--plot), and returns
+// the files written.
+func writeEvalPlots(res *eval.Result, dir string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("--plot %s: %w", dir, err)
+		return nil, fmt.Errorf("--plot %s: %w", dir, err)
 	}
+	var files []string
 	for _, sc := range res.Scenarios {
 		base := filepath.Join(dir, fileSafe(sc))
-		var b bytes.Buffer
-		if err := res.PlotCDF(&b, sc); err != nil {
-			return err
+		plots := []struct {
+			suffix string
+			draw   func(io.Writer, string) error
+		}{{"-cdf.png", res.PlotCDF}, {"-p99.png", res.PlotBuckets}}
+		if res.HasFrontier(sc) {
+			plots = append(plots, struct {
+				suffix string
+				draw   func(io.Writer, string) error
+			}{"-frontier.png", res.PlotFrontier})
 		}
-		if err := os.WriteFile(base+"-cdf.png", b.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("--plot: %w", err)
-		}
-		b.Reset()
-		if err := res.PlotBuckets(&b, sc); err != nil {
-			return err
-		}
-		if err := os.WriteFile(base+"-p99.png", b.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("--plot: %w", err)
-		}
-		if !res.HasFrontier(sc) {
-			continue
-		}
-		b.Reset()
-		if err := res.PlotFrontier(&b, sc); err != nil {
-			return err
-		}
-		if err := os.WriteFile(base+"-frontier.png", b.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("--plot: %w", err)
+		for _, pl := range plots {
+			var b bytes.Buffer
+			if err := pl.draw(&b, sc); err != nil {
+				return files, err
+			}
+			if err := os.WriteFile(base+pl.suffix, b.Bytes(), 0o644); err != nil {
+				return files, fmt.Errorf("--plot: %w", err)
+			}
+			files = append(files, base+pl.suffix)
 		}
 	}
-	return nil
+	return files, nil
 }
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
