@@ -68,6 +68,10 @@ type Options struct {
 	// the policies, so that every comparison has its frontier ratio (see
 	// Comparison.FrontierRatio). With static:best they run anyway.
 	Frontier bool
+	// Trace records every lossless queue at each decision of each
+	// policy's first-seed run (report.Trace), for the heatmaps of the
+	// HTML report.
+	Trace bool
 	// Progress, when set, is called after each simulation with how many
 	// of all have finished (from several goroutines, one call at a time).
 	Progress func(done, total int)
@@ -110,6 +114,7 @@ type Run struct {
 	IterP99Us float64 `json:"iter_p99_us"`
 
 	slowdowns []float64 // all finished flows, for CDFs
+	trace     *report.Trace // the lossless queues over time (Options.Trace, first seed only)
 	baseName  string    // Scenario.BaseName, for WriteJSON
 }
 
@@ -569,7 +574,8 @@ func runJob(sc Scenario, j job, opt Options, shared map[string]policy.Policy) (R
 		}
 		pol = p
 	}
-	return play(sc, pol, j.spec, j.seed, gym.Options{Interval: opt.Interval, HidePeer: opt.HidePeer, Missing: opt.Missing})
+	trace := opt.Trace && j.set == nil && j.seed == sc.Config.Seed
+	return playTraced(sc, pol, j.spec, j.seed, gym.Options{Interval: opt.Interval, HidePeer: opt.HidePeer, Missing: opt.Missing}, trace)
 }
 
 // Play runs one episode of sc with seed under pol and summarises it.
@@ -578,6 +584,12 @@ func Play(sc Scenario, pol policy.Policy, name string, seed uint64, interval sim
 }
 
 func play(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym.Options) (Run, error) {
+	return playTraced(sc, pol, name, seed, eo, false)
+}
+
+// playTraced is play, recording a passive trace of the lossless queues
+// after every decision when trace is set.
+func playTraced(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym.Options, trace bool) (Run, error) {
 	begin := time.Now()
 	e, err := gym.New(sc.Config, eo)
 	if err != nil {
@@ -588,6 +600,10 @@ func play(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym.Optio
 		return Run{}, err
 	}
 	ecn := report.ECNInEffect(e.Sim()) // the scenario's, before the policy's first decision
+	var tr *report.Trace
+	if trace {
+		tr = report.NewPassiveTrace(e.Sim())
+	}
 	n := 0
 	for done := false; !done; n++ {
 		ds := pol.Decide(obs)
@@ -602,12 +618,15 @@ func play(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym.Optio
 		if err != nil {
 			return Run{}, fmt.Errorf("decision %d: %w", n, err)
 		}
+		if tr != nil {
+			tr.Sample(e.Sim())
+		}
 	}
 	sim := e.Sim()
 	flows := sim.Flows()
 	st := sim.Stats()
 	r := Run{Policy: name, Summary: report.Summarize(flows, st, time.Since(begin)), Decisions: n}
-	r.Scenario, r.Seed, r.baseName, r.ECN = sc.Name, seed, sc.BaseName, ecn
+	r.Scenario, r.Seed, r.baseName, r.ECN, r.trace = sc.Name, seed, sc.BaseName, ecn, tr
 	colls := sim.Collectives()
 	r.Collectives = report.Collectives(colls, sc.Config.Workloads)
 	if len(colls) > 0 {

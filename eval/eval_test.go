@@ -516,3 +516,36 @@ func TestComparisonTextSaysWorse(t *testing.T) {
 		t.Errorf("got %q", b.String())
 	}
 }
+
+// The report's trace watches without touching: runs are identical with
+// and without it, the first seed of each policy carries one, and the
+// HTML report draws it.
+func TestTraceDoesNotDisturb(t *testing.T) {
+	opt := Options{Seeds: 2, Interval: 100 * simenv.Microsecond}
+	plain, err := RunAll([]Scenario{tiny()}, []string{"static:hpcc", "adaptive"}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.Trace = true
+	traced, err := RunAll([]Scenario{tiny()}, []string{"static:hpcc", "adaptive"}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range plain.Runs {
+		a, b := plain.Runs[i], traced.Runs[i]
+		a.WallS, b.WallS, a.PacketHopsPerWall, b.PacketHopsPerWall = 0, 0, 0, 0
+		if !reflect.DeepEqual(a.Summary, b.Summary) {
+			t.Fatalf("run %d differs with a trace:\n%+v\n%+v", i, a.Summary, b.Summary)
+		}
+		if (b.trace != nil) != (b.Seed == tiny().Config.Seed) {
+			t.Errorf("run %d (seed %d): trace %v", i, b.Seed, b.trace != nil)
+		}
+	}
+	var buf bytes.Buffer
+	if err := traced.WriteHTML(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(buf.String(), `alt="queue heatmap of `); n != 2 {
+		t.Errorf("%d queue heatmaps in the report, want 2", n)
+	}
+}

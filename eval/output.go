@@ -16,6 +16,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/ecntune/ecntune/internal/chart"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -616,16 +617,22 @@ setting that keeps the policy's large-flow goodput (means over seeds; a ratio be
 {{range .Cmp}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</table>{{end}}
 <p><img src="data:image/png;base64,{{.CDF}}" alt="slowdown CDF"> <img src="data:image/png;base64,{{.Bars}}" alt="p99 per bucket">{{if .Frontier}} <img src="data:image/png;base64,{{.Frontier}}" alt="frontier of fixed settings">{{end}}</p>
+{{if .Heat}}<h3>Where and when the queues built up (the 20 busiest lossless queues, first seed)</h3>
+<p>{{range .Heat}}<img src="data:image/png;base64,{{.PNG}}" alt="queue heatmap of {{.Policy}}"> {{end}}</p>{{end}}
 {{end}}</body></html>
 `))
 
 // WriteHTML writes a self-contained report: per scenario the table of
 // WriteText and both plots, embedded.
+// heat is one policy's queue heatmap in the HTML report.
+type heat struct{ Policy, PNG string }
+
 func (r *Result) WriteHTML(w io.Writer) error {
 	type scen struct {
 		Name                string
 		Rows, Cmp           [][]string
 		CDF, Bars, Frontier string
+		Heat                []heat
 	}
 	data := struct {
 		Seeds     int
@@ -670,6 +677,24 @@ func (r *Result) WriteHTML(w io.Writer) error {
 				return err
 			}
 			s.Frontier = base64.StdEncoding.EncodeToString(b.Bytes())
+		}
+		for _, p := range r.Policies {
+			for _, run := range r.RunsOf(sc, p) {
+				if run.trace == nil {
+					continue
+				}
+				h, err := run.trace.TimeHeatmap("depth", 20)
+				if err != nil {
+					continue // no lossless queue
+				}
+				h.Title = fmt.Sprintf("%s, seed %d: queue depth at each decision", p, run.Seed)
+				b.Reset()
+				height := max(2.5*vg.Inch, min(1.2*vg.Inch+vg.Length(len(h.Rows))*0.22*vg.Inch, 8*vg.Inch))
+				if err := h.Write(&b, chart.PNG, 8*vg.Inch, height); err != nil {
+					return err
+				}
+				s.Heat = append(s.Heat, heat{Policy: p, PNG: base64.StdEncoding.EncodeToString(b.Bytes())})
+			}
 		}
 		data.Scenarios = append(data.Scenarios, s)
 	}

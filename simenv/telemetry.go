@@ -123,3 +123,23 @@ func (s *Sim) Collectives() []CollectiveRecord {
 	sort.SliceStable(out, func(a, b int) bool { return out[a].Finish < out[b].Finish })
 	return out
 }
+
+// PeekQueue returns egress queue q's counters and PFC counters now
+// without starting a new watermark window: MaxBytes is the peak since the
+// last Telemetry call, AvgBytes is left 0. An observer that is not the
+// switch's telemetry reader (a report's trace) uses it so as not to
+// disturb what that reader sees.
+func (s *Sim) PeekQueue(q QueueRef) (QueueCounters, PFCCounters) {
+	p, err := s.portOf(q.Switch, q.Port)
+	if err != nil || q.Queue < 0 || q.Queue >= NumQueues {
+		return QueueCounters{}, PFCCounters{}
+	}
+	c := &p.cnt[q.Queue]
+	cur := p.q[q.Queue].bytes
+	if q.Queue == ControlQueue {
+		cur = p.ctrl.bytes
+	}
+	qc := QueueCounters{TxPkts: c.txPkts, TxBytes: c.txBytes, MarkedPkts: c.markedPkts, MarkedBytes: c.markedBytes,
+		DropPkts: c.dropPkts, DropBytes: c.dropBytes, CurBytes: cur, MaxBytes: max(c.max, cur), ECN: p.ecn[q.Queue]}
+	return qc, s.pfcCounters(p, q.Queue)
+}

@@ -120,7 +120,7 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 				return fmt.Errorf("--device %q: unknown (allowed: %s)", device, strings.Join(deviceNames(), ", "))
 			}
 			var prog *progress
-			res, err := eval.RunAll(scs, policies, eval.Options{Seeds: seeds, Workers: workers, Interval: dt, HidePeer: hidePeer, Frontier: frontier,
+			res, err := eval.RunAll(scs, policies, eval.Options{Seeds: seeds, Workers: workers, Interval: dt, HidePeer: hidePeer, Frontier: frontier, Trace: htmlOut != "",
 				Missing: missing,
 				Lookup:  policyResolver(db).Lookup,
 				Progress: func(done, total int) {

@@ -33,6 +33,9 @@ type Trace struct {
 	depth, marks, paused [][]float64
 	prev                 []traceCounters
 	last                 simenv.Time
+	// passive traces read with PeekQueue, leaving the watermark windows
+	// to the simulation's own telemetry reader (a policy's environment).
+	passive bool
 }
 
 type traceKey struct {
@@ -45,6 +48,16 @@ type traceKey struct {
 type traceCounters struct {
 	tx, marked uint64
 	pausedNs   uint64
+}
+
+// NewPassiveTrace prepares a trace that leaves sim's telemetry windows
+// alone (simenv.Sim.PeekQueue), for a run whose policy reads them: its
+// depth is the peak since that reader's last read (the depth at the
+// instant when sampled right after it).
+func NewPassiveTrace(sim *simenv.Sim) *Trace {
+	t := NewTrace(sim)
+	t.passive = true
+	return t
 }
 
 // NewTrace prepares a trace of sim's lossless queues.
@@ -80,11 +93,16 @@ func (t *Trace) Sample(sim *simenv.Sim) {
 	var tel simenv.SwitchTelemetry
 	cur := -1
 	for i, k := range t.keys {
-		if k.sw != cur {
-			tel, cur = sim.Telemetry(k.sw), k.sw
+		var qc simenv.QueueCounters
+		var pf simenv.PFCCounters
+		if t.passive {
+			qc, pf = sim.PeekQueue(simenv.QueueRef{Switch: k.sw, Port: k.port, Queue: k.q})
+		} else {
+			if k.sw != cur {
+				tel, cur = sim.Telemetry(k.sw), k.sw
+			}
+			qc, pf = tel.Ports[k.port].Queues[k.q], tel.Ports[k.port].PFC[k.q]
 		}
-		qc := tel.Ports[k.port].Queues[k.q]
-		pf := tel.Ports[k.port].PFC[k.q]
 		c := traceCounters{tx: qc.TxBytes, marked: qc.MarkedBytes, pausedNs: pf.PausedNs}
 		p := t.prev[i]
 		t.prev[i] = c
