@@ -113,9 +113,9 @@ type Run struct {
 	IterP50Us float64 `json:"iter_p50_us"`
 	IterP99Us float64 `json:"iter_p99_us"`
 
-	slowdowns []float64 // all finished flows, for CDFs
+	slowdowns []float64     // all finished flows, for CDFs
 	trace     *report.Trace // the lossless queues over time (Options.Trace, first seed only)
-	baseName  string    // Scenario.BaseName, for WriteJSON
+	baseName  string        // Scenario.BaseName, for WriteJSON
 }
 
 // Slowdowns returns the FCT slowdowns of the run's finished flows.

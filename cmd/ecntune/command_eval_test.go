@@ -90,8 +90,8 @@ func TestEvalPlotReport(t *testing.T) {
 		}
 	}
 	imgs := regexp.MustCompile(`<img src="data:image/png;base64,([^"]+)"`).FindAllStringSubmatch(h, -1)
-	if len(imgs) != 2 {
-		t.Fatalf("report embeds %d PNGs, want 2 (CDF and p99)", len(imgs))
+	if len(imgs) != 4 {
+		t.Fatalf("report embeds %d PNGs, want 4 (CDF, p99 and a queue heatmap per policy)", len(imgs))
 	}
 	for i, m := range imgs {
 		b, err := base64.StdEncoding.DecodeString(m[1])
