@@ -689,7 +689,7 @@ func (r *Result) WriteHTML(w io.Writer) error {
 				}
 				h.Title = fmt.Sprintf("%s, seed %d: queue depth at each decision", p, run.Seed)
 				b.Reset()
-				height := max(2.5*vg.Inch, min(1.2*vg.Inch+vg.Length(len(h.Rows))*0.22*vg.Inch, 8*vg.Inch))
+				height := max(4.5*vg.Inch, min(1.2*vg.Inch+vg.Length(len(h.Rows))*0.22*vg.Inch, 8*vg.Inch))
 				if err := h.Write(&b, chart.PNG, 8*vg.Inch, height); err != nil {
 					return err
 				}
