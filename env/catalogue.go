@@ -254,6 +254,9 @@ func (c Catalogue) Describe(action int) string {
 }
 
 // FormatPmax renders a probability as a percentage, e.g. 0.05 -> "5%".
-func FormatPmax(p float64) string {
-	return strconv.FormatFloat(p*100, 'g', 4, 64) + "%"
+func FormatPmax(p float64) string { return string(AppendPmax(make([]byte, 0, 8), p)) }
+
+// AppendPmax appends FormatPmax(p) to dst.
+func AppendPmax(dst []byte, p float64) []byte {
+	return append(strconv.AppendFloat(dst, p*100, 'g', 4, 64), '%')
 }

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/internal/units"
@@ -161,14 +163,48 @@ func (l *Learned) Decide(obs []env.Observation) []Decision {
 	if len(rows) == 0 {
 		return out
 	}
+	// A large batch is cut into one chunk per core: queues are decided
+	// independently, so the decisions are the same, in less wall time.
+	chunks := 1
+	if p := runtime.GOMAXPROCS(0); p > 1 && len(rows) >= 2*minParallelChunk {
+		chunks = min(p, len(rows)/minParallelChunk)
+	}
+	if chunks == 1 {
+		l.decideRows(obs, out, rows, idx)
+		return out
+	}
+	var wg sync.WaitGroup
+	per := (len(rows) + chunks - 1) / chunks
+	for c0 := 0; c0 < len(rows); c0 += per {
+		c1 := min(c0+per, len(rows))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l.decideRows(obs, out, rows[c0:c1], idx[c0:c1])
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// minParallelChunk is the fewest queues a goroutine of Decide takes.
+const minParallelChunk = 256
+
+// decideRows decides the queues obs[idx[r]] whose features are rows[r],
+// writing out[idx[r]].
+func (l *Learned) decideRows(obs []env.Observation, out []Decision, rows [][]float32, idx []int) {
 	k := l.net.OutDim()
 	vals := make([]float32, len(rows)*k)
 	if err := l.net.ForwardInto(vals, rows); err != nil {
 		for _, i := range idx { // cannot happen: lengths were checked
 			out[i].Reason = "hold: " + err.Error()
 		}
-		return out
+		return
 	}
+	// Every reason goes into one buffer, made one string at the end: one
+	// allocation for the batch instead of one per queue.
+	buf := make([]byte, 0, 128*len(idx))
+	ends := make([]int, len(idx))
 	for r, i := range idx {
 		o := &obs[i]
 		row := vals[r*k : (r+1)*k]
@@ -181,45 +217,67 @@ func (l *Learned) Decide(obs []env.Observation) []Decision {
 		d.Action = a
 		d.Setting = set
 		d.Confidence = rl.Confidence(l.net.Kind, row, l.temperature)
-		d.Reason = l.reason(o, d.Setting, row, a, best)
+		buf = l.appendReason(buf, o, d.Setting, row, a, best, d.Confidence)
+		ends[r] = len(buf)
 	}
-	return out
+	all := string(buf)
+	start := 0
+	for r, i := range idx {
+		out[i].Reason = all[start:ends[r]]
+		start = ends[r]
+	}
 }
 
-// reason explains choosing action a (setting s) from the scores row whose
-// best action is best (a differs from best only under a preference).
-func (l *Learned) reason(o *env.Observation, s env.Setting, row []float32, a, best int) string {
-	// Built into one byte slice with strconv (not fmt): it is written for
-	// every queue every interval, and was 40% of a decision's time.
-	b := make([]byte, 0, 160)
+// appendReason appends why action a (setting s) was chosen from the
+// scores row whose best action is best (a differs from best only under a
+// preference); conf is the decision's confidence (for logits, the margin
+// the reason shows).
+func (l *Learned) appendReason(b []byte, o *env.Observation, s env.Setting, row []float32, a, best int, conf float64) []byte {
+	// strconv appends into the caller's buffer (not fmt): it is written
+	// for every queue every interval.
 	c := o.Current
 	changed := false
-	change := func(name string, differ bool, from, to func() string) {
-		if !differ {
-			return
-		}
+	knob := func(name string) {
 		if changed {
 			b = append(b, ", "...)
 		}
 		changed = true
 		b = append(b, name...)
 		b = append(b, ' ')
-		b = append(b, from()...)
-		b = append(b, "→"...)
-		b = append(b, to()...)
 	}
-	bytesOf := func(v int64) func() string { return func() string { return units.FormatBytes(v) } }
-	pmaxOf := func(v float64) func() string { return func() string { return env.FormatPmax(v) } }
-	change("kmin", c.KminBytes != s.KminBytes && units.FormatBytes(c.KminBytes) != units.FormatBytes(s.KminBytes), bytesOf(c.KminBytes), bytesOf(s.KminBytes))
-	change("kmax", c.KmaxBytes != s.KmaxBytes && units.FormatBytes(c.KmaxBytes) != units.FormatBytes(s.KmaxBytes), bytesOf(c.KmaxBytes), bytesOf(s.KmaxBytes))
-	change("pmax", c.Pmax != s.Pmax && env.FormatPmax(c.Pmax) != env.FormatPmax(s.Pmax), pmaxOf(c.Pmax), pmaxOf(s.Pmax))
+	bytesChange := func(name string, from, to int64) {
+		if from == to {
+			return
+		}
+		var fb, tb [24]byte
+		f, t := units.AppendBytes(fb[:0], from), units.AppendBytes(tb[:0], to)
+		if string(f) == string(t) {
+			return // equal as written
+		}
+		knob(name)
+		b = append(b, f...)
+		b = append(b, "→"...)
+		b = append(b, t...)
+	}
+	bytesChange("kmin", c.KminBytes, s.KminBytes)
+	bytesChange("kmax", c.KmaxBytes, s.KmaxBytes)
+	if c.Pmax != s.Pmax {
+		var fb, tb [24]byte
+		f, t := env.AppendPmax(fb[:0], c.Pmax), env.AppendPmax(tb[:0], s.Pmax)
+		if string(f) != string(t) {
+			knob("pmax")
+			b = append(b, f...)
+			b = append(b, "→"...)
+			b = append(b, t...)
+		}
+	}
 	if !changed {
 		b = append(b, "hold "...)
 		b = append(b, s.Describe()...)
 	}
 	margin, label := qMargin(row, a), "q-margin"
 	if l.net.Kind == rl.OutputLogits {
-		margin, label = rl.SoftmaxMargin(row, 1), "p-margin"
+		margin, label = conf, "p-margin" // the confidence is this margin: computed once
 	}
 	m := o.Metrics
 	g2 := func(x float64) { b = strconv.AppendFloat(b, x, 'g', 2, 64) }
@@ -259,7 +317,7 @@ func (l *Learned) reason(o *env.Observation, s env.Setting, row []float32, a, be
 				units.FormatBytes(bs.KmaxBytes), env.FormatPmax(bs.Pmax), float64(row[best])-float64(row[a]), unit)
 		}
 	}
-	return string(b)
+	return b
 }
 
 // CheckPreference reports whether p is a usable preference: a finite

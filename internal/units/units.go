@@ -125,38 +125,50 @@ func ParseDuration(s string) (time.Duration, error) {
 // FormatBytes renders a byte count with a decimal unit (KB = 1000 B)
 // chosen by magnitude and at most four significant digits: 150KB,
 // 52.38KB, 3.483MB, 999B. It is the one byte formatter of every output.
-func FormatBytes(b int64) string {
-	// strconv, not fmt: reasons format thresholds for every queue every
-	// interval.
-	neg := b < 0
-	if neg {
-		b = -b
+func FormatBytes(b int64) string { return string(AppendBytes(make([]byte, 0, 12), b)) }
+
+var byteUnits = [...]struct {
+	div  float64
+	unit string
+}{{1, "B"}, {1e3, "KB"}, {1e6, "MB"}, {1e9, "GB"}, {1e12, "TB"}}
+
+// AppendBytes appends FormatBytes(b) to dst without allocating (reasons
+// are written for every queue every interval).
+func AppendBytes(dst []byte, b int64) []byte {
+	if b < 0 {
+		dst = append(dst, '-')
+		if b == math.MinInt64 {
+			b = math.MaxInt64
+		} else {
+			b = -b
+		}
 	}
-	var x float64
-	var unit string
-	switch {
-	case b >= 1e12:
-		x, unit = float64(b)/1e12, "TB"
-	case b >= 1e9:
-		x, unit = float64(b)/1e9, "GB"
-	case b >= 1e6:
-		x, unit = float64(b)/1e6, "MB"
-	case b >= 1e3:
-		x, unit = float64(b)/1e3, "KB"
-	default:
-		x, unit = float64(b), "B"
+	if b < 1000 {
+		dst = strconv.AppendInt(dst, b, 10)
+		return append(dst, 'B')
 	}
+	u := 1
+	for u+1 < len(byteUnits) && float64(b) >= byteUnits[u+1].div {
+		u++
+	}
+	x := float64(b) / byteUnits[u].div
 	// Four significant digits; 999.96KB rounds to 1000KB, shown as 1MB.
-	x, _ = strconv.ParseFloat(strconv.FormatFloat(x, 'g', 4, 64), 64)
-	if x >= 1000 && unit != "TB" {
+	var scale float64
+	switch {
+	case x < 10:
+		scale = 1000
+	case x < 100:
+		scale = 100
+	default:
+		scale = 10
+	}
+	x = math.Round(x*scale) / scale
+	if x >= 1000 && u+1 < len(byteUnits) {
 		x /= 1000
-		unit = map[string]string{"B": "KB", "KB": "MB", "MB": "GB", "GB": "TB"}[unit]
+		u++
 	}
-	out := strconv.FormatFloat(x, 'f', -1, 64) + unit
-	if neg {
-		return "-" + out
-	}
-	return out
+	dst = strconv.AppendFloat(dst, x, 'f', -1, 64)
+	return append(dst, byteUnits[u].unit...)
 }
 
 // FormatRate renders a bit rate, e.g. 1e11 -> "100Gbps".

@@ -1,0 +1,88 @@
+package policy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/policy/rl"
+)
+
+// goldenObs are observations with random features and a spread of
+// current settings, rates, peers and metrics, so that reasons name every
+// kind of change.
+func goldenObs(n int) []env.Observation {
+	rng := rand.New(rand.NewPCG(5, 6))
+	rates := []float64{25e9, 100e9, 400e9}
+	curs := []env.Setting{{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}, {KminBytes: 52_376, KmaxBytes: 3_482_571, Pmax: 0.013},
+		{KminBytes: 5_000, KmaxBytes: 200_000, Pmax: 0.01}}
+	obs := make([]env.Observation, n)
+	for i := range obs {
+		o := validObs(rates[i%3], curs[i%len(curs)])
+		o.Peer = env.Peer([]env.Peer{env.PeerHost, env.PeerSwitch, env.PeerUnknown}[i%3])
+		o.Metrics.Util, o.Metrics.MarkFrac, o.Metrics.AvgQueueFrac = rng.Float64(), rng.Float64()/10, rng.Float64()*3
+		o.Metrics.PauseRxFrac, o.Metrics.DropFrac = rng.Float64()/20, float64(i%7)/1000
+		f := make([]float32, env.NumFeatures)
+		for j := range f {
+			f[j] = rng.Float32()
+		}
+		o.Features = f
+		if i%11 == 0 {
+			o.Valid = false
+		}
+		obs[i] = o
+	}
+	return obs
+}
+
+// TestDecisionsGolden pins what the learned policy decides, down to the
+// confidence's bits and the reason's text, for Q and logit networks with
+// and without a preference: speed work must not change a decision.
+// ECNTUNE_GOLDEN=1 rewrites testdata/decide-golden.txt.
+func TestDecisionsGolden(t *testing.T) {
+	var b strings.Builder
+	for _, kind := range []rl.OutputKind{rl.OutputQ, rl.OutputLogits} {
+		for _, pref := range []float64{0, -0.5, 0.7} {
+			cat := env.DefaultCatalogue()
+			net, err := rl.InitNet(rl.Arch{In: env.NumFeatures, Hidden: []int{64, 64}, Out: cat.Len(), Act: rl.ReLU},
+				rand.New(rand.NewPCG(1, 2)), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			net.Kind = kind
+			l, err := NewLearned("golden", net, cat, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l, err = l.WithPreference("golden", pref); err != nil {
+				t.Fatal(err)
+			}
+			for i, d := range l.Decide(goldenObs(300)) {
+				fmt.Fprintf(&b, "%v %g %d %+v %x %s\n", kind, pref, i, d.Setting, d.Confidence, d.Reason)
+			}
+		}
+	}
+	sum := sha256.Sum256([]byte(b.String()))
+	got := hex.EncodeToString(sum[:])
+	const file = "testdata/decide-golden.txt"
+	if os.Getenv("ECNTUNE_GOLDEN") == "1" {
+		if err := os.WriteFile(file, []byte(got+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_ = os.WriteFile("/tmp/decide-golden-full.txt", []byte(b.String()), 0o644)
+		return
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != strings.TrimSpace(string(want)) {
+		_ = os.WriteFile("/tmp/decide-golden-now.txt", []byte(b.String()), 0o644)
+		t.Fatalf("decisions changed (sha256 %s, want %s); this run's in /tmp/decide-golden-now.txt", got, strings.TrimSpace(string(want)))
+	}
+}
