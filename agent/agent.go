@@ -227,6 +227,16 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	a.log.Info("agent started", "mode", a.cfg.Mode, "policy", a.o.Policy.Name(), "targets", len(a.names),
 		"interval", a.cfg.Interval, "dry_run", a.o.DryRun)
+	if v, ok := a.o.Policy.(interface {
+		ValidInterval() (time.Duration, time.Duration)
+	}); ok {
+		if lo, hi := v.ValidInterval(); hi > 0 && (a.cfg.Interval < lo || a.cfg.Interval > hi) {
+			a.log.Warn("the policy was validated for decision intervals of "+lo.String()+" to "+hi.String()+
+				" of the switches' time: with interval "+a.cfg.Interval.String()+" every queue holds its setting "+
+				"(unless the switches' clock runs faster than the wall clock, as simswitch's --timescale does)",
+				"policy", a.o.Policy.Name())
+		}
+	}
 	tick := time.NewTicker(a.cfg.Interval)
 	defer tick.Stop()
 	for {

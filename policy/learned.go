@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/internal/units"
@@ -33,6 +34,53 @@ type Learned struct {
 	cat         env.Catalogue
 	temperature float64
 	pref        float64 // operator preference, see WithPreference
+	// validMin, validMax bound the decision interval (the span of the
+	// counters an observation was measured over) the model was validated
+	// for; 0, 0: no bound. Outside it a queue holds (WithValidInterval).
+	validMin, validMax time.Duration
+}
+
+// WithValidInterval returns the policy bounded to decision intervals in
+// [lo, hi]: an observation measured over a shorter or longer span of the
+// switch's time holds its setting and says why, as a model's behaviour
+// outside the intervals it was validated for is unknown (counters over 1 s
+// average away what 500 µs windows show). lo = hi = 0 lifts the bound.
+func (l *Learned) WithValidInterval(lo, hi time.Duration) (*Learned, error) {
+	if lo < 0 || hi < lo || (hi == 0) != (lo == 0) {
+		return nil, fmt.Errorf("learned policy %q: valid interval %v to %v: want 0 < lo <= hi (or both 0)", l.name, lo, hi)
+	}
+	c := *l
+	c.validMin, c.validMax = lo, hi
+	return &c, nil
+}
+
+// ValidInterval is the range of decision intervals the policy acts in
+// (0, 0: any).
+func (l *Learned) ValidInterval() (lo, hi time.Duration) { return l.validMin, l.validMax }
+
+// outsideInterval says why o's interval is outside the validated range
+// ("" when inside or unbounded).
+func (l *Learned) outsideInterval(o *env.Observation) string {
+	if l.validMax == 0 || o.Metrics.IntervalNs <= 0 {
+		return ""
+	}
+	iv := time.Duration(o.Metrics.IntervalNs)
+	if iv >= l.validMin && iv <= l.validMax {
+		return ""
+	}
+	return "counters over " + fmtSpan(iv) + ", outside the decision intervals the model was validated for (" +
+		fmtSpan(l.validMin) + " to " + fmtSpan(l.validMax) + ")"
+}
+
+// fmtSpan renders a duration shortly: 500µs, 1s, 1.5ms.
+func fmtSpan(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return strconv.FormatFloat(d.Seconds(), 'g', 3, 64) + "s"
+	case d >= time.Millisecond:
+		return strconv.FormatFloat(float64(d)/1e6, 'g', 3, 64) + "ms"
+	}
+	return strconv.FormatFloat(float64(d)/1e3, 'g', 3, 64) + "µs"
 }
 
 // NewLearned wraps net as a policy named name. The network must read
@@ -113,7 +161,43 @@ func LearnedFromModel(name string, m models.Model) (*Learned, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model %s: weights: %w", m.Ref(), err)
 	}
-	return NewLearned(name, net, env.Catalogue{}, 0)
+	l, err := NewLearned(name, net, env.Catalogue{}, 0)
+	if err != nil {
+		return nil, err
+	}
+	lo, hi, err := ModelValidInterval(m)
+	if err != nil {
+		return nil, err
+	}
+	return l.WithValidInterval(lo, hi)
+}
+
+// ModelValidInterval is the range of decision intervals a model acts in:
+// its record's hyper-parameter validated_interval ("100µs-50ms"), else an
+// order of magnitude either side of the interval it was trained at
+// (interval), else any (0, 0).
+func ModelValidInterval(m models.Model) (lo, hi time.Duration, err error) {
+	if v, ok := m.Hyper["validated_interval"]; ok {
+		a, b, found := strings.Cut(v, "-")
+		if found {
+			lo, err = units.ParseDuration(a)
+			if err == nil {
+				hi, err = units.ParseDuration(b)
+			}
+		}
+		if !found || err != nil || lo <= 0 || hi < lo {
+			return 0, 0, fmt.Errorf("model %s: validated_interval %q: want MIN-MAX, e.g. 100µs-50ms", m.Ref(), v)
+		}
+		return lo, hi, nil
+	}
+	if v, ok := m.Hyper["interval"]; ok {
+		d, err := units.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return 0, 0, fmt.Errorf("model %s: interval %q: %v", m.Ref(), v, err)
+		}
+		return d / 10, d * 10, nil
+	}
+	return 0, 0, nil
 }
 
 // Name is the spec the policy was resolved from ("builtin", "model:NAME").
@@ -153,7 +237,11 @@ func (l *Learned) Decide(obs []env.Observation) []Decision {
 	for i := range obs {
 		o := &obs[i]
 		out[i] = Decision{Key: o.Key, Setting: o.Current, Action: env.ActionHold}
-		if why := usable(o); why != "" {
+		why := usable(o)
+		if why == "" {
+			why = l.outsideInterval(o)
+		}
+		if why != "" {
 			out[i].Reason = "hold: " + why
 			continue
 		}

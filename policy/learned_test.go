@@ -12,6 +12,7 @@ import (
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/policy/builtin"
 	"github.com/ecntune/ecntune/policy/rl"
 	"github.com/ecntune/ecntune/simenv"
 )
@@ -372,3 +373,41 @@ func benchDecide(b *testing.B, n int, pref float64) {
 func BenchmarkLearnedDecide1k(b *testing.B)       { benchDecide(b, 1000, 0) }
 func BenchmarkLearnedDecide10k(b *testing.B)      { benchDecide(b, 10000, 0) }
 func BenchmarkLearnedDecidePrefer1k(b *testing.B) { benchDecide(b, 1000, -0.5) }
+
+// Outside the decision intervals it was validated for, a learned policy
+// holds every queue and says why; inside, it decides.
+func TestLearnedHoldsOutsideValidInterval(t *testing.T) {
+	m, err := builtin.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := LearnedFromModel("builtin", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := l.ValidInterval()
+	if lo <= 0 || hi < lo {
+		t.Fatalf("builtin valid interval %v to %v", lo, hi)
+	}
+	o := validObs(100e9, env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2})
+	o.Features = make([]float32, env.NumFeatures)
+	for _, c := range []struct {
+		iv   time.Duration
+		hold bool
+	}{{lo, false}, {hi, false}, {hi * 2, true}, {time.Second, true}, {lo / 2, true}} {
+		o.Metrics.IntervalNs = int64(c.iv)
+		d := l.Decide([]env.Observation{o})[0]
+		held := strings.HasPrefix(d.Reason, "hold: counters over ")
+		if held != c.hold || (held && (d.Setting != o.Current || !strings.Contains(d.Reason, "outside the decision intervals the model was validated for"))) {
+			t.Errorf("interval %v: %+v", c.iv, d)
+		}
+	}
+	if _, err := l.WithValidInterval(time.Second, time.Millisecond); err == nil {
+		t.Error("lo > hi accepted")
+	}
+	bad := m
+	bad.Hyper = map[string]string{"validated_interval": "fast"}
+	if _, err := LearnedFromModel("x", bad); err == nil || !strings.Contains(err.Error(), `validated_interval "fast"`) {
+		t.Errorf("bad validated_interval: %v", err)
+	}
+}
