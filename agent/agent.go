@@ -97,6 +97,8 @@ type Agent struct {
 	peers  map[string]map[string]env.Peer
 
 	hist *history // the dashboard's per-queue intervals (nil: off)
+
+	intervalWarned bool // warnInterval logged (Tick's goroutine only)
 }
 
 // New checks the options and builds an agent.
@@ -227,16 +229,6 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	a.log.Info("agent started", "mode", a.cfg.Mode, "policy", a.o.Policy.Name(), "targets", len(a.names),
 		"interval", a.cfg.Interval, "dry_run", a.o.DryRun)
-	if v, ok := a.o.Policy.(interface {
-		ValidInterval() (time.Duration, time.Duration)
-	}); ok {
-		if lo, hi := v.ValidInterval(); hi > 0 && (a.cfg.Interval < lo || a.cfg.Interval > hi) {
-			a.log.Warn("the policy was validated for decision intervals of "+lo.String()+" to "+hi.String()+
-				" of the switches' time: with interval "+a.cfg.Interval.String()+" every queue holds its setting "+
-				"(unless the switches' clock runs faster than the wall clock, as simswitch's --timescale does)",
-				"policy", a.o.Policy.Name())
-		}
-	}
 	tick := time.NewTicker(a.cfg.Interval)
 	defer tick.Stop()
 	for {
@@ -331,6 +323,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 		} else {
 			a.o.Instruments.Decisions.Add(float64(len(decs)))
 			holdUndecidable(obs, decs)
+			a.warnInterval(decs)
 		}
 	}
 	recs := a.recommend(now, obs, decs)
@@ -485,6 +478,23 @@ func (a *Agent) decide(obs []env.Observation) (decs []policy.Decision, err error
 		}
 	}()
 	return a.o.Policy.Decide(obs), nil
+}
+
+// warnInterval logs once per run when the policy held queues because the
+// switches' counters span an interval outside the one it was validated
+// for (see policy.Learned.WithValidInterval).
+func (a *Agent) warnInterval(decs []policy.Decision) {
+	if a.intervalWarned {
+		return
+	}
+	for _, d := range decs {
+		if strings.HasPrefix(d.Reason, "hold: counters over ") {
+			a.intervalWarned = true
+			a.log.Warn("the policy holds queues: "+strings.TrimPrefix(d.Reason, "hold: ")+
+				"; change interval/sample-interval or use a model validated for it", "policy", a.o.Policy.Name(), "queue", d.Key.String())
+			return
+		}
+	}
 }
 
 // holdUndecidable makes every queue whose switch exports no congestion

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/policy"
 )
 
 func get(t *testing.T, h http.Handler, url string) *httptest.ResponseRecorder {
@@ -160,5 +161,29 @@ func TestUnknownTargetAndIntervalLog(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), "msg=interval queues=2 recommend_change=2 would_apply="); n != 2 {
 		t.Errorf("%d interval lines in %s", n, logs.String())
+	}
+}
+
+type intervalHoldPolicy struct{ fixedPolicy }
+
+func (p *intervalHoldPolicy) Decide(obs []env.Observation) []policy.Decision {
+	d := p.fixedPolicy.Decide(obs)
+	for i := range d {
+		d[i].Setting, d[i].Reason = obs[i].Current, "hold: counters over 1s, outside the decision intervals the model was validated for (20µs to 2ms)"
+	}
+	return d
+}
+
+// A policy holding queues for their interval is said once, loudly.
+func TestAgentWarnsOnceAboutTheInterval(t *testing.T) {
+	r := newRig(t, ModeShadow, false, "", nil)
+	var logs strings.Builder
+	r.a.log = slog.New(slog.NewTextHandler(&logs, nil))
+	r.a.o.Policy = &intervalHoldPolicy{fixedPolicy{s: target, conf: 0.9}}
+	for range 3 {
+		r.interval(t)
+	}
+	if n := strings.Count(logs.String(), "level=WARN msg=\"the policy holds queues: counters over 1s"); n != 1 {
+		t.Errorf("%d warnings:\n%s", n, logs.String())
 	}
 }
