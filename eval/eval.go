@@ -764,8 +764,10 @@ func pairedRatio(a, b []Run, f func(Run) float64) Ratio {
 // isPreset tells a vendor preset's runs (not static:best's); isFixed
 // those of any of static:best's candidates (presets and catalogue
 // settings).
-func isPreset(pol string) bool { return strings.HasPrefix(pol, "static:") && pol != Oracle }
-func isFixed(pol string) bool  { return isPreset(pol) || strings.HasPrefix(pol, "catalogue:") }
+func isPreset(pol string) bool {
+	return strings.HasPrefix(pol, "static:") && pol != Oracle && !strings.Contains(pol, "+")
+}
+func isFixed(pol string) bool { return isPreset(pol) || strings.HasPrefix(pol, "catalogue:") }
 
 // group collects the runs of scenario sc whose policy passes keep, by
 // policy, and the policies in order of first appearance.

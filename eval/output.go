@@ -212,7 +212,7 @@ func (q Ratio) String() string {
 func (r *Result) comparisons() []Comparison {
 	var out []Comparison
 	for _, p := range r.Policies {
-		if !strings.HasPrefix(p, "static:") {
+		if !isPreset(p) && p != Oracle {
 			out = append(out, r.Compare(p)...)
 		}
 	}

@@ -42,6 +42,17 @@ var errNoModels = errors.New("no model registry to load it from (the caller gave
 // Each call returns a fresh policy (stateful policies start empty).
 func (r Resolver) Lookup(spec string) (Policy, error) {
 	s := strings.TrimSpace(spec)
+	if base, hr, ok := strings.Cut(s, "+headroom="); ok {
+		inner, err := r.Lookup(base)
+		if err != nil {
+			return nil, err
+		}
+		h, err := NewHeadroom(inner, spec, hr)
+		if err != nil {
+			return nil, fmt.Errorf("policy %q: %w", spec, err)
+		}
+		return h, nil
+	}
 	prefix, arg, hasArg := strings.Cut(s, ":")
 	var (
 		p   Policy

@@ -1,0 +1,62 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/units"
+)
+
+// Headroom wraps a policy and sets every lossless PG's headroom: to its
+// computed lossless floor times a factor ("floor", "floor*1.5"), reclaiming
+// the rest of the vendor default for the shared pool (which delays XOFF),
+// or leaves it ("default"). A PG whose floor is unknown keeps its headroom.
+// Spec: POLICY+headroom=floor[*F] (e.g. static:hpcc+headroom=floor).
+type Headroom struct {
+	inner  Policy
+	name   string
+	factor float64 // 0: leave the headroom alone
+}
+
+// NewHeadroom wraps inner; arg is "floor", "floor*F" (F in [1, 10]) or
+// "default".
+func NewHeadroom(inner Policy, name, arg string) (*Headroom, error) {
+	h := &Headroom{inner: inner, name: name}
+	switch {
+	case arg == "default":
+	case arg == "floor":
+		h.factor = 1
+	case strings.HasPrefix(arg, "floor*"):
+		f, err := strconv.ParseFloat(arg[len("floor*"):], 64)
+		if err != nil || !(f >= 1 && f <= 10) {
+			return nil, fmt.Errorf("headroom=%s: want floor*F with F in [1, 10]", arg)
+		}
+		h.factor = f
+	default:
+		return nil, fmt.Errorf("headroom=%s: want floor, floor*F or default", arg)
+	}
+	return h, nil
+}
+
+// Name is the spec.
+func (h *Headroom) Name() string { return h.name }
+
+// Decide is the inner policy's decision with the headroom set.
+func (h *Headroom) Decide(obs []env.Observation) []Decision {
+	ds := h.inner.Decide(obs)
+	if h.factor == 0 {
+		return ds
+	}
+	for i := range ds {
+		if i >= len(obs) || obs[i].MinHeadroomBytes <= 0 {
+			continue
+		}
+		ds[i].Setting.HeadroomBytes = int64(math.Ceil(float64(obs[i].MinHeadroomBytes) * h.factor))
+		ds[i].Reason += "; headroom " + units.FormatBytes(ds[i].Setting.HeadroomBytes) + " (" +
+			strconv.FormatFloat(h.factor, 'g', -1, 64) + " × the lossless floor " + units.FormatBytes(obs[i].MinHeadroomBytes) + ")"
+	}
+	return ds
+}

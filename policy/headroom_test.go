@@ -1,0 +1,28 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ecntune/ecntune/env"
+)
+
+func TestHeadroomWrapper(t *testing.T) {
+	p, err := Resolver{}.Lookup("static:hpcc+headroom=floor*1.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := validObs(100e9, env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, HeadroomBytes: 200_000})
+	o.MinHeadroomBytes = 40_000
+	unknown := o
+	unknown.MinHeadroomBytes = 0
+	ds := p.Decide([]env.Observation{o, unknown})
+	if ds[0].Setting.HeadroomBytes != 60_000 || ds[1].Setting.HeadroomBytes != 200_000 || !strings.Contains(ds[0].Reason, "headroom 60KB (1.5 × the lossless floor 40KB)") || p.Name() != "static:hpcc+headroom=floor*1.5" {
+		t.Errorf("decisions %+v", ds)
+	}
+	for _, bad := range []string{"static:hpcc+headroom=half", "static:hpcc+headroom=floor*0.5", "nope+headroom=floor"} {
+		if _, err := (Resolver{}).Lookup(bad); err == nil || !strings.Contains(err.Error(), "") {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}
