@@ -99,8 +99,9 @@ type Run struct {
 	// LargeGoodputGbps is the mean rate (size / FCT) of finished flows of
 	// 1 MB or more (100 KB or more when there are none).
 	LargeGoodputGbps float64 `json:"large_flow_goodput_gbps"`
-	// PFCPausedUs is the time egress queues spent paused by PFC, summed
-	// over every switch port and priority, in µs.
+	// PFCPausedUs is the time link ends spent paused by PFC, summed over
+	// every link and priority, in µs: hosts and switches held paused by a
+	// switch's PAUSE, and switches held paused by a host's.
 	PFCPausedUs float64 `json:"pfc_paused_us"`
 	// MarkRate is ECN-marked packets per data packet-hop.
 	MarkRate float64 `json:"ecn_mark_rate"`
@@ -667,11 +668,18 @@ func playTraced(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym
 	for _, g := range large {
 		r.LargeGoodputGbps += g / float64(len(large))
 	}
-	for si := range sim.Switches() {
+	// Paused time of every link end: what switches held their peers
+	// paused (PAUSE sent: an incast's senders), plus what hosts held the
+	// switches paused (each switch-to-switch pause is counted once).
+	infos := sim.Switches()
+	for si := range infos {
 		t := sim.Telemetry(si)
-		for _, p := range t.Ports {
+		for pi, p := range t.Ports {
 			for q := range p.PFC {
-				r.PFCPausedUs += float64(p.PFC[q].PausedNs) / 1e3
+				r.PFCPausedUs += float64(p.PFC[q].PausingNs) / 1e3
+				if !infos[si].Ports[pi].PeerSwitch {
+					r.PFCPausedUs += float64(p.PFC[q].PausedNs) / 1e3
+				}
 			}
 		}
 	}

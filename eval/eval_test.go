@@ -549,3 +549,25 @@ func TestTraceDoesNotDisturb(t *testing.T) {
 		t.Errorf("%d queue heatmaps in the report, want 2", n)
 	}
 }
+
+// A switch that pauses its incast's senders shows paused time: the PAUSE
+// a switch sends counts, not only the PAUSE it receives (it was blind to
+// every pause of a star, where only switches send them).
+func TestEvalCountsPausesTheSwitchSends(t *testing.T) {
+	c := simenv.DefaultConfig()
+	c.Name = "pfc"
+	c.Topology = simenv.StarTopology(9, 100e9, simenv.Microsecond)
+	c.BufferBytes = 2_000_000
+	c.Duration = 400 * simenv.Microsecond
+	c.Workloads = []simenv.Workload{{Kind: simenv.WorkloadIncast, Priority: 3, Fanin: 8, SizeBytes: 500_000,
+		Every: 200 * simenv.Microsecond, End: 400 * simenv.Microsecond}}
+	res, err := RunAll([]Scenario{{Named: scenario.Named{Name: "pfc", Config: c}}}, []string{"static:sonic-default"},
+		Options{Seeds: 1, Interval: 100 * simenv.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Runs[0]
+	if r.PFCPauses == 0 || r.PFCPausedUs <= 0 {
+		t.Fatalf("%d PAUSE frames, %.1f µs paused", r.PFCPauses, r.PFCPausedUs)
+	}
+}
