@@ -116,7 +116,11 @@ type Run struct {
 
 	slowdowns []float64     // all finished flows, for CDFs
 	trace     *report.Trace // the lossless queues over time (Options.Trace, first seed only)
-	baseName  string        // Scenario.BaseName, for WriteJSON
+	heldWhy   string        // the reason of a decision held for its interval
+	// HeldForInterval counts the decisions the policy held because the
+	// control interval is outside the range its model was validated for.
+	HeldForInterval int    `json:"held_for_interval,omitempty"`
+	baseName        string // Scenario.BaseName, for WriteJSON
 }
 
 // Slowdowns returns the FCT slowdowns of the run's finished flows.
@@ -601,6 +605,7 @@ func playTraced(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym
 		return Run{}, err
 	}
 	ecn := report.ECNInEffect(e.Sim()) // the scenario's, before the policy's first decision
+	held, heldWhy := 0, ""
 	var tr *report.Trace
 	if trace {
 		tr = report.NewPassiveTrace(e.Sim())
@@ -610,6 +615,12 @@ func playTraced(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym
 		ds := pol.Decide(obs)
 		if len(ds) != len(obs) {
 			return Run{}, fmt.Errorf("policy %s gave %d decisions for %d queues", name, len(ds), len(obs))
+		}
+		for i := range ds {
+			if strings.HasPrefix(ds[i].Reason, "hold: counters over ") {
+				held++
+				heldWhy = ds[i].Reason
+			}
 		}
 		set := make([]env.Setting, len(ds))
 		for i, d := range ds {
@@ -628,6 +639,7 @@ func playTraced(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym
 	st := sim.Stats()
 	r := Run{Policy: name, Summary: report.Summarize(flows, st, time.Since(begin)), Decisions: n}
 	r.Scenario, r.Seed, r.baseName, r.ECN, r.trace = sc.Name, seed, sc.BaseName, ecn, tr
+	r.HeldForInterval, r.heldWhy = held, heldWhy
 	colls := sim.Collectives()
 	r.Collectives = report.Collectives(colls, sc.Config.Workloads)
 	if len(colls) > 0 {

@@ -571,3 +571,23 @@ func TestEvalCountsPausesTheSwitchSends(t *testing.T) {
 		t.Fatalf("%d PAUSE frames, %.1f µs paused", r.PFCPauses, r.PFCPausedUs)
 	}
 }
+
+// Deciding outside its validated intervals, the built-in model holds, and
+// the table says so instead of showing the default setting's figures as
+// the model's.
+func TestEvalWarnsOutsideValidatedInterval(t *testing.T) {
+	res, err := RunAll([]Scenario{tiny()}, []string{"builtin"}, Options{Seeds: 1, Interval: 50 * simenv.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Runs[0].HeldForInterval == 0 {
+		t.Fatal("no decision held at 50 µs")
+	}
+	var b bytes.Buffer
+	if err := res.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "WARNING: builtin held") || !strings.Contains(b.String(), "counters over 50µs") {
+		t.Errorf("text:\n%s", b.String())
+	}
+}

@@ -141,6 +141,15 @@ func (r *Result) WriteText(w io.Writer) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+		for _, p := range r.Policies {
+			for _, run := range r.RunsOf(sc, p) {
+				if run.HeldForInterval > 0 {
+					fmt.Fprintf(w, "WARNING: %s held %d decisions (seed %d): %s; choose --interval inside that range\n",
+						p, run.HeldForInterval, run.Seed, strings.TrimPrefix(run.heldWhy, "hold: "))
+					break
+				}
+			}
+		}
 		if r.AggregateOf(sc, Oracle) != nil {
 			fmt.Fprintf(w, "static:best: of the presets and %d catalogue settings, the lowest small-flow p99 among those with no drop and\n"+
 				"  a large-flow goodput within 5%% of the best one's; a preset that gives up more goodput can have a lower p99.\n", len(DefaultOracleGrid))

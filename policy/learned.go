@@ -544,5 +544,8 @@ func resolveBuiltin(arg string) (Policy, error) {
 	if err != nil {
 		return nil, err
 	}
+	if l, err = l.WithValidInterval(builtin.ValidatedIntervalMin, builtin.ValidatedIntervalMax); err != nil {
+		return nil, err
+	}
 	return withPreference(l, "builtin:"+arg, p, set)
 }
