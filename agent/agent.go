@@ -447,9 +447,13 @@ func countText[K ~string](m map[K]int) string {
 	return b.String()
 }
 
-// store keeps the interval's recommendations in the db, pruning those
-// older than the retention every 100 intervals.
+// store keeps the interval's recommendations in the db (when the config
+// says so: Config.StoreRecommendations), pruning those older than the
+// retention every 100 intervals.
 func (a *Agent) store(now time.Time, recs []Recommendation) error {
+	if !a.cfg.StoresRecommendations() {
+		return nil
+	}
 	if err := a.o.Journal.PutRecommendations(recs); err != nil {
 		return err
 	}

@@ -533,3 +533,21 @@ func TestLoadConfigPathsRelativeToTheFile(t *testing.T) {
 		t.Errorf("default db %s (%v), want it beside the config", c.DB, err)
 	}
 }
+
+// Shadow mode keeps every interval's recommendations by default, a closed
+// loop only when store-recommendations says so.
+func TestStoreRecommendationsDefaults(t *testing.T) {
+	for _, c := range []struct {
+		doc  string
+		want bool
+	}{{"mode: shadow\n", true}, {"mode: closed-loop\n", false}, {"mode: closed-loop\nstore-recommendations: true\n", true},
+		{"mode: shadow\nstore-recommendations: false\n", false}} {
+		cfg, err := ParseConfig([]byte(c.doc + "targets:\n  sw0:\n    address: 127.0.0.1:1\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.StoresRecommendations() != c.want {
+			t.Errorf("%q: stores %v", c.doc, !c.want)
+		}
+	}
+}

@@ -119,7 +119,7 @@ func WriteReport(j *Journal, dir string, o ReportOptions) (ReportFiles, error) {
 		times = times[rf.Skipped:]
 	}
 	if len(times) == 0 {
-		return rf, fmt.Errorf("agent db %s: %w (shadow mode stores every interval's; a closed loop stores them too since this version)", j.path, ErrNothingStored)
+		return rf, fmt.Errorf("agent db %s: %w (shadow mode stores every interval's; a closed loop only with store-recommendations: true)", j.path, ErrNothingStored)
 	}
 	h := newHistory(len(times))
 	var obs []env.Observation

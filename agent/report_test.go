@@ -16,6 +16,8 @@ import (
 // named error.
 func TestWriteReport(t *testing.T) {
 	r := newRig(t, ModeClosedLoop, false, "", nil)
+	store := true
+	r.a.cfg.StoreRecommendations = &store // a closed loop stores them only when told
 	dir := t.TempDir()
 	if _, err := WriteReport(r.j, dir, ReportOptions{}); !errors.Is(err, ErrNothingStored) {
 		t.Fatalf("empty db: %v", err)

@@ -75,6 +75,7 @@ func TestAgentCommandAgainstSimswitch(t *testing.T) {
 	os.WriteFile(conf, []byte(fmt.Sprintf(`mode: closed-loop
 policy: static:hpcc
 interval: 100ms
+store-recommendations: true
 db: %s
 metrics: ""
 targets:

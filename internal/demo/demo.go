@@ -194,7 +194,7 @@ func agentYAML(srv *simswitch.Server, gnmiAddr string, cfg Config) string {
 	for _, p := range srv.LosslessPriorities() {
 		q = append(q, fmt.Sprint(p))
 	}
-	fmt.Fprintf(&b, "mode: %s\npolicy: %q\ninterval: %s\nsample-interval: %s\ndb: %q\nmetrics: \"\"\nowner: ecntune-demo\nretention: 10m\n",
+	fmt.Fprintf(&b, "mode: %s\npolicy: %q\ninterval: %s\nsample-interval: %s\ndb: %q\nmetrics: \"\"\nowner: ecntune-demo\nretention: 10m\nstore-recommendations: true\n",
 		mode, cfg.Policy, cfg.Interval, cfg.Interval, cfg.DB)
 	b.WriteString("targets:\n")
 	rates := map[float64]bool{}
