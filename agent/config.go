@@ -59,7 +59,7 @@ type Config struct {
 	// loop (about 0.6 KB per queue and interval, and a third more agent CPU
 	// at 6,400 queues). See StoresRecommendations.
 	StoreRecommendations *bool
-	Targets   []TargetConfig
+	Targets              []TargetConfig
 	// Notes are what the agent should say once at start about the file,
 	// such as the gnmic-only keys it ignores.
 	Notes []string
@@ -122,21 +122,21 @@ type TargetConfig struct {
 
 // file layout; yaml field names are the configuration keys.
 type fileConfig struct {
-	Mode           string                `yaml:"mode"`
-	Policy         string                `yaml:"policy"`
-	Interval       string                `yaml:"interval"`
-	SampleInterval string                `yaml:"sample-interval"`
-	DB             string                `yaml:"db"`
-	Metrics        *string               `yaml:"metrics"`
-	MetricsQueues  string                `yaml:"metrics-queues"`
-	Registry       string                `yaml:"registry"`
-	Owner          string                `yaml:"owner"`
-	Retention      string                `yaml:"retention"`
+	Mode           string  `yaml:"mode"`
+	Policy         string  `yaml:"policy"`
+	Interval       string  `yaml:"interval"`
+	SampleInterval string  `yaml:"sample-interval"`
+	DB             string  `yaml:"db"`
+	Metrics        *string `yaml:"metrics"`
+	MetricsQueues  string  `yaml:"metrics-queues"`
+	Registry       string  `yaml:"registry"`
+	Owner          string  `yaml:"owner"`
+	Retention      string  `yaml:"retention"`
 	// StoreRecommendations keeps every interval's recommendations in the
 	// db (default: in shadow mode, not in closed loop).
-	StoreRecommendations *bool `yaml:"store-recommendations"`
-	Targets        map[string]fileTarget `yaml:"targets"`
-	Guardrails     fileGuard             `yaml:"guardrails"`
+	StoreRecommendations *bool                 `yaml:"store-recommendations"`
+	Targets              map[string]fileTarget `yaml:"targets"`
+	Guardrails           fileGuard             `yaml:"guardrails"`
 
 	// gnmic's top-level target defaults: they apply to every target that
 	// does not set its own (as in a gnmic configuration file).
