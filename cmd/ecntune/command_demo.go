@@ -74,8 +74,8 @@ a temporary file removed at exit unless --db names one.`,
 			}
 			fmt.Fprintln(out, "demo: Ctrl-C stops everything")
 			err = d.Run(ctx, func(f demo.FirstRecommendation) {
-				fmt.Fprintf(out, "demo: first recommendations for %d queues after %v (simulated %v); see %srecommendations\n",
-					f.Queues, f.Wall.Round(time.Millisecond), f.Simulated, d.URL())
+				fmt.Fprintf(out, "demo: first recommendations for %d queues after %v (simulated %v): on the dashboard at %s (JSON: %srecommendations)\n",
+					f.Queues, f.Wall.Round(time.Millisecond), f.Simulated, d.URL(), d.URL())
 			})
 			now, _ := d.Switches().Status()
 			fmt.Fprintf(out, "demo: stopped at simulated %v\n", now)
