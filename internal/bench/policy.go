@@ -59,15 +59,15 @@ func DefaultPolicyOptions() PolicyOptions {
 
 // DecideResult is the decision latency at one batch size.
 type DecideResult struct {
-	Queues      int     `json:"queues"`
-	Batches     int     `json:"batches"`
-	NsPerQueue  float64 `json:"ns_per_queue"`
+	Queues     int     `json:"queues"`
+	Batches    int     `json:"batches"`
+	NsPerQueue float64 `json:"ns_per_queue"`
 	// CPUNsPerQueue is the process CPU per queue (a batch is decided on
 	// every core, so it can exceed the wall time per queue).
 	CPUNsPerQueue float64 `json:"cpu_ns_per_queue"`
-	BatchP50Ms  float64 `json:"batch_p50_ms"`
-	BatchP99Ms  float64 `json:"batch_p99_ms"`
-	AllocsBatch float64 `json:"allocs_per_batch"`
+	BatchP50Ms    float64 `json:"batch_p50_ms"`
+	BatchP99Ms    float64 `json:"batch_p99_ms"`
+	AllocsBatch   float64 `json:"allocs_per_batch"`
 }
 
 // TrainResult is the training throughput, and the same episodes' as
@@ -206,7 +206,7 @@ func benchDecide(res policy.Resolver, spec string, pool []env.Observation, n int
 	runtime.ReadMemStats(&ms1)
 	return DecideResult{Queues: n, Batches: len(lat), NsPerQueue: float64(total.Nanoseconds()) / float64(len(lat)*n),
 		CPUNsPerQueue: float64(cpu.Nanoseconds()) / float64(len(lat)*n),
-		BatchP50Ms: ms(percentile(lat, 50)), BatchP99Ms: ms(percentile(lat, 99)),
+		BatchP50Ms:    ms(percentile(lat, 50)), BatchP99Ms: ms(percentile(lat, 99)),
 		AllocsBatch: float64(ms1.Mallocs-ms0.Mallocs) / float64(len(lat))}, nil
 }
 
