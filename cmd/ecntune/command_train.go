@@ -93,7 +93,7 @@ reproducible from --seed and --workers. Checkpoints go to the registry (--db) ev
 rounds under the run name --name, and a run started again with the same flags resumes
 from the last one. One trainer at a time holds a run: a second one under the same --name
 and --db stops at start (the lock is the file DB.train-NAME.lock beside the registry). At the end the model is stored (models.Put) with its provenance, and
-the learning curve is written as CSV and PNG next to the registry or into --out.`,
+the learning curve is written as CSV and PNG into runs/ beside the registry, or into --out.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runTrain(cmd, o) },
 	}
@@ -105,7 +105,7 @@ the learning curve is written as CSV and PNG next to the registry or into --out.
 	f.IntVar(&o.workers, "workers", 2, "episodes run in parallel")
 	f.StringVar(&o.db, "db", "", "model registry (default $ECNTUNE_DB or "+modelsDefaultDB+")")
 	f.StringVar(&o.name, "name", "ddqn-default", "model name (also the checkpoint's run name)")
-	f.StringVar(&o.out, "out", "", "directory for the learning curve (default: next to the registry)")
+	f.StringVar(&o.out, "out", "", "directory for the learning curve (default: runs/ beside the registry)")
 	f.Uint64Var(&o.seed, "seed", 1, "random seed")
 	f.BoolVar(&o.noRandomise, "no-randomise", false, "no domain randomisation (episodes differ by seed only)")
 	f.IntVar(&o.checkpointEvery, "checkpoint-every", 0, "rounds between checkpoints (default 10)")
@@ -200,7 +200,9 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 	}
 	dir := o.out
 	if dir == "" {
-		dir = filepath.Dir(o.db)
+		// Beside the registry, in a folder of their own (not loose in the
+		// working directory, often a repository's root).
+		dir = filepath.Join(filepath.Dir(o.db), "runs")
 	}
 	base, err := writeCurve(dir, stored, res.Curve)
 	if err != nil {
