@@ -10,11 +10,13 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/ecntune/ecntune/internal/chart"
 	"gonum.org/v1/plot"
@@ -66,7 +68,7 @@ var textColumns = []column{
 func (a *Aggregate) row(cols []column) []string {
 	name := a.Policy
 	if a.Chosen != "" {
-		name += " (" + a.Chosen + ")"
+		name += " (" + shortSetting(a.Chosen) + ")"
 	}
 	row := []string{name}
 	for _, c := range cols {
@@ -144,15 +146,16 @@ func (r *Result) WriteText(w io.Writer) error {
 		for _, p := range r.Policies {
 			for _, run := range r.RunsOf(sc, p) {
 				if run.HeldForInterval > 0 {
-					fmt.Fprintf(w, "WARNING: %s held %d decisions (seed %d): %s; choose --interval inside that range\n",
-						p, run.HeldForInterval, run.Seed, strings.TrimPrefix(run.heldWhy, "hold: "))
+					writeWrapped(w, fmt.Sprintf("WARNING: %s held %d decisions (seed %d): %s; choose --interval inside that range",
+						p, run.HeldForInterval, run.Seed, strings.TrimPrefix(run.heldWhy, "hold: ")))
 					break
 				}
 			}
 		}
 		if r.AggregateOf(sc, Oracle) != nil {
-			fmt.Fprintf(w, "static:best: of the presets and %d catalogue settings, the lowest small-flow p99 among those with no drop and\n"+
-				"  a large-flow goodput within 5%% of the best one's; a preset that gives up more goodput can have a lower p99.\n", len(DefaultOracleGrid))
+			fmt.Fprintf(w, "static:best: of the presets and %d catalogue settings (cat KMIN/KMAX/PMAX at 100G, scaled per port), the one with\n"+
+				"  the lowest mean small-flow p99 among those with no drop and a mean large-flow goodput within 5%% of the best one's,\n"+
+				"  chosen once per scenario over all seeds; a preset that gives up more goodput can have a lower p99.\n", len(DefaultOracleGrid))
 		}
 	}
 	return r.writeComparisons(w)
@@ -256,16 +259,16 @@ func (c Comparison) writeText(w io.Writer) {
 	if c.IterRatio > 0 {
 		line += fmt.Sprintf(", collective iteration p99 x%.3f", c.IterRatio)
 	}
-	fmt.Fprintln(w, line)
+	writeWrapped(w, line)
 	if c.VsOracle > 0 {
-		line = fmt.Sprintf("    vs static:best (%s): small-flow p99 x%.2f", c.Oracle, c.VsOracle)
+		line = fmt.Sprintf("    vs static:best (%s): small-flow p99 x%.2f", shortSetting(c.Oracle), c.VsOracle)
 		if c.PairedVsOracle.N > 0 {
 			line += fmt.Sprintf(" (ratio %s)", c.PairedVsOracle)
 		}
-		fmt.Fprintln(w, line)
+		writeWrapped(w, line)
 	}
 	if c.VsAtGoodput > 0 {
-		fmt.Fprintf(w, "    vs the best fixed setting at its full large-flow goodput (%s): small-flow p99 x%.2f\n", c.AtGoodput, c.VsAtGoodput)
+		writeWrapped(w, fmt.Sprintf("    vs the best fixed setting at its full large-flow goodput (%s): small-flow p99 x%.2f", shortSetting(c.AtGoodput), c.VsAtGoodput))
 	}
 	switch {
 	case c.FrontierRatio > 0:
@@ -274,11 +277,56 @@ func (c Comparison) writeText(w io.Writer) {
 			line += fmt.Sprintf(" (ratio %s)", c.PairedVsFrontier)
 		}
 		line += fmt.Sprintf(": vs %s, the best fixed setting that keeps %.0f%% of its large-flow goodput (below 1: beyond the frontier)",
-			c.Frontier, 100*FrontierGoodput)
-		fmt.Fprintln(w, line)
+			shortSetting(c.Frontier), 100*FrontierGoodput)
+		writeWrapped(w, line)
 	case c.VsOracle > 0:
 		fmt.Fprintln(w, "    frontier ratio: no fixed setting keeps its large-flow goodput")
 	}
+}
+
+// textWidth is the width eval's text output keeps to (the compact table
+// and the comparisons; --wide tables may be wider).
+const textWidth = 120
+
+// writeWrapped prints line, broken after ", " or ": " outside brackets
+// into lines of at most textWidth characters where it can be, continued
+// 6 spaces in.
+func writeWrapped(w io.Writer, line string) {
+	for utf8.RuneCountInString(line) > textWidth {
+		cut, depth := -1, 0
+		for i := 0; i+2 <= len(line) && utf8.RuneCountInString(line[:i+2]) <= textWidth; i++ {
+			switch line[i] {
+			case '(', '[':
+				depth++
+			case ')', ']':
+				depth--
+			case ',', ':':
+				if depth == 0 && line[i+1] == ' ' && strings.TrimSpace(line[:i]) != "" {
+					cut = i + 1
+				}
+			}
+		}
+		if cut < 0 {
+			break
+		}
+		fmt.Fprintln(w, line[:cut])
+		line = "      " + line[cut+1:]
+	}
+	fmt.Fprintln(w, line)
+}
+
+// catalogueSetting matches the spec of a catalogue setting of static:best.
+var catalogueSetting = regexp.MustCompile(`^catalogue:kmin (\S+) kmax (\S+) pmax (\S+) @100G$`)
+
+// shortSetting is a fixed setting's name for the text tables:
+// "catalogue:kmin 900KB kmax 1MB pmax 1% @100G" is "cat 900KB/1MB/1%"
+// (at 100G, scaled per port; rounded as the catalogue names it); presets
+// and anything else keep their name.
+func shortSetting(spec string) string {
+	if m := catalogueSetting.FindStringSubmatch(spec); m != nil {
+		return "cat " + m[1] + "/" + m[2] + "/" + m[3]
+	}
+	return spec
 }
 
 // PlotCDF draws the CDF of FCT slowdown of one scenario, one line per
