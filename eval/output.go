@@ -338,7 +338,7 @@ func (r *Result) PlotCDF(w io.Writer, scenario string) error {
 	}
 	p := plot.New()
 	p.Title.Text = "FCT slowdown CDF: " + scenario
-	p.X.Label.Text = "FCT slowdown (log)"
+	p.X.Label.Text = "FCT slowdown (× ideal FCT, log scale)"
 	p.Y.Label.Text = "fraction of flows"
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = logTicks{}
@@ -408,7 +408,7 @@ func (r *Result) PlotFrontier(w io.Writer, scenario string) error {
 	p := plot.New()
 	p.Title.Text = "small-flow p99 vs large-flow goodput: " + scenario
 	p.X.Label.Text = "large-flow goodput (Gb/s)"
-	p.Y.Label.Text = "small-flow (<100 KB) p99 slowdown"
+	p.Y.Label.Text = "small-flow (<100 KB) p99 slowdown (× ideal FCT)"
 	var pts plotter.XYs
 	for _, c := range fixed {
 		rs := byCand[c]
@@ -463,6 +463,10 @@ func (r *Result) PlotFrontier(w io.Writer, scenario string) error {
 			p.Add(xe, ye)
 		}
 	}
+	if r.seeds(scenario) > 1 {
+		p.Title.Text += " (means, bars: 95% CI over seeds)"
+	}
+	p.X.Tick.Marker, p.Y.Tick.Marker = plainTicks{}, plainTicks{}
 	p.Legend.Top = true
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
 	p.Add(plotter.NewGrid())
@@ -508,7 +512,8 @@ func (r *Result) PlotBuckets(w io.Writer, scenario string) error {
 	names := []string{"<10KB", "10-100KB", "100KB-1MB", ">=1MB"}
 	p := plot.New()
 	p.Title.Text = "p99 FCT slowdown per flow size: " + scenario
-	p.Y.Label.Text = "p99 slowdown"
+	p.X.Label.Text = "flow size"
+	p.Y.Label.Text = "p99 FCT slowdown (× ideal FCT)"
 	n := len(r.Policies)
 	width := vg.Points(float64(min(18, 90/max(1, n))))
 	top := 0.0
@@ -542,6 +547,7 @@ func (r *Result) PlotBuckets(w io.Writer, scenario string) error {
 	p.Legend.Left = false
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
 	p.Y.Min = 0
+	p.Y.Tick.Marker = plainTicks{}
 	// Headroom above the bars for the legend (one line per policy).
 	p.Y.Max = top * (1.15 + 0.08*float64(n))
 	return writePNG(w, p, 8, 5)
@@ -626,6 +632,39 @@ func seriesColor(i int) color.Color {
 
 // fractionTicks labels a [0, 1] axis every 0.1, with minor ticks every
 // 0.05.
+// plainTicks are gonum's default linear ticks with about twice as many
+// labelled values, labelled without trailing zeros (25, not 25.00).
+type plainTicks struct{}
+
+func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	var major []float64
+	for _, t := range ts {
+		if t.Label != "" {
+			major = append(major, t.Value)
+		}
+	}
+	if len(major) >= 2 && len(major) < 6 {
+		// Halve the step: label the midpoints too.
+		step := (major[1] - major[0]) / 2
+		first := math.Ceil(lo/step) * step
+		ts = ts[:0]
+		for v := first; v <= hi+step*1e-9; v += step {
+			ts = append(ts, plot.Tick{Value: v})
+		}
+	}
+	for i := range ts {
+		if ts[i].Label != "" || len(major) >= 2 && len(major) < 6 {
+			ts[i].Label = strconv.FormatFloat(roundTick(ts[i].Value), 'g', 6, 64)
+		}
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i].Value < ts[j].Value })
+	return ts
+}
+
+// roundTick drops the float noise of a tick's value (0.30000000000000004).
+func roundTick(v float64) float64 { return math.Round(v*1e9) / 1e9 }
+
 type fractionTicks struct{}
 
 func (fractionTicks) Ticks(lo, hi float64) []plot.Tick {

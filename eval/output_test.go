@@ -198,3 +198,26 @@ func TestShortSetting(t *testing.T) {
 		}
 	}
 }
+
+// The linear axes are labelled at least every few ticks, without
+// trailing zeros, in order and inside the range.
+func TestPlainTicks(t *testing.T) {
+	for _, r := range [][2]float64{{0, 160}, {20, 76}, {1, 62}, {0, 0.013}} {
+		ts := plainTicks{}.Ticks(r[0], r[1])
+		labelled := 0
+		for i, tk := range ts {
+			if tk.Value < r[0]-1e-9 || tk.Value > r[1]+1e-9 || i > 0 && tk.Value <= ts[i-1].Value {
+				t.Errorf("%v: tick %v out of range or order", r, tk.Value)
+			}
+			if tk.Label != "" {
+				labelled++
+				if strings.HasSuffix(tk.Label, "0") && strings.Contains(tk.Label, ".") {
+					t.Errorf("%v: label %q has trailing zeros", r, tk.Label)
+				}
+			}
+		}
+		if labelled < 5 {
+			t.Errorf("%v: %d labelled ticks: %+v", r, labelled, ts)
+		}
+	}
+}
