@@ -140,7 +140,7 @@ func TestEvalEndToEnd(t *testing.T) {
 	if err := res.WriteText(&txt); err != nil {
 		t.Fatal(err)
 	}
-	if s := txt.String(); !strings.Contains(s, "scenario tiny (3 seeds") || !strings.Contains(s, "static:best ("+o.Chosen+")") ||
+	if s := txt.String(); !strings.Contains(s, "scenario tiny (3 seeds") || !strings.Contains(s, "static:best ("+shortSetting(o.Chosen)+")") ||
 		!strings.Contains(s, "best preset "+bp) {
 		t.Fatalf("text report:\n%s", s)
 	}

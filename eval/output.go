@@ -10,11 +10,13 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/ecntune/ecntune/internal/chart"
 	"gonum.org/v1/plot"
@@ -66,7 +68,7 @@ var textColumns = []column{
 func (a *Aggregate) row(cols []column) []string {
 	name := a.Policy
 	if a.Chosen != "" {
-		name += " (" + a.Chosen + ")"
+		name += " (" + shortSetting(a.Chosen) + ")"
 	}
 	row := []string{name}
 	for _, c := range cols {
@@ -144,15 +146,16 @@ func (r *Result) WriteText(w io.Writer) error {
 		for _, p := range r.Policies {
 			for _, run := range r.RunsOf(sc, p) {
 				if run.HeldForInterval > 0 {
-					fmt.Fprintf(w, "WARNING: %s held %d decisions (seed %d): %s; choose --interval inside that range\n",
-						p, run.HeldForInterval, run.Seed, strings.TrimPrefix(run.heldWhy, "hold: "))
+					writeWrapped(w, fmt.Sprintf("WARNING: %s held %d decisions (seed %d): %s; choose --interval inside that range",
+						p, run.HeldForInterval, run.Seed, strings.TrimPrefix(run.heldWhy, "hold: ")))
 					break
 				}
 			}
 		}
 		if r.AggregateOf(sc, Oracle) != nil {
-			fmt.Fprintf(w, "static:best: of the presets and %d catalogue settings, the lowest small-flow p99 among those with no drop and\n"+
-				"  a large-flow goodput within 5%% of the best one's; a preset that gives up more goodput can have a lower p99.\n", len(DefaultOracleGrid))
+			fmt.Fprintf(w, "static:best: of the presets and %d catalogue settings (cat KMIN/KMAX/PMAX at 100G, scaled per port), the one with\n"+
+				"  the lowest mean small-flow p99 among those with no drop and a mean large-flow goodput within 5%% of the best one's,\n"+
+				"  chosen once per scenario over all seeds; a preset that gives up more goodput can have a lower p99.\n", len(DefaultOracleGrid))
 		}
 	}
 	return r.writeComparisons(w)
@@ -256,16 +259,16 @@ func (c Comparison) writeText(w io.Writer) {
 	if c.IterRatio > 0 {
 		line += fmt.Sprintf(", collective iteration p99 x%.3f", c.IterRatio)
 	}
-	fmt.Fprintln(w, line)
+	writeWrapped(w, line)
 	if c.VsOracle > 0 {
-		line = fmt.Sprintf("    vs static:best (%s): small-flow p99 x%.2f", c.Oracle, c.VsOracle)
+		line = fmt.Sprintf("    vs static:best (%s): small-flow p99 x%.2f", shortSetting(c.Oracle), c.VsOracle)
 		if c.PairedVsOracle.N > 0 {
 			line += fmt.Sprintf(" (ratio %s)", c.PairedVsOracle)
 		}
-		fmt.Fprintln(w, line)
+		writeWrapped(w, line)
 	}
 	if c.VsAtGoodput > 0 {
-		fmt.Fprintf(w, "    vs the best fixed setting at its full large-flow goodput (%s): small-flow p99 x%.2f\n", c.AtGoodput, c.VsAtGoodput)
+		writeWrapped(w, fmt.Sprintf("    vs the best fixed setting at its full large-flow goodput (%s): small-flow p99 x%.2f", shortSetting(c.AtGoodput), c.VsAtGoodput))
 	}
 	switch {
 	case c.FrontierRatio > 0:
@@ -274,11 +277,56 @@ func (c Comparison) writeText(w io.Writer) {
 			line += fmt.Sprintf(" (ratio %s)", c.PairedVsFrontier)
 		}
 		line += fmt.Sprintf(": vs %s, the best fixed setting that keeps %.0f%% of its large-flow goodput (below 1: beyond the frontier)",
-			c.Frontier, 100*FrontierGoodput)
-		fmt.Fprintln(w, line)
+			shortSetting(c.Frontier), 100*FrontierGoodput)
+		writeWrapped(w, line)
 	case c.VsOracle > 0:
 		fmt.Fprintln(w, "    frontier ratio: no fixed setting keeps its large-flow goodput")
 	}
+}
+
+// textWidth is the width eval's text output keeps to (the compact table
+// and the comparisons; --wide tables may be wider).
+const textWidth = 120
+
+// writeWrapped prints line, broken after ", " or ": " outside brackets
+// into lines of at most textWidth characters where it can be, continued
+// 6 spaces in.
+func writeWrapped(w io.Writer, line string) {
+	for utf8.RuneCountInString(line) > textWidth {
+		cut, depth := -1, 0
+		for i := 0; i+2 <= len(line) && utf8.RuneCountInString(line[:i+2]) <= textWidth; i++ {
+			switch line[i] {
+			case '(', '[':
+				depth++
+			case ')', ']':
+				depth--
+			case ',', ':':
+				if depth == 0 && line[i+1] == ' ' && strings.TrimSpace(line[:i]) != "" {
+					cut = i + 1
+				}
+			}
+		}
+		if cut < 0 {
+			break
+		}
+		fmt.Fprintln(w, line[:cut])
+		line = "      " + line[cut+1:]
+	}
+	fmt.Fprintln(w, line)
+}
+
+// catalogueSetting matches the spec of a catalogue setting of static:best.
+var catalogueSetting = regexp.MustCompile(`^catalogue:kmin (\S+) kmax (\S+) pmax (\S+) @100G$`)
+
+// shortSetting is a fixed setting's name for the text tables:
+// "catalogue:kmin 900KB kmax 1MB pmax 1% @100G" is "cat 900KB/1MB/1%"
+// (at 100G, scaled per port; rounded as the catalogue names it); presets
+// and anything else keep their name.
+func shortSetting(spec string) string {
+	if m := catalogueSetting.FindStringSubmatch(spec); m != nil {
+		return "cat " + m[1] + "/" + m[2] + "/" + m[3]
+	}
+	return spec
 }
 
 // PlotCDF draws the CDF of FCT slowdown of one scenario, one line per
@@ -290,7 +338,7 @@ func (r *Result) PlotCDF(w io.Writer, scenario string) error {
 	}
 	p := plot.New()
 	p.Title.Text = "FCT slowdown CDF: " + scenario
-	p.X.Label.Text = "FCT slowdown (log)"
+	p.X.Label.Text = "FCT slowdown (× ideal FCT, log scale)"
 	p.Y.Label.Text = "fraction of flows"
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = logTicks{}
@@ -360,7 +408,7 @@ func (r *Result) PlotFrontier(w io.Writer, scenario string) error {
 	p := plot.New()
 	p.Title.Text = "small-flow p99 vs large-flow goodput: " + scenario
 	p.X.Label.Text = "large-flow goodput (Gb/s)"
-	p.Y.Label.Text = "small-flow (<100 KB) p99 slowdown"
+	p.Y.Label.Text = "small-flow (<100 KB) p99 slowdown (× ideal FCT)"
 	var pts plotter.XYs
 	for _, c := range fixed {
 		rs := byCand[c]
@@ -415,6 +463,10 @@ func (r *Result) PlotFrontier(w io.Writer, scenario string) error {
 			p.Add(xe, ye)
 		}
 	}
+	if r.seeds(scenario) > 1 {
+		p.Title.Text += " (means, bars: 95% CI over seeds)"
+	}
+	p.X.Tick.Marker, p.Y.Tick.Marker = plainTicks{}, plainTicks{}
 	p.Legend.Top = true
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
 	p.Add(plotter.NewGrid())
@@ -460,7 +512,8 @@ func (r *Result) PlotBuckets(w io.Writer, scenario string) error {
 	names := []string{"<10KB", "10-100KB", "100KB-1MB", ">=1MB"}
 	p := plot.New()
 	p.Title.Text = "p99 FCT slowdown per flow size: " + scenario
-	p.Y.Label.Text = "p99 slowdown"
+	p.X.Label.Text = "flow size"
+	p.Y.Label.Text = "p99 FCT slowdown (× ideal FCT)"
 	n := len(r.Policies)
 	width := vg.Points(float64(min(18, 90/max(1, n))))
 	top := 0.0
@@ -494,6 +547,7 @@ func (r *Result) PlotBuckets(w io.Writer, scenario string) error {
 	p.Legend.Left = false
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
 	p.Y.Min = 0
+	p.Y.Tick.Marker = plainTicks{}
 	// Headroom above the bars for the legend (one line per policy).
 	p.Y.Max = top * (1.15 + 0.08*float64(n))
 	return writePNG(w, p, 8, 5)
@@ -578,6 +632,39 @@ func seriesColor(i int) color.Color {
 
 // fractionTicks labels a [0, 1] axis every 0.1, with minor ticks every
 // 0.05.
+// plainTicks are gonum's default linear ticks with about twice as many
+// labelled values, labelled without trailing zeros (25, not 25.00).
+type plainTicks struct{}
+
+func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	var major []float64
+	for _, t := range ts {
+		if t.Label != "" {
+			major = append(major, t.Value)
+		}
+	}
+	if len(major) >= 2 && len(major) < 6 {
+		// Halve the step: label the midpoints too.
+		step := (major[1] - major[0]) / 2
+		first := math.Ceil(lo/step) * step
+		ts = ts[:0]
+		for v := first; v <= hi+step*1e-9; v += step {
+			ts = append(ts, plot.Tick{Value: v})
+		}
+	}
+	for i := range ts {
+		if ts[i].Label != "" || len(major) >= 2 && len(major) < 6 {
+			ts[i].Label = strconv.FormatFloat(roundTick(ts[i].Value), 'g', 6, 64)
+		}
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i].Value < ts[j].Value })
+	return ts
+}
+
+// roundTick drops the float noise of a tick's value (0.30000000000000004).
+func roundTick(v float64) float64 { return math.Round(v*1e9) / 1e9 }
+
 type fractionTicks struct{}
 
 func (fractionTicks) Ticks(lo, hi float64) []plot.Tick {

@@ -8,6 +8,7 @@ import (
 	"image/png"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/report"
@@ -155,5 +156,68 @@ func TestWriteJSONBaseName(t *testing.T) {
 	var txt bytes.Buffer
 	if err := res.WriteText(&txt); err != nil || !strings.Contains(txt.String(), "scenario tiny@1ms (1 seed:") {
 		t.Fatalf("text (%v):\n%s", err, txt.String())
+	}
+}
+
+// The comparisons keep to textWidth columns, broken between clauses (not
+// inside a bracket), and name catalogue settings briefly.
+func TestComparisonTextWidth(t *testing.T) {
+	cat := "catalogue:kmin 139KB kmax 278KB pmax 1% @100G"
+	c := Comparison{Scenario: "websearch-50@3ms", Policy: "builtin", BestPreset: "static:sonic-default", SmallP99Cut: -0.064, GoodputRatio: 1.022,
+		PairedVsPreset: Ratio{N: 3, Mean: 1.07, Lo: 0.94, Hi: 1.21}, Oracle: cat, VsOracle: 1.06, PairedVsOracle: Ratio{N: 3, Mean: 1.07, Lo: 0.94, Hi: 1.21},
+		AtGoodput: cat, VsAtGoodput: 0.65, Frontier: cat, FrontierRatio: 0.98, PairedVsFrontier: Ratio{N: 3, Mean: 0.98, Lo: 0.76, Hi: 1.27}}
+	var b bytes.Buffer
+	c.writeText(&b)
+	out := b.String()
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if n := utf8.RuneCountInString(l); n > textWidth {
+			t.Errorf("line of %d columns: %q", n, l)
+		}
+		if strings.Count(l, "[") != strings.Count(l, "]") || strings.Count(l, "(") != strings.Count(l, ")") {
+			t.Errorf("line broken inside a bracket: %q", l)
+		}
+	}
+	for _, want := range []string{"small-flow p99 6.4% HIGHER (worse) (ratio 1.07 [0.94, 1.21]),", "(cat 139KB/278KB/1%)", "frontier ratio 0.98"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "catalogue:kmin") {
+		t.Errorf("long catalogue name in\n%s", out)
+	}
+}
+
+func TestShortSetting(t *testing.T) {
+	for in, want := range map[string]string{
+		"catalogue:kmin 900KB kmax 1MB pmax 1% @100G": "cat 900KB/1MB/1%",
+		"static:hpcc": "static:hpcc",
+		"catalogue:x": "catalogue:x",
+	} {
+		if got := shortSetting(in); got != want {
+			t.Errorf("shortSetting(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// The linear axes are labelled at least every few ticks, without
+// trailing zeros, in order and inside the range.
+func TestPlainTicks(t *testing.T) {
+	for _, r := range [][2]float64{{0, 160}, {20, 76}, {1, 62}, {0, 0.013}} {
+		ts := plainTicks{}.Ticks(r[0], r[1])
+		labelled := 0
+		for i, tk := range ts {
+			if tk.Value < r[0]-1e-9 || tk.Value > r[1]+1e-9 || i > 0 && tk.Value <= ts[i-1].Value {
+				t.Errorf("%v: tick %v out of range or order", r, tk.Value)
+			}
+			if tk.Label != "" {
+				labelled++
+				if strings.HasSuffix(tk.Label, "0") && strings.Contains(tk.Label, ".") {
+					t.Errorf("%v: label %q has trailing zeros", r, tk.Label)
+				}
+			}
+		}
+		if labelled < 5 {
+			t.Errorf("%v: %d labelled ticks: %+v", r, labelled, ts)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime/pprof"
 
@@ -20,8 +21,9 @@ func newBenchCmd() *cobra.Command {
 }
 
 // startCPUProfile starts a pprof CPU profile into path ("" does nothing) and
-// returns the function that stops it and closes the file.
-func startCPUProfile(path string) (func(), error) {
+// returns the function that stops it, closes the file and says on log
+// where it wrote.
+func startCPUProfile(path string, log io.Writer) (func(), error) {
 	if path == "" {
 		return func() {}, nil
 	}
@@ -33,5 +35,12 @@ func startCPUProfile(path string) (func(), error) {
 		f.Close()
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			fmt.Fprintln(log, "--cpuprofile:", err)
+			return
+		}
+		fmt.Fprintln(log, "wrote", path)
+	}, nil
 }

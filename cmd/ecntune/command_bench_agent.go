@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -57,12 +58,14 @@ not the agent, fall behind; their Set latency then includes waiting for the CPU.
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			stopProfile, err := startCPUProfile(cpuProfile)
+			stopProfile, err := startCPUProfile(cpuProfile, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
 			defer stopProfile()
+			stopProgress := progressOverTime(cmd.ErrOrStderr(), "bench agent", time.Duration(o.Warmup+o.Intervals)*o.Interval)
 			r, err := bench.RunAgent(ctx, o, bench.ChildCommand(ctx, niceSwitches, exe, "bench", "agent", "--serve"))
+			stopProgress()
 			if err != nil {
 				return err
 			}

@@ -44,7 +44,7 @@ of them at once (one Sim per goroutine), to show that independent runs use every
 			if err != nil {
 				return err
 			}
-			stopProfile, err := startCPUProfile(cpuProfile)
+			stopProfile, err := startCPUProfile(cpuProfile, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

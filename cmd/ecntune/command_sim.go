@@ -100,6 +100,7 @@ utilisation, goodput, ECN marks, PFC pauses, drops, and the simulator's speed.`,
 				if err := fct.Close(); err != nil {
 					return fmt.Errorf("--fct-out: %w", err)
 				}
+				fmt.Fprintln(cmd.ErrOrStderr(), "wrote", fctOut)
 			}
 			if err := writeReport(cmd.OutOrStdout(), sum, asJSON); err != nil {
 				return err

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -75,5 +76,46 @@ func (p *progress) finish() {
 	}
 	if el := time.Since(p.start); el >= p.every {
 		fmt.Fprintf(p.w, "%s: done in %s\n", p.what, el.Round(time.Second))
+	}
+}
+
+// progressOverTime shows the progress of a run that has no count of its
+// own but is expected to take about expected of wall time (bench agent:
+// its warm-up and measured intervals): the time left is that estimate
+// less the time spent. stop ends it.
+func progressOverTime(w io.Writer, what string, expected time.Duration) (stop func()) {
+	return progressOverTimeEvery(w, what, expected, progressLogEvery, time.Second)
+}
+
+// progressOverTimeEvery is progressOverTime with a plain line every
+// `every` and the progress updated every tick.
+func progressOverTimeEvery(w io.Writer, what string, expected, every, tick time.Duration) (stop func()) {
+	secs := max(int64(expected/time.Second), 1)
+	p := newProgress(w, what, "s of about "+fmt.Sprint(secs), secs)
+	p.every = every
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				// Never done by the clock alone: the run says when it ends.
+				p.set(min(int64(now.Sub(p.start)/time.Second), secs-1))
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(done)
+			wg.Wait()
+			p.finish()
+		})
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -27,4 +28,42 @@ func TestProgressLines(t *testing.T) {
 	var nilp *progress
 	nilp.set(1)
 	nilp.finish()
+}
+
+// A run measured by the clock prints plain lines off a terminal while it
+// runs, never claims to be done before it stops, and stops once.
+func TestProgressOverTime(t *testing.T) {
+	var b syncBuffer
+	stop := progressOverTimeEvery(&b, "bench agent", 3*time.Second, 0, time.Millisecond)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(b.String(), "bench agent: ") && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	stop()
+	stop()
+	out := b.String()
+	if !strings.Contains(out, "bench agent: 0/3 s of about 3") {
+		t.Errorf("no progress line in %q", out)
+	}
+	if strings.Contains(out, "3/3") {
+		t.Errorf("done by the clock: %q", out)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
