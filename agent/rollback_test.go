@@ -48,6 +48,17 @@ func TestUndoPlan(t *testing.T) {
 	if base = UndoPlan(es, "leaf0", UndoBaseline); len(base) != 1 || base[0].Key != kA || base[0].Old != s1 || base[0].New != cur {
 		t.Fatalf("baseline after rollbacks: %+v", base)
 	}
+	// After --to baseline, a plain rollback does not put the agent's
+	// first change back either (it undid kA's s1->s2 and would have set s1).
+	es = append(es, AuditEntry{Seq: 8, TimeNs: 50 * sec, Target: "leaf0", Key: kA, Kind: KindManual, Old: s1, New: cur, State: StateApplied})
+	if again := UndoPlan(es, "leaf0", 0); len(again) != 0 {
+		t.Fatalf("plain rollback after baseline: %+v", again)
+	}
+	// A change the agent makes after the rollbacks is undone as usual.
+	es = append(es, AuditEntry{Seq: 9, TimeNs: 60 * sec, Target: "leaf0", Key: kB, Kind: KindTune, Old: cur, New: s2, State: StateApplied})
+	if last = UndoPlan(es, "leaf0", 0); len(last) != 1 || last[0].Key != kB || last[0].Old != s2 || last[0].New != cur {
+		t.Fatalf("undo the agent's change after rollbacks: %+v", last)
+	}
 }
 
 // Every knob that changes is in the audit reason, whatever the policy's
