@@ -75,6 +75,16 @@ func TestAuditReasonNamesEveryKnob(t *testing.T) {
 	if got := auditReason(c); got != c.Reason {
 		t.Errorf("a reason that already names every knob is kept: %q", got)
 	}
+	// Knobs that move by less than the digits shown are still named,
+	// exactly; a queue that does not change says so.
+	c = Change{Old: env.Setting{KminBytes: 3_482_571, KmaxBytes: 4_000_000, Pmax: 0.0100001, HeadroomBytes: 60_000},
+		New: env.Setting{KminBytes: 3_482_900, KmaxBytes: 4_000_000, Pmax: 0.0100002, HeadroomBytes: 60_001}}
+	if got, want := auditReason(c), "kmin 3482571B→3482900B, pmax 1.00001%→1.00002%, headroom 60000B→60001B"; got != want {
+		t.Errorf("small moves: got %q, want %q", got, want)
+	}
+	if got := auditReason(Change{Old: c.Old, New: c.Old}); got != "no change" {
+		t.Errorf("no move: %q", got)
+	}
 }
 
 func TestApplyManual(t *testing.T) {
