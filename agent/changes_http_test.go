@@ -3,9 +3,11 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,6 +89,44 @@ func TestHTTPChangesPages(t *testing.T) {
 	for _, q := range []string{"limit=0", fmt.Sprintf("limit=%d", MaxChangesPage+1), "limit=x", "before=-1", "before=x", "since=yesterday"} {
 		if _, code := getChanges(t, srv.URL, q); code != http.StatusBadRequest {
 			t.Errorf("%s: status %d, want 400", q, code)
+		}
+	}
+}
+
+// Before any interval (and for a target with nothing stored) every list
+// endpoint answers an empty JSON list, never null; an unknown target is
+// 404 naming the configured ones.
+func TestHTTPEmptyListsAreNotNull(t *testing.T) {
+	r := newRig(t, ModeShadow, false, "", nil)
+	srv := httptest.NewServer(r.a.Handler())
+	defer srv.Close()
+	get := func(path string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, strings.TrimSpace(string(b))
+	}
+	for path, want := range map[string]string{
+		"/recommendations":                       "[]",
+		"/recommendations?target=leaf0":          "[]",
+		"/recommendations?since=1h":              "[]",
+		"/recommendations?since=1h&target=leaf0": "[]",
+		"/changes/last":                          "[]",
+		"/changes":                               `"changes": []`,
+		"/changes?target=leaf0&since=1h":         `"changes": []`,
+	} {
+		code, body := get(path)
+		if code != http.StatusOK || !strings.Contains(body, want) || strings.Contains(body, "null") {
+			t.Errorf("%s: %d %s, want 200 with %s", path, code, body, want)
+		}
+	}
+	for _, path := range []string{"/recommendations?target=leaf9", "/recommendations?target=leaf9&since=1h", "/changes?target=leaf9"} {
+		if code, body := get(path); code != http.StatusNotFound || !strings.Contains(body, "leaf9") || !strings.Contains(body, "targets: leaf0") {
+			t.Errorf("%s: %d %s, want 404 naming leaf0", path, code, body)
 		}
 	}
 }

@@ -67,7 +67,7 @@ func (a *Agent) Handler() http.Handler {
 	})
 	mux.HandleFunc("/changes/last", func(w http.ResponseWriter, r *http.Request) {
 		a.mu.Lock()
-		cs := append([]Change(nil), a.lastPlan...)
+		cs := append([]Change{}, a.lastPlan...) // [] in JSON, never null
 		a.mu.Unlock()
 		writeJSON(w, cs)
 	})

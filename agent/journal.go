@@ -316,7 +316,7 @@ func (j *Journal) PutRecommendations(recs []Recommendation) error {
 // for target ("" = all), oldest first, at most limit (0 = no limit; the
 // newest are kept).
 func (j *Journal) Recommendations(target string, sinceNs int64, limit int) ([]Recommendation, error) {
-	var out []Recommendation
+	out := []Recommendation{} // [] in JSON, never null
 	err := j.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketRecs).Cursor()
 		var start [8]byte

@@ -17,9 +17,11 @@ const UndoBaseline int64 = 1
 // UndoPlan works out from the audit log the changes that put target's
 // queues back as they were at toNs: per queue, the Old of the earliest
 // applied change after toNs (UndoBaseline: the earliest of all). With
-// toNs <= 0 it undoes the last change the agent made to each queue (a
-// manual rollback is not itself undone: run twice, the second run finds
-// nothing to do). Change.Old is what the log says the queue runs now.
+// toNs <= 0 it undoes the last change to each queue when the agent made
+// it: a queue whose last change is a manual rollback (plain, --to or
+// baseline) is left alone, so that run twice, or after --to baseline, a
+// plain rollback finds nothing to do instead of re-applying a change.
+// Change.Old is what the log says the queue runs now.
 func UndoPlan(entries []AuditEntry, target string, toNs int64) []Change {
 	type acc struct {
 		first, last, lastAgent AuditEntry
@@ -50,7 +52,10 @@ func UndoPlan(entries []AuditEntry, target string, toNs int64) []Change {
 		var restore env.Setting
 		var why string
 		switch {
-		case toNs <= 0 && a.agent:
+		case toNs <= 0 && a.agent && a.last.Kind != KindManual:
+			// The queue's last change is the agent's (after a manual
+			// rollback of any kind, there is nothing of the agent's left
+			// to undo: undoing an older change again would re-apply one).
 			restore = a.lastAgent.Old
 			why = fmt.Sprintf("undo audit entry %d (%s)", a.lastAgent.Seq, a.lastAgent.Kind)
 		case toNs == UndoBaseline && a.have:

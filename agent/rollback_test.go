@@ -48,6 +48,17 @@ func TestUndoPlan(t *testing.T) {
 	if base = UndoPlan(es, "leaf0", UndoBaseline); len(base) != 1 || base[0].Key != kA || base[0].Old != s1 || base[0].New != cur {
 		t.Fatalf("baseline after rollbacks: %+v", base)
 	}
+	// After --to baseline, a plain rollback does not put the agent's
+	// first change back either (it undid kA's s1->s2 and would have set s1).
+	es = append(es, AuditEntry{Seq: 8, TimeNs: 50 * sec, Target: "leaf0", Key: kA, Kind: KindManual, Old: s1, New: cur, State: StateApplied})
+	if again := UndoPlan(es, "leaf0", 0); len(again) != 0 {
+		t.Fatalf("plain rollback after baseline: %+v", again)
+	}
+	// A change the agent makes after the rollbacks is undone as usual.
+	es = append(es, AuditEntry{Seq: 9, TimeNs: 60 * sec, Target: "leaf0", Key: kB, Kind: KindTune, Old: cur, New: s2, State: StateApplied})
+	if last = UndoPlan(es, "leaf0", 0); len(last) != 1 || last[0].Key != kB || last[0].Old != s2 || last[0].New != cur {
+		t.Fatalf("undo the agent's change after rollbacks: %+v", last)
+	}
 }
 
 // Every knob that changes is in the audit reason, whatever the policy's
@@ -63,6 +74,16 @@ func TestAuditReasonNamesEveryKnob(t *testing.T) {
 	c.Reason = "kmin 400KB→696.6KB, kmax 1.6MB→774KB, pmax 20%→1%, headroom 52.38KB→60KB: p-margin 0.5"
 	if got := auditReason(c); got != c.Reason {
 		t.Errorf("a reason that already names every knob is kept: %q", got)
+	}
+	// Knobs that move by less than the digits shown are still named,
+	// exactly; a queue that does not change says so.
+	c = Change{Old: env.Setting{KminBytes: 3_482_571, KmaxBytes: 4_000_000, Pmax: 0.0100001, HeadroomBytes: 60_000},
+		New: env.Setting{KminBytes: 3_482_900, KmaxBytes: 4_000_000, Pmax: 0.0100002, HeadroomBytes: 60_001}}
+	if got, want := auditReason(c), "kmin 3482571B→3482900B, pmax 1.00001%→1.00002%, headroom 60000B→60001B"; got != want {
+		t.Errorf("small moves: got %q, want %q", got, want)
+	}
+	if got := auditReason(Change{Old: c.Old, New: c.Old}); got != "no change" {
+		t.Errorf("no move: %q", got)
 	}
 }
 

@@ -129,19 +129,33 @@ func (s Setting) Warnings() []string {
 
 // DescribeChange names every knob that differs between from and to, e.g.
 // "kmin 400KB→696.6KB, kmax 1.6MB→774KB, pmax 20%→1%, headroom
-// 52.38KB→60KB" ("no change" when none differs as written).
+// 52.38KB→60KB" ("no change" when none differs). A knob that moves by
+// less than the four significant digits show is written exactly
+// ("kmin 3482571B→3482900B", "pmax 1.00001%→1.00002%"), not left out.
 func DescribeChange(from, to Setting) string {
 	var parts []string
-	add := func(name, a, b string) {
-		if a != b {
-			parts = append(parts, name+" "+a+"→"+b)
+	bytes := func(name string, a, b int64) {
+		if a == b {
+			return
 		}
+		fa, fb := units.FormatBytes(a), units.FormatBytes(b)
+		if fa == fb {
+			fa, fb = strconv.FormatInt(a, 10)+"B", strconv.FormatInt(b, 10)+"B"
+		}
+		parts = append(parts, name+" "+fa+"→"+fb)
 	}
-	add("kmin", units.FormatBytes(from.KminBytes), units.FormatBytes(to.KminBytes))
-	add("kmax", units.FormatBytes(from.KmaxBytes), units.FormatBytes(to.KmaxBytes))
-	add("pmax", FormatPmax(from.Pmax), FormatPmax(to.Pmax))
-	if from.HeadroomBytes != to.HeadroomBytes && to.HeadroomBytes > 0 {
-		add("headroom", units.FormatBytes(from.HeadroomBytes), units.FormatBytes(to.HeadroomBytes))
+	bytes("kmin", from.KminBytes, to.KminBytes)
+	bytes("kmax", from.KmaxBytes, to.KmaxBytes)
+	if from.Pmax != to.Pmax {
+		fa, fb := FormatPmax(from.Pmax), FormatPmax(to.Pmax)
+		if fa == fb {
+			fa = strconv.FormatFloat(from.Pmax*100, 'g', 12, 64) + "%"
+			fb = strconv.FormatFloat(to.Pmax*100, 'g', 12, 64) + "%"
+		}
+		parts = append(parts, "pmax "+fa+"→"+fb)
+	}
+	if to.HeadroomBytes > 0 { // 0: headroom not managed
+		bytes("headroom", from.HeadroomBytes, to.HeadroomBytes)
 	}
 	if len(parts) == 0 {
 		return "no change"

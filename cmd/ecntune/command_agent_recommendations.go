@@ -160,14 +160,35 @@ func printRecs(w io.Writer, recs []agent.Recommendation, o agentRecsOpts) error 
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tQUEUE\tCURRENT\tRECOMMENDED\tCONFIDENCE\tGUARD\tREASON")
+	fmt.Fprintln(tw, "TIME\tTARGET\tPORT\tQUEUE\tCURRENT → RECOMMENDED\tACTION\tCONFIDENCE\tGUARD\tREASON")
 	for _, r := range recs {
-		rec := fmtSetting(r.Recommended)
-		if r.Recommended == r.Current {
-			rec = "hold"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.0f%%\t%s\t%s\n", time.Unix(0, r.TimeNs).UTC().Format("2006-01-02T15:04:05.000Z"),
-			r.Key, fmtSetting(r.Current), rec, 100*r.Confidence, r.Guard, strings.ReplaceAll(r.Reason, "\t", " "))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%.0f%%\t%s\t%s\n", time.Unix(0, r.TimeNs).UTC().Format("2006-01-02T15:04:05.000Z"),
+			r.Key.Target, r.Key.Port, r.Key.Queue, recChange(r), recAction(r), 100*r.Confidence, r.Guard, strings.ReplaceAll(r.Reason, "\t", " "))
 	}
 	return tw.Flush()
+}
+
+// recChange is "CURRENT → RECOMMENDED", or "CURRENT (hold)".
+func recChange(r agent.Recommendation) string {
+	if r.Recommended == r.Current {
+		return fmtSetting(r.Current) + " (hold)"
+	}
+	return fmtSetting(r.Current) + " → " + fmtSetting(r.Recommended)
+}
+
+// recAction is what the agent makes of a recommendation: hold (nothing
+// to change), change, change (clamped by the guard), repair (a queue
+// outside the guard's invariants) or rejected (by the rule in GUARD).
+func recAction(r agent.Recommendation) string {
+	switch {
+	case r.Recommended == r.Current:
+		return "hold"
+	case r.Guard == "":
+		return "change"
+	case strings.HasPrefix(r.Guard, "clamped"):
+		return "change (clamped)"
+	case r.Guard == string(agent.KindRepair):
+		return "repair"
+	}
+	return "rejected"
 }

@@ -26,8 +26,9 @@ func newAgentRollbackCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rollback",
 		Short: "Undo changes of one target from the audit log (the agent must be stopped)",
-		Long: `Undo the agent's changes on one target. Without --to: the last change the agent made to
-each queue (a second run finds nothing to do: a rollback is not itself undone). With --to TIME:
+		Long: `Undo the agent's changes on one target. Without --to: each queue's last change, when the
+agent made it; a queue whose last change is a rollback (of any kind) is left alone, so a second
+run, or one after --to baseline, says "nothing to undo" instead of re-applying a change. With --to TIME:
 every change made since that time. With --to baseline: every queue back to what it ran before
 the agent's first change to it. Each write is journaled before it is sent and read back after,
 like the agent's own; a queue already at the setting to restore is left alone. The agent

@@ -3,13 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ecntune/ecntune/agent"
 	"github.com/ecntune/ecntune/agent/gnmipath"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simswitch"
@@ -123,6 +126,28 @@ guardrails:
 	out, _, err = runAgentCmd(t, context.Background(), "recommendations", "--db", db, "--target", "sw0", "--changing")
 	if err != nil || !strings.Contains(out, "RECOMMENDED") || !strings.Contains(out, "2MB/2.8MB/1%") {
 		t.Fatalf("recommendations: %v\n%s", err, out)
+	}
+	// One row per queue and interval: time, target, port, queue, current
+	// → recommended, action, confidence, guard, reason.
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(strings.Fields(lines[0])) != 11 || !strings.HasPrefix(lines[0], "TIME  ") {
+		t.Fatalf("recommendations header: %q", lines[0])
+	} else {
+		f := strings.Fields(lines[1])
+		if f[1] != "sw0" || !strings.HasPrefix(f[2], "Ethernet") || f[3] != "3" || f[4] != "2MB/2.8MB/1%" ||
+			!regexp.MustCompile(`2MB/2.8MB/1%( headroom \S+)? → 400KB/1.6MB/20%( headroom \S+)?  +change  +100%  +preset hpcc$`).MatchString(lines[1]) {
+			t.Fatalf("recommendations row: %q", lines[1])
+		}
+	}
+	out, _, err = runAgentCmd(t, context.Background(), "recommendations", "--db", db, "--target", "sw0", "--changing", "--json")
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); err != nil || len(lines) < 4 {
+		t.Fatalf("recommendations --json: %v\n%s", err, out)
+	} else {
+		for _, l := range lines {
+			var r agent.Recommendation
+			if err := json.Unmarshal([]byte(l), &r); err != nil || r.Key.Target != "sw0" || r.Recommended.KminBytes != 400_000 {
+				t.Fatalf("recommendations --json line %q: %v", l, err)
+			}
+		}
 	}
 	if out, _, err = runAgentCmd(t, context.Background(), "recommendations", "--db", db, "--target", "sw9"); err != nil || !strings.Contains(out, "no recommendations stored") {
 		t.Fatalf("recommendations of another target: %v\n%s", err, out)
