@@ -654,7 +654,7 @@ func (g *Guard) repair(now int64, o *env.Observation) (*Change, *Alarm) {
 	if q.minHeadroom > 0 && cur.HeadroomBytes > 0 && cur.HeadroomBytes < q.minHeadroom {
 		out.HeadroomBytes = q.minHeadroom
 		rule = RuleHeadroom
-		why = append(why, fmt.Sprintf("headroom %d B is below the lossless floor %d B: restoring the floor", cur.HeadroomBytes, q.minHeadroom))
+		why = append(why, "headroom "+units.FormatBytes(cur.HeadroomBytes)+" is below the lossless floor "+units.FormatBytes(q.minHeadroom)+": restoring the floor")
 	}
 	if q.xoff > 0 && cur.KmaxBytes >= q.xoff {
 		b := g.cfg.BoundsFor(q.rate)
@@ -671,7 +671,7 @@ func (g *Guard) repair(now int64, o *env.Observation) (*Change, *Alarm) {
 				if rule == "" {
 					rule = RuleOrder
 				}
-				why = append(why, fmt.Sprintf("kmax %d B is not below XOFF %d B (ECN must mark before PFC pauses): kmax to %d B", cur.KmaxBytes, q.xoff, kmax))
+				why = append(why, "kmax "+units.FormatBytes(cur.KmaxBytes)+" is not below XOFF "+units.FormatBytes(q.xoff)+" (ECN must mark before PFC pauses): kmax to "+units.FormatBytes(kmax))
 			} else {
 				out.KmaxBytes, out.KminBytes = cur.KmaxBytes, cur.KminBytes
 			}
@@ -680,7 +680,7 @@ func (g *Guard) repair(now int64, o *env.Observation) (*Change, *Alarm) {
 			if rule == "" {
 				rule = RuleOrder
 			}
-			why = append(why, fmt.Sprintf("kmax %d B is not below XOFF %d B and no kmax within the bounds is", cur.KmaxBytes, q.xoff))
+			why = append(why, "kmax "+units.FormatBytes(cur.KmaxBytes)+" is not below XOFF "+units.FormatBytes(q.xoff)+" and no kmax within the bounds is")
 		}
 	}
 	if len(why) == 0 {
@@ -818,7 +818,7 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 			d.Reason, wanted.KminBytes, wanted.KmaxBytes, wanted.Pmax, wanted.HeadroomBytes))
 	}
 	if wanted.KminBytes >= wanted.KmaxBytes {
-		return rej(RuleOrder, fmt.Sprintf("policy asked for kmin %d B not below kmax %d B", wanted.KminBytes, wanted.KmaxBytes))
+		return rej(RuleOrder, "policy asked for kmin "+units.FormatBytes(wanted.KminBytes)+" not below kmax "+units.FormatBytes(wanted.KmaxBytes))
 	}
 	if !o.Valid {
 		return rej(RuleInvalid, "the interval could not be measured (first sample or counter reset)")
@@ -903,7 +903,7 @@ func (g *Guard) shape(q *queueState, wanted env.Setting) (env.Setting, []string,
 		out.KminBytes = max(b.KminMin, out.KmaxBytes/2)
 		c.note(RuleOrder)
 		if out.KminBytes >= out.KmaxBytes {
-			return rej(RuleOrder, fmt.Sprintf("kmin minimum %d B leaves no room below kmax %d B", b.KminMin, out.KmaxBytes))
+			return rej(RuleOrder, "kmin minimum "+units.FormatBytes(b.KminMin)+" leaves no room below kmax "+units.FormatBytes(out.KmaxBytes))
 		}
 	}
 	// Headroom never below the computed lossless minimum.

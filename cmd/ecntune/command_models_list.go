@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/models"
 )
 
@@ -53,7 +54,7 @@ func modelsTable(w io.Writer, ms []models.Model) error {
 			parent = "-"
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			m.ID, m.Ref(), m.Status, m.Algorithm, m.ObsSpec, m.ActSpec, modelsSize(m.WeightsSize),
+			m.ID, m.Ref(), m.Status, m.Algorithm, m.ObsSpec, m.ActSpec, units.FormatBytes(m.WeightsSize),
 			m.Created.UTC().Format(time.RFC3339), m.WeightsSHA256[:min(12, len(m.WeightsSHA256))], parent)
 	}
 	return tw.Flush()
@@ -79,17 +80,7 @@ func checkpointsTable(w io.Writer, cps []models.Checkpoint, name string) error {
 		if cp.Damaged {
 			eps = "damaged"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%x\n", cp.Run, eps, modelsSize(int64(cp.Size)), cp.SHA256[:6])
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%x\n", cp.Run, eps, units.FormatBytes(int64(cp.Size)), cp.SHA256[:6])
 	}
 	return tw.Flush()
-}
-
-func modelsSize(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

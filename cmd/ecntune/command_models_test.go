@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/policy/rl"
 )
@@ -115,9 +116,9 @@ func TestModelsCommandLifecycle(t *testing.T) {
 		t.Fatalf("list:\n%s", out)
 	}
 	f := strings.Fields(lines[2])
-	// ID MODEL STATUS ALGO OBS ACT WEIGHTS(2 fields) CREATED SHA PARENT
+	// ID MODEL STATUS ALGO OBS ACT WEIGHTS CREATED SHA PARENT
 	if f[0] != "2" || f[1] != "ddqn-default@2" || f[2] != "candidate" || f[3] != "ddqn" || f[4] != env.SpecVersion ||
-		f[6]+" "+f[7] != modelsSize(int64(len(blobs[1]))) || f[8] != "2026-11-01T02:00:00Z" || len(f[9]) != 12 || f[10] != "-" {
+		f[6] != units.FormatBytes(int64(len(blobs[1]))) || f[7] != "2026-11-01T02:00:00Z" || len(f[8]) != 12 || f[9] != "-" {
 		t.Fatalf("row %q", lines[2])
 	}
 
