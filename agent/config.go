@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -63,6 +64,11 @@ type Config struct {
 	// Notes are what the agent should say once at start about the file,
 	// such as the gnmic-only keys it ignores.
 	Notes []string
+	// Warnings are what looks wrong in the file without being invalid,
+	// said once at start: an ECN threshold below one MTU (env.MTUBytes) in
+	// a fixed:/schedule: policy or a guardrails.bounds range, usually a
+	// size in KB written in bytes.
+	Warnings []string
 	// Guardrails are the guard's rules, and in Guardrails.Reward the
 	// reward intervals are scored with (DefaultReward from a file).
 	Guardrails GuardConfig
@@ -247,10 +253,10 @@ type gnmicTargetIgnored struct {
 }
 
 type fileBounds struct {
-	Rate string    `yaml:"rate"`
-	Kmin []string  `yaml:"kmin"`
-	Kmax []string  `yaml:"kmax"`
-	Pmax []float64 `yaml:"pmax"`
+	Rate string   `yaml:"rate"`
+	Kmin []string `yaml:"kmin"`
+	Kmax []string `yaml:"kmax"`
+	Pmax []string `yaml:"pmax"` // fractions (0.01) or percentages (1%)
 }
 
 type fileRollback struct {
@@ -301,8 +307,11 @@ const (
 	MaxConfigNodes = 500_000
 )
 
-// LoadConfig reads and validates a configuration file. Errors name the file
-// and the field.
+// LoadConfig reads and validates a configuration file. Errors name the
+// file, the line and the field (agent.yaml: line 12:
+// guardrails.bounds[0].kmin: ...); every unknown key and every value of
+// the wrong type is listed at once, each once however many aliases reach
+// it. Relative file paths are from the file's folder (ParseConfigIn).
 func LoadConfig(path string) (*Config, error) {
 	b, err := readConfigFile(path)
 	if err != nil {
@@ -333,8 +342,11 @@ func readConfigFile(path string) ([]byte, error) {
 }
 
 // ParseConfig parses a configuration document. Unknown keys are errors.
-// The document is at most MaxConfigBytes and MaxConfigNodes. Relative
-// file paths (db, registry, TLS files) are from the working directory.
+// The document is at most MaxConfigBytes and MaxConfigNodes. Sizes and
+// rates need their unit (5KB, 100Gbps; a bare number but 0 is an error),
+// Pmax is a fraction or a percentage; thresholds below one MTU are
+// Warnings. Relative file paths (db, registry, TLS files) are from the
+// working directory.
 func ParseConfig(data []byte) (*Config, error) { return ParseConfigIn(data, "") }
 
 // ParseConfigIn is ParseConfig with relative file paths (db, registry,
@@ -342,10 +354,21 @@ func ParseConfig(data []byte) (*Config, error) { return ParseConfigIn(data, "") 
 // the configuration file's folder, as LoadConfig does: a configuration
 // means the same files from wherever the agent is started.
 func ParseConfigIn(data []byte, dir string) (*Config, error) {
-	f, err := decodeConfig(data)
+	f, doc, err := decodeConfig(data)
 	if err != nil {
 		return nil, err
 	}
+	c, err := buildConfig(f, dir)
+	if err != nil {
+		return nil, newConfigIndex(doc).locate(err)
+	}
+	return c, nil
+}
+
+// buildConfig checks a decoded file and fills a Config from it; errors
+// start with the field path they are about (guardrails.bounds[0].kmin: ...).
+func buildConfig(f *fileConfig, dir string) (*Config, error) {
+	var err error
 	if f.DB == "" {
 		f.DB = "agent.db"
 	}
@@ -372,7 +395,36 @@ func ParseConfigIn(data []byte, dir string) (*Config, error) {
 	if err := c.resolvePresets(); err != nil {
 		return nil, err
 	}
+	c.Warnings = append(c.Warnings, prefixAll("policy "+c.Policy+": ", policy.SpecWarnings(c.Policy))...)
+	if len(f.Guardrails.Bounds) > 0 {
+		c.Warnings = append(c.Warnings, boundsWarnings(c.Guardrails.Bounds)...)
+	}
 	return c, nil
+}
+
+func prefixAll(prefix string, ss []string) []string {
+	for i := range ss {
+		ss[i] = prefix + ss[i]
+	}
+	return ss
+}
+
+// boundsWarnings names every guardrails.bounds limit on Kmin or Kmax
+// that lies below one MTU (0 is a deliberate "no marking floor").
+func boundsWarnings(bs []RateBounds) []string {
+	var out []string
+	for i, b := range bs {
+		for _, k := range []struct {
+			key, end string
+			v        int64
+		}{{"kmin", "minimum", b.KminMin}, {"kmin", "maximum", b.KminMax}, {"kmax", "minimum", b.KmaxMin}, {"kmax", "maximum", b.KmaxMax}} {
+			if k.v > 0 && k.v < env.MTUBytes {
+				out = append(out, fmt.Sprintf("guardrails.bounds[%d].%s: the %s %s is below one MTU (%s): a queue of a single packet crosses it (was a size in KB meant?)",
+					i, k.key, k.end, units.FormatBytes(k.v), units.FormatBytes(env.MTUBytes)))
+			}
+		}
+	}
+	return out
 }
 
 // resolvePaths makes the file paths of f that are relative relative to
@@ -399,33 +451,248 @@ func (f *fileConfig) resolvePaths(dir string) {
 
 // decodeConfig decodes a configuration file strictly (unknown keys are
 // errors) after checking its size and the node count of its aliases.
-func decodeConfig(data []byte) (*fileConfig, error) {
+func decodeConfig(data []byte) (*fileConfig, *yaml.Node, error) {
 	if len(data) > MaxConfigBytes {
-		return nil, fmt.Errorf("configuration of %d bytes: larger than the limit of %d MiB", len(data), MaxConfigBytes>>20)
+		return nil, nil, fmt.Errorf("configuration of %d bytes: larger than the limit of %d MiB", len(data), MaxConfigBytes>>20)
 	}
 	var doc yaml.Node
 	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("empty configuration (want at least targets)")
+			return nil, nil, fmt.Errorf("empty configuration (want at least targets)")
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	if err := checkNodeCount(&doc, MaxConfigNodes); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Every unknown key at once, with its line and the keys allowed there,
 	// once even when an anchor brings it to several places.
 	if err := safeio.CheckKeys(&doc, fileConfig{}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var f fileConfig
 	// Decoded again from the text: yaml.Node.Decode has no KnownFields.
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil {
-		return nil, dedupTypeErrors(err)
+		return nil, nil, newConfigIndex(&doc).typeErrors(err)
 	}
-	return &f, nil
+	return &f, &doc, nil
+}
+
+// configIndex knows where every field of a configuration document stands:
+// the line of each field path (targets.leaf0.queues[1]; a path reached
+// through an alias has the lines of the anchored node) and, by line, the
+// nodes there with the first path that reaches them, so that an error
+// about a node inside an anchor names one path however many aliases use
+// it.
+type configIndex struct {
+	lines  map[string]int
+	byLine map[int][]indexedNode
+}
+
+type indexedNode struct {
+	path string
+	key  *yaml.Node // the mapping key (nil for a list item)
+	val  *yaml.Node
+}
+
+func newConfigIndex(doc *yaml.Node) *configIndex {
+	x := &configIndex{lines: map[string]int{}, byLine: map[int][]indexedNode{}}
+	seen := map[*yaml.Node]bool{}
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		for n != nil && n.Kind == yaml.AliasNode {
+			n = n.Alias
+		}
+		if n == nil {
+			return
+		}
+		switch n.Kind {
+		case yaml.DocumentNode:
+			for _, c := range n.Content {
+				walk(c, path)
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				if k.Value == "<<" && k.Kind == yaml.ScalarNode {
+					walk(v, path) // a merge key's mapping lands here
+					continue
+				}
+				p := joinPath(path, k.Value)
+				x.add(p, k, v, k.Line, seen)
+				walk(v, p)
+			}
+		case yaml.SequenceNode:
+			for i, e := range n.Content {
+				p := fmt.Sprintf("%s[%d]", path, i)
+				x.add(p, nil, e, e.Line, seen)
+				walk(e, p)
+			}
+		}
+	}
+	walk(doc, "")
+	return x
+}
+
+func (x *configIndex) add(path string, key, val *yaml.Node, line int, seen map[*yaml.Node]bool) {
+	if _, ok := x.lines[path]; !ok {
+		x.lines[path] = line
+	}
+	v := val
+	for v.Kind == yaml.AliasNode && v.Alias != nil {
+		v = v.Alias
+	}
+	if seen[v] {
+		return // the first path that reaches a node names it
+	}
+	seen[v] = true
+	x.byLine[v.Line] = append(x.byLine[v.Line], indexedNode{path: path, key: key, val: v})
+	if key != nil && key.Line != v.Line {
+		x.byLine[key.Line] = append(x.byLine[key.Line], indexedNode{path: path, key: key})
+	}
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// line is the line of path, or of its nearest parent in the file (0: none).
+func (x *configIndex) line(path string) int {
+	for path != "" {
+		if l, ok := x.lines[path]; ok {
+			return l
+		}
+		i := strings.LastIndexAny(path, ".[")
+		if i < 0 {
+			return 0
+		}
+		path = path[:i]
+	}
+	return 0
+}
+
+// locate puts the line of the field an error is about before it: the
+// longest field path of the file that starts the message (up to a colon,
+// space or slash), else the nearest parent in the file of the path before
+// the first colon (targets.sw0.address: required → the line of sw0).
+func (x *configIndex) locate(err error) error {
+	msg := err.Error()
+	best := 0
+	for i := 1; i < len(msg); i++ {
+		if c := msg[i]; c != ':' && c != ' ' && c != '/' {
+			continue
+		}
+		if l, ok := x.lines[msg[:i]]; ok {
+			best = l
+		}
+	}
+	if best == 0 {
+		if i := strings.IndexByte(msg, ':'); i > 0 {
+			best = x.line(msg[:i])
+		}
+	}
+	if best == 0 {
+		return err
+	}
+	return fmt.Errorf("line %d: %w", best, err)
+}
+
+var (
+	// yaml.v3's messages: a value that is not of the field's type, and a
+	// key given twice in one mapping.
+	reTypeErr = regexp.MustCompile("^line ([0-9]+): cannot unmarshal (!![a-z]+)(?: `(.*)`)? into (.+)$")
+	reDupKey  = regexp.MustCompile(`^line ([0-9]+): mapping key "(.*)" already defined at line ([0-9]+)$`)
+)
+
+// typeErrors rewrites the messages of a *yaml.TypeError to name the field
+// and what it wants (line 5: targets.leaf0.queues[0]: want a whole
+// number, got "a"), each once: a mistake inside an anchored node is
+// reported once, not once per alias of it.
+func (x *configIndex) typeErrors(err error) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range te.Errors {
+		e = x.typeError(e)
+		if !seen[e] {
+			seen[e] = true
+			out = append(out, e)
+		}
+	}
+	if len(out) == 1 {
+		return errors.New(out[0])
+	}
+	return fmt.Errorf("%d errors:\n  %s", len(out), strings.Join(out, "\n  "))
+}
+
+func (x *configIndex) typeError(e string) string {
+	if m := reDupKey.FindStringSubmatch(e); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		for _, n := range x.byLine[line] {
+			if n.key != nil && n.key.Value == m[2] {
+				return fmt.Sprintf("line %s: %s: given twice (first on line %s)", m[1], n.path, m[3])
+			}
+		}
+		return e
+	}
+	m := reTypeErr.FindStringSubmatch(e)
+	if m == nil {
+		return e
+	}
+	line, _ := strconv.Atoi(m[1])
+	tag, val, into := m[2], m[3], m[4]
+	for _, n := range x.byLine[line] {
+		if n.val == nil || n.val.ShortTag() != tag {
+			continue
+		}
+		if short, ok := strings.CutSuffix(val, "..."); ok && len(n.val.Value) > 10 {
+			if !strings.HasPrefix(n.val.Value, short) {
+				continue
+			}
+		} else if n.val.Kind == yaml.ScalarNode && n.val.Value != val {
+			continue
+		}
+		return fmt.Sprintf("line %s: %s: want %s, got %s", m[1], n.path, wantOf(into), describeNode(n.val))
+	}
+	return e
+}
+
+// wantOf says in words what a value of Go type t (as yaml.v3 names it) is.
+func wantOf(t string) string {
+	t = strings.TrimLeft(t, "*")
+	switch {
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	case strings.HasPrefix(t, "map[") || strings.Contains(t, "."):
+		return "a mapping of keys"
+	case strings.HasPrefix(t, "int") || strings.HasPrefix(t, "uint"):
+		return "a whole number"
+	case strings.HasPrefix(t, "float"):
+		return "a number"
+	case t == "bool":
+		return "true or false"
+	case t == "string":
+		return "a single value"
+	}
+	return t
+}
+
+func describeNode(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	return strconv.Quote(n.Value)
 }
 
 // parseRun fills and checks how the agent runs: mode, policy, intervals,
@@ -588,47 +855,34 @@ func checkNodeCount(doc *yaml.Node, limit int) error {
 	return nil
 }
 
-// dedupTypeErrors drops repeated messages of a *yaml.TypeError: a mistake
-// inside an anchored node is reported once per alias of it, with the same
-// line.
-func dedupTypeErrors(err error) error {
-	var te *yaml.TypeError
-	if !errors.As(err, &te) {
-		return err
-	}
-	seen := map[string]bool{}
-	var out []string
-	for _, e := range te.Errors {
-		if !seen[e] {
-			seen[e] = true
-			out = append(out, e)
-		}
-	}
-	if len(out) == 1 {
-		return errors.New(out[0])
-	}
-	return &yaml.TypeError{Errors: out}
-}
-
-// checkPolicySpec checks the form of a policy spec; fixed: and schedule:
-// specs are parsed in full (model:NAME is resolved when the agent starts).
+// checkPolicySpec checks a policy spec as far as it can without the model
+// registry: every form but model:NAME is resolved here (fixed: and
+// schedule: settings, preset names, the embedded model), so that a typo
+// fails at load, not at start; model:NAME is looked up when the agent
+// starts. A +headroom=floor[*F] suffix is checked with its base.
 func checkPolicySpec(s string) error {
+	if base, hr, ok := strings.Cut(s, "+headroom="); ok {
+		if err := checkPolicySpec(base); err != nil {
+			return err
+		}
+		if _, err := policy.NewHeadroom(nil, s, hr); err != nil {
+			return fmt.Errorf("policy %q: %w", s, err)
+		}
+		return nil
+	}
 	switch {
-	case s == "builtin" || s == "adaptive":
-		return nil
-	case strings.HasPrefix(s, "static:") && len(s) > len("static:"):
-		return nil
 	case strings.HasPrefix(s, "model:") && len(s) > len("model:"):
 		ref, _, _, err := policy.SplitPreference(s[len("model:"):])
 		if err == nil && ref == "" {
 			err = fmt.Errorf("%q names no model", s)
 		}
 		return err
-	case strings.HasPrefix(s, "fixed:") || strings.HasPrefix(s, "schedule:") || strings.HasPrefix(s, "builtin:"):
+	case s == "builtin" || s == "adaptive" || strings.HasPrefix(s, "static:") || strings.HasPrefix(s, "fixed:") ||
+		strings.HasPrefix(s, "schedule:") || strings.HasPrefix(s, "builtin:"):
 		_, err := policy.Lookup(s) // parsing (and the embedded model): checked here, not at the first decision
 		return err
 	}
-	return fmt.Errorf("%q is not allowed (want builtin[:prefer=P], adaptive, static:NAME, fixed:KMIN/KMAX/PMAX, schedule:... or model:NAME[,prefer=P])", s)
+	return fmt.Errorf("%q is not allowed (want builtin[:prefer=P], adaptive, static:NAME, fixed:KMIN/KMAX/PMAX, schedule:... or model:NAME[,prefer=P], any of them with +headroom=floor[*F])", s)
 }
 
 func parseDur(field, s string, def time.Duration) (time.Duration, error) {
@@ -1083,9 +1337,14 @@ func parseBounds(field string, b fileBounds) (RateBounds, error) {
 		return rb, err
 	}
 	if len(b.Pmax) != 2 {
-		return rb, fmt.Errorf("%s.pmax: want [min, max] probabilities in (0, 1], e.g. [0.01, 0.5]", field)
+		return rb, fmt.Errorf("%s.pmax: want [min, max] probabilities in (0, 1], e.g. [0.01, 0.5] or [1%%, 50%%]", field)
 	}
-	rb.PmaxMin, rb.PmaxMax = b.Pmax[0], b.Pmax[1]
+	if rb.PmaxMin, err = units.ParseFraction(b.Pmax[0]); err != nil {
+		return rb, fmt.Errorf("%s.pmax: %v", field, err)
+	}
+	if rb.PmaxMax, err = units.ParseFraction(b.Pmax[1]); err != nil {
+		return rb, fmt.Errorf("%s.pmax: %v", field, err)
+	}
 	return rb, nil
 }
 

@@ -232,7 +232,7 @@ func TestLoadConfigNamesFile(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "agent.yaml")
 	os.WriteFile(p, []byte("mode: x\n"), 0o644)
 	_, err := LoadConfig(p)
-	if err == nil || !strings.HasPrefix(err.Error(), p+": mode:") {
+	if err == nil || !strings.HasPrefix(err.Error(), p+": line 1: mode:") {
 		t.Fatalf("got %v", err)
 	}
 	if _, err := LoadConfig(p + ".missing"); err == nil || !strings.Contains(err.Error(), "agent.yaml.missing") {
@@ -548,6 +548,134 @@ func TestStoreRecommendationsDefaults(t *testing.T) {
 		}
 		if cfg.StoresRecommendations() != c.want {
 			t.Errorf("%q: stores %v", c.doc, !c.want)
+		}
+	}
+}
+
+// Errors name the line and the field path, and a value of the wrong type
+// inside an anchor is reported once, at the anchor, however many aliases
+// use it (yaml.v3 said "line 5: cannot unmarshal !!str `a` into int" once
+// per alias, without the field).
+func TestConfigErrorsNameLineAndField(t *testing.T) {
+	anchored := `targets:
+  leaf0: &sim
+    address: 127.0.0.1:57400
+    insecure: true
+    queues: [3, four]
+  leaf1: *sim
+  leaf2: *sim
+guardrails:
+  change-budget: many
+  max-step-ratio: [2]
+`
+	_, err := ParseConfig([]byte(anchored))
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	want := "3 errors:\n" +
+		"  line 5: targets.leaf0.queues[1]: want a whole number, got \"four\"\n" +
+		"  line 9: guardrails.change-budget: want a whole number, got \"many\"\n" +
+		"  line 10: guardrails.max-step-ratio: want a number, got a list"
+	if err.Error() != want {
+		t.Errorf("got\n%s\nwant\n%s", err, want)
+	}
+	_, err = ParseConfig([]byte("guardrails:\n  min-hold: 1s\n  min-hold: 2s\ntargets: {sw0: {address: 'h:1'}}\n"))
+	if err == nil || err.Error() != "line 3: guardrails.min-hold: given twice (first on line 2)" {
+		t.Errorf("duplicate key: %v", err)
+	}
+	// A long value (yaml.v3 shortens it in its message) is still found.
+	_, err = ParseConfig([]byte("targets:\n  sw0:\n    address: h:1\n    insecure: definitely-not-a-bool\n"))
+	if err == nil || err.Error() != `line 4: targets.sw0.insecure: want true or false, got "definitely-not-a-bool"` {
+		t.Errorf("long value: %v", err)
+	}
+
+	// Errors found after decoding carry the line of their field, or of its
+	// nearest parent in the file when the field is missing.
+	for _, c := range []struct{ doc, want string }{
+		{"mode: auto\ntargets: {sw0: {address: 'h:1'}}\n", "line 1: mode: \"auto\" is not allowed"},
+		{"targets:\n  sw0:\n    address: h:1\n    queues: [9]\n", "line 4: targets.sw0.queues: 9 is out of range"},
+		{"targets:\n  sw0:\n    address: 'h:1'\n    tls-cert: c.pem\n", "line 4: targets.sw0.tls-cert/tls-key: give both or neither"},
+		{"targets:\n  sw0:\n    address: 'h:1'\n    retry-timer: 0s\n", "line 4: targets.sw0.retry-timer: must be positive"},
+		{"targets:\n  \"bad host\":\n    insecure: true\n", "line 2: targets.bad host.address: "},
+		{"targets: {sw0: {address: 'h:1'}}\nguardrails:\n  bounds:\n    - rate: 100Gbps\n      kmin: [5KB, 2MB]\n      kmax: [10KB, 3MB]\n      pmax: [0.01, 0.5]\n    - rate: 100G\n      kmin: [400, 2MB]\n",
+			"line 9: guardrails.bounds[1].kmin: size \"400\" has no unit: write 400KB"},
+		{"targets: {sw0: {address: 'h:1'}}\nguardrails:\n  bounds:\n    - {rate: 100Gbps, kmin: [5KB, 2MB], kmax: [10KB, 3MB], pmax: [0.01, high]}\n",
+			"line 4: guardrails.bounds[0].pmax: \"high\" is not a fraction"},
+		{"targets: {sw0: {address: 'h:1'}}\nguardrails:\n  bounds:\n    - {rate: 100, kmin: [5KB, 2MB], kmax: [10KB, 3MB], pmax: [0.01, 0.5]}\n",
+			"line 4: guardrails.bounds[0].rate: rate \"100\" has no unit: write 100Gbps"},
+		{"targets: {sw0: {address: 'h:1'}}\npolicy: fixed:400/1600KB/20%\n", "line 2: policy: policy \"fixed:400/1600KB/20%\": setting \"400/1600KB/20%\": kmin: size \"400\" has no unit: write 400KB"},
+		{"targets: {sw0: {address: 'h:1'}}\npolicy: schedule:sonic-default,5ms=400KB/1600/1%\n", "line 2: policy: policy \"schedule:"},
+		{"targets: {}\n", "line 1: targets: at least one target"},
+	} {
+		_, err := ParseConfig([]byte(c.doc))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q:\n got %v\nwant %s...", c.doc, err, c.want)
+		}
+	}
+	// An error about no field of the file has no line.
+	if _, err := ParseConfig([]byte("mode: shadow\n")); err == nil || err.Error() != "targets: at least one target is required" {
+		t.Errorf("no targets: %v", err)
+	}
+}
+
+// Guardrail bounds take Pmax as fractions or percentages, and a Kmin or
+// Kmax bound below one MTU, or a fixed:/schedule: threshold, is a warning
+// (not an error) that the agent logs at start.
+func TestConfigPmaxPercentAndMTUWarnings(t *testing.T) {
+	doc := `policy: schedule:sonic-default,1h=1000B/400KB/1%
+targets: {sw0: {address: 'h:1'}}
+guardrails:
+  bounds:
+    - {rate: 100Gbps, kmin: [0, 2MB], kmax: [1KB, 3MB], pmax: [1%, 0.5]}
+    - {rate: 400Gbps, kmin: [20KB, 8MB], kmax: [200KB, 32MB], pmax: ["0.5%", 50%]}
+`
+	c, err := ParseConfig([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := c.Guardrails.Bounds; b[0].PmaxMin != 0.01 || b[0].PmaxMax != 0.5 || b[1].PmaxMin != 0.005 || b[1].PmaxMax != 0.5 {
+		t.Errorf("pmax bounds %+v", b)
+	}
+	want := []string{
+		"policy schedule:sonic-default,1h=1000B/400KB/1%: entry 2 (at 1h): kmin 1KB is below one MTU (1.5KB)",
+		"guardrails.bounds[0].kmax: the minimum 1KB is below one MTU (1.5KB)",
+	}
+	if len(c.Warnings) != len(want) {
+		t.Fatalf("warnings %q, want %d", c.Warnings, len(want))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(c.Warnings[i], w) {
+			t.Errorf("warning %d: %q, want %q...", i, c.Warnings[i], w)
+		}
+	}
+	// The defaults and the examples warn about nothing.
+	c, err = ParseConfig([]byte("targets: {sw0: {address: 'h:1'}}\n"))
+	if err != nil || len(c.Warnings) != 0 {
+		t.Errorf("defaults: %q, %v", c.Warnings, err)
+	}
+}
+
+// Every policy spec eval takes is checked at load, +headroom= included:
+// builtin+headroom=floor was refused, static:NO-SUCH-PRESET and a bad
+// headroom factor on static: or model: were accepted until the start.
+func TestConfigPolicySpecs(t *testing.T) {
+	base := "targets: {sw0: {address: 'h:1'}}\n"
+	for _, p := range []string{"builtin+headroom=floor", "adaptive+headroom=default", "static:hpcc+headroom=floor*1.5",
+		"fixed:400KB/1600KB/1%+headroom=floor", "model:x+headroom=floor", "builtin:prefer=0.5+headroom=floor*2", "static:hpcc"} {
+		if _, err := ParseConfig([]byte("policy: " + p + "\n" + base)); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	for p, want := range map[string]string{
+		"static:no-such":                     "no-such",
+		"static:hpcc+headroom=floor*99":      "headroom=floor*99: want floor*F with F in [1, 10]",
+		"model:x+headroom=ceiling":           "headroom=ceiling: want floor, floor*F or default",
+		"fixed:400/1600KB/1%+headroom=floor": `kmin: size "400" has no unit`,
+		"magic+headroom=floor":               `"magic" is not allowed`,
+	} {
+		_, err := ParseConfig([]byte("policy: " + p + "\n" + base))
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), "line 1: policy: ") {
+			t.Errorf("%s: %v, want it to say %q", p, err, want)
 		}
 	}
 }

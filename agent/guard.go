@@ -204,11 +204,11 @@ func (c GuardConfig) validateRules() error {
 		case !(b.RateBps > 0):
 			return fmt.Errorf("%s.rate: must be positive", f)
 		case b.KminMin < 0 || b.KminMin > b.KminMax:
-			return fmt.Errorf("%s.kmin: [%d, %d] B is not a range (want 0 <= min <= max)", f, b.KminMin, b.KminMax)
+			return fmt.Errorf("%s.kmin: [%s, %s] is not a range (want 0 <= min <= max)", f, units.FormatBytes(b.KminMin), units.FormatBytes(b.KminMax))
 		case b.KmaxMin <= 0 || b.KmaxMin > b.KmaxMax:
-			return fmt.Errorf("%s.kmax: [%d, %d] B is not a range (want 0 < min <= max)", f, b.KmaxMin, b.KmaxMax)
+			return fmt.Errorf("%s.kmax: [%s, %s] is not a range (want 0 < min <= max)", f, units.FormatBytes(b.KmaxMin), units.FormatBytes(b.KmaxMax))
 		case b.KminMin >= b.KmaxMax:
-			return fmt.Errorf("%s: kmin minimum %d B leaves no room below kmax maximum %d B", f, b.KminMin, b.KmaxMax)
+			return fmt.Errorf("%s: kmin minimum %s leaves no room below kmax maximum %s", f, units.FormatBytes(b.KminMin), units.FormatBytes(b.KmaxMax))
 		case !(b.PmaxMin > 0) || !(b.PmaxMin <= b.PmaxMax) || !(b.PmaxMax <= 1):
 			return fmt.Errorf("%s.pmax: [%g, %g] is not a range within (0, 1]", f, b.PmaxMin, b.PmaxMax)
 		case c.PmaxStep > 0 && !(pmaxStepIn(b.PmaxMin, b.PmaxMax, c.PmaxStep) > 0):

@@ -79,6 +79,9 @@ func Open(ctx context.Context, cfg *Config, d Deps) (a *Agent, err error) {
 	for _, n := range cfg.Notes {
 		d.Logger.Info("configuration: " + n)
 	}
+	for _, w := range cfg.Warnings {
+		d.Logger.Warn("configuration: " + w)
+	}
 	pol := d.Policy
 	if pol == nil {
 		if pol, err = d.Resolver.Lookup(cfg.Policy); err != nil {

@@ -274,7 +274,8 @@ func TestConcurrentOpenIsLocked(t *testing.T) {
 		start := time.Now()
 		_, err := Open(path, Options{ReadOnly: ro, Timeout: 150 * time.Millisecond})
 		took := time.Since(start)
-		wantErr(t, err, ErrLocked, path, "database locked by another process", "150ms")
+		wantErr(t, err, ErrLocked, path, "database locked by another process", "150ms",
+			"stop the other ecntune process, or name another registry (--db, or registry: in an agent config)")
 		if took < 50*time.Millisecond || took > 5*time.Second {
 			t.Fatalf("lock error after %v, want about the 150ms timeout", took)
 		}

@@ -157,7 +157,7 @@ func Open(path string, opts Options) (*Registry, error) {
 			if opts.Timeout < 0 {
 				waited = "did not wait"
 			}
-			return nil, fmt.Errorf("registry %s: %w (%s): stop the other ecntune process or pass another --db", path, ErrLocked, waited)
+			return nil, fmt.Errorf("registry %s: %w (%s): stop the other ecntune process, or name another registry (--db, or registry: in an agent config)", path, ErrLocked, waited)
 		case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
 			return nil, errorf(ErrCorrupt, "%s is not a usable ecntune registry: %v", path, err)
 		case errors.Is(err, ErrCorrupt):

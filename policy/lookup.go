@@ -85,3 +85,36 @@ func (r Resolver) Lookup(spec string) (Policy, error) {
 	}
 	return p, nil
 }
+
+// SpecWarnings lists what looks wrong in a policy spec without being
+// invalid: a fixed: setting, or a schedule: entry's, with Kmin or Kmax
+// below one MTU (env.Setting.Warnings; usually a size in KB written in
+// bytes). A spec that does not parse has none (Lookup reports it).
+func SpecWarnings(spec string) []string {
+	s, _, _ := strings.Cut(strings.TrimSpace(spec), "+headroom=")
+	var out []string
+	if arg, ok := strings.CutPrefix(s, "fixed:"); ok {
+		if st, err := ParseFixed(arg); err == nil {
+			out = append(out, st.Warnings()...)
+		}
+	}
+	if arg, ok := strings.CutPrefix(s, "schedule:"); ok {
+		for i, e := range strings.Split(arg, ",") {
+			at, what, timed := strings.Cut(strings.TrimSpace(e), "=")
+			if !timed {
+				what, at = at, "0s"
+			}
+			if !strings.Contains(what, "/") {
+				continue // a preset
+			}
+			st, err := ParseFixed(what)
+			if err != nil {
+				continue
+			}
+			for _, w := range st.Warnings() {
+				out = append(out, fmt.Sprintf("entry %d (at %s): %s", i+1, strings.TrimSpace(at), w))
+			}
+		}
+	}
+	return out
+}

@@ -42,7 +42,7 @@ func TestAgentCommandErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{}, "--config is required"},
-		{[]string{"--config", bad}, bad + ": targets.sw0.dialect"},
+		{[]string{"--config", bad}, bad + ": line 5: targets.sw0.dialect"},
 		{[]string{"--config", unknownPreset}, "guardrails.safe-preset: unknown preset \"nope\""},
 		{[]string{"--config", bad, "--log-format", "xml"}, "--log-format"},
 		{[]string{"history", "--db", filepath.Join(dir, "none.db")}, "none.db does not exist"},

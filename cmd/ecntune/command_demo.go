@@ -14,6 +14,7 @@ import (
 	"github.com/ecntune/ecntune/internal/bench"
 	"github.com/ecntune/ecntune/internal/demo"
 	"github.com/ecntune/ecntune/internal/units"
+	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/scenario"
 )
@@ -62,6 +63,8 @@ a temporary file removed at exit unless --db names one.`,
 			if err != nil {
 				return err
 			}
+			warnAll(cmd.ErrOrStderr(), name, scenario.Warnings(sc))
+			warnAll(cmd.ErrOrStderr(), "--policy "+pol, policy.SpecWarnings(pol))
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			d, err := demo.Start(ctx, demo.Config{Scenario: sc, Once: once, Listen: listen, GNMIListen: gnmiListen,

@@ -86,6 +86,7 @@ that the traffic keeps going.`,
 			if err != nil {
 				return err
 			}
+			warnAll(cmd.ErrOrStderr(), scenarioPath, scenario.Warnings(cfg))
 			cfg.Loop = loop
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()

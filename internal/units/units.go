@@ -41,7 +41,7 @@ var sizeUnits = []struct {
 func ParseBytes(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {
-		return 0, fmt.Errorf("empty size (want e.g. 400KB, 16MiB or 1000)")
+		return 0, fmt.Errorf("empty size (want e.g. 400KB, 16MiB or 1000B)")
 	}
 	mult, unit := 1.0, false
 	for _, u := range sizeUnits {
@@ -104,6 +104,22 @@ func ParseRate(s string) (float64, error) {
 		return 0, fmt.Errorf("rate %q is above the maximum of %s", s, FormatRate(MaxRateBps))
 	}
 	return v * mult, nil
+}
+
+// ParseFraction parses a fraction such as a marking probability: a bare
+// number ("0.2", "1e-3") or a percentage ("20%", "0.3 %"). It checks only
+// that it is a finite number; the caller holds it to its range.
+func ParseFraction(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	scale := 1.0
+	if u, ok := strings.CutSuffix(t, "%"); ok {
+		t, scale = strings.TrimSpace(u), 0.01
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%q is not a fraction (want e.g. 0.2 or 20%%)", s)
+	}
+	return v * scale, nil
 }
 
 // ParseDuration parses a duration such as "20ms", "1us", "1µs", "300us" or

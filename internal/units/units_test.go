@@ -1,6 +1,7 @@
 package units
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -114,5 +115,31 @@ func TestFormatBytesOneStyle(t *testing.T) {
 		if got := FormatBytes(in); got != want {
 			t.Errorf("FormatBytes(%d) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestParseFraction(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want float64
+	}{{"0.2", 0.2}, {"20%", 0.2}, {" 0.3 % ", 0.003}, {"1e-3", 0.001}, {"1", 1}, {"100%", 1}} {
+		got, err := ParseFraction(c.in)
+		if err != nil || math.Abs(got-c.want) > 1e-15 {
+			t.Errorf("ParseFraction(%q) = %g, %v; want %g", c.in, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{"", "%", "20%%", "high", "NaN", "Inf%", "0.2KB"} {
+		if _, err := ParseFraction(bad); err == nil || !strings.Contains(err.Error(), "not a fraction") {
+			t.Errorf("ParseFraction(%q): %v", bad, err)
+		}
+	}
+}
+
+// TestEmptySizeSuggestsAUnit: the hint of an empty size shows sizes with
+// their unit, never a bare number (which ParseBytes refuses).
+func TestEmptySizeSuggestsAUnit(t *testing.T) {
+	_, err := ParseBytes(" ")
+	if err == nil || !strings.Contains(err.Error(), "1000B") || strings.Contains(err.Error(), "1000)") {
+		t.Errorf("ParseBytes(\" \"): %v", err)
 	}
 }

@@ -15,7 +15,7 @@
 //	           host_rate: 100Gbps, fabric_rate: 400Gbps, link_delay: 1us, buffer: 32MB}
 //	  # kind: star takes hosts, host_rate, link_delay, buffer
 //	  # kind: hpcc takes file (an HPCC topology file) and buffer
-//	ecn: {kmin: 400KB, kmax: 1600KB, pmax: 0.2}   # at 100 Gb/s, scaled with port rate
+//	ecn: {kmin: 400KB, kmax: 1600KB, pmax: 0.2}   # at 100 Gb/s, scaled with port rate; pmax also 20%
 //	pfc: {enabled: true, alpha: 0.125, alpha_scale_with_rate: true, cable: 5m,
 //	      headroom: 100KB, formula: ieee, reserve: 4KiB, xon_offset: 3KiB}
 //	dcqcn: {enabled: true, g: 0.00390625, ai: 20Mbps, hai: 200Mbps, increase_timer: 300us,
@@ -35,7 +35,12 @@
 //
 // File paths are relative to the scenario file. Sizes take B, KB, MB, GB
 // (decimal) or KiB, MiB, GiB; rates bps..Tbps; durations ns, us, ms, s;
-// cable lengths m or km. Every omitted field takes simenv.DefaultConfig()'s
+// cable lengths m or km. The unit is required on every size, rate and
+// duration: a bare number other than 0 (kmin: 400, quoted or not) is an
+// error that shows the fix, as ns-3 states KMIN_MAP in KB where a YAML
+// file could mean bytes; an ECN threshold below one MTU loads with a
+// warning (Warnings). mtu, header_bytes and ack_bytes are counts of bytes
+// by their name. Every omitted field takes simenv.DefaultConfig()'s
 // value; topology rates default to 100Gbps (fabric_rate: host_rate), link
 // delay to 1us, buffer to simenv.DefaultBufferBytes. hosts lists host names
 // (host0, host1, ...; in hpcc topologies host<node id>).

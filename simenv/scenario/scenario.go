@@ -48,9 +48,9 @@ type fileTopology struct {
 }
 
 type fileECN struct {
-	Kmin string   `yaml:"kmin"`
-	Kmax string   `yaml:"kmax"`
-	Pmax *float64 `yaml:"pmax"`
+	Kmin string  `yaml:"kmin"`
+	Kmax string  `yaml:"kmax"`
+	Pmax *string `yaml:"pmax"` // a fraction (0.2) or a percentage (20%)
 }
 
 type filePFC struct {
@@ -447,10 +447,14 @@ func (b *builder) ecn(e *fileECN) error {
 		}
 	}
 	if e.Pmax != nil {
-		if !(*e.Pmax > 0 && *e.Pmax <= 1) {
-			return b.at("ecn.pmax", "%g is outside (0, 1]", *e.Pmax)
+		v, err := units.ParseFraction(*e.Pmax)
+		if err != nil {
+			return b.at("ecn.pmax", "%v", err)
 		}
-		cfg.ECN.Pmax = *e.Pmax
+		if !(v > 0 && v <= 1) {
+			return b.at("ecn.pmax", "%s is outside (0, 1]", *e.Pmax)
+		}
+		cfg.ECN.Pmax = v
 	}
 	if cfg.ECN.KminBytes > cfg.ECN.KmaxBytes {
 		p := "ecn.kmin"

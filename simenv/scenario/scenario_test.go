@@ -465,3 +465,51 @@ func TestBareSizeAndMTUWarning(t *testing.T) {
 		t.Errorf("warnings %q", w)
 	}
 }
+
+// TestUnitsRequiredOnEverySize: every size and rate key of a scenario
+// refuses a bare number, quoted or a YAML integer, and the error names the
+// key, its line and the fix; pmax needs no unit and takes a percentage.
+func TestUnitsRequiredOnEverySize(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"ws.txt": testCDF})
+	cdf := "workloads: [{kind: cdf, cdf: ws.txt, load: 0.5}]\n"
+	star := func(extra string) string { return "topology: {kind: star, hosts: 4" + extra + "}\n" }
+	for _, tc := range []struct{ src, field, fix string }{
+		{star(", buffer: 32000000") + cdf, "topology.buffer", "32000000KB"},
+		{star(", host_rate: 100") + cdf, "topology.host_rate", "100Gbps"},
+		{star(", host_rate: \"25\"") + cdf, "topology.host_rate", "25Gbps"},
+		{"topology: {kind: leafspine, leaves: 2, spines: 1, hosts_per_leaf: 2, fabric_rate: 400}\n" + cdf, "topology.fabric_rate", "400Gbps"},
+		{star("") + cdf + "ecn: {kmin: 400}\n", "ecn.kmin", "400KB"},
+		{star("") + cdf + "ecn: {kmax: \"1600\"}\n", "ecn.kmax", "1600KB"},
+		{star("") + cdf + "ecn: {kmax: 1.6e6}\n", "ecn.kmax", "1.6e6KB"},
+		{star("") + cdf + "pfc: {headroom: 52000}\n", "pfc.headroom", "52000KB"},
+		{star("") + cdf + "pfc: {reserve: 2048}\n", "pfc.reserve", "2048KB"},
+		{star("") + cdf + "pfc: {xon_offset: 1000}\n", "pfc.xon_offset", "1000KB"},
+		{star("") + cdf + "dcqcn: {ai: 20}\n", "dcqcn.ai", "20Gbps"},
+		{star("") + cdf + "dcqcn: {hai: 200}\n", "dcqcn.hai", "200Gbps"},
+		{star("") + cdf + "dcqcn: {min_rate: 1}\n", "dcqcn.min_rate", "1Gbps"},
+		{star("") + cdf + "dcqcn: {byte_counter: 10000000}\n", "dcqcn.byte_counter", "10000000KB"},
+		{star("") + "workloads: [{kind: incast, fanin: 2, size: 1000000, every: 1ms}]\n", "workloads[0].size", "1000000KB"},
+	} {
+		_, err := Parse([]byte(tc.src), dir, "s.yaml")
+		if err == nil || !strings.Contains(err.Error(), tc.field+": ") || !strings.Contains(err.Error(), "has no unit") ||
+			!strings.Contains(err.Error(), "write "+tc.fix) || !strings.Contains(err.Error(), "line ") {
+			t.Errorf("%s: %v", tc.field, err)
+		}
+	}
+	// Zero needs no unit.
+	if _, err := Parse([]byte(star("")+cdf+"ecn: {kmin: 0}\npfc: {reserve: 0}\n"), dir, "s.yaml"); err != nil {
+		t.Errorf("kmin: 0: %v", err)
+	}
+	for _, pm := range []struct {
+		in   string
+		want float64
+	}{{"0.2", 0.2}, {"20%", 0.2}, {"\"0.3%\"", 0.003}} {
+		c, err := Parse([]byte(star("")+cdf+"ecn: {pmax: "+pm.in+"}\n"), dir, "s.yaml")
+		if err != nil || c.ECN.Pmax != pm.want {
+			t.Errorf("pmax: %s = %g, %v; want %g", pm.in, c.ECN.Pmax, err, pm.want)
+		}
+	}
+	if _, err := Parse([]byte(star("")+cdf+"ecn: {pmax: high}\n"), dir, "s.yaml"); err == nil || !strings.Contains(err.Error(), `ecn.pmax: "high" is not a fraction`) {
+		t.Errorf("pmax: high: %v", err)
+	}
+}
