@@ -108,11 +108,7 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 				warnAll(cmd.ErrOrStderr(), sc.Name, scenario.Warnings(sc.Config))
 			}
 			for _, spec := range policies {
-				if f, ok := strings.CutPrefix(spec, "fixed:"); ok {
-					if s, err := policy.ParseFixed(f); err == nil {
-						warnAll(cmd.ErrOrStderr(), spec, s.Warnings())
-					}
-				}
+				warnAll(cmd.ErrOrStderr(), spec, policy.SpecWarnings(spec))
 			}
 			if workers == 0 {
 				workers = runtime.GOMAXPROCS(0)
