@@ -38,7 +38,39 @@ import (
 //
 // Why absolute settings, and the measurements that chose this grid over
 // act-v1's, are in env/DESIGN.md.
-const ActionSpecVersion = "act-v2"
+//
+// # Action spec act-v3
+//
+// act-v2's 83 actions, then the PFC actions of the queue's ingress priority
+// group (same port, same priority), each keeping the ECN setting:
+//
+//	83 + h            headroom = HeadroomFactors[h] × the PG's lossless floor
+//	83 + len(H) + a   alpha = Alphas[a]
+//
+// Headroom factors 1, 1.25, 1.5, 2 (never below the computed floor:
+// headroom returned to the shared pool delays XOFF), alphas 1/16 to 2 in
+// powers of two (SONiC's dynamic_th -4..1). A headroom action on a queue
+// whose headroom or floor is unknown, or an alpha action where alpha is
+// unknown, holds. 83 + 4 + 6 = 93 actions; a model of act-v2 never chooses
+// the last ten (ActionSpecLen).
+const ActionSpecVersion = "act-v3"
+
+// ActionSpecLen is the number of actions of action spec spec in the
+// default catalogue (0: a spec this build cannot act on). Each spec
+// extends the one before it by appending.
+func ActionSpecLen(spec string) int {
+	switch spec {
+	case ActionSpecVersion:
+		return DefaultCatalogue().Len()
+	case "act-v2":
+		return DefaultCatalogue().ecnLen()
+	}
+	return 0
+}
+
+// ReadableActionSpecs are the action specs ActionSpecLen accepts, this
+// build's first.
+var ReadableActionSpecs = []string{ActionSpecVersion, "act-v2"}
 
 // Relative actions.
 const (
@@ -59,7 +91,15 @@ type Catalogue struct {
 	kmax   []int64   // at units.RefRateBps, ascending
 	ratios []float64 // Kmin/Kmax, ascending, in (0, 1]
 	pmax   []float64 // ascending, in (0, 1]
+	hdrm   []float64 // headroom as multiples of the lossless floor, ascending, >= 1
+	alphas []float64 // dynamic-threshold factors, ascending, in (0, 64]
 }
+
+// HeadroomFactors and Alphas are the PFC levels of DefaultCatalogue.
+var (
+	HeadroomFactors = []float64{1, 1.25, 1.5, 2}
+	Alphas          = []float64{1.0 / 16, 1.0 / 8, 1.0 / 4, 1.0 / 2, 1, 2}
+)
 
 // DefaultCatalogue returns the act-v2 catalogue.
 func DefaultCatalogue() Catalogue {
@@ -69,10 +109,32 @@ func DefaultCatalogue() Catalogue {
 		kmax[i] = int64(math.Round(v/1000)) * 1000
 	}
 	c, err := NewCatalogue(kmax, []float64{0.5, 0.9}, []float64{0.003, 0.01})
+	if err == nil {
+		c, err = c.WithPFC(HeadroomFactors, Alphas)
+	}
 	if err != nil {
 		panic("env: default catalogue is invalid: " + err.Error()) // a programming error, not input
 	}
 	return c
+}
+
+// WithPFC returns c with PFC actions appended: headroom factors (multiples
+// of the lossless floor, strictly increasing, each in [1, 16]) and alphas
+// (strictly increasing, each in (0, 64]). Either list may be empty.
+func (c Catalogue) WithPFC(headroomFactors, alphas []float64) (Catalogue, error) {
+	for i, v := range headroomFactors {
+		if !(v >= 1 && v <= 16) || (i > 0 && v <= headroomFactors[i-1]) {
+			return Catalogue{}, fmt.Errorf("catalogue: headroom factor %d (%g) must be in [1, 16] and above the previous factor", i, v)
+		}
+	}
+	for i, v := range alphas {
+		if !(v > 0 && v <= 64) || (i > 0 && v <= alphas[i-1]) {
+			return Catalogue{}, fmt.Errorf("catalogue: alpha %d (%g) must be in (0, 64] and above the previous alpha", i, v)
+		}
+	}
+	c.hdrm = append([]float64(nil), headroomFactors...)
+	c.alphas = append([]float64(nil), alphas...)
+	return c, nil
 }
 
 // NewCatalogue builds a catalogue from Kmax levels (bytes at 100 Gb/s),
@@ -109,7 +171,29 @@ func NewCatalogue(kmaxAt100G []int64, kminRatios []float64, pmax []float64) (Cat
 func (c Catalogue) IsZero() bool { return len(c.kmax) == 0 }
 
 // Len is the number of actions.
-func (c Catalogue) Len() int { return NumRelativeActions + c.gridLen() }
+func (c Catalogue) Len() int { return c.ecnLen() + len(c.hdrm) + len(c.alphas) }
+
+// ecnLen is the number of actions that set ECN (relative moves and grid).
+func (c Catalogue) ecnLen() int { return NumRelativeActions + c.gridLen() }
+
+// PFC returns which PFC action action is: a headroom factor (h >= 0, a =
+// -1) or an alpha (a >= 0, h = -1); ok is false for any other action.
+func (c Catalogue) PFC(action int) (h, a int, ok bool) {
+	k := action - c.ecnLen()
+	switch {
+	case k < 0 || c.IsZero():
+		return -1, -1, false
+	case k < len(c.hdrm):
+		return k, -1, true
+	case k < len(c.hdrm)+len(c.alphas):
+		return -1, k - len(c.hdrm), true
+	}
+	return -1, -1, false
+}
+
+// HeadroomFactors and Alphas return copies of the PFC levels.
+func (c Catalogue) HeadroomFactors() []float64 { return append([]float64(nil), c.hdrm...) }
+func (c Catalogue) Alphas() []float64          { return append([]float64(nil), c.alphas...) }
 
 func (c Catalogue) gridLen() int { return len(c.kmax) * len(c.ratios) * len(c.pmax) }
 
@@ -145,7 +229,7 @@ func (c Catalogue) Point(i, j, l int) Setting {
 // gridSetting is grid point (i, j, l) at rateBps, headroom kept from cur.
 func (c Catalogue) gridSetting(i, j, l int, rateBps float64, cur Setting) Setting {
 	s := c.Point(i, j, l)
-	s.HeadroomBytes = cur.HeadroomBytes
+	s.HeadroomBytes, s.Alpha = cur.HeadroomBytes, cur.Alpha
 	s = s.ScaledTo(rateBps)
 	if s.KmaxBytes < 1 {
 		s.KmaxBytes = 1
@@ -157,11 +241,31 @@ func (c Catalogue) gridSetting(i, j, l int, rateBps float64, cur Setting) Settin
 }
 
 // Setting returns the setting action asks for on a port of rateBps whose
-// queue is now at current. Hold, an out-of-range action, a catalogue
-// without grid, or a rate that is not positive and finite return current
-// unchanged. Headroom is never changed by the catalogue.
+// queue is now at current, its PG's lossless floor unknown: SettingFor
+// with floor 0 (a headroom action holds).
 func (c Catalogue) Setting(action int, rateBps float64, current Setting) Setting {
+	return c.SettingFor(action, rateBps, current, 0)
+}
+
+// SettingFor returns the setting action asks for on a port of rateBps
+// whose queue is now at current and whose PG's computed lossless headroom
+// is floorBytes (0: unknown). Hold, an out-of-range action, a catalogue
+// without grid, or a rate that is not positive and finite return current
+// unchanged; so do a headroom action when the headroom or the floor is
+// unknown, and an alpha action when the alpha is unknown (the switch does
+// not let it be managed). ECN actions keep headroom and alpha, PFC actions
+// keep the ECN setting.
+func (c Catalogue) SettingFor(action int, rateBps float64, current Setting, floorBytes int64) Setting {
 	if action <= ActionHold || action >= c.Len() || c.IsZero() || !KnownRate(rateBps) {
+		return current
+	}
+	if h, a, ok := c.PFC(action); ok {
+		switch {
+		case h >= 0 && floorBytes > 0 && current.HeadroomBytes > 0:
+			current.HeadroomBytes = int64(math.Ceil(float64(floorBytes) * c.hdrm[h]))
+		case a >= 0 && current.Alpha > 0:
+			current.Alpha = c.alphas[a]
+		}
 		return current
 	}
 	if i, j, l, ok := c.Grid(action); ok {
@@ -245,6 +349,12 @@ func (c Catalogue) Describe(action int) string {
 		return "pmax up one step"
 	case ActionPmaxDown:
 		return "pmax down one step"
+	}
+	if h, a, ok := c.PFC(action); ok {
+		if h >= 0 {
+			return "headroom " + strconv.FormatFloat(c.hdrm[h], 'g', 4, 64) + "× the lossless floor"
+		}
+		return "alpha " + FormatAlpha(c.alphas[a])
 	}
 	i, j, l, ok := c.Grid(action)
 	if !ok {

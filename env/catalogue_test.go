@@ -11,8 +11,8 @@ import (
 
 func TestCatalogueInvariants(t *testing.T) {
 	c := DefaultCatalogue()
-	if c.Len() != 83 {
-		t.Fatalf("default catalogue has %d actions, want 83", c.Len())
+	if c.Len() != 93 || ActionSpecLen("act-v2") != 83 || ActionSpecLen(ActionSpecVersion) != 93 || ActionSpecLen("act-v1") != 0 {
+		t.Fatalf("default catalogue has %d actions (act-v2 %d), want 93 (83)", c.Len(), ActionSpecLen("act-v2"))
 	}
 	cur := Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, HeadroomBytes: 90_000}
 	for _, rate := range []float64{25e9, 100e9, 400e9} {
@@ -177,4 +177,60 @@ func abs(x int) int {
 		return -x
 	}
 	return x
+}
+
+// TestCataloguePFCActions: the act-v3 actions move headroom (as multiples
+// of the floor, never below it) or alpha and keep the ECN setting; they
+// hold where the switch does not say what they need.
+func TestCataloguePFCActions(t *testing.T) {
+	c := DefaultCatalogue()
+	cur := Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, HeadroomBytes: 90_000, Alpha: 1}
+	var hd, al []float64
+	for a := 0; a < c.Len(); a++ {
+		h, x, ok := c.PFC(a)
+		if a < 83 {
+			if ok {
+				t.Fatalf("action %d (%s) is an ECN action, PFC says %d %d", a, c.Describe(a), h, x)
+			}
+			if s := c.SettingFor(a, 100e9, cur, 60_000); s.HeadroomBytes != cur.HeadroomBytes || s.Alpha != cur.Alpha {
+				t.Fatalf("ECN action %d changed PFC knobs: %+v", a, s)
+			}
+			continue
+		}
+		if !ok {
+			t.Fatalf("action %d is not a PFC action", a)
+		}
+		s := c.SettingFor(a, 100e9, cur, 60_000)
+		if s.KminBytes != cur.KminBytes || s.KmaxBytes != cur.KmaxBytes || s.Pmax != cur.Pmax {
+			t.Fatalf("PFC action %d (%s) changed ECN: %+v", a, c.Describe(a), s)
+		}
+		if h >= 0 {
+			if s.HeadroomBytes < 60_000 || s.Alpha != 1 {
+				t.Fatalf("headroom action %d: %+v (floor 60000)", a, s)
+			}
+			hd = append(hd, float64(s.HeadroomBytes))
+			if u := c.SettingFor(a, 100e9, cur, 0); u != cur {
+				t.Fatalf("headroom action %d with the floor unknown: %+v, want hold", a, u)
+			}
+		} else {
+			al = append(al, s.Alpha)
+			if s.HeadroomBytes != cur.HeadroomBytes {
+				t.Fatalf("alpha action %d changed headroom: %+v", a, s)
+			}
+			noAlpha := cur
+			noAlpha.Alpha = 0
+			if u := c.SettingFor(a, 100e9, noAlpha, 60_000); u != noAlpha {
+				t.Fatalf("alpha action %d with alpha unknown: %+v, want hold", a, u)
+			}
+		}
+	}
+	if len(hd) != 4 || hd[0] != 60_000 || hd[3] != 120_000 || len(al) != 6 || al[0] != 1.0/16 || al[5] != 2 {
+		t.Fatalf("headrooms %v, alphas %v; want 60000..120000 and 1/16..2", hd, al)
+	}
+	if d := c.Describe(83 + 4 + 1); d != "alpha 1/8" {
+		t.Fatalf("Describe = %q", d)
+	}
+	if _, err := c.WithPFC([]float64{0.5}, nil); err == nil {
+		t.Fatal("headroom factor below 1 accepted")
+	}
 }

@@ -53,6 +53,14 @@ import "strconv"
 //	9  qlen_known     1 when it exports a queue length            {0, 1}
 //	10 pfc_known      1 when it exports PFC frames                {0, 1}
 //	11 paused_known   1 when it exports paused time               {0, 1}
+//	12 headroom       log2(headroom/lossless floor) / 2            [0, 1]
+//	13 hdrm_known     1 when both the headroom and its floor are known {0, 1}
+//	14 alpha          (log2(alpha) + 4) / 6  (1/16 → 0, 1 → .67)  [0, 1]
+//	15 alpha_known    1 when the PG's alpha is known              {0, 1}
+//
+// (obs-v4 adds 12-15 for the PFC actions of act-v3; the first 44 features
+// are obs-v3's, so a model trained on obs-v3 still runs: it reads them
+// only, ObsSpecFeatures.)
 //
 // (obs-v3 adds 8-11: a switch that does not export a feature reads 0 there,
 // which must not look like "no congestion"; see QueueSample.Missing. Where
@@ -71,15 +79,32 @@ import "strconv"
 //
 // Why obs-v2 tells the policy the port's peer, with the measurement that
 // decided it, is in env/DESIGN.md.
-const SpecVersion = "obs-v3"
+const SpecVersion = "obs-v4"
 
 // Layout constants of SpecVersion.
 const (
 	HistoryLen       = 4
 	IntervalFeatures = 8
-	SettingFeatures  = 12
+	SettingFeatures  = 16
 	NumFeatures      = HistoryLen*IntervalFeatures + SettingFeatures
 )
+
+// ObsSpecFeatures is how many leading features a model of observation spec
+// spec reads (0: a spec this build cannot feed). Each spec extends the one
+// before it by appending, so an older model reads a prefix.
+func ObsSpecFeatures(spec string) int {
+	switch spec {
+	case SpecVersion:
+		return NumFeatures
+	case "obs-v3":
+		return HistoryLen*IntervalFeatures + 12
+	}
+	return 0
+}
+
+// ReadableObsSpecs are the observation specs ObsSpecFeatures accepts,
+// this build's first.
+var ReadableObsSpecs = []string{SpecVersion, "obs-v3"}
 
 // Indices within an interval block (add b·IntervalFeatures for block b).
 const (
@@ -107,6 +132,10 @@ const (
 	FeatQlenKnown
 	FeatPFCKnown
 	FeatPausedKnown
+	FeatHeadroom
+	FeatHeadroomKnown
+	FeatAlpha
+	FeatAlphaKnown
 )
 
 // FeatureNames returns the name of every index of Features, in order, for
@@ -120,7 +149,8 @@ func FeatureNames() []string {
 		}
 	}
 	return append(names, "kmin", "kmax", "pmax", "kmax_xoff", "xoff_known", "valid", "fabric", "peer_known",
-		"marks_known", "qlen_known", "pfc_known", "paused_known")
+		"marks_known", "qlen_known", "pfc_known", "paused_known",
+		"headroom", "hdrm_known", "alpha", "alpha_known")
 }
 
 // Metrics are the interval figures of one queue, decoded from two

@@ -351,4 +351,12 @@ func (o *Observer) fill(f []float32, st *queueState, q *QueueSample) {
 	known(FeatQlenKnown, TelMaxQueue|TelAvgQueue|TelCurQueue)
 	known(FeatPFCKnown, TelPFCFrames)
 	known(FeatPausedKnown, TelPausedTime)
+	if h, fl := q.Setting.HeadroomBytes, q.MinHeadroomBytes; h > 0 && fl > 0 {
+		f[FeatHeadroomKnown] = 1
+		f[FeatHeadroom] = float32(clip(math.Log2(float64(h)/float64(fl))/2, 0, 1))
+	}
+	if a := q.Setting.Alpha; a > 0 && !math.IsInf(a, 0) {
+		f[FeatAlphaKnown] = 1
+		f[FeatAlpha] = float32(clip((math.Log2(a)+4)/6, 0, 1))
+	}
 }

@@ -38,6 +38,17 @@ type RewardWeights struct {
 	Drop float64 `json:"drop"`
 	// DropEvent is charged once in any interval with a drop.
 	DropEvent float64 `json:"drop_event"`
+
+	// FlowSmall and FlowLarge weigh ground truth that no counter shows,
+	// which only the simulator knows (simenv/gym adds them; Reward, from
+	// counters, ignores them): each queue is charged FlowSmall per unit of
+	// the mean log2 FCT slowdown of the flows under 100 KB that finished
+	// in the interval after crossing it, and FlowLarge the same for flows
+	// of 1 MB or more. A policy still observes counters only; the reward
+	// it learns from sees what the counters hide (a short flow's tail
+	// behind a full queue, a long flow slowed by marking too early).
+	FlowSmall float64 `json:"flow_small,omitempty"`
+	FlowLarge float64 `json:"flow_large,omitempty"`
 }
 
 // DefaultRewardWeights returns the weights used for training and for the
@@ -67,7 +78,7 @@ func (w RewardWeights) Validate() error {
 		name string
 		v    float64
 	}{{"throughput", w.Throughput}, {"fabric_throughput", w.fabricThroughput()}, {"delay", w.Delay}, {"tail_delay", w.TailDelay}, {"over_mark", w.OverMark}, {"pause", w.Pause},
-		{"pause_event", w.PauseEvent}, {"drop", w.Drop}, {"drop_event", w.DropEvent}} {
+		{"pause_event", w.PauseEvent}, {"drop", w.Drop}, {"drop_event", w.DropEvent}, {"flow_small", w.FlowSmall}, {"flow_large", w.FlowLarge}} {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) {
 			return fmt.Errorf("reward weight %s = %g: must be a finite number >= 0", f.name, f.v)
 		}

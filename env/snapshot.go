@@ -14,6 +14,10 @@ type Setting struct {
 	KmaxBytes     int64   `json:"kmax_bytes"`
 	Pmax          float64 `json:"pmax"`                     // probability in (0, 1]
 	HeadroomBytes int64   `json:"headroom_bytes,omitempty"` // 0: not managed / unknown
+	// Alpha is the PG's dynamic-threshold factor: its XOFF threshold is
+	// Alpha times the free shared buffer (SONiC's dynamic_th = log2
+	// Alpha). 0: not managed / unknown.
+	Alpha float64 `json:"alpha,omitempty"`
 }
 
 // Describe renders s's ECN knobs for reasons and logs, e.g.
@@ -34,6 +38,18 @@ func (s Setting) ScaledTo(rateBps float64) Setting {
 	s.KminBytes = units.ScaleBytes(s.KminBytes, rateBps)
 	s.KmaxBytes = units.ScaleBytes(s.KmaxBytes, rateBps)
 	return s
+}
+
+// FormatAlpha renders a dynamic-threshold factor, e.g. 0.125 → "1/8",
+// 2 → "2", 0.3 → "0.3", 0 → "unknown".
+func FormatAlpha(a float64) string {
+	switch {
+	case !(a > 0) || math.IsInf(a, 0):
+		return "unknown"
+	case a < 1 && math.Abs(1/a-math.Round(1/a)) < 1e-9:
+		return "1/" + strconv.FormatFloat(math.Round(1/a), 'f', -1, 64)
+	}
+	return strconv.FormatFloat(a, 'g', 4, 64)
 }
 
 // KnownRate reports whether rateBps is a usable link rate: positive and
@@ -156,6 +172,9 @@ func DescribeChange(from, to Setting) string {
 	}
 	if to.HeadroomBytes > 0 { // 0: headroom not managed
 		bytes("headroom", from.HeadroomBytes, to.HeadroomBytes)
+	}
+	if to.Alpha > 0 && from.Alpha != to.Alpha { // 0: alpha not managed
+		parts = append(parts, "alpha "+FormatAlpha(from.Alpha)+"→"+FormatAlpha(to.Alpha))
 	}
 	if len(parts) == 0 {
 		return "no change"

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -289,6 +290,25 @@ func CheckSpec(m Model, obsSpec, actSpec string) error {
 		RunningObs: obsSpec, RunningAct: actSpec,
 		ObsMismatch: m.ObsSpec != obsSpec,
 		ActMismatch: m.ActSpec != actSpec,
+	}
+	if !e.ObsMismatch && !e.ActMismatch {
+		return nil
+	}
+	return e
+}
+
+// CheckSpecIn is CheckSpec for code that reads several specs: obsSpecs
+// and actSpecs list those it accepts, its own first (named in the error).
+func CheckSpecIn(m Model, obsSpecs, actSpecs []string) error {
+	if len(obsSpecs) == 0 || len(actSpecs) == 0 {
+		return fmt.Errorf("model %s: no spec to check against: %w", m.Ref(), ErrInvalid)
+	}
+	e := &SpecError{
+		Model:    m.Ref(),
+		ModelObs: m.ObsSpec, ModelAct: m.ActSpec,
+		RunningObs: obsSpecs[0], RunningAct: actSpecs[0],
+		ObsMismatch: !slices.Contains(obsSpecs, m.ObsSpec),
+		ActMismatch: !slices.Contains(actSpecs, m.ActSpec),
 	}
 	if !e.ObsMismatch && !e.ActMismatch {
 		return nil

@@ -28,7 +28,7 @@ func goldenObs(n int) []env.Observation {
 		o.Metrics.Util, o.Metrics.MarkFrac, o.Metrics.AvgQueueFrac = rng.Float64(), rng.Float64()/10, rng.Float64()*3
 		o.Metrics.PauseRxFrac, o.Metrics.DropFrac = rng.Float64()/20, float64(i%7)/1000
 		f := make([]float32, env.NumFeatures)
-		for j := range f {
+		for j := range f[:env.ObsSpecFeatures("obs-v3")] { // obs-v4's PFC features stay 0
 			f[j] = rng.Float32()
 		}
 		o.Features = f
@@ -49,7 +49,9 @@ func TestDecisionsGolden(t *testing.T) {
 	for _, kind := range []rl.OutputKind{rl.OutputQ, rl.OutputLogits} {
 		for _, pref := range []float64{0, -0.5, 0.7} {
 			cat := env.DefaultCatalogue()
-			net, err := rl.InitNet(rl.Arch{In: env.NumFeatures, Hidden: []int{64, 64}, Out: cat.Len(), Act: rl.ReLU},
+			// An obs-v3/act-v2 network: the golden predates obs-v4, and
+			// a model of an older spec must decide as it did.
+			net, err := rl.InitNet(rl.Arch{In: env.ObsSpecFeatures("obs-v3"), Hidden: []int{64, 64}, Out: env.ActionSpecLen("act-v2"), Act: rl.ReLU},
 				rand.New(rand.NewPCG(1, 2)), 1)
 			if err != nil {
 				t.Fatal(err)

@@ -94,13 +94,13 @@ func NewLearned(name string, net *rl.Net, cat env.Catalogue, temperature float64
 	if cat.IsZero() {
 		cat = env.DefaultCatalogue()
 	}
-	if net.InDim() != env.NumFeatures {
-		return nil, fmt.Errorf("learned policy %q: network reads %d features, observation spec %s has %d",
-			name, net.InDim(), env.SpecVersion, env.NumFeatures)
+	if !readableDims(net.InDim(), env.ObsSpecFeatures, env.ReadableObsSpecs) || net.InDim() > env.NumFeatures {
+		return nil, fmt.Errorf("learned policy %q: network reads %d features, observation spec %s has %d (an older spec it can read: %s)",
+			name, net.InDim(), env.SpecVersion, env.NumFeatures, dimsOf(env.ObsSpecFeatures, env.ReadableObsSpecs))
 	}
-	if net.OutDim() != cat.Len() {
-		return nil, fmt.Errorf("learned policy %q: network has %d outputs, action catalogue %s has %d actions",
-			name, net.OutDim(), env.ActionSpecVersion, cat.Len())
+	if !readableDims(net.OutDim(), env.ActionSpecLen, env.ReadableActionSpecs) || net.OutDim() > cat.Len() {
+		return nil, fmt.Errorf("learned policy %q: network has %d outputs, action catalogue %s has %d actions (an older spec it can act on: %s)",
+			name, net.OutDim(), env.ActionSpecVersion, cat.Len(), dimsOf(env.ActionSpecLen, env.ReadableActionSpecs))
 	}
 	if net.Kind != rl.OutputQ && net.Kind != rl.OutputLogits {
 		return nil, fmt.Errorf("learned policy %q: network outputs %s, want q-values or logits", name, net.Kind)
@@ -109,6 +109,25 @@ func NewLearned(name string, net *rl.Net, cat env.Catalogue, temperature float64
 		temperature = DefaultQTemperature
 	}
 	return &Learned{name: name, net: net, cat: cat, temperature: temperature}, nil
+}
+
+// readableDims reports whether n is the size of one of specs.
+func readableDims(n int, size func(string) int, specs []string) bool {
+	for _, s := range specs {
+		if size(s) == n {
+			return true
+		}
+	}
+	return false
+}
+
+// dimsOf lists specs with their sizes, e.g. "obs-v4 48, obs-v3 44".
+func dimsOf(size func(string) int, specs []string) string {
+	parts := make([]string, len(specs))
+	for i, s := range specs {
+		parts[i] = s + " " + strconv.Itoa(size(s))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // PreferenceSpan is how far, at preference ±1, an action's score may lie
@@ -154,7 +173,7 @@ func (l *Learned) WithPreference(name string, p float64) (*Learned, error) {
 // the model speaks the observation and action specs of this build and
 // decodes its weights (an rl policy blob).
 func LearnedFromModel(name string, m models.Model) (*Learned, error) {
-	if err := models.CheckSpec(m, env.SpecVersion, env.ActionSpecVersion); err != nil {
+	if err := models.CheckSpecIn(m, env.ReadableObsSpecs, env.ReadableActionSpecs); err != nil {
 		return nil, err
 	}
 	net, err := rl.UnmarshalNet(m.Weights)
@@ -245,7 +264,7 @@ func (l *Learned) Decide(obs []env.Observation) []Decision {
 			out[i].Reason = "hold: " + why
 			continue
 		}
-		rows = append(rows, o.Features)
+		rows = append(rows, o.Features[:l.net.InDim()]) // a model of an older spec reads a prefix
 		idx = append(idx, i)
 	}
 	if len(rows) == 0 {
@@ -297,8 +316,8 @@ func (l *Learned) decideRows(obs []env.Observation, out []Decision, rows [][]flo
 		o := &obs[i]
 		row := vals[r*k : (r+1)*k]
 		best := rl.Argmax(row)
-		a, set := best, l.cat.Setting(best, o.RateBps, o.Current)
-		if l.leansOn(o) {
+		a, set := best, l.cat.SettingFor(best, o.RateBps, o.Current, o.MinHeadroomBytes)
+		if _, _, pfc := l.cat.PFC(best); l.leansOn(o) && !pfc {
 			a, set = l.lean(row, best, set, o.RateBps, o.Current)
 		}
 		d := &out[i]
@@ -358,6 +377,15 @@ func (l *Learned) appendReason(b []byte, o *env.Observation, s env.Setting, row 
 			b = append(b, "→"...)
 			b = append(b, t...)
 		}
+	}
+	if s.HeadroomBytes > 0 {
+		bytesChange("headroom", c.HeadroomBytes, s.HeadroomBytes)
+	}
+	if s.Alpha > 0 && s.Alpha != c.Alpha {
+		knob("alpha")
+		b = append(b, env.FormatAlpha(c.Alpha)...)
+		b = append(b, "→"...)
+		b = append(b, env.FormatAlpha(s.Alpha)...)
 	}
 	if !changed {
 		b = append(b, "hold "...)
@@ -433,6 +461,9 @@ func (l *Learned) lean(row []float32, best int, bestSet env.Setting, rate float6
 	choice, cs := best, bestSet
 	for a, v := range row {
 		if !(float64(v) >= floor) || a == best { // NaN scores are never near-ties
+			continue
+		}
+		if _, _, pfc := l.cat.PFC(a); pfc { // the preference leans ECN only
 			continue
 		}
 		s := l.cat.Setting(a, rate, cur)

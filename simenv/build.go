@@ -36,6 +36,9 @@ func validate(cfg *Config) error {
 			return fmt.Errorf("ecn at %g bps: %w", r, err)
 		}
 	}
+	if f := cfg.PFC.HeadroomFactor; f != 0 && !(f >= 1 && f <= 16) {
+		return fmt.Errorf("pfc headroom factor %g must be in [1, 16] (a multiple of the lossless minimum)", f)
+	}
 	if cfg.PFC.Alpha <= 0 {
 		return fmt.Errorf("pfc alpha %g must be positive", cfg.PFC.Alpha)
 	}
@@ -322,6 +325,8 @@ func (s *Sim) initPortMMU(p *port) {
 		hr := p.minHeadroom
 		if cfg.PFC.HeadroomBytes > 0 {
 			hr = int64(math.Round(float64(cfg.PFC.HeadroomBytes) * p.rate / 100e9))
+		} else if cfg.PFC.HeadroomFactor > 0 {
+			hr = int64(math.Ceil(float64(p.minHeadroom) * cfg.PFC.HeadroomFactor))
 		} else if cfg.PFC.HeadroomFormula == HeadroomHPCC {
 			hr = int64(p.rate * float64(p.delay/Nanosecond) / 8 / 1e9 * 3)
 		}

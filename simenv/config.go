@@ -105,6 +105,10 @@ type PFCConfig struct {
 	HeadroomBytes int64
 	// HeadroomFormula selects how headroom is computed when not given.
 	HeadroomFormula string
+	// HeadroomFactor, when > 0 and HeadroomBytes is not set, makes every
+	// lossless (port, PG)'s headroom this multiple of its computed lossless
+	// minimum (MinHeadroom): a vendor's margin over the floor.
+	HeadroomFactor float64
 	// ReserveBytes is the guaranteed per-(port, PG) ingress reserve.
 	ReserveBytes int64
 	// XonOffsetBytes: RESUME is sent when the PG's shared use falls below

@@ -101,6 +101,8 @@ type Sim struct {
 	isLossless [NumQueues]bool
 
 	stats Stats
+	// finished lists flow ids in the order they finished (FinishedFlows).
+	finished []int32
 
 	// dropHook, set only by tests of this package, drops the frames it
 	// reports true for as they arrive at a switch (a lost packet, where and

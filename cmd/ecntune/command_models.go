@@ -26,7 +26,7 @@ func (f *modelsFlags) with(ro, mustExist, force bool, fn func(r *models.Registry
 		if force {
 			return nil
 		}
-		if err := models.CheckSpec(m, env.SpecVersion, env.ActionSpecVersion); err != nil {
+		if err := models.CheckSpecIn(m, env.ReadableObsSpecs, env.ReadableActionSpecs); err != nil {
 			return fmt.Errorf("%w (--force promotes it anyway, for a fleet running the release that speaks it)", err)
 		}
 		return nil

@@ -27,7 +27,7 @@ func newModelsShowCmd(f *modelsFlags) *cobra.Command {
 					return err
 				}
 				fmt.Fprintf(c.OutOrStdout(), "%s\n", b)
-				if err := models.CheckSpec(m, env.SpecVersion, env.ActionSpecVersion); err != nil {
+				if err := models.CheckSpecIn(m, env.ReadableObsSpecs, env.ReadableActionSpecs); err != nil {
 					fmt.Fprintf(c.ErrOrStderr(), "note: %v\n", err)
 				}
 				// The metadata is shown even when the weights are damaged;

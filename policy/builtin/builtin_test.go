@@ -21,7 +21,7 @@ func TestTrainCommandMatchesProvenance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := models.CheckSpec(m, env.SpecVersion, env.ActionSpecVersion); err != nil {
+	if err := models.CheckSpecIn(m, env.ReadableObsSpecs, env.ReadableActionSpecs); err != nil {
 		t.Fatal(err)
 	}
 	if got := m.Hyper["command"]; got != TrainCommand {
@@ -61,9 +61,9 @@ func TestTrainCommandMatchesProvenance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if net.InDim() != env.NumFeatures || net.OutDim() != env.DefaultCatalogue().Len() || net.Kind != rl.OutputLogits {
-		t.Fatalf("network %d→%d %s, want %d→%d logits", net.InDim(), net.OutDim(), net.Kind, env.NumFeatures,
-			env.DefaultCatalogue().Len())
+	wantIn, wantOut := env.ObsSpecFeatures(m.ObsSpec), env.ActionSpecLen(m.ActSpec)
+	if net.InDim() != wantIn || net.OutDim() != wantOut || net.Kind != rl.OutputLogits {
+		t.Fatalf("network %d→%d %s, want %d→%d logits (%s, %s)", net.InDim(), net.OutDim(), net.Kind, wantIn, wantOut, m.ObsSpec, m.ActSpec)
 	}
 	if len(file) > 256<<10 {
 		t.Fatalf("embedded model is %d bytes, keep it small (< 256 KiB)", len(file))

@@ -52,6 +52,11 @@ type Randomisation struct {
 	// RandomStart starts every episode from a random catalogue setting
 	// instead of the scenario's.
 	RandomStart bool `json:"random_start"`
+	// RandomPFC is the probability of an episode whose lossless PGs start
+	// at a random headroom (1 to 3 times the computed lossless minimum:
+	// the margins vendors add) and a random alpha (one of env.Alphas),
+	// so that the policy meets the PFC settings its act-v3 actions leave.
+	RandomPFC float64 `json:"random_pfc,omitempty"`
 	// HidePeer is the probability of an episode in which no queue's Peer
 	// is known (gym.Options.HidePeer): the policy then also learns
 	// what to do for a switch whose agent has no fabric-ports.
@@ -67,7 +72,7 @@ type Randomisation struct {
 // a Randomisation trains with DefaultRandomisation.
 func (r Randomisation) IsZero() bool {
 	return !r.Off && r.LoadMin == 0 && r.LoadMax == 0 && r.FaninMin == 0 && r.FaninMax == 0 && r.SizeMin == 0 &&
-		r.SizeMax == 0 && len(r.HostRates) == 0 && r.AddIncast == 0 && !r.RandomStart && r.HidePeer == 0 && r.DropTelemetry == 0
+		r.SizeMax == 0 && len(r.HostRates) == 0 && r.AddIncast == 0 && !r.RandomStart && r.HidePeer == 0 && r.DropTelemetry == 0 && r.RandomPFC == 0
 }
 
 // Config is everything a training run depends on.
@@ -173,7 +178,7 @@ func DefaultReward() env.RewardWeights {
 // profile's telemetry missing in 40%.
 func DefaultRandomisation() Randomisation {
 	return Randomisation{LoadMin: 0.5, LoadMax: 1.5, FaninMin: 0.5, FaninMax: 1.5, SizeMin: 0.5, SizeMax: 2,
-		HostRates: []float64{25e9, 50e9, 100e9, 200e9}, AddIncast: 0.3, RandomStart: true, HidePeer: 0.2, DropTelemetry: 0.4}
+		HostRates: []float64{25e9, 50e9, 100e9, 200e9}, AddIncast: 0.3, RandomStart: true, HidePeer: 0.2, DropTelemetry: 0.4, RandomPFC: 0.5}
 }
 
 func checkPair(name string, lo, hi float64) error {
@@ -240,6 +245,9 @@ func (c Config) Validate() error {
 	}
 	if !(r.DropTelemetry >= 0 && r.DropTelemetry <= 1) {
 		return fmt.Errorf("train: randomisation drop_telemetry %g: allowed [0, 1]", r.DropTelemetry)
+	}
+	if !(r.RandomPFC >= 0 && r.RandomPFC <= 1) {
+		return fmt.Errorf("train: randomisation random_pfc %g: allowed [0, 1]", r.RandomPFC)
 	}
 	if !(r.HidePeer >= 0 && r.HidePeer <= 1) {
 		return fmt.Errorf("train: randomisation hide_peer %g: allowed [0, 1]", r.HidePeer)
@@ -632,6 +640,11 @@ func perturb(r Randomisation, sc simenv.Config, rng *rand.Rand) simenv.Config {
 			Fanin:     3 + rng.IntN(hosts-3),
 			SizeBytes: int64(50_000 + rng.IntN(350_001)),
 			Every:     simenv.Time(200+rng.IntN(601)) * simenv.Microsecond})
+	}
+	if r.RandomPFC > 0 && rng.Float64() < r.RandomPFC && sc.PFC.Enabled {
+		sc.PFC.HeadroomBytes = 0
+		sc.PFC.HeadroomFactor = 1 + 2*rng.Float64()
+		sc.PFC.Alpha = env.Alphas[rng.IntN(len(env.Alphas))]
 	}
 	if r.RandomStart {
 		cat := env.DefaultCatalogue()

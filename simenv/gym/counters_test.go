@@ -96,12 +96,20 @@ func (s *shadow) apply(settings []env.Setting, last []env.Observation) {
 		if st.HeadroomBytes == 0 {
 			settings[i].HeadroomBytes = last[i].Current.HeadroomBytes
 		}
+		if st.Alpha == 0 {
+			settings[i].Alpha = last[i].Current.Alpha
+		}
 		ref := s.refs[i]
 		if err := s.sim.SetECN(ref, simenv.ECN{KminBytes: st.KminBytes, KmaxBytes: st.KmaxBytes, Pmax: st.Pmax}); err != nil {
 			s.t.Fatal(err)
 		}
 		if h := settings[i].HeadroomBytes; h != last[i].Current.HeadroomBytes {
 			if err := s.sim.SetHeadroom(simenv.PGRef{Switch: ref.Switch, Port: ref.Port, PG: ref.Queue}, h); err != nil {
+				s.t.Fatal(err)
+			}
+		}
+		if a := settings[i].Alpha; a != last[i].Current.Alpha {
+			if err := s.sim.SetAlpha(simenv.PGRef{Switch: ref.Switch, Port: ref.Port, PG: ref.Queue}, a); err != nil {
 				s.t.Fatal(err)
 			}
 		}
@@ -275,7 +283,7 @@ func TestSimEnvRewardsFromCountersOnly(t *testing.T) {
 					}
 					settings = make([]env.Setting, len(keys))
 					for i, a := range actions { // from the shadow's own observations
-						settings[i] = cat.Setting(a, want[i].RateBps, want[i].Current)
+						settings[i] = cat.SettingFor(a, want[i].RateBps, want[i].Current, want[i].MinHeadroomBytes)
 					}
 					got, gotR, done, info, err = e.Step(actions)
 				}

@@ -3,6 +3,7 @@ package gym
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/ecntune/ecntune/env"
@@ -83,7 +84,28 @@ type Env struct {
 	peers    []env.Peer // true peer of every queue at the last observation, Keys order
 	step     int
 	done     bool
+
+	// ground truth (RewardWeights.FlowSmall/FlowLarge)
+	byRef map[simenv.QueueRef]int // controlled queue -> Keys index
+
+	maxHeadroom []int64 // by switch index: the most one PG's headroom may be
+
+	finished int               // cursor into Sim.FinishedFlows
+	path     []simenv.QueueRef // scratch
+	truth    []truthAcc        // scratch, one per queue
 }
+
+// truthAcc sums one queue's ground truth over an interval.
+type truthAcc struct {
+	small, large   float64
+	nSmall, nLarge int
+}
+
+// Flow classes of the ground-truth reward (eval's classes).
+const (
+	truthSmallBytes = 100_000
+	truthLargeBytes = 1_000_000
+)
 
 // New checks cfg and opts and builds the simulation once (seed
 // cfg.Seed) to learn the controlled queues. Call Reset before Step.
@@ -173,6 +195,15 @@ func (e *Env) build(seed uint64) error {
 		return fmt.Errorf("sim env: config %q has no controlled queue (switches %d, priorities %v)", cfg.Name, len(sws), prios)
 	}
 	e.sim, e.switches, e.prios, e.keys, e.refs = sim, sws, prios, keys, refs
+	e.byRef = make(map[simenv.QueueRef]int, len(refs))
+	for i, r := range refs {
+		e.byRef[r] = i
+	}
+	e.finished = 0
+	e.maxHeadroom = make([]int64, len(all))
+	for _, s := range all {
+		e.maxHeadroom[s.Index] = s.BufferBytes / 4
+	}
 	e.obs = env.NewObserver(e.opts.Observer)
 	e.last, e.step, e.done = nil, 0, false
 	return nil
@@ -222,7 +253,7 @@ func (e *Env) Step(actions []int) ([]env.Observation, []float64, bool, StepInfo,
 		if a < 0 || a >= e.cat.Len() {
 			return nil, nil, e.done, StepInfo{}, fmt.Errorf("sim env: action %d for %s is outside 0..%d", a, e.keys[i], e.cat.Len()-1)
 		}
-		settings[i] = e.cat.Setting(a, e.last[i].RateBps, e.last[i].Current)
+		settings[i] = e.cat.SettingFor(a, e.last[i].RateBps, e.last[i].Current, e.last[i].MinHeadroomBytes)
 	}
 	return e.stepWith(settings)
 }
@@ -265,16 +296,29 @@ func (e *Env) stepWith(settings []env.Setting) ([]env.Observation, []float64, bo
 		if settings[i].HeadroomBytes == 0 { // not managed: keep what the PG has
 			settings[i].HeadroomBytes = e.last[i].Current.HeadroomBytes
 		}
+		if settings[i].Alpha == 0 {
+			settings[i].Alpha = e.last[i].Current.Alpha
+		}
 	}
 	for i, s := range settings {
 		ref := e.refs[i]
 		if err := e.sim.SetECN(ref, simenv.ECN{KminBytes: s.KminBytes, KmaxBytes: s.KmaxBytes, Pmax: s.Pmax}); err != nil {
 			return nil, nil, e.done, StepInfo{}, fmt.Errorf("sim env: set ECN of %s: %w", e.keys[i], err)
 		}
+		pg := simenv.PGRef{Switch: ref.Switch, Port: ref.Port, PG: ref.Queue}
+		if lim := e.maxHeadroom[ref.Switch]; s.HeadroomBytes > lim {
+			// The simulated MMU holds at most a quarter of its buffer
+			// as one PG's headroom; a switch would refuse more.
+			s.HeadroomBytes, settings[i].HeadroomBytes = lim, lim
+		}
 		if s.HeadroomBytes > 0 && s.HeadroomBytes != e.last[i].Current.HeadroomBytes {
-			pg := simenv.PGRef{Switch: ref.Switch, Port: ref.Port, PG: ref.Queue}
 			if err := e.sim.SetHeadroom(pg, s.HeadroomBytes); err != nil {
 				return nil, nil, e.done, StepInfo{}, fmt.Errorf("sim env: set headroom of %s: %w", e.keys[i], err)
+			}
+		}
+		if s.Alpha > 0 && s.Alpha != e.last[i].Current.Alpha {
+			if err := e.sim.SetAlpha(pg, s.Alpha); err != nil {
+				return nil, nil, e.done, StepInfo{}, fmt.Errorf("sim env: set alpha of %s: %w", e.keys[i], err)
 			}
 		}
 	}
@@ -302,6 +346,7 @@ func (e *Env) advance() ([]env.Observation, []float64, error) {
 	for i := range obs {
 		rewards[i] = env.RewardAt(obs[i].Metrics, e.peers[i], e.weight)
 	}
+	e.addTruth(rewards, obs)
 	e.last = obs
 	e.done = e.sim.Now() >= e.cfg.Duration || e.sim.Idle()
 	return obs, rewards, nil
@@ -348,4 +393,61 @@ func (e *Env) info(settings []env.Setting) StepInfo {
 		info.MeanSlowdown = sum / float64(n)
 	}
 	return info
+}
+
+// addTruth charges each measured queue the ground-truth terms of the
+// reward (RewardWeights.FlowSmall, FlowLarge): the mean log2 slowdown of
+// the small and large flows that finished in the interval after crossing
+// it. Flows that finished are read once (a cursor), so a step costs what
+// finished in it.
+func (e *Env) addTruth(rewards []float64, obs []env.Observation) {
+	if e.weight.FlowSmall == 0 && e.weight.FlowLarge == 0 {
+		return
+	}
+	flows, next := e.sim.FinishedFlows(e.finished)
+	e.finished = next
+	if len(flows) == 0 {
+		return
+	}
+	if cap(e.truth) < len(rewards) {
+		e.truth = make([]truthAcc, len(rewards))
+	}
+	acc := e.truth[:len(rewards)]
+	clear(acc)
+	for _, f := range flows {
+		small, large := f.SizeBytes < truthSmallBytes, f.SizeBytes >= truthLargeBytes
+		if !small && !large {
+			continue
+		}
+		sd := f.Slowdown()
+		if !(sd >= 1) || math.IsInf(sd, 0) {
+			continue
+		}
+		l := math.Log2(sd)
+		e.path = e.sim.FlowPath(e.path[:0], f.ID)
+		for _, r := range e.path {
+			i, ok := e.byRef[r]
+			if !ok {
+				continue
+			}
+			if small {
+				acc[i].small += l
+				acc[i].nSmall++
+			} else {
+				acc[i].large += l
+				acc[i].nLarge++
+			}
+		}
+	}
+	for i := range acc {
+		if !obs[i].Valid {
+			continue
+		}
+		if n := acc[i].nSmall; n > 0 {
+			rewards[i] -= e.weight.FlowSmall * acc[i].small / float64(n)
+		}
+		if n := acc[i].nLarge; n > 0 {
+			rewards[i] -= e.weight.FlowLarge * acc[i].large / float64(n)
+		}
+	}
 }

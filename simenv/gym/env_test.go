@@ -174,6 +174,7 @@ func TestSimEnvStepSettingsAndErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	set[3].HeadroomBytes = obs[3].Current.HeadroomBytes // 0 in set: headroom kept
+	set[3].Alpha = obs[3].Current.Alpha                 // and alpha
 	if set[3].HeadroomBytes == 0 || obs[3].Current != set[3] || info.Settings[3] != set[3] {
 		t.Fatalf("applied %+v, observed %+v", set[3], obs[3].Current)
 	}

@@ -50,7 +50,7 @@ func FromSim(t simenv.SwitchTelemetry, info simenv.SwitchInfo, priorities []int)
 				PauseRx:       pfc.PauseRx,
 				PausedNs:      pfc.PausedNs,
 				Setting: env.Setting{KminBytes: q.ECN.KminBytes, KmaxBytes: q.ECN.KmaxBytes, Pmax: q.ECN.Pmax,
-					HeadroomBytes: pg.HeadroomBytes},
+					HeadroomBytes: pg.HeadroomBytes, Alpha: pg.Alpha},
 				XoffBytes:        pg.XoffBytes,
 				MinHeadroomBytes: pg.MinHeadroomBytes,
 				BufferBytes:      t.BufferBytes,

@@ -1,0 +1,129 @@
+package gym
+
+import (
+	"math"
+	"testing"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/simenv"
+)
+
+// TestFlowPathAndTruthReward: on a leaf-spine a flow's path is its
+// source leaf's uplink, the spine's port to the destination leaf and that
+// leaf's host port; the ground-truth terms charge exactly the queues the
+// finished flows crossed, by the mean log2 slowdown of those flows, and
+// nothing else.
+func TestFlowPathAndTruthReward(t *testing.T) {
+	cfg := tinyIncast()
+	cfg.Topology = simenv.LeafSpineTopology(2, 1, 3, 100e9, 100e9, simenv.Microsecond)
+	cfg.Workloads = []simenv.Workload{{Kind: simenv.WorkloadIncast, Priority: 3, Fanin: 4, SizeBytes: 60_000,
+		Every: 100 * simenv.Microsecond}}
+	base := env.DefaultRewardWeights()
+	truth := base
+	truth.FlowSmall = 0.5
+	run := func(w env.RewardWeights) (*Env, [][]float64) {
+		e, err := New(cfg, Options{Reward: &w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ep := runEpisode(t, e, 3, func(int, []env.Observation) []int { return make([]int, len(e.Keys())) })
+		return e, ep.rewards
+	}
+	e0, r0 := run(base)
+	e1, r1 := run(truth)
+	sim := e1.Sim()
+	flows, _ := sim.FinishedFlows(0)
+	if len(flows) == 0 {
+		t.Fatal("no flow finished")
+	}
+	// Every path ends at the destination's host port, crosses the spine
+	// when source and destination hang off different leaves.
+	sws := sim.Switches()
+	for _, f := range flows[:min(len(flows), 20)] {
+		p := sim.FlowPath(nil, f.ID)
+		if len(p) != 1 && len(p) != 3 {
+			t.Fatalf("flow %d %d→%d: path %v, want 1 or 3 hops", f.ID, f.Src, f.Dst, p)
+		}
+		last := sws[p[len(p)-1].Switch].Ports[p[len(p)-1].Port]
+		if last.PeerSwitch || last.Peer != cfg.Topology.Nodes[f.Dst].Name || p[0].Queue != 3 {
+			t.Fatalf("flow %d to %s: last hop %+v", f.ID, cfg.Topology.Nodes[f.Dst].Name, last)
+		}
+	}
+	if p := sim.FlowPath(nil, -1); len(p) != 0 {
+		t.Fatalf("no flow: path %v", p)
+	}
+	if _, n := e0.Sim().FinishedFlows(0); n != len(flows) {
+		t.Fatalf("the truth terms changed the run: %d vs %d flows finished", n, len(flows))
+	}
+	charged := 0
+	for s := range r0 {
+		for q := range r0[s] {
+			d := r0[s][q] - r1[s][q]
+			if d < -1e-12 || math.IsNaN(d) {
+				t.Fatalf("step %d queue %s: truth raised the reward by %g", s, e1.Keys()[q], -d)
+			}
+			if d > 0 {
+				charged++
+				if d > truth.FlowSmall*math.Log2(1e4) {
+					t.Fatalf("step %d: charge %g is more than a slowdown of 1e4", s, d)
+				}
+			}
+		}
+	}
+	if charged == 0 {
+		t.Fatal("no queue was charged for the flows that crossed it")
+	}
+	bad := truth
+	bad.FlowLarge = -1
+	if _, err := New(cfg, Options{Reward: &bad}); err == nil {
+		t.Fatal("negative flow_large accepted")
+	}
+}
+
+// TestPFCActionsReachTheSimulator: act-v3's headroom and alpha actions
+// change the PG, are seen in the next observation and never put headroom
+// below the floor.
+func TestPFCActionsReachTheSimulator(t *testing.T) {
+	e, err := New(tinyIncast(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, err := e.Reset(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := e.Catalogue()
+	ecn := env.ActionSpecLen("act-v2")
+	acts := make([]int, len(obs))
+	for i := range acts {
+		acts[i] = ecn + i%(cat.Len()-ecn) // every PFC action somewhere
+	}
+	next, _, _, info, err := e.Step(acts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range next {
+		h, a, _ := cat.PFC(acts[i])
+		fl := obs[i].MinHeadroomBytes
+		if fl <= 0 {
+			t.Fatalf("%s: floor unknown", o.Key)
+		}
+		switch {
+		case h >= 0:
+			want := int64(math.Ceil(float64(fl) * env.HeadroomFactors[h]))
+			if o.Current.HeadroomBytes != want || o.Current.HeadroomBytes < fl {
+				t.Fatalf("%s: headroom %d after %s, want %d (floor %d)", o.Key, o.Current.HeadroomBytes, cat.Describe(acts[i]), want, fl)
+			}
+		case a >= 0:
+			if o.Current.Alpha != env.Alphas[a] || info.Settings[i].Alpha != env.Alphas[a] {
+				t.Fatalf("%s: alpha %g after %s", o.Key, o.Current.Alpha, cat.Describe(acts[i]))
+			}
+		}
+		if o.Current.KmaxBytes != obs[i].Current.KmaxBytes {
+			t.Fatalf("%s: a PFC action changed kmax", o.Key)
+		}
+		if o.Features[env.FeatAlphaKnown] != 1 || o.Features[env.FeatHeadroomKnown] != 1 {
+			t.Fatalf("%s: PFC state not in the features", o.Key)
+		}
+	}
+}
