@@ -41,29 +41,37 @@ import (
 //
 // # Action spec act-v3
 //
-// act-v2's 83 actions, then the PFC actions of the queue's ingress priority
-// group (same port, same priority), each keeping the ECN setting:
+// A decision is a pair: act-v2's ECN action (0..82) and a PFC action
+// (0..10) for the queue's ingress priority group (same port, same
+// priority), chosen by two heads of one network (ECN logits first, then
+// PFC logits: 83 + 11 = 94 outputs). PFC action 0 keeps the PG as it is;
 //
-//	83 + h            headroom = HeadroomFactors[h] × the PG's lossless floor
-//	83 + len(H) + a   alpha = Alphas[a]
+//	1 + h          headroom = HeadroomFactors[h] × the PG's lossless floor
+//	1 + len(H) + a alpha = Alphas[a]
 //
 // Headroom factors 1, 1.25, 1.5, 2 (never below the computed floor:
 // headroom returned to the shared pool delays XOFF), alphas 1/16 to 2 in
 // powers of two (SONiC's dynamic_th -4..1). A headroom action on a queue
 // whose headroom or floor is unknown, or an alpha action where alpha is
-// unknown, holds. 83 + 4 + 6 = 93 actions; a model of act-v2 never chooses
-// the last ten (ActionSpecLen).
+// unknown, keeps the PG. The pair travels as one joint action index,
+// ecn + ECNLen·pfc (Joint, Split), so that a joint index below ECNLen is
+// the act-v2 action of the same number: a model of act-v2 (83 outputs)
+// still runs, and never changes the PG.
+//
+// Why two heads and not one softmax over both kinds: with one list, a PFC
+// action meant giving up the ECN choice for that interval, and trained
+// models never took a headroom action (policy/builtin/MODEL.md).
 const ActionSpecVersion = "act-v3"
 
-// ActionSpecLen is the number of actions of action spec spec in the
-// default catalogue (0: a spec this build cannot act on). Each spec
-// extends the one before it by appending.
+// ActionSpecLen is the number of network outputs of action spec spec
+// in the default catalogue (0: a spec this build cannot act on).
 func ActionSpecLen(spec string) int {
+	c := DefaultCatalogue()
 	switch spec {
 	case ActionSpecVersion:
-		return DefaultCatalogue().Len()
+		return c.Outputs()
 	case "act-v2":
-		return DefaultCatalogue().ecnLen()
+		return c.ECNLen()
 	}
 	return 0
 }
@@ -170,18 +178,45 @@ func NewCatalogue(kmaxAt100G []int64, kminRatios []float64, pmax []float64) (Cat
 // IsZero reports whether c has no grid (the zero Catalogue).
 func (c Catalogue) IsZero() bool { return len(c.kmax) == 0 }
 
-// Len is the number of actions.
-func (c Catalogue) Len() int { return c.ecnLen() + len(c.hdrm) + len(c.alphas) }
+// Len is the number of joint actions, ECNLen·PFCLen (ECNLen for a
+// catalogue without PFC actions).
+func (c Catalogue) Len() int { return c.ECNLen() * c.PFCLen() }
 
-// ecnLen is the number of actions that set ECN (relative moves and grid).
-func (c Catalogue) ecnLen() int { return NumRelativeActions + c.gridLen() }
+// ECNLen is the number of ECN actions (relative moves and grid): the
+// first head.
+func (c Catalogue) ECNLen() int { return NumRelativeActions + c.gridLen() }
 
-// PFC returns which PFC action action is: a headroom factor (h >= 0, a =
-// -1) or an alpha (a >= 0, h = -1); ok is false for any other action.
-func (c Catalogue) PFC(action int) (h, a int, ok bool) {
-	k := action - c.ecnLen()
+// PFCLen is the number of PFC actions, keep included (1: no PFC actions).
+func (c Catalogue) PFCLen() int { return 1 + len(c.hdrm) + len(c.alphas) }
+
+// Outputs is the number of network outputs the catalogue needs: one per
+// ECN action, then one per PFC action when it has any.
+func (c Catalogue) Outputs() int {
+	if c.PFCLen() == 1 {
+		return c.ECNLen()
+	}
+	return c.ECNLen() + c.PFCLen()
+}
+
+// Joint is the joint action of ECN action ecn and PFC action pfc.
+func (c Catalogue) Joint(ecn, pfc int) int { return ecn + c.ECNLen()*pfc }
+
+// Split returns the ECN and PFC parts of a joint action.
+func (c Catalogue) Split(action int) (ecn, pfc int) {
+	n := c.ECNLen()
+	if n == 0 || action < 0 {
+		return action, 0
+	}
+	return action % n, action / n
+}
+
+// PFC returns which knob PFC action pfc moves: a headroom factor (h >= 0,
+// a = -1) or an alpha (a >= 0, h = -1); ok is false for keep (0) and for
+// out-of-range actions.
+func (c Catalogue) PFC(pfc int) (h, a int, ok bool) {
+	k := pfc - 1
 	switch {
-	case k < 0 || c.IsZero():
+	case k < 0:
 		return -1, -1, false
 	case k < len(c.hdrm):
 		return k, -1, true
@@ -253,19 +288,29 @@ func (c Catalogue) Setting(action int, rateBps float64, current Setting) Setting
 // without grid, or a rate that is not positive and finite return current
 // unchanged; so do a headroom action when the headroom or the floor is
 // unknown, and an alpha action when the alpha is unknown (the switch does
-// not let it be managed). ECN actions keep headroom and alpha, PFC actions
-// keep the ECN setting.
+// not let it be managed). The ECN part of a joint action sets ECN and
+// keeps headroom and alpha; its PFC part then moves one knob of the PG.
 func (c Catalogue) SettingFor(action int, rateBps float64, current Setting, floorBytes int64) Setting {
 	if action <= ActionHold || action >= c.Len() || c.IsZero() || !KnownRate(rateBps) {
 		return current
 	}
-	if h, a, ok := c.PFC(action); ok {
+	ecn, pfc := c.Split(action)
+	s := c.ecnSetting(ecn, rateBps, current)
+	if h, a, ok := c.PFC(pfc); ok {
 		switch {
-		case h >= 0 && floorBytes > 0 && current.HeadroomBytes > 0:
-			current.HeadroomBytes = int64(math.Ceil(float64(floorBytes) * c.hdrm[h]))
-		case a >= 0 && current.Alpha > 0:
-			current.Alpha = c.alphas[a]
+		case h >= 0 && floorBytes > 0 && s.HeadroomBytes > 0:
+			s.HeadroomBytes = int64(math.Ceil(float64(floorBytes) * c.hdrm[h]))
+		case a >= 0 && s.Alpha > 0:
+			s.Alpha = c.alphas[a]
 		}
+	}
+	return s
+}
+
+// ecnSetting is the setting of ECN action action (< ECNLen), headroom
+// and alpha kept from current.
+func (c Catalogue) ecnSetting(action int, rateBps float64, current Setting) Setting {
+	if action <= ActionHold {
 		return current
 	}
 	if i, j, l, ok := c.Grid(action); ok {
@@ -350,11 +395,14 @@ func (c Catalogue) Describe(action int) string {
 	case ActionPmaxDown:
 		return "pmax down one step"
 	}
-	if h, a, ok := c.PFC(action); ok {
-		if h >= 0 {
-			return "headroom " + strconv.FormatFloat(c.hdrm[h], 'g', 4, 64) + "× the lossless floor"
+	if ecn, pfc := c.Split(action); pfc > 0 && action < c.Len() {
+		if h, a, ok := c.PFC(pfc); ok {
+			d := c.Describe(ecn) + ", "
+			if h >= 0 {
+				return d + "headroom " + strconv.FormatFloat(c.hdrm[h], 'g', 4, 64) + "× the lossless floor"
+			}
+			return d + "alpha " + FormatAlpha(c.alphas[a])
 		}
-		return "alpha " + FormatAlpha(c.alphas[a])
 	}
 	i, j, l, ok := c.Grid(action)
 	if !ok {

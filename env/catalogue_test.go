@@ -11,8 +11,9 @@ import (
 
 func TestCatalogueInvariants(t *testing.T) {
 	c := DefaultCatalogue()
-	if c.Len() != 93 || ActionSpecLen("act-v2") != 83 || ActionSpecLen(ActionSpecVersion) != 93 || ActionSpecLen("act-v1") != 0 {
-		t.Fatalf("default catalogue has %d actions (act-v2 %d), want 93 (83)", c.Len(), ActionSpecLen("act-v2"))
+	if c.ECNLen() != 83 || c.PFCLen() != 11 || c.Len() != 83*11 || ActionSpecLen("act-v2") != 83 || ActionSpecLen(ActionSpecVersion) != 94 || ActionSpecLen("act-v1") != 0 {
+		t.Fatalf("default catalogue has %d+%d actions (act-v2 %d outputs, act-v3 %d), want 83+11 (83, 94)", c.ECNLen(), c.PFCLen(),
+			ActionSpecLen("act-v2"), ActionSpecLen(ActionSpecVersion))
 	}
 	cur := Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, HeadroomBytes: 90_000}
 	for _, rate := range []float64{25e9, 100e9, 400e9} {
@@ -179,55 +180,63 @@ func abs(x int) int {
 	return x
 }
 
-// TestCataloguePFCActions: the act-v3 actions move headroom (as multiples
-// of the floor, never below it) or alpha and keep the ECN setting; they
-// hold where the switch does not say what they need.
+// TestCataloguePFCActions: the PFC part of an act-v3 joint action moves
+// headroom (as multiples of the floor, never below it) or alpha on top of
+// the ECN part's setting, and keeps the PG where the switch does not say
+// what it needs; a joint action below ECNLen is the act-v2 action.
 func TestCataloguePFCActions(t *testing.T) {
 	c := DefaultCatalogue()
 	cur := Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, HeadroomBytes: 90_000, Alpha: 1}
 	var hd, al []float64
-	for a := 0; a < c.Len(); a++ {
-		h, x, ok := c.PFC(a)
-		if a < 83 {
-			if ok {
-				t.Fatalf("action %d (%s) is an ECN action, PFC says %d %d", a, c.Describe(a), h, x)
-			}
-			if s := c.SettingFor(a, 100e9, cur, 60_000); s.HeadroomBytes != cur.HeadroomBytes || s.Alpha != cur.Alpha {
-				t.Fatalf("ECN action %d changed PFC knobs: %+v", a, s)
-			}
-			continue
+	for _, ecn := range []int{ActionHold, ActionKmaxUp, c.Absolute(3, 1, 0)} {
+		want := c.SettingFor(ecn, 100e9, cur, 60_000)
+		if want.HeadroomBytes != cur.HeadroomBytes || want.Alpha != cur.Alpha {
+			t.Fatalf("ECN action %d changed PFC knobs: %+v", ecn, want)
 		}
-		if !ok {
-			t.Fatalf("action %d is not a PFC action", a)
-		}
-		s := c.SettingFor(a, 100e9, cur, 60_000)
-		if s.KminBytes != cur.KminBytes || s.KmaxBytes != cur.KmaxBytes || s.Pmax != cur.Pmax {
-			t.Fatalf("PFC action %d (%s) changed ECN: %+v", a, c.Describe(a), s)
-		}
-		if h >= 0 {
-			if s.HeadroomBytes < 60_000 || s.Alpha != 1 {
-				t.Fatalf("headroom action %d: %+v (floor 60000)", a, s)
+		for pfc := 0; pfc < c.PFCLen(); pfc++ {
+			j := c.Joint(ecn, pfc)
+			if e, p := c.Split(j); e != ecn || p != pfc {
+				t.Fatalf("Split(Joint(%d, %d)) = %d, %d", ecn, pfc, e, p)
 			}
-			hd = append(hd, float64(s.HeadroomBytes))
-			if u := c.SettingFor(a, 100e9, cur, 0); u != cur {
-				t.Fatalf("headroom action %d with the floor unknown: %+v, want hold", a, u)
+			s := c.SettingFor(j, 100e9, cur, 60_000)
+			if s.KminBytes != want.KminBytes || s.KmaxBytes != want.KmaxBytes || s.Pmax != want.Pmax {
+				t.Fatalf("joint %d (%s): ECN %+v, want the ECN action's %+v", j, c.Describe(j), s, want)
 			}
-		} else {
-			al = append(al, s.Alpha)
-			if s.HeadroomBytes != cur.HeadroomBytes {
-				t.Fatalf("alpha action %d changed headroom: %+v", a, s)
-			}
-			noAlpha := cur
-			noAlpha.Alpha = 0
-			if u := c.SettingFor(a, 100e9, noAlpha, 60_000); u != noAlpha {
-				t.Fatalf("alpha action %d with alpha unknown: %+v, want hold", a, u)
+			h, _, ok := c.PFC(pfc)
+			switch {
+			case pfc == 0:
+				if ok || s != want {
+					t.Fatalf("keep: %+v", s)
+				}
+			case h >= 0:
+				if s.HeadroomBytes < 60_000 || s.Alpha != 1 {
+					t.Fatalf("headroom action %d: %+v (floor 60000)", pfc, s)
+				}
+				if ecn == ActionHold {
+					hd = append(hd, float64(s.HeadroomBytes))
+				}
+				if u := c.SettingFor(j, 100e9, cur, 0); u.HeadroomBytes != cur.HeadroomBytes {
+					t.Fatalf("headroom action %d with the floor unknown: %+v, want kept", pfc, u)
+				}
+			default:
+				if s.HeadroomBytes != cur.HeadroomBytes {
+					t.Fatalf("alpha action %d changed headroom: %+v", pfc, s)
+				}
+				if ecn == ActionHold {
+					al = append(al, s.Alpha)
+				}
+				noAlpha := cur
+				noAlpha.Alpha = 0
+				if u := c.SettingFor(j, 100e9, noAlpha, 60_000); u.Alpha != 0 {
+					t.Fatalf("alpha action %d with alpha unknown: %+v, want kept", pfc, u)
+				}
 			}
 		}
 	}
 	if len(hd) != 4 || hd[0] != 60_000 || hd[3] != 120_000 || len(al) != 6 || al[0] != 1.0/16 || al[5] != 2 {
 		t.Fatalf("headrooms %v, alphas %v; want 60000..120000 and 1/16..2", hd, al)
 	}
-	if d := c.Describe(83 + 4 + 1); d != "alpha 1/8" {
+	if d := c.Describe(c.Joint(ActionHold, 1+4+1)); d != "hold, alpha 1/8" {
 		t.Fatalf("Describe = %q", d)
 	}
 	if _, err := c.WithPFC([]float64{0.5}, nil); err == nil {

@@ -98,9 +98,9 @@ func NewLearned(name string, net *rl.Net, cat env.Catalogue, temperature float64
 		return nil, fmt.Errorf("learned policy %q: network reads %d features, observation spec %s has %d (an older spec it can read: %s)",
 			name, net.InDim(), env.SpecVersion, env.NumFeatures, dimsOf(env.ObsSpecFeatures, env.ReadableObsSpecs))
 	}
-	if !readableDims(net.OutDim(), env.ActionSpecLen, env.ReadableActionSpecs) || net.OutDim() > cat.Len() {
+	if !readableDims(net.OutDim(), env.ActionSpecLen, env.ReadableActionSpecs) || net.OutDim() > cat.Outputs() {
 		return nil, fmt.Errorf("learned policy %q: network has %d outputs, action catalogue %s has %d actions (an older spec it can act on: %s)",
-			name, net.OutDim(), env.ActionSpecVersion, cat.Len(), dimsOf(env.ActionSpecLen, env.ReadableActionSpecs))
+			name, net.OutDim(), env.ActionSpecVersion, cat.Outputs(), dimsOf(env.ActionSpecLen, env.ReadableActionSpecs))
 	}
 	if net.Kind != rl.OutputQ && net.Kind != rl.OutputLogits {
 		return nil, fmt.Errorf("learned policy %q: network outputs %s, want q-values or logits", name, net.Kind)
@@ -312,16 +312,24 @@ func (l *Learned) decideRows(obs []env.Observation, out []Decision, rows [][]flo
 	// allocation for the batch instead of one per queue.
 	buf := make([]byte, 0, 128*len(idx))
 	ends := make([]int, len(idx))
+	// A network of act-v3 has two heads: ECN scores, then PFC scores.
+	// Confidence, reasons and the preference speak of the ECN head.
+	ecnK := min(k, l.cat.ECNLen())
 	for r, i := range idx {
 		o := &obs[i]
-		row := vals[r*k : (r+1)*k]
-		best := rl.Argmax(row)
-		a, set := best, l.cat.SettingFor(best, o.RateBps, o.Current, o.MinHeadroomBytes)
-		if _, _, pfc := l.cat.PFC(best); l.leansOn(o) && !pfc {
-			a, set = l.lean(row, best, set, o.RateBps, o.Current)
+		row := vals[r*k : r*k+ecnK]
+		pfc := 0
+		if k > ecnK {
+			pfc = rl.Argmax(vals[r*k+ecnK : (r+1)*k])
 		}
+		best := rl.Argmax(row)
+		a := best
+		if l.leansOn(o) {
+			a, _ = l.lean(row, best, l.cat.Setting(best, o.RateBps, o.Current), o.RateBps, o.Current)
+		}
+		set := l.cat.SettingFor(l.cat.Joint(a, pfc), o.RateBps, o.Current, o.MinHeadroomBytes)
 		d := &out[i]
-		d.Action = a
+		d.Action = l.cat.Joint(a, pfc)
 		d.Setting = set
 		d.Confidence = rl.Confidence(l.net.Kind, row, l.temperature)
 		buf = l.appendReason(buf, o, d.Setting, row, a, best, d.Confidence)
@@ -461,9 +469,6 @@ func (l *Learned) lean(row []float32, best int, bestSet env.Setting, rate float6
 	choice, cs := best, bestSet
 	for a, v := range row {
 		if !(float64(v) >= floor) || a == best { // NaN scores are never near-ties
-			continue
-		}
-		if _, _, pfc := l.cat.PFC(a); pfc { // the preference leans ECN only
 			continue
 		}
 		s := l.cat.Setting(a, rate, cur)

@@ -22,7 +22,7 @@ import (
 func biasNet(t testing.TB, kind rl.OutputKind, best int, margin float32) *rl.Net {
 	t.Helper()
 	cat := env.DefaultCatalogue()
-	n, err := rl.NewNet(rl.Arch{In: env.NumFeatures, Hidden: []int{8}, Out: cat.Len(), Act: rl.ReLU})
+	n, err := rl.NewNet(rl.Arch{In: env.NumFeatures, Hidden: []int{8}, Out: cat.ECNLen(), Act: rl.ReLU})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestLearnedDecide(t *testing.T) {
 
 func TestNewLearnedErrors(t *testing.T) {
 	cat := env.DefaultCatalogue()
-	wrongIn, _ := rl.NewNet(rl.Arch{In: 5, Out: cat.Len(), Act: rl.ReLU})
+	wrongIn, _ := rl.NewNet(rl.Arch{In: 5, Out: cat.ECNLen(), Act: rl.ReLU})
 	wrongIn.Kind = rl.OutputQ
 	wrongOut, _ := rl.NewNet(rl.Arch{In: env.NumFeatures, Out: 9, Act: rl.ReLU})
 	wrongOut.Kind = rl.OutputQ
@@ -335,7 +335,7 @@ func TestBuiltinResolves(t *testing.T) {
 
 func benchDecide(b *testing.B, n int, pref float64) {
 	cat := env.DefaultCatalogue()
-	net, err := rl.InitNet(rl.Arch{In: env.NumFeatures, Hidden: []int{64, 64}, Out: cat.Len(), Act: rl.ReLU},
+	net, err := rl.InitNet(rl.Arch{In: env.NumFeatures, Hidden: []int{64, 64}, Out: cat.ECNLen(), Act: rl.ReLU},
 		rand.New(rand.NewPCG(1, 2)), 1)
 	if err != nil {
 		b.Fatal(err)
@@ -409,5 +409,49 @@ func TestLearnedHoldsOutsideValidInterval(t *testing.T) {
 	bad.Hyper = map[string]string{"validated_interval": "fast"}
 	if _, err := LearnedFromModel("x", bad); err == nil || !strings.Contains(err.Error(), `validated_interval "fast"`) {
 		t.Errorf("bad validated_interval: %v", err)
+	}
+}
+
+// TestLearnedTwoHeads: an act-v3 network's second head moves the PG (here
+// alpha to 1/4 and headroom to 1.5× the floor) on top of the ECN head's
+// choice, the reason names it, and the confidence is the ECN head's.
+func TestLearnedTwoHeads(t *testing.T) {
+	cat := env.DefaultCatalogue()
+	best := cat.Absolute(8, 0, 1)
+	for _, c := range []struct {
+		pfc  int
+		want func(env.Setting) env.Setting
+		text string
+	}{
+		{1 + 2, func(s env.Setting) env.Setting { s.HeadroomBytes = 90_000; return s }, "headroom 72KB→90KB"},
+		{1 + 4 + 2, func(s env.Setting) env.Setting { s.Alpha = 0.25; return s }, "alpha 1→1/4"},
+		{0, func(s env.Setting) env.Setting { return s }, "pmax 20%→1%: "},
+	} {
+		n, err := rl.NewNet(rl.Arch{In: env.NumFeatures, Hidden: []int{8}, Out: cat.Outputs(), Act: rl.Tanh})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.Kind = rl.OutputLogits
+		out := &n.Layers[len(n.Layers)-1]
+		out.B[best] = 2
+		out.B[cat.ECNLen()+c.pfc] = 1
+		l, err := NewLearned("model:x", n, cat, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, HeadroomBytes: 72_000, Alpha: 1}
+		o := validObs(100e9, cur)
+		o.MinHeadroomBytes = 60_000
+		d := l.Decide([]env.Observation{o})[0]
+		want := c.want(env.Setting{KminBytes: 387_000, KmaxBytes: 774_000, Pmax: 0.01, HeadroomBytes: 72_000, Alpha: 1})
+		if d.Setting != want || d.Action != cat.Joint(best, c.pfc) {
+			t.Fatalf("pfc %d: decision %+v, want action %d setting %+v", c.pfc, d, cat.Joint(best, c.pfc), want)
+		}
+		if !strings.Contains(d.Reason, c.text) {
+			t.Fatalf("pfc %d: reason %q lacks %q", c.pfc, d.Reason, c.text)
+		}
+		if wantC := rl.Confidence(rl.OutputLogits, out.B[:cat.ECNLen()], 1); math.Abs(d.Confidence-wantC) > 1e-6 {
+			t.Fatalf("confidence %g, want the ECN head's %g", d.Confidence, wantC)
+		}
 	}
 }

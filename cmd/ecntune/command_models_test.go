@@ -35,7 +35,7 @@ func runModels(t *testing.T, stdin []byte, args ...string) (string, string, erro
 // with hidden and salt.
 func netBlob(t *testing.T, hidden int, salt byte) []byte {
 	t.Helper()
-	n, err := rl.NewNet(rl.Arch{In: env.NumFeatures, Hidden: []int{hidden}, Out: env.DefaultCatalogue().Len(), Act: rl.ReLU})
+	n, err := rl.NewNet(rl.Arch{In: env.NumFeatures, Hidden: []int{hidden}, Out: env.DefaultCatalogue().Outputs(), Act: rl.ReLU})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func TestTrainThenEval(t *testing.T) {
 		t.Fatalf("--hidden 16,8: weights %v (%v), hyper %q", net, err, m.Hyper["hidden"])
 	}
 	if m.Hyper["command"] != wantCmd || m.Seed != 5 || m.Workers != 2 || m.ObsSpec != env.SpecVersion ||
-		m.ActSpec != env.ActionSpecVersion || len(m.Scenarios) != 1 || len(m.Scenarios[0].SHA256) != 64 || len(m.Eval) == 0 {
+		m.ActSpec != "act-v2" || len(m.Scenarios) != 1 || len(m.Scenarios[0].SHA256) != 64 || len(m.Eval) == 0 {
 		t.Fatalf("provenance: %+v", m)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "curves", "tiny-v1-curve.png")); err != nil {
@@ -180,7 +180,7 @@ func TestParseRandomise(t *testing.T) {
 		`{"load_min":`:      "--randomise",
 		`{} {}`:             "one JSON object",
 		`{"off":true}`:      "--no-randomise",
-		`{"load_min":0,"load_max":0,"fanin_min":0,"fanin_max":0,"size_min":0,"size_max":0,"host_rates":[],"add_incast":0,"random_start":false,"hide_peer":0,"drop_telemetry":0}`: "every perturbation is zero",
+		`{"load_min":0,"load_max":0,"fanin_min":0,"fanin_max":0,"size_min":0,"size_max":0,"host_rates":[],"add_incast":0,"random_start":false,"hide_peer":0,"drop_telemetry":0,"random_pfc":0}`: "every perturbation is zero",
 	} {
 		if _, err := parseRandomise(js, false); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("--randomise %s: err = %v, want %q", js, err, want)

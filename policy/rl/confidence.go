@@ -1,6 +1,9 @@
 package rl
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // SoftmaxMargin is a decision confidence in [0, 1]: the probability of
 // the best entry minus that of the runner-up under softmax(v /
@@ -82,4 +85,40 @@ func (n *Net) Decide(obs [][]float32, temperature float64) (actions []int, conf 
 		conf[i] = Confidence(n.Kind, row, temperature)
 	}
 	return actions, conf, nil
+}
+
+// GreedyJoint returns, per observation, the joint action of a factorised
+// network (see PPOConfig.Heads): the best output of each head, as
+// Σ choice_h · Π_{g<h} heads[g]. nil heads means one head over every
+// output.
+func (n *Net) GreedyJoint(obs [][]float32, heads []int) ([]int, error) {
+	k := n.arch.Out
+	if len(heads) == 0 {
+		heads = []int{k}
+	}
+	sum := 0
+	for _, h := range heads {
+		if h < 1 {
+			return nil, fmt.Errorf("rl: head size %d: must be >= 1", h)
+		}
+		sum += h
+	}
+	if sum != k {
+		return nil, fmt.Errorf("rl: heads %v sum to %d, the network has %d outputs", heads, sum, k)
+	}
+	out := make([]float32, len(obs)*k)
+	if err := n.ForwardInto(out, obs); err != nil {
+		return nil, err
+	}
+	acts := make([]int, len(obs))
+	for i := range obs {
+		joint, stride, off := 0, 1, 0
+		for _, h := range heads {
+			joint += Argmax(out[i*k+off:i*k+off+h]) * stride
+			stride *= h
+			off += h
+		}
+		acts[i] = joint
+	}
+	return acts, nil
 }

@@ -44,6 +44,38 @@ type PPOConfig struct {
 	RawAdvantages bool `json:"raw_advantages" yaml:"raw_advantages"`
 	// Seed seeds initialisation and minibatch shuffling.
 	Seed uint64 `json:"seed" yaml:"seed"`
+	// Heads factorises the policy into independent choices: the actor's
+	// outputs are cut into consecutive groups of these sizes (summing to
+	// Arch.Out), each a softmax of its own, and an action is the joint
+	// index Σ choice_h · Π_{g<h} Heads[g] (the first head varies fastest).
+	// Its log-probability is the sum of the heads', its entropy too. Nil:
+	// one head over every output.
+	Heads []int `json:"heads,omitempty" yaml:"heads"`
+}
+
+// heads returns the head sizes (one head of Arch.Out when Heads is nil).
+func (c PPOConfig) heads() []int {
+	if len(c.Heads) == 0 {
+		return []int{c.Arch.Out}
+	}
+	return c.Heads
+}
+
+// JointActions is the number of joint actions: the product of the heads.
+func (c PPOConfig) JointActions() int {
+	n := 1
+	for _, h := range c.heads() {
+		n *= h
+	}
+	return n
+}
+
+// splitJoint writes the choice of every head of joint action a to dst.
+func splitJoint(dst []int, heads []int, a int) {
+	for h, n := range heads {
+		dst[h] = a % n
+		a /= n
+	}
 }
 
 func (c *PPOConfig) setDefaults() {
@@ -117,6 +149,22 @@ func (c PPOConfig) Validate() error {
 		return fmt.Errorf("ppo: max_grad_norm = %v: must be finite", c.MaxGradNorm)
 	case !(c.TargetKL >= 0) || math.IsInf(c.TargetKL, 0):
 		return fmt.Errorf("ppo: target_kl = %v: must be finite and >= 0", c.TargetKL)
+	}
+	if len(c.Heads) > 0 {
+		sum, joint := 0, 1
+		for i, h := range c.Heads {
+			if h < 1 || h > c.Arch.Out {
+				return fmt.Errorf("ppo: heads[%d] = %d: allowed 1..arch.out (%d)", i, h, c.Arch.Out)
+			}
+			sum += h
+			joint *= h
+			if joint > 1<<24 {
+				return fmt.Errorf("ppo: heads %v: more than %d joint actions", c.Heads, 1<<24)
+			}
+		}
+		if sum != c.Arch.Out {
+			return fmt.Errorf("ppo: heads %v sum to %d: must sum to arch.out (%d)", c.Heads, sum, c.Arch.Out)
+		}
 	}
 	return nil
 }
@@ -238,11 +286,40 @@ func (p *PPO) lossGraph() (*G.Node, error) {
 	}
 	// Stable log-softmax: shift rows by their max (the shift has zero
 	// gradient through the log-softmax, whatever Max reports).
-	m := do(G.Max(logits, 1))
-	sh := do(G.BroadcastSub(logits, m, nil, []byte{1}))
-	lse := do(G.Log(do(G.Sum(do(G.Exp(sh)), 1))))
-	lsm := do(G.BroadcastSub(sh, lse, nil, []byte{1}))
-	logp := do(G.Sum(do(G.HadamardProd(lsm, p.a)), 1))
+	logSM := func(logits *G.Node) *G.Node {
+		m := do(G.Max(logits, 1))
+		sh := do(G.BroadcastSub(logits, m, nil, []byte{1}))
+		lse := do(G.Log(do(G.Sum(do(G.Exp(sh)), 1))))
+		return do(G.BroadcastSub(sh, lse, nil, []byte{1}))
+	}
+	entropy := func(lsm *G.Node) *G.Node {
+		return do(G.Neg(do(G.Mean(do(G.Sum(do(G.HadamardProd(do(G.Exp(lsm)), lsm)), 1))))))
+	}
+	var logp, ent *G.Node
+	if heads := p.cfg.heads(); len(heads) == 1 {
+		lsm := logSM(logits)
+		logp = do(G.Sum(do(G.HadamardProd(lsm, p.a)), 1))
+		ent = entropy(lsm)
+	} else {
+		// Each head is a softmax over its own columns; the joint
+		// action's log-probability and the entropy are sums over heads.
+		off := 0
+		for _, n := range heads {
+			cols := G.S(off, off+n)
+			lsm := logSM(do(G.Slice(logits, nil, cols)))
+			lp := do(G.Sum(do(G.HadamardProd(lsm, do(G.Slice(p.a, nil, cols)))), 1))
+			e := entropy(lsm)
+			if logp == nil {
+				logp, ent = lp, e
+			} else {
+				logp, ent = do(G.Add(logp, lp)), do(G.Add(ent, e))
+			}
+			off += n
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
 	ratio := do(G.Exp(do(G.Sub(logp, p.olp))))
 	s1 := do(G.HadamardProd(ratio, p.adv))
 	// clip(r, 1−ε, 1+ε) = (1−ε) + relu(r − (1−ε)) − relu(r − (1+ε))
@@ -253,8 +330,6 @@ func (p *PPO) lossGraph() (*G.Node, error) {
 	// min(s1, s2) = s1 − relu(s1 − s2)
 	surr := do(G.Sub(s1, do(G.Rectify(do(G.Sub(s1, s2))))))
 	pl := do(G.Neg(do(G.Mean(surr))))
-	probs := do(G.Exp(lsm))
-	ent := do(G.Neg(do(G.Mean(do(G.Sum(do(G.HadamardProd(probs, lsm)), 1))))))
 	v := do(p.gc.forward(p.x))
 	if err != nil {
 		return nil, err
@@ -317,24 +392,35 @@ func (p *PPO) Act(obs [][]float32, rng *rand.Rand) (actions []int, logp []float3
 	actions = make([]int, len(obs))
 	logp = make([]float32, len(obs))
 	lp := make([]float64, k)
+	heads := p.cfg.heads()
 	for i := range obs {
-		logSoftmax(lp, logits[i*k:(i+1)*k])
-		a := k - 1
-		if rng == nil {
-			a = Argmax(logits[i*k : (i+1)*k])
-		} else {
-			u := rng.Float64()
-			var c float64
-			for j, l := range lp {
-				c += math.Exp(l)
-				if u < c {
-					a = j
-					break
+		row := logits[i*k : (i+1)*k]
+		joint, stride, off := 0, 1, 0
+		var sum float64
+		for _, n := range heads {
+			part, lph := row[off:off+n], lp[off:off+n]
+			logSoftmax(lph, part)
+			a := n - 1
+			if rng == nil {
+				a = Argmax(part)
+			} else {
+				u := rng.Float64()
+				var c float64
+				for j, l := range lph {
+					c += math.Exp(l)
+					if u < c {
+						a = j
+						break
+					}
 				}
 			}
+			sum += lph[a]
+			joint += a * stride
+			stride *= n
+			off += n
 		}
-		actions[i] = a
-		logp[i] = float32(lp[a])
+		actions[i] = joint
+		logp[i] = float32(sum)
 	}
 	return actions, logp, values, nil
 }
@@ -347,8 +433,15 @@ func (p *PPO) Greedy(obs [][]float32) ([]int, error) {
 		return nil, fmt.Errorf("ppo: greedy: %w", err)
 	}
 	acts := make([]int, len(obs))
+	heads := p.cfg.heads()
 	for i := range acts {
-		acts[i] = Argmax(logits[i*k : (i+1)*k])
+		joint, stride, off := 0, 1, 0
+		for _, n := range heads {
+			joint += Argmax(logits[i*k+off:i*k+off+n]) * stride
+			stride *= n
+			off += n
+		}
+		acts[i] = joint
 	}
 	return acts, nil
 }
@@ -362,7 +455,8 @@ func (p *PPO) Values(obs [][]float32) ([]float32, error) {
 	return v, nil
 }
 
-// Probs returns the action probabilities per observation.
+// Probs returns the action probabilities per observation (per head: each
+// head's outputs sum to 1).
 func (p *PPO) Probs(obs [][]float32) ([][]float32, error) {
 	out, err := p.actor.Forward(obs)
 	if err != nil {
@@ -370,7 +464,11 @@ func (p *PPO) Probs(obs [][]float32) ([][]float32, error) {
 	}
 	lp := make([]float64, p.cfg.Arch.Out)
 	for _, row := range out {
-		logSoftmax(lp, row)
+		off := 0
+		for _, n := range p.cfg.heads() {
+			logSoftmax(lp[off:off+n], row[off:off+n])
+			off += n
+		}
 		for j := range row {
 			row[j] = float32(math.Exp(lp[j]))
 		}
@@ -408,11 +506,13 @@ func (p *PPO) Update(buf *Rollout) (PPOStats, error) {
 	if rows < mb {
 		return st, fmt.Errorf("ppo: update: rollout has %d rows (agents × steps): minibatch_size is %d", rows, mb)
 	}
+	heads, joint := p.cfg.heads(), p.cfg.JointActions()
 	for i := 0; i < rows; i++ {
-		if int(buf.act[i]) >= k {
-			return st, fmt.Errorf("ppo: update: rollout row %d has action %d: allowed 0..%d", i, buf.act[i], k-1)
+		if a := int(buf.act[i]); a < 0 || a >= joint {
+			return st, fmt.Errorf("ppo: update: rollout row %d has action %d: allowed 0..%d", i, buf.act[i], joint-1)
 		}
 	}
+	choice := make([]int, len(heads))
 	// Normalised advantages.
 	if cap(p.normAdv) < rows {
 		p.normAdv = make([]float32, rows)
@@ -454,7 +554,16 @@ func (p *PPO) Update(buf *Rollout) (PPOStats, error) {
 			for r := 0; r < mb; r++ {
 				j := perm[b*mb+r]
 				copy(p.xBuf[r*in:(r+1)*in], buf.obs[j*in:(j+1)*in])
-				p.aBuf[r*k+int(buf.act[j])] = 1
+				if len(heads) == 1 {
+					p.aBuf[r*k+int(buf.act[j])] = 1
+				} else {
+					splitJoint(choice, heads, int(buf.act[j]))
+					off := 0
+					for h, n := range heads {
+						p.aBuf[r*k+off+choice[h]] = 1
+						off += n
+					}
+				}
 				p.olpBuf[r] = buf.logp[j]
 				p.advBuf[r] = adv[j]
 				p.retBuf[r] = buf.ret[j]

@@ -130,3 +130,112 @@ func TestPPOChainMDP(t *testing.T) {
 		}
 	}
 }
+
+// TestPPOTwoHeads: a factorised policy learns two independent choices at
+// once: head 0 picks the largest of features 0..3, head 1 the largest of
+// features 4..6; the reward is the number of heads right (0, 1, 2), so
+// each head must be credited for its own part of the joint action.
+func TestPPOTwoHeads(t *testing.T) {
+	const dim, agents, horizon = 8, 64, 8
+	heads := []int{4, 3}
+	p, err := NewPPO(PPOConfig{
+		Arch:  Arch{In: dim, Hidden: []int{64}, Out: 7, Act: ReLU},
+		Gamma: 0, Lambda: 0.95, LearningRate: 3e-3, Epochs: 4, MinibatchSize: 128,
+		EntropyCoef: 0.003, MaxGradNorm: 1, Seed: learnSeed(23), Heads: heads,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Config().JointActions() != 12 {
+		t.Fatalf("joint actions %d, want 12", p.Config().JointActions())
+	}
+	best := func(o []float32) (int, int) { return Argmax(o[:4]), Argmax(o[4:7]) }
+	accuracy := func() (float64, float64) {
+		rng := rand.New(rand.NewPCG(12, 99))
+		obs := make([][]float32, 2000)
+		for i := range obs {
+			obs[i] = banditObs(rng, dim)
+		}
+		acts := must(p.Greedy(obs))
+		var a0, a1 int
+		for i, o := range obs {
+			b0, b1 := best(o)
+			if acts[i]%4 == b0 {
+				a0++
+			}
+			if acts[i]/4 == b1 {
+				a1++
+			}
+		}
+		return float64(a0) / 2000, float64(a1) / 2000
+	}
+	buf, err := p.NewRollout(agents, horizon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	obs := make([][]float32, agents)
+	rew := make([]float32, agents)
+	dones := make([]bool, agents)
+	for i := range dones {
+		dones[i] = true
+	}
+	for it := 0; it < 150; it++ {
+		buf.Reset()
+		for s := 0; s < horizon; s++ {
+			for i := range obs {
+				obs[i] = banditObs(rng, dim)
+			}
+			acts, logp, vals, err := p.Act(obs, rng)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range obs {
+				if acts[i] < 0 || acts[i] >= 12 {
+					t.Fatalf("joint action %d outside 0..11", acts[i])
+				}
+				b0, b1 := best(obs[i])
+				rew[i] = 0
+				if acts[i]%4 == b0 {
+					rew[i]++
+				}
+				if acts[i]/4 == b1 {
+					rew[i]++
+				}
+			}
+			if err := buf.Add(obs, acts, logp, vals, rew, dones); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := buf.Finish(make([]float32, agents), p.Config().Gamma, p.Config().Lambda); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Update(buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a0, a1 := accuracy()
+	t.Logf("two heads: greedy optimal fraction %.3f and %.3f", a0, a1)
+	if a0 < 0.9 || a1 < 0.9 {
+		t.Fatalf("two heads: %.3f and %.3f of greedy choices optimal, want >= 0.9 each", a0, a1)
+	}
+	probs := must(p.Probs([][]float32{obs[0]}))[0]
+	var s0, s1 float64
+	for j, v := range probs {
+		if j < 4 {
+			s0 += float64(v)
+		} else {
+			s1 += float64(v)
+		}
+	}
+	if s0 < 0.999 || s0 > 1.001 || s1 < 0.999 || s1 > 1.001 {
+		t.Fatalf("per-head probabilities sum to %g and %g, want 1 each", s0, s1)
+	}
+	for _, bad := range [][]int{{4, 4}, {0, 7}, {8}} {
+		c := p.Config()
+		c.Heads = bad
+		if _, err := NewPPO(c); err == nil {
+			t.Fatalf("heads %v accepted for 7 outputs", bad)
+		}
+	}
+}

@@ -15,7 +15,7 @@ import (
 func TestResultModel(t *testing.T) {
 	cfg := tinyConfig(AlgoPPO).withDefaults()
 	cfg.Scenarios[0].SHA256 = strings.Repeat("ab", 32)
-	net, err := rl.NewNet(rl.Arch{In: env.NumFeatures, Hidden: []int{16}, Out: env.DefaultCatalogue().Len(), Act: rl.ReLU})
+	net, err := rl.NewNet(rl.Arch{In: env.NumFeatures, Hidden: []int{16}, Out: env.DefaultCatalogue().Outputs(), Act: rl.ReLU})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -285,7 +285,7 @@ func (c Config) Hyper() map[string]string {
 		"randomisation":    string(rnd),
 		"reward":           string(rw),
 		"checkpoint_every": strconv.Itoa(c.CheckpointEvery),
-		"catalogue":        strconv.Itoa(env.DefaultCatalogue().Len()) + " actions",
+		"catalogue":        catalogueHyper(c),
 	}
 	if c.Algo == AlgoDDQN {
 		d := ddqnConfig(c)
@@ -341,7 +341,7 @@ func (c Config) epsilon(ep int) float64 {
 
 func ddqnConfig(c Config) rl.DDQNConfig {
 	return rl.DDQNConfig{
-		Arch:  rl.Arch{In: env.NumFeatures, Hidden: append([]int(nil), c.Hidden...), Out: env.DefaultCatalogue().Len(), Act: rl.ReLU},
+		Arch:  rl.Arch{In: env.NumFeatures, Hidden: append([]int(nil), c.Hidden...), Out: env.DefaultCatalogue().ECNLen(), Act: rl.ReLU},
 		Gamma: c.Gamma, LearningRate: c.LR, BatchSize: 64, ReplayCapacity: 60_000, WarmUp: c.WarmUp, TrainEvery: 2,
 		TargetSync: 250, Seed: c.Seed,
 	}
@@ -349,10 +349,37 @@ func ddqnConfig(c Config) rl.DDQNConfig {
 
 func ppoConfig(c Config) rl.PPOConfig {
 	return rl.PPOConfig{
-		Arch:  rl.Arch{In: env.NumFeatures, Hidden: append([]int(nil), c.Hidden...), Out: env.DefaultCatalogue().Len(), Act: rl.Tanh},
+		Arch:  rl.Arch{In: env.NumFeatures, Hidden: append([]int(nil), c.Hidden...), Out: env.DefaultCatalogue().Outputs(), Act: rl.Tanh},
 		Gamma: c.Gamma, Lambda: 0.95, ClipRange: 0.2, ValueCoef: 0.5, EntropyCoef: 0.01, LearningRate: c.LR,
-		MinibatchSize: 32, Epochs: 4, MaxGradNorm: 0.5, Seed: c.Seed,
+		MinibatchSize: 32, Epochs: 4, MaxGradNorm: 0.5, Seed: c.Seed, Heads: actionHeads(c.Algo),
 	}
+}
+
+// actionHeads are the policy heads of algo: PPO chooses an ECN and a PFC
+// action (act-v3, two heads); DDQN scores the ECN actions only (act-v2:
+// one Q-value per joint action would be 913 outputs).
+func actionHeads(algo string) []int {
+	cat := env.DefaultCatalogue()
+	if algo == AlgoDDQN || cat.PFCLen() == 1 {
+		return []int{cat.ECNLen()}
+	}
+	return []int{cat.ECNLen(), cat.PFCLen()}
+}
+
+// ActionSpec is the action spec a model trained with algo speaks.
+func ActionSpec(algo string) string {
+	if len(actionHeads(algo)) == 1 {
+		return "act-v2"
+	}
+	return env.ActionSpecVersion
+}
+
+func catalogueHyper(c Config) string {
+	h := actionHeads(c.Algo)
+	if len(h) == 1 {
+		return strconv.Itoa(h[0]) + " actions"
+	}
+	return strconv.Itoa(h[0]) + " ECN × " + strconv.Itoa(h[1]) + " PFC actions"
 }
 
 // Round is one row of the learning curve.
@@ -580,7 +607,7 @@ func episodeConfig(c Config, sc simenv.Config) simenv.Config {
 // greedyScore runs one greedy episode of cfg (unperturbed) with net and
 // returns the mean reward per measured queue-interval.
 func greedyScore(c Config, sc simenv.Config, net *rl.Net) (float64, error) {
-	out, err := playEpisode(c, episodeConfig(c, sc), EvalSeed, greedyActor{net: net}, false, false, 0)
+	out, err := playEpisode(c, episodeConfig(c, sc), EvalSeed, greedyActor{net: net, heads: actionHeads(c.Algo)}, false, false, 0)
 	if err != nil {
 		return 0, err
 	}
@@ -743,11 +770,14 @@ type actor interface {
 	value(feats [][]float32) ([]float32, error)
 }
 
-type greedyActor struct{ net *rl.Net }
+type greedyActor struct {
+	net   *rl.Net
+	heads []int
+}
 
 func (greedyActor) seed(uint64) {}
 func (g greedyActor) act(obs []env.Observation, feats [][]float32) ([]int, []float32, []float32, error) {
-	acts, _, err := g.net.Decide(feats, 1)
+	acts, err := g.net.GreedyJoint(feats, g.heads)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -93,17 +93,18 @@ func TestPFCActionsReachTheSimulator(t *testing.T) {
 		t.Fatal(err)
 	}
 	cat := e.Catalogue()
-	ecn := env.ActionSpecLen("act-v2")
 	acts := make([]int, len(obs))
+	pfcs := make([]int, len(obs))
 	for i := range acts {
-		acts[i] = ecn + i%(cat.Len()-ecn) // every PFC action somewhere
+		pfcs[i] = 1 + i%(cat.PFCLen()-1) // every PFC action somewhere, ECN held
+		acts[i] = cat.Joint(env.ActionHold, pfcs[i])
 	}
 	next, _, _, info, err := e.Step(acts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, o := range next {
-		h, a, _ := cat.PFC(acts[i])
+		h, a, _ := cat.PFC(pfcs[i])
 		fl := obs[i].MinHeadroomBytes
 		if fl <= 0 {
 			t.Fatalf("%s: floor unknown", o.Key)
