@@ -240,7 +240,7 @@ func TestGetSetReadBack(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, dec := onceSnapshot(t, tg, tt)
-		want := env.Setting{KminBytes: 150_000, KmaxBytes: 3_000_000, Pmax: 0.07, HeadroomBytes: before.HeadroomBytes + 1000}
+		want := env.Setting{KminBytes: 150_000, KmaxBytes: 3_000_000, Pmax: 0.07, HeadroomBytes: before.HeadroomBytes + 1000, Alpha: before.Alpha}
 		req, err := gnmipath.SetRequest(tt, key, want, dec.Binding(key.Port, key.Queue))
 		if err != nil {
 			t.Fatal(err)
