@@ -928,7 +928,7 @@ func (a *Agent) setAndReadBack(ctx context.Context, sw Switch, cs []Change, writ
 		a.o.Instruments.Alarms.WithLabelValues("headroom-refused").Inc()
 		a.log.Warn("headroom Set refused; ECN change applied without it", "target", sw.Name(), "err", herr)
 		for i := range cs {
-			cs[i].New.HeadroomBytes = 0
+			cs[i].New.HeadroomBytes, cs[i].New.Alpha = 0, 0
 		}
 		setErr = nil
 	}

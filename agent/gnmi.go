@@ -622,20 +622,29 @@ func (s *GNMISwitch) requests(settings map[env.QueueKey]env.Setting) (ecn, hr []
 		st := settings[k]
 		s.mu.Lock()
 		b := s.dec.Binding(k.Port, k.Queue)
-		if curS, err := s.dec.Setting(k.Port, k.Queue); err == nil && curS.HeadroomBytes == st.HeadroomBytes {
-			st.HeadroomBytes = 0 // unchanged: leave the buffer profile alone
+		if curS, err := s.dec.Setting(k.Port, k.Queue); err == nil {
+			// unchanged: leave the buffer profile alone
+			if curS.HeadroomBytes == st.HeadroomBytes {
+				st.HeadroomBytes = 0
+			}
+			if curS.Alpha == st.Alpha {
+				st.Alpha = 0
+			}
 		}
 		gt := s.gt
 		s.mu.Unlock()
 		if gt.Dev().Dialect != gnmipath.Sonic && gt.Dev().Headroom != gnmipath.HeadroomLeaf {
 			st.HeadroomBytes = 0 // not settable on this device: ECN only
 		}
+		if gt.Dev().Dialect != gnmipath.Sonic {
+			st.Alpha = 0 // only sonic has an alpha (BUFFER_PROFILE dynamic_th)
+		}
 		req, err := gnmipath.SetRequest(gt, k, st, b)
 		var nt *gnmipath.HeadroomNotTunable
 		if errors.As(err, &nt) {
-			// ECN without the headroom; the caller hears why.
+			// ECN without the headroom and alpha; the caller hears why.
 			notTunable = append(notTunable, nt.Error())
-			st.HeadroomBytes = 0
+			st.HeadroomBytes, st.Alpha = 0, 0
 			req, err = gnmipath.SetRequest(gt, k, st, b)
 		}
 		if err != nil {

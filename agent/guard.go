@@ -76,6 +76,16 @@ const (
 // XOFF, since XOFF moves with buffer use.
 const RepairXoffShare = 0.9
 
+// Alpha (a lossless PG's dynamic-threshold factor) limits: a policy asking
+// for an alpha outside AlphaMin..AlphaMax is rejected, and alpha moves at
+// most by a factor of AlphaMaxStep per change. A queue whose alpha is
+// unknown (0: the switch exports none) keeps it unmanaged.
+const (
+	AlphaMin     = 1.0 / 64
+	AlphaMax     = 8.0
+	AlphaMaxStep = 4.0
+)
+
 // GuardConfig holds the guardrails.
 type GuardConfig struct {
 	Bounds        []RateBounds
@@ -442,13 +452,22 @@ func (g *Guard) queue(k env.QueueKey) *queueState {
 
 func sameSetting(a, b env.Setting, pmaxTol float64) bool {
 	return a.KminBytes == b.KminBytes && a.KmaxBytes == b.KmaxBytes &&
-		math.Abs(a.Pmax-b.Pmax) <= pmaxTol && a.HeadroomBytes == b.HeadroomBytes
+		math.Abs(a.Pmax-b.Pmax) <= pmaxTol && a.HeadroomBytes == b.HeadroomBytes && sameAlpha(a.Alpha, b.Alpha)
+}
+
+// sameAlpha compares two alphas (0: unknown, equal only to 0).
+func sameAlpha(a, b float64) bool {
+	return a == b || math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b))
 }
 
 // ReadBackOK reports whether a setting read back from a switch matches the
-// one that was set (headroom is compared only when both are known).
+// one that was set (headroom and alpha are compared only when both are
+// known).
 func (g *Guard) ReadBackOK(set, got env.Setting) bool {
 	if set.HeadroomBytes > 0 && got.HeadroomBytes > 0 && set.HeadroomBytes != got.HeadroomBytes {
+		return false
+	}
+	if set.Alpha > 0 && got.Alpha > 0 && !sameAlpha(set.Alpha, got.Alpha) {
 		return false
 	}
 	return set.KminBytes == got.KminBytes && set.KmaxBytes == got.KmaxBytes &&
@@ -457,7 +476,8 @@ func (g *Guard) ReadBackOK(set, got env.Setting) bool {
 
 func validSetting(s env.Setting) bool {
 	return s.KminBytes >= 0 && s.KmaxBytes > 0 && s.HeadroomBytes >= 0 &&
-		!math.IsNaN(s.Pmax) && s.Pmax > 0 && s.Pmax <= 1
+		!math.IsNaN(s.Pmax) && s.Pmax > 0 && s.Pmax <= 1 &&
+		s.Alpha >= 0 && !math.IsInf(s.Alpha, 0) // NaN fails >= 0
 }
 
 // Step runs every rule once: it ingests the observations (rollback checks),
@@ -616,7 +636,7 @@ func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 		al := &Alarm{Target: o.Key.Target, Key: &k, Rule: rule, Msg: "rollback to the setting before the change: " + why}
 		// Back to what the switch had before the change, through the same
 		// max-step, bounds, XOFF and headroom rules as any change.
-		back, clamped, rej := g.shape(q, q.probFrom)
+		back, clamped, _, rej := g.shape(q, q.probFrom)
 		if rej != nil {
 			al.Msg += " (" + rej.Reason + ": nothing to roll back)"
 			return nil, al
@@ -735,6 +755,7 @@ func (g *Guard) watchdog(now int64, plan *Plan) {
 			}
 			safe := g.cfg.Safe.ScaledTo(q.rate)
 			safe.HeadroomBytes = q.current.HeadroomBytes
+			safe.Alpha = q.current.Alpha
 			safe.Pmax = quantizePmax(safe.Pmax, g.cfg.PmaxStep)
 			if sameSetting(safe, q.current, 1e-9) {
 				continue
@@ -766,11 +787,15 @@ func (g *Guard) decide(now int64, o *env.Observation, d *policy.Decision) (*Chan
 	if w == nil {
 		return nil, rej
 	}
-	out, clamped, rej := g.shape(q, w.setting)
+	out, clamped, notes, rej := g.shape(q, w.setting)
 	if rej != nil {
 		return nil, rej
 	}
-	return &Change{Key: o.Key, Kind: w.kind, Old: q.current, New: out, Confidence: d.Confidence, Reason: w.reason, Clamped: clamped}, nil
+	reason := w.reason
+	if notes != "" {
+		reason += " (" + notes + ")"
+	}
+	return &Change{Key: o.Key, Kind: w.kind, Old: q.current, New: out, Confidence: d.Confidence, Reason: reason, Clamped: clamped}, nil
 }
 
 // wish is a decision admit let through: the setting wanted (the policy's,
@@ -806,6 +831,9 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 	if w.setting.HeadroomBytes == 0 {
 		w.setting.HeadroomBytes = cur.HeadroomBytes
 	}
+	if w.setting.Alpha == 0 {
+		w.setting.Alpha = cur.Alpha // 0: the policy leaves alpha alone
+	}
 	if w.setting.Pmax > 0 && w.setting.Pmax <= 1 {
 		w.setting.Pmax = quantizePmax(w.setting.Pmax, g.cfg.PmaxStep)
 	}
@@ -814,8 +842,12 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 	}
 	wanted := w.setting
 	if !validSetting(wanted) || math.IsNaN(d.Confidence) {
-		return rej(RuleMalformed, fmt.Sprintf("policy %q asked for kmin %d B, kmax %d B, pmax %g, headroom %d B",
-			d.Reason, wanted.KminBytes, wanted.KmaxBytes, wanted.Pmax, wanted.HeadroomBytes))
+		return rej(RuleMalformed, fmt.Sprintf("policy %q asked for kmin %d B, kmax %d B, pmax %g, headroom %d B, alpha %g",
+			d.Reason, wanted.KminBytes, wanted.KmaxBytes, wanted.Pmax, wanted.HeadroomBytes, wanted.Alpha))
+	}
+	if !sameAlpha(wanted.Alpha, cur.Alpha) && (wanted.Alpha < AlphaMin || wanted.Alpha > AlphaMax) {
+		return rej(RuleBounds, fmt.Sprintf("policy asked for alpha %s, outside the allowed %s..%s",
+			env.FormatAlpha(wanted.Alpha), env.FormatAlpha(AlphaMin), env.FormatAlpha(AlphaMax)))
 	}
 	if wanted.KminBytes >= wanted.KmaxBytes {
 		return rej(RuleOrder, "policy asked for kmin "+units.FormatBytes(wanted.KminBytes)+" not below kmax "+units.FormatBytes(wanted.KmaxBytes))
@@ -839,6 +871,7 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 		w.kind = KindFallback
 		w.setting = g.cfg.Fallback.ScaledTo(q.rate)
 		w.setting.HeadroomBytes = cur.HeadroomBytes
+		w.setting.Alpha = cur.Alpha
 		w.setting.Pmax = quantizePmax(w.setting.Pmax, g.cfg.PmaxStep)
 		w.reason = fmt.Sprintf("confidence %.3g below %.3g: fallback preset", d.Confidence, g.cfg.MinConfidence)
 		if sameSetting(w.setting, cur, 1e-9) {
@@ -879,15 +912,22 @@ func (c *clamps) clamp(v, lo, hi int64, rule string) int64 {
 // shape turns the setting admitted for queue q into an allowed one: each
 // knob within the max step of the current setting, then within the bounds
 // at the port's rate (Pmax at the switch's resolution), Kmin < Kmax < XOFF,
-// and headroom at least the lossless minimum. It returns the setting and
-// the rules that adjusted it, or a rejection when no allowed setting
-// differs from the current one.
-func (g *Guard) shape(q *queueState, wanted env.Setting) (env.Setting, []string, *Rejection) {
-	rej := func(rule, why string) (env.Setting, []string, *Rejection) {
-		return env.Setting{}, nil, &Rejection{Key: q.key, Rule: rule, Wanted: wanted, Reason: why}
+// headroom at least the lossless minimum, and alpha within AlphaMaxStep
+// of the current one and within AlphaMin..AlphaMax (left alone when the
+// current one is unknown). It returns the setting, the rules that adjusted
+// it and what was done to alpha (notes, for the reason), or a rejection
+// when no allowed setting differs from the current one.
+func (g *Guard) shape(q *queueState, wanted env.Setting) (env.Setting, []string, string, *Rejection) {
+	var notes []string
+	rej := func(rule, why string) (env.Setting, []string, string, *Rejection) {
+		if len(notes) > 0 {
+			why += " (" + strings.Join(notes, "; ") + ")"
+		}
+		return env.Setting{}, nil, "", &Rejection{Key: q.key, Rule: rule, Wanted: wanted, Reason: why}
 	}
 	var c clamps
 	out := g.limitStep(q.current, wanted, &c)
+	out.Alpha = shapeAlpha(q.current.Alpha, wanted.Alpha, &c, &notes)
 	b := g.cfg.BoundsFor(q.rate)
 	out = g.clampToBounds(out, b, &c)
 	// ECN before PFC: Kmax below the PG's XOFF when known.
@@ -918,7 +958,41 @@ func (g *Guard) shape(q *queueState, wanted env.Setting) (env.Setting, []string,
 		}
 		return rej(rule, "the allowed setting equals the current one")
 	}
-	return out, c, nil
+	return out, c, strings.Join(notes, "; "), nil
+}
+
+// shapeAlpha is the alpha shape allows from cur towards want: at most a
+// factor AlphaMaxStep away from cur (RuleStep) and not beyond
+// AlphaMin..AlphaMax unless cur already is (RuleBounds); cur when cur is
+// unknown (0) or want is 0. notes says what was clipped and why.
+func shapeAlpha(cur, want float64, c *clamps, notes *[]string) float64 {
+	if sameAlpha(cur, want) || want <= 0 {
+		return cur
+	}
+	if cur <= 0 {
+		*notes = append(*notes, "alpha left alone: the switch reports none")
+		return cur
+	}
+	out := want
+	if hi, lo := cur*AlphaMaxStep, cur/AlphaMaxStep; out > hi || out < lo {
+		out = math.Min(math.Max(out, lo), hi)
+		c.note(RuleStep)
+		*notes = append(*notes, fmt.Sprintf("alpha %s→%s clipped to %s: it moves at most by a factor of %g per change",
+			env.FormatAlpha(cur), env.FormatAlpha(want), env.FormatAlpha(out), AlphaMaxStep))
+	}
+	b := out
+	if out > AlphaMax && out > cur {
+		b = math.Max(AlphaMax, cur)
+	} else if out < AlphaMin && out < cur {
+		b = math.Min(AlphaMin, cur)
+	}
+	if b != out {
+		c.note(RuleBounds)
+		*notes = append(*notes, fmt.Sprintf("alpha %s clipped to %s: allowed %s..%s",
+			env.FormatAlpha(out), env.FormatAlpha(b), env.FormatAlpha(AlphaMin), env.FormatAlpha(AlphaMax)))
+		out = b
+	}
+	return out
 }
 
 // limitStep moves each knob of wanted at most a factor MaxStepRatio away
@@ -989,7 +1063,8 @@ func fieldsFrom(got, a, b env.Setting) bool {
 	eqP := func(x, y float64) bool { return math.Abs(x-y) <= 0.005+1e-12 }
 	return (got.KminBytes == a.KminBytes || got.KminBytes == b.KminBytes) &&
 		(got.KmaxBytes == a.KmaxBytes || got.KmaxBytes == b.KmaxBytes) &&
-		(eqP(got.Pmax, a.Pmax) || eqP(got.Pmax, b.Pmax))
+		(eqP(got.Pmax, a.Pmax) || eqP(got.Pmax, b.Pmax)) &&
+		(got.Alpha == 0 || sameAlpha(got.Alpha, a.Alpha) || sameAlpha(got.Alpha, b.Alpha))
 }
 
 // Outcome is what became of a change the guard allowed.

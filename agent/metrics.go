@@ -352,10 +352,11 @@ func (m *Instruments) interval(obs []env.Observation, recs []Recommendation, rew
 }
 
 // recommendsCurrent says whether a recommendation is the setting in place
-// (headroom compared only when both are known).
+// (headroom and alpha compared only when both are known).
 func recommendsCurrent(a, b env.Setting) bool {
 	return a.KminBytes == b.KminBytes && a.KmaxBytes == b.KmaxBytes && a.Pmax == b.Pmax &&
-		(a.HeadroomBytes == 0 || b.HeadroomBytes == 0 || a.HeadroomBytes == b.HeadroomBytes)
+		(a.HeadroomBytes == 0 || b.HeadroomBytes == 0 || a.HeadroomBytes == b.HeadroomBytes) &&
+		(a.Alpha == 0 || b.Alpha == 0 || a.Alpha == b.Alpha)
 }
 
 // showQueues picks the shown queues among obs (the most congested) and

@@ -250,6 +250,9 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 		if s.HeadroomBytes > 0 {
 			t += " headroom " + units.FormatBytes(s.HeadroomBytes)
 		}
+		if s.Alpha > 0 {
+			t += " alpha " + env.FormatAlpha(s.Alpha)
+		}
 		return t
 	},
 	"sub":  func(a, b int64) int64 { return a - b },

@@ -151,9 +151,13 @@ func ApplyManual(ctx context.Context, j *Journal, sw Switch, changes []Change, o
 }
 
 // readBackMatches compares a wanted setting with one read back: bytes
-// exactly, Pmax at whole-percent resolution, headroom only when both know it.
+// exactly, Pmax at whole-percent resolution, headroom and alpha only when
+// both know them.
 func readBackMatches(want, got env.Setting) bool {
 	if want.HeadroomBytes > 0 && got.HeadroomBytes > 0 && want.HeadroomBytes != got.HeadroomBytes {
+		return false
+	}
+	if want.Alpha > 0 && got.Alpha > 0 && !sameAlpha(want.Alpha, got.Alpha) {
 		return false
 	}
 	return want.KminBytes == got.KminBytes && want.KmaxBytes == got.KmaxBytes &&

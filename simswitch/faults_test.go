@@ -76,6 +76,7 @@ func (f *fakeEngine) SetECN(q simenv.QueueRef, e simenv.ECN) error {
 	return nil
 }
 func (f *fakeEngine) SetHeadroom(pg simenv.PGRef, b int64) error { f.hdrm[pg.Port] = b; return nil }
+func (f *fakeEngine) SetAlpha(pg simenv.PGRef, a float64) error  { return nil }
 func (f *fakeEngine) Flows() []simenv.FlowRecord                 { return nil }
 func (f *fakeEngine) Stats() simenv.Stats                        { return simenv.Stats{Now: f.now} }
 

@@ -21,6 +21,7 @@ type Engine interface {
 	Telemetry(sw int) simenv.SwitchTelemetry
 	SetECN(q simenv.QueueRef, e simenv.ECN) error
 	SetHeadroom(pg simenv.PGRef, bytes int64) error
+	SetAlpha(pg simenv.PGRef, alpha float64) error
 	Flows() []simenv.FlowRecord
 	Stats() simenv.Stats
 }

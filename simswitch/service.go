@@ -408,8 +408,11 @@ type change struct {
 	old      simenv.ECN
 	hdrm     int64
 	oldHdrm  int64
+	alpha    float64 // the PG's dynamic-threshold factor (sonic dynamic_th)
+	oldAlpha float64
 	setECN   bool
 	setHdrm  bool
+	setAlpha bool
 	describe string
 }
 
@@ -476,7 +479,11 @@ func (r *runner) prepareTree(sw int, old gnmipath.Tree, ver uint64, t gnmipath.T
 				hdrm: s.HeadroomBytes, oldHdrm: prev.HeadroomBytes, describe: where}
 			c.setECN = prev.KminBytes != s.KminBytes || prev.KmaxBytes != s.KmaxBytes || prev.Pmax != s.Pmax
 			c.setHdrm = prev.HeadroomBytes != s.HeadroomBytes
-			if c.setECN || c.setHdrm {
+			// alpha: SONiC's dynamic_th of the PG's buffer profile; a
+			// profile without one (0) leaves the simulation's alpha alone
+			c.alpha, c.oldAlpha = s.Alpha, prev.Alpha
+			c.setAlpha = s.Alpha > 0 && prev.Alpha != s.Alpha
+			if c.setECN || c.setHdrm || c.setAlpha {
 				changes = append(changes, c)
 			}
 		}
@@ -509,25 +516,37 @@ func (r *runner) commitSet(sw int, p prepared, ops []gnmipath.SetOp) error {
 	}
 	changes := p.changes
 	// Apply; on the first failure undo what was applied.
+	undo := func(u change, hdrm, alpha, ecn bool) {
+		pg := simenv.PGRef{Switch: sw, Port: u.ref.Port, PG: u.ref.Queue}
+		if ecn && u.setECN {
+			_ = r.eng.SetECN(u.ref, u.old)
+		}
+		if hdrm && u.setHdrm {
+			_ = r.eng.SetHeadroom(pg, u.oldHdrm)
+		}
+		if alpha && u.setAlpha && u.oldAlpha > 0 {
+			_ = r.eng.SetAlpha(pg, u.oldAlpha)
+		}
+	}
 	for i, c := range changes {
+		pg := simenv.PGRef{Switch: sw, Port: c.ref.Port, PG: c.ref.Queue}
 		var err error
 		if c.setHdrm {
-			err = r.eng.SetHeadroom(simenv.PGRef{Switch: sw, Port: c.ref.Port, PG: c.ref.Queue}, c.hdrm)
+			err = r.eng.SetHeadroom(pg, c.hdrm)
+		}
+		if err == nil && c.setAlpha {
+			if err = r.eng.SetAlpha(pg, c.alpha); err != nil {
+				undo(c, true, false, false)
+			}
 		}
 		if err == nil && c.setECN {
-			err = r.eng.SetECN(c.ref, c.ecn)
-			if err != nil && c.setHdrm {
-				_ = r.eng.SetHeadroom(simenv.PGRef{Switch: sw, Port: c.ref.Port, PG: c.ref.Queue}, c.oldHdrm)
+			if err = r.eng.SetECN(c.ref, c.ecn); err != nil {
+				undo(c, true, true, false)
 			}
 		}
 		if err != nil {
 			for _, u := range changes[:i] {
-				if u.setECN {
-					_ = r.eng.SetECN(u.ref, u.old)
-				}
-				if u.setHdrm {
-					_ = r.eng.SetHeadroom(simenv.PGRef{Switch: sw, Port: u.ref.Port, PG: u.ref.Queue}, u.oldHdrm)
-				}
+				undo(u, true, true, true)
 			}
 			return status.Errorf(codes.InvalidArgument, "Set rejected: %s: %v; nothing changed", c.describe, err)
 		}

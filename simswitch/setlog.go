@@ -24,6 +24,9 @@ type SetLogEntry struct {
 	Kmax     int64   `json:"kmax_bytes"`
 	Pmax     float64 `json:"pmax"`
 	Headroom int64   `json:"headroom_bytes"`
+	// Alpha is the PG's dynamic-threshold factor as configured (sonic
+	// dynamic_th; 0: none).
+	Alpha float64 `json:"alpha,omitempty"`
 	// Floor is the PG's computed lossless headroom minimum (0: unknown).
 	Floor int64 `json:"floor_bytes,omitempty"`
 }
@@ -61,7 +64,7 @@ func (r *runner) logStart() {
 			for _, q := range r.lossless {
 				s, _ := gnmipath.Resolve(r.d, t, p.Name, q)
 				e := SetLogEntry{TimeNs: now, Why: "start", Switch: info.Name, Port: p.Name, Queue: q,
-					Kmin: s.KminBytes, Kmax: s.KmaxBytes, Pmax: s.Pmax, Headroom: s.HeadroomBytes}
+					Kmin: s.KminBytes, Kmax: s.KmaxBytes, Pmax: s.Pmax, Headroom: s.HeadroomBytes, Alpha: s.Alpha}
 				if pi < len(tel.Ports) {
 					e.Floor = tel.Ports[pi].PG[q].MinHeadroomBytes
 				}
@@ -82,7 +85,7 @@ func (r *runner) logChanges(sw int, changes []change) {
 	es := make([]SetLogEntry, 0, len(changes))
 	for _, c := range changes {
 		es = append(es, SetLogEntry{TimeNs: now, Why: "set", Switch: info.Name, Port: info.Ports[c.ref.Port].Name,
-			Queue: c.ref.Queue, Kmin: c.ecn.KminBytes, Kmax: c.ecn.KmaxBytes, Pmax: c.ecn.Pmax, Headroom: c.hdrm})
+			Queue: c.ref.Queue, Kmin: c.ecn.KminBytes, Kmax: c.ecn.KmaxBytes, Pmax: c.ecn.Pmax, Headroom: c.hdrm, Alpha: c.alpha})
 	}
 	r.setLog.write(es)
 }

@@ -240,8 +240,12 @@ func TestGetSetReadBack(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, dec := onceSnapshot(t, tg, tt)
-		want := env.Setting{KminBytes: 150_000, KmaxBytes: 3_000_000, Pmax: 0.07, HeadroomBytes: before.HeadroomBytes + 1000}
-		req, err := gnmipath.SetRequest(tt, key, want, dec.Binding(key.Port, key.Queue))
+		set := env.Setting{KminBytes: 150_000, KmaxBytes: 3_000_000, Pmax: 0.07, HeadroomBytes: before.HeadroomBytes + 1000, Alpha: 0.5}
+		want := set
+		if d != gnmipath.Sonic {
+			want.Alpha = 0 // no alpha leaf: ignored
+		}
+		req, err := gnmipath.SetRequest(tt, key, set, dec.Binding(key.Port, key.Queue))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -263,6 +267,9 @@ func TestGetSetReadBack(t *testing.T) {
 		}
 		if h := truth.Ports[2].PG[3].HeadroomBytes; h != want.HeadroomBytes {
 			t.Fatalf("%s: simulation headroom %d", d, h)
+		}
+		if a := truth.Ports[2].PG[3].Alpha; (d == gnmipath.Sonic && a != 0.5) || (d != gnmipath.Sonic && a != 0.125) || truth.Ports[1].PG[3].Alpha != 0.125 {
+			t.Fatalf("%s: simulation alpha %g (port 1: %g)", d, a, truth.Ports[1].PG[3].Alpha)
 		}
 		if e := truth.Ports[1].Queues[3].ECN; e.KminBytes != before.KminBytes {
 			t.Fatalf("%s: another queue changed: %+v", d, e)

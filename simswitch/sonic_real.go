@@ -39,6 +39,9 @@ import (
 //     given are gone), writing a field patches it; the result must hold to
 //     SONiC's YANG (a BUFFER_PROFILE has a pool, references resolve,
 //     WRED min <= max) or nothing changes;
+//   - a lossless PG's BUFFER_PROFILE carries dynamic_th = log2 of the
+//     simulator's alpha for that PG; a written dynamic_th (an integer
+//     string, -8..8) sets the alpha of every PG bound to the profile;
 //   - under the dynamic buffer model BUFFER_PG binds "NULL" and the lossless
 //     profiles are not in CONFIG_DB.
 

@@ -150,3 +150,61 @@ func keysOf(m map[string]any) []string {
 	}
 	return out
 }
+
+// A lossless PG's alpha as SONiC holds it: BUFFER_PROFILE dynamic_th =
+// log2 alpha, served from the simulator's PG alpha; a written dynamic_th
+// reaches the simulator for every PG bound to that profile; a value that
+// is not an integer in -8..8 is refused and changes nothing.
+func TestRealSonicAlpha(t *testing.T) {
+	s, addr := start(t, "", func(c *Config) { c.Device, c.SonicNativeWrite, c.SonicBufferModel = "sonic", true, "static" })
+	alphas := func() [4]float64 {
+		truth, _ := s.Telemetry("sw0")
+		var a [4]float64
+		for i := range a {
+			a[i] = truth.Ports[i].PG[3].Alpha
+		}
+		return a
+	}
+	if a := alphas(); a != [4]float64{0.125, 0.125, 0.125, 0.125} {
+		t.Fatalf("simulator starts with alpha %v", a)
+	}
+	bp1, bp2 := gnmipath.PGProfileName("Ethernet1", 3), gnmipath.PGProfileName("Ethernet2", 3)
+	if e, _ := sonicGet(t, addr, "CONFIG_DB", "/BUFFER_PROFILE/"+bp1); e["dynamic_th"] != "-3" {
+		t.Fatalf("BUFFER_PROFILE|%s serves %v, want dynamic_th -3 (alpha 1/8)", bp1, e)
+	}
+	if err := sonicSet(t, addr, upd(t, "/BUFFER_PROFILE/"+bp1+"/dynamic_th", `"-1"`)); err != nil {
+		t.Fatal(err)
+	}
+	if a := alphas(); a != [4]float64{0.125, 0.5, 0.125, 0.125} {
+		t.Fatalf("after dynamic_th -1 on Ethernet1's profile: alpha %v", a)
+	}
+	if e, _ := sonicGet(t, addr, "CONFIG_DB", "/BUFFER_PROFILE/"+bp1); e["dynamic_th"] != "-1" || e["xoff"] == nil {
+		t.Fatalf("read back %v", e)
+	}
+	// Ethernet2's PG bound to Ethernet1's profile takes its alpha; a
+	// write of that profile reaches both.
+	if err := sonicSet(t, addr, upd(t, "/BUFFER_PG/Ethernet2|3/profile", `"`+bp1+`"`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := sonicSet(t, addr, upd(t, "/BUFFER_PROFILE/"+bp1+"/dynamic_th", `"1"`)); err != nil {
+		t.Fatal(err)
+	}
+	if a := alphas(); a != [4]float64{0.125, 2, 2, 0.125} {
+		t.Fatalf("after dynamic_th 1 on a profile two PGs use: alpha %v", a)
+	}
+	for _, bad := range []struct{ v, msg string }{
+		{`"half"`, `is not an integer`},
+		{`"1.5"`, `is not an integer`},
+		{`"9"`, `outside -8..8`},
+		{`""`, `is not an integer`},
+	} {
+		wantCode(t, sonicSet(t, addr, upd(t, "/BUFFER_PROFILE/"+bp1+"/dynamic_th", bad.v)), codes.InvalidArgument, bad.msg)
+		wantCode(t, sonicSet(t, addr, upd(t, "/BUFFER_PROFILE/"+bp2+"/dynamic_th", bad.v)), codes.InvalidArgument, "nothing changed")
+	}
+	if a := alphas(); a != [4]float64{0.125, 2, 2, 0.125} {
+		t.Fatalf("refused writes changed alpha: %v", a)
+	}
+	if e, _ := sonicGet(t, addr, "CONFIG_DB", "/BUFFER_PROFILE/"+bp1); e["dynamic_th"] != "1" {
+		t.Fatalf("refused writes changed CONFIG_DB: %v", e)
+	}
+}

@@ -77,12 +77,16 @@
 // and drops the fields not given), an entry created with every field (a
 // BUFFER_PROFILE with its mandatory pool). Under the dynamic buffer model
 // BUFFER_PG binds "NULL" (buffermgrd computes the lossless profile): headroom
-// is not tunable there (HeadroomNotTunable), ECN is.
+// is not tunable there (HeadroomNotTunable), ECN is. A lossless PG's alpha
+// (env.Setting.Alpha) is 2^dynamic_th of the same buffer profile (unknown, 0,
+// when the field is absent); a changed alpha is written as dynamic_th = log2
+// alpha beside the headroom, and must be a power of two in 2^-8..2^8. The
+// openconfig-family devices have no alpha.
 //
 //	CONFIG_DB   WRED_PROFILE|<p>    green_min_threshold green_max_threshold green_drop_probability (percent)
 //	                                wred_green_enable ecn
 //	            QUEUE|<port>|<q>    wred_profile ("name" or "[WRED_PROFILE|name]")
-//	            BUFFER_PROFILE|<p>  size xon xoff dynamic_th pool      (headroom = xoff; size = xon + xoff)
+//	            BUFFER_PROFILE|<p>  size xon xoff dynamic_th pool      (headroom = xoff; size = xon + xoff; alpha = 2^dynamic_th)
 //	            BUFFER_PG|<port>|<pgs>  profile                        (pgs "3" or "3-4"; "NULL": dynamic model)
 //	            PORT|<port>         speed (Mb/s), alias
 //	            BUFFER_POOL|ingress_lossless_pool  size                (buffer bytes)

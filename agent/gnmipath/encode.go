@@ -311,7 +311,8 @@ func InitialConfig(d Dialect, s *env.Snapshot, xonBytes int64, alpha func(env.Qu
 		th := int64(0)
 		if alpha != nil {
 			if a := alpha(qs.Key); a > 0 {
-				th = int64(math.Round(math.Log2(a)))
+				// the nearest dynamic_th SONiC can hold
+				th = min(max(int64(math.Round(math.Log2(a))), MinDynamicTh), MaxDynamicTh)
 			}
 		}
 		t[Leaf{Field: BPDynamicTh, Name: bp}] = Val{I: th}

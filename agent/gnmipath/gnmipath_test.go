@@ -56,6 +56,7 @@ func expected(d Dialect, s env.Snapshot) []env.QueueSample {
 			q.PausedNs = q.PausedNs / 1000 * 1000 // microseconds
 			q.XoffBytes, q.MinHeadroomBytes = 0, 0
 			q.Missing = env.TelXoff | env.TelHeadroom // buffer profiles, not state
+			q.Setting.Alpha = testAlpha(q.Key)        // dynamic_th of its buffer profile
 		}
 	}
 	return out
@@ -225,8 +226,12 @@ func getResponse(d Dialect, ns string, tree Tree) *gnmi.GetResponse {
 
 func TestSetRoundTrip(t *testing.T) {
 	snap := testSwitch(2)
-	want := env.Setting{KminBytes: 150_000, KmaxBytes: 3_000_000, Pmax: 0.07, HeadroomBytes: 123_456}
+	set := env.Setting{KminBytes: 150_000, KmaxBytes: 3_000_000, Pmax: 0.07, HeadroomBytes: 123_456, Alpha: 0.5}
 	for _, d := range []Dialect{OpenConfig, Sonic} {
+		want := set
+		if d != Sonic {
+			want.Alpha = 0 // no alpha leaf: ignored, read back as unknown
+		}
 		for _, ns := range []string{"", "leaf0"} {
 			tg := Target{Name: "leaf0", Dialect: d, Namespace: ns}
 			tree := InitialConfig(d, &snap, 3072, testAlpha)
@@ -241,7 +246,7 @@ func TestSetRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			req, err := SetRequest(tg, key, want, dec.Binding("Ethernet4", 3))
+			req, err := SetRequest(tg, key, set, dec.Binding("Ethernet4", 3))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -323,6 +328,9 @@ func TestSetSharedProfiles(t *testing.T) {
 		} else if d != Sonic {
 			t.Fatalf("%s: the idealised device has a settable headroom leaf, but HeadroomRequest made none", d)
 		}
+		if d == Sonic {
+			want.Alpha = 0.25 // dynamic_th -2, copied into the new profile
+		}
 		if got, _ := Resolve(d, tree, "Ethernet0", 3); got != want {
 			t.Fatalf("%s: got %+v want %+v", d, got, want)
 		}
@@ -330,6 +338,9 @@ func TestSetSharedProfiles(t *testing.T) {
 			t.Fatalf("%s: queue not rebound", d)
 		}
 		other := env.Setting{KminBytes: 1048576, KmaxBytes: 2097152, Pmax: 0.05, HeadroomBytes: 80000}
+		if d == Sonic {
+			other.Alpha = 0.25
+		}
 		for _, k := range []struct {
 			p string
 			q int

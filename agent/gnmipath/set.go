@@ -95,13 +95,25 @@ func SetRequest(t Target, key env.QueueKey, s env.Setting, b Binding) (*gnmi.Set
 	if rebind {
 		fieldsOf("QUEUE", key.Port+"|"+strconv.Itoa(key.Queue), map[string]string{"wred_profile": profile})
 	}
-	if s.HeadroomBytes <= 0 {
+	// The PG's buffer profile: headroom (xoff, and size where it is
+	// xon + xoff) when s.HeadroomBytes > 0, alpha (dynamic_th) when
+	// s.Alpha > 0.
+	var th int64
+	if s.Alpha > 0 {
+		var err error
+		if th, err = DynamicThOf(s.Alpha); err != nil {
+			return nil, fmt.Errorf("%s: %v", key, err)
+		}
+	}
+	if s.HeadroomBytes <= 0 && s.Alpha <= 0 {
 		return req, nil
 	}
 	if b.BufferProfile == "" {
 		return nil, &HeadroomNotTunable{Key: key, Why: fmt.Sprintf("no BUFFER_PG entry binds PG %d of %s to a buffer profile in CONFIG_DB "+
 			"(under SONiC's dynamic buffer model buffermgrd computes lossless profiles from cable length and port speed)", key.Queue, key.Port)}
 	}
+	// fields: the profile's current fields with the change on top (what a
+	// profile of its own gets); change: the fields written in place.
 	fields := map[string]string{}
 	var xon uint64
 	for l, v := range b.BufferFields {
@@ -113,20 +125,26 @@ func SetRequest(t Target, key env.QueueKey, s env.Setting, b Binding) (*gnmi.Set
 			fields["pool"] = v.S
 		case BPDynamicTh:
 			fields["dynamic_th"] = strconv.FormatInt(v.I, 10)
+		case BPXoff:
+			fields["xoff"] = strconv.FormatUint(v.U, 10)
+		case BPSize:
+			fields["size"] = strconv.FormatUint(v.U, 10)
 		}
 	}
-	fields["xoff"] = u64s(s.HeadroomBytes)
-	change := map[string]string{"xoff": fields["xoff"]}
-	if t.ASIC == "broadcom" {
-		// size is the PG's guaranteed minimum there, not xon + xoff
-		for l, v := range b.BufferFields {
-			if l.Field == BPSize {
-				fields["size"] = strconv.FormatUint(v.U, 10)
-			}
+	change := map[string]string{}
+	if s.HeadroomBytes > 0 {
+		fields["xoff"] = u64s(s.HeadroomBytes)
+		change["xoff"] = fields["xoff"]
+		// broadcom: size is the PG's guaranteed minimum there, not xon +
+		// xoff, and stays as it is
+		if t.ASIC != "broadcom" {
+			fields["size"] = strconv.FormatUint(xon+uint64(s.HeadroomBytes), 10)
+			change["size"] = fields["size"]
 		}
-	} else {
-		fields["size"] = strconv.FormatUint(xon+uint64(s.HeadroomBytes), 10)
-		change["size"] = fields["size"]
+	}
+	if s.Alpha > 0 {
+		fields["dynamic_th"] = strconv.FormatInt(th, 10)
+		change["dynamic_th"] = fields["dynamic_th"]
 	}
 	if !b.BufferShared {
 		fieldsOf("BUFFER_PROFILE", b.BufferProfile, change)
@@ -168,15 +186,16 @@ func HeadroomRequest(t Target, key env.QueueKey, bytes int64) *gnmi.SetRequest {
 		Val:  jsonIETF(u64s(bytes))}}}
 }
 
-// HeadroomNotTunable says why a PG's headroom cannot be set on a SONiC
-// switch (the ECN part of the change can).
+// HeadroomNotTunable says why a PG's headroom (and alpha: both live in its
+// buffer profile) cannot be set on a SONiC switch (the ECN part of the
+// change can).
 type HeadroomNotTunable struct {
 	Key env.QueueKey
 	Why string
 }
 
 func (e *HeadroomNotTunable) Error() string {
-	return fmt.Sprintf("%s: headroom not tunable: %s", e.Key, e.Why)
+	return fmt.Sprintf("%s: headroom and alpha not tunable: %s", e.Key, e.Why)
 }
 
 // SettingPaths are the paths a Get needs to read back a queue's bindings:

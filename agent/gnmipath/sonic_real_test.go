@@ -55,9 +55,10 @@ func TestDecodeRealSonic(t *testing.T) {
 	for _, c := range []struct {
 		name, pg     string
 		wantHeadroom int64
+		wantAlpha    float64
 	}{
-		{"static buffer model", "pg_lossless_100000_5m_profile", 37936},
-		{"dynamic buffer model", "NULL", 0},
+		{"static buffer model", "pg_lossless_100000_5m_profile", 37936, 0.125},
+		{"dynamic buffer model", "NULL", 0, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := NewDecoder(Target{Name: "leaf0", Dialect: Sonic, Device: Devices["sonic"]}, 3)
@@ -84,7 +85,7 @@ func TestDecodeRealSonic(t *testing.T) {
 			want := env.QueueSample{Key: env.QueueKey{Target: "leaf0", Port: "Ethernet0", Queue: 3}, RateBps: 100e9,
 				TxPkts: 200, TxBytes: 200000, MarkedPkts: 7, MarkedBytes: 7000, CurQueueBytes: 4096, MaxQueueBytes: 123456,
 				PauseRx: 5, PauseTx: 2, PausedNs: 40_000, BufferBytes: 12766208,
-				Setting: env.Setting{KminBytes: 1048576, KmaxBytes: 2097152, Pmax: 0.05, HeadroomBytes: c.wantHeadroom},
+				Setting: env.Setting{KminBytes: 1048576, KmaxBytes: 2097152, Pmax: 0.05, HeadroomBytes: c.wantHeadroom, Alpha: c.wantAlpha},
 				Missing: Devices["sonic"].Missing}
 			if q != want {
 				t.Fatalf("sample\n got %+v\nwant %+v", q, want)

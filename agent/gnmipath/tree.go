@@ -193,8 +193,10 @@ func decodeScal(d Dialect, l Leaf, x *scal) (Val, error) {
 		v.B, err = boolOf(x)
 	case kInt:
 		v.I, err = intOf(x)
-		if err == nil && (v.I < -8 || v.I > 8) {
-			err = fmt.Errorf("dynamic_th %d is outside -8..8", v.I)
+		if err != nil {
+			err = fmt.Errorf("dynamic_th of buffer profile %s: %v (want an integer %d..%d, log2 of alpha)", l.Name, err, MinDynamicTh, MaxDynamicTh)
+		} else if v.I < MinDynamicTh || v.I > MaxDynamicTh {
+			err = fmt.Errorf("dynamic_th %d of buffer profile %s is outside %d..%d", v.I, l.Name, MinDynamicTh, MaxDynamicTh)
 		}
 	}
 	return v, err
@@ -302,8 +304,9 @@ func pgIndex(t Tree) map[string]*[8]pgBind {
 	return idx
 }
 
-// resolveSetting finds the ECN setting and headroom of (port, q) through the
-// queue's profile binding. missing lists what is absent.
+// resolveSetting finds the ECN setting, headroom and (sonic) alpha of
+// (port, q) through the queue's profile binding. missing lists what is
+// absent.
 func resolveSetting(d Dialect, t Tree, pgs map[string]*[8]pgBind, port string, q int) (s env.Setting, missing []string) {
 	b, ok := t[Leaf{Field: QueueProfile, Port: port, Index: q}]
 	if !ok {
@@ -333,8 +336,40 @@ func resolveSetting(d Dialect, t Tree, pgs map[string]*[8]pgBind, port string, q
 		if v, ok := t[Leaf{Field: BPXoff, Name: a[q].profile}]; ok {
 			s.HeadroomBytes = int64(min(v.U, math.MaxInt64))
 		}
+		if v, ok := t[Leaf{Field: BPDynamicTh, Name: a[q].profile}]; ok {
+			// absent (a static profile): alpha stays 0, unknown
+			s.Alpha = AlphaOf(v.I)
+		}
 	}
 	return s, missing
+}
+
+// Alpha limits: SONiC's dynamic_th (log2 alpha) is an integer in
+// MinDynamicTh..MaxDynamicTh.
+const (
+	MinDynamicTh = -8
+	MaxDynamicTh = 8
+)
+
+// AlphaOf is the dynamic-threshold factor of a SONiC dynamic_th:
+// 2^th; 0 (unknown) for a th outside MinDynamicTh..MaxDynamicTh.
+func AlphaOf(th int64) float64 {
+	if th < MinDynamicTh || th > MaxDynamicTh {
+		return 0
+	}
+	return math.Ldexp(1, int(th))
+}
+
+// DynamicThOf is the SONiC dynamic_th of a dynamic-threshold factor:
+// log2(alpha). SONiC stores an integer, so alpha must be a power of two
+// within 2^MinDynamicTh..2^MaxDynamicTh; anything else is an error.
+func DynamicThOf(alpha float64) (int64, error) {
+	frac, exp := math.Frexp(alpha)
+	if !(alpha > 0) || math.IsInf(alpha, 0) || frac != 0.5 || exp-1 < MinDynamicTh || exp-1 > MaxDynamicTh {
+		return 0, fmt.Errorf("alpha %g is not a power of two within 2^%d..2^%d: SONiC's dynamic_th (log2 alpha) cannot represent it",
+			alpha, MinDynamicTh, MaxDynamicTh)
+	}
+	return int64(exp - 1), nil
 }
 
 // Binding is how a queue's settings are bound on a switch, as a Set needs

@@ -1,0 +1,149 @@
+package agent
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/policy"
+)
+
+// curA is cur on a switch that reports the PG's alpha (SONiC: 1/8).
+var curA = env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, HeadroomBytes: 100_000, Alpha: 0.125}
+
+func TestGuardAlpha(t *testing.T) {
+	withAlpha := func(s env.Setting, a float64) env.Setting { s.Alpha = a; return s }
+	ecn := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2} // the current ECN setting
+	moved := env.Setting{KminBytes: 500_000, KmaxBytes: 2_000_000, Pmax: 0.2}
+	cases := []struct {
+		name    string
+		current env.Setting
+		want    env.Setting
+		expect  *env.Setting // a change to this
+		clamped []string
+		rule    string // a rejection by this rule
+		why     string // in the change's or rejection's reason
+	}{
+		{name: "within the limits", current: curA, want: withAlpha(ecn, 0.25),
+			expect: ptr(withAlpha(curA, 0.25))},
+		{name: "policy leaves alpha alone", current: curA, want: moved,
+			expect: ptr(env.Setting{KminBytes: 500_000, KmaxBytes: 2_000_000, Pmax: 0.2, HeadroomBytes: 100_000, Alpha: 0.125})},
+		{name: "step up clipped to x4", current: curA, want: withAlpha(ecn, 2),
+			expect: ptr(withAlpha(curA, 0.5)), clamped: []string{RuleStep}, why: "alpha 1/8→2 clipped to 1/2: it moves at most by a factor of 4 per change"},
+		{name: "step down clipped to /4", current: curA, want: withAlpha(ecn, 1.0/64),
+			expect: ptr(withAlpha(curA, 1.0/32)), clamped: []string{RuleStep}, why: "factor of 4"},
+		{name: "above the bounds", current: curA, want: withAlpha(ecn, 16), rule: RuleBounds, why: "alpha 16, outside the allowed 1/64..8"},
+		{name: "below the bounds", current: curA, want: withAlpha(moved, 1.0/128), rule: RuleBounds, why: "alpha 1/128"},
+		{name: "NaN", current: curA, want: withAlpha(moved, nanF()), rule: RuleMalformed, why: "alpha NaN"},
+		{name: "negative", current: curA, want: withAlpha(moved, -1), rule: RuleMalformed},
+		{name: "current outside the bounds, kept", current: withAlpha(curA, 1.0/256), want: withAlpha(moved, 1.0/256),
+			expect: ptr(env.Setting{KminBytes: 500_000, KmaxBytes: 2_000_000, Pmax: 0.2, HeadroomBytes: 100_000, Alpha: 1.0 / 256})},
+		{name: "current outside the bounds, moves in", current: withAlpha(curA, 1.0/256), want: withAlpha(ecn, 1.0/16),
+			expect: ptr(withAlpha(curA, 1.0/64)), clamped: []string{RuleStep}},
+		{name: "unknown alpha left alone", current: cur, want: withAlpha(moved, 0.5),
+			expect: ptr(env.Setting{KminBytes: 500_000, KmaxBytes: 2_000_000, Pmax: 0.2, HeadroomBytes: 100_000}), why: "alpha left alone"},
+		{name: "unknown alpha, nothing else to do", current: cur, want: withAlpha(ecn, 0.5), rule: RuleBounds, why: "alpha left alone"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := newTestGuard(t, nil)
+			p := step(t, g, 10*sec, []env.Observation{ob(kA, c.current)}, []policy.Decision{dc(kA, c.want, 0.9)})
+			if c.rule != "" {
+				if len(p.Changes) != 0 || len(p.Rejections) != 1 || p.Rejections[0].Rule != c.rule || !strings.Contains(p.Rejections[0].Reason, c.why) {
+					t.Fatalf("want rejection %s with %q, got %+v", c.rule, c.why, p)
+				}
+				return
+			}
+			if len(p.Rejections) != 0 || len(p.Changes) != 1 {
+				t.Fatalf("want one change, got %+v", p)
+			}
+			ch := p.Changes[0]
+			if ch.New != *c.expect {
+				t.Fatalf("new setting %+v, want %+v", ch.New, *c.expect)
+			}
+			if strings.Join(ch.Clamped, ",") != strings.Join(c.clamped, ",") || !strings.Contains(ch.Reason, c.why) {
+				t.Fatalf("clamped by %v (%q), want %v (%q)", ch.Clamped, ch.Reason, c.clamped, c.why)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// Read-back compares alpha when both sides know it; a rollback and the
+// stale-telemetry revert restore or keep it.
+func TestGuardAlphaReadBackAndRollback(t *testing.T) {
+	g := newTestGuard(t, func(gc *GuardConfig) { gc.Reward = func(m env.Metrics) float64 { return m.Util - m.PauseRxFrac } })
+	want := curA
+	want.Alpha = 0.5
+	if g.ReadBackOK(want, curA) {
+		t.Fatal("read-back accepted alpha 1/8 for 1/2")
+	}
+	unknown := want
+	unknown.Alpha = 0
+	if !g.ReadBackOK(want, unknown) || !readBackMatches(want, unknown) || readBackMatches(want, curA) {
+		t.Fatal("alpha compared when the switch does not report it, or not compared when it does")
+	}
+
+	base := env.Metrics{IntervalNs: sec, Util: 0.5, PauseRxFrac: 0.02}
+	o := ob(kA, curA)
+	o.Metrics = base
+	step(t, g, 9*sec, []env.Observation{o}, nil)
+	p := step(t, g, 10*sec, []env.Observation{o}, []policy.Decision{dc(kA, want, 0.9)})
+	if len(p.Changes) != 1 || p.Changes[0].New != want {
+		t.Fatalf("%+v", p)
+	}
+	g.Result(p.Changes[0], Applied, want, 10*sec)
+	o = ob(kA, want)
+	o.Metrics = env.Metrics{IntervalNs: sec, PauseRxFrac: 0.3}
+	p = step(t, g, 11*sec, []env.Observation{o}, nil)
+	if len(p.Changes) != 1 || p.Changes[0].Kind != KindRollback || p.Changes[0].New != curA {
+		t.Fatalf("rollback %+v, want back to %+v", p.Changes, curA)
+	}
+	g.Result(p.Changes[0], Applied, curA, 11*sec)
+
+	// Stale telemetry: the safe preset keeps the PG's alpha.
+	p = step(t, g, 11*sec+int64(time.Minute), nil, nil)
+	if len(p.Changes) != 1 || p.Changes[0].Kind != KindRevert || p.Changes[0].New.Alpha != curA.Alpha {
+		t.Fatalf("revert %+v", p.Changes)
+	}
+}
+
+// Alpha survives the audit log (bbolt, JSON) and the baseline undo
+// restores it.
+func TestAuditAlphaRoundTrip(t *testing.T) {
+	j, err := OpenJournal(filepath.Join(t.TempDir(), "a.db"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	changed := curA
+	changed.Alpha = 0.5
+	written, err := j.Intent([]AuditEntry{{TimeNs: 10 * sec, Target: "leaf0", Key: kA, Kind: KindTune, Old: curA, New: changed}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Resolve(written[0].Seq, StateApplied, &changed, "", 11*sec); err != nil {
+		t.Fatal(err)
+	}
+	es, err := j.Entries("", 0)
+	if err != nil || len(es) != 1 {
+		t.Fatalf("%v %+v", err, es)
+	}
+	if es[0].Old != curA || es[0].New != changed || es[0].Got == nil || *es[0].Got != changed {
+		t.Fatalf("audit entry %+v (got %+v)", es[0], es[0].Got)
+	}
+	if r := auditReason(Change{Old: curA, New: changed}); !strings.Contains(r, "alpha 1/8→1/2") {
+		t.Fatalf("audit reason %q", r)
+	}
+	base := UndoPlan(es, "leaf0", UndoBaseline)
+	if len(base) != 1 || base[0].New != curA || base[0].Old != changed {
+		t.Fatalf("baseline %+v", base)
+	}
+	// only alpha differs: still something to undo
+	if last := UndoPlan(es, "leaf0", 0); len(last) != 1 || last[0].New.Alpha != 0.125 {
+		t.Fatalf("undo %+v", last)
+	}
+}
