@@ -407,7 +407,7 @@ func (a *Agent) logInterval(queues int, recs []Recommendation, plan Plan) {
 		return
 	}
 	// Recommendations are counted by the knobs they move and which way
-	// (81 classes in an array: no map, no string per queue), and holds by
+	// (243 classes in an array: no map, no string per queue), and holds by
 	// whether the policy could decide at all.
 	var moves [moveClasses]int
 	differ, undecided := 0, 0
@@ -437,11 +437,12 @@ func (a *Agent) logInterval(queues int, recs []Recommendation, plan Plan) {
 }
 
 // moveClasses is the number of ways a recommendation can move Kmin,
-// Kmax, Pmax and headroom: each stays, goes up or goes down.
-const moveClasses = 81
+// Kmax, Pmax, headroom and alpha: each stays, goes up or goes down.
+const moveClasses = 243
 
 // moveClass numbers the way to moves from from: a base-3 digit per knob
-// (0 same, 1 up, 2 down); 0 is no move.
+// (0 same, 1 up, 2 down); 0 is no move. Alpha counts as the same unless
+// both sides know it (0: unknown / not managed).
 func moveClass(from, to env.Setting) int {
 	c := 0
 	dir := func(a, b float64) int {
@@ -457,14 +458,19 @@ func moveClass(from, to env.Setting) int {
 	c = c*3 + dir(float64(from.KmaxBytes), float64(to.KmaxBytes))
 	c = c*3 + dir(from.Pmax, to.Pmax)
 	c = c*3 + dir(float64(from.HeadroomBytes), float64(to.HeadroomBytes))
+	if from.Alpha > 0 && to.Alpha > 0 {
+		c = c*3 + dir(from.Alpha, to.Alpha)
+	} else {
+		c *= 3
+	}
 	return c
 }
 
-// moveText names a moveClass, e.g. "kmin↑ kmax↑ pmax↓".
+// moveText names a moveClass, e.g. "kmin↑ kmax↑ pmax↓" or "alpha↑".
 func moveText(c int) string {
-	names := [4]string{"kmin", "kmax", "pmax", "headroom"}
-	var d [4]int
-	for i := 3; i >= 0; i-- {
+	names := [5]string{"kmin", "kmax", "pmax", "headroom", "alpha"}
+	var d [5]int
+	for i := len(d) - 1; i >= 0; i-- {
 		d[i], c = c%3, c/3
 	}
 	var b strings.Builder

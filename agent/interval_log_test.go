@@ -44,8 +44,44 @@ func TestIntervalLogTopMoves(t *testing.T) {
 	if got := topMoves(&m, 3); !strings.HasSuffix(got, ", kmin↓ 1") {
 		t.Errorf("topMoves(3): %q", got)
 	}
+
+	// alpha moves when both sides know it; an unknown side is no move
+	known := base
+	known.Alpha = 0.125
+	m = [moveClasses]int{}
+	for _, c := range []struct {
+		from, to env.Setting
+		n        int
+	}{
+		{known, env.Setting{KminBytes: 100_000, KmaxBytes: 1_000_000, Pmax: 0.1, HeadroomBytes: 50_000, Alpha: 0.5}, 4},
+		{known, env.Setting{KminBytes: 200_000, KmaxBytes: 1_000_000, Pmax: 0.1, HeadroomBytes: 50_000, Alpha: 1.0 / 16}, 2},
+		{base, env.Setting{KminBytes: 100_000, KmaxBytes: 1_000_000, Pmax: 0.1, HeadroomBytes: 50_000, Alpha: 0.5}, 9}, // alpha unknown
+	} {
+		for range c.n {
+			m[moveClass(c.from, c.to)]++
+		}
+	}
+	m[0] = 0
+	if got, want := topMoves(&m, 3), "alpha↑ 4, kmin↑ alpha↓ 2"; got != want {
+		t.Errorf("topMoves with alpha: %q, want %q", got, want)
+	}
 	if got := topMoves(new([moveClasses]int), 3); got != "none" {
 		t.Errorf("no moves: %q", got)
+	}
+}
+
+// The interval line names alpha moves.
+func TestIntervalLogTopMovesAlpha(t *testing.T) {
+	sw := newFakeSwitch("leaf0", kA, kB)
+	sw.set[kA], sw.set[kB] = curA, curA
+	r := newRig(t, ModeShadow, false, "", sw)
+	r.pol.s = target
+	r.pol.s.Alpha = 0.5
+	var logs strings.Builder
+	r.a.log = slog.New(slog.NewTextHandler(&logs, nil))
+	r.interval(t)
+	if !strings.Contains(logs.String(), `recommend_change=2 would_apply="tune 2" rejected=none top_moves="kmin↑ kmax↑ alpha↑ 2" undecided=0`) {
+		t.Errorf("interval line: %s", logs.String())
 	}
 }
 
