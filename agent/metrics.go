@@ -35,10 +35,10 @@ const (
 type Instruments struct {
 	Registry *prometheus.Registry
 
-	recKmin, recKmax, recPmax, recHeadroom *prometheus.GaugeVec
-	curKmin, curKmax, curPmax, curHeadroom *prometheus.GaugeVec
-	reward, util, pause                    *prometheus.GaugeVec
-	depth, maxDepth, markFrac, confidence  *prometheus.GaugeVec
+	recKmin, recKmax, recPmax, recHeadroom, recAlpha *prometheus.GaugeVec
+	curKmin, curKmax, curPmax, curHeadroom, curAlpha *prometheus.GaugeVec
+	reward, util, pause                              *prometheus.GaugeVec
+	depth, maxDepth, markFrac, confidence            *prometheus.GaugeVec
 
 	tQueues, tDepthMax, tDepthMean, tPausedMax, tPausedMean *prometheus.GaugeVec
 	tMarkMax, tMarkMean, tUtilMean                          *prometheus.GaugeVec
@@ -98,10 +98,12 @@ func NewInstruments() *Instruments {
 		recKmax:     gv("queue_recommended_kmax_bytes", "Kmax the policy recommends"+shownNote+".", q...),
 		recPmax:     gv("queue_recommended_pmax", "Pmax (probability) the policy recommends"+shownNote+".", q...),
 		recHeadroom: gv("queue_recommended_headroom_bytes", "PFC headroom the policy recommends"+shownNote+".", q...),
+		recAlpha:    gv("queue_recommended_alpha", "Dynamic-threshold factor alpha of the lossless PG the policy recommends, where known"+shownNote+".", q...),
 		curKmin:     gv("queue_applied_kmin_bytes", "Kmin the switch reports"+shownNote+".", q...),
 		curKmax:     gv("queue_applied_kmax_bytes", "Kmax the switch reports"+shownNote+".", q...),
 		curPmax:     gv("queue_applied_pmax", "Pmax (probability) the switch reports"+shownNote+".", q...),
 		curHeadroom: gv("queue_applied_headroom_bytes", "PFC headroom the switch reports"+shownNote+".", q...),
+		curAlpha:    gv("queue_applied_alpha", "Dynamic-threshold factor alpha of the lossless PG the switch reports, where known"+shownNote+".", q...),
 		reward:      gv("queue_reward", "Reward of the last measured interval"+shownNote+".", q...),
 		util:        gv("queue_utilisation", "Egress utilisation of the last measured interval"+shownNote+".", q...),
 		pause:       gv("queue_pause_fraction", "Fraction of the last interval the queue was paused by PFC"+shownNote+".", q...),
@@ -160,7 +162,8 @@ func NewInstruments() *Instruments {
 		shown:    map[env.QueueKey]bool{},
 		prev:     map[env.QueueKey]counters{},
 	}
-	m.collectors = []prometheus.Collector{m.recKmin, m.recKmax, m.recPmax, m.recHeadroom, m.curKmin, m.curKmax, m.curPmax, m.curHeadroom,
+	m.collectors = []prometheus.Collector{m.recKmin, m.recKmax, m.recPmax, m.recHeadroom, m.recAlpha,
+		m.curKmin, m.curKmax, m.curPmax, m.curHeadroom, m.curAlpha,
 		m.reward, m.util, m.pause, m.depth, m.maxDepth, m.markFrac, m.confidence,
 		m.tQueues, m.tDepthMax, m.tDepthMean, m.tPausedMax, m.tPausedMean, m.tMarkMax, m.tMarkMean, m.tUtilMean,
 		m.tConfMin, m.tConfMean, m.tToChange, m.tKmin, m.tKmax, m.tPmax, m.tHeadroom,
@@ -420,6 +423,7 @@ func (m *Instruments) writeQueue(o *env.Observation, rec *Recommendation, reward
 		if rec.Recommended.HeadroomBytes > 0 {
 			m.recHeadroom.With(l).Set(float64(rec.Recommended.HeadroomBytes))
 		}
+		setAlpha(m.recAlpha, l, rec.Recommended.Alpha)
 		m.confidence.With(l).Set(rec.Confidence)
 	}
 	if o.Valid {
@@ -442,13 +446,24 @@ func (m *Instruments) setCurrent(l prometheus.Labels, s env.Setting) {
 	if s.HeadroomBytes > 0 {
 		m.curHeadroom.With(l).Set(float64(s.HeadroomBytes))
 	}
+	setAlpha(m.curAlpha, l, s.Alpha)
+}
+
+// setAlpha exports a known alpha (> 0) and drops the series of an
+// unknown one.
+func setAlpha(g *prometheus.GaugeVec, l prometheus.Labels, alpha float64) {
+	if alpha > 0 && !math.IsInf(alpha, 0) {
+		g.With(l).Set(alpha)
+	} else {
+		g.Delete(l)
+	}
 }
 
 // deleteQueue drops every per-queue series of k. Callers hold m.mu.
 func (m *Instruments) deleteQueue(k env.QueueKey) {
 	l := qLabels(k)
-	for _, g := range []*prometheus.GaugeVec{m.recKmin, m.recKmax, m.recPmax, m.recHeadroom, m.curKmin, m.curKmax,
-		m.curPmax, m.curHeadroom, m.reward, m.util, m.pause, m.depth, m.maxDepth, m.markFrac, m.confidence} {
+	for _, g := range []*prometheus.GaugeVec{m.recKmin, m.recKmax, m.recPmax, m.recHeadroom, m.recAlpha, m.curKmin, m.curKmax,
+		m.curPmax, m.curHeadroom, m.curAlpha, m.reward, m.util, m.pause, m.depth, m.maxDepth, m.markFrac, m.confidence} {
 		g.Delete(l)
 	}
 }

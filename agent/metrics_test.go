@@ -2,6 +2,9 @@ package agent
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,8 +23,8 @@ func fabric10k(rot int) ([]env.Observation, []Recommendation) {
 	n := targets * ports
 	obs := make([]env.Observation, 0, n)
 	recs := make([]Recommendation, 0, n)
-	cur := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, HeadroomBytes: 120_000}
-	rec := env.Setting{KminBytes: 200_000, KmaxBytes: 1_000_000, Pmax: 0.1, HeadroomBytes: 130_000}
+	cur := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, HeadroomBytes: 120_000, Alpha: 0.125}
+	rec := env.Setting{KminBytes: 200_000, KmaxBytes: 1_000_000, Pmax: 0.1, HeadroomBytes: 130_000, Alpha: 0.25}
 	for t := 0; t < targets; t++ {
 		for p := 0; p < ports; p++ {
 			i := t*ports + p
@@ -103,12 +106,12 @@ func scrape10k(t *testing.T, perQueue int) (m *Instruments, total, queueSeries i
 }
 
 // TestMetricsCardinalityAt10kQueues: at 10,000 queues the per-queue series
-// are those of the metrics-queues most congested queues only (15 series
-// each), the per-target aggregates grow with targets, not queues, and a
+// are those of the metrics-queues most congested queues only (17 series
+// each, headroom and alpha known), the per-target aggregates grow with targets, not queues, and a
 // queue that stops being among the most congested loses its series.
 func TestMetricsCardinalityAt10kQueues(t *testing.T) {
 	m, total, queueSeries, shown := scrape10k(t, DefaultMetricsQueues)
-	const perQueueNames = 15
+	const perQueueNames = 17
 	if queueSeries != perQueueNames*DefaultMetricsQueues || len(shown) != DefaultMetricsQueues {
 		t.Fatalf("per-queue series %d over %d queues, want %d over %d", queueSeries, len(shown), perQueueNames*DefaultMetricsQueues, DefaultMetricsQueues)
 	}
@@ -216,5 +219,36 @@ func TestMetricsQueuesKey(t *testing.T) {
 		if _, err := parseMetricsQueues(v); err == nil || !strings.Contains(err.Error(), "metrics-queues") {
 			t.Errorf("%q: %v, want an error naming metrics-queues", v, err)
 		}
+	}
+}
+
+// A queue whose PG alpha is known has its applied and recommended alpha
+// on /metrics; one whose switch does not report alpha has no applied
+// alpha series.
+func TestMetricsAlphaGauges(t *testing.T) {
+	sw := newFakeSwitch("leaf0", kA, kB)
+	sw.set[kA] = curA // kB: cur, alpha unknown
+	r := newRig(t, ModeShadow, false, "", sw)
+	r.pol.s = target
+	r.pol.s.Alpha = 0.5
+	r.interval(t)
+	srv := httptest.NewServer(r.a.Handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`ecntune_queue_applied_alpha{port="Ethernet0",queue="3",target="leaf0"} 0.125`,
+		`ecntune_queue_recommended_alpha{port="Ethernet0",queue="3",target="leaf0"} 0.5`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if s := `ecntune_queue_applied_alpha{port="Ethernet1"`; strings.Contains(string(body), s) {
+		t.Errorf("/metrics has %s for a queue whose alpha is unknown", s)
 	}
 }
