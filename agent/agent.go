@@ -755,7 +755,7 @@ func (a *Agent) confirmRollbacks(ctx context.Context, changes []Change) []Change
 				a.guard.Result(c, NotApplied, env.Setting{}, nowNs)
 				a.guard.Adopt(c.Key, cur, cur, nowNs)
 				a.log.Warn("rollback skipped: the switch no longer runs the setting being rolled back from (restarted or written by another); its current setting is the new baseline",
-					"queue", c.Key.String(), "expected", c.Old.Describe(), "runs", cur.Describe())
+					"queue", c.Key.String(), "expected", c.Old.Describe(), "runs", cur.Describe(), "differs", settingDiff(c.Old, cur))
 			}
 		}
 	}

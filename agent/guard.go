@@ -455,6 +455,20 @@ func sameSetting(a, b env.Setting, pmaxTol float64) bool {
 		math.Abs(a.Pmax-b.Pmax) <= pmaxTol && a.HeadroomBytes == b.HeadroomBytes && sameAlpha(a.Alpha, b.Alpha)
 }
 
+// settingDiff names every knob that differs between a setting set and
+// one a switch reports (env.DescribeChange: kmin, kmax, pmax, headroom,
+// alpha), headroom and alpha only when both sides know them and alpha
+// beyond sameAlpha's rounding.
+func settingDiff(set, got env.Setting) string {
+	if set.HeadroomBytes == 0 || got.HeadroomBytes == 0 {
+		got.HeadroomBytes = set.HeadroomBytes
+	}
+	if set.Alpha == 0 || got.Alpha == 0 || sameAlpha(set.Alpha, got.Alpha) {
+		got.Alpha = set.Alpha
+	}
+	return env.DescribeChange(set, got)
+}
+
 // sameAlpha compares two alphas (0: unknown, equal only to 0).
 func sameAlpha(a, b float64) bool {
 	return a == b || math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b))
@@ -583,8 +597,8 @@ func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 				// Someone else writes this queue: adopt, alarm, yield.
 				k := o.Key
 				ext = &Alarm{Target: k.Target, Key: &k, Rule: RuleExternal,
-					Msg: fmt.Sprintf("queue changed to kmin %d kmax %d pmax %g by another writer (agent set kmin %d kmax %d pmax %g): yielding for %s",
-						o.Current.KminBytes, o.Current.KmaxBytes, o.Current.Pmax, q.expect.KminBytes, q.expect.KmaxBytes, q.expect.Pmax, g.cfg.ExternalHold)}
+					Msg: fmt.Sprintf("queue changed by another writer (agent set → switch runs: %s): yielding for %s",
+						settingDiff(q.expect, o.Current), g.cfg.ExternalHold)}
 				q.expectSet, q.mismatchN, q.prob = false, 0, false
 				q.lastGood = o.Current
 				q.yieldNs = now + int64(g.cfg.ExternalHold)
@@ -1107,8 +1121,7 @@ func (g *Guard) Result(c Change, out Outcome, got env.Setting, nowNs int64) (*Ch
 		q.expectSet = false
 		k := c.Key
 		a := &Alarm{Target: c.Key.Target, Key: &k, Rule: RuleReadBack,
-			Msg: fmt.Sprintf("set kmin %d kmax %d pmax %g, switch reports kmin %d kmax %d pmax %g",
-				c.New.KminBytes, c.New.KmaxBytes, c.New.Pmax, got.KminBytes, got.KmaxBytes, got.Pmax)}
+			Msg: "switch reports a different setting from the one set (set → reported: " + settingDiff(c.New, got) + ")"}
 		if c.Kind == KindReadBack || sameSetting(q.lastGood, got, 1e-9) {
 			return nil, a // already there, or a rollback that failed: no loop
 		}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -145,5 +146,63 @@ func TestAuditAlphaRoundTrip(t *testing.T) {
 	// only alpha differs: still something to undo
 	if last := UndoPlan(es, "leaf0", 0); len(last) != 1 || last[0].New.Alpha != 0.125 {
 		t.Fatalf("undo %+v", last)
+	}
+}
+
+// The read-back and another-writer alarms name every knob that differs,
+// alpha included when both sides know it.
+func TestGuardAlarmsNameAlpha(t *testing.T) {
+	want := curA
+	want.Alpha = 0.5
+
+	// Read-back after a Set: the switch kept alpha 1/8.
+	g := newTestGuard(t, nil)
+	p := step(t, g, 10*sec, []env.Observation{ob(kA, curA)}, []policy.Decision{dc(kA, want, 0.9)})
+	if len(p.Changes) != 1 {
+		t.Fatalf("%+v", p)
+	}
+	_, a := g.Result(p.Changes[0], Mismatch, curA, 10*sec)
+	if a == nil || a.Rule != RuleReadBack || !strings.Contains(a.Msg, "alpha 1/2→1/8") {
+		t.Fatalf("read-back alarm %+v, want it to name alpha 1/2→1/8", a)
+	}
+	// A switch that does not report alpha: only what differs is named.
+	g = newTestGuard(t, nil)
+	p = step(t, g, 10*sec, []env.Observation{ob(kA, curA)}, []policy.Decision{dc(kA, want, 0.9)})
+	noAlpha := curA
+	noAlpha.Alpha, noAlpha.KmaxBytes = 0, 1_700_000
+	_, a = g.Result(p.Changes[0], Mismatch, noAlpha, 10*sec)
+	if a == nil || strings.Contains(a.Msg, "alpha") || !strings.Contains(a.Msg, "kmax 1.6MB→1.7MB") {
+		t.Fatalf("read-back alarm %+v, want kmax named and alpha not", a)
+	}
+
+	// Another writer sets alpha 1/4 after the agent's 1/2.
+	g = newTestGuard(t, nil)
+	p = step(t, g, 10*sec, []env.Observation{ob(kA, curA)}, []policy.Decision{dc(kA, want, 0.9)})
+	g.Result(p.Changes[0], Applied, want, 10*sec)
+	other := want
+	other.Alpha = 0.25
+	step(t, g, 11*sec, []env.Observation{ob(kA, other)}, nil)
+	p = step(t, g, 12*sec, []env.Observation{ob(kA, other)}, nil)
+	if len(p.Alarms) != 1 || p.Alarms[0].Rule != RuleExternal || !strings.Contains(p.Alarms[0].Msg, "alpha 1/2→1/4") {
+		t.Fatalf("alarms %+v, want another writer naming alpha 1/2→1/4", p.Alarms)
+	}
+}
+
+// A manual Set whose read-back differs in alpha says so.
+func TestApplyManualReadBackNamesAlpha(t *testing.T) {
+	j, err := OpenJournal(filepath.Join(t.TempDir(), "a.db"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	sw := newFakeSwitch("leaf0", kA)
+	sw.set[kA] = curA
+	sw.ignore = true
+	want := curA
+	want.Alpha = 0.5
+	now := func() time.Time { return time.Unix(100, 0) }
+	_, err = ApplyManual(context.Background(), j, sw, []Change{{Key: kA, Kind: KindManual, Old: curA, New: want}}, "me", now)
+	if err == nil || !strings.Contains(err.Error(), "alpha 1/2→1/8") {
+		t.Fatalf("ApplyManual: %v, want a read-back error naming alpha 1/2→1/8", err)
 	}
 }

@@ -140,6 +140,9 @@ func ApplyManual(ctx context.Context, j *Journal, sw Switch, changes []Change, o
 			st, msg = StateMismatch, rerr.Error()
 		case !ok || !readBackMatches(e.New, g):
 			st, msg = StateMismatch, "switch reports a different setting"
+			if ok {
+				msg += " (set → reported: " + settingDiff(e.New, g) + ")"
+			}
 		}
 		if st != StateApplied && firstErr == nil {
 			firstErr = fmt.Errorf("%s: read-back: %s", e.Key, msg)
