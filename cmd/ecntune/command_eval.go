@@ -28,6 +28,7 @@ func newEvalCmd() *cobra.Command {
 		hpccConfigs         []string
 		seeds, workers      int
 		asJSON              bool
+		jsonOut             string
 		plotDir, htmlOut    string
 		db                  string
 		duration, interval  string
@@ -150,6 +151,16 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 				}
 				fmt.Fprintln(cmd.ErrOrStderr(), "wrote", htmlOut)
 			}
+			if jsonOut != "" {
+				var b bytes.Buffer
+				if err := res.WriteJSON(&b); err != nil {
+					return err
+				}
+				if err := os.WriteFile(jsonOut, b.Bytes(), 0o644); err != nil {
+					return fmt.Errorf("--json-out: %w", err)
+				}
+				fmt.Fprintln(cmd.ErrOrStderr(), "wrote", jsonOut)
+			}
 			res.Wide = wide
 			return writeReport(cmd.OutOrStdout(), res, asJSON)
 		},
@@ -161,6 +172,7 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 	f.IntVar(&seeds, "seeds", 3, "seeds per scenario and policy (scenario seed, +1, ...)")
 	f.IntVar(&workers, "workers", 0, "simulations run at once (default: GOMAXPROCS)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object per (scenario, policy, seed) in the sim --json shape")
+	f.StringVar(&jsonOut, "json-out", "", "also write the --json output to FILE (the text tables still go to stdout): one run, both forms")
 	f.StringVar(&plotDir, "plot", "", "write slowdown CDF and per-bucket p99 plots (PNG) into DIR")
 	f.StringVar(&htmlOut, "report", "", "write a self-contained HTML report to FILE")
 	f.StringVar(&duration, "duration", "", "simulated time per run, e.g. 20ms (default: each scenario's own)")

@@ -147,6 +147,21 @@ func TestEvalJSONShape(t *testing.T) {
 			}
 		}
 	}
+	// --json-out: the same objects in a file, the text tables on stdout.
+	file := filepath.Join(t.TempDir(), "runs.json")
+	text, err := runCmd(t, newEvalCmd(), "--scenario", sc, "--policy", "static:hpcc", "--policy", "adaptive", "--seeds", "2",
+		"--duration", "2ms", "--interval", "100us", "--json-out", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fromFile []map[string]any
+	if err := json.Unmarshal(data, &fromFile); err != nil || len(fromFile) != 4 || !strings.Contains(text, "static:hpcc") || strings.HasPrefix(text, "[") {
+		t.Fatalf("--json-out: %d objects (%v), text %.80q", len(fromFile), err, text)
+	}
 }
 
 // eval takes ns-3 HPCC configs as sim does, named as sim names them.
