@@ -18,10 +18,17 @@
 //     counters went backwards, whose timestamp did not advance or whose link
 //     rate is not positive and finite, yield an Observation with Valid false
 //     and a Problem naming the cause; policies hold on it.
-//   - Observation.Features follows SpecVersion (obs-v3) and the action
-//     indices follow ActionSpecVersion (act-v2); a model records both and
-//     refuses to run under others. Byte figures of the catalogue are stated
-//     at 100 Gb/s (units.RefRateBps) and scaled linearly to the port rate.
+//   - Observation.Features follows SpecVersion (obs-v4) and the action
+//     indices follow ActionSpecVersion (act-v3: an ECN and a PFC head); a
+//     model records both and refuses to run under others, except the older
+//     specs each extends by appending (obs-v3, act-v2: ObsSpecFeatures,
+//     ActionSpecLen), which run on the prefix. Byte figures of the
+//     catalogue are stated at 100 Gb/s (units.RefRateBps) and scaled
+//     linearly to the port rate.
+//   - RewardWeights.FlowSmall and FlowLarge are ground truth the simulator
+//     alone knows (the slowdown of the flows that crossed a queue): simenv/gym
+//     adds them to the counter reward for training; observations stay
+//     counters only.
 //   - Reward and RewardAt score one measured interval from counters alone;
 //     the result is always finite, and an unmeasured interval scores 0.
 //

@@ -555,6 +555,9 @@ func aggregate(sc, spec string, rs []Run) Aggregate {
 			a.Chosen = r.Chosen
 		}
 		for k, v := range metricsOf(&r) {
+			if v == 0 && strings.HasPrefix(k, "iter_") {
+				continue // no iteration completed: not an iteration time of 0
+			}
 			vals[k] = append(vals[k], v)
 		}
 	}
@@ -745,9 +748,16 @@ type Comparison struct {
 	FrontierRatio    float64 `json:"frontier_ratio,omitempty"`
 	PairedVsFrontier Ratio   `json:"paired_vs_frontier"`
 	// IterRatio is the policy's collective iteration time p99 over the
-	// best preset's (1.02 = 2% slower); 0 when the scenario has no
-	// completed collective iteration.
-	IterRatio      float64 `json:"iter_p99_ratio,omitempty"`
+	// best preset's (1.02 = 2% slower), seed by seed over the seeds in
+	// which both completed an iteration (a run that completed none has
+	// no iteration time; averaging it in as 0 would favour the policy
+	// that finishes fewer), as a geometric mean with its CI in PairedIter;
+	// 0 when fewer than two seeds pair. IterSeeds and PresetIterSeeds
+	// count the seeds in which each completed an iteration.
+	IterRatio       float64 `json:"iter_p99_ratio,omitempty"`
+	PairedIter      Ratio   `json:"paired_iter"`
+	IterSeeds       int     `json:"iter_seeds,omitempty"`
+	PresetIterSeeds int     `json:"preset_iter_seeds,omitempty"`
 	PairedVsOracle Ratio   `json:"paired_vs_oracle"`
 }
 
@@ -835,6 +845,17 @@ func mean(rs []Run, f func(Run) float64) float64 {
 	return s / float64(max(1, len(rs)))
 }
 
+// countIf counts the runs whose f is positive.
+func countIf(rs []Run, f func(Run) float64) int {
+	n := 0
+	for _, r := range rs {
+		if f(r) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
 func smallP99(r Run) float64     { return r.SmallP99 }
 func largeGoodput(r Run) float64 { return r.LargeGoodputGbps }
 func iterP99(r Run) float64      { return r.IterP99Us }
@@ -884,9 +905,9 @@ func (r *Result) Compare(pol string) []Comparison {
 		for _, x := range mine {
 			c.Drops += x.Drops
 		}
-		if v := mean(byCand[best], iterP99); v > 0 {
-			c.IterRatio = mean(mine, iterP99) / v
-		}
+		c.PairedIter = pairedRatio(mine, byCand[best], iterP99)
+		c.IterRatio = c.PairedIter.Mean
+		c.IterSeeds, c.PresetIterSeeds = countIf(mine, iterP99), countIf(byCand[best], iterP99)
 		if o := r.RunsOf(sc, Oracle); len(o) > 0 {
 			if v := mean(o, smallP99); v > 0 {
 				c.VsOracle = myP99 / v

@@ -412,7 +412,7 @@ func TestEvalCollectives(t *testing.T) {
 	cfg.Topology = simenv.StarTopology(4, 100e9, simenv.Microsecond)
 	cfg.Workloads = []simenv.Workload{{Kind: simenv.WorkloadAllReduce, Priority: 3, Ranks: 4, SizeBytes: 256_000, Gap: 50 * simenv.Microsecond}}
 	sc := Scenario{Named: scenario.Named{Name: "ring", Config: cfg}}
-	res, err := RunAll([]Scenario{sc}, []string{"static:hpcc", "static:sonic-default", "adaptive"}, Options{Seeds: 1, Interval: 100 * simenv.Microsecond})
+	res, err := RunAll([]Scenario{sc}, []string{"static:hpcc", "static:sonic-default", "adaptive"}, Options{Seeds: 2, Interval: 100 * simenv.Microsecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -589,5 +589,27 @@ func TestEvalWarnsOutsideValidatedInterval(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "WARNING: builtin held") || !strings.Contains(b.String(), "counters over 50µs") {
 		t.Errorf("text:\n%s", b.String())
+	}
+}
+
+// A run that completed no collective iteration has no iteration time: the
+// aggregate leaves it out, and the comparison pairs only the seeds in
+// which both policies completed one (averaged in as 0, the policy that
+// finishes fewer iterations would look faster).
+func TestIterationTimesSkipRunsWithout(t *testing.T) {
+	iterRun := func(seed uint64, us float64) Run {
+		r := Run{IterP99Us: us}
+		r.Seed = seed
+		return r
+	}
+	runs := []Run{iterRun(1, 100), iterRun(2, 0), iterRun(3, 300)}
+	a := aggregate("s", "p", runs)
+	if m := a.Metrics["iter_p99_us"]; m.N != 2 || m.Mean != 200 {
+		t.Fatalf("aggregate over runs with an iteration: %+v, want n 2 mean 200", m)
+	}
+	preset := []Run{iterRun(1, 50), iterRun(2, 400), iterRun(3, 150)}
+	r := pairedRatio(runs, preset, iterP99)
+	if r.N != 2 || math.Abs(r.Mean-2) > 1e-9 || countIf(runs, iterP99) != 2 {
+		t.Fatalf("paired iteration ratio %+v (want 2 over 2 seeds), %d runs with one", r, countIf(runs, iterP99))
 	}
 }

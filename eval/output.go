@@ -257,7 +257,8 @@ func (c Comparison) writeText(w io.Writer) {
 	}
 	line += fmt.Sprintf(", large-flow goodput %.1f%% of its, drops %d", 100*c.GoodputRatio, c.Drops)
 	if c.IterRatio > 0 {
-		line += fmt.Sprintf(", collective iteration p99 x%.3f", c.IterRatio)
+		line += fmt.Sprintf(", collective iteration p99 x%.3f [%.2f, %.2f] over the %d seeds in which both completed one (it did in %d, the preset in %d)",
+			c.IterRatio, c.PairedIter.Lo, c.PairedIter.Hi, c.PairedIter.N, c.IterSeeds, c.PresetIterSeeds)
 	}
 	writeWrapped(w, line)
 	if c.VsOracle > 0 {
