@@ -758,7 +758,7 @@ type Comparison struct {
 	PairedIter      Ratio   `json:"paired_iter"`
 	IterSeeds       int     `json:"iter_seeds,omitempty"`
 	PresetIterSeeds int     `json:"preset_iter_seeds,omitempty"`
-	PairedVsOracle Ratio   `json:"paired_vs_oracle"`
+	PairedVsOracle  Ratio   `json:"paired_vs_oracle"`
 }
 
 // Ratio is a geometric mean of per-seed ratios with its 95% confidence
