@@ -226,9 +226,6 @@ func (c Catalogue) PFC(pfc int) (h, a int, ok bool) {
 	return -1, -1, false
 }
 
-// HeadroomFactors and Alphas return copies of the PFC levels.
-func (c Catalogue) HeadroomFactors() []float64 { return append([]float64(nil), c.hdrm...) }
-func (c Catalogue) Alphas() []float64          { return append([]float64(nil), c.alphas...) }
 
 func (c Catalogue) gridLen() int { return len(c.kmax) * len(c.ratios) * len(c.pmax) }
 

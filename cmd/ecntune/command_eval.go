@@ -141,25 +141,21 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 					return err
 				}
 			}
-			if htmlOut != "" {
+			for _, out := range []struct {
+				file, flag string
+				write      func(io.Writer) error
+			}{{htmlOut, "--report", res.WriteHTML}, {jsonOut, "--json-out", res.WriteJSON}} {
+				if out.file == "" {
+					continue
+				}
 				var b bytes.Buffer
-				if err := res.WriteHTML(&b); err != nil {
+				if err := out.write(&b); err != nil {
 					return err
 				}
-				if err := os.WriteFile(htmlOut, b.Bytes(), 0o644); err != nil {
-					return fmt.Errorf("--report: %w", err)
+				if err := os.WriteFile(out.file, b.Bytes(), 0o644); err != nil {
+					return fmt.Errorf("%s: %w", out.flag, err)
 				}
-				fmt.Fprintln(cmd.ErrOrStderr(), "wrote", htmlOut)
-			}
-			if jsonOut != "" {
-				var b bytes.Buffer
-				if err := res.WriteJSON(&b); err != nil {
-					return err
-				}
-				if err := os.WriteFile(jsonOut, b.Bytes(), 0o644); err != nil {
-					return fmt.Errorf("--json-out: %w", err)
-				}
-				fmt.Fprintln(cmd.ErrOrStderr(), "wrote", jsonOut)
+				fmt.Fprintln(cmd.ErrOrStderr(), "wrote", out.file)
 			}
 			res.Wide = wide
 			return writeReport(cmd.OutOrStdout(), res, asJSON)

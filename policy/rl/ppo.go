@@ -425,23 +425,12 @@ func (p *PPO) Act(obs [][]float32, rng *rand.Rand) (actions []int, logp []float3
 	return actions, logp, values, nil
 }
 
-// Greedy returns the most probable action per observation (deployment).
+// Greedy returns the most probable action per observation (deployment):
+// the best of each head, as a joint action (Net.GreedyJoint).
 func (p *PPO) Greedy(obs [][]float32) ([]int, error) {
-	k := p.cfg.Arch.Out
-	logits := make([]float32, len(obs)*k)
-	if err := p.actor.ForwardInto(logits, obs); err != nil {
+	acts, err := p.actor.GreedyJoint(obs, p.cfg.heads())
+	if err != nil {
 		return nil, fmt.Errorf("ppo: greedy: %w", err)
-	}
-	acts := make([]int, len(obs))
-	heads := p.cfg.heads()
-	for i := range acts {
-		joint, stride, off := 0, 1, 0
-		for _, n := range heads {
-			joint += Argmax(logits[i*k+off:i*k+off+n]) * stride
-			stride *= n
-			off += n
-		}
-		acts[i] = joint
 	}
 	return acts, nil
 }

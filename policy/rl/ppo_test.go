@@ -6,7 +6,7 @@ import (
 )
 
 func TestPPOContextualBandit(t *testing.T) {
-	const dim, k, agents, horizon = 8, 4, 64, 8
+	const dim, k = 8, 4
 	p, err := NewPPO(PPOConfig{
 		Arch:  Arch{In: dim, Hidden: []int{64}, Out: k, Act: ReLU},
 		Gamma: 0, Lambda: 0.95, LearningRate: 3e-3, Epochs: 4, MinibatchSize: 128,
@@ -15,48 +15,15 @@ func TestPPOContextualBandit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	buf, err := p.NewRollout(agents, horizon)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rng := rand.New(rand.NewPCG(5, 6))
-	obs := make([][]float32, agents)
-	rew := make([]float32, agents)
-	dones := make([]bool, agents)
-	for i := range dones {
-		dones[i] = true
-	}
 	before := greedyAccuracy(t, func(o [][]float32) []int { return must(p.Greedy(o)) }, dim, k, 12)
-	var st PPOStats
-	for it := 0; it < 150; it++ {
-		buf.Reset()
-		for s := 0; s < horizon; s++ {
-			for i := range obs {
-				obs[i] = banditObs(rng, dim)
-			}
-			acts, logp, vals, err := p.Act(obs, rng)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// Reward 1 for the best action, 0 otherwise: the signal is
-			// as strong near ties as far from them.
-			for i := range obs {
-				rew[i] = 0
-				if acts[i] == banditBest(obs[i], k) {
-					rew[i] = 1
-				}
-			}
-			if err := buf.Add(obs, acts, logp, vals, rew, dones); err != nil {
-				t.Fatal(err)
-			}
+	// Reward 1 for the best action, 0 otherwise: the signal is as strong
+	// near ties as far from them.
+	st := trainBandit(t, p, dim, func(o []float32, a int) float32 {
+		if a == banditBest(o, k) {
+			return 1
 		}
-		if err := buf.Finish(make([]float32, agents), p.Config().Gamma, p.Config().Lambda); err != nil {
-			t.Fatal(err)
-		}
-		if st, err = p.Update(buf); err != nil {
-			t.Fatal(err)
-		}
-	}
+		return 0
+	})
 	after := greedyAccuracy(t, func(o [][]float32) []int { return must(p.Greedy(o)) }, dim, k, 12)
 	t.Logf("PPO bandit greedy optimal fraction: before %.3f after %.3f; last stats %+v", before, after, st)
 	if after < 0.95 {
@@ -136,7 +103,7 @@ func TestPPOChainMDP(t *testing.T) {
 // features 4..6; the reward is the number of heads right (0, 1, 2), so
 // each head must be credited for its own part of the joint action.
 func TestPPOTwoHeads(t *testing.T) {
-	const dim, agents, horizon = 8, 64, 8
+	const dim = 8
 	heads := []int{4, 3}
 	p, err := NewPPO(PPOConfig{
 		Arch:  Arch{In: dim, Hidden: []int{64}, Out: 7, Act: ReLU},
@@ -169,57 +136,26 @@ func TestPPOTwoHeads(t *testing.T) {
 		}
 		return float64(a0) / 2000, float64(a1) / 2000
 	}
-	buf, err := p.NewRollout(agents, horizon)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rng := rand.New(rand.NewPCG(5, 6))
-	obs := make([][]float32, agents)
-	rew := make([]float32, agents)
-	dones := make([]bool, agents)
-	for i := range dones {
-		dones[i] = true
-	}
-	for it := 0; it < 150; it++ {
-		buf.Reset()
-		for s := 0; s < horizon; s++ {
-			for i := range obs {
-				obs[i] = banditObs(rng, dim)
-			}
-			acts, logp, vals, err := p.Act(obs, rng)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range obs {
-				if acts[i] < 0 || acts[i] >= 12 {
-					t.Fatalf("joint action %d outside 0..11", acts[i])
-				}
-				b0, b1 := best(obs[i])
-				rew[i] = 0
-				if acts[i]%4 == b0 {
-					rew[i]++
-				}
-				if acts[i]/4 == b1 {
-					rew[i]++
-				}
-			}
-			if err := buf.Add(obs, acts, logp, vals, rew, dones); err != nil {
-				t.Fatal(err)
-			}
+	trainBandit(t, p, dim, func(o []float32, a int) float32 {
+		if a < 0 || a >= 12 {
+			t.Fatalf("joint action %d outside 0..11", a)
 		}
-		if err := buf.Finish(make([]float32, agents), p.Config().Gamma, p.Config().Lambda); err != nil {
-			t.Fatal(err)
+		b0, b1 := best(o)
+		var r float32
+		if a%4 == b0 {
+			r++
 		}
-		if _, err := p.Update(buf); err != nil {
-			t.Fatal(err)
+		if a/4 == b1 {
+			r++
 		}
-	}
+		return r
+	})
 	a0, a1 := accuracy()
 	t.Logf("two heads: greedy optimal fraction %.3f and %.3f", a0, a1)
 	if a0 < 0.9 || a1 < 0.9 {
 		t.Fatalf("two heads: %.3f and %.3f of greedy choices optimal, want >= 0.9 each", a0, a1)
 	}
-	probs := must(p.Probs([][]float32{obs[0]}))[0]
+	probs := must(p.Probs([][]float32{banditObs(rand.New(rand.NewPCG(7, 8)), dim)}))[0]
 	var s0, s1 float64
 	for j, v := range probs {
 		if j < 4 {
@@ -238,4 +174,49 @@ func TestPPOTwoHeads(t *testing.T) {
 			t.Fatalf("heads %v accepted for 7 outputs", bad)
 		}
 	}
+}
+
+// trainBandit trains p for 150 updates on a contextual bandit: 64 agents,
+// 8 steps a rollout, each step a fresh random observation per agent and
+// the reward reward(observation, joint action).
+func trainBandit(t *testing.T, p *PPO, dim int, reward func(o []float32, a int) float32) PPOStats {
+	t.Helper()
+	const agents, horizon = 64, 8
+	buf, err := p.NewRollout(agents, horizon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	obs := make([][]float32, agents)
+	rew := make([]float32, agents)
+	dones := make([]bool, agents)
+	for i := range dones {
+		dones[i] = true
+	}
+	var st PPOStats
+	for it := 0; it < 150; it++ {
+		buf.Reset()
+		for s := 0; s < horizon; s++ {
+			for i := range obs {
+				obs[i] = banditObs(rng, dim)
+			}
+			acts, logp, vals, err := p.Act(obs, rng)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range obs {
+				rew[i] = reward(obs[i], acts[i])
+			}
+			if err := buf.Add(obs, acts, logp, vals, rew, dones); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := buf.Finish(make([]float32, agents), p.Config().Gamma, p.Config().Lambda); err != nil {
+			t.Fatal(err)
+		}
+		if st, err = p.Update(buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st
 }
