@@ -226,7 +226,6 @@ func (c Catalogue) PFC(pfc int) (h, a int, ok bool) {
 	return -1, -1, false
 }
 
-
 func (c Catalogue) gridLen() int { return len(c.kmax) * len(c.ratios) * len(c.pmax) }
 
 // KmaxLevels, KminRatios and PmaxLevels return copies of the grid axes.
