@@ -177,6 +177,17 @@ func observationPool(sc scenario.Named) ([]env.Observation, error) {
 	return pool, nil
 }
 
+// decideBatch is n observations drawn round-robin from pool, each with its
+// own queue key (64 queues per switch, two per port).
+func decideBatch(pool []env.Observation, n int) []env.Observation {
+	obs := make([]env.Observation, n)
+	for i := range obs {
+		obs[i] = pool[i%len(pool)]
+		obs[i].Key = env.QueueKey{Target: "sw" + strconv.Itoa(i/64), Port: "Ethernet" + strconv.Itoa(i%64/2), Queue: 3 + i%2}
+	}
+	return obs
+}
+
 // benchDecide times Decide on batches of n observations drawn round-robin
 // from pool (each with its own queue key) for at least minTime.
 func benchDecide(res policy.Resolver, spec string, pool []env.Observation, n int, minTime time.Duration) (DecideResult, error) {
@@ -184,11 +195,7 @@ func benchDecide(res policy.Resolver, spec string, pool []env.Observation, n int
 	if err != nil {
 		return DecideResult{}, err
 	}
-	obs := make([]env.Observation, n)
-	for i := range obs {
-		obs[i] = pool[i%len(pool)]
-		obs[i].Key = env.QueueKey{Target: "sw" + strconv.Itoa(i/64), Port: "Ethernet" + strconv.Itoa(i%64/2), Queue: 3 + i%2}
-	}
+	obs := decideBatch(pool, n)
 	p.Decide(obs) // warm-up: lazy loading, first allocations
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)

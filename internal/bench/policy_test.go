@@ -178,3 +178,28 @@ func TestPolicyAlgoFollowsPolicy(t *testing.T) {
 		t.Fatalf("train result %+v, want a ddqn run", r.Train)
 	}
 }
+
+// BenchmarkBuiltinDecide10k times the embedded model's decisions on 10,000
+// real observations of its own training scenario, as `ecntune bench policy`
+// does (the ≤ 5 µs per queue target is checked here and there).
+func BenchmarkBuiltinDecide10k(b *testing.B) {
+	sc, err := LoadBuiltinScenario()
+	if err != nil {
+		b.Fatal(err)
+	}
+	pool, err := observationPool(sc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := policy.Lookup("builtin")
+	if err != nil {
+		b.Fatal(err)
+	}
+	obs := decideBatch(pool, 10000)
+	p.Decide(obs)
+	b.ResetTimer()
+	for b.Loop() {
+		p.Decide(obs)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(obs)), "ns/queue")
+}

@@ -359,7 +359,7 @@ func (n *Net) ForwardInto(out []float32, obs [][]float32) error {
 		for r := 0; r < rows; r++ {
 			copy(x[r*in:(r+1)*in], obs[r0+r])
 		}
-		n.forwardTile(out[r0*n.arch.Out:(r0+rows)*n.arch.Out], x, rows, s)
+		n.forward(out[r0*n.arch.Out:(r0+rows)*n.arch.Out], x, rows, s)
 	}
 	n.scratch.Put(s)
 	return nil
@@ -381,17 +381,25 @@ func (n *Net) ForwardFlat(out, x []float32, rows int) error {
 	s := n.getScratch()
 	for r0 := 0; r0 < rows; r0 += tileRows {
 		m := min(tileRows, rows-r0)
-		n.forwardTile(out[r0*n.arch.Out:(r0+m)*n.arch.Out], x[r0*in:(r0+m)*in], m, s)
+		n.forward(out[r0*n.arch.Out:(r0+m)*n.arch.Out], x[r0*in:(r0+m)*in], m, s)
 	}
 	n.scratch.Put(s)
 	return nil
 }
 
-// tileRows is how many observations go through the layers together: one
-// gonum block, so that the product stays serial and in cache.
-const tileRows = 64
+// tileRows is how many observations go through the layers together. A
+// tile of at least colRows goes through them column-wise (forwardCols:
+// one long vector operation per weight), a smaller one row-wise
+// (forwardTile: one per observation and input, the better shape for the
+// few queues of a training step).
+const (
+	tileRows = 256
+	colRows  = 64
+)
 
-type scratch struct{ x, a, b []float32 }
+// scratch holds a tile's input (x), its transposition (t) and the
+// layers' outputs (a, b, alternately).
+type scratch struct{ x, t, a, b []float32 }
 
 func (n *Net) getScratch() *scratch {
 	if s, ok := n.scratch.Get().(*scratch); ok {
@@ -399,12 +407,81 @@ func (n *Net) getScratch() *scratch {
 	}
 	return &scratch{
 		x: make([]float32, tileRows*n.arch.In),
+		t: make([]float32, tileRows*n.arch.In),
 		a: make([]float32, tileRows*n.maxW),
 		b: make([]float32, tileRows*n.maxW),
 	}
 }
 
 var blas32 gonum.Implementation
+
+// forward runs a tile of rows observations (x, row-major) through the
+// network, writing the last layer to dst (row-major): column-wise when
+// the tile is large enough to pay for two transpositions.
+func (n *Net) forward(dst, x []float32, rows int, s *scratch) {
+	if rows >= colRows {
+		n.forwardCols(dst, x, rows, s)
+	} else {
+		n.forwardTile(dst, x, rows, s)
+	}
+}
+
+// forwardCols is forwardTile on the transposed tile: unit j of layer l
+// is one vector over the tile's observations, the bias plus, for every
+// input i, W[i][j] times input i's vector. Each product adds in the
+// same order as forwardTile's, so the outputs are the same bits.
+func (n *Net) forwardCols(dst, x []float32, rows int, s *scratch) {
+	in := n.arch.In
+	cur := s.t[:in*rows] // x may be s.x
+	for r := 0; r < rows; r++ {
+		for i, v := range x[r*in : (r+1)*in] {
+			cur[i*rows+r] = v
+		}
+	}
+	buf := [2][]float32{s.a, s.b}
+	for l := range n.Layers {
+		ly := &n.Layers[l]
+		y := buf[l%2][:ly.Out*rows]
+		for j, b := range ly.B {
+			col := y[j*rows : (j+1)*rows]
+			for r := range col {
+				col[r] = b
+			}
+		}
+		for i := 0; i < ly.In; i++ {
+			xi := cur[i*rows : (i+1)*rows]
+			for j, w := range ly.W[i*ly.Out : (i+1)*ly.Out] {
+				if w != 0 {
+					blas32.Saxpy(rows, w, xi, 1, y[j*rows:(j+1)*rows], 1)
+				}
+			}
+		}
+		if l != len(n.Layers)-1 {
+			n.activate(y)
+		}
+		cur = y
+	}
+	out := n.arch.Out
+	for j := 0; j < out; j++ {
+		for r, v := range cur[j*rows : (j+1)*rows] {
+			dst[r*out+j] = v
+		}
+	}
+}
+
+// activate applies the hidden layers' non-linearity in place.
+func (n *Net) activate(y []float32) {
+	switch n.arch.Act {
+	case ReLU:
+		for j, v := range y {
+			if v < 0 {
+				y[j] = 0
+			}
+		}
+	case Tanh:
+		tanhInPlace(y)
+	}
+}
 
 // forwardTile runs rows observations (x, row-major) through all layers,
 // writing the last layer to dst.
@@ -427,18 +504,7 @@ func (n *Net) forwardTile(dst, x []float32, rows int, s *scratch) {
 		}
 		blas32.Sgemm(blas.NoTrans, blas.NoTrans, rows, ly.Out, ly.In, 1, cur, ly.In, ly.W, ly.Out, 1, y, ly.Out)
 		if l != last {
-			switch n.arch.Act {
-			case ReLU:
-				for j, v := range y {
-					if v < 0 {
-						y[j] = 0
-					}
-				}
-			case Tanh:
-				for j, v := range y {
-					y[j] = float32(math.Tanh(float64(v)))
-				}
-			}
+			n.activate(y)
 		}
 		cur = y
 	}

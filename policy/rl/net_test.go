@@ -38,7 +38,7 @@ func TestGraphMatchesInference(t *testing.T) {
 				n.Layers[l].B[i] = float32(rng.NormFloat64() * 0.1)
 			}
 		}
-		const rows = 150 // three tiles, the last partial
+		const rows = 150 // one column-wise tile
 		obs := randObs(rng, rows, arch.In)
 		flat := make([]float32, 0, rows*arch.In)
 		for _, o := range obs {
@@ -84,6 +84,29 @@ func TestGraphMatchesInference(t *testing.T) {
 			}
 		}
 		vm.Close()
+	}
+}
+
+// A batch goes through the network column-wise in tiles of up to 256
+// observations, and a small one (or the rest of a batch under 64) row-wise:
+// every way gives the same bits as deciding one observation at a time.
+func TestForwardTilesAgree(t *testing.T) {
+	for _, act := range []Activation{ReLU, Tanh} {
+		rng := rand.New(rand.NewPCG(3, 4))
+		arch := Arch{In: 48, Hidden: []int{64, 64}, Out: 94, Act: act}
+		n := must(InitNet(arch, rng, 1))
+		obs := randObs(rng, 600, arch.In) // two full tiles, then 88 rows
+		for _, rows := range []int{1, 63, 64, 257, 600} {
+			batch := must(n.Forward(obs[:rows]))
+			for i := range rows {
+				one := must(n.Forward(obs[i : i+1]))[0]
+				for j := range one {
+					if batch[i][j] != one[j] {
+						t.Fatalf("%v, batch of %d: row %d output %d: %v in the batch, %v alone", act, rows, i, j, batch[i][j], one[j])
+					}
+				}
+			}
+		}
 	}
 }
 
