@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/netip"
 	"os"
@@ -266,6 +267,14 @@ type fileRollback struct {
 	RewardDrop    *float64 `yaml:"reward-drop"`
 }
 
+// fileAlpha are the alpha limits; min and max are numbers or fractions
+// (1/64), as alpha is printed.
+type fileAlpha struct {
+	Min     string   `yaml:"min"`
+	Max     string   `yaml:"max"`
+	MaxStep *float64 `yaml:"max-step"`
+}
+
 type fileGuard struct {
 	Bounds          []fileBounds `yaml:"bounds"`
 	MaxStepRatio    *float64     `yaml:"max-step-ratio"`
@@ -281,6 +290,7 @@ type fileGuard struct {
 	ExternalHold    string       `yaml:"external-hold"`
 	ReadBackPmaxTol *float64     `yaml:"readback-pmax-tolerance"`
 	PmaxStep        *float64     `yaml:"pmax-step"`
+	Alpha           fileAlpha    `yaml:"alpha"`
 }
 
 // StoresRecommendations reports whether the agent keeps every interval's
@@ -1278,7 +1288,60 @@ func parseGuard(f fileGuard, interval time.Duration) (GuardConfig, error) {
 	if f.PmaxStep != nil {
 		g.PmaxStep = *f.PmaxStep
 	}
+	if err := parseAlphaLimits(f.Alpha, &g); err != nil {
+		return g, err
+	}
 	return g, g.validateRules()
+}
+
+// parseAlphaLimits sets the alpha limits the file gives. A limit given
+// as 0 is an error rather than the default that 0 means in GuardConfig.
+func parseAlphaLimits(f fileAlpha, g *GuardConfig) error {
+	for _, l := range []struct {
+		key string
+		v   string
+		to  *float64
+	}{{"min", f.Min, &g.AlphaMin}, {"max", f.Max, &g.AlphaMax}} {
+		if l.v == "" {
+			continue
+		}
+		a, err := parseAlpha(l.v)
+		if err != nil {
+			return fmt.Errorf("guardrails.alpha.%s: %v", l.key, err)
+		}
+		if !(a > 0) {
+			return fmt.Errorf("guardrails.alpha.%s: %s must be > 0", l.key, l.v)
+		}
+		*l.to = a
+	}
+	if f.MaxStep != nil {
+		if !(*f.MaxStep >= 1) {
+			return fmt.Errorf("guardrails.alpha.max-step: %g must be a finite number >= 1", *f.MaxStep)
+		}
+		g.AlphaMaxStep = *f.MaxStep
+	}
+	return nil
+}
+
+// parseAlpha reads a dynamic-threshold factor written as a number (0.25,
+// 8) or a fraction of two (1/64).
+func parseAlpha(v string) (float64, error) {
+	v = strings.TrimSpace(v)
+	num, den, frac := strings.Cut(v, "/")
+	a, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err == nil && frac {
+		var d float64
+		if d, err = strconv.ParseFloat(strings.TrimSpace(den), 64); err == nil {
+			if d == 0 {
+				return 0, fmt.Errorf("%q divides by 0", v)
+			}
+			a /= d
+		}
+	}
+	if err != nil || math.IsNaN(a) || math.IsInf(a, 0) {
+		return 0, fmt.Errorf("%q is not a number or a fraction (e.g. 0.25 or 1/64)", v)
+	}
+	return a, nil
 }
 
 // DefaultReward is the reward a configuration file's agent scores

@@ -61,6 +61,7 @@ guardrails:
   rollback: {window: 4, drop-frac: 0.001, pause-increase: 0.1, reward-drop: 0.2}
   stale-freeze: 2s
   stale-revert: 10s
+  alpha: {min: 1/16, max: 2, max-step: 2}
 `
 
 func TestParseConfig(t *testing.T) {
@@ -94,6 +95,9 @@ func TestParseConfig(t *testing.T) {
 		g.RollbackDropFrac != 0.001 || g.RollbackPauseIncrease != 0.1 || g.RollbackRewardDrop != 0.2 ||
 		g.StaleFreeze != 2*time.Second || g.StaleRevert != 10*time.Second {
 		t.Fatalf("guardrails %+v", g)
+	}
+	if lo, hi, st := g.AlphaLimits(); lo != 1.0/16 || hi != 2 || st != 2 {
+		t.Fatalf("alpha limits %g..%g step %g, want 1/16..2 step 2", lo, hi, st)
 	}
 	if c.FallbackPreset != "sonic-default" || c.SafePreset != "sonic-default" {
 		t.Fatalf("presets %q %q", c.FallbackPreset, c.SafePreset)
@@ -138,6 +142,9 @@ func TestParseConfigDefaults(t *testing.T) {
 		c.DB != "agent.db" || c.Metrics != "127.0.0.1:9273" || c.Targets[0].Queues[0] != 3 || c.Targets[0].Queues[1] != 4 ||
 		c.Guardrails.MinHold != 5*time.Second || c.Guardrails.StaleRevert != 30*time.Second || c.Retention != time.Hour {
 		t.Fatalf("defaults %+v", c)
+	}
+	if lo, hi, st := c.Guardrails.AlphaLimits(); lo != DefaultAlphaMin || hi != DefaultAlphaMax || st != DefaultAlphaMaxStep {
+		t.Fatalf("alpha limits %g..%g step %g, want the defaults", lo, hi, st)
 	}
 	// The reward is the configuration's: env.Reward with the default weights.
 	m := env.Metrics{IntervalNs: int64(time.Second), Util: 0.6, AvgQueueFrac: 2, PauseRxFrac: 0.1}
@@ -188,6 +195,16 @@ func TestParseConfigErrors(t *testing.T) {
 		{base + "guardrails:\n  low-confidence: preset\n", "guardrails.fallback-preset"},
 		{base + "guardrails:\n  stale-freeze: 10s\n  stale-revert: 5s\n", "guardrails.stale-revert"},
 		{base + "guardrails:\n  rollback: {window: 0}\n", "guardrails.rollback.window"},
+		{base + "guardrails:\n  alpha: {min: 0}\n", "guardrails.alpha.min: 0 must be > 0"},
+		{base + "guardrails:\n  alpha: {min: -1/8}\n", "guardrails.alpha.min: -1/8 must be > 0"},
+		{base + "guardrails:\n  alpha: {min: 1/0}\n", "guardrails.alpha.min: \"1/0\" divides by 0"},
+		{base + "guardrails:\n  alpha: {max: lots}\n", "guardrails.alpha.max: \"lots\" is not a number or a fraction"},
+		{base + "guardrails:\n  alpha: {max: 1/128}\n", "guardrails.alpha.max: 1/128 is below alpha.min 1/64: want min <= max"},
+		{base + "guardrails:\n  alpha: {min: 1, max: 1/2}\n", "guardrails.alpha.max: 1/2 is below alpha.min 1: want min <= max"},
+		{base + "guardrails:\n  alpha: {max-step: 0.5}\n", "guardrails.alpha.max-step: 0.5 must be a finite number >= 1"},
+		{base + "guardrails:\n  alpha: {max-step: 0}\n", "guardrails.alpha.max-step: 0 must be"},
+		{base + "guardrails:\n  alpha: {max-step: 3}\n", "guardrails.alpha.max-step: 3 must be a power of two"},
+		{base + "guardrails:\n  alpha: {step: 2}\n", "line 5: guardrails.alpha.step: unknown key; allowed: min, max, max-step"},
 		{base + "guardrails:\n  rollback: {speed: 2}\n", "line 5: guardrails.rollback.speed: unknown key; allowed: window, drop-frac, pause-increase, reward-drop"},
 	}
 	for _, c := range cases {
@@ -606,6 +623,8 @@ guardrails:
 		{"targets: {sw0: {address: 'h:1'}}\npolicy: fixed:400/1600KB/20%\n", "line 2: policy: policy \"fixed:400/1600KB/20%\": setting \"400/1600KB/20%\": kmin: size \"400\" has no unit: write 400KB"},
 		{"targets: {sw0: {address: 'h:1'}}\npolicy: schedule:sonic-default,5ms=400KB/1600/1%\n", "line 2: policy: policy \"schedule:"},
 		{"targets: {}\n", "line 1: targets: at least one target"},
+		{"targets: {sw0: {address: 'h:1'}}\nguardrails:\n  alpha:\n    min: 1/64\n    max-step: 3\n", "line 5: guardrails.alpha.max-step: 3 must be a power of two"},
+		{"targets: {sw0: {address: 'h:1'}}\nguardrails:\n  alpha:\n    min: 1/4\n    max: 1/8\n", "line 5: guardrails.alpha.max: 1/8 is below alpha.min 1/4"},
 	} {
 		_, err := ParseConfig([]byte(c.doc))
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {

@@ -76,14 +76,15 @@ const (
 // XOFF, since XOFF moves with buffer use.
 const RepairXoffShare = 0.9
 
-// Alpha (a lossless PG's dynamic-threshold factor) limits: a policy asking
-// for an alpha outside AlphaMin..AlphaMax is rejected, and alpha moves at
-// most by a factor of AlphaMaxStep per change. A queue whose alpha is
-// unknown (0: the switch exports none) keeps it unmanaged.
+// Default alpha (a lossless PG's dynamic-threshold factor) limits, the
+// guardrails' AlphaMin, AlphaMax and AlphaMaxStep when those are 0: a
+// policy asking for an alpha outside 1/64..8 is rejected, and alpha moves
+// at most by a factor of 4 per change. A queue whose alpha is unknown (0:
+// the switch exports none) keeps it unmanaged whatever the limits.
 const (
-	AlphaMin     = 1.0 / 64
-	AlphaMax     = 8.0
-	AlphaMaxStep = 4.0
+	DefaultAlphaMin     = 1.0 / 64
+	DefaultAlphaMax     = 8.0
+	DefaultAlphaMaxStep = 4.0
 )
 
 // GuardConfig holds the guardrails.
@@ -125,6 +126,29 @@ type GuardConfig struct {
 	// dialects carry whole percent: 0.01); allowed settings are rounded to
 	// it so that what is set reads back the same. 0: no rounding.
 	PmaxStep float64
+
+	// Alpha limits (see AlphaLimits): a policy asking for an alpha outside
+	// AlphaMin..AlphaMax is rejected, and alpha moves at most by a factor
+	// of AlphaMaxStep per change, a power of two since SONiC stores alpha
+	// as its log2 (dynamic_th). 0: DefaultAlphaMin, DefaultAlphaMax,
+	// DefaultAlphaMaxStep.
+	AlphaMin, AlphaMax, AlphaMaxStep float64
+}
+
+// AlphaLimits returns the alpha limits in force: AlphaMin, AlphaMax and
+// AlphaMaxStep, each its default when 0.
+func (c GuardConfig) AlphaLimits() (lo, hi, step float64) {
+	lo, hi, step = c.AlphaMin, c.AlphaMax, c.AlphaMaxStep
+	if lo == 0 {
+		lo = DefaultAlphaMin
+	}
+	if hi == 0 {
+		hi = DefaultAlphaMax
+	}
+	if step == 0 {
+		step = DefaultAlphaMaxStep
+	}
+	return lo, hi, step
 }
 
 // quantizePmax rounds p to a multiple of step (at least one step).
@@ -190,6 +214,9 @@ func DefaultGuardConfig(interval time.Duration) GuardConfig {
 		ExternalHold:          60 * interval,
 		ReadBackPmaxTol:       0.005,
 		PmaxStep:              0.01,
+		AlphaMin:              DefaultAlphaMin,
+		AlphaMax:              DefaultAlphaMax,
+		AlphaMaxStep:          DefaultAlphaMaxStep,
 	}
 }
 
@@ -255,7 +282,41 @@ func (c GuardConfig) validateRules() error {
 	case !(c.PmaxStep >= 0 && c.PmaxStep <= 0.1):
 		return fmt.Errorf("guardrails.pmax-step: %g must be within [0, 0.1]", c.PmaxStep)
 	}
+	return c.validateAlpha()
+}
+
+// validateAlpha checks the alpha limits in force (AlphaLimits).
+func (c GuardConfig) validateAlpha() error {
+	lo, hi, step := c.AlphaLimits()
+	switch {
+	case !(lo > 0) || math.IsInf(lo, 0):
+		return fmt.Errorf("guardrails.alpha.min: %g must be a finite number > 0", lo)
+	case math.IsNaN(hi) || math.IsInf(hi, 0):
+		return fmt.Errorf("guardrails.alpha.max: %g must be a finite number", hi)
+	case hi < lo:
+		return fmt.Errorf("guardrails.alpha.max: %s is below alpha.min %s: want min <= max", alphaLimitString(hi), alphaLimitString(lo))
+	case !(step >= 1) || math.IsInf(step, 0):
+		return fmt.Errorf("guardrails.alpha.max-step: %g must be a finite number >= 1", step)
+	case !isPowerOfTwo(step):
+		return fmt.Errorf("guardrails.alpha.max-step: %g must be a power of two (1, 2, 4, 8...): SONiC stores alpha as its log2 (dynamic_th), "+
+			"so alpha clipped by another factor could not be set", step)
+	}
 	return nil
+}
+
+// alphaLimitString is a as env.FormatAlpha writes it (1/64), or as a
+// plain number when env.FormatAlpha would call it unknown.
+func alphaLimitString(a float64) string {
+	if a > 0 && !math.IsInf(a, 0) {
+		return env.FormatAlpha(a)
+	}
+	return fmt.Sprint(a)
+}
+
+// isPowerOfTwo reports whether x is 2^n for a whole n.
+func isPowerOfTwo(x float64) bool {
+	frac, _ := math.Frexp(x)
+	return x > 0 && frac == 0.5
 }
 
 func checkPreset(name string, s env.Setting, required bool) error {
@@ -859,9 +920,9 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 		return rej(RuleMalformed, fmt.Sprintf("policy %q asked for kmin %d B, kmax %d B, pmax %g, headroom %d B, alpha %g",
 			d.Reason, wanted.KminBytes, wanted.KmaxBytes, wanted.Pmax, wanted.HeadroomBytes, wanted.Alpha))
 	}
-	if !sameAlpha(wanted.Alpha, cur.Alpha) && (wanted.Alpha < AlphaMin || wanted.Alpha > AlphaMax) {
+	if lo, hi, _ := g.cfg.AlphaLimits(); !sameAlpha(wanted.Alpha, cur.Alpha) && (wanted.Alpha < lo || wanted.Alpha > hi) {
 		return rej(RuleBounds, fmt.Sprintf("policy asked for alpha %s, outside the allowed %s..%s",
-			env.FormatAlpha(wanted.Alpha), env.FormatAlpha(AlphaMin), env.FormatAlpha(AlphaMax)))
+			env.FormatAlpha(wanted.Alpha), env.FormatAlpha(lo), env.FormatAlpha(hi)))
 	}
 	if wanted.KminBytes >= wanted.KmaxBytes {
 		return rej(RuleOrder, "policy asked for kmin "+units.FormatBytes(wanted.KminBytes)+" not below kmax "+units.FormatBytes(wanted.KmaxBytes))
@@ -926,11 +987,11 @@ func (c *clamps) clamp(v, lo, hi int64, rule string) int64 {
 // shape turns the setting admitted for queue q into an allowed one: each
 // knob within the max step of the current setting, then within the bounds
 // at the port's rate (Pmax at the switch's resolution), Kmin < Kmax < XOFF,
-// headroom at least the lossless minimum, and alpha within AlphaMaxStep
-// of the current one and within AlphaMin..AlphaMax (left alone when the
-// current one is unknown). It returns the setting, the rules that adjusted
-// it and what was done to alpha (notes, for the reason), or a rejection
-// when no allowed setting differs from the current one.
+// headroom at least the lossless minimum, and alpha within the alpha
+// limits' max step of the current one and within their bounds (left alone
+// when the current one is unknown). It returns the setting, the rules that
+// adjusted it and what was done to alpha (notes, for the reason), or a
+// rejection when no allowed setting differs from the current one.
 func (g *Guard) shape(q *queueState, wanted env.Setting) (env.Setting, []string, string, *Rejection) {
 	var notes []string
 	rej := func(rule, why string) (env.Setting, []string, string, *Rejection) {
@@ -941,7 +1002,7 @@ func (g *Guard) shape(q *queueState, wanted env.Setting) (env.Setting, []string,
 	}
 	var c clamps
 	out := g.limitStep(q.current, wanted, &c)
-	out.Alpha = shapeAlpha(q.current.Alpha, wanted.Alpha, &c, &notes)
+	out.Alpha = g.shapeAlpha(q.current.Alpha, wanted.Alpha, &c, &notes)
 	b := g.cfg.BoundsFor(q.rate)
 	out = g.clampToBounds(out, b, &c)
 	// ECN before PFC: Kmax below the PG's XOFF when known.
@@ -975,11 +1036,12 @@ func (g *Guard) shape(q *queueState, wanted env.Setting) (env.Setting, []string,
 	return out, c, strings.Join(notes, "; "), nil
 }
 
-// shapeAlpha is the alpha shape allows from cur towards want: at most a
-// factor AlphaMaxStep away from cur (RuleStep) and not beyond
-// AlphaMin..AlphaMax unless cur already is (RuleBounds); cur when cur is
-// unknown (0) or want is 0. notes says what was clipped and why.
-func shapeAlpha(cur, want float64, c *clamps, notes *[]string) float64 {
+// shapeAlpha is the alpha shape allows from cur towards want, within the
+// guardrails' AlphaLimits: at most a factor of the max step away from cur
+// (RuleStep) and not beyond the bounds unless cur already is (RuleBounds);
+// cur when cur is unknown (0) or want is 0. notes says what was clipped
+// and why.
+func (g *Guard) shapeAlpha(cur, want float64, c *clamps, notes *[]string) float64 {
 	if sameAlpha(cur, want) || want <= 0 {
 		return cur
 	}
@@ -987,23 +1049,24 @@ func shapeAlpha(cur, want float64, c *clamps, notes *[]string) float64 {
 		*notes = append(*notes, "alpha left alone: the switch reports none")
 		return cur
 	}
+	minA, maxA, maxStep := g.cfg.AlphaLimits()
 	out := want
-	if hi, lo := cur*AlphaMaxStep, cur/AlphaMaxStep; out > hi || out < lo {
+	if hi, lo := cur*maxStep, cur/maxStep; out > hi || out < lo {
 		out = math.Min(math.Max(out, lo), hi)
 		c.note(RuleStep)
 		*notes = append(*notes, fmt.Sprintf("alpha %s→%s clipped to %s: it moves at most by a factor of %g per change",
-			env.FormatAlpha(cur), env.FormatAlpha(want), env.FormatAlpha(out), AlphaMaxStep))
+			env.FormatAlpha(cur), env.FormatAlpha(want), env.FormatAlpha(out), maxStep))
 	}
 	b := out
-	if out > AlphaMax && out > cur {
-		b = math.Max(AlphaMax, cur)
-	} else if out < AlphaMin && out < cur {
-		b = math.Min(AlphaMin, cur)
+	if out > maxA && out > cur {
+		b = math.Max(maxA, cur)
+	} else if out < minA && out < cur {
+		b = math.Min(minA, cur)
 	}
 	if b != out {
 		c.note(RuleBounds)
 		*notes = append(*notes, fmt.Sprintf("alpha %s clipped to %s: allowed %s..%s",
-			env.FormatAlpha(out), env.FormatAlpha(b), env.FormatAlpha(AlphaMin), env.FormatAlpha(AlphaMax)))
+			env.FormatAlpha(out), env.FormatAlpha(b), env.FormatAlpha(minA), env.FormatAlpha(maxA)))
 		out = b
 	}
 	return out

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,8 +19,14 @@ func TestGuardAlpha(t *testing.T) {
 	withAlpha := func(s env.Setting, a float64) env.Setting { s.Alpha = a; return s }
 	ecn := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2} // the current ECN setting
 	moved := env.Setting{KminBytes: 500_000, KmaxBytes: 2_000_000, Pmax: 0.2}
+	// Non-default guardrails (guardrails.alpha in the file).
+	upTo2 := func(c *GuardConfig) { c.AlphaMax = 2 }
+	narrow := func(c *GuardConfig) { c.AlphaMin, c.AlphaMax, c.AlphaMaxStep = 1.0/16, 1, 2 }
+	frozen := func(c *GuardConfig) { c.AlphaMaxStep = 1 }
+	zero := func(c *GuardConfig) { c.AlphaMin, c.AlphaMax, c.AlphaMaxStep = 0, 0, 0 } // 0: the defaults
 	cases := []struct {
 		name    string
+		mod     func(*GuardConfig)
 		current env.Setting
 		want    env.Setting
 		expect  *env.Setting // a change to this
@@ -46,10 +53,31 @@ func TestGuardAlpha(t *testing.T) {
 		{name: "unknown alpha left alone", current: cur, want: withAlpha(moved, 0.5),
 			expect: ptr(env.Setting{KminBytes: 500_000, KmaxBytes: 2_000_000, Pmax: 0.2, HeadroomBytes: 100_000}), why: "alpha left alone"},
 		{name: "unknown alpha, nothing else to do", current: cur, want: withAlpha(ecn, 0.5), rule: RuleBounds, why: "alpha left alone"},
+
+		{name: "max 2: alpha 4 above the bounds", mod: upTo2, current: withAlpha(curA, 1), want: withAlpha(ecn, 4),
+			rule: RuleBounds, why: "policy asked for alpha 4, outside the allowed 1/64..2"},
+		{name: "max 2: alpha 2 allowed", mod: upTo2, current: withAlpha(curA, 1), want: withAlpha(ecn, 2),
+			expect: ptr(withAlpha(curA, 2))},
+		{name: "max 2: 8 still rejected, not clipped", mod: upTo2, current: curA, want: withAlpha(moved, 8),
+			rule: RuleBounds, why: "outside the allowed 1/64..2"},
+		{name: "min 1/16: alpha 1/32 below the bounds", mod: narrow, current: curA, want: withAlpha(ecn, 1.0/32),
+			rule: RuleBounds, why: "alpha 1/32, outside the allowed 1/16..1"},
+		{name: "step 2: clipped to x2", mod: narrow, current: curA, want: withAlpha(ecn, 1),
+			expect: ptr(withAlpha(curA, 0.25)), clamped: []string{RuleStep}, why: "alpha 1/8→1 clipped to 1/4: it moves at most by a factor of 2 per change"},
+		{name: "step 2: clipped to /2", mod: narrow, current: withAlpha(curA, 1), want: withAlpha(ecn, 1.0/16),
+			expect: ptr(withAlpha(curA, 0.5)), clamped: []string{RuleStep}, why: "factor of 2"},
+		{name: "current outside narrow bounds, kept", mod: narrow, current: withAlpha(curA, 4), want: withAlpha(moved, 4),
+			expect: ptr(env.Setting{KminBytes: 500_000, KmaxBytes: 2_000_000, Pmax: 0.2, HeadroomBytes: 100_000, Alpha: 4})},
+		{name: "step 1: alpha frozen, ECN still moves", mod: frozen, current: curA, want: withAlpha(moved, 0.25),
+			expect: ptr(env.Setting{KminBytes: 500_000, KmaxBytes: 2_000_000, Pmax: 0.2, HeadroomBytes: 100_000, Alpha: 0.125}), clamped: []string{RuleStep}, why: "factor of 1"},
+		{name: "step 1: alpha alone, nothing to do", mod: frozen, current: curA, want: withAlpha(ecn, 0.25), rule: RuleStep, why: "equals the current one"},
+		{name: "zero limits are the defaults", mod: zero, current: curA, want: withAlpha(ecn, 16), rule: RuleBounds, why: "outside the allowed 1/64..8"},
+		{name: "zero step is the default", mod: zero, current: curA, want: withAlpha(ecn, 2),
+			expect: ptr(withAlpha(curA, 0.5)), clamped: []string{RuleStep}, why: "factor of 4"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			g := newTestGuard(t, nil)
+			g := newTestGuard(t, c.mod)
 			p := step(t, g, 10*sec, []env.Observation{ob(kA, c.current)}, []policy.Decision{dc(kA, c.want, 0.9)})
 			if c.rule != "" {
 				if len(p.Changes) != 0 || len(p.Rejections) != 1 || p.Rejections[0].Rule != c.rule || !strings.Contains(p.Rejections[0].Reason, c.why) {
@@ -72,6 +100,51 @@ func TestGuardAlpha(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// The alpha limits are checked where they are in force: 0 is the default,
+// anything else must be a usable range and a power-of-two step.
+func TestGuardConfigAlphaLimits(t *testing.T) {
+	bad := []struct {
+		mod  func(*GuardConfig)
+		want string
+	}{
+		{func(c *GuardConfig) { c.AlphaMin = -1 }, "guardrails.alpha.min: -1 must be a finite number > 0"},
+		{func(c *GuardConfig) { c.AlphaMin = nanF() }, "guardrails.alpha.min: NaN"},
+		{func(c *GuardConfig) { c.AlphaMin = math.Inf(1) }, "guardrails.alpha.min: +Inf"},
+		{func(c *GuardConfig) { c.AlphaMax = 1.0 / 128 }, "guardrails.alpha.max: 1/128 is below alpha.min 1/64"},
+		{func(c *GuardConfig) { c.AlphaMin, c.AlphaMax = 1, 0.5 }, "guardrails.alpha.max: 1/2 is below alpha.min 1"},
+		{func(c *GuardConfig) { c.AlphaMax = -2 }, "guardrails.alpha.max: -2 is below alpha.min 1/64"},
+		{func(c *GuardConfig) { c.AlphaMax = math.Inf(1) }, "guardrails.alpha.max: +Inf must be a finite number"},
+		{func(c *GuardConfig) { c.AlphaMaxStep = 0.5 }, "guardrails.alpha.max-step: 0.5 must be a finite number >= 1"},
+		{func(c *GuardConfig) { c.AlphaMaxStep = -4 }, "guardrails.alpha.max-step: -4"},
+		{func(c *GuardConfig) { c.AlphaMaxStep = 3 }, "guardrails.alpha.max-step: 3 must be a power of two"},
+	}
+	for _, b := range bad {
+		c := testGuardConfig()
+		b.mod(&c)
+		if err := c.Validate(); err == nil || !strings.HasPrefix(err.Error(), b.want) {
+			t.Errorf("got %v, want %q...", err, b.want)
+		}
+		if _, err := NewGuard(c); err == nil {
+			t.Errorf("NewGuard accepted %q", b.want)
+		}
+	}
+	for _, mod := range []func(*GuardConfig){
+		func(c *GuardConfig) { c.AlphaMin, c.AlphaMax, c.AlphaMaxStep = 0, 0, 0 },
+		func(c *GuardConfig) { c.AlphaMin, c.AlphaMax, c.AlphaMaxStep = 0.5, 0.5, 1 },
+		func(c *GuardConfig) { c.AlphaMin, c.AlphaMax, c.AlphaMaxStep = 0.1, 3, 8 },
+	} {
+		c := testGuardConfig()
+		mod(&c)
+		if err := c.Validate(); err != nil {
+			t.Errorf("%+v: %v", c, err)
+		}
+	}
+	var zero GuardConfig
+	if lo, hi, st := zero.AlphaLimits(); lo != DefaultAlphaMin || hi != DefaultAlphaMax || st != DefaultAlphaMaxStep {
+		t.Errorf("zero limits are %g..%g step %g, want the defaults", lo, hi, st)
+	}
+}
 
 // Read-back compares alpha when both sides know it; a rollback and the
 // stale-telemetry revert restore or keep it.
