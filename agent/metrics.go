@@ -43,7 +43,7 @@ type Instruments struct {
 	tQueues, tDepthMax, tDepthMean, tPausedMax, tPausedMean *prometheus.GaugeVec
 	tMarkMax, tMarkMean, tUtilMean                          *prometheus.GaugeVec
 	tConfMin, tConfMean, tToChange                          *prometheus.GaugeVec
-	tKmin, tKmax, tPmax, tHeadroom                          *prometheus.GaugeVec
+	tKmin, tKmax, tPmax, tHeadroom, tAlpha                  *prometheus.GaugeVec
 	tTxBytes, tMarkedBytes, tDropBytes, tPauseFrames        *prometheus.CounterVec
 	shownQueues                                             prometheus.Gauge
 	confHist                                                prometheus.Histogram
@@ -127,6 +127,7 @@ func NewInstruments() *Instruments {
 		tKmax:       gv("target_setting_kmax_bytes", "Lowest and highest Kmax the target's queues run.", "target", "stat"),
 		tPmax:       gv("target_setting_pmax", "Lowest and highest Pmax the target's queues run.", "target", "stat"),
 		tHeadroom:   gv("target_setting_headroom_bytes", "Lowest and highest PFC headroom the target's queues run (queues that report it).", "target", "stat"),
+		tAlpha:      gv("target_setting_alpha", "Lowest and highest dynamic-threshold factor alpha of the lossless PGs the target's queues run (queues that report it).", "target", "stat"),
 		tTxBytes:    cv("target_tx_bytes_total", "Bytes the target's controlled queues sent (from the switch's counters).", "target"),
 		tMarkedBytes: cv("target_marked_bytes_total",
 			"ECN-marked bytes of the target's controlled queues; rate() over target_tx_bytes_total's is the mark rate.", "target"),
@@ -166,7 +167,7 @@ func NewInstruments() *Instruments {
 		m.curKmin, m.curKmax, m.curPmax, m.curHeadroom, m.curAlpha,
 		m.reward, m.util, m.pause, m.depth, m.maxDepth, m.markFrac, m.confidence,
 		m.tQueues, m.tDepthMax, m.tDepthMean, m.tPausedMax, m.tPausedMean, m.tMarkMax, m.tMarkMean, m.tUtilMean,
-		m.tConfMin, m.tConfMean, m.tToChange, m.tKmin, m.tKmax, m.tPmax, m.tHeadroom,
+		m.tConfMin, m.tConfMean, m.tToChange, m.tKmin, m.tKmax, m.tPmax, m.tHeadroom, m.tAlpha,
 		m.tTxBytes, m.tMarkedBytes, m.tDropBytes, m.tPauseFrames, m.shownQueues, m.confHist,
 		m.Decisions, m.Ticks, m.SetLatency, m.DecisionLatency, m.Sets, m.Rollbacks,
 		m.Rejections, m.Clamps, m.Alarms, m.Staleness, m.TelemetryErr, m.Snapshots, m.Frozen, m.Missing}
@@ -267,7 +268,8 @@ type aggregate struct {
 	markMax, markSum, utilSum   float64
 	confMin, confSum            float64
 	kmin, kmax, pmax, headroom  [2]float64 // min, max
-	haveHeadroom                bool
+	alpha                       [2]float64 // min, max over the queues whose alpha is known
+	haveHeadroom, haveAlpha     bool
 }
 
 func widen(r *[2]float64, v float64, first bool) {
@@ -300,6 +302,10 @@ func (m *Instruments) interval(obs []env.Observation, recs []Recommendation, rew
 		if c.HeadroomBytes > 0 {
 			widen(&a.headroom, float64(c.HeadroomBytes), !a.haveHeadroom)
 			a.haveHeadroom = true
+		}
+		if c.Alpha > 0 {
+			widen(&a.alpha, c.Alpha, !a.haveAlpha)
+			a.haveAlpha = true
 		}
 		if o.Valid {
 			a.valid++
@@ -344,10 +350,15 @@ func (m *Instruments) interval(obs []env.Observation, recs []Recommendation, rew
 			g *prometheus.GaugeVec
 			r [2]float64
 			o bool
-		}{{m.tKmin, a.kmin, true}, {m.tKmax, a.kmax, true}, {m.tPmax, a.pmax, true}, {m.tHeadroom, a.headroom, a.haveHeadroom}} {
+		}{{m.tKmin, a.kmin, true}, {m.tKmax, a.kmax, true}, {m.tPmax, a.pmax, true}, {m.tHeadroom, a.headroom, a.haveHeadroom},
+			{m.tAlpha, a.alpha, a.haveAlpha}} {
 			if x.o {
 				x.g.WithLabelValues(t, "min").Set(x.r[0])
 				x.g.WithLabelValues(t, "max").Set(x.r[1])
+			} else {
+				// none of the target's queues reports it (any more)
+				x.g.DeleteLabelValues(t, "min")
+				x.g.DeleteLabelValues(t, "max")
 			}
 		}
 	}

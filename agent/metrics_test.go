@@ -252,3 +252,72 @@ func TestMetricsAlphaGauges(t *testing.T) {
 		t.Errorf("/metrics has %s for a queue whose alpha is unknown", s)
 	}
 }
+
+// The per-target ranges of headroom and alpha cover only the queues that
+// report them, and a target none of whose queues does has no series (nor
+// keeps an old one).
+func TestTargetSettingRanges(t *testing.T) {
+	m := NewInstruments()
+	kC := env.QueueKey{Target: "leaf0", Port: "Ethernet2", Queue: 3}
+	k1 := env.QueueKey{Target: "leaf1", Port: "Ethernet0", Queue: 3}
+	withAlpha := func(s env.Setting, a float64) env.Setting { s.Alpha = a; return s }
+	noHeadroom := cur
+	noHeadroom.HeadroomBytes = 0
+	bigHeadroom := withAlpha(cur, 0.5)
+	bigHeadroom.HeadroomBytes = 150_000
+	obs := func(s ...env.Setting) []env.Observation {
+		var out []env.Observation
+		for i, k := range []env.QueueKey{kA, kB, kC, k1}[:len(s)] {
+			out = append(out, ob(k, s[i]))
+		}
+		return out
+	}
+	gauges := func() map[string]float64 {
+		fams, err := m.Registry.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]float64{}
+		for _, f := range fams {
+			if !strings.HasPrefix(f.GetName(), "ecntune_target_setting_") {
+				continue
+			}
+			for _, s := range f.GetMetric() {
+				l := map[string]string{}
+				for _, p := range s.GetLabel() {
+					l[p.GetName()] = p.GetValue()
+				}
+				out[strings.TrimPrefix(f.GetName(), "ecntune_target_setting_")+","+l["target"]+","+l["stat"]] = s.GetGauge().GetValue()
+			}
+		}
+		return out
+	}
+	check := func(when string, want map[string]float64, absent ...string) {
+		t.Helper()
+		got := gauges()
+		for k, v := range want {
+			if g, ok := got[k]; !ok || g != v {
+				t.Errorf("%s: %s = %v (present %v), want %v", when, k, g, ok, v)
+			}
+		}
+		for _, k := range absent {
+			if g, ok := got[k]; ok {
+				t.Errorf("%s: %s = %v, want no series", when, k, g)
+			}
+		}
+	}
+
+	// leaf0: alpha 1/8 and 1/2 and one unknown; leaf1: alpha unknown.
+	m.interval(obs(curA, bigHeadroom, noHeadroom, cur), nil, false)
+	check("first interval", map[string]float64{
+		"alpha,leaf0,min": 0.125, "alpha,leaf0,max": 0.5,
+		"headroom_bytes,leaf0,min": 100_000, "headroom_bytes,leaf0,max": 150_000,
+		"headroom_bytes,leaf1,min": 100_000, "headroom_bytes,leaf1,max": 100_000,
+		"kmin_bytes,leaf0,min": 400_000, "kmin_bytes,leaf1,max": 400_000,
+	}, "alpha,leaf1,min", "alpha,leaf1,max")
+
+	// leaf0's switch stops reporting alpha and headroom: their ranges go.
+	m.interval(obs(noHeadroom, noHeadroom), nil, false)
+	check("alpha no longer known", map[string]float64{"kmax_bytes,leaf0,max": 1_600_000},
+		"alpha,leaf0,min", "alpha,leaf0,max", "headroom_bytes,leaf0,min", "headroom_bytes,leaf0,max")
+}
