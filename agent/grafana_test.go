@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
@@ -78,13 +79,25 @@ func TestGrafanaQueriesExportedMetrics(t *testing.T) {
 		t.Fatalf("dashboard uid %q title %q with %d panels", dash.UID, dash.Title, len(dash.Panels))
 	}
 	ids := map[int]bool{}
+	cells := map[[2]int]string{} // grid cell (x, y) -> the panel on it
 	for _, p := range dash.Panels {
 		if ids[p.ID] {
 			t.Errorf("panel id %d used twice", p.ID)
 		}
 		ids[p.ID] = true
-		if g := p.GridPos; g["w"] < 1 || g["x"]+g["w"] > 24 || g["h"] < 1 {
+		g := p.GridPos
+		if g["w"] < 1 || g["x"]+g["w"] > 24 || g["h"] < 1 {
 			t.Errorf("panel %q: grid position %v outside the 24-column grid", p.Title, g)
+		}
+	cover:
+		for y := g["y"]; y < g["y"]+g["h"]; y++ {
+			for x := g["x"]; x < g["x"]+g["w"]; x++ {
+				if other, ok := cells[[2]int{x, y}]; ok {
+					t.Errorf("panels %q and %q overlap at (%d, %d)", other, p.Title, x, y)
+					break cover
+				}
+				cells[[2]int{x, y}] = p.Title
+			}
 		}
 		if p.Type == "row" {
 			continue
@@ -111,6 +124,54 @@ func TestGrafanaQueriesExportedMetrics(t *testing.T) {
 		t.Errorf("unknownMetrics found %v, want the one made-up name", got)
 	}
 	t.Logf("%d panels, %d queries over %d metric names", len(dash.Panels), len(queries), len(names))
+}
+
+// TestGrafanaDrawsEverySetting: every gauge of a setting (applied and
+// recommended per queue, the range per switch) has a time-series panel,
+// so a knob the agent tunes is not left off the dashboard.
+func TestGrafanaDrawsEverySetting(t *testing.T) {
+	data, err := os.ReadFile(grafanaDir + "ecntune-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Type    string `json:"type"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(data, &dash); err != nil {
+		t.Fatalf("dashboard JSON: %v", err)
+	}
+	drawn := map[string]bool{}
+	for _, p := range dash.Panels {
+		if p.Type != "timeseries" {
+			continue
+		}
+		for _, q := range p.Targets {
+			for _, m := range metricRef.FindAllString(q.Expr, -1) {
+				drawn[m] = true
+			}
+		}
+	}
+	var settings []string
+	for _, n := range NewInstruments().MetricNames() {
+		for _, prefix := range []string{"ecntune_queue_applied_", "ecntune_queue_recommended_", "ecntune_target_setting_"} {
+			if strings.HasPrefix(n, prefix) {
+				settings = append(settings, n)
+			}
+		}
+	}
+	if len(settings) != 15 { // kmin, kmax, pmax, headroom, alpha: applied, recommended, range
+		t.Fatalf("setting gauges %v, want 15", settings)
+	}
+	for _, n := range settings {
+		if !drawn[n] {
+			t.Errorf("no time-series panel draws %s", n)
+		}
+	}
 }
 
 // TestGrafanaProvisioning: the provisioning files are Grafana's format.
