@@ -45,7 +45,7 @@ const (
 // Config is the agent's configuration file, after parsing and defaults.
 type Config struct {
 	Mode           Mode
-	Policy         string // builtin[:prefer=P] | model:NAME[,prefer=P] | static:NAME | fixed:KMIN/KMAX/PMAX | schedule:... | adaptive
+	Policy         string // builtin[:prefer=P] | model:NAME[,prefer=P] | static:NAME | fixed:KMIN/KMAX/PMAX | schedule:... | adaptive | roles:host=SPEC;fabric=SPEC[;other=SPEC]
 	Interval       time.Duration
 	SampleInterval time.Duration
 	DB             string
@@ -871,6 +871,20 @@ func checkNodeCount(doc *yaml.Node, limit int) error {
 // fails at load, not at start; model:NAME is looked up when the agent
 // starts. A +headroom=floor[*F] suffix is checked with its base.
 func checkPolicySpec(s string) error {
+	if arg, ok := strings.CutPrefix(s, "roles:"); ok {
+		parts, err := policy.ParseRoles(arg)
+		if err != nil {
+			return fmt.Errorf("policy %q: %w", s, err)
+		}
+		for _, role := range []string{"host", "fabric", "other"} {
+			if spec, ok := parts[role]; ok {
+				if err := checkPolicySpec(spec); err != nil {
+					return fmt.Errorf("policy %q: role %s: %w", s, role, err)
+				}
+			}
+		}
+		return nil
+	}
 	if base, hr, ok := strings.Cut(s, "+headroom="); ok {
 		if err := checkPolicySpec(base); err != nil {
 			return err
@@ -892,7 +906,7 @@ func checkPolicySpec(s string) error {
 		_, err := policy.Lookup(s) // parsing (and the embedded model): checked here, not at the first decision
 		return err
 	}
-	return fmt.Errorf("%q is not allowed (want builtin[:prefer=P], adaptive, static:NAME, fixed:KMIN/KMAX/PMAX, schedule:... or model:NAME[,prefer=P], any of them with +headroom=floor[*F])", s)
+	return fmt.Errorf("%q is not allowed (want builtin[:prefer=P], adaptive, static:NAME, fixed:KMIN/KMAX/PMAX, schedule:... or model:NAME[,prefer=P], any of them with +headroom=floor[*F], or roles:host=SPEC;fabric=SPEC[;other=SPEC] of them)", s)
 }
 
 func parseDur(field, s string, def time.Duration) (time.Duration, error) {

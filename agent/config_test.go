@@ -164,6 +164,9 @@ func TestParseConfigErrors(t *testing.T) {
 		{"policy: builtin:prefer=2\n" + base, "policy: policy \"builtin:prefer=2\": preference 2: want a number in [-1, 1]"},
 		{"policy: model:tuned,prefer=fast\n" + base, "policy: prefer=fast: not a number"},
 		{"policy: model:,prefer=0.5\n" + base, "names no model"},
+		{"policy: 'roles:host=static:nvidia'\n" + base, "no fabric= part"},
+		{"policy: 'roles:host=static:nvidia;fabric=model:,prefer=1'\n" + base, "role fabric: \"model:,prefer=1\" names no model"},
+		{"policy: 'roles:host=static:nvidia;fabric=static:nope'\n" + base, "role fabric"},
 		{"interval: 1\n" + base, "interval:"},
 		{"interval: 1s\nsample-interval: 2s\n" + base, "sample-interval:"},
 		{"retention: forever\n" + base, "retention:"},
@@ -259,7 +262,8 @@ func TestLoadConfigNamesFile(t *testing.T) {
 
 func TestParseConfigPreference(t *testing.T) {
 	base := "targets:\n  sw0:\n    address: 127.0.0.1:1\n"
-	for _, p := range []string{"builtin:prefer=-0.5", "model:tuned,prefer=0.25", "model:tuned@2,prefer=-1"} {
+	for _, p := range []string{"builtin:prefer=-0.5", "model:tuned,prefer=0.25", "model:tuned@2,prefer=-1",
+		"roles:host=model:tuned,prefer=0.5;fabric=static:sonic-default+headroom=floor"} {
 		c, err := ParseConfig([]byte("policy: " + p + "\n" + base))
 		if err != nil || c.Policy != p {
 			t.Errorf("policy %s: %+v %v", p, c, err)

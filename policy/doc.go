@@ -5,8 +5,10 @@
 // PresetNames), "fixed:KMIN/KMAX/PMAX" (an explicit setting at 100 Gb/s),
 // "schedule:SETTING,OFFSET=SETTING,..." (settings by time), "adaptive" (a
 // step search on the reward), "builtin[:prefer=P]" (the model embedded in
-// package builtin) and "model:NAME[,prefer=P]" (a registry model, through
-// Resolver.Models; this package never opens a file). Each Lookup returns a
+// package builtin), "model:NAME[,prefer=P]" (a registry model, through
+// Resolver.Models; this package never opens a file) and
+// "roles:host=SPEC;fabric=SPEC[;other=SPEC]" (one of those for the queues
+// of host-facing ports, another for fabric ports). Each Lookup returns a
 // fresh policy.
 //
 // Contracts of every Policy:

@@ -28,7 +28,8 @@ func Lookup(spec string) (Policy, error) { return Resolver{}.Lookup(spec) }
 func Specs() []string {
 	return []string{"static:NAME (" + strings.Join(PresetNames(), ", ") + ")", "fixed:KMIN/KMAX/PMAX (at 100G, e.g. 387KB/774KB/0.3%)",
 		"schedule:SETTING,OFFSET=SETTING,... (SETTING a preset name or KMIN/KMAX/PMAX, e.g. sonic-default,3ms=387KB/774KB/0.3%)", "adaptive",
-		"builtin[:prefer=P]", "model:NAME[,prefer=P] (P in [-1, 1]: toward throughput below 0, latency above)"}
+		"builtin[:prefer=P]", "model:NAME[,prefer=P] (P in [-1, 1]: toward throughput below 0, latency above)",
+		"roles:host=SPEC;fabric=SPEC[;other=SPEC] (one policy for host-facing ports, another for fabric ports)"}
 }
 
 // errNoModels is the error for "model:NAME" without a ModelSource.
@@ -38,10 +39,18 @@ var errNoModels = errors.New("no model registry to load it from (the caller gave
 // "fixed:KMIN/KMAX/PMAX" (an explicit setting at 100 Gb/s), "schedule:..."
 // (settings by time, see NewSchedule), "adaptive" (the step-search
 // baseline with default settings), "builtin[:prefer=P]" (the embedded
-// model) or "model:NAME[,prefer=P]" (a model from r.Models).
+// model), "model:NAME[,prefer=P]" (a model from r.Models) or
+// "roles:host=SPEC;fabric=SPEC[;other=SPEC]" (per port role, see Roles).
 // Each call returns a fresh policy (stateful policies start empty).
 func (r Resolver) Lookup(spec string) (Policy, error) {
 	s := strings.TrimSpace(spec)
+	if arg, ok := strings.CutPrefix(s, "roles:"); ok {
+		ro, err := r.newRoles(spec, arg)
+		if err != nil {
+			return nil, fmt.Errorf("policy %q: %w", spec, err)
+		}
+		return ro, nil
+	}
 	if base, hr, ok := strings.Cut(s, "+headroom="); ok {
 		inner, err := r.Lookup(base)
 		if err != nil {
@@ -91,6 +100,19 @@ func (r Resolver) Lookup(spec string) (Policy, error) {
 // below one MTU (env.Setting.Warnings; usually a size in KB written in
 // bytes). A spec that does not parse has none (Lookup reports it).
 func SpecWarnings(spec string) []string {
+	if arg, ok := strings.CutPrefix(strings.TrimSpace(spec), "roles:"); ok {
+		parts, err := ParseRoles(arg)
+		if err != nil {
+			return nil
+		}
+		var out []string
+		for _, role := range []string{"host", "fabric", "other"} {
+			for _, w := range SpecWarnings(parts[role]) {
+				out = append(out, role+": "+w)
+			}
+		}
+		return out
+	}
 	s, _, _ := strings.Cut(strings.TrimSpace(spec), "+headroom=")
 	var out []string
 	if arg, ok := strings.CutPrefix(s, "fixed:"); ok {
