@@ -747,6 +747,11 @@ type Comparison struct {
 	Frontier         string  `json:"frontier,omitempty"`
 	FrontierRatio    float64 `json:"frontier_ratio,omitempty"`
 	PairedVsFrontier Ratio   `json:"paired_vs_frontier"`
+	// FixedRun counts the fixed settings run on the scenario; with
+	// Frontier empty and FixedRun > 0, none of them kept FrontierGoodput
+	// of the policy's large-flow goodput without drops: the policy is
+	// beyond the frontier in goodput.
+	FixedRun int `json:"fixed_settings_run,omitempty"`
 	// IterRatio is the policy's collective iteration time p99 over the
 	// best preset's (1.02 = 2% slower), seed by seed over the seeds in
 	// which both completed an iteration (a run that completed none has
@@ -916,6 +921,7 @@ func (r *Result) Compare(pol string) []Comparison {
 			}
 		}
 		c.AtGoodput, c.VsAtGoodput = bestAtGoodput(byCand, fixed, myGood, myP99)
+		c.FixedRun = len(fixed)
 		if c.Frontier, c.FrontierRatio = bestAtGoodput(byCand, fixed, FrontierGoodput*myGood, myP99); c.Frontier != "" {
 			c.PairedVsFrontier = pairedRatio(mine, byCand[c.Frontier], smallP99)
 		}

@@ -305,7 +305,8 @@ func TestCompareAtGoodput(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s := buf.String(); !strings.Contains(s, "vs the best fixed setting at its full large-flow goodput (catalogue:x): small-flow p99 x0.80") ||
-		!strings.Contains(s, "vs the best preset static:b: small-flow p99 50.0% lower") {
+		!strings.Contains(s, "vs the best preset static:b: small-flow p99 50.0% lower") ||
+		!strings.Contains(s, "  hot on s\n") || !strings.Contains(s, "    frontier ratio: none of the 5 fixed settings run keeps 98% of its large-flow goodput (beyond the frontier)\n") {
 		t.Fatalf("comparison text:\n%s", s)
 	}
 	// The best preset the comparisons name is a row of the table.

@@ -280,8 +280,9 @@ func (c Comparison) writeText(w io.Writer) {
 		line += fmt.Sprintf(": vs %s, the best fixed setting that keeps %.0f%% of its large-flow goodput (below 1: beyond the frontier)",
 			shortSetting(c.Frontier), 100*FrontierGoodput)
 		writeWrapped(w, line)
-	case c.VsOracle > 0:
-		fmt.Fprintln(w, "    frontier ratio: no fixed setting keeps its large-flow goodput")
+	case c.FixedRun > 0:
+		writeWrapped(w, fmt.Sprintf("    frontier ratio: none of the %d fixed settings run keeps %.0f%% of its large-flow goodput (beyond the frontier)",
+			c.FixedRun, 100*FrontierGoodput))
 	}
 }
 
