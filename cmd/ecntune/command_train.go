@@ -36,6 +36,7 @@ type trainOpts struct {
 	reward          string
 	gamma           float64
 	hidden          []int
+	spec            string
 }
 
 // command is the canonical command line of a run (recorded in the
@@ -72,6 +73,9 @@ func (o trainOpts) command() string {
 			hid[i] = strconv.Itoa(h)
 		}
 		b.WriteString(" --hidden " + strings.Join(hid, ","))
+	}
+	if o.spec != "" {
+		b.WriteString(" --spec " + o.spec)
 	}
 	if o.checkpointEvery != 0 {
 		// Not part of what is learned, but of the resume fingerprint: the
@@ -113,6 +117,8 @@ the learning curve is written as CSV and PNG into runs/ beside the registry, or 
 	f.StringVar(&o.reward, "reward", "", `reward weights as JSON over the training defaults, e.g. '{"delay":0.1}'`)
 	f.Float64Var(&o.gamma, "gamma", 0, "discount (default 0.7 for ddqn, 0.9 for ppo)")
 	f.IntSliceVar(&o.hidden, "hidden", nil, "hidden layer widths of the MLP, e.g. 128,64 (default 64,64)")
+	f.StringVar(&o.spec, "spec", "", "observation and action spec of the model, OBS/ACT, e.g. obs-v3/act-v2 for the embedded model's "+
+		"(default: "+env.SpecVersion+", and "+env.ActionSpecVersion+" for ppo, act-v2 for ddqn)")
 	return cmd
 }
 
@@ -251,7 +257,7 @@ func (o *trainOpts) config() (train.Config, error) {
 		scs = append(scs, sc)
 	}
 	cfg := train.Config{Algo: o.algo, Scenarios: scs, Episodes: o.episodes, Workers: o.workers, Seed: o.seed,
-		CheckpointEvery: o.checkpointEvery, Randomise: rnd, Gamma: o.gamma, Hidden: o.hidden}
+		CheckpointEvery: o.checkpointEvery, Randomise: rnd, Gamma: o.gamma, Hidden: o.hidden, Spec: o.spec}
 	if err := cfg.Validate(); err != nil {
 		return train.Config{}, err // before the registry file is created
 	}

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
 )
 
@@ -43,7 +42,7 @@ func (r *Result) Model(p Provenance) (models.Model, error) {
 	if err != nil {
 		return models.Model{}, err
 	}
-	m := models.Model{Name: p.Name, Algorithm: r.Config.Algo, ObsSpec: env.SpecVersion, ActSpec: ActionSpec(r.Config.Algo),
+	m := models.Model{Name: p.Name, Algorithm: r.Config.Algo, ObsSpec: r.Config.ObsSpec(), ActSpec: r.Config.ActionSpec(),
 		Hyper: hyper, Seed: int64(r.Config.Seed), Workers: r.Config.Workers, Eval: evalJSON, Created: p.Created, Weights: weights}
 	for _, s := range r.Config.Scenarios {
 		m.Scenarios = append(m.Scenarios, models.ScenarioRef{Name: s.Path, SHA256: s.SHA256})

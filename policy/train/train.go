@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -105,6 +106,11 @@ type Config struct {
 	// EvalEvery runs the greedy evaluation episode every so many rounds
 	// (default 5).
 	EvalEvery int
+	// Spec is "OBS/ACT", the observation and action specs the model
+	// speaks, e.g. "obs-v3/act-v2" to train a model of an earlier spec
+	// (it reads the prefix of today's features; act-v2 is the ECN head
+	// alone). Empty: env.SpecVersion, and act-v3 for PPO, act-v2 for DDQN.
+	Spec string
 }
 
 // Defaults.
@@ -252,6 +258,16 @@ func (c Config) Validate() error {
 	if !(r.HidePeer >= 0 && r.HidePeer <= 1) {
 		return fmt.Errorf("train: randomisation hide_peer %g: allowed [0, 1]", r.HidePeer)
 	}
+	if c.Spec != "" {
+		obs, act, ok := strings.Cut(c.Spec, "/")
+		switch {
+		case !ok || !slices.Contains(env.ReadableObsSpecs, obs) || !slices.Contains(env.ReadableActionSpecs, act):
+			return fmt.Errorf("train: spec %q: want OBS/ACT with OBS one of %s and ACT one of %s", c.Spec,
+				strings.Join(env.ReadableObsSpecs, ", "), strings.Join(env.ReadableActionSpecs, ", "))
+		case act != "act-v2" && c.Algo == AlgoDDQN:
+			return fmt.Errorf("train: spec %q: ddqn speaks act-v2 only (one Q-value per joint action would be %d outputs)", c.Spec, env.DefaultCatalogue().Len())
+		}
+	}
 	if c.Reward != nil {
 		if err := c.Reward.Validate(); err != nil {
 			return fmt.Errorf("train: %w", err)
@@ -286,6 +302,9 @@ func (c Config) Hyper() map[string]string {
 		"reward":           string(rw),
 		"checkpoint_every": strconv.Itoa(c.CheckpointEvery),
 		"catalogue":        catalogueHyper(c),
+	}
+	if c.Spec != "" {
+		h["spec"] = c.Spec
 	}
 	if c.Algo == AlgoDDQN {
 		d := ddqnConfig(c)
@@ -341,7 +360,7 @@ func (c Config) epsilon(ep int) float64 {
 
 func ddqnConfig(c Config) rl.DDQNConfig {
 	return rl.DDQNConfig{
-		Arch:  rl.Arch{In: env.NumFeatures, Hidden: append([]int(nil), c.Hidden...), Out: env.DefaultCatalogue().ECNLen(), Act: rl.ReLU},
+		Arch:  rl.Arch{In: c.inDim(), Hidden: append([]int(nil), c.Hidden...), Out: env.DefaultCatalogue().ECNLen(), Act: rl.ReLU},
 		Gamma: c.Gamma, LearningRate: c.LR, BatchSize: 64, ReplayCapacity: 60_000, WarmUp: c.WarmUp, TrainEvery: 2,
 		TargetSync: 250, Seed: c.Seed,
 	}
@@ -349,33 +368,59 @@ func ddqnConfig(c Config) rl.DDQNConfig {
 
 func ppoConfig(c Config) rl.PPOConfig {
 	return rl.PPOConfig{
-		Arch:  rl.Arch{In: env.NumFeatures, Hidden: append([]int(nil), c.Hidden...), Out: env.DefaultCatalogue().Outputs(), Act: rl.Tanh},
+		Arch:  rl.Arch{In: c.inDim(), Hidden: append([]int(nil), c.Hidden...), Out: sum(c.heads()), Act: rl.Tanh},
 		Gamma: c.Gamma, Lambda: 0.95, ClipRange: 0.2, ValueCoef: 0.5, EntropyCoef: 0.01, LearningRate: c.LR,
-		MinibatchSize: 32, Epochs: 4, MaxGradNorm: 0.5, Seed: c.Seed, Heads: actionHeads(c.Algo),
+		MinibatchSize: 32, Epochs: 4, MaxGradNorm: 0.5, Seed: c.Seed, Heads: c.heads(),
 	}
 }
 
-// actionHeads are the policy heads of algo: PPO chooses an ECN and a PFC
-// action (act-v3, two heads); DDQN scores the ECN actions only (act-v2:
-// one Q-value per joint action would be 913 outputs).
-func actionHeads(algo string) []int {
+// heads are the policy heads the model has: PPO chooses an ECN and a PFC
+// action (act-v3, two heads) unless Spec says act-v2; DDQN scores the ECN
+// actions only (act-v2: one Q-value per joint action would be 913
+// outputs).
+func (c Config) heads() []int {
 	cat := env.DefaultCatalogue()
-	if algo == AlgoDDQN || cat.PFCLen() == 1 {
+	if c.Algo == AlgoDDQN || cat.PFCLen() == 1 || c.actSpec() == "act-v2" {
 		return []int{cat.ECNLen()}
 	}
 	return []int{cat.ECNLen(), cat.PFCLen()}
 }
 
-// ActionSpec is the action spec a model trained with algo speaks.
-func ActionSpec(algo string) string {
-	if len(actionHeads(algo)) == 1 {
+// actSpec is the action spec Spec names ("" when it names none).
+func (c Config) actSpec() string {
+	_, act, _ := strings.Cut(c.Spec, "/")
+	return act
+}
+
+// ObsSpec is the observation spec a model trained with c reads.
+func (c Config) ObsSpec() string {
+	if obs, _, ok := strings.Cut(c.Spec, "/"); ok {
+		return obs
+	}
+	return env.SpecVersion
+}
+
+// inDim is how many features the network reads: a prefix of today's.
+func (c Config) inDim() int { return env.ObsSpecFeatures(c.ObsSpec()) }
+
+// ActionSpec is the action spec a model trained with c speaks.
+func (c Config) ActionSpec() string {
+	if len(c.heads()) == 1 {
 		return "act-v2"
 	}
 	return env.ActionSpecVersion
 }
 
+func sum(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
+}
+
 func catalogueHyper(c Config) string {
-	h := actionHeads(c.Algo)
+	h := c.heads()
 	if len(h) == 1 {
 		return strconv.Itoa(h[0]) + " actions"
 	}
@@ -607,7 +652,7 @@ func episodeConfig(c Config, sc simenv.Config) simenv.Config {
 // greedyScore runs one greedy episode of cfg (unperturbed) with net and
 // returns the mean reward per measured queue-interval.
 func greedyScore(c Config, sc simenv.Config, net *rl.Net) (float64, error) {
-	out, err := playEpisode(c, episodeConfig(c, sc), EvalSeed, greedyActor{net: net, heads: actionHeads(c.Algo)}, false, false, 0)
+	out, err := playEpisode(c, episodeConfig(c, sc), EvalSeed, greedyActor{net: net, heads: c.heads()}, false, false, 0)
 	if err != nil {
 		return 0, err
 	}
@@ -802,7 +847,8 @@ func playEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record, hide
 	if err != nil {
 		return out, err
 	}
-	feats := featuresOf(obs)
+	in := c.inDim()
+	feats := featuresOf(obs, in)
 	for done := false; !done; {
 		acts, logp, vals, err := a.act(obs, feats)
 		if err != nil {
@@ -813,7 +859,7 @@ func playEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record, hide
 			return out, err
 		}
 		done = d
-		nextF := featuresOf(next)
+		nextF := featuresOf(next, in)
 		rw := make([]float32, len(rewards))
 		for i, r := range rewards {
 			rw[i] = float32(r)
@@ -855,10 +901,12 @@ func playEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record, hide
 	return out, nil
 }
 
-func featuresOf(obs []env.Observation) [][]float32 {
+// featuresOf is each observation's first in features (a model of an
+// earlier observation spec reads a prefix of today's).
+func featuresOf(obs []env.Observation, in int) [][]float32 {
 	f := make([][]float32, len(obs))
 	for i := range obs {
-		f[i] = obs[i].Features
+		f[i] = obs[i].Features[:min(in, len(obs[i].Features))]
 	}
 	return f
 }

@@ -158,6 +158,9 @@ func TestConfigErrors(t *testing.T) {
 		{func(c *Config) { c.Randomise = Randomisation{HostRates: []float64{10}} }, "host_rates[0]"},
 		{func(c *Config) { c.Hidden = []int{0} }, "hidden[0]"},
 		{func(c *Config) { c.Scenarios[0].Config.Duration = 0 }, "scenario 0 (a): duration"},
+		{func(c *Config) { c.Spec = "obs-v9/act-v2" }, `spec "obs-v9/act-v2": want OBS/ACT with OBS one of`},
+		{func(c *Config) { c.Spec = "obs-v3" }, `spec "obs-v3"`},
+		{func(c *Config) { c.Spec = "obs-v4/act-v3" }, "ddqn speaks act-v2 only"},
 	} {
 		cfg := base
 		cfg.Scenarios = append([]scenario.Named(nil), base.Scenarios...)
@@ -265,4 +268,34 @@ func BenchmarkRolloutThroughput(b *testing.B) {
 		ep++
 	}
 	b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "agent-steps/s")
+}
+
+// --spec obs-v3/act-v2 trains a model of the embedded model's specs with
+// PPO: it reads the first 44 features, has the ECN head alone, and its
+// record says so; the default is today's specs with both heads.
+func TestTrainEarlierSpec(t *testing.T) {
+	cfg := tinyConfig(AlgoPPO)
+	cfg.Episodes, cfg.Spec = 2, "obs-v3/act-v2"
+	res, err := Run(cfg, Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := res.Net.Arch()
+	if a.In != env.ObsSpecFeatures("obs-v3") || a.Out != env.DefaultCatalogue().ECNLen() {
+		t.Fatalf("arch %+v, want %d inputs and %d outputs", a, env.ObsSpecFeatures("obs-v3"), env.DefaultCatalogue().ECNLen())
+	}
+	m, err := res.Model(Provenance{Name: "old"})
+	if err != nil || m.ObsSpec != "obs-v3" || m.ActSpec != "act-v2" || m.Hyper["spec"] != "obs-v3/act-v2" || m.Hyper["catalogue"] != "83 actions" {
+		t.Fatalf("model %s/%s hyper %v (%v)", m.ObsSpec, m.ActSpec, m.Hyper, err)
+	}
+	if err := models.CheckSpecIn(m, env.ReadableObsSpecs, env.ReadableActionSpecs); err != nil {
+		t.Fatalf("the model is not readable: %v", err)
+	}
+	cfg.Spec = ""
+	if res, err = Run(cfg, Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	if a := res.Net.Arch(); a.In != env.NumFeatures || a.Out != env.DefaultCatalogue().Outputs() {
+		t.Fatalf("default arch %+v", a)
+	}
 }
