@@ -51,30 +51,40 @@ func unknownMetrics(queries, names []string) []string {
 	return missing
 }
 
-// TestGrafanaQueriesExportedMetrics: the dashboard is valid JSON, every
-// panel has a query and a place on the grid, and every metric a query
-// names is one the agent exports.
-func TestGrafanaQueriesExportedMetrics(t *testing.T) {
+// dashboard is what the tests read of the shipped Grafana dashboard.
+type dashboard struct {
+	UID    string `json:"uid"`
+	Title  string `json:"title"`
+	Panels []struct {
+		ID      int            `json:"id"`
+		Type    string         `json:"type"`
+		Title   string         `json:"title"`
+		GridPos map[string]int `json:"gridPos"`
+		Targets []struct {
+			Expr string `json:"expr"`
+		} `json:"targets"`
+	} `json:"panels"`
+}
+
+// readDashboard parses the dashboard, and returns its bytes too.
+func readDashboard(t *testing.T) (dashboard, []byte) {
+	t.Helper()
 	data, err := os.ReadFile(grafanaDir + "ecntune-dashboard.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var dash struct {
-		UID    string `json:"uid"`
-		Title  string `json:"title"`
-		Panels []struct {
-			ID      int            `json:"id"`
-			Type    string         `json:"type"`
-			Title   string         `json:"title"`
-			GridPos map[string]int `json:"gridPos"`
-			Targets []struct {
-				Expr string `json:"expr"`
-			} `json:"targets"`
-		} `json:"panels"`
-	}
+	var dash dashboard
 	if err := json.Unmarshal(data, &dash); err != nil {
 		t.Fatalf("dashboard JSON: %v", err)
 	}
+	return dash, data
+}
+
+// TestGrafanaQueriesExportedMetrics: the dashboard is valid JSON, every
+// panel has a query and a place on the grid, and every metric a query
+// names is one the agent exports.
+func TestGrafanaQueriesExportedMetrics(t *testing.T) {
+	dash, data := readDashboard(t)
 	if dash.UID == "" || dash.Title == "" || len(dash.Panels) < 10 {
 		t.Fatalf("dashboard uid %q title %q with %d panels", dash.UID, dash.Title, len(dash.Panels))
 	}
@@ -130,21 +140,7 @@ func TestGrafanaQueriesExportedMetrics(t *testing.T) {
 // recommended per queue, the range per switch) has a time-series panel,
 // so a knob the agent tunes is not left off the dashboard.
 func TestGrafanaDrawsEverySetting(t *testing.T) {
-	data, err := os.ReadFile(grafanaDir + "ecntune-dashboard.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dash struct {
-		Panels []struct {
-			Type    string `json:"type"`
-			Targets []struct {
-				Expr string `json:"expr"`
-			} `json:"targets"`
-		} `json:"panels"`
-	}
-	if err := json.Unmarshal(data, &dash); err != nil {
-		t.Fatalf("dashboard JSON: %v", err)
-	}
+	dash, _ := readDashboard(t)
 	drawn := map[string]bool{}
 	for _, p := range dash.Panels {
 		if p.Type != "timeseries" {
