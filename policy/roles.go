@@ -20,8 +20,12 @@ type Roles struct {
 	specs  map[env.Peer]string
 }
 
-// roleNames maps a spec's role to the peer kind it covers.
-var roleNames = map[string]env.Peer{"host": env.PeerHost, "fabric": env.PeerSwitch, "other": env.PeerUnknown}
+// roleNames maps a spec's role to the peer kind it covers; roleOf is
+// the other way round.
+var (
+	roleNames = map[string]env.Peer{"host": env.PeerHost, "fabric": env.PeerSwitch, "other": env.PeerUnknown}
+	roleOf    = map[env.Peer]string{env.PeerHost: "host", env.PeerSwitch: "fabric", env.PeerUnknown: "other"}
+)
 
 // ParseRoles splits the argument of roles: into its parts, checking that
 // host and fabric are given, no role twice and no unknown role. It does
@@ -107,8 +111,7 @@ func (ro *Roles) Decide(obs []env.Observation) []Decision {
 		for j, i := range is {
 			sub[j] = obs[i]
 		}
-		role := map[env.Peer]string{env.PeerHost: "host", env.PeerSwitch: "fabric", env.PeerUnknown: "other"}[peer]
-		prefix := role + " port, " + ro.specs[peer] + ": "
+		prefix := roleOf[peer] + " port, " + ro.specs[peer] + ": "
 		for j, d := range ro.byPeer[peer].Decide(sub) {
 			d.Reason = prefix + d.Reason
 			out[is[j]] = d
