@@ -560,11 +560,7 @@ func TestJournalLockTimeout(t *testing.T) {
 }
 
 func TestJournalPrune(t *testing.T) {
-	j, err := OpenJournal(filepath.Join(t.TempDir(), "a.db"), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
+	j := tempJournal(t)
 	var recs []Recommendation
 	for i := int64(1); i <= 10; i++ {
 		recs = append(recs, Recommendation{TimeNs: i * sec, Key: kA})

@@ -4,9 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/ecntune/ecntune/env"
 )
@@ -16,11 +14,7 @@ import (
 // loop) collects both results. Under -race this fails if the loop appends
 // to the results without the lock the goroutines take.
 func TestApplyMixedTargetsNoRace(t *testing.T) {
-	j, err := OpenJournal(filepath.Join(t.TempDir(), "agent.db"), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
+	j := tempJournal(t)
 	cfg := testConfig(ModeClosedLoop)
 	cfg.Targets = append(cfg.Targets, TargetConfig{Name: "leaf1", Address: "127.0.0.1:2", AllPorts: true, Queues: []int{3}})
 	sw := newFakeSwitch("leaf0", kA)

@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -188,11 +187,7 @@ func TestGuardAlphaReadBackAndRollback(t *testing.T) {
 // Alpha survives the audit log (bbolt, JSON) and the baseline undo
 // restores it.
 func TestAuditAlphaRoundTrip(t *testing.T) {
-	j, err := OpenJournal(filepath.Join(t.TempDir(), "a.db"), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
+	j := tempJournal(t)
 	changed := curA
 	changed.Alpha = 0.5
 	written, err := j.Intent([]AuditEntry{{TimeNs: 10 * sec, Target: "leaf0", Key: kA, Kind: KindTune, Old: curA, New: changed}})
@@ -263,18 +258,14 @@ func TestGuardAlarmsNameAlpha(t *testing.T) {
 
 // A manual Set whose read-back differs in alpha says so.
 func TestApplyManualReadBackNamesAlpha(t *testing.T) {
-	j, err := OpenJournal(filepath.Join(t.TempDir(), "a.db"), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
+	j := tempJournal(t)
 	sw := newFakeSwitch("leaf0", kA)
 	sw.set[kA] = curA
 	sw.ignore = true
 	want := curA
 	want.Alpha = 0.5
 	now := func() time.Time { return time.Unix(100, 0) }
-	_, err = ApplyManual(context.Background(), j, sw, []Change{{Key: kA, Kind: KindManual, Old: curA, New: want}}, "me", now)
+	_, err := ApplyManual(context.Background(), j, sw, []Change{{Key: kA, Kind: KindManual, Old: curA, New: want}}, "me", now)
 	if err == nil || !strings.Contains(err.Error(), "alpha 1/2→1/8") {
 		t.Fatalf("ApplyManual: %v, want a read-back error naming alpha 1/2→1/8", err)
 	}

@@ -88,11 +88,7 @@ func TestAuditReasonNamesEveryKnob(t *testing.T) {
 }
 
 func TestApplyManual(t *testing.T) {
-	j, err := OpenJournal(filepath.Join(t.TempDir(), "a.db"), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
+	j := tempJournal(t)
 	sw := newFakeSwitch("leaf0", kA, kB)
 	sw.set[kA] = target
 	changes := []Change{
@@ -145,4 +141,16 @@ func TestRollbackSkippedWhenSwitchChangedUnderUs(t *testing.T) {
 	if got := sw.get(kA); got != cur {
 		t.Fatalf("switch runs %+v, want the rollback's %+v", got, cur)
 	}
+}
+
+// tempJournal opens a journal in the test's temporary folder, closed when
+// the test ends.
+func tempJournal(t *testing.T) *Journal {
+	t.Helper()
+	j, err := OpenJournal(filepath.Join(t.TempDir(), "a.db"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { j.Close() })
+	return j
 }
