@@ -57,6 +57,8 @@ type Model struct {
 	ObsSpec string `json:"obs_spec"`
 	ActSpec string `json:"act_spec"`
 	// Hyper holds the hyper-parameters as text, e.g. {"lr": "0.0005"}.
+	// Most only record how the model was made; HyperPreferenceScale also
+	// says how it is run.
 	Hyper map[string]string `json:"hyper,omitempty"`
 	// Scenarios are the training scenarios with the sha256 of their files.
 	Scenarios []ScenarioRef `json:"scenarios,omitempty"`
@@ -357,3 +359,9 @@ func (e *regError) Is(target error) bool { return target == e.kind }
 func errorf(kind error, format string, a ...any) error {
 	return &regError{kind: kind, msg: fmt.Sprintf(format, a...)}
 }
+
+// HyperPreferenceScale is the hyper-parameter of a model trained
+// conditioned on the operator's preference (train.Config.PreferenceScale,
+// a number > 0): its network reads the preference, in [-1, 1], as one
+// more input after the observation's features.
+const HyperPreferenceScale = "preference_scale"

@@ -34,6 +34,10 @@ type Learned struct {
 	cat         env.Catalogue
 	temperature float64
 	pref        float64 // operator preference, see WithPreference
+	// prefInput: the network reads the preference as its last input (a
+	// preference-conditioned model, models.HyperPreferenceScale) instead
+	// of taking it as a tie-break over its scores.
+	prefInput bool
 	// validMin, validMax bound the decision interval (the span of the
 	// counters an observation was measured over) the model was validated
 	// for; 0, 0: no bound. Outside it a queue holds (WithValidInterval).
@@ -88,15 +92,30 @@ func fmtSpan(d time.Duration) string {
 // zero Catalogue means env.DefaultCatalogue()), and its outputs must be
 // Q-values or logits. temperature <= 0 means DefaultQTemperature.
 func NewLearned(name string, net *rl.Net, cat env.Catalogue, temperature float64) (*Learned, error) {
+	return newLearned(name, net, cat, temperature, false)
+}
+
+// NewConditioned is NewLearned for a network conditioned on the operator
+// preference: it reads the observation's features and then the
+// preference (one more input), and WithPreference sets that input.
+func NewConditioned(name string, net *rl.Net, cat env.Catalogue, temperature float64) (*Learned, error) {
+	return newLearned(name, net, cat, temperature, true)
+}
+
+func newLearned(name string, net *rl.Net, cat env.Catalogue, temperature float64, prefInput bool) (*Learned, error) {
 	if net == nil {
 		return nil, fmt.Errorf("learned policy %q: no network", name)
 	}
 	if cat.IsZero() {
 		cat = env.DefaultCatalogue()
 	}
-	if !readableDims(net.InDim(), env.ObsSpecFeatures, env.ReadableObsSpecs) || net.InDim() > env.NumFeatures {
-		return nil, fmt.Errorf("learned policy %q: network reads %d features, observation spec %s has %d (an older spec it can read: %s)",
-			name, net.InDim(), env.SpecVersion, env.NumFeatures, dimsOf(env.ObsSpecFeatures, env.ReadableObsSpecs))
+	feats, extra := net.InDim(), ""
+	if prefInput {
+		feats, extra = feats-1, " (and the preference)"
+	}
+	if !readableDims(feats, env.ObsSpecFeatures, env.ReadableObsSpecs) || feats > env.NumFeatures {
+		return nil, fmt.Errorf("learned policy %q: network reads %d features%s, observation spec %s has %d (an older spec it can read: %s)",
+			name, feats, extra, env.SpecVersion, env.NumFeatures, dimsOf(env.ObsSpecFeatures, env.ReadableObsSpecs))
 	}
 	if !readableDims(net.OutDim(), env.ActionSpecLen, env.ReadableActionSpecs) || net.OutDim() > cat.Outputs() {
 		return nil, fmt.Errorf("learned policy %q: network has %d outputs, action catalogue %s has %d actions (an older spec it can act on: %s)",
@@ -108,7 +127,7 @@ func NewLearned(name string, net *rl.Net, cat env.Catalogue, temperature float64
 	if !(temperature > 0) || math.IsInf(temperature, 0) {
 		temperature = DefaultQTemperature
 	}
-	return &Learned{name: name, net: net, cat: cat, temperature: temperature}, nil
+	return &Learned{name: name, net: net, cat: cat, temperature: temperature, prefInput: prefInput}, nil
 }
 
 // readableDims reports whether n is the size of one of specs.
@@ -160,6 +179,11 @@ func (l *Learned) Preference() float64 { return l.pref }
 // a reward weight, and what it does to the built-in model (fabric ports
 // included), are told in policy/builtin/MODEL.md; the measurements are in
 // policy/builtin/obs-v2/preference-eval.txt (the obs-v2 model).
+//
+// A preference-conditioned model (NewConditioned; trained with
+// train.Config.PreferenceScale) was trained across preferences with the
+// preference as an input: there p is that input, on every port, and the
+// network's own best action is taken.
 func (l *Learned) WithPreference(name string, p float64) (*Learned, error) {
 	if err := CheckPreference(p); err != nil {
 		return nil, fmt.Errorf("learned policy %q: %w", l.name, err)
@@ -180,7 +204,18 @@ func LearnedFromModel(name string, m models.Model) (*Learned, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model %s: weights: %w", m.Ref(), err)
 	}
-	l, err := NewLearned(name, net, env.Catalogue{}, 0)
+	cond := false
+	if v, ok := m.Hyper[models.HyperPreferenceScale]; ok {
+		if s, err := strconv.ParseFloat(v, 64); err != nil || !(s > 0) || math.IsInf(s, 0) {
+			return nil, fmt.Errorf("model %s: hyper-parameter %s = %q: want a number > 0", m.Ref(), models.HyperPreferenceScale, v)
+		}
+		cond = true
+	}
+	if want := env.ObsSpecFeatures(m.ObsSpec); cond && net.InDim() != want+1 {
+		return nil, fmt.Errorf("model %s: network reads %d inputs, want the %d features of %s and the preference (%s)",
+			m.Ref(), net.InDim(), want, m.ObsSpec, models.HyperPreferenceScale)
+	}
+	l, err := newLearned(name, net, env.Catalogue{}, 0, cond)
 	if err != nil {
 		return nil, err
 	}
@@ -264,11 +299,24 @@ func (l *Learned) Decide(obs []env.Observation) []Decision {
 			out[i].Reason = "hold: " + why
 			continue
 		}
-		rows = append(rows, o.Features[:l.net.InDim()]) // a model of an older spec reads a prefix
 		idx = append(idx, i)
 	}
-	if len(rows) == 0 {
+	if len(idx) == 0 {
 		return out
+	}
+	in := l.net.InDim()
+	if !l.prefInput {
+		for _, i := range idx {
+			rows = append(rows, obs[i].Features[:in]) // a model of an older spec reads a prefix
+		}
+	} else {
+		flat := make([]float32, len(idx)*in)
+		for r, i := range idx {
+			row := flat[r*in : (r+1)*in]
+			copy(row, obs[i].Features[:in-1])
+			row[in-1] = float32(l.pref)
+			rows = append(rows, row)
+		}
 	}
 	// A large batch is cut into one chunk per core: queues are decided
 	// independently, so the decisions are the same, in less wall time.
@@ -427,7 +475,9 @@ func (l *Learned) appendReason(b []byte, o *env.Observation, s env.Setting, row 
 	case env.PeerHost:
 		b = append(b, ", host port"...)
 	}
-	if l.pref != 0 && !l.leansOn(o) {
+	if l.pref != 0 && l.prefInput {
+		b = fmt.Appendf(b, ", prefer %+.2g (model input)", l.pref)
+	} else if l.pref != 0 && !l.leansOn(o) {
 		b = fmt.Appendf(b, ", prefer %+.2g not applied (fabric port)", l.pref)
 	} else if l.pref != 0 {
 		b = fmt.Appendf(b, ", prefer %+.2g", l.pref)
@@ -453,9 +503,15 @@ func CheckPreference(p float64) error {
 	return nil
 }
 
-// leansOn reports whether the preference applies to o's queue: set, and
-// not a fabric port (see WithPreference).
-func (l *Learned) leansOn(o *env.Observation) bool { return l.pref != 0 && o.Peer != env.PeerSwitch }
+// leansOn reports whether the preference is a tie-break on o's queue:
+// set, not a model input, and not a fabric port (see WithPreference).
+func (l *Learned) leansOn(o *env.Observation) bool {
+	return l.pref != 0 && !l.prefInput && o.Peer != env.PeerSwitch
+}
+
+// Conditioned reports whether the network reads the preference as an
+// input (NewConditioned).
+func (l *Learned) Conditioned() bool { return l.prefInput }
 
 // lean applies the preference to the scores row whose best action is best
 // (with setting bestSet): see WithPreference. It returns the chosen action

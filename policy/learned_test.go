@@ -455,3 +455,93 @@ func TestLearnedTwoHeads(t *testing.T) {
 		}
 	}
 }
+
+// prefNet is a preference-conditioned network (logits) over obs-v4's
+// features and the preference: action lat scores +3·p, action thr −3·p,
+// every other 0, so p > 0 picks lat and p < 0 thr whatever the features.
+func prefNet(t testing.TB, lat, thr int) *rl.Net {
+	t.Helper()
+	cat := env.DefaultCatalogue()
+	n, err := rl.NewNet(rl.Arch{In: env.NumFeatures + 1, Out: cat.ECNLen(), Act: rl.Tanh})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Kind = rl.OutputLogits
+	ly := &n.Layers[0]
+	ly.W[env.NumFeatures*ly.Out+lat] = 3
+	ly.W[env.NumFeatures*ly.Out+thr] = -3
+	return n
+}
+
+func TestConditionedTakesPreferenceAsInput(t *testing.T) {
+	cat := env.DefaultCatalogue()
+	lat, thr := cat.Absolute(2, 0, 2), cat.Absolute(10, 0, 0)
+	net := prefNet(t, lat, thr)
+	if _, err := NewLearned("plain", net, cat, 0); err == nil || !strings.Contains(err.Error(), "49 features") {
+		t.Fatalf("a conditioned network taken as a plain one: err = %v", err)
+	}
+	l, err := NewConditioned("cond", net, cat, 0)
+	if err != nil || !l.Conditioned() {
+		t.Fatal(err)
+	}
+	cur := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
+	host, fabric := validObs(100e9, cur), validObs(100e9, cur)
+	host.Peer, fabric.Peer = env.PeerHost, env.PeerSwitch
+	for _, c := range []struct {
+		p    float64
+		want int
+	}{{1, lat}, {0.25, lat}, {-0.25, thr}, {-1, thr}} {
+		lp, err := l.WithPreference("cond,prefer", c.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Both ports: the preference is an input, not a host-port tie-break.
+		for _, d := range lp.Decide([]env.Observation{host, fabric}) {
+			if d.Action != c.want || !strings.Contains(d.Reason, "(model input)") {
+				t.Fatalf("prefer %g: action %d (%s), want %d with the preference as model input", c.p, d.Action, d.Reason, c.want)
+			}
+		}
+	}
+	// Large batches take the column-wise path: same decisions.
+	many := make([]env.Observation, 300)
+	for i := range many {
+		many[i] = host
+	}
+	lp, _ := l.WithPreference("cond,prefer", -1)
+	for i, d := range lp.Decide(many) {
+		if d.Action != thr {
+			t.Fatalf("queue %d of 300: action %d, want %d", i, d.Action, thr)
+		}
+	}
+	if f := host.Features; len(f) != env.NumFeatures || f[env.FeatValid] != 1 {
+		t.Fatalf("Decide changed the observation's features: %v", f)
+	}
+}
+
+func TestConditionedFromModel(t *testing.T) {
+	cat := env.DefaultCatalogue()
+	w, err := prefNet(t, cat.Absolute(2, 0, 2), cat.Absolute(10, 0, 0)).MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := models.Model{Name: "pref", Algorithm: "ppo", ObsSpec: env.SpecVersion, ActSpec: "act-v2", Weights: w,
+		Hyper: map[string]string{models.HyperPreferenceScale: "2"}}
+	l, err := LearnedFromModel("model:pref", m)
+	if err != nil || !l.Conditioned() {
+		t.Fatalf("conditioned model: %v", err)
+	}
+	for _, bad := range []string{"0", "-1", "x", "+Inf"} {
+		m.Hyper[models.HyperPreferenceScale] = bad
+		if _, err := LearnedFromModel("model:pref", m); err == nil || !strings.Contains(err.Error(), "preference_scale") {
+			t.Fatalf("preference_scale %q: err = %v", bad, err)
+		}
+	}
+	// A plain network recorded as conditioned reads one input too few.
+	if m.Weights, err = biasNet(t, rl.OutputLogits, 3, 0.1).MarshalBinary(); err != nil {
+		t.Fatal(err)
+	}
+	m.Hyper[models.HyperPreferenceScale] = "2"
+	if _, err := LearnedFromModel("model:pref", m); err == nil || !strings.Contains(err.Error(), "and the preference") {
+		t.Fatalf("plain network recorded as conditioned: err = %v", err)
+	}
+}

@@ -37,6 +37,7 @@ type trainOpts struct {
 	gamma           float64
 	hidden          []int
 	spec            string
+	prefScale       float64
 }
 
 // command is the canonical command line of a run (recorded in the
@@ -76,6 +77,9 @@ func (o trainOpts) command() string {
 	}
 	if o.spec != "" {
 		b.WriteString(" --spec " + o.spec)
+	}
+	if o.prefScale != 0 {
+		b.WriteString(" --preference-scale " + strconv.FormatFloat(o.prefScale, 'g', -1, 64))
 	}
 	if o.checkpointEvery != 0 {
 		// Not part of what is learned, but of the resume fingerprint: the
@@ -119,6 +123,8 @@ the learning curve is written as CSV and PNG into runs/ beside the registry, or 
 	f.IntSliceVar(&o.hidden, "hidden", nil, "hidden layer widths of the MLP, e.g. 128,64 (default 64,64)")
 	f.StringVar(&o.spec, "spec", "", "observation and action spec of the model, OBS/ACT, e.g. obs-v3/act-v2 for the embedded model's "+
 		"(default: "+env.SpecVersion+", and "+env.ActionSpecVersion+" for ppo, act-v2 for ddqn)")
+	f.Float64Var(&o.prefScale, "preference-scale", 0, "train a model conditioned on the operator preference P in [-1, 1] (prefer=P then is its input): "+
+		"each episode draws P and weighs the reward's latency terms by 2^(S·P), its throughput terms by 2^(-S·P); S = this flag, 0 (default) for no preference input, at most 4")
 	return cmd
 }
 
@@ -257,7 +263,7 @@ func (o *trainOpts) config() (train.Config, error) {
 		scs = append(scs, sc)
 	}
 	cfg := train.Config{Algo: o.algo, Scenarios: scs, Episodes: o.episodes, Workers: o.workers, Seed: o.seed,
-		CheckpointEvery: o.checkpointEvery, Randomise: rnd, Gamma: o.gamma, Hidden: o.hidden, Spec: o.spec}
+		CheckpointEvery: o.checkpointEvery, Randomise: rnd, Gamma: o.gamma, Hidden: o.hidden, Spec: o.spec, PreferenceScale: o.prefScale}
 	if err := cfg.Validate(); err != nil {
 		return train.Config{}, err // before the registry file is created
 	}

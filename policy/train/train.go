@@ -111,6 +111,38 @@ type Config struct {
 	// (it reads the prefix of today's features; act-v2 is the ECN head
 	// alone). Empty: env.SpecVersion, and act-v3 for PPO, act-v2 for DDQN.
 	Spec string
+	// PreferenceScale, when > 0, trains a model conditioned on the
+	// operator's preference (see Preference): one model for every point of
+	// the latency/throughput trade-off, where a model trained without it
+	// takes its preference as a tie-break over its scores.
+	PreferenceScale float64
+}
+
+// MaxPreferenceScale bounds Config.PreferenceScale: at 4 the latency
+// terms weigh 256 times as much at one end of the preferences as at the
+// other.
+const MaxPreferenceScale = 4
+
+// Preference is what a preference-conditioned training episode (Config.
+// PreferenceScale s > 0) does with its preference p, drawn uniformly in
+// [-1, 1] per episode: the reward's latency terms (delay, tail_delay,
+// flow_small) are multiplied by 2^(s·p) and its throughput terms
+// (throughput, fabric_throughput, flow_large) by 2^(−s·p), and p is one
+// more input of the network, after the observation's features. p > 0
+// leans to latency, p < 0 to throughput, as policy.Learned's prefer=P,
+// which is that input at inference.
+func Preference(w env.RewardWeights, scale, p float64) env.RewardWeights {
+	lat, thr := math.Exp2(scale*p), math.Exp2(-scale*p)
+	w.Delay *= lat
+	w.TailDelay *= lat
+	w.FlowSmall *= lat
+	w.Throughput *= thr
+	w.FlowLarge *= thr
+	if w.FabricThroughput != nil {
+		f := *w.FabricThroughput * thr
+		w.FabricThroughput = &f
+	}
+	return w
 }
 
 // Defaults.
@@ -273,6 +305,9 @@ func (c Config) Validate() error {
 			return fmt.Errorf("train: %w", err)
 		}
 	}
+	if !(c.PreferenceScale >= 0 && c.PreferenceScale <= MaxPreferenceScale) {
+		return fmt.Errorf("train: preference scale %g: allowed 0 (no preference input) to %d", c.PreferenceScale, MaxPreferenceScale)
+	}
 	for i, h := range c.Hidden {
 		if h < 1 || h > 4096 {
 			return fmt.Errorf("train: hidden[%d] = %d: allowed 1..4096", i, h)
@@ -305,6 +340,9 @@ func (c Config) Hyper() map[string]string {
 	}
 	if c.Spec != "" {
 		h["spec"] = c.Spec
+	}
+	if c.PreferenceScale > 0 {
+		h[models.HyperPreferenceScale] = strconv.FormatFloat(c.PreferenceScale, 'g', -1, 64)
 	}
 	if c.Algo == AlgoDDQN {
 		d := ddqnConfig(c)
@@ -400,8 +438,17 @@ func (c Config) ObsSpec() string {
 	return env.SpecVersion
 }
 
-// inDim is how many features the network reads: a prefix of today's.
-func (c Config) inDim() int { return env.ObsSpecFeatures(c.ObsSpec()) }
+// features is how many features the network reads: a prefix of today's.
+func (c Config) features() int { return env.ObsSpecFeatures(c.ObsSpec()) }
+
+// inDim is the network's input width: the features, then the preference
+// when the model is conditioned on it.
+func (c Config) inDim() int {
+	if c.PreferenceScale > 0 {
+		return c.features() + 1
+	}
+	return c.features()
+}
 
 // ActionSpec is the action spec a model trained with c speaks.
 func (c Config) ActionSpec() string {
@@ -652,7 +699,7 @@ func episodeConfig(c Config, sc simenv.Config) simenv.Config {
 // greedyScore runs one greedy episode of cfg (unperturbed) with net and
 // returns the mean reward per measured queue-interval.
 func greedyScore(c Config, sc simenv.Config, net *rl.Net) (float64, error) {
-	out, err := playEpisode(c, episodeConfig(c, sc), EvalSeed, greedyActor{net: net, heads: c.heads()}, false, false, 0)
+	out, err := playEpisode(c, episodeConfig(c, sc), EvalSeed, greedyActor{net: net, heads: c.heads()}, false, false, 0, 0)
 	if err != nil {
 		return 0, err
 	}
@@ -782,9 +829,13 @@ func runEpisode(c Config, ep int, a actor) (episodeOut, error) {
 	if !c.Randomise.Off && c.Randomise.DropTelemetry > 0 && rng.Float64() < c.Randomise.DropTelemetry {
 		missing = dropout(rng)
 	}
+	pref := 0.0
+	if c.PreferenceScale > 0 {
+		pref = 2*rng.Float64() - 1
+	}
 	cfg = episodeConfig(c, cfg)
 	a.seed(rng.Uint64())
-	out, err := playEpisode(c, cfg, rng.Uint64(), a, true, hide, missing)
+	out, err := playEpisode(c, cfg, rng.Uint64(), a, true, hide, missing, pref)
 	if err != nil {
 		return out, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
@@ -836,10 +887,16 @@ func (g greedyActor) act(obs []env.Observation, feats [][]float32) ([]int, []flo
 func (greedyActor) value([][]float32) ([]float32, error) { return nil, nil }
 
 // playEpisode runs one episode with actor a; record keeps what the
-// learner needs; hidePeer leaves every queue's Peer unknown.
-func playEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record, hidePeer bool, missing env.Telemetry) (episodeOut, error) {
+// learner needs; hidePeer leaves every queue's Peer unknown; pref is the
+// episode's preference (a preference-conditioned model only).
+func playEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record, hidePeer bool, missing env.Telemetry, pref float64) (episodeOut, error) {
 	var out episodeOut
-	e, err := gym.New(cfg, gym.Options{Interval: c.Interval, Reward: c.Reward, HidePeer: hidePeer, Missing: missing})
+	w := c.Reward
+	if c.PreferenceScale > 0 {
+		pw := Preference(*c.Reward, c.PreferenceScale, pref)
+		w = &pw
+	}
+	e, err := gym.New(cfg, gym.Options{Interval: c.Interval, Reward: w, HidePeer: hidePeer, Missing: missing})
 	if err != nil {
 		return out, err
 	}
@@ -847,8 +904,8 @@ func playEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record, hide
 	if err != nil {
 		return out, err
 	}
-	in := c.inDim()
-	feats := featuresOf(obs, in)
+	in, cond := c.features(), c.PreferenceScale > 0
+	feats := featuresOf(obs, in, cond, pref)
 	for done := false; !done; {
 		acts, logp, vals, err := a.act(obs, feats)
 		if err != nil {
@@ -859,7 +916,7 @@ func playEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record, hide
 			return out, err
 		}
 		done = d
-		nextF := featuresOf(next, in)
+		nextF := featuresOf(next, in, cond, pref)
 		rw := make([]float32, len(rewards))
 		for i, r := range rewards {
 			rw[i] = float32(r)
@@ -902,11 +959,22 @@ func playEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record, hide
 }
 
 // featuresOf is each observation's first in features (a model of an
-// earlier observation spec reads a prefix of today's).
-func featuresOf(obs []env.Observation, in int) [][]float32 {
+// earlier observation spec reads a prefix of today's), followed, for a
+// preference-conditioned model (cond), by the preference pref.
+func featuresOf(obs []env.Observation, in int, cond bool, pref float64) [][]float32 {
 	f := make([][]float32, len(obs))
+	if !cond {
+		for i := range obs {
+			f[i] = obs[i].Features[:min(in, len(obs[i].Features))]
+		}
+		return f
+	}
+	flat := make([]float32, len(obs)*(in+1))
 	for i := range obs {
-		f[i] = obs[i].Features[:min(in, len(obs[i].Features))]
+		row := flat[i*(in+1) : (i+1)*(in+1)]
+		n := copy(row, obs[i].Features[:min(in, len(obs[i].Features))])
+		row[n] = float32(pref)
+		f[i] = row[:n+1]
 	}
 	return f
 }

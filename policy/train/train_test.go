@@ -299,3 +299,77 @@ func TestTrainEarlierSpec(t *testing.T) {
 		t.Fatalf("default arch %+v", a)
 	}
 }
+
+func TestPreferenceWeights(t *testing.T) {
+	fab := 0.5
+	w := env.RewardWeights{Throughput: 1, FabricThroughput: &fab, Delay: 0.1, TailDelay: 0.02, OverMark: 1, Pause: 2,
+		PauseEvent: 0.1, Drop: 4, DropEvent: 2, FlowSmall: 0.3, FlowLarge: 0.2}
+	if got := Preference(w, 2, 0); !reflect.DeepEqual(got, w) {
+		t.Fatalf("preference 0 changed the weights: %+v", got)
+	}
+	got := Preference(w, 2, 0.5) // x2 latency, x1/2 throughput
+	want := w
+	want.Delay, want.TailDelay, want.FlowSmall = 0.2, 0.04, 0.6
+	want.Throughput, want.FlowLarge = 0.5, 0.1
+	wf := 0.25
+	want.FabricThroughput = &wf
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("preference +0.5 at scale 2: %+v, want %+v", got, want)
+	}
+	if fab != 0.5 {
+		t.Fatal("Preference wrote through the caller's FabricThroughput")
+	}
+	w.FabricThroughput = nil
+	if got := Preference(w, 1, -1); got.FabricThroughput != nil || got.Throughput != 2 || got.Delay != 0.05 {
+		t.Fatalf("preference -1 at scale 1: %+v", got)
+	}
+}
+
+func TestFeaturesWithPreference(t *testing.T) {
+	obs := []env.Observation{{Features: make([]float32, env.NumFeatures)}, {Features: make([]float32, env.NumFeatures)}}
+	obs[1].Features[3] = 7
+	in := env.ObsSpecFeatures("obs-v3")
+	f := featuresOf(obs, in, true, -0.5)
+	for i, row := range f {
+		if len(row) != in+1 || row[in] != -0.5 || row[3] != obs[i].Features[3] {
+			t.Fatalf("row %d: %v", i, row)
+		}
+	}
+	f[0][0] = 9
+	if obs[0].Features[0] != 0 {
+		t.Fatal("the rows alias the observation's features")
+	}
+	if plain := featuresOf(obs, in, false, -0.5); len(plain[1]) != in {
+		t.Fatalf("unconditioned row has %d features, want %d", len(plain[1]), in)
+	}
+}
+
+func TestTrainPreferenceConditioned(t *testing.T) {
+	cfg := tinyConfig(AlgoPPO)
+	cfg.Episodes, cfg.Spec, cfg.PreferenceScale = 2, "obs-v3/act-v2", 2
+	res, err := Run(cfg, Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in := res.Net.Arch().In; in != env.ObsSpecFeatures("obs-v3")+1 {
+		t.Fatalf("network reads %d inputs, want obs-v3's %d features and the preference", in, env.ObsSpecFeatures("obs-v3"))
+	}
+	m, err := res.Model(Provenance{Name: "pref"})
+	if err != nil || m.Hyper[models.HyperPreferenceScale] != "2" {
+		t.Fatalf("hyper %v (%v)", m.Hyper, err)
+	}
+	cfg.PreferenceScale = 0
+	plain, err := Run(cfg, Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pm, err := plain.Model(Provenance{Name: "plain"}); err != nil || pm.Hyper[models.HyperPreferenceScale] != "" || plain.Net.Arch().In != env.ObsSpecFeatures("obs-v3") {
+		t.Fatalf("unconditioned run: hyper %v, %d inputs (%v)", pm.Hyper, plain.Net.Arch().In, err)
+	}
+	for _, s := range []float64{-1, MaxPreferenceScale + 1, math.NaN()} {
+		cfg.PreferenceScale = s
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "preference scale") {
+			t.Fatalf("preference scale %g: err = %v", s, err)
+		}
+	}
+}
