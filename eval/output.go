@@ -398,8 +398,10 @@ func (r *Result) HasFrontier(scenario string) bool {
 // PlotFrontier draws one scenario's trade-off as a PNG: every fixed
 // setting that ran (presets and catalogue grid points; mean over seeds) as
 // a grey point at (large-flow goodput, small-flow p99), the frontier they
-// draw (the lowest p99 at each goodput or more) as a line, and each policy
-// as a coloured point with its 95% confidence intervals on both axes.
+// draw (the lowest p99 at each goodput or more) as a line, each policy
+// as a coloured point with its 95% confidence intervals on both axes, and
+// a policy run at several preferences (builtin:prefer=P) as a line
+// through its points in preference order.
 // Below and to the right of the line is beyond every fixed setting.
 func (r *Result) PlotFrontier(w io.Writer, scenario string) error {
 	if !slices.Contains(r.Scenarios, scenario) {
@@ -465,6 +467,25 @@ func (r *Result) PlotFrontier(w io.Writer, scenario string) error {
 			p.Add(xe, ye)
 		}
 	}
+	for _, sw := range preferenceSweeps(r.Policies) {
+		var line plotter.XYs
+		for _, m := range sw.members {
+			if a := r.AggregateOf(scenario, m.policy); a != nil {
+				line = append(line, plotter.XY{X: a.Metrics["large_goodput_gbps"].Mean, Y: a.Metrics["small_p99"].Mean})
+			}
+		}
+		if len(line) < 2 {
+			continue
+		}
+		l, err := plotter.NewLine(line)
+		if err != nil {
+			return err
+		}
+		l.Color = seriesColor(sw.color)
+		l.Width = vg.Points(1)
+		p.Add(l)
+		p.Legend.Add(sw.base+" preference sweep", l)
+	}
 	if r.seeds(scenario) > 1 {
 		p.Title.Text += " (means, bars: 95% CI over seeds)"
 	}
@@ -473,6 +494,50 @@ func (r *Result) PlotFrontier(w io.Writer, scenario string) error {
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
 	p.Add(plotter.NewGrid())
 	return writePNG(w, p, 8, 5)
+}
+
+// sweep is one policy at several operator preferences: base (e.g.
+// "builtin" or "model:NAME"), its members in preference order, and the
+// index in the policy list of the first, for its colour.
+type sweep struct {
+	base    string
+	color   int
+	members []sweepPoint
+}
+
+type sweepPoint struct {
+	policy string
+	pref   float64
+}
+
+// preferenceSweeps finds, among policies, each policy run at two or more
+// preferences ("builtin:prefer=P", "model:NAME,prefer=P"; the policy
+// without the option is its preference 0).
+func preferenceSweeps(policies []string) []sweep {
+	idx := map[string]int{}
+	var out []sweep
+	for i, pol := range policies {
+		base, p := pol, 0.0
+		if j := strings.LastIndex(pol, "prefer="); j > 0 && (pol[j-1] == ':' || pol[j-1] == ',') {
+			v, err := strconv.ParseFloat(pol[j+len("prefer="):], 64)
+			if err != nil {
+				continue
+			}
+			base, p = pol[:j-1], v
+		}
+		k, ok := idx[base]
+		if !ok {
+			k = len(out)
+			idx[base] = k
+			out = append(out, sweep{base: base, color: i})
+		}
+		out[k].members = append(out[k].members, sweepPoint{policy: pol, pref: p})
+	}
+	out = slices.DeleteFunc(out, func(s sweep) bool { return len(s.members) < 2 })
+	for _, s := range out {
+		slices.SortStableFunc(s.members, func(a, b sweepPoint) int { return cmp.Compare(a.pref, b.pref) })
+	}
+	return out
 }
 
 // frontierLine is the lower-right envelope of pts: walking from the

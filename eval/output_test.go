@@ -221,3 +221,19 @@ func TestPlainTicks(t *testing.T) {
 		}
 	}
 }
+
+func TestPreferenceSweeps(t *testing.T) {
+	got := preferenceSweeps([]string{"static:sonic-default", "builtin:prefer=0.5", "model:m,prefer=-1", "builtin",
+		"builtin:prefer=-0.5", "model:m", "model:other,prefer=1", "builtin:prefer=x"})
+	if len(got) != 2 {
+		t.Fatalf("%d sweeps, want builtin and model:m: %+v", len(got), got)
+	}
+	b, m := got[0], got[1]
+	if b.base != "builtin" || b.color != 1 || len(b.members) != 3 || b.members[0].policy != "builtin:prefer=-0.5" ||
+		b.members[1].policy != "builtin" || b.members[2].pref != 0.5 {
+		t.Fatalf("builtin sweep %+v", b)
+	}
+	if m.base != "model:m" || m.color != 2 || len(m.members) != 2 || m.members[0].pref != -1 || m.members[1].policy != "model:m" {
+		t.Fatalf("model:m sweep %+v", m)
+	}
+}
