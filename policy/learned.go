@@ -619,7 +619,9 @@ func (r Resolver) resolveModel(arg string) (Policy, error) {
 }
 
 // resolveBuiltin is the pretrained model embedded in the binary,
-// "builtin" or "builtin:prefer=P".
+// "builtin" or "builtin:prefer=P". With a preference other than 0 it is
+// the embedded preference model (builtin.PreferenceModel), which reads P
+// as an input, not the tie-break over the base model's scores.
 func resolveBuiltin(arg string) (Policy, error) {
 	rest, p, set, err := SplitPreference(arg)
 	if err != nil {
@@ -628,7 +630,11 @@ func resolveBuiltin(arg string) (Policy, error) {
 	if rest != "" {
 		return nil, fmt.Errorf("builtin takes no argument but prefer=P, got %q", arg)
 	}
-	m, err := builtin.Model()
+	load := builtin.Model
+	if set && p != 0 {
+		load = builtin.PreferenceModel
+	}
+	m, err := load()
 	if err != nil {
 		return nil, err
 	}

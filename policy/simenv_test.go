@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/policy/builtin"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/gym"
 )
@@ -74,10 +75,10 @@ func TestPoliciesDriveSimEnv(t *testing.T) {
 	t.Logf("mean reward per queue-interval: static:hpcc %.4f, adaptive %.4f (port 0: %d moves in %d intervals)", mStatic, mAdaptive, moves, len(da))
 }
 
-// The built-in model's preference moves each decision monotonically: on
-// the same observations (an incast run at 25G and at 100G), a lower
-// preference never picks an earlier-marking setting, and the ends differ.
-func TestBuiltinPreferenceMonotone(t *testing.T) {
+// builtinRunObs are the observations of an incast run at 25G and at
+// 100G decided by the built-in model.
+func builtinRunObs(t *testing.T) []env.Observation {
+	t.Helper()
 	var obs []env.Observation
 	for _, rate := range []float64{25e9, 100e9} {
 		cfg := simenv.DefaultConfig()
@@ -110,20 +111,36 @@ func TestBuiltinPreferenceMonotone(t *testing.T) {
 			}
 		}
 	}
-	prefs := []string{"builtin:prefer=-1", "builtin:prefer=-0.5", "builtin", "builtin:prefer=0.5", "builtin:prefer=1"}
+	return obs
+}
+
+// The tie-break preference over the base model's scores moves each
+// decision monotonically: on the same observations, a lower preference
+// never picks an earlier-marking setting, and the ends differ.
+func TestBuiltinTieBreakMonotone(t *testing.T) {
+	obs := builtinRunObs(t)
+	m, err := builtin.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := LearnedFromModel("builtin", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefs := []float64{-1, -0.5, 0, 0.5, 1}
 	var all [][]Decision
-	for _, s := range prefs {
-		p, err := Lookup(s)
+	for _, p := range prefs {
+		l, err := base.WithPreference("builtin", p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		all = append(all, p.Decide(obs))
+		all = append(all, l.Decide(obs))
 	}
 	moved := 0
 	for i := range obs {
 		for k := 1; k < len(prefs); k++ {
 			if c := compareLooseness(all[k][i].Setting, all[k-1][i].Setting); c > 0 {
-				t.Fatalf("queue-interval %d: %s chose %+v, later-marking than %s's %+v", i, prefs[k], all[k][i].Setting,
+				t.Fatalf("queue-interval %d: prefer=%g chose %+v, later-marking than prefer=%g's %+v", i, prefs[k], all[k][i].Setting,
 					prefs[k-1], all[k-1][i].Setting)
 			}
 		}
@@ -135,4 +152,42 @@ func TestBuiltinPreferenceMonotone(t *testing.T) {
 		t.Fatalf("no decision of %d differs between prefer=-1 and prefer=1", len(obs))
 	}
 	t.Logf("%d of %d decisions differ between prefer=-1 and prefer=1", moved, len(obs))
+}
+
+// builtin:prefer=P (P != 0) is the embedded preference model, which reads
+// P as an input: on the same observations, a higher preference marks
+// earlier on the whole (the mean log Kmax of its decisions falls), though
+// not decision by decision.
+func TestBuiltinPreferenceModel(t *testing.T) {
+	obs := builtinRunObs(t)
+	prev := math.Inf(1)
+	for _, s := range []string{"builtin:prefer=-1", "builtin:prefer=-0.5", "builtin:prefer=0.5", "builtin:prefer=1"} {
+		p, err := Lookup(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l, ok := p.(*Learned); !ok || !l.Conditioned() {
+			t.Fatalf("%s is not the preference model", s)
+		}
+		var sum float64
+		n := 0
+		for _, d := range p.Decide(obs) {
+			if d.Setting.KmaxBytes > 0 && d.Action != env.ActionHold {
+				sum += math.Log2(float64(d.Setting.KmaxBytes))
+				n++
+			}
+		}
+		if n == 0 {
+			t.Fatalf("%s decided nothing", s)
+		}
+		mean := sum / float64(n)
+		t.Logf("%s: mean log2 Kmax %.2f over %d decisions", s, mean, n)
+		if !(mean < prev) {
+			t.Fatalf("%s: mean log2 Kmax %.2f, not below the lower preference's %.2f", s, mean, prev)
+		}
+		prev = mean
+	}
+	if p, err := Lookup("builtin:prefer=0"); err != nil || p.(*Learned).Conditioned() {
+		t.Fatalf("builtin:prefer=0 is not the base model (%v)", err)
+	}
 }

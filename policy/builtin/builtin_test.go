@@ -13,25 +13,62 @@ import (
 	"github.com/ecntune/ecntune/policy/rl"
 )
 
-// The embedded model says how it was made: the command in TrainCommand,
-// on the training scenarios as they are in this tree (same sha256), none
-// of them held out.
+// The embedded models say how they were made: the command in
+// TrainCommand (PreferenceTrainCommand), on the training scenarios as they
+// are in this tree (same sha256), none of them held out.
 func TestTrainCommandMatchesProvenance(t *testing.T) {
-	m, err := Model()
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		load    func() (models.Model, error)
+		command string
+		name    string
+		seed    int64
+		pref    string // the preference_scale hyper-parameter, "" for none
+	}{
+		{Model, TrainCommand, "builtin", 11, ""},
+		{PreferenceModel, PreferenceTrainCommand, "builtin-preference", 12, "2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := c.load()
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkProvenance(t, m, c.command)
+			if m.Name != c.name || m.Algorithm != "ppo" || m.Seed != c.seed || m.Workers != 2 {
+				t.Fatalf("provenance name %s algo %s seed %d workers %d, want %s ppo %d 2", m.Name, m.Algorithm, m.Seed, m.Workers, c.name, c.seed)
+			}
+			net, err := rl.UnmarshalNet(m.Weights)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Hyper[models.HyperPreferenceScale] != c.pref {
+				t.Fatalf("preference_scale %q, want %q", m.Hyper[models.HyperPreferenceScale], c.pref)
+			}
+			wantIn, wantOut := env.ObsSpecFeatures(m.ObsSpec), env.ActionSpecLen(m.ActSpec)
+			if c.pref != "" {
+				wantIn++ // the preference
+			}
+			if net.InDim() != wantIn || net.OutDim() != wantOut || net.Kind != rl.OutputLogits {
+				t.Fatalf("network %d→%d %s, want %d→%d logits (%s, %s)", net.InDim(), net.OutDim(), net.Kind, wantIn, wantOut, m.ObsSpec, m.ActSpec)
+			}
+		})
 	}
+	if len(file)+len(prefFile) > 256<<10 {
+		t.Fatalf("embedded models are %d bytes, keep them small (< 256 KiB)", len(file)+len(prefFile))
+	}
+}
+
+// checkProvenance checks that m was trained by command, on the scenario
+// files of this tree, none held out, and speaks specs this build reads.
+func checkProvenance(t *testing.T, m models.Model, command string) {
+	t.Helper()
 	if err := models.CheckSpecIn(m, env.ReadableObsSpecs, env.ReadableActionSpecs); err != nil {
 		t.Fatal(err)
 	}
-	if got := m.Hyper["command"]; got != TrainCommand {
-		t.Fatalf("embedded model was trained by\n %q\nTrainCommand says\n %q", got, TrainCommand)
-	}
-	if m.Name != "builtin" || m.Algorithm != "ppo" || m.Seed != 11 || m.Workers != 2 {
-		t.Fatalf("provenance name %s algo %s seed %d workers %d, want builtin ppo 11 2", m.Name, m.Algorithm, m.Seed, m.Workers)
+	if got := m.Hyper["command"]; got != command {
+		t.Fatalf("embedded model was trained by\n %q\nthe package says\n %q", got, command)
 	}
 	var want []string
-	for _, f := range strings.Fields(TrainCommand) {
+	for _, f := range strings.Fields(command) {
 		if strings.HasSuffix(f, ".yaml") {
 			want = append(want, f)
 		}
@@ -53,35 +90,26 @@ func TestTrainCommandMatchesProvenance(t *testing.T) {
 		}
 		sum := sha256.Sum256(data)
 		if hex.EncodeToString(sum[:]) != s.SHA256 {
-			t.Fatalf("%s changed since training (sha256 %s, model says %s): retrain with TrainCommand", s.Name,
+			t.Fatalf("%s changed since training (sha256 %s, model says %s): retrain with the package's command", s.Name,
 				hex.EncodeToString(sum[:]), s.SHA256)
 		}
-	}
-	net, err := rl.UnmarshalNet(m.Weights)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantIn, wantOut := env.ObsSpecFeatures(m.ObsSpec), env.ActionSpecLen(m.ActSpec)
-	if net.InDim() != wantIn || net.OutDim() != wantOut || net.Kind != rl.OutputLogits {
-		t.Fatalf("network %d→%d %s, want %d→%d logits (%s, %s)", net.InDim(), net.OutDim(), net.Kind, wantIn, wantOut, m.ObsSpec, m.ActSpec)
-	}
-	if len(file) > 256<<10 {
-		t.Fatalf("embedded model is %d bytes, keep it small (< 256 KiB)", len(file))
 	}
 }
 
 // Model hands out copies: a caller cannot damage the embedded weights.
 func TestModelReturnsCopies(t *testing.T) {
-	a, err := Model()
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.Weights[0] ^= 0xff
-	b, err := Model()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.Weights[0] == b.Weights[0] {
-		t.Fatal("changing one copy changed the next")
+	for _, load := range []func() (models.Model, error){Model, PreferenceModel} {
+		a, err := load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.Weights[0] ^= 0xff
+		b, err := load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Weights[0] == b.Weights[0] {
+			t.Fatalf("%s: changing one copy changed the next", a.Name)
+		}
 	}
 }

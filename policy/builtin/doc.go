@@ -18,6 +18,11 @@
 // checks the embedded provenance against TrainCommand and the sha256 of the
 // scenario files.
 //
+// PreferenceModel is a second embedded model, trained across operator
+// preferences with the preference as an input (PreferenceTrainCommand,
+// exported from the run named builtin-preference): the policy
+// builtin:prefer=P runs it for P != 0, and builtin the base model.
+//
 // The training scenarios live in policy/builtin/scenarios/ and the
 // validation scenarios used for model selection in policy/builtin/validation/;
 // the held-out scenarios (scenarios/heldout/) were never used for training
