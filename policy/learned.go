@@ -181,9 +181,10 @@ func (l *Learned) Preference() float64 { return l.pref }
 // policy/builtin/obs-v2/preference-eval.txt (the obs-v2 model).
 //
 // A preference-conditioned model (NewConditioned; trained with
-// train.Config.PreferenceScale) was trained across preferences with the
-// preference as an input: there p is that input, on every port, and the
-// network's own best action is taken.
+// train.Config.PreferenceScale; builtin:prefer=P runs the embedded one)
+// was trained across preferences with the preference as an input: there
+// p is that input, on every port, and the network's own best action is
+// taken.
 func (l *Learned) WithPreference(name string, p float64) (*Learned, error) {
 	if err := CheckPreference(p); err != nil {
 		return nil, fmt.Errorf("learned policy %q: %w", l.name, err)
