@@ -34,6 +34,7 @@ type Learned struct {
 	cat         env.Catalogue
 	temperature float64
 	pref        float64 // operator preference, see WithPreference
+	prefNote    string  // ", prefer +0.5": the preference as reasons show it
 	// prefInput: the network reads the preference as its last input (a
 	// preference-conditioned model, models.HyperPreferenceScale) instead
 	// of taking it as a tie-break over its scores.
@@ -191,6 +192,7 @@ func (l *Learned) WithPreference(name string, p float64) (*Learned, error) {
 	}
 	c := *l
 	c.name, c.pref = name, p
+	c.prefNote = fmt.Sprintf(", prefer %+.2g", p)
 	return &c, nil
 }
 
@@ -477,11 +479,11 @@ func (l *Learned) appendReason(b []byte, o *env.Observation, s env.Setting, row 
 		b = append(b, ", host port"...)
 	}
 	if l.pref != 0 && l.prefInput {
-		b = fmt.Appendf(b, ", prefer %+.2g (model input)", l.pref)
+		b = append(append(b, l.prefNote...), " (model input)"...)
 	} else if l.pref != 0 && !l.leansOn(o) {
-		b = fmt.Appendf(b, ", prefer %+.2g not applied (fabric port)", l.pref)
+		b = append(append(b, l.prefNote...), " not applied (fabric port)"...)
 	} else if l.pref != 0 {
-		b = fmt.Appendf(b, ", prefer %+.2g", l.pref)
+		b = append(b, l.prefNote...)
 		if a != best {
 			bs := l.cat.Setting(best, o.RateBps, o.Current)
 			unit := "nats"
