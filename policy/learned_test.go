@@ -377,14 +377,7 @@ func BenchmarkLearnedDecidePrefer1k(b *testing.B) { benchDecide(b, 1000, -0.5) }
 // Outside the decision intervals it was validated for, a learned policy
 // holds every queue and says why; inside, it decides.
 func TestLearnedHoldsOutsideValidInterval(t *testing.T) {
-	m, err := builtin.Model()
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := LearnedFromModel("builtin", m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, l := baseModel(t)
 	lo, hi := l.ValidInterval()
 	if lo <= 0 || hi < lo {
 		t.Fatalf("builtin valid interval %v to %v", lo, hi)
@@ -544,4 +537,19 @@ func TestConditionedFromModel(t *testing.T) {
 	if _, err := LearnedFromModel("model:pref", m); err == nil || !strings.Contains(err.Error(), "and the preference") {
 		t.Fatalf("plain network recorded as conditioned: err = %v", err)
 	}
+}
+
+// baseModel is the embedded base model and its policy (without the
+// validated interval resolveBuiltin adds).
+func baseModel(t *testing.T) (models.Model, *Learned) {
+	t.Helper()
+	m, err := builtin.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := LearnedFromModel("builtin", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, l
 }

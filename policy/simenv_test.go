@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/ecntune/ecntune/env"
-	"github.com/ecntune/ecntune/policy/builtin"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/gym"
 )
@@ -119,14 +118,7 @@ func builtinRunObs(t *testing.T) []env.Observation {
 // never picks an earlier-marking setting, and the ends differ.
 func TestBuiltinTieBreakMonotone(t *testing.T) {
 	obs := builtinRunObs(t)
-	m, err := builtin.Model()
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, err := LearnedFromModel("builtin", m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, base := baseModel(t)
 	prefs := []float64{-1, -0.5, 0, 0.5, 1}
 	var all [][]Decision
 	for _, p := range prefs {
