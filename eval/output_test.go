@@ -237,3 +237,26 @@ func TestPreferenceSweeps(t *testing.T) {
 		t.Fatalf("model:m sweep %+v", m)
 	}
 }
+
+// TestPlotFrontierSweep: a policy run at two preferences is joined by a
+// line in its colour; the same two points under unrelated names are not.
+func TestPlotFrontierSweep(t *testing.T) {
+	draw := func(a, b string) int {
+		r := plotResult()
+		r.Policies = []string{a, b}
+		for i := range r.Aggregates {
+			r.Aggregates[i].Policy = r.Policies[i]
+			r.Aggregates[i].Metrics["large_goodput_gbps"] = Metric{Mean: float64(10 + 20*i), N: 1}
+		}
+		var buf bytes.Buffer
+		if err := r.PlotFrontier(&buf, "s"); err != nil {
+			t.Fatal(err)
+		}
+		return pixelsOf(decodePNG(t, "frontier", buf.Bytes(), 700, 450), seriesColor(0))
+	}
+	plain, sweep := draw("a", "b"), draw("m", "m:prefer=0.5")
+	if sweep < plain+200 {
+		t.Fatalf("%d pixels of the first policy's colour with a sweep, %d without: no line joins the preferences", sweep, plain)
+	}
+	t.Logf("%d pixels of the first policy's colour with a sweep, %d without", sweep, plain)
+}
