@@ -40,7 +40,7 @@ func TestDocumentedCommandsWork(t *testing.T) {
 			line := m[1]
 			var words []string
 			for _, w := range strings.Fields(line) {
-				if strings.ContainsAny(w, "-[/.'\"$") || strings.ToUpper(w) == w {
+				if strings.HasPrefix(w, "-") || strings.ContainsAny(w, "[/.'\"$") || strings.ToUpper(w) == w {
 					break
 				}
 				words = append(words, w)
