@@ -80,12 +80,14 @@ type Options struct {
 // DefaultOracleGrid is the catalogue settings static:best tries besides
 // the vendor presets, as (kmax level, kmin ratio, pmax level) indices of
 // env.DefaultCatalogue: Kmax from 100 KB to 4.64 MB at 100 Gb/s with Kmin
-// at half of it and Pmax 1%, denser where the small-flow/large-flow
-// trade-off is steep (464 KB to 1.29 MB), plus near-step marking at 1 MB
-// and Pmax 0.3% at 774 KB and 1.29 MB. How it relates to the settings the
-// built-in model chooses is in policy/builtin/MODEL.md.
-var DefaultOracleGrid = [][3]int{{0, 0, 1}, {4, 0, 1}, {6, 0, 1}, {7, 0, 1}, {8, 0, 1}, {8, 0, 0}, {9, 0, 1}, {9, 1, 1}, {10, 0, 1}, {10, 0, 0},
-	{12, 0, 1}, {15, 0, 1}}
+// at half of it and Pmax 1%, every catalogue level from 100 KB to 1.29 MB
+// (the latency end and the steep part of the small-flow/large-flow
+// trade-off), plus near-step marking at 1 MB and Pmax 0.3% at 774 KB and
+// 1.29 MB. Levels 129-359 KB were added when the preference model at
+// prefer=+1 looked beyond the frontier only because nothing stood between
+// 100 KB and 278 KB or between 278 KB and 464 KB (policy/builtin/MODEL.md).
+var DefaultOracleGrid = [][3]int{{0, 0, 1}, {1, 0, 1}, {2, 0, 1}, {3, 0, 1}, {4, 0, 1}, {5, 0, 1}, {6, 0, 1}, {7, 0, 1},
+	{8, 0, 1}, {8, 0, 0}, {9, 0, 1}, {9, 1, 1}, {10, 0, 1}, {10, 0, 0}, {12, 0, 1}, {15, 0, 1}}
 
 // Run is the result of one (scenario, policy, seed): the `ecntune sim
 // --json` summary plus what eval adds.
