@@ -45,9 +45,9 @@ func TestEvalEndToEnd(t *testing.T) {
 	if len(res.Runs) != 12 || len(res.Aggregates) != 4 {
 		t.Fatalf("%d runs and %d aggregates, want 12 (4 policies x 3 seeds) and 4", len(res.Runs), len(res.Aggregates))
 	}
-	// 7 presets (hpcc already ran) + 12 catalogue settings, 3 seeds each.
-	if len(res.OracleRuns) != 57 {
-		t.Fatalf("%d oracle candidate runs, want 57", len(res.OracleRuns))
+	// 7 presets (hpcc already ran) + 16 catalogue settings, 3 seeds each.
+	if len(res.OracleRuns) != 69 || len(DefaultOracleGrid) != 16 {
+		t.Fatalf("%d oracle candidate runs (grid of %d), want 69 (grid of 16)", len(res.OracleRuns), len(DefaultOracleGrid))
 	}
 	for i, r := range res.Runs {
 		if r.Scenario != "tiny" || r.Policy != specs[i/3] || r.Seed != 5+uint64(i%3) {
