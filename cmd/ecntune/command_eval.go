@@ -53,7 +53,7 @@ registry --db), a learned one with a preference (builtin:prefer=P, model:NAME,pr
 [-1, 1], below 0 favouring long flows' throughput, above 0 latency: builtin:prefer=P is the
 embedded preference model and a model trained with train --preference-scale, which read P
 as an input; another model takes the latest-marking (P < 0) or earliest-marking (P > 0)
-setting it rates nearly as good as its best), and static:best, the oracle fixed setting: every preset and a dozen
+setting it rates nearly as good as its best), and static:best, the oracle fixed setting: every preset and sixteen
 catalogue settings are run per scenario and the one with the lowest mean small-flow p99
 slowdown, among those with no drops and mean large-flow goodput within 5% of the best, is
 reported (chosen once per scenario on means over all seeds, so a preset that gives up more
