@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ecntune/ecntune/internal/chart"
+	"github.com/ecntune/ecntune/policy"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -518,12 +519,15 @@ func preferenceSweeps(policies []string) []sweep {
 	var out []sweep
 	for i, pol := range policies {
 		base, p := pol, 0.0
-		if j := strings.LastIndex(pol, "prefer="); j > 0 && (pol[j-1] == ':' || pol[j-1] == ',') {
-			v, err := strconv.ParseFloat(pol[j+len("prefer="):], 64)
+		if kind, arg, ok := strings.Cut(pol, ":"); ok && (kind == "builtin" || kind == "model") {
+			rest, v, _, err := policy.SplitPreference(arg)
 			if err != nil {
 				continue
 			}
-			base, p = pol[:j-1], v
+			base, p = kind, v
+			if rest != "" {
+				base += ":" + rest
+			}
 		}
 		k, ok := idx[base]
 		if !ok {

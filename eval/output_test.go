@@ -254,7 +254,7 @@ func TestPlotFrontierSweep(t *testing.T) {
 		}
 		return pixelsOf(decodePNG(t, "frontier", buf.Bytes(), 700, 450), seriesColor(0))
 	}
-	plain, sweep := draw("a", "b"), draw("m", "m:prefer=0.5")
+	plain, sweep := draw("a", "b"), draw("model:m", "model:m,prefer=0.5")
 	if sweep < plain+200 {
 		t.Fatalf("%d pixels of the first policy's colour with a sweep, %d without: no line joins the preferences", sweep, plain)
 	}
