@@ -36,7 +36,7 @@ func NewHeadroom(inner Policy, name, arg string) (*Headroom, error) {
 		}
 		h.factor = f
 	default:
-		return nil, fmt.Errorf("headroom=%s: want floor, floor*F or default", arg)
+		return nil, fmt.Errorf("headroom=%s: want floor, floor*F, default or model:NAME (a switch-level headroom model)", arg)
 	}
 	return h, nil
 }

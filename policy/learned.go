@@ -200,6 +200,10 @@ func (l *Learned) WithPreference(name string, p float64) (*Learned, error) {
 // the model speaks the observation and action specs of this build and
 // decodes its weights (an rl policy blob).
 func LearnedFromModel(name string, m models.Model) (*Learned, error) {
+	if m.ObsSpec == env.SwitchSpecVersion {
+		return nil, fmt.Errorf("model %s is a switch-level headroom model (%s/%s), not an ECN policy: run it beside one, as POLICY+headroom=model:%s",
+			m.Ref(), m.ObsSpec, m.ActSpec, m.Name)
+	}
 	if err := models.CheckSpecIn(m, env.ReadableObsSpecs, env.ReadableActionSpecs); err != nil {
 		return nil, err
 	}

@@ -29,7 +29,8 @@ func Specs() []string {
 	return []string{"static:NAME (" + strings.Join(PresetNames(), ", ") + ")", "fixed:KMIN/KMAX/PMAX (at 100G, e.g. 387KB/774KB/0.3%)",
 		"schedule:SETTING,OFFSET=SETTING,... (SETTING a preset name or KMIN/KMAX/PMAX, e.g. sonic-default,3ms=387KB/774KB/0.3%)", "adaptive",
 		"builtin[:prefer=P]", "model:NAME[,prefer=P] (P in [-1, 1]: toward throughput below 0, latency above)",
-		"roles:host=SPEC;fabric=SPEC[;other=SPEC] (one policy for host-facing ports, another for fabric ports)"}
+		"roles:host=SPEC;fabric=SPEC[;other=SPEC] (one policy for host-facing ports, another for fabric ports)",
+		"SPEC+headroom=floor[*F]|default|model:NAME (every lossless PG's headroom at F times its lossless floor, or one headroom per switch by a switch-level model)"}
 }
 
 // errNoModels is the error for "model:NAME" without a ModelSource.
@@ -55,6 +56,13 @@ func (r Resolver) Lookup(spec string) (Policy, error) {
 		inner, err := r.Lookup(base)
 		if err != nil {
 			return nil, err
+		}
+		if ref, ok := strings.CutPrefix(hr, "model:"); ok {
+			sh, err := r.switchHeadroom(inner, spec, ref)
+			if err != nil {
+				return nil, fmt.Errorf("policy %q: %w", spec, err)
+			}
+			return sh, nil
 		}
 		h, err := NewHeadroom(inner, spec, hr)
 		if err != nil {
@@ -93,6 +101,21 @@ func (r Resolver) Lookup(spec string) (Policy, error) {
 		return nil, fmt.Errorf("policy %q: %w", spec, err)
 	}
 	return p, nil
+}
+
+// switchHeadroom resolves POLICY+headroom=model:REF.
+func (r Resolver) switchHeadroom(inner Policy, spec, ref string) (Policy, error) {
+	if ref == "" {
+		return nil, errors.New("headroom=model:NAME: no model name")
+	}
+	if r.Models == nil {
+		return nil, errNoModels
+	}
+	m, err := r.Models(ref)
+	if err != nil {
+		return nil, err
+	}
+	return SwitchHeadroomFromModel(inner, spec, "model:"+ref, m)
 }
 
 // SpecWarnings lists what looks wrong in a policy spec without being

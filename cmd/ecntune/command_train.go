@@ -17,6 +17,8 @@ import (
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/policy"
+	"github.com/ecntune/ecntune/policy/rl"
 	"github.com/ecntune/ecntune/policy/train"
 	"github.com/ecntune/ecntune/simenv/scenario"
 )
@@ -38,6 +40,7 @@ type trainOpts struct {
 	hidden          []int
 	spec            string
 	prefScale       float64
+	headroomFor     string
 }
 
 // command is the canonical command line of a run (recorded in the
@@ -80,6 +83,9 @@ func (o trainOpts) command() string {
 	}
 	if o.prefScale != 0 {
 		b.WriteString(" --preference-scale " + strconv.FormatFloat(o.prefScale, 'g', -1, 64))
+	}
+	if o.headroomFor != "" {
+		b.WriteString(" --headroom-for " + o.headroomFor)
 	}
 	if o.checkpointEvery != 0 {
 		// Not part of what is learned, but of the resume fingerprint: the
@@ -125,6 +131,8 @@ the learning curve is written as CSV and PNG into runs/ beside the registry, or 
 		"(default: "+env.SpecVersion+", and "+env.ActionSpecVersion+" for ppo, act-v2 for ddqn)")
 	f.Float64Var(&o.prefScale, "preference-scale", 0, "train a model conditioned on the operator preference P in [-1, 1] (prefer=P then is its input): "+
 		"each episode draws P and weighs the reward's latency terms by 2^(S·P), its throughput terms by 2^(-S·P); S = this flag, 0 (default) for no preference input, at most 4")
+	f.StringVar(&o.headroomFor, "headroom-for", "", "train a switch-level headroom model (one headroom per switch for all its lossless PGs, spec "+
+		env.SwitchSpecVersion+"/"+env.HeadroomActionSpec+") beside this ECN policy, which decides every queue's ECN setting meanwhile: builtin or model:NAME (ppo only)")
 	return cmd
 }
 
@@ -264,11 +272,35 @@ func (o *trainOpts) config() (train.Config, error) {
 	}
 	cfg := train.Config{Algo: o.algo, Scenarios: scs, Episodes: o.episodes, Workers: o.workers, Seed: o.seed,
 		CheckpointEvery: o.checkpointEvery, Randomise: rnd, Gamma: o.gamma, Hidden: o.hidden, Spec: o.spec, PreferenceScale: o.prefScale}
+	if o.headroomFor != "" {
+		if cfg.ECN, err = headroomECN(o.headroomFor, o.db); err != nil {
+			return train.Config{}, err
+		}
+		cfg.ECNName = o.headroomFor
+	}
 	if err := cfg.Validate(); err != nil {
 		return train.Config{}, err // before the registry file is created
 	}
 	cfg.Reward = reward
 	return cfg, nil
+}
+
+// headroomECN is the network of the ECN policy a switch-level headroom
+// model is trained beside (--headroom-for): builtin or model:NAME, a
+// learned policy without a preference.
+func headroomECN(spec, db string) (*rl.Net, error) {
+	if spec != "builtin" && !strings.HasPrefix(spec, "model:") || strings.Contains(spec, "prefer=") {
+		return nil, fmt.Errorf("--headroom-for %q: want builtin or model:NAME (a learned ECN policy, without a preference)", spec)
+	}
+	p, err := policyResolver(db).Lookup(spec)
+	if err != nil {
+		return nil, fmt.Errorf("--headroom-for: %w", err)
+	}
+	l, ok := p.(*policy.Learned)
+	if !ok || l.Conditioned() {
+		return nil, fmt.Errorf("--headroom-for %q: not a learned ECN policy without a preference input", spec)
+	}
+	return l.Net(), nil
 }
 
 // parseReward reads --reward (JSON over train.DefaultReward); nil when

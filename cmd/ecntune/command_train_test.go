@@ -95,6 +95,42 @@ func TestTrainThenEval(t *testing.T) {
 	}
 }
 
+// TestTrainHeadroomThenEval trains a tiny switch-level headroom model
+// beside the built-in ECN model and evaluates it as
+// builtin+headroom=model:NAME.
+func TestTrainHeadroomThenEval(t *testing.T) {
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "tiny.yaml")
+	if err := os.WriteFile(sc, []byte(tinyTrainScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "reg.db")
+	out, err := runCmd(t, newTrainCmd(), "--scenario", sc, "--algo", "ppo", "--episodes", "4", "--workers", "2", "--seed", "5",
+		"--name", "hdrm", "--db", db, "--out", filepath.Join(dir, "curves"), "--headroom-for", "builtin",
+		"--randomise", `{"random_pfc":1,"host_rates":[]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := models.Load(db, "hdrm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.ObsSpec != env.SwitchSpecVersion || m.ActSpec != env.HeadroomActionSpec || !strings.HasSuffix(m.Hyper["command"], " --headroom-for builtin") ||
+		m.Hyper["ecn_policy"] != "builtin" {
+		t.Fatalf("train output:\n%s\nmodel %s/%s, hyper %v", out, m.ObsSpec, m.ActSpec, m.Hyper)
+	}
+	js, err := runCmd(t, newEvalCmd(), "--scenario", sc, "--policy", "builtin+headroom=model:hdrm", "--seeds", "1", "--db", db, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(js, `"policy": "builtin+headroom=model:hdrm"`) {
+		t.Fatalf("eval json:\n%.400s", js)
+	}
+	if _, err := runCmd(t, newEvalCmd(), "--scenario", sc, "--policy", "model:hdrm", "--db", db); err == nil || !strings.Contains(err.Error(), "+headroom=model:hdrm") {
+		t.Fatalf("a headroom model as an ECN policy: err = %v", err)
+	}
+}
+
 func TestTrainEvalFlagErrors(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []struct {
@@ -108,6 +144,9 @@ func TestTrainEvalFlagErrors(t *testing.T) {
 		{newTrainCmd(), []string{"--scenario", filepath.Join(dir, "none.yaml"), "--db", filepath.Join(dir, "r.db")}, "none.yaml"},
 		{newTrainCmd(), []string{"--scenario", "x.yaml", "--reward", `{"speed":1}`}, "--reward"},
 		{newTrainCmd(), []string{"--scenario", "../../scenarios/star-incast.yaml", "--hidden", "64,0", "--db", filepath.Join(dir, "r.db")}, "hidden[1] = 0"},
+		{newTrainCmd(), []string{"--scenario", "../../scenarios/star-incast.yaml", "--algo", "ppo", "--headroom-for", "static:hpcc", "--db", filepath.Join(dir, "r.db")}, "want builtin or model:NAME"},
+		{newTrainCmd(), []string{"--scenario", "../../scenarios/star-incast.yaml", "--algo", "ppo", "--headroom-for", "builtin:prefer=0.5", "--db", filepath.Join(dir, "r.db")}, "without a preference"},
+		{newTrainCmd(), []string{"--scenario", "../../scenarios/star-incast.yaml", "--headroom-for", "builtin", "--db", filepath.Join(dir, "r.db")}, "with ppo, not ddqn"},
 		{newEvalCmd(), nil, "no --scenario"},
 		{newEvalCmd(), []string{"--scenario", "x.yaml"}, "no --policy"},
 		{newEvalCmd(), []string{"--scenario", filepath.Join(dir, "none.yaml"), "--policy", "adaptive"}, "none.yaml"},

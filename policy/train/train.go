@@ -116,7 +116,22 @@ type Config struct {
 	// the latency/throughput trade-off, where a model trained without it
 	// takes its preference as a tie-break over its scores.
 	PreferenceScale float64
+	// ECN, when set, makes the run train a switch-level headroom model
+	// (observation spec env.SwitchSpecVersion, action spec
+	// env.HeadroomActionSpec) beside this frozen ECN policy: every interval
+	// the ECN network picks each queue's ECN action (its best, greedily),
+	// and the model being trained picks one headroom action per switch, for
+	// all of the switch's lossless PGs at once, from the switch's features
+	// (env.SwitchFeatures), rewarded with the mean reward of its queues.
+	// A PG's headroom moves the shared pool of every PG of its switch, so
+	// its own queue's reward barely sees it; one decision per switch does.
+	// PPO only. ECNName names the ECN policy in the model's provenance.
+	ECN     *rl.Net
+	ECNName string
 }
+
+// switchLevel reports whether c trains a switch-level headroom model.
+func (c Config) switchLevel() bool { return c.ECN != nil }
 
 // MaxPreferenceScale bounds Config.PreferenceScale: at 4 the latency
 // terms weigh 256 times as much at one end of the preferences as at the
@@ -290,7 +305,7 @@ func (c Config) Validate() error {
 	if !(r.HidePeer >= 0 && r.HidePeer <= 1) {
 		return fmt.Errorf("train: randomisation hide_peer %g: allowed [0, 1]", r.HidePeer)
 	}
-	if c.Spec != "" {
+	if c.Spec != "" && !c.switchLevel() {
 		obs, act, ok := strings.Cut(c.Spec, "/")
 		switch {
 		case !ok || !slices.Contains(env.ReadableObsSpecs, obs) || !slices.Contains(env.ReadableActionSpecs, act):
@@ -303,6 +318,11 @@ func (c Config) Validate() error {
 	if c.Reward != nil {
 		if err := c.Reward.Validate(); err != nil {
 			return fmt.Errorf("train: %w", err)
+		}
+	}
+	if c.switchLevel() {
+		if err := c.validateSwitch(); err != nil {
+			return err
 		}
 	}
 	if !(c.PreferenceScale >= 0 && c.PreferenceScale <= MaxPreferenceScale) {
@@ -340,6 +360,14 @@ func (c Config) Hyper() map[string]string {
 	}
 	if c.Spec != "" {
 		h["spec"] = c.Spec
+	}
+	if c.switchLevel() {
+		h["level"] = "switch"
+		h["ecn_policy"] = c.ECNName
+		if b, err := c.ECN.MarshalBinary(); err == nil {
+			sum := sha256.Sum256(b)
+			h["ecn_weights_sha256"] = hex.EncodeToString(sum[:])
+		}
 	}
 	if c.PreferenceScale > 0 {
 		h[models.HyperPreferenceScale] = strconv.FormatFloat(c.PreferenceScale, 'g', -1, 64)
@@ -405,10 +433,14 @@ func ddqnConfig(c Config) rl.DDQNConfig {
 }
 
 func ppoConfig(c Config) rl.PPOConfig {
+	mb := 32
+	if c.switchLevel() {
+		mb = 8 // an episode on a one-switch fabric holds one row per interval
+	}
 	return rl.PPOConfig{
 		Arch:  rl.Arch{In: c.inDim(), Hidden: append([]int(nil), c.Hidden...), Out: sum(c.heads()), Act: rl.Tanh},
 		Gamma: c.Gamma, Lambda: 0.95, ClipRange: 0.2, ValueCoef: 0.5, EntropyCoef: 0.01, LearningRate: c.LR,
-		MinibatchSize: 32, Epochs: 4, MaxGradNorm: 0.5, Seed: c.Seed, Heads: c.heads(),
+		MinibatchSize: mb, Epochs: 4, MaxGradNorm: 0.5, Seed: c.Seed, Heads: c.heads(),
 	}
 }
 
@@ -417,6 +449,9 @@ func ppoConfig(c Config) rl.PPOConfig {
 // actions only (act-v2: one Q-value per joint action would be 913
 // outputs).
 func (c Config) heads() []int {
+	if c.switchLevel() {
+		return []int{env.SwitchActions()}
+	}
 	cat := env.DefaultCatalogue()
 	if c.Algo == AlgoDDQN || cat.PFCLen() == 1 || c.actSpec() == "act-v2" {
 		return []int{cat.ECNLen()}
@@ -432,6 +467,9 @@ func (c Config) actSpec() string {
 
 // ObsSpec is the observation spec a model trained with c reads.
 func (c Config) ObsSpec() string {
+	if c.switchLevel() {
+		return env.SwitchSpecVersion
+	}
 	if obs, _, ok := strings.Cut(c.Spec, "/"); ok {
 		return obs
 	}
@@ -444,6 +482,9 @@ func (c Config) features() int { return env.ObsSpecFeatures(c.ObsSpec()) }
 // inDim is the network's input width: the features, then the preference
 // when the model is conditioned on it.
 func (c Config) inDim() int {
+	if c.switchLevel() {
+		return env.NumSwitchFeatures
+	}
 	if c.PreferenceScale > 0 {
 		return c.features() + 1
 	}
@@ -452,6 +493,9 @@ func (c Config) inDim() int {
 
 // ActionSpec is the action spec a model trained with c speaks.
 func (c Config) ActionSpec() string {
+	if c.switchLevel() {
+		return env.HeadroomActionSpec
+	}
 	if len(c.heads()) == 1 {
 		return "act-v2"
 	}
@@ -890,6 +934,9 @@ func (greedyActor) value([][]float32) ([]float32, error) { return nil, nil }
 // learner needs; hidePeer leaves every queue's Peer unknown; pref is the
 // episode's preference (a preference-conditioned model only).
 func playEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record, hidePeer bool, missing env.Telemetry, pref float64) (episodeOut, error) {
+	if c.switchLevel() {
+		return playSwitchEpisode(c, cfg, seed, a, record, hidePeer, missing)
+	}
 	var out episodeOut
 	w := c.Reward
 	if c.PreferenceScale > 0 {

@@ -1,0 +1,104 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/units"
+	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/policy/rl"
+)
+
+// SwitchHeadroom wraps a policy with a switch-level headroom model
+// (observation spec env.SwitchSpecVersion, action spec
+// env.HeadroomActionSpec; train --headroom-for): the inner policy decides
+// every queue's ECN setting, the model one headroom per switch, for all of
+// the switch's lossless PGs whose headroom and floor are known, from what
+// they show together (env.SwitchFeatures). The headroom it sets is a
+// multiple of each PG's own lossless floor, never below it. A switch whose
+// queues were not measured keeps its headroom. Spec:
+// POLICY+headroom=model:NAME.
+type SwitchHeadroom struct {
+	inner Policy
+	name  string
+	model string // "model:NAME", for reasons
+	net   *rl.Net
+}
+
+// NewSwitchHeadroom wraps inner with the switch-level headroom network
+// net, named model in reasons.
+func NewSwitchHeadroom(inner Policy, name, model string, net *rl.Net) (*SwitchHeadroom, error) {
+	switch {
+	case net == nil:
+		return nil, fmt.Errorf("switch-level headroom model %s: no network", model)
+	case net.InDim() != env.NumSwitchFeatures || net.OutDim() != env.SwitchActions():
+		return nil, fmt.Errorf("switch-level headroom model %s: network is %d→%d, want %d features (%s) → %d actions (%s)",
+			model, net.InDim(), net.OutDim(), env.NumSwitchFeatures, env.SwitchSpecVersion, env.SwitchActions(), env.HeadroomActionSpec)
+	case net.Kind != rl.OutputLogits && net.Kind != rl.OutputQ:
+		return nil, fmt.Errorf("switch-level headroom model %s: network outputs %s, want logits or q-values", model, net.Kind)
+	}
+	return &SwitchHeadroom{inner: inner, name: name, model: model, net: net}, nil
+}
+
+// SwitchHeadroomFromModel is NewSwitchHeadroom over a registry model,
+// which must speak sw-v1/hdrm-v1.
+func SwitchHeadroomFromModel(inner Policy, name, model string, m models.Model) (*SwitchHeadroom, error) {
+	if err := models.CheckSpecIn(m, []string{env.SwitchSpecVersion}, []string{env.HeadroomActionSpec}); err != nil {
+		return nil, fmt.Errorf("%w (a switch-level headroom model, trained with train --headroom-for, speaks %s/%s)", err, env.SwitchSpecVersion, env.HeadroomActionSpec)
+	}
+	net, err := rl.UnmarshalNet(m.Weights)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: weights: %w", m.Ref(), err)
+	}
+	return NewSwitchHeadroom(inner, name, model, net)
+}
+
+// Name is the spec.
+func (s *SwitchHeadroom) Name() string { return s.name }
+
+// Decide is the inner policy's decisions with each switch's headroom set.
+func (s *SwitchHeadroom) Decide(obs []env.Observation) []Decision {
+	ds := s.inner.Decide(obs)
+	groups := env.SwitchGroups(obs)
+	if len(groups) == 0 {
+		return ds
+	}
+	flat := make([]float32, len(groups)*env.NumSwitchFeatures)
+	rows := make([][]float32, 0, len(groups))
+	live := make([]int, 0, len(groups))
+	for g, grp := range groups {
+		f := env.SwitchFeatures(obs, grp.Members, flat[g*env.NumSwitchFeatures:(g+1)*env.NumSwitchFeatures:(g+1)*env.NumSwitchFeatures])
+		if f[0] == 0 { // no member measured: keep
+			continue
+		}
+		rows = append(rows, f)
+		live = append(live, g)
+	}
+	if len(rows) == 0 {
+		return ds
+	}
+	acts, err := s.net.GreedyJoint(rows, []int{env.SwitchActions()})
+	if err != nil { // the network was checked at construction: not input
+		panic("policy: switch-level headroom model " + s.model + ": " + err.Error())
+	}
+	for k, g := range live {
+		factor, ok := env.SwitchHeadroomFactor(acts[k])
+		if !ok {
+			continue
+		}
+		f := rows[k]
+		why := fmt.Sprintf(" (%s × the lossless floor %%s; switch-level model %s over %d PGs: PFC sent %.2f, paused %.2f, max queue %.2f)",
+			strconv.FormatFloat(factor, 'g', -1, 64), s.model, len(groups[g].Members), f[1], f[3], f[8])
+		for _, i := range groups[g].Members {
+			if i >= len(ds) {
+				continue
+			}
+			floor := obs[i].MinHeadroomBytes
+			ds[i].Setting.HeadroomBytes = int64(math.Ceil(float64(floor) * factor))
+			ds[i].Reason += "; headroom " + units.FormatBytes(ds[i].Setting.HeadroomBytes) + fmt.Sprintf(why, units.FormatBytes(floor))
+		}
+	}
+	return ds
+}

@@ -1,0 +1,164 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/policy/rl"
+	"github.com/ecntune/ecntune/simenv"
+	"github.com/ecntune/ecntune/simenv/gym"
+)
+
+// validateSwitch checks a switch-level headroom run (Config.ECN set).
+func (c Config) validateSwitch() error {
+	cat := env.DefaultCatalogue()
+	switch {
+	case c.Algo != AlgoPPO:
+		return fmt.Errorf("train: a switch-level headroom model is trained with ppo, not %s", c.Algo)
+	case c.PreferenceScale > 0:
+		return errors.New("train: a switch-level headroom model takes no preference scale")
+	case c.Spec != "" && c.Spec != env.SwitchSpecVersion+"/"+env.HeadroomActionSpec:
+		return fmt.Errorf("train: spec %q: a switch-level headroom model speaks %s/%s", c.Spec, env.SwitchSpecVersion, env.HeadroomActionSpec)
+	case !readable(c.ECN.InDim()):
+		return fmt.Errorf("train: ECN policy %s reads %d inputs: want the features of one of %v (a preference-conditioned model cannot be the ECN policy here)",
+			c.ECNName, c.ECN.InDim(), env.ReadableObsSpecs)
+	case c.ECN.OutDim() != cat.ECNLen() && c.ECN.OutDim() != cat.Outputs():
+		return fmt.Errorf("train: ECN policy %s has %d outputs: want %d (act-v2) or %d (%s)", c.ECNName, c.ECN.OutDim(), cat.ECNLen(), cat.Outputs(), env.ActionSpecVersion)
+	case c.ECN.Kind != rl.OutputLogits && c.ECN.Kind != rl.OutputQ:
+		return fmt.Errorf("train: ECN policy %s outputs %s, want logits or q-values", c.ECNName, c.ECN.Kind)
+	}
+	return nil
+}
+
+func readable(in int) bool {
+	for _, s := range env.ReadableObsSpecs {
+		if env.ObsSpecFeatures(s) == in {
+			return true
+		}
+	}
+	return false
+}
+
+// ecnHeads are the heads of the frozen ECN network: the ECN head alone
+// (act-v2) or the ECN and PFC heads (act-v3, whose PFC choice is ignored:
+// the headroom is the switch's decision, the alpha stays).
+func ecnHeads(n *rl.Net) []int {
+	cat := env.DefaultCatalogue()
+	if n.OutDim() == cat.ECNLen() {
+		return []int{cat.ECNLen()}
+	}
+	return []int{cat.ECNLen(), cat.PFCLen()}
+}
+
+// ecnActions is the frozen ECN network's best ECN action per queue (hold
+// where the interval was not measured).
+func ecnActions(c Config, obs []env.Observation) ([]int, error) {
+	feats := featuresOf(obs, c.ECN.InDim(), false, 0)
+	heads := ecnHeads(c.ECN)
+	acts, err := c.ECN.GreedyJoint(feats, heads)
+	if err != nil {
+		return nil, fmt.Errorf("ECN policy %s: %w", c.ECNName, err)
+	}
+	cat := env.DefaultCatalogue()
+	for i := range acts {
+		acts[i], _ = cat.Split(acts[i])
+		if !obs[i].Valid {
+			acts[i] = env.ActionHold
+		}
+	}
+	return acts, nil
+}
+
+// switchFeaturesOf is every group's sw-v1 features.
+func switchFeaturesOf(obs []env.Observation, groups []env.SwitchGroup) [][]float32 {
+	flat := make([]float32, len(groups)*env.NumSwitchFeatures)
+	f := make([][]float32, len(groups))
+	for g, grp := range groups {
+		f[g] = env.SwitchFeatures(obs, grp.Members, flat[g*env.NumSwitchFeatures:(g+1)*env.NumSwitchFeatures:(g+1)*env.NumSwitchFeatures])
+	}
+	return f
+}
+
+// playSwitchEpisode is playEpisode for a switch-level headroom model: the
+// agents are the switches (env.SwitchGroups at reset), actor a picks one
+// hdrm-v1 action per switch, the frozen ECN network every queue's ECN
+// action, and a switch's reward is the mean reward of its members.
+func playSwitchEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record, hidePeer bool, missing env.Telemetry) (episodeOut, error) {
+	var out episodeOut
+	e, err := gym.New(cfg, gym.Options{Interval: c.Interval, Reward: c.Reward, HidePeer: hidePeer, Missing: missing})
+	if err != nil {
+		return out, err
+	}
+	obs, err := e.Reset(seed)
+	if err != nil {
+		return out, err
+	}
+	groups := env.SwitchGroups(obs)
+	if len(groups) == 0 {
+		// No queue shows its headroom and floor (the episode's switches
+		// lack that telemetry, Randomisation.DropTelemetry): nothing to
+		// decide or learn from.
+		return out, nil
+	}
+	cat := env.DefaultCatalogue()
+	feats := switchFeaturesOf(obs, groups)
+	for done := false; !done; {
+		acts, logp, vals, err := a.act(nil, feats)
+		if err != nil {
+			return out, err
+		}
+		joint, err := ecnActions(c, obs)
+		if err != nil {
+			return out, err
+		}
+		for g, grp := range groups {
+			for _, i := range grp.Members {
+				joint[i] = cat.Joint(joint[i], acts[g])
+			}
+		}
+		next, rewards, d, _, err := e.Step(joint)
+		if err != nil {
+			return out, err
+		}
+		done = d
+		rw := make([]float32, len(groups))
+		for g, grp := range groups {
+			var sum float64
+			n := 0
+			for _, i := range grp.Members {
+				if next[i].Valid {
+					sum += rewards[i]
+					n++
+				}
+			}
+			if n > 0 {
+				rw[g] = float32(sum / float64(n))
+				out.rewardSum += sum / float64(n)
+				out.rewardN++
+			}
+		}
+		nextF := switchFeaturesOf(next, groups)
+		if record {
+			dn := make([]bool, len(groups))
+			if done {
+				for g := range dn {
+					dn[g] = true
+				}
+			}
+			out.obs = append(out.obs, feats)
+			out.actions = append(out.actions, acts)
+			out.logp = append(out.logp, logp)
+			out.values = append(out.values, vals)
+			out.rewards = append(out.rewards, rw)
+			out.dones = append(out.dones, dn)
+		}
+		obs, feats = next, nextF
+	}
+	if record && len(out.obs) > 0 {
+		if out.last, err = a.value(feats); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
