@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/internal/units"
@@ -25,6 +26,9 @@ type SwitchHeadroom struct {
 	name  string
 	model string // "model:NAME", for reasons
 	net   *rl.Net
+	// validMin, validMax bound the decision interval the model was
+	// validated for (0, 0: any); outside it a switch keeps its headroom.
+	validMin, validMax time.Duration
 }
 
 // NewSwitchHeadroom wraps inner with the switch-level headroom network
@@ -52,7 +56,37 @@ func SwitchHeadroomFromModel(inner Policy, name, model string, m models.Model) (
 	if err != nil {
 		return nil, fmt.Errorf("model %s: weights: %w", m.Ref(), err)
 	}
-	return NewSwitchHeadroom(inner, name, model, net)
+	s, err := NewSwitchHeadroom(inner, name, model, net)
+	if err != nil {
+		return nil, err
+	}
+	if s.validMin, s.validMax, err = ModelValidInterval(m); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ValidInterval is the range of decision intervals the model acts in (0,
+// 0: any); see ModelValidInterval.
+func (s *SwitchHeadroom) ValidInterval() (lo, hi time.Duration) { return s.validMin, s.validMax }
+
+// outsideInterval says why a switch's counters are outside the intervals
+// the model was validated for ("" when inside or unbounded).
+func (s *SwitchHeadroom) outsideInterval(obs []env.Observation, members []int) string {
+	if s.validMax == 0 {
+		return ""
+	}
+	for _, i := range members {
+		ns := obs[i].Metrics.IntervalNs
+		if !obs[i].Valid || ns <= 0 {
+			continue
+		}
+		if iv := time.Duration(ns); iv < s.validMin || iv > s.validMax {
+			return "counters over " + fmtSpan(iv) + ", outside the decision intervals the switch-level model " + s.model +
+				" was validated for (" + fmtSpan(s.validMin) + " to " + fmtSpan(s.validMax) + ")"
+		}
+	}
+	return ""
 }
 
 // Name is the spec.
@@ -71,6 +105,14 @@ func (s *SwitchHeadroom) Decide(obs []env.Observation) []Decision {
 	for g, grp := range groups {
 		f := env.SwitchFeatures(obs, grp.Members, flat[g*env.NumSwitchFeatures:(g+1)*env.NumSwitchFeatures:(g+1)*env.NumSwitchFeatures])
 		if f[0] == 0 { // no member measured: keep
+			continue
+		}
+		if why := s.outsideInterval(obs, grp.Members); why != "" {
+			for _, i := range grp.Members {
+				if i < len(ds) {
+					ds[i].Reason += "; headroom kept: " + why
+				}
+			}
 			continue
 		}
 		rows = append(rows, f)

@@ -32,8 +32,9 @@ func TestSwitchHeadroom(t *testing.T) {
 		t.Fatal(err)
 	}
 	stored := map[string]models.Model{
-		"hdrm": {Name: "hdrm", ID: 1, Version: 1, ObsSpec: env.SwitchSpecVersion, ActSpec: env.HeadroomActionSpec, Weights: w},
-		"ecn":  {Name: "ecn", ID: 2, Version: 1, ObsSpec: env.SpecVersion, ActSpec: env.ActionSpecVersion, Weights: w},
+		"hdrm": {Name: "hdrm", ID: 1, Version: 1, ObsSpec: env.SwitchSpecVersion, ActSpec: env.HeadroomActionSpec, Weights: w,
+			Hyper: map[string]string{"interval": "200µs"}},
+		"ecn": {Name: "ecn", ID: 2, Version: 1, ObsSpec: env.SpecVersion, ActSpec: env.ActionSpecVersion, Weights: w},
 	}
 	r := Resolver{Models: func(ref string) (models.Model, error) {
 		if m, ok := stored[ref]; ok {
@@ -74,6 +75,13 @@ func TestSwitchHeadroom(t *testing.T) {
 	stale.Valid = false
 	if d := p.Decide([]env.Observation{stale})[0]; d.Setting.HeadroomBytes != 112_000 {
 		t.Fatalf("unmeasured switch: headroom %d, want 112000 kept", d.Setting.HeadroomBytes)
+	}
+	// Counters over 1 s: outside 20µs-2ms, the intervals the model was
+	// validated for (an order of magnitude either side of 200 µs).
+	slow := q("leaf0", "Ethernet1", 0.5, 40_000)
+	slow.Metrics.IntervalNs = 1e9
+	if d := p.Decide([]env.Observation{slow})[0]; d.Setting.HeadroomBytes != 112_000 || !strings.Contains(d.Reason, "headroom kept: counters over 1s, outside") {
+		t.Fatalf("1 s counters: %+v", d)
 	}
 	for _, c := range []struct{ spec, want string }{
 		{"static:hpcc+headroom=model:ecn", "switch-level headroom model"}, // an ECN model as headroom model
