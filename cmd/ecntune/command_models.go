@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
 )
 
@@ -26,7 +25,7 @@ func (f *modelsFlags) with(ro, mustExist, force bool, fn func(r *models.Registry
 		if force {
 			return nil
 		}
-		if err := models.CheckSpecIn(m, env.ReadableObsSpecs, env.ReadableActionSpecs); err != nil {
+		if err := checkLoadable(m); err != nil {
 			return fmt.Errorf("%w (--force promotes it anyway, for a fleet running the release that speaks it)", err)
 		}
 		return nil

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
 )
 
@@ -27,7 +26,7 @@ func newModelsShowCmd(f *modelsFlags) *cobra.Command {
 					return err
 				}
 				fmt.Fprintf(c.OutOrStdout(), "%s\n", b)
-				if err := models.CheckSpecIn(m, env.ReadableObsSpecs, env.ReadableActionSpecs); err != nil {
+				if err := checkLoadable(m); err != nil {
 					fmt.Fprintf(c.ErrOrStderr(), "note: %v\n", err)
 				}
 				// The metadata is shown even when the weights are damaged;

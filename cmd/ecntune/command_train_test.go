@@ -126,6 +126,18 @@ func TestTrainHeadroomThenEval(t *testing.T) {
 	if !strings.Contains(js, `"policy": "builtin+headroom=model:hdrm"`) {
 		t.Fatalf("eval json:\n%.400s", js)
 	}
+	// The registry commands know it as a model this build runs.
+	exp := filepath.Join(dir, "hdrm.ecnmodel")
+	if _, _, err := runModels(t, nil, "export", "hdrm", "--db", db, "-o", exp); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other.db")
+	if _, note, err := runModels(t, nil, "import", exp, "--db", other); err != nil || strings.Contains(note, "note:") {
+		t.Fatalf("import: %v, stderr %q", err, note)
+	}
+	if _, _, err := runModels(t, nil, "promote", "hdrm", "--db", other); err != nil {
+		t.Fatalf("promote a switch-level headroom model: %v", err)
+	}
 	if _, err := runCmd(t, newEvalCmd(), "--scenario", sc, "--policy", "model:hdrm", "--db", db); err == nil || !strings.Contains(err.Error(), "+headroom=model:hdrm") {
 		t.Fatalf("a headroom model as an ECN policy: err = %v", err)
 	}
