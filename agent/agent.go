@@ -267,6 +267,13 @@ func (a *Agent) Ingest(s env.Snapshot) {
 			if q.Peer == env.PeerUnknown {
 				q.Peer = t.PeerFrom(found, q.Key.Port)
 			}
+			if q.MinHeadroomBytes == 0 && q.Setting.HeadroomBytes > 0 && t.CableMeters > 0 {
+				// The switch shows its headroom but no floor: the
+				// operator's cable length gives it.
+				if q.MinHeadroomBytes = env.LosslessFloor(q.RateBps, t.CableMeters, t.FrameBytes); q.MinHeadroomBytes > 0 {
+					q.Missing &^= env.TelHeadroom
+				}
+			}
 			kept = append(kept, q)
 		}
 	}

@@ -125,6 +125,14 @@ type TargetConfig struct {
 	// peer from the switch's LLDP neighbours whenever it (re)connects
 	// (see PeersFromLLDP); FabricPorts and PeersKnown stay unset.
 	DiscoverPeers bool
+	// CableMeters and FrameBytes (cable, mtu) let the agent compute each
+	// lossless PG's headroom floor (env.LosslessFloor) where the switch
+	// exports its headroom but no floor, as every real switch does: the
+	// guard then never lets a headroom below it stand, and headroom
+	// decisions (+headroom=floor, a switch-level model) can act. 0: not
+	// stated (the floor is then unknown and the headroom left alone).
+	CableMeters float64
+	FrameBytes  int
 }
 
 // file layout; yaml field names are the configuration keys.
@@ -215,6 +223,8 @@ type fileTarget struct {
 	Ports       yaml.Node `yaml:"ports"`
 	Queues      []int     `yaml:"queues"`
 	FabricPorts yaml.Node `yaml:"fabric-ports"`
+	Cable       string    `yaml:"cable"`
+	MTU         *int      `yaml:"mtu"`
 
 	// gnmic-only target keys, accepted and ignored (with a note).
 	GnmicIgnored gnmicTargetIgnored `yaml:",inline" keys:"unlisted"`
@@ -869,7 +879,8 @@ func checkNodeCount(doc *yaml.Node, limit int) error {
 // registry: every form but model:NAME is resolved here (fixed: and
 // schedule: settings, preset names, the embedded model), so that a typo
 // fails at load, not at start; model:NAME is looked up when the agent
-// starts. A +headroom=floor[*F] suffix is checked with its base.
+// starts. A +headroom=floor[*F] suffix is checked with its base, and
+// +headroom=model:NAME (a switch-level headroom model) as model:NAME is.
 func checkPolicySpec(s string) error {
 	if arg, ok := strings.CutPrefix(s, "roles:"); ok {
 		parts, err := policy.ParseRoles(arg)
@@ -889,6 +900,12 @@ func checkPolicySpec(s string) error {
 		if err := checkPolicySpec(base); err != nil {
 			return err
 		}
+		if ref, ok := strings.CutPrefix(hr, "model:"); ok { // a switch-level headroom model: looked up at start
+			if ref == "" {
+				return fmt.Errorf("policy %q: headroom=model:NAME names no model", s)
+			}
+			return nil
+		}
 		if _, err := policy.NewHeadroom(nil, s, hr); err != nil {
 			return fmt.Errorf("policy %q: %w", s, err)
 		}
@@ -906,7 +923,43 @@ func checkPolicySpec(s string) error {
 		_, err := policy.Lookup(s) // parsing (and the embedded model): checked here, not at the first decision
 		return err
 	}
-	return fmt.Errorf("%q is not allowed (want builtin[:prefer=P], adaptive, static:NAME, fixed:KMIN/KMAX/PMAX, schedule:... or model:NAME[,prefer=P], any of them with +headroom=floor[*F], or roles:host=SPEC;fabric=SPEC[;other=SPEC] of them)", s)
+	return fmt.Errorf("%q is not allowed (want builtin[:prefer=P], adaptive, static:NAME, fixed:KMIN/KMAX/PMAX, schedule:... or model:NAME[,prefer=P], any of them with +headroom=floor[*F] or +headroom=model:NAME, or roles:host=SPEC;fabric=SPEC[;other=SPEC] of them)", s)
+}
+
+// DefaultFrameBytes is the largest frame a target's floor is computed for
+// when its cable is stated without an mtu: SONiC's default port MTU.
+const DefaultFrameBytes = 9100
+
+// parseCable reads a target's cable ("100m", "0.3km") and mtu (bytes on
+// the wire, default DefaultFrameBytes when a cable is stated).
+func parseCable(field, cable string, mtu *int) (float64, int, error) {
+	if cable == "" {
+		if mtu != nil {
+			return 0, 0, fmt.Errorf("%s.mtu: only used with cable (the length the headroom floor is computed for)", field)
+		}
+		return 0, 0, nil
+	}
+	num, scale := strings.TrimSpace(cable), 1.0
+	switch {
+	case strings.HasSuffix(num, "km"):
+		num, scale = strings.TrimSuffix(num, "km"), 1000
+	case strings.HasSuffix(num, "m"):
+		num = strings.TrimSuffix(num, "m")
+	default:
+		return 0, 0, fmt.Errorf("%s.cable: %q has no unit (want metres, e.g. 40m or 0.3km)", field, cable)
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || !(v*scale > 0) || v*scale > 100_000 {
+		return 0, 0, fmt.Errorf("%s.cable: %q: want a length above 0 and at most 100km, e.g. 40m", field, cable)
+	}
+	frame := DefaultFrameBytes
+	if mtu != nil {
+		if *mtu < 64 || *mtu > 16_384 {
+			return 0, 0, fmt.Errorf("%s.mtu: %d: want the largest frame in bytes, 64 to 16384", field, *mtu)
+		}
+		frame = *mtu
+	}
+	return v * scale, frame, nil
 }
 
 func parseDur(field, s string, def time.Duration) (time.Duration, error) {
@@ -1020,6 +1073,9 @@ func parseTarget(name string, f fileTarget) (TargetConfig, error) {
 	}
 	if t.Dialect == "" {
 		t.Dialect = DialectOpenConfig
+	}
+	if t.CableMeters, t.FrameBytes, err = parseCable(field, f.Cable, f.MTU); err != nil {
+		return t, err
 	}
 	switch {
 	case t.ASIC == "":

@@ -684,7 +684,8 @@ guardrails:
 func TestConfigPolicySpecs(t *testing.T) {
 	base := "targets: {sw0: {address: 'h:1'}}\n"
 	for _, p := range []string{"builtin+headroom=floor", "adaptive+headroom=default", "static:hpcc+headroom=floor*1.5",
-		"fixed:400KB/1600KB/1%+headroom=floor", "model:x+headroom=floor", "builtin:prefer=0.5+headroom=floor*2", "static:hpcc"} {
+		"fixed:400KB/1600KB/1%+headroom=floor", "model:x+headroom=floor", "builtin:prefer=0.5+headroom=floor*2", "static:hpcc",
+		"builtin+headroom=model:hdrm"} {
 		if _, err := ParseConfig([]byte("policy: " + p + "\n" + base)); err != nil {
 			t.Errorf("%s: %v", p, err)
 		}
@@ -692,7 +693,8 @@ func TestConfigPolicySpecs(t *testing.T) {
 	for p, want := range map[string]string{
 		"static:no-such":                     "no-such",
 		"static:hpcc+headroom=floor*99":      "headroom=floor*99: want floor*F with F in [1, 10]",
-		"model:x+headroom=ceiling":           "headroom=ceiling: want floor, floor*F or default",
+		"model:x+headroom=ceiling":           "headroom=ceiling: want floor, floor*F, default or model:NAME",
+		"'builtin+headroom=model:'":          "headroom=model:NAME names no model",
 		"fixed:400/1600KB/1%+headroom=floor": `kmin: size "400" has no unit`,
 		"magic+headroom=floor":               `"magic" is not allowed`,
 	} {

@@ -150,3 +150,27 @@ func SwitchFeatures(obs []Observation, members []int, dst []float32) []float32 {
 	}
 	return f
 }
+
+// LosslessFloor is the IEEE 802.1Qbb worst-case headroom of one lossless
+// (port, priority group) at rateBps with cableMeters of cable and frames of
+// up to frameBytes on the wire: the PAUSE frame waits behind one frame on
+// our egress, the peer finishes the frame it is sending, everything on the
+// wire in both directions lands (5 ns per metre), and the peer takes its
+// response time to stop (394 pause quanta of 512 bit times at 100 Gb/s and
+// below, 905 above; IEEE 802.3 Annex 31B). Bytes, rounded up; 0 when an
+// input is not usable. Real switches export their headroom but not this
+// floor; the agent computes it from the cable length and MTU an operator
+// states per target, so that the guard's floor and the headroom decisions
+// hold on them too.
+func LosslessFloor(rateBps, cableMeters float64, frameBytes int) int64 {
+	if !(rateBps > 0) || math.IsInf(rateBps, 0) || !(cableMeters >= 0) || math.IsInf(cableMeters, 0) || frameBytes <= 0 {
+		return 0
+	}
+	quanta := 394.0
+	if rateBps > 100e9 {
+		quanta = 905
+	}
+	const pauseFrame = 64
+	wire := 2 * cableMeters * 5e-9 * rateBps / 8
+	return int64(math.Ceil(2*float64(frameBytes) + pauseFrame + wire + quanta*512/8))
+}
