@@ -140,25 +140,9 @@ func playSwitchEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record
 		}
 		nextF := switchFeaturesOf(next, groups)
 		if record {
-			dn := make([]bool, len(groups))
-			if done {
-				for g := range dn {
-					dn[g] = true
-				}
-			}
-			out.obs = append(out.obs, feats)
-			out.actions = append(out.actions, acts)
-			out.logp = append(out.logp, logp)
-			out.values = append(out.values, vals)
-			out.rewards = append(out.rewards, rw)
-			out.dones = append(out.dones, dn)
+			out.addStep(feats, acts, logp, vals, rw, done)
 		}
 		obs, feats = next, nextF
 	}
-	if record && len(out.obs) > 0 {
-		if out.last, err = a.value(feats); err != nil {
-			return out, err
-		}
-	}
-	return out, nil
+	return out, out.finish(a, feats, record)
 }

@@ -981,28 +981,40 @@ func playEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record, hide
 					out.trans = append(out.trans, rl.Transition{Obs: feats[i], Action: acts[i], Reward: rw[i], Next: nextF[i]})
 				}
 			} else {
-				dn := make([]bool, len(acts))
-				if done {
-					for i := range dn {
-						dn[i] = true
-					}
-				}
-				out.obs = append(out.obs, feats)
-				out.actions = append(out.actions, acts)
-				out.logp = append(out.logp, logp)
-				out.values = append(out.values, vals)
-				out.rewards = append(out.rewards, rw)
-				out.dones = append(out.dones, dn)
+				out.addStep(feats, acts, logp, vals, rw, done)
 			}
 		}
 		obs, feats = next, nextF
 	}
-	if record && len(out.obs) > 0 {
-		if out.last, err = a.value(feats); err != nil {
-			return out, err
+	return out, out.finish(a, feats, record)
+}
+
+// addStep records one PPO step: per agent its features, action, log
+// probability, value and reward, all done at the episode's end.
+func (o *episodeOut) addStep(feats [][]float32, acts []int, logp, vals, rw []float32, done bool) {
+	dn := make([]bool, len(acts))
+	if done {
+		for i := range dn {
+			dn[i] = true
 		}
 	}
-	return out, nil
+	o.obs = append(o.obs, feats)
+	o.actions = append(o.actions, acts)
+	o.logp = append(o.logp, logp)
+	o.values = append(o.values, vals)
+	o.rewards = append(o.rewards, rw)
+	o.dones = append(o.dones, dn)
+}
+
+// finish records the critic's values after the last step (PPO, when the
+// episode was recorded and has steps).
+func (o *episodeOut) finish(a actor, last [][]float32, record bool) error {
+	if !record || len(o.obs) == 0 {
+		return nil
+	}
+	var err error
+	o.last, err = a.value(last)
+	return err
 }
 
 // featuresOf is each observation's first in features (a model of an
