@@ -131,15 +131,23 @@ func (s *SwitchHeadroom) Decide(obs []env.Observation) []Decision {
 			continue
 		}
 		f := rows[k]
-		why := fmt.Sprintf(" (%s × the lossless floor %%s; switch-level model %s over %d PGs: PFC sent %.2f, paused %.2f, max queue %.2f)",
-			strconv.FormatFloat(factor, 'g', -1, 64), s.model, len(groups[g].Members), f[1], f[3], f[8])
+		why := fmt.Sprintf("; switch-level model %s over %d PGs: PFC sent %.2f, paused %.2f, max queue %.2f)",
+			s.model, len(groups[g].Members), f[1], f[3], f[8])
+		fs := strconv.FormatFloat(factor, 'g', -1, 64)
+		var lastFloor int64 = -1 // a switch's ports mostly share a rate: format the note once per floor
+		var note string
 		for _, i := range groups[g].Members {
 			if i >= len(ds) {
 				continue
 			}
 			floor := obs[i].MinHeadroomBytes
-			ds[i].Setting.HeadroomBytes = int64(math.Ceil(float64(floor) * factor))
-			ds[i].Reason += "; headroom " + units.FormatBytes(ds[i].Setting.HeadroomBytes) + fmt.Sprintf(why, units.FormatBytes(floor))
+			h := int64(math.Ceil(float64(floor) * factor))
+			if floor != lastFloor {
+				note = "; headroom " + units.FormatBytes(h) + " (" + fs + " × the lossless floor " + units.FormatBytes(floor) + why
+				lastFloor = floor
+			}
+			ds[i].Setting.HeadroomBytes = h
+			ds[i].Reason += note
 		}
 	}
 	return ds
