@@ -107,7 +107,10 @@ reproducible from --seed and --workers. Checkpoints go to the registry (--db) ev
 rounds under the run name --name, and a run started again with the same flags resumes
 from the last one. One trainer at a time holds a run: a second one under the same --name
 and --db stops at start (the lock is the file DB.train-NAME.lock beside the registry). At the end the model is stored (models.Put) with its provenance, and
-the learning curve is written as CSV and PNG into runs/ beside the registry, or into --out.`,
+the learning curve is written as CSV and PNG into runs/ beside the registry, or into --out.
+With --headroom-for builtin (or model:NAME) it trains a switch-level headroom model instead: one
+agent per switch sets the headroom of all its lossless PGs (keep, or 1-2x each PG's lossless floor)
+while that ECN policy decides ECN; run it as POLICY+headroom=model:NAME.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runTrain(cmd, o) },
 	}
