@@ -66,15 +66,22 @@ func (l *Learned) ValidInterval() (lo, hi time.Duration) { return l.validMin, l.
 // outsideInterval says why o's interval is outside the validated range
 // ("" when inside or unbounded).
 func (l *Learned) outsideInterval(o *env.Observation) string {
-	if l.validMax == 0 || o.Metrics.IntervalNs <= 0 {
+	return outsideSpan(o.Metrics.IntervalNs, l.validMin, l.validMax, "the model")
+}
+
+// outsideSpan says why counters measured over ns nanoseconds fall outside
+// [lo, hi], the decision intervals what was validated for ("" when inside,
+// unbounded (hi 0) or not measured).
+func outsideSpan(ns int64, lo, hi time.Duration, what string) string {
+	if hi == 0 || ns <= 0 {
 		return ""
 	}
-	iv := time.Duration(o.Metrics.IntervalNs)
-	if iv >= l.validMin && iv <= l.validMax {
+	iv := time.Duration(ns)
+	if iv >= lo && iv <= hi {
 		return ""
 	}
-	return "counters over " + fmtSpan(iv) + ", outside the decision intervals the model was validated for (" +
-		fmtSpan(l.validMin) + " to " + fmtSpan(l.validMax) + ")"
+	return "counters over " + fmtSpan(iv) + ", outside the decision intervals " + what + " was validated for (" +
+		fmtSpan(lo) + " to " + fmtSpan(hi) + ")"
 }
 
 // fmtSpan renders a duration shortly: 500µs, 1s, 1.5ms.

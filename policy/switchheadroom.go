@@ -76,14 +76,13 @@ func (s *SwitchHeadroom) outsideInterval(obs []env.Observation, members []int) s
 	if s.validMax == 0 {
 		return ""
 	}
+	what := "the switch-level model " + s.model
 	for _, i := range members {
-		ns := obs[i].Metrics.IntervalNs
-		if !obs[i].Valid || ns <= 0 {
+		if !obs[i].Valid {
 			continue
 		}
-		if iv := time.Duration(ns); iv < s.validMin || iv > s.validMax {
-			return "counters over " + fmtSpan(iv) + ", outside the decision intervals the switch-level model " + s.model +
-				" was validated for (" + fmtSpan(s.validMin) + " to " + fmtSpan(s.validMax) + ")"
+		if why := outsideSpan(obs[i].Metrics.IntervalNs, s.validMin, s.validMax, what); why != "" {
+			return why
 		}
 	}
 	return ""
