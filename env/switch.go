@@ -151,6 +151,17 @@ func SwitchFeatures(obs []Observation, members []int, dst []float32) []float32 {
 	return f
 }
 
+// SwitchFeatureRows is SwitchFeatures of every group, one row per group
+// in one allocation.
+func SwitchFeatureRows(obs []Observation, groups []SwitchGroup) [][]float32 {
+	flat := make([]float32, len(groups)*NumSwitchFeatures)
+	rows := make([][]float32, len(groups))
+	for g, grp := range groups {
+		rows[g] = SwitchFeatures(obs, grp.Members, flat[g*NumSwitchFeatures:(g+1)*NumSwitchFeatures:(g+1)*NumSwitchFeatures])
+	}
+	return rows
+}
+
 // LosslessFloor is the IEEE 802.1Qbb worst-case headroom of one lossless
 // (port, priority group) at rateBps with cableMeters of cable and frames of
 // up to frameBytes on the wire: the PAUSE frame waits behind one frame on

@@ -98,11 +98,11 @@ func (s *SwitchHeadroom) Decide(obs []env.Observation) []Decision {
 	if len(groups) == 0 {
 		return ds
 	}
-	flat := make([]float32, len(groups)*env.NumSwitchFeatures)
+	all := env.SwitchFeatureRows(obs, groups)
 	rows := make([][]float32, 0, len(groups))
 	live := make([]int, 0, len(groups))
 	for g, grp := range groups {
-		f := env.SwitchFeatures(obs, grp.Members, flat[g*env.NumSwitchFeatures:(g+1)*env.NumSwitchFeatures:(g+1)*env.NumSwitchFeatures])
+		f := all[g]
 		if f[0] == 0 { // no member measured: keep
 			continue
 		}

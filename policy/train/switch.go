@@ -43,8 +43,7 @@ func readable(in int) bool {
 // ecnHeads are the heads of the frozen ECN network: the ECN head alone
 // (act-v2) or the ECN and PFC heads (act-v3, whose PFC choice is ignored:
 // the headroom is the switch's decision, the alpha stays).
-func ecnHeads(n *rl.Net) []int {
-	cat := env.DefaultCatalogue()
+func ecnHeads(n *rl.Net, cat env.Catalogue) []int {
 	if n.OutDim() == cat.ECNLen() {
 		return []int{cat.ECNLen()}
 	}
@@ -52,15 +51,12 @@ func ecnHeads(n *rl.Net) []int {
 }
 
 // ecnActions is the frozen ECN network's best ECN action per queue (hold
-// where the interval was not measured).
-func ecnActions(c Config, obs []env.Observation) ([]int, error) {
-	feats := featuresOf(obs, c.ECN.InDim(), false, 0)
-	heads := ecnHeads(c.ECN)
-	acts, err := c.ECN.GreedyJoint(feats, heads)
+// where the interval was not measured); heads are ecnHeads(c.ECN, cat).
+func ecnActions(c Config, cat env.Catalogue, heads []int, obs []env.Observation) ([]int, error) {
+	acts, err := c.ECN.GreedyJoint(featuresOf(obs, c.ECN.InDim(), false, 0), heads)
 	if err != nil {
 		return nil, fmt.Errorf("ECN policy %s: %w", c.ECNName, err)
 	}
-	cat := env.DefaultCatalogue()
 	for i := range acts {
 		acts[i], _ = cat.Split(acts[i])
 		if !obs[i].Valid {
@@ -68,16 +64,6 @@ func ecnActions(c Config, obs []env.Observation) ([]int, error) {
 		}
 	}
 	return acts, nil
-}
-
-// switchFeaturesOf is every group's sw-v1 features.
-func switchFeaturesOf(obs []env.Observation, groups []env.SwitchGroup) [][]float32 {
-	flat := make([]float32, len(groups)*env.NumSwitchFeatures)
-	f := make([][]float32, len(groups))
-	for g, grp := range groups {
-		f[g] = env.SwitchFeatures(obs, grp.Members, flat[g*env.NumSwitchFeatures:(g+1)*env.NumSwitchFeatures:(g+1)*env.NumSwitchFeatures])
-	}
-	return f
 }
 
 // playSwitchEpisode is playEpisode for a switch-level headroom model: the
@@ -102,13 +88,14 @@ func playSwitchEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record
 		return out, nil
 	}
 	cat := env.DefaultCatalogue()
-	feats := switchFeaturesOf(obs, groups)
+	heads := ecnHeads(c.ECN, cat)
+	feats := env.SwitchFeatureRows(obs, groups)
 	for done := false; !done; {
 		acts, logp, vals, err := a.act(nil, feats)
 		if err != nil {
 			return out, err
 		}
-		joint, err := ecnActions(c, obs)
+		joint, err := ecnActions(c, cat, heads, obs)
 		if err != nil {
 			return out, err
 		}
@@ -138,7 +125,7 @@ func playSwitchEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record
 				out.rewardN++
 			}
 		}
-		nextF := switchFeaturesOf(next, groups)
+		nextF := env.SwitchFeatureRows(next, groups)
 		if record {
 			out.addStep(feats, acts, logp, vals, rw, done)
 		}
