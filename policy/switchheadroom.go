@@ -46,6 +46,16 @@ func NewSwitchHeadroom(inner Policy, name, model string, net *rl.Net) (*SwitchHe
 	return &SwitchHeadroom{inner: inner, name: name, model: model, net: net}, nil
 }
 
+// CheckModelSpec is nil when this build can run model m: an ECN policy of
+// a readable observation and action spec (LearnedFromModel), or a
+// switch-level headroom model of sw-v1/hdrm-v1 (SwitchHeadroomFromModel).
+func CheckModelSpec(m models.Model) error {
+	if m.ObsSpec == env.SwitchSpecVersion {
+		return models.CheckSpecIn(m, []string{env.SwitchSpecVersion}, []string{env.HeadroomActionSpec})
+	}
+	return models.CheckSpecIn(m, env.ReadableObsSpecs, env.ReadableActionSpecs)
+}
+
 // SwitchHeadroomFromModel is NewSwitchHeadroom over a registry model,
 // which must speak sw-v1/hdrm-v1.
 func SwitchHeadroomFromModel(inner Policy, name, model string, m models.Model) (*SwitchHeadroom, error) {

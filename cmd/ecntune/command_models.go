@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/policy"
 )
 
 // modelsFlags are the persistent flags of "models", shared by its
@@ -25,7 +26,7 @@ func (f *modelsFlags) with(ro, mustExist, force bool, fn func(r *models.Registry
 		if force {
 			return nil
 		}
-		if err := checkLoadable(m); err != nil {
+		if err := policy.CheckModelSpec(m); err != nil {
 			return fmt.Errorf("%w (--force promotes it anyway, for a fleet running the release that speaks it)", err)
 		}
 		return nil

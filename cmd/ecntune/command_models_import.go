@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/policy/rl"
 )
 
@@ -44,7 +45,7 @@ candidates with a new id.`,
 			if _, err := rl.UnmarshalNet(m.Weights); err != nil {
 				return fmt.Errorf("import %s: model %s: the weights match their sha256 but are not an ecntune network: %w", args[0], m.Ref(), err)
 			}
-			if err := checkLoadable(m); err != nil {
+			if err := policy.CheckModelSpec(m); err != nil {
 				fmt.Fprintf(c.ErrOrStderr(), "note: %v; it is imported but this build will not load or promote it\n", err)
 			}
 			return f.with(false, false, false, func(r *models.Registry) error {

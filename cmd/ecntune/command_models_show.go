@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/policy"
 )
 
 func newModelsShowCmd(f *modelsFlags) *cobra.Command {
@@ -26,7 +27,7 @@ func newModelsShowCmd(f *modelsFlags) *cobra.Command {
 					return err
 				}
 				fmt.Fprintf(c.OutOrStdout(), "%s\n", b)
-				if err := checkLoadable(m); err != nil {
+				if err := policy.CheckModelSpec(m); err != nil {
 					fmt.Fprintf(c.ErrOrStderr(), "note: %v\n", err)
 				}
 				// The metadata is shown even when the weights are damaged;

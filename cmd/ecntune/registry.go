@@ -5,7 +5,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/policy"
 )
@@ -126,14 +125,4 @@ func (s *runRegistry) finish(m models.Model, run string) (stored models.Model, d
 		return nil
 	})
 	return stored, dropped, err
-}
-
-// checkLoadable is nil when this build can run model m: an ECN policy of
-// a readable observation and action spec, or a switch-level headroom
-// model (sw-v1/hdrm-v1).
-func checkLoadable(m models.Model) error {
-	if m.ObsSpec == env.SwitchSpecVersion {
-		return models.CheckSpecIn(m, []string{env.SwitchSpecVersion}, []string{env.HeadroomActionSpec})
-	}
-	return models.CheckSpecIn(m, env.ReadableObsSpecs, env.ReadableActionSpecs)
 }
