@@ -268,10 +268,12 @@ func (a *Agent) Ingest(s env.Snapshot) {
 				q.Peer = t.PeerFrom(found, q.Key.Port)
 			}
 			if q.MinHeadroomBytes == 0 && q.Setting.HeadroomBytes > 0 && t.CableMeters > 0 {
-				// The switch shows its headroom but no floor: the
-				// operator's cable length gives it.
+				// The switch shows its headroom but no floor (nor, on
+				// SONiC, a cable length of its own): the operator's
+				// cable length gives it.
 				if q.MinHeadroomBytes = env.LosslessFloor(q.RateBps, t.CableMeters, t.FrameBytes); q.MinHeadroomBytes > 0 {
 					q.Missing &^= env.TelHeadroom
+					q.FloorEstimated = true
 				}
 			}
 			kept = append(kept, q)
@@ -631,7 +633,7 @@ func (a *Agent) recommend(now time.Time, obs []env.Observation, decs []policy.De
 		if m := a.missingOf(o.Key.Target); m != 0 {
 			r.Reason += " [without " + m.String() + "]"
 		}
-		if f := o.MinHeadroomBytes; f > 0 && r.Recommended.HeadroomBytes > 0 && r.Recommended.HeadroomBytes < f {
+		if f := env.HeadroomFloor(o.MinHeadroomBytes, o.FloorEstimated, o.Current.HeadroomBytes); f > 0 && r.Recommended.HeadroomBytes > 0 && r.Recommended.HeadroomBytes < f {
 			r.Recommended.HeadroomBytes = f // never below the lossless floor
 		}
 		if a.reward != nil && o.Valid {

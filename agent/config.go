@@ -131,6 +131,9 @@ type TargetConfig struct {
 	// guard then never lets a headroom below it stand, and headroom
 	// decisions (+headroom=floor, a switch-level model) can act. 0: not
 	// stated (the floor is then unknown and the headroom left alone).
+	// A SONiC switch states its own cable lengths (CONFIG_DB
+	// CABLE_LENGTH), which come first: the decoder computes the floor
+	// from them, and the operator's cable fills in the ports it omits.
 	CableMeters float64
 	FrameBytes  int
 }
@@ -927,11 +930,14 @@ func checkPolicySpec(s string) error {
 }
 
 // DefaultFrameBytes is the largest frame a target's floor is computed for
-// when its cable is stated without an mtu: SONiC's default port MTU.
-const DefaultFrameBytes = 9100
+// when its cable is stated without an mtu: SONiC's default port MTU with
+// the Ethernet header and FCS.
+const DefaultFrameBytes = gnmipath.DefaultMTU + gnmipath.EthernetOverhead
 
-// parseCable reads a target's cable ("100m", "0.3km") and mtu (bytes on
-// the wire, default DefaultFrameBytes when a cable is stated).
+// parseCable reads a target's cable ("100m", "0.3km") and mtu (the port
+// MTU as the switch is configured with it, 68 to 9216, default
+// gnmipath.DefaultMTU) into metres and the largest frame (the mtu and
+// gnmipath.EthernetOverhead), as the decoder reads a SONiC switch's own.
 func parseCable(field, cable string, mtu *int) (float64, int, error) {
 	if cable == "" {
 		if mtu != nil {
@@ -954,10 +960,10 @@ func parseCable(field, cable string, mtu *int) (float64, int, error) {
 	}
 	frame := DefaultFrameBytes
 	if mtu != nil {
-		if *mtu < 64 || *mtu > 16_384 {
-			return 0, 0, fmt.Errorf("%s.mtu: %d: want the largest frame in bytes, 64 to 16384", field, *mtu)
+		if *mtu < gnmipath.MinPortMTU || *mtu > gnmipath.MaxPortMTU {
+			return 0, 0, fmt.Errorf("%s.mtu: %d: want the port MTU in bytes, %d to %d", field, *mtu, gnmipath.MinPortMTU, gnmipath.MaxPortMTU)
 		}
-		frame = *mtu
+		frame = *mtu + gnmipath.EthernetOverhead
 	}
 	return v * scale, frame, nil
 }

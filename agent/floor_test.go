@@ -50,7 +50,7 @@ func TestIngestComputesFloorFromCable(t *testing.T) {
 		if c.want > 0 {
 			wantMissing = env.TelXoff
 		}
-		if q.MinHeadroomBytes != c.want || q.Missing != wantMissing || noHdrm.MinHeadroomBytes != 0 || noHdrm.Missing != env.TelHeadroom {
+		if q.MinHeadroomBytes != c.want || q.FloorEstimated != (c.want > 0) || q.Missing != wantMissing || noHdrm.MinHeadroomBytes != 0 || noHdrm.Missing != env.TelHeadroom {
 			t.Fatalf("cable %gm: floor %d (missing %v), want %d (missing %v); a queue without headroom: floor %d, missing %v",
 				c.cable, q.MinHeadroomBytes, q.Missing, c.want, wantMissing, noHdrm.MinHeadroomBytes, noHdrm.Missing)
 		}
@@ -73,7 +73,7 @@ func TestConfigCable(t *testing.T) {
 				t.Fatalf("sw0: %g m, %d B", tc.CableMeters, tc.FrameBytes)
 			}
 		case "sw1":
-			if tc.CableMeters != 300 || tc.FrameBytes != 4200 {
+			if tc.CableMeters != 300 || tc.FrameBytes != 4218 { // mtu and Ethernet header and FCS
 				t.Fatalf("sw1: %g m, %d B", tc.CableMeters, tc.FrameBytes)
 			}
 		}
@@ -81,7 +81,7 @@ func TestConfigCable(t *testing.T) {
 	for in, want := range map[string]string{
 		"cable: 40":          `targets.sw0.cable: "40" has no unit`,
 		"cable: -3m":         "want a length above 0",
-		"cable: 40m, mtu: 9": "targets.sw0.mtu: 9: want the largest frame",
+		"cable: 40m, mtu: 9": "targets.sw0.mtu: 9: want the port MTU in bytes, 68 to 9216",
 		"mtu: 9100":          "targets.sw0.mtu: only used with cable",
 	} {
 		_, err := ParseConfig([]byte("targets: {sw0: {address: 'h:1', " + in + "}}\n"))

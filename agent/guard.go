@@ -407,7 +407,14 @@ type queueState struct {
 	current     env.Setting
 	xoff        int64
 	minHeadroom int64
-	lastGood    env.Setting
+	// floorEstimated: minHeadroom is ecntune's estimate, not the switch's
+	// own floor (env.QueueSample.FloorEstimated): a headroom the switch
+	// runs below it is reported, not repaired.
+	floorEstimated bool
+	// floorNoted: the headroom below an estimated floor was reported
+	// (once, until the headroom or the floor moves past it again).
+	floorNoted bool
+	lastGood   env.Setting
 
 	lastChangeNs int64
 	changed      bool
@@ -634,7 +641,7 @@ func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 		q.rate = o.RateBps
 	}
 	q.xoff = o.XoffBytes
-	q.minHeadroom = o.MinHeadroomBytes
+	q.minHeadroom, q.floorEstimated = o.MinHeadroomBytes, o.FloorEstimated
 	if o.Metrics.Reset && !q.pending && validSetting(o.Current) && q.changed && !sameSetting(o.Current, q.current, g.cfg.ReadBackPmaxTol) {
 		// The switch restarted (its counters went back and its setting is
 		// no longer the one it had): it runs its startup configuration,
@@ -746,10 +753,23 @@ func (g *Guard) repair(now int64, o *env.Observation) (*Change, *Alarm) {
 	out := cur
 	var why []string
 	rule := ""
-	if q.minHeadroom > 0 && cur.HeadroomBytes > 0 && cur.HeadroomBytes < q.minHeadroom {
-		out.HeadroomBytes = q.minHeadroom
+	below := q.minHeadroom > 0 && cur.HeadroomBytes > 0 && cur.HeadroomBytes < q.minHeadroom
+	if !below || !q.floorEstimated {
+		q.floorNoted = false
+	}
+	if below && !(q.floorEstimated && q.floorNoted) {
 		rule = RuleHeadroom
-		why = append(why, "headroom "+units.FormatBytes(cur.HeadroomBytes)+" is below the lossless floor "+units.FormatBytes(q.minHeadroom)+": restoring the floor")
+		if q.floorEstimated {
+			q.floorNoted = true
+			// ecntune's IEEE worst case, from a cable length and MTU:
+			// the vendor may size headroom by a tighter rule of its
+			// own. Say so; leave the switch's headroom as it is.
+			why = append(why, "headroom "+units.FormatBytes(cur.HeadroomBytes)+" is below the lossless floor "+units.FormatBytes(q.minHeadroom)+
+				" estimated from the cable length and MTU (IEEE 802.1Qbb worst case): left as the switch has it; check the cable length and MTU")
+		} else {
+			out.HeadroomBytes = q.minHeadroom
+			why = append(why, "headroom "+units.FormatBytes(cur.HeadroomBytes)+" is below the lossless floor "+units.FormatBytes(q.minHeadroom)+": restoring the floor")
+		}
 	}
 	if q.xoff > 0 && cur.KmaxBytes >= q.xoff {
 		b := g.cfg.BoundsFor(q.rate)
@@ -1021,9 +1041,10 @@ func (g *Guard) shape(q *queueState, wanted env.Setting) (env.Setting, []string,
 			return rej(RuleOrder, "kmin minimum "+units.FormatBytes(b.KminMin)+" leaves no room below kmax "+units.FormatBytes(out.KmaxBytes))
 		}
 	}
-	// Headroom never below the computed lossless minimum.
-	if q.minHeadroom > 0 && out.HeadroomBytes > 0 && out.HeadroomBytes < q.minHeadroom {
-		out.HeadroomBytes = q.minHeadroom
+	// Headroom never below the computed lossless minimum (an estimated
+	// one: never below the switch's own headroom either, if lower).
+	if f := env.HeadroomFloor(q.minHeadroom, q.floorEstimated, q.current.HeadroomBytes); f > 0 && out.HeadroomBytes > 0 && out.HeadroomBytes < f {
+		out.HeadroomBytes = f
 		c.note(RuleHeadroom)
 	}
 	if sameSetting(out, q.current, 1e-9) {

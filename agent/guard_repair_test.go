@@ -58,6 +58,55 @@ func TestGuardRepairsHeadroomBelowFloor(t *testing.T) {
 	}
 }
 
+// A floor ecntune estimated (from a cable length and MTU, not the
+// switch's own) is not a reason to rewrite the switch: a vendor headroom
+// below it is reported once and left alone; a change that does not ask
+// for more headroom keeps the switch's; one asking for less than the
+// switch runs gets the switch's, never less; one asking for more gets it.
+func TestGuardLeavesHeadroomBelowAnEstimatedFloor(t *testing.T) {
+	g := newTestGuard(t, nil)
+	low := cur
+	low.HeadroomBytes = 37_936 // SONiC's 100G 5 m profile xoff
+	a := ob(kA, low)
+	a.MinHeadroomBytes, a.FloorEstimated = 44_141, true
+	ecnOnly := low
+	ecnOnly.KminBytes, ecnOnly.KmaxBytes = 500_000, 2_000_000
+	p := step(t, g, 10*sec, []env.Observation{a}, []policy.Decision{dc(kA, ecnOnly, 0.9)})
+	if len(p.Changes) != 1 || p.Changes[0].Kind != KindTune || p.Changes[0].New.HeadroomBytes != low.HeadroomBytes {
+		t.Fatalf("want the ECN change alone, the headroom as the switch has it: %+v", p)
+	}
+	if len(p.Alarms) != 1 || p.Alarms[0].Rule != RuleHeadroom || !strings.Contains(p.Alarms[0].Msg, "estimated from the cable length and MTU") {
+		t.Fatalf("alarms %+v", p.Alarms)
+	}
+	g.Result(p.Changes[0], Applied, p.Changes[0].New, 10*sec)
+	a.Current = p.Changes[0].New
+	less := a.Current
+	less.HeadroomBytes = 20_000
+	p = step(t, g, 100*sec, []env.Observation{a}, []policy.Decision{dc(kA, less, 0.9)})
+	if len(p.Alarms) != 0 {
+		t.Fatalf("the estimated floor is reported once: %+v", p.Alarms)
+	}
+	for _, c := range p.Changes {
+		if c.New.HeadroomBytes != low.HeadroomBytes {
+			t.Fatalf("asked for less than the switch runs under an estimated floor: want the switch's own, got %+v", c)
+		}
+	}
+	more := a.Current
+	more.HeadroomBytes = 60_000
+	for i := int64(1); i <= 3; i++ { // past probation
+		step(t, g, (100+i)*sec, []env.Observation{a}, nil)
+	}
+	p = step(t, g, 200*sec, []env.Observation{a}, []policy.Decision{dc(kA, more, 0.9)})
+	if len(p.Changes) != 1 || p.Changes[0].New.HeadroomBytes != 60_000 {
+		t.Fatalf("a change asking for more headroom: %+v", p)
+	}
+	// The switch's own floor (not estimated) is restored as before.
+	a.FloorEstimated, a.Current = false, low
+	if p := step(t, newTestGuard(t, nil), 300*sec, []env.Observation{a}, nil); len(p.Changes) != 1 || p.Changes[0].Kind != KindRepair || p.Changes[0].New.HeadroomBytes != 44_141 {
+		t.Fatalf("a floor the switch exports: %+v", p)
+	}
+}
+
 // Kmax at or above XOFF is brought below it (RepairXoffShare of XOFF, Kmin
 // below that), whatever the policy wants; where no Kmax within the bounds
 // is below XOFF, the alarm sounds and nothing is written.

@@ -27,8 +27,9 @@ func (keepPolicy) Decide(obs []env.Observation) []policy.Decision {
 // always returns the headroom above the floor to the shared pool: one
 // decision for the switch, written to every lossless PG's buffer profile
 // through gNMI Set, read back, and run by the simulator; the guard's floor
-// is never crossed. Without a cable length the floor is unknown and the
-// headroom is left alone.
+// is never crossed. sonic-gnmi serves the headroom (the profile's xoff)
+// but not its floor: the agent computes the floor from the switch's own
+// CONFIG_DB CABLE_LENGTH and port mtu, with no cable stated for the target.
 func TestE2ESwitchHeadroom(t *testing.T) {
 	net, err := rl.NewNet(rl.Arch{In: env.NumSwitchFeatures, Out: env.SwitchActions(), Act: rl.Tanh})
 	if err != nil {
@@ -55,11 +56,7 @@ func TestE2ESwitchHeadroom(t *testing.T) {
 	}
 	g := e2eGuard()
 	g.RollbackDropFrac, g.RollbackPauseIncrease = 0.999, 1 // keep what is applied: this test is about the Set
-	// sonic-gnmi serves the headroom, not its floor: the target's cable
-	// (the 1 µs links are 200 m of fibre) and frame size give it.
-	tc := target0(addr, DialectSONiC)
-	tc.CableMeters, tc.FrameBytes = 200, cfg.MTU+cfg.HeaderBytes
-	e := runE2ESample(t, ModeClosedLoop, pol, []TargetConfig{tc}, g, time.Second)
+	e := runE2ESample(t, ModeClosedLoop, pol, []TargetConfig{target0(addr, DialectSONiC)}, g, time.Second)
 	waitFor(t, 40*time.Second, "every PG's headroom set to its floor and read back", func() bool {
 		es, _ := e.j.Entries("", 0)
 		done := map[string]bool{}

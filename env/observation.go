@@ -188,6 +188,7 @@ type Observation struct {
 	Current          Setting  `json:"current"`
 	XoffBytes        int64    `json:"xoff_bytes,omitempty"`
 	MinHeadroomBytes int64    `json:"min_headroom_bytes,omitempty"`
+	FloorEstimated   bool     `json:"floor_estimated,omitempty"` // see QueueSample.FloorEstimated
 	Metrics          Metrics  `json:"metrics"`
 	// Features is the normalised vector a learned policy reads; its layout
 	// is fixed by SpecVersion.
@@ -202,4 +203,16 @@ type Observation struct {
 	// Missing is the optional telemetry the queue's switch does not export
 	// (QueueSample.Missing).
 	Missing Telemetry `json:"missing,omitempty"`
+}
+
+// HeadroomFloor is the lowest headroom a change may give a queue whose
+// floor is floor (0: unknown) and whose headroom is cur: the floor, or,
+// when the floor is ecntune's estimate (estimated) and the switch already
+// runs below it, the switch's own headroom (never raised by a change that
+// does not ask for more, never lowered further).
+func HeadroomFloor(floor int64, estimated bool, cur int64) int64 {
+	if estimated && cur > 0 && cur < floor {
+		return cur
+	}
+	return floor
 }

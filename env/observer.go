@@ -151,6 +151,7 @@ func (o *Observer) Observe(s Snapshot) []Observation {
 		ob.Current = q.Setting
 		ob.XoffBytes = q.XoffBytes
 		ob.MinHeadroomBytes = q.MinHeadroomBytes
+		ob.FloorEstimated = q.FloorEstimated
 		ob.Metrics = st.metrics
 		ob.Valid = st.valid
 		ob.Problem = st.problem

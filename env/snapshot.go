@@ -107,7 +107,13 @@ type QueueSample struct {
 	Setting          Setting `json:"setting"`
 	XoffBytes        int64   `json:"xoff_bytes,omitempty"`         // current dynamic XOFF of the PG (0: unknown)
 	MinHeadroomBytes int64   `json:"min_headroom_bytes,omitempty"` // computed lossless minimum (0: unknown)
-	BufferBytes      int64   `json:"buffer_bytes,omitempty"`       // switch shared buffer (0: unknown)
+	// FloorEstimated is true when MinHeadroomBytes is not the switch's own
+	// but estimated by ecntune (LosslessFloor, from a cable length and
+	// MTU): the switch's vendor may size its headroom by a tighter rule
+	// (cell accounting, a smaller lossless MTU), so a headroom below the
+	// estimate is reported, not raised (the guard's repair).
+	FloorEstimated bool  `json:"floor_estimated,omitempty"`
+	BufferBytes    int64 `json:"buffer_bytes,omitempty"` // switch shared buffer (0: unknown)
 
 	// Missing is the optional telemetry this queue's switch does not export
 	// (its fields above are then zero and mean "not measured", not 0).

@@ -24,6 +24,10 @@ type PortInfo struct {
 	PeerPort int
 	RateBps  float64
 	Delay    Time
+	// CableMeters is the cable length the port's lossless floor is
+	// computed for (MinHeadroom): the configured cable length or the link
+	// delay at 5 ns/m, whichever is longer.
+	CableMeters float64
 }
 
 // SwitchInfo describes one switch of the fabric.
@@ -32,7 +36,10 @@ type SwitchInfo struct {
 	Node        int    // node id in the topology
 	Name        string // leaf0, spine0, sw0, ...
 	BufferBytes int64
-	Ports       []PortInfo
+	// FrameBytes is the largest frame on the wire (MTU and headers), what
+	// a lossless floor is computed for (MinHeadroom).
+	FrameBytes int
+	Ports      []PortInfo
 }
 
 // QueueCounters is what a switch exports for one egress queue. Counters are

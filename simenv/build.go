@@ -301,7 +301,8 @@ func (s *Sim) initSwitch(si int) {
 	sw.ports = s.nodePort[sw.node]
 	sw.buffer = cfg.BufferBytes
 	sw.seed = splitmix(cfg.Seed*0x100000001b3 + uint64(si) + 1)
-	info := SwitchInfo{Index: si, Node: int(sw.node), Name: t.Nodes[sw.node].Name, BufferBytes: sw.buffer}
+	info := SwitchInfo{Index: si, Node: int(sw.node), Name: t.Nodes[sw.node].Name, BufferBytes: sw.buffer,
+		FrameBytes: cfg.MTU + cfg.HeaderBytes}
 	for li, pid := range sw.ports {
 		p := &s.ports[pid]
 		for q := 0; q < NumQueues; q++ {
@@ -310,7 +311,7 @@ func (s *Sim) initSwitch(si int) {
 		s.initPortMMU(p)
 		info.Ports = append(info.Ports, PortInfo{Index: li, Name: fmt.Sprintf("Ethernet%d", li),
 			Peer: t.Nodes[p.peerNode].Name, PeerSwitch: t.Nodes[p.peerNode].Switch, PeerPort: int(s.ports[p.peerPort].local),
-			RateBps: p.rate, Delay: p.delay})
+			RateBps: p.rate, Delay: p.delay, CableMeters: s.cableMeters(p.delay)})
 	}
 	s.recomputeReserve(sw)
 	s.infos = append(s.infos, info)

@@ -14,16 +14,21 @@ import "math"
 // Annex 31B). Bytes, rounded up.
 func (s *Sim) MinHeadroom(rateBps float64, delay Time) int64 {
 	wire := float64(s.cfg.MTU + s.cfg.HeaderBytes)
-	prop := float64(delay) / float64(Second)
-	if c := s.cfg.PFC.CableMeters * 5e-9; c > prop {
-		prop = c
-	}
+	prop := s.cableMeters(delay) * 5e-9
+
 	quanta := 394.0
 	if rateBps > 100e9 {
 		quanta = 905
 	}
 	bytes := 2*wire + pfcFrameBytes + 2*prop*rateBps/8 + quanta*512/8
 	return int64(math.Ceil(bytes))
+}
+
+// cableMeters is the cable length a link of one-way delay delay stands for
+// in MinHeadroom: the configured cable length or the link delay at 5 ns/m,
+// whichever is longer.
+func (s *Sim) cableMeters(delay Time) float64 {
+	return max(s.cfg.PFC.CableMeters, float64(delay)/float64(Second)/5e-9)
 }
 
 func (s *Sim) recomputeReserve(sw *swState) {

@@ -94,8 +94,14 @@ func newSonicDB(info simenv.SwitchInfo, t gnmipath.Tree, dynamic bool) sonicDB {
 		db.set("PORT", p.Name, "speed", strconv.FormatInt(int64(math.Round(p.RateBps/1e6)), 10))
 		db.set("PORT", p.Name, "alias", portAlias(i))
 		db.set("PORT", p.Name, "lanes", strconv.Itoa(4*i)+","+strconv.Itoa(4*i+1)+","+strconv.Itoa(4*i+2)+","+strconv.Itoa(4*i+3))
-		db.set("PORT", p.Name, "mtu", "9100")
+		// The port MTU (an IP packet) of the simulator's frames, as the
+		// decoder's floor adds the Ethernet header and FCS back.
+		db.set("PORT", p.Name, "mtu", strconv.Itoa(info.FrameBytes-gnmipath.EthernetOverhead))
 		db.set("PORT", p.Name, "admin_status", "up")
+		// SONiC's one CABLE_LENGTH entry, one field per port in whole
+		// metres (sonic-cable-length.yang: [0-9]+m), rounded up so that
+		// the floor computed from it is never below the simulator's.
+		db.set("CABLE_LENGTH", "AZURE", p.Name, strconv.FormatFloat(math.Ceil(p.CableMeters-1e-9), 'f', 0, 64)+"m")
 	}
 	for k := range db["QUEUE"] {
 		db.set("QUEUE", k, "scheduler", "scheduler.1")

@@ -103,6 +103,10 @@ type Decoder struct {
 	qdirty  bool
 	pgs     map[string]*[8]pgBind // pgIndex(tree); stale when pgdirty
 	pgdirty bool
+	// cables is each port's cable length (CONFIG_DB CABLE_LENGTH; the
+	// longest where entries differ); stale when cdirty.
+	cables  map[string]float64
+	cdirty  bool
 	bindGen uint64          // see BindingsVersion
 	req     [numFields]bool // fields a queue sample cannot do without
 
@@ -380,6 +384,7 @@ func (d *Decoder) Reset() {
 	d.qlist, d.qdirty = nil, true
 	d.pgs, d.pgdirty = nil, true
 	d.aliases = nil
+	d.cables, d.cdirty = nil, true
 	d.bindGen++
 }
 
@@ -391,7 +396,7 @@ func isQueueField(f Field) bool { return f >= TxPkts && f <= AvgQueue }
 // alias mapped to the port's name.
 func (d *Decoder) parseLeaf(db string, el []*gnmi.PathElem) (Leaf, error) {
 	l, err := ParseLeaf(d.t.Dialect, db, el)
-	if err == nil && len(d.aliases) > 0 && l.Port != "" && l.Field != PortAlias && l.Field != PortSpeed {
+	if err == nil && len(d.aliases) > 0 && l.Port != "" && l.Field != PortAlias && l.Field != PortSpeed && l.Field != PortCable && l.Field != PortMTU {
 		if name, ok := d.aliases[l.Port]; ok {
 			l.Port = name
 		}
@@ -439,6 +444,7 @@ func (d *Decoder) set(l Leaf, v Val, q *qstate, p *pstate) {
 			return
 		}
 	}
+	d.cdirty = d.cdirty || l.Field == PortCable
 	d.tree[l] = v
 }
 
@@ -452,6 +458,7 @@ func (d *Decoder) drop(l Leaf) {
 		return
 	}
 	delete(d.tree, l)
+	d.cdirty = d.cdirty || l.Field == PortCable
 	if l.Field == PortAlias {
 		d.aliasesChanged()
 	}
@@ -541,7 +548,7 @@ func (d *Decoder) Apply(n *gnmi.Notification) error {
 				d.aliasesChanged()
 			}
 			d.prune()
-			d.pgdirty = true
+			d.pgdirty, d.cdirty = true, true
 			d.bindGen++
 		}
 	}
@@ -867,6 +874,13 @@ func (d *Decoder) Snapshot() (snap env.Snapshot, incomplete []string) {
 		var m []string
 		s.Setting, m = resolveSetting(d.t.Dialect, d.tree, d.pgs, q.id.port, q.id.q)
 		missing = append(missing, m...)
+		if s.MinHeadroomBytes == 0 && s.Setting.HeadroomBytes > 0 && s.RateBps > 0 {
+			s.MinHeadroomBytes = d.floorFromCable(q.id.port, s.RateBps)
+			if s.MinHeadroomBytes > 0 {
+				s.Missing &^= env.TelHeadroom
+				s.FloorEstimated = true
+			}
+		}
 		if len(missing) > 0 {
 			incomplete = append(incomplete, fmt.Sprintf("%s/%s/q%d: missing %s", d.t.Name, q.id.port, q.id.q, strings.Join(missing, ", ")))
 			continue
@@ -877,6 +891,46 @@ func (d *Decoder) Snapshot() (snap env.Snapshot, incomplete []string) {
 		snap.Queues = nil
 	}
 	return snap, incomplete
+}
+
+// DefaultMTU is the port MTU a lossless floor is computed for where a
+// port's mtu is not known: SONiC's default. A port's MTU is its largest IP
+// packet; EthernetOverhead (MAC header and FCS) makes it the largest frame.
+const (
+	DefaultMTU       = 9100
+	EthernetOverhead = 18
+)
+
+// floorFromCable is the lossless floor of a PG of port at rateBps from the
+// cable length the switch's CONFIG_DB states for the port (CABLE_LENGTH,
+// what SONiC's buffer manager sizes the headroom for) and the port's mtu
+// (DefaultMTU if unknown): env.LosslessFloor. 0 when the switch states no
+// cable length for the port. SONiC exports a PG's headroom (its profile's
+// xoff) but not this floor. Frames are the mtu and EthernetOverhead.
+func (d *Decoder) floorFromCable(port string, rateBps float64) int64 {
+	if d.cdirty {
+		d.cables, d.cdirty = nil, false
+		for l, v := range d.tree {
+			if l.Field != PortCable {
+				continue
+			}
+			if d.cables == nil {
+				d.cables = map[string]float64{}
+			}
+			if c, ok := d.cables[l.Port]; !ok || v.F > c {
+				d.cables[l.Port] = v.F
+			}
+		}
+	}
+	cable, ok := d.cables[port]
+	if !ok {
+		return 0
+	}
+	mtu := DefaultMTU
+	if v, ok := d.tree[Leaf{Field: PortMTU, Port: port}]; ok {
+		mtu = int(v.U)
+	}
+	return env.LosslessFloor(rateBps, cable, mtu+EthernetOverhead)
 }
 
 // missingOf is the optional telemetry queue q lacks: what did not arrive

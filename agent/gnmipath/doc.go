@@ -88,8 +88,17 @@
 //	            QUEUE|<port>|<q>    wred_profile ("name" or "[WRED_PROFILE|name]")
 //	            BUFFER_PROFILE|<p>  size xon xoff dynamic_th pool      (headroom = xoff; size = xon + xoff; alpha = 2^dynamic_th)
 //	            BUFFER_PG|<port>|<pgs>  profile                        (pgs "3" or "3-4"; "NULL": dynamic model)
-//	            PORT|<port>         speed (Mb/s), alias
+//	            PORT|<port>         speed (Mb/s), alias, mtu
 //	            BUFFER_POOL|ingress_lossless_pool  size                (buffer bytes)
+//	            CABLE_LENGTH|AZURE  <port> ("40m")                     (the length the headroom was sized for)
+//
+// sonic-gnmi serves no lossless floor. Where a PG shows a headroom and its
+// port a CABLE_LENGTH, the decoder computes the floor (env.LosslessFloor,
+// frames of the port's mtu and EthernetOverhead) and marks it estimated
+// (env.QueueSample.FloorEstimated): decisions keep to it, but a vendor
+// headroom below it is reported, not raised, since the vendor's buffer
+// manager may size headroom by a tighter rule (cells, a smaller lossless
+// MTU).
 //
 // Device ecntune-sonic is ecntune's idealised switch in that layout, as
 // simswitch --dialect sonic serves it: COUNTERS|<port>:<q> (not object ids)

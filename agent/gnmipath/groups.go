@@ -61,7 +61,7 @@ func Groups(t Target) []Group {
 		c := Subscription{Prefix: &gnmi.Path{Target: sonicTarget(t, CountersDB)}, Mode: gnmi.SubscriptionMode_SAMPLE,
 			Paths: parsePaths("/COUNTERS/Ethernet*/Queues", "/COUNTERS/Ethernet*")}
 		g := Subscription{Prefix: &gnmi.Path{Target: sonicTarget(t, ConfigDB)}, Mode: gnmi.SubscriptionMode_ON_CHANGE,
-			Paths: parsePaths("/PORT", "/QUEUE", "/BUFFER_PG", "/BUFFER_POOL")}
+			Paths: parsePaths("/PORT", "/QUEUE", "/BUFFER_PG", "/BUFFER_POOL", "/CABLE_LENGTH")}
 		return []Group{
 			{Name: "counters", Required: true, Sub: c},
 			{Name: "config", Required: true, Sub: g},

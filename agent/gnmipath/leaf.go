@@ -87,6 +87,13 @@ const (
 	// alias): sonic-gnmi's COUNTERS/Ethernet*/Queues and COUNTERS/Ethernet*
 	// key ports by it. Read-only here.
 	PortAlias
+	// PortCable is a SONiC port's cable length in metres (CONFIG_DB
+	// CABLE_LENGTH|<name>, one field per port: "40m"), what the switch's
+	// buffer manager sized its lossless headroom for; PortMTU is its
+	// PORT|<name> mtu. Read-only here: with them the decoder computes the
+	// lossless floor a SONiC switch does not export (see Decoder.Snapshot).
+	PortCable
+	PortMTU
 	numFields
 )
 
@@ -261,6 +268,10 @@ func sonicLeafPath(l Leaf) (string, []*gnmi.PathElem) {
 		return ConfigDB, names("QUEUE", l.Port+"|"+qi, "wred_profile")
 	case PortSpeed:
 		return ConfigDB, names("PORT", l.Port, "speed")
+	case PortMTU:
+		return ConfigDB, names("PORT", l.Port, "mtu")
+	case PortCable:
+		return ConfigDB, names("CABLE_LENGTH", l.Name, l.Port)
 	case BufferSize:
 		return ConfigDB, names("BUFFER_POOL", LosslessPool, "size")
 	case PGProfile:
@@ -446,7 +457,12 @@ func parseSonic(db string, el []*gnmi.PathElem, n []string) (Leaf, error) {
 				return Leaf{Field: PortSpeed, Port: k}, nil
 			case "alias":
 				return Leaf{Field: PortAlias, Port: k}, nil
+			case "mtu":
+				return Leaf{Field: PortMTU, Port: k}, nil
 			}
+		case "CABLE_LENGTH":
+			// One entry (SONiC names it AZURE) whose fields are the ports.
+			return Leaf{Field: PortCable, Port: field, Name: k}, nil
 		case "BUFFER_POOL":
 			if k == LosslessPool && field == "size" {
 				return Leaf{Field: BufferSize}, nil

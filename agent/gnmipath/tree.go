@@ -47,7 +47,7 @@ const (
 
 func kindOf(d Dialect, f Field) valKind {
 	switch f {
-	case AvgQueue, WREDProb, PortSpeed:
+	case AvgQueue, WREDProb, PortSpeed, PortCable:
 		return kFloat
 	case QueueProfile, PGProfile, BPPool, WREDECNMode, WREDName, LLDPSystemName, LLDPPortID, LLDPChassisID, PortAlias:
 		return kString
@@ -137,6 +137,29 @@ func formatOCSpeed(bps float64) string {
 	return "openconfig-if-ethernet:SPEED_" + strconv.FormatFloat(math.Round(bps/1e6), 'f', -1, 64) + "MB"
 }
 
+// MinPortMTU and MaxPortMTU bound a SONiC port's mtu (sonic-port.yang);
+// MaxCableMeters bounds a cable length.
+const (
+	MinPortMTU     = 68
+	MaxPortMTU     = 9216
+	MaxCableMeters = 100_000
+)
+
+// cableOf reads a SONiC cable length, "<metres>m" ("40m"; sonic-cable-length.yang
+// has [0-9]+m, a decimal is taken too), for port.
+func cableOf(x *scal, port string) (float64, error) {
+	s, err := stringOf(x)
+	if err != nil {
+		return 0, fmt.Errorf("cable length of %s: %v", port, err)
+	}
+	num, ok := strings.CutSuffix(strings.TrimSpace(s), "m")
+	m, perr := strconv.ParseFloat(num, 64)
+	if !ok || perr != nil || strings.ContainsAny(num, "eE+-xXpP_") || !(m >= 0 && m <= MaxCableMeters) {
+		return 0, fmt.Errorf("cable length %q of %s is not metres like 40m (0 to %dm)", s, port, MaxCableMeters)
+	}
+	return m, nil
+}
+
 // DecodeVal decodes and range-checks the value of one leaf. Errors say
 // what was wrong and what is allowed.
 func DecodeVal(d Dialect, l Leaf, tv *gnmi.TypedValue) (Val, error) {
@@ -154,6 +177,9 @@ func decodeScal(d Dialect, l Leaf, x *scal) (Val, error) {
 	switch kindOf(d, l.Field) {
 	case kUint:
 		v.U, err = uintOf(x)
+		if err == nil && l.Field == PortMTU && (v.U < MinPortMTU || v.U > MaxPortMTU) {
+			err = fmt.Errorf("mtu %d of port %s is outside %d..%d", v.U, l.Port, MinPortMTU, MaxPortMTU)
+		}
 	case kFloat:
 		if l.Field == PortSpeed {
 			if d == OpenConfig {
@@ -167,6 +193,10 @@ func decodeScal(d Dialect, l Leaf, x *scal) (Val, error) {
 					v.F = float64(mbps) * 1e6
 				}
 			}
+			break
+		}
+		if l.Field == PortCable {
+			v.F, err = cableOf(x, l.Port)
 			break
 		}
 		v.F, err = floatOf(x)
@@ -211,8 +241,11 @@ func EncodeVal(d Dialect, l Leaf, v Val) *gnmi.TypedValue {
 		case kUint:
 			return strVal(strconv.FormatUint(v.U, 10))
 		case kFloat:
-			if l.Field == PortSpeed {
+			switch l.Field {
+			case PortSpeed:
 				return strVal(strconv.FormatFloat(math.Round(v.F/1e6), 'f', -1, 64))
+			case PortCable:
+				return strVal(strconv.FormatFloat(v.F, 'f', -1, 64) + "m")
 			}
 			return strVal(strconv.FormatFloat(v.F, 'f', -1, 64))
 		case kString:
