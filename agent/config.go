@@ -883,7 +883,8 @@ func checkNodeCount(doc *yaml.Node, limit int) error {
 // schedule: settings, preset names, the embedded model), so that a typo
 // fails at load, not at start; model:NAME is looked up when the agent
 // starts. A +headroom=floor[*F] suffix is checked with its base, and
-// +headroom=model:NAME (a switch-level headroom model) as model:NAME is.
+// +headroom=model:NAME (a switch-level headroom model) as model:NAME is;
+// +alpha=A likewise.
 func checkPolicySpec(s string) error {
 	if arg, ok := strings.CutPrefix(s, "roles:"); ok {
 		parts, err := policy.ParseRoles(arg)
@@ -896,6 +897,15 @@ func checkPolicySpec(s string) error {
 					return fmt.Errorf("policy %q: role %s: %w", s, role, err)
 				}
 			}
+		}
+		return nil
+	}
+	if base, arg, ok := policy.SplitAlpha(s); ok {
+		if err := checkPolicySpec(base); err != nil {
+			return err
+		}
+		if _, err := policy.ParseAlpha(arg); err != nil {
+			return fmt.Errorf("policy %q: %w", s, err)
 		}
 		return nil
 	}
@@ -926,7 +936,7 @@ func checkPolicySpec(s string) error {
 		_, err := policy.Lookup(s) // parsing (and the embedded model): checked here, not at the first decision
 		return err
 	}
-	return fmt.Errorf("%q is not allowed (want builtin[:prefer=P], adaptive, static:NAME, fixed:KMIN/KMAX/PMAX, schedule:... or model:NAME[,prefer=P], any of them with +headroom=floor[*F] or +headroom=model:NAME, or roles:host=SPEC;fabric=SPEC[;other=SPEC] of them)", s)
+	return fmt.Errorf("%q is not allowed (want builtin[:prefer=P], adaptive, static:NAME, fixed:KMIN/KMAX/PMAX, schedule:... or model:NAME[,prefer=P], any of them with +headroom=floor[*F] or +headroom=model:NAME and +alpha=A, or roles:host=SPEC;fabric=SPEC[;other=SPEC] of them)", s)
 }
 
 // DefaultFrameBytes is the largest frame a target's floor is computed for

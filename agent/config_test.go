@@ -685,7 +685,7 @@ func TestConfigPolicySpecs(t *testing.T) {
 	base := "targets: {sw0: {address: 'h:1'}}\n"
 	for _, p := range []string{"builtin+headroom=floor", "adaptive+headroom=default", "static:hpcc+headroom=floor*1.5",
 		"fixed:400KB/1600KB/1%+headroom=floor", "model:x+headroom=floor", "builtin:prefer=0.5+headroom=floor*2", "static:hpcc",
-		"builtin+headroom=model:hdrm"} {
+		"builtin+headroom=model:hdrm", "builtin+headroom=floor+alpha=2", "model:x+alpha=1/8", "static:hpcc+alpha=0.5+headroom=floor"} {
 		if _, err := ParseConfig([]byte("policy: " + p + "\n" + base)); err != nil {
 			t.Errorf("%s: %v", p, err)
 		}
@@ -697,6 +697,8 @@ func TestConfigPolicySpecs(t *testing.T) {
 		"'builtin+headroom=model:'":          "headroom=model:NAME names no model",
 		"fixed:400/1600KB/1%+headroom=floor": `kmin: size "400" has no unit`,
 		"magic+headroom=floor":               `"magic" is not allowed`,
+		"builtin+headroom=floor+alpha=3":     "alpha=3: want a power of two from 1/64 to 8",
+		"magic+alpha=2":                      `"magic" is not allowed`,
 	} {
 		_, err := ParseConfig([]byte("policy: " + p + "\n" + base))
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), "line 1: policy: ") {

@@ -30,7 +30,8 @@ func Specs() []string {
 		"schedule:SETTING,OFFSET=SETTING,... (SETTING a preset name or KMIN/KMAX/PMAX, e.g. sonic-default,3ms=387KB/774KB/0.3%)", "adaptive",
 		"builtin[:prefer=P]", "model:NAME[,prefer=P] (P in [-1, 1]: toward throughput below 0, latency above)",
 		"roles:host=SPEC;fabric=SPEC[;other=SPEC] (one policy for host-facing ports, another for fabric ports)",
-		"SPEC+headroom=floor[*F]|default|model:NAME (every lossless PG's headroom at F times its lossless floor, or one headroom per switch by a switch-level model)"}
+		"SPEC+headroom=floor[*F]|default|model:NAME (every lossless PG's headroom at F times its lossless floor, or one headroom per switch by a switch-level model)",
+		"SPEC+alpha=A (every lossless PG's dynamic-threshold alpha at A, a power of two from 1/64 to 8)"}
 }
 
 // errNoModels is the error for "model:NAME" without a ModelSource.
@@ -51,6 +52,17 @@ func (r Resolver) Lookup(spec string) (Policy, error) {
 			return nil, fmt.Errorf("policy %q: %w", spec, err)
 		}
 		return ro, nil
+	}
+	if base, arg, ok := SplitAlpha(s); ok {
+		inner, err := r.Lookup(base)
+		if err != nil {
+			return nil, err
+		}
+		a, err := NewAlpha(inner, spec, arg)
+		if err != nil {
+			return nil, fmt.Errorf("policy %q: %w", spec, err)
+		}
+		return a, nil
 	}
 	if base, hr, ok := strings.Cut(s, "+headroom="); ok {
 		inner, err := r.Lookup(base)
@@ -136,7 +148,8 @@ func SpecWarnings(spec string) []string {
 		}
 		return out
 	}
-	s, _, _ := strings.Cut(strings.TrimSpace(spec), "+headroom=")
+	s, _, _ := SplitAlpha(strings.TrimSpace(spec))
+	s, _, _ = strings.Cut(s, "+headroom=")
 	var out []string
 	if arg, ok := strings.CutPrefix(s, "fixed:"); ok {
 		if st, err := ParseFixed(arg); err == nil {

@@ -1,0 +1,94 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/ecntune/ecntune/env"
+)
+
+// AlphaMin and AlphaMax bound the alpha a +alpha= rule may set: the powers
+// of two a switch can take (SONiC's dynamic_th is log2 alpha) within the
+// guard's default limits.
+const (
+	AlphaMin = 1.0 / 64
+	AlphaMax = 8.0
+)
+
+// Alpha wraps a policy and sets every lossless PG's dynamic-threshold
+// factor alpha (how much of the free shared buffer the PG may take before
+// XOFF) to one value; a PG whose alpha the switch does not show keeps it.
+// Spec: POLICY+alpha=A, A a power of two in [1/64, 8] ("2", "0.5", "1/8").
+type Alpha struct {
+	inner Policy
+	name  string
+	alpha float64
+	note  string
+}
+
+// NewAlpha wraps inner; arg is the alpha.
+func NewAlpha(inner Policy, name, arg string) (*Alpha, error) {
+	a, err := ParseAlpha(arg)
+	if err != nil {
+		return nil, err
+	}
+	return &Alpha{inner: inner, name: name, alpha: a, note: "; alpha " + env.FormatAlpha(a) + " (the +alpha rule)"}, nil
+}
+
+// ParseAlpha reads a +alpha= value: a power of two in [AlphaMin,
+// AlphaMax], as a number ("2", "0.125") or a fraction ("1/8").
+func ParseAlpha(arg string) (float64, error) {
+	s := strings.TrimSpace(arg)
+	var a float64
+	var err error
+	if num, den, ok := strings.Cut(s, "/"); ok {
+		var n, d float64
+		n, err = strconv.ParseFloat(num, 64)
+		if err == nil {
+			d, err = strconv.ParseFloat(den, 64)
+		}
+		if err == nil && d != 0 {
+			a = n / d
+		}
+	} else {
+		a, err = strconv.ParseFloat(s, 64)
+	}
+	if err != nil || !(a >= AlphaMin && a <= AlphaMax) || math.Abs(math.Log2(a)-math.Round(math.Log2(a))) > 1e-9 {
+		return 0, fmt.Errorf("alpha=%s: want a power of two from 1/64 to 8 (e.g. 2, 1/8): a switch keeps alpha as log2 (SONiC's dynamic_th)", arg)
+	}
+	return a, nil
+}
+
+// SplitAlpha splits "SPEC+alpha=A" into SPEC and A when the spec ends in
+// an +alpha= rule (one after +headroom= or before it: both wrap the same
+// decisions); ok is false for a spec without one.
+func SplitAlpha(spec string) (base, arg string, ok bool) {
+	i := strings.LastIndex(spec, "+alpha=")
+	if i < 0 {
+		return spec, "", false
+	}
+	rest := spec[i+len("+alpha="):]
+	if j := strings.Index(rest, "+headroom="); j >= 0 {
+		// SPEC+alpha=A+headroom=H: the headroom wraps SPEC+alpha=A.
+		return spec, "", false
+	}
+	return spec[:i], rest, true
+}
+
+// Name is the spec.
+func (a *Alpha) Name() string { return a.name }
+
+// Decide is the inner policy's decisions with every known alpha set.
+func (a *Alpha) Decide(obs []env.Observation) []Decision {
+	ds := a.inner.Decide(obs)
+	for i := range ds {
+		if i >= len(obs) || !(obs[i].Current.Alpha > 0) {
+			continue
+		}
+		ds[i].Setting.Alpha = a.alpha
+		ds[i].Reason += a.note
+	}
+	return ds
+}

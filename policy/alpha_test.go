@@ -1,0 +1,46 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ecntune/ecntune/env"
+)
+
+// +alpha=A sets every lossless PG's alpha that the switch shows, before or
+// after +headroom=, and leaves a PG whose alpha is unknown alone; values
+// that are not powers of two within 1/64..8 are refused with the rule.
+func TestAlphaRule(t *testing.T) {
+	obs := []env.Observation{
+		{Key: env.QueueKey{Target: "s", Port: "Ethernet0", Queue: 3}, RateBps: 100e9, MinHeadroomBytes: 40_000,
+			Current: env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, HeadroomBytes: 100_000, Alpha: 0.125}},
+		{Key: env.QueueKey{Target: "s", Port: "Ethernet1", Queue: 3}, RateBps: 100e9,
+			Current: env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}}, // alpha unknown
+	}
+	for _, spec := range []string{"static:hpcc+headroom=floor+alpha=2", "static:hpcc+alpha=2+headroom=floor"} {
+		p, err := Lookup(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds := p.Decide(obs)
+		if ds[0].Setting.Alpha != 2 || ds[0].Setting.HeadroomBytes != 40_000 || !strings.Contains(ds[0].Reason, "alpha 2 (the +alpha rule)") {
+			t.Fatalf("%s: %+v", spec, ds[0])
+		}
+		if ds[1].Setting.Alpha != 0 || strings.Contains(ds[1].Reason, "alpha") {
+			t.Fatalf("%s: a PG without alpha: %+v", spec, ds[1])
+		}
+		if p.Name() != spec {
+			t.Fatalf("name %q", p.Name())
+		}
+	}
+	if p, err := Lookup("builtin+alpha=1/4"); err != nil || p.Decide(obs)[0].Setting.Alpha != 0.25 {
+		t.Fatalf("1/4: %v", err)
+	}
+	for _, bad := range []string{"static:hpcc+alpha=3", "static:hpcc+alpha=16", "static:hpcc+alpha=1/128", "static:hpcc+alpha=", "static:hpcc+alpha=x", "nope+alpha=2"} {
+		if _, err := Lookup(bad); err == nil {
+			t.Errorf("%s: no error", bad)
+		} else if !strings.Contains(bad, "nope") && !strings.Contains(err.Error(), "want a power of two from 1/64 to 8") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}
