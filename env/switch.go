@@ -43,15 +43,63 @@ import "math"
 // 1 + h sets every member PG's headroom to HeadroomFactors[h] times its
 // own lossless floor (never below it: the rest of the PG's headroom
 // returns to the shared pool, which delays XOFF).
+//
+// # Action spec hdrm-v2
+//
+// Two choices per switch (two heads): hdrm-v1's headroom choice, and the
+// dynamic-threshold alpha of every member PG whose alpha is known: 0
+// keeps it, 1 + a sets SwitchAlphas[a] (how much of the free shared
+// buffer a PG may hold before XOFF). The joint action is
+// headroom + len(hdrm-v1) × alpha.
 const (
-	SwitchSpecVersion  = "sw-v1"
-	HeadroomActionSpec = "hdrm-v1"
-	NumSwitchFeatures  = 19
+	SwitchSpecVersion       = "sw-v1"
+	HeadroomActionSpec      = "hdrm-v1"
+	HeadroomAlphaActionSpec = "hdrm-v2"
+	NumSwitchFeatures       = 19
 )
 
+// SwitchActionSpecs are the switch-level action specs this build runs.
+var SwitchActionSpecs = []string{HeadroomActionSpec, HeadroomAlphaActionSpec}
+
+// SwitchAlphas are hdrm-v2's alpha levels (after keep).
+var SwitchAlphas = []float64{1.0 / 4, 1.0 / 2, 1, 2, 4}
+
 // SwitchActions is the number of hdrm-v1 actions: keep, then one per
-// HeadroomFactors entry.
+// HeadroomFactors entry (the headroom head of hdrm-v2 too).
 func SwitchActions() int { return 1 + len(HeadroomFactors) }
+
+// SwitchHeads are the heads of a switch-level action spec (nil for a spec
+// this build does not know).
+func SwitchHeads(spec string) []int {
+	switch spec {
+	case HeadroomActionSpec:
+		return []int{SwitchActions()}
+	case HeadroomAlphaActionSpec:
+		return []int{SwitchActions(), 1 + len(SwitchAlphas)}
+	}
+	return nil
+}
+
+// SwitchChoice is what one joint switch-level action sets: the headroom
+// factor (HeadroomOK false: keep) and the alpha (AlphaOK false: keep).
+type SwitchChoice struct {
+	Factor, Alpha       float64
+	HeadroomOK, AlphaOK bool
+}
+
+// SwitchDecision splits joint action a of spec (SwitchHeads' layout).
+func SwitchDecision(spec string, a int) SwitchChoice {
+	var c SwitchChoice
+	h := a
+	if spec == HeadroomAlphaActionSpec {
+		h = a % SwitchActions()
+		if k := a/SwitchActions() - 1; k >= 0 && k < len(SwitchAlphas) {
+			c.Alpha, c.AlphaOK = SwitchAlphas[k], true
+		}
+	}
+	c.Factor, c.HeadroomOK = SwitchHeadroomFactor(h)
+	return c
+}
 
 // SwitchHeadroomFactor is the headroom factor of hdrm-v1 action a (ok
 // false for keep or an action outside the spec).

@@ -65,3 +65,28 @@ func TestSwitchGroupsAndFeatures(t *testing.T) {
 		t.Fatalf("%d hdrm-v1 actions, want 5", SwitchActions())
 	}
 }
+
+// hdrm-v2's joint action: the headroom choice varies fastest, then alpha;
+// 0 in either head keeps that knob.
+func TestSwitchDecision(t *testing.T) {
+	h := SwitchActions()
+	if got := SwitchHeads(HeadroomAlphaActionSpec); len(got) != 2 || got[0] != h || got[1] != 1+len(SwitchAlphas) {
+		t.Fatalf("heads %v", got)
+	}
+	if SwitchHeads("hdrm-v9") != nil {
+		t.Fatal("unknown spec has heads")
+	}
+	for a := 0; a < h*(1+len(SwitchAlphas)); a++ {
+		c := SwitchDecision(HeadroomAlphaActionSpec, a)
+		hk, ak := a%h, a/h
+		if c.HeadroomOK != (hk > 0) || (hk > 0 && c.Factor != HeadroomFactors[hk-1]) {
+			t.Fatalf("action %d: %+v", a, c)
+		}
+		if c.AlphaOK != (ak > 0) || (ak > 0 && c.Alpha != SwitchAlphas[ak-1]) {
+			t.Fatalf("action %d: %+v", a, c)
+		}
+	}
+	if c := SwitchDecision(HeadroomActionSpec, 2); !c.HeadroomOK || c.Factor != HeadroomFactors[1] || c.AlphaOK {
+		t.Fatalf("hdrm-v1 action 2: %+v", c)
+	}
+}

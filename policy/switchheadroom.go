@@ -26,47 +26,67 @@ type SwitchHeadroom struct {
 	name  string
 	model string // "model:NAME", for reasons
 	net   *rl.Net
+	spec  string // env.HeadroomActionSpec or env.HeadroomAlphaActionSpec
 	// validMin, validMax bound the decision interval the model was
 	// validated for (0, 0: any); outside it a switch keeps its headroom.
 	validMin, validMax time.Duration
 }
 
 // NewSwitchHeadroom wraps inner with the switch-level headroom network
-// net, named model in reasons.
+// net of action spec env.HeadroomActionSpec, named model in reasons.
 func NewSwitchHeadroom(inner Policy, name, model string, net *rl.Net) (*SwitchHeadroom, error) {
+	return NewSwitchLevel(inner, name, model, env.HeadroomActionSpec, net)
+}
+
+// NewSwitchLevel is NewSwitchHeadroom for a network of action spec spec:
+// env.HeadroomActionSpec (headroom) or env.HeadroomAlphaActionSpec
+// (headroom and alpha).
+func NewSwitchLevel(inner Policy, name, model, spec string, net *rl.Net) (*SwitchHeadroom, error) {
+	heads := env.SwitchHeads(spec)
 	switch {
+	case heads == nil:
+		return nil, fmt.Errorf("switch-level model %s: action spec %q: want one of %v", model, spec, env.SwitchActionSpecs)
 	case net == nil:
 		return nil, fmt.Errorf("switch-level headroom model %s: no network", model)
-	case net.InDim() != env.NumSwitchFeatures || net.OutDim() != env.SwitchActions():
-		return nil, fmt.Errorf("switch-level headroom model %s: network is %d→%d, want %d features (%s) → %d actions (%s)",
-			model, net.InDim(), net.OutDim(), env.NumSwitchFeatures, env.SwitchSpecVersion, env.SwitchActions(), env.HeadroomActionSpec)
+	case net.InDim() != env.NumSwitchFeatures || net.OutDim() != sumInts(heads):
+		return nil, fmt.Errorf("switch-level headroom model %s: network is %d→%d, want %d features (%s) → %d outputs (%s)",
+			model, net.InDim(), net.OutDim(), env.NumSwitchFeatures, env.SwitchSpecVersion, sumInts(heads), spec)
 	case net.Kind != rl.OutputLogits && net.Kind != rl.OutputQ:
 		return nil, fmt.Errorf("switch-level headroom model %s: network outputs %s, want logits or q-values", model, net.Kind)
 	}
-	return &SwitchHeadroom{inner: inner, name: name, model: model, net: net}, nil
+	return &SwitchHeadroom{inner: inner, name: name, model: model, net: net, spec: spec}, nil
+}
+
+func sumInts(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
 }
 
 // CheckModelSpec is nil when this build can run model m: an ECN policy of
 // a readable observation and action spec (LearnedFromModel), or a
-// switch-level headroom model of sw-v1/hdrm-v1 (SwitchHeadroomFromModel).
+// switch-level model of sw-v1/hdrm-v1 or hdrm-v2 (SwitchHeadroomFromModel).
 func CheckModelSpec(m models.Model) error {
 	if m.ObsSpec == env.SwitchSpecVersion {
-		return models.CheckSpecIn(m, []string{env.SwitchSpecVersion}, []string{env.HeadroomActionSpec})
+		return models.CheckSpecIn(m, []string{env.SwitchSpecVersion}, env.SwitchActionSpecs)
 	}
 	return models.CheckSpecIn(m, env.ReadableObsSpecs, env.ReadableActionSpecs)
 }
 
-// SwitchHeadroomFromModel is NewSwitchHeadroom over a registry model,
-// which must speak sw-v1/hdrm-v1.
+// SwitchHeadroomFromModel is NewSwitchLevel over a registry model, which
+// must speak sw-v1/hdrm-v1 or sw-v1/hdrm-v2.
 func SwitchHeadroomFromModel(inner Policy, name, model string, m models.Model) (*SwitchHeadroom, error) {
-	if err := models.CheckSpecIn(m, []string{env.SwitchSpecVersion}, []string{env.HeadroomActionSpec}); err != nil {
-		return nil, fmt.Errorf("%w (a switch-level headroom model, trained with train --headroom-for, speaks %s/%s)", err, env.SwitchSpecVersion, env.HeadroomActionSpec)
+	if err := models.CheckSpecIn(m, []string{env.SwitchSpecVersion}, env.SwitchActionSpecs); err != nil {
+		return nil, fmt.Errorf("%w (a switch-level headroom model, trained with train --headroom-for, speaks %s/%s or %s/%s)", err,
+			env.SwitchSpecVersion, env.HeadroomActionSpec, env.SwitchSpecVersion, env.HeadroomAlphaActionSpec)
 	}
 	net, err := rl.UnmarshalNet(m.Weights)
 	if err != nil {
 		return nil, fmt.Errorf("model %s: weights: %w", m.Ref(), err)
 	}
-	s, err := NewSwitchHeadroom(inner, name, model, net)
+	s, err := NewSwitchLevel(inner, name, model, m.ActSpec, net)
 	if err != nil {
 		return nil, err
 	}
@@ -130,18 +150,28 @@ func (s *SwitchHeadroom) Decide(obs []env.Observation) []Decision {
 	if len(rows) == 0 {
 		return ds
 	}
-	acts, err := s.net.GreedyJoint(rows, []int{env.SwitchActions()})
+	acts, err := s.net.GreedyJoint(rows, env.SwitchHeads(s.spec))
 	if err != nil { // the network was checked at construction: not input
 		panic("policy: switch-level headroom model " + s.model + ": " + err.Error())
 	}
 	for k, g := range live {
-		factor, ok := env.SwitchHeadroomFactor(acts[k])
-		if !ok {
-			continue
-		}
+		ch := env.SwitchDecision(s.spec, acts[k])
 		f := rows[k]
 		why := fmt.Sprintf("; switch-level model %s over %d PGs: PFC sent %.2f, paused %.2f, max queue %.2f)",
 			s.model, len(groups[g].Members), f[1], f[3], f[8])
+		if ch.AlphaOK {
+			note := "; alpha " + env.FormatAlpha(ch.Alpha) + " (" + why[2:]
+			for _, i := range groups[g].Members {
+				if i < len(ds) && obs[i].Current.Alpha > 0 {
+					ds[i].Setting.Alpha = ch.Alpha
+					ds[i].Reason += note
+				}
+			}
+		}
+		if !ch.HeadroomOK {
+			continue
+		}
+		factor := ch.Factor
 		fs := strconv.FormatFloat(factor, 'g', -1, 64)
 		var lastFloor int64 = -1 // a switch's ports mostly share a rate: format the note once per floor
 		var note string

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -102,4 +103,52 @@ func TestSwitchHeadroom(t *testing.T) {
 	if _, err := NewSwitchHeadroom(p, "x", "model:w", wrong); err == nil || !strings.Contains(err.Error(), "19→3") {
 		t.Fatalf("a 3-action network: err = %v", err)
 	}
+}
+
+// A headroom-and-alpha model (hdrm-v2): one decision per switch sets both
+// knobs of every member PG; a member whose alpha the switch does not show
+// keeps it; a network of the wrong width for the spec is refused.
+func TestSwitchHeadroomAlpha(t *testing.T) {
+	heads := env.SwitchHeads(env.HeadroomAlphaActionSpec)
+	n, err := rl.NewNet(rl.Arch{In: env.NumSwitchFeatures, Out: heads[0] + heads[1], Act: rl.Tanh})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Kind = rl.OutputLogits
+	n.Layers[0].B[1] = 5                                            // headroom: the floor
+	n.Layers[0].B[heads[0]+1+slices.Index(env.SwitchAlphas, 2)] = 5 // alpha 2
+	w, err := n.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := models.Model{Name: "ha", ID: 1, Version: 1, ObsSpec: env.SwitchSpecVersion, ActSpec: env.HeadroomAlphaActionSpec, Weights: w}
+	p, err := SwitchHeadroomFromModel(mustLookup(t, "static:hpcc"), "static:hpcc+headroom=model:ha", "model:ha", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, HeadroomBytes: 112_000, Alpha: 0.125}
+	a, b := validObs(100e9, cur), validObs(100e9, cur)
+	a.Key, b.Key = env.QueueKey{Target: "leaf0", Port: "Ethernet1", Queue: 3}, env.QueueKey{Target: "leaf0", Port: "Ethernet2", Queue: 3}
+	a.MinHeadroomBytes, b.MinHeadroomBytes = 40_000, 30_000
+	b.Current.Alpha = 0 // not shown by the switch
+	ds := p.Decide([]env.Observation{a, b})
+	if ds[0].Setting.HeadroomBytes != 40_000 || ds[0].Setting.Alpha != 2 || !strings.Contains(ds[0].Reason, "alpha 2 (switch-level model model:ha over 2 PGs") {
+		t.Fatalf("member with alpha: %+v", ds[0])
+	}
+	if ds[1].Setting.HeadroomBytes != 30_000 || ds[1].Setting.Alpha != 0 || strings.Contains(ds[1].Reason, "alpha 2") {
+		t.Fatalf("member without alpha: %+v", ds[1])
+	}
+	m.ActSpec = env.HeadroomActionSpec // 11 outputs where hdrm-v1 has 5
+	if _, err := SwitchHeadroomFromModel(mustLookup(t, "static:hpcc"), "x", "model:ha", m); err == nil || !strings.Contains(err.Error(), "want 19 features (sw-v1) → 5 outputs (hdrm-v1)") {
+		t.Fatalf("wrong width: %v", err)
+	}
+}
+
+func mustLookup(t *testing.T, spec string) Policy {
+	t.Helper()
+	p, err := Lookup(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -135,7 +135,8 @@ while that ECN policy decides ECN; run it as POLICY+headroom=model:NAME.`,
 	f.Float64Var(&o.prefScale, "preference-scale", 0, "train a model conditioned on the operator preference P in [-1, 1] (prefer=P then is its input): "+
 		"each episode draws P and weighs the reward's latency terms by 2^(S·P), its throughput terms by 2^(-S·P); S = this flag, 0 (default) for no preference input, at most 4")
 	f.StringVar(&o.headroomFor, "headroom-for", "", "train a switch-level headroom model (one headroom per switch for all its lossless PGs, spec "+
-		env.SwitchSpecVersion+"/"+env.HeadroomActionSpec+") beside this ECN policy, which decides every queue's ECN setting meanwhile: builtin or model:NAME (ppo only)")
+		env.SwitchSpecVersion+"/"+env.HeadroomActionSpec+"; with --spec "+env.SwitchSpecVersion+"/"+env.HeadroomAlphaActionSpec+
+		" its alpha too) beside this ECN policy, which decides every queue's ECN setting meanwhile: builtin or model:NAME (ppo only)")
 	return cmd
 }
 

@@ -3,6 +3,7 @@ package train
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/policy/rl"
@@ -18,8 +19,9 @@ func (c Config) validateSwitch() error {
 		return fmt.Errorf("train: a switch-level headroom model is trained with ppo, not %s", c.Algo)
 	case c.PreferenceScale > 0:
 		return errors.New("train: a switch-level headroom model takes no preference scale")
-	case c.Spec != "" && c.Spec != env.SwitchSpecVersion+"/"+env.HeadroomActionSpec:
-		return fmt.Errorf("train: spec %q: a switch-level headroom model speaks %s/%s", c.Spec, env.SwitchSpecVersion, env.HeadroomActionSpec)
+	case c.Spec != "" && c.Spec != env.SwitchSpecVersion+"/"+env.HeadroomActionSpec && c.Spec != env.SwitchSpecVersion+"/"+env.HeadroomAlphaActionSpec:
+		return fmt.Errorf("train: spec %q: a switch-level headroom model speaks %s/%s (headroom) or %s/%s (headroom and alpha)", c.Spec,
+			env.SwitchSpecVersion, env.HeadroomActionSpec, env.SwitchSpecVersion, env.HeadroomAlphaActionSpec)
 	case !readable(c.ECN.InDim()):
 		return fmt.Errorf("train: ECN policy %s reads %d inputs: want the features of one of %v (a preference-conditioned model cannot be the ECN policy here)",
 			c.ECNName, c.ECN.InDim(), env.ReadableObsSpecs)
@@ -89,6 +91,7 @@ func playSwitchEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record
 	}
 	cat := env.DefaultCatalogue()
 	heads := ecnHeads(c.ECN, cat)
+	spec := c.ActionSpec()
 	feats := env.SwitchFeatureRows(obs, groups)
 	for done := false; !done; {
 		acts, logp, vals, err := a.act(nil, feats)
@@ -99,12 +102,19 @@ func playSwitchEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record
 		if err != nil {
 			return out, err
 		}
-		for g, grp := range groups {
-			for _, i := range grp.Members {
-				joint[i] = cat.Joint(joint[i], acts[g])
+		var next []env.Observation
+		var rewards []float64
+		var d bool
+		if spec == env.HeadroomActionSpec {
+			for g, grp := range groups {
+				for _, i := range grp.Members {
+					joint[i] = cat.Joint(joint[i], acts[g])
+				}
 			}
+			next, rewards, d, _, err = e.Step(joint)
+		} else {
+			next, rewards, d, _, err = e.StepSettings(switchSettings(spec, cat, obs, groups, joint, acts))
 		}
-		next, rewards, d, _, err := e.Step(joint)
 		if err != nil {
 			return out, err
 		}
@@ -132,4 +142,27 @@ func playSwitchEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record
 		obs, feats = next, nextF
 	}
 	return out, out.finish(a, feats, record)
+}
+
+// switchSettings is every queue's setting under the ECN actions ecn and
+// one joint switch-level action per group (acts, spec's layout): the
+// switch's choice sets the headroom (a factor of each member PG's floor)
+// and the alpha (where the PG's is known) of all its members at once.
+func switchSettings(spec string, cat env.Catalogue, obs []env.Observation, groups []env.SwitchGroup, ecn, acts []int) []env.Setting {
+	out := make([]env.Setting, len(obs))
+	for i := range obs {
+		out[i] = cat.SettingFor(cat.Joint(ecn[i], 0), obs[i].RateBps, obs[i].Current, obs[i].MinHeadroomBytes)
+	}
+	for g, grp := range groups {
+		ch := env.SwitchDecision(spec, acts[g])
+		for _, i := range grp.Members {
+			if ch.HeadroomOK {
+				out[i].HeadroomBytes = int64(math.Ceil(float64(obs[i].MinHeadroomBytes) * ch.Factor))
+			}
+			if ch.AlphaOK && obs[i].Current.Alpha > 0 {
+				out[i].Alpha = ch.Alpha
+			}
+		}
+	}
+	return out
 }

@@ -1,6 +1,8 @@
 package train
 
 import (
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -125,5 +127,48 @@ func TestSwitchActionSetsEveryPG(t *testing.T) {
 	// it at the start, at it (0) from the second interval on.
 	if h0, h1 := out.obs[0][0][12], out.obs[1][0][12]; !(h0 > 0) || h1 != 0 || out.obs[1][0][13] != 0 {
 		t.Fatalf("headroom feature %g then %g (min %g): want > 0, then 0 once the switch set its floor", h0, h1, out.obs[1][0][13])
+	}
+}
+
+// hdrm-v2 trains two heads (headroom, alpha) into one switch-level model,
+// and one switch's choice moves both knobs of every member PG: an actor
+// that always picks the floor and alpha 2 brings the star's PGs to their
+// floors and alpha 2 after one interval (the alpha features read it).
+func TestSwitchLevelHeadroomAlpha(t *testing.T) {
+	cfg := switchConfig(t)
+	cfg.Spec = env.SwitchSpecVersion + "/" + env.HeadroomAlphaActionSpec
+	a, err := Run(cfg, Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	heads := env.SwitchHeads(env.HeadroomAlphaActionSpec)
+	m, err := a.Model(Provenance{Name: "ha"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Net.OutDim() != heads[0]+heads[1] || m.ActSpec != env.HeadroomAlphaActionSpec {
+		t.Fatalf("network → %d, spec %s", a.Net.OutDim(), m.ActSpec)
+	}
+	cfg = cfg.withDefaults()
+	sc := perturb(Randomisation{RandomPFC: 1}, tinyScenario("a", 0.3).Config, episodeRNG(5, 0))
+	n, err := rl.NewNet(rl.Arch{In: env.NumSwitchFeatures, Out: heads[0] + heads[1], Act: rl.Tanh})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Kind = rl.OutputLogits
+	n.Layers[0].B[1] = 5
+	n.Layers[0].B[heads[0]+1+slices.Index(env.SwitchAlphas, 2)] = 5
+	out, err := playSwitchEpisode(cfg, sc, 1, greedyActor{net: n, heads: heads}, true, false, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := float32((math.Log2(2) + 4) / 6) // the alpha feature of alpha 2
+	if len(out.obs) < 2 || out.obs[1][0][12] != 0 || math.Abs(float64(out.obs[1][0][14]-want)) > 1e-6 {
+		t.Fatalf("after one interval: headroom feature %g (want 0), alpha feature %g (want %g)", out.obs[1][0][12], out.obs[1][0][14], want)
+	}
+	bad := switchConfig(t)
+	bad.Spec = env.SwitchSpecVersion + "/hdrm-v9"
+	if _, err := Run(bad, Hooks{}); err == nil || !strings.Contains(err.Error(), "sw-v1/hdrm-v2 (headroom and alpha)") {
+		t.Fatalf("unknown switch spec: %v", err)
 	}
 }

@@ -450,7 +450,7 @@ func ppoConfig(c Config) rl.PPOConfig {
 // outputs).
 func (c Config) heads() []int {
 	if c.switchLevel() {
-		return []int{env.SwitchActions()}
+		return env.SwitchHeads(c.ActionSpec())
 	}
 	cat := env.DefaultCatalogue()
 	if c.Algo == AlgoDDQN || cat.PFCLen() == 1 || c.actSpec() == "act-v2" {
@@ -494,6 +494,9 @@ func (c Config) inDim() int {
 // ActionSpec is the action spec a model trained with c speaks.
 func (c Config) ActionSpec() string {
 	if c.switchLevel() {
+		if c.actSpec() == env.HeadroomAlphaActionSpec {
+			return env.HeadroomAlphaActionSpec
+		}
 		return env.HeadroomActionSpec
 	}
 	if len(c.heads()) == 1 {
