@@ -1,6 +1,9 @@
 package env
 
-import "strconv"
+import (
+	"math"
+	"strconv"
+)
 
 // SpecVersion names the observation layout below: the meaning of every
 // Metrics field and of every index of Observation.Features. A model records
@@ -215,4 +218,16 @@ func HeadroomFloor(floor int64, estimated bool, cur int64) int64 {
 		return cur
 	}
 	return floor
+}
+
+// HeadroomAt is the headroom factor times o's lossless floor, rounded up,
+// for a decision that sets the headroom as a multiple of the floor; ok is
+// false when the floor is unknown, or when it is ecntune's estimate and
+// the switch already runs below it (the vendor sized it by a tighter rule
+// than the estimate: a multiple of the estimate would only raise it).
+func (o *Observation) HeadroomAt(factor float64) (bytes int64, ok bool) {
+	if o.MinHeadroomBytes <= 0 || (o.FloorEstimated && o.Current.HeadroomBytes > 0 && o.Current.HeadroomBytes < o.MinHeadroomBytes) {
+		return 0, false
+	}
+	return int64(math.Ceil(float64(o.MinHeadroomBytes) * factor)), true
 }

@@ -111,7 +111,8 @@ type QueueSample struct {
 	// but estimated by ecntune (LosslessFloor, from a cable length and
 	// MTU): the switch's vendor may size its headroom by a tighter rule
 	// (cell accounting, a smaller lossless MTU), so a headroom below the
-	// estimate is reported, not raised (the guard's repair).
+	// estimate is reported, not raised, by the guard's repair and by
+	// decisions that set a multiple of the floor (Observation.HeadroomAt).
 	FloorEstimated bool  `json:"floor_estimated,omitempty"`
 	BufferBytes    int64 `json:"buffer_bytes,omitempty"` // switch shared buffer (0: unknown)
 

@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
@@ -51,10 +50,14 @@ func (h *Headroom) Decide(obs []env.Observation) []Decision {
 		return ds
 	}
 	for i := range ds {
-		if i >= len(obs) || obs[i].MinHeadroomBytes <= 0 {
+		if i >= len(obs) {
 			continue
 		}
-		ds[i].Setting.HeadroomBytes = int64(math.Ceil(float64(obs[i].MinHeadroomBytes) * h.factor))
+		hb, ok := obs[i].HeadroomAt(h.factor)
+		if !ok {
+			continue
+		}
+		ds[i].Setting.HeadroomBytes = hb
 		ds[i].Reason += "; headroom " + units.FormatBytes(ds[i].Setting.HeadroomBytes) + " (" +
 			strconv.FormatFloat(h.factor, 'g', -1, 64) + " × the lossless floor " + units.FormatBytes(obs[i].MinHeadroomBytes) + ")"
 	}

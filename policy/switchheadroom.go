@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"time"
 
@@ -180,7 +179,10 @@ func (s *SwitchHeadroom) Decide(obs []env.Observation) []Decision {
 				continue
 			}
 			floor := obs[i].MinHeadroomBytes
-			h := int64(math.Ceil(float64(floor) * factor))
+			h, ok := obs[i].HeadroomAt(factor)
+			if !ok {
+				continue
+			}
 			if floor != lastFloor {
 				note = "; headroom " + units.FormatBytes(h) + " (" + fs + " × the lossless floor " + units.FormatBytes(floor) + why
 				lastFloor = floor
