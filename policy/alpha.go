@@ -83,12 +83,14 @@ func (a *Alpha) Name() string { return a.name }
 // Decide is the inner policy's decisions with every known alpha set.
 func (a *Alpha) Decide(obs []env.Observation) []Decision {
 	ds := a.inner.Decide(obs)
+	nb := newNotes(ds)
 	for i := range ds {
 		if i >= len(obs) || !(obs[i].Current.Alpha > 0) {
 			continue
 		}
 		ds[i].Setting.Alpha = a.alpha
-		ds[i].Reason += a.note
+		nb.add(i, a.note)
 	}
+	nb.done()
 	return ds
 }

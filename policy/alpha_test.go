@@ -44,3 +44,18 @@ func TestAlphaRule(t *testing.T) {
 		}
 	}
 }
+
+// The batch's notes: every decision keeps its reason and gains its own
+// notes, in order; decisions without a note keep theirs untouched.
+func TestNotes(t *testing.T) {
+	ds := []Decision{{Reason: "a"}, {Reason: "b"}, {Reason: "c"}}
+	nb := newNotes(ds)
+	nb.add(0, "; x")
+	nb.add(0, "; y")
+	nb.add(2, "; z")
+	nb.done()
+	if ds[0].Reason != "a; x; y" || ds[1].Reason != "b" || ds[2].Reason != "c; z" {
+		t.Fatalf("reasons %q %q %q", ds[0].Reason, ds[1].Reason, ds[2].Reason)
+	}
+	newNotes(nil).done() // nothing to do
+}

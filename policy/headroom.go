@@ -49,6 +49,9 @@ func (h *Headroom) Decide(obs []env.Observation) []Decision {
 	if h.factor == 0 {
 		return ds
 	}
+	nb := newNotes(ds)
+	var lastFloor int64 = -1 // a switch's ports mostly share a rate: the note is made once per floor
+	var note string
 	for i := range ds {
 		if i >= len(obs) {
 			continue
@@ -58,8 +61,12 @@ func (h *Headroom) Decide(obs []env.Observation) []Decision {
 			continue
 		}
 		ds[i].Setting.HeadroomBytes = hb
-		ds[i].Reason += "; headroom " + units.FormatBytes(ds[i].Setting.HeadroomBytes) + " (" +
-			strconv.FormatFloat(h.factor, 'g', -1, 64) + " × the lossless floor " + units.FormatBytes(obs[i].MinHeadroomBytes) + ")"
+		if floor := obs[i].MinHeadroomBytes; floor != lastFloor {
+			note = "; headroom " + units.FormatBytes(hb) + " (" + strconv.FormatFloat(h.factor, 'g', -1, 64) + " × the lossless floor " + units.FormatBytes(floor) + ")"
+			lastFloor = floor
+		}
+		nb.add(i, note)
 	}
+	nb.done()
 	return ds
 }

@@ -153,33 +153,32 @@ func (s *SwitchHeadroom) Decide(obs []env.Observation) []Decision {
 	if err != nil { // the network was checked at construction: not input
 		panic("policy: switch-level headroom model " + s.model + ": " + err.Error())
 	}
+	nb := newNotes(ds)
 	for k, g := range live {
 		ch := env.SwitchDecision(s.spec, acts[k])
 		f := rows[k]
 		why := fmt.Sprintf("; switch-level model %s over %d PGs: PFC sent %.2f, paused %.2f, max queue %.2f)",
 			s.model, len(groups[g].Members), f[1], f[3], f[8])
+		var alphaNote string
 		if ch.AlphaOK {
-			note := "; alpha " + env.FormatAlpha(ch.Alpha) + " (" + why[2:]
-			for _, i := range groups[g].Members {
-				if i < len(ds) && obs[i].Current.Alpha > 0 {
-					ds[i].Setting.Alpha = ch.Alpha
-					ds[i].Reason += note
-				}
-			}
+			alphaNote = "; alpha " + env.FormatAlpha(ch.Alpha) + " (" + why[2:]
 		}
-		if !ch.HeadroomOK {
-			continue
-		}
-		factor := ch.Factor
-		fs := strconv.FormatFloat(factor, 'g', -1, 64)
+		fs := strconv.FormatFloat(ch.Factor, 'g', -1, 64)
 		var lastFloor int64 = -1 // a switch's ports mostly share a rate: format the note once per floor
 		var note string
 		for _, i := range groups[g].Members {
 			if i >= len(ds) {
 				continue
 			}
+			if ch.AlphaOK && obs[i].Current.Alpha > 0 {
+				ds[i].Setting.Alpha = ch.Alpha
+				nb.add(i, alphaNote)
+			}
+			if !ch.HeadroomOK {
+				continue
+			}
 			floor := obs[i].MinHeadroomBytes
-			h, ok := obs[i].HeadroomAt(factor)
+			h, ok := obs[i].HeadroomAt(ch.Factor)
 			if !ok {
 				continue
 			}
@@ -188,8 +187,9 @@ func (s *SwitchHeadroom) Decide(obs []env.Observation) []Decision {
 				lastFloor = floor
 			}
 			ds[i].Setting.HeadroomBytes = h
-			ds[i].Reason += note
+			nb.add(i, note)
 		}
 	}
+	nb.done()
 	return ds
 }

@@ -132,7 +132,8 @@ func TestSwitchHeadroomAlpha(t *testing.T) {
 	a.MinHeadroomBytes, b.MinHeadroomBytes = 40_000, 30_000
 	b.Current.Alpha = 0 // not shown by the switch
 	ds := p.Decide([]env.Observation{a, b})
-	if ds[0].Setting.HeadroomBytes != 40_000 || ds[0].Setting.Alpha != 2 || !strings.Contains(ds[0].Reason, "alpha 2 (switch-level model model:ha over 2 PGs") {
+	if ds[0].Setting.HeadroomBytes != 40_000 || ds[0].Setting.Alpha != 2 || !strings.Contains(ds[0].Reason, "; alpha 2 (switch-level model model:ha over 2 PGs") ||
+		!strings.Contains(ds[0].Reason, "; headroom 40KB (1 × the lossless floor 40KB; switch-level model model:ha") || !strings.HasPrefix(ds[0].Reason, "preset hpcc") {
 		t.Fatalf("member with alpha: %+v", ds[0])
 	}
 	if ds[1].Setting.HeadroomBytes != 30_000 || ds[1].Setting.Alpha != 0 || strings.Contains(ds[1].Reason, "alpha 2") {

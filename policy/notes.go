@@ -1,0 +1,40 @@
+package policy
+
+// notes appends notes to the reasons of a batch of decisions with one
+// buffer for the batch: a wrapper that adds "; headroom ..." or "; alpha
+// ..." to every queue's reason would otherwise make one string per queue
+// every interval. add(i, note) queues note for ds[i] (a decision's notes
+// one after the other: a note for an earlier decision after another's is
+// lost); done writes the reasons.
+type notes struct {
+	ds   []Decision
+	buf  []byte
+	idx  []int
+	ends []int
+}
+
+func newNotes(ds []Decision) *notes { return &notes{ds: ds} }
+
+func (n *notes) add(i int, note string) {
+	if len(n.idx) > 0 && n.idx[len(n.idx)-1] == i {
+		n.buf = append(n.buf, note...) // a second note for the same decision
+		n.ends[len(n.ends)-1] = len(n.buf)
+		return
+	}
+	if n.buf == nil {
+		n.buf = make([]byte, 0, len(n.ds)*(len(n.ds[i].Reason)+len(note)))
+	}
+	n.buf = append(n.buf, n.ds[i].Reason...)
+	n.buf = append(n.buf, note...)
+	n.idx = append(n.idx, i)
+	n.ends = append(n.ends, len(n.buf))
+}
+
+func (n *notes) done() {
+	all := string(n.buf)
+	start := 0
+	for k, i := range n.idx {
+		n.ds[i].Reason = all[start:n.ends[k]]
+		start = n.ends[k]
+	}
+}
