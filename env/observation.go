@@ -226,7 +226,7 @@ func HeadroomFloor(floor int64, estimated bool, cur int64) int64 {
 // the switch already runs below it (the vendor sized it by a tighter rule
 // than the estimate: a multiple of the estimate would only raise it).
 func (o *Observation) HeadroomAt(factor float64) (bytes int64, ok bool) {
-	if o.MinHeadroomBytes <= 0 || (o.FloorEstimated && o.Current.HeadroomBytes > 0 && o.Current.HeadroomBytes < o.MinHeadroomBytes) {
+	if o.MinHeadroomBytes <= 0 || HeadroomFloor(o.MinHeadroomBytes, o.FloorEstimated, o.Current.HeadroomBytes) < o.MinHeadroomBytes {
 		return 0, false
 	}
 	return int64(math.Ceil(float64(o.MinHeadroomBytes) * factor)), true

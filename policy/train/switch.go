@@ -102,19 +102,7 @@ func playSwitchEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record
 		if err != nil {
 			return out, err
 		}
-		var next []env.Observation
-		var rewards []float64
-		var d bool
-		if spec == env.HeadroomActionSpec {
-			for g, grp := range groups {
-				for _, i := range grp.Members {
-					joint[i] = cat.Joint(joint[i], acts[g])
-				}
-			}
-			next, rewards, d, _, err = e.Step(joint)
-		} else {
-			next, rewards, d, _, err = e.StepSettings(switchSettings(spec, cat, obs, groups, joint, acts))
-		}
+		next, rewards, d, _, err := e.StepSettings(switchSettings(spec, cat, obs, groups, joint, acts))
 		if err != nil {
 			return out, err
 		}
