@@ -685,7 +685,8 @@ func TestConfigPolicySpecs(t *testing.T) {
 	base := "targets: {sw0: {address: 'h:1'}}\n"
 	for _, p := range []string{"builtin+headroom=floor", "adaptive+headroom=default", "static:hpcc+headroom=floor*1.5",
 		"fixed:400KB/1600KB/1%+headroom=floor", "model:x+headroom=floor", "builtin:prefer=0.5+headroom=floor*2", "static:hpcc",
-		"builtin+headroom=model:hdrm", "builtin+headroom=floor+alpha=2", "model:x+alpha=1/8", "static:hpcc+alpha=0.5+headroom=floor"} {
+		"builtin+headroom=model:hdrm", "builtin+headroom=floor+alpha=2", "model:x+alpha=1/8", "static:hpcc+alpha=0.5+headroom=floor",
+		"roles:host=builtin+headroom=floor;fabric=builtin+headroom=floor+alpha=2"} {
 		if _, err := ParseConfig([]byte("policy: " + p + "\n" + base)); err != nil {
 			t.Errorf("%s: %v", p, err)
 		}

@@ -59,3 +59,20 @@ func TestNotes(t *testing.T) {
 	}
 	newNotes(nil).done() // nothing to do
 }
+
+// Per port role: alpha on the fabric ports only, the floor everywhere.
+func TestAlphaByRole(t *testing.T) {
+	p, err := Lookup("roles:host=static:hpcc+headroom=floor;fabric=static:hpcc+headroom=floor+alpha=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, HeadroomBytes: 100_000, Alpha: 0.125}
+	host, fabric := validObs(100e9, cur), validObs(100e9, cur)
+	host.Peer, fabric.Peer = env.PeerHost, env.PeerSwitch
+	host.MinHeadroomBytes, fabric.MinHeadroomBytes = 40_000, 40_000
+	ds := p.Decide([]env.Observation{host, fabric})
+	// host: alpha kept (0: not managed); fabric: alpha 2
+	if ds[0].Setting.Alpha == 2 || ds[0].Setting.HeadroomBytes != 40_000 || ds[1].Setting.Alpha != 2 || ds[1].Setting.HeadroomBytes != 40_000 {
+		t.Fatalf("host %+v, fabric %+v", ds[0].Setting, ds[1].Setting)
+	}
+}

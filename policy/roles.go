@@ -13,7 +13,9 @@ import (
 // the way operators set ToR downlinks and uplinks apart.
 //
 // Spec: roles:host=SPEC;fabric=SPEC[;other=SPEC], each SPEC any other
-// policy spec (a +headroom= suffix belongs to the part it ends).
+// policy spec (a +headroom= or +alpha= suffix belongs to the part it ends:
+// roles:host=builtin+headroom=floor;fabric=builtin+headroom=floor+alpha=2
+// sets alpha on fabric ports only).
 type Roles struct {
 	name   string
 	byPeer map[env.Peer]Policy
