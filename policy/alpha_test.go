@@ -76,3 +76,12 @@ func TestAlphaByRole(t *testing.T) {
 		t.Fatalf("host %+v, fabric %+v", ds[0].Setting, ds[1].Setting)
 	}
 }
+
+func TestPrefixReasons(t *testing.T) {
+	ds := []Decision{{Reason: "a"}, {Reason: ""}, {Reason: "ccc"}}
+	prefixReasons(ds, "p: ")
+	if ds[0].Reason != "p: a" || ds[1].Reason != "p: " || ds[2].Reason != "p: ccc" {
+		t.Fatalf("%q %q %q", ds[0].Reason, ds[1].Reason, ds[2].Reason)
+	}
+	prefixReasons(nil, "x")
+}

@@ -38,3 +38,24 @@ func (n *notes) done() {
 		start = n.ends[k]
 	}
 }
+
+// prefixReasons puts prefix before every reason of ds, with one buffer for
+// the batch.
+func prefixReasons(ds []Decision, prefix string) {
+	n := 0
+	for i := range ds {
+		n += len(prefix) + len(ds[i].Reason)
+	}
+	buf := make([]byte, 0, n)
+	for i := range ds {
+		buf = append(buf, prefix...)
+		buf = append(buf, ds[i].Reason...)
+	}
+	all := string(buf)
+	start := 0
+	for i := range ds {
+		end := start + len(prefix) + len(ds[i].Reason)
+		ds[i].Reason = all[start:end]
+		start = end
+	}
+}

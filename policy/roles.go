@@ -113,9 +113,9 @@ func (ro *Roles) Decide(obs []env.Observation) []Decision {
 		for j, i := range is {
 			sub[j] = obs[i]
 		}
-		prefix := roleOf[peer] + " port, " + ro.specs[peer] + ": "
-		for j, d := range ro.byPeer[peer].Decide(sub) {
-			d.Reason = prefix + d.Reason
+		ds := ro.byPeer[peer].Decide(sub)
+		prefixReasons(ds, roleOf[peer]+" port, "+ro.specs[peer]+": ")
+		for j, d := range ds {
 			out[is[j]] = d
 		}
 	}
