@@ -2,7 +2,9 @@ package policy
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/ecntune/ecntune/env"
 )
@@ -104,11 +106,11 @@ func (ro *Roles) Decide(obs []env.Observation) []Decision {
 		}
 		idx[peer] = append(idx[peer], i)
 	}
-	for _, peer := range []env.Peer{env.PeerHost, env.PeerSwitch, env.PeerUnknown} {
+	// Each role has a policy of its own: large roles are decided side by
+	// side (a role's batch may be too small for its policy to split it
+	// across cores), small ones one after the other.
+	decide := func(peer env.Peer) {
 		is := idx[peer]
-		if len(is) == 0 {
-			continue
-		}
 		sub := make([]env.Observation, len(is))
 		for j, i := range is {
 			sub[j] = obs[i]
@@ -119,5 +121,20 @@ func (ro *Roles) Decide(obs []env.Observation) []Decision {
 			out[is[j]] = d
 		}
 	}
+	var wg sync.WaitGroup
+	for _, peer := range []env.Peer{env.PeerHost, env.PeerSwitch, env.PeerUnknown} {
+		switch n := len(idx[peer]); {
+		case n == 0:
+		case n >= minParallelChunk && runtime.GOMAXPROCS(0) > 1:
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				decide(peer)
+			}()
+		default:
+			decide(peer)
+		}
+	}
+	wg.Wait()
 	return out
 }
