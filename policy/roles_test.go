@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -102,5 +103,45 @@ func TestRolesSpecWarnings(t *testing.T) {
 	w := SpecWarnings("roles:host=fixed:400B/1600KB/1%;fabric=static:hpcc")
 	if len(w) != 1 || !strings.HasPrefix(w[0], "host: ") {
 		t.Fatalf("warnings %q", w)
+	}
+}
+
+// Roles large enough are decided side by side: the decisions are those of
+// each role's policy on its own queues, in the input's order.
+func TestRolesLargeBatch(t *testing.T) {
+	spec := "roles:host=builtin+headroom=floor;fabric=builtin+headroom=floor+alpha=2"
+	p, err := Lookup(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, HeadroomBytes: 100_000, Alpha: 0.125}
+	obs := make([]env.Observation, 2*minParallelChunk+10)
+	var host, fabric []env.Observation
+	for i := range obs {
+		o := validObs(100e9, cur)
+		o.Key.Port = fmt.Sprintf("Ethernet%d", i)
+		o.MinHeadroomBytes = int64(30_000 + i)
+		o.Features[env.FeatUtil] = float32(i%7) / 7
+		if i%2 == 0 {
+			o.Peer = env.PeerHost
+			host = append(host, o)
+		} else {
+			o.Peer = env.PeerSwitch
+			fabric = append(fabric, o)
+		}
+		obs[i] = o
+	}
+	ds := p.Decide(obs)
+	hp, _ := Lookup("builtin+headroom=floor")
+	fp, _ := Lookup("builtin+headroom=floor+alpha=2")
+	hd, fd := hp.Decide(host), fp.Decide(fabric)
+	for i, d := range ds {
+		want := hd[i/2]
+		if i%2 == 1 {
+			want = fd[i/2]
+		}
+		if d.Key != want.Key || d.Setting != want.Setting || !strings.HasSuffix(d.Reason, want.Reason) {
+			t.Fatalf("queue %d: %+v, want %+v", i, d, want)
+		}
 	}
 }
