@@ -50,6 +50,16 @@ type Options struct {
 	Workers int
 	// Interval is the control interval Δ (0: gym.Env's default).
 	Interval simenv.Time
+	// Warmup leaves the flows that start before it out of every policy's
+	// flow figures (FCT slowdowns, small-flow p99, large-flow goodput):
+	// a fixed setting acts from the start, a policy that decides from
+	// measured counters only from the end of its first interval, and on a
+	// run of a few milliseconds that first interval weighs on the result.
+	// WarmupIntervals > 0 sets it to that many control intervals of each
+	// scenario instead. PFC, goodput and collective figures cover the
+	// whole run.
+	Warmup          simenv.Time
+	WarmupIntervals int
 	// HidePeer tells the policies no queue's peer (as an agent without
 	// fabric-ports does): gym.Options.HidePeer.
 	HidePeer bool
@@ -101,6 +111,8 @@ type Run struct {
 	// LargeGoodputGbps is the mean rate (size / FCT) of finished flows of
 	// 1 MB or more (100 KB or more when there are none).
 	LargeGoodputGbps float64 `json:"large_flow_goodput_gbps"`
+	// WarmupUs is Options.Warmup as this run applied it (µs; 0: none).
+	WarmupUs float64 `json:"warmup_us,omitempty"`
 	// PFCPausedUs is the time link ends spent paused by PFC, summed over
 	// every link and priority, in µs: hosts and switches held paused by a
 	// switch's PAUSE, and switches held paused by a host's.
@@ -585,7 +597,8 @@ func runJob(sc Scenario, j job, opt Options, shared map[string]policy.Policy) (R
 		pol = p
 	}
 	trace := opt.Trace && j.set == nil && j.seed == sc.Config.Seed
-	return playTraced(sc, pol, j.spec, j.seed, gym.Options{Interval: opt.Interval, HidePeer: opt.HidePeer, Missing: opt.Missing}, trace)
+	return playTraced(sc, pol, j.spec, j.seed, gym.Options{Interval: opt.Interval, HidePeer: opt.HidePeer, Missing: opt.Missing}, trace,
+		opt.Warmup, opt.WarmupIntervals)
 }
 
 // Play runs one episode of sc with seed under pol and summarises it.
@@ -594,16 +607,21 @@ func Play(sc Scenario, pol policy.Policy, name string, seed uint64, interval sim
 }
 
 func play(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym.Options) (Run, error) {
-	return playTraced(sc, pol, name, seed, eo, false)
+	return playTraced(sc, pol, name, seed, eo, false, 0, 0)
 }
 
 // playTraced is play, recording a passive trace of the lossless queues
-// after every decision when trace is set.
-func playTraced(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym.Options, trace bool) (Run, error) {
+// after every decision when trace is set, and leaving out of the flow
+// figures the flows that start before warmup (or warmupIntervals control
+// intervals when > 0).
+func playTraced(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym.Options, trace bool, warmup simenv.Time, warmupIntervals int) (Run, error) {
 	begin := time.Now()
 	e, err := gym.New(sc.Config, eo)
 	if err != nil {
 		return Run{}, err
+	}
+	if warmupIntervals > 0 {
+		warmup = simenv.Time(warmupIntervals) * e.Interval()
 	}
 	obs, err := e.Reset(seed)
 	if err != nil {
@@ -641,8 +659,18 @@ func playTraced(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym
 	}
 	sim := e.Sim()
 	flows := sim.Flows()
+	if warmup > 0 {
+		kept := make([]simenv.FlowRecord, 0, len(flows))
+		for _, f := range flows {
+			if f.Start >= warmup {
+				kept = append(kept, f)
+			}
+		}
+		flows = kept
+	}
 	st := sim.Stats()
-	r := Run{Policy: name, Summary: report.Summarize(flows, st, time.Since(begin)), Decisions: n}
+	r := Run{Policy: name, Summary: report.Summarize(flows, st, time.Since(begin)), Decisions: n,
+		WarmupUs: float64(warmup) / float64(simenv.Microsecond)}
 	r.Scenario, r.Seed, r.baseName, r.ECN, r.trace = sc.Name, seed, sc.BaseName, ecn, tr
 	r.HeldForInterval, r.heldWhy = held, heldWhy
 	colls := sim.Collectives()

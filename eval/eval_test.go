@@ -614,3 +614,29 @@ func TestIterationTimesSkipRunsWithout(t *testing.T) {
 		t.Fatalf("paired iteration ratio %+v (want 2 over 2 seeds), %d runs with one", r, countIf(runs, iterP99))
 	}
 }
+
+// A warm-up leaves the flows that start before it out of the flow figures
+// of every policy, and one control interval's warm-up is the same as that
+// interval given as a time; PFC and goodput still cover the whole run.
+func TestEvalWarmup(t *testing.T) {
+	dt := 100 * simenv.Microsecond
+	run := func(o Options) Run {
+		t.Helper()
+		o.Seeds, o.Workers, o.Interval = 1, 1, dt
+		res, err := RunAll([]Scenario{tiny()}, []string{"static:hpcc"}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Runs[0]
+	}
+	all, half, one, byTime := run(Options{}), run(Options{Warmup: simenv.Millisecond}), run(Options{WarmupIntervals: 1}), run(Options{Warmup: dt})
+	if !(half.Flows < all.Flows && half.Flows > 0) || half.WarmupUs != 1000 || all.WarmupUs != 0 {
+		t.Fatalf("flows %d of %d with a 1 ms warm-up (%g µs recorded)", half.Flows, all.Flows, half.WarmupUs)
+	}
+	if half.GoodputGbps != all.GoodputGbps || half.PFCPauses != all.PFCPauses {
+		t.Fatalf("the warm-up changed the whole-run figures: goodput %g/%g, PAUSE %d/%d", half.GoodputGbps, all.GoodputGbps, half.PFCPauses, all.PFCPauses)
+	}
+	if one.Flows != byTime.Flows || one.SmallP99 != byTime.SmallP99 || one.WarmupUs != 100 || one.Flows >= all.Flows {
+		t.Fatalf("one interval: %d flows, p99 %g (%g µs); 100 µs: %d flows, p99 %g; none: %d flows", one.Flows, one.SmallP99, one.WarmupUs, byTime.Flows, byTime.SmallP99, all.Flows)
+	}
+}

@@ -32,6 +32,7 @@ func newEvalCmd() *cobra.Command {
 		plotDir, htmlOut    string
 		db                  string
 		duration, interval  string
+		warmup              string
 		hidePeer, frontier  bool
 		device              string
 		wide                bool
@@ -116,14 +117,27 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 			if workers == 0 {
 				workers = runtime.GOMAXPROCS(0)
 			}
+			var wu simenv.Time
+			wuIntervals := 0
+			switch {
+			case warmup == "" || warmup == "0":
+			case warmup == "interval":
+				wuIntervals = 1
+			default:
+				v, err := positiveSimTime("warmup", warmup)
+				if err != nil {
+					return fmt.Errorf("%w (or \"interval\": one control interval)", err)
+				}
+				wu = v
+			}
 			missing, ok := env.DeviceTelemetry[device]
 			if !ok {
 				return fmt.Errorf("--device %q: unknown (allowed: %s)", device, strings.Join(deviceNames(), ", "))
 			}
 			var prog *progress
 			res, err := eval.RunAll(scs, policies, eval.Options{Seeds: seeds, Workers: workers, Interval: dt, HidePeer: hidePeer, Frontier: frontier, Trace: htmlOut != "",
-				Missing: missing,
-				Lookup:  policyResolver(db).Lookup,
+				Missing: missing, Warmup: wu, WarmupIntervals: wuIntervals,
+				Lookup: policyResolver(db).Lookup,
 				Progress: func(done, total int) {
 					if prog == nil {
 						prog = newProgress(cmd.ErrOrStderr(), "eval", "simulations", int64(total))
@@ -180,6 +194,8 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 	f.BoolVar(&hidePeer, "hide-peer", false, "tell policies no port's peer (host or switch), as an agent without fabric-ports does")
 	f.StringVar(&device, "device", "ecntune", "judge policies with the telemetry this kind of switch exports ("+strings.Join(deviceNames(), ", ")+"): the others are masked as missing")
 	f.StringVar(&interval, "interval", "", "control interval Δ, e.g. 1ms (default: min(500µs, duration/25))")
+	f.StringVar(&warmup, "warmup", "", "leave the flows that start before this time out of every policy's flow figures (FCT, small-flow p99, large-flow goodput), "+
+		"e.g. 1ms, or \"interval\" for one control interval: a fixed setting acts from the start, a policy that decides from counters only after its first interval")
 	f.StringVar(&db, "db", "", "model registry for model:NAME (default $ECNTUNE_DB or "+modelsDefaultDB+")")
 	return cmd
 }

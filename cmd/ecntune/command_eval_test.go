@@ -178,3 +178,26 @@ func TestEvalHPCCConfig(t *testing.T) {
 		t.Errorf("no input: %v", err)
 	}
 }
+
+// --warmup takes a time or "interval", records what it applied in the
+// JSON, and refuses anything else with the flag named.
+func TestEvalWarmupFlag(t *testing.T) {
+	sc := writeTinyScenario(t)
+	js, err := runCmd(t, newEvalCmd(), "--scenario", sc, "--policy", "static:hpcc", "--seeds", "1",
+		"--duration", "2ms", "--interval", "100us", "--warmup", "interval", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []map[string]any
+	if err := json.Unmarshal([]byte(js), &runs); err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) == 0 || runs[0]["warmup_us"] != 100.0 {
+		t.Fatalf("runs %v: want warmup_us 100", runs)
+	}
+	for _, bad := range []string{"soon", "-1ms"} {
+		if _, err := runCmd(t, newEvalCmd(), "--scenario", sc, "--policy", "static:hpcc", "--warmup", bad); err == nil || !strings.Contains(err.Error(), "--warmup") {
+			t.Errorf("--warmup %s: %v", bad, err)
+		}
+	}
+}
