@@ -82,8 +82,8 @@ const RepairXoffShare = 0.9
 // at most by a factor of 4 per change. A queue whose alpha is unknown (0:
 // the switch exports none) keeps it unmanaged whatever the limits.
 const (
-	DefaultAlphaMin     = 1.0 / 64
-	DefaultAlphaMax     = 8.0
+	DefaultAlphaMin     = policy.AlphaMin
+	DefaultAlphaMax     = policy.AlphaMax
 	DefaultAlphaMaxStep = 4.0
 )
 

@@ -9,9 +9,8 @@ import (
 	"github.com/ecntune/ecntune/env"
 )
 
-// AlphaMin and AlphaMax bound the alpha a +alpha= rule may set: the powers
-// of two a switch can take (SONiC's dynamic_th is log2 alpha) within the
-// guard's default limits.
+// AlphaMin and AlphaMax bound the alpha a +alpha= rule may set (SONiC's
+// dynamic_th is log2 alpha); they are the agent guard's default limits.
 const (
 	AlphaMin = 1.0 / 64
 	AlphaMax = 8.0

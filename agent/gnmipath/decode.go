@@ -104,8 +104,9 @@ type Decoder struct {
 	pgs     map[string]*[8]pgBind // pgIndex(tree); stale when pgdirty
 	pgdirty bool
 	// cables is each port's cable length (CONFIG_DB CABLE_LENGTH; the
-	// longest where entries differ); stale when cdirty.
-	cables  map[string]float64
+	// longest where entries differ) and largest frame (its mtu); stale
+	// when cdirty.
+	cables  map[string]portCable
 	cdirty  bool
 	bindGen uint64          // see BindingsVersion
 	req     [numFields]bool // fields a queue sample cannot do without
@@ -444,7 +445,7 @@ func (d *Decoder) set(l Leaf, v Val, q *qstate, p *pstate) {
 			return
 		}
 	}
-	d.cdirty = d.cdirty || l.Field == PortCable
+	d.cdirty = d.cdirty || l.Field == PortCable || l.Field == PortMTU
 	d.tree[l] = v
 }
 
@@ -458,7 +459,7 @@ func (d *Decoder) drop(l Leaf) {
 		return
 	}
 	delete(d.tree, l)
-	d.cdirty = d.cdirty || l.Field == PortCable
+	d.cdirty = d.cdirty || l.Field == PortCable || l.Field == PortMTU
 	if l.Field == PortAlias {
 		d.aliasesChanged()
 	}
@@ -915,22 +916,28 @@ func (d *Decoder) floorFromCable(port string, rateBps float64) int64 {
 				continue
 			}
 			if d.cables == nil {
-				d.cables = map[string]float64{}
+				d.cables = map[string]portCable{}
 			}
-			if c, ok := d.cables[l.Port]; !ok || v.F > c {
-				d.cables[l.Port] = v.F
+			if c, ok := d.cables[l.Port]; !ok || v.F > c.meters {
+				frame := DefaultMTU + EthernetOverhead
+				if m, ok := d.tree[Leaf{Field: PortMTU, Port: l.Port}]; ok {
+					frame = int(m.U) + EthernetOverhead
+				}
+				d.cables[l.Port] = portCable{meters: v.F, frame: frame}
 			}
 		}
 	}
-	cable, ok := d.cables[port]
+	c, ok := d.cables[port]
 	if !ok {
 		return 0
 	}
-	mtu := DefaultMTU
-	if v, ok := d.tree[Leaf{Field: PortMTU, Port: port}]; ok {
-		mtu = int(v.U)
-	}
-	return env.LosslessFloor(rateBps, cable, mtu+EthernetOverhead)
+	return env.LosslessFloor(rateBps, c.meters, c.frame)
+}
+
+// portCable is what a port's lossless floor is estimated from.
+type portCable struct {
+	meters float64
+	frame  int
 }
 
 // missingOf is the optional telemetry queue q lacks: what did not arrive
