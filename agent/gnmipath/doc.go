@@ -98,7 +98,10 @@
 // (env.QueueSample.FloorEstimated): decisions keep to it, but a vendor
 // headroom below it is reported, not raised, since the vendor's buffer
 // manager may size headroom by a tighter rule (cells, a smaller lossless
-// MTU).
+// MTU). LOSSLESS_TRAFFIC_PATTERN (the lossless MTU and share of small
+// packets) is not read: SONiC adds it only for the dynamic buffer model,
+// whose buffer manager computes each PG's headroom itself (a vendor plugin,
+// also fed by STATE_DB's ASIC_TABLE) and where headroom is not tunable.
 //
 // Device ecntune-sonic is ecntune's idealised switch in that layout, as
 // simswitch --dialect sonic serves it: COUNTERS|<port>:<q> (not object ids)
