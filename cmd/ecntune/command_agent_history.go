@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -47,10 +45,6 @@ address of --config, or at --url.`,
 	return cmd
 }
 
-// historyLockWait is how long history waits for the database's lock
-// before it turns to the running agent's HTTP API.
-const historyLockWait = 500 * time.Millisecond
-
 // runAgentHistory prints the audit log from the database or, while an
 // agent holds it, from that agent's HTTP API.
 func runAgentHistory(cmd *cobra.Command, o agentHistoryOpts) error {
@@ -66,35 +60,19 @@ func runAgentHistory(cmd *cobra.Command, o agentHistoryOpts) error {
 		}
 		return printHistory(out, es, o.asJSON)
 	}
-	var cfg *agent.Config
-	if o.cfgPath != "" {
-		if cfg, err = agent.LoadConfig(o.cfgPath); err != nil {
-			return err
-		}
+	src, err := openJournalSource(journalFlags{o.db, o.cfgPath}, true, "audit log")
+	if err != nil {
+		return err
 	}
-	db := o.db
-	switch {
-	case db == "" && cfg != nil:
-		db = cfg.DB
-	case db == "":
-		db = "agent.db"
-	}
-	j, err := agent.OpenJournalReadOnly(db, historyLockWait)
-	if errors.Is(err, agent.ErrJournalLocked) {
-		base, ferr := runningAgentURL(o, cfg, db)
-		if ferr != nil {
-			return fmt.Errorf("%w: %v", err, ferr)
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "agent db %s is locked by the running agent: reading its audit log from %s\n", db, base)
-		es, err := fetchHistory(cmd.Context(), base, o.target, from)
+	if src.j == nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "agent db %s is locked by the running agent: reading its audit log from %s\n", src.db, src.base)
+		es, err := fetchHistory(cmd.Context(), src.base, o.target, from)
 		if err != nil {
 			return err
 		}
 		return printHistory(out, es, o.asJSON)
 	}
-	if err != nil {
-		return err
-	}
+	j := src.j
 	defer j.Close()
 	var fromNs int64
 	if !from.IsZero() {
@@ -105,28 +83,6 @@ func runAgentHistory(cmd *cobra.Command, o agentHistoryOpts) error {
 		return err
 	}
 	return printHistory(out, es, o.asJSON)
-}
-
-// runningAgentURL is the HTTP API of the agent that holds db: the metrics
-// address of its configuration.
-func runningAgentURL(o agentHistoryOpts, cfg *agent.Config, db string) (string, error) {
-	if cfg == nil {
-		return "", errors.New("pass the running agent's --config (its metrics address serves the audit log) or --url http://HOST:PORT")
-	}
-	if o.db != "" && !sameFile(o.db, cfg.DB) {
-		return "", fmt.Errorf("--db %s is not the db of %s (%s): its metrics address serves another audit log", o.db, o.cfgPath, cfg.DB)
-	}
-	if cfg.Metrics == "" {
-		return "", fmt.Errorf("%s serves no HTTP API (metrics: \"\"): stop the agent, or give it a metrics address", o.cfgPath)
-	}
-	return agentBaseURL(cfg.Metrics), nil
-}
-
-// sameFile compares two paths made absolute.
-func sameFile(a, b string) bool {
-	aa, err1 := filepath.Abs(a)
-	bb, err2 := filepath.Abs(b)
-	return err1 == nil && err2 == nil && aa == bb
 }
 
 // agentBaseURL turns a listen address (":9273", "0.0.0.0:9273") or a URL

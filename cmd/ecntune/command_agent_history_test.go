@@ -68,6 +68,26 @@ func TestAgentHistoryWhileAgentRuns(t *testing.T) {
 		t.Fatalf("history --db on a locked db without --config: %v", err)
 	}
 
+	// the other read commands find the database the same way
+	_, _, err = runAgentCmd(t, ctx, "recommendations", "--db", db)
+	if err == nil || !strings.Contains(err.Error(), "locked") || !strings.Contains(err.Error(), "serves the recommendations") {
+		t.Fatalf("recommendations --db on a locked db without --config: %v", err)
+	}
+	other := filepath.Join(dir, "other.db") // another agent's, locked too
+	j2, err := agent.OpenJournal(other, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = runAgentCmd(t, ctx, "recommendations", "--config", conf, "--db", other)
+	j2.Close()
+	if err == nil || !strings.Contains(err.Error(), "is not the db of") {
+		t.Fatalf("recommendations --db of another locked db than --config's: %v", err)
+	}
+	_, _, err = runAgentCmd(t, ctx, "report", "--config", conf, "--out", filepath.Join(dir, "rep"))
+	if err == nil || !strings.Contains(err.Error(), "locked") || !strings.Contains(err.Error(), "stop the agent first") {
+		t.Fatalf("report on a locked db: %v", err)
+	}
+
 	j.Close() // the agent stops: the file is read directly
 	out, _, err = runAgentCmd(t, ctx, "history", "--config", conf, "--target", "sw1")
 	if err != nil || rows(out) != n/50 {

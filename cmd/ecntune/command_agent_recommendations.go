@@ -65,34 +65,18 @@ func runAgentRecs(cmd *cobra.Command, o agentRecsOpts) error {
 		}
 		return printRecs(cmd.OutOrStdout(), recs, o)
 	}
-	var cfg *agent.Config
-	if o.cfgPath != "" {
-		if cfg, err = agent.LoadConfig(o.cfgPath); err != nil {
-			return err
-		}
+	src, err := openJournalSource(journalFlags{o.db, o.cfgPath}, true, "recommendations")
+	if err != nil {
+		return err
 	}
-	db := o.db
-	switch {
-	case db == "" && cfg != nil:
-		db = cfg.DB
-	case db == "":
-		db = "agent.db"
-	}
-	j, err := agent.OpenJournalReadOnly(db, historyLockWait)
-	if errors.Is(err, agent.ErrJournalLocked) {
-		base, ferr := runningAgentURL(agentHistoryOpts{db: o.db, cfgPath: o.cfgPath}, cfg, db)
-		if ferr != nil {
-			return fmt.Errorf("%w: %v", err, ferr)
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "agent db %s is locked by the running agent: reading its recommendations from %s\n", db, base)
-		if recs, err = fetchRecs(cmd.Context(), base, o, from); err != nil {
+	if src.j == nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "agent db %s is locked by the running agent: reading its recommendations from %s\n", src.db, src.base)
+		if recs, err = fetchRecs(cmd.Context(), src.base, o, from); err != nil {
 			return err
 		}
 		return printRecs(cmd.OutOrStdout(), recs, o)
 	}
-	if err != nil {
-		return err
-	}
+	j := src.j
 	defer j.Close()
 	var fromNs int64
 	if !from.IsZero() {

@@ -50,24 +50,11 @@ func runAgentReport(cmd *cobra.Command, o agentReportOpts) error {
 	if o.intervals < 1 || o.queues < 1 {
 		return errors.New("--intervals and --queues must be at least 1")
 	}
-	db := o.db
-	if db == "" && o.cfgPath != "" {
-		cfg, err := agent.LoadConfig(o.cfgPath)
-		if err != nil {
-			return err
-		}
-		db = cfg.DB
-	}
-	if db == "" {
-		db = "agent.db"
-	}
-	j, err := agent.OpenJournalReadOnly(db, historyLockWait)
-	if errors.Is(err, agent.ErrJournalLocked) {
-		return fmt.Errorf("%w: stop the agent first, or see its live dashboard at its metrics address", err)
-	}
+	src, err := openJournalSource(journalFlags{o.db, o.cfgPath}, false, "")
 	if err != nil {
 		return err
 	}
+	j := src.j
 	defer j.Close()
 	ro := agent.ReportOptions{Target: o.target, Intervals: o.intervals, Queues: o.queues}
 	if !from.IsZero() {
