@@ -389,7 +389,11 @@ func (l *Learned) decideRows(obs []env.Observation, out []Decision, rows [][]flo
 		if l.leansOn(o) {
 			a, _ = l.lean(row, best, l.cat.Setting(best, o.RateBps, o.Current), o.RateBps, o.Current)
 		}
-		set := l.cat.SettingFor(l.cat.Joint(a, pfc), o.RateBps, o.Current, o.MinHeadroomBytes)
+		floor := o.MinHeadroomBytes
+		if _, ok := o.HeadroomAt(1); !ok {
+			floor = 0 // an estimated floor above the vendor's headroom: keep it (a headroom action holds)
+		}
+		set := l.cat.SettingFor(l.cat.Joint(a, pfc), o.RateBps, o.Current, floor)
 		d := &out[i]
 		d.Action = l.cat.Joint(a, pfc)
 		d.Setting = set

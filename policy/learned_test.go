@@ -446,6 +446,16 @@ func TestLearnedTwoHeads(t *testing.T) {
 		if wantC := rl.Confidence(rl.OutputLogits, out.B[:cat.ECNLen()], 1); math.Abs(d.Confidence-wantC) > 1e-6 {
 			t.Fatalf("confidence %g, want the ECN head's %g", d.Confidence, wantC)
 		}
+		// A floor ecntune estimated (a SONiC cable length) above the
+		// vendor's headroom: a headroom action keeps the vendor's.
+		o.MinHeadroomBytes, o.FloorEstimated = 150_000, true
+		if d := l.Decide([]env.Observation{o})[0]; d.Setting.HeadroomBytes != cur.HeadroomBytes {
+			t.Fatalf("pfc %d: estimated floor 150KB above the vendor's 72KB: headroom %d, want it kept", c.pfc, d.Setting.HeadroomBytes)
+		}
+		o.MinHeadroomBytes = 60_000 // an estimate below it: the action acts on it as on an exported floor
+		if d := l.Decide([]env.Observation{o})[0]; d.Setting != want {
+			t.Fatalf("pfc %d: estimated floor below the vendor's: %+v, want %+v", c.pfc, d.Setting, want)
+		}
 	}
 }
 
