@@ -116,12 +116,34 @@ func (ro *Roles) Decide(obs []env.Observation) []Decision {
 			sub[j] = obs[i]
 		}
 		ds := ro.byPeer[peer].Decide(sub)
+		if len(ds) != len(sub) {
+			panic(fmt.Sprintf("gave %d decisions for %d queues", len(ds), len(sub)))
+		}
 		prefixReasons(ds, roleOf[peer]+" port, "+ro.specs[peer]+": ")
 		for j, d := range ds {
 			out[is[j]] = d
 		}
 	}
-	var wg sync.WaitGroup
+	// A role's policy that panics is re-panicked on the caller's goroutine
+	// once every role is done (agent.decide recovers it there: one
+	// interval lost, not the agent), never on a goroutine of its own.
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		panicked any
+	)
+	guarded := func(peer env.Peer) {
+		defer func() {
+			if r := recover(); r != nil {
+				mu.Lock()
+				if panicked == nil {
+					panicked = fmt.Sprintf("roles: %s ports' policy %s: %v", roleOf[peer], ro.specs[peer], r)
+				}
+				mu.Unlock()
+			}
+		}()
+		decide(peer)
+	}
 	for _, peer := range []env.Peer{env.PeerHost, env.PeerSwitch, env.PeerUnknown} {
 		switch n := len(idx[peer]); {
 		case n == 0:
@@ -129,12 +151,15 @@ func (ro *Roles) Decide(obs []env.Observation) []Decision {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				decide(peer)
+				guarded(peer)
 			}()
 		default:
-			decide(peer)
+			guarded(peer)
 		}
 	}
 	wg.Wait()
+	if panicked != nil {
+		panic(panicked)
+	}
 	return out
 }

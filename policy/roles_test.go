@@ -145,3 +145,35 @@ func TestRolesLargeBatch(t *testing.T) {
 		}
 	}
 }
+
+// panicky is a policy that panics, as a faulty one may.
+type panicky struct{}
+
+func (panicky) Name() string                        { return "panicky" }
+func (panicky) Decide([]env.Observation) []Decision { panic("boom") }
+
+// A role's policy that panics, also one decided on a goroutine of its own
+// (a role of minParallelChunk queues or more), panics on the caller's
+// goroutine, where agent.decide recovers it, and names the role.
+func TestRolesPanicReachesCaller(t *testing.T) {
+	ro := &Roles{name: "r", byPeer: map[env.Peer]Policy{env.PeerHost: panicky{}, env.PeerSwitch: panicky{}},
+		specs: map[env.Peer]string{env.PeerHost: "p", env.PeerSwitch: "p"}}
+	for _, n := range []int{3, 2 * minParallelChunk} {
+		obs := make([]env.Observation, n)
+		for i := range obs {
+			obs[i].Peer = env.PeerHost
+			if i%2 == 1 {
+				obs[i].Peer = env.PeerSwitch
+			}
+			obs[i].Key = env.QueueKey{Target: "t", Port: fmt.Sprint("Ethernet", i), Queue: 3}
+		}
+		var got any
+		func() {
+			defer func() { got = recover() }()
+			ro.Decide(obs)
+		}()
+		if s, _ := got.(string); !strings.Contains(s, "boom") || !strings.Contains(s, "ports' policy p") {
+			t.Fatalf("%d queues: the caller recovered %v", n, got)
+		}
+	}
+}
