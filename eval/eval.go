@@ -623,6 +623,9 @@ func playTraced(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym
 	if warmupIntervals > 0 {
 		warmup = simenv.Time(warmupIntervals) * e.Interval()
 	}
+	if warmup > 0 && warmup >= sc.Config.Duration {
+		return Run{}, fmt.Errorf("warmup %v is not before the end of scenario %s (%v): no flow would be left to judge", warmup, sc.Config.Name, sc.Config.Duration)
+	}
 	obs, err := e.Reset(seed)
 	if err != nil {
 		return Run{}, err

@@ -639,4 +639,10 @@ func TestEvalWarmup(t *testing.T) {
 	if one.Flows != byTime.Flows || one.SmallP99 != byTime.SmallP99 || one.WarmupUs != 100 || one.Flows >= all.Flows {
 		t.Fatalf("one interval: %d flows, p99 %g (%g µs); 100 µs: %d flows, p99 %g; none: %d flows", one.Flows, one.SmallP99, one.WarmupUs, byTime.Flows, byTime.SmallP99, all.Flows)
 	}
+	// a warm-up that reaches the end of the run would leave nothing to
+	// judge (every figure 0, read as a perfect p99): refused, with the scenario
+	_, err := RunAll([]Scenario{tiny()}, []string{"static:hpcc"}, Options{Seeds: 1, Workers: 1, Interval: dt, Warmup: simenv.Second})
+	if err == nil || !strings.Contains(err.Error(), "warmup 1s is not before the end of scenario") {
+		t.Fatalf("a warm-up past the end: %v", err)
+	}
 }
