@@ -941,8 +941,15 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 			d.Reason, wanted.KminBytes, wanted.KmaxBytes, wanted.Pmax, wanted.HeadroomBytes, wanted.Alpha))
 	}
 	if lo, hi, _ := g.cfg.AlphaLimits(); !sameAlpha(wanted.Alpha, cur.Alpha) && (wanted.Alpha < lo || wanted.Alpha > hi) {
-		return rej(RuleBounds, fmt.Sprintf("policy asked for alpha %s, outside the allowed %s..%s",
-			env.FormatAlpha(wanted.Alpha), env.FormatAlpha(lo), env.FormatAlpha(hi)))
+		// the alpha part is refused and alpha kept; the ECN part of the
+		// decision stands (nothing else to do: a rejection)
+		why := fmt.Sprintf("policy asked for alpha %s, outside the allowed %s..%s",
+			env.FormatAlpha(wanted.Alpha), env.FormatAlpha(lo), env.FormatAlpha(hi))
+		wanted.Alpha, w.setting.Alpha = cur.Alpha, cur.Alpha
+		if sameSetting(w.setting, cur, 1e-9) {
+			return rej(RuleBounds, why)
+		}
+		w.reason += "; alpha kept: " + why
 	}
 	if wanted.KminBytes >= wanted.KmaxBytes {
 		return rej(RuleOrder, "policy asked for kmin "+units.FormatBytes(wanted.KminBytes)+" not below kmax "+units.FormatBytes(wanted.KmaxBytes))
@@ -960,7 +967,10 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 		return rej(RuleProbation, fmt.Sprintf("the last change is watched for %d more intervals", g.cfg.RollbackWindow-q.probN))
 	}
 	if d.Confidence < g.cfg.MinConfidence {
-		if g.cfg.LowConfidence == LowConfidenceHold {
+		ecnHeld := wanted.KminBytes == cur.KminBytes && wanted.KmaxBytes == cur.KmaxBytes && math.Abs(wanted.Pmax-cur.Pmax) <= 1e-9
+		if g.cfg.LowConfidence == LowConfidenceHold || ecnHeld {
+			// the fallback preset stands in for an unsure ECN change, not
+			// for an unsure headroom or alpha change alone
 			return rej(RuleConfidence, fmt.Sprintf("confidence %.3g below %.3g", d.Confidence, g.cfg.MinConfidence))
 		}
 		w.kind = KindFallback

@@ -42,7 +42,8 @@ func TestGuardAlpha(t *testing.T) {
 		{name: "step down clipped to /4", current: curA, want: withAlpha(ecn, 1.0/64),
 			expect: ptr(withAlpha(curA, 1.0/32)), clamped: []string{RuleStep}, why: "factor of 4"},
 		{name: "above the bounds", current: curA, want: withAlpha(ecn, 16), rule: RuleBounds, why: "alpha 16, outside the allowed 1/64..8"},
-		{name: "below the bounds", current: curA, want: withAlpha(moved, 1.0/128), rule: RuleBounds, why: "alpha 1/128"},
+		{name: "below the bounds: the ECN change stands, alpha kept", current: curA, want: withAlpha(moved, 1.0/128),
+			expect: ptr(withAlpha(env.Setting{KminBytes: 500_000, KmaxBytes: 2_000_000, Pmax: 0.2, HeadroomBytes: 100_000}, 0.125)), why: "alpha kept: policy asked for alpha 1/128"},
 		{name: "NaN", current: curA, want: withAlpha(moved, nanF()), rule: RuleMalformed, why: "alpha NaN"},
 		{name: "negative", current: curA, want: withAlpha(moved, -1), rule: RuleMalformed},
 		{name: "current outside the bounds, kept", current: withAlpha(curA, 1.0/256), want: withAlpha(moved, 1.0/256),
@@ -57,8 +58,8 @@ func TestGuardAlpha(t *testing.T) {
 			rule: RuleBounds, why: "policy asked for alpha 4, outside the allowed 1/64..2"},
 		{name: "max 2: alpha 2 allowed", mod: upTo2, current: withAlpha(curA, 1), want: withAlpha(ecn, 2),
 			expect: ptr(withAlpha(curA, 2))},
-		{name: "max 2: 8 still rejected, not clipped", mod: upTo2, current: curA, want: withAlpha(moved, 8),
-			rule: RuleBounds, why: "outside the allowed 1/64..2"},
+		{name: "max 2: alpha 8 refused, not clipped; the ECN change stands", mod: upTo2, current: curA, want: withAlpha(moved, 8),
+			expect: ptr(withAlpha(env.Setting{KminBytes: 500_000, KmaxBytes: 2_000_000, Pmax: 0.2, HeadroomBytes: 100_000}, 0.125)), why: "alpha kept: policy asked for alpha 8, outside the allowed 1/64..2"},
 		{name: "min 1/16: alpha 1/32 below the bounds", mod: narrow, current: curA, want: withAlpha(ecn, 1.0/32),
 			rule: RuleBounds, why: "alpha 1/32, outside the allowed 1/16..1"},
 		{name: "step 2: clipped to x2", mod: narrow, current: curA, want: withAlpha(ecn, 1),
@@ -269,4 +270,41 @@ func TestApplyManualReadBackNamesAlpha(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "alpha 1/2→1/8") {
 		t.Fatalf("ApplyManual: %v, want a read-back error naming alpha 1/2→1/8", err)
 	}
+}
+
+// An unsure decision that holds the ECN and moves only alpha is held, not
+// replaced by the fallback preset (which stands in for an unsure ECN
+// change); a +alpha= rule on a held queue is sure of its alpha.
+func TestGuardAlphaOnHold(t *testing.T) {
+	preset := func(c *GuardConfig) {
+		c.LowConfidence = LowConfidencePreset
+		c.Fallback = env.Setting{KminBytes: 200_000, KmaxBytes: 800_000, Pmax: 0.1}
+	}
+	o := ob(kA, curA)
+	onlyAlpha := curA
+	onlyAlpha.Alpha = 0.25
+	p := step(t, newTestGuard(t, preset), 10*sec, []env.Observation{o}, []policy.Decision{dc(kA, onlyAlpha, 0.1)})
+	if len(p.Changes) != 0 || len(p.Rejections) != 1 || p.Rejections[0].Rule != RuleConfidence {
+		t.Fatalf("an unsure alpha-only decision: %+v, want a confidence rejection", p)
+	}
+	rule, err := policy.NewAlpha(holdPolicy{}, "hold+alpha=1/4", "1/4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = step(t, newTestGuard(t, preset), 10*sec, []env.Observation{o}, rule.Decide([]env.Observation{o}))
+	if len(p.Changes) != 1 || p.Changes[0].Kind != KindTune || p.Changes[0].New != onlyAlpha {
+		t.Fatalf("a held queue under +alpha=1/4: %+v, want alpha 1/4 and the ECN kept", p)
+	}
+}
+
+// holdPolicy holds every queue (confidence 0), as a policy that cannot act.
+type holdPolicy struct{}
+
+func (holdPolicy) Name() string { return "hold" }
+func (holdPolicy) Decide(obs []env.Observation) []policy.Decision {
+	out := make([]policy.Decision, len(obs))
+	for i, o := range obs {
+		out[i] = policy.Decision{Key: o.Key, Setting: o.Current, Action: env.ActionHold, Reason: "hold: test"}
+	}
+	return out
 }

@@ -48,7 +48,7 @@ func ParseAlpha(arg string) (float64, error) {
 		if err == nil {
 			d, err = strconv.ParseFloat(den, 64)
 		}
-		if err == nil && d != 0 {
+		if err == nil && n > 0 && d > 0 {
 			a = n / d
 		}
 	} else {
@@ -57,7 +57,9 @@ func ParseAlpha(arg string) (float64, error) {
 	if err != nil || !(a >= AlphaMin && a <= AlphaMax) || math.Abs(math.Log2(a)-math.Round(math.Log2(a))) > 1e-9 {
 		return 0, fmt.Errorf("alpha=%s: want a power of two from 1/64 to 8 (e.g. 2, 1/8): a switch keeps alpha as log2 (SONiC's dynamic_th)", arg)
 	}
-	return a, nil
+	// exactly the power of two: SONiC stores log2 alpha as an integer, and
+	// a value a rounding error away from it would be refused at Set time
+	return math.Ldexp(1, int(math.Round(math.Log2(a)))), nil
 }
 
 // SplitAlpha splits "SPEC+alpha=A" into SPEC and A when the spec ends in
@@ -88,8 +90,21 @@ func (a *Alpha) Decide(obs []env.Observation) []Decision {
 			continue
 		}
 		ds[i].Setting.Alpha = a.alpha
+		ruleConfidence(&ds[i], obs[i].Current)
 		nb.add(i, a.note)
 	}
 	nb.done()
 	return ds
+}
+
+// ruleConfidence gives a decision whose ECN part holds the queue's current
+// setting the confidence of the rule that changed its headroom or alpha
+// (1): the inner policy's confidence (0 on a hold) judges its ECN change,
+// and a hold must not read as an unsure change (the guard would put the
+// fallback preset in its place).
+func ruleConfidence(d *Decision, cur env.Setting) {
+	s := d.Setting
+	if s.KminBytes == cur.KminBytes && s.KmaxBytes == cur.KmaxBytes && math.Abs(s.Pmax-cur.Pmax) <= 1e-9 {
+		d.Confidence = 1
+	}
 }

@@ -36,6 +36,23 @@ func TestAlphaRule(t *testing.T) {
 	if p, err := Lookup("builtin+alpha=1/4"); err != nil || p.Decide(obs)[0].Setting.Alpha != 0.25 {
 		t.Fatalf("1/4: %v", err)
 	}
+	// a value a rounding error from a power of two is that power exactly
+	// (SONiC stores log2 alpha as an integer); signs do not cancel
+	for in, want := range map[string]float64{"2.0000000001": 2, "1/0.49999999999": 2, "7.99999999999": 8, "0.125": 0.125} {
+		if a, err := ParseAlpha(in); err != nil || a != want {
+			t.Errorf("ParseAlpha(%q) = %.17g, %v; want exactly %g", in, a, err, want)
+		}
+	}
+	if _, err := ParseAlpha("-1/-8"); err == nil {
+		t.Error("ParseAlpha(-1/-8): no error")
+	}
+	// the rule's part of a hold is sure: a held ECN with the rule's alpha
+	// is not an unsure change (confidence 1); an ECN change keeps the
+	// inner policy's confidence
+	hold, _ := NewAlpha(holdAll{}, "hold+alpha=2", "2")
+	if d := hold.Decide(obs[:1])[0]; d.Confidence != 1 || d.Setting.Alpha != 2 {
+		t.Errorf("a hold with +alpha=2: %+v, want alpha 2 at confidence 1", d)
+	}
 	for _, bad := range []string{"static:hpcc+alpha=3", "static:hpcc+alpha=16", "static:hpcc+alpha=1/128", "static:hpcc+alpha=", "static:hpcc+alpha=x", "nope+alpha=2"} {
 		if _, err := Lookup(bad); err == nil {
 			t.Errorf("%s: no error", bad)
@@ -84,4 +101,17 @@ func TestPrefixReasons(t *testing.T) {
 		t.Fatalf("%q %q %q", ds[0].Reason, ds[1].Reason, ds[2].Reason)
 	}
 	prefixReasons(nil, "x")
+}
+
+// holdAll holds every queue with confidence 0, as a policy that cannot
+// act does.
+type holdAll struct{}
+
+func (holdAll) Name() string { return "hold" }
+func (holdAll) Decide(obs []env.Observation) []Decision {
+	out := make([]Decision, len(obs))
+	for i, o := range obs {
+		out[i] = Decision{Key: o.Key, Setting: o.Current, Action: env.ActionHold, Reason: "hold: test"}
+	}
+	return out
 }

@@ -61,6 +61,7 @@ func (h *Headroom) Decide(obs []env.Observation) []Decision {
 			continue
 		}
 		ds[i].Setting.HeadroomBytes = hb
+		ruleConfidence(&ds[i], obs[i].Current)
 		if floor := obs[i].MinHeadroomBytes; floor != lastFloor {
 			note = "; headroom " + units.FormatBytes(hb) + " (" + strconv.FormatFloat(h.factor, 'g', -1, 64) + " × the lossless floor " + units.FormatBytes(floor) + ")"
 			lastFloor = floor
