@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +45,29 @@ func TestE2ERealSonic(t *testing.T) {
 			t.Logf("sonic (%s buffer model): %d audit entries, all applied and read back", model, n)
 		})
 	}
+}
+
+// A SONiC switch with no CABLE_LENGTH table, whose sonic-gnmi refuses a
+// subscription to it (NotFound, as older images do for a table with no
+// keys): the agent loses the floor estimate alone, says so once, and
+// still tunes every queue; the headroom telemetry is reported missing.
+func TestE2ERealSonicNoCableLength(t *testing.T) {
+	cfg := e2eSim(poorECN)
+	s, addr := startSim(t, cfg, "", func(c *simswitch.Config) {
+		c.Device, c.SonicNativeWrite, c.SonicNoCableLength = "sonic", true, true
+	})
+	var logs syncBuffer
+	e := runE2EFull(t, ModeClosedLoop, mustStatic(t, "hpcc"), []TargetConfig{target0(addr, DialectSONiC)}, e2eGuard(),
+		slog.New(slog.NewTextHandler(&logs, nil)), time.Second)
+	n := closedLoopOnDevice(t, e, s, 40*time.Second)
+	ti := e.a.Targets()
+	if want := env.DeviceTelemetry["sonic"]; strings.Join(ti[0].Missing, ", ") != want.String() {
+		t.Fatalf("missing %v, want %s (the headroom floor unknown without cable lengths)", ti[0].Missing, want)
+	}
+	if strings.Join(ti[0].Refused, ",") != "cable-length" {
+		t.Fatalf("refused groups %v, want the cable-length one alone\n%s", ti[0].Refused, logs.String())
+	}
+	t.Logf("sonic without CABLE_LENGTH: %d audit entries, all applied and read back", n)
 }
 
 // Shadow mode against the sonic-gnmi imitation: a measured recommendation

@@ -68,6 +68,10 @@ type Config struct {
 	// lossless PG profiles in CONFIG_DB) or "dynamic" (BUFFER_PG binds
 	// "NULL": buffermgrd's profiles, not in CONFIG_DB, not writable).
 	SonicBufferModel string
+	// SonicNoCableLength leaves CABLE_LENGTH out of device sonic's
+	// CONFIG_DB, as on an image whose minigraph gave none; a subscription
+	// to the absent table is refused NotFound, as older sonic-gnmi does.
+	SonicNoCableLength bool
 
 	// SetLog, when set, receives a JSON line (SetLogEntry) for every
 	// lossless queue's setting at start and for every change a Set makes.
@@ -219,6 +223,9 @@ func Start(ctx context.Context, cfg Config) (*Server, string, error) {
 		}
 		for i, info := range s.r.infos {
 			db := newSonicDB(info, s.r.pub[i].tree, cfg.SonicBufferModel == "dynamic")
+			if cfg.SonicNoCableLength {
+				delete(db, "CABLE_LENGTH")
+			}
 			t, err := db.tree()
 			if err != nil {
 				return nil, "", fmt.Errorf("sonic config of %s: %v", info.Name, err)

@@ -61,10 +61,16 @@ func Groups(t Target) []Group {
 		c := Subscription{Prefix: &gnmi.Path{Target: sonicTarget(t, CountersDB)}, Mode: gnmi.SubscriptionMode_SAMPLE,
 			Paths: parsePaths("/COUNTERS/Ethernet*/Queues", "/COUNTERS/Ethernet*")}
 		g := Subscription{Prefix: &gnmi.Path{Target: sonicTarget(t, ConfigDB)}, Mode: gnmi.SubscriptionMode_ON_CHANGE,
-			Paths: parsePaths("/PORT", "/QUEUE", "/BUFFER_PG", "/BUFFER_POOL", "/CABLE_LENGTH")}
+			Paths: parsePaths("/PORT", "/QUEUE", "/BUFFER_PG", "/BUFFER_POOL")}
+		// The cable lengths only estimate the floor: on a Subscribe of
+		// their own, since an older sonic-gnmi refuses a table that has no
+		// keys yet and would take the required config group with it.
+		cl := Subscription{Prefix: &gnmi.Path{Target: sonicTarget(t, ConfigDB)}, Mode: gnmi.SubscriptionMode_ON_CHANGE,
+			Paths: parsePaths("/CABLE_LENGTH")}
 		return []Group{
 			{Name: "counters", Required: true, Sub: c},
 			{Name: "config", Required: true, Sub: g},
+			{Name: "cable-length", Provides: env.TelHeadroom, Sub: cl},
 		}
 	}
 	if d.Dialect == Sonic {
