@@ -712,13 +712,14 @@ func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 			meanR, q.probN, base.reward, g.cfg.RollbackRewardDrop)
 	}
 	if rule != "" {
-		q.prob = false
-		g.touch(q)
 		k := o.Key
 		al := &Alarm{Target: o.Key.Target, Key: &k, Rule: rule, Msg: "rollback to the setting before the change: " + why}
 		// Back to what the switch had before the change, through the same
-		// max-step, bounds, XOFF and headroom rules as any change.
+		// max-step, bounds, XOFF and headroom rules as any change (shape
+		// while still on probation: the headroom before it is the switch's).
 		back, clamped, _, rej := g.shape(q, q.probFrom)
+		q.prob = false
+		g.touch(q)
 		if rej != nil {
 			al.Msg += " (" + rej.Reason + ": nothing to roll back)"
 			return nil, al
@@ -1052,8 +1053,14 @@ func (g *Guard) shape(q *queueState, wanted env.Setting) (env.Setting, []string,
 		}
 	}
 	// Headroom never below the computed lossless minimum (an estimated
-	// one: never below the switch's own headroom either, if lower).
-	if f := env.HeadroomFloor(q.minHeadroom, q.floorEstimated, q.current.HeadroomBytes); f > 0 && out.HeadroomBytes > 0 && out.HeadroomBytes < f {
+	// one: never below the switch's own headroom either, if lower; on
+	// probation, the headroom before the change watched counts as the
+	// switch's own, so that a rollback restores it).
+	own := q.current.HeadroomBytes
+	if q.prob && q.probFrom.HeadroomBytes > 0 && q.probFrom.HeadroomBytes < own {
+		own = q.probFrom.HeadroomBytes
+	}
+	if f := env.HeadroomFloor(q.minHeadroom, q.floorEstimated, own); f > 0 && out.HeadroomBytes > 0 && out.HeadroomBytes < f {
 		out.HeadroomBytes = f
 		c.note(RuleHeadroom)
 	}

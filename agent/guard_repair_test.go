@@ -107,6 +107,28 @@ func TestGuardLeavesHeadroomBelowAnEstimatedFloor(t *testing.T) {
 	}
 }
 
+// A rollback of a raise restores the switch's own headroom, also when it
+// is below a floor ecntune estimated (the estimate is no reason to keep
+// the raise).
+func TestGuardRollbackBelowAnEstimatedFloor(t *testing.T) {
+	g := newTestGuard(t, nil)
+	o := ob(kA, cur) // the vendor's 100 KB
+	o.MinHeadroomBytes, o.FloorEstimated = 150_000, true
+	more := cur
+	more.HeadroomBytes = 200_000
+	p := step(t, g, 10*sec, []env.Observation{o}, []policy.Decision{dc(kA, more, 0.9)})
+	if len(p.Changes) != 1 || p.Changes[0].New.HeadroomBytes != 200_000 {
+		t.Fatalf("a raise: %+v", p)
+	}
+	g.Result(p.Changes[0], Applied, p.Changes[0].New, 10*sec)
+	o.Current = p.Changes[0].New
+	o.Metrics.DropFrac = 0.1 // drops under probation
+	p = step(t, g, 11*sec, []env.Observation{o}, nil)
+	if len(p.Changes) != 1 || p.Changes[0].Kind != KindRollback || p.Changes[0].New != cur {
+		t.Fatalf("want a rollback to the switch's own setting %+v, got %+v", cur, p)
+	}
+}
+
 // Kmax at or above XOFF is brought below it (RepairXoffShare of XOFF, Kmin
 // below that), whatever the policy wants; where no Kmax within the bounds
 // is below XOFF, the alarm sounds and nothing is written.
