@@ -148,8 +148,12 @@ func SpecWarnings(spec string) []string {
 		}
 		return out
 	}
-	s, _, _ := SplitAlpha(strings.TrimSpace(spec))
-	s, _, _ = strings.Cut(s, "+headroom=")
+	// the base spec: before the first +alpha= or +headroom= rule, in
+	// whichever order they come
+	s := strings.TrimSpace(spec)
+	for _, rule := range []string{"+alpha=", "+headroom="} {
+		s, _, _ = strings.Cut(s, rule)
+	}
 	var out []string
 	if arg, ok := strings.CutPrefix(s, "fixed:"); ok {
 		if st, err := ParseFixed(arg); err == nil {

@@ -137,12 +137,14 @@ func TestSchedule(t *testing.T) {
 // spec is warned about (not refused); presets and sane settings are not.
 func TestSpecWarnings(t *testing.T) {
 	for spec, want := range map[string][]string{
-		"fixed:400B/1600KB/0.2":                     {"kmin 400B is below one MTU"},
-		"fixed:400B/1000B/20%+headroom=floor":       {"kmin 400B is below one MTU", "kmax 1KB is below one MTU"},
-		"schedule:sonic-default,3ms=100B/774KB/1%":  {"entry 2 (at 3ms): kmin 100B is below one MTU"},
-		"schedule:1KB/2MB/1%,5ms=sonic-default":     {"entry 1 (at 0s): kmin 1KB is below one MTU"},
-		"fixed:400KB/1600KB/0.2":                    nil,
-		"schedule:sonic-default,3ms=387KB/774KB/1%": nil,
+		"fixed:400B/1600KB/0.2":                       {"kmin 400B is below one MTU"},
+		"fixed:400B/1000B/20%+headroom=floor":         {"kmin 400B is below one MTU", "kmax 1KB is below one MTU"},
+		"fixed:400B/1600KB/1%+alpha=2+headroom=floor": {"kmin 400B is below one MTU"},
+		"fixed:400B/1600KB/1%+headroom=floor+alpha=2": {"kmin 400B is below one MTU"},
+		"schedule:sonic-default,3ms=100B/774KB/1%":    {"entry 2 (at 3ms): kmin 100B is below one MTU"},
+		"schedule:1KB/2MB/1%,5ms=sonic-default":       {"entry 1 (at 0s): kmin 1KB is below one MTU"},
+		"fixed:400KB/1600KB/0.2":                      nil,
+		"schedule:sonic-default,3ms=387KB/774KB/1%":   nil,
 		"static:hpcc":          nil,
 		"fixed:400/1600KB/0.2": nil, // refused by Lookup instead
 		"builtin":              nil,
