@@ -43,6 +43,11 @@ func TestAlphaRule(t *testing.T) {
 			t.Errorf("ParseAlpha(%q) = %.17g, %v; want exactly %g", in, a, err, want)
 		}
 	}
+	for _, twice := range []string{"static:hpcc+alpha=2+alpha=4", "static:hpcc+headroom=floor+alpha=2+headroom=floor*2"} {
+		if _, err := Lookup(twice); err == nil || !strings.Contains(err.Error(), "twice") {
+			t.Errorf("%s: %v", twice, err)
+		}
+	}
 	if _, err := ParseAlpha("-1/-8"); err == nil {
 		t.Error("ParseAlpha(-1/-8): no error")
 	}

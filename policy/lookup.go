@@ -53,6 +53,11 @@ func (r Resolver) Lookup(spec string) (Policy, error) {
 		}
 		return ro, nil
 	}
+	for _, rule := range []string{"+alpha=", "+headroom="} {
+		if strings.Count(s, rule) > 1 {
+			return nil, fmt.Errorf("policy %q: %s twice: give each rule once", spec, strings.TrimSuffix(rule, "="))
+		}
+	}
 	if base, arg, ok := SplitAlpha(s); ok {
 		inner, err := r.Lookup(base)
 		if err != nil {
