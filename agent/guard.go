@@ -968,8 +968,7 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 		return rej(RuleProbation, fmt.Sprintf("the last change is watched for %d more intervals", g.cfg.RollbackWindow-q.probN))
 	}
 	if d.Confidence < g.cfg.MinConfidence {
-		ecnHeld := wanted.KminBytes == cur.KminBytes && wanted.KmaxBytes == cur.KmaxBytes && math.Abs(wanted.Pmax-cur.Pmax) <= 1e-9
-		if g.cfg.LowConfidence == LowConfidenceHold || ecnHeld {
+		if g.cfg.LowConfidence == LowConfidenceHold || wanted.SameECN(cur) {
 			// the fallback preset stands in for an unsure ECN change, not
 			// for an unsure headroom or alpha change alone
 			return rej(RuleConfidence, fmt.Sprintf("confidence %.3g below %.3g", d.Confidence, g.cfg.MinConfidence))

@@ -26,6 +26,12 @@ func (s Setting) Describe() string {
 	return "kmin " + units.FormatBytes(s.KminBytes) + " kmax " + units.FormatBytes(s.KmaxBytes) + " pmax " + FormatPmax(s.Pmax)
 }
 
+// SameECN reports whether s and t mark alike: the same Kmin and Kmax, and
+// Pmax within 1e-9 (headroom and alpha are not compared).
+func (s Setting) SameECN(t Setting) bool {
+	return s.KminBytes == t.KminBytes && s.KmaxBytes == t.KmaxBytes && math.Abs(s.Pmax-t.Pmax) <= 1e-9
+}
+
 // ScaledTo restates s, stated at units.RefRateBps (100 Gb/s), for a port
 // of rateBps: Kmin and Kmax scale linearly with the rate
 // (units.ScaleBytes); Pmax and headroom are kept. A rate that is not

@@ -103,8 +103,7 @@ func (a *Alpha) Decide(obs []env.Observation) []Decision {
 // and a hold must not read as an unsure change (the guard would put the
 // fallback preset in its place).
 func ruleConfidence(d *Decision, cur env.Setting) {
-	s := d.Setting
-	if s.KminBytes == cur.KminBytes && s.KmaxBytes == cur.KmaxBytes && math.Abs(s.Pmax-cur.Pmax) <= 1e-9 {
+	if d.Setting.SameECN(cur) {
 		d.Confidence = 1
 	}
 }
