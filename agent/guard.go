@@ -946,10 +946,12 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 		// decision stands (nothing else to do: a rejection)
 		why := fmt.Sprintf("policy asked for alpha %s, outside the allowed %s..%s",
 			env.FormatAlpha(wanted.Alpha), env.FormatAlpha(lo), env.FormatAlpha(hi))
-		wanted.Alpha, w.setting.Alpha = cur.Alpha, cur.Alpha
-		if sameSetting(w.setting, cur, 1e-9) {
-			return rej(RuleBounds, why)
+		kept := w.setting
+		kept.Alpha = cur.Alpha
+		if sameSetting(kept, cur, 1e-9) {
+			return rej(RuleBounds, why) // Wanted: what the policy asked
 		}
+		wanted.Alpha, w.setting = cur.Alpha, kept
 		w.reason += "; alpha kept: " + why
 	}
 	if wanted.KminBytes >= wanted.KmaxBytes {
