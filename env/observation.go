@@ -226,8 +226,19 @@ func HeadroomFloor(floor int64, estimated bool, cur int64) int64 {
 // the switch already runs below it (the vendor sized it by a tighter rule
 // than the estimate: a multiple of the estimate would only raise it).
 func (o *Observation) HeadroomAt(factor float64) (bytes int64, ok bool) {
-	if o.MinHeadroomBytes <= 0 || HeadroomFloor(o.MinHeadroomBytes, o.FloorEstimated, o.Current.HeadroomBytes) < o.MinHeadroomBytes {
+	f := o.ActionableFloor()
+	if f == 0 {
 		return 0, false
 	}
-	return int64(math.Ceil(float64(o.MinHeadroomBytes) * factor)), true
+	return int64(math.Ceil(float64(f) * factor)), true
+}
+
+// ActionableFloor is o's lossless floor when a decision may set the
+// headroom from it, else 0: the floor is unknown, or it is ecntune's
+// estimate and the switch already runs below it.
+func (o *Observation) ActionableFloor() int64 {
+	if o.MinHeadroomBytes <= 0 || HeadroomFloor(o.MinHeadroomBytes, o.FloorEstimated, o.Current.HeadroomBytes) < o.MinHeadroomBytes {
+		return 0
+	}
+	return o.MinHeadroomBytes
 }

@@ -389,11 +389,9 @@ func (l *Learned) decideRows(obs []env.Observation, out []Decision, rows [][]flo
 		if l.leansOn(o) {
 			a, _ = l.lean(row, best, l.cat.Setting(best, o.RateBps, o.Current), o.RateBps, o.Current)
 		}
-		floor := o.MinHeadroomBytes
-		if _, ok := o.HeadroomAt(1); !ok {
-			floor = 0 // an estimated floor above the vendor's headroom: keep it (a headroom action holds)
-		}
-		set := l.cat.SettingFor(l.cat.Joint(a, pfc), o.RateBps, o.Current, floor)
+		// floor 0 (unknown, or an estimate above the vendor's headroom):
+		// a headroom action keeps the headroom
+		set := l.cat.SettingFor(l.cat.Joint(a, pfc), o.RateBps, o.Current, o.ActionableFloor())
 		d := &out[i]
 		d.Action = l.cat.Joint(a, pfc)
 		d.Setting = set
