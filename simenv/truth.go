@@ -55,3 +55,24 @@ func (s *Sim) FlowPath(dst []QueueRef, id int) []QueueRef {
 	}
 	return dst
 }
+
+// ActiveFlow is a flow in flight: started, not finished.
+type ActiveFlow struct {
+	ID        int
+	SizeBytes int64
+	// Remaining is what its sender has yet to see acknowledged.
+	Remaining int64
+}
+
+// ActiveFlows appends to dst every flow in flight now, host by host. Like
+// FinishedFlows it is ground truth that no switch counter shows: training
+// may give it to a critic, never to a policy.
+func (s *Sim) ActiveFlows(dst []ActiveFlow) []ActiveFlow {
+	for h := range s.hosts {
+		for _, id := range s.hosts[h].flows {
+			f := &s.flows[id]
+			dst = append(dst, ActiveFlow{ID: int(id), SizeBytes: f.SizeBytes, Remaining: max(f.SizeBytes-f.sndUna, 0)})
+		}
+	}
+	return dst
+}

@@ -44,6 +44,9 @@ type Options struct {
 	// exports it (env.Telemetry.Mask): how a policy fares under a device
 	// profile's feature set, and the feature dropout of training.
 	Missing env.Telemetry
+	// Truth computes Env.Truth after every interval: ground truth for an
+	// asymmetric critic in training, never an input of a policy.
+	Truth bool
 }
 
 // StepInfo carries ground truth for evaluation. A policy must not read it:
@@ -93,6 +96,11 @@ type Env struct {
 	finished int               // cursor into Sim.FinishedFlows
 	path     []simenv.QueueRef // scratch
 	truth    []truthAcc        // scratch, one per queue
+
+	// Options.Truth: the features of Truth, NumTruthFeatures per queue.
+	truthFeat []float32
+	active    []simenv.ActiveFlow       // scratch
+	paths     map[int][]simenv.QueueRef // flow id -> controlled queues it crosses
 }
 
 // truthAcc sums one queue's ground truth over an interval.
@@ -200,6 +208,8 @@ func (e *Env) build(seed uint64) error {
 		e.byRef[r] = i
 	}
 	e.finished = 0
+	e.paths = nil
+	e.truthFeat = e.truthFeat[:0]
 	e.maxHeadroom = make([]int64, len(all))
 	for _, s := range all {
 		e.maxHeadroom[s.Index] = s.BufferBytes / 4
@@ -347,6 +357,9 @@ func (e *Env) advance() ([]env.Observation, []float64, error) {
 		rewards[i] = env.RewardAt(obs[i].Metrics, e.peers[i], e.weight)
 	}
 	e.addTruth(rewards, obs)
+	if e.opts.Truth {
+		e.observeTruth(obs)
+	}
 	e.last = obs
 	e.done = e.sim.Now() >= e.cfg.Duration || e.sim.Idle()
 	return obs, rewards, nil
@@ -401,20 +414,36 @@ func (e *Env) info(settings []env.Setting) StepInfo {
 // it. Flows that finished are read once (a cursor), so a step costs what
 // finished in it.
 func (e *Env) addTruth(rewards []float64, obs []env.Observation) {
-	if e.weight.FlowSmall == 0 && e.weight.FlowLarge == 0 {
+	if e.weight.FlowSmall == 0 && e.weight.FlowLarge == 0 && !e.opts.Truth {
 		return
 	}
+	acc := e.finishedThrough(len(rewards))
+	for i := range acc {
+		if !obs[i].Valid {
+			continue
+		}
+		if n := acc[i].nSmall; n > 0 {
+			rewards[i] -= e.weight.FlowSmall * acc[i].small / float64(n)
+		}
+		if n := acc[i].nLarge; n > 0 {
+			rewards[i] -= e.weight.FlowLarge * acc[i].large / float64(n)
+		}
+	}
+}
+
+// finishedThrough sums, per controlled queue (n of them), the log2
+// slowdowns of the small and large flows that finished since the last
+// call after crossing it.
+func (e *Env) finishedThrough(n int) []truthAcc {
+	if cap(e.truth) < n {
+		e.truth = make([]truthAcc, n)
+	}
+	acc := e.truth[:n]
+	clear(acc)
 	flows, next := e.sim.FinishedFlows(e.finished)
 	e.finished = next
-	if len(flows) == 0 {
-		return
-	}
-	if cap(e.truth) < len(rewards) {
-		e.truth = make([]truthAcc, len(rewards))
-	}
-	acc := e.truth[:len(rewards)]
-	clear(acc)
 	for _, f := range flows {
+		delete(e.paths, f.ID) // Options.Truth's cache: the flow is done
 		small, large := f.SizeBytes < truthSmallBytes, f.SizeBytes >= truthLargeBytes
 		if !small && !large {
 			continue
@@ -439,15 +468,5 @@ func (e *Env) addTruth(rewards []float64, obs []env.Observation) {
 			}
 		}
 	}
-	for i := range acc {
-		if !obs[i].Valid {
-			continue
-		}
-		if n := acc[i].nSmall; n > 0 {
-			rewards[i] -= e.weight.FlowSmall * acc[i].small / float64(n)
-		}
-		if n := acc[i].nLarge; n > 0 {
-			rewards[i] -= e.weight.FlowLarge * acc[i].large / float64(n)
-		}
-	}
+	return acc
 }
