@@ -51,7 +51,18 @@ type PPOConfig struct {
 	// Its log-probability is the sum of the heads', its entropy too. Nil:
 	// one head over every output.
 	Heads []int `json:"heads,omitempty" yaml:"heads"`
+	// CriticExtra > 0 makes an asymmetric actor-critic: the critic reads
+	// CriticExtra more inputs after the actor's Arch.In, information that
+	// exists in training only (the simulator's ground truth). Rows given
+	// to Act, Values and a Rollout then hold Arch.In + CriticExtra values,
+	// of which the actor reads the first Arch.In; Greedy and Probs take
+	// the actor's Arch.In alone.
+	CriticExtra int `json:"critic_extra,omitempty" yaml:"critic_extra"`
 }
+
+// RowDim is the width of a row of Act, Values and a Rollout: the actor's
+// inputs, then the critic's extra ones.
+func (c PPOConfig) RowDim() int { return c.Arch.In + c.CriticExtra }
 
 // heads returns the head sizes (one head of Arch.Out when Heads is nil).
 func (c PPOConfig) heads() []int {
@@ -114,7 +125,7 @@ func (c *PPOConfig) setDefaults() {
 }
 
 func (c PPOConfig) criticArch() Arch {
-	return Arch{In: c.Arch.In, Hidden: append([]int(nil), c.CriticHidden...), Out: 1, Act: c.Arch.Act}
+	return Arch{In: c.RowDim(), Hidden: append([]int(nil), c.CriticHidden...), Out: 1, Act: c.Arch.Act}
 }
 
 // Validate checks every field, naming the one at fault.
@@ -124,6 +135,9 @@ func (c PPOConfig) Validate() error {
 	}
 	if c.Arch.Out < 2 {
 		return fmt.Errorf("ppo: arch.out = %d: a policy needs at least 2 actions", c.Arch.Out)
+	}
+	if c.CriticExtra < 0 {
+		return fmt.Errorf("ppo: critic_extra = %d: must be >= 0", c.CriticExtra)
 	}
 	if err := c.criticArch().Validate(); err != nil {
 		return fmt.Errorf("ppo: critic %w", err)
@@ -198,15 +212,15 @@ type PPO struct {
 	params        G.Nodes
 	vm            G.VM
 	solver        *G.AdamSolver
-	x, a, olp     *G.Node
+	x, xc, a, olp *G.Node // xc: the critic's rows (CriticExtra > 0; else x)
 	adv, ret      *G.Node
 	plV, vlV, enV G.Value
 	logpV, ratioV G.Value
 
-	xBuf, aBuf, olpBuf, advBuf, retBuf []float32
-	xT, aT, olpT, advT, retT           *tensor.Dense
-	perm                               []int
-	normAdv                            []float32
+	xBuf, xcBuf, aBuf, olpBuf, advBuf, retBuf []float32
+	xT, xcT, aT, olpT, advT, retT             *tensor.Dense
+	perm                                      []int
+	normAdv                                   []float32
 }
 
 // NewPPO builds actor, critic and the training graph from cfg.Seed.
@@ -246,6 +260,10 @@ func (p *PPO) build() error {
 	p.gc = newGNet(p.g, p.critic, "v")
 	p.params = append(append(G.Nodes{}, p.ga.nodes...), p.gc.nodes...)
 	p.x = G.NewMatrix(p.g, tensor.Float32, G.WithShape(mb, in), G.WithName("x"))
+	p.xc = p.x
+	if p.cfg.CriticExtra > 0 {
+		p.xc = G.NewMatrix(p.g, tensor.Float32, G.WithShape(mb, p.cfg.RowDim()), G.WithName("x_critic"))
+	}
 	p.a = G.NewMatrix(p.g, tensor.Float32, G.WithShape(mb, k), G.WithName("action_onehot"))
 	p.olp = G.NewVector(p.g, tensor.Float32, G.WithShape(mb), G.WithName("old_logp"))
 	p.adv = G.NewVector(p.g, tensor.Float32, G.WithShape(mb), G.WithName("advantage"))
@@ -265,6 +283,10 @@ func (p *PPO) build() error {
 	p.advBuf = make([]float32, mb)
 	p.retBuf = make([]float32, mb)
 	p.xT, p.aT = denseOf(p.xBuf, mb, in), denseOf(p.aBuf, mb, k)
+	if p.cfg.CriticExtra > 0 {
+		p.xcBuf = make([]float32, mb*p.cfg.RowDim())
+		p.xcT = denseOf(p.xcBuf, mb, p.cfg.RowDim())
+	}
 	p.olpT, p.advT, p.retT = denseOf(p.olpBuf, mb), denseOf(p.advBuf, mb), denseOf(p.retBuf, mb)
 	return nil
 }
@@ -330,7 +352,7 @@ func (p *PPO) lossGraph() (*G.Node, error) {
 	// min(s1, s2) = s1 − relu(s1 − s2)
 	surr := do(G.Sub(s1, do(G.Rectify(do(G.Sub(s1, s2))))))
 	pl := do(G.Neg(do(G.Mean(surr))))
-	v := do(p.gc.forward(p.x))
+	v := do(p.gc.forward(p.xc))
 	if err != nil {
 		return nil, err
 	}
@@ -373,16 +395,20 @@ func (p *PPO) Steps() uint64 { return p.steps }
 
 // NewRollout makes a rollout buffer sized for this learner.
 func (p *PPO) NewRollout(agents, horizon int) (*Rollout, error) {
-	return NewRollout(agents, horizon, p.cfg.Arch.In)
+	return NewRollout(agents, horizon, p.cfg.RowDim())
 }
 
 // Act samples an action per observation from the policy (randomness from
 // rng; a nil rng picks the most probable action) and returns it with its
-// log-probability and the critic's value.
+// log-probability and the critic's value. Rows hold RowDim values.
 func (p *PPO) Act(obs [][]float32, rng *rand.Rand) (actions []int, logp []float32, values []float32, err error) {
 	k := p.cfg.Arch.Out
 	logits := make([]float32, len(obs)*k)
-	if err := p.actor.ForwardInto(logits, obs); err != nil {
+	ain, err := p.actorRows(obs)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("ppo: act: %w", err)
+	}
+	if err := p.actor.ForwardInto(logits, ain); err != nil {
 		return nil, nil, nil, fmt.Errorf("ppo: act: %w", err)
 	}
 	values = make([]float32, len(obs))
@@ -425,6 +451,21 @@ func (p *PPO) Act(obs [][]float32, rng *rand.Rand) (actions []int, logp []float3
 	return actions, logp, values, nil
 }
 
+// actorRows is the actor's part of rows of RowDim values.
+func (p *PPO) actorRows(rows [][]float32) ([][]float32, error) {
+	if p.cfg.CriticExtra == 0 {
+		return rows, nil
+	}
+	out := make([][]float32, len(rows))
+	for i, r := range rows {
+		if len(r) != p.cfg.RowDim() {
+			return nil, fmt.Errorf("row %d has %d values: want %d (%d for the actor, %d for the critic alone)", i, len(r), p.cfg.RowDim(), p.cfg.Arch.In, p.cfg.CriticExtra)
+		}
+		out[i] = r[:p.cfg.Arch.In:p.cfg.Arch.In]
+	}
+	return out, nil
+}
+
 // Greedy returns the most probable action per observation (deployment):
 // the best of each head, as a joint action (Net.GreedyJoint).
 func (p *PPO) Greedy(obs [][]float32) ([]int, error) {
@@ -435,7 +476,7 @@ func (p *PPO) Greedy(obs [][]float32) ([]int, error) {
 	return acts, nil
 }
 
-// Values evaluates the critic, e.g. for Rollout.Finish.
+// Values evaluates the critic, e.g. for Rollout.Finish (rows of RowDim).
 func (p *PPO) Values(obs [][]float32) ([]float32, error) {
 	v := make([]float32, len(obs))
 	if err := p.critic.ForwardInto(v, obs); err != nil {
@@ -487,11 +528,11 @@ func (p *PPO) Update(buf *Rollout) (PPOStats, error) {
 	if buf == nil || !buf.done1 {
 		return st, fmt.Errorf("ppo: update: rollout not finished: call Finish(lastValues, gamma, lambda) first")
 	}
-	if buf.dim != p.cfg.Arch.In {
-		return st, fmt.Errorf("ppo: update: rollout has %d features, the policy expects %d", buf.dim, p.cfg.Arch.In)
+	if buf.dim != p.cfg.RowDim() {
+		return st, fmt.Errorf("ppo: update: rollout has %d features, the policy expects %d", buf.dim, p.cfg.RowDim())
 	}
 	rows := buf.Len()
-	mb, in, k := p.cfg.MinibatchSize, p.cfg.Arch.In, p.cfg.Arch.Out
+	mb, in, k, rd := p.cfg.MinibatchSize, p.cfg.Arch.In, p.cfg.Arch.Out, p.cfg.RowDim()
 	if rows < mb {
 		return st, fmt.Errorf("ppo: update: rollout has %d rows (agents × steps): minibatch_size is %d", rows, mb)
 	}
@@ -542,7 +583,10 @@ func (p *PPO) Update(buf *Rollout) (PPOStats, error) {
 			clear(p.aBuf)
 			for r := 0; r < mb; r++ {
 				j := perm[b*mb+r]
-				copy(p.xBuf[r*in:(r+1)*in], buf.obs[j*in:(j+1)*in])
+				copy(p.xBuf[r*in:(r+1)*in], buf.obs[j*rd:j*rd+in])
+				if p.xcBuf != nil {
+					copy(p.xcBuf[r*rd:(r+1)*rd], buf.obs[j*rd:(j+1)*rd])
+				}
 				if len(heads) == 1 {
 					p.aBuf[r*k+int(buf.act[j])] = 1
 				} else {
@@ -593,6 +637,11 @@ func (p *PPO) Update(buf *Rollout) (PPOStats, error) {
 // Adam step. It returns the approximate KL and clip fraction measured
 // before the step, and the gradient norm before clipping.
 func (p *PPO) step() (kl, clipFrac, norm float64, err error) {
+	if p.xcT != nil {
+		if err = G.Let(p.xc, p.xcT); err != nil {
+			return 0, 0, 0, fmt.Errorf("feed: %w", err)
+		}
+	}
 	if err = G.Let(p.x, p.xT); err == nil {
 		if err = G.Let(p.a, p.aT); err == nil {
 			if err = G.Let(p.olp, p.olpT); err == nil {
