@@ -41,6 +41,7 @@ type trainOpts struct {
 	spec            string
 	prefScale       float64
 	headroomFor     string
+	criticTruth     bool
 }
 
 // command is the canonical command line of a run (recorded in the
@@ -86,6 +87,9 @@ func (o trainOpts) command() string {
 	}
 	if o.headroomFor != "" {
 		b.WriteString(" --headroom-for " + o.headroomFor)
+	}
+	if o.criticTruth {
+		b.WriteString(" --critic-truth")
 	}
 	if o.checkpointEvery != 0 {
 		// Not part of what is learned, but of the resume fingerprint: the
@@ -137,6 +141,8 @@ while that ECN policy decides ECN; run it as POLICY+headroom=model:NAME.`,
 	f.StringVar(&o.headroomFor, "headroom-for", "", "train a switch-level headroom model (one headroom per switch for all its lossless PGs, spec "+
 		env.SwitchSpecVersion+"/"+env.HeadroomActionSpec+"; with --spec "+env.SwitchSpecVersion+"/"+env.HeadroomAlphaActionSpec+
 		" its alpha too) beside this ECN policy, which decides every queue's ECN setting meanwhile: builtin or model:NAME (ppo only)")
+	f.BoolVar(&o.criticTruth, "critic-truth", false, "asymmetric actor-critic (ppo only): the critic also reads the simulator's ground truth per queue "+
+		"(flows in flight through it by size, their backlog, the slowdowns of the flows that just finished, the share of the episode left); the model, the actor, reads counters only")
 	return cmd
 }
 
@@ -275,7 +281,7 @@ func (o *trainOpts) config() (train.Config, error) {
 		scs = append(scs, sc)
 	}
 	cfg := train.Config{Algo: o.algo, Scenarios: scs, Episodes: o.episodes, Workers: o.workers, Seed: o.seed,
-		CheckpointEvery: o.checkpointEvery, Randomise: rnd, Gamma: o.gamma, Hidden: o.hidden, Spec: o.spec, PreferenceScale: o.prefScale}
+		CheckpointEvery: o.checkpointEvery, Randomise: rnd, Gamma: o.gamma, Hidden: o.hidden, Spec: o.spec, PreferenceScale: o.prefScale, CriticTruth: o.criticTruth}
 	if o.headroomFor != "" {
 		if cfg.ECN, err = headroomECN(o.headroomFor, o.db); err != nil {
 			return train.Config{}, err

@@ -116,6 +116,14 @@ type Config struct {
 	// the latency/throughput trade-off, where a model trained without it
 	// takes its preference as a tie-break over its scores.
 	PreferenceScale float64
+	// CriticTruth trains an asymmetric actor-critic (PPO only): the critic
+	// reads the simulator's ground truth of each queue (gym.Truth, spec
+	// gym.TruthSpec: flows in flight through it by size, their backlog,
+	// the slowdowns of the flows that just finished through it, and the
+	// share of the episode left) after the actor's features, so its
+	// advantages are less noisy; the actor, which is all a model keeps,
+	// reads counters only.
+	CriticTruth bool
 	// ECN, when set, makes the run train a switch-level headroom model
 	// (observation spec env.SwitchSpecVersion, action spec
 	// env.HeadroomActionSpec) beside this frozen ECN policy: every interval
@@ -325,6 +333,9 @@ func (c Config) Validate() error {
 			return err
 		}
 	}
+	if c.CriticTruth && (c.Algo != AlgoPPO || c.switchLevel()) {
+		return fmt.Errorf("train: critic truth: only a PPO model of ECN settings has a critic that reads it (algo %s, switch-level %v)", c.Algo, c.switchLevel())
+	}
 	if !(c.PreferenceScale >= 0 && c.PreferenceScale <= MaxPreferenceScale) {
 		return fmt.Errorf("train: preference scale %g: allowed 0 (no preference input) to %d", c.PreferenceScale, MaxPreferenceScale)
 	}
@@ -368,6 +379,9 @@ func (c Config) Hyper() map[string]string {
 			sum := sha256.Sum256(b)
 			h["ecn_weights_sha256"] = hex.EncodeToString(sum[:])
 		}
+	}
+	if c.CriticTruth {
+		h["critic_truth"] = gym.TruthSpec
 	}
 	if c.PreferenceScale > 0 {
 		h[models.HyperPreferenceScale] = strconv.FormatFloat(c.PreferenceScale, 'g', -1, 64)
@@ -437,10 +451,14 @@ func ppoConfig(c Config) rl.PPOConfig {
 	if c.switchLevel() {
 		mb = 8 // an episode on a one-switch fabric holds one row per interval
 	}
+	extra := 0
+	if c.CriticTruth {
+		extra = gym.NumTruthFeatures
+	}
 	return rl.PPOConfig{
 		Arch:  rl.Arch{In: c.inDim(), Hidden: append([]int(nil), c.Hidden...), Out: sum(c.heads()), Act: rl.Tanh},
 		Gamma: c.Gamma, Lambda: 0.95, ClipRange: 0.2, ValueCoef: 0.5, EntropyCoef: 0.01, LearningRate: c.LR,
-		MinibatchSize: mb, Epochs: 4, MaxGradNorm: 0.5, Seed: c.Seed, Heads: c.heads(),
+		MinibatchSize: mb, Epochs: 4, MaxGradNorm: 0.5, Seed: c.Seed, Heads: c.heads(), CriticExtra: extra,
 	}
 }
 
@@ -946,7 +964,8 @@ func playEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record, hide
 		pw := Preference(*c.Reward, c.PreferenceScale, pref)
 		w = &pw
 	}
-	e, err := gym.New(cfg, gym.Options{Interval: c.Interval, Reward: w, HidePeer: hidePeer, Missing: missing})
+	truth := c.CriticTruth && record
+	e, err := gym.New(cfg, gym.Options{Interval: c.Interval, Reward: w, HidePeer: hidePeer, Missing: missing, Truth: truth})
 	if err != nil {
 		return out, err
 	}
@@ -956,6 +975,9 @@ func playEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record, hide
 	}
 	in, cond := c.features(), c.PreferenceScale > 0
 	feats := featuresOf(obs, in, cond, pref)
+	if truth {
+		feats = withTruth(feats, e.Truth())
+	}
 	for done := false; !done; {
 		acts, logp, vals, err := a.act(obs, feats)
 		if err != nil {
@@ -967,6 +989,9 @@ func playEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record, hide
 		}
 		done = d
 		nextF := featuresOf(next, in, cond, pref)
+		if truth {
+			nextF = withTruth(nextF, e.Truth())
+		}
 		rw := make([]float32, len(rewards))
 		for i, r := range rewards {
 			rw[i] = float32(r)
@@ -1018,6 +1043,26 @@ func (o *episodeOut) finish(a actor, last [][]float32, record bool) error {
 	var err error
 	o.last, err = a.value(last)
 	return err
+}
+
+// withTruth appends each queue's ground truth to its features: the rows an
+// asymmetric critic reads (the actor reads the features alone).
+func withTruth(feats, truth [][]float32) [][]float32 {
+	if len(feats) == 0 {
+		return feats
+	}
+	w := len(feats[0]) + gym.NumTruthFeatures
+	flat := make([]float32, len(feats)*w)
+	out := make([][]float32, len(feats))
+	for i, f := range feats {
+		row := flat[i*w : (i+1)*w : (i+1)*w]
+		n := copy(row, f)
+		if i < len(truth) {
+			copy(row[n:], truth[i])
+		}
+		out[i] = row
+	}
+	return out
 }
 
 // featuresOf is each observation's first in features (a model of an

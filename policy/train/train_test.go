@@ -12,6 +12,7 @@ import (
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/simenv"
+	"github.com/ecntune/ecntune/simenv/gym"
 	"github.com/ecntune/ecntune/simenv/scenario"
 )
 
@@ -371,5 +372,58 @@ func TestTrainPreferenceConditioned(t *testing.T) {
 		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "preference scale") {
 			t.Fatalf("preference scale %g: err = %v", s, err)
 		}
+	}
+}
+
+// TestTrainCriticTruth: an asymmetric run keeps a model that reads the
+// counters only, records the truth spec, is reproducible and resumable,
+// learns other weights than the same run with a symmetric critic (the
+// truth reaches the learning), and is refused where there is no critic to
+// read it.
+func TestTrainCriticTruth(t *testing.T) {
+	cfg := tinyConfig(AlgoPPO)
+	cfg.Spec, cfg.CriticTruth = "obs-v3/act-v2", true
+	a, err := Run(cfg, Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in := a.Net.Arch().In; in != env.ObsSpecFeatures("obs-v3") {
+		t.Fatalf("model reads %d inputs, want obs-v3's %d: the truth is the critic's alone", in, env.ObsSpecFeatures("obs-v3"))
+	}
+	m, err := a.Model(Provenance{Name: "asym"})
+	if err != nil || m.Hyper["critic_truth"] != gym.TruthSpec {
+		t.Fatalf("hyper %v (%v)", m.Hyper, err)
+	}
+	b, err := Run(cfg, Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.Net.Equal(b.Net) || !reflect.DeepEqual(a.Curve, b.Curve) {
+		t.Fatal("two asymmetric runs of one seed differ")
+	}
+	reg := openReg(t)
+	if _, err := Run(cfg, Hooks{Store: &killingStore{Registry: reg, killAt: 2}, Run: "asym"}); !errors.Is(err, errKilled) {
+		t.Fatalf("first run: %v", err)
+	}
+	res, err := Run(cfg, Hooks{Store: reg, Run: "asym"})
+	if err != nil || res.ResumedFrom != 4 || !res.Net.Equal(a.Net) {
+		t.Fatalf("resumed from %d (%v): same weights %v", res.ResumedFrom, err, err == nil && res.Net.Equal(a.Net))
+	}
+	sym := cfg
+	sym.CriticTruth = false
+	s, err := Run(sym, Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Net.Equal(a.Net) {
+		t.Fatal("the critic's truth changed nothing the actor learned")
+	}
+	if _, err := Run(sym, Hooks{Store: reg, Run: "asym"}); err == nil || !strings.Contains(err.Error(), "another configuration") {
+		t.Fatalf("resuming an asymmetric run without the truth: %v", err)
+	}
+	d := tinyConfig(AlgoDDQN)
+	d.CriticTruth = true
+	if err := d.Validate(); err == nil || !strings.Contains(err.Error(), "critic truth") {
+		t.Fatalf("ddqn with critic truth: %v", err)
 	}
 }
