@@ -106,10 +106,7 @@ func TestTruthCountsFlowsInFlight(t *testing.T) {
 // TestTruthSlowdownIsTheRewardTerm: the finished-flow slowdown features
 // are exactly what the reward's ground-truth term charges, unweighted.
 func TestTruthSlowdownIsTheRewardTerm(t *testing.T) {
-	cfg := tinyIncast()
-	cfg.Topology = simenv.LeafSpineTopology(2, 1, 3, 100e9, 100e9, simenv.Microsecond)
-	cfg.Workloads = []simenv.Workload{{Kind: simenv.WorkloadIncast, Priority: 3, Fanin: 4, SizeBytes: 60_000,
-		Every: 100 * simenv.Microsecond}}
+	cfg := leafSpineSmallIncast()
 	base := env.DefaultRewardWeights()
 	w := base
 	w.FlowSmall = 0.5

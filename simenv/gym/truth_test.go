@@ -8,16 +8,23 @@ import (
 	"github.com/ecntune/ecntune/simenv"
 )
 
+// leafSpineSmallIncast is two leaves of three hosts under one spine, with
+// 4-to-1 incasts of 60 KB flows (the small class) every 100 µs.
+func leafSpineSmallIncast() simenv.Config {
+	cfg := tinyIncast()
+	cfg.Topology = simenv.LeafSpineTopology(2, 1, 3, 100e9, 100e9, simenv.Microsecond)
+	cfg.Workloads = []simenv.Workload{{Kind: simenv.WorkloadIncast, Priority: 3, Fanin: 4, SizeBytes: 60_000,
+		Every: 100 * simenv.Microsecond}}
+	return cfg
+}
+
 // TestFlowPathAndTruthReward: on a leaf-spine a flow's path is its
 // source leaf's uplink, the spine's port to the destination leaf and that
 // leaf's host port; the ground-truth terms charge exactly the queues the
 // finished flows crossed, by the mean log2 slowdown of those flows, and
 // nothing else.
 func TestFlowPathAndTruthReward(t *testing.T) {
-	cfg := tinyIncast()
-	cfg.Topology = simenv.LeafSpineTopology(2, 1, 3, 100e9, 100e9, simenv.Microsecond)
-	cfg.Workloads = []simenv.Workload{{Kind: simenv.WorkloadIncast, Priority: 3, Fanin: 4, SizeBytes: 60_000,
-		Every: 100 * simenv.Microsecond}}
+	cfg := leafSpineSmallIncast()
 	base := env.DefaultRewardWeights()
 	truth := base
 	truth.FlowSmall = 0.5
