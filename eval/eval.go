@@ -337,6 +337,12 @@ func newPlan(scs []Scenario, specs []string, opt Options) (*plan, error) {
 			p.wantOracle = true
 			continue
 		}
+		if strings.HasPrefix(s, TruthPrefix) {
+			if _, err := parseTruthBound(s, opt.Lookup); err != nil {
+				return nil, fmt.Errorf("eval: %w", err)
+			}
+			continue
+		}
 		pol, err := opt.Lookup(s)
 		if err != nil {
 			return nil, fmt.Errorf("eval: %w", err)
@@ -589,6 +595,12 @@ func runJob(sc Scenario, j job, opt Options, shared map[string]policy.Policy) (R
 		pol = policy.FixedSetting(j.spec, *j.set)
 	case shared[j.spec] != nil:
 		pol = shared[j.spec]
+	case strings.HasPrefix(j.spec, TruthPrefix):
+		b, err := parseTruthBound(j.spec, opt.Lookup)
+		if err != nil {
+			return Run{}, err
+		}
+		pol = b
 	default:
 		p, err := opt.Lookup(j.spec)
 		if err != nil {
@@ -616,6 +628,8 @@ func play(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym.Optio
 // intervals when > 0).
 func playTraced(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym.Options, trace bool, warmup simenv.Time, warmupIntervals int) (Run, error) {
 	begin := time.Now()
+	bound, _ := pol.(*truthBound)
+	eo.Truth = bound != nil
 	e, err := gym.New(sc.Config, eo)
 	if err != nil {
 		return Run{}, err
@@ -638,6 +652,9 @@ func playTraced(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym
 	}
 	n := 0
 	for done := false; !done; n++ {
+		if bound != nil {
+			bound.truth = e.Truth()
+		}
 		ds := pol.Decide(obs)
 		if len(ds) != len(obs) {
 			return Run{}, fmt.Errorf("policy %s gave %d decisions for %d queues", name, len(ds), len(obs))

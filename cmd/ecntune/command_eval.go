@@ -180,7 +180,7 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 	f := cmd.Flags()
 	f.StringArrayVar(&scenarios, "scenario", nil, "scenario file (YAML); repeat for several")
 	f.StringArrayVar(&hpccConfigs, "hpcc-config", nil, "ns-3 HPCC config file (config_*.txt, as sim --hpcc-config); repeat for several")
-	f.StringArrayVar(&policies, "policy", nil, "policy spec: static:NAME, fixed:KMIN/KMAX/PMAX, schedule:..., adaptive, builtin[:prefer=P], model:NAME[,prefer=P], roles:host=SPEC;fabric=SPEC (per port role) or static:best, any of them with +headroom=floor[*F] (every PG at its lossless floor) or +headroom=model:NAME (a switch-level headroom model), and +alpha=A (every PG's dynamic-threshold alpha); repeat")
+	f.StringArrayVar(&policies, "policy", nil, "policy spec: static:NAME, fixed:KMIN/KMAX/PMAX, schedule:..., adaptive, builtin[:prefer=P], model:NAME[,prefer=P], roles:host=SPEC;fabric=SPEC (per port role) or static:best, any of them with +headroom=floor[*F] (every PG at its lossless floor) or +headroom=model:NAME (a switch-level headroom model), and +alpha=A (every PG's dynamic-threshold alpha), or truth:small=SPEC;else=SPEC (a bound, not a policy: the first spec's decision on every queue a small flow crosses at the decision, read from the simulator's ground truth, else the second's); repeat")
 	f.IntVar(&seeds, "seeds", 3, "seeds per scenario and policy (scenario seed, +1, ...)")
 	f.IntVar(&workers, "workers", 0, "simulations run at once (default: GOMAXPROCS)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object per (scenario, policy, seed) in the sim --json shape")
