@@ -25,35 +25,42 @@ type truthBound struct {
 	truth       [][]float32 // gym.Env.Truth at the decision
 }
 
-func parseTruthBound(spec string, lookup func(string) (policy.Policy, error)) (*truthBound, error) {
+// TruthSpecs splits a TruthPrefix spec, "truth:small=A;else=B", into A
+// and B. The first ";else=" ends A, so either may be a roles: spec with
+// its own ";".
+func TruthSpecs(spec string) (small, rest string, err error) {
 	body, ok := strings.CutPrefix(spec, TruthPrefix)
 	if !ok {
-		return nil, fmt.Errorf("policy %q: not a %s spec", spec, TruthPrefix)
+		return "", "", fmt.Errorf("policy %q: not a %s spec", spec, TruthPrefix)
 	}
-	var small, rest string
-	for _, part := range strings.Split(body, ";") {
-		k, v, ok := strings.Cut(part, "=")
-		switch {
-		case !ok || v == "":
-			return nil, fmt.Errorf("policy %q: %q: want small=SPEC;else=SPEC", spec, part)
-		case k == "small" && small == "":
-			small = v
-		case k == "else" && rest == "":
-			rest = v
-		default:
-			return nil, fmt.Errorf("policy %q: %q: want small=SPEC;else=SPEC, each once", spec, part)
-		}
+	const want = "want " + TruthPrefix + "small=SPEC;else=SPEC"
+	body, ok = strings.CutPrefix(body, "small=")
+	if !ok {
+		return "", "", fmt.Errorf("policy %q: %s: it does not start with small=", spec, want)
 	}
-	if small == "" || rest == "" {
-		return nil, fmt.Errorf("policy %q: want both small=SPEC and else=SPEC", spec)
+	small, rest, ok = strings.Cut(body, ";else=")
+	switch {
+	case !ok:
+		return "", "", fmt.Errorf("policy %q: %s: no ;else=", spec, want)
+	case small == "":
+		return "", "", fmt.Errorf("policy %q: %s: small= is empty", spec, want)
+	case rest == "":
+		return "", "", fmt.Errorf("policy %q: %s: else= is empty", spec, want)
+	}
+	return small, rest, nil
+}
+
+func parseTruthBound(spec string, lookup func(string) (policy.Policy, error)) (*truthBound, error) {
+	small, rest, err := TruthSpecs(spec)
+	if err != nil {
+		return nil, err
 	}
 	b := &truthBound{name: spec}
-	var err error
 	if b.small, err = lookup(small); err != nil {
-		return nil, fmt.Errorf("policy %q: small: %w", spec, err)
+		return nil, fmt.Errorf("policy %q: small=%s: %w", spec, small, err)
 	}
 	if b.rest, err = lookup(rest); err != nil {
-		return nil, fmt.Errorf("policy %q: else: %w", spec, err)
+		return nil, fmt.Errorf("policy %q: else=%s: %w", spec, rest, err)
 	}
 	return b, nil
 }
@@ -68,10 +75,32 @@ func (b *truthBound) Decide(obs []env.Observation) []policy.Decision {
 	for i := range obs {
 		if i < len(b.truth) && b.truth[i][gym.TruthActiveSmall] > 0 {
 			out[i] = a[i]
-			out[i].Reason = "small flows crossing: " + a[i].Reason
+			// Appended, so that eval still counts a hold outside a learned
+			// policy's validated intervals (it reads the reason's start).
+			out[i].Reason = a[i].Reason + " (small flows crossing)"
 		} else {
 			out[i] = r[i]
 		}
+	}
+	return out
+}
+
+// SpecWarnings is policy.SpecWarnings for every spec eval takes: a
+// TruthPrefix bound is warned about through its two specs.
+func SpecWarnings(spec string) []string {
+	if !strings.HasPrefix(spec, TruthPrefix) {
+		return policy.SpecWarnings(spec)
+	}
+	small, rest, err := TruthSpecs(spec)
+	if err != nil {
+		return nil // RunAll names what is wrong with it
+	}
+	var out []string
+	for _, w := range policy.SpecWarnings(small) {
+		out = append(out, "small: "+w)
+	}
+	for _, w := range policy.SpecWarnings(rest) {
+		out = append(out, "else: "+w)
 	}
 	return out
 }

@@ -43,20 +43,62 @@ func TestTruthBound(t *testing.T) {
 	b.truth = [][]float32{make([]float32, gym.NumTruthFeatures), make([]float32, gym.NumTruthFeatures)}
 	b.truth[1][gym.TruthActiveSmall] = 0.7 // log(1+1)
 	ds := b.Decide(obs)
-	if ds[0].Setting.KmaxBytes != 1_600_000 || ds[1].Setting.KmaxBytes != 100_000 || !strings.HasPrefix(ds[1].Reason, "small flows crossing") {
+	if ds[0].Setting.KmaxBytes != 1_600_000 || ds[1].Setting.KmaxBytes != 100_000 || !strings.HasSuffix(ds[1].Reason, "(small flows crossing)") {
 		t.Fatalf("decisions %+v", ds)
 	}
 
 	for spec, want := range map[string]string{
-		"truth:small=static:hpcc":                      "both",
-		"truth:small=static:hpcc;else=static:nope":     `else: `,
-		"truth:small=static:hpcc;small=static:hpcc":    "each once",
-		"truth:small=static:hpcc;else=":                "want small=SPEC;else=SPEC",
-		"truth:busy=static:hpcc;else=static:hpcc":      "each once",
-		"truth:small=static:hpcc;else=static:hpcc;x=1": "each once",
+		"truth:small=static:hpcc":                      "no ;else=",
+		"truth:small=static:hpcc;else=static:nope":     `else=static:nope: `,
+		"truth:small=static:nope;else=static:hpcc":     `small=static:nope: `,
+		"truth:small=static:hpcc;else=":                "else= is empty",
+		"truth:small=;else=static:hpcc":                "small= is empty",
+		"truth:busy=static:hpcc;else=static:hpcc":      "does not start with small=",
+		"truth:small=static:hpcc; else=static:hpcc":    "no ;else=",
+		"truth:small=static:hpcc;else=static:hpcc;x=1": `else=static:hpcc;x=1: `,
 	} {
 		if _, err := RunAll([]Scenario{tiny()}, []string{spec}, Options{Seeds: 1}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want it to mention %q", spec, err, want)
 		}
+	}
+}
+
+// TestTruthBoundKeepsHolds: a bound of one learned policy on both sides
+// counts its holds outside the validated intervals as the policy does (the
+// bound's note goes after the reason eval reads).
+func TestTruthBoundKeepsHolds(t *testing.T) {
+	same := "truth:small=builtin;else=builtin"
+	res, err := RunAll([]Scenario{tiny()}, []string{"builtin", same}, Options{Seeds: 1, Interval: 50 * simenv.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, bound := res.Runs[0], res.Runs[1]
+	if plain.HeldForInterval == 0 || bound.HeldForInterval != plain.HeldForInterval {
+		t.Fatalf("builtin held %d decisions at 50 µs, %s %d", plain.HeldForInterval, same, bound.HeldForInterval)
+	}
+}
+
+// TestTruthBoundSpecs: either side may be a roles: spec, with its own
+// ";", and the specs inside a bound are warned about as on their own.
+func TestTruthBoundSpecs(t *testing.T) {
+	roles := "roles:host=static:hpcc;fabric=static:sonic-default"
+	small, rest, err := TruthSpecs("truth:small=" + roles + ";else=" + roles)
+	if err != nil || small != roles || rest != roles {
+		t.Fatalf("split %q and %q (%v)", small, rest, err)
+	}
+	if _, err := parseTruthBound("truth:small="+roles+";else=static:hpcc", policy.Lookup); err != nil {
+		t.Fatal(err)
+	}
+	inner := "fixed:400B/1000B/1%"
+	alone := policy.SpecWarnings(inner)
+	if len(alone) == 0 {
+		t.Fatalf("%s: no warning on its own", inner)
+	}
+	w := SpecWarnings("truth:small=static:hpcc;else=" + inner)
+	if len(w) != len(alone) || w[0] != "else: "+alone[0] {
+		t.Fatalf("warnings inside a bound %q, alone %q", w, alone)
+	}
+	if w := SpecWarnings(inner); len(w) != len(alone) {
+		t.Fatalf("eval.SpecWarnings(%s) = %q", inner, w)
 	}
 }

@@ -17,7 +17,6 @@ import (
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/eval"
-	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/scenario"
 )
@@ -112,7 +111,7 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 				warnAll(cmd.ErrOrStderr(), sc.Name, scenario.Warnings(sc.Config))
 			}
 			for _, spec := range policies {
-				warnAll(cmd.ErrOrStderr(), spec, policy.SpecWarnings(spec))
+				warnAll(cmd.ErrOrStderr(), spec, eval.SpecWarnings(spec))
 			}
 			if workers == 0 {
 				workers = runtime.GOMAXPROCS(0)
