@@ -95,12 +95,30 @@ func TestPPOAsymmetricCritic(t *testing.T) {
 	if _, _, _, err := asym.Act([][]float32{make([]float32, dim)}, nil); err == nil || !strings.Contains(err.Error(), "want 9") {
 		t.Fatalf("actor-width row to Act: %v", err)
 	}
-	// A rollout of the actor's width does not fit.
-	ro, _ := NewRollout(1, 1, dim)
-	_ = ro.Add([][]float32{make([]float32, dim)}, []int{0}, []float32{-1}, []float32{0}, []float32{0}, []bool{true})
-	_ = ro.Finish([]float32{0}, 0, 0.95)
-	if _, err := asym.Update(ro); err == nil {
-		t.Fatal("rollout without the critic's input accepted")
+	// A rollout of the actor's width does not fit, with rows enough for a
+	// minibatch: the width is what Update refuses.
+	mb := asym.Config().MinibatchSize
+	ro, _ := NewRollout(mb, 1, dim)
+	narrow := make([][]float32, mb)
+	for i := range narrow {
+		narrow[i] = make([]float32, dim)
+	}
+	ones := func(v float32) []float32 {
+		x := make([]float32, mb)
+		for i := range x {
+			x[i] = v
+		}
+		return x
+	}
+	dn := make([]bool, mb)
+	if err := ro.Add(narrow, make([]int, mb), ones(-1), ones(0), ones(0), dn); err != nil {
+		t.Fatal(err)
+	}
+	if err := ro.Finish(ones(0), 0, 0.95); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := asym.Update(ro); err == nil || !strings.Contains(err.Error(), "critic") {
+		t.Fatalf("rollout without the critic's input: %v", err)
 	}
 	// The checkpoint keeps the critic's width.
 	b, err := asym.MarshalCheckpoint()

@@ -529,7 +529,7 @@ func (p *PPO) Update(buf *Rollout) (PPOStats, error) {
 		return st, fmt.Errorf("ppo: update: rollout not finished: call Finish(lastValues, gamma, lambda) first")
 	}
 	if buf.dim != p.cfg.RowDim() {
-		return st, fmt.Errorf("ppo: update: rollout has %d features, the policy expects %d", buf.dim, p.cfg.RowDim())
+		return st, fmt.Errorf("ppo: update: rollout has %d features, the policy expects %d (%d for the actor, then %d for the critic alone)", buf.dim, p.cfg.RowDim(), p.cfg.Arch.In, p.cfg.CriticExtra)
 	}
 	rows := buf.Len()
 	mb, in, k, rd := p.cfg.MinibatchSize, p.cfg.Arch.In, p.cfg.Arch.Out, p.cfg.RowDim()

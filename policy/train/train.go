@@ -976,7 +976,9 @@ func playEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record, hide
 	in, cond := c.features(), c.PreferenceScale > 0
 	feats := featuresOf(obs, in, cond, pref)
 	if truth {
-		feats = withTruth(feats, e.Truth())
+		if feats, err = withTruth(feats, e.Truth()); err != nil {
+			return out, err
+		}
 	}
 	for done := false; !done; {
 		acts, logp, vals, err := a.act(obs, feats)
@@ -990,7 +992,9 @@ func playEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record, hide
 		done = d
 		nextF := featuresOf(next, in, cond, pref)
 		if truth {
-			nextF = withTruth(nextF, e.Truth())
+			if nextF, err = withTruth(nextF, e.Truth()); err != nil {
+				return out, err
+			}
 		}
 		rw := make([]float32, len(rewards))
 		for i, r := range rewards {
@@ -1047,9 +1051,12 @@ func (o *episodeOut) finish(a actor, last [][]float32, record bool) error {
 
 // withTruth appends each queue's ground truth to its features: the rows an
 // asymmetric critic reads (the actor reads the features alone).
-func withTruth(feats, truth [][]float32) [][]float32 {
+func withTruth(feats, truth [][]float32) ([][]float32, error) {
+	if len(truth) != len(feats) {
+		return nil, fmt.Errorf("critic truth: %d rows of ground truth for %d queues", len(truth), len(feats))
+	}
 	if len(feats) == 0 {
-		return feats
+		return feats, nil
 	}
 	w := len(feats[0]) + gym.NumTruthFeatures
 	flat := make([]float32, len(feats)*w)
@@ -1057,12 +1064,10 @@ func withTruth(feats, truth [][]float32) [][]float32 {
 	for i, f := range feats {
 		row := flat[i*w : (i+1)*w : (i+1)*w]
 		n := copy(row, f)
-		if i < len(truth) {
-			copy(row[n:], truth[i])
-		}
+		copy(row[n:], truth[i])
 		out[i] = row
 	}
-	return out
+	return out, nil
 }
 
 // featuresOf is each observation's first in features (a model of an

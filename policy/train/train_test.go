@@ -427,3 +427,39 @@ func TestTrainCriticTruth(t *testing.T) {
 		t.Fatalf("ddqn with critic truth: %v", err)
 	}
 }
+
+// TestCriticRowsCarryTruth: the rows an asymmetric episode records for the
+// critic hold the actor's features, then the ground truth (the share of
+// the episode left falls from below 1 towards 0), and the truth is refused
+// when it does not match the queues.
+func TestCriticRowsCarryTruth(t *testing.T) {
+	cfg := tinyConfig(AlgoPPO).withDefaults()
+	cfg.Spec, cfg.CriticTruth = "obs-v3/act-v2", true
+	lr, err := newLearner(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := lr.actorFor(0)
+	a.seed(1)
+	out, err := playEpisode(cfg, episodeConfig(cfg, cfg.Scenarios[0].Config), 7, a, true, false, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := cfg.inDim()
+	prev := float32(1)
+	for s, rows := range out.obs {
+		for q, r := range rows {
+			if len(r) != in+gym.NumTruthFeatures {
+				t.Fatalf("step %d queue %d: row of %d values, want %d", s, q, len(r), in+gym.NumTruthFeatures)
+			}
+		}
+		left := rows[0][in+gym.TruthTimeLeft]
+		if !(left > 0 && left < prev) {
+			t.Fatalf("step %d: time left %g after %g in the critic's row %v", s, left, prev, rows[0][in:])
+		}
+		prev = left
+	}
+	if _, err := withTruth(make([][]float32, 3), make([][]float32, 2)); err == nil || !strings.Contains(err.Error(), "2 rows of ground truth for 3 queues") {
+		t.Fatalf("short truth: %v", err)
+	}
+}
