@@ -22,45 +22,17 @@ func asymBandit(t *testing.T, extra int) (*PPO, PPOStats) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	buf, err := p.NewRollout(agents, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rng := rand.New(rand.NewPCG(17, 3))
-	rows := make([][]float32, agents)
-	z := make([]float32, agents)
-	rew := make([]float32, agents)
-	dones := make([]bool, agents)
-	for i := range dones {
-		dones[i] = true
-	}
-	var st PPOStats
-	for it := 0; it < 150; it++ {
-		buf.Reset()
-		for i := range rows {
-			z[i] = float32(3 * rng.NormFloat64())
-			rows[i] = append(banditObs(rng, dim), z[i])[:dim+extra]
-		}
-		acts, logp, vals, err := p.Act(rows, rng)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, a := range acts {
-			rew[i] = z[i]
-			if a == banditBest(rows[i], k) {
-				rew[i]++
+	st := trainBanditWith(t, p, agents, 1, rand.New(rand.NewPCG(17, 3)),
+		func(rng *rand.Rand) ([]float32, float32) {
+			z := float32(3 * rng.NormFloat64())
+			return append(banditObs(rng, dim), z)[:dim+extra], z
+		},
+		func(row []float32, z float32, a int) float32 {
+			if a == banditBest(row, k) {
+				return z + 1
 			}
-		}
-		if err := buf.Add(rows, acts, logp, vals, rew, dones); err != nil {
-			t.Fatal(err)
-		}
-		if err := buf.Finish(make([]float32, agents), 0, 0.95); err != nil {
-			t.Fatal(err)
-		}
-		if st, err = p.Update(buf); err != nil {
-			t.Fatal(err)
-		}
-	}
+			return z
+		})
 	return p, st
 }
 

@@ -181,13 +181,23 @@ func TestPPOTwoHeads(t *testing.T) {
 // the reward reward(observation, joint action).
 func trainBandit(t *testing.T, p *PPO, dim int, reward func(o []float32, a int) float32) PPOStats {
 	t.Helper()
-	const agents, horizon = 64, 8
+	return trainBanditWith(t, p, 64, 8, rand.New(rand.NewPCG(5, 6)),
+		func(rng *rand.Rand) ([]float32, float32) { return banditObs(rng, dim), 0 },
+		func(o []float32, _ float32, a int) float32 { return reward(o, a) })
+}
+
+// trainBanditWith trains p for 150 updates on a bandit of agents agents
+// and horizon steps a rollout: draw gives each agent's row and a value
+// the learner does not see, reward scores the joint action with both.
+func trainBanditWith(t *testing.T, p *PPO, agents, horizon int, rng *rand.Rand,
+	draw func(*rand.Rand) ([]float32, float32), reward func(row []float32, hidden float32, a int) float32) PPOStats {
+	t.Helper()
 	buf, err := p.NewRollout(agents, horizon)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rng := rand.New(rand.NewPCG(5, 6))
 	obs := make([][]float32, agents)
+	hidden := make([]float32, agents)
 	rew := make([]float32, agents)
 	dones := make([]bool, agents)
 	for i := range dones {
@@ -198,14 +208,14 @@ func trainBandit(t *testing.T, p *PPO, dim int, reward func(o []float32, a int) 
 		buf.Reset()
 		for s := 0; s < horizon; s++ {
 			for i := range obs {
-				obs[i] = banditObs(rng, dim)
+				obs[i], hidden[i] = draw(rng)
 			}
 			acts, logp, vals, err := p.Act(obs, rng)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for i := range obs {
-				rew[i] = reward(obs[i], acts[i])
+				rew[i] = reward(obs[i], hidden[i], acts[i])
 			}
 			if err := buf.Add(obs, acts, logp, vals, rew, dones); err != nil {
 				t.Fatal(err)
