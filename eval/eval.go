@@ -629,7 +629,15 @@ func play(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym.Optio
 func playTraced(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym.Options, trace bool, warmup simenv.Time, warmupIntervals int) (Run, error) {
 	begin := time.Now()
 	bound, _ := pol.(*truthBound)
-	eo.Truth = bound != nil
+	eo.Truth = bound != nil && !bound.arriving
+	var arrivals []arrival
+	var firstFlows []simenv.FlowRecord
+	if bound != nil && bound.arriving {
+		var err error
+		if arrivals, firstFlows, err = smallArrivals(sc, eo, seed); err != nil {
+			return Run{}, fmt.Errorf("%s: %w", name, err)
+		}
+	}
 	e, err := gym.New(sc.Config, eo)
 	if err != nil {
 		return Run{}, err
@@ -650,10 +658,17 @@ func playTraced(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym
 	if trace {
 		tr = report.NewPassiveTrace(e.Sim())
 	}
-	n := 0
+	n, cursor := 0, 0
 	for done := false; !done; n++ {
 		if bound != nil {
 			bound.truth = e.Truth()
+			if bound.arriving {
+				if len(bound.next) != len(obs) {
+					bound.next = make([]bool, len(obs))
+				}
+				now := e.Sim().Now()
+				cursor = markArriving(bound.next, arrivals, cursor, now, now+e.Interval())
+			}
 		}
 		ds := pol.Decide(obs)
 		if len(ds) != len(obs) {
@@ -679,6 +694,11 @@ func playTraced(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym
 	}
 	sim := e.Sim()
 	flows := sim.Flows()
+	if bound != nil && bound.arriving {
+		if err := sameArrivals(firstFlows, flows); err != nil {
+			return Run{}, fmt.Errorf("%s on %s: %w", name, sc.Name, err)
+		}
+	}
 	if warmup > 0 {
 		kept := make([]simenv.FlowRecord, 0, len(flows))
 		for _, f := range flows {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/policy"
+	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/gym"
 )
 
@@ -15,7 +16,11 @@ import (
 // of the first policy, every other queue the second's. No switch can tell
 // which flows cross a queue, so it is not a policy an agent can run: it
 // bounds what any policy deciding on that interval could gain by setting
-// a queue apart while small flows cross it.
+// a queue apart while small flows cross it. "truth:arriving=SPEC;else=SPEC"
+// knows the future instead: the first policy decides for every queue that
+// a small flow starting in the coming interval will cross, read from a
+// first run of the same seed (the scenario's arrivals must not depend on
+// the network, as a trace, CDF or incast workload's do not).
 const TruthPrefix = "truth:"
 
 // truthBound is a TruthPrefix spec resolved.
@@ -23,6 +28,8 @@ type truthBound struct {
 	name        string
 	small, rest policy.Policy
 	truth       [][]float32 // gym.Env.Truth at the decision
+	arriving    bool        // truth:arriving=: tight where small flows will start
+	next        []bool      // arriving: the queues a small flow starting in the coming interval will cross
 }
 
 // TruthSpecs splits a TruthPrefix spec, "truth:small=A;else=B", into A
@@ -33,17 +40,21 @@ func TruthSpecs(spec string) (small, rest string, err error) {
 	if !ok {
 		return "", "", fmt.Errorf("policy %q: not a %s spec", spec, TruthPrefix)
 	}
-	const want = "want " + TruthPrefix + "small=SPEC;else=SPEC"
-	body, ok = strings.CutPrefix(body, "small=")
+	const want = "want " + TruthPrefix + "small=SPEC;else=SPEC or " + TruthPrefix + "arriving=SPEC;else=SPEC"
+	key := "small="
+	if strings.HasPrefix(body, "arriving=") {
+		key = "arriving="
+	}
+	body, ok = strings.CutPrefix(body, key)
 	if !ok {
-		return "", "", fmt.Errorf("policy %q: %s: it does not start with small=", spec, want)
+		return "", "", fmt.Errorf("policy %q: %s: it starts with neither small= nor arriving=", spec, want)
 	}
 	small, rest, ok = strings.Cut(body, ";else=")
 	switch {
 	case !ok:
 		return "", "", fmt.Errorf("policy %q: %s: no ;else=", spec, want)
 	case small == "":
-		return "", "", fmt.Errorf("policy %q: %s: small= is empty", spec, want)
+		return "", "", fmt.Errorf("policy %q: %s: %s is empty", spec, want, key)
 	case rest == "":
 		return "", "", fmt.Errorf("policy %q: %s: else= is empty", spec, want)
 	}
@@ -55,7 +66,7 @@ func parseTruthBound(spec string, lookup func(string) (policy.Policy, error)) (*
 	if err != nil {
 		return nil, err
 	}
-	b := &truthBound{name: spec}
+	b := &truthBound{name: spec, arriving: strings.HasPrefix(spec, TruthPrefix+"arriving=")}
 	if b.small, err = lookup(small); err != nil {
 		return nil, fmt.Errorf("policy %q: small=%s: %w", spec, small, err)
 	}
@@ -73,12 +84,16 @@ func (b *truthBound) Decide(obs []env.Observation) []policy.Decision {
 	a, r := b.small.Decide(obs), b.rest.Decide(obs)
 	out := make([]policy.Decision, len(obs))
 	for i := range obs {
-		if i < len(b.truth) && b.truth[i][gym.TruthActiveSmall] > 0 {
+		switch {
+		case b.arriving && i < len(b.next) && b.next[i]:
+			out[i] = a[i]
+			out[i].Reason = a[i].Reason + " (small flows arriving)"
+		case !b.arriving && i < len(b.truth) && b.truth[i][gym.TruthActiveSmall] > 0:
 			out[i] = a[i]
 			// Appended, so that eval still counts a hold outside a learned
 			// policy's validated intervals (it reads the reason's start).
 			out[i].Reason = a[i].Reason + " (small flows crossing)"
-		} else {
+		default:
 			out[i] = r[i]
 		}
 	}
@@ -103,4 +118,67 @@ func SpecWarnings(spec string) []string {
 		out = append(out, "else: "+w)
 	}
 	return out
+}
+
+// arrival is a small flow's start and the controlled queues it crosses.
+type arrival struct {
+	start  simenv.Time
+	queues []int
+}
+
+// smallArrivals plays sc with seed once, holding every queue, and returns
+// its small flows' arrivals in start order, and every flow's start and
+// size, which the bound's own run must repeat.
+func smallArrivals(sc Scenario, eo gym.Options, seed uint64) ([]arrival, []simenv.FlowRecord, error) {
+	eo.Truth = false
+	e, err := gym.New(sc.Config, eo)
+	if err != nil {
+		return nil, nil, err
+	}
+	obs, err := e.Reset(seed)
+	if err != nil {
+		return nil, nil, err
+	}
+	hold := make([]int, len(obs))
+	for done := false; !done; {
+		if _, _, done, _, err = e.Step(hold); err != nil {
+			return nil, nil, fmt.Errorf("first run: %w", err)
+		}
+	}
+	flows := e.Sim().Flows()
+	var out []arrival
+	for _, f := range flows {
+		if f.SizeBytes < SmallFlowBytes {
+			out = append(out, arrival{start: f.Start, queues: e.FlowQueues(nil, f.ID)})
+		}
+	}
+	return out, flows, nil
+}
+
+// markArriving sets next[i] for every queue i that a small flow starting
+// in [from, to) will cross; arr is in start order, from the cursor k on.
+func markArriving(next []bool, arr []arrival, k int, from, to simenv.Time) int {
+	clear(next)
+	for k < len(arr) && arr[k].start < from {
+		k++
+	}
+	for j := k; j < len(arr) && arr[j].start < to; j++ {
+		for _, q := range arr[j].queues {
+			next[q] = true
+		}
+	}
+	return k
+}
+
+// sameArrivals reports whether the bound's run started the flows the
+// first run did (at the same times, of the same sizes), up to the end of
+// the shorter list.
+func sameArrivals(a, b []simenv.FlowRecord) error {
+	for i := range min(len(a), len(b)) {
+		if a[i].ID != b[i].ID || a[i].Start != b[i].Start || a[i].SizeBytes != b[i].SizeBytes {
+			return fmt.Errorf("flow number %d to start was flow %d at %v (%d B) in the first run, flow %d at %v (%d B) under the bound: the scenario's arrivals depend on the network, which truth:arriving= cannot foresee",
+				i+1, a[i].ID, a[i].Start, a[i].SizeBytes, b[i].ID, b[i].Start, b[i].SizeBytes)
+		}
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/gym"
+	"github.com/ecntune/ecntune/simenv/scenario"
 )
 
 // TestTruthBound: a truth: bound whose two policies agree plays exactly
@@ -53,7 +54,7 @@ func TestTruthBound(t *testing.T) {
 		"truth:small=static:nope;else=static:hpcc":     `small=static:nope: `,
 		"truth:small=static:hpcc;else=":                "else= is empty",
 		"truth:small=;else=static:hpcc":                "small= is empty",
-		"truth:busy=static:hpcc;else=static:hpcc":      "does not start with small=",
+		"truth:busy=static:hpcc;else=static:hpcc":      "neither small= nor arriving=",
 		"truth:small=static:hpcc; else=static:hpcc":    "no ;else=",
 		"truth:small=static:hpcc;else=static:hpcc;x=1": `else=static:hpcc;x=1: `,
 	} {
@@ -100,5 +101,50 @@ func TestTruthBoundSpecs(t *testing.T) {
 	}
 	if w := SpecWarnings(inner); len(w) != len(alone) {
 		t.Fatalf("eval.SpecWarnings(%s) = %q", inner, w)
+	}
+}
+
+// TestTruthBoundArriving: a bound that knows the coming interval's small
+// flows plays as its policy when both sides agree, as neither when they
+// differ; it marks exactly the queues the flows starting in the window
+// cross; and it refuses a scenario whose arrivals depend on the network.
+func TestTruthBoundArriving(t *testing.T) {
+	tight, loose := "fixed:40KB/100KB/100%", "fixed:400KB/1600KB/20%"
+	same := "truth:arriving=" + loose + ";else=" + loose
+	mixed := "truth:arriving=" + tight + ";else=" + loose
+	present := "truth:small=" + tight + ";else=" + loose
+	res, err := RunAll([]Scenario{tiny()}, []string{loose, tight, same, mixed, present}, Options{Seeds: 1, Interval: 100 * simenv.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, ti, sm, mx, pr := res.Runs[0], res.Runs[1], res.Runs[2], res.Runs[3], res.Runs[4]
+	if sm.SmallP99 != l.SmallP99 || sm.LargeGoodputGbps != l.LargeGoodputGbps || sm.MarkRate != l.MarkRate {
+		t.Fatalf("%s played %+v, %s %+v", same, sm, loose, l)
+	}
+	if mx.MarkRate == l.MarkRate || mx.MarkRate == ti.MarkRate || mx.MarkRate == pr.MarkRate {
+		t.Fatalf("%s marked %g: as loose %g, tight %g or the present-flow bound %g", mixed, mx.MarkRate, l.MarkRate, ti.MarkRate, pr.MarkRate)
+	}
+
+	arr := []arrival{{start: 10, queues: []int{0}}, {start: 20, queues: []int{2, 1}}, {start: 30, queues: []int{3}}}
+	next := make([]bool, 4)
+	k := markArriving(next, arr, 0, 15, 30)
+	if k != 1 || next[0] || !next[1] || !next[2] || next[3] {
+		t.Fatalf("window [15, 30): cursor %d, marked %v", k, next)
+	}
+	if k = markArriving(next, arr, k, 30, 40); k != 2 || next[1] || !next[3] {
+		t.Fatalf("window [30, 40): cursor %d, marked %v", k, next)
+	}
+
+	cfg := simenv.DefaultConfig()
+	cfg.Name, cfg.Seed, cfg.Duration = "a2a", 3, 2*simenv.Millisecond
+	cfg.Topology = simenv.StarTopology(4, 100e9, simenv.Microsecond)
+	// An all-to-all's next iteration starts when the last one's flows
+	// finish, so its arrivals move with the marking.
+	cfg.Workloads = []simenv.Workload{{Kind: simenv.WorkloadAllToAll, Priority: 3, Ranks: 4, SizeBytes: 2_400_000, Gap: 20 * simenv.Microsecond},
+		tiny().Config.Workloads[1]}
+	a2a := Scenario{Named: scenario.Named{Name: "a2a", Config: cfg}}
+	_, err = RunAll([]Scenario{a2a}, []string{"truth:arriving=fixed:10KB/20KB/100%;else=fixed:10KB/20KB/100%"}, Options{Seeds: 1, Interval: 100 * simenv.Microsecond})
+	if err == nil || !strings.Contains(err.Error(), "arrivals depend on the network") {
+		t.Fatalf("all-to-all under an arriving bound: %v", err)
 	}
 }

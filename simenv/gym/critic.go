@@ -114,3 +114,18 @@ func (e *Env) observeTruth(obs []env.Observation) {
 		}
 	}
 }
+
+// FlowQueues appends to dst the indices (Keys order) of the controlled
+// queues that flow id of the current run crosses: ground truth, as Truth.
+func (e *Env) FlowQueues(dst []int, id int) []int {
+	if e.sim == nil {
+		return dst
+	}
+	e.path = e.sim.FlowPath(e.path[:0], id)
+	for _, r := range e.path {
+		if i, ok := e.byRef[r]; ok {
+			dst = append(dst, i)
+		}
+	}
+	return dst
+}
