@@ -630,14 +630,6 @@ func playTraced(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym
 	begin := time.Now()
 	bound, _ := pol.(*truthBound)
 	eo.Truth = bound != nil && !bound.arriving
-	var arrivals []arrival
-	var firstFlows []simenv.FlowRecord
-	if bound != nil && bound.arriving {
-		var err error
-		if arrivals, firstFlows, err = smallArrivals(sc, eo, seed); err != nil {
-			return Run{}, fmt.Errorf("%s: %w", name, err)
-		}
-	}
 	e, err := gym.New(sc.Config, eo)
 	if err != nil {
 		return Run{}, err
@@ -647,6 +639,13 @@ func playTraced(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym
 	}
 	if warmup > 0 && warmup >= sc.Config.Duration {
 		return Run{}, fmt.Errorf("warmup %v is not before the end of scenario %s (%v): no flow would be left to judge", warmup, sc.Config.Name, sc.Config.Duration)
+	}
+	var arrivals []arrival
+	var firstFlows []simenv.FlowRecord
+	if bound != nil && bound.arriving {
+		if arrivals, firstFlows, err = smallArrivals(sc, eo, seed); err != nil {
+			return Run{}, fmt.Errorf("%s: %w", name, err)
+		}
 	}
 	obs, err := e.Reset(seed)
 	if err != nil {

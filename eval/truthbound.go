@@ -171,14 +171,25 @@ func markArriving(next []bool, arr []arrival, k int, from, to simenv.Time) int {
 }
 
 // sameArrivals reports whether the bound's run started the flows the
-// first run did (at the same times, of the same sizes), up to the end of
-// the shorter list.
+// first run did: as many, each between the same hosts at the same
+// priority, at the same time, of the same size.
 func sameArrivals(a, b []simenv.FlowRecord) error {
+	const moved = "the scenario's arrivals depend on the network, which truth:arriving= cannot foresee"
 	for i := range min(len(a), len(b)) {
-		if a[i].ID != b[i].ID || a[i].Start != b[i].Start || a[i].SizeBytes != b[i].SizeBytes {
-			return fmt.Errorf("flow number %d to start was flow %d at %v (%d B) in the first run, flow %d at %v (%d B) under the bound: the scenario's arrivals depend on the network, which truth:arriving= cannot foresee",
-				i+1, a[i].ID, a[i].Start, a[i].SizeBytes, b[i].ID, b[i].Start, b[i].SizeBytes)
+		x, y := a[i], b[i]
+		if x.ID != y.ID || x.Start != y.Start || x.SizeBytes != y.SizeBytes || x.Src != y.Src || x.Dst != y.Dst || x.Priority != y.Priority {
+			return fmt.Errorf("flow number %d to start was flow %d at %v (%d B, node %d to %d) in the first run, flow %d at %v (%d B, node %d to %d) under the bound: %s",
+				i+1, x.ID, x.Start, x.SizeBytes, x.Src, x.Dst, y.ID, y.Start, y.SizeBytes, y.Src, y.Dst, moved)
 		}
+	}
+	if len(a) != len(b) {
+		first := a
+		if len(b) > len(a) {
+			first = b
+		}
+		x := first[min(len(a), len(b))]
+		return fmt.Errorf("%d flows started in the first run, %d under the bound (the first extra one, flow %d, at %v): %s",
+			len(a), len(b), x.ID, x.Start, moved)
 	}
 	return nil
 }

@@ -148,3 +148,26 @@ func TestTruthBoundArriving(t *testing.T) {
 		t.Fatalf("all-to-all under an arriving bound: %v", err)
 	}
 }
+
+// TestSameArrivals: a run that starts more or fewer flows than the first
+// one, or moves one between other hosts, is refused, not only one whose
+// common flows differ.
+func TestSameArrivals(t *testing.T) {
+	a := []simenv.FlowRecord{{ID: 0, Src: 1, Dst: 2, Start: 5, SizeBytes: 1000}, {ID: 1, Src: 2, Dst: 3, Start: 9, SizeBytes: 2000}}
+	if err := sameArrivals(a, a); err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]simenv.FlowRecord{
+		"fewer": a[:1],
+		"more":  append(append([]simenv.FlowRecord(nil), a...), simenv.FlowRecord{ID: 2, Start: 12}),
+		"moved": {a[0], {ID: 1, Src: 3, Dst: 2, Start: 9, SizeBytes: 2000}},
+		"later": {a[0], {ID: 1, Src: 2, Dst: 3, Start: 10, SizeBytes: 2000}},
+	} {
+		if err := sameArrivals(a, b); err == nil || !strings.Contains(err.Error(), "arrivals depend on the network") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if err := sameArrivals(a[:1], a); err == nil || !strings.Contains(err.Error(), "1 flows started in the first run, 2 under the bound (the first extra one, flow 1") {
+		t.Errorf("extra flow under the bound: %v", err)
+	}
+}
