@@ -842,7 +842,7 @@ func (a *Agent) intend(target string, sw Switch, cs []Change) ([]AuditEntry, err
 			paths = sw.SetPaths([]env.QueueKey{c.Key})
 		}
 		entries[i] = AuditEntry{TimeNs: nowNs, Target: target, Key: c.Key, Paths: paths, Kind: c.Kind,
-			Old: c.Old, New: c.New, Reason: auditReason(c), Model: a.o.Model, Owner: a.cfg.Owner}
+			Old: c.Old, New: c.New, Wanted: c.Wanted, Reason: auditReason(c), Model: a.o.Model, Owner: a.cfg.Owner}
 		if a.o.DryRun {
 			entries[i].State = StateDryRun
 		}

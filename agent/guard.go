@@ -361,6 +361,9 @@ type Change struct {
 	Confidence float64      `json:"confidence,omitempty"`
 	Reason     string       `json:"reason"`
 	Clamped    []string     `json:"clamped,omitempty"` // rules that adjusted the wanted setting
+	// Wanted is set on a rollback the rules had to shape: the setting it
+	// returns to, as it was before the change, which the switch ran.
+	Wanted *env.Setting `json:"wanted,omitempty"`
 }
 
 // Rejection is a decision the guard did not let through.
@@ -724,8 +727,15 @@ func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 			al.Msg += " (" + rej.Reason + ": nothing to roll back)"
 			return nil, al
 		}
-		return &Change{Key: o.Key, Kind: KindRollback, Old: q.current, New: back, Clamped: clamped,
-			Reason: al.Msg}, al
+		c := &Change{Key: o.Key, Kind: KindRollback, Old: q.current, New: back, Clamped: clamped, Reason: al.Msg}
+		if len(clamped) > 0 {
+			// The setting before the change breaks a rule now (XOFF moves
+			// with buffer use): what is applied is that setting, shaped.
+			w := q.probFrom
+			c.Wanted = &w
+			c.Reason += " (as allowed now: " + strings.Join(clamped, ", ") + ")"
+		}
+		return c, al
 	}
 	if q.probN >= g.cfg.RollbackWindow {
 		q.prob = false

@@ -291,3 +291,40 @@ func TestGuardRollbackAfterSwitchRestart(t *testing.T) {
 		t.Fatalf("rollback to %+v, want the startup setting %+v with kmax below XOFF %d (never the pre-restart %+v)", rb.New, startup, o.XoffBytes, tuned)
 	}
 }
+
+// A rollback to a setting whose Kmax is no longer below XOFF (XOFF moves
+// with buffer use) is shaped below it, says so, and records the setting
+// it returns to (Change.Wanted, kept in the audit log), so that an audit
+// can tell it from a rollback to a stale setting.
+func TestGuardRollbackShapedBelowXoff(t *testing.T) {
+	g := newTestGuard(t, nil)
+	o := ob(kA, cur) // kmax 1.6 MB
+	tighter := cur
+	tighter.KminBytes, tighter.KmaxBytes = 400_000, 1_000_000
+	p := step(t, g, 10*sec, []env.Observation{o}, []policy.Decision{dc(kA, tighter, 0.9)})
+	if len(p.Changes) != 1 || p.Changes[0].New.KmaxBytes != 1_000_000 || p.Changes[0].Wanted != nil {
+		t.Fatalf("a tune: %+v", p)
+	}
+	g.Result(p.Changes[0], Applied, p.Changes[0].New, 10*sec)
+	o.Current = p.Changes[0].New
+	o.XoffBytes = 1_200_000 // above the new kmax, below the old
+	o.Metrics.DropFrac = 0.1
+	p = step(t, g, 11*sec, []env.Observation{o}, nil)
+	if len(p.Changes) != 1 || p.Changes[0].Kind != KindRollback {
+		t.Fatalf("want a rollback, got %+v", p)
+	}
+	c := p.Changes[0]
+	if c.New.KmaxBytes != 1_199_999 || c.Wanted == nil || *c.Wanted != cur || !strings.Contains(c.Reason, "as allowed now: "+RuleOrder) {
+		t.Fatalf("rollback %+v (wanted %v): want kmax below XOFF, the setting before the change as Wanted, the rule in the reason", c, c.Wanted)
+	}
+	// An unshaped rollback has no Wanted.
+	g2 := newTestGuard(t, nil)
+	o2 := ob(kA, cur)
+	p = step(t, g2, 10*sec, []env.Observation{o2}, []policy.Decision{dc(kA, tighter, 0.9)})
+	g2.Result(p.Changes[0], Applied, p.Changes[0].New, 10*sec)
+	o2.Current, o2.Metrics.DropFrac = p.Changes[0].New, 0.1
+	p = step(t, g2, 11*sec, []env.Observation{o2}, nil)
+	if len(p.Changes) != 1 || p.Changes[0].New != cur || p.Changes[0].Wanted != nil {
+		t.Fatalf("plain rollback: %+v", p)
+	}
+}

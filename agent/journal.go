@@ -44,7 +44,10 @@ type AuditEntry struct {
 	State    AuditState   `json:"state"`
 	ResultNs int64        `json:"result_ns,omitempty"`
 	Got      *env.Setting `json:"got,omitempty"` // read back
-	Error    string       `json:"error,omitempty"`
+	// Wanted: a rollback shaped by the guard's rules (Change.Wanted), the
+	// setting before the change it returns to.
+	Wanted *env.Setting `json:"wanted,omitempty"`
+	Error  string       `json:"error,omitempty"`
 }
 
 // Recommendation is what shadow mode stores per queue and interval.

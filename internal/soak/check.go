@@ -67,7 +67,9 @@ func sameECN(a env.Setting, e simswitch.SetLogEntry) bool {
 //     of the same queue finished.
 //   - A rollback (rollback, read-back, reconcile) must return the queue to
 //     a setting the switch ran earlier in the same run of the switch: a
-//     setting from before a switch restart is stale.
+//     setting from before a switch restart is stale. A rollback the guard
+//     had to shape (AuditEntry.Wanted: Kmax below an XOFF that moved) is
+//     judged by the setting it was shaped from.
 //   - At the end every lossless PG whose floor the switch reported is at or
 //     above it.
 func Check(entries []agent.AuditEntry, log []simswitch.SetLogEntry, minHold time.Duration) Report {
@@ -94,6 +96,13 @@ func Check(entries []agent.AuditEntry, log []simswitch.SetLogEntry, minHold time
 			r.Rollbacks++
 			start := int64(0) // the switch run the rollback happened in
 			had := false
+			// A rollback the guard shaped (Kmax below an XOFF that has
+			// moved since) returns to its Wanted setting as far as the
+			// rules allow: Wanted must be one the switch ran.
+			back := e.New
+			if e.Wanted != nil {
+				back = *e.Wanted
+			}
 			for _, l := range log {
 				if l.TimeNs > e.TimeNs {
 					break
@@ -106,14 +115,18 @@ func Check(entries []agent.AuditEntry, log []simswitch.SetLogEntry, minHold time
 				if l.TimeNs > e.TimeNs {
 					break
 				}
-				if l.TimeNs >= start && l.Switch == e.Key.Target && l.Port == e.Key.Port && l.Queue == e.Key.Queue && sameECN(e.New, l) {
+				if l.TimeNs >= start && l.Switch == e.Key.Target && l.Port == e.Key.Port && l.Queue == e.Key.Queue && sameECN(back, l) {
 					had = true
 					break
 				}
 			}
 			if !had {
-				r.BadRollbacks = append(r.BadRollbacks, fmt.Sprintf("%s: audit entry %d (%s) set kmin %d kmax %d pmax %g headroom %d, which the switch had not run since it started",
-					e.Key, e.Seq, e.Kind, e.New.KminBytes, e.New.KmaxBytes, e.New.Pmax, e.New.HeadroomBytes))
+				from := ""
+				if e.Wanted != nil {
+					from = fmt.Sprintf(" (shaped from kmin %d kmax %d pmax %g headroom %d)", back.KminBytes, back.KmaxBytes, back.Pmax, back.HeadroomBytes)
+				}
+				r.BadRollbacks = append(r.BadRollbacks, fmt.Sprintf("%s: audit entry %d (%s) set kmin %d kmax %d pmax %g headroom %d%s, which the switch had not run since it started",
+					e.Key, e.Seq, e.Kind, e.New.KminBytes, e.New.KmaxBytes, e.New.Pmax, e.New.HeadroomBytes, from))
 			}
 		case agent.KindRepair:
 			r.Repairs++

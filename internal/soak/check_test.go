@@ -38,6 +38,19 @@ func TestCheckFlagsViolations(t *testing.T) {
 	if r := Check(stale, restarted, 5*time.Second); len(r.BadRollbacks) != 1 || r.SwitchStarts != 2 {
 		t.Fatalf("stale rollback: %v (starts %d)", r.BadRollbacks, r.SwitchStarts)
 	}
+	// a rollback the guard shaped (a Kmax the switch never ran) to a
+	// setting it ran since it started passes; shaped from a stale one, not
+	shaped := func(seq uint64, ts int64, want env.Setting) agent.AuditEntry {
+		x := e(seq, ts, agent.KindRollback, s(400), env.Setting{KminBytes: want.KminBytes, KmaxBytes: want.KmaxBytes - 1, Pmax: 0.1})
+		x.Wanted = &want
+		return x
+	}
+	if r := Check(append(good, shaped(3, 25*sec, s(200))), log, 5*time.Second); len(r.BadRollbacks) != 0 {
+		t.Fatalf("shaped rollback to a setting the switch ran: %v", r.BadRollbacks)
+	}
+	if r := Check(append(good, shaped(3, 40*sec, s(200))), restarted, 5*time.Second); len(r.BadRollbacks) != 1 || !strings.Contains(r.BadRollbacks[0], "shaped from") {
+		t.Fatalf("shaped rollback to a stale setting: %v", r.BadRollbacks)
+	}
 	// headroom set below the floor and left there
 	low := append(log, simswitch.SetLogEntry{TimeNs: 25 * sec, Why: "set", Switch: "sw0", Port: "Ethernet1", Queue: 3, Kmin: 100, Kmax: 200, Pmax: 0.1, Headroom: 1})
 	if r := Check(good, low, 5*time.Second); len(r.BelowFloor) != 1 {
