@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"github.com/ecntune/ecntune/env"
-	"github.com/ecntune/ecntune/simenv"
 )
 
 // Ground truth per queue for an asymmetric actor-critic (Options.Truth):
@@ -65,20 +64,22 @@ func (e *Env) observeTruth(obs []env.Observation) {
 	clear(f)
 	e.truthFeat = f
 	left := 1 - float64(e.sim.Now())/float64(e.cfg.Duration)
-	backlog := make([]float64, n)
-	var cnt [3][]int
-	for k := range cnt {
-		cnt[k] = make([]int, n)
+	// per queue: flows in flight by class (small, medium, large), then
+	// their backlog
+	if cap(e.inFlight) < 4*n {
+		e.inFlight = make([]float64, 4*n)
 	}
+	fl := e.inFlight[:4*n]
+	clear(fl)
 	if e.paths == nil {
-		e.paths = make(map[int][]simenv.QueueRef)
+		e.paths = make(map[int][]int)
 	}
 	e.active = e.sim.ActiveFlows(e.active[:0])
 	for _, a := range e.active {
-		p, ok := e.paths[a.ID]
+		qs, ok := e.paths[a.ID]
 		if !ok {
-			p = e.sim.FlowPath(nil, a.ID)
-			e.paths[a.ID] = p
+			qs = e.FlowQueues(nil, a.ID)
+			e.paths[a.ID] = qs
 		}
 		class := 1
 		switch {
@@ -87,22 +88,20 @@ func (e *Env) observeTruth(obs []env.Observation) {
 		case a.SizeBytes >= truthLargeBytes:
 			class = 2
 		}
-		for _, r := range p {
-			if i, ok := e.byRef[r]; ok {
-				cnt[class][i]++
-				backlog[i] += float64(a.Remaining)
-			}
+		for _, i := range qs {
+			fl[4*i+class]++
+			fl[4*i+3] += float64(a.Remaining)
 		}
 	}
 	acc := e.truth
 	for i := 0; i < n; i++ {
 		row := f[i*NumTruthFeatures : (i+1)*NumTruthFeatures]
 		row[TruthTimeLeft] = float32(min(max(left, 0), 1))
-		row[TruthActiveSmall] = float32(math.Log1p(float64(cnt[0][i])))
-		row[TruthActiveMedium] = float32(math.Log1p(float64(cnt[1][i])))
-		row[TruthActiveLarge] = float32(math.Log1p(float64(cnt[2][i])))
+		row[TruthActiveSmall] = float32(math.Log1p(fl[4*i]))
+		row[TruthActiveMedium] = float32(math.Log1p(fl[4*i+1]))
+		row[TruthActiveLarge] = float32(math.Log1p(fl[4*i+2]))
 		if per := obs[i].RateBps / 8 * e.interval.Seconds(); per > 0 {
-			row[TruthBacklog] = float32(math.Log1p(backlog[i] / per))
+			row[TruthBacklog] = float32(math.Log1p(fl[4*i+3] / per))
 		}
 		if i < len(acc) {
 			if acc[i].nSmall > 0 {

@@ -99,8 +99,10 @@ type Env struct {
 
 	// Options.Truth: the features of Truth, NumTruthFeatures per queue.
 	truthFeat []float32
-	active    []simenv.ActiveFlow       // scratch
-	paths     map[int][]simenv.QueueRef // flow id -> controlled queues it crosses
+	inFlight  []float64           // scratch: per queue, flows in flight by class and their backlog
+	active    []simenv.ActiveFlow // scratch
+	paths     map[int][]int       // flow id -> controlled queues it crosses (FlowQueues)
+	queues    []int               // scratch
 }
 
 // truthAcc sums one queue's ground truth over an interval.
@@ -453,12 +455,8 @@ func (e *Env) finishedThrough(n int) []truthAcc {
 			continue
 		}
 		l := math.Log2(sd)
-		e.path = e.sim.FlowPath(e.path[:0], f.ID)
-		for _, r := range e.path {
-			i, ok := e.byRef[r]
-			if !ok {
-				continue
-			}
+		e.queues = e.FlowQueues(e.queues[:0], f.ID)
+		for _, i := range e.queues {
 			if small {
 				acc[i].small += l
 				acc[i].nSmall++
