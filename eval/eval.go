@@ -660,14 +660,7 @@ func playTraced(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym
 	n, cursor := 0, 0
 	for done := false; !done; n++ {
 		if bound != nil {
-			bound.truth = e.Truth()
-			if bound.arriving {
-				if len(bound.next) != len(obs) {
-					bound.next = make([]bool, len(obs))
-				}
-				now := e.Sim().Now()
-				cursor = markArriving(bound.next, arrivals, cursor, now, now+e.Interval())
-			}
+			cursor = bound.mark(e, len(obs), arrivals, cursor)
 		}
 		ds := pol.Decide(obs)
 		if len(ds) != len(obs) {

@@ -27,9 +27,27 @@ const TruthPrefix = "truth:"
 type truthBound struct {
 	name        string
 	small, rest policy.Policy
-	truth       [][]float32 // gym.Env.Truth at the decision
-	arriving    bool        // truth:arriving=: tight where small flows will start
-	next        []bool      // arriving: the queues a small flow starting in the coming interval will cross
+	arriving    bool   // truth:arriving=: the small flows that will start, not those crossing
+	marked      []bool // per queue at the decision: the small-flow policy decides
+}
+
+// mark finds the queues the small-flow policy decides for at e's decision:
+// those a small flow crosses now (gym.Env.Truth), or, arriving, those a
+// small flow starting in the coming interval will cross (arr from k on, in
+// start order; it returns the cursor for the next call).
+func (b *truthBound) mark(e *gym.Env, n int, arr []arrival, k int) int {
+	if len(b.marked) != n {
+		b.marked = make([]bool, n)
+	}
+	if b.arriving {
+		now := e.Sim().Now()
+		return markArriving(b.marked, arr, k, now, now+e.Interval())
+	}
+	clear(b.marked)
+	for i, r := range e.Truth() {
+		b.marked[i] = r[gym.TruthActiveSmall] > 0
+	}
+	return k
 }
 
 // TruthSpecs splits a TruthPrefix spec, "truth:small=A;else=B", into A
@@ -83,17 +101,17 @@ func (b *truthBound) Name() string { return b.name }
 func (b *truthBound) Decide(obs []env.Observation) []policy.Decision {
 	a, r := b.small.Decide(obs), b.rest.Decide(obs)
 	out := make([]policy.Decision, len(obs))
+	// Appended to the reason, so that eval still counts a hold outside a
+	// learned policy's validated intervals (it reads the reason's start).
+	note := " (small flows crossing)"
+	if b.arriving {
+		note = " (small flows arriving)"
+	}
 	for i := range obs {
-		switch {
-		case b.arriving && i < len(b.next) && b.next[i]:
+		if i < len(b.marked) && b.marked[i] {
 			out[i] = a[i]
-			out[i].Reason = a[i].Reason + " (small flows arriving)"
-		case !b.arriving && i < len(b.truth) && b.truth[i][gym.TruthActiveSmall] > 0:
-			out[i] = a[i]
-			// Appended, so that eval still counts a hold outside a learned
-			// policy's validated intervals (it reads the reason's start).
-			out[i].Reason = a[i].Reason + " (small flows crossing)"
-		default:
+			out[i].Reason += note
+		} else {
 			out[i] = r[i]
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
-	"github.com/ecntune/ecntune/simenv/gym"
 	"github.com/ecntune/ecntune/simenv/scenario"
 )
 
@@ -41,8 +40,7 @@ func TestTruthBound(t *testing.T) {
 	for i := range obs {
 		obs[i] = env.Observation{Valid: true, RateBps: 100e9}
 	}
-	b.truth = [][]float32{make([]float32, gym.NumTruthFeatures), make([]float32, gym.NumTruthFeatures)}
-	b.truth[1][gym.TruthActiveSmall] = 0.7 // log(1+1)
+	b.marked = []bool{false, true} // a small flow crosses the second queue
 	ds := b.Decide(obs)
 	if ds[0].Setting.KmaxBytes != 1_600_000 || ds[1].Setting.KmaxBytes != 100_000 || !strings.HasSuffix(ds[1].Reason, "(small flows crossing)") {
 		t.Fatalf("decisions %+v", ds)
