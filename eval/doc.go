@@ -8,6 +8,9 @@
 // static:best (Oracle), the fixed setting that was best in hindsight for
 // each scenario by PickOracle's documented objective, and Compare sets a
 // policy against the best vendor preset and against static:best.
+// schedule:best@OFFSET,... (ScheduleBestPrefix) is the same yardstick for
+// traffic that changes at known times: the timed plan of those candidates,
+// one per phase, that a coordinate-descent search rates best.
 //
 // A policy drives the simulator only through gym.Env: it reads
 // observations (switch counters) every control interval and returns

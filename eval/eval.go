@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -292,11 +293,46 @@ func RunAll(scs []Scenario, specs []string, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	outer := p.opt.Progress
+	total := len(p.jobs)
+	if len(p.searches) > 0 && outer != nil {
+		// One bar over the policies' runs and the searches, whose
+		// length is known only as a bound until they stop.
+		nCands := len(oracleCandidates(p.opt.OracleCatalogue))
+		for _, s := range p.searches {
+			total += len(scs) * scheduleSearchMax(s, nCands, p.opt.Seeds)
+		}
+		p.opt.Progress = func(done, _ int) { outer(done, total) }
+	}
 	runs, err := p.run()
 	if err != nil {
 		return nil, err
 	}
+	base := len(p.jobs)
+	for _, s := range p.searches {
+		for si, sc := range scs {
+			rs, made, err := searchSchedule(sc, s, p.opt, func(n int) {
+				if outer != nil {
+					outer(base+n, total)
+				}
+			})
+			if err != nil {
+				return nil, fmt.Errorf("eval: %s: %w", sc.Name, err)
+			}
+			base += made
+			p.searched[searchKey{si, s}] = rs
+		}
+	}
+	if len(p.searches) > 0 && outer != nil {
+		outer(total, total) // a search that stopped early leaves runs it never needed
+	}
 	return p.result(runs), nil
+}
+
+// searchKey names a schedule:best@ search's runs: scenario index and spec.
+type searchKey struct {
+	sc   int
+	spec string
 }
 
 // plan is what RunAll runs: the options with their defaults, the policies
@@ -308,8 +344,10 @@ type plan struct {
 	specs      []string
 	opt        Options
 	shared     map[string]policy.Policy
-	wantOracle bool // static:best is a policy
-	wantCands  bool // its candidates run: static:best or Options.Frontier
+	wantOracle bool     // static:best is a policy
+	wantCands  bool     // its candidates run: static:best or Options.Frontier
+	searches   []string // schedule:best@ specs, found after the jobs by searchSchedule
+	searched   map[searchKey][]Run
 	jobs       []job
 	nMain      int // jobs[:nMain] are the policies' runs
 }
@@ -326,7 +364,7 @@ func newPlan(scs []Scenario, specs []string, opt Options) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{scs: scs, specs: specs, opt: opt, shared: map[string]policy.Policy{}}
+	p := &plan{scs: scs, specs: specs, opt: opt, shared: map[string]policy.Policy{}, searched: map[searchKey][]Run{}}
 	seen := map[string]bool{}
 	for _, s := range specs {
 		if seen[s] {
@@ -335,6 +373,13 @@ func newPlan(scs []Scenario, specs []string, opt Options) (*plan, error) {
 		seen[s] = true
 		if s == Oracle {
 			p.wantOracle = true
+			continue
+		}
+		if strings.HasPrefix(s, ScheduleBestPrefix) || s == strings.TrimSuffix(ScheduleBestPrefix, "@") {
+			if err := checkScheduleBest(s, scs); err != nil {
+				return nil, fmt.Errorf("eval: %w", err)
+			}
+			p.searches = append(p.searches, s)
 			continue
 		}
 		if strings.HasPrefix(s, TruthPrefix) {
@@ -358,7 +403,7 @@ func newPlan(scs []Scenario, specs []string, opt Options) (*plan, error) {
 	}
 	for si := range scs {
 		for _, s := range specs {
-			if s != Oracle {
+			if s != Oracle && !slices.Contains(p.searches, s) {
 				p.jobs = append(p.jobs, p.seeds(job{sc: si, spec: s})...)
 			}
 		}
@@ -490,6 +535,8 @@ func (p *plan) result(runs []Run) *Result {
 			var rs []Run
 			if s == Oracle {
 				rs = oracle[si]
+			} else if slices.Contains(p.searches, s) {
+				rs = p.searched[searchKey{si, s}]
 			} else {
 				for i := 0; i < p.nMain; i++ {
 					if p.jobs[i].sc == si && p.jobs[i].spec == s {
@@ -542,6 +589,11 @@ func PickOracle(order []string, runs map[string][]Run) string {
 	for _, c := range order {
 		bestGood = math.Max(bestGood, mean(runs[c], largeGoodput))
 	}
+	return pickBy(order, runs, bestGood)
+}
+
+// pickBy is PickOracle with the goodput to be within 5% of given.
+func pickBy(order []string, runs map[string][]Run, bestGood float64) string {
 	pick := func(needGood, needNoDrop bool) string {
 		best, bestV := "", math.Inf(1)
 		for _, c := range order {

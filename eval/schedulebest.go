@@ -1,0 +1,211 @@
+package eval
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ecntune/ecntune/internal/units"
+	"github.com/ecntune/ecntune/simenv"
+)
+
+// ScheduleBestPrefix starts the spec of the best timed plan in hindsight,
+// "schedule:best@OFFSET,...": for a scenario whose traffic changes at known
+// times (the phases of a training job, day and night), the schedule of
+// fixed settings, one per phase and switched at those offsets, that
+// static:best's objective (PickOracle) rates best. It is a yardstick, as
+// static:best is for one fixed setting: an engineer who knows the phases
+// could run it by hand (schedule:...), a policy that reads counters has to
+// find the phases itself.
+//
+// The search is coordinate descent over static:best's candidates (the
+// presets and OracleCatalogue): it starts from static:best's pick in every
+// phase, then tries every candidate in each phase in turn, keeping the one
+// with the lowest mean small-flow p99 among those without drops and within
+// 5% of the best fixed setting's mean large-flow goodput, and stops after a
+// round through the phases that changes nothing, or after
+// ScheduleBestRounds rounds. Each candidate plan runs on every seed, so a
+// search with P phases and C candidates costs at most C + R·P·(C-1) runs
+// per seed (R rounds). Aggregate.Chosen names the plan found.
+const ScheduleBestPrefix = "schedule:best@"
+
+// ScheduleBestRounds bounds the coordinate-descent rounds of
+// schedule:best@.
+const ScheduleBestRounds = 3
+
+// parseScheduleBest reads the offsets of a schedule:best@ spec: one or more,
+// each above 0 and after the one before it, as a schedule's offsets.
+func parseScheduleBest(spec string) ([]string, []time.Duration, error) {
+	list, ok := strings.CutPrefix(spec, ScheduleBestPrefix)
+	if !ok || strings.TrimSpace(list) == "" {
+		return nil, nil, fmt.Errorf("%s: no offset (want %s3ms,6ms: where the phases change)", spec, ScheduleBestPrefix)
+	}
+	var strs []string
+	var offs []time.Duration
+	for i, f := range strings.Split(list, ",") {
+		f = strings.TrimSpace(f)
+		d, err := units.ParseDuration(f)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: offset %d: %w", spec, i+1, err)
+		}
+		if d == 0 {
+			return nil, nil, fmt.Errorf("%s: offset %d is 0 (the first phase starts at 0 anyway; list where the phases change)", spec, i+1)
+		}
+		if i > 0 && d <= offs[i-1] {
+			return nil, nil, fmt.Errorf("%s: offset %d (%s) is not after offset %d (%s)", spec, i+1, f, i, strs[i-1])
+		}
+		strs, offs = append(strs, f), append(offs, d)
+	}
+	return strs, offs, nil
+}
+
+// checkScheduleBest refuses a schedule:best@ spec whose last offset is not
+// before the end of a scenario: that phase would never run.
+func checkScheduleBest(spec string, scs []Scenario) error {
+	strs, offs, err := parseScheduleBest(spec)
+	if err != nil {
+		return err
+	}
+	last := offs[len(offs)-1]
+	for _, sc := range scs {
+		if simenv.Time(last.Nanoseconds())*simenv.Nanosecond >= sc.Config.Duration {
+			return fmt.Errorf("%s: offset %s is not before the end of scenario %s (%v): its phase would never run",
+				spec, strs[len(strs)-1], sc.Name, time.Duration(sc.Config.Duration/simenv.Nanosecond))
+		}
+	}
+	return nil
+}
+
+// scheduleEntry is a candidate as a schedule entry: a preset's name, or
+// its setting at 100 Gb/s as KMIN/KMAX/PMAX (Pmax as a probability, so
+// that the entry parses back to the very setting).
+func scheduleEntry(c candidate) string {
+	if c.set == nil {
+		return strings.TrimPrefix(c.spec, "static:")
+	}
+	return exactBytes(c.set.KminBytes) + "/" + exactBytes(c.set.KmaxBytes) + "/" + strconv.FormatFloat(c.set.Pmax, 'g', -1, 64)
+}
+
+// exactBytes is units.FormatBytes(b) where that parses back to b, else b
+// in bytes.
+func exactBytes(b int64) string {
+	if s := units.FormatBytes(b); func() bool { v, err := units.ParseBytes(s); return err == nil && v == b }() {
+		return s
+	}
+	return strconv.FormatInt(b, 10) + "B"
+}
+
+// schedulePlan is the schedule spec of entries switched at offsets.
+func schedulePlan(entries, offsets []string) string {
+	var b strings.Builder
+	b.WriteString("schedule:" + entries[0])
+	for i, off := range offsets {
+		b.WriteString("," + off + "=" + entries[i+1])
+	}
+	return b.String()
+}
+
+// scheduleSearchMax is the most runs searchSchedule can make for one
+// scenario (for the progress total).
+func scheduleSearchMax(spec string, nCands, seeds int) int {
+	_, offs, err := parseScheduleBest(spec)
+	if err != nil {
+		return 0
+	}
+	return (nCands + ScheduleBestRounds*(len(offs)+1)*(nCands-1)) * seeds
+}
+
+// searchSchedule finds schedule:best@ (spec) on sc by the coordinate descent
+// that ScheduleBestPrefix describes and returns the plan found, its runs
+// labelled spec with Chosen set to the plan, and the number of runs made.
+// opt is the plan's, with its defaults; progress(n) is told every run.
+func searchSchedule(sc Scenario, spec string, opt Options, progress func(n int)) ([]Run, int, error) {
+	offsets, _, err := parseScheduleBest(spec)
+	if err != nil {
+		return nil, 0, err
+	}
+	cands := oracleCandidates(opt.OracleCatalogue)
+	entries := make([]string, len(cands))
+	for i, c := range cands {
+		entries[i] = scheduleEntry(c)
+	}
+	sub := opt
+	sub.Frontier, sub.Trace = false, false
+	made := 0
+	sub.Progress = func(done, _ int) { progress(made + done) }
+	runs := map[string][]Run{}
+	play := func(plans []string) error {
+		var todo []string
+		for _, p := range plans {
+			if _, ok := runs[p]; !ok && !slices.Contains(todo, p) {
+				todo = append(todo, p)
+			}
+		}
+		if len(todo) == 0 {
+			return nil
+		}
+		res, err := RunAll([]Scenario{sc}, todo, sub)
+		if err != nil {
+			return err
+		}
+		for _, r := range res.Runs {
+			runs[r.Policy] = append(runs[r.Policy], r)
+		}
+		made += len(res.Runs)
+		return nil
+	}
+	phases := len(offsets) + 1
+	same := func(e string) string {
+		es := make([]string, phases)
+		for i := range es {
+			es[i] = e
+		}
+		return schedulePlan(es, offsets)
+	}
+	uniform := make([]string, len(entries))
+	for i, e := range entries {
+		uniform[i] = same(e)
+	}
+	if err := play(uniform); err != nil {
+		return nil, made, fmt.Errorf("%s: %w", spec, err)
+	}
+	bestGood := 0.0
+	for _, u := range uniform {
+		bestGood = math.Max(bestGood, mean(runs[u], largeGoodput))
+	}
+	start := pickBy(uniform, runs, bestGood)
+	cur := make([]string, phases)
+	for i := range cur {
+		cur[i] = entries[slices.Index(uniform, start)]
+	}
+	for round := 0; round < ScheduleBestRounds; round++ {
+		changed := false
+		for k := range phases {
+			plans := make([]string, len(entries))
+			for i, e := range entries {
+				try := append([]string(nil), cur...)
+				try[k] = e
+				plans[i] = schedulePlan(try, offsets)
+			}
+			if err := play(plans); err != nil {
+				return nil, made, fmt.Errorf("%s: %w", spec, err)
+			}
+			if best := slices.Index(plans, pickBy(plans, runs, bestGood)); entries[best] != cur[k] {
+				cur[k], changed = entries[best], true
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	pick := schedulePlan(cur, offsets)
+	out := make([]Run, 0, len(runs[pick]))
+	for _, r := range runs[pick] {
+		r.Policy, r.Chosen = spec, pick
+		out = append(out, r)
+	}
+	return out, made, nil
+}
