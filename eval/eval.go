@@ -376,7 +376,7 @@ func newPlan(scs []Scenario, specs []string, opt Options) (*plan, error) {
 			continue
 		}
 		if strings.HasPrefix(s, ScheduleBestPrefix) || s == strings.TrimSuffix(ScheduleBestPrefix, "@") {
-			if err := checkScheduleBest(s, scs); err != nil {
+			if _, _, err := parseScheduleBest(s); err != nil {
 				return nil, fmt.Errorf("eval: %w", err)
 			}
 			p.searches = append(p.searches, s)
@@ -397,8 +397,14 @@ func newPlan(scs []Scenario, specs []string, opt Options) (*plan, error) {
 		}
 	}
 	for i, sc := range scs {
-		if _, err := gym.New(sc.Config, gym.Options{Interval: opt.Interval}); err != nil {
+		e, err := gym.New(sc.Config, gym.Options{Interval: opt.Interval})
+		if err != nil {
 			return nil, fmt.Errorf("eval: scenario %d (%s): %w", i, sc.Name, err)
+		}
+		for _, s := range p.searches {
+			if err := checkScheduleBest(s, sc, e.Interval()); err != nil {
+				return nil, fmt.Errorf("eval: %w", err)
+			}
 		}
 	}
 	for si := range scs {

@@ -43,6 +43,9 @@ func parseScheduleBest(spec string) ([]string, []time.Duration, error) {
 	if !ok || strings.TrimSpace(list) == "" {
 		return nil, nil, fmt.Errorf("%s: no offset (want %s3ms,6ms: where the phases change)", spec, ScheduleBestPrefix)
 	}
+	if strings.Contains(list, "+") {
+		return nil, nil, fmt.Errorf("%s: schedule:best@ takes no +headroom= or +alpha= rule (it searches ECN settings only)", spec)
+	}
 	var strs []string
 	var offs []time.Duration
 	for i, f := range strings.Split(list, ",") {
@@ -62,19 +65,21 @@ func parseScheduleBest(spec string) ([]string, []time.Duration, error) {
 	return strs, offs, nil
 }
 
-// checkScheduleBest refuses a schedule:best@ spec whose last offset is not
-// before the end of a scenario: that phase would never run.
-func checkScheduleBest(spec string, scs []Scenario) error {
+// checkScheduleBest refuses a schedule:best@ spec whose last offset comes
+// after the last decision on sc (deciding every interval, from 0 to the
+// last multiple of it before the end): that phase would never run, and
+// every candidate would tie there.
+func checkScheduleBest(spec string, sc Scenario, interval simenv.Time) error {
 	strs, offs, err := parseScheduleBest(spec)
 	if err != nil {
 		return err
 	}
-	last := offs[len(offs)-1]
-	for _, sc := range scs {
-		if simenv.Time(last.Nanoseconds())*simenv.Nanosecond >= sc.Config.Duration {
-			return fmt.Errorf("%s: offset %s is not before the end of scenario %s (%v): its phase would never run",
-				spec, strs[len(strs)-1], sc.Name, time.Duration(sc.Config.Duration/simenv.Nanosecond))
-		}
+	last := simenv.Time(offs[len(offs)-1].Nanoseconds()) * simenv.Nanosecond
+	lastDecision := (sc.Config.Duration - 1) / interval * interval
+	if last > lastDecision {
+		return fmt.Errorf("%s: offset %s comes after the last decision on scenario %s (at %v, deciding every %v over %v): its phase would never run",
+			spec, strs[len(strs)-1], sc.Name, time.Duration(lastDecision/simenv.Nanosecond),
+			time.Duration(interval/simenv.Nanosecond), time.Duration(sc.Config.Duration/simenv.Nanosecond))
 	}
 	return nil
 }
@@ -193,7 +198,7 @@ func searchSchedule(sc Scenario, spec string, opt Options, progress func(n int))
 			if err := play(plans); err != nil {
 				return nil, made, fmt.Errorf("%s: %w", spec, err)
 			}
-			if best := slices.Index(plans, pickBy(plans, runs, bestGood)); entries[best] != cur[k] {
+			if best := pickPhase(plans, slices.Index(entries, cur[k]), runs, bestGood); entries[best] != cur[k] {
 				cur[k], changed = entries[best], true
 			}
 		}
@@ -208,4 +213,13 @@ func searchSchedule(sc Scenario, spec string, opt Options, progress func(n int))
 		out = append(out, r)
 	}
 	return out, made, nil
+}
+
+// pickPhase is the index among plans (one per candidate, the current one at
+// index cur) that pickBy rates best, the current plan winning ties: a
+// phase whose setting makes no difference keeps it, and the round that
+// found nothing better counts as no change.
+func pickPhase(plans []string, cur int, runs map[string][]Run, bestGood float64) int {
+	order := append([]string{plans[cur]}, slices.Delete(slices.Clone(plans), cur, cur+1)...)
+	return slices.Index(plans, pickBy(order, runs, bestGood))
 }

@@ -37,9 +37,12 @@ func TestScheduleBestErrors(t *testing.T) {
 		"schedule:best@0ms":     "offset 1 is 0",
 		"schedule:best@1ms,1ms": "offset 2 (1ms) is not after offset 1 (1ms)",
 		"schedule:best@1":       "cannot parse duration",
-		"schedule:best@1ms,2ms": "offset 2ms is not before the end of scenario tiny",
+		"schedule:best@1ms,2ms": "offset 2ms comes after the last decision on scenario tiny (at 1.9ms, deciding every 100µs over 2ms)",
+		// after the last decision at 1.9 ms: every candidate would tie there
+		"schedule:best@1950us":      "offset 1950us comes after the last decision",
+		"schedule:best@1ms+alpha=2": "takes no +headroom= or +alpha= rule",
 	} {
-		if _, err := RunAll([]Scenario{sc}, []string{spec}, Options{Seeds: 1}); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := RunAll([]Scenario{sc}, []string{spec}, Options{Seeds: 1, Interval: 100 * simenv.Microsecond}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want %q", spec, err, want)
 		}
 	}
@@ -136,4 +139,55 @@ func TestScheduleBest(t *testing.T) {
 	}
 	t.Logf("plan %s: p99 %.3f, goodput %.2f; static:best %s: p99 %.3f; %d progress calls", plan, mean(got, smallP99),
 		mean(got, largeGoodput), res.RunsOf("tiny-phases", Oracle)[0].Chosen, mean(res.RunsOf("tiny-phases", Oracle), smallP99), calls)
+}
+
+// A phase where the candidates tie keeps its setting (the search's round
+// then changes nothing), wherever the current one stands in the order;
+// a strictly better one still wins.
+func TestPickPhaseKeepsCurrentOnTie(t *testing.T) {
+	runs := map[string][]Run{}
+	plans := []string{"a", "b", "c", "d"}
+	for _, p := range plans {
+		runs[p] = []Run{{SmallP99: 5, LargeGoodputGbps: 10}}
+	}
+	for cur := range plans {
+		if got := pickPhase(plans, cur, runs, 10); got != cur {
+			t.Fatalf("all tie, current %s: picked %s", plans[cur], plans[got])
+		}
+	}
+	runs["c"] = []Run{{SmallP99: 4, LargeGoodputGbps: 10}}
+	if got := pickPhase(plans, 3, runs, 10); got != 2 {
+		t.Fatalf("c is better: picked %s", plans[got])
+	}
+	runs["c"] = []Run{{SmallP99: 1, LargeGoodputGbps: 9}} // below 95% of 10
+	if got := pickPhase(plans, 3, runs, 10); got != 3 {
+		t.Fatalf("c gives up goodput: picked %s", plans[got])
+	}
+}
+
+// With two scenarios the searches follow each other on one progress bar:
+// it never goes back, never passes its total, and ends full.
+func TestScheduleBestProgressTwoScenarios(t *testing.T) {
+	last, lastTotal := 0, 0
+	opt := Options{Seeds: 1, Workers: 2, Interval: 100 * simenv.Microsecond, OracleCatalogue: [][3]int{{0, 0, 1}},
+		Progress: func(done, total int) {
+			if done < last || done > total || (lastTotal != 0 && total != lastTotal) {
+				t.Errorf("progress %d/%d after %d/%d", done, total, last, lastTotal)
+			}
+			last, lastTotal = done, total
+		}}
+	a, b := tinyPhases(), tinyPhases()
+	b.Name = "tiny-phases-2"
+	res, err := RunAll([]Scenario{a, b}, []string{"static:hpcc", "schedule:best@1ms"}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last != lastTotal {
+		t.Errorf("ended at %d/%d", last, lastTotal)
+	}
+	for _, sc := range []string{a.Name, b.Name} {
+		if rs := res.RunsOf(sc, "schedule:best@1ms"); len(rs) != 1 || rs[0].Chosen == "" || rs[0].Scenario != sc {
+			t.Errorf("%s: runs %+v", sc, rs)
+		}
+	}
 }
