@@ -311,7 +311,8 @@ func RunAll(scs []Scenario, specs []string, opt Options) (*Result, error) {
 	base := len(p.jobs)
 	for _, s := range p.searches {
 		for si, sc := range scs {
-			rs, made, err := searchSchedule(sc, s, p.opt, func(n int) {
+			fixed, _ := group(runs, sc.Name, isFixed) // static:best's candidates, when they ran
+			rs, made, err := searchSchedule(sc, s, p.opt, fixed, func(n int) {
 				if outer != nil {
 					outer(base+n, total)
 				}

@@ -29,7 +29,9 @@ import (
 // round through the phases that changes nothing, or after
 // ScheduleBestRounds rounds. Each candidate plan runs on every seed, so a
 // search with P phases and C candidates costs at most C + R·P·(C-1) runs
-// per seed (R rounds). Aggregate.Chosen names the plan found.
+// per seed (R rounds), C fewer when static:best or Options.Frontier runs
+// the candidates anyway (the one-setting plans are those candidates, and
+// the search takes their runs). Aggregate.Chosen names the plan found.
 const ScheduleBestPrefix = "schedule:best@"
 
 // ScheduleBestRounds bounds the coordinate-descent rounds of
@@ -127,7 +129,11 @@ func scheduleSearchMax(spec string, nCands, seeds int) int {
 // that ScheduleBestPrefix describes and returns the plan found, its runs
 // labelled spec with Chosen set to the plan, and the number of runs made.
 // opt is the plan's, with its defaults; progress(n) is told every run.
-func searchSchedule(sc Scenario, spec string, opt Options, progress func(n int)) ([]Run, int, error) {
+// fixed holds runs of static:best's candidates on sc by candidate spec
+// (static:NAME, catalogue:...), run by the plan for static:best or the
+// frontier: a plan with one candidate in every phase is that candidate,
+// so the search takes its runs instead of playing them again.
+func searchSchedule(sc Scenario, spec string, opt Options, fixed map[string][]Run, progress func(n int)) ([]Run, int, error) {
 	offsets, _, err := parseScheduleBest(spec)
 	if err != nil {
 		return nil, 0, err
@@ -173,6 +179,11 @@ func searchSchedule(sc Scenario, spec string, opt Options, progress func(n int))
 	uniform := make([]string, len(entries))
 	for i, e := range entries {
 		uniform[i] = same(e)
+	}
+	for i, c := range cands {
+		if rs := fixed[c.spec]; len(rs) == opt.Seeds {
+			runs[uniform[i]] = rs
+		}
 	}
 	if err := play(uniform); err != nil {
 		return nil, made, fmt.Errorf("%s: %w", spec, err)

@@ -191,3 +191,33 @@ func TestScheduleBestProgressTwoScenarios(t *testing.T) {
 		}
 	}
 }
+
+// With static:best's candidates run anyway (--frontier), the search takes
+// their runs for its one-setting plans instead of playing them again, and
+// finds the same plan with the same runs.
+func TestScheduleBestReusesFixedRuns(t *testing.T) {
+	const spec = "schedule:best@1ms"
+	run := func(frontier bool) (*Result, int) {
+		n := 0
+		opt := Options{Seeds: 1, Workers: 2, Interval: 100 * simenv.Microsecond, OracleCatalogue: [][3]int{{0, 0, 1}, {12, 0, 1}},
+			Frontier: frontier, Progress: func(done, total int) {
+				if done < total {
+					n++
+				}
+			}}
+		res, err := RunAll([]Scenario{tinyPhases()}, []string{spec}, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, n
+	}
+	alone, nAlone := run(false)
+	with, nWith := run(true)
+	a, w := alone.RunsOf("tiny-phases", spec), with.RunsOf("tiny-phases", spec)
+	if a[0].Chosen != w[0].Chosen || a[0].SmallP99 != w[0].SmallP99 || a[0].LargeGoodputGbps != w[0].LargeGoodputGbps {
+		t.Fatalf("alone: %s p99 %v; with the frontier: %s p99 %v", a[0].Chosen, a[0].SmallP99, w[0].Chosen, w[0].SmallP99)
+	}
+	if nCands := len(oracleCandidates([][3]int{{0, 0, 1}, {12, 0, 1}})); nWith != nAlone {
+		t.Fatalf("%d runs alone, %d with the frontier's %d: its runs were played again", nAlone, nWith, nCands)
+	}
+}

@@ -65,7 +65,8 @@ scenario whose traffic changes at those offsets: one of static:best's candidates
 found by coordinate descent from static:best's pick by the same objective (every candidate in
 each phase in turn, until a round changes nothing, at most 3 rounds) and named in the table.
 It is a yardstick for policies on such scenarios, as static:best is for one fixed setting, and
-costs up to C + 3·P·(C-1) runs per seed (C = 24 candidates, P phases).
+costs up to C + 3·P·(C-1) runs per seed (C = 24 candidates, P phases; C fewer with --frontier
+or static:best, whose runs of the candidates it reuses).
 
 --duration runs every scenario for that long instead of its own duration (the tables,
 plots and report then name the scenario NAME@DURATION; --json keeps NAME, as sim --json
