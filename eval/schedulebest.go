@@ -99,7 +99,8 @@ func scheduleEntry(c candidate) string {
 // exactBytes is units.FormatBytes(b) where that parses back to b, else b
 // in bytes.
 func exactBytes(b int64) string {
-	if s := units.FormatBytes(b); func() bool { v, err := units.ParseBytes(s); return err == nil && v == b }() {
+	s := units.FormatBytes(b)
+	if v, err := units.ParseBytes(s); err == nil && v == b {
 		return s
 	}
 	return strconv.FormatInt(b, 10) + "B"
