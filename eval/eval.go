@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -376,7 +375,7 @@ func newPlan(scs []Scenario, specs []string, opt Options) (*plan, error) {
 			p.wantOracle = true
 			continue
 		}
-		if strings.HasPrefix(s, ScheduleBestPrefix) || s == strings.TrimSuffix(ScheduleBestPrefix, "@") {
+		if isScheduleBest(s) {
 			if _, _, err := parseScheduleBest(s); err != nil {
 				return nil, fmt.Errorf("eval: %w", err)
 			}
@@ -410,7 +409,7 @@ func newPlan(scs []Scenario, specs []string, opt Options) (*plan, error) {
 	}
 	for si := range scs {
 		for _, s := range specs {
-			if s != Oracle && !slices.Contains(p.searches, s) {
+			if s != Oracle && !isScheduleBest(s) {
 				p.jobs = append(p.jobs, p.seeds(job{sc: si, spec: s})...)
 			}
 		}
@@ -542,7 +541,7 @@ func (p *plan) result(runs []Run) *Result {
 			var rs []Run
 			if s == Oracle {
 				rs = oracle[si]
-			} else if slices.Contains(p.searches, s) {
+			} else if isScheduleBest(s) {
 				rs = p.searched[searchKey{si, s}]
 			} else {
 				for i := 0; i < p.nMain; i++ {
@@ -592,11 +591,16 @@ func stateless(p policy.Policy) bool {
 // candidate qualifies, the goodput condition is dropped, then the drop
 // condition. Ties go to the earlier candidate.
 func PickOracle(order []string, runs map[string][]Run) string {
-	bestGood := 0.0
+	return pickBy(order, runs, maxGoodput(order, runs))
+}
+
+// maxGoodput is the highest mean large-flow goodput among order's runs.
+func maxGoodput(order []string, runs map[string][]Run) float64 {
+	g := 0.0
 	for _, c := range order {
-		bestGood = math.Max(bestGood, mean(runs[c], largeGoodput))
+		g = math.Max(g, mean(runs[c], largeGoodput))
 	}
-	return pickBy(order, runs, bestGood)
+	return g
 }
 
 // pickBy is PickOracle with the goodput to be within 5% of given.

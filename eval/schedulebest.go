@@ -2,7 +2,6 @@ package eval
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -65,6 +64,12 @@ func parseScheduleBest(spec string) ([]string, []time.Duration, error) {
 		strs, offs = append(strs, f), append(offs, d)
 	}
 	return strs, offs, nil
+}
+
+// isScheduleBest tells a schedule:best@ spec (or the bare schedule:best,
+// which parseScheduleBest refuses by name).
+func isScheduleBest(spec string) bool {
+	return strings.HasPrefix(spec, ScheduleBestPrefix) || spec == strings.TrimSuffix(ScheduleBestPrefix, "@")
 }
 
 // checkScheduleBest refuses a schedule:best@ spec whose last offset comes
@@ -170,16 +175,9 @@ func searchSchedule(sc Scenario, spec string, opt Options, fixed map[string][]Ru
 		return nil
 	}
 	phases := len(offsets) + 1
-	same := func(e string) string {
-		es := make([]string, phases)
-		for i := range es {
-			es[i] = e
-		}
-		return schedulePlan(es, offsets)
-	}
-	uniform := make([]string, len(entries))
+	uniform := make([]string, len(entries)) // one candidate in every phase
 	for i, e := range entries {
-		uniform[i] = same(e)
+		uniform[i] = schedulePlan(slices.Repeat([]string{e}, phases), offsets)
 	}
 	for i, c := range cands {
 		if rs := fixed[c.spec]; len(rs) == opt.Seeds {
@@ -189,21 +187,14 @@ func searchSchedule(sc Scenario, spec string, opt Options, fixed map[string][]Ru
 	if err := play(uniform); err != nil {
 		return nil, made, fmt.Errorf("%s: %w", spec, err)
 	}
-	bestGood := 0.0
-	for _, u := range uniform {
-		bestGood = math.Max(bestGood, mean(runs[u], largeGoodput))
-	}
-	start := pickBy(uniform, runs, bestGood)
-	cur := make([]string, phases)
-	for i := range cur {
-		cur[i] = entries[slices.Index(uniform, start)]
-	}
+	bestGood := maxGoodput(uniform, runs)
+	cur := slices.Repeat([]string{entries[slices.Index(uniform, pickBy(uniform, runs, bestGood))]}, phases)
 	for round := 0; round < ScheduleBestRounds; round++ {
 		changed := false
 		for k := range phases {
 			plans := make([]string, len(entries))
 			for i, e := range entries {
-				try := append([]string(nil), cur...)
+				try := slices.Clone(cur)
 				try[k] = e
 				plans[i] = schedulePlan(try, offsets)
 			}
