@@ -10,7 +10,8 @@
 // policy against the best vendor preset and against static:best.
 // schedule:best@OFFSET,... (ScheduleBestPrefix) is the same yardstick for
 // traffic that changes at known times: the timed plan of those candidates,
-// one per phase, that a coordinate-descent search rates best.
+// one per phase, that a coordinate-descent search rates best (by
+// static:best's objective, or by frontier ratio with ",by=frontier").
 //
 // A policy drives the simulator only through gym.Env: it reads
 // observations (switch counters) every control interval and returns

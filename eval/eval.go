@@ -376,7 +376,7 @@ func newPlan(scs []Scenario, specs []string, opt Options) (*plan, error) {
 			continue
 		}
 		if isScheduleBest(s) {
-			if _, _, err := parseScheduleBest(s); err != nil {
+			if _, err := parseScheduleBest(s); err != nil {
 				return nil, fmt.Errorf("eval: %w", err)
 			}
 			p.searches = append(p.searches, s)

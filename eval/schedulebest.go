@@ -2,6 +2,7 @@ package eval
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,39 +32,66 @@ import (
 // per seed (R rounds), C fewer when static:best or Options.Frontier runs
 // the candidates anyway (the one-setting plans are those candidates, and
 // the search takes their runs). Aggregate.Chosen names the plan found.
+//
+// With ",by=frontier" after the offsets the search rates a plan by the
+// report's own measure instead, its frontier ratio against the candidates
+// run as one fixed setting on the same seeds (Comparison.FrontierRatio:
+// its mean small-flow p99 over that of the best candidate that keeps
+// FrontierGoodput of its mean large-flow goodput and never drops; a plan
+// with more goodput than every such candidate is rated against the one
+// with the most). It starts from the candidate that static:best's
+// objective picks, as the default search does, and never takes a plan
+// that drops.
 const ScheduleBestPrefix = "schedule:best@"
+
+// ScheduleByFrontier, the last item of a schedule:best@ spec, makes the
+// search rate plans by their frontier ratio.
+const ScheduleByFrontier = "by=frontier"
 
 // ScheduleBestRounds bounds the coordinate-descent rounds of
 // schedule:best@.
 const ScheduleBestRounds = 3
 
-// parseScheduleBest reads the offsets of a schedule:best@ spec: one or more,
-// each above 0 and after the one before it, as a schedule's offsets.
-func parseScheduleBest(spec string) ([]string, []time.Duration, error) {
+// scheduleBest is a parsed schedule:best@ spec.
+type scheduleBest struct {
+	offsets    []string        // as written, for the plan's spec
+	at         []time.Duration // the same, parsed
+	byFrontier bool            // rate plans by frontier ratio (ScheduleByFrontier)
+}
+
+// parseScheduleBest reads a schedule:best@ spec: one or more offsets, each
+// above 0 and after the one before it, as a schedule's offsets, then
+// optionally ScheduleByFrontier.
+func parseScheduleBest(spec string) (scheduleBest, error) {
+	var sb scheduleBest
 	list, ok := strings.CutPrefix(spec, ScheduleBestPrefix)
+	if l, by := strings.CutSuffix(","+list, ","+ScheduleByFrontier); by {
+		list, sb.byFrontier = strings.TrimPrefix(l, ","), true
+	}
 	if !ok || strings.TrimSpace(list) == "" {
-		return nil, nil, fmt.Errorf("%s: no offset (want %s3ms,6ms: where the phases change)", spec, ScheduleBestPrefix)
+		return sb, fmt.Errorf("%s: no offset (want %s3ms,6ms: where the phases change; then ,%s to rate plans by frontier ratio)", spec, ScheduleBestPrefix, ScheduleByFrontier)
 	}
 	if strings.Contains(list, "+") {
-		return nil, nil, fmt.Errorf("%s: schedule:best@ takes no +headroom= or +alpha= rule (it searches ECN settings only)", spec)
+		return sb, fmt.Errorf("%s: schedule:best@ takes no +headroom= or +alpha= rule (it searches ECN settings only)", spec)
 	}
-	var strs []string
-	var offs []time.Duration
 	for i, f := range strings.Split(list, ",") {
 		f = strings.TrimSpace(f)
+		if strings.HasPrefix(f, "by=") {
+			return sb, fmt.Errorf("%s: item %d (%s): the one objective there is %s, after the offsets", spec, i+1, f, ScheduleByFrontier)
+		}
 		d, err := units.ParseDuration(f)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: offset %d: %w", spec, i+1, err)
+			return sb, fmt.Errorf("%s: offset %d: %w", spec, i+1, err)
 		}
 		if d == 0 {
-			return nil, nil, fmt.Errorf("%s: offset %d is 0 (the first phase starts at 0 anyway; list where the phases change)", spec, i+1)
+			return sb, fmt.Errorf("%s: offset %d is 0 (the first phase starts at 0 anyway; list where the phases change)", spec, i+1)
 		}
-		if i > 0 && d <= offs[i-1] {
-			return nil, nil, fmt.Errorf("%s: offset %d (%s) is not after offset %d (%s)", spec, i+1, f, i, strs[i-1])
+		if i > 0 && d <= sb.at[i-1] {
+			return sb, fmt.Errorf("%s: offset %d (%s) is not after offset %d (%s)", spec, i+1, f, i, sb.offsets[i-1])
 		}
-		strs, offs = append(strs, f), append(offs, d)
+		sb.offsets, sb.at = append(sb.offsets, f), append(sb.at, d)
 	}
-	return strs, offs, nil
+	return sb, nil
 }
 
 // isScheduleBest tells a schedule:best@ spec (or the bare schedule:best,
@@ -77,15 +105,15 @@ func isScheduleBest(spec string) bool {
 // last multiple of it before the end): that phase would never run, and
 // every candidate would tie there.
 func checkScheduleBest(spec string, sc Scenario, interval simenv.Time) error {
-	strs, offs, err := parseScheduleBest(spec)
+	sb, err := parseScheduleBest(spec)
 	if err != nil {
 		return err
 	}
-	last := simenv.Time(offs[len(offs)-1].Nanoseconds()) * simenv.Nanosecond
+	last := simenv.Time(sb.at[len(sb.at)-1].Nanoseconds()) * simenv.Nanosecond
 	lastDecision := (sc.Config.Duration - 1) / interval * interval
 	if last > lastDecision {
 		return fmt.Errorf("%s: offset %s comes after the last decision on scenario %s (at %v, deciding every %v over %v): its phase would never run",
-			spec, strs[len(strs)-1], sc.Name, time.Duration(lastDecision/simenv.Nanosecond),
+			spec, sb.offsets[len(sb.offsets)-1], sc.Name, time.Duration(lastDecision/simenv.Nanosecond),
 			time.Duration(interval/simenv.Nanosecond), time.Duration(sc.Config.Duration/simenv.Nanosecond))
 	}
 	return nil
@@ -124,11 +152,11 @@ func schedulePlan(entries, offsets []string) string {
 // scheduleSearchMax is the most runs searchSchedule can make for one
 // scenario (for the progress total).
 func scheduleSearchMax(spec string, nCands, seeds int) int {
-	_, offs, err := parseScheduleBest(spec)
+	sb, err := parseScheduleBest(spec)
 	if err != nil {
 		return 0
 	}
-	return (nCands + ScheduleBestRounds*(len(offs)+1)*(nCands-1)) * seeds
+	return (nCands + ScheduleBestRounds*(len(sb.at)+1)*(nCands-1)) * seeds
 }
 
 // searchSchedule finds schedule:best@ (spec) on sc by the coordinate descent
@@ -140,10 +168,11 @@ func scheduleSearchMax(spec string, nCands, seeds int) int {
 // frontier: a plan with one candidate in every phase is that candidate,
 // so the search takes its runs instead of playing them again.
 func searchSchedule(sc Scenario, spec string, opt Options, fixed map[string][]Run, progress func(n int)) ([]Run, int, error) {
-	offsets, _, err := parseScheduleBest(spec)
+	sb, err := parseScheduleBest(spec)
 	if err != nil {
 		return nil, 0, err
 	}
+	offsets := sb.offsets
 	cands := oracleCandidates(opt.OracleCatalogue)
 	entries := make([]string, len(cands))
 	for i, c := range cands {
@@ -201,7 +230,11 @@ func searchSchedule(sc Scenario, spec string, opt Options, fixed map[string][]Ru
 			if err := play(plans); err != nil {
 				return nil, made, fmt.Errorf("%s: %w", spec, err)
 			}
-			if best := pickPhase(plans, slices.Index(entries, cur[k]), runs, bestGood); entries[best] != cur[k] {
+			rate := func(order []string) string { return pickBy(order, runs, bestGood) }
+			if sb.byFrontier {
+				rate = func(order []string) string { return pickByFrontier(order, uniform, runs) }
+			}
+			if best := pickPhase(plans, slices.Index(entries, cur[k]), rate); entries[best] != cur[k] {
 				cur[k], changed = entries[best], true
 			}
 		}
@@ -219,10 +252,51 @@ func searchSchedule(sc Scenario, spec string, opt Options, fixed map[string][]Ru
 }
 
 // pickPhase is the index among plans (one per candidate, the current one at
-// index cur) that pickBy rates best, the current plan winning ties: a
-// phase whose setting makes no difference keeps it, and the round that
-// found nothing better counts as no change.
-func pickPhase(plans []string, cur int, runs map[string][]Run, bestGood float64) int {
+// index cur) that rate picks, the current plan winning ties (rate gives
+// ties to the earlier plan): a phase whose setting makes no difference
+// keeps it, and the round that found nothing better counts as no change.
+func pickPhase(plans []string, cur int, rate func(order []string) string) int {
 	order := append([]string{plans[cur]}, slices.Delete(slices.Clone(plans), cur, cur+1)...)
-	return slices.Index(plans, pickBy(order, runs, bestGood))
+	return slices.Index(plans, rate(order))
+}
+
+// pickByFrontier is the plan in order with the lowest frontier ratio
+// against the fixed settings' runs (fixed, each a plan of one candidate
+// throughout), among the plans that never drop; ties go to the earlier
+// plan. If every plan drops it falls back to pickBy.
+func pickByFrontier(order, fixed []string, runs map[string][]Run) string {
+	best, bestR := "", math.Inf(1)
+	for _, p := range order {
+		if rs := runs[p]; !anyDrops(rs) {
+			if r := frontierRatio(rs, fixed, runs); r < bestR {
+				best, bestR = p, r
+			}
+		}
+	}
+	if best == "" {
+		return pickBy(order, runs, maxGoodput(fixed, runs))
+	}
+	return best
+}
+
+// frontierRatio is rs's mean small-flow p99 over that of the fixed
+// setting (among fixed, by their runs) that keeps FrontierGoodput of rs's
+// mean large-flow goodput with no drops and the lowest p99, as Compare
+// reckons it; where none keeps that much, over that of the drop-free
+// setting with the most goodput (+Inf if every setting drops).
+func frontierRatio(rs []Run, fixed []string, runs map[string][]Run) float64 {
+	p, g := mean(rs, smallP99), mean(rs, largeGoodput)
+	if _, r := bestAtGoodput(runs, fixed, FrontierGoodput*g, p); r > 0 {
+		return r
+	}
+	top, topG := "", -1.0
+	for _, f := range fixed {
+		if fr := runs[f]; !anyDrops(fr) && mean(fr, largeGoodput) > topG {
+			top, topG = f, mean(fr, largeGoodput)
+		}
+	}
+	if v := mean(runs[top], smallP99); top != "" && v > 0 {
+		return p / v
+	}
+	return math.Inf(1)
 }

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -39,8 +40,13 @@ func TestScheduleBestErrors(t *testing.T) {
 		"schedule:best@1":       "cannot parse duration",
 		"schedule:best@1ms,2ms": "offset 2ms comes after the last decision on scenario tiny (at 1.9ms, deciding every 100µs over 2ms)",
 		// after the last decision at 1.9 ms: every candidate would tie there
-		"schedule:best@1950us":      "offset 1950us comes after the last decision",
-		"schedule:best@1ms+alpha=2": "takes no +headroom= or +alpha= rule",
+		"schedule:best@1950us":                  "offset 1950us comes after the last decision",
+		"schedule:best@1ms+alpha=2":             "takes no +headroom= or +alpha= rule",
+		"schedule:best@by=frontier":             "no offset",
+		"schedule:best@1ms,by=latency":          "item 2 (by=latency): the one objective there is by=frontier",
+		"schedule:best@by=frontier,1ms":         "item 1 (by=frontier)",
+		"schedule:best@2ms,by=frontier":         "offset 2ms comes after the last decision",
+		"schedule:best@1ms,by=frontier+alpha=2": "takes no +headroom=",
 	} {
 		if _, err := RunAll([]Scenario{sc}, []string{spec}, Options{Seeds: 1, Interval: 100 * simenv.Microsecond}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want %q", spec, err, want)
@@ -150,17 +156,18 @@ func TestPickPhaseKeepsCurrentOnTie(t *testing.T) {
 	for _, p := range plans {
 		runs[p] = []Run{{SmallP99: 5, LargeGoodputGbps: 10}}
 	}
+	rate := func(order []string) string { return pickBy(order, runs, 10) }
 	for cur := range plans {
-		if got := pickPhase(plans, cur, runs, 10); got != cur {
+		if got := pickPhase(plans, cur, rate); got != cur {
 			t.Fatalf("all tie, current %s: picked %s", plans[cur], plans[got])
 		}
 	}
 	runs["c"] = []Run{{SmallP99: 4, LargeGoodputGbps: 10}}
-	if got := pickPhase(plans, 3, runs, 10); got != 2 {
+	if got := pickPhase(plans, 3, rate); got != 2 {
 		t.Fatalf("c is better: picked %s", plans[got])
 	}
 	runs["c"] = []Run{{SmallP99: 1, LargeGoodputGbps: 9}} // below 95% of 10
-	if got := pickPhase(plans, 3, runs, 10); got != 3 {
+	if got := pickPhase(plans, 3, rate); got != 3 {
 		t.Fatalf("c gives up goodput: picked %s", plans[got])
 	}
 }
@@ -220,4 +227,106 @@ func TestScheduleBestReusesFixedRuns(t *testing.T) {
 	if nCands := len(oracleCandidates([][3]int{{0, 0, 1}, {12, 0, 1}})); nWith != nAlone {
 		t.Fatalf("%d runs alone, %d with the frontier's %d: its runs were played again", nAlone, nWith, nCands)
 	}
+}
+
+// frontierRatio reckons as Compare does: against the drop-free fixed
+// setting with the lowest p99 among those keeping 98% of the goodput, else
+// against the drop-free one with the most goodput; pickByFrontier skips
+// plans that drop and gives ties to the earlier plan.
+func TestFrontierRatio(t *testing.T) {
+	runs := map[string][]Run{
+		"loose": {{SmallP99: 10, LargeGoodputGbps: 10}},
+		"tight": {{SmallP99: 5, LargeGoodputGbps: 8}},
+		"drops": {dropped(1, 10)},
+	}
+	fixed := []string{"loose", "tight", "drops"}
+	for _, c := range []struct {
+		p99, good, want float64
+	}{
+		{6, 10, 0.6},  // only loose keeps 9.8 Gb/s (drops drops)
+		{6, 8, 1.2},   // tight keeps 7.84 at p99 5
+		{6, 8.2, 0.6}, // tight's 8 is below 98% of 8.2 (8.036): loose
+		{6, 12, 0.6},  // more than any: against the most goodput
+	} {
+		if got := frontierRatio([]Run{{SmallP99: c.p99, LargeGoodputGbps: c.good}}, fixed, runs); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("p99 %v at %v Gb/s: ratio %v, want %v", c.p99, c.good, got, c.want)
+		}
+	}
+	if got := frontierRatio(runs["loose"], []string{"drops"}, runs); !math.IsInf(got, 1) {
+		t.Errorf("every setting drops: ratio %v, want +Inf", got)
+	}
+	runs["a"] = []Run{dropped(4, 10)} // best ratio, but drops
+	runs["b"] = []Run{{SmallP99: 6, LargeGoodputGbps: 10}}
+	runs["c"] = []Run{{SmallP99: 6, LargeGoodputGbps: 10}}
+	if got := pickByFrontier([]string{"a", "c", "b"}, fixed, runs); got != "c" {
+		t.Errorf("picked %s, want c (a drops; c ties b and comes first)", got)
+	}
+	if got := pickByFrontier([]string{"a", "drops"}, fixed, runs); got != "drops" {
+		t.Errorf("all drop: picked %s, want pickBy's drops (p99 1)", got)
+	}
+}
+
+// schedule:best@...,by=frontier finds a plan whose frontier ratio, as
+// Compare reports it, is no worse than its starting point's and that no
+// single change of one phase's setting lowers.
+func TestScheduleBestByFrontier(t *testing.T) {
+	const spec = "schedule:best@1ms,by=frontier"
+	grid := [][3]int{{0, 0, 1}, {12, 0, 1}}
+	opt := Options{Seeds: 2, Workers: 2, Interval: 100 * simenv.Microsecond, OracleCatalogue: grid, Frontier: true}
+	res, err := RunAll([]Scenario{tinyPhases()}, []string{Oracle, spec, "schedule:best@1ms"}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := res.RunsOf("tiny-phases", spec)
+	if len(got) != 2 || got[0].Chosen == "" || !strings.Contains(got[0].Chosen, ",1ms=") {
+		t.Fatalf("runs of %s: %+v", spec, got)
+	}
+	plan := got[0].Chosen
+	by, fixed := group(res.OracleRuns, "tiny-phases", isFixed)
+	if len(fixed) != len(oracleCandidates(grid)) {
+		t.Fatalf("%d fixed settings run, want %d", len(fixed), len(oracleCandidates(grid)))
+	}
+	mine := frontierRatio(got, fixed, by)
+	var cmp *Comparison
+	for _, c := range res.Compare(spec) {
+		cmp = &c
+	}
+	if cmp == nil || cmp.Frontier == "" || math.Abs(cmp.FrontierRatio-mine) > 1e-12 {
+		t.Fatalf("Compare: %+v; the search's own reckoning %v", cmp, mine)
+	}
+	other := res.RunsOf("tiny-phases", "schedule:best@1ms")
+	start := frontierRatio(res.RunsOf("tiny-phases", Oracle), fixed, by)
+	if anyDrops(got) || mine > start {
+		t.Fatalf("plan %s: ratio %.3f (drops %v), static:best's %.3f", plan, mine, anyDrops(got), start)
+	}
+	// Every plan one phase's setting away rates no better.
+	entries := strings.Split(strings.TrimPrefix(plan, "schedule:"), ",1ms=")
+	var specs []string
+	for _, c := range oracleCandidates(grid) {
+		e := scheduleEntry(c)
+		for k, p := range []string{"schedule:" + e + ",1ms=" + entries[1], "schedule:" + entries[0] + ",1ms=" + e} {
+			if e != entries[k] {
+				specs = append(specs, p)
+			}
+		}
+	}
+	opt.Frontier = false
+	again, err := RunAll([]Scenario{tinyPhases()}, specs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range specs {
+		if rs := again.RunsOf("tiny-phases", p); !anyDrops(rs) && frontierRatio(rs, fixed, by) < mine {
+			t.Fatalf("%s rates %.3f, below the plan %s's %.3f", p, frontierRatio(rs, fixed, by), plan, mine)
+		}
+	}
+	t.Logf("by frontier: %s, ratio %.3f; by static:best's objective: %s, ratio %.3f; static:best %s, ratio %.3f",
+		plan, mine, other[0].Chosen, frontierRatio(other, fixed, by), res.RunsOf("tiny-phases", Oracle)[0].Chosen, start)
+}
+
+// dropped is a run with small-flow p99 p, goodput g and a drop.
+func dropped(p, g float64) Run {
+	r := Run{SmallP99: p, LargeGoodputGbps: g}
+	r.Drops = 1
+	return r
 }

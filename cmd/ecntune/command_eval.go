@@ -66,7 +66,10 @@ found by coordinate descent from static:best's pick by the same objective (every
 each phase in turn, until a round changes nothing, at most 3 rounds) and named in the table.
 It is a yardstick for policies on such scenarios, as static:best is for one fixed setting, and
 costs up to C + 3·P·(C-1) runs per seed (C = 24 candidates, P phases; C fewer with --frontier
-or static:best, whose runs of the candidates it reuses).
+or static:best, whose runs of the candidates it reuses). With ,by=frontier after the offsets
+(schedule:best@3ms,6ms,by=frontier) it rates plans by their frontier ratio against the
+candidates run on the same seeds, the measure --frontier reports, instead of static:best's
+objective. Either way it picks on the seeds it runs: check the plan on other seeds.
 
 --duration runs every scenario for that long instead of its own duration (the tables,
 plots and report then name the scenario NAME@DURATION; --json keeps NAME, as sim --json
@@ -187,7 +190,7 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 	f := cmd.Flags()
 	f.StringArrayVar(&scenarios, "scenario", nil, "scenario file (YAML); repeat for several")
 	f.StringArrayVar(&hpccConfigs, "hpcc-config", nil, "ns-3 HPCC config file (config_*.txt, as sim --hpcc-config); repeat for several")
-	f.StringArrayVar(&policies, "policy", nil, "policy spec: static:NAME, fixed:KMIN/KMAX/PMAX, schedule:..., adaptive, builtin[:prefer=P], model:NAME[,prefer=P], roles:host=SPEC;fabric=SPEC (per port role), static:best or schedule:best@OFFSET,... (the best timed plan in hindsight), any of them with +headroom=floor[*F] (every PG at its lossless floor) or +headroom=model:NAME (a switch-level headroom model), and +alpha=A (every PG's dynamic-threshold alpha), or truth:small=SPEC;else=SPEC (a bound, not a policy: the first spec's decision on every queue a small flow crosses at the decision, read from the simulator's ground truth, else the second's; truth:arriving=SPEC;else=SPEC: on every queue a small flow starting in the coming interval will cross); repeat")
+	f.StringArrayVar(&policies, "policy", nil, "policy spec: static:NAME, fixed:KMIN/KMAX/PMAX, schedule:..., adaptive, builtin[:prefer=P], model:NAME[,prefer=P], roles:host=SPEC;fabric=SPEC (per port role), static:best or schedule:best@OFFSET,...[,by=frontier] (the best timed plan in hindsight), any of them with +headroom=floor[*F] (every PG at its lossless floor) or +headroom=model:NAME (a switch-level headroom model), and +alpha=A (every PG's dynamic-threshold alpha), or truth:small=SPEC;else=SPEC (a bound, not a policy: the first spec's decision on every queue a small flow crosses at the decision, read from the simulator's ground truth, else the second's; truth:arriving=SPEC;else=SPEC: on every queue a small flow starting in the coming interval will cross); repeat")
 	f.IntVar(&seeds, "seeds", 3, "seeds per scenario and policy (scenario seed, +1, ...)")
 	f.IntVar(&workers, "workers", 0, "simulations run at once (default: GOMAXPROCS)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object per (scenario, policy, seed) in the sim --json shape")
