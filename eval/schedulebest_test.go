@@ -116,16 +116,7 @@ func TestScheduleBest(t *testing.T) {
 		t.Fatalf("plan %s: small-flow p99 %.3f, no better than static:best's %.3f where the phases differ", plan, mean(got, smallP99), mean(o, smallP99))
 	}
 	// The plan run as a policy, and every plan one phase's setting away.
-	entries := strings.Split(strings.TrimPrefix(plan, "schedule:"), ",1ms=")
-	specs := []string{plan}
-	for _, c := range oracleCandidates(grid) {
-		e := scheduleEntry(c)
-		for k, p := range []string{"schedule:" + e + ",1ms=" + entries[1], "schedule:" + entries[0] + ",1ms=" + e} {
-			if e != entries[k] {
-				specs = append(specs, p)
-			}
-		}
-	}
+	specs := append([]string{plan}, neighbours(plan, grid)...)
 	opt.Progress = nil
 	again, err := RunAll([]Scenario{tinyPhases()}, specs, opt)
 	if err != nil {
@@ -300,16 +291,7 @@ func TestScheduleBestByFrontier(t *testing.T) {
 		t.Fatalf("plan %s: ratio %.3f (drops %v), static:best's %.3f", plan, mine, anyDrops(got), start)
 	}
 	// Every plan one phase's setting away rates no better.
-	entries := strings.Split(strings.TrimPrefix(plan, "schedule:"), ",1ms=")
-	var specs []string
-	for _, c := range oracleCandidates(grid) {
-		e := scheduleEntry(c)
-		for k, p := range []string{"schedule:" + e + ",1ms=" + entries[1], "schedule:" + entries[0] + ",1ms=" + e} {
-			if e != entries[k] {
-				specs = append(specs, p)
-			}
-		}
-	}
+	specs := neighbours(plan, grid)
 	opt.Frontier = false
 	again, err := RunAll([]Scenario{tinyPhases()}, specs, opt)
 	if err != nil {
@@ -329,4 +311,20 @@ func dropped(p, g float64) Run {
 	r := Run{SmallP99: p, LargeGoodputGbps: g}
 	r.Drops = 1
 	return r
+}
+
+// neighbours are the plans one phase's setting away from plan, a
+// two-phase plan switched at 1 ms, among grid's candidates.
+func neighbours(plan string, grid [][3]int) []string {
+	entries := strings.Split(strings.TrimPrefix(plan, "schedule:"), ",1ms=")
+	var out []string
+	for _, c := range oracleCandidates(grid) {
+		e := scheduleEntry(c)
+		for k, p := range []string{"schedule:" + e + ",1ms=" + entries[1], "schedule:" + entries[0] + ",1ms=" + e} {
+			if e != entries[k] {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
