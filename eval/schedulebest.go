@@ -65,8 +65,8 @@ type scheduleBest struct {
 func parseScheduleBest(spec string) (scheduleBest, error) {
 	var sb scheduleBest
 	list, ok := strings.CutPrefix(spec, ScheduleBestPrefix)
-	if l, by := strings.CutSuffix(","+list, ","+ScheduleByFrontier); by {
-		list, sb.byFrontier = strings.TrimPrefix(l, ","), true
+	if items := strings.Split(list, ","); strings.TrimSpace(items[len(items)-1]) == ScheduleByFrontier {
+		list, sb.byFrontier = strings.Join(items[:len(items)-1], ","), true
 	}
 	if !ok || strings.TrimSpace(list) == "" {
 		return sb, fmt.Errorf("%s: no offset (want %s3ms,6ms: where the phases change; then ,%s to rate plans by frontier ratio)", spec, ScheduleBestPrefix, ScheduleByFrontier)
@@ -263,7 +263,9 @@ func pickPhase(plans []string, cur int, rate func(order []string) string) int {
 // pickByFrontier is the plan in order with the lowest frontier ratio
 // against the fixed settings' runs (fixed, each a plan of one candidate
 // throughout), among the plans that never drop; ties go to the earlier
-// plan. If every plan drops it falls back to pickBy.
+// plan. If no plan gets a finite ratio (every plan drops, or every fixed
+// setting does) it falls back to pickBy, which still prefers a plan
+// without drops.
 func pickByFrontier(order, fixed []string, runs map[string][]Run) string {
 	best, bestR := "", math.Inf(1)
 	for _, p := range order {

@@ -328,3 +328,48 @@ func neighbours(plan string, grid [][3]int) []string {
 	}
 	return out
 }
+
+// frontierRatio's 98% bar and its goodput-axis fallback (the drop-free
+// setting with the most goodput, wherever it stands), and pickByFrontier's
+// fallback when every plan drops (pickBy's pick, the current plan first).
+func TestFrontierRatioEdges(t *testing.T) {
+	runs := map[string][]Run{
+		"tight": {{SmallP99: 5, LargeGoodputGbps: 8}},
+		"loose": {{SmallP99: 10, LargeGoodputGbps: 10}},
+		"drops": {dropped(1, 11)},
+	}
+	fixed := []string{"tight", "loose", "drops"} // the most goodput not first
+	for _, c := range []struct{ p99, good, want float64 }{
+		{6, 8.1, 1.2}, // 98% of 8.1 is 7.938: tight keeps it (100% would not)
+		{6, 8.16, 1.2},
+		{6, 8.17, 0.6}, // 98% is 8.0066: only loose
+		{6, 12, 0.6},   // beyond all: loose, the drop-free one with the most
+	} {
+		if got := frontierRatio([]Run{{SmallP99: c.p99, LargeGoodputGbps: c.good}}, fixed, runs); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("p99 %v at %v Gb/s: ratio %v, want %v", c.p99, c.good, got, c.want)
+		}
+	}
+	runs["d1"], runs["d2"], runs["d3"] = []Run{dropped(3, 10)}, []Run{dropped(1, 10)}, []Run{dropped(2, 10)}
+	if got := pickByFrontier([]string{"d1", "d2", "d3"}, fixed, runs); got != "d2" {
+		t.Errorf("all drop: picked %s, want pickBy's d2", got)
+	}
+	runs["d1"] = []Run{dropped(1, 10)}
+	if got := pickByFrontier([]string{"d1", "d2", "d3"}, fixed, runs); got != "d1" {
+		t.Errorf("all drop, d1 ties d2: picked %s, want d1 (first)", got)
+	}
+}
+
+// Spaces around the items, by=frontier included, are allowed, as around
+// offsets.
+func TestScheduleBestByFrontierSpaces(t *testing.T) {
+	for _, s := range []string{"schedule:best@3ms, by=frontier", "schedule:best@3ms,by=frontier ", "schedule:best@ 3ms , by=frontier"} {
+		if sb, err := parseScheduleBest(s); err != nil || !sb.byFrontier || len(sb.at) != 1 {
+			t.Errorf("%q: %+v, %v", s, sb, err)
+		}
+	}
+	for _, s := range []string{"schedule:best@ by=frontier", "schedule:best@by=frontier", "schedule:best@,by=frontier"} {
+		if _, err := parseScheduleBest(s); err == nil || !strings.Contains(err.Error(), "no offset") {
+			t.Errorf("%q: err %v, want no offset", s, err)
+		}
+	}
+}

@@ -68,8 +68,9 @@ It is a yardstick for policies on such scenarios, as static:best is for one fixe
 costs up to C + 3·P·(C-1) runs per seed (C = 24 candidates, P phases; C fewer with --frontier
 or static:best, whose runs of the candidates it reuses). With ,by=frontier after the offsets
 (schedule:best@3ms,6ms,by=frontier) it rates plans by their frontier ratio against the
-candidates run on the same seeds, the measure --frontier reports, instead of static:best's
-objective. Either way it picks on the seeds it runs: check the plan on other seeds.
+candidates run on the same seeds instead of static:best's objective (add --frontier to see
+the ratio in the table; a plan with more goodput than every candidate, which the table shows
+as beyond the frontier, is rated against the candidate with the most). Either way it picks on the seeds it runs: check the plan on other seeds.
 
 --duration runs every scenario for that long instead of its own duration (the tables,
 plots and report then name the scenario NAME@DURATION; --json keeps NAME, as sim --json
