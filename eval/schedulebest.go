@@ -218,6 +218,10 @@ func searchSchedule(sc Scenario, spec string, opt Options, fixed map[string][]Ru
 	}
 	bestGood := maxGoodput(uniform, runs)
 	cur := slices.Repeat([]string{entries[slices.Index(uniform, pickBy(uniform, runs, bestGood))]}, phases)
+	rate := func(order []string) string { return pickBy(order, runs, bestGood) }
+	if sb.byFrontier {
+		rate = func(order []string) string { return pickByFrontier(order, uniform, runs) }
+	}
 	for round := 0; round < ScheduleBestRounds; round++ {
 		changed := false
 		for k := range phases {
@@ -229,10 +233,6 @@ func searchSchedule(sc Scenario, spec string, opt Options, fixed map[string][]Ru
 			}
 			if err := play(plans); err != nil {
 				return nil, made, fmt.Errorf("%s: %w", spec, err)
-			}
-			rate := func(order []string) string { return pickBy(order, runs, bestGood) }
-			if sb.byFrontier {
-				rate = func(order []string) string { return pickByFrontier(order, uniform, runs) }
 			}
 			if best := pickPhase(plans, slices.Index(entries, cur[k]), rate); entries[best] != cur[k] {
 				cur[k], changed = entries[best], true
@@ -293,8 +293,10 @@ func frontierRatio(rs []Run, fixed []string, runs map[string][]Run) float64 {
 	}
 	top, topG := "", -1.0
 	for _, f := range fixed {
-		if fr := runs[f]; !anyDrops(fr) && mean(fr, largeGoodput) > topG {
-			top, topG = f, mean(fr, largeGoodput)
+		if fr := runs[f]; !anyDrops(fr) {
+			if g := mean(fr, largeGoodput); g > topG {
+				top, topG = f, g
+			}
 		}
 	}
 	if v := mean(runs[top], smallP99); top != "" && v > 0 {
