@@ -425,7 +425,7 @@ func (a *Agent) logInterval(queues int, recs []Recommendation, plan Plan) {
 		if r.Recommended != r.Current {
 			differ++
 			moves[moveClass(r.Current, r.Recommended)]++
-		} else if strings.HasPrefix(r.Reason, "hold: ") {
+		} else if _, held := policy.Held(r.Reason); held {
 			undecided++
 		}
 	}
@@ -590,9 +590,9 @@ func (a *Agent) warnInterval(decs []policy.Decision) {
 		return
 	}
 	for _, d := range decs {
-		if strings.HasPrefix(d.Reason, "hold: counters over ") {
+		if why, ok := policy.HeldForInterval(d.Reason); ok {
 			a.intervalWarned = true
-			a.log.Warn("the policy holds queues: "+strings.TrimPrefix(d.Reason, "hold: ")+
+			a.log.Warn("the policy holds queues: "+why+
 				"; change interval/sample-interval or use a model validated for it", "policy", a.o.Policy.Name(), "queue", d.Key.String())
 			return
 		}

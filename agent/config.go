@@ -881,8 +881,8 @@ func checkNodeCount(doc *yaml.Node, limit int) error {
 // checkPolicySpec checks a policy spec as far as it can without the model
 // registry: every form but model:NAME is resolved here (fixed: and
 // schedule: settings, preset names, the embedded model), so that a typo
-// fails at load, not at start; model:NAME is looked up when the agent
-// starts. A +headroom=floor[*F] suffix is checked with its base, and
+// fails at load, not at start; model:NAME (alone or as a schedule entry)
+// is looked up when the agent starts. A +headroom=floor[*F] suffix is checked with its base, and
 // +headroom=model:NAME (a switch-level headroom model) as model:NAME is;
 // +alpha=A likewise.
 func checkPolicySpec(s string) error {
@@ -931,12 +931,31 @@ func checkPolicySpec(s string) error {
 			err = fmt.Errorf("%q names no model", s)
 		}
 		return err
+	case strings.HasPrefix(s, "schedule:"):
+		// each entry as a spec of its own: a model:NAME entry is looked up
+		// at start like any other
+		entries, err := policy.SplitSchedule(s[len("schedule:"):])
+		if err != nil {
+			return fmt.Errorf("policy %q: %w", s, err)
+		}
+		for i, e := range entries {
+			what := e.What
+			if policy.ScheduleEntryIsPolicy(what) && !strings.HasPrefix(what, "schedule:") && !strings.HasPrefix(what, "roles:") {
+				err = checkPolicySpec(what)
+			} else { // a setting, or a nested schedule or roles: refused in the policy package's words
+				_, err = policy.Lookup("schedule:" + what)
+			}
+			if err != nil {
+				return fmt.Errorf("policy %q: schedule entry %d: %w", s, i+1, err)
+			}
+		}
+		return nil
 	case s == "builtin" || s == "adaptive" || strings.HasPrefix(s, "static:") || strings.HasPrefix(s, "fixed:") ||
-		strings.HasPrefix(s, "schedule:") || strings.HasPrefix(s, "builtin:"):
+		strings.HasPrefix(s, "builtin:"):
 		_, err := policy.Lookup(s) // parsing (and the embedded model): checked here, not at the first decision
 		return err
 	}
-	return fmt.Errorf("%q is not allowed (want builtin[:prefer=P], adaptive, static:NAME, fixed:KMIN/KMAX/PMAX, schedule:... or model:NAME[,prefer=P], any of them with +headroom=floor[*F] or +headroom=model:NAME and +alpha=A, or roles:host=SPEC;fabric=SPEC[;other=SPEC] of them)", s)
+	return fmt.Errorf("%q is not allowed (want builtin[:prefer=P], adaptive, static:NAME, fixed:KMIN/KMAX/PMAX, schedule:WHAT,OFFSET=WHAT,... (WHAT a setting or one of these policies) or model:NAME[,prefer=P], any of them with +headroom=floor[*F] or +headroom=model:NAME and +alpha=A, or roles:host=SPEC;fabric=SPEC[;other=SPEC] of them)", s)
 }
 
 // DefaultFrameBytes is the largest frame a target's floor is computed for

@@ -105,14 +105,18 @@ func BenchmarkIntervalMoves10k(b *testing.B) {
 	}
 }
 
-// undecidedPolicy holds every queue for want of telemetry.
-type undecidedPolicy struct{}
+// undecidedPolicy holds every queue for want of telemetry (or with the
+// reason given).
+type undecidedPolicy struct{ reason string }
 
 func (undecidedPolicy) Name() string { return "undecided" }
-func (undecidedPolicy) Decide(obs []env.Observation) []policy.Decision {
+func (u undecidedPolicy) Decide(obs []env.Observation) []policy.Decision {
 	d := make([]policy.Decision, len(obs))
 	for i, o := range obs {
 		d[i] = policy.Decision{Key: o.Key, Setting: o.Current, Reason: "hold: no telemetry"}
+		if u.reason != "" {
+			d[i].Reason = u.reason
+		}
 	}
 	return d
 }
@@ -125,5 +129,18 @@ func TestIntervalLogUndecided(t *testing.T) {
 	r.interval(t)
 	if !strings.Contains(logs.String(), `recommend_change=0 would_apply=none rejected=none top_moves=none undecided=2`) {
 		t.Errorf("interval line: %s", logs.String())
+	}
+}
+
+// A hold from a policy inside a wrapper (a schedule's step, a role) counts
+// as undecided, and one outside the validated intervals is warned about.
+func TestIntervalLogUndecidedWrapped(t *testing.T) {
+	r := newRig(t, ModeShadow, false, "", nil)
+	r.a.o.Policy = undecidedPolicy{reason: "schedule step 2 (from 3h): hold: counters over 10s, outside the decision intervals the model was validated for (200µs to 1s)"}
+	var logs strings.Builder
+	r.a.log = slog.New(slog.NewTextHandler(&logs, nil))
+	r.interval(t)
+	if !strings.Contains(logs.String(), `undecided=2`) || !strings.Contains(logs.String(), `msg="the policy holds queues: counters over 10s, outside`) {
+		t.Errorf("interval lines: %s", logs.String())
 	}
 }

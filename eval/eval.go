@@ -730,9 +730,9 @@ func playTraced(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym
 			return Run{}, fmt.Errorf("policy %s gave %d decisions for %d queues", name, len(ds), len(obs))
 		}
 		for i := range ds {
-			if strings.HasPrefix(ds[i].Reason, "hold: counters over ") {
+			if why, ok := policy.HeldForInterval(ds[i].Reason); ok {
 				held++
-				heldWhy = ds[i].Reason
+				heldWhy = why
 			}
 		}
 		set := make([]env.Setting, len(ds))

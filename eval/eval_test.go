@@ -280,6 +280,25 @@ func TestEvalFixedAndSchedule(t *testing.T) {
 	}
 }
 
+// A schedule whose entries are policies runs them: one whose every step
+// is the model replays the model's run exactly, and each of the others
+// departs from its first entry's run once its second entry starts.
+func TestEvalScheduleOfPolicies(t *testing.T) {
+	specs := []string{"builtin", "schedule:builtin,1ms=builtin", "static:hpcc", "schedule:hpcc,1ms=builtin", "schedule:builtin,1ms=hpcc"}
+	res, err := RunAll([]Scenario{tiny()}, specs, Options{Seeds: 1, Workers: 2, Interval: 500 * simenv.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, same, h, late, early := res.Runs[0], res.Runs[1], res.Runs[2], res.Runs[3], res.Runs[4]
+	if same.SmallP99 != b.SmallP99 || same.LargeGoodputGbps != b.LargeGoodputGbps || same.MarkRate != b.MarkRate || same.HeldForInterval != 0 {
+		t.Fatalf("schedule of the model only: %+v, builtin: %+v", same, b)
+	}
+	if b.MarkRate == h.MarkRate || late.MarkRate == h.MarkRate || early.MarkRate == b.MarkRate {
+		t.Fatalf("mark rates: builtin %g, hpcc %g, hpcc then builtin %g, builtin then hpcc %g: want each schedule apart from its first entry alone",
+			b.MarkRate, h.MarkRate, late.MarkRate, early.MarkRate)
+	}
+}
+
 func TestCompareAtGoodput(t *testing.T) {
 	run := func(pol string, p99, good float64, drops uint64) Run {
 		r := Run{Policy: pol, SmallP99: p99, LargeGoodputGbps: good}

@@ -148,7 +148,7 @@ func (r *Result) WriteText(w io.Writer) error {
 			for _, run := range r.RunsOf(sc, p) {
 				if run.HeldForInterval > 0 {
 					writeWrapped(w, fmt.Sprintf("WARNING: %s held %d decisions (seed %d): %s; choose --interval inside that range",
-						p, run.HeldForInterval, run.Seed, strings.TrimPrefix(run.heldWhy, "hold: ")))
+						p, run.HeldForInterval, run.Seed, run.heldWhy))
 					break
 				}
 			}

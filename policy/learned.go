@@ -80,7 +80,7 @@ func outsideSpan(ns int64, lo, hi time.Duration, what string) string {
 	if iv >= lo && iv <= hi {
 		return ""
 	}
-	return "counters over " + fmtSpan(iv) + ", outside the decision intervals " + what + " was validated for (" +
+	return heldIntervalWhy + fmtSpan(iv) + ", outside the decision intervals " + what + " was validated for (" +
 		fmtSpan(lo) + " to " + fmtSpan(hi) + ")"
 }
 

@@ -27,7 +27,7 @@ func Lookup(spec string) (Policy, error) { return Resolver{}.Lookup(spec) }
 // Specs describes the spec forms Lookup accepts, for help texts and errors.
 func Specs() []string {
 	return []string{"static:NAME (" + strings.Join(PresetNames(), ", ") + ")", "fixed:KMIN/KMAX/PMAX (at 100G, e.g. 387KB/774KB/0.3%)",
-		"schedule:SETTING,OFFSET=SETTING,... (SETTING a preset name or KMIN/KMAX/PMAX, e.g. sonic-default,3ms=387KB/774KB/0.3%)", "adaptive",
+		"schedule:WHAT,OFFSET=WHAT,... (WHAT a preset name, KMIN/KMAX/PMAX or a policy without a comma, e.g. sonic-default,3ms=387KB/774KB/0.3%,6ms=builtin:prefer=1)", "adaptive",
 		"builtin[:prefer=P]", "model:NAME[,prefer=P] (P in [-1, 1]: toward throughput below 0, latency above)",
 		"roles:host=SPEC;fabric=SPEC[;other=SPEC] (one policy for host-facing ports, another for fabric ports)",
 		"SPEC+headroom=floor[*F]|default|model:NAME (every lossless PG's headroom at F times its lossless floor, or one headroom per switch by a switch-level model)",
@@ -101,7 +101,7 @@ func (r Resolver) Lookup(spec string) (Policy, error) {
 	case "fixed":
 		p, err = NewFixed(arg)
 	case "schedule":
-		p, err = NewSchedule(arg)
+		p, err = r.NewSchedule(arg)
 	case "adaptive":
 		if hasArg {
 			return nil, fmt.Errorf("policy %q: adaptive takes no argument", spec)
@@ -166,20 +166,23 @@ func SpecWarnings(spec string) []string {
 		}
 	}
 	if arg, ok := strings.CutPrefix(s, "schedule:"); ok {
-		for i, e := range strings.Split(arg, ",") {
-			at, what, timed := strings.Cut(strings.TrimSpace(e), "=")
-			if !timed {
-				what, at = at, "0s"
+		entries, err := SplitSchedule(arg)
+		if err != nil {
+			return nil
+		}
+		for i, e := range entries {
+			what := e.What
+			var ws []string
+			switch {
+			case strings.Contains(what, ":"):
+				ws = SpecWarnings(what) // a policy (fixed:..., or one without settings)
+			case strings.Contains(what, "/"):
+				if st, err := ParseFixed(what); err == nil {
+					ws = st.Warnings()
+				}
 			}
-			if !strings.Contains(what, "/") {
-				continue // a preset
-			}
-			st, err := ParseFixed(what)
-			if err != nil {
-				continue
-			}
-			for _, w := range st.Warnings() {
-				out = append(out, fmt.Sprintf("entry %d (at %s): %s", i+1, strings.TrimSpace(at), w))
+			for _, w := range ws {
+				out = append(out, fmt.Sprintf("entry %d (at %s): %s", i+1, e.At, w))
 			}
 		}
 	}

@@ -1,5 +1,7 @@
 package policy
 
+import "strings"
+
 // notes appends notes to the reasons of a batch of decisions with one
 // buffer for the batch: a wrapper that adds "; headroom ..." or "; alpha
 // ..." to every queue's reason would otherwise make one string per queue
@@ -59,3 +61,32 @@ func prefixReasons(ds []Decision, prefix string) {
 		start = end
 	}
 }
+
+// Held reports whether a decision's reason says its policy could not
+// decide the queue ("hold: WHY"), and returns WHY. It looks past the
+// prefixes a wrapper puts before an inner policy's reason ("schedule step
+// 2 (from 3ms): ", "host port, builtin: ").
+func Held(reason string) (why string, ok bool) {
+	if w, ok := strings.CutPrefix(reason, "hold: "); ok {
+		return w, true
+	}
+	if _, w, ok := strings.Cut(reason, ": hold: "); ok {
+		return w, true
+	}
+	return "", false
+}
+
+// HeldForInterval reports whether a decision's reason says its policy held
+// the queue because the counters span an interval outside the one it was
+// validated for, and returns that part of the reason.
+func HeldForInterval(reason string) (why string, ok bool) {
+	w, ok := Held(reason)
+	if !ok || !strings.HasPrefix(w, heldIntervalWhy) {
+		return "", false
+	}
+	return w, true
+}
+
+// heldIntervalWhy starts the reason of a hold outside the validated
+// decision intervals (outsideSpan).
+const heldIntervalWhy = "counters over "

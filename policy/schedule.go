@@ -66,76 +66,136 @@ func FixedSetting(name string, at100G env.Setting) Static {
 	return Static{def: presetDef{name: name, at100G: at100G, source: "explicit setting " + name + " at 100 Gb/s"}, kind: "fixed"}
 }
 
-// Schedule is a Policy that applies fixed settings by time: each entry
-// holds from its offset until the next entry's. Offsets count from the
-// start of the first interval the schedule is asked about (the first
-// observation's time less its measured interval), so a schedule runs the
-// same in the simulator (where that is time 0) and against switches
-// (where it is when the agent started). It is what an engineer does by
-// hand when a fabric's traffic has known phases, and it is the yardstick
-// for an adaptive policy on a time-varying scenario: a schedule that knows
-// the phase boundaries in advance.
+// Schedule is a Policy that switches by time: each entry holds from its
+// offset until the next entry's, and is a fixed setting or a policy of its
+// own (such as builtin:prefer=1 in a phase an operator knows carries the
+// small flows). Offsets count from the start of the first interval the
+// schedule is asked about (the first observation's time less its measured
+// interval), so a schedule runs the same in the simulator (where that is
+// time 0) and against switches (where it is when the agent started). It is
+// what an engineer does by hand when a fabric's traffic has known phases,
+// and it is the yardstick for an adaptive policy on a time-varying
+// scenario: a schedule that knows the phase boundaries in advance.
+//
+// Only the entry in force is asked to decide: a stateful policy (adaptive)
+// in a later entry starts when its entry does.
 type Schedule struct {
 	name    string
 	offsets []time.Duration
-	steps   []Static
+	steps   []Policy
 	started bool
 	t0      int64
 }
 
-// NewSchedule parses "SETTING,OFFSET=SETTING,...": the first entry starts at
+// NewSchedule parses a schedule with the zero Resolver (every entry but
+// model:NAME); see Resolver.NewSchedule.
+func NewSchedule(spec string) (*Schedule, error) { return Resolver{}.NewSchedule(spec) }
+
+// NewSchedule parses "WHAT,OFFSET=WHAT,...": the first entry starts at
 // once (an offset, if given, must be 0), later ones at strictly increasing
-// offsets such as 3ms; each SETTING is a preset name or KMIN/KMAX/PMAX at
-// 100 Gb/s. Example: "sonic-default,3ms=387KB/774KB/0.3%,6ms=sonic-default".
-func NewSchedule(spec string) (*Schedule, error) {
+// offsets such as 3ms. Each WHAT is a preset name, KMIN/KMAX/PMAX at
+// 100 Gb/s, or a policy spec without a comma (builtin[:prefer=P],
+// model:NAME, adaptive, static:NAME, fixed:...); "+headroom=" and
+// "+alpha=" rules after the last entry apply to every entry. Example:
+// "sonic-default,3ms=387KB/774KB/0.3%,6ms=builtin:prefer=1".
+func (r Resolver) NewSchedule(spec string) (*Schedule, error) {
+	entries, err := SplitSchedule(spec)
+	if err != nil {
+		return nil, err
+	}
+	s := &Schedule{name: "schedule:" + strings.TrimSpace(spec)}
+	for i, e := range entries {
+		p, err := r.scheduleStep(e.What)
+		if err != nil {
+			return nil, fmt.Errorf("schedule entry %d (at %s) %q: %w", i+1, e.At, e.What, err)
+		}
+		s.offsets, s.steps = append(s.offsets, e.Offset), append(s.steps, p)
+	}
+	return s, nil
+}
+
+// ScheduleEntry is one entry of a schedule spec, as written.
+type ScheduleEntry struct {
+	Offset time.Duration // from the schedule's start
+	At     string        // the offset as written ("0s" when not given)
+	What   string        // a preset name, KMIN/KMAX/PMAX or a policy spec (see ScheduleEntryIsPolicy), trimmed, not resolved
+}
+
+// SplitSchedule reads a schedule spec ("WHAT,OFFSET=WHAT,...", without
+// "schedule:") into its entries. It checks the offsets (the first is 0,
+// later ones given and strictly increasing) and that every entry applies
+// something, not what.
+func SplitSchedule(spec string) ([]ScheduleEntry, error) {
 	spec = strings.TrimSpace(spec)
 	if spec == "" {
-		return nil, fmt.Errorf("empty schedule (want SETTING,OFFSET=SETTING,..., e.g. sonic-default,3ms=387KB/774KB/0.3%%)")
+		return nil, fmt.Errorf("empty schedule (want WHAT,OFFSET=WHAT,..., e.g. sonic-default,3ms=387KB/774KB/0.3%%)")
 	}
-	s := &Schedule{name: "schedule:" + spec}
+	var out []ScheduleEntry
 	for i, e := range strings.Split(spec, ",") {
-		at, what, timed := strings.Cut(strings.TrimSpace(e), "=")
-		var off time.Duration
+		e = strings.TrimSpace(e)
+		at, what, timed := strings.Cut(e, "=")
+		if timed && strings.Contains(at, ":") { // a policy's own "=" (builtin:prefer=P), not an offset
+			at, what, timed = e, "", false
+		}
+		en := ScheduleEntry{At: "0s"}
 		if timed {
+			en.At = strings.TrimSpace(at)
+			if en.At == "prefer" {
+				return nil, fmt.Errorf("schedule entry %d %q: a comma separates entries, so model:NAME,prefer=P cannot be one (use builtin:prefer=P, or the model without prefer)", i+1, e)
+			}
 			d, err := units.ParseDuration(at)
 			if err != nil {
 				return nil, fmt.Errorf("schedule entry %d %q: offset: %w", i+1, e, err)
 			}
-			off = d
+			en.Offset = d
 		} else {
 			what = at
 			if i > 0 {
-				return nil, fmt.Errorf("schedule entry %d %q: needs an offset (OFFSET=SETTING)", i+1, e)
+				return nil, fmt.Errorf("schedule entry %d %q: needs an offset (OFFSET=WHAT)", i+1, e)
 			}
 		}
-		if i == 0 && off != 0 {
+		if i == 0 && en.Offset != 0 {
 			return nil, fmt.Errorf("schedule entry 1 %q: the first entry starts at 0", e)
 		}
-		if i > 0 && off <= s.offsets[i-1] {
-			return nil, fmt.Errorf("schedule entry %d %q: offset %v is not after the previous entry's %v", i+1, e, off, s.offsets[i-1])
+		if i > 0 && en.Offset <= out[i-1].Offset {
+			return nil, fmt.Errorf("schedule entry %d %q: offset %v is not after the previous entry's %v", i+1, e, en.Offset, out[i-1].Offset)
 		}
-		what = strings.TrimSpace(what)
-		var st Static
-		var err error
-		if strings.Contains(what, "/") {
-			st, err = NewFixed(what)
-		} else {
-			st, err = Preset(what)
+		if en.What = strings.TrimSpace(what); en.What == "" {
+			return nil, fmt.Errorf("schedule entry %d %q: nothing to apply (want a preset name, KMIN/KMAX/PMAX or a policy such as builtin:prefer=1)", i+1, e)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("schedule entry %d %q: %w", i+1, e, err)
-		}
-		s.offsets = append(s.offsets, off)
-		s.steps = append(s.steps, st)
+		out = append(out, en)
 	}
-	return s, nil
+	return out, nil
+}
+
+// ScheduleEntryIsPolicy tells a schedule entry that is a policy spec
+// (builtin:prefer=1, model:NAME, adaptive, static:NAME, fixed:...) from a
+// preset name or KMIN/KMAX/PMAX.
+func ScheduleEntryIsPolicy(what string) bool {
+	return strings.Contains(what, ":") || what == "builtin" || what == "adaptive"
+}
+
+// scheduleStep resolves one schedule entry: a setting, a preset name or a
+// policy spec.
+func (r Resolver) scheduleStep(what string) (Policy, error) {
+	switch {
+	case strings.HasPrefix(what, "schedule:"):
+		return nil, fmt.Errorf("a schedule cannot hold a schedule")
+	case strings.HasPrefix(what, "roles:"):
+		return nil, fmt.Errorf("a schedule cannot hold roles: (give roles:host=schedule:...;fabric=... instead)")
+	case ScheduleEntryIsPolicy(what):
+		return r.Lookup(what)
+	case strings.Contains(what, "/"):
+		return NewFixed(what)
+	}
+	return Preset(what)
 }
 
 // Name is "schedule:" followed by the spec.
 func (s *Schedule) Name() string { return s.name }
 
-// Decide applies the entry in force at the observations' time (the end of
-// the interval just measured, when the decision takes effect).
+// Decide asks the entry in force at the observations' time (the end of the
+// interval just measured, when the decision takes effect).
 func (s *Schedule) Decide(obs []env.Observation) []Decision {
 	if len(obs) == 0 {
 		return nil
@@ -149,8 +209,9 @@ func (s *Schedule) Decide(obs []env.Observation) []Decision {
 		i--
 	}
 	out := s.steps[i].Decide(obs)
-	for k := range out {
-		out[k].Reason = fmt.Sprintf("schedule step %d (from %v): %s", i+1, s.offsets[i], out[k].Reason)
+	if len(out) != len(obs) {
+		panic(fmt.Sprintf("schedule step %d (%s) gave %d decisions for %d queues", i+1, s.steps[i].Name(), len(out), len(obs)))
 	}
+	prefixReasons(out, fmt.Sprintf("schedule step %d (from %v): ", i+1, s.offsets[i]))
 	return out
 }

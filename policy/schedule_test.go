@@ -1,10 +1,16 @@
 package policy
 
 import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/policy/builtin"
 )
 
 func TestParseFixed(t *testing.T) {
@@ -137,14 +143,15 @@ func TestSchedule(t *testing.T) {
 // spec is warned about (not refused); presets and sane settings are not.
 func TestSpecWarnings(t *testing.T) {
 	for spec, want := range map[string][]string{
-		"fixed:400B/1600KB/0.2":                       {"kmin 400B is below one MTU"},
-		"fixed:400B/1000B/20%+headroom=floor":         {"kmin 400B is below one MTU", "kmax 1KB is below one MTU"},
-		"fixed:400B/1600KB/1%+alpha=2+headroom=floor": {"kmin 400B is below one MTU"},
-		"fixed:400B/1600KB/1%+headroom=floor+alpha=2": {"kmin 400B is below one MTU"},
-		"schedule:sonic-default,3ms=100B/774KB/1%":    {"entry 2 (at 3ms): kmin 100B is below one MTU"},
-		"schedule:1KB/2MB/1%,5ms=sonic-default":       {"entry 1 (at 0s): kmin 1KB is below one MTU"},
-		"fixed:400KB/1600KB/0.2":                      nil,
-		"schedule:sonic-default,3ms=387KB/774KB/1%":   nil,
+		"fixed:400B/1600KB/0.2":                                         {"kmin 400B is below one MTU"},
+		"fixed:400B/1000B/20%+headroom=floor":                           {"kmin 400B is below one MTU", "kmax 1KB is below one MTU"},
+		"fixed:400B/1600KB/1%+alpha=2+headroom=floor":                   {"kmin 400B is below one MTU"},
+		"fixed:400B/1600KB/1%+headroom=floor+alpha=2":                   {"kmin 400B is below one MTU"},
+		"schedule:sonic-default,3ms=100B/774KB/1%":                      {"entry 2 (at 3ms): kmin 100B is below one MTU"},
+		"schedule:builtin:prefer=1,3ms=fixed:100B/774KB/1%,6ms=builtin": {"entry 2 (at 3ms): kmin 100B is below one MTU"},
+		"schedule:1KB/2MB/1%,5ms=sonic-default":                         {"entry 1 (at 0s): kmin 1KB is below one MTU"},
+		"fixed:400KB/1600KB/0.2":                                        nil,
+		"schedule:sonic-default,3ms=387KB/774KB/1%":                     nil,
 		"static:hpcc":          nil,
 		"fixed:400/1600KB/0.2": nil, // refused by Lookup instead
 		"builtin":              nil,
@@ -158,6 +165,128 @@ func TestSpecWarnings(t *testing.T) {
 			if !strings.Contains(got[i], w) {
 				t.Errorf("SpecWarnings(%q)[%d] = %q, want it to say %q", spec, i, got[i], w)
 			}
+		}
+	}
+}
+
+// TestSchedulePolicies: an entry may be a policy: it decides while its
+// entry holds (the same decisions it gives alone, its reason after the
+// step's), a hold outside its validated interval stays a hold, and specs
+// that cannot be entries are refused by name.
+func TestSchedulePolicies(t *testing.T) {
+	p, err := Lookup("schedule:builtin:prefer=1, 3ms=sonic-default, 6ms=builtin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lat, _ := Lookup("builtin:prefer=1")
+	base, _ := Lookup("builtin")
+	sonic, _ := Preset("sonic-default")
+	o := validObs(100e9, env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2})
+	o.Metrics.IntervalNs = 500_000 // within the models' validated intervals
+	// an observation on which the two models' entries differ
+	rng := rand.New(rand.NewPCG(3, 4))
+	for try := 0; try < 1000; try++ {
+		for i := range o.Features {
+			o.Features[i] = rng.Float32()
+		}
+		o.Features[env.FeatValid] = 1
+		if lat.Decide([]env.Observation{o})[0].Setting != base.Decide([]env.Observation{o})[0].Setting {
+			break
+		}
+	}
+	differ := false
+	for _, c := range []struct {
+		ns   int64
+		step int
+		want Policy
+	}{{500_000, 1, lat}, {2_500_000, 1, lat}, {3_000_000, 2, nil}, {6_000_000, 3, base}, {9_000_000, 3, base}} {
+		o.TimeNs = c.ns
+		got := p.Decide([]env.Observation{o})[0]
+		var want Decision
+		if c.want != nil {
+			want = c.want.Decide([]env.Observation{o})[0]
+		} else {
+			want = Decision{Setting: sonic.Setting(100e9)}
+		}
+		prefix := fmt.Sprintf("schedule step %d (from ", c.step)
+		if got.Setting != want.Setting || !strings.HasPrefix(got.Reason, prefix) || (c.want != nil && !strings.HasSuffix(got.Reason, "): "+want.Reason)) {
+			t.Errorf("at %d ns: %+v, want %+v from step %d", c.ns, got, want, c.step)
+		}
+		if c.want == lat {
+			b := base.Decide([]env.Observation{o})[0]
+			differ = differ || b.Setting != want.Setting
+		}
+	}
+	if !differ {
+		t.Error("builtin and builtin:prefer=1 chose the same setting: the test cannot tell the entries apart")
+	}
+	// the model holds outside its validated intervals, inside a schedule too
+	q, _ := Lookup("schedule:builtin,1h=hpcc")
+	o.TimeNs, o.Metrics.IntervalNs = 10_000_000_000, int64(10*time.Second)
+	d := q.Decide([]env.Observation{o})[0]
+	if why, ok := HeldForInterval(d.Reason); !ok || d.Setting != o.Current || !strings.HasPrefix(why, "counters over 10s") {
+		t.Errorf("a schedule's model outside its interval: %+v (held %v %q)", d, ok, why)
+	}
+	for spec, msg := range map[string]string{
+		"hpcc,3ms=model:tuned,prefer=0.5":          "model:NAME,prefer=P cannot be one",
+		"hpcc,3ms=model:tuned":                     "no model registry",
+		"hpcc,3ms=builtin:prefer=3":                "[-1, 1]",
+		"hpcc,3ms=schedule:hpcc":                   "a schedule cannot hold a schedule",
+		"hpcc,3ms=roles:host=hpcc;fabric=nvidia":   "cannot hold roles:",
+		"hpcc,3ms=":                                "entry 2 \"3ms=\": nothing to apply",
+		"builtin:prefer=1,builtin":                 "entry 2 \"builtin\": needs an offset",
+		"hpcc,3ms=adaptive:x":                      "adaptive takes no argument",
+		"hpcc,3ms=static:nope":                     "nope",
+		"hpcc,3ms=fixed:2MB/1MB/1%":                "kmin 2MB is above kmax 1MB",
+		"hpcc,3ms=builtin:prefer=1,1ms=builtin":    "offset 1ms is not after",
+		"hpcc,3ms=builtin:prefer=1,soon=hpcc,ok=x": "entry 3 \"soon=hpcc\": offset",
+	} {
+		if _, err := NewSchedule(spec); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("NewSchedule(%q) err = %v, want it to contain %q", spec, err, msg)
+		}
+	}
+	// a model from a registry, through the Resolver
+	r := Resolver{Models: func(ref string) (models.Model, error) {
+		if ref != "tuned" {
+			return models.Model{}, models.ErrNotFound
+		}
+		return builtin.Model()
+	}}
+	s, err := r.Lookup("schedule:hpcc,3ms=model:tuned")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Metrics.IntervalNs = 500_000
+	for _, o.TimeNs = range []int64{500_000, 1_000_000} {
+		if d := s.Decide([]env.Observation{o})[0]; d.Reason != "schedule step 1 (from 0s): preset hpcc" {
+			t.Errorf("hpcc in force: %+v", d)
+		}
+	}
+	o.TimeNs = 3_500_000
+	if d := s.Decide([]env.Observation{o})[0]; !strings.HasPrefix(d.Reason, "schedule step 2 (from 3ms): ") || d.Action < 0 {
+		t.Errorf("model:tuned in force: %+v", d)
+	}
+	if _, err := r.Lookup("schedule:hpcc,3ms=model:other"); !errors.Is(err, models.ErrNotFound) {
+		t.Errorf("absent model in a schedule: %v", err)
+	}
+}
+
+// TestHeld reads holds through the prefixes wrappers put before a reason.
+func TestHeld(t *testing.T) {
+	for reason, want := range map[string]string{
+		"hold: interval not measured":                            "interval not measured",
+		"schedule step 2 (from 3ms): hold: counters over 10s, x": "counters over 10s, x",
+		"host port, builtin: hold: counters over 2s":             "counters over 2s",
+		"kmax 1.6MB→800KB: util 0.93":                            "",
+		"static sonic-default":                                   "",
+	} {
+		why, ok := Held(reason)
+		if ok != (want != "") || why != want {
+			t.Errorf("Held(%q) = %q, %v; want %q", reason, why, ok, want)
+		}
+		_, iv := HeldForInterval(reason)
+		if iv != strings.HasPrefix(want, "counters over ") {
+			t.Errorf("HeldForInterval(%q) = %v", reason, iv)
 		}
 	}
 }

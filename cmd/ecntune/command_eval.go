@@ -46,9 +46,10 @@ bucket, the small-flow (<100KB) p99, large-flow goodput, utilisation, goodput, P
 time, drops and ECN mark rate as mean ± 95% confidence interval over seeds (Student's t).
 
 Policies: static:NAME (a vendor preset), fixed:KMIN/KMAX/PMAX (an explicit setting at
-100 Gb/s, scaled to each port, e.g. fixed:387KB/774KB/0.3%), schedule:SETTING,OFFSET=SETTING,...
-(settings by time from the start, each a preset name or KMIN/KMAX/PMAX, e.g.
-schedule:sonic-default,3ms=387KB/774KB/0.3%), adaptive, builtin, model:NAME (from the
+100 Gb/s, scaled to each port, e.g. fixed:387KB/774KB/0.3%), schedule:WHAT,OFFSET=WHAT,...
+(by time from the start, each WHAT a preset name, KMIN/KMAX/PMAX or a policy without a comma,
+e.g. schedule:sonic-default,3ms=387KB/774KB/0.3% or schedule:builtin:prefer=-1,3ms=builtin:prefer=1),
+adaptive, builtin, model:NAME (from the
 registry --db), a learned one with a preference (builtin:prefer=P, model:NAME,prefer=P; P in
 [-1, 1], below 0 favouring long flows' throughput, above 0 latency: builtin:prefer=P is the
 embedded preference model and a model trained with train --preference-scale, which read P
