@@ -693,3 +693,46 @@ func TestE2EUnsafeStartIsRepaired(t *testing.T) {
 		t.Fatal("no alarm counted for the unsafe start")
 	}
 }
+
+// A schedule whose entries are policies runs on the switches by the
+// telemetry's clock (simulated time here, the switch's clock on a real
+// one): the first entry's setting is applied, then the second's once its
+// offset has passed, and the audit trail says which step asked.
+func TestE2EScheduleOfPolicies(t *testing.T) {
+	s, addr := startSim(t, e2eSim(poorECN), gnmipath.OpenConfig, nil)
+	pol, err := policy.Lookup("schedule:static:hpcc,2ms=fixed:100KB/400KB/1%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := runE2E(t, ModeClosedLoop, pol, []TargetConfig{target0(addr, DialectOpenConfig)}, e2eGuard())
+	hpcc := simenv.ECN{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
+	late := simenv.ECN{KminBytes: 100_000, KmaxBytes: 400_000, Pmax: 0.01}
+	every := func(want simenv.ECN) func() bool {
+		return func() bool {
+			for p := 0; p < 4; p++ {
+				if simECN(t, s, "sw0", p, 3) != want {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	waitFor(t, 10*time.Second, "the first entry (hpcc) on every port", every(hpcc))
+	waitFor(t, 10*time.Second, "the second entry (100KB/400KB/1%) on every port", every(late))
+	e.stop(t)
+	es, _ := e.j.Entries("sw0", 0)
+	steps := map[string]int{}
+	for _, x := range es {
+		if x.State != StateApplied {
+			continue
+		}
+		for _, p := range []string{"schedule step 1 (from 0s): ", "schedule step 2 (from 2ms): "} {
+			if strings.Contains(x.Reason, p) {
+				steps[p]++
+			}
+		}
+	}
+	if steps["schedule step 1 (from 0s): "] < 4 || steps["schedule step 2 (from 2ms): "] < 4 {
+		t.Fatalf("applied changes by step %v (audit %+v)", steps, es)
+	}
+}
