@@ -931,22 +931,29 @@ func checkPolicySpec(s string) error {
 			err = fmt.Errorf("%q names no model", s)
 		}
 		return err
-	case strings.HasPrefix(s, "schedule:"):
+	case strings.HasPrefix(s, "schedule:") || strings.HasPrefix(s, "daily:"):
 		// each entry as a spec of its own: a model:NAME entry is looked up
 		// at start like any other
-		entries, err := policy.SplitSchedule(s[len("schedule:"):])
+		var entries []policy.ScheduleEntry
+		var err error
+		if arg, ok := strings.CutPrefix(s, "schedule:"); ok {
+			entries, err = policy.SplitSchedule(arg)
+		} else {
+			entries, err = policy.SplitDaily(s[len("daily:"):])
+		}
 		if err != nil {
 			return fmt.Errorf("policy %q: %w", s, err)
 		}
 		for i, e := range entries {
 			what := e.What
-			if policy.ScheduleEntryIsPolicy(what) && !strings.HasPrefix(what, "schedule:") && !strings.HasPrefix(what, "roles:") {
+			nested := strings.HasPrefix(what, "schedule:") || strings.HasPrefix(what, "daily:") || strings.HasPrefix(what, "roles:")
+			if policy.ScheduleEntryIsPolicy(what) && !nested {
 				err = checkPolicySpec(what)
 			} else { // a setting, or a nested schedule or roles: refused in the policy package's words
 				_, err = policy.Lookup("schedule:" + what)
 			}
 			if err != nil {
-				return fmt.Errorf("policy %q: schedule entry %d: %w", s, i+1, err)
+				return fmt.Errorf("policy %q: entry %d (at %s): %w", s, i+1, e.At, err)
 			}
 		}
 		return nil
@@ -955,7 +962,7 @@ func checkPolicySpec(s string) error {
 		_, err := policy.Lookup(s) // parsing (and the embedded model): checked here, not at the first decision
 		return err
 	}
-	return fmt.Errorf("%q is not allowed (want builtin[:prefer=P], adaptive, static:NAME, fixed:KMIN/KMAX/PMAX, schedule:WHAT,OFFSET=WHAT,... (WHAT a setting or one of these policies) or model:NAME[,prefer=P], any of them with +headroom=floor[*F] or +headroom=model:NAME and +alpha=A, or roles:host=SPEC;fabric=SPEC[;other=SPEC] of them)", s)
+	return fmt.Errorf("%q is not allowed (want builtin[:prefer=P], adaptive, static:NAME, fixed:KMIN/KMAX/PMAX, schedule:WHAT,OFFSET=WHAT,... or daily:HH:MM=WHAT,... (WHAT a setting or one of these policies) or model:NAME[,prefer=P], any of them with +headroom=floor[*F] or +headroom=model:NAME and +alpha=A, or roles:host=SPEC;fabric=SPEC[;other=SPEC] of them)", s)
 }
 
 // DefaultFrameBytes is the largest frame a target's floor is computed for

@@ -161,11 +161,14 @@ func TestParseConfigErrors(t *testing.T) {
 		{"policy: magic\n" + base, "policy:"},
 		{"policy: fixed:2MB/1MB/1%\n" + base, "policy: policy \"fixed:2MB/1MB/1%\": setting \"2MB/1MB/1%\": kmin 2MB is above kmax 1MB"},
 		{"policy: schedule:hpcc,nvidia\n" + base, "needs an offset"},
-		{"policy: schedule:hpcc,1h=builtin:prefer=2\n" + base, "schedule entry 2: policy \"builtin:prefer=2\": preference 2"},
-		{"policy: 'schedule:hpcc,1h=model:'\n" + base, "schedule entry 2: \"model:\" is not allowed"},
+		{"policy: schedule:hpcc,1h=builtin:prefer=2\n" + base, "entry 2 (at 1h): policy \"builtin:prefer=2\": preference 2"},
+		{"policy: 'schedule:hpcc,1h=model:'\n" + base, "entry 2 (at 1h): \"model:\" is not allowed"},
 		{"policy: schedule:hpcc,1h=model:tuned,prefer=1\n" + base, "model:NAME,prefer=P cannot be one"},
 		{"policy: schedule:hpcc,1h=schedule:nvidia\n" + base, "a schedule cannot hold a schedule"},
-		{"policy: schedule:hpcc,1h=nope\n" + base, "schedule entry 2: policy \"schedule:nope\""},
+		{"policy: 'daily:08:00=hpcc,20:00=builtin:prefer=2'\n" + base, "entry 2 (at 20:00): policy \"builtin:prefer=2\": preference 2"},
+		{"policy: 'daily:08:00=hpcc,07:00=nvidia'\n" + base, "07:00 is not after the previous entry's 08:00"},
+		{"policy: 'daily:08:00=hpcc,20:00=daily:21:00=hpcc'\n" + base, "a schedule cannot hold a schedule"},
+		{"policy: schedule:hpcc,1h=nope\n" + base, "entry 2 (at 1h): policy \"schedule:nope\""},
 		{"policy: builtin:prefer=2\n" + base, "policy: policy \"builtin:prefer=2\": preference 2: want a number in [-1, 1]"},
 		{"policy: model:tuned,prefer=fast\n" + base, "policy: prefer=fast: not a number"},
 		{"policy: model:,prefer=0.5\n" + base, "names no model"},
@@ -270,7 +273,8 @@ func TestParseConfigPreference(t *testing.T) {
 	for _, p := range []string{"builtin:prefer=-0.5", "model:tuned,prefer=0.25", "model:tuned@2,prefer=-1",
 		"roles:host=model:tuned,prefer=0.5;fabric=static:sonic-default+headroom=floor",
 		"schedule:builtin:prefer=-1,3h=builtin:prefer=1,9h=model:tuned@2+headroom=floor",
-		"roles:host=schedule:hpcc,1h=builtin;fabric=builtin"} {
+		"roles:host=schedule:hpcc,1h=builtin;fabric=builtin",
+		"daily:08:00=builtin:prefer=1,20:00=model:tuned+headroom=floor"} {
 		c, err := ParseConfig([]byte("policy: " + p + "\n" + base))
 		if err != nil || c.Policy != p {
 			t.Errorf("policy %s: %+v %v", p, c, err)

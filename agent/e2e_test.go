@@ -695,12 +695,23 @@ func TestE2EUnsafeStartIsRepaired(t *testing.T) {
 }
 
 // A schedule whose entries are policies runs on the switches by the
-// telemetry's clock (simulated time here, the switch's clock on a real
-// one): the first entry's setting is applied, then the second's once its
-// offset has passed, and the audit trail says which step asked.
+// telemetry's clock (simulated time here, stamped from midnight UTC; the
+// switch's clock on a real one): the first entry's setting is applied,
+// then the second's once its offset or time of day has passed, and the
+// audit trail says which step asked.
 func TestE2EScheduleOfPolicies(t *testing.T) {
+	for spec, steps := range map[string][2]string{
+		"schedule:static:hpcc,2ms=fixed:100KB/400KB/1%":       {"schedule step 1 (from 0s): ", "schedule step 2 (from 2ms): "},
+		"daily:00:00=static:hpcc,00:00:00.002=100KB/400KB/1%": {"daily step 1 (from 00:00 UTC): ", "daily step 2 (from 00:00:00.002 UTC): "},
+	} {
+		kind, _, _ := strings.Cut(spec, ":")
+		t.Run(kind, func(t *testing.T) { e2eTimed(t, spec, steps) })
+	}
+}
+
+func e2eTimed(t *testing.T, spec string, steps [2]string) {
 	s, addr := startSim(t, e2eSim(poorECN), gnmipath.OpenConfig, nil)
-	pol, err := policy.Lookup("schedule:static:hpcc,2ms=fixed:100KB/400KB/1%")
+	pol, err := policy.Lookup(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -721,18 +732,15 @@ func TestE2EScheduleOfPolicies(t *testing.T) {
 	waitFor(t, 10*time.Second, "the second entry (100KB/400KB/1%) on every port", every(late))
 	e.stop(t)
 	es, _ := e.j.Entries("sw0", 0)
-	steps := map[string]int{}
+	n := [2]int{}
 	for _, x := range es {
-		if x.State != StateApplied {
-			continue
-		}
-		for _, p := range []string{"schedule step 1 (from 0s): ", "schedule step 2 (from 2ms): "} {
-			if strings.Contains(x.Reason, p) {
-				steps[p]++
+		for k, p := range steps {
+			if x.State == StateApplied && strings.Contains(x.Reason, p) {
+				n[k]++
 			}
 		}
 	}
-	if steps["schedule step 1 (from 0s): "] < 4 || steps["schedule step 2 (from 2ms): "] < 4 {
-		t.Fatalf("applied changes by step %v (audit %+v)", steps, es)
+	if n[0] < 4 || n[1] < 4 {
+		t.Fatalf("applied changes by step %v (audit %+v)", n, es)
 	}
 }

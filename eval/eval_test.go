@@ -282,14 +282,21 @@ func TestEvalFixedAndSchedule(t *testing.T) {
 
 // A schedule whose entries are policies runs them: one whose every step
 // is the model replays the model's run exactly, and each of the others
-// departs from its first entry's run once its second entry starts.
+// departs from its first entry's run once its second entry starts. A
+// daily schedule runs as the timed one from midnight.
 func TestEvalScheduleOfPolicies(t *testing.T) {
-	specs := []string{"builtin", "schedule:builtin,1ms=builtin", "static:hpcc", "schedule:hpcc,1ms=builtin", "schedule:builtin,1ms=hpcc"}
+	specs := []string{"builtin", "schedule:builtin,1ms=builtin", "static:hpcc", "schedule:hpcc,1ms=builtin", "schedule:builtin,1ms=hpcc",
+		"daily:00:00=builtin,00:00:00.001=hpcc"}
 	res, err := RunAll([]Scenario{tiny()}, specs, Options{Seeds: 1, Workers: 2, Interval: 500 * simenv.Microsecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, same, h, late, early := res.Runs[0], res.Runs[1], res.Runs[2], res.Runs[3], res.Runs[4]
+	b, same, h, late, early, daily := res.Runs[0], res.Runs[1], res.Runs[2], res.Runs[3], res.Runs[4], res.Runs[5]
+	// simulated time starts at midnight UTC: the daily schedule is the
+	// timed one
+	if daily.SmallP99 != early.SmallP99 || daily.MarkRate != early.MarkRate || daily.LargeGoodputGbps != early.LargeGoodputGbps {
+		t.Fatalf("daily:00:00=builtin,00:00:00.001=hpcc: %+v, schedule:builtin,1ms=hpcc: %+v", daily, early)
+	}
 	if same.SmallP99 != b.SmallP99 || same.LargeGoodputGbps != b.LargeGoodputGbps || same.MarkRate != b.MarkRate || same.HeldForInterval != 0 {
 		t.Fatalf("schedule of the model only: %+v, builtin: %+v", same, b)
 	}

@@ -27,7 +27,8 @@ func Lookup(spec string) (Policy, error) { return Resolver{}.Lookup(spec) }
 // Specs describes the spec forms Lookup accepts, for help texts and errors.
 func Specs() []string {
 	return []string{"static:NAME (" + strings.Join(PresetNames(), ", ") + ")", "fixed:KMIN/KMAX/PMAX (at 100G, e.g. 387KB/774KB/0.3%)",
-		"schedule:WHAT,OFFSET=WHAT,... (WHAT a preset name, KMIN/KMAX/PMAX or a policy without a comma, e.g. sonic-default,3ms=387KB/774KB/0.3%,6ms=builtin:prefer=1)", "adaptive",
+		"schedule:WHAT,OFFSET=WHAT,... (WHAT a preset name, KMIN/KMAX/PMAX or a policy without a comma, e.g. sonic-default,3ms=387KB/774KB/0.3%,6ms=builtin:prefer=1)",
+		"daily:HH:MM=WHAT,... (by the time of day in UTC on the switches' clock, e.g. 08:00=builtin:prefer=1,20:00=builtin)", "adaptive",
 		"builtin[:prefer=P]", "model:NAME[,prefer=P] (P in [-1, 1]: toward throughput below 0, latency above)",
 		"roles:host=SPEC;fabric=SPEC[;other=SPEC] (one policy for host-facing ports, another for fabric ports)",
 		"SPEC+headroom=floor[*F]|default|model:NAME (every lossless PG's headroom at F times its lossless floor, or one headroom per switch by a switch-level model)",
@@ -39,7 +40,8 @@ var errNoModels = errors.New("no model registry to load it from (the caller gave
 
 // Lookup resolves a policy spec: "static:NAME" (a preset),
 // "fixed:KMIN/KMAX/PMAX" (an explicit setting at 100 Gb/s), "schedule:..."
-// (settings by time, see NewSchedule), "adaptive" (the step-search
+// (settings or policies by time, see NewSchedule), "daily:..." (by the
+// time of day, see NewDaily), "adaptive" (the step-search
 // baseline with default settings), "builtin[:prefer=P]" (the embedded
 // model), "model:NAME[,prefer=P]" (a model from r.Models) or
 // "roles:host=SPEC;fabric=SPEC[;other=SPEC]" (per port role, see Roles).
@@ -102,6 +104,8 @@ func (r Resolver) Lookup(spec string) (Policy, error) {
 		p, err = NewFixed(arg)
 	case "schedule":
 		p, err = r.NewSchedule(arg)
+	case "daily":
+		p, err = r.NewDaily(arg)
 	case "adaptive":
 		if hasArg {
 			return nil, fmt.Errorf("policy %q: adaptive takes no argument", spec)
@@ -136,7 +140,7 @@ func (r Resolver) switchHeadroom(inner Policy, spec, ref string) (Policy, error)
 }
 
 // SpecWarnings lists what looks wrong in a policy spec without being
-// invalid: a fixed: setting, or a schedule: entry's, with Kmin or Kmax
+// invalid: a fixed: setting, or a schedule: or daily: entry's, with Kmin or Kmax
 // below one MTU (env.Setting.Warnings; usually a size in KB written in
 // bytes). A spec that does not parse has none (Lookup reports it).
 func SpecWarnings(spec string) []string {
@@ -165,25 +169,30 @@ func SpecWarnings(spec string) []string {
 			out = append(out, st.Warnings()...)
 		}
 	}
+	var (
+		entries []ScheduleEntry
+		err     error
+	)
 	if arg, ok := strings.CutPrefix(s, "schedule:"); ok {
-		entries, err := SplitSchedule(arg)
-		if err != nil {
-			return nil
+		entries, err = SplitSchedule(arg)
+	} else if arg, ok := strings.CutPrefix(s, "daily:"); ok {
+		entries, err = SplitDaily(arg)
+	}
+	if err != nil {
+		return nil
+	}
+	for i, e := range entries {
+		var ws []string
+		switch {
+		case strings.Contains(e.What, ":"):
+			ws = SpecWarnings(e.What) // a policy (fixed:..., or one without settings)
+		case strings.Contains(e.What, "/"):
+			if st, err := ParseFixed(e.What); err == nil {
+				ws = st.Warnings()
+			}
 		}
-		for i, e := range entries {
-			what := e.What
-			var ws []string
-			switch {
-			case strings.Contains(what, ":"):
-				ws = SpecWarnings(what) // a policy (fixed:..., or one without settings)
-			case strings.Contains(what, "/"):
-				if st, err := ParseFixed(what); err == nil {
-					ws = st.Warnings()
-				}
-			}
-			for _, w := range ws {
-				out = append(out, fmt.Sprintf("entry %d (at %s): %s", i+1, e.At, w))
-			}
+		for _, w := range ws {
+			out = append(out, fmt.Sprintf("entry %d (at %s): %s", i+1, e.At, w))
 		}
 	}
 	return out

@@ -179,8 +179,8 @@ func ScheduleEntryIsPolicy(what string) bool {
 // policy spec.
 func (r Resolver) scheduleStep(what string) (Policy, error) {
 	switch {
-	case strings.HasPrefix(what, "schedule:"):
-		return nil, fmt.Errorf("a schedule cannot hold a schedule")
+	case strings.HasPrefix(what, "schedule:") || strings.HasPrefix(what, "daily:"):
+		return nil, fmt.Errorf("a schedule cannot hold a schedule (schedule: or daily:)")
 	case strings.HasPrefix(what, "roles:"):
 		return nil, fmt.Errorf("a schedule cannot hold roles: (give roles:host=schedule:...;fabric=... instead)")
 	case ScheduleEntryIsPolicy(what):

@@ -1,0 +1,148 @@
+package policy
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ecntune/ecntune/env"
+)
+
+// Daily is a Policy that switches by the time of day, in UTC, on the
+// observations' clock (the switches' telemetry timestamps): each entry
+// holds from its time until the next entry's, and the last one holds past
+// midnight until the first. It is a schedule that survives restarts: a
+// schedule: counts its offsets from the agent's first decision, so a
+// restarted agent starts it over; Daily reads the clock. Entries are what
+// schedule entries may be (settings, presets, policies without a comma).
+type Daily struct {
+	name  string
+	at    []time.Duration // since midnight UTC, strictly increasing
+	text  []string        // the times as written
+	steps []Policy
+}
+
+// day is the length of a day in Unix time, which has no leap seconds.
+const day = 24 * time.Hour
+
+// NewDaily parses a daily schedule with the zero Resolver (every entry but
+// model:NAME); see Resolver.NewDaily.
+func NewDaily(spec string) (*Daily, error) { return Resolver{}.NewDaily(spec) }
+
+// NewDaily parses "HH:MM=WHAT,HH:MM=WHAT,..." (see SplitDaily), each WHAT
+// what holds from that time of day on (as in Resolver.NewSchedule).
+// Example: "08:00=builtin:prefer=1,20:00=builtin".
+func (r Resolver) NewDaily(spec string) (*Daily, error) {
+	entries, err := SplitDaily(spec)
+	if err != nil {
+		return nil, err
+	}
+	d := &Daily{name: "daily:" + strings.TrimSpace(spec)}
+	for i, e := range entries {
+		p, err := r.scheduleStep(e.What)
+		if err != nil {
+			return nil, fmt.Errorf("daily entry %d (at %s) %q: %w", i+1, e.At, e.What, err)
+		}
+		d.at, d.text, d.steps = append(d.at, e.Offset), append(d.text, e.At), append(d.steps, p)
+	}
+	return d, nil
+}
+
+// SplitDaily reads a daily schedule spec ("HH:MM=WHAT,...", without
+// "daily:") into its entries, each Offset the time since midnight UTC. It
+// checks the times (HH:MM, HH:MM:SS or HH:MM:SS.fraction, strictly
+// increasing through the day) and that every entry applies something, not
+// what.
+func SplitDaily(spec string) ([]ScheduleEntry, error) {
+	spec = strings.TrimSpace(spec)
+	if spec == "" {
+		return nil, fmt.Errorf("empty daily schedule (want HH:MM=WHAT,..., times of day in UTC, e.g. 08:00=builtin:prefer=1,20:00=builtin)")
+	}
+	var out []ScheduleEntry
+	for i, e := range strings.Split(spec, ",") {
+		e = strings.TrimSpace(e)
+		at, what, ok := strings.Cut(e, "=")
+		if !ok {
+			return nil, fmt.Errorf("daily entry %d %q: want HH:MM=WHAT (a time of day in UTC, then what holds from then on)", i+1, e)
+		}
+		en := ScheduleEntry{At: strings.TrimSpace(at), What: strings.TrimSpace(what)}
+		tod, err := ParseTimeOfDay(en.At)
+		if err != nil {
+			return nil, fmt.Errorf("daily entry %d %q: %w", i+1, e, err)
+		}
+		en.Offset = tod
+		if i > 0 && tod <= out[i-1].Offset {
+			return nil, fmt.Errorf("daily entry %d %q: %s is not after the previous entry's %s (give the times in order through the day)", i+1, e, en.At, out[i-1].At)
+		}
+		if en.What == "" {
+			return nil, fmt.Errorf("daily entry %d %q: nothing to apply (want a preset name, KMIN/KMAX/PMAX or a policy such as builtin:prefer=1)", i+1, e)
+		}
+		out = append(out, en)
+	}
+	return out, nil
+}
+
+// ParseTimeOfDay reads HH:MM, HH:MM:SS or HH:MM:SS.fraction (00:00 to
+// 23:59:59.999999999) as the time since midnight.
+func ParseTimeOfDay(s string) (time.Duration, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) < 2 || len(parts) > 3 {
+		return 0, fmt.Errorf("time %q: want HH:MM or HH:MM:SS (UTC)", s)
+	}
+	h, err1 := strconv.Atoi(parts[0])
+	m, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil || len(parts[0]) != 2 || len(parts[1]) != 2 || h < 0 || h > 23 || m < 0 || m > 59 {
+		return 0, fmt.Errorf("time %q: want HH:MM with HH 00-23 and MM 00-59 (UTC)", s)
+	}
+	tod := time.Duration(h)*time.Hour + time.Duration(m)*time.Minute
+	if len(parts) == 3 {
+		whole, frac, _ := strings.Cut(parts[2], ".")
+		sec, err := strconv.Atoi(whole)
+		if err != nil || len(whole) != 2 || sec < 0 || sec > 59 {
+			return 0, fmt.Errorf("time %q: seconds %q: want 00-59", s, parts[2])
+		}
+		tod += time.Duration(sec) * time.Second
+		if frac != "" {
+			if len(frac) > 9 {
+				return 0, fmt.Errorf("time %q: more than nine digits after the second", s)
+			}
+			n, err := strconv.Atoi(frac)
+			if err != nil || n < 0 {
+				return 0, fmt.Errorf("time %q: fraction of a second %q is not digits", s, frac)
+			}
+			for range 9 - len(frac) {
+				n *= 10
+			}
+			tod += time.Duration(n)
+		}
+	}
+	return tod, nil
+}
+
+// Name is "daily:" followed by the spec.
+func (d *Daily) Name() string { return d.name }
+
+// Decide asks the entry in force at the observations' time of day (UTC;
+// the end of the interval just measured, when the decision takes effect).
+func (d *Daily) Decide(obs []env.Observation) []Decision {
+	if len(obs) == 0 {
+		return nil
+	}
+	tod := time.Duration(obs[0].TimeNs % int64(day))
+	if tod < 0 {
+		tod += day
+	}
+	i := len(d.at) - 1 // before the first entry's time: the last one's, from the day before
+	for k := range d.at {
+		if d.at[k] <= tod {
+			i = k
+		}
+	}
+	out := d.steps[i].Decide(obs)
+	if len(out) != len(obs) {
+		panic(fmt.Sprintf("daily step %d (%s) gave %d decisions for %d queues", i+1, d.steps[i].Name(), len(out), len(obs)))
+	}
+	prefixReasons(out, "daily step "+strconv.Itoa(i+1)+" (from "+d.text[i]+" UTC): ")
+	return out
+}

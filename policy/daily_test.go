@@ -1,0 +1,107 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ecntune/ecntune/env"
+)
+
+// obsAt is an observation at the given UTC wall time, over 500 µs counters.
+func obsAt(t *testing.T, wall string) env.Observation {
+	t.Helper()
+	ts, err := time.Parse(time.RFC3339Nano, wall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := validObs(100e9, env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2})
+	o.TimeNs, o.Metrics.IntervalNs = ts.UnixNano(), 500_000
+	return o
+}
+
+// TestDaily: the entry in force is the last whose time of day (UTC) has
+// passed, the last one's before the first's, whatever time the policy
+// started at: a restarted daily schedule picks up where it was.
+func TestDaily(t *testing.T) {
+	spec := "daily:08:00=static:nvidia, 20:00:30.5=fixed:100KB/400KB/1%"
+	p, err := Lookup(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nv, _ := Preset("nvidia")
+	late := env.Setting{KminBytes: 100_000, KmaxBytes: 400_000, Pmax: 0.01}
+	for _, c := range []struct {
+		wall string
+		step string
+		want env.Setting
+	}{
+		{"2026-11-27T03:00:00Z", "daily step 2 (from 20:00:30.5 UTC): ", late}, // before 08:00: yesterday's last entry
+		{"2026-11-27T07:59:59.999Z", "daily step 2 (from 20:00:30.5 UTC): ", late},
+		{"2026-11-27T08:00:00Z", "daily step 1 (from 08:00 UTC): ", nv.Setting(100e9)},
+		{"2026-11-27T20:00:30.4Z", "daily step 1 (from 08:00 UTC): ", nv.Setting(100e9)},
+		{"2026-11-27T20:00:30.5Z", "daily step 2 (from 20:00:30.5 UTC): ", late},
+		{"2026-11-28T09:00:00Z", "daily step 1 (from 08:00 UTC): ", nv.Setting(100e9)},
+	} {
+		// a fresh policy each time (an agent restarted at that time) and
+		// the one that has run all along agree
+		fresh, _ := Lookup(spec)
+		o := obsAt(t, c.wall)
+		for _, q := range []Policy{p, fresh} {
+			d := q.Decide([]env.Observation{o})[0]
+			if d.Setting != c.want || !strings.HasPrefix(d.Reason, c.step) {
+				t.Errorf("at %s: %+v, want %+v from %q", c.wall, d, c.want, c.step)
+			}
+		}
+	}
+	// a schedule: by contrast counts from its first decision
+	s, _ := Lookup("schedule:static:nvidia,12h=fixed:100KB/400KB/1%")
+	if d := s.Decide([]env.Observation{obsAt(t, "2026-11-27T21:00:00Z")})[0]; d.Setting != nv.Setting(100e9) {
+		t.Errorf("schedule started at 21:00: %+v, want its first entry", d)
+	}
+	if ds := p.Decide(nil); len(ds) != 0 {
+		t.Errorf("no observations: %v", ds)
+	}
+	// a model entry decides as the model does
+	m, _ := Lookup("daily:00:00=builtin:prefer=1")
+	b, _ := Lookup("builtin:prefer=1")
+	o := obsAt(t, "2026-11-27T12:00:00Z")
+	if got, want := m.Decide([]env.Observation{o})[0], b.Decide([]env.Observation{o})[0]; got.Setting != want.Setting || got.Reason != "daily step 1 (from 00:00 UTC): "+want.Reason {
+		t.Errorf("model entry: %+v, want %+v", got, want)
+	}
+}
+
+func TestDailyErrors(t *testing.T) {
+	for spec, msg := range map[string]string{
+		"":                               "empty daily schedule",
+		"08:00":                          "entry 1 \"08:00\": want HH:MM=WHAT",
+		"8:00=hpcc":                      "want HH:MM with HH 00-23",
+		"24:00=hpcc":                     "want HH:MM with HH 00-23",
+		"12:60=hpcc":                     "MM 00-59",
+		"12:00:60=hpcc":                  "seconds \"60\": want 00-59",
+		"12:00:00.1234567891=hpcc":       "more than nine digits",
+		"12:00:00.x=hpcc":                "is not digits",
+		"12:00:00:00=hpcc":               "want HH:MM or HH:MM:SS",
+		"08:00=hpcc,07:00=nvidia":        "entry 2 \"07:00=nvidia\": 07:00 is not after the previous entry's 08:00",
+		"08:00=hpcc,08:00=nvidia":        "is not after",
+		"08:00=":                         "nothing to apply",
+		"08:00=daily:09:00=hpcc":         "cannot hold",
+		"08:00=schedule:hpcc":            "a schedule cannot hold a schedule",
+		"08:00=roles:host=hpcc;fabric=x": "cannot hold roles:",
+		"08:00=nope":                     "entry 1 (at 08:00) \"nope\": unknown preset \"nope\"",
+		"08:00=builtin:prefer=2":         "[-1, 1]",
+		"08:00=model:tuned":              "no model registry",
+	} {
+		if _, err := NewDaily(spec); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("NewDaily(%q) err = %v, want it to contain %q", spec, err, msg)
+		}
+	}
+	for s, want := range map[string]time.Duration{"00:00": 0, "23:59:59.999999999": 24*time.Hour - 1, "12:00:00.5": 12*time.Hour + 500*time.Millisecond, "07:05:09": 7*time.Hour + 5*time.Minute + 9*time.Second} {
+		if got, err := ParseTimeOfDay(s); err != nil || got != want {
+			t.Errorf("ParseTimeOfDay(%q) = %v, %v; want %v", s, got, err, want)
+		}
+	}
+	if w := SpecWarnings("daily:08:00=hpcc,20:00=fixed:100B/774KB/1%"); len(w) != 1 || !strings.Contains(w[0], "entry 2 (at 20:00): kmin 100B is below one MTU") {
+		t.Errorf("warnings %q", w)
+	}
+}
