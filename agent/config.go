@@ -950,7 +950,7 @@ func checkPolicySpec(s string) error {
 			if policy.ScheduleEntryIsPolicy(what) && !nested {
 				err = checkPolicySpec(what)
 			} else { // a setting, or a nested schedule or roles: refused in the policy package's words
-				_, err = policy.Lookup("schedule:" + what)
+				err = policy.CheckScheduleEntry(what)
 			}
 			if err != nil {
 				return fmt.Errorf("policy %q: entry %d (at %s): %w", s, i+1, e.At, err)

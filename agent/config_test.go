@@ -168,7 +168,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"policy: 'daily:08:00=hpcc,20:00=builtin:prefer=2'\n" + base, "entry 2 (at 20:00): policy \"builtin:prefer=2\": preference 2"},
 		{"policy: 'daily:08:00=hpcc,07:00=nvidia'\n" + base, "07:00 is not after the previous entry's 08:00"},
 		{"policy: 'daily:08:00=hpcc,20:00=daily:21:00=hpcc'\n" + base, "a schedule cannot hold a schedule"},
-		{"policy: schedule:hpcc,1h=nope\n" + base, "entry 2 (at 1h): policy \"schedule:nope\""},
+		{"policy: schedule:hpcc,1h=nope\n" + base, "entry 2 (at 1h): unknown preset \"nope\""},
 		{"policy: builtin:prefer=2\n" + base, "policy: policy \"builtin:prefer=2\": preference 2: want a number in [-1, 1]"},
 		{"policy: model:tuned,prefer=fast\n" + base, "policy: prefer=fast: not a number"},
 		{"policy: model:,prefer=0.5\n" + base, "names no model"},

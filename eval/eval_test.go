@@ -300,6 +300,16 @@ func TestEvalScheduleOfPolicies(t *testing.T) {
 	if same.SmallP99 != b.SmallP99 || same.LargeGoodputGbps != b.LargeGoodputGbps || same.MarkRate != b.MarkRate || same.HeldForInterval != 0 {
 		t.Fatalf("schedule of the model only: %+v, builtin: %+v", same, b)
 	}
+	// a schedule's model deciding outside its validated intervals (100 µs)
+	// holds, and eval counts those holds as it does a bare model's
+	fast, err := RunAll([]Scenario{tiny()}, []string{"builtin", "schedule:builtin,1ms=hpcc"}, Options{Seeds: 1, Workers: 2, Interval: 100 * simenv.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bare, sch := fast.Runs[0], fast.Runs[1]; bare.HeldForInterval == 0 || sch.HeldForInterval == 0 || sch.HeldForInterval >= bare.HeldForInterval ||
+		!strings.HasPrefix(sch.heldWhy, "counters over 100µs") {
+		t.Fatalf("holds outside the validated intervals: builtin %d, schedule %d (%q)", bare.HeldForInterval, sch.HeldForInterval, sch.heldWhy)
+	}
 	if b.MarkRate == h.MarkRate || late.MarkRate == h.MarkRate || early.MarkRate == b.MarkRate {
 		t.Fatalf("mark rates: builtin %g, hpcc %g, hpcc then builtin %g, builtin then hpcc %g: want each schedule apart from its first entry alone",
 			b.MarkRate, h.MarkRate, late.MarkRate, early.MarkRate)

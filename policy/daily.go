@@ -16,6 +16,10 @@ import (
 // schedule: counts its offsets from the agent's first decision, so a
 // restarted agent starts it over; Daily reads the clock. Entries are what
 // schedule entries may be (settings, presets, policies without a comma).
+// Only the entry in force is asked to decide, and each keeps its own state
+// from one day to the next: a stateful policy (adaptive) resumes its search
+// where it left it the day before, or starts over if the setting it left
+// was changed meanwhile.
 type Daily struct {
 	name  string
 	at    []time.Duration // since midnight UTC, strictly increasing
@@ -67,6 +71,9 @@ func SplitDaily(spec string) ([]ScheduleEntry, error) {
 			return nil, fmt.Errorf("daily entry %d %q: want HH:MM=WHAT (a time of day in UTC, then what holds from then on)", i+1, e)
 		}
 		en := ScheduleEntry{At: strings.TrimSpace(at), What: strings.TrimSpace(what)}
+		if en.At == "prefer" {
+			return nil, fmt.Errorf("daily entry %d %q: a comma separates entries, so model:NAME,prefer=P cannot be one (use builtin:prefer=P, or the model without prefer)", i+1, e)
+		}
 		tod, err := ParseTimeOfDay(en.At)
 		if err != nil {
 			return nil, fmt.Errorf("daily entry %d %q: %w", i+1, e, err)
@@ -92,23 +99,23 @@ func ParseTimeOfDay(s string) (time.Duration, error) {
 	}
 	h, err1 := strconv.Atoi(parts[0])
 	m, err2 := strconv.Atoi(parts[1])
-	if err1 != nil || err2 != nil || len(parts[0]) != 2 || len(parts[1]) != 2 || h < 0 || h > 23 || m < 0 || m > 59 {
+	if err1 != nil || err2 != nil || !digits(parts[0], 2) || !digits(parts[1], 2) || h > 23 || m > 59 {
 		return 0, fmt.Errorf("time %q: want HH:MM with HH 00-23 and MM 00-59 (UTC)", s)
 	}
 	tod := time.Duration(h)*time.Hour + time.Duration(m)*time.Minute
 	if len(parts) == 3 {
-		whole, frac, _ := strings.Cut(parts[2], ".")
+		whole, frac, dot := strings.Cut(parts[2], ".")
 		sec, err := strconv.Atoi(whole)
-		if err != nil || len(whole) != 2 || sec < 0 || sec > 59 {
+		if err != nil || !digits(whole, 2) || sec > 59 {
 			return 0, fmt.Errorf("time %q: seconds %q: want 00-59", s, parts[2])
 		}
 		tod += time.Duration(sec) * time.Second
-		if frac != "" {
+		if dot {
 			if len(frac) > 9 {
 				return 0, fmt.Errorf("time %q: more than nine digits after the second", s)
 			}
 			n, err := strconv.Atoi(frac)
-			if err != nil || n < 0 {
+			if err != nil || !digits(frac, len(frac)) || frac == "" {
 				return 0, fmt.Errorf("time %q: fraction of a second %q is not digits", s, frac)
 			}
 			for range 9 - len(frac) {
@@ -118,6 +125,19 @@ func ParseTimeOfDay(s string) (time.Duration, error) {
 		}
 	}
 	return tod, nil
+}
+
+// digits reports whether s is exactly n ASCII digits (no sign, no space).
+func digits(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // Name is "daily:" followed by the spec.

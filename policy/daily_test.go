@@ -1,11 +1,14 @@
 package policy
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/policy/builtin"
 )
 
 // obsAt is an observation at the given UTC wall time, over 500 µs counters.
@@ -62,10 +65,17 @@ func TestDaily(t *testing.T) {
 	if ds := p.Decide(nil); len(ds) != 0 {
 		t.Errorf("no observations: %v", ds)
 	}
+	// a time before 1970 (negative Unix ns) is read on the same clock
+	neg, _ := Lookup("daily:01:00=static:nvidia,08:00=fixed:100KB/400KB/1%")
+	o := obsAt(t, "1970-01-01T00:00:00Z")
+	o.TimeNs = -int64(23 * time.Hour) // 1969-12-31T01:00:00Z
+	if d := neg.Decide([]env.Observation{o})[0]; d.Setting != nv.Setting(100e9) || !strings.HasPrefix(d.Reason, "daily step 1 (from 01:00 UTC): ") {
+		t.Errorf("at 1969-12-31T01:00Z: %+v", d)
+	}
 	// a model entry decides as the model does
 	m, _ := Lookup("daily:00:00=builtin:prefer=1")
 	b, _ := Lookup("builtin:prefer=1")
-	o := obsAt(t, "2026-11-27T12:00:00Z")
+	o = obsAt(t, "2026-11-27T12:00:00Z")
 	if got, want := m.Decide([]env.Observation{o})[0], b.Decide([]env.Observation{o})[0]; got.Setting != want.Setting || got.Reason != "daily step 1 (from 00:00 UTC): "+want.Reason {
 		t.Errorf("model entry: %+v, want %+v", got, want)
 	}
@@ -103,5 +113,26 @@ func TestDailyErrors(t *testing.T) {
 	}
 	if w := SpecWarnings("daily:08:00=hpcc,20:00=fixed:100B/774KB/1%"); len(w) != 1 || !strings.Contains(w[0], "entry 2 (at 20:00): kmin 100B is below one MTU") {
 		t.Errorf("warnings %q", w)
+	}
+}
+
+// A daily entry that names a registry model is resolved through the
+// Resolver, as a schedule's is.
+func TestDailyModelFromResolver(t *testing.T) {
+	r := Resolver{Models: func(ref string) (models.Model, error) {
+		if ref != "tuned" {
+			return models.Model{}, models.ErrNotFound
+		}
+		return builtin.Model()
+	}}
+	p, err := r.Lookup("daily:00:00=hpcc,12:00=model:tuned")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := p.Decide([]env.Observation{obsAt(t, "2026-11-27T13:00:00Z")})[0]; !strings.HasPrefix(d.Reason, "daily step 2 (from 12:00 UTC): ") || d.Action < 0 {
+		t.Errorf("model:tuned in force: %+v", d)
+	}
+	if _, err := r.Lookup("daily:00:00=hpcc,12:00=model:other"); !errors.Is(err, models.ErrNotFound) {
+		t.Errorf("absent model in a daily schedule: %v", err)
 	}
 }

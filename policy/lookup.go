@@ -27,7 +27,7 @@ func Lookup(spec string) (Policy, error) { return Resolver{}.Lookup(spec) }
 // Specs describes the spec forms Lookup accepts, for help texts and errors.
 func Specs() []string {
 	return []string{"static:NAME (" + strings.Join(PresetNames(), ", ") + ")", "fixed:KMIN/KMAX/PMAX (at 100G, e.g. 387KB/774KB/0.3%)",
-		"schedule:WHAT,OFFSET=WHAT,... (WHAT a preset name, KMIN/KMAX/PMAX or a policy without a comma, e.g. sonic-default,3ms=387KB/774KB/0.3%,6ms=builtin:prefer=1)",
+		"schedule:WHAT,OFFSET=WHAT,... (WHAT a preset name, KMIN/KMAX/PMAX or a policy without a comma other than roles:, schedule: and daily:, e.g. sonic-default,3ms=387KB/774KB/0.3%,6ms=builtin:prefer=1; a +headroom= or +alpha= rule after the last entry applies to every entry)",
 		"daily:HH:MM=WHAT,... (by the time of day in UTC on the switches' clock, e.g. 08:00=builtin:prefer=1,20:00=builtin)", "adaptive",
 		"builtin[:prefer=P]", "model:NAME[,prefer=P] (P in [-1, 1]: toward throughput below 0, latency above)",
 		"roles:host=SPEC;fabric=SPEC[;other=SPEC] (one policy for host-facing ports, another for fabric ports)",
@@ -58,6 +58,11 @@ func (r Resolver) Lookup(spec string) (Policy, error) {
 	for _, rule := range []string{"+alpha=", "+headroom="} {
 		if strings.Count(s, rule) > 1 {
 			return nil, fmt.Errorf("policy %q: %s twice: give each rule once", spec, strings.TrimSuffix(rule, "="))
+		}
+		// in a schedule a rule applies to every entry: it goes after the last
+		if _, after, ok := strings.Cut(s, rule); ok && strings.Contains(after, ",") &&
+			(strings.HasPrefix(s, "schedule:") || strings.HasPrefix(s, "daily:")) {
+			return nil, fmt.Errorf("policy %q: %s inside a schedule: give it after the last entry, where it applies to every entry", spec, strings.TrimSuffix(rule, "="))
 		}
 	}
 	if base, arg, ok := SplitAlpha(s); ok {

@@ -134,6 +134,9 @@ func SplitSchedule(spec string) ([]ScheduleEntry, error) {
 	for i, e := range strings.Split(spec, ",") {
 		e = strings.TrimSpace(e)
 		at, what, timed := strings.Cut(e, "=")
+		if _, err := ParseTimeOfDay(strings.TrimSpace(at)); timed && err == nil {
+			return nil, fmt.Errorf("schedule entry %d %q: %s is a time of day; schedule: takes offsets from its first decision (3ms, 8h), daily:HH:MM=WHAT,... times of day", i+1, e, strings.TrimSpace(at))
+		}
 		if timed && strings.Contains(at, ":") { // a policy's own "=" (builtin:prefer=P), not an offset
 			at, what, timed = e, "", false
 		}
@@ -173,6 +176,14 @@ func SplitSchedule(spec string) ([]ScheduleEntry, error) {
 // preset name or KMIN/KMAX/PMAX.
 func ScheduleEntryIsPolicy(what string) bool {
 	return strings.Contains(what, ":") || what == "builtin" || what == "adaptive"
+}
+
+// CheckScheduleEntry checks one schedule: or daily: entry that is not a
+// policy spec, or is one a schedule cannot hold (a nested schedule:,
+// daily: or roles:), as NewSchedule would resolve it.
+func CheckScheduleEntry(what string) error {
+	_, err := Resolver{}.scheduleStep(what)
+	return err
 }
 
 // scheduleStep resolves one schedule entry: a setting, a preset name or a

@@ -240,6 +240,8 @@ func TestSchedulePolicies(t *testing.T) {
 		"hpcc,3ms=fixed:2MB/1MB/1%":                "kmin 2MB is above kmax 1MB",
 		"hpcc,3ms=builtin:prefer=1,1ms=builtin":    "offset 1ms is not after",
 		"hpcc,3ms=builtin:prefer=1,soon=hpcc,ok=x": "entry 3 \"soon=hpcc\": offset",
+		"hpcc,00:01=builtin":                       "00:01 is a time of day; schedule: takes offsets",
+		"08:00=hpcc":                               "daily:HH:MM=WHAT",
 	} {
 		if _, err := NewSchedule(spec); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("NewSchedule(%q) err = %v, want it to contain %q", spec, err, msg)
@@ -287,6 +289,47 @@ func TestHeld(t *testing.T) {
 		_, iv := HeldForInterval(reason)
 		if iv != strings.HasPrefix(want, "counters over ") {
 			t.Errorf("HeldForInterval(%q) = %v", reason, iv)
+		}
+	}
+}
+
+// countPolicy counts the batches it is asked to decide.
+type countPolicy struct{ n *int }
+
+func (countPolicy) Name() string { return "count" }
+func (c countPolicy) Decide(obs []env.Observation) []Decision {
+	*c.n++
+	return make([]Decision, len(obs))
+}
+
+// Only the entry in force is asked to decide (a stateful policy in a later
+// entry starts when its entry does).
+func TestScheduleAsksOnlyTheEntryInForce(t *testing.T) {
+	var a, b int
+	s := &Schedule{name: "t", offsets: []time.Duration{0, time.Millisecond}, steps: []Policy{countPolicy{&a}, countPolicy{&b}}}
+	o := env.Observation{TimeNs: 100_000}
+	o.Metrics.IntervalNs = 100_000
+	for _, o.TimeNs = range []int64{100_000, 500_000, 1_100_000, 2_000_000} {
+		s.Decide([]env.Observation{o})
+	}
+	if a != 2 || b != 2 {
+		t.Errorf("entries asked %d and %d times, want 2 and 2", a, b)
+	}
+}
+
+// A +headroom= or +alpha= rule applies to a whole schedule, after its last
+// entry; inside one it is refused by name.
+func TestScheduleRules(t *testing.T) {
+	p, err := Lookup("schedule:sonic-default,3ms=builtin+headroom=floor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.(*Headroom); !ok {
+		t.Errorf("schedule with +headroom=floor: %T, want the rule around the schedule", p)
+	}
+	for _, spec := range []string{"schedule:sonic-default,3ms=builtin+headroom=floor,6ms=nvidia", "daily:08:00=builtin+alpha=2,20:00=nvidia"} {
+		if _, err := Lookup(spec); err == nil || !strings.Contains(err.Error(), "inside a schedule: give it after the last entry") {
+			t.Errorf("Lookup(%q): %v", spec, err)
 		}
 	}
 }

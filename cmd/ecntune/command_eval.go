@@ -47,8 +47,10 @@ time, drops and ECN mark rate as mean ± 95% confidence interval over seeds (Stu
 
 Policies: static:NAME (a vendor preset), fixed:KMIN/KMAX/PMAX (an explicit setting at
 100 Gb/s, scaled to each port, e.g. fixed:387KB/774KB/0.3%), schedule:WHAT,OFFSET=WHAT,...
-(by time from the start, each WHAT a preset name, KMIN/KMAX/PMAX or a policy without a comma,
-e.g. schedule:sonic-default,3ms=387KB/774KB/0.3% or schedule:builtin:prefer=-1,3ms=builtin:prefer=1),
+(by time from the start, each WHAT a preset name, KMIN/KMAX/PMAX or a policy without a comma
+other than roles: and another schedule, e.g. schedule:sonic-default,3ms=387KB/774KB/0.3% or
+schedule:builtin:prefer=-1,3ms=builtin:prefer=1; a +headroom=/+alpha= rule after the last entry
+applies to every entry),
 daily:HH:MM=WHAT,... (by the time of day in UTC; simulated time starts at midnight), adaptive, builtin, model:NAME (from the
 registry --db), a learned one with a preference (builtin:prefer=P, model:NAME,prefer=P; P in
 [-1, 1], below 0 favouring long flows' throughput, above 0 latency: builtin:prefer=P is the
