@@ -5,52 +5,32 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/ecntune/ecntune/env"
 )
-
-// Daily is a Policy that switches by the time of day, in UTC, on the
-// observations' clock (the switches' telemetry timestamps): each entry
-// holds from its time until the next entry's, and the last one holds past
-// midnight until the first. It is a schedule that survives restarts: a
-// schedule: counts its offsets from the agent's first decision, so a
-// restarted agent starts it over; Daily reads the clock. Entries are what
-// schedule entries may be (settings, presets, policies without a comma).
-// Only the entry in force is asked to decide, and each keeps its own state
-// from one day to the next: a stateful policy (adaptive) resumes its search
-// where it left it the day before, or starts over if the setting it left
-// was changed meanwhile.
-type Daily struct {
-	name  string
-	at    []time.Duration // since midnight UTC, strictly increasing
-	text  []string        // the times as written
-	steps []Policy
-}
 
 // day is the length of a day in Unix time, which has no leap seconds.
 const day = 24 * time.Hour
 
 // NewDaily parses a daily schedule with the zero Resolver (every entry but
 // model:NAME); see Resolver.NewDaily.
-func NewDaily(spec string) (*Daily, error) { return Resolver{}.NewDaily(spec) }
+func NewDaily(spec string) (*Schedule, error) { return Resolver{}.NewDaily(spec) }
 
-// NewDaily parses "HH:MM=WHAT,HH:MM=WHAT,..." (see SplitDaily), each WHAT
-// what holds from that time of day on (as in Resolver.NewSchedule).
-// Example: "08:00=builtin:prefer=1,20:00=builtin".
-func (r Resolver) NewDaily(spec string) (*Daily, error) {
+// NewDaily parses "HH:MM=WHAT,HH:MM=WHAT,..." (see SplitDaily): a Schedule
+// by the time of day in UTC, on the observations' clock (the switches'
+// telemetry timestamps). Each entry holds from its time until the next
+// entry's, and the last one past midnight until the first. Unlike
+// schedule:, which counts its offsets from the agent's first decision and
+// so starts over when the agent restarts, it reads the clock: a restarted
+// agent picks up the entry in force. Entries are what schedule entries may
+// be. Only the entry in force is asked to decide, and each keeps its own
+// state from one day to the next: a stateful policy (adaptive) resumes its
+// search where it left it the day before, or starts over if the setting it
+// left was changed meanwhile. Example: "08:00=builtin:prefer=1,20:00=builtin".
+func (r Resolver) NewDaily(spec string) (*Schedule, error) {
 	entries, err := SplitDaily(spec)
 	if err != nil {
 		return nil, err
 	}
-	d := &Daily{name: "daily:" + strings.TrimSpace(spec)}
-	for i, e := range entries {
-		p, err := r.scheduleStep(e.What)
-		if err != nil {
-			return nil, fmt.Errorf("daily entry %d (at %s) %q: %w", i+1, e.At, e.What, err)
-		}
-		d.at, d.text, d.steps = append(d.at, e.Offset), append(d.text, e.At), append(d.steps, p)
-	}
-	return d, nil
+	return r.timed("daily", spec, entries)
 }
 
 // SplitDaily reads a daily schedule spec ("HH:MM=WHAT,...", without
@@ -138,31 +118,4 @@ func digits(s string, n int) bool {
 		}
 	}
 	return true
-}
-
-// Name is "daily:" followed by the spec.
-func (d *Daily) Name() string { return d.name }
-
-// Decide asks the entry in force at the observations' time of day (UTC;
-// the end of the interval just measured, when the decision takes effect).
-func (d *Daily) Decide(obs []env.Observation) []Decision {
-	if len(obs) == 0 {
-		return nil
-	}
-	tod := time.Duration(obs[0].TimeNs % int64(day))
-	if tod < 0 {
-		tod += day
-	}
-	i := len(d.at) - 1 // before the first entry's time: the last one's, from the day before
-	for k := range d.at {
-		if d.at[k] <= tod {
-			i = k
-		}
-	}
-	out := d.steps[i].Decide(obs)
-	if len(out) != len(obs) {
-		panic(fmt.Sprintf("daily step %d (%s) gave %d decisions for %d queues", i+1, d.steps[i].Name(), len(out), len(obs)))
-	}
-	prefixReasons(out, "daily step "+strconv.Itoa(i+1)+" (from "+d.text[i]+" UTC): ")
-	return out
 }

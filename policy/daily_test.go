@@ -8,7 +8,6 @@ import (
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
-	"github.com/ecntune/ecntune/policy/builtin"
 )
 
 // obsAt is an observation at the given UTC wall time, over 500 µs counters.
@@ -119,12 +118,7 @@ func TestDailyErrors(t *testing.T) {
 // A daily entry that names a registry model is resolved through the
 // Resolver, as a schedule's is.
 func TestDailyModelFromResolver(t *testing.T) {
-	r := Resolver{Models: func(ref string) (models.Model, error) {
-		if ref != "tuned" {
-			return models.Model{}, models.ErrNotFound
-		}
-		return builtin.Model()
-	}}
+	r := tunedResolver()
 	p, err := r.Lookup("daily:00:00=hpcc,12:00=model:tuned")
 	if err != nil {
 		t.Fatal(err)

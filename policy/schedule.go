@@ -78,10 +78,13 @@ func FixedSetting(name string, at100G env.Setting) Static {
 // scenario: a schedule that knows the phase boundaries in advance.
 //
 // Only the entry in force is asked to decide: a stateful policy (adaptive)
-// in a later entry starts when its entry does.
+// in a later entry starts when its entry does. A daily: schedule (NewDaily)
+// is a Schedule whose offsets are times of day.
 type Schedule struct {
 	name    string
-	offsets []time.Duration
+	daily   bool            // offsets are times of day in UTC (daily:), not from the first decision
+	offsets []time.Duration // strictly increasing
+	from    []string        // each entry's start as its reason shows it
 	steps   []Policy
 	started bool
 	t0      int64
@@ -103,21 +106,30 @@ func (r Resolver) NewSchedule(spec string) (*Schedule, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Schedule{name: "schedule:" + strings.TrimSpace(spec)}
+	return r.timed("schedule", spec, entries)
+}
+
+// timed resolves the entries of a schedule: or daily: spec.
+func (r Resolver) timed(kind, spec string, entries []ScheduleEntry) (*Schedule, error) {
+	s := &Schedule{name: kind + ":" + strings.TrimSpace(spec), daily: kind == "daily"}
 	for i, e := range entries {
 		p, err := r.scheduleStep(e.What)
 		if err != nil {
-			return nil, fmt.Errorf("schedule entry %d (at %s) %q: %w", i+1, e.At, e.What, err)
+			return nil, fmt.Errorf("%s entry %d (at %s) %q: %w", kind, i+1, e.At, e.What, err)
 		}
-		s.offsets, s.steps = append(s.offsets, e.Offset), append(s.steps, p)
+		from := e.Offset.String()
+		if s.daily {
+			from = e.At + " UTC"
+		}
+		s.offsets, s.from, s.steps = append(s.offsets, e.Offset), append(s.from, from), append(s.steps, p)
 	}
 	return s, nil
 }
 
-// ScheduleEntry is one entry of a schedule spec, as written.
+// ScheduleEntry is one entry of a schedule: or daily: spec, as written.
 type ScheduleEntry struct {
-	Offset time.Duration // from the schedule's start
-	At     string        // the offset as written ("0s" when not given)
+	Offset time.Duration // from the schedule's start, or for daily: since midnight UTC
+	At     string        // the offset or time of day as written ("0s" when not given)
 	What   string        // a preset name, KMIN/KMAX/PMAX or a policy spec (see ScheduleEntryIsPolicy), trimmed, not resolved
 }
 
@@ -202,27 +214,51 @@ func (r Resolver) scheduleStep(what string) (Policy, error) {
 	return Preset(what)
 }
 
-// Name is "schedule:" followed by the spec.
+// Name is "schedule:" or "daily:" followed by the spec.
 func (s *Schedule) Name() string { return s.name }
 
 // Decide asks the entry in force at the observations' time (the end of the
-// interval just measured, when the decision takes effect).
+// interval just measured, when the decision takes effect): by the time
+// since the first interval it was asked about, or for daily: by the time
+// of day in UTC, where before the first entry's time the last one's holds
+// (from the day before).
 func (s *Schedule) Decide(obs []env.Observation) []Decision {
 	if len(obs) == 0 {
 		return nil
 	}
 	now := obs[0].TimeNs
-	if !s.started {
-		s.started, s.t0 = true, now-max(0, obs[0].Metrics.IntervalNs)
+	var pos time.Duration
+	if s.daily {
+		if pos = time.Duration(now % int64(day)); pos < 0 {
+			pos += day
+		}
+	} else {
+		if !s.started {
+			s.started, s.t0 = true, now-max(0, obs[0].Metrics.IntervalNs)
+		}
+		pos = time.Duration(now - s.t0)
 	}
-	i := len(s.offsets) - 1
-	for i > 0 && time.Duration(now-s.t0) < s.offsets[i] {
-		i--
+	i := len(s.offsets) - 1 // daily: the last entry until the first one's time
+	for k := range s.offsets {
+		if s.offsets[k] <= pos {
+			i = k
+		}
+	}
+	if !s.daily && pos < s.offsets[0] {
+		i = 0
 	}
 	out := s.steps[i].Decide(obs)
 	if len(out) != len(obs) {
-		panic(fmt.Sprintf("schedule step %d (%s) gave %d decisions for %d queues", i+1, s.steps[i].Name(), len(out), len(obs)))
+		panic(fmt.Sprintf("%s step %d (%s) gave %d decisions for %d queues", s.kind(), i+1, s.steps[i].Name(), len(out), len(obs)))
 	}
-	prefixReasons(out, fmt.Sprintf("schedule step %d (from %v): ", i+1, s.offsets[i]))
+	prefixReasons(out, s.kind()+" step "+strconv.Itoa(i+1)+" (from "+s.from[i]+"): ")
 	return out
+}
+
+// kind is "schedule" or "daily".
+func (s *Schedule) kind() string {
+	if s.daily {
+		return "daily"
+	}
+	return "schedule"
 }

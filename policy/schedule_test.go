@@ -248,12 +248,7 @@ func TestSchedulePolicies(t *testing.T) {
 		}
 	}
 	// a model from a registry, through the Resolver
-	r := Resolver{Models: func(ref string) (models.Model, error) {
-		if ref != "tuned" {
-			return models.Model{}, models.ErrNotFound
-		}
-		return builtin.Model()
-	}}
+	r := tunedResolver()
 	s, err := r.Lookup("schedule:hpcc,3ms=model:tuned")
 	if err != nil {
 		t.Fatal(err)
@@ -306,7 +301,7 @@ func (c countPolicy) Decide(obs []env.Observation) []Decision {
 // entry starts when its entry does).
 func TestScheduleAsksOnlyTheEntryInForce(t *testing.T) {
 	var a, b int
-	s := &Schedule{name: "t", offsets: []time.Duration{0, time.Millisecond}, steps: []Policy{countPolicy{&a}, countPolicy{&b}}}
+	s := &Schedule{name: "t", offsets: []time.Duration{0, time.Millisecond}, from: []string{"0s", "1ms"}, steps: []Policy{countPolicy{&a}, countPolicy{&b}}}
 	o := env.Observation{TimeNs: 100_000}
 	o.Metrics.IntervalNs = 100_000
 	for _, o.TimeNs = range []int64{100_000, 500_000, 1_100_000, 2_000_000} {
@@ -332,4 +327,15 @@ func TestScheduleRules(t *testing.T) {
 			t.Errorf("Lookup(%q): %v", spec, err)
 		}
 	}
+}
+
+// tunedResolver resolves model:tuned to the embedded model and any other
+// name to models.ErrNotFound.
+func tunedResolver() Resolver {
+	return Resolver{Models: func(ref string) (models.Model, error) {
+		if ref != "tuned" {
+			return models.Model{}, models.ErrNotFound
+		}
+		return builtin.Model()
+	}}
 }
