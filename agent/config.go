@@ -939,7 +939,7 @@ func checkPolicySpec(s string) error {
 		if arg, ok := strings.CutPrefix(s, "schedule:"); ok {
 			entries, err = policy.SplitSchedule(arg)
 		} else {
-			entries, err = policy.SplitDaily(s[len("daily:"):])
+			_, entries, err = policy.SplitDaily(s[len("daily:"):])
 		}
 		if err != nil {
 			return fmt.Errorf("policy %q: %w", s, err)
@@ -962,7 +962,7 @@ func checkPolicySpec(s string) error {
 		_, err := policy.Lookup(s) // parsing (and the embedded model): checked here, not at the first decision
 		return err
 	}
-	return fmt.Errorf("%q is not allowed (want builtin[:prefer=P], adaptive, static:NAME, fixed:KMIN/KMAX/PMAX, schedule:WHAT,OFFSET=WHAT,... or daily:HH:MM=WHAT,... (WHAT a setting or one of these policies) or model:NAME[,prefer=P], any of them with +headroom=floor[*F] or +headroom=model:NAME and +alpha=A, or roles:host=SPEC;fabric=SPEC[;other=SPEC] of them)", s)
+	return fmt.Errorf("%q is not allowed (want builtin[:prefer=P], adaptive, static:NAME, fixed:KMIN/KMAX/PMAX, schedule:WHAT,OFFSET=WHAT,... or daily:[tz=ZONE,]HH:MM=WHAT,... (WHAT a setting or one of these policies) or model:NAME[,prefer=P], any of them with +headroom=floor[*F] or +headroom=model:NAME and +alpha=A, or roles:host=SPEC;fabric=SPEC[;other=SPEC] of them)", s)
 }
 
 // DefaultFrameBytes is the largest frame a target's floor is computed for

@@ -167,6 +167,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"policy: schedule:hpcc,1h=schedule:nvidia\n" + base, "a schedule cannot hold a schedule"},
 		{"policy: 'daily:08:00=hpcc,20:00=builtin:prefer=2'\n" + base, "entry 2 (at 20:00): policy \"builtin:prefer=2\": preference 2"},
 		{"policy: 'daily:08:00=hpcc,07:00=nvidia'\n" + base, "07:00 is not after the previous entry's 08:00"},
+		{"policy: 'daily:tz=Nowhere/City,08:00=hpcc'\n" + base, "want an IANA time zone name"},
 		{"policy: 'daily:08:00=hpcc,20:00=daily:21:00=hpcc'\n" + base, "a schedule cannot hold a schedule"},
 		{"policy: schedule:hpcc,1h=nope\n" + base, "entry 2 (at 1h): unknown preset \"nope\""},
 		{"policy: builtin:prefer=2\n" + base, "policy: policy \"builtin:prefer=2\": preference 2: want a number in [-1, 1]"},
@@ -274,7 +275,8 @@ func TestParseConfigPreference(t *testing.T) {
 		"roles:host=model:tuned,prefer=0.5;fabric=static:sonic-default+headroom=floor",
 		"schedule:builtin:prefer=-1,3h=builtin:prefer=1,9h=model:tuned@2+headroom=floor",
 		"roles:host=schedule:hpcc,1h=builtin;fabric=builtin",
-		"daily:08:00=builtin:prefer=1,20:00=model:tuned+headroom=floor"} {
+		"daily:08:00=builtin:prefer=1,20:00=model:tuned+headroom=floor",
+		"daily:tz=America/New_York,08:00=builtin:prefer=1,20:00=builtin"} {
 		c, err := ParseConfig([]byte("policy: " + p + "\n" + base))
 		if err != nil || c.Policy != p {
 			t.Errorf("policy %s: %+v %v", p, c, err)

@@ -130,3 +130,45 @@ func TestDailyModelFromResolver(t *testing.T) {
 		t.Errorf("absent model in a daily schedule: %v", err)
 	}
 }
+
+// A daily schedule in a named zone follows its wall clock, across a
+// daylight-saving change too.
+func TestDailyZone(t *testing.T) {
+	spec := "daily:tz=Europe/Berlin, 02:30=static:nvidia, 20:00=fixed:100KB/400KB/1%"
+	nv, _ := Preset("nvidia")
+	late := env.Setting{KminBytes: 100_000, KmaxBytes: 400_000, Pmax: 0.01}
+	for _, c := range []struct {
+		wall string
+		step string
+		want env.Setting
+	}{
+		{"2026-11-27T01:29:00Z", "daily step 2 (from 20:00 Europe/Berlin): ", late},              // 02:29 CET
+		{"2026-11-27T01:30:00Z", "daily step 1 (from 02:30 Europe/Berlin): ", nv.Setting(100e9)}, // 02:30 CET
+		{"2026-07-01T00:30:00Z", "daily step 1 (from 02:30 Europe/Berlin): ", nv.Setting(100e9)}, // 02:30 CEST
+		{"2026-07-01T18:00:00Z", "daily step 2 (from 20:00 Europe/Berlin): ", late},              // 20:00 CEST
+		{"2026-07-01T17:59:59Z", "daily step 1 (from 02:30 Europe/Berlin): ", nv.Setting(100e9)},
+		// 2026-03-29: clocks go from 02:00 CET to 03:00 CEST at 01:00 UTC; 02:30
+		// never shows, and the entry takes effect when the clock passes it
+		{"2026-03-29T00:59:59Z", "daily step 2 (from 20:00 Europe/Berlin): ", late},
+		{"2026-03-29T01:00:00Z", "daily step 1 (from 02:30 Europe/Berlin): ", nv.Setting(100e9)},
+	} {
+		p, err := Lookup(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := p.Decide([]env.Observation{obsAt(t, c.wall)})[0]; d.Setting != c.want || !strings.HasPrefix(d.Reason, c.step) {
+			t.Errorf("at %s: %+v, want %+v from %q", c.wall, d, c.want, c.step)
+		}
+	}
+	for spec, msg := range map[string]string{
+		"tz=Mars/Olympus,08:00=hpcc": "daily tz=\"Mars/Olympus\": want an IANA time zone name",
+		"tz=Local,08:00=hpcc":        "want an IANA time zone name",
+		"tz=,08:00=hpcc":             "want an IANA time zone name",
+		"tz=UTC":                     "no entries after the zone",
+		"08:00=hpcc,tz=UTC":          "tz=ZONE comes first, once",
+	} {
+		if _, err := NewDaily(spec); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("NewDaily(%q) err = %v, want it to contain %q", spec, err, msg)
+		}
+	}
+}

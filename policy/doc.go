@@ -4,7 +4,7 @@
 // Specs (Specs lists them for help texts): "static:NAME" (a vendor preset,
 // PresetNames), "fixed:KMIN/KMAX/PMAX" (an explicit setting at 100 Gb/s),
 // "schedule:WHAT,OFFSET=WHAT,..." (settings or policies by time),
-// "daily:HH:MM=WHAT,..." (by the time of day in UTC), "adaptive" (a
+// "daily:[tz=ZONE,]HH:MM=WHAT,..." (by the time of day), "adaptive" (a
 // step search on the reward), "builtin[:prefer=P]" (the model embedded in
 // package builtin), "model:NAME[,prefer=P]" (a registry model, through
 // Resolver.Models; this package never opens a file) and

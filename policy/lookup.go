@@ -28,7 +28,7 @@ func Lookup(spec string) (Policy, error) { return Resolver{}.Lookup(spec) }
 func Specs() []string {
 	return []string{"static:NAME (" + strings.Join(PresetNames(), ", ") + ")", "fixed:KMIN/KMAX/PMAX (at 100G, e.g. 387KB/774KB/0.3%)",
 		"schedule:WHAT,OFFSET=WHAT,... (WHAT a preset name, KMIN/KMAX/PMAX or a policy without a comma other than roles:, schedule: and daily:, e.g. sonic-default,3ms=387KB/774KB/0.3%,6ms=builtin:prefer=1; a +headroom= or +alpha= rule after the last entry applies to every entry)",
-		"daily:HH:MM=WHAT,... (by the time of day in UTC on the switches' clock, e.g. 08:00=builtin:prefer=1,20:00=builtin)", "adaptive",
+		"daily:[tz=ZONE,]HH:MM=WHAT,... (by the time of day on the switches' clock, in UTC or an IANA zone, e.g. tz=Europe/Berlin,08:00=builtin:prefer=1,20:00=builtin)", "adaptive",
 		"builtin[:prefer=P]", "model:NAME[,prefer=P] (P in [-1, 1]: toward throughput below 0, latency above)",
 		"roles:host=SPEC;fabric=SPEC[;other=SPEC] (one policy for host-facing ports, another for fabric ports)",
 		"SPEC+headroom=floor[*F]|default|model:NAME (every lossless PG's headroom at F times its lossless floor, or one headroom per switch by a switch-level model)",
@@ -181,7 +181,7 @@ func SpecWarnings(spec string) []string {
 	if arg, ok := strings.CutPrefix(s, "schedule:"); ok {
 		entries, err = SplitSchedule(arg)
 	} else if arg, ok := strings.CutPrefix(s, "daily:"); ok {
-		entries, err = SplitDaily(arg)
+		_, entries, err = SplitDaily(arg)
 	}
 	if err != nil {
 		return nil

@@ -82,7 +82,7 @@ func FixedSetting(name string, at100G env.Setting) Static {
 // is a Schedule whose offsets are times of day.
 type Schedule struct {
 	name    string
-	daily   bool            // offsets are times of day in UTC (daily:), not from the first decision
+	loc     *time.Location  // daily: offsets are times of day in this zone; nil: from the first decision
 	offsets []time.Duration // strictly increasing
 	from    []string        // each entry's start as its reason shows it
 	steps   []Policy
@@ -111,24 +111,20 @@ func (r Resolver) NewSchedule(spec string) (*Schedule, error) {
 
 // timed resolves the entries of a schedule: or daily: spec.
 func (r Resolver) timed(kind, spec string, entries []ScheduleEntry) (*Schedule, error) {
-	s := &Schedule{name: kind + ":" + strings.TrimSpace(spec), daily: kind == "daily"}
+	s := &Schedule{name: kind + ":" + strings.TrimSpace(spec)}
 	for i, e := range entries {
 		p, err := r.scheduleStep(e.What)
 		if err != nil {
 			return nil, fmt.Errorf("%s entry %d (at %s) %q: %w", kind, i+1, e.At, e.What, err)
 		}
-		from := e.Offset.String()
-		if s.daily {
-			from = e.At + " UTC"
-		}
-		s.offsets, s.from, s.steps = append(s.offsets, e.Offset), append(s.from, from), append(s.steps, p)
+		s.offsets, s.from, s.steps = append(s.offsets, e.Offset), append(s.from, e.Offset.String()), append(s.steps, p)
 	}
 	return s, nil
 }
 
 // ScheduleEntry is one entry of a schedule: or daily: spec, as written.
 type ScheduleEntry struct {
-	Offset time.Duration // from the schedule's start, or for daily: since midnight UTC
+	Offset time.Duration // from the schedule's start, or for daily: since midnight in its zone
 	At     string        // the offset or time of day as written ("0s" when not given)
 	What   string        // a preset name, KMIN/KMAX/PMAX or a policy spec (see ScheduleEntryIsPolicy), trimmed, not resolved
 }
@@ -220,18 +216,18 @@ func (s *Schedule) Name() string { return s.name }
 // Decide asks the entry in force at the observations' time (the end of the
 // interval just measured, when the decision takes effect): by the time
 // since the first interval it was asked about, or for daily: by the time
-// of day in UTC, where before the first entry's time the last one's holds
-// (from the day before).
+// of day in its zone, where before the first entry's time the last one's
+// holds (from the day before).
 func (s *Schedule) Decide(obs []env.Observation) []Decision {
 	if len(obs) == 0 {
 		return nil
 	}
 	now := obs[0].TimeNs
 	var pos time.Duration
-	if s.daily {
-		if pos = time.Duration(now % int64(day)); pos < 0 {
-			pos += day
-		}
+	if s.loc != nil {
+		t := time.Unix(0, now).In(s.loc)
+		pos = time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute +
+			time.Duration(t.Second())*time.Second + time.Duration(t.Nanosecond())
 	} else {
 		if !s.started {
 			s.started, s.t0 = true, now-max(0, obs[0].Metrics.IntervalNs)
@@ -244,7 +240,7 @@ func (s *Schedule) Decide(obs []env.Observation) []Decision {
 			i = k
 		}
 	}
-	if !s.daily && pos < s.offsets[0] {
+	if s.loc == nil && pos < s.offsets[0] {
 		i = 0
 	}
 	out := s.steps[i].Decide(obs)
@@ -257,7 +253,7 @@ func (s *Schedule) Decide(obs []env.Observation) []Decision {
 
 // kind is "schedule" or "daily".
 func (s *Schedule) kind() string {
-	if s.daily {
+	if s.loc != nil {
 		return "daily"
 	}
 	return "schedule"

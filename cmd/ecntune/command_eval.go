@@ -51,7 +51,8 @@ Policies: static:NAME (a vendor preset), fixed:KMIN/KMAX/PMAX (an explicit setti
 other than roles: and another schedule, e.g. schedule:sonic-default,3ms=387KB/774KB/0.3% or
 schedule:builtin:prefer=-1,3ms=builtin:prefer=1; a +headroom=/+alpha= rule after the last entry
 applies to every entry),
-daily:HH:MM=WHAT,... (by the time of day in UTC; simulated time starts at midnight), adaptive, builtin, model:NAME (from the
+daily:[tz=ZONE,]HH:MM=WHAT,... (by the time of day, UTC or an IANA zone; simulated time starts at
+midnight UTC), adaptive, builtin, model:NAME (from the
 registry --db), a learned one with a preference (builtin:prefer=P, model:NAME,prefer=P; P in
 [-1, 1], below 0 favouring long flows' throughput, above 0 latency: builtin:prefer=P is the
 embedded preference model and a model trained with train --preference-scale, which read P
