@@ -934,23 +934,15 @@ func checkPolicySpec(s string) error {
 	case strings.HasPrefix(s, "schedule:") || strings.HasPrefix(s, "daily:"):
 		// each entry as a spec of its own: a model:NAME entry is looked up
 		// at start like any other
-		var entries []policy.ScheduleEntry
-		var err error
-		if arg, ok := strings.CutPrefix(s, "schedule:"); ok {
-			entries, err = policy.SplitSchedule(arg)
-		} else {
-			_, entries, err = policy.SplitDaily(s[len("daily:"):])
-		}
+		entries, _, err := policy.TimedEntries(s)
 		if err != nil {
 			return fmt.Errorf("policy %q: %w", s, err)
 		}
 		for i, e := range entries {
-			what := e.What
-			nested := strings.HasPrefix(what, "schedule:") || strings.HasPrefix(what, "daily:") || strings.HasPrefix(what, "roles:")
-			if policy.ScheduleEntryIsPolicy(what) && !nested {
-				err = checkPolicySpec(what)
+			if policy.ScheduleEntryIsPolicy(e.What) {
+				err = checkPolicySpec(e.What)
 			} else { // a setting, or a nested schedule or roles: refused in the policy package's words
-				err = policy.CheckScheduleEntry(what)
+				err = policy.CheckScheduleEntry(e.What)
 			}
 			if err != nil {
 				return fmt.Errorf("policy %q: entry %d (at %s): %w", s, i+1, e.At, err)

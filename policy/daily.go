@@ -31,15 +31,7 @@ func (r Resolver) NewDaily(spec string) (*Schedule, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := r.timed("daily", spec, entries)
-	if err != nil {
-		return nil, err
-	}
-	s.loc = loc
-	for i, e := range entries {
-		s.from[i] = e.At + " " + loc.String()
-	}
-	return s, nil
+	return r.timed(spec, entries, loc)
 }
 
 // SplitDaily reads a daily schedule spec ("[tz=ZONE,]HH:MM=WHAT,...",

@@ -174,15 +174,7 @@ func SpecWarnings(spec string) []string {
 			out = append(out, st.Warnings()...)
 		}
 	}
-	var (
-		entries []ScheduleEntry
-		err     error
-	)
-	if arg, ok := strings.CutPrefix(s, "schedule:"); ok {
-		entries, err = SplitSchedule(arg)
-	} else if arg, ok := strings.CutPrefix(s, "daily:"); ok {
-		_, entries, err = SplitDaily(arg)
-	}
+	entries, _, err := TimedEntries(s)
 	if err != nil {
 		return nil
 	}

@@ -106,20 +106,40 @@ func (r Resolver) NewSchedule(spec string) (*Schedule, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.timed("schedule", spec, entries)
+	return r.timed(spec, entries, nil)
 }
 
-// timed resolves the entries of a schedule: or daily: spec.
-func (r Resolver) timed(kind, spec string, entries []ScheduleEntry) (*Schedule, error) {
-	s := &Schedule{name: kind + ":" + strings.TrimSpace(spec)}
+// timed resolves the entries of a schedule: spec (loc nil) or a daily:
+// one (times of day in loc).
+func (r Resolver) timed(spec string, entries []ScheduleEntry, loc *time.Location) (*Schedule, error) {
+	s := &Schedule{loc: loc}
+	s.name = s.kind() + ":" + strings.TrimSpace(spec)
 	for i, e := range entries {
 		p, err := r.scheduleStep(e.What)
 		if err != nil {
-			return nil, fmt.Errorf("%s entry %d (at %s) %q: %w", kind, i+1, e.At, e.What, err)
+			return nil, fmt.Errorf("%s entry %d (at %s) %q: %w", s.kind(), i+1, e.At, e.What, err)
 		}
-		s.offsets, s.from, s.steps = append(s.offsets, e.Offset), append(s.from, e.Offset.String()), append(s.steps, p)
+		from := e.Offset.String()
+		if loc != nil {
+			from = e.At + " " + loc.String()
+		}
+		s.offsets, s.from, s.steps = append(s.offsets, e.Offset), append(s.from, from), append(s.steps, p)
 	}
 	return s, nil
+}
+
+// TimedEntries reads the entries of a schedule: or daily: spec (with its
+// prefix); ok is false for any other spec.
+func TimedEntries(spec string) (entries []ScheduleEntry, ok bool, err error) {
+	if arg, found := strings.CutPrefix(spec, "schedule:"); found {
+		entries, err = SplitSchedule(arg)
+		return entries, true, err
+	}
+	if arg, found := strings.CutPrefix(spec, "daily:"); found {
+		_, entries, err = SplitDaily(arg)
+		return entries, true, err
+	}
+	return nil, false, nil
 }
 
 // ScheduleEntry is one entry of a schedule: or daily: spec, as written.
@@ -179,16 +199,22 @@ func SplitSchedule(spec string) ([]ScheduleEntry, error) {
 	return out, nil
 }
 
-// ScheduleEntryIsPolicy tells a schedule entry that is a policy spec
-// (builtin:prefer=1, model:NAME, adaptive, static:NAME, fixed:...) from a
-// preset name or KMIN/KMAX/PMAX.
+// ScheduleEntryIsPolicy tells a schedule entry that is a policy spec a
+// schedule can hold (builtin:prefer=1, model:NAME, adaptive, static:NAME,
+// fixed:...) from a preset name, KMIN/KMAX/PMAX, or a spec it cannot hold
+// (another schedule:, daily: or roles:).
 func ScheduleEntryIsPolicy(what string) bool {
+	for _, p := range []string{"schedule:", "daily:", "roles:"} {
+		if strings.HasPrefix(what, p) {
+			return false
+		}
+	}
 	return strings.Contains(what, ":") || what == "builtin" || what == "adaptive"
 }
 
 // CheckScheduleEntry checks one schedule: or daily: entry that is not a
-// policy spec, or is one a schedule cannot hold (a nested schedule:,
-// daily: or roles:), as NewSchedule would resolve it.
+// policy spec a schedule can hold (see ScheduleEntryIsPolicy), as
+// NewSchedule would resolve it.
 func CheckScheduleEntry(what string) error {
 	_, err := Resolver{}.scheduleStep(what)
 	return err
@@ -234,14 +260,14 @@ func (s *Schedule) Decide(obs []env.Observation) []Decision {
 		}
 		pos = time.Duration(now - s.t0)
 	}
-	i := len(s.offsets) - 1 // daily: the last entry until the first one's time
+	i := 0
+	if s.loc != nil {
+		i = len(s.offsets) - 1 // the last entry until the first one's time, from the day before
+	}
 	for k := range s.offsets {
 		if s.offsets[k] <= pos {
 			i = k
 		}
-	}
-	if s.loc == nil && pos < s.offsets[0] {
-		i = 0
 	}
 	out := s.steps[i].Decide(obs)
 	if len(out) != len(obs) {
