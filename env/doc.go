@@ -25,7 +25,7 @@
 //     ActionSpecLen), which run on the prefix. Byte figures of the
 //     catalogue are stated at 100 Gb/s (units.RefRateBps) and scaled
 //     linearly to the port rate.
-//   - RewardWeights.FlowSmall and FlowLarge are ground truth the simulator
+//   - RewardWeights.FlowSmall, FlowLarge and FlowSmallTail are ground truth the simulator
 //     alone knows (the slowdown of the flows that crossed a queue): simenv/gym
 //     adds them to the counter reward for training; observations stay
 //     counters only.

@@ -49,6 +49,14 @@ type RewardWeights struct {
 	// behind a full queue, a long flow slowed by marking too early).
 	FlowSmall float64 `json:"flow_small,omitempty"`
 	FlowLarge float64 `json:"flow_large,omitempty"`
+	// FlowSmallTail weighs the same ground truth's tail: each queue is
+	// charged FlowSmallTail per unit of the largest log2 FCT slowdown among
+	// the flows under 100 KB that finished in the interval after crossing
+	// it. The mean (FlowSmall) hardly moves when a few of many small flows
+	// wait behind a full queue; the run's small-flow p99 is made of those.
+	// A preference-conditioned training run does not scale it with the
+	// preference, so its throughput end is still charged for them.
+	FlowSmallTail float64 `json:"flow_small_tail,omitempty"`
 }
 
 // DefaultRewardWeights returns the weights used for training and for the
@@ -78,7 +86,8 @@ func (w RewardWeights) Validate() error {
 		name string
 		v    float64
 	}{{"throughput", w.Throughput}, {"fabric_throughput", w.fabricThroughput()}, {"delay", w.Delay}, {"tail_delay", w.TailDelay}, {"over_mark", w.OverMark}, {"pause", w.Pause},
-		{"pause_event", w.PauseEvent}, {"drop", w.Drop}, {"drop_event", w.DropEvent}, {"flow_small", w.FlowSmall}, {"flow_large", w.FlowLarge}} {
+		{"pause_event", w.PauseEvent}, {"drop", w.Drop}, {"drop_event", w.DropEvent}, {"flow_small", w.FlowSmall}, {"flow_large", w.FlowLarge},
+		{"flow_small_tail", w.FlowSmallTail}} {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) {
 			return fmt.Errorf("reward weight %s = %g: must be a finite number >= 0", f.name, f.v)
 		}

@@ -151,7 +151,10 @@ const MaxPreferenceScale = 4
 // [-1, 1] per episode: the reward's latency terms (delay, tail_delay,
 // flow_small) are multiplied by 2^(s·p) and its throughput terms
 // (throughput, fabric_throughput, flow_large) by 2^(−s·p), and p is one
-// more input of the network, after the observation's features. p > 0
+// more input of the network, after the observation's features. The small
+// flows' tail (flow_small_tail) is not scaled: at every preference the
+// slowest small flows cost the same, so the throughput end cannot buy
+// goodput with them. p > 0
 // leans to latency, p < 0 to throughput, as policy.Learned's prefer=P,
 // which is that input at inference.
 func Preference(w env.RewardWeights, scale, p float64) env.RewardWeights {

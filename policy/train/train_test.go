@@ -304,7 +304,7 @@ func TestTrainEarlierSpec(t *testing.T) {
 func TestPreferenceWeights(t *testing.T) {
 	fab := 0.5
 	w := env.RewardWeights{Throughput: 1, FabricThroughput: &fab, Delay: 0.1, TailDelay: 0.02, OverMark: 1, Pause: 2,
-		PauseEvent: 0.1, Drop: 4, DropEvent: 2, FlowSmall: 0.3, FlowLarge: 0.2}
+		PauseEvent: 0.1, Drop: 4, DropEvent: 2, FlowSmall: 0.3, FlowLarge: 0.2, FlowSmallTail: 0.7}
 	if got := Preference(w, 2, 0); !reflect.DeepEqual(got, w) {
 		t.Fatalf("preference 0 changed the weights: %+v", got)
 	}
@@ -321,7 +321,7 @@ func TestPreferenceWeights(t *testing.T) {
 		t.Fatal("Preference wrote through the caller's FabricThroughput")
 	}
 	w.FabricThroughput = nil
-	if got := Preference(w, 1, -1); got.FabricThroughput != nil || got.Throughput != 2 || got.Delay != 0.05 {
+	if got := Preference(w, 1, -1); got.FabricThroughput != nil || got.Throughput != 2 || got.Delay != 0.05 || got.FlowSmallTail != 0.7 {
 		t.Fatalf("preference -1 at scale 1: %+v", got)
 	}
 }

@@ -88,7 +88,7 @@ type Env struct {
 	step     int
 	done     bool
 
-	// ground truth (RewardWeights.FlowSmall/FlowLarge)
+	// ground truth (RewardWeights.FlowSmall/FlowLarge/FlowSmallTail)
 	byRef map[simenv.QueueRef]int // controlled queue -> Keys index
 
 	maxHeadroom []int64 // by switch index: the most one PG's headroom may be
@@ -109,6 +109,7 @@ type Env struct {
 type truthAcc struct {
 	small, large   float64
 	nSmall, nLarge int
+	smallMax       float64 // the largest log2 slowdown of a small flow
 }
 
 // Flow classes of the ground-truth reward (eval's classes).
@@ -411,12 +412,12 @@ func (e *Env) info(settings []env.Setting) StepInfo {
 }
 
 // addTruth charges each measured queue the ground-truth terms of the
-// reward (RewardWeights.FlowSmall, FlowLarge): the mean log2 slowdown of
-// the small and large flows that finished in the interval after crossing
-// it. Flows that finished are read once (a cursor), so a step costs what
+// reward (RewardWeights.FlowSmall, FlowLarge, FlowSmallTail): the mean
+// log2 slowdown of the small and large flows that finished in the interval
+// after crossing it, and the largest of the small ones. Flows that finished are read once (a cursor), so a step costs what
 // finished in it.
 func (e *Env) addTruth(rewards []float64, obs []env.Observation) {
-	if e.weight.FlowSmall == 0 && e.weight.FlowLarge == 0 && !e.opts.Truth {
+	if e.weight.FlowSmall == 0 && e.weight.FlowLarge == 0 && e.weight.FlowSmallTail == 0 && !e.opts.Truth {
 		return
 	}
 	acc := e.finishedThrough(len(rewards))
@@ -425,7 +426,7 @@ func (e *Env) addTruth(rewards []float64, obs []env.Observation) {
 			continue
 		}
 		if n := acc[i].nSmall; n > 0 {
-			rewards[i] -= e.weight.FlowSmall * acc[i].small / float64(n)
+			rewards[i] -= e.weight.FlowSmall*acc[i].small/float64(n) + e.weight.FlowSmallTail*acc[i].smallMax
 		}
 		if n := acc[i].nLarge; n > 0 {
 			rewards[i] -= e.weight.FlowLarge * acc[i].large / float64(n)
@@ -460,6 +461,7 @@ func (e *Env) finishedThrough(n int) []truthAcc {
 			if small {
 				acc[i].small += l
 				acc[i].nSmall++
+				acc[i].smallMax = max(acc[i].smallMax, l)
 			} else {
 				acc[i].large += l
 				acc[i].nLarge++

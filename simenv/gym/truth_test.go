@@ -2,6 +2,7 @@ package gym
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/ecntune/ecntune/env"
@@ -84,6 +85,48 @@ func TestFlowPathAndTruthReward(t *testing.T) {
 	bad.FlowLarge = -1
 	if _, err := New(cfg, Options{Reward: &bad}); err == nil {
 		t.Fatal("negative flow_large accepted")
+	}
+}
+
+// TestFlowSmallTailReward: the tail term charges a queue the largest log2
+// slowdown of the small flows that finished through it, so, weight for
+// weight, never less than the mean term and more wherever those flows'
+// slowdowns differ; it charges the same queues and steps.
+func TestFlowSmallTailReward(t *testing.T) {
+	cfg := leafSpineSmallIncast()
+	run := func(w env.RewardWeights) [][]float64 {
+		e, err := New(cfg, Options{Reward: &w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return runEpisode(t, e, 3, func(int, []env.Observation) []int { return make([]int, len(e.Keys())) }).rewards
+	}
+	base := env.DefaultRewardWeights()
+	mean, tail := base, base
+	mean.FlowSmall, tail.FlowSmallTail = 0.5, 0.5
+	r0, rm, rt := run(base), run(mean), run(tail)
+	more := 0
+	for s := range r0 {
+		for q := range r0[s] {
+			dm, dt := r0[s][q]-rm[s][q], r0[s][q]-rt[s][q]
+			if (dm > 0) != (dt > 0) {
+				t.Fatalf("step %d queue %d: mean charge %g, tail charge %g: not the same queues", s, q, dm, dt)
+			}
+			if dt < dm-1e-9 || dt > tail.FlowSmallTail*math.Log2(1e4) {
+				t.Fatalf("step %d queue %d: tail charge %g, mean charge %g", s, q, dt, dm)
+			}
+			if dt > dm+1e-9 {
+				more++
+			}
+		}
+	}
+	if more == 0 {
+		t.Fatal("the tail term never charged more than the mean: it is not the largest slowdown")
+	}
+	bad := base
+	bad.FlowSmallTail = math.Inf(1)
+	if _, err := New(cfg, Options{Reward: &bad}); err == nil || !strings.Contains(err.Error(), "flow_small_tail") {
+		t.Fatalf("infinite flow_small_tail: err = %v", err)
 	}
 }
 
