@@ -3,6 +3,8 @@ package env
 import (
 	"fmt"
 	"math"
+	"reflect"
+	"strings"
 )
 
 // RewardWeights weigh the terms of Reward. All must be finite and >= 0.
@@ -78,6 +80,18 @@ func DefaultRewardWeights() RewardWeights {
 		Drop:       4,
 		DropEvent:  2,
 	}
+}
+
+// RewardWeightNames lists the JSON names of RewardWeights' fields in
+// their order: the counter terms, then the ground-truth ones.
+func RewardWeightNames() []string {
+	t := reflect.TypeFor[RewardWeights]()
+	names := make([]string, 0, t.NumField())
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		names = append(names, name)
+	}
+	return names
 }
 
 // Validate reports the first weight that is negative or not finite.

@@ -1,6 +1,7 @@
 package env
 
 import (
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -72,6 +73,39 @@ func TestRewardWeightsValidate(t *testing.T) {
 	w.Delay = math.Inf(1)
 	if err := w.Validate(); err == nil || !contains(err.Error(), "delay") {
 		t.Fatalf("infinite delay weight: err = %v", err)
+	}
+}
+
+// TestRewardWeightNames: every JSON name reaches its own field, and
+// Validate refuses each weight by that name when it is negative.
+func TestRewardWeightNames(t *testing.T) {
+	names := RewardWeightNames()
+	if len(names) != 12 || names[0] != "throughput" || names[len(names)-1] != "flow_small_tail" {
+		t.Fatalf("names %v", names)
+	}
+	seen := map[RewardWeights]string{}
+	for _, n := range names {
+		var w RewardWeights
+		dec := json.NewDecoder(strings.NewReader(`{"` + n + `": 2}`))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&w); err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+		key := w
+		key.FabricThroughput = nil // a pointer: compare what it points at
+		if w.FabricThroughput != nil {
+			key.Throughput = -*w.FabricThroughput
+		}
+		if prev, ok := seen[key]; ok || key == (RewardWeights{}) {
+			t.Fatalf("%s sets the same field as %q (or none)", n, prev)
+		}
+		seen[key] = n
+		if err := json.Unmarshal([]byte(`{"`+n+`": -1}`), &w); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Validate(); err == nil || !strings.Contains(err.Error(), "weight "+n+" ") {
+			t.Fatalf("negative %s: err = %v", n, err)
+		}
 	}
 }
 

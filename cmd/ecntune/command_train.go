@@ -131,7 +131,9 @@ while that ECN policy decides ECN; run it as POLICY+headroom=model:NAME.`,
 	f.BoolVar(&o.noRandomise, "no-randomise", false, "no domain randomisation (episodes differ by seed only)")
 	f.IntVar(&o.checkpointEvery, "checkpoint-every", 0, "rounds between checkpoints (default 10)")
 	f.StringVar(&o.randomise, "randomise", "", `domain randomisation as JSON over the defaults, e.g. '{"host_rates":[25e9,100e9,400e9]}'`)
-	f.StringVar(&o.reward, "reward", "", `reward weights as JSON over the training defaults, e.g. '{"delay":0.1}'`)
+	f.StringVar(&o.reward, "reward", "", `reward weights as JSON over the training defaults, e.g. '{"delay":0.1}'; fields: `+
+		strings.Join(env.RewardWeightNames(), ", ")+` (flow_small, flow_large: mean log2 slowdown of the flows through a queue, `+
+		`flow_small_tail: the largest small-flow one; the simulator's ground truth)`)
 	f.Float64Var(&o.gamma, "gamma", 0, "discount (default 0.7 for ddqn, 0.9 for ppo)")
 	f.IntSliceVar(&o.hidden, "hidden", nil, "hidden layer widths of the MLP, e.g. 128,64 (default 64,64)")
 	f.StringVar(&o.spec, "spec", "", "observation and action spec of the model, OBS/ACT, e.g. obs-v3/act-v2 for the embedded model's "+
@@ -323,7 +325,7 @@ func parseReward(js string) (*env.RewardWeights, error) {
 	dec := json.NewDecoder(strings.NewReader(js))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&w); err != nil {
-		return nil, fmt.Errorf("--reward %s: %v (fields: throughput, fabric_throughput, delay, tail_delay, over_mark, pause, pause_event, drop, drop_event)", js, err)
+		return nil, fmt.Errorf("--reward %s: %v (fields: %s)", js, err, strings.Join(env.RewardWeightNames(), ", "))
 	}
 	if err := w.Validate(); err != nil {
 		return nil, fmt.Errorf("--reward: %w", err)
