@@ -45,7 +45,7 @@ const (
 // Config is the agent's configuration file, after parsing and defaults.
 type Config struct {
 	Mode           Mode
-	Policy         string // builtin[:prefer=P] | model:NAME[,prefer=P] | static:NAME | fixed:KMIN/KMAX/PMAX | schedule:... | adaptive | roles:host=SPEC;fabric=SPEC[;other=SPEC]
+	Policy         string // builtin[:prefer=P] | model:NAME[:prefer=P] | static:NAME | fixed:KMIN/KMAX/PMAX | schedule:... | adaptive | roles:host=SPEC;fabric=SPEC[;other=SPEC]
 	Interval       time.Duration
 	SampleInterval time.Duration
 	DB             string
@@ -954,7 +954,7 @@ func checkPolicySpec(s string) error {
 		_, err := policy.Lookup(s) // parsing (and the embedded model): checked here, not at the first decision
 		return err
 	}
-	return fmt.Errorf("%q is not allowed (want builtin[:prefer=P], adaptive, static:NAME, fixed:KMIN/KMAX/PMAX, schedule:WHAT,OFFSET=WHAT,... or daily:[tz=ZONE,]HH:MM=WHAT,... (WHAT a setting or one of these policies) or model:NAME[,prefer=P], any of them with +headroom=floor[*F] or +headroom=model:NAME and +alpha=A, or roles:host=SPEC;fabric=SPEC[;other=SPEC] of them)", s)
+	return fmt.Errorf("%q is not allowed (want builtin[:prefer=P], adaptive, static:NAME, fixed:KMIN/KMAX/PMAX, schedule:WHAT,OFFSET=WHAT,... or daily:[tz=ZONE,]HH:MM=WHAT,... (WHAT a setting or one of these policies) or model:NAME[:prefer=P], any of them with +headroom=floor[*F] or +headroom=model:NAME and +alpha=A, or roles:host=SPEC;fabric=SPEC[;other=SPEC] of them)", s)
 }
 
 // DefaultFrameBytes is the largest frame a target's floor is computed for

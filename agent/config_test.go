@@ -163,7 +163,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"policy: schedule:hpcc,nvidia\n" + base, "needs an offset"},
 		{"policy: schedule:hpcc,1h=builtin:prefer=2\n" + base, "entry 2 (at 1h): policy \"builtin:prefer=2\": preference 2"},
 		{"policy: 'schedule:hpcc,1h=model:'\n" + base, "entry 2 (at 1h): \"model:\" is not allowed"},
-		{"policy: schedule:hpcc,1h=model:tuned,prefer=1\n" + base, "model:NAME,prefer=P cannot be one"},
+		{"policy: schedule:hpcc,1h=model:tuned,prefer=1\n" + base, "model:NAME,prefer=P cannot be one (write model:NAME:prefer=P)"},
+		{"policy: schedule:hpcc,1h=model:tuned:prefer=2\n" + base, "entry 2 (at 1h): preference 2: want a number in [-1, 1]"},
 		{"policy: schedule:hpcc,1h=schedule:nvidia\n" + base, "a schedule cannot hold a schedule"},
 		{"policy: 'daily:08:00=hpcc,20:00=builtin:prefer=2'\n" + base, "entry 2 (at 20:00): policy \"builtin:prefer=2\": preference 2"},
 		{"policy: 'daily:08:00=hpcc,07:00=nvidia'\n" + base, "07:00 is not after the previous entry's 08:00"},
@@ -276,7 +277,9 @@ func TestParseConfigPreference(t *testing.T) {
 		"schedule:builtin:prefer=-1,3h=builtin:prefer=1,9h=model:tuned@2+headroom=floor",
 		"roles:host=schedule:hpcc,1h=builtin;fabric=builtin",
 		"daily:08:00=builtin:prefer=1,20:00=model:tuned+headroom=floor",
-		"daily:tz=America/New_York,08:00=builtin:prefer=1,20:00=builtin"} {
+		"daily:tz=America/New_York,08:00=builtin:prefer=1,20:00=builtin",
+		"model:tuned:prefer=0.5", "schedule:hpcc,3h=model:tuned@2:prefer=1,9h=model:tuned:prefer=-1",
+		"daily:08:00=model:tuned:prefer=1,20:00=hpcc"} {
 		c, err := ParseConfig([]byte("policy: " + p + "\n" + base))
 		if err != nil || c.Policy != p {
 			t.Errorf("policy %s: %+v %v", p, c, err)

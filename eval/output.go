@@ -512,7 +512,7 @@ type sweepPoint struct {
 }
 
 // preferenceSweeps finds, among policies, each policy run at two or more
-// preferences ("builtin:prefer=P", "model:NAME,prefer=P"; the policy
+// preferences ("builtin:prefer=P", "model:NAME:prefer=P" or ",prefer=P"; the policy
 // without the option is its preference 0).
 func preferenceSweeps(policies []string) []sweep {
 	idx := map[string]int{}

@@ -224,7 +224,7 @@ func TestPlainTicks(t *testing.T) {
 
 func TestPreferenceSweeps(t *testing.T) {
 	got := preferenceSweeps([]string{"static:sonic-default", "builtin:prefer=0.5", "model:m,prefer=-1", "builtin",
-		"builtin:prefer=-0.5", "model:m", "model:other,prefer=1", "builtin:prefer=x"})
+		"builtin:prefer=-0.5", "model:m", "model:other,prefer=1", "builtin:prefer=x", "model:m:prefer=0.5"})
 	if len(got) != 2 {
 		t.Fatalf("%d sweeps, want builtin and model:m: %+v", len(got), got)
 	}
@@ -233,7 +233,8 @@ func TestPreferenceSweeps(t *testing.T) {
 		b.members[1].policy != "builtin" || b.members[2].pref != 0.5 {
 		t.Fatalf("builtin sweep %+v", b)
 	}
-	if m.base != "model:m" || m.color != 2 || len(m.members) != 2 || m.members[0].pref != -1 || m.members[1].policy != "model:m" {
+	if m.base != "model:m" || m.color != 2 || len(m.members) != 3 || m.members[0].pref != -1 || m.members[1].policy != "model:m" ||
+		m.members[2].pref != 0.5 {
 		t.Fatalf("model:m sweep %+v", m)
 	}
 }

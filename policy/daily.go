@@ -67,7 +67,7 @@ func SplitDaily(spec string) (*time.Location, []ScheduleEntry, error) {
 		en := ScheduleEntry{At: strings.TrimSpace(at), What: strings.TrimSpace(what)}
 		switch en.At {
 		case "prefer":
-			return nil, nil, fmt.Errorf("daily entry %d %q: a comma separates entries, so model:NAME,prefer=P cannot be one (use builtin:prefer=P, or the model without prefer)", i+1, e)
+			return nil, nil, fmt.Errorf("daily entry %d %q: a comma separates entries, so model:NAME,prefer=P cannot be one (write model:NAME:prefer=P)", i+1, e)
 		case "tz":
 			return nil, nil, fmt.Errorf("daily entry %d %q: tz=ZONE comes first, once", i+1, e)
 		}

@@ -6,7 +6,7 @@
 // "schedule:WHAT,OFFSET=WHAT,..." (settings or policies by time),
 // "daily:[tz=ZONE,]HH:MM=WHAT,..." (by the time of day), "adaptive" (a
 // step search on the reward), "builtin[:prefer=P]" (the model embedded in
-// package builtin), "model:NAME[,prefer=P]" (a registry model, through
+// package builtin), "model:NAME[:prefer=P]" (a registry model, through
 // Resolver.Models; this package never opens a file) and
 // "roles:host=SPEC;fabric=SPEC[;other=SPEC]" (one of those for the queues
 // of host-facing ports, another for fabric ports). Each Lookup returns a

@@ -577,12 +577,18 @@ func qMargin(row []float32, a int) float64 {
 	return float64(row[a]) - second
 }
 
-// SplitPreference splits ",prefer=P" (or a bare "prefer=P") off the
-// argument of a learned policy's spec ("model:ARG", "builtin:ARG"):
-// "NAME,prefer=-0.5" → "NAME", -0.5, true. A malformed option or a P
+// SplitPreference splits ":prefer=P" or ",prefer=P" (or a bare
+// "prefer=P") off the argument of a learned policy's spec ("model:ARG",
+// "builtin:ARG"): "NAME:prefer=-0.5" and "NAME,prefer=-0.5" → "NAME",
+// -0.5, true. The colon form is builtin:prefer=P's, and the one a
+// schedule entry can hold (a comma separates its entries); a model name
+// or reference never holds a colon or a comma. A malformed option or a P
 // outside [-1, 1] is an error.
 func SplitPreference(arg string) (rest string, p float64, set bool, err error) {
 	rest, opt, found := strings.Cut(arg, ",")
+	if !found {
+		rest, opt, found = strings.Cut(arg, ":")
+	}
 	if !found && strings.HasPrefix(arg, "prefer=") {
 		rest, opt, found = "", arg, true
 	}
@@ -611,14 +617,15 @@ func withPreference(l *Learned, name string, p float64, set bool) (Policy, error
 	return l.WithPreference(name, p)
 }
 
-// resolveModel loads "model:REF[,prefer=P]" through r.Models.
+// resolveModel loads "model:REF[:prefer=P]" (or ",prefer=P") through
+// r.Models.
 func (r Resolver) resolveModel(arg string) (Policy, error) {
 	ref, p, set, err := SplitPreference(arg)
 	if err != nil {
 		return nil, err
 	}
 	if ref == "" {
-		return nil, errors.New("want model:NAME (a model name, NAME@VERSION or an id in the registry), optionally model:NAME,prefer=P")
+		return nil, errors.New("want model:NAME (a model name, NAME@VERSION or an id in the registry), optionally model:NAME:prefer=P")
 	}
 	if r.Models == nil {
 		return nil, errNoModels

@@ -160,6 +160,9 @@ func TestModelLookupFromRegistry(t *testing.T) {
 	if p, err := Lookup("model:tuned,prefer=-0.5"); err != nil || p.Name() != "model:tuned,prefer=-0.5" || p.(*Learned).Preference() != -0.5 {
 		t.Fatalf("model:tuned,prefer=-0.5: %v %v", p, err)
 	}
+	if p, err := Lookup("model:tuned:prefer=-0.5"); err != nil || p.Name() != "model:tuned:prefer=-0.5" || p.(*Learned).Preference() != -0.5 {
+		t.Fatalf("model:tuned:prefer=-0.5: %v %v", p, err)
+	}
 	if _, err := Lookup("model:tuned,prefer=3"); err == nil || !strings.Contains(err.Error(), "[-1, 1]") {
 		t.Fatalf("preference 3: err = %v", err)
 	}
@@ -290,6 +293,10 @@ func TestCutPreference(t *testing.T) {
 		{"tuned", "tuned", 0, false, ""},
 		{"tuned@3", "tuned@3", 0, false, ""},
 		{"tuned,prefer=-0.5", "tuned", -0.5, true, ""},
+		{"tuned:prefer=-0.5", "tuned", -0.5, true, ""},
+		{"tuned@3:prefer=1", "tuned@3", 1, true, ""},
+		{"tuned:prefer=2", "", 0, false, "[-1, 1]"},
+		{"tuned:speed=1", "", 0, false, "want prefer=P"},
 		{"prefer=1", "", 1, true, ""},
 		{"", "", 0, false, ""},
 		{"tuned,prefer=2", "", 0, false, "[-1, 1]"},

@@ -29,7 +29,7 @@ func Specs() []string {
 	return []string{"static:NAME (" + strings.Join(PresetNames(), ", ") + ")", "fixed:KMIN/KMAX/PMAX (at 100G, e.g. 387KB/774KB/0.3%)",
 		"schedule:WHAT,OFFSET=WHAT,... (WHAT a preset name, KMIN/KMAX/PMAX or a policy without a comma other than roles:, schedule: and daily:, e.g. sonic-default,3ms=387KB/774KB/0.3%,6ms=builtin:prefer=1; a +headroom= or +alpha= rule after the last entry applies to every entry)",
 		"daily:[tz=ZONE,]HH:MM=WHAT,... (by the time of day on the switches' clock, in UTC or an IANA zone, e.g. tz=Europe/Berlin,08:00=builtin:prefer=1,20:00=builtin)", "adaptive",
-		"builtin[:prefer=P]", "model:NAME[,prefer=P] (P in [-1, 1]: toward throughput below 0, latency above)",
+		"builtin[:prefer=P]", "model:NAME[:prefer=P] (P in [-1, 1]: toward throughput below 0, latency above)",
 		"roles:host=SPEC;fabric=SPEC[;other=SPEC] (one policy for host-facing ports, another for fabric ports)",
 		"SPEC+headroom=floor[*F]|default|model:NAME (every lossless PG's headroom at F times its lossless floor, or one headroom per switch by a switch-level model)",
 		"SPEC+alpha=A (every lossless PG's dynamic-threshold alpha at A, a power of two from 1/64 to 8)"}
@@ -43,7 +43,7 @@ var errNoModels = errors.New("no model registry to load it from (the caller gave
 // (settings or policies by time, see NewSchedule), "daily:..." (by the
 // time of day, see NewDaily), "adaptive" (the step-search
 // baseline with default settings), "builtin[:prefer=P]" (the embedded
-// model), "model:NAME[,prefer=P]" (a model from r.Models) or
+// model), "model:NAME[:prefer=P]" (a model from r.Models) or
 // "roles:host=SPEC;fabric=SPEC[;other=SPEC]" (per port role, see Roles).
 // Each call returns a fresh policy (stateful policies start empty).
 func (r Resolver) Lookup(spec string) (Policy, error) {

@@ -172,7 +172,7 @@ func SplitSchedule(spec string) ([]ScheduleEntry, error) {
 		if timed {
 			en.At = strings.TrimSpace(at)
 			if en.At == "prefer" {
-				return nil, fmt.Errorf("schedule entry %d %q: a comma separates entries, so model:NAME,prefer=P cannot be one (use builtin:prefer=P, or the model without prefer)", i+1, e)
+				return nil, fmt.Errorf("schedule entry %d %q: a comma separates entries, so model:NAME,prefer=P cannot be one (write model:NAME:prefer=P)", i+1, e)
 			}
 			d, err := units.ParseDuration(at)
 			if err != nil {

@@ -228,7 +228,7 @@ func TestSchedulePolicies(t *testing.T) {
 		t.Errorf("a schedule's model outside its interval: %+v (held %v %q)", d, ok, why)
 	}
 	for spec, msg := range map[string]string{
-		"hpcc,3ms=model:tuned,prefer=0.5":          "model:NAME,prefer=P cannot be one",
+		"hpcc,3ms=model:tuned,prefer=0.5":          "model:NAME,prefer=P cannot be one (write model:NAME:prefer=P)",
 		"hpcc,3ms=model:tuned":                     "no model registry",
 		"hpcc,3ms=builtin:prefer=3":                "[-1, 1]",
 		"hpcc,3ms=schedule:hpcc":                   "a schedule cannot hold a schedule",
@@ -262,6 +262,22 @@ func TestSchedulePolicies(t *testing.T) {
 	o.TimeNs = 3_500_000
 	if d := s.Decide([]env.Observation{o})[0]; !strings.HasPrefix(d.Reason, "schedule step 2 (from 3ms): ") || d.Action < 0 {
 		t.Errorf("model:tuned in force: %+v", d)
+	}
+	// with a preference, in the colon form a schedule entry can hold
+	sp, err := r.Lookup("schedule:hpcc,3ms=model:tuned:prefer=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone, err := r.Lookup("model:tuned:prefer=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.TimeNs = 500_000
+	sp.Decide([]env.Observation{o})
+	o.TimeNs = 3_500_000
+	want := alone.Decide([]env.Observation{o})[0]
+	if d := sp.Decide([]env.Observation{o})[0]; d.Setting != want.Setting || d.Reason != "schedule step 2 (from 3ms): "+want.Reason {
+		t.Errorf("model:tuned:prefer=1 in force: %+v, want %+v", d, want)
 	}
 	if _, err := r.Lookup("schedule:hpcc,3ms=model:other"); !errors.Is(err, models.ErrNotFound) {
 		t.Errorf("absent model in a schedule: %v", err)

@@ -85,7 +85,7 @@ not the agent, fall behind; their Set latency then includes waiting for the CPU.
 	f.IntVar(&o.Intervals, "intervals", o.Intervals, "intervals measured")
 	f.IntVar(&o.Warmup, "warmup", o.Warmup, "intervals before the measurement (the first has no rates)")
 	f.StringVar(&mode, "mode", string(o.Mode), "agent mode: closed-loop or shadow")
-	f.StringVar(&o.Policy, "policy", o.Policy, "policy: static:NAME, fixed:KMIN/KMAX/PMAX, schedule:..., adaptive, builtin[:prefer=P], model:NAME[,prefer=P] or roles:host=SPEC;fabric=SPEC")
+	f.StringVar(&o.Policy, "policy", o.Policy, "policy: static:NAME, fixed:KMIN/KMAX/PMAX, schedule:..., adaptive, builtin[:prefer=P], model:NAME[:prefer=P] or roles:host=SPEC;fabric=SPEC")
 	f.StringVar(&o.Encoding, "encoding", o.Encoding, "telemetry encoding: json_ietf, json or proto")
 	f.IntVar(&o.ChangeBudget, "change-budget", o.ChangeBudget, "guardrail change budget per interval")
 	f.StringVar(&level, "log-level", "warn", "agent log level (to stderr): debug, info, warn or error")

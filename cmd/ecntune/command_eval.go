@@ -53,7 +53,7 @@ schedule:builtin:prefer=-1,3ms=builtin:prefer=1; a +headroom=/+alpha= rule after
 applies to every entry),
 daily:[tz=ZONE,]HH:MM=WHAT,... (by the time of day, UTC or an IANA zone; simulated time starts at
 midnight UTC), adaptive, builtin, model:NAME (from the
-registry --db), a learned one with a preference (builtin:prefer=P, model:NAME,prefer=P; P in
+registry --db), a learned one with a preference (builtin:prefer=P, model:NAME:prefer=P; P in
 [-1, 1], below 0 favouring long flows' throughput, above 0 latency: builtin:prefer=P is the
 embedded preference model and a model trained with train --preference-scale, which read P
 as an input; another model takes the latest-marking (P < 0) or earliest-marking (P > 0)
@@ -195,7 +195,7 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 	f := cmd.Flags()
 	f.StringArrayVar(&scenarios, "scenario", nil, "scenario file (YAML); repeat for several")
 	f.StringArrayVar(&hpccConfigs, "hpcc-config", nil, "ns-3 HPCC config file (config_*.txt, as sim --hpcc-config); repeat for several")
-	f.StringArrayVar(&policies, "policy", nil, "policy spec: static:NAME, fixed:KMIN/KMAX/PMAX, schedule:..., adaptive, builtin[:prefer=P], model:NAME[,prefer=P], roles:host=SPEC;fabric=SPEC (per port role), static:best or schedule:best@OFFSET,...[,by=frontier] (the best timed plan in hindsight), any of them with +headroom=floor[*F] (every PG at its lossless floor) or +headroom=model:NAME (a switch-level headroom model), and +alpha=A (every PG's dynamic-threshold alpha), or truth:small=SPEC;else=SPEC (a bound, not a policy: the first spec's decision on every queue a small flow crosses at the decision, read from the simulator's ground truth, else the second's; truth:arriving=SPEC;else=SPEC: on every queue a small flow starting in the coming interval will cross); repeat")
+	f.StringArrayVar(&policies, "policy", nil, "policy spec: static:NAME, fixed:KMIN/KMAX/PMAX, schedule:..., adaptive, builtin[:prefer=P], model:NAME[:prefer=P], roles:host=SPEC;fabric=SPEC (per port role), static:best or schedule:best@OFFSET,...[,by=frontier] (the best timed plan in hindsight), any of them with +headroom=floor[*F] (every PG at its lossless floor) or +headroom=model:NAME (a switch-level headroom model), and +alpha=A (every PG's dynamic-threshold alpha), or truth:small=SPEC;else=SPEC (a bound, not a policy: the first spec's decision on every queue a small flow crosses at the decision, read from the simulator's ground truth, else the second's; truth:arriving=SPEC;else=SPEC: on every queue a small flow starting in the coming interval will cross); repeat")
 	f.IntVar(&seeds, "seeds", 3, "seeds per scenario and policy (scenario seed, +1, ...)")
 	f.IntVar(&workers, "workers", 0, "simulations run at once (default: GOMAXPROCS)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object per (scenario, policy, seed) in the sim --json shape")

@@ -274,7 +274,7 @@ func Algo(info func(ref string) (models.Model, error), flag, spec string) (strin
 	return algo, nil
 }
 
-// modelInfo reads the metadata of the model of a "model:REF[,prefer=P]"
+// modelInfo reads the metadata of the model of a "model:REF[:prefer=P]"
 // spec's argument.
 func modelInfo(info func(ref string) (models.Model, error), arg string) (models.Model, error) {
 	ref, _, _, err := policy.SplitPreference(arg)
