@@ -527,12 +527,66 @@ func TestFrontier(t *testing.T) {
 	if !strings.Contains(b.String(), "frontier ratio") {
 		t.Fatalf("text has no frontier ratio:\n%s", b.String())
 	}
+	// the summary: the same comparisons, every fixed setting with its means
+	var js bytes.Buffer
+	if err := res.WriteSummaryJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	var sum Summary
+	if err := json.Unmarshal(js.Bytes(), &sum); err != nil {
+		t.Fatalf("summary JSON: %v\n%s", err, js.String())
+	}
+	if len(sum.Comparisons) != 1 || sum.Comparisons[0].Frontier != best || sum.Comparisons[0].FrontierRatio != c.FrontierRatio ||
+		sum.Comparisons[0].Policy != "adaptive" || sum.Comparisons[0].Scenario != "tiny" {
+		t.Fatalf("summary comparisons %+v, want %+v", sum.Comparisons, c)
+	}
+	if len(sum.FixedSettings) != len(fixed) {
+		t.Fatalf("summary has %d fixed settings, the run %d (%v)", len(sum.FixedSettings), len(fixed), fixed)
+	}
+	for _, f := range sum.FixedSettings {
+		rs := byCand[f.Setting]
+		if f.Scenario != "tiny" || f.Seeds != len(rs) || f.SmallP99 != mean(rs, smallP99) || f.LargeGoodputGbps != mean(rs, largeGoodput) {
+			t.Fatalf("fixed setting %+v: not the means of its %d runs", f, len(rs))
+		}
+		if f.Setting == best && !f.OnFrontier {
+			t.Fatalf("%s is the frontier point of the ratio but not on_frontier", best)
+		}
+	}
 	var png bytes.Buffer
 	if err := res.PlotFrontier(&png, "tiny"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := imagepng.Decode(&png); err != nil {
 		t.Fatalf("frontier plot: %v", err)
+	}
+}
+
+// TestSummaryOnFrontier: a fixed setting is on the frontier unless
+// another that dropped nothing has at least its goodput at a lower p99;
+// one that dropped never is, nor does it push others off.
+func TestSummaryOnFrontier(t *testing.T) {
+	r := &Result{Scenarios: []string{"s@20ms"}}
+	add := func(pol string, p99, good float64, drops uint64) {
+		x := Run{Policy: pol, SmallP99: p99, LargeGoodputGbps: good, baseName: "s"}
+		x.Scenario, x.Drops = "s@20ms", drops
+		r.OracleRuns = append(r.OracleRuns, x)
+	}
+	add("static:hpcc", 10, 20, 0)              // on: nothing as fast has a lower p99
+	add("catalogue:100KB/200KB/1%", 5, 10, 0)  // on: the lowest p99
+	add("catalogue:200KB/400KB/1%", 12, 15, 0) // off: hpcc has more goodput at a lower p99
+	add("catalogue:1MB/2MB/1%", 30, 25, 0)     // on: the most goodput without drops
+	add("catalogue:2MB/4MB/1%", 2, 40, 1)      // off: it dropped
+	add("catalogue:500KB/1MB/1%", 10, 20, 0)   // on: level with hpcc, not below it
+	want := map[string]bool{"static:hpcc": true, "catalogue:100KB/200KB/1%": true, "catalogue:200KB/400KB/1%": false,
+		"catalogue:1MB/2MB/1%": true, "catalogue:2MB/4MB/1%": false, "catalogue:500KB/1MB/1%": true}
+	s := r.Summary()
+	if len(s.FixedSettings) != len(want) || s.Comparisons == nil {
+		t.Fatalf("summary %+v", s)
+	}
+	for _, f := range s.FixedSettings {
+		if f.OnFrontier != want[f.Setting] || f.Scenario != "s" {
+			t.Errorf("%s: on_frontier %v scenario %q, want %v and the name without @DURATION", f.Setting, f.OnFrontier, f.Scenario, want[f.Setting])
+		}
 	}
 }
 

@@ -28,6 +28,7 @@ func newEvalCmd() *cobra.Command {
 		seeds, workers      int
 		asJSON              bool
 		jsonOut             string
+		summaryOut          string
 		plotDir, htmlOut    string
 		db                  string
 		duration, interval  string
@@ -175,7 +176,7 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 			for _, out := range []struct {
 				file, flag string
 				write      func(io.Writer) error
-			}{{htmlOut, "--report", res.WriteHTML}, {jsonOut, "--json-out", res.WriteJSON}} {
+			}{{htmlOut, "--report", res.WriteHTML}, {jsonOut, "--json-out", res.WriteJSON}, {summaryOut, "--summary-out", res.WriteSummaryJSON}} {
 				if out.file == "" {
 					continue
 				}
@@ -200,6 +201,8 @@ policies no port's peer (host or switch), as an agent whose targets have no fabr
 	f.IntVar(&workers, "workers", 0, "simulations run at once (default: GOMAXPROCS)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object per (scenario, policy, seed) in the sim --json shape")
 	f.StringVar(&jsonOut, "json-out", "", "also write the --json output to FILE (the text tables still go to stdout): one run, both forms")
+	f.StringVar(&summaryOut, "summary-out", "", "write the comparisons as JSON to FILE: per scenario and policy the cut and goodput against the best preset, "+
+		"the frontier ratio with its CI, the collective iteration ratio, and every fixed setting that ran (means, on_frontier)")
 	f.StringVar(&plotDir, "plot", "", "write slowdown CDF and per-bucket p99 plots (PNG) into DIR")
 	f.StringVar(&htmlOut, "report", "", "write a self-contained HTML report to FILE")
 	f.StringVar(&duration, "duration", "", "simulated time per run, e.g. 20ms (default: each scenario's own)")

@@ -147,10 +147,12 @@ func TestEvalJSONShape(t *testing.T) {
 			}
 		}
 	}
-	// --json-out: the same objects in a file, the text tables on stdout.
+	// --json-out: the same objects in a file, the text tables on stdout;
+	// --summary-out: the comparisons and the fixed settings.
 	file := filepath.Join(t.TempDir(), "runs.json")
+	sumFile := filepath.Join(t.TempDir(), "summary.json")
 	text, err := runCmd(t, newEvalCmd(), "--scenario", sc, "--policy", "static:hpcc", "--policy", "adaptive", "--seeds", "2",
-		"--duration", "2ms", "--interval", "100us", "--json-out", file)
+		"--duration", "2ms", "--interval", "100us", "--json-out", file, "--summary-out", sumFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,6 +163,29 @@ func TestEvalJSONShape(t *testing.T) {
 	var fromFile []map[string]any
 	if err := json.Unmarshal(data, &fromFile); err != nil || len(fromFile) != 4 || !strings.Contains(text, "static:hpcc") || strings.HasPrefix(text, "[") {
 		t.Fatalf("--json-out: %d objects (%v), text %.80q", len(fromFile), err, text)
+	}
+	data, err = os.ReadFile(sumFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Comparisons []struct {
+			Policy     string `json:"policy"`
+			BestPreset string `json:"best_preset"`
+		} `json:"comparisons"`
+		FixedSettings []struct {
+			Setting    string  `json:"setting"`
+			SmallP99   float64 `json:"small_flow_p99"`
+			OnFrontier bool    `json:"on_frontier"`
+		} `json:"fixed_settings"`
+	}
+	if err := json.Unmarshal(data, &sum); err != nil {
+		t.Fatalf("--summary-out: %v\n%s", err, data)
+	}
+	if len(sum.Comparisons) != 1 || sum.Comparisons[0].BestPreset != "static:hpcc" || sum.Comparisons[0].Policy != "adaptive" ||
+		len(sum.FixedSettings) != 1 || sum.FixedSettings[0].Setting != "static:hpcc" || !sum.FixedSettings[0].OnFrontier ||
+		!(sum.FixedSettings[0].SmallP99 > 0) {
+		t.Fatalf("--summary-out: %s", data)
 	}
 }
 
