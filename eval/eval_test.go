@@ -562,31 +562,48 @@ func TestFrontier(t *testing.T) {
 }
 
 // TestSummaryOnFrontier: a fixed setting is on the frontier unless
-// another that dropped nothing has at least its goodput at a lower p99;
-// one that dropped never is, nor does it push others off.
+// another that dropped nothing is as good on both axes and better on one;
+// one that dropped never is, nor does it push others off. Scenarios lose
+// their @DURATION unless two would then share a name.
 func TestSummaryOnFrontier(t *testing.T) {
-	r := &Result{Scenarios: []string{"s@20ms"}}
-	add := func(pol string, p99, good float64, drops uint64) {
-		x := Run{Policy: pol, SmallP99: p99, LargeGoodputGbps: good, baseName: "s"}
-		x.Scenario, x.Drops = "s@20ms", drops
+	r := &Result{Scenarios: []string{"s@20ms", "u@1ms", "u@2ms"}}
+	add := func(sc, base, pol string, p99, good float64, drops uint64) {
+		x := Run{Policy: pol, SmallP99: p99, LargeGoodputGbps: good, baseName: base}
+		x.Scenario, x.Drops = sc, drops
 		r.OracleRuns = append(r.OracleRuns, x)
 	}
-	add("static:hpcc", 10, 20, 0)              // on: nothing as fast has a lower p99
-	add("catalogue:100KB/200KB/1%", 5, 10, 0)  // on: the lowest p99
-	add("catalogue:200KB/400KB/1%", 12, 15, 0) // off: hpcc has more goodput at a lower p99
-	add("catalogue:1MB/2MB/1%", 30, 25, 0)     // on: the most goodput without drops
-	add("catalogue:2MB/4MB/1%", 2, 40, 1)      // off: it dropped
-	add("catalogue:500KB/1MB/1%", 10, 20, 0)   // on: level with hpcc, not below it
-	want := map[string]bool{"static:hpcc": true, "catalogue:100KB/200KB/1%": true, "catalogue:200KB/400KB/1%": false,
-		"catalogue:1MB/2MB/1%": true, "catalogue:2MB/4MB/1%": false, "catalogue:500KB/1MB/1%": true}
+	c := func(s string) string { return "catalogue:" + s + " @100G" }
+	want := map[string]bool{}
+	for _, p := range []struct {
+		pol       string
+		p99, good float64
+		drops     uint64
+		on        bool
+	}{
+		{"static:hpcc", 10, 20, 0, true},                         // nothing with its goodput has a lower p99
+		{c("kmin 50KB kmax 100KB pmax 1%"), 5, 10, 0, true},      // the lowest p99
+		{c("kmin 100KB kmax 200KB pmax 1%"), 12, 15, 0, false},   // hpcc: more goodput at a lower p99
+		{c("kmin 500KB kmax 1MB pmax 1%"), 30, 25, 0, true},      // the most goodput without drops
+		{c("kmin 1MB kmax 2MB pmax 1%"), 2, 40, 1, false},        // it dropped
+		{c("kmin 250KB kmax 500KB pmax 1%"), 10, 20, 0, true},    // level with hpcc on both axes
+		{c("kmin 200KB kmax 400KB pmax 0.3%"), 10, 15, 0, false}, // hpcc's p99 with more goodput
+	} {
+		add("s@20ms", "s", p.pol, p.p99, p.good, p.drops)
+		want[p.pol] = p.on
+	}
+	add("u@1ms", "u", "static:hpcc", 1, 1, 0)
+	add("u@2ms", "u", "static:hpcc", 2, 2, 0)
 	s := r.Summary()
-	if len(s.FixedSettings) != len(want) || s.Comparisons == nil {
+	if len(s.FixedSettings) != len(want)+2 || s.Comparisons == nil {
 		t.Fatalf("summary %+v", s)
 	}
-	for _, f := range s.FixedSettings {
+	for _, f := range s.FixedSettings[:len(want)] {
 		if f.OnFrontier != want[f.Setting] || f.Scenario != "s" {
 			t.Errorf("%s: on_frontier %v scenario %q, want %v and the name without @DURATION", f.Setting, f.OnFrontier, f.Scenario, want[f.Setting])
 		}
+	}
+	if u1, u2 := s.FixedSettings[len(want)], s.FixedSettings[len(want)+1]; u1.Scenario != "u@1ms" || u2.Scenario != "u@2ms" {
+		t.Errorf("one scenario at two durations: named %q and %q, want them kept apart", u1.Scenario, u2.Scenario)
 	}
 }
 

@@ -8,8 +8,9 @@ import (
 // Summary is what an eval concludes, beside its runs (WriteJSON): every
 // policy's comparison with the best preset, static:best and the frontier
 // of fixed settings, and every fixed setting that ran, as the frontier
-// plot draws them. Scenarios are named as in WriteJSON (without the
-// @DURATION the text tables add).
+// plot draws them. Scenarios are named as in WriteJSON, without the
+// @DURATION the text tables add, unless two of them would share a name
+// (one scenario at two durations).
 type Summary struct {
 	Comparisons   []Comparison   `json:"comparisons"`
 	FixedSettings []FixedSetting `json:"fixed_settings"`
@@ -19,8 +20,10 @@ type Summary struct {
 // point) on one scenario, as means over its seeds.
 type FixedSetting struct {
 	Scenario string `json:"scenario"`
-	// Setting is its spec: static:NAME, or catalogue:KMIN/KMAX/PMAX for a
-	// grid point (at 100 Gb/s, scaled to each port's rate).
+	// Setting is its spec as the comparisons' frontier and at_goodput name
+	// it: static:NAME, or for a catalogue grid point its setting at 100
+	// Gb/s (scaled to each port's rate), "catalogue:kmin 50KB kmax 100KB
+	// pmax 1% @100G".
 	Setting          string  `json:"setting"`
 	Seeds            int     `json:"seeds"`
 	SmallP99         float64 `json:"small_flow_p99"`
@@ -30,10 +33,11 @@ type FixedSetting struct {
 	Drops       uint64  `json:"drops"`
 	PFCPauses   float64 `json:"pfc_pauses"`
 	PFCPausedUs float64 `json:"pfc_paused_us"`
-	// OnFrontier: no other fixed setting on the scenario has at least its
-	// large-flow goodput at a lower small-flow p99 without drops (and it
-	// dropped nothing itself): a point of the frontier the frontier ratio
-	// is measured against.
+	// OnFrontier: it dropped nothing, and no other fixed setting that
+	// dropped nothing is as good on both axes and better on one (at least
+	// its large-flow goodput at no higher small-flow p99): a point of the
+	// frontier the frontier ratio is measured against. (The plot's line
+	// runs through the settings that dropped too.)
 	OnFrontier bool `json:"on_frontier"`
 }
 
@@ -43,14 +47,16 @@ func (r *Result) Summary() Summary {
 	if s.Comparisons == nil {
 		s.Comparisons = []Comparison{}
 	}
-	base := map[string]string{}
-	for _, x := range append(append([]Run(nil), r.Runs...), r.OracleRuns...) {
-		if x.baseName != "" {
+	all := append(append([]Run(nil), r.Runs...), r.OracleRuns...)
+	base, labels := map[string]string{}, map[string]int{}
+	for _, x := range all {
+		if _, ok := base[x.Scenario]; !ok && x.baseName != "" {
 			base[x.Scenario] = x.baseName
+			labels[x.baseName]++
 		}
 	}
 	rename := func(sc string) string {
-		if b, ok := base[sc]; ok {
+		if b, ok := base[sc]; ok && labels[b] == 1 {
 			return b
 		}
 		return sc
@@ -58,7 +64,6 @@ func (r *Result) Summary() Summary {
 	for i := range s.Comparisons {
 		s.Comparisons[i].Scenario = rename(s.Comparisons[i].Scenario)
 	}
-	all := append(append([]Run(nil), r.Runs...), r.OracleRuns...)
 	for _, sc := range r.Scenarios {
 		byCand, order := group(all, sc, isFixed)
 		first := len(s.FixedSettings)
@@ -78,7 +83,8 @@ func (r *Result) Summary() Summary {
 			p := &pts[i]
 			p.OnFrontier = p.Drops == 0
 			for _, q := range pts {
-				if q.Drops == 0 && q.LargeGoodputGbps >= p.LargeGoodputGbps && q.SmallP99 < p.SmallP99 {
+				if q.Drops == 0 && q.LargeGoodputGbps >= p.LargeGoodputGbps && q.SmallP99 <= p.SmallP99 &&
+					(q.LargeGoodputGbps > p.LargeGoodputGbps || q.SmallP99 < p.SmallP99) {
 					p.OnFrontier = false
 					break
 				}

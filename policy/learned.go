@@ -606,6 +606,9 @@ func SplitPreference(arg string) (rest string, p float64, set bool, err error) {
 	if err := CheckPreference(p); err != nil {
 		return "", 0, false, err
 	}
+	if strings.ContainsAny(rest, ",:") {
+		return "", 0, false, fmt.Errorf("%q: one prefer=P option, after the name (NAME:prefer=P)", arg)
+	}
 	return rest, p, true, nil
 }
 
@@ -650,7 +653,7 @@ func resolveBuiltin(arg string) (Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rest != "" {
+	if rest != "" || set && !strings.HasPrefix(arg, "prefer=") {
 		return nil, fmt.Errorf("builtin takes no argument but prefer=P, got %q", arg)
 	}
 	load := builtin.Model

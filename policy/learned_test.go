@@ -297,6 +297,8 @@ func TestCutPreference(t *testing.T) {
 		{"tuned@3:prefer=1", "tuned@3", 1, true, ""},
 		{"tuned:prefer=2", "", 0, false, "[-1, 1]"},
 		{"tuned:speed=1", "", 0, false, "want prefer=P"},
+		{"tuned:prefer=0.5,prefer=1", "", 0, false, "one prefer=P option"},
+		{"tuned,prefer=0.5:prefer=1", "", 0, false, "not a number"},
 		{"prefer=1", "", 1, true, ""},
 		{"", "", 0, false, ""},
 		{"tuned,prefer=2", "", 0, false, "[-1, 1]"},
@@ -331,6 +333,11 @@ func TestBuiltinResolves(t *testing.T) {
 	ecn := simenv.ECN{KminBytes: d.Setting.KminBytes, KmaxBytes: d.Setting.KmaxBytes, Pmax: d.Setting.Pmax}
 	if d.Action < 0 || d.Action >= env.DefaultCatalogue().Len() || ecn.Validate() != nil || d.Confidence < 0 || d.Confidence > 1 {
 		t.Fatalf("builtin decided %+v", d)
+	}
+	for _, spec := range []string{"builtin::prefer=1", "builtin:,prefer=1"} {
+		if _, err := Lookup(spec); err == nil || !strings.Contains(err.Error(), "builtin takes no argument but prefer=P") {
+			t.Errorf("%s: err = %v", spec, err)
+		}
 	}
 	if _, err := Lookup("builtin:x"); err == nil {
 		t.Fatal("builtin:x accepted")
