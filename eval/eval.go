@@ -250,6 +250,12 @@ type Result struct {
 	Wide bool `json:"-"`
 }
 
+// allRuns are the policies' runs, then static:best's and the frontier's
+// candidate runs (a fresh slice).
+func (r *Result) allRuns() []Run {
+	return append(append([]Run(nil), r.Runs...), r.OracleRuns...)
+}
+
 // Runs of one scenario and policy, in seed order.
 func (r *Result) RunsOf(scenario, pol string) []Run {
 	var out []Run
@@ -1009,7 +1015,7 @@ const FrontierGoodput = 0.98
 // policies.
 func (r *Result) Compare(pol string) []Comparison {
 	var out []Comparison
-	all := append(append([]Run(nil), r.Runs...), r.OracleRuns...)
+	all := r.allRuns()
 	for _, sc := range r.Scenarios {
 		byCand, fixed := group(all, sc, isFixed)
 		var order []string // the presets among them

@@ -506,7 +506,7 @@ func TestFrontier(t *testing.T) {
 	c := cs[0]
 	mine := res.RunsOf("tiny", "adaptive")
 	myP99, myGood := mean(mine, smallP99), mean(mine, largeGoodput)
-	byCand, fixed := group(append(append([]Run(nil), res.Runs...), res.OracleRuns...), "tiny", isFixed)
+	byCand, fixed := group(res.allRuns(), "tiny", isFixed)
 	best, bestP := "", math.Inf(1)
 	for _, f := range fixed {
 		rs := byCand[f]

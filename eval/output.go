@@ -165,7 +165,7 @@ func (r *Result) WriteText(w io.Writer) error {
 // bestPreset is the best vendor preset of scenario sc by static:best's
 // objective ("" when no preset ran).
 func (r *Result) bestPreset(sc string) string {
-	all := append(append([]Run(nil), r.Runs...), r.OracleRuns...)
+	all := r.allRuns()
 	byCand, fixed := group(all, sc, isFixed)
 	var order []string
 	for _, c := range fixed {
@@ -408,7 +408,7 @@ func (r *Result) PlotFrontier(w io.Writer, scenario string) error {
 	if !slices.Contains(r.Scenarios, scenario) {
 		return fmt.Errorf("eval: plot: no scenario %q in the result", scenario)
 	}
-	all := append(append([]Run(nil), r.Runs...), r.OracleRuns...)
+	all := r.allRuns()
 	byCand, fixed := group(all, scenario, isFixed)
 	p := plot.New()
 	p.Title.Text = "small-flow p99 vs large-flow goodput: " + scenario

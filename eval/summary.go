@@ -47,7 +47,7 @@ func (r *Result) Summary() Summary {
 	if s.Comparisons == nil {
 		s.Comparisons = []Comparison{}
 	}
-	all := append(append([]Run(nil), r.Runs...), r.OracleRuns...)
+	all := r.allRuns()
 	base, labels := map[string]string{}, map[string]int{}
 	for _, x := range all {
 		if _, ok := base[x.Scenario]; !ok && x.baseName != "" {

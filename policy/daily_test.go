@@ -33,29 +33,16 @@ func TestDaily(t *testing.T) {
 	}
 	nv, _ := Preset("nvidia")
 	late := env.Setting{KminBytes: 100_000, KmaxBytes: 400_000, Pmax: 0.01}
-	for _, c := range []struct {
-		wall string
-		step string
-		want env.Setting
-	}{
+	// a fresh policy each time (an agent restarted at that time) and the
+	// one that has run all along agree
+	checkDaily(t, spec, p, []dailyCase{
 		{"2026-11-27T03:00:00Z", "daily step 2 (from 20:00:30.5 UTC): ", late}, // before 08:00: yesterday's last entry
 		{"2026-11-27T07:59:59.999Z", "daily step 2 (from 20:00:30.5 UTC): ", late},
 		{"2026-11-27T08:00:00Z", "daily step 1 (from 08:00 UTC): ", nv.Setting(100e9)},
 		{"2026-11-27T20:00:30.4Z", "daily step 1 (from 08:00 UTC): ", nv.Setting(100e9)},
 		{"2026-11-27T20:00:30.5Z", "daily step 2 (from 20:00:30.5 UTC): ", late},
 		{"2026-11-28T09:00:00Z", "daily step 1 (from 08:00 UTC): ", nv.Setting(100e9)},
-	} {
-		// a fresh policy each time (an agent restarted at that time) and
-		// the one that has run all along agree
-		fresh, _ := Lookup(spec)
-		o := obsAt(t, c.wall)
-		for _, q := range []Policy{p, fresh} {
-			d := q.Decide([]env.Observation{o})[0]
-			if d.Setting != c.want || !strings.HasPrefix(d.Reason, c.step) {
-				t.Errorf("at %s: %+v, want %+v from %q", c.wall, d, c.want, c.step)
-			}
-		}
-	}
+	})
 	// a schedule: by contrast counts from its first decision
 	s, _ := Lookup("schedule:static:nvidia,12h=fixed:100KB/400KB/1%")
 	if d := s.Decide([]env.Observation{obsAt(t, "2026-11-27T21:00:00Z")})[0]; d.Setting != nv.Setting(100e9) {
@@ -142,11 +129,7 @@ func TestDailyZone(t *testing.T) {
 	spec := "daily:tz=Europe/Berlin, 02:30=static:nvidia, 20:00=fixed:100KB/400KB/1%"
 	nv, _ := Preset("nvidia")
 	late := env.Setting{KminBytes: 100_000, KmaxBytes: 400_000, Pmax: 0.01}
-	for _, c := range []struct {
-		wall string
-		step string
-		want env.Setting
-	}{
+	checkDaily(t, spec, nil, []dailyCase{
 		{"2026-11-27T01:29:00Z", "daily step 2 (from 20:00 Europe/Berlin): ", late},              // 02:29 CET
 		{"2026-11-27T01:30:00Z", "daily step 1 (from 02:30 Europe/Berlin): ", nv.Setting(100e9)}, // 02:30 CET
 		{"2026-07-01T00:30:00Z", "daily step 1 (from 02:30 Europe/Berlin): ", nv.Setting(100e9)}, // 02:30 CEST
@@ -156,13 +139,35 @@ func TestDailyZone(t *testing.T) {
 		// never shows, and the entry takes effect when the clock passes it
 		{"2026-03-29T00:59:59Z", "daily step 2 (from 20:00 Europe/Berlin): ", late},
 		{"2026-03-29T01:00:00Z", "daily step 1 (from 02:30 Europe/Berlin): ", nv.Setting(100e9)},
-	} {
-		p, err := Lookup(spec)
+	})
+}
+
+// dailyCase is a wall-clock time, the step whose reason a daily policy's
+// decision then starts with, and the setting it applies.
+type dailyCase struct {
+	wall string
+	step string
+	want env.Setting
+}
+
+// checkDaily asks spec, freshly resolved for each case, and running (when
+// not nil: a policy of the same spec that has decided all along) at each
+// case's time.
+func checkDaily(t *testing.T, spec string, running Policy, cases []dailyCase) {
+	t.Helper()
+	for _, c := range cases {
+		fresh, err := Lookup(spec)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := p.Decide([]env.Observation{obsAt(t, c.wall)})[0]; d.Setting != c.want || !strings.HasPrefix(d.Reason, c.step) {
-			t.Errorf("at %s: %+v, want %+v from %q", c.wall, d, c.want, c.step)
+		o := obsAt(t, c.wall)
+		for _, q := range []Policy{running, fresh} {
+			if q == nil {
+				continue
+			}
+			if d := q.Decide([]env.Observation{o})[0]; d.Setting != c.want || !strings.HasPrefix(d.Reason, c.step) {
+				t.Errorf("at %s: %+v, want %+v from %q", c.wall, d, c.want, c.step)
+			}
 		}
 	}
 }
