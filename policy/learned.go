@@ -69,15 +69,22 @@ func (l *Learned) outsideInterval(o *env.Observation) string {
 	return outsideSpan(o.Metrics.IntervalNs, l.validMin, l.validMax, "the model")
 }
 
+// SpanJitter is the share by which counters' span may miss the validated
+// decision intervals and still count as inside them: a switch sampling
+// every T sends counters T plus its timer's jitter apart (real sonic-gnmi
+// at its 1 s floor: 1.0004 s), which is the interval the model was
+// validated for, not another.
+const SpanJitter = 0.1
+
 // outsideSpan says why counters measured over ns nanoseconds fall outside
-// [lo, hi], the decision intervals what was validated for ("" when inside,
-// unbounded (hi 0) or not measured).
+// [lo, hi] widened by SpanJitter, the decision intervals what was validated
+// for ("" when inside, unbounded (hi 0) or not measured).
 func outsideSpan(ns int64, lo, hi time.Duration, what string) string {
 	if hi == 0 || ns <= 0 {
 		return ""
 	}
 	iv := time.Duration(ns)
-	if iv >= lo && iv <= hi {
+	if float64(iv) >= float64(lo)*(1-SpanJitter) && float64(iv) <= float64(hi)*(1+SpanJitter) {
 		return ""
 	}
 	return heldIntervalWhy + fmtSpan(iv) + ", outside the decision intervals " + what + " was validated for (" +
