@@ -111,7 +111,66 @@ type Decoder struct {
 	bindGen uint64          // see BindingsVersion
 	req     [numFields]bool // fields a queue sample cannot do without
 
+	// skips are the elements not understood (ErrUnknownKey), by shape;
+	// never reset, so that their counts are cumulative per target.
+	skips map[string]*Skipped
+
 	general bool // tests: always take Apply's general path
+}
+
+// Skipped is one shape of path whose elements the decoder did not
+// understand and skipped (ErrUnknownKey): how many it skipped, the first
+// such path in full and why. The rest of each notification is used.
+type Skipped struct {
+	Shape   string `json:"shape"`
+	Example string `json:"example"`
+	Why     string `json:"why"`
+	Count   uint64 `json:"count"`
+}
+
+// maxSkipShapes bounds the shapes a decoder keeps; further ones are
+// counted under OtherShape.
+const maxSkipShapes = 64
+
+// OtherShape counts the skipped elements beyond maxSkipShapes shapes.
+const OtherShape = "(other shapes)"
+
+// skipFor returns the record of an element not understood (err wraps
+// ErrUnknownKey), made at its first sight; callers count it.
+func (d *Decoder) skipFor(err error) *Skipped {
+	var ke *KeyError
+	shape, example, why := OtherShape, err.Error(), err.Error()
+	if errors.As(err, &ke) {
+		shape, example, why = ke.Shape(), PathString(ke.Path), ke.Why
+	}
+	if d.skips == nil {
+		d.skips = map[string]*Skipped{}
+	}
+	sk := d.skips[shape]
+	if sk == nil {
+		if len(d.skips) >= maxSkipShapes {
+			shape = OtherShape
+			if sk = d.skips[shape]; sk == nil {
+				sk = &Skipped{Shape: shape, Example: example, Why: why}
+				d.skips[shape] = sk
+			}
+		} else {
+			sk = &Skipped{Shape: shape, Example: example, Why: why}
+			d.skips[shape] = sk
+		}
+	}
+	return sk
+}
+
+// Skipped returns the elements skipped so far, by shape (sorted), with
+// their cumulative counts.
+func (d *Decoder) Skipped() []Skipped {
+	out := make([]Skipped, 0, len(d.skips))
+	for _, sk := range d.skips {
+		out = append(out, *sk)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Shape < out[j].Shape })
+	return out
 }
 
 // seqEnt is a known path. Samples repeat their paths in the same order,
@@ -160,6 +219,7 @@ type pathEnt struct {
 	known bool
 	q     *qstate
 	p     *pstate
+	skip  *Skipped // an element not understood (ErrUnknownKey): counted, else ignored
 }
 
 // snapField reports whether a field is one of a queue's state leaves that
@@ -585,7 +645,10 @@ func (d *Decoder) Apply(n *gnmi.Notification) error {
 			}
 			l, err := d.parseLeaf(db, full)
 			if err != nil {
-				if !errors.Is(err, ErrUnknownPath) {
+				switch {
+				case errors.Is(err, ErrUnknownKey):
+					d.skipFor(err).Count++
+				case !errors.Is(err, ErrUnknownPath):
 					errs = append(errs, fmt.Errorf("%s: %v", d.t.Name, err))
 				}
 				continue
@@ -651,6 +714,8 @@ func (d *Decoder) applyScalar(prefix *gnmi.Path, u *gnmi.Update) (l Leaf, ok boo
 			}
 		case errors.Is(perr, ErrUnknownPath):
 			ent = pathEnt{}
+		case errors.Is(perr, ErrUnknownKey):
+			ent = pathEnt{skip: d.skipFor(perr)} // counted below, as on a cache hit
 		default:
 			return Leaf{}, false, nil
 		}
@@ -659,6 +724,9 @@ func (d *Decoder) applyScalar(prefix *gnmi.Path, u *gnmi.Update) (l Leaf, ok boo
 		}
 	}
 	if !ent.known {
+		if ent.skip != nil {
+			ent.skip.Count++
+		}
 		return Leaf{}, true, nil
 	}
 	v, err := decodeScal(d.t.Dialect, ent.leaf, &d.sc)

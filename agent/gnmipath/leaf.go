@@ -3,6 +3,7 @@ package gnmipath
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -124,6 +125,67 @@ var ErrUnknownPath = errors.New("unknown path")
 func unknown(elems []*gnmi.PathElem, why string) error {
 	return fmt.Errorf("%w %s: %s", ErrUnknownPath, PathString(elems), why)
 }
+
+// ErrUnknownKey marks a leaf ecntune reads whose key it does not understand:
+// a queue named by a class ("AF3") rather than an index, a priority outside
+// 0..7, an interface without a name. Decoders skip such an element, count it
+// by the shape of its path (KeyError.Shape) and use the rest of the update.
+var ErrUnknownKey = errors.New("unknown key")
+
+// KeyError is an ErrUnknownKey about one path: At is the element whose key
+// (or name, for SONiC's keys-as-names) was not understood.
+type KeyError struct {
+	Path []*gnmi.PathElem
+	At   int
+	Why  string
+}
+
+func unknownKey(el []*gnmi.PathElem, at int, why string) error {
+	return &KeyError{Path: el, At: at, Why: why}
+}
+
+func (e *KeyError) Error() string { return fmt.Sprintf("path %s: %s", PathString(e.Path), e.Why) }
+
+// Is makes errors.Is(e, ErrUnknownKey) hold.
+func (e *KeyError) Is(t error) bool { return t == ErrUnknownKey }
+
+// Shape is the path up to the element not understood, with every key value
+// written "*" and every run of digits in an element's name written "N", and
+// "/..." for the elements after it: the queues 8 and 9 of every port (SONiC
+// "COUNTERS/Ethernet*/Queues/etp1:8/SAI_QUEUE_STAT_BYTES") are one shape,
+// "/COUNTERS/Ethernet*/Queues/etpN:N/...".
+func (e *KeyError) Shape() string {
+	var b strings.Builder
+	for i, el := range e.Path {
+		if i > e.At {
+			b.WriteString("/...")
+			break
+		}
+		b.WriteByte('/')
+		for j, r := range el.GetName() {
+			if r >= '0' && r <= '9' {
+				if j == 0 || !isDigitByte(el.GetName()[j-1]) {
+					b.WriteByte('N')
+				}
+				continue
+			}
+			b.WriteRune(r)
+		}
+		if len(el.GetKey()) > 0 {
+			ks := make([]string, 0, len(el.GetKey()))
+			for k := range el.GetKey() {
+				ks = append(ks, k)
+			}
+			sort.Strings(ks)
+			for _, k := range ks {
+				b.WriteString("[" + k + "=*]")
+			}
+		}
+	}
+	return b.String()
+}
+
+func isDigitByte(c byte) bool { return c >= '0' && c <= '9' }
 
 // ---- openconfig ----
 
@@ -295,10 +357,26 @@ func sonicLeafPath(l Leaf) (string, []*gnmi.PathElem) {
 	return "", nil
 }
 
+// MaxQueueIndex is the largest queue index the decoder takes from a
+// switch. Platforms number their queues 0..7, 0..9 (SONiC: 0-7 unicast,
+// 8-9 multicast) or up to 0..19 and beyond; only the configured queues are
+// controlled, the others are read and left alone.
+const MaxQueueIndex = 1023
+
+// atoiIndex reads a priority (PFC priority, priority group) 0..7.
 func atoiIndex(s, what string) (int, error) {
 	i, err := strconv.Atoi(s)
 	if err != nil || i < 0 || i > 7 {
-		return 0, fmt.Errorf("%s %q is not a queue/priority index 0..7", what, s)
+		return 0, fmt.Errorf("%s %q is not a priority index 0..7", what, s)
+	}
+	return i, nil
+}
+
+// queueIndex reads a queue index 0..MaxQueueIndex.
+func queueIndex(s, what string) (int, error) {
+	i, err := strconv.Atoi(s)
+	if err != nil || i < 0 || i > MaxQueueIndex {
+		return 0, fmt.Errorf("%s %q is not a queue index 0..%d", what, s, MaxQueueIndex)
 	}
 	return i, nil
 }
@@ -323,9 +401,12 @@ func ParseLeaf(d Dialect, db string, el []*gnmi.PathElem) (Leaf, error) {
 	case len(n) == 8 && n[0] == "qos" && n[1] == "interfaces" && n[2] == "interface" && n[3] == "output" &&
 		n[4] == "queues" && n[5] == "queue":
 		port, qs := key(2, "interface-id"), key(5, "name")
-		q, err := atoiIndex(qs, "queue name")
-		if port == "" || err != nil {
-			return Leaf{}, fmt.Errorf("path %s: need interface-id and a queue name 0..7", PathString(el))
+		if port == "" {
+			return Leaf{}, unknownKey(el, 2, "need an interface-id")
+		}
+		q, err := queueIndex(qs, "queue name")
+		if err != nil {
+			return Leaf{}, unknownKey(el, 5, err.Error())
 		}
 		if (n[6] == "config" || n[6] == "state") && n[7] == "queue-management-profile" {
 			return Leaf{Field: QueueProfile, Port: port, Index: q}, nil
@@ -336,9 +417,12 @@ func ParseLeaf(d Dialect, db string, el []*gnmi.PathElem) (Leaf, error) {
 	case len(n) == 8 && n[0] == "interfaces" && n[1] == "interface" && n[2] == "ethernet" && n[3] == "pfc" &&
 		n[4] == "priorities" && n[5] == "priority":
 		port := key(1, "name")
+		if port == "" {
+			return Leaf{}, unknownKey(el, 1, "need an interface name")
+		}
 		p, err := atoiIndex(key(5, "index"), "priority index")
-		if port == "" || err != nil {
-			return Leaf{}, fmt.Errorf("path %s: need an interface name and a priority index 0..7", PathString(el))
+		if err != nil {
+			return Leaf{}, unknownKey(el, 5, err.Error())
 		}
 		if n[6] == "config" && n[7] == "headroom" {
 			return Leaf{Field: PFCHeadroom, Port: port, Index: p}, nil
@@ -349,22 +433,25 @@ func ParseLeaf(d Dialect, db string, el []*gnmi.PathElem) (Leaf, error) {
 	case len(n) == 7 && n[0] == "qos" && n[1] == "interfaces" && n[2] == "interface" && n[3] == "pfc" &&
 		n[4] == "statistics" && n[5] == "pfc-priority":
 		port := key(2, "interface-id")
+		if port == "" {
+			return Leaf{}, unknownKey(el, 2, "need an interface-id")
+		}
 		p, err := atoiIndex(key(5, "index"), "pfc-priority index")
-		if port == "" || err != nil {
-			return Leaf{}, fmt.Errorf("path %s: need an interface-id and a pfc-priority index 0..7", PathString(el))
+		if err != nil {
+			return Leaf{}, unknownKey(el, 5, err.Error())
 		}
 		if f, ok := srlPFCStatsByName[n[6]]; ok {
 			return Leaf{Field: f, Port: port, Index: p}, nil
 		}
 	case len(n) == 5 && n[0] == "interfaces" && n[1] == "interface" && n[2] == "ethernet" && n[3] == "state" && n[4] == "port-speed":
 		if key(1, "name") == "" {
-			return Leaf{}, fmt.Errorf("path %s: need an interface name", PathString(el))
+			return Leaf{}, unknownKey(el, 1, "need an interface name")
 		}
 		return Leaf{Field: PortSpeed, Port: key(1, "name")}, nil
 	case len(n) == 7 && isOCProfile(n, "wred", "uniform", "config", n[6]):
 		name := key(2, "name")
 		if name == "" || name == "*" {
-			return Leaf{}, fmt.Errorf("path %s: need a queue-management-profile name", PathString(el))
+			return Leaf{}, unknownKey(el, 2, "need a queue-management-profile name")
 		}
 		if f, ok := ocWREDByName[n[6]]; ok {
 			return Leaf{Field: f, Name: name}, nil
@@ -372,7 +459,7 @@ func ParseLeaf(d Dialect, db string, el []*gnmi.PathElem) (Leaf, error) {
 	case isOCProfile(n, "config", "name"):
 		name := key(2, "name")
 		if name == "" || name == "*" {
-			return Leaf{}, fmt.Errorf("path %s: need a queue-management-profile name", PathString(el))
+			return Leaf{}, unknownKey(el, 2, "need a queue-management-profile name")
 		}
 		return Leaf{Field: WREDName, Name: name}, nil
 	case len(n) == 3 && n[0] == "qos" && n[1] == "state" && n[2] == "shared-buffer-size":
@@ -395,9 +482,9 @@ func parseSonic(db string, el []*gnmi.PathElem, n []string) (Leaf, error) {
 			break
 		}
 		if i := strings.LastIndex(k, ":"); i > 0 {
-			q, err := atoiIndex(k[i+1:], "queue")
+			q, err := queueIndex(k[i+1:], "queue")
 			if err != nil {
-				return Leaf{}, fmt.Errorf("path %s: %v", PathString(el), err)
+				return Leaf{}, unknownKey(el, 1, err.Error())
 			}
 			if f, ok := sonicQueueCountersByName[field]; ok {
 				return Leaf{Field: f, Port: k[:i], Index: q}, nil
@@ -411,7 +498,7 @@ func parseSonic(db string, el []*gnmi.PathElem, n []string) (Leaf, error) {
 			}
 			p, err := atoiIndex(rest[:us], "PFC priority")
 			if err != nil {
-				return Leaf{}, fmt.Errorf("path %s: %v", PathString(el), err)
+				return Leaf{}, unknownKey(el, 2, err.Error())
 			}
 			switch rest[us+1:] {
 			case "RX_PKTS":
@@ -437,9 +524,9 @@ func parseSonic(db string, el []*gnmi.PathElem, n []string) (Leaf, error) {
 			if !ok || field != "wred_profile" {
 				break
 			}
-			q, err := atoiIndex(qs, "queue")
+			q, err := queueIndex(qs, "queue")
 			if err != nil {
-				return Leaf{}, fmt.Errorf("path %s: %v (ranges such as 3-4 are not supported for QUEUE keys)", PathString(el), err)
+				return Leaf{}, unknownKey(el, 1, err.Error()+" (ranges such as 3-4 are not supported for QUEUE keys)")
 			}
 			return Leaf{Field: QueueProfile, Port: port, Index: q}, nil
 		case "BUFFER_PG":
@@ -448,7 +535,7 @@ func parseSonic(db string, el []*gnmi.PathElem, n []string) (Leaf, error) {
 				break
 			}
 			if _, _, err := pgRange(pgs); err != nil {
-				return Leaf{}, fmt.Errorf("path %s: %v", PathString(el), err)
+				return Leaf{}, unknownKey(el, 1, err.Error())
 			}
 			return Leaf{Field: PGProfile, Port: port, PGs: pgs}, nil
 		case "PORT":
@@ -494,11 +581,11 @@ func parseSonicVirtual(el []*gnmi.PathElem, n []string) (Leaf, error) {
 		}
 		i := strings.LastIndex(k, ":")
 		if i <= 0 {
-			return Leaf{}, fmt.Errorf("path %s: queue key %q is not <port>:<queue>", PathString(el), n[3])
+			return Leaf{}, unknownKey(el, 3, fmt.Sprintf("queue key %q is not <port>:<queue>", n[3]))
 		}
-		q, err := atoiIndex(k[i+1:], "queue")
+		q, err := queueIndex(k[i+1:], "queue")
 		if err != nil {
-			return Leaf{}, fmt.Errorf("path %s: %v", PathString(el), err)
+			return Leaf{}, unknownKey(el, 3, err.Error())
 		}
 		port := k[:i]
 		switch {
@@ -529,7 +616,7 @@ func parseSonicPortStat(el []*gnmi.PathElem, port, field string) (Leaf, error) {
 	}
 	p, err := atoiIndex(rest[:us], "PFC priority")
 	if err != nil {
-		return Leaf{}, fmt.Errorf("path %s: %v", PathString(el), err)
+		return Leaf{}, unknownKey(el, len(el)-1, err.Error())
 	}
 	switch rest[us+1:] {
 	case "RX_PKTS":

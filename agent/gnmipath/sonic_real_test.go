@@ -193,3 +193,100 @@ func TestSetRequestSonicASIC(t *testing.T) {
 		}
 	}
 }
+
+// What real sonic-gnmi sends for a platform of 10 queues a port (0-7
+// unicast, 8-9 multicast: "etp1:8", "etp1:9") and a PFC counter of a
+// priority above 7: the configured queue decodes from the same update, the
+// other queues are read and left out of the snapshot, nothing is an error;
+// an element the decoder does not understand (a queue key that is not
+// <port>:<index>, a PFC priority 9) is skipped, counted once per shape of
+// path, and the rest of the update used. Both through Apply and the wire
+// walk of a response seen before.
+func TestDecodeRealSonicTenQueuesAndSkips(t *testing.T) {
+	for _, general := range []bool{false, true} {
+		d := NewDecoder(Target{Name: "leaf0", Dialect: Sonic, Device: Devices["sonic"]}, 3)
+		d.general = general
+		for _, n := range sonicConfig("pg_lossless_100000_5m_profile") {
+			if err := d.Apply(n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		counters := func(ts int64, tx string) []*gnmi.Notification {
+			q := func(tx string) string {
+				return `{"SAI_QUEUE_STAT_PACKETS": "` + tx + `", "SAI_QUEUE_STAT_BYTES": "` + tx + `000", "SAI_QUEUE_STAT_DROPPED_PACKETS": "0",
+				"SAI_QUEUE_STAT_DROPPED_BYTES": "0", "SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS": "7", "SAI_QUEUE_STAT_WRED_ECN_MARKED_BYTES": "7000"}`
+			}
+			return []*gnmi.Notification{
+				sonicNote("COUNTERS_DB", ts, "/COUNTERS/Ethernet*/Queues", `{
+				"etp1:3": `+q(tx)+`, "etp1:3:periodic": {"SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES": "4096"},
+				"etp1:8": `+q("5")+`, "etp1:8:periodic": {"SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES": "0"},
+				"etp1:9": `+q("6")+`, "etp1": `+q("6")+`, "etp2": `+q("6")+`}`),
+				sonicNote("COUNTERS_DB", ts, "/COUNTERS/Ethernet*", `{"etp1": {"SAI_PORT_STAT_PFC_3_RX_PKTS": "5",
+				"SAI_PORT_STAT_PFC_9_RX_PKTS": "1", "SAI_PORT_STAT_PFC_10_RX_PKTS": "1"}}`),
+			}
+		}
+		for i, tx := range []string{"100", "200", "300"} {
+			for _, n := range counters(int64(i+1)*1e9, tx) {
+				if err := d.Apply(n); err != nil {
+					t.Fatalf("general %v: %v", general, err)
+				}
+			}
+		}
+		s, inc := d.Snapshot()
+		if len(s.Queues) != 1 || s.Queues[0].Key.Queue != 3 || s.Queues[0].TxPkts != 300 || s.Queues[0].PauseRx != 5 || len(inc) != 0 {
+			t.Fatalf("general %v: queues %+v, incomplete %v", general, s.Queues, inc)
+		}
+		sk := d.Skipped()
+		want := map[string]uint64{
+			"/COUNTERS/Ethernet*/Queues/etpN/...":                  2 * 6 * 3, // two keys, six counters, three samples
+			"/COUNTERS/Ethernet*/etpN/SAI_PORT_STAT_PFC_N_RX_PKTS": 2 * 3,
+		}
+		if len(sk) != len(want) {
+			t.Fatalf("general %v: skipped %+v", general, sk)
+		}
+		for _, k := range sk {
+			if want[k.Shape] != k.Count || k.Example == "" || k.Why == "" {
+				t.Errorf("general %v: skipped %+v, want count %d", general, k, want[k.Shape])
+			}
+		}
+	}
+}
+
+// An openconfig switch that names its queues by class (as Arista and Nokia
+// do in OpenConfig's entity naming: NC1, AF4, ..., BE0) rather than by
+// index: those queues are skipped and counted by shape, the numbered ones
+// decode from the same notification.
+func TestDecodeClassNamedQueuesSkipped(t *testing.T) {
+	d := NewDecoder(Target{Name: "sw", Dialect: OpenConfig}, 3)
+	n := &gnmi.Notification{Timestamp: 1, Prefix: &gnmi.Path{Target: "sw"}}
+	for _, q := range []string{"3", "AF3", "NC1"} {
+		for _, f := range []string{"transmit-pkts", "transmit-octets", "dropped-pkts", "dropped-octets"} {
+			p := mustPath("/qos/interfaces/interface[interface-id=Ethernet1]/output/queues/queue[name=" + q + "]/state/" + f)
+			n.Update = append(n.Update, &gnmi.Update{Path: p, Val: &gnmi.TypedValue{Value: &gnmi.TypedValue_UintVal{UintVal: 9}}})
+		}
+	}
+	n.Update = append(n.Update, &gnmi.Update{Path: mustPath("/qos/interfaces/interface[interface-id=Ethernet1]/output/queues/queue[name=3]/config/queue-management-profile"),
+		Val: &gnmi.TypedValue{Value: &gnmi.TypedValue_StringVal{StringVal: "LOSSLESS"}}})
+	for f, v := range map[string]*gnmi.TypedValue{
+		"min-threshold": {Value: &gnmi.TypedValue_UintVal{UintVal: 400_000}}, "max-threshold": {Value: &gnmi.TypedValue_UintVal{UintVal: 1_600_000}},
+		"max-drop-probability-percent": {Value: &gnmi.TypedValue_UintVal{UintVal: 20}}, "enable-ecn": {Value: &gnmi.TypedValue_BoolVal{BoolVal: true}}} {
+		n.Update = append(n.Update, &gnmi.Update{Path: mustPath("/qos/queue-management-profiles/queue-management-profile[name=LOSSLESS]/wred/uniform/config/" + f), Val: v})
+	}
+	n.Update = append(n.Update, &gnmi.Update{Path: mustPath("/interfaces/interface[name=Ethernet1]/ethernet/state/port-speed"),
+		Val: &gnmi.TypedValue{Value: &gnmi.TypedValue_StringVal{StringVal: "SPEED_100GB"}}})
+	if err := d.Apply(n); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Apply(n); err != nil { // cached paths
+		t.Fatal(err)
+	}
+	s, inc := d.Snapshot()
+	if len(s.Queues) != 1 || s.Queues[0].Key.Queue != 3 || s.Queues[0].TxPkts != 9 {
+		t.Fatalf("queues %+v, incomplete %v", s.Queues, inc)
+	}
+	sk := d.Skipped()
+	if len(sk) != 1 || sk[0].Shape != "/qos/interfaces/interface[interface-id=*]/output/queues/queue[name=*]/..." || sk[0].Count != 16 ||
+		!strings.Contains(sk[0].Why, `queue name "AF3"`) && !strings.Contains(sk[0].Why, `queue name "NC1"`) {
+		t.Fatalf("skipped %+v", sk)
+	}
+}

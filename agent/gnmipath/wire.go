@@ -328,6 +328,9 @@ func (d *Decoder) applyWireNotification(b []byte) (counters bool, err error) {
 	for i := range ups {
 		w := &ups[i]
 		if !w.ent.known {
+			if w.ent.skip != nil {
+				w.ent.skip.Count++
+			}
 			continue
 		}
 		d.set(w.ent.leaf, w.v, w.ent.q, w.ent.p)
