@@ -72,6 +72,17 @@ type Config struct {
 	// CONFIG_DB, as on an image whose minigraph gave none; a subscription
 	// to the absent table is refused NotFound, as older sonic-gnmi does.
 	SonicNoCableLength bool
+	// SonicQueues is how many queues each port of device sonic has in
+	// COUNTERS_DB: 0..7 unicast (the simulator's) and the rest multicast
+	// (idle: the simulator has no multicast), as many SONiC platforms have
+	// 10 (0-7 unicast, 8-9 multicast). Default DefaultSonicQueues; 8 to
+	// MaxSonicQueues.
+	SonicQueues int
+	// SonicStreamMultiplexing serves many Subscribe RPCs per connection
+	// on device sonic, as sonic-gnmi does only with
+	// --enable_stream_multiplexing; by default, as sonic-gnmi, a second
+	// Subscribe on a connection closes the first ("queue: disposed").
+	SonicStreamMultiplexing bool
 
 	// SetLog, when set, receives a JSON line (SetLogEntry) for every
 	// lossless queue's setting at start and for every change a Set makes.
@@ -119,9 +130,12 @@ type Server struct {
 	prev      []listener // addresses of the listeners StopGRPC closed
 	streams   map[int64]context.CancelCauseFunc
 	nextID    int64
-	faults    atomic.Pointer[Faults]
-	preparing chan struct{} // held while a Set is decoded and checked
-	creds     credentials.TransportCredentials
+	// sonicPeers is device sonic's one Subscribe per peer address: the
+	// stream id registered for each (see Config.SonicStreamMultiplexing).
+	sonicPeers map[string]int64
+	faults     atomic.Pointer[Faults]
+	preparing  chan struct{} // held while a Set is decoded and checked
+	creds      credentials.TransportCredentials
 }
 
 type listener struct {
@@ -131,6 +145,41 @@ type listener struct {
 }
 
 var errDropped = errors.New("stream dropped by fault injection")
+
+// errDisposed ends a device sonic Subscribe that a newer one from the same
+// peer address replaced, as sonic-gnmi's client queue is disposed then.
+var errDisposed = errors.New("queue: disposed")
+
+// Sonic queue counts (Config.SonicQueues).
+const (
+	DefaultSonicQueues = 10
+	MaxSonicQueues     = 64
+)
+
+// claimSonicPeer registers stream id as peer's one Subscribe, ending the
+// one it replaces (sonic-gnmi's "Delete duplicate client").
+func (s *Server) claimSonicPeer(peer string, id int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sonicPeers == nil {
+		s.sonicPeers = map[string]int64{}
+	}
+	if old, ok := s.sonicPeers[peer]; ok {
+		if c := s.streams[old]; c != nil {
+			c(errDisposed)
+		}
+	}
+	s.sonicPeers[peer] = id
+}
+
+// releaseSonicPeer forgets peer's Subscribe if it is still id.
+func (s *Server) releaseSonicPeer(peer string, id int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sonicPeers[peer] == id {
+		delete(s.sonicPeers, peer)
+	}
+}
 
 // Start builds the simulation (unless cfg.Engine is given), starts pacing
 // it, and serves gNMI. It returns the server and the address of its (first)
@@ -216,13 +265,20 @@ func Start(ctx context.Context, cfg Config) (*Server, string, error) {
 	}
 	s.r = newRunner(eng, dev, cfg.Timescale, cfg.Step, cfg.Sim.PFC.XonOffsetBytes)
 	if dev.RealSonic {
+		if cfg.SonicQueues == 0 {
+			cfg.SonicQueues = DefaultSonicQueues
+		}
+		if cfg.SonicQueues < simenv.NumQueues || cfg.SonicQueues > MaxSonicQueues {
+			return nil, "", fmt.Errorf("sonic queues %d: want %d to %d per port", cfg.SonicQueues, simenv.NumQueues, MaxSonicQueues)
+		}
+		s.cfg.SonicQueues = cfg.SonicQueues
 		switch cfg.SonicBufferModel {
 		case "", "static", "dynamic":
 		default:
 			return nil, "", fmt.Errorf("sonic buffer model %q: want static or dynamic", cfg.SonicBufferModel)
 		}
 		for i, info := range s.r.infos {
-			db := newSonicDB(info, s.r.pub[i].tree, cfg.SonicBufferModel == "dynamic")
+			db := newSonicDB(info, s.r.pub[i].tree, cfg.SonicBufferModel == "dynamic", cfg.SonicQueues)
 			if cfg.SonicNoCableLength {
 				delete(db, "CABLE_LENGTH")
 			}

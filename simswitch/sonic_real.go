@@ -80,8 +80,9 @@ func portAlias(i int) string { return "etp" + strconv.Itoa(i+1) }
 
 // newSonicDB lays switch info's starting configuration t out as CONFIG_DB,
 // with the fields SONiC has that ecntune does not read (a port's alias and
-// lanes, a queue's scheduler, WRED's yellow and red colours).
-func newSonicDB(info simenv.SwitchInfo, t gnmipath.Tree, dynamic bool) sonicDB {
+// lanes, a queue's scheduler, WRED's yellow and red colours), for ports of
+// queues queues.
+func newSonicDB(info simenv.SwitchInfo, t gnmipath.Tree, dynamic bool, queues int) sonicDB {
 	db := sonicDB{}
 	for l, v := range t {
 		d, el := gnmipath.LeafPath(gnmipath.Sonic, l)
@@ -105,6 +106,17 @@ func newSonicDB(info simenv.SwitchInfo, t gnmipath.Tree, dynamic bool) sonicDB {
 	}
 	for k := range db["QUEUE"] {
 		db.set("QUEUE", k, "scheduler", "scheduler.1")
+	}
+	// Every other queue of the port (the multicast ones above the
+	// simulator's 0..7 too) has a QUEUE entry with a scheduler and no
+	// WRED profile, as SONiC's QoS templates write them.
+	for _, p := range info.Ports {
+		for q := 0; q < queues; q++ {
+			k := p.Name + "|" + strconv.Itoa(q)
+			if _, ok := db["QUEUE"][k]; !ok {
+				db.set("QUEUE", k, "scheduler", "scheduler.0")
+			}
+		}
 	}
 	for k := range db["WRED_PROFILE"] {
 		db.set("WRED_PROFILE", k, "wred_yellow_enable", "true")
@@ -268,7 +280,21 @@ func oid(port, q int) string {
 	if q < 0 {
 		return fmt.Sprintf("oid:0x1000000%09x", port+1)
 	}
-	return fmt.Sprintf("oid:0x15000000%08x", port*simenv.NumQueues+q+1)
+	return fmt.Sprintf("oid:0x15000000%08x", port*MaxSonicQueues+q+1)
+}
+
+// pgOid is the SAI object id simswitch gives a port's priority group.
+func pgOid(port, pg int) string {
+	return fmt.Sprintf("oid:0x1a000000%08x", port*simenv.NumQueues+pg+1)
+}
+
+// queueType is COUNTERS_QUEUE_TYPE_MAP's word for queue q: the
+// simulator's queues 0..7 are unicast, the ones above multicast.
+func queueType(q int) string {
+	if q < simenv.NumQueues {
+		return "SAI_QUEUE_TYPE_UNICAST"
+	}
+	return "SAI_QUEUE_TYPE_MULTICAST"
 }
 
 // sonicCounters answers a COUNTERS_DB path from switch sw's telemetry.
@@ -285,6 +311,13 @@ func (v *service) sonicCounters(sw int, n []string, consume bool) (any, error) {
 		q := &snap.Queues[i]
 		byPort[q.Key.Port] = append(byPort[q.Key.Port], q)
 	}
+	// The multicast queues above the simulator's: idle, zero counters.
+	nq := v.s.cfg.SonicQueues
+	for _, p := range info.Ports {
+		for q := simenv.NumQueues; q < nq; q++ {
+			byPort[p.Name] = append(byPort[p.Name], &env.QueueSample{Key: env.QueueKey{Target: info.Name, Port: p.Name, Queue: q}})
+		}
+	}
 	queueFields := func(q *env.QueueSample) map[string]string {
 		u := func(x uint64) string { return strconv.FormatUint(x, 10) }
 		return map[string]string{"SAI_QUEUE_STAT_PACKETS": u(q.TxPkts), "SAI_QUEUE_STAT_BYTES": u(q.TxBytes),
@@ -296,6 +329,9 @@ func (v *service) sonicCounters(sw int, n []string, consume bool) (any, error) {
 		m := map[string]string{}
 		var in, out uint64
 		for _, q := range qs {
+			if q.Key.Queue >= simenv.NumQueues {
+				continue // PFC has priorities 0..7
+			}
 			i := strconv.Itoa(q.Key.Queue)
 			m["SAI_PORT_STAT_PFC_"+i+"_RX_PKTS"] = strconv.FormatUint(q.PauseRx, 10)
 			m["SAI_PORT_STAT_PFC_"+i+"_TX_PKTS"] = strconv.FormatUint(q.PauseTx, 10)
@@ -330,11 +366,26 @@ func (v *service) sonicCounters(sw int, n []string, consume bool) (any, error) {
 			m[p.Name] = oid(i, -1)
 		}
 		return m, nil
-	case len(n) == 1 && n[0] == "COUNTERS_QUEUE_NAME_MAP":
+	case len(n) == 1 && (n[0] == "COUNTERS_QUEUE_NAME_MAP" || n[0] == "COUNTERS_QUEUE_TYPE_MAP" || n[0] == "COUNTERS_QUEUE_INDEX_MAP"):
 		m := map[string]string{}
 		for i, p := range info.Ports {
-			for q := 0; q < simenv.NumQueues; q++ {
-				m[p.Name+":"+strconv.Itoa(q)] = oid(i, q)
+			for q := 0; q < nq; q++ {
+				switch n[0] {
+				case "COUNTERS_QUEUE_NAME_MAP":
+					m[p.Name+":"+strconv.Itoa(q)] = oid(i, q)
+				case "COUNTERS_QUEUE_TYPE_MAP":
+					m[oid(i, q)] = queueType(q)
+				default:
+					m[oid(i, q)] = strconv.Itoa(q)
+				}
+			}
+		}
+		return m, nil
+	case len(n) == 1 && n[0] == "COUNTERS_PG_NAME_MAP":
+		m := map[string]string{}
+		for i, p := range info.Ports {
+			for pg := 0; pg < simenv.NumQueues; pg++ {
+				m[p.Name+":"+strconv.Itoa(pg)] = pgOid(i, pg)
 			}
 		}
 		return m, nil

@@ -1,12 +1,15 @@
 package simswitch
 
 import (
+	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/openconfig/gnmi/proto/gnmi"
+	"github.com/openconfig/gnmic/pkg/api/target"
 	"google.golang.org/grpc/codes"
 
 	"github.com/ecntune/ecntune/agent/gnmipath"
@@ -206,5 +209,87 @@ func TestRealSonicAlpha(t *testing.T) {
 	}
 	if e, _ := sonicGet(t, addr, "CONFIG_DB", "/BUFFER_PROFILE/"+bp1); e["dynamic_th"] != "1" {
 		t.Fatalf("refused writes changed CONFIG_DB: %v", e)
+	}
+}
+
+// sonic-gnmi keys its Subscribe clients by the peer's address: a second
+// Subscribe on one connection closes the first (InvalidArgument "queue:
+// disposed"), unless stream multiplexing is on; one on another connection
+// leaves it alone.
+func TestRealSonicOneSubscribePerConnection(t *testing.T) {
+	for _, mux := range []bool{false, true} {
+		_, addr := start(t, "", func(c *Config) { c.Device, c.SonicStreamMultiplexing = "sonic", mux })
+		sub := func(ctx context.Context, tg *target.Target) gnmi.GNMI_SubscribeClient {
+			st, err := tg.Client.Subscribe(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := &gnmi.SubscribeRequest{Request: &gnmi.SubscribeRequest_Subscribe{Subscribe: &gnmi.SubscriptionList{
+				Prefix: &gnmi.Path{Target: "COUNTERS_DB"}, Mode: gnmi.SubscriptionList_STREAM, Encoding: gnmi.Encoding_JSON_IETF,
+				Subscription: []*gnmi.Subscription{{Path: &gnmi.Path{Elem: elems(t, "/COUNTERS/Ethernet*/Queues")},
+					Mode: gnmi.SubscriptionMode_SAMPLE, SampleInterval: uint64(time.Second)}}}}}
+			if err := st.Send(req); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.Recv(); err != nil {
+				t.Fatal(err)
+			}
+			return st
+		}
+		tg, other := dial(t, addr), dial(t, addr)
+		first := sub(ctx5(t), tg)
+		sub(ctx5(t), other)
+		sub(ctx5(t), tg)
+		var err error
+		for err == nil {
+			var m *gnmi.SubscribeResponse
+			m, err = first.Recv()
+			if mux && m.GetUpdate() != nil {
+				break // the first stream lives on: a sample after the third Subscribe came
+			}
+		}
+		switch {
+		case mux && err != nil:
+			t.Fatalf("with multiplexing the first stream ended: %v", err)
+		case !mux:
+			wantCode(t, err, codes.InvalidArgument, "queue: disposed")
+		}
+	}
+}
+
+// Ten queues a port by default, 0-7 unicast (the simulator's) and 8-9
+// multicast, in the virtual path, the name, type and index maps and
+// CONFIG_DB's QUEUE table, as many SONiC platforms have; PGs 0-7.
+func TestRealSonicTenQueues(t *testing.T) {
+	for _, c := range []struct{ queues, want int }{{0, 10}, {8, 8}, {20, 20}} {
+		_, addr := start(t, "", func(cfg *Config) { cfg.Device, cfg.SonicQueues = "sonic", c.queues })
+		q, err := sonicGet(t, addr, "COUNTERS_DB", "/COUNTERS/Ethernet*/Queues")
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := "etp1:" + strconv.Itoa(c.want-1)
+		if q[last] == nil || q["etp1:"+strconv.Itoa(c.want)] != nil {
+			t.Fatalf("%d queues: keys %v", c.want, keysOf(q))
+		}
+		names, err1 := sonicGet(t, addr, "COUNTERS_DB", "/COUNTERS_QUEUE_NAME_MAP")
+		types, err2 := sonicGet(t, addr, "COUNTERS_DB", "/COUNTERS_QUEUE_TYPE_MAP")
+		pgs, err3 := sonicGet(t, addr, "COUNTERS_DB", "/COUNTERS_PG_NAME_MAP")
+		if err1 != nil || err2 != nil || err3 != nil {
+			t.Fatal(err1, err2, err3)
+		}
+		if types[names["Ethernet1:3"].(string)] != "SAI_QUEUE_TYPE_UNICAST" || len(pgs) != 8*len(q)/(2*c.want) {
+			t.Fatalf("maps: %v %v", types, pgs)
+		}
+		if c.want > 8 && types[names["Ethernet1:"+strconv.Itoa(c.want-1)].(string)] != "SAI_QUEUE_TYPE_MULTICAST" {
+			t.Fatalf("queue %d not multicast: %v", c.want-1, types)
+		}
+		cfgq, err := sonicGet(t, addr, "CONFIG_DB", "/QUEUE")
+		if err != nil || cfgq["Ethernet1|"+strconv.Itoa(c.want-1)] == nil {
+			t.Fatalf("QUEUE table: %v %v", keysOf(cfgq), err)
+		}
+	}
+	if _, _, err := Start(context.Background(), Config{Sim: simConfig(), Device: "sonic", SonicQueues: 7, Listen: "127.0.0.1:0"}); err == nil ||
+		!strings.Contains(err.Error(), "sonic queues 7") {
+		t.Fatalf("7 queues: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/openconfig/gnmi/proto/gnmi"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
 	"github.com/ecntune/ecntune/agent/gnmipath"
@@ -197,6 +198,12 @@ func (v *service) Subscribe(stream gnmi.GNMI_SubscribeServer) error {
 	defer cancel(nil)
 	id := v.s.addStream(cancel)
 	defer v.s.removeStream(id)
+	if v.s.dev.RealSonic && !v.s.cfg.SonicStreamMultiplexing {
+		if pr, ok := peer.FromContext(ctx); ok && pr.Addr != nil {
+			v.s.claimSonicPeer(pr.Addr.String(), id)
+			defer v.s.releaseSonicPeer(pr.Addr.String(), id)
+		}
+	}
 
 	first, err := stream.Recv()
 	if err != nil {
@@ -252,8 +259,11 @@ func (v *service) Subscribe(stream gnmi.GNMI_SubscribeServer) error {
 		}
 	}()
 	ended := func() error {
-		if c := context.Cause(ctx); errors.Is(c, errDropped) {
+		switch c := context.Cause(ctx); {
+		case errors.Is(c, errDropped):
 			return status.Error(codes.Unavailable, errDropped.Error())
+		case errors.Is(c, errDisposed):
+			return status.Error(codes.InvalidArgument, errDisposed.Error())
 		}
 		return status.FromContextError(ctx.Err()).Err()
 	}
@@ -262,7 +272,7 @@ func (v *service) Subscribe(stream gnmi.GNMI_SubscribeServer) error {
 		if list.GetMode() == gnmi.SubscriptionList_POLL {
 			return status.Error(codes.Unimplemented, "POLL is not supported for sonic-db paths here")
 		}
-		if err := v.sonicSubscribe(ctx, list, send, recvDone); err != nil && !errors.Is(err, io.EOF) {
+		if err := v.sonicSubscribe(ctx, list, send, recvDone); err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
 			return err
 		}
 		return ended()

@@ -24,7 +24,8 @@ func newSimswitchCmd() *cobra.Command {
 	var (
 		scenarioPath, listen, dialect, device, setLogPath, bufferModel, tlsCert, tlsKey, user, pass, step, statusEvery string
 		timescale                                                                                                      float64
-		perSwitch, nativeWrite, loop                                                                                   bool
+		perSwitch, nativeWrite, loop, sonicMux                                                                         bool
+		sonicQueues                                                                                                    int
 	)
 	cmd := &cobra.Command{
 		Use:   "simswitch --scenario FILE [--listen 127.0.0.1:57400]",
@@ -101,7 +102,8 @@ that the traffic keeps going.`,
 				setLog = f
 			}
 			srv, _, err := simswitch.Start(ctx, simswitch.Config{Sim: cfg, Dialect: d, Device: device, SetLog: setLog,
-				SonicNativeWrite: nativeWrite, SonicBufferModel: bufferModel, Listen: listen, PerSwitch: perSwitch,
+				SonicNativeWrite: nativeWrite, SonicBufferModel: bufferModel, SonicQueues: sonicQueues, SonicStreamMultiplexing: sonicMux,
+				Listen: listen, PerSwitch: perSwitch,
 				Timescale: timescale, Step: st, TLSCert: tlsCert, TLSKey: tlsKey, Username: user, Password: pass})
 			if err != nil {
 				return fmt.Errorf("%s: %w", scenarioPath, err)
@@ -118,6 +120,8 @@ that the traffic keeps going.`,
 	f.StringVar(&dialect, "dialect", "openconfig", "gNMI dialect: openconfig or sonic")
 	f.BoolVar(&nativeWrite, "sonic-native-write", false, "--device sonic: accept Sets (sonic-gnmi refuses writes unless started with native write)")
 	f.StringVar(&bufferModel, "sonic-buffer-model", "static", "--device sonic: static (lossless PG profiles in CONFIG_DB) or dynamic (BUFFER_PG \"NULL\": computed by buffermgrd, headroom not writable)")
+	f.IntVar(&sonicQueues, "sonic-queues", simswitch.DefaultSonicQueues, fmt.Sprintf("--device sonic: queues per port in COUNTERS_DB, 0-7 unicast and the rest idle multicast (%d to %d)", simenv.NumQueues, simswitch.MaxSonicQueues))
+	f.BoolVar(&sonicMux, "sonic-stream-multiplexing", false, "--device sonic: serve many Subscribes per connection (sonic-gnmi's --enable_stream_multiplexing); by default a second Subscribe on a connection closes the first, as sonic-gnmi does")
 	f.StringVar(&setLogPath, "set-log", "", "append a JSON line per lossless queue's setting at start and per change a Set makes (evidence for audits)")
 	f.StringVar(&device, "device", "", "imitate this kind of switch: "+strings.Join(gnmipath.DeviceNames(), ", ")+
 		" (what it serves and accepts; see agent/gnmipath/PROFILES.md); default: ecntune's idealised switch, or sonic with --dialect sonic")
