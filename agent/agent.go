@@ -242,6 +242,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		case e := <-errs:
 			a.targetEvent(e.target, e.err)
 		case <-tick.C:
+			a.pollTargets()
 			if err := a.Tick(ctx); err != nil {
 				a.log.Error("interval", "err", err)
 			}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/openconfig/gnmi/proto/gnmi"
@@ -46,6 +47,12 @@ type GNMISwitch struct {
 	deviceLogged  bool
 	// onConnect runs at the start of every subscription session.
 	onConnect func(ctx context.Context)
+	// opts make a connection to the switch: tg's, and for a device that
+	// serves one Subscribe per connection, one more per Subscribe.
+	opts []api.TargetOption
+	// conns counts the gRPC connections open to the switch (tg's and
+	// the Subscribes' own).
+	conns atomic.Int64
 }
 
 // DialSwitch prepares a gNMI client for one target. The connection is
@@ -104,8 +111,16 @@ func DialSwitch(ctx context.Context, t TargetConfig, sample time.Duration) (*GNM
 	if settle < 2*time.Millisecond {
 		settle = 2 * time.Millisecond
 	}
-	return &GNMISwitch{cfg: t, gt: gt, tg: tg, dec: gnmipath.NewDecoder(gt, t.Queues...), settle: settle, sample: sample}, nil
+	sw := &GNMISwitch{cfg: t, gt: gt, tg: tg, dec: gnmipath.NewDecoder(gt, t.Queues...), settle: settle, sample: sample, opts: opts}
+	sw.conns.Store(1)
+	return sw, nil
 }
+
+// Connections is how many gRPC connections are open to the switch: one
+// for Get, Set and Capabilities (and every Subscribe, where the device
+// multiplexes them), plus one per Subscribe on a device that serves one
+// Subscribe per connection (gnmipath.Device.OneSubscribePerConn).
+func (s *GNMISwitch) Connections() int { return int(s.conns.Load()) }
 
 // Name is the target name.
 func (s *GNMISwitch) Name() string { return s.cfg.Name }
@@ -317,7 +332,8 @@ func (ss *session) open(sctx context.Context, req *gnmi.SubscribeRequest, name s
 				return false
 			}
 		}
-		stream, err := ss.sw.rawSubscribe(sctx, req)
+		stream, closeConn, err := ss.sw.rawSubscribe(sctx, req)
+		defer closeConn()
 		if err != nil {
 			if sctx.Err() == nil {
 				send(subResp{err: fmt.Errorf("subscribe %s: %w", name, err), sub: i})
@@ -346,21 +362,61 @@ func (ss *session) open(sctx context.Context, req *gnmi.SubscribeRequest, name s
 // responses arrive as the bytes gRPC received (rawFrame), for the decoder
 // to walk in place (gnmipath.Decoder.ApplyWire) rather than as messages
 // unmarshalled leaf by leaf, and sends req.
-func (s *GNMISwitch) rawSubscribe(ctx context.Context, req *gnmi.SubscribeRequest) (grpc.ClientStream, error) {
+//
+// On a device that serves one Subscribe per connection the stream gets a
+// connection of its own, closed by the returned func once the stream has
+// ended (the func is never nil).
+func (s *GNMISwitch) rawSubscribe(ctx context.Context, req *gnmi.SubscribeRequest) (grpc.ClientStream, func(), error) {
 	if s.cfg.Username != "" {
 		ctx = metadata.AppendToOutgoingContext(ctx, "username", s.cfg.Username)
 	}
 	if s.cfg.Password != "" {
 		ctx = metadata.AppendToOutgoingContext(ctx, "password", s.cfg.Password)
 	}
-	st, err := s.tg.Client.Subscribe(ctx, grpc.ForceCodecV2(rawCodec{}))
+	client, done := s.tg.Client, func() {}
+	if s.device().OneSubscribePerConn {
+		own, err := api.NewTarget(s.opts...)
+		if err == nil {
+			err = own.CreateGNMIClient(ctx)
+		}
+		if err != nil {
+			return nil, done, fmt.Errorf("a connection for the subscription: %v", err)
+		}
+		s.conns.Add(1)
+		var once sync.Once
+		done = func() {
+			once.Do(func() {
+				own.Close()
+				s.conns.Add(-1)
+			})
+		}
+		client = own.Client
+	}
+	st, err := client.Subscribe(ctx, grpc.ForceCodecV2(rawCodec{}))
 	if err != nil {
-		return nil, err
+		done()
+		return nil, func() {}, err
 	}
 	if err := st.Send(req); err != nil {
-		return nil, err
+		done()
+		return nil, func() {}, err
 	}
-	return st, nil
+	return st, done, nil
+}
+
+// Skipped implements SkipReporter: the telemetry elements the decoder did
+// not understand, by path shape.
+func (s *GNMISwitch) Skipped() []gnmipath.Skipped {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dec.Skipped()
+}
+
+// device is the target's device profile as the subscriptions use it.
+func (s *GNMISwitch) device() *gnmipath.Device {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gt.Dev()
 }
 
 // rawFrame receives one message's bytes (rawCodec).

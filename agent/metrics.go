@@ -68,6 +68,11 @@ type Instruments struct {
 	// Missing is 1 for each optional telemetry feature a target's
 	// switch does not export (the names of env.Telemetry).
 	Missing *prometheus.GaugeVec
+	// Skipped counts telemetry elements the decoder did not understand
+	// and skipped, by target and path shape.
+	Skipped *prometheus.CounterVec
+	// Conns is the gRPC connections open to each target.
+	Conns *prometheus.GaugeVec
 
 	collectors []prometheus.Collector // everything registered
 
@@ -158,6 +163,9 @@ func NewInstruments() *Instruments {
 		Snapshots:    cv("agent_snapshots_total", "Telemetry snapshots decoded.", "target"),
 		Frozen:       gv("agent_target_frozen", "1 while the stale-telemetry watchdog holds a target.", "target"),
 		Missing:      gv("target_telemetry_missing", "1 for each optional telemetry feature the target's switch does not export.", "target", "feature"),
+		Skipped: cv("target_telemetry_skipped_total",
+			"Telemetry elements the agent did not understand (a queue named other than by an index, a priority outside 0..7) and skipped, by the shape of their path; the rest of each notification is used.", "target", "shape"),
+		Conns: gv("target_connections", "gRPC connections open to the target (one, plus one per Subscribe on a switch that serves one Subscribe per connection).", "target"),
 
 		perQueue: DefaultMetricsQueues,
 		shown:    map[env.QueueKey]bool{},
@@ -170,7 +178,7 @@ func NewInstruments() *Instruments {
 		m.tConfMin, m.tConfMean, m.tToChange, m.tKmin, m.tKmax, m.tPmax, m.tHeadroom, m.tAlpha,
 		m.tTxBytes, m.tMarkedBytes, m.tDropBytes, m.tPauseFrames, m.shownQueues, m.confHist,
 		m.Decisions, m.Ticks, m.SetLatency, m.DecisionLatency, m.Sets, m.Rollbacks,
-		m.Rejections, m.Clamps, m.Alarms, m.Staleness, m.TelemetryErr, m.Snapshots, m.Frozen, m.Missing}
+		m.Rejections, m.Clamps, m.Alarms, m.Staleness, m.TelemetryErr, m.Snapshots, m.Frozen, m.Missing, m.Skipped, m.Conns}
 	m.Registry.MustRegister(m.collectors...)
 	return m
 }

@@ -70,18 +70,34 @@ func TestE2ERealSonicNoCableLength(t *testing.T) {
 	t.Logf("sonic without CABLE_LENGTH: %d audit entries, all applied and read back", n)
 }
 
-// Shadow mode against the sonic-gnmi imitation: a measured recommendation
-// for every controlled queue within three intervals, naming what sonic
-// lacks, and no Set sent.
+// Shadow mode against the sonic-gnmi imitation (one Subscribe per
+// connection, 10 queues a port): a measured recommendation for every
+// controlled queue within three intervals, naming what sonic lacks, no Set
+// sent, no stream closed and nothing malformed on the way; every Subscribe
+// on a connection of its own.
 func TestE2ERealSonicShadow(t *testing.T) {
 	s, addr := sonicSim(t, "static")
-	e := runE2ESample(t, ModeShadow, mustStatic(t, "hpcc"), []TargetConfig{target0(addr, DialectSONiC)}, e2eGuard(), time.Second)
+	var logs syncBuffer
+	e := runE2EFull(t, ModeShadow, mustStatic(t, "hpcc"), []TargetConfig{target0(addr, DialectSONiC)}, e2eGuard(),
+		slog.New(slog.NewTextHandler(&logs, nil)), time.Second)
 	var recs []Recommendation
 	waitFor(t, 30*time.Second, "a measured recommendation for every queue", func() bool {
 		recs, _ = e.j.Recommendations("sw0", 0, 0)
 		return len(queuesOf(recs)) == 4
 	})
+	waitFor(t, 10*time.Second, "the connections counted", func() bool { return e.a.Targets()[0].Connections > 0 })
+	ti := e.a.Targets()[0]
 	e.stop(t)
+	// One for Get/Set, one per group (counters, config, cable-length) and
+	// one per profile subscription.
+	if ti.Connections < 5 {
+		t.Errorf("%d connections to a switch that serves one Subscribe per connection", ti.Connections)
+	}
+	for _, bad := range []string{"malformed telemetry", "resubscribing", "queue: disposed"} {
+		if strings.Contains(logs.String(), bad) {
+			t.Errorf("the log has %q:\n%s", bad, logs.String())
+		}
+	}
 	seen := map[int64]bool{}
 	for _, r := range recs {
 		seen[r.TimeNs] = true

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sort"
 
+	"github.com/ecntune/ecntune/agent/gnmipath"
 	"github.com/ecntune/ecntune/env"
 )
 
@@ -17,9 +18,70 @@ type TargetInfo struct {
 	DeviceWhy string   `json:"device_why,omitempty"`
 	Missing   []string `json:"missing,omitempty"` // optional telemetry no queue of the target has
 	Refused   []string `json:"refused_groups,omitempty"`
+	// Skipped is the telemetry the agent did not understand and skipped,
+	// by path shape, with cumulative counts.
+	Skipped []gnmipath.Skipped `json:"skipped,omitempty"`
+	// Connections is how many gRPC connections are open to the switch.
+	Connections int `json:"connections,omitempty"`
 
-	missing env.Telemetry
-	seen    bool
+	missing    env.Telemetry
+	seen       bool
+	skipCounts map[string]uint64
+}
+
+// SkipReporter is a Switch that skips telemetry elements it does not
+// understand and counts them by path shape (GNMISwitch).
+type SkipReporter interface {
+	Skipped() []gnmipath.Skipped
+}
+
+// ConnCounter is a Switch that says how many connections it holds open.
+type ConnCounter interface {
+	Connections() int
+}
+
+// pollTargets reads what the switches' clients count (elements skipped,
+// connections) into /targets and /metrics, and logs each shape of skipped
+// element once per target. It runs every interval, also while a target
+// sends nothing the agent can use.
+func (a *Agent) pollTargets() {
+	for _, n := range a.names {
+		sw := a.switches[n]
+		var sk []gnmipath.Skipped
+		if sr, ok := sw.(SkipReporter); ok {
+			sk = sr.Skipped()
+		}
+		conns := -1
+		if cc, ok := sw.(ConnCounter); ok {
+			conns = cc.Connections()
+			a.o.Instruments.Conns.WithLabelValues(n).Set(float64(conns))
+		}
+		a.mu.Lock()
+		ti := a.info(n)
+		if conns >= 0 {
+			ti.Connections = conns
+		}
+		var fresh []gnmipath.Skipped
+		if ti.skipCounts == nil && len(sk) > 0 {
+			ti.skipCounts = map[string]uint64{}
+		}
+		for _, k := range sk {
+			prev, seen := ti.skipCounts[k.Shape]
+			if !seen {
+				fresh = append(fresh, k)
+			}
+			if k.Count > prev {
+				a.o.Instruments.Skipped.WithLabelValues(n, k.Shape).Add(float64(k.Count - prev))
+			}
+			ti.skipCounts[k.Shape] = k.Count
+		}
+		ti.Skipped = sk
+		a.mu.Unlock()
+		for _, k := range fresh {
+			a.log.Warn("telemetry not understood; skipping it and using the rest (logged once per shape)", "target", n,
+				"shape", k.Shape, "example", k.Example, "why", k.Why)
+		}
+	}
 }
 
 // info returns (creating) the TargetInfo of target. Callers hold a.mu.
@@ -112,6 +174,8 @@ func (a *Agent) Targets() []TargetInfo {
 		c := *ti
 		c.Missing = append([]string(nil), ti.Missing...)
 		c.Refused = append([]string(nil), ti.Refused...)
+		c.Skipped = append([]gnmipath.Skipped(nil), ti.Skipped...)
+		c.skipCounts = nil
 		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Target < out[j].Target })

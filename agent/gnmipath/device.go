@@ -95,6 +95,13 @@ type Device struct {
 	// goes in prefix.target ("COUNTERS_DB/asic0"), as sonic-gnmi serves
 	// them; otherwise ecntune's idealised layout.
 	RealSonic bool
+	// OneSubscribePerConn: the server serves one Subscribe RPC per
+	// connection, closing the older one when a second opens (sonic-gnmi
+	// keys its subscribe clients by the peer's address unless it runs with
+	// --enable_stream_multiplexing, off by default and absent from older
+	// releases: gnmi_server/server.go, Client.Key in client_subscribe.go).
+	// The agent gives each Subscribe a gRPC connection of its own.
+	OneSubscribePerConn bool
 	// Summary is one line for logs and PROFILES.md.
 	Summary string
 }
@@ -125,7 +132,7 @@ var Devices = map[string]*Device{
 		Summary: "Nokia SR Linux: queues and WRED through openconfig-qos, PFC frames from native srl_nokia-qos; headroom per forwarding complex, not per PG",
 	},
 	"sonic": {
-		Name: "sonic", Dialect: Sonic, Origin: "sonic-db", RealSonic: true,
+		Name: "sonic", Dialect: Sonic, Origin: "sonic-db", RealSonic: true, OneSubscribePerConn: true,
 		PFC: PFCSonic, Paused: "RX_PAUSE_DURATION_US", Headroom: HeadroomBufferProfile, MinSample: time.Second, Get: true,
 		Summary: "SONiC as sonic-gnmi serves it: COUNTERS_DB through its virtual paths (queues keyed by port alias, periodic watermarks), CONFIG_DB written field by field",
 	},
