@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net"
 	"net/netip"
@@ -14,6 +15,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -115,6 +117,10 @@ type TargetConfig struct {
 	AllPorts bool     // ports: "*"
 	Ports    []string // when !AllPorts
 	Queues   []int
+	// QueueNames (openconfig) is the name the switch gives a queue index
+	// that it does not name by the index: queue-names: {3: AF3, 4: AF4} on
+	// a switch whose queues are named by class. Others are named by index.
+	QueueNames map[int]string
 	// FabricPorts lists the ports that face another switch (uplinks,
 	// spine ports); with PeersKnown every other port faces a host. A
 	// policy marks transit queues differently from last-hop ones (see
@@ -208,26 +214,27 @@ type gnmicTopIgnored struct {
 }
 
 type fileTarget struct {
-	Address     string    `yaml:"address"`
-	Namespace   string    `yaml:"namespace"`
-	Username    string    `yaml:"username"`
-	Password    string    `yaml:"password"`
-	Insecure    *bool     `yaml:"insecure"`
-	SkipVerify  *bool     `yaml:"skip-verify"`
-	TLSCA       string    `yaml:"tls-ca"`
-	TLSCert     string    `yaml:"tls-cert"`
-	TLSKey      string    `yaml:"tls-key"`
-	Timeout     string    `yaml:"timeout"`
-	RetryTimer  string    `yaml:"retry-timer"`
-	Dialect     string    `yaml:"dialect"`
-	Device      string    `yaml:"device"`
-	ASIC        string    `yaml:"asic"`
-	Encoding    string    `yaml:"encoding"`
-	Ports       yaml.Node `yaml:"ports"`
-	Queues      []int     `yaml:"queues"`
-	FabricPorts yaml.Node `yaml:"fabric-ports"`
-	Cable       string    `yaml:"cable"`
-	MTU         *int      `yaml:"mtu"`
+	Address     string         `yaml:"address"`
+	Namespace   string         `yaml:"namespace"`
+	Username    string         `yaml:"username"`
+	Password    string         `yaml:"password"`
+	Insecure    *bool          `yaml:"insecure"`
+	SkipVerify  *bool          `yaml:"skip-verify"`
+	TLSCA       string         `yaml:"tls-ca"`
+	TLSCert     string         `yaml:"tls-cert"`
+	TLSKey      string         `yaml:"tls-key"`
+	Timeout     string         `yaml:"timeout"`
+	RetryTimer  string         `yaml:"retry-timer"`
+	Dialect     string         `yaml:"dialect"`
+	Device      string         `yaml:"device"`
+	ASIC        string         `yaml:"asic"`
+	Encoding    string         `yaml:"encoding"`
+	Ports       yaml.Node      `yaml:"ports"`
+	Queues      []int          `yaml:"queues"`
+	QueueNames  map[int]string `yaml:"queue-names"`
+	FabricPorts yaml.Node      `yaml:"fabric-ports"`
+	Cable       string         `yaml:"cable"`
+	MTU         *int           `yaml:"mtu"`
 
 	// gnmic-only target keys, accepted and ignored (with a note).
 	GnmicIgnored gnmicTargetIgnored `yaml:",inline" keys:"unlisted"`
@@ -1197,6 +1204,9 @@ func parseTarget(name string, f fileTarget) (TargetConfig, error) {
 	if len(t.Queues) == 0 {
 		t.Queues = []int{3, 4}
 	}
+	if t.QueueNames, err = parseQueueNames(field, f.QueueNames, t.Dialect); err != nil {
+		return t, err
+	}
 	seenQ := map[int]bool{}
 	for _, q := range t.Queues {
 		if q < 0 || q > 7 {
@@ -1208,6 +1218,37 @@ func parseTarget(name string, f fileTarget) (TargetConfig, error) {
 		seenQ[q] = true
 	}
 	return t, nil
+}
+
+// parseQueueNames checks a target's queue-names: the name the switch gives
+// each queue index it names otherwise (openconfig only: a queue keyed
+// queue[name=AF3] rather than queue[name=3]), one name per index, no name
+// twice, none that is itself another index.
+func parseQueueNames(field string, m map[int]string, dialect string) (map[int]string, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	if strings.EqualFold(dialect, DialectSONiC) {
+		return nil, fmt.Errorf("%s.queue-names: for openconfig switches only (SONiC numbers its queues in COUNTERS_QUEUE_NAME_MAP)", field)
+	}
+	seen := map[string]int{}
+	for _, q := range slices.Sorted(maps.Keys(m)) {
+		n := strings.TrimSpace(m[q])
+		switch {
+		case q < 0 || q > 7:
+			return nil, fmt.Errorf("%s.queue-names: queue %d is out of range (want 0..7)", field, q)
+		case n == "":
+			return nil, fmt.Errorf("%s.queue-names: queue %d has an empty name", field, q)
+		}
+		if i, err := strconv.Atoi(n); err == nil && i != q {
+			return nil, fmt.Errorf("%s.queue-names: queue %d named %q, which is the index of another queue", field, q, n)
+		}
+		if other, ok := seen[n]; ok {
+			return nil, fmt.Errorf("%s.queue-names: %q names both queue %d and queue %d", field, n, other, q)
+		}
+		seen[n] = q
+	}
+	return m, nil
 }
 
 // switchID is what selects a target's switch on the wire: the address

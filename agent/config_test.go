@@ -187,6 +187,11 @@ func TestParseConfigErrors(t *testing.T) {
 		{"targets:\n  sw0:\n    address: h:1\n    ports: all\n", "targets.sw0.ports"},
 		{"targets:\n  sw0:\n    address: h:1\n    ports: [a, a]\n", "targets.sw0.ports"},
 		{"targets:\n  sw0:\n    address: h:1\n    queues: [9]\n", "targets.sw0.queues"},
+		{"targets:\n  sw0:\n    address: h:1\n    queue-names: {9: AF9}\n", "targets.sw0.queue-names: queue 9 is out of range"},
+		{"targets:\n  sw0:\n    address: h:1\n    queue-names: {3: AF3, 4: AF3}\n", "targets.sw0.queue-names: \"AF3\" names both queue 3 and queue 4"},
+		{"targets:\n  sw0:\n    address: h:1\n    queue-names: {3: \"4\"}\n", "queue 3 named \"4\", which is the index of another queue"},
+		{"targets:\n  sw0:\n    address: h:1\n    queue-names: {3: \" \"}\n", "queue 3 has an empty name"},
+		{"targets:\n  sw0:\n    address: h:1\n    dialect: sonic\n    queue-names: {3: AF3}\n", "targets.sw0.queue-names: for openconfig switches only"},
 		{"targets:\n  sw0:\n    address: h:1\n    fabric-ports: Ethernet8\n", "targets.sw0.fabric-ports: want a list"},
 		{"targets:\n  sw0:\n    address: h:1\n    fabric-ports: Ethernet8\n", "or lldp (discover them from the switch's LLDP neighbours), not \"Ethernet8\""},
 		{"targets:\n  sw0:\n    address: h:1\n    fabric-ports: LLDP\n", "or lldp (discover them"},
@@ -225,6 +230,17 @@ func TestParseConfigErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: got %v, want error containing %q", c.doc, err, c.want)
 		}
+	}
+}
+
+// queue-names maps queue indices to the names a switch gives them.
+func TestParseConfigQueueNames(t *testing.T) {
+	c, err := ParseConfig([]byte("targets:\n  sw0:\n    address: h:1\n    device: arista-eos\n    queues: [3, 4]\n    queue-names: {3: AF3, 4: AF4}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := c.Targets[0].QueueNames; len(q) != 2 || q[3] != "AF3" || q[4] != "AF4" {
+		t.Fatalf("queue names %v", q)
 	}
 }
 

@@ -95,7 +95,7 @@ func DialSwitch(ctx context.Context, t TargetConfig, sample time.Duration) (*GNM
 	if err := tg.CreateGNMIClient(ctx); err != nil {
 		return nil, fmt.Errorf("target %s (%s): %v", t.Name, t.Address, err)
 	}
-	gt := gnmipath.Target{Name: t.Name, Dialect: dl, Namespace: t.Namespace, ASIC: t.ASIC}
+	gt := gnmipath.Target{Name: t.Name, Dialect: dl, Namespace: t.Namespace, ASIC: t.ASIC, QueueNames: t.QueueNames}
 	if t.Device != "" {
 		if gt.Device, err = gnmipath.LookupDevice(t.Device); err != nil {
 			return nil, fmt.Errorf("targets.%s.device: %v", t.Name, err)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"sort"
 	"strconv"
@@ -31,6 +32,55 @@ type Target struct {
 	// change writes both; "broadcom" size is the PG's guaranteed minimum,
 	// independent of xoff, so only xoff is written.
 	ASIC string
+	// QueueNames (openconfig) is the name the switch gives each queue
+	// index it does not name by the index (queue[name=AF3] for queue 3).
+	// The decoder reads such a queue as its index and paths written to the
+	// switch name it so; a queue named otherwise and not listed is skipped
+	// (ErrUnknownKey).
+	QueueNames map[int]string
+}
+
+// queueNamed rewrites, in a copy of el where needed, an openconfig queue
+// element keyed by a name of t.QueueNames to its index (toIndex) or the
+// other way round.
+func (t Target) queueNamed(el []*gnmi.PathElem, toIndex bool) []*gnmi.PathElem {
+	if len(t.QueueNames) == 0 || t.Dialect == Sonic {
+		return el
+	}
+	for i, e := range el {
+		if stripModule(e.GetName()) != "queue" || e.GetKey()["name"] == "" {
+			continue
+		}
+		name := e.GetKey()["name"]
+		repl := ""
+		for q, n := range t.QueueNames {
+			switch {
+			case toIndex && n == name:
+				repl = strconv.Itoa(q)
+			case !toIndex && strconv.Itoa(q) == name:
+				repl = n
+			}
+		}
+		if repl == "" {
+			continue
+		}
+		out := append([]*gnmi.PathElem(nil), el...)
+		k := maps.Clone(e.GetKey())
+		k["name"] = repl
+		out[i] = &gnmi.PathElem{Name: e.GetName(), Key: k}
+		return out
+	}
+	return el
+}
+
+// QueueNamed gives the paths of req the switch's queue names where
+// t.QueueNames has them (paths built with queue indices).
+func (t Target) QueueNamed(paths ...*gnmi.Path) {
+	for _, p := range paths {
+		if p != nil {
+			p.Elem = t.queueNamed(p.Elem, false)
+		}
+	}
 }
 
 // Dev returns t's device (DefaultDevice of its dialect when none is set).
@@ -456,7 +506,7 @@ func isQueueField(f Field) bool { return f >= TxPkts && f <= AvgQueue }
 // parseLeaf is ParseLeaf for this decoder's dialect, with a SONiC port
 // alias mapped to the port's name.
 func (d *Decoder) parseLeaf(db string, el []*gnmi.PathElem) (Leaf, error) {
-	l, err := ParseLeaf(d.t.Dialect, db, el)
+	l, err := ParseLeaf(d.t.Dialect, db, d.t.queueNamed(el, true))
 	if err == nil && len(d.aliases) > 0 && l.Port != "" && l.Field != PortAlias && l.Field != PortSpeed && l.Field != PortCable && l.Field != PortMTU {
 		if name, ok := d.aliases[l.Port]; ok {
 			l.Port = name
@@ -604,7 +654,7 @@ func (d *Decoder) Apply(n *gnmi.Notification) error {
 			errs = append(errs, fmt.Errorf("%s: delete: %v", d.t.Name, err))
 			continue
 		}
-		if d.deletePath(db, el) > 0 {
+		if d.deletePath(db, d.t.queueNamed(el, true)) > 0 {
 			if len(d.aliases) > 0 {
 				d.aliasesChanged()
 			}

@@ -406,7 +406,7 @@ func ParseLeaf(d Dialect, db string, el []*gnmi.PathElem) (Leaf, error) {
 		}
 		q, err := queueIndex(qs, "queue name")
 		if err != nil {
-			return Leaf{}, unknownKey(el, 5, err.Error())
+			return Leaf{}, unknownKey(el, 5, err.Error()+" (a queue the switch names otherwise is read with the target's queue-names)")
 		}
 		if (n[6] == "config" || n[6] == "state") && n[7] == "queue-management-profile" {
 			return Leaf{Field: QueueProfile, Port: port, Index: q}, nil

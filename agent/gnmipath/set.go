@@ -72,6 +72,9 @@ func SetRequest(t Target, key env.QueueKey, s env.Setting, b Binding) (*gnmi.Set
 			upd(ocLeafPath(Leaf{Field: WREDName, Name: profile}), jsonIETF(profile))
 			upd(ocLeafPath(Leaf{Field: QueueProfile, Port: key.Port, Index: key.Queue}), jsonIETF(profile))
 		}
+		for _, u := range req.Update {
+			t.QueueNamed(u.Path)
+		}
 		return req, nil // headroom: HeadroomRequest, a Set of its own
 	}
 	// SONiC: origin sonic-db, /CONFIG_DB/<namespace>/TABLE/KEY/FIELD
@@ -212,6 +215,7 @@ func SettingPaths(t Target, key env.QueueKey) (prefix *gnmi.Path, paths []*gnmi.
 		if t.Dev().Headroom == HeadroomLeaf {
 			paths = append(paths, &gnmi.Path{Elem: ocLeafPath(Leaf{Field: PFCHeadroom, Port: key.Port, Index: key.Queue})})
 		}
+		t.QueueNamed(paths...)
 		return prefix, paths
 	}
 	return configPrefix(t), []*gnmi.Path{

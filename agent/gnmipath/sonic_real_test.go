@@ -290,3 +290,55 @@ func TestDecodeClassNamedQueuesSkipped(t *testing.T) {
 		t.Fatalf("skipped %+v", sk)
 	}
 }
+
+// With the target's QueueNames a class-named queue is its index: decoded
+// as such, written and read back under its name; other class names are
+// still skipped.
+func TestQueueNamesMapClassNamedQueues(t *testing.T) {
+	tg := Target{Name: "sw", Dialect: OpenConfig, Device: Devices["arista-eos"], QueueNames: map[int]string{3: "AF3"}}
+	d := NewDecoder(tg, 3)
+	n := &gnmi.Notification{Timestamp: 1, Prefix: &gnmi.Path{Target: "sw"}}
+	add := func(path string, v *gnmi.TypedValue) {
+		n.Update = append(n.Update, &gnmi.Update{Path: mustPath(path), Val: v})
+	}
+	u := func(x uint64) *gnmi.TypedValue { return &gnmi.TypedValue{Value: &gnmi.TypedValue_UintVal{UintVal: x}} }
+	for _, q := range []string{"AF3", "NC1"} {
+		for _, f := range []string{"transmit-pkts", "transmit-octets", "dropped-pkts", "dropped-octets", "ecn-marked-pkts"} {
+			add("/qos/interfaces/interface[interface-id=Ethernet1]/output/queues/queue[name="+q+"]/state/"+f, u(7))
+		}
+	}
+	add("/qos/interfaces/interface[interface-id=Ethernet1]/output/queues/queue[name=AF3]/config/queue-management-profile",
+		&gnmi.TypedValue{Value: &gnmi.TypedValue_StringVal{StringVal: "LOSSLESS"}})
+	for f, v := range map[string]*gnmi.TypedValue{"min-threshold": u(400_000), "max-threshold": u(1_600_000),
+		"max-drop-probability-percent": u(20), "enable-ecn": {Value: &gnmi.TypedValue_BoolVal{BoolVal: true}}} {
+		add("/qos/queue-management-profiles/queue-management-profile[name=LOSSLESS]/wred/uniform/config/"+f, v)
+	}
+	add("/interfaces/interface[name=Ethernet1]/ethernet/state/port-speed", &gnmi.TypedValue{Value: &gnmi.TypedValue_StringVal{StringVal: "SPEED_100GB"}})
+	if err := d.Apply(n); err != nil {
+		t.Fatal(err)
+	}
+	s, inc := d.Snapshot()
+	if len(s.Queues) != 1 || s.Queues[0].Key.Queue != 3 || s.Queues[0].TxPkts != 7 || s.Queues[0].Setting.KmaxBytes != 1_600_000 {
+		t.Fatalf("queues %+v, incomplete %v", s.Queues, inc)
+	}
+	if sk := d.Skipped(); len(sk) != 1 || !strings.Contains(sk[0].Why, `"NC1"`) || !strings.Contains(sk[0].Why, "queue-names") {
+		t.Fatalf("skipped %+v", sk)
+	}
+	key := env.QueueKey{Target: "sw", Port: "Ethernet1", Queue: 3}
+	req, err := SetRequest(tg, key, env.Setting{KminBytes: 100_000, KmaxBytes: 400_000, Pmax: 0.1}, Binding{ECNProfile: "LOSSLESS", ECNShared: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := false
+	for _, up := range req.Update {
+		p := PathString(up.Path.GetElem())
+		if strings.Contains(p, "queue[name=3]") {
+			t.Errorf("Set names the queue by index: %s", p)
+		}
+		bound = bound || strings.Contains(p, "queue[name=AF3]/config/queue-management-profile")
+	}
+	_, paths := SettingPaths(tg, key)
+	if !bound || !strings.Contains(PathString(paths[0].GetElem()), "queue[name=AF3]") {
+		t.Fatalf("Set %v, read-back %v", req.Update, paths)
+	}
+}
