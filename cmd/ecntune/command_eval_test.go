@@ -191,7 +191,7 @@ func TestEvalJSONShape(t *testing.T) {
 
 // eval takes ns-3 HPCC configs as sim does, named as sim names them.
 func TestEvalHPCCConfig(t *testing.T) {
-	out, err := runCmd(t, newEvalCmd(), "--hpcc-config", "../../../shared/reference/ns3-hpcc/config_star_incast2_dcqcn.txt",
+	out, err := runCmd(t, newEvalCmd(), "--hpcc-config", "../../testdata/ns3-hpcc/config_star_incast2_dcqcn.txt",
 		"--policy", "static:hpcc", "--seeds", "1", "--duration", "1ms")
 	if err != nil {
 		t.Fatal(err)
