@@ -69,8 +69,9 @@ type Config struct {
 	// "NULL": buffermgrd's profiles, not in CONFIG_DB, not writable).
 	SonicBufferModel string
 	// SonicNoCableLength leaves CABLE_LENGTH out of device sonic's
-	// CONFIG_DB, as on an image whose minigraph gave none; a subscription
-	// to the absent table is refused NotFound, as older sonic-gnmi does.
+	// CONFIG_DB, as on an image whose minigraph gave none, and refuses a
+	// read of an absent table NotFound, as older sonic-gnmi does (a current
+	// one answers an empty object).
 	SonicNoCableLength bool
 	// SonicQueues is how many queues each port of device sonic has in
 	// COUNTERS_DB: 0..7 unicast (the simulator's) and the rest multicast

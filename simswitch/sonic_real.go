@@ -31,8 +31,18 @@ import (
 //     each, a JSON object keyed by the port's alias (by its name when the
 //     path names one port), with "<alias>:<q>:periodic" entries carrying
 //     SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES; every value is a string;
-//   - STREAM subscriptions are SAMPLE (at least 1 s) or, for CONFIG_DB,
-//     ON_CHANGE; TARGET_DEFINED is refused;
+//   - STREAM subscriptions are SAMPLE (at least 1 s) or ON_CHANGE (on
+//     COUNTERS_DB too, where counters change every sample); TARGET_DEFINED is
+//     refused; each subscription path is a notification of its own, and so
+//     is each path of a Get;
+//   - one Subscribe per connection (its clients are keyed by the peer's
+//     address): a second on a connection ends the first, InvalidArgument
+//     "queue: disposed" (Config.SonicStreamMultiplexing lifts it);
+//   - a table with no keys reads as an empty object (an older server
+//     refused it NotFound: Config.SonicNoCableLength); an unknown database is
+//     NotFound;
+//   - 10 queues a port by default (Config.SonicQueues), 8 and up multicast
+//     and idle, in the name, type and index maps;
 //   - writes need origin sonic-db and paths /CONFIG_DB/<namespace>/TABLE/
 //     KEY[/FIELD], and native write enabled; a Set is applied as the config
 //     updater's JSON patch: writing an entry replaces it whole (fields not
@@ -224,7 +234,7 @@ func sortedKeys[V any](m map[string]V) []string {
 func (v *service) sonicTarget(target string) (db string, sw int, err error) {
 	db, ns, _ := strings.Cut(target, "/")
 	if db != gnmipath.ConfigDB && db != gnmipath.CountersDB {
-		return "", 0, status.Errorf(codes.InvalidArgument, "Invalid target dbName %s", db)
+		return "", 0, status.Errorf(codes.NotFound, "Invalid target dbName %s", db)
 	}
 	if ns == "" || ns == "localhost" {
 		sw, err = v.defaultSwitch()
@@ -248,7 +258,7 @@ func (v *service) sonicRead(db string, sw int, p *gnmi.Path, consume bool) (*gnm
 		v.s.r.mu.Lock()
 		cfg := v.s.r.sonic[sw]
 		v.s.r.mu.Unlock()
-		val, err = sonicConfigValue(cfg, n)
+		val, err = sonicConfigValue(cfg, n, v.s.cfg.SonicNoCableLength)
 	}
 	if err != nil {
 		return nil, err
@@ -257,11 +267,16 @@ func (v *service) sonicRead(db string, sw int, p *gnmi.Path, consume bool) (*gnm
 	return &gnmi.Update{Path: p, Val: &gnmi.TypedValue{Value: &gnmi.TypedValue_JsonIetfVal{JsonIetfVal: b}}}, nil
 }
 
-func sonicConfigValue(db sonicDB, n []string) (any, error) {
+func sonicConfigValue(db sonicDB, n []string, refuseAbsent bool) (any, error) {
 	switch len(n) {
 	case 1:
 		if es, ok := db[n[0]]; ok {
 			return es, nil
+		}
+		if !refuseAbsent {
+			// sonic-gnmi answers a table with no keys with an empty
+			// object (an older one refused it: Config.SonicNoCableLength).
+			return map[string]any{}, nil
 		}
 	case 2:
 		if e, ok := db[n[0]][n[1]]; ok {
@@ -440,15 +455,16 @@ func (v *service) sonicGet(req *gnmi.GetRequest) (*gnmi.GetResponse, error) {
 		return nil, err
 	}
 	tel, _, _ := v.s.r.telemetry(sw, false)
-	n := &gnmi.Notification{Timestamp: SimTimestamp(tel.Time), Prefix: req.GetPrefix()}
+	resp := &gnmi.GetResponse{}
 	for _, p := range req.GetPath() {
+		// One notification per path, as sonic-gnmi answers.
 		u, err := v.sonicRead(db, sw, p, false)
 		if err != nil {
 			return nil, err
 		}
-		n.Update = append(n.Update, u)
+		resp.Notification = append(resp.Notification, &gnmi.Notification{Timestamp: SimTimestamp(tel.Time), Prefix: req.GetPrefix(), Update: []*gnmi.Update{u}})
 	}
-	return &gnmi.GetResponse{Notification: []*gnmi.Notification{n}}, nil
+	return resp, nil
 }
 
 // sonicSubscribe serves one Subscribe RPC.
@@ -472,8 +488,10 @@ func (v *service) sonicSubscribe(ctx context.Context, list *gnmi.SubscriptionLis
 				interval = iv
 			}
 		case gnmi.SubscriptionMode_ON_CHANGE:
-			if db != gnmipath.ConfigDB && list.GetMode() == gnmi.SubscriptionList_STREAM {
-				return status.Errorf(codes.InvalidArgument, "ON_CHANGE is not supported for %s", db)
+			// sonic-gnmi takes ON_CHANGE on COUNTERS_DB too (Redis
+			// keyspace events); counters change every sample.
+			if db != gnmipath.ConfigDB && list.GetMode() == gnmi.SubscriptionList_STREAM && (interval == 0 || v.s.cfg.DefaultSample < interval) {
+				interval = v.s.cfg.DefaultSample
 			}
 		default:
 			return status.Errorf(codes.InvalidArgument, "subscription mode %v is not supported (use SAMPLE)", s.GetMode())
@@ -481,15 +499,19 @@ func (v *service) sonicSubscribe(ctx context.Context, list *gnmi.SubscriptionLis
 	}
 	read := func(consume bool) error {
 		tel, _, _ := v.s.r.telemetry(sw, false)
-		n := &gnmi.Notification{Timestamp: SimTimestamp(tel.Time), Prefix: list.GetPrefix()}
+		// One notification per subscription path, as sonic-gnmi sends
+		// them (each path has its own reader there).
 		for _, s := range list.GetSubscription() {
 			u, err := v.sonicRead(db, sw, s.GetPath(), consume)
 			if err != nil {
 				return err
 			}
-			n.Update = append(n.Update, u)
+			n := &gnmi.Notification{Timestamp: SimTimestamp(tel.Time), Prefix: list.GetPrefix(), Update: []*gnmi.Update{u}}
+			if err := send(&gnmi.SubscribeResponse{Response: &gnmi.SubscribeResponse_Update{Update: n}}); err != nil {
+				return err
+			}
 		}
-		return send(&gnmi.SubscribeResponse{Response: &gnmi.SubscribeResponse_Update{Update: n}})
+		return nil
 	}
 	cfgCh := v.s.r.configs.wait()
 	if err := read(true); err != nil {
