@@ -3,7 +3,8 @@ package gnmipath
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -171,15 +172,8 @@ func (e *KeyError) Shape() string {
 			}
 			b.WriteRune(r)
 		}
-		if len(el.GetKey()) > 0 {
-			ks := make([]string, 0, len(el.GetKey()))
-			for k := range el.GetKey() {
-				ks = append(ks, k)
-			}
-			sort.Strings(ks)
-			for _, k := range ks {
-				b.WriteString("[" + k + "=*]")
-			}
+		for _, k := range slices.Sorted(maps.Keys(el.GetKey())) {
+			b.WriteString("[" + k + "=*]")
 		}
 	}
 	return b.String()
