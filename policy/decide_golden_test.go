@@ -1,8 +1,6 @@
 package policy
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -43,7 +41,8 @@ func goldenObs(n int) []env.Observation {
 // TestDecisionsGolden pins what the learned policy decides, down to the
 // confidence's bits and the reason's text, for Q and logit networks with
 // and without a preference: speed work must not change a decision.
-// ECNTUNE_GOLDEN=1 rewrites testdata/decide-golden.txt.
+// testdata/decide-golden.txt holds every decision, one a line, so that a
+// change reads as a diff; ECNTUNE_GOLDEN=1 rewrites it.
 func TestDecisionsGolden(t *testing.T) {
 	var b strings.Builder
 	for _, kind := range []rl.OutputKind{rl.OutputQ, rl.OutputLogits} {
@@ -69,22 +68,34 @@ func TestDecisionsGolden(t *testing.T) {
 			}
 		}
 	}
-	sum := sha256.Sum256([]byte(b.String()))
-	got := hex.EncodeToString(sum[:])
+	got := b.String()
 	const file = "testdata/decide-golden.txt"
 	if os.Getenv("ECNTUNE_GOLDEN") == "1" {
-		if err := os.WriteFile(file, []byte(got+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_ = os.WriteFile("/tmp/decide-golden-full.txt", []byte(b.String()), 0o644)
 		return
 	}
 	want, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got != strings.TrimSpace(string(want)) {
-		_ = os.WriteFile("/tmp/decide-golden-now.txt", []byte(b.String()), 0o644)
-		t.Fatalf("decisions changed (sha256 %s, want %s); this run's in /tmp/decide-golden-now.txt", got, strings.TrimSpace(string(want)))
+	if got != string(want) {
+		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+		var diff []string
+		for i := 0; i < max(len(gl), len(wl)) && len(diff) < 12; i++ {
+			g, w := "", ""
+			if i < len(gl) {
+				g = gl[i]
+			}
+			if i < len(wl) {
+				w = wl[i]
+			}
+			if g != w {
+				diff = append(diff, fmt.Sprintf("line %d:\n  want %s\n  got  %s", i+1, w, g))
+			}
+		}
+		t.Fatalf("decisions changed (%d lines, want %d; the first differences below; ECNTUNE_GOLDEN=1 rewrites %s once a change is meant):\n%s",
+			len(gl), len(wl), file, strings.Join(diff, "\n"))
 	}
 }
