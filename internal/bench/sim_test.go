@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ecntune/ecntune/simenv"
+	"github.com/ecntune/ecntune/simenv/scenario"
 )
 
 func tinySim() simenv.Config {
@@ -61,4 +62,41 @@ func TestSim(t *testing.T) {
 	if _, err := NewSim(SimOptions{Config: bad, Input: "bad.yaml", Runs: 1, Parallel: 1}); err == nil || !strings.HasPrefix(err.Error(), "bad.yaml: ") {
 		t.Fatalf("bad config: %v", err)
 	}
+}
+
+// BenchmarkSimFatTreeWS30 is the ns-3 HPCC fat tree (320 hosts, WebSearch
+// at 30% load, DCQCN) that `bench sim --hpcc-config` runs, cut to the first
+// 2 ms of its traffic (its 3,198 flows arrive within 5 ms; the whole run is
+// about 10 s of CPU here), so that one op takes about 3.5 s on 2 cores: the
+// benchmark that catches the simulator slowing down as features come.
+// Compare two commits with `go test -run X -bench SimFatTree -count 6
+// ./internal/bench`, runs of the two alternating; packet-hops/s is the
+// throughput `bench sim` reports and events/op must not move unless the
+// simulation itself changed.
+func BenchmarkSimFatTreeWS30(b *testing.B) {
+	cfg, err := scenario.LoadHPCCConfig("../../testdata/ns3-hpcc/config_fat_ws30_dcqcn.txt")
+	if err != nil {
+		b.Fatal(err)
+	}
+	first := simenv.Time(-1)
+	for _, w := range cfg.Workloads {
+		for _, f := range w.Flows {
+			if first < 0 || f.Start < first {
+				first = f.Start
+			}
+		}
+	}
+	if first < 0 {
+		b.Fatal("the fat tree's flow file has no flow")
+	}
+	cfg.Duration = first + 2*simenv.Millisecond
+	var hops, events uint64
+	b.ResetTimer()
+	for range b.N {
+		r := simOne(cfg, "fat", func(simenv.Time) {})
+		hops += r.PacketHops
+		events += r.Events
+	}
+	b.ReportMetric(float64(hops)/b.Elapsed().Seconds(), "packet-hops/s")
+	b.ReportMetric(float64(events)/float64(b.N), "events/op")
 }
