@@ -15,7 +15,7 @@ import (
 	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/policy/builtin"
-	"github.com/ecntune/ecntune/policy/rl"
+	"github.com/ecntune/ecntune/policy/nn"
 )
 
 // DefaultQTemperature is the softmax temperature, in reward units, that
@@ -25,12 +25,12 @@ import (
 // 0.05 is worth one twentieth of a full link.
 const DefaultQTemperature = 0.05
 
-// Learned is a Policy over a trained network (rl.Net): one forward pass
+// Learned is a Policy over a trained network (nn.Net): one forward pass
 // for the whole batch of queues, the best catalogue action per queue, its
 // confidence, and a one-line reason. It is safe for concurrent use.
 type Learned struct {
 	name        string
-	net         *rl.Net
+	net         *nn.Net
 	cat         env.Catalogue
 	temperature float64
 	pref        float64 // operator preference, see WithPreference
@@ -106,18 +106,18 @@ func fmtSpan(d time.Duration) string {
 // env.NumFeatures features and give one output per action of cat (the
 // zero Catalogue means env.DefaultCatalogue()), and its outputs must be
 // Q-values or logits. temperature <= 0 means DefaultQTemperature.
-func NewLearned(name string, net *rl.Net, cat env.Catalogue, temperature float64) (*Learned, error) {
+func NewLearned(name string, net *nn.Net, cat env.Catalogue, temperature float64) (*Learned, error) {
 	return newLearned(name, net, cat, temperature, false)
 }
 
 // NewConditioned is NewLearned for a network conditioned on the operator
 // preference: it reads the observation's features and then the
 // preference (one more input), and WithPreference sets that input.
-func NewConditioned(name string, net *rl.Net, cat env.Catalogue, temperature float64) (*Learned, error) {
+func NewConditioned(name string, net *nn.Net, cat env.Catalogue, temperature float64) (*Learned, error) {
 	return newLearned(name, net, cat, temperature, true)
 }
 
-func newLearned(name string, net *rl.Net, cat env.Catalogue, temperature float64, prefInput bool) (*Learned, error) {
+func newLearned(name string, net *nn.Net, cat env.Catalogue, temperature float64, prefInput bool) (*Learned, error) {
 	if net == nil {
 		return nil, fmt.Errorf("learned policy %q: no network", name)
 	}
@@ -136,7 +136,7 @@ func newLearned(name string, net *rl.Net, cat env.Catalogue, temperature float64
 		return nil, fmt.Errorf("learned policy %q: network has %d outputs, action catalogue %s has %d actions (an older spec it can act on: %s)",
 			name, net.OutDim(), env.ActionSpecVersion, cat.Outputs(), dimsOf(env.ActionSpecLen, env.ReadableActionSpecs))
 	}
-	if net.Kind != rl.OutputQ && net.Kind != rl.OutputLogits {
+	if net.Kind != nn.OutputQ && net.Kind != nn.OutputLogits {
 		return nil, fmt.Errorf("learned policy %q: network outputs %s, want q-values or logits", name, net.Kind)
 	}
 	if !(temperature > 0) || math.IsInf(temperature, 0) {
@@ -221,7 +221,7 @@ func LearnedFromModel(name string, m models.Model) (*Learned, error) {
 	if err := models.CheckSpecIn(m, env.ReadableObsSpecs, env.ReadableActionSpecs); err != nil {
 		return nil, err
 	}
-	net, err := rl.UnmarshalNet(m.Weights)
+	net, err := nn.UnmarshalNet(m.Weights)
 	if err != nil {
 		return nil, fmt.Errorf("model %s: weights: %w", m.Ref(), err)
 	}
@@ -279,7 +279,7 @@ func ModelValidInterval(m models.Model) (lo, hi time.Duration, err error) {
 func (l *Learned) Name() string { return l.name }
 
 // Net is the network (shared, not a copy: do not write its weights).
-func (l *Learned) Net() *rl.Net { return l.net }
+func (l *Learned) Net() *nn.Net { return l.net }
 
 // Catalogue is the action catalogue the network's outputs index.
 func (l *Learned) Catalogue() env.Catalogue { return l.cat }
@@ -389,9 +389,9 @@ func (l *Learned) decideRows(obs []env.Observation, out []Decision, rows [][]flo
 		row := vals[r*k : r*k+ecnK]
 		pfc := 0
 		if k > ecnK {
-			pfc = rl.Argmax(vals[r*k+ecnK : (r+1)*k])
+			pfc = nn.Argmax(vals[r*k+ecnK : (r+1)*k])
 		}
-		best := rl.Argmax(row)
+		best := nn.Argmax(row)
 		a := best
 		if l.leansOn(o) {
 			a, _ = l.lean(row, best, l.cat.Setting(best, o.RateBps, o.Current), o.RateBps, o.Current)
@@ -402,7 +402,7 @@ func (l *Learned) decideRows(obs []env.Observation, out []Decision, rows [][]flo
 		d := &out[i]
 		d.Action = l.cat.Joint(a, pfc)
 		d.Setting = set
-		d.Confidence = rl.Confidence(l.net.Kind, row, l.temperature)
+		d.Confidence = nn.Confidence(l.net.Kind, row, l.temperature)
 		buf = l.appendReason(buf, o, d.Setting, row, a, best, d.Confidence)
 		ends[r] = len(buf)
 	}
@@ -471,7 +471,7 @@ func (l *Learned) appendReason(b []byte, o *env.Observation, s env.Setting, row 
 		b = append(b, s.Describe()...)
 	}
 	margin, label := qMargin(row, a), "q-margin"
-	if l.net.Kind == rl.OutputLogits {
+	if l.net.Kind == nn.OutputLogits {
 		margin, label = conf, "p-margin" // the confidence is this margin: computed once
 	}
 	m := o.Metrics
@@ -507,7 +507,7 @@ func (l *Learned) appendReason(b []byte, o *env.Observation, s env.Setting, row 
 		if a != best {
 			bs := l.cat.Setting(best, o.RateBps, o.Current)
 			unit := "nats"
-			if l.net.Kind == rl.OutputQ {
+			if l.net.Kind == nn.OutputQ {
 				unit = "reward"
 			}
 			b = fmt.Appendf(b, " (model's best kmin %s kmax %s pmax %s, %.2g %s ahead)", units.FormatBytes(bs.KminBytes),
@@ -541,7 +541,7 @@ func (l *Learned) Conditioned() bool { return l.prefInput }
 // and its setting.
 func (l *Learned) lean(row []float32, best int, bestSet env.Setting, rate float64, cur env.Setting) (int, env.Setting) {
 	scale := 1.0
-	if l.net.Kind == rl.OutputQ {
+	if l.net.Kind == nn.OutputQ {
 		scale = l.temperature
 	}
 	floor := float64(row[best]) - math.Abs(l.pref)*PreferenceSpan*scale

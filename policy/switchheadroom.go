@@ -8,7 +8,7 @@ import (
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/models"
-	"github.com/ecntune/ecntune/policy/rl"
+	"github.com/ecntune/ecntune/policy/nn"
 )
 
 // SwitchHeadroom wraps a policy with a switch-level headroom model
@@ -24,7 +24,7 @@ type SwitchHeadroom struct {
 	inner Policy
 	name  string
 	model string // "model:NAME", for reasons
-	net   *rl.Net
+	net   *nn.Net
 	spec  string // env.HeadroomActionSpec or env.HeadroomAlphaActionSpec
 	// validMin, validMax bound the decision interval the model was
 	// validated for (0, 0: any); outside it a switch keeps its headroom.
@@ -33,14 +33,14 @@ type SwitchHeadroom struct {
 
 // NewSwitchHeadroom wraps inner with the switch-level headroom network
 // net of action spec env.HeadroomActionSpec, named model in reasons.
-func NewSwitchHeadroom(inner Policy, name, model string, net *rl.Net) (*SwitchHeadroom, error) {
+func NewSwitchHeadroom(inner Policy, name, model string, net *nn.Net) (*SwitchHeadroom, error) {
 	return NewSwitchLevel(inner, name, model, env.HeadroomActionSpec, net)
 }
 
 // NewSwitchLevel is NewSwitchHeadroom for a network of action spec spec:
 // env.HeadroomActionSpec (headroom) or env.HeadroomAlphaActionSpec
 // (headroom and alpha).
-func NewSwitchLevel(inner Policy, name, model, spec string, net *rl.Net) (*SwitchHeadroom, error) {
+func NewSwitchLevel(inner Policy, name, model, spec string, net *nn.Net) (*SwitchHeadroom, error) {
 	heads := env.SwitchHeads(spec)
 	switch {
 	case heads == nil:
@@ -50,7 +50,7 @@ func NewSwitchLevel(inner Policy, name, model, spec string, net *rl.Net) (*Switc
 	case net.InDim() != env.NumSwitchFeatures || net.OutDim() != sumInts(heads):
 		return nil, fmt.Errorf("switch-level headroom model %s: network is %d→%d, want %d features (%s) → %d outputs (%s)",
 			model, net.InDim(), net.OutDim(), env.NumSwitchFeatures, env.SwitchSpecVersion, sumInts(heads), spec)
-	case net.Kind != rl.OutputLogits && net.Kind != rl.OutputQ:
+	case net.Kind != nn.OutputLogits && net.Kind != nn.OutputQ:
 		return nil, fmt.Errorf("switch-level headroom model %s: network outputs %s, want logits or q-values", model, net.Kind)
 	}
 	return &SwitchHeadroom{inner: inner, name: name, model: model, net: net, spec: spec}, nil
@@ -81,7 +81,7 @@ func SwitchHeadroomFromModel(inner Policy, name, model string, m models.Model) (
 		return nil, fmt.Errorf("%w (a switch-level headroom model, trained with train --headroom-for, speaks %s/%s or %s/%s)", err,
 			env.SwitchSpecVersion, env.HeadroomActionSpec, env.SwitchSpecVersion, env.HeadroomAlphaActionSpec)
 	}
-	net, err := rl.UnmarshalNet(m.Weights)
+	net, err := nn.UnmarshalNet(m.Weights)
 	if err != nil {
 		return nil, fmt.Errorf("model %s: weights: %w", m.Ref(), err)
 	}

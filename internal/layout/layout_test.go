@@ -155,11 +155,30 @@ func TestVocabularyIsTheBottom(t *testing.T) {
 // environment access among its direct imports.
 func TestPureCoreImportsNoIO(t *testing.T) {
 	io := []string{"os", "os/exec", "os/signal", "net", "net/http", "io/ioutil", "io/fs", "syscall", "path/filepath", "log", "log/slog"}
-	for _, p := range []string{"env", "simenv", "policy", "policy/rl"} {
+	for _, p := range []string{"env", "simenv", "policy", "policy/nn", "policy/rl"} {
 		for _, d := range imports(t, p) {
 			if slices.Contains(io, d) {
 				t.Errorf("%s imports %s; the pure core does no I/O", p, d)
 			}
 		}
+	}
+}
+
+// The runtime decides with plain Go: gorgonia (and the tensor library under
+// it) is linked only where models are trained. The agent, the inference
+// policies, their network package, the registry, simswitch and eval link
+// none of it; only policy/rl and what trains with it do.
+func TestRuntimeLinksNoTrainingLibrary(t *testing.T) {
+	for _, p := range []string{"agent", "policy", "policy/nn", "policy/builtin", "models", "simswitch", "eval"} {
+		all := goList(t, "-deps", "-f", "{{.ImportPath}}", "./"+p)
+		for _, d := range all {
+			if strings.HasPrefix(d, "gorgonia.org/") || strings.HasPrefix(d, "go4.org/unsafe/") {
+				t.Errorf("%s links %s; training libraries belong to policy/rl and policy/train", p, d)
+				break
+			}
+		}
+	}
+	if !slices.ContainsFunc(goList(t, "-deps", "-f", "{{.ImportPath}}", "./policy/rl"), func(d string) bool { return d == "gorgonia.org/gorgonia" }) {
+		t.Error("policy/rl no longer links gorgonia: this test checks nothing")
 	}
 }

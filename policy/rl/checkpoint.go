@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 
 	G "gorgonia.org/gorgonia"
+
+	"github.com/ecntune/ecntune/policy/nn"
 )
 
 // Checkpoint (full training state), version 1:
@@ -29,41 +31,41 @@ const (
 	algoPPO     = 2
 )
 
-func encodeNet(e *enc, n *Net) {
+func encodeNet(e *nn.Enc, n *Net) {
 	b, _ := n.MarshalBinary()
-	e.bytes(b)
+	e.Bytes(b)
 }
 
-func decodeNetBlob(d *dec, field string) *Net {
-	b := d.bytes(field)
-	if d.err != nil {
+func decodeNetBlob(d *nn.Dec, field string) *Net {
+	b := d.Bytes(field)
+	if d.Err() != nil {
 		return nil
 	}
 	n, err := UnmarshalNet(b)
 	if err != nil {
-		d.fail("%s: %v", field, err)
+		d.Fail("%s: %v", field, err)
 		return nil
 	}
 	return n
 }
 
-func encodeRNG(e *enc, src *rand.PCG) error {
+func encodeRNG(e *nn.Enc, src *rand.PCG) error {
 	b, err := src.MarshalBinary()
 	if err != nil {
 		return fmt.Errorf("rl: checkpoint rng: %w", err)
 	}
-	e.bytes(b)
+	e.Bytes(b)
 	return nil
 }
 
-func decodeRNG(d *dec) *rand.PCG {
-	b := d.bytes("rng")
-	if d.err != nil {
+func decodeRNG(d *nn.Dec) *rand.PCG {
+	b := d.Bytes("rng")
+	if d.Err() != nil {
 		return nil
 	}
 	src := &rand.PCG{}
 	if err := src.UnmarshalBinary(b); err != nil {
-		d.fail("rng state: %v", err)
+		d.Fail("rng state: %v", err)
 		return nil
 	}
 	return src
@@ -79,119 +81,119 @@ func paramSizes(nodes G.Nodes) []int {
 
 // encodeAdam writes the solver's moments, or a 0 flag when this gorgonia
 // version hides them.
-func encodeAdam(e *enc, s *G.AdamSolver, nodes G.Nodes) error {
+func encodeAdam(e *nn.Enc, s *G.AdamSolver, nodes G.Nodes) error {
 	st, err := adamExport(s, paramSizes(nodes))
 	if err == errAdamLayout {
-		e.u8(0)
+		e.U8(0)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	e.u8(1)
-	e.u64(uint64(st.iter))
-	e.u32(uint32(len(st.means)))
+	e.U8(1)
+	e.U64(uint64(st.iter))
+	e.U32(uint32(len(st.means)))
 	for i := range st.means {
 		if st.means[i] == nil {
-			e.u8(0)
+			e.U8(0)
 			continue
 		}
-		e.u8(1)
-		e.f32s(st.means[i])
-		e.f32s(st.vars[i])
+		e.U8(1)
+		e.F32s(st.means[i])
+		e.F32s(st.vars[i])
 	}
 	return nil
 }
 
-func decodeAdam(d *dec, nodes G.Nodes) *adamState {
-	if has := d.u8(); d.err != nil || has == 0 {
+func decodeAdam(d *nn.Dec, nodes G.Nodes) *adamState {
+	if has := d.U8(); d.Err() != nil || has == 0 {
 		return nil
 	}
 	st := &adamState{}
-	it := d.u64()
-	if d.err == nil && it > 1<<62 {
-		d.fail("adam step count %d out of range", it)
+	it := d.U64()
+	if d.Err() == nil && it > 1<<62 {
+		d.Fail("adam step count %d out of range", it)
 	}
 	st.iter = int(it)
-	np := d.count("adam parameters", len(nodes))
-	if d.err == nil && np != len(nodes) {
-		d.fail("adam state has %d parameters, the model %d", np, len(nodes))
+	np := d.Count("adam parameters", len(nodes))
+	if d.Err() == nil && np != len(nodes) {
+		d.Fail("adam state has %d parameters, the model %d", np, len(nodes))
 	}
-	if d.err != nil {
+	if d.Err() != nil {
 		return nil
 	}
 	st.means = make([][]float32, np)
 	st.vars = make([][]float32, np)
 	for i, n := range nodes {
-		if d.u8() == 0 {
+		if d.U8() == 0 {
 			continue
 		}
 		sz := n.Shape().TotalSize()
-		if d.err == nil && len(d.b)-d.off < 8*sz {
-			d.fail("truncated adam moments of %s", n.Name())
+		if d.Err() == nil && d.Left() < 8*sz {
+			d.Fail("truncated adam moments of %s", n.Name())
 		}
-		if d.err != nil {
+		if d.Err() != nil {
 			return nil
 		}
 		st.means[i] = make([]float32, sz)
 		st.vars[i] = make([]float32, sz)
-		d.f32s(st.means[i])
-		d.f32s(st.vars[i])
+		d.F32s(st.means[i])
+		d.F32s(st.vars[i])
 	}
 	return st
 }
 
-func encodeReplay(e *enc, r *Replay) {
-	e.u32(uint32(r.cap))
-	e.u32(uint32(r.dim))
-	e.u32(uint32(r.size))
-	e.u32(uint32(r.head))
-	e.u64(r.added)
+func encodeReplay(e *nn.Enc, r *Replay) {
+	e.U32(uint32(r.cap))
+	e.U32(uint32(r.dim))
+	e.U32(uint32(r.size))
+	e.U32(uint32(r.head))
+	e.U64(r.added)
 	for i := 0; i < r.size; i++ {
-		e.f32s(r.obs[i*r.dim : (i+1)*r.dim])
-		e.f32s(r.next[i*r.dim : (i+1)*r.dim])
-		e.u32(uint32(r.act[i]))
-		e.u32(math.Float32bits(r.rew[i]))
+		e.F32s(r.obs[i*r.dim : (i+1)*r.dim])
+		e.F32s(r.next[i*r.dim : (i+1)*r.dim])
+		e.U32(uint32(r.act[i]))
+		e.U32(math.Float32bits(r.rew[i]))
 		if r.done[i] {
-			e.u8(1)
+			e.U8(1)
 		} else {
-			e.u8(0)
+			e.U8(0)
 		}
 	}
 }
 
-func decodeReplay(d *dec, into *Replay, nActions int) {
-	capacity := d.count("replay capacity", MaxReplayCapacity)
-	dim := d.count("replay dim", MaxLayerWidth)
-	size := d.count("replay size", capacity)
-	head := d.count("replay head", capacity)
-	added := d.u64()
-	if d.err != nil {
+func decodeReplay(d *nn.Dec, into *Replay, nActions int) {
+	capacity := d.Count("replay capacity", MaxReplayCapacity)
+	dim := d.Count("replay dim", MaxLayerWidth)
+	size := d.Count("replay size", capacity)
+	head := d.Count("replay head", capacity)
+	added := d.U64()
+	if d.Err() != nil {
 		return
 	}
 	if capacity != into.cap || dim != into.dim {
-		d.fail("replay is %d × %d, the configuration says %d × %d", capacity, dim, into.cap, into.dim)
+		d.Fail("replay is %d × %d, the configuration says %d × %d", capacity, dim, into.cap, into.dim)
 		return
 	}
 	if head >= capacity || (size < capacity && head != size) || added < uint64(size) {
-		d.fail("replay head %d, size %d, added %d are inconsistent", head, size, added)
+		d.Fail("replay head %d, size %d, added %d are inconsistent", head, size, added)
 		return
 	}
-	if need := size * (8*dim + 9); len(d.b)-d.off < need {
-		d.fail("truncated replay (need %d bytes, %d left)", need, len(d.b)-d.off)
+	if need := size * (8*dim + 9); d.Left() < need {
+		d.Fail("truncated replay (need %d bytes, %d left)", need, d.Left())
 		return
 	}
 	for i := 0; i < size; i++ {
-		d.f32s(into.obs[i*dim : (i+1)*dim])
-		d.f32s(into.next[i*dim : (i+1)*dim])
-		a := d.u32()
-		if d.err == nil && int64(a) >= int64(nActions) {
-			d.fail("replay slot %d: action %d, allowed 0..%d", i, a, nActions-1)
+		d.F32s(into.obs[i*dim : (i+1)*dim])
+		d.F32s(into.next[i*dim : (i+1)*dim])
+		a := d.U32()
+		if d.Err() == nil && int64(a) >= int64(nActions) {
+			d.Fail("replay slot %d: action %d, allowed 0..%d", i, a, nActions-1)
 			return
 		}
 		into.act[i] = int32(a)
-		into.rew[i] = math.Float32frombits(d.u32())
-		into.done[i] = d.u8() != 0
+		into.rew[i] = math.Float32frombits(d.U32())
+		into.done[i] = d.U8() != 0
 	}
 	into.size, into.head, into.added = size, head, added
 }
@@ -205,16 +207,16 @@ func (d *DDQN) MarshalCheckpoint(includeReplay bool) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ddqn: checkpoint config: %w", err)
 	}
-	e := &enc{}
-	e.b = append(e.b, ckptMagic...)
-	e.u16(ckptVersion)
-	e.u8(algoDDQN)
-	e.bytes(cfg)
+	e := &nn.Enc{}
+	e.B = append(e.B, ckptMagic...)
+	e.U16(ckptVersion)
+	e.U8(algoDDQN)
+	e.Bytes(cfg)
 	encodeNet(e, d.online)
 	encodeNet(e, d.target)
-	e.u64(d.steps)
-	e.u64(d.updates)
-	e.u64(uint64(d.owed))
+	e.U64(d.steps)
+	e.U64(d.updates)
+	e.U64(uint64(d.owed))
 	if err := encodeRNG(e, d.src); err != nil {
 		return nil, err
 	}
@@ -222,27 +224,27 @@ func (d *DDQN) MarshalCheckpoint(includeReplay bool) ([]byte, error) {
 		return nil, fmt.Errorf("ddqn: checkpoint: %w", err)
 	}
 	if includeReplay {
-		e.u8(1)
+		e.U8(1)
 		encodeReplay(e, d.replay)
 	} else {
-		e.u8(0)
+		e.U8(0)
 	}
-	return e.seal(), nil
+	return e.Seal(), nil
 }
 
-func openCheckpoint(data []byte, algo uint8, name string) (*dec, []byte, error) {
-	d, err := open(name+" checkpoint", data, ckptMagic)
+func openCheckpoint(data []byte, algo uint8, name string) (*nn.Dec, []byte, error) {
+	d, err := nn.Open(name+" checkpoint", data, ckptMagic)
 	if err != nil {
 		return nil, nil, err
 	}
-	if v := d.u16(); d.err == nil && v != ckptVersion {
+	if v := d.U16(); d.Err() == nil && v != ckptVersion {
 		return nil, nil, fmt.Errorf("rl: %s checkpoint format version %d: this build reads version %d", name, v, ckptVersion)
 	}
-	if a := d.u8(); d.err == nil && a != algo {
+	if a := d.U8(); d.Err() == nil && a != algo {
 		return nil, nil, fmt.Errorf("rl: %s checkpoint holds algorithm %d, want %d (%s): %w", name, a, algo, name, ErrCorrupt)
 	}
-	cfg := d.bytes("config")
-	return d, cfg, d.err
+	cfg := d.Bytes("config")
+	return d, cfg, d.Err()
 }
 
 // RestoreDDQN rebuilds a learner from MarshalCheckpoint's bytes.
@@ -260,20 +262,20 @@ func RestoreDDQN(data []byte) (*DDQN, error) {
 	}
 	online := decodeNetBlob(d, "online network")
 	target := decodeNetBlob(d, "target network")
-	if d.err != nil {
-		return nil, d.err
+	if d.Err() != nil {
+		return nil, d.Err()
 	}
-	if !online.arch.equal(cfg.Arch) || !target.arch.equal(cfg.Arch) {
+	if !online.Arch().Equal(cfg.Arch) || !target.Arch().Equal(cfg.Arch) {
 		return nil, fmt.Errorf("rl: ddqn checkpoint: network architectures do not match the configuration: %w", ErrCorrupt)
 	}
-	steps, updates, owed := d.u64(), d.u64(), d.u64()
+	steps, updates, owed := d.U64(), d.U64(), d.U64()
 	src := decodeRNG(d)
-	if d.err != nil {
-		return nil, d.err
+	if d.Err() != nil {
+		return nil, d.Err()
 	}
 	if owed > uint64(cfg.TrainEvery)+steps {
-		d.fail("owed steps %d inconsistent with train_every %d", owed, cfg.TrainEvery)
-		return nil, d.err
+		d.Fail("owed steps %d inconsistent with train_every %d", owed, cfg.TrainEvery)
+		return nil, d.Err()
 	}
 	online.Kind, target.Kind = OutputQ, OutputQ
 	l, err := newDDQN(cfg, online, target, src)
@@ -281,10 +283,10 @@ func RestoreDDQN(data []byte) (*DDQN, error) {
 		return nil, err
 	}
 	st := decodeAdam(d, l.gn.nodes)
-	if has := d.u8(); d.err == nil && has != 0 {
+	if has := d.U8(); d.Err() == nil && has != 0 {
 		decodeReplay(d, l.replay, cfg.Arch.Out)
 	}
-	if err := d.end(); err != nil {
+	if err := d.End(); err != nil {
 		return nil, err
 	}
 	if st != nil {
@@ -304,22 +306,22 @@ func (p *PPO) MarshalCheckpoint() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ppo: checkpoint config: %w", err)
 	}
-	e := &enc{}
-	e.b = append(e.b, ckptMagic...)
-	e.u16(ckptVersion)
-	e.u8(algoPPO)
-	e.bytes(cfg)
+	e := &nn.Enc{}
+	e.B = append(e.B, ckptMagic...)
+	e.U16(ckptVersion)
+	e.U8(algoPPO)
+	e.Bytes(cfg)
 	encodeNet(e, p.actor)
 	encodeNet(e, p.critic)
-	e.u64(p.updates)
-	e.u64(p.steps)
+	e.U64(p.updates)
+	e.U64(p.steps)
 	if err := encodeRNG(e, p.src); err != nil {
 		return nil, err
 	}
 	if err := encodeAdam(e, p.solver, p.params); err != nil {
 		return nil, fmt.Errorf("ppo: checkpoint: %w", err)
 	}
-	return e.seal(), nil
+	return e.Seal(), nil
 }
 
 // RestorePPO rebuilds a learner from MarshalCheckpoint's bytes.
@@ -340,16 +342,16 @@ func RestorePPO(data []byte) (*PPO, error) {
 	}
 	actor := decodeNetBlob(d, "actor network")
 	critic := decodeNetBlob(d, "critic network")
-	if d.err != nil {
-		return nil, d.err
+	if d.Err() != nil {
+		return nil, d.Err()
 	}
-	if !actor.arch.equal(cfg.Arch) || !critic.arch.equal(cfg.criticArch()) {
+	if !actor.Arch().Equal(cfg.Arch) || !critic.Arch().Equal(cfg.criticArch()) {
 		return nil, fmt.Errorf("rl: ppo checkpoint: network architectures do not match the configuration: %w", ErrCorrupt)
 	}
-	updates, steps := d.u64(), d.u64()
+	updates, steps := d.U64(), d.U64()
 	src := decodeRNG(d)
-	if d.err != nil {
-		return nil, d.err
+	if d.Err() != nil {
+		return nil, d.Err()
 	}
 	actor.Kind, critic.Kind = OutputLogits, OutputValue
 	p, err := newPPO(cfg, actor, critic, src)
@@ -357,7 +359,7 @@ func RestorePPO(data []byte) (*PPO, error) {
 		return nil, err
 	}
 	st := decodeAdam(d, p.params)
-	if err := d.end(); err != nil {
+	if err := d.End(); err != nil {
 		return nil, err
 	}
 	if st != nil {

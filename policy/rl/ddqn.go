@@ -150,7 +150,7 @@ type DDQN struct {
 // from cfg.Seed; the target starts as a copy.
 func NewDDQN(cfg DDQNConfig) (*DDQN, error) {
 	cfg.setDefaults()
-	cfg.Arch = cfg.Arch.clone()
+	cfg.Arch = cfg.Arch.Clone()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -250,7 +250,7 @@ func huberQLoss(q, onehot, y *G.Node, delta float64) (*G.Node, error) {
 }
 
 // Config returns the configuration with defaults filled in.
-func (d *DDQN) Config() DDQNConfig { c := d.cfg; c.Arch = c.Arch.clone(); return c }
+func (d *DDQN) Config() DDQNConfig { c := d.cfg; c.Arch = c.Arch.Clone(); return c }
 
 // Policy returns the online network for decisions. It is updated in place
 // by Train; Clone it for a frozen copy.
@@ -402,7 +402,7 @@ func (d *DDQN) Train() (float64, error) {
 	if d.cfg.Tau > 0 {
 		_ = d.target.SoftUpdate(d.online, d.cfg.Tau) // same architecture, tau validated
 	} else if d.updates%uint64(d.cfg.TargetSync) == 0 {
-		d.target.copyWeights(d.online)
+		_ = d.target.CopyFrom(d.online) // same architecture
 	}
 	return loss, nil
 }
@@ -424,22 +424,4 @@ func doubleQTargets(dst, reward []float32, done []bool, qOnline, qTarget []float
 }
 
 // SyncTarget copies the online weights into the target network now.
-func (d *DDQN) SyncTarget() { d.target.copyWeights(d.online) }
-
-// Argmax returns the index of the largest value (the first on ties); -1
-// for an empty slice. NaN never wins.
-func Argmax(v []float32) int {
-	best := -1
-	for i, x := range v {
-		if x != x {
-			continue
-		}
-		if best < 0 || x > v[best] {
-			best = i
-		}
-	}
-	if best < 0 && len(v) > 0 {
-		return 0
-	}
-	return best
-}
+func (d *DDQN) SyncTarget() { _ = d.target.CopyFrom(d.online) } // same architecture

@@ -95,7 +95,7 @@ func TestDDQNTrainTargetsAreDoubleQ(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.target.copyWeights(other.online)
+	_ = d.target.CopyFrom(other.online)
 	rng := rand.New(rand.NewPCG(5, 6))
 	for i := range 200 {
 		tr := Transition{Obs: banditObs(rng, in), Action: rng.IntN(k), Reward: float32(rng.NormFloat64()),

@@ -18,7 +18,7 @@ type ref64 struct {
 
 func toRef(n *Net) *ref64 {
 	r := &ref64{arch: n.Arch()}
-	for _, s := range n.params() {
+	for _, s := range n.Params() {
 		f := make([]float64, len(s))
 		for i, v := range s {
 			f[i] = float64(v)
@@ -29,7 +29,7 @@ func toRef(n *Net) *ref64 {
 }
 
 func (r *ref64) forward(x []float64) []float64 {
-	w := r.arch.widths()
+	w := append(append([]int{r.arch.In}, r.arch.Hidden...), r.arch.Out)
 	cur := x
 	for l := 0; l+1 < len(w); l++ {
 		in, out := w[l], w[l+1]
@@ -172,7 +172,7 @@ func TestPPOLossGradient(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(7, 7))
 	// Larger actor weights so that the policy is far from uniform.
-	for _, s := range p.actor.params() {
+	for _, s := range p.actor.Params() {
 		for i := range s {
 			s[i] = float32(rng.NormFloat64())
 		}

@@ -42,7 +42,7 @@ func (gn *gnet) forward(x *G.Node) (*G.Node, error) {
 			return nil, fmt.Errorf("rl: graph layer %d bias: %w", l, err)
 		}
 		if l != last {
-			switch gn.net.arch.Act {
+			switch gn.net.Arch().Act {
 			case ReLU:
 				y, err = G.Rectify(y)
 			case Tanh:
@@ -59,7 +59,7 @@ func (gn *gnet) forward(x *G.Node) (*G.Node, error) {
 
 // pull copies the graph's current weights into the inference net.
 func (gn *gnet) pull() {
-	p := gn.net.params()
+	p := gn.net.Params()
 	for i, nd := range gn.nodes {
 		copy(p[i], nd.Value().Data().([]float32))
 	}
@@ -67,7 +67,7 @@ func (gn *gnet) pull() {
 
 // push copies the inference net's weights into the graph.
 func (gn *gnet) push() {
-	p := gn.net.params()
+	p := gn.net.Params()
 	for i, nd := range gn.nodes {
 		copy(nd.Value().Data().([]float32), p[i])
 	}

@@ -226,7 +226,7 @@ type PPO struct {
 // NewPPO builds actor, critic and the training graph from cfg.Seed.
 func NewPPO(cfg PPOConfig) (*PPO, error) {
 	cfg.setDefaults()
-	cfg.Arch = cfg.Arch.clone()
+	cfg.Arch = cfg.Arch.Clone()
 	cfg.CriticHidden = append([]int(nil), cfg.CriticHidden...)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -376,7 +376,7 @@ func (p *PPO) lossGraph() (*G.Node, error) {
 // Config returns the configuration with defaults filled in.
 func (p *PPO) Config() PPOConfig {
 	c := p.cfg
-	c.Arch = c.Arch.clone()
+	c.Arch = c.Arch.Clone()
 	c.CriticHidden = append([]int(nil), c.CriticHidden...)
 	return c
 }

@@ -1,4 +1,4 @@
-package rl
+package nn
 
 import (
 	"fmt"
@@ -34,7 +34,7 @@ func (a Activation) String() string {
 // MarshalText writes "relu" or "tanh" (configs and checkpoints).
 func (a Activation) MarshalText() ([]byte, error) {
 	if a != ReLU && a != Tanh {
-		return nil, fmt.Errorf("rl: activation %d: allowed relu, tanh", uint8(a))
+		return nil, fmt.Errorf("nn: activation %d: allowed relu, tanh", uint8(a))
 	}
 	return []byte(a.String()), nil
 }
@@ -57,7 +57,7 @@ func ParseActivation(s string) (Activation, error) {
 	case "tanh", "Tanh", "TANH":
 		return Tanh, nil
 	}
-	return 0, fmt.Errorf("rl: activation %q: allowed values are relu, tanh", s)
+	return 0, fmt.Errorf("nn: activation %q: allowed values are relu, tanh", s)
 }
 
 // Limits on architectures, so that a corrupt or hostile header cannot make
@@ -82,24 +82,24 @@ type Arch struct {
 // fault.
 func (a Arch) Validate() error {
 	if a.In < 1 || a.In > MaxLayerWidth {
-		return fmt.Errorf("rl: arch.in = %d: allowed 1..%d", a.In, MaxLayerWidth)
+		return fmt.Errorf("nn: arch.in = %d: allowed 1..%d", a.In, MaxLayerWidth)
 	}
 	if a.Out < 1 || a.Out > MaxLayerWidth {
-		return fmt.Errorf("rl: arch.out = %d: allowed 1..%d", a.Out, MaxLayerWidth)
+		return fmt.Errorf("nn: arch.out = %d: allowed 1..%d", a.Out, MaxLayerWidth)
 	}
 	if len(a.Hidden) > MaxLayers-1 {
-		return fmt.Errorf("rl: arch.hidden has %d layers: allowed at most %d", len(a.Hidden), MaxLayers-1)
+		return fmt.Errorf("nn: arch.hidden has %d layers: allowed at most %d", len(a.Hidden), MaxLayers-1)
 	}
 	for i, h := range a.Hidden {
 		if h < 1 || h > MaxLayerWidth {
-			return fmt.Errorf("rl: arch.hidden[%d] = %d: allowed 1..%d", i, h, MaxLayerWidth)
+			return fmt.Errorf("nn: arch.hidden[%d] = %d: allowed 1..%d", i, h, MaxLayerWidth)
 		}
 	}
 	if a.Act != ReLU && a.Act != Tanh {
-		return fmt.Errorf("rl: arch.act = %d: allowed relu (1) or tanh (2)", uint8(a.Act))
+		return fmt.Errorf("nn: arch.act = %d: allowed relu (1) or tanh (2)", uint8(a.Act))
 	}
 	if n := a.numParams(); n > maxParams {
-		return fmt.Errorf("rl: arch has %d parameters: allowed at most %d", n, maxParams)
+		return fmt.Errorf("nn: arch has %d parameters: allowed at most %d", n, maxParams)
 	}
 	return nil
 }
@@ -121,13 +121,13 @@ func (a Arch) numParams() int {
 	return n
 }
 
-func (a Arch) clone() Arch {
+func (a Arch) Clone() Arch {
 	c := a
 	c.Hidden = append([]int(nil), a.Hidden...)
 	return c
 }
 
-func (a Arch) equal(b Arch) bool {
+func (a Arch) Equal(b Arch) bool {
 	if a.In != b.In || a.Out != b.Out || a.Act != b.Act || len(a.Hidden) != len(b.Hidden) {
 		return false
 	}
@@ -169,7 +169,7 @@ func NewNet(a Arch) (*Net, error) {
 	if err := a.Validate(); err != nil {
 		return nil, err
 	}
-	a = a.clone()
+	a = a.Clone()
 	w := a.widths()
 	n := &Net{arch: a, Layers: make([]Layer, len(w)-1), scratch: newScratchPool()}
 	for l := range n.Layers {
@@ -190,7 +190,7 @@ func InitNet(a Arch, rng *rand.Rand, outScale float64) (*Net, error) {
 		return nil, err
 	}
 	if rng == nil {
-		return nil, fmt.Errorf("rl: InitNet: rng is nil: a seeded source is required")
+		return nil, fmt.Errorf("nn: InitNet: rng is nil: a seeded source is required")
 	}
 	if outScale == 0 {
 		outScale = 1
@@ -214,7 +214,7 @@ func InitNet(a Arch, rng *rand.Rand, outScale float64) (*Net, error) {
 }
 
 // Arch returns a copy of the architecture.
-func (n *Net) Arch() Arch { return n.arch.clone() }
+func (n *Net) Arch() Arch { return n.arch.Clone() }
 
 // InDim is the observation dimension.
 func (n *Net) InDim() int { return n.arch.In }
@@ -236,8 +236,8 @@ func (n *Net) Clone() *Net {
 // CopyFrom copies the weights of src, which must have the same
 // architecture.
 func (n *Net) CopyFrom(src *Net) error {
-	if !n.arch.equal(src.arch) {
-		return fmt.Errorf("rl: copy weights: architectures differ (%+v vs %+v)", n.arch, src.arch)
+	if !n.arch.Equal(src.arch) {
+		return fmt.Errorf("nn: copy weights: architectures differ (%+v vs %+v)", n.arch, src.arch)
 	}
 	n.copyWeights(src)
 	return nil
@@ -253,11 +253,11 @@ func (n *Net) copyWeights(src *Net) {
 // SoftUpdate moves every weight towards src: w = (1-tau)·w + tau·src,
 // with tau in [0, 1] and src of the same architecture.
 func (n *Net) SoftUpdate(src *Net, tau float64) error {
-	if !n.arch.equal(src.arch) {
-		return fmt.Errorf("rl: soft update: architectures differ (%+v vs %+v)", n.arch, src.arch)
+	if !n.arch.Equal(src.arch) {
+		return fmt.Errorf("nn: soft update: architectures differ (%+v vs %+v)", n.arch, src.arch)
 	}
 	if !(tau >= 0 && tau <= 1) {
-		return fmt.Errorf("rl: soft update: tau = %v: allowed [0, 1]", tau)
+		return fmt.Errorf("nn: soft update: tau = %v: allowed [0, 1]", tau)
 	}
 	t := float32(tau)
 	for l := range n.Layers {
@@ -276,7 +276,7 @@ func (n *Net) SoftUpdate(src *Net, tau float64) error {
 // Equal reports whether both nets have the same architecture and
 // bit-identical weights.
 func (n *Net) Equal(o *Net) bool {
-	if !n.arch.equal(o.arch) {
+	if !n.arch.Equal(o.arch) {
 		return false
 	}
 	for l := range n.Layers {
@@ -296,7 +296,7 @@ func (n *Net) Equal(o *Net) bool {
 
 // params lists weight and bias slices in the fixed order
 // W0, B0, W1, B1, ...: the order of serialisation and of the graph.
-func (n *Net) params() [][]float32 {
+func (n *Net) Params() [][]float32 {
 	p := make([][]float32, 0, 2*len(n.Layers))
 	for l := range n.Layers {
 		p = append(p, n.Layers[l].W, n.Layers[l].B)
@@ -307,7 +307,7 @@ func (n *Net) params() [][]float32 {
 func (n *Net) checkObs(obs [][]float32) error {
 	for i, o := range obs {
 		if len(o) != n.arch.In {
-			return fmt.Errorf("rl: observation %d has %d features: the network expects %d", i, len(o), n.arch.In)
+			return fmt.Errorf("nn: observation %d has %d features: the network expects %d", i, len(o), n.arch.In)
 		}
 	}
 	return nil
@@ -333,7 +333,7 @@ func splitRows(flat []float32, rows, width int) [][]float32 {
 
 func (n *Net) ready() error {
 	if len(n.Layers) == 0 || n.scratch == nil {
-		return fmt.Errorf("rl: network is empty: build it with NewNet, InitNet or UnmarshalNet")
+		return fmt.Errorf("nn: network is empty: build it with NewNet, InitNet or UnmarshalNet")
 	}
 	return nil
 }
@@ -346,7 +346,7 @@ func (n *Net) ForwardInto(out []float32, obs [][]float32) error {
 		return err
 	}
 	if len(out) < len(obs)*n.arch.Out {
-		return fmt.Errorf("rl: output buffer has %d floats: %d observations × %d outputs need %d", len(out), len(obs), n.arch.Out, len(obs)*n.arch.Out)
+		return fmt.Errorf("nn: output buffer has %d floats: %d observations × %d outputs need %d", len(out), len(obs), n.arch.Out, len(obs)*n.arch.Out)
 	}
 	if err := n.checkObs(obs); err != nil {
 		return err
@@ -373,10 +373,10 @@ func (n *Net) ForwardFlat(out, x []float32, rows int) error {
 	}
 	in := n.arch.In
 	if rows < 0 || len(x) < rows*in {
-		return fmt.Errorf("rl: flat batch has %d floats: %d rows × %d features needed", len(x), rows, in)
+		return fmt.Errorf("nn: flat batch has %d floats: %d rows × %d features needed", len(x), rows, in)
 	}
 	if len(out) < rows*n.arch.Out {
-		return fmt.Errorf("rl: output buffer has %d floats: %d rows × %d outputs need %d", len(out), rows, n.arch.Out, rows*n.arch.Out)
+		return fmt.Errorf("nn: output buffer has %d floats: %d rows × %d outputs need %d", len(out), rows, n.arch.Out, rows*n.arch.Out)
 	}
 	s := n.getScratch()
 	for r0 := 0; r0 < rows; r0 += tileRows {

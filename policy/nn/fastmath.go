@@ -1,4 +1,4 @@
-package rl
+package nn
 
 // Inference runs tanh once per hidden unit of every queue; math.Tanh is
 // exact for every float64 and cost 40% of a decision. Here it is a

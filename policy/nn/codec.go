@@ -1,4 +1,4 @@
-package rl
+package nn
 
 import (
 	"encoding/binary"
@@ -56,26 +56,26 @@ func (k OutputKind) String() string {
 // themselves (bad magic, version, checksum, truncation, bounds).
 var ErrCorrupt = errors.New("corrupt")
 
-type enc struct{ b []byte }
+type Enc struct{ B []byte }
 
-func (e *enc) u8(v uint8)    { e.b = append(e.b, v) }
-func (e *enc) u16(v uint16)  { e.b = binary.LittleEndian.AppendUint16(e.b, v) }
-func (e *enc) u32(v uint32)  { e.b = binary.LittleEndian.AppendUint32(e.b, v) }
-func (e *enc) u64(v uint64)  { e.b = binary.LittleEndian.AppendUint64(e.b, v) }
-func (e *enc) f64(v float64) { e.u64(math.Float64bits(v)) }
-func (e *enc) bytes(p []byte) {
-	e.u32(uint32(len(p)))
-	e.b = append(e.b, p...)
+func (e *Enc) U8(v uint8)    { e.B = append(e.B, v) }
+func (e *Enc) U16(v uint16)  { e.B = binary.LittleEndian.AppendUint16(e.B, v) }
+func (e *Enc) U32(v uint32)  { e.B = binary.LittleEndian.AppendUint32(e.B, v) }
+func (e *Enc) U64(v uint64)  { e.B = binary.LittleEndian.AppendUint64(e.B, v) }
+func (e *Enc) F64(v float64) { e.U64(math.Float64bits(v)) }
+func (e *Enc) Bytes(p []byte) {
+	e.U32(uint32(len(p)))
+	e.B = append(e.B, p...)
 }
-func (e *enc) f32s(v []float32) {
+func (e *Enc) F32s(v []float32) {
 	for _, x := range v {
-		e.u32(math.Float32bits(x))
+		e.U32(math.Float32bits(x))
 	}
 }
-func (e *enc) seal() []byte { e.u32(crc32.ChecksumIEEE(e.b)); return e.b }
+func (e *Enc) Seal() []byte { e.U32(crc32.ChecksumIEEE(e.B)); return e.B }
 
 // dec reads a sealed blob; the first error sticks.
-type dec struct {
+type Dec struct {
 	what string
 	b    []byte
 	off  int
@@ -84,32 +84,39 @@ type dec struct {
 
 // open checks the checksum and magic and returns a decoder positioned
 // after the magic.
-func open(what string, data []byte, magic string) (*dec, error) {
+func Open(what string, data []byte, magic string) (*Dec, error) {
 	if len(data) < len(magic)+4 {
-		return nil, fmt.Errorf("rl: %s: %d bytes is too short: %w", what, len(data), ErrCorrupt)
+		return nil, fmt.Errorf("nn: %s: %d bytes is too short: %w", what, len(data), ErrCorrupt)
 	}
 	if string(data[:len(magic)]) != magic {
-		return nil, fmt.Errorf("rl: %s: bad magic %q (want %q): %w", what, data[:len(magic)], magic, ErrCorrupt)
+		return nil, fmt.Errorf("nn: %s: bad magic %q (want %q): %w", what, data[:len(magic)], magic, ErrCorrupt)
 	}
 	body := data[:len(data)-4]
 	if got, want := crc32.ChecksumIEEE(body), binary.LittleEndian.Uint32(data[len(data)-4:]); got != want {
-		return nil, fmt.Errorf("rl: %s: checksum %08x does not match stored %08x: %w", what, got, want, ErrCorrupt)
+		return nil, fmt.Errorf("nn: %s: checksum %08x does not match stored %08x: %w", what, got, want, ErrCorrupt)
 	}
-	return &dec{what: what, b: body, off: len(magic)}, nil
+	return &Dec{what: what, b: body, off: len(magic)}, nil
 }
 
-func (d *dec) fail(format string, args ...any) {
+// Err is the first error the decoder met (nil while none).
+func (d *Dec) Err() error { return d.err }
+
+// Left is how many bytes remain before the checksum.
+func (d *Dec) Left() int { return len(d.b) - d.off }
+
+// Fail records the first error: format and args say what is wrong.
+func (d *Dec) Fail(format string, args ...any) {
 	if d.err == nil {
-		d.err = fmt.Errorf("rl: %s at byte %d: %s: %w", d.what, d.off, fmt.Sprintf(format, args...), ErrCorrupt)
+		d.err = fmt.Errorf("nn: %s at byte %d: %s: %w", d.what, d.off, fmt.Sprintf(format, args...), ErrCorrupt)
 	}
 }
 
-func (d *dec) take(n int) []byte {
+func (d *Dec) Take(n int) []byte {
 	if d.err != nil {
 		return nil
 	}
 	if n < 0 || len(d.b)-d.off < n {
-		d.fail("truncated (need %d bytes, %d left)", n, len(d.b)-d.off)
+		d.Fail("truncated (need %d bytes, %d left)", n, len(d.b)-d.off)
 		return nil
 	}
 	p := d.b[d.off : d.off+n]
@@ -117,49 +124,49 @@ func (d *dec) take(n int) []byte {
 	return p
 }
 
-func (d *dec) u8() uint8 {
-	if p := d.take(1); p != nil {
+func (d *Dec) U8() uint8 {
+	if p := d.Take(1); p != nil {
 		return p[0]
 	}
 	return 0
 }
-func (d *dec) u16() uint16 {
-	if p := d.take(2); p != nil {
+func (d *Dec) U16() uint16 {
+	if p := d.Take(2); p != nil {
 		return binary.LittleEndian.Uint16(p)
 	}
 	return 0
 }
-func (d *dec) u32() uint32 {
-	if p := d.take(4); p != nil {
+func (d *Dec) U32() uint32 {
+	if p := d.Take(4); p != nil {
 		return binary.LittleEndian.Uint32(p)
 	}
 	return 0
 }
-func (d *dec) u64() uint64 {
-	if p := d.take(8); p != nil {
+func (d *Dec) U64() uint64 {
+	if p := d.Take(8); p != nil {
 		return binary.LittleEndian.Uint64(p)
 	}
 	return 0
 }
-func (d *dec) f64() float64 { return math.Float64frombits(d.u64()) }
+func (d *Dec) F64() float64 { return math.Float64frombits(d.U64()) }
 
 // count reads a u32 and checks it against an upper bound.
-func (d *dec) count(field string, limit int) int {
-	v := d.u32()
+func (d *Dec) Count(field string, limit int) int {
+	v := d.U32()
 	if d.err == nil && int64(v) > int64(limit) {
-		d.fail("%s = %d exceeds %d", field, v, limit)
+		d.Fail("%s = %d exceeds %d", field, v, limit)
 		return 0
 	}
 	return int(v)
 }
 
-func (d *dec) bytes(field string) []byte {
-	n := d.count(field+" length", len(d.b))
-	return d.take(n)
+func (d *Dec) Bytes(field string) []byte {
+	n := d.Count(field+" length", len(d.b))
+	return d.Take(n)
 }
 
-func (d *dec) f32s(dst []float32) {
-	p := d.take(4 * len(dst))
+func (d *Dec) F32s(dst []float32) {
+	p := d.Take(4 * len(dst))
 	if p == nil {
 		return
 	}
@@ -168,9 +175,9 @@ func (d *dec) f32s(dst []float32) {
 	}
 }
 
-func (d *dec) end() error {
+func (d *Dec) End() error {
 	if d.err == nil && d.off != len(d.b) {
-		d.fail("%d unexpected trailing bytes", len(d.b)-d.off)
+		d.Fail("%d unexpected trailing bytes", len(d.b)-d.off)
 	}
 	return d.err
 }
@@ -178,24 +185,24 @@ func (d *dec) end() error {
 // MarshalBinary encodes the architecture, output kind and weights. The
 // same weights always give the same bytes.
 func (n *Net) MarshalBinary() ([]byte, error) {
-	e := &enc{b: make([]byte, 0, 64+4*n.NumParams())}
-	e.b = append(e.b, netMagic...)
-	e.u16(netVersion)
-	n.encodeBody(e)
-	return e.seal(), nil
+	e := &Enc{B: make([]byte, 0, 64+4*n.NumParams())}
+	e.B = append(e.B, netMagic...)
+	e.U16(netVersion)
+	n.EncodeBody(e)
+	return e.Seal(), nil
 }
 
-func (n *Net) encodeBody(e *enc) {
-	e.u8(uint8(n.Kind))
-	e.u8(uint8(n.arch.Act))
-	e.u32(uint32(n.arch.In))
-	e.u32(uint32(n.arch.Out))
-	e.u8(uint8(len(n.arch.Hidden)))
+func (n *Net) EncodeBody(e *Enc) {
+	e.U8(uint8(n.Kind))
+	e.U8(uint8(n.arch.Act))
+	e.U32(uint32(n.arch.In))
+	e.U32(uint32(n.arch.Out))
+	e.U8(uint8(len(n.arch.Hidden)))
 	for _, h := range n.arch.Hidden {
-		e.u32(uint32(h))
+		e.U32(uint32(h))
 	}
-	for _, p := range n.params() {
-		e.f32s(p)
+	for _, p := range n.Params() {
+		e.F32s(p)
 	}
 }
 
@@ -203,18 +210,18 @@ func (n *Net) encodeBody(e *enc) {
 // truncated or foreign input gives an error wrapping ErrCorrupt (or naming
 // the unsupported version); it never panics.
 func (n *Net) UnmarshalBinary(data []byte) error {
-	d, err := open("policy", data, netMagic)
+	d, err := Open("policy", data, netMagic)
 	if err != nil {
 		return err
 	}
-	if v := d.u16(); d.err == nil && v != netVersion {
-		return fmt.Errorf("rl: policy format version %d: this build reads version %d", v, netVersion)
+	if v := d.U16(); d.err == nil && v != netVersion {
+		return fmt.Errorf("nn: policy format version %d: this build reads version %d", v, netVersion)
 	}
-	m, err := decodeNet(d)
+	m, err := DecodeNet(d)
 	if err != nil {
 		return err
 	}
-	if err := d.end(); err != nil {
+	if err := d.End(); err != nil {
 		return err
 	}
 	n.arch, n.Layers, n.maxW, n.Kind = m.arch, m.Layers, m.maxW, m.Kind
@@ -222,36 +229,36 @@ func (n *Net) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
-func decodeNet(d *dec) (*Net, error) {
-	kind := OutputKind(d.u8())
+func DecodeNet(d *Dec) (*Net, error) {
+	kind := OutputKind(d.U8())
 	var a Arch
-	a.Act = Activation(d.u8())
-	a.In = d.count("in", MaxLayerWidth)
-	a.Out = d.count("out", MaxLayerWidth)
-	nh := int(d.u8())
+	a.Act = Activation(d.U8())
+	a.In = d.Count("in", MaxLayerWidth)
+	a.Out = d.Count("out", MaxLayerWidth)
+	nh := int(d.U8())
 	if d.err == nil && nh > MaxLayers-1 {
-		d.fail("hidden layer count %d exceeds %d", nh, MaxLayers-1)
+		d.Fail("hidden layer count %d exceeds %d", nh, MaxLayers-1)
 	}
 	if d.err != nil {
 		return nil, d.err
 	}
 	a.Hidden = make([]int, nh)
 	for i := range a.Hidden {
-		a.Hidden[i] = d.count(fmt.Sprintf("hidden[%d]", i), MaxLayerWidth)
+		a.Hidden[i] = d.Count(fmt.Sprintf("hidden[%d]", i), MaxLayerWidth)
 	}
 	if d.err != nil {
 		return nil, d.err
 	}
 	if kind > OutputValue {
-		d.fail("output kind %d unknown", kind)
+		d.Fail("output kind %d unknown", kind)
 		return nil, d.err
 	}
 	if err := a.Validate(); err != nil {
-		d.fail("%v", err)
+		d.Fail("%v", err)
 		return nil, d.err
 	}
 	if need := 4 * a.numParams(); len(d.b)-d.off < need {
-		d.fail("truncated weights (need %d bytes, %d left)", need, len(d.b)-d.off)
+		d.Fail("truncated weights (need %d bytes, %d left)", need, len(d.b)-d.off)
 		return nil, d.err
 	}
 	net, err := NewNet(a)
@@ -259,16 +266,16 @@ func decodeNet(d *dec) (*Net, error) {
 		return nil, err
 	}
 	net.Kind = kind
-	for _, p := range net.params() {
-		d.f32s(p)
+	for _, p := range net.Params() {
+		d.F32s(p)
 	}
 	if d.err != nil {
 		return nil, d.err
 	}
-	for _, p := range net.params() {
+	for _, p := range net.Params() {
 		for _, v := range p {
 			if !finite32(v) {
-				d.fail("non-finite weight %v", v)
+				d.Fail("non-finite weight %v", v)
 				return nil, d.err
 			}
 		}

@@ -1,4 +1,4 @@
-package rl
+package nn
 
 import (
 	"fmt"
@@ -99,12 +99,12 @@ func (n *Net) GreedyJoint(obs [][]float32, heads []int) ([]int, error) {
 	sum := 0
 	for _, h := range heads {
 		if h < 1 {
-			return nil, fmt.Errorf("rl: head size %d: must be >= 1", h)
+			return nil, fmt.Errorf("nn: head size %d: must be >= 1", h)
 		}
 		sum += h
 	}
 	if sum != k {
-		return nil, fmt.Errorf("rl: heads %v sum to %d, the network has %d outputs", heads, sum, k)
+		return nil, fmt.Errorf("nn: heads %v sum to %d, the network has %d outputs", heads, sum, k)
 	}
 	out := make([]float32, len(obs)*k)
 	if err := n.ForwardInto(out, obs); err != nil {
@@ -122,3 +122,24 @@ func (n *Net) GreedyJoint(obs [][]float32, heads []int) ([]int, error) {
 	}
 	return acts, nil
 }
+
+// Argmax returns the index of the largest value (the first on ties); -1
+// for an empty slice. NaN never wins.
+func Argmax(v []float32) int {
+	best := -1
+	for i, x := range v {
+		if x != x {
+			continue
+		}
+		if best < 0 || x > v[best] {
+			best = i
+		}
+	}
+	if best < 0 && len(v) > 0 {
+		return 0
+	}
+	return best
+}
+
+// finite32 reports whether v is neither NaN nor infinite.
+func finite32(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
