@@ -10,7 +10,7 @@ import (
 	"github.com/ecntune/ecntune/agent/gnmipath"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/simenv"
-	"github.com/ecntune/ecntune/simenv/gym"
+	"github.com/ecntune/ecntune/simenv/export"
 )
 
 // Epoch is the Unix time (ns) that simulated time 0 is stamped as. simswitch
@@ -28,7 +28,7 @@ func SimTime(ts int64) simenv.Time { return simenv.Time(ts-Epoch) * simenv.Nanos
 // snapshot is what switch info exports at tel for the queues given, as the
 // agent's vocabulary has it.
 func snapshot(info simenv.SwitchInfo, tel *simenv.SwitchTelemetry, queues []int) env.Snapshot {
-	return gym.FromSim(*tel, info, queues)
+	return export.Snapshot(*tel, info, queues)
 }
 
 // initialConfig is the configuration tree a simulated switch starts with

@@ -119,7 +119,7 @@
 //
 // # Values and PFC frames
 //
-// PFC frame counters carry XOFF (pause) frames only, as gym.FromSim does,
+// PFC frame counters carry XOFF (pause) frames only, as simenv/export does,
 // so that a policy sees the same numbers from the simulator in process and
 // over gNMI. Pmax is carried as a whole percent in both dialects: use
 // Quantize to compare a read-back with what was asked.

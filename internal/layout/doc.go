@@ -5,13 +5,16 @@
 //
 //   - vocabulary: env (snapshots, settings, queue keys, the Observer,
 //     reward, the action catalogue) and internal/units; pure.
-//   - policy: policy, policy/rl, policy/builtin, over the vocabulary; pure
-//     (a caller hands it a way to load stored models).
+//   - policy: policy, policy/nn (the inference network), policy/builtin,
+//     over the vocabulary; pure (a caller hands it a way to load stored
+//     models), and linking no training library (no gorgonia).
 //   - the simulator world: simenv (the simulator, which depends on nothing
-//     of the project), simenv/scenario, simenv/report, simenv/gym (the
-//     Gym-style environment), policy/train, eval.
+//     of the project), simenv/export (its telemetry as env Snapshots),
+//     simenv/scenario, simenv/report, simenv/gym (the Gym-style
+//     environment), policy/rl and policy/train (training), eval.
 //   - the gNMI world: agent/gnmipath (the codec) and agent.
-//   - the one bridge: simswitch, the simulator served as gNMI targets.
+//   - the one bridge: simswitch, the simulator served as gNMI targets
+//     (through simenv/export; no training environment).
 //   - wiring: cmd/ecntune, and internal/bench (the measurements behind
 //     ecntune bench, which run both worlds together).
 //

@@ -182,3 +182,14 @@ func TestRuntimeLinksNoTrainingLibrary(t *testing.T) {
 		t.Error("policy/rl no longer links gorgonia: this test checks nothing")
 	}
 }
+
+// simswitch, the bridge, reads the simulator through simenv/export as the
+// training environment does, and links no training: not simenv/gym, not
+// policy/train.
+func TestBridgeLinksNoTrainingEnvironment(t *testing.T) {
+	for _, d := range deps(t, "simswitch") {
+		if under(d, "simenv/gym") || under(d, "policy/train") || under(d, "policy/rl") {
+			t.Errorf("simswitch depends on %s", d)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/simenv"
+	"github.com/ecntune/ecntune/simenv/export"
 )
 
 // shadow replays a Env episode on its own simulator (same config and
@@ -52,7 +53,7 @@ func (s *shadow) observe() ([]env.Observation, []float64) {
 		for _, p := range sw.Ports {
 			cabled[p.Name] = p
 		}
-		snap := FromSim(s.sim.Telemetry(sw.Index), sw, s.prios)
+		snap := export.Snapshot(s.sim.Telemetry(sw.Index), sw, s.prios)
 		var peers []env.Peer
 		for i := range snap.Queues {
 			q := &snap.Queues[i]

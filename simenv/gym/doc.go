@@ -5,7 +5,7 @@
 // StepSettings, headroom), runs the simulation for one control interval Δ
 // of simulated time, and reads every controlled switch once. Observations
 // and rewards come only from the counters a switch exports, turned into an
-// env.Snapshot by FromSim and normalised by the same env.Observer a
+// env.Snapshot by simenv/export and normalised by the same env.Observer a
 // production agent uses; StepInfo carries ground truth (flow slowdowns,
 // run totals) for evaluation, which a policy must not read.
 //

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/simenv"
+	"github.com/ecntune/ecntune/simenv/export"
 )
 
 // DefaultInterval is the longest default control interval Δ of Env.
@@ -68,7 +69,7 @@ type StepInfo struct {
 
 // Env is a Gymnasium-style multi-agent environment over the simulator:
 // one agent per controlled egress queue, all sharing one policy, deciding
-// every Δ of simulated time. Observations go through env.FromSim and the
+// every Δ of simulated time. Observations go through export.Snapshot and the
 // same Observer a production agent uses. Not safe for concurrent use.
 type Env struct {
 	cfg    simenv.Config
@@ -374,7 +375,7 @@ func (e *Env) observe() []env.Observation {
 	out := make([]env.Observation, 0, len(e.keys))
 	e.peers = e.peers[:0]
 	for _, s := range e.switches {
-		snap := FromSim(e.sim.Telemetry(s.Index), s, e.prios)
+		snap := export.Snapshot(e.sim.Telemetry(s.Index), s, e.prios)
 		for i := range snap.Queues {
 			e.peers = append(e.peers, snap.Queues[i].Peer)
 			if e.opts.HidePeer {

@@ -1,17 +1,22 @@
-package gym
+// Package export turns what a simulated switch exports (simenv's
+// telemetry) into env's vocabulary: the Snapshot a gNMI switch's counters
+// decode to. The training environment (simenv/gym) and the simulated
+// switches (simswitch) both read the simulator through it, so neither needs
+// the other.
+package export
 
 import (
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/simenv"
 )
 
-// FromSim turns one switch's simulator telemetry into a Snapshot holding
+// Snapshot turns one switch's simulator telemetry into a Snapshot holding
 // one QueueSample per port and priority in priorities (priorities outside
 // 0..7 are skipped), in port order then priority order. TimeNs is the
 // simulated time in nanoseconds. The PFC figures and the PG state (XOFF,
 // headroom) are those of the same port and priority. Ports missing from
 // either t or info are skipped.
-func FromSim(t simenv.SwitchTelemetry, info simenv.SwitchInfo, priorities []int) env.Snapshot {
+func Snapshot(t simenv.SwitchTelemetry, info simenv.SwitchInfo, priorities []int) env.Snapshot {
 	name := info.Name
 	if name == "" {
 		name = t.Name

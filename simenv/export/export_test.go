@@ -1,4 +1,4 @@
-package gym
+package export
 
 import (
 	"testing"
@@ -7,7 +7,7 @@ import (
 	"github.com/ecntune/ecntune/simenv"
 )
 
-func TestFromSim(t *testing.T) {
+func TestSnapshot(t *testing.T) {
 	info := simenv.SwitchInfo{Index: 0, Name: "sw0", BufferBytes: 32_000_000, Ports: []simenv.PortInfo{
 		{Index: 0, Name: "Ethernet0", RateBps: 100e9, PeerSwitch: true}, {Index: 1, Name: "Ethernet1", RateBps: 25e9}}}
 	tel := simenv.SwitchTelemetry{Switch: 0, Name: "sw0", Time: 1500 * simenv.Microsecond, BufferBytes: 32_000_000,
@@ -19,7 +19,7 @@ func TestFromSim(t *testing.T) {
 	p.PG[3] = simenv.PGState{Lossless: true, HeadroomBytes: 50_000, MinHeadroomBytes: 40_000, XoffBytes: 700_000}
 	p.Queues[4].TxBytes = 99 // priority 4 is not asked for
 
-	s := FromSim(tel, info, []int{3, 9, -1})
+	s := Snapshot(tel, info, []int{3, 9, -1})
 	if s.Target != "sw0" || s.TimeNs != 1_500_000 || len(s.Queues) != 2 {
 		t.Fatalf("snapshot target=%q time=%d queues=%d, want sw0 1500000 2", s.Target, s.TimeNs, len(s.Queues))
 	}
@@ -37,7 +37,7 @@ func TestFromSim(t *testing.T) {
 	}
 	// Mismatched port lists do not panic.
 	info.Ports = info.Ports[:1]
-	if got := len(FromSim(tel, info, []int{3}).Queues); got != 1 {
+	if got := len(Snapshot(tel, info, []int{3}).Queues); got != 1 {
 		t.Fatalf("with one described port: %d samples, want 1", got)
 	}
 }
