@@ -200,7 +200,9 @@ func TestE2EOptionalGroupRefusedAlone(t *testing.T) {
 		recs, _ := e.j.Recommendations("sw0", 0, 0)
 		return len(queuesOf(recs)) == 4
 	})
-	time.Sleep(300 * time.Millisecond) // a few more intervals: refusals must not repeat
+	// A few more intervals: refusals must not repeat.
+	ticks := counterSum(e.a, "ecntune_agent_intervals_total")
+	waitFor(t, 10*time.Second, "three more intervals", func() bool { return counterSum(e.a, "ecntune_agent_intervals_total") >= ticks+3 })
 	e.stop(t)
 	out := logs.String()
 	for _, g := range []string{"pfc", "shared-buffer", "pfc-config"} {

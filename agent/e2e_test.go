@@ -26,6 +26,7 @@ import (
 
 	"github.com/ecntune/ecntune/agent/gnmipath"
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/await"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simswitch"
@@ -172,14 +173,7 @@ func target0(addr string, d string) TargetConfig {
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	end := time.Now().Add(d)
-	for time.Now().Before(end) {
-		if cond() {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("timed out after %s waiting for %s", d, what)
+	await.Until(t, d, what, cond)
 }
 
 // waitSimulated waits until simswitch s has simulated until at, judging by
@@ -188,25 +182,7 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 // it down, it does not stop it), or after 15 minutes in all.
 func waitSimulated(t *testing.T, s *simswitch.Server, at simenv.Time) {
 	t.Helper()
-	const stall, ceiling = time.Minute, 15 * time.Minute
-	start := time.Now()
-	last, lastAt := simenv.Time(-1), time.Now()
-	for {
-		now, _ := s.Status()
-		if now >= at {
-			return
-		}
-		if now > last {
-			last, lastAt = now, time.Now()
-		}
-		if time.Since(lastAt) > stall {
-			t.Fatalf("simulation stalled at %v for %s (waiting for %v)", now, stall, at)
-		}
-		if time.Since(start) > ceiling {
-			t.Fatalf("simulation at %v after %s (waiting for %v)", now, ceiling, at)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	await.Reached(t, "simulated time (ns)", func() int64 { now, _ := s.Status(); return int64(now) }, int64(at))
 }
 
 func simECN(t *testing.T, s *simswitch.Server, sw string, port, q int) simenv.ECN {
@@ -346,7 +322,9 @@ func TestE2EReconnectAfterServerRestart(t *testing.T) {
 	e := runE2E(t, ModeShadow, mustStatic(t, "hpcc"), []TargetConfig{target0(addr, DialectOpenConfig)}, g)
 	waitFor(t, 10*time.Second, "telemetry", func() bool { return snapshots(e.a) >= 3 })
 	s.StopGRPC()
-	time.Sleep(400 * time.Millisecond)
+	waitFor(t, 10*time.Second, "the broken stream reported", func() bool {
+		return counterSum(e.a, "ecntune_agent_telemetry_errors_total") >= 1
+	})
 	before := snapshots(e.a)
 	if err := s.RestartGRPC(); err != nil {
 		t.Fatal(err)
@@ -579,7 +557,11 @@ func TestE2ETwoAgentsDoNotFight(t *testing.T) {
 	waitFor(t, 10*time.Second, "an external-writer alarm", func() bool {
 		return counterSum(a1.a, "ecntune_agent_alarms_total")+counterSum(a2.a, "ecntune_agent_alarms_total") >= 1
 	})
-	time.Sleep(1500 * time.Millisecond)
+	// Fifteen more intervals of each (1.5 s at 100 ms) to fight in.
+	i1, i2 := counterSum(a1.a, "ecntune_agent_intervals_total"), counterSum(a2.a, "ecntune_agent_intervals_total")
+	waitFor(t, 20*time.Second, "15 more intervals of both agents", func() bool {
+		return counterSum(a1.a, "ecntune_agent_intervals_total") >= i1+15 && counterSum(a2.a, "ecntune_agent_intervals_total") >= i2+15
+	})
 	a1.stop(t)
 	a2.stop(t)
 	perQueue := map[env.QueueKey]int{}

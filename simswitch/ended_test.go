@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/ecntune/ecntune/agent/gnmipath"
 	"github.com/ecntune/ecntune/simenv"
@@ -23,21 +22,8 @@ func txBytes(s *Server) uint64 {
 	return n
 }
 
-// waitSimAt waits (at most 20 s of wall time) until the simulation reaches t.
-func waitSimAt(t *testing.T, s *Server, at simenv.Time) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if now, _ := s.Status(); now >= at {
-			return
-		}
-		if time.Now().After(deadline) {
-			now, _ := s.Status()
-			t.Fatalf("simulation at %v after 20 s, waiting for %v", now, at)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
+// waitSimAt waits until the simulation reaches at.
+func waitSimAt(t *testing.T, s *Server, at simenv.Time) { t.Helper(); waitSim(t, s, at) }
 
 // TestScenarioEndIsSaid: a finite scenario's end is logged once and
 // reported by Ended, after which no traffic moves; with Loop the traffic

@@ -25,6 +25,7 @@ import (
 
 	"github.com/ecntune/ecntune/agent/gnmipath"
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/await"
 	"github.com/ecntune/ecntune/simenv"
 )
 
@@ -188,19 +189,10 @@ func TestOnceMatchesGroundTruth(t *testing.T) {
 
 func itoa(i int) string { return env.QueueKey{Queue: i}.String()[3:] }
 
+// waitSim waits until the simulation reaches at (await.Reached).
 func waitSim(t *testing.T, s *Server, at simenv.Time) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		now, _ := s.Status()
-		if now >= at {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("simulation stuck at %v", now)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	await.Reached(t, "simulated time (ns)", func() int64 { now, _ := s.Status(); return int64(now) }, int64(at))
 }
 
 func TestGetSetReadBack(t *testing.T) {

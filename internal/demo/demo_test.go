@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ecntune/ecntune/internal/await"
 	"github.com/ecntune/ecntune/simenv"
 )
 
@@ -203,20 +204,10 @@ func TestDemoOnceSaysTheScenarioEnded(t *testing.T) {
 	<-done
 }
 
-// waitSim waits (at most 30 s of wall time) for the simulation to reach at.
+// waitSim waits until the simulation reaches at (await.Reached).
 func waitSim(t *testing.T, d *Demo, at simenv.Time) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		now, _ := d.Switches().Status()
-		if now >= at {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("simulation at %v after 30 s, waiting for %v", now, at)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	await.Reached(t, "simulated time (ns)", func() int64 { now, _ := d.Switches().Status(); return int64(now) }, int64(at))
 }
 
 // leaked fails when, 10 s after everything stopped, more goroutines run

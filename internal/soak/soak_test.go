@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ecntune/ecntune/agent"
+	"github.com/ecntune/ecntune/internal/await"
 )
 
 // soakDuration is the soak's length: ECNTUNE_SOAK (a duration) or, in the
@@ -145,7 +146,14 @@ func TestSoakKill9(t *testing.T) {
 	}
 	startAgent := func() *proc { return start(t, logf, bin, "agent", "--config", cfg) }
 	sw := startSwitch()
-	time.Sleep(500 * time.Millisecond) // the listener first, or the agent's first dial waits a retry
+	// The listener first, or the agent's first dial waits a retry.
+	await.Until(t, 30*time.Second, "simswitch listening on "+addr, func() bool {
+		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
 	ag := startAgent()
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
 	end := time.Now().Add(dur)
