@@ -317,7 +317,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 	}
 	a.ticks++
 	a.mu.Unlock()
-	sort.Slice(obs, func(i, j int) bool { return keyLess(obs[i].Key, obs[j].Key) })
+	sort.Slice(obs, func(i, j int) bool { return env.QueueKeyLess(obs[i].Key, obs[j].Key) })
 	a.o.Instruments.Ticks.Inc()
 
 	// A failing policy costs its decisions, not the interval: the guard
@@ -614,16 +614,6 @@ func holdUndecidable(obs []env.Observation, decs []policy.Decision) {
 	}
 }
 
-func keyLess(a, b env.QueueKey) bool {
-	if a.Target != b.Target {
-		return a.Target < b.Target
-	}
-	if a.Port != b.Port {
-		return a.Port < b.Port
-	}
-	return a.Queue < b.Queue
-}
-
 func (a *Agent) recommend(now time.Time, obs []env.Observation, decs []policy.Decision) []Recommendation {
 	recs := make([]Recommendation, len(decs))
 	for i := range decs {
@@ -828,7 +818,7 @@ func (a *Agent) setAll(ctx context.Context, changes []Change) []setResult {
 		}()
 	}
 	wg.Wait()
-	sort.Slice(results, func(i, j int) bool { return keyLess(results[i].c.Key, results[j].c.Key) })
+	sort.Slice(results, func(i, j int) bool { return env.QueueKeyLess(results[i].c.Key, results[j].c.Key) })
 	return results
 }
 
@@ -1101,6 +1091,6 @@ func (a *Agent) Recommendations(target string) []Recommendation {
 			out = append(out, r)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return keyLess(out[i].Key, out[j].Key) })
+	sort.Slice(out, func(i, j int) bool { return env.QueueKeyLess(out[i].Key, out[j].Key) })
 	return out
 }

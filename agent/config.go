@@ -16,7 +16,6 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -797,7 +796,7 @@ func (c *Config) parseTargets(f *fileConfig) error {
 	for n := range f.Targets {
 		names = append(names, n)
 	}
-	sort.Strings(names)
+	slices.SortFunc(names, env.NaturalCompare)
 	c.Notes = append(c.Notes, ignoredNote("", &f.GnmicIgnored)...)
 	for _, n := range names {
 		ft := f.gnmicDefaults.apply(f.Targets[n])

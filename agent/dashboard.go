@@ -169,7 +169,7 @@ func (a *Agent) hot(n int) []HotQueue {
 	}
 	slices.SortFunc(out, func(x, y HotQueue) int {
 		return cmp.Or(cmp.Compare(val(y.DepthKB), val(x.DepthKB)), cmp.Compare(val(y.MarksPct), val(x.MarksPct)),
-			compareKeys(x.Key, y.Key))
+			env.CompareQueueKeys(x.Key, y.Key))
 	})
 	if len(out) > n {
 		out = out[:n]

@@ -134,7 +134,7 @@ func TestHistoryRingAndSettings(t *testing.T) {
 
 func TestNaturalCompare(t *testing.T) {
 	in := []string{"Ethernet12", "Ethernet4", "leaf10", "leaf2", "Ethernet004", "eth1/10", "eth1/9", "a"}
-	slices.SortFunc(in, naturalCompare)
+	slices.SortFunc(in, env.NaturalCompare)
 	want := []string{"Ethernet4", "Ethernet004", "Ethernet12", "a", "eth1/9", "eth1/10", "leaf2", "leaf10"}
 	if !slices.Equal(in, want) {
 		t.Errorf("%v, want %v", in, want)

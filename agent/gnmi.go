@@ -666,7 +666,7 @@ func (s *GNMISwitch) requests(settings map[env.QueueKey]env.Setting) (ecn, hr []
 	for k := range settings {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool { return keyLess(keys[i], keys[j]) })
+	sort.Slice(keys, func(i, j int) bool { return env.QueueKeyLess(keys[i], keys[j]) })
 	// Merge the per-queue requests into as few as possible without two
 	// operations on the same path in one request.
 	type batch struct {

@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -618,7 +619,7 @@ func (g *Guard) Step(in StepInput) (Plan, error) {
 		if cands[i].Confidence != cands[j].Confidence {
 			return cands[i].Confidence > cands[j].Confidence
 		}
-		return keyLess(cands[i].Key, cands[j].Key)
+		return env.QueueKeyLess(cands[i].Key, cands[j].Key)
 	})
 	budgetWhy := ""
 	for i, c := range cands {
@@ -831,7 +832,7 @@ func (g *Guard) watchdog(now int64, plan *Plan) {
 	for n := range g.targets {
 		names = append(names, n)
 	}
-	sort.Strings(names)
+	slices.SortFunc(names, env.NaturalCompare)
 	for _, n := range names {
 		t := g.targets[n]
 		age := time.Duration(now - t.lastDataNs)
@@ -879,7 +880,7 @@ func (g *Guard) sortedQueues(target string) []*queueState {
 			qs = append(qs, q)
 		}
 	}
-	sort.Slice(qs, func(i, j int) bool { return keyLess(qs[i].key, qs[j].key) })
+	sort.Slice(qs, func(i, j int) bool { return env.QueueKeyLess(qs[i].key, qs[j].key) })
 	return qs
 }
 

@@ -60,7 +60,7 @@ func (g *Guard) Memories() []QueueMemory {
 		}
 	}
 	clear(g.dirty)
-	sort.Slice(out, func(i, j int) bool { return keyLess(out[i].Key, out[j].Key) })
+	sort.Slice(out, func(i, j int) bool { return env.QueueKeyLess(out[i].Key, out[j].Key) })
 	return out
 }
 

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"unicode"
 
 	"github.com/ecntune/ecntune/env"
 )
@@ -353,7 +352,7 @@ func (h *history) timeline(m Metric, top int) (Grid, bool) {
 		all = append(all, scored{k, s})
 	}
 	slices.SortFunc(all, func(a, b scored) int {
-		return cmp.Or(cmp.Compare(b.sum, a.sum), compareKeys(a.k, b.k))
+		return cmp.Or(cmp.Compare(b.sum, a.sum), env.CompareQueueKeys(a.k, b.k))
 	})
 	if len(all) > top {
 		all = all[:top]
@@ -418,50 +417,6 @@ func sortedKeys(m map[string]int) []string {
 	for k := range m {
 		out = append(out, k)
 	}
-	slices.SortFunc(out, naturalCompare)
+	slices.SortFunc(out, env.NaturalCompare)
 	return out
-}
-
-func compareKeys(a, b env.QueueKey) int {
-	return cmp.Or(naturalCompare(a.Target, b.Target), naturalCompare(a.Port, b.Port), cmp.Compare(a.Queue, b.Queue))
-}
-
-// naturalCompare orders names with their numbers by value: Ethernet4
-// before Ethernet12, leaf2 before leaf10.
-func naturalCompare(a, b string) int {
-	for a != "" && b != "" {
-		ra, rb := rune(a[0]), rune(b[0])
-		if unicode.IsDigit(ra) && unicode.IsDigit(rb) {
-			i, j := digits(a), digits(b)
-			na, nb := a[:i], b[:j]
-			if c := cmp.Compare(len(trimZeros(na)), len(trimZeros(nb))); c != 0 {
-				return c
-			}
-			if c := cmp.Compare(trimZeros(na), trimZeros(nb)); c != 0 {
-				return c
-			}
-			a, b = a[i:], b[j:]
-			continue
-		}
-		if ra != rb {
-			return cmp.Compare(ra, rb)
-		}
-		a, b = a[1:], b[1:]
-	}
-	return cmp.Compare(len(a), len(b))
-}
-
-func digits(s string) int {
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	return i
-}
-
-func trimZeros(s string) string {
-	for len(s) > 1 && s[0] == '0' {
-		s = s[1:]
-	}
-	return s
 }

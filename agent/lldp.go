@@ -132,7 +132,7 @@ func (a *Agent) discoverPeers(ctx context.Context, t TargetConfig, sw LLDPSwitch
 			unknown++
 		}
 	}
-	sort.Slice(fabric, func(i, j int) bool { return portLess(fabric[i], fabric[j]) })
+	sort.Slice(fabric, func(i, j int) bool { return env.NaturalCompare(fabric[i], fabric[j]) < 0 })
 	if err != nil {
 		a.log.Warn("LLDP discovery: some neighbour state is unreadable; those ports' peers stay unknown", "target", t.Name, "err", err)
 	}
@@ -152,22 +152,4 @@ func (a *Agent) discovered(target string) map[string]env.Peer {
 	a.peerMu.RLock()
 	defer a.peerMu.RUnlock()
 	return a.peers[target]
-}
-
-// portLess orders interface names with their trailing numbers compared as
-// numbers (Ethernet2 before Ethernet10).
-func portLess(x, y string) bool {
-	split := func(s string) (string, string) {
-		i := len(s)
-		for i > 0 && s[i-1] >= '0' && s[i-1] <= '9' {
-			i--
-		}
-		return s[:i], s[i:]
-	}
-	xp, xn := split(x)
-	yp, yn := split(y)
-	if xp != yp || len(xn) == len(yn) {
-		return x < y
-	}
-	return len(xn) < len(yn)
 }

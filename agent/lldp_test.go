@@ -102,7 +102,7 @@ func TestPeersFromLLDP(t *testing.T) {
 	if two(host, sw) != env.PeerSwitch || two(host, blank) != env.PeerUnknown || two(host, host) != env.PeerHost || two(blank, sw) != env.PeerSwitch {
 		t.Fatalf("several neighbours: %q %q %q %q", two(host, sw), two(host, blank), two(host, host), two(blank, sw))
 	}
-	if !portLess("Ethernet2", "Ethernet10") || portLess("Ethernet10", "Ethernet2") || !portLess("Eth1", "Ethernet0") {
+	if !(env.NaturalCompare("Ethernet2", "Ethernet10") < 0) || (env.NaturalCompare("Ethernet10", "Ethernet2") < 0) || !(env.NaturalCompare("Eth1", "Ethernet0") < 0) {
 		t.Fatal("portLess")
 	}
 }

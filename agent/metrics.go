@@ -408,7 +408,7 @@ func (m *Instruments) showQueues(obs []env.Observation, recs []Recommendation, r
 			if pa != pb {
 				return pa > pb
 			}
-			return keyLess(obs[idx[a]].Key, obs[idx[b]].Key)
+			return env.QueueKeyLess(obs[idx[a]].Key, obs[idx[b]].Key)
 		})
 		idx = idx[:m.perQueue]
 	}

@@ -74,7 +74,7 @@ func UndoPlan(entries []AuditEntry, target string, toNs int64) []Change {
 		}
 		out = append(out, Change{Key: k, Kind: KindManual, Old: a.last.New, New: restore, Reason: why})
 	}
-	sort.Slice(out, func(i, j int) bool { return keyLess(out[i].Key, out[j].Key) })
+	sort.Slice(out, func(i, j int) bool { return env.QueueKeyLess(out[i].Key, out[j].Key) })
 	return out
 }
 

@@ -2,7 +2,7 @@ package agent
 
 import (
 	"errors"
-	"sort"
+	"slices"
 
 	"github.com/ecntune/ecntune/agent/gnmipath"
 	"github.com/ecntune/ecntune/env"
@@ -178,6 +178,6 @@ func (a *Agent) Targets() []TargetInfo {
 		c.skipCounts = nil
 		out = append(out, c)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Target < out[j].Target })
+	slices.SortFunc(out, func(a, b TargetInfo) int { return env.NaturalCompare(a.Target, b.Target) })
 	return out
 }

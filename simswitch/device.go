@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ecntune/ecntune/agent/gnmipath"
+	"github.com/ecntune/ecntune/env"
 )
 
 // checkDeviceWrite refuses writes the imitated device does not take: a
@@ -88,10 +89,7 @@ func checkSchema(dev *gnmipath.Device, t gnmipath.Tree) error {
 	}
 	if dev.Strict() {
 		sort.Slice(refs, func(i, j int) bool {
-			if refs[i].Port != refs[j].Port {
-				return refs[i].Port < refs[j].Port
-			}
-			return refs[i].Index < refs[j].Index
+			return env.CompareQueueKeys(env.QueueKey{Port: refs[i].Port, Queue: refs[i].Index}, env.QueueKey{Port: refs[j].Port, Queue: refs[j].Index}) < 0
 		})
 		for _, l := range refs {
 			n := t[l].S

@@ -894,21 +894,6 @@ type qid struct {
 	q    int
 }
 
-// portOrder compares interface names naturally (Ethernet2 < Ethernet10).
-func portLess(a, b string) bool {
-	ia, ib := strings.IndexFunc(a, isDigit), strings.IndexFunc(b, isDigit)
-	if ia > 0 && ib > 0 && a[:ia] == b[:ib] {
-		na, ea := strconv.Atoi(a[ia:])
-		nb, eb := strconv.Atoi(b[ib:])
-		if ea == nil && eb == nil && na != nb {
-			return na < nb
-		}
-	}
-	return a < b
-}
-
-func isDigit(r rune) bool { return r >= '0' && r <= '9' }
-
 // queueList returns the queues of the snapshot in order: every (port,
 // index) with a queue counter or length, limited to the decoder's
 // priorities, sorted by port (naturally) and index.
@@ -921,7 +906,7 @@ func (d *Decoder) queueList() []*qstate {
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].id.port != out[j].id.port {
-			return portLess(out[i].id.port, out[j].id.port)
+			return env.NaturalCompare(out[i].id.port, out[j].id.port) < 0
 		}
 		return out[i].id.q < out[j].id.q
 	})

@@ -117,7 +117,7 @@ func treeQueues(d *refDecoder, tree Tree) []qid {
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].port != out[j].port {
-			return portLess(out[i].port, out[j].port)
+			return env.NaturalCompare(out[i].port, out[j].port) < 0
 		}
 		return out[i].q < out[j].q
 	})
