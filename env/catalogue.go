@@ -60,7 +60,7 @@ import (
 //
 // Why two heads and not one softmax over both kinds: with one list, a PFC
 // action meant giving up the ECN choice for that interval, and trained
-// models never took a headroom action (policy/builtin/MODEL.md).
+// models never took a headroom action (docs/model/LAB-NOTES.md).
 const ActionSpecVersion = "act-v3"
 
 // ActionSpecLen is the number of network outputs of action spec spec

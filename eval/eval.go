@@ -95,7 +95,7 @@ type Options struct {
 // trade-off), plus near-step marking at 1 MB and Pmax 0.3% at 774 KB and
 // 1.29 MB. Levels 129-359 KB were added when the preference model at
 // prefer=+1 looked beyond the frontier only because nothing stood between
-// 100 KB and 278 KB or between 278 KB and 464 KB (policy/builtin/MODEL.md).
+// 100 KB and 278 KB or between 278 KB and 464 KB (docs/model/LAB-NOTES.md).
 var DefaultOracleGrid = [][3]int{{0, 0, 1}, {1, 0, 1}, {2, 0, 1}, {3, 0, 1}, {4, 0, 1}, {5, 0, 1}, {6, 0, 1}, {7, 0, 1},
 	{8, 0, 1}, {8, 0, 0}, {9, 0, 1}, {9, 1, 1}, {10, 0, 1}, {10, 0, 0}, {12, 0, 1}, {15, 0, 1}}
 

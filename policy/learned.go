@@ -192,8 +192,8 @@ func (l *Learned) Preference() float64 { return l.pref }
 //
 // Why the preference is a tie-break over the network's scores rather than
 // a reward weight, and what it does to the built-in model (fabric ports
-// included), are told in policy/builtin/MODEL.md; the measurements are in
-// policy/builtin/obs-v2/preference-eval.txt (the obs-v2 model).
+// included), are told in docs/model/LAB-NOTES.md; the measurements are in
+// docs/model/obs-v2/preference-eval.txt (the obs-v2 model).
 //
 // A preference-conditioned model (NewConditioned; trained with
 // train.Config.PreferenceScale; builtin:prefer=P runs the embedded one)

@@ -14,7 +14,7 @@ import (
 // On today's build the same recipe needs --spec obs-v3/act-v2 --randomise
 // '{"random_pfc":0}' (the defaults now train obs-v4/act-v3 models and
 // start episodes at random PFC settings), and gives other weights, since
-// the simulator and the inference arithmetic have changed (MODEL.md,
+// the simulator and the inference arithmetic have changed (docs/model/LAB-NOTES.md,
 // "Reproducing it").
 const TrainCommand = "ecntune train --scenario policy/builtin/scenarios/train-websearch.yaml " +
 	"--scenario policy/builtin/scenarios/train-incast.yaml --scenario policy/builtin/scenarios/train-mixed.yaml " +

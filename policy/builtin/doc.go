@@ -26,7 +26,9 @@
 // The training scenarios live in policy/builtin/scenarios/ and the
 // validation scenarios used for model selection in policy/builtin/validation/;
 // the held-out scenarios (scenarios/heldout/) were never used for training
-// or selection. How the model was made and chosen, and every measured figure
-// about it, are in policy/builtin/MODEL.md beside the evaluation files it
-// quotes; the previous (obs-v1) model's are in policy/builtin/obs-v1/README.md.
+// or selection. policy/builtin/MODEL.md is the model's card (what it is,
+// its inputs and outputs, where it may be used, its held-out results and
+// limits); how it was made and chosen, and every measured figure about it,
+// are in docs/model/LAB-NOTES.md beside the evaluation files it quotes; the
+// previous (obs-v1) model's are in docs/model/obs-v1/README.md.
 package builtin
