@@ -1,0 +1,5 @@
+//go:build !race
+
+package simswitch
+
+const raceEnabled = false
