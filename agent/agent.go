@@ -426,7 +426,7 @@ func (a *Agent) logInterval(queues int, recs []Recommendation, plan Plan) {
 		if r.Recommended != r.Current {
 			differ++
 			moves[moveClass(r.Current, r.Recommended)]++
-		} else if _, held := policy.Held(r.Reason); held {
+		} else if r.Held != policy.HoldNone {
 			undecided++
 		}
 	}
@@ -591,9 +591,9 @@ func (a *Agent) warnInterval(decs []policy.Decision) {
 		return
 	}
 	for _, d := range decs {
-		if why, ok := policy.HeldForInterval(d.Reason); ok {
+		if d.Held == policy.HoldInterval {
 			a.intervalWarned = true
-			a.log.Warn("the policy holds queues: "+why+
+			a.log.Warn("the policy holds queues: "+policy.HoldText(d.Reason)+
 				"; change interval/sample-interval or use a model validated for it", "policy", a.o.Policy.Name(), "queue", d.Key.String())
 			return
 		}
@@ -609,7 +609,7 @@ func holdUndecidable(obs []env.Observation, decs []policy.Decision) {
 		if env.Decidable(obs[i].Missing) {
 			continue
 		}
-		decs[i].Setting, decs[i].Action, decs[i].Confidence = obs[i].Current, env.ActionHold, 0
+		decs[i].Setting, decs[i].Action, decs[i].Confidence, decs[i].Held = obs[i].Current, env.ActionHold, 0, policy.HoldUndecided
 		decs[i].Reason = "hold: too little telemetry to decide (the switch exports no ECN marks, no queue length and no PFC frames)"
 	}
 }
@@ -619,7 +619,7 @@ func (a *Agent) recommend(now time.Time, obs []env.Observation, decs []policy.De
 	for i := range decs {
 		o, d := &obs[i], &decs[i]
 		r := Recommendation{TimeNs: now.UnixNano(), Key: o.Key, Policy: a.o.Policy.Name(), Current: o.Current,
-			Recommended: d.Setting, Action: d.Action, Confidence: d.Confidence, Reason: d.Reason,
+			Recommended: d.Setting, Action: d.Action, Confidence: d.Confidence, Reason: d.Reason, Held: d.Held,
 			Valid: o.Valid, Metrics: o.Metrics, RateBps: o.RateBps, Missing: o.Missing}
 		if m := a.missingOf(o.Key.Target); m != 0 {
 			r.Reason += " [without " + m.String() + "]"

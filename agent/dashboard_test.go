@@ -169,7 +169,8 @@ type intervalHoldPolicy struct{ fixedPolicy }
 func (p *intervalHoldPolicy) Decide(obs []env.Observation) []policy.Decision {
 	d := p.fixedPolicy.Decide(obs)
 	for i := range d {
-		d[i].Setting, d[i].Reason = obs[i].Current, "hold: counters over 1s, outside the decision intervals the model was validated for (20µs to 2ms)"
+		d[i].Setting, d[i].Held = obs[i].Current, policy.HoldInterval
+		d[i].Reason = "hold: counters over 1s, outside the decision intervals the model was validated for (20µs to 2ms)"
 	}
 	return d
 }

@@ -106,16 +106,19 @@ func BenchmarkIntervalMoves10k(b *testing.B) {
 }
 
 // undecidedPolicy holds every queue for want of telemetry (or with the
-// reason given).
-type undecidedPolicy struct{ reason string }
+// reason and hold given).
+type undecidedPolicy struct {
+	reason string
+	held   policy.Hold
+}
 
 func (undecidedPolicy) Name() string { return "undecided" }
 func (u undecidedPolicy) Decide(obs []env.Observation) []policy.Decision {
 	d := make([]policy.Decision, len(obs))
 	for i, o := range obs {
-		d[i] = policy.Decision{Key: o.Key, Setting: o.Current, Reason: "hold: no telemetry"}
+		d[i] = policy.Decision{Key: o.Key, Setting: o.Current, Reason: "hold: no telemetry", Held: policy.HoldUndecided}
 		if u.reason != "" {
-			d[i].Reason = u.reason
+			d[i].Reason, d[i].Held = u.reason, u.held
 		}
 	}
 	return d
@@ -136,7 +139,8 @@ func TestIntervalLogUndecided(t *testing.T) {
 // as undecided, and one outside the validated intervals is warned about.
 func TestIntervalLogUndecidedWrapped(t *testing.T) {
 	r := newRig(t, ModeShadow, false, "", nil)
-	r.a.o.Policy = undecidedPolicy{reason: "schedule step 2 (from 3h): hold: counters over 10s, outside the decision intervals the model was validated for (200µs to 1s)"}
+	r.a.o.Policy = undecidedPolicy{reason: "schedule step 2 (from 3h): hold: counters over 10s, outside the decision intervals the model was validated for (200µs to 1s)",
+		held: policy.HoldInterval}
 	var logs strings.Builder
 	r.a.log = slog.New(slog.NewTextHandler(&logs, nil))
 	r.interval(t)

@@ -11,6 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/policy"
 )
 
 // AuditState is where an audited change stands.
@@ -60,9 +61,11 @@ type Recommendation struct {
 	Action      int          `json:"action"`
 	Confidence  float64      `json:"confidence"`
 	Reason      string       `json:"reason"`
-	Valid       bool         `json:"valid"`
-	Metrics     env.Metrics  `json:"metrics"`
-	Reward      float64      `json:"reward"`
+	// Held is why the policy held without deciding (policy.Decision.Held).
+	Held    policy.Hold `json:"held,omitempty"`
+	Valid   bool        `json:"valid"`
+	Metrics env.Metrics `json:"metrics"`
+	Reward  float64     `json:"reward"`
 	// RateBps and Missing are the port's speed and the telemetry its
 	// switch lacks (for agent report's queue depths and gaps).
 	RateBps float64       `json:"rate_bps,omitempty"`

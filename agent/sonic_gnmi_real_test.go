@@ -91,7 +91,7 @@ func runAgainstRealSonic(t *testing.T, srv *sonictest.Server, ports []string, so
 	}
 	held := 0
 	for _, r := range all {
-		if strings.HasPrefix(r.Reason, "hold: counters over") {
+		if r.Held == policy.HoldInterval {
 			held++
 		}
 	}

@@ -736,9 +736,9 @@ func playTraced(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym
 			return Run{}, fmt.Errorf("policy %s gave %d decisions for %d queues", name, len(ds), len(obs))
 		}
 		for i := range ds {
-			if why, ok := policy.HeldForInterval(ds[i].Reason); ok {
+			if ds[i].Held == policy.HoldInterval {
 				held++
-				heldWhy = why
+				heldWhy = policy.HoldText(ds[i].Reason)
 			}
 		}
 		set := make([]env.Setting, len(ds))

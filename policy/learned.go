@@ -312,12 +312,12 @@ func (l *Learned) Decide(obs []env.Observation) []Decision {
 	for i := range obs {
 		o := &obs[i]
 		out[i] = Decision{Key: o.Key, Setting: o.Current, Action: env.ActionHold}
-		why := usable(o)
+		why, held := usable(o), HoldUndecided
 		if why == "" {
-			why = l.outsideInterval(o)
+			why, held = l.outsideInterval(o), HoldInterval
 		}
 		if why != "" {
-			out[i].Reason = "hold: " + why
+			out[i].Reason, out[i].Held = "hold: "+why, held
 			continue
 		}
 		idx = append(idx, i)
@@ -373,7 +373,7 @@ func (l *Learned) decideRows(obs []env.Observation, out []Decision, rows [][]flo
 	vals := make([]float32, len(rows)*k)
 	if err := l.net.ForwardInto(vals, rows); err != nil {
 		for _, i := range idx { // cannot happen: lengths were checked
-			out[i].Reason = "hold: " + err.Error()
+			out[i].Reason, out[i].Held = "hold: "+err.Error(), HoldUndecided
 		}
 		return
 	}

@@ -62,29 +62,15 @@ func prefixReasons(ds []Decision, prefix string) {
 	}
 }
 
-// Held reports whether a decision's reason says its policy could not
-// decide the queue ("hold: WHY"), and returns WHY. It looks past the
+// HoldText is the part of a held decision's reason that says why, past the
 // prefixes a wrapper puts before an inner policy's reason ("schedule step
-// 2 (from 3ms): ", "host port, builtin: ").
-func Held(reason string) (why string, ok bool) {
-	if w, ok := strings.CutPrefix(reason, "hold: "); ok {
-		return w, true
+// 2 (from 3ms): hold: WHY" gives WHY), for logs and tables. What the hold is
+// comes from Decision.Held, never from the text.
+func HoldText(reason string) string {
+	if i := strings.LastIndex(reason, "hold: "); i >= 0 {
+		return reason[i+len("hold: "):]
 	}
-	if _, w, ok := strings.Cut(reason, ": hold: "); ok {
-		return w, true
-	}
-	return "", false
-}
-
-// HeldForInterval reports whether a decision's reason says its policy held
-// the queue because the counters span an interval outside the one it was
-// validated for, and returns that part of the reason.
-func HeldForInterval(reason string) (why string, ok bool) {
-	w, ok := Held(reason)
-	if !ok || !strings.HasPrefix(w, heldIntervalWhy) {
-		return "", false
-	}
-	return w, true
+	return reason
 }
 
 // heldIntervalWhy starts the reason of a hold outside the validated

@@ -100,7 +100,7 @@ func (ro *Roles) Decide(obs []env.Observation) []Decision {
 			peer = env.PeerUnknown
 		}
 		if ro.byPeer[peer] == nil {
-			out[i] = Decision{Key: obs[i].Key, Setting: obs[i].Current, Action: env.ActionHold,
+			out[i] = Decision{Key: obs[i].Key, Setting: obs[i].Current, Action: env.ActionHold, Held: HoldUndecided,
 				Reason: "hold: peer unknown and the roles: spec has no other= policy"}
 			continue
 		}

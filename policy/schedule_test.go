@@ -224,8 +224,8 @@ func TestSchedulePolicies(t *testing.T) {
 	q, _ := Lookup("schedule:builtin,1h=hpcc")
 	o.TimeNs, o.Metrics.IntervalNs = 10_000_000_000, int64(10*time.Second)
 	d := q.Decide([]env.Observation{o})[0]
-	if why, ok := HeldForInterval(d.Reason); !ok || d.Setting != o.Current || !strings.HasPrefix(why, "counters over 10s") {
-		t.Errorf("a schedule's model outside its interval: %+v (held %v %q)", d, ok, why)
+	if why := HoldText(d.Reason); d.Held != HoldInterval || d.Setting != o.Current || !strings.HasPrefix(why, "counters over 10s") {
+		t.Errorf("a schedule's model outside its interval: %+v (held %v %q)", d, d.Held, why)
 	}
 	for spec, msg := range map[string]string{
 		"hpcc,3ms=model:tuned,prefer=0.5":          "model:NAME,prefer=P cannot be one (write model:NAME:prefer=P)",
@@ -284,23 +284,55 @@ func TestSchedulePolicies(t *testing.T) {
 	}
 }
 
-// TestHeld reads holds through the prefixes wrappers put before a reason.
-func TestHeld(t *testing.T) {
+// TestHoldText reads why a decision held past the prefixes wrappers put
+// before a reason (for logs and tables; the hold itself is Decision.Held).
+func TestHoldText(t *testing.T) {
 	for reason, want := range map[string]string{
 		"hold: interval not measured":                            "interval not measured",
 		"schedule step 2 (from 3ms): hold: counters over 10s, x": "counters over 10s, x",
 		"host port, builtin: hold: counters over 2s":             "counters over 2s",
-		"kmax 1.6MB→800KB: util 0.93":                            "",
-		"static sonic-default":                                   "",
 	} {
-		why, ok := Held(reason)
-		if ok != (want != "") || why != want {
-			t.Errorf("Held(%q) = %q, %v; want %q", reason, why, ok, want)
+		if got := HoldText(reason); got != want {
+			t.Errorf("HoldText(%q) = %q, want %q", reason, got, want)
 		}
-		_, iv := HeldForInterval(reason)
-		if iv != strings.HasPrefix(want, "counters over ") {
-			t.Errorf("HeldForInterval(%q) = %v", reason, iv)
+	}
+}
+
+// A hold is typed and passes through every wrapper: outside its validated
+// intervals the model's decisions say HoldInterval alone, in a schedule, in
+// a role and under a headroom or alpha rule; inside, they say HoldNone.
+func TestHoldPassesThroughWrappers(t *testing.T) {
+	o := validObs(100e9, env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2})
+	o.Features = make([]float32, env.NumFeatures)
+	o.Peer = env.PeerHost
+	for _, spec := range []string{"builtin", "schedule:builtin,1h=hpcc", "roles:host=builtin;fabric=static:hpcc", "builtin+headroom=floor", "builtin+alpha=1"} {
+		p, err := Lookup(spec)
+		if err != nil {
+			t.Fatal(err)
 		}
+		for _, c := range []struct {
+			iv   time.Duration
+			want Hold
+		}{{10 * time.Second, HoldInterval}, {time.Millisecond, HoldNone}} {
+			o.Metrics.IntervalNs = int64(c.iv)
+			if d := p.Decide([]env.Observation{o})[0]; d.Held != c.want {
+				t.Errorf("%s at %v: held %v, want %v (%q)", spec, c.iv, d.Held, c.want, d.Reason)
+			}
+		}
+	}
+	for _, h := range []Hold{HoldNone, HoldUndecided, HoldInterval} {
+		var back Hold
+		if b, err := h.MarshalText(); err != nil || back.UnmarshalText(b) != nil || back != h {
+			t.Errorf("hold %v does not read back (%v)", h, back)
+		}
+	}
+	if err := new(Hold).UnmarshalText([]byte("later")); err == nil {
+		t.Error(`hold "later" read`)
+	}
+	roles, _ := Lookup("roles:host=builtin;fabric=static:hpcc")
+	o.Peer = env.PeerUnknown
+	if d := roles.Decide([]env.Observation{o})[0]; d.Held != HoldUndecided {
+		t.Errorf("roles: without other= on an unknown peer: held %v (%q)", d.Held, d.Reason)
 	}
 }
 
