@@ -11,6 +11,9 @@ import (
 // switches and queues everywhere: the guard's plans, logs, the dashboard,
 // reports, histories.
 func NaturalCompare(a, b string) int {
+	if a == b {
+		return 0 // most keys of a sort share their switch
+	}
 	for a != "" && b != "" {
 		ra, rb := rune(a[0]), rune(b[0])
 		if unicode.IsDigit(ra) && unicode.IsDigit(rb) {
