@@ -6,8 +6,8 @@ import (
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/policy"
-	"github.com/ecntune/ecntune/policy/rl"
 	"github.com/ecntune/ecntune/simswitch"
+	"github.com/ecntune/ecntune/train/rl"
 )
 
 // keepPolicy asks for every queue's current setting.

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/ecntune/ecntune/env"
-	"github.com/ecntune/ecntune/policy/rl"
+	"github.com/ecntune/ecntune/train/rl"
 )
 
 // goldenObs are observations with random features and a spread of

@@ -13,8 +13,8 @@ import (
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/policy/builtin"
-	"github.com/ecntune/ecntune/policy/rl"
 	"github.com/ecntune/ecntune/simenv"
+	"github.com/ecntune/ecntune/train/rl"
 )
 
 // biasNet is a network whose output does not depend on the input: all

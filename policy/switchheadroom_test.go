@@ -8,7 +8,7 @@ import (
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
-	"github.com/ecntune/ecntune/policy/rl"
+	"github.com/ecntune/ecntune/train/rl"
 )
 
 // pausedFloorNet is a switch-level headroom network that sets the floor

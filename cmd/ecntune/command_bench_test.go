@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/ecntune/ecntune/internal/bench"
-	"github.com/ecntune/ecntune/policy/train"
+	"github.com/ecntune/ecntune/train"
 )
 
 // TestBenchPolicyEmbeddedScenario: "bench policy" with its default,

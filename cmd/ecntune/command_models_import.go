@@ -8,7 +8,7 @@ import (
 
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/policy"
-	"github.com/ecntune/ecntune/policy/rl"
+	"github.com/ecntune/ecntune/train/rl"
 )
 
 func newModelsImportCmd(f *modelsFlags) *cobra.Command {

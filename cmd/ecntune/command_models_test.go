@@ -14,7 +14,7 @@ import (
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/models"
-	"github.com/ecntune/ecntune/policy/rl"
+	"github.com/ecntune/ecntune/train/rl"
 )
 
 func runModels(t *testing.T, stdin []byte, args ...string) (string, string, error) {

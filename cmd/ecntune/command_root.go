@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ecntune/ecntune/env"
-	"github.com/ecntune/ecntune/policy/train"
+	"github.com/ecntune/ecntune/train"
 )
 
 // newRootCmd builds the whole command tree (a fresh one per call, so that

@@ -18,9 +18,9 @@ import (
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/policy"
-	"github.com/ecntune/ecntune/policy/rl"
-	"github.com/ecntune/ecntune/policy/train"
 	"github.com/ecntune/ecntune/simenv/scenario"
+	"github.com/ecntune/ecntune/train"
+	"github.com/ecntune/ecntune/train/rl"
 )
 
 // trainOpts are the flags of "ecntune train".

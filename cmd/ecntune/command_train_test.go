@@ -13,8 +13,8 @@ import (
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
-	"github.com/ecntune/ecntune/policy/rl"
-	"github.com/ecntune/ecntune/policy/train"
+	"github.com/ecntune/ecntune/train"
+	"github.com/ecntune/ecntune/train/rl"
 )
 
 func runCmd(t *testing.T, c *cobra.Command, args ...string) (string, error) {

@@ -23,11 +23,11 @@ import (
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/policy/builtin"
-	"github.com/ecntune/ecntune/policy/train"
 	"github.com/ecntune/ecntune/scenarios/cdf"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/gym"
 	"github.com/ecntune/ecntune/simenv/scenario"
+	"github.com/ecntune/ecntune/train"
 )
 
 // BuiltinScenario is the default scenario of "bench policy": the built-in

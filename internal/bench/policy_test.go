@@ -11,9 +11,9 @@ import (
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/policy/builtin"
-	"github.com/ecntune/ecntune/policy/rl"
-	"github.com/ecntune/ecntune/policy/train"
 	"github.com/ecntune/ecntune/simenv/scenario"
+	"github.com/ecntune/ecntune/train"
+	"github.com/ecntune/ecntune/train/rl"
 )
 
 const trainWebsearch = "../../policy/builtin/scenarios/train-websearch.yaml"

@@ -11,7 +11,8 @@
 //   - the simulator world: simenv (the simulator, which depends on nothing
 //     of the project), simenv/export (its telemetry as env Snapshots),
 //     simenv/scenario, simenv/report, simenv/gym (the Gym-style
-//     environment), policy/rl and policy/train (training), eval.
+//     environment), train and train/rl (training: the loop, DDQN and PPO
+//     in gorgonia), eval.
 //   - the gNMI world: agent/gnmipath (the codec) and agent.
 //   - the one bridge: simswitch, the simulator served as gNMI targets
 //     (through simenv/export; no training environment).

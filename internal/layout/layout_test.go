@@ -83,7 +83,7 @@ func under(pkg, root string) bool { return pkg == root || strings.HasPrefix(pkg,
 // world names the side of the house a project package belongs to.
 func world(pkg string) string {
 	switch {
-	case under(pkg, "simenv") || under(pkg, "eval") || under(pkg, "policy/train"):
+	case under(pkg, "simenv") || under(pkg, "eval") || under(pkg, "train"):
 		return "simulator"
 	case under(pkg, "agent"):
 		return "gnmi"
@@ -128,7 +128,7 @@ func TestTheTwoWorldsNeverMeet(t *testing.T) {
 func TestAgentAndPolicyDoNotLinkTheSimulator(t *testing.T) {
 	for _, p := range []string{"agent", "agent/gnmipath", "policy", "env"} {
 		for _, d := range deps(t, p) {
-			if under(d, "simenv") || d == "eval" || under(d, "policy/train") || d == "simswitch" {
+			if under(d, "simenv") || d == "eval" || under(d, "train") || d == "simswitch" {
 				t.Errorf("%s depends on %s", p, d)
 			}
 		}
@@ -155,7 +155,7 @@ func TestVocabularyIsTheBottom(t *testing.T) {
 // environment access among its direct imports.
 func TestPureCoreImportsNoIO(t *testing.T) {
 	io := []string{"os", "os/exec", "os/signal", "net", "net/http", "io/ioutil", "io/fs", "syscall", "path/filepath", "log", "log/slog"}
-	for _, p := range []string{"env", "simenv", "policy", "policy/nn", "policy/rl"} {
+	for _, p := range []string{"env", "simenv", "policy", "policy/nn", "train/rl"} {
 		for _, d := range imports(t, p) {
 			if slices.Contains(io, d) {
 				t.Errorf("%s imports %s; the pure core does no I/O", p, d)
@@ -167,28 +167,28 @@ func TestPureCoreImportsNoIO(t *testing.T) {
 // The runtime decides with plain Go: gorgonia (and the tensor library under
 // it) is linked only where models are trained. The agent, the inference
 // policies, their network package, the registry, simswitch and eval link
-// none of it; only policy/rl and what trains with it do.
+// none of it; only train/rl and train, which train with it, do.
 func TestRuntimeLinksNoTrainingLibrary(t *testing.T) {
 	for _, p := range []string{"agent", "policy", "policy/nn", "policy/builtin", "models", "simswitch", "eval"} {
 		all := goList(t, "-deps", "-f", "{{.ImportPath}}", "./"+p)
 		for _, d := range all {
 			if strings.HasPrefix(d, "gorgonia.org/") || strings.HasPrefix(d, "go4.org/unsafe/") {
-				t.Errorf("%s links %s; training libraries belong to policy/rl and policy/train", p, d)
+				t.Errorf("%s links %s; training libraries belong to train/rl and train", p, d)
 				break
 			}
 		}
 	}
-	if !slices.ContainsFunc(goList(t, "-deps", "-f", "{{.ImportPath}}", "./policy/rl"), func(d string) bool { return d == "gorgonia.org/gorgonia" }) {
-		t.Error("policy/rl no longer links gorgonia: this test checks nothing")
+	if !slices.ContainsFunc(goList(t, "-deps", "-f", "{{.ImportPath}}", "./train/rl"), func(d string) bool { return d == "gorgonia.org/gorgonia" }) {
+		t.Error("train/rl no longer links gorgonia: this test checks nothing")
 	}
 }
 
 // simswitch, the bridge, reads the simulator through simenv/export as the
-// training environment does, and links no training: not simenv/gym, not
-// policy/train.
+// training environment does, and links no training: neither simenv/gym nor
+// train and train/rl.
 func TestBridgeLinksNoTrainingEnvironment(t *testing.T) {
 	for _, d := range deps(t, "simswitch") {
-		if under(d, "simenv/gym") || under(d, "policy/train") || under(d, "policy/rl") {
+		if under(d, "simenv/gym") || under(d, "train") {
 			t.Errorf("simswitch depends on %s", d)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
-	"github.com/ecntune/ecntune/policy/rl"
+	"github.com/ecntune/ecntune/train/rl"
 )
 
 // The embedded models say how they were made: the command in

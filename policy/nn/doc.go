@@ -3,9 +3,9 @@
 // architecture and activations, what its outputs mean (OutputKind), the
 // confidence of a decision from them, and its versioned binary form with a
 // checksum (MarshalBinary, UnmarshalNet; Enc and Dec, the sealed-blob codec
-// that policy/rl's checkpoints use too).
+// that train/rl's checkpoints use too).
 //
 // It imports no training library: the agent and the inference policies link
-// nn alone, and policy/rl binds a Net's weights into gorgonia graphs to train
+// nn alone, and train/rl binds a Net's weights into gorgonia graphs to train
 // them (internal/layout's TestRuntimeLinksNoTrainingLibrary keeps it so).
 package nn

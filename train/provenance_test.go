@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/ecntune/ecntune/env"
-	"github.com/ecntune/ecntune/policy/rl"
+	"github.com/ecntune/ecntune/train/rl"
 )
 
 // TestResultModel: the record of a run carries its weights, its

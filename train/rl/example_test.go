@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/ecntune/ecntune/policy/rl"
+	"github.com/ecntune/ecntune/train/rl"
 )
 
 // One shared policy for many queues: each interval every queue contributes

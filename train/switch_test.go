@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/ecntune/ecntune/env"
-	"github.com/ecntune/ecntune/policy/rl"
 	"github.com/ecntune/ecntune/simenv/gym"
+	"github.com/ecntune/ecntune/train/rl"
 )
 
 // holdNet is an ECN network (obs-v4, act-v2) that always holds.

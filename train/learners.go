@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/ecntune/ecntune/env"
-	"github.com/ecntune/ecntune/policy/rl"
+	"github.com/ecntune/ecntune/train/rl"
 )
 
 func newLearner(c Config) (learner, error) {

@@ -16,10 +16,10 @@ import (
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
-	"github.com/ecntune/ecntune/policy/rl"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/gym"
 	"github.com/ecntune/ecntune/simenv/scenario"
+	"github.com/ecntune/ecntune/train/rl"
 )
 
 // Algorithms.

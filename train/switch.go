@@ -6,9 +6,9 @@ import (
 	"math"
 
 	"github.com/ecntune/ecntune/env"
-	"github.com/ecntune/ecntune/policy/rl"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/gym"
+	"github.com/ecntune/ecntune/train/rl"
 )
 
 // validateSwitch checks a switch-level headroom run (Config.ECN set).
