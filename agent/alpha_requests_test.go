@@ -6,8 +6,8 @@ import (
 
 	"github.com/openconfig/gnmi/proto/gnmi"
 
-	"github.com/ecntune/ecntune/agent/gnmipath"
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/gnmipath"
 )
 
 // sonicSwitchAt is a GNMISwitch whose decoder holds a SONiC CONFIG_DB with

@@ -11,8 +11,8 @@ import (
 
 	"github.com/openconfig/gnmi/proto/gnmi"
 
-	"github.com/ecntune/ecntune/agent/gnmipath"
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/gnmipath"
 	"github.com/ecntune/ecntune/internal/cputime"
 	"github.com/ecntune/ecntune/policy"
 )

@@ -24,8 +24,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ecntune/ecntune/agent/gnmipath"
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/gnmipath"
 	"github.com/ecntune/ecntune/internal/await"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"

@@ -13,8 +13,8 @@ import (
 
 	"github.com/openconfig/gnmi/proto/gnmi"
 
-	"github.com/ecntune/ecntune/agent/gnmipath"
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/gnmipath"
 )
 
 // LLDPSwitch is a Switch that can read its LLDP neighbours (GNMISwitch).

@@ -10,8 +10,8 @@ import (
 
 	"github.com/openconfig/gnmi/proto/gnmi"
 
-	"github.com/ecntune/ecntune/agent/gnmipath"
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/gnmipath"
 )
 
 // hasProfile reports whether a decoded tree holds a leaf of profile name.

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/ecntune/ecntune/agent/gnmipath"
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/gnmipath"
 )
 
 // TargetInfo is what the agent knows about one target's capabilities: the

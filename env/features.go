@@ -6,7 +6,7 @@ import "strings"
 // queue. The basic queue counters (transmitted and dropped packets and
 // bytes) are always required; everything here is optional, and a
 // QueueSample says what its switch lacks in Missing. A device profile (see
-// agent/gnmipath) states which of these a kind of switch serves.
+// gnmipath) states which of these a kind of switch serves.
 type Telemetry uint16
 
 // Optional telemetry, one bit each.
@@ -53,7 +53,7 @@ func (t Telemetry) Names() []string {
 func (t Telemetry) String() string { return strings.Join(t.Names(), ", ") }
 
 // DeviceTelemetry is the optional telemetry each kind of switch the agent
-// knows lacks (the device profiles of agent/gnmipath, whose tests check
+// knows lacks (the device profiles of gnmipath, whose tests check
 // that they agree with this table). Training drops the same features
 // (feature dropout) so that one model serves every profile.
 var DeviceTelemetry = map[string]Telemetry{

@@ -7,8 +7,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/ecntune/ecntune/agent/gnmipath"
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/gnmipath"
 )
 
 // checkDeviceWrite refuses writes the imitated device does not take: a

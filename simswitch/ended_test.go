@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ecntune/ecntune/agent/gnmipath"
+	"github.com/ecntune/ecntune/gnmipath"
 	"github.com/ecntune/ecntune/simenv"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/openconfig/gnmi/proto/gnmi"
 
-	"github.com/ecntune/ecntune/agent/gnmipath"
+	"github.com/ecntune/ecntune/gnmipath"
 	"github.com/ecntune/ecntune/simenv"
 )
 

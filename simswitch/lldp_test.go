@@ -8,7 +8,7 @@ import (
 	"github.com/openconfig/gnmic/pkg/api/target"
 	"google.golang.org/grpc/codes"
 
-	"github.com/ecntune/ecntune/agent/gnmipath"
+	"github.com/ecntune/ecntune/gnmipath"
 	"github.com/ecntune/ecntune/simenv"
 )
 

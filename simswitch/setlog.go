@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ecntune/ecntune/agent/gnmipath"
+	"github.com/ecntune/ecntune/gnmipath"
 )
 
 // SetLogEntry is one line of the set log (Config.SetLog): a lossless

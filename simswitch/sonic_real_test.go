@@ -12,7 +12,7 @@ import (
 	"github.com/openconfig/gnmic/pkg/api/target"
 	"google.golang.org/grpc/codes"
 
-	"github.com/ecntune/ecntune/agent/gnmipath"
+	"github.com/ecntune/ecntune/gnmipath"
 )
 
 func realSonic(t *testing.T, write bool, model string) string {

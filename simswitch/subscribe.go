@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
-	"github.com/ecntune/ecntune/agent/gnmipath"
+	"github.com/ecntune/ecntune/gnmipath"
 )
 
 // statePoll is how often ON_CHANGE subscriptions look for changed state

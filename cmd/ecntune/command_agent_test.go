@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/ecntune/ecntune/agent"
-	"github.com/ecntune/ecntune/agent/gnmipath"
+	"github.com/ecntune/ecntune/gnmipath"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simswitch"
 )

@@ -12,7 +12,7 @@ import (
 	"github.com/openconfig/gnmi/proto/gnmi"
 	"github.com/openconfig/gnmic/pkg/api"
 
-	"github.com/ecntune/ecntune/agent/gnmipath"
+	"github.com/ecntune/ecntune/gnmipath"
 )
 
 // syncBuf is a bytes.Buffer safe for the command's goroutine and the test.

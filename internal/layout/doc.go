@@ -13,7 +13,8 @@
 //     simenv/scenario, simenv/report, simenv/gym (the Gym-style
 //     environment), train and train/rl (training: the loop, DDQN and PPO
 //     in gorgonia), eval.
-//   - the gNMI world: agent/gnmipath (the codec) and agent.
+//   - the gNMI world: gnmipath (the codec, beside env: every path, device
+//     profile and encoding) and agent (the driver).
 //   - the one bridge: simswitch, the simulator served as gNMI targets
 //     (through simenv/export; no training environment).
 //   - wiring: cmd/ecntune, and internal/bench (the measurements behind

@@ -5,7 +5,7 @@ import (
 
 	"github.com/openconfig/gnmi/proto/gnmi"
 
-	"github.com/ecntune/ecntune/agent/gnmipath"
+	"github.com/ecntune/ecntune/gnmipath"
 )
 
 // A Decoder turns notifications, as a switch's Subscribe sends them, into
