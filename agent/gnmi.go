@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -658,119 +657,29 @@ func (ss *session) profileMissing(p *subInfo, err error) {
 	ss.emit()
 }
 
-// requests builds the Sets of settings: the ECN changes merged into as few
-// requests as possible, and apart from them the headroom changes the
-// device takes as a leaf of their own (hr; nil elsewhere).
+// requests builds the Sets of settings by the target's device rules
+// (gnmipath.Sets), from the bindings and settings the subscription decoded.
 func (s *GNMISwitch) requests(settings map[env.QueueKey]env.Setting) (ecn, hr []*gnmi.SetRequest, notTunable []string, err error) {
-	keys := make([]env.QueueKey, 0, len(settings))
-	for k := range settings {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return env.QueueKeyLess(keys[i], keys[j]) })
-	// Merge the per-queue requests into as few as possible without two
-	// operations on the same path in one request.
-	type batch struct {
-		req   *gnmi.SetRequest
-		paths map[string]bool
-	}
-	var batches []*batch
-	for _, k := range keys {
-		st := settings[k]
-		s.mu.Lock()
-		b := s.dec.Binding(k.Port, k.Queue)
-		if curS, err := s.dec.Setting(k.Port, k.Queue); err == nil {
-			// unchanged: leave the buffer profile alone
-			if curS.HeadroomBytes == st.HeadroomBytes {
-				st.HeadroomBytes = 0
-			}
-			if curS.Alpha == st.Alpha {
-				st.Alpha = 0
-			}
-		}
-		gt := s.gt
-		s.mu.Unlock()
-		if gt.Dev().Dialect != gnmipath.Sonic && gt.Dev().Headroom != gnmipath.HeadroomLeaf {
-			st.HeadroomBytes = 0 // not settable on this device: ECN only
-		}
-		if gt.Dev().Dialect != gnmipath.Sonic {
-			st.Alpha = 0 // only sonic has an alpha (BUFFER_PROFILE dynamic_th)
-		}
-		req, err := gnmipath.SetRequest(gt, k, st, b)
-		var nt *gnmipath.HeadroomNotTunable
-		if errors.As(err, &nt) {
-			// ECN without the headroom and alpha; the caller hears why.
-			notTunable = append(notTunable, nt.Error())
-			st.HeadroomBytes, st.Alpha = 0, 0
-			req, err = gnmipath.SetRequest(gt, k, st, b)
-		}
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if h := gnmipath.HeadroomRequest(gt, k, st.HeadroomBytes); h != nil {
-			hr = append(hr, h)
-		}
-		var ps []string
-		for _, d := range req.Delete {
-			ps = append(ps, gnmipath.Describe(req.Prefix, d))
-		}
-		for _, u := range req.Update {
-			ps = append(ps, gnmipath.Describe(req.Prefix, u.Path))
-		}
-		var into *batch
-		for _, bt := range batches {
-			clash := false
-			for _, p := range ps {
-				if bt.paths[p] {
-					clash = true
-					break
-				}
-			}
-			if !clash && samePrefix(bt.req.Prefix, req.Prefix) {
-				into = bt
-				break
-			}
-		}
-		if into == nil {
-			into = &batch{req: &gnmi.SetRequest{Prefix: req.Prefix}, paths: map[string]bool{}}
-			batches = append(batches, into)
-		}
-		into.req.Delete = append(into.req.Delete, req.Delete...)
-		into.req.Update = append(into.req.Update, req.Update...)
-		for _, p := range ps {
-			into.paths[p] = true
-		}
-	}
-	ecn = make([]*gnmi.SetRequest, len(batches))
-	for i, b := range batches {
-		ecn[i] = b.req
-	}
-	return ecn, hr, notTunable, nil
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return gnmipath.Sets(s.gt, settings, s.queueState)
 }
 
-func samePrefix(a, b *gnmi.Path) bool {
-	return gnmipath.Describe(a, &gnmi.Path{}) == gnmipath.Describe(b, &gnmi.Path{}) && a.GetTarget() == b.GetTarget()
+// queueState is what the decoder knows of a queue. Callers hold s.mu.
+func (s *GNMISwitch) queueState(k env.QueueKey) gnmipath.QueueState {
+	qs := gnmipath.QueueState{Binding: s.dec.Binding(k.Port, k.Queue)}
+	if cur, err := s.dec.Setting(k.Port, k.Queue); err == nil {
+		qs.Setting, qs.Known = cur, true
+	}
+	return qs
 }
 
-// SetPaths implements Switch.
+// SetPaths implements Switch: the paths a change of keys writes
+// (gnmipath.WritePaths).
 func (s *GNMISwitch) SetPaths(keys []env.QueueKey) []string {
-	settings := map[env.QueueKey]env.Setting{}
-	for _, k := range keys {
-		settings[k] = env.Setting{KminBytes: 1, KmaxBytes: 2, Pmax: 0.01}
-	}
-	reqs, hr, _, err := s.requests(settings)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, r := range append(reqs, hr...) {
-		for _, d := range r.Delete {
-			out = append(out, "delete "+gnmipath.Describe(r.Prefix, d))
-		}
-		for _, u := range r.Update {
-			out = append(out, gnmipath.Describe(r.Prefix, u.Path))
-		}
-	}
-	return out
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return gnmipath.WritePaths(s.gt, keys, s.queueState)
 }
 
 // Apply implements Switch: one Set per batch of non-conflicting queue
