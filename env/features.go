@@ -52,31 +52,53 @@ func (t Telemetry) Names() []string {
 // String joins Names with ", " ("" when none is set).
 func (t Telemetry) String() string { return strings.Join(t.Names(), ", ") }
 
-// DeviceTelemetry is the optional telemetry each kind of switch the agent
-// knows lacks (the device profiles of gnmipath, whose tests check
-// that they agree with this table). Training drops the same features
-// (feature dropout) so that one model serves every profile.
-var DeviceTelemetry = map[string]Telemetry{
-	// the idealised switch: everything
-	"ecntune": 0,
-	// openconfig-qos and -if-ethernet only: no PFC, no current length,
-	// no buffer or headroom state
-	"openconfig": TelPFCFrames | TelPausedTime | TelCurQueue | TelXoff | TelHeadroom | TelBuffer,
-	// Arista's supported OpenConfig paths: no marked octets, no queue
-	// lengths; PFC frames and paused time from its augments
-	"arista-eos": TelMarkedBytes | TelMaxQueue | TelAvgQueue | TelCurQueue | TelXoff | TelHeadroom | TelBuffer,
-	// sonic-gnmi: the periodic shared watermark as the max queue, the
-	// current occupancy, no average; PFC frames and pause duration per
-	// port; headroom is BUFFER_PROFILE's xoff (a knob, not state: no
-	// floor); pool size from BUFFER_POOL
-	"sonic": TelAvgQueue | TelXoff | TelHeadroom,
-	// the idealised switch in SONiC's layout: no XOFF or computed floor
-	// (headroom is the buffer profile's xoff)
-	"ecntune-sonic": TelXoff | TelHeadroom,
-	// SR Linux native qos: PFC frames but no paused time; no queue
-	// lengths or marks in bytes; headroom per forwarding complex only
-	"nokia-srl": TelMarkedBytes | TelAvgQueue | TelMaxQueue | TelCurQueue | TelPausedTime | TelXoff | TelHeadroom | TelBuffer,
+// DeviceProfile names one kind of switch and the optional telemetry it does
+// not export: the one definition of both, which gnmipath's device profiles
+// (what the switch serves on the wire) embed, and from which training and
+// eval take a kind's feature set.
+type DeviceProfile struct {
+	Name    string
+	Missing Telemetry
 }
+
+// The kinds of switch the agent knows.
+var (
+	// DeviceEcntune is the idealised switch: everything.
+	DeviceEcntune = DeviceProfile{"ecntune", 0}
+	// DeviceOpenConfig is openconfig-qos and -if-ethernet only: no PFC, no
+	// current length, no buffer or headroom state.
+	DeviceOpenConfig = DeviceProfile{"openconfig", TelPFCFrames | TelPausedTime | TelCurQueue | TelXoff | TelHeadroom | TelBuffer}
+	// DeviceAristaEOS is Arista's supported OpenConfig paths: no marked
+	// octets, no queue lengths; PFC frames and paused time from its
+	// augments.
+	DeviceAristaEOS = DeviceProfile{"arista-eos", TelMarkedBytes | TelMaxQueue | TelAvgQueue | TelCurQueue | TelXoff | TelHeadroom | TelBuffer}
+	// DeviceSonic is sonic-gnmi: the periodic shared watermark as the max
+	// queue, the current occupancy, no average; PFC frames and pause
+	// duration per port; headroom is BUFFER_PROFILE's xoff (a knob, not
+	// state: no floor); pool size from BUFFER_POOL.
+	DeviceSonic = DeviceProfile{"sonic", TelAvgQueue | TelXoff | TelHeadroom}
+	// DeviceEcntuneSonic is the idealised switch in SONiC's layout: no XOFF
+	// or computed floor (headroom is the buffer profile's xoff).
+	DeviceEcntuneSonic = DeviceProfile{"ecntune-sonic", TelXoff | TelHeadroom}
+	// DeviceNokiaSRL is SR Linux's native qos: PFC frames but no paused
+	// time; no queue lengths or marks in bytes; headroom per forwarding
+	// complex only.
+	DeviceNokiaSRL = DeviceProfile{"nokia-srl", TelMarkedBytes | TelAvgQueue | TelMaxQueue | TelCurQueue | TelPausedTime | TelXoff | TelHeadroom | TelBuffer}
+)
+
+// DeviceProfiles lists the kinds of switch the agent knows.
+var DeviceProfiles = []DeviceProfile{DeviceEcntune, DeviceOpenConfig, DeviceAristaEOS, DeviceSonic, DeviceEcntuneSonic, DeviceNokiaSRL}
+
+// DeviceTelemetry is the optional telemetry each kind of switch lacks, by
+// name (DeviceProfiles as a map). Training drops the same features
+// (feature dropout) so that one model serves every profile.
+var DeviceTelemetry = func() map[string]Telemetry {
+	m := make(map[string]Telemetry, len(DeviceProfiles))
+	for _, d := range DeviceProfiles {
+		m[d.Name] = d.Missing
+	}
+	return m
+}()
 
 // Mask makes q look as a switch lacking t exports it: the fields t names
 // are zeroed and t is added to q.Missing (for training and evaluating a

@@ -67,7 +67,9 @@ const (
 // and writes by its target's Device; simswitch --device imitates one.
 // The table and its sources are in PROFILES.md beside this file.
 type Device struct {
-	Name    string
+	// DeviceProfile is the kind of switch: its name and the optional
+	// telemetry it does not export (Missing), defined once in env.
+	env.DeviceProfile
 	Dialect Dialect // family of paths (openconfig-style trees or SONiC's databases)
 	// Origin is set explicitly on every path of the openconfig family
 	// (gNMI §2.7.1: an empty origin means openconfig, but some servers
@@ -75,12 +77,9 @@ type Device struct {
 	// (SR Linux's PFC statistics).
 	Origin       string
 	NativeOrigin string
-	// Missing is the optional telemetry this kind of switch does not
-	// serve (env.DeviceTelemetry[Name]).
-	Missing  env.Telemetry
-	PFC      PFCModel
-	Paused   string // leaf name of cumulative paused time under the PFC priority state ("" none)
-	Headroom HeadroomMode
+	PFC          PFCModel
+	Paused       string // leaf name of cumulative paused time under the PFC priority state ("" none)
+	Headroom     HeadroomMode
 	// Extensions: ecntune's own leaves (current-queue-len, XOFF, minimum
 	// headroom, shared buffer size) are served.
 	Extensions bool
@@ -112,41 +111,35 @@ func (d *Device) Has(t env.Telemetry) bool { return d.Missing&t == 0 }
 // Devices are the kinds of switch ecntune knows, by name.
 var Devices = map[string]*Device{
 	"ecntune": {
-		Name: "ecntune", Dialect: OpenConfig, Origin: "openconfig",
+		DeviceProfile: env.DeviceEcntune, Dialect: OpenConfig, Origin: "openconfig",
 		PFC: PFCEthernetAugment, Paused: "paused-duration", Headroom: HeadroomLeaf, Extensions: true, Get: true,
 		Summary: "ecntune's idealised switch: openconfig-qos plus the PFC augment and ecntune's extension leaves",
 	},
 	"openconfig": {
-		Name: "openconfig", Dialect: OpenConfig, Origin: "openconfig",
+		DeviceProfile: env.DeviceOpenConfig, Dialect: OpenConfig, Origin: "openconfig",
 		PFC: PFCNone, Headroom: HeadroomNone, Get: true,
 		Summary: "the official openconfig-qos, -interfaces and -if-ethernet models only (no PFC, no buffer state)",
 	},
 	"arista-eos": {
-		Name: "arista-eos", Dialect: OpenConfig, Origin: "openconfig",
+		DeviceProfile: env.DeviceAristaEOS, Dialect: OpenConfig, Origin: "openconfig",
 		PFC: PFCEthernetAugment, Paused: "pfc-on-total-rx-time", Headroom: HeadroomNone, Get: true,
 		Summary: "Arista EOS's supported OpenConfig paths: PFC frames and paused time from its augments; no marked octets, no queue lengths; headroom read-only",
 	},
 	"nokia-srl": {
-		Name: "nokia-srl", Dialect: OpenConfig, Origin: "openconfig", NativeOrigin: "srl_nokia",
+		DeviceProfile: env.DeviceNokiaSRL, Dialect: OpenConfig, Origin: "openconfig", NativeOrigin: "srl_nokia",
 		PFC: PFCSRLinux, Headroom: HeadroomNone, Get: true,
 		Summary: "Nokia SR Linux: queues and WRED through openconfig-qos, PFC frames from native srl_nokia-qos; headroom per forwarding complex, not per PG",
 	},
 	"sonic": {
-		Name: "sonic", Dialect: Sonic, Origin: "sonic-db", RealSonic: true, OneSubscribePerConn: true,
+		DeviceProfile: env.DeviceSonic, Dialect: Sonic, Origin: "sonic-db", RealSonic: true, OneSubscribePerConn: true,
 		PFC: PFCSonic, Paused: "RX_PAUSE_DURATION_US", Headroom: HeadroomBufferProfile, MinSample: time.Second, Get: true,
 		Summary: "SONiC as sonic-gnmi serves it: COUNTERS_DB through its virtual paths (queues keyed by port alias, periodic watermarks), CONFIG_DB written field by field",
 	},
 	"ecntune-sonic": {
-		Name: "ecntune-sonic", Dialect: Sonic, Origin: "sonic-db",
+		DeviceProfile: env.DeviceEcntuneSonic, Dialect: Sonic, Origin: "sonic-db",
 		PFC: PFCSonic, Paused: "RX_PAUSE_DURATION_US", Headroom: HeadroomBufferProfile, Extensions: true, Get: true,
 		Summary: "ecntune's idealised switch in SONiC's database layout (COUNTERS keyed <port>:<queue>, an average-occupancy extension)",
 	},
-}
-
-func init() {
-	for name, d := range Devices {
-		d.Missing = env.DeviceTelemetry[name]
-	}
 }
 
 // DeviceNames lists the known device names, sorted.

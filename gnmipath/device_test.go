@@ -139,12 +139,21 @@ func TestDecodeDevices(t *testing.T) {
 
 func u(x uint64) string { return strconv.FormatUint(x, 10) }
 
-// Every device's Missing is env.DeviceTelemetry's, and what a device
-// serves (Serves) is exactly what it does not miss.
+// Every device's Missing is env.DeviceTelemetry's, every kind env knows is
+// a device under its own name, and what a device serves (Serves) is exactly
+// what it does not miss.
 func TestDevicesAgreeWithEnv(t *testing.T) {
+	if len(Devices) != len(env.DeviceProfiles) {
+		t.Errorf("%d devices, env knows %d kinds of switch", len(Devices), len(env.DeviceProfiles))
+	}
+	for _, p := range env.DeviceProfiles {
+		if d := Devices[p.Name]; d == nil || d.DeviceProfile != p {
+			t.Errorf("env's %s is not the device of that name: %+v", p.Name, d)
+		}
+	}
 	for name, d := range Devices {
-		if d.Missing != env.DeviceTelemetry[name] {
-			t.Errorf("%s: Missing %q, env says %q", name, d.Missing, env.DeviceTelemetry[name])
+		if d.Name != name || d.Missing != env.DeviceTelemetry[name] {
+			t.Errorf("%s: named %q, Missing %q, env says %q", name, d.Name, d.Missing, env.DeviceTelemetry[name])
 		}
 		if d.Dialect == Sonic {
 			continue
