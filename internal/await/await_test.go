@@ -35,8 +35,6 @@ type fakeT struct {
 
 func (f *fakeT) Helper() {}
 func (f *fakeT) Fatalf(format string, args ...any) {
-	f.msg = sprintf(format, args...)
+	f.msg = fmt.Sprintf(format, args...)
 	panic("fatal")
 }
-
-func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
