@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/policy"
 )
@@ -68,7 +69,7 @@ type Options struct {
 type Agent struct {
 	o        Options
 	cfg      *Config
-	guard    *Guard
+	core     *core.Core
 	log      *slog.Logger
 	switches map[string]Switch
 	targets  map[string]TargetConfig
@@ -84,10 +85,10 @@ type Agent struct {
 	mu       sync.Mutex
 	latest   map[env.QueueKey]env.Observation // newest observation per queue since the last interval
 	lastSeen map[string]time.Time
-	heard    map[string]bool                 // targets that have sent a snapshot (health)
-	tinfo    map[string]*TargetInfo          // guarded by mu
-	recs     map[env.QueueKey]Recommendation // newest recommendation per queue (HTTP)
-	lastPlan []Change
+	heard    map[string]bool                      // targets that have sent a snapshot (health)
+	tinfo    map[string]*TargetInfo               // guarded by mu
+	recs     map[env.QueueKey]core.Recommendation // newest recommendation per queue (HTTP)
+	lastPlan []core.Change
 	pending  bool // audit entries left unresolved by a crash
 	ticks    int
 
@@ -120,10 +121,12 @@ func New(o Options) (*Agent, error) {
 	if o.SetTimeout <= 0 {
 		o.SetTimeout = 5 * time.Second
 	}
-	g, err := NewGuard(o.Config.Guardrails)
+	c, err := core.New(core.Options{Guard: o.Config.Guardrails, Shadow: o.Config.Mode == ModeShadow,
+		Policy: o.Policy.Name(), Reward: o.Config.Guardrails.Reward})
 	if err != nil {
 		return nil, err
 	}
+	g := c.Guard()
 	if o.Journal != nil && o.Config.Mode == ModeClosedLoop {
 		// Every guardrail survives a restart: hold times, probations,
 		// last-known-good settings, another writer's hold.
@@ -140,10 +143,10 @@ func New(o Options) (*Agent, error) {
 	if retention <= 0 {
 		retention = time.Hour
 	}
-	a := &Agent{o: o, cfg: o.Config, guard: g, log: o.Logger, reward: o.Config.Guardrails.Reward, retention: retention,
+	a := &Agent{o: o, cfg: o.Config, core: c, log: o.Logger, reward: o.Config.Guardrails.Reward, retention: retention,
 		switches: map[string]Switch{}, targets: map[string]TargetConfig{},
 		latest: map[env.QueueKey]env.Observation{}, lastSeen: map[string]time.Time{}, tinfo: map[string]*TargetInfo{},
-		recs: map[env.QueueKey]Recommendation{}, peers: map[string]map[string]env.Peer{}}
+		recs: map[env.QueueKey]core.Recommendation{}, peers: map[string]map[string]env.Peer{}}
 	switch {
 	case o.History == 0:
 		a.hist = newHistory(DefaultHistory)
@@ -172,8 +175,8 @@ func New(o Options) (*Agent, error) {
 	return a, nil
 }
 
-// Guard exposes the guard (for tests and the HTTP endpoint).
-func (a *Agent) Guard() *Guard { return a.guard }
+// Guard exposes the core's guard (for tests and the HTTP endpoint).
+func (a *Agent) Guard() *core.Guard { return a.core.Guard() }
 
 // Instruments returns the agent's Prometheus series.
 func (a *Agent) Instruments() *Instruments { return a.o.Instruments }
@@ -292,264 +295,116 @@ func (a *Agent) Ingest(s env.Snapshot) {
 	}
 	a.heard[s.Target] = true
 	a.noteMissing(s)
-	a.guard.Seen(s.Target, now.UnixNano())
+	a.core.Guard().Seen(s.Target, now.UnixNano())
 	a.o.Instruments.Snapshots.WithLabelValues(s.Target).Inc()
 	for _, o := range obs {
 		a.latest[o.Key] = o
 	}
 }
 
-// Tick runs one control interval: decide on the newest observations, then
-// record (shadow) or guard and apply (closed loop).
+// Tick runs one control interval: take the newest observation of each
+// queue, ask the policy, then hand both to the core and do what its Ready
+// says: record (shadow), or write ahead, set and read back (closed loop).
 func (a *Agent) Tick(ctx context.Context) error {
 	start := time.Now() // for the decision latency, whatever Options.Clock says
 	now := a.o.Clock()
-	a.mu.Lock()
-	obs := make([]env.Observation, 0, len(a.latest))
-	for _, o := range a.latest {
-		obs = append(obs, o)
-	}
-	clear(a.latest)
-	for _, n := range a.names {
-		if t, ok := a.lastSeen[n]; ok {
-			a.o.Instruments.Staleness.WithLabelValues(n).Set(now.Sub(t).Seconds())
-		}
-	}
-	a.ticks++
-	a.mu.Unlock()
-	sort.Slice(obs, func(i, j int) bool { return env.QueueKeyLess(obs[i].Key, obs[j].Key) })
+	obs, missing := a.take(now)
 	a.o.Instruments.Ticks.Inc()
 
 	// A failing policy costs its decisions, not the interval: the guard
 	// still runs its rollback rules and the watchdog.
-	var decs []policy.Decision
-	var perr error
-	if len(obs) > 0 {
-		decs, perr = a.decide(obs)
-		if perr == nil && len(decs) != len(obs) {
-			perr = fmt.Errorf("policy %s returned %d decisions for %d observations", a.o.Policy.Name(), len(decs), len(obs))
-		}
-		if perr != nil {
-			decs = nil
-		} else {
-			a.o.Instruments.Decisions.Add(float64(len(decs)))
-			holdUndecidable(obs, decs)
-			a.warnInterval(decs)
-		}
-	}
-	recs := a.recommend(now, obs, decs)
-	if a.cfg.Mode == ModeShadow {
-		// The guard's verdict goes with each recommendation; nothing is set.
-		plan, err := a.guard.Step(StepInput{NowNs: now.UnixNano(), Observations: obs, Decisions: decs})
-		if err != nil {
-			return err
-		}
-		a.decided(start, len(obs))
-		a.account(plan) // alarms are logged and counted in shadow mode too
-		verdict := map[env.QueueKey]string{}
-		repairs := map[env.QueueKey]Change{}
-		for _, r := range plan.Rejections {
-			verdict[r.Key] = r.Rule
-		}
-		for _, c := range plan.Changes {
-			if len(c.Clamped) > 0 {
-				verdict[c.Key] = "clamped:" + strings.Join(c.Clamped, ",")
-			}
-			if c.Kind == KindRepair {
-				repairs[c.Key] = c
-			}
-			a.guard.Discard(c)
-		}
-		for i := range recs {
-			recs[i].Guard = verdict[recs[i].Key]
-			if c, ok := repairs[recs[i].Key]; ok {
-				// A queue outside the invariants: the repair is the
-				// recommendation, and it says so loudly.
-				recs[i].Recommended, recs[i].Reason, recs[i].Guard = c.New, "SAFETY: "+c.Reason, string(KindRepair)
-			}
-		}
-		a.mu.Lock()
-		for _, r := range recs {
-			a.recs[r.Key] = r
-		}
-		a.mu.Unlock()
-		a.hist.record(now.UnixNano(), obs, recs)
-		a.logInterval(len(obs), recs, plan)
-		if err := a.store(now, recs); err != nil {
-			return err
-		}
-		return perr
-	}
-	a.hist.record(now.UnixNano(), obs, recs)
-	if a.pending && !a.o.DryRun {
+	decs, perr := a.decide(obs)
+	if a.cfg.Mode != ModeShadow && a.pending && !a.o.DryRun {
 		if err := a.Reconcile(ctx); err != nil {
 			a.log.Warn("reconcile", "err", err)
 		}
 	}
-	plan, err := a.guard.Step(StepInput{NowNs: now.UnixNano(), Observations: obs, Decisions: decs})
+	rd, err := a.core.Tick(core.Interval{NowNs: now.UnixNano(), Observations: obs, Decisions: decs, Missing: missing})
+	a.publish(obs, rd.Recommendations)
+	a.hist.record(now.UnixNano(), obs, rd.Recommendations)
 	if err != nil {
 		return err
 	}
-	a.decided(start, len(obs))
-	a.account(plan)
-	a.logInterval(len(obs), recs, plan)
-	a.apply(ctx, plan.Changes, true)
-	if err := a.o.Journal.PutGuardMemory(a.guard.Memories()); err != nil {
+	a.warnInterval(decs)
+	if len(obs) > 0 {
+		a.o.Instruments.DecisionLatency.Observe(time.Since(start).Seconds())
+	}
+	a.account(rd.Plan)
+	a.logInterval(len(obs), rd)
+	if a.cfg.Mode == ModeShadow {
+		if err := a.store(now, rd.Recommendations); err != nil {
+			return err
+		}
+		return perr
+	}
+	a.apply(ctx, rd.Changes, true)
+	if err := a.o.Journal.PutGuardMemory(a.core.Guard().Memories()); err != nil {
 		a.log.Error("guard memory", "err", err)
 	}
 	// A closed loop keeps its recommendations too, for agent report and
 	// agent recommendations, after its Sets so that they wait for no
 	// disk; failing to store them costs no tuning.
-	if err := a.store(now, recs); err != nil {
+	if err := a.store(now, rd.Recommendations); err != nil {
 		a.log.Warn("storing recommendations", "err", err)
 	}
 	return perr
 }
 
-// logInterval writes one info line per interval: how many queues were
-// decided, how many recommendations differ from what the switch runs,
-// what the guard made of them (changes by kind, rejections by rule), the
-// three most frequent moves (which knobs, which way) and how many queues
-// the policy could not decide ("hold: ..." reasons). 10,000 queues cost
-// 50-90 µs on this shared machine and no allocation per queue (BenchmarkIntervalMoves10k).
-func (a *Agent) logInterval(queues int, recs []Recommendation, plan Plan) {
+// take empties the newest observations (in key order) and says which
+// telemetry each target lacks.
+func (a *Agent) take(now time.Time) ([]env.Observation, map[string]env.Telemetry) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	obs := make([]env.Observation, 0, len(a.latest))
+	for _, o := range a.latest {
+		obs = append(obs, o)
+	}
+	clear(a.latest)
+	missing := map[string]env.Telemetry{}
+	for _, n := range a.names {
+		if t, ok := a.lastSeen[n]; ok {
+			a.o.Instruments.Staleness.WithLabelValues(n).Set(now.Sub(t).Seconds())
+		}
+		if ti := a.tinfo[n]; ti != nil && ti.missing != 0 {
+			missing[n] = ti.missing
+		}
+	}
+	a.ticks++
+	sort.Slice(obs, func(i, j int) bool { return env.QueueKeyLess(obs[i].Key, obs[j].Key) })
+	return obs, missing
+}
+
+// publish counts the interval's recommendations and keeps the newest of
+// each queue for the HTTP endpoint.
+func (a *Agent) publish(obs []env.Observation, recs []core.Recommendation) {
+	if len(obs) > 0 {
+		a.o.Instruments.interval(obs, recs, a.reward != nil)
+	}
+	a.mu.Lock()
+	for _, r := range recs {
+		a.recs[r.Key] = r
+	}
+	a.mu.Unlock()
+}
+
+// logInterval writes one info line per interval (core.Summarize).
+func (a *Agent) logInterval(queues int, rd core.Ready) {
 	if !a.log.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
-	// Recommendations are counted by the knobs they move and which way
-	// (243 classes in an array: no map, no string per queue), and holds by
-	// whether the policy could decide at all.
-	var moves [moveClasses]int
-	differ, undecided := 0, 0
-	for i := range recs {
-		r := &recs[i]
-		if r.Recommended != r.Current {
-			differ++
-			moves[moveClass(r.Current, r.Recommended)]++
-		} else if r.Held != policy.HoldNone {
-			undecided++
-		}
-	}
-	kinds := map[ChangeKind]int{}
-	for _, c := range plan.Changes {
-		kinds[c.Kind]++
-	}
-	rules := map[string]int{}
-	for _, r := range plan.Rejections {
-		rules[r.Rule]++
-	}
+	s := core.Summarize(rd.Recommendations, rd.Plan)
 	verb := "changes"
 	if a.cfg.Mode == ModeShadow {
 		verb = "would_apply"
 	}
-	a.log.Info("interval", "queues", queues, "recommend_change", differ, verb, countText(kinds), "rejected", countText(rules),
-		"top_moves", topMoves(&moves, 3), "undecided", undecided)
-}
-
-// moveClasses is the number of ways a recommendation can move Kmin,
-// Kmax, Pmax, headroom and alpha: each stays, goes up or goes down.
-const moveClasses = 243
-
-// moveClass numbers the way to moves from from: a base-3 digit per knob
-// (0 same, 1 up, 2 down); 0 is no move. Alpha counts as the same unless
-// both sides know it (0: unknown / not managed).
-func moveClass(from, to env.Setting) int {
-	c := 0
-	dir := func(a, b float64) int {
-		switch {
-		case b > a:
-			return 1
-		case b < a:
-			return 2
-		}
-		return 0
-	}
-	c = c*3 + dir(float64(from.KminBytes), float64(to.KminBytes))
-	c = c*3 + dir(float64(from.KmaxBytes), float64(to.KmaxBytes))
-	c = c*3 + dir(from.Pmax, to.Pmax)
-	c = c*3 + dir(float64(from.HeadroomBytes), float64(to.HeadroomBytes))
-	if from.Alpha > 0 && to.Alpha > 0 {
-		c = c*3 + dir(from.Alpha, to.Alpha)
-	} else {
-		c *= 3
-	}
-	return c
-}
-
-// moveText names a moveClass, e.g. "kmin↑ kmax↑ pmax↓" or "alpha↑".
-func moveText(c int) string {
-	names := [5]string{"kmin", "kmax", "pmax", "headroom", "alpha"}
-	var d [5]int
-	for i := len(d) - 1; i >= 0; i-- {
-		d[i], c = c%3, c/3
-	}
-	var b strings.Builder
-	for i, n := range names {
-		if d[i] == 0 {
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(n)
-		b.WriteString([3]string{"", "↑", "↓"}[d[i]])
-	}
-	return b.String()
-}
-
-// topMoves renders the n most frequent move classes, most frequent
-// first: "kmin↑ kmax↑ 40, pmax↓ 12".
-func topMoves(m *[moveClasses]int, n int) string {
-	var top []int
-	for c := 1; c < moveClasses; c++ {
-		if m[c] > 0 {
-			top = append(top, c)
-		}
-	}
-	if len(top) == 0 {
-		return "none"
-	}
-	sort.Slice(top, func(i, j int) bool { return m[top[i]] > m[top[j]] || m[top[i]] == m[top[j]] && top[i] < top[j] })
-	var b strings.Builder
-	for i, c := range top[:min(n, len(top))] {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(moveText(c))
-		b.WriteByte(' ')
-		b.WriteString(strconv.Itoa(m[c]))
-	}
-	return b.String()
-}
-
-// countText renders counts by name, largest first: "tune 12, rollback 2".
-func countText[K ~string](m map[K]int) string {
-	if len(m) == 0 {
-		return "none"
-	}
-	type kv struct {
-		k K
-		n int
-	}
-	l := make([]kv, 0, len(m))
-	for k, n := range m {
-		l = append(l, kv{k, n})
-	}
-	sort.Slice(l, func(i, j int) bool { return l[i].n > l[j].n || l[i].n == l[j].n && l[i].k < l[j].k })
-	var b strings.Builder
-	for i, e := range l {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%s %d", e.k, e.n)
-	}
-	return b.String()
+	a.log.Info("interval", "queues", queues, "recommend_change", s.Differ, verb, s.Changes, "rejected", s.Rejected,
+		"top_moves", s.TopMoves, "undecided", s.Undecided)
 }
 
 // store keeps the interval's recommendations in the db (when the config
 // says so: Config.StoreRecommendations), pruning those older than the
 // retention every 100 intervals.
-func (a *Agent) store(now time.Time, recs []Recommendation) error {
+func (a *Agent) store(now time.Time, recs []core.Recommendation) error {
 	if !a.cfg.StoresRecommendations() {
 		return nil
 	}
@@ -564,23 +419,24 @@ func (a *Agent) store(now time.Time, recs []Recommendation) error {
 	return nil
 }
 
-// decided records the decision latency of an interval that had
-// observations.
-func (a *Agent) decided(start time.Time, observations int) {
-	if observations > 0 {
-		a.o.Instruments.DecisionLatency.Observe(time.Since(start).Seconds())
-	}
-}
-
-// decide calls the policy; a policy that panics costs one interval (the
-// guard then sees no decisions), not the agent.
+// decide calls the policy; a policy that panics, or answers for other
+// queues than it was asked about, costs one interval (the guard then sees
+// no decisions), not the agent.
 func (a *Agent) decide(obs []env.Observation) (decs []policy.Decision, err error) {
+	if len(obs) == 0 {
+		return nil, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			decs, err = nil, fmt.Errorf("policy %s panicked: %v", a.o.Policy.Name(), r)
 		}
 	}()
-	return a.o.Policy.Decide(obs), nil
+	decs = a.o.Policy.Decide(obs)
+	if len(decs) != len(obs) {
+		return nil, fmt.Errorf("policy %s returned %d decisions for %d observations", a.o.Policy.Name(), len(decs), len(obs))
+	}
+	a.o.Instruments.Decisions.Add(float64(len(decs)))
+	return decs, nil
 }
 
 // warnInterval logs once per run when the policy held queues because the
@@ -600,50 +456,7 @@ func (a *Agent) warnInterval(decs []policy.Decision) {
 	}
 }
 
-// holdUndecidable makes every queue whose switch exports no congestion
-// signal at all (no ECN marks, no queue length, no PFC frames: see
-// env.Decidable) hold its setting, saying why: a policy cannot tell such a
-// queue busy from idle.
-func holdUndecidable(obs []env.Observation, decs []policy.Decision) {
-	for i := range obs {
-		if env.Decidable(obs[i].Missing) {
-			continue
-		}
-		decs[i].Setting, decs[i].Action, decs[i].Confidence, decs[i].Held = obs[i].Current, env.ActionHold, 0, policy.HoldUndecided
-		decs[i].Reason = "hold: too little telemetry to decide (the switch exports no ECN marks, no queue length and no PFC frames)"
-	}
-}
-
-func (a *Agent) recommend(now time.Time, obs []env.Observation, decs []policy.Decision) []Recommendation {
-	recs := make([]Recommendation, len(decs))
-	for i := range decs {
-		o, d := &obs[i], &decs[i]
-		r := Recommendation{TimeNs: now.UnixNano(), Key: o.Key, Policy: a.o.Policy.Name(), Current: o.Current,
-			Recommended: d.Setting, Action: d.Action, Confidence: d.Confidence, Reason: d.Reason, Held: d.Held,
-			Valid: o.Valid, Metrics: o.Metrics, RateBps: o.RateBps, Missing: o.Missing}
-		if m := a.missingOf(o.Key.Target); m != 0 {
-			r.Reason += " [without " + m.String() + "]"
-		}
-		if f := env.HeadroomFloor(o.MinHeadroomBytes, o.FloorEstimated, o.Current.HeadroomBytes); f > 0 && r.Recommended.HeadroomBytes > 0 && r.Recommended.HeadroomBytes < f {
-			r.Recommended.HeadroomBytes = f // never below the lossless floor
-		}
-		if a.reward != nil && o.Valid {
-			r.Reward = a.reward(o.Metrics)
-		}
-		recs[i] = r
-	}
-	if len(obs) > 0 {
-		a.o.Instruments.interval(obs, recs, a.reward != nil)
-	}
-	a.mu.Lock()
-	for _, r := range recs {
-		a.recs[r.Key] = r
-	}
-	a.mu.Unlock()
-	return recs
-}
-
-func (a *Agent) account(p Plan) {
+func (a *Agent) account(p core.Plan) {
 	m := a.o.Instruments
 	for _, r := range p.Rejections {
 		m.Rejections.WithLabelValues(r.Rule).Inc()
@@ -674,32 +487,24 @@ func (a *Agent) account(p Plan) {
 	}
 }
 
-type setResult struct {
-	c       Change
-	seq     uint64
-	out     Outcome
-	got     env.Setting
-	err     error
-	unknown bool // outcome unknown: the intent stays open for Reconcile
-}
-
 // apply journals, sets and reads back a batch of changes, one Set per
-// target (targets in parallel), then reports to the guard. Rollbacks the
-// guard orders after a read-back mismatch are applied in a second round.
-func (a *Agent) apply(ctx context.Context, changes []Change, allowRollback bool) {
+// target (targets in parallel), then settles each with the core. The
+// rollbacks the core orders after a read-back mismatch are applied in a
+// second round.
+func (a *Agent) apply(ctx context.Context, changes []core.Change, allowRollback bool) {
 	changes = a.confirmRollbacks(ctx, changes)
 	if len(changes) == 0 {
 		return
 	}
 	results := a.setAll(ctx, changes)
-	var second []Change
+	var second []core.Change
 	nowNs := a.o.Clock().UnixNano()
 	for _, r := range results {
 		if rb := a.settle(r, nowNs); rb != nil {
 			if allowRollback {
 				second = append(second, *rb)
 			} else {
-				a.guard.Result(*rb, NotApplied, env.Setting{}, nowNs)
+				a.core.Guard().Result(*rb, core.NotApplied, env.Setting{}, nowNs)
 			}
 		}
 	}
@@ -715,47 +520,35 @@ func (a *Agent) apply(ctx context.Context, changes []Change, allowRollback bool)
 // the switch still runs the setting being rolled back from. A switch that
 // restarted since the last telemetry (back at its startup configuration)
 // or was written by someone else does not: rolling it "back" would write a
-// setting of its previous life. Such a queue takes what the switch runs as
-// its new baseline instead, like any switch restart; a queue that cannot be
-// read keeps its rollback for a later interval.
-func (a *Agent) confirmRollbacks(ctx context.Context, changes []Change) []Change {
+// setting of its previous life (core.ConfirmRollback).
+func (a *Agent) confirmRollbacks(ctx context.Context, changes []core.Change) []core.Change {
 	byTarget := map[string][]int{}
 	for i, c := range changes {
-		if c.Kind == KindRollback && !a.o.DryRun {
+		if c.Kind == core.KindRollback && !a.o.DryRun && a.switches[c.Key.Target] != nil {
 			byTarget[c.Key.Target] = append(byTarget[c.Key.Target], i)
 		}
-	}
-	if len(byTarget) == 0 {
-		return changes
 	}
 	drop := map[int]bool{}
 	nowNs := a.o.Clock().UnixNano()
 	for target, idx := range byTarget {
-		sw := a.switches[target]
-		if sw == nil {
-			continue
-		}
 		keys := make([]env.QueueKey, len(idx))
 		for j, i := range idx {
 			keys[j] = changes[i].Key
 		}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.o.SetTimeout)
-		got, err := sw.Read(rctx, keys)
+		got, err := a.switches[target].Read(rctx, keys)
 		cancel()
 		for _, i := range idx {
 			c := changes[i]
 			cur, ok := got[c.Key]
-			switch {
-			case err != nil || !ok:
+			switch a.core.ConfirmRollback(c, cur, ok && err == nil, nowNs) {
+			case core.RollbackDeferred:
 				drop[i] = true
-				a.guard.Result(c, NotApplied, env.Setting{}, nowNs)
 				a.log.Warn("rollback deferred: cannot read the switch's current setting", "queue", c.Key.String(), "err", err)
-			case !a.guard.ReadBackOK(c.Old, cur):
+			case core.RollbackSkipped:
 				drop[i] = true
-				a.guard.Result(c, NotApplied, env.Setting{}, nowNs)
-				a.guard.Adopt(c.Key, cur, cur, nowNs)
 				a.log.Warn("rollback skipped: the switch no longer runs the setting being rolled back from (restarted or written by another); its current setting is the new baseline",
-					"queue", c.Key.String(), "expected", c.Old.Describe(), "runs", cur.Describe(), "differs", settingDiff(c.Old, cur))
+					"queue", c.Key.String(), "expected", c.Old.Describe(), "runs", cur.Describe(), "differs", core.SettingDiff(c.Old, cur))
 			}
 		}
 	}
@@ -775,16 +568,16 @@ func (a *Agent) confirmRollbacks(ctx context.Context, changes []Change) []Change
 // goroutine per target; the results come back in key order. Without a
 // write-ahead record there is no Set; in a dry run, or for a target
 // without a switch, the changes are journaled but not set.
-func (a *Agent) setAll(ctx context.Context, changes []Change) []setResult {
-	byTarget := map[string][]Change{}
+func (a *Agent) setAll(ctx context.Context, changes []core.Change) []core.Result {
+	byTarget := map[string][]core.Change{}
 	for _, c := range changes {
 		byTarget[c.Key.Target] = append(byTarget[c.Key.Target], c)
 	}
 	// Results come from this loop and from the per-target goroutines it
 	// starts: every append takes mu.
 	var mu sync.Mutex
-	var results []setResult
-	add := func(rs ...setResult) {
+	var results []core.Result
+	add := func(rs ...core.Result) {
 		mu.Lock()
 		results = append(results, rs...)
 		mu.Unlock()
@@ -796,139 +589,101 @@ func (a *Agent) setAll(ctx context.Context, changes []Change) []setResult {
 		if err != nil {
 			a.log.Error("audit log", "target", target, "err", err)
 			for _, c := range cs {
-				add(setResult{c: c, out: NotApplied, err: err})
+				add(core.Result{Change: c, Outcome: core.NotApplied, Err: err})
 			}
 			continue
 		}
 		if a.o.DryRun || sw == nil {
 			for i, c := range cs {
 				a.log.Info("dry run: would set", "queue", c.Key.String(), "kind", c.Kind, "old", c.Old, "new", c.New, "reason", c.Reason)
-				add(setResult{c: c, seq: written[i].Seq, out: NotApplied})
+				add(core.Result{Change: c, Seq: written[i].Seq, Outcome: core.NotApplied})
 			}
 			continue
-		}
-		keys := make([]env.QueueKey, len(cs))
-		for i, c := range cs {
-			keys[i] = c.Key
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			add(a.setAndReadBack(ctx, sw, cs, written, keys)...)
+			rs := a.setAndReadBack(ctx, sw, cs)
+			for i := range rs {
+				rs[i].Seq = written[i].Seq
+			}
+			add(rs...)
 		}()
 	}
 	wg.Wait()
-	sort.Slice(results, func(i, j int) bool { return env.QueueKeyLess(results[i].c.Key, results[j].c.Key) })
+	sort.Slice(results, func(i, j int) bool { return env.QueueKeyLess(results[i].Key, results[j].Key) })
 	return results
 }
 
 // intend writes the audit entries of one target's changes ahead of the
 // Set (sw nil: a target without a switch, no paths).
-func (a *Agent) intend(target string, sw Switch, cs []Change) ([]AuditEntry, error) {
-	entries := make([]AuditEntry, len(cs))
+func (a *Agent) intend(target string, sw Switch, cs []core.Change) ([]core.AuditEntry, error) {
+	entries := make([]core.AuditEntry, len(cs))
 	nowNs := a.o.Clock().UnixNano()
 	for i, c := range cs {
 		var paths []string
 		if sw != nil {
 			paths = sw.SetPaths([]env.QueueKey{c.Key})
 		}
-		entries[i] = AuditEntry{TimeNs: nowNs, Target: target, Key: c.Key, Paths: paths, Kind: c.Kind,
-			Old: c.Old, New: c.New, Wanted: c.Wanted, Reason: auditReason(c), Model: a.o.Model, Owner: a.cfg.Owner}
+		entries[i] = core.AuditEntry{TimeNs: nowNs, Target: target, Paths: paths, Model: a.o.Model, Owner: a.cfg.Owner,
+			Change: core.Change{Key: c.Key, Kind: c.Kind, Old: c.Old, New: c.New, Wanted: c.Wanted, Reason: core.AuditReason(c)}}
 		if a.o.DryRun {
-			entries[i].State = StateDryRun
+			entries[i].State = core.StateDryRun
 		}
 	}
 	return a.o.Journal.Intent(entries)
 }
 
-// auditReason is a change's reason led by every knob it changes: the
-// policy's own reason names what it recommended, which the guard may have
-// clamped, and a rollback's names none.
-func auditReason(c Change) string {
-	d := env.DescribeChange(c.Old, c.New)
-	if strings.HasPrefix(c.Reason, d+":") || c.Reason == d {
-		return c.Reason
-	}
-	if c.Reason == "" {
-		return d
-	}
-	return d + "; " + c.Reason
-}
-
-// settle accounts for one result: counters and log, then the journal
-// (whoever sees the entry resolved in the audit log also sees it counted;
-// an unknown outcome stays open for Reconcile), then the guard, whose
-// rollback order it returns.
-func (a *Agent) settle(r setResult, nowNs int64) *Change {
-	switch r.out {
-	case Applied:
-		a.o.Instruments.applied(r.c.Key, r.c.New)
-		if r.c.Kind != KindTune && r.c.Kind != KindFallback {
-			a.o.Instruments.Rollbacks.WithLabelValues(string(r.c.Kind)).Inc()
+// settle accounts for one result: counters and log, then the core, then
+// the journal (whoever sees the entry resolved in the audit log also sees
+// it counted; an unknown outcome stays open for Reconcile). It returns the
+// rollback the core orders.
+func (a *Agent) settle(r core.Result, nowNs int64) *core.Change {
+	switch r.Outcome {
+	case core.Applied:
+		a.o.Instruments.applied(r.Key, r.New)
+		if r.Kind != core.KindTune && r.Kind != core.KindFallback {
+			a.o.Instruments.Rollbacks.WithLabelValues(string(r.Kind)).Inc()
 		}
-		a.log.Info("applied", "queue", r.c.Key.String(), "kind", r.c.Kind, "kmin", r.c.New.KminBytes,
-			"kmax", r.c.New.KmaxBytes, "pmax", r.c.New.Pmax, "reason", r.c.Reason)
-	case NotApplied:
-		if r.err != nil {
-			a.log.Warn("set failed", "queue", r.c.Key.String(), "kind", r.c.Kind, "err", r.err)
+		a.log.Info("applied", "queue", r.Key.String(), "kind", r.Kind, "kmin", r.New.KminBytes,
+			"kmax", r.New.KmaxBytes, "pmax", r.New.Pmax, "reason", r.Reason)
+	case core.NotApplied:
+		if r.Err != nil {
+			a.log.Warn("set failed", "queue", r.Key.String(), "kind", r.Kind, "err", r.Err)
 		}
 	}
-	var rb *Change
-	var alarm *Alarm
-	resulted := false
-	if r.unknown {
+	if r.Unknown {
 		a.pending = true
-		a.log.Warn("set outcome unknown, left for reconcile", "queue", r.c.Key.String(), "err", r.err)
-	} else if r.seq != 0 {
-		resulted = true
-		st, msg := StateApplied, ""
-		var got *env.Setting
-		switch {
-		case a.o.DryRun:
-			st = StateDryRun
-		case r.out == NotApplied:
-			st = StateFailed
-			if r.err != nil {
-				msg = r.err.Error()
-			}
-		case r.out == Mismatch:
-			st, got = StateMismatch, &r.got
-		default:
-			got = &r.got
-		}
-		rb, alarm = a.guard.Result(r.c, r.out, r.got, nowNs)
+		a.log.Warn("set outcome unknown, left for reconcile", "queue", r.Key.String(), "err", r.Err)
+	}
+	s := a.core.Settle(r, a.o.DryRun, nowNs)
+	if s.Resolve {
 		// The guard's memory of the queue goes with the audit entry.
-		if err := a.o.Journal.Resolve(r.seq, st, got, msg, nowNs, a.guard.Memory(r.c.Key)); err != nil {
+		if err := a.o.Journal.Resolve(r.Seq, s.State, s.Got, s.Msg, nowNs, s.Memory); err != nil {
 			a.log.Error("audit log", "err", err)
 		}
 	}
-	if !resulted {
-		rb, alarm = a.guard.Result(r.c, r.out, r.got, nowNs)
+	if s.Alarm != nil {
+		a.o.Instruments.Alarms.WithLabelValues(s.Alarm.Rule).Inc()
+		a.log.Warn(s.Alarm.Msg, "target", s.Alarm.Target, "rule", s.Alarm.Rule, "queue", r.Key.String())
 	}
-	if alarm != nil {
-		a.o.Instruments.Alarms.WithLabelValues(alarm.Rule).Inc()
-		a.log.Warn(alarm.Msg, "target", alarm.Target, "rule", alarm.Rule, "queue", r.c.Key.String())
-	}
-	return rb
+	return s.Rollback
 }
 
-func (a *Agent) setAndReadBack(ctx context.Context, sw Switch, cs []Change, written []AuditEntry, keys []env.QueueKey) []setResult {
-	out := make([]setResult, len(cs))
-	for i, c := range cs {
-		out[i] = setResult{c: c, seq: written[i].Seq, out: NotApplied}
-	}
+// setAndReadBack sends one target's Set and reads the queues back; the core
+// judges the outcome. A Set once sent is seen through even when the agent
+// is stopping: cancelling it would leave its outcome unknown.
+func (a *Agent) setAndReadBack(ctx context.Context, sw Switch, cs []core.Change) []core.Result {
 	settings := make(map[env.QueueKey]env.Setting, len(cs))
-	for _, c := range cs {
-		settings[c.Key] = c.New
+	keys := make([]env.QueueKey, len(cs))
+	for i, c := range cs {
+		settings[c.Key], keys[i] = c.New, c.Key
 	}
-	// A Set once sent is seen through even when the agent is stopping:
-	// cancelling it would leave its outcome unknown.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.o.SetTimeout)
 	defer cancel()
 	start := time.Now()
 	setErr := sw.Apply(cctx, settings)
-	var herr *HeadroomError
-	if errors.As(setErr, &herr) {
+	if herr := (*HeadroomError)(nil); errors.As(setErr, &herr) {
 		// The ECN changes went through; the switch refused the headroom.
 		// Judge the ECN change on its own, and say so loudly.
 		a.o.Instruments.Alarms.WithLabelValues("headroom-refused").Inc()
@@ -938,78 +693,38 @@ func (a *Agent) setAndReadBack(ctx context.Context, sw Switch, cs []Change, writ
 		}
 		setErr = nil
 	}
-	if setErr != nil {
-		a.o.Instruments.Sets.WithLabelValues("error").Inc()
-	}
 	// Read back in any case: after a failed Set the switch says whether
 	// it took the change after all (a timeout may hide a success).
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), a.o.SetTimeout)
 	defer rcancel()
 	got, err := sw.Read(rctx, keys)
-	if setErr == nil {
+	switch {
+	case setErr != nil:
+		a.o.Instruments.Sets.WithLabelValues("error").Inc()
+	case err != nil:
 		a.o.Instruments.SetLatency.Observe(time.Since(start).Seconds())
-	}
-	if err != nil {
-		for i := range out {
-			if setErr != nil {
-				// Outcome unknown: leave the intent unresolved for the
-				// reconciler, tell the guard nothing was applied.
-				out[i].unknown = true
-				out[i].err = fmt.Errorf("set on %s: %v; read-back: %v", sw.Name(), setErr, err)
-				continue
-			}
-			// Set answered but read-back failed: a mismatch against an
-			// unknown setting, so the guard restores last known good.
-			out[i].out = Mismatch
-			out[i].err = fmt.Errorf("read-back on %s: %w", sw.Name(), err)
-		}
-		if setErr == nil {
-			a.o.Instruments.Sets.WithLabelValues("readback-error").Inc()
-		}
-		return out
-	}
-	if setErr == nil {
+		a.o.Instruments.Sets.WithLabelValues("readback-error").Inc()
+	default:
+		a.o.Instruments.SetLatency.Observe(time.Since(start).Seconds())
 		a.o.Instruments.Sets.WithLabelValues("ok").Inc()
 	}
-	for i, c := range cs {
-		g, ok := got[c.Key]
-		out[i].got = g
-		switch {
-		case ok && a.guard.ReadBackOK(c.New, g):
-			out[i].out = Applied
-		case setErr != nil:
-			out[i].out = NotApplied
-			out[i].err = fmt.Errorf("set on %s: %w", sw.Name(), setErr)
-		default:
-			out[i].out = Mismatch
-		}
-	}
-	return out
+	return a.core.ReadBack(sw.Name(), cs, setErr, got, err)
 }
 
 // Reconcile resolves audit entries a crash left without a result: it reads
-// the switch and records the change applied (and puts it on probation
-// again), abandoned (the switch still runs Old), or rolls the queue back to
-// Old when the switch runs neither.
+// each target's switch and lets the core judge each entry
+// (core.Reconcile): applied, abandoned, or left for another attempt.
 func (a *Agent) Reconcile(ctx context.Context) error {
 	pend, err := a.o.Journal.Pending()
 	if err != nil {
 		return err
 	}
 	a.pending = false
-	if len(pend) == 0 {
-		return nil
-	}
-	byTarget := map[string][]AuditEntry{}
+	byTarget := map[string][]core.AuditEntry{}
 	for _, e := range pend {
 		byTarget[e.Target] = append(byTarget[e.Target], e)
 	}
-	targets := make([]string, 0, len(byTarget))
-	for t := range byTarget {
-		targets = append(targets, t)
-	}
-	sort.Strings(targets)
-	for _, t := range targets {
+	for _, t := range slices.Sorted(maps.Keys(byTarget)) {
 		es := byTarget[t]
 		sw := a.switches[t]
 		nowNs := a.o.Clock().UnixNano()
@@ -1028,53 +743,21 @@ func (a *Agent) Reconcile(ctx context.Context) error {
 			a.pending = true
 			a.log.Warn("reconcile: cannot read switch, will retry", "target", t, "err", err)
 			for _, e := range es {
-				if e.State != StateUnreachable {
-					_ = a.o.Journal.Resolve(e.Seq, StateUnreachable, nil, err.Error(), nowNs)
+				if e.State != core.StateUnreachable {
+					_ = a.o.Journal.Resolve(e.Seq, core.StateUnreachable, nil, err.Error(), nowNs)
 				}
 			}
 			continue
 		}
-		// Entries of the same queue: only the newest decides.
-		newest := map[env.QueueKey]AuditEntry{}
-		for _, e := range es {
-			newest[e.Key] = e
-		}
-		for _, e := range es {
-			g, ok := got[e.Key]
-			gp := &g
-			if !ok {
-				gp = nil
-			}
+		for i, r := range a.core.Reconcile(es, got, nowNs) {
+			_ = a.o.Journal.Resolve(r.Seq, r.State, r.Got, r.Msg, nowNs)
+			a.pending = a.pending || r.Retry
 			switch {
-			case newest[e.Key].Seq != e.Seq:
-				_ = a.o.Journal.Resolve(e.Seq, StateAbandoned, gp, "superseded by a later intent", nowNs)
-			case ok && a.guard.ReadBackOK(e.New, g):
-				_ = a.o.Journal.Resolve(e.Seq, StateReconciled, gp, "", nowNs)
-				from := e.Old
-				if e.Kind != KindTune && e.Kind != KindFallback {
-					from = e.New
-				}
-				// The change took effect at some time up to now: its hold
-				// counts from now, not from the intent.
-				a.guard.Adopt(e.Key, from, e.New, nowNs)
-				a.log.Info("reconcile: change found applied", "queue", e.Key.String(), "seq", e.Seq)
-			case ok && a.guard.ReadBackOK(e.Old, g):
-				_ = a.o.Journal.Resolve(e.Seq, StateAbandoned, gp, "switch still runs the old setting", nowNs)
-				a.guard.Adopt(e.Key, e.Old, e.Old, nowNs)
-				a.log.Info("reconcile: change found not applied", "queue", e.Key.String(), "seq", e.Seq)
-			case ok:
-				// The switch runs neither: it restarted (back at its
-				// startup configuration) or someone else wrote it. Old is
-				// stale then; what it runs now is the new baseline, and
-				// the guard's invariants (floor, Kmax below XOFF) judge it
-				// on the next interval like any queue.
-				_ = a.o.Journal.Resolve(e.Seq, StateAbandoned, gp, "switch runs neither old nor new (restarted or written by another): its current setting is the new baseline", nowNs)
-				a.guard.Adopt(e.Key, g, g, nowNs)
-				a.log.Warn("reconcile: switch runs neither the old nor the new setting; taking it as the new baseline", "queue", e.Key.String(), "seq", e.Seq)
+			case r.Note == "":
+			case r.Warn:
+				a.log.Warn(r.Note, "queue", es[i].Key.String(), "seq", r.Seq)
 			default:
-				a.pending = true
-				_ = a.o.Journal.Resolve(e.Seq, StateUnreachable, nil, "the switch did not report this queue's setting", nowNs)
-				a.log.Warn("reconcile: queue not reported, will retry", "queue", e.Key.String(), "seq", e.Seq)
+				a.log.Info(r.Note, "queue", es[i].Key.String(), "seq", r.Seq)
 			}
 		}
 	}
@@ -1082,10 +765,10 @@ func (a *Agent) Reconcile(ctx context.Context) error {
 }
 
 // Recommendations returns the newest recommendation per queue, in key order.
-func (a *Agent) Recommendations(target string) []Recommendation {
+func (a *Agent) Recommendations(target string) []core.Recommendation {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	out := make([]Recommendation, 0, len(a.recs))
+	out := make([]core.Recommendation, 0, len(a.recs))
 	for _, r := range a.recs {
 		if target == "" || r.Key.Target == target {
 			out = append(out, r)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/ecntune/ecntune/agent/core"
 	"io"
 	"log/slog"
 	"net/http"
@@ -299,7 +300,7 @@ func TestAgentShadowRecordsAndNeverSets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []Recommendation
+	var got []core.Recommendation
 	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
 		t.Fatal(err)
 	}
@@ -349,8 +350,8 @@ func TestAgentClosedLoopAppliesWithAudit(t *testing.T) {
 		t.Fatalf("%d audit entries, want 2", len(es))
 	}
 	e := es[0]
-	if e.State != StateApplied || e.Old != cur || e.New != target || e.Model != "fixed@1" || e.Owner != "test-agent" ||
-		e.Got == nil || *e.Got != target || len(e.Paths) != 1 || e.ResultNs < e.TimeNs || e.Kind != KindTune {
+	if e.State != core.StateApplied || e.Old != cur || e.New != target || e.Model != "fixed@1" || e.Owner != "test-agent" ||
+		e.Got == nil || *e.Got != target || len(e.Paths) != 1 || e.ResultNs < e.TimeNs || e.Kind != core.KindTune {
 		t.Fatalf("audit entry %+v", e)
 	}
 	// Nothing more to do: no new entries on the next intervals.
@@ -368,7 +369,7 @@ func TestAgentDryRun(t *testing.T) {
 		t.Fatal("dry run sent a Set")
 	}
 	es, _ := r.j.Entries("", 0)
-	if len(es) != 2 || es[0].State != StateDryRun || es[0].New != target {
+	if len(es) != 2 || es[0].State != core.StateDryRun || es[0].New != target {
 		t.Fatalf("dry-run audit %+v", es)
 	}
 }
@@ -379,7 +380,7 @@ func TestAgentSetRefused(t *testing.T) {
 	r := newRig(t, ModeClosedLoop, false, "", sw)
 	r.interval(t)
 	es, _ := r.j.Entries("", 0)
-	if len(es) != 1 || es[0].State != StateFailed || !strings.Contains(es[0].Error, "InvalidArgument") {
+	if len(es) != 1 || es[0].State != core.StateFailed || !strings.Contains(es[0].Error, "InvalidArgument") {
 		t.Fatalf("audit %+v", es)
 	}
 	if sw.get(kA) != cur {
@@ -409,8 +410,8 @@ func TestAgentReadBackMismatchRollsBack(t *testing.T) {
 		t.Fatalf("%d Sets, want the change and its rollback", n)
 	}
 	es, _ := r.j.Entries("", 0)
-	if len(es) != 2 || es[0].State != StateMismatch || es[0].Got.KmaxBytes != 1_600_000 ||
-		es[1].Kind != KindReadBack || es[1].New != cur || es[1].State != StateApplied {
+	if len(es) != 2 || es[0].State != core.StateMismatch || es[0].Got.KmaxBytes != 1_600_000 ||
+		es[1].Kind != core.KindReadBack || es[1].New != cur || es[1].State != core.StateApplied {
 		t.Fatalf("audit %+v", es)
 	}
 	if sw.get(kA) != cur {
@@ -441,7 +442,7 @@ func TestAgentRollbackOnDegradation(t *testing.T) {
 		t.Fatalf("after drops the switch runs %+v, want last good %+v", got, cur)
 	}
 	es, _ := r.j.Entries("", 0)
-	if len(es) != 2 || es[1].Kind != KindRollback || es[1].State != StateApplied || !strings.Contains(es[1].Reason, "drop") {
+	if len(es) != 2 || es[1].Kind != core.KindRollback || es[1].State != core.StateApplied || !strings.Contains(es[1].Reason, "drop") {
 		t.Fatalf("audit %+v", es)
 	}
 }
@@ -467,7 +468,7 @@ func TestAgentWatchdogFreezesThenReverts(t *testing.T) {
 		t.Fatalf("after stale-revert the switch runs %+v, want %+v", got, safe)
 	}
 	es, _ := r.j.Entries("", 0)
-	if es[len(es)-1].Kind != KindRevert {
+	if es[len(es)-1].Kind != core.KindRevert {
 		t.Fatalf("last audit %+v", es[len(es)-1])
 	}
 }
@@ -480,17 +481,17 @@ func TestAgentReconcileAfterCrash(t *testing.T) {
 		name      string
 		switchRun env.Setting
 		readErr   error
-		state     AuditState
+		state     core.AuditState
 		final     env.Setting
 	}{
-		{name: "set never sent", switchRun: cur, state: StateAbandoned, final: cur},
-		{name: "set applied, result lost", switchRun: target, state: StateReconciled, final: target},
+		{name: "set never sent", switchRun: cur, state: core.StateAbandoned, final: cur},
+		{name: "set applied, result lost", switchRun: target, state: core.StateReconciled, final: target},
 		// Neither old nor new: the switch restarted (startup config) or
 		// another writer, or only part of the change (the ECN Set, not
 		// the headroom Set) went through. Old is stale then: what the
 		// switch runs is the new baseline, and nothing is written.
-		{name: "neither old nor new", switchRun: half, state: StateAbandoned, final: half},
-		{name: "switch unreachable", switchRun: cur, readErr: errors.New("connection refused"), state: StateUnreachable, final: cur},
+		{name: "neither old nor new", switchRun: half, state: core.StateAbandoned, final: half},
+		{name: "switch unreachable", switchRun: cur, readErr: errors.New("connection refused"), state: core.StateUnreachable, final: cur},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -499,7 +500,7 @@ func TestAgentReconcileAfterCrash(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := j.Intent([]AuditEntry{{TimeNs: 1, Target: "leaf0", Key: kA, Kind: KindTune, Old: cur, New: target, Reason: "before crash"}}); err != nil {
+			if _, err := j.Intent([]core.AuditEntry{{TimeNs: 1, Target: "leaf0", Change: core.Change{Key: kA, Kind: core.KindTune, Old: cur, New: target, Reason: "before crash"}}}); err != nil {
 				t.Fatal(err)
 			}
 			j.Close() // the crash
@@ -520,7 +521,7 @@ func TestAgentReconcileAfterCrash(t *testing.T) {
 			if len(es) != 1 {
 				t.Fatalf("reconcile wrote changes: %+v", es)
 			}
-			if c.state == StateReconciled {
+			if c.state == core.StateReconciled {
 				// Back on probation: drops roll it back to Old.
 				r.obs.metrics[kA] = env.Metrics{IntervalNs: sec, Util: 0.5, DropFrac: 0.01}
 				r.interval(t)
@@ -528,7 +529,7 @@ func TestAgentReconcileAfterCrash(t *testing.T) {
 					t.Fatalf("reconciled change not on probation: switch runs %+v", sw.get(kA))
 				}
 			}
-			if c.state == StateUnreachable {
+			if c.state == core.StateUnreachable {
 				p, _ := r.j.Pending()
 				if len(p) != 1 {
 					t.Fatalf("pending %d, want 1", len(p))
@@ -561,9 +562,9 @@ func TestJournalLockTimeout(t *testing.T) {
 
 func TestJournalPrune(t *testing.T) {
 	j := tempJournal(t)
-	var recs []Recommendation
+	var recs []core.Recommendation
 	for i := int64(1); i <= 10; i++ {
-		recs = append(recs, Recommendation{TimeNs: i * sec, Key: kA})
+		recs = append(recs, core.Recommendation{TimeNs: i * sec, Key: kA})
 	}
 	if err := j.PutRecommendations(recs); err != nil {
 		t.Fatal(err)
@@ -639,7 +640,7 @@ func TestAgentUnknownOutcomeReconciled(t *testing.T) {
 	sw.readErr = errors.New("connection reset")
 	r.interval(t)
 	es, _ := r.j.Entries("", 0)
-	if len(es) != 1 || es[0].State != StateIntent {
+	if len(es) != 1 || es[0].State != core.StateIntent {
 		t.Fatalf("audit %+v", es)
 	}
 	// The Set had in fact landed.
@@ -649,7 +650,7 @@ func TestAgentUnknownOutcomeReconciled(t *testing.T) {
 	sw.mu.Unlock()
 	r.interval(t)
 	es, _ = r.j.Entries("", 0)
-	if es[0].State != StateReconciled {
+	if es[0].State != core.StateReconciled {
 		t.Fatalf("audit %+v", es)
 	}
 	if lg, _ := r.a.Guard().LastGood(kA); lg != cur {

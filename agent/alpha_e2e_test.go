@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"github.com/ecntune/ecntune/agent/core"
 	"testing"
 	"time"
 
@@ -51,7 +52,7 @@ func TestE2EAlpha(t *testing.T) {
 			es, _ := e.j.Entries("", 0)
 			done := map[string]bool{}
 			for _, x := range es {
-				if x.State == StateApplied && x.Old.Alpha == 0.125 && x.New.Alpha == 0.5 && x.Got != nil && x.Got.Alpha == 0.5 {
+				if x.State == core.StateApplied && x.Old.Alpha == 0.125 && x.New.Alpha == 0.5 && x.Got != nil && x.Got.Alpha == 0.5 {
 					done[x.Key.Port] = true
 				}
 			}
@@ -65,7 +66,7 @@ func TestE2EAlpha(t *testing.T) {
 		}
 		es, _ := e.j.Entries("", 0)
 		for _, x := range es {
-			if x.State != StateApplied || x.New.KminBytes != x.Old.KminBytes || x.New.HeadroomBytes != x.Old.HeadroomBytes {
+			if x.State != core.StateApplied || x.New.KminBytes != x.Old.KminBytes || x.New.HeadroomBytes != x.Old.HeadroomBytes {
 				t.Fatalf("audit entry %+v: want alpha changes only, applied", x)
 			}
 		}
@@ -80,7 +81,7 @@ func TestE2EAlpha(t *testing.T) {
 			es, _ := e.j.Entries("", 0)
 			done := map[string]bool{}
 			for _, x := range es {
-				if x.State == StateApplied && x.New.KminBytes == 1_500_000 {
+				if x.State == core.StateApplied && x.New.KminBytes == 1_500_000 {
 					done[x.Key.Port] = true
 				}
 			}
@@ -89,7 +90,7 @@ func TestE2EAlpha(t *testing.T) {
 		e.stop(t)
 		es, _ := e.j.Entries("", 0)
 		for _, x := range es {
-			if x.State != StateApplied || x.New.Alpha != 0 || (x.Got != nil && x.Got.Alpha != 0) {
+			if x.State != core.StateApplied || x.New.Alpha != 0 || (x.Got != nil && x.Got.Alpha != 0) {
 				t.Fatalf("audit entry %+v: openconfig has no alpha", x)
 			}
 		}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"github.com/ecntune/ecntune/agent/core"
 	"io"
 	"log/slog"
 	"testing"
@@ -29,9 +30,9 @@ func TestApplyMixedTargetsNoRace(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		next := target
 		next.KminBytes += int64(i + 1)
-		a.apply(context.Background(), []Change{
-			{Key: kA, Kind: KindTune, Old: cur, New: next, Reason: "test"},
-			{Key: noSwitch, Kind: KindTune, Old: cur, New: next, Reason: "test"},
+		a.apply(context.Background(), []core.Change{
+			{Key: kA, Kind: core.KindTune, Old: cur, New: next, Reason: "test"},
+			{Key: noSwitch, Kind: core.KindTune, Old: cur, New: next, Reason: "test"},
 		}, false)
 		if got := sw.get(kA); got != next {
 			t.Fatalf("round %d: switch runs %+v, want %+v", i, got, next)
@@ -44,9 +45,9 @@ func TestApplyMixedTargetsNoRace(t *testing.T) {
 	var applied, failed int
 	for _, e := range es {
 		switch e.State {
-		case StateApplied:
+		case core.StateApplied:
 			applied++
-		case StateFailed:
+		case core.StateFailed:
 			failed++
 		}
 	}

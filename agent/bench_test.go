@@ -5,6 +5,7 @@ package agent
 
 import (
 	"fmt"
+	"github.com/ecntune/ecntune/agent/core"
 	"os"
 	"testing"
 	"time"
@@ -114,10 +115,10 @@ func BenchmarkLoop(b *testing.B) {
 			f := newBenchFabric(switches, ports, pc.enc)
 			obsr := env.NewObserver(env.ObserverConfig{})
 			pol := pc.mk()
-			gc := DefaultGuardConfig(time.Second)
+			gc := core.DefaultGuardConfig(time.Second)
 			w := env.DefaultRewardWeights()
 			gc.Reward = func(m env.Metrics) float64 { return env.Reward(m, w) }
-			g, err := NewGuard(gc)
+			g, err := core.NewGuard(gc)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -147,12 +148,12 @@ func BenchmarkLoop(b *testing.B) {
 				decs := pol.Decide(all)
 				t3 := time.Now()
 				now += int64(time.Second)
-				plan, err := g.Step(StepInput{NowNs: now, Observations: all, Decisions: decs})
+				plan, err := g.Step(core.StepInput{NowNs: now, Observations: all, Decisions: decs})
 				if err != nil {
 					b.Fatal(err)
 				}
 				for _, c := range plan.Changes {
-					g.Result(c, Applied, c.New, now)
+					g.Result(c, core.Applied, c.New, now)
 				}
 				t4 := time.Now()
 				c4 := cputime.Process()
@@ -205,9 +206,9 @@ func BenchmarkShadowStore(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer j.Close()
-	recs := make([]Recommendation, 6400)
+	recs := make([]core.Recommendation, 6400)
 	for i := range recs {
-		recs[i] = Recommendation{Key: env.QueueKey{Target: fmt.Sprintf("sw%d", i/64), Port: fmt.Sprintf("Ethernet%d", i%64/2), Queue: 3 + i%2},
+		recs[i] = core.Recommendation{Key: env.QueueKey{Target: fmt.Sprintf("sw%d", i/64), Port: fmt.Sprintf("Ethernet%d", i%64/2), Queue: 3 + i%2},
 			Policy: "adaptive", Current: env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2},
 			Recommended: env.Setting{KminBytes: 538_500, KmaxBytes: 2_154_000, Pmax: 0.3}, Confidence: 0.8,
 			Reason: "probing kmax 1.6MB→2.154MB", Valid: true, Metrics: env.Metrics{IntervalNs: 1e9, Util: 0.4, MarkFrac: 0.01}}
@@ -240,9 +241,9 @@ func BenchmarkGuardStep(b *testing.B) {
 			Metrics: env.Metrics{IntervalNs: 1e9, Util: 0.5, PauseRxFrac: 0.01}}
 		decs[i] = policy.Decision{Key: k, Setting: env.Setting{KminBytes: 500_000, KmaxBytes: 5_000_000, Pmax: 0.3}, Confidence: 0.9}
 	}
-	gc := DefaultGuardConfig(time.Second)
+	gc := core.DefaultGuardConfig(time.Second)
 	gc.MinHold = 0
-	g, err := NewGuard(gc)
+	g, err := core.NewGuard(gc)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -250,7 +251,7 @@ func BenchmarkGuardStep(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		now := int64(i+1) * 1e9
-		p, err := g.Step(StepInput{NowNs: now, Observations: obs, Decisions: decs})
+		p, err := g.Step(core.StepInput{NowNs: now, Observations: obs, Decisions: decs})
 		if err != nil {
 			b.Fatal(err)
 		}

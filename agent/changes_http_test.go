@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/ecntune/ecntune/agent/core"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -37,11 +38,11 @@ func getChanges(t *testing.T, base, query string) (ChangesPage, int) {
 func TestHTTPChangesPages(t *testing.T) {
 	r := newRig(t, ModeClosedLoop, false, "", nil)
 	t0 := time.Unix(1_700_000_000, 0)
-	var es []AuditEntry
+	var es []core.AuditEntry
 	for i := 0; i < 250; i++ {
 		tg := []string{"leaf0", "leaf1"}[i%2]
-		es = append(es, AuditEntry{TimeNs: t0.Add(time.Duration(i) * time.Second).UnixNano(), Target: tg,
-			Key: env.QueueKey{Target: tg, Port: "Ethernet0", Queue: 3}, Kind: KindTune, Reason: fmt.Sprint(i), State: StateApplied})
+		es = append(es, core.AuditEntry{TimeNs: t0.Add(time.Duration(i) * time.Second).UnixNano(), Target: tg,
+			Change: core.Change{Key: env.QueueKey{Target: tg, Port: "Ethernet0", Queue: 3}, Kind: core.KindTune, Reason: fmt.Sprint(i)}, State: core.StateApplied})
 	}
 	if _, err := r.j.Intent(es); err != nil {
 		t.Fatal(err)
@@ -50,7 +51,7 @@ func TestHTTPChangesPages(t *testing.T) {
 	defer srv.Close()
 
 	// Paging back through leaf0's 125 entries, 50 at a time.
-	var all []AuditEntry
+	var all []core.AuditEntry
 	before := ""
 	for pages := 0; ; pages++ {
 		p, code := getChanges(t, srv.URL, "target=leaf0&limit=50"+before)

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/ecntune/ecntune/agent/core"
 	"io"
 	"maps"
 	"math"
@@ -73,7 +74,7 @@ type Config struct {
 	Warnings []string
 	// Guardrails are the guard's rules, and in Guardrails.Reward the
 	// reward intervals are scored with (DefaultReward from a file).
-	Guardrails GuardConfig
+	Guardrails core.GuardConfig
 	// FallbackPreset and SafePreset are preset names (policy.Preset) the
 	// guard falls back to; resolved by the caller into Guardrails.
 	FallbackPreset string
@@ -416,9 +417,9 @@ func buildConfig(f *fileConfig, dir string) (*Config, error) {
 	c.FallbackPreset = f.Guardrails.FallbackPreset
 	c.SafePreset = f.Guardrails.SafePreset
 	if c.SafePreset == "" {
-		c.SafePreset = DefaultSafePreset
+		c.SafePreset = core.DefaultSafePreset
 	}
-	if c.Guardrails.LowConfidence == LowConfidencePreset && c.FallbackPreset == "" {
+	if c.Guardrails.LowConfidence == core.LowConfidencePreset && c.FallbackPreset == "" {
 		return nil, fmt.Errorf("guardrails.fallback-preset: required when guardrails.low-confidence is preset")
 	}
 	if err := c.resolvePresets(); err != nil {
@@ -440,7 +441,7 @@ func prefixAll(prefix string, ss []string) []string {
 
 // boundsWarnings names every guardrails.bounds limit on Kmin or Kmax
 // that lies below one MTU (0 is a deliberate "no marking floor").
-func boundsWarnings(bs []RateBounds) []string {
+func boundsWarnings(bs []core.RateBounds) []string {
 	var out []string
 	for i, b := range bs {
 		for _, k := range []struct {
@@ -1372,8 +1373,8 @@ func (t TargetConfig) WantsQueue(q int) bool {
 	return false
 }
 
-func parseGuard(f fileGuard, interval time.Duration) (GuardConfig, error) {
-	g := DefaultGuardConfig(interval)
+func parseGuard(f fileGuard, interval time.Duration) (core.GuardConfig, error) {
+	g := core.DefaultGuardConfig(interval)
 	if len(f.Bounds) > 0 {
 		g.Bounds = nil
 		rates := map[float64]int{}
@@ -1403,7 +1404,7 @@ func parseGuard(f fileGuard, interval time.Duration) (GuardConfig, error) {
 		g.MinConfidence = *f.MinConfidence
 	}
 	if f.LowConfidence != "" {
-		g.LowConfidence = LowConfidenceAction(f.LowConfidence)
+		g.LowConfidence = core.LowConfidenceAction(f.LowConfidence)
 	}
 	if f.Rollback.Window != nil {
 		g.RollbackWindow = *f.Rollback.Window
@@ -1435,12 +1436,12 @@ func parseGuard(f fileGuard, interval time.Duration) (GuardConfig, error) {
 	if err := parseAlphaLimits(f.Alpha, &g); err != nil {
 		return g, err
 	}
-	return g, g.validateRules()
+	return g, g.ValidateRules()
 }
 
 // parseAlphaLimits sets the alpha limits the file gives. A limit given
 // as 0 is an error rather than the default that 0 means in GuardConfig.
-func parseAlphaLimits(f fileAlpha, g *GuardConfig) error {
+func parseAlphaLimits(f fileAlpha, g *core.GuardConfig) error {
 	for _, l := range []struct {
 		key string
 		v   string
@@ -1516,8 +1517,8 @@ func (c *Config) resolvePresets() error {
 	return c.Guardrails.Validate()
 }
 
-func parseBounds(field string, b fileBounds) (RateBounds, error) {
-	var rb RateBounds
+func parseBounds(field string, b fileBounds) (core.RateBounds, error) {
+	var rb core.RateBounds
 	var err error
 	if b.Rate == "" {
 		return rb, fmt.Errorf("%s.rate: required (e.g. 100Gbps)", field)

@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"github.com/ecntune/ecntune/agent/core"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -91,7 +92,7 @@ func TestParseConfig(t *testing.T) {
 	}
 	g := c.Guardrails
 	if len(g.Bounds) != 2 || g.Bounds[1].KmaxMax != 32_000_000 || g.MaxStepRatio != 1.5 || g.MinHold != 3*time.Second ||
-		g.ChangeBudget != 10 || g.MinConfidence != 0.7 || g.LowConfidence != LowConfidencePreset || g.RollbackWindow != 4 ||
+		g.ChangeBudget != 10 || g.MinConfidence != 0.7 || g.LowConfidence != core.LowConfidencePreset || g.RollbackWindow != 4 ||
 		g.RollbackDropFrac != 0.001 || g.RollbackPauseIncrease != 0.1 || g.RollbackRewardDrop != 0.2 ||
 		g.StaleFreeze != 2*time.Second || g.StaleRevert != 10*time.Second {
 		t.Fatalf("guardrails %+v", g)
@@ -143,7 +144,7 @@ func TestParseConfigDefaults(t *testing.T) {
 		c.Guardrails.MinHold != 5*time.Second || c.Guardrails.StaleRevert != 30*time.Second || c.Retention != time.Hour {
 		t.Fatalf("defaults %+v", c)
 	}
-	if lo, hi, st := c.Guardrails.AlphaLimits(); lo != DefaultAlphaMin || hi != DefaultAlphaMax || st != DefaultAlphaMaxStep {
+	if lo, hi, st := c.Guardrails.AlphaLimits(); lo != core.DefaultAlphaMin || hi != core.DefaultAlphaMax || st != core.DefaultAlphaMaxStep {
 		t.Fatalf("alpha limits %g..%g step %g, want the defaults", lo, hi, st)
 	}
 	// The reward is the configuration's: env.Reward with the default weights.

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"embed"
 	"fmt"
+	"github.com/ecntune/ecntune/agent/core"
 	"image/color"
 	"io/fs"
 	"math"
@@ -60,11 +61,11 @@ type Overview struct {
 	Hot       []HotQueue     `json:"hot"`
 	// Recommendations are the newest per queue, those that would change
 	// something first (then by confidence), at most 50.
-	Recommendations []Recommendation `json:"recommendations"`
-	Queues          int              `json:"queues"`
-	WouldChange     int              `json:"would_change"`
+	Recommendations []core.Recommendation `json:"recommendations"`
+	Queues          int                   `json:"queues"`
+	WouldChange     int                   `json:"would_change"`
 	// Changes are the newest entries of the audit log, newest first.
-	Changes []AuditEntry `json:"changes"`
+	Changes []core.AuditEntry `json:"changes"`
 }
 
 // overview assembles the Overview.
@@ -87,7 +88,7 @@ func (a *Agent) overview() (Overview, error) {
 	ov.Changes = page.Changes
 	slices.Reverse(ov.Changes)
 	if ov.Changes == nil {
-		ov.Changes = []AuditEntry{}
+		ov.Changes = []core.AuditEntry{}
 	}
 	recs := a.Recommendations("")
 	perTarget := map[string]int{}
@@ -116,7 +117,7 @@ func (a *Agent) overview() (Overview, error) {
 		ov.Targets = append(ov.Targets, TargetHealth{TargetInfo: ti, AgeS: age.Seconds(), Heard: heard[ti.Target],
 			Stale: !heard[ti.Target] || age > limit, Queues: perTarget[ti.Target], Changes: changes[ti.Target]})
 	}
-	slices.SortStableFunc(recs, func(x, y Recommendation) int {
+	slices.SortStableFunc(recs, func(x, y core.Recommendation) int {
 		cx, cy := x.Recommended != x.Current, y.Recommended != y.Current
 		if cx != cy {
 			if cx {
@@ -382,12 +383,12 @@ func (a *Agent) heatmapPNG(r *http.Request) ([]byte, error) {
 }
 
 var markerColors = map[string]color.Color{
-	string(KindTune):     color.RGBA{R: 31, G: 119, B: 180, A: 255},
-	string(KindRollback): color.RGBA{R: 214, G: 39, B: 40, A: 255},
-	string(KindRepair):   color.RGBA{R: 255, G: 127, B: 14, A: 255},
-	string(KindRevert):   color.RGBA{R: 148, G: 103, B: 189, A: 255},
-	string(KindManual):   color.RGBA{R: 140, G: 86, B: 75, A: 255},
-	string(KindFallback): color.RGBA{R: 127, G: 127, B: 127, A: 255},
+	string(core.KindTune):     color.RGBA{R: 31, G: 119, B: 180, A: 255},
+	string(core.KindRollback): color.RGBA{R: 214, G: 39, B: 40, A: 255},
+	string(core.KindRepair):   color.RGBA{R: 255, G: 127, B: 14, A: 255},
+	string(core.KindRevert):   color.RGBA{R: 148, G: 103, B: 189, A: 255},
+	string(core.KindManual):   color.RGBA{R: 140, G: 86, B: 75, A: 255},
+	string(core.KindFallback): color.RGBA{R: 127, G: 127, B: 127, A: 255},
 }
 
 // queuePNG draws one queue's kept intervals: utilisation, depth, marks,
@@ -408,7 +409,7 @@ func (a *Agent) queuePNG(r *http.Request) ([]byte, error) {
 	}
 	var marks []chart.Marker
 	for _, c := range page.Changes {
-		if c.Key == k && c.State != StateFailed {
+		if c.Key == k && c.State != core.StateFailed {
 			marks = append(marks, chart.Marker{X: float64(c.TimeNs-qs.TimesNs[len(qs.TimesNs)-1]) / 1e9, Kind: string(c.Kind)})
 		}
 	}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"github.com/ecntune/ecntune/agent/core"
 	"image/png"
 	"log/slog"
 	"math"
@@ -57,7 +58,7 @@ func TestDashboardEndpoints(t *testing.T) {
 	if len(ov.Hot) != 2 || ov.Hot[0].Key != kA || ov.Hot[0].DepthKB == nil || math.Abs(*ov.Hot[0].DepthKB-100) > 1e-3 {
 		t.Errorf("hot %+v (want %v first with a peak of 8 us at 100G = 100KB)", ov.Hot, kA)
 	}
-	if len(ov.Changes) == 0 || ov.Changes[0].Kind != KindTune {
+	if len(ov.Changes) == 0 || ov.Changes[0].Kind != core.KindTune {
 		t.Errorf("changes %+v", ov.Changes)
 	}
 

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"github.com/ecntune/ecntune/agent/core"
 	"log/slog"
 	"net/http/httptest"
 	"sort"
@@ -32,7 +33,7 @@ func TestE2EDevicesShadow(t *testing.T) {
 			_, addr := deviceSim(t, dev)
 			e := runE2E(t, ModeShadow, mustStatic(t, "hpcc"), []TargetConfig{target0(addr, DialectOpenConfig)}, e2eGuard())
 			want := gnmipath.Devices[dev].Missing
-			var recs []Recommendation
+			var recs []core.Recommendation
 			waitFor(t, 20*time.Second, "a measured recommendation for every queue", func() bool {
 				recs, _ = e.j.Recommendations("sw0", 0, 0)
 				return len(queuesOf(recs)) == 4
@@ -90,7 +91,7 @@ func TestE2EDevicesShadow(t *testing.T) {
 
 // queuesOf are the queues with a recommendation made on a measured
 // interval.
-func queuesOf(recs []Recommendation) map[env.QueueKey]bool {
+func queuesOf(recs []core.Recommendation) map[env.QueueKey]bool {
 	m := map[env.QueueKey]bool{}
 	for _, r := range recs {
 		if r.Valid {
@@ -136,10 +137,10 @@ func closedLoopOnDevice(t *testing.T, e *e2e, s *simswitch.Server, within time.D
 		es, _ := e.j.Entries("", 0)
 		applied, rolled := 0, false
 		for _, x := range es {
-			if x.State == StateApplied && x.Got != nil {
+			if x.State == core.StateApplied && x.Got != nil {
 				applied++
 			}
-			if x.Kind == KindRollback && x.State == StateApplied && x.Key.Port == "Ethernet0" {
+			if x.Kind == core.KindRollback && x.State == core.StateApplied && x.Key.Port == "Ethernet0" {
 				rolled = true
 			}
 		}
@@ -159,7 +160,7 @@ func closedLoopOnDevice(t *testing.T, e *e2e, s *simswitch.Server, within time.D
 	}
 	es, _ := e.j.Entries("", 0)
 	for _, x := range es {
-		if x.State == StateMismatch || x.State == StateFailed {
+		if x.State == core.StateMismatch || x.State == core.StateFailed {
 			t.Fatalf("audit entry %+v", x)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"github.com/ecntune/ecntune/agent/core"
 	"io"
 	"log/slog"
 	"math/big"
@@ -98,8 +99,8 @@ type e2e struct {
 	done   chan error
 }
 
-func e2eGuard() GuardConfig {
-	g := DefaultGuardConfig(100 * time.Millisecond)
+func e2eGuard() core.GuardConfig {
+	g := core.DefaultGuardConfig(100 * time.Millisecond)
 	g.MaxStepRatio = 100
 	g.MinHold = 100 * time.Millisecond
 	g.RollbackWindow = 2
@@ -112,24 +113,24 @@ func e2eGuard() GuardConfig {
 	return g
 }
 
-func runE2E(t *testing.T, mode Mode, pol policy.Policy, targets []TargetConfig, g GuardConfig) *e2e {
+func runE2E(t *testing.T, mode Mode, pol policy.Policy, targets []TargetConfig, g core.GuardConfig) *e2e {
 	t.Helper()
 	return runE2ELog(t, mode, pol, targets, g, slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
 
 // runE2ELog is runE2E with the agent logging to log: the agent as Open
 // builds it from a configuration, over gNMI.
-func runE2ELog(t *testing.T, mode Mode, pol policy.Policy, targets []TargetConfig, g GuardConfig, log *slog.Logger) *e2e {
+func runE2ELog(t *testing.T, mode Mode, pol policy.Policy, targets []TargetConfig, g core.GuardConfig, log *slog.Logger) *e2e {
 	return runE2EFull(t, mode, pol, targets, g, log, 100*time.Millisecond)
 }
 
 // runE2ESample is runE2E with a sample interval (and interval) of its own
 // (devices with a floor: sonic-gnmi samples at most once a second).
-func runE2ESample(t *testing.T, mode Mode, pol policy.Policy, targets []TargetConfig, g GuardConfig, sample time.Duration) *e2e {
+func runE2ESample(t *testing.T, mode Mode, pol policy.Policy, targets []TargetConfig, g core.GuardConfig, sample time.Duration) *e2e {
 	return runE2EFull(t, mode, pol, targets, g, slog.New(slog.NewTextHandler(io.Discard, nil)), sample)
 }
 
-func runE2EFull(t *testing.T, mode Mode, pol policy.Policy, targets []TargetConfig, g GuardConfig, log *slog.Logger, sample time.Duration) *e2e {
+func runE2EFull(t *testing.T, mode Mode, pol policy.Policy, targets []TargetConfig, g core.GuardConfig, log *slog.Logger, sample time.Duration) *e2e {
 	t.Helper()
 	cfg := &Config{Mode: mode, Policy: pol.Name(), Interval: sample, SampleInterval: sample,
 		DB: filepath.Join(t.TempDir(), "agent.db"), Owner: "e2e", Targets: targets, Guardrails: g}
@@ -310,7 +311,7 @@ func TestE2EClosedLoopImprovesSmallFlows(t *testing.T) {
 		t.Fatalf("small-flow p99 slowdown did not improve: %.3f with the agent, %.3f without", with, without)
 	}
 	es, _ := e.j.Entries("sw0", 0)
-	if len(es) == 0 || es[0].State != StateApplied || es[0].Got == nil || es[0].Got.KminBytes != 400_000 {
+	if len(es) == 0 || es[0].State != core.StateApplied || es[0].Got == nil || es[0].Got.KminBytes != 400_000 {
 		t.Fatalf("audit %+v", es)
 	}
 }
@@ -360,7 +361,7 @@ func TestE2EWatchdogFreezesThenReverts(t *testing.T) {
 	es, _ := e.j.Entries("", 0)
 	reverts := 0
 	for _, x := range es {
-		if x.Kind == KindRevert && x.State == StateApplied {
+		if x.Kind == core.KindRevert && x.State == core.StateApplied {
 			reverts++
 		}
 	}
@@ -382,7 +383,7 @@ func TestE2EDegradationRollsBack(t *testing.T) {
 	waitFor(t, 10*time.Second, "rollback on port 0", func() bool {
 		es, _ := e.j.Entries("", 0)
 		for _, x := range es {
-			if x.Kind == KindRollback && x.State == StateApplied && x.Key.Port == "Ethernet0" {
+			if x.Kind == core.KindRollback && x.State == core.StateApplied && x.Key.Port == "Ethernet0" {
 				return true
 			}
 		}
@@ -395,7 +396,7 @@ func TestE2EDegradationRollsBack(t *testing.T) {
 		es, _ := e.j.Entries("", 0)
 		ok := false
 		for _, x := range es {
-			if x.Kind == KindRollback && x.New.KminBytes == poorECN.KminBytes {
+			if x.Kind == core.KindRollback && x.New.KminBytes == poorECN.KminBytes {
 				ok = true
 			}
 		}
@@ -414,7 +415,7 @@ func TestE2EMalformedTelemetryAndRejectedSets(t *testing.T) {
 	e := runE2E(t, ModeClosedLoop, mustStatic(t, "hpcc"), []TargetConfig{target0(addr, DialectOpenConfig)}, e2eGuard())
 	waitFor(t, 10*time.Second, "refused Sets", func() bool {
 		es, _ := e.j.Entries("", 0)
-		return len(es) >= 3 && es[0].State == StateFailed
+		return len(es) >= 3 && es[0].State == core.StateFailed
 	})
 	if counterSum(e.a, "ecntune_agent_telemetry_errors_total") < 1 {
 		t.Fatal("malformed telemetry not reported")
@@ -469,7 +470,7 @@ func TestE2ESONiC(t *testing.T) {
 	})
 	e.stop(t)
 	es, _ := e.j.Entries("", 0)
-	if len(es) == 0 || es[0].State != StateApplied || len(es[0].Paths) == 0 {
+	if len(es) == 0 || es[0].State != core.StateApplied || len(es[0].Paths) == 0 {
 		t.Fatalf("audit %+v", es)
 	}
 }
@@ -568,7 +569,7 @@ func TestE2ETwoAgentsDoNotFight(t *testing.T) {
 	for _, j := range []*Journal{a1.j, a2.j} {
 		es, _ := j.Entries("", 0)
 		for _, e := range es {
-			if e.State == StateApplied {
+			if e.State == core.StateApplied {
 				perQueue[e.Key]++
 			}
 		}
@@ -652,7 +653,7 @@ func TestE2EUnsafeStartIsRepaired(t *testing.T) {
 	waitFor(t, 10*time.Second, "a SAFETY recommendation", func() bool {
 		recs, _ := e.j.Recommendations("sw0", 0, 0)
 		for _, r := range recs {
-			if strings.HasPrefix(r.Reason, "SAFETY: ") && r.Guard == string(KindRepair) && r.Recommended.KmaxBytes < unsafeECN.KmaxBytes {
+			if strings.HasPrefix(r.Reason, "SAFETY: ") && r.Guard == string(core.KindRepair) && r.Recommended.KmaxBytes < unsafeECN.KmaxBytes {
 				return true
 			}
 		}
@@ -669,7 +670,7 @@ func TestE2EUnsafeStartIsRepaired(t *testing.T) {
 		es, _ := e2.j.Entries("sw0", 0)
 		n := 0
 		for _, x := range es {
-			if x.Kind == KindRepair && x.State == StateApplied {
+			if x.Kind == core.KindRepair && x.State == core.StateApplied {
 				n++
 			}
 		}
@@ -677,7 +678,7 @@ func TestE2EUnsafeStartIsRepaired(t *testing.T) {
 	})
 	e2.stop(t)
 	es, _ := e2.j.Entries("sw0", 0)
-	if es[0].Kind != KindRepair {
+	if es[0].Kind != core.KindRepair {
 		t.Fatalf("the first change must be the repair: %+v", es[0])
 	}
 	for p := 0; p < 4; p++ {
@@ -731,7 +732,7 @@ func e2eTimed(t *testing.T, spec string, steps [2]string) {
 	n := [2]int{}
 	for _, x := range es {
 		for k, p := range steps {
-			if x.State == StateApplied && strings.Contains(x.Reason, p) {
+			if x.State == core.StateApplied && strings.Contains(x.Reason, p) {
 				n[k]++
 			}
 		}

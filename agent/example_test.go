@@ -2,9 +2,9 @@ package agent_test
 
 import (
 	"fmt"
+	"github.com/ecntune/ecntune/agent/core"
 	"time"
 
-	"github.com/ecntune/ecntune/agent"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/policy"
 )
@@ -13,7 +13,7 @@ import (
 // wish is too far a jump and is cut to the maximum step (2x per change);
 // another's decision is below the confidence gate and is rejected.
 func ExampleGuard() {
-	g, err := agent.NewGuard(agent.DefaultGuardConfig(time.Second))
+	g, err := core.NewGuard(core.DefaultGuardConfig(time.Second))
 	if err != nil {
 		panic(err)
 	}
@@ -29,7 +29,7 @@ func ExampleGuard() {
 		{Key: a, Setting: want, Action: -1, Confidence: 0.9, Reason: "example"},
 		{Key: b, Setting: want, Action: -1, Confidence: 0.3, Reason: "example"},
 	}
-	plan, err := g.Step(agent.StepInput{NowNs: 10e9, Observations: obs, Decisions: decisions})
+	plan, err := g.Step(core.StepInput{NowNs: 10e9, Observations: obs, Decisions: decisions})
 	if err != nil {
 		panic(err)
 	}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"cmp"
+	"github.com/ecntune/ecntune/agent/core"
 	"math"
 	"slices"
 	"strconv"
@@ -153,7 +154,7 @@ func sampleOf(o *env.Observation, conf float64) sample {
 // record adds one interval: the observations and, where there are, the
 // recommendations made from them (recs[i] belongs to obs[i]; nil recs:
 // the policy gave none this interval).
-func (h *history) record(nowNs int64, obs []env.Observation, recs []Recommendation) {
+func (h *history) record(nowNs int64, obs []env.Observation, recs []core.Recommendation) {
 	if h == nil {
 		return
 	}

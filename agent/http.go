@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/ecntune/ecntune/agent/core"
 	"net/http"
 	"strconv"
 	"strings"
@@ -67,7 +68,7 @@ func (a *Agent) Handler() http.Handler {
 	})
 	mux.HandleFunc("/changes/last", func(w http.ResponseWriter, r *http.Request) {
 		a.mu.Lock()
-		cs := append([]Change{}, a.lastPlan...) // [] in JSON, never null
+		cs := append([]core.Change{}, a.lastPlan...) // [] in JSON, never null
 		a.mu.Unlock()
 		writeJSON(w, cs)
 	})

@@ -5,76 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ecntune/ecntune/agent/core"
 	"os"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ecntune/ecntune/env"
-	"github.com/ecntune/ecntune/policy"
 )
-
-// AuditState is where an audited change stands.
-type AuditState string
-
-const (
-	StateIntent      AuditState = "intent"      // written before the Set; no result yet
-	StateApplied     AuditState = "applied"     // Set succeeded and read back as set
-	StateFailed      AuditState = "failed"      // Set refused or not answered
-	StateMismatch    AuditState = "mismatch"    // Set answered, read back differs
-	StateDryRun      AuditState = "dry-run"     // --dry-run: never sent
-	StateReconciled  AuditState = "reconciled"  // restart found it applied
-	StateAbandoned   AuditState = "abandoned"   // restart found it not applied
-	StateRolledBack  AuditState = "rolled-back" // restart found it half applied and restored Old
-	StateUnreachable AuditState = "unreachable" // restart could not read the switch (retried later)
-)
-
-// AuditEntry is one write-ahead record of a change to one queue.
-type AuditEntry struct {
-	Seq      uint64       `json:"seq"`
-	TimeNs   int64        `json:"time_ns"` // when the intent was written
-	Target   string       `json:"target"`
-	Key      env.QueueKey `json:"key"`
-	Paths    []string     `json:"paths,omitempty"` // gNMI paths the Set writes
-	Kind     ChangeKind   `json:"kind"`
-	Old      env.Setting  `json:"old"`
-	New      env.Setting  `json:"new"`
-	Reason   string       `json:"reason"`
-	Model    string       `json:"model"` // policy / model version behind the change
-	Owner    string       `json:"owner"`
-	State    AuditState   `json:"state"`
-	ResultNs int64        `json:"result_ns,omitempty"`
-	Got      *env.Setting `json:"got,omitempty"` // read back
-	// Wanted: a rollback shaped by the guard's rules (Change.Wanted), the
-	// setting before the change it returns to.
-	Wanted *env.Setting `json:"wanted,omitempty"`
-	Error  string       `json:"error,omitempty"`
-}
-
-// Recommendation is what shadow mode stores per queue and interval.
-type Recommendation struct {
-	TimeNs      int64        `json:"time_ns"`
-	Key         env.QueueKey `json:"key"`
-	Policy      string       `json:"policy"`
-	Current     env.Setting  `json:"current"`
-	Recommended env.Setting  `json:"recommended"`
-	Action      int          `json:"action"`
-	Confidence  float64      `json:"confidence"`
-	Reason      string       `json:"reason"`
-	// Held is why the policy held without deciding (policy.Decision.Held).
-	Held    policy.Hold `json:"held,omitempty"`
-	Valid   bool        `json:"valid"`
-	Metrics env.Metrics `json:"metrics"`
-	Reward  float64     `json:"reward"`
-	// RateBps and Missing are the port's speed and the telemetry its
-	// switch lacks (for agent report's queue depths and gaps).
-	RateBps float64       `json:"rate_bps,omitempty"`
-	Missing env.Telemetry `json:"missing,omitempty"`
-	// Guard is the guard's verdict: the rule it would reject the
-	// recommendation with, "clamped:RULES" when it would adjust it, ""
-	// when it would let it through as is (or nothing would change).
-	Guard string `json:"guard,omitempty"`
-}
 
 var (
 	bucketAudit = []byte("audit")
@@ -140,8 +78,8 @@ func seqKey(seq uint64) []byte {
 
 // Intent writes the entries (state intent) durably before the Set and
 // returns them with their sequence numbers.
-func (j *Journal) Intent(entries []AuditEntry) ([]AuditEntry, error) {
-	out := make([]AuditEntry, len(entries))
+func (j *Journal) Intent(entries []core.AuditEntry) ([]core.AuditEntry, error) {
+	out := make([]core.AuditEntry, len(entries))
 	err := j.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketAudit)
 		for i, e := range entries {
@@ -151,7 +89,7 @@ func (j *Journal) Intent(entries []AuditEntry) ([]AuditEntry, error) {
 			}
 			e.Seq = seq
 			if e.State == "" {
-				e.State = StateIntent
+				e.State = core.StateIntent
 			}
 			v, err := json.Marshal(e)
 			if err != nil {
@@ -172,7 +110,7 @@ func (j *Journal) Intent(entries []AuditEntry) ([]AuditEntry, error) {
 
 // Resolve records the result of a change written by Intent, and with it,
 // in the same transaction, the guard's memory of queues (mem).
-func (j *Journal) Resolve(seq uint64, state AuditState, got *env.Setting, errMsg string, nowNs int64, mem ...QueueMemory) error {
+func (j *Journal) Resolve(seq uint64, state core.AuditState, got *env.Setting, errMsg string, nowNs int64, mem ...core.QueueMemory) error {
 	err := j.db.Update(func(tx *bolt.Tx) error {
 		if err := putMemories(tx, mem); err != nil {
 			return err
@@ -182,7 +120,7 @@ func (j *Journal) Resolve(seq uint64, state AuditState, got *env.Setting, errMsg
 		if v == nil {
 			return fmt.Errorf("no audit entry %d", seq)
 		}
-		var e AuditEntry
+		var e core.AuditEntry
 		if err := json.Unmarshal(v, &e); err != nil {
 			return fmt.Errorf("audit entry %d: %w", seq, err)
 		}
@@ -200,7 +138,7 @@ func (j *Journal) Resolve(seq uint64, state AuditState, got *env.Setting, errMsg
 }
 
 // putMemories stores the guard's memory of queues.
-func putMemories(tx *bolt.Tx, mem []QueueMemory) error {
+func putMemories(tx *bolt.Tx, mem []core.QueueMemory) error {
 	b := tx.Bucket(bucketGuard)
 	for _, m := range mem {
 		v, err := json.Marshal(m)
@@ -215,7 +153,7 @@ func putMemories(tx *bolt.Tx, mem []QueueMemory) error {
 }
 
 // PutGuardMemory stores the guard's memory of queues (Guard.Memories).
-func (j *Journal) PutGuardMemory(mem []QueueMemory) error {
+func (j *Journal) PutGuardMemory(mem []core.QueueMemory) error {
 	if len(mem) == 0 {
 		return nil
 	}
@@ -226,15 +164,15 @@ func (j *Journal) PutGuardMemory(mem []QueueMemory) error {
 }
 
 // GuardMemory returns the guard's memory of every queue it stored.
-func (j *Journal) GuardMemory() ([]QueueMemory, error) {
-	var out []QueueMemory
+func (j *Journal) GuardMemory() ([]core.QueueMemory, error) {
+	var out []core.QueueMemory
 	err := j.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketGuard)
 		if b == nil { // a database written before guard memory
 			return nil
 		}
 		return b.ForEach(func(k, v []byte) error {
-			var m QueueMemory
+			var m core.QueueMemory
 			if err := json.Unmarshal(v, &m); err != nil {
 				return fmt.Errorf("guard memory of %s: %w", k, err)
 			}
@@ -250,11 +188,11 @@ func (j *Journal) GuardMemory() ([]QueueMemory, error) {
 
 // Entries returns audit entries in order, filtered by target ("" = all)
 // and intent time (>= sinceNs).
-func (j *Journal) Entries(target string, sinceNs int64) ([]AuditEntry, error) {
-	var out []AuditEntry
+func (j *Journal) Entries(target string, sinceNs int64) ([]core.AuditEntry, error) {
+	var out []core.AuditEntry
 	err := j.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketAudit).ForEach(func(k, v []byte) error {
-			var e AuditEntry
+			var e core.AuditEntry
 			if err := json.Unmarshal(v, &e); err != nil {
 				return fmt.Errorf("audit entry %d: %w", binary.BigEndian.Uint64(k), err)
 			}
@@ -272,14 +210,14 @@ func (j *Journal) Entries(target string, sinceNs int64) ([]AuditEntry, error) {
 
 // Pending returns the entries a crash left without a result (intent, or
 // unreachable at the last reconcile).
-func (j *Journal) Pending() ([]AuditEntry, error) {
+func (j *Journal) Pending() ([]core.AuditEntry, error) {
 	all, err := j.Entries("", 0)
 	if err != nil {
 		return nil, err
 	}
-	var out []AuditEntry
+	var out []core.AuditEntry
 	for _, e := range all {
-		if e.State == StateIntent || e.State == StateUnreachable {
+		if e.State == core.StateIntent || e.State == core.StateUnreachable {
 			out = append(out, e)
 		}
 	}
@@ -288,7 +226,7 @@ func (j *Journal) Pending() ([]AuditEntry, error) {
 
 // PutRecommendations stores one interval's recommendations in one
 // transaction.
-func (j *Journal) PutRecommendations(recs []Recommendation) error {
+func (j *Journal) PutRecommendations(recs []core.Recommendation) error {
 	if len(recs) == 0 {
 		return nil
 	}
@@ -321,8 +259,8 @@ func (j *Journal) PutRecommendations(recs []Recommendation) error {
 // Recommendations returns stored recommendations with TimeNs >= sinceNs
 // for target ("" = all), oldest first, at most limit (0 = no limit; the
 // newest are kept).
-func (j *Journal) Recommendations(target string, sinceNs int64, limit int) ([]Recommendation, error) {
-	out := []Recommendation{} // [] in JSON, never null
+func (j *Journal) Recommendations(target string, sinceNs int64, limit int) ([]core.Recommendation, error) {
+	out := []core.Recommendation{} // [] in JSON, never null
 	err := j.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketRecs).Cursor()
 		var start [8]byte
@@ -330,7 +268,7 @@ func (j *Journal) Recommendations(target string, sinceNs int64, limit int) ([]Re
 			binary.BigEndian.PutUint64(start[:], uint64(sinceNs))
 		}
 		for k, v := c.Seek(start[:]); k != nil; k, v = c.Next() {
-			var r Recommendation
+			var r core.Recommendation
 			if err := json.Unmarshal(v, &r); err != nil {
 				return fmt.Errorf("recommendation %x: %w", k, err)
 			}

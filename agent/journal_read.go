@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ecntune/ecntune/agent/core"
 	"slices"
 	"sort"
 	"strings"
@@ -111,7 +112,7 @@ type ChangesQuery struct {
 // ChangesPage is the newest Limit entries that match a ChangesQuery,
 // oldest first.
 type ChangesPage struct {
-	Changes []AuditEntry `json:"changes"`
+	Changes []core.AuditEntry `json:"changes"`
 	// NextBefore is the Before of the next (older) page; 0 when this page
 	// holds the oldest match.
 	NextBefore uint64 `json:"next_before,omitempty"`
@@ -126,7 +127,7 @@ func (j *Journal) ChangesPage(q ChangesQuery) (ChangesPage, error) {
 	if q.Limit < 0 || q.Limit > MaxChangesPage {
 		return ChangesPage{}, fmt.Errorf("limit %d: want 1..%d", q.Limit, MaxChangesPage)
 	}
-	p := ChangesPage{Changes: []AuditEntry{}}
+	p := ChangesPage{Changes: []core.AuditEntry{}}
 	err := j.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketAudit).Cursor()
 		var k, v []byte
@@ -140,7 +141,7 @@ func (j *Journal) ChangesPage(q ChangesQuery) (ChangesPage, error) {
 			k, v = c.Last()
 		}
 		for ; k != nil; k, v = c.Prev() {
-			var e AuditEntry
+			var e core.AuditEntry
 			if err := json.Unmarshal(v, &e); err != nil {
 				return fmt.Errorf("audit entry %d: %w", binary.BigEndian.Uint64(k), err)
 			}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"github.com/ecntune/ecntune/agent/core"
 	"math"
 	"regexp"
 	"sort"
@@ -292,7 +293,7 @@ func widen(r *[2]float64, v float64, first bool) {
 // made for them (recs[i] is obs[i]'s; recs is empty when the policy made
 // none): per-target aggregates of every queue, per-queue series of the
 // shown ones. rewarded says whether the recommendations carry a reward.
-func (m *Instruments) interval(obs []env.Observation, recs []Recommendation, rewarded bool) {
+func (m *Instruments) interval(obs []env.Observation, recs []core.Recommendation, rewarded bool) {
 	aggs := map[string]*aggregate{}
 	for i := range obs {
 		o := &obs[i]
@@ -383,7 +384,7 @@ func recommendsCurrent(a, b env.Setting) bool {
 
 // showQueues picks the shown queues among obs (the most congested) and
 // writes their series; queues no longer shown lose theirs.
-func (m *Instruments) showQueues(obs []env.Observation, recs []Recommendation, rewarded bool) {
+func (m *Instruments) showQueues(obs []env.Observation, recs []core.Recommendation, rewarded bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	idx := make([]int, len(obs))
@@ -416,7 +417,7 @@ func (m *Instruments) showQueues(obs []env.Observation, recs []Recommendation, r
 	for _, i := range idx {
 		o := &obs[i]
 		now[o.Key] = true
-		var rec *Recommendation
+		var rec *core.Recommendation
 		if i < len(recs) {
 			rec = &recs[i]
 		}
@@ -432,7 +433,7 @@ func (m *Instruments) showQueues(obs []env.Observation, recs []Recommendation, r
 }
 
 // writeQueue writes one shown queue's series. Callers hold m.mu.
-func (m *Instruments) writeQueue(o *env.Observation, rec *Recommendation, rewarded bool) {
+func (m *Instruments) writeQueue(o *env.Observation, rec *core.Recommendation, rewarded bool) {
 	l := qLabels(o.Key)
 	m.setCurrent(l, o.Current)
 	if rec != nil {

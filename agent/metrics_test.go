@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"github.com/ecntune/ecntune/agent/core"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,11 +19,11 @@ import (
 // fabric10k is 10,000 lossless queues: 100 targets x 100 ports x queue 3,
 // the queue of index i (in key order) with an average depth of i bytes
 // shifted by rot, so that rot changes which queues are the deepest.
-func fabric10k(rot int) ([]env.Observation, []Recommendation) {
+func fabric10k(rot int) ([]env.Observation, []core.Recommendation) {
 	const targets, ports = 100, 100
 	n := targets * ports
 	obs := make([]env.Observation, 0, n)
-	recs := make([]Recommendation, 0, n)
+	recs := make([]core.Recommendation, 0, n)
 	cur := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, HeadroomBytes: 120_000, Alpha: 0.125}
 	rec := env.Setting{KminBytes: 200_000, KmaxBytes: 1_000_000, Pmax: 0.1, HeadroomBytes: 130_000, Alpha: 0.25}
 	for t := 0; t < targets; t++ {
@@ -34,7 +35,7 @@ func fabric10k(rot int) ([]env.Observation, []Recommendation) {
 				Metrics: env.Metrics{IntervalNs: sec, Util: 0.5, MarkFrac: 0.01, PauseRxFrac: 0.001,
 					AvgDelayNs: depth * 8e9 / 100e9, MaxDelayNs: 2 * depth * 8e9 / 100e9}}
 			obs = append(obs, o)
-			recs = append(recs, Recommendation{Key: k, Current: cur, Recommended: rec, Confidence: 0.8, Reward: 0.3})
+			recs = append(recs, core.Recommendation{Key: k, Current: cur, Recommended: rec, Confidence: 0.8, Reward: 0.3})
 		}
 	}
 	return obs, recs

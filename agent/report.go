@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ecntune/ecntune/agent/core"
 	"html/template"
 	"math"
 	"os"
@@ -71,13 +72,13 @@ func (j *Journal) recommendationTimes(sinceNs int64) ([]int64, error) {
 
 // eachRecommendation calls fn for every stored recommendation at or after
 // sinceNs, oldest first.
-func (j *Journal) eachRecommendation(sinceNs int64, fn func(*Recommendation) error) error {
+func (j *Journal) eachRecommendation(sinceNs int64, fn func(*core.Recommendation) error) error {
 	err := j.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketRecs).Cursor()
 		var start [8]byte
 		binary.BigEndian.PutUint64(start[:], uint64(max(sinceNs, 0)))
 		for k, v := c.Seek(start[:]); k != nil; k, v = c.Next() {
-			var r Recommendation
+			var r core.Recommendation
 			if err := json.Unmarshal(v, &r); err != nil {
 				return fmt.Errorf("recommendation %x: %w", k, err)
 			}
@@ -123,7 +124,7 @@ func WriteReport(j *Journal, dir string, o ReportOptions) (ReportFiles, error) {
 	}
 	h := newHistory(len(times))
 	var obs []env.Observation
-	var recs []Recommendation
+	var recs []core.Recommendation
 	cur := times[0]
 	flush := func() {
 		if len(obs) > 0 {
@@ -131,7 +132,7 @@ func WriteReport(j *Journal, dir string, o ReportOptions) (ReportFiles, error) {
 		}
 		obs, recs = obs[:0], recs[:0]
 	}
-	err = j.eachRecommendation(times[0], func(r *Recommendation) error {
+	err = j.eachRecommendation(times[0], func(r *core.Recommendation) error {
 		if o.Target != "" && r.Key.Target != o.Target {
 			return nil
 		}
@@ -139,7 +140,7 @@ func WriteReport(j *Journal, dir string, o ReportOptions) (ReportFiles, error) {
 			flush()
 			cur = r.TimeNs
 		}
-		obs = append(obs, r.observation())
+		obs = append(obs, r.Observation())
 		recs = append(recs, *r)
 		return nil
 	})
@@ -204,7 +205,7 @@ func WriteReport(j *Journal, dir string, o ReportOptions) (ReportFiles, error) {
 		qs, _ := h.series(k)
 		var marks []chart.Marker
 		for _, c := range page.Changes {
-			if c.Key == k && c.State != StateFailed {
+			if c.Key == k && c.State != core.StateFailed {
 				marks = append(marks, chart.Marker{X: float64(c.TimeNs-qs.TimesNs[len(qs.TimesNs)-1]) / 1e9, Kind: string(c.Kind)})
 			}
 		}
@@ -234,13 +235,6 @@ type figure struct{ File, Caption string }
 
 func heatHeight(rows int) vg.Length {
 	return max(2.5*vg.Inch, min(1.2*vg.Inch+vg.Length(rows)*0.22*vg.Inch, 14*vg.Inch))
-}
-
-// observation rebuilds what the agent observed from a stored
-// recommendation: enough for the dashboard's history.
-func (r *Recommendation) observation() env.Observation {
-	return env.Observation{Key: r.Key, RateBps: r.RateBps, Current: r.Current, Metrics: r.Metrics, Valid: r.Valid,
-		TimeNs: r.TimeNs, Missing: r.Missing}
 }
 
 var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"github.com/ecntune/ecntune/agent/core"
 	"testing"
 
 	"github.com/ecntune/ecntune/env"
@@ -59,7 +60,7 @@ func TestRestartKeepsProbation(t *testing.T) {
 	es, _ := r2.j.Entries("leaf0", 0)
 	rolled := false
 	for _, e := range es {
-		rolled = rolled || (e.Kind == KindRollback && e.Key == kA && e.State == StateApplied)
+		rolled = rolled || (e.Kind == core.KindRollback && e.Key == kA && e.State == core.StateApplied)
 	}
 	if !rolled {
 		t.Fatalf("no applied rollback in the audit log: %+v", es)

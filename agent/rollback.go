@@ -3,7 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
-	"math"
+	"github.com/ecntune/ecntune/agent/core"
 	"sort"
 	"time"
 
@@ -22,14 +22,14 @@ const UndoBaseline int64 = 1
 // baseline) is left alone, so that run twice, or after --to baseline, a
 // plain rollback finds nothing to do instead of re-applying a change.
 // Change.Old is what the log says the queue runs now.
-func UndoPlan(entries []AuditEntry, target string, toNs int64) []Change {
+func UndoPlan(entries []core.AuditEntry, target string, toNs int64) []core.Change {
 	type acc struct {
-		first, last, lastAgent AuditEntry
+		first, last, lastAgent core.AuditEntry
 		have, agent            bool
 	}
 	per := map[env.QueueKey]*acc{}
 	for _, e := range entries {
-		if e.Target != target || (e.State != StateApplied && e.State != StateReconciled) {
+		if e.Target != target || (e.State != core.StateApplied && e.State != core.StateReconciled) {
 			continue
 		}
 		a := per[e.Key]
@@ -43,16 +43,16 @@ func UndoPlan(entries []AuditEntry, target string, toNs int64) []Change {
 		if e.Seq >= a.last.Seq {
 			a.last = e
 		}
-		if e.Kind != KindManual && e.Seq >= a.lastAgent.Seq {
+		if e.Kind != core.KindManual && e.Seq >= a.lastAgent.Seq {
 			a.lastAgent, a.agent = e, true
 		}
 	}
-	var out []Change
+	var out []core.Change
 	for k, a := range per {
 		var restore env.Setting
 		var why string
 		switch {
-		case toNs <= 0 && a.agent && a.last.Kind != KindManual:
+		case toNs <= 0 && a.agent && a.last.Kind != core.KindManual:
 			// The queue's last change is the agent's (after a manual
 			// rollback of any kind, there is nothing of the agent's left
 			// to undo: undoing an older change again would re-apply one).
@@ -69,10 +69,10 @@ func UndoPlan(entries []AuditEntry, target string, toNs int64) []Change {
 		default:
 			continue
 		}
-		if sameSetting(restore, a.last.New, 1e-9) {
+		if core.SameSetting(restore, a.last.New, 1e-9) {
 			continue // already there
 		}
-		out = append(out, Change{Key: k, Kind: KindManual, Old: a.last.New, New: restore, Reason: why})
+		out = append(out, core.Change{Key: k, Kind: core.KindManual, Old: a.last.New, New: restore, Reason: why})
 	}
 	sort.Slice(out, func(i, j int) bool { return env.QueueKeyLess(out[i].Key, out[j].Key) })
 	return out
@@ -82,7 +82,7 @@ func UndoPlan(entries []AuditEntry, target string, toNs int64) []Change {
 // outside the control loop, as `ecntune agent rollback` does: it reads the
 // switch first so that Old is what the switch really runs, skips queues
 // already there, sets the rest in one Set, reads back and records results.
-func ApplyManual(ctx context.Context, j *Journal, sw Switch, changes []Change, owner string, now func() time.Time) ([]AuditEntry, error) {
+func ApplyManual(ctx context.Context, j *Journal, sw Switch, changes []core.Change, owner string, now func() time.Time) ([]core.AuditEntry, error) {
 	if len(changes) == 0 {
 		return nil, nil
 	}
@@ -94,11 +94,11 @@ func ApplyManual(ctx context.Context, j *Journal, sw Switch, changes []Change, o
 	if err != nil {
 		return nil, fmt.Errorf("target %s: reading current settings: %w", sw.Name(), err)
 	}
-	var todo []Change
+	var todo []core.Change
 	for _, c := range changes {
 		if g, ok := cur[c.Key]; ok {
 			c.Old = g
-			if readBackMatches(c.New, g) {
+			if core.ReadBackMatches(c.New, g) {
 				continue
 			}
 		}
@@ -107,10 +107,10 @@ func ApplyManual(ctx context.Context, j *Journal, sw Switch, changes []Change, o
 	if len(todo) == 0 {
 		return nil, nil
 	}
-	entries := make([]AuditEntry, len(todo))
+	entries := make([]core.AuditEntry, len(todo))
 	for i, c := range todo {
-		entries[i] = AuditEntry{TimeNs: now().UnixNano(), Target: sw.Name(), Key: c.Key, Paths: sw.SetPaths([]env.QueueKey{c.Key}),
-			Kind: c.Kind, Old: c.Old, New: c.New, Reason: auditReason(c), Model: "manual", Owner: owner}
+		entries[i] = core.AuditEntry{TimeNs: now().UnixNano(), Target: sw.Name(), Paths: sw.SetPaths([]env.QueueKey{c.Key}),
+			Change: core.Change{Key: c.Key, Kind: c.Kind, Old: c.Old, New: c.New, Reason: core.AuditReason(c)}, Model: "manual", Owner: owner}
 	}
 	written, err := j.Intent(entries)
 	if err != nil {
@@ -122,7 +122,7 @@ func ApplyManual(ctx context.Context, j *Journal, sw Switch, changes []Change, o
 	}
 	if err := sw.Apply(ctx, settings); err != nil {
 		for _, e := range written {
-			_ = j.Resolve(e.Seq, StateFailed, nil, err.Error(), now().UnixNano())
+			_ = j.Resolve(e.Seq, core.StateFailed, nil, err.Error(), now().UnixNano())
 		}
 		return written, fmt.Errorf("target %s: set: %w", sw.Name(), err)
 	}
@@ -130,39 +130,25 @@ func ApplyManual(ctx context.Context, j *Journal, sw Switch, changes []Change, o
 	var firstErr error
 	for i, e := range written {
 		g, ok := got[e.Key]
-		st, msg := StateApplied, ""
+		st, msg := core.StateApplied, ""
 		var gp *env.Setting
 		if ok {
 			gp = &g
 		}
 		switch {
 		case rerr != nil:
-			st, msg = StateMismatch, rerr.Error()
-		case !ok || !readBackMatches(e.New, g):
-			st, msg = StateMismatch, "switch reports a different setting"
+			st, msg = core.StateMismatch, rerr.Error()
+		case !ok || !core.ReadBackMatches(e.New, g):
+			st, msg = core.StateMismatch, "switch reports a different setting"
 			if ok {
-				msg += " (set → reported: " + settingDiff(e.New, g) + ")"
+				msg += " (set → reported: " + core.SettingDiff(e.New, g) + ")"
 			}
 		}
-		if st != StateApplied && firstErr == nil {
+		if st != core.StateApplied && firstErr == nil {
 			firstErr = fmt.Errorf("%s: read-back: %s", e.Key, msg)
 		}
 		_ = j.Resolve(e.Seq, st, gp, msg, now().UnixNano())
 		written[i].State, written[i].Got = st, gp
 	}
 	return written, firstErr
-}
-
-// readBackMatches compares a wanted setting with one read back: bytes
-// exactly, Pmax at whole-percent resolution, headroom and alpha only when
-// both know them.
-func readBackMatches(want, got env.Setting) bool {
-	if want.HeadroomBytes > 0 && got.HeadroomBytes > 0 && want.HeadroomBytes != got.HeadroomBytes {
-		return false
-	}
-	if want.Alpha > 0 && got.Alpha > 0 && !sameAlpha(want.Alpha, got.Alpha) {
-		return false
-	}
-	return want.KminBytes == got.KminBytes && want.KmaxBytes == got.KmaxBytes &&
-		math.Abs(quantizePmax(want.Pmax, 0.01)-quantizePmax(got.Pmax, 0.01)) < 1e-9
 }

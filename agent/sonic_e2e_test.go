@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"github.com/ecntune/ecntune/agent/core"
 	"log/slog"
 	"strings"
 	"testing"
@@ -80,7 +81,7 @@ func TestE2ERealSonicShadow(t *testing.T) {
 	var logs syncBuffer
 	e := runE2EFull(t, ModeShadow, mustStatic(t, "hpcc"), []TargetConfig{target0(addr, DialectSONiC)}, e2eGuard(),
 		slog.New(slog.NewTextHandler(&logs, nil)), time.Second)
-	var recs []Recommendation
+	var recs []core.Recommendation
 	waitFor(t, 30*time.Second, "a measured recommendation for every queue", func() bool {
 		recs, _ = e.j.Recommendations("sw0", 0, 0)
 		return len(queuesOf(recs)) == 4

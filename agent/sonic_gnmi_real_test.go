@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"github.com/ecntune/ecntune/agent/core"
 	"log/slog"
 	"os"
 	"strings"
@@ -63,7 +64,7 @@ func runAgainstRealSonic(t *testing.T, srv *sonictest.Server, ports []string, so
 	var logs syncBuffer
 	start := time.Now()
 	e := runE2EFull(t, ModeShadow, pol, []TargetConfig{tc}, e2eGuard(), slog.New(slog.NewTextHandler(&logs, nil)), time.Second)
-	var recs []Recommendation
+	var recs []core.Recommendation
 	waitFor(t, 30*time.Second, "a recommendation for every controlled queue", func() bool {
 		recs, _ = e.j.Recommendations("sonic0", 0, 0)
 		return len(queuesOf(recs)) == len(ports)

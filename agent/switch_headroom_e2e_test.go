@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"github.com/ecntune/ecntune/agent/core"
 	"testing"
 	"time"
 
@@ -61,7 +62,7 @@ func TestE2ESwitchHeadroom(t *testing.T) {
 		es, _ := e.j.Entries("", 0)
 		done := map[string]bool{}
 		for _, x := range es {
-			if x.State == StateApplied && x.New.HeadroomBytes < x.Old.HeadroomBytes && x.Got != nil && x.Got.HeadroomBytes == x.New.HeadroomBytes {
+			if x.State == core.StateApplied && x.New.HeadroomBytes < x.Old.HeadroomBytes && x.Got != nil && x.Got.HeadroomBytes == x.New.HeadroomBytes {
 				done[x.Key.Port] = true
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/ecntune/ecntune/agent/core"
 	"io"
 	"net"
 	"net/http"
@@ -105,9 +106,9 @@ func agentBaseURL(addr string) string {
 
 // fetchHistory reads every page of the audit log (newest page first) from
 // an agent's /changes and returns the entries oldest first.
-func fetchHistory(ctx context.Context, base, target string, from time.Time) ([]agent.AuditEntry, error) {
+func fetchHistory(ctx context.Context, base, target string, from time.Time) ([]core.AuditEntry, error) {
 	client := &http.Client{Timeout: 30 * time.Second}
-	var pages [][]agent.AuditEntry
+	var pages [][]core.AuditEntry
 	var before uint64
 	for {
 		q := url.Values{"limit": {strconv.Itoa(agent.MaxChangesPage)}}
@@ -133,7 +134,7 @@ func fetchHistory(ctx context.Context, base, target string, from time.Time) ([]a
 		}
 		before = p.NextBefore
 	}
-	var es []agent.AuditEntry
+	var es []core.AuditEntry
 	for i := len(pages) - 1; i >= 0; i-- {
 		es = append(es, pages[i]...)
 	}
@@ -162,7 +163,7 @@ func getChangesPage(ctx context.Context, client *http.Client, u string) (agent.C
 	return p, nil
 }
 
-func printHistory(w io.Writer, es []agent.AuditEntry, asJSON bool) error {
+func printHistory(w io.Writer, es []core.AuditEntry, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
 		for _, e := range es {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/ecntune/ecntune/agent/core"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -27,7 +28,7 @@ func TestAgentHistoryWhileAgentRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	var es []agent.AuditEntry
+	var es []core.AuditEntry
 	now := time.Now()
 	n := 2*agent.MaxChangesPage + 100 // sw0 has more than two pages
 	for i := 0; i < n; i++ {
@@ -35,9 +36,9 @@ func TestAgentHistoryWhileAgentRuns(t *testing.T) {
 		if i%50 == 0 {
 			tg = "sw1"
 		}
-		es = append(es, agent.AuditEntry{TimeNs: now.Add(time.Duration(i-n) * time.Millisecond).UnixNano(), Target: tg,
-			Key: env.QueueKey{Target: tg, Port: "Ethernet0", Queue: 3}, Kind: agent.KindTune, State: agent.StateApplied,
-			Reason: fmt.Sprint("change ", i)})
+		es = append(es, core.AuditEntry{TimeNs: now.Add(time.Duration(i-n) * time.Millisecond).UnixNano(), Target: tg,
+			Change: core.Change{Key: env.QueueKey{Target: tg, Port: "Ethernet0", Queue: 3}, Kind: core.KindTune,
+				Reason: fmt.Sprint("change ", i)}, State: core.StateApplied})
 	}
 	if _, err := j.Intent(es); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ecntune/ecntune/agent/core"
 	"io"
 	"net/http"
 	"net/url"
@@ -14,7 +15,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ecntune/ecntune/agent"
 )
 
 // agentRecsOpts are the flags of "ecntune agent recommendations".
@@ -58,7 +58,7 @@ func runAgentRecs(cmd *cobra.Command, o agentRecsOpts) error {
 	if err != nil {
 		return fmt.Errorf("--since: %w", err)
 	}
-	var recs []agent.Recommendation
+	var recs []core.Recommendation
 	if o.url != "" {
 		if recs, err = fetchRecs(cmd.Context(), agentBaseURL(o.url), o, from); err != nil {
 			return err
@@ -89,7 +89,7 @@ func runAgentRecs(cmd *cobra.Command, o agentRecsOpts) error {
 }
 
 // fetchRecs asks a running agent for its stored recommendations.
-func fetchRecs(ctx context.Context, base string, o agentRecsOpts, from time.Time) ([]agent.Recommendation, error) {
+func fetchRecs(ctx context.Context, base string, o agentRecsOpts, from time.Time) ([]core.Recommendation, error) {
 	since := "87600h" // everything kept
 	if !from.IsZero() {
 		since = time.Since(from).Round(time.Millisecond).String()
@@ -113,14 +113,14 @@ func fetchRecs(ctx context.Context, base string, o agentRecsOpts, from time.Time
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return nil, fmt.Errorf("agent at %s: /recommendations: %s: %s", base, resp.Status, strings.TrimSpace(string(msg)))
 	}
-	var recs []agent.Recommendation
+	var recs []core.Recommendation
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<30)).Decode(&recs); err != nil {
 		return nil, fmt.Errorf("agent at %s: /recommendations: %w (is this an ecntune agent?)", base, err)
 	}
 	return recs, nil
 }
 
-func printRecs(w io.Writer, recs []agent.Recommendation, o agentRecsOpts) error {
+func printRecs(w io.Writer, recs []core.Recommendation, o agentRecsOpts) error {
 	if o.changing {
 		kept := recs[:0]
 		for _, r := range recs {
@@ -153,7 +153,7 @@ func printRecs(w io.Writer, recs []agent.Recommendation, o agentRecsOpts) error 
 }
 
 // recChange is "CURRENT → RECOMMENDED", or "CURRENT (hold)".
-func recChange(r agent.Recommendation) string {
+func recChange(r core.Recommendation) string {
 	if r.Recommended == r.Current {
 		return fmtSetting(r.Current) + " (hold)"
 	}
@@ -163,7 +163,7 @@ func recChange(r agent.Recommendation) string {
 // recAction is what the agent makes of a recommendation: hold (nothing
 // to change), change, change (clamped by the guard), repair (a queue
 // outside the guard's invariants) or rejected (by the rule in GUARD).
-func recAction(r agent.Recommendation) string {
+func recAction(r core.Recommendation) string {
 	switch {
 	case r.Recommended == r.Current:
 		return "hold"
@@ -171,7 +171,7 @@ func recAction(r agent.Recommendation) string {
 		return "change"
 	case strings.HasPrefix(r.Guard, "clamped"):
 		return "change (clamped)"
-	case r.Guard == string(agent.KindRepair):
+	case r.Guard == string(core.KindRepair):
 		return "repair"
 	}
 	return "rejected"

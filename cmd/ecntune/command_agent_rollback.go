@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ecntune/ecntune/agent/core"
 	"io"
 	"os"
 	"os/signal"
@@ -108,7 +109,7 @@ func runAgentRollback(cmd *cobra.Command, o agentRollbackOpts) error {
 
 // applyRollback sets the plan on the target through the journal and
 // prints each audit entry's outcome.
-func applyRollback(ctx context.Context, out io.Writer, cfg *agent.Config, tc agent.TargetConfig, j *agent.Journal, plan []agent.Change) error {
+func applyRollback(ctx context.Context, out io.Writer, cfg *agent.Config, tc agent.TargetConfig, j *agent.Journal, plan []core.Change) error {
 	sw, err := agent.DialSwitch(ctx, tc, cfg.SampleInterval)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/ecntune/ecntune/agent/core"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ecntune/ecntune/agent"
 	"github.com/ecntune/ecntune/gnmipath"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simswitch"
@@ -143,7 +143,7 @@ guardrails:
 		t.Fatalf("recommendations --json: %v\n%s", err, out)
 	} else {
 		for _, l := range lines {
-			var r agent.Recommendation
+			var r core.Recommendation
 			if err := json.Unmarshal([]byte(l), &r); err != nil || r.Key.Target != "sw0" || r.Recommended.KminBytes != 400_000 {
 				t.Fatalf("recommendations --json line %q: %v", l, err)
 			}

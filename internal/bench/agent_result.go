@@ -3,6 +3,7 @@ package bench
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/ecntune/ecntune/agent/core"
 	"io"
 	"math"
 	"text/tabwriter"
@@ -122,7 +123,7 @@ func (res *AgentResult) measured(o AgentOptions, w window, run *agentRun) error 
 		return err
 	}
 	for _, e := range es {
-		if e.State == agent.StateApplied {
+		if e.State == core.StateApplied {
 			res.QueuesApplied++
 		}
 	}

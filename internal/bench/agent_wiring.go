@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"github.com/ecntune/ecntune/agent/core"
 	"log/slog"
 	"sort"
 	"sync"
@@ -31,7 +32,7 @@ type agentRun struct {
 // agentConfig is the agent's configuration for the fabric the child
 // serves: every switch a target, its lossless queues under control.
 func agentConfig(o AgentOptions, h fabricHello, policyName, db string) *agent.Config {
-	g := agent.DefaultGuardConfig(o.Interval)
+	g := core.DefaultGuardConfig(o.Interval)
 	g.ChangeBudget = o.ChangeBudget
 	// Two rules are relaxed, both because of the simulated switches, not
 	// the agent: on a small machine the switch side can fall behind and

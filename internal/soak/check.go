@@ -4,12 +4,12 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/ecntune/ecntune/agent/core"
 	"io"
 	"math"
 	"sort"
 	"time"
 
-	"github.com/ecntune/ecntune/agent"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/simswitch"
 )
@@ -72,7 +72,7 @@ func sameECN(a env.Setting, e simswitch.SetLogEntry) bool {
 //     judged by the setting it was shaped from.
 //   - At the end every lossless PG whose floor the switch reported is at or
 //     above it.
-func Check(entries []agent.AuditEntry, log []simswitch.SetLogEntry, minHold time.Duration) Report {
+func Check(entries []core.AuditEntry, log []simswitch.SetLogEntry, minHold time.Duration) Report {
 	var r Report
 	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Seq < entries[j].Seq })
 	type qk struct {
@@ -81,18 +81,18 @@ func Check(entries []agent.AuditEntry, log []simswitch.SetLogEntry, minHold time
 	}
 	last := map[env.QueueKey]int64{}
 	for _, e := range entries {
-		if e.State != agent.StateApplied && e.State != agent.StateReconciled {
+		if e.State != core.StateApplied && e.State != core.StateReconciled {
 			continue
 		}
 		r.Applied++
 		switch e.Kind {
-		case agent.KindTune, agent.KindFallback:
+		case core.KindTune, core.KindFallback:
 			r.Tunes++
 			if prev, ok := last[e.Key]; ok && e.TimeNs-prev < int64(minHold) {
 				r.HoldViolations = append(r.HoldViolations, fmt.Sprintf("%s: audit entry %d (%s) %v after the previous change, min-hold %v",
 					e.Key, e.Seq, e.Kind, time.Duration(e.TimeNs-prev), minHold))
 			}
-		case agent.KindRollback, agent.KindReadBack, agent.KindReconcile:
+		case core.KindRollback, core.KindReadBack, core.KindReconcile:
 			r.Rollbacks++
 			start := int64(0) // the switch run the rollback happened in
 			had := false
@@ -128,9 +128,9 @@ func Check(entries []agent.AuditEntry, log []simswitch.SetLogEntry, minHold time
 				r.BadRollbacks = append(r.BadRollbacks, fmt.Sprintf("%s: audit entry %d (%s) set kmin %d kmax %d pmax %g headroom %d%s, which the switch had not run since it started",
 					e.Key, e.Seq, e.Kind, e.New.KminBytes, e.New.KmaxBytes, e.New.Pmax, e.New.HeadroomBytes, from))
 			}
-		case agent.KindRepair:
+		case core.KindRepair:
 			r.Repairs++
-		case agent.KindRevert:
+		case core.KindRevert:
 			r.Reverts++
 		}
 		end := e.ResultNs

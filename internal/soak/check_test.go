@@ -1,11 +1,11 @@
 package soak
 
 import (
+	"github.com/ecntune/ecntune/agent/core"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/ecntune/ecntune/agent"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/simswitch"
 )
@@ -19,29 +19,29 @@ func TestCheckFlagsViolations(t *testing.T) {
 			Kmin: kmin, Kmax: 2 * kmin, Pmax: 0.1, Headroom: hr, Floor: floor}
 	}
 	sec := int64(time.Second)
-	e := func(seq uint64, ts int64, kind agent.ChangeKind, old, new env.Setting) agent.AuditEntry {
-		return agent.AuditEntry{Seq: seq, TimeNs: ts, ResultNs: ts + 1, Target: "sw0", Key: k, Kind: kind, Old: old, New: new, State: agent.StateApplied}
+	e := func(seq uint64, ts int64, kind core.ChangeKind, old, new env.Setting) core.AuditEntry {
+		return core.AuditEntry{Seq: seq, TimeNs: ts, ResultNs: ts + 1, Target: "sw0", Change: core.Change{Key: k, Kind: kind, Old: old, New: new}, State: core.StateApplied}
 	}
 	log := []simswitch.SetLogEntry{l(0, "start", 100, 60000, 50000), l(10*sec, "set", 200, 60000, 0), l(20*sec, "set", 100, 60000, 0)}
-	good := []agent.AuditEntry{e(1, 10*sec, agent.KindTune, s(100), s(200)), e(2, 20*sec, agent.KindRollback, s(200), s(100))}
+	good := []core.AuditEntry{e(1, 10*sec, core.KindTune, s(100), s(200)), e(2, 20*sec, core.KindRollback, s(200), s(100))}
 	if r := Check(good, log, 5*time.Second); r.Violations() != 0 || r.Tunes != 1 || r.Rollbacks != 1 || r.SwitchStarts != 1 {
 		t.Fatalf("clean soak: %s %v %v %v", r, r.HoldViolations, r.BadRollbacks, r.BelowFloor)
 	}
 	// a tune 2 s after the previous change, min-hold 5 s
-	hold := append(good, e(3, 22*sec, agent.KindTune, s(100), s(150)))
+	hold := append(good, e(3, 22*sec, core.KindTune, s(100), s(150)))
 	if r := Check(hold, log, 5*time.Second); len(r.HoldViolations) != 1 || !strings.Contains(r.HoldViolations[0], "entry 3") {
 		t.Fatalf("hold: %v", r.HoldViolations)
 	}
 	// a rollback to a setting of the switch's previous run
 	restarted := append(log, l(30*sec, "start", 400, 60000, 50000))
-	stale := append(good, e(3, 40*sec, agent.KindRollback, s(400), s(200)))
+	stale := append(good, e(3, 40*sec, core.KindRollback, s(400), s(200)))
 	if r := Check(stale, restarted, 5*time.Second); len(r.BadRollbacks) != 1 || r.SwitchStarts != 2 {
 		t.Fatalf("stale rollback: %v (starts %d)", r.BadRollbacks, r.SwitchStarts)
 	}
 	// a rollback the guard shaped (a Kmax the switch never ran) to a
 	// setting it ran since it started passes; shaped from a stale one, not
-	shaped := func(seq uint64, ts int64, want env.Setting) agent.AuditEntry {
-		x := e(seq, ts, agent.KindRollback, s(400), env.Setting{KminBytes: want.KminBytes, KmaxBytes: want.KmaxBytes - 1, Pmax: 0.1})
+	shaped := func(seq uint64, ts int64, want env.Setting) core.AuditEntry {
+		x := e(seq, ts, core.KindRollback, s(400), env.Setting{KminBytes: want.KminBytes, KmaxBytes: want.KmaxBytes - 1, Pmax: 0.1})
 		x.Wanted = &want
 		return x
 	}

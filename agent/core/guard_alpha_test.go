@@ -1,7 +1,6 @@
-package agent
+package core
 
 import (
-	"context"
 	"math"
 	"strings"
 	"testing"
@@ -157,7 +156,7 @@ func TestGuardAlphaReadBackAndRollback(t *testing.T) {
 	}
 	unknown := want
 	unknown.Alpha = 0
-	if !g.ReadBackOK(want, unknown) || !readBackMatches(want, unknown) || readBackMatches(want, curA) {
+	if !g.ReadBackOK(want, unknown) || !ReadBackMatches(want, unknown) || ReadBackMatches(want, curA) {
 		t.Fatal("alpha compared when the switch does not report it, or not compared when it does")
 	}
 
@@ -182,39 +181,6 @@ func TestGuardAlphaReadBackAndRollback(t *testing.T) {
 	p = step(t, g, 11*sec+int64(time.Minute), nil, nil)
 	if len(p.Changes) != 1 || p.Changes[0].Kind != KindRevert || p.Changes[0].New.Alpha != curA.Alpha {
 		t.Fatalf("revert %+v", p.Changes)
-	}
-}
-
-// Alpha survives the audit log (bbolt, JSON) and the baseline undo
-// restores it.
-func TestAuditAlphaRoundTrip(t *testing.T) {
-	j := tempJournal(t)
-	changed := curA
-	changed.Alpha = 0.5
-	written, err := j.Intent([]AuditEntry{{TimeNs: 10 * sec, Target: "leaf0", Key: kA, Kind: KindTune, Old: curA, New: changed}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := j.Resolve(written[0].Seq, StateApplied, &changed, "", 11*sec); err != nil {
-		t.Fatal(err)
-	}
-	es, err := j.Entries("", 0)
-	if err != nil || len(es) != 1 {
-		t.Fatalf("%v %+v", err, es)
-	}
-	if es[0].Old != curA || es[0].New != changed || es[0].Got == nil || *es[0].Got != changed {
-		t.Fatalf("audit entry %+v (got %+v)", es[0], es[0].Got)
-	}
-	if r := auditReason(Change{Old: curA, New: changed}); !strings.Contains(r, "alpha 1/8→1/2") {
-		t.Fatalf("audit reason %q", r)
-	}
-	base := UndoPlan(es, "leaf0", UndoBaseline)
-	if len(base) != 1 || base[0].New != curA || base[0].Old != changed {
-		t.Fatalf("baseline %+v", base)
-	}
-	// only alpha differs: still something to undo
-	if last := UndoPlan(es, "leaf0", 0); len(last) != 1 || last[0].New.Alpha != 0.125 {
-		t.Fatalf("undo %+v", last)
 	}
 }
 
@@ -254,21 +220,6 @@ func TestGuardAlarmsNameAlpha(t *testing.T) {
 	p = step(t, g, 12*sec, []env.Observation{ob(kA, other)}, nil)
 	if len(p.Alarms) != 1 || p.Alarms[0].Rule != RuleExternal || !strings.Contains(p.Alarms[0].Msg, "alpha 1/2→1/4") {
 		t.Fatalf("alarms %+v, want another writer naming alpha 1/2→1/4", p.Alarms)
-	}
-}
-
-// A manual Set whose read-back differs in alpha says so.
-func TestApplyManualReadBackNamesAlpha(t *testing.T) {
-	j := tempJournal(t)
-	sw := newFakeSwitch("leaf0", kA)
-	sw.set[kA] = curA
-	sw.ignore = true
-	want := curA
-	want.Alpha = 0.5
-	now := func() time.Time { return time.Unix(100, 0) }
-	_, err := ApplyManual(context.Background(), j, sw, []Change{{Key: kA, Kind: KindManual, Old: curA, New: want}}, "me", now)
-	if err == nil || !strings.Contains(err.Error(), "alpha 1/2→1/8") {
-		t.Fatalf("ApplyManual: %v, want a read-back error naming alpha 1/2→1/8", err)
 	}
 }
 

@@ -1,4 +1,4 @@
-package agent
+package core
 
 import (
 	"fmt"
@@ -223,7 +223,7 @@ func DefaultGuardConfig(interval time.Duration) GuardConfig {
 
 // Validate checks the guardrails; errors name the guardrails field.
 func (c GuardConfig) Validate() error {
-	if err := c.validateRules(); err != nil {
+	if err := c.ValidateRules(); err != nil {
 		return err
 	}
 	if err := checkPreset("fallback-preset", c.Fallback, c.LowConfidence == LowConfidencePreset); err != nil {
@@ -232,7 +232,8 @@ func (c GuardConfig) Validate() error {
 	return checkPreset("safe-preset", c.Safe, true)
 }
 
-func (c GuardConfig) validateRules() error {
+// ValidateRules checks the rules a configuration file gives.
+func (c GuardConfig) ValidateRules() error {
 	if len(c.Bounds) == 0 {
 		return fmt.Errorf("guardrails.bounds: at least one entry is required")
 	}
@@ -507,7 +508,7 @@ func (g *Guard) Adopt(k env.QueueKey, from, to env.Setting, changedNs int64) {
 	q.changed = true
 	q.lastChangeNs = changedNs
 	q.expect, q.expectSet, q.mismatchN = to, true, 0
-	q.prob = !sameSetting(from, to, 1e-9)
+	q.prob = !SameSetting(from, to, 1e-9)
 	q.probFrom, q.probTo = from, to
 	q.probHave = false
 	q.probN, q.probSumP, q.probSumR = 0, 0, 0
@@ -522,16 +523,17 @@ func (g *Guard) queue(k env.QueueKey) *queueState {
 	return q
 }
 
-func sameSetting(a, b env.Setting, pmaxTol float64) bool {
+// SameSetting compares two settings, Pmax within pmaxTol.
+func SameSetting(a, b env.Setting, pmaxTol float64) bool {
 	return a.KminBytes == b.KminBytes && a.KmaxBytes == b.KmaxBytes &&
 		math.Abs(a.Pmax-b.Pmax) <= pmaxTol && a.HeadroomBytes == b.HeadroomBytes && sameAlpha(a.Alpha, b.Alpha)
 }
 
-// settingDiff names every knob that differs between a setting set and
+// SettingDiff names every knob that differs between a setting set and
 // one a switch reports (env.DescribeChange: kmin, kmax, pmax, headroom,
 // alpha), headroom and alpha only when both sides know them and alpha
 // beyond sameAlpha's rounding.
-func settingDiff(set, got env.Setting) string {
+func SettingDiff(set, got env.Setting) string {
 	if set.HeadroomBytes == 0 || got.HeadroomBytes == 0 {
 		got.HeadroomBytes = set.HeadroomBytes
 	}
@@ -646,7 +648,7 @@ func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 	}
 	q.xoff = o.XoffBytes
 	q.minHeadroom, q.floorEstimated = o.MinHeadroomBytes, o.FloorEstimated
-	if o.Metrics.Reset && !q.pending && validSetting(o.Current) && q.changed && !sameSetting(o.Current, q.current, g.cfg.ReadBackPmaxTol) {
+	if o.Metrics.Reset && !q.pending && validSetting(o.Current) && q.changed && !SameSetting(o.Current, q.current, g.cfg.ReadBackPmaxTol) {
 		// The switch restarted (its counters went back and its setting is
 		// no longer the one it had): it runs its startup configuration,
 		// not what the agent set. What it has now is the baseline; a
@@ -670,7 +672,7 @@ func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 				k := o.Key
 				ext = &Alarm{Target: k.Target, Key: &k, Rule: RuleExternal,
 					Msg: fmt.Sprintf("queue changed by another writer (agent set → switch runs: %s): yielding for %s",
-						settingDiff(q.expect, o.Current), g.cfg.ExternalHold)}
+						SettingDiff(q.expect, o.Current), g.cfg.ExternalHold)}
 				q.expectSet, q.mismatchN, q.prob = false, 0, false
 				q.lastGood = o.Current
 				q.yieldNs = now + int64(g.cfg.ExternalHold)
@@ -816,7 +818,7 @@ func (g *Guard) repair(now int64, o *env.Observation) (*Change, *Alarm) {
 	k := o.Key
 	msg := strings.Join(why, "; ")
 	al := &Alarm{Target: k.Target, Key: &k, Rule: rule, Msg: msg}
-	if sameSetting(out, cur, 1e-9) {
+	if SameSetting(out, cur, 1e-9) {
 		return nil, al // nothing within the bounds repairs it: say so
 	}
 	if now < q.yieldNs || q.mismatchN > 0 {
@@ -864,7 +866,7 @@ func (g *Guard) watchdog(now int64, plan *Plan) {
 			safe.HeadroomBytes = q.current.HeadroomBytes
 			safe.Alpha = q.current.Alpha
 			safe.Pmax = quantizePmax(safe.Pmax, g.cfg.PmaxStep)
-			if sameSetting(safe, q.current, 1e-9) {
+			if SameSetting(safe, q.current, 1e-9) {
 				continue
 			}
 			plan.Changes = append(plan.Changes, Change{Key: q.key, Kind: KindRevert, Old: q.current, New: safe,
@@ -944,7 +946,7 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 	if w.setting.Pmax > 0 && w.setting.Pmax <= 1 {
 		w.setting.Pmax = quantizePmax(w.setting.Pmax, g.cfg.PmaxStep)
 	}
-	if sameSetting(w.setting, cur, 1e-9) {
+	if SameSetting(w.setting, cur, 1e-9) {
 		return nil, nil
 	}
 	wanted := w.setting
@@ -959,7 +961,7 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 			env.FormatAlpha(wanted.Alpha), env.FormatAlpha(lo), env.FormatAlpha(hi))
 		kept := w.setting
 		kept.Alpha = cur.Alpha
-		if sameSetting(kept, cur, 1e-9) {
+		if SameSetting(kept, cur, 1e-9) {
 			return rej(RuleBounds, why) // Wanted: what the policy asked
 		}
 		wanted.Alpha, w.setting = cur.Alpha, kept
@@ -992,7 +994,7 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 		w.setting.Alpha = cur.Alpha
 		w.setting.Pmax = quantizePmax(w.setting.Pmax, g.cfg.PmaxStep)
 		w.reason = fmt.Sprintf("confidence %.3g below %.3g: fallback preset", d.Confidence, g.cfg.MinConfidence)
-		if sameSetting(w.setting, cur, 1e-9) {
+		if SameSetting(w.setting, cur, 1e-9) {
 			return nil, nil
 		}
 	}
@@ -1076,7 +1078,7 @@ func (g *Guard) shape(q *queueState, wanted env.Setting) (env.Setting, []string,
 		out.HeadroomBytes = f
 		c.note(RuleHeadroom)
 	}
-	if sameSetting(out, q.current, 1e-9) {
+	if SameSetting(out, q.current, 1e-9) {
 		rule := RuleBounds
 		if len(c) > 0 {
 			rule = c[len(c)-1]
@@ -1234,8 +1236,8 @@ func (g *Guard) Result(c Change, out Outcome, got env.Setting, nowNs int64) (*Ch
 		q.expectSet = false
 		k := c.Key
 		a := &Alarm{Target: c.Key.Target, Key: &k, Rule: RuleReadBack,
-			Msg: "switch reports a different setting from the one set (set → reported: " + settingDiff(c.New, got) + ")"}
-		if c.Kind == KindReadBack || sameSetting(q.lastGood, got, 1e-9) {
+			Msg: "switch reports a different setting from the one set (set → reported: " + SettingDiff(c.New, got) + ")"}
+		if c.Kind == KindReadBack || SameSetting(q.lastGood, got, 1e-9) {
 			return nil, a // already there, or a rollback that failed: no loop
 		}
 		if validSetting(got) && !fieldsFrom(got, c.Old, c.New) {
@@ -1254,4 +1256,18 @@ func (g *Guard) Result(c Change, out Outcome, got env.Setting, nowNs int64) (*Ch
 			Reason: "read-back mismatch: back to last known good"}, a
 	}
 	return nil, nil
+}
+
+// ReadBackMatches compares a wanted setting with one read back: bytes
+// exactly, Pmax at whole-percent resolution, headroom and alpha only when
+// both know them.
+func ReadBackMatches(want, got env.Setting) bool {
+	if want.HeadroomBytes > 0 && got.HeadroomBytes > 0 && want.HeadroomBytes != got.HeadroomBytes {
+		return false
+	}
+	if want.Alpha > 0 && got.Alpha > 0 && !sameAlpha(want.Alpha, got.Alpha) {
+		return false
+	}
+	return want.KminBytes == got.KminBytes && want.KmaxBytes == got.KmaxBytes &&
+		math.Abs(quantizePmax(want.Pmax, 0.01)-quantizePmax(got.Pmax, 0.01)) < 1e-9
 }

@@ -1,0 +1,343 @@
+package core
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/policy"
+)
+
+// Core is the agent's decisions without the agent's I/O, as etcd's raft
+// is a consensus without a network: the driver hands it one interval's
+// observations and the policy's decisions (Tick) and gets back a Ready,
+// everything it must do; it does that, then hands the outcomes back
+// (Settle, Reconcile, ConfirmRollback). Core holds the guard and its
+// memory; it has no clock (time comes in as nanoseconds), no goroutine, no
+// file and no network, so every rule can be tested by calling it.
+type Core struct {
+	guard  *Guard
+	shadow bool
+	policy string
+	reward func(env.Metrics) float64
+}
+
+// Options are what a Core decides by.
+type Options struct {
+	// Guard is the guard's configuration (presets resolved).
+	Guard GuardConfig
+	// Shadow: recommend and give the guard's verdict on each, apply nothing.
+	Shadow bool
+	// Policy is the policy's name, recorded with each recommendation.
+	Policy string
+	// Reward scores an interval's metrics (nil: no score).
+	Reward func(env.Metrics) float64
+}
+
+// New builds a core; the guard's configuration must validate.
+func New(o Options) (*Core, error) {
+	g, err := NewGuard(o.Guard)
+	if err != nil {
+		return nil, err
+	}
+	return &Core{guard: g, shadow: o.Shadow, policy: o.Policy, reward: o.Reward}, nil
+}
+
+// Guard is the core's guard (its memory, targets and read-back rule).
+func (c *Core) Guard() *Guard { return c.guard }
+
+// Interval is what one control interval decides from.
+type Interval struct {
+	NowNs int64
+	// Observations are the newest observation of each queue, in key order.
+	Observations []env.Observation
+	// Decisions are the policy's, aligned with Observations; nil when the
+	// policy failed (the guard still runs its rollback rules and watchdog).
+	Decisions []policy.Decision
+	// Missing is the telemetry each target lacks, named in the reasons.
+	Missing map[string]env.Telemetry
+}
+
+// Ready is everything the driver must do after an interval: keep and
+// publish the recommendations (each with the guard's verdict in shadow
+// mode), count and log the rejections and alarms, mark the frozen targets
+// and, in closed loop, write the changes ahead, set them, read them back
+// and hand the outcomes to Settle. In shadow mode Changes are what would
+// be applied; the guard has let them go already.
+type Ready struct {
+	Recommendations []Recommendation
+	Plan
+}
+
+// Tick runs one control interval. Decisions for queues whose switch
+// exports no congestion signal become holds that say so; every
+// recommendation is raised to its queue's lossless floor; then the guard
+// judges the decisions. An error from the guard comes with the
+// recommendations, which stand.
+func (c *Core) Tick(in Interval) (Ready, error) {
+	if len(in.Decisions) == len(in.Observations) {
+		holdUndecidable(in.Observations, in.Decisions)
+	}
+	rd := Ready{Recommendations: c.recommend(in)}
+	plan, err := c.guard.Step(StepInput{NowNs: in.NowNs, Observations: in.Observations, Decisions: in.Decisions})
+	if err != nil {
+		return rd, err
+	}
+	rd.Plan = plan
+	if c.shadow {
+		c.verdicts(rd.Recommendations, plan)
+	}
+	return rd, nil
+}
+
+// holdUndecidable makes every queue whose switch exports no congestion
+// signal at all (no ECN marks, no queue length, no PFC frames: see
+// env.Decidable) hold its setting, saying why: a policy cannot tell such a
+// queue busy from idle.
+func holdUndecidable(obs []env.Observation, decs []policy.Decision) {
+	for i := range obs {
+		if env.Decidable(obs[i].Missing) {
+			continue
+		}
+		decs[i].Setting, decs[i].Action, decs[i].Confidence, decs[i].Held = obs[i].Current, env.ActionHold, 0, policy.HoldUndecided
+		decs[i].Reason = "hold: too little telemetry to decide (the switch exports no ECN marks, no queue length and no PFC frames)"
+	}
+}
+
+// recommend turns each decision into a recommendation: the telemetry its
+// switch lacks named, the headroom never below the lossless floor, the
+// interval scored.
+func (c *Core) recommend(in Interval) []Recommendation {
+	recs := make([]Recommendation, len(in.Decisions))
+	for i := range in.Decisions {
+		o, d := &in.Observations[i], &in.Decisions[i]
+		r := Recommendation{TimeNs: in.NowNs, Key: o.Key, Policy: c.policy, Current: o.Current,
+			Recommended: d.Setting, Action: d.Action, Confidence: d.Confidence, Reason: d.Reason, Held: d.Held,
+			Valid: o.Valid, Metrics: o.Metrics, RateBps: o.RateBps, Missing: o.Missing}
+		if m := in.Missing[o.Key.Target]; m != 0 {
+			r.Reason += " [without " + m.String() + "]"
+		}
+		if f := env.HeadroomFloor(o.MinHeadroomBytes, o.FloorEstimated, o.Current.HeadroomBytes); f > 0 && r.Recommended.HeadroomBytes > 0 && r.Recommended.HeadroomBytes < f {
+			r.Recommended.HeadroomBytes = f // never below the lossless floor
+		}
+		if c.reward != nil && o.Valid {
+			r.Reward = c.reward(o.Metrics)
+		}
+		recs[i] = r
+	}
+	return recs
+}
+
+// verdicts gives each shadow recommendation the guard's verdict (the rule
+// that rejects it, or the rules that clamp it) and lets the guard forget
+// the changes it allowed; a safety repair replaces the recommendation and
+// says so loudly.
+func (c *Core) verdicts(recs []Recommendation, plan Plan) {
+	verdict := map[env.QueueKey]string{}
+	repairs := map[env.QueueKey]Change{}
+	for _, r := range plan.Rejections {
+		verdict[r.Key] = r.Rule
+	}
+	for _, ch := range plan.Changes {
+		if len(ch.Clamped) > 0 {
+			verdict[ch.Key] = "clamped:" + strings.Join(ch.Clamped, ",")
+		}
+		if ch.Kind == KindRepair {
+			repairs[ch.Key] = ch
+		}
+		c.guard.Discard(ch)
+	}
+	for i := range recs {
+		recs[i].Guard = verdict[recs[i].Key]
+		if ch, ok := repairs[recs[i].Key]; ok {
+			recs[i].Recommended, recs[i].Reason, recs[i].Guard = ch.New, "SAFETY: "+ch.Reason, string(KindRepair)
+		}
+	}
+}
+
+// Result is what became of one change the driver wrote ahead and set (or
+// could not).
+type Result struct {
+	Change
+	// Seq is the change's audit entry (0: none was written).
+	Seq     uint64
+	Outcome Outcome
+	// Got is the setting read back.
+	Got env.Setting
+	Err error
+	// Unknown: the Set failed and the read-back too, so nobody knows; the
+	// audit entry stays open for Reconcile.
+	Unknown bool
+}
+
+// ReadBack judges one target's Set by what the switch reports after it:
+// applied where it reports the new setting, not applied where the Set
+// failed and it does not, a mismatch otherwise. A failed read-back leaves
+// the outcome unknown after a failed Set, and a mismatch against an
+// unknown setting after an answered one (the guard restores the last known
+// good).
+func (c *Core) ReadBack(target string, cs []Change, setErr error, got map[env.QueueKey]env.Setting, readErr error) []Result {
+	out := make([]Result, len(cs))
+	for i, ch := range cs {
+		out[i] = Result{Change: ch, Outcome: NotApplied}
+		switch g, ok := got[ch.Key]; {
+		case readErr != nil && setErr != nil:
+			out[i].Unknown = true
+			out[i].Err = fmt.Errorf("set on %s: %v; read-back: %v", target, setErr, readErr)
+		case readErr != nil:
+			out[i].Outcome = Mismatch
+			out[i].Err = fmt.Errorf("read-back on %s: %w", target, readErr)
+		case ok && c.guard.ReadBackOK(ch.New, g):
+			out[i].Got, out[i].Outcome = g, Applied
+		case setErr != nil:
+			out[i].Got = g
+			out[i].Err = fmt.Errorf("set on %s: %w", target, setErr)
+		default:
+			out[i].Got, out[i].Outcome = g, Mismatch
+		}
+	}
+	return out
+}
+
+// Settled is what the driver does with a Result: resolve its audit entry
+// (when Resolve) with State, Got, Msg and the queue's guard Memory; apply
+// the Rollback the guard orders; raise the Alarm.
+type Settled struct {
+	Resolve  bool
+	State    AuditState
+	Got      *env.Setting
+	Msg      string
+	Memory   QueueMemory
+	Rollback *Change
+	Alarm    *Alarm
+}
+
+// Settle hands a result to the guard and says how its audit entry ends
+// (dryRun: the change was journaled, never sent).
+func (c *Core) Settle(r Result, dryRun bool, nowNs int64) Settled {
+	var s Settled
+	s.Rollback, s.Alarm = c.guard.Result(r.Change, r.Outcome, r.Got, nowNs)
+	if r.Unknown || r.Seq == 0 {
+		return s
+	}
+	s.Resolve, s.State = true, StateApplied
+	switch {
+	case dryRun:
+		s.State = StateDryRun
+	case r.Outcome == NotApplied:
+		s.State = StateFailed
+		if r.Err != nil {
+			s.Msg = r.Err.Error()
+		}
+	case r.Outcome == Mismatch:
+		s.State, s.Got = StateMismatch, &r.Got
+	default:
+		s.Got = &r.Got
+	}
+	s.Memory = c.guard.Memory(r.Key)
+	return s
+}
+
+// RollbackCheck is what a probation rollback meets on the switch.
+type RollbackCheck int
+
+const (
+	// RollbackGo: the switch runs the setting being rolled back from.
+	RollbackGo RollbackCheck = iota
+	// RollbackDeferred: the switch could not be read; try next interval.
+	RollbackDeferred
+	// RollbackSkipped: the switch runs something else (it restarted, or
+	// another wrote it); what it runs is the queue's new baseline.
+	RollbackSkipped
+)
+
+// ConfirmRollback judges a probation rollback against the switch's current
+// setting (known false: it could not be read). A rollback that does not
+// go ahead is done with as far as the guard is concerned.
+func (c *Core) ConfirmRollback(ch Change, cur env.Setting, known bool, nowNs int64) RollbackCheck {
+	switch {
+	case !known:
+		c.guard.Result(ch, NotApplied, env.Setting{}, nowNs)
+		return RollbackDeferred
+	case !c.guard.ReadBackOK(ch.Old, cur):
+		c.guard.Result(ch, NotApplied, env.Setting{}, nowNs)
+		c.guard.Adopt(ch.Key, cur, cur, nowNs)
+		return RollbackSkipped
+	}
+	return RollbackGo
+}
+
+// Resolution is how Reconcile ends an audit entry a crash left open.
+type Resolution struct {
+	Seq   uint64
+	State AuditState
+	Got   *env.Setting
+	Msg   string
+	// Note is for the log ("" none); Warn: at warning level.
+	Note string
+	Warn bool
+	// Retry: the entry stays open for another attempt.
+	Retry bool
+}
+
+// Reconcile resolves one target's open audit entries by the settings the
+// switch reports now: applied (the guard adopts the change, its hold
+// counting from now), abandoned (the switch runs the old setting, or
+// neither, which becomes the new baseline), superseded by a newer entry of
+// the same queue, or left open when the switch does not report the queue.
+func (c *Core) Reconcile(entries []AuditEntry, got map[env.QueueKey]env.Setting, nowNs int64) []Resolution {
+	newest := map[env.QueueKey]uint64{}
+	for _, e := range entries {
+		newest[e.Key] = e.Seq
+	}
+	out := make([]Resolution, 0, len(entries))
+	for _, e := range entries {
+		g, ok := got[e.Key]
+		r := Resolution{Seq: e.Seq, State: StateAbandoned, Got: &g}
+		if !ok {
+			r.Got = nil
+		}
+		switch {
+		case newest[e.Key] != e.Seq:
+			r.Msg = "superseded by a later intent"
+		case ok && c.guard.ReadBackOK(e.New, g):
+			r.State, r.Note = StateReconciled, "reconcile: change found applied"
+			from := e.Old
+			if e.Kind != KindTune && e.Kind != KindFallback {
+				from = e.New
+			}
+			// The change took effect at some time up to now: its hold
+			// counts from now, not from the intent.
+			c.guard.Adopt(e.Key, from, e.New, nowNs)
+		case ok && c.guard.ReadBackOK(e.Old, g):
+			r.Msg, r.Note = "switch still runs the old setting", "reconcile: change found not applied"
+			c.guard.Adopt(e.Key, e.Old, e.Old, nowNs)
+		case ok:
+			// The switch restarted (back at its startup configuration) or
+			// someone else wrote it: Old is stale, what it runs is the new
+			// baseline, judged next interval like any queue.
+			r.Msg = "switch runs neither old nor new (restarted or written by another): its current setting is the new baseline"
+			r.Note, r.Warn = "reconcile: switch runs neither the old nor the new setting; taking it as the new baseline", true
+			c.guard.Adopt(e.Key, g, g, nowNs)
+		default:
+			r.State, r.Msg, r.Retry = StateUnreachable, "the switch did not report this queue's setting", true
+			r.Note, r.Warn = "reconcile: queue not reported, will retry", true
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// AuditReason is a change's reason led by every knob it changes: the
+// policy's own reason names what it recommended, which the guard may have
+// clamped, and a rollback's names none.
+func AuditReason(c Change) string {
+	d := env.DescribeChange(c.Old, c.New)
+	if strings.HasPrefix(c.Reason, d+":") || c.Reason == d {
+		return c.Reason
+	}
+	if c.Reason == "" {
+		return d
+	}
+	return d + "; " + c.Reason
+}

@@ -1,0 +1,70 @@
+package core
+
+import (
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/policy"
+)
+
+// AuditState is where an audited change stands.
+type AuditState string
+
+const (
+	StateIntent      AuditState = "intent"      // written before the Set; no result yet
+	StateApplied     AuditState = "applied"     // Set succeeded and read back as set
+	StateFailed      AuditState = "failed"      // Set refused or not answered
+	StateMismatch    AuditState = "mismatch"    // Set answered, read back differs
+	StateDryRun      AuditState = "dry-run"     // --dry-run: never sent
+	StateReconciled  AuditState = "reconciled"  // restart found it applied
+	StateAbandoned   AuditState = "abandoned"   // restart found it not applied
+	StateRolledBack  AuditState = "rolled-back" // restart found it half applied and restored Old
+	StateUnreachable AuditState = "unreachable" // restart could not read the switch (retried later)
+)
+
+// AuditEntry is one write-ahead record of a change to one queue: the
+// Change itself (its Reason led by every knob it changes, see AuditReason)
+// and where it stands.
+type AuditEntry struct {
+	Seq    uint64 `json:"seq"`
+	TimeNs int64  `json:"time_ns"` // when the intent was written
+	Target string `json:"target"`
+	Change
+	Paths    []string     `json:"paths,omitempty"` // gNMI paths the Set writes
+	Model    string       `json:"model"`           // policy / model version behind the change
+	Owner    string       `json:"owner"`
+	State    AuditState   `json:"state"`
+	ResultNs int64        `json:"result_ns,omitempty"`
+	Got      *env.Setting `json:"got,omitempty"` // read back
+	Error    string       `json:"error,omitempty"`
+}
+
+// Recommendation is what shadow mode stores per queue and interval.
+type Recommendation struct {
+	TimeNs      int64        `json:"time_ns"`
+	Key         env.QueueKey `json:"key"`
+	Policy      string       `json:"policy"`
+	Current     env.Setting  `json:"current"`
+	Recommended env.Setting  `json:"recommended"`
+	Action      int          `json:"action"`
+	Confidence  float64      `json:"confidence"`
+	Reason      string       `json:"reason"`
+	// Held is why the policy held without deciding (policy.Decision.Held).
+	Held    policy.Hold `json:"held,omitempty"`
+	Valid   bool        `json:"valid"`
+	Metrics env.Metrics `json:"metrics"`
+	Reward  float64     `json:"reward"`
+	// RateBps and Missing are the port's speed and the telemetry its
+	// switch lacks (for agent report's queue depths and gaps).
+	RateBps float64       `json:"rate_bps,omitempty"`
+	Missing env.Telemetry `json:"missing,omitempty"`
+	// Guard is the guard's verdict: the rule it would reject the
+	// recommendation with, "clamped:RULES" when it would adjust it, ""
+	// when it would let it through as is (or nothing would change).
+	Guard string `json:"guard,omitempty"`
+}
+
+// Observation rebuilds what the agent observed from a stored
+// recommendation: enough for the dashboard's history.
+func (r *Recommendation) Observation() env.Observation {
+	return env.Observation{Key: r.Key, RateBps: r.RateBps, Current: r.Current, Metrics: r.Metrics, Valid: r.Valid,
+		TimeNs: r.TimeNs, Missing: r.Missing}
+}
