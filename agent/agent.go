@@ -11,7 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/policy"
 )
@@ -47,11 +49,11 @@ type Observer interface {
 // none), mode, interval and retention; the options are the parts and the
 // hooks around them.
 type Options struct {
-	Config   *Config
+	Config   *config.Config
 	Policy   policy.Policy
 	Model    string // model / policy version recorded in the audit log
 	Observer Observer
-	Journal  *Journal
+	Journal  *journal.Journal
 	Switches []Switch
 	// Instruments are the agent's Prometheus series (default: NewInstruments()).
 	Instruments *Instruments
@@ -68,11 +70,11 @@ type Options struct {
 // Agent is the runtime loop.
 type Agent struct {
 	o        Options
-	cfg      *Config
+	cfg      *config.Config
 	core     *core.Core
 	log      *slog.Logger
 	switches map[string]Switch
-	targets  map[string]TargetConfig
+	targets  map[string]config.Target
 	names    []string
 	// reward scores an interval (Config.Guardrails.Reward; nil: none).
 	reward func(env.Metrics) float64
@@ -121,13 +123,13 @@ func New(o Options) (*Agent, error) {
 	if o.SetTimeout <= 0 {
 		o.SetTimeout = 5 * time.Second
 	}
-	c, err := core.New(core.Options{Guard: o.Config.Guardrails, Shadow: o.Config.Mode == ModeShadow,
+	c, err := core.New(core.Options{Guard: o.Config.Guardrails, Shadow: o.Config.Mode == config.ModeShadow,
 		Policy: o.Policy.Name(), Reward: o.Config.Guardrails.Reward})
 	if err != nil {
 		return nil, err
 	}
 	g := c.Guard()
-	if o.Journal != nil && o.Config.Mode == ModeClosedLoop {
+	if o.Journal != nil && o.Config.Mode == config.ModeClosedLoop {
 		// Every guardrail survives a restart: hold times, probations,
 		// last-known-good settings, another writer's hold.
 		mems, err := o.Journal.GuardMemory()
@@ -144,7 +146,7 @@ func New(o Options) (*Agent, error) {
 		retention = time.Hour
 	}
 	a := &Agent{o: o, cfg: o.Config, core: c, log: o.Logger, reward: o.Config.Guardrails.Reward, retention: retention,
-		switches: map[string]Switch{}, targets: map[string]TargetConfig{},
+		switches: map[string]Switch{}, targets: map[string]config.Target{},
 		latest: map[env.QueueKey]env.Observation{}, lastSeen: map[string]time.Time{}, tinfo: map[string]*TargetInfo{},
 		recs: map[env.QueueKey]core.Recommendation{}, peers: map[string]map[string]env.Peer{}}
 	switch {
@@ -184,7 +186,7 @@ func (a *Agent) Instruments() *Instruments { return a.o.Instruments }
 // Run subscribes to every switch and runs a control interval every
 // Config.Interval until ctx ends.
 func (a *Agent) Run(ctx context.Context) error {
-	if a.cfg.Mode == ModeClosedLoop && !a.o.DryRun {
+	if a.cfg.Mode == config.ModeClosedLoop && !a.o.DryRun {
 		if err := a.Reconcile(ctx); err != nil {
 			return err
 		}
@@ -314,7 +316,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 	// A failing policy costs its decisions, not the interval: the guard
 	// still runs its rollback rules and the watchdog.
 	decs, perr := a.decide(obs)
-	if a.cfg.Mode != ModeShadow && a.pending && !a.o.DryRun {
+	if a.cfg.Mode != config.ModeShadow && a.pending && !a.o.DryRun {
 		if err := a.Reconcile(ctx); err != nil {
 			a.log.Warn("reconcile", "err", err)
 		}
@@ -331,7 +333,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 	}
 	a.account(rd.Plan)
 	a.logInterval(len(obs), rd)
-	if a.cfg.Mode == ModeShadow {
+	if a.cfg.Mode == config.ModeShadow {
 		if err := a.store(now, rd.Recommendations); err != nil {
 			return err
 		}
@@ -394,7 +396,7 @@ func (a *Agent) logInterval(queues int, rd core.Ready) {
 	}
 	s := core.Summarize(rd.Recommendations, rd.Plan)
 	verb := "changes"
-	if a.cfg.Mode == ModeShadow {
+	if a.cfg.Mode == config.ModeShadow {
 		verb = "would_apply"
 	}
 	a.log.Info("interval", "queues", queues, "recommend_change", s.Differ, verb, s.Changes, "rejected", s.Rejected,

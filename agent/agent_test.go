@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/ecntune/ecntune/agent/core"
 	"io"
 	"log/slog"
 	"net/http"
@@ -15,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/policy"
 )
@@ -171,7 +173,7 @@ func (c *fakeClock) Add(d time.Duration) {
 
 type rig struct {
 	a   *Agent
-	j   *Journal
+	j   *journal.Journal
 	sw  *fakeSwitch
 	obs *fakeObserver
 	pol *fixedPolicy
@@ -182,13 +184,13 @@ type rig struct {
 
 var target = env.Setting{KminBytes: 500_000, KmaxBytes: 2_000_000, Pmax: 0.2, HeadroomBytes: 100_000}
 
-func testConfig(mode Mode) *Config {
-	return &Config{Mode: mode, Policy: "static:test", Interval: time.Second, SampleInterval: time.Second,
-		Owner: "test-agent", Targets: []TargetConfig{{Name: "leaf0", Address: "127.0.0.1:1", AllPorts: true, Queues: []int{3, 4}}},
+func testConfig(mode config.Mode) *config.Config {
+	return &config.Config{Mode: mode, Policy: "static:test", Interval: time.Second, SampleInterval: time.Second,
+		Owner: "test-agent", Targets: []config.Target{{Name: "leaf0", Address: "127.0.0.1:1", AllPorts: true, Queues: []int{3, 4}}},
 		Guardrails: testGuardConfig()}
 }
 
-func newRig(t *testing.T, mode Mode, dry bool, db string, sw *fakeSwitch) *rig {
+func newRig(t *testing.T, mode config.Mode, dry bool, db string, sw *fakeSwitch) *rig {
 	t.Helper()
 	if db == "" {
 		db = filepath.Join(t.TempDir(), "agent.db")
@@ -196,7 +198,7 @@ func newRig(t *testing.T, mode Mode, dry bool, db string, sw *fakeSwitch) *rig {
 	if sw == nil {
 		sw = newFakeSwitch("leaf0", kA, kB)
 	}
-	j, err := OpenJournal(db, time.Second)
+	j, err := journal.OpenJournal(db, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,10 +252,10 @@ func TestAgentTellsPolicyThePeer(t *testing.T) {
 		a, b   env.Peer
 	}{{false, nil, env.PeerUnknown, env.PeerUnknown}, {true, []string{kB.Port}, env.PeerHost, env.PeerSwitch},
 		{true, nil, env.PeerHost, env.PeerHost}} {
-		r := newRig(t, ModeShadow, false, "", nil)
+		r := newRig(t, config.ModeShadow, false, "", nil)
 		pol := &peerPolicy{fixedPolicy: fixedPolicy{s: target, conf: 0.9}, peers: map[env.QueueKey]env.Peer{}}
 		r.a.o.Policy = pol
-		r.a.targets["leaf0"] = TargetConfig{Name: "leaf0", AllPorts: true, Queues: []int{3, 4}, PeersKnown: c.known, FabricPorts: c.fabric}
+		r.a.targets["leaf0"] = config.Target{Name: "leaf0", AllPorts: true, Queues: []int{3, 4}, PeersKnown: c.known, FabricPorts: c.fabric}
 		r.interval(t)
 		if pol.peers[kA] != c.a || pol.peers[kB] != c.b {
 			t.Errorf("fabric-ports %v (known %v): peers %q, %q; want %q, %q", c.fabric, c.known, pol.peers[kA], pol.peers[kB], c.a, c.b)
@@ -262,7 +264,7 @@ func TestAgentTellsPolicyThePeer(t *testing.T) {
 }
 
 func TestAgentShadowRecordsAndNeverSets(t *testing.T) {
-	r := newRig(t, ModeShadow, false, "", nil)
+	r := newRig(t, config.ModeShadow, false, "", nil)
 	for i := 0; i < 3; i++ {
 		r.interval(t)
 	}
@@ -337,7 +339,7 @@ func TestAgentShadowRecordsAndNeverSets(t *testing.T) {
 }
 
 func TestAgentClosedLoopAppliesWithAudit(t *testing.T) {
-	r := newRig(t, ModeClosedLoop, false, "", nil)
+	r := newRig(t, config.ModeClosedLoop, false, "", nil)
 	r.interval(t)
 	if got := r.sw.get(kA); got != target {
 		t.Fatalf("switch runs %+v, want %+v", got, target)
@@ -363,7 +365,7 @@ func TestAgentClosedLoopAppliesWithAudit(t *testing.T) {
 }
 
 func TestAgentDryRun(t *testing.T) {
-	r := newRig(t, ModeClosedLoop, true, "", nil)
+	r := newRig(t, config.ModeClosedLoop, true, "", nil)
 	r.interval(t)
 	if r.sw.setCount() != 0 {
 		t.Fatal("dry run sent a Set")
@@ -377,7 +379,7 @@ func TestAgentDryRun(t *testing.T) {
 func TestAgentSetRefused(t *testing.T) {
 	sw := newFakeSwitch("leaf0", kA)
 	sw.setErr = errors.New("rpc error: code = InvalidArgument desc = no")
-	r := newRig(t, ModeClosedLoop, false, "", sw)
+	r := newRig(t, config.ModeClosedLoop, false, "", sw)
 	r.interval(t)
 	es, _ := r.j.Entries("", 0)
 	if len(es) != 1 || es[0].State != core.StateFailed || !strings.Contains(es[0].Error, "InvalidArgument") {
@@ -401,7 +403,7 @@ func TestAgentSetRefused(t *testing.T) {
 
 func TestAgentReadBackMismatchRollsBack(t *testing.T) {
 	sw := newFakeSwitch("leaf0", kA)
-	r := newRig(t, ModeClosedLoop, false, "", sw)
+	r := newRig(t, config.ModeClosedLoop, false, "", sw)
 	// The switch accepts the Set but applies only kmin.
 	sw.partial = true
 	r.interval(t)
@@ -423,7 +425,7 @@ func TestAgentReadBackMismatchRollsBack(t *testing.T) {
 	// The same mismatch when the switch already runs last good: no loop.
 	sw2 := newFakeSwitch("leaf0", kA)
 	sw2.ignore = true
-	r2 := newRig(t, ModeClosedLoop, false, "", sw2)
+	r2 := newRig(t, config.ModeClosedLoop, false, "", sw2)
 	r2.interval(t)
 	if n := sw2.setCount(); n != 1 {
 		t.Fatalf("%d Sets when the switch ignores them, want 1", n)
@@ -431,7 +433,7 @@ func TestAgentReadBackMismatchRollsBack(t *testing.T) {
 }
 
 func TestAgentRollbackOnDegradation(t *testing.T) {
-	r := newRig(t, ModeClosedLoop, false, "", newFakeSwitch("leaf0", kA))
+	r := newRig(t, config.ModeClosedLoop, false, "", newFakeSwitch("leaf0", kA))
 	r.interval(t) // applies target
 	if r.sw.get(kA) != target {
 		t.Fatal("not applied")
@@ -448,7 +450,7 @@ func TestAgentRollbackOnDegradation(t *testing.T) {
 }
 
 func TestAgentWatchdogFreezesThenReverts(t *testing.T) {
-	r := newRig(t, ModeClosedLoop, false, "", newFakeSwitch("leaf0", kA))
+	r := newRig(t, config.ModeClosedLoop, false, "", newFakeSwitch("leaf0", kA))
 	r.interval(t)
 	sets := r.sw.setCount()
 	// Telemetry stops: ticks without snapshots.
@@ -496,7 +498,7 @@ func TestAgentReconcileAfterCrash(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "agent.db")
-			j, err := OpenJournal(db, time.Second)
+			j, err := journal.OpenJournal(db, time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -507,7 +509,7 @@ func TestAgentReconcileAfterCrash(t *testing.T) {
 			sw := newFakeSwitch("leaf0", kA)
 			sw.set[kA] = c.switchRun
 			sw.readErr = c.readErr
-			r := newRig(t, ModeClosedLoop, false, db, sw)
+			r := newRig(t, config.ModeClosedLoop, false, db, sw)
 			if err := r.a.Reconcile(context.Background()); err != nil {
 				t.Fatal(err)
 			}
@@ -549,13 +551,13 @@ func TestAgentReconcileAfterCrash(t *testing.T) {
 
 func TestJournalLockTimeout(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "agent.db")
-	j, err := OpenJournal(db, time.Second)
+	j, err := journal.OpenJournal(db, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	_, err = OpenJournal(db, 50*time.Millisecond)
-	if !errors.Is(err, ErrJournalLocked) || !strings.Contains(err.Error(), db) {
+	_, err = journal.OpenJournal(db, 50*time.Millisecond)
+	if !errors.Is(err, journal.ErrJournalLocked) || !strings.Contains(err.Error(), db) {
 		t.Fatalf("second open: %v", err)
 	}
 }
@@ -584,7 +586,7 @@ func TestJournalPrune(t *testing.T) {
 }
 
 func TestAgentRunLoop(t *testing.T) {
-	r := newRig(t, ModeClosedLoop, false, "", newFakeSwitch("leaf0", kA))
+	r := newRig(t, config.ModeClosedLoop, false, "", newFakeSwitch("leaf0", kA))
 	r.a.cfg.Interval = 20 * time.Millisecond
 	r.a.o.Clock = time.Now
 	ctx, cancel := context.WithCancel(context.Background())
@@ -635,7 +637,7 @@ func testutilCounter(t *testing.T, a *Agent, name, label string) float64 {
 // open; the next interval reconciles it from the switch.
 func TestAgentUnknownOutcomeReconciled(t *testing.T) {
 	sw := newFakeSwitch("leaf0", kA)
-	r := newRig(t, ModeClosedLoop, false, "", sw)
+	r := newRig(t, config.ModeClosedLoop, false, "", sw)
 	sw.setErr = errors.New("rpc error: code = DeadlineExceeded")
 	sw.readErr = errors.New("connection reset")
 	r.interval(t)
@@ -668,7 +670,7 @@ func (panicPolicy) Decide([]env.Observation) []policy.Decision {
 }
 
 func TestAgentSurvivesPolicyPanic(t *testing.T) {
-	r := newRig(t, ModeClosedLoop, false, "", nil)
+	r := newRig(t, config.ModeClosedLoop, false, "", nil)
 	r.a.o.Policy = panicPolicy{}
 	r.clk.Add(time.Second)
 	r.a.Ingest(r.sw.snapshot(sec))

@@ -1,10 +1,11 @@
 package agent
 
 import (
-	"github.com/ecntune/ecntune/agent/core"
 	"testing"
 	"time"
 
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simswitch"
@@ -47,7 +48,7 @@ func TestE2EAlpha(t *testing.T) {
 				t.Fatalf("port %d starts with alpha %g", p, a)
 			}
 		}
-		e := runE2ESample(t, ModeClosedLoop, &alphaPolicy{a: 0.5}, []TargetConfig{target0(addr, DialectSONiC)}, g, time.Second)
+		e := runE2ESample(t, config.ModeClosedLoop, &alphaPolicy{a: 0.5}, []config.Target{target0(addr, config.DialectSONiC)}, g, time.Second)
 		waitFor(t, 40*time.Second, "alpha 1/8→1/2 applied and read back on every port", func() bool {
 			es, _ := e.j.Entries("", 0)
 			done := map[string]bool{}
@@ -76,7 +77,7 @@ func TestE2EAlpha(t *testing.T) {
 	})
 	t.Run("openconfig", func(t *testing.T) {
 		s, addr := startSim(t, e2eSim(poorECN), "", nil)
-		e := runE2E(t, ModeClosedLoop, &alphaPolicy{a: 0.5, kmin: 1_500_000}, []TargetConfig{target0(addr, DialectOpenConfig)}, g)
+		e := runE2E(t, config.ModeClosedLoop, &alphaPolicy{a: 0.5, kmin: 1_500_000}, []config.Target{target0(addr, config.DialectOpenConfig)}, g)
 		waitFor(t, 30*time.Second, "the ECN change applied on every port", func() bool {
 			es, _ := e.j.Entries("", 0)
 			done := map[string]bool{}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/openconfig/gnmi/proto/gnmi"
 
+	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/gnmipath"
 )
@@ -36,7 +37,7 @@ func sonicSwitchAt(t *testing.T, dev string) *GNMISwitch {
 			t.Fatal(err)
 		}
 	}
-	return &GNMISwitch{cfg: TargetConfig{Name: "leaf0"}, gt: gt, dec: dec}
+	return &GNMISwitch{cfg: config.Target{Name: "leaf0"}, gt: gt, dec: dec}
 }
 
 func setPathsOf(t *testing.T, s *GNMISwitch, st env.Setting) string {

@@ -2,11 +2,12 @@ package agent
 
 import (
 	"context"
-	"github.com/ecntune/ecntune/agent/core"
 	"io"
 	"log/slog"
 	"testing"
 
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/env"
 )
 
@@ -16,8 +17,8 @@ import (
 // to the results without the lock the goroutines take.
 func TestApplyMixedTargetsNoRace(t *testing.T) {
 	j := tempJournal(t)
-	cfg := testConfig(ModeClosedLoop)
-	cfg.Targets = append(cfg.Targets, TargetConfig{Name: "leaf1", Address: "127.0.0.1:2", AllPorts: true, Queues: []int{3}})
+	cfg := testConfig(config.ModeClosedLoop)
+	cfg.Targets = append(cfg.Targets, config.Target{Name: "leaf1", Address: "127.0.0.1:2", AllPorts: true, Queues: []int{3}})
 	sw := newFakeSwitch("leaf0", kA)
 	a, err := New(Options{Config: cfg, Policy: &fixedPolicy{s: target, conf: 0.9}, Observer: &fakeObserver{}, Journal: j,
 		Switches: []Switch{sw}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

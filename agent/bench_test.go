@@ -5,13 +5,14 @@ package agent
 
 import (
 	"fmt"
-	"github.com/ecntune/ecntune/agent/core"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/openconfig/gnmi/proto/gnmi"
 
+	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/gnmipath"
 	"github.com/ecntune/ecntune/internal/cputime"
@@ -201,7 +202,7 @@ func BenchmarkLoop(b *testing.B) {
 // BenchmarkShadowStore stores one interval of shadow recommendations for
 // 6,400 queues in the db (one transaction).
 func BenchmarkShadowStore(b *testing.B) {
-	j, err := OpenJournal(b.TempDir()+"/a.db", time.Second)
+	j, err := journal.OpenJournal(b.TempDir()+"/a.db", time.Second)
 	if err != nil {
 		b.Fatal(err)
 	}

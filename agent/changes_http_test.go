@@ -3,7 +3,6 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/ecntune/ecntune/agent/core"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,18 +11,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/env"
 )
 
 // getChanges fetches one page of /changes.
-func getChanges(t *testing.T, base, query string) (ChangesPage, int) {
+func getChanges(t *testing.T, base, query string) (journal.ChangesPage, int) {
 	t.Helper()
 	resp, err := http.Get(base + "/changes?" + query)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var p ChangesPage
+	var p journal.ChangesPage
 	if resp.StatusCode == http.StatusOK {
 		if err := json.NewDecoder(resp.Body).Decode(&p); err != nil {
 			t.Fatalf("/changes?%s: %v", query, err)
@@ -36,7 +38,7 @@ func getChanges(t *testing.T, base, query string) (ChangesPage, int) {
 // target and time, newest first in pages of a bounded size, each page in
 // order, with the cursor of the next (older) one.
 func TestHTTPChangesPages(t *testing.T) {
-	r := newRig(t, ModeClosedLoop, false, "", nil)
+	r := newRig(t, config.ModeClosedLoop, false, "", nil)
 	t0 := time.Unix(1_700_000_000, 0)
 	var es []core.AuditEntry
 	for i := 0; i < 250; i++ {
@@ -87,7 +89,7 @@ func TestHTTPChangesPages(t *testing.T) {
 	if p, _ := getChanges(t, srv.URL, "since=5s&target=leaf1"); len(p.Changes) != 3 || p.Changes[0].Seq != 246 {
 		t.Fatalf("since 5s: %+v", p)
 	}
-	for _, q := range []string{"limit=0", fmt.Sprintf("limit=%d", MaxChangesPage+1), "limit=x", "before=-1", "before=x", "since=yesterday"} {
+	for _, q := range []string{"limit=0", fmt.Sprintf("limit=%d", journal.MaxChangesPage+1), "limit=x", "before=-1", "before=x", "since=yesterday"} {
 		if _, code := getChanges(t, srv.URL, q); code != http.StatusBadRequest {
 			t.Errorf("%s: status %d, want 400", q, code)
 		}
@@ -98,7 +100,7 @@ func TestHTTPChangesPages(t *testing.T) {
 // endpoint answers an empty JSON list, never null; an unknown target is
 // 404 naming the configured ones.
 func TestHTTPEmptyListsAreNotNull(t *testing.T) {
-	r := newRig(t, ModeShadow, false, "", nil)
+	r := newRig(t, config.ModeShadow, false, "", nil)
 	srv := httptest.NewServer(r.a.Handler())
 	defer srv.Close()
 	get := func(path string) (int, string) {

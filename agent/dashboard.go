@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"embed"
 	"fmt"
-	"github.com/ecntune/ecntune/agent/core"
 	"image/color"
 	"io/fs"
 	"math"
@@ -15,9 +14,12 @@ import (
 	"sync"
 	"time"
 
+	"gonum.org/v1/plot/vg"
+
+	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/internal/chart"
-	"gonum.org/v1/plot/vg"
 )
 
 // The dashboard's page, script and style, in the binary: it works offline.
@@ -81,7 +83,7 @@ func (a *Agent) overview() (Overview, error) {
 	if len(ov.Intervals) > 0 {
 		oldest = ov.Intervals[0]
 	}
-	page, err := a.o.Journal.ChangesPage(ChangesQuery{Limit: 25})
+	page, err := a.o.Journal.ChangesPage(journal.ChangesQuery{Limit: 25})
 	if err != nil {
 		return ov, err
 	}
@@ -403,7 +405,7 @@ func (a *Agent) queuePNG(r *http.Request) ([]byte, error) {
 	if !ok {
 		return nil, &httpError{http.StatusNotFound, fmt.Sprintf("no history of %s %s queue %d", k.Target, k.Port, k.Queue)}
 	}
-	page, err := a.o.Journal.ChangesPage(ChangesQuery{Target: k.Target, SinceNs: qs.TimesNs[0], Limit: MaxChangesPage})
+	page, err := a.o.Journal.ChangesPage(journal.ChangesQuery{Target: k.Target, SinceNs: qs.TimesNs[0], Limit: journal.MaxChangesPage})
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"encoding/json"
-	"github.com/ecntune/ecntune/agent/core"
 	"image/png"
 	"log/slog"
 	"math"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/policy"
 )
@@ -26,7 +27,7 @@ func get(t *testing.T, h http.Handler, url string) *httptest.ResponseRecorder {
 // The dashboard is served from the binary, its API answers what the page
 // draws, and its pictures are PNGs; bad parameters are named.
 func TestDashboardEndpoints(t *testing.T) {
-	r := newRig(t, ModeClosedLoop, false, "", nil)
+	r := newRig(t, config.ModeClosedLoop, false, "", nil)
 	h := r.a.Handler()
 	if w := get(t, h, "/dashboard/heatmap.png"); w.Code != http.StatusNotFound || !strings.Contains(w.Body.String(), "no interval") {
 		t.Errorf("heatmap before any interval: %d %s", w.Code, w.Body)
@@ -145,7 +146,7 @@ func TestNaturalCompare(t *testing.T) {
 // A target that is not configured is a 404 naming the targets, not an
 // empty answer; every interval leaves one info line.
 func TestUnknownTargetAndIntervalLog(t *testing.T) {
-	r := newRig(t, ModeShadow, false, "", nil)
+	r := newRig(t, config.ModeShadow, false, "", nil)
 	var logs strings.Builder
 	r.a.log = slog.New(slog.NewTextHandler(&logs, nil))
 	r.interval(t)
@@ -178,7 +179,7 @@ func (p *intervalHoldPolicy) Decide(obs []env.Observation) []policy.Decision {
 
 // A policy holding queues for their interval is said once, loudly.
 func TestAgentWarnsOnceAboutTheInterval(t *testing.T) {
-	r := newRig(t, ModeShadow, false, "", nil)
+	r := newRig(t, config.ModeShadow, false, "", nil)
 	var logs strings.Builder
 	r.a.log = slog.New(slog.NewTextHandler(&logs, nil))
 	r.a.o.Policy = &intervalHoldPolicy{fixedPolicy{s: target, conf: 0.9}}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/policy"
 )
@@ -38,7 +39,7 @@ func histogram(t *testing.T, a *Agent, name string) (uint64, float64) {
 }
 
 func TestDecisionLatencyMetric(t *testing.T) {
-	for _, mode := range []Mode{ModeShadow, ModeClosedLoop} {
+	for _, mode := range []config.Mode{config.ModeShadow, config.ModeClosedLoop} {
 		r := newRig(t, mode, false, "", nil)
 		sp := &slowPolicy{fixedPolicy: *r.pol, d: 30 * time.Millisecond}
 		r.a.o.Policy = sp

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"github.com/ecntune/ecntune/agent/core"
 	"log/slog"
 	"net/http/httptest"
 	"sort"
@@ -9,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/gnmipath"
 	"github.com/ecntune/ecntune/simenv"
@@ -31,7 +32,7 @@ func TestE2EDevicesShadow(t *testing.T) {
 	for _, dev := range openconfigFamily {
 		t.Run(dev, func(t *testing.T) {
 			_, addr := deviceSim(t, dev)
-			e := runE2E(t, ModeShadow, mustStatic(t, "hpcc"), []TargetConfig{target0(addr, DialectOpenConfig)}, e2eGuard())
+			e := runE2E(t, config.ModeShadow, mustStatic(t, "hpcc"), []config.Target{target0(addr, config.DialectOpenConfig)}, e2eGuard())
 			want := gnmipath.Devices[dev].Missing
 			var recs []core.Recommendation
 			waitFor(t, 20*time.Second, "a measured recommendation for every queue", func() bool {
@@ -107,9 +108,9 @@ func TestE2EDevicesClosedLoop(t *testing.T) {
 	for _, dev := range openconfigFamily {
 		t.Run(dev, func(t *testing.T) {
 			s, addr := deviceSim(t, dev)
-			tc := target0(addr, DialectOpenConfig)
+			tc := target0(addr, config.DialectOpenConfig)
 			tc.Device = dev
-			e := runE2E(t, ModeClosedLoop, mustStatic(t, "hpcc"), []TargetConfig{tc}, e2eGuard())
+			e := runE2E(t, config.ModeClosedLoop, mustStatic(t, "hpcc"), []config.Target{tc}, e2eGuard())
 			n := closedLoopOnDevice(t, e, s, 20*time.Second)
 			t.Logf("%s: %d audit entries, all applied and read back", dev, n)
 		})
@@ -193,10 +194,10 @@ func counterWith(a *Agent, name, label, value string) float64 {
 // fails alone, is reported once, and the agent decides on what exists.
 func TestE2EOptionalGroupRefusedAlone(t *testing.T) {
 	_, addr := deviceSim(t, "openconfig")
-	tc := target0(addr, DialectOpenConfig)
+	tc := target0(addr, config.DialectOpenConfig)
 	tc.Device = "ecntune"
 	logs := &syncBuffer{}
-	e := runE2ELog(t, ModeShadow, mustStatic(t, "hpcc"), []TargetConfig{tc}, e2eGuard(), slog.New(slog.NewTextHandler(logs, nil)))
+	e := runE2ELog(t, config.ModeShadow, mustStatic(t, "hpcc"), []config.Target{tc}, e2eGuard(), slog.New(slog.NewTextHandler(logs, nil)))
 	waitFor(t, 20*time.Second, "measured recommendations for every queue", func() bool {
 		recs, _ := e.j.Recommendations("sw0", 0, 0)
 		return len(queuesOf(recs)) == 4

@@ -12,7 +12,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"github.com/ecntune/ecntune/agent/core"
 	"io"
 	"log/slog"
 	"math/big"
@@ -25,6 +24,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/gnmipath"
 	"github.com/ecntune/ecntune/internal/await"
@@ -93,7 +95,7 @@ func (w *wrapObserver) setAlter(f func(*env.Observation)) {
 
 type e2e struct {
 	a      *Agent
-	j      *Journal
+	j      *journal.Journal
 	obs    *wrapObserver
 	cancel context.CancelFunc
 	done   chan error
@@ -113,26 +115,26 @@ func e2eGuard() core.GuardConfig {
 	return g
 }
 
-func runE2E(t *testing.T, mode Mode, pol policy.Policy, targets []TargetConfig, g core.GuardConfig) *e2e {
+func runE2E(t *testing.T, mode config.Mode, pol policy.Policy, targets []config.Target, g core.GuardConfig) *e2e {
 	t.Helper()
 	return runE2ELog(t, mode, pol, targets, g, slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
 
 // runE2ELog is runE2E with the agent logging to log: the agent as Open
 // builds it from a configuration, over gNMI.
-func runE2ELog(t *testing.T, mode Mode, pol policy.Policy, targets []TargetConfig, g core.GuardConfig, log *slog.Logger) *e2e {
+func runE2ELog(t *testing.T, mode config.Mode, pol policy.Policy, targets []config.Target, g core.GuardConfig, log *slog.Logger) *e2e {
 	return runE2EFull(t, mode, pol, targets, g, log, 100*time.Millisecond)
 }
 
 // runE2ESample is runE2E with a sample interval (and interval) of its own
 // (devices with a floor: sonic-gnmi samples at most once a second).
-func runE2ESample(t *testing.T, mode Mode, pol policy.Policy, targets []TargetConfig, g core.GuardConfig, sample time.Duration) *e2e {
+func runE2ESample(t *testing.T, mode config.Mode, pol policy.Policy, targets []config.Target, g core.GuardConfig, sample time.Duration) *e2e {
 	return runE2EFull(t, mode, pol, targets, g, slog.New(slog.NewTextHandler(io.Discard, nil)), sample)
 }
 
-func runE2EFull(t *testing.T, mode Mode, pol policy.Policy, targets []TargetConfig, g core.GuardConfig, log *slog.Logger, sample time.Duration) *e2e {
+func runE2EFull(t *testing.T, mode config.Mode, pol policy.Policy, targets []config.Target, g core.GuardConfig, log *slog.Logger, sample time.Duration) *e2e {
 	t.Helper()
-	cfg := &Config{Mode: mode, Policy: pol.Name(), Interval: sample, SampleInterval: sample,
+	cfg := &config.Config{Mode: mode, Policy: pol.Name(), Interval: sample, SampleInterval: sample,
 		DB: filepath.Join(t.TempDir(), "agent.db"), Owner: "e2e", Targets: targets, Guardrails: g}
 	ctx, cancel := context.WithCancel(context.Background())
 	obs := &wrapObserver{inner: env.NewObserver(env.ObserverConfig{})}
@@ -166,8 +168,8 @@ func (e *e2e) stop(t *testing.T) {
 	}
 }
 
-func target0(addr string, d string) TargetConfig {
-	return TargetConfig{Name: "sw0", Address: addr, Insecure: true, Timeout: 3 * time.Second,
+func target0(addr string, d string) config.Target {
+	return config.Target{Name: "sw0", Address: addr, Insecure: true, Timeout: 3 * time.Second,
 		RetryTimer: 100 * time.Millisecond, Dialect: d, AllPorts: true, Queues: []int{3}}
 }
 
@@ -224,7 +226,7 @@ func counterSum(a *Agent, name string) float64 {
 
 func TestE2EShadowNeverSets(t *testing.T) {
 	s, addr := startSim(t, e2eSim(poorECN), gnmipath.OpenConfig, nil)
-	e := runE2E(t, ModeShadow, mustStatic(t, "hpcc"), []TargetConfig{target0(addr, DialectOpenConfig)}, e2eGuard())
+	e := runE2E(t, config.ModeShadow, mustStatic(t, "hpcc"), []config.Target{target0(addr, config.DialectOpenConfig)}, e2eGuard())
 	waitFor(t, 10*time.Second, "recommendations with valid observations", func() bool {
 		recs, _ := e.j.Recommendations("", 0, 0)
 		valid := 0
@@ -278,7 +280,7 @@ func TestE2EClosedLoopImprovesSmallFlows(t *testing.T) {
 		{Kind: simenv.WorkloadIncast, Fanin: 6, SizeBytes: 500_000, Every: 500 * simenv.Microsecond, Priority: 3},
 	}
 	s, addr := startSim(t, cfg, gnmipath.OpenConfig, nil)
-	e := runE2E(t, ModeClosedLoop, mustStatic(t, "hpcc"), []TargetConfig{target0(addr, DialectOpenConfig)}, e2eGuard())
+	e := runE2E(t, config.ModeClosedLoop, mustStatic(t, "hpcc"), []config.Target{target0(addr, config.DialectOpenConfig)}, e2eGuard())
 	waitFor(t, 10*time.Second, "the agent to set hpcc on every port", func() bool {
 		for p := 0; p < 8; p++ {
 			if simECN(t, s, "sw0", p, 3) != (simenv.ECN{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}) {
@@ -320,7 +322,7 @@ func TestE2EReconnectAfterServerRestart(t *testing.T) {
 	s, addr := startSim(t, e2eSim(poorECN), gnmipath.OpenConfig, nil)
 	g := e2eGuard()
 	g.StaleFreeze, g.StaleRevert = 5*time.Second, 20*time.Second
-	e := runE2E(t, ModeShadow, mustStatic(t, "hpcc"), []TargetConfig{target0(addr, DialectOpenConfig)}, g)
+	e := runE2E(t, config.ModeShadow, mustStatic(t, "hpcc"), []config.Target{target0(addr, config.DialectOpenConfig)}, g)
 	waitFor(t, 10*time.Second, "telemetry", func() bool { return snapshots(e.a) >= 3 })
 	s.StopGRPC()
 	waitFor(t, 10*time.Second, "the broken stream reported", func() bool {
@@ -346,7 +348,7 @@ func TestE2EReconnectAfterServerRestart(t *testing.T) {
 
 func TestE2EWatchdogFreezesThenReverts(t *testing.T) {
 	s, addr := startSim(t, e2eSim(poorECN), gnmipath.OpenConfig, nil)
-	e := runE2E(t, ModeClosedLoop, mustStatic(t, "hpcc"), []TargetConfig{target0(addr, DialectOpenConfig)}, e2eGuard())
+	e := runE2E(t, config.ModeClosedLoop, mustStatic(t, "hpcc"), []config.Target{target0(addr, config.DialectOpenConfig)}, e2eGuard())
 	hpcc := simenv.ECN{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
 	waitFor(t, 10*time.Second, "hpcc applied", func() bool { return simECN(t, s, "sw0", 0, 3) == hpcc })
 	s.SetFaults(simswitch.Faults{MuteTelemetry: true})
@@ -372,7 +374,7 @@ func TestE2EWatchdogFreezesThenReverts(t *testing.T) {
 
 func TestE2EDegradationRollsBack(t *testing.T) {
 	s, addr := startSim(t, e2eSim(poorECN), gnmipath.OpenConfig, nil)
-	e := runE2E(t, ModeClosedLoop, mustStatic(t, "hpcc"), []TargetConfig{target0(addr, DialectOpenConfig)}, e2eGuard())
+	e := runE2E(t, config.ModeClosedLoop, mustStatic(t, "hpcc"), []config.Target{target0(addr, config.DialectOpenConfig)}, e2eGuard())
 	hpcc := simenv.ECN{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
 	// Once the new setting runs, the observer reports drops on port 0.
 	e.obs.setAlter(func(o *env.Observation) {
@@ -412,7 +414,7 @@ func TestE2EDegradationRollsBack(t *testing.T) {
 func TestE2EMalformedTelemetryAndRejectedSets(t *testing.T) {
 	s, addr := startSim(t, e2eSim(poorECN), gnmipath.OpenConfig, nil)
 	s.SetFaults(simswitch.Faults{Malformed: true, RejectSets: true})
-	e := runE2E(t, ModeClosedLoop, mustStatic(t, "hpcc"), []TargetConfig{target0(addr, DialectOpenConfig)}, e2eGuard())
+	e := runE2E(t, config.ModeClosedLoop, mustStatic(t, "hpcc"), []config.Target{target0(addr, config.DialectOpenConfig)}, e2eGuard())
 	waitFor(t, 10*time.Second, "refused Sets", func() bool {
 		es, _ := e.j.Entries("", 0)
 		return len(es) >= 3 && es[0].State == core.StateFailed
@@ -436,9 +438,9 @@ func TestE2EMalformedTelemetryAndRejectedSets(t *testing.T) {
 
 func TestE2EProtoEncoding(t *testing.T) {
 	s, addr := startSim(t, e2eSim(poorECN), gnmipath.OpenConfig, nil)
-	tc := target0(addr, DialectOpenConfig)
+	tc := target0(addr, config.DialectOpenConfig)
 	tc.Encoding = "proto"
-	e := runE2E(t, ModeClosedLoop, mustStatic(t, "hpcc"), []TargetConfig{tc}, e2eGuard())
+	e := runE2E(t, config.ModeClosedLoop, mustStatic(t, "hpcc"), []config.Target{tc}, e2eGuard())
 	hpcc := simenv.ECN{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
 	waitFor(t, 10*time.Second, "hpcc applied with proto telemetry", func() bool { return simECN(t, s, "sw0", 2, 3) == hpcc })
 	e.stop(t)
@@ -456,9 +458,9 @@ func TestE2EProtoEncoding(t *testing.T) {
 
 func TestE2ESONiC(t *testing.T) {
 	s, addr := startSim(t, e2eSim(poorECN), gnmipath.Sonic, nil)
-	tc := target0(addr, DialectSONiC)
+	tc := target0(addr, config.DialectSONiC)
 	tc.Namespace = "sw0"
-	e := runE2E(t, ModeClosedLoop, mustStatic(t, "hpcc"), []TargetConfig{tc}, e2eGuard())
+	e := runE2E(t, config.ModeClosedLoop, mustStatic(t, "hpcc"), []config.Target{tc}, e2eGuard())
 	hpcc := simenv.ECN{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
 	waitFor(t, 10*time.Second, "hpcc applied over sonic paths", func() bool {
 		for p := 0; p < 4; p++ {
@@ -482,11 +484,11 @@ func TestE2ETLSWithPassword(t *testing.T) {
 		c.TLSCert, c.TLSKey = cert, key
 		c.Username, c.Password = "ops", "s3cret"
 	})
-	tc := target0(addr, DialectOpenConfig)
+	tc := target0(addr, config.DialectOpenConfig)
 	tc.Insecure = false
 	tc.TLSCA = ca
 	tc.Username, tc.Password = "ops", "s3cret"
-	e := runE2E(t, ModeClosedLoop, mustStatic(t, "hpcc"), []TargetConfig{tc}, e2eGuard())
+	e := runE2E(t, config.ModeClosedLoop, mustStatic(t, "hpcc"), []config.Target{tc}, e2eGuard())
 	hpcc := simenv.ECN{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
 	waitFor(t, 10*time.Second, "hpcc applied over TLS", func() bool { return simECN(t, s, "sw0", 0, 3) == hpcc })
 	e.stop(t)
@@ -499,7 +501,7 @@ func TestE2ETLSWithPassword(t *testing.T) {
 	tc2 := tc
 	tc2.Address = addr2
 	tc2.Password = "wrong"
-	e2 := runE2E(t, ModeClosedLoop, mustStatic(t, "hpcc"), []TargetConfig{tc2}, e2eGuard())
+	e2 := runE2E(t, config.ModeClosedLoop, mustStatic(t, "hpcc"), []config.Target{tc2}, e2eGuard())
 	waitFor(t, 10*time.Second, "auth errors", func() bool { return counterSum(e2.a, "ecntune_agent_telemetry_errors_total") >= 1 })
 	if snapshots(e2.a) != 0 || simECN(t, s2, "sw0", 0, 3) != poorECN {
 		t.Fatal("wrong password got through")
@@ -553,8 +555,8 @@ func TestE2ETwoAgentsDoNotFight(t *testing.T) {
 	_, addr := startSim(t, e2eSim(poorECN), gnmipath.OpenConfig, nil)
 	g := e2eGuard()
 	g.ExternalHold = 10 * time.Second
-	a1 := runE2E(t, ModeClosedLoop, mustStatic(t, "hpcc"), []TargetConfig{target0(addr, DialectOpenConfig)}, g)
-	a2 := runE2E(t, ModeClosedLoop, mustStatic(t, "cisco"), []TargetConfig{target0(addr, DialectOpenConfig)}, g)
+	a1 := runE2E(t, config.ModeClosedLoop, mustStatic(t, "hpcc"), []config.Target{target0(addr, config.DialectOpenConfig)}, g)
+	a2 := runE2E(t, config.ModeClosedLoop, mustStatic(t, "cisco"), []config.Target{target0(addr, config.DialectOpenConfig)}, g)
 	waitFor(t, 10*time.Second, "an external-writer alarm", func() bool {
 		return counterSum(a1.a, "ecntune_agent_alarms_total")+counterSum(a2.a, "ecntune_agent_alarms_total") >= 1
 	})
@@ -566,7 +568,7 @@ func TestE2ETwoAgentsDoNotFight(t *testing.T) {
 	a1.stop(t)
 	a2.stop(t)
 	perQueue := map[env.QueueKey]int{}
-	for _, j := range []*Journal{a1.j, a2.j} {
+	for _, j := range []*journal.Journal{a1.j, a2.j} {
 		es, _ := j.Entries("", 0)
 		for _, e := range es {
 			if e.State == core.StateApplied {
@@ -597,7 +599,7 @@ func TestE2ESwitchReplacedByNewProcess(t *testing.T) {
 	}
 	g := e2eGuard()
 	g.StaleFreeze, g.StaleRevert = 5*time.Second, 20*time.Second
-	e := runE2E(t, ModeShadow, mustStatic(t, "hpcc"), []TargetConfig{target0(addr, DialectOpenConfig)}, g)
+	e := runE2E(t, config.ModeShadow, mustStatic(t, "hpcc"), []config.Target{target0(addr, config.DialectOpenConfig)}, g)
 	waitFor(t, 10*time.Second, "telemetry", func() bool { return snapshots(e.a) >= 5 })
 	cancel1()
 	s1.Close()
@@ -649,7 +651,7 @@ func TestE2ESwitchReplacedByNewProcess(t *testing.T) {
 // first, journaled as such, and leaves Kmax below XOFF.
 func TestE2EUnsafeStartIsRepaired(t *testing.T) {
 	s, addr := startSim(t, e2eSim(unsafeECN), gnmipath.OpenConfig, nil)
-	e := runE2E(t, ModeShadow, mustStatic(t, "hpcc"), []TargetConfig{target0(addr, DialectOpenConfig)}, e2eGuard())
+	e := runE2E(t, config.ModeShadow, mustStatic(t, "hpcc"), []config.Target{target0(addr, config.DialectOpenConfig)}, e2eGuard())
 	waitFor(t, 10*time.Second, "a SAFETY recommendation", func() bool {
 		recs, _ := e.j.Recommendations("sw0", 0, 0)
 		for _, r := range recs {
@@ -665,7 +667,7 @@ func TestE2EUnsafeStartIsRepaired(t *testing.T) {
 	}
 
 	s2, addr2 := startSim(t, e2eSim(unsafeECN), gnmipath.OpenConfig, nil)
-	e2 := runE2E(t, ModeClosedLoop, mustStatic(t, "hpcc"), []TargetConfig{target0(addr2, DialectOpenConfig)}, e2eGuard())
+	e2 := runE2E(t, config.ModeClosedLoop, mustStatic(t, "hpcc"), []config.Target{target0(addr2, config.DialectOpenConfig)}, e2eGuard())
 	waitFor(t, 10*time.Second, "repairs applied", func() bool {
 		es, _ := e2.j.Entries("sw0", 0)
 		n := 0
@@ -712,7 +714,7 @@ func e2eTimed(t *testing.T, spec string, steps [2]string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := runE2E(t, ModeClosedLoop, pol, []TargetConfig{target0(addr, DialectOpenConfig)}, e2eGuard())
+	e := runE2E(t, config.ModeClosedLoop, pol, []config.Target{target0(addr, config.DialectOpenConfig)}, e2eGuard())
 	hpcc := simenv.ECN{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
 	late := simenv.ECN{KminBytes: 100_000, KmaxBytes: 400_000, Pmax: 0.01}
 	every := func(want simenv.ECN) func() bool {

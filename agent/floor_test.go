@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/env"
 )
 
@@ -28,11 +30,11 @@ func TestIngestComputesFloorFromCable(t *testing.T) {
 		frame int
 		want  int64
 	}{{100, 9100, env.LosslessFloor(100e9, 100, 9100)}, {0, 0, 0}} {
-		j, err := OpenJournal(filepath.Join(t.TempDir(), "agent.db"), time.Second)
+		j, err := journal.OpenJournal(filepath.Join(t.TempDir(), "agent.db"), time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := testConfig(ModeShadow)
+		cfg := testConfig(config.ModeShadow)
 		cfg.Targets[0].CableMeters, cfg.Targets[0].FrameBytes = c.cable, c.frame
 		rec := &recObserver{}
 		a, err := New(Options{Config: cfg, Policy: &fixedPolicy{s: target}, Model: "fixed@1", Observer: rec, Journal: j,
@@ -62,14 +64,14 @@ func TestIngestComputesFloorFromCable(t *testing.T) {
 }
 
 func TestConfigCable(t *testing.T) {
-	c, err := ParseConfig([]byte("targets: {sw0: {address: 'h:1', dialect: sonic, cable: 40m}, sw1: {address: 'h:2', cable: 0.3km, mtu: 4200}}\n"))
+	c, err := config.Parse([]byte("targets: {sw0: {address: 'h:1', dialect: sonic, cable: 40m}, sw1: {address: 'h:2', cable: 0.3km, mtu: 4200}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range c.Targets {
 		switch tc.Name {
 		case "sw0":
-			if tc.CableMeters != 40 || tc.FrameBytes != DefaultFrameBytes {
+			if tc.CableMeters != 40 || tc.FrameBytes != config.DefaultFrameBytes {
 				t.Fatalf("sw0: %g m, %d B", tc.CableMeters, tc.FrameBytes)
 			}
 		case "sw1":
@@ -84,7 +86,7 @@ func TestConfigCable(t *testing.T) {
 		"cable: 40m, mtu: 9": "targets.sw0.mtu: 9: want the port MTU in bytes, 68 to 9216",
 		"mtu: 9100":          "targets.sw0.mtu: only used with cable",
 	} {
-		_, err := ParseConfig([]byte("targets: {sw0: {address: 'h:1', " + in + "}}\n"))
+		_, err := config.Parse([]byte("targets: {sw0: {address: 'h:1', " + in + "}}\n"))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want %q", in, err, want)
 		}

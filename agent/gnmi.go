@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/gnmipath"
 )
@@ -28,7 +29,7 @@ import (
 // subscription (counters SAMPLE, configuration ON_CHANGE) decoded by
 // gnmipath into env.Snapshots, and Set/Get for changes and read-back.
 type GNMISwitch struct {
-	cfg TargetConfig
+	cfg config.Target
 	gt  gnmipath.Target
 	tg  *gtarget.Target
 
@@ -56,7 +57,7 @@ type GNMISwitch struct {
 
 // DialSwitch prepares a gNMI client for one target. The connection is
 // made lazily (gRPC dials on first use and reconnects by itself).
-func DialSwitch(ctx context.Context, t TargetConfig, sample time.Duration) (*GNMISwitch, error) {
+func DialSwitch(ctx context.Context, t config.Target, sample time.Duration) (*GNMISwitch, error) {
 	dl, err := gnmipath.ParseDialect(t.Dialect)
 	if err != nil {
 		return nil, fmt.Errorf("targets.%s.dialect: %v", t.Name, err)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ecntune/ecntune/agent/config"
 )
 
 func getHealth(t *testing.T, url string) (int, string) {
@@ -24,7 +26,7 @@ func getHealth(t *testing.T, url string) (int, string) {
 // while no target has sent telemetry, 200 once it does, and 503 again
 // when the telemetry is older than HealthStaleIntervals intervals.
 func TestHealthzFailsOnStaleOrUnreachable(t *testing.T) {
-	r := newRig(t, ModeShadow, false, "", nil)
+	r := newRig(t, config.ModeShadow, false, "", nil)
 	srv := httptest.NewServer(r.a.Handler())
 	defer srv.Close()
 	code, body := getHealth(t, srv.URL)
@@ -54,9 +56,9 @@ func TestHealthzFailsOnStaleOrUnreachable(t *testing.T) {
 // reports fails /healthz once the grace of HealthStaleIntervals intervals
 // from the start is over, while the other is fine.
 func TestHealthzNamesTheSilentTarget(t *testing.T) {
-	r := newRig(t, ModeShadow, false, "", nil)
+	r := newRig(t, config.ModeShadow, false, "", nil)
 	silent := newFakeSwitch("leaf1")
-	r.a.targets["leaf1"] = TargetConfig{Name: "leaf1", AllPorts: true, Queues: []int{3}}
+	r.a.targets["leaf1"] = config.Target{Name: "leaf1", AllPorts: true, Queues: []int{3}}
 	r.a.switches["leaf1"] = silent
 	r.a.names = append(r.a.names, "leaf1")
 	r.a.lastSeen["leaf1"] = r.clk.Now()

@@ -3,13 +3,15 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/ecntune/ecntune/agent/core"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/journal"
 )
 
 // Handler serves /metrics (Prometheus), /recommendations (JSON: the newest
@@ -57,7 +59,7 @@ func (a *Agent) Handler() http.Handler {
 		// A target no longer configured may still have history.
 		t := r.URL.Query().Get("target")
 		if _, ok := a.targets[t]; !ok && t != "" {
-			if p, err := a.o.Journal.ChangesPage(ChangesQuery{Target: t, Limit: 1}); err == nil && len(p.Changes) > 0 {
+			if p, err := a.o.Journal.ChangesPage(journal.ChangesQuery{Target: t, Limit: 1}); err == nil && len(p.Changes) > 0 {
 				changes.ServeHTTP(w, r)
 				return
 			}
@@ -86,7 +88,7 @@ func (a *Agent) Handler() http.Handler {
 // time, ?limit=N the newest N matches (default DefaultChangesPage, at most
 // MaxChangesPage), ?before=SEQ those older than next_before of the
 // previous page. now is the clock since= counts back from.
-func ChangesHandler(j *Journal, now func() time.Time) http.Handler {
+func ChangesHandler(j *journal.Journal, now func() time.Time) http.Handler {
 	if now == nil {
 		now = time.Now
 	}
@@ -96,7 +98,7 @@ func ChangesHandler(j *Journal, now func() time.Time) http.Handler {
 			return
 		}
 		v := r.URL.Query()
-		q := ChangesQuery{Target: v.Get("target")}
+		q := journal.ChangesQuery{Target: v.Get("target")}
 		if s := v.Get("since"); s != "" {
 			if d, err := time.ParseDuration(s); err == nil && d >= 0 {
 				q.SinceNs = now().Add(-d).UnixNano()
@@ -109,8 +111,8 @@ func ChangesHandler(j *Journal, now func() time.Time) http.Handler {
 		}
 		if s := v.Get("limit"); s != "" {
 			n, err := strconv.Atoi(s)
-			if err != nil || n < 1 || n > MaxChangesPage {
-				http.Error(w, fmt.Sprintf("limit: want 1..%d", MaxChangesPage), http.StatusBadRequest)
+			if err != nil || n < 1 || n > journal.MaxChangesPage {
+				http.Error(w, fmt.Sprintf("limit: want 1..%d", journal.MaxChangesPage), http.StatusBadRequest)
 				return
 			}
 			q.Limit = n

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/policy"
 )
@@ -12,7 +13,7 @@ import (
 // The interval line says which knobs the recommendations move, most
 // frequent first, and how many queues the policy could not decide.
 func TestIntervalLogTopMoves(t *testing.T) {
-	r := newRig(t, ModeShadow, false, "", nil)
+	r := newRig(t, config.ModeShadow, false, "", nil)
 	var logs strings.Builder
 	r.a.log = slog.New(slog.NewTextHandler(&logs, nil))
 	r.interval(t)
@@ -26,7 +27,7 @@ func TestIntervalLogTopMoves(t *testing.T) {
 func TestIntervalLogTopMovesAlpha(t *testing.T) {
 	sw := newFakeSwitch("leaf0", kA, kB)
 	sw.set[kA], sw.set[kB] = curA, curA
-	r := newRig(t, ModeShadow, false, "", sw)
+	r := newRig(t, config.ModeShadow, false, "", sw)
 	r.pol.s = target
 	r.pol.s.Alpha = 0.5
 	var logs strings.Builder
@@ -57,7 +58,7 @@ func (u undecidedPolicy) Decide(obs []env.Observation) []policy.Decision {
 }
 
 func TestIntervalLogUndecided(t *testing.T) {
-	r := newRig(t, ModeShadow, false, "", nil)
+	r := newRig(t, config.ModeShadow, false, "", nil)
 	r.a.o.Policy = undecidedPolicy{}
 	var logs strings.Builder
 	r.a.log = slog.New(slog.NewTextHandler(&logs, nil))
@@ -70,7 +71,7 @@ func TestIntervalLogUndecided(t *testing.T) {
 // A hold from a policy inside a wrapper (a schedule's step, a role) counts
 // as undecided, and one outside the validated intervals is warned about.
 func TestIntervalLogUndecidedWrapped(t *testing.T) {
-	r := newRig(t, ModeShadow, false, "", nil)
+	r := newRig(t, config.ModeShadow, false, "", nil)
 	r.a.o.Policy = undecidedPolicy{reason: "schedule step 2 (from 3h): hold: counters over 10s, outside the decision intervals the model was validated for (200µs to 1s)",
 		held: policy.HoldInterval}
 	var logs strings.Builder

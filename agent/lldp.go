@@ -13,6 +13,7 @@ import (
 
 	"github.com/openconfig/gnmi/proto/gnmi"
 
+	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/gnmipath"
 )
@@ -97,7 +98,7 @@ func neighborPeer(n gnmipath.LLDPNeighbor, targets map[string]bool) env.Peer {
 // discoverPeers reads target t's LLDP neighbours and keeps the peers they
 // give for Ingest. When the read fails every port's peer is unknown until
 // the next connection (one log line says why).
-func (a *Agent) discoverPeers(ctx context.Context, t TargetConfig, sw LLDPSwitch) {
+func (a *Agent) discoverPeers(ctx context.Context, t config.Target, sw LLDPSwitch) {
 	timeout := t.Timeout
 	if timeout <= 0 {
 		timeout = 10 * time.Second

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/gnmipath"
 	"github.com/ecntune/ecntune/simenv"
@@ -36,10 +37,10 @@ func TestE2ELLDPMatchesFabricPorts(t *testing.T) {
 	cfg := e2eSim(poorECN)
 	cfg.Topology = simenv.LeafSpineTopology(2, 2, 2, 100e9, 100e9, simenv.Microsecond)
 	s, addr := startSim(t, cfg, gnmipath.OpenConfig, nil)
-	var listed, lldp []TargetConfig
+	var listed, lldp []config.Target
 	queues := 0
 	for _, sw := range s.Switches() {
-		tc := target0(addr, DialectOpenConfig)
+		tc := target0(addr, config.DialectOpenConfig)
 		tc.Name = sw.Name
 		l := tc
 		l.PeersKnown, l.FabricPorts = true, simswitch.FabricPorts(sw)
@@ -53,8 +54,8 @@ func TestE2ELLDPMatchesFabricPorts(t *testing.T) {
 	}
 	polList, polLLDP := newPeerPolicy(), newPeerPolicy()
 	var logs syncBuffer
-	runE2E(t, ModeShadow, polList, listed, e2eGuard())
-	runE2ELog(t, ModeShadow, polLLDP, lldp, e2eGuard(), slog.New(slog.NewTextHandler(&logs, nil)))
+	runE2E(t, config.ModeShadow, polList, listed, e2eGuard())
+	runE2ELog(t, config.ModeShadow, polLLDP, lldp, e2eGuard(), slog.New(slog.NewTextHandler(&logs, nil)))
 	waitFor(t, 20*time.Second, "every queue shown to both policies", func() bool {
 		return len(polList.seen()) == queues && len(polLLDP.seen()) == queues
 	})
@@ -82,11 +83,11 @@ func TestE2ELLDPMatchesFabricPorts(t *testing.T) {
 func TestE2ELLDPGetFailsKeepsUnknown(t *testing.T) {
 	s, addr := startSim(t, e2eSim(poorECN), gnmipath.OpenConfig, nil)
 	s.SetFaults(simswitch.Faults{NoLLDP: true})
-	tc := target0(addr, DialectOpenConfig)
+	tc := target0(addr, config.DialectOpenConfig)
 	tc.DiscoverPeers = true
 	pol := newPeerPolicy()
 	var logs syncBuffer
-	e := runE2ELog(t, ModeShadow, pol, []TargetConfig{tc}, e2eGuard(), slog.New(slog.NewTextHandler(&logs, nil)))
+	e := runE2ELog(t, config.ModeShadow, pol, []config.Target{tc}, e2eGuard(), slog.New(slog.NewTextHandler(&logs, nil)))
 	waitFor(t, 10*time.Second, "recommendations for every queue", func() bool {
 		return len(e.a.Recommendations("sw0")) == 4 && snapshots(e.a) >= 5
 	})
@@ -111,11 +112,11 @@ func TestE2ELLDPGetFailsKeepsUnknown(t *testing.T) {
 // Over the sonic dialect the agent asks sonic-gnmi's way (OC-YANG).
 func TestE2ELLDPSONiC(t *testing.T) {
 	_, addr := startSim(t, e2eSim(poorECN), gnmipath.Sonic, nil)
-	tc := target0(addr, DialectSONiC)
+	tc := target0(addr, config.DialectSONiC)
 	tc.Namespace = "sw0"
 	tc.DiscoverPeers = true
 	pol := newPeerPolicy()
-	runE2E(t, ModeShadow, pol, []TargetConfig{tc}, e2eGuard())
+	runE2E(t, config.ModeShadow, pol, []config.Target{tc}, e2eGuard())
 	waitFor(t, 10*time.Second, "host peers over sonic", allPeers(pol, env.PeerHost, 4))
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/openconfig/gnmi/proto/gnmi"
 
+	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/gnmipath"
 )
@@ -189,14 +190,14 @@ func TestAgentDiscoversPeers(t *testing.T) {
 		{"unreadable", lldpNotif(t, capab(kA.Port, "ROUTER"), `"yes"`, capab(kB.Port, "ROUTER"), "true"), nil, env.PeerUnknown, env.PeerSwitch,
 			"some neighbour state is unreadable"},
 	} {
-		r := newRig(t, ModeShadow, false, "", nil)
+		r := newRig(t, config.ModeShadow, false, "", nil)
 		var logs syncBuffer
 		r.a.log = slog.New(slog.NewTextHandler(&logs, nil))
 		pol := &peerPolicy{fixedPolicy: fixedPolicy{s: target, conf: 0.9}, peers: map[env.QueueKey]env.Peer{}}
 		r.a.o.Policy = pol
-		tc := TargetConfig{Name: "leaf0", AllPorts: true, Queues: []int{3, 4}, DiscoverPeers: true}
+		tc := config.Target{Name: "leaf0", AllPorts: true, Queues: []int{3, 4}, DiscoverPeers: true}
 		r.a.targets["leaf0"] = tc
-		r.a.targets["leaf1"] = TargetConfig{Name: "leaf1"}
+		r.a.targets["leaf1"] = config.Target{Name: "leaf1"}
 		sw := &fakeLLDP{fakeSwitch: r.sw, ns: c.ns, err: c.err}
 		r.a.discoverPeers(context.Background(), tc, sw)
 		r.interval(t)
@@ -215,10 +216,10 @@ func TestAgentDiscoversPeers(t *testing.T) {
 // Run wires discovery to every (re)connection of a fabric-ports: lldp
 // target, concurrently with Ingest (run with -race).
 func TestAgentRunDiscoversOnConnect(t *testing.T) {
-	r := newRig(t, ModeShadow, false, "", nil)
+	r := newRig(t, config.ModeShadow, false, "", nil)
 	pol := &peerPolicy{fixedPolicy: fixedPolicy{s: target, conf: 0.9}, peers: map[env.QueueKey]env.Peer{}}
 	r.a.o.Policy = pol
-	r.a.targets["leaf0"] = TargetConfig{Name: "leaf0", AllPorts: true, Queues: []int{3, 4}, DiscoverPeers: true, Timeout: time.Second}
+	r.a.targets["leaf0"] = config.Target{Name: "leaf0", AllPorts: true, Queues: []int{3, 4}, DiscoverPeers: true, Timeout: time.Second}
 	sw := &fakeLLDP{fakeSwitch: r.sw, ns: lldpNotif(t, capab(kA.Port, "MAC_BRIDGE"), "true")}
 	r.a.switches["leaf0"] = sw
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"github.com/ecntune/ecntune/agent/core"
 	"math"
 	"regexp"
 	"sort"
@@ -10,19 +9,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/env"
-)
-
-// Per-queue series bounds (Config.MetricsQueues; see METRICS.md).
-const (
-	// DefaultMetricsQueues is how many queues get per-queue series when
-	// the configuration does not say: the most congested each interval.
-	DefaultMetricsQueues = 20
-	// MaxMetricsQueues is the most a number in metrics-queues may ask for
-	// (all is not bounded).
-	MaxMetricsQueues = 1000
-	// AllQueues gives every queue its per-queue series.
-	AllQueues = -1
 )
 
 // Instruments are the agent's Prometheus series, on a registry of their own.
@@ -168,7 +157,7 @@ func NewInstruments() *Instruments {
 			"Telemetry elements the agent did not understand (a queue named other than by an index, a priority outside 0..7) and skipped, by the shape of their path; the rest of each notification is used.", "target", "shape"),
 		Conns: gv("target_connections", "gRPC connections open to the target (one, plus one per Subscribe on a switch that serves one Subscribe per connection).", "target"),
 
-		perQueue: DefaultMetricsQueues,
+		perQueue: config.DefaultMetricsQueues,
 		shown:    map[env.QueueKey]bool{},
 		prev:     map[env.QueueKey]counters{},
 	}
@@ -214,7 +203,7 @@ func (m *Instruments) MetricNames() []string {
 // effect at the next interval.
 func (m *Instruments) SetPerQueue(n int) {
 	if n == 0 {
-		n = DefaultMetricsQueues
+		n = config.DefaultMetricsQueues
 	}
 	m.mu.Lock()
 	m.perQueue = n
@@ -391,7 +380,7 @@ func (m *Instruments) showQueues(obs []env.Observation, recs []core.Recommendati
 	for i := range idx {
 		idx[i] = i
 	}
-	if m.perQueue != AllQueues && len(idx) > m.perQueue {
+	if m.perQueue != config.AllQueues && len(idx) > m.perQueue {
 		score := func(i int) (float64, float64) {
 			o := &obs[i]
 			if !o.Valid {

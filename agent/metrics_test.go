@@ -2,7 +2,6 @@ package agent
 
 import (
 	"fmt"
-	"github.com/ecntune/ecntune/agent/core"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +12,8 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/env"
 )
 
@@ -111,24 +112,24 @@ func scrape10k(t *testing.T, perQueue int) (m *Instruments, total, queueSeries i
 // each, headroom and alpha known), the per-target aggregates grow with targets, not queues, and a
 // queue that stops being among the most congested loses its series.
 func TestMetricsCardinalityAt10kQueues(t *testing.T) {
-	m, total, queueSeries, shown := scrape10k(t, DefaultMetricsQueues)
+	m, total, queueSeries, shown := scrape10k(t, config.DefaultMetricsQueues)
 	const perQueueNames = 17
-	if queueSeries != perQueueNames*DefaultMetricsQueues || len(shown) != DefaultMetricsQueues {
-		t.Fatalf("per-queue series %d over %d queues, want %d over %d", queueSeries, len(shown), perQueueNames*DefaultMetricsQueues, DefaultMetricsQueues)
+	if queueSeries != perQueueNames*config.DefaultMetricsQueues || len(shown) != config.DefaultMetricsQueues {
+		t.Fatalf("per-queue series %d over %d queues, want %d over %d", queueSeries, len(shown), perQueueNames*config.DefaultMetricsQueues, config.DefaultMetricsQueues)
 	}
 	// the deepest queues are the last 20 in key order
 	obs, _ := fabric10k(0)
-	for _, o := range obs[len(obs)-DefaultMetricsQueues:] {
+	for _, o := range obs[len(obs)-config.DefaultMetricsQueues:] {
 		if !shown[o.Key] {
-			t.Errorf("%v, among the %d deepest queues, has no per-queue series", o.Key, DefaultMetricsQueues)
+			t.Errorf("%v, among the %d deepest queues, has no per-queue series", o.Key, config.DefaultMetricsQueues)
 		}
 	}
 	// 100 targets: the per-target series are bounded by a constant per target
 	const targets, perTargetMax = 100, 30
-	if limit := perQueueNames*DefaultMetricsQueues + perTargetMax*targets + 100; total > limit {
+	if limit := perQueueNames*config.DefaultMetricsQueues + perTargetMax*targets + 100; total > limit {
 		t.Errorf("%d series at 10,000 queues on %d targets, above the bound %d", total, targets, limit)
 	}
-	t.Logf("10,000 queues on %d targets, metrics-queues %d: %d series (%d per-queue)", targets, DefaultMetricsQueues, total, queueSeries)
+	t.Logf("10,000 queues on %d targets, metrics-queues %d: %d series (%d per-queue)", targets, config.DefaultMetricsQueues, total, queueSeries)
 
 	// the next interval has other deepest queues: the old ones go
 	obs2, recs2 := fabric10k(5000)
@@ -151,7 +152,7 @@ func TestMetricsCardinalityAt10kQueues(t *testing.T) {
 	if testing.Short() {
 		return
 	}
-	_, totalAll, queueAll, _ := scrape10k(t, AllQueues)
+	_, totalAll, queueAll, _ := scrape10k(t, config.AllQueues)
 	if queueAll != perQueueNames*10000 {
 		t.Errorf("metrics-queues all: %d per-queue series, want %d", queueAll, perQueueNames*10000)
 	}
@@ -208,28 +209,13 @@ func TestTargetCountersFollowTheSwitch(t *testing.T) {
 	}
 }
 
-// TestMetricsQueuesKey: metrics-queues takes a number or all, and says
-// what it wants otherwise.
-func TestMetricsQueuesKey(t *testing.T) {
-	for v, want := range map[string]int{"": DefaultMetricsQueues, "5": 5, "all": AllQueues, " 1000 ": 1000} {
-		if got, err := parseMetricsQueues(v); err != nil || got != want {
-			t.Errorf("%q: %d, %v; want %d", v, got, err, want)
-		}
-	}
-	for _, v := range []string{"0", "-1", "1001", "top20", "20KB"} {
-		if _, err := parseMetricsQueues(v); err == nil || !strings.Contains(err.Error(), "metrics-queues") {
-			t.Errorf("%q: %v, want an error naming metrics-queues", v, err)
-		}
-	}
-}
-
 // A queue whose PG alpha is known has its applied and recommended alpha
 // on /metrics; one whose switch does not report alpha has no applied
 // alpha series.
 func TestMetricsAlphaGauges(t *testing.T) {
 	sw := newFakeSwitch("leaf0", kA, kB)
 	sw.set[kA] = curA // kB: cur, alpha unknown
-	r := newRig(t, ModeShadow, false, "", sw)
+	r := newRig(t, config.ModeShadow, false, "", sw)
 	r.pol.s = target
 	r.pol.s.Alpha = 0.5
 	r.interval(t)

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/policy"
 )
@@ -31,7 +33,7 @@ type Deps struct {
 	Logger *slog.Logger
 	// Dial connects to one target (default DialSwitch); a caller may wrap
 	// the switch it returns, e.g. to time its Sets.
-	Dial func(ctx context.Context, t TargetConfig, sampleInterval time.Duration) (Switch, error)
+	Dial func(ctx context.Context, t config.Target, sampleInterval time.Duration) (Switch, error)
 	// Observer turns snapshots into observations (default env.NewObserver
 	// with its defaults).
 	Observer Observer
@@ -54,7 +56,7 @@ type Deps struct {
 // connects to every target, and, when Config.Metrics names an
 // address, serves Handler there. Close releases all of it; on an error
 // Open releases what it opened before returning.
-func Open(ctx context.Context, cfg *Config, d Deps) (a *Agent, err error) {
+func Open(ctx context.Context, cfg *config.Config, d Deps) (a *Agent, err error) {
 	if cfg == nil {
 		return nil, errors.New("agent: no configuration")
 	}
@@ -62,7 +64,7 @@ func Open(ctx context.Context, cfg *Config, d Deps) (a *Agent, err error) {
 		d.Logger = slog.Default()
 	}
 	if d.Dial == nil {
-		d.Dial = func(ctx context.Context, t TargetConfig, sample time.Duration) (Switch, error) {
+		d.Dial = func(ctx context.Context, t config.Target, sample time.Duration) (Switch, error) {
 			s, err := DialSwitch(ctx, t, sample)
 			if err != nil {
 				return nil, err
@@ -101,7 +103,7 @@ func Open(ctx context.Context, cfg *Config, d Deps) (a *Agent, err error) {
 			release()
 		}
 	}()
-	j, err := OpenJournal(cfg.DB, d.LockTimeout)
+	j, err := journal.OpenJournal(cfg.DB, d.LockTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -147,4 +149,4 @@ func (a *Agent) Close() error {
 }
 
 // Journal returns the agent's journal (the audit log and recommendations).
-func (a *Agent) Journal() *Journal { return a.o.Journal }
+func (a *Agent) Journal() *journal.Journal { return a.o.Journal }

@@ -14,6 +14,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/journal"
 )
 
 // closingSwitch counts Close calls.
@@ -30,12 +33,12 @@ func (s closingSwitch) Close() error {
 	return nil
 }
 
-func openTestConfig(t *testing.T, targets ...string) *Config {
-	cfg := testConfig(ModeShadow)
+func openTestConfig(t *testing.T, targets ...string) *config.Config {
+	cfg := testConfig(config.ModeShadow)
 	cfg.DB = filepath.Join(t.TempDir(), "agent.db")
 	cfg.Targets = nil
 	for _, n := range targets {
-		cfg.Targets = append(cfg.Targets, TargetConfig{Name: n, Address: "127.0.0.1:1", AllPorts: true, Queues: []int{3}})
+		cfg.Targets = append(cfg.Targets, config.Target{Name: n, Address: "127.0.0.1:1", AllPorts: true, Queues: []int{3}})
 	}
 	return cfg
 }
@@ -53,7 +56,7 @@ func TestOpenClose(t *testing.T) {
 	var logs bytes.Buffer
 	a, err := Open(context.Background(), cfg, Deps{
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-		Dial: func(_ context.Context, tc TargetConfig, _ time.Duration) (Switch, error) {
+		Dial: func(_ context.Context, tc config.Target, _ time.Duration) (Switch, error) {
 			dialed = append(dialed, tc.Name)
 			return closingSwitch{newFakeSwitch(tc.Name, kA), &mu, &closed}, nil
 		},
@@ -82,7 +85,7 @@ func TestOpenClose(t *testing.T) {
 	if _, err := http.Get("http://" + addr[1] + "/healthz"); err == nil {
 		t.Fatal("the HTTP endpoint still answers after Close")
 	}
-	j, err := OpenJournal(cfg.DB, 100*time.Millisecond)
+	j, err := journal.OpenJournal(cfg.DB, 100*time.Millisecond)
 	if err != nil {
 		t.Fatalf("the journal is still locked after Close: %v", err)
 	}
@@ -113,7 +116,7 @@ func TestOpenErrors(t *testing.T) {
 	closed := 0
 	refused := errors.New("connection refused")
 	_, err := Open(context.Background(), cfg, Deps{Policy: &fixedPolicy{s: target, conf: 1}, Logger: discard,
-		Dial: func(_ context.Context, tc TargetConfig, _ time.Duration) (Switch, error) {
+		Dial: func(_ context.Context, tc config.Target, _ time.Duration) (Switch, error) {
 			if tc.Name == "leaf1" {
 				return nil, refused
 			}
@@ -122,7 +125,7 @@ func TestOpenErrors(t *testing.T) {
 	if !errors.Is(err, refused) || closed != 1 {
 		t.Fatalf("dial failure: %v, %d switches closed (want 1)", err, closed)
 	}
-	j, err := OpenJournal(cfg.DB, 100*time.Millisecond)
+	j, err := journal.OpenJournal(cfg.DB, 100*time.Millisecond)
 	if err != nil {
 		t.Fatalf("the journal is still locked after a failed Open: %v", err)
 	}
@@ -133,13 +136,13 @@ func TestOpenErrors(t *testing.T) {
 	cfg.Metrics = "256.0.0.1:1"
 	closed = 0
 	_, err = Open(context.Background(), cfg, Deps{Policy: &fixedPolicy{s: target, conf: 1}, Logger: discard,
-		Dial: func(_ context.Context, tc TargetConfig, _ time.Duration) (Switch, error) {
+		Dial: func(_ context.Context, tc config.Target, _ time.Duration) (Switch, error) {
 			return closingSwitch{newFakeSwitch(tc.Name, kA), &mu, &closed}, nil
 		}})
 	if err == nil || !strings.HasPrefix(err.Error(), "metrics: listen 256.0.0.1:1") || closed != 1 {
 		t.Fatalf("bad metrics address: %v, %d switches closed", err, closed)
 	}
-	if j, err = OpenJournal(cfg.DB, 100*time.Millisecond); err != nil {
+	if j, err = journal.OpenJournal(cfg.DB, 100*time.Millisecond); err != nil {
 		t.Fatalf("the journal is still locked after a failed Open: %v", err)
 	}
 	j.Close()

@@ -1,11 +1,8 @@
 package agent
 
 import (
-	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ecntune/ecntune/agent/core"
 	"html/template"
 	"math"
 	"os"
@@ -13,12 +10,13 @@ import (
 	"slices"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"gonum.org/v1/plot/vg"
 
+	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/internal/chart"
 	"github.com/ecntune/ecntune/internal/units"
-	"gonum.org/v1/plot/vg"
 )
 
 // ReportOptions say what `agent report` draws of a stored run.
@@ -45,55 +43,6 @@ type ReportFiles struct {
 	ToNs      int64    `json:"to_ns"`
 }
 
-// recommendationTimes lists the distinct interval times of the stored
-// recommendations at or after sinceNs, oldest first, from the keys alone.
-func (j *Journal) recommendationTimes(sinceNs int64) ([]int64, error) {
-	var out []int64
-	err := j.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketRecs).Cursor()
-		var start [8]byte
-		binary.BigEndian.PutUint64(start[:], uint64(max(sinceNs, 0)))
-		for k, _ := c.Seek(start[:]); k != nil; k, _ = c.Next() {
-			if len(k) < 8 {
-				return fmt.Errorf("recommendation key %x: shorter than its time", k)
-			}
-			t := int64(binary.BigEndian.Uint64(k[:8]))
-			if n := len(out); n == 0 || out[n-1] != t {
-				out = append(out, t)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("agent db %s: %w", j.path, err)
-	}
-	return out, nil
-}
-
-// eachRecommendation calls fn for every stored recommendation at or after
-// sinceNs, oldest first.
-func (j *Journal) eachRecommendation(sinceNs int64, fn func(*core.Recommendation) error) error {
-	err := j.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketRecs).Cursor()
-		var start [8]byte
-		binary.BigEndian.PutUint64(start[:], uint64(max(sinceNs, 0)))
-		for k, v := c.Seek(start[:]); k != nil; k, v = c.Next() {
-			var r core.Recommendation
-			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("recommendation %x: %w", k, err)
-			}
-			if err := fn(&r); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("agent db %s: %w", j.path, err)
-	}
-	return nil
-}
-
 // ErrNothingStored is WriteReport's error for a database without
 // recommendations in the window asked for.
 var ErrNothingStored = errors.New("no recommendations stored")
@@ -103,14 +52,14 @@ var ErrNothingStored = errors.New("no recommendations stored")
 // queues × time for peak depth, ECN marks and PFC paused time), a chart
 // per busiest queue with every audited change marked, and index.html that
 // shows them with the audit log. The pictures are the dashboard's.
-func WriteReport(j *Journal, dir string, o ReportOptions) (ReportFiles, error) {
+func WriteReport(j *journal.Journal, dir string, o ReportOptions) (ReportFiles, error) {
 	if o.Intervals <= 0 {
 		o.Intervals = 600
 	}
 	if o.Queues <= 0 {
 		o.Queues = 6
 	}
-	times, err := j.recommendationTimes(o.SinceNs)
+	times, err := j.RecommendationTimes(o.SinceNs)
 	if err != nil {
 		return ReportFiles{}, err
 	}
@@ -120,7 +69,7 @@ func WriteReport(j *Journal, dir string, o ReportOptions) (ReportFiles, error) {
 		times = times[rf.Skipped:]
 	}
 	if len(times) == 0 {
-		return rf, fmt.Errorf("agent db %s: %w (shadow mode stores every interval's; a closed loop only with store-recommendations: true)", j.path, ErrNothingStored)
+		return rf, fmt.Errorf("agent db %s: %w (shadow mode stores every interval's; a closed loop only with store-recommendations: true)", j.Path(), ErrNothingStored)
 	}
 	h := newHistory(len(times))
 	var obs []env.Observation
@@ -132,7 +81,7 @@ func WriteReport(j *Journal, dir string, o ReportOptions) (ReportFiles, error) {
 		}
 		obs, recs = obs[:0], recs[:0]
 	}
-	err = j.eachRecommendation(times[0], func(r *core.Recommendation) error {
+	err = j.EachRecommendation(times[0], func(r *core.Recommendation) error {
 		if o.Target != "" && r.Key.Target != o.Target {
 			return nil
 		}
@@ -149,11 +98,11 @@ func WriteReport(j *Journal, dir string, o ReportOptions) (ReportFiles, error) {
 	}
 	flush()
 	if len(h.queues) == 0 {
-		return rf, fmt.Errorf("agent db %s: %w for target %q", j.path, ErrNothingStored, o.Target)
+		return rf, fmt.Errorf("agent db %s: %w for target %q", j.Path(), ErrNothingStored, o.Target)
 	}
 	rf.Intervals, rf.Queues, rf.FromNs, rf.ToNs = h.count, len(h.queues), times[0], times[len(times)-1]
 
-	page, err := j.ChangesPage(ChangesQuery{Target: o.Target, SinceNs: times[0], Limit: MaxChangesPage})
+	page, err := j.ChangesPage(journal.ChangesQuery{Target: o.Target, SinceNs: times[0], Limit: journal.MaxChangesPage})
 	if err != nil {
 		return rf, err
 	}

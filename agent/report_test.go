@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/env"
 )
 
@@ -15,7 +16,7 @@ import (
 // busiest queue and the audit log; an empty db or an unknown target is a
 // named error.
 func TestWriteReport(t *testing.T) {
-	r := newRig(t, ModeClosedLoop, false, "", nil)
+	r := newRig(t, config.ModeClosedLoop, false, "", nil)
 	store := true
 	r.a.cfg.StoreRecommendations = &store // a closed loop stores them only when told
 	dir := t.TempDir()

@@ -1,9 +1,10 @@
 package agent
 
 import (
-	"github.com/ecntune/ecntune/agent/core"
 	"testing"
 
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/env"
 )
 
@@ -14,7 +15,7 @@ import (
 func restartRig(t *testing.T, r *rig) *rig {
 	t.Helper()
 	r.j.Close()
-	r2 := newRig(t, ModeClosedLoop, false, r.db, r.sw)
+	r2 := newRig(t, config.ModeClosedLoop, false, r.db, r.sw)
 	r2.clk.t, r2.tns = r.clk.Now(), r.tns
 	return r2
 }
@@ -22,7 +23,7 @@ func restartRig(t *testing.T, r *rig) *rig {
 // Min-hold survives a restart: a queue changed just before a crash is not
 // changed again by the restarted agent until the hold time has passed.
 func TestRestartKeepsMinHold(t *testing.T) {
-	r := newRig(t, ModeClosedLoop, false, "", nil)
+	r := newRig(t, config.ModeClosedLoop, false, "", nil)
 	r.interval(t) // cur -> target on both queues
 	if got := r.sw.get(kA); got != target {
 		t.Fatalf("first change not applied: %+v", got)
@@ -48,7 +49,7 @@ func TestRestartKeepsMinHold(t *testing.T) {
 // A change made just before a crash is still on probation after the
 // restart, and rolled back when its KPIs worsen then.
 func TestRestartKeepsProbation(t *testing.T) {
-	r := newRig(t, ModeClosedLoop, false, "", nil)
+	r := newRig(t, config.ModeClosedLoop, false, "", nil)
 	r.interval(t) // cur -> target, on probation
 	r2 := restartRig(t, r)
 	r2.obs.metrics[kA] = env.Metrics{IntervalNs: sec, Util: 0.5, DropFrac: 0.05}

@@ -3,10 +3,11 @@ package agent
 import (
 	"context"
 	"fmt"
-	"github.com/ecntune/ecntune/agent/core"
 	"sort"
 	"time"
 
+	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/env"
 )
 
@@ -82,7 +83,7 @@ func UndoPlan(entries []core.AuditEntry, target string, toNs int64) []core.Chang
 // outside the control loop, as `ecntune agent rollback` does: it reads the
 // switch first so that Old is what the switch really runs, skips queues
 // already there, sets the rest in one Set, reads back and records results.
-func ApplyManual(ctx context.Context, j *Journal, sw Switch, changes []core.Change, owner string, now func() time.Time) ([]core.AuditEntry, error) {
+func ApplyManual(ctx context.Context, j *journal.Journal, sw Switch, changes []core.Change, owner string, now func() time.Time) ([]core.AuditEntry, error) {
 	if len(changes) == 0 {
 		return nil, nil
 	}

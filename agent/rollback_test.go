@@ -2,11 +2,13 @@ package agent
 
 import (
 	"context"
-	"github.com/ecntune/ecntune/agent/core"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/env"
 )
 
@@ -125,7 +127,7 @@ func TestApplyManual(t *testing.T) {
 // of its previous life. What it runs becomes the new baseline.
 func TestRollbackSkippedWhenSwitchChangedUnderUs(t *testing.T) {
 	sw := newFakeSwitch("leaf0", kA)
-	r := newRig(t, ModeClosedLoop, false, filepath.Join(t.TempDir(), "agent.db"), sw)
+	r := newRig(t, config.ModeClosedLoop, false, filepath.Join(t.TempDir(), "agent.db"), sw)
 	startup := env.Setting{KminBytes: 2_000_000, KmaxBytes: 2_800_000, Pmax: 0.01}
 	sw.set[kA] = startup // the switch restarted: neither the change nor what preceded it
 	rb := core.Change{Key: kA, Kind: core.KindRollback, Old: target, New: cur, Reason: "probation"}
@@ -146,9 +148,9 @@ func TestRollbackSkippedWhenSwitchChangedUnderUs(t *testing.T) {
 
 // tempJournal opens a journal in the test's temporary folder, closed when
 // the test ends.
-func tempJournal(t *testing.T) *Journal {
+func tempJournal(t *testing.T) *journal.Journal {
 	t.Helper()
-	j, err := OpenJournal(filepath.Join(t.TempDir(), "a.db"), time.Second)
+	j, err := journal.OpenJournal(filepath.Join(t.TempDir(), "a.db"), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,13 @@
 package agent
 
 import (
-	"github.com/ecntune/ecntune/agent/core"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/simswitch"
 )
@@ -26,7 +27,7 @@ func TestE2ERealSonic(t *testing.T) {
 	for _, model := range []string{"static", "dynamic"} {
 		t.Run(model, func(t *testing.T) {
 			s, addr := sonicSim(t, model)
-			e := runE2ESample(t, ModeClosedLoop, mustStatic(t, "hpcc"), []TargetConfig{target0(addr, DialectSONiC)}, e2eGuard(), time.Second)
+			e := runE2ESample(t, config.ModeClosedLoop, mustStatic(t, "hpcc"), []config.Target{target0(addr, config.DialectSONiC)}, e2eGuard(), time.Second)
 			n := closedLoopOnDevice(t, e, s, 40*time.Second)
 			ti := e.a.Targets()
 			if ti[0].Device != "sonic" {
@@ -58,7 +59,7 @@ func TestE2ERealSonicNoCableLength(t *testing.T) {
 		c.Device, c.SonicNativeWrite, c.SonicNoCableLength = "sonic", true, true
 	})
 	var logs syncBuffer
-	e := runE2EFull(t, ModeClosedLoop, mustStatic(t, "hpcc"), []TargetConfig{target0(addr, DialectSONiC)}, e2eGuard(),
+	e := runE2EFull(t, config.ModeClosedLoop, mustStatic(t, "hpcc"), []config.Target{target0(addr, config.DialectSONiC)}, e2eGuard(),
 		slog.New(slog.NewTextHandler(&logs, nil)), time.Second)
 	n := closedLoopOnDevice(t, e, s, 40*time.Second)
 	ti := e.a.Targets()
@@ -79,7 +80,7 @@ func TestE2ERealSonicNoCableLength(t *testing.T) {
 func TestE2ERealSonicShadow(t *testing.T) {
 	s, addr := sonicSim(t, "static")
 	var logs syncBuffer
-	e := runE2EFull(t, ModeShadow, mustStatic(t, "hpcc"), []TargetConfig{target0(addr, DialectSONiC)}, e2eGuard(),
+	e := runE2EFull(t, config.ModeShadow, mustStatic(t, "hpcc"), []config.Target{target0(addr, config.DialectSONiC)}, e2eGuard(),
 		slog.New(slog.NewTextHandler(&logs, nil)), time.Second)
 	var recs []core.Recommendation
 	waitFor(t, 30*time.Second, "a measured recommendation for every queue", func() bool {

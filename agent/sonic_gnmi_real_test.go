@@ -2,13 +2,14 @@ package agent
 
 import (
 	"encoding/json"
-	"github.com/ecntune/ecntune/agent/core"
 	"log/slog"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/internal/sonictest"
 	"github.com/ecntune/ecntune/policy"
 )
@@ -59,11 +60,11 @@ func runAgainstRealSonic(t *testing.T, srv *sonictest.Server, ports []string, so
 	if err != nil {
 		t.Fatal(err)
 	}
-	tc := TargetConfig{Name: "sonic0", Address: addr, Insecure: true, Timeout: 5 * time.Second, RetryTimer: 2 * time.Second,
-		Dialect: DialectSONiC, Device: "sonic", Ports: ports, Queues: []int{3}}
+	tc := config.Target{Name: "sonic0", Address: addr, Insecure: true, Timeout: 5 * time.Second, RetryTimer: 2 * time.Second,
+		Dialect: config.DialectSONiC, Device: "sonic", Ports: ports, Queues: []int{3}}
 	var logs syncBuffer
 	start := time.Now()
-	e := runE2EFull(t, ModeShadow, pol, []TargetConfig{tc}, e2eGuard(), slog.New(slog.NewTextHandler(&logs, nil)), time.Second)
+	e := runE2EFull(t, config.ModeShadow, pol, []config.Target{tc}, e2eGuard(), slog.New(slog.NewTextHandler(&logs, nil)), time.Second)
 	var recs []core.Recommendation
 	waitFor(t, 30*time.Second, "a recommendation for every controlled queue", func() bool {
 		recs, _ = e.j.Recommendations("sonic0", 0, 0)

@@ -1,10 +1,11 @@
 package agent
 
 import (
-	"github.com/ecntune/ecntune/agent/core"
 	"testing"
 	"time"
 
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simswitch"
@@ -57,7 +58,7 @@ func TestE2ESwitchHeadroom(t *testing.T) {
 	}
 	g := e2eGuard()
 	g.RollbackDropFrac, g.RollbackPauseIncrease = 0.999, 1 // keep what is applied: this test is about the Set
-	e := runE2ESample(t, ModeClosedLoop, pol, []TargetConfig{target0(addr, DialectSONiC)}, g, time.Second)
+	e := runE2ESample(t, config.ModeClosedLoop, pol, []config.Target{target0(addr, config.DialectSONiC)}, g, time.Second)
 	waitFor(t, 40*time.Second, "every PG's headroom set to its floor and read back", func() bool {
 		es, _ := e.j.Entries("", 0)
 		done := map[string]bool{}

@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ecntune/ecntune/agent"
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/journal"
 )
 
 func newAgentCmd() *cobra.Command {
@@ -61,7 +63,7 @@ congested queues (default 20, or all); agent/METRICS.md lists the series.`,
 
 // runAgent builds the agent from a resolved configuration and runs it
 // until ctx ends.
-func runAgent(ctx context.Context, cfg *agent.Config, dryRun bool, log *slog.Logger) error {
+func runAgent(ctx context.Context, cfg *config.Config, dryRun bool, log *slog.Logger) error {
 	a, err := agent.Open(ctx, cfg, agent.Deps{Resolver: policyResolver(cfg.Registry), Logger: log, DryRun: dryRun})
 	if err != nil {
 		return err
@@ -71,11 +73,11 @@ func runAgent(ctx context.Context, cfg *agent.Config, dryRun bool, log *slog.Log
 }
 
 // loadAgentConfig reads a configuration file (presets resolved).
-func loadAgentConfig(path string) (*agent.Config, error) { return agent.LoadConfig(path) }
+func loadAgentConfig(path string) (*config.Config, error) { return config.Load(path) }
 
-func openExistingJournal(path string) (*agent.Journal, error) {
-	if !agent.FileExists(path) {
+func openExistingJournal(path string) (*journal.Journal, error) {
+	if !journal.FileExists(path) {
 		return nil, fmt.Errorf("agent db %s does not exist", path)
 	}
-	return agent.OpenJournal(path, agent.DefaultLockTimeout)
+	return journal.OpenJournal(path, agent.DefaultLockTimeout)
 }

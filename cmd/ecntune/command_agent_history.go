@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/ecntune/ecntune/agent/core"
 	"io"
 	"net"
 	"net/http"
@@ -16,7 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ecntune/ecntune/agent"
+	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/journal"
 )
 
 // agentHistoryOpts are the flags of "ecntune agent history".
@@ -111,7 +111,7 @@ func fetchHistory(ctx context.Context, base, target string, from time.Time) ([]c
 	var pages [][]core.AuditEntry
 	var before uint64
 	for {
-		q := url.Values{"limit": {strconv.Itoa(agent.MaxChangesPage)}}
+		q := url.Values{"limit": {strconv.Itoa(journal.MaxChangesPage)}}
 		if target != "" {
 			q.Set("target", target)
 		}
@@ -142,8 +142,8 @@ func fetchHistory(ctx context.Context, base, target string, from time.Time) ([]c
 }
 
 // getChangesPage fetches and decodes one page.
-func getChangesPage(ctx context.Context, client *http.Client, u string) (agent.ChangesPage, error) {
-	var p agent.ChangesPage
+func getChangesPage(ctx context.Context, client *http.Client, u string) (journal.ChangesPage, error) {
+	var p journal.ChangesPage
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return p, err

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/ecntune/ecntune/agent/core"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"github.com/ecntune/ecntune/agent"
+	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/env"
 )
 
@@ -23,14 +24,14 @@ import (
 func TestAgentHistoryWhileAgentRuns(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "agent.db")
-	j, err := agent.OpenJournal(db, time.Second) // the running agent's lock
+	j, err := journal.OpenJournal(db, time.Second) // the running agent's lock
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer j.Close()
 	var es []core.AuditEntry
 	now := time.Now()
-	n := 2*agent.MaxChangesPage + 100 // sw0 has more than two pages
+	n := 2*journal.MaxChangesPage + 100 // sw0 has more than two pages
 	for i := 0; i < n; i++ {
 		tg := "sw0"
 		if i%50 == 0 {
@@ -75,7 +76,7 @@ func TestAgentHistoryWhileAgentRuns(t *testing.T) {
 		t.Fatalf("recommendations --db on a locked db without --config: %v", err)
 	}
 	other := filepath.Join(dir, "other.db") // another agent's, locked too
-	j2, err := agent.OpenJournal(other, time.Second)
+	j2, err := journal.OpenJournal(other, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ecntune/ecntune/agent/core"
 	"io"
 	"os"
 	"os/signal"
@@ -14,6 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ecntune/ecntune/agent"
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/journal"
 )
 
 // agentRollbackOpts are the flags of "ecntune agent rollback".
@@ -54,11 +56,11 @@ func runAgentRollback(cmd *cobra.Command, o agentRollbackOpts) error {
 	if o.cfgPath == "" {
 		return errors.New("--config is required (it says how to reach the target and where the db is)")
 	}
-	cfg, err := agent.LoadConfig(o.cfgPath)
+	cfg, err := config.Load(o.cfgPath)
 	if err != nil {
 		return err
 	}
-	var tc *agent.TargetConfig
+	var tc *config.Target
 	for i := range cfg.Targets {
 		if cfg.Targets[i].Name == o.target {
 			tc = &cfg.Targets[i]
@@ -109,7 +111,7 @@ func runAgentRollback(cmd *cobra.Command, o agentRollbackOpts) error {
 
 // applyRollback sets the plan on the target through the journal and
 // prints each audit entry's outcome.
-func applyRollback(ctx context.Context, out io.Writer, cfg *agent.Config, tc agent.TargetConfig, j *agent.Journal, plan []core.Change) error {
+func applyRollback(ctx context.Context, out io.Writer, cfg *config.Config, tc config.Target, j *journal.Journal, plan []core.Change) error {
 	sw, err := agent.DialSwitch(ctx, tc, cfg.SampleInterval)
 	if err != nil {
 		return err

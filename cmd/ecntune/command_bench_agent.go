@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ecntune/ecntune/agent"
+	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/internal/bench"
 )
 
@@ -46,7 +46,7 @@ not the agent, fall behind; their Set latency then includes waiting for the CPU.
 				defer stop()
 				return bench.ServeFabric(ctx, os.Stdin, cmd.OutOrStdout())
 			}
-			o.Mode = agent.Mode(mode)
+			o.Mode = config.Mode(mode)
 			if err := o.LogLevel.UnmarshalText([]byte(level)); err != nil {
 				return fmt.Errorf("--log-level: %q is not debug, info, warn or error", level)
 			}

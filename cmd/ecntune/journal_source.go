@@ -6,7 +6,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/ecntune/ecntune/agent"
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/journal"
 )
 
 // historyLockWait is how long the read commands (history, recommendations,
@@ -24,7 +25,7 @@ type journalFlags struct {
 // locked, that agent's HTTP API (base). Exactly one is set; Close the
 // journal when it is.
 type journalSource struct {
-	j    *agent.Journal
+	j    *journal.Journal
 	base string
 	db   string
 }
@@ -34,10 +35,10 @@ type journalSource struct {
 // instead (the metrics address of --config); what names the records for
 // the error ("audit log", "recommendations").
 func openJournalSource(f journalFlags, canAsk bool, what string) (journalSource, error) {
-	var cfg *agent.Config
+	var cfg *config.Config
 	if f.cfgPath != "" {
 		var err error
-		if cfg, err = agent.LoadConfig(f.cfgPath); err != nil {
+		if cfg, err = config.Load(f.cfgPath); err != nil {
 			return journalSource{}, err
 		}
 	}
@@ -48,8 +49,8 @@ func openJournalSource(f journalFlags, canAsk bool, what string) (journalSource,
 	case db == "":
 		db = "agent.db"
 	}
-	j, err := agent.OpenJournalReadOnly(db, historyLockWait)
-	if errors.Is(err, agent.ErrJournalLocked) {
+	j, err := journal.OpenJournalReadOnly(db, historyLockWait)
+	if errors.Is(err, journal.ErrJournalLocked) {
 		if !canAsk {
 			return journalSource{}, fmt.Errorf("%w: stop the agent first, or see its live dashboard at its metrics address", err)
 		}
@@ -67,7 +68,7 @@ func openJournalSource(f journalFlags, canAsk bool, what string) (journalSource,
 
 // runningAgentURL is the HTTP API of the agent that holds the database:
 // the metrics address of its configuration.
-func runningAgentURL(f journalFlags, cfg *agent.Config, what string) (string, error) {
+func runningAgentURL(f journalFlags, cfg *config.Config, what string) (string, error) {
 	if cfg == nil {
 		return "", fmt.Errorf("pass the running agent's --config (its metrics address serves the %s) or --url http://HOST:PORT", what)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ecntune/ecntune/agent"
+	"github.com/ecntune/ecntune/agent/config"
 )
 
 // TestDocumentedCommandsWork: every ecntune command written in the README,
@@ -65,7 +65,7 @@ func TestDocumentedCommandsWork(t *testing.T) {
 					t.Errorf("%s: ecntune %s: %v", doc, line, err)
 				}
 				if strings.HasPrefix(p[1], "examples/") && strings.HasSuffix(p[1], ".yaml") && words[0] == "agent" {
-					cfg, err := agent.LoadConfig(filepath.Join(root, p[1]))
+					cfg, err := config.Load(filepath.Join(root, p[1]))
 					if err != nil {
 						t.Errorf("%s: %v", doc, err)
 						continue

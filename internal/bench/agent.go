@@ -25,7 +25,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ecntune/ecntune/agent"
+	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
@@ -47,7 +47,7 @@ type AgentOptions struct {
 	Interval     time.Duration `json:"-"`
 	Intervals    int           `json:"-"`
 	Warmup       int           `json:"-"`
-	Mode         agent.Mode    `json:"-"`
+	Mode         config.Mode   `json:"-"`
 	Policy       string        `json:"-"`
 	Encoding     string        `json:"-"`
 	ChangeBudget int           `json:"-"`
@@ -60,7 +60,7 @@ type AgentOptions struct {
 func DefaultAgentOptions() AgentOptions {
 	return AgentOptions{Pods: 2, Leaves: 32, Spines: 18, HostsPerLeaf: 14, Load: 0.01, Timescale: 20000,
 		Step: 100 * time.Millisecond, Seed: 1, Interval: time.Second, Intervals: 10, Warmup: 3,
-		Mode: agent.ModeClosedLoop, Policy: "static:hpcc", Encoding: "json_ietf", ChangeBudget: 64,
+		Mode: config.ModeClosedLoop, Policy: "static:hpcc", Encoding: "json_ietf", ChangeBudget: 64,
 		LogLevel: slog.LevelWarn}
 }
 
@@ -97,7 +97,7 @@ func (o AgentOptions) check() error {
 		return fmt.Errorf("--intervals %d: must be at least 1", o.Intervals)
 	case o.Warmup < 2:
 		return fmt.Errorf("--warmup %d: must be at least 2 (the first interval has no rates yet)", o.Warmup)
-	case o.Mode != agent.ModeShadow && o.Mode != agent.ModeClosedLoop:
+	case o.Mode != config.ModeShadow && o.Mode != config.ModeClosedLoop:
 		return fmt.Errorf("--mode %q: want shadow or closed-loop", o.Mode)
 	case o.ChangeBudget < 1:
 		return fmt.Errorf("--change-budget %d: must be at least 1", o.ChangeBudget)

@@ -3,13 +3,13 @@ package bench
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/ecntune/ecntune/agent/core"
 	"io"
 	"math"
 	"text/tabwriter"
 	"time"
 
-	"github.com/ecntune/ecntune/agent"
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/core"
 )
 
 // AgentResult is what "ecntune bench agent" reports.
@@ -127,7 +127,7 @@ func (res *AgentResult) measured(o AgentOptions, w window, run *agentRun) error 
 			res.QueuesApplied++
 		}
 	}
-	if o.Mode == agent.ModeShadow {
+	if o.Mode == config.ModeShadow {
 		recs, err := j.Recommendations("", 0, 0)
 		if err != nil {
 			return err
@@ -198,7 +198,7 @@ func (r *AgentResult) WriteText(w io.Writer) error {
 	row("Go heap live", "%.1f MB (%.1f MB before the agent); %.0f KB per 1,000 queues", float64(r.HeapLiveBytes)/1e6,
 		float64(r.HeapBaseBytes)/1e6, r.HeapPer1000QB/1e3)
 	row("decision latency", "mean %.1f ms, max %.1f ms (policy alone: mean %.1f ms)", r.DecisionMsMean, r.DecisionMsMax, r.DecideMsMean)
-	if r.Mode == string(agent.ModeClosedLoop) {
+	if r.Mode == string(config.ModeClosedLoop) {
 		row("Sets", "%d (%d failed), %.1f queues each; change budget %d per interval; %d queues applied and read back",
 			r.Sets, r.SetErrors, r.QueuesPerSet, r.ChangeBudget, r.QueuesApplied)
 		row("Set latency", "p50 %.2f ms, p99 %.2f ms, max %.2f ms", r.SetP50Ms, r.SetP99Ms, r.SetMaxMs)

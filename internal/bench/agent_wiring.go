@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"github.com/ecntune/ecntune/agent/core"
 	"log/slog"
 	"sort"
 	"sync"
@@ -12,6 +11,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/ecntune/ecntune/agent"
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/policy"
 )
@@ -31,7 +32,7 @@ type agentRun struct {
 
 // agentConfig is the agent's configuration for the fabric the child
 // serves: every switch a target, its lossless queues under control.
-func agentConfig(o AgentOptions, h fabricHello, policyName, db string) *agent.Config {
+func agentConfig(o AgentOptions, h fabricHello, policyName, db string) *config.Config {
 	g := core.DefaultGuardConfig(o.Interval)
 	g.ChangeBudget = o.ChangeBudget
 	// Two rules are relaxed, both because of the simulated switches, not
@@ -42,8 +43,8 @@ func agentConfig(o AgentOptions, h fabricHello, policyName, db string) *agent.Co
 	// must not read as a degradation to roll back.
 	g.StaleFreeze, g.StaleRevert = 60*o.Interval, 120*o.Interval
 	g.RollbackRewardDrop = 1e9
-	g.Reward = agent.DefaultReward()
-	cfg := &agent.Config{Mode: o.Mode, Policy: policyName, Interval: o.Interval, SampleInterval: o.Interval,
+	g.Reward = config.DefaultReward()
+	cfg := &config.Config{Mode: o.Mode, Policy: policyName, Interval: o.Interval, SampleInterval: o.Interval,
 		DB: db, Owner: "bench", Guardrails: g}
 	names := make([]string, 0, len(h.Switches))
 	for n := range h.Switches {
@@ -51,8 +52,8 @@ func agentConfig(o AgentOptions, h fabricHello, policyName, db string) *agent.Co
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		cfg.Targets = append(cfg.Targets, agent.TargetConfig{Name: n, Address: h.Addr, Insecure: true,
-			Timeout: 10 * time.Second, RetryTimer: time.Second, Dialect: agent.DialectOpenConfig, Encoding: o.Encoding,
+		cfg.Targets = append(cfg.Targets, config.Target{Name: n, Address: h.Addr, Insecure: true,
+			Timeout: 10 * time.Second, RetryTimer: time.Second, Dialect: config.DialectOpenConfig, Encoding: o.Encoding,
 			AllPorts: true, Queues: h.Lossless})
 	}
 	return cfg
@@ -74,7 +75,7 @@ func startAgent(ctx context.Context, o AgentOptions, h fabricHello, pol policy.P
 		Observer:    r.obs,
 		Instruments: m,
 		Logger:      slog.New(slog.NewTextHandler(o.Log, &slog.HandlerOptions{Level: o.LogLevel})),
-		Dial: func(ctx context.Context, t agent.TargetConfig, sample time.Duration) (agent.Switch, error) {
+		Dial: func(ctx context.Context, t config.Target, sample time.Duration) (agent.Switch, error) {
 			s, err := agent.DialSwitch(ctx, t, sample)
 			if err != nil {
 				return nil, err

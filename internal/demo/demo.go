@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/ecntune/ecntune/agent"
+	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
@@ -71,7 +72,7 @@ type Demo struct {
 	cfg    Config
 	srv    *simswitch.Server
 	agent  *agent.Agent
-	agCfg  *agent.Config
+	agCfg  *config.Config
 	http   *http.Server
 	ln     net.Listener
 	url    string
@@ -130,8 +131,8 @@ func Start(ctx context.Context, cfg Config) (_ *Demo, err error) {
 	if cfg.Interval == 0 {
 		cfg.Interval = time.Second
 	}
-	if cfg.Interval < agent.MinInterval {
-		return nil, fmt.Errorf("interval %s: below the agent's minimum of %s", cfg.Interval, agent.MinInterval)
+	if cfg.Interval < config.MinInterval {
+		return nil, fmt.Errorf("interval %s: below the agent's minimum of %s", cfg.Interval, config.MinInterval)
 	}
 	if cfg.Policy == "" {
 		cfg.Policy = "builtin"
@@ -165,7 +166,7 @@ func Start(ctx context.Context, cfg Config) (_ *Demo, err error) {
 	}
 	d.sim0, _ = d.srv.Status()
 	yml := agentYAML(d.srv, d.gnmi, cfg)
-	if d.agCfg, err = agent.ParseConfig([]byte(yml)); err != nil {
+	if d.agCfg, err = config.Parse([]byte(yml)); err != nil {
 		return nil, fmt.Errorf("the demo's agent configuration: %w\n%s", err, yml)
 	}
 	if d.agent, err = agent.Open(ctx, d.agCfg, agent.Deps{Resolver: cfg.Resolver, Logger: log}); err != nil {
@@ -240,7 +241,7 @@ func (d *Demo) Agent() *agent.Agent { return d.agent }
 func (d *Demo) Switches() *simswitch.Server { return d.srv }
 
 // AgentConfig is the configuration the demo runs the agent with.
-func (d *Demo) AgentConfig() *agent.Config { return d.agCfg }
+func (d *Demo) AgentConfig() *config.Config { return d.agCfg }
 
 // First returns when the first recommendations appeared (nil: not yet).
 func (d *Demo) First() *FirstRecommendation {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ecntune/ecntune/agent"
+	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/internal/await"
 )
 
@@ -183,7 +183,7 @@ func TestSoakKill9(t *testing.T) {
 	ag.stop(t)
 	sw.stop(t)
 
-	j, err := agent.OpenJournalReadOnly(db, 5*time.Second)
+	j, err := journal.OpenJournalReadOnly(db, 5*time.Second)
 	must(t, err)
 	entries, err := j.Entries("", 0)
 	j.Close()

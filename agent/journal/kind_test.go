@@ -1,4 +1,4 @@
-package agent
+package journal
 
 import (
 	"os"
@@ -77,13 +77,5 @@ func TestOpenJournalRefusesOtherFiles(t *testing.T) {
 			t.Fatalf("%s: %v", p, err)
 		}
 		j.Close()
-	}
-}
-
-// The configuration refuses an agent db that is the model registry.
-func TestParseConfigDBIsRegistry(t *testing.T) {
-	_, err := ParseConfig([]byte("db: ./m.db\nregistry: m.db\ntargets:\n  sw0:\n    address: h:1\n"))
-	if err == nil || !strings.Contains(err.Error(), "db: ./m.db is also the model registry (registry: m.db)") {
-		t.Fatalf("got %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package agent
+package config
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"github.com/ecntune/ecntune/agent/core"
 	"io"
 	"maps"
 	"math"
@@ -23,6 +22,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/gnmipath"
 	"github.com/ecntune/ecntune/internal/safeio"
@@ -44,6 +44,18 @@ const (
 	DialectSONiC      = "sonic"
 )
 
+// Per-queue series bounds (Config.MetricsQueues; see METRICS.md).
+const (
+	// DefaultMetricsQueues is how many queues get per-queue series when
+	// the configuration does not say: the most congested each interval.
+	DefaultMetricsQueues = 20
+	// MaxMetricsQueues is the most a number in metrics-queues may ask for
+	// (all is not bounded).
+	MaxMetricsQueues = 1000
+	// AllQueues gives every queue its per-queue series.
+	AllQueues = -1
+)
+
 // Config is the agent's configuration file, after parsing and defaults.
 type Config struct {
 	Mode           Mode
@@ -63,7 +75,7 @@ type Config struct {
 	// loop (about 0.6 KB per queue and interval, and a third more agent CPU
 	// at 6,400 queues). See StoresRecommendations.
 	StoreRecommendations *bool
-	Targets              []TargetConfig
+	Targets              []Target
 	// Notes are what the agent should say once at start about the file,
 	// such as the gnmic-only keys it ignores.
 	Notes []string
@@ -86,8 +98,8 @@ type Config struct {
 	MetricsQueues int
 }
 
-// TargetConfig describes one switch, in gnmic's style.
-type TargetConfig struct {
+// Target describes one switch, in gnmic's style.
+type Target struct {
 	Name    string
 	Address string
 	// Namespace (sonic only) is the path element after the database that
@@ -241,7 +253,7 @@ type fileTarget struct {
 }
 
 // gnmicTargetIgnored are the keys of a gnmic target that mean nothing to
-// the agent (gnmic's pkg/api/types.TargetConfig, v0.1.11).
+// the agent (gnmic's pkg/api/types.Target, v0.1.11).
 type gnmicTargetIgnored struct {
 	Name                       yaml.Node `yaml:"name"`
 	AuthScheme                 yaml.Node `yaml:"auth-scheme"`
@@ -337,17 +349,17 @@ const (
 	MaxConfigNodes = 500_000
 )
 
-// LoadConfig reads and validates a configuration file. Errors name the
+// Load reads and validates a configuration file. Errors name the
 // file, the line and the field (agent.yaml: line 12:
 // guardrails.bounds[0].kmin: ...); every unknown key and every value of
 // the wrong type is listed at once, each once however many aliases reach
-// it. Relative file paths are from the file's folder (ParseConfigIn).
-func LoadConfig(path string) (*Config, error) {
+// it. Relative file paths are from the file's folder (ParseIn).
+func Load(path string) (*Config, error) {
 	b, err := readConfigFile(path)
 	if err != nil {
 		return nil, err
 	}
-	c, err := ParseConfigIn(b, filepath.Dir(path))
+	c, err := ParseIn(b, filepath.Dir(path))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -371,19 +383,19 @@ func readConfigFile(path string) ([]byte, error) {
 	return b, nil
 }
 
-// ParseConfig parses a configuration document. Unknown keys are errors.
+// Parse parses a configuration document. Unknown keys are errors.
 // The document is at most MaxConfigBytes and MaxConfigNodes. Sizes and
 // rates need their unit (5KB, 100Gbps; a bare number but 0 is an error),
 // Pmax is a fraction or a percentage; thresholds below one MTU are
 // Warnings. Relative file paths (db, registry, TLS files) are from the
 // working directory.
-func ParseConfig(data []byte) (*Config, error) { return ParseConfigIn(data, "") }
+func Parse(data []byte) (*Config, error) { return ParseIn(data, "") }
 
-// ParseConfigIn is ParseConfig with relative file paths (db, registry,
+// ParseIn is Parse with relative file paths (db, registry,
 // tls-ca, tls-cert, tls-key; db's default agent.db too) taken from dir,
-// the configuration file's folder, as LoadConfig does: a configuration
+// the configuration file's folder, as Load does: a configuration
 // means the same files from wherever the agent is started.
-func ParseConfigIn(data []byte, dir string) (*Config, error) {
+func ParseIn(data []byte, dir string) (*Config, error) {
 	f, doc, err := decodeConfig(data)
 	if err != nil {
 		return nil, err
@@ -1071,9 +1083,9 @@ func ignoredNote(prefix string, v any) []string {
 	return out
 }
 
-func parseTarget(name string, f fileTarget) (TargetConfig, error) {
+func parseTarget(name string, f fileTarget) (Target, error) {
 	field := "targets." + name
-	t := TargetConfig{
+	t := Target{
 		Name: name, Address: f.Address, Namespace: f.Namespace,
 		Username: f.Username, Password: f.Password,
 		Insecure: f.Insecure != nil && *f.Insecure, SkipVerify: f.SkipVerify != nil && *f.SkipVerify,
@@ -1257,7 +1269,7 @@ func parseQueueNames(field string, m map[int]string, dialect string) (map[int]st
 // in the sonic dialect prefix.target is the database, so the namespace
 // element selects the switch ("localhost" and none both mean the default
 // one). Host names are not resolved: localhost and 127.0.0.1 differ.
-func (t TargetConfig) switchID() (id, desc string) {
+func (t Target) switchID() (id, desc string) {
 	addr := t.Address
 	if host, port, err := net.SplitHostPort(t.Address); err == nil {
 		host = strings.ToLower(host)
@@ -1285,7 +1297,7 @@ func (t TargetConfig) switchID() (id, desc string) {
 // checkDistinctSwitches refuses two targets that reach the same switch:
 // the agent would apply every change twice and count the change budget and
 // hold times per name.
-func checkDistinctSwitches(ts []TargetConfig) error {
+func checkDistinctSwitches(ts []Target) error {
 	seen := map[string]string{}
 	for _, t := range ts {
 		id, desc := t.switchID()
@@ -1298,7 +1310,7 @@ func checkDistinctSwitches(ts []TargetConfig) error {
 }
 
 // WantsPort reports whether the target's port selection includes port.
-func (t TargetConfig) WantsPort(port string) bool {
+func (t Target) WantsPort(port string) bool {
 	if t.AllPorts {
 		return true
 	}
@@ -1340,7 +1352,7 @@ const FabricPortsLLDP = "lldp"
 // fabric-ports, env.PeerHost when it is not but the list is given, and
 // env.PeerUnknown without one (and with fabric-ports: lldp, whose peers
 // come from PeerFrom).
-func (t TargetConfig) PeerOf(port string) env.Peer {
+func (t Target) PeerOf(port string) env.Peer {
 	if !t.PeersKnown {
 		return env.PeerUnknown
 	}
@@ -1356,7 +1368,7 @@ func (t TargetConfig) PeerOf(port string) env.Peer {
 // with DiscoverPeers, what discovered says of port (env.PeerUnknown when it
 // says nothing, e.g. before discovery or after it failed); otherwise
 // PeerOf.
-func (t TargetConfig) PeerFrom(discovered map[string]env.Peer, port string) env.Peer {
+func (t Target) PeerFrom(discovered map[string]env.Peer, port string) env.Peer {
 	if t.DiscoverPeers {
 		return discovered[port]
 	}
@@ -1364,7 +1376,7 @@ func (t TargetConfig) PeerFrom(discovered map[string]env.Peer, port string) env.
 }
 
 // WantsQueue reports whether queue q is under control on this target.
-func (t TargetConfig) WantsQueue(q int) bool {
+func (t Target) WantsQueue(q int) bool {
 	for _, x := range t.Queues {
 		if x == q {
 			return true

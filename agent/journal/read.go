@@ -1,4 +1,4 @@
-package agent
+package journal
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ecntune/ecntune/agent/core"
 	"slices"
 	"sort"
 	"strings"
@@ -14,6 +13,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/ecntune/ecntune/agent/core"
 )
 
 // Telling an agent database from other bbolt files, and reading one.
@@ -161,4 +162,53 @@ func (j *Journal) ChangesPage(q ChangesQuery) (ChangesPage, error) {
 	}
 	slices.Reverse(p.Changes)
 	return p, nil
+}
+
+// RecommendationTimes lists the distinct interval times of the stored
+// recommendations at or after sinceNs, oldest first, from the keys alone.
+func (j *Journal) RecommendationTimes(sinceNs int64) ([]int64, error) {
+	var out []int64
+	err := j.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketRecs).Cursor()
+		var start [8]byte
+		binary.BigEndian.PutUint64(start[:], uint64(max(sinceNs, 0)))
+		for k, _ := c.Seek(start[:]); k != nil; k, _ = c.Next() {
+			if len(k) < 8 {
+				return fmt.Errorf("recommendation key %x: shorter than its time", k)
+			}
+			t := int64(binary.BigEndian.Uint64(k[:8]))
+			if n := len(out); n == 0 || out[n-1] != t {
+				out = append(out, t)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("agent db %s: %w", j.path, err)
+	}
+	return out, nil
+}
+
+// EachRecommendation calls fn for every stored recommendation at or after
+// sinceNs, oldest first.
+func (j *Journal) EachRecommendation(sinceNs int64, fn func(*core.Recommendation) error) error {
+	err := j.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketRecs).Cursor()
+		var start [8]byte
+		binary.BigEndian.PutUint64(start[:], uint64(max(sinceNs, 0)))
+		for k, v := c.Seek(start[:]); k != nil; k, v = c.Next() {
+			var r core.Recommendation
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("recommendation %x: %w", k, err)
+			}
+			if err := fn(&r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("agent db %s: %w", j.path, err)
+	}
+	return nil
 }

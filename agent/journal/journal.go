@@ -1,16 +1,16 @@
-package agent
+package journal
 
 import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ecntune/ecntune/agent/core"
 	"os"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/env"
 )
 

@@ -1,4 +1,4 @@
-package agent
+package config
 
 import (
 	"crypto/ecdsa"
@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"github.com/ecntune/ecntune/agent/core"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/policy"
@@ -66,7 +66,7 @@ guardrails:
 `
 
 func TestParseConfig(t *testing.T) {
-	c, err := ParseConfig([]byte(goodConfig))
+	c, err := Parse([]byte(goodConfig))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestParseConfig(t *testing.T) {
 }
 
 func TestConfigResolvesPresets(t *testing.T) {
-	c, err := ParseConfig([]byte(goodConfig))
+	c, err := Parse([]byte(goodConfig))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,13 +129,13 @@ func TestConfigResolvesPresets(t *testing.T) {
 	if bad == goodConfig {
 		t.Fatal("goodConfig has no guardrails block to add to")
 	}
-	if _, err := ParseConfig([]byte(bad)); err == nil || !strings.Contains(err.Error(), "guardrails.safe-preset") {
+	if _, err := Parse([]byte(bad)); err == nil || !strings.Contains(err.Error(), "guardrails.safe-preset") {
 		t.Fatalf("unknown safe preset: got %v", err)
 	}
 }
 
 func TestParseConfigDefaults(t *testing.T) {
-	c, err := ParseConfig([]byte("targets:\n  sw0:\n    address: 10.0.0.1:9339\n"))
+	c, err := Parse([]byte("targets:\n  sw0:\n    address: 10.0.0.1:9339\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{base + "guardrails:\n  rollback: {speed: 2}\n", "line 5: guardrails.rollback.speed: unknown key; allowed: window, drop-frac, pause-increase, reward-drop"},
 	}
 	for _, c := range cases {
-		_, err := ParseConfig([]byte(c.doc))
+		_, err := Parse([]byte(c.doc))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: got %v, want error containing %q", c.doc, err, c.want)
 		}
@@ -236,7 +236,7 @@ func TestParseConfigErrors(t *testing.T) {
 
 // queue-names maps queue indices to the names a switch gives them.
 func TestParseConfigQueueNames(t *testing.T) {
-	c, err := ParseConfig([]byte("targets:\n  sw0:\n    address: h:1\n    device: arista-eos\n    queues: [3, 4]\n    queue-names: {3: AF3, 4: AF4}\n"))
+	c, err := Parse([]byte("targets:\n  sw0:\n    address: h:1\n    device: arista-eos\n    queues: [3, 4]\n    queue-names: {3: AF3, 4: AF4}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func TestParseConfigQueueNames(t *testing.T) {
 // agent has read the switch's LLDP neighbours (then PeerFrom has them).
 func TestParseConfigFabricPortsLLDP(t *testing.T) {
 	for _, v := range []string{"lldp", `"lldp"`} {
-		c, err := ParseConfig([]byte("targets:\n  sw0:\n    address: h:1\n    ports: [Ethernet0, Ethernet1]\n    fabric-ports: " + v + "\n"))
+		c, err := Parse([]byte("targets:\n  sw0:\n    address: h:1\n    ports: [Ethernet0, Ethernet1]\n    fabric-ports: " + v + "\n"))
 		if err != nil {
 			t.Fatalf("fabric-ports: %s: %v", v, err)
 		}
@@ -264,7 +264,7 @@ func TestParseConfigFabricPortsLLDP(t *testing.T) {
 		}
 	}
 	// A list is still a list, and PeerFrom ignores discoveries for it.
-	c, err := ParseConfig([]byte("targets:\n  sw0:\n    address: h:1\n    fabric-ports: [Ethernet1]\n"))
+	c, err := Parse([]byte("targets:\n  sw0:\n    address: h:1\n    fabric-ports: [Ethernet1]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,11 +278,11 @@ func TestParseConfigFabricPortsLLDP(t *testing.T) {
 func TestLoadConfigNamesFile(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "agent.yaml")
 	os.WriteFile(p, []byte("mode: x\n"), 0o644)
-	_, err := LoadConfig(p)
+	_, err := Load(p)
 	if err == nil || !strings.HasPrefix(err.Error(), p+": line 1: mode:") {
 		t.Fatalf("got %v", err)
 	}
-	if _, err := LoadConfig(p + ".missing"); err == nil || !strings.Contains(err.Error(), "agent.yaml.missing") {
+	if _, err := Load(p + ".missing"); err == nil || !strings.Contains(err.Error(), "agent.yaml.missing") {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -297,7 +297,7 @@ func TestParseConfigPreference(t *testing.T) {
 		"daily:tz=America/New_York,08:00=builtin:prefer=1,20:00=builtin",
 		"model:tuned:prefer=0.5", "schedule:hpcc,3h=model:tuned@2:prefer=1,9h=model:tuned:prefer=-1",
 		"daily:08:00=model:tuned:prefer=1,20:00=hpcc"} {
-		c, err := ParseConfig([]byte("policy: " + p + "\n" + base))
+		c, err := Parse([]byte("policy: " + p + "\n" + base))
 		if err != nil || c.Policy != p {
 			t.Errorf("policy %s: %+v %v", p, c, err)
 		}
@@ -306,12 +306,12 @@ func TestParseConfigPreference(t *testing.T) {
 
 // The shipped example configurations parse.
 func TestExampleConfigsParse(t *testing.T) {
-	paths, err := filepath.Glob("../examples/agent-*.yaml")
+	paths, err := filepath.Glob("../../examples/agent-*.yaml")
 	if err != nil || len(paths) < 2 {
 		t.Fatalf("examples: %v %v", paths, err)
 	}
 	for _, p := range paths {
-		c, err := LoadConfig(p)
+		c, err := Load(p)
 		if err != nil {
 			t.Errorf("%s: %v", p, err)
 			continue
@@ -357,7 +357,7 @@ func TestParseConfigDuplicateSwitch(t *testing.T) {
 		{"targets:\n  a: {address: 'sw1:9339', dialect: sonic}\n  b: {address: 'sw1:09339', dialect: sonic}\n",
 			`targets.a and targets.b name the same switch`},
 	} {
-		_, err := ParseConfig([]byte(c.doc))
+		_, err := Parse([]byte(c.doc))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: got %v, want %q", c.doc, err, c.want)
 		}
@@ -370,7 +370,7 @@ func TestParseConfigDuplicateSwitch(t *testing.T) {
 		"targets:\n  a: {address: 'h:1', dialect: sonic, namespace: asic0}\n  b: {address: 'h:1', dialect: sonic, namespace: asic1}\n",
 		"targets:\n  a: {address: 'h:1', dialect: sonic}\n  b: {address: 'h:2', dialect: sonic}\n",
 	} {
-		if _, err := ParseConfig([]byte(doc)); err != nil {
+		if _, err := Parse([]byte(doc)); err != nil {
 			t.Errorf("%q: %v", doc, err)
 		}
 	}
@@ -416,12 +416,12 @@ func TestParseConfigTLSFiles(t *testing.T) {
 		{target("    tls-cert: " + cert + "\n    tls-key: " + otherKey + "\n"), "targets.sw0.tls-cert/tls-key: "},
 		{target("    tls-cert: " + notPEM + "\n    tls-key: " + key + "\n"), "targets.sw0.tls-cert/tls-key: "},
 	} {
-		_, err := ParseConfig([]byte(c.doc))
+		_, err := Parse([]byte(c.doc))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: got %v, want %q", c.doc, err, c.want)
 		}
 	}
-	c, err := ParseConfig([]byte(target("    tls-ca: " + cert + "\n    tls-cert: " + cert + "\n    tls-key: " + key + "\n")))
+	c, err := Parse([]byte(target("    tls-ca: " + cert + "\n    tls-cert: " + cert + "\n    tls-key: " + key + "\n")))
 	if err != nil || c.Targets[0].TLSCA != cert {
 		t.Fatalf("valid TLS files: %v", err)
 	}
@@ -435,12 +435,12 @@ func TestParseConfigIntervalFloor(t *testing.T) {
 		{"interval: 99ms\n" + base, "interval: 99ms is below the minimum of 100ms"},
 		{"interval: 1s\nsample-interval: 10ms\n" + base, "sample-interval: 10ms is below the minimum of 100ms"},
 	} {
-		_, err := ParseConfig([]byte(c.doc))
+		_, err := Parse([]byte(c.doc))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: got %v, want %q", c.doc, err, c.want)
 		}
 	}
-	c, err := ParseConfig([]byte("interval: 100ms\n" + base))
+	c, err := Parse([]byte("interval: 100ms\n" + base))
 	if err != nil || c.Interval != MinInterval || c.SampleInterval != MinInterval {
 		t.Fatalf("interval at the floor: %+v %v", c, err)
 	}
@@ -452,7 +452,7 @@ func TestParseConfigDuplicateBoundsRate(t *testing.T) {
 		"    - {rate: 100Gbps, kmin: [5KB, 2MB], kmax: [50KB, 8MB], pmax: [0.01, 0.5]}\n" +
 		"    - {rate: 400Gbps, kmin: [20KB, 8MB], kmax: [200KB, 32MB], pmax: [0.01, 0.5]}\n" +
 		"    - {rate: 100G, kmin: [5KB, 1MB], kmax: [50KB, 4MB], pmax: [0.01, 0.5]}\n"
-	_, err := ParseConfig([]byte(doc))
+	_, err := Parse([]byte(doc))
 	if err == nil || !strings.Contains(err.Error(), "guardrails.bounds[2].rate: 100G is the rate of guardrails.bounds[0] too") {
 		t.Fatalf("got %v", err)
 	}
@@ -463,7 +463,7 @@ func TestParseConfigDuplicateBoundsRate(t *testing.T) {
 // are defaults for every target, encodings are case-insensitive, and
 // gnmic-only keys are ignored with one note naming them.
 func TestParseConfigGnmicTargets(t *testing.T) {
-	c, err := ParseConfig([]byte(`
+	c, err := Parse([]byte(`
 username: admin
 password: secret
 insecure: true
@@ -492,7 +492,7 @@ targets:
 	if err != nil {
 		t.Fatal(err)
 	}
-	by := map[string]TargetConfig{}
+	by := map[string]Target{}
 	for _, tg := range c.Targets {
 		by[tg.Name] = tg
 	}
@@ -524,10 +524,10 @@ targets:
 			t.Errorf("note %q does not name %s", c.Notes[0], k)
 		}
 	}
-	if _, err := ParseConfig([]byte("targets:\n  sw0:\n    encoding: ascii\n")); err == nil || !strings.Contains(err.Error(), "targets.sw0.encoding") {
+	if _, err := Parse([]byte("targets:\n  sw0:\n    encoding: ascii\n")); err == nil || !strings.Contains(err.Error(), "targets.sw0.encoding") {
 		t.Fatalf("unsupported encoding: %v", err)
 	}
-	if _, err := ParseConfig([]byte("targets:\n  sw0:\n    subscriptionz: [x]\n")); err == nil || !strings.Contains(err.Error(), "subscriptionz") {
+	if _, err := Parse([]byte("targets:\n  sw0:\n    subscriptionz: [x]\n")); err == nil || !strings.Contains(err.Error(), "subscriptionz") {
 		t.Fatalf("a key neither ecntune's nor gnmic's must still be an error: %v", err)
 	}
 }
@@ -540,7 +540,7 @@ func TestConfigDeviceSampleFloor(t *testing.T) {
 	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := LoadConfig(p)
+	_, err := Load(p)
 	if err == nil || !strings.Contains(err.Error(), "targets.leaf0.device: sonic samples no faster than every 1s") {
 		t.Fatalf("got %v", err)
 	}
@@ -548,7 +548,7 @@ func TestConfigDeviceSampleFloor(t *testing.T) {
 	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if c, err := LoadConfig(p); err != nil || c.Targets[0].Dialect != DialectSONiC {
+	if c, err := Load(p); err != nil || c.Targets[0].Dialect != DialectSONiC {
 		t.Fatalf("sonic at 1 s: %v %+v", err, c)
 	}
 }
@@ -566,14 +566,14 @@ func TestLoadConfigPathsRelativeToTheFile(t *testing.T) {
 	if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := LoadConfig(p)
+	_, err := Load(p)
 	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "ca.pem")) {
 		t.Fatalf("tls-ca is not read next to the config: %v", err)
 	}
 	if err := os.WriteFile(p, []byte(strings.Replace(doc, "    tls-ca: ca.pem\n", "", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c, err := LoadConfig(p)
+	c, err := Load(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -583,7 +583,7 @@ func TestLoadConfigPathsRelativeToTheFile(t *testing.T) {
 	if err := os.WriteFile(p, []byte("targets:\n  sw0:\n    address: 127.0.0.1:1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if c, err = LoadConfig(p); err != nil || c.DB != filepath.Join(dir, "agent.db") {
+	if c, err = Load(p); err != nil || c.DB != filepath.Join(dir, "agent.db") {
 		t.Errorf("default db %s (%v), want it beside the config", c.DB, err)
 	}
 }
@@ -596,7 +596,7 @@ func TestStoreRecommendationsDefaults(t *testing.T) {
 		want bool
 	}{{"mode: shadow\n", true}, {"mode: closed-loop\n", false}, {"mode: closed-loop\nstore-recommendations: true\n", true},
 		{"mode: shadow\nstore-recommendations: false\n", false}} {
-		cfg, err := ParseConfig([]byte(c.doc + "targets:\n  sw0:\n    address: 127.0.0.1:1\n"))
+		cfg, err := Parse([]byte(c.doc + "targets:\n  sw0:\n    address: 127.0.0.1:1\n"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -622,7 +622,7 @@ guardrails:
   change-budget: many
   max-step-ratio: [2]
 `
-	_, err := ParseConfig([]byte(anchored))
+	_, err := Parse([]byte(anchored))
 	if err == nil {
 		t.Fatal("accepted")
 	}
@@ -633,12 +633,12 @@ guardrails:
 	if err.Error() != want {
 		t.Errorf("got\n%s\nwant\n%s", err, want)
 	}
-	_, err = ParseConfig([]byte("guardrails:\n  min-hold: 1s\n  min-hold: 2s\ntargets: {sw0: {address: 'h:1'}}\n"))
+	_, err = Parse([]byte("guardrails:\n  min-hold: 1s\n  min-hold: 2s\ntargets: {sw0: {address: 'h:1'}}\n"))
 	if err == nil || err.Error() != "line 3: guardrails.min-hold: given twice (first on line 2)" {
 		t.Errorf("duplicate key: %v", err)
 	}
 	// A long value (yaml.v3 shortens it in its message) is still found.
-	_, err = ParseConfig([]byte("targets:\n  sw0:\n    address: h:1\n    insecure: definitely-not-a-bool\n"))
+	_, err = Parse([]byte("targets:\n  sw0:\n    address: h:1\n    insecure: definitely-not-a-bool\n"))
 	if err == nil || err.Error() != `line 4: targets.sw0.insecure: want true or false, got "definitely-not-a-bool"` {
 		t.Errorf("long value: %v", err)
 	}
@@ -663,13 +663,13 @@ guardrails:
 		{"targets: {sw0: {address: 'h:1'}}\nguardrails:\n  alpha:\n    min: 1/64\n    max-step: 3\n", "line 5: guardrails.alpha.max-step: 3 must be a power of two"},
 		{"targets: {sw0: {address: 'h:1'}}\nguardrails:\n  alpha:\n    min: 1/4\n    max: 1/8\n", "line 5: guardrails.alpha.max: 1/8 is below alpha.min 1/4"},
 	} {
-		_, err := ParseConfig([]byte(c.doc))
+		_, err := Parse([]byte(c.doc))
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%q:\n got %v\nwant %s...", c.doc, err, c.want)
 		}
 	}
 	// An error about no field of the file has no line.
-	if _, err := ParseConfig([]byte("mode: shadow\n")); err == nil || err.Error() != "targets: at least one target is required" {
+	if _, err := Parse([]byte("mode: shadow\n")); err == nil || err.Error() != "targets: at least one target is required" {
 		t.Errorf("no targets: %v", err)
 	}
 }
@@ -685,7 +685,7 @@ guardrails:
     - {rate: 100Gbps, kmin: [0, 2MB], kmax: [1KB, 3MB], pmax: [1%, 0.5]}
     - {rate: 400Gbps, kmin: [20KB, 8MB], kmax: [200KB, 32MB], pmax: ["0.5%", 50%]}
 `
-	c, err := ParseConfig([]byte(doc))
+	c, err := Parse([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -705,7 +705,7 @@ guardrails:
 		}
 	}
 	// The defaults and the examples warn about nothing.
-	c, err = ParseConfig([]byte("targets: {sw0: {address: 'h:1'}}\n"))
+	c, err = Parse([]byte("targets: {sw0: {address: 'h:1'}}\n"))
 	if err != nil || len(c.Warnings) != 0 {
 		t.Errorf("defaults: %q, %v", c.Warnings, err)
 	}
@@ -720,7 +720,7 @@ func TestConfigPolicySpecs(t *testing.T) {
 		"fixed:400KB/1600KB/1%+headroom=floor", "model:x+headroom=floor", "builtin:prefer=0.5+headroom=floor*2", "static:hpcc",
 		"builtin+headroom=model:hdrm", "builtin+headroom=floor+alpha=2", "model:x+alpha=1/8", "static:hpcc+alpha=0.5+headroom=floor",
 		"roles:host=builtin+headroom=floor;fabric=builtin+headroom=floor+alpha=2"} {
-		if _, err := ParseConfig([]byte("policy: " + p + "\n" + base)); err != nil {
+		if _, err := Parse([]byte("policy: " + p + "\n" + base)); err != nil {
 			t.Errorf("%s: %v", p, err)
 		}
 	}
@@ -734,9 +734,17 @@ func TestConfigPolicySpecs(t *testing.T) {
 		"builtin+headroom=floor+alpha=3":     "alpha=3: want a power of two from 1/64 to 8",
 		"magic+alpha=2":                      `"magic" is not allowed`,
 	} {
-		_, err := ParseConfig([]byte("policy: " + p + "\n" + base))
+		_, err := Parse([]byte("policy: " + p + "\n" + base))
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), "line 1: policy: ") {
 			t.Errorf("%s: %v, want it to say %q", p, err, want)
 		}
+	}
+}
+
+// The configuration refuses an agent db that is the model registry.
+func TestParseConfigDBIsRegistry(t *testing.T) {
+	_, err := Parse([]byte("db: ./m.db\nregistry: m.db\ntargets:\n  sw0:\n    address: h:1\n"))
+	if err == nil || !strings.Contains(err.Error(), "db: ./m.db is also the model registry (registry: m.db)") {
+		t.Fatalf("got %v", err)
 	}
 }

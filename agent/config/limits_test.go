@@ -1,4 +1,4 @@
-package agent
+package config
 
 import (
 	"fmt"
@@ -17,12 +17,12 @@ func TestLoadConfigSizeLimit(t *testing.T) {
 	if err := os.WriteFile(p, []byte(doc+pad), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := LoadConfig(p)
+	_, err := Load(p)
 	if err == nil || !strings.Contains(err.Error(), p+": larger than the limit of 4 MiB") {
 		t.Fatalf("got %v", err)
 	}
 	os.WriteFile(p, []byte(doc+pad[:1<<20]), 0o644)
-	if _, err := LoadConfig(p); err != nil {
+	if _, err := Load(p); err != nil {
 		t.Fatalf("a 1 MiB file: %v", err)
 	}
 }
@@ -39,12 +39,12 @@ func TestParseConfigAliasLimit(t *testing.T) {
 	for i := 1; i < 5000; i++ {
 		fmt.Fprintf(&b, "  t%d: *s\n", i)
 	}
-	_, err := ParseConfig([]byte(b.String()))
+	_, err := Parse([]byte(b.String()))
 	if err == nil || !strings.Contains(err.Error(), "more than 500000 YAML nodes once aliases are expanded") {
 		t.Fatalf("got %v", err)
 	}
 	// An anchor that contains itself.
-	_, err = ParseConfig([]byte("targets:\n  sw0: &a\n    address: h:1\n    ports: [*a]\n"))
+	_, err = Parse([]byte("targets:\n  sw0: &a\n    address: h:1\n    ports: [*a]\n"))
 	if err == nil || !strings.Contains(err.Error(), "contains itself") {
 		t.Fatalf("self-referencing anchor: got %v", err)
 	}
@@ -54,8 +54,23 @@ func TestParseConfigAliasLimit(t *testing.T) {
 // once per alias of the anchor.
 func TestParseConfigTypoOnceThroughAliases(t *testing.T) {
 	doc := "targets:\n  leaf0: &sim\n    address: h:1\n    colour: red\n  leaf1: *sim\n  leaf2: *sim\n  leaf3: *sim\n"
-	_, err := ParseConfig([]byte(doc))
+	_, err := Parse([]byte(doc))
 	if err == nil || strings.Count(err.Error(), "colour") != 1 || !strings.Contains(err.Error(), "line 4: targets.leaf0.colour: unknown key; allowed: address, ") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestMetricsQueuesKey: metrics-queues takes a number or all, and says
+// what it wants otherwise.
+func TestMetricsQueuesKey(t *testing.T) {
+	for v, want := range map[string]int{"": DefaultMetricsQueues, "5": 5, "all": AllQueues, " 1000 ": 1000} {
+		if got, err := parseMetricsQueues(v); err != nil || got != want {
+			t.Errorf("%q: %d, %v; want %d", v, got, err, want)
+		}
+	}
+	for _, v := range []string{"0", "-1", "1001", "top20", "20KB"} {
+		if _, err := parseMetricsQueues(v); err == nil || !strings.Contains(err.Error(), "metrics-queues") {
+			t.Errorf("%q: %v, want an error naming metrics-queues", v, err)
+		}
 	}
 }
