@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/http"
 	"slices"
 	"sort"
 	"sync"
@@ -13,13 +14,16 @@ import (
 
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/gnmiclient"
 	"github.com/ecntune/ecntune/agent/journal"
+	"github.com/ecntune/ecntune/agent/metrics"
+	"github.com/ecntune/ecntune/agent/web"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/policy"
 )
 
 // Switch is the I/O face of one switch: a telemetry stream in, settings out.
-// The gNMI implementation is GNMISwitch; tests use fakes.
+// The gNMI implementation is gnmiclient.Switch; tests use fakes.
 type Switch interface {
 	// Name is the target name (as in the configuration and QueueKey.Target).
 	Name() string
@@ -56,7 +60,7 @@ type Options struct {
 	Journal  *journal.Journal
 	Switches []Switch
 	// Instruments are the agent's Prometheus series (default: NewInstruments()).
-	Instruments *Instruments
+	Instruments *metrics.Instruments
 	Logger      *slog.Logger
 	Clock       func() time.Time
 	DryRun      bool
@@ -88,7 +92,7 @@ type Agent struct {
 	latest   map[env.QueueKey]env.Observation // newest observation per queue since the last interval
 	lastSeen map[string]time.Time
 	heard    map[string]bool                      // targets that have sent a snapshot (health)
-	tinfo    map[string]*TargetInfo               // guarded by mu
+	tinfo    map[string]*targetState              // guarded by mu
 	recs     map[env.QueueKey]core.Recommendation // newest recommendation per queue (HTTP)
 	lastPlan []core.Change
 	pending  bool // audit entries left unresolved by a crash
@@ -100,7 +104,7 @@ type Agent struct {
 	peerMu sync.RWMutex
 	peers  map[string]map[string]env.Peer
 
-	hist *history // the dashboard's per-queue intervals (nil: off)
+	hist *web.History // the dashboard's per-queue intervals (nil: off)
 
 	intervalWarned bool // warnInterval logged (Tick's goroutine only)
 }
@@ -117,7 +121,7 @@ func New(o Options) (*Agent, error) {
 		o.Clock = time.Now
 	}
 	if o.Instruments == nil {
-		o.Instruments = NewInstruments()
+		o.Instruments = metrics.NewInstruments()
 	}
 	o.Instruments.SetPerQueue(o.Config.MetricsQueues)
 	if o.SetTimeout <= 0 {
@@ -147,13 +151,13 @@ func New(o Options) (*Agent, error) {
 	}
 	a := &Agent{o: o, cfg: o.Config, core: c, log: o.Logger, reward: o.Config.Guardrails.Reward, retention: retention,
 		switches: map[string]Switch{}, targets: map[string]config.Target{},
-		latest: map[env.QueueKey]env.Observation{}, lastSeen: map[string]time.Time{}, tinfo: map[string]*TargetInfo{},
+		latest: map[env.QueueKey]env.Observation{}, lastSeen: map[string]time.Time{}, tinfo: map[string]*targetState{},
 		recs: map[env.QueueKey]core.Recommendation{}, peers: map[string]map[string]env.Peer{}}
 	switch {
 	case o.History == 0:
-		a.hist = newHistory(DefaultHistory)
+		a.hist = web.NewHistory(web.DefaultHistory)
 	case o.History > 0:
-		a.hist = newHistory(o.History)
+		a.hist = web.NewHistory(o.History)
 	}
 	for _, t := range o.Config.Targets {
 		a.targets[t.Name] = t
@@ -181,7 +185,7 @@ func New(o Options) (*Agent, error) {
 func (a *Agent) Guard() *core.Guard { return a.core.Guard() }
 
 // Instruments returns the agent's Prometheus series.
-func (a *Agent) Instruments() *Instruments { return a.o.Instruments }
+func (a *Agent) Instruments() *metrics.Instruments { return a.o.Instruments }
 
 // Run subscribes to every switch and runs a control interval every
 // Config.Interval until ctx ends.
@@ -286,7 +290,7 @@ func (a *Agent) Ingest(s env.Snapshot) {
 		}
 	}
 	s.Queues = kept
-	a.o.Instruments.snapshot(&s)
+	a.o.Instruments.Snapshot(&s)
 	now := a.o.Clock()
 	obs := a.o.Observer.Observe(s)
 	a.mu.Lock()
@@ -323,7 +327,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 	}
 	rd, err := a.core.Tick(core.Interval{NowNs: now.UnixNano(), Observations: obs, Decisions: decs, Missing: missing})
 	a.publish(obs, rd.Recommendations)
-	a.hist.record(now.UnixNano(), obs, rd.Recommendations)
+	a.hist.Record(now.UnixNano(), obs, rd.Recommendations)
 	if err != nil {
 		return err
 	}
@@ -380,7 +384,7 @@ func (a *Agent) take(now time.Time) ([]env.Observation, map[string]env.Telemetry
 // each queue for the HTTP endpoint.
 func (a *Agent) publish(obs []env.Observation, recs []core.Recommendation) {
 	if len(obs) > 0 {
-		a.o.Instruments.interval(obs, recs, a.reward != nil)
+		a.o.Instruments.Interval(obs, recs, a.reward != nil)
 	}
 	a.mu.Lock()
 	for _, r := range recs {
@@ -643,7 +647,7 @@ func (a *Agent) intend(target string, sw Switch, cs []core.Change) ([]core.Audit
 func (a *Agent) settle(r core.Result, nowNs int64) *core.Change {
 	switch r.Outcome {
 	case core.Applied:
-		a.o.Instruments.applied(r.Key, r.New)
+		a.o.Instruments.Applied(r.Key, r.New)
 		if r.Kind != core.KindTune && r.Kind != core.KindFallback {
 			a.o.Instruments.Rollbacks.WithLabelValues(string(r.Kind)).Inc()
 		}
@@ -685,7 +689,7 @@ func (a *Agent) setAndReadBack(ctx context.Context, sw Switch, cs []core.Change)
 	defer cancel()
 	start := time.Now()
 	setErr := sw.Apply(cctx, settings)
-	if herr := (*HeadroomError)(nil); errors.As(setErr, &herr) {
+	if herr := (*gnmiclient.HeadroomError)(nil); errors.As(setErr, &herr) {
 		// The ECN changes went through; the switch refused the headroom.
 		// Judge the ECN change on its own, and say so loudly.
 		a.o.Instruments.Alarms.WithLabelValues("headroom-refused").Inc()
@@ -778,4 +782,28 @@ func (a *Agent) Recommendations(target string) []core.Recommendation {
 	}
 	sort.Slice(out, func(i, j int) bool { return env.QueueKeyLess(out[i].Key, out[j].Key) })
 	return out
+}
+
+// LastChanges is the last batch of changes the guard let through.
+func (a *Agent) LastChanges() []core.Change {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.lastPlan)
+}
+
+// Heard says which targets have sent telemetry.
+func (a *Agent) Heard() map[string]bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return maps.Clone(a.heard)
+}
+
+// TargetNames are the configured targets with a switch, sorted.
+func (a *Agent) TargetNames() []string { return a.names }
+
+// Handler serves the agent's HTTP endpoint (web.Handler): /metrics,
+// /recommendations, /changes, /targets, /healthz and the dashboard.
+func (a *Agent) Handler() http.Handler {
+	return web.Handler(web.Options{Source: a, Journal: a.o.Journal, Instruments: a.o.Instruments, History: a.hist,
+		Clock: a.o.Clock, Mode: string(a.cfg.Mode), Policy: a.o.Policy.Name(), Interval: a.cfg.Interval})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/web"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/policy"
 )
@@ -49,7 +50,7 @@ func TestDashboardEndpoints(t *testing.T) {
 		t.Errorf("/nothing-here: %d", w.Code)
 	}
 
-	var ov Overview
+	var ov web.Overview
 	if err := json.Unmarshal(get(t, h, "/api/overview").Body.Bytes(), &ov); err != nil {
 		t.Fatal(err)
 	}
@@ -90,47 +91,13 @@ func TestDashboardEndpoints(t *testing.T) {
 		}
 	}
 
-	var qs QueueSeries
+	var qs web.QueueSeries
 	if err := json.Unmarshal(get(t, h, "/api/queue?target=leaf0&port="+kA.Port+"&queue=3").Body.Bytes(), &qs); err != nil {
 		t.Fatal(err)
 	}
-	if len(qs.TimesNs) != 4 || len(qs.Values[MetricUtil]) != 4 || qs.Values[MetricUtil][3] == nil || *qs.Values[MetricUtil][3] != 90 ||
-		*qs.Values[MetricMarks][3] != 25 || len(qs.Settings) < 2 || qs.Settings[len(qs.Settings)-1].Setting != target {
+	if len(qs.TimesNs) != 4 || len(qs.Values[web.MetricUtil]) != 4 || qs.Values[web.MetricUtil][3] == nil || *qs.Values[web.MetricUtil][3] != 90 ||
+		*qs.Values[web.MetricMarks][3] != 25 || len(qs.Settings) < 2 || qs.Settings[len(qs.Settings)-1].Setting != target {
 		t.Errorf("queue series %+v", qs)
-	}
-}
-
-func TestHistoryRingAndSettings(t *testing.T) {
-	h := newHistory(3)
-	k := env.QueueKey{Target: "s", Port: "Ethernet4", Queue: 3}
-	s1 := env.Setting{KminBytes: 1, KmaxBytes: 2, Pmax: 0.1}
-	s2 := env.Setting{KminBytes: 3, KmaxBytes: 4, Pmax: 0.1}
-	obs := func(s env.Setting, util float64) []env.Observation {
-		return []env.Observation{{Key: k, RateBps: 100e9, Current: s, Valid: true, Metrics: env.Metrics{Util: util}}}
-	}
-	h.record(1, obs(s1, 0.1), nil)
-	h.record(2, obs(s1, 0.2), nil)
-	h.record(3, obs(s2, 0.3), nil)
-	h.record(4, obs(s2, 0.4), nil)
-	h.record(5, []env.Observation{{Key: k, Current: s2}}, nil) // not valid: no sample
-	qs, ok := h.series(k)
-	if !ok || !slices.Equal(qs.TimesNs, []int64{3, 4, 5}) {
-		t.Fatalf("series %+v", qs)
-	}
-	if u := qs.Values[MetricUtil]; *u[0] != 30 || *u[1] != 40 || u[2] != nil {
-		t.Errorf("util %v", u)
-	}
-	// s1 ended before the window: only s2, from time 3, is kept.
-	if len(qs.Settings) != 1 || qs.Settings[0] != (settingAt{3, s2}) {
-		t.Errorf("settings %+v", qs.Settings)
-	}
-	// Unheard for a whole window: forgotten.
-	other := env.QueueKey{Target: "s", Port: "Ethernet12", Queue: 3}
-	for i := int64(6); i < 10; i++ {
-		h.record(i, []env.Observation{{Key: other, Valid: true, RateBps: 1e9}}, nil)
-	}
-	if _, ok := h.series(k); ok {
-		t.Error("a queue silent for a whole window is still kept")
 	}
 }
 

@@ -30,6 +30,7 @@ import (
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/gnmipath"
 	"github.com/ecntune/ecntune/internal/await"
+	"github.com/ecntune/ecntune/internal/simtest"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simswitch"
@@ -43,29 +44,11 @@ var (
 	unsafeECN = simenv.ECN{KminBytes: 6_000_000, KmaxBytes: 24_000_000, Pmax: 0.01}
 )
 
-func e2eSim(ecn simenv.ECN) simenv.Config {
-	cfg := simenv.DefaultConfig()
-	cfg.Seed = 7
-	cfg.Topology = simenv.StarTopology(4, 100e9, simenv.Microsecond)
-	cfg.ECN = ecn
-	cfg.Workloads = []simenv.Workload{{Kind: simenv.WorkloadIncast, Fanin: 3, SizeBytes: 300_000, Every: 100 * simenv.Microsecond, Priority: 3}}
-	return cfg
-}
+func e2eSim(ecn simenv.ECN) simenv.Config { return simtest.Star(ecn) }
 
 func startSim(t *testing.T, cfg simenv.Config, d gnmipath.Dialect, mod func(*simswitch.Config)) (*simswitch.Server, string) {
 	t.Helper()
-	sc := simswitch.Config{Sim: cfg, Dialect: d, Listen: "127.0.0.1:0", Timescale: 200, Step: 2 * time.Millisecond}
-	if mod != nil {
-		mod(&sc)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s, addr, err := simswitch.Start(ctx, sc)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); s.Close() })
-	return s, addr
+	return simtest.Start(t, cfg, d, mod)
 }
 
 // wrapObserver lets a test alter observations (injected degradation).

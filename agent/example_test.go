@@ -2,9 +2,9 @@ package agent_test
 
 import (
 	"fmt"
-	"github.com/ecntune/ecntune/agent/core"
 	"time"
 
+	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/policy"
 )

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/ecntune/ecntune/agent/metrics"
 )
 
 const grafanaDir = "../examples/grafana/"
@@ -125,7 +127,7 @@ func TestGrafanaQueriesExportedMetrics(t *testing.T) {
 	json.Unmarshal(data, &all)
 	var queries []string
 	grafanaQueries(all, "", &queries)
-	names := NewInstruments().MetricNames()
+	names := metrics.NewInstruments().MetricNames()
 	if missing := unknownMetrics(queries, names); len(missing) > 0 {
 		t.Errorf("the dashboard queries metrics the agent does not export: %v", missing)
 	}
@@ -153,7 +155,7 @@ func TestGrafanaDrawsEverySetting(t *testing.T) {
 		}
 	}
 	var settings []string
-	for _, n := range NewInstruments().MetricNames() {
+	for _, n := range metrics.NewInstruments().MetricNames() {
 		for _, prefix := range []string{"ecntune_queue_applied_", "ecntune_queue_recommended_", "ecntune_target_setting_"} {
 			if strings.HasPrefix(n, prefix) {
 				settings = append(settings, n)

@@ -24,7 +24,7 @@ func getHealth(t *testing.T, url string) (int, string) {
 
 // TestHealthzFailsOnStaleOrUnreachable: /healthz is 503 with the reason
 // while no target has sent telemetry, 200 once it does, and 503 again
-// when the telemetry is older than HealthStaleIntervals intervals.
+// when the telemetry is older than config.HealthStaleIntervals intervals.
 func TestHealthzFailsOnStaleOrUnreachable(t *testing.T) {
 	r := newRig(t, config.ModeShadow, false, "", nil)
 	srv := httptest.NewServer(r.a.Handler())
@@ -37,14 +37,14 @@ func TestHealthzFailsOnStaleOrUnreachable(t *testing.T) {
 	if code, body = getHealth(t, srv.URL); code != http.StatusOK || body != "ok\n" {
 		t.Fatalf("with fresh telemetry: %d %q, want 200 ok", code, body)
 	}
-	r.clk.Add(HealthStaleIntervals*time.Second - time.Millisecond)
+	r.clk.Add(config.HealthStaleIntervals*time.Second - time.Millisecond)
 	if code, body = getHealth(t, srv.URL); code != http.StatusOK {
-		t.Fatalf("telemetry just under %d intervals old: %d %q, want 200", HealthStaleIntervals, code, body)
+		t.Fatalf("telemetry just under %d intervals old: %d %q, want 200", config.HealthStaleIntervals, code, body)
 	}
 	r.clk.Add(2 * time.Millisecond)
 	code, body = getHealth(t, srv.URL)
 	if code != http.StatusServiceUnavailable || !strings.Contains(body, "leaf0: telemetry stale: the last arrived 3.001s ago (limit 3s = 3 intervals)") {
-		t.Fatalf("telemetry over %d intervals old: %d %q, want 503 naming leaf0's stale telemetry", HealthStaleIntervals, code, body)
+		t.Fatalf("telemetry over %d intervals old: %d %q, want 503 naming leaf0's stale telemetry", config.HealthStaleIntervals, code, body)
 	}
 	r.interval(t)
 	if code, _ = getHealth(t, srv.URL); code != http.StatusOK {
@@ -53,7 +53,7 @@ func TestHealthzFailsOnStaleOrUnreachable(t *testing.T) {
 }
 
 // TestHealthzNamesTheSilentTarget: with two targets, one that never
-// reports fails /healthz once the grace of HealthStaleIntervals intervals
+// reports fails /healthz once the grace of config.HealthStaleIntervals intervals
 // from the start is over, while the other is fine.
 func TestHealthzNamesTheSilentTarget(t *testing.T) {
 	r := newRig(t, config.ModeShadow, false, "", nil)

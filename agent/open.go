@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/gnmiclient"
 	"github.com/ecntune/ecntune/agent/journal"
+	"github.com/ecntune/ecntune/agent/metrics"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/policy"
 )
@@ -38,7 +40,7 @@ type Deps struct {
 	// with its defaults).
 	Observer Observer
 	// Instruments are the Prometheus series (default NewInstruments()).
-	Instruments *Instruments
+	Instruments *metrics.Instruments
 	// Clock (default time.Now).
 	Clock func() time.Time
 	// DryRun runs the closed loop without Sets: the guardrails run and the
@@ -65,7 +67,7 @@ func Open(ctx context.Context, cfg *config.Config, d Deps) (a *Agent, err error)
 	}
 	if d.Dial == nil {
 		d.Dial = func(ctx context.Context, t config.Target, sample time.Duration) (Switch, error) {
-			s, err := DialSwitch(ctx, t, sample)
+			s, err := gnmiclient.Dial(ctx, t, sample)
 			if err != nil {
 				return nil, err
 			}

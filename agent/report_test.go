@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/web"
 	"github.com/ecntune/ecntune/env"
 )
 
@@ -20,21 +21,21 @@ func TestWriteReport(t *testing.T) {
 	store := true
 	r.a.cfg.StoreRecommendations = &store // a closed loop stores them only when told
 	dir := t.TempDir()
-	if _, err := WriteReport(r.j, dir, ReportOptions{}); !errors.Is(err, ErrNothingStored) {
+	if _, err := web.WriteReport(r.j, dir, web.ReportOptions{}); !errors.Is(err, web.ErrNothingStored) {
 		t.Fatalf("empty db: %v", err)
 	}
 	r.obs.metrics[kA] = env.Metrics{IntervalNs: sec, Util: 0.9, MarkFrac: 0.2, MaxDelayNs: 8_000, AvgDelayNs: 2_000}
 	for range 5 {
 		r.interval(t)
 	}
-	rf, err := WriteReport(r.j, t.TempDir(), ReportOptions{Intervals: 4, Queues: 1})
+	rf, err := web.WriteReport(r.j, t.TempDir(), web.ReportOptions{Intervals: 4, Queues: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rf.Intervals != 4 || rf.Skipped != 1 || rf.Queues != 2 || len(rf.Pictures) != 5 {
 		t.Errorf("report of the last 4 intervals %+v", rf)
 	}
-	rf, err = WriteReport(r.j, dir, ReportOptions{Queues: 2})
+	rf, err = web.WriteReport(r.j, dir, web.ReportOptions{Queues: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestWriteReport(t *testing.T) {
 			t.Errorf("index.html lacks %q", want)
 		}
 	}
-	if _, err := WriteReport(r.j, dir, ReportOptions{Target: "leaf9"}); !errors.Is(err, ErrNothingStored) || !strings.Contains(err.Error(), "leaf9") {
+	if _, err := web.WriteReport(r.j, dir, web.ReportOptions{Target: "leaf9"}); !errors.Is(err, web.ErrNothingStored) || !strings.Contains(err.Error(), "leaf9") {
 		t.Errorf("unknown target: %v", err)
 	}
 }

@@ -4,33 +4,23 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/ecntune/ecntune/agent/gnmiclient"
+	"github.com/ecntune/ecntune/agent/web"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/gnmipath"
 )
 
-// TargetInfo is what the agent knows about one target's capabilities: the
-// device profile it runs with and why, the optional telemetry its queues
-// lack, and the subscription groups the switch refused. GET /targets
-// serves it; the agent logs every change once.
-type TargetInfo struct {
-	Target    string   `json:"target"`
-	Device    string   `json:"device,omitempty"`
-	DeviceWhy string   `json:"device_why,omitempty"`
-	Missing   []string `json:"missing,omitempty"` // optional telemetry no queue of the target has
-	Refused   []string `json:"refused_groups,omitempty"`
-	// Skipped is the telemetry the agent did not understand and skipped,
-	// by path shape, with cumulative counts.
-	Skipped []gnmipath.Skipped `json:"skipped,omitempty"`
-	// Connections is how many gRPC connections are open to the switch.
-	Connections int `json:"connections,omitempty"`
-
+// targetState is what the agent keeps of a target: what it serves, and
+// what it compares the next snapshot and poll with.
+type targetState struct {
+	web.TargetInfo
 	missing    env.Telemetry
 	seen       bool
 	skipCounts map[string]uint64
 }
 
 // SkipReporter is a Switch that skips telemetry elements it does not
-// understand and counts them by path shape (GNMISwitch).
+// understand and counts them by path shape (gnmiclient.Switch).
 type SkipReporter interface {
 	Skipped() []gnmipath.Skipped
 }
@@ -84,11 +74,11 @@ func (a *Agent) pollTargets() {
 	}
 }
 
-// info returns (creating) the TargetInfo of target. Callers hold a.mu.
-func (a *Agent) info(target string) *TargetInfo {
+// info returns (creating) the state of target. Callers hold a.mu.
+func (a *Agent) info(target string) *targetState {
 	ti := a.tinfo[target]
 	if ti == nil {
-		ti = &TargetInfo{Target: target}
+		ti = &targetState{TargetInfo: web.TargetInfo{Target: target}}
 		a.tinfo[target] = ti
 	}
 	return ti
@@ -98,8 +88,8 @@ func (a *Agent) info(target string) *TargetInfo {
 // or a refused group are logged once as what they are; anything else is a
 // telemetry error.
 func (a *Agent) targetEvent(target string, err error) {
-	var dn *DeviceNote
-	var gr *GroupRefusedError
+	var dn *gnmiclient.DeviceNote
+	var gr *gnmiclient.GroupRefusedError
 	switch {
 	case errors.As(err, &dn):
 		a.mu.Lock()
@@ -165,19 +155,18 @@ func (a *Agent) missingOf(target string) env.Telemetry {
 }
 
 // Targets returns what the agent knows of every target, sorted by name.
-func (a *Agent) Targets() []TargetInfo {
+func (a *Agent) Targets() []web.TargetInfo {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	out := make([]TargetInfo, 0, len(a.names))
+	out := make([]web.TargetInfo, 0, len(a.names))
 	for _, n := range a.names {
 		ti := a.info(n)
-		c := *ti
+		c := ti.TargetInfo
 		c.Missing = append([]string(nil), ti.Missing...)
 		c.Refused = append([]string(nil), ti.Refused...)
 		c.Skipped = append([]gnmipath.Skipped(nil), ti.Skipped...)
-		c.skipCounts = nil
 		out = append(out, c)
 	}
-	slices.SortFunc(out, func(a, b TargetInfo) int { return env.NaturalCompare(a.Target, b.Target) })
+	slices.SortFunc(out, func(a, b web.TargetInfo) int { return env.NaturalCompare(a.Target, b.Target) })
 	return out
 }

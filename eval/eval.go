@@ -377,29 +377,8 @@ func newPlan(scs []Scenario, specs []string, opt Options) (*plan, error) {
 			return nil, fmt.Errorf("eval: policy %q given twice", s)
 		}
 		seen[s] = true
-		if s == Oracle {
-			p.wantOracle = true
-			continue
-		}
-		if isScheduleBest(s) {
-			if _, err := parseScheduleBest(s); err != nil {
-				return nil, fmt.Errorf("eval: %w", err)
-			}
-			p.searches = append(p.searches, s)
-			continue
-		}
-		if strings.HasPrefix(s, TruthPrefix) {
-			if _, err := parseTruthBound(s, opt.Lookup); err != nil {
-				return nil, fmt.Errorf("eval: %w", err)
-			}
-			continue
-		}
-		pol, err := opt.Lookup(s)
-		if err != nil {
+		if err := p.add(s); err != nil {
 			return nil, fmt.Errorf("eval: %w", err)
-		}
-		if stateless(pol) {
-			p.shared[s] = pol
 		}
 	}
 	for i, sc := range scs {
@@ -433,6 +412,35 @@ func newPlan(scs []Scenario, specs []string, opt Options) (*plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// add checks spec and notes what it asks for: static:best, a
+// schedule:best@ search, a truth: bound, or a policy of Options.Lookup's
+// (one instance for all its runs when stateless). eval's own kinds are
+// told apart by specResolver.
+func (p *plan) add(spec string) error {
+	switch specResolver.KindOf(spec) {
+	case oracleKind:
+		p.wantOracle = true
+		return nil
+	case scheduleBestKind:
+		if _, err := specResolver.ParseSpec(spec); err != nil {
+			return err
+		}
+		p.searches = append(p.searches, spec)
+		return nil
+	case truthKind:
+		_, err := parseTruthBound(spec, p.opt.Lookup)
+		return err
+	}
+	pol, err := p.opt.Lookup(spec)
+	if err != nil {
+		return err
+	}
+	if stateless(pol) {
+		p.shared[spec] = pol
+	}
+	return nil
 }
 
 // withDefaults fills in the defaults of o and checks it.
@@ -480,12 +488,12 @@ func (p *plan) seeds(j job) []job {
 func oracleCandidates(grid [][3]int) []candidate {
 	var cands []candidate
 	for _, n := range policy.PresetNames() {
-		cands = append(cands, candidate{spec: "static:" + n})
+		cands = append(cands, candidate{spec: policy.StaticPrefix + n})
 	}
 	cat := env.DefaultCatalogue()
 	for _, g := range grid {
 		s := cat.Point(g[0], g[1], g[2])
-		cands = append(cands, candidate{spec: "catalogue:" + cat.Describe(cat.Absolute(g[0], g[1], g[2])), set: &s})
+		cands = append(cands, candidate{spec: cataloguePrefix + cat.Describe(cat.Absolute(g[0], g[1], g[2])), set: &s})
 	}
 	return cands
 }
@@ -664,7 +672,7 @@ func runJob(sc Scenario, j job, opt Options, shared map[string]policy.Policy) (R
 		pol = policy.FixedSetting(j.spec, *j.set)
 	case shared[j.spec] != nil:
 		pol = shared[j.spec]
-	case strings.HasPrefix(j.spec, TruthPrefix):
+	case specResolver.KindOf(j.spec) == truthKind:
 		b, err := parseTruthBound(j.spec, opt.Lookup)
 		if err != nil {
 			return Run{}, err
@@ -721,37 +729,13 @@ func playTraced(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym
 		return Run{}, err
 	}
 	ecn := report.ECNInEffect(e.Sim()) // the scenario's, before the policy's first decision
-	held, heldWhy := 0, ""
 	var tr *report.Trace
 	if trace {
 		tr = report.NewPassiveTrace(e.Sim())
 	}
-	n, cursor := 0, 0
-	for done := false; !done; n++ {
-		if bound != nil {
-			cursor = bound.mark(e, len(obs), arrivals, cursor)
-		}
-		ds := pol.Decide(obs)
-		if len(ds) != len(obs) {
-			return Run{}, fmt.Errorf("policy %s gave %d decisions for %d queues", name, len(ds), len(obs))
-		}
-		for i := range ds {
-			if ds[i].Held == policy.HoldInterval {
-				held++
-				heldWhy = policy.HoldText(ds[i].Reason)
-			}
-		}
-		set := make([]env.Setting, len(ds))
-		for i, d := range ds {
-			set[i] = d.Setting
-		}
-		obs, _, done, _, err = e.StepSettings(set)
-		if err != nil {
-			return Run{}, fmt.Errorf("decision %d: %w", n, err)
-		}
-		if tr != nil {
-			tr.Sample(e.Sim())
-		}
+	tally, err := playEpisode(e, obs, pol, name, bound, arrivals, tr)
+	if err != nil {
+		return Run{}, err
 	}
 	sim := e.Sim()
 	flows := sim.Flows()
@@ -760,30 +744,99 @@ func playTraced(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym
 			return Run{}, fmt.Errorf("%s on %s: %w", name, sc.Name, err)
 		}
 	}
-	if warmup > 0 {
-		kept := make([]simenv.FlowRecord, 0, len(flows))
-		for _, f := range flows {
-			if f.Start >= warmup {
-				kept = append(kept, f)
-			}
-		}
-		flows = kept
-	}
+	flows = startedFrom(flows, warmup)
 	st := sim.Stats()
-	r := Run{Policy: name, Summary: report.Summarize(flows, st, time.Since(begin)), Decisions: n,
+	r := Run{Policy: name, Summary: report.Summarize(flows, st, time.Since(begin)), Decisions: tally.decisions,
 		WarmupUs: float64(warmup) / float64(simenv.Microsecond)}
 	r.Scenario, r.Seed, r.baseName, r.ECN, r.trace = sc.Name, seed, sc.BaseName, ecn, tr
-	r.HeldForInterval, r.heldWhy = held, heldWhy
-	colls := sim.Collectives()
-	r.Collectives = report.Collectives(colls, sc.Config.Workloads)
-	if len(colls) > 0 {
-		its := make([]float64, len(colls))
-		for i, c := range colls {
-			its[i] = float64(c.Finish-c.Start) / float64(simenv.Microsecond)
-		}
-		sort.Float64s(its)
-		r.IterP50Us, r.IterP99Us = report.Percentile(its, 50), report.Percentile(its, 99)
+	r.HeldForInterval, r.heldWhy = tally.held, tally.heldWhy
+	r.setCollectives(sim.Collectives(), sc.Config.Workloads)
+	r.setFlowFigures(flows)
+	r.PFCPausedUs = pfcPausedUs(sim)
+	if st.DataHops > 0 {
+		r.MarkRate = float64(st.ECNMarked) / float64(st.DataHops)
 	}
+	return r, nil
+}
+
+// episodeTally counts what a policy did in an episode.
+type episodeTally struct {
+	decisions int    // control intervals
+	held      int    // decisions held because of the control interval
+	heldWhy   string // the last such decision's reason
+}
+
+// playEpisode steps e from obs until the episode ends on pol's decisions
+// (a truth bound's marking the queues first), sampling tr after each when
+// set.
+func playEpisode(e *gym.Env, obs []env.Observation, pol policy.Policy, name string, bound *truthBound, arrivals []arrival, tr *report.Trace) (episodeTally, error) {
+	var t episodeTally
+	var err error
+	n, cursor := 0, 0
+	for done := false; !done; n++ {
+		if bound != nil {
+			cursor = bound.mark(e, len(obs), arrivals, cursor)
+		}
+		ds := pol.Decide(obs)
+		if len(ds) != len(obs) {
+			return t, fmt.Errorf("policy %s gave %d decisions for %d queues", name, len(ds), len(obs))
+		}
+		for i := range ds {
+			if ds[i].Held == policy.HoldInterval {
+				t.held++
+				t.heldWhy = policy.HoldText(ds[i].Reason)
+			}
+		}
+		set := make([]env.Setting, len(ds))
+		for i, d := range ds {
+			set[i] = d.Setting
+		}
+		obs, _, done, _, err = e.StepSettings(set)
+		if err != nil {
+			return t, fmt.Errorf("decision %d: %w", n, err)
+		}
+		if tr != nil {
+			tr.Sample(e.Sim())
+		}
+	}
+	t.decisions = n
+	return t, nil
+}
+
+// startedFrom keeps the flows that start at warmup or later (all of them
+// when warmup is 0).
+func startedFrom(flows []simenv.FlowRecord, warmup simenv.Time) []simenv.FlowRecord {
+	if warmup <= 0 {
+		return flows
+	}
+	kept := make([]simenv.FlowRecord, 0, len(flows))
+	for _, f := range flows {
+		if f.Start >= warmup {
+			kept = append(kept, f)
+		}
+	}
+	return kept
+}
+
+// setCollectives records the run's collective workloads and the p50 and
+// p99 of their iteration times.
+func (r *Run) setCollectives(colls []simenv.CollectiveRecord, workloads []simenv.Workload) {
+	r.Collectives = report.Collectives(colls, workloads)
+	if len(colls) == 0 {
+		return
+	}
+	its := make([]float64, len(colls))
+	for i, c := range colls {
+		its[i] = float64(c.Finish-c.Start) / float64(simenv.Microsecond)
+	}
+	sort.Float64s(its)
+	r.IterP50Us, r.IterP99Us = report.Percentile(its, 50), report.Percentile(its, 99)
+}
+
+// setFlowFigures records the finished flows' slowdowns, the small-flow
+// p99 slowdown and the mean large-flow goodput (of the mid-sized flows
+// when no large one finished).
+func (r *Run) setFlowFigures(flows []simenv.FlowRecord) {
 	var small []float64
 	var large, mid []float64
 	for _, f := range flows {
@@ -814,25 +867,27 @@ func playTraced(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym
 	for _, g := range large {
 		r.LargeGoodputGbps += g / float64(len(large))
 	}
-	// Paused time of every link end: what switches held their peers
-	// paused (PAUSE sent: an incast's senders), plus what hosts held the
-	// switches paused (each switch-to-switch pause is counted once).
+}
+
+// pfcPausedUs is the paused time of every link end in µs: what switches
+// held their peers paused (PAUSE sent: an incast's senders), plus what
+// hosts held the switches paused (each switch-to-switch pause is counted
+// once).
+func pfcPausedUs(sim *simenv.Sim) float64 {
+	var us float64
 	infos := sim.Switches()
 	for si := range infos {
 		t := sim.Telemetry(si)
 		for pi, p := range t.Ports {
 			for q := range p.PFC {
-				r.PFCPausedUs += float64(p.PFC[q].PausingNs) / 1e3
+				us += float64(p.PFC[q].PausingNs) / 1e3
 				if !infos[si].Ports[pi].PeerSwitch {
-					r.PFCPausedUs += float64(p.PFC[q].PausedNs) / 1e3
+					us += float64(p.PFC[q].PausedNs) / 1e3
 				}
 			}
 		}
 	}
-	if st.DataHops > 0 {
-		r.MarkRate = float64(st.ECNMarked) / float64(st.DataHops)
-	}
-	return r, nil
+	return us
 }
 
 // Comparison sets one policy against the best vendor preset (chosen per
@@ -931,9 +986,13 @@ func pairedRatio(a, b []Run, f func(Run) float64) Ratio {
 // those of any of static:best's candidates (presets and catalogue
 // settings).
 func isPreset(pol string) bool {
-	return strings.HasPrefix(pol, "static:") && pol != Oracle && !strings.Contains(pol, "+")
+	return strings.HasPrefix(pol, policy.StaticPrefix) && pol != Oracle && !strings.Contains(pol, "+")
 }
-func isFixed(pol string) bool { return isPreset(pol) || strings.HasPrefix(pol, "catalogue:") }
+func isFixed(pol string) bool { return isPreset(pol) || strings.HasPrefix(pol, cataloguePrefix) }
+
+// cataloguePrefix starts the name of a catalogue setting static:best
+// tries ("catalogue:kmin 50KB kmax 100KB pmax 1% @100G").
+const cataloguePrefix = "catalogue:"
 
 // group collects the runs of scenario sc whose policy passes keep, by
 // policy, and the policies in order of first appearance.

@@ -154,9 +154,9 @@ func (r *Result) WriteText(w io.Writer) error {
 			}
 		}
 		if r.AggregateOf(sc, Oracle) != nil {
-			fmt.Fprintf(w, "static:best: of the presets and %d catalogue settings (cat KMIN/KMAX/PMAX at 100G, scaled per port), the one with\n"+
+			fmt.Fprintf(w, "%s: of the presets and %d catalogue settings (cat KMIN/KMAX/PMAX at 100G, scaled per port), the one with\n"+
 				"  the lowest mean small-flow p99 among those with no drop and a mean large-flow goodput within 5%% of the best one's,\n"+
-				"  chosen once per scenario over all seeds; a preset that gives up more goodput can have a lower p99.\n", len(DefaultOracleGrid))
+				"  chosen once per scenario over all seeds; a preset that gives up more goodput can have a lower p99.\n", Oracle, len(DefaultOracleGrid))
 		}
 	}
 	return r.writeComparisons(w)
@@ -419,26 +419,56 @@ func (r *Result) PlotFrontier(w io.Writer, scenario string) error {
 		rs := byCand[c]
 		pts = append(pts, plotter.XY{X: mean(rs, largeGoodput), Y: mean(rs, smallP99)})
 	}
-	if len(pts) > 0 {
-		sc, err := plotter.NewScatter(pts)
+	if err := addFixedFrontier(p, pts); err != nil {
+		return err
+	}
+	if err := r.addPolicyPoints(p, scenario); err != nil {
+		return err
+	}
+	if err := r.addPreferenceSweeps(p, scenario); err != nil {
+		return err
+	}
+	if r.seeds(scenario) > 1 {
+		p.Title.Text += " (means, bars: 95% CI over seeds)"
+	}
+	p.X.Tick.Marker, p.Y.Tick.Marker = plainTicks{}, plainTicks{}
+	p.Legend.Top = true
+	p.Legend.TextStyle.Font.Size = vg.Points(8)
+	p.Add(plotter.NewGrid())
+	return writePNG(w, p, 8, 5)
+}
+
+// addFixedFrontier draws the fixed settings' points pts in grey and,
+// through two or more of them, the frontier as a dashed line.
+func addFixedFrontier(p *plot.Plot, pts plotter.XYs) error {
+	if len(pts) == 0 {
+		return nil
+	}
+	sc, err := plotter.NewScatter(pts)
+	if err != nil {
+		return err
+	}
+	sc.GlyphStyle.Color = color.Gray{Y: 140}
+	sc.GlyphStyle.Radius = vg.Points(2.5)
+	p.Add(sc)
+	p.Legend.Add("fixed settings", sc)
+	if fr := frontierLine(pts); len(fr) > 1 {
+		l, err := plotter.NewLine(fr)
 		if err != nil {
 			return err
 		}
-		sc.GlyphStyle.Color = color.Gray{Y: 140}
-		sc.GlyphStyle.Radius = vg.Points(2.5)
-		p.Add(sc)
-		p.Legend.Add("fixed settings", sc)
-		if fr := frontierLine(pts); len(fr) > 1 {
-			l, err := plotter.NewLine(fr)
-			if err != nil {
-				return err
-			}
-			l.Color = color.Gray{Y: 90}
-			l.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
-			p.Add(l)
-			p.Legend.Add("frontier", l)
-		}
+		l.Color = color.Gray{Y: 90}
+		l.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
+		p.Add(l)
+		p.Legend.Add("frontier", l)
 	}
+	return nil
+}
+
+// addPolicyPoints draws every policy other than a fixed setting as a
+// point in its colour at its means on scenario, with 95% confidence bars
+// on both axes when it ran on several seeds.
+func (r *Result) addPolicyPoints(p *plot.Plot, scenario string) error {
 	for i, pol := range r.Policies {
 		a := r.AggregateOf(scenario, pol)
 		if a == nil || isFixed(pol) {
@@ -468,6 +498,13 @@ func (r *Result) PlotFrontier(w io.Writer, scenario string) error {
 			p.Add(xe, ye)
 		}
 	}
+	return nil
+}
+
+// addPreferenceSweeps draws a line in its colour through the points on
+// scenario of each policy run at several preferences, in preference
+// order.
+func (r *Result) addPreferenceSweeps(p *plot.Plot, scenario string) error {
 	for _, sw := range preferenceSweeps(r.Policies) {
 		var line plotter.XYs
 		for _, m := range sw.members {
@@ -487,14 +524,7 @@ func (r *Result) PlotFrontier(w io.Writer, scenario string) error {
 		p.Add(l)
 		p.Legend.Add(sw.base+" preference sweep", l)
 	}
-	if r.seeds(scenario) > 1 {
-		p.Title.Text += " (means, bars: 95% CI over seeds)"
-	}
-	p.X.Tick.Marker, p.Y.Tick.Marker = plainTicks{}, plainTicks{}
-	p.Legend.Top = true
-	p.Legend.TextStyle.Font.Size = vg.Points(8)
-	p.Add(plotter.NewGrid())
-	return writePNG(w, p, 8, 5)
+	return nil
 }
 
 // sweep is one policy at several operator preferences: base (e.g.
@@ -519,14 +549,10 @@ func preferenceSweeps(policies []string) []sweep {
 	var out []sweep
 	for i, pol := range policies {
 		base, p := pol, 0.0
-		if kind, arg, ok := strings.Cut(pol, ":"); ok && (kind == "builtin" || kind == "model") {
-			rest, v, _, err := policy.SplitPreference(arg)
-			if err != nil {
-				continue
-			}
-			base, p = kind, v
-			if rest != "" {
-				base += ":" + rest
+		if sp, err := policy.ParseSpec(pol); err == nil && len(sp.Rules) == 0 && (sp.Kind == policy.KindBuiltin || sp.Kind == policy.KindModel) {
+			base, p = policy.BuiltinSpec, sp.Preference
+			if sp.Kind == policy.KindModel {
+				base = policy.ModelPrefix + sp.Model
 			}
 		}
 		k, ok := idx[base]

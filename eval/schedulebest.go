@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ecntune/ecntune/internal/units"
+	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
 )
 
@@ -96,9 +97,7 @@ func parseScheduleBest(spec string) (scheduleBest, error) {
 
 // isScheduleBest tells a schedule:best@ spec (or the bare schedule:best,
 // which parseScheduleBest refuses by name).
-func isScheduleBest(spec string) bool {
-	return strings.HasPrefix(spec, ScheduleBestPrefix) || spec == strings.TrimSuffix(ScheduleBestPrefix, "@")
-}
+func isScheduleBest(spec string) bool { return specResolver.KindOf(spec) == scheduleBestKind }
 
 // checkScheduleBest refuses a schedule:best@ spec whose last offset comes
 // after the last decision on sc (deciding every interval, from 0 to the
@@ -124,7 +123,7 @@ func checkScheduleBest(spec string, sc Scenario, interval simenv.Time) error {
 // that the entry parses back to the very setting).
 func scheduleEntry(c candidate) string {
 	if c.set == nil {
-		return strings.TrimPrefix(c.spec, "static:")
+		return strings.TrimPrefix(c.spec, policy.StaticPrefix)
 	}
 	return exactBytes(c.set.KminBytes) + "/" + exactBytes(c.set.KmaxBytes) + "/" + strconv.FormatFloat(c.set.Pmax, 'g', -1, 64)
 }
@@ -142,7 +141,7 @@ func exactBytes(b int64) string {
 // schedulePlan is the schedule spec of entries switched at offsets.
 func schedulePlan(entries, offsets []string) string {
 	var b strings.Builder
-	b.WriteString("schedule:" + entries[0])
+	b.WriteString(policy.SchedulePrefix + entries[0])
 	for i, off := range offsets {
 		b.WriteString("," + off + "=" + entries[i+1])
 	}
@@ -178,31 +177,7 @@ func searchSchedule(sc Scenario, spec string, opt Options, fixed map[string][]Ru
 	for i, c := range cands {
 		entries[i] = scheduleEntry(c)
 	}
-	sub := opt
-	sub.Frontier, sub.Trace = false, false
-	made := 0
-	sub.Progress = func(done, _ int) { progress(made + done) }
-	runs := map[string][]Run{}
-	play := func(plans []string) error {
-		var todo []string
-		for _, p := range plans {
-			if _, ok := runs[p]; !ok && !slices.Contains(todo, p) {
-				todo = append(todo, p)
-			}
-		}
-		if len(todo) == 0 {
-			return nil
-		}
-		res, err := RunAll([]Scenario{sc}, todo, sub)
-		if err != nil {
-			return err
-		}
-		for _, r := range res.Runs {
-			runs[r.Policy] = append(runs[r.Policy], r)
-		}
-		made += len(res.Runs)
-		return nil
-	}
+	s := newPlanSearch(sc, opt, progress)
 	phases := len(offsets) + 1
 	uniform := make([]string, len(entries)) // one candidate in every phase
 	for i, e := range entries {
@@ -210,29 +185,86 @@ func searchSchedule(sc Scenario, spec string, opt Options, fixed map[string][]Ru
 	}
 	for i, c := range cands {
 		if rs := fixed[c.spec]; len(rs) == opt.Seeds {
-			runs[uniform[i]] = rs
+			s.runs[uniform[i]] = rs
 		}
 	}
-	if err := play(uniform); err != nil {
-		return nil, made, fmt.Errorf("%s: %w", spec, err)
+	if err := s.play(uniform); err != nil {
+		return nil, s.made, fmt.Errorf("%s: %w", spec, err)
 	}
-	bestGood := maxGoodput(uniform, runs)
-	cur := slices.Repeat([]string{entries[slices.Index(uniform, pickBy(uniform, runs, bestGood))]}, phases)
-	rate := func(order []string) string { return pickBy(order, runs, bestGood) }
+	bestGood := maxGoodput(uniform, s.runs)
+	cur := slices.Repeat([]string{entries[slices.Index(uniform, pickBy(uniform, s.runs, bestGood))]}, phases)
+	rate := func(order []string) string { return pickBy(order, s.runs, bestGood) }
 	if sb.byFrontier {
-		rate = func(order []string) string { return pickByFrontier(order, uniform, runs) }
+		rate = func(order []string) string { return pickByFrontier(order, uniform, s.runs) }
 	}
+	if err := s.descend(cur, entries, offsets, rate); err != nil {
+		return nil, s.made, fmt.Errorf("%s: %w", spec, err)
+	}
+	pick := schedulePlan(cur, offsets)
+	out := make([]Run, 0, len(s.runs[pick]))
+	for _, r := range s.runs[pick] {
+		r.Policy, r.Chosen = spec, pick
+		out = append(out, r)
+	}
+	return out, s.made, nil
+}
+
+// planSearch plays schedule plans on one scenario for searchSchedule, each
+// plan once, and keeps their runs.
+type planSearch struct {
+	sc   Scenario
+	opt  Options          // the plans' options: no frontier or trace, progress counted on from made
+	runs map[string][]Run // by plan
+	made int              // runs played so far
+}
+
+// newPlanSearch starts a search on sc with the plan's options opt, telling
+// progress the runs made so far after every run.
+func newPlanSearch(sc Scenario, opt Options, progress func(n int)) *planSearch {
+	s := &planSearch{sc: sc, opt: opt, runs: map[string][]Run{}}
+	s.opt.Frontier, s.opt.Trace = false, false
+	s.opt.Progress = func(done, _ int) { progress(s.made + done) }
+	return s
+}
+
+// play runs the plans that have no runs yet, on every seed.
+func (s *planSearch) play(plans []string) error {
+	var todo []string
+	for _, p := range plans {
+		if _, ok := s.runs[p]; !ok && !slices.Contains(todo, p) {
+			todo = append(todo, p)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	res, err := RunAll([]Scenario{s.sc}, todo, s.opt)
+	if err != nil {
+		return err
+	}
+	for _, r := range res.Runs {
+		s.runs[r.Policy] = append(s.runs[r.Policy], r)
+	}
+	s.made += len(res.Runs)
+	return nil
+}
+
+// descend improves cur, an entry per phase, in place by coordinate
+// descent: each round tries every entry in each phase in turn and keeps
+// rate's pick, until a round changes nothing or after ScheduleBestRounds
+// rounds.
+func (s *planSearch) descend(cur, entries, offsets []string, rate func(order []string) string) error {
 	for round := 0; round < ScheduleBestRounds; round++ {
 		changed := false
-		for k := range phases {
+		for k := range cur {
 			plans := make([]string, len(entries))
 			for i, e := range entries {
 				try := slices.Clone(cur)
 				try[k] = e
 				plans[i] = schedulePlan(try, offsets)
 			}
-			if err := play(plans); err != nil {
-				return nil, made, fmt.Errorf("%s: %w", spec, err)
+			if err := s.play(plans); err != nil {
+				return err
 			}
 			if best := pickPhase(plans, slices.Index(entries, cur[k]), rate); entries[best] != cur[k] {
 				cur[k], changed = entries[best], true
@@ -242,13 +274,7 @@ func searchSchedule(sc Scenario, spec string, opt Options, fixed map[string][]Ru
 			break
 		}
 	}
-	pick := schedulePlan(cur, offsets)
-	out := make([]Run, 0, len(runs[pick]))
-	for _, r := range runs[pick] {
-		r.Policy, r.Chosen = spec, pick
-		out = append(out, r)
-	}
-	return out, made, nil
+	return nil
 }
 
 // pickPhase is the index among plans (one per candidate, the current one at

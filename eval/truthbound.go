@@ -79,19 +79,31 @@ func TruthSpecs(spec string) (small, rest string, err error) {
 	return small, rest, nil
 }
 
+// parseTruthBound parses a TruthPrefix spec and resolves its two
+// policies with lookup.
 func parseTruthBound(spec string, lookup func(string) (policy.Policy, error)) (*truthBound, error) {
-	small, rest, err := TruthSpecs(spec)
+	sp, err := specResolver.ParseSpec(spec)
 	if err != nil {
 		return nil, err
 	}
-	b := &truthBound{name: spec, arriving: strings.HasPrefix(spec, TruthPrefix+"arriving=")}
-	if b.small, err = lookup(small); err != nil {
-		return nil, fmt.Errorf("policy %q: small=%s: %w", spec, small, err)
+	if sp.Kind != truthKind {
+		return nil, fmt.Errorf("policy %q: not a %s spec", spec, TruthPrefix)
 	}
-	if b.rest, err = lookup(rest); err != nil {
-		return nil, fmt.Errorf("policy %q: else=%s: %w", spec, rest, err)
+	return newTruthBound(sp, func(part policy.Spec) (policy.Policy, error) { return lookup(part.Text) })
+}
+
+// newTruthBound is the bound of a parsed TruthPrefix spec, its two
+// policies (its parts) resolved with resolve.
+func newTruthBound(sp policy.Spec, resolve func(policy.Spec) (policy.Policy, error)) (*truthBound, error) {
+	var pols [2]policy.Policy
+	for i, pt := range sp.Parts[:2] {
+		p, err := resolve(pt.Spec)
+		if err != nil {
+			return nil, fmt.Errorf("policy %q: %s=%s: %w", sp.Text, pt.Label, pt.Spec.Text, err)
+		}
+		pols[i] = p
 	}
-	return b, nil
+	return &truthBound{name: sp.Text, arriving: strings.HasPrefix(sp.Text, TruthPrefix+"arriving="), small: pols[0], rest: pols[1]}, nil
 }
 
 func (b *truthBound) Name() string { return b.name }
@@ -101,8 +113,7 @@ func (b *truthBound) Name() string { return b.name }
 func (b *truthBound) Decide(obs []env.Observation) []policy.Decision {
 	a, r := b.small.Decide(obs), b.rest.Decide(obs)
 	out := make([]policy.Decision, len(obs))
-	// Appended to the reason, so that eval still counts a hold outside a
-	// learned policy's validated intervals (it reads the reason's start).
+	// Appended to the reason: the policy's own reason stays first.
 	note := " (small flows crossing)"
 	if b.arriving {
 		note = " (small flows arriving)"
@@ -119,24 +130,10 @@ func (b *truthBound) Decide(obs []env.Observation) []policy.Decision {
 }
 
 // SpecWarnings is policy.SpecWarnings for every spec eval takes: a
-// TruthPrefix bound is warned about through its two specs.
-func SpecWarnings(spec string) []string {
-	if !strings.HasPrefix(spec, TruthPrefix) {
-		return policy.SpecWarnings(spec)
-	}
-	small, rest, err := TruthSpecs(spec)
-	if err != nil {
-		return nil // RunAll names what is wrong with it
-	}
-	var out []string
-	for _, w := range policy.SpecWarnings(small) {
-		out = append(out, "small: "+w)
-	}
-	for _, w := range policy.SpecWarnings(rest) {
-		out = append(out, "else: "+w)
-	}
-	return out
-}
+// TruthPrefix bound is warned about through its two specs ("small: ...",
+// "else: ..."). A spec that does not parse has none (RunAll names what is
+// wrong with it).
+func SpecWarnings(spec string) []string { return specResolver.SpecWarnings(spec) }
 
 // arrival is a small flow's start and the controlled queues it crosses.
 type arrival struct {

@@ -109,7 +109,7 @@ func NewAdaptive(cfg AdaptiveConfig) *Adaptive {
 }
 
 // Name is "adaptive".
-func (a *Adaptive) Name() string { return "adaptive" }
+func (a *Adaptive) Name() string { return AdaptiveSpec }
 
 // Config returns the configuration in force.
 func (a *Adaptive) Config() AdaptiveConfig { return a.cfg }

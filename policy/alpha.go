@@ -33,7 +33,12 @@ func NewAlpha(inner Policy, name, arg string) (*Alpha, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Alpha{inner: inner, name: name, alpha: a, note: "; alpha " + env.FormatAlpha(a) + " (the +alpha rule)"}, nil
+	return newAlpha(inner, name, a), nil
+}
+
+// newAlpha wraps inner with alpha a, checked.
+func newAlpha(inner Policy, name string, a float64) *Alpha {
+	return &Alpha{inner: inner, name: name, alpha: a, note: "; alpha " + env.FormatAlpha(a) + " (the +alpha rule)"}
 }
 
 // ParseAlpha reads a +alpha= value: a power of two in [AlphaMin,
@@ -66,12 +71,12 @@ func ParseAlpha(arg string) (float64, error) {
 // an +alpha= rule (one after +headroom= or before it: both wrap the same
 // decisions); ok is false for a spec without one.
 func SplitAlpha(spec string) (base, arg string, ok bool) {
-	i := strings.LastIndex(spec, "+alpha=")
+	i := strings.LastIndex(spec, AlphaRule)
 	if i < 0 {
 		return spec, "", false
 	}
-	rest := spec[i+len("+alpha="):]
-	if j := strings.Index(rest, "+headroom="); j >= 0 {
+	rest := spec[i+len(AlphaRule):]
+	if j := strings.Index(rest, HeadroomRule); j >= 0 {
 		// SPEC+alpha=A+headroom=H: the headroom wraps SPEC+alpha=A.
 		return spec, "", false
 	}

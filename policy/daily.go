@@ -27,11 +27,11 @@ func NewDaily(spec string) (*Schedule, error) { return Resolver{}.NewDaily(spec)
 // it left it the day before, or starts over if the setting it left was
 // changed meanwhile. Example: "tz=Europe/Berlin,08:00=builtin:prefer=1,20:00=builtin".
 func (r Resolver) NewDaily(spec string) (*Schedule, error) {
-	loc, entries, err := SplitDaily(spec)
-	if err != nil {
+	sp := Spec{Text: DailyPrefix + spec, Base: DailyPrefix + spec, Kind: KindDaily, Arg: spec}
+	if err := (&Parser{}).timed(&sp, spec, true); err != nil {
 		return nil, err
 	}
-	return r.timed(spec, entries, loc)
+	return r.timed(sp)
 }
 
 // SplitDaily reads a daily schedule spec ("[tz=ZONE,]HH:MM=WHAT,...",

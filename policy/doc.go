@@ -12,6 +12,15 @@
 // of host-facing ports, another for fabric ports). Each Lookup returns a
 // fresh policy.
 //
+// The grammar is read in one place: ParseSpec parses a spec once into a
+// Spec (its Kind, argument, preference, schedule entries, role parts,
+// +headroom= and +alpha= rules, the models it names, its Warnings), and
+// Resolver.Resolve builds the policy from that value; Lookup is the two,
+// and CheckSpec the checks that need no model registry. The prefixes are
+// the constants StaticPrefix to PreferOption, the kinds KindStatic to
+// KindRoles; a Resolver's Kinds add forms of a caller's own (eval's
+// static:best, schedule:best@ and truth:).
+//
 // Contracts of every Policy:
 //   - Decide returns one Decision per observation, in the same order and
 //     with the same Key. It does no I/O, reads no clock and is

@@ -23,21 +23,29 @@ type Headroom struct {
 // NewHeadroom wraps inner; arg is "floor", "floor*F" (F in [1, 10]) or
 // "default".
 func NewHeadroom(inner Policy, name, arg string) (*Headroom, error) {
-	h := &Headroom{inner: inner, name: name}
+	f, err := parseHeadroom(arg)
+	if err != nil {
+		return nil, err
+	}
+	return &Headroom{inner: inner, name: name, factor: f}, nil
+}
+
+// parseHeadroom reads the factor of a +headroom= value other than
+// model:NAME: floor*F is F, floor 1, default 0.
+func parseHeadroom(arg string) (float64, error) {
 	switch {
 	case arg == "default":
+		return 0, nil
 	case arg == "floor":
-		h.factor = 1
+		return 1, nil
 	case strings.HasPrefix(arg, "floor*"):
 		f, err := strconv.ParseFloat(arg[len("floor*"):], 64)
 		if err != nil || !(f >= 1 && f <= 10) {
-			return nil, fmt.Errorf("headroom=%s: want floor*F with F in [1, 10]", arg)
+			return 0, fmt.Errorf("headroom=%s: want floor*F with F in [1, 10]", arg)
 		}
-		h.factor = f
-	default:
-		return nil, fmt.Errorf("headroom=%s: want floor, floor*F, default or model:NAME (a switch-level headroom model)", arg)
+		return f, nil
 	}
-	return h, nil
+	return 0, fmt.Errorf("headroom=%s: want floor, floor*F, default or model:NAME (a switch-level headroom model)", arg)
 }
 
 // Name is the spec.

@@ -2,7 +2,6 @@ package policy
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -421,7 +420,18 @@ func (l *Learned) decideRows(obs []env.Observation, out []Decision, rows [][]flo
 func (l *Learned) appendReason(b []byte, o *env.Observation, s env.Setting, row []float32, a, best int, conf float64) []byte {
 	// strconv appends into the caller's buffer (not fmt): it is written
 	// for every queue every interval.
-	c := o.Current
+	b = appendChanges(b, o.Current, s)
+	margin, label := qMargin(row, a), "q-margin"
+	if l.net.Kind == nn.OutputLogits {
+		margin, label = conf, "p-margin" // the confidence is this margin: computed once
+	}
+	b = appendMetrics(b, o, label, margin)
+	return l.appendPreference(b, o, row, a, best)
+}
+
+// appendChanges appends every knob that changes from c to s ("kmin
+// 400KB→500KB, pmax 1%→2%"), or "hold" and s when none does.
+func appendChanges(b []byte, c, s env.Setting) []byte {
 	changed := false
 	knob := func(name string) {
 		if changed {
@@ -470,10 +480,13 @@ func (l *Learned) appendReason(b []byte, o *env.Observation, s env.Setting, row 
 		b = append(b, "hold "...)
 		b = append(b, s.Describe()...)
 	}
-	margin, label := qMargin(row, a), "q-margin"
-	if l.net.Kind == nn.OutputLogits {
-		margin, label = conf, "p-margin" // the confidence is this margin: computed once
-	}
+	return b
+}
+
+// appendMetrics appends the margin (named label) and what o measured:
+// ": q-margin 0.31, util 0.93, queue 2.1 BDP, mark 0.04, pause 0", the
+// drops when any, and the port's role when known.
+func appendMetrics(b []byte, o *env.Observation, label string, margin float64) []byte {
 	m := o.Metrics
 	g2 := func(x float64) { b = strconv.AppendFloat(b, x, 'g', 2, 64) }
 	b = append(b, ": "...)
@@ -498,11 +511,20 @@ func (l *Learned) appendReason(b []byte, o *env.Observation, s env.Setting, row 
 	case env.PeerHost:
 		b = append(b, ", host port"...)
 	}
-	if l.pref != 0 && l.prefInput {
+	return b
+}
+
+// appendPreference appends the preference, whether it applied to o's
+// queue, and when it changed the choice (a, not the network's best) what
+// the network would have taken and how far ahead it scored.
+func (l *Learned) appendPreference(b []byte, o *env.Observation, row []float32, a, best int) []byte {
+	switch {
+	case l.pref == 0:
+	case l.prefInput:
 		b = append(append(b, l.prefNote...), " (model input)"...)
-	} else if l.pref != 0 && !l.leansOn(o) {
+	case !l.leansOn(o):
 		b = append(append(b, l.prefNote...), " not applied (fabric port)"...)
-	} else if l.pref != 0 {
+	default:
 		b = append(b, l.prefNote...)
 		if a != best {
 			bs := l.cat.Setting(best, o.RateBps, o.Current)
@@ -596,13 +618,13 @@ func SplitPreference(arg string) (rest string, p float64, set bool, err error) {
 	if !found {
 		rest, opt, found = strings.Cut(arg, ":")
 	}
-	if !found && strings.HasPrefix(arg, "prefer=") {
+	if !found && strings.HasPrefix(arg, PreferOption) {
 		rest, opt, found = "", arg, true
 	}
 	if !found {
 		return arg, 0, false, nil
 	}
-	v, ok := strings.CutPrefix(opt, "prefer=")
+	v, ok := strings.CutPrefix(opt, PreferOption)
 	if !ok {
 		return "", 0, false, fmt.Errorf("option %q: want prefer=P with P in [-1, 1]", opt)
 	}
@@ -627,56 +649,49 @@ func withPreference(l *Learned, name string, p float64, set bool) (Policy, error
 	return l.WithPreference(name, p)
 }
 
-// resolveModel loads "model:REF[:prefer=P]" (or ",prefer=P") through
-// r.Models.
-func (r Resolver) resolveModel(arg string) (Policy, error) {
-	ref, p, set, err := SplitPreference(arg)
-	if err != nil {
-		return nil, err
-	}
-	if ref == "" {
-		return nil, errors.New("want model:NAME (a model name, NAME@VERSION or an id in the registry), optionally model:NAME:prefer=P")
-	}
+// resolveModel loads a model: spec's model through r.Models.
+func resolveModel(r Resolver, sp Spec) (Policy, error) {
 	if r.Models == nil {
-		return nil, errNoModels
+		return nil, specErr(&sp, errNoModels)
 	}
-	m, err := r.Models(ref)
+	m, err := r.Models(sp.Model)
 	if err != nil {
-		return nil, err
+		return nil, specErr(&sp, err)
 	}
-	l, err := LearnedFromModel("model:"+ref, m)
+	l, err := LearnedFromModel(ModelPrefix+sp.Model, m)
 	if err != nil {
-		return nil, err
+		return nil, specErr(&sp, err)
 	}
-	return withPreference(l, "model:"+arg, p, set)
+	p, err := withPreference(l, ModelPrefix+sp.Arg, sp.Preference, sp.Prefer)
+	if err != nil {
+		return nil, specErr(&sp, err)
+	}
+	return p, nil
 }
 
-// resolveBuiltin is the pretrained model embedded in the binary,
-// "builtin" or "builtin:prefer=P". With a preference other than 0 it is
-// the embedded preference model (builtin.PreferenceModel), which reads P
-// as an input, not the tie-break over the base model's scores.
-func resolveBuiltin(arg string) (Policy, error) {
-	rest, p, set, err := SplitPreference(arg)
-	if err != nil {
-		return nil, err
-	}
-	if rest != "" || set && !strings.HasPrefix(arg, "prefer=") {
-		return nil, fmt.Errorf("builtin takes no argument but prefer=P, got %q", arg)
-	}
+// resolveBuiltin is the pretrained model embedded in the binary, of a
+// "builtin" or "builtin:prefer=P" spec. With a preference other than 0 it
+// is the embedded preference model (builtin.PreferenceModel), which reads
+// P as an input, not the tie-break over the base model's scores.
+func resolveBuiltin(_ Resolver, sp Spec) (Policy, error) {
 	load := builtin.Model
-	if set && p != 0 {
+	if sp.Prefer && sp.Preference != 0 {
 		load = builtin.PreferenceModel
 	}
 	m, err := load()
 	if err != nil {
-		return nil, err
+		return nil, specErr(&sp, err)
 	}
-	l, err := LearnedFromModel("builtin", m)
+	l, err := LearnedFromModel(BuiltinSpec, m)
+	if err == nil {
+		l, err = l.WithValidInterval(builtin.ValidatedIntervalMin, builtin.ValidatedIntervalMax)
+	}
 	if err != nil {
-		return nil, err
+		return nil, specErr(&sp, err)
 	}
-	if l, err = l.WithValidInterval(builtin.ValidatedIntervalMin, builtin.ValidatedIntervalMax); err != nil {
-		return nil, err
+	p, err := withPreference(l, BuiltinPrefix+sp.Arg, sp.Preference, sp.Prefer)
+	if err != nil {
+		return nil, specErr(&sp, err)
 	}
-	return withPreference(l, "builtin:"+arg, p, set)
+	return p, nil
 }

@@ -19,6 +19,9 @@ type Resolver struct {
 	// Models loads the models "model:NAME" names (nil: such specs are an
 	// error that says so).
 	Models ModelSource
+	// Kinds are spec forms beyond the built-in ones (eval's static:best,
+	// schedule:best@ and truth:), tried first, on the spec as given.
+	Kinds []*Kind
 }
 
 // Lookup resolves spec with the zero Resolver: every spec but "model:NAME".
@@ -26,114 +29,74 @@ func Lookup(spec string) (Policy, error) { return Resolver{}.Lookup(spec) }
 
 // Specs describes the spec forms Lookup accepts, for help texts and errors.
 func Specs() []string {
-	return []string{"static:NAME (" + strings.Join(PresetNames(), ", ") + ")", "fixed:KMIN/KMAX/PMAX (at 100G, e.g. 387KB/774KB/0.3%)",
-		"schedule:WHAT,OFFSET=WHAT,... (WHAT a preset name, KMIN/KMAX/PMAX or a policy without a comma other than roles:, schedule: and daily:, e.g. sonic-default,3ms=387KB/774KB/0.3%,6ms=builtin:prefer=1; a +headroom= or +alpha= rule after the last entry applies to every entry)",
-		"daily:[tz=ZONE,]HH:MM=WHAT,... (by the time of day on the switches' clock, in UTC or an IANA zone, e.g. tz=Europe/Berlin,08:00=builtin:prefer=1,20:00=builtin)", "adaptive",
-		"builtin[:prefer=P]", "model:NAME[:prefer=P] (P in [-1, 1]: toward throughput below 0, latency above)",
-		"roles:host=SPEC;fabric=SPEC[;other=SPEC] (one policy for host-facing ports, another for fabric ports)",
-		"SPEC+headroom=floor[*F]|default|model:NAME (every lossless PG's headroom at F times its lossless floor, or one headroom per switch by a switch-level model)",
-		"SPEC+alpha=A (every lossless PG's dynamic-threshold alpha at A, a power of two from 1/64 to 8)"}
+	return []string{StaticPrefix + "NAME (" + strings.Join(PresetNames(), ", ") + ")", FixedPrefix + "KMIN/KMAX/PMAX (at 100G, e.g. 387KB/774KB/0.3%)",
+		SchedulePrefix + "WHAT,OFFSET=WHAT,... (WHAT a preset name, KMIN/KMAX/PMAX or a policy without a comma other than roles:, schedule: and daily:, e.g. sonic-default,3ms=387KB/774KB/0.3%,6ms=builtin:prefer=1; a +headroom= or +alpha= rule after the last entry applies to every entry)",
+		DailyPrefix + "[tz=ZONE,]HH:MM=WHAT,... (by the time of day on the switches' clock, in UTC or an IANA zone, e.g. tz=Europe/Berlin,08:00=builtin:prefer=1,20:00=builtin)", AdaptiveSpec,
+		BuiltinSpec + "[:prefer=P]", ModelPrefix + "NAME[:prefer=P] (P in [-1, 1]: toward throughput below 0, latency above)",
+		RolesPrefix + "host=SPEC;fabric=SPEC[;other=SPEC] (one policy for host-facing ports, another for fabric ports)",
+		"SPEC" + HeadroomRule + "floor[*F]|default|model:NAME (every lossless PG's headroom at F times its lossless floor, or one headroom per switch by a switch-level model)",
+		"SPEC" + AlphaRule + "A (every lossless PG's dynamic-threshold alpha at A, a power of two from 1/64 to 8)"}
 }
 
 // errNoModels is the error for "model:NAME" without a ModelSource.
 var errNoModels = errors.New("no model registry to load it from (the caller gave the policy package none)")
 
-// Lookup resolves a policy spec: "static:NAME" (a preset),
-// "fixed:KMIN/KMAX/PMAX" (an explicit setting at 100 Gb/s), "schedule:..."
-// (settings or policies by time, see NewSchedule), "daily:..." (by the
-// time of day, see NewDaily), "adaptive" (the step-search
-// baseline with default settings), "builtin[:prefer=P]" (the embedded
-// model), "model:NAME[:prefer=P]" (a model from r.Models) or
-// "roles:host=SPEC;fabric=SPEC[;other=SPEC]" (per port role, see Roles).
-// Each call returns a fresh policy (stateful policies start empty).
+// Lookup resolves a policy spec: ParseSpec, then Resolve. The forms are
+// "static:NAME" (a preset), "fixed:KMIN/KMAX/PMAX" (an explicit setting
+// at 100 Gb/s), "schedule:..." (settings or policies by time, see
+// NewSchedule), "daily:..." (by the time of day, see NewDaily), "adaptive"
+// (the step-search baseline with default settings), "builtin[:prefer=P]"
+// (the embedded model), "model:NAME[:prefer=P]" (a model from r.Models),
+// "roles:host=SPEC;fabric=SPEC[;other=SPEC]" (per port role, see Roles),
+// and r.Kinds. Each call returns a fresh policy (stateful policies start
+// empty).
 func (r Resolver) Lookup(spec string) (Policy, error) {
-	s := strings.TrimSpace(spec)
-	if arg, ok := strings.CutPrefix(s, "roles:"); ok {
-		ro, err := r.newRoles(spec, arg)
-		if err != nil {
-			return nil, fmt.Errorf("policy %q: %w", spec, err)
-		}
-		return ro, nil
-	}
-	for _, rule := range []string{"+alpha=", "+headroom="} {
-		if strings.Count(s, rule) > 1 {
-			return nil, fmt.Errorf("policy %q: %s twice: give each rule once", spec, strings.TrimSuffix(rule, "="))
-		}
-		// in a schedule a rule applies to every entry: it goes after the last
-		if _, after, ok := strings.Cut(s, rule); ok && strings.Contains(after, ",") &&
-			(strings.HasPrefix(s, "schedule:") || strings.HasPrefix(s, "daily:")) {
-			return nil, fmt.Errorf("policy %q: %s inside a schedule: give it after the last entry, where it applies to every entry", spec, strings.TrimSuffix(rule, "="))
-		}
-	}
-	if base, arg, ok := SplitAlpha(s); ok {
-		inner, err := r.Lookup(base)
-		if err != nil {
-			return nil, err
-		}
-		a, err := NewAlpha(inner, spec, arg)
-		if err != nil {
-			return nil, fmt.Errorf("policy %q: %w", spec, err)
-		}
-		return a, nil
-	}
-	if base, hr, ok := strings.Cut(s, "+headroom="); ok {
-		inner, err := r.Lookup(base)
-		if err != nil {
-			return nil, err
-		}
-		if ref, ok := strings.CutPrefix(hr, "model:"); ok {
-			sh, err := r.switchHeadroom(inner, spec, ref)
-			if err != nil {
-				return nil, fmt.Errorf("policy %q: %w", spec, err)
-			}
-			return sh, nil
-		}
-		h, err := NewHeadroom(inner, spec, hr)
-		if err != nil {
-			return nil, fmt.Errorf("policy %q: %w", spec, err)
-		}
-		return h, nil
-	}
-	prefix, arg, hasArg := strings.Cut(s, ":")
-	var (
-		p   Policy
-		err error
-	)
-	switch prefix {
-	case "static":
-		if !hasArg || arg == "" {
-			return nil, fmt.Errorf("policy %q: want static:NAME with NAME one of %s", spec, strings.Join(PresetNames(), ", "))
-		}
-		p, err = NewStatic(arg)
-	case "fixed":
-		p, err = NewFixed(arg)
-	case "schedule":
-		p, err = r.NewSchedule(arg)
-	case "daily":
-		p, err = r.NewDaily(arg)
-	case "adaptive":
-		if hasArg {
-			return nil, fmt.Errorf("policy %q: adaptive takes no argument", spec)
-		}
-		return NewAdaptive(DefaultAdaptiveConfig()), nil
-	case "builtin":
-		p, err = resolveBuiltin(arg)
-	case "model":
-		p, err = r.resolveModel(arg)
-	default:
-		return nil, fmt.Errorf("unknown policy %q (want one of: %s)", spec, strings.Join(Specs(), "; "))
-	}
+	sp, err := r.ParseSpec(spec)
 	if err != nil {
-		return nil, fmt.Errorf("policy %q: %w", spec, err)
+		return nil, err
+	}
+	return r.Resolve(sp)
+}
+
+// Resolve builds the policy of a parsed spec: its kind's, inside its
+// rules, loading the models it names through r.Models. Each call returns
+// a fresh policy.
+func (r Resolver) Resolve(sp Spec) (Policy, error) {
+	switch {
+	case sp.Kind == nil:
+		return nil, fmt.Errorf("policy %q: not a parsed spec (ParseSpec gives one)", sp.Text)
+	case sp.Kind.Resolve == nil:
+		return nil, fmt.Errorf("policy %q: %s names no policy of its own", sp.Text, sp.Kind.Name)
+	}
+	p, err := sp.Kind.Resolve(r, sp)
+	if err != nil {
+		return nil, err
+	}
+	for _, rule := range sp.Rules {
+		if p, err = r.applyRule(p, rule); err != nil {
+			return nil, err
+		}
 	}
 	return p, nil
 }
 
+// applyRule wraps inner in rule.
+func (r Resolver) applyRule(inner Policy, rule Rule) (Policy, error) {
+	switch {
+	case rule.Name == AlphaRule:
+		return newAlpha(inner, rule.Text, rule.Alpha), nil
+	case rule.Model != "":
+		sh, err := r.switchHeadroom(inner, rule.Text, rule.Model)
+		if err != nil {
+			return nil, fmt.Errorf("policy %q: %w", rule.Text, err)
+		}
+		return sh, nil
+	}
+	return &Headroom{inner: inner, name: rule.Text, factor: rule.Factor}, nil
+}
+
 // switchHeadroom resolves POLICY+headroom=model:REF.
 func (r Resolver) switchHeadroom(inner Policy, spec, ref string) (Policy, error) {
-	if ref == "" {
-		return nil, errors.New("headroom=model:NAME: no model name")
-	}
 	if r.Models == nil {
 		return nil, errNoModels
 	}
@@ -141,56 +104,19 @@ func (r Resolver) switchHeadroom(inner Policy, spec, ref string) (Policy, error)
 	if err != nil {
 		return nil, err
 	}
-	return SwitchHeadroomFromModel(inner, spec, "model:"+ref, m)
+	return SwitchHeadroomFromModel(inner, spec, ModelPrefix+ref, m)
 }
 
+// SpecWarnings is Spec.Warnings of spec parsed with the zero Resolver.
+func SpecWarnings(spec string) []string { return Resolver{}.SpecWarnings(spec) }
+
 // SpecWarnings lists what looks wrong in a policy spec without being
-// invalid: a fixed: setting, or a schedule: or daily: entry's, with Kmin or Kmax
-// below one MTU (env.Setting.Warnings; usually a size in KB written in
-// bytes). A spec that does not parse has none (Lookup reports it).
-func SpecWarnings(spec string) []string {
-	if arg, ok := strings.CutPrefix(strings.TrimSpace(spec), "roles:"); ok {
-		parts, err := ParseRoles(arg)
-		if err != nil {
-			return nil
-		}
-		var out []string
-		for _, role := range []string{"host", "fabric", "other"} {
-			for _, w := range SpecWarnings(parts[role]) {
-				out = append(out, role+": "+w)
-			}
-		}
-		return out
-	}
-	// the base spec: before the first +alpha= or +headroom= rule, in
-	// whichever order they come
-	s := strings.TrimSpace(spec)
-	for _, rule := range []string{"+alpha=", "+headroom="} {
-		s, _, _ = strings.Cut(s, rule)
-	}
-	var out []string
-	if arg, ok := strings.CutPrefix(s, "fixed:"); ok {
-		if st, err := ParseFixed(arg); err == nil {
-			out = append(out, st.Warnings()...)
-		}
-	}
-	entries, _, err := TimedEntries(s)
+// invalid (Spec.Warnings). A spec that does not parse has none (Lookup
+// reports it).
+func (r Resolver) SpecWarnings(spec string) []string {
+	sp, err := r.ParseSpec(spec)
 	if err != nil {
 		return nil
 	}
-	for i, e := range entries {
-		var ws []string
-		switch {
-		case strings.Contains(e.What, ":"):
-			ws = SpecWarnings(e.What) // a policy (fixed:..., or one without settings)
-		case strings.Contains(e.What, "/"):
-			if st, err := ParseFixed(e.What); err == nil {
-				ws = st.Warnings()
-			}
-		}
-		for _, w := range ws {
-			out = append(out, fmt.Sprintf("entry %d (at %s): %s", i+1, e.At, w))
-		}
-	}
-	return out
+	return sp.Warnings()
 }

@@ -92,8 +92,8 @@ type Static struct {
 	kind string // "" for a vendor preset, "fixed" for an explicit setting
 }
 
-// kindOr is the policy's kind, or preset for a vendor preset: its spec
-// prefix with "static", its reasons' label with "preset".
+// kindOr is the policy's kind, or preset for a vendor preset: its
+// reasons' label with "preset".
 func (s Static) kindOr(preset string) string {
 	if s.kind == "" {
 		return preset
@@ -122,7 +122,12 @@ func NewStatic(name string) (Policy, error) {
 
 // Name is "static:" followed by the preset name, or "fixed:" followed by
 // the setting (a Lookup spec).
-func (s Static) Name() string { return s.kindOr("static") + ":" + s.def.name }
+func (s Static) Name() string {
+	if s.kind == "" {
+		return StaticPrefix + s.def.name
+	}
+	return FixedPrefix + s.def.name
+}
 
 // Preset is the preset name.
 func (s Static) Preset() string { return s.def.name }

@@ -25,10 +25,11 @@ type Roles struct {
 }
 
 // roleNames maps a spec's role to the peer kind it covers; roleOf is
-// the other way round.
+// the other way round; roleOrder is the order of a parsed spec's parts.
 var (
 	roleNames = map[string]env.Peer{"host": env.PeerHost, "fabric": env.PeerSwitch, "other": env.PeerUnknown}
 	roleOf    = map[env.Peer]string{env.PeerHost: "host", env.PeerSwitch: "fabric", env.PeerUnknown: "other"}
+	roleOrder = []string{"host", "fabric", "other"}
 )
 
 // ParseRoles splits the argument of roles: into its parts, checking that
@@ -52,7 +53,7 @@ func ParseRoles(arg string) (map[string]string, error) {
 		if spec == "" {
 			return nil, fmt.Errorf("role %s: no policy spec", role)
 		}
-		if strings.HasPrefix(spec, "roles:") {
+		if strings.HasPrefix(spec, RolesPrefix) {
 			return nil, fmt.Errorf("role %s: roles: does not nest", role)
 		}
 		parts[role] = spec
@@ -63,23 +64,6 @@ func ParseRoles(arg string) (map[string]string, error) {
 		}
 	}
 	return parts, nil
-}
-
-// newRoles resolves every part of a roles: spec with r.
-func (r Resolver) newRoles(name, arg string) (*Roles, error) {
-	parts, err := ParseRoles(arg)
-	if err != nil {
-		return nil, err
-	}
-	ro := &Roles{name: name, byPeer: map[env.Peer]Policy{}, specs: map[env.Peer]string{}}
-	for role, spec := range parts {
-		p, err := r.Lookup(spec)
-		if err != nil {
-			return nil, fmt.Errorf("role %s: %w", role, err)
-		}
-		ro.byPeer[roleNames[role]], ro.specs[roleNames[role]] = p, spec
-	}
-	return ro, nil
 }
 
 // Name is the spec.

@@ -63,7 +63,7 @@ func NewFixed(spec string) (Static, error) {
 // 100 Gb/s, scaled linearly to each port's rate like a preset), named
 // "fixed:" followed by name. It does not check the setting.
 func FixedSetting(name string, at100G env.Setting) Static {
-	return Static{def: presetDef{name: name, at100G: at100G, source: "explicit setting " + name + " at 100 Gb/s"}, kind: "fixed"}
+	return Static{def: presetDef{name: name, at100G: at100G, source: "explicit setting " + name + " at 100 Gb/s"}, kind: KindFixed.Name}
 }
 
 // Schedule is a Policy that switches by time: each entry holds from its
@@ -102,44 +102,30 @@ func NewSchedule(spec string) (*Schedule, error) { return Resolver{}.NewSchedule
 // "+alpha=" rules after the last entry apply to every entry. Example:
 // "sonic-default,3ms=387KB/774KB/0.3%,6ms=builtin:prefer=1".
 func (r Resolver) NewSchedule(spec string) (*Schedule, error) {
-	entries, err := SplitSchedule(spec)
-	if err != nil {
+	sp := Spec{Text: SchedulePrefix + spec, Base: SchedulePrefix + spec, Kind: KindSchedule, Arg: spec}
+	if err := (&Parser{}).timed(&sp, spec, false); err != nil {
 		return nil, err
 	}
-	return r.timed(spec, entries, nil)
+	return r.timed(sp)
 }
 
-// timed resolves the entries of a schedule: spec (loc nil) or a daily:
-// one (times of day in loc).
-func (r Resolver) timed(spec string, entries []ScheduleEntry, loc *time.Location) (*Schedule, error) {
-	s := &Schedule{loc: loc}
-	s.name = s.kind() + ":" + strings.TrimSpace(spec)
-	for i, e := range entries {
-		p, err := r.scheduleStep(e.What)
+// timed resolves the entries of a parsed schedule: or daily: spec (times
+// of day in sp.Zone).
+func (r Resolver) timed(sp Spec) (*Schedule, error) {
+	s := &Schedule{loc: sp.Zone}
+	s.name = s.kind() + ":" + strings.TrimSpace(sp.Arg)
+	for i, e := range sp.Entries {
+		p, err := r.Resolve(e.Spec)
 		if err != nil {
 			return nil, fmt.Errorf("%s entry %d (at %s) %q: %w", s.kind(), i+1, e.At, e.What, err)
 		}
 		from := e.Offset.String()
-		if loc != nil {
-			from = e.At + " " + loc.String()
+		if sp.Zone != nil {
+			from = e.At + " " + sp.Zone.String()
 		}
 		s.offsets, s.from, s.steps = append(s.offsets, e.Offset), append(s.from, from), append(s.steps, p)
 	}
 	return s, nil
-}
-
-// TimedEntries reads the entries of a schedule: or daily: spec (with its
-// prefix); ok is false for any other spec.
-func TimedEntries(spec string) (entries []ScheduleEntry, ok bool, err error) {
-	if arg, found := strings.CutPrefix(spec, "schedule:"); found {
-		entries, err = SplitSchedule(arg)
-		return entries, true, err
-	}
-	if arg, found := strings.CutPrefix(spec, "daily:"); found {
-		_, entries, err = SplitDaily(arg)
-		return entries, true, err
-	}
-	return nil, false, nil
 }
 
 // ScheduleEntry is one entry of a schedule: or daily: spec, as written.
@@ -204,36 +190,12 @@ func SplitSchedule(spec string) ([]ScheduleEntry, error) {
 // fixed:...) from a preset name, KMIN/KMAX/PMAX, or a spec it cannot hold
 // (another schedule:, daily: or roles:).
 func ScheduleEntryIsPolicy(what string) bool {
-	for _, p := range []string{"schedule:", "daily:", "roles:"} {
+	for _, p := range []string{SchedulePrefix, DailyPrefix, RolesPrefix} {
 		if strings.HasPrefix(what, p) {
 			return false
 		}
 	}
-	return strings.Contains(what, ":") || what == "builtin" || what == "adaptive"
-}
-
-// CheckScheduleEntry checks one schedule: or daily: entry that is not a
-// policy spec a schedule can hold (see ScheduleEntryIsPolicy), as
-// NewSchedule would resolve it.
-func CheckScheduleEntry(what string) error {
-	_, err := Resolver{}.scheduleStep(what)
-	return err
-}
-
-// scheduleStep resolves one schedule entry: a setting, a preset name or a
-// policy spec.
-func (r Resolver) scheduleStep(what string) (Policy, error) {
-	switch {
-	case strings.HasPrefix(what, "schedule:") || strings.HasPrefix(what, "daily:"):
-		return nil, fmt.Errorf("a schedule cannot hold a schedule (schedule: or daily:)")
-	case strings.HasPrefix(what, "roles:"):
-		return nil, fmt.Errorf("a schedule cannot hold roles: (give roles:host=schedule:...;fabric=... instead)")
-	case ScheduleEntryIsPolicy(what):
-		return r.Lookup(what)
-	case strings.Contains(what, "/"):
-		return NewFixed(what)
-	}
-	return Preset(what)
+	return strings.Contains(what, ":") || what == BuiltinSpec || what == AdaptiveSpec
 }
 
 // Name is "schedule:" or "daily:" followed by the spec.
@@ -280,7 +242,7 @@ func (s *Schedule) Decide(obs []env.Observation) []Decision {
 // kind is "schedule" or "daily".
 func (s *Schedule) kind() string {
 	if s.loc != nil {
-		return "daily"
+		return KindDaily.Name
 	}
-	return "schedule"
+	return KindSchedule.Name
 }

@@ -259,6 +259,17 @@ func checkPair(name string, lo, hi float64) error {
 // defaults.
 func (c Config) Validate() error {
 	c = c.withDefaults()
+	for _, check := range []func() error{c.validateRun, c.Randomise.validate, c.validateSpec, c.validateModel} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateRun checks the algorithm, the scenarios and the run's scalar
+// settings (episodes, workers, interval, discount, learning rate, ...).
+func (c Config) validateRun() error {
 	if c.Algo != AlgoDDQN && c.Algo != AlgoPPO {
 		return fmt.Errorf("train: algorithm %q: want ddqn or ppo", c.Algo)
 	}
@@ -290,7 +301,12 @@ func (c Config) Validate() error {
 	case c.EvalEvery < 1:
 		return fmt.Errorf("train: eval every %d rounds: want at least 1", c.EvalEvery)
 	}
-	r := c.Randomise
+	return nil
+}
+
+// validate checks the randomisation's ranges, host rates and
+// probabilities.
+func (r Randomisation) validate() error {
 	for _, p := range []struct {
 		n      string
 		lo, hi float64
@@ -316,16 +332,30 @@ func (c Config) Validate() error {
 	if !(r.HidePeer >= 0 && r.HidePeer <= 1) {
 		return fmt.Errorf("train: randomisation hide_peer %g: allowed [0, 1]", r.HidePeer)
 	}
-	if c.Spec != "" && !c.switchLevel() {
-		obs, act, ok := strings.Cut(c.Spec, "/")
-		switch {
-		case !ok || !slices.Contains(env.ReadableObsSpecs, obs) || !slices.Contains(env.ReadableActionSpecs, act):
-			return fmt.Errorf("train: spec %q: want OBS/ACT with OBS one of %s and ACT one of %s", c.Spec,
-				strings.Join(env.ReadableObsSpecs, ", "), strings.Join(env.ReadableActionSpecs, ", "))
-		case act != "act-v2" && c.Algo == AlgoDDQN:
-			return fmt.Errorf("train: spec %q: ddqn speaks act-v2 only (one Q-value per joint action would be %d outputs)", c.Spec, env.DefaultCatalogue().Len())
-		}
+	return nil
+}
+
+// validateSpec checks an ECN model's OBS/ACT spec against the readable
+// specs and the algorithm (a switch-level model's is validateSwitch's).
+func (c Config) validateSpec() error {
+	if c.Spec == "" || c.switchLevel() {
+		return nil
 	}
+	obs, act, ok := strings.Cut(c.Spec, "/")
+	switch {
+	case !ok || !slices.Contains(env.ReadableObsSpecs, obs) || !slices.Contains(env.ReadableActionSpecs, act):
+		return fmt.Errorf("train: spec %q: want OBS/ACT with OBS one of %s and ACT one of %s", c.Spec,
+			strings.Join(env.ReadableObsSpecs, ", "), strings.Join(env.ReadableActionSpecs, ", "))
+	case act != "act-v2" && c.Algo == AlgoDDQN:
+		return fmt.Errorf("train: spec %q: ddqn speaks act-v2 only (one Q-value per joint action would be %d outputs)", c.Spec, env.DefaultCatalogue().Len())
+	}
+	return nil
+}
+
+// validateModel checks what shapes the model: the reward weights, a
+// switch-level model's settings, critic truth, the preference scale and
+// the hidden widths.
+func (c Config) validateModel() error {
 	if c.Reward != nil {
 		if err := c.Reward.Validate(); err != nil {
 			return fmt.Errorf("train: %w", err)

@@ -56,6 +56,10 @@ const (
 	AllQueues = -1
 )
 
+// HealthStaleIntervals is how many control intervals a target's telemetry
+// may be old before the agent calls itself unhealthy (/healthz fails).
+const HealthStaleIntervals = 3
+
 // Config is the agent's configuration file, after parsing and defaults.
 type Config struct {
 	Mode           Mode
@@ -747,7 +751,7 @@ func (c *Config) parseRun(f *fileConfig) error {
 		return fmt.Errorf("mode: %q is not allowed (want shadow or closed-loop)", f.Mode)
 	}
 	if c.Policy == "" {
-		c.Policy = "builtin"
+		c.Policy = policy.BuiltinSpec
 	}
 	if err := checkPolicySpec(c.Policy); err != nil {
 		return fmt.Errorf("policy: %w", err)
@@ -898,83 +902,12 @@ func checkNodeCount(doc *yaml.Node, limit int) error {
 }
 
 // checkPolicySpec checks a policy spec as far as it can without the model
-// registry: every form but model:NAME is resolved here (fixed: and
-// schedule: settings, preset names, the embedded model), so that a typo
-// fails at load, not at start; model:NAME (alone or as a schedule entry)
-// is looked up when the agent starts. A +headroom=floor[*F] suffix is checked with its base, and
-// +headroom=model:NAME (a switch-level headroom model) as model:NAME is;
-// +alpha=A likewise.
-func checkPolicySpec(s string) error {
-	if arg, ok := strings.CutPrefix(s, "roles:"); ok {
-		parts, err := policy.ParseRoles(arg)
-		if err != nil {
-			return fmt.Errorf("policy %q: %w", s, err)
-		}
-		for _, role := range []string{"host", "fabric", "other"} {
-			if spec, ok := parts[role]; ok {
-				if err := checkPolicySpec(spec); err != nil {
-					return fmt.Errorf("policy %q: role %s: %w", s, role, err)
-				}
-			}
-		}
-		return nil
-	}
-	if base, arg, ok := policy.SplitAlpha(s); ok {
-		if err := checkPolicySpec(base); err != nil {
-			return err
-		}
-		if _, err := policy.ParseAlpha(arg); err != nil {
-			return fmt.Errorf("policy %q: %w", s, err)
-		}
-		return nil
-	}
-	if base, hr, ok := strings.Cut(s, "+headroom="); ok {
-		if err := checkPolicySpec(base); err != nil {
-			return err
-		}
-		if ref, ok := strings.CutPrefix(hr, "model:"); ok { // a switch-level headroom model: looked up at start
-			if ref == "" {
-				return fmt.Errorf("policy %q: headroom=model:NAME names no model", s)
-			}
-			return nil
-		}
-		if _, err := policy.NewHeadroom(nil, s, hr); err != nil {
-			return fmt.Errorf("policy %q: %w", s, err)
-		}
-		return nil
-	}
-	switch {
-	case strings.HasPrefix(s, "model:") && len(s) > len("model:"):
-		ref, _, _, err := policy.SplitPreference(s[len("model:"):])
-		if err == nil && ref == "" {
-			err = fmt.Errorf("%q names no model", s)
-		}
-		return err
-	case strings.HasPrefix(s, "schedule:") || strings.HasPrefix(s, "daily:"):
-		// each entry as a spec of its own: a model:NAME entry is looked up
-		// at start like any other
-		entries, _, err := policy.TimedEntries(s)
-		if err != nil {
-			return fmt.Errorf("policy %q: %w", s, err)
-		}
-		for i, e := range entries {
-			if policy.ScheduleEntryIsPolicy(e.What) {
-				err = checkPolicySpec(e.What)
-			} else { // a setting, or a nested schedule or roles: refused in the policy package's words
-				err = policy.CheckScheduleEntry(e.What)
-			}
-			if err != nil {
-				return fmt.Errorf("policy %q: entry %d (at %s): %w", s, i+1, e.At, err)
-			}
-		}
-		return nil
-	case s == "builtin" || s == "adaptive" || strings.HasPrefix(s, "static:") || strings.HasPrefix(s, "fixed:") ||
-		strings.HasPrefix(s, "builtin:"):
-		_, err := policy.Lookup(s) // parsing (and the embedded model): checked here, not at the first decision
-		return err
-	}
-	return fmt.Errorf("%q is not allowed (want builtin[:prefer=P], adaptive, static:NAME, fixed:KMIN/KMAX/PMAX, schedule:WHAT,OFFSET=WHAT,... or daily:[tz=ZONE,]HH:MM=WHAT,... (WHAT a setting or one of these policies) or model:NAME[:prefer=P], any of them with +headroom=floor[*F] or +headroom=model:NAME and +alpha=A, or roles:host=SPEC;fabric=SPEC[;other=SPEC] of them)", s)
-}
+// registry (policy.CheckSpec): every form but model:NAME is parsed here
+// (fixed: and schedule: settings, preset names, the embedded model loaded),
+// so that a typo fails at load, not at start; model:NAME (alone, as a
+// schedule entry or as +headroom=model:NAME) is looked up when the agent
+// starts.
+func checkPolicySpec(s string) error { return policy.CheckSpec(s) }
 
 // DefaultFrameBytes is the largest frame a target's floor is computed for
 // when its cable is stated without an mtu: SONiC's default port MTU with
@@ -1098,102 +1031,144 @@ func parseTarget(name string, f fileTarget) (Target, error) {
 	if !strings.Contains(t.Address, ":") {
 		return t, fmt.Errorf("%s.address: %q has no port (want host:port)", field, t.Address)
 	}
+	for _, step := range []func(string, fileTarget) error{t.parseTimers, t.parseDevice, t.parseCable, t.checkWire, t.checkTLS,
+		t.parsePorts, t.parseFabricPorts, t.parseQueues} {
+		if err := step(field, f); err != nil {
+			return t, err
+		}
+	}
+	return t, nil
+}
+
+// parseTimers reads timeout and retry-timer, both positive.
+func (t *Target) parseTimers(field string, f fileTarget) error {
 	var err error
 	if t.Timeout, err = parseDur(field+".timeout", f.Timeout, 10*time.Second); err != nil {
-		return t, err
+		return err
 	}
 	if t.RetryTimer, err = parseDur(field+".retry-timer", f.RetryTimer, 2*time.Second); err != nil {
-		return t, err
+		return err
 	}
 	if t.RetryTimer <= 0 {
-		return t, fmt.Errorf("%s.retry-timer: must be positive (0 makes a hot reconnect loop)", field)
+		return fmt.Errorf("%s.retry-timer: must be positive (0 makes a hot reconnect loop)", field)
 	}
 	if t.Timeout <= 0 {
-		return t, fmt.Errorf("%s.timeout: must be positive", field)
+		return fmt.Errorf("%s.timeout: must be positive", field)
 	}
+	return nil
+}
+
+// parseDevice resolves the device profile, which implies the dialect (openconfig when neither is given).
+func (t *Target) parseDevice(field string, f fileTarget) error {
 	if t.Device != "" {
 		dev, err := gnmipath.LookupDevice(t.Device)
 		if err != nil {
-			return t, fmt.Errorf("%s.device: %v", field, err)
+			return fmt.Errorf("%s.device: %v", field, err)
 		}
 		t.Device = dev.Name
 		if t.Dialect == "" {
 			t.Dialect = string(dev.Dialect)
 		}
 		if t.Dialect != string(dev.Dialect) {
-			return t, fmt.Errorf("%s.device: %s speaks the %s dialect, not %s (drop dialect or make it %s)", field, dev.Name, dev.Dialect, t.Dialect, dev.Dialect)
+			return fmt.Errorf("%s.device: %s speaks the %s dialect, not %s (drop dialect or make it %s)", field, dev.Name, dev.Dialect, t.Dialect, dev.Dialect)
 		}
 	}
 	if t.Dialect == "" {
 		t.Dialect = DialectOpenConfig
 	}
+	return nil
+}
+
+// parseCable reads the cable length and MTU the lossless floor is computed for.
+func (t *Target) parseCable(field string, f fileTarget) error {
+	var err error
 	if t.CableMeters, t.FrameBytes, err = parseCable(field, f.Cable, f.MTU); err != nil {
-		return t, err
+		return err
 	}
+	return nil
+}
+
+// checkWire checks the asic, dialect, encoding and namespace.
+func (t *Target) checkWire(field string, f fileTarget) error {
 	switch {
 	case t.ASIC == "":
 	case t.Dialect != DialectSONiC:
-		return t, fmt.Errorf("%s.asic: only sonic targets have a buffer-profile arithmetic to choose", field)
+		return fmt.Errorf("%s.asic: only sonic targets have a buffer-profile arithmetic to choose", field)
 	case t.ASIC != "mellanox" && t.ASIC != "broadcom":
-		return t, fmt.Errorf("%s.asic: %q is not allowed (want mellanox or broadcom)", field, t.ASIC)
+		return fmt.Errorf("%s.asic: %q is not allowed (want mellanox or broadcom)", field, t.ASIC)
 	}
 	if t.Dialect != DialectOpenConfig && t.Dialect != DialectSONiC {
-		return t, fmt.Errorf("%s.dialect: %q is not allowed (want openconfig or sonic)", field, t.Dialect)
+		return fmt.Errorf("%s.dialect: %q is not allowed (want openconfig or sonic)", field, t.Dialect)
 	}
 	switch t.Encoding = strings.ToLower(t.Encoding); t.Encoding {
 	case "":
 		t.Encoding = "json_ietf"
 	case "json_ietf", "json", "proto":
 	default:
-		return t, fmt.Errorf("%s.encoding: %q is not allowed (want json_ietf, json or proto)", field, t.Encoding)
+		return fmt.Errorf("%s.encoding: %q is not allowed (want json_ietf, json or proto)", field, t.Encoding)
 	}
 	if t.Namespace != "" && t.Dialect != DialectSONiC {
-		return t, fmt.Errorf("%s.namespace: only the sonic dialect has namespaces (openconfig selects the switch by its name)", field)
+		return fmt.Errorf("%s.namespace: only the sonic dialect has namespaces (openconfig selects the switch by its name)", field)
 	}
+	return nil
+}
+
+// checkTLS checks the TLS options and loads the files they name.
+func (t *Target) checkTLS(field string, f fileTarget) error {
 	if t.Insecure && (t.TLSCA != "" || t.TLSCert != "" || t.TLSKey != "") {
-		return t, fmt.Errorf("%s.insecure: cannot be combined with tls-ca, tls-cert or tls-key", field)
+		return fmt.Errorf("%s.insecure: cannot be combined with tls-ca, tls-cert or tls-key", field)
 	}
 	if (t.TLSCert == "") != (t.TLSKey == "") {
-		return t, fmt.Errorf("%s.tls-cert/tls-key: give both or neither", field)
+		return fmt.Errorf("%s.tls-cert/tls-key: give both or neither", field)
 	}
 	if t.TLSCA != "" {
 		b, err := os.ReadFile(t.TLSCA)
 		if err != nil {
-			return t, fmt.Errorf("%s.tls-ca: %v", field, err)
+			return fmt.Errorf("%s.tls-ca: %v", field, err)
 		}
 		if !x509.NewCertPool().AppendCertsFromPEM(b) {
-			return t, fmt.Errorf("%s.tls-ca: %s: no PEM certificate in it", field, t.TLSCA)
+			return fmt.Errorf("%s.tls-ca: %s: no PEM certificate in it", field, t.TLSCA)
 		}
 	}
 	if t.TLSCert != "" {
 		if _, err := tls.LoadX509KeyPair(t.TLSCert, t.TLSKey); err != nil {
-			return t, fmt.Errorf("%s.tls-cert/tls-key: %s, %s: %v", field, t.TLSCert, t.TLSKey, err)
+			return fmt.Errorf("%s.tls-cert/tls-key: %s, %s: %v", field, t.TLSCert, t.TLSKey, err)
 		}
 	}
+	return nil
+}
+
+// parsePorts reads ports: "*" or a list of interface names.
+func (t *Target) parsePorts(field string, f fileTarget) error {
 	switch f.Ports.Kind {
 	case 0:
 		t.AllPorts = true
 	case yaml.ScalarNode:
 		if f.Ports.Value != "*" {
-			return t, fmt.Errorf("%s.ports: %q is not allowed (want \"*\" or a list of interface names)", field, f.Ports.Value)
+			return fmt.Errorf("%s.ports: %q is not allowed (want \"*\" or a list of interface names)", field, f.Ports.Value)
 		}
 		t.AllPorts = true
 	case yaml.SequenceNode:
 		var err error
 		if t.Ports, err = interfaceList(field+".ports", &f.Ports, nil); err != nil {
-			return t, err
+			return err
 		}
 		if len(t.Ports) == 0 {
-			return t, fmt.Errorf("%s.ports: empty list (want \"*\" or interface names)", field)
+			return fmt.Errorf("%s.ports: empty list (want \"*\" or interface names)", field)
 		}
 	default:
-		return t, fmt.Errorf("%s.ports: want \"*\" or a list of interface names", field)
+		return fmt.Errorf("%s.ports: want \"*\" or a list of interface names", field)
 	}
+	return nil
+}
+
+// parseFabricPorts reads fabric-ports: a list of the ports facing switches, or lldp.
+func (t *Target) parseFabricPorts(field string, f fileTarget) error {
 	switch f.FabricPorts.Kind {
 	case 0:
 	case yaml.ScalarNode:
 		if f.FabricPorts.Tag != "!!str" || f.FabricPorts.Value != FabricPortsLLDP {
-			return t, fmt.Errorf("%s.fabric-ports: want a list of interface names ([] when every port faces a host) or %s (discover them from the switch's LLDP neighbours), not %q",
+			return fmt.Errorf("%s.fabric-ports: want a list of interface names ([] when every port faces a host) or %s (discover them from the switch's LLDP neighbours), not %q",
 				field, FabricPortsLLDP, f.FabricPorts.Value)
 		}
 		t.DiscoverPeers = true
@@ -1207,29 +1182,35 @@ func parseTarget(name string, f fileTarget) (Target, error) {
 			return nil
 		})
 		if err != nil {
-			return t, err
+			return err
 		}
 	default:
-		return t, fmt.Errorf("%s.fabric-ports: want a list of interface names ([] when every port faces a host) or %s (discover them from the switch's LLDP neighbours)",
+		return fmt.Errorf("%s.fabric-ports: want a list of interface names ([] when every port faces a host) or %s (discover them from the switch's LLDP neighbours)",
 			field, FabricPortsLLDP)
 	}
+	return nil
+}
+
+// parseQueues reads queues (default 3 and 4) and queue-names.
+func (t *Target) parseQueues(field string, f fileTarget) error {
+	var err error
 	if len(t.Queues) == 0 {
 		t.Queues = []int{3, 4}
 	}
 	if t.QueueNames, err = parseQueueNames(field, f.QueueNames, t.Dialect); err != nil {
-		return t, err
+		return err
 	}
 	seenQ := map[int]bool{}
 	for _, q := range t.Queues {
 		if q < 0 || q > 7 {
-			return t, fmt.Errorf("%s.queues: %d is out of range (want 0..7)", field, q)
+			return fmt.Errorf("%s.queues: %d is out of range (want 0..7)", field, q)
 		}
 		if seenQ[q] {
-			return t, fmt.Errorf("%s.queues: %d listed twice", field, q)
+			return fmt.Errorf("%s.queues: %d listed twice", field, q)
 		}
 		seenQ[q] = true
 	}
-	return t, nil
+	return nil
 }
 
 // parseQueueNames checks a target's queue-names: the name the switch gives

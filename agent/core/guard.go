@@ -648,6 +648,31 @@ func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 	}
 	q.xoff = o.XoffBytes
 	q.minHeadroom, q.floorEstimated = o.MinHeadroomBytes, o.FloorEstimated
+	if ext := g.follow(now, q, o); ext != nil {
+		return nil, ext
+	}
+	if !o.Valid {
+		return nil, nil
+	}
+	k := kpi{drop: o.Metrics.DropFrac, pause: o.Metrics.PauseRxFrac}
+	if g.cfg.Reward != nil {
+		k.reward = g.cfg.Reward(o.Metrics)
+		k.haveReward = !math.IsNaN(k.reward) && !math.IsInf(k.reward, 0)
+	}
+	if math.IsNaN(k.drop) || math.IsNaN(k.pause) {
+		return nil, nil
+	}
+	defer func() { q.lastKPI, q.haveKPI = k, true }()
+	if !q.prob || q.pending {
+		return nil, nil
+	}
+	return g.judgeProbation(q, o, k)
+}
+
+// follow takes what the switch reports of q: a restarted switch's setting
+// as the new baseline, the current setting, and another writer's change,
+// which it adopts and yields to (the alarm it returns).
+func (g *Guard) follow(now int64, q *queueState, o *env.Observation) *Alarm {
 	if o.Metrics.Reset && !q.pending && validSetting(o.Current) && q.changed && !SameSetting(o.Current, q.current, g.cfg.ReadBackPmaxTol) {
 		// The switch restarted (its counters went back and its setting is
 		// no longer the one it had): it runs its startup configuration,
@@ -682,24 +707,13 @@ func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 			q.mismatchN = 0
 		}
 	}
-	if ext != nil {
-		return nil, ext
-	}
-	if !o.Valid {
-		return nil, nil
-	}
-	k := kpi{drop: o.Metrics.DropFrac, pause: o.Metrics.PauseRxFrac}
-	if g.cfg.Reward != nil {
-		k.reward = g.cfg.Reward(o.Metrics)
-		k.haveReward = !math.IsNaN(k.reward) && !math.IsInf(k.reward, 0)
-	}
-	if math.IsNaN(k.drop) || math.IsNaN(k.pause) {
-		return nil, nil
-	}
-	defer func() { q.lastKPI, q.haveKPI = k, true }()
-	if !q.prob || q.pending {
-		return nil, nil
-	}
+	return ext
+}
+
+// judgeProbation counts one more interval of q's change on probation with
+// its KPIs k: a rollback when they are worse than before the change by
+// more than the rules allow, the change made good after the window.
+func (g *Guard) judgeProbation(q *queueState, o *env.Observation, k kpi) (*Change, *Alarm) {
 	q.probN++
 	q.probSumP += k.pause
 	q.probSumR += k.reward
@@ -937,15 +951,7 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 	if !validSetting(cur) {
 		return rej(RuleMalformed, "the switch reports no valid current setting")
 	}
-	if w.setting.HeadroomBytes == 0 {
-		w.setting.HeadroomBytes = cur.HeadroomBytes
-	}
-	if w.setting.Alpha == 0 {
-		w.setting.Alpha = cur.Alpha // 0: the policy leaves alpha alone
-	}
-	if w.setting.Pmax > 0 && w.setting.Pmax <= 1 {
-		w.setting.Pmax = quantizePmax(w.setting.Pmax, g.cfg.PmaxStep)
-	}
+	w.setting = g.complete(w.setting, cur)
 	if SameSetting(w.setting, cur, 1e-9) {
 		return nil, nil
 	}
@@ -1002,6 +1008,21 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 		return rej(RuleHold, fmt.Sprintf("last change %s ago, minimum %s", time.Duration(now-q.lastChangeNs), g.cfg.MinHold))
 	}
 	return w, nil
+}
+
+// complete fills what a decision leaves alone (headroom and alpha 0) from
+// the current setting and puts Pmax on the configured step.
+func (g *Guard) complete(s, cur env.Setting) env.Setting {
+	if s.HeadroomBytes == 0 {
+		s.HeadroomBytes = cur.HeadroomBytes
+	}
+	if s.Alpha == 0 {
+		s.Alpha = cur.Alpha // 0: the policy leaves alpha alone
+	}
+	if s.Pmax > 0 && s.Pmax <= 1 {
+		s.Pmax = quantizePmax(s.Pmax, g.cfg.PmaxStep)
+	}
+	return s
 }
 
 // clamps lists the rules that adjusted a setting, each once, in order.

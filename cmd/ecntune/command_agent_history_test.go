@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ecntune/ecntune/agent"
 	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/agent/journal"
+	"github.com/ecntune/ecntune/agent/web"
 	"github.com/ecntune/ecntune/env"
 )
 
@@ -45,7 +45,7 @@ func TestAgentHistoryWhileAgentRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/changes", agent.ChangesHandler(j, time.Now))
+	mux.Handle("/changes", web.ChangesHandler(j, time.Now))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	conf := filepath.Join(dir, "agent.yaml")

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ecntune/ecntune/agent"
+	"github.com/ecntune/ecntune/agent/web"
 )
 
 // agentReportOpts are the flags of "ecntune agent report".
@@ -56,11 +56,11 @@ func runAgentReport(cmd *cobra.Command, o agentReportOpts) error {
 	}
 	j := src.j
 	defer j.Close()
-	ro := agent.ReportOptions{Target: o.target, Intervals: o.intervals, Queues: o.queues}
+	ro := web.ReportOptions{Target: o.target, Intervals: o.intervals, Queues: o.queues}
 	if !from.IsZero() {
 		ro.SinceNs = from.UnixNano()
 	}
-	rf, err := agent.WriteReport(j, o.out, ro)
+	rf, err := web.WriteReport(j, o.out, ro)
 	if err != nil {
 		return err
 	}

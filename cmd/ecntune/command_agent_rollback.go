@@ -15,6 +15,7 @@ import (
 	"github.com/ecntune/ecntune/agent"
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/gnmiclient"
 	"github.com/ecntune/ecntune/agent/journal"
 )
 
@@ -112,7 +113,7 @@ func runAgentRollback(cmd *cobra.Command, o agentRollbackOpts) error {
 // applyRollback sets the plan on the target through the journal and
 // prints each audit entry's outcome.
 func applyRollback(ctx context.Context, out io.Writer, cfg *config.Config, tc config.Target, j *journal.Journal, plan []core.Change) error {
-	sw, err := agent.DialSwitch(ctx, tc, cfg.SampleInterval)
+	sw, err := gnmiclient.Dial(ctx, tc, cfg.SampleInterval)
 	if err != nil {
 		return err
 	}

@@ -93,7 +93,7 @@ a temporary file removed at exit unless --db names one.`,
 	f.StringVar(&interval, "interval", "1s", "the agent's control interval (at least 100ms)")
 	f.BoolVar(&closedLoop, "closed-loop", false, "apply the recommendations through the guardrails (tuning live) instead of only recording them")
 	f.BoolVar(&once, "once", false, "run the scenario's traffic once instead of repeating it")
-	f.StringVar(&pol, "policy", "builtin", "the agent's policy (as in the agent's policy: key)")
+	f.StringVar(&pol, "policy", policy.BuiltinSpec, "the agent's policy (as in the agent's policy: key)")
 	f.StringVar(&db, "db", "", "keep the agent's database in this file (default: a temporary file removed at exit)")
 	f.StringVar(&logFormat, "log-format", "text", "log format: text or json")
 	f.StringVar(&logLevel, "log-level", "warn", "log level of the agent and the switches: debug, info, warn or error")

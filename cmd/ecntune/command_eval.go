@@ -21,26 +21,8 @@ import (
 	"github.com/ecntune/ecntune/simenv/scenario"
 )
 
-func newEvalCmd() *cobra.Command {
-	var (
-		scenarios, policies []string
-		hpccConfigs         []string
-		seeds, workers      int
-		asJSON              bool
-		jsonOut             string
-		summaryOut          string
-		plotDir, htmlOut    string
-		db                  string
-		duration, interval  string
-		warmup              string
-		hidePeer, frontier  bool
-		device              string
-		wide                bool
-	)
-	cmd := &cobra.Command{
-		Use:   "eval (--scenario FILE... | --hpcc-config FILE...) --policy SPEC...",
-		Short: "Evaluate policies on scenarios in the simulator (mean ± 95% CI over seeds)",
-		Long: `Run every policy on every scenario and seed in the simulator, in parallel. A policy
+// evalLong is the help text of "ecntune eval".
+const evalLong = `Run every policy on every scenario and seed in the simulator, in parallel. A policy
 decides every control interval from switch counters only (through the same environment
 as training). Prints per scenario and policy the FCT slowdown p50/p99 per flow-size
 bucket, the small-flow (<100KB) p99, large-flow goodput, utilisation, goodput, PFC pause
@@ -83,139 +65,216 @@ does, with the simulated time in sim_time_s; workloads keep their own start and 
 times): the 6 ms of a training-sized scenario hardly lets a 10 MB flow finish, 20 ms or more shows
 what a setting costs long flows. --interval sets the control interval Δ (default:
 min(500µs, duration/25), so an episode holds at least 20 decisions). --hide-peer tells the
-policies no port's peer (host or switch), as an agent whose targets have no fabric-ports.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if len(scenarios) == 0 && len(hpccConfigs) == 0 {
-				return fmt.Errorf("no --scenario or --hpcc-config given")
-			}
-			if len(policies) == 0 {
-				return fmt.Errorf("no --policy given (e.g. --policy builtin --policy static:best)")
-			}
-			var dur, dt simenv.Time
-			for _, d := range []struct {
-				flag, val string
-				to        *simenv.Time
-			}{{"duration", duration, &dur}, {"interval", interval, &dt}} {
-				if cmd.Flags().Changed(d.flag) {
-					v, err := positiveSimTime(d.flag, d.val)
-					if err != nil {
-						return err
-					}
-					*d.to = v
-				}
-			}
-			scs, err := evalScenarios(scenarios, dur, duration)
-			if err != nil {
-				return err
-			}
-			for _, p := range hpccConfigs {
-				n, ignored, err := loadHPCCNamed(p)
-				if err != nil {
-					return err
-				}
-				for _, w := range ignored {
-					fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
-				}
-				sc := eval.Scenario{Named: n}
-				if dur > 0 {
-					sc.Config.Duration = dur
-					sc.Name, sc.BaseName = n.Name+"@"+duration, n.Name
-				}
-				scs = append(scs, sc)
-			}
-			for _, sc := range scs {
-				warnAll(cmd.ErrOrStderr(), sc.Name, scenario.Warnings(sc.Config))
-			}
-			for _, spec := range policies {
-				warnAll(cmd.ErrOrStderr(), spec, eval.SpecWarnings(spec))
-			}
-			if workers == 0 {
-				workers = runtime.GOMAXPROCS(0)
-			}
-			var wu simenv.Time
-			wuIntervals := 0
-			switch {
-			case warmup == "" || warmup == "0":
-			case warmup == "interval":
-				wuIntervals = 1
-			default:
-				v, err := positiveSimTime("warmup", warmup)
-				if err != nil {
-					return fmt.Errorf("%w (or \"interval\": one control interval)", err)
-				}
-				wu = v
-			}
-			missing, ok := env.DeviceTelemetry[device]
-			if !ok {
-				return fmt.Errorf("--device %q: unknown (allowed: %s)", device, strings.Join(deviceNames(), ", "))
-			}
-			var prog *progress
-			res, err := eval.RunAll(scs, policies, eval.Options{Seeds: seeds, Workers: workers, Interval: dt, HidePeer: hidePeer, Frontier: frontier, Trace: htmlOut != "",
-				Missing: missing, Warmup: wu, WarmupIntervals: wuIntervals,
-				Lookup: policyResolver(db).Lookup,
-				Progress: func(done, total int) {
-					if prog == nil {
-						prog = newProgress(cmd.ErrOrStderr(), "eval", "simulations", int64(total))
-					}
-					prog.set(int64(done))
-				}})
-			prog.finish()
-			if err != nil {
-				return err
-			}
-			if plotDir != "" {
-				files, err := writeEvalPlots(res, plotDir)
-				for _, f := range files {
-					fmt.Fprintln(cmd.ErrOrStderr(), "wrote", f)
-				}
-				if err != nil {
-					return err
-				}
-			}
-			for _, out := range []struct {
-				file, flag string
-				write      func(io.Writer) error
-			}{{htmlOut, "--report", res.WriteHTML}, {jsonOut, "--json-out", res.WriteJSON}, {summaryOut, "--summary-out", res.WriteSummaryJSON}} {
-				if out.file == "" {
-					continue
-				}
-				var b bytes.Buffer
-				if err := out.write(&b); err != nil {
-					return err
-				}
-				if err := os.WriteFile(out.file, b.Bytes(), 0o644); err != nil {
-					return fmt.Errorf("%s: %w", out.flag, err)
-				}
-				fmt.Fprintln(cmd.ErrOrStderr(), "wrote", out.file)
-			}
-			res.Wide = wide
-			return writeReport(cmd.OutOrStdout(), res, asJSON)
-		},
+policies no port's peer (host or switch), as an agent whose targets have no fabric-ports.`
+
+// evalOpts are the flags of "ecntune eval".
+type evalOpts struct {
+	scenarios, policies []string
+	hpccConfigs         []string
+	seeds, workers      int
+	asJSON              bool
+	jsonOut             string
+	summaryOut          string
+	plotDir, htmlOut    string
+	db                  string
+	duration, interval  string
+	warmup              string
+	hidePeer, frontier  bool
+	device              string
+	wide                bool
+}
+
+// newEvalCmd builds the "eval" command (a fresh one per call, so tests get
+// fresh flags).
+func newEvalCmd() *cobra.Command {
+	var o evalOpts
+	cmd := &cobra.Command{
+		Use:   "eval (--scenario FILE... | --hpcc-config FILE...) --policy SPEC...",
+		Short: "Evaluate policies on scenarios in the simulator (mean ± 95% CI over seeds)",
+		Long:  evalLong,
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
-	f := cmd.Flags()
-	f.StringArrayVar(&scenarios, "scenario", nil, "scenario file (YAML); repeat for several")
-	f.StringArrayVar(&hpccConfigs, "hpcc-config", nil, "ns-3 HPCC config file (config_*.txt, as sim --hpcc-config); repeat for several")
-	f.StringArrayVar(&policies, "policy", nil, "policy spec: static:NAME, fixed:KMIN/KMAX/PMAX, schedule:..., adaptive, builtin[:prefer=P], model:NAME[:prefer=P], roles:host=SPEC;fabric=SPEC (per port role), static:best or schedule:best@OFFSET,...[,by=frontier] (the best timed plan in hindsight), any of them with +headroom=floor[*F] (every PG at its lossless floor) or +headroom=model:NAME (a switch-level headroom model), and +alpha=A (every PG's dynamic-threshold alpha), or truth:small=SPEC;else=SPEC (a bound, not a policy: the first spec's decision on every queue a small flow crosses at the decision, read from the simulator's ground truth, else the second's; truth:arriving=SPEC;else=SPEC: on every queue a small flow starting in the coming interval will cross); repeat")
-	f.IntVar(&seeds, "seeds", 3, "seeds per scenario and policy (scenario seed, +1, ...)")
-	f.IntVar(&workers, "workers", 0, "simulations run at once (default: GOMAXPROCS)")
-	f.BoolVar(&asJSON, "json", false, "print one JSON object per (scenario, policy, seed) in the sim --json shape")
-	f.StringVar(&jsonOut, "json-out", "", "also write the --json output to FILE (the text tables still go to stdout): one run, both forms")
-	f.StringVar(&summaryOut, "summary-out", "", "write the comparisons as JSON to FILE: per scenario and policy the cut and goodput against the best preset, "+
-		"the frontier ratio with its CI, the collective iteration ratio, and every fixed setting that ran (means, on_frontier)")
-	f.StringVar(&plotDir, "plot", "", "write slowdown CDF and per-bucket p99 plots (PNG) into DIR")
-	f.StringVar(&htmlOut, "report", "", "write a self-contained HTML report to FILE")
-	f.StringVar(&duration, "duration", "", "simulated time per run, e.g. 20ms (default: each scenario's own)")
-	f.BoolVar(&wide, "wide", false, "print every metric (FCT slowdown p50/p99 per flow-size bucket, utilisation, ...), not the compact table")
-	f.BoolVar(&frontier, "frontier", false, "also run static:best's fixed settings (presets and a catalogue grid) without listing static:best, "+
-		"so that every policy gets its frontier ratio: its small-flow p99 over the best fixed setting's that keeps 98% of its large-flow goodput")
-	f.BoolVar(&hidePeer, "hide-peer", false, "tell policies no port's peer (host or switch), as an agent without fabric-ports does")
-	f.StringVar(&device, "device", "ecntune", "judge policies with the telemetry this kind of switch exports ("+strings.Join(deviceNames(), ", ")+"): the others are masked as missing")
-	f.StringVar(&interval, "interval", "", "control interval Δ, e.g. 1ms (default: min(500µs, duration/25))")
-	f.StringVar(&warmup, "warmup", "", "leave the flows that start before this time out of every policy's flow figures (FCT, small-flow p99, large-flow goodput), "+
-		"e.g. 1ms, or \"interval\" for one control interval: a fixed setting acts from the start, a policy that decides from counters only after its first interval")
-	f.StringVar(&db, "db", "", "model registry for model:NAME (default $ECNTUNE_DB or "+modelsDefaultDB+")")
+	o.addFlags(cmd)
 	return cmd
+}
+
+// addFlags registers the flags of "ecntune eval" on cmd.
+func (o *evalOpts) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringArrayVar(&o.scenarios, "scenario", nil, "scenario file (YAML); repeat for several")
+	f.StringArrayVar(&o.hpccConfigs, "hpcc-config", nil, "ns-3 HPCC config file (config_*.txt, as sim --hpcc-config); repeat for several")
+	f.StringArrayVar(&o.policies, "policy", nil, "policy spec: static:NAME, fixed:KMIN/KMAX/PMAX, schedule:..., adaptive, builtin[:prefer=P], model:NAME[:prefer=P], roles:host=SPEC;fabric=SPEC (per port role), static:best or schedule:best@OFFSET,...[,by=frontier] (the best timed plan in hindsight), any of them with +headroom=floor[*F] (every PG at its lossless floor) or +headroom=model:NAME (a switch-level headroom model), and +alpha=A (every PG's dynamic-threshold alpha), or truth:small=SPEC;else=SPEC (a bound, not a policy: the first spec's decision on every queue a small flow crosses at the decision, read from the simulator's ground truth, else the second's; truth:arriving=SPEC;else=SPEC: on every queue a small flow starting in the coming interval will cross); repeat")
+	f.IntVar(&o.seeds, "seeds", 3, "seeds per scenario and policy (scenario seed, +1, ...)")
+	f.IntVar(&o.workers, "workers", 0, "simulations run at once (default: GOMAXPROCS)")
+	f.BoolVar(&o.asJSON, "json", false, "print one JSON object per (scenario, policy, seed) in the sim --json shape")
+	f.StringVar(&o.jsonOut, "json-out", "", "also write the --json output to FILE (the text tables still go to stdout): one run, both forms")
+	f.StringVar(&o.summaryOut, "summary-out", "", "write the comparisons as JSON to FILE: per scenario and policy the cut and goodput against the best preset, "+
+		"the frontier ratio with its CI, the collective iteration ratio, and every fixed setting that ran (means, on_frontier)")
+	f.StringVar(&o.plotDir, "plot", "", "write slowdown CDF and per-bucket p99 plots (PNG) into DIR")
+	f.StringVar(&o.htmlOut, "report", "", "write a self-contained HTML report to FILE")
+	f.StringVar(&o.duration, "duration", "", "simulated time per run, e.g. 20ms (default: each scenario's own)")
+	f.BoolVar(&o.wide, "wide", false, "print every metric (FCT slowdown p50/p99 per flow-size bucket, utilisation, ...), not the compact table")
+	f.BoolVar(&o.frontier, "frontier", false, "also run static:best's fixed settings (presets and a catalogue grid) without listing static:best, "+
+		"so that every policy gets its frontier ratio: its small-flow p99 over the best fixed setting's that keeps 98% of its large-flow goodput")
+	f.BoolVar(&o.hidePeer, "hide-peer", false, "tell policies no port's peer (host or switch), as an agent without fabric-ports does")
+	f.StringVar(&o.device, "device", "ecntune", "judge policies with the telemetry this kind of switch exports ("+strings.Join(deviceNames(), ", ")+"): the others are masked as missing")
+	f.StringVar(&o.interval, "interval", "", "control interval Δ, e.g. 1ms (default: min(500µs, duration/25))")
+	f.StringVar(&o.warmup, "warmup", "", "leave the flows that start before this time out of every policy's flow figures (FCT, small-flow p99, large-flow goodput), "+
+		"e.g. 1ms, or \"interval\" for one control interval: a fixed setting acts from the start, a policy that decides from counters only after its first interval")
+	f.StringVar(&o.db, "db", "", "model registry for model:NAME (default $ECNTUNE_DB or "+modelsDefaultDB+")")
+}
+
+// run evaluates the policies on the scenarios and writes the plots,
+// files and report the flags ask for.
+func (o *evalOpts) run(cmd *cobra.Command) error {
+	if len(o.scenarios) == 0 && len(o.hpccConfigs) == 0 {
+		return fmt.Errorf("no --scenario or --hpcc-config given")
+	}
+	if len(o.policies) == 0 {
+		return fmt.Errorf("no --policy given (e.g. --policy builtin --policy static:best)")
+	}
+	dur, dt, err := o.simTimes(cmd)
+	if err != nil {
+		return err
+	}
+	scs, err := o.loadScenarios(cmd.ErrOrStderr(), dur)
+	if err != nil {
+		return err
+	}
+	for _, sc := range scs {
+		warnAll(cmd.ErrOrStderr(), sc.Name, scenario.Warnings(sc.Config))
+	}
+	for _, spec := range o.policies {
+		warnAll(cmd.ErrOrStderr(), spec, eval.SpecWarnings(spec))
+	}
+	if o.workers == 0 {
+		o.workers = runtime.GOMAXPROCS(0)
+	}
+	wu, wuIntervals, err := parseWarmup(o.warmup)
+	if err != nil {
+		return err
+	}
+	missing, ok := env.DeviceTelemetry[o.device]
+	if !ok {
+		return fmt.Errorf("--device %q: unknown (allowed: %s)", o.device, strings.Join(deviceNames(), ", "))
+	}
+	res, err := runEvalWithProgress(cmd.ErrOrStderr(), scs, o.policies, eval.Options{Seeds: o.seeds, Workers: o.workers, Interval: dt, HidePeer: o.hidePeer, Frontier: o.frontier, Trace: o.htmlOut != "",
+		Missing: missing, Warmup: wu, WarmupIntervals: wuIntervals,
+		Lookup: policyResolver(o.db).Lookup})
+	if err != nil {
+		return err
+	}
+	if err := o.writeFiles(cmd.ErrOrStderr(), res); err != nil {
+		return err
+	}
+	res.Wide = o.wide
+	return writeReport(cmd.OutOrStdout(), res, o.asJSON)
+}
+
+// simTimes reads --duration and --interval, each 0 when not given.
+func (o *evalOpts) simTimes(cmd *cobra.Command) (dur, dt simenv.Time, err error) {
+	for _, d := range []struct {
+		flag, val string
+		to        *simenv.Time
+	}{{"duration", o.duration, &dur}, {"interval", o.interval, &dt}} {
+		if cmd.Flags().Changed(d.flag) {
+			v, err := positiveSimTime(d.flag, d.val)
+			if err != nil {
+				return 0, 0, err
+			}
+			*d.to = v
+		}
+	}
+	return dur, dt, nil
+}
+
+// loadScenarios loads the --scenario files, then the --hpcc-config ones
+// (warning to stderr about the keys they ignore); with dur > 0 each runs
+// for dur and is named NAME@DURATION.
+func (o *evalOpts) loadScenarios(stderr io.Writer, dur simenv.Time) ([]eval.Scenario, error) {
+	scs, err := evalScenarios(o.scenarios, dur, o.duration)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range o.hpccConfigs {
+		n, ignored, err := loadHPCCNamed(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range ignored {
+			fmt.Fprintln(stderr, "warning:", w)
+		}
+		sc := eval.Scenario{Named: n}
+		if dur > 0 {
+			sc.Config.Duration = dur
+			sc.Name, sc.BaseName = n.Name+"@"+o.duration, n.Name
+		}
+		scs = append(scs, sc)
+	}
+	return scs, nil
+}
+
+// parseWarmup reads --warmup: a positive time, "interval" (one control
+// interval: 1 interval and no time) or empty or "0" for none.
+func parseWarmup(warmup string) (simenv.Time, int, error) {
+	switch {
+	case warmup == "" || warmup == "0":
+		return 0, 0, nil
+	case warmup == "interval":
+		return 0, 1, nil
+	}
+	v, err := positiveSimTime("warmup", warmup)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w (or \"interval\": one control interval)", err)
+	}
+	return v, 0, nil
+}
+
+// runEvalWithProgress runs eval.RunAll with a progress bar of the
+// simulations on stderr.
+func runEvalWithProgress(stderr io.Writer, scs []eval.Scenario, policies []string, opt eval.Options) (*eval.Result, error) {
+	var prog *progress
+	opt.Progress = func(done, total int) {
+		if prog == nil {
+			prog = newProgress(stderr, "eval", "simulations", int64(total))
+		}
+		prog.set(int64(done))
+	}
+	res, err := eval.RunAll(scs, policies, opt)
+	prog.finish()
+	return res, err
+}
+
+// writeFiles writes the --plot images, then the --report, --json-out and
+// --summary-out files, saying on stderr what it wrote.
+func (o *evalOpts) writeFiles(stderr io.Writer, res *eval.Result) error {
+	if o.plotDir != "" {
+		files, err := writeEvalPlots(res, o.plotDir)
+		for _, f := range files {
+			fmt.Fprintln(stderr, "wrote", f)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for _, out := range []struct {
+		file, flag string
+		write      func(io.Writer) error
+	}{{o.htmlOut, "--report", res.WriteHTML}, {o.jsonOut, "--json-out", res.WriteJSON}, {o.summaryOut, "--summary-out", res.WriteSummaryJSON}} {
+		if out.file == "" {
+			continue
+		}
+		var b bytes.Buffer
+		if err := out.write(&b); err != nil {
+			return err
+		}
+		if err := os.WriteFile(out.file, b.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("%s: %w", out.flag, err)
+		}
+		fmt.Fprintln(stderr, "wrote", out.file)
+	}
+	return nil
 }
 
 // evalScenarios loads the scenario files; with dur > 0 (--duration

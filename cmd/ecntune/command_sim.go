@@ -16,14 +16,17 @@ import (
 // bar.
 const simChunks = 200
 
+// simOpts are the flags of "ecntune sim".
+type simOpts struct {
+	scenarioPath, hpccPath, duration, fctOut, reportDir string
+	seed                                                uint64
+	asJSON                                              bool
+}
+
 // newSimCmd builds the "sim" command (a fresh one per call, so tests get
 // fresh flags).
 func newSimCmd() *cobra.Command {
-	var (
-		scenarioPath, hpccPath, duration, fctOut, reportDir string
-		seed                                                uint64
-		asJSON                                              bool
-	)
+	var o simOpts
 	cmd := &cobra.Command{
 		Use:   "sim (--scenario FILE | --hpcc-config FILE)",
 		Short: "Run the fabric simulator on a scenario and summarise the run",
@@ -32,100 +35,127 @@ ns-3 HPCC config file (config_*.txt with its topology and flow files), until the
 duration or until no traffic is left, and print a summary: FCT slowdown per flow-size bucket,
 utilisation, goodput, ECN marks, PFC pauses, drops, and the simulator's speed.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var cfg simenv.Config
-			var err error
-			switch {
-			case scenarioPath != "" && hpccPath != "":
-				return fmt.Errorf("--scenario and --hpcc-config both given; give exactly one")
-			case scenarioPath != "":
-				cfg, err = scenario.Load(scenarioPath)
-			case hpccPath != "":
-				var ignored []string
-				cfg, ignored, err = scenario.LoadHPCCConfigWarn(hpccPath)
-				for _, w := range ignored {
-					fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
-				}
-			default:
-				return fmt.Errorf("no input: give --scenario FILE (YAML) or --hpcc-config FILE (ns-3 HPCC config)")
-			}
-			if err != nil {
-				return err
-			}
-			warnAll(cmd.ErrOrStderr(), cfg.Name, scenario.Warnings(cfg))
-			if cmd.Flags().Changed("seed") {
-				cfg.Seed = seed
-			}
-			if cmd.Flags().Changed("duration") {
-				d, err := positiveSimTime("duration", duration)
-				if err != nil {
-					return err
-				}
-				cfg.Duration = d
-			}
-			var fct *os.File
-			if fctOut != "" {
-				// Open it now, so that a bad path fails before a long run.
-				if fct, err = os.Create(fctOut); err != nil {
-					return fmt.Errorf("--fct-out: %w", err)
-				}
-				defer fct.Close()
-			}
-			sim, err := simenv.New(cfg)
-			if err != nil {
-				return fmt.Errorf("%s: %w", cfg.Name, err)
-			}
-			prog := newProgress(cmd.ErrOrStderr(), "simulating "+cfg.Name, "µs simulated", int64(cfg.Duration/simenv.Microsecond))
-			ecn := report.ECNInEffect(sim)
-			var trace *report.Trace
-			if reportDir != "" {
-				trace = report.NewTrace(sim)
-			}
-			begin := time.Now()
-			runChunked(sim, cfg.Duration, func(now simenv.Time) {
-				prog.set(int64(now / simenv.Microsecond))
-				if trace != nil {
-					trace.Sample(sim)
-				}
-			})
-			wall := time.Since(begin)
-			prog.finish()
-			sum := report.Summarize(sim.Flows(), sim.Stats(), wall)
-			sum.Collectives = report.Collectives(sim.Collectives(), cfg.Workloads)
-			sum.Scenario, sum.Seed, sum.ECN = cfg.Name, cfg.Seed, ecn
-			if fct != nil {
-				if err := report.WriteFCT(fct, sim.Flows()); err != nil {
-					return fmt.Errorf("--fct-out: %w", err)
-				}
-				if err := fct.Close(); err != nil {
-					return fmt.Errorf("--fct-out: %w", err)
-				}
-				fmt.Fprintln(cmd.ErrOrStderr(), "wrote", fctOut)
-			}
-			if err := writeReport(cmd.OutOrStdout(), sum, asJSON); err != nil {
-				return err
-			}
-			if trace != nil {
-				files, err := trace.WriteHTML(reportDir, sum)
-				if err != nil {
-					return fmt.Errorf("--report: %w", err)
-				}
-				for _, f := range files {
-					fmt.Fprintln(cmd.ErrOrStderr(), "wrote", f)
-				}
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
-	f := cmd.Flags()
-	f.StringVar(&scenarioPath, "scenario", "", "YAML scenario file (e.g. scenarios/websearch-50.yaml)")
-	f.StringVar(&reportDir, "report", "", "write an HTML report with heatmaps of every lossless queue over time (peak depth, ECN marks, PFC paused time) into DIR")
-	f.StringVar(&hpccPath, "hpcc-config", "", "ns-3 HPCC config file (config_*.txt); its file names are relative to it")
-	f.Uint64Var(&seed, "seed", 0, "random seed (default: the scenario's)")
-	f.StringVar(&duration, "duration", "", "simulated time to run, e.g. 5ms (default: the scenario's)")
-	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
-	f.StringVar(&fctOut, "fct-out", "", "write finished flows to FILE in the ns-3 HPCC fct format")
+	o.addFlags(cmd)
 	return cmd
+}
+
+// addFlags registers the flags of "ecntune sim" on cmd.
+func (o *simOpts) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.scenarioPath, "scenario", "", "YAML scenario file (e.g. scenarios/websearch-50.yaml)")
+	f.StringVar(&o.reportDir, "report", "", "write an HTML report with heatmaps of every lossless queue over time (peak depth, ECN marks, PFC paused time) into DIR")
+	f.StringVar(&o.hpccPath, "hpcc-config", "", "ns-3 HPCC config file (config_*.txt); its file names are relative to it")
+	f.Uint64Var(&o.seed, "seed", 0, "random seed (default: the scenario's)")
+	f.StringVar(&o.duration, "duration", "", "simulated time to run, e.g. 5ms (default: the scenario's)")
+	f.BoolVar(&o.asJSON, "json", false, "print the summary as JSON")
+	f.StringVar(&o.fctOut, "fct-out", "", "write finished flows to FILE in the ns-3 HPCC fct format")
+}
+
+// run simulates the scenario, then writes the --fct-out file, the summary
+// and the --report.
+func (o *simOpts) run(cmd *cobra.Command) error {
+	cfg, err := o.config(cmd)
+	if err != nil {
+		return err
+	}
+	var fct *os.File
+	if o.fctOut != "" {
+		// Open it now, so that a bad path fails before a long run.
+		if fct, err = os.Create(o.fctOut); err != nil {
+			return fmt.Errorf("--fct-out: %w", err)
+		}
+		defer fct.Close()
+	}
+	sim, err := simenv.New(cfg)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cfg.Name, err)
+	}
+	sum, trace := o.simulate(cmd, sim, cfg)
+	if fct != nil {
+		if err := report.WriteFCT(fct, sim.Flows()); err != nil {
+			return fmt.Errorf("--fct-out: %w", err)
+		}
+		if err := fct.Close(); err != nil {
+			return fmt.Errorf("--fct-out: %w", err)
+		}
+		fmt.Fprintln(cmd.ErrOrStderr(), "wrote", o.fctOut)
+	}
+	if err := writeReport(cmd.OutOrStdout(), sum, o.asJSON); err != nil {
+		return err
+	}
+	if trace != nil {
+		files, err := trace.WriteHTML(o.reportDir, sum)
+		if err != nil {
+			return fmt.Errorf("--report: %w", err)
+		}
+		for _, f := range files {
+			fmt.Fprintln(cmd.ErrOrStderr(), "wrote", f)
+		}
+	}
+	return nil
+}
+
+// config loads the --scenario or --hpcc-config scenario, warns about it on
+// stderr, and applies --seed and --duration.
+func (o *simOpts) config(cmd *cobra.Command) (simenv.Config, error) {
+	var cfg simenv.Config
+	var err error
+	switch {
+	case o.scenarioPath != "" && o.hpccPath != "":
+		return cfg, fmt.Errorf("--scenario and --hpcc-config both given; give exactly one")
+	case o.scenarioPath != "":
+		cfg, err = scenario.Load(o.scenarioPath)
+	case o.hpccPath != "":
+		var ignored []string
+		cfg, ignored, err = scenario.LoadHPCCConfigWarn(o.hpccPath)
+		for _, w := range ignored {
+			fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+		}
+	default:
+		return cfg, fmt.Errorf("no input: give --scenario FILE (YAML) or --hpcc-config FILE (ns-3 HPCC config)")
+	}
+	if err != nil {
+		return cfg, err
+	}
+	warnAll(cmd.ErrOrStderr(), cfg.Name, scenario.Warnings(cfg))
+	if cmd.Flags().Changed("seed") {
+		cfg.Seed = o.seed
+	}
+	if cmd.Flags().Changed("duration") {
+		d, err := positiveSimTime("duration", o.duration)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Duration = d
+	}
+	return cfg, nil
+}
+
+// simulate runs sim for cfg's duration with a progress bar on stderr,
+// sampling a trace of the lossless queues for --report, and summarises
+// the run.
+func (o *simOpts) simulate(cmd *cobra.Command, sim *simenv.Sim, cfg simenv.Config) (report.Summary, *report.Trace) {
+	prog := newProgress(cmd.ErrOrStderr(), "simulating "+cfg.Name, "µs simulated", int64(cfg.Duration/simenv.Microsecond))
+	ecn := report.ECNInEffect(sim)
+	var trace *report.Trace
+	if o.reportDir != "" {
+		trace = report.NewTrace(sim)
+	}
+	begin := time.Now()
+	runChunked(sim, cfg.Duration, func(now simenv.Time) {
+		prog.set(int64(now / simenv.Microsecond))
+		if trace != nil {
+			trace.Sample(sim)
+		}
+	})
+	wall := time.Since(begin)
+	prog.finish()
+	sum := report.Summarize(sim.Flows(), sim.Stats(), wall)
+	sum.Collectives = report.Collectives(sim.Collectives(), cfg.Workloads)
+	sum.Scenario, sum.Seed, sum.ECN = cfg.Name, cfg.Seed, ecn
+	return sum, trace
 }
 
 // runChunked advances sim to end in simChunks steps, or until it is idle,

@@ -20,13 +20,18 @@ import (
 	"github.com/ecntune/ecntune/simswitch"
 )
 
+// simswitchOpts are the flags of "ecntune simswitch".
+type simswitchOpts struct {
+	scenarioPath, listen, dialect, device, setLogPath, bufferModel, tlsCert, tlsKey, user, pass, step, statusEvery string
+	timescale                                                                                                      float64
+	perSwitch, nativeWrite, loop, sonicMux                                                                         bool
+	sonicQueues                                                                                                    int
+}
+
+// newSimswitchCmd builds the "simswitch" command (a fresh one per call, so
+// tests get fresh flags).
 func newSimswitchCmd() *cobra.Command {
-	var (
-		scenarioPath, listen, dialect, device, setLogPath, bufferModel, tlsCert, tlsKey, user, pass, step, statusEvery string
-		timescale                                                                                                      float64
-		perSwitch, nativeWrite, loop, sonicMux                                                                         bool
-		sonicQueues                                                                                                    int
-	)
+	var o simswitchOpts
 	cmd := &cobra.Command{
 		Use:   "simswitch --scenario FILE [--listen 127.0.0.1:57400]",
 		Short: "Serve the switches of a simulated fabric over gNMI",
@@ -54,87 +59,114 @@ simulation keeps running past the scenario's duration until interrupted; when th
 ends there, simswitch says so once. With --loop the workloads repeat every scenario duration, so
 that the traffic keeps going.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if scenarioPath == "" {
-				return fmt.Errorf("--scenario FILE is required (e.g. scenarios/star-incast.yaml)")
-			}
-			d, err := gnmipath.ParseDialect(dialect)
-			if err != nil {
-				return fmt.Errorf("--dialect: %v", err)
-			}
-			if device != "" {
-				dev, err := gnmipath.LookupDevice(device)
-				if err != nil {
-					return fmt.Errorf("--device: %v", err)
-				}
-				if cmd.Flags().Changed("dialect") && dev.Dialect != d {
-					return fmt.Errorf("--device %s speaks the %s dialect; drop --dialect %s", dev.Name, dev.Dialect, d)
-				}
-				d = dev.Dialect
-			}
-			if !(timescale > 0) {
-				return fmt.Errorf("--timescale %g: must be > 0 (wall seconds per simulated second)", timescale)
-			}
-			st, err := units.ParseDuration(step)
-			if err != nil || st <= 0 {
-				return fmt.Errorf("--step %q: want a positive duration such as 5ms", step)
-			}
-			se, err := units.ParseDuration(statusEvery)
-			if err != nil {
-				return fmt.Errorf("--status-every: %v", err)
-			}
-			cfg, err := scenario.Load(scenarioPath)
-			if err != nil {
-				return err
-			}
-			warnAll(cmd.ErrOrStderr(), scenarioPath, scenario.Warnings(cfg))
-			cfg.Loop = loop
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			out := cmd.ErrOrStderr()
-			var setLog io.Writer
-			if setLogPath != "" {
-				f, err := os.OpenFile(setLogPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-				if err != nil {
-					return fmt.Errorf("--set-log: %v", err)
-				}
-				defer f.Close()
-				setLog = f
-			}
-			srv, _, err := simswitch.Start(ctx, simswitch.Config{Sim: cfg, Dialect: d, Device: device, SetLog: setLog,
-				SonicNativeWrite: nativeWrite, SonicBufferModel: bufferModel, SonicQueues: sonicQueues, SonicStreamMultiplexing: sonicMux,
-				Listen: listen, PerSwitch: perSwitch,
-				Timescale: timescale, Step: st, TLSCert: tlsCert, TLSKey: tlsKey, Username: user, Password: pass})
-			if err != nil {
-				return fmt.Errorf("%s: %w", scenarioPath, err)
-			}
-			defer srv.Close()
-			printSimswitchBanner(out, srv, cfg.Name, d, timescale)
-			fmt.Fprintf(out, "simswitch: device %s: %s\n", srv.Device().Name, srv.Device().Summary)
-			return reportSimswitch(ctx, out, srv, se)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
-	f := cmd.Flags()
-	f.StringVar(&scenarioPath, "scenario", "", "scenario YAML file")
-	f.StringVar(&listen, "listen", "127.0.0.1:57400", "gNMI listen address (host:port)")
-	f.StringVar(&dialect, "dialect", "openconfig", "gNMI dialect: openconfig or sonic")
-	f.BoolVar(&nativeWrite, "sonic-native-write", false, "--device sonic: accept Sets (sonic-gnmi refuses writes unless started with native write)")
-	f.StringVar(&bufferModel, "sonic-buffer-model", "static", "--device sonic: static (lossless PG profiles in CONFIG_DB) or dynamic (BUFFER_PG \"NULL\": computed by buffermgrd, headroom not writable)")
-	f.IntVar(&sonicQueues, "sonic-queues", simswitch.DefaultSonicQueues, fmt.Sprintf("--device sonic: queues per port in COUNTERS_DB, 0-7 unicast and the rest idle multicast (%d to %d)", simenv.NumQueues, simswitch.MaxSonicQueues))
-	f.BoolVar(&sonicMux, "sonic-stream-multiplexing", false, "--device sonic: serve many Subscribes per connection (sonic-gnmi's --enable_stream_multiplexing); by default a second Subscribe on a connection closes the first, as sonic-gnmi does")
-	f.StringVar(&setLogPath, "set-log", "", "append a JSON line per lossless queue's setting at start and per change a Set makes (evidence for audits)")
-	f.StringVar(&device, "device", "", "imitate this kind of switch: "+strings.Join(gnmipath.DeviceNames(), ", ")+
-		" (what it serves and accepts; see gnmipath/PROFILES.md); default: ecntune's idealised switch, or sonic with --dialect sonic")
-	f.Float64Var(&timescale, "timescale", 1000, "wall seconds per simulated second (1000: 1 s of telemetry = 1 ms of fabric time)")
-	f.StringVar(&step, "step", "5ms", "wall time between simulation steps")
-	f.BoolVar(&loop, "loop", false, "repeat the scenario's workloads every scenario duration: traffic that keeps going")
-	f.BoolVar(&perSwitch, "per-switch-ports", false, "one listener per switch, on consecutive ports from --listen")
-	f.StringVar(&tlsCert, "tls-cert", "", "TLS certificate (PEM); with --tls-key")
-	f.StringVar(&tlsKey, "tls-key", "", "TLS private key (PEM)")
-	f.StringVar(&user, "username", "", "require this username (gRPC metadata \"username\")")
-	f.StringVar(&pass, "password", "", "require this password (gRPC metadata \"password\")")
-	f.StringVar(&statusEvery, "status-every", "10s", "print simulated time and lag this often (0: never)")
+	o.addFlags(cmd)
 	return cmd
+}
+
+// addFlags registers the flags of "ecntune simswitch" on cmd.
+func (o *simswitchOpts) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.scenarioPath, "scenario", "", "scenario YAML file")
+	f.StringVar(&o.listen, "listen", "127.0.0.1:57400", "gNMI listen address (host:port)")
+	f.StringVar(&o.dialect, "dialect", "openconfig", "gNMI dialect: openconfig or sonic")
+	f.BoolVar(&o.nativeWrite, "sonic-native-write", false, "--device sonic: accept Sets (sonic-gnmi refuses writes unless started with native write)")
+	f.StringVar(&o.bufferModel, "sonic-buffer-model", "static", "--device sonic: static (lossless PG profiles in CONFIG_DB) or dynamic (BUFFER_PG \"NULL\": computed by buffermgrd, headroom not writable)")
+	f.IntVar(&o.sonicQueues, "sonic-queues", simswitch.DefaultSonicQueues, fmt.Sprintf("--device sonic: queues per port in COUNTERS_DB, 0-7 unicast and the rest idle multicast (%d to %d)", simenv.NumQueues, simswitch.MaxSonicQueues))
+	f.BoolVar(&o.sonicMux, "sonic-stream-multiplexing", false, "--device sonic: serve many Subscribes per connection (sonic-gnmi's --enable_stream_multiplexing); by default a second Subscribe on a connection closes the first, as sonic-gnmi does")
+	f.StringVar(&o.setLogPath, "set-log", "", "append a JSON line per lossless queue's setting at start and per change a Set makes (evidence for audits)")
+	f.StringVar(&o.device, "device", "", "imitate this kind of switch: "+strings.Join(gnmipath.DeviceNames(), ", ")+
+		" (what it serves and accepts; see gnmipath/PROFILES.md); default: ecntune's idealised switch, or sonic with --dialect sonic")
+	f.Float64Var(&o.timescale, "timescale", 1000, "wall seconds per simulated second (1000: 1 s of telemetry = 1 ms of fabric time)")
+	f.StringVar(&o.step, "step", "5ms", "wall time between simulation steps")
+	f.BoolVar(&o.loop, "loop", false, "repeat the scenario's workloads every scenario duration: traffic that keeps going")
+	f.BoolVar(&o.perSwitch, "per-switch-ports", false, "one listener per switch, on consecutive ports from --listen")
+	f.StringVar(&o.tlsCert, "tls-cert", "", "TLS certificate (PEM); with --tls-key")
+	f.StringVar(&o.tlsKey, "tls-key", "", "TLS private key (PEM)")
+	f.StringVar(&o.user, "username", "", "require this username (gRPC metadata \"username\")")
+	f.StringVar(&o.pass, "password", "", "require this password (gRPC metadata \"password\")")
+	f.StringVar(&o.statusEvery, "status-every", "10s", "print simulated time and lag this often (0: never)")
+}
+
+// run serves the scenario's switches over gNMI until interrupted.
+func (o *simswitchOpts) run(cmd *cobra.Command) error {
+	if o.scenarioPath == "" {
+		return fmt.Errorf("--scenario FILE is required (e.g. scenarios/star-incast.yaml)")
+	}
+	d, err := o.resolveDialect(cmd)
+	if err != nil {
+		return err
+	}
+	st, se, err := o.pacing()
+	if err != nil {
+		return err
+	}
+	cfg, err := scenario.Load(o.scenarioPath)
+	if err != nil {
+		return err
+	}
+	warnAll(cmd.ErrOrStderr(), o.scenarioPath, scenario.Warnings(cfg))
+	cfg.Loop = o.loop
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	out := cmd.ErrOrStderr()
+	var setLog io.Writer
+	if o.setLogPath != "" {
+		f, err := os.OpenFile(o.setLogPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("--set-log: %v", err)
+		}
+		defer f.Close()
+		setLog = f
+	}
+	srv, _, err := simswitch.Start(ctx, simswitch.Config{Sim: cfg, Dialect: d, Device: o.device, SetLog: setLog,
+		SonicNativeWrite: o.nativeWrite, SonicBufferModel: o.bufferModel, SonicQueues: o.sonicQueues, SonicStreamMultiplexing: o.sonicMux,
+		Listen: o.listen, PerSwitch: o.perSwitch,
+		Timescale: o.timescale, Step: st, TLSCert: o.tlsCert, TLSKey: o.tlsKey, Username: o.user, Password: o.pass})
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.scenarioPath, err)
+	}
+	defer srv.Close()
+	printSimswitchBanner(out, srv, cfg.Name, d, o.timescale)
+	fmt.Fprintf(out, "simswitch: device %s: %s\n", srv.Device().Name, srv.Device().Summary)
+	return reportSimswitch(ctx, out, srv, se)
+}
+
+// resolveDialect is the dialect served: --dialect's, or --device's, which
+// an explicit --dialect must agree with.
+func (o *simswitchOpts) resolveDialect(cmd *cobra.Command) (gnmipath.Dialect, error) {
+	d, err := gnmipath.ParseDialect(o.dialect)
+	if err != nil {
+		return d, fmt.Errorf("--dialect: %v", err)
+	}
+	if o.device != "" {
+		dev, err := gnmipath.LookupDevice(o.device)
+		if err != nil {
+			return d, fmt.Errorf("--device: %v", err)
+		}
+		if cmd.Flags().Changed("dialect") && dev.Dialect != d {
+			return d, fmt.Errorf("--device %s speaks the %s dialect; drop --dialect %s", dev.Name, dev.Dialect, d)
+		}
+		d = dev.Dialect
+	}
+	return d, nil
+}
+
+// pacing checks --timescale and reads --step and --status-every.
+func (o *simswitchOpts) pacing() (step, statusEvery time.Duration, err error) {
+	if !(o.timescale > 0) {
+		return 0, 0, fmt.Errorf("--timescale %g: must be > 0 (wall seconds per simulated second)", o.timescale)
+	}
+	st, err := units.ParseDuration(o.step)
+	if err != nil || st <= 0 {
+		return 0, 0, fmt.Errorf("--step %q: want a positive duration such as 5ms", o.step)
+	}
+	se, err := units.ParseDuration(o.statusEvery)
+	if err != nil {
+		return 0, 0, fmt.Errorf("--status-every: %v", err)
+	}
+	return st, se, nil
 }
 
 // printSimswitchBanner says what is served: the fabric, each switch's

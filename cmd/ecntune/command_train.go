@@ -301,7 +301,7 @@ func (o *trainOpts) config() (train.Config, error) {
 // model is trained beside (--headroom-for): builtin or model:NAME, a
 // learned policy without a preference.
 func headroomECN(spec, db string) (*rl.Net, error) {
-	if spec != "builtin" && !strings.HasPrefix(spec, "model:") || strings.Contains(spec, "prefer=") {
+	if spec != policy.BuiltinSpec && !strings.HasPrefix(spec, policy.ModelPrefix) || strings.Contains(spec, policy.PreferOption) {
 		return nil, fmt.Errorf("--headroom-for %q: want builtin or model:NAME (a learned ECN policy, without a preference)", spec)
 	}
 	p, err := policyResolver(db).Lookup(spec)

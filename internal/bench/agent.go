@@ -60,7 +60,7 @@ type AgentOptions struct {
 func DefaultAgentOptions() AgentOptions {
 	return AgentOptions{Pods: 2, Leaves: 32, Spines: 18, HostsPerLeaf: 14, Load: 0.01, Timescale: 20000,
 		Step: 100 * time.Millisecond, Seed: 1, Interval: time.Second, Intervals: 10, Warmup: 3,
-		Mode: config.ModeClosedLoop, Policy: "static:hpcc", Encoding: "json_ietf", ChangeBudget: 64,
+		Mode: config.ModeClosedLoop, Policy: policy.StaticPrefix + "hpcc", Encoding: "json_ietf", ChangeBudget: 64,
 		LogLevel: slog.LevelWarn}
 }
 
@@ -114,7 +114,7 @@ func (o AgentOptions) check() error {
 // thresholds of the policy's preset (static:NAME), else of the hpcc preset,
 // so that the policy changes every queue within the guard's max step of 2x.
 func InitialECN(spec string) simenv.ECN {
-	name, ok := strings.CutPrefix(spec, "static:")
+	name, ok := strings.CutPrefix(spec, policy.StaticPrefix)
 	p, err := policy.Preset(name)
 	if !ok || err != nil {
 		p, _ = policy.Preset("hpcc")

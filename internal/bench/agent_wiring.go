@@ -13,6 +13,8 @@ import (
 	"github.com/ecntune/ecntune/agent"
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/gnmiclient"
+	"github.com/ecntune/ecntune/agent/metrics"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/policy"
 )
@@ -62,7 +64,7 @@ func agentConfig(o AgentOptions, h fabricHello, policyName, db string) *config.C
 // startAgent opens the agent (journal at db) on the child's fabric and
 // starts it.
 func startAgent(ctx context.Context, o AgentOptions, h fabricHello, pol policy.Policy, db string) (*agentRun, error) {
-	m := agent.NewInstruments()
+	m := metrics.NewInstruments()
 	r := &agentRun{
 		probe:  &tickProbe{Policy: pol, hist: histogramOf(m.DecisionLatency), ticks: make(chan int, 1024)},
 		obs:    &countingObserver{Observer: env.NewObserver(env.ObserverConfig{})},
@@ -76,7 +78,7 @@ func startAgent(ctx context.Context, o AgentOptions, h fabricHello, pol policy.P
 		Instruments: m,
 		Logger:      slog.New(slog.NewTextHandler(o.Log, &slog.HandlerOptions{Level: o.LogLevel})),
 		Dial: func(ctx context.Context, t config.Target, sample time.Duration) (agent.Switch, error) {
-			s, err := agent.DialSwitch(ctx, t, sample)
+			s, err := gnmiclient.Dial(ctx, t, sample)
 			if err != nil {
 				return nil, err
 			}

@@ -53,7 +53,7 @@ type PolicyOptions struct {
 
 // DefaultPolicyOptions are the command's defaults.
 func DefaultPolicyOptions() PolicyOptions {
-	return PolicyOptions{Scenario: BuiltinScenario, Spec: "builtin", Queues: []int{1000, 10000},
+	return PolicyOptions{Scenario: BuiltinScenario, Spec: policy.BuiltinSpec, Queues: []int{1000, 10000},
 		MinTime: time.Second, Episodes: 24, Workers: runtime.GOMAXPROCS(0)}
 }
 
@@ -253,9 +253,9 @@ func Algo(info func(ref string) (models.Model, error), flag, spec string) (strin
 		var m models.Model
 		var err error
 		switch prefix {
-		case "builtin":
+		case policy.KindBuiltin.Name:
 			m, err = builtin.Model()
-		case "model":
+		case policy.KindModel.Name:
 			m, err = modelInfo(info, arg)
 		default:
 			return train.AlgoPPO, nil

@@ -525,94 +525,24 @@ func logSoftmax(dst []float64, logits []float32) {
 // Update runs Epochs of minibatch gradient steps on a finished rollout.
 func (p *PPO) Update(buf *Rollout) (PPOStats, error) {
 	var st PPOStats
-	if buf == nil || !buf.done1 {
-		return st, fmt.Errorf("ppo: update: rollout not finished: call Finish(lastValues, gamma, lambda) first")
-	}
-	if buf.dim != p.cfg.RowDim() {
-		return st, fmt.Errorf("ppo: update: rollout has %d features, the policy expects %d (%d for the actor, then %d for the critic alone)", buf.dim, p.cfg.RowDim(), p.cfg.Arch.In, p.cfg.CriticExtra)
+	if err := p.checkRollout(buf); err != nil {
+		return st, err
 	}
 	rows := buf.Len()
-	mb, in, k, rd := p.cfg.MinibatchSize, p.cfg.Arch.In, p.cfg.Arch.Out, p.cfg.RowDim()
-	if rows < mb {
-		return st, fmt.Errorf("ppo: update: rollout has %d rows (agents × steps): minibatch_size is %d", rows, mb)
-	}
-	heads, joint := p.cfg.heads(), p.cfg.JointActions()
-	for i := 0; i < rows; i++ {
-		if a := int(buf.act[i]); a < 0 || a >= joint {
-			return st, fmt.Errorf("ppo: update: rollout row %d has action %d: allowed 0..%d", i, buf.act[i], joint-1)
-		}
-	}
-	choice := make([]int, len(heads))
-	// Normalised advantages.
-	if cap(p.normAdv) < rows {
-		p.normAdv = make([]float32, rows)
-	}
-	adv := p.normAdv[:rows]
-	copy(adv, buf.adv[:rows])
-	if !p.cfg.RawAdvantages {
-		var mean, sq float64
-		for _, a := range adv {
-			mean += float64(a)
-		}
-		mean /= float64(rows)
-		for _, a := range adv {
-			sq += (float64(a) - mean) * (float64(a) - mean)
-		}
-		std := math.Sqrt(sq/float64(rows)) + 1e-8
-		for i, a := range adv {
-			adv[i] = float32((float64(a) - mean) / std)
-		}
-	}
 	if cap(p.perm) < rows {
 		p.perm = make([]int, rows)
 	}
-	perm := p.perm[:rows]
+	d := &ppoBatch{buf: buf, adv: p.normalisedAdvantages(buf), perm: p.perm[:rows], heads: p.cfg.heads()}
+	d.choice = make([]int, len(d.heads))
 	defer func() {
 		p.ga.pull()
 		p.gc.pull()
 	}()
 	var sums PPOStats
 	for ep := 0; ep < p.cfg.Epochs; ep++ {
-		for i := range perm {
-			perm[i] = i
-		}
-		p.rng.Shuffle(rows, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
-		var epKL float64
-		nmb := rows / mb
-		for b := 0; b < nmb; b++ {
-			clear(p.aBuf)
-			for r := 0; r < mb; r++ {
-				j := perm[b*mb+r]
-				copy(p.xBuf[r*in:(r+1)*in], buf.obs[j*rd:j*rd+in])
-				if p.xcBuf != nil {
-					copy(p.xcBuf[r*rd:(r+1)*rd], buf.obs[j*rd:(j+1)*rd])
-				}
-				if len(heads) == 1 {
-					p.aBuf[r*k+int(buf.act[j])] = 1
-				} else {
-					splitJoint(choice, heads, int(buf.act[j]))
-					off := 0
-					for h, n := range heads {
-						p.aBuf[r*k+off+choice[h]] = 1
-						off += n
-					}
-				}
-				p.olpBuf[r] = buf.logp[j]
-				p.advBuf[r] = adv[j]
-				p.retBuf[r] = buf.ret[j]
-			}
-			kl, clipFrac, norm, err := p.step()
-			if err != nil {
-				return st, fmt.Errorf("ppo: update %d epoch %d minibatch %d: %w", p.updates, ep, b, err)
-			}
-			sums.PolicyLoss += scalarOf(p.plV)
-			sums.ValueLoss += scalarOf(p.vlV)
-			sums.Entropy += scalarOf(p.enV)
-			sums.ApproxKL += kl
-			sums.ClipFrac += clipFrac
-			sums.GradNorm += norm
-			sums.Steps++
-			epKL += kl
+		epKL, nmb, err := p.epoch(d, ep, &sums)
+		if err != nil {
+			return st, err
 		}
 		st.Epochs = ep + 1
 		if p.cfg.TargetKL > 0 && epKL/float64(nmb) > p.cfg.TargetKL {
@@ -620,6 +550,130 @@ func (p *PPO) Update(buf *Rollout) (PPOStats, error) {
 			break
 		}
 	}
+	st.meanOf(sums)
+	p.updates++
+	return st, nil
+}
+
+// ppoBatch is what one Update draws its minibatches from.
+type ppoBatch struct {
+	buf    *Rollout
+	adv    []float32 // the advantages per row, normalised unless RawAdvantages
+	perm   []int     // the rows in the current epoch's order
+	heads  []int     // the action heads' sizes
+	choice []int     // scratch: a joint action split into one choice per head
+}
+
+// checkRollout says why buf cannot be learned from: not finished, rows of
+// the wrong width, fewer rows than a minibatch, or an action out of range.
+func (p *PPO) checkRollout(buf *Rollout) error {
+	if buf == nil || !buf.done1 {
+		return fmt.Errorf("ppo: update: rollout not finished: call Finish(lastValues, gamma, lambda) first")
+	}
+	if buf.dim != p.cfg.RowDim() {
+		return fmt.Errorf("ppo: update: rollout has %d features, the policy expects %d (%d for the actor, then %d for the critic alone)", buf.dim, p.cfg.RowDim(), p.cfg.Arch.In, p.cfg.CriticExtra)
+	}
+	rows, mb := buf.Len(), p.cfg.MinibatchSize
+	if rows < mb {
+		return fmt.Errorf("ppo: update: rollout has %d rows (agents × steps): minibatch_size is %d", rows, mb)
+	}
+	joint := p.cfg.JointActions()
+	for i := 0; i < rows; i++ {
+		if a := int(buf.act[i]); a < 0 || a >= joint {
+			return fmt.Errorf("ppo: update: rollout row %d has action %d: allowed 0..%d", i, buf.act[i], joint-1)
+		}
+	}
+	return nil
+}
+
+// normalisedAdvantages copies buf's advantages into p.normAdv, normalised
+// to mean 0 and standard deviation 1 unless RawAdvantages, and returns
+// them.
+func (p *PPO) normalisedAdvantages(buf *Rollout) []float32 {
+	rows := buf.Len()
+	if cap(p.normAdv) < rows {
+		p.normAdv = make([]float32, rows)
+	}
+	adv := p.normAdv[:rows]
+	copy(adv, buf.adv[:rows])
+	if p.cfg.RawAdvantages {
+		return adv
+	}
+	var mean, sq float64
+	for _, a := range adv {
+		mean += float64(a)
+	}
+	mean /= float64(rows)
+	for _, a := range adv {
+		sq += (float64(a) - mean) * (float64(a) - mean)
+	}
+	std := math.Sqrt(sq/float64(rows)) + 1e-8
+	for i, a := range adv {
+		adv[i] = float32((float64(a) - mean) / std)
+	}
+	return adv
+}
+
+// epoch shuffles the rows and takes one gradient step per whole minibatch,
+// adding each step's figures to sums; it returns the epoch's summed
+// approximate KL and the number of minibatches.
+func (p *PPO) epoch(d *ppoBatch, ep int, sums *PPOStats) (float64, int, error) {
+	perm := d.perm
+	for i := range perm {
+		perm[i] = i
+	}
+	p.rng.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+	var epKL float64
+	nmb := len(perm) / p.cfg.MinibatchSize
+	for b := 0; b < nmb; b++ {
+		p.loadMinibatch(d, b)
+		kl, clipFrac, norm, err := p.step()
+		if err != nil {
+			return 0, 0, fmt.Errorf("ppo: update %d epoch %d minibatch %d: %w", p.updates, ep, b, err)
+		}
+		sums.PolicyLoss += scalarOf(p.plV)
+		sums.ValueLoss += scalarOf(p.vlV)
+		sums.Entropy += scalarOf(p.enV)
+		sums.ApproxKL += kl
+		sums.ClipFrac += clipFrac
+		sums.GradNorm += norm
+		sums.Steps++
+		epKL += kl
+	}
+	return epKL, nmb, nil
+}
+
+// loadMinibatch fills the graph's input buffers with minibatch b of the
+// epoch's row order: observations, one-hot actions (one per head), old
+// log-probabilities, advantages and returns.
+func (p *PPO) loadMinibatch(d *ppoBatch, b int) {
+	buf, mb, in, k, rd := d.buf, p.cfg.MinibatchSize, p.cfg.Arch.In, p.cfg.Arch.Out, p.cfg.RowDim()
+	clear(p.aBuf)
+	for r := 0; r < mb; r++ {
+		j := d.perm[b*mb+r]
+		copy(p.xBuf[r*in:(r+1)*in], buf.obs[j*rd:j*rd+in])
+		if p.xcBuf != nil {
+			copy(p.xcBuf[r*rd:(r+1)*rd], buf.obs[j*rd:(j+1)*rd])
+		}
+		if len(d.heads) == 1 {
+			p.aBuf[r*k+int(buf.act[j])] = 1
+		} else {
+			splitJoint(d.choice, d.heads, int(buf.act[j]))
+			off := 0
+			for h, n := range d.heads {
+				p.aBuf[r*k+off+d.choice[h]] = 1
+				off += n
+			}
+		}
+		p.olpBuf[r] = buf.logp[j]
+		p.advBuf[r] = d.adv[j]
+		p.retBuf[r] = buf.ret[j]
+	}
+}
+
+// meanOf sets st's losses, entropy, KL, clip fraction and gradient norm to
+// their means over the steps summed in sums, and its steps to theirs.
+func (st *PPOStats) meanOf(sums PPOStats) {
 	if n := float64(sums.Steps); n > 0 {
 		st.PolicyLoss = sums.PolicyLoss / n
 		st.ValueLoss = sums.ValueLoss / n
@@ -629,8 +683,6 @@ func (p *PPO) Update(buf *Rollout) (PPOStats, error) {
 		st.GradNorm = sums.GradNorm / n
 	}
 	st.Steps = sums.Steps
-	p.updates++
-	return st, nil
 }
 
 // step runs one forward/backward pass on the loaded minibatch and one

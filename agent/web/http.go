@@ -1,9 +1,10 @@
-package agent
+package web
 
 import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,14 +13,63 @@ import (
 
 	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/agent/journal"
+	"github.com/ecntune/ecntune/agent/metrics"
+	"github.com/ecntune/ecntune/gnmipath"
 )
 
-// Handler serves /metrics (Prometheus), /recommendations (JSON: the newest
-// recommendation per queue; ?target=T filters, ?since=DURATION&db=1 reads
-// the stored history instead), /changes (the audit log, in pages: see
-// ChangesHandler), /changes/last (the last batch the guard let through,
-// with confidences and clamping rules) and /healthz.
-func (a *Agent) Handler() http.Handler {
+// Source is what the endpoint reads of a running agent (*agent.Agent).
+type Source interface {
+	// Recommendations are the newest per queue of target ("": all), in
+	// key order.
+	Recommendations(target string) []core.Recommendation
+	// LastChanges is the last batch the guard let through.
+	LastChanges() []core.Change
+	// Targets is what the agent knows of each target, by name.
+	Targets() []TargetInfo
+	// Health is the agent's problems (none: healthy) and each target's
+	// telemetry age.
+	Health() (problems []string, ages map[string]time.Duration)
+	// Heard says which targets have sent telemetry.
+	Heard() map[string]bool
+	// TargetNames are the configured targets, sorted.
+	TargetNames() []string
+}
+
+// Options are what the endpoint serves from.
+type Options struct {
+	Source      Source
+	Journal     *journal.Journal
+	Instruments *metrics.Instruments
+	// History is the dashboard's per-queue intervals (nil: none kept).
+	History  *History
+	Clock    func() time.Time
+	Mode     string
+	Policy   string
+	Interval time.Duration
+}
+
+// TargetInfo is what the agent knows about one target's capabilities: the
+// device profile it runs with and why, the optional telemetry its queues
+// lack, and the subscription groups the switch refused. GET /targets
+// serves it; the agent logs every change once.
+type TargetInfo struct {
+	Target    string   `json:"target"`
+	Device    string   `json:"device,omitempty"`
+	DeviceWhy string   `json:"device_why,omitempty"`
+	Missing   []string `json:"missing,omitempty"` // optional telemetry no queue of the target has
+	Refused   []string `json:"refused_groups,omitempty"`
+	// Skipped is the telemetry the agent did not understand and skipped,
+	// by path shape, with cumulative counts.
+	Skipped []gnmipath.Skipped `json:"skipped,omitempty"`
+	// Connections is how many gRPC connections are open to the switch.
+	Connections int `json:"connections,omitempty"`
+}
+
+// server answers the endpoint's requests.
+type server struct{ o Options }
+
+func Handler(o Options) http.Handler {
+	a := &server{o}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(a.o.Instruments.Registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/recommendations", func(w http.ResponseWriter, r *http.Request) {
@@ -52,13 +102,13 @@ func (a *Agent) Handler() http.Handler {
 			writeJSON(w, recs)
 			return
 		}
-		writeJSON(w, a.Recommendations(target))
+		writeJSON(w, a.o.Source.Recommendations(target))
 	})
 	changes := ChangesHandler(a.o.Journal, a.o.Clock)
 	mux.HandleFunc("/changes", func(w http.ResponseWriter, r *http.Request) {
 		// A target no longer configured may still have history.
 		t := r.URL.Query().Get("target")
-		if _, ok := a.targets[t]; !ok && t != "" {
+		if !a.configured(t) && t != "" {
 			if p, err := a.o.Journal.ChangesPage(journal.ChangesQuery{Target: t, Limit: 1}); err == nil && len(p.Changes) > 0 {
 				changes.ServeHTTP(w, r)
 				return
@@ -69,13 +119,11 @@ func (a *Agent) Handler() http.Handler {
 		}
 	})
 	mux.HandleFunc("/changes/last", func(w http.ResponseWriter, r *http.Request) {
-		a.mu.Lock()
-		cs := append([]core.Change{}, a.lastPlan...) // [] in JSON, never null
-		a.mu.Unlock()
+		cs := append([]core.Change{}, a.o.Source.LastChanges()...) // [] in JSON, never null
 		writeJSON(w, cs)
 	})
 	mux.HandleFunc("/targets", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, a.Targets())
+		writeJSON(w, a.o.Source.Targets())
 	})
 	mux.HandleFunc("/healthz", a.healthz)
 	a.dashboard(mux)
@@ -136,15 +184,20 @@ func ChangesHandler(j *journal.Journal, now func() time.Time) http.Handler {
 
 // knownTarget answers 404, naming the configured targets, when target is
 // set and not one of them (a typo should not read as "no data").
-func (a *Agent) knownTarget(w http.ResponseWriter, target string) bool {
+func (a *server) knownTarget(w http.ResponseWriter, target string) bool {
 	if target == "" {
 		return true
 	}
-	if _, ok := a.targets[target]; ok {
+	if a.configured(target) {
 		return true
 	}
-	http.Error(w, fmt.Sprintf("target %q is not configured and has no history (targets: %s)", target, strings.Join(a.names, ", ")), http.StatusNotFound)
+	http.Error(w, fmt.Sprintf("target %q is not configured and has no history (targets: %s)", target, strings.Join(a.o.Source.TargetNames(), ", ")), http.StatusNotFound)
 	return false
+}
+
+// configured says whether target is one of the agent's.
+func (a *server) configured(target string) bool {
+	return slices.Contains(a.o.Source.TargetNames(), target)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
@@ -152,4 +205,31 @@ func writeJSON(w http.ResponseWriter, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
+}
+
+// healthz answers 200 "ok" when Health finds nothing wrong, else 503 with
+// one problem per line.
+func (a *server) healthz(w http.ResponseWriter, _ *http.Request) {
+	problems, _ := a.o.Source.Health()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	// What a target's switch does not export is not a fault (the agent
+	// decides without it) but belongs with its health: one line each.
+	var notes []string
+	for _, ti := range a.o.Source.Targets() {
+		if len(ti.Missing) > 0 {
+			notes = append(notes, fmt.Sprintf("%s (device %s): without %s", ti.Target, ti.Device, strings.Join(ti.Missing, ", ")))
+		}
+		if len(ti.Refused) > 0 {
+			notes = append(notes, fmt.Sprintf("%s: subscriptions refused by the switch: %s", ti.Target, strings.Join(ti.Refused, ", ")))
+		}
+	}
+	if len(problems) > 0 {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, "unhealthy\n%s\n", strings.Join(append(problems, notes...), "\n"))
+		return
+	}
+	fmt.Fprintln(w, "ok")
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
 }

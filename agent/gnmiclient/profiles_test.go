@@ -1,4 +1,4 @@
-package agent
+package gnmiclient
 
 import (
 	"context"
@@ -10,8 +10,11 @@ import (
 
 	"github.com/openconfig/gnmi/proto/gnmi"
 
+	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/gnmipath"
+	"github.com/ecntune/ecntune/internal/simtest"
+	"github.com/ecntune/ecntune/simenv"
 )
 
 // hasProfile reports whether a decoded tree holds a leaf of profile name.
@@ -31,13 +34,13 @@ func hasProfile(t gnmipath.Tree, name string) bool {
 // profile by another client.
 func TestGNMISwitchOnlyProfilesInUse(t *testing.T) {
 	for _, d := range []gnmipath.Dialect{gnmipath.OpenConfig, gnmipath.Sonic} {
-		_, addr := startSim(t, e2eSim(poorECN), d, nil)
+		_, addr := simtest.Start(t, simtest.Star(poorECN), d, nil)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		tt := gnmipath.Target{Name: "sw0", Dialect: d}
-		// A raw client (another GNMISwitch's connection) adds a profile
+		// A raw client (another Switch's connection) adds a profile
 		// nobody uses.
-		other, err := DialSwitch(ctx, target0(addr, string(d)), 50*time.Millisecond)
+		other, err := Dial(ctx, target0(addr, string(d)), 50*time.Millisecond)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +59,7 @@ func TestGNMISwitchOnlyProfilesInUse(t *testing.T) {
 			t.Fatalf("%s: %v", d, err)
 		}
 
-		sw, err := DialSwitch(ctx, target0(addr, string(d)), 50*time.Millisecond)
+		sw, err := Dial(ctx, target0(addr, string(d)), 50*time.Millisecond)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,12 +132,12 @@ func TestGNMISwitchOnlyProfilesInUse(t *testing.T) {
 // that profile is reported and left out, the session goes on.
 func TestGNMISwitchMissingProfile(t *testing.T) {
 	for _, d := range []gnmipath.Dialect{gnmipath.OpenConfig, gnmipath.Sonic} {
-		_, addr := startSim(t, e2eSim(poorECN), d, nil)
+		_, addr := simtest.Start(t, simtest.Star(poorECN), d, nil)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		tc := target0(addr, string(d))
 		tc.Queues = []int{3, 5} // 5 is not lossless on the simulated switch: it may name any profile
-		sw, err := DialSwitch(ctx, tc, 50*time.Millisecond)
+		sw, err := Dial(ctx, tc, 50*time.Millisecond)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,7 +194,7 @@ func TestGNMISwitchMissingProfile(t *testing.T) {
 			continue // openconfig: priority 5 has no headroom leaf to read back
 		}
 		// A read-back of a queue with a missing profile and one without.
-		rd, err := DialSwitch(ctx, tc, 50*time.Millisecond)
+		rd, err := Dial(ctx, tc, 50*time.Millisecond)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,4 +206,13 @@ func TestGNMISwitchMissingProfile(t *testing.T) {
 		}
 		cancel()
 	}
+}
+
+// poorECN marks late: queues grow deep before ECN slows senders.
+var poorECN = simenv.ECN{KminBytes: 2_000_000, KmaxBytes: 2_800_000, Pmax: 0.01}
+
+// target0 is the simulated switch at addr as target sw0, queue 3 of every port.
+func target0(addr string, d string) config.Target {
+	return config.Target{Name: "sw0", Address: addr, Insecure: true, Timeout: 3 * time.Second,
+		RetryTimer: 100 * time.Millisecond, Dialect: d, AllPorts: true, Queues: []int{3}}
 }

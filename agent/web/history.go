@@ -1,13 +1,13 @@
-package agent
+package web
 
 import (
 	"cmp"
-	"github.com/ecntune/ecntune/agent/core"
 	"math"
 	"slices"
 	"strconv"
 	"sync"
 
+	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/env"
 )
 
@@ -108,9 +108,9 @@ type queueHist struct {
 	rate     float64
 }
 
-// history keeps the last n control intervals of every queue under
+// History keeps the last n control intervals of every queue under
 // control: what the dashboard draws. It is written once per interval.
-type history struct {
+type History struct {
 	mu     sync.RWMutex
 	n      int
 	times  []int64 // ring of interval times (ns); slot next is the oldest once full
@@ -119,11 +119,12 @@ type history struct {
 	queues map[env.QueueKey]*queueHist
 }
 
-func newHistory(n int) *history {
+// NewHistory keeps n intervals (none, and nil, for n <= 0).
+func NewHistory(n int) *History {
 	if n <= 0 {
 		return nil
 	}
-	return &history{n: n, times: make([]int64, n), queues: map[env.QueueKey]*queueHist{}}
+	return &History{n: n, times: make([]int64, n), queues: map[env.QueueKey]*queueHist{}}
 }
 
 // sampleOf is what the dashboard keeps of one observation.
@@ -151,10 +152,10 @@ func sampleOf(o *env.Observation, conf float64) sample {
 	return s
 }
 
-// record adds one interval: the observations and, where there are, the
+// Record adds one interval: the observations and, where there are, the
 // recommendations made from them (recs[i] belongs to obs[i]; nil recs:
 // the policy gave none this interval).
-func (h *history) record(nowNs int64, obs []env.Observation, recs []core.Recommendation) {
+func (h *History) Record(nowNs int64, obs []env.Observation, recs []core.Recommendation) {
 	if h == nil {
 		return
 	}
@@ -226,7 +227,7 @@ func appendSetting(l []settingAt, t int64, s env.Setting, oldest int64) []settin
 }
 
 // order returns the ring's slots oldest first.
-func (h *history) order() []int {
+func (h *History) order() []int {
 	out := make([]int, 0, h.count)
 	start := 0
 	if h.count == h.n {
@@ -251,7 +252,7 @@ type QueueSeries struct {
 }
 
 // series returns the history of one queue (false: none kept).
-func (h *history) series(k env.QueueKey) (QueueSeries, bool) {
+func (h *History) series(k env.QueueKey) (QueueSeries, bool) {
 	if h == nil {
 		return QueueSeries{}, false
 	}
@@ -294,7 +295,7 @@ type Grid struct {
 // fabric returns switch × port for the interval ago intervals before the
 // newest (ago -1: every kept interval): each cell the largest value among
 // the port's queues.
-func (h *history) fabric(m Metric, ago int) (Grid, bool) {
+func (h *History) fabric(m Metric, ago int) (Grid, bool) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	if h.count == 0 || ago < -1 || ago >= h.count {
@@ -331,7 +332,7 @@ func (h *history) fabric(m Metric, ago int) (Grid, bool) {
 
 // timeline returns queue × interval (oldest first) for the top queues by
 // the sum of m over the window.
-func (h *history) timeline(m Metric, top int) (Grid, bool) {
+func (h *History) timeline(m Metric, top int) (Grid, bool) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	if h.count == 0 {
@@ -389,7 +390,7 @@ func ago(ns int64) string {
 }
 
 // intervals returns the kept interval times, oldest first.
-func (h *history) intervals() []int64 {
+func (h *History) intervals() []int64 {
 	if h == nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package agent
+package web
 
 import (
 	"errors"
@@ -59,25 +59,62 @@ func WriteReport(j *journal.Journal, dir string, o ReportOptions) (ReportFiles, 
 	if o.Queues <= 0 {
 		o.Queues = 6
 	}
+	h, rf, err := loadHistory(j, o)
+	if err != nil {
+		return rf, err
+	}
+	page, err := j.ChangesPage(journal.ChangesQuery{Target: o.Target, SinceNs: rf.FromNs, Limit: journal.MaxChangesPage})
+	if err != nil {
+		return rf, err
+	}
+	rf.Changes = len(page.Changes)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return rf, err
+	}
+	fw := &figureWriter{dir: dir, rf: &rf}
+	if err := fw.heatmaps(h); err != nil {
+		return rf, err
+	}
+	if err := fw.busiest(h, o.Queues, page.Changes); err != nil {
+		return rf, err
+	}
+	rf.Index = filepath.Join(dir, "index.html")
+	f, err := os.Create(rf.Index)
+	if err != nil {
+		return rf, err
+	}
+	changes := page.Changes
+	slices.Reverse(changes)
+	err = reportTmpl.Execute(f, map[string]any{"R": rf, "Figures": fw.figs, "Changes": changes, "Target": o.Target,
+		"From": time.Unix(0, rf.FromNs).UTC().Format(time.RFC3339), "To": time.Unix(0, rf.ToNs).UTC().Format(time.RFC3339)})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return rf, err
+}
+
+// loadHistory replays the newest o.Intervals stored intervals (of
+// o.Target, or all) into a History, and says what it covers.
+func loadHistory(j *journal.Journal, o ReportOptions) (*History, ReportFiles, error) {
+	var rf ReportFiles
 	times, err := j.RecommendationTimes(o.SinceNs)
 	if err != nil {
-		return ReportFiles{}, err
+		return nil, rf, err
 	}
-	var rf ReportFiles
 	if len(times) > o.Intervals {
 		rf.Skipped = len(times) - o.Intervals
 		times = times[rf.Skipped:]
 	}
 	if len(times) == 0 {
-		return rf, fmt.Errorf("agent db %s: %w (shadow mode stores every interval's; a closed loop only with store-recommendations: true)", j.Path(), ErrNothingStored)
+		return nil, rf, fmt.Errorf("agent db %s: %w (shadow mode stores every interval's; a closed loop only with store-recommendations: true)", j.Path(), ErrNothingStored)
 	}
-	h := newHistory(len(times))
+	h := NewHistory(len(times))
 	var obs []env.Observation
 	var recs []core.Recommendation
 	cur := times[0]
 	flush := func() {
 		if len(obs) > 0 {
-			h.record(cur, obs, recs)
+			h.Record(cur, obs, recs)
 		}
 		obs, recs = obs[:0], recs[:0]
 	}
@@ -94,47 +131,53 @@ func WriteReport(j *journal.Journal, dir string, o ReportOptions) (ReportFiles, 
 		return nil
 	})
 	if err != nil {
-		return rf, err
+		return nil, rf, err
 	}
 	flush()
 	if len(h.queues) == 0 {
-		return rf, fmt.Errorf("agent db %s: %w for target %q", j.Path(), ErrNothingStored, o.Target)
+		return nil, rf, fmt.Errorf("agent db %s: %w for target %q", j.Path(), ErrNothingStored, o.Target)
 	}
 	rf.Intervals, rf.Queues, rf.FromNs, rf.ToNs = h.count, len(h.queues), times[0], times[len(times)-1]
+	return h, rf, nil
+}
 
-	page, err := j.ChangesPage(journal.ChangesQuery{Target: o.Target, SinceNs: times[0], Limit: journal.MaxChangesPage})
+// figureWriter writes a report's pictures into dir, listing each in rf
+// and figs.
+type figureWriter struct {
+	dir  string
+	rf   *ReportFiles
+	figs []figure
+}
+
+// write creates name in the report's folder and draws it.
+func (fw *figureWriter) write(name, caption string, draw func(f *os.File) error) error {
+	p := filepath.Join(fw.dir, name)
+	f, err := os.Create(p)
 	if err != nil {
-		return rf, err
+		return err
 	}
-	rf.Changes = len(page.Changes)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return rf, err
+	if err := draw(f); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", p, err)
 	}
-	var figs []figure
-	write := func(name, caption string, draw func(f *os.File) error) error {
-		p := filepath.Join(dir, name)
-		f, err := os.Create(p)
-		if err != nil {
-			return err
-		}
-		if err := draw(f); err != nil {
-			f.Close()
-			return fmt.Errorf("%s: %w", p, err)
-		}
-		if err := f.Close(); err != nil {
-			return err
-		}
-		rf.Pictures = append(rf.Pictures, p)
-		figs = append(figs, figure{File: name, Caption: caption})
-		return nil
+	if err := f.Close(); err != nil {
+		return err
 	}
+	fw.rf.Pictures = append(fw.rf.Pictures, p)
+	fw.figs = append(fw.figs, figure{File: name, Caption: caption})
+	return nil
+}
+
+// heatmaps draws where congestion was (the fabric at its worst) and when
+// (depth, marks and PFC of the busiest queues over time).
+func (fw *figureWriter) heatmaps(h *History) error {
 	g, _ := h.fabric(MetricDepth, -1)
 	hm := chart.Heatmap{Title: "peak queue depth (KB), the worst interval of each port", XLabel: "port (largest of its lossless queues)",
 		YLabel: "switch", Unit: MetricDepth.Title(), Rows: g.Rows, Cols: g.Cols, Values: g.Values}
-	if err := write("fabric-depth.png", "Where congestion was: every switch and port at its worst interval.", func(f *os.File) error {
+	if err := fw.write("fabric-depth.png", "Where congestion was: every switch and port at its worst interval.", func(f *os.File) error {
 		return hm.Write(f, chart.PNG, 9*vg.Inch, heatHeight(len(g.Rows)))
 	}); err != nil {
-		return rf, err
+		return err
 	}
 	for _, m := range []Metric{MetricDepth, MetricMarks, MetricPFC} {
 		g, _ := h.timeline(m, 30)
@@ -143,41 +186,35 @@ func WriteReport(j *journal.Journal, dir string, o ReportOptions) (ReportFiles, 
 		if m != MetricDepth {
 			hm.Max = 100
 		}
-		if err := write("time-"+string(m)+".png", "When: "+m.Title()+" of the busiest queues over the run.", func(f *os.File) error {
+		if err := fw.write("time-"+string(m)+".png", "When: "+m.Title()+" of the busiest queues over the run.", func(f *os.File) error {
 			return hm.Write(f, chart.PNG, 10*vg.Inch, heatHeight(len(g.Rows)))
 		}); err != nil {
-			return rf, err
+			return err
 		}
 	}
-	busiest, _ := h.timeline(MetricDepth, o.Queues)
+	return nil
+}
+
+// busiest draws the n busiest queues, each with every change applied to
+// it marked.
+func (fw *figureWriter) busiest(h *History, n int, changes []core.AuditEntry) error {
+	busiest, _ := h.timeline(MetricDepth, n)
 	for i, k := range busiest.Keys {
 		qs, _ := h.series(k)
 		var marks []chart.Marker
-		for _, c := range page.Changes {
+		for _, c := range changes {
 			if c.Key == k && c.State != core.StateFailed {
 				marks = append(marks, chart.Marker{X: float64(c.TimeNs-qs.TimesNs[len(qs.TimesNs)-1]) / 1e9, Kind: string(c.Kind)})
 			}
 		}
 		st := QueueStack(qs, marks)
-		if err := write(fmt.Sprintf("queue-%d.png", i+1), "Queue "+busiest.Rows[i]+": its intervals and every change.", func(f *os.File) error {
+		if err := fw.write(fmt.Sprintf("queue-%d.png", i+1), "Queue "+busiest.Rows[i]+": its intervals and every change.", func(f *os.File) error {
 			return st.Write(f, chart.PNG, 9*vg.Inch, 7.5*vg.Inch)
 		}); err != nil {
-			return rf, err
+			return err
 		}
 	}
-	rf.Index = filepath.Join(dir, "index.html")
-	f, err := os.Create(rf.Index)
-	if err != nil {
-		return rf, err
-	}
-	changes := page.Changes
-	slices.Reverse(changes)
-	err = reportTmpl.Execute(f, map[string]any{"R": rf, "Figures": figs, "Changes": changes, "Target": o.Target,
-		"From": time.Unix(0, rf.FromNs).UTC().Format(time.RFC3339), "To": time.Unix(0, rf.ToNs).UTC().Format(time.RFC3339)})
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return rf, err
+	return nil
 }
 
 type figure struct{ File, Caption string }

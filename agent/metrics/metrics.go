@@ -1,4 +1,4 @@
-package agent
+package metrics
 
 import (
 	"math"
@@ -80,12 +80,6 @@ type counters struct{ tx, marked, drop, pauseTx, pauseRx uint64 }
 // DefaultMetricsQueues queues.
 func NewInstruments() *Instruments {
 	q := []string{"target", "port", "queue"}
-	gv := func(name, help string, labels ...string) *prometheus.GaugeVec {
-		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "ecntune", Name: name, Help: help}, labels)
-	}
-	cv := func(name, help string, labels ...string) *prometheus.CounterVec {
-		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "ecntune", Name: name, Help: help}, labels)
-	}
 	const shownNote = " (shown queues only: the most congested, see metrics-queues)"
 	m := &Instruments{
 		Registry:    prometheus.NewRegistry(),
@@ -161,6 +155,22 @@ func NewInstruments() *Instruments {
 		shown:    map[env.QueueKey]bool{},
 		prev:     map[env.QueueKey]counters{},
 	}
+	m.register()
+	return m
+}
+
+// gv is a gauge vector named ecntune_NAME.
+func gv(name, help string, labels ...string) *prometheus.GaugeVec {
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "ecntune", Name: name, Help: help}, labels)
+}
+
+// cv is a counter vector named ecntune_NAME.
+func cv(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "ecntune", Name: name, Help: help}, labels)
+}
+
+// register puts every series on the instruments' registry.
+func (m *Instruments) register() {
 	m.collectors = []prometheus.Collector{m.recKmin, m.recKmax, m.recPmax, m.recHeadroom, m.recAlpha,
 		m.curKmin, m.curKmax, m.curPmax, m.curHeadroom, m.curAlpha,
 		m.reward, m.util, m.pause, m.depth, m.maxDepth, m.markFrac, m.confidence,
@@ -170,7 +180,6 @@ func NewInstruments() *Instruments {
 		m.Decisions, m.Ticks, m.SetLatency, m.DecisionLatency, m.Sets, m.Rollbacks,
 		m.Rejections, m.Clamps, m.Alarms, m.Staleness, m.TelemetryErr, m.Snapshots, m.Frozen, m.Missing, m.Skipped, m.Conns}
 	m.Registry.MustRegister(m.collectors...)
-	return m
 }
 
 var fqName = regexp.MustCompile(`fqName: "([^"]+)"`)
@@ -223,10 +232,10 @@ func depthBytes(o *env.Observation) (avg, peak float64) {
 	return o.Metrics.AvgDelayNs * o.RateBps / 8e9, o.Metrics.MaxDelayNs * o.RateBps / 8e9
 }
 
-// snapshot adds the growth of a snapshot's cumulative counters to the
+// Snapshot adds the growth of a snapshot's cumulative counters to the
 // per-target totals. A counter that went backwards (a switch restart)
 // only sets the new baseline.
-func (m *Instruments) snapshot(s *env.Snapshot) {
+func (m *Instruments) Snapshot(s *env.Snapshot) {
 	var tx, marked, drop, ptx, prx float64
 	m.mu.Lock()
 	for i := range s.Queues {
@@ -278,11 +287,11 @@ func widen(r *[2]float64, v float64, first bool) {
 	r[0], r[1] = math.Min(r[0], v), math.Max(r[1], v)
 }
 
-// interval publishes an interval's observations and the recommendations
+// Interval publishes an interval's observations and the recommendations
 // made for them (recs[i] is obs[i]'s; recs is empty when the policy made
 // none): per-target aggregates of every queue, per-queue series of the
 // shown ones. rewarded says whether the recommendations carry a reward.
-func (m *Instruments) interval(obs []env.Observation, recs []core.Recommendation, rewarded bool) {
+func (m *Instruments) Interval(obs []env.Observation, recs []core.Recommendation, rewarded bool) {
 	aggs := map[string]*aggregate{}
 	for i := range obs {
 		o := &obs[i]
@@ -477,9 +486,9 @@ func (m *Instruments) deleteQueue(k env.QueueKey) {
 	}
 }
 
-// applied records a setting the switch confirmed (a shown queue's series
+// Applied records a setting the switch confirmed (a shown queue's series
 // only).
-func (m *Instruments) applied(k env.QueueKey, s env.Setting) {
+func (m *Instruments) Applied(k env.QueueKey, s env.Setting) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.shown[k] {

@@ -1,4 +1,4 @@
-package agent
+package gnmiclient
 
 import (
 	"strings"
@@ -11,9 +11,9 @@ import (
 	"github.com/ecntune/ecntune/gnmipath"
 )
 
-// sonicSwitchAt is a GNMISwitch whose decoder holds a SONiC CONFIG_DB with
+// sonicSwitchAt is a Switch whose decoder holds a SONiC CONFIG_DB with
 // one lossless queue: ECN 400KB/1.6MB/20%, headroom 80KB, alpha 1/8.
-func sonicSwitchAt(t *testing.T, dev string) *GNMISwitch {
+func sonicSwitchAt(t *testing.T, dev string) *Switch {
 	t.Helper()
 	d := gnmipath.Devices[dev]
 	gt := gnmipath.Target{Name: "leaf0", Dialect: d.Dialect, Device: d}
@@ -37,10 +37,10 @@ func sonicSwitchAt(t *testing.T, dev string) *GNMISwitch {
 			t.Fatal(err)
 		}
 	}
-	return &GNMISwitch{cfg: config.Target{Name: "leaf0"}, gt: gt, dec: dec}
+	return &Switch{cfg: config.Target{Name: "leaf0"}, gt: gt, dec: dec}
 }
 
-func setPathsOf(t *testing.T, s *GNMISwitch, st env.Setting) string {
+func setPathsOf(t *testing.T, s *Switch, st env.Setting) string {
 	t.Helper()
 	ecn, hr, _, err := s.requests(map[env.QueueKey]env.Setting{{Target: "leaf0", Port: "Ethernet0", Queue: 3}: st})
 	if err != nil {

@@ -1,4 +1,4 @@
-package agent
+package gnmiclient
 
 import (
 	"context"
@@ -25,10 +25,10 @@ import (
 	"github.com/ecntune/ecntune/gnmipath"
 )
 
-// GNMISwitch is a Switch reached over gNMI with gnmic's client: a STREAM
+// Switch is a Switch reached over gNMI with gnmic's client: a STREAM
 // subscription (counters SAMPLE, configuration ON_CHANGE) decoded by
 // gnmipath into env.Snapshots, and Set/Get for changes and read-back.
-type GNMISwitch struct {
+type Switch struct {
 	cfg config.Target
 	gt  gnmipath.Target
 	tg  *gtarget.Target
@@ -55,9 +55,9 @@ type GNMISwitch struct {
 	conns atomic.Int64
 }
 
-// DialSwitch prepares a gNMI client for one target. The connection is
+// Dial prepares a gNMI client for one target. The connection is
 // made lazily (gRPC dials on first use and reconnects by itself).
-func DialSwitch(ctx context.Context, t config.Target, sample time.Duration) (*GNMISwitch, error) {
+func Dial(ctx context.Context, t config.Target, sample time.Duration) (*Switch, error) {
 	dl, err := gnmipath.ParseDialect(t.Dialect)
 	if err != nil {
 		return nil, fmt.Errorf("targets.%s.dialect: %v", t.Name, err)
@@ -111,7 +111,7 @@ func DialSwitch(ctx context.Context, t config.Target, sample time.Duration) (*GN
 	if settle < 2*time.Millisecond {
 		settle = 2 * time.Millisecond
 	}
-	sw := &GNMISwitch{cfg: t, gt: gt, tg: tg, dec: gnmipath.NewDecoder(gt, t.Queues...), settle: settle, sample: sample, opts: opts}
+	sw := &Switch{cfg: t, gt: gt, tg: tg, dec: gnmipath.NewDecoder(gt, t.Queues...), settle: settle, sample: sample, opts: opts}
 	sw.conns.Store(1)
 	return sw, nil
 }
@@ -120,16 +120,16 @@ func DialSwitch(ctx context.Context, t config.Target, sample time.Duration) (*GN
 // for Get, Set and Capabilities (and every Subscribe, where the device
 // multiplexes them), plus one per Subscribe on a device that serves one
 // Subscribe per connection (gnmipath.Device.OneSubscribePerConn).
-func (s *GNMISwitch) Connections() int { return int(s.conns.Load()) }
+func (s *Switch) Connections() int { return int(s.conns.Load()) }
 
 // Name is the target name.
-func (s *GNMISwitch) Name() string { return s.cfg.Name }
+func (s *Switch) Name() string { return s.cfg.Name }
 
 // Device returns the target's device profile and how it was chosen: named
 // in the configuration, inferred from the switch's Capabilities, or (when
 // that failed) the dialect's default. It asks the switch at most once
 // successfully.
-func (s *GNMISwitch) Device(ctx context.Context) (*gnmipath.Device, string) {
+func (s *Switch) Device(ctx context.Context) (*gnmipath.Device, string) {
 	s.mu.Lock()
 	if s.gt.Device != nil {
 		d, why := s.gt.Device, s.deviceWhy
@@ -164,7 +164,7 @@ func (s *GNMISwitch) Device(ctx context.Context) (*gnmipath.Device, string) {
 }
 
 // Close stops subscriptions and closes the connection.
-func (s *GNMISwitch) Close() error { return s.tg.Close() }
+func (s *Switch) Close() error { return s.tg.Close() }
 
 // Subscribe implements Switch. The decoder keeps the switch's state across
 // notifications; a snapshot is emitted once the counter notifications of
@@ -174,7 +174,7 @@ func (s *GNMISwitch) Close() error { return s.tg.Close() }
 // re-snapshot rebuilds the whole state (the Observer sees repeated or
 // earlier timestamps and counter resets as such, never as a false
 // interval).
-func (s *GNMISwitch) Subscribe(ctx context.Context, out chan<- env.Snapshot, errs chan<- error) {
+func (s *Switch) Subscribe(ctx context.Context, out chan<- env.Snapshot, errs chan<- error) {
 	report := func(err error) {
 		select {
 		case errs <- err:
@@ -217,7 +217,7 @@ func (s *GNMISwitch) Subscribe(ctx context.Context, out chan<- env.Snapshot, err
 // OnConnect implements LLDPSwitch: f runs on Subscribe's goroutine each
 // time Subscribe (re)connects, before the streams of that session open, so
 // that every snapshot of the session comes after f returned.
-func (s *GNMISwitch) OnConnect(f func(ctx context.Context)) {
+func (s *Switch) OnConnect(f func(ctx context.Context)) {
 	s.mu.Lock()
 	s.onConnect = f
 	s.mu.Unlock()
@@ -225,7 +225,7 @@ func (s *GNMISwitch) OnConnect(f func(ctx context.Context)) {
 
 // LLDP implements LLDPSwitch: one Get of the openconfig-lldp neighbour
 // state of every interface (gnmipath.LLDPRequest). Never retried.
-func (s *GNMISwitch) LLDP(ctx context.Context) ([]*gnmi.Notification, error) {
+func (s *Switch) LLDP(ctx context.Context) ([]*gnmi.Notification, error) {
 	resp, err := s.tg.Get(ctx, gnmipath.LLDPRequest(s.gt))
 	if err != nil {
 		return nil, err
@@ -239,7 +239,7 @@ func (s *GNMISwitch) LLDP(ctx context.Context) ([]*gnmi.Notification, error) {
 // statistics, buffer state) loses that telemetry alone, and the profiles
 // the bindings name, subscribed to by name as they are learned
 // (gnmipath.ProfileSubscribeRequest), never a whole profile table.
-func (s *GNMISwitch) session(pctx context.Context, out chan<- env.Snapshot, report func(error)) error {
+func (s *Switch) session(pctx context.Context, out chan<- env.Snapshot, report func(error)) error {
 	ctx, cancel := context.WithCancel(pctx)
 	defer cancel()
 	ss := &session{sw: s, ctx: ctx, out: out, report: report, merged: make(chan subResp, 64), have: map[string]bool{}}
@@ -292,7 +292,7 @@ type subInfo struct {
 // all merged into one stream that feeds the decoder; a Snapshot goes out
 // once every subscription has synced and a sample has settled.
 type session struct {
-	sw     *GNMISwitch
+	sw     *Switch
 	ctx    context.Context
 	out    chan<- env.Snapshot
 	report func(error)
@@ -366,7 +366,7 @@ func (ss *session) open(sctx context.Context, req *gnmi.SubscribeRequest, name s
 // On a device that serves one Subscribe per connection the stream gets a
 // connection of its own, closed by the returned func once the stream has
 // ended (the func is never nil).
-func (s *GNMISwitch) rawSubscribe(ctx context.Context, req *gnmi.SubscribeRequest) (grpc.ClientStream, func(), error) {
+func (s *Switch) rawSubscribe(ctx context.Context, req *gnmi.SubscribeRequest) (grpc.ClientStream, func(), error) {
 	if s.cfg.Username != "" {
 		ctx = metadata.AppendToOutgoingContext(ctx, "username", s.cfg.Username)
 	}
@@ -406,14 +406,14 @@ func (s *GNMISwitch) rawSubscribe(ctx context.Context, req *gnmi.SubscribeReques
 
 // Skipped implements SkipReporter: the telemetry elements the decoder did
 // not understand, by path shape.
-func (s *GNMISwitch) Skipped() []gnmipath.Skipped {
+func (s *Switch) Skipped() []gnmipath.Skipped {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.dec.Skipped()
 }
 
 // device is the target's device profile as the subscriptions use it.
-func (s *GNMISwitch) device() *gnmipath.Device {
+func (s *Switch) device() *gnmipath.Device {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.gt.Dev()
@@ -660,14 +660,14 @@ func (ss *session) profileMissing(p *subInfo, err error) {
 
 // requests builds the Sets of settings by the target's device rules
 // (gnmipath.Sets), from the bindings and settings the subscription decoded.
-func (s *GNMISwitch) requests(settings map[env.QueueKey]env.Setting) (ecn, hr []*gnmi.SetRequest, notTunable []string, err error) {
+func (s *Switch) requests(settings map[env.QueueKey]env.Setting) (ecn, hr []*gnmi.SetRequest, notTunable []string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return gnmipath.Sets(s.gt, settings, s.queueState)
 }
 
 // queueState is what the decoder knows of a queue. Callers hold s.mu.
-func (s *GNMISwitch) queueState(k env.QueueKey) gnmipath.QueueState {
+func (s *Switch) queueState(k env.QueueKey) gnmipath.QueueState {
 	qs := gnmipath.QueueState{Binding: s.dec.Binding(k.Port, k.Queue)}
 	if cur, err := s.dec.Setting(k.Port, k.Queue); err == nil {
 		qs.Setting, qs.Known = cur, true
@@ -677,7 +677,7 @@ func (s *GNMISwitch) queueState(k env.QueueKey) gnmipath.QueueState {
 
 // SetPaths implements Switch: the paths a change of keys writes
 // (gnmipath.WritePaths).
-func (s *GNMISwitch) SetPaths(keys []env.QueueKey) []string {
+func (s *Switch) SetPaths(keys []env.QueueKey) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return gnmipath.WritePaths(s.gt, keys, s.queueState)
@@ -688,7 +688,7 @@ func (s *GNMISwitch) SetPaths(keys []env.QueueKey) []string {
 // where the device takes headroom as a leaf of its own. A refused
 // headroom Set leaves the ECN change in place and is reported as a
 // *HeadroomError. Never retried.
-func (s *GNMISwitch) Apply(ctx context.Context, settings map[env.QueueKey]env.Setting) error {
+func (s *Switch) Apply(ctx context.Context, settings map[env.QueueKey]env.Setting) error {
 	reqs, hr, notTunable, err := s.requests(settings)
 	if err != nil {
 		return err
@@ -732,62 +732,21 @@ func (e *HeadroomError) Unwrap() error { return e.Err }
 
 // Read implements Switch: one Get of the bindings of all queues
 // (gnmipath.SettingPaths), then one of the profiles they name.
-func (s *GNMISwitch) Read(ctx context.Context, keys []env.QueueKey) (map[env.QueueKey]env.Setting, error) {
+func (s *Switch) Read(ctx context.Context, keys []env.QueueKey) (map[env.QueueKey]env.Setting, error) {
 	if len(keys) == 0 {
 		return map[env.QueueKey]env.Setting{}, nil
 	}
-	var prefix *gnmi.Path
-	seen := map[string]bool{}
-	var paths []*gnmi.Path
-	for _, k := range keys {
-		p, ps := gnmipath.SettingPaths(s.gt, k)
-		prefix = p
-		for _, x := range ps {
-			d := gnmipath.Describe(nil, x)
-			if !seen[d] {
-				seen[d] = true
-				paths = append(paths, x)
-			}
-		}
-	}
-	resp, err := s.tg.Get(ctx, &gnmi.GetRequest{Prefix: prefix, Path: paths, Encoding: gnmi.Encoding_JSON_IETF})
+	resp, err := s.tg.Get(ctx, gnmipath.ReadBindings(s.gt, keys))
 	if err != nil {
 		return nil, err
 	}
 	// Then the profiles those bindings name, by name.
-	bound := gnmipath.NewDecoder(s.gt)
-	for _, n := range resp.GetNotification() {
-		_ = bound.Apply(n)
-	}
-	var ecn, buf []string
-	named := map[string]bool{}
-	for _, k := range keys {
-		e, b := bound.ProfilesOf(k.Port, k.Queue)
-		if e != "" && !named["ecn:"+e] {
-			named["ecn:"+e], ecn = true, append(ecn, e)
-		}
-		if b != "" && !named["buffer:"+b] {
-			named["buffer:"+b], buf = true, append(buf, b)
-		}
-	}
-	if ps := gnmipath.ProfileSubscription(s.gt, ecn, buf); len(ps.Paths) > 0 {
-		r2, err := s.tg.Get(ctx, &gnmi.GetRequest{Prefix: ps.Prefix, Path: ps.Paths, Encoding: gnmi.Encoding_JSON_IETF})
-		if status.Code(err) == codes.NotFound && len(ps.Paths) > 1 {
-			// A binding names a profile the switch lacks: get the
-			// others one by one (that queue's setting stays unknown).
-			r2, err = &gnmi.GetResponse{}, nil
-			for _, p := range ps.Paths {
-				r, perr := s.tg.Get(ctx, &gnmi.GetRequest{Prefix: ps.Prefix, Path: []*gnmi.Path{p}, Encoding: gnmi.Encoding_JSON_IETF})
-				if perr != nil && status.Code(perr) != codes.NotFound {
-					return nil, perr
-				}
-				r2.Notification = append(r2.Notification, r.GetNotification()...)
-			}
-		}
+	if req := gnmipath.ReadProfiles(s.gt, resp.GetNotification(), keys); req != nil {
+		ns, err := s.getEach(ctx, req)
 		if err != nil {
 			return nil, err
 		}
-		resp.Notification = append(resp.Notification, r2.GetNotification()...)
+		resp.Notification = append(resp.Notification, ns...)
 	}
 	// Without a subscription (ecntune agent rollback) the response is the
 	// only source of the profile bindings a Set needs. With one, the
@@ -800,27 +759,24 @@ func (s *GNMISwitch) Read(ctx context.Context, keys []env.QueueKey) (map[env.Que
 		}
 	}
 	s.mu.Unlock()
-	out := make(map[env.QueueKey]env.Setting, len(keys))
-	var errs []error
-	// One decoder reads the whole answer (not one per queue: that was
-	// quadratic in the queues of a Set).
-	rd := gnmipath.NewDecoder(gnmipath.Target{Name: s.cfg.Name, Dialect: s.gt.Dialect, Namespace: s.gt.Namespace})
-	var aerrs []error
-	for _, n := range resp.GetNotification() {
-		if err := rd.Apply(n); err != nil {
-			aerrs = append(aerrs, err)
-		}
+	return gnmipath.ReadSettings(gnmipath.Target{Name: s.cfg.Name, Dialect: s.gt.Dialect, Namespace: s.gt.Namespace}, resp.GetNotification(), keys)
+}
+
+// getEach sends req; when a path is NotFound (a binding names a profile
+// the switch lacks) it gets the others one by one, and that queue's
+// setting stays unknown.
+func (s *Switch) getEach(ctx context.Context, req *gnmi.GetRequest) ([]*gnmi.Notification, error) {
+	r, err := s.tg.Get(ctx, req)
+	if status.Code(err) != codes.NotFound || len(req.Path) <= 1 {
+		return r.GetNotification(), err
 	}
-	for _, k := range keys {
-		st, err := rd.Setting(k.Port, k.Queue)
-		if err != nil {
-			errs = append(errs, errors.Join(append([]error{err}, aerrs...)...))
-			continue
+	var out []*gnmi.Notification
+	for _, p := range req.Path {
+		r, err := s.tg.Get(ctx, &gnmi.GetRequest{Prefix: req.Prefix, Path: []*gnmi.Path{p}, Encoding: req.Encoding})
+		if err != nil && status.Code(err) != codes.NotFound {
+			return nil, err
 		}
-		out[k] = st
-	}
-	if len(out) == 0 && len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		out = append(out, r.GetNotification()...)
 	}
 	return out, nil
 }

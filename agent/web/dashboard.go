@@ -1,4 +1,4 @@
-package agent
+package web
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 
 	"gonum.org/v1/plot/vg"
 
+	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/env"
@@ -24,7 +25,7 @@ import (
 
 // The dashboard's page, script and style, in the binary: it works offline.
 //
-//go:embed web
+//go:embed static
 var webFS embed.FS
 
 // TargetHealth is a target's line of the dashboard: what TargetInfo says
@@ -71,11 +72,11 @@ type Overview struct {
 }
 
 // overview assembles the Overview.
-func (a *Agent) overview() (Overview, error) {
+func (a *server) overview() (Overview, error) {
 	now := a.o.Clock()
-	problems, ages := a.Health()
-	ov := Overview{Mode: string(a.cfg.Mode), Policy: a.o.Policy.Name(), IntervalS: a.cfg.Interval.Seconds(),
-		NowNs: now.UnixNano(), Intervals: a.hist.intervals(), Healthy: len(problems) == 0, Problems: problems}
+	problems, ages := a.o.Source.Health()
+	ov := Overview{Mode: a.o.Mode, Policy: a.o.Policy, IntervalS: a.o.Interval.Seconds(),
+		NowNs: now.UnixNano(), Intervals: a.o.History.intervals(), Healthy: len(problems) == 0, Problems: problems}
 	if ov.Problems == nil {
 		ov.Problems = []string{}
 	}
@@ -92,7 +93,7 @@ func (a *Agent) overview() (Overview, error) {
 	if ov.Changes == nil {
 		ov.Changes = []core.AuditEntry{}
 	}
-	recs := a.Recommendations("")
+	recs := a.o.Source.Recommendations("")
 	perTarget := map[string]int{}
 	for _, r := range recs {
 		perTarget[r.Key.Target]++
@@ -107,14 +108,9 @@ func (a *Agent) overview() (Overview, error) {
 			changes[c.Target]++
 		}
 	}
-	limit := HealthStaleIntervals * a.cfg.Interval
-	a.mu.Lock()
-	heard := map[string]bool{}
-	for n, h := range a.heard {
-		heard[n] = h
-	}
-	a.mu.Unlock()
-	for _, ti := range a.Targets() {
+	limit := config.HealthStaleIntervals * a.o.Interval
+	heard := a.o.Source.Heard()
+	for _, ti := range a.o.Source.Targets() {
 		age := ages[ti.Target]
 		ov.Targets = append(ov.Targets, TargetHealth{TargetInfo: ti, AgeS: age.Seconds(), Heard: heard[ti.Target],
 			Stale: !heard[ti.Target] || age > limit, Queues: perTarget[ti.Target], Changes: changes[ti.Target]})
@@ -139,8 +135,8 @@ func (a *Agent) overview() (Overview, error) {
 
 // hot returns the n queues with the deepest peak queue in the newest
 // interval.
-func (a *Agent) hot(n int) []HotQueue {
-	h := a.hist
+func (a *server) hot(n int) []HotQueue {
+	h := a.o.History
 	if h == nil {
 		return []HotQueue{}
 	}
@@ -190,8 +186,8 @@ func opt(v float64) *float64 {
 // dashboard adds the dashboard's routes to mux: / (the page),
 // /api/overview, /api/queue, /dashboard/heatmap.png and
 // /dashboard/queue.png.
-func (a *Agent) dashboard(mux *http.ServeMux) {
-	static, err := fs.Sub(webFS, "web")
+func (a *server) dashboard(mux *http.ServeMux) {
+	static, err := fs.Sub(webFS, "static")
 	if err != nil {
 		panic(err) // the embedded folder is there at build time
 	}
@@ -218,7 +214,7 @@ func (a *Agent) dashboard(mux *http.ServeMux) {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		qs, ok := a.hist.series(k)
+		qs, ok := a.o.History.series(k)
 		if !ok {
 			http.Error(w, fmt.Sprintf("no history of %s %s queue %d (the dashboard keeps queues heard from in the last %d intervals)",
 				k.Target, k.Port, k.Queue, a.histLen()), http.StatusNotFound)
@@ -235,11 +231,11 @@ func (a *Agent) dashboard(mux *http.ServeMux) {
 	})
 }
 
-func (a *Agent) histLen() int {
-	if a.hist == nil {
+func (a *server) histLen() int {
+	if a.o.History == nil {
 		return 0
 	}
-	return a.hist.n
+	return a.o.History.n
 }
 
 // queueParam reads target, port and queue of a request.
@@ -294,9 +290,9 @@ type httpError struct {
 
 func (e *httpError) Error() string { return e.msg }
 
-func (a *Agent) servePNG(w http.ResponseWriter, r *http.Request, c *pngCache, render func(r *http.Request) ([]byte, error)) {
+func (a *server) servePNG(w http.ResponseWriter, r *http.Request, c *pngCache, render func(r *http.Request) ([]byte, error)) {
 	var newest int64
-	if iv := a.hist.intervals(); len(iv) > 0 {
+	if iv := a.o.History.intervals(); len(iv) > 0 {
 		newest = iv[len(iv)-1]
 	}
 	b, err := c.get(newest, r.URL.Path+"?"+r.URL.RawQuery, func() ([]byte, error) { return render(r) })
@@ -327,8 +323,8 @@ func metricParam(r *http.Request) (Metric, error) {
 // heatmapPNG draws ?view=fabric (switch × port at the interval ?ago=N
 // intervals before the newest) or ?view=time (the ?top=N busiest queues
 // × the kept intervals).
-func (a *Agent) heatmapPNG(r *http.Request) ([]byte, error) {
-	if a.hist == nil {
+func (a *server) heatmapPNG(r *http.Request) ([]byte, error) {
+	if a.o.History == nil {
 		return nil, &httpError{http.StatusNotFound, "the dashboard's history is off (history: 0)"}
 	}
 	m, err := metricParam(r)
@@ -347,7 +343,7 @@ func (a *Agent) heatmapPNG(r *http.Request) ([]byte, error) {
 				return nil, &httpError{http.StatusBadRequest, "ago: want intervals back from the newest (0, 1, ...)"}
 			}
 		}
-		g, ok = a.hist.fabric(m, ago)
+		g, ok = a.o.History.fabric(m, ago)
 		if ok {
 			title += " at " + time.Unix(0, g.TimeNs).UTC().Format("15:04:05.000")
 		}
@@ -358,7 +354,7 @@ func (a *Agent) heatmapPNG(r *http.Request) ([]byte, error) {
 				return nil, &httpError{http.StatusBadRequest, "top: want 1..500"}
 			}
 		}
-		g, ok = a.hist.timeline(m, top)
+		g, ok = a.o.History.timeline(m, top)
 		title = fmt.Sprintf("%s, the %d busiest queues", title, len(g.Rows))
 	default:
 		return nil, &httpError{http.StatusBadRequest, fmt.Sprintf("view %q: want fabric or time", view)}
@@ -396,12 +392,12 @@ var markerColors = map[string]color.Color{
 // queuePNG draws one queue's kept intervals: utilisation, depth, marks,
 // PFC, and Kmin/Kmax with the recommendation, every audited change a
 // vertical line.
-func (a *Agent) queuePNG(r *http.Request) ([]byte, error) {
+func (a *server) queuePNG(r *http.Request) ([]byte, error) {
 	k, err := queueParam(r)
 	if err != nil {
 		return nil, &httpError{http.StatusBadRequest, err.Error()}
 	}
-	qs, ok := a.hist.series(k)
+	qs, ok := a.o.History.series(k)
 	if !ok {
 		return nil, &httpError{http.StatusNotFound, fmt.Sprintf("no history of %s %s queue %d", k.Target, k.Port, k.Queue)}
 	}
