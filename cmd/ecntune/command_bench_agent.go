@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ecntune/ecntune/agent/config"
-	"github.com/ecntune/ecntune/internal/bench"
+	"github.com/ecntune/ecntune/cmd/ecntune/internal/bench"
 )
 
 // benchAgentOpts are the flags of "ecntune bench agent".

@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/ecntune/ecntune/internal/bench"
+	"github.com/ecntune/ecntune/cmd/ecntune/internal/bench"
 )
 
 func newBenchPolicyCmd() *cobra.Command {

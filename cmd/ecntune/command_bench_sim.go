@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ecntune/ecntune/internal/bench"
+	"github.com/ecntune/ecntune/cmd/ecntune/internal/bench"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/scenario"
 )

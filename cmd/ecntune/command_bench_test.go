@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ecntune/ecntune/internal/bench"
+	"github.com/ecntune/ecntune/cmd/ecntune/internal/bench"
 	"github.com/ecntune/ecntune/train"
 )
 

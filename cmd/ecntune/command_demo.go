@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ecntune/ecntune/internal/bench"
-	"github.com/ecntune/ecntune/internal/demo"
+	"github.com/ecntune/ecntune/cmd/ecntune/internal/bench"
+	"github.com/ecntune/ecntune/cmd/ecntune/internal/demo"
 	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"

@@ -89,8 +89,8 @@ func world(pkg string) string {
 		return "gnmi"
 	case under(pkg, "simswitch"):
 		return "bridge"
-	case under(pkg, "cmd") || under(pkg, "internal/bench") || under(pkg, "internal/soak") || under(pkg, "internal/demo"):
-		return "wiring" // the CLI, the benchmark harness, the kill -9 soak and the demo put both worlds together
+	case under(pkg, "cmd") || pkg == "internal/soak" || pkg == "internal/simtest" || pkg == "internal/sonictest":
+		return "wiring" // the CLI with its benchmark harness and demo, and what tests start (the kill -9 soak, simulated and real switches), put both worlds together
 	}
 	return "shared"
 }
@@ -190,6 +190,85 @@ func TestBridgeLinksNoTrainingEnvironment(t *testing.T) {
 	for _, d := range deps(t, "simswitch") {
 		if under(d, "simenv/gym") || under(d, "train") {
 			t.Errorf("simswitch depends on %s", d)
+		}
+	}
+}
+
+// layers are the project's packages bottom up. A package may import
+// packages of its own layer or below, never above; the two worlds share
+// layers 4 and 5 and never meet (TestTheTwoWorldsNeverMeet).
+var layers = [][]string{
+	// 0 the ground: helpers that know nothing of the project
+	{"internal/units", "internal/safeio", "internal/await", "internal/cputime", "internal/chart", "internal/layout", "scenarios/cdf", "models"},
+	// 1 the vocabulary
+	{"env"},
+	// 2 the inference network, the embedded model, and the codec beside
+	// the vocabulary
+	{"policy/nn", "policy/builtin", "gnmipath"},
+	// 3
+	{"policy", "simenv"},
+	// 4 the simulator's views; the agent's pure core
+	{"simenv/export", "simenv/scenario", "simenv/report", "agent/core"},
+	// 5 training environment; the agent's edges
+	{"simenv/gym", "agent/config", "agent/journal", "agent/metrics"},
+	// 6
+	{"train/rl", "agent/gnmiclient", "agent/web"},
+	// 7 training and evaluation; the agent's driver
+	{"train", "agent"},
+	// 8
+	{"eval"},
+	// 9 the bridge
+	{"simswitch"},
+	// 10 what tests of several packages start
+	{"internal/simtest", "internal/sonictest", "internal/soak"},
+	// 11 wiring: the harnesses behind ecntune bench and demo, then the CLI
+	{"cmd/ecntune/internal/bench", "cmd/ecntune/internal/demo"},
+	{"cmd/ecntune"},
+}
+
+// TestLayers checks that every package has a layer and imports nothing
+// above it.
+func TestLayers(t *testing.T) {
+	layer := map[string]int{}
+	for i, l := range layers {
+		for _, p := range l {
+			layer[p] = i
+		}
+	}
+	for _, p := range projectPackages(t) {
+		lp, ok := layer[p]
+		if !ok {
+			t.Errorf("%s has no layer: put it in internal/layout's layers", p)
+			continue
+		}
+		for _, d := range project(imports(t, p)) {
+			if ld, ok := layer[d]; ok && ld > lp {
+				t.Errorf("%s (layer %d) imports %s (layer %d, above it)", p, lp, d, ld)
+			}
+		}
+	}
+}
+
+// The agent's core is pure: no I/O among its imports, and nothing of the
+// gNMI client, the HTTP endpoint, the configuration file or the metrics
+// under it. (It links bbolt through policy: stored models, the embedded
+// one too, are bbolt files that models reads; the core opens none.)
+func TestAgentCoreIsPure(t *testing.T) {
+	allowed := []string{"errors", "fmt", "math", "slices", "sort", "strconv", "strings", "time"}
+	for _, d := range imports(t, "agent/core") {
+		if rel, ok := strings.CutPrefix(d, module+"/"); ok {
+			if rel != "env" && rel != "policy" && rel != "internal/units" {
+				t.Errorf("agent/core imports %s; it decides from the vocabulary and the policy only", rel)
+			}
+		} else if !slices.Contains(allowed, d) {
+			t.Errorf("agent/core imports %s; the core does no I/O and keeps no clock", d)
+		}
+	}
+	for _, d := range goList(t, "-deps", "-f", "{{.ImportPath}}", "./agent/core") {
+		for _, edge := range []string{"google.golang.org/grpc", "github.com/openconfig/", "github.com/prometheus/", "net/http", "gopkg.in/yaml"} {
+			if strings.HasPrefix(d, edge) {
+				t.Errorf("agent/core links %s", d)
+			}
 		}
 	}
 }

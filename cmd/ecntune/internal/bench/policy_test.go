@@ -16,7 +16,7 @@ import (
 	"github.com/ecntune/ecntune/train/rl"
 )
 
-const trainWebsearch = "../../policy/builtin/scenarios/train-websearch.yaml"
+const trainWebsearch = "../../../../policy/builtin/scenarios/train-websearch.yaml"
 
 func TestPolicySmall(t *testing.T) {
 	o := PolicyOptions{Scenario: trainWebsearch, Spec: "builtin", Queues: []int{10, 300},

@@ -74,7 +74,7 @@ func TestSim(t *testing.T) {
 // throughput `bench sim` reports and events/op must not move unless the
 // simulation itself changed.
 func BenchmarkSimFatTreeWS30(b *testing.B) {
-	cfg, err := scenario.LoadHPCCConfig("../../testdata/ns3-hpcc/config_fat_ws30_dcqcn.txt")
+	cfg, err := scenario.LoadHPCCConfig("../../../../testdata/ns3-hpcc/config_fat_ws30_dcqcn.txt")
 	if err != nil {
 		b.Fatal(err)
 	}
