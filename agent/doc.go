@@ -1,14 +1,18 @@
-// Package agent runs a tuning policy against live switches over gNMI, in shadow mode or closed loop.
-// LoadConfig, OpenJournal, DialSwitch per target, then New and Run; NewGuard works alone, without I/O.
+// Package agent is the driver of the tuning loop: it runs a policy
+// against live switches over gNMI, in shadow mode or closed loop. Open
+// builds an agent from a configuration (config.Load); Run subscribes to
+// every switch and runs a control interval each Config.Interval.
 //
-// Telemetry comes in over gNMI, observations through env.Observer,
-// decisions from a policy.Policy, then the Guard's rules, then either a
-// recorded recommendation (shadow mode) or a journaled, read-back-checked
-// gNMI Set (closed loop).
-//
-// The Guard is pure (no I/O, no clock: time comes in as an argument); the
-// gNMI client, the bbolt journal, the HTTP endpoint and the clock live at the
-// edges of this package.
+// One interval, as Tick runs it: take the newest observation of each
+// queue (Ingest keeps them as telemetry arrives), ask the policy, hand both
+// to the core (agent/core, pure: the guard, its memory, the hold rules,
+// shadow verdicts and safety repairs) and do what its Ready says: record
+// the recommendations, and in closed loop write each change ahead in the
+// journal, set it, read it back and hand the outcome to the core. The
+// edges are packages of their own: agent/gnmiclient (the gNMI transport;
+// the codec is gnmipath), agent/journal (the bbolt audit log),
+// agent/config, agent/metrics and agent/web (the HTTP endpoint, the
+// dashboard and agent report).
 //
 // One writer per switch. The agent database is a bbolt file opened with an
 // exclusive lock and a timeout: a second agent on the same database fails at
@@ -25,10 +29,11 @@
 // guardrails.external-hold instead of fighting over it. Give each switch to
 // one agent configuration; the yield is the safety net, not the partition.
 //
-// Metrics: Instruments keep per-queue Prometheus series only for the
+// Metrics (agent/metrics): per-queue Prometheus series only for the
 // metrics-queues most congested queues of each interval (default 20) and
 // per-target aggregates for all, so that 10,000 queues stay near 3,000
-// series; METRICS.md lists every series with its labels. /healthz fails
-// (503, one reason a line) when a target's telemetry is older than
-// HealthStaleIntervals intervals or no target has sent any.
+// series; agent/metrics/METRICS.md lists every series with its labels.
+// /healthz fails (503, one reason a line) when a target's telemetry is
+// older than config.HealthStaleIntervals intervals or no target has sent
+// any.
 package agent
