@@ -430,16 +430,16 @@ type queueState struct {
 	mismatchN int   // consecutive observations that differ from expect
 	yieldNs   int64 // leave the queue alone until then (external writer)
 
-	lastKPI  kpi
-	haveKPI  bool
-	prob     bool
-	probFrom env.Setting
-	probTo   env.Setting
-	probBase kpi
-	probHave bool
-	probN    int
-	probSumP float64
-	probSumR float64
+	lastKPI            kpi
+	haveKPI            bool
+	onProbation        bool
+	probationFrom      env.Setting
+	probationTo        env.Setting
+	probationBase      kpi
+	probationHasBase   bool
+	probationN         int
+	probationPauseSum  float64
+	probationRewardSum float64
 }
 
 type targetState struct {
@@ -508,10 +508,10 @@ func (g *Guard) Adopt(k env.QueueKey, from, to env.Setting, changedNs int64) {
 	q.changed = true
 	q.lastChangeNs = changedNs
 	q.expect, q.expectSet, q.mismatchN = to, true, 0
-	q.prob = !SameSetting(from, to, 1e-9)
-	q.probFrom, q.probTo = from, to
-	q.probHave = false
-	q.probN, q.probSumP, q.probSumR = 0, 0, 0
+	q.onProbation = !SameSetting(from, to, 1e-9)
+	q.probationFrom, q.probationTo = from, to
+	q.probationHasBase = false
+	q.probationN, q.probationPauseSum, q.probationRewardSum = 0, 0, 0
 }
 
 func (g *Guard) queue(k env.QueueKey) *queueState {
@@ -663,7 +663,7 @@ func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 		return nil, nil
 	}
 	defer func() { q.lastKPI, q.haveKPI = k, true }()
-	if !q.prob || q.pending {
+	if !q.onProbation || q.pending {
 		return nil, nil
 	}
 	return g.judgeProbation(q, o, k)
@@ -680,7 +680,7 @@ func (g *Guard) follow(now int64, q *queueState, o *env.Observation) *Alarm {
 		// change on probation is gone with the restart. (Counters cleared
 		// with the setting kept are only an interval not measured.)
 		q.current, q.lastGood = o.Current, o.Current
-		q.prob, q.expectSet, q.mismatchN = false, false, 0
+		q.onProbation, q.expectSet, q.mismatchN = false, false, 0
 		g.touch(q)
 	}
 	var ext *Alarm
@@ -698,7 +698,7 @@ func (g *Guard) follow(now int64, q *queueState, o *env.Observation) *Alarm {
 				ext = &Alarm{Target: k.Target, Key: &k, Rule: RuleExternal,
 					Msg: fmt.Sprintf("queue changed by another writer (agent set → switch runs: %s): yielding for %s",
 						SettingDiff(q.expect, o.Current), g.cfg.ExternalHold)}
-				q.expectSet, q.mismatchN, q.prob = false, 0, false
+				q.expectSet, q.mismatchN, q.onProbation = false, 0, false
 				q.lastGood = o.Current
 				q.yieldNs = now + int64(g.cfg.ExternalHold)
 				g.touch(q)
@@ -714,22 +714,22 @@ func (g *Guard) follow(now int64, q *queueState, o *env.Observation) *Alarm {
 // its KPIs k: a rollback when they are worse than before the change by
 // more than the rules allow, the change made good after the window.
 func (g *Guard) judgeProbation(q *queueState, o *env.Observation, k kpi) (*Change, *Alarm) {
-	q.probN++
-	q.probSumP += k.pause
-	q.probSumR += k.reward
+	q.probationN++
+	q.probationPauseSum += k.pause
+	q.probationRewardSum += k.reward
 	rule, why := "", ""
-	base := q.probBase
-	meanP := q.probSumP / float64(q.probN)
-	meanR := q.probSumR / float64(q.probN)
+	base := q.probationBase
+	meanP := q.probationPauseSum / float64(q.probationN)
+	meanR := q.probationRewardSum / float64(q.probationN)
 	switch {
 	case k.drop > base.drop+g.cfg.RollbackDropFrac:
 		rule, why = RuleDrops, fmt.Sprintf("drop fraction %.4g above %.4g before the change", k.drop, base.drop)
-	case q.probHave && meanP > base.pause+g.cfg.RollbackPauseIncrease:
+	case q.probationHasBase && meanP > base.pause+g.cfg.RollbackPauseIncrease:
 		rule, why = RulePause, fmt.Sprintf("mean pause fraction %.4g over %d intervals, %.4g before the change (limit +%.4g)",
-			meanP, q.probN, base.pause, g.cfg.RollbackPauseIncrease)
-	case q.probHave && k.haveReward && base.haveReward && meanR < base.reward-g.cfg.RollbackRewardDrop:
+			meanP, q.probationN, base.pause, g.cfg.RollbackPauseIncrease)
+	case q.probationHasBase && k.haveReward && base.haveReward && meanR < base.reward-g.cfg.RollbackRewardDrop:
 		rule, why = RuleReward, fmt.Sprintf("mean reward %.4g over %d intervals, %.4g before the change (limit -%.4g)",
-			meanR, q.probN, base.reward, g.cfg.RollbackRewardDrop)
+			meanR, q.probationN, base.reward, g.cfg.RollbackRewardDrop)
 	}
 	if rule != "" {
 		k := o.Key
@@ -737,8 +737,8 @@ func (g *Guard) judgeProbation(q *queueState, o *env.Observation, k kpi) (*Chang
 		// Back to what the switch had before the change, through the same
 		// max-step, bounds, XOFF and headroom rules as any change (shape
 		// while still on probation: the headroom before it is the switch's).
-		back, clamped, _, rej := g.shape(q, q.probFrom)
-		q.prob = false
+		back, clamped, _, rej := g.shape(q, q.probationFrom)
+		q.onProbation = false
 		g.touch(q)
 		if rej != nil {
 			al.Msg += " (" + rej.Reason + ": nothing to roll back)"
@@ -748,15 +748,15 @@ func (g *Guard) judgeProbation(q *queueState, o *env.Observation, k kpi) (*Chang
 		if len(clamped) > 0 {
 			// The setting before the change breaks a rule now (XOFF moves
 			// with buffer use): what is applied is that setting, shaped.
-			w := q.probFrom
+			w := q.probationFrom
 			c.Wanted = &w
 			c.Reason += " (as allowed now: " + strings.Join(clamped, ", ") + ")"
 		}
 		return c, al
 	}
-	if q.probN >= g.cfg.RollbackWindow {
-		q.prob = false
-		q.lastGood = q.probTo
+	if q.probationN >= g.cfg.RollbackWindow {
+		q.onProbation = false
+		q.lastGood = q.probationTo
 		g.touch(q)
 	}
 	return nil, nil
@@ -839,7 +839,7 @@ func (g *Guard) repair(now int64, o *env.Observation) (*Change, *Alarm) {
 		al.Msg += " (not repaired while another writer holds the queue)"
 		return nil, al
 	}
-	q.prob = false
+	q.onProbation = false
 	return &Change{Key: k, Kind: KindRepair, Old: cur, New: out, Reason: "safety repair: " + msg}, al
 }
 
@@ -872,7 +872,7 @@ func (g *Guard) watchdog(now int64, plan *Plan) {
 		plan.Alarms = append(plan.Alarms, Alarm{Target: n, Rule: RuleRevert,
 			Msg: fmt.Sprintf("no telemetry for %s: reverting to the safe preset", age)})
 		for _, q := range g.sortedQueues(n) {
-			q.prob = false
+			q.onProbation = false
 			if q.pending || !validSetting(q.current) {
 				continue
 			}
@@ -985,8 +985,8 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 	if q.mismatchN > 0 {
 		return rej(RuleExternal, "the switch reports another setting than the agent set: confirming before any change")
 	}
-	if q.prob {
-		return rej(RuleProbation, fmt.Sprintf("the last change is watched for %d more intervals", g.cfg.RollbackWindow-q.probN))
+	if q.onProbation {
+		return rej(RuleProbation, fmt.Sprintf("the last change is watched for %d more intervals", g.cfg.RollbackWindow-q.probationN))
 	}
 	if d.Confidence < g.cfg.MinConfidence {
 		if g.cfg.LowConfidence == LowConfidenceHold || wanted.SameECN(cur) {
@@ -1092,8 +1092,8 @@ func (g *Guard) shape(q *queueState, wanted env.Setting) (env.Setting, []string,
 	// probation, the headroom before the change watched counts as the
 	// switch's own, so that a rollback restores it).
 	own := q.current.HeadroomBytes
-	if q.prob && q.probFrom.HeadroomBytes > 0 && q.probFrom.HeadroomBytes < own {
-		own = q.probFrom.HeadroomBytes
+	if q.onProbation && q.probationFrom.HeadroomBytes > 0 && q.probationFrom.HeadroomBytes < own {
+		own = q.probationFrom.HeadroomBytes
 	}
 	if f := env.HeadroomFloor(q.minHeadroom, q.floorEstimated, own); f > 0 && out.HeadroomBytes > 0 && out.HeadroomBytes < f {
 		out.HeadroomBytes = f
@@ -1241,12 +1241,12 @@ func (g *Guard) Result(c Change, out Outcome, got env.Setting, nowNs int64) (*Ch
 		q.expect, q.expectSet, q.mismatchN = c.New, true, 0
 		switch c.Kind {
 		case KindTune, KindFallback:
-			q.prob = true
-			q.probFrom, q.probTo = c.Old, c.New // Old: as the switch reported it
-			q.probBase, q.probHave = q.lastKPI, q.haveKPI
-			q.probN, q.probSumP, q.probSumR = 0, 0, 0
+			q.onProbation = true
+			q.probationFrom, q.probationTo = c.Old, c.New // Old: as the switch reported it
+			q.probationBase, q.probationHasBase = q.lastKPI, q.haveKPI
+			q.probationN, q.probationPauseSum, q.probationRewardSum = 0, 0, 0
 		default:
-			q.prob = false
+			q.onProbation = false
 			q.lastGood = c.New
 		}
 		return nil, nil
@@ -1267,12 +1267,12 @@ func (g *Guard) Result(c Change, out Outcome, got env.Setting, nowNs int64) (*Ch
 			a.Rule = RuleExternal
 			a.Msg += fmt.Sprintf(": another writer; yielding for %s", g.cfg.ExternalHold)
 			q.lastGood = got
-			q.prob = false
+			q.onProbation = false
 			q.yieldNs = nowNs + int64(g.cfg.ExternalHold)
 			return nil, a
 		}
 		q.pending = true
-		q.prob = false
+		q.onProbation = false
 		return &Change{Key: c.Key, Kind: KindReadBack, Old: got, New: q.lastGood,
 			Reason: "read-back mismatch: back to last known good"}, a
 	}

@@ -43,9 +43,9 @@ func (q *queueState) memory() QueueMemory {
 		e := q.expect
 		m.Expect = &e
 	}
-	if q.prob {
-		m.Probation = &Probation{From: q.probFrom, To: q.probTo, Drop: q.probBase.drop, Pause: q.probBase.pause,
-			Reward: q.probBase.reward, HaveReward: q.probBase.haveReward, HaveBase: q.probHave}
+	if q.onProbation {
+		m.Probation = &Probation{From: q.probationFrom, To: q.probationTo, Drop: q.probationBase.drop, Pause: q.probationBase.pause,
+			Reward: q.probationBase.reward, HaveReward: q.probationBase.haveReward, HaveBase: q.probationHasBase}
 	}
 	return m
 }
@@ -77,10 +77,10 @@ func (g *Guard) Restore(m QueueMemory) {
 		q.expect, q.expectSet = *m.Expect, true
 	}
 	if p := m.Probation; p != nil {
-		q.prob, q.probFrom, q.probTo = true, p.From, p.To
-		q.probBase = kpi{drop: p.Drop, pause: p.Pause, reward: p.Reward, haveReward: p.HaveReward}
-		q.probHave = p.HaveBase
-		q.probN, q.probSumP, q.probSumR = 0, 0, 0
+		q.onProbation, q.probationFrom, q.probationTo = true, p.From, p.To
+		q.probationBase = kpi{drop: p.Drop, pause: p.Pause, reward: p.Reward, haveReward: p.HaveReward}
+		q.probationHasBase = p.HaveBase
+		q.probationN, q.probationPauseSum, q.probationRewardSum = 0, 0, 0
 	}
 }
 

@@ -37,7 +37,7 @@ func sonicSwitchAt(t *testing.T, dev string) *Switch {
 			t.Fatal(err)
 		}
 	}
-	return &Switch{cfg: config.Target{Name: "leaf0"}, gt: gt, dec: dec}
+	return &Switch{cfg: config.Target{Name: "leaf0"}, codec: gt, dec: dec}
 }
 
 func setPathsOf(t *testing.T, s *Switch, st env.Setting) string {

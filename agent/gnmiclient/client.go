@@ -29,9 +29,9 @@ import (
 // subscription (counters SAMPLE, configuration ON_CHANGE) decoded by
 // gnmipath into env.Snapshots, and Set/Get for changes and read-back.
 type Switch struct {
-	cfg config.Target
-	gt  gnmipath.Target
-	tg  *gtarget.Target
+	cfg   config.Target
+	codec gnmipath.Target
+	conn  *gtarget.Target
 
 	mu  sync.Mutex
 	dec *gnmipath.Decoder // also the source of profile bindings for Set
@@ -111,7 +111,7 @@ func Dial(ctx context.Context, t config.Target, sample time.Duration) (*Switch, 
 	if settle < 2*time.Millisecond {
 		settle = 2 * time.Millisecond
 	}
-	sw := &Switch{cfg: t, gt: gt, tg: tg, dec: gnmipath.NewDecoder(gt, t.Queues...), settle: settle, sample: sample, opts: opts}
+	sw := &Switch{cfg: t, codec: gt, conn: tg, dec: gnmipath.NewDecoder(gt, t.Queues...), settle: settle, sample: sample, opts: opts}
 	sw.conns.Store(1)
 	return sw, nil
 }
@@ -131,8 +131,8 @@ func (s *Switch) Name() string { return s.cfg.Name }
 // successfully.
 func (s *Switch) Device(ctx context.Context) (*gnmipath.Device, string) {
 	s.mu.Lock()
-	if s.gt.Device != nil {
-		d, why := s.gt.Device, s.deviceWhy
+	if s.codec.Device != nil {
+		d, why := s.codec.Device, s.deviceWhy
 		s.mu.Unlock()
 		if why == "" {
 			why = "named in the configuration"
@@ -142,29 +142,29 @@ func (s *Switch) Device(ctx context.Context) (*gnmipath.Device, string) {
 	s.mu.Unlock()
 	var dev *gnmipath.Device
 	var why string
-	resp, err := s.tg.Capabilities(ctx)
+	resp, err := s.conn.Capabilities(ctx)
 	if err != nil {
 		// not remembered: the next connection asks again
-		return gnmipath.DefaultDevice(s.gt.Dialect), fmt.Sprintf("Capabilities failed (%v); using the %s dialect's default", err, s.gt.Dialect)
+		return gnmipath.DefaultDevice(s.codec.Dialect), fmt.Sprintf("Capabilities failed (%v); using the %s dialect's default", err, s.codec.Dialect)
 	}
 	var models []string
 	for _, m := range resp.GetSupportedModels() {
 		models = append(models, m.GetName())
 	}
 	dev, why = gnmipath.InferDevice(models)
-	if dev.Dialect != s.gt.Dialect {
-		dev, why = gnmipath.DefaultDevice(s.gt.Dialect), fmt.Sprintf("inferred %s (%s) but the target's dialect is %s; using %s", dev.Name, why, s.gt.Dialect, gnmipath.DefaultDevice(s.gt.Dialect).Name)
+	if dev.Dialect != s.codec.Dialect {
+		dev, why = gnmipath.DefaultDevice(s.codec.Dialect), fmt.Sprintf("inferred %s (%s) but the target's dialect is %s; using %s", dev.Name, why, s.codec.Dialect, gnmipath.DefaultDevice(s.codec.Dialect).Name)
 	}
 	why = "inferred from Capabilities: " + why
 	s.mu.Lock()
-	s.gt.Device, s.deviceWhy = dev, why
-	s.dec.SetTarget(s.gt)
+	s.codec.Device, s.deviceWhy = dev, why
+	s.dec.SetTarget(s.codec)
 	s.mu.Unlock()
 	return dev, why
 }
 
 // Close stops subscriptions and closes the connection.
-func (s *Switch) Close() error { return s.tg.Close() }
+func (s *Switch) Close() error { return s.conn.Close() }
 
 // Subscribe implements Switch. The decoder keeps the switch's state across
 // notifications; a snapshot is emitted once the counter notifications of
@@ -226,7 +226,7 @@ func (s *Switch) OnConnect(f func(ctx context.Context)) {
 // LLDP implements LLDPSwitch: one Get of the openconfig-lldp neighbour
 // state of every interface (gnmipath.LLDPRequest). Never retried.
 func (s *Switch) LLDP(ctx context.Context) ([]*gnmi.Notification, error) {
-	resp, err := s.tg.Get(ctx, gnmipath.LLDPRequest(s.gt))
+	resp, err := s.conn.Get(ctx, gnmipath.LLDPRequest(s.codec))
 	if err != nil {
 		return nil, err
 	}
@@ -245,8 +245,8 @@ func (s *Switch) session(pctx context.Context, out chan<- env.Snapshot, report f
 	ss := &session{sw: s, ctx: ctx, out: out, report: report, merged: make(chan subResp, 64), have: map[string]bool{}}
 	defer ss.wg.Wait()
 	defer cancel()
-	sample := max(s.sample, s.gt.Dev().MinSample) // the device's floor (sonic-gnmi: 1 s)
-	for _, g := range gnmipath.Groups(s.gt) {
+	sample := max(s.sample, s.codec.Dev().MinSample) // the device's floor (sonic-gnmi: 1 s)
+	for _, g := range gnmipath.Groups(s.codec) {
 		g := g
 		gctx, gcancel := context.WithCancel(ctx)
 		ss.open(gctx, g.Request(sample), fmt.Sprintf("ecntune-%s-%s", s.cfg.Name, g.Name), &subInfo{group: &g, cancel: gcancel})
@@ -373,7 +373,7 @@ func (s *Switch) rawSubscribe(ctx context.Context, req *gnmi.SubscribeRequest) (
 	if s.cfg.Password != "" {
 		ctx = metadata.AppendToOutgoingContext(ctx, "password", s.cfg.Password)
 	}
-	client, done := s.tg.Client, func() {}
+	client, done := s.conn.Client, func() {}
 	if s.device().OneSubscribePerConn {
 		own, err := api.NewTarget(s.opts...)
 		if err == nil {
@@ -416,7 +416,7 @@ func (s *Switch) Skipped() []gnmipath.Skipped {
 func (s *Switch) device() *gnmipath.Device {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.gt.Dev()
+	return s.codec.Dev()
 }
 
 // rawFrame receives one message's bytes (rawCodec).
@@ -452,7 +452,7 @@ func (ss *session) subscribe(names []string) {
 		}
 	}
 	sctx, scancel := context.WithCancel(ss.ctx)
-	ss.open(sctx, gnmipath.ProfileSubscribeRequest(ss.sw.gt, ecn, buf), fmt.Sprintf("ecntune-%s-profiles-%d", ss.sw.cfg.Name, len(ss.subs)),
+	ss.open(sctx, gnmipath.ProfileSubscribeRequest(ss.sw.codec, ecn, buf), fmt.Sprintf("ecntune-%s-profiles-%d", ss.sw.cfg.Name, len(ss.subs)),
 		&subInfo{names: names, cancel: scancel})
 	ss.want++
 }
@@ -538,7 +538,7 @@ func (ss *session) handle(m subResp) error {
 		ss.profileMissing(p, m.err)
 		return nil
 	}
-	res, err := gnmipath.PeekWire(s.gt.Dialect, m.raw)
+	res, err := gnmipath.PeekWire(s.codec.Dialect, m.raw)
 	if err != nil {
 		return fmt.Errorf("target %s: malformed SubscribeResponse: %v", s.cfg.Name, err)
 	}
@@ -663,7 +663,7 @@ func (ss *session) profileMissing(p *subInfo, err error) {
 func (s *Switch) requests(settings map[env.QueueKey]env.Setting) (ecn, hr []*gnmi.SetRequest, notTunable []string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return gnmipath.Sets(s.gt, settings, s.queueState)
+	return gnmipath.Sets(s.codec, settings, s.queueState)
 }
 
 // queueState is what the decoder knows of a queue. Callers hold s.mu.
@@ -680,7 +680,7 @@ func (s *Switch) queueState(k env.QueueKey) gnmipath.QueueState {
 func (s *Switch) SetPaths(keys []env.QueueKey) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return gnmipath.WritePaths(s.gt, keys, s.queueState)
+	return gnmipath.WritePaths(s.codec, keys, s.queueState)
 }
 
 // Apply implements Switch: one Set per batch of non-conflicting queue
@@ -694,7 +694,7 @@ func (s *Switch) Apply(ctx context.Context, settings map[env.QueueKey]env.Settin
 		return err
 	}
 	for _, r := range reqs {
-		if _, err := s.tg.Set(ctx, r); err != nil {
+		if _, err := s.conn.Set(ctx, r); err != nil {
 			return err
 		}
 	}
@@ -703,7 +703,7 @@ func (s *Switch) Apply(ctx context.Context, settings map[env.QueueKey]env.Settin
 		herr = &HeadroomError{Target: s.cfg.Name, Paths: notTunable, Err: errors.New("not tunable on this switch")}
 	}
 	for _, r := range hr {
-		if _, err := s.tg.Set(ctx, r); err != nil {
+		if _, err := s.conn.Set(ctx, r); err != nil {
 			if herr == nil {
 				herr = &HeadroomError{Target: s.cfg.Name, Err: err}
 			}
@@ -736,12 +736,12 @@ func (s *Switch) Read(ctx context.Context, keys []env.QueueKey) (map[env.QueueKe
 	if len(keys) == 0 {
 		return map[env.QueueKey]env.Setting{}, nil
 	}
-	resp, err := s.tg.Get(ctx, gnmipath.ReadBindings(s.gt, keys))
+	resp, err := s.conn.Get(ctx, gnmipath.ReadBindings(s.codec, keys))
 	if err != nil {
 		return nil, err
 	}
 	// Then the profiles those bindings name, by name.
-	if req := gnmipath.ReadProfiles(s.gt, resp.GetNotification(), keys); req != nil {
+	if req := gnmipath.ReadProfiles(s.codec, resp.GetNotification(), keys); req != nil {
 		ns, err := s.getEach(ctx, req)
 		if err != nil {
 			return nil, err
@@ -759,20 +759,20 @@ func (s *Switch) Read(ctx context.Context, keys []env.QueueKey) (map[env.QueueKe
 		}
 	}
 	s.mu.Unlock()
-	return gnmipath.ReadSettings(gnmipath.Target{Name: s.cfg.Name, Dialect: s.gt.Dialect, Namespace: s.gt.Namespace}, resp.GetNotification(), keys)
+	return gnmipath.ReadSettings(gnmipath.Target{Name: s.cfg.Name, Dialect: s.codec.Dialect, Namespace: s.codec.Namespace}, resp.GetNotification(), keys)
 }
 
 // getEach sends req; when a path is NotFound (a binding names a profile
 // the switch lacks) it gets the others one by one, and that queue's
 // setting stays unknown.
 func (s *Switch) getEach(ctx context.Context, req *gnmi.GetRequest) ([]*gnmi.Notification, error) {
-	r, err := s.tg.Get(ctx, req)
+	r, err := s.conn.Get(ctx, req)
 	if status.Code(err) != codes.NotFound || len(req.Path) <= 1 {
 		return r.GetNotification(), err
 	}
 	var out []*gnmi.Notification
 	for _, p := range req.Path {
-		r, err := s.tg.Get(ctx, &gnmi.GetRequest{Prefix: req.Prefix, Path: []*gnmi.Path{p}, Encoding: req.Encoding})
+		r, err := s.conn.Get(ctx, &gnmi.GetRequest{Prefix: req.Prefix, Path: []*gnmi.Path{p}, Encoding: req.Encoding})
 		if err != nil && status.Code(err) != codes.NotFound {
 			return nil, err
 		}

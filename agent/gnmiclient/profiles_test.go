@@ -55,7 +55,7 @@ func TestGNMISwitchOnlyProfilesInUse(t *testing.T) {
 				{Path: &gnmi.Path{Elem: []*gnmi.PathElem{{Name: "BUFFER_PROFILE"}, {Name: "junk"}}},
 					Val: &gnmi.TypedValue{Value: &gnmi.TypedValue_JsonIetfVal{JsonIetfVal: []byte(`{"xoff":"1","size":"1","pool":"ingress_lossless_pool"}`)}}}}}
 		}
-		if _, err := other.tg.Set(ctx, junk); err != nil {
+		if _, err := other.conn.Set(ctx, junk); err != nil {
 			t.Fatalf("%s: %v", d, err)
 		}
 
@@ -112,7 +112,7 @@ func TestGNMISwitchOnlyProfilesInUse(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := other.tg.Set(ctx, req); err != nil {
+		if _, err := other.conn.Set(ctx, req); err != nil {
 			t.Fatalf("%s: %v", d, err)
 		}
 		for {
@@ -181,7 +181,7 @@ func TestGNMISwitchMissingProfile(t *testing.T) {
 				{Name: "interface", Key: map[string]string{"interface-id": port}}, {Name: "output"}, {Name: "queues"},
 				{Name: "queue", Key: map[string]string{"name": "5"}}, {Name: "config"}, {Name: "queue-management-profile"}}}, Val: ghost})
 		}
-		if _, err := sw.tg.Set(ctx, bind); err != nil {
+		if _, err := sw.conn.Set(ctx, bind); err != nil {
 			t.Fatalf("%s: %v", d, err)
 		}
 		wait(5)
