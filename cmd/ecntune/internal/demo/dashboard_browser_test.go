@@ -35,7 +35,7 @@ func artefacts(t *testing.T) string {
 	t.Helper()
 	dir := os.Getenv("ECNTUNE_ARTEFACTS")
 	if dir == "" {
-		dir = filepath.Join("..", "..", "artefacts")
+		dir = filepath.Join("..", "..", "..", "..", "artefacts")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
