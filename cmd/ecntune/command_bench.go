@@ -10,7 +10,7 @@ import (
 )
 
 // newBenchCmd groups the speed and memory measurements (package
-// internal/bench).
+// cmd/ecntune/internal/bench).
 func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
