@@ -127,23 +127,19 @@ func New(o Options) (*Agent, error) {
 	if o.SetTimeout <= 0 {
 		o.SetTimeout = 5 * time.Second
 	}
-	c, err := core.New(core.Options{Guard: o.Config.Guardrails, Shadow: o.Config.Mode == config.ModeShadow,
-		Policy: o.Policy.Name(), Reward: o.Config.Guardrails.Reward})
-	if err != nil {
-		return nil, err
-	}
-	g := c.Guard()
+	var mems []core.QueueMemory
 	if o.Journal != nil && o.Config.Mode == config.ModeClosedLoop {
 		// Every guardrail survives a restart: hold times, probations,
 		// last-known-good settings, another writer's hold.
-		mems, err := o.Journal.GuardMemory()
-		if err != nil {
+		var err error
+		if mems, err = o.Journal.GuardMemory(); err != nil {
 			return nil, err
 		}
-		for _, m := range mems {
-			g.Restore(m)
-		}
-		g.Memories() // what was just restored is already stored
+	}
+	c, err := core.New(core.Options{Guard: o.Config.Guardrails, Shadow: o.Config.Mode == config.ModeShadow,
+		Policy: o.Policy.Name(), Reward: o.Config.Guardrails.Reward, Memory: mems})
+	if err != nil {
+		return nil, err
 	}
 	retention := o.Config.Retention
 	if retention <= 0 {
@@ -175,7 +171,7 @@ func New(o Options) (*Agent, error) {
 	sort.Strings(a.names)
 	start := o.Clock()
 	for _, n := range a.names {
-		g.AddTarget(n, start.UnixNano())
+		c.AddTarget(n, start.UnixNano())
 		a.lastSeen[n] = start // staleness counts from the start until data comes
 	}
 	return a, nil
@@ -301,7 +297,7 @@ func (a *Agent) Ingest(s env.Snapshot) {
 	}
 	a.heard[s.Target] = true
 	a.noteMissing(s)
-	a.core.Guard().Seen(s.Target, now.UnixNano())
+	a.core.Seen(s.Target, now.UnixNano())
 	a.o.Instruments.Snapshots.WithLabelValues(s.Target).Inc()
 	for _, o := range obs {
 		a.latest[o.Key] = o
@@ -344,7 +340,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 		return perr
 	}
 	a.apply(ctx, rd.Changes, true)
-	if err := a.o.Journal.PutGuardMemory(a.core.Guard().Memories()); err != nil {
+	if err := a.o.Journal.PutGuardMemory(a.core.Memories()); err != nil {
 		a.log.Error("guard memory", "err", err)
 	}
 	// A closed loop keeps its recommendations too, for agent report and
@@ -510,7 +506,7 @@ func (a *Agent) apply(ctx context.Context, changes []core.Change, allowRollback 
 			if allowRollback {
 				second = append(second, *rb)
 			} else {
-				a.core.Guard().Result(*rb, core.NotApplied, env.Setting{}, nowNs)
+				a.core.Drop(*rb, nowNs)
 			}
 		}
 	}

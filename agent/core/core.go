@@ -32,6 +32,9 @@ type Options struct {
 	Policy string
 	// Reward scores an interval's metrics (nil: no score).
 	Reward func(env.Metrics) float64
+	// Memory is the guard's memory of each queue from before a restart
+	// (the journal keeps it).
+	Memory []QueueMemory
 }
 
 // New builds a core; the guard's configuration must validate.
@@ -40,8 +43,26 @@ func New(o Options) (*Core, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, m := range o.Memory {
+		g.Restore(m)
+	}
+	g.Memories() // what was just restored is stored already
 	return &Core{guard: g, shadow: o.Shadow, policy: o.Policy, reward: o.Reward}, nil
 }
+
+// AddTarget starts watching target's telemetry for staleness from nowNs.
+func (c *Core) AddTarget(target string, nowNs int64) { c.guard.AddTarget(target, nowNs) }
+
+// Seen notes telemetry from target at nowNs.
+func (c *Core) Seen(target string, nowNs int64) { c.guard.Seen(target, nowNs) }
+
+// Memories are the queues' memories changed since the last call, for the
+// journal to keep.
+func (c *Core) Memories() []QueueMemory { return c.guard.Memories() }
+
+// Drop lets go of a change the driver will not apply (a rollback ordered
+// during a rollback round): the queue is judged again next interval.
+func (c *Core) Drop(ch Change, nowNs int64) { c.guard.Result(ch, NotApplied, env.Setting{}, nowNs) }
 
 // Guard is the core's guard (its memory, targets and read-back rule).
 func (c *Core) Guard() *Guard { return c.guard }
