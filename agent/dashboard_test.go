@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"log/slog"
 	"math"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/agent/web"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/policy"
@@ -155,5 +157,77 @@ func TestAgentWarnsOnceAboutTheInterval(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), "level=WARN msg=\"the policy holds queues: counters over 1s"); n != 1 {
 		t.Errorf("%d warnings:\n%s", n, logs.String())
+	}
+}
+
+// The dashboard's counters read the audit log, not the page it shows: 40
+// entries in the window count 40 though a page holds 25, and the overview
+// says where the older page starts.
+func TestOverviewCountsTheWholeAuditLog(t *testing.T) {
+	r := newRig(t, config.ModeClosedLoop, false, "", nil)
+	h := r.a.Handler()
+	r.interval(t) // the window starts at the first interval
+	var es []core.AuditEntry
+	for i := range 40 {
+		es = append(es, core.AuditEntry{TimeNs: r.clk.Now().UnixNano() + int64(i), Target: "leaf0",
+			Change: core.Change{Key: kA, Kind: core.KindTune, Old: cur, New: target, Reason: "test"}, State: core.StateApplied})
+	}
+	if _, err := r.j.Intent(es); err != nil {
+		t.Fatal(err)
+	}
+	var ov web.Overview
+	if err := json.Unmarshal(get(t, h, "/api/overview").Body.Bytes(), &ov); err != nil {
+		t.Fatal(err)
+	}
+	changes := 0
+	for _, tg := range ov.Targets {
+		changes += tg.Changes
+	}
+	if ov.ChangesInWindow < 40 || changes != ov.ChangesInWindow || len(ov.Changes) != 25 || ov.ChangesBefore == 0 {
+		t.Fatalf("changes in window %d (targets %d), page %d, older before %d; want at least 40 counted, a page of 25 and an older page",
+			ov.ChangesInWindow, changes, len(ov.Changes), ov.ChangesBefore)
+	}
+	var older journal.ChangesPage
+	if err := json.Unmarshal(get(t, h, fmt.Sprintf("/changes?limit=25&before=%d", ov.ChangesBefore)).Body.Bytes(), &older); err != nil {
+		t.Fatal(err)
+	}
+	if len(older.Changes) == 0 || older.Changes[len(older.Changes)-1].Seq >= ov.ChangesBefore {
+		t.Fatalf("older page %+v, want entries before %d", older.Changes, ov.ChangesBefore)
+	}
+}
+
+// In shadow mode "would change" counts what the guard would let through:
+// a recommendation the guard rejects is not counted, a clamped one is, and
+// it carries the setting the guard would set.
+func TestOverviewWouldChangeFollowsTheGuard(t *testing.T) {
+	r := newRig(t, config.ModeShadow, false, "", nil)
+	h := r.a.Handler()
+	far := target
+	far.KminBytes, far.KmaxBytes = cur.KminBytes*8, cur.KmaxBytes*8 // beyond the max step: clamped
+	r.pol.s = far
+	r.interval(t)
+	var ov web.Overview
+	if err := json.Unmarshal(get(t, h, "/api/overview").Body.Bytes(), &ov); err != nil {
+		t.Fatal(err)
+	}
+	clamped := 0
+	for _, rec := range ov.Recommendations {
+		if strings.HasPrefix(rec.Guard, "clamped:") {
+			clamped++
+			if rec.Allowed == nil || *rec.Allowed == rec.Recommended || rec.Allowed.KmaxBytes >= far.KmaxBytes {
+				t.Errorf("%v clamped (%s) but allowed %+v, recommended %+v", rec.Key, rec.Guard, rec.Allowed, rec.Recommended)
+			}
+		}
+	}
+	if clamped == 0 || ov.WouldChange != clamped {
+		t.Fatalf("would change %d, clamped %d: %+v", ov.WouldChange, clamped, ov.Recommendations)
+	}
+	r.pol.conf = 0.01 // below the confidence gate: rejected (low confidence holds by default)
+	r.interval(t)
+	if err := json.Unmarshal(get(t, h, "/api/overview").Body.Bytes(), &ov); err != nil {
+		t.Fatal(err)
+	}
+	if ov.WouldChange != 0 {
+		t.Fatalf("would change %d with every recommendation rejected: %+v", ov.WouldChange, ov.Recommendations)
 	}
 }

@@ -107,6 +107,9 @@ func (c *Core) Tick(in Interval) (Ready, error) {
 	rd.Plan = plan
 	if c.shadow {
 		c.verdicts(rd.Recommendations, plan)
+		for i := range rd.Alarms {
+			rd.Alarms[i].Msg += " (shadow mode: nothing is written)"
+		}
 	}
 	return rd, nil
 }
@@ -159,9 +162,11 @@ func (c *Core) verdicts(recs []Recommendation, plan Plan) {
 	for _, r := range plan.Rejections {
 		verdict[r.Key] = r.Rule
 	}
+	allowed := map[env.QueueKey]env.Setting{}
 	for _, ch := range plan.Changes {
 		if len(ch.Clamped) > 0 {
 			verdict[ch.Key] = "clamped:" + strings.Join(ch.Clamped, ",")
+			allowed[ch.Key] = ch.New
 		}
 		if ch.Kind == KindRepair {
 			repairs[ch.Key] = ch
@@ -170,6 +175,9 @@ func (c *Core) verdicts(recs []Recommendation, plan Plan) {
 	}
 	for i := range recs {
 		recs[i].Guard = verdict[recs[i].Key]
+		if s, ok := allowed[recs[i].Key]; ok && s != recs[i].Recommended {
+			recs[i].Allowed = &s
+		}
 		if ch, ok := repairs[recs[i].Key]; ok {
 			recs[i].Recommended, recs[i].Reason, recs[i].Guard = ch.New, "SAFETY: "+ch.Reason, string(KindRepair)
 		}

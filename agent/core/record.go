@@ -1,6 +1,8 @@
 package core
 
 import (
+	"strings"
+
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/policy"
 )
@@ -60,6 +62,16 @@ type Recommendation struct {
 	// recommendation with, "clamped:RULES" when it would adjust it, ""
 	// when it would let it through as is (or nothing would change).
 	Guard string `json:"guard,omitempty"`
+	// Allowed is what the guard would set where it adjusts the
+	// recommendation (a clamp, or a safety repair); nil otherwise.
+	Allowed *env.Setting `json:"allowed,omitempty"`
+}
+
+// GuardAllows says whether the guard would let the recommendation through
+// (as it is, clamped, or as a safety repair): its verdict names no rule
+// that rejects it.
+func (r *Recommendation) GuardAllows() bool {
+	return r.Guard == "" || strings.HasPrefix(r.Guard, "clamped:") || r.Guard == string(KindRepair)
 }
 
 // Observation rebuilds what the agent observed from a stored

@@ -66,9 +66,18 @@ type Overview struct {
 	// something first (then by confidence), at most 50.
 	Recommendations []core.Recommendation `json:"recommendations"`
 	Queues          int                   `json:"queues"`
-	WouldChange     int                   `json:"would_change"`
-	// Changes are the newest entries of the audit log, newest first.
-	Changes []core.AuditEntry `json:"changes"`
+	// WouldChange counts the queues the guard lets change: in shadow
+	// mode the recommendations that differ from the switch and that it
+	// would let through (perhaps clamped); in closed loop the changes of
+	// the last interval.
+	WouldChange int `json:"would_change"`
+	// Changes are the newest entries of the audit log, newest first;
+	// ChangesBefore, when not 0, pages to older ones (/changes?before=).
+	Changes       []core.AuditEntry `json:"changes"`
+	ChangesBefore uint64            `json:"changes_before,omitempty"`
+	// ChangesInWindow counts the audit log's entries over the kept
+	// intervals (every target).
+	ChangesInWindow int `json:"changes_in_window"`
 }
 
 // overview assembles the Overview.
@@ -88,7 +97,7 @@ func (a *server) overview() (Overview, error) {
 	if err != nil {
 		return ov, err
 	}
-	ov.Changes = page.Changes
+	ov.Changes, ov.ChangesBefore = page.Changes, page.NextBefore
 	slices.Reverse(ov.Changes)
 	if ov.Changes == nil {
 		ov.Changes = []core.AuditEntry{}
@@ -97,16 +106,23 @@ func (a *server) overview() (Overview, error) {
 	perTarget := map[string]int{}
 	for _, r := range recs {
 		perTarget[r.Key.Target]++
-		if r.Recommended != r.Current {
+		if r.Recommended != r.Current && r.GuardAllows() {
 			ov.WouldChange++
 		}
 	}
+	if a.o.Mode != string(config.ModeShadow) {
+		// The closed loop's verdicts are its changes: what the guard let
+		// through in the last interval.
+		ov.WouldChange = len(a.o.Source.LastChanges())
+	}
 	ov.Queues = len(recs)
-	changes := map[string]int{}
-	for _, c := range ov.Changes {
-		if c.TimeNs >= oldest {
-			changes[c.Target]++
-		}
+	// Counted in the audit log itself, not in the page shown.
+	changes, err := a.o.Journal.ChangeCounts(oldest)
+	if err != nil {
+		return ov, err
+	}
+	for _, n := range changes {
+		ov.ChangesInWindow += n
 	}
 	limit := config.HealthStaleIntervals * a.o.Interval
 	heard := a.o.Source.Heard()

@@ -5,6 +5,9 @@ const $ = (id) => document.getElementById(id);
 let intervals = [];
 let refreshMs = 2000;
 let picked = null; // {target, port, queue}
+let auditBefore = 0; // 0: the newest page of the audit log; else /changes?before= this sequence
+let auditNext = 0; // next_before of the newest page, or of the page shown
+let newestAudit = null; // the last overview, whose audit page is the newest
 
 function keyText(k) { return `${k.target} ${k.port} q${k.queue}`; }
 function keyParams(k) {
@@ -88,8 +91,8 @@ function render(ov) {
   $("n-targets").textContent = ov.targets.length;
   $("n-queues").textContent = ov.queues;
   $("n-change").textContent = ov.would_change;
-  $("change-label").textContent = ov.mode === "shadow" ? "would change" : "recommendations differing from the switch";
-  $("n-audit").textContent = ov.targets.reduce((s, t) => s + t.changes_in_window, 0);
+  $("change-label").textContent = ov.mode === "shadow" ? "would change (as the guard allows)" : "changed in the last interval";
+  $("n-audit").textContent = ov.changes_in_window;
 
   const slider = $("ago");
   slider.max = Math.max(0, intervals.length - 1);
@@ -121,24 +124,15 @@ function render(ov) {
     if (changes) tr.className = "change";
     cell(tr, keyText(r.key));
     cell(tr, setting(r.current));
-    cell(tr, changes ? setting(r.recommended) : "hold");
+    cell(tr, changes ? setting(r.allowed || r.recommended) : "hold").title = r.allowed ? "the policy asked for " + setting(r.recommended) : "";
     cell(tr, (r.confidence * 100).toFixed(0) + "%");
     cell(tr, r.guard || "");
     cell(tr, r.reason, "reason");
     pickRow(tr, r.key);
     return tr;
   });
-  fill("audit", ov.changes, (c) => {
-    const tr = document.createElement("tr");
-    cell(tr, new Date(c.time_ns / 1e6).toLocaleTimeString());
-    cell(tr, keyText(c.key));
-    cell(tr, c.kind);
-    cell(tr, c.state);
-    cell(tr, `${setting(c.old)} → ${setting(c.new)}`);
-    cell(tr, c.reason, "reason");
-    pickRow(tr, c.key);
-    return tr;
-  });
+  newestAudit = ov;
+  if (auditBefore === 0) { auditNext = ov.changes_before || 0; drawAudit(ov.changes); }
   const sel = $("queue");
   for (const r of ov.recommendations) {
     const v = JSON.stringify(r.key);
@@ -151,6 +145,38 @@ function render(ov) {
   if (!picked && ov.hot.length) pick(ov.hot[0].key);
   drawHeatmap();
   drawQueue();
+}
+
+// drawAudit fills the audit table with a page of entries, newest first,
+// and the paging buttons.
+function drawAudit(changes) {
+  fill("audit", changes, auditRow);
+  $("audit-older").hidden = !auditNext;
+  $("audit-newest").hidden = auditBefore === 0;
+  $("audit-page").textContent = auditBefore === 0 ? "newest entries" : `entries before #${auditBefore}`;
+}
+
+function auditRow(c) {
+  const tr = document.createElement("tr");
+  cell(tr, new Date(c.time_ns / 1e6).toLocaleTimeString());
+  cell(tr, keyText(c.key));
+  cell(tr, c.kind);
+  cell(tr, c.state);
+  cell(tr, `${setting(c.old)} → ${setting(c.new)}`);
+  cell(tr, c.reason, "reason");
+  pickRow(tr, c.key);
+  return tr;
+}
+
+// olderAudit shows the page of the audit log before the one shown.
+async function olderAudit() {
+  const before = auditNext;
+  const r = await fetch(`/changes?limit=25&before=${before}`, { cache: "no-store" });
+  if (!r.ok) return;
+  const p = await r.json();
+  auditBefore = before;
+  auditNext = p.next_before || 0;
+  drawAudit(p.changes.slice().reverse()); // /changes pages are oldest first
 }
 
 async function refresh() {
@@ -167,6 +193,11 @@ async function refresh() {
   setTimeout(refresh, refreshMs);
 }
 
+$("audit-older").addEventListener("click", olderAudit);
+$("audit-newest").addEventListener("click", () => {
+  auditBefore = 0;
+  if (newestAudit) { auditNext = newestAudit.changes_before || 0; drawAudit(newestAudit.changes); }
+});
 $("metric").addEventListener("change", drawHeatmap);
 $("view").addEventListener("change", drawHeatmap);
 $("ago").addEventListener("input", () => { $("live").checked = false; drawHeatmap(); });

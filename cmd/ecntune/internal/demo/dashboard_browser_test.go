@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/env"
 )
 
 // chromium finds a Chromium to drive: $ECNTUNE_CHROMIUM, else Debian's
@@ -106,6 +109,29 @@ func TestDashboardInChromium(t *testing.T) {
 		[...document.querySelectorAll("#targets tbody tr")].every(r => r.cells[1].textContent === "ecntune")`, 30*time.Second)
 	waitJS("recommendations with reasons", `[...document.querySelectorAll("#recs tbody tr")].some(r => r.cells[5].textContent.length > 10)`, 30*time.Second)
 	waitJS("the audit log shows a change", `document.querySelectorAll("#audit tbody tr").length > 0`, 60*time.Second)
+	// More than a page of changes (30 manual entries written beside the
+	// agent's): the log pages back and forth, and its counter is the
+	// log's, not the page's.
+	var manual []core.AuditEntry
+	for i := range 30 {
+		k := env.QueueKey{Target: "leaf0", Port: "Ethernet0", Queue: 3}
+		manual = append(manual, core.AuditEntry{TimeNs: time.Now().UnixNano() + int64(i), Target: "leaf0",
+			Change: core.Change{Key: k, Kind: core.KindManual, Reason: "browser test"}, State: core.StateApplied})
+	}
+	if _, err := d.Agent().Journal().Intent(manual); err != nil {
+		t.Fatal(err)
+	}
+	waitJS("an older page of the audit log", `!document.getElementById("audit-older").hidden &&
+		Number(document.getElementById("n-audit").textContent) >= 30`, 30*time.Second)
+	if _, err := chromedp.Run(bctx, chromedp.Click("#audit-older")); err != nil {
+		t.Fatal(err)
+	}
+	waitJS("the older page shown", `document.getElementById("audit-page").textContent.startsWith("entries before #") &&
+		document.querySelectorAll("#audit tbody tr").length > 0 && !document.getElementById("audit-newest").hidden`, 30*time.Second)
+	if _, err := chromedp.Run(bctx, chromedp.Click("#audit-newest")); err != nil {
+		t.Fatal(err)
+	}
+	waitJS("back to the newest page", `document.getElementById("audit-page").textContent === "newest entries"`, 30*time.Second)
 	waitJS("healthy", `document.getElementById("health").textContent === "healthy"`, 30*time.Second)
 	n0, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.body.dataset.refreshes`))
 	if err != nil {
