@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -406,7 +405,7 @@ func ParseIn(data []byte, dir string) (*Config, error) {
 	}
 	c, err := buildConfig(f, dir)
 	if err != nil {
-		return nil, newConfigIndex(doc).locate(err)
+		return nil, locate(doc, err)
 	}
 	return c, nil
 }
@@ -495,9 +494,11 @@ func (f *fileConfig) resolvePaths(dir string) {
 	}
 }
 
-// decodeConfig decodes a configuration file strictly (unknown keys are
-// errors) after checking its size and the node count of its aliases.
-func decodeConfig(data []byte) (*fileConfig, *yaml.Node, error) {
+// decodeConfig decodes a configuration file strictly (unknown keys and
+// values of the wrong type are errors) after checking its size and the
+// node count of its aliases; it returns the check, which knows the line of
+// every field.
+func decodeConfig(data []byte) (*fileConfig, *safeio.YAMLCheck, error) {
 	if len(data) > MaxConfigBytes {
 		return nil, nil, fmt.Errorf("configuration of %d bytes: larger than the limit of %d MiB", len(data), MaxConfigBytes>>20)
 	}
@@ -511,9 +512,12 @@ func decodeConfig(data []byte) (*fileConfig, *yaml.Node, error) {
 	if err := checkNodeCount(&doc, MaxConfigNodes); err != nil {
 		return nil, nil, err
 	}
-	// Every unknown key at once, with its line and the keys allowed there,
-	// once even when an anchor brings it to several places.
-	if err := safeio.CheckKeys(&doc, fileConfig{}); err != nil {
+	// Every unknown key at once, with its line and the keys allowed there;
+	// else every value of the wrong type (line 5: targets.leaf0.queues[0]:
+	// want a whole number, got "a"). Each is reported once even when an
+	// anchor brings it to several places.
+	check := safeio.CheckYAML(&doc, fileConfig{}, safeio.CheckOptions{Integer: "a whole number"})
+	if err := check.Err(); err != nil {
 		return nil, nil, err
 	}
 	var f fileConfig
@@ -521,145 +525,14 @@ func decodeConfig(data []byte) (*fileConfig, *yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil {
-		return nil, nil, newConfigIndex(&doc).typeErrors(err)
+		return nil, nil, decodeErrors(err)
 	}
-	return &f, &doc, nil
+	return &f, check, nil
 }
 
-// configIndex knows where every field of a configuration document stands:
-// the line of each field path (targets.leaf0.queues[1]; a path reached
-// through an alias has the lines of the anchored node) and, by line, the
-// nodes there with the first path that reaches them, so that an error
-// about a node inside an anchor names one path however many aliases use
-// it.
-type configIndex struct {
-	lines  map[string]int
-	byLine map[int][]indexedNode
-}
-
-type indexedNode struct {
-	path string
-	key  *yaml.Node // the mapping key (nil for a list item)
-	val  *yaml.Node
-}
-
-func newConfigIndex(doc *yaml.Node) *configIndex {
-	x := &configIndex{lines: map[string]int{}, byLine: map[int][]indexedNode{}}
-	seen := map[*yaml.Node]bool{}
-	var walk func(n *yaml.Node, path string)
-	walk = func(n *yaml.Node, path string) {
-		for n != nil && n.Kind == yaml.AliasNode {
-			n = n.Alias
-		}
-		if n == nil {
-			return
-		}
-		switch n.Kind {
-		case yaml.DocumentNode:
-			for _, c := range n.Content {
-				walk(c, path)
-			}
-		case yaml.MappingNode:
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				k, v := n.Content[i], n.Content[i+1]
-				if k.Value == "<<" && k.Kind == yaml.ScalarNode {
-					walk(v, path) // a merge key's mapping lands here
-					continue
-				}
-				p := joinPath(path, k.Value)
-				x.add(p, k, v, k.Line, seen)
-				walk(v, p)
-			}
-		case yaml.SequenceNode:
-			for i, e := range n.Content {
-				p := fmt.Sprintf("%s[%d]", path, i)
-				x.add(p, nil, e, e.Line, seen)
-				walk(e, p)
-			}
-		}
-	}
-	walk(doc, "")
-	return x
-}
-
-func (x *configIndex) add(path string, key, val *yaml.Node, line int, seen map[*yaml.Node]bool) {
-	if _, ok := x.lines[path]; !ok {
-		x.lines[path] = line
-	}
-	v := val
-	for v.Kind == yaml.AliasNode && v.Alias != nil {
-		v = v.Alias
-	}
-	if seen[v] {
-		return // the first path that reaches a node names it
-	}
-	seen[v] = true
-	x.byLine[v.Line] = append(x.byLine[v.Line], indexedNode{path: path, key: key, val: v})
-	if key != nil && key.Line != v.Line {
-		x.byLine[key.Line] = append(x.byLine[key.Line], indexedNode{path: path, key: key})
-	}
-}
-
-func joinPath(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-// line is the line of path, or of its nearest parent in the file (0: none).
-func (x *configIndex) line(path string) int {
-	for path != "" {
-		if l, ok := x.lines[path]; ok {
-			return l
-		}
-		i := strings.LastIndexAny(path, ".[")
-		if i < 0 {
-			return 0
-		}
-		path = path[:i]
-	}
-	return 0
-}
-
-// locate puts the line of the field an error is about before it: the
-// longest field path of the file that starts the message (up to a colon,
-// space or slash), else the nearest parent in the file of the path before
-// the first colon (targets.sw0.address: required → the line of sw0).
-func (x *configIndex) locate(err error) error {
-	msg := err.Error()
-	best := 0
-	for i := 1; i < len(msg); i++ {
-		if c := msg[i]; c != ':' && c != ' ' && c != '/' {
-			continue
-		}
-		if l, ok := x.lines[msg[:i]]; ok {
-			best = l
-		}
-	}
-	if best == 0 {
-		if i := strings.IndexByte(msg, ':'); i > 0 {
-			best = x.line(msg[:i])
-		}
-	}
-	if best == 0 {
-		return err
-	}
-	return fmt.Errorf("line %d: %w", best, err)
-}
-
-var (
-	// yaml.v3's messages: a value that is not of the field's type, and a
-	// key given twice in one mapping.
-	reTypeErr = regexp.MustCompile("^line ([0-9]+): cannot unmarshal (!![a-z]+)(?: `(.*)`)? into (.+)$")
-	reDupKey  = regexp.MustCompile(`^line ([0-9]+): mapping key "(.*)" already defined at line ([0-9]+)$`)
-)
-
-// typeErrors rewrites the messages of a *yaml.TypeError to name the field
-// and what it wants (line 5: targets.leaf0.queues[0]: want a whole
-// number, got "a"), each once: a mistake inside an anchored node is
-// reported once, not once per alias of it.
-func (x *configIndex) typeErrors(err error) error {
+// decodeErrors lists the messages of a *yaml.TypeError the check left to
+// the decoder (such as a merge key given twice), each once.
+func decodeErrors(err error) error {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
 		return err
@@ -667,7 +540,6 @@ func (x *configIndex) typeErrors(err error) error {
 	seen := map[string]bool{}
 	var out []string
 	for _, e := range te.Errors {
-		e = x.typeError(e)
 		if !seen[e] {
 			seen[e] = true
 			out = append(out, e)
@@ -679,66 +551,30 @@ func (x *configIndex) typeErrors(err error) error {
 	return fmt.Errorf("%d errors:\n  %s", len(out), strings.Join(out, "\n  "))
 }
 
-func (x *configIndex) typeError(e string) string {
-	if m := reDupKey.FindStringSubmatch(e); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		for _, n := range x.byLine[line] {
-			if n.key != nil && n.key.Value == m[2] {
-				return fmt.Sprintf("line %s: %s: given twice (first on line %s)", m[1], n.path, m[3])
-			}
-		}
-		return e
-	}
-	m := reTypeErr.FindStringSubmatch(e)
-	if m == nil {
-		return e
-	}
-	line, _ := strconv.Atoi(m[1])
-	tag, val, into := m[2], m[3], m[4]
-	for _, n := range x.byLine[line] {
-		if n.val == nil || n.val.ShortTag() != tag {
+// locate puts the line of the field an error is about before it: the
+// longest field path of the file that starts the message (up to a colon,
+// space or slash), else the nearest parent in the file of the path before
+// the first colon (targets.sw0.address: required → the line of sw0).
+func locate(doc *safeio.YAMLCheck, err error) error {
+	msg := err.Error()
+	best := 0
+	for i := 1; i < len(msg); i++ {
+		if c := msg[i]; c != ':' && c != ' ' && c != '/' {
 			continue
 		}
-		if short, ok := strings.CutSuffix(val, "..."); ok && len(n.val.Value) > 10 {
-			if !strings.HasPrefix(n.val.Value, short) {
-				continue
-			}
-		} else if n.val.Kind == yaml.ScalarNode && n.val.Value != val {
-			continue
+		if l, ok := doc.Line(msg[:i]); ok {
+			best = l
 		}
-		return fmt.Sprintf("line %s: %s: want %s, got %s", m[1], n.path, wantOf(into), describeNode(n.val))
 	}
-	return e
-}
-
-// wantOf says in words what a value of Go type t (as yaml.v3 names it) is.
-func wantOf(t string) string {
-	t = strings.TrimLeft(t, "*")
-	switch {
-	case strings.HasPrefix(t, "[]"):
-		return "a list"
-	case strings.HasPrefix(t, "map[") || strings.Contains(t, "."):
-		return "a mapping of keys"
-	case strings.HasPrefix(t, "int") || strings.HasPrefix(t, "uint"):
-		return "a whole number"
-	case strings.HasPrefix(t, "float"):
-		return "a number"
-	case t == "bool":
-		return "true or false"
-	case t == "string":
-		return "a single value"
+	if best == 0 {
+		if i := strings.IndexByte(msg, ':'); i > 0 {
+			best = doc.NearestLine(msg[:i])
+		}
 	}
-	return t
-}
-
-func describeNode(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
+	if best == 0 {
+		return err
 	}
-	return strconv.Quote(n.Value)
+	return fmt.Errorf("line %d: %w", best, err)
 }
 
 // parseRun fills and checks how the agent runs: mode, policy, intervals,

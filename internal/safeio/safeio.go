@@ -9,6 +9,11 @@
 //
 // The caps the loaders use (scenario files, their CDF, topology and flow
 // files, ns-3 configs) are the constants below; callers may pass others.
+//
+// CheckYAML holds a parsed document to the Go type it is to be decoded
+// into, in one walk: unknown keys (with the keys allowed there), values of
+// the wrong type and keys given twice, each with its field path and line,
+// and the line of every field path, to place errors found later.
 package safeio
 
 import (

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	pathpkg "path"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"strings"
 
@@ -122,7 +121,7 @@ func ParseFS(fsys fs.FS, path string) (simenv.Config, error) {
 }
 
 func parse(data []byte, baseDir string, name string, fsys fs.FS) (simenv.Config, error) {
-	c := &checker{name: name, lines: map[string]int{}}
+	c := &checker{name: name}
 	if len(data) > safeio.MaxYAMLBytes {
 		return simenv.Config{}, fmt.Errorf("%s: the scenario is larger than %s, the limit for a scenario", name, safeio.FormatSize(safeio.MaxYAMLBytes))
 	}
@@ -135,7 +134,7 @@ func parse(data []byte, baseDir string, name string, fsys fs.FS) (simenv.Config,
 		}
 		return simenv.Config{}, fmt.Errorf("%s: %v", name, err)
 	}
-	if err := c.check(root, reflect.TypeOf(fileScenario{}), ""); err != nil {
+	if err := c.check(root, fileScenario{}); err != nil {
 		return simenv.Config{}, err
 	}
 	// The checker has vetted every key and value; decode strictly all the same.
@@ -329,95 +328,31 @@ func (b *builder) build(f *fileScenario) error {
 	return nil
 }
 
+// topology reads the topology into the config and lists its hosts.
 func (b *builder) topology(t *fileTopology) error {
 	const p = "topology"
 	if t == nil {
 		return b.at(p, "required (kind: star, leafspine or hpcc)")
 	}
 	cfg := &b.cfg
-	hostRate, fabricRate, delay := 100e9, 0.0, simenv.Microsecond
-	var err error
-	if t.HostRate != "" {
-		if hostRate, err = b.rate(p+".host_rate", t.HostRate); err != nil {
-			return err
-		}
-	}
-	fabricRate = hostRate
-	if t.FabricRate != "" {
-		if fabricRate, err = b.rate(p+".fabric_rate", t.FabricRate); err != nil {
-			return err
-		}
-	}
-	if t.LinkDelay != "" {
-		if delay, err = b.duration(p+".link_delay", t.LinkDelay, false); err != nil {
-			return err
-		}
-	}
-	if t.Buffer != "" {
-		if cfg.BufferBytes, err = b.bytes(p+".buffer", t.Buffer, 1); err != nil {
-			return err
-		}
-	}
-	count := func(key string, v *int, lo, hi int) (int, error) {
-		if v == nil {
-			return 0, b.at(p+"."+key, "required for kind %s", t.Kind)
-		}
-		return b.intIn(p+"."+key, v, lo, hi, 0)
+	hostRate, fabricRate, delay, err := b.topologyCommon(t)
+	if err != nil {
+		return err
 	}
 	switch t.Kind {
 	case "star":
-		if err := b.onlyKeys(p, "kind star", "kind", "hosts", "host_rate", "link_delay", "buffer"); err != nil {
-			return err
-		}
-		n, err := count("hosts", t.Hosts, 2, maxNodes-1)
-		if err != nil {
-			return err
-		}
-		cfg.Topology = simenv.StarTopology(n, hostRate, delay)
+		err = b.starTopology(t, hostRate, delay)
 	case "leafspine":
-		if err := b.onlyKeys(p, "kind leafspine", "kind", "leaves", "spines", "hosts_per_leaf",
-			"host_rate", "fabric_rate", "link_delay", "buffer"); err != nil {
-			return err
-		}
-		leaves, err := count("leaves", t.Leaves, 1, 4096)
-		if err != nil {
-			return err
-		}
-		spines, err := count("spines", t.Spines, 1, 4096)
-		if err != nil {
-			return err
-		}
-		hpl, err := count("hosts_per_leaf", t.HostsPerLeaf, 1, 4096)
-		if err != nil {
-			return err
-		}
-		if leaves*hpl < 2 {
-			return b.at(p+".hosts_per_leaf", "%d leaf × %d host is one host; a fabric needs at least 2", leaves, hpl)
-		}
-		if leaves*(hpl+1)+spines > maxNodes {
-			return b.at(p, "%d nodes is above the limit of %d", leaves*(hpl+1)+spines, maxNodes)
-		}
-		cfg.Topology = simenv.LeafSpineTopology(leaves, spines, hpl, hostRate, fabricRate, delay)
+		err = b.leafSpineTopology(t, hostRate, fabricRate, delay)
 	case "hpcc":
-		if err := b.onlyKeys(p, "kind hpcc (rates and delays come from the file)", "kind", "file", "buffer"); err != nil {
-			return err
-		}
-		if t.File == "" {
-			return b.at(p+".file", "required for kind hpcc (an HPCC topology file)")
-		}
-		data, full, err := b.read(t.File, "topology file", safeio.MaxTopologyBytes)
-		var topo simenv.Topology
-		if err == nil {
-			topo, err = ParseHPCCTopology(data, full)
-		}
-		if err != nil {
-			return b.at(p+".file", "%v", err)
-		}
-		cfg.Topology = topo
+		err = b.hpccTopology(t)
 	case "":
 		return b.at(p+".kind", "required (star, leafspine or hpcc)")
 	default:
 		return b.at(p+".kind", "unknown kind %q (allowed: star, leafspine, hpcc)", t.Kind)
+	}
+	if err != nil {
+		return err
 	}
 	for id, n := range cfg.Topology.Nodes {
 		if !n.Switch {
@@ -427,6 +362,108 @@ func (b *builder) topology(t *fileTopology) error {
 	if len(b.hosts) < 2 {
 		return b.at(p, "the topology has %d host(s); at least 2 are needed", len(b.hosts))
 	}
+	return nil
+}
+
+// topologyCommon reads the settings kinds share: the host and fabric link
+// rates, the link delay, and the switch buffer (into the config).
+func (b *builder) topologyCommon(t *fileTopology) (hostRate, fabricRate float64, delay simenv.Time, err error) {
+	const p = "topology"
+	hostRate, delay = 100e9, simenv.Microsecond
+	if t.HostRate != "" {
+		if hostRate, err = b.rate(p+".host_rate", t.HostRate); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	fabricRate = hostRate
+	if t.FabricRate != "" {
+		if fabricRate, err = b.rate(p+".fabric_rate", t.FabricRate); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	if t.LinkDelay != "" {
+		if delay, err = b.duration(p+".link_delay", t.LinkDelay, false); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	if t.Buffer != "" {
+		if b.cfg.BufferBytes, err = b.bytes(p+".buffer", t.Buffer, 1); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	return hostRate, fabricRate, delay, nil
+}
+
+// topologyCount reads the count topology.key, required, in lo..hi.
+func (b *builder) topologyCount(t *fileTopology, key string, v *int, lo, hi int) (int, error) {
+	const p = "topology"
+	if v == nil {
+		return 0, b.at(p+"."+key, "required for kind %s", t.Kind)
+	}
+	return b.intIn(p+"."+key, v, lo, hi, 0)
+}
+
+// starTopology builds kind star: hosts around one switch.
+func (b *builder) starTopology(t *fileTopology, hostRate float64, delay simenv.Time) error {
+	if err := b.onlyKeys("topology", "kind star", "kind", "hosts", "host_rate", "link_delay", "buffer"); err != nil {
+		return err
+	}
+	n, err := b.topologyCount(t, "hosts", t.Hosts, 2, maxNodes-1)
+	if err != nil {
+		return err
+	}
+	b.cfg.Topology = simenv.StarTopology(n, hostRate, delay)
+	return nil
+}
+
+// leafSpineTopology builds kind leafspine: leaves of hosts, each linked to
+// every spine.
+func (b *builder) leafSpineTopology(t *fileTopology, hostRate, fabricRate float64, delay simenv.Time) error {
+	const p = "topology"
+	if err := b.onlyKeys(p, "kind leafspine", "kind", "leaves", "spines", "hosts_per_leaf",
+		"host_rate", "fabric_rate", "link_delay", "buffer"); err != nil {
+		return err
+	}
+	leaves, err := b.topologyCount(t, "leaves", t.Leaves, 1, 4096)
+	if err != nil {
+		return err
+	}
+	spines, err := b.topologyCount(t, "spines", t.Spines, 1, 4096)
+	if err != nil {
+		return err
+	}
+	hpl, err := b.topologyCount(t, "hosts_per_leaf", t.HostsPerLeaf, 1, 4096)
+	if err != nil {
+		return err
+	}
+	if leaves*hpl < 2 {
+		return b.at(p+".hosts_per_leaf", "%d leaf × %d host is one host; a fabric needs at least 2", leaves, hpl)
+	}
+	if leaves*(hpl+1)+spines > maxNodes {
+		return b.at(p, "%d nodes is above the limit of %d", leaves*(hpl+1)+spines, maxNodes)
+	}
+	b.cfg.Topology = simenv.LeafSpineTopology(leaves, spines, hpl, hostRate, fabricRate, delay)
+	return nil
+}
+
+// hpccTopology builds kind hpcc from an HPCC topology file.
+func (b *builder) hpccTopology(t *fileTopology) error {
+	const p = "topology"
+	if err := b.onlyKeys(p, "kind hpcc (rates and delays come from the file)", "kind", "file", "buffer"); err != nil {
+		return err
+	}
+	if t.File == "" {
+		return b.at(p+".file", "required for kind hpcc (an HPCC topology file)")
+	}
+	data, full, err := b.read(t.File, "topology file", safeio.MaxTopologyBytes)
+	var topo simenv.Topology
+	if err == nil {
+		topo, err = ParseHPCCTopology(data, full)
+	}
+	if err != nil {
+		return b.at(p+".file", "%v", err)
+	}
+	b.cfg.Topology = topo
 	return nil
 }
 
@@ -605,144 +642,186 @@ func (b *builder) hostRate() float64 {
 
 const workloadKinds = "cdf, incast, allreduce, alltoall, trace"
 
+// workload reads workload p (workloads[i]).
 func (b *builder) workload(p string, f *fileWorkload) (simenv.Workload, error) {
 	w := simenv.Workload{Kind: simenv.WorkloadKind(f.Kind), Priority: simenv.DefaultPriority}
-	common := []string{"kind", "start", "end", "priority", "hosts"}
-	var err error
-	switch w.Kind {
-	case simenv.WorkloadCDF:
-		err = b.onlyKeys(p, "kind cdf", append(common, "cdf", "load")...)
-	case simenv.WorkloadIncast:
-		err = b.onlyKeys(p, "kind incast", append(common, "fanin", "size", "every")...)
-	case simenv.WorkloadAllReduce, simenv.WorkloadAllToAll:
-		err = b.onlyKeys(p, "kind "+f.Kind, append(common, "ranks", "size", "gap")...)
-	case simenv.WorkloadTrace:
-		err = b.onlyKeys(p, "kind trace (flows carry their own priority and start)", "kind", "file")
-	case "":
-		return w, b.at(p+".kind", "required (allowed: %s)", workloadKinds)
-	default:
-		return w, b.at(p+".kind", "unknown kind %q (allowed: %s)", f.Kind, workloadKinds)
+	if err := b.workloadKeys(p, f); err != nil {
+		return w, err
 	}
+	pool, err := b.workloadCommon(p, f, &w)
 	if err != nil {
 		return w, err
 	}
+	switch w.Kind {
+	case simenv.WorkloadCDF:
+		err = b.cdfWorkload(p, f, &w, pool)
+	case simenv.WorkloadIncast:
+		err = b.incastWorkload(p, f, &w, pool)
+	case simenv.WorkloadAllReduce, simenv.WorkloadAllToAll:
+		err = b.collectiveWorkload(p, f, &w, pool)
+	case simenv.WorkloadTrace:
+		err = b.traceWorkload(p, f, &w)
+	}
+	return w, err
+}
+
+// workloadKeys checks workload p's kind and that only the keys of its kind
+// are given.
+func (b *builder) workloadKeys(p string, f *fileWorkload) error {
+	common := []string{"kind", "start", "end", "priority", "hosts"}
+	switch simenv.WorkloadKind(f.Kind) {
+	case simenv.WorkloadCDF:
+		return b.onlyKeys(p, "kind cdf", append(common, "cdf", "load")...)
+	case simenv.WorkloadIncast:
+		return b.onlyKeys(p, "kind incast", append(common, "fanin", "size", "every")...)
+	case simenv.WorkloadAllReduce, simenv.WorkloadAllToAll:
+		return b.onlyKeys(p, "kind "+f.Kind, append(common, "ranks", "size", "gap")...)
+	case simenv.WorkloadTrace:
+		return b.onlyKeys(p, "kind trace (flows carry their own priority and start)", "kind", "file")
+	case "":
+		return b.at(p+".kind", "required (allowed: %s)", workloadKinds)
+	default:
+		return b.at(p+".kind", "unknown kind %q (allowed: %s)", f.Kind, workloadKinds)
+	}
+}
+
+// workloadCommon reads the settings every kind has into w: start, end,
+// priority and hosts; pool is how many hosts the workload may use.
+func (b *builder) workloadCommon(p string, f *fileWorkload, w *simenv.Workload) (pool int, err error) {
 	if f.Start != "" {
 		if w.Start, err = b.duration(p+".start", f.Start, false); err != nil {
-			return w, err
+			return 0, err
 		}
 	}
 	if w.Start >= b.cfg.Duration && w.Kind != simenv.WorkloadTrace {
-		return w, b.at(p+".start", "%s is not before the end of the run (duration %s); the workload would never run", w.Start, b.cfg.Duration)
+		return 0, b.at(p+".start", "%s is not before the end of the run (duration %s); the workload would never run", w.Start, b.cfg.Duration)
 	}
 	if f.End != "" {
 		if w.End, err = b.duration(p+".end", f.End, false); err != nil {
-			return w, err
+			return 0, err
 		}
 		if w.End <= w.Start {
-			return w, b.at(p+".end", "%s is not after start %s", w.End, w.Start)
+			return 0, b.at(p+".end", "%s is not after start %s", w.End, w.Start)
 		}
 	}
 	if w.Priority, err = b.intIn(p+".priority", f.Priority, 0, simenv.ControlQueue-1, w.Priority); err != nil {
-		return w, err
+		return 0, err
 	}
-	pool := len(b.hosts)
+	pool = len(b.hosts)
 	if f.Hosts != nil {
 		if w.Hosts, err = b.hostList(p+".hosts", f.Hosts); err != nil {
-			return w, err
+			return 0, err
 		}
 		pool = len(w.Hosts)
 	}
-	need := func(key string, given bool, what string) error {
-		if !given {
-			return b.at(p+"."+key, "required for kind %s (%s)", f.Kind, what)
-		}
-		return nil
+	return pool, nil
+}
+
+// need fails when key of workload p, required for its kind, is not given.
+func (b *builder) need(p string, f *fileWorkload, key string, given bool, what string) error {
+	if !given {
+		return b.at(p+"."+key, "required for kind %s (%s)", f.Kind, what)
 	}
-	switch w.Kind {
-	case simenv.WorkloadCDF:
-		if err := need("cdf", f.CDF != "", "a flow-size CDF file"); err != nil {
-			return w, err
-		}
-		data, full, err := b.read(f.CDF, "CDF file", safeio.MaxCDFBytes)
-		if err == nil {
-			w.CDF, err = ParseCDF(data, full)
-		}
-		if err != nil {
-			return w, b.at(p+".cdf", "%v", err)
-		}
-		if err := need("load", f.Load != nil, "offered load per host link, in (0, 1]"); err != nil {
-			return w, err
-		}
-		if !(*f.Load > 0 && *f.Load <= 1) {
-			return w, b.at(p+".load", "%g is outside (0, 1]", *f.Load)
-		}
-		w.Load = *f.Load
-		if pool < 2 {
-			return w, b.at(p+".hosts", "a cdf workload needs at least 2 hosts, got %d", pool)
-		}
-	case simenv.WorkloadIncast:
-		if err := need("fanin", f.Fanin != nil, "number of senders"); err != nil {
-			return w, err
-		}
-		if *f.Fanin < 1 || *f.Fanin > pool-1 {
-			return w, b.at(p+".fanin", "%d senders need %d hosts (senders and a receiver), %d available; allowed 1..%d",
-				*f.Fanin, *f.Fanin+1, pool, pool-1)
-		}
-		w.Fanin = *f.Fanin
-		if err := need("size", f.Size != "", "bytes per sender"); err != nil {
-			return w, err
-		}
-		if w.SizeBytes, err = b.bytes(p+".size", f.Size, 1); err != nil {
-			return w, err
-		}
-		if err := need("every", f.Every != "", "time between bursts"); err != nil {
-			return w, err
-		}
-		if w.Every, err = b.duration(p+".every", f.Every, true); err != nil {
-			return w, err
-		}
-	case simenv.WorkloadAllReduce, simenv.WorkloadAllToAll:
-		if err := need("ranks", f.Ranks != nil, "number of participating hosts"); err != nil {
-			return w, err
-		}
-		if *f.Ranks < 2 || *f.Ranks > pool {
-			return w, b.at(p+".ranks", "%d ranks with %d hosts available; allowed 2..%d", *f.Ranks, pool, pool)
-		}
-		w.Ranks = *f.Ranks
-		if err := need("size", f.Size != "", "bytes of the collective"); err != nil {
-			return w, err
-		}
-		if w.SizeBytes, err = b.bytes(p+".size", f.Size, int64(w.Ranks)); err != nil {
-			return w, err
-		}
-		if f.Gap != "" {
-			if w.Gap, err = b.duration(p+".gap", f.Gap, false); err != nil {
-				return w, err
-			}
-		}
-	case simenv.WorkloadTrace:
-		if err := need("file", f.File != "", "an HPCC flow file"); err != nil {
-			return w, err
-		}
-		data, path, err := b.read(f.File, "flow file", safeio.MaxFlowFileBytes)
-		var flows []simenv.TraceFlow
-		var lines []int
-		if err == nil {
-			flows, lines, err = parseFlowFile(data, path)
-		}
-		if err == nil {
-			err = checkFlowNodes(flows, lines, b.cfg.Topology, path)
-		}
-		if err != nil {
-			return w, b.at(p+".file", "%v", err)
-		}
-		if len(flows) > 0 && flows[0].Start >= b.cfg.Duration {
-			return w, b.at(p+".file", "%s: the first flow starts at %s, not before the end of the run (duration %s); set duration beyond it",
-				f.File, flows[0].Start, b.cfg.Duration)
-		}
-		w.Flows = flows
+	return nil
+}
+
+// cdfWorkload reads kind cdf: flow sizes from a CDF file at an offered
+// load, between pool hosts.
+func (b *builder) cdfWorkload(p string, f *fileWorkload, w *simenv.Workload, pool int) error {
+	if err := b.need(p, f, "cdf", f.CDF != "", "a flow-size CDF file"); err != nil {
+		return err
 	}
-	return w, nil
+	data, full, err := b.read(f.CDF, "CDF file", safeio.MaxCDFBytes)
+	if err == nil {
+		w.CDF, err = ParseCDF(data, full)
+	}
+	if err != nil {
+		return b.at(p+".cdf", "%v", err)
+	}
+	if err := b.need(p, f, "load", f.Load != nil, "offered load per host link, in (0, 1]"); err != nil {
+		return err
+	}
+	if !(*f.Load > 0 && *f.Load <= 1) {
+		return b.at(p+".load", "%g is outside (0, 1]", *f.Load)
+	}
+	w.Load = *f.Load
+	if pool < 2 {
+		return b.at(p+".hosts", "a cdf workload needs at least 2 hosts, got %d", pool)
+	}
+	return nil
+}
+
+// incastWorkload reads kind incast: fanin senders of size bytes each to
+// one receiver, every so often.
+func (b *builder) incastWorkload(p string, f *fileWorkload, w *simenv.Workload, pool int) error {
+	if err := b.need(p, f, "fanin", f.Fanin != nil, "number of senders"); err != nil {
+		return err
+	}
+	if *f.Fanin < 1 || *f.Fanin > pool-1 {
+		return b.at(p+".fanin", "%d senders need %d hosts (senders and a receiver), %d available; allowed 1..%d",
+			*f.Fanin, *f.Fanin+1, pool, pool-1)
+	}
+	w.Fanin = *f.Fanin
+	if err := b.need(p, f, "size", f.Size != "", "bytes per sender"); err != nil {
+		return err
+	}
+	var err error
+	if w.SizeBytes, err = b.bytes(p+".size", f.Size, 1); err != nil {
+		return err
+	}
+	if err := b.need(p, f, "every", f.Every != "", "time between bursts"); err != nil {
+		return err
+	}
+	w.Every, err = b.duration(p+".every", f.Every, true)
+	return err
+}
+
+// collectiveWorkload reads kinds allreduce and alltoall: a collective of
+// size bytes among ranks hosts, repeated after a gap.
+func (b *builder) collectiveWorkload(p string, f *fileWorkload, w *simenv.Workload, pool int) error {
+	if err := b.need(p, f, "ranks", f.Ranks != nil, "number of participating hosts"); err != nil {
+		return err
+	}
+	if *f.Ranks < 2 || *f.Ranks > pool {
+		return b.at(p+".ranks", "%d ranks with %d hosts available; allowed 2..%d", *f.Ranks, pool, pool)
+	}
+	w.Ranks = *f.Ranks
+	if err := b.need(p, f, "size", f.Size != "", "bytes of the collective"); err != nil {
+		return err
+	}
+	var err error
+	if w.SizeBytes, err = b.bytes(p+".size", f.Size, int64(w.Ranks)); err != nil {
+		return err
+	}
+	if f.Gap != "" {
+		w.Gap, err = b.duration(p+".gap", f.Gap, false)
+	}
+	return err
+}
+
+// traceWorkload reads kind trace: the flows of an HPCC flow file.
+func (b *builder) traceWorkload(p string, f *fileWorkload, w *simenv.Workload) error {
+	if err := b.need(p, f, "file", f.File != "", "an HPCC flow file"); err != nil {
+		return err
+	}
+	data, path, err := b.read(f.File, "flow file", safeio.MaxFlowFileBytes)
+	var flows []simenv.TraceFlow
+	var lines []int
+	if err == nil {
+		flows, lines, err = parseFlowFile(data, path)
+	}
+	if err == nil {
+		err = checkFlowNodes(flows, lines, b.cfg.Topology, path)
+	}
+	if err != nil {
+		return b.at(p+".file", "%v", err)
+	}
+	if len(flows) > 0 && flows[0].Start >= b.cfg.Duration {
+		return b.at(p+".file", "%s: the first flow starts at %s, not before the end of the run (duration %s); set duration beyond it",
+			f.File, flows[0].Start, b.cfg.Duration)
+	}
+	w.Flows = flows
+	return nil
 }
 
 // hostList resolves host names to node ids.
