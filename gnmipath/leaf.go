@@ -387,56 +387,20 @@ func ParseLeaf(d Dialect, db string, el []*gnmi.PathElem) (Leaf, error) {
 			n[i] = stripModule(e.GetName())
 		}
 	}
-	key := func(i int, k string) string { return el[i].GetKey()[k] }
 	if d == Sonic {
 		return parseSonic(db, el, n)
 	}
+	key := func(i int, k string) string { return el[i].GetKey()[k] }
 	switch {
 	case len(n) == 8 && n[0] == "qos" && n[1] == "interfaces" && n[2] == "interface" && n[3] == "output" &&
 		n[4] == "queues" && n[5] == "queue":
-		port, qs := key(2, "interface-id"), key(5, "name")
-		if port == "" {
-			return Leaf{}, unknownKey(el, 2, "need an interface-id")
-		}
-		q, err := queueIndex(qs, "queue name")
-		if err != nil {
-			return Leaf{}, unknownKey(el, 5, err.Error()+" (a queue the switch names otherwise is read with the target's queue-names)")
-		}
-		if (n[6] == "config" || n[6] == "state") && n[7] == "queue-management-profile" {
-			return Leaf{Field: QueueProfile, Port: port, Index: q}, nil
-		}
-		if f, ok := ocQueueStateByName[n[7]]; ok && n[6] == "state" {
-			return Leaf{Field: f, Port: port, Index: q}, nil
-		}
+		return parseOCQueue(el, n)
 	case len(n) == 8 && n[0] == "interfaces" && n[1] == "interface" && n[2] == "ethernet" && n[3] == "pfc" &&
 		n[4] == "priorities" && n[5] == "priority":
-		port := key(1, "name")
-		if port == "" {
-			return Leaf{}, unknownKey(el, 1, "need an interface name")
-		}
-		p, err := atoiIndex(key(5, "index"), "priority index")
-		if err != nil {
-			return Leaf{}, unknownKey(el, 5, err.Error())
-		}
-		if n[6] == "config" && n[7] == "headroom" {
-			return Leaf{Field: PFCHeadroom, Port: port, Index: p}, nil
-		}
-		if f, ok := ocPFCStateByName[n[7]]; ok && n[6] == "state" {
-			return Leaf{Field: f, Port: port, Index: p}, nil
-		}
+		return parseOCPriority(el, n)
 	case len(n) == 7 && n[0] == "qos" && n[1] == "interfaces" && n[2] == "interface" && n[3] == "pfc" &&
 		n[4] == "statistics" && n[5] == "pfc-priority":
-		port := key(2, "interface-id")
-		if port == "" {
-			return Leaf{}, unknownKey(el, 2, "need an interface-id")
-		}
-		p, err := atoiIndex(key(5, "index"), "pfc-priority index")
-		if err != nil {
-			return Leaf{}, unknownKey(el, 5, err.Error())
-		}
-		if f, ok := srlPFCStatsByName[n[6]]; ok {
-			return Leaf{Field: f, Port: port, Index: p}, nil
-		}
+		return parseSRLPFCStats(el, n)
 	case len(n) == 5 && n[0] == "interfaces" && n[1] == "interface" && n[2] == "ethernet" && n[3] == "state" && n[4] == "port-speed":
 		if key(1, "name") == "" {
 			return Leaf{}, unknownKey(el, 1, "need an interface name")
@@ -459,9 +423,73 @@ func ParseLeaf(d Dialect, db string, el []*gnmi.PathElem) (Leaf, error) {
 	case len(n) == 3 && n[0] == "qos" && n[1] == "state" && n[2] == "shared-buffer-size":
 		return Leaf{Field: BufferSize}, nil
 	}
-	return Leaf{}, unknown(el, "not an ecntune openconfig leaf")
+	return Leaf{}, notOCLeaf(el)
 }
 
+// notOCLeaf is ParseLeaf's error for a path no openconfig leaf has.
+func notOCLeaf(el []*gnmi.PathElem) error { return unknown(el, "not an ecntune openconfig leaf") }
+
+// parseOCQueue reads a leaf of an output queue (qos/interfaces/interface/
+// output/queues/queue/{config,state}/...): its profile binding or a
+// counter.
+func parseOCQueue(el []*gnmi.PathElem, n []string) (Leaf, error) {
+	port, qs := el[2].GetKey()["interface-id"], el[5].GetKey()["name"]
+	if port == "" {
+		return Leaf{}, unknownKey(el, 2, "need an interface-id")
+	}
+	q, err := queueIndex(qs, "queue name")
+	if err != nil {
+		return Leaf{}, unknownKey(el, 5, err.Error()+" (a queue the switch names otherwise is read with the target's queue-names)")
+	}
+	if (n[6] == "config" || n[6] == "state") && n[7] == "queue-management-profile" {
+		return Leaf{Field: QueueProfile, Port: port, Index: q}, nil
+	}
+	if f, ok := ocQueueStateByName[n[7]]; ok && n[6] == "state" {
+		return Leaf{Field: f, Port: port, Index: q}, nil
+	}
+	return Leaf{}, notOCLeaf(el)
+}
+
+// parseOCPriority reads a leaf of a port's PFC priority
+// (interfaces/interface/ethernet/pfc/priorities/priority/...): its
+// headroom or a PFC counter.
+func parseOCPriority(el []*gnmi.PathElem, n []string) (Leaf, error) {
+	port := el[1].GetKey()["name"]
+	if port == "" {
+		return Leaf{}, unknownKey(el, 1, "need an interface name")
+	}
+	p, err := atoiIndex(el[5].GetKey()["index"], "priority index")
+	if err != nil {
+		return Leaf{}, unknownKey(el, 5, err.Error())
+	}
+	if n[6] == "config" && n[7] == "headroom" {
+		return Leaf{Field: PFCHeadroom, Port: port, Index: p}, nil
+	}
+	if f, ok := ocPFCStateByName[n[7]]; ok && n[6] == "state" {
+		return Leaf{Field: f, Port: port, Index: p}, nil
+	}
+	return Leaf{}, notOCLeaf(el)
+}
+
+// parseSRLPFCStats reads a Nokia SR Linux PFC counter
+// (qos/interfaces/interface/pfc/statistics/pfc-priority/...).
+func parseSRLPFCStats(el []*gnmi.PathElem, n []string) (Leaf, error) {
+	port := el[2].GetKey()["interface-id"]
+	if port == "" {
+		return Leaf{}, unknownKey(el, 2, "need an interface-id")
+	}
+	p, err := atoiIndex(el[5].GetKey()["index"], "pfc-priority index")
+	if err != nil {
+		return Leaf{}, unknownKey(el, 5, err.Error())
+	}
+	if f, ok := srlPFCStatsByName[n[6]]; ok {
+		return Leaf{Field: f, Port: port, Index: p}, nil
+	}
+	return Leaf{}, notOCLeaf(el)
+}
+
+// parseSonic is ParseLeaf for the sonic dialect: TABLE/KEY/FIELD of
+// CONFIG_DB or COUNTERS_DB, or a COUNTERS_DB virtual path.
 func parseSonic(db string, el []*gnmi.PathElem, n []string) (Leaf, error) {
 	if db == CountersDB && len(n) >= 4 && n[0] == "COUNTERS" {
 		return parseSonicVirtual(el, n)
@@ -472,24 +500,30 @@ func parseSonic(db string, el []*gnmi.PathElem, n []string) (Leaf, error) {
 	table, k, field := n[0], n[1], n[2]
 	switch db {
 	case CountersDB:
-		if table != "COUNTERS" {
-			break
+		if table == "COUNTERS" {
+			return parseSonicCounter(el, k, field)
 		}
-		if i := strings.LastIndex(k, ":"); i > 0 {
-			q, err := queueIndex(k[i+1:], "queue")
-			if err != nil {
-				return Leaf{}, unknownKey(el, 1, err.Error())
-			}
-			if f, ok := sonicQueueCountersByName[field]; ok {
-				return Leaf{Field: f, Port: k[:i], Index: q}, nil
-			}
-			break
+	case ConfigDB:
+		return parseSonicConfig(el, table, k, field)
+	default:
+		return Leaf{}, unknown(el, fmt.Sprintf("database %q is not %s or %s", db, ConfigDB, CountersDB))
+	}
+	return Leaf{}, unknown(el, "not an ecntune "+db+" leaf")
+}
+
+// parseSonicCounter reads COUNTERS_DB COUNTERS/KEY/FIELD: a queue counter
+// (KEY <port>:<queue>) or a port's PFC counter (KEY <port>).
+func parseSonicCounter(el []*gnmi.PathElem, k, field string) (Leaf, error) {
+	if i := strings.LastIndex(k, ":"); i > 0 {
+		q, err := queueIndex(k[i+1:], "queue")
+		if err != nil {
+			return Leaf{}, unknownKey(el, 1, err.Error())
 		}
-		if rest, ok := strings.CutPrefix(field, "SAI_PORT_STAT_PFC_"); ok {
-			us := strings.Index(rest, "_")
-			if us <= 0 {
-				break
-			}
+		if f, ok := sonicQueueCountersByName[field]; ok {
+			return Leaf{Field: f, Port: k[:i], Index: q}, nil
+		}
+	} else if rest, ok := strings.CutPrefix(field, "SAI_PORT_STAT_PFC_"); ok {
+		if us := strings.Index(rest, "_"); us > 0 {
 			p, err := atoiIndex(rest[:us], "PFC priority")
 			if err != nil {
 				return Leaf{}, unknownKey(el, 2, err.Error())
@@ -503,56 +537,58 @@ func parseSonic(db string, el []*gnmi.PathElem, n []string) (Leaf, error) {
 				return Leaf{Field: PFCPaused, Port: k, Index: p}, nil
 			}
 		}
-	case ConfigDB:
-		switch table {
-		case "WRED_PROFILE":
-			if f, ok := sonicWREDByName[field]; ok {
-				return Leaf{Field: f, Name: k}, nil
-			}
-		case "BUFFER_PROFILE":
-			if f, ok := sonicBPByName[field]; ok {
-				return Leaf{Field: f, Name: k}, nil
-			}
-		case "QUEUE":
-			port, qs, ok := strings.Cut(k, "|")
-			if !ok || field != "wred_profile" {
-				break
-			}
-			q, err := queueIndex(qs, "queue")
-			if err != nil {
-				return Leaf{}, unknownKey(el, 1, err.Error()+" (ranges such as 3-4 are not supported for QUEUE keys)")
-			}
-			return Leaf{Field: QueueProfile, Port: port, Index: q}, nil
-		case "BUFFER_PG":
-			port, pgs, ok := strings.Cut(k, "|")
-			if !ok || field != "profile" {
-				break
-			}
-			if _, _, err := pgRange(pgs); err != nil {
-				return Leaf{}, unknownKey(el, 1, err.Error())
-			}
-			return Leaf{Field: PGProfile, Port: port, PGs: pgs}, nil
-		case "PORT":
-			switch field {
-			case "speed":
-				return Leaf{Field: PortSpeed, Port: k}, nil
-			case "alias":
-				return Leaf{Field: PortAlias, Port: k}, nil
-			case "mtu":
-				return Leaf{Field: PortMTU, Port: k}, nil
-			}
-		case "CABLE_LENGTH":
-			// One entry (SONiC names it AZURE) whose fields are the ports.
-			return Leaf{Field: PortCable, Port: field, Name: k}, nil
-		case "BUFFER_POOL":
-			if k == LosslessPool && field == "size" {
-				return Leaf{Field: BufferSize}, nil
-			}
-		}
-	default:
-		return Leaf{}, unknown(el, fmt.Sprintf("database %q is not %s or %s", db, ConfigDB, CountersDB))
 	}
-	return Leaf{}, unknown(el, "not an ecntune "+db+" leaf")
+	return Leaf{}, unknown(el, "not an ecntune "+CountersDB+" leaf")
+}
+
+// parseSonicConfig reads CONFIG_DB TABLE/KEY/FIELD.
+func parseSonicConfig(el []*gnmi.PathElem, table, k, field string) (Leaf, error) {
+	switch table {
+	case "WRED_PROFILE":
+		if f, ok := sonicWREDByName[field]; ok {
+			return Leaf{Field: f, Name: k}, nil
+		}
+	case "BUFFER_PROFILE":
+		if f, ok := sonicBPByName[field]; ok {
+			return Leaf{Field: f, Name: k}, nil
+		}
+	case "QUEUE":
+		port, qs, ok := strings.Cut(k, "|")
+		if !ok || field != "wred_profile" {
+			break
+		}
+		q, err := queueIndex(qs, "queue")
+		if err != nil {
+			return Leaf{}, unknownKey(el, 1, err.Error()+" (ranges such as 3-4 are not supported for QUEUE keys)")
+		}
+		return Leaf{Field: QueueProfile, Port: port, Index: q}, nil
+	case "BUFFER_PG":
+		port, pgs, ok := strings.Cut(k, "|")
+		if !ok || field != "profile" {
+			break
+		}
+		if _, _, err := pgRange(pgs); err != nil {
+			return Leaf{}, unknownKey(el, 1, err.Error())
+		}
+		return Leaf{Field: PGProfile, Port: port, PGs: pgs}, nil
+	case "PORT":
+		switch field {
+		case "speed":
+			return Leaf{Field: PortSpeed, Port: k}, nil
+		case "alias":
+			return Leaf{Field: PortAlias, Port: k}, nil
+		case "mtu":
+			return Leaf{Field: PortMTU, Port: k}, nil
+		}
+	case "CABLE_LENGTH":
+		// One entry (SONiC names it AZURE) whose fields are the ports.
+		return Leaf{Field: PortCable, Port: field, Name: k}, nil
+	case "BUFFER_POOL":
+		if k == LosslessPool && field == "size" {
+			return Leaf{Field: BufferSize}, nil
+		}
+	}
+	return Leaf{}, unknown(el, "not an ecntune "+ConfigDB+" leaf")
 }
 
 // parseSonicVirtual reads the leaves of sonic-gnmi's virtual COUNTERS

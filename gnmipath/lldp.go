@@ -199,62 +199,7 @@ func lldpScalars(base []*gnmi.PathElem, tv *gnmi.TypedValue) []lldpLeaf {
 	if err := dec.Decode(&x); err != nil {
 		return []lldpLeaf{{el: base, err: fmt.Errorf("value is not valid JSON: %v", err)}}
 	}
-	var out []lldpLeaf
-	var walk func(el []*gnmi.PathElem, x any)
-	// entries expands the array value of list name under el.
-	entries := func(el []*gnmi.PathElem, name string, arr []any) {
-		key, ok := lldpListKeys[name]
-		if !ok {
-			return // a list no neighbour leaf is under
-		}
-		for _, e := range arr {
-			m, ok := e.(map[string]any)
-			if !ok {
-				out = append(out, lldpLeaf{el: join(el, names(name)), err: fmt.Errorf("list %s: an entry is not an object", name)})
-				continue
-			}
-			kv := ""
-			for mk, mv := range m {
-				if stripModule(mk) == key {
-					switch s := mv.(type) {
-					case string:
-						kv = s
-					case json.Number:
-						kv = s.String()
-					}
-				}
-			}
-			if kv == "" {
-				out = append(out, lldpLeaf{el: join(el, names(name)), err: fmt.Errorf("list %s: an entry has no %s", name, key)})
-				continue
-			}
-			walk(join(el, []*gnmi.PathElem{elem(name, key, kv)}), m)
-		}
-	}
-	walk = func(el []*gnmi.PathElem, x any) {
-		if !lldpRelevant(el) {
-			return
-		}
-		switch v := x.(type) {
-		case map[string]any:
-			for _, k := range slices.Sorted(maps.Keys(v)) {
-				name := stripModule(k)
-				if arr, ok := v[k].([]any); ok {
-					entries(el, name, arr)
-					continue
-				}
-				walk(join(el, names(name)), v[k])
-			}
-		case []any:
-			// A list addressed without its key (e.g. .../neighbors/neighbor).
-			if len(el) > 0 && len(el[len(el)-1].GetKey()) == 0 {
-				entries(el[:len(el)-1], el[len(el)-1].GetName(), v)
-			}
-		case nil:
-		default:
-			out = append(out, lldpLeaf{el: el, val: encodeJSON(v, ietf)})
-		}
-	}
+	w := &lldpWalker{ietf: ietf}
 	// Servers built on RESTCONF-style encoders (sonic-gnmi's translib)
 	// wrap a container or list entry in its own name: {"openconfig-lldp:
 	// interfaces": {...}} at .../interfaces. No element of this model has a
@@ -262,13 +207,83 @@ func lldpScalars(base []*gnmi.PathElem, tv *gnmi.TypedValue) []lldpLeaf {
 	if m, ok := x.(map[string]any); ok && len(m) == 1 && len(base) > 0 {
 		for k := range m {
 			if stripModule(k) == base[len(base)-1].GetName() {
-				walk(base[:len(base)-1], x)
-				return out
+				w.walk(base[:len(base)-1], x)
+				return w.out
 			}
 		}
 	}
-	walk(base, x)
-	return out
+	w.walk(base, x)
+	return w.out
+}
+
+// lldpWalker collects the scalar leaves of a decoded JSON value.
+type lldpWalker struct {
+	ietf bool // encode the scalars as JSON_IETF (else JSON)
+	out  []lldpLeaf
+}
+
+// walk expands value x at el, skipping what no neighbour leaf is under.
+func (w *lldpWalker) walk(el []*gnmi.PathElem, x any) {
+	if !lldpRelevant(el) {
+		return
+	}
+	switch v := x.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			name := stripModule(k)
+			if arr, ok := v[k].([]any); ok {
+				w.entries(el, name, arr)
+				continue
+			}
+			w.walk(join(el, names(name)), v[k])
+		}
+	case []any:
+		// A list addressed without its key (e.g. .../neighbors/neighbor).
+		if len(el) > 0 && len(el[len(el)-1].GetKey()) == 0 {
+			w.entries(el[:len(el)-1], el[len(el)-1].GetName(), v)
+		}
+	case nil:
+	default:
+		w.out = append(w.out, lldpLeaf{el: el, val: encodeJSON(v, w.ietf)})
+	}
+}
+
+// entries expands the array value of list name under el.
+func (w *lldpWalker) entries(el []*gnmi.PathElem, name string, arr []any) {
+	key, ok := lldpListKeys[name]
+	if !ok {
+		return // a list no neighbour leaf is under
+	}
+	for _, e := range arr {
+		m, ok := e.(map[string]any)
+		if !ok {
+			w.out = append(w.out, lldpLeaf{el: join(el, names(name)), err: fmt.Errorf("list %s: an entry is not an object", name)})
+			continue
+		}
+		kv := lldpKeyValue(m, key)
+		if kv == "" {
+			w.out = append(w.out, lldpLeaf{el: join(el, names(name)), err: fmt.Errorf("list %s: an entry has no %s", name, key)})
+			continue
+		}
+		w.walk(join(el, []*gnmi.PathElem{elem(name, key, kv)}), m)
+	}
+}
+
+// lldpKeyValue is list entry m's value of key (a string or number, under
+// any module prefix), "" if none.
+func lldpKeyValue(m map[string]any, key string) string {
+	kv := ""
+	for mk, mv := range m {
+		if stripModule(mk) == key {
+			switch s := mv.(type) {
+			case string:
+				kv = s
+			case json.Number:
+				kv = s.String()
+			}
+		}
+	}
+	return kv
 }
 
 // applyLLDP folds one scalar leaf into the neighbour it belongs to.

@@ -56,27 +56,53 @@ func SetRequest(t Target, key env.QueueKey, s env.Setting, b Binding) (*gnmi.Set
 	if rebind {
 		profile = OwnProfileName(key.Port, key.Queue)
 	}
-	pct := PercentOf(s.Pmax)
-	req := &gnmi.SetRequest{}
-	upd := func(el []*gnmi.PathElem, v *gnmi.TypedValue) {
-		req.Update = append(req.Update, &gnmi.Update{Path: &gnmi.Path{Elem: el}, Val: v})
-	}
 	if t.Dialect != Sonic {
-		req.Prefix = &gnmi.Path{Target: key.Target, Origin: t.Dev().Origin}
-		wred := func(f Field) []*gnmi.PathElem { return ocLeafPath(Leaf{Field: f, Name: profile}) }
-		upd(wred(WREDMin), jsonIETF(u64s(s.KminBytes)))
-		upd(wred(WREDMax), jsonIETF(u64s(s.KmaxBytes)))
-		upd(wred(WREDProb), jsonIETF(pct))
-		upd(wred(WREDEnableECN), jsonIETF(true))
-		if rebind {
-			upd(ocLeafPath(Leaf{Field: WREDName, Name: profile}), jsonIETF(profile))
-			upd(ocLeafPath(Leaf{Field: QueueProfile, Port: key.Port, Index: key.Queue}), jsonIETF(profile))
-		}
-		for _, u := range req.Update {
-			t.QueueNamed(u.Path)
-		}
-		return req, nil // headroom: HeadroomRequest, a Set of its own
+		return ocSetRequest(t, key, s, profile, rebind), nil // headroom: HeadroomRequest, a Set of its own
 	}
+	return sonicSetRequest(t, key, s, b, profile, rebind)
+}
+
+// setBuilder appends the updates of a Set request.
+type setBuilder struct{ req *gnmi.SetRequest }
+
+// update appends an update of the leaf at el to v.
+func (sb setBuilder) update(el []*gnmi.PathElem, v *gnmi.TypedValue) {
+	sb.req.Update = append(sb.req.Update, &gnmi.Update{Path: &gnmi.Path{Elem: el}, Val: v})
+}
+
+// fields appends one update per field of CONFIG_DB entry table|key, in
+// field name order.
+func (sb setBuilder) fields(table, key string, fields map[string]string) {
+	for _, f := range slices.Sorted(maps.Keys(fields)) {
+		sb.update(names(table, key, f), jsonIETF(fields[f]))
+	}
+}
+
+// ocSetRequest is SetRequest's ECN profile write for the openconfig
+// dialect: the WRED leaves of profile, and its name and the queue's binding
+// to it when rebind.
+func ocSetRequest(t Target, key env.QueueKey, s env.Setting, profile string, rebind bool) *gnmi.SetRequest {
+	req := &gnmi.SetRequest{Prefix: &gnmi.Path{Target: key.Target, Origin: t.Dev().Origin}}
+	sb := setBuilder{req}
+	wred := func(f Field) []*gnmi.PathElem { return ocLeafPath(Leaf{Field: f, Name: profile}) }
+	sb.update(wred(WREDMin), jsonIETF(u64s(s.KminBytes)))
+	sb.update(wred(WREDMax), jsonIETF(u64s(s.KmaxBytes)))
+	sb.update(wred(WREDProb), jsonIETF(PercentOf(s.Pmax)))
+	sb.update(wred(WREDEnableECN), jsonIETF(true))
+	if rebind {
+		sb.update(ocLeafPath(Leaf{Field: WREDName, Name: profile}), jsonIETF(profile))
+		sb.update(ocLeafPath(Leaf{Field: QueueProfile, Port: key.Port, Index: key.Queue}), jsonIETF(profile))
+	}
+	for _, u := range req.Update {
+		t.QueueNamed(u.Path)
+	}
+	return req
+}
+
+// sonicSetRequest is SetRequest for the sonic dialect: the WRED_PROFILE
+// (and QUEUE binding when rebind), then the PG's buffer profile when
+// headroom or alpha is set.
+func sonicSetRequest(t Target, key env.QueueKey, s env.Setting, b Binding, profile string, rebind bool) (*gnmi.SetRequest, error) {
 	// SONiC: origin sonic-db, /CONFIG_DB/<namespace>/TABLE/KEY/FIELD
 	// (sonic-gnmi ignores prefix.target for writes), one update per field:
 	// its config updater applies a Set as a JSON patch, in which writing a
@@ -86,17 +112,13 @@ func SetRequest(t Target, key env.QueueKey, s env.Setting, b Binding) (*gnmi.Set
 	if ns == "" {
 		ns = "localhost"
 	}
-	req.Prefix = &gnmi.Path{Origin: "sonic-db", Elem: names(ConfigDB, ns)}
-	fieldsOf := func(table, key string, fields map[string]string) {
-		for _, f := range slices.Sorted(maps.Keys(fields)) {
-			upd(names(table, key, f), jsonIETF(fields[f]))
-		}
-	}
-	fieldsOf("WRED_PROFILE", profile, map[string]string{
+	req := &gnmi.SetRequest{Prefix: &gnmi.Path{Origin: "sonic-db", Elem: names(ConfigDB, ns)}}
+	sb := setBuilder{req}
+	sb.fields("WRED_PROFILE", profile, map[string]string{
 		"green_min_threshold": u64s(s.KminBytes), "green_max_threshold": u64s(s.KmaxBytes),
-		"green_drop_probability": strconv.FormatUint(pct, 10), "wred_green_enable": "true", "ecn": "ecn_all"})
+		"green_drop_probability": strconv.FormatUint(PercentOf(s.Pmax), 10), "wred_green_enable": "true", "ecn": "ecn_all"})
 	if rebind {
-		fieldsOf("QUEUE", key.Port+"|"+strconv.Itoa(key.Queue), map[string]string{"wred_profile": profile})
+		sb.fields("QUEUE", key.Port+"|"+strconv.Itoa(key.Queue), map[string]string{"wred_profile": profile})
 	}
 	// The PG's buffer profile: headroom (xoff, and size where it is
 	// xon + xoff) when s.HeadroomBytes > 0, alpha (dynamic_th) when
@@ -115,9 +137,23 @@ func SetRequest(t Target, key env.QueueKey, s env.Setting, b Binding) (*gnmi.Set
 		return nil, &HeadroomNotTunable{Key: key, Why: fmt.Sprintf("no BUFFER_PG entry binds PG %d of %s to a buffer profile in CONFIG_DB "+
 			"(under SONiC's dynamic buffer model buffermgrd computes lossless profiles from cable length and port speed)", key.Queue, key.Port)}
 	}
-	// fields: the profile's current fields with the change on top (what a
-	// profile of its own gets); change: the fields written in place.
-	fields := map[string]string{}
+	fields, change := bufferProfileFields(t, b, s, th)
+	if !b.BufferShared {
+		sb.fields("BUFFER_PROFILE", b.BufferProfile, change)
+		return req, nil
+	}
+	if err := sb.ownBufferProfile(key, b, fields); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// bufferProfileFields works out the PG's buffer profile fields for s
+// (dynamic_th th): fields, the profile's current fields with the change on
+// top (what a profile of its own gets); change, the fields written in
+// place.
+func bufferProfileFields(t Target, b Binding, s env.Setting, th int64) (fields, change map[string]string) {
+	fields = map[string]string{}
 	var xon uint64
 	for l, v := range b.BufferFields {
 		switch l.Field {
@@ -134,7 +170,7 @@ func SetRequest(t Target, key env.QueueKey, s env.Setting, b Binding) (*gnmi.Set
 			fields["size"] = strconv.FormatUint(v.U, 10)
 		}
 	}
-	change := map[string]string{}
+	change = map[string]string{}
 	if s.HeadroomBytes > 0 {
 		fields["xoff"] = u64s(s.HeadroomBytes)
 		change["xoff"] = fields["xoff"]
@@ -149,29 +185,32 @@ func SetRequest(t Target, key env.QueueKey, s env.Setting, b Binding) (*gnmi.Set
 		fields["dynamic_th"] = strconv.FormatInt(th, 10)
 		change["dynamic_th"] = fields["dynamic_th"]
 	}
-	if !b.BufferShared {
-		fieldsOf("BUFFER_PROFILE", b.BufferProfile, change)
-		return req, nil
-	}
+	return fields, change
+}
+
+// ownBufferProfile writes fields as the PG's own buffer profile, splits a
+// BUFFER_PG range entry that covers the PG (the other PGs keep the shared
+// profile) and binds the PG to its own profile.
+func (sb setBuilder) ownBufferProfile(key env.QueueKey, b Binding, fields map[string]string) error {
 	if fields["pool"] == "" {
-		return nil, &HeadroomNotTunable{Key: key, Why: fmt.Sprintf("buffer profile %s has no pool to copy into a profile of its own", b.BufferProfile)}
+		return &HeadroomNotTunable{Key: key, Why: fmt.Sprintf("buffer profile %s has no pool to copy into a profile of its own", b.BufferProfile)}
 	}
 	own := OwnBufferProfileName(key.Port, key.Queue)
-	fieldsOf("BUFFER_PROFILE", own, fields)
+	sb.fields("BUFFER_PROFILE", own, fields)
 	lo, hi, err := pgRange(b.PGKey)
 	if err != nil {
-		return nil, fmt.Errorf("%s: BUFFER_PG key %s|%s: %v", key, key.Port, b.PGKey, err)
+		return fmt.Errorf("%s: BUFFER_PG key %s|%s: %v", key, key.Port, b.PGKey, err)
 	}
 	if hi > lo {
-		req.Delete = append(req.Delete, &gnmi.Path{Elem: names("BUFFER_PG", key.Port+"|"+b.PGKey)})
+		sb.req.Delete = append(sb.req.Delete, &gnmi.Path{Elem: names("BUFFER_PG", key.Port+"|"+b.PGKey)})
 		for p := lo; p <= hi; p++ {
 			if p != key.Queue {
-				fieldsOf("BUFFER_PG", key.Port+"|"+strconv.Itoa(p), map[string]string{"profile": b.BufferProfile})
+				sb.fields("BUFFER_PG", key.Port+"|"+strconv.Itoa(p), map[string]string{"profile": b.BufferProfile})
 			}
 		}
 	}
-	fieldsOf("BUFFER_PG", key.Port+"|"+strconv.Itoa(key.Queue), map[string]string{"profile": own})
-	return req, nil
+	sb.fields("BUFFER_PG", key.Port+"|"+strconv.Itoa(key.Queue), map[string]string{"profile": own})
+	return nil
 }
 
 // HeadroomRequest builds the Set of a PG's headroom on an openconfig-family

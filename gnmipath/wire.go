@@ -43,40 +43,59 @@ type wireUpd struct {
 	v   Val
 }
 
+// wireField consumes the first field of message bytes b: its number and
+// type, val (a length-delimited field's content, else its encoded value)
+// and n, the bytes taken (protowire's negative code when malformed).
+func wireField(b []byte) (num protowire.Number, typ protowire.Type, val []byte, n int) {
+	// The common case, read directly: a length-delimited field with a
+	// one-byte tag (field 1-15) and a one-byte length (up to 127 bytes).
+	if len(b) >= 2 {
+		tag, l := b[0], int(b[1])
+		if tag < 0x80 && tag>>3 >= 1 && protowire.Type(tag&7) == protowire.BytesType && l < 0x80 && l <= len(b)-2 {
+			return protowire.Number(tag >> 3), protowire.BytesType, b[2 : 2+l], 2 + l
+		}
+	}
+	return consumeField(b)
+}
+
+// consumeField is wireField for any field, by protowire.
+func consumeField(b []byte) (num protowire.Number, typ protowire.Type, val []byte, n int) {
+	num, typ, n = protowire.ConsumeTag(b)
+	if n < 0 {
+		return 0, 0, nil, n
+	}
+	if typ == protowire.BytesType {
+		v, m := protowire.ConsumeBytes(b[n:])
+		if m < 0 {
+			return 0, 0, nil, m
+		}
+		return num, typ, v, n + m
+	}
+	m := protowire.ConsumeFieldValue(num, typ, b[n:])
+	if m < 0 {
+		return 0, 0, nil, m
+	}
+	return num, typ, b[n : n+m], n + m
+}
+
 // PeekWire reads a SubscribeResponse's kind, timestamp and whether it
 // carries counters, without decoding its values.
 func PeekWire(dl Dialect, b []byte) (WireResult, error) {
 	var r WireResult
 	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
+		num, typ, v, n := wireField(b)
 		if n < 0 {
 			return r, protowire.ParseError(n)
 		}
 		b = b[n:]
 		switch {
 		case num == srSync && typ == protowire.VarintType:
-			v, m := protowire.ConsumeVarint(b)
-			if m < 0 {
-				return r, protowire.ParseError(m)
-			}
-			r.Sync = v != 0
-			b = b[m:]
-			continue
+			x, _ := protowire.ConsumeVarint(v)
+			r.Sync = x != 0
 		case num == srUpdate && typ == protowire.BytesType:
-			nb, m := protowire.ConsumeBytes(b)
-			if m < 0 {
-				return r, protowire.ParseError(m)
-			}
 			r.Update = true
-			r.Timestamp, r.Counters = peekNotification(dl, nb)
-			b = b[m:]
-			continue
+			r.Timestamp, r.Counters = peekNotification(dl, v)
 		}
-		m := protowire.ConsumeFieldValue(num, typ, b)
-		if m < 0 {
-			return r, protowire.ParseError(m)
-		}
-		b = b[m:]
 	}
 	return r, nil
 }
@@ -85,99 +104,63 @@ func PeekWire(dl Dialect, b []byte) (WireResult, error) {
 // paths has a "state" element (sonic: the prefix target is COUNTERS_DB).
 func peekNotification(dl Dialect, b []byte) (ts int64, counters bool) {
 	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
+		num, typ, v, n := wireField(b)
 		if n < 0 {
-			return
+			return ts, counters
 		}
 		b = b[n:]
-		if typ == protowire.VarintType && num == ntTimestamp {
-			v, m := protowire.ConsumeVarint(b)
-			if m < 0 {
-				return
-			}
-			ts = int64(v)
-			b = b[m:]
-			continue
-		}
-		if typ == protowire.BytesType && (num == ntPrefix || num == ntUpdate) {
-			nb, m := protowire.ConsumeBytes(b)
-			if m < 0 {
-				return
-			}
-			b = b[m:]
-			if counters {
-				continue
-			}
+		switch {
+		case typ == protowire.VarintType && num == ntTimestamp:
+			x, _ := protowire.ConsumeVarint(v)
+			ts = int64(x)
+		case typ == protowire.BytesType && (num == ntPrefix || num == ntUpdate) && !counters:
 			if num == ntUpdate {
-				nb = subMessage(nb, upPath)
+				v = subMessage(v, upPath)
 			}
-			counters = pathHasState(dl, nb, num == ntPrefix)
-			continue
+			counters = pathHasState(dl, v, num == ntPrefix)
 		}
-		m := protowire.ConsumeFieldValue(num, typ, b)
-		if m < 0 {
-			return
-		}
-		b = b[m:]
 	}
-	return
+	return ts, counters
 }
 
 // subMessage returns the bytes of field num (a message, or a string) of
 // message b, or nil.
 func subMessage(b []byte, num protowire.Number) []byte {
 	for len(b) > 0 {
-		f, typ, n := protowire.ConsumeTag(b)
+		f, typ, v, n := wireField(b)
 		if n < 0 {
 			return nil
 		}
 		b = b[n:]
 		if f == num && typ == protowire.BytesType {
-			v, m := protowire.ConsumeBytes(b)
-			if m < 0 {
-				return nil
-			}
 			return v
 		}
-		m := protowire.ConsumeFieldValue(f, typ, b)
-		if m < 0 {
-			return nil
-		}
-		b = b[m:]
 	}
 	return nil
 }
 
+// pathHasState reports whether Path message b has a "state" element
+// (sonic: as a notification's prefix, its target is COUNTERS_DB).
 func pathHasState(dl Dialect, b []byte, prefix bool) bool {
 	for len(b) > 0 {
-		f, typ, n := protowire.ConsumeTag(b)
+		f, typ, v, n := wireField(b)
 		if n < 0 {
 			return false
 		}
 		b = b[n:]
-		if typ == protowire.BytesType {
-			v, m := protowire.ConsumeBytes(b)
-			if m < 0 {
-				return false
-			}
-			b = b[m:]
-			switch {
-			case dl == Sonic && prefix && f == pTarget:
-				if t := string(v); t == CountersDB || strings.HasPrefix(t, CountersDB+"/") {
-					return true
-				}
-			case dl != Sonic && f == pElem:
-				if string(subMessage(v, peName)) == "state" {
-					return true
-				}
-			}
+		if typ != protowire.BytesType {
 			continue
 		}
-		m := protowire.ConsumeFieldValue(f, typ, b)
-		if m < 0 {
-			return false
+		switch {
+		case dl == Sonic && prefix && f == pTarget:
+			if t := string(v); t == CountersDB || strings.HasPrefix(t, CountersDB+"/") {
+				return true
+			}
+		case dl != Sonic && f == pElem:
+			if string(subMessage(v, peName)) == "state" {
+				return true
+			}
 		}
-		b = b[m:]
 	}
 	return false
 }
@@ -225,106 +208,118 @@ func (d *Decoder) ApplyPeeked(b []byte, r WireResult) error {
 // pass resolves every update from the path cache and reads its scalar
 // (errWireFallback as soon as one cannot be), a second applies them.
 func (d *Decoder) applyWireNotification(b []byte) (counters bool, err error) {
-	var prefix []byte
 	ups := d.wire[:0]
 	defer func() { d.wire = ups[:0] }()
 	// Pass 0: the prefix (it may come after the updates on the wire).
-	for rest := b; len(rest) > 0; {
-		num, typ, n := protowire.ConsumeTag(rest)
-		if n < 0 {
-			return false, errWireFallback
-		}
-		rest = rest[n:]
-		if typ == protowire.BytesType {
-			v, m := protowire.ConsumeBytes(rest)
-			if m < 0 {
-				return false, errWireFallback
-			}
-			rest = rest[m:]
-			switch num {
-			case ntPrefix:
-				prefix = v
-			case ntDelete:
-				return false, errWireFallback
-			}
-			continue
-		}
-		m := protowire.ConsumeFieldValue(num, typ, rest)
-		if m < 0 {
-			return false, errWireFallback
-		}
-		rest = rest[m:]
+	prefix, ok := wirePrefix(b)
+	if !ok {
+		return false, errWireFallback
 	}
 	pk, ok := appendPathKey(d.pbuf[:0], prefix)
 	d.pbuf = pk
 	if !ok {
 		return false, errWireFallback
 	}
-	// Pass 1: resolve every update.
+	// Pass 1: resolve every update (pass 0 found the bytes well formed).
 	for rest := b; len(rest) > 0; {
-		num, typ, n := protowire.ConsumeTag(rest)
+		num, typ, v, n := wireField(rest)
 		rest = rest[n:]
 		if typ != protowire.BytesType || num != ntUpdate {
-			rest = rest[protowire.ConsumeFieldValue(num, typ, rest):]
 			continue
 		}
-		u, m := protowire.ConsumeBytes(rest)
-		rest = rest[m:]
-		var path, val []byte
-		for len(u) > 0 {
-			f, t, k := protowire.ConsumeTag(u)
-			if k < 0 {
-				return false, errWireFallback
-			}
-			u = u[k:]
-			if t != protowire.BytesType {
-				k = protowire.ConsumeFieldValue(f, t, u)
-				if k < 0 {
-					return false, errWireFallback
-				}
-				u = u[k:]
-				continue
-			}
-			v, k := protowire.ConsumeBytes(u)
-			if k < 0 {
-				return false, errWireFallback
-			}
-			u = u[k:]
-			switch f {
-			case upPath:
-				path = v
-			case upVal:
-				val = v
-			case upValue:
-				return false, errWireFallback
-			}
-		}
-		key, ok := appendPathKey(append(d.kbuf[:0], pk...), path)
-		d.kbuf = key
+		u, ok := d.resolveWire(pk, v)
 		if !ok {
 			return false, errWireFallback
 		}
-		ent, hit := d.lookupPath(key)
-		if !hit {
-			return false, errWireFallback
-		}
-		w := wireUpd{ent: ent}
-		if ent.known {
-			// A bad value goes the general way, which reports it by
-			// the path as sent.
-			if !wireScalar(val, &d.sc) {
-				return false, errWireFallback
-			}
-			v, err := decodeScal(d.t.Dialect, ent.leaf, &d.sc)
-			d.sc = scal{}
-			if err != nil {
-				return false, errWireFallback
-			}
-			w.v = v
-		}
-		ups = append(ups, w)
+		ups = append(ups, u)
 	}
 	// Pass 2: apply.
+	return d.applyWireUpds(ups), nil
+}
+
+// wirePrefix finds a notification's prefix; ok is false for a notification
+// with deletes or malformed bytes.
+func wirePrefix(b []byte) (prefix []byte, ok bool) {
+	for len(b) > 0 {
+		num, typ, v, n := wireField(b)
+		if n < 0 {
+			return nil, false
+		}
+		b = b[n:]
+		if typ != protowire.BytesType {
+			continue
+		}
+		switch num {
+		case ntPrefix:
+			prefix = v
+		case ntDelete:
+			return nil, false
+		}
+	}
+	return prefix, true
+}
+
+// resolveWire resolves Update message u of a notification whose prefix's
+// key is pk from the path cache and reads its scalar; ok is false when
+// either cannot be done on the fast walk.
+func (d *Decoder) resolveWire(pk, u []byte) (wireUpd, bool) {
+	path, val, ok := wireUpdate(u)
+	if !ok {
+		return wireUpd{}, false
+	}
+	key, ok := appendPathKey(append(d.kbuf[:0], pk...), path)
+	d.kbuf = key
+	if !ok {
+		return wireUpd{}, false
+	}
+	ent, hit := d.lookupPath(key)
+	if !hit {
+		return wireUpd{}, false
+	}
+	w := wireUpd{ent: ent}
+	if ent.known {
+		// A bad value goes the general way, which reports it by
+		// the path as sent.
+		if !wireScalar(val, &d.sc) {
+			return wireUpd{}, false
+		}
+		v, err := decodeScal(d.t.Dialect, ent.leaf, &d.sc)
+		d.sc = scal{}
+		if err != nil {
+			return wireUpd{}, false
+		}
+		w.v = v
+	}
+	return w, true
+}
+
+// wireUpdate reads an Update message's path and val; ok is false for the
+// deprecated value field or malformed bytes.
+func wireUpdate(u []byte) (path, val []byte, ok bool) {
+	for len(u) > 0 {
+		f, typ, v, n := wireField(u)
+		if n < 0 {
+			return nil, nil, false
+		}
+		u = u[n:]
+		if typ != protowire.BytesType {
+			continue
+		}
+		switch f {
+		case upPath:
+			path = v
+		case upVal:
+			val = v
+		case upValue:
+			return nil, nil, false
+		}
+	}
+	return path, val, true
+}
+
+// applyWireUpds applies resolved updates in order (counting skipped
+// leaves) and reports whether any was of a queue.
+func (d *Decoder) applyWireUpds(ups []wireUpd) (counters bool) {
 	for i := range ups {
 		w := &ups[i]
 		if !w.ent.known {
@@ -338,7 +333,7 @@ func (d *Decoder) applyWireNotification(b []byte) (counters bool, err error) {
 			counters = true
 		}
 	}
-	return counters, nil
+	return counters
 }
 
 // appendPathKey appends the pathKey encoding of a Path message's target,
@@ -349,24 +344,14 @@ func appendPathKey(dst, b []byte) ([]byte, bool) {
 	var target, origin []byte
 	nelem := 0
 	for rest := b; len(rest) > 0; {
-		f, t, n := protowire.ConsumeTag(rest)
+		f, typ, v, n := wireField(rest)
 		if n < 0 {
 			return dst, false
 		}
 		rest = rest[n:]
-		if t != protowire.BytesType {
-			n = protowire.ConsumeFieldValue(f, t, rest)
-			if n < 0 {
-				return dst, false
-			}
-			rest = rest[n:]
+		if typ != protowire.BytesType {
 			continue
 		}
-		v, n := protowire.ConsumeBytes(rest)
-		if n < 0 {
-			return dst, false
-		}
-		rest = rest[n:]
 		switch f {
 		case pElement:
 			return dst, false
@@ -383,48 +368,48 @@ func appendPathKey(dst, b []byte) ([]byte, bool) {
 	if nelem == 0 {
 		return dst, true
 	}
+	// The elements, in order (the first walk found the bytes well formed).
 	for rest := b; len(rest) > 0; {
-		f, t, n := protowire.ConsumeTag(rest)
+		f, typ, v, n := wireField(rest)
 		rest = rest[n:]
-		if t != protowire.BytesType {
-			rest = rest[protowire.ConsumeFieldValue(f, t, rest):]
+		if typ != protowire.BytesType || f != pElem {
 			continue
 		}
-		v, n := protowire.ConsumeBytes(rest)
-		rest = rest[n:]
-		if f != pElem {
-			continue
-		}
-		var name, kn, kv []byte
-		keys := 0
-		for len(v) > 0 {
-			g, tt, k := protowire.ConsumeTag(v)
-			if k < 0 || tt != protowire.BytesType {
-				return dst, false
-			}
-			v = v[k:]
-			x, k := protowire.ConsumeBytes(v)
-			if k < 0 {
-				return dst, false
-			}
-			v = v[k:]
-			switch g {
-			case peName:
-				name = x
-			case peKey:
-				keys++
-				kn, kv = mapEntry(x)
-			}
-		}
-		if keys > 1 {
+		var ok bool
+		if dst, ok = appendElemKey(dst, v); !ok {
 			return dst, false
 		}
-		dst = appendLPb(dst, name)
-		dst = binary.AppendUvarint(dst, uint64(keys))
-		if keys == 1 {
-			dst = appendLPb(dst, kn)
-			dst = appendLPb(dst, kv)
+	}
+	return dst, true
+}
+
+// appendElemKey appends the pathKey encoding of a PathElem message: its
+// name and its key, if it has one (ok is false for more than one).
+func appendElemKey(dst, b []byte) ([]byte, bool) {
+	var name, kn, kv []byte
+	keys := 0
+	for len(b) > 0 {
+		g, typ, v, n := wireField(b)
+		if n < 0 || typ != protowire.BytesType {
+			return dst, false
 		}
+		b = b[n:]
+		switch g {
+		case peName:
+			name = v
+		case peKey:
+			keys++
+			kn, kv = mapEntry(v)
+		}
+	}
+	if keys > 1 {
+		return dst, false
+	}
+	dst = appendLPb(dst, name)
+	dst = binary.AppendUvarint(dst, uint64(keys))
+	if keys == 1 {
+		dst = appendLPb(dst, kn)
+		dst = appendLPb(dst, kv)
 	}
 	return dst, true
 }
@@ -432,14 +417,9 @@ func appendPathKey(dst, b []byte) ([]byte, bool) {
 // mapEntry reads a map<string,string> entry (key 1, value 2).
 func mapEntry(b []byte) (k, v []byte) {
 	for len(b) > 0 {
-		f, t, n := protowire.ConsumeTag(b)
-		if n < 0 || t != protowire.BytesType {
-			return
-		}
-		b = b[n:]
-		x, n := protowire.ConsumeBytes(b)
-		if n < 0 {
-			return
+		f, typ, x, n := wireField(b)
+		if n < 0 || typ != protowire.BytesType {
+			return k, v
 		}
 		b = b[n:]
 		if f == 1 {
@@ -448,7 +428,7 @@ func mapEntry(b []byte) (k, v []byte) {
 			v = x
 		}
 	}
-	return
+	return k, v
 }
 
 func appendLPb(b, s []byte) []byte {

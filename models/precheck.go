@@ -96,27 +96,66 @@ func precheck(path string) (empty bool, err error) {
 	if !st.Mode().IsRegular() {
 		return false, errorf(ErrCorrupt, "%s is not a regular file", path)
 	}
-	bad := func(format string, a ...any) error {
-		return errorf(ErrCorrupt, "%s is not a usable ecntune registry: %s", path, fmt.Sprintf(format, a...))
+	bf := boltFile{f: f, path: path, size: size}
+	m0, why0, err := bf.firstMeta()
+	if err != nil {
+		return false, err
 	}
+	m1, why1, err := bf.secondMeta(m0, why0)
+	if err != nil {
+		return false, err
+	}
+	use, err := bf.chooseMeta(m0, why0, m1, why1)
+	if err != nil {
+		return false, err
+	}
+	need := int64(use.hwm) * int64(use.pageSize)
+	if need/int64(use.pageSize) != int64(use.hwm) || need > size {
+		return false, bf.bad("truncated: the database says it uses %d pages of %d bytes (%d bytes) but the file has %d bytes",
+			use.hwm, use.pageSize, need, size)
+	}
+	return false, nil
+}
+
+// boltFile is an open file precheck reads, of size bytes.
+type boltFile struct {
+	f    *os.File
+	path string
+	size int64
+}
+
+// bad is the ErrCorrupt of a file that is not a usable registry.
+func (bf boltFile) bad(format string, a ...any) error {
+	return errorf(ErrCorrupt, "%s is not a usable ecntune registry: %s", bf.path, fmt.Sprintf(format, a...))
+}
+
+// firstMeta reads the meta page at the start of the file: m0, or why0 what
+// is wrong with it; an error when the file is too short or bbolt would use
+// a page describing an impossible layout.
+func (bf boltFile) firstMeta() (m0 boltMeta, why0 string, err error) {
 	first := make([]byte, 4096)
-	n, err := f.ReadAt(first, 0)
+	n, err := bf.f.ReadAt(first, 0)
 	if err != nil && err != io.EOF {
-		return false, fmt.Errorf("read %s: %w", path, err)
+		return boltMeta{}, "", fmt.Errorf("read %s: %w", bf.path, err)
 	}
 	first = first[:n]
 	if n < boltMetaOffset+boltMetaSum+8 {
-		return false, bad("file is %d bytes, too short for a bbolt database (truncated or not a database)", size)
+		return boltMeta{}, "", bf.bad("file is %d bytes, too short for a bbolt database (truncated or not a database)", bf.size)
 	}
 	m0, why0, sane := parseMeta(first)
 	if !sane {
-		return false, bad("first meta page: %s", why0)
+		return boltMeta{}, "", bf.bad("first meta page: %s", why0)
 	}
+	return m0, why0, nil
+}
+
+// secondMeta finds the second meta page, given the first (m0, or what is
+// wrong with it, why0); why1 says why none was found.
+func (bf boltFile) secondMeta(m0 boltMeta, why0 string) (m1 boltMeta, why1 string, err error) {
 	// The second meta page sits one page in; its position depends on the
 	// page size, which only a valid meta page tells. Try the first page's
 	// claim, then every size bbolt can use.
-	var m1 boltMeta
-	why1 := "second meta page not found"
+	why1 = "second meta page not found"
 	try := []int64{}
 	if why0 == "" {
 		try = append(try, int64(m0.pageSize))
@@ -126,30 +165,35 @@ func precheck(path string) (empty bool, err error) {
 	}
 	buf := make([]byte, boltMetaOffset+boltMetaSum+8)
 	for _, off := range try {
-		if off+int64(len(buf)) > size {
+		if off+int64(len(buf)) > bf.size {
 			continue
 		}
-		if _, err := f.ReadAt(buf, off); err != nil {
-			return false, fmt.Errorf("read %s: %w", path, err)
+		if _, err := bf.f.ReadAt(buf, off); err != nil {
+			return boltMeta{}, "", fmt.Errorf("read %s: %w", bf.path, err)
 		}
 		m, why, sane := parseMeta(buf)
 		if !sane && (why0 != "" || off == int64(m0.pageSize)) {
-			return false, bad("second meta page: %s", why)
+			return boltMeta{}, "", bf.bad("second meta page: %s", why)
 		}
 		if why == "" && int64(m.pageSize) == off {
-			m1, why1 = m, ""
-			break
+			return m, "", nil
 		} else if why0 == "" && off == int64(m0.pageSize) {
 			why1 = why
 		}
 	}
+	return m1, why1, nil
+}
+
+// chooseMeta picks the meta page bbolt will use: the valid one, or of two
+// the later transaction; both must agree on the page size.
+func (bf boltFile) chooseMeta(m0 boltMeta, why0 string, m1 boltMeta, why1 string) (boltMeta, error) {
 	var use boltMeta
 	switch {
 	case why0 != "" && why1 != "":
 		if why0 == "no bbolt magic number" {
-			return false, bad("not a bbolt database (no bbolt magic number at the start)")
+			return boltMeta{}, bf.bad("not a bbolt database (no bbolt magic number at the start)")
 		}
-		return false, bad("both meta pages are damaged (%s; %s)", why0, why1)
+		return boltMeta{}, bf.bad("both meta pages are damaged (%s; %s)", why0, why1)
 	case why0 != "":
 		use = m1
 	case why1 != "":
@@ -161,12 +205,7 @@ func precheck(path string) (empty bool, err error) {
 		}
 	}
 	if why0 == "" && why1 == "" && m0.pageSize != m1.pageSize {
-		return false, bad("meta pages disagree on the page size (%d and %d)", m0.pageSize, m1.pageSize)
+		return boltMeta{}, bf.bad("meta pages disagree on the page size (%d and %d)", m0.pageSize, m1.pageSize)
 	}
-	need := int64(use.hwm) * int64(use.pageSize)
-	if need/int64(use.pageSize) != int64(use.hwm) || need > size {
-		return false, bad("truncated: the database says it uses %d pages of %d bytes (%d bytes) but the file has %d bytes",
-			use.hwm, use.pageSize, need, size)
-	}
-	return false, nil
+	return use, nil
 }

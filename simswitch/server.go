@@ -186,15 +186,52 @@ func (s *Server) releaseSonicPeer(peer string, id int64) {
 // it, and serves gNMI. It returns the server and the address of its (first)
 // listener.
 func Start(ctx context.Context, cfg Config) (*Server, string, error) {
+	dev, err := resolveDevice(&cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	if dev.MinSample > cfg.MinSampleInterval {
+		cfg.MinSampleInterval = dev.MinSample
+	}
+	if err := cfg.fillDefaults(); err != nil {
+		return nil, "", err
+	}
+	s := &Server{cfg: cfg, d: cfg.Dialect, dev: dev, streams: map[int64]context.CancelCauseFunc{}, byName: map[string]int{},
+		preparing: make(chan struct{}, 1)}
+	s.faults.Store(&Faults{})
+	if cfg.TLSCert != "" {
+		c, err := credentials.NewServerTLSFromFile(cfg.TLSCert, cfg.TLSKey)
+		if err != nil {
+			return nil, "", fmt.Errorf("tls: cert %s / key %s: %v", cfg.TLSCert, cfg.TLSKey, err)
+		}
+		s.creds = c
+	}
+	if err := s.buildRunner(); err != nil {
+		return nil, "", err
+	}
+	if len(s.r.infos) == 0 {
+		return nil, "", fmt.Errorf("the fabric has no switches to serve")
+	}
+	for i, info := range s.r.infos {
+		s.byName[info.Name] = i
+	}
+	if err := s.startServing(ctx); err != nil {
+		return nil, "", err
+	}
+	return s, s.listeners[0].addr, nil
+}
+
+// resolveDevice looks up cfg's device (the dialect's default when none is
+// named) and settles cfg's dialect (openconfig when neither is given).
+func resolveDevice(cfg *Config) (*gnmipath.Device, error) {
 	var dev *gnmipath.Device
 	if cfg.Device != "" {
 		var err error
 		if dev, err = gnmipath.LookupDevice(cfg.Device); err != nil {
-			return nil, "", err
+			return nil, err
 		}
-
 		if cfg.Dialect != "" && cfg.Dialect != dev.Dialect {
-			return nil, "", fmt.Errorf("device %s speaks the %s dialect, not %s", dev.Name, dev.Dialect, cfg.Dialect)
+			return nil, fmt.Errorf("device %s speaks the %s dialect, not %s", dev.Name, dev.Dialect, cfg.Dialect)
 		}
 		cfg.Dialect = dev.Dialect
 	}
@@ -202,14 +239,17 @@ func Start(ctx context.Context, cfg Config) (*Server, string, error) {
 		cfg.Dialect = gnmipath.OpenConfig
 	}
 	if _, err := gnmipath.ParseDialect(string(cfg.Dialect)); err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	if dev == nil {
 		dev = gnmipath.DefaultDevice(cfg.Dialect)
 	}
-	if dev.MinSample > cfg.MinSampleInterval {
-		cfg.MinSampleInterval = dev.MinSample
-	}
+	return dev, nil
+}
+
+// fillDefaults gives every unset field of cfg its default and refuses
+// settings that cannot work together.
+func (cfg *Config) fillDefaults() error {
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:57400"
 	}
@@ -217,7 +257,7 @@ func Start(ctx context.Context, cfg Config) (*Server, string, error) {
 		cfg.Timescale = 1000
 	}
 	if !(cfg.Timescale > 0) {
-		return nil, "", fmt.Errorf("timescale %g must be > 0 (wall seconds per simulated second)", cfg.Timescale)
+		return fmt.Errorf("timescale %g must be > 0 (wall seconds per simulated second)", cfg.Timescale)
 	}
 	if cfg.Step <= 0 {
 		cfg.Step = 5 * time.Millisecond
@@ -238,57 +278,33 @@ func Start(ctx context.Context, cfg Config) (*Server, string, error) {
 		cfg.MaxSetOps = DefaultMaxSetOps
 	}
 	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
-		return nil, "", fmt.Errorf("tls: give both a certificate and a key file (have cert %q, key %q)", cfg.TLSCert, cfg.TLSKey)
+		return fmt.Errorf("tls: give both a certificate and a key file (have cert %q, key %q)", cfg.TLSCert, cfg.TLSKey)
 	}
 	if cfg.Password != "" && cfg.Username == "" {
-		return nil, "", fmt.Errorf("password given without a username")
+		return fmt.Errorf("password given without a username")
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	s := &Server{cfg: cfg, d: cfg.Dialect, dev: dev, streams: map[int64]context.CancelCauseFunc{}, byName: map[string]int{},
-		preparing: make(chan struct{}, 1)}
-	s.faults.Store(&Faults{})
-	if cfg.TLSCert != "" {
-		c, err := credentials.NewServerTLSFromFile(cfg.TLSCert, cfg.TLSKey)
-		if err != nil {
-			return nil, "", fmt.Errorf("tls: cert %s / key %s: %v", cfg.TLSCert, cfg.TLSKey, err)
-		}
-		s.creds = c
-	}
+	return nil
+}
+
+// buildRunner builds the simulation (unless s.cfg.Engine is given) and its
+// runner: device sonic's CONFIG_DBs, the scenario's end and the Set log.
+func (s *Server) buildRunner() error {
+	cfg := s.cfg
 	eng := cfg.Engine
 	if eng == nil {
 		sim, err := simenv.New(cfg.Sim)
 		if err != nil {
-			return nil, "", fmt.Errorf("simulation: %w", err)
+			return fmt.Errorf("simulation: %w", err)
 		}
 		eng = sim
 	}
-	s.r = newRunner(eng, dev, cfg.Timescale, cfg.Step, cfg.Sim.PFC.XonOffsetBytes)
-	if dev.RealSonic {
-		if cfg.SonicQueues == 0 {
-			cfg.SonicQueues = DefaultSonicQueues
-		}
-		if cfg.SonicQueues < simenv.NumQueues || cfg.SonicQueues > MaxSonicQueues {
-			return nil, "", fmt.Errorf("sonic queues %d: want %d to %d per port", cfg.SonicQueues, simenv.NumQueues, MaxSonicQueues)
-		}
-		s.cfg.SonicQueues = cfg.SonicQueues
-		switch cfg.SonicBufferModel {
-		case "", "static", "dynamic":
-		default:
-			return nil, "", fmt.Errorf("sonic buffer model %q: want static or dynamic", cfg.SonicBufferModel)
-		}
-		for i, info := range s.r.infos {
-			db := newSonicDB(info, s.r.pub[i].tree, cfg.SonicBufferModel == "dynamic", cfg.SonicQueues)
-			if cfg.SonicNoCableLength {
-				delete(db, "CABLE_LENGTH")
-			}
-			t, err := db.tree()
-			if err != nil {
-				return nil, "", fmt.Errorf("sonic config of %s: %v", info.Name, err)
-			}
-			s.r.sonic = append(s.r.sonic, db)
-			s.r.pub[i].tree, s.r.pub[i].items = t, gnmipath.ConfigItemsFor(dev, t)
+	s.r = newRunner(eng, s.dev, cfg.Timescale, cfg.Step, cfg.Sim.PFC.XonOffsetBytes)
+	if s.dev.RealSonic {
+		if err := s.buildSonic(); err != nil {
+			return err
 		}
 	}
 	if cfg.Engine == nil && !cfg.Sim.Loop {
@@ -302,19 +318,50 @@ func Start(ctx context.Context, cfg Config) (*Server, string, error) {
 		s.r.setLog = &setLog{w: cfg.SetLog}
 		s.r.logStart()
 	}
-	if len(s.r.infos) == 0 {
-		return nil, "", fmt.Errorf("the fabric has no switches to serve")
+	return nil
+}
+
+// buildSonic checks device sonic's settings and lays every switch's
+// configuration out as its CONFIG_DB, which the published tree is then
+// read from.
+func (s *Server) buildSonic() error {
+	if s.cfg.SonicQueues == 0 {
+		s.cfg.SonicQueues = DefaultSonicQueues
+	}
+	cfg := s.cfg
+	if cfg.SonicQueues < simenv.NumQueues || cfg.SonicQueues > MaxSonicQueues {
+		return fmt.Errorf("sonic queues %d: want %d to %d per port", cfg.SonicQueues, simenv.NumQueues, MaxSonicQueues)
+	}
+	switch cfg.SonicBufferModel {
+	case "", "static", "dynamic":
+	default:
+		return fmt.Errorf("sonic buffer model %q: want static or dynamic", cfg.SonicBufferModel)
 	}
 	for i, info := range s.r.infos {
-		s.byName[info.Name] = i
+		db := newSonicDB(info, s.r.pub[i].tree, cfg.SonicBufferModel == "dynamic", cfg.SonicQueues)
+		if cfg.SonicNoCableLength {
+			delete(db, "CABLE_LENGTH")
+		}
+		t, err := db.tree()
+		if err != nil {
+			return fmt.Errorf("sonic config of %s: %v", info.Name, err)
+		}
+		s.r.sonic = append(s.r.sonic, db)
+		s.r.pub[i].tree, s.r.pub[i].items = t, gnmipath.ConfigItemsFor(s.dev, t)
 	}
+	return nil
+}
+
+// startServing starts the simulation and the listeners, and closes the
+// server when ctx ends; if a listener fails it stops the simulation again.
+func (s *Server) startServing(ctx context.Context) error {
 	rctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	go s.r.run(rctx)
 	if err := s.listen(); err != nil {
 		cancel()
 		<-s.r.done
-		return nil, "", err
+		return err
 	}
 	go func() {
 		select {
@@ -323,7 +370,7 @@ func Start(ctx context.Context, cfg Config) (*Server, string, error) {
 		case <-s.r.done:
 		}
 	}()
-	return s, s.listeners[0].addr, nil
+	return nil
 }
 
 func (s *Server) listen() error {

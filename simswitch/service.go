@@ -66,23 +66,36 @@ func (v *service) route(prefix, p *gnmi.Path) (route, error) {
 	}
 	el := gnmipath.FullElems(prefix, p)
 	if v.s.d != gnmipath.Sonic {
-		// The origin selects the schema: openconfig ("" means openconfig,
-		// gNMI §2.7.1) or a vendor-native one, whose leaves carry their
-		// origin as their database.
-		db := origin
-		if db == "openconfig" {
-			db = ""
-		}
-		if db != "" && db != v.s.dev.NativeOrigin {
-			return route{}, status.Errorf(codes.Unimplemented, "origin %q is not served by this %s switch (have openconfig%s)", origin, v.s.dev.Name, nativeNote(v.s.dev))
-		}
-		if target == "" {
-			sw, err := v.defaultSwitch()
-			return route{sw: sw, db: db, elems: el}, err
-		}
-		sw, err := v.switchNamed(target)
+		return v.routeOpenConfig(target, origin, el)
+	}
+	return v.routeSonic(prefix, p, target, origin, el)
+}
+
+// routeOpenConfig routes a path of the openconfig dialect: the target
+// names the switch, the origin the schema.
+func (v *service) routeOpenConfig(target, origin string, el []*gnmi.PathElem) (route, error) {
+	// The origin selects the schema: openconfig ("" means openconfig,
+	// gNMI §2.7.1) or a vendor-native one, whose leaves carry their
+	// origin as their database.
+	db := origin
+	if db == "openconfig" {
+		db = ""
+	}
+	if db != "" && db != v.s.dev.NativeOrigin {
+		return route{}, status.Errorf(codes.Unimplemented, "origin %q is not served by this %s switch (have openconfig%s)", origin, v.s.dev.Name, nativeNote(v.s.dev))
+	}
+	if target == "" {
+		sw, err := v.defaultSwitch()
 		return route{sw: sw, db: db, elems: el}, err
 	}
+	sw, err := v.switchNamed(target)
+	return route{sw: sw, db: db, elems: el}, err
+}
+
+// routeSonic routes a path of the sonic dialect: the database is the
+// target or the first element, the switch the target or the namespace
+// element after the database.
+func (v *service) routeSonic(prefix, p *gnmi.Path, target, origin string, el []*gnmi.PathElem) (route, error) {
 	rt := route{sw: -1}
 	db := target
 	if db == gnmipath.OCYang {
@@ -112,20 +125,9 @@ func (v *service) route(prefix, p *gnmi.Path) (route, error) {
 		return rt, status.Errorf(codes.NotFound, "database %q does not exist (have %s, %s)", db, gnmipath.ConfigDB, gnmipath.CountersDB)
 	}
 	rt.db = db
-	if len(el) > 0 {
-		n := el[0].GetName()
-		if _, ok := v.s.byName[n]; ok {
-			sw, err := v.switchNamed(n)
-			if err != nil {
-				return rt, err
-			}
-			if rt.sw >= 0 && rt.sw != sw {
-				return rt, status.Errorf(codes.InvalidArgument, "target %q and namespace %q name different switches", target, n)
-			}
-			rt.sw, rt.ns, el = sw, n, el[1:]
-		} else if n == "localhost" {
-			rt.ns, el = n, el[1:]
-		}
+	el, err := v.takeNamespace(&rt, target, el)
+	if err != nil {
+		return rt, err
 	}
 	if rt.sw < 0 {
 		sw, err := v.defaultSwitch()
@@ -136,6 +138,32 @@ func (v *service) route(prefix, p *gnmi.Path) (route, error) {
 	}
 	rt.elems = el
 	return rt, nil
+}
+
+// takeNamespace takes a namespace element (a switch's name or "localhost")
+// off the front of el into rt, checking it agrees with the switch target
+// named, and returns the elements after it.
+func (v *service) takeNamespace(rt *route, target string, el []*gnmi.PathElem) ([]*gnmi.PathElem, error) {
+	if len(el) == 0 {
+		return el, nil
+	}
+	n := el[0].GetName()
+	if _, ok := v.s.byName[n]; ok {
+		sw, err := v.switchNamed(n)
+		if err != nil {
+			return el, err
+		}
+		if rt.sw >= 0 && rt.sw != sw {
+			return el, status.Errorf(codes.InvalidArgument, "target %q and namespace %q name different switches", target, n)
+		}
+		rt.sw, rt.ns = sw, n
+		return el[1:], nil
+	}
+	if n == "localhost" {
+		rt.ns = n
+		return el[1:], nil
+	}
+	return el, nil
 }
 
 func nativeNote(d *gnmipath.Device) string {
@@ -233,13 +261,7 @@ func (v *service) Get(ctx context.Context, req *gnmi.GetRequest) (*gnmi.GetRespo
 	if v.s.dev.RealSonic {
 		return v.sonicGet(req)
 	}
-	var keep func(gnmipath.Item) bool
-	switch req.GetType() {
-	case gnmi.GetRequest_CONFIG:
-		keep = func(it gnmipath.Item) bool { return it.Leaf.Field.IsConfig() || it.DB == gnmipath.ConfigDB }
-	case gnmi.GetRequest_STATE, gnmi.GetRequest_OPERATIONAL:
-		keep = func(it gnmipath.Item) bool { return !it.Leaf.Field.IsConfig() && it.DB != gnmipath.ConfigDB }
-	}
+	keep := getFilter(req.GetType())
 	paths := req.GetPath()
 	if len(paths) == 0 {
 		paths = []*gnmi.Path{{}}
@@ -247,29 +269,12 @@ func (v *service) Get(ctx context.Context, req *gnmi.GetRequest) (*gnmi.GetRespo
 	if n, lim := len(paths), v.s.cfg.MaxPaths; n > lim {
 		return nil, status.Errorf(codes.ResourceExhausted, "Get has %d paths, more than the limit of %d per request", n, lim)
 	}
-	// Route every path first (errors before any work), collapsing
-	// duplicates: the same switch, database, namespace and elements.
-	rts := make([]route, 0, len(paths))
-	var kept []*gnmi.Path
-	seen := make(map[string]bool, len(paths))
-	for _, p := range paths {
-		rt, err := v.route(req.GetPrefix(), p)
-		if err != nil {
-			return nil, err
-		}
-		k := strconv.Itoa(rt.sw) + "\x00" + rt.db + "\x00" + rt.ns + "\x00" + gnmipath.PathString(rt.elems)
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		rts = append(rts, rt)
-		kept = append(kept, p)
+	rts, kept, err := v.routeAll(req.GetPrefix(), paths)
+	if err != nil {
+		return nil, err
 	}
 	resp := &gnmi.GetResponse{}
-	// The response's size: exact for resp.Notification[:measured],
-	// bounded (sizeBound) for the rest; measured only when the bound
-	// passes the limit.
-	exact, pending, measured, limit := 0, 0, 0, v.s.cfg.MaxMsgBytes
+	size := responseSize{limit: v.s.cfg.MaxMsgBytes}
 	cache := map[int][]gnmipath.Item{}
 	for i, rt := range rts {
 		its, ok := cache[rt.sw]
@@ -289,23 +294,69 @@ func (v *service) Get(ctx context.Context, req *gnmi.GetRequest) (*gnmi.GetRespo
 		}
 		ns := gnmipath.Notifications(v.s.d, v.s.r.infos[rt.sw].Name, rt.ns, m, ts, req.GetEncoding())
 		resp.Notification = append(resp.Notification, ns...)
-		for _, n := range ns {
-			pending += sizeBound(n)
-		}
-		if exact+pending <= limit {
-			continue
-		}
-		for _, n := range resp.Notification[measured:] {
-			exact += fieldSize(proto.Size(n))
-		}
-		measured, pending = len(resp.Notification), 0
-		if exact > limit {
+		if size.add(resp.Notification, ns) {
 			return nil, status.Errorf(codes.ResourceExhausted,
 				"Get response would exceed the message limit of %d bytes (%d bytes with %d of its %d paths); ask for fewer or narrower paths",
-				limit, exact, i+1, len(rts))
+				size.limit, size.exact, i+1, len(rts))
 		}
 	}
 	return resp, nil
+}
+
+// getFilter is what leaves a Get of type t keeps (nil: all).
+func getFilter(t gnmi.GetRequest_DataType) func(gnmipath.Item) bool {
+	switch t {
+	case gnmi.GetRequest_CONFIG:
+		return func(it gnmipath.Item) bool { return it.Leaf.Field.IsConfig() || it.DB == gnmipath.ConfigDB }
+	case gnmi.GetRequest_STATE, gnmi.GetRequest_OPERATIONAL:
+		return func(it gnmipath.Item) bool { return !it.Leaf.Field.IsConfig() && it.DB != gnmipath.ConfigDB }
+	}
+	return nil
+}
+
+// routeAll routes every path first (errors before any work), collapsing
+// duplicates: the same switch, database, namespace and elements. kept are
+// the paths of the routes.
+func (v *service) routeAll(prefix *gnmi.Path, paths []*gnmi.Path) (rts []route, kept []*gnmi.Path, err error) {
+	rts = make([]route, 0, len(paths))
+	seen := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		rt, err := v.route(prefix, p)
+		if err != nil {
+			return nil, nil, err
+		}
+		k := strconv.Itoa(rt.sw) + "\x00" + rt.db + "\x00" + rt.ns + "\x00" + gnmipath.PathString(rt.elems)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		rts = append(rts, rt)
+		kept = append(kept, p)
+	}
+	return rts, kept, nil
+}
+
+// responseSize follows a response's size as notifications are appended:
+// exact for the first measured, bounded (sizeBound) for the rest; measured
+// only when the bound passes the limit.
+type responseSize struct {
+	exact, pending, measured, limit int
+}
+
+// add counts ns, just appended to all, and reports whether the response's
+// exact size is now above the limit.
+func (z *responseSize) add(all, ns []*gnmi.Notification) bool {
+	for _, n := range ns {
+		z.pending += sizeBound(n)
+	}
+	if z.exact+z.pending <= z.limit {
+		return false
+	}
+	for _, n := range all[z.measured:] {
+		z.exact += fieldSize(proto.Size(n))
+	}
+	z.measured, z.pending = len(all), 0
+	return z.exact > z.limit
 }
 
 func (v *service) Set(ctx context.Context, req *gnmi.SetRequest) (*gnmi.SetResponse, error) {
@@ -321,9 +372,39 @@ func (v *service) Set(ctx context.Context, req *gnmi.SetRequest) (*gnmi.SetRespo
 	if n, lim := len(req.GetDelete())+len(req.GetReplace())+len(req.GetUpdate()), v.s.cfg.MaxSetOps; n > lim {
 		return nil, status.Errorf(codes.ResourceExhausted, "Set has %d operations, more than the limit of %d per request; nothing changed", n, lim)
 	}
-	sw := -1
-	var ops []gnmipath.SetOp
-	var results []*gnmi.UpdateResult
+	sw, ops, results, err := v.setOps(req)
+	if err != nil {
+		return nil, err
+	}
+	resp := &gnmi.SetResponse{Prefix: req.GetPrefix(), Response: results}
+	if n, lim := proto.Size(resp)+16, v.s.cfg.MaxMsgBytes; n > lim {
+		// refuse before applying rather than apply and fail to answer
+		return nil, status.Errorf(codes.ResourceExhausted, "Set response would be %d bytes, more than the message limit of %d; nothing changed", n, lim)
+	}
+	p, err := v.prepareOne(ctx, sw, ops)
+	if err != nil {
+		return nil, err
+	}
+	var setErr error
+	var ts int64
+	err = v.s.r.do(ctx, func() {
+		setErr = v.s.r.commitSet(sw, p, ops)
+		ts = SimTimestamp(v.s.r.eng.Now())
+	})
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "simulation not running: %v", err)
+	}
+	if setErr != nil {
+		return nil, setErr
+	}
+	resp.Timestamp = ts
+	return resp, nil
+}
+
+// setOps routes req's deletes, replaces and updates, in that order, to the
+// one switch sw they must all address, with the result of each.
+func (v *service) setOps(req *gnmi.SetRequest) (sw int, ops []gnmipath.SetOp, results []*gnmi.UpdateResult, err error) {
+	sw = -1
 	add := func(op string, o gnmi.UpdateResult_Operation, p *gnmi.Path, val *gnmi.TypedValue) error {
 		rt, err := v.route(req.GetPrefix(), p)
 		if err != nil {
@@ -343,53 +424,36 @@ func (v *service) Set(ctx context.Context, req *gnmi.SetRequest) (*gnmi.SetRespo
 	}
 	for _, p := range req.GetDelete() {
 		if err := add("delete", gnmi.UpdateResult_DELETE, p, nil); err != nil {
-			return nil, err
+			return 0, nil, nil, err
 		}
 	}
 	for _, u := range req.GetReplace() {
 		if err := add("replace", gnmi.UpdateResult_REPLACE, u.GetPath(), u.GetVal()); err != nil {
-			return nil, err
+			return 0, nil, nil, err
 		}
 	}
 	for _, u := range req.GetUpdate() {
 		if err := add("update", gnmi.UpdateResult_UPDATE, u.GetPath(), u.GetVal()); err != nil {
-			return nil, err
+			return 0, nil, nil, err
 		}
 	}
 	if sw < 0 {
-		return nil, status.Error(codes.InvalidArgument, "Set has no operations")
+		return 0, nil, nil, status.Error(codes.InvalidArgument, "Set has no operations")
 	}
-	resp := &gnmi.SetResponse{Prefix: req.GetPrefix(), Response: results}
-	if n, lim := proto.Size(resp)+16, v.s.cfg.MaxMsgBytes; n > lim {
-		// refuse before applying rather than apply and fail to answer
-		return nil, status.Errorf(codes.ResourceExhausted, "Set response would be %d bytes, more than the message limit of %d; nothing changed", n, lim)
-	}
-	// Decode and check the Set here, not on the simulation's goroutine,
-	// one Set at a time (so Sets take at most one core from it).
+	return sw, ops, results, nil
+}
+
+// prepareOne decodes and checks a Set here, not on the simulation's
+// goroutine, one Set at a time (so Sets take at most one core from it).
+func (v *service) prepareOne(ctx context.Context, sw int, ops []gnmipath.SetOp) (prepared, error) {
 	select {
 	case v.s.preparing <- struct{}{}:
 	case <-ctx.Done():
-		return nil, status.FromContextError(ctx.Err()).Err()
+		return prepared{}, status.FromContextError(ctx.Err()).Err()
 	}
 	p, err := v.s.r.prepareSet(sw, ops)
 	<-v.s.preparing
-	if err != nil {
-		return nil, err
-	}
-	var setErr error
-	var ts int64
-	err = v.s.r.do(ctx, func() {
-		setErr = v.s.r.commitSet(sw, p, ops)
-		ts = SimTimestamp(v.s.r.eng.Now())
-	})
-	if err != nil {
-		return nil, status.Errorf(codes.Unavailable, "simulation not running: %v", err)
-	}
-	if setErr != nil {
-		return nil, setErr
-	}
-	resp.Timestamp = ts
-	return resp, nil
+	return p, err
 }
 
 // prepared is a Set applied to a copy of a switch's configuration and

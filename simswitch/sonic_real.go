@@ -314,6 +314,35 @@ func queueType(q int) string {
 
 // sonicCounters answers a COUNTERS_DB path from switch sw's telemetry.
 func (v *service) sonicCounters(sw int, n []string, consume bool) (any, error) {
+	c := v.readCounters(sw, consume)
+	switch {
+	case len(n) == 1 && n[0] == "COUNTERS_PORT_NAME_MAP":
+		return c.portNameMap(), nil
+	case len(n) == 1 && (n[0] == "COUNTERS_QUEUE_NAME_MAP" || n[0] == "COUNTERS_QUEUE_TYPE_MAP" || n[0] == "COUNTERS_QUEUE_INDEX_MAP"):
+		return c.queueMap(n[0]), nil
+	case len(n) == 1 && n[0] == "COUNTERS_PG_NAME_MAP":
+		return c.pgNameMap(), nil
+	case len(n) == 1 && n[0] == "COUNTERS":
+		return c.counters(), nil
+	case len(n) == 3 && n[0] == "COUNTERS" && n[2] == "Queues":
+		return c.portQueues(n[1])
+	case len(n) == 2 && n[0] == "COUNTERS":
+		return c.portCounters(n[1])
+	}
+	return nil, status.Errorf(codes.NotFound, "%s is not a COUNTERS_DB path served here", strings.Join(n, "/"))
+}
+
+// counterView is one switch's telemetry as COUNTERS_DB lays it out.
+type counterView struct {
+	info   simenv.SwitchInfo
+	nq     int                           // queues a port
+	byPort map[string][]*env.QueueSample // by port name, queues 0..nq-1
+}
+
+// readCounters reads switch sw's telemetry (consuming its window when
+// consume) into a counterView, with the multicast queues above the
+// simulator's idle.
+func (v *service) readCounters(sw int, consume bool) *counterView {
 	tel, _, _ := v.s.r.telemetry(sw, consume)
 	info := v.s.r.infos[sw]
 	all := make([]int, simenv.NumQueues)
@@ -333,119 +362,147 @@ func (v *service) sonicCounters(sw int, n []string, consume bool) (any, error) {
 			byPort[p.Name] = append(byPort[p.Name], &env.QueueSample{Key: env.QueueKey{Target: info.Name, Port: p.Name, Queue: q}})
 		}
 	}
-	queueFields := func(q *env.QueueSample) map[string]string {
-		u := func(x uint64) string { return strconv.FormatUint(x, 10) }
-		return map[string]string{"SAI_QUEUE_STAT_PACKETS": u(q.TxPkts), "SAI_QUEUE_STAT_BYTES": u(q.TxBytes),
-			"SAI_QUEUE_STAT_DROPPED_PACKETS": u(q.DropPkts), "SAI_QUEUE_STAT_DROPPED_BYTES": u(q.DropBytes),
-			"SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS": u(q.MarkedPkts), "SAI_QUEUE_STAT_WRED_ECN_MARKED_BYTES": u(q.MarkedBytes),
-			"SAI_QUEUE_STAT_CURR_OCCUPANCY_BYTES": strconv.FormatInt(q.CurQueueBytes, 10)}
+	return &counterView{info: info, nq: nq, byPort: byPort}
+}
+
+// queueCounterFields are a queue's COUNTERS_DB fields.
+func queueCounterFields(q *env.QueueSample) map[string]string {
+	u := func(x uint64) string { return strconv.FormatUint(x, 10) }
+	return map[string]string{"SAI_QUEUE_STAT_PACKETS": u(q.TxPkts), "SAI_QUEUE_STAT_BYTES": u(q.TxBytes),
+		"SAI_QUEUE_STAT_DROPPED_PACKETS": u(q.DropPkts), "SAI_QUEUE_STAT_DROPPED_BYTES": u(q.DropBytes),
+		"SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS": u(q.MarkedPkts), "SAI_QUEUE_STAT_WRED_ECN_MARKED_BYTES": u(q.MarkedBytes),
+		"SAI_QUEUE_STAT_CURR_OCCUPANCY_BYTES": strconv.FormatInt(q.CurQueueBytes, 10)}
+}
+
+// portCounterFields are a port's COUNTERS_DB fields, from its queues qs.
+func portCounterFields(qs []*env.QueueSample) map[string]string {
+	m := map[string]string{}
+	var in, out uint64
+	for _, q := range qs {
+		if q.Key.Queue >= simenv.NumQueues {
+			continue // PFC has priorities 0..7
+		}
+		i := strconv.Itoa(q.Key.Queue)
+		m["SAI_PORT_STAT_PFC_"+i+"_RX_PKTS"] = strconv.FormatUint(q.PauseRx, 10)
+		m["SAI_PORT_STAT_PFC_"+i+"_TX_PKTS"] = strconv.FormatUint(q.PauseTx, 10)
+		m["SAI_PORT_STAT_PFC_"+i+"_RX_PAUSE_DURATION_US"] = strconv.FormatUint(q.PausedNs/1000, 10)
+		out += q.TxBytes
 	}
-	portFields := func(qs []*env.QueueSample) map[string]string {
-		m := map[string]string{}
-		var in, out uint64
-		for _, q := range qs {
-			if q.Key.Queue >= simenv.NumQueues {
-				continue // PFC has priorities 0..7
+	m["SAI_PORT_STAT_IF_OUT_OCTETS"] = strconv.FormatUint(out, 10)
+	m["SAI_PORT_STAT_IF_IN_OCTETS"] = strconv.FormatUint(in, 10)
+	return m
+}
+
+// ports picks the ports pat names: those whose name starts with it when it
+// ends in "*" (wild), else the one of that name or alias.
+func (c *counterView) ports(pat string) (idx []int, wild bool, err error) {
+	if strings.HasSuffix(pat, "*") {
+		var out []int
+		for i, p := range c.info.Ports {
+			if strings.HasPrefix(p.Name, strings.TrimSuffix(pat, "*")) {
+				out = append(out, i)
 			}
-			i := strconv.Itoa(q.Key.Queue)
-			m["SAI_PORT_STAT_PFC_"+i+"_RX_PKTS"] = strconv.FormatUint(q.PauseRx, 10)
-			m["SAI_PORT_STAT_PFC_"+i+"_TX_PKTS"] = strconv.FormatUint(q.PauseTx, 10)
-			m["SAI_PORT_STAT_PFC_"+i+"_RX_PAUSE_DURATION_US"] = strconv.FormatUint(q.PausedNs/1000, 10)
-			out += q.TxBytes
 		}
-		m["SAI_PORT_STAT_IF_OUT_OCTETS"] = strconv.FormatUint(out, 10)
-		m["SAI_PORT_STAT_IF_IN_OCTETS"] = strconv.FormatUint(in, 10)
-		return m
+		return out, true, nil
 	}
-	ports := func(pat string) ([]int, bool, error) {
-		if strings.HasSuffix(pat, "*") {
-			var out []int
-			for i, p := range info.Ports {
-				if strings.HasPrefix(p.Name, strings.TrimSuffix(pat, "*")) {
-					out = append(out, i)
-				}
-			}
-			return out, true, nil
+	for i, p := range c.info.Ports {
+		if p.Name == pat || portAlias(i) == pat {
+			return []int{i}, false, nil
 		}
-		for i, p := range info.Ports {
-			if p.Name == pat || portAlias(i) == pat {
-				return []int{i}, false, nil
-			}
-		}
-		return nil, false, status.Errorf(codes.NotFound, "%v not a valid sonic interface", pat)
 	}
-	switch {
-	case len(n) == 1 && n[0] == "COUNTERS_PORT_NAME_MAP":
-		m := map[string]string{}
-		for i, p := range info.Ports {
-			m[p.Name] = oid(i, -1)
-		}
-		return m, nil
-	case len(n) == 1 && (n[0] == "COUNTERS_QUEUE_NAME_MAP" || n[0] == "COUNTERS_QUEUE_TYPE_MAP" || n[0] == "COUNTERS_QUEUE_INDEX_MAP"):
-		m := map[string]string{}
-		for i, p := range info.Ports {
-			for q := 0; q < nq; q++ {
-				switch n[0] {
-				case "COUNTERS_QUEUE_NAME_MAP":
-					m[p.Name+":"+strconv.Itoa(q)] = oid(i, q)
-				case "COUNTERS_QUEUE_TYPE_MAP":
-					m[oid(i, q)] = queueType(q)
-				default:
-					m[oid(i, q)] = strconv.Itoa(q)
-				}
-			}
-		}
-		return m, nil
-	case len(n) == 1 && n[0] == "COUNTERS_PG_NAME_MAP":
-		m := map[string]string{}
-		for i, p := range info.Ports {
-			for pg := 0; pg < simenv.NumQueues; pg++ {
-				m[p.Name+":"+strconv.Itoa(pg)] = pgOid(i, pg)
-			}
-		}
-		return m, nil
-	case len(n) == 1 && n[0] == "COUNTERS":
-		m := map[string]map[string]string{}
-		for i, p := range info.Ports {
-			m[oid(i, -1)] = portFields(byPort[p.Name])
-			for _, q := range byPort[p.Name] {
-				m[oid(i, q.Key.Queue)] = queueFields(q)
-			}
-		}
-		return m, nil
-	case len(n) == 3 && n[0] == "COUNTERS" && n[2] == "Queues":
-		idx, wild, err := ports(n[1])
-		if err != nil {
-			return nil, err
-		}
-		m := map[string]map[string]string{}
-		for _, i := range idx {
-			name := info.Ports[i].Name
-			if wild {
-				name = portAlias(i)
-			}
-			for _, q := range byPort[info.Ports[i].Name] {
-				k := name + ":" + strconv.Itoa(q.Key.Queue)
-				m[k] = queueFields(q)
-				m[k+":periodic"] = map[string]string{"SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES": strconv.FormatInt(q.MaxQueueBytes, 10)}
-			}
-		}
-		return m, nil
-	case len(n) == 2 && n[0] == "COUNTERS":
-		idx, wild, err := ports(n[1])
-		if err != nil {
-			return nil, err
-		}
-		if !wild {
-			return portFields(byPort[info.Ports[idx[0]].Name]), nil
-		}
-		m := map[string]map[string]string{}
-		for _, i := range idx {
-			m[portAlias(i)] = portFields(byPort[info.Ports[i].Name])
-		}
-		return m, nil
+	return nil, false, status.Errorf(codes.NotFound, "%v not a valid sonic interface", pat)
+}
+
+// portNameMap is COUNTERS_PORT_NAME_MAP: port name to oid.
+func (c *counterView) portNameMap() map[string]string {
+	m := map[string]string{}
+	for i, p := range c.info.Ports {
+		m[p.Name] = oid(i, -1)
 	}
-	return nil, status.Errorf(codes.NotFound, "%s is not a COUNTERS_DB path served here", strings.Join(n, "/"))
+	return m
+}
+
+// queueMap is the queue map named table: COUNTERS_QUEUE_NAME_MAP
+// ("<port>:<q>" to oid), COUNTERS_QUEUE_TYPE_MAP (oid to type) or
+// COUNTERS_QUEUE_INDEX_MAP (oid to index).
+func (c *counterView) queueMap(table string) map[string]string {
+	m := map[string]string{}
+	for i, p := range c.info.Ports {
+		for q := 0; q < c.nq; q++ {
+			switch table {
+			case "COUNTERS_QUEUE_NAME_MAP":
+				m[p.Name+":"+strconv.Itoa(q)] = oid(i, q)
+			case "COUNTERS_QUEUE_TYPE_MAP":
+				m[oid(i, q)] = queueType(q)
+			default:
+				m[oid(i, q)] = strconv.Itoa(q)
+			}
+		}
+	}
+	return m
+}
+
+// pgNameMap is COUNTERS_PG_NAME_MAP: "<port>:<pg>" to oid.
+func (c *counterView) pgNameMap() map[string]string {
+	m := map[string]string{}
+	for i, p := range c.info.Ports {
+		for pg := 0; pg < simenv.NumQueues; pg++ {
+			m[p.Name+":"+strconv.Itoa(pg)] = pgOid(i, pg)
+		}
+	}
+	return m
+}
+
+// counters is the COUNTERS table: every port's and queue's fields by oid.
+func (c *counterView) counters() map[string]map[string]string {
+	m := map[string]map[string]string{}
+	for i, p := range c.info.Ports {
+		m[oid(i, -1)] = portCounterFields(c.byPort[p.Name])
+		for _, q := range c.byPort[p.Name] {
+			m[oid(i, q.Key.Queue)] = queueCounterFields(q)
+		}
+	}
+	return m
+}
+
+// portQueues answers COUNTERS/<pat>/Queues: the queues of the ports pat
+// names, keyed "<port>:<q>" (by alias when pat is wild), each with its
+// ":periodic" watermark entry.
+func (c *counterView) portQueues(pat string) (any, error) {
+	idx, wild, err := c.ports(pat)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]map[string]string{}
+	for _, i := range idx {
+		name := c.info.Ports[i].Name
+		if wild {
+			name = portAlias(i)
+		}
+		for _, q := range c.byPort[c.info.Ports[i].Name] {
+			k := name + ":" + strconv.Itoa(q.Key.Queue)
+			m[k] = queueCounterFields(q)
+			m[k+":periodic"] = map[string]string{"SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES": strconv.FormatInt(q.MaxQueueBytes, 10)}
+		}
+	}
+	return m, nil
+}
+
+// portCounters answers COUNTERS/<pat>: one port's fields, or every
+// matching port's keyed by alias when pat is wild.
+func (c *counterView) portCounters(pat string) (any, error) {
+	idx, wild, err := c.ports(pat)
+	if err != nil {
+		return nil, err
+	}
+	if !wild {
+		return portCounterFields(c.byPort[c.info.Ports[idx[0]].Name]), nil
+	}
+	m := map[string]map[string]string{}
+	for _, i := range idx {
+		m[portAlias(i)] = portCounterFields(c.byPort[c.info.Ports[i].Name])
+	}
+	return m, nil
 }
 
 // sonicGet answers a Get.
@@ -473,46 +530,11 @@ func (v *service) sonicSubscribe(ctx context.Context, list *gnmi.SubscriptionLis
 	if err != nil {
 		return err
 	}
-	interval := time.Duration(0)
-	for _, s := range list.GetSubscription() {
-		switch s.GetMode() {
-		case gnmi.SubscriptionMode_SAMPLE:
-			iv := time.Duration(s.GetSampleInterval())
-			if iv == 0 {
-				iv = v.s.cfg.DefaultSample
-			}
-			if list.GetMode() == gnmi.SubscriptionList_STREAM && iv < time.Second {
-				return status.Errorf(codes.InvalidArgument, "invalid interval %v: the minimum is 1s", iv)
-			}
-			if interval == 0 || iv < interval {
-				interval = iv
-			}
-		case gnmi.SubscriptionMode_ON_CHANGE:
-			// sonic-gnmi takes ON_CHANGE on COUNTERS_DB too (Redis
-			// keyspace events); counters change every sample.
-			if db != gnmipath.ConfigDB && list.GetMode() == gnmi.SubscriptionList_STREAM && (interval == 0 || v.s.cfg.DefaultSample < interval) {
-				interval = v.s.cfg.DefaultSample
-			}
-		default:
-			return status.Errorf(codes.InvalidArgument, "subscription mode %v is not supported (use SAMPLE)", s.GetMode())
-		}
+	interval, err := v.sonicInterval(db, list)
+	if err != nil {
+		return err
 	}
-	read := func(consume bool) error {
-		tel, _, _ := v.s.r.telemetry(sw, false)
-		// One notification per subscription path, as sonic-gnmi sends
-		// them (each path has its own reader there).
-		for _, s := range list.GetSubscription() {
-			u, err := v.sonicRead(db, sw, s.GetPath(), consume)
-			if err != nil {
-				return err
-			}
-			n := &gnmi.Notification{Timestamp: SimTimestamp(tel.Time), Prefix: list.GetPrefix(), Update: []*gnmi.Update{u}}
-			if err := send(&gnmi.SubscribeResponse{Response: &gnmi.SubscribeResponse_Update{Update: n}}); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	read := func(consume bool) error { return v.sonicSend(db, sw, list, send, consume) }
 	cfgCh := v.s.r.configs.wait()
 	if err := read(true); err != nil {
 		return err
@@ -550,131 +572,80 @@ func (v *service) sonicSubscribe(ctx context.Context, list *gnmi.SubscriptionLis
 	}
 }
 
+// sonicInterval is how often a device sonic subscription list on database
+// db is read: its shortest SAMPLE interval (or the default sample for
+// ON_CHANGE on COUNTERS_DB), 0 for none; it refuses what sonic-gnmi does.
+func (v *service) sonicInterval(db string, list *gnmi.SubscriptionList) (time.Duration, error) {
+	interval := time.Duration(0)
+	for _, s := range list.GetSubscription() {
+		switch s.GetMode() {
+		case gnmi.SubscriptionMode_SAMPLE:
+			iv := time.Duration(s.GetSampleInterval())
+			if iv == 0 {
+				iv = v.s.cfg.DefaultSample
+			}
+			if list.GetMode() == gnmi.SubscriptionList_STREAM && iv < time.Second {
+				return 0, status.Errorf(codes.InvalidArgument, "invalid interval %v: the minimum is 1s", iv)
+			}
+			if interval == 0 || iv < interval {
+				interval = iv
+			}
+		case gnmi.SubscriptionMode_ON_CHANGE:
+			// sonic-gnmi takes ON_CHANGE on COUNTERS_DB too (Redis
+			// keyspace events); counters change every sample.
+			if db != gnmipath.ConfigDB && list.GetMode() == gnmi.SubscriptionList_STREAM && (interval == 0 || v.s.cfg.DefaultSample < interval) {
+				interval = v.s.cfg.DefaultSample
+			}
+		default:
+			return 0, status.Errorf(codes.InvalidArgument, "subscription mode %v is not supported (use SAMPLE)", s.GetMode())
+		}
+	}
+	return interval, nil
+}
+
+// sonicSend reads every path of list on switch sw and sends it (consuming
+// the telemetry window when consume).
+func (v *service) sonicSend(db string, sw int, list *gnmi.SubscriptionList, send sendFunc, consume bool) error {
+	tel, _, _ := v.s.r.telemetry(sw, false)
+	// One notification per subscription path, as sonic-gnmi sends
+	// them (each path has its own reader there).
+	for _, s := range list.GetSubscription() {
+		u, err := v.sonicRead(db, sw, s.GetPath(), consume)
+		if err != nil {
+			return err
+		}
+		n := &gnmi.Notification{Timestamp: SimTimestamp(tel.Time), Prefix: list.GetPrefix(), Update: []*gnmi.Update{u}}
+		if err := send(&gnmi.SubscribeResponse{Response: &gnmi.SubscribeResponse_Update{Update: n}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // sonicSet applies a Set as sonic-gnmi's config updater would.
 func (v *service) sonicSet(ctx context.Context, req *gnmi.SetRequest) (*gnmi.SetResponse, error) {
 	if !v.s.cfg.SonicNativeWrite {
 		return nil, status.Error(codes.Unimplemented, "Set is not supported: native write is disabled on this server (sonic-gnmi: start it with native write enabled)")
 	}
-	sw := -1
-	type op struct {
-		del      bool
-		t, k, f  string
-		val      *gnmi.TypedValue
-		describe string
-	}
-	var ops []op
-	var results []*gnmi.UpdateResult
-	add := func(del bool, p *gnmi.Path, val *gnmi.TypedValue, o gnmi.UpdateResult_Operation) error {
-		origin := p.GetOrigin()
-		if origin == "" {
-			origin = req.GetPrefix().GetOrigin()
-		}
-		el := gnmipath.FullElems(req.GetPrefix(), p)
-		d := gnmipath.Describe(req.GetPrefix(), p)
-		if origin != "sonic-db" {
-			return status.Errorf(codes.Unimplemented, "%s: writes need origin sonic-db (translib has no model for it)", d)
-		}
-		if len(el) < 3 || el[0].GetName() != gnmipath.ConfigDB {
-			return status.Errorf(codes.InvalidArgument, "%s: want /CONFIG_DB/<namespace>/TABLE/KEY[/FIELD]", d)
-		}
-		ns := el[1].GetName()
-		s := -1
-		var err error
-		if ns == "localhost" {
-			s, err = v.defaultSwitch()
-		} else {
-			s, err = v.switchNamed(ns)
-		}
-		if err != nil {
-			return err
-		}
-		if sw >= 0 && s != sw {
-			return status.Errorf(codes.InvalidArgument, "one Set must address one switch")
-		}
-		sw = s
-		rest := el[2:]
-		o2 := op{del: del, val: val, describe: d, t: rest[0].GetName()}
-		if len(rest) > 1 {
-			o2.k = rest[1].GetName()
-		}
-		if len(rest) > 2 {
-			o2.f = rest[2].GetName()
-		}
-		if len(rest) > 3 || (o2.k == "" && !del) {
-			return status.Errorf(codes.InvalidArgument, "%s: want TABLE/KEY[/FIELD]", d)
-		}
-		ops = append(ops, o2)
-		results = append(results, &gnmi.UpdateResult{Path: p, Op: o})
-		return nil
-	}
+	pl := &sonicPlan{v: v, prefix: req.GetPrefix(), sw: -1}
 	for _, p := range req.GetDelete() {
-		if err := add(true, p, nil, gnmi.UpdateResult_DELETE); err != nil {
+		if err := pl.add(true, p, nil, gnmi.UpdateResult_DELETE); err != nil {
 			return nil, err
 		}
 	}
 	for _, u := range append(append([]*gnmi.Update(nil), req.GetReplace()...), req.GetUpdate()...) {
-		if err := add(false, u.GetPath(), u.GetVal(), gnmi.UpdateResult_UPDATE); err != nil {
+		if err := pl.add(false, u.GetPath(), u.GetVal(), gnmi.UpdateResult_UPDATE); err != nil {
 			return nil, err
 		}
 	}
-	if sw < 0 {
+	if pl.sw < 0 {
 		return nil, status.Error(codes.InvalidArgument, "Set has no operations")
 	}
 	var setErr error
 	var ts int64
 	err := v.s.r.do(ctx, func() {
 		ts = SimTimestamp(v.s.r.eng.Now())
-		r := v.s.r
-		r.mu.Lock()
-		db, old, ver := r.sonic[sw].clone(), r.pub[sw].tree, r.pub[sw].ver
-		r.mu.Unlock()
-		for _, o := range ops {
-			switch {
-			case o.del && o.k == "":
-				delete(db, o.t)
-			case o.del && o.f == "":
-				delete(db[o.t], o.k)
-			case o.del:
-				delete(db[o.t][o.k], o.f)
-			case o.f != "":
-				var s string
-				if err := decodeJSONString(o.val, &s); err != nil {
-					setErr = status.Errorf(codes.InvalidArgument, "%s: %v; nothing changed", o.describe, err)
-					return
-				}
-				db.set(o.t, o.k, o.f, s)
-			default:
-				// a whole entry: the JSON patch replaces it
-				var fields map[string]string
-				if err := decodeJSONString(o.val, &fields); err != nil {
-					setErr = status.Errorf(codes.InvalidArgument, "%s: want a JSON object of string fields: %v; nothing changed", o.describe, err)
-					return
-				}
-				if db[o.t] == nil {
-					db[o.t] = map[string]map[string]string{}
-				}
-				db[o.t][o.k] = fields
-			}
-		}
-		if err := db.validate(); err != nil {
-			setErr = status.Errorf(codes.InvalidArgument, "config validation failed: %v; nothing changed", err)
-			return
-		}
-		t, err := db.tree()
-		if err != nil {
-			setErr = status.Errorf(codes.InvalidArgument, "config validation failed: %v; nothing changed", err)
-			return
-		}
-		p, err := r.prepareTree(sw, old, ver, t)
-		if err != nil {
-			setErr = err
-			return
-		}
-		if setErr = r.commitSet(sw, p, nil); setErr == nil {
-			r.mu.Lock()
-			r.sonic[sw] = db
-			r.mu.Unlock()
-		}
+		setErr = v.s.r.commitSonic(pl.sw, pl.ops)
 	})
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "simulation not running: %v", err)
@@ -682,7 +653,135 @@ func (v *service) sonicSet(ctx context.Context, req *gnmi.SetRequest) (*gnmi.Set
 	if setErr != nil {
 		return nil, setErr
 	}
-	return &gnmi.SetResponse{Prefix: req.GetPrefix(), Response: results, Timestamp: ts}, nil
+	return &gnmi.SetResponse{Prefix: req.GetPrefix(), Response: pl.results, Timestamp: ts}, nil
+}
+
+// sonicOp is one operation of a device sonic Set: a delete or write of a
+// CONFIG_DB table, entry (TABLE/KEY) or field (TABLE/KEY/FIELD).
+type sonicOp struct {
+	del      bool
+	t, k, f  string
+	val      *gnmi.TypedValue
+	describe string
+}
+
+// sonicPlan collects a device sonic Set's operations, all on one switch.
+type sonicPlan struct {
+	v       *service
+	prefix  *gnmi.Path
+	sw      int // -1 until the first operation
+	ops     []sonicOp
+	results []*gnmi.UpdateResult
+}
+
+// add checks the path of one operation (a delete when del) and records it
+// with its result o.
+func (pl *sonicPlan) add(del bool, p *gnmi.Path, val *gnmi.TypedValue, o gnmi.UpdateResult_Operation) error {
+	origin := p.GetOrigin()
+	if origin == "" {
+		origin = pl.prefix.GetOrigin()
+	}
+	el := gnmipath.FullElems(pl.prefix, p)
+	d := gnmipath.Describe(pl.prefix, p)
+	if origin != "sonic-db" {
+		return status.Errorf(codes.Unimplemented, "%s: writes need origin sonic-db (translib has no model for it)", d)
+	}
+	if len(el) < 3 || el[0].GetName() != gnmipath.ConfigDB {
+		return status.Errorf(codes.InvalidArgument, "%s: want /CONFIG_DB/<namespace>/TABLE/KEY[/FIELD]", d)
+	}
+	s, err := pl.v.sonicNamespace(el[1].GetName())
+	if err != nil {
+		return err
+	}
+	if pl.sw >= 0 && s != pl.sw {
+		return status.Errorf(codes.InvalidArgument, "one Set must address one switch")
+	}
+	pl.sw = s
+	rest := el[2:]
+	op := sonicOp{del: del, val: val, describe: d, t: rest[0].GetName()}
+	if len(rest) > 1 {
+		op.k = rest[1].GetName()
+	}
+	if len(rest) > 2 {
+		op.f = rest[2].GetName()
+	}
+	if len(rest) > 3 || (op.k == "" && !del) {
+		return status.Errorf(codes.InvalidArgument, "%s: want TABLE/KEY[/FIELD]", d)
+	}
+	pl.ops = append(pl.ops, op)
+	pl.results = append(pl.results, &gnmi.UpdateResult{Path: p, Op: o})
+	return nil
+}
+
+// sonicNamespace picks the switch a write's namespace element names
+// ("localhost": the listener's one switch).
+func (v *service) sonicNamespace(ns string) (int, error) {
+	if ns == "localhost" {
+		return v.defaultSwitch()
+	}
+	return v.switchNamed(ns)
+}
+
+// commitSonic applies ops to a copy of switch sw's CONFIG_DB and, when the
+// result validates, commits its configuration and keeps the copy; else
+// nothing changes (runner goroutine).
+func (r *runner) commitSonic(sw int, ops []sonicOp) error {
+	r.mu.Lock()
+	db, old, ver := r.sonic[sw].clone(), r.pub[sw].tree, r.pub[sw].ver
+	r.mu.Unlock()
+	if err := db.apply(ops); err != nil {
+		return err
+	}
+	if err := db.validate(); err != nil {
+		return status.Errorf(codes.InvalidArgument, "config validation failed: %v; nothing changed", err)
+	}
+	t, err := db.tree()
+	if err != nil {
+		return status.Errorf(codes.InvalidArgument, "config validation failed: %v; nothing changed", err)
+	}
+	p, err := r.prepareTree(sw, old, ver, t)
+	if err != nil {
+		return err
+	}
+	if err := r.commitSet(sw, p, nil); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.sonic[sw] = db
+	r.mu.Unlock()
+	return nil
+}
+
+// apply carries out ops in order as the config updater's JSON patch:
+// writing an entry replaces it whole, writing a field patches it.
+func (db sonicDB) apply(ops []sonicOp) error {
+	for _, o := range ops {
+		switch {
+		case o.del && o.k == "":
+			delete(db, o.t)
+		case o.del && o.f == "":
+			delete(db[o.t], o.k)
+		case o.del:
+			delete(db[o.t][o.k], o.f)
+		case o.f != "":
+			var s string
+			if err := decodeJSONString(o.val, &s); err != nil {
+				return status.Errorf(codes.InvalidArgument, "%s: %v; nothing changed", o.describe, err)
+			}
+			db.set(o.t, o.k, o.f, s)
+		default:
+			// a whole entry: the JSON patch replaces it
+			var fields map[string]string
+			if err := decodeJSONString(o.val, &fields); err != nil {
+				return status.Errorf(codes.InvalidArgument, "%s: want a JSON object of string fields: %v; nothing changed", o.describe, err)
+			}
+			if db[o.t] == nil {
+				db[o.t] = map[string]map[string]string{}
+			}
+			db[o.t][o.k] = fields
+		}
+	}
+	return nil
 }
 
 // decodeJSONString reads a JSON or JSON_IETF value (or a plain string)

@@ -198,18 +198,63 @@ func (v *service) Subscribe(stream gnmi.GNMI_SubscribeServer) error {
 	defer cancel(nil)
 	id := v.s.addStream(cancel)
 	defer v.s.removeStream(id)
-	if v.s.dev.RealSonic && !v.s.cfg.SonicStreamMultiplexing {
-		if pr, ok := peer.FromContext(ctx); ok && pr.Addr != nil {
-			v.s.claimSonicPeer(pr.Addr.String(), id)
-			defer v.s.releaseSonicPeer(pr.Addr.String(), id)
-		}
-	}
+	defer v.claimPeer(ctx, id)()
 
 	first, err := stream.Recv()
 	if err != nil {
 		return err
 	}
 	list := first.GetSubscribe()
+	if err := v.checkList(list); err != nil {
+		return err
+	}
+	send := splitSender(stream, v.s.cfg.MaxMsgBytes)
+	polls, recvDone := receive(stream)
+
+	if v.s.dev.RealSonic {
+		if list.GetMode() == gnmi.SubscriptionList_POLL {
+			return status.Error(codes.Unimplemented, "POLL is not supported for sonic-db paths here")
+		}
+		if err := v.sonicSubscribe(ctx, list, send, recvDone); err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
+			return err
+		}
+		return streamEnd(ctx)
+	}
+	switch list.GetMode() {
+	case gnmi.SubscriptionList_ONCE:
+		sels, err := v.selections(list.GetPrefix(), list.GetSubscription())
+		if err != nil {
+			return err
+		}
+		if err := v.sendAll(send, sels, list.GetEncoding()); err != nil {
+			return err
+		}
+		return sendSync(send)
+	case gnmi.SubscriptionList_POLL:
+		return v.poll(ctx, list, send, polls, recvDone)
+	case gnmi.SubscriptionList_STREAM:
+		return v.stream(ctx, list, send, recvDone)
+	}
+	return status.Errorf(codes.InvalidArgument, "subscription list mode %v is unknown", list.GetMode())
+}
+
+// claimPeer makes the stream id its peer's one Subscribe when device sonic
+// serves one per connection; the func it returns lets the claim go.
+func (v *service) claimPeer(ctx context.Context, id int64) func() {
+	if !v.s.dev.RealSonic || v.s.cfg.SonicStreamMultiplexing {
+		return func() {}
+	}
+	pr, ok := peer.FromContext(ctx)
+	if !ok || pr.Addr == nil {
+		return func() {}
+	}
+	v.s.claimSonicPeer(pr.Addr.String(), id)
+	return func() { v.s.releaseSonicPeer(pr.Addr.String(), id) }
+}
+
+// checkList refuses a first SubscribeRequest without a SubscriptionList,
+// or one whose encoding or number of subscriptions is not served.
+func (v *service) checkList(list *gnmi.SubscriptionList) error {
 	if list == nil {
 		return status.Error(codes.InvalidArgument, "the first SubscribeRequest must carry a SubscriptionList")
 	}
@@ -222,8 +267,13 @@ func (v *service) Subscribe(stream gnmi.GNMI_SubscribeServer) error {
 	if n, lim := len(list.GetSubscription()), v.s.cfg.MaxPaths; n > lim {
 		return status.Errorf(codes.ResourceExhausted, "the SubscriptionList has %d subscriptions, more than the limit of %d per request", n, lim)
 	}
-	limit := v.s.cfg.MaxMsgBytes
-	send := func(r *gnmi.SubscribeResponse) error {
+	return nil
+}
+
+// splitSender sends on stream, cutting a notification into responses of at
+// most limit bytes (splitNotification).
+func splitSender(stream gnmi.GNMI_SubscribeServer, limit int) sendFunc {
+	return func(r *gnmi.SubscribeResponse) error {
 		n := r.GetUpdate()
 		if n == nil {
 			return stream.Send(r)
@@ -235,93 +285,81 @@ func (v *service) Subscribe(stream gnmi.GNMI_SubscribeServer) error {
 		}
 		return nil
 	}
-	enc := list.GetEncoding()
+}
 
-	// Client messages: polls, or the end of the stream.
-	polls := make(chan struct{}, 1)
-	recvDone := make(chan error, 1)
+// receive reads the client's messages after the SubscriptionList: a Poll
+// signals polls (coalesced), and the end of the stream or any other
+// message is sent on recvDone.
+func receive(stream gnmi.GNMI_SubscribeServer) (polls <-chan struct{}, recvDone <-chan error) {
+	pc := make(chan struct{}, 1)
+	dc := make(chan error, 1)
 	go func() {
 		for {
 			m, err := stream.Recv()
 			if err != nil {
-				recvDone <- err
+				dc <- err
 				return
 			}
 			if m.GetPoll() != nil {
 				select {
-				case polls <- struct{}{}:
+				case pc <- struct{}{}:
 				default:
 				}
 			} else {
-				recvDone <- status.Error(codes.InvalidArgument, "only Poll messages may follow the SubscriptionList")
+				dc <- status.Error(codes.InvalidArgument, "only Poll messages may follow the SubscriptionList")
 				return
 			}
 		}
 	}()
-	ended := func() error {
-		switch c := context.Cause(ctx); {
-		case errors.Is(c, errDropped):
-			return status.Error(codes.Unavailable, errDropped.Error())
-		case errors.Is(c, errDisposed):
-			return status.Error(codes.InvalidArgument, errDisposed.Error())
-		}
-		return status.FromContextError(ctx.Err()).Err()
-	}
+	return pc, dc
+}
 
-	if v.s.dev.RealSonic {
-		if list.GetMode() == gnmi.SubscriptionList_POLL {
-			return status.Error(codes.Unimplemented, "POLL is not supported for sonic-db paths here")
-		}
-		if err := v.sonicSubscribe(ctx, list, send, recvDone); err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
-			return err
-		}
-		return ended()
+// streamEnd is the status a Subscribe ends with once ctx is done: dropped
+// or disposed by the server, else the context's own.
+func streamEnd(ctx context.Context) error {
+	switch c := context.Cause(ctx); {
+	case errors.Is(c, errDropped):
+		return status.Error(codes.Unavailable, errDropped.Error())
+	case errors.Is(c, errDisposed):
+		return status.Error(codes.InvalidArgument, errDisposed.Error())
 	}
-	switch list.GetMode() {
-	case gnmi.SubscriptionList_ONCE:
-		sels, err := v.selections(list.GetPrefix(), list.GetSubscription())
-		if err != nil {
-			return err
-		}
+	return status.FromContextError(ctx.Err()).Err()
+}
+
+// poll serves a POLL subscription: the initial dump (unless updates_only)
+// and a sync_response, then the same for every Poll.
+func (v *service) poll(ctx context.Context, list *gnmi.SubscriptionList, send sendFunc, polls <-chan struct{}, recvDone <-chan error) error {
+	enc := list.GetEncoding()
+	sels, err := v.selections(list.GetPrefix(), list.GetSubscription())
+	if err != nil {
+		return err
+	}
+	if !list.GetUpdatesOnly() {
 		if err := v.sendAll(send, sels, enc); err != nil {
 			return err
 		}
-		return sendSync(send)
-	case gnmi.SubscriptionList_POLL:
-		sels, err := v.selections(list.GetPrefix(), list.GetSubscription())
-		if err != nil {
+	}
+	if err := sendSync(send); err != nil {
+		return err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return streamEnd(ctx)
+		case err := <-recvDone:
+			if err == io.EOF {
+				return nil
+			}
 			return err
-		}
-		if !list.GetUpdatesOnly() {
+		case <-polls:
 			if err := v.sendAll(send, sels, enc); err != nil {
 				return err
 			}
-		}
-		if err := sendSync(send); err != nil {
-			return err
-		}
-		for {
-			select {
-			case <-ctx.Done():
-				return ended()
-			case err := <-recvDone:
-				if err == io.EOF {
-					return nil
-				}
+			if err := sendSync(send); err != nil {
 				return err
-			case <-polls:
-				if err := v.sendAll(send, sels, enc); err != nil {
-					return err
-				}
-				if err := sendSync(send); err != nil {
-					return err
-				}
 			}
 		}
-	case gnmi.SubscriptionList_STREAM:
-		return v.stream(ctx, list, send, recvDone, ended)
 	}
-	return status.Errorf(codes.InvalidArgument, "subscription list mode %v is unknown", list.GetMode())
 }
 
 // group is subscriptions that are sent together.
@@ -343,49 +381,68 @@ func itemKey(sw int, it gnmipath.Item) string {
 	return string(rune(sw)) + it.DB + gnmipath.PathString(it.Path.GetElem())
 }
 
-func (v *service) stream(ctx context.Context, list *gnmi.SubscriptionList, send sendFunc, recvDone <-chan error, ended func() error) error {
-	type gkey struct {
-		onChange  bool
-		interval  time.Duration
-		suppress  bool
-		heartbeat time.Duration
+// groupKey is what subscriptions sent together share.
+type groupKey struct {
+	onChange  bool
+	interval  time.Duration
+	suppress  bool
+	heartbeat time.Duration
+}
+
+// subscriptionKey is the group subscription sub belongs to, its intervals
+// defaulted and raised to the shortest served.
+func (v *service) subscriptionKey(sub *gnmi.Subscription) groupKey {
+	k := groupKey{heartbeat: time.Duration(sub.GetHeartbeatInterval())}
+	switch sub.GetMode() {
+	case gnmi.SubscriptionMode_ON_CHANGE:
+		k.onChange = true
+	default: // SAMPLE, TARGET_DEFINED (sampled)
+		k.interval = time.Duration(sub.GetSampleInterval())
+		if k.interval == 0 {
+			k.interval = v.s.cfg.DefaultSample
+		}
+		if k.interval < v.s.cfg.MinSampleInterval {
+			k.interval = v.s.cfg.MinSampleInterval
+		}
+		k.suppress = sub.GetSuppressRedundant()
 	}
-	byKey := map[gkey][]*gnmi.Subscription{}
-	var keys []gkey
+	if k.heartbeat > 0 && k.heartbeat < v.s.cfg.MinSampleInterval {
+		k.heartbeat = v.s.cfg.MinSampleInterval
+	}
+	return k
+}
+
+// groups resolves list's subscriptions into groups by groupKey, in the
+// order each key first appears.
+func (v *service) groups(list *gnmi.SubscriptionList) ([]*group, error) {
+	byKey := map[groupKey][]*gnmi.Subscription{}
+	var keys []groupKey
 	for _, sub := range list.GetSubscription() {
-		k := gkey{heartbeat: time.Duration(sub.GetHeartbeatInterval())}
-		switch sub.GetMode() {
-		case gnmi.SubscriptionMode_ON_CHANGE:
-			k.onChange = true
-		default: // SAMPLE, TARGET_DEFINED (sampled)
-			k.interval = time.Duration(sub.GetSampleInterval())
-			if k.interval == 0 {
-				k.interval = v.s.cfg.DefaultSample
-			}
-			if k.interval < v.s.cfg.MinSampleInterval {
-				k.interval = v.s.cfg.MinSampleInterval
-			}
-			k.suppress = sub.GetSuppressRedundant()
-		}
-		if k.heartbeat > 0 && k.heartbeat < v.s.cfg.MinSampleInterval {
-			k.heartbeat = v.s.cfg.MinSampleInterval
-		}
+		k := v.subscriptionKey(sub)
 		if _, ok := byKey[k]; !ok {
 			keys = append(keys, k)
 		}
 		byKey[k] = append(byKey[k], sub)
 	}
-	enc := list.GetEncoding()
 	now := time.Now()
 	var groups []*group
 	for _, k := range keys {
 		sels, err := v.selections(list.GetPrefix(), byKey[k])
 		if err != nil {
-			return err
+			return nil, err
 		}
 		groups = append(groups, &group{sels: sels, onChange: k.onChange, interval: k.interval, suppress: k.suppress,
 			heartbeat: k.heartbeat, next: now.Add(k.interval), lastFull: now, last: map[string]string{}})
 	}
+	return groups, nil
+}
+
+func (v *service) stream(ctx context.Context, list *gnmi.SubscriptionList, send sendFunc, recvDone <-chan error) error {
+	groups, err := v.groups(list)
+	if err != nil {
+		return err
+	}
+	enc := list.GetEncoding()
 	// Take the configuration-change channel before the initial dump: a Set
 	// that commits after the dump read the state (even before the
 	// sync_response goes out) closes this channel and is sent on change.
@@ -412,17 +469,7 @@ func (v *service) stream(ctx context.Context, list *gnmi.SubscriptionList, send 
 	poll := time.NewTicker(statePoll)
 	defer poll.Stop()
 	for {
-		now := time.Now()
-		wake := now.Add(time.Hour)
-		for _, g := range groups {
-			if !g.onChange && g.next.Before(wake) {
-				wake = g.next
-			}
-			if g.heartbeat > 0 && g.lastFull.Add(g.heartbeat).Before(wake) {
-				wake = g.lastFull.Add(g.heartbeat)
-			}
-		}
-		timer.Reset(max(time.Until(wake), 0))
+		timer.Reset(max(time.Until(nextWake(groups, time.Now())), 0))
 		var configCh <-chan struct{}
 		var pollCh <-chan time.Time
 		if hasOnChange {
@@ -434,7 +481,7 @@ func (v *service) stream(ctx context.Context, list *gnmi.SubscriptionList, send 
 		configChanged := false
 		select {
 		case <-ctx.Done():
-			return ended()
+			return streamEnd(ctx)
 		case err := <-recvDone:
 			if err == io.EOF {
 				return nil
@@ -446,31 +493,56 @@ func (v *service) stream(ctx context.Context, list *gnmi.SubscriptionList, send 
 		case <-pollCh:
 		case <-timer.C:
 		}
-		now = time.Now()
-		mute := v.s.getFaults().MuteTelemetry
-		for _, g := range groups {
-			full := g.heartbeat > 0 && !now.Before(g.lastFull.Add(g.heartbeat))
-			due := (g.onChange && (configChanged || !g.configOnly)) || (!g.onChange && !now.Before(g.next))
-			if !due && !full {
-				continue
-			}
-			if !g.onChange && !now.Before(g.next) {
-				// keep to the grid; skip missed ticks rather than bursting
-				for !g.next.After(now) {
-					g.next = g.next.Add(g.interval)
-				}
-			}
-			if full {
-				g.lastFull = now
-			}
-			if mute {
-				continue
-			}
-			if err := v.emit(send, g, enc, full || (!g.onChange && !g.suppress), true); err != nil {
-				return err
-			}
+		if err := v.emitDue(send, groups, enc, configChanged); err != nil {
+			return err
 		}
 	}
+}
+
+// nextWake is when the first of groups is next due (a sample or a
+// heartbeat), at most an hour after now.
+func nextWake(groups []*group, now time.Time) time.Time {
+	wake := now.Add(time.Hour)
+	for _, g := range groups {
+		if !g.onChange && g.next.Before(wake) {
+			wake = g.next
+		}
+		if g.heartbeat > 0 && g.lastFull.Add(g.heartbeat).Before(wake) {
+			wake = g.lastFull.Add(g.heartbeat)
+		}
+	}
+	return wake
+}
+
+// emitDue sends every group that is due now: a sample whose time came, an
+// ON_CHANGE group on a state poll or (configOnly ones) a config change, or
+// a heartbeat's full update. Nothing is sent while telemetry is muted.
+func (v *service) emitDue(send sendFunc, groups []*group, enc gnmi.Encoding, configChanged bool) error {
+	now := time.Now()
+	mute := v.s.getFaults().MuteTelemetry
+	for _, g := range groups {
+		full := g.heartbeat > 0 && !now.Before(g.lastFull.Add(g.heartbeat))
+		due := (g.onChange && (configChanged || !g.configOnly)) || (!g.onChange && !now.Before(g.next))
+		if !due && !full {
+			continue
+		}
+		if !g.onChange && !now.Before(g.next) {
+			// keep to the grid; skip missed ticks rather than bursting
+			for !g.next.After(now) {
+				g.next = g.next.Add(g.interval)
+			}
+		}
+		if full {
+			g.lastFull = now
+		}
+		if mute {
+			continue
+		}
+		if err := v.emit(send, g, enc, full || (!g.onChange && !g.suppress), true); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // configOnly reports whether every leaf a group selects now is configuration.

@@ -303,67 +303,30 @@ func (s *Stack) Write(w io.Writer, format string, width, height vg.Length) error
 	})
 }
 
+// panel draws panel i of s over x range xmin..xmax, with the markers.
 func (s *Stack) panel(i int, pn Panel, xmin, xmax float64) (*plot.Plot, error) {
-	p := plot.New()
-	p.BackgroundColor = color.White
-	if i == 0 {
-		p.Title.Text = s.Title
-	}
-	if i == len(s.Panels)-1 {
-		p.X.Label.Text = s.XLabel
-	} else {
-		p.X.Tick.Label.Font.Size = 0
-		p.X.Tick.Label.Color = color.Transparent
-	}
-	p.Y.Label.Text = pn.YLabel
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.TextStyle.Font.Size = font.Length(8)
-	p.Add(plotter.NewGrid())
+	p := s.newPlot(i, pn)
 	lo, hi := pn.YMin, pn.YMax
 	fixed := lo != 0 || hi != 0
 	if !fixed {
 		hi = math.Inf(-1)
 	}
 	for j, l := range pn.Lines {
-		pts := make(plotter.XYs, 0, len(l.X))
-		var segs []plotter.XYs
-		for k := range l.X {
-			if math.IsNaN(l.Y[k]) || math.IsInf(l.Y[k], 0) {
-				if len(pts) > 0 {
-					segs, pts = append(segs, pts), nil
+		segs := segments(l)
+		if !fixed {
+			for _, seg := range segs {
+				for _, pt := range seg {
+					hi = math.Max(hi, pt.Y)
+					lo = math.Min(lo, pt.Y)
 				}
-				continue
 			}
-			pts = append(pts, plotter.XY{X: l.X[k], Y: l.Y[k]})
-			if !fixed {
-				hi = math.Max(hi, l.Y[k])
-				lo = math.Min(lo, l.Y[k])
-			}
-		}
-		if len(pts) > 0 {
-			segs = append(segs, pts)
 		}
 		c := l.Color
 		if c == nil {
 			c = lineColors[j%len(lineColors)]
 		}
-		for k, seg := range segs {
-			ln, err := plotter.NewLine(seg)
-			if err != nil {
-				return nil, fmt.Errorf("chart: line %q: %w", l.Name, err)
-			}
-			ln.Color = c
-			ln.Width = vg.Points(1.2)
-			if l.Step {
-				ln.StepStyle = plotter.PostStep
-			}
-			if l.Dashed {
-				ln.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-			}
-			p.Add(ln)
-			if k == 0 && l.Name != "" {
-				p.Legend.Add(l.Name, ln)
-			}
+		if err := addLine(p, l, c, segs); err != nil {
+			return nil, err
 		}
 	}
 	if math.IsInf(hi, -1) || !(hi > lo) {
@@ -379,6 +342,79 @@ func (s *Stack) panel(i int, pn Panel, xmin, xmax float64) (*plot.Plot, error) {
 		tick = Number
 	}
 	p.Y.Tick.Marker = formatTicks{fmt: tick}
+	if err := s.addMarkers(p, i, xmin, xmax, lo, hi); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// newPlot is panel i's empty plot: the title on the top panel, the x
+// labels on the bottom one only, the y label, legend and grid.
+func (s *Stack) newPlot(i int, pn Panel) *plot.Plot {
+	p := plot.New()
+	p.BackgroundColor = color.White
+	if i == 0 {
+		p.Title.Text = s.Title
+	}
+	if i == len(s.Panels)-1 {
+		p.X.Label.Text = s.XLabel
+	} else {
+		p.X.Tick.Label.Font.Size = 0
+		p.X.Tick.Label.Color = color.Transparent
+	}
+	p.Y.Label.Text = pn.YLabel
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.TextStyle.Font.Size = font.Length(8)
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+// segments splits line l's points into the runs between values of Y that
+// are NaN or infinite.
+func segments(l Line) []plotter.XYs {
+	pts := make(plotter.XYs, 0, len(l.X))
+	var segs []plotter.XYs
+	for k := range l.X {
+		if math.IsNaN(l.Y[k]) || math.IsInf(l.Y[k], 0) {
+			if len(pts) > 0 {
+				segs, pts = append(segs, pts), nil
+			}
+			continue
+		}
+		pts = append(pts, plotter.XY{X: l.X[k], Y: l.Y[k]})
+	}
+	if len(pts) > 0 {
+		segs = append(segs, pts)
+	}
+	return segs
+}
+
+// addLine draws the segments of line l in colour c, with one legend entry.
+func addLine(p *plot.Plot, l Line, c color.Color, segs []plotter.XYs) error {
+	for k, seg := range segs {
+		ln, err := plotter.NewLine(seg)
+		if err != nil {
+			return fmt.Errorf("chart: line %q: %w", l.Name, err)
+		}
+		ln.Color = c
+		ln.Width = vg.Points(1.2)
+		if l.Step {
+			ln.StepStyle = plotter.PostStep
+		}
+		if l.Dashed {
+			ln.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		}
+		p.Add(ln)
+		if k == 0 && l.Name != "" {
+			p.Legend.Add(l.Name, ln)
+		}
+	}
+	return nil
+}
+
+// addMarkers draws the markers within xmin..xmax on panel i's plot p, from
+// lo to hi, with a legend entry per kind on the top panel.
+func (s *Stack) addMarkers(p *plot.Plot, i int, xmin, xmax, lo, hi float64) error {
 	seen := map[string]bool{}
 	for _, m := range s.Markers {
 		if m.X < xmin || m.X > xmax {
@@ -386,7 +422,7 @@ func (s *Stack) panel(i int, pn Panel, xmin, xmax float64) (*plot.Plot, error) {
 		}
 		ln, err := plotter.NewLine(plotter.XYs{{X: m.X, Y: lo}, {X: m.X, Y: hi}})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		ln.Color = color.Gray{Y: 120}
 		if c, ok := s.MarkerColors[m.Kind]; ok {
@@ -400,7 +436,7 @@ func (s *Stack) panel(i int, pn Panel, xmin, xmax float64) (*plot.Plot, error) {
 			p.Legend.Add(m.Kind, ln)
 		}
 	}
-	return p, nil
+	return nil
 }
 
 // NoData is the colour of a heatmap cell without a value.

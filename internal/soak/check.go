@@ -75,10 +75,6 @@ func sameECN(a env.Setting, e simswitch.SetLogEntry) bool {
 func Check(entries []core.AuditEntry, log []simswitch.SetLogEntry, minHold time.Duration) Report {
 	var r Report
 	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Seq < entries[j].Seq })
-	type qk struct {
-		sw, port string
-		q        int
-	}
 	last := map[env.QueueKey]int64{}
 	for _, e := range entries {
 		if e.State != core.StateApplied && e.State != core.StateReconciled {
@@ -94,39 +90,8 @@ func Check(entries []core.AuditEntry, log []simswitch.SetLogEntry, minHold time.
 			}
 		case core.KindRollback, core.KindReadBack, core.KindReconcile:
 			r.Rollbacks++
-			start := int64(0) // the switch run the rollback happened in
-			had := false
-			// A rollback the guard shaped (Kmax below an XOFF that has
-			// moved since) returns to its Wanted setting as far as the
-			// rules allow: Wanted must be one the switch ran.
-			back := e.New
-			if e.Wanted != nil {
-				back = *e.Wanted
-			}
-			for _, l := range log {
-				if l.TimeNs > e.TimeNs {
-					break
-				}
-				if l.Switch == e.Key.Target && l.Why == "start" {
-					start = l.TimeNs
-				}
-			}
-			for _, l := range log {
-				if l.TimeNs > e.TimeNs {
-					break
-				}
-				if l.TimeNs >= start && l.Switch == e.Key.Target && l.Port == e.Key.Port && l.Queue == e.Key.Queue && sameECN(back, l) {
-					had = true
-					break
-				}
-			}
-			if !had {
-				from := ""
-				if e.Wanted != nil {
-					from = fmt.Sprintf(" (shaped from kmin %d kmax %d pmax %g headroom %d)", back.KminBytes, back.KmaxBytes, back.Pmax, back.HeadroomBytes)
-				}
-				r.BadRollbacks = append(r.BadRollbacks, fmt.Sprintf("%s: audit entry %d (%s) set kmin %d kmax %d pmax %g headroom %d%s, which the switch had not run since it started",
-					e.Key, e.Seq, e.Kind, e.New.KminBytes, e.New.KmaxBytes, e.New.Pmax, e.New.HeadroomBytes, from))
+			if why, bad := badRollback(e, log); bad {
+				r.BadRollbacks = append(r.BadRollbacks, why)
 			}
 		case core.KindRepair:
 			r.Repairs++
@@ -139,13 +104,61 @@ func Check(entries []core.AuditEntry, log []simswitch.SetLogEntry, minHold time.
 		}
 		last[e.Key] = end
 	}
-	// The end state, from the switch's side: each queue's last setting in
-	// its switch's last run, against the floor reported at that start.
-	floor := map[qk]int64{}
-	final := map[qk]int64{}
+	r.checkEnd(log)
+	return r
+}
+
+// badRollback says why rollback e is bad: the setting it returned to (its
+// Wanted one when the guard shaped it) is not one the switch ran earlier in
+// the run the rollback happened in.
+func badRollback(e core.AuditEntry, log []simswitch.SetLogEntry) (string, bool) {
+	start := int64(0) // the switch run the rollback happened in
+	// A rollback the guard shaped (Kmax below an XOFF that has
+	// moved since) returns to its Wanted setting as far as the
+	// rules allow: Wanted must be one the switch ran.
+	back := e.New
+	if e.Wanted != nil {
+		back = *e.Wanted
+	}
+	for _, l := range log {
+		if l.TimeNs > e.TimeNs {
+			break
+		}
+		if l.Switch == e.Key.Target && l.Why == "start" {
+			start = l.TimeNs
+		}
+	}
+	for _, l := range log {
+		if l.TimeNs > e.TimeNs {
+			break
+		}
+		if l.TimeNs >= start && l.Switch == e.Key.Target && l.Port == e.Key.Port && l.Queue == e.Key.Queue && sameECN(back, l) {
+			return "", false
+		}
+	}
+	from := ""
+	if e.Wanted != nil {
+		from = fmt.Sprintf(" (shaped from kmin %d kmax %d pmax %g headroom %d)", back.KminBytes, back.KmaxBytes, back.Pmax, back.HeadroomBytes)
+	}
+	return fmt.Sprintf("%s: audit entry %d (%s) set kmin %d kmax %d pmax %g headroom %d%s, which the switch had not run since it started",
+		e.Key, e.Seq, e.Kind, e.New.KminBytes, e.New.KmaxBytes, e.New.Pmax, e.New.HeadroomBytes, from), true
+}
+
+// logQueue is a queue as the set log names it.
+type logQueue struct {
+	sw, port string
+	q        int
+}
+
+// checkEnd counts the switch starts in log and checks the end state, from
+// the switch's side: each queue's last setting in its switch's last run,
+// against the floor reported at that start.
+func (r *Report) checkEnd(log []simswitch.SetLogEntry) {
+	floor := map[logQueue]int64{}
+	final := map[logQueue]int64{}
 	starts := map[string]bool{}
 	for _, l := range log {
-		k := qk{l.Switch, l.Port, l.Queue}
+		k := logQueue{l.Switch, l.Port, l.Queue}
 		if l.Why == "start" {
 			if s := fmt.Sprint(l.Switch, l.TimeNs); !starts[s] {
 				starts[s] = true
@@ -155,7 +168,7 @@ func Check(entries []core.AuditEntry, log []simswitch.SetLogEntry, minHold time.
 		}
 		final[k] = l.Headroom
 	}
-	keys := make([]qk, 0, len(final))
+	keys := make([]logQueue, 0, len(final))
 	for k := range final {
 		keys = append(keys, k)
 	}
@@ -170,5 +183,4 @@ func Check(entries []core.AuditEntry, log []simswitch.SetLogEntry, minHold time.
 			r.BelowFloor = append(r.BelowFloor, fmt.Sprintf("%s/%s/q%d: headroom %d B below the floor %d B", k.sw, k.port, k.q, final[k], f))
 		}
 	}
-	return r
 }

@@ -48,16 +48,9 @@ func ParseHPCCTopology(data []byte, name string) (simenv.Topology, error) {
 	if err != nil {
 		return simenv.Topology{}, err
 	}
-	isSwitch := make([]bool, nodes)
-	for i := int64(0); i < switches; i++ {
-		id, line, err := ts.int(fmt.Sprintf("switch id %d of %d", i+1, switches), nodes-1)
-		if err != nil {
-			return simenv.Topology{}, err
-		}
-		if isSwitch[id] {
-			return simenv.Topology{}, fmt.Errorf("%s: line %d: switch id %d is listed twice", name, line, id)
-		}
-		isSwitch[id] = true
+	isSwitch, err := readSwitchIDs(ts, nodes, switches)
+	if err != nil {
+		return simenv.Topology{}, err
 	}
 	topo := simenv.Topology{Kind: "hpcc", Nodes: make([]simenv.Node, nodes)}
 	for id := range topo.Nodes {
@@ -69,49 +62,77 @@ func ParseHPCCTopology(data []byte, name string) (simenv.Topology, error) {
 	}
 	seen := map[[2]int64]int{}
 	for i := int64(0); i < links; i++ {
-		what := fmt.Sprintf("link %d of %d", i+1, links)
-		a, line, err := ts.int(what+": node a", nodes-1)
+		l, err := readHPCCLink(ts, fmt.Sprintf("link %d of %d", i+1, links), nodes, seen)
 		if err != nil {
 			return simenv.Topology{}, err
 		}
-		b, _, err := ts.int(what+": node b", nodes-1)
-		if err != nil {
-			return simenv.Topology{}, err
-		}
-		if a == b {
-			return simenv.Topology{}, fmt.Errorf("%s: line %d: %s connects node %d to itself", name, line, what, a)
-		}
-		key := [2]int64{min(a, b), max(a, b)}
-		if prev, dup := seen[key]; dup {
-			return simenv.Topology{}, fmt.Errorf("%s: line %d: %s repeats the link %d-%d of line %d (one link per node pair)", name, line, what, a, b, prev)
-		}
-		seen[key] = line
-		rt, err := ts.next(what + ": rate")
-		if err != nil {
-			return simenv.Topology{}, err
-		}
-		rate, err := parseNS3Rate(rt.s)
-		if err != nil {
-			return simenv.Topology{}, fmt.Errorf("%s: line %d: %s: %v", name, rt.line, what, err)
-		}
-		dt, err := ts.next(what + ": delay")
-		if err != nil {
-			return simenv.Topology{}, err
-		}
-		delay, err := parseNS3Time(dt.s)
-		if err != nil {
-			return simenv.Topology{}, fmt.Errorf("%s: line %d: %s: delay: %v", name, dt.line, what, err)
-		}
-		et, err := ts.next(what + ": error rate")
-		if err != nil {
-			return simenv.Topology{}, err
-		}
-		if er, perr := parseFloat(et.s); perr != nil || er != 0 {
-			return simenv.Topology{}, fmt.Errorf("%s: line %d: %s: error rate %s: only 0 is supported (random link loss is not modelled)", name, et.line, what, quote(et.s))
-		}
-		topo.Links = append(topo.Links, simenv.Link{A: int(a), B: int(b), RateBps: rate, Delay: delay})
+		topo.Links = append(topo.Links, l)
 	}
 	return topo, nil
+}
+
+// readSwitchIDs reads the ids of the switches among nodes, refusing one
+// listed twice.
+func readSwitchIDs(ts *tokenStream, nodes, switches int64) ([]bool, error) {
+	isSwitch := make([]bool, nodes)
+	for i := int64(0); i < switches; i++ {
+		id, line, err := ts.int(fmt.Sprintf("switch id %d of %d", i+1, switches), nodes-1)
+		if err != nil {
+			return nil, err
+		}
+		if isSwitch[id] {
+			return nil, fmt.Errorf("%s: line %d: switch id %d is listed twice", ts.name, line, id)
+		}
+		isSwitch[id] = true
+	}
+	return isSwitch, nil
+}
+
+// readHPCCLink reads link what: "a b rate delay error-rate", refusing a
+// loop, a node pair already linked (seen: the line of each pair's link)
+// and a nonzero error rate.
+func readHPCCLink(ts *tokenStream, what string, nodes int64, seen map[[2]int64]int) (simenv.Link, error) {
+	name := ts.name
+	a, line, err := ts.int(what+": node a", nodes-1)
+	if err != nil {
+		return simenv.Link{}, err
+	}
+	b, _, err := ts.int(what+": node b", nodes-1)
+	if err != nil {
+		return simenv.Link{}, err
+	}
+	if a == b {
+		return simenv.Link{}, fmt.Errorf("%s: line %d: %s connects node %d to itself", name, line, what, a)
+	}
+	key := [2]int64{min(a, b), max(a, b)}
+	if prev, dup := seen[key]; dup {
+		return simenv.Link{}, fmt.Errorf("%s: line %d: %s repeats the link %d-%d of line %d (one link per node pair)", name, line, what, a, b, prev)
+	}
+	seen[key] = line
+	rt, err := ts.next(what + ": rate")
+	if err != nil {
+		return simenv.Link{}, err
+	}
+	rate, err := parseNS3Rate(rt.s)
+	if err != nil {
+		return simenv.Link{}, fmt.Errorf("%s: line %d: %s: %v", name, rt.line, what, err)
+	}
+	dt, err := ts.next(what + ": delay")
+	if err != nil {
+		return simenv.Link{}, err
+	}
+	delay, err := parseNS3Time(dt.s)
+	if err != nil {
+		return simenv.Link{}, fmt.Errorf("%s: line %d: %s: delay: %v", name, dt.line, what, err)
+	}
+	et, err := ts.next(what + ": error rate")
+	if err != nil {
+		return simenv.Link{}, err
+	}
+	if er, perr := parseFloat(et.s); perr != nil || er != 0 {
+		return simenv.Link{}, fmt.Errorf("%s: line %d: %s: error rate %s: only 0 is supported (random link loss is not modelled)", name, et.line, what, quote(et.s))
+	}
+	return simenv.Link{A: int(a), B: int(b), RateBps: rate, Delay: delay}, nil
 }
 
 // HPCC flow files

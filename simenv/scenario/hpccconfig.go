@@ -339,7 +339,28 @@ func ParseHPCCConfigWarn(data []byte, baseDir, name string) (simenv.Config, []st
 	return c, warnings, err
 }
 
+// parseHPCCConfig is ParseHPCCConfigWarn, telling ignored of every key it
+// ignores (output: one that only names an output file or tracing).
 func parseHPCCConfig(data []byte, baseDir, name string, ignored func(line int, key string, output bool)) (simenv.Config, error) {
+	b := newHPCCBuild(name)
+	if err := b.readKeys(data, name, ignored); err != nil {
+		return simenv.Config{}, err
+	}
+	if err := b.checkKeys(name); err != nil {
+		return simenv.Config{}, err
+	}
+	if err := b.loadFiles(baseDir, name); err != nil {
+		return simenv.Config{}, err
+	}
+	if err := b.check(name); err != nil {
+		return simenv.Config{}, err
+	}
+	return b.cfg, nil
+}
+
+// newHPCCBuild starts the config of file name from third.cc's defaults for
+// the keys a config may omit.
+func newHPCCBuild(name string) *hpccBuild {
 	b := &hpccBuild{cfg: simenv.DefaultConfig(),
 		kmin: map[float64]int64{}, kmax: map[float64]int64{}, pmax: map[float64]float64{}}
 	c := &b.cfg
@@ -363,9 +384,14 @@ func parseHPCCConfig(data []byte, baseDir, name string, ignored func(line int, k
 	c.PFC = simenv.PFCConfig{Enabled: true, Alpha: 0.125, AlphaScaleWithRate: true,
 		CableMeters: c.PFC.CableMeters, HeadroomFormula: simenv.HeadroomHPCC,
 		ReserveBytes: 4 * 1024, XonOffsetBytes: 3 * 1024}
+	b.keyLine = map[string]int{}
+	return b
+}
 
-	seen := map[string]int{}
-	b.keyLine = seen
+// readKeys applies every "KEY value..." line of data, refusing a key given
+// twice, unknown, or with the wrong number of values.
+func (b *hpccBuild) readKeys(data []byte, name string, ignored func(line int, key string, output bool)) error {
+	seen := b.keyLine
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64*1024), safeio.MaxConfigBytes+1) // any line of a file within the cap
 	line := 0
@@ -377,7 +403,7 @@ func parseHPCCConfig(data []byte, baseDir, name string, ignored func(line int, k
 		}
 		key, vals := f[0], f[1:]
 		if prev, dup := seen[key]; dup {
-			return simenv.Config{}, fmt.Errorf("%s: line %d: %s is given again (first on line %d)", name, line, key, prev)
+			return fmt.Errorf("%s: line %d: %s is given again (first on line %d)", name, line, key, prev)
 		}
 		seen[key] = line
 		want, apply := 0, (func(*hpccBuild, []string) error)(nil)
@@ -390,59 +416,78 @@ func parseHPCCConfig(data []byte, baseDir, name string, ignored func(line int, k
 			want = n
 			ignored(line, key, false)
 		} else {
-			return simenv.Config{}, fmt.Errorf("%s: line %d: unknown key %s (allowed: %s)", name, line, quote(key), strings.Join(allHPCCKeys(), ", "))
+			return fmt.Errorf("%s: line %d: unknown key %s (allowed: %s)", name, line, quote(key), strings.Join(allHPCCKeys(), ", "))
 		}
 		if want >= 0 && len(vals) != want {
-			return simenv.Config{}, fmt.Errorf("%s: line %d: %s takes %d value(s), got %d", name, line, key, want, len(vals))
+			return fmt.Errorf("%s: line %d: %s takes %d value(s), got %d", name, line, key, want, len(vals))
 		}
 		if apply != nil {
 			if err := apply(b, vals); err != nil {
-				return simenv.Config{}, fmt.Errorf("%s: line %d: %s: %v", name, line, key, err)
+				return fmt.Errorf("%s: line %d: %s: %v", name, line, key, err)
 			}
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return simenv.Config{}, fmt.Errorf("%s: %w", name, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
+	return nil
+}
+
+// checkKeys requires the keys ns-3 has no usable default for and an ACK
+// interval that is modelled.
+func (b *hpccBuild) checkKeys(name string) error {
 	for _, k := range hpccRequired {
-		if _, ok := seen[k]; !ok {
-			return simenv.Config{}, fmt.Errorf("%s: %s is missing; it has no usable default in ns-3 and must be given", name, k)
+		if _, ok := b.keyLine[k]; !ok {
+			return fmt.Errorf("%s: %s is missing; it has no usable default in ns-3 and must be given", name, k)
 		}
 	}
-	if b.ackInterval > int64(c.MTU) {
-		return simenv.Config{}, fmt.Errorf("%s: line %d: L2_ACK_INTERVAL %d is above PACKET_PAYLOAD_SIZE %d: ns-3 then sends no ACK for the first %d bytes of a flow, which is not modelled (use 1..%d)",
-			name, seen["L2_ACK_INTERVAL"], b.ackInterval, c.MTU, b.ackInterval, c.MTU)
+	if mtu := b.cfg.MTU; b.ackInterval > int64(mtu) {
+		return fmt.Errorf("%s: line %d: L2_ACK_INTERVAL %d is above PACKET_PAYLOAD_SIZE %d: ns-3 then sends no ACK for the first %d bytes of a flow, which is not modelled (use 1..%d)",
+			name, b.keyLine["L2_ACK_INTERVAL"], b.ackInterval, mtu, b.ackInterval, mtu)
 	}
+	return nil
+}
 
+// loadFiles reads the topology and flow files the config names (relative
+// to baseDir), sets ECN by link rate, and makes the flows the workload.
+func (b *hpccBuild) loadFiles(baseDir, name string) error {
+	c := &b.cfg
 	topoPath := joinPath(baseDir, b.topologyFile)
 	topo, err := LoadHPCCTopology(topoPath)
 	if err != nil {
-		return simenv.Config{}, fmt.Errorf("%s: TOPOLOGY_FILE: %w", name, err)
+		return fmt.Errorf("%s: TOPOLOGY_FILE: %w", name, err)
 	}
 	c.Topology = topo
 	if err := b.ecnByRate(name); err != nil {
-		return simenv.Config{}, err
+		return err
 	}
 	flowPath := joinPath(baseDir, b.flowFile)
 	flows, lines, err := loadFlowFile(flowPath)
 	if err != nil {
-		return simenv.Config{}, fmt.Errorf("%s: FLOW_FILE: %w", name, err)
+		return fmt.Errorf("%s: FLOW_FILE: %w", name, err)
 	}
 	if err := checkFlowNodes(flows, lines, topo, flowPath); err != nil {
-		return simenv.Config{}, fmt.Errorf("%s: FLOW_FILE: %w", name, err)
+		return fmt.Errorf("%s: FLOW_FILE: %w", name, err)
 	}
 	c.Workloads = []simenv.Workload{{Kind: simenv.WorkloadTrace, Priority: simenv.DefaultPriority, Flows: flows}}
-	if err := simenv.Check(*c); err != nil {
-		var fe *simenv.FieldError
-		if errors.As(err, &fe) && fe.Field == "BufferBytes" {
-			if l, ok := seen["BUFFER_SIZE"]; ok {
-				return simenv.Config{}, fmt.Errorf("%s: line %d: BUFFER_SIZE: %v", name, l, err)
-			}
-			return simenv.Config{}, fmt.Errorf("%s: BUFFER_SIZE (default 16 MiB): %v", name, err)
-		}
-		return simenv.Config{}, fmt.Errorf("%s: %v", name, err)
+	return nil
+}
+
+// check holds the config to simenv.Check, a buffer error told by the
+// BUFFER_SIZE line (or its default).
+func (b *hpccBuild) check(name string) error {
+	err := simenv.Check(b.cfg)
+	if err == nil {
+		return nil
 	}
-	return *c, nil
+	var fe *simenv.FieldError
+	if errors.As(err, &fe) && fe.Field == "BufferBytes" {
+		if l, ok := b.keyLine["BUFFER_SIZE"]; ok {
+			return fmt.Errorf("%s: line %d: BUFFER_SIZE: %v", name, l, err)
+		}
+		return fmt.Errorf("%s: BUFFER_SIZE (default 16 MiB): %v", name, err)
+	}
+	return fmt.Errorf("%s: %v", name, err)
 }
 
 // joinPath resolves a file named in a config: absolute paths as they are,
