@@ -14,11 +14,11 @@ import (
 
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
-	"github.com/ecntune/ecntune/agent/gnmiclient"
 	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/agent/metrics"
 	"github.com/ecntune/ecntune/agent/web"
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/gnmipath"
 	"github.com/ecntune/ecntune/policy"
 )
 
@@ -685,7 +685,7 @@ func (a *Agent) setAndReadBack(ctx context.Context, sw Switch, cs []core.Change)
 	defer cancel()
 	start := time.Now()
 	setErr := sw.Apply(cctx, settings)
-	if herr := (*gnmiclient.HeadroomError)(nil); errors.As(setErr, &herr) {
+	if herr := (*gnmipath.HeadroomError)(nil); errors.As(setErr, &herr) {
 		// The ECN changes went through; the switch refused the headroom.
 		// Judge the ECN change on its own, and say so loudly.
 		a.o.Instruments.Alarms.WithLabelValues("headroom-refused").Inc()

@@ -77,7 +77,7 @@
 // and drops the fields not given), an entry created with every field (a
 // BUFFER_PROFILE with its mandatory pool). Under the dynamic buffer model
 // BUFFER_PG binds "NULL" (buffermgrd computes the lossless profile): headroom
-// is not tunable there (HeadroomNotTunable), ECN is. A lossless PG's alpha
+// is not tunable there (HeadroomError), ECN is. A lossless PG's alpha
 // (env.Setting.Alpha) is 2^dynamic_th of the same buffer profile (unknown, 0,
 // when the field is absent); a changed alpha is written as dynamic_th = log2
 // alpha beside the headroom, and must be a power of two in 2^-8..2^8. The

@@ -134,8 +134,8 @@ func sonicSetRequest(t Target, key env.QueueKey, s env.Setting, b Binding, profi
 		return req, nil
 	}
 	if b.BufferProfile == "" {
-		return nil, &HeadroomNotTunable{Key: key, Why: fmt.Sprintf("no BUFFER_PG entry binds PG %d of %s to a buffer profile in CONFIG_DB "+
-			"(under SONiC's dynamic buffer model buffermgrd computes lossless profiles from cable length and port speed)", key.Queue, key.Port)}
+		return nil, notTunable(key, fmt.Sprintf("no BUFFER_PG entry binds PG %d of %s to a buffer profile in CONFIG_DB "+
+			"(under SONiC's dynamic buffer model buffermgrd computes lossless profiles from cable length and port speed)", key.Queue, key.Port))
 	}
 	fields, change := bufferProfileFields(t, b, s, th)
 	if !b.BufferShared {
@@ -193,7 +193,7 @@ func bufferProfileFields(t Target, b Binding, s env.Setting, th int64) (fields, 
 // profile) and binds the PG to its own profile.
 func (sb setBuilder) ownBufferProfile(key env.QueueKey, b Binding, fields map[string]string) error {
 	if fields["pool"] == "" {
-		return &HeadroomNotTunable{Key: key, Why: fmt.Sprintf("buffer profile %s has no pool to copy into a profile of its own", b.BufferProfile)}
+		return notTunable(key, fmt.Sprintf("buffer profile %s has no pool to copy into a profile of its own", b.BufferProfile))
 	}
 	own := OwnBufferProfileName(key.Port, key.Queue)
 	sb.fields("BUFFER_PROFILE", own, fields)
@@ -228,16 +228,30 @@ func HeadroomRequest(t Target, key env.QueueKey, bytes int64) *gnmi.SetRequest {
 		Val:  jsonIETF(u64s(bytes))}}}
 }
 
-// HeadroomNotTunable says why a PG's headroom (and alpha: both live in its
-// buffer profile) cannot be set on a SONiC switch (the ECN part of the
-// change can).
-type HeadroomNotTunable struct {
-	Key env.QueueKey
-	Why string
+// HeadroomError says that the headroom (and alpha: on SONiC both live in
+// the PG's buffer profile) of a change was not applied while its ECN part
+// was or can be: the switch cannot take it (Paths names the queue, Err
+// why: SetRequest's error), or refused its Set (the client that applied
+// the change fills Target and the paths refused).
+type HeadroomError struct {
+	Target string
+	Paths  []string
+	Err    error
 }
 
-func (e *HeadroomNotTunable) Error() string {
-	return fmt.Sprintf("%s: headroom and alpha not tunable: %s", e.Key, e.Why)
+func (e *HeadroomError) Error() string {
+	if e.Target == "" {
+		return strings.Join(e.Paths, ", ") + ": " + e.Err.Error()
+	}
+	return fmt.Sprintf("target %s: headroom not applied (%s): %v; the ECN change stands", e.Target, strings.Join(e.Paths, ", "), e.Err)
+}
+
+func (e *HeadroomError) Unwrap() error { return e.Err }
+
+// notTunable is the HeadroomError of a queue whose headroom and alpha
+// cannot be set, and why.
+func notTunable(key env.QueueKey, why string) *HeadroomError {
+	return &HeadroomError{Paths: []string{key.String()}, Err: errors.New("headroom and alpha not tunable: " + why)}
 }
 
 // SettingPaths are the paths a Get needs to read back a queue's bindings:

@@ -63,7 +63,7 @@ func Sets(t Target, settings map[env.QueueKey]env.Setting, state func(env.QueueK
 			st.Alpha = 0 // only sonic has an alpha (BUFFER_PROFILE dynamic_th)
 		}
 		req, err := SetRequest(t, k, st, qs.Binding)
-		var nt *HeadroomNotTunable
+		var nt *HeadroomError
 		if errors.As(err, &nt) {
 			// ECN without the headroom and alpha; the caller hears why.
 			notTunable = append(notTunable, nt.Error())

@@ -145,7 +145,7 @@ func TestSetRequestRealSonic(t *testing.T) {
 		_ = dd.Apply(n)
 	}
 	_, err = SetRequest(tg, key, env.Setting{KminBytes: 500_000, KmaxBytes: 1_500_000, Pmax: 0.1, HeadroomBytes: 40000}, dd.Binding("Ethernet0", 3))
-	var nt *HeadroomNotTunable
+	var nt *HeadroomError
 	if !errors.As(err, &nt) || !strings.Contains(err.Error(), "dynamic buffer model") {
 		t.Fatalf("dynamic model headroom: %v", err)
 	}

@@ -687,7 +687,7 @@ func (s *Switch) SetPaths(keys []env.QueueKey) []string {
 // ECN updates (usually one per call), then one Set per headroom change
 // where the device takes headroom as a leaf of its own. A refused
 // headroom Set leaves the ECN change in place and is reported as a
-// *HeadroomError. Never retried.
+// *gnmipath.HeadroomError. Never retried.
 func (s *Switch) Apply(ctx context.Context, settings map[env.QueueKey]env.Setting) error {
 	reqs, hr, notTunable, err := s.requests(settings)
 	if err != nil {
@@ -698,14 +698,14 @@ func (s *Switch) Apply(ctx context.Context, settings map[env.QueueKey]env.Settin
 			return err
 		}
 	}
-	var herr *HeadroomError
+	var herr *gnmipath.HeadroomError
 	if len(notTunable) > 0 {
-		herr = &HeadroomError{Target: s.cfg.Name, Paths: notTunable, Err: errors.New("not tunable on this switch")}
+		herr = &gnmipath.HeadroomError{Target: s.cfg.Name, Paths: notTunable, Err: errors.New("not tunable on this switch")}
 	}
 	for _, r := range hr {
 		if _, err := s.conn.Set(ctx, r); err != nil {
 			if herr == nil {
-				herr = &HeadroomError{Target: s.cfg.Name, Err: err}
+				herr = &gnmipath.HeadroomError{Target: s.cfg.Name, Err: err}
 			}
 			herr.Paths = append(herr.Paths, gnmipath.Describe(r.Prefix, r.Update[0].Path))
 		}
@@ -715,20 +715,6 @@ func (s *Switch) Apply(ctx context.Context, settings map[env.QueueKey]env.Settin
 	}
 	return nil
 }
-
-// HeadroomError reports headroom Sets a switch refused after the ECN
-// changes of the same Apply were applied.
-type HeadroomError struct {
-	Target string
-	Paths  []string
-	Err    error
-}
-
-func (e *HeadroomError) Error() string {
-	return fmt.Sprintf("target %s: headroom not applied (%s): %v; the ECN change stands", e.Target, strings.Join(e.Paths, ", "), e.Err)
-}
-
-func (e *HeadroomError) Unwrap() error { return e.Err }
 
 // Read implements Switch: one Get of the bindings of all queues
 // (gnmipath.SettingPaths), then one of the profiles they name.
