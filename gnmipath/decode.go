@@ -163,7 +163,8 @@ type Decoder struct {
 
 	// skips are the elements not understood (ErrUnknownKey), by shape;
 	// never reset, so that their counts are cumulative per target.
-	skips map[string]*Skipped
+	skips    map[string]int32 // shape to its index in skipList, plus one
+	skipList []*Skipped
 
 	general bool // tests: always take Apply's general path
 }
@@ -187,36 +188,38 @@ const OtherShape = "(other shapes)"
 
 // skipFor returns the record of an element not understood (err wraps
 // ErrUnknownKey), made at its first sight; callers count it.
-func (d *Decoder) skipFor(err error) *Skipped {
+func (d *Decoder) skipFor(err error) *Skipped { return d.skipList[d.skipIndex(err)-1] }
+
+// skipIndex is skipFor's record as a pathEnt.skip: its index in
+// d.skipList, plus one.
+func (d *Decoder) skipIndex(err error) int32 {
 	var ke *KeyError
 	shape, example, why := OtherShape, err.Error(), err.Error()
 	if errors.As(err, &ke) {
 		shape, example, why = ke.Shape(), PathString(ke.Path), ke.Why
 	}
 	if d.skips == nil {
-		d.skips = map[string]*Skipped{}
+		d.skips = map[string]int32{}
 	}
-	sk := d.skips[shape]
-	if sk == nil {
-		if len(d.skips) >= maxSkipShapes {
-			shape = OtherShape
-			if sk = d.skips[shape]; sk == nil {
-				sk = &Skipped{Shape: shape, Example: example, Why: why}
-				d.skips[shape] = sk
-			}
-		} else {
-			sk = &Skipped{Shape: shape, Example: example, Why: why}
-			d.skips[shape] = sk
+	if i, ok := d.skips[shape]; ok {
+		return i
+	}
+	if len(d.skips) >= maxSkipShapes {
+		shape = OtherShape
+		if i, ok := d.skips[shape]; ok {
+			return i
 		}
 	}
-	return sk
+	d.skipList = append(d.skipList, &Skipped{Shape: shape, Example: example, Why: why})
+	d.skips[shape] = int32(len(d.skipList))
+	return d.skips[shape]
 }
 
 // Skipped returns the elements skipped so far, by shape (sorted), with
 // their cumulative counts.
 func (d *Decoder) Skipped() []Skipped {
-	out := make([]Skipped, 0, len(d.skips))
-	for _, sk := range d.skips {
+	out := make([]Skipped, 0, len(d.skipList))
+	for _, sk := range d.skipList {
 		out = append(out, *sk)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Shape < out[j].Shape })
@@ -267,9 +270,12 @@ func (d *Decoder) addPath(key []byte, ent pathEnt) {
 type pathEnt struct {
 	leaf  Leaf
 	known bool
-	q     *qstate
-	p     *pstate
-	skip  *Skipped // an element not understood (ErrUnknownKey): counted, else ignored
+	// skip, when not 0, is an element not understood (ErrUnknownKey):
+	// d.skipList[skip-1] counts it. An index, not a pointer, so that it
+	// fits beside known: a decoder holds an entry per path of every queue.
+	skip int32
+	q    *qstate
+	p    *pstate
 }
 
 // snapField reports whether a field is one of a queue's state leaves that
@@ -765,7 +771,7 @@ func (d *Decoder) applyScalar(prefix *gnmi.Path, u *gnmi.Update) (l Leaf, ok boo
 		case errors.Is(perr, ErrUnknownPath):
 			ent = pathEnt{}
 		case errors.Is(perr, ErrUnknownKey):
-			ent = pathEnt{skip: d.skipFor(perr)} // counted below, as on a cache hit
+			ent = pathEnt{skip: d.skipIndex(perr)} // counted below, as on a cache hit
 		default:
 			return Leaf{}, false, nil
 		}
@@ -774,8 +780,8 @@ func (d *Decoder) applyScalar(prefix *gnmi.Path, u *gnmi.Update) (l Leaf, ok boo
 		}
 	}
 	if !ent.known {
-		if ent.skip != nil {
-			ent.skip.Count++
+		if ent.skip != 0 {
+			d.skipList[ent.skip-1].Count++
 		}
 		return Leaf{}, true, nil
 	}

@@ -323,8 +323,8 @@ func (d *Decoder) applyWireUpds(ups []wireUpd) (counters bool) {
 	for i := range ups {
 		w := &ups[i]
 		if !w.ent.known {
-			if w.ent.skip != nil {
-				w.ent.skip.Count++
+			if w.ent.skip != 0 {
+				d.skipList[w.ent.skip-1].Count++
 			}
 			continue
 		}
