@@ -22,15 +22,17 @@ import (
 // agentRollbackOpts are the flags of "ecntune agent rollback".
 type agentRollbackOpts struct {
 	cfgPath, target, to, db string
-	dryRun                  bool
+	dryRun, all             bool
 }
 
 func newAgentRollbackCmd() *cobra.Command {
 	var o agentRollbackOpts
 	cmd := &cobra.Command{
 		Use:   "rollback",
-		Short: "Undo changes of one target from the audit log (the agent must be stopped)",
-		Long: `Undo the agent's changes on one target. Without --to: each queue's last change, when the
+		Short: "Undo changes of one target, or of all, from the audit log (the agent must be stopped)",
+		Long: `Undo the agent's changes on one target (--target), or on every target of the configuration
+(--all: in an incident, the whole fabric back; one target that fails does not stop the others,
+and the command fails naming each that did). Without --to: each queue's last change, when the
 agent made it; a queue whose last change is a rollback (of any kind) is left alone, so a second
 run, or one after --to baseline, says "nothing to undo" instead of re-applying a change. With --to TIME:
 every change made since that time. With --to baseline: every queue back to what it ran before
@@ -42,43 +44,35 @@ database is locked while an agent runs: stop it first.`,
 	}
 	cmd.Flags().StringVar(&o.cfgPath, "config", "", "agent configuration (targets and db)")
 	cmd.Flags().StringVar(&o.target, "target", "", "target to roll back")
+	cmd.Flags().BoolVar(&o.all, "all", false, "roll back every target of the configuration")
 	cmd.Flags().StringVar(&o.to, "to", "", "restore the settings as they were at this time (duration ago, e.g. 10m, or RFC 3339), or baseline: before the agent's first change")
 	cmd.Flags().StringVar(&o.db, "db", "", "agent database (default: the config's db)")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the plan, change nothing")
 	return cmd
 }
 
-// runAgentRollback works out the undo plan from the audit log, prints it
-// and, unless --dry-run, applies it to the target.
+// runAgentRollback works out each target's undo plan from the audit log,
+// prints it and, unless --dry-run, applies it to the target.
 func runAgentRollback(cmd *cobra.Command, o agentRollbackOpts) error {
-	if o.target == "" {
-		return errors.New("--target is required")
-	}
-	if o.cfgPath == "" {
+	switch {
+	case o.all && o.target != "":
+		return errors.New("--target and --all: give one")
+	case !o.all && o.target == "":
+		return errors.New("--target is required (or --all for every target)")
+	case o.cfgPath == "":
 		return errors.New("--config is required (it says how to reach the target and where the db is)")
 	}
 	cfg, err := config.Load(o.cfgPath)
 	if err != nil {
 		return err
 	}
-	var tc *config.Target
-	for i := range cfg.Targets {
-		if cfg.Targets[i].Name == o.target {
-			tc = &cfg.Targets[i]
-		}
+	targets, err := rollbackTargets(cfg, o)
+	if err != nil {
+		return err
 	}
-	if tc == nil {
-		return fmt.Errorf("--target: %q is not a target of %s", o.target, o.cfgPath)
-	}
-	var toNs int64
-	if o.to == "baseline" {
-		toNs = agent.UndoBaseline
-	} else if o.to != "" {
-		t, err := parseSince(o.to, time.Now())
-		if err != nil {
-			return fmt.Errorf("--to: %w", err)
-		}
-		toNs = t.UnixNano()
+	toNs, err := rollbackTo(o.to)
+	if err != nil {
+		return err
 	}
 	db := o.db
 	if db == "" {
@@ -89,12 +83,62 @@ func runAgentRollback(cmd *cobra.Command, o agentRollbackOpts) error {
 		return err
 	}
 	defer j.Close()
-	es, err := j.Entries(o.target, 0)
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	out := cmd.OutOrStdout()
+	var failed []error
+	for _, tc := range targets {
+		if o.all {
+			fmt.Fprintf(out, "target %s:\n", tc.Name)
+		}
+		if err := rollbackTarget(ctx, out, cfg, tc, j, toNs, o.dryRun); err != nil {
+			if !o.all {
+				return err
+			}
+			fmt.Fprintf(out, "  failed: %v\n", err)
+			failed = append(failed, fmt.Errorf("target %s: %w", tc.Name, err))
+		}
+	}
+	return errors.Join(failed...)
+}
+
+// rollbackTargets are the targets --target or --all name.
+func rollbackTargets(cfg *config.Config, o agentRollbackOpts) ([]config.Target, error) {
+	if o.all {
+		return cfg.Targets, nil
+	}
+	for _, t := range cfg.Targets {
+		if t.Name == o.target {
+			return []config.Target{t}, nil
+		}
+	}
+	return nil, fmt.Errorf("--target: %q is not a target of %s", o.target, o.cfgPath)
+}
+
+// rollbackTo reads --to: "" (each queue's last change), baseline, a
+// duration ago or an RFC 3339 time.
+func rollbackTo(to string) (int64, error) {
+	switch to {
+	case "":
+		return 0, nil
+	case "baseline":
+		return agent.UndoBaseline, nil
+	}
+	t, err := parseSince(to, time.Now())
+	if err != nil {
+		return 0, fmt.Errorf("--to: %w", err)
+	}
+	return t.UnixNano(), nil
+}
+
+// rollbackTarget prints one target's undo plan and, unless dryRun,
+// applies it.
+func rollbackTarget(ctx context.Context, out io.Writer, cfg *config.Config, tc config.Target, j *journal.Journal, toNs int64, dryRun bool) error {
+	es, err := j.Entries(tc.Name, 0)
 	if err != nil {
 		return err
 	}
-	plan := agent.UndoPlan(es, o.target, toNs)
-	out := cmd.OutOrStdout()
+	plan := agent.UndoPlan(es, tc.Name, toNs)
 	if len(plan) == 0 {
 		fmt.Fprintln(out, "nothing to undo")
 		return nil
@@ -102,12 +146,10 @@ func runAgentRollback(cmd *cobra.Command, o agentRollbackOpts) error {
 	for _, c := range plan {
 		fmt.Fprintf(out, "%s: %s -> %s (%s)\n", c.Key, fmtSetting(c.Old), fmtSetting(c.New), c.Reason)
 	}
-	if o.dryRun {
+	if dryRun {
 		return nil
 	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return applyRollback(ctx, out, cfg, *tc, j, plan)
+	return applyRollback(ctx, out, cfg, tc, j, plan)
 }
 
 // applyRollback sets the plan on the target through the journal and

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/ecntune/ecntune/agent/core"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/journal"
+	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/gnmipath"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simswitch"
@@ -163,16 +165,34 @@ guardrails:
 	if tel, _ := srv.Telemetry("sw0"); tel.Ports[0].Queues[3].ECN != hpcc {
 		t.Fatal("dry-run rollback changed the switch")
 	}
-	out, _, err = runAgentCmd(t, context.Background(), "rollback", "--config", conf, "--target", "sw0")
-	if err != nil || strings.Count(out, ": applied") != 4 {
-		t.Fatalf("rollback: %v\n%s", err, out)
+	// --all in an incident: every target, sw0 rolled back although sw9
+	// (configured, with changes in the log, unreachable) fails, and the
+	// command fails naming it.
+	j, err := journal.OpenJournal(db, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k9 := env.QueueKey{Target: "sw9", Port: "Ethernet0", Queue: 3}
+	old9, new9 := env.Setting{KminBytes: 100_000, KmaxBytes: 200_000, Pmax: 0.1}, env.Setting{KminBytes: 300_000, KmaxBytes: 600_000, Pmax: 0.1}
+	if _, err := j.Intent([]core.AuditEntry{{TimeNs: time.Now().UnixNano(), Target: "sw9",
+		Change: core.Change{Key: k9, Kind: core.KindTune, Old: old9, New: new9}, State: core.StateApplied}}); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	confAll := filepath.Join(dir, "agent-all.yaml")
+	body, _ := os.ReadFile(conf)
+	os.WriteFile(confAll, bytes.Replace(body, []byte("targets:\n"), []byte("targets:\n  sw9: {address: 127.0.0.1:1, insecure: true, timeout: 300ms, queues: [3]}\n"), 1), 0o644)
+	out, _, err = runAgentCmd(t, context.Background(), "rollback", "--config", confAll, "--all")
+	if err == nil || !strings.Contains(err.Error(), "target sw9") || strings.Contains(err.Error(), "target sw0") ||
+		strings.Count(out, ": applied") != 4 || !strings.Contains(out, "target sw0:") || !strings.Contains(out, "target sw9:") {
+		t.Fatalf("rollback --all: %v\n%s", err, out)
 	}
 	for p := 0; p < 4; p++ {
 		if tel, _ := srv.Telemetry("sw0"); tel.Ports[p].Queues[3].ECN != cfg.ECN {
 			t.Fatalf("port %d after rollback: %+v", p, tel.Ports[p].Queues[3].ECN)
 		}
 	}
-	out, _, _ = runAgentCmd(t, context.Background(), "history", "--db", db, "--json", "--since", "1h")
+	out, _, _ = runAgentCmd(t, context.Background(), "history", "--db", db, "--json", "--since", "1h", "--target", "sw0")
 	if strings.Count(out, "\n") != 8 || !strings.Contains(out, `"kind":"manual"`) {
 		t.Fatalf("json history:\n%s", out)
 	}
