@@ -97,6 +97,7 @@ type Agent struct {
 	lastPlan []core.Change
 	pending  bool // audit entries left unresolved by a crash
 	ticks    int
+	pause    bool // an operator paused the closed loop (the core follows each Tick)
 
 	// peers discovered by LLDP, per target (fabric-ports: lldp): written
 	// by the switches' Subscribe goroutines on (re)connect, read by
@@ -141,11 +142,26 @@ func New(o Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	pause := false
+	if o.Config.Mode == config.ModeClosedLoop {
+		// An operator's pause survives restarts; an unreadable record
+		// keeps the loop paused (Journal.Pause).
+		p, err := o.Journal.Pause()
+		if err != nil {
+			o.Logger.Error("pause record", "err", err)
+		}
+		c.SetPaused(p.Paused)
+		pause = p.Paused
+		if p.Paused {
+			o.Logger.Warn("closed loop paused: recording, writing nothing (resume with POST /resume or ecntune agent resume)", "by", p.By, "reason", p.Reason)
+		}
+		o.Instruments.Paused.Set(boolGauge(p.Paused))
+	}
 	retention := o.Config.Retention
 	if retention <= 0 {
 		retention = time.Hour
 	}
-	a := &Agent{o: o, cfg: o.Config, core: c, log: o.Logger, reward: o.Config.Guardrails.Reward, retention: retention,
+	a := &Agent{o: o, cfg: o.Config, core: c, pause: pause, log: o.Logger, reward: o.Config.Guardrails.Reward, retention: retention,
 		switches: map[string]Switch{}, targets: map[string]config.Target{},
 		latest: map[env.QueueKey]env.Observation{}, lastSeen: map[string]time.Time{}, tinfo: map[string]*targetState{},
 		recs: map[env.QueueKey]core.Recommendation{}, peers: map[string]map[string]env.Peer{}}
@@ -321,6 +337,8 @@ func (a *Agent) Tick(ctx context.Context) error {
 			a.log.Warn("reconcile", "err", err)
 		}
 	}
+	paused := a.paused()
+	a.core.SetPaused(paused)
 	rd, err := a.core.Tick(core.Interval{NowNs: now.UnixNano(), Observations: obs, Decisions: decs, Missing: missing})
 	a.publish(obs, rd.Recommendations)
 	a.hist.Record(now.UnixNano(), obs, rd.Recommendations)
@@ -333,7 +351,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 	}
 	a.account(rd.Plan)
 	a.logInterval(len(obs), rd)
-	if a.cfg.Mode == config.ModeShadow {
+	if a.cfg.Mode == config.ModeShadow || paused {
 		if err := a.store(now, rd.Recommendations); err != nil {
 			return err
 		}
@@ -802,4 +820,54 @@ func (a *Agent) TargetNames() []string { return a.names }
 func (a *Agent) Handler() http.Handler {
 	return web.Handler(web.Options{Source: a, Journal: a.o.Journal, Instruments: a.o.Instruments, History: a.hist,
 		Clock: a.o.Clock, Mode: string(a.cfg.Mode), Policy: a.o.Policy.Name(), Interval: a.cfg.Interval})
+}
+
+// ErrNotClosedLoop is the answer to a pause or resume of an agent in
+// shadow mode, which writes nothing anyway.
+var ErrNotClosedLoop = errors.New("the agent runs in shadow mode: there is no closed loop to pause or resume")
+
+// Pause pauses the closed loop fabric-wide, as an operator does in an
+// incident: from the next interval the agent decides and records as in
+// shadow mode and writes nothing. The pause is journaled first, so that it
+// survives a restart.
+func (a *Agent) Pause(by, reason string) error { return a.setPause(true, by, reason) }
+
+// Resume ends a pause: the next interval applies again.
+func (a *Agent) Resume(by string) error { return a.setPause(false, by, "") }
+
+// PauseState is the closed loop's pause as journaled.
+func (a *Agent) PauseState() (journal.Pause, error) { return a.o.Journal.Pause() }
+
+func (a *Agent) setPause(paused bool, by, reason string) error {
+	if a.cfg.Mode != config.ModeClosedLoop {
+		return ErrNotClosedLoop
+	}
+	p := journal.Pause{Paused: paused, By: by, Reason: reason, SinceNs: a.o.Clock().UnixNano()}
+	if err := a.o.Journal.SetPause(p); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	a.pause = paused // the core follows at the next interval (Tick)
+	a.mu.Unlock()
+	a.o.Instruments.Paused.Set(boolGauge(paused))
+	if paused {
+		a.log.Warn("closed loop paused: recording, writing nothing", "by", by, "reason", reason)
+	} else {
+		a.log.Warn("closed loop resumed", "by", by)
+	}
+	return nil
+}
+
+// paused says whether an operator has paused the closed loop.
+func (a *Agent) paused() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.pause
+}
+
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

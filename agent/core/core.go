@@ -18,6 +18,7 @@ import (
 type Core struct {
 	guard  *Guard
 	shadow bool
+	paused bool
 	policy string
 	reward func(env.Metrics) float64
 }
@@ -64,6 +65,14 @@ func (c *Core) Memories() []QueueMemory { return c.guard.Memories() }
 // during a rollback round): the queue is judged again next interval.
 func (c *Core) Drop(ch Change, nowNs int64) { c.guard.Result(ch, NotApplied, env.Setting{}, nowNs) }
 
+// SetPaused pauses (or resumes) a closed loop: while paused, Tick decides
+// and gives verdicts as in shadow mode, and its Changes are what would be
+// applied.
+func (c *Core) SetPaused(p bool) { c.paused = p }
+
+// Paused says whether the closed loop is paused.
+func (c *Core) Paused() bool { return c.paused }
+
 // Guard is the core's guard (its memory, targets and read-back rule).
 func (c *Core) Guard() *Guard { return c.guard }
 
@@ -105,10 +114,14 @@ func (c *Core) Tick(in Interval) (Ready, error) {
 		return rd, err
 	}
 	rd.Plan = plan
-	if c.shadow {
+	if c.shadow || c.paused {
 		c.verdicts(rd.Recommendations, plan)
+		note := " (shadow mode: nothing is written)"
+		if !c.shadow {
+			note = " (closed loop paused: nothing is written)"
+		}
 		for i := range rd.Alarms {
-			rd.Alarms[i].Msg += " (shadow mode: nothing is written)"
+			rd.Alarms[i].Msg += note
 		}
 	}
 	return rd, nil

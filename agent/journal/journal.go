@@ -332,3 +332,41 @@ func FileExists(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && !st.IsDir()
 }
+
+// Pause is an operator's fabric-wide pause of the closed loop: while
+// Paused, the agent decides and records as in shadow mode and writes
+// nothing. It is kept in the database, so that it survives restarts.
+type Pause struct {
+	Paused bool   `json:"paused"`
+	By     string `json:"by,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// SinceNs is when it was paused or resumed.
+	SinceNs int64 `json:"since_ns,omitempty"`
+}
+
+// metaPause is the meta key of the pause.
+const metaPause = "pause"
+
+// SetPause stores the pause state.
+func (j *Journal) SetPause(p Pause) error {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	return j.SetMeta(metaPause, string(b))
+}
+
+// Pause reads the pause state (not paused when none was stored); a stored
+// state that does not decode counts as paused, so that a damaged record
+// never lets the loop write.
+func (j *Journal) Pause() (Pause, error) {
+	v := j.Meta(metaPause)
+	if v == "" {
+		return Pause{}, nil
+	}
+	var p Pause
+	if err := json.Unmarshal([]byte(v), &p); err != nil {
+		return Pause{Paused: true, Reason: "the stored pause record is unreadable"}, fmt.Errorf("agent db %s: pause record: %w", j.path, err)
+	}
+	return p, nil
+}

@@ -55,6 +55,7 @@ type Instruments struct {
 	TelemetryErr    *prometheus.CounterVec
 	Snapshots       *prometheus.CounterVec
 	Frozen          *prometheus.GaugeVec
+	Paused          prometheus.Gauge
 	// Missing is 1 for each optional telemetry feature a target's
 	// switch does not export (the names of env.Telemetry).
 	Missing *prometheus.GaugeVec
@@ -146,7 +147,9 @@ func NewInstruments() *Instruments {
 		TelemetryErr: cv("agent_telemetry_errors_total", "Telemetry stream and decode errors.", "target"),
 		Snapshots:    cv("agent_snapshots_total", "Telemetry snapshots decoded.", "target"),
 		Frozen:       gv("agent_target_frozen", "1 while the stale-telemetry watchdog holds a target.", "target"),
-		Missing:      gv("target_telemetry_missing", "1 for each optional telemetry feature the target's switch does not export.", "target", "feature"),
+		Paused: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "ecntune", Name: "agent_paused",
+			Help: "1 while an operator has paused the closed loop (it records, writes nothing)."}),
+		Missing: gv("target_telemetry_missing", "1 for each optional telemetry feature the target's switch does not export.", "target", "feature"),
 		Skipped: cv("target_telemetry_skipped_total",
 			"Telemetry elements the agent did not understand (a queue named other than by an index, a priority outside 0..7) and skipped, by the shape of their path; the rest of each notification is used.", "target", "shape"),
 		Conns: gv("target_connections", "gRPC connections open to the target (one, plus one per Subscribe on a switch that serves one Subscribe per connection).", "target"),
@@ -178,7 +181,7 @@ func (m *Instruments) register() {
 		m.tConfMin, m.tConfMean, m.tToChange, m.tKmin, m.tKmax, m.tPmax, m.tHeadroom, m.tAlpha,
 		m.tTxBytes, m.tMarkedBytes, m.tDropBytes, m.tPauseFrames, m.shownQueues, m.confHist,
 		m.Decisions, m.Ticks, m.SetLatency, m.DecisionLatency, m.Sets, m.Rollbacks,
-		m.Rejections, m.Clamps, m.Alarms, m.Staleness, m.TelemetryErr, m.Snapshots, m.Frozen, m.Missing, m.Skipped, m.Conns}
+		m.Rejections, m.Clamps, m.Alarms, m.Staleness, m.TelemetryErr, m.Snapshots, m.Frozen, m.Paused, m.Missing, m.Skipped, m.Conns}
 	m.Registry.MustRegister(m.collectors...)
 }
 

@@ -78,6 +78,8 @@ type Overview struct {
 	// ChangesInWindow counts the audit log's entries over the kept
 	// intervals (every target).
 	ChangesInWindow int `json:"changes_in_window"`
+	// Pause is the closed loop's pause, as journaled.
+	Pause journal.Pause `json:"pause"`
 }
 
 // overview assembles the Overview.
@@ -98,6 +100,9 @@ func (a *server) overview() (Overview, error) {
 		return ov, err
 	}
 	ov.Changes, ov.ChangesBefore = page.Changes, page.NextBefore
+	if ov.Pause, err = a.o.Source.PauseState(); err != nil {
+		return ov, err
+	}
 	slices.Reverse(ov.Changes)
 	if ov.Changes == nil {
 		ov.Changes = []core.AuditEntry{}

@@ -33,6 +33,11 @@ type Source interface {
 	Heard() map[string]bool
 	// TargetNames are the configured targets, sorted.
 	TargetNames() []string
+	// Pause and Resume pause the closed loop fabric-wide and end the
+	// pause; PauseState is the pause as journaled.
+	Pause(by, reason string) error
+	Resume(by string) error
+	PauseState() (journal.Pause, error)
 }
 
 // Options are what the endpoint serves from.
@@ -126,6 +131,8 @@ func Handler(o Options) http.Handler {
 		writeJSON(w, a.o.Source.Targets())
 	})
 	mux.HandleFunc("/healthz", a.healthz)
+	mux.HandleFunc("/pause", a.pause)
+	mux.HandleFunc("/resume", a.pause)
 	a.dashboard(mux)
 	return mux
 }
@@ -215,6 +222,10 @@ func (a *server) healthz(w http.ResponseWriter, _ *http.Request) {
 	// What a target's switch does not export is not a fault (the agent
 	// decides without it) but belongs with its health: one line each.
 	var notes []string
+	if p, err := a.o.Source.PauseState(); err != nil || p.Paused {
+		notes = append(notes, fmt.Sprintf("closed loop paused by %s since %s: %s (recording, writing nothing)",
+			p.By, time.Unix(0, p.SinceNs).UTC().Format(time.RFC3339), p.Reason))
+	}
 	for _, ti := range a.o.Source.Targets() {
 		if len(ti.Missing) > 0 {
 			notes = append(notes, fmt.Sprintf("%s (device %s): without %s", ti.Target, ti.Device, strings.Join(ti.Missing, ", ")))
@@ -232,4 +243,44 @@ func (a *server) healthz(w http.ResponseWriter, _ *http.Request) {
 	for _, n := range notes {
 		fmt.Fprintln(w, n)
 	}
+}
+
+// pause answers GET /pause with the pause state, and POST /pause (by,
+// reason) and POST /resume (by) with the state after the change; by is who
+// asks (required: the change is journaled with it).
+func (a *server) pause(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && r.URL.Path == "/pause" {
+		p, err := a.o.Source.PauseState()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		writeJSON(w, p)
+		return
+	}
+	if r.Method != http.MethodPost {
+		http.Error(w, "POST to change, GET /pause to read", http.StatusMethodNotAllowed)
+		return
+	}
+	by := r.FormValue("by")
+	if by == "" {
+		http.Error(w, "by: say who pauses or resumes (it is journaled)", http.StatusBadRequest)
+		return
+	}
+	var err error
+	if r.URL.Path == "/pause" {
+		err = a.o.Source.Pause(by, r.FormValue("reason"))
+	} else {
+		err = a.o.Source.Resume(by)
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusConflict)
+		return
+	}
+	p, err := a.o.Source.PauseState()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	writeJSON(w, p)
 }

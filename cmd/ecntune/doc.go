@@ -10,7 +10,8 @@
 //	models     list, show, history, promote, roll back, export, import and delete models
 //	simswitch  serve the switches of a simulated fabric over gNMI
 //	agent      run the tuning agent against switches over gNMI (shadow mode or closed loop);
-//	           agent history and agent rollback read and undo its audit log
+//	           agent history and agent rollback read and undo its audit log (rollback
+//	           --all: every target); agent pause and resume stop and restart its writes
 //	bench      measure speed and memory: bench sim, bench policy, bench agent
 //
 // Policies are named by the specs policy.Lookup takes (static:NAME,

@@ -80,7 +80,8 @@ function drawHeatmap() {
 function render(ov) {
   intervals = ov.intervals_ns || [];
   refreshMs = Math.max(1000, Math.min(10000, ov.interval_s * 1000));
-  $("mode").textContent = ov.mode;
+  $("mode").textContent = ov.pause && ov.pause.paused ? `${ov.mode}, paused by ${ov.pause.by}: ${ov.pause.reason || "no reason given"}` : ov.mode;
+  $("mode").className = ov.pause && ov.pause.paused ? "pill bad" : "pill";
   $("policy").textContent = `policy ${ov.policy}, every ${ov.interval_s} s`;
   const h = $("health");
   h.textContent = ov.healthy ? "healthy" : "unhealthy";

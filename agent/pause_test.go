@@ -1,0 +1,102 @@
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/journal"
+	"github.com/ecntune/ecntune/agent/web"
+)
+
+// An operator pauses the closed loop over HTTP: the agent keeps deciding
+// and recording and writes nothing; the pause is on /pause, /healthz, the
+// overview and /metrics, survives a restart, and resuming applies again.
+func TestPauseStopsWritesAndSurvivesRestart(t *testing.T) {
+	r := newRig(t, config.ModeClosedLoop, false, "", nil)
+	srv := httptest.NewServer(r.a.Handler())
+	defer srv.Close()
+	post := func(path string, v url.Values) (int, string) {
+		t.Helper()
+		resp, err := http.PostForm(srv.URL+path, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := post("/pause", url.Values{"reason": {"incident"}}); code != http.StatusBadRequest || !strings.Contains(body, "by:") {
+		t.Fatalf("pause without by: %d %s", code, body)
+	}
+	if code, body := post("/pause", url.Values{"by": {"alice"}, "reason": {"incident 42"}}); code != 200 || !strings.Contains(body, `"paused": true`) {
+		t.Fatalf("pause: %d %s", code, body)
+	}
+	r.interval(t)
+	r.interval(t)
+	if n := r.sw.setCount(); n != 0 {
+		t.Fatalf("%d Sets while paused", n)
+	}
+	if recs := r.a.Recommendations(""); len(recs) != 2 || recs[0].Recommended != target {
+		t.Fatalf("recommendations while paused: %+v", recs)
+	}
+	hz := get(t, r.a.Handler(), "/healthz")
+	if hz.Code != 200 || !strings.Contains(hz.Body.String(), "closed loop paused by alice") || !strings.Contains(hz.Body.String(), "incident 42") {
+		t.Errorf("/healthz while paused: %d %s", hz.Code, hz.Body)
+	}
+	var ov web.Overview
+	if err := json.Unmarshal(get(t, r.a.Handler(), "/api/overview").Body.Bytes(), &ov); err != nil || !ov.Pause.Paused || ov.Pause.By != "alice" {
+		t.Errorf("overview pause %+v, %v", ov.Pause, err)
+	}
+	if m := get(t, r.a.Handler(), "/metrics").Body.String(); !strings.Contains(m, "ecntune_agent_paused 1") {
+		t.Error("/metrics lacks ecntune_agent_paused 1")
+	}
+
+	// A restart on the same database starts paused.
+	r.j.Close()
+	j, err := journal.OpenJournal(r.db, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := j.Pause()
+	j.Close()
+	if err != nil || !p.Paused || p.By != "alice" || p.Reason != "incident 42" {
+		t.Fatalf("journaled pause %+v, %v", p, err)
+	}
+	r3 := newRig(t, config.ModeClosedLoop, false, r.db, nil)
+	r3.interval(t)
+	if n := r3.sw.setCount(); n != 0 {
+		t.Fatalf("%d Sets after a restart of a paused loop", n)
+	}
+	if err := r3.a.Resume("bob"); err != nil {
+		t.Fatal(err)
+	}
+	r3.interval(t)
+	if n := r3.sw.setCount(); n == 0 {
+		t.Fatal("no Set after resume")
+	}
+	if p, _ := r3.a.PauseState(); p.Paused || p.By != "bob" {
+		t.Fatalf("after resume: %+v", p)
+	}
+}
+
+// Shadow mode has no closed loop to pause: the request says so.
+func TestPauseInShadowModeRefused(t *testing.T) {
+	r := newRig(t, config.ModeShadow, false, "", nil)
+	if err := r.a.Pause("alice", "x"); !errors.Is(err, ErrNotClosedLoop) {
+		t.Fatalf("pause in shadow mode: %v", err)
+	}
+	w := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/pause", strings.NewReader("by=alice"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	r.a.Handler().ServeHTTP(w, req)
+	if w.Code != http.StatusConflict || !strings.Contains(w.Body.String(), "shadow mode") {
+		t.Fatalf("POST /pause in shadow mode: %d %s", w.Code, w.Body)
+	}
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/journal"
+)
+
+// agentPauseOpts are the flags of "ecntune agent pause" and "agent resume".
+type agentPauseOpts struct {
+	url, cfgPath, db, by, reason string
+}
+
+func newAgentPauseCmd() *cobra.Command {
+	var o agentPauseOpts
+	cmd := &cobra.Command{
+		Use:   "pause",
+		Short: "Pause the closed loop fabric-wide: the agent records and writes nothing until resumed",
+		Long: `Pause the closed loop on every target, as in an incident: from its next interval the agent
+decides and records as in shadow mode (the dashboard and /recommendations show what it would do)
+and writes nothing. The pause, who asked and why are kept in the agent database, so that it
+survives a restart; 'ecntune agent resume' ends it. Give --url for a running agent (its HTTP
+address), or --config (or --db) for a stopped one, which then starts paused.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runAgentPause(cmd, o, true) },
+	}
+	o.flags(cmd, true)
+	return cmd
+}
+
+// flags registers the flags pause and resume share.
+func (o *agentPauseOpts) flags(cmd *cobra.Command, reason bool) {
+	cmd.Flags().StringVar(&o.url, "url", "", "a running agent's HTTP address (http://HOST:PORT)")
+	cmd.Flags().StringVar(&o.cfgPath, "config", "", "a stopped agent's configuration (its db)")
+	cmd.Flags().StringVar(&o.db, "db", "", "a stopped agent's database (default: the config's db)")
+	cmd.Flags().StringVar(&o.by, "by", defaultOperator(), "who asks (journaled)")
+	if reason {
+		cmd.Flags().StringVar(&o.reason, "reason", "", "why (journaled, shown on the dashboard and /healthz)")
+	}
+}
+
+// defaultOperator is $USER, else "operator".
+func defaultOperator() string {
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	return "operator"
+}
+
+// runAgentPause pauses (or resumes) through a running agent's HTTP API or
+// in a stopped agent's database, and prints the state.
+func runAgentPause(cmd *cobra.Command, o agentPauseOpts, pause bool) error {
+	var p journal.Pause
+	var err error
+	switch {
+	case o.url != "" && (o.cfgPath != "" || o.db != ""):
+		return errors.New("--url, or --config/--db: give one")
+	case o.url != "":
+		p, err = postPause(cmd.Context(), agentBaseURL(o.url), o, pause)
+	case o.cfgPath != "" || o.db != "":
+		p, err = pauseInDB(o, pause)
+	default:
+		return errors.New("--url (a running agent) or --config/--db (a stopped one) is required")
+	}
+	if err != nil {
+		return err
+	}
+	state := "running"
+	if p.Paused {
+		state = "paused"
+	}
+	line := fmt.Sprintf("closed loop %s (by %s at %s)", state, p.By, time.Unix(0, p.SinceNs).UTC().Format(time.RFC3339))
+	if p.Reason != "" {
+		line += ": " + p.Reason
+	}
+	fmt.Fprintln(cmd.OutOrStdout(), line)
+	return nil
+}
+
+// postPause asks a running agent.
+func postPause(ctx context.Context, base string, o agentPauseOpts, pause bool) (journal.Pause, error) {
+	path := "/resume"
+	if pause {
+		path = "/pause"
+	}
+	form := url.Values{"by": {o.by}, "reason": {o.reason}}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		return journal.Pause{}, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return journal.Pause{}, fmt.Errorf("agent at %s: %w", base, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusOK {
+		return journal.Pause{}, fmt.Errorf("agent at %s: %s: %s", base, resp.Status, strings.TrimSpace(string(body)))
+	}
+	var p journal.Pause
+	if err := json.Unmarshal(body, &p); err != nil {
+		return p, fmt.Errorf("agent at %s: %w", base, err)
+	}
+	return p, nil
+}
+
+// pauseInDB writes the pause in a stopped agent's database.
+func pauseInDB(o agentPauseOpts, pause bool) (journal.Pause, error) {
+	db := o.db
+	if db == "" {
+		cfg, err := config.Load(o.cfgPath)
+		if err != nil {
+			return journal.Pause{}, err
+		}
+		db = cfg.DB
+	}
+	j, err := openExistingJournal(db)
+	if err != nil {
+		return journal.Pause{}, err
+	}
+	defer j.Close()
+	p := journal.Pause{Paused: pause, By: o.by, Reason: o.reason, SinceNs: time.Now().UnixNano()}
+	return p, j.SetPause(p)
+}
