@@ -210,6 +210,14 @@ func SwitchFeatureRows(obs []Observation, groups []SwitchGroup) [][]float32 {
 	return rows
 }
 
+// KmaxXoffShare is the highest share of a lossless PG's XOFF that a Kmax
+// is set to: ECN must mark before PFC pauses, and XOFF (the dynamic
+// threshold, alpha times the free buffer) moves with buffer use, so a Kmax
+// just under it is above it once the buffer fills. The agent's guard plans
+// no Kmax above it, puts a repaired Kmax there, and the adaptive policy
+// does not probe past it.
+const KmaxXoffShare = 0.9
+
 // LosslessFloor is the IEEE 802.1Qbb worst-case headroom of one lossless
 // (port, priority group) at rateBps with cableMeters of cable and frames of
 // up to frameBytes on the wire: the PAUSE frame waits behind one frame on

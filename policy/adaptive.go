@@ -255,6 +255,9 @@ func (a *Adaptive) probe(o *env.Observation, st *adaptState, why string) Decisio
 			act = ax.down
 		}
 		to := cat.Setting(act, o.RateBps, st.held)
+		if o.XoffBytes > 0 && to.KmaxBytes > int64(float64(o.XoffBytes)*env.KmaxXoffShare) && to.KmaxBytes > st.held.KmaxBytes {
+			to = st.held // never probe Kmax into the PG's XOFF: that edge of the grid
+		}
 		if !sameECN(to, st.held) {
 			st.expect, st.phase, st.sum, st.n = to, phaseProbe, 0, 0
 			to.HeadroomBytes = o.Current.HeadroomBytes

@@ -256,3 +256,29 @@ func BenchmarkAdaptiveDecide10kQueues(b *testing.B) {
 		}
 	}
 }
+
+// The search never probes Kmax past env.KmaxXoffShare of the PG's XOFF,
+// even where the landscape pays more further up: that is where the guard
+// would have to repair it.
+func TestAdaptiveNeverProbesIntoXoff(t *testing.T) {
+	c := env.DefaultCatalogue()
+	const rate = 100e9
+	start := c.Setting(c.Absolute(0, 0, 0), rate, env.Setting{})
+	xoff := start.KmaxBytes * 4
+	limit := int64(float64(xoff) * env.KmaxXoffShare)
+	a := NewAdaptive(AdaptiveConfig{})
+	cur := start
+	sawUp := false
+	for i := 0; i < 300; i++ {
+		m := env.Metrics{IntervalNs: 1_000_000, Util: 0.5 + float64(cur.KmaxBytes)/1e9} // deeper Kmax pays more
+		d := a.Decide([]env.Observation{{Key: qk, RateBps: rate, Current: cur, Metrics: m, Valid: true, XoffBytes: xoff}})[0]
+		if d.Setting.KmaxBytes > limit {
+			t.Fatalf("interval %d: Kmax %d probed past %g of XOFF %d (%d): %s", i, d.Setting.KmaxBytes, env.KmaxXoffShare, xoff, limit, d.Reason)
+		}
+		sawUp = sawUp || d.Setting.KmaxBytes > start.KmaxBytes
+		cur = d.Setting
+	}
+	if !sawUp {
+		t.Fatal("the search never raised Kmax: this test checks nothing")
+	}
+}

@@ -73,9 +73,10 @@ const (
 	KindRepair ChangeKind = "repair"
 )
 
-// RepairXoffShare is where a repair puts Kmax: this share of the PG's
-// XOFF, since XOFF moves with buffer use.
-const RepairXoffShare = 0.9
+// RepairXoffShare is where a repair puts Kmax, and the most any planned
+// Kmax may be: this share of the PG's XOFF, since XOFF moves with buffer
+// use (env.KmaxXoffShare).
+const RepairXoffShare = env.KmaxXoffShare
 
 // Default alpha (a lossless PG's dynamic-threshold factor) limits, the
 // guardrails' AlphaMin, AlphaMax and AlphaMaxStep when those are 0: a
@@ -721,13 +722,16 @@ func (g *Guard) judgeProbation(q *queueState, o *env.Observation, k kpi) (*Chang
 	base := q.probationBase
 	meanP := q.probationPauseSum / float64(q.probationN)
 	meanR := q.probationRewardSum / float64(q.probationN)
+	// Drops are judged at once; pause and reward, which one interval's
+	// noise moves, on the whole window's mean.
+	whole := q.probationN >= g.cfg.RollbackWindow
 	switch {
 	case k.drop > base.drop+g.cfg.RollbackDropFrac:
 		rule, why = RuleDrops, fmt.Sprintf("drop fraction %.4g above %.4g before the change", k.drop, base.drop)
-	case q.probationHasBase && meanP > base.pause+g.cfg.RollbackPauseIncrease:
+	case whole && q.probationHasBase && meanP > base.pause+g.cfg.RollbackPauseIncrease:
 		rule, why = RulePause, fmt.Sprintf("mean pause fraction %.4g over %d intervals, %.4g before the change (limit +%.4g)",
 			meanP, q.probationN, base.pause, g.cfg.RollbackPauseIncrease)
-	case q.probationHasBase && k.haveReward && base.haveReward && meanR < base.reward-g.cfg.RollbackRewardDrop:
+	case whole && q.probationHasBase && k.haveReward && base.haveReward && meanR < base.reward-g.cfg.RollbackRewardDrop:
 		rule, why = RuleReward, fmt.Sprintf("mean reward %.4g over %d intervals, %.4g before the change (limit -%.4g)",
 			meanR, q.probationN, base.reward, g.cfg.RollbackRewardDrop)
 	}
@@ -1071,9 +1075,11 @@ func (g *Guard) shape(q *queueState, wanted env.Setting) (env.Setting, []string,
 	out.Alpha = g.shapeAlpha(q.current.Alpha, wanted.Alpha, &c, &notes)
 	b := g.cfg.BoundsFor(q.rate)
 	out = g.clampToBounds(out, b, &c)
-	// ECN before PFC: Kmax below the PG's XOFF when known.
-	if q.xoff > 0 && out.KmaxBytes >= q.xoff {
-		out.KmaxBytes = q.xoff - 1
+	// ECN before PFC: Kmax below the PG's XOFF when known, with the margin
+	// a repair keeps (XOFF moves with buffer use): the guard's own change
+	// never makes the next interval's repair.
+	if limit := int64(float64(q.xoff) * RepairXoffShare); q.xoff > 0 && out.KmaxBytes > limit {
+		out.KmaxBytes = limit
 		c.note(RuleOrder)
 		if out.KmaxBytes < b.KmaxMin {
 			return rej(RuleOrder, fmt.Sprintf("XOFF %d B leaves no kmax within bounds (kmax minimum %d B)", q.xoff, b.KmaxMin))

@@ -171,14 +171,16 @@ func TestGuardAlphaReadBackAndRollback(t *testing.T) {
 	g.Result(p.Changes[0], Applied, want, 10*sec)
 	o = ob(kA, want)
 	o.Metrics = env.Metrics{IntervalNs: sec, PauseRxFrac: 0.3}
-	p = step(t, g, 11*sec, []env.Observation{o}, nil)
+	for i := range int64(3) { // pause is judged on the probation window's mean
+		p = step(t, g, (11+i)*sec, []env.Observation{o}, nil)
+	}
 	if len(p.Changes) != 1 || p.Changes[0].Kind != KindRollback || p.Changes[0].New != curA {
 		t.Fatalf("rollback %+v, want back to %+v", p.Changes, curA)
 	}
-	g.Result(p.Changes[0], Applied, curA, 11*sec)
+	g.Result(p.Changes[0], Applied, curA, 13*sec)
 
 	// Stale telemetry: the safe preset keeps the PG's alpha.
-	p = step(t, g, 11*sec+int64(time.Minute), nil, nil)
+	p = step(t, g, 13*sec+int64(time.Minute), nil, nil)
 	if len(p.Changes) != 1 || p.Changes[0].Kind != KindRevert || p.Changes[0].New.Alpha != curA.Alpha {
 		t.Fatalf("revert %+v", p.Changes)
 	}

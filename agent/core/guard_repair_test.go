@@ -287,7 +287,7 @@ func TestGuardRollbackAfterSwitchRestart(t *testing.T) {
 	if rb == nil {
 		t.Fatalf("no rollback: %+v", p)
 	}
-	if rb.New.KminBytes != startup.KminBytes || rb.New.Pmax != startup.Pmax || rb.New.KmaxBytes != o.XoffBytes-1 {
+	if rb.New.KminBytes != startup.KminBytes || rb.New.Pmax != startup.Pmax || rb.New.KmaxBytes != int64(float64(o.XoffBytes)*RepairXoffShare) {
 		t.Fatalf("rollback to %+v, want the startup setting %+v with kmax below XOFF %d (never the pre-restart %+v)", rb.New, startup, o.XoffBytes, tuned)
 	}
 }
@@ -314,7 +314,7 @@ func TestGuardRollbackShapedBelowXoff(t *testing.T) {
 		t.Fatalf("want a rollback, got %+v", p)
 	}
 	c := p.Changes[0]
-	if c.New.KmaxBytes != 1_199_999 || c.Wanted == nil || *c.Wanted != cur || !strings.Contains(c.Reason, "as allowed now: "+RuleOrder) {
+	if c.New.KmaxBytes != 1_080_000 || c.Wanted == nil || *c.Wanted != cur || !strings.Contains(c.Reason, "as allowed now: "+RuleOrder) {
 		t.Fatalf("rollback %+v (wanted %v): want kmax below XOFF, the setting before the change as Wanted, the rule in the reason", c, c.Wanted)
 	}
 	// An unshaped rollback has no Wanted.

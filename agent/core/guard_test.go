@@ -93,15 +93,15 @@ func TestGuardDecisionRules(t *testing.T) {
 			want: env.Setting{KminBytes: 100_000, KmaxBytes: 12_000_000, Pmax: 0.2}, conf: 0.9,
 			expect: env.Setting{KminBytes: 100_000, KmaxBytes: 3_000_000, Pmax: 0.2}, clamped: []string{RuleBounds}},
 		{name: "kmax clamped below xoff", obs: func(o *env.Observation) { o.XoffBytes = 1_800_000 },
-			want: env.Setting{KminBytes: 400_000, KmaxBytes: 3_000_000, Pmax: 0.2}, conf: 0.9,
-			expect: env.Setting{KminBytes: 400_000, KmaxBytes: 1_799_999, Pmax: 0.2, HeadroomBytes: 100_000}, clamped: []string{RuleOrder}},
+			want: env.Setting{KminBytes: 400_000, KmaxBytes: 3_000_000, Pmax: 0.2}, conf: 0.9, // to 90% of XOFF, a repair's margin
+			expect: env.Setting{KminBytes: 400_000, KmaxBytes: 1_620_000, Pmax: 0.2, HeadroomBytes: 100_000}, clamped: []string{RuleOrder}},
 		{name: "xoff below kmax minimum", obs: func(o *env.Observation) { o.XoffBytes = 10_000 },
 			want: env.Setting{KminBytes: 400_000, KmaxBytes: 1_000_000, Pmax: 0.2}, conf: 0.9, rule: RuleOrder},
 		{name: "kmin not below kmax", want: env.Setting{KminBytes: 1_000_000, KmaxBytes: 1_000_000, Pmax: 0.2}, conf: 0.9, rule: RuleOrder},
 		{name: "kmin gives way to the xoff clamp", mod: func(c *GuardConfig) { c.MaxStepRatio = 10 },
 			obs:  func(o *env.Observation) { o.XoffBytes = 1_700_000 },
 			want: env.Setting{KminBytes: 3_000_000, KmaxBytes: 4_000_000, Pmax: 0.2}, conf: 0.9,
-			expect: env.Setting{KminBytes: 849_999, KmaxBytes: 1_699_999, Pmax: 0.2, HeadroomBytes: 100_000}, clamped: []string{RuleOrder}},
+			expect: env.Setting{KminBytes: 765_000, KmaxBytes: 1_530_000, Pmax: 0.2, HeadroomBytes: 100_000}, clamped: []string{RuleOrder}},
 		{name: "headroom floor", obs: func(o *env.Observation) { o.MinHeadroomBytes = 90_000 },
 			want: env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, HeadroomBytes: 60_000}, conf: 0.9,
 			expect: env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, HeadroomBytes: 90_000}, clamped: []string{RuleHeadroom}},
@@ -249,10 +249,12 @@ func TestGuardRollbackTriggers(t *testing.T) {
 	}{
 		{name: "clean window", after: []env.Metrics{base, base, base}},
 		{name: "drops appear", after: []env.Metrics{base, {IntervalNs: sec, DropFrac: 1e-4, PauseRxFrac: 0.02}}, rule: RuleDrops, at: 1},
-		{name: "pause worsens", after: []env.Metrics{{IntervalNs: sec, PauseRxFrac: 0.2}}, rule: RulePause, at: 0},
-		{name: "pause worsens on average", after: []env.Metrics{{IntervalNs: sec, Util: 0.6, PauseRxFrac: 0.06}, {IntervalNs: sec, Util: 0.6, PauseRxFrac: 0.1}}, rule: RulePause, at: 1},
+		// pause and reward are judged on the whole window's mean (3 intervals)
+		{name: "pause worsens", after: []env.Metrics{{IntervalNs: sec, PauseRxFrac: 0.2}, {IntervalNs: sec, PauseRxFrac: 0.2}, {IntervalNs: sec, PauseRxFrac: 0.2}}, rule: RulePause, at: 2},
+		{name: "pause worsens on average", after: []env.Metrics{{IntervalNs: sec, Util: 0.6, PauseRxFrac: 0.06}, {IntervalNs: sec, Util: 0.6, PauseRxFrac: 0.1}, {IntervalNs: sec, Util: 0.6, PauseRxFrac: 0.1}}, rule: RulePause, at: 2},
+		{name: "one noisy interval is not a rollback", after: []env.Metrics{{IntervalNs: sec, Util: 0.3, PauseRxFrac: 0.02}, base, base}},
 		{name: "pause within tolerance", after: []env.Metrics{{IntervalNs: sec, Util: 0.5, PauseRxFrac: 0.06}, {IntervalNs: sec, Util: 0.5, PauseRxFrac: 0.06}, {IntervalNs: sec, Util: 0.5, PauseRxFrac: 0.06}}},
-		{name: "reward worsens", after: []env.Metrics{{IntervalNs: sec, Util: 0.2, PauseRxFrac: 0.02}}, rule: RuleReward, at: 0},
+		{name: "reward worsens", after: []env.Metrics{{IntervalNs: sec, Util: 0.2, PauseRxFrac: 0.02}, {IntervalNs: sec, Util: 0.3, PauseRxFrac: 0.02}, {IntervalNs: sec, Util: 0.3, PauseRxFrac: 0.02}}, rule: RuleReward, at: 2},
 		{name: "degradation after the window is not a rollback", after: []env.Metrics{base, base, base, {IntervalNs: sec, DropFrac: 0.5}}},
 	}
 	for _, c := range cases {
