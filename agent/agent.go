@@ -142,21 +142,7 @@ func New(o Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	pause := false
-	if o.Config.Mode == config.ModeClosedLoop {
-		// An operator's pause survives restarts; an unreadable record
-		// keeps the loop paused (Journal.Pause).
-		p, err := o.Journal.Pause()
-		if err != nil {
-			o.Logger.Error("pause record", "err", err)
-		}
-		c.SetPaused(p.Paused)
-		pause = p.Paused
-		if p.Paused {
-			o.Logger.Warn("closed loop paused: recording, writing nothing (resume with POST /resume or ecntune agent resume)", "by", p.By, "reason", p.Reason)
-		}
-		o.Instruments.Paused.Set(boolGauge(p.Paused))
-	}
+	pause := restorePause(o, c)
 	retention := o.Config.Retention
 	if retention <= 0 {
 		retention = time.Hour
@@ -820,6 +806,25 @@ func (a *Agent) TargetNames() []string { return a.names }
 func (a *Agent) Handler() http.Handler {
 	return web.Handler(web.Options{Source: a, Journal: a.o.Journal, Instruments: a.o.Instruments, History: a.hist,
 		Clock: a.o.Clock, Mode: string(a.cfg.Mode), Policy: a.o.Policy.Name(), Interval: a.cfg.Interval})
+}
+
+// restorePause gives the core the operator's pause from the journal: it
+// survives restarts, and an unreadable record keeps the loop paused
+// (Journal.Pause).
+func restorePause(o Options, c *core.Core) bool {
+	if o.Config.Mode != config.ModeClosedLoop {
+		return false
+	}
+	p, err := o.Journal.Pause()
+	if err != nil {
+		o.Logger.Error("pause record", "err", err)
+	}
+	c.SetPaused(p.Paused)
+	if p.Paused {
+		o.Logger.Warn("closed loop paused: recording, writing nothing (resume with POST /resume or ecntune agent resume)", "by", p.By, "reason", p.Reason)
+	}
+	o.Instruments.Paused.Set(boolGauge(p.Paused))
+	return p.Paused
 }
 
 // ErrNotClosedLoop is the answer to a pause or resume of an agent in

@@ -34,6 +34,9 @@ const (
 	// HoldInterval: the counters span an interval outside the decision
 	// intervals the policy was validated for.
 	HoldInterval
+	// HoldIdle: the queue carried (almost) no traffic, so its interval
+	// says nothing about its setting (the agent's guardrails.idle-util).
+	HoldIdle
 )
 
 // String names the hold.
@@ -45,6 +48,8 @@ func (h Hold) String() string {
 		return "undecided"
 	case HoldInterval:
 		return "interval"
+	case HoldIdle:
+		return "idle"
 	}
 	return "hold(" + strconv.Itoa(int(h)) + ")"
 }
@@ -54,13 +59,13 @@ func (h Hold) MarshalText() ([]byte, error) { return []byte(h.String()), nil }
 
 // UnmarshalText reads a name MarshalText wrote.
 func (h *Hold) UnmarshalText(b []byte) error {
-	for _, c := range []Hold{HoldNone, HoldUndecided, HoldInterval} {
+	for _, c := range []Hold{HoldNone, HoldUndecided, HoldInterval, HoldIdle} {
 		if string(b) == c.String() {
 			*h = c
 			return nil
 		}
 	}
-	return fmt.Errorf("hold %q: want none, undecided or interval", b)
+	return fmt.Errorf("hold %q: want none, undecided, interval or idle", b)
 }
 
 // Policy decides settings for a batch of queue observations, one Decision

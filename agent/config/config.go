@@ -317,6 +317,8 @@ type fileGuard struct {
 	ChangeBudget    *int         `yaml:"change-budget"`
 	MinConfidence   *float64     `yaml:"min-confidence"`
 	LowConfidence   string       `yaml:"low-confidence"`
+	Dwell           *int         `yaml:"dwell"`
+	IdleUtil        *float64     `yaml:"idle-util"`
 	FallbackPreset  string       `yaml:"fallback-preset"`
 	SafePreset      string       `yaml:"safe-preset"`
 	Rollback        fileRollback `yaml:"rollback"`
@@ -1228,6 +1230,12 @@ func parseGuard(f fileGuard, interval time.Duration) (core.GuardConfig, error) {
 	}
 	if f.ChangeBudget != nil {
 		g.ChangeBudget = *f.ChangeBudget
+	}
+	if f.Dwell != nil {
+		g.Dwell = *f.Dwell
+	}
+	if f.IdleUtil != nil {
+		g.IdleUtil = *f.IdleUtil
 	}
 	if f.MinConfidence != nil {
 		g.MinConfidence = *f.MinConfidence

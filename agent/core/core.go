@@ -107,6 +107,7 @@ type Ready struct {
 func (c *Core) Tick(in Interval) (Ready, error) {
 	if len(in.Decisions) == len(in.Observations) {
 		holdUndecidable(in.Observations, in.Decisions)
+		holdIdle(in.Observations, in.Decisions, c.guard.cfg.IdleUtil)
 	}
 	rd := Ready{Recommendations: c.recommend(in)}
 	plan, err := c.guard.Step(StepInput{NowNs: in.NowNs, Observations: in.Observations, Decisions: in.Decisions})
@@ -138,6 +139,24 @@ func holdUndecidable(obs []env.Observation, decs []policy.Decision) {
 		}
 		decs[i].Setting, decs[i].Action, decs[i].Confidence, decs[i].Held = obs[i].Current, env.ActionHold, 0, policy.HoldUndecided
 		decs[i].Reason = "hold: too little telemetry to decide (the switch exports no ECN marks, no queue length and no PFC frames)"
+	}
+}
+
+// holdIdle makes every queue whose interval shows utilisation below
+// idleUtil and no ECN marks, pause or drops hold its setting, saying it is
+// idle (idleUtil 0: off): such an interval says nothing about the setting,
+// and a policy that moves it there moves it on noise.
+func holdIdle(obs []env.Observation, decs []policy.Decision, idleUtil float64) {
+	if idleUtil <= 0 {
+		return
+	}
+	for i := range obs {
+		m := &obs[i].Metrics
+		if !obs[i].Valid || !(m.Util < idleUtil) || m.MarkFrac > 0 || m.PauseRxFrac > 0 || m.DropFrac > 0 || decs[i].Held != policy.HoldNone {
+			continue
+		}
+		decs[i].Setting, decs[i].Action, decs[i].Confidence, decs[i].Held = obs[i].Current, env.ActionHold, 0, policy.HoldIdle
+		decs[i].Reason = fmt.Sprintf("hold: idle (utilisation %.2g%%, below %.2g%%, no ECN marks, pause or drops)", m.Util*100, idleUtil*100)
 	}
 }
 

@@ -35,3 +35,55 @@ func TestShadowAlarmsSayNothingIsWritten(t *testing.T) {
 		}
 	}
 }
+
+// With a dwell of 2 a change goes through only when the policy has
+// recommended it two intervals in a row; one that alternates never does.
+func TestDwellKeepsAlternatingRecommendationsOut(t *testing.T) {
+	g := newTestGuard(t, func(c *GuardConfig) { c.Dwell, c.MinHold = 2, 0 })
+	a, b := cur, cur
+	a.KmaxBytes, b.KmaxBytes = 2_000_000, 1_200_000
+	now := 10 * sec
+	for i, want := range []env.Setting{a, b, a, b, a, b} {
+		p := step(t, g, now+int64(i)*sec, []env.Observation{ob(kA, cur)}, []policy.Decision{dc(kA, want, 0.9)})
+		if len(p.Changes) != 0 || len(p.Rejections) != 1 || p.Rejections[0].Rule != RuleDwell {
+			t.Fatalf("interval %d, alternating: %+v", i, p)
+		}
+	}
+	p := step(t, g, now+6*sec, []env.Observation{ob(kA, cur)}, []policy.Decision{dc(kA, b, 0.9)})
+	if len(p.Changes) != 1 || p.Changes[0].New.KmaxBytes != b.KmaxBytes {
+		t.Fatalf("the second interval in a row of the same change: %+v", p)
+	}
+	if g2 := newTestGuard(t, nil); g2.cfg.Dwell != 1 {
+		t.Fatalf("default dwell %d, want 1 (at once)", g2.cfg.Dwell)
+	}
+}
+
+// With idle-util set, a queue that carried almost nothing holds and says
+// it is idle; a busy one, or an idle one with marks, keeps the decision.
+func TestIdleQueuesHold(t *testing.T) {
+	gc := testGuardConfig()
+	gc.IdleUtil = 0.01
+	c, err := New(Options{Guard: gc, Shadow: true, Policy: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle, busy, marked := ob(kA, cur), ob(kB, cur), ob(kC, cur)
+	idle.Metrics.Util, busy.Metrics.Util = 0.001, 0.5
+	marked.Metrics.Util, marked.Metrics.MarkFrac = 0.001, 0.2
+	want := cur
+	want.KmaxBytes = 2_000_000
+	rd, err := c.Tick(Interval{NowNs: 10 * sec, Observations: []env.Observation{idle, busy, marked},
+		Decisions: []policy.Decision{dc(kA, want, 0.9), dc(kB, want, 0.9), dc(kC, want, 0.9)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rd.Recommendations
+	if r[0].Recommended != cur || r[0].Held != policy.HoldIdle || !strings.Contains(r[0].Reason, "hold: idle") {
+		t.Errorf("idle queue: %+v", r[0])
+	}
+	for _, x := range r[1:] {
+		if x.Recommended != want || x.Held != policy.HoldNone {
+			t.Errorf("%v (busy, or idle with marks): %+v", x.Key, x)
+		}
+	}
+}

@@ -44,6 +44,7 @@ const (
 	RuleOrder      = "kmin<kmax<xoff"
 	RuleHeadroom   = "headroom-floor"
 	RuleProbation  = "probation"
+	RuleDwell      = "dwell"
 	RulePending    = "pending"
 	RuleStale      = "stale-freeze"
 	RuleRevert     = "stale-revert"
@@ -97,8 +98,16 @@ type GuardConfig struct {
 	ChangeBudget  int           // tune/fallback changes allowed per step across the fabric
 	MinConfidence float64
 	LowConfidence LowConfidenceAction
-	Fallback      env.Setting // at units.RefRateBps; used by LowConfidencePreset
-	Safe          env.Setting // at units.RefRateBps; used by the stale-revert watchdog
+	// Dwell is how many intervals in a row the policy must recommend the
+	// same change before the guard lets it through (1: at once), so that a
+	// recommendation that alternates is never applied.
+	Dwell int
+	// IdleUtil: a queue whose interval shows utilisation below it and no
+	// ECN marks, pause or drops holds its setting, saying it is idle
+	// (0: off); an idle queue tells a policy nothing about its setting.
+	IdleUtil float64
+	Fallback env.Setting // at units.RefRateBps; used by LowConfidencePreset
+	Safe     env.Setting // at units.RefRateBps; used by the stale-revert watchdog
 
 	// Rollback: after a tune or fallback change, the next RollbackWindow
 	// valid intervals are watched. Any interval whose drop fraction exceeds
@@ -203,6 +212,7 @@ func DefaultGuardConfig(interval time.Duration) GuardConfig {
 		}},
 		MaxStepRatio:          2,
 		MinHold:               5 * interval,
+		Dwell:                 1,
 		ChangeBudget:          64,
 		MinConfidence:         0.5,
 		LowConfidence:         LowConfidenceHold,
@@ -266,6 +276,10 @@ func (c GuardConfig) ValidateRules() error {
 		return fmt.Errorf("guardrails.min-confidence: %g must be within [0, 1]", c.MinConfidence)
 	case c.LowConfidence != LowConfidenceHold && c.LowConfidence != LowConfidencePreset:
 		return fmt.Errorf("guardrails.low-confidence: %q is not allowed (want hold or preset)", c.LowConfidence)
+	case c.Dwell < 1:
+		return fmt.Errorf("guardrails.dwell: %d must be at least 1 interval", c.Dwell)
+	case !(c.IdleUtil >= 0 && c.IdleUtil < 1):
+		return fmt.Errorf("guardrails.idle-util: %g must be in [0, 1)", c.IdleUtil)
 	case c.RollbackWindow < 1:
 		return fmt.Errorf("guardrails.rollback.window: %d must be at least 1 interval", c.RollbackWindow)
 	case !(c.RollbackDropFrac >= 0 && c.RollbackDropFrac < 1):
@@ -430,6 +444,11 @@ type queueState struct {
 	expectSet bool
 	mismatchN int   // consecutive observations that differ from expect
 	yieldNs   int64 // leave the queue alone until then (external writer)
+
+	// dwellWant is the change the policy recommended in the last intervals
+	// in a row, dwellN how many (0: it holds).
+	dwellWant env.Setting
+	dwellN    int
 
 	lastKPI            kpi
 	haveKPI            bool
@@ -910,6 +929,7 @@ func (g *Guard) sortedQueues(target string) []*queueState {
 // the current setting).
 func (g *Guard) decide(now int64, o *env.Observation, d *policy.Decision) (*Change, *Rejection) {
 	q := g.queue(o.Key)
+	g.dwell(q, d)
 	w, rej := g.admit(now, q, o, d)
 	if w == nil {
 		return nil, rej
@@ -1011,7 +1031,24 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 	if q.changed && now-q.lastChangeNs < int64(g.cfg.MinHold) {
 		return rej(RuleHold, fmt.Sprintf("last change %s ago, minimum %s", time.Duration(now-q.lastChangeNs), g.cfg.MinHold))
 	}
+	if w.kind == KindTune && q.dwellN < g.cfg.Dwell {
+		return rej(RuleDwell, fmt.Sprintf("recommended %d of the %d intervals in a row a change needs", q.dwellN, g.cfg.Dwell))
+	}
 	return w, nil
+}
+
+// dwell counts the intervals in a row the policy has recommended the same
+// change for q (GuardConfig.Dwell).
+func (g *Guard) dwell(q *queueState, d *policy.Decision) {
+	want := g.complete(d.Setting, q.current)
+	switch {
+	case !validSetting(want) || SameSetting(want, q.current, 1e-9):
+		q.dwellN = 0
+	case q.dwellN > 0 && SameSetting(want, q.dwellWant, 1e-9):
+		q.dwellN++
+	default:
+		q.dwellWant, q.dwellN = want, 1
+	}
 }
 
 // complete fills what a decision leaves alone (headroom and alpha 0) from

@@ -129,26 +129,6 @@ func NewInstruments() *Instruments {
 		confHist: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "ecntune", Name: "agent_decision_confidence",
 			Help: "Confidence of every decision the policy made.", Buckets: prometheus.LinearBuckets(0.1, 0.1, 10)}),
 
-		Decisions: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "ecntune", Name: "agent_decisions_total",
-			Help: "Queue decisions made (rate() gives decisions/s)."}),
-		Ticks: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "ecntune", Name: "agent_intervals_total",
-			Help: "Control intervals run."}),
-		SetLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "ecntune", Name: "agent_set_latency_seconds",
-			Help: "Latency of a gNMI Set with its read-back Get.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)}),
-		DecisionLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "ecntune", Name: "agent_decision_seconds",
-			Help:    "Time from taking an interval's observations to the guard's plan (policy and guard; Sets excluded).",
-			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
-		Sets:         cv("agent_sets_total", "Set requests by result.", "result"),
-		Rollbacks:    cv("agent_rollbacks_total", "Rollbacks and reverts by kind.", "kind"),
-		Rejections:   cv("agent_guardrail_rejections_total", "Decisions the guard refused, by rule.", "rule"),
-		Clamps:       cv("agent_guardrail_clamps_total", "Decisions the guard adjusted, by rule.", "rule"),
-		Alarms:       cv("agent_alarms_total", "Alarms by rule.", "rule"),
-		Staleness:    gv("agent_telemetry_staleness_seconds", "Time since the last decoded telemetry of a target.", "target"),
-		TelemetryErr: cv("agent_telemetry_errors_total", "Telemetry stream and decode errors.", "target"),
-		Snapshots:    cv("agent_snapshots_total", "Telemetry snapshots decoded.", "target"),
-		Frozen:       gv("agent_target_frozen", "1 while the stale-telemetry watchdog holds a target.", "target"),
-		Paused: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "ecntune", Name: "agent_paused",
-			Help: "1 while an operator has paused the closed loop (it records, writes nothing)."}),
 		Missing: gv("target_telemetry_missing", "1 for each optional telemetry feature the target's switch does not export.", "target", "feature"),
 		Skipped: cv("target_telemetry_skipped_total",
 			"Telemetry elements the agent did not understand (a queue named other than by an index, a priority outside 0..7) and skipped, by the shape of their path; the rest of each notification is used.", "target", "shape"),
@@ -158,8 +138,34 @@ func NewInstruments() *Instruments {
 		shown:    map[env.QueueKey]bool{},
 		prev:     map[env.QueueKey]counters{},
 	}
+	m.agentSeries()
 	m.register()
 	return m
+}
+
+// agentSeries makes the agent-wide series: decisions and intervals,
+// latencies, Sets, the guard's verdicts, telemetry health and the pause.
+func (m *Instruments) agentSeries() {
+	m.Decisions = prometheus.NewCounter(prometheus.CounterOpts{Namespace: "ecntune", Name: "agent_decisions_total",
+		Help: "Queue decisions made (rate() gives decisions/s)."})
+	m.Ticks = prometheus.NewCounter(prometheus.CounterOpts{Namespace: "ecntune", Name: "agent_intervals_total",
+		Help: "Control intervals run."})
+	m.SetLatency = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "ecntune", Name: "agent_set_latency_seconds",
+		Help: "Latency of a gNMI Set with its read-back Get.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)})
+	m.DecisionLatency = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "ecntune", Name: "agent_decision_seconds",
+		Help:    "Time from taking an interval's observations to the guard's plan (policy and guard; Sets excluded).",
+		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)})
+	m.Sets = cv("agent_sets_total", "Set requests by result.", "result")
+	m.Rollbacks = cv("agent_rollbacks_total", "Rollbacks and reverts by kind.", "kind")
+	m.Rejections = cv("agent_guardrail_rejections_total", "Decisions the guard refused, by rule.", "rule")
+	m.Clamps = cv("agent_guardrail_clamps_total", "Decisions the guard adjusted, by rule.", "rule")
+	m.Alarms = cv("agent_alarms_total", "Alarms by rule.", "rule")
+	m.Staleness = gv("agent_telemetry_staleness_seconds", "Time since the last decoded telemetry of a target.", "target")
+	m.TelemetryErr = cv("agent_telemetry_errors_total", "Telemetry stream and decode errors.", "target")
+	m.Snapshots = cv("agent_snapshots_total", "Telemetry snapshots decoded.", "target")
+	m.Frozen = gv("agent_target_frozen", "1 while the stale-telemetry watchdog holds a target.", "target")
+	m.Paused = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "ecntune", Name: "agent_paused",
+		Help: "1 while an operator has paused the closed loop (it records, writes nothing)."})
 }
 
 // gv is a gauge vector named ecntune_NAME.

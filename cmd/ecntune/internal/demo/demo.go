@@ -223,7 +223,7 @@ func agentYAML(srv *simswitch.Server, gnmiAddr string, cfg Config) string {
 			units.FormatRate(r), by(5e3), by(5e6), by(20e3), by(12e6))
 	}
 	b.WriteString("  max-step-ratio: 2\n  min-hold: 5s\n  change-budget: 32\n  min-confidence: 0.3\n" +
-		"  low-confidence: hold\n  fallback-preset: hpcc\n  safe-preset: sonic-default\n" +
+		"  low-confidence: hold\n  dwell: 3\n  idle-util: 0.01\n  fallback-preset: hpcc\n  safe-preset: sonic-default\n" +
 		"  rollback: {window: 3, drop-frac: 0, pause-increase: 0.05, reward-drop: 0.3}\n")
 	return b.String()
 }
