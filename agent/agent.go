@@ -347,6 +347,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 	if err := a.o.Journal.PutGuardMemory(a.core.Memories()); err != nil {
 		a.log.Error("guard memory", "err", err)
 	}
+	a.churn(now)
 	// A closed loop keeps its recommendations too, for agent report and
 	// agent recommendations, after its Sets so that they wait for no
 	// disk; failing to store them costs no tuning.
@@ -806,6 +807,31 @@ func (a *Agent) TargetNames() []string { return a.names }
 func (a *Agent) Handler() http.Handler {
 	return web.Handler(web.Options{Source: a, Journal: a.o.Journal, Instruments: a.o.Instruments, History: a.hist,
 		Clock: a.o.Clock, Mode: string(a.cfg.Mode), Policy: a.o.Policy.Name(), Interval: a.cfg.Interval})
+}
+
+// ChurnIntervals is the window of the churn series: changes and flaps
+// over the last 100 control intervals.
+const ChurnIntervals = 100
+
+// churn publishes each target's changes and flaps over the last
+// ChurnIntervals intervals, read from the audit log (its window only).
+func (a *Agent) churn(now time.Time) {
+	es, err := a.o.Journal.Recent(now.Add(-ChurnIntervals * a.cfg.Interval).UnixNano())
+	if err != nil {
+		a.log.Warn("churn", "err", err)
+		return
+	}
+	changes := map[string]int{}
+	for _, e := range es {
+		if e.State == core.StateApplied || e.State == core.StateReconciled {
+			changes[e.Target]++
+		}
+	}
+	flaps := core.Flaps(es, int64(core.FlapIntervals*a.cfg.Interval))
+	for _, n := range a.names {
+		a.o.Instruments.ChurnChanges.WithLabelValues(n).Set(float64(changes[n]))
+		a.o.Instruments.ChurnFlaps.WithLabelValues(n).Set(float64(flaps[n]))
+	}
 }
 
 // restorePause gives the core the operator's pause from the journal: it

@@ -231,3 +231,47 @@ func TestOverviewWouldChangeFollowsTheGuard(t *testing.T) {
 		t.Fatalf("would change %d with every recommendation rejected: %+v", ov.WouldChange, ov.Recommendations)
 	}
 }
+
+// A queue set back to the setting it left a few intervals before is a
+// flap, counted on /metrics, the dashboard and in agent report.
+func TestChurnCountsFlaps(t *testing.T) {
+	r := newRig(t, config.ModeClosedLoop, false, "", nil)
+	store := true
+	r.a.cfg.StoreRecommendations = &store
+	h := r.a.Handler()
+	r.interval(t) // tune to target
+	if r.sw.setCount() == 0 {
+		t.Fatal("no first change")
+	}
+	r.pol.s = cur // and back, once min-hold (5 s) and probation (3 intervals) allow
+	for range 7 {
+		r.interval(t)
+	}
+	if got := r.sw.get(kA); got != cur {
+		t.Fatalf("queue not set back: %+v", got)
+	}
+	m := get(t, h, "/metrics").Body.String()
+	if !strings.Contains(m, `ecntune_target_flaps_last_100_intervals{target="leaf0"} 2`) ||
+		!strings.Contains(m, `ecntune_target_changes_last_100_intervals{target="leaf0"} 4`) {
+		t.Errorf("/metrics churn:\n%s", grepLines(m, "last_100"))
+	}
+	var ov web.Overview
+	if err := json.Unmarshal(get(t, h, "/api/overview").Body.Bytes(), &ov); err != nil || ov.Flaps != 2 {
+		t.Errorf("overview flaps %d, %v", ov.Flaps, err)
+	}
+	rf, err := web.WriteReport(r.j, t.TempDir(), web.ReportOptions{})
+	if err != nil || rf.Flaps != 2 {
+		t.Errorf("report flaps %d, %v", rf.Flaps, err)
+	}
+}
+
+// grepLines keeps the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

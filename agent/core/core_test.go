@@ -87,3 +87,24 @@ func TestIdleQueuesHold(t *testing.T) {
 		}
 	}
 }
+
+// A flap is a change back to a setting the queue left within the window;
+// a change back after it, a failed one, or a new setting is none.
+func TestFlaps(t *testing.T) {
+	a, b, c := cur, cur, cur
+	b.KmaxBytes, c.KmaxBytes = 2_000_000, 1_200_000
+	e := func(tg string, ns int64, old, new env.Setting, st AuditState) AuditEntry {
+		return AuditEntry{TimeNs: ns, Target: tg, Change: Change{Key: env.QueueKey{Target: tg, Port: "Ethernet0", Queue: 3}, Old: old, New: new}, State: st}
+	}
+	es := []AuditEntry{
+		e("leaf0", 1*sec, a, b, StateApplied),
+		e("leaf0", 3*sec, b, a, StateApplied),  // back to a, left 2 s ago: a flap
+		e("leaf0", 5*sec, a, c, StateApplied),  // new
+		e("leaf0", 20*sec, c, a, StateApplied), // back to a, left 15 s ago: outside the window
+		e("leaf1", 1*sec, a, b, StateApplied),
+		e("leaf1", 2*sec, b, a, StateFailed), // not applied
+	}
+	if got := Flaps(es, 10*sec); got["leaf0"] != 1 || got["leaf1"] != 0 || len(got) != 1 {
+		t.Fatalf("flaps %v, want leaf0: 1", got)
+	}
+}

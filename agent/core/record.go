@@ -1,6 +1,7 @@
 package core
 
 import (
+	"math"
 	"strings"
 
 	"github.com/ecntune/ecntune/env"
@@ -79,4 +80,43 @@ func (r *Recommendation) GuardAllows() bool {
 func (r *Recommendation) Observation() env.Observation {
 	return env.Observation{Key: r.Key, RateBps: r.RateBps, Current: r.Current, Metrics: r.Metrics, Valid: r.Valid,
 		TimeNs: r.TimeNs, Missing: r.Missing}
+}
+
+// FlapIntervals is how recent a setting a queue left must be for a change
+// back to it to count as a flap: 10 control intervals.
+const FlapIntervals = 10
+
+// Flaps counts, per target, the applied changes of entries (in time
+// order) that set a queue back to a setting it left within window
+// nanoseconds (FlapIntervals control intervals): the churn an operator
+// must not see. Kmin, Kmax and Pmax (at 0.01%) are compared.
+func Flaps(entries []AuditEntry, windowNs int64) map[string]int {
+	type left struct {
+		s  [3]int64
+		ns int64
+	}
+	ecn := func(s env.Setting) [3]int64 {
+		return [3]int64{s.KminBytes, s.KmaxBytes, int64(math.Round(s.Pmax * 1e4))}
+	}
+	byQueue := map[env.QueueKey][]left{}
+	out := map[string]int{}
+	for _, e := range entries {
+		if e.State != StateApplied && e.State != StateReconciled {
+			continue
+		}
+		ls := byQueue[e.Key]
+		kept := ls[:0]
+		flap := false
+		for _, l := range ls {
+			if e.TimeNs-l.ns <= windowNs {
+				kept = append(kept, l)
+				flap = flap || l.s == ecn(e.New)
+			}
+		}
+		if flap {
+			out[e.Target]++
+		}
+		byQueue[e.Key] = append(kept, left{ecn(e.Old), e.TimeNs})
+	}
+	return out
 }

@@ -240,3 +240,29 @@ func (j *Journal) ChangeCounts(sinceNs int64) (map[string]int, error) {
 	}
 	return out, nil
 }
+
+// Recent returns the audit entries written at or after sinceNs, oldest
+// first, reading back from the newest until the first older one (entries
+// are written in time order): its cost is the window's, not the log's.
+func (j *Journal) Recent(sinceNs int64) ([]core.AuditEntry, error) {
+	var out []core.AuditEntry
+	err := j.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketAudit).Cursor()
+		for k, v := c.Last(); k != nil; k, v = c.Prev() {
+			var e core.AuditEntry
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("audit entry %d: %w", binary.BigEndian.Uint64(k), err)
+			}
+			if e.TimeNs < sinceNs {
+				break
+			}
+			out = append(out, e)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("agent db %s: %w", j.path, err)
+	}
+	slices.Reverse(out)
+	return out, nil
+}

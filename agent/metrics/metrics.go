@@ -64,6 +64,10 @@ type Instruments struct {
 	Skipped *prometheus.CounterVec
 	// Conns is the gRPC connections open to each target.
 	Conns *prometheus.GaugeVec
+	// Churn: per target, the changes applied and the flaps (a queue set
+	// back to a setting it left within core.FlapIntervals intervals) over
+	// the last ChurnIntervals intervals.
+	ChurnChanges, ChurnFlaps *prometheus.GaugeVec
 
 	collectors []prometheus.Collector // everything registered
 
@@ -164,6 +168,8 @@ func (m *Instruments) agentSeries() {
 	m.TelemetryErr = cv("agent_telemetry_errors_total", "Telemetry stream and decode errors.", "target")
 	m.Snapshots = cv("agent_snapshots_total", "Telemetry snapshots decoded.", "target")
 	m.Frozen = gv("agent_target_frozen", "1 while the stale-telemetry watchdog holds a target.", "target")
+	m.ChurnChanges = gv("target_changes_last_100_intervals", "Changes applied to the target's queues over the last 100 control intervals.", "target")
+	m.ChurnFlaps = gv("target_flaps_last_100_intervals", "Changes over the last 100 intervals that set a queue back to a setting it left within 10 intervals.", "target")
 	m.Paused = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "ecntune", Name: "agent_paused",
 		Help: "1 while an operator has paused the closed loop (it records, writes nothing)."})
 }
@@ -187,7 +193,7 @@ func (m *Instruments) register() {
 		m.tConfMin, m.tConfMean, m.tToChange, m.tKmin, m.tKmax, m.tPmax, m.tHeadroom, m.tAlpha,
 		m.tTxBytes, m.tMarkedBytes, m.tDropBytes, m.tPauseFrames, m.shownQueues, m.confHist,
 		m.Decisions, m.Ticks, m.SetLatency, m.DecisionLatency, m.Sets, m.Rollbacks,
-		m.Rejections, m.Clamps, m.Alarms, m.Staleness, m.TelemetryErr, m.Snapshots, m.Frozen, m.Paused, m.Missing, m.Skipped, m.Conns}
+		m.Rejections, m.Clamps, m.Alarms, m.Staleness, m.TelemetryErr, m.Snapshots, m.Frozen, m.Paused, m.ChurnChanges, m.ChurnFlaps, m.Missing, m.Skipped, m.Conns}
 	m.Registry.MustRegister(m.collectors...)
 }
 

@@ -78,6 +78,9 @@ type Overview struct {
 	// ChangesInWindow counts the audit log's entries over the kept
 	// intervals (every target).
 	ChangesInWindow int `json:"changes_in_window"`
+	// Flaps counts the changes in the window that set a queue back to a
+	// setting it left within core.FlapIntervals intervals.
+	Flaps int `json:"flaps_in_window"`
 	// Pause is the closed loop's pause, as journaled.
 	Pause journal.Pause `json:"pause"`
 }
@@ -128,6 +131,13 @@ func (a *server) overview() (Overview, error) {
 	}
 	for _, n := range changes {
 		ov.ChangesInWindow += n
+	}
+	recent, err := a.o.Journal.Recent(oldest)
+	if err != nil {
+		return ov, err
+	}
+	for _, n := range core.Flaps(recent, int64(core.FlapIntervals*a.o.Interval)) {
+		ov.Flaps += n
 	}
 	limit := config.HealthStaleIntervals * a.o.Interval
 	heard := a.o.Source.Heard()

@@ -39,8 +39,12 @@ type ReportFiles struct {
 	Skipped   int      `json:"intervals_left_out"` // older stored intervals beyond Intervals
 	Queues    int      `json:"queues"`
 	Changes   int      `json:"changes"`
-	FromNs    int64    `json:"from_ns"`
-	ToNs      int64    `json:"to_ns"`
+	// Flaps are the changes that set a queue back to a setting it left
+	// within core.FlapIntervals intervals (the report's interval: the
+	// median spacing of its intervals).
+	Flaps  int   `json:"flaps"`
+	FromNs int64 `json:"from_ns"`
+	ToNs   int64 `json:"to_ns"`
 }
 
 // ErrNothingStored is WriteReport's error for a database without
@@ -68,6 +72,7 @@ func WriteReport(j *journal.Journal, dir string, o ReportOptions) (ReportFiles, 
 		return rf, err
 	}
 	rf.Changes = len(page.Changes)
+	rf.Flaps = flapsOf(page.Changes, h.intervals())
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return rf, err
 	}
@@ -139,6 +144,26 @@ func loadHistory(j *journal.Journal, o ReportOptions) (*History, ReportFiles, er
 	}
 	rf.Intervals, rf.Queues, rf.FromNs, rf.ToNs = h.count, len(h.queues), times[0], times[len(times)-1]
 	return h, rf, nil
+}
+
+// flapsOf counts the flaps among changes (core.Flaps), the interval
+// taken as the median spacing of the stored interval times.
+func flapsOf(changes []core.AuditEntry, times []int64) int {
+	var gaps []int64
+	for i := 1; i < len(times); i++ {
+		if d := times[i] - times[i-1]; d > 0 {
+			gaps = append(gaps, d)
+		}
+	}
+	if len(gaps) == 0 {
+		return 0
+	}
+	slices.Sort(gaps)
+	n := 0
+	for _, f := range core.Flaps(changes, core.FlapIntervals*gaps[len(gaps)/2]) {
+		n += f
+	}
+	return n
 }
 
 // figureWriter writes a report's pictures into dir, listing each in rf
@@ -244,7 +269,7 @@ table{border-collapse:collapse;font-size:88%}td,th{border:1px solid #ddd;padding
 th{background:#f0f0f0}figure{margin:1.5em 0}figcaption{color:#555}</style></head><body>
 <h1>ecntune agent report</h1>
 <p>{{.R.Intervals}} control intervals from {{.From}} to {{.To}} ({{secs (sub .R.ToNs .R.FromNs)}}),
-{{.R.Queues}} lossless queues{{if .Target}} of {{.Target}}{{end}}, {{.R.Changes}} audited changes.
+{{.R.Queues}} lossless queues{{if .Target}} of {{.Target}}{{end}}, {{.R.Changes}} audited changes, {{.R.Flaps}} flaps (a queue set back to a setting it left within 10 intervals).
 {{if .R.Skipped}}{{.R.Skipped}} older stored intervals are left out (--intervals).{{end}}</p>
 {{range .Figures}}<figure><img src="{{.File}}" alt="{{.Caption}}"><figcaption>{{.Caption}}</figcaption></figure>
 {{end}}

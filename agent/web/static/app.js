@@ -94,6 +94,8 @@ function render(ov) {
   $("n-change").textContent = ov.would_change;
   $("change-label").textContent = ov.mode === "shadow" ? "would change (as the guard allows)" : "changed in the last interval";
   $("n-audit").textContent = ov.changes_in_window;
+  $("n-flaps").textContent = ov.flaps_in_window;
+  $("n-flaps").className = ov.flaps_in_window > 0 ? "big bad" : "big";
 
   const slider = $("ago");
   slider.max = Math.max(0, intervals.length - 1);
