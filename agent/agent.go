@@ -97,7 +97,8 @@ type Agent struct {
 	lastPlan []core.Change
 	pending  bool // audit entries left unresolved by a crash
 	ticks    int
-	pause    bool // an operator paused the closed loop (the core follows each Tick)
+	pause    bool              // an operator paused the closed loop (the core follows each Tick)
+	checks   []func() []string // AddHealthCheck
 
 	// peers discovered by LLDP, per target (fabric-ports: lldp): written
 	// by the switches' Subscribe goroutines on (re)connect, read by

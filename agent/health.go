@@ -2,18 +2,37 @@ package agent
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/ecntune/ecntune/agent/config"
 )
 
+// AddHealthCheck adds problems from outside the agent (a demo's fabric
+// that stopped, say) to Health, and so to /healthz and the dashboard's
+// pill alike. check returns none when all is well; it must be safe to
+// call from any goroutine.
+func (a *Agent) AddHealthCheck(check func() []string) {
+	a.mu.Lock()
+	a.checks = append(a.checks, check)
+	a.mu.Unlock()
+}
+
 // Health says whether the agent is doing its job: every target's
-// telemetry is at most config.HealthStaleIntervals intervals old, and at least
-// one target has sent telemetry at all. It returns the problems, one per
-// line-worthy sentence, and the per-target ages; no problems means
-// healthy.
+// telemetry is at most config.HealthStaleIntervals intervals old, at least
+// one target has sent telemetry at all, and the added health checks find
+// nothing. It returns the problems, one per line-worthy sentence, and the
+// per-target ages; no problems means healthy.
 func (a *Agent) Health() (problems []string, ages map[string]time.Duration) {
+	a.mu.Lock()
+	checks := slices.Clone(a.checks)
+	a.mu.Unlock()
+	defer func() {
+		for _, c := range checks {
+			problems = append(problems, c()...)
+		}
+	}()
 	now := a.o.Clock()
 	limit := config.HealthStaleIntervals * a.cfg.Interval
 	a.mu.Lock()

@@ -172,6 +172,13 @@ func Start(ctx context.Context, cfg Config) (_ *Demo, err error) {
 	if d.agent, err = agent.Open(ctx, d.agCfg, agent.Deps{Resolver: cfg.Resolver, Logger: log}); err != nil {
 		return nil, err
 	}
+	d.agent.AddHealthCheck(func() []string {
+		if !d.srv.Ended() {
+			return nil
+		}
+		return []string{fmt.Sprintf("simulated fabric: scenario %s ended at simulated %v; no traffic since (run the demo without --once)",
+			d.cfg.Scenario.Name, d.srv.End())}
+	})
 	if d.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
 	}
@@ -267,8 +274,9 @@ func (d *Demo) Status() Status {
 		FirstRecommend: d.First()}
 }
 
-// Handler serves the agent's endpoints, GET /demo (Status as JSON), and
-// /healthz, which also fails once a scenario run with Once has ended.
+// Handler serves the agent's endpoints and GET /demo (Status as JSON).
+// The agent's health (/healthz and the dashboard's pill) also fails once
+// a scenario run with Once has ended (see Start).
 func (d *Demo) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", d.agent.Handler())
@@ -277,20 +285,6 @@ func (d *Demo) Handler() http.Handler {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(d.Status())
-	})
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		problems, _ := d.agent.Health()
-		if d.srv.Ended() {
-			problems = append(problems, fmt.Sprintf("simulated fabric: scenario %s ended at simulated %v; no traffic since (run the demo without --once)",
-				d.cfg.Scenario.Name, d.srv.End()))
-		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		if len(problems) > 0 {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintf(w, "unhealthy\n%s\n", strings.Join(problems, "\n"))
-			return
-		}
-		fmt.Fprintln(w, "ok")
 	})
 	return mux
 }

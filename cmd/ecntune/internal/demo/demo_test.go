@@ -167,7 +167,7 @@ func TestDemoRecommendsKeepsTrafficAndStops(t *testing.T) {
 }
 
 // TestDemoOnceSaysTheScenarioEnded: with Once the traffic stops at the
-// scenario's end and /healthz and /demo say so.
+// scenario's end and /healthz, the dashboard's pill and /demo say so.
 func TestDemoOnceSaysTheScenarioEnded(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -199,6 +199,15 @@ func TestDemoOnceSaysTheScenarioEnded(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body.String(), "scenario small ended at simulated 2ms") {
 		t.Errorf("/healthz %d %q, want 503 saying the scenario ended", resp.StatusCode, body.String())
+	}
+	// The dashboard's pill reads the same health.
+	var ov struct {
+		Healthy  bool     `json:"healthy"`
+		Problems []string `json:"problems"`
+	}
+	getJSON(t, d.URL()+"api/overview", &ov)
+	if ov.Healthy || !strings.Contains(strings.Join(ov.Problems, "\n"), "scenario small ended") {
+		t.Errorf("overview healthy %v, problems %q, want what /healthz says", ov.Healthy, ov.Problems)
 	}
 	cancel()
 	<-done
