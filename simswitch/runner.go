@@ -82,6 +82,7 @@ type runner struct {
 	ports     []map[string]bool // interface names per switch
 	timescale float64
 	step      time.Duration
+	lockstep  bool // time advances only by advance (Config.Lockstep)
 
 	cmds chan func()
 
@@ -140,6 +141,10 @@ func (r *runner) run(ctx context.Context) {
 	defer close(r.done)
 	tick := time.NewTicker(r.step)
 	defer tick.Stop()
+	tickC := tick.C
+	if r.lockstep {
+		tickC = nil // only advance moves time
+	}
 	wall0 := time.Now()
 	sim0 := r.eng.Now()
 	maxChunk := 4 * r.simStepFor(r.step)
@@ -153,7 +158,7 @@ func (r *runner) run(ctx context.Context) {
 			return
 		case f := <-r.cmds:
 			f()
-		case <-tick.C:
+		case <-tickC:
 			target := sim0 + r.simStepFor(time.Since(wall0))
 			now := r.eng.Now()
 			if target <= now {
@@ -165,13 +170,30 @@ func (r *runner) run(ctx context.Context) {
 			}
 			r.eng.RunUntil(next)
 			r.publishStep(max(target-r.eng.Now(), 0))
-			if r.end > 0 && !r.ended.Load() && r.eng.Now() >= r.end {
-				r.ended.Store(true)
-				if r.onEnd != nil {
-					r.onEnd(r.eng.Now())
-				}
-			}
+			r.checkEnd()
 		}
+	}
+}
+
+// checkEnd marks the scenario ended once simulated time reaches its end
+// (runner goroutine only).
+func (r *runner) checkEnd() {
+	if r.end > 0 && !r.ended.Load() && r.eng.Now() >= r.end {
+		r.ended.Store(true)
+		if r.onEnd != nil {
+			r.onEnd(r.eng.Now())
+		}
+	}
+}
+
+// advance runs the simulation to target in the steps the wall-clock loop
+// would take (each published), on the runner goroutine (lockstep).
+func (r *runner) advance(target simenv.Time) {
+	chunk := max(4*r.simStepFor(r.step), 1)
+	for now := r.eng.Now(); now < target; now = r.eng.Now() {
+		r.eng.RunUntil(min(now+chunk, target))
+		r.publishStep(0)
+		r.checkEnd()
 	}
 }
 

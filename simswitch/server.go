@@ -44,6 +44,13 @@ type Config struct {
 
 	Timescale float64       // wall seconds per simulated second; default 1000
 	Step      time.Duration // wall time between simulation steps; default 5ms
+	// Lockstep: simulated time advances only when the caller says
+	// (Server.Advance), not with the wall clock, and SAMPLE subscriptions
+	// sample on simulated time, so that a client that answers before the
+	// next Advance sees every interval exactly once, whatever the
+	// machine's load (eval's deployed-loop runs, tests). Not with device
+	// sonic (its imitation samples on the wall clock).
+	Lockstep bool
 
 	// MinSampleInterval is the shortest SAMPLE interval honoured (shorter
 	// ones are raised to it); default 1ms. Interval 0 means DefaultSample.
@@ -190,6 +197,9 @@ func Start(ctx context.Context, cfg Config) (*Server, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	if cfg.Lockstep && dev.Dialect == gnmipath.Sonic {
+		return nil, "", errors.New("simswitch: lockstep is not for the sonic dialect (its imitation samples on the wall clock)")
+	}
 	if dev.MinSample > cfg.MinSampleInterval {
 		cfg.MinSampleInterval = dev.MinSample
 	}
@@ -302,6 +312,7 @@ func (s *Server) buildRunner() error {
 		eng = sim
 	}
 	s.r = newRunner(eng, s.dev, cfg.Timescale, cfg.Step, cfg.Sim.PFC.XonOffsetBytes)
+	s.r.lockstep = cfg.Lockstep
 	if s.dev.RealSonic {
 		if err := s.buildSonic(); err != nil {
 			return err
@@ -528,6 +539,35 @@ func (s *Server) removeStream(id int64) {
 // Status reports the simulated time and how far the simulation is behind
 // its wall-clock pace.
 func (s *Server) Status() (now, lag simenv.Time) { return s.r.status() }
+
+// ErrNotLockstep is Advance's error on a server that runs with the wall
+// clock.
+var ErrNotLockstep = errors.New("simswitch: Advance needs Config.Lockstep (this server runs with the wall clock)")
+
+// Advance runs the simulation d further (Config.Lockstep) and returns
+// once every step of it is published: SAMPLE subscriptions due in it send
+// their updates right after. It returns the simulated time reached.
+func (s *Server) Advance(ctx context.Context, d simenv.Time) (simenv.Time, error) {
+	if !s.cfg.Lockstep {
+		return 0, ErrNotLockstep
+	}
+	var now simenv.Time
+	err := s.r.do(ctx, func() {
+		s.r.advance(s.r.eng.Now() + d)
+		now = s.r.eng.Now()
+	})
+	return now, err
+}
+
+// clock is the time subscriptions sample by: the wall clock, or in
+// lockstep simulated time (from the Unix epoch).
+func (s *Server) clock() time.Time {
+	if s.cfg.Lockstep {
+		now, _ := s.r.status()
+		return time.Unix(0, 0).Add(now.Duration())
+	}
+	return time.Now()
+}
 
 // Ended says whether the scenario's traffic has ended: simulated time
 // passed the scenario's Duration and its workloads do not loop

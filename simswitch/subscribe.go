@@ -424,7 +424,7 @@ func (v *service) groups(list *gnmi.SubscriptionList) ([]*group, error) {
 		}
 		byKey[k] = append(byKey[k], sub)
 	}
-	now := time.Now()
+	now := v.s.clock()
 	var groups []*group
 	for _, k := range keys {
 		sels, err := v.selections(list.GetPrefix(), byKey[k])
@@ -468,14 +468,24 @@ func (v *service) stream(ctx context.Context, list *gnmi.SubscriptionList, send 
 	defer timer.Stop()
 	poll := time.NewTicker(statePoll)
 	defer poll.Stop()
+	// In lockstep every published step wakes the stream (samples and state
+	// polls keep to simulated time); armed before the state is read.
+	var stepCh <-chan struct{}
+	if v.s.cfg.Lockstep {
+		stepCh = v.s.r.steps.wait()
+	}
 	for {
-		timer.Reset(max(time.Until(nextWake(groups, time.Now())), 0))
+		var timerC <-chan time.Time
+		if stepCh == nil {
+			timer.Reset(max(time.Until(nextWake(groups, time.Now())), 0))
+			timerC = timer.C
+		}
 		var configCh <-chan struct{}
 		var pollCh <-chan time.Time
 		if hasOnChange {
 			configCh = cfgCh
 		}
-		if pollState {
+		if pollState && stepCh == nil {
 			pollCh = poll.C
 		}
 		configChanged := false
@@ -491,7 +501,9 @@ func (v *service) stream(ctx context.Context, list *gnmi.SubscriptionList, send 
 			configChanged = true
 			cfgCh = v.s.r.configs.wait() // re-arm before reading the state
 		case <-pollCh:
-		case <-timer.C:
+		case <-timerC:
+		case <-stepCh:
+			stepCh = v.s.r.steps.wait()
 		}
 		if err := v.emitDue(send, groups, enc, configChanged); err != nil {
 			return err
@@ -518,7 +530,7 @@ func nextWake(groups []*group, now time.Time) time.Time {
 // ON_CHANGE group on a state poll or (configOnly ones) a config change, or
 // a heartbeat's full update. Nothing is sent while telemetry is muted.
 func (v *service) emitDue(send sendFunc, groups []*group, enc gnmi.Encoding, configChanged bool) error {
-	now := time.Now()
+	now := v.s.clock()
 	mute := v.s.getFaults().MuteTelemetry
 	for _, g := range groups {
 		full := g.heartbeat > 0 && !now.Before(g.lastFull.Add(g.heartbeat))

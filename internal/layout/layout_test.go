@@ -222,7 +222,7 @@ var layers = [][]string{
 	// 10 what tests of several packages start
 	{"internal/simtest", "internal/sonictest", "internal/soak"},
 	// 11 wiring: the harnesses behind ecntune bench and demo, then the CLI
-	{"cmd/ecntune/internal/bench", "cmd/ecntune/internal/demo"},
+	{"cmd/ecntune/internal/bench", "cmd/ecntune/internal/demo", "cmd/ecntune/internal/loop"},
 	{"cmd/ecntune"},
 }
 

@@ -1,0 +1,181 @@
+// Package loop runs the agent as deployed (its configuration: policy,
+// guardrails, device) against a scenario's switches served by simswitch,
+// with simulated time and the agent in lockstep: time advances one control
+// interval, the agent reads the counters over gNMI, decides, and its Sets
+// and read-backs take effect before time goes on. A run is deterministic
+// for a seed and independent of the machine's load.
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ecntune/ecntune/agent"
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/gnmipath"
+	"github.com/ecntune/ecntune/policy"
+	"github.com/ecntune/ecntune/simenv"
+	"github.com/ecntune/ecntune/simswitch"
+)
+
+// Options are one deployed-loop run.
+type Options struct {
+	// Sim is the scenario, seeded.
+	Sim simenv.Config
+	// Agent is the agent's configuration; its targets are replaced by the
+	// fabric's switches (taking the first target's queues, device and
+	// encoding when it has one), its database by a temporary one and its
+	// HTTP endpoint is off. Its Interval is the control interval, and
+	// SampleInterval must equal it.
+	Agent *config.Config
+	// Resolver resolves Agent.Policy (model:NAME needs its Models).
+	Resolver policy.Resolver
+	// Intervals is how many control intervals to run (0: as many as the
+	// scenario's duration holds).
+	Intervals int
+	// Logger (default: discard).
+	Logger *slog.Logger
+	// Timeout bounds the wait for one interval's telemetry (default 30 s).
+	Timeout time.Duration
+}
+
+// Result is what a run leaves: the flows and counters of the simulation
+// and the agent's audit log.
+type Result struct {
+	Flows     []simenv.FlowRecord
+	Stats     simenv.Stats
+	Audit     []core.AuditEntry
+	Intervals int
+}
+
+// Run runs the deployed loop.
+func Run(ctx context.Context, o Options) (Result, error) {
+	if err := o.check(); err != nil {
+		return Result{}, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	srv, addr, err := simswitch.Start(ctx, simswitch.Config{Sim: o.Sim, Dialect: gnmipath.Dialect(dialectOf(o.Agent)),
+		Listen: "127.0.0.1:0", Lockstep: true, Logf: func(string, ...any) {}})
+	if err != nil {
+		return Result{}, fmt.Errorf("simulated switches: %w", err)
+	}
+	defer srv.Close()
+	dir, err := os.MkdirTemp("", "ecntune-loop-")
+	if err != nil {
+		return Result{}, err
+	}
+	defer os.RemoveAll(dir)
+	cfg := o.agentConfig(srv, addr, filepath.Join(dir, "agent.db"))
+	clock := func() time.Time { now, _ := srv.Status(); return time.Unix(0, 0).Add(now.Duration()) }
+	a, err := agent.Open(ctx, cfg, agent.Deps{Resolver: o.Resolver, Logger: o.Logger, Clock: clock})
+	if err != nil {
+		return Result{}, err
+	}
+	defer a.Close()
+	n, err := o.steps(ctx, a, srv)
+	if err != nil {
+		return Result{}, err
+	}
+	return o.result(ctx, a, srv, n)
+}
+
+// check fills defaults and refuses what cannot run in lockstep.
+func (o *Options) check() error {
+	if o.Agent == nil {
+		return errors.New("loop: no agent configuration")
+	}
+	if o.Agent.Interval <= 0 || o.Agent.SampleInterval != o.Agent.Interval {
+		return fmt.Errorf("loop: the agent's interval (%s) and sample-interval (%s) must be equal: one sample a control interval",
+			o.Agent.Interval, o.Agent.SampleInterval)
+	}
+	if o.Intervals <= 0 {
+		o.Intervals = int(o.Sim.Duration.Duration() / o.Agent.Interval)
+	}
+	if o.Intervals <= 0 {
+		return fmt.Errorf("loop: the scenario (%s) is shorter than one interval (%s)", o.Sim.Duration.Duration(), o.Agent.Interval)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 30 * time.Second
+	}
+	return nil
+}
+
+// dialectOf is the dialect of the configuration's first target
+// (openconfig when none is given).
+func dialectOf(c *config.Config) string {
+	if len(c.Targets) > 0 && c.Targets[0].Dialect != "" {
+		return c.Targets[0].Dialect
+	}
+	return config.DialectOpenConfig
+}
+
+// agentConfig is o.Agent with one target a switch of the fabric at addr,
+// its database at db and no HTTP endpoint.
+func (o *Options) agentConfig(srv *simswitch.Server, addr, db string) *config.Config {
+	cfg := *o.Agent
+	tmpl := config.Target{Queues: []int{3}, Dialect: dialectOf(o.Agent), Encoding: "json_ietf"}
+	if len(o.Agent.Targets) > 0 {
+		tmpl = o.Agent.Targets[0]
+	}
+	cfg.Targets = nil
+	for _, sw := range srv.Switches() {
+		t := tmpl
+		t.Name, t.Address, t.Insecure, t.AllPorts, t.Ports = sw.Name, addr, true, true, nil
+		t.Timeout, t.RetryTimer = 10*time.Second, 100*time.Millisecond
+		cfg.Targets = append(cfg.Targets, t)
+	}
+	cfg.DB, cfg.Metrics = db, ""
+	return &cfg
+}
+
+// steps runs the intervals: advance, await every switch's telemetry of
+// the new time, decide and set.
+func (o *Options) steps(ctx context.Context, a *agent.Agent, srv *simswitch.Server) (int, error) {
+	l := a.StartLockstep(ctx)
+	defer l.Stop()
+	// Every switch's first snapshot (its initial dump) before time moves:
+	// a subscription that began after a step would wait for the next.
+	now, _ := srv.Status()
+	if err := l.Await(ctx, simswitch.SimTimestamp(now), o.Timeout); err != nil {
+		return 0, fmt.Errorf("subscribing: %w", err)
+	}
+	step := simenv.FromDuration(o.Agent.Interval)
+	for i := 0; i < o.Intervals; i++ {
+		now, err := srv.Advance(ctx, step)
+		if err != nil {
+			return i, err
+		}
+		if err := l.Await(ctx, simswitch.SimTimestamp(now), o.Timeout); err != nil {
+			return i, fmt.Errorf("interval %d: %w", i+1, err)
+		}
+		if err := l.Step(ctx); err != nil {
+			return i, fmt.Errorf("interval %d: %w", i+1, err)
+		}
+	}
+	return o.Intervals, nil
+}
+
+// result collects the flows, counters and audit log of a finished run.
+func (o *Options) result(ctx context.Context, a *agent.Agent, srv *simswitch.Server, n int) (Result, error) {
+	r := Result{Intervals: n}
+	var err error
+	if r.Flows, err = srv.Flows(ctx); err != nil {
+		return r, err
+	}
+	if r.Stats, err = srv.Stats(ctx); err != nil {
+		return r, err
+	}
+	r.Audit, err = a.Journal().Entries("", 0)
+	return r, err
+}
