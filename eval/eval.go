@@ -85,6 +85,42 @@ type Options struct {
 	// Progress, when set, is called after each simulation with how many
 	// of all have finished (from several goroutines, one call at a time).
 	Progress func(done, total int)
+	// Loops run specs that are deployed loops rather than policies, by
+	// spec prefix (the CLI registers "agent:": the agent as a
+	// configuration file sets it up, over gNMI, in lockstep with the
+	// simulation). Their runs get the same flow figures and Run.Loop.
+	Loops map[string]LoopRunner
+}
+
+// LoopRunner runs the deployed loop spec names on sc with seed, at control
+// interval (simulated time), and returns the finished simulation and the
+// loop's own figures.
+type LoopRunner func(sc Scenario, spec string, seed uint64, interval simenv.Time) (*simenv.Sim, LoopFigures, error)
+
+// LoopFigures are what a deployed loop did to the fabric's queues.
+type LoopFigures struct {
+	Intervals int `json:"intervals"`
+	Queues    int `json:"queues"`
+	// Changes applied (tune, fallback, rollback, repair, revert, ...),
+	// and those per queue per 100 intervals.
+	Changes               int     `json:"changes"`
+	ChangesPerQueuePer100 float64 `json:"changes_per_queue_per_100_intervals"`
+	// Flaps: changes that set a queue back to a setting it left within
+	// 10 intervals.
+	Flaps     int `json:"flaps"`
+	Fallbacks int `json:"fallbacks"`
+	Rollbacks int `json:"rollbacks"`
+	Repairs   int `json:"repairs"`
+}
+
+// loopFor is the LoopRunner of spec's prefix (nil: spec is a policy).
+func (o Options) loopFor(spec string) LoopRunner {
+	for prefix, run := range o.Loops {
+		if strings.HasPrefix(spec, prefix) {
+			return run
+		}
+	}
+	return nil
 }
 
 // DefaultOracleGrid is the catalogue settings static:best tries besides
@@ -135,6 +171,8 @@ type Run struct {
 	// control interval is outside the range its model was validated for.
 	HeldForInterval int    `json:"held_for_interval,omitempty"`
 	baseName        string // Scenario.BaseName, for WriteJSON
+	// Loop is what a deployed loop (Options.Loops) did; nil for a policy.
+	Loop *LoopFigures `json:"loop,omitempty"`
 }
 
 // Slowdowns returns the FCT slowdowns of the run's finished flows.
@@ -419,6 +457,9 @@ func newPlan(scs []Scenario, specs []string, opt Options) (*plan, error) {
 // (one instance for all its runs when stateless). eval's own kinds are
 // told apart by specResolver.
 func (p *plan) add(spec string) error {
+	if p.opt.loopFor(spec) != nil {
+		return nil
+	}
 	switch specResolver.KindOf(spec) {
 	case oracleKind:
 		p.wantOracle = true
@@ -666,6 +707,9 @@ func aggregate(sc, spec string, rs []Run) Aggregate {
 
 // runJob plays one episode: the policy decides every Δ through gym.Env.
 func runJob(sc Scenario, j job, opt Options, shared map[string]policy.Policy) (Run, error) {
+	if run := opt.loopFor(j.spec); run != nil && j.set == nil {
+		return playLoop(sc, j, opt, run)
+	}
 	var pol policy.Policy
 	switch {
 	case j.set != nil:
@@ -744,18 +788,50 @@ func playTraced(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym
 			return Run{}, fmt.Errorf("%s on %s: %w", name, sc.Name, err)
 		}
 	}
+	r := summarize(sc, name, seed, sim, flows, warmup, begin)
+	r.Decisions, r.ECN, r.trace = tally.decisions, ecn, tr
+	r.HeldForInterval, r.heldWhy = tally.held, tally.heldWhy
+	return r, nil
+}
+
+// summarize gives a finished simulation's figures: the flows that started
+// after warmup, collectives, PFC and marks.
+func summarize(sc Scenario, name string, seed uint64, sim *simenv.Sim, flows []simenv.FlowRecord, warmup simenv.Time, begin time.Time) Run {
 	flows = startedFrom(flows, warmup)
 	st := sim.Stats()
-	r := Run{Policy: name, Summary: report.Summarize(flows, st, time.Since(begin)), Decisions: tally.decisions,
-		WarmupUs: float64(warmup) / float64(simenv.Microsecond)}
-	r.Scenario, r.Seed, r.baseName, r.ECN, r.trace = sc.Name, seed, sc.BaseName, ecn, tr
-	r.HeldForInterval, r.heldWhy = tally.held, tally.heldWhy
+	r := Run{Policy: name, Summary: report.Summarize(flows, st, time.Since(begin)), WarmupUs: float64(warmup) / float64(simenv.Microsecond)}
+	r.Scenario, r.Seed, r.baseName = sc.Name, seed, sc.BaseName
 	r.setCollectives(sim.Collectives(), sc.Config.Workloads)
 	r.setFlowFigures(flows)
 	r.PFCPausedUs = pfcPausedUs(sim)
 	if st.DataHops > 0 {
 		r.MarkRate = float64(st.ECNMarked) / float64(st.DataHops)
 	}
+	return r
+}
+
+// playLoop runs a deployed loop (Options.Loops) on sc and summarises it
+// as play does a policy's run.
+func playLoop(sc Scenario, j job, opt Options, run LoopRunner) (Run, error) {
+	begin := time.Now()
+	interval := opt.Interval
+	if interval == 0 {
+		interval = min(gym.DefaultInterval, sc.Config.Duration/(gym.MinDecisions+5))
+	}
+	warmup := opt.Warmup
+	if opt.WarmupIntervals > 0 {
+		warmup = simenv.Time(opt.WarmupIntervals) * interval
+	}
+	start, err := simenv.New(sc.Config)
+	if err != nil {
+		return Run{}, err
+	}
+	sim, lf, err := run(sc, j.spec, j.seed, interval)
+	if err != nil {
+		return Run{}, err
+	}
+	r := summarize(sc, j.spec, j.seed, sim, sim.Flows(), warmup, begin)
+	r.ECN, r.Decisions, r.Loop = report.ECNInEffect(start), lf.Intervals, &lf
 	return r, nil
 }
 

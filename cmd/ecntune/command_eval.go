@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ecntune/ecntune/cmd/ecntune/internal/loop"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/eval"
 	"github.com/ecntune/ecntune/simenv"
@@ -46,6 +47,15 @@ slowdown, among those with no drops and mean large-flow goodput within 5% of the
 reported (chosen once per scenario on means over all seeds, so a preset that gives up more
 than 5% of the goodput can show a lower p99; the table names the pick, a catalogue
 setting as "cat KMIN/KMAX/PMAX" at 100 Gb/s). Only static:NAME counts as a vendor preset in the comparison with the best one.
+
+agent:FILE runs the loop as deployed: the agent as the configuration FILE sets it up (its policy,
+guardrails, confidence gate, hold, dwell, budget and rollback) against the scenario's switches
+served over gNMI, in lockstep with the simulation (one control interval of simulated time, then
+the agent reads the counters, decides, and its Sets and read-backs take effect before time goes
+on), deterministic for a seed. The file's durations are scaled to --interval (min-hold 5s at
+interval 1s is 5 intervals). Its runs add the loop's figures: changes per queue per 100
+intervals, flaps (a queue set back to a setting it left within 10 intervals), fallbacks,
+rollbacks and safety repairs.
 
 schedule:best@OFFSET,... (e.g. schedule:best@3ms,6ms) is the timed plan in hindsight for a
 scenario whose traffic changes at those offsets: one of static:best's candidates per phase,
@@ -161,7 +171,7 @@ func (o *evalOpts) run(cmd *cobra.Command) error {
 	}
 	res, err := runEvalWithProgress(cmd.ErrOrStderr(), scs, o.policies, eval.Options{Seeds: o.seeds, Workers: o.workers, Interval: dt, HidePeer: o.hidePeer, Frontier: o.frontier, Trace: o.htmlOut != "",
 		Missing: missing, Warmup: wu, WarmupIntervals: wuIntervals,
-		Lookup: policyResolver(o.db).Lookup})
+		Lookup: policyResolver(o.db).Lookup, Loops: map[string]eval.LoopRunner{loop.Prefix: loop.EvalRunner(policyResolver(o.db))}})
 	if err != nil {
 		return err
 	}

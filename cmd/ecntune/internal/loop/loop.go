@@ -29,6 +29,9 @@ import (
 type Options struct {
 	// Sim is the scenario, seeded.
 	Sim simenv.Config
+	// Engine, when set, is Sim built (simenv.New), which the caller keeps
+	// to read the finished simulation.
+	Engine *simenv.Sim
 	// Agent is the agent's configuration; its targets are replaced by the
 	// fabric's switches (taking the first target's queues, device and
 	// encoding when it has one), its database by a temporary one and its
@@ -53,6 +56,8 @@ type Result struct {
 	Stats     simenv.Stats
 	Audit     []core.AuditEntry
 	Intervals int
+	// Queues is how many queues the agent decided in the last interval.
+	Queues int
 }
 
 // Run runs the deployed loop.
@@ -62,8 +67,13 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	srv, addr, err := simswitch.Start(ctx, simswitch.Config{Sim: o.Sim, Dialect: gnmipath.Dialect(dialectOf(o.Agent)),
-		Listen: "127.0.0.1:0", Lockstep: true, Logf: func(string, ...any) {}})
+	// Sampling as fast as the interval asks: simulated time has no floor.
+	sc := simswitch.Config{Sim: o.Sim, Dialect: gnmipath.Dialect(dialectOf(o.Agent)), Listen: "127.0.0.1:0", Lockstep: true,
+		MinSampleInterval: time.Microsecond, Logf: func(string, ...any) {}}
+	if o.Engine != nil {
+		sc.Engine = o.Engine
+	}
+	srv, addr, err := simswitch.Start(ctx, sc)
 	if err != nil {
 		return Result{}, fmt.Errorf("simulated switches: %w", err)
 	}
@@ -168,7 +178,7 @@ func (o *Options) steps(ctx context.Context, a *agent.Agent, srv *simswitch.Serv
 
 // result collects the flows, counters and audit log of a finished run.
 func (o *Options) result(ctx context.Context, a *agent.Agent, srv *simswitch.Server, n int) (Result, error) {
-	r := Result{Intervals: n}
+	r := Result{Intervals: n, Queues: len(a.Recommendations(""))}
 	var err error
 	if r.Flows, err = srv.Flows(ctx); err != nil {
 		return r, err

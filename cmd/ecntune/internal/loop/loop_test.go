@@ -2,14 +2,20 @@ package loop
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/eval"
 	"github.com/ecntune/ecntune/internal/simtest"
+	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
+	"github.com/ecntune/ecntune/simenv/scenario"
 )
 
 // lockstepConfig is a closed loop of static:hpcc at 1 ms decisions from
@@ -83,4 +89,45 @@ func TestLockstepRunIsDeterministic(t *testing.T) {
 		}
 	}
 	t.Logf("%d intervals, %d audit entries (%d applied), %d flows", a.Intervals, len(a.Audit), applied, len(a.Flows))
+}
+
+// eval runs agent:FILE beside a bare policy: the deployed loop gets the
+// same flow figures and its own loop figures, the same for the same seed;
+// a configuration that cannot load is named.
+func TestEvalRunsTheDeployedLoop(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "agent.yaml")
+	os.WriteFile(file, []byte("mode: closed-loop\npolicy: static:hpcc\ninterval: 1s\ntargets:\n  t: {address: \"127.0.0.1:1\", insecure: true, queues: [3]}\n"+
+		"guardrails:\n  min-hold: 2s\n  max-step-ratio: 100\n"), 0o644)
+	sim := simtest.Star(simenv.ECN{KminBytes: 2_000_000, KmaxBytes: 2_800_000, Pmax: 0.01})
+	sim.Name, sim.Duration = "star", 8*simenv.Millisecond
+	scs := []eval.Scenario{{Named: scenario.Named{Name: "star", Config: sim}}}
+	opt := eval.Options{Seeds: 1, Workers: 1, Interval: simenv.Millisecond, Loops: map[string]eval.LoopRunner{Prefix: EvalRunner(policy.Resolver{})}}
+	spec := Prefix + file
+	res, err := eval.RunAll(scs, []string{"static:hpcc", spec}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := res.RunsOf("star", spec)
+	if len(runs) == 0 || runs[0].Loop == nil {
+		t.Fatalf("deployed loop runs %+v", runs)
+	}
+	l := runs[0].Loop
+	if l.Intervals != 8 || l.Queues != 4 || l.Changes == 0 || l.ChangesPerQueuePer100 <= 0 || runs[0].Decisions != 8 {
+		t.Fatalf("loop figures %+v (decisions %d)", l, runs[0].Decisions)
+	}
+	if bare := res.RunsOf("star", "static:hpcc"); len(bare) == 0 || bare[0].Loop != nil || bare[0].Finished == 0 || runs[0].Finished == 0 {
+		t.Fatalf("bare %+v, loop finished %d", bare, runs[0].Finished)
+	}
+	again, err := eval.RunAll(scs, []string{spec}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := again.RunsOf("star", spec)[0]
+	if *b.Loop != *l || b.SmallP99 != runs[0].SmallP99 || b.Finished != runs[0].Finished {
+		t.Fatalf("same seed, other figures: %+v %+v / %+v %+v", b.Loop, b.Summary, l, runs[0].Summary)
+	}
+	if _, err := eval.RunAll(scs, []string{Prefix + filepath.Join(dir, "missing.yaml")}, opt); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+		t.Fatalf("a missing configuration: %v", err)
+	}
 }
