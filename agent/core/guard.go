@@ -421,6 +421,31 @@ type kpi struct {
 	haveReward          bool
 }
 
+// noteKPI keeps k among q's recent KPIs (the last RollbackWindow).
+func (g *Guard) noteKPI(q *queueState, k kpi) {
+	if n := max(g.cfg.RollbackWindow, 1); len(q.recent) >= n {
+		q.recent = append(q.recent[:0], q.recent[len(q.recent)-n+1:]...)
+	}
+	q.recent = append(q.recent, k)
+}
+
+// baseline is the mean of ks, the KPIs before a change: one interval's
+// noise is not the baseline a rollback compares with. Its reward counts
+// only when every interval had one.
+func baseline(ks []kpi) (kpi, bool) {
+	if len(ks) == 0 {
+		return kpi{}, false
+	}
+	b := kpi{haveReward: true}
+	for _, k := range ks {
+		b.drop += k.drop / float64(len(ks))
+		b.pause += k.pause / float64(len(ks))
+		b.reward += k.reward / float64(len(ks))
+		b.haveReward = b.haveReward && k.haveReward
+	}
+	return b, true
+}
+
 type queueState struct {
 	key         env.QueueKey
 	rate        float64
@@ -450,8 +475,9 @@ type queueState struct {
 	dwellWant env.Setting
 	dwellN    int
 
-	lastKPI            kpi
-	haveKPI            bool
+	// recent are the KPIs of the last RollbackWindow measured intervals,
+	// oldest first: a change's probation is judged against their mean.
+	recent             []kpi
 	onProbation        bool
 	probationFrom      env.Setting
 	probationTo        env.Setting
@@ -682,7 +708,7 @@ func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 	if math.IsNaN(k.drop) || math.IsNaN(k.pause) {
 		return nil, nil
 	}
-	defer func() { q.lastKPI, q.haveKPI = k, true }()
+	defer g.noteKPI(q, k)
 	if !q.onProbation || q.pending {
 		return nil, nil
 	}
@@ -1286,7 +1312,7 @@ func (g *Guard) Result(c Change, out Outcome, got env.Setting, nowNs int64) (*Ch
 		case KindTune, KindFallback:
 			q.onProbation = true
 			q.probationFrom, q.probationTo = c.Old, c.New // Old: as the switch reported it
-			q.probationBase, q.probationHasBase = q.lastKPI, q.haveKPI
+			q.probationBase, q.probationHasBase = baseline(q.recent)
 			q.probationN, q.probationPauseSum, q.probationRewardSum = 0, 0, 0
 		default:
 			q.onProbation = false

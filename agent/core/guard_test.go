@@ -522,3 +522,32 @@ func TestGuardReadBackShowsAnotherWriter(t *testing.T) {
 		t.Fatalf("not yielding: %+v", p)
 	}
 }
+
+// A change's probation is judged against the mean of the intervals before
+// it, not the last one: a lucky interval just before the change does not
+// make an ordinary one after it a loss.
+func TestGuardRollbackBaselineIsTheWindowMean(t *testing.T) {
+	g := newTestGuard(t, func(gc *GuardConfig) { gc.Reward = func(m env.Metrics) float64 { return m.Util - m.PauseRxFrac } })
+	o := ob(kA, cur)
+	for i := range 2 { // rewards 0.5, 0.5, then 0.8 in the change's interval: mean 0.6
+		o.Metrics = env.Metrics{IntervalNs: sec, Util: 0.5}
+		step(t, g, int64(8+i)*sec, []env.Observation{o}, nil)
+	}
+	want := env.Setting{KminBytes: 500_000, KmaxBytes: 2_000_000, Pmax: 0.2, HeadroomBytes: 100_000}
+	o.Metrics = env.Metrics{IntervalNs: sec, Util: 0.8}
+	p := step(t, g, 10*sec, []env.Observation{o}, []policy.Decision{dc(kA, want, 0.9)})
+	if len(p.Changes) != 1 {
+		t.Fatalf("%+v", p)
+	}
+	g.Result(p.Changes[0], Applied, want, 10*sec)
+	after := ob(kA, want)
+	for i := range 3 { // reward 0.55: 0.25 below the last interval, 0.05 below the mean (limit 0.1)
+		after.Metrics = env.Metrics{IntervalNs: sec, Util: 0.55}
+		if p := step(t, g, int64(11+i)*sec, []env.Observation{after}, nil); len(p.Changes) != 0 {
+			t.Fatalf("interval %d after the change: rollback %+v", i, p.Changes)
+		}
+	}
+	if lg, _ := g.LastGood(kA); lg != want {
+		t.Fatalf("the change did not become last known good: %+v", lg)
+	}
+}
