@@ -447,6 +447,13 @@ func (v *service) stream(ctx context.Context, list *gnmi.SubscriptionList, send 
 	// that commits after the dump read the state (even before the
 	// sync_response goes out) closes this channel and is sent on change.
 	cfgCh := v.s.r.configs.wait()
+	// In lockstep every published step wakes the stream (samples and state
+	// polls keep to simulated time): armed before the initial dump, so that
+	// a step taken as soon as a client has the dump is not missed.
+	var stepCh <-chan struct{}
+	if v.s.cfg.Lockstep {
+		stepCh = v.s.r.steps.wait()
+	}
 	// Initial dump, then sync_response.
 	for _, g := range groups {
 		if err := v.emit(send, g, enc, true, !list.GetUpdatesOnly()); err != nil {
@@ -468,12 +475,6 @@ func (v *service) stream(ctx context.Context, list *gnmi.SubscriptionList, send 
 	defer timer.Stop()
 	poll := time.NewTicker(statePoll)
 	defer poll.Stop()
-	// In lockstep every published step wakes the stream (samples and state
-	// polls keep to simulated time); armed before the state is read.
-	var stepCh <-chan struct{}
-	if v.s.cfg.Lockstep {
-		stepCh = v.s.r.steps.wait()
-	}
 	for {
 		var timerC <-chan time.Time
 		if stepCh == nil {
