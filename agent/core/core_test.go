@@ -1,6 +1,7 @@
 package core
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -106,5 +107,26 @@ func TestFlaps(t *testing.T) {
 	}
 	if got := Flaps(es, 10*sec); got["leaf0"] != 1 || got["leaf1"] != 0 || len(got) != 1 {
 		t.Fatalf("flaps %v, want leaf0: 1", got)
+	}
+}
+
+// Advice that persisted Dwell intervals moves as far as Dwell one-interval
+// changes could, in one change: with max-step 2 and dwell 3, Pmax 20% to
+// 2.5% at once; with dwell 1, to 10%.
+func TestDwellEarnsItsStep(t *testing.T) {
+	for _, c := range []struct {
+		dwell int
+		want  float64
+	}{{1, 0.1}, {3, 0.025}} {
+		g := newTestGuard(t, func(gc *GuardConfig) { gc.Dwell, gc.MaxStepRatio, gc.PmaxStep = c.dwell, 2, 0 })
+		low := cur
+		low.Pmax = 0.001
+		var p Plan
+		for i := range c.dwell {
+			p = step(t, g, int64(10+i)*sec, []env.Observation{ob(kA, cur)}, []policy.Decision{dc(kA, low, 0.9)})
+		}
+		if len(p.Changes) != 1 || math.Abs(p.Changes[0].New.Pmax-c.want) > 1e-9 {
+			t.Fatalf("dwell %d: %+v, want pmax %g", c.dwell, p, c.want)
+		}
 	}
 }

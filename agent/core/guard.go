@@ -786,7 +786,7 @@ func (g *Guard) judgeProbation(q *queueState, o *env.Observation, k kpi) (*Chang
 		// Back to what the switch had before the change, through the same
 		// max-step, bounds, XOFF and headroom rules as any change (shape
 		// while still on probation: the headroom before it is the switch's).
-		back, clamped, _, rej := g.shape(q, q.probationFrom)
+		back, clamped, _, rej := g.shape(q, q.probationFrom, g.cfg.MaxStepRatio)
 		q.onProbation = false
 		g.touch(q)
 		if rej != nil {
@@ -960,7 +960,14 @@ func (g *Guard) decide(now int64, o *env.Observation, d *policy.Decision) (*Chan
 	if w == nil {
 		return nil, rej
 	}
-	out, clamped, notes, rej := g.shape(q, w.setting)
+	ratio := g.cfg.MaxStepRatio
+	if w.kind == KindTune {
+		// Advice that persisted Dwell intervals moves as far as Dwell
+		// changes of one interval's advice could: in one change, not a
+		// staircase of them.
+		ratio = math.Pow(ratio, float64(g.cfg.Dwell))
+	}
+	out, clamped, notes, rej := g.shape(q, w.setting, ratio)
 	if rej != nil {
 		return nil, rej
 	}
@@ -1125,7 +1132,7 @@ func (c *clamps) clamp(v, lo, hi int64, rule string) int64 {
 // when the current one is unknown). It returns the setting, the rules that
 // adjusted it and what was done to alpha (notes, for the reason), or a
 // rejection when no allowed setting differs from the current one.
-func (g *Guard) shape(q *queueState, wanted env.Setting) (env.Setting, []string, string, *Rejection) {
+func (g *Guard) shape(q *queueState, wanted env.Setting, ratio float64) (env.Setting, []string, string, *Rejection) {
 	var notes []string
 	rej := func(rule, why string) (env.Setting, []string, string, *Rejection) {
 		if len(notes) > 0 {
@@ -1134,7 +1141,7 @@ func (g *Guard) shape(q *queueState, wanted env.Setting) (env.Setting, []string,
 		return env.Setting{}, nil, "", &Rejection{Key: q.key, Rule: rule, Wanted: wanted, Reason: why}
 	}
 	var c clamps
-	out := g.limitStep(q.current, wanted, &c)
+	out := g.limitStep(q.current, wanted, ratio, &c)
 	out.Alpha = g.shapeAlpha(q.current.Alpha, wanted.Alpha, &c, &notes)
 	b := g.cfg.BoundsFor(q.rate)
 	out = g.clampToBounds(out, b, &c)
@@ -1214,10 +1221,10 @@ func (g *Guard) shapeAlpha(cur, want float64, c *clamps, notes *[]string) float6
 	return out
 }
 
-// limitStep moves each knob of wanted at most a factor MaxStepRatio away
-// from its value in cur (a byte knob that is not yet set moves freely).
-func (g *Guard) limitStep(cur, wanted env.Setting, c *clamps) env.Setting {
-	r := g.cfg.MaxStepRatio
+// limitStep moves each knob of wanted at most a factor r (MaxStepRatio, or
+// its power Dwell for a tune) away from its value in cur (a byte knob that
+// is not yet set moves freely).
+func (g *Guard) limitStep(cur, wanted env.Setting, r float64, c *clamps) env.Setting {
 	step := func(old, v int64) int64 {
 		if old <= 0 {
 			return v
