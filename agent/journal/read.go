@@ -213,34 +213,6 @@ func (j *Journal) EachRecommendation(sinceNs int64, fn func(*core.Recommendation
 	return nil
 }
 
-// ChangeCounts counts the audit entries of each target written at or after
-// sinceNs (the dashboard's window), newest first until the first older
-// one: entries are written in time order.
-func (j *Journal) ChangeCounts(sinceNs int64) (map[string]int, error) {
-	out := map[string]int{}
-	err := j.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketAudit).Cursor()
-		for k, v := c.Last(); k != nil; k, v = c.Prev() {
-			var e struct {
-				TimeNs int64  `json:"time_ns"`
-				Target string `json:"target"`
-			}
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("audit entry %d: %w", binary.BigEndian.Uint64(k), err)
-			}
-			if e.TimeNs < sinceNs {
-				break
-			}
-			out[e.Target]++
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("agent db %s: %w", j.path, err)
-	}
-	return out, nil
-}
-
 // Recent returns the audit entries written at or after sinceNs, oldest
 // first, reading back from the newest until the first older one (entries
 // are written in time order): its cost is the window's, not the log's.
