@@ -348,7 +348,11 @@ func (a *Agent) Tick(ctx context.Context) error {
 	if err := a.o.Journal.PutGuardMemory(a.core.Memories()); err != nil {
 		a.log.Error("guard memory", "err", err)
 	}
-	a.churn(now)
+	if len(rd.Changes) > 0 || a.ticks%10 == 0 {
+		// Only a change, or one ageing out of the window, moves the churn:
+		// not a read of the audit window every interval.
+		a.churn(now)
+	}
 	// A closed loop keeps its recommendations too, for agent report and
 	// agent recommendations, after its Sets so that they wait for no
 	// disk; failing to store them costs no tuning.
