@@ -92,6 +92,7 @@ type evalOpts struct {
 	hidePeer, frontier  bool
 	device              string
 	wide                bool
+	loopAudit           string
 }
 
 // newEvalCmd builds the "eval" command (a fresh one per call, so tests get
@@ -132,6 +133,7 @@ func (o *evalOpts) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.interval, "interval", "", "control interval Δ, e.g. 1ms (default: min(500µs, duration/25))")
 	f.StringVar(&o.warmup, "warmup", "", "leave the flows that start before this time out of every policy's flow figures (FCT, small-flow p99, large-flow goodput), "+
 		"e.g. 1ms, or \"interval\" for one control interval: a fixed setting acts from the start, a policy that decides from counters only after its first interval")
+	f.StringVar(&o.loopAudit, "loop-audit", "", "write each agent:FILE run's audit log into DIR as JSON lines, one file per scenario, spec and seed (SCENARIO_FILE_SEED.jsonl), as agent history --json prints it")
 	f.StringVar(&o.db, "db", "", "model registry for model:NAME (default $ECNTUNE_DB or "+modelsDefaultDB+")")
 }
 
@@ -171,7 +173,7 @@ func (o *evalOpts) run(cmd *cobra.Command) error {
 	}
 	res, err := runEvalWithProgress(cmd.ErrOrStderr(), scs, o.policies, eval.Options{Seeds: o.seeds, Workers: o.workers, Interval: dt, HidePeer: o.hidePeer, Frontier: o.frontier, Trace: o.htmlOut != "",
 		Missing: missing, Warmup: wu, WarmupIntervals: wuIntervals,
-		Lookup: policyResolver(o.db).Lookup, Loops: map[string]eval.LoopRunner{loop.Prefix: loop.EvalRunner(policyResolver(o.db))}})
+		Lookup: policyResolver(o.db).Lookup, Loops: map[string]eval.LoopRunner{loop.Prefix: loop.EvalRunner(policyResolver(o.db), o.loopAudit)}})
 	if err != nil {
 		return err
 	}

@@ -1,8 +1,12 @@
 package loop
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -22,7 +26,9 @@ const Prefix = "agent:"
 // stale-telemetry timers, the external-writer hold) are scaled to eval's
 // control interval, so that a file written for 1 s decisions means the
 // same number of intervals at eval's; policies resolve with resolver.
-func EvalRunner(resolver policy.Resolver) eval.LoopRunner {
+// With auditDir set, each run's audit log is written there as JSON lines
+// (WriteAudit).
+func EvalRunner(resolver policy.Resolver, auditDir string) eval.LoopRunner {
 	return func(sc eval.Scenario, spec string, seed uint64, interval simenv.Time) (*simenv.Sim, eval.LoopFigures, error) {
 		path := strings.TrimPrefix(spec, Prefix)
 		cfg, err := config.Load(path)
@@ -42,12 +48,34 @@ func EvalRunner(resolver policy.Resolver) eval.LoopRunner {
 		if err != nil {
 			return nil, eval.LoopFigures{}, fmt.Errorf("%s: %w", spec, err)
 		}
+		if auditDir != "" {
+			name := fmt.Sprintf("%s_%s_%d.jsonl", sc.Name, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)), seed)
+			if err := WriteAudit(filepath.Join(auditDir, name), r.Audit); err != nil {
+				return nil, eval.LoopFigures{}, err
+			}
+		}
 		return sim, Figures(r, cfg.Interval), nil
 	}
 }
 
+// WriteAudit writes audit as JSON lines to file (created with its folder).
+func WriteAudit(file string, audit []core.AuditEntry) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for _, e := range audit {
+		if err := enc.Encode(e); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return fmt.Errorf("loop audit: %w", err)
+	}
+	return os.WriteFile(file, b.Bytes(), 0o644)
+}
+
 // Scaled is cfg at control interval d: its interval and sample-interval d,
-// and min-hold, the stale-telemetry timers and the external-writer hold
+// and min-hold, the stale-telemetry timers, the external-writer hold and
+// the rollback retry bar
 // the same number of intervals as in cfg.
 func Scaled(cfg *config.Config, d time.Duration) *config.Config {
 	c := *cfg
@@ -56,6 +84,7 @@ func Scaled(cfg *config.Config, d time.Duration) *config.Config {
 	}
 	g := c.Guardrails
 	g.MinHold, g.StaleFreeze, g.StaleRevert, g.ExternalHold = scale(g.MinHold), scale(g.StaleFreeze), scale(g.StaleRevert), scale(g.ExternalHold)
+	g.RollbackRetryAfter = scale(g.RollbackRetryAfter)
 	c.Guardrails = g
 	c.Interval, c.SampleInterval = d, d
 	return &c

@@ -102,7 +102,7 @@ func TestEvalRunsTheDeployedLoop(t *testing.T) {
 	sim := simtest.Star(simenv.ECN{KminBytes: 2_000_000, KmaxBytes: 2_800_000, Pmax: 0.01})
 	sim.Name, sim.Duration = "star", 8*simenv.Millisecond
 	scs := []eval.Scenario{{Named: scenario.Named{Name: "star", Config: sim}}}
-	opt := eval.Options{Seeds: 1, Workers: 1, Interval: simenv.Millisecond, Loops: map[string]eval.LoopRunner{Prefix: EvalRunner(policy.Resolver{})}}
+	opt := eval.Options{Seeds: 1, Workers: 1, Interval: simenv.Millisecond, Loops: map[string]eval.LoopRunner{Prefix: EvalRunner(policy.Resolver{}, filepath.Join(dir, "audit"))}}
 	spec := Prefix + file
 	res, err := eval.RunAll(scs, []string{"static:hpcc", spec}, opt)
 	if err != nil {
@@ -118,6 +118,15 @@ func TestEvalRunsTheDeployedLoop(t *testing.T) {
 	}
 	if bare := res.RunsOf("star", "static:hpcc"); len(bare) == 0 || bare[0].Loop != nil || bare[0].Finished == 0 || runs[0].Finished == 0 {
 		t.Fatalf("bare %+v, loop finished %d", bare, runs[0].Finished)
+	}
+	// --loop-audit: the run's audit log, one applied change per line
+	names, _ := filepath.Glob(filepath.Join(dir, "audit", "star_agent_*.jsonl"))
+	if len(names) != 1 {
+		t.Fatalf("audit files %v, want one", names)
+	}
+	audit, err := os.ReadFile(names[0])
+	if err != nil || strings.Count(string(audit), `"state":"applied"`) != l.Changes {
+		t.Fatalf("audit file (%v): %d applied entries, want %d", err, strings.Count(string(audit), `"state":"applied"`), l.Changes)
 	}
 	again, err := eval.RunAll(scs, []string{spec}, opt)
 	if err != nil {
