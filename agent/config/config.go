@@ -300,6 +300,7 @@ type fileRollback struct {
 	DropFrac      *float64 `yaml:"drop-frac"`
 	PauseIncrease *float64 `yaml:"pause-increase"`
 	RewardDrop    *float64 `yaml:"reward-drop"`
+	RetryAfter    string   `yaml:"retry-after"`
 }
 
 // fileAlpha are the alpha limits; min and max are numbers or fractions
@@ -1254,6 +1255,9 @@ func parseGuard(f fileGuard, interval time.Duration) (core.GuardConfig, error) {
 	}
 	if f.Rollback.RewardDrop != nil {
 		g.RollbackRewardDrop = *f.Rollback.RewardDrop
+	}
+	if g.RollbackRetryAfter, err = parseDur("guardrails.rollback.retry-after", f.Rollback.RetryAfter, g.RollbackRetryAfter); err != nil {
+		return g, err
 	}
 	if g.StaleFreeze, err = parseDur("guardrails.stale-freeze", f.StaleFreeze, g.StaleFreeze); err != nil {
 		return g, err

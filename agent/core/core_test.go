@@ -110,23 +110,31 @@ func TestFlaps(t *testing.T) {
 	}
 }
 
-// Advice that persisted Dwell intervals moves as far as Dwell one-interval
-// changes could, in one change: with max-step 2 and dwell 3, Pmax 20% to
-// 2.5% at once; with dwell 1, to 10%.
+// Advice that persisted n intervals moves as far as n one-interval changes
+// could, in one change, and a large move waits for it (up to 2·dwell
+// intervals): with max-step 2 and dwell 3, Pmax 20% to 1% (20x, 5 steps)
+// at the fifth interval, all at once; to 0.1% (200x) at the sixth, as far
+// as 2^6 takes it; with dwell 1, to 10% at once.
 func TestDwellEarnsItsStep(t *testing.T) {
 	for _, c := range []struct {
-		dwell int
-		want  float64
-	}{{1, 0.1}, {3, 0.025}} {
-		g := newTestGuard(t, func(gc *GuardConfig) { gc.Dwell, gc.MaxStepRatio, gc.PmaxStep = c.dwell, 2, 0 })
+		dwell, after int
+		to, want     float64
+	}{{1, 1, 0.001, 0.1}, {3, 5, 0.01, 0.01}, {3, 6, 0.001, 0.2 / 64}} {
+		g := newTestGuard(t, func(gc *GuardConfig) {
+			gc.Dwell, gc.MaxStepRatio, gc.PmaxStep = c.dwell, 2, 0
+			gc.Bounds[0].PmaxMin = 1e-4
+		})
 		low := cur
-		low.Pmax = 0.001
+		low.Pmax = c.to
 		var p Plan
-		for i := range c.dwell {
+		for i := range c.after {
 			p = step(t, g, int64(10+i)*sec, []env.Observation{ob(kA, cur)}, []policy.Decision{dc(kA, low, 0.9)})
+			if i < c.after-1 && (len(p.Changes) != 0 || len(p.Rejections) != 1 || p.Rejections[0].Rule != RuleDwell) {
+				t.Fatalf("dwell %d, pmax %g, interval %d: %+v, want a dwell rejection", c.dwell, c.to, i+1, p)
+			}
 		}
 		if len(p.Changes) != 1 || math.Abs(p.Changes[0].New.Pmax-c.want) > 1e-9 {
-			t.Fatalf("dwell %d: %+v, want pmax %g", c.dwell, p, c.want)
+			t.Fatalf("dwell %d, pmax %g: %+v, want pmax %g", c.dwell, c.to, p, c.want)
 		}
 	}
 }

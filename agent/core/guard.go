@@ -53,6 +53,7 @@ const (
 	RuleReward     = "rollback-reward"
 	RuleReadBack   = "read-back"
 	RuleExternal   = "external-writer"
+	RuleRetry      = "rollback-retry"
 )
 
 // ChangeKind says why a change is made.
@@ -119,6 +120,10 @@ type GuardConfig struct {
 	RollbackDropFrac      float64
 	RollbackPauseIncrease float64
 	RollbackRewardDrop    float64
+	// RollbackRetryAfter: a setting rolled back on a queue is not tuned
+	// to again on that queue for this long (RuleRetry), so that the
+	// policy's next recommendation of it is not a flap.
+	RollbackRetryAfter time.Duration
 	// Reward scores an interval (env.Reward with the weights in use); nil
 	// disables the reward rule.
 	Reward func(env.Metrics) float64
@@ -221,6 +226,7 @@ func DefaultGuardConfig(interval time.Duration) GuardConfig {
 		RollbackDropFrac:      0,
 		RollbackPauseIncrease: 0.05,
 		RollbackRewardDrop:    0.1,
+		RollbackRetryAfter:    50 * interval,
 		StaleFreeze:           5 * interval,
 		StaleRevert:           30 * interval,
 		ExternalHold:          60 * interval,
@@ -288,6 +294,8 @@ func (c GuardConfig) ValidateRules() error {
 		return fmt.Errorf("guardrails.rollback.pause-increase: %g must be within [0, 1]", c.RollbackPauseIncrease)
 	case !(c.RollbackRewardDrop >= 0) || math.IsInf(c.RollbackRewardDrop, 0):
 		return fmt.Errorf("guardrails.rollback.reward-drop: %g must be a finite number >= 0", c.RollbackRewardDrop)
+	case c.RollbackRetryAfter < 0:
+		return fmt.Errorf("guardrails.rollback.retry-after: must not be negative")
 	case c.StaleFreeze <= 0:
 		return fmt.Errorf("guardrails.stale-freeze: must be positive")
 	case c.StaleRevert <= c.StaleFreeze:
@@ -416,36 +424,6 @@ type StepInput struct {
 	Decisions    []policy.Decision
 }
 
-type kpi struct {
-	drop, pause, reward float64
-	haveReward          bool
-}
-
-// noteKPI keeps k among q's recent KPIs (the last RollbackWindow).
-func (g *Guard) noteKPI(q *queueState, k kpi) {
-	if n := max(g.cfg.RollbackWindow, 1); len(q.recent) >= n {
-		q.recent = append(q.recent[:0], q.recent[len(q.recent)-n+1:]...)
-	}
-	q.recent = append(q.recent, k)
-}
-
-// baseline is the mean of ks, the KPIs before a change: one interval's
-// noise is not the baseline a rollback compares with. Its reward counts
-// only when every interval had one.
-func baseline(ks []kpi) (kpi, bool) {
-	if len(ks) == 0 {
-		return kpi{}, false
-	}
-	b := kpi{haveReward: true}
-	for _, k := range ks {
-		b.drop += k.drop / float64(len(ks))
-		b.pause += k.pause / float64(len(ks))
-		b.reward += k.reward / float64(len(ks))
-		b.haveReward = b.haveReward && k.haveReward
-	}
-	return b, true
-}
-
 type queueState struct {
 	key         env.QueueKey
 	rate        float64
@@ -477,15 +455,17 @@ type queueState struct {
 
 	// recent are the KPIs of the last RollbackWindow measured intervals,
 	// oldest first: a change's probation is judged against their mean.
-	recent             []kpi
-	onProbation        bool
-	probationFrom      env.Setting
-	probationTo        env.Setting
-	probationBase      kpi
-	probationHasBase   bool
-	probationN         int
-	probationPauseSum  float64
-	probationRewardSum float64
+	recent         []kpi
+	onProbation    bool
+	probationFrom  env.Setting
+	probationTo    env.Setting
+	probationBase  base
+	probationWatch watch
+
+	// retryBlocked is the setting last rolled back on the queue: a tune
+	// back to it is refused until retryUntilNs (RollbackRetryAfter).
+	retryBlocked env.Setting
+	retryUntilNs int64
 }
 
 type targetState struct {
@@ -556,8 +536,7 @@ func (g *Guard) Adopt(k env.QueueKey, from, to env.Setting, changedNs int64) {
 	q.expect, q.expectSet, q.mismatchN = to, true, 0
 	q.onProbation = !SameSetting(from, to, 1e-9)
 	q.probationFrom, q.probationTo = from, to
-	q.probationHasBase = false
-	q.probationN, q.probationPauseSum, q.probationRewardSum = 0, 0, 0
+	q.probationBase, q.probationWatch = base{}, watch{haveReward: true}
 }
 
 func (g *Guard) queue(k env.QueueKey) *queueState {
@@ -712,7 +691,7 @@ func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 	if !q.onProbation || q.pending {
 		return nil, nil
 	}
-	return g.judgeProbation(q, o, k)
+	return g.judgeProbation(now, q, o, k)
 }
 
 // follow takes what the switch reports of q: a restarted switch's setting
@@ -754,61 +733,6 @@ func (g *Guard) follow(now int64, q *queueState, o *env.Observation) *Alarm {
 		}
 	}
 	return ext
-}
-
-// judgeProbation counts one more interval of q's change on probation with
-// its KPIs k: a rollback when they are worse than before the change by
-// more than the rules allow, the change made good after the window.
-func (g *Guard) judgeProbation(q *queueState, o *env.Observation, k kpi) (*Change, *Alarm) {
-	q.probationN++
-	q.probationPauseSum += k.pause
-	q.probationRewardSum += k.reward
-	rule, why := "", ""
-	base := q.probationBase
-	meanP := q.probationPauseSum / float64(q.probationN)
-	meanR := q.probationRewardSum / float64(q.probationN)
-	// Drops are judged at once; pause and reward, which one interval's
-	// noise moves, on the whole window's mean.
-	whole := q.probationN >= g.cfg.RollbackWindow
-	switch {
-	case k.drop > base.drop+g.cfg.RollbackDropFrac:
-		rule, why = RuleDrops, fmt.Sprintf("drop fraction %.4g above %.4g before the change", k.drop, base.drop)
-	case whole && q.probationHasBase && meanP > base.pause+g.cfg.RollbackPauseIncrease:
-		rule, why = RulePause, fmt.Sprintf("mean pause fraction %.4g over %d intervals, %.4g before the change (limit +%.4g)",
-			meanP, q.probationN, base.pause, g.cfg.RollbackPauseIncrease)
-	case whole && q.probationHasBase && k.haveReward && base.haveReward && meanR < base.reward-g.cfg.RollbackRewardDrop:
-		rule, why = RuleReward, fmt.Sprintf("mean reward %.4g over %d intervals, %.4g before the change (limit -%.4g)",
-			meanR, q.probationN, base.reward, g.cfg.RollbackRewardDrop)
-	}
-	if rule != "" {
-		k := o.Key
-		al := &Alarm{Target: o.Key.Target, Key: &k, Rule: rule, Msg: "rollback to the setting before the change: " + why}
-		// Back to what the switch had before the change, through the same
-		// max-step, bounds, XOFF and headroom rules as any change (shape
-		// while still on probation: the headroom before it is the switch's).
-		back, clamped, _, rej := g.shape(q, q.probationFrom, g.cfg.MaxStepRatio)
-		q.onProbation = false
-		g.touch(q)
-		if rej != nil {
-			al.Msg += " (" + rej.Reason + ": nothing to roll back)"
-			return nil, al
-		}
-		c := &Change{Key: o.Key, Kind: KindRollback, Old: q.current, New: back, Clamped: clamped, Reason: al.Msg}
-		if len(clamped) > 0 {
-			// The setting before the change breaks a rule now (XOFF moves
-			// with buffer use): what is applied is that setting, shaped.
-			w := q.probationFrom
-			c.Wanted = &w
-			c.Reason += " (as allowed now: " + strings.Join(clamped, ", ") + ")"
-		}
-		return c, al
-	}
-	if q.probationN >= g.cfg.RollbackWindow {
-		q.onProbation = false
-		q.lastGood = q.probationTo
-		g.touch(q)
-	}
-	return nil, nil
 }
 
 // repair returns the change that moves queue o back inside the
@@ -962,14 +886,19 @@ func (g *Guard) decide(now int64, o *env.Observation, d *policy.Decision) (*Chan
 	}
 	ratio := g.cfg.MaxStepRatio
 	if w.kind == KindTune {
-		// Advice that persisted Dwell intervals moves as far as Dwell
-		// changes of one interval's advice could: in one change, not a
-		// staircase of them.
-		ratio = math.Pow(ratio, float64(g.cfg.Dwell))
+		// Advice that persisted n intervals moves as far as n changes of
+		// one interval's advice could: in one change, not a staircase of
+		// them (n at most MaxDwellFactor·Dwell, see earnedDwell).
+		ratio = math.Pow(ratio, float64(min(q.dwellN, g.maxDwell())))
 	}
 	out, clamped, notes, rej := g.shape(q, w.setting, ratio)
 	if rej != nil {
 		return nil, rej
+	}
+	if w.kind == KindTune {
+		if rej := g.retryRefused(now, q, out); rej != nil {
+			return nil, rej
+		}
 	}
 	reason := w.reason
 	if notes != "" {
@@ -1043,7 +972,7 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 		return rej(RuleExternal, "the switch reports another setting than the agent set: confirming before any change")
 	}
 	if q.onProbation {
-		return rej(RuleProbation, fmt.Sprintf("the last change is watched for %d more intervals", g.cfg.RollbackWindow-q.probationN))
+		return rej(RuleProbation, fmt.Sprintf("the last change is watched for %d more intervals", g.cfg.RollbackWindow-q.probationWatch.n()))
 	}
 	if d.Confidence < g.cfg.MinConfidence {
 		if g.cfg.LowConfidence == LowConfidenceHold || wanted.SameECN(cur) {
@@ -1064,10 +993,46 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 	if q.changed && now-q.lastChangeNs < int64(g.cfg.MinHold) {
 		return rej(RuleHold, fmt.Sprintf("last change %s ago, minimum %s", time.Duration(now-q.lastChangeNs), g.cfg.MinHold))
 	}
-	if w.kind == KindTune && q.dwellN < g.cfg.Dwell {
-		return rej(RuleDwell, fmt.Sprintf("recommended %d of the %d intervals in a row a change needs", q.dwellN, g.cfg.Dwell))
+	if need := g.dwellNeeded(cur, w.setting); w.kind == KindTune && q.dwellN < need {
+		return rej(RuleDwell, fmt.Sprintf("recommended %d of the %d intervals in a row a change this large needs", q.dwellN, need))
 	}
 	return w, nil
+}
+
+// MaxDwellFactor bounds how long a large move waits: with Dwell above 1, a
+// tune needs its advice to persist Dwell intervals, or as many as the move
+// takes at MaxStepRatio per interval, at most MaxDwellFactor·Dwell (beyond
+// that, it moves that far and goes on from there).
+const MaxDwellFactor = 2
+
+func (g *Guard) maxDwell() int {
+	if g.cfg.Dwell <= 1 {
+		return 1 // dwell 1: every change at once
+	}
+	return MaxDwellFactor * g.cfg.Dwell
+}
+
+// dwellNeeded is how many intervals in a row the advice cur→want must
+// persist: Dwell, or the number of MaxStepRatio steps its largest knob
+// moves (Kmin, Kmax, Pmax, headroom), up to maxDwell. Waiting for large
+// moves makes them one change instead of a staircase.
+func (g *Guard) dwellNeeded(cur, want env.Setting) int {
+	r := g.cfg.MaxStepRatio
+	if r <= 1 {
+		return g.cfg.Dwell
+	}
+	f := 1.0
+	ratio := func(a, b float64) {
+		if a > 0 && b > 0 {
+			f = math.Max(f, math.Max(a/b, b/a))
+		}
+	}
+	ratio(float64(cur.KminBytes), float64(want.KminBytes))
+	ratio(float64(cur.KmaxBytes), float64(want.KmaxBytes))
+	ratio(cur.Pmax, want.Pmax)
+	ratio(float64(cur.HeadroomBytes), float64(want.HeadroomBytes))
+	steps := int(math.Ceil(math.Log(f)/math.Log(r) - 1e-9))
+	return min(max(g.cfg.Dwell, steps), g.maxDwell())
 }
 
 // dwell counts the intervals in a row the policy has recommended the same
@@ -1225,6 +1190,9 @@ func (g *Guard) shapeAlpha(cur, want float64, c *clamps, notes *[]string) float6
 // its power Dwell for a tune) away from its value in cur (a byte knob that
 // is not yet set moves freely).
 func (g *Guard) limitStep(cur, wanted env.Setting, r float64, c *clamps) env.Setting {
+	if math.IsInf(r, 1) {
+		return wanted
+	}
 	step := func(old, v int64) int64 {
 		if old <= 0 {
 			return v
@@ -1317,10 +1285,7 @@ func (g *Guard) Result(c Change, out Outcome, got env.Setting, nowNs int64) (*Ch
 		q.expect, q.expectSet, q.mismatchN = c.New, true, 0
 		switch c.Kind {
 		case KindTune, KindFallback:
-			q.onProbation = true
-			q.probationFrom, q.probationTo = c.Old, c.New // Old: as the switch reported it
-			q.probationBase, q.probationHasBase = baseline(q.recent)
-			q.probationN, q.probationPauseSum, q.probationRewardSum = 0, 0, 0
+			q.startProbation(c.Old, c.New) // Old: as the switch reported it
 		default:
 			q.onProbation = false
 			q.lastGood = c.New

@@ -22,16 +22,24 @@ type QueueMemory struct {
 	Expect       *env.Setting `json:"expect,omitempty"`
 	YieldNs      int64        `json:"yield_ns,omitempty"`
 	Probation    *Probation   `json:"probation,omitempty"`
+	// RetryBlocked is the setting last rolled back, not tuned to again
+	// before RetryUntilNs (GuardConfig.RollbackRetryAfter).
+	RetryBlocked *env.Setting `json:"retry_blocked,omitempty"`
+	RetryUntilNs int64        `json:"retry_until_ns,omitempty"`
 }
 
 // Probation is a change under watch: from and to, and the KPIs measured
-// before it.
+// before it (means, standard deviations and how many intervals; a memory
+// written before N was kept counts as one interval).
 type Probation struct {
 	From       env.Setting `json:"from"`
 	To         env.Setting `json:"to"`
 	Drop       float64     `json:"drop"`
 	Pause      float64     `json:"pause"`
 	Reward     float64     `json:"reward"`
+	PauseSD    float64     `json:"pause_sd,omitempty"`
+	RewardSD   float64     `json:"reward_sd,omitempty"`
+	N          int         `json:"n,omitempty"`
 	HaveReward bool        `json:"have_reward,omitempty"`
 	HaveBase   bool        `json:"have_base,omitempty"`
 }
@@ -44,8 +52,13 @@ func (q *queueState) memory() QueueMemory {
 		m.Expect = &e
 	}
 	if q.onProbation {
-		m.Probation = &Probation{From: q.probationFrom, To: q.probationTo, Drop: q.probationBase.drop, Pause: q.probationBase.pause,
-			Reward: q.probationBase.reward, HaveReward: q.probationBase.haveReward, HaveBase: q.probationHasBase}
+		b := q.probationBase
+		m.Probation = &Probation{From: q.probationFrom, To: q.probationTo, Drop: b.drop, Pause: b.pause.mean, Reward: b.reward.mean,
+			PauseSD: b.pause.sd(), RewardSD: b.reward.sd(), N: b.pause.n, HaveReward: b.haveReward, HaveBase: b.ok}
+	}
+	if q.retryUntilNs > 0 {
+		r := q.retryBlocked
+		m.RetryBlocked, m.RetryUntilNs = &r, q.retryUntilNs
 	}
 	return m
 }
@@ -78,9 +91,13 @@ func (g *Guard) Restore(m QueueMemory) {
 	}
 	if p := m.Probation; p != nil {
 		q.onProbation, q.probationFrom, q.probationTo = true, p.From, p.To
-		q.probationBase = kpi{drop: p.Drop, pause: p.Pause, reward: p.Reward, haveReward: p.HaveReward}
-		q.probationHasBase = p.HaveBase
-		q.probationN, q.probationPauseSum, q.probationRewardSum = 0, 0, 0
+		n := max(p.N, 1)
+		q.probationBase = base{ok: p.HaveBase, drop: p.Drop, pause: momentsOf(n, p.Pause, p.PauseSD),
+			reward: momentsOf(n, p.Reward, p.RewardSD), haveReward: p.HaveReward}
+		q.probationWatch = watch{haveReward: true}
+	}
+	if m.RetryBlocked != nil {
+		q.retryBlocked, q.retryUntilNs = *m.RetryBlocked, m.RetryUntilNs
 	}
 }
 

@@ -1,0 +1,240 @@
+package core
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/units"
+)
+
+// A change's probation. After a tune or fallback change the guard watches
+// the queue for RollbackWindow measured intervals and compares them with
+// the BaselineIntervals before the change. Drops roll back at once. Pause
+// and reward roll back only on evidence: the window's mean must be worse
+// than the baseline's by more than the configured limit, and by more than
+// RollbackSignificance standard errors of the difference of the two means
+// (the reward of a busy queue moves by tenths from one interval to the
+// next with the traffic alone), and the change must have been in play: an
+// ECN change acts only on a queue that reaches the lower of the two Kmin,
+// or marks, or is paused. A queue whose traffic fell while its queue stayed
+// below both settings' Kmin says nothing about the setting.
+const (
+	BaselineIntervals    = 8
+	RollbackSignificance = 2.0
+)
+
+type kpi struct {
+	drop, pause, reward float64
+	haveReward          bool
+}
+
+// moments are a running count, mean and sum of squared deviations
+// (Welford), for a mean and its standard error.
+type moments struct {
+	n        int
+	mean, m2 float64
+}
+
+func (m *moments) add(x float64) {
+	m.n++
+	d := x - m.mean
+	m.mean += d / float64(m.n)
+	m.m2 += d * (x - m.mean)
+}
+
+// sd is the sample standard deviation (0 below two values).
+func (m moments) sd() float64 {
+	if m.n < 2 {
+		return 0
+	}
+	return math.Sqrt(m.m2 / float64(m.n-1))
+}
+
+// momentsOf rebuilds moments from a count, mean and standard deviation.
+func momentsOf(n int, mean, sd float64) moments {
+	m := moments{n: n, mean: mean}
+	if n > 1 {
+		m.m2 = sd * sd * float64(n-1)
+	}
+	return m
+}
+
+// significance is how many standard errors of the difference of the means
+// of a and b the difference d is (+Inf when neither varies).
+func significance(d float64, a, b moments) float64 {
+	v := 0.0
+	for _, m := range []moments{a, b} {
+		if m.n > 0 {
+			v += m.sd() * m.sd() / float64(m.n)
+		}
+	}
+	if v == 0 {
+		return math.Inf(1)
+	}
+	return d / math.Sqrt(v)
+}
+
+// base is what a probation compares with: the KPIs of the measured
+// intervals before the change. Its reward counts only when every interval
+// had one.
+type base struct {
+	ok            bool
+	drop          float64
+	pause, reward moments
+	haveReward    bool
+}
+
+func baselineOf(ks []kpi) base {
+	if len(ks) == 0 {
+		return base{}
+	}
+	b := base{ok: true, haveReward: true}
+	for _, k := range ks {
+		b.drop += k.drop / float64(len(ks))
+		b.pause.add(k.pause)
+		b.reward.add(k.reward)
+		b.haveReward = b.haveReward && k.haveReward
+	}
+	return b
+}
+
+// watch is what a probation has measured so far: its intervals, their
+// pause and reward, and in how many the change was in play.
+type watch struct {
+	pause, reward moments
+	haveReward    bool
+	acted         int
+}
+
+func (w watch) n() int { return w.pause.n }
+
+// noteKPI keeps k among q's recent KPIs (the last
+// max(RollbackWindow, BaselineIntervals)).
+func (g *Guard) noteKPI(q *queueState, k kpi) {
+	if n := max(g.cfg.RollbackWindow, BaselineIntervals); len(q.recent) >= n {
+		q.recent = append(q.recent[:0], q.recent[len(q.recent)-n+1:]...)
+	}
+	q.recent = append(q.recent, k)
+}
+
+// startProbation puts q's change from→to on probation against its recent
+// KPIs.
+func (q *queueState) startProbation(from, to env.Setting) {
+	q.onProbation = true
+	q.probationFrom, q.probationTo = from, to
+	q.probationBase = baselineOf(q.recent)
+	q.probationWatch = watch{haveReward: true}
+}
+
+// inPlay reports whether q's change on probation could act in o's
+// interval: always for a headroom or alpha change; for an ECN change when
+// the queue marked, was paused or dropped, or its peak reached the lower
+// Kmin of the two settings, or when the switch exports no queue length.
+func inPlay(q *queueState, o *env.Observation) bool {
+	from, to := q.probationFrom, q.probationTo
+	if from.HeadroomBytes != to.HeadroomBytes || !sameAlpha(from.Alpha, to.Alpha) {
+		return true
+	}
+	m := o.Metrics
+	if m.MarkFrac > 0 || m.PauseRxFrac > 0 || m.DropFrac > 0 {
+		return true
+	}
+	if o.Missing.Has(env.TelMaxQueue|env.TelAvgQueue|env.TelCurQueue) || o.RateBps <= 0 {
+		return true
+	}
+	peak := m.MaxDelayNs * o.RateBps / 8e9
+	return peak >= float64(min(from.KminBytes, to.KminBytes))
+}
+
+// judgeProbation counts one more interval of q's change on probation with
+// its KPIs k: a rollback (with its alarm) when they are worse than before
+// the change beyond the rules, the change made good after the window.
+func (g *Guard) judgeProbation(now int64, q *queueState, o *env.Observation, k kpi) (*Change, *Alarm) {
+	w := &q.probationWatch
+	w.pause.add(k.pause)
+	w.reward.add(k.reward)
+	w.haveReward = w.haveReward && k.haveReward
+	if inPlay(q, o) {
+		w.acted++
+	}
+	rule, why := g.rollbackRule(q, k)
+	if rule != "" {
+		return g.rollback(now, q, o, rule, why)
+	}
+	if w.n() >= g.cfg.RollbackWindow {
+		q.onProbation = false
+		q.lastGood = q.probationTo
+		g.touch(q)
+	}
+	return nil, nil
+}
+
+// rollbackRule is the rule q's probation breaks after interval k, with its
+// evidence ("" when none): drops at once; pause and reward on the whole
+// window, beyond the limit and RollbackSignificance standard errors, when
+// the change was in play.
+func (g *Guard) rollbackRule(q *queueState, k kpi) (string, string) {
+	b, w := q.probationBase, q.probationWatch
+	if k.drop > b.drop+g.cfg.RollbackDropFrac {
+		return RuleDrops, fmt.Sprintf("drop fraction %.4g above %.4g before the change", k.drop, b.drop)
+	}
+	if w.n() < g.cfg.RollbackWindow || !b.ok || w.acted == 0 {
+		return "", ""
+	}
+	played := fmt.Sprintf("; the change was in play in %d of %d intervals", w.acted, w.n())
+	evidence := func(what string, win, before moments, d, limit float64) string {
+		return fmt.Sprintf("mean %s %.4g (sd %.2g) over %d intervals, %.4g (sd %.2g) over the %d before the change: %.3g worse, %.1f standard errors (limits %.4g and %g)",
+			what, win.mean, win.sd(), win.n, before.mean, before.sd(), before.n, d, significance(d, win, before), limit, RollbackSignificance) + played
+	}
+	if d := w.pause.mean - b.pause.mean; d > g.cfg.RollbackPauseIncrease && significance(d, w.pause, b.pause) > RollbackSignificance {
+		return RulePause, evidence("pause fraction", w.pause, b.pause, d, g.cfg.RollbackPauseIncrease)
+	}
+	if !w.haveReward || !b.haveReward {
+		return "", ""
+	}
+	if d := b.reward.mean - w.reward.mean; d > g.cfg.RollbackRewardDrop && significance(d, w.reward, b.reward) > RollbackSignificance {
+		return RuleReward, evidence("reward", w.reward, b.reward, d, g.cfg.RollbackRewardDrop)
+	}
+	return "", ""
+}
+
+// rollback returns q to the setting before its change on probation: that
+// setting itself, the last known good, not a step towards it (max-step
+// limits untried moves), within the bounds, XOFF and headroom rules of
+// now. The setting rolled back from is not tried again on q for
+// RollbackRetryAfter.
+func (g *Guard) rollback(now int64, q *queueState, o *env.Observation, rule, why string) (*Change, *Alarm) {
+	k := o.Key
+	al := &Alarm{Target: o.Key.Target, Key: &k, Rule: rule, Msg: "rollback to the setting before the change: " + why}
+	back, clamped, _, rej := g.shape(q, q.probationFrom, math.Inf(1))
+	q.onProbation = false
+	q.retryBlocked, q.retryUntilNs = q.probationTo, now+int64(g.cfg.RollbackRetryAfter)
+	g.touch(q)
+	if rej != nil {
+		al.Msg += " (" + rej.Reason + ": nothing to roll back)"
+		return nil, al
+	}
+	c := &Change{Key: o.Key, Kind: KindRollback, Old: q.current, New: back, Clamped: clamped, Reason: al.Msg}
+	if len(clamped) > 0 {
+		// The setting before the change breaks a rule now (XOFF moves
+		// with buffer use): what is applied is that setting, shaped.
+		w := q.probationFrom
+		c.Wanted = &w
+		c.Reason += " (as allowed now: " + strings.Join(clamped, ", ") + ")"
+	}
+	return c, al
+}
+
+// retryRefused is the rejection of a tune of q to out while a rollback
+// from that setting bars it (nil otherwise).
+func (g *Guard) retryRefused(now int64, q *queueState, out env.Setting) *Rejection {
+	if now >= q.retryUntilNs || !SameSetting(out, q.retryBlocked, g.cfg.ReadBackPmaxTol) {
+		return nil
+	}
+	return &Rejection{Key: q.key, Rule: RuleRetry, Wanted: out,
+		Reason: fmt.Sprintf("kmin %s, kmax %s, pmax %s was rolled back on this queue; not tried again for %s",
+			units.FormatBytes(out.KminBytes), units.FormatBytes(out.KmaxBytes), env.FormatPmax(out.Pmax), time.Duration(q.retryUntilNs-now))}
+}

@@ -1,0 +1,140 @@
+package core
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/policy"
+)
+
+// probe runs a change of kA from cur to to after the baseline intervals
+// before (one a second from t=1 s), applies it, then feeds the intervals
+// after; it returns the plans of the intervals after.
+func probe(t *testing.T, g *Guard, to env.Setting, before, after []env.Metrics) []Plan {
+	t.Helper()
+	now := int64(0)
+	for _, m := range before {
+		now += sec
+		o := ob(kA, cur)
+		o.Metrics = m
+		step(t, g, now, []env.Observation{o}, nil)
+	}
+	now += sec
+	p := step(t, g, now, []env.Observation{ob(kA, cur)}, []policy.Decision{dc(kA, to, 0.9)})
+	if len(p.Changes) != 1 {
+		t.Fatalf("no change: %+v", p)
+	}
+	g.Result(p.Changes[0], Applied, p.Changes[0].New, now)
+	applied := p.Changes[0].New
+	var out []Plan
+	for _, m := range after {
+		now += sec
+		o := ob(kA, applied)
+		o.Metrics = m
+		p := step(t, g, now, []env.Observation{o}, nil)
+		for _, c := range p.Changes {
+			g.Result(c, Applied, c.New, now)
+			applied = c.New
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func rewardGuard(t *testing.T) *Guard {
+	return newTestGuard(t, func(gc *GuardConfig) {
+		gc.Reward = func(m env.Metrics) float64 { return m.Util }
+		gc.MaxStepRatio = 2
+	})
+}
+
+func rolledBack(ps []Plan) *Change {
+	for _, p := range ps {
+		for i := range p.Changes {
+			if p.Changes[i].Kind == KindRollback {
+				return &p.Changes[i]
+			}
+		}
+	}
+	return nil
+}
+
+func util(u float64, peakBytes float64) env.Metrics {
+	return env.Metrics{IntervalNs: sec, Util: u, MaxDelayNs: peakBytes * 8 / 100e9 * 1e9}
+}
+
+// A reward that falls while the queue stays below both settings' Kmin
+// (no marks, no pause) is the traffic's, not the setting's: no rollback.
+// The same fall with the queue in the marking band rolls back, to the
+// setting before the change exactly (past max-step), with its evidence.
+func TestRollbackNeedsTheChangeInPlay(t *testing.T) {
+	to := cur
+	to.KminBytes, to.KmaxBytes, to.Pmax = 300_000, 900_000, 0.1
+	before := []env.Metrics{util(0.8, 1e5), util(0.82, 1e5), util(0.78, 1e5), util(0.8, 1e5)}
+	idle := []env.Metrics{util(0.3, 1e5), util(0.32, 1e5), util(0.28, 1e5)}
+	if c := rolledBack(probe(t, rewardGuard(t), to, before, idle)); c != nil {
+		t.Fatalf("rolled back a change that could not act: %+v", c)
+	}
+	busy := []env.Metrics{util(0.3, 5e5), util(0.32, 5e5), util(0.28, 5e5)}
+	c := rolledBack(probe(t, rewardGuard(t), to, before, busy))
+	if c == nil || c.New != cur {
+		t.Fatalf("rollback %+v, want back to %+v at once", c, cur)
+	}
+	for _, s := range []string{"mean reward 0.3", "over 3 intervals", "over the 5 before the change", "standard errors", "in play in 3 of 3 intervals"} {
+		if !strings.Contains(c.Reason, s) {
+			t.Errorf("reason %q lacks %q", c.Reason, s)
+		}
+	}
+}
+
+// A fall within the reward's own noise is no evidence: no rollback; the
+// same mean fall from a steady baseline is.
+func TestRollbackNeedsSignificance(t *testing.T) {
+	to := cur
+	to.Pmax = 0.1
+	noisy := []env.Metrics{util(0.9, 5e5), util(0.2, 5e5), util(0.95, 5e5), util(0.15, 5e5), util(0.9, 5e5), util(0.3, 5e5)}
+	after := []env.Metrics{util(0.5, 5e5), util(0.3, 5e5), util(0.4, 5e5)}
+	if c := rolledBack(probe(t, rewardGuard(t), to, noisy, after)); c != nil {
+		t.Fatalf("rolled back on noise: %s", c.Reason)
+	}
+	steady := []env.Metrics{util(0.57, 5e5), util(0.58, 5e5), util(0.56, 5e5), util(0.57, 5e5), util(0.58, 5e5), util(0.56, 5e5)}
+	if c := rolledBack(probe(t, rewardGuard(t), to, steady, after)); c == nil {
+		t.Fatal("no rollback on a significant fall")
+	}
+}
+
+// After a rollback the policy's advice of the rolled-back setting is
+// refused for retry-after (50 intervals by default), and the bar survives
+// a restart through the queue's memory; a different setting is free.
+func TestRetryAfterRollback(t *testing.T) {
+	g := newTestGuard(t, func(gc *GuardConfig) { gc.MinHold = 0 })
+	to := cur
+	to.Pmax = 0.1
+	ps := probe(t, g, to, []env.Metrics{util(0.5, 5e5)}, []env.Metrics{{IntervalNs: sec, DropFrac: 0.01}})
+	if rolledBack(ps) == nil {
+		t.Fatalf("no rollback: %+v", ps)
+	}
+	at := int64(4 * sec)
+	again := func(g *Guard, now int64, s env.Setting) Plan {
+		return step(t, g, now, []env.Observation{ob(kA, cur)}, []policy.Decision{dc(kA, s, 0.9)})
+	}
+	p := again(g, at, to)
+	if len(p.Changes) != 0 || len(p.Rejections) != 1 || p.Rejections[0].Rule != RuleRetry {
+		t.Fatalf("retry within the bar: %+v", p)
+	}
+	other := cur
+	other.Pmax = 0.15
+	if p := again(g, at+sec, other); len(p.Changes) != 1 {
+		t.Fatalf("another setting refused: %+v", p)
+	}
+	// a new guard restored from the memory keeps the bar
+	g2 := newTestGuard(t, func(gc *GuardConfig) { gc.MinHold = 0 })
+	g2.Restore(g.Memory(kA))
+	if p := again(g2, at+2*sec, to); len(p.Rejections) != 1 || p.Rejections[0].Rule != RuleRetry {
+		t.Fatalf("bar lost across a restart: %+v", p)
+	}
+	if p := again(g2, 3*sec+50*sec, to); len(p.Changes) != 1 {
+		t.Fatalf("bar outlived retry-after: %+v", p)
+	}
+}
