@@ -196,17 +196,29 @@ func TestOverviewCountsTheWholeAuditLog(t *testing.T) {
 	}
 }
 
-// In shadow mode "would change" counts what the guard would let through:
-// a recommendation the guard rejects is not counted, a clamped one is, and
-// it carries the setting the guard would set.
+// In shadow mode "would change" counts the queues where the loop would
+// run another setting than the switch: a recommendation the guard rejects
+// is not counted, a clamped one is, and it carries the setting the guard
+// would set; once let through, the loop would run it (Would) until it
+// decides otherwise, as a closed loop runs a change it made.
 func TestOverviewWouldChangeFollowsTheGuard(t *testing.T) {
 	r := newRig(t, config.ModeShadow, false, "", nil)
 	h := r.a.Handler()
+	var ov web.Overview
+	r.pol.conf = 0.01 // below the confidence gate: rejected (low confidence holds by default)
+	r.interval(t)
+	r.interval(t)
+	if err := json.Unmarshal(get(t, h, "/api/overview").Body.Bytes(), &ov); err != nil {
+		t.Fatal(err)
+	}
+	if ov.WouldChange != 0 {
+		t.Fatalf("would change %d with every recommendation rejected: %+v", ov.WouldChange, ov.Recommendations)
+	}
+	r.pol.conf = 0.9
 	far := target
 	far.KminBytes, far.KmaxBytes = cur.KminBytes*8, cur.KmaxBytes*8 // beyond the max step: clamped
 	r.pol.s = far
 	r.interval(t)
-	var ov web.Overview
 	if err := json.Unmarshal(get(t, h, "/api/overview").Body.Bytes(), &ov); err != nil {
 		t.Fatal(err)
 	}
@@ -222,13 +234,18 @@ func TestOverviewWouldChangeFollowsTheGuard(t *testing.T) {
 	if clamped == 0 || ov.WouldChange != clamped {
 		t.Fatalf("would change %d, clamped %d: %+v", ov.WouldChange, clamped, ov.Recommendations)
 	}
-	r.pol.conf = 0.01 // below the confidence gate: rejected (low confidence holds by default)
+	r.pol.conf = 0.01 // unsure now: the loop would hold what it set
 	r.interval(t)
 	if err := json.Unmarshal(get(t, h, "/api/overview").Body.Bytes(), &ov); err != nil {
 		t.Fatal(err)
 	}
-	if ov.WouldChange != 0 {
-		t.Fatalf("would change %d with every recommendation rejected: %+v", ov.WouldChange, ov.Recommendations)
+	if ov.WouldChange != clamped {
+		t.Fatalf("would change %d after the guard let %d through, then held: %+v", ov.WouldChange, clamped, ov.Recommendations)
+	}
+	for _, rec := range ov.Recommendations {
+		if strings.HasPrefix(rec.Guard, "clamped:") || (rec.Would != nil && *rec.Would == rec.Current) {
+			t.Errorf("%v: guard %q, would %+v, current %+v", rec.Key, rec.Guard, rec.Would, rec.Current)
+		}
 	}
 }
 

@@ -97,20 +97,60 @@ type Options struct {
 // loop's own figures.
 type LoopRunner func(sc Scenario, spec string, seed uint64, interval simenv.Time) (*simenv.Sim, LoopFigures, error)
 
-// LoopFigures are what a deployed loop did to the fabric's queues.
+// SettleIntervals is the warm-up the loop figures leave out of their
+// "after" counts: a loop may move every queue once as it starts.
+const SettleIntervals = 10
+
+// LoopFigures are what a policy or a deployed loop did to the fabric's
+// queues: how often their settings changed and why. Times are control
+// intervals; "after" counts leave out the first SettleIntervals.
 type LoopFigures struct {
 	Intervals int `json:"intervals"`
 	Queues    int `json:"queues"`
-	// Changes applied (tune, fallback, rollback, repair, revert, ...),
-	// and those per queue per 100 intervals.
+	// Changes applied (tune, fallback, rollback, repair, revert, ...;
+	// for a policy, each interval a queue's setting differs from the one
+	// before), and those per queue per 100 intervals.
 	Changes               int     `json:"changes"`
 	ChangesPerQueuePer100 float64 `json:"changes_per_queue_per_100_intervals"`
+	// The same past the first SettleIntervals intervals.
+	ChangesAfter               int     `json:"changes_after_settle"`
+	ChangesPerQueuePer100After float64 `json:"changes_per_queue_per_100_intervals_after_settle"`
 	// Flaps: changes that set a queue back to a setting it left within
-	// 10 intervals.
-	Flaps     int `json:"flaps"`
-	Fallbacks int `json:"fallbacks"`
-	Rollbacks int `json:"rollbacks"`
-	Repairs   int `json:"repairs"`
+	// 10 intervals (env.FlapIntervals).
+	Flaps      int `json:"flaps"`
+	FlapsAfter int `json:"flaps_after_settle"`
+	// Fallbacks, rollbacks and safety repairs among the changes, and the
+	// decisions the guard refused, by rule (deployed loops only).
+	Fallbacks  int            `json:"fallbacks"`
+	Rollbacks  int            `json:"rollbacks"`
+	Repairs    int            `json:"repairs"`
+	Rejections map[string]int `json:"rejections,omitempty"`
+	// What the loop would set, interval by interval (deployed loops,
+	// shadow or closed): per queue, the setting the guard lets through, or
+	// the current one where it holds or rejects. WouldChangesAfter counts
+	// its changes past the first SettleIntervals (per queue per 100
+	// intervals in WouldChangesPerQueuePer100After); IdleIntervals are the
+	// queue-intervals with utilisation under the idle threshold and no
+	// marks, pause or drops, IdleHeld those where the loop would keep the
+	// setting.
+	WouldChangesAfter               int     `json:"would_changes_after_settle,omitempty"`
+	WouldChangesPerQueuePer100After float64 `json:"would_changes_per_queue_per_100_intervals_after_settle,omitempty"`
+	IdleIntervals                   int     `json:"idle_intervals,omitempty"`
+	IdleHeld                        int     `json:"idle_held,omitempty"`
+}
+
+// SetRates fills the per-queue-per-100-interval rates from the counts.
+func (f *LoopFigures) SetRates() {
+	rate := func(n, intervals int) float64 {
+		if f.Queues <= 0 || intervals <= 0 {
+			return 0
+		}
+		return float64(n) / float64(f.Queues) * 100 / float64(intervals)
+	}
+	after := f.Intervals - SettleIntervals
+	f.ChangesPerQueuePer100 = rate(f.Changes, f.Intervals)
+	f.ChangesPerQueuePer100After = rate(f.ChangesAfter, after)
+	f.WouldChangesPerQueuePer100After = rate(f.WouldChangesAfter, after)
 }
 
 // loopFor is the LoopRunner of spec's prefix (nil: spec is a policy).
@@ -171,7 +211,8 @@ type Run struct {
 	// control interval is outside the range its model was validated for.
 	HeldForInterval int    `json:"held_for_interval,omitempty"`
 	baseName        string // Scenario.BaseName, for WriteJSON
-	// Loop is what a deployed loop (Options.Loops) did; nil for a policy.
+	// Loop is how often the queues' settings changed: what a deployed
+	// loop (Options.Loops) did, or the settings a policy's decisions gave.
 	Loop *LoopFigures `json:"loop,omitempty"`
 }
 
@@ -791,6 +832,7 @@ func playTraced(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym
 	r := summarize(sc, name, seed, sim, flows, warmup, begin)
 	r.Decisions, r.ECN, r.trace = tally.decisions, ecn, tr
 	r.HeldForInterval, r.heldWhy = tally.held, tally.heldWhy
+	r.Loop = tally.loopFigures()
 	return r, nil
 }
 
@@ -840,13 +882,24 @@ type episodeTally struct {
 	decisions int    // control intervals
 	held      int    // decisions held because of the control interval
 	heldWhy   string // the last such decision's reason
+	churn     env.Churn
+	queues    int
+}
+
+// loopFigures are the changes of the queues' settings the episode saw.
+func (t *episodeTally) loopFigures() *LoopFigures {
+	f := &LoopFigures{Intervals: t.decisions, Queues: t.queues, Changes: t.churn.Changes, ChangesAfter: t.churn.After,
+		Flaps: t.churn.Flaps, FlapsAfter: t.churn.FlapsAfter}
+	f.SetRates()
+	return f
 }
 
 // playEpisode steps e from obs until the episode ends on pol's decisions
 // (a truth bound's marking the queues first), sampling tr after each when
 // set.
 func playEpisode(e *gym.Env, obs []env.Observation, pol policy.Policy, name string, bound *truthBound, arrivals []arrival, tr *report.Trace) (episodeTally, error) {
-	var t episodeTally
+	t := episodeTally{churn: env.Churn{Window: env.FlapIntervals, From: SettleIntervals}, queues: len(obs)}
+	t.churn.Observe(0, obs)
 	var err error
 	n, cursor := 0, 0
 	for done := false; !done; n++ {
@@ -871,6 +924,7 @@ func playEpisode(e *gym.Env, obs []env.Observation, pol policy.Policy, name stri
 		if err != nil {
 			return t, fmt.Errorf("decision %d: %w", n, err)
 		}
+		t.churn.Observe(int64(n), obs) // the setting decided at interval n
 		if tr != nil {
 			tr.Sample(e.Sim())
 		}

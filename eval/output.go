@@ -144,6 +144,9 @@ func (r *Result) WriteText(w io.Writer) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+		if err := r.writeLoopText(w, sc); err != nil {
+			return err
+		}
 		for _, p := range r.Policies {
 			for _, run := range r.RunsOf(sc, p) {
 				if run.HeldForInterval > 0 {
@@ -160,6 +163,63 @@ func (r *Result) WriteText(w io.Writer) error {
 		}
 	}
 	return r.writeComparisons(w)
+}
+
+// writeLoopText prints, for the policies of sc that are not fixed
+// settings, how often they changed the queues' settings (LoopFigures,
+// means over seeds): the loop as deployed shows its guard's work too.
+func (r *Result) writeLoopText(w io.Writer, sc string) error {
+	type row struct {
+		p string
+		f []LoopFigures
+	}
+	var rows []row
+	for _, p := range r.Policies {
+		if isFixed(p) {
+			continue
+		}
+		var fs []LoopFigures
+		for _, run := range r.RunsOf(sc, p) {
+			if run.Loop != nil {
+				fs = append(fs, *run.Loop)
+			}
+		}
+		if len(fs) > 0 {
+			rows = append(rows, row{p, fs})
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "how often settings changed (mean over seeds; per queue per 100 intervals, \"after\": past the first %d intervals)\n", SettleIntervals)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "policy\tintervals\tchanges\tafter\tflaps\tfallbacks\trollbacks\trepairs\twould-change after\tidle held\t")
+	for _, x := range rows {
+		mean := func(v func(LoopFigures) float64) float64 {
+			t := 0.0
+			for _, f := range x.f {
+				t += v(f)
+			}
+			return t / float64(len(x.f))
+		}
+		idle := "–"
+		if n := mean(func(f LoopFigures) float64 { return float64(f.IdleIntervals) }); n > 0 {
+			idle = fmt.Sprintf("%.0f%%", 100*mean(func(f LoopFigures) float64 { return float64(f.IdleHeld) })/n)
+		}
+		would := "–"
+		if x.f[0].Rejections != nil {
+			would = fmt.Sprintf("%.2f", mean(func(f LoopFigures) float64 { return f.WouldChangesPerQueuePer100After }))
+		}
+		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t%s\t\n", x.p,
+			mean(func(f LoopFigures) float64 { return float64(f.Intervals) }),
+			mean(func(f LoopFigures) float64 { return f.ChangesPerQueuePer100 }),
+			mean(func(f LoopFigures) float64 { return f.ChangesPerQueuePer100After }),
+			mean(func(f LoopFigures) float64 { return float64(f.Flaps) }),
+			mean(func(f LoopFigures) float64 { return float64(f.Fallbacks) }),
+			mean(func(f LoopFigures) float64 { return float64(f.Rollbacks) }),
+			mean(func(f LoopFigures) float64 { return float64(f.Repairs) }), would, idle)
+	}
+	return tw.Flush()
 }
 
 // bestPreset is the best vendor preset of scenario sc by static:best's

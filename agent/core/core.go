@@ -68,7 +68,12 @@ func (c *Core) Drop(ch Change, nowNs int64) { c.guard.Result(ch, NotApplied, env
 // SetPaused pauses (or resumes) a closed loop: while paused, Tick decides
 // and gives verdicts as in shadow mode, and its Changes are what would be
 // applied.
-func (c *Core) SetPaused(p bool) { c.paused = p }
+func (c *Core) SetPaused(p bool) {
+	if c.paused && !p {
+		c.guard.ClearShadow()
+	}
+	c.paused = p
+}
 
 // Paused says whether the closed loop is paused.
 func (c *Core) Paused() bool { return c.paused }
@@ -115,8 +120,16 @@ func (c *Core) Tick(in Interval) (Ready, error) {
 		return rd, err
 	}
 	rd.Plan = plan
+	verdicts(rd.Recommendations, plan)
 	if c.shadow || c.paused {
-		c.verdicts(rd.Recommendations, plan)
+		for _, ch := range plan.Changes {
+			c.guard.Shadowed(ch, in.NowNs) // nothing is set: what would be
+		}
+		for i := range rd.Recommendations {
+			if s, ok := c.guard.Would(rd.Recommendations[i].Key); ok {
+				rd.Recommendations[i].Would = &s
+			}
+		}
 		note := " (shadow mode: nothing is written)"
 		if !c.shadow {
 			note = " (closed loop paused: nothing is written)"
@@ -184,11 +197,10 @@ func (c *Core) recommend(in Interval) []Recommendation {
 	return recs
 }
 
-// verdicts gives each shadow recommendation the guard's verdict (the rule
-// that rejects it, or the rules that clamp it) and lets the guard forget
-// the changes it allowed; a safety repair replaces the recommendation and
-// says so loudly.
-func (c *Core) verdicts(recs []Recommendation, plan Plan) {
+// verdicts gives each recommendation the guard's verdict (the rule that
+// rejects it, or the rules that clamp it, with what they allow); a safety
+// repair replaces the recommendation and says so loudly.
+func verdicts(recs []Recommendation, plan Plan) {
 	verdict := map[env.QueueKey]string{}
 	repairs := map[env.QueueKey]Change{}
 	for _, r := range plan.Rejections {
@@ -203,7 +215,6 @@ func (c *Core) verdicts(recs []Recommendation, plan Plan) {
 		if ch.Kind == KindRepair {
 			repairs[ch.Key] = ch
 		}
-		c.guard.Discard(ch)
 	}
 	for i := range recs {
 		recs[i].Guard = verdict[recs[i].Key]

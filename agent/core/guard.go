@@ -462,6 +462,14 @@ type queueState struct {
 	probationBase  base
 	probationWatch watch
 
+	// virtual is what the loop would run on the queue in shadow mode (or
+	// while paused): the last change the guard let through, from
+	// virtualNs, until the switch runs it or reports another change. The
+	// guard decides from it as a closed loop would from the change made.
+	virtual    env.Setting
+	virtualSet bool
+	virtualNs  int64
+
 	// retryBlocked is the setting last rolled back on the queue: a tune
 	// back to it is refused until retryUntilNs (RollbackRetryAfter).
 	retryBlocked env.Setting
@@ -710,6 +718,9 @@ func (g *Guard) follow(now int64, q *queueState, o *env.Observation) *Alarm {
 	}
 	var ext *Alarm
 	if !q.pending && validSetting(o.Current) {
+		if q.virtualSet && (SameSetting(o.Current, q.virtual, g.cfg.ReadBackPmaxTol) || (validSetting(q.current) && !SameSetting(o.Current, q.current, g.cfg.ReadBackPmaxTol))) {
+			q.virtualSet = false // the switch runs it now, or was changed by someone
+		}
 		q.current = o.Current
 		if q.lastGood == (env.Setting{}) {
 			q.lastGood = o.Current
@@ -879,6 +890,13 @@ func (g *Guard) sortedQueues(target string) []*queueState {
 // the current setting).
 func (g *Guard) decide(now int64, o *env.Observation, d *policy.Decision) (*Change, *Rejection) {
 	q := g.queue(o.Key)
+	if q.virtualSet {
+		// Shadow: decide from what the loop would run, not from what the
+		// switch runs.
+		real := q.current
+		q.current = q.virtual
+		defer func() { q.current = real }()
+	}
 	g.dwell(q, d)
 	w, rej := g.admit(now, q, o, d)
 	if w == nil {
@@ -989,6 +1007,9 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 		if SameSetting(w.setting, cur, 1e-9) {
 			return nil, nil
 		}
+	}
+	if q.virtualSet && now-q.virtualNs < int64(g.cfg.MinHold) {
+		return rej(RuleHold, fmt.Sprintf("would have changed %s ago, minimum %s", time.Duration(now-q.virtualNs), g.cfg.MinHold))
 	}
 	if q.changed && now-q.lastChangeNs < int64(g.cfg.MinHold) {
 		return rej(RuleHold, fmt.Sprintf("last change %s ago, minimum %s", time.Duration(now-q.lastChangeNs), g.cfg.MinHold))
@@ -1242,9 +1263,44 @@ func (g *Guard) clampToBounds(s env.Setting, b RateBounds, c *clamps) env.Settin
 	return s
 }
 
-// Discard forgets a change from Step that will not be made (shadow mode):
-// unlike Result with NotApplied it leaves no trace, so the same decision
-// is judged the same way next time.
+// Shadowed takes a change from Step that shadow mode (or a paused loop)
+// will not make as the loop's virtual setting of its queue: later
+// decisions are judged from it, its min-hold runs from now, and Would
+// reports it, so that shadow follows the closed loop's rules (a change
+// the same as the virtual setting is none).
+func (g *Guard) Shadowed(c Change, nowNs int64) {
+	q := g.queue(c.Key)
+	q.pending = false
+	base := q.current
+	if q.virtualSet {
+		base = q.virtual
+	}
+	if !SameSetting(c.New, base, 1e-9) {
+		q.virtual, q.virtualSet, q.virtualNs = c.New, true, nowNs
+	}
+}
+
+// Would is what the loop would run on queue k in shadow mode, when it
+// differs from what the switch runs (Shadowed).
+func (g *Guard) Would(k env.QueueKey) (env.Setting, bool) {
+	q := g.queues[k]
+	if q == nil || !q.virtualSet {
+		return env.Setting{}, false
+	}
+	return q.virtual, true
+}
+
+// ClearShadow forgets every virtual setting (a paused loop resumes:
+// decisions start again from what the switches run).
+func (g *Guard) ClearShadow() {
+	for _, q := range g.queues {
+		q.virtualSet = false
+	}
+}
+
+// Discard forgets a change from Step that will not be made: unlike Result
+// with NotApplied it leaves no trace, so the same decision is judged the
+// same way next time.
 func (g *Guard) Discard(c Change) {
 	if q := g.queues[c.Key]; q != nil {
 		q.pending = false

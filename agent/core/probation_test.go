@@ -138,3 +138,36 @@ func TestRetryAfterRollback(t *testing.T) {
 		t.Fatalf("bar outlived retry-after: %+v", p)
 	}
 }
+
+// Shadow follows the closed loop's rules: a change let through becomes
+// the loop's virtual setting; the same advice again is no change, other
+// advice waits out min-hold from it; when the switch runs it, it is gone.
+func TestShadowDecidesFromWhatItWouldRun(t *testing.T) {
+	g := newTestGuard(t, nil) // min-hold 5 s
+	x, y := cur, cur
+	x.Pmax, y.Pmax = 0.1, 0.05
+	p := step(t, g, 1*sec, []env.Observation{ob(kA, cur)}, []policy.Decision{dc(kA, x, 0.9)})
+	if len(p.Changes) != 1 {
+		t.Fatalf("%+v", p)
+	}
+	g.Shadowed(p.Changes[0], 1*sec)
+	if w, ok := g.Would(kA); !ok || w != x {
+		t.Fatalf("would %+v %v, want %+v", w, ok, x)
+	}
+	if p := step(t, g, 2*sec, []env.Observation{ob(kA, cur)}, []policy.Decision{dc(kA, x, 0.9)}); len(p.Changes)+len(p.Rejections) != 0 {
+		t.Fatalf("the same advice again: %+v", p)
+	}
+	p = step(t, g, 3*sec, []env.Observation{ob(kA, cur)}, []policy.Decision{dc(kA, y, 0.9)})
+	if len(p.Changes) != 0 || len(p.Rejections) != 1 || p.Rejections[0].Rule != RuleHold {
+		t.Fatalf("other advice within min-hold of the virtual change: %+v", p)
+	}
+	p = step(t, g, 7*sec, []env.Observation{ob(kA, cur)}, []policy.Decision{dc(kA, y, 0.9)})
+	if len(p.Changes) != 1 || p.Changes[0].Old != x || p.Changes[0].New != y {
+		t.Fatalf("after min-hold, from the virtual setting: %+v", p)
+	}
+	g.Shadowed(p.Changes[0], 7*sec)
+	step(t, g, 8*sec, []env.Observation{ob(kA, y)}, nil) // the switch runs it now
+	if _, ok := g.Would(kA); ok {
+		t.Fatal("virtual setting kept after the switch took it")
+	}
+}

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"math"
 	"strings"
 
 	"github.com/ecntune/ecntune/env"
@@ -66,6 +65,27 @@ type Recommendation struct {
 	// Allowed is what the guard would set where it adjusts the
 	// recommendation (a clamp, or a safety repair); nil otherwise.
 	Allowed *env.Setting `json:"allowed,omitempty"`
+	// Would is, in shadow mode (or while the closed loop is paused), what
+	// the loop would run on the queue now when that differs from Current:
+	// the last change the guard let through, which its later decisions,
+	// min-hold and dwell start from, as a closed loop's would.
+	Would *env.Setting `json:"would,omitempty"`
+}
+
+// WouldSet is the setting the loop would run on the queue after this
+// interval: what the guard lets through now (as recommended, or as it
+// adjusts it), else what it let through before (Would), else Current.
+func (r *Recommendation) WouldSet() env.Setting {
+	switch {
+	case r.GuardAllows() && r.Held == policy.HoldNone && r.Recommended.KmaxBytes > 0 && r.Recommended != r.Current:
+		if r.Allowed != nil {
+			return *r.Allowed
+		}
+		return r.Recommended
+	case r.Would != nil:
+		return *r.Would
+	}
+	return r.Current
 }
 
 // GuardAllows says whether the guard would let the recommendation through
@@ -83,40 +103,23 @@ func (r *Recommendation) Observation() env.Observation {
 }
 
 // FlapIntervals is how recent a setting a queue left must be for a change
-// back to it to count as a flap: 10 control intervals.
-const FlapIntervals = 10
+// back to it to count as a flap (env.FlapIntervals).
+const FlapIntervals = env.FlapIntervals
 
 // Flaps counts, per target, the applied changes of entries (in time
 // order) that set a queue back to a setting it left within window
 // nanoseconds (FlapIntervals control intervals): the churn an operator
-// must not see. Kmin, Kmax and Pmax (at 0.01%) are compared.
+// must not see (env.Churn).
 func Flaps(entries []AuditEntry, windowNs int64) map[string]int {
-	type left struct {
-		s  [3]int64
-		ns int64
-	}
-	ecn := func(s env.Setting) [3]int64 {
-		return [3]int64{s.KminBytes, s.KmaxBytes, int64(math.Round(s.Pmax * 1e4))}
-	}
-	byQueue := map[env.QueueKey][]left{}
+	c := env.Churn{Window: windowNs}
 	out := map[string]int{}
 	for _, e := range entries {
 		if e.State != StateApplied && e.State != StateReconciled {
 			continue
 		}
-		ls := byQueue[e.Key]
-		kept := ls[:0]
-		flap := false
-		for _, l := range ls {
-			if e.TimeNs-l.ns <= windowNs {
-				kept = append(kept, l)
-				flap = flap || l.s == ecn(e.New)
-			}
-		}
-		if flap {
+		if c.Change(e.Key, e.TimeNs, e.Old, e.New) {
 			out[e.Target]++
 		}
-		byQueue[e.Key] = append(kept, left{ecn(e.Old), e.TimeNs})
 	}
 	return out
 }

@@ -114,7 +114,7 @@ func (a *server) overview() (Overview, error) {
 	perTarget := map[string]int{}
 	for _, r := range recs {
 		perTarget[r.Key.Target]++
-		if r.Recommended != r.Current && r.GuardAllows() {
+		if r.WouldSet() != r.Current {
 			ov.WouldChange++
 		}
 	}

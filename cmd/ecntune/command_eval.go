@@ -53,9 +53,15 @@ guardrails, confidence gate, hold, dwell, budget and rollback) against the scena
 served over gNMI, in lockstep with the simulation (one control interval of simulated time, then
 the agent reads the counters, decides, and its Sets and read-backs take effect before time goes
 on), deterministic for a seed. The file's durations are scaled to --interval (min-hold 5s at
-interval 1s is 5 intervals). Its runs add the loop's figures: changes per queue per 100
-intervals, flaps (a queue set back to a setting it left within 10 intervals), fallbacks,
-rollbacks and safety repairs.
+interval 1s is 5 intervals). agent:FILE,shadow runs the same configuration in shadow mode.
+
+Every policy's runs add how often the queues' settings changed (a table under the flow
+figures, "loop" in --json): changes per queue per 100 intervals, in all and past the first
+10 intervals, and flaps (a queue set back to a setting it left within 10 intervals); a
+deployed loop's add its fallbacks, rollbacks, safety repairs, the guard's rejections by
+rule, how often what it would run changed past the first 10 intervals (in shadow mode: what
+it would have set, under the same rules), and the share of idle queue-intervals it held.
+--loop-audit DIR keeps each deployed loop's audit log.
 
 schedule:best@OFFSET,... (e.g. schedule:best@3ms,6ms) is the timed plan in hindsight for a
 scenario whose traffic changes at those offsets: one of static:best's candidates per phase,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/eval"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
@@ -20,6 +21,11 @@ import (
 // Prefix is the eval spec of a deployed loop: agent:FILE runs the agent as
 // the configuration FILE sets it up.
 const Prefix = "agent:"
+
+// ShadowSuffix after agent:FILE (agent:FILE,shadow) runs the same
+// configuration in shadow mode: nothing is set, and the loop figures say
+// what it would have set.
+const ShadowSuffix = "shadow"
 
 // EvalRunner runs agent:FILE specs for eval (eval.Options.Loops). The
 // configuration's durations (interval, sample-interval, min-hold, the
@@ -30,10 +36,16 @@ const Prefix = "agent:"
 // (WriteAudit).
 func EvalRunner(resolver policy.Resolver, auditDir string) eval.LoopRunner {
 	return func(sc eval.Scenario, spec string, seed uint64, interval simenv.Time) (*simenv.Sim, eval.LoopFigures, error) {
-		path := strings.TrimPrefix(spec, Prefix)
+		path, mode, _ := strings.Cut(strings.TrimPrefix(spec, Prefix), ",")
+		if mode != "" && mode != ShadowSuffix {
+			return nil, eval.LoopFigures{}, fmt.Errorf("%s: %q after the file: only %q (the same loop in shadow mode)", spec, mode, ShadowSuffix)
+		}
 		cfg, err := config.Load(path)
 		if err != nil {
 			return nil, eval.LoopFigures{}, err
+		}
+		if mode == ShadowSuffix {
+			cfg.Mode = config.ModeShadow
 		}
 		cfg = Scaled(cfg, interval.Duration())
 		simCfg := sc.Config
@@ -49,12 +61,12 @@ func EvalRunner(resolver policy.Resolver, auditDir string) eval.LoopRunner {
 			return nil, eval.LoopFigures{}, fmt.Errorf("%s: %w", spec, err)
 		}
 		if auditDir != "" {
-			name := fmt.Sprintf("%s_%s_%d.jsonl", sc.Name, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)), seed)
+			name := fmt.Sprintf("%s_%s_%d.jsonl", sc.Name, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))+mode, seed)
 			if err := WriteAudit(filepath.Join(auditDir, name), r.Audit); err != nil {
 				return nil, eval.LoopFigures{}, err
 			}
 		}
-		return sim, Figures(r, cfg.Interval), nil
+		return sim, Figures(r, cfg.Interval, cfg.Guardrails.IdleUtil), nil
 	}
 }
 
@@ -90,16 +102,22 @@ func Scaled(cfg *config.Config, d time.Duration) *config.Config {
 	return &c
 }
 
-// Figures are a run's loop figures: changes applied (per queue per 100
-// intervals), flaps (core.Flaps over 10 intervals), fallbacks, rollbacks
-// and safety repairs.
-func Figures(r Result, interval time.Duration) eval.LoopFigures {
-	f := eval.LoopFigures{Intervals: r.Intervals, Queues: r.Queues}
+// Figures are a run's loop figures: the changes applied (env.Churn over
+// the audit log: per queue per 100 intervals, flaps over 10 intervals,
+// both also past the first eval.SettleIntervals), fallbacks, rollbacks,
+// safety repairs, the guard's rejections by rule, and what the loop would
+// set interval by interval (its recommendations: their changes, and the
+// idle queue-intervals where it would keep what it runs; a queue is idle
+// under idleUtil, 0.01 when 0).
+func Figures(r Result, interval time.Duration, idleUtil float64) eval.LoopFigures {
+	f := eval.LoopFigures{Intervals: r.Intervals, Queues: r.Queues, Rejections: r.Rejections}
+	iv := int64(interval)
+	churn := env.Churn{Window: env.FlapIntervals * iv, From: eval.SettleIntervals * iv}
 	for _, e := range r.Audit {
 		if e.State != core.StateApplied {
 			continue
 		}
-		f.Changes++
+		churn.Change(e.Key, e.TimeNs, e.Old, e.New)
 		switch e.Kind {
 		case core.KindFallback:
 			f.Fallbacks++
@@ -109,11 +127,30 @@ func Figures(r Result, interval time.Duration) eval.LoopFigures {
 			f.Repairs++
 		}
 	}
-	for _, n := range core.Flaps(r.Audit, int64(core.FlapIntervals*interval)) {
-		f.Flaps += n
+	f.Changes, f.ChangesAfter, f.Flaps, f.FlapsAfter = churn.Changes, churn.After, churn.Flaps, churn.FlapsAfter
+	if idleUtil <= 0 {
+		idleUtil = 0.01
 	}
-	if r.Queues > 0 && r.Intervals > 0 {
-		f.ChangesPerQueuePer100 = float64(f.Changes) / float64(r.Queues) * 100 / float64(r.Intervals)
+	would := map[env.QueueKey]env.Setting{}
+	for i := range r.Recommendations {
+		x := &r.Recommendations[i]
+		w := x.WouldSet()
+		p, ok := would[x.Key]
+		if !ok {
+			p = x.Current
+		}
+		moved := !p.SameECN(w)
+		if moved && x.TimeNs >= eval.SettleIntervals*iv {
+			f.WouldChangesAfter++
+		}
+		would[x.Key] = w
+		if m := x.Metrics; x.Valid && m.Util < idleUtil && m.MarkFrac == 0 && m.PauseRxFrac == 0 && m.DropFrac == 0 {
+			f.IdleIntervals++
+			if !moved {
+				f.IdleHeld++
+			}
+		}
 	}
+	f.SetRates()
 	return f
 }

@@ -14,11 +14,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ecntune/ecntune/agent"
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/metrics"
 	"github.com/ecntune/ecntune/gnmipath"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
@@ -52,10 +54,14 @@ type Options struct {
 // Result is what a run leaves: the flows and counters of the simulation
 // and the agent's audit log.
 type Result struct {
-	Flows     []simenv.FlowRecord
-	Stats     simenv.Stats
-	Audit     []core.AuditEntry
-	Intervals int
+	Flows []simenv.FlowRecord
+	Stats simenv.Stats
+	Audit []core.AuditEntry
+	// Recommendations are every interval's, oldest first.
+	Recommendations []core.Recommendation
+	// Rejections are the decisions the guard refused, by rule.
+	Rejections map[string]int
+	Intervals  int
 	// Queues is how many queues the agent decided in the last interval.
 	Queues int
 }
@@ -85,7 +91,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	defer os.RemoveAll(dir)
 	cfg := o.agentConfig(srv, addr, filepath.Join(dir, "agent.db"))
 	clock := func() time.Time { now, _ := srv.Status(); return time.Unix(0, 0).Add(now.Duration()) }
-	a, err := agent.Open(ctx, cfg, agent.Deps{Resolver: o.Resolver, Logger: o.Logger, Clock: clock})
+	ins := metrics.NewInstruments()
+	a, err := agent.Open(ctx, cfg, agent.Deps{Resolver: o.Resolver, Logger: o.Logger, Clock: clock, Instruments: ins})
 	if err != nil {
 		return Result{}, err
 	}
@@ -94,7 +101,35 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return o.result(ctx, a, srv, n)
+	r, err := o.result(ctx, a, srv, n)
+	if err != nil {
+		return r, err
+	}
+	r.Rejections, err = rejections(ins)
+	return r, err
+}
+
+// rejections reads the guard's rejections by rule from the agent's
+// instruments.
+func rejections(ins *metrics.Instruments) (map[string]int, error) {
+	mfs, err := ins.Registry.Gather()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, mf := range mfs {
+		if !strings.HasSuffix(mf.GetName(), "agent_guardrail_rejections_total") {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "rule" {
+					out[l.GetValue()] += int(m.GetCounter().GetValue())
+				}
+			}
+		}
+	}
+	return out, nil
 }
 
 // check fills defaults and refuses what cannot run in lockstep.
@@ -146,6 +181,8 @@ func (o *Options) agentConfig(srv *simswitch.Server, addr, db string) *config.Co
 		cfg.Targets = append(cfg.Targets, t)
 	}
 	cfg.DB, cfg.Metrics = db, ""
+	store := true // every interval's recommendations, for the loop figures
+	cfg.StoreRecommendations = &store
 	return &cfg
 }
 
@@ -186,6 +223,12 @@ func (o *Options) result(ctx context.Context, a *agent.Agent, srv *simswitch.Ser
 	if r.Stats, err = srv.Stats(ctx); err != nil {
 		return r, err
 	}
-	r.Audit, err = a.Journal().Entries("", 0)
+	if r.Audit, err = a.Journal().Entries("", 0); err != nil {
+		return r, err
+	}
+	err = a.Journal().EachRecommendation(0, func(x *core.Recommendation) error {
+		r.Recommendations = append(r.Recommendations, *x)
+		return nil
+	})
 	return r, err
 }

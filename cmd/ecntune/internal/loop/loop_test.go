@@ -116,7 +116,10 @@ func TestEvalRunsTheDeployedLoop(t *testing.T) {
 	if l.Intervals != 8 || l.Queues != 4 || l.Changes == 0 || l.ChangesPerQueuePer100 <= 0 || runs[0].Decisions != 8 {
 		t.Fatalf("loop figures %+v (decisions %d)", l, runs[0].Decisions)
 	}
-	if bare := res.RunsOf("star", "static:hpcc"); len(bare) == 0 || bare[0].Loop != nil || bare[0].Finished == 0 || runs[0].Finished == 0 {
+	// a bare policy's runs count its changes too: a preset sets each
+	// queue once, at the first decision
+	if bare := res.RunsOf("star", "static:hpcc"); len(bare) == 0 || bare[0].Loop == nil || bare[0].Loop.Changes != 4 || bare[0].Loop.ChangesAfter != 0 ||
+		bare[0].Finished == 0 || runs[0].Finished == 0 {
 		t.Fatalf("bare %+v, loop finished %d", bare, runs[0].Finished)
 	}
 	// --loop-audit: the run's audit log, one applied change per line
@@ -133,8 +136,22 @@ func TestEvalRunsTheDeployedLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := again.RunsOf("star", spec)[0]
-	if *b.Loop != *l || b.SmallP99 != runs[0].SmallP99 || b.Finished != runs[0].Finished {
+	if !reflect.DeepEqual(*b.Loop, *l) || b.SmallP99 != runs[0].SmallP99 || b.Finished != runs[0].Finished {
 		t.Fatalf("same seed, other figures: %+v %+v / %+v %+v", b.Loop, b.Summary, l, runs[0].Summary)
+	}
+	if len(l.Rejections) == 0 || l.ChangesAfter > l.Changes {
+		t.Fatalf("loop figures %+v: no rejections by rule, or more changes after the warm-up than in all", l)
+	}
+	// the same loop in shadow mode sets nothing and says what it would
+	sh, err := eval.RunAll(scs, []string{spec + ",shadow"}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := sh.RunsOf("star", spec+",shadow")[0].Loop; s.Changes != 0 || s.Intervals != 8 {
+		t.Fatalf("shadow loop figures %+v", s)
+	}
+	if _, err := eval.RunAll(scs, []string{spec + ",closed"}, opt); err == nil || !strings.Contains(err.Error(), `"closed"`) {
+		t.Fatalf("an unknown mode after the file: %v", err)
 	}
 	if _, err := eval.RunAll(scs, []string{Prefix + filepath.Join(dir, "missing.yaml")}, opt); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
 		t.Fatalf("a missing configuration: %v", err)
