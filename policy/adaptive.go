@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/internal/units"
@@ -19,10 +20,13 @@ type AdaptiveConfig struct {
 	// is judged (default 2).
 	Settle int
 	// ProbeEvery is the number of intervals to hold once a full round over
-	// the axes brought no gain, before probing again (default 20).
+	// the axes brought no gain, before probing again (default 20); it
+	// doubles with every further round without gain, up to 32 times
+	// (640 intervals), and starts over when a move is kept.
 	ProbeEvery int
 	// MinGain is the mean reward gain a move must bring to be kept
-	// (default 0.002).
+	// (default 0.002); the gain must also exceed ProbeSignificance
+	// standard errors of the difference of the two means.
 	MinGain float64
 	// MinUtil: an interval with utilisation below it and no mark, pause or
 	// drop is idle and says nothing about the setting; it is not counted
@@ -58,14 +62,98 @@ type adaptState struct {
 	expect   env.Setting // what the queue should be at now
 	phase    adaptPhase
 	sum      float64 // rewards at the setting being measured
+	sumSq    float64
 	n        int
+	peak     float64 // peak queue bytes over the measured intervals
+	marked   bool    // ECN marks or pause in a measured interval
 	baseline float64 // mean reward of held
+	baseSD   float64 // its standard deviation, over baseN intervals
+	baseN    int
 	axis     int
-	dir      int  // +1 raise, -1 lower
-	climbed  bool // a move on this axis was kept since the axis was chosen
-	flipped  bool // the other direction of this axis was tried already
-	noGain   int  // consecutive axes left without a kept move
-	wait     int  // measured intervals to hold before the next probe
+	dir      int     // +1 raise, -1 lower
+	climbed  bool    // a move on this axis was kept since the axis was chosen
+	flipped  bool    // the other direction of this axis was tried already
+	noGain   int     // consecutive axes left without a kept move
+	wait     int     // measured intervals to hold before the next probe
+	rounds   int     // full rounds without gain in a row (ProbeEvery backoff)
+	xoffs    []int64 // the PG's XOFF over the last xoffMemory intervals
+}
+
+// xoffMemory is how many intervals of XOFF the search remembers: it never
+// probes Kmax above env.KmaxXoffShare of the lowest of them (a dynamic
+// threshold moves with buffer use).
+const xoffMemory = 8
+
+func (st *adaptState) noteXoff(x int64) {
+	if x <= 0 {
+		return
+	}
+	if len(st.xoffs) >= xoffMemory {
+		st.xoffs = append(st.xoffs[:0], st.xoffs[len(st.xoffs)-xoffMemory+1:]...)
+	}
+	st.xoffs = append(st.xoffs, x)
+}
+
+// xoffLow is the lowest recent XOFF, with now's x (0: unknown).
+func (st *adaptState) xoffLow(x int64) int64 {
+	if x <= 0 || len(st.xoffs) == 0 {
+		return x
+	}
+	return min(slices.Min(st.xoffs), x)
+}
+
+// ProbeSignificance: a probe's gain is kept only beyond this many standard
+// errors of the difference of the means (the reward of one interval moves
+// with the traffic alone).
+const ProbeSignificance = 2.0
+
+// stdErrs says how many standard errors se a difference d is.
+func stdErrs(d, se float64) string {
+	if se == 0 {
+		return "no spread"
+	}
+	return fmt.Sprintf("%.1f standard errors", d/se)
+}
+
+// ProbeMinBack is how many intervals a probe is measured before the search
+// steps back from it for lack of gain (a gain beyond ProbeSignificance
+// standard errors is kept after Settle): past env.FlapIntervals, so that
+// giving a probe up is not a flap.
+const ProbeMinBack = env.FlapIntervals + 1
+
+// maxBackoff caps the doubling of ProbeEvery: 2^5.
+const maxBackoff = 5
+
+// measure adds one measured interval of m with reward r.
+func (st *adaptState) measure(m env.Metrics, rateBps, r float64) {
+	st.sum += r
+	st.sumSq += r * r
+	st.n++
+	st.peak = math.Max(st.peak, peakBytes(m, rateBps))
+	st.marked = st.marked || m.MarkFrac > 0 || m.PauseRxFrac > 0 || m.DropFrac > 0
+}
+
+// restart clears the measurement (at a new setting).
+func (st *adaptState) restart() {
+	st.sum, st.sumSq, st.n, st.peak, st.marked = 0, 0, 0, 0, false
+}
+
+// sd is the standard deviation of the measured rewards.
+func (st *adaptState) sd() float64 {
+	if st.n < 2 {
+		return 0
+	}
+	m := st.sum / float64(st.n)
+	return math.Sqrt(math.Max(0, (st.sumSq-float64(st.n)*m*m)/float64(st.n-1)))
+}
+
+// peakBytes is the interval's peak queue in bytes (from the peak delay,
+// else from the peak in reference BDPs).
+func peakBytes(m env.Metrics, rateBps float64) float64 {
+	if m.MaxDelayNs > 0 {
+		return m.MaxDelayNs * rateBps / 8e9
+	}
+	return m.MaxQueueFrac * rateBps / 8 * env.DefaultRefRTT.Seconds()
 }
 
 // Adaptive is a non-learned baseline: a per-queue step search on the
@@ -180,9 +268,9 @@ func (a *Adaptive) decide(o *env.Observation) Decision {
 	if m := o.Metrics; m.Util < a.cfg.MinUtil && m.MarkFrac == 0 && m.PauseRxFrac == 0 && m.PauseTxFrac == 0 && m.DropFrac == 0 {
 		return a.hold(o, st, 1, fmt.Sprintf("idle (util %.3f): holding %s", m.Util, st.expect.Describe()))
 	}
+	st.noteXoff(o.XoffBytes)
 	r := env.Reward(o.Metrics, a.w)
-	st.sum += r
-	st.n++
+	st.measure(o.Metrics, o.RateBps, r)
 	if st.n < a.cfg.Settle {
 		what := "measuring"
 		if st.phase == phaseProbe {
@@ -192,10 +280,10 @@ func (a *Adaptive) decide(o *env.Observation) Decision {
 	}
 	mean := st.sum / float64(st.n)
 	if st.phase == phaseMeasure {
-		st.baseline = mean
+		st.baseline, st.baseSD, st.baseN = mean, st.sd(), st.n
 		if st.wait > 0 {
 			st.wait--
-			st.sum, st.n = mean*float64(a.cfg.Settle-1), a.cfg.Settle-1 // running window
+			st.window(mean, o)
 			return a.hold(o, st, 1, fmt.Sprintf("holding %s: reward %.3f, no gain found, next probe in %d intervals",
 				st.held.Describe(), mean, st.wait+1))
 		}
@@ -211,10 +299,19 @@ func (a *Adaptive) decide(o *env.Observation) Decision {
 		verb = "cut"
 	}
 	from, to := st.held, st.expect
-	if gain > a.cfg.MinGain {
-		st.held, st.baseline = to, mean
-		st.climbed, st.noGain = true, 0
+	se := math.Sqrt(st.baseSD*st.baseSD/float64(max(st.baseN, 1)) + st.sd()*st.sd()/float64(st.n))
+	if gain > a.cfg.MinGain && gain > ProbeSignificance*se {
+		st.held, st.baseline, st.baseSD, st.baseN = to, mean, st.sd(), st.n
+		st.climbed, st.noGain, st.rounds = true, 0, 0
 		return a.probe(o, st, fmt.Sprintf("%s %s→%s: reward %+.3f after last %s", ax.name, axisValue(ai, from), axisValue(ai, to), gain, verb))
+	}
+	if worse := gain < -a.cfg.MinGain && gain < -ProbeSignificance*se; st.n < ProbeMinBack && !worse {
+		// No evidence of a gain, nor of a loss, yet: a probe is given up
+		// only after ProbeMinBack intervals (a setting left and returned
+		// to sooner is a flap, and fewer intervals tell little from the
+		// noise); a significant loss steps back at once.
+		return a.hold(o, st, 1, fmt.Sprintf("probing %s: %d/%d intervals, reward %+.3f (%s)", st.expect.Describe(),
+			st.n, ProbeMinBack, gain, stdErrs(gain, se)))
 	}
 	// No gain: step back to the held setting.
 	switch {
@@ -223,9 +320,10 @@ func (a *Adaptive) decide(o *env.Observation) Decision {
 	default:
 		st.dir, st.flipped = -st.dir, true
 	}
-	st.expect, st.phase, st.sum, st.n = st.held, phaseMeasure, 0, 0
-	d := a.hold(o, st, 1, fmt.Sprintf("%s %s→%s: reward %+.3f after last %s, stepping back", ax.name, axisValue(ai, to),
-		axisValue(ai, from), gain, verb))
+	st.expect, st.phase = st.held, phaseMeasure
+	st.restart()
+	d := a.hold(o, st, 1, fmt.Sprintf("%s %s→%s: reward %+.3f after last %s (%s), stepping back", ax.name, axisValue(ai, to),
+		axisValue(ai, from), gain, verb, stdErrs(gain, se)))
 	d.Action = -1 // back to the held setting, which may be off the grid
 	return d
 }
@@ -240,8 +338,24 @@ func (a *Adaptive) nextAxis(st *adaptState) {
 	st.climbed, st.flipped = false, false
 	if st.noGain >= len(adaptiveAxes) {
 		st.noGain = 0
-		st.wait = a.cfg.ProbeEvery
+		st.wait = a.cfg.ProbeEvery << min(st.rounds, maxBackoff)
+		st.rounds++
 	}
+}
+
+// window keeps measuring the held setting over a running window of the
+// last Settle-1 intervals' mean, the peak and marks of the newest only.
+func (st *adaptState) window(mean float64, o *env.Observation) {
+	n := st.n - 1
+	sd := st.sd()
+	st.restart()
+	if n > 0 {
+		st.n, st.sum = n, mean*float64(n)
+		st.sumSq = sd*sd*float64(n-1) + float64(n)*mean*mean
+	}
+	st.peak = peakBytes(o.Metrics, o.RateBps)
+	m := o.Metrics
+	st.marked = m.MarkFrac > 0 || m.PauseRxFrac > 0 || m.DropFrac > 0
 }
 
 // probe moves one step from the held setting along the current axis and
@@ -254,12 +368,20 @@ func (a *Adaptive) probe(o *env.Observation, st *adaptState, why string) Decisio
 		if st.dir < 0 {
 			act = ax.down
 		}
-		to := cat.Setting(act, o.RateBps, st.held)
-		if o.XoffBytes > 0 && to.KmaxBytes > int64(float64(o.XoffBytes)*env.KmaxXoffShare) && to.KmaxBytes > st.held.KmaxBytes {
+		to := onAxis(st.axis, st.held, cat.Setting(act, o.RateBps, st.held))
+		if x := st.xoffLow(o.XoffBytes); x > 0 && to.KmaxBytes > int64(float64(x)*env.KmaxXoffShare) && to.KmaxBytes > st.held.KmaxBytes {
 			to = st.held // never probe Kmax into the PG's XOFF: that edge of the grid
 		}
+		if !sameECN(to, st.held) && !st.marked && st.peak < float64(min(to.KminBytes, st.held.KminBytes)) {
+			// The queue neither marks nor reaches either Kmin: no ECN
+			// setting acts on it, and a probe would measure the traffic.
+			st.window(st.sum/float64(st.n), o)
+			return a.hold(o, st, 1, fmt.Sprintf("%s; ECN not in play (peak %s below kmin %s, no marks or pause): holding %s",
+				why, units.FormatBytes(int64(st.peak)), units.FormatBytes(min(to.KminBytes, st.held.KminBytes)), st.held.Describe()))
+		}
 		if !sameECN(to, st.held) {
-			st.expect, st.phase, st.sum, st.n = to, phaseProbe, 0, 0
+			st.expect, st.phase = to, phaseProbe
+			st.restart()
 			to.HeadroomBytes = o.Current.HeadroomBytes
 			conf := 0.6
 			reason := fmt.Sprintf("%s; probing %s %s→%s", why, ax.name, axisValue(st.axis, st.held), axisValue(st.axis, to))
@@ -272,15 +394,41 @@ func (a *Adaptive) probe(o *env.Observation, st *adaptState, why string) Decisio
 		if st.flipped || st.climbed {
 			a.nextAxis(st)
 			if st.wait > 0 {
-				st.expect, st.phase, st.sum, st.n = st.held, phaseMeasure, 0, 0
+				st.expect, st.phase = st.held, phaseMeasure
+				st.restart()
 				return a.hold(o, st, 1, why+"; no move left to try, holding")
 			}
 		} else {
 			st.dir, st.flipped = -st.dir, true
 		}
 	}
-	st.expect, st.phase, st.sum, st.n = st.held, phaseMeasure, 0, 0
+	st.expect, st.phase = st.held, phaseMeasure
+	st.restart()
 	return a.hold(o, st, 1, why+"; grid has no neighbour to try, holding")
+}
+
+// onAxis is held moved along one axis only, to moved's value there: the
+// catalogue move snaps the whole setting to its grid, and the other knobs
+// (a scenario's Pmax of 20%, a Kmin off the grid) must stay as they are,
+// or each probe would drag them to the grid a guard's max-step at a time.
+// Kmin follows moved's when held's would not stay below the new Kmax.
+func onAxis(axis int, held, moved env.Setting) env.Setting {
+	to := held
+	switch adaptiveAxes[axis].name {
+	case "kmax":
+		to.KmaxBytes = moved.KmaxBytes
+		if to.KminBytes >= to.KmaxBytes {
+			to.KminBytes = moved.KminBytes
+		}
+	case "kmin":
+		to.KminBytes = moved.KminBytes
+	default:
+		to.Pmax = moved.Pmax
+	}
+	if to.KminBytes >= to.KmaxBytes {
+		return held
+	}
+	return to
 }
 
 func axisValue(axis int, s env.Setting) string {

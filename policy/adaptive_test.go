@@ -12,14 +12,21 @@ import (
 
 var qk = env.QueueKey{Target: "leaf0", Port: "Ethernet4", Queue: 3}
 
+// notInPlay, when set, leaves drive's queues without a peak.
+var notInPlay bool
+
 // drive runs p for steps intervals on one queue whose interval metrics are
-// land(setting); it returns the decisions.
+// land(setting) (with a peak above every Kmin unless land gives one); it
+// returns the decisions.
 func drive(p Policy, start env.Setting, rate float64, steps int, land func(env.Setting) env.Metrics) []Decision {
 	cur := start
 	var out []Decision
 	for i := 0; i < steps; i++ {
 		m := land(cur)
 		m.IntervalNs = 1_000_000
+		if m.MaxDelayNs == 0 && !notInPlay {
+			m.MaxDelayNs = 1e6 // a 1 ms peak: every Kmin is reached, ECN is in play
+		}
 		d := p.Decide([]env.Observation{{Key: qk, RateBps: rate, Current: cur, Metrics: m, Valid: true}})[0]
 		out = append(out, d)
 		cur = d.Setting
@@ -130,7 +137,7 @@ func TestAdaptiveStepsBackFromWorse(t *testing.T) {
 	if ds[0].Setting == start || ds[0].Confidence != 0.6 || !strings.Contains(ds[0].Reason, "probing kmax 774KB→1MB") {
 		t.Fatalf("first decision %+v, want a kmax raise probe", ds[0])
 	}
-	if ds[1].Setting != start || !strings.Contains(ds[1].Reason, "kmax 1MB→774KB: reward -0.400 after last raise, stepping back") {
+	if ds[1].Setting != start || !strings.Contains(ds[1].Reason, "kmax 1MB→774KB: reward -0.400 after last raise (") {
 		t.Fatalf("second decision %+v, want a step back", ds[1])
 	}
 	// Every probe is followed by a return; the queue spends most of the
@@ -211,7 +218,7 @@ func TestAdaptiveDeterministicAndHolds(t *testing.T) {
 	if dd[0].Setting == start {
 		t.Fatalf("settle 1: first decision should probe, got %+v", dd[0])
 	}
-	d := a.Decide([]env.Observation{{Key: qk, RateBps: 100e9, Current: other, Valid: true, Metrics: env.Metrics{IntervalNs: 1, Util: 0.5}}})[0]
+	d := a.Decide([]env.Observation{{Key: qk, RateBps: 100e9, Current: other, Valid: true, Metrics: env.Metrics{IntervalNs: 1, Util: 0.5, MaxDelayNs: 1e6}}})[0]
 	if d.Setting != other || !strings.Contains(d.Reason, "changed outside") {
 		t.Fatalf("outside change: %+v", d)
 	}
@@ -221,13 +228,13 @@ func TestAdaptiveDeterministicAndHolds(t *testing.T) {
 	// Idle intervals say nothing about the setting: they are not counted.
 	b := NewAdaptive(AdaptiveConfig{Settle: 1})
 	idle := env.Observation{Key: qk, RateBps: 100e9, Current: start, Valid: true, Metrics: env.Metrics{IntervalNs: 1, Util: 0.01}}
+	busy := idle
+	busy.Metrics.Util, busy.Metrics.MaxDelayNs = 0.7, 1e6
 	for i := 0; i < 3; i++ {
 		if d := b.Decide([]env.Observation{idle})[0]; d.Setting != start || !strings.HasPrefix(d.Reason, "idle (util 0.010)") {
 			t.Fatalf("idle interval %d: %+v, want a hold", i, d)
 		}
 	}
-	busy := idle
-	busy.Metrics.Util = 0.7
 	if d := b.Decide([]env.Observation{busy})[0]; d.Setting == start || !strings.Contains(d.Reason, "baseline reward 0.700") {
 		t.Fatalf("first busy interval: %+v, want a probe judged on 0.700 alone", d)
 	}
@@ -270,7 +277,7 @@ func TestAdaptiveNeverProbesIntoXoff(t *testing.T) {
 	cur := start
 	sawUp := false
 	for i := 0; i < 300; i++ {
-		m := env.Metrics{IntervalNs: 1_000_000, Util: 0.5 + float64(cur.KmaxBytes)/1e9} // deeper Kmax pays more
+		m := env.Metrics{IntervalNs: 1_000_000, Util: 0.5 + float64(cur.KmaxBytes)/1e9, MarkFrac: 0.01} // deeper Kmax pays more
 		d := a.Decide([]env.Observation{{Key: qk, RateBps: rate, Current: cur, Metrics: m, Valid: true, XoffBytes: xoff}})[0]
 		if d.Setting.KmaxBytes > limit {
 			t.Fatalf("interval %d: Kmax %d probed past %g of XOFF %d (%d): %s", i, d.Setting.KmaxBytes, env.KmaxXoffShare, xoff, limit, d.Reason)
@@ -280,5 +287,42 @@ func TestAdaptiveNeverProbesIntoXoff(t *testing.T) {
 	}
 	if !sawUp {
 		t.Fatal("the search never raised Kmax: this test checks nothing")
+	}
+}
+
+// A queue that neither marks nor reaches either Kmin is not probed: no
+// ECN setting acts on it, and the reward moves with the traffic alone;
+// once its queue reaches Kmin, the search starts.
+func TestAdaptiveProbesOnlyWhereECNIsInPlay(t *testing.T) {
+	start := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
+	a := NewAdaptive(AdaptiveConfig{})
+	o := env.Observation{Key: qk, RateBps: 100e9, Current: start, Valid: true,
+		Metrics: env.Metrics{IntervalNs: 1_000_000, Util: 0.6, MaxDelayNs: 8}} // a 100 B peak
+	for i := 0; i < 30; i++ {
+		o.Metrics.Util = 0.3 + 0.5*float64(i%3)/2 // noisy traffic
+		if d := a.Decide([]env.Observation{o})[0]; d.Setting != start {
+			t.Fatalf("interval %d: %+v, want a hold", i, d)
+		} else if i > 2 && !strings.Contains(d.Reason, "ECN not in play") {
+			t.Fatalf("interval %d: reason %q", i, d.Reason)
+		}
+	}
+	o.Metrics.MaxDelayNs = 64_000 // an 800 KB peak: above Kmin
+	probed := false
+	for i := 0; i < 3 && !probed; i++ {
+		probed = a.Decide([]env.Observation{o})[0].Setting != start
+	}
+	if !probed {
+		t.Fatal("no probe once the queue reached Kmin")
+	}
+}
+
+// A probe moves one knob: probing Kmax from a setting off the catalogue's
+// grid (Pmax 20%, Kmin 400 KB) keeps its Pmax and Kmin.
+func TestAdaptiveProbesOneKnob(t *testing.T) {
+	start := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
+	ds := drive(NewAdaptive(AdaptiveConfig{}), start, 100e9, 2, func(env.Setting) env.Metrics { return env.Metrics{Util: 0.8} })
+	d := ds[1]
+	if d.Setting.KmaxBytes == start.KmaxBytes || d.Setting.Pmax != start.Pmax || d.Setting.KminBytes != start.KminBytes {
+		t.Fatalf("probe %+v from %+v: want only kmax moved", d.Setting, start)
 	}
 }

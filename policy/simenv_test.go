@@ -68,7 +68,9 @@ func TestPoliciesDriveSimEnv(t *testing.T) {
 			moves++
 		}
 	}
-	if moves < 2 {
+	// it probes (a probe is then measured over 11 busy intervals before
+	// it is given up, and the incast leaves the port idle in between)
+	if moves < 1 {
 		t.Fatalf("adaptive changed the incast port's setting %d times in %d intervals, want it to search", moves, len(da))
 	}
 	t.Logf("mean reward per queue-interval: static:hpcc %.4f, adaptive %.4f (port 0: %d moves in %d intervals)", mStatic, mAdaptive, moves, len(da))

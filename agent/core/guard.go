@@ -425,10 +425,14 @@ type StepInput struct {
 }
 
 type queueState struct {
-	key         env.QueueKey
-	rate        float64
-	current     env.Setting
-	xoff        int64
+	key     env.QueueKey
+	rate    float64
+	current env.Setting
+	xoff    int64
+	// xoffs are the XOFF of the last BaselineIntervals observations: a
+	// dynamic threshold moves with buffer use, and the guard plans Kmax
+	// under the lowest of them (xoffLow), not under a momentary high.
+	xoffs       []int64
 	minHeadroom int64
 	// floorEstimated: minHeadroom is ecntune's estimate, not the switch's
 	// own floor (env.QueueSample.FloorEstimated): a headroom the switch
@@ -673,6 +677,25 @@ func (g *Guard) Step(in StepInput) (Plan, error) {
 	return plan, nil
 }
 
+// noteXoff keeps x (when known) among q's recent XOFF values.
+func (q *queueState) noteXoff(x int64) {
+	if x <= 0 {
+		return
+	}
+	if len(q.xoffs) >= BaselineIntervals {
+		q.xoffs = append(q.xoffs[:0], q.xoffs[len(q.xoffs)-BaselineIntervals+1:]...)
+	}
+	q.xoffs = append(q.xoffs, x)
+}
+
+// xoffLow is the lowest XOFF of q's recent observations (0: unknown).
+func (q *queueState) xoffLow() int64 {
+	if len(q.xoffs) == 0 || q.xoff <= 0 {
+		return q.xoff
+	}
+	return min(slices.Min(q.xoffs), q.xoff)
+}
+
 // ingest updates a queue from its observation and runs the rollback rules.
 func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 	q := g.queue(o.Key)
@@ -680,6 +703,7 @@ func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 		q.rate = o.RateBps
 	}
 	q.xoff = o.XoffBytes
+	q.noteXoff(o.XoffBytes)
 	q.minHeadroom, q.floorEstimated = o.MinHeadroomBytes, o.FloorEstimated
 	if ext := g.follow(now, q, o); ext != nil {
 		return nil, ext
@@ -785,7 +809,7 @@ func (g *Guard) repair(now int64, o *env.Observation) (*Change, *Alarm) {
 	}
 	if q.xoff > 0 && cur.KmaxBytes >= q.xoff {
 		b := g.cfg.BoundsFor(q.rate)
-		kmax := min(int64(float64(q.xoff)*RepairXoffShare), b.KmaxMax)
+		kmax := min(int64(float64(q.xoffLow())*RepairXoffShare), b.KmaxMax)
 		if kmax < b.KmaxMin && b.KmaxMin < q.xoff {
 			kmax = b.KmaxMin
 		}
@@ -1134,11 +1158,11 @@ func (g *Guard) shape(q *queueState, wanted env.Setting, ratio float64) (env.Set
 	// ECN before PFC: Kmax below the PG's XOFF when known, with the margin
 	// a repair keeps (XOFF moves with buffer use): the guard's own change
 	// never makes the next interval's repair.
-	if limit := int64(float64(q.xoff) * RepairXoffShare); q.xoff > 0 && out.KmaxBytes > limit {
-		out.KmaxBytes = limit
+	if x := q.xoffLow(); x > 0 && out.KmaxBytes > int64(float64(x)*RepairXoffShare) {
+		out.KmaxBytes = int64(float64(x) * RepairXoffShare)
 		c.note(RuleOrder)
 		if out.KmaxBytes < b.KmaxMin {
-			return rej(RuleOrder, fmt.Sprintf("XOFF %d B leaves no kmax within bounds (kmax minimum %d B)", q.xoff, b.KmaxMin))
+			return rej(RuleOrder, fmt.Sprintf("XOFF %d B leaves no kmax within bounds (kmax minimum %d B)", x, b.KmaxMin))
 		}
 	}
 	if out.KminBytes >= out.KmaxBytes {

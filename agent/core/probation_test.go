@@ -171,3 +171,23 @@ func TestShadowDecidesFromWhatItWouldRun(t *testing.T) {
 		t.Fatal("virtual setting kept after the switch took it")
 	}
 }
+
+// XOFF moves with buffer use: the guard plans Kmax under the lowest XOFF
+// of the recent intervals, not under a momentary high, so that its own
+// change does not become the next interval's safety repair.
+func TestKmaxPlannedUnderTheLowestRecentXoff(t *testing.T) {
+	g := newTestGuard(t, nil)
+	for i, x := range []int64{2_000_000, 3_000_000, 4_000_000} {
+		o := ob(kA, cur)
+		o.XoffBytes = x
+		step(t, g, int64(i+1)*sec, []env.Observation{o}, nil)
+	}
+	o := ob(kA, cur)
+	o.XoffBytes = 4_000_000
+	want := cur
+	want.KmaxBytes = 3_000_000 // under 90% of 4 MB now, not of the 2 MB of two intervals ago
+	p := step(t, g, 4*sec, []env.Observation{o}, []policy.Decision{dc(kA, want, 0.9)})
+	if len(p.Changes) != 1 || p.Changes[0].New.KmaxBytes != 1_800_000 {
+		t.Fatalf("%+v, want kmax 1.8MB (90%% of the 2 MB XOFF seen 3 intervals ago)", p)
+	}
+}

@@ -1,0 +1,40 @@
+package demo
+
+import (
+	"context"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/simswitch"
+)
+
+// examples/eval-agent-demo.yaml is how eval measures the demo's closed
+// loop: its policy and guardrails (all but the per-rate bounds, which the
+// demo derives from its fabric) must be the demo's.
+func TestEvalExampleIsTheDemosLoop(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv, addr, err := simswitch.Start(ctx, simswitch.Config{Sim: smallFabric(), Listen: "127.0.0.1:0", Logf: func(string, ...any) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	demo, err := config.Parse([]byte(agentYAML(srv, addr, Config{ClosedLoop: true, Policy: "builtin", Interval: time.Second, DB: filepath.Join(t.TempDir(), "d.db")})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, file, _, _ := runtime.Caller(0)
+	ex, err := config.Load(filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "examples", "eval-agent-demo.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := demo.Guardrails, ex.Guardrails
+	a.Bounds, b.Bounds, a.Reward, b.Reward = nil, nil, nil, nil
+	if demo.Mode != ex.Mode || demo.Policy != ex.Policy || !reflect.DeepEqual(a, b) {
+		t.Fatalf("demo %s %s %+v\nexample %s %s %+v", demo.Mode, demo.Policy, a, ex.Mode, ex.Policy, b)
+	}
+}
