@@ -97,8 +97,11 @@ type Agent struct {
 	lastPlan []core.Change
 	pending  bool // audit entries left unresolved by a crash
 	ticks    int
-	pause    bool              // an operator paused the closed loop (the core follows each Tick)
-	checks   []func() []string // AddHealthCheck
+	pause    bool // an operator paused the closed loop (the core follows each Tick)
+	// approvals are approve mode's pending changes and approvals
+	// (guarded by mu).
+	approvals core.Approvals
+	checks    []func() []string // AddHealthCheck
 
 	// peers discovered by LLDP, per target (fabric-ports: lldp): written
 	// by the switches' Subscribe goroutines on (re)connect, read by
@@ -344,7 +347,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 		}
 		return perr
 	}
-	a.apply(ctx, rd.Changes, true)
+	a.apply(ctx, a.gate(now.UnixNano(), rd.Changes), true)
 	if err := a.o.Journal.PutGuardMemory(a.core.Memories()); err != nil {
 		a.log.Error("guard memory", "err", err)
 	}
@@ -638,7 +641,7 @@ func (a *Agent) intend(target string, sw Switch, cs []core.Change) ([]core.Audit
 			paths = sw.SetPaths([]env.QueueKey{c.Key})
 		}
 		entries[i] = core.AuditEntry{TimeNs: nowNs, Target: target, Paths: paths, Model: a.o.Model, Owner: a.cfg.Owner,
-			Change: core.Change{Key: c.Key, Kind: c.Kind, Old: c.Old, New: c.New, Wanted: c.Wanted, Reason: core.AuditReason(c)}}
+			Change: core.Change{Key: c.Key, Kind: c.Kind, Old: c.Old, New: c.New, Wanted: c.Wanted, Reason: core.AuditReason(c), ApprovedBy: c.ApprovedBy}}
 		if a.o.DryRun {
 			entries[i].State = core.StateDryRun
 		}

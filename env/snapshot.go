@@ -1,6 +1,7 @@
 package env
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -71,6 +72,21 @@ type QueueKey struct {
 
 func (k QueueKey) String() string {
 	return k.Target + "/" + k.Port + "/q" + strconv.Itoa(k.Queue)
+}
+
+// ParseQueueKey reads a key as String writes it: TARGET/PORT/qN (a port
+// name may hold slashes: Ethernet1/1).
+func ParseQueueKey(s string) (QueueKey, error) {
+	t, rest, ok := strings.Cut(s, "/")
+	i := strings.LastIndex(rest, "/q")
+	if !ok || t == "" || i <= 0 {
+		return QueueKey{}, fmt.Errorf("queue %q: want TARGET/PORT/qN, e.g. leaf0/Ethernet0/q3", s)
+	}
+	q, err := strconv.Atoi(rest[i+2:])
+	if err != nil || q < 0 {
+		return QueueKey{}, fmt.Errorf("queue %q: %q is not a queue number (want TARGET/PORT/qN)", s, rest[i+2:])
+	}
+	return QueueKey{Target: t, Port: rest[:i], Queue: q}, nil
 }
 
 // Peer says what is at the other end of a queue's port: a host (an edge

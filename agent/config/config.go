@@ -61,7 +61,11 @@ const HealthStaleIntervals = 3
 
 // Config is the agent's configuration file, after parsing and defaults.
 type Config struct {
-	Mode           Mode
+	Mode Mode
+	// Approve (closed loop only): a tune or fallback is applied only once
+	// an operator approved it (ecntune agent approve, POST /approve);
+	// safety changes (rollback, repair, revert) never wait.
+	Approve        bool
 	Policy         string // builtin[:prefer=P] | model:NAME[:prefer=P] | static:NAME | fixed:KMIN/KMAX/PMAX | schedule:... | adaptive | roles:host=SPEC;fabric=SPEC[;other=SPEC]
 	Interval       time.Duration
 	SampleInterval time.Duration
@@ -174,6 +178,7 @@ type fileConfig struct {
 	// StoreRecommendations keeps every interval's recommendations in the
 	// db (default: in shadow mode, not in closed loop).
 	StoreRecommendations *bool                 `yaml:"store-recommendations"`
+	Approve              bool                  `yaml:"approve"`
 	Targets              map[string]fileTarget `yaml:"targets"`
 	Guardrails           fileGuard             `yaml:"guardrails"`
 
@@ -588,6 +593,9 @@ func (c *Config) parseRun(f *fileConfig) error {
 	}
 	if c.Mode != ModeShadow && c.Mode != ModeClosedLoop {
 		return fmt.Errorf("mode: %q is not allowed (want shadow or closed-loop)", f.Mode)
+	}
+	if c.Approve = f.Approve; c.Approve && c.Mode != ModeClosedLoop {
+		return fmt.Errorf("approve: only a closed loop waits for approvals (mode is %s)", c.Mode)
 	}
 	if c.Policy == "" {
 		c.Policy = policy.BuiltinSpec

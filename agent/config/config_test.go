@@ -748,3 +748,18 @@ func TestParseConfigDBIsRegistry(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// approve: true needs a closed loop; retry-after is a duration.
+func TestConfigApproveAndRetryAfter(t *testing.T) {
+	tg := "targets: {sw0: {address: 'h:1'}}\n"
+	if _, err := Parse([]byte("mode: shadow\napprove: true\n" + tg)); err == nil || !strings.Contains(err.Error(), "approve: only a closed loop") {
+		t.Errorf("approve in shadow mode: %v", err)
+	}
+	c, err := Parse([]byte("mode: closed-loop\napprove: true\nguardrails: {rollback: {retry-after: 20s}}\n" + tg))
+	if err != nil || !c.Approve || c.Guardrails.RollbackRetryAfter != 20*time.Second {
+		t.Fatalf("%+v, %v", c, err)
+	}
+	if _, err := Parse([]byte("guardrails: {rollback: {retry-after: soon}}\n" + tg)); err == nil || !strings.Contains(err.Error(), "guardrails.rollback.retry-after") {
+		t.Errorf("a bad retry-after: %v", err)
+	}
+}

@@ -65,6 +65,11 @@ func (c *Core) Memories() []QueueMemory { return c.guard.Memories() }
 // during a rollback round): the queue is judged again next interval.
 func (c *Core) Drop(ch Change, nowNs int64) { c.guard.Result(ch, NotApplied, env.Setting{}, nowNs) }
 
+// Hold lets go of a change the driver holds back for an operator's
+// approval: it leaves no trace, and the same decision is judged the same
+// way next interval.
+func (c *Core) Hold(ch Change) { c.guard.Discard(ch) }
+
 // SetPaused pauses (or resumes) a closed loop: while paused, Tick decides
 // and gives verdicts as in shadow mode, and its Changes are what would be
 // applied.

@@ -389,6 +389,9 @@ type Change struct {
 	// Wanted is set on a rollback the rules had to shape: the setting it
 	// returns to, as it was before the change, which the switch ran.
 	Wanted *env.Setting `json:"wanted,omitempty"`
+	// ApprovedBy names the operator who approved the change (approve
+	// mode: Approvals).
+	ApprovedBy string `json:"approved_by,omitempty"`
 }
 
 // Rejection is a decision the guard did not let through.

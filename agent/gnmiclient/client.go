@@ -666,6 +666,13 @@ func (s *Switch) requests(settings map[env.QueueKey]env.Setting) (ecn, hr []*gnm
 	return gnmipath.Sets(s.codec, settings, s.queueState)
 }
 
+// SetRequests are the Set requests Apply would send for settings, in
+// order: the ECN batches, then the headroom Sets.
+func (s *Switch) SetRequests(settings map[env.QueueKey]env.Setting) ([]*gnmi.SetRequest, error) {
+	ecn, hr, _, err := s.requests(settings)
+	return append(ecn, hr...), err
+}
+
 // queueState is what the decoder knows of a queue. Callers hold s.mu.
 func (s *Switch) queueState(k env.QueueKey) gnmipath.QueueState {
 	qs := gnmipath.QueueState{Binding: s.dec.Binding(k.Port, k.Queue)}

@@ -14,6 +14,7 @@ import (
 	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/agent/metrics"
+	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/gnmipath"
 )
 
@@ -38,6 +39,13 @@ type Source interface {
 	Pause(by, reason string) error
 	Resume(by string) error
 	PauseState() (journal.Pause, error)
+	// Pending are the changes waiting for approval (approve mode);
+	// Approve approves those of keys (all of them with all) for by;
+	// PendingRequests are their Set requests as gnmic request files, per
+	// target.
+	Pending() []core.Pending
+	Approve(keys []env.QueueKey, all bool, by string) ([]core.Pending, error)
+	PendingRequests() (map[string][]gnmipath.GnmicRequest, error)
 }
 
 // Options are what the endpoint serves from.
@@ -131,6 +139,15 @@ func Handler(o Options) http.Handler {
 		writeJSON(w, a.o.Source.Targets())
 	})
 	mux.HandleFunc("/healthz", a.healthz)
+	mux.HandleFunc("/pending", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			http.Error(w, "GET only", http.StatusMethodNotAllowed)
+			return
+		}
+		writeJSON(w, a.o.Source.Pending())
+	})
+	mux.HandleFunc("/pending/gnmic", a.pendingGnmic)
+	mux.HandleFunc("/approve", a.approve)
 	mux.HandleFunc("/pause", a.pause)
 	mux.HandleFunc("/resume", a.pause)
 	a.dashboard(mux)
@@ -283,4 +300,65 @@ func (a *server) pause(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, p)
+}
+
+// GnmicFile is one pending Set request of a target as a gnmic request
+// file: GET /pending/gnmic answers, per target, the files in the order the
+// agent would send them.
+type GnmicFile struct {
+	// PrefixTarget is the request prefix's target (gnmic --target).
+	PrefixTarget string `json:"prefix_target,omitempty"`
+	YAML         string `json:"yaml"`
+}
+
+func (a *server) pendingGnmic(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		http.Error(w, "GET only", http.StatusMethodNotAllowed)
+		return
+	}
+	reqs, err := a.o.Source.PendingRequests()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	out := map[string][]GnmicFile{}
+	for t, rs := range reqs {
+		for _, x := range rs {
+			out[t] = append(out[t], GnmicFile{PrefixTarget: x.Target, YAML: string(x.File)})
+		}
+	}
+	writeJSON(w, out)
+}
+
+// approve answers POST /approve (by, queue=TARGET/PORT/qN repeated, or
+// all=true) with the changes approved.
+func (a *server) approve(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.Error(w, "POST by=NAME with queue=TARGET/PORT/qN (repeat) or all=true", http.StatusMethodNotAllowed)
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	all := r.PostForm.Get("all") == "true"
+	var keys []env.QueueKey
+	for _, q := range r.PostForm["queue"] {
+		k, err := env.ParseQueueKey(q)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		keys = append(keys, k)
+	}
+	if all == (len(keys) > 0) {
+		http.Error(w, "give queue=TARGET/PORT/qN (repeat) or all=true, not both", http.StatusBadRequest)
+		return
+	}
+	out, err := a.o.Source.Approve(keys, all, r.PostForm.Get("by"))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusConflict)
+		return
+	}
+	writeJSON(w, out)
 }

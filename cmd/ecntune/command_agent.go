@@ -57,7 +57,7 @@ congested queues (default 20, or all); agent/METRICS.md lists the series.`,
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "closed loop without Sets: run the guardrails and audit what would be set")
 	cmd.Flags().StringVar(&logFormat, "log-format", "text", "log format: text or json")
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	cmd.AddCommand(newAgentHistoryCmd(), newAgentRecommendationsCmd(), newAgentReportCmd(), newAgentRollbackCmd(),
+	cmd.AddCommand(newAgentPendingCmd(), newAgentApproveCmd(), newAgentHistoryCmd(), newAgentRecommendationsCmd(), newAgentReportCmd(), newAgentRollbackCmd(),
 		newAgentPauseCmd(), newAgentResumeCmd())
 	return cmd
 }

@@ -1,0 +1,72 @@
+package agent
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/core"
+)
+
+// Approve mode: the closed loop sets nothing an operator did not approve;
+// /pending lists the proposals, POST /approve approves one queue, which
+// the next interval sets with the approver in its audit entry; the other
+// queue still waits. Outside approve mode approvals are refused.
+func TestApproveModeAppliesOnlyApproved(t *testing.T) {
+	r := newRig(t, config.ModeClosedLoop, false, "", nil)
+	if _, err := r.a.Approve(nil, true, "alice"); err != ErrNotApproveMode {
+		t.Fatalf("approve outside approve mode: %v", err)
+	}
+	r.a.cfg.Approve = true
+	srv := httptest.NewServer(r.a.Handler())
+	defer srv.Close()
+	r.interval(t)
+	r.interval(t)
+	if n := r.sw.setCount(); n != 0 {
+		t.Fatalf("%d Sets without an approval", n)
+	}
+	var ps []core.Pending
+	resp, err := http.Get(srv.URL + "/pending")
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.NewDecoder(resp.Body).Decode(&ps)
+	resp.Body.Close()
+	if len(ps) != 2 || ps[0].Key != kA || ps[0].New != target || ps[0].Kind != core.KindTune {
+		t.Fatalf("/pending %+v", ps)
+	}
+	post := func(v url.Values) (int, string) {
+		resp, err := http.PostForm(srv.URL+"/approve", v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := post(url.Values{"by": {"alice"}}); code != http.StatusBadRequest {
+		t.Fatalf("approve without a queue: %d %s", code, body)
+	}
+	if code, body := post(url.Values{"by": {"alice"}, "queue": {"leaf0/Ethernet0"}}); code != http.StatusBadRequest || !strings.Contains(body, "TARGET/PORT/qN") {
+		t.Fatalf("approve a malformed queue: %d %s", code, body)
+	}
+	if code, body := post(url.Values{"by": {"alice"}, "queue": {kA.String()}}); code != 200 || !strings.Contains(body, `"approved_by": "alice"`) {
+		t.Fatalf("approve: %d %s", code, body)
+	}
+	r.interval(t)
+	if n := r.sw.setCount(); n != 1 {
+		t.Fatalf("%d Sets after one approval, want 1", n)
+	}
+	es, err := r.j.Entries("", 0)
+	if err != nil || len(es) != 1 || es[0].Key != kA || es[0].ApprovedBy != "alice" || es[0].State != core.StateApplied {
+		t.Fatalf("audit %+v, %v", es, err)
+	}
+	if p := r.a.Pending(); len(p) != 1 || p[0].Key != kB {
+		t.Fatalf("still pending %+v, want %v only", p, kB)
+	}
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ecntune/ecntune/agent/core"
+)
+
+// agentApproveOpts are the flags of "ecntune agent approve".
+type agentApproveOpts struct {
+	url, cfgPath, by string
+	queues           []string
+	all              bool
+}
+
+func newAgentApproveCmd() *cobra.Command {
+	var o agentApproveOpts
+	cmd := &cobra.Command{
+		Use:   "approve (--queue TARGET/PORT/qN... | --all)",
+		Short: "Approve pending changes of an agent in approve mode",
+		Long: `Approve the pending change of each --queue (or of every queue with --all) of a running agent in
+approve mode: each is applied at the agent's next interval where its guard still proposes that
+very setting (within 10 intervals), and its audit entry names who approved it. A queue with
+nothing pending is an error, and nothing is approved then. 'ecntune agent pending' lists what
+waits.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runAgentApprove(cmd, o) },
+	}
+	cmd.Flags().StringVar(&o.url, "url", "", "the running agent's HTTP address (http://HOST:PORT)")
+	cmd.Flags().StringVar(&o.cfgPath, "config", "", "the running agent's configuration (its metrics address)")
+	cmd.Flags().StringArrayVar(&o.queues, "queue", nil, "a queue to approve, TARGET/PORT/qN (repeat)")
+	cmd.Flags().BoolVar(&o.all, "all", false, "approve every pending change")
+	cmd.Flags().StringVar(&o.by, "by", defaultOperator(), "who approves (in the audit entry of each change)")
+	return cmd
+}
+
+func runAgentApprove(cmd *cobra.Command, o agentApproveOpts) error {
+	if o.all == (len(o.queues) > 0) {
+		return errors.New("give --queue TARGET/PORT/qN (repeat) or --all")
+	}
+	base, err := liveAgentURL(o.url, o.cfgPath)
+	if err != nil {
+		return err
+	}
+	form := url.Values{"by": {o.by}, "queue": o.queues}
+	if o.all {
+		form.Set("all", "true")
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+"/approve", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	var ps []core.Pending
+	if err := agentCall(cmd.Context(), req, &ps); err != nil {
+		return err
+	}
+	return printPending(cmd.OutOrStdout(), ps)
+}

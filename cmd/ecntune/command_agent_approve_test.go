@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ecntune/ecntune/agent/journal"
+	"github.com/ecntune/ecntune/gnmipath"
+	"github.com/ecntune/ecntune/simenv"
+	"github.com/ecntune/ecntune/simswitch"
+)
+
+// Approve mode from the CLI against simulated switches: the agent sets
+// nothing; 'agent pending' lists the proposals and writes them as gnmic
+// request files; 'agent approve' lets one queue through, which the switch
+// then runs, with the approver in the audit log.
+func TestAgentApproveAgainstSimswitch(t *testing.T) {
+	cfg := simenv.DefaultConfig()
+	cfg.Topology = simenv.StarTopology(4, 100e9, simenv.Microsecond)
+	cfg.ECN = simenv.ECN{KminBytes: 2_000_000, KmaxBytes: 2_800_000, Pmax: 0.01}
+	cfg.Workloads = []simenv.Workload{{Kind: simenv.WorkloadIncast, Fanin: 3, SizeBytes: 300_000, Every: 100 * simenv.Microsecond, Priority: 3}}
+	sctx, scancel := context.WithCancel(context.Background())
+	defer scancel()
+	srv, addr, err := simswitch.Start(sctx, simswitch.Config{Sim: cfg, Dialect: gnmipath.OpenConfig, Listen: "127.0.0.1:0", Timescale: 200, Step: 2 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	web := l.Addr().String()
+	l.Close()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "agent.db")
+	conf := filepath.Join(dir, "agent.yaml")
+	os.WriteFile(conf, []byte(fmt.Sprintf(`mode: closed-loop
+approve: true
+policy: static:hpcc
+interval: 100ms
+db: %s
+metrics: %s
+targets:
+  sw0: {address: %s, insecure: true, retry-timer: 100ms, queues: [3]}
+guardrails:
+  max-step-ratio: 100
+  min-hold: 100ms
+  stale-freeze: 2s
+  stale-revert: 10s
+`, db, web, addr)), 0o644)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { _, _, err := runAgentCmd(t, ctx, "--config", conf, "--log-level", "warn"); done <- err }()
+	var out string
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out, "sw0/Ethernet3/q3") {
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing pending: %q", out)
+		}
+		time.Sleep(50 * time.Millisecond)
+		out, _, _ = runAgentCmd(t, context.Background(), "pending", "--config", conf)
+	}
+	if !regexp.MustCompile(`sw0/Ethernet3/q3 +tune +2MB/2.8MB/1%( headroom \S+)? → 400KB/1.6MB/20%`).MatchString(out) {
+		t.Fatalf("pending:\n%s", out)
+	}
+	gdir := filepath.Join(dir, "plan")
+	_, errOut, err := runAgentCmd(t, context.Background(), "pending", "--config", conf, "--gnmic", gdir)
+	if err != nil || !strings.Contains(errOut, "gnmic -a "+addr+" --insecure set --target sw0 --request-file "+filepath.Join(gdir, "sw0-1.yaml")) {
+		t.Fatalf("pending --gnmic: %v\n%s", err, errOut)
+	}
+	plan, err := os.ReadFile(filepath.Join(gdir, "sw0-1.yaml"))
+	if err != nil || !strings.Contains(string(plan), "max-threshold") || !strings.Contains(string(plan), "queue-management-profile[name=") {
+		t.Fatalf("gnmic file (%v):\n%s", err, plan)
+	}
+	if tel, _ := srv.Telemetry("sw0"); tel.Ports[3].Queues[3].ECN == (simenv.ECN{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}) {
+		t.Fatal("set without an approval")
+	}
+	if _, _, err := runAgentCmd(t, context.Background(), "approve", "--url", "http://"+web, "--queue", "sw9/Ethernet3/q3", "--by", "carol"); err == nil || !strings.Contains(err.Error(), "nothing pending for sw9/Ethernet3/q3") {
+		t.Fatalf("approve an unknown queue: %v", err)
+	}
+	if out, _, err = runAgentCmd(t, context.Background(), "approve", "--config", conf, "--queue", "sw0/Ethernet3/q3", "--by", "carol"); err != nil || !strings.Contains(out, "by carol") {
+		t.Fatalf("approve: %v\n%s", err, out)
+	}
+	hpcc := simenv.ECN{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
+	for deadline = time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if tel, _ := srv.Telemetry("sw0"); tel.Ports[3].Queues[3].ECN == hpcc {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the approved change was not set")
+		}
+	}
+	tel, _ := srv.Telemetry("sw0")
+	if tel.Ports[2].Queues[3].ECN == hpcc {
+		t.Fatal("an unapproved queue was set")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	j, err := journal.OpenJournalReadOnly(db, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	es, _ := j.Entries("", 0)
+	if len(es) != 1 || es[0].ApprovedBy != "carol" || es[0].Key.Port != "Ethernet3" {
+		t.Fatalf("audit %+v", es)
+	}
+}
