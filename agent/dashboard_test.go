@@ -276,6 +276,10 @@ func TestChurnCountsFlaps(t *testing.T) {
 	if err := json.Unmarshal(get(t, h, "/api/overview").Body.Bytes(), &ov); err != nil || ov.Flaps != 2 {
 		t.Errorf("overview flaps %d, %v", ov.Flaps, err)
 	}
+	// 4 changes of 2 queues over the 8 intervals kept: 25 per queue per 100
+	if want := 4.0 / 2 * 100 / float64(len(ov.Intervals)); ov.ChangesPerQueuePer100 != want || ov.Rollbacks != 0 || ov.Repairs != 0 {
+		t.Errorf("overview rate %g (want %g over %d intervals), rollbacks %d, repairs %d", ov.ChangesPerQueuePer100, want, len(ov.Intervals), ov.Rollbacks, ov.Repairs)
+	}
 	rf, err := web.WriteReport(r.j, t.TempDir(), web.ReportOptions{})
 	if err != nil || rf.Flaps != 2 {
 		t.Errorf("report flaps %d, %v", rf.Flaps, err)

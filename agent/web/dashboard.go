@@ -81,6 +81,13 @@ type Overview struct {
 	// Flaps counts the changes in the window that set a queue back to a
 	// setting it left within core.FlapIntervals intervals.
 	Flaps int `json:"flaps_in_window"`
+	// ChangesPerQueuePer100 is ChangesInWindow per queue per 100 of the
+	// kept intervals; Rollbacks, Repairs and Fallbacks count those kinds
+	// among the window's applied changes.
+	ChangesPerQueuePer100 float64 `json:"changes_per_queue_per_100_intervals"`
+	Rollbacks             int     `json:"rollbacks_in_window"`
+	Repairs               int     `json:"repairs_in_window"`
+	Fallbacks             int     `json:"fallbacks_in_window"`
 	// Pause is the closed loop's pause, as journaled.
 	Pause journal.Pause `json:"pause"`
 }
@@ -137,6 +144,22 @@ func (a *server) overview() (Overview, error) {
 	ov.ChangesInWindow = len(recent)
 	for _, n := range core.Flaps(recent, int64(core.FlapIntervals*a.o.Interval)) {
 		ov.Flaps += n
+	}
+	for _, e := range recent {
+		if e.State != core.StateApplied {
+			continue
+		}
+		switch e.Kind {
+		case core.KindRollback, core.KindReadBack:
+			ov.Rollbacks++
+		case core.KindRepair:
+			ov.Repairs++
+		case core.KindFallback:
+			ov.Fallbacks++
+		}
+	}
+	if n := len(ov.Intervals); n > 0 && ov.Queues > 0 {
+		ov.ChangesPerQueuePer100 = float64(ov.ChangesInWindow) / float64(ov.Queues) * 100 / float64(n)
 	}
 	limit := config.HealthStaleIntervals * a.o.Interval
 	heard := a.o.Source.Heard()

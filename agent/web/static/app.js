@@ -96,6 +96,9 @@ function render(ov) {
   $("n-audit").textContent = ov.changes_in_window;
   $("n-flaps").textContent = ov.flaps_in_window;
   $("n-flaps").className = ov.flaps_in_window > 0 ? "big bad" : "big";
+  $("n-rate").textContent = ov.changes_per_queue_per_100_intervals.toFixed(2);
+  $("n-rate").className = ov.changes_per_queue_per_100_intervals > 2 ? "big bad" : "big";
+  $("n-kinds").textContent = ov.rollbacks_in_window + " · " + ov.repairs_in_window + " · " + ov.fallbacks_in_window;
 
   const slider = $("ago");
   slider.max = Math.max(0, intervals.length - 1);
