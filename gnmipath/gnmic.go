@@ -36,17 +36,7 @@ type gnmicFile struct {
 func Gnmic(req *gnmi.SetRequest) (GnmicRequest, error) {
 	var f gnmicFile
 	prefix := req.GetPrefix()
-	path := func(p *gnmi.Path) string {
-		s := PathString(FullElems(prefix, p))
-		o := p.GetOrigin()
-		if o == "" {
-			o = prefix.GetOrigin()
-		}
-		if o != "" {
-			s = o + ":" + s
-		}
-		return s
-	}
+	path := func(p *gnmi.Path) string { return OriginPath(prefix, p) }
 	item := func(u *gnmi.Update) (gnmicItem, error) {
 		it := gnmicItem{Path: path(u.GetPath()), Encoding: "json_ietf"}
 		v := u.GetVal()

@@ -76,6 +76,16 @@ func PathString(elems []*gnmi.PathElem) string {
 
 // Describe renders a path with its target and origin, for error messages.
 func Describe(prefix, p *gnmi.Path) string {
+	s := OriginPath(prefix, p)
+	if t := prefix.GetTarget(); t != "" {
+		s = t + " " + s
+	}
+	return s
+}
+
+// OriginPath is p under prefix as origin:/path (the path alone when
+// neither has an origin), as gnmic writes paths.
+func OriginPath(prefix, p *gnmi.Path) string {
 	s := PathString(FullElems(prefix, p))
 	o := p.GetOrigin()
 	if o == "" {
@@ -83,9 +93,6 @@ func Describe(prefix, p *gnmi.Path) string {
 	}
 	if o != "" {
 		s = o + ":" + s
-	}
-	if t := prefix.GetTarget(); t != "" {
-		s = t + " " + s
 	}
 	return s
 }

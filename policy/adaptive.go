@@ -3,7 +3,6 @@ package policy
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/internal/units"
@@ -70,37 +69,19 @@ type adaptState struct {
 	baseSD   float64 // its standard deviation, over baseN intervals
 	baseN    int
 	axis     int
-	dir      int     // +1 raise, -1 lower
-	climbed  bool    // a move on this axis was kept since the axis was chosen
-	flipped  bool    // the other direction of this axis was tried already
-	noGain   int     // consecutive axes left without a kept move
-	wait     int     // measured intervals to hold before the next probe
-	rounds   int     // full rounds without gain in a row (ProbeEvery backoff)
-	xoffs    []int64 // the PG's XOFF over the last xoffMemory intervals
+	dir      int          // +1 raise, -1 lower
+	climbed  bool         // a move on this axis was kept since the axis was chosen
+	flipped  bool         // the other direction of this axis was tried already
+	noGain   int          // consecutive axes left without a kept move
+	wait     int          // measured intervals to hold before the next probe
+	rounds   int          // full rounds without gain in a row (ProbeEvery backoff)
+	xoffs    env.LowWater // the PG's XOFF over the last xoffMemory intervals
 }
 
 // xoffMemory is how many intervals of XOFF the search remembers: it never
 // probes Kmax above env.KmaxXoffShare of the lowest of them (a dynamic
 // threshold moves with buffer use).
 const xoffMemory = 8
-
-func (st *adaptState) noteXoff(x int64) {
-	if x <= 0 {
-		return
-	}
-	if len(st.xoffs) >= xoffMemory {
-		st.xoffs = append(st.xoffs[:0], st.xoffs[len(st.xoffs)-xoffMemory+1:]...)
-	}
-	st.xoffs = append(st.xoffs, x)
-}
-
-// xoffLow is the lowest recent XOFF, with now's x (0: unknown).
-func (st *adaptState) xoffLow(x int64) int64 {
-	if x <= 0 || len(st.xoffs) == 0 {
-		return x
-	}
-	return min(slices.Min(st.xoffs), x)
-}
 
 // ProbeSignificance: a probe's gain is kept only beyond this many standard
 // errors of the difference of the means (the reward of one interval moves
@@ -268,7 +249,8 @@ func (a *Adaptive) decide(o *env.Observation) Decision {
 	if m := o.Metrics; m.Util < a.cfg.MinUtil && m.MarkFrac == 0 && m.PauseRxFrac == 0 && m.PauseTxFrac == 0 && m.DropFrac == 0 {
 		return a.hold(o, st, 1, fmt.Sprintf("idle (util %.3f): holding %s", m.Util, st.expect.Describe()))
 	}
-	st.noteXoff(o.XoffBytes)
+	st.xoffs.N = xoffMemory
+	st.xoffs.Note(o.XoffBytes)
 	r := env.Reward(o.Metrics, a.w)
 	st.measure(o.Metrics, o.RateBps, r)
 	if st.n < a.cfg.Settle {
@@ -369,7 +351,7 @@ func (a *Adaptive) probe(o *env.Observation, st *adaptState, why string) Decisio
 			act = ax.down
 		}
 		to := onAxis(st.axis, st.held, cat.Setting(act, o.RateBps, st.held))
-		if x := st.xoffLow(o.XoffBytes); x > 0 && to.KmaxBytes > int64(float64(x)*env.KmaxXoffShare) && to.KmaxBytes > st.held.KmaxBytes {
+		if x := st.xoffs.Low(o.XoffBytes); x > 0 && to.KmaxBytes > int64(float64(x)*env.KmaxXoffShare) && to.KmaxBytes > st.held.KmaxBytes {
 			to = st.held // never probe Kmax into the PG's XOFF: that edge of the grid
 		}
 		if !sameECN(to, st.held) && !st.marked && st.peak < float64(min(to.KminBytes, st.held.KminBytes)) {

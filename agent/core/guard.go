@@ -435,7 +435,7 @@ type queueState struct {
 	// xoffs are the XOFF of the last BaselineIntervals observations: a
 	// dynamic threshold moves with buffer use, and the guard plans Kmax
 	// under the lowest of them (xoffLow), not under a momentary high.
-	xoffs       []int64
+	xoffs       env.LowWater
 	minHeadroom int64
 	// floorEstimated: minHeadroom is ecntune's estimate, not the switch's
 	// own floor (env.QueueSample.FloorEstimated): a headroom the switch
@@ -680,24 +680,8 @@ func (g *Guard) Step(in StepInput) (Plan, error) {
 	return plan, nil
 }
 
-// noteXoff keeps x (when known) among q's recent XOFF values.
-func (q *queueState) noteXoff(x int64) {
-	if x <= 0 {
-		return
-	}
-	if len(q.xoffs) >= BaselineIntervals {
-		q.xoffs = append(q.xoffs[:0], q.xoffs[len(q.xoffs)-BaselineIntervals+1:]...)
-	}
-	q.xoffs = append(q.xoffs, x)
-}
-
 // xoffLow is the lowest XOFF of q's recent observations (0: unknown).
-func (q *queueState) xoffLow() int64 {
-	if len(q.xoffs) == 0 || q.xoff <= 0 {
-		return q.xoff
-	}
-	return min(slices.Min(q.xoffs), q.xoff)
-}
+func (q *queueState) xoffLow() int64 { return q.xoffs.Low(q.xoff) }
 
 // ingest updates a queue from its observation and runs the rollback rules.
 func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
@@ -706,7 +690,8 @@ func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 		q.rate = o.RateBps
 	}
 	q.xoff = o.XoffBytes
-	q.noteXoff(o.XoffBytes)
+	q.xoffs.N = BaselineIntervals
+	q.xoffs.Note(o.XoffBytes)
 	q.minHeadroom, q.floorEstimated = o.MinHeadroomBytes, o.FloorEstimated
 	if ext := g.follow(now, q, o); ext != nil {
 		return nil, ext
