@@ -193,7 +193,7 @@ func (r *Result) writeLoopText(w io.Writer, sc string) error {
 	}
 	fmt.Fprintf(w, "how often settings changed (mean over seeds; per queue per 100 intervals, \"after\": past the first %d intervals)\n", SettleIntervals)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tintervals\tchanges\tafter\tflaps\tfallbacks\trollbacks\trepairs\twould-change after\tidle held\t")
+	fmt.Fprintln(tw, "policy\tintervals\tchanges\tafter\tflaps\tfallbacks\trollbacks\trepairs (of own)\twould-change after\tidle held\t")
 	for _, x := range rows {
 		mean := func(v func(LoopFigures) float64) float64 {
 			t := 0.0
@@ -210,14 +210,15 @@ func (r *Result) writeLoopText(w io.Writer, sc string) error {
 		if x.f[0].Rejections != nil {
 			would = fmt.Sprintf("%.2f", mean(func(f LoopFigures) float64 { return f.WouldChangesPerQueuePer100After }))
 		}
-		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t%s\t\n", x.p,
+		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%.1f\t%.1f\t%.1f\t%.1f (%.1f)\t%s\t%s\t\n", x.p,
 			mean(func(f LoopFigures) float64 { return float64(f.Intervals) }),
 			mean(func(f LoopFigures) float64 { return f.ChangesPerQueuePer100 }),
 			mean(func(f LoopFigures) float64 { return f.ChangesPerQueuePer100After }),
 			mean(func(f LoopFigures) float64 { return float64(f.Flaps) }),
 			mean(func(f LoopFigures) float64 { return float64(f.Fallbacks) }),
 			mean(func(f LoopFigures) float64 { return float64(f.Rollbacks) }),
-			mean(func(f LoopFigures) float64 { return float64(f.Repairs) }), would, idle)
+			mean(func(f LoopFigures) float64 { return float64(f.Repairs) }),
+			mean(func(f LoopFigures) float64 { return float64(f.RepairsOfOwn) }), would, idle)
 	}
 	return tw.Flush()
 }

@@ -774,6 +774,9 @@ func (g *Guard) repair(now int64, o *env.Observation) (*Change, *Alarm) {
 		return nil, nil
 	}
 	cur := q.current
+	if q.virtualSet {
+		cur = q.virtual // shadow: what the loop would run is what a repair answers
+	}
 	out := cur
 	var why []string
 	rule := ""

@@ -191,3 +191,25 @@ func TestKmaxPlannedUnderTheLowestRecentXoff(t *testing.T) {
 		t.Fatalf("%+v, want kmax 1.8MB (90%% of the 2 MB XOFF seen 3 intervals ago)", p)
 	}
 }
+
+// In shadow, a safety repair answers what the loop would run: once the
+// repair is the virtual setting, the switch's own (still unrepaired)
+// setting is not repaired again every interval.
+func TestShadowRepairsOnce(t *testing.T) {
+	g := newTestGuard(t, nil)
+	o := ob(kA, cur)
+	o.XoffBytes = 1_000_000 // kmax 1.6 MB is above it
+	repairs := 0
+	for i := int64(1); i <= 5; i++ {
+		p := step(t, g, i*sec, []env.Observation{o}, nil)
+		for _, c := range p.Changes {
+			if c.Kind == KindRepair {
+				repairs++
+			}
+			g.Shadowed(c, i*sec)
+		}
+	}
+	if repairs != 1 {
+		t.Fatalf("%d repairs of one bad setting in shadow, want 1", repairs)
+	}
+}

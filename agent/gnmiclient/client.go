@@ -260,6 +260,9 @@ func (s *Switch) session(pctx context.Context, out chan<- env.Snapshot, report f
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-ss.timer.C:
+			if ss.incomplete() {
+				continue // the sample's other counter notifications are on their way
+			}
 			ss.emit()
 		case m := <-ss.merged:
 			if err := ss.handle(m); err != nil {
@@ -309,6 +312,34 @@ type session struct {
 	dirty           bool
 	syncs           int
 	lastTs, emitted int64
+	// nAt counts the counter notifications of the sample at lastTs, full
+	// those of a whole sample (the most seen); firstAt is when the first
+	// of lastTs came. A sample is emitted as soon as it is whole, and its
+	// settle timer waits for the rest (up to wholeWait) when it is not:
+	// a snapshot that mixes a port's old counters into a new time reads
+	// as an idle interval, and the next one as a double one.
+	nAt, full int
+	firstAt   time.Time
+}
+
+// wholeWait bounds how long a sample waits for the counter notifications
+// a whole one has, after its first: past it the sample goes out as it is
+// and its count becomes the whole one (a port went away).
+const wholeWait = time.Second
+
+// incomplete says whether the pending sample lacks counter notifications
+// a whole one has and may still wait for them (re-arming the timer);
+// past wholeWait it learns the smaller count instead.
+func (ss *session) incomplete() bool {
+	if !ss.dirty || ss.full == 0 || ss.nAt >= ss.full {
+		return false
+	}
+	if time.Since(ss.firstAt) < wholeWait {
+		ss.timer.Reset(ss.sw.settle)
+		return true
+	}
+	ss.full = ss.nAt
+	return false
 }
 
 // open starts one subscription and forwards what it receives to merged.
@@ -568,9 +599,18 @@ func (ss *session) handle(m subResp) error {
 	ss.learn()
 	if counters {
 		if res.Timestamp > ss.lastTs {
-			ss.lastTs = res.Timestamp
+			ss.full = max(ss.full, ss.nAt)
+			ss.lastTs, ss.nAt, ss.firstAt = res.Timestamp, 0, time.Now()
+		}
+		if res.Timestamp == ss.lastTs {
+			ss.nAt++
 		}
 		ss.dirty = true
+		if ss.full > 0 && ss.nAt >= ss.full {
+			ss.timer.Stop()
+			ss.emit() // whole: no need to wait
+			return nil
+		}
 		ss.timer.Reset(s.settle)
 	}
 	return nil

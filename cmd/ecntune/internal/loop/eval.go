@@ -105,7 +105,9 @@ func Scaled(cfg *config.Config, d time.Duration) *config.Config {
 // Figures are a run's loop figures: the changes applied (env.Churn over
 // the audit log: per queue per 100 intervals, flaps over 10 intervals,
 // both also past the first eval.SettleIntervals), fallbacks, rollbacks,
-// safety repairs, the guard's rejections by rule, and what the loop would
+// safety repairs (and those of a setting a tune or fallback of the loop
+// had set: a repair of a repair answers XOFF's move), the guard's
+// rejections by rule, and what the loop would
 // set interval by interval (its recommendations: their changes, and the
 // idle queue-intervals where it would keep what it runs; a queue is idle
 // under idleUtil, 0.01 when 0).
@@ -113,6 +115,7 @@ func Figures(r Result, interval time.Duration, idleUtil float64) eval.LoopFigure
 	f := eval.LoopFigures{Intervals: r.Intervals, Queues: r.Queues, Rejections: r.Rejections}
 	iv := int64(interval)
 	churn := env.Churn{Window: env.FlapIntervals * iv, From: eval.SettleIntervals * iv}
+	set := map[env.QueueKey]env.Setting{} // the tune or fallback each queue last got
 	for _, e := range r.Audit {
 		if e.State != core.StateApplied {
 			continue
@@ -125,6 +128,14 @@ func Figures(r Result, interval time.Duration, idleUtil float64) eval.LoopFigure
 			f.Rollbacks++
 		case core.KindRepair:
 			f.Repairs++
+			if s, ok := set[e.Key]; ok && s.SameECN(e.Old) {
+				f.RepairsOfOwn++
+			}
+		}
+		if core.NeedsApproval(e.Kind) { // the loop's own choice: a tune or a fallback
+			set[e.Key] = e.New
+		} else {
+			delete(set, e.Key)
 		}
 	}
 	f.Changes, f.ChangesAfter, f.Flaps, f.FlapsAfter = churn.Changes, churn.After, churn.Flaps, churn.FlapsAfter

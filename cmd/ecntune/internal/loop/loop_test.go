@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"github.com/ecntune/ecntune/env"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -155,5 +156,30 @@ func TestEvalRunsTheDeployedLoop(t *testing.T) {
 	}
 	if _, err := eval.RunAll(scs, []string{Prefix + filepath.Join(dir, "missing.yaml")}, opt); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
 		t.Fatalf("a missing configuration: %v", err)
+	}
+}
+
+// Figures count from the audit log: changes past the warm-up, flaps,
+// rollbacks, and repairs, of which those of the loop's own tune; from the
+// recommendations, what the loop would run and the idle intervals held.
+func TestFiguresFromAudit(t *testing.T) {
+	k := env.QueueKey{Target: "leaf0", Port: "Ethernet0", Queue: 3}
+	a, b, c := env.Setting{KminBytes: 1, KmaxBytes: 10, Pmax: 0.2}, env.Setting{KminBytes: 1, KmaxBytes: 20, Pmax: 0.2}, env.Setting{KminBytes: 1, KmaxBytes: 5, Pmax: 0.2}
+	iv := time.Millisecond
+	e := func(i int, kind core.ChangeKind, old, new env.Setting) core.AuditEntry {
+		return core.AuditEntry{TimeNs: int64(i) * int64(iv), Target: k.Target, Change: core.Change{Key: k, Kind: kind, Old: old, New: new}, State: core.StateApplied}
+	}
+	r := Result{Intervals: 40, Queues: 2, Audit: []core.AuditEntry{
+		e(1, core.KindRepair, a, c),    // the scenario's setting: not own
+		e(12, core.KindTune, c, b),     // after the warm-up
+		e(14, core.KindRepair, b, c),   // the tune repaired: own, and back to c: a flap
+		e(30, core.KindRollback, c, b), // not a flap: c left 16 intervals ago
+	}}
+	f := Figures(r, iv, 0)
+	if f.Changes != 4 || f.ChangesAfter != 3 || f.Flaps != 1 || f.Repairs != 2 || f.RepairsOfOwn != 1 || f.Rollbacks != 1 {
+		t.Fatalf("%+v", f)
+	}
+	if f.ChangesPerQueuePer100After != 3.0/2*100/30 {
+		t.Fatalf("rate after %g", f.ChangesPerQueuePer100After)
 	}
 }
