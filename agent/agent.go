@@ -508,6 +508,13 @@ func (a *Agent) account(p core.Plan) {
 // second round.
 func (a *Agent) apply(ctx context.Context, changes []core.Change, allowRollback bool) {
 	changes = a.confirmRollbacks(ctx, changes)
+	if allowRollback {
+		// the interval's batch, even an empty one: "changed in the last
+		// interval" must not show an old batch
+		a.mu.Lock()
+		a.lastPlan = append(a.lastPlan[:0], changes...)
+		a.mu.Unlock()
+	}
 	if len(changes) == 0 {
 		return
 	}
@@ -523,9 +530,6 @@ func (a *Agent) apply(ctx context.Context, changes []core.Change, allowRollback 
 			}
 		}
 	}
-	a.mu.Lock()
-	a.lastPlan = append(a.lastPlan[:0], changes...)
-	a.mu.Unlock()
 	if len(second) > 0 {
 		a.apply(ctx, second, false)
 	}

@@ -69,4 +69,11 @@ func TestApproveModeAppliesOnlyApproved(t *testing.T) {
 	if p := r.a.Pending(); len(p) != 1 || p[0].Key != kB {
 		t.Fatalf("still pending %+v, want %v only", p, kB)
 	}
+	if lc := r.a.LastChanges(); len(lc) != 1 || lc[0].Key != kA {
+		t.Fatalf("last changes %+v", lc)
+	}
+	r.interval(t) // nothing approved: the last interval changed nothing
+	if lc := r.a.LastChanges(); len(lc) != 0 {
+		t.Fatalf("last changes %+v after an interval without any", lc)
+	}
 }
