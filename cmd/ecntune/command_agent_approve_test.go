@@ -12,9 +12,7 @@ import (
 	"time"
 
 	"github.com/ecntune/ecntune/agent/journal"
-	"github.com/ecntune/ecntune/gnmipath"
 	"github.com/ecntune/ecntune/simenv"
-	"github.com/ecntune/ecntune/simswitch"
 )
 
 // Approve mode from the CLI against simulated switches: the agent sets
@@ -22,17 +20,7 @@ import (
 // request files; 'agent approve' lets one queue through, which the switch
 // then runs, with the approver in the audit log.
 func TestAgentApproveAgainstSimswitch(t *testing.T) {
-	cfg := simenv.DefaultConfig()
-	cfg.Topology = simenv.StarTopology(4, 100e9, simenv.Microsecond)
-	cfg.ECN = simenv.ECN{KminBytes: 2_000_000, KmaxBytes: 2_800_000, Pmax: 0.01}
-	cfg.Workloads = []simenv.Workload{{Kind: simenv.WorkloadIncast, Fanin: 3, SizeBytes: 300_000, Every: 100 * simenv.Microsecond, Priority: 3}}
-	sctx, scancel := context.WithCancel(context.Background())
-	defer scancel()
-	srv, addr, err := simswitch.Start(sctx, simswitch.Config{Sim: cfg, Dialect: gnmipath.OpenConfig, Listen: "127.0.0.1:0", Timescale: 200, Step: 2 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv, addr := startIncastStar(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

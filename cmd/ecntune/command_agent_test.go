@@ -60,20 +60,33 @@ func TestAgentCommandErrors(t *testing.T) {
 	}
 }
 
-// The CLI end to end: run the closed loop against simswitch, read the
-// history, roll back from the audit log.
-func TestAgentCommandAgainstSimswitch(t *testing.T) {
+// incastStarECN is startIncastStar's ECN setting.
+var incastStarECN = simenv.ECN{KminBytes: 2_000_000, KmaxBytes: 2_800_000, Pmax: 0.01}
+
+// startIncastStar serves a 4-host star (sw0) with a 3-to-1 incast every
+// 100 us, ECN at 2MB/2.8MB/1% (late, but below XOFF), on loopback until the
+// test ends.
+func startIncastStar(t *testing.T) (*simswitch.Server, string) {
+	t.Helper()
 	cfg := simenv.DefaultConfig()
 	cfg.Topology = simenv.StarTopology(4, 100e9, simenv.Microsecond)
-	cfg.ECN = simenv.ECN{KminBytes: 2_000_000, KmaxBytes: 2_800_000, Pmax: 0.01} // late, but below XOFF
+	cfg.ECN = incastStarECN
 	cfg.Workloads = []simenv.Workload{{Kind: simenv.WorkloadIncast, Fanin: 3, SizeBytes: 300_000, Every: 100 * simenv.Microsecond, Priority: 3}}
-	sctx, scancel := context.WithCancel(context.Background())
-	defer scancel()
-	srv, addr, err := simswitch.Start(sctx, simswitch.Config{Sim: cfg, Dialect: gnmipath.OpenConfig, Listen: "127.0.0.1:0", Timescale: 200, Step: 2 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	srv, addr, err := simswitch.Start(ctx, simswitch.Config{Sim: cfg, Dialect: gnmipath.OpenConfig, Listen: "127.0.0.1:0", Timescale: 200, Step: 2 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
+	t.Cleanup(func() { srv.Close() })
+	return srv, addr
+}
+
+// The CLI end to end: run the closed loop against simswitch, read the
+// history, roll back from the audit log.
+func TestAgentCommandAgainstSimswitch(t *testing.T) {
+	srv, addr := startIncastStar(t)
+	start := incastStarECN // the switch's setting before the agent
 	dir := t.TempDir()
 	db := filepath.Join(dir, "agent.db")
 	conf := filepath.Join(dir, "agent.yaml")
@@ -189,7 +202,7 @@ guardrails:
 		t.Fatalf("rollback --all: %v\n%s", err, out)
 	}
 	for p := 0; p < 4; p++ {
-		if tel, _ := srv.Telemetry("sw0"); tel.Ports[p].Queues[3].ECN != cfg.ECN {
+		if tel, _ := srv.Telemetry("sw0"); tel.Ports[p].Queues[3].ECN != start {
 			t.Fatalf("port %d after rollback: %+v", p, tel.Ports[p].Queues[3].ECN)
 		}
 	}
@@ -204,7 +217,7 @@ guardrails:
 		if err != nil || strings.Contains(out, ": applied") {
 			t.Fatalf("rollback %v again: %v\n%s", args, err, out)
 		}
-		if tel, _ := srv.Telemetry("sw0"); tel.Ports[0].Queues[3].ECN != cfg.ECN {
+		if tel, _ := srv.Telemetry("sw0"); tel.Ports[0].Queues[3].ECN != start {
 			t.Fatalf("rollback %v again changed the switch: %+v", args, tel.Ports[0].Queues[3].ECN)
 		}
 	}
