@@ -272,6 +272,12 @@ func (a *Adaptive) decide(o *env.Observation) Decision {
 		return a.probe(o, st, fmt.Sprintf("baseline reward %.3f", mean))
 	}
 
+	return a.judge(o, st, mean)
+}
+
+// judge decides on the probe st measured (mean reward): keep it and probe
+// on, wait for more intervals, or step back to the held setting.
+func (a *Adaptive) judge(o *env.Observation, st *adaptState, mean float64) Decision {
 	// Judge the probe.
 	ai := st.axis
 	ax := adaptiveAxes[ai]

@@ -92,6 +92,34 @@ type Overview struct {
 	Pause journal.Pause `json:"pause"`
 }
 
+// countWindow fills ov's counts over the audit window's entries (recent)
+// and returns the changes per target.
+func (a *server) countWindow(ov *Overview, recent []core.AuditEntry) map[string]int {
+	changes := map[string]int{}
+	for _, e := range recent {
+		changes[e.Target]++
+		if e.State != core.StateApplied {
+			continue
+		}
+		switch e.Kind {
+		case core.KindRollback, core.KindReadBack:
+			ov.Rollbacks++
+		case core.KindRepair:
+			ov.Repairs++
+		case core.KindFallback:
+			ov.Fallbacks++
+		}
+	}
+	ov.ChangesInWindow = len(recent)
+	for _, n := range core.Flaps(recent, int64(core.FlapIntervals*a.o.Interval)) {
+		ov.Flaps += n
+	}
+	if n := len(ov.Intervals); n > 0 && ov.Queues > 0 {
+		ov.ChangesPerQueuePer100 = float64(ov.ChangesInWindow) / float64(ov.Queues) * 100 / float64(n)
+	}
+	return changes
+}
+
 // overview assembles the Overview.
 func (a *server) overview() (Overview, error) {
 	now := a.o.Clock()
@@ -137,30 +165,7 @@ func (a *server) overview() (Overview, error) {
 	if err != nil {
 		return ov, err
 	}
-	changes := map[string]int{}
-	for _, e := range recent {
-		changes[e.Target]++
-	}
-	ov.ChangesInWindow = len(recent)
-	for _, n := range core.Flaps(recent, int64(core.FlapIntervals*a.o.Interval)) {
-		ov.Flaps += n
-	}
-	for _, e := range recent {
-		if e.State != core.StateApplied {
-			continue
-		}
-		switch e.Kind {
-		case core.KindRollback, core.KindReadBack:
-			ov.Rollbacks++
-		case core.KindRepair:
-			ov.Repairs++
-		case core.KindFallback:
-			ov.Fallbacks++
-		}
-	}
-	if n := len(ov.Intervals); n > 0 && ov.Queues > 0 {
-		ov.ChangesPerQueuePer100 = float64(ov.ChangesInWindow) / float64(ov.Queues) * 100 / float64(n)
-	}
+	changes := a.countWindow(&ov, recent)
 	limit := config.HealthStaleIntervals * a.o.Interval
 	heard := a.o.Source.Heard()
 	for _, ti := range a.o.Source.Targets() {
