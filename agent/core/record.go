@@ -123,3 +123,26 @@ func Flaps(entries []AuditEntry, windowNs int64) map[string]int {
 	}
 	return out
 }
+
+// KindCounts are how many applied changes of a log were rollbacks (and
+// read-back restores), safety repairs and fallbacks.
+type KindCounts struct{ Rollbacks, Repairs, Fallbacks int }
+
+// CountKinds counts the applied entries' rollbacks, repairs and fallbacks.
+func CountKinds(entries []AuditEntry) KindCounts {
+	var k KindCounts
+	for _, e := range entries {
+		if e.State != StateApplied {
+			continue
+		}
+		switch e.Kind {
+		case KindRollback, KindReadBack:
+			k.Rollbacks++
+		case KindRepair:
+			k.Repairs++
+		case KindFallback:
+			k.Fallbacks++
+		}
+	}
+	return k
+}

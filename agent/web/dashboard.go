@@ -98,18 +98,9 @@ func (a *server) countWindow(ov *Overview, recent []core.AuditEntry) map[string]
 	changes := map[string]int{}
 	for _, e := range recent {
 		changes[e.Target]++
-		if e.State != core.StateApplied {
-			continue
-		}
-		switch e.Kind {
-		case core.KindRollback, core.KindReadBack:
-			ov.Rollbacks++
-		case core.KindRepair:
-			ov.Repairs++
-		case core.KindFallback:
-			ov.Fallbacks++
-		}
 	}
+	k := core.CountKinds(recent)
+	ov.Rollbacks, ov.Repairs, ov.Fallbacks = k.Rollbacks, k.Repairs, k.Fallbacks
 	ov.ChangesInWindow = len(recent)
 	for _, n := range core.Flaps(recent, int64(core.FlapIntervals*a.o.Interval)) {
 		ov.Flaps += n

@@ -121,16 +121,8 @@ func Figures(r Result, interval time.Duration, idleUtil float64) eval.LoopFigure
 			continue
 		}
 		churn.Change(e.Key, e.TimeNs, e.Old, e.New)
-		switch e.Kind {
-		case core.KindFallback:
-			f.Fallbacks++
-		case core.KindRollback, core.KindReadBack:
-			f.Rollbacks++
-		case core.KindRepair:
-			f.Repairs++
-			if s, ok := set[e.Key]; ok && s.SameECN(e.Old) {
-				f.RepairsOfOwn++
-			}
+		if s, ok := set[e.Key]; ok && e.Kind == core.KindRepair && s.SameECN(e.Old) {
+			f.RepairsOfOwn++
 		}
 		if core.NeedsApproval(e.Kind) { // the loop's own choice: a tune or a fallback
 			set[e.Key] = e.New
@@ -139,6 +131,8 @@ func Figures(r Result, interval time.Duration, idleUtil float64) eval.LoopFigure
 		}
 	}
 	f.Changes, f.ChangesAfter, f.Flaps, f.FlapsAfter = churn.Changes, churn.After, churn.Flaps, churn.FlapsAfter
+	k := core.CountKinds(r.Audit)
+	f.Fallbacks, f.Rollbacks, f.Repairs = k.Fallbacks, k.Rollbacks, k.Repairs
 	if idleUtil <= 0 {
 		idleUtil = 0.01
 	}
