@@ -260,7 +260,7 @@ func (s *Switch) session(pctx context.Context, out chan<- env.Snapshot, report f
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-ss.timer.C:
-			if ss.incomplete() {
+			if ss.waitForWhole() {
 				continue // the sample's other counter notifications are on their way
 			}
 			ss.emit()
@@ -327,10 +327,10 @@ type session struct {
 // and its count becomes the whole one (a port went away).
 const wholeWait = time.Second
 
-// incomplete says whether the pending sample lacks counter notifications
+// waitForWhole says whether the pending sample lacks counter notifications
 // a whole one has and may still wait for them (re-arming the timer);
 // past wholeWait it learns the smaller count instead.
-func (ss *session) incomplete() bool {
+func (ss *session) waitForWhole() bool {
 	if !ss.dirty || ss.full == 0 || ss.nAt >= ss.full {
 		return false
 	}
