@@ -480,6 +480,7 @@ type queueState struct {
 	// retryBlocked is the setting last rolled back on the queue: a tune
 	// back to it is refused until retryUntilNs (RollbackRetryAfter).
 	retryBlocked env.Setting
+	retryFrom    env.Setting
 	retryUntilNs int64
 }
 
@@ -626,7 +627,9 @@ func (g *Guard) Step(in StepInput) (Plan, error) {
 	for i := range in.Observations {
 		g.Seen(in.Observations[i].Key.Target, now)
 	}
-	repairing := map[env.QueueKey]bool{}
+	// A queue gets at most one change per plan: a rollback, repair or
+	// revert makes it pending at once, and its decision waits.
+	planned := map[env.QueueKey]ChangeKind{}
 	for i := range in.Observations {
 		c, a := g.ingest(now, &in.Observations[i])
 		if c == nil && a == nil {
@@ -634,19 +637,23 @@ func (g *Guard) Step(in StepInput) (Plan, error) {
 		}
 		if c != nil {
 			plan.Changes = append(plan.Changes, *c)
-			repairing[c.Key] = c.Kind == KindRepair
+			planned[c.Key] = c.Kind
+			g.queue(c.Key).pending = true
 		}
 		if a != nil {
 			plan.Alarms = append(plan.Alarms, *a)
 		}
 	}
 	g.watchdog(now, &plan)
+	for _, c := range plan.Changes {
+		planned[c.Key] = c.Kind
+	}
 
 	var cands []Change
 	for i := range in.Decisions {
-		if d := &in.Decisions[i]; repairing[d.Key] {
+		if d := &in.Decisions[i]; planned[d.Key] != "" {
 			plan.Rejections = append(plan.Rejections, Rejection{Key: d.Key, Rule: RulePending, Wanted: d.Setting,
-				Reason: "a safety repair of this queue goes first"})
+				Reason: fmt.Sprintf("a %s of this queue goes first", planned[d.Key])})
 			continue
 		}
 		c, rej := g.decide(now, &in.Observations[i], &in.Decisions[i])

@@ -26,6 +26,9 @@ type QueueMemory struct {
 	// before RetryUntilNs (GuardConfig.RollbackRetryAfter).
 	RetryBlocked *env.Setting `json:"retry_blocked,omitempty"`
 	RetryUntilNs int64        `json:"retry_until_ns,omitempty"`
+	// RetryFrom is the setting the rolled-back change started from: a
+	// tune that goes further from it than RetryBlocked is barred too.
+	RetryFrom *env.Setting `json:"retry_from,omitempty"`
 }
 
 // Probation is a change under watch: from and to, and the KPIs measured
@@ -57,8 +60,8 @@ func (q *queueState) memory() QueueMemory {
 			PauseSD: b.pause.sd(), RewardSD: b.reward.sd(), N: b.pause.n, HaveReward: b.haveReward, HaveBase: b.ok}
 	}
 	if q.retryUntilNs > 0 {
-		r := q.retryBlocked
-		m.RetryBlocked, m.RetryUntilNs = &r, q.retryUntilNs
+		r, f := q.retryBlocked, q.retryFrom
+		m.RetryBlocked, m.RetryUntilNs, m.RetryFrom = &r, q.retryUntilNs, &f
 	}
 	return m
 }
@@ -98,6 +101,10 @@ func (g *Guard) Restore(m QueueMemory) {
 	}
 	if m.RetryBlocked != nil {
 		q.retryBlocked, q.retryUntilNs = *m.RetryBlocked, m.RetryUntilNs
+		q.retryFrom = *m.RetryBlocked // an older memory: only the setting itself is barred
+		if m.RetryFrom != nil {
+			q.retryFrom = *m.RetryFrom
+		}
 	}
 }
 

@@ -211,7 +211,7 @@ func (g *Guard) rollback(now int64, q *queueState, o *env.Observation, rule, why
 	al := &Alarm{Target: o.Key.Target, Key: &k, Rule: rule, Msg: "rollback to the setting before the change: " + why}
 	back, clamped, _, rej := g.shape(q, q.probationFrom, math.Inf(1))
 	q.onProbation = false
-	q.retryBlocked, q.retryUntilNs = q.probationTo, now+int64(g.cfg.RollbackRetryAfter)
+	q.retryBlocked, q.retryFrom, q.retryUntilNs = q.probationTo, q.probationFrom, now+int64(g.cfg.RollbackRetryAfter)
 	g.touch(q)
 	if rej != nil {
 		al.Msg += " (" + rej.Reason + ": nothing to roll back)"
@@ -229,12 +229,45 @@ func (g *Guard) rollback(now int64, q *queueState, o *env.Observation, rule, why
 }
 
 // retryRefused is the rejection of a tune of q to out while a rollback
-// from that setting bars it (nil otherwise).
+// bars it (nil otherwise): out is the setting rolled back from, or goes
+// further the same way (pushedFurther).
 func (g *Guard) retryRefused(now int64, q *queueState, out env.Setting) *Rejection {
-	if now >= q.retryUntilNs || !SameSetting(out, q.retryBlocked, g.cfg.ReadBackPmaxTol) {
+	if now >= q.retryUntilNs {
+		return nil
+	}
+	what := "was rolled back on this queue"
+	switch {
+	case SameSetting(out, q.retryBlocked, g.cfg.ReadBackPmaxTol):
+	case pushedFurther(q.retryFrom, q.retryBlocked, out):
+		what = "goes further than kmin " + units.FormatBytes(q.retryBlocked.KminBytes) + ", kmax " +
+			units.FormatBytes(q.retryBlocked.KmaxBytes) + ", pmax " + env.FormatPmax(q.retryBlocked.Pmax) + ", which was rolled back on this queue"
+	default:
 		return nil
 	}
 	return &Rejection{Key: q.key, Rule: RuleRetry, Wanted: out,
-		Reason: fmt.Sprintf("kmin %s, kmax %s, pmax %s was rolled back on this queue; not tried again for %s",
-			units.FormatBytes(out.KminBytes), units.FormatBytes(out.KmaxBytes), env.FormatPmax(out.Pmax), time.Duration(q.retryUntilNs-now))}
+		Reason: fmt.Sprintf("kmin %s, kmax %s, pmax %s %s; not tried again for %s",
+			units.FormatBytes(out.KminBytes), units.FormatBytes(out.KmaxBytes), env.FormatPmax(out.Pmax), what, time.Duration(q.retryUntilNs-now))}
+}
+
+// pushedFurther reports whether out pushes the harmful change from→to
+// further: every ECN knob that change moved, out moves from "from" the
+// same way at least as far (and it moved one at least).
+func pushedFurther(from, to, out env.Setting) bool {
+	moved := false
+	further := func(f, t, o float64) bool {
+		switch {
+		case t == f:
+			return true
+		case t > f:
+			moved = true
+			return o >= t
+		default:
+			moved = true
+			return o <= t
+		}
+	}
+	ok := further(float64(from.KminBytes), float64(to.KminBytes), float64(out.KminBytes)) &&
+		further(float64(from.KmaxBytes), float64(to.KmaxBytes), float64(out.KmaxBytes)) &&
+		further(from.Pmax, to.Pmax, out.Pmax)
+	return ok && moved
 }
