@@ -18,7 +18,6 @@ import (
 	"github.com/ecntune/ecntune/agent/metrics"
 	"github.com/ecntune/ecntune/agent/web"
 	"github.com/ecntune/ecntune/env"
-	"github.com/ecntune/ecntune/gnmipath"
 	"github.com/ecntune/ecntune/policy"
 )
 
@@ -66,6 +65,10 @@ type Options struct {
 	DryRun      bool
 	// SetTimeout bounds one Set plus its read-back (default: 5 s).
 	SetTimeout time.Duration
+	// IOWait is how long Run's interval waits for its Sets before it goes
+	// on (0: half the interval, at most SetTimeout); the rest land as they
+	// return. Tick called directly (lockstep, tests) waits for all.
+	IOWait time.Duration
 	// History is how many control intervals the dashboard keeps per queue
 	// (0: DefaultHistory; below 0: none, and the dashboard draws nothing).
 	History int
@@ -112,6 +115,14 @@ type Agent struct {
 	hist *web.History // the dashboard's per-queue intervals (nil: off)
 
 	intervalWarned bool // warnInterval logged (Tick's goroutine only)
+
+	// The switch I/O under way (apply.go), all on Tick's goroutine but
+	// ioc: one flight per target at a time.
+	busy     map[string]bool
+	inFlight int
+	ioc      chan ioDone
+	ioWait   time.Duration // how long apply waits for flights (0: all)
+	stopping bool          // Run is ending: no new Set
 }
 
 // New checks the options and builds an agent.
@@ -154,7 +165,8 @@ func New(o Options) (*Agent, error) {
 	a := &Agent{o: o, cfg: o.Config, core: c, pause: pause, log: o.Logger, reward: o.Config.Guardrails.Reward, retention: retention,
 		switches: map[string]Switch{}, targets: map[string]config.Target{},
 		latest: map[env.QueueKey]env.Observation{}, lastSeen: map[string]time.Time{}, tinfo: map[string]*targetState{},
-		recs: map[env.QueueKey]core.Recommendation{}, peers: map[string]map[string]env.Peer{}}
+		recs: map[env.QueueKey]core.Recommendation{}, peers: map[string]map[string]env.Peer{},
+		busy: map[string]bool{}, ioc: make(chan ioDone, len(o.Switches)+1)}
 	switch {
 	case o.History == 0:
 		a.hist = web.NewHistory(web.DefaultHistory)
@@ -243,11 +255,23 @@ func (a *Agent) Run(ctx context.Context) error {
 		"interval", a.cfg.Interval, "dry_run", a.o.DryRun)
 	tick := time.NewTicker(a.cfg.Interval)
 	defer tick.Stop()
+	a.ioWait = a.o.IOWait
+	if a.ioWait <= 0 {
+		a.ioWait = min(a.cfg.Interval/2, a.o.SetTimeout)
+	}
+	defer func() { a.ioWait = 0 }()
 	for {
 		select {
 		case <-ctx.Done():
+			// A Set once sent is seen through (its outcome journaled);
+			// nothing new is sent.
+			a.stopping = true
+			a.waitIO(context.WithoutCancel(ctx), 0)
+			a.stopping = false
 			a.log.Info("agent stopped")
 			return nil
+		case d := <-a.ioc:
+			a.land(ctx, d)
 		case s := <-snaps:
 			a.Ingest(s)
 		case e := <-errs:
@@ -323,7 +347,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 	// still runs its rollback rules and the watchdog.
 	decs, perr := a.decide(obs)
 	if a.cfg.Mode != config.ModeShadow && a.pending && !a.o.DryRun {
-		if err := a.Reconcile(ctx); err != nil {
+		if err := a.reconcileAsync(ctx); err != nil {
 			a.log.Warn("reconcile", "err", err)
 		}
 	}
@@ -500,287 +524,6 @@ func (a *Agent) account(p core.Plan) {
 		}
 		m.Frozen.WithLabelValues(n).Set(v)
 	}
-}
-
-// apply journals, sets and reads back a batch of changes, one Set per
-// target (targets in parallel), then settles each with the core. The
-// rollbacks the core orders after a read-back mismatch are applied in a
-// second round.
-func (a *Agent) apply(ctx context.Context, changes []core.Change, allowRollback bool) {
-	changes = a.confirmRollbacks(ctx, changes)
-	if allowRollback {
-		// the interval's batch, even an empty one: "changed in the last
-		// interval" must not show an old batch
-		a.mu.Lock()
-		a.lastPlan = append(a.lastPlan[:0], changes...)
-		a.mu.Unlock()
-	}
-	if len(changes) == 0 {
-		return
-	}
-	results := a.setAll(ctx, changes)
-	var second []core.Change
-	nowNs := a.o.Clock().UnixNano()
-	for _, r := range results {
-		if rb := a.settle(r, nowNs); rb != nil {
-			if allowRollback {
-				second = append(second, *rb)
-			} else {
-				a.core.Drop(*rb, nowNs)
-			}
-		}
-	}
-	if len(second) > 0 {
-		a.apply(ctx, second, false)
-	}
-}
-
-// confirmRollbacks reads, before a probation rollback is written, whether
-// the switch still runs the setting being rolled back from. A switch that
-// restarted since the last telemetry (back at its startup configuration)
-// or was written by someone else does not: rolling it "back" would write a
-// setting of its previous life (core.ConfirmRollback).
-func (a *Agent) confirmRollbacks(ctx context.Context, changes []core.Change) []core.Change {
-	byTarget := map[string][]int{}
-	for i, c := range changes {
-		if c.Kind == core.KindRollback && !a.o.DryRun && a.switches[c.Key.Target] != nil {
-			byTarget[c.Key.Target] = append(byTarget[c.Key.Target], i)
-		}
-	}
-	drop := map[int]bool{}
-	nowNs := a.o.Clock().UnixNano()
-	for target, idx := range byTarget {
-		keys := make([]env.QueueKey, len(idx))
-		for j, i := range idx {
-			keys[j] = changes[i].Key
-		}
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.o.SetTimeout)
-		got, err := a.switches[target].Read(rctx, keys)
-		cancel()
-		for _, i := range idx {
-			c := changes[i]
-			cur, ok := got[c.Key]
-			switch a.core.ConfirmRollback(c, cur, ok && err == nil, nowNs) {
-			case core.RollbackDeferred:
-				drop[i] = true
-				a.log.Warn("rollback deferred: cannot read the switch's current setting", "queue", c.Key.String(), "err", err)
-			case core.RollbackSkipped:
-				drop[i] = true
-				a.log.Warn("rollback skipped: the switch no longer runs the setting being rolled back from (restarted or written by another); its current setting is the new baseline",
-					"queue", c.Key.String(), "expected", c.Old.Describe(), "runs", cur.Describe(), "differs", core.SettingDiff(c.Old, cur))
-			}
-		}
-	}
-	if len(drop) == 0 {
-		return changes
-	}
-	out := changes[:0:0]
-	for i, c := range changes {
-		if !drop[i] {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// setAll journals the intent of each target's changes and sets them, one
-// goroutine per target; the results come back in key order. Without a
-// write-ahead record there is no Set; in a dry run, or for a target
-// without a switch, the changes are journaled but not set.
-func (a *Agent) setAll(ctx context.Context, changes []core.Change) []core.Result {
-	byTarget := map[string][]core.Change{}
-	for _, c := range changes {
-		byTarget[c.Key.Target] = append(byTarget[c.Key.Target], c)
-	}
-	// Results come from this loop and from the per-target goroutines it
-	// starts: every append takes mu.
-	var mu sync.Mutex
-	var results []core.Result
-	add := func(rs ...core.Result) {
-		mu.Lock()
-		results = append(results, rs...)
-		mu.Unlock()
-	}
-	var wg sync.WaitGroup
-	for target, cs := range byTarget {
-		sw := a.switches[target]
-		written, err := a.intend(target, sw, cs)
-		if err != nil {
-			a.log.Error("audit log", "target", target, "err", err)
-			for _, c := range cs {
-				add(core.Result{Change: c, Outcome: core.NotApplied, Err: err})
-			}
-			continue
-		}
-		if a.o.DryRun || sw == nil {
-			for i, c := range cs {
-				a.log.Info("dry run: would set", "queue", c.Key.String(), "kind", c.Kind, "old", c.Old, "new", c.New, "reason", c.Reason)
-				add(core.Result{Change: c, Seq: written[i].Seq, Outcome: core.NotApplied})
-			}
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rs := a.setAndReadBack(ctx, sw, cs)
-			for i := range rs {
-				rs[i].Seq = written[i].Seq
-			}
-			add(rs...)
-		}()
-	}
-	wg.Wait()
-	sort.Slice(results, func(i, j int) bool { return env.QueueKeyLess(results[i].Key, results[j].Key) })
-	return results
-}
-
-// intend writes the audit entries of one target's changes ahead of the
-// Set (sw nil: a target without a switch, no paths).
-func (a *Agent) intend(target string, sw Switch, cs []core.Change) ([]core.AuditEntry, error) {
-	entries := make([]core.AuditEntry, len(cs))
-	nowNs := a.o.Clock().UnixNano()
-	for i, c := range cs {
-		var paths []string
-		if sw != nil {
-			paths = sw.SetPaths([]env.QueueKey{c.Key})
-		}
-		entries[i] = core.AuditEntry{TimeNs: nowNs, Target: target, Paths: paths, Model: a.o.Model, Owner: a.cfg.Owner,
-			Change: core.Change{Key: c.Key, Kind: c.Kind, Old: c.Old, New: c.New, Wanted: c.Wanted, Reason: core.AuditReason(c), ApprovedBy: c.ApprovedBy}}
-		if a.o.DryRun {
-			entries[i].State = core.StateDryRun
-		}
-	}
-	return a.o.Journal.Intent(entries)
-}
-
-// settle accounts for one result: counters and log, then the core, then
-// the journal (whoever sees the entry resolved in the audit log also sees
-// it counted; an unknown outcome stays open for Reconcile). It returns the
-// rollback the core orders.
-func (a *Agent) settle(r core.Result, nowNs int64) *core.Change {
-	switch r.Outcome {
-	case core.Applied:
-		a.o.Instruments.Applied(r.Key, r.New)
-		if r.Kind != core.KindTune && r.Kind != core.KindFallback {
-			a.o.Instruments.Rollbacks.WithLabelValues(string(r.Kind)).Inc()
-		}
-		a.log.Info("applied", "queue", r.Key.String(), "kind", r.Kind, "kmin", r.New.KminBytes,
-			"kmax", r.New.KmaxBytes, "pmax", r.New.Pmax, "reason", r.Reason)
-	case core.NotApplied:
-		if r.Err != nil {
-			a.log.Warn("set failed", "queue", r.Key.String(), "kind", r.Kind, "err", r.Err)
-		}
-	}
-	if r.Unknown {
-		a.pending = true
-		a.log.Warn("set outcome unknown, left for reconcile", "queue", r.Key.String(), "err", r.Err)
-	}
-	s := a.core.Settle(r, a.o.DryRun, nowNs)
-	if s.Resolve {
-		// The guard's memory of the queue goes with the audit entry.
-		if err := a.o.Journal.Resolve(r.Seq, s.State, s.Got, s.Msg, nowNs, s.Memory); err != nil {
-			a.log.Error("audit log", "err", err)
-		}
-	}
-	if s.Alarm != nil {
-		a.o.Instruments.Alarms.WithLabelValues(s.Alarm.Rule).Inc()
-		a.log.Warn(s.Alarm.Msg, "target", s.Alarm.Target, "rule", s.Alarm.Rule, "queue", r.Key.String())
-	}
-	return s.Rollback
-}
-
-// setAndReadBack sends one target's Set and reads the queues back; the core
-// judges the outcome. A Set once sent is seen through even when the agent
-// is stopping: cancelling it would leave its outcome unknown.
-func (a *Agent) setAndReadBack(ctx context.Context, sw Switch, cs []core.Change) []core.Result {
-	settings := make(map[env.QueueKey]env.Setting, len(cs))
-	keys := make([]env.QueueKey, len(cs))
-	for i, c := range cs {
-		settings[c.Key], keys[i] = c.New, c.Key
-	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.o.SetTimeout)
-	defer cancel()
-	start := time.Now()
-	setErr := sw.Apply(cctx, settings)
-	if herr := (*gnmipath.HeadroomError)(nil); errors.As(setErr, &herr) {
-		// The ECN changes went through; the switch refused the headroom.
-		// Judge the ECN change on its own, and say so loudly.
-		a.o.Instruments.Alarms.WithLabelValues("headroom-refused").Inc()
-		a.log.Warn("headroom Set refused; ECN change applied without it", "target", sw.Name(), "err", herr)
-		for i := range cs {
-			cs[i].New.HeadroomBytes, cs[i].New.Alpha = 0, 0
-		}
-		setErr = nil
-	}
-	// Read back in any case: after a failed Set the switch says whether
-	// it took the change after all (a timeout may hide a success).
-	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), a.o.SetTimeout)
-	defer rcancel()
-	got, err := sw.Read(rctx, keys)
-	switch {
-	case setErr != nil:
-		a.o.Instruments.Sets.WithLabelValues("error").Inc()
-	case err != nil:
-		a.o.Instruments.SetLatency.Observe(time.Since(start).Seconds())
-		a.o.Instruments.Sets.WithLabelValues("readback-error").Inc()
-	default:
-		a.o.Instruments.SetLatency.Observe(time.Since(start).Seconds())
-		a.o.Instruments.Sets.WithLabelValues("ok").Inc()
-	}
-	return a.core.ReadBack(sw.Name(), cs, setErr, got, err)
-}
-
-// Reconcile resolves audit entries a crash left without a result: it reads
-// each target's switch and lets the core judge each entry
-// (core.Reconcile): applied, abandoned, or left for another attempt.
-func (a *Agent) Reconcile(ctx context.Context) error {
-	pend, err := a.o.Journal.Pending()
-	if err != nil {
-		return err
-	}
-	a.pending = false
-	byTarget := map[string][]core.AuditEntry{}
-	for _, e := range pend {
-		byTarget[e.Target] = append(byTarget[e.Target], e)
-	}
-	for _, t := range slices.Sorted(maps.Keys(byTarget)) {
-		es := byTarget[t]
-		sw := a.switches[t]
-		nowNs := a.o.Clock().UnixNano()
-		if sw == nil {
-			a.log.Warn("reconcile: audit entries for a target not in the configuration left pending", "target", t, "entries", len(es))
-			continue
-		}
-		keys := make([]env.QueueKey, len(es))
-		for i, e := range es {
-			keys[i] = e.Key
-		}
-		cctx, cancel := context.WithTimeout(ctx, a.o.SetTimeout)
-		got, err := sw.Read(cctx, keys)
-		cancel()
-		if err != nil {
-			a.pending = true
-			a.log.Warn("reconcile: cannot read switch, will retry", "target", t, "err", err)
-			for _, e := range es {
-				if e.State != core.StateUnreachable {
-					_ = a.o.Journal.Resolve(e.Seq, core.StateUnreachable, nil, err.Error(), nowNs)
-				}
-			}
-			continue
-		}
-		for i, r := range a.core.Reconcile(es, got, nowNs) {
-			_ = a.o.Journal.Resolve(r.Seq, r.State, r.Got, r.Msg, nowNs)
-			a.pending = a.pending || r.Retry
-			switch {
-			case r.Note == "":
-			case r.Warn:
-				a.log.Warn(r.Note, "queue", es[i].Key.String(), "seq", r.Seq)
-			default:
-				a.log.Info(r.Note, "queue", es[i].Key.String(), "seq", r.Seq)
-			}
-		}
-	}
-	return nil
 }
 
 // Recommendations returns the newest recommendation per queue, in key order.

@@ -32,10 +32,13 @@ type fakeSwitch struct {
 	// faults
 	setErr  error
 	readErr error
-	ignore  bool // accept Sets but keep the old settings
-	partial bool // accept Sets but apply only Kmin
-	sets    int
-	snaps   chan env.Snapshot
+	// readErrAfterSet: reads fail once a Set came (read before write
+	// works; the read-back is lost)
+	readErrAfterSet bool
+	ignore          bool // accept Sets but keep the old settings
+	partial         bool // accept Sets but apply only Kmin
+	sets            int
+	snaps           chan env.Snapshot
 }
 
 func newFakeSwitch(name string, keys ...env.QueueKey) *fakeSwitch {
@@ -91,7 +94,7 @@ func (f *fakeSwitch) Apply(ctx context.Context, s map[env.QueueKey]env.Setting) 
 func (f *fakeSwitch) Read(ctx context.Context, keys []env.QueueKey) (map[env.QueueKey]env.Setting, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.readErr != nil {
+	if f.readErr != nil && (!f.readErrAfterSet || f.sets > 0) {
 		return nil, f.readErr
 	}
 	out := map[env.QueueKey]env.Setting{}
@@ -648,7 +651,7 @@ func TestAgentUnknownOutcomeReconciled(t *testing.T) {
 	sw := newFakeSwitch("leaf0", kA)
 	r := newRig(t, config.ModeClosedLoop, false, "", sw)
 	sw.setErr = errors.New("rpc error: code = DeadlineExceeded")
-	sw.readErr = errors.New("connection reset")
+	sw.readErr, sw.readErrAfterSet = errors.New("connection reset"), true
 	r.interval(t)
 	es, _ := r.j.Entries("", 0)
 	if len(es) != 1 || es[0].State != core.StateIntent {

@@ -28,13 +28,15 @@ func TestApplyMixedTargetsNoRace(t *testing.T) {
 	noSwitch := env.QueueKey{Target: "leaf1", Port: "Ethernet0", Queue: 3}
 	// Targets are visited in map order: enough rounds that the target with
 	// a switch comes first in some of them.
+	prev := cur
 	for i := 0; i < 20; i++ {
 		next := target
 		next.KminBytes += int64(i + 1)
 		a.apply(context.Background(), []core.Change{
-			{Key: kA, Kind: core.KindTune, Old: cur, New: next, Reason: "test"},
+			{Key: kA, Kind: core.KindTune, Old: prev, New: next, Reason: "test"},
 			{Key: noSwitch, Kind: core.KindTune, Old: cur, New: next, Reason: "test"},
 		}, false)
+		prev = next
 		if got := sw.get(kA); got != next {
 			t.Fatalf("round %d: switch runs %+v, want %+v", i, got, next)
 		}

@@ -12,7 +12,7 @@ import (
 // is a consensus without a network: the driver hands it one interval's
 // observations and the policy's decisions (Tick) and gets back a Ready,
 // everything it must do; it does that, then hands the outcomes back
-// (Settle, Reconcile, ConfirmRollback). Core holds the guard and its
+// (Settle, Reconcile, Confirm). Core holds the guard and its
 // memory; it has no clock (time comes in as nanoseconds), no goroutine, no
 // file and no network, so every rule can be tested by calling it.
 type Core struct {
@@ -315,33 +315,52 @@ func (c *Core) Settle(r Result, dryRun bool, nowNs int64) Settled {
 	return s
 }
 
-// RollbackCheck is what a probation rollback meets on the switch.
-type RollbackCheck int
+// WriteCheck is what a change meets on the switch when it is read just
+// before the Set (read before write).
+type WriteCheck int
 
 const (
-	// RollbackGo: the switch runs the setting being rolled back from.
-	RollbackGo RollbackCheck = iota
-	// RollbackDeferred: the switch could not be read; try next interval.
-	RollbackDeferred
-	// RollbackSkipped: the switch runs something else (it restarted, or
-	// another wrote it); what it runs is the queue's new baseline.
-	RollbackSkipped
+	// WriteGo: the switch runs the setting the change was computed from.
+	WriteGo WriteCheck = iota
+	// WriteDeferred: the switch could not be read; decided again later.
+	WriteDeferred
+	// WriteSkipped: the switch runs something else (it restarted, or
+	// another wrote it): the change was computed on its past. What it
+	// runs is the queue's new baseline.
+	WriteSkipped
 )
 
-// ConfirmRollback judges a probation rollback against the switch's current
-// setting (known false: it could not be read). A rollback that does not
-// go ahead is done with as far as the guard is concerned.
-func (c *Core) ConfirmRollback(ch Change, cur env.Setting, known bool, nowNs int64) RollbackCheck {
+// Confirm judges a change against the setting the switch reports just
+// before the Set (known false: it could not be read) and returns the change
+// to write. No change is written that was computed from a setting the
+// switch no longer runs (a restart between two telemetry samples, another
+// writer): a rollback would write a setting of the switch's previous life,
+// a tune would move from the wrong place, past max-step. A revert to the
+// safe preset still goes, from what the switch runs. A change that does
+// not go ahead is done with as far as the guard is concerned; what the
+// switch runs is the queue's new baseline, unless it is what the agent set
+// last (the change was computed on a sample older than that Set).
+func (c *Core) Confirm(ch Change, cur env.Setting, known bool, nowNs int64) (Change, WriteCheck) {
+	g := c.guard
 	switch {
 	case !known:
-		c.guard.Result(ch, NotApplied, env.Setting{}, nowNs)
-		return RollbackDeferred
-	case !c.guard.ReadBackOK(ch.Old, cur):
-		c.guard.Result(ch, NotApplied, env.Setting{}, nowNs)
-		c.guard.Adopt(ch.Key, cur, cur, nowNs)
-		return RollbackSkipped
+		g.Result(ch, NotApplied, env.Setting{}, nowNs)
+		return ch, WriteDeferred
+	case g.ReadBackOK(ch.Old, cur):
+		return ch, WriteGo
+	case ch.Kind == KindRevert && validSetting(cur):
+		ch.Old = cur
+		ch.New.HeadroomBytes, ch.New.Alpha = cur.HeadroomBytes, cur.Alpha
+		return ch, WriteGo
 	}
-	return RollbackGo
+	g.Result(ch, NotApplied, env.Setting{}, nowNs)
+	q := g.queue(ch.Key)
+	if q.expectSet && g.ReadBackOK(q.expect, cur) {
+		q.current = cur // an old sample showed the setting before our own Set
+		return ch, WriteSkipped
+	}
+	g.Adopt(ch.Key, cur, cur, nowNs)
+	return ch, WriteSkipped
 }
 
 // Resolution is how Reconcile ends an audit entry a crash left open.

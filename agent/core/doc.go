@@ -5,7 +5,7 @@
 // apply, rejections, alarms and frozen targets. The driver (package agent)
 // does the I/O and hands the outcomes back: ReadBack judges a Set by what
 // the switch reports after it, Settle says how each audit entry ends and
-// which rollback the guard orders, ConfirmRollback and Reconcile judge what
+// which rollback the guard orders, Confirm and Reconcile judge what
 // a restarted or rewritten switch runs. The Guard holds the rules
 // (confidence gate and fallback, hold, step, bounds, XOFF and headroom
 // invariants, probation and rollback, the stale-telemetry watchdog, another

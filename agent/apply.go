@@ -1,0 +1,419 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/gnmipath"
+)
+
+// The switch I/O of a closed loop runs one flight per target at a time, on
+// a goroutine of its own, so that a slow or hung switch holds up only its
+// own queues: they stay pending in the guard until its flight returns, and
+// changes for a target with a flight under way wait (RuleBusy). Every
+// decision stays on the driver's goroutine: a flight only reads and writes
+// the switch and hands back what it saw (ioDone), which the driver judges
+// with the core. A change goes through three stages:
+//
+//  1. read before write (stageConfirm): the switch's current setting,
+//     which must be the one the change was computed from (core.Confirm):
+//     no Set is computed on a switch's past (a restart between two
+//     samples, another writer);
+//  2. write ahead: the audit intent, on the driver's goroutine;
+//  3. set and read back (stageSet), judged by core.ReadBack and settled.
+//
+// A read-back mismatch orders a rollback to the last known good setting,
+// set (stageSet) in a second round with no further round after it.
+// Reconciling entries a crash or a lost answer left open reads the switch
+// the same way (stageReconcile).
+type ioStage int
+
+const (
+	stageConfirm ioStage = iota
+	stageSet
+	stageReconcile
+)
+
+// ioDone is one target's flight and what it brought back.
+type ioDone struct {
+	target  string
+	stage   ioStage
+	changes []core.Change     // stageConfirm, stageSet
+	seqs    []uint64          // stageSet: their audit entries
+	second  bool              // read-back rollbacks: no further round
+	entries []core.AuditEntry // stageReconcile
+	start   time.Time
+
+	got    map[env.QueueKey]env.Setting
+	err    error // the read's
+	setErr error // stageSet: the Set's
+}
+
+// RuleBusy is the reason a change waits: its target's last Set or read has
+// not returned yet.
+const RuleBusy = "target-busy"
+
+// apply sets a batch of changes (written ahead, read back, settled) and
+// waits for the flights as Options.IOWait says. first: the interval's
+// batch (LastChanges), whose read-back mismatches get a rollback round.
+func (a *Agent) apply(ctx context.Context, changes []core.Change, first bool) {
+	if first {
+		// the interval's batch, even an empty one: "changed in the last
+		// interval" must not show an old batch
+		a.mu.Lock()
+		a.lastPlan = append(a.lastPlan[:0], changes...)
+		a.mu.Unlock()
+	}
+	byTarget := map[string][]core.Change{}
+	for _, c := range changes {
+		byTarget[c.Key.Target] = append(byTarget[c.Key.Target], c)
+	}
+	for _, target := range slices.Sorted(maps.Keys(byTarget)) {
+		cs := byTarget[target]
+		sw := a.switches[target]
+		switch {
+		case a.o.DryRun || sw == nil:
+			a.write(ctx, target, cs, !first)
+		case a.busy[target]:
+			for _, c := range cs {
+				a.core.Hold(c)
+			}
+			a.o.Instruments.Rejections.WithLabelValues(RuleBusy).Add(float64(len(cs)))
+			a.log.Warn("changes wait: the target's last Set or read has not returned", "target", target, "changes", len(cs))
+		case !needsConfirm(cs):
+			a.write(ctx, target, cs, !first)
+		default:
+			a.fly(ctx, ioDone{target: target, stage: stageConfirm, changes: cs, second: !first})
+		}
+	}
+	a.waitIO(ctx, a.ioWait)
+}
+
+// needsConfirm: every change but a read-back rollback (computed from the
+// read-back just made) is read before it is written.
+func needsConfirm(cs []core.Change) bool {
+	for _, c := range cs {
+		if c.Kind != core.KindReadBack {
+			return true
+		}
+	}
+	return false
+}
+
+// fly starts one target's flight.
+func (a *Agent) fly(ctx context.Context, d ioDone) {
+	if a.busy == nil {
+		a.busy = map[string]bool{}
+	}
+	a.busy[d.target] = true
+	a.inFlight++
+	sw := a.switches[d.target]
+	go func() {
+		d.start = time.Now()
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.o.SetTimeout)
+		defer cancel()
+		switch d.stage {
+		case stageSet:
+			settings := make(map[env.QueueKey]env.Setting, len(d.changes))
+			for _, c := range d.changes {
+				settings[c.Key] = c.New
+			}
+			d.setErr = sw.Apply(cctx, settings)
+			// Read back in any case: after a failed Set the switch says
+			// whether it took the change after all (a timeout may hide
+			// a success).
+			rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), a.o.SetTimeout)
+			defer rcancel()
+			d.got, d.err = sw.Read(rctx, keysOf(d.changes))
+		case stageConfirm:
+			d.got, d.err = sw.Read(cctx, keysOf(d.changes))
+		case stageReconcile:
+			keys := make([]env.QueueKey, len(d.entries))
+			for i, e := range d.entries {
+				keys[i] = e.Key
+			}
+			d.got, d.err = sw.Read(cctx, keys)
+		}
+		a.ioc <- d // buffered for one flight per target: never blocks
+	}()
+}
+
+func keysOf(cs []core.Change) []env.QueueKey {
+	keys := make([]env.QueueKey, len(cs))
+	for i, c := range cs {
+		keys[i] = c.Key
+	}
+	return keys
+}
+
+// waitIO lands flights until none is under way, or for at most max (0:
+// until none is; lockstep and tests, where Sets take effect before time
+// goes on). Flights still out land later (Run's loop, landIO).
+func (a *Agent) waitIO(ctx context.Context, max time.Duration) {
+	var deadline <-chan time.Time
+	if max > 0 {
+		t := time.NewTimer(max)
+		defer t.Stop()
+		deadline = t.C
+	}
+	for a.inFlight > 0 {
+		select {
+		case d := <-a.ioc:
+			a.land(ctx, d)
+		case <-deadline:
+			return
+		}
+	}
+}
+
+// land takes a flight back on the driver's goroutine and starts what comes
+// next.
+func (a *Agent) land(ctx context.Context, d ioDone) {
+	a.busy[d.target] = false
+	a.inFlight--
+	switch d.stage {
+	case stageConfirm:
+		cs := a.confirmed(d)
+		if a.stopping {
+			// no new Set once the agent stops: the queues are free again
+			for _, c := range cs {
+				a.core.Hold(c)
+			}
+			cs = nil
+		}
+		if len(cs) > 0 {
+			a.write(ctx, d.target, cs, d.second)
+		}
+	case stageSet:
+		a.setLanded(ctx, d)
+	case stageReconcile:
+		a.reconciled(d.target, d.entries, d.got, d.err)
+	}
+}
+
+// confirmed judges a flight's read before write: the changes that go
+// ahead, the others deferred (unreadable) or skipped (computed on a
+// setting the switch no longer runs).
+func (a *Agent) confirmed(d ioDone) []core.Change {
+	nowNs := a.o.Clock().UnixNano()
+	var out []core.Change
+	for _, c := range d.changes {
+		if c.Kind == core.KindReadBack {
+			out = append(out, c)
+			continue
+		}
+		cur, ok := d.got[c.Key]
+		c, verdict := a.core.Confirm(c, cur, ok && d.err == nil, nowNs)
+		switch verdict {
+		case core.WriteGo:
+			out = append(out, c)
+		case core.WriteDeferred:
+			a.log.Warn("change deferred: cannot read the switch's current setting before writing", "queue", c.Key.String(), "kind", c.Kind, "err", d.err)
+		case core.WriteSkipped:
+			a.o.Instruments.Rejections.WithLabelValues("stale-setting").Inc()
+			a.log.Warn("change not written: the switch no longer runs the setting it was computed from (restarted or written by another); its current setting is the new baseline",
+				"queue", c.Key.String(), "kind", c.Kind, "expected", c.Old.Describe(), "runs", cur.Describe(), "differs", core.SettingDiff(c.Old, cur))
+		}
+	}
+	return out
+}
+
+// write journals the intent of one target's changes, then sets them (a
+// flight), or, in a dry run or for a target without a switch, settles them
+// as not applied. Without a write-ahead record there is no Set.
+func (a *Agent) write(ctx context.Context, target string, cs []core.Change, second bool) {
+	sw := a.switches[target]
+	written, err := a.intend(target, sw, cs)
+	nowNs := a.o.Clock().UnixNano()
+	if err != nil {
+		a.log.Error("audit log", "target", target, "err", err)
+		for _, c := range cs {
+			a.settle(core.Result{Change: c, Outcome: core.NotApplied, Err: err}, nowNs)
+		}
+		return
+	}
+	if a.o.DryRun || sw == nil {
+		for i, c := range cs {
+			a.log.Info("dry run: would set", "queue", c.Key.String(), "kind", c.Kind, "old", c.Old, "new", c.New, "reason", c.Reason)
+			a.settle(core.Result{Change: c, Seq: written[i].Seq, Outcome: core.NotApplied}, nowNs)
+		}
+		return
+	}
+	seqs := make([]uint64, len(written))
+	for i, e := range written {
+		seqs[i] = e.Seq
+	}
+	a.fly(ctx, ioDone{target: target, stage: stageSet, changes: cs, seqs: seqs, second: second})
+}
+
+// setLanded judges a Set by its read-back and settles each change; the
+// rollbacks the core orders after a mismatch go out in a second round.
+func (a *Agent) setLanded(ctx context.Context, d ioDone) {
+	cs, setErr := d.changes, d.setErr
+	if herr := (*gnmipath.HeadroomError)(nil); errors.As(setErr, &herr) {
+		// The ECN changes went through; the switch refused the headroom.
+		// Judge the ECN change on its own, and say so loudly.
+		a.o.Instruments.Alarms.WithLabelValues("headroom-refused").Inc()
+		a.log.Warn("headroom Set refused; ECN change applied without it", "target", d.target, "err", herr)
+		cs = slices.Clone(cs)
+		for i := range cs {
+			cs[i].New.HeadroomBytes, cs[i].New.Alpha = 0, 0
+		}
+		setErr = nil
+	}
+	switch {
+	case setErr != nil:
+		a.o.Instruments.Sets.WithLabelValues("error").Inc()
+	case d.err != nil:
+		a.o.Instruments.SetLatency.Observe(time.Since(d.start).Seconds())
+		a.o.Instruments.Sets.WithLabelValues("readback-error").Inc()
+	default:
+		a.o.Instruments.SetLatency.Observe(time.Since(d.start).Seconds())
+		a.o.Instruments.Sets.WithLabelValues("ok").Inc()
+	}
+	results := a.core.ReadBack(d.target, cs, setErr, d.got, d.err) // in the order of cs
+	for i := range results {
+		results[i].Seq = d.seqs[i]
+	}
+	sort.Slice(results, func(i, j int) bool { return env.QueueKeyLess(results[i].Key, results[j].Key) })
+	nowNs := a.o.Clock().UnixNano()
+	var second []core.Change
+	for i := range results {
+		if rb := a.settle(results[i], nowNs); rb != nil {
+			if d.second || a.stopping {
+				a.core.Drop(*rb, nowNs)
+			} else {
+				second = append(second, *rb)
+			}
+		}
+	}
+	if len(second) > 0 {
+		a.write(ctx, d.target, second, true)
+	}
+}
+
+// intend writes the audit entries of one target's changes ahead of the
+// Set (sw nil: a target without a switch, no paths).
+func (a *Agent) intend(target string, sw Switch, cs []core.Change) ([]core.AuditEntry, error) {
+	entries := make([]core.AuditEntry, len(cs))
+	nowNs := a.o.Clock().UnixNano()
+	for i, c := range cs {
+		var paths []string
+		if sw != nil {
+			paths = sw.SetPaths([]env.QueueKey{c.Key})
+		}
+		entries[i] = core.AuditEntry{TimeNs: nowNs, Target: target, Paths: paths, Model: a.o.Model, Owner: a.cfg.Owner,
+			Change: core.Change{Key: c.Key, Kind: c.Kind, Old: c.Old, New: c.New, Wanted: c.Wanted, Reason: core.AuditReason(c), ApprovedBy: c.ApprovedBy}}
+		if a.o.DryRun {
+			entries[i].State = core.StateDryRun
+		}
+	}
+	return a.o.Journal.Intent(entries)
+}
+
+// settle accounts for one result: counters and log, then the core, then
+// the journal (whoever sees the entry resolved in the audit log also sees
+// it counted; an unknown outcome stays open for Reconcile). It returns the
+// rollback the core orders.
+func (a *Agent) settle(r core.Result, nowNs int64) *core.Change {
+	switch r.Outcome {
+	case core.Applied:
+		a.o.Instruments.Applied(r.Key, r.New)
+		if r.Kind != core.KindTune && r.Kind != core.KindFallback {
+			a.o.Instruments.Rollbacks.WithLabelValues(string(r.Kind)).Inc()
+		}
+		a.log.Info("applied", "queue", r.Key.String(), "kind", r.Kind, "kmin", r.New.KminBytes,
+			"kmax", r.New.KmaxBytes, "pmax", r.New.Pmax, "reason", r.Reason)
+	case core.NotApplied:
+		if r.Err != nil {
+			a.log.Warn("set failed", "queue", r.Key.String(), "kind", r.Kind, "err", r.Err)
+		}
+	}
+	if r.Unknown {
+		a.pending = true
+		a.log.Warn("set outcome unknown, left for reconcile", "queue", r.Key.String(), "err", r.Err)
+	}
+	s := a.core.Settle(r, a.o.DryRun, nowNs)
+	if s.Resolve {
+		// The guard's memory of the queue goes with the audit entry.
+		if err := a.o.Journal.Resolve(r.Seq, s.State, s.Got, s.Msg, nowNs, s.Memory); err != nil {
+			a.log.Error("audit log", "err", err)
+		}
+	}
+	if s.Alarm != nil {
+		a.o.Instruments.Alarms.WithLabelValues(s.Alarm.Rule).Inc()
+		a.log.Warn(s.Alarm.Msg, "target", s.Alarm.Target, "rule", s.Alarm.Rule, "queue", r.Key.String())
+	}
+	return s.Rollback
+}
+
+// Reconcile resolves audit entries a crash left without a result: it reads
+// each target's switch and lets the core judge each entry
+// (core.Reconcile): applied, abandoned, or left for another attempt. The
+// targets are read in parallel and waited for (at the start of Run).
+func (a *Agent) Reconcile(ctx context.Context) error {
+	if err := a.reconcileAsync(ctx); err != nil {
+		return err
+	}
+	a.waitIO(ctx, 0)
+	return nil
+}
+
+// reconcileAsync starts a reconcile flight for each target with open
+// entries and no flight under way (one with a flight is left for later).
+func (a *Agent) reconcileAsync(ctx context.Context) error {
+	pend, err := a.o.Journal.Pending()
+	if err != nil {
+		return err
+	}
+	a.pending = false
+	byTarget := map[string][]core.AuditEntry{}
+	for _, e := range pend {
+		byTarget[e.Target] = append(byTarget[e.Target], e)
+	}
+	for _, t := range slices.Sorted(maps.Keys(byTarget)) {
+		es := byTarget[t]
+		switch {
+		case a.switches[t] == nil:
+			a.log.Warn("reconcile: audit entries for a target not in the configuration left pending", "target", t, "entries", len(es))
+		case a.busy[t]:
+			a.pending = true // its own flight first
+		default:
+			a.fly(ctx, ioDone{target: t, stage: stageReconcile, entries: es})
+		}
+	}
+	return nil
+}
+
+// reconciled resolves one target's open entries by what its switch
+// reports (core.Reconcile).
+func (a *Agent) reconciled(t string, es []core.AuditEntry, got map[env.QueueKey]env.Setting, err error) {
+	nowNs := a.o.Clock().UnixNano()
+	if err != nil {
+		a.pending = true
+		a.log.Warn("reconcile: cannot read switch, will retry", "target", t, "err", err)
+		for _, e := range es {
+			if e.State != core.StateUnreachable {
+				_ = a.o.Journal.Resolve(e.Seq, core.StateUnreachable, nil, err.Error(), nowNs)
+			}
+		}
+		return
+	}
+	for i, r := range a.core.Reconcile(es, got, nowNs) {
+		_ = a.o.Journal.Resolve(r.Seq, r.State, r.Got, r.Msg, nowNs)
+		a.pending = a.pending || r.Retry
+		switch {
+		case r.Note == "":
+		case r.Warn:
+			a.log.Warn(r.Note, "queue", es[i].Key.String(), "seq", r.Seq)
+		default:
+			a.log.Info(r.Note, "queue", es[i].Key.String(), "seq", r.Seq)
+		}
+	}
+}
