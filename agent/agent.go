@@ -219,18 +219,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	sctx, cancel := context.WithCancel(ctx)
 	defer func() { cancel(); wg.Wait() }()
-	for _, n := range a.names {
-		t := a.targets[n]
-		if !t.DiscoverPeers {
-			continue
-		}
-		ls, ok := a.switches[n].(LLDPSwitch)
-		if !ok {
-			a.log.Warn("fabric-ports: lldp, but this switch cannot read LLDP neighbours: every port's peer stays unknown", "target", n)
-			continue
-		}
-		ls.OnConnect(func(ctx context.Context) { a.discoverPeers(ctx, t, ls) })
-	}
+	a.watchPeers()
 	for _, n := range a.names {
 		sw := a.switches[n]
 		e := make(chan error, 16)
@@ -282,6 +271,23 @@ func (a *Agent) Run(ctx context.Context) error {
 				a.log.Error("interval", "err", err)
 			}
 		}
+	}
+}
+
+// watchPeers reads the LLDP neighbours of every target whose fabric ports
+// come from LLDP, each time its switch (re)connects.
+func (a *Agent) watchPeers() {
+	for _, n := range a.names {
+		t := a.targets[n]
+		if !t.DiscoverPeers {
+			continue
+		}
+		ls, ok := a.switches[n].(LLDPSwitch)
+		if !ok {
+			a.log.Warn("fabric-ports: lldp, but this switch cannot read LLDP neighbours: every port's peer stays unknown", "target", n)
+			continue
+		}
+		ls.OnConnect(func(ctx context.Context) { a.discoverPeers(ctx, t, ls) })
 	}
 }
 
