@@ -191,7 +191,8 @@ type Observation struct {
 	Current          Setting  `json:"current"`
 	XoffBytes        int64    `json:"xoff_bytes,omitempty"`
 	MinHeadroomBytes int64    `json:"min_headroom_bytes,omitempty"`
-	FloorEstimated   bool     `json:"floor_estimated,omitempty"` // see QueueSample.FloorEstimated
+	FloorEstimated   bool     `json:"floor_estimated,omitempty"`   // see QueueSample.FloorEstimated
+	HeadroomReported bool     `json:"headroom_reported,omitempty"` // see QueueSample.HeadroomReported
 	Metrics          Metrics  `json:"metrics"`
 	// Features is the normalised vector a learned policy reads; its layout
 	// is fixed by SpecVersion.

@@ -152,6 +152,7 @@ func (o *Observer) Observe(s Snapshot) []Observation {
 		ob.XoffBytes = q.XoffBytes
 		ob.MinHeadroomBytes = q.MinHeadroomBytes
 		ob.FloorEstimated = q.FloorEstimated
+		ob.HeadroomReported = q.HeadroomReported
 		ob.Metrics = st.metrics
 		ob.Valid = st.valid
 		ob.Problem = st.problem

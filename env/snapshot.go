@@ -137,6 +137,9 @@ type QueueSample struct {
 	// decisions that set a multiple of the floor (Observation.HeadroomAt).
 	FloorEstimated bool  `json:"floor_estimated,omitempty"`
 	BufferBytes    int64 `json:"buffer_bytes,omitempty"` // switch shared buffer (0: unknown)
+	// HeadroomReported: the switch reports the PG's headroom, so a
+	// Setting.HeadroomBytes of 0 is a headroom of 0 B, not "not reported".
+	HeadroomReported bool `json:"headroom_reported,omitempty"`
 
 	// Missing is the optional telemetry this queue's switch does not export
 	// (its fields above are then zero and mean "not measured", not 0).

@@ -984,13 +984,7 @@ func (d *Decoder) Snapshot() (snap env.Snapshot, incomplete []string) {
 		var m []string
 		s.Setting, m = resolveSetting(d.t.Dialect, d.tree, d.pgs, q.id.port, q.id.q)
 		missing = append(missing, m...)
-		if s.MinHeadroomBytes == 0 && s.Setting.HeadroomBytes > 0 && s.RateBps > 0 {
-			s.MinHeadroomBytes = d.floorFromCable(q.id.port, s.RateBps)
-			if s.MinHeadroomBytes > 0 {
-				s.Missing &^= env.TelHeadroom
-				s.FloorEstimated = true
-			}
-		}
+		d.headroomOf(&s)
 		if len(missing) > 0 {
 			incomplete = append(incomplete, fmt.Sprintf("%s/%s/q%d: missing %s", d.t.Name, q.id.port, q.id.q, strings.Join(missing, ", ")))
 			continue
@@ -1047,6 +1041,20 @@ func (d *Decoder) floorFromCable(port string, rateBps float64) int64 {
 type portCable struct {
 	meters float64
 	frame  int
+}
+
+// headroomOf completes s's headroom: whether the switch reports it, and,
+// where the switch shows a headroom but no floor, the floor estimated from
+// its cable length.
+func (d *Decoder) headroomOf(s *env.QueueSample) {
+	s.HeadroomReported = headroomReported(d.t.Dialect, d.tree, d.pgs, s.Key.Port, s.Key.Queue)
+	if s.MinHeadroomBytes == 0 && s.Setting.HeadroomBytes > 0 && s.RateBps > 0 {
+		s.MinHeadroomBytes = d.floorFromCable(s.Key.Port, s.RateBps)
+		if s.MinHeadroomBytes > 0 {
+			s.Missing &^= env.TelHeadroom
+			s.FloorEstimated = true
+		}
+	}
 }
 
 // missingOf is the optional telemetry queue q lacks: what did not arrive

@@ -34,7 +34,7 @@ func testSwitch(nports int) env.Snapshot {
 				DropPkts: b + 3, DropBytes: (b + 3) * 1048, CurQueueBytes: int64(b) + 7, MaxQueueBytes: int64(b) + 900, AvgQueueBytes: float64(b) + 123.25,
 				PauseTx: b + 10, PauseRx: b + 20, PausedNs: b*1000 + 4567,
 				Setting:   env.Setting{KminBytes: 400_000 + int64(p), KmaxBytes: 1_600_000 + int64(q), Pmax: 0.2, HeadroomBytes: 90_000 + int64(p)},
-				XoffBytes: 2_000_000 + int64(q), MinHeadroomBytes: 45_000, BufferBytes: 32_000_000})
+				XoffBytes: 2_000_000 + int64(q), MinHeadroomBytes: 45_000, BufferBytes: 32_000_000, HeadroomReported: true})
 		}
 	}
 	return s

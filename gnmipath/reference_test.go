@@ -175,6 +175,7 @@ func (d *refDecoder) snapshot() (snap env.Snapshot, incomplete []string) {
 		}
 		var m []string
 		s.Setting, m = resolveSetting(d.t.Dialect, tree, pgs, id.port, id.q)
+		s.HeadroomReported = headroomReported(d.t.Dialect, tree, pgs, id.port, id.q)
 		missing = append(missing, m...)
 		if len(missing) > 0 {
 			incomplete = append(incomplete, fmt.Sprintf("%s/%s/q%d: missing %s", d.t.Name, id.port, id.q, strings.Join(missing, ", ")))

@@ -86,7 +86,7 @@ func TestDecodeRealSonic(t *testing.T) {
 				TxPkts: 200, TxBytes: 200000, MarkedPkts: 7, MarkedBytes: 7000, CurQueueBytes: 4096, MaxQueueBytes: 123456,
 				PauseRx: 5, PauseTx: 2, PausedNs: 40_000, BufferBytes: 12766208,
 				Setting: env.Setting{KminBytes: 1048576, KmaxBytes: 2097152, Pmax: 0.05, HeadroomBytes: c.wantHeadroom, Alpha: c.wantAlpha},
-				Missing: Devices["sonic"].Missing}
+				Missing: Devices["sonic"].Missing, HeadroomReported: c.wantHeadroom > 0}
 			if q != want {
 				t.Fatalf("sample\n got %+v\nwant %+v", q, want)
 			}

@@ -377,6 +377,20 @@ func resolveSetting(d Dialect, t Tree, pgs map[string]*[8]pgBind, port string, q
 	return s, missing
 }
 
+// headroomReported says whether the switch reports (port, q)'s headroom
+// (as resolveSetting finds it): a 0 there is then 0 B, not unknown.
+func headroomReported(d Dialect, t Tree, pgs map[string]*[8]pgBind, port string, q int) bool {
+	if d == OpenConfig {
+		_, ok := t[Leaf{Field: PFCHeadroom, Port: port, Index: q}]
+		return ok
+	}
+	if a := pgs[port]; a != nil && a[q].profile != "" {
+		_, ok := t[Leaf{Field: BPXoff, Name: a[q].profile}]
+		return ok
+	}
+	return false
+}
+
 // Alpha limits: SONiC's dynamic_th (log2 alpha) is an integer in
 // MinDynamicTh..MaxDynamicTh.
 const (

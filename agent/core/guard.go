@@ -444,7 +444,10 @@ type queueState struct {
 	// floorNoted: the headroom below an estimated floor was reported
 	// (once, until the headroom or the floor moves past it again).
 	floorNoted bool
-	lastGood   env.Setting
+	// headroomReported: the switch reports the headroom, so 0 is 0 B
+	// (env.QueueSample.HeadroomReported).
+	headroomReported bool
+	lastGood         env.Setting
 
 	lastChangeNs int64
 	changed      bool
@@ -544,6 +547,9 @@ func (g *Guard) LastGood(k env.QueueKey) (env.Setting, bool) {
 // good setting, to what the switch runs now after a change at changedNs.
 // When from != to the change is put on probation again.
 func (g *Guard) Adopt(k env.QueueKey, from, to env.Setting, changedNs int64) {
+	if !validSetting(from) || !validSetting(to) {
+		return // never a baseline of zeros from a switch going down
+	}
 	q := g.queue(k)
 	q.lastGood = from
 	q.current = to
@@ -700,6 +706,7 @@ func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 	q.xoffs.N = BaselineIntervals
 	q.xoffs.Note(o.XoffBytes)
 	q.minHeadroom, q.floorEstimated = o.MinHeadroomBytes, o.FloorEstimated
+	q.headroomReported = o.HeadroomReported
 	if ext := g.follow(now, q, o); ext != nil {
 		return nil, ext
 	}
@@ -787,7 +794,7 @@ func (g *Guard) repair(now int64, o *env.Observation) (*Change, *Alarm) {
 	out := cur
 	var why []string
 	rule := ""
-	below := q.minHeadroom > 0 && cur.HeadroomBytes > 0 && cur.HeadroomBytes < q.minHeadroom
+	below := q.minHeadroom > 0 && (cur.HeadroomBytes > 0 || q.headroomReported) && cur.HeadroomBytes < q.minHeadroom
 	if !below || !q.floorEstimated {
 		q.floorNoted = false
 	}
@@ -814,7 +821,11 @@ func (g *Guard) repair(now int64, o *env.Observation) (*Change, *Alarm) {
 		if kmax >= b.KmaxMin && kmax < cur.KmaxBytes {
 			out.KmaxBytes = kmax
 			if out.KminBytes >= kmax {
-				out.KminBytes = max(b.KminMin, kmax/2)
+				// the least move: kmin down in kmax's proportion
+				out.KminBytes = max(b.KminMin, int64(float64(kmax)*float64(cur.KminBytes)/float64(cur.KmaxBytes)))
+				if out.KminBytes >= kmax { // kmin was not below kmax to begin with
+					out.KminBytes = max(b.KminMin, kmax/2)
+				}
 			}
 			if out.KminBytes < kmax {
 				if rule == "" {
@@ -1392,7 +1403,11 @@ func (g *Guard) Result(c Change, out Outcome, got env.Setting, nowNs int64) (*Ch
 		}
 		q.pending = true
 		q.onProbation = false
-		return &Change{Key: c.Key, Kind: KindReadBack, Old: got, New: q.lastGood,
+		from := got
+		if !validSetting(got) {
+			from = c.New // unknown: what was set is the best guess
+		}
+		return &Change{Key: c.Key, Kind: KindReadBack, Old: from, New: q.lastGood,
 			Reason: "read-back mismatch: back to last known good"}, a
 	}
 	return nil, nil

@@ -142,8 +142,11 @@ func TestGuardRepairsKmaxAboveXoff(t *testing.T) {
 		t.Fatalf("want one repair, got %+v", p)
 	}
 	n := p.Changes[0].New
-	if want := int64(2_809_000 * RepairXoffShare); n.KmaxBytes != want || n.KminBytes >= n.KmaxBytes || n.KminBytes != want/2 {
-		t.Fatalf("repaired to %+v, want kmax %d and kmin below it", n, want)
+	// The least move: kmax under XOFF, kmin down in the same proportion
+	// (the marking band keeps its shape), not to half of kmax.
+	want := int64(2_809_000 * RepairXoffShare)
+	if wantMin := int64(float64(want) * 3_000_000 / 3_358_000); n.KmaxBytes != want || n.KminBytes >= n.KmaxBytes || n.KminBytes != wantMin {
+		t.Fatalf("repaired to %+v, want kmax %d and kmin %d", n, want, wantMin)
 	}
 	if len(p.Alarms) != 1 || p.Alarms[0].Rule != RuleOrder {
 		t.Fatalf("alarms %+v", p.Alarms)
@@ -326,5 +329,26 @@ func TestGuardRollbackShapedBelowXoff(t *testing.T) {
 	p = step(t, g2, 11*sec, []env.Observation{o2}, nil)
 	if len(p.Changes) != 1 || p.Changes[0].New != cur || p.Changes[0].Wanted != nil {
 		t.Fatalf("plain rollback: %+v", p)
+	}
+}
+
+// A headroom the switch reports as 0 B on a lossless PG is below its floor
+// and repaired like any other; a headroom the switch does not report (0:
+// unknown) is left alone. Before, 0 was always taken as unknown: a Set of
+// headroom 0 went unrepaired.
+func TestGuardRepairsHeadroomZero(t *testing.T) {
+	zero := cur
+	zero.HeadroomBytes = 0
+	for _, reported := range []bool{true, false} {
+		g := newTestGuard(t, nil)
+		o := ob(kA, zero)
+		o.MinHeadroomBytes, o.HeadroomReported = 52_376, reported
+		p := step(t, g, 10*sec, []env.Observation{o}, nil)
+		switch {
+		case reported && (len(p.Changes) != 1 || p.Changes[0].Kind != KindRepair || p.Changes[0].New.HeadroomBytes != 52_376):
+			t.Fatalf("headroom 0 B reported: %+v", p)
+		case !reported && len(p.Changes)+len(p.Alarms) != 0:
+			t.Fatalf("headroom not reported: %+v", p)
+		}
 	}
 }
