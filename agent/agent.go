@@ -18,6 +18,7 @@ import (
 	"github.com/ecntune/ecntune/agent/metrics"
 	"github.com/ecntune/ecntune/agent/web"
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/policy"
 )
 
@@ -304,8 +305,17 @@ func (a *Agent) Ingest(s env.Snapshot) {
 		found = a.discovered(s.Target)
 	}
 	kept := s.Queues[:0:0]
+	implausible := ""
 	for _, q := range s.Queues {
 		if q.Key.Target == s.Target && t.WantsPort(q.Key.Port) && t.WantsQueue(q.Key.Queue) {
+			if q.BufferBytes > 0 && q.MinHeadroomBytes > q.BufferBytes {
+				// A floor above the switch's whole buffer is no floor:
+				// repairing to it would write nonsense on every PG.
+				implausible = fmt.Sprintf("%s reports a lossless floor of %s, more than its whole buffer of %s",
+					q.Key, units.FormatBytes(q.MinHeadroomBytes), units.FormatBytes(q.BufferBytes))
+				q.MinHeadroomBytes, q.FloorEstimated = 0, false
+				q.Missing |= env.TelHeadroom
+			}
 			if q.Peer == env.PeerUnknown {
 				q.Peer = t.PeerFrom(found, q.Key.Port)
 			}
@@ -322,6 +332,7 @@ func (a *Agent) Ingest(s env.Snapshot) {
 		}
 	}
 	s.Queues = kept
+	a.noteImplausibleFloor(s.Target, implausible)
 	a.o.Instruments.Snapshot(&s)
 	now := a.o.Clock()
 	obs := a.o.Observer.Observe(s)
@@ -337,6 +348,23 @@ func (a *Agent) Ingest(s env.Snapshot) {
 	a.o.Instruments.Snapshots.WithLabelValues(s.Target).Inc()
 	for _, o := range obs {
 		a.latest[o.Key] = o
+	}
+}
+
+// noteImplausibleFloor logs once per change of state that a target reports
+// floors the agent does not trust (why: one example; "" none).
+func (a *Agent) noteImplausibleFloor(target, why string) {
+	a.mu.Lock()
+	ti := a.info(target)
+	was := ti.floorDistrusted
+	ti.floorDistrusted = why != ""
+	a.mu.Unlock()
+	switch {
+	case why != "" && !was:
+		a.o.Instruments.Alarms.WithLabelValues("implausible-floor").Inc()
+		a.log.Warn("lossless floors ignored: "+why+"; headroom is neither repaired nor set on such queues until the switch reports a plausible floor", "target", target)
+	case why == "" && was:
+		a.log.Info("lossless floors plausible again", "target", target)
 	}
 }
 

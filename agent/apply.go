@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/gnmipath"
+	"github.com/ecntune/ecntune/internal/units"
 )
 
 // The switch I/O of a closed loop runs one flight per target at a time, on
@@ -256,7 +258,9 @@ func (a *Agent) write(ctx context.Context, target string, cs []core.Change, seco
 // rollbacks the core orders after a mismatch go out in a second round.
 func (a *Agent) setLanded(ctx context.Context, d ioDone) {
 	cs, setErr := d.changes, d.setErr
+	var refused error
 	if herr := (*gnmipath.HeadroomError)(nil); errors.As(setErr, &herr) {
+		refused = herr
 		// The ECN changes went through; the switch refused the headroom.
 		// Judge the ECN change on its own, and say so loudly.
 		a.o.Instruments.Alarms.WithLabelValues("headroom-refused").Inc()
@@ -280,6 +284,11 @@ func (a *Agent) setLanded(ctx context.Context, d ioDone) {
 	results := a.core.ReadBack(d.target, cs, setErr, d.got, d.err) // in the order of cs
 	for i := range results {
 		results[i].Seq = d.seqs[i]
+		if refused != nil && results[i].Outcome == core.Applied && d.changes[i].New.HeadroomBytes != results[i].Got.HeadroomBytes {
+			// the audit says what was applied: not the headroom asked for
+			results[i].Err = fmt.Errorf("headroom %s refused by the switch (%v): the ECN change applied, the headroom is %s as read back",
+				units.FormatBytes(d.changes[i].New.HeadroomBytes), refused, units.FormatBytes(results[i].Got.HeadroomBytes))
+		}
 	}
 	sort.Slice(results, func(i, j int) bool { return env.QueueKeyLess(results[i].Key, results[j].Key) })
 	nowNs := a.o.Clock().UnixNano()

@@ -17,6 +17,9 @@ type targetState struct {
 	missing    env.Telemetry
 	seen       bool
 	skipCounts map[string]uint64
+	// floorDistrusted: the target reports lossless floors above its
+	// whole buffer (Ingest ignores them).
+	floorDistrusted bool
 }
 
 // SkipReporter is a Switch that skips telemetry elements it does not

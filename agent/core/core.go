@@ -257,7 +257,12 @@ func (c *Core) ReadBack(target string, cs []Change, setErr error, got map[env.Qu
 	out := make([]Result, len(cs))
 	for i, ch := range cs {
 		out[i] = Result{Change: ch, Outcome: NotApplied}
-		switch g, ok := got[ch.Key]; {
+		g, ok := got[ch.Key]
+		if ok && !validSetting(g) {
+			// a switch going down answers zeros: not a setting
+			g, ok = env.Setting{}, false
+		}
+		switch {
 		case readErr != nil && setErr != nil:
 			out[i].Unknown = true
 			out[i].Err = fmt.Errorf("set on %s: %v; read-back: %v", target, setErr, readErr)
@@ -310,6 +315,9 @@ func (c *Core) Settle(r Result, dryRun bool, nowNs int64) Settled {
 		s.State, s.Got = StateMismatch, &r.Got
 	default:
 		s.Got = &r.Got
+		if r.Err != nil {
+			s.Msg = r.Err.Error() // applied in part: what the switch refused
+		}
 	}
 	s.Memory = c.guard.Memory(r.Key)
 	return s
@@ -343,7 +351,7 @@ const (
 func (c *Core) Confirm(ch Change, cur env.Setting, known bool, nowNs int64) (Change, WriteCheck) {
 	g := c.guard
 	switch {
-	case !known:
+	case !known || !validSetting(cur): // zeros from a switch going down are no setting
 		g.Result(ch, NotApplied, env.Setting{}, nowNs)
 		return ch, WriteDeferred
 	case g.ReadBackOK(ch.Old, cur):
@@ -389,6 +397,7 @@ func (c *Core) Reconcile(entries []AuditEntry, got map[env.QueueKey]env.Setting,
 	out := make([]Resolution, 0, len(entries))
 	for _, e := range entries {
 		g, ok := got[e.Key]
+		ok = ok && validSetting(g) // zeros from a switch going down are no setting
 		r := Resolution{Seq: e.Seq, State: StateAbandoned, Got: &g}
 		if !ok {
 			r.Got = nil
