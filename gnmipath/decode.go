@@ -38,6 +38,11 @@ type Target struct {
 	// switch name it so; a queue named otherwise and not listed is skipped
 	// (ErrUnknownKey).
 	QueueNames map[int]string
+	// Ports, when given, are the only ports whose leaves the decoder keeps
+	// (the configuration's ports); MaxPorts bounds how many it keeps
+	// (0: DefaultMaxPorts).
+	Ports    []string
+	MaxPorts int
 }
 
 // queueNamed rewrites, in a copy of el where needed, an openconfig queue
@@ -167,6 +172,12 @@ type Decoder struct {
 	skipList []*Skipped
 
 	general bool // tests: always take Apply's general path
+
+	// known are the ports the decoder keeps (admitPort), wanted the
+	// target's Ports (nil: any); gen counts snapshots (forgetStale).
+	known  map[string]struct{}
+	wanted map[string]bool
+	gen    uint64
 }
 
 // Skipped is one shape of path whose elements the decoder did not
@@ -194,9 +205,13 @@ func (d *Decoder) skipFor(err error) *Skipped { return d.skipList[d.skipIndex(er
 // d.skipList, plus one.
 func (d *Decoder) skipIndex(err error) int32 {
 	var ke *KeyError
+	var pl errPortLimit
 	shape, example, why := OtherShape, err.Error(), err.Error()
-	if errors.As(err, &ke) {
+	switch {
+	case errors.As(err, &ke):
 		shape, example, why = ke.Shape(), PathString(ke.Path), ke.Why
+	case errors.As(err, &pl):
+		return d.portLimitIndex(pl)
 	}
 	if d.skips == nil {
 		d.skips = map[string]int32{}
@@ -296,10 +311,12 @@ type qstate struct {
 	avg  float64 // AvgQueue
 }
 
-// pstate holds a port's speed leaf (not in the tree).
+// pstate holds a port's speed leaf (not in the tree), and the snapshot
+// in which its queue counters last came (0: never).
 type pstate struct {
 	speed float64
 	has   bool
+	seen  uint64
 }
 
 func (d *Decoder) qstateFor(port string, idx int) *qstate {
@@ -329,6 +346,7 @@ func (d *Decoder) mirror(l Leaf, v Val, q *qstate, p *pstate) {
 		if q == nil {
 			q = d.qstateFor(l.Port, l.Index)
 		}
+		q.port.seen = d.gen + 1
 		if l.Field == AvgQueue {
 			q.avg = v.F
 		} else {
@@ -478,6 +496,12 @@ const maxPaths = 1 << 16
 func NewDecoder(t Target, priorities ...int) *Decoder {
 	d := &Decoder{t: t, tree: Tree{}, paths: map[string]int32{}, qs: map[qid]*qstate{}, ports: map[string]*pstate{},
 		qdirty: true, pgdirty: true}
+	if t.Ports != nil {
+		d.wanted = map[string]bool{}
+		for _, p := range t.Ports {
+			d.wanted[p] = true
+		}
+	}
 	if len(priorities) > 0 {
 		d.prios = map[int]bool{}
 		for _, p := range priorities {
@@ -497,6 +521,7 @@ func (d *Decoder) Reset() {
 	d.ts, d.tsLeaf = 0, 0
 	clear(d.qs)
 	clear(d.ports)
+	clear(d.known)
 	d.forgetPaths()
 	d.qlist, d.qdirty = nil, true
 	d.pgs, d.pgdirty = nil, true
@@ -516,6 +541,11 @@ func (d *Decoder) parseLeaf(db string, el []*gnmi.PathElem) (Leaf, error) {
 	if err == nil && len(d.aliases) > 0 && l.Port != "" && l.Field != PortAlias && l.Field != PortSpeed && l.Field != PortCable && l.Field != PortMTU {
 		if name, ok := d.aliases[l.Port]; ok {
 			l.Port = name
+		}
+	}
+	if err == nil && l.Port != "" {
+		if perr := d.admitPort(l.Port); perr != nil {
+			return Leaf{}, perr
 		}
 	}
 	return l, err
@@ -924,6 +954,7 @@ func (d *Decoder) queueList() []*qstate {
 // queue counters. Incomplete lists the queues left out and why.
 func (d *Decoder) Snapshot() (snap env.Snapshot, incomplete []string) {
 	snap = env.Snapshot{Target: d.t.Name, TimeNs: d.tsLeaf}
+	d.forgetStale()
 	if d.qdirty {
 		d.qlist, d.qdirty = d.queueList(), false
 	}

@@ -96,6 +96,9 @@ func Dial(ctx context.Context, t config.Target, sample time.Duration) (*Switch, 
 		return nil, fmt.Errorf("target %s (%s): %v", t.Name, t.Address, err)
 	}
 	gt := gnmipath.Target{Name: t.Name, Dialect: dl, Namespace: t.Namespace, ASIC: t.ASIC, QueueNames: t.QueueNames}
+	if !t.AllPorts {
+		gt.Ports = t.Ports // no state kept for ports the configuration does not list
+	}
 	if t.Device != "" {
 		if gt.Device, err = gnmipath.LookupDevice(t.Device); err != nil {
 			return nil, fmt.Errorf("targets.%s.device: %v", t.Name, err)
