@@ -343,6 +343,7 @@ func (a *Agent) Ingest(s env.Snapshot) {
 		a.heard = map[string]bool{}
 	}
 	a.heard[s.Target] = true
+	a.telemetryGood(s.Target)
 	a.noteMissing(s)
 	a.core.Seen(s.Target, now.UnixNano())
 	a.o.Instruments.Snapshots.WithLabelValues(s.Target).Inc()

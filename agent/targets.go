@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/ecntune/ecntune/agent/gnmiclient"
 	"github.com/ecntune/ecntune/agent/web"
@@ -20,6 +21,11 @@ type targetState struct {
 	// floorDistrusted: the target reports lossless floors above its
 	// whole buffer (Ingest ignores them).
 	floorDistrusted bool
+	// failing: the target's telemetry fails (telemetryFailed), logged at
+	// failLogged; failErrs errors since.
+	failing    bool
+	failLogged time.Time
+	failErrs   int
 }
 
 // SkipReporter is a Switch that skips telemetry elements it does not
@@ -110,8 +116,48 @@ func (a *Agent) targetEvent(target string, err error) {
 			"without", gr.Lost.String(), "err", gr.Err)
 	default:
 		a.o.Instruments.TelemetryErr.WithLabelValues(target).Inc()
-		a.log.Warn("telemetry", "target", target, "err", err)
+		a.telemetryFailed(target, err)
 	}
+}
+
+// TelemetryRepeat is how often a target whose telemetry keeps failing is
+// logged again (its first error is logged at once; every error counts in
+// ecntune_agent_telemetry_errors_total).
+const TelemetryRepeat = time.Minute
+
+// telemetryFailed logs a target's telemetry error once per change of state
+// (good to failing), then at most every TelemetryRepeat with how many came
+// since: a target sending garbage made 150 warnings a second.
+func (a *Agent) telemetryFailed(target string, err error) {
+	now := a.o.Clock()
+	a.mu.Lock()
+	ti := a.info(target)
+	ti.failErrs++
+	first := !ti.failing
+	again := !first && now.Sub(ti.failLogged) >= TelemetryRepeat
+	n := ti.failErrs
+	if first || again {
+		ti.failing, ti.failLogged, ti.failErrs = true, now, 0
+	}
+	a.mu.Unlock()
+	switch {
+	case first:
+		a.log.Warn("telemetry failing (logged again once a minute while it fails, and when it recovers)", "target", target, "err", err)
+	case again:
+		a.log.Warn("telemetry still failing", "target", target, "errors_since_last_log", n, "err", err)
+	}
+}
+
+// telemetryGood notes a good snapshot of target: a failing target is
+// logged as recovered. Callers hold a.mu.
+func (a *Agent) telemetryGood(target string) {
+	ti := a.info(target)
+	if !ti.failing {
+		return
+	}
+	ti.failing = false
+	a.log.Info("telemetry good again", "target", target, "errors_since_last_log", ti.failErrs)
+	ti.failErrs = 0
 }
 
 // noteMissing records the optional telemetry the queues of s lack (what
