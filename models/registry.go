@@ -87,8 +87,12 @@ type Event struct {
 // maxStack bounds the remembered promotions per name (rollback depth).
 const maxStack = 256
 
-// nameState is the per-name record.
+// nameState is the per-name record, stored sealed (see seal) with its
+// name inside, so that a changed key is detected as well as a changed
+// value. A record written before seals (no name, no seal) is read as it
+// is and sealed when it is next written.
 type nameState struct {
+	Name        string  `json:"name,omitempty"`
 	NextVersion int     `json:"next_version"`
 	Promoted    int     `json:"promoted,omitempty"`
 	Stack       []int   `json:"stack,omitempty"` // promoted versions, oldest first; top is the current one
@@ -278,6 +282,15 @@ func walkAll(tx *bolt.Tx, path string) error {
 			return err
 		}
 	}
+	err := tx.Bucket(bktNames).ForEach(func(k, v []byte) error {
+		if _, err := decodeName(k, v); err != nil {
+			return errorf(ErrCorrupt, "%s: record of model name %q: %v: restore from a backup or an export", path, k, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	mc, wc := tx.Bucket(bktModels).Cursor(), tx.Bucket(bktWeights).Cursor()
 	mk, _ := mc.First()
 	wk, _ := wc.First()
@@ -399,22 +412,42 @@ func (r *Registry) loadName(tx *bolt.Tx, name string) (nameState, bool, error) {
 	if v == nil {
 		return nameState{NextVersion: 1}, false, nil
 	}
-	var s nameState
-	if err := json.Unmarshal(v, &s); err != nil {
-		return s, false, errorf(ErrCorrupt, "%s: record of model name %s: %v", r.path, name, err)
-	}
-	if s.NextVersion < 1 {
-		return s, false, errorf(ErrCorrupt, "%s: record of model name %s: next version %d", r.path, name, s.NextVersion)
+	s, err := decodeName([]byte(name), v)
+	if err != nil {
+		return s, false, errorf(ErrCorrupt, "%s: record of model name %s: %v: restore from a backup or an export", r.path, name, err)
 	}
 	return s, true, nil
 }
 
+// decodeName checks the seal of the record of the name key and decodes it.
+func decodeName(key, raw []byte) (nameState, error) {
+	var s nameState
+	body, err := unseal(raw)
+	if err != nil {
+		return s, err
+	}
+	if err := json.Unmarshal(body, &s); err != nil {
+		return s, err
+	}
+	sealed := len(body) < len(raw)
+	switch {
+	case sealed && s.Name != string(key):
+		return s, fmt.Errorf("stored under %q but sealed for %q (a bit changed on disk)", key, s.Name)
+	case !sealed && s.Name != "":
+		return s, errors.New("a record with a name must be sealed (a damaged seal)")
+	case s.NextVersion < 1:
+		return s, fmt.Errorf("next version %d", s.NextVersion)
+	}
+	return s, nil
+}
+
 func saveName(tx *bolt.Tx, name string, s nameState) error {
+	s.Name = name
 	b, err := json.Marshal(s)
 	if err != nil {
 		return err
 	}
-	return tx.Bucket(bktNames).Put([]byte(name), b)
+	return tx.Bucket(bktNames).Put([]byte(name), seal(b))
 }
 
 // loadMeta reads the metadata of id; weights too when withWeights, after
