@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -30,10 +31,23 @@ type runLock struct {
 // runLockPath is the lock file of run beside the registry db.
 func runLockPath(db, run string) string { return db + ".train-" + run + ".lock" }
 
+// resolvedDB is the registry file db names, symlinks followed, so that a
+// registry reached through a link locks the same run as the file itself
+// (a hard link under another name is still another name).
+func resolvedDB(db string) string {
+	if p, err := filepath.EvalSymlinks(db); err == nil {
+		db = p
+	}
+	if p, err := filepath.Abs(db); err == nil {
+		db = p
+	}
+	return db
+}
+
 // acquireRunLock takes the run, or fails at once naming the trainer that
 // holds it.
 func acquireRunLock(db, run string) (*runLock, error) {
-	path := runLockPath(db, run)
+	path := runLockPath(resolvedDB(db), run)
 	for range 5 {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 		if err != nil {
