@@ -7,6 +7,7 @@ import (
 	"github.com/ecntune/ecntune/agent/core"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -21,18 +22,29 @@ type Report struct {
 	HoldViolations                              []string
 	BadRollbacks                                []string
 	BelowFloor                                  []string
+	// PastSets are changes computed from a setting the switch did not run
+	// just before the Set (a restart or another writer in between).
+	PastSets []string
+	// DoubleChanges are two changes of one queue within one interval.
+	DoubleChanges []string
 }
 
 // Violations counts every violation found.
 func (r Report) Violations() int {
-	return len(r.HoldViolations) + len(r.BadRollbacks) + len(r.BelowFloor)
+	return len(r.All())
+}
+
+// All lists every violation found.
+func (r Report) All() []string {
+	return slices.Concat(r.HoldViolations, r.BadRollbacks, r.BelowFloor, r.PastSets, r.DoubleChanges)
 }
 
 func (r Report) String() string {
 	return fmt.Sprintf("%d changes applied (%d tunes, %d rollbacks, %d repairs, %d reverts), %d switch starts; "+
-		"hold violations %d, rollbacks to a setting the switch did not have %d, PGs below floor at the end %d",
+		"hold violations %d, rollbacks to a setting the switch did not have %d, PGs below floor at the end %d, "+
+		"changes computed on a setting the switch no longer ran %d, queues changed twice in one interval %d",
 		r.Applied, r.Tunes, r.Rollbacks, r.Repairs, r.Reverts, r.SwitchStarts,
-		len(r.HoldViolations), len(r.BadRollbacks), len(r.BelowFloor))
+		len(r.HoldViolations), len(r.BadRollbacks), len(r.BelowFloor), len(r.PastSets), len(r.DoubleChanges))
 }
 
 // ReadSetLog parses simswitch's set log.
@@ -72,15 +84,29 @@ func sameECN(a env.Setting, e simswitch.SetLogEntry) bool {
 //     judged by the setting it was shaped from.
 //   - At the end every lossless PG whose floor the switch reported is at or
 //     above it.
-func Check(entries []core.AuditEntry, log []simswitch.SetLogEntry, minHold time.Duration) Report {
+//   - Every change was computed from the setting the switch ran just
+//     before its Set (the set log's last entry of the queue): no Set on a
+//     switch's past.
+//   - No queue is changed twice within one interval (a read-back rollback
+//     of a Set just made excepted).
+func Check(entries []core.AuditEntry, log []simswitch.SetLogEntry, minHold, interval time.Duration) Report {
 	var r Report
 	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Seq < entries[j].Seq })
 	last := map[env.QueueKey]int64{}
+	prevAt := map[env.QueueKey]int64{}
 	for _, e := range entries {
 		if e.State != core.StateApplied && e.State != core.StateReconciled {
 			continue
 		}
 		r.Applied++
+		if why, bad := pastSet(e, log); bad {
+			r.PastSets = append(r.PastSets, why)
+		}
+		if p, ok := prevAt[e.Key]; ok && e.TimeNs-p < int64(interval) && e.Kind != core.KindReadBack {
+			r.DoubleChanges = append(r.DoubleChanges, fmt.Sprintf("%s: audit entry %d (%s) %v after the queue's previous change, in one interval of %v",
+				e.Key, e.Seq, e.Kind, time.Duration(e.TimeNs-p), interval))
+		}
+		prevAt[e.Key] = e.TimeNs
 		switch e.Kind {
 		case core.KindTune, core.KindFallback:
 			r.Tunes++
@@ -106,6 +132,28 @@ func Check(entries []core.AuditEntry, log []simswitch.SetLogEntry, minHold time.
 	}
 	r.checkEnd(log)
 	return r
+}
+
+// pastSet says why change e was computed on the switch's past: its Old is
+// not (in ECN) what the switch ran just before the Set.
+func pastSet(e core.AuditEntry, log []simswitch.SetLogEntry) (string, bool) {
+	var prev *simswitch.SetLogEntry
+	for i := range log {
+		l := &log[i]
+		if l.TimeNs >= e.TimeNs { // the Set itself comes after its intent
+			break
+		}
+		if l.Switch == e.Key.Target && l.Port == e.Key.Port && l.Queue == e.Key.Queue {
+			prev = l
+		}
+	}
+	old := e.Old
+	old.HeadroomBytes = 0
+	if prev == nil || sameECN(old, *prev) {
+		return "", false
+	}
+	return fmt.Sprintf("%s: audit entry %d (%s) computed from kmin %d kmax %d pmax %g; the switch ran kmin %d kmax %d pmax %g (%s at %d)",
+		e.Key, e.Seq, e.Kind, e.Old.KminBytes, e.Old.KmaxBytes, e.Old.Pmax, prev.Kmin, prev.Kmax, prev.Pmax, prev.Why, prev.TimeNs), true
 }
 
 // badRollback says why rollback e is bad: the setting it returned to (its

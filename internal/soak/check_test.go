@@ -24,18 +24,18 @@ func TestCheckFlagsViolations(t *testing.T) {
 	}
 	log := []simswitch.SetLogEntry{l(0, "start", 100, 60000, 50000), l(10*sec, "set", 200, 60000, 0), l(20*sec, "set", 100, 60000, 0)}
 	good := []core.AuditEntry{e(1, 10*sec, core.KindTune, s(100), s(200)), e(2, 20*sec, core.KindRollback, s(200), s(100))}
-	if r := Check(good, log, 5*time.Second); r.Violations() != 0 || r.Tunes != 1 || r.Rollbacks != 1 || r.SwitchStarts != 1 {
+	if r := Check(good, log, 5*time.Second, time.Second); r.Violations() != 0 || r.Tunes != 1 || r.Rollbacks != 1 || r.SwitchStarts != 1 {
 		t.Fatalf("clean soak: %s %v %v %v", r, r.HoldViolations, r.BadRollbacks, r.BelowFloor)
 	}
 	// a tune 2 s after the previous change, min-hold 5 s
 	hold := append(good, e(3, 22*sec, core.KindTune, s(100), s(150)))
-	if r := Check(hold, log, 5*time.Second); len(r.HoldViolations) != 1 || !strings.Contains(r.HoldViolations[0], "entry 3") {
+	if r := Check(hold, log, 5*time.Second, time.Second); len(r.HoldViolations) != 1 || !strings.Contains(r.HoldViolations[0], "entry 3") {
 		t.Fatalf("hold: %v", r.HoldViolations)
 	}
 	// a rollback to a setting of the switch's previous run
 	restarted := append(log, l(30*sec, "start", 400, 60000, 50000))
 	stale := append(good, e(3, 40*sec, core.KindRollback, s(400), s(200)))
-	if r := Check(stale, restarted, 5*time.Second); len(r.BadRollbacks) != 1 || r.SwitchStarts != 2 {
+	if r := Check(stale, restarted, 5*time.Second, time.Second); len(r.BadRollbacks) != 1 || r.SwitchStarts != 2 {
 		t.Fatalf("stale rollback: %v (starts %d)", r.BadRollbacks, r.SwitchStarts)
 	}
 	// a rollback the guard shaped (a Kmax the switch never ran) to a
@@ -45,15 +45,26 @@ func TestCheckFlagsViolations(t *testing.T) {
 		x.Wanted = &want
 		return x
 	}
-	if r := Check(append(good, shaped(3, 25*sec, s(200))), log, 5*time.Second); len(r.BadRollbacks) != 0 {
+	if r := Check(append(good, shaped(3, 25*sec, s(200))), log, 5*time.Second, time.Second); len(r.BadRollbacks) != 0 {
 		t.Fatalf("shaped rollback to a setting the switch ran: %v", r.BadRollbacks)
 	}
-	if r := Check(append(good, shaped(3, 40*sec, s(200))), restarted, 5*time.Second); len(r.BadRollbacks) != 1 || !strings.Contains(r.BadRollbacks[0], "shaped from") {
+	if r := Check(append(good, shaped(3, 40*sec, s(200))), restarted, 5*time.Second, time.Second); len(r.BadRollbacks) != 1 || !strings.Contains(r.BadRollbacks[0], "shaped from") {
 		t.Fatalf("shaped rollback to a stale setting: %v", r.BadRollbacks)
+	}
+	// a tune computed from a setting the switch no longer ran (it
+	// restarted at 400 after running 100), and a second change of the
+	// queue in the same interval
+	past := append(good, e(3, 40*sec, core.KindTune, s(100), s(150)))
+	if r := Check(past, restarted, 5*time.Second, time.Second); len(r.PastSets) != 1 || !strings.Contains(r.PastSets[0], "entry 3") {
+		t.Fatalf("past: %v", r.PastSets)
+	}
+	double := append(good, e(3, 20*sec+sec/2, core.KindTune, s(100), s(150)))
+	if r := Check(double, log, 0, time.Second); len(r.DoubleChanges) != 1 || !strings.Contains(r.DoubleChanges[0], "entry 3") {
+		t.Fatalf("double: %v", r.DoubleChanges)
 	}
 	// headroom set below the floor and left there
 	low := append(log, simswitch.SetLogEntry{TimeNs: 25 * sec, Why: "set", Switch: "sw0", Port: "Ethernet1", Queue: 3, Kmin: 100, Kmax: 200, Pmax: 0.1, Headroom: 1})
-	if r := Check(good, low, 5*time.Second); len(r.BelowFloor) != 1 {
+	if r := Check(good, low, 5*time.Second, time.Second); len(r.BelowFloor) != 1 {
 		t.Fatalf("below floor: %v", r.BelowFloor)
 	}
 }
