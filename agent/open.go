@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"time"
 
+	"golang.org/x/net/netutil"
+
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/gnmiclient"
 	"github.com/ecntune/ecntune/agent/journal"
@@ -51,6 +53,73 @@ type Deps struct {
 	// LockTimeout bounds the wait for the database's file lock (default
 	// DefaultLockTimeout).
 	LockTimeout time.Duration
+	// HTTP bounds the HTTP endpoint; a zero field takes its default
+	// (MaxConns: Config.MetricsMaxConns).
+	HTTP HTTPLimits
+}
+
+// HTTPLimits bound an HTTP endpoint of the agent so that its clients
+// cannot take the descriptors the control loop needs for the switches:
+// at most MaxConns connections are served at once, and every connection
+// ends when it is idle or slow for longer than its timeout.
+type HTTPLimits struct {
+	// MaxConns is how many connections are served at once; the next ones
+	// wait in the kernel's accept queue, holding no descriptor of the
+	// process, until one closes.
+	MaxConns int
+	// ReadHeaderTimeout bounds the wait for a request's headers,
+	// ReadTimeout the reading of a whole request, WriteTimeout the
+	// request and its response, and IdleTimeout the wait for the next
+	// request on a kept-alive connection.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+}
+
+// Defaults of HTTPLimits' timeouts. Requests are a line and a few headers
+// (POST /approve a short form), so 5 s for the headers and 30 s for the
+// whole request are generous; a response is at most a page of the audit
+// log or a dashboard page, written in well under 60 s; a dashboard polls
+// every few seconds, so a connection idle for 30 s is closed, freeing its
+// place under the cap.
+const (
+	DefaultReadHeaderTimeout = 5 * time.Second
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultWriteTimeout      = 60 * time.Second
+	DefaultIdleTimeout       = 30 * time.Second
+)
+
+// NewHTTPServer returns a server for h with lim's timeouts (its zero
+// fields at their defaults, MaxConns at config.DefaultMetricsMaxConns), and
+// ln limited to lim.MaxConns connections at once, to be served with
+// srv.Serve(limited).
+func NewHTTPServer(ln net.Listener, h http.Handler, lim HTTPLimits) (srv *http.Server, limited net.Listener) {
+	lim = lim.withDefaults(0)
+	srv = &http.Server{Handler: h, ReadHeaderTimeout: lim.ReadHeaderTimeout, ReadTimeout: lim.ReadTimeout,
+		WriteTimeout: lim.WriteTimeout, IdleTimeout: lim.IdleTimeout}
+	return srv, netutil.LimitListener(ln, lim.MaxConns)
+}
+
+// withDefaults fills the zero fields of l: MaxConns with maxConns, or
+// config.DefaultMetricsMaxConns when that is not positive either.
+func (l HTTPLimits) withDefaults(maxConns int) HTTPLimits {
+	if maxConns <= 0 {
+		maxConns = config.DefaultMetricsMaxConns
+	}
+	def := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	if l.MaxConns <= 0 {
+		l.MaxConns = maxConns
+	}
+	def(&l.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	def(&l.ReadTimeout, DefaultReadTimeout)
+	def(&l.WriteTimeout, DefaultWriteTimeout)
+	def(&l.IdleTimeout, DefaultIdleTimeout)
+	return l
 }
 
 // Open builds an agent from a configuration (as ParseConfig or LoadConfig
@@ -129,8 +198,8 @@ func Open(ctx context.Context, cfg *config.Config, d Deps) (a *Agent, err error)
 		if err != nil {
 			return nil, fmt.Errorf("metrics: listen %s: %w", cfg.Metrics, err)
 		}
-		srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 5 * time.Second}
-		go srv.Serve(ln)
+		srv, lln := NewHTTPServer(ln, a.Handler(), d.HTTP.withDefaults(cfg.MetricsMaxConns))
+		go srv.Serve(lln)
 		opened = append(opened, srv.Close)
 		d.Logger.Info("serving /metrics and /recommendations", "addr", ln.Addr().String())
 	}

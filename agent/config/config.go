@@ -71,8 +71,12 @@ type Config struct {
 	SampleInterval time.Duration
 	DB             string
 	Metrics        string // listen address of /metrics and /recommendations; "" disables
-	Registry       string // model registry (bbolt) for model:NAME ("": the policy package's default)
-	Owner          string // name this agent writes into the audit log
+	// MetricsMaxConns caps the connections the HTTP endpoint serves at
+	// once (key metrics-max-conns, default DefaultMetricsMaxConns); more
+	// wait in the kernel's accept queue, holding no descriptor of the agent.
+	MetricsMaxConns int
+	Registry        string // model registry (bbolt) for model:NAME ("": the policy package's default)
+	Owner           string // name this agent writes into the audit log
 	// Retention is how long shadow recommendations are kept in the db
 	// (every queue every interval: about 0.6 KB each).
 	Retention time.Duration
@@ -165,16 +169,17 @@ type Target struct {
 
 // file layout; yaml field names are the configuration keys.
 type fileConfig struct {
-	Mode           string  `yaml:"mode"`
-	Policy         string  `yaml:"policy"`
-	Interval       string  `yaml:"interval"`
-	SampleInterval string  `yaml:"sample-interval"`
-	DB             string  `yaml:"db"`
-	Metrics        *string `yaml:"metrics"`
-	MetricsQueues  string  `yaml:"metrics-queues"`
-	Registry       string  `yaml:"registry"`
-	Owner          string  `yaml:"owner"`
-	Retention      string  `yaml:"retention"`
+	Mode            string  `yaml:"mode"`
+	Policy          string  `yaml:"policy"`
+	Interval        string  `yaml:"interval"`
+	SampleInterval  string  `yaml:"sample-interval"`
+	DB              string  `yaml:"db"`
+	Metrics         *string `yaml:"metrics"`
+	MetricsQueues   string  `yaml:"metrics-queues"`
+	MetricsMaxConns *int    `yaml:"metrics-max-conns"`
+	Registry        string  `yaml:"registry"`
+	Owner           string  `yaml:"owner"`
+	Retention       string  `yaml:"retention"`
 	// StoreRecommendations keeps every interval's recommendations in the
 	// db (default: in shadow mode, not in closed loop).
 	StoreRecommendations *bool                 `yaml:"store-recommendations"`
@@ -343,6 +348,33 @@ func (c *Config) StoresRecommendations() bool {
 		return *c.StoreRecommendations
 	}
 	return c.Mode == ModeShadow
+}
+
+// DefaultMetricsMaxConns is how many connections the HTTP endpoint
+// (metrics:) serves at once unless metrics-max-conns says otherwise, and
+// MaxMetricsMaxConns the most it may say. The endpoint's clients are a
+// Prometheus scraper or two and a few browser tabs (a browser opens at
+// most 6 connections to a host), so 64 is ample; it is also a sixteenth
+// of 1,024, the smallest RLIMIT_NOFILE a Unix process commonly starts
+// with (Go raises the soft limit to the hard one, usually far higher), so
+// that whatever the endpoint's clients do, the descriptors the switches'
+// gNMI connections, the database and the logs need stay free. Beyond
+// the cap, connections wait in the kernel's accept queue and cost the
+// agent nothing.
+const (
+	DefaultMetricsMaxConns = 64
+	MaxMetricsMaxConns     = 1024
+)
+
+// parseMaxConns reads metrics-max-conns (nil: DefaultMetricsMaxConns).
+func parseMaxConns(v *int) (int, error) {
+	if v == nil {
+		return DefaultMetricsMaxConns, nil
+	}
+	if *v < 1 || *v > MaxMetricsMaxConns {
+		return 0, fmt.Errorf("metrics-max-conns: %d is outside the allowed range 1..%d (connections the HTTP endpoint serves at once)", *v, MaxMetricsMaxConns)
+	}
+	return *v, nil
 }
 
 // MinInterval is the floor of interval and sample-interval: below it the
@@ -638,6 +670,9 @@ func (c *Config) parseRun(f *fileConfig) error {
 		c.Metrics = *f.Metrics
 	}
 	if c.MetricsQueues, err = parseMetricsQueues(f.MetricsQueues); err != nil {
+		return err
+	}
+	if c.MetricsMaxConns, err = parseMaxConns(f.MetricsMaxConns); err != nil {
 		return err
 	}
 	if c.Owner == "" {

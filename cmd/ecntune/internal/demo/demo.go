@@ -183,7 +183,10 @@ func Start(ctx context.Context, cfg Config) (_ *Demo, err error) {
 		return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
 	}
 	d.url = "http://" + d.ln.Addr().String() + "/"
-	d.http = &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	// The agent's bounds: a few connections at once, none idle or slow for
+	// long, so that the endpoint's clients cannot take the descriptors the
+	// switches' connections need.
+	d.http, d.ln = agent.NewHTTPServer(d.ln, d.Handler(), agent.HTTPLimits{})
 	return d, nil
 }
 
