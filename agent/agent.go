@@ -152,6 +152,9 @@ func New(o Options) (*Agent, error) {
 		if mems, err = o.Journal.GuardMemory(); err != nil {
 			return nil, err
 		}
+		for _, r := range o.Journal.GuardMemoryRepairs() {
+			o.Logger.Warn("agent db: "+r, "db", o.Journal.Path())
+		}
 	}
 	c, err := core.New(core.Options{Guard: o.Config.Guardrails, Shadow: o.Config.Mode == config.ModeShadow,
 		Policy: o.Policy.Name(), Reward: o.Config.Guardrails.Reward, Memory: mems})
@@ -395,6 +398,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 		return err
 	}
 	a.warnInterval(decs)
+	a.forgetGone(now)
 	if len(obs) > 0 {
 		a.o.Instruments.DecisionLatency.Observe(time.Since(start).Seconds())
 	}

@@ -79,7 +79,11 @@ func parseMeta(buf []byte) (meta boltMeta, why string, sane bool) {
 // precheck returns nil if path looks like a whole bbolt file, an empty file
 // (size 0, which bbolt initialises on a writable open), and otherwise an
 // ErrCorrupt naming the file and what is wrong with it.
-func precheck(path string) (empty bool, err error) {
+func precheck(path string) (empty bool, err error) { return CheckBoltFile(path, "ecntune registry") }
+
+// CheckBoltFile is precheck for any bbolt file, what naming what it should
+// be in the error ("ecntune agent database"): call it before bolt.Open.
+func CheckBoltFile(path, what string) (empty bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return false, err
@@ -96,7 +100,7 @@ func precheck(path string) (empty bool, err error) {
 	if !st.Mode().IsRegular() {
 		return false, errorf(ErrCorrupt, "%s is not a regular file", path)
 	}
-	bf := boltFile{f: f, path: path, size: size}
+	bf := boltFile{f: f, path: path, size: size, what: what}
 	m0, why0, err := bf.firstMeta()
 	if err != nil {
 		return false, err
@@ -122,11 +126,12 @@ type boltFile struct {
 	f    *os.File
 	path string
 	size int64
+	what string
 }
 
 // bad is the ErrCorrupt of a file that is not a usable registry.
 func (bf boltFile) bad(format string, a ...any) error {
-	return errorf(ErrCorrupt, "%s is not a usable ecntune registry: %s", bf.path, fmt.Sprintf(format, a...))
+	return errorf(ErrCorrupt, "%s is not a usable %s: %s", bf.path, bf.what, fmt.Sprintf(format, a...))
 }
 
 // firstMeta reads the meta page at the start of the file: m0, or why0 what

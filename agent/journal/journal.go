@@ -2,16 +2,19 @@ package journal
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"strings"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/models"
 )
 
 var (
@@ -27,29 +30,30 @@ var (
 type Journal struct {
 	db   *bolt.DB
 	path string
+	ro   bool
+
+	wmu       sync.Mutex // one write transaction at a time (and its unwritten)
+	mu        sync.Mutex // unwritten
+	unwritten []result   // results no write could record yet (a full disk)
+	repairs   []string   // what GuardMemory repaired
+
+	// failWrite, when set, fails every write transaction before it
+	// changes anything (tests: a full disk).
+	failWrite func() error
 }
 
 // ErrJournalLocked means another process has the database open.
 var ErrJournalLocked = errors.New("database is locked by another process")
 
 // OpenJournal opens (creating) the agent database at path, waiting at most
-// lockTimeout for another process to release it.
+// lockTimeout for another process to release it. A damaged file gives an
+// error naming it, what is damaged and what to do; never a panic.
 func OpenJournal(path string, lockTimeout time.Duration) (*Journal, error) {
-	if lockTimeout <= 0 {
-		lockTimeout = time.Second
-	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout})
+	j, err := openBolt(path, lockTimeout, false)
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
-			return nil, fmt.Errorf("agent db %s: %w (another ecntune agent is running on it; stop it or use another db)", path, ErrJournalLocked)
-		}
-		return nil, fmt.Errorf("agent db %s: %w", path, notBolt(err))
+		return nil, err
 	}
-	if err := db.View(checkAgentDB); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("agent db %s: %w", path, err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	err = j.update(func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{bucketAudit, bucketRecs, bucketMeta, bucketGuard} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
@@ -58,17 +62,85 @@ func OpenJournal(path string, lockTimeout time.Duration) (*Journal, error) {
 		return nil
 	})
 	if err != nil {
-		db.Close()
+		j.db.Close()
 		return nil, fmt.Errorf("agent db %s: %w", path, err)
 	}
-	return &Journal{db: db, path: path}, nil
+	return j, nil
+}
+
+// openBolt checks the file, opens it with bbolt and checks that it is an
+// agent database (or a new one) and undamaged.
+func openBolt(path string, lockTimeout time.Duration, ro bool) (*Journal, error) {
+	if lockTimeout <= 0 {
+		lockTimeout = time.Second
+	}
+	if FileExists(path) {
+		if _, err := models.CheckBoltFile(path, "ecntune agent database"); err != nil {
+			if strings.Contains(err.Error(), "not a bbolt database") {
+				return nil, fmt.Errorf("agent db %s: not a bbolt database (no bbolt magic number at the start): is db the right file?", path)
+			}
+			return nil, fmt.Errorf("agent db: %w: %s", err, moveAside(path))
+		}
+	}
+	var db *bolt.DB
+	err := guarded(path, func() (err error) {
+		mode := os.FileMode(0o600)
+		if ro {
+			mode = 0o400
+		}
+		db, err = bolt.Open(path, mode, &bolt.Options{Timeout: lockTimeout, ReadOnly: ro})
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, berrors.ErrTimeout) {
+			return nil, fmt.Errorf("agent db %s: %w (another ecntune agent is running on it; stop it or use another db)", path, ErrJournalLocked)
+		}
+		if errors.Is(err, errDamaged) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("agent db %s: %w", path, notBolt(err))
+	}
+	j := &Journal{db: db, path: path, ro: ro}
+	err = j.view(func(tx *bolt.Tx) error {
+		if err := checkAgentDB(tx); err != nil {
+			return err
+		}
+		if ro && tx.Bucket(bucketAudit) == nil {
+			return errors.New("an empty database, no audit log yet")
+		}
+		return checkFile(tx, !ro)
+	})
+	if err != nil {
+		db.Close()
+		if errors.Is(err, errDamaged) && !strings.Contains(err.Error(), "mv ") {
+			return nil, fmt.Errorf("agent db %s: %w: %s", path, err, moveAside(path))
+		}
+		return nil, fmt.Errorf("agent db %s: %w", path, err)
+	}
+	return j, nil
 }
 
 // Path is the database file.
 func (j *Journal) Path() string { return j.path }
 
-// Close releases the database.
-func (j *Journal) Close() error { return j.db.Close() }
+// Close writes the results that could not be written yet (a full disk)
+// and releases the database.
+func (j *Journal) Close() error {
+	var err error
+	if j.unwrittenN() > 0 {
+		if err = j.update(func(*bolt.Tx) error { return nil }); err != nil {
+			err = fmt.Errorf("agent db %s: %d results of changes could not be written (their entries stay intent; the next start reconciles them with the switches): %w", j.path, j.unwrittenN(), err)
+		}
+	}
+	return errors.Join(err, j.db.Close())
+}
+
+// unwrittenN is how many results wait to be written.
+func (j *Journal) unwrittenN() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return len(j.unwritten)
+}
 
 func seqKey(seq uint64) []byte {
 	var b [8]byte
@@ -80,7 +152,7 @@ func seqKey(seq uint64) []byte {
 // returns them with their sequence numbers.
 func (j *Journal) Intent(entries []core.AuditEntry) ([]core.AuditEntry, error) {
 	out := make([]core.AuditEntry, len(entries))
-	err := j.db.Update(func(tx *bolt.Tx) error {
+	err := j.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketAudit)
 		for i, e := range entries {
 			seq, err := b.NextSequence()
@@ -91,11 +163,7 @@ func (j *Journal) Intent(entries []core.AuditEntry) ([]core.AuditEntry, error) {
 			if e.State == "" {
 				e.State = core.StateIntent
 			}
-			v, err := json.Marshal(e)
-			if err != nil {
-				return err
-			}
-			if err := b.Put(seqKey(seq), v); err != nil {
+			if err := putEntry(b, e); err != nil {
 				return err
 			}
 			out[i] = e
@@ -109,43 +177,32 @@ func (j *Journal) Intent(entries []core.AuditEntry) ([]core.AuditEntry, error) {
 }
 
 // Resolve records the result of a change written by Intent, and with it,
-// in the same transaction, the guard's memory of queues (mem).
+// in the same transaction, the guard's memory of queues (mem). A result
+// that cannot be written (a full disk) is kept and written with the next
+// write that succeeds, or at Close; reads show it meanwhile.
 func (j *Journal) Resolve(seq uint64, state core.AuditState, got *env.Setting, errMsg string, nowNs int64, mem ...core.QueueMemory) error {
-	err := j.db.Update(func(tx *bolt.Tx) error {
-		if err := putMemories(tx, mem); err != nil {
-			return err
-		}
-		b := tx.Bucket(bucketAudit)
-		v := b.Get(seqKey(seq))
-		if v == nil {
-			return fmt.Errorf("no audit entry %d", seq)
-		}
-		var e core.AuditEntry
-		if err := json.Unmarshal(v, &e); err != nil {
-			return fmt.Errorf("audit entry %d: %w", seq, err)
-		}
-		e.State, e.Got, e.Error, e.ResultNs = state, got, errMsg, nowNs
-		nv, err := json.Marshal(e)
-		if err != nil {
-			return err
-		}
-		return b.Put(seqKey(seq), nv)
-	})
-	if err != nil {
+	r := result{seq: seq, state: state, got: got, errMsg: errMsg, nowNs: nowNs, mem: mem}
+	err := j.update(r.put)
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, errNoEntry) || errors.Is(err, errDamaged) {
 		return fmt.Errorf("agent db %s: recording result: %w", j.path, err)
 	}
-	return nil
+	j.keep(r)
+	return fmt.Errorf("agent db %s: recording result of audit entry %d: %w (kept: it is written with the next write that succeeds)", j.path, seq, err)
 }
 
-// putMemories stores the guard's memory of queues.
+// putMemories stores the guard's memory of queues, sealed.
 func putMemories(tx *bolt.Tx, mem []core.QueueMemory) error {
 	b := tx.Bucket(bucketGuard)
 	for _, m := range mem {
-		v, err := json.Marshal(m)
+		k := []byte(m.Key.String())
+		v, err := sealed(k, m)
 		if err != nil {
 			return err
 		}
-		if err := b.Put([]byte(m.Key.String()), v); err != nil {
+		if err := b.Put(k, v); err != nil {
 			return err
 		}
 	}
@@ -157,46 +214,20 @@ func (j *Journal) PutGuardMemory(mem []core.QueueMemory) error {
 	if len(mem) == 0 {
 		return nil
 	}
-	if err := j.db.Update(func(tx *bolt.Tx) error { return putMemories(tx, mem) }); err != nil {
+	if err := j.update(func(tx *bolt.Tx) error { return putMemories(tx, mem) }); err != nil {
 		return fmt.Errorf("agent db %s: guard memory: %w", j.path, err)
 	}
 	return nil
 }
 
-// GuardMemory returns the guard's memory of every queue it stored.
-func (j *Journal) GuardMemory() ([]core.QueueMemory, error) {
-	var out []core.QueueMemory
-	err := j.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketGuard)
-		if b == nil { // a database written before guard memory
-			return nil
-		}
-		return b.ForEach(func(k, v []byte) error {
-			var m core.QueueMemory
-			if err := json.Unmarshal(v, &m); err != nil {
-				return fmt.Errorf("guard memory of %s: %w", k, err)
-			}
-			out = append(out, m)
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("agent db %s: %w", j.path, err)
-	}
-	return out, nil
-}
-
 // Entries returns audit entries in order, filtered by target ("" = all)
-// and intent time (>= sinceNs).
+// and intent time (>= sinceNs); damaged entries are always among them.
 func (j *Journal) Entries(target string, sinceNs int64) ([]core.AuditEntry, error) {
 	var out []core.AuditEntry
-	err := j.db.View(func(tx *bolt.Tx) error {
+	err := j.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketAudit).ForEach(func(k, v []byte) error {
-			var e core.AuditEntry
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("audit entry %d: %w", binary.BigEndian.Uint64(k), err)
-			}
-			if (target == "" || e.Target == target) && e.TimeNs >= sinceNs {
+			e := readEntry(k, v)
+			if e.State == StateDamaged || (target == "" || e.Target == target) && e.TimeNs >= sinceNs {
 				out = append(out, e)
 			}
 			return nil
@@ -205,6 +236,7 @@ func (j *Journal) Entries(target string, sinceNs int64) ([]core.AuditEntry, erro
 	if err != nil {
 		return nil, fmt.Errorf("agent db %s: %w", j.path, err)
 	}
+	j.overlay(out)
 	return out, nil
 }
 
@@ -230,7 +262,7 @@ func (j *Journal) PutRecommendations(recs []core.Recommendation) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	err := j.db.Update(func(tx *bolt.Tx) error {
+	err := j.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketRecs)
 		for i := range recs {
 			seq, err := b.NextSequence()
@@ -240,7 +272,7 @@ func (j *Journal) PutRecommendations(recs []core.Recommendation) error {
 			var k [16]byte
 			binary.BigEndian.PutUint64(k[:8], uint64(recs[i].TimeNs))
 			binary.BigEndian.PutUint64(k[8:], seq)
-			v, err := json.Marshal(&recs[i])
+			v, err := sealed(k[:], &recs[i])
 			if err != nil {
 				return err
 			}
@@ -261,7 +293,7 @@ func (j *Journal) PutRecommendations(recs []core.Recommendation) error {
 // newest are kept).
 func (j *Journal) Recommendations(target string, sinceNs int64, limit int) ([]core.Recommendation, error) {
 	out := []core.Recommendation{} // [] in JSON, never null
-	err := j.db.View(func(tx *bolt.Tx) error {
+	err := j.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketRecs).Cursor()
 		var start [8]byte
 		if sinceNs > 0 {
@@ -269,8 +301,8 @@ func (j *Journal) Recommendations(target string, sinceNs int64, limit int) ([]co
 		}
 		for k, v := c.Seek(start[:]); k != nil; k, v = c.Next() {
 			var r core.Recommendation
-			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("recommendation %x: %w", k, err)
+			if err := unsealed(k, v, &r); err != nil {
+				return fmt.Errorf("recommendation %x: %w (damaged: `agent recommendations` and `agent report` cannot read past it until retention prunes it)", k, err)
 			}
 			if target == "" || r.Key.Target == target {
 				out = append(out, r)
@@ -291,11 +323,11 @@ func (j *Journal) Recommendations(target string, sinceNs int64, limit int) ([]co
 // returns how many it deleted.
 func (j *Journal) PruneRecommendations(beforeNs int64) (int, error) {
 	n := 0
-	err := j.db.Update(func(tx *bolt.Tx) error {
+	err := j.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketRecs)
 		c := b.Cursor()
 		var old [][]byte
-		for k, _ := c.First(); k != nil && int64(binary.BigEndian.Uint64(k[:8])) < beforeNs; k, _ = c.Next() {
+		for k, _ := c.First(); len(k) >= 8 && int64(binary.BigEndian.Uint64(k[:8])) < beforeNs; k, _ = c.Next() {
 			old = append(old, append([]byte(nil), k...))
 		}
 		for _, k := range old {
@@ -311,7 +343,7 @@ func (j *Journal) PruneRecommendations(beforeNs int64) (int, error) {
 
 // SetMeta stores a small value (e.g. the owner of the last run).
 func (j *Journal) SetMeta(key, value string) error {
-	return j.db.Update(func(tx *bolt.Tx) error {
+	return j.update(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketMeta).Put([]byte(key), []byte(value))
 	})
 }
@@ -319,7 +351,7 @@ func (j *Journal) SetMeta(key, value string) error {
 // Meta reads a value stored by SetMeta.
 func (j *Journal) Meta(key string) string {
 	var v string
-	_ = j.db.View(func(tx *bolt.Tx) error {
+	_ = j.view(func(tx *bolt.Tx) error {
 		v = string(tx.Bucket(bucketMeta).Get([]byte(key)))
 		return nil
 	})
@@ -349,7 +381,7 @@ const metaPause = "pause"
 
 // SetPause stores the pause state.
 func (j *Journal) SetPause(p Pause) error {
-	b, err := json.Marshal(p)
+	b, err := sealed([]byte(metaPause), p)
 	if err != nil {
 		return err
 	}
@@ -365,7 +397,7 @@ func (j *Journal) Pause() (Pause, error) {
 		return Pause{}, nil
 	}
 	var p Pause
-	if err := json.Unmarshal([]byte(v), &p); err != nil {
+	if err := unsealed([]byte(metaPause), []byte(v), &p); err != nil {
 		return Pause{Paused: true, Reason: "the stored pause record is unreadable"}, fmt.Errorf("agent db %s: pause record: %w", j.path, err)
 	}
 	return p, nil

@@ -3,7 +3,6 @@ package journal
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -63,34 +62,13 @@ func notBolt(err error) error {
 // `agent rollback`) holds it, which bbolt's exclusive file lock allows no
 // reader to bypass; then it fails with ErrJournalLocked after
 // lockTimeout. Nothing is written, not even the buckets of a new file.
+// Damaged audit entries are read as StateDamaged; damaged pages are an
+// error, as at OpenJournal.
 func OpenJournalReadOnly(path string, lockTimeout time.Duration) (*Journal, error) {
-	if lockTimeout <= 0 {
-		lockTimeout = time.Second
-	}
 	if !FileExists(path) {
 		return nil, fmt.Errorf("agent db %s does not exist", path)
 	}
-	db, err := bolt.Open(path, 0o400, &bolt.Options{Timeout: lockTimeout, ReadOnly: true})
-	if err != nil {
-		if errors.Is(err, berrors.ErrTimeout) {
-			return nil, fmt.Errorf("agent db %s: %w (an ecntune agent is running on it)", path, ErrJournalLocked)
-		}
-		return nil, fmt.Errorf("agent db %s: %w", path, notBolt(err))
-	}
-	err = db.View(func(tx *bolt.Tx) error {
-		if err := checkAgentDB(tx); err != nil {
-			return err
-		}
-		if tx.Bucket(bucketAudit) == nil {
-			return errors.New("an empty database, no audit log yet")
-		}
-		return nil
-	})
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("agent db %s: %w", path, err)
-	}
-	return &Journal{db: db, path: path}, nil
+	return openBolt(path, lockTimeout, true)
 }
 
 // MaxChangesPage bounds the entries of one ChangesPage (the limit of
@@ -129,7 +107,7 @@ func (j *Journal) ChangesPage(q ChangesQuery) (ChangesPage, error) {
 		return ChangesPage{}, fmt.Errorf("limit %d: want 1..%d", q.Limit, MaxChangesPage)
 	}
 	p := ChangesPage{Changes: []core.AuditEntry{}}
-	err := j.db.View(func(tx *bolt.Tx) error {
+	err := j.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketAudit).Cursor()
 		var k, v []byte
 		if q.Before > 0 {
@@ -142,11 +120,8 @@ func (j *Journal) ChangesPage(q ChangesQuery) (ChangesPage, error) {
 			k, v = c.Last()
 		}
 		for ; k != nil; k, v = c.Prev() {
-			var e core.AuditEntry
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("audit entry %d: %w", binary.BigEndian.Uint64(k), err)
-			}
-			if (q.Target != "" && e.Target != q.Target) || e.TimeNs < q.SinceNs {
+			e := readEntry(k, v)
+			if e.State != StateDamaged && ((q.Target != "" && e.Target != q.Target) || e.TimeNs < q.SinceNs) {
 				continue
 			}
 			if len(p.Changes) == q.Limit {
@@ -161,6 +136,7 @@ func (j *Journal) ChangesPage(q ChangesQuery) (ChangesPage, error) {
 		return ChangesPage{}, fmt.Errorf("agent db %s: %w", j.path, err)
 	}
 	slices.Reverse(p.Changes)
+	j.overlay(p.Changes)
 	return p, nil
 }
 
@@ -168,7 +144,7 @@ func (j *Journal) ChangesPage(q ChangesQuery) (ChangesPage, error) {
 // recommendations at or after sinceNs, oldest first, from the keys alone.
 func (j *Journal) RecommendationTimes(sinceNs int64) ([]int64, error) {
 	var out []int64
-	err := j.db.View(func(tx *bolt.Tx) error {
+	err := j.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketRecs).Cursor()
 		var start [8]byte
 		binary.BigEndian.PutUint64(start[:], uint64(max(sinceNs, 0)))
@@ -192,13 +168,13 @@ func (j *Journal) RecommendationTimes(sinceNs int64) ([]int64, error) {
 // EachRecommendation calls fn for every stored recommendation at or after
 // sinceNs, oldest first.
 func (j *Journal) EachRecommendation(sinceNs int64, fn func(*core.Recommendation) error) error {
-	err := j.db.View(func(tx *bolt.Tx) error {
+	err := j.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketRecs).Cursor()
 		var start [8]byte
 		binary.BigEndian.PutUint64(start[:], uint64(max(sinceNs, 0)))
 		for k, v := c.Seek(start[:]); k != nil; k, v = c.Next() {
 			var r core.Recommendation
-			if err := json.Unmarshal(v, &r); err != nil {
+			if err := unsealed(k, v, &r); err != nil {
 				return fmt.Errorf("recommendation %x: %w", k, err)
 			}
 			if err := fn(&r); err != nil {
@@ -218,14 +194,11 @@ func (j *Journal) EachRecommendation(sinceNs int64, fn func(*core.Recommendation
 // are written in time order): its cost is the window's, not the log's.
 func (j *Journal) Recent(sinceNs int64) ([]core.AuditEntry, error) {
 	var out []core.AuditEntry
-	err := j.db.View(func(tx *bolt.Tx) error {
+	err := j.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketAudit).Cursor()
 		for k, v := c.Last(); k != nil; k, v = c.Prev() {
-			var e core.AuditEntry
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("audit entry %d: %w", binary.BigEndian.Uint64(k), err)
-			}
-			if e.TimeNs < sinceNs {
+			e := readEntry(k, v)
+			if e.State != StateDamaged && e.TimeNs < sinceNs {
 				break
 			}
 			out = append(out, e)
@@ -236,5 +209,6 @@ func (j *Journal) Recent(sinceNs int64) ([]core.AuditEntry, error) {
 		return nil, fmt.Errorf("agent db %s: %w", j.path, err)
 	}
 	slices.Reverse(out)
+	j.overlay(out)
 	return out, nil
 }
