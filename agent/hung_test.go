@@ -145,3 +145,28 @@ func TestNoSetComputedOnASwitchsPast(t *testing.T) {
 		t.Fatalf("%g stale-setting rejections counted", n)
 	}
 }
+
+// A queue no switch reports any more is forgotten after ForgetAfter
+// intervals (its recommendation and the guard's state, once no guardrail
+// needs it); the queues still reported are kept.
+func TestGoneQueuesAreForgotten(t *testing.T) {
+	sw := newFakeSwitch("leaf0", kA, kB)
+	r := newRig(t, config.ModeShadow, false, "", sw)
+	r.interval(t)
+	sw.mu.Lock()
+	delete(sw.set, kB) // the port is gone
+	sw.mu.Unlock()
+	for i := 0; i < 2*ForgetAfter; i++ {
+		r.interval(t)
+	}
+	recs := r.a.Recommendations("")
+	if len(recs) != 1 || recs[0].Key != kA {
+		t.Fatalf("recommendations %+v: want %s alone", recs, kA)
+	}
+	if _, ok := r.a.Guard().LastGood(kB); ok {
+		t.Fatal("the guard still keeps the gone queue")
+	}
+	if _, ok := r.a.Guard().LastGood(kA); !ok {
+		t.Fatal("the guard forgot a queue still reported")
+	}
+}

@@ -122,6 +122,9 @@ func (o *Observer) Forget(target string) {
 	}
 }
 
+// ForgetQueue drops one queue's state (it is no longer reported).
+func (o *Observer) ForgetQueue(k QueueKey) { delete(o.queues, k) }
+
 // Len is the number of queues with state.
 func (o *Observer) Len() int { return len(o.queues) }
 

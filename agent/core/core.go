@@ -83,6 +83,10 @@ func (c *Core) SetPaused(p bool) {
 // Paused says whether the closed loop is paused.
 func (c *Core) Paused() bool { return c.paused }
 
+// Forget drops the guard's state of a queue no longer reported, unless a
+// guardrail still needs it (Guard.Forget).
+func (c *Core) Forget(k env.QueueKey, nowNs int64) bool { return c.guard.Forget(k, nowNs) }
+
 // Guard is the core's guard (its memory, targets and read-back rule).
 func (c *Core) Guard() *Guard { return c.guard }
 

@@ -1296,6 +1296,24 @@ func (g *Guard) clampToBounds(s env.Setting, b RateBounds, c *clamps) env.Settin
 	return s
 }
 
+// Forget drops what the guard keeps of queue k (it is no longer reported),
+// unless a guardrail still needs it: a change pending or on probation, a
+// hold, another writer's hold or a rollback's bar not yet over. Its memory
+// in the journal stays. It reports whether k was forgotten.
+func (g *Guard) Forget(k env.QueueKey, nowNs int64) bool {
+	q := g.queues[k]
+	if q == nil {
+		return true
+	}
+	if q.pending || q.onProbation || nowNs < q.yieldNs || nowNs < q.retryUntilNs ||
+		(q.changed && nowNs-q.lastChangeNs < int64(g.cfg.MinHold)) {
+		return false
+	}
+	delete(g.queues, k)
+	delete(g.dirty, k)
+	return true
+}
+
 // Shadowed takes a change from Step that shadow mode (or a paused loop)
 // will not make as the loop's virtual setting of its queue: later
 // decisions are judged from it, its min-hold runs from now, and Would
