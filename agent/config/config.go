@@ -1004,17 +1004,25 @@ func (t *Target) checkTLS(field string, f fileTarget) error {
 		return fmt.Errorf("%s.tls-cert/tls-key: give both or neither", field)
 	}
 	if t.TLSCA != "" {
-		b, err := os.ReadFile(t.TLSCA)
+		b, err := safeio.ReadRegularFile(t.TLSCA, safeio.MaxPEMBytes)
 		if err != nil {
 			return fmt.Errorf("%s.tls-ca: %v", field, err)
 		}
 		if !x509.NewCertPool().AppendCertsFromPEM(b) {
-			return fmt.Errorf("%s.tls-ca: %s: no PEM certificate in it", field, t.TLSCA)
+			return fmt.Errorf("%s.tls-ca: %s: no PEM certificate in it", field, safeio.DisplayPath(t.TLSCA))
 		}
 	}
 	if t.TLSCert != "" {
-		if _, err := tls.LoadX509KeyPair(t.TLSCert, t.TLSKey); err != nil {
-			return fmt.Errorf("%s.tls-cert/tls-key: %s, %s: %v", field, t.TLSCert, t.TLSKey, err)
+		cert, err := safeio.ReadRegularFile(t.TLSCert, safeio.MaxPEMBytes)
+		if err != nil {
+			return fmt.Errorf("%s.tls-cert: %v", field, err)
+		}
+		key, err := safeio.ReadRegularFile(t.TLSKey, safeio.MaxPEMBytes)
+		if err != nil {
+			return fmt.Errorf("%s.tls-key: %v", field, err)
+		}
+		if _, err := tls.X509KeyPair(cert, key); err != nil {
+			return fmt.Errorf("%s.tls-cert/tls-key: %s, %s: %v", field, safeio.DisplayPath(t.TLSCert), safeio.DisplayPath(t.TLSKey), err)
 		}
 	}
 	return nil

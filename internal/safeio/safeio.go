@@ -23,6 +23,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strconv"
 
 	"gopkg.in/yaml.v3"
 )
@@ -47,6 +48,9 @@ const (
 	MaxTopologyBytes = 32 << 20
 	// MaxFlowFileBytes caps a flow (trace) file: about 2 million flows.
 	MaxFlowFileBytes = 64 << 20
+	// MaxPEMBytes caps a PEM file (a TLS CA bundle, certificate or key):
+	// a full public CA bundle is about 250 KB.
+	MaxPEMBytes = 1 << 20
 )
 
 // TooLargeError reports a file above its cap.
@@ -56,7 +60,27 @@ type TooLargeError struct {
 }
 
 func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("%s: larger than %s, the limit for this file", e.Path, FormatSize(e.Max))
+	return fmt.Sprintf("%s: larger than %s, the limit for this file", DisplayPath(e.Path), FormatSize(e.Max))
+}
+
+// DisplayPath is path as an error message shows it: as it is when every
+// byte of it is printable, else Go-quoted ("a\nb"), so that control bytes
+// in a file name cannot forge or hide lines of a log or a terminal.
+func DisplayPath(path string) string {
+	if q := strconv.Quote(path); q[1:len(q)-1] != path {
+		return q
+	}
+	return path
+}
+
+// displayPathError is err with the path of an *fs.PathError about path
+// shown by DisplayPath (errors.Is and errors.As see the same error).
+func displayPathError(err error, path string) error {
+	var pe *fs.PathError
+	if d := DisplayPath(path); d != path && errors.As(err, &pe) {
+		return &fs.PathError{Op: pe.Op, Path: d, Err: pe.Err}
+	}
+	return err
 }
 
 // FormatSize renders a cap: "4 MiB", "512 KiB", "100 B".
@@ -78,9 +102,56 @@ func FormatSize(n int64) string {
 func ReadFile(path string, max int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, displayPathError(err, path)
 	}
 	defer f.Close()
+	return readCapped(f, path, max)
+}
+
+// NotRegularError reports a file that is a device, a named pipe, a
+// directory or a socket where a regular file is wanted.
+type NotRegularError struct {
+	Path string
+	Kind string // a device, a named pipe, a directory, a socket, ...
+}
+
+func (e *NotRegularError) Error() string {
+	return fmt.Sprintf("%s: not a regular file (%s)", DisplayPath(e.Path), e.Kind)
+}
+
+// fileKind names the kind of a file that is not regular.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a plain file: " + m.Type().String()
+}
+
+// ReadRegularFile is ReadFile for a file that must be a regular file (a
+// TLS certificate or key): a device (/dev/zero), a named pipe, a directory
+// or a socket is refused with a *NotRegularError before a byte is read.
+// The file is opened without waiting for a writer and checked once open,
+// so that swapping it for a FIFO after a check cannot block the read.
+func ReadRegularFile(path string, max int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return nil, displayPathError(err, path)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, displayPathError(err, path)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &NotRegularError{Path: path, Kind: fileKind(fi.Mode())}
+	}
 	return readCapped(f, path, max)
 }
 
@@ -115,7 +186,7 @@ func readCapped(r io.Reader, name string, max int64) ([]byte, error) {
 	}
 	n, err := buf.ReadFrom(io.LimitReader(r, max+1))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", DisplayPath(name), err)
 	}
 	if n > max {
 		return nil, &TooLargeError{Path: name, Max: max}

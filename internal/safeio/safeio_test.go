@@ -2,6 +2,7 @@ package safeio
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,5 +115,23 @@ func TestDecodeYAMLAliasBomb(t *testing.T) {
 	}
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("refusing the bomb took %v", d)
+	}
+}
+
+// TestDisplayPath: a printable path is shown as it is, one with control
+// bytes Go-quoted, also in the errors of ReadFile and ReadRegularFile.
+func TestDisplayPath(t *testing.T) {
+	if got := DisplayPath("/etc/ecntune/agent v2.yaml"); got != "/etc/ecntune/agent v2.yaml" {
+		t.Errorf("printable path shown as %s", got)
+	}
+	evil := "/nonexistent/a\nERROR forged line\x1b[31m"
+	if got := DisplayPath(evil); got != `"/nonexistent/a\nERROR forged line\x1b[31m"` {
+		t.Errorf("control bytes shown as %s", got)
+	}
+	for name, read := range map[string]func(string, int64) ([]byte, error){"ReadFile": ReadFile, "ReadRegularFile": ReadRegularFile} {
+		_, err := read(evil, 10)
+		if err == nil || strings.ContainsAny(err.Error(), "\n\x1b") || !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s: %q, want the path escaped and ErrNotExist kept", name, err)
+		}
 	}
 }
