@@ -138,8 +138,8 @@ func (s *Sim) initCDF(g *generator) error {
 	if len(w.CDF) < 2 {
 		return fmt.Errorf("workloads[%d]: cdf needs at least 2 points", i)
 	}
-	if !(w.Load > 0 && w.Load <= 1) {
-		return fmt.Errorf("workloads[%d]: load %g outside (0, 1]", i, w.Load)
+	if !(w.Load >= MinLoad && w.Load <= 1) {
+		return fmt.Errorf("workloads[%d]: load %g is outside the allowed range %g..1 (a fraction of the hosts' link capacity)", i, w.Load, MinLoad)
 	}
 	g.meanBytes = CDFMean(w.CDF)
 	if last := w.CDF[len(w.CDF)-1].Bytes; last > MaxFlowBytes {
@@ -268,7 +268,7 @@ func (s *Sim) startGenerator(i int) {
 	w := g.w
 	switch w.Kind {
 	case WorkloadCDF:
-		s.scheduleGen(i, g.epoch+w.Start+s.expGap(g.rate))
+		s.scheduleGen(i, addGap(g.epoch+w.Start, s.expGap(g.rate)))
 	case WorkloadIncast:
 		s.scheduleGen(i, g.epoch+w.Start)
 	case WorkloadAllReduce, WorkloadAllToAll:
@@ -286,8 +286,34 @@ func (s *Sim) startGenerator(i int) {
 	}
 }
 
+// MinLoad is the smallest load of a cdf workload: a millionth of its
+// hosts' link capacity, one 1.6 MB flow a minute between two 100 Gb/s
+// hosts. Below it no flow would start within any run a scenario may
+// name (units.MaxSimDuration), and the arrival gaps only grow.
+const MinLoad = 1e-6
+
+// MaxGap is the longest gap between two arrivals of a workload: a
+// quarter of the time an int64 holds (about 73 years), far beyond any run,
+// so that a time plus a gap cannot overflow.
+const MaxGap = Time(math.MaxInt64 / 4)
+
+// expGap draws an exponential gap of mean 1/rate seconds, saturated at
+// MaxGap (the float quotient of a tiny rate is beyond int64, which
+// converts to a negative time).
 func (s *Sim) expGap(rate float64) Time {
-	return Time(s.rngWork.ExpFloat64() / rate * float64(Second))
+	g := s.rngWork.ExpFloat64() / rate * float64(Second)
+	if !(g < float64(MaxGap)) { // also +Inf and NaN (rate 0)
+		return MaxGap
+	}
+	return Time(g)
+}
+
+// addGap is t+gap, saturated at the largest Time.
+func addGap(t, gap Time) Time {
+	if gap > 0 && t > math.MaxInt64-gap {
+		return math.MaxInt64
+	}
+	return t + gap
 }
 
 // ended says whether t is at or past the end of g's current repetition.
@@ -343,7 +369,7 @@ func (s *Sim) generate(i int) {
 			dst = g.hosts[n-1]
 		}
 		s.newFlow(src, dst, w.Priority, s.sampleCDF(w.CDF), s.now, i, 100)
-		s.scheduleGen(i, s.now+s.expGap(g.rate))
+		s.scheduleGen(i, addGap(s.now, s.expGap(g.rate)))
 	case WorkloadIncast:
 		n := len(g.hosts)
 		perm := s.rngWork.Perm(n)

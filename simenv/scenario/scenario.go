@@ -738,11 +738,11 @@ func (b *builder) cdfWorkload(p string, f *fileWorkload, w *simenv.Workload, poo
 	if err != nil {
 		return b.at(p+".cdf", "%v", err)
 	}
-	if err := b.need(p, f, "load", f.Load != nil, "offered load per host link, in (0, 1]"); err != nil {
+	if err := b.need(p, f, "load", f.Load != nil, fmt.Sprintf("offered load per host link, %g..1", simenv.MinLoad)); err != nil {
 		return err
 	}
-	if !(*f.Load > 0 && *f.Load <= 1) {
-		return b.at(p+".load", "%g is outside (0, 1]", *f.Load)
+	if !(*f.Load >= simenv.MinLoad && *f.Load <= 1) {
+		return b.at(p+".load", "%g is outside the allowed range %g..1 (a fraction of the hosts' link capacity)", *f.Load, simenv.MinLoad)
 	}
 	w.Load = *f.Load
 	if pool < 2 {
