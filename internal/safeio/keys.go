@@ -357,6 +357,12 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path string) {
 			w.walk(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i))
 		}
 	case yaml.ScalarNode:
+		if path == "" && (t.Kind() == reflect.Struct || t.Kind() == reflect.Map) && !isNull(n) {
+			// The whole document is one value: not quoted, for the file
+			// may be any file.
+			w.problem(n.Line, path, fmt.Sprintf("not a mapping of keys: the document is a single value of %d bytes (the wrong file?)", len(n.Value)))
+			return
+		}
 		if msg := w.scalarMsg(n, t); msg != "" {
 			w.problem(n.Line, path, msg)
 		}
@@ -570,6 +576,12 @@ func (m *mapWalk) entry(k, v *yaml.Node) {
 	var vt reflect.Type
 	if m.keys != nil {
 		ft, ok := m.keys.fields[k.Value]
+		if !ok && !keyShaped(k.Value) {
+			// Not a key of any file of ours: not quoted, for the file may
+			// be any file (/etc/shadow's lines end in ':', keys to YAML).
+			m.w.problem(k.Line, m.path, fmt.Sprintf("not a mapping of keys of this kind: a key of %d bytes, not spelled like one (the wrong file?)", len(k.Value)))
+			return
+		}
 		if !ok {
 			m.w.out.Problems = append(m.w.out.Problems, &KeyError{Line: k.Line, Path: p, Key: k.Value,
 				Allowed: m.keys.names, Suggest: closest(k.Value, m.keys.names)})
@@ -608,6 +620,23 @@ func (m *mapWalk) key(k *yaml.Node) {
 	if m.w.scalarMsg(k, kt) != "" {
 		m.w.problem(k.Line, m.path, fmt.Sprintf("want %s as a key, got %s", m.w.want(kt), describe(k)))
 	}
+}
+
+// keyShaped reports whether s is spelled like a key: 1 to 64 letters,
+// digits, '_', '-', '.' or spaces, or "<<".
+func keyShaped(s string) bool {
+	if s == "<<" {
+		return true // a merge key taken as an ordinary one (NoMerge)
+	}
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == ' ') {
+			return false
+		}
+	}
+	return true
 }
 
 func joinPath(path, key string) string {

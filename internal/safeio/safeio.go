@@ -73,9 +73,9 @@ func DisplayPath(path string) string {
 	return path
 }
 
-// displayPathError is err with the path of an *fs.PathError about path
+// DisplayPathError is err with the path of an *fs.PathError about path
 // shown by DisplayPath (errors.Is and errors.As see the same error).
-func displayPathError(err error, path string) error {
+func DisplayPathError(err error, path string) error {
 	var pe *fs.PathError
 	if d := DisplayPath(path); d != path && errors.As(err, &pe) {
 		return &fs.PathError{Op: pe.Op, Path: d, Err: pe.Err}
@@ -102,7 +102,7 @@ func FormatSize(n int64) string {
 func ReadFile(path string, max int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, displayPathError(err, path)
+		return nil, DisplayPathError(err, path)
 	}
 	defer f.Close()
 	return readCapped(f, path, max)
@@ -142,12 +142,12 @@ func fileKind(m fs.FileMode) string {
 func ReadRegularFile(path string, max int64) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
-		return nil, displayPathError(err, path)
+		return nil, DisplayPathError(err, path)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, displayPathError(err, path)
+		return nil, DisplayPathError(err, path)
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, &NotRegularError{Path: path, Kind: fileKind(fi.Mode())}

@@ -29,6 +29,7 @@ func LoadCDF(path string) ([]simenv.CDFPoint, error) {
 
 // ParseCDF parses the content of a CDF file; name labels errors.
 func ParseCDF(data []byte, name string) ([]simenv.CDFPoint, error) {
+	name = safeio.DisplayPath(name)
 	var pts []simenv.CDFPoint
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	line := 0
@@ -39,6 +40,12 @@ func ParseCDF(data []byte, name string) ([]simenv.CDFPoint, error) {
 			continue
 		}
 		f := strings.Fields(t)
+		if len(pts) == 0 && !cdfLine(f) {
+			// Nothing of the file read as a CDF yet: it may be any file,
+			// so its content is not quoted.
+			return nil, fmt.Errorf("%s: line %d: not a flow-size CDF: want two numbers \"<size bytes> <cumulative percent>\" per line, got %d words of %d bytes in all",
+				name, line, len(f), len(t))
+		}
 		if len(f) != 2 {
 			return nil, fmt.Errorf("%s: line %d: want two numbers \"<size bytes> <cumulative percent>\", got %s", name, line, quote(t))
 		}
@@ -80,6 +87,16 @@ func ParseCDF(data []byte, name string) ([]simenv.CDFPoint, error) {
 	return pts, nil
 }
 
+// cdfLine reports whether the words of a line are two finite numbers.
+func cdfLine(f []string) bool {
+	if len(f) != 2 {
+		return false
+	}
+	b, err1 := strconv.ParseFloat(f[0], 64)
+	p, err2 := strconv.ParseFloat(f[1], 64)
+	return err1 == nil && err2 == nil && finite(b) && finite(p)
+}
+
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // unwrapPathErr drops the path an *os.PathError repeats, since our messages
@@ -106,7 +123,7 @@ func readErr(path, what string, err error) error {
 	}
 	var tl *safeio.TooLargeError
 	if errors.As(err, &tl) {
-		return fmt.Errorf("%s: cannot read %s: larger than %s, the limit for a %s", path, what, safeio.FormatSize(tl.Max), what)
+		return fmt.Errorf("%s: cannot read %s: larger than %s, the limit for a %s", safeio.DisplayPath(path), what, safeio.FormatSize(tl.Max), what)
 	}
-	return fmt.Errorf("%s: cannot read %s: %w", path, what, unwrapPathErr(err))
+	return fmt.Errorf("%s: cannot read %s: %w", safeio.DisplayPath(path), what, unwrapPathErr(err))
 }

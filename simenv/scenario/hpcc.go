@@ -32,6 +32,7 @@ const maxNodes = 1 << 16
 // ParseHPCCTopology parses the content of an HPCC topology file; name labels
 // errors.
 func ParseHPCCTopology(data []byte, name string) (simenv.Topology, error) {
+	name = safeio.DisplayPath(name)
 	ts := newTokenStream(data, name)
 	nodes, _, err := ts.int("node count", maxNodes)
 	if err != nil {
@@ -166,6 +167,7 @@ func loadFlowFile(path string) ([]simenv.TraceFlow, []int, error) {
 
 // parseFlowFile also returns the line of each flow, for later checks.
 func parseFlowFile(data []byte, name string) ([]simenv.TraceFlow, []int, error) {
+	name = safeio.DisplayPath(name)
 	ts := newTokenStream(data, name)
 	n, _, err := ts.int("flow count", 1<<31)
 	if err != nil {

@@ -335,7 +335,7 @@ func TestHPCCTopologyErrors(t *testing.T) {
 		{"3 1 1\n0\n0 1 fast 1us 0\n", "line 3: link 1 of 1: cannot parse rate \"fast\""},
 		{"3 1 1\n0\n0 1 100Gbps soon 0\n", "line 3: link 1 of 1: delay: cannot parse time \"soon\""},
 		{"3 1 1\n0\n0 1 100Gbps 1us 0.01\n", "error rate \"0.01\": only 0 is supported"},
-		{"x 1 1\n", "line 1: node count \"x\""},
+		{"x 1 1\n", "line 1: node count: not an integer in 0..65536 (a word of 1 B; the wrong file?)"}, // the first word: not quoted
 	}
 	for _, tc := range cases {
 		_, err := ParseHPCCTopology([]byte(tc.src), "t.txt")

@@ -343,6 +343,7 @@ func ParseHPCCConfigWarn(data []byte, baseDir, name string) (simenv.Config, []st
 // ignores (output: one that only names an output file or tracing).
 func parseHPCCConfig(data []byte, baseDir, name string, ignored func(line int, key string, output bool)) (simenv.Config, error) {
 	b := newHPCCBuild(name)
+	name = safeio.DisplayPath(name)
 	if err := b.readKeys(data, name, ignored); err != nil {
 		return simenv.Config{}, err
 	}
@@ -416,7 +417,7 @@ func (b *hpccBuild) readKeys(data []byte, name string, ignored func(line int, ke
 			want = n
 			ignored(line, key, false)
 		} else {
-			return fmt.Errorf("%s: line %d: unknown key %s (allowed: %s)", name, line, quote(key), strings.Join(allHPCCKeys(), ", "))
+			return fmt.Errorf("%s: line %d: unknown key %s (allowed: %s)", name, line, showKey(key), strings.Join(allHPCCKeys(), ", "))
 		}
 		if want >= 0 && len(vals) != want {
 			return fmt.Errorf("%s: line %d: %s takes %d value(s), got %d", name, line, key, want, len(vals))
@@ -564,4 +565,15 @@ func allHPCCKeys() []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// showKey renders an unknown key for an error: quoted when it is spelled
+// like a key (letters, digits and _, as in KMAX_MAP), else only its length:
+// a line such as /etc/shadow's first is no key, and an error must not show
+// a file's content when the file is not an ns-3 config.
+func showKey(key string) string {
+	if len(key) <= 64 && strings.Trim(key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == "" {
+		return quote(key)
+	}
+	return fmt.Sprintf("(a first word of %d bytes, not spelled like a key; not an ns-3 config?)", len(key))
 }

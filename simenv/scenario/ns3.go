@@ -28,6 +28,9 @@ type tokenStream struct {
 	data []byte
 	off  int // next byte to look at
 	line int // line of data[off]
+	// known: a token has been read as what was wanted, so the file is of
+	// the kind expected and its tokens may be quoted in errors.
+	known bool
 }
 
 // newTokenStream splits data lazily, a token at a time, so that a large
@@ -83,8 +86,14 @@ func (ts *tokenStream) int(what string, max int64) (int64, int, error) {
 	}
 	v, err := strconv.ParseInt(t.s, 10, 64)
 	if err != nil || v < 0 || v > max {
+		if !ts.known {
+			// Nothing of the file read as wanted yet: it may be any file
+			// (/etc/shadow), whose content an error must not show.
+			return 0, t.line, fmt.Errorf("%s: line %d: %s: not an integer in 0..%d (a word of %d B; the wrong file?)", ts.name, t.line, what, max, len(t.s))
+		}
 		return 0, t.line, fmt.Errorf("%s: line %d: %s %s is not an integer in 0..%d", ts.name, t.line, what, quote(t.s), max)
 	}
+	ts.known = true
 	return v, t.line, nil
 }
 

@@ -121,7 +121,8 @@ func ParseFS(fsys fs.FS, path string) (simenv.Config, error) {
 }
 
 func parse(data []byte, baseDir string, name string, fsys fs.FS) (simenv.Config, error) {
-	c := &checker{name: name}
+	c := &checker{name: safeio.DisplayPath(name), file: name}
+	name = c.name // errors show the path escaped
 	if len(data) > safeio.MaxYAMLBytes {
 		return simenv.Config{}, fmt.Errorf("%s: the scenario is larger than %s, the limit for a scenario", name, safeio.FormatSize(safeio.MaxYAMLBytes))
 	}
@@ -215,7 +216,7 @@ func (b *builder) read(p, what string, max int64) ([]byte, string, error) {
 	case b.fsys == nil:
 		data, err = safeio.ReadFile(full, max)
 	case !fs.ValidPath(full):
-		err = fmt.Errorf("%s is outside the embedded scenarios", p)
+		err = fmt.Errorf("%s is outside the embedded scenarios", safeio.DisplayPath(p))
 	default:
 		data, err = safeio.ReadFS(b.fsys, full, max)
 	}
@@ -275,7 +276,7 @@ func (b *builder) build(f *fileScenario) error {
 	cfg := &b.cfg
 	cfg.Name = f.Name
 	if cfg.Name == "" {
-		cfg.Name = strings.TrimSuffix(filepath.Base(b.name), filepath.Ext(b.name))
+		cfg.Name = strings.TrimSuffix(filepath.Base(b.file), filepath.Ext(b.file))
 	}
 	if f.Seed != nil {
 		cfg.Seed = *f.Seed

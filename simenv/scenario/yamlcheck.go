@@ -15,7 +15,8 @@ import (
 // name, the line and the field path (e.g. workloads[1].load). It then
 // knows the line of every field the file gives, and so which were given.
 type checker struct {
-	name string
+	name string // the file's path as errors show it (safeio.DisplayPath)
+	file string // the file's path
 	doc  *safeio.YAMLCheck
 }
 
