@@ -382,6 +382,13 @@ func parseMaxConns(v *int) (int, error) {
 // (a decision per queue needs counters that moved).
 const MinInterval = 100 * time.Millisecond
 
+// MaxInterval is the ceiling of interval: a day between decisions is no
+// control loop any more, and the guardrails' default timers are up to 60
+// intervals (core.DefaultGuardConfig), which for an interval above about
+// 42,700 h overflowed into negative durations refused under keys the file
+// never set.
+const MaxInterval = 24 * time.Hour
+
 // Limits of a configuration document: its size in bytes, and its YAML
 // nodes counted with every alias expanded (an alias counts as the whole
 // node it names), so that a small file cannot make the decoder build a
@@ -404,7 +411,7 @@ func Load(path string) (*Config, error) {
 	}
 	c, err := ParseIn(b, filepath.Dir(path))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", safeio.DisplayPath(path), err)
 	}
 	return c, nil
 }
@@ -413,7 +420,7 @@ func Load(path string) (*Config, error) {
 func readConfigFile(path string) ([]byte, error) {
 	fh, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("agent config: %w", err)
+		return nil, fmt.Errorf("agent config: %w", safeio.DisplayPathError(err, path))
 	}
 	defer fh.Close()
 	b, err := io.ReadAll(io.LimitReader(fh, MaxConfigBytes+1))
@@ -421,7 +428,7 @@ func readConfigFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("agent config: %w", err)
 	}
 	if len(b) > MaxConfigBytes {
-		return nil, fmt.Errorf("%s: larger than the limit of %d MiB for a configuration file", path, MaxConfigBytes>>20)
+		return nil, fmt.Errorf("%s: larger than the limit of %d MiB for a configuration file", safeio.DisplayPath(path), MaxConfigBytes>>20)
 	}
 	return b, nil
 }
@@ -642,6 +649,9 @@ func (c *Config) parseRun(f *fileConfig) error {
 	if c.Interval < MinInterval {
 		return fmt.Errorf("interval: %s is below the minimum of %s", c.Interval, MinInterval)
 	}
+	if c.Interval > MaxInterval {
+		return fmt.Errorf("interval: %s is above the maximum of %s (the guardrails' default timers are multiples of it)", f.Interval, MaxInterval)
+	}
 	if c.SampleInterval, err = parseDur("sample-interval", f.SampleInterval, c.Interval); err != nil {
 		return err
 	}
@@ -655,7 +665,7 @@ func (c *Config) parseRun(f *fileConfig) error {
 		c.DB = "agent.db"
 	}
 	if c.Registry != "" && samePath(c.DB, c.Registry) {
-		return fmt.Errorf("db: %s is also the model registry (registry: %s): give the agent a db of its own", c.DB, c.Registry)
+		return fmt.Errorf("db: %s is also the model registry (registry: %s): give the agent a db of its own", safeio.DisplayPath(c.DB), safeio.DisplayPath(c.Registry))
 	}
 	c.StoreRecommendations = f.StoreRecommendations
 	if c.Retention, err = parseDur("retention", f.Retention, time.Hour); err != nil {
@@ -1134,24 +1144,63 @@ func parseQueueNames(field string, m map[int]string, dialect string) (map[int]st
 	return m, nil
 }
 
-// switchID is what selects a target's switch on the wire: the address
-// (host lower-cased, an IP in its canonical form, the port as a number)
-// and, in the openconfig dialect, the target name sent as prefix.target;
-// in the sonic dialect prefix.target is the database, so the namespace
-// element selects the switch ("localhost" and none both mean the default
-// one). Host names are not resolved: localhost and 127.0.0.1 differ.
-func (t Target) switchID() (id, desc string) {
-	addr := t.Address
-	if host, port, err := net.SplitHostPort(t.Address); err == nil {
-		host = strings.ToLower(host)
-		if ip, err := netip.ParseAddr(host); err == nil {
-			host = ip.String()
-		}
-		if n, err := strconv.ParseUint(port, 10, 16); err == nil {
+// switchIDs are the identities of the switch t reaches (two for
+// localhost, which reaches ::1 or 127.0.0.1), and a description of it: the
+// address canonicalised (canonicalHosts), with the namespace (sonic) or the
+// target name (openconfig, which selects the switch by it).
+func (t Target) switchIDs() (ids []string, desc string) {
+	hosts, port := []string{t.Address}, ""
+	if h, p, err := net.SplitHostPort(t.Address); err == nil {
+		hosts, port = canonicalHosts(h), p
+		if n, err := strconv.ParseUint(p, 10, 16); err == nil {
 			port = strconv.FormatUint(n, 10)
 		}
-		addr = net.JoinHostPort(host, port)
 	}
+	for i, h := range hosts {
+		addr := h
+		if port != "" {
+			addr = net.JoinHostPort(h, port)
+		}
+		id, d := t.switchID(addr)
+		ids = append(ids, id)
+		if i == 0 {
+			desc = d
+		}
+	}
+	return ids, desc
+}
+
+// canonicalHosts are the addresses a dial to host reaches, each in one
+// spelling: lower case without a trailing dot; an IP address in its
+// shortest form, an IPv4-mapped IPv6 address as IPv4 (::ffff:127.0.0.1 is
+// 127.0.0.1), the unspecified address as the loopback one it is dialled as
+// (0.0.0.0 is 127.0.0.1, :: is ::1); localhost as both loopback addresses.
+func canonicalHosts(host string) []string {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if host == "localhost" {
+		return []string{"127.0.0.1", "::1"}
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return []string{host}
+	}
+	ip = ip.Unmap().WithZone(ip.Zone())
+	if ip.IsUnspecified() {
+		if ip.Is4() {
+			return []string{"127.0.0.1"}
+		}
+		return []string{"::1"}
+	}
+	return []string{ip.String()}
+}
+
+// switchID is what selects t's switch on the wire when it is reached at
+// addr (canonical): the address and, in the openconfig dialect, the target
+// name sent as prefix.target; in the sonic dialect prefix.target is the
+// database, so the namespace element selects the switch ("localhost" and
+// none both mean the default one). Host names other than localhost are
+// not resolved.
+func (t Target) switchID(addr string) (id, desc string) {
 	if t.Dialect == DialectSONiC {
 		ns := t.Namespace
 		if ns == "localhost" {
@@ -1167,15 +1216,21 @@ func (t Target) switchID() (id, desc string) {
 
 // checkDistinctSwitches refuses two targets that reach the same switch:
 // the agent would apply every change twice and count the change budget and
-// hold times per name.
+// hold times per name. The error names both targets with their addresses
+// as written.
 func checkDistinctSwitches(ts []Target) error {
-	seen := map[string]string{}
+	seen := map[string]Target{}
 	for _, t := range ts {
-		id, desc := t.switchID()
-		if prev, ok := seen[id]; ok {
-			return fmt.Errorf("targets.%s and targets.%s name the same switch (%s): give each switch one target", prev, t.Name, desc)
+		ids, desc := t.switchIDs()
+		for _, id := range ids {
+			if prev, ok := seen[id]; ok {
+				return fmt.Errorf("targets.%s (address %s) and targets.%s (address %s) name the same switch (%s): give each switch one target",
+					prev.Name, safeio.DisplayPath(prev.Address), t.Name, safeio.DisplayPath(t.Address), desc)
+			}
 		}
-		seen[id] = t.Name
+		for _, id := range ids {
+			seen[id] = t
+		}
 	}
 	return nil
 }

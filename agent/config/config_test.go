@@ -346,16 +346,16 @@ func TestParseConfigDuplicateSwitch(t *testing.T) {
 	for _, c := range []struct{ doc, want string }{
 		// sonic sends no target name: the address (and namespace) is the switch.
 		{"targets:\n  a: {address: 'sw1:9339', dialect: sonic}\n  b: {address: 'SW1:9339', dialect: sonic}\n",
-			`targets.a and targets.b name the same switch`},
+			`targets.a (address sw1:9339) and targets.b (address SW1:9339) name the same switch`},
 		{"targets:\n  a: {address: 'sw1:9339', dialect: sonic, namespace: asic0}\n  b: {address: 'sw1:9339', dialect: sonic, namespace: asic0}\n",
-			`targets.a and targets.b name the same switch (address sw1:9339, namespace asic0)`},
+			`targets.a (address sw1:9339) and targets.b (address sw1:9339) name the same switch (address sw1:9339, namespace asic0)`},
 		// "localhost" and no namespace select the same (default) namespace.
 		{"targets:\n  a: {address: 'sw1:9339', dialect: sonic, namespace: localhost}\n  b: {address: 'sw1:9339', dialect: sonic}\n",
-			`targets.a and targets.b name the same switch`},
+			`targets.a (address sw1:9339) and targets.b (address sw1:9339) name the same switch`},
 		{"targets:\n  a: {address: '[::1]:9339', dialect: sonic}\n  b: {address: '[0:0::1]:9339', dialect: sonic}\n",
-			`targets.a and targets.b name the same switch`},
+			`targets.a (address [::1]:9339) and targets.b (address [0:0::1]:9339) name the same switch`},
 		{"targets:\n  a: {address: 'sw1:9339', dialect: sonic}\n  b: {address: 'sw1:09339', dialect: sonic}\n",
-			`targets.a and targets.b name the same switch`},
+			`targets.a (address sw1:9339) and targets.b (address sw1:09339) name the same switch`},
 	} {
 		_, err := Parse([]byte(c.doc))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
