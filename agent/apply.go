@@ -205,6 +205,12 @@ func (a *Agent) land(ctx context.Context, d ioDone) {
 func (a *Agent) confirmed(d ioDone) []core.Change {
 	nowNs := a.o.Clock().UnixNano()
 	var out []core.Change
+	stale := false
+	defer func() {
+		if stale {
+			a.resync(d.target)
+		}
+	}()
 	for _, c := range d.changes {
 		if c.Kind == core.KindReadBack {
 			out = append(out, c)
@@ -217,6 +223,10 @@ func (a *Agent) confirmed(d ioDone) []core.Change {
 			out = append(out, c)
 		case core.WriteDeferred:
 			a.log.Warn("change deferred: cannot read the switch's current setting before writing", "queue", c.Key.String(), "kind", c.Kind, "err", d.err)
+		case core.WriteStaleTelemetry:
+			stale = true
+			a.log.Warn("change not written: the switch runs the setting the agent set last, its telemetry says otherwise (an update lost); resynchronising the target's telemetry",
+				"queue", c.Key.String(), "kind", c.Kind, "telemetry", c.Old.Describe(), "runs", cur.Describe())
 		case core.WriteSkipped:
 			a.o.Instruments.Rejections.WithLabelValues("stale-setting").Inc()
 			a.log.Warn("change not written: the switch no longer runs the setting it was computed from (restarted or written by another); its current setting is the new baseline",
@@ -224,6 +234,18 @@ func (a *Agent) confirmed(d ioDone) []core.Change {
 		}
 	}
 	return out
+}
+
+// Resyncer is a Switch whose telemetry can be rebuilt from scratch
+// (gnmiclient.Switch.Resync).
+type Resyncer interface{ Resync() }
+
+// resync rebuilds a target's telemetry found stale, counted as an alarm.
+func (a *Agent) resync(target string) {
+	a.o.Instruments.Alarms.WithLabelValues("stale-telemetry").Inc()
+	if r, ok := a.switches[target].(Resyncer); ok {
+		r.Resync()
+	}
 }
 
 // write journals the intent of one target's changes, then sets them (a

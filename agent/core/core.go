@@ -340,6 +340,11 @@ const (
 	// another wrote it): the change was computed on its past. What it
 	// runs is the queue's new baseline.
 	WriteSkipped
+	// WriteStaleTelemetry: the switch runs what the agent set last, but
+	// the telemetry the change was computed from says otherwise: the
+	// telemetry is stale (an update lost), not another writer. Nothing is
+	// written; the driver should resynchronise the target's telemetry.
+	WriteStaleTelemetry
 )
 
 // Confirm judges a change against the setting the switch reports just
@@ -367,9 +372,19 @@ func (c *Core) Confirm(ch Change, cur env.Setting, known bool, nowNs int64) (Cha
 	}
 	g.Result(ch, NotApplied, env.Setting{}, nowNs)
 	q := g.queue(ch.Key)
-	if q.expectSet && g.ReadBackOK(q.expect, cur) {
-		q.current = cur // an old sample showed the setting before our own Set
-		return ch, WriteSkipped
+	if q.ownSetOK && g.ReadBackOK(q.ownSet, cur) {
+		// The switch runs what the agent set: the sample that said
+		// otherwise was old or lost an update, and no other writer
+		// changed the queue (a yield for one is lifted).
+		q.current, q.mismatchN, q.yieldNs = cur, 0, 0
+		q.expect, q.expectSet, q.distrust = cur, true, true
+		if !q.onProbation && SameSetting(q.probationTo, cur, g.cfg.ReadBackPmaxTol) && !SameSetting(q.probationFrom, cur, 1e-9) {
+			// the agent's change, whose probation a false "another
+			// writer" ended: it is judged again
+			q.onProbation, q.lastGood, q.probationWatch = true, q.probationFrom, watch{haveReward: true}
+			g.touch(q)
+		}
+		return ch, WriteStaleTelemetry
 	}
 	g.Adopt(ch.Key, cur, cur, nowNs)
 	return ch, WriteSkipped

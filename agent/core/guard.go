@@ -455,6 +455,15 @@ type queueState struct {
 
 	expect    env.Setting // what the agent last set (when expectSet)
 	expectSet bool
+	// ownSet is what the agent itself set last (ownSetOK), kept when
+	// expect is dropped for another writer: a read showing it proves the
+	// telemetry wrong, not the writer (Core.Confirm).
+	ownSet   env.Setting
+	ownSetOK bool
+	// distrust: a read proved the telemetry's setting of the queue stale
+	// (Core.Confirm): it is not taken as the current setting, nor as
+	// another writer's, until it shows expect again.
+	distrust  bool
 	mismatchN int   // consecutive observations that differ from expect
 	yieldNs   int64 // leave the queue alone until then (external writer)
 
@@ -743,6 +752,12 @@ func (g *Guard) follow(now int64, q *queueState, o *env.Observation) *Alarm {
 		g.touch(q)
 	}
 	var ext *Alarm
+	if q.distrust && validSetting(o.Current) {
+		if !g.ReadBackOK(q.expect, o.Current) {
+			return nil // still the stale view: the read is the truth
+		}
+		q.distrust = false
+	}
 	if !q.pending && validSetting(o.Current) {
 		if q.virtualSet && (SameSetting(o.Current, q.virtual, g.cfg.ReadBackPmaxTol) || (validSetting(q.current) && !SameSetting(o.Current, q.current, g.cfg.ReadBackPmaxTol))) {
 			q.virtualSet = false // the switch runs it now, or was changed by someone
@@ -1390,6 +1405,7 @@ func (g *Guard) Result(c Change, out Outcome, got env.Setting, nowNs int64) (*Ch
 	case Applied:
 		q.current = c.New
 		q.expect, q.expectSet, q.mismatchN = c.New, true, 0
+		q.ownSet, q.ownSetOK = c.New, true
 		switch c.Kind {
 		case KindTune, KindFallback:
 			q.startProbation(c.Old, c.New) // Old: as the switch reported it

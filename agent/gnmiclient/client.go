@@ -47,6 +47,8 @@ type Switch struct {
 	deviceLogged  bool
 	// onConnect runs at the start of every subscription session.
 	onConnect func(ctx context.Context)
+	// endSession ends the current subscription session (Resync).
+	endSession context.CancelFunc
 	// opts make a connection to the switch: tg's, and for a device that
 	// serves one Subscribe per connection, one more per Subscribe.
 	opts []api.TargetOption
@@ -217,6 +219,18 @@ func (s *Switch) Subscribe(ctx context.Context, out chan<- env.Snapshot, errs ch
 	}
 }
 
+// Resync ends the current subscription session: Subscribe starts a new one
+// after RetryTimer, with a fresh decoder, whose initial dump rebuilds the
+// whole state (for telemetry found stale: an ON_CHANGE update lost).
+func (s *Switch) Resync() {
+	s.mu.Lock()
+	end := s.endSession
+	s.mu.Unlock()
+	if end != nil {
+		end()
+	}
+}
+
 // OnConnect implements LLDPSwitch: f runs on Subscribe's goroutine each
 // time Subscribe (re)connects, before the streams of that session open, so
 // that every snapshot of the session comes after f returned.
@@ -245,6 +259,9 @@ func (s *Switch) LLDP(ctx context.Context) ([]*gnmi.Notification, error) {
 func (s *Switch) session(pctx context.Context, out chan<- env.Snapshot, report func(error)) error {
 	ctx, cancel := context.WithCancel(pctx)
 	defer cancel()
+	s.mu.Lock()
+	s.endSession = cancel
+	s.mu.Unlock()
 	ss := &session{sw: s, ctx: ctx, out: out, report: report, merged: make(chan subResp, 64), have: map[string]bool{}}
 	defer ss.wg.Wait()
 	defer cancel()
