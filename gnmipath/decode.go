@@ -567,6 +567,10 @@ func (d *Decoder) aliasesChanged() {
 			delete(d.qs, id)
 		}
 	}
+	for alias := range m { // an alias is no port of its own: not one to forget later
+		delete(d.ports, alias)
+		delete(d.known, alias)
+	}
 	d.forgetPaths()
 	d.qdirty = true
 }
