@@ -137,6 +137,10 @@ type Target struct {
 	// Encoding of the telemetry subscription: json_ietf (default), json or
 	// proto (typed scalars, much cheaper to decode where the switch has it).
 	Encoding string
+	// MaxPorts bounds the ports whose telemetry the agent keeps for the
+	// target (key max-ports, default gnmipath.DefaultMaxPorts): a switch
+	// reporting more (broken or hostile) cannot grow the agent's memory.
+	MaxPorts int
 	AllPorts bool     // ports: "*"
 	Ports    []string // when !AllPorts
 	Queues   []int
@@ -260,6 +264,7 @@ type fileTarget struct {
 	FabricPorts yaml.Node      `yaml:"fabric-ports"`
 	Cable       string         `yaml:"cable"`
 	MTU         *int           `yaml:"mtu"`
+	MaxPorts    *int           `yaml:"max-ports"`
 
 	// gnmic-only target keys, accepted and ignored (with a note).
 	GnmicIgnored gnmicTargetIgnored `yaml:",inline" keys:"unlisted"`
@@ -365,6 +370,9 @@ const (
 	DefaultMetricsMaxConns = 64
 	MaxMetricsMaxConns     = 1024
 )
+
+// MaxMaxPorts is the most max-ports may say.
+const MaxMaxPorts = 65536
 
 // parseMaxConns reads metrics-max-conns (nil: DefaultMetricsMaxConns).
 func parseMaxConns(v *int) (int, error) {
@@ -919,6 +927,12 @@ func parseTarget(name string, f fileTarget) (Target, error) {
 	}
 	if t.Address == "" {
 		return t, fmt.Errorf("%s.address: required (host:port)", field)
+	}
+	if f.MaxPorts != nil {
+		if *f.MaxPorts < 1 || *f.MaxPorts > MaxMaxPorts {
+			return t, fmt.Errorf("%s.max-ports: %d is outside the allowed range 1..%d (ports whose telemetry is kept)", field, *f.MaxPorts, MaxMaxPorts)
+		}
+		t.MaxPorts = *f.MaxPorts
 	}
 	if !strings.Contains(t.Address, ":") {
 		return t, fmt.Errorf("%s.address: %q has no port (want host:port)", field, t.Address)

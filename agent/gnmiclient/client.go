@@ -101,6 +101,7 @@ func Dial(ctx context.Context, t config.Target, sample time.Duration) (*Switch, 
 	if !t.AllPorts {
 		gt.Ports = t.Ports // no state kept for ports the configuration does not list
 	}
+	gt.MaxPorts = t.MaxPorts
 	if t.Device != "" {
 		if gt.Device, err = gnmipath.LookupDevice(t.Device); err != nil {
 			return nil, fmt.Errorf("targets.%s.device: %v", t.Name, err)
