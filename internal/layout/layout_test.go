@@ -210,7 +210,7 @@ var layers = [][]string{
 	// 4 the simulator's views; the agent's pure core
 	{"simenv/export", "simenv/scenario", "simenv/report", "agent/core"},
 	// 5 training environment; the agent's edges
-	{"simenv/gym", "agent/config", "agent/journal", "agent/metrics"},
+	{"simenv/gym", "agent/config", "agent/journal", "agent/metrics", "agent/fleet"},
 	// 6
 	{"train/rl", "agent/gnmiclient", "agent/web"},
 	// 7 training and evaluation; the agent's driver

@@ -1,0 +1,229 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"sort"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+)
+
+// startEtcd runs a one-member etcd on 127.0.0.1 for the test and returns
+// its client endpoint.
+func startEtcd(t *testing.T) string {
+	t.Helper()
+	cfg := embed.NewConfig()
+	cfg.Dir = t.TempDir()
+	cu, _ := url.Parse("http://127.0.0.1:0")
+	pu, _ := url.Parse("http://127.0.0.1:0")
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
+	cfg.InitialCluster = cfg.Name + "=" + pu.String()
+	cfg.LogLevel = "panic"
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	select {
+	case <-e.Server.ReadyNotify():
+	case <-time.After(30 * time.Second):
+		t.Fatal("etcd not ready in 30 s")
+	}
+	return e.Clients[0].Addr().String()
+}
+
+func client(t *testing.T, ep string) *clientv3.Client {
+	t.Helper()
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func testConfig(id string, n int) Config {
+	var sw []Switch
+	for i := 0; i < n; i++ {
+		sw = append(sw, Switch{Name: fmt.Sprintf("leaf%02d", i)})
+	}
+	return Config{Name: "test", Member: Member{ID: id}, Switches: sw, TTL: 2 * time.Second,
+		SetTimeout: 300 * time.Millisecond, Takeover: 400 * time.Millisecond, Logger: quiet}
+}
+
+func join(t *testing.T, ep, id string, n int) *Node {
+	t.Helper()
+	nd, err := Join(context.Background(), client(t, ep), testConfig(id, n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nd
+}
+
+// owners maps each switch to the members that own it now.
+func owners(nodes ...*Node) map[string][]string {
+	out := map[string][]string{}
+	for _, n := range nodes {
+		for _, o := range n.Owned() {
+			out[o.Switch] = append(out[o.Switch], n.cfg.Member.ID)
+		}
+	}
+	return out
+}
+
+func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	end := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(end) {
+			t.Fatalf("not within %v: %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Three agents share 30 switches: each switch has exactly one owner, one
+// agent leads, the load is within bounded-load hashing's bound.
+func TestFleetOneOwnerPerSwitch(t *testing.T) {
+	ep := startEtcd(t)
+	a, b, c := join(t, ep, "a", 30), join(t, ep, "b", 30), join(t, ep, "c", 30)
+	defer a.Close()
+	defer b.Close()
+	defer c.Close()
+	// The first member placed alone may hold every switch for a moment;
+	// rebalance rounds (every TTL, MaxMoves each) spread them.
+	waitUntil(t, 20*time.Second, "every switch owned once, every member within its bound", func() bool {
+		o := owners(a, b, c)
+		if len(o) != 30 {
+			return false
+		}
+		for _, ids := range o {
+			if len(ids) != 1 {
+				return false
+			}
+		}
+		for _, n := range []*Node{a, b, c} {
+			if len(n.Owned()) > 13 { // ceil(30/3 × 1.25)
+				return false
+			}
+		}
+		return true
+	})
+	leaders := 0
+	for _, n := range []*Node{a, b, c} {
+		if n.Leader() {
+			leaders++
+		}
+	}
+	if leaders != 1 {
+		t.Fatalf("%d leaders", leaders)
+	}
+}
+
+// An owner that dies (its client gone: no renewal, nothing revoked) loses
+// its switches when its lease expires; the survivors take each of them
+// and may write after the takeover delay. The deposed owner, paused
+// rather than dead, stops writing before its lease can expire
+// (self-fencing) and its fenced writes fail once another owns the switch.
+func TestFleetFailoverAndFencing(t *testing.T) {
+	ep := startEtcd(t)
+	a, b, c := join(t, ep, "a", 30), join(t, ep, "b", 30), join(t, ep, "c", 30)
+	defer b.Close()
+	defer c.Close()
+	waitUntil(t, 15*time.Second, "every switch owned", func() bool { return len(owners(a, b, c)) == 30 })
+	theirs := a.Owned()
+	if len(theirs) == 0 {
+		t.Fatal("a owns nothing")
+	}
+	sw, token := theirs[0].Switch, theirs[0].Token
+	waitUntil(t, 5*time.Second, "a may write", func() bool { _, ok := a.Writable(sw, time.Now()); return ok })
+	// pause a: no renewal from now on, nothing revoked
+	paused := time.Now()
+	a.Stop()
+	a.sess.Orphan()
+	waitUntil(t, 3*time.Second, "a fences itself", func() bool { _, ok := a.Writable(sw, time.Now()); return !ok })
+	fenced := time.Since(paused)
+	var took []time.Duration
+	waitUntil(t, 15*time.Second, "a's switches taken and writable", func() bool {
+		took = took[:0]
+		for _, o := range theirs {
+			owner := owners(b, c)[o.Switch]
+			if len(owner) != 1 {
+				return false
+			}
+			n := b
+			if owner[0] == "c" {
+				n = c
+			}
+			if _, ok := n.Writable(o.Switch, time.Now()); !ok {
+				return false
+			}
+			took = append(took, time.Since(paused))
+		}
+		return true
+	})
+	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+	t.Logf("a paused: fenced itself after %v (ttl 2s, margin %v); its %d switches writable elsewhere after %v (p50) .. %v (max)",
+		fenced.Round(time.Millisecond), a.cfg.Margin, len(took), took[len(took)/2].Round(time.Millisecond), took[len(took)-1].Round(time.Millisecond))
+	if fenced >= a.cfg.TTL {
+		t.Fatalf("a could write for %v after its last renewal, ttl %v", fenced, a.cfg.TTL)
+	}
+	if _, err := a.Fenced(context.Background(), sw, token, clientv3.OpPut("/x", "y")); err == nil {
+		t.Fatal("a deposed owner's fenced write succeeded")
+	}
+	nb, _ := owners(b, c)[sw], 0
+	newTok := int64(0)
+	for _, n := range []*Node{b, c} {
+		for _, o := range n.Owned() {
+			if o.Switch == sw {
+				newTok = o.Token
+			}
+		}
+	}
+	if newTok <= token {
+		t.Fatalf("fencing token of %s went from %d to %d (owner %v): must increase", sw, token, newTok, nb)
+	}
+}
+
+// A member paused past its lease finds it gone when it resumes: it owns
+// nothing, says so (Done), and writes nothing.
+func TestFleetResumedMemberKnowsItIsGone(t *testing.T) {
+	ep := startEtcd(t)
+	a, b := join(t, ep, "a", 10), join(t, ep, "b", 10)
+	defer b.Close()
+	waitUntil(t, 15*time.Second, "every switch owned", func() bool { return len(owners(a, b)) == 10 })
+	a.Stop()
+	a.sess.Orphan()
+	waitUntil(t, 15*time.Second, "b owns every switch", func() bool { return len(b.Owned()) == 10 })
+	// resume a's renewals: its lease is gone
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go a.renew(ctx)
+	select {
+	case <-a.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a resumed without noticing its lease is gone")
+	}
+	if len(a.Owned()) != 0 {
+		t.Fatalf("a still owns %v", a.Owned())
+	}
+}
+
+// The timing inequality is checked at Join.
+func TestFleetRefusesUnsafeTiming(t *testing.T) {
+	c := testConfig("a", 1)
+	c.Margin, c.Takeover, c.SetTimeout = 100*time.Millisecond, 100*time.Millisecond, time.Second
+	if err := c.defaults(); err == nil {
+		t.Fatal("margin + takeover below the set timeout accepted")
+	}
+}

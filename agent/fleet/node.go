@@ -1,0 +1,302 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+)
+
+// Config is one agent's membership of a fleet.
+type Config struct {
+	// Name is the fleet's: its keys are under /ecntune/fleet/NAME/.
+	Name   string
+	Member Member
+	// Switches are every switch of the fleet (the shared configuration).
+	Switches []Switch
+	// TTL is the member's lease (default 5 s): a member that cannot renew
+	// it for TTL loses its switches.
+	TTL time.Duration
+	// Margin is how long before its lease could expire a member that
+	// cannot renew it stops writing (self-fencing; default TTL/5).
+	Margin time.Duration
+	// Takeover is how long a new owner waits before its first write to a
+	// switch (default: SetTimeout, see Safe).
+	Takeover time.Duration
+	// SetTimeout bounds one write to a switch (default 5 s): a write
+	// started before the self-fencing deadline lands by deadline +
+	// SetTimeout at the latest.
+	SetTimeout time.Duration
+	// MaxMoves bounds a rebalance round (default 32 switches); Every is
+	// how often the leader re-places (default TTL).
+	MaxMoves int
+	Every    time.Duration
+	Logger   *slog.Logger
+}
+
+func (c *Config) defaults() error {
+	if c.Name == "" || c.Member.ID == "" {
+		return errors.New("fleet: a fleet name and a member id are required")
+	}
+	if strings.ContainsAny(c.Name+c.Member.ID, "/ \t\n") {
+		return fmt.Errorf("fleet: name %q and member id %q must not contain '/' or blanks", c.Name, c.Member.ID)
+	}
+	if c.TTL <= 0 {
+		c.TTL = 5 * time.Second
+	}
+	if c.TTL < 2*time.Second {
+		return fmt.Errorf("fleet: ttl %v is below 2 s (etcd leases are whole seconds)", c.TTL)
+	}
+	if c.Margin <= 0 {
+		c.Margin = c.TTL / 5
+	}
+	if c.SetTimeout <= 0 {
+		c.SetTimeout = 5 * time.Second
+	}
+	if c.Takeover <= 0 {
+		c.Takeover = c.SetTimeout
+	}
+	if c.MaxMoves <= 0 {
+		c.MaxMoves = 32
+	}
+	if c.Every <= 0 {
+		c.Every = c.TTL
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c.Safe()
+}
+
+// Safe checks the timing inequality that makes one writer per switch hold
+// without trusting clocks to agree, only to run at the same rate within
+// 1%: an owner that last renewed its lease at r (the request's send time,
+// before the server renewed it) starts no write after r + TTL − Margin, so
+// its last write lands by r + TTL − Margin + SetTimeout; the lease expires
+// at the server no earlier than r + TTL; a new owner gets the switch after
+// that and writes Takeover later, at r + TTL + Takeover at the earliest.
+// So writes never overlap when
+//
+//	Margin + Takeover > SetTimeout + 1% of TTL.
+func (c *Config) Safe() error {
+	if c.Margin+c.Takeover <= c.SetTimeout+c.TTL/100 {
+		return fmt.Errorf("fleet: margin %v + takeover %v must exceed the set timeout %v + 1%% of the ttl %v, or a deposed owner's last write may land after its successor's first",
+			c.Margin, c.Takeover, c.SetTimeout, c.TTL)
+	}
+	if c.Margin >= c.TTL/2 {
+		return fmt.Errorf("fleet: margin %v must be below half the ttl %v", c.Margin, c.TTL)
+	}
+	return nil
+}
+
+// Ownership is a switch this member owns: its fencing token (the owner
+// key's create revision) and when it may write first.
+type Ownership struct {
+	Switch  string
+	Token   int64
+	Since   time.Time
+	WriteAt time.Time
+}
+
+// Node is one agent's membership: its lease, its member key, its campaign
+// for leadership (the leader places the switches), and the switches it
+// owns, each by a lease-bound owner key whose create revision fences every
+// write.
+type Node struct {
+	cfg    Config
+	cli    *clientv3.Client
+	lease  clientv3.LeaseID
+	sess   *concurrency.Session
+	prefix string
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	done     chan struct{} // closed when the lease is lost (Done)
+	doneOnce sync.Once
+
+	mu        sync.Mutex
+	lastRenew time.Time // send time of the newest renewal that succeeded
+	owned     map[string]Ownership
+	leader    bool
+	onChange  func()
+}
+
+// Keys of a fleet.
+func (n *Node) memberKey(id string) string { return n.prefix + "members/" + id }
+func (n *Node) assignKey(sw string) string { return n.prefix + "assign/" + sw }
+func (n *Node) ownerKey(sw string) string  { return n.prefix + "owner/" + sw }
+
+// Join makes a node of cli's cluster: it grants the lease, registers the
+// member and starts renewing, campaigning and following the placement.
+func Join(ctx context.Context, cli *clientv3.Client, cfg Config) (*Node, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	n := &Node{cfg: cfg, cli: cli, prefix: path.Join("/ecntune/fleet", cfg.Name) + "/", owned: map[string]Ownership{},
+		done: make(chan struct{})}
+	sent := time.Now()
+	g, err := cli.Grant(ctx, int64(cfg.TTL/time.Second))
+	if err != nil {
+		return nil, fmt.Errorf("fleet %s: lease: %w", cfg.Name, err)
+	}
+	n.lease, n.lastRenew = g.ID, sent
+	if n.sess, err = concurrency.NewSession(cli, concurrency.WithLease(g.ID)); err != nil {
+		return nil, fmt.Errorf("fleet %s: session: %w", cfg.Name, err)
+	}
+	b, _ := json.Marshal(cfg.Member)
+	if _, err := cli.Put(ctx, n.memberKey(cfg.Member.ID), string(b), clientv3.WithLease(n.lease)); err != nil {
+		return nil, fmt.Errorf("fleet %s: member key: %w", cfg.Name, err)
+	}
+	rctx, cancel := context.WithCancel(context.Background())
+	n.cancel = cancel
+	n.wg.Add(3)
+	go func() { defer n.wg.Done(); n.renew(rctx) }()
+	go func() { defer n.wg.Done(); n.campaign(rctx) }()
+	go func() { defer n.wg.Done(); n.follow(rctx) }()
+	return n, nil
+}
+
+// OnChange calls f (on a goroutine of the node's) whenever the switches
+// owned change.
+func (n *Node) OnChange(f func()) { n.mu.Lock(); n.onChange = f; n.mu.Unlock() }
+
+// Close leaves the fleet: it stops, gives its switches up and revokes its
+// lease (a crash does none of this: the lease expires after TTL).
+func (n *Node) Close() error {
+	n.cancel()
+	n.wg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, err := n.cli.Revoke(ctx, n.lease)
+	return err
+}
+
+// Stop stops the node's goroutines without revoking anything, as a crash
+// or a pause does (tests).
+func (n *Node) Stop() { n.cancel(); n.wg.Wait() }
+
+// renew keeps the lease alive, every TTL/3, and notes the send time of
+// each renewal that succeeds (Writable reads it).
+func (n *Node) renew(ctx context.Context) {
+	t := time.NewTicker(n.cfg.TTL / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		sent := time.Now()
+		rctx, cancel := context.WithTimeout(ctx, n.cfg.TTL/3)
+		_, err := n.cli.KeepAliveOnce(rctx, n.lease)
+		cancel()
+		if err != nil {
+			if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+				n.expired()
+				return
+			}
+			n.cfg.Logger.Warn("fleet: lease not renewed", "member", n.cfg.Member.ID, "err", err)
+			if errors.Is(err, context.Canceled) {
+				return
+			}
+			continue
+		}
+		n.mu.Lock()
+		n.lastRenew = sent
+		n.mu.Unlock()
+	}
+}
+
+// Done is closed when the member's lease is gone (it could not renew it in
+// time, e.g. after a pause): it owns nothing any more and must Join again
+// as a new member.
+func (n *Node) Done() <-chan struct{} { return n.done }
+
+// expired gives every switch up: the lease that held them is gone.
+func (n *Node) expired() {
+	n.doneOnce.Do(func() {
+		n.cfg.Logger.Warn("fleet: lease expired: this member owns nothing until it joins again", "member", n.cfg.Member.ID)
+		n.mu.Lock()
+		had := len(n.owned) > 0
+		clear(n.owned)
+		f := n.onChange
+		n.mu.Unlock()
+		close(n.done)
+		if had && f != nil {
+			f()
+		}
+	})
+}
+
+// Writable says whether this member may start a write to sw now: it owns
+// sw, its takeover delay is over, and its lease cannot have expired
+// (self-fencing: no write starts later than Margin before the earliest
+// expiry). It returns the fencing token.
+func (n *Node) Writable(sw string, now time.Time) (int64, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	o, ok := n.owned[sw]
+	if !ok || now.Before(o.WriteAt) {
+		return 0, false
+	}
+	if !now.Before(n.lastRenew.Add(n.cfg.TTL - n.cfg.Margin)) {
+		return 0, false
+	}
+	return o.Token, true
+}
+
+// Owned lists the switches this member owns, by name.
+func (n *Node) Owned() []Ownership {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make([]Ownership, 0, len(n.owned))
+	for _, o := range n.owned {
+		out = append(out, o)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Switch < out[j].Switch })
+	return out
+}
+
+// ErrFenced: the write's condition failed, another member owns the switch
+// now (or this member's lease is gone).
+var ErrFenced = errors.New("fleet: fenced: this member no longer owns the switch")
+
+// Fenced runs ops in one etcd transaction that succeeds only while this
+// member holds sw's owner key with the token it was given: a deposed
+// owner cannot record (and so cannot start) a change.
+func (n *Node) Fenced(ctx context.Context, sw string, token int64, ops ...clientv3.Op) (*clientv3.TxnResponse, error) {
+	k := n.ownerKey(sw)
+	r, err := n.cli.Txn(ctx).If(
+		clientv3.Compare(clientv3.CreateRevision(k), "=", token),
+		clientv3.Compare(clientv3.LeaseValue(k), "=", n.lease),
+	).Then(ops...).Commit()
+	if err != nil {
+		return nil, err
+	}
+	if !r.Succeeded {
+		n.lost(sw)
+		return r, fmt.Errorf("%w %s (token %d)", ErrFenced, sw, token)
+	}
+	return r, nil
+}
+
+func (n *Node) lost(sw string) {
+	n.mu.Lock()
+	_, had := n.owned[sw]
+	delete(n.owned, sw)
+	f := n.onChange
+	n.mu.Unlock()
+	if had && f != nil {
+		f()
+	}
+}
