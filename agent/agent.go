@@ -66,6 +66,9 @@ type Options struct {
 	DryRun      bool
 	// SetTimeout bounds one Set plus its read-back (default: 5 s).
 	SetTimeout time.Duration
+	// Gate, when set, limits writes to the switches it allows and fences
+	// each (a fleet member's ownership, agent/fleet).
+	Gate Gate
 	// IOWait is how long Run's interval waits for its Sets before it goes
 	// on (0: half the interval, at most SetTimeout); the rest land as they
 	// return. Tick called directly (lockstep, tests) waits for all.
@@ -122,8 +125,9 @@ type Agent struct {
 	busy     map[string]bool
 	inFlight int
 	ioc      chan ioDone
-	ioWait   time.Duration // how long apply waits for flights (0: all)
-	stopping bool          // Run is ending: no new Set
+	ioWait   time.Duration    // how long apply waits for flights (0: all)
+	stopping bool             // Run is ending: no new Set
+	tokens   map[string]int64 // the Gate's fencing token per target, as of the interval
 }
 
 // New checks the options and builds an agent.

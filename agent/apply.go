@@ -55,7 +55,28 @@ type ioDone struct {
 	got    map[env.QueueKey]env.Setting
 	err    error // the read's
 	setErr error // stageSet: the Set's
+
+	token   int64             // the Gate's fencing token (Options.Gate)
+	written []core.AuditEntry // stageSet: the intents, for Gate.Fence
+	fenced  bool              // stageSet: the Gate refused; nothing was sent
 }
+
+// Gate says whether this agent may write a switch, and fences each write:
+// a member of a fleet (agent/fleet.Node) writes only the switches it owns,
+// and a deposed owner can start no write. Nil: every switch is the
+// agent's.
+type Gate interface {
+	// Writable: the agent may start a write to target now; token fences
+	// it.
+	Writable(target string, now time.Time) (token int64, ok bool)
+	// Fence records the intents of a write under token before the Set,
+	// and fails when the agent no longer owns target.
+	Fence(ctx context.Context, target string, token int64, intents []core.AuditEntry) error
+}
+
+// RuleNotOwner is the reason a change waits: another agent of the fleet
+// owns the switch (or this one may not write it yet: Gate).
+const RuleNotOwner = "not-owner"
 
 // RuleBusy is the reason a change waits: its target's last Set or read has
 // not returned yet.
@@ -88,6 +109,11 @@ func (a *Agent) apply(ctx context.Context, changes []core.Change, first bool) {
 			}
 			a.o.Instruments.Rejections.WithLabelValues(RuleBusy).Add(float64(len(cs)))
 			a.log.Warn("changes wait: the target's last Set or read has not returned", "target", target, "changes", len(cs))
+		case !a.writable(target):
+			for _, c := range cs {
+				a.core.Hold(c)
+			}
+			a.o.Instruments.Rejections.WithLabelValues(RuleNotOwner).Add(float64(len(cs)))
 		case !needsConfirm(cs):
 			a.write(ctx, target, cs, !first)
 		default:
@@ -95,6 +121,20 @@ func (a *Agent) apply(ctx context.Context, changes []core.Change, first bool) {
 		}
 	}
 	a.waitIO(ctx, a.ioWait)
+}
+
+// writable asks the Gate (if any) whether the agent may write target now,
+// keeping the token for the write.
+func (a *Agent) writable(target string) bool {
+	if a.o.Gate == nil {
+		return true
+	}
+	tok, ok := a.o.Gate.Writable(target, a.o.Clock())
+	if a.tokens == nil {
+		a.tokens = map[string]int64{}
+	}
+	a.tokens[target] = tok
+	return ok
 }
 
 // needsConfirm: every change but a read-back rollback (computed from the
@@ -122,6 +162,12 @@ func (a *Agent) fly(ctx context.Context, d ioDone) {
 		defer cancel()
 		switch d.stage {
 		case stageSet:
+			if a.o.Gate != nil {
+				if err := a.o.Gate.Fence(cctx, d.target, d.token, d.written); err != nil {
+					d.setErr, d.fenced = err, true
+					break // a deposed owner sends nothing
+				}
+			}
 			settings := make(map[env.QueueKey]env.Setting, len(d.changes))
 			for _, c := range d.changes {
 				settings[c.Key] = c.New
@@ -273,12 +319,20 @@ func (a *Agent) write(ctx context.Context, target string, cs []core.Change, seco
 	for i, e := range written {
 		seqs[i] = e.Seq
 	}
-	a.fly(ctx, ioDone{target: target, stage: stageSet, changes: cs, seqs: seqs, second: second})
+	a.fly(ctx, ioDone{target: target, stage: stageSet, changes: cs, seqs: seqs, second: second, token: a.tokens[target], written: written})
 }
 
 // setLanded judges a Set by its read-back and settles each change; the
 // rollbacks the core orders after a mismatch go out in a second round.
 func (a *Agent) setLanded(ctx context.Context, d ioDone) {
+	if d.fenced {
+		nowNs := a.o.Clock().UnixNano()
+		a.o.Instruments.Rejections.WithLabelValues(RuleNotOwner).Add(float64(len(d.changes)))
+		for i, c := range d.changes {
+			a.settle(core.Result{Change: c, Seq: d.seqs[i], Outcome: core.NotApplied, Err: fmt.Errorf("not sent: %w", d.setErr)}, nowNs)
+		}
+		return
+	}
 	cs, setErr := d.changes, d.setErr
 	var refused error
 	if herr := (*gnmipath.HeadroomError)(nil); errors.As(setErr, &herr) {

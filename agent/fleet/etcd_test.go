@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ecntune/ecntune/agent/core"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
@@ -181,6 +183,9 @@ func TestFleetFailoverAndFencing(t *testing.T) {
 	if _, err := a.Fenced(context.Background(), sw, token, clientv3.OpPut("/x", "y")); err == nil {
 		t.Fatal("a deposed owner's fenced write succeeded")
 	}
+	if err := a.Fence(context.Background(), sw, token, []core.AuditEntry{{Seq: 1, Target: sw}}); !errors.Is(err, ErrFenced) {
+		t.Fatalf("a deposed owner's intent: %v", err)
+	}
 	nb, _ := owners(b, c)[sw], 0
 	newTok := int64(0)
 	for _, n := range []*Node{b, c} {
@@ -192,6 +197,13 @@ func TestFleetFailoverAndFencing(t *testing.T) {
 	}
 	if newTok <= token {
 		t.Fatalf("fencing token of %s went from %d to %d (owner %v): must increase", sw, token, newTok, nb)
+	}
+	for _, n := range []*Node{b, c} {
+		if tok, ok := n.Writable(sw, time.Now()); ok {
+			if err := n.Fence(context.Background(), sw, tok, []core.AuditEntry{{Seq: 2, Target: sw}}); err != nil {
+				t.Fatalf("the new owner's intent: %v", err)
+			}
+		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ecntune/ecntune/agent/core"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
@@ -299,4 +300,18 @@ func (n *Node) lost(sw string) {
 	if had && f != nil {
 		f()
 	}
+}
+
+// Fence records the intents of a write to sw under token, in one
+// transaction that holds only while this member owns sw with that token
+// (the agent's Gate): a deposed owner records, and so sends, nothing. The
+// switch's newest intents are kept under intent/SWITCH, one key per
+// switch (bounded).
+func (n *Node) Fence(ctx context.Context, sw string, token int64, intents []core.AuditEntry) error {
+	b, err := json.Marshal(intents)
+	if err != nil {
+		return err
+	}
+	_, err = n.Fenced(ctx, sw, token, clientv3.OpPut(n.prefix+"intent/"+sw, string(b)))
+	return err
 }

@@ -1,0 +1,73 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/fleet"
+)
+
+// fakeGate owns the targets listed, with a token each, and fails Fence
+// when told (a deposed owner).
+type fakeGate struct {
+	mu      sync.Mutex
+	owns    map[string]int64
+	deposed bool
+	fenced  []int64 // tokens Fence was called with
+	intents int
+}
+
+func (g *fakeGate) Writable(target string, now time.Time) (int64, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	tok, ok := g.owns[target]
+	return tok, ok
+}
+
+func (g *fakeGate) Fence(ctx context.Context, target string, token int64, intents []core.AuditEntry) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.fenced = append(g.fenced, token)
+	g.intents += len(intents)
+	if g.deposed {
+		return errors.New("fenced: another member owns " + target)
+	}
+	return nil
+}
+
+// A fleet member writes only the switches its gate lets it write: not
+// one it does not own (the change waits, rule not-owner), nothing once
+// its write is fenced (the intent is resolved as failed, no Set sent),
+// and a write it owns goes through with its intent fenced under the
+// owner's token.
+func TestGateLimitsWrites(t *testing.T) {
+	sw := newFakeSwitch("leaf0", kA)
+	r := newRig(t, config.ModeClosedLoop, false, "", sw)
+	g := &fakeGate{owns: map[string]int64{}}
+	r.a.o.Gate = g
+	r.interval(t)
+	if sw.setCount() != 0 || testutilCounter(t, r.a, "ecntune_agent_guardrail_rejections_total", RuleNotOwner) != 1 {
+		t.Fatalf("a switch it does not own was written (%d Sets)", sw.setCount())
+	}
+	g.owns["leaf0"], g.deposed = 42, true
+	r.interval(t)
+	es, _ := r.j.Entries("", 0)
+	if sw.setCount() != 0 || len(es) != 1 || es[0].State != core.StateFailed || !strings.Contains(es[0].Error, "not sent") {
+		t.Fatalf("a fenced write: %d Sets, audit %+v", sw.setCount(), es)
+	}
+	g.deposed = false
+	r.clk.Add(10 * time.Second) // past min-hold
+	r.interval(t)
+	if sw.setCount() != 1 || sw.get(kA) != target || g.fenced[len(g.fenced)-1] != 42 {
+		t.Fatalf("an owned write: %d Sets, runs %+v, tokens %v", sw.setCount(), sw.get(kA), g.fenced)
+	}
+}
+
+// A fleet member is the agent's gate.
+var _ Gate = (*fleet.Node)(nil)
