@@ -269,6 +269,10 @@ func (a *Agent) Run(ctx context.Context) error {
 			return nil
 		case d := <-a.ioc:
 			a.land(ctx, d)
+		case <-a.gateDone():
+			a.stopping = true
+			a.waitIO(context.WithoutCancel(ctx), 0)
+			return errors.New("fleet: this agent's membership ended (its lease expired, e.g. after a pause); it writes nothing more: restart it to join again")
 		case s := <-snaps:
 			a.Ingest(s)
 		case e := <-errs:

@@ -179,17 +179,12 @@ func Open(ctx context.Context, cfg *config.Config, d Deps) (a *Agent, err error)
 		return nil, err
 	}
 	opened = append(opened, j.Close)
-	var sws []Switch
-	for _, t := range cfg.Targets {
-		s, err := d.Dial(ctx, t, cfg.SampleInterval)
-		if err != nil {
-			return nil, err
-		}
-		sws = append(sws, s)
-		opened = append(opened, s.Close)
+	sws, gate, err := connect(ctx, cfg, d, &opened)
+	if err != nil {
+		return nil, err
 	}
 	a, err = New(Options{Config: cfg, Policy: pol, Model: pol.Name(), Observer: d.Observer, Journal: j, Switches: sws,
-		Instruments: d.Instruments, Logger: d.Logger, Clock: d.Clock, DryRun: d.DryRun, SetTimeout: d.SetTimeout})
+		Instruments: d.Instruments, Logger: d.Logger, Clock: d.Clock, DryRun: d.DryRun, SetTimeout: d.SetTimeout, Gate: gate})
 	if err != nil {
 		return nil, err
 	}
@@ -205,6 +200,29 @@ func Open(ctx context.Context, cfg *config.Config, d Deps) (a *Agent, err error)
 	}
 	a.release = release
 	return a, nil
+}
+
+// connect dials every target and, with a fleet configured, joins it (the
+// member gates the writes); what it opens is added to opened.
+func connect(ctx context.Context, cfg *config.Config, d Deps, opened *[]func() error) ([]Switch, Gate, error) {
+	var sws []Switch
+	for _, t := range cfg.Targets {
+		s, err := d.Dial(ctx, t, cfg.SampleInterval)
+		if err != nil {
+			return nil, nil, err
+		}
+		sws = append(sws, s)
+		*opened = append(*opened, s.Close)
+	}
+	if cfg.Fleet == nil || d.DryRun {
+		return sws, nil, nil
+	}
+	n, leave, err := joinFleet(ctx, cfg, d.SetTimeout, d.Logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	*opened = append(*opened, leave)
+	return sws, n, nil
 }
 
 // Close releases what Open opened (the HTTP endpoint, the switches, the

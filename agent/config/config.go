@@ -75,8 +75,10 @@ type Config struct {
 	// once (key metrics-max-conns, default DefaultMetricsMaxConns); more
 	// wait in the kernel's accept queue, holding no descriptor of the agent.
 	MetricsMaxConns int
-	Registry        string // model registry (bbolt) for model:NAME ("": the policy package's default)
-	Owner           string // name this agent writes into the audit log
+	// Fleet: this agent is one of a fleet on etcd (nil: alone).
+	Fleet    *Fleet
+	Registry string // model registry (bbolt) for model:NAME ("": the policy package's default)
+	Owner    string // name this agent writes into the audit log
 	// Retention is how long shadow recommendations are kept in the db
 	// (every queue every interval: about 0.6 KB each).
 	Retention time.Duration
@@ -190,6 +192,7 @@ type fileConfig struct {
 	Approve              bool                  `yaml:"approve"`
 	Targets              map[string]fileTarget `yaml:"targets"`
 	Guardrails           fileGuard             `yaml:"guardrails"`
+	Fleet                *fileFleet            `yaml:"fleet"`
 
 	// gnmic's top-level target defaults: they apply to every target that
 	// does not set its own (as in a gnmic configuration file).
@@ -691,6 +694,9 @@ func (c *Config) parseRun(f *fileConfig) error {
 		return err
 	}
 	if c.MetricsMaxConns, err = parseMaxConns(f.MetricsMaxConns); err != nil {
+		return err
+	}
+	if c.Fleet, err = parseFleet(f.Fleet, c.Mode); err != nil {
 		return err
 	}
 	if c.Owner == "" {

@@ -6,41 +6,18 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"sort"
 	"testing"
 	"time"
 
 	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/internal/etcdtest"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 )
 
-// startEtcd runs a one-member etcd on 127.0.0.1 for the test and returns
-// its client endpoint.
-func startEtcd(t *testing.T) string {
-	t.Helper()
-	cfg := embed.NewConfig()
-	cfg.Dir = t.TempDir()
-	cu, _ := url.Parse("http://127.0.0.1:0")
-	pu, _ := url.Parse("http://127.0.0.1:0")
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
-	cfg.InitialCluster = cfg.Name + "=" + pu.String()
-	cfg.LogLevel = "panic"
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	select {
-	case <-e.Server.ReadyNotify():
-	case <-time.After(30 * time.Second):
-		t.Fatal("etcd not ready in 30 s")
-	}
-	return e.Clients[0].Addr().String()
-}
+// startEtcd runs a one-member etcd for the test (internal/etcdtest).
+func startEtcd(t *testing.T) string { return etcdtest.Start(t) }
 
 func client(t *testing.T, ep string) *clientv3.Client {
 	t.Helper()

@@ -1,0 +1,177 @@
+package agent
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/etcdtest"
+	"github.com/ecntune/ecntune/policy"
+)
+
+// recordingSwitch is a fake switch shared by the agents of a fleet test:
+// it records which agent sent each Set.
+type recordingSwitch struct {
+	*fakeSwitch
+	by      string // the agent whose view of the switch this is
+	mu      *sync.Mutex
+	writers map[string]map[string]int // switch → agent → Sets
+}
+
+func (r recordingSwitch) Apply(ctx context.Context, s map[env.QueueKey]env.Setting) error {
+	r.mu.Lock()
+	if r.writers[r.name] == nil {
+		r.writers[r.name] = map[string]int{}
+	}
+	r.writers[r.name][r.by]++
+	r.mu.Unlock()
+	return r.fakeSwitch.Apply(ctx, s)
+}
+
+// Two agents of one fleet on a real etcd share four switches: each switch
+// is written by one agent only, each agent writes some; when one agent
+// leaves, the other takes its switches and writes them.
+func TestFleetOfTwoAgents(t *testing.T) {
+	ep := etcdtest.Start(t)
+	names := []string{"leaf0", "leaf1", "leaf2", "leaf3"}
+	sws := map[string]*fakeSwitch{}
+	for _, n := range names {
+		sws[n] = newFakeSwitch(n, env.QueueKey{Target: n, Port: "Ethernet0", Queue: 3})
+	}
+	var mu sync.Mutex
+	writers := map[string]map[string]int{}
+	start := func(member string) (*Agent, context.CancelFunc, chan error) {
+		cfg := testConfig(config.ModeClosedLoop)
+		cfg.Interval, cfg.SampleInterval = 100*time.Millisecond, 100*time.Millisecond
+		cfg.Guardrails.MinHold = 200 * time.Millisecond
+		cfg.DB, cfg.Metrics = filepath.Join(t.TempDir(), "agent.db"), ""
+		cfg.Targets = nil
+		for _, n := range names {
+			cfg.Targets = append(cfg.Targets, config.Target{Name: n, Address: "127.0.0.1:1", AllPorts: true, Queues: []int{3}})
+		}
+		cfg.Fleet = &config.Fleet{Endpoints: []string{ep}, Name: "t", Member: member, TTL: 2 * time.Second, Takeover: 300 * time.Millisecond}
+		a, err := Open(context.Background(), cfg, Deps{Policy: alternating{}, Observer: &fakeObserver{}, SetTimeout: 200 * time.Millisecond,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Dial: func(ctx context.Context, tg config.Target, _ time.Duration) (Switch, error) {
+				return recordingSwitch{fakeSwitch: sws[tg.Name], by: member, mu: &mu, writers: writers}, nil
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- a.Run(ctx) }()
+		return a, cancel, done
+	}
+	// the fake switches' telemetry, for both agents (each Subscribe reads
+	// the same channel: a snapshot goes to one of them, fine for a test
+	// of who writes)
+	stopFeed := make(chan struct{})
+	go func() {
+		tk := time.NewTicker(10 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			select {
+			case <-stopFeed:
+				return
+			case <-tk.C:
+				for _, s := range sws {
+					select {
+					case s.snaps <- s.snapshot(time.Now().UnixNano()):
+					default:
+					}
+				}
+			}
+		}
+	}()
+	defer close(stopFeed)
+	a, cancelA, doneA := start("a")
+	b, cancelB, doneB := start("b")
+	defer func() { cancelB(); <-doneB; b.Close() }()
+	count := func() (map[string]string, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		owner := map[string]string{}
+		for sw, by := range writers {
+			if len(by) > 1 {
+				return nil, false
+			}
+			for who := range by {
+				owner[sw] = who
+			}
+		}
+		return owner, true
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		owner, single := count()
+		if !single {
+			t.Fatalf("a switch written by two agents: %v", writers)
+		}
+		agents := map[string]bool{}
+		for _, who := range owner {
+			agents[who] = true
+		}
+		if len(owner) == 4 && len(agents) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("in 30 s: switches written %v", writers)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// a leaves; b takes its switches
+	cancelA()
+	<-doneA
+	a.Close()
+	mu.Lock()
+	for sw := range writers {
+		delete(writers[sw], "b")
+	}
+	aHad := []string{}
+	for sw, by := range writers {
+		if by["a"] > 0 {
+			aHad = append(aHad, sw)
+		}
+	}
+	mu.Unlock()
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		ok := true
+		for _, sw := range aHad {
+			ok = ok && writers[sw]["b"] > 0
+		}
+		mu.Unlock()
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b did not take over %v: %v", aHad, writers)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// alternating asks for the other of two settings each time: a policy that
+// keeps writing.
+type alternating struct{}
+
+func (alternating) Name() string { return "alternating" }
+func (alternating) Decide(obs []env.Observation) []policy.Decision {
+	d := make([]policy.Decision, len(obs))
+	for i, o := range obs {
+		s := target
+		if o.Current.KminBytes == target.KminBytes {
+			s = cur
+		}
+		d[i] = policy.Decision{Key: o.Key, Setting: s, Action: -1, Confidence: 0.9, Reason: "alternating test policy"}
+	}
+	return d
+}
