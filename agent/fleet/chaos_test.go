@@ -155,7 +155,11 @@ func TestFleetFaultCycles(t *testing.T) {
 			})
 			failovers = append(failovers, time.Since(died))
 		}
-		if c%2 == 1 { // resume the paused one: its lease is gone
+		if c%2 == 1 { // resume the paused one once its lease is gone
+			waitUntil(t, 3*ttl, "the paused member's lease expired", func() bool {
+				r, err := victim.cli.TimeToLive(ctx, victim.n.lease)
+				return err == nil && r.TTL == -1
+			})
 			go victim.n.renew(ctx)
 			select {
 			case <-victim.n.Done():
