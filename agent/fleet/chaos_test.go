@@ -174,7 +174,9 @@ func TestFleetFaultCycles(t *testing.T) {
 	cancel()
 	writes, bad := w.check()
 	sort.Slice(failovers, func(i, j int) bool { return failovers[i] < failovers[j] })
-	p := func(q float64) time.Duration { return failovers[int(q*float64(len(failovers)-1))].Round(time.Millisecond) }
+	p := func(q float64) time.Duration {
+		return failovers[int(q*float64(len(failovers)-1))].Round(time.Millisecond)
+	}
 	t.Logf("%d cycles, ttl %v: %d fenced writes, %d violations; failover of %d switches p50 %v p99 %v max %v",
 		cycles, ttl, writes, len(bad), len(failovers), p(0.5), p(0.99), p(1))
 	for _, b := range bad {

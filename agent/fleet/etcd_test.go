@@ -216,3 +216,25 @@ func TestFleetRefusesUnsafeTiming(t *testing.T) {
 		t.Fatal("margin + takeover below the set timeout accepted")
 	}
 }
+
+// Status shows the members, the leader and each switch's owner; draining
+// a member moves its switches to the others.
+func TestFleetStatusAndDrain(t *testing.T) {
+	ep := startEtcd(t)
+	a, b := join(t, ep, "a", 10), join(t, ep, "b", 10)
+	defer a.Close()
+	defer b.Close()
+	waitUntil(t, 15*time.Second, "every switch owned", func() bool { return len(owners(a, b)) == 10 })
+	cli := client(t, ep)
+	st, err := ReadStatus(context.Background(), cli, "test")
+	if err != nil || len(st.Members) != 2 || len(st.Switches) != 10 || st.Leader == "" || st.Members[0].Owns+st.Members[1].Owns != 10 {
+		t.Fatalf("status %+v, %v", st, err)
+	}
+	if err := Drain(context.Background(), cli, "test", "a", true); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 20*time.Second, "a drained", func() bool { return len(a.Owned()) == 0 && len(b.Owned()) == 10 })
+	if err := Drain(context.Background(), cli, "test", "nobody", true); err == nil {
+		t.Fatal("drained a member that does not exist")
+	}
+}

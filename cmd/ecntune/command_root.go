@@ -31,6 +31,7 @@ func newRootCmd() *cobra.Command {
 		newAgentCmd(),
 		newSimswitchCmd(),
 		newBenchCmd(),
+		newFleetCmd(),
 	)
 	return cmd
 }

@@ -1,0 +1,140 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path"
+	"sort"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// MemberStatus is one member as etcd shows it.
+type MemberStatus struct {
+	Member
+	// LeaseTTL is how many seconds its lease has left (it renews every
+	// ttl/3).
+	LeaseTTL int64 `json:"lease_ttl_s"`
+	Leader   bool  `json:"leader,omitempty"`
+	Owns     int   `json:"owns"`
+	Assigned int   `json:"assigned"`
+}
+
+// SwitchStatus is one switch: the member placed on it and the member
+// holding it, with its fencing token.
+type SwitchStatus struct {
+	Switch   string `json:"switch"`
+	Assigned string `json:"assigned,omitempty"`
+	Owner    string `json:"owner,omitempty"`
+	Token    int64  `json:"token,omitempty"`
+}
+
+// Status is a fleet as etcd shows it.
+type Status struct {
+	Name     string         `json:"name"`
+	Leader   string         `json:"leader,omitempty"`
+	Members  []MemberStatus `json:"members"`
+	Switches []SwitchStatus `json:"switches"`
+}
+
+func prefixOf(name string) string { return path.Join("/ecntune/fleet", name) + "/" }
+
+// ReadStatus reads fleet name's members, leader, placement and owners.
+func ReadStatus(ctx context.Context, cli *clientv3.Client, name string) (Status, error) {
+	p := prefixOf(name)
+	st := Status{Name: name}
+	r, err := cli.Get(ctx, p, clientv3.WithPrefix())
+	if err != nil {
+		return st, fmt.Errorf("fleet %s: %w", name, err)
+	}
+	members := map[string]*MemberStatus{}
+	sws := map[string]*SwitchStatus{}
+	sw := func(n string) *SwitchStatus {
+		if sws[n] == nil {
+			sws[n] = &SwitchStatus{Switch: n}
+		}
+		return sws[n]
+	}
+	var leaderRev int64
+	for _, kv := range r.Kvs {
+		k := string(kv.Key[len(p):])
+		switch dir, rest := splitKey(k); dir {
+		case "members":
+			var m Member
+			if json.Unmarshal(kv.Value, &m) == nil {
+				ms := &MemberStatus{Member: m}
+				if tl, err := cli.TimeToLive(ctx, clientv3.LeaseID(kv.Lease)); err == nil {
+					ms.LeaseTTL = tl.TTL
+				}
+				members[m.ID] = ms
+			}
+		case "assign":
+			sw(rest).Assigned = string(kv.Value)
+		case "owner":
+			s := sw(rest)
+			s.Owner, s.Token = string(kv.Value), kv.CreateRevision
+		case "leader":
+			// the election's keys: the oldest one leads
+			if leaderRev == 0 || kv.CreateRevision < leaderRev {
+				leaderRev, st.Leader = kv.CreateRevision, string(kv.Value)
+			}
+		}
+	}
+	for _, s := range sws {
+		st.Switches = append(st.Switches, *s)
+		if m := members[s.Assigned]; m != nil {
+			m.Assigned++
+		}
+		if m := members[s.Owner]; m != nil {
+			m.Owns++
+		}
+	}
+	for _, m := range members {
+		m.Leader = m.ID == st.Leader
+		st.Members = append(st.Members, *m)
+	}
+	sort.Slice(st.Members, func(i, j int) bool { return st.Members[i].ID < st.Members[j].ID })
+	sort.Slice(st.Switches, func(i, j int) bool { return st.Switches[i].Switch < st.Switches[j].Switch })
+	return st, nil
+}
+
+func splitKey(k string) (dir, rest string) {
+	for i := 0; i < len(k); i++ {
+		if k[i] == '/' {
+			return k[:i], k[i+1:]
+		}
+	}
+	return k, ""
+}
+
+// Drain marks a member as draining (or not): the leader moves its switches
+// to the other members at its next placement, and gives it none. The
+// member key keeps its lease; the write holds only if the key did not
+// change meanwhile.
+func Drain(ctx context.Context, cli *clientv3.Client, name, member string, on bool) error {
+	k := prefixOf(name) + "members/" + member
+	r, err := cli.Get(ctx, k)
+	if err != nil {
+		return fmt.Errorf("fleet %s: %w", name, err)
+	}
+	if len(r.Kvs) == 0 {
+		return fmt.Errorf("fleet %s: no member %q (ecntune fleet status lists them)", name, member)
+	}
+	kv := r.Kvs[0]
+	var m Member
+	if err := json.Unmarshal(kv.Value, &m); err != nil {
+		return fmt.Errorf("fleet %s: member %q: %w", name, member, err)
+	}
+	m.Draining = on
+	b, _ := json.Marshal(m)
+	t, err := cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(k), "=", kv.ModRevision)).
+		Then(clientv3.OpPut(k, string(b), clientv3.WithLease(clientv3.LeaseID(kv.Lease)))).Commit()
+	if err != nil {
+		return fmt.Errorf("fleet %s: %w", name, err)
+	}
+	if !t.Succeeded {
+		return fmt.Errorf("fleet %s: member %q changed meanwhile; try again", name, member)
+	}
+	return nil
+}

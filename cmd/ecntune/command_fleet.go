@@ -1,0 +1,52 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/ecntune/ecntune/agent/config"
+)
+
+func newFleetCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "fleet",
+		Short: "See and steer a fleet of agents on etcd (the configuration's fleet:)",
+		Long: `A fleet is several closed-loop agents sharing a fabric on etcd: one elected agent places the
+switches, each switch is written by its owner only. 'status' shows the members, the leader and who
+owns each switch with its fencing token; 'drain' moves a member's switches to the others (before a
+maintenance) and --undo gives it its share back.`,
+	}
+	cmd.AddCommand(newFleetStatusCmd(), newFleetDrainCmd())
+	return cmd
+}
+
+// fleetClient connects to the etcd of the fleet a configuration names.
+func fleetClient(cfgPath string) (*clientv3.Client, *config.Fleet, error) {
+	if cfgPath == "" {
+		return nil, nil, errors.New("--config is required (an agent configuration with a fleet: key)")
+	}
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cfg.Fleet == nil {
+		return nil, nil, fmt.Errorf("%s has no fleet: key (this agent is not in a fleet)", cfgPath)
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: cfg.Fleet.Endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		return nil, nil, fmt.Errorf("fleet: etcd %v: %w", cfg.Fleet.Endpoints, err)
+	}
+	return cli, cfg.Fleet, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/ecntune/ecntune/agent/fleet"
+	"github.com/ecntune/ecntune/internal/etcdtest"
+)
+
+func runFleet(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	c := newFleetCmd()
+	var out bytes.Buffer
+	c.SetArgs(args)
+	c.SetOut(&out)
+	c.SetErr(io.Discard)
+	c.SilenceUsage, c.SilenceErrors = true, true
+	err := c.Execute()
+	return out.String(), err
+}
+
+// fleet status shows the members, the leader and the owners; fleet drain
+// moves a member's switches away; a configuration without fleet: says so.
+func TestFleetCommands(t *testing.T) {
+	ep := etcdtest.Start(t)
+	var nodes []*fleet.Node
+	for _, id := range []string{"a", "b"} {
+		cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cli.Close()
+		n, err := fleet.Join(context.Background(), cli, fleet.Config{Name: "dc1", Member: fleet.Member{ID: id},
+			Switches: []fleet.Switch{{Name: "leaf0"}, {Name: "leaf1"}, {Name: "leaf2"}, {Name: "leaf3"}}, TTL: 2 * time.Second,
+			SetTimeout: 300 * time.Millisecond, Takeover: 400 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer n.Close()
+		nodes = append(nodes, n)
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "agent.yaml")
+	body := fmt.Sprintf("mode: closed-loop\ndb: %s\ntargets:\n  leaf0: {address: 127.0.0.1:1, insecure: true}\nfleet: {endpoints: [%s], name: dc1, member: a}\n",
+		filepath.Join(dir, "a.db"), ep)
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for len(nodes[0].Owned())+len(nodes[1].Owned()) != 4 {
+		if time.Now().After(deadline) {
+			t.Fatal("switches not owned in 15 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	out, err := runFleet(t, "status", "--config", cfg)
+	if err != nil || !strings.Contains(out, "fleet dc1: 2 members") || !strings.Contains(out, "leaf3") {
+		t.Fatalf("status: %v\n%s", err, out)
+	}
+	if out, err = runFleet(t, "drain", "--config", cfg, "--member", "a"); err != nil || !strings.Contains(out, "member a of fleet dc1 is draining") {
+		t.Fatalf("drain: %v\n%s", err, out)
+	}
+	deadline = time.Now().Add(20 * time.Second)
+	for len(nodes[1].Owned()) != 4 {
+		if time.Now().After(deadline) {
+			t.Fatal("a's switches did not move to b")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if out, err = runFleet(t, "status", "--config", cfg); err != nil || !strings.Contains(out, "draining") {
+		t.Fatalf("status after drain: %v\n%s", err, out)
+	}
+	noFleet := filepath.Join(dir, "plain.yaml")
+	os.WriteFile(noFleet, []byte("targets:\n  leaf0: {address: 127.0.0.1:1, insecure: true}\n"), 0o644)
+	if _, err := runFleet(t, "status", "--config", noFleet); err == nil || !strings.Contains(err.Error(), "has no fleet: key") {
+		t.Fatalf("no fleet: %v", err)
+	}
+}
