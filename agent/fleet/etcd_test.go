@@ -119,7 +119,19 @@ func TestFleetFailoverAndFencing(t *testing.T) {
 	a, b, c := join(t, ep, "a", 30), join(t, ep, "b", 30), join(t, ep, "c", 30)
 	defer b.Close()
 	defer c.Close()
-	waitUntil(t, 15*time.Second, "every switch owned", func() bool { return len(owners(a, b, c)) == 30 })
+	// the placement settled: every switch owned, every member within its
+	// bound (rebalance rounds move switches while members join)
+	waitUntil(t, 20*time.Second, "every switch owned, the placement settled", func() bool {
+		if len(owners(a, b, c)) != 30 {
+			return false
+		}
+		for _, n := range []*Node{a, b, c} {
+			if len(n.Owned()) > 13 {
+				return false
+			}
+		}
+		return true
+	})
 	theirs := a.Owned()
 	if len(theirs) == 0 {
 		t.Fatal("a owns nothing")
