@@ -36,7 +36,7 @@ func testConfig(id string, n int) Config {
 	for i := 0; i < n; i++ {
 		sw = append(sw, Switch{Name: fmt.Sprintf("leaf%02d", i)})
 	}
-	return Config{Name: "test", Member: Member{ID: id}, Switches: sw, TTL: 2 * time.Second,
+	return Config{Name: "test", Member: Member{ID: id}, Switches: sw, TTL: 3 * time.Second,
 		SetTimeout: 300 * time.Millisecond, Takeover: 400 * time.Millisecond, Logger: quiet}
 }
 
@@ -137,7 +137,7 @@ func TestFleetFailoverAndFencing(t *testing.T) {
 		t.Fatal("a owns nothing")
 	}
 	sw, token := theirs[0].Switch, theirs[0].Token
-	waitUntil(t, 5*time.Second, "a may write", func() bool { _, ok := a.Writable(sw, time.Now()); return ok })
+	waitUntil(t, 10*time.Second, "a may write", func() bool { _, ok := a.Writable(sw, time.Now()); return ok })
 	// pause a: no renewal from now on, nothing revoked
 	paused := time.Now()
 	a.Stop()
@@ -236,9 +236,20 @@ func TestFleetStatusAndDrain(t *testing.T) {
 	a, b := join(t, ep, "a", 10), join(t, ep, "b", 10)
 	defer a.Close()
 	defer b.Close()
-	waitUntil(t, 15*time.Second, "every switch owned", func() bool { return len(owners(a, b)) == 10 })
 	cli := client(t, ep)
-	st, err := ReadStatus(context.Background(), cli, "test")
+	var st Status
+	var err error
+	waitUntil(t, 20*time.Second, "every switch owned by the member placed on it", func() bool {
+		if st, err = ReadStatus(context.Background(), cli, "test"); err != nil {
+			return false
+		}
+		for _, s := range st.Switches {
+			if s.Owner == "" || s.Owner != s.Assigned {
+				return false
+			}
+		}
+		return len(st.Switches) == 10
+	})
 	if err != nil || len(st.Members) != 2 || len(st.Switches) != 10 || st.Leader == "" || st.Members[0].Owns+st.Members[1].Owns != 10 {
 		t.Fatalf("status %+v, %v", st, err)
 	}
