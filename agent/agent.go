@@ -607,8 +607,9 @@ func (a *Agent) TargetNames() []string { return a.names }
 // Handler serves the agent's HTTP endpoint (web.Handler): /metrics,
 // /recommendations, /changes, /targets, /healthz and the dashboard.
 func (a *Agent) Handler() http.Handler {
-	return web.Handler(web.Options{Source: a, Journal: a.o.Journal, Instruments: a.o.Instruments, History: a.hist,
+	h := web.Handler(web.Options{Source: a, Journal: a.o.Journal, Instruments: a.o.Instruments, History: a.hist,
 		Clock: a.o.Clock, Mode: string(a.cfg.Mode), Policy: a.o.Policy.Name(), Interval: a.cfg.Interval})
+	return a.withFleet(h)
 }
 
 // ChurnIntervals is the window of the churn series: changes and flaps

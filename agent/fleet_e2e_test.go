@@ -4,7 +4,9 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -125,6 +127,12 @@ func TestFleetOfTwoAgents(t *testing.T) {
 			t.Fatalf("in 30 s: switches written %v", writers)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	// GET /fleet shows both members and every switch owned
+	rec := httptest.NewRecorder()
+	b.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/fleet", nil))
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"id":"a"`) || !strings.Contains(rec.Body.String(), `"switch":"leaf3"`) {
+		t.Fatalf("GET /fleet: %d %s", rec.Code, rec.Body.String())
 	}
 	// a leaves; b takes its switches
 	cancelA()

@@ -138,3 +138,6 @@ func Drain(ctx context.Context, cli *clientv3.Client, name, member string, on bo
 	}
 	return nil
 }
+
+// Status reads this member's fleet (ReadStatus).
+func (n *Node) Status(ctx context.Context) (Status, error) { return ReadStatus(ctx, n.cli, n.cfg.Name) }
