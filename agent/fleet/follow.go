@@ -12,20 +12,30 @@ import (
 // gone) and gives up those assigned elsewhere, on every change of the
 // assignments or owner keys and every TTL/3.
 func (n *Node) follow(ctx context.Context) {
-	w := n.cli.Watch(ctx, n.prefix, clientv3.WithPrefix(), clientv3.WithFilterDelete())
-	wd := n.cli.Watch(ctx, n.prefix+"owner/", clientv3.WithPrefix(), clientv3.WithFilterPut())
+	// Puts of assignments, deletes of owner keys: what can change what
+	// this member may or must hold.
+	watch := func() (clientv3.WatchChan, clientv3.WatchChan) {
+		return n.cli.Watch(ctx, n.prefix+"assign/", clientv3.WithPrefix(), clientv3.WithFilterDelete()),
+			n.cli.Watch(ctx, n.prefix+"owner/", clientv3.WithPrefix(), clientv3.WithFilterPut())
+	}
+	w, wd := watch()
 	t := time.NewTicker(n.cfg.TTL / 3)
 	defer t.Stop()
 	for {
 		if err := n.reconcile(ctx); err != nil && ctx.Err() == nil {
 			n.cfg.Logger.Warn("fleet: owner keys", "member", n.cfg.Member.ID, "err", err)
 		}
+		var ok1, ok2 = true, true
 		select {
 		case <-ctx.Done():
 			return
-		case <-w:
-		case <-wd:
+		case _, ok1 = <-w:
+		case _, ok2 = <-wd:
 		case <-t.C:
+		}
+		if !ok1 || !ok2 { // a watch ended (compaction, a lost connection): a new one, not a spin
+			sleep(ctx, n.cfg.TTL/3)
+			w, wd = watch()
 		}
 	}
 }
