@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -42,6 +43,19 @@ func fleetClient(cfgPath string) (*clientv3.Client, *config.Fleet, error) {
 		return nil, nil, fmt.Errorf("fleet: etcd %v: %w", cfg.Fleet.Endpoints, err)
 	}
 	return cli, cfg.Fleet, nil
+}
+
+// withFleet runs f against the etcd of the fleet a configuration names,
+// within 10 s, and returns the fleet.
+func withFleet(ctx context.Context, cfgPath string, f func(context.Context, *clientv3.Client, *config.Fleet) error) (*config.Fleet, error) {
+	cli, fl, err := fleetClient(cfgPath)
+	if err != nil {
+		return nil, err
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return fl, f(ctx, cli, fl)
 }
 
 func orNone(s string) string {

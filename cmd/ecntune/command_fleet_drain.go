@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/fleet"
 )
 
@@ -22,14 +23,10 @@ func newFleetDrainCmd() *cobra.Command {
 			if member == "" {
 				return errors.New("--member is required (ecntune fleet status lists the members)")
 			}
-			cli, f, err := fleetClient(cfgPath)
+			f, err := withFleet(cmd.Context(), cfgPath, func(ctx context.Context, cli *clientv3.Client, f *config.Fleet) error {
+				return fleet.Drain(ctx, cli, f.Name, member, !undo)
+			})
 			if err != nil {
-				return err
-			}
-			defer cli.Close()
-			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
-			defer cancel()
-			if err := fleet.Drain(ctx, cli, f.Name, member, !undo); err != nil {
 				return err
 			}
 			verb := "draining: its switches move to the other members at the leader's next placement"

@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/fleet"
 )
 
@@ -19,14 +20,11 @@ func newFleetStatusCmd() *cobra.Command {
 		Short: "Show the fleet's members, leader and each switch's owner",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cli, f, err := fleetClient(cfgPath)
-			if err != nil {
+			var st fleet.Status
+			_, err := withFleet(cmd.Context(), cfgPath, func(ctx context.Context, cli *clientv3.Client, f *config.Fleet) (err error) {
+				st, err = fleet.ReadStatus(ctx, cli, f.Name)
 				return err
-			}
-			defer cli.Close()
-			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
-			defer cancel()
-			st, err := fleet.ReadStatus(ctx, cli, f.Name)
+			})
 			if err != nil {
 				return err
 			}
