@@ -128,6 +128,7 @@ type Agent struct {
 	ioWait   time.Duration    // how long apply waits for flights (0: all)
 	stopping bool             // Run is ending: no new Set
 	tokens   map[string]int64 // the Gate's fencing token per target, as of the interval
+	adopted  map[string]bool  // targets whose fleet guard memory was taken over (adoptMemory)
 }
 
 // New checks the options and builds an agent.
@@ -397,6 +398,9 @@ func (a *Agent) Tick(ctx context.Context) error {
 			a.log.Warn("reconcile", "err", err)
 		}
 	}
+	if a.cfg.Mode == config.ModeClosedLoop {
+		a.adoptMemory(ctx)
+	}
 	paused := a.paused()
 	a.core.SetPaused(paused)
 	rd, err := a.core.Tick(core.Interval{NowNs: now.UnixNano(), Observations: obs, Decisions: decs, Missing: missing})
@@ -419,9 +423,11 @@ func (a *Agent) Tick(ctx context.Context) error {
 		return perr
 	}
 	a.apply(ctx, a.gate(now.UnixNano(), rd.Changes), true)
-	if err := a.o.Journal.PutGuardMemory(a.core.Memories()); err != nil {
+	mems := a.core.Memories()
+	if err := a.o.Journal.PutGuardMemory(mems); err != nil {
 		a.log.Error("guard memory", "err", err)
 	}
+	a.shareMemory(ctx, mems)
 	if len(rd.Changes) > 0 || a.ticks%10 == 0 {
 		// Only a change, or one ageing out of the window, moves the churn:
 		// not a read of the audit window every interval.

@@ -49,50 +49,9 @@ func TestFleetOfTwoAgents(t *testing.T) {
 	var mu sync.Mutex
 	writers := map[string]map[string]int{}
 	start := func(member string) (*Agent, context.CancelFunc, chan error) {
-		cfg := testConfig(config.ModeClosedLoop)
-		cfg.Interval, cfg.SampleInterval = 100*time.Millisecond, 100*time.Millisecond
-		cfg.Guardrails.MinHold = 200 * time.Millisecond
-		cfg.DB, cfg.Metrics = filepath.Join(t.TempDir(), "agent.db"), ""
-		cfg.Targets = nil
-		for _, n := range names {
-			cfg.Targets = append(cfg.Targets, config.Target{Name: n, Address: "127.0.0.1:1", AllPorts: true, Queues: []int{3}})
-		}
-		cfg.Fleet = &config.Fleet{Endpoints: []string{ep}, Name: "t", Member: member, TTL: 2 * time.Second, Takeover: 300 * time.Millisecond}
-		a, err := Open(context.Background(), cfg, Deps{Policy: alternating{}, Observer: &fakeObserver{}, SetTimeout: 200 * time.Millisecond,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-			Dial: func(ctx context.Context, tg config.Target, _ time.Duration) (Switch, error) {
-				return recordingSwitch{fakeSwitch: sws[tg.Name], by: member, mu: &mu, writers: writers}, nil
-			}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- a.Run(ctx) }()
-		return a, cancel, done
+		return startFleetAgent(t, ep, member, names, sws, &mu, writers, 200*time.Millisecond)
 	}
-	// the fake switches' telemetry, for both agents (each Subscribe reads
-	// the same channel: a snapshot goes to one of them, fine for a test
-	// of who writes)
-	stopFeed := make(chan struct{})
-	go func() {
-		tk := time.NewTicker(10 * time.Millisecond)
-		defer tk.Stop()
-		for {
-			select {
-			case <-stopFeed:
-				return
-			case <-tk.C:
-				for _, s := range sws {
-					select {
-					case s.snaps <- s.snapshot(time.Now().UnixNano()):
-					default:
-					}
-				}
-			}
-		}
-	}()
-	defer close(stopFeed)
+	defer feedSwitches(sws)()
 	a, cancelA, doneA := start("a")
 	b, cancelB, doneB := start("b")
 	defer func() { cancelB(); <-doneB; b.Close() }()
@@ -182,4 +141,124 @@ func (alternating) Decide(obs []env.Observation) []policy.Decision {
 		d[i] = policy.Decision{Key: o.Key, Setting: s, Action: -1, Confidence: 0.9, Reason: "alternating test policy"}
 	}
 	return d
+}
+
+// startFleetAgent opens and runs a closed-loop agent of fleet "t" on the
+// switches named, each Set recorded in writers by member.
+func startFleetAgent(t *testing.T, ep, member string, names []string, sws map[string]*fakeSwitch, mu *sync.Mutex,
+	writers map[string]map[string]int, minHold time.Duration) (*Agent, context.CancelFunc, chan error) {
+	t.Helper()
+	cfg := testConfig(config.ModeClosedLoop)
+	cfg.Interval, cfg.SampleInterval = 100*time.Millisecond, 100*time.Millisecond
+	cfg.Guardrails.MinHold = minHold
+	cfg.DB, cfg.Metrics = filepath.Join(t.TempDir(), "agent.db"), ""
+	cfg.Targets = nil
+	for _, n := range names {
+		cfg.Targets = append(cfg.Targets, config.Target{Name: n, Address: "127.0.0.1:1", AllPorts: true, Queues: []int{3}})
+	}
+	cfg.Fleet = &config.Fleet{Endpoints: []string{ep}, Name: "t", Member: member, TTL: 2 * time.Second, Takeover: 300 * time.Millisecond}
+	a, err := Open(context.Background(), cfg, Deps{Policy: alternating{}, Observer: &fakeObserver{}, SetTimeout: 200 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Dial: func(ctx context.Context, tg config.Target, _ time.Duration) (Switch, error) {
+			return recordingSwitch{fakeSwitch: sws[tg.Name], by: member, mu: mu, writers: writers}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	return a, cancel, done
+}
+
+// feedSwitches sends each fake switch's telemetry every 10 ms until the
+// returned stop is called (the agents' Subscribes share each switch's
+// channel: a snapshot goes to one of them, enough to see who writes).
+func feedSwitches(sws map[string]*fakeSwitch) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		tk := time.NewTicker(10 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tk.C:
+				for _, s := range sws {
+					select {
+					case s.snaps <- s.snapshot(time.Now().UnixNano()):
+					default:
+					}
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// A failover keeps the guard's holds: with min-hold an hour, each switch
+// gets one change from its owner; when that owner leaves, the switch's new
+// owner takes over the guard's memory from etcd and holds too. Without
+// the memory it would change every switch it took at once (the policy
+// always asks for the other setting).
+func TestFleetFailoverKeepsHolds(t *testing.T) {
+	ep := etcdtest.Start(t)
+	names := []string{"leaf0", "leaf1", "leaf2", "leaf3"}
+	sws := map[string]*fakeSwitch{}
+	for _, n := range names {
+		sws[n] = newFakeSwitch(n, env.QueueKey{Target: n, Port: "Ethernet0", Queue: 3})
+	}
+	var mu sync.Mutex
+	writers := map[string]map[string]int{}
+	defer feedSwitches(sws)()
+	a, cancelA, doneA := startFleetAgent(t, ep, "a", names, sws, &mu, writers, time.Hour)
+	b, cancelB, doneB := startFleetAgent(t, ep, "b", names, sws, &mu, writers, time.Hour)
+	defer func() { cancelB(); <-doneB; b.Close() }()
+	sets := func() (total int, byA []string) {
+		mu.Lock()
+		defer mu.Unlock()
+		for sw, by := range writers {
+			for who, k := range by {
+				total += k
+				if who == "a" {
+					byA = append(byA, sw)
+				}
+			}
+		}
+		return total, byA
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		total, byA := sets()
+		if total == 4 && len(byA) > 0 && len(byA) < 4 {
+			break
+		}
+		if total > 4 || time.Now().After(deadline) {
+			t.Fatalf("one change per switch expected: %v", writers)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_, byA := sets()
+	cancelA()
+	<-doneA
+	a.Close()
+	deadline = time.Now().Add(20 * time.Second)
+	for {
+		all := true
+		for _, sw := range byA {
+			_, ok := b.o.Gate.Writable(sw, time.Now())
+			all = all && ok
+		}
+		if all {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("b did not take a's switches over")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(time.Second) // ten of b's intervals as owner
+	if total, _ := sets(); total != 4 {
+		t.Fatalf("b changed switches it took over inside their hold: %v", writers)
+	}
 }

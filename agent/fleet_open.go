@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/agent/fleet"
 )
 
@@ -80,4 +81,73 @@ func (a *Agent) withFleet(h http.Handler) http.Handler {
 		_ = json.NewEncoder(w).Encode(st)
 	})
 	return mux
+}
+
+// memoryKeeper is a Gate that keeps the guard's memory of each switch
+// where the switch's next owner finds it (agent/fleet.Node): a failover
+// keeps every hold and probation.
+type memoryKeeper interface {
+	PutMemory(ctx context.Context, target string, token int64, mems []core.QueueMemory) error
+	Memory(ctx context.Context, target string) ([]core.QueueMemory, error)
+}
+
+// shareMemory writes the queues' memories that changed this interval to
+// the fleet, for the switches this agent may write.
+func (a *Agent) shareMemory(ctx context.Context, mems []core.QueueMemory) {
+	mk, ok := a.o.Gate.(memoryKeeper)
+	if !ok || len(mems) == 0 {
+		return
+	}
+	by := map[string][]core.QueueMemory{}
+	for _, m := range mems {
+		by[m.Key.Target] = append(by[m.Key.Target], m)
+	}
+	for target, ms := range by {
+		tok, ok := a.o.Gate.Writable(target, a.o.Clock())
+		if !ok {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		if err := mk.PutMemory(cctx, target, tok, ms); err != nil {
+			a.log.Warn("fleet: guard memory not shared", "target", target, "err", err)
+		}
+		cancel()
+	}
+}
+
+// adoptMemory gives the guard the memory the previous owners of a switch
+// kept, the first interval this agent may write it: holds, probations and
+// bars carry over a failover. A switch lost is adopted again when won back.
+func (a *Agent) adoptMemory(ctx context.Context) {
+	mk, ok := a.o.Gate.(memoryKeeper)
+	if !ok {
+		return
+	}
+	if a.adopted == nil {
+		a.adopted = map[string]bool{}
+	}
+	for _, n := range a.names {
+		_, ok := a.o.Gate.Writable(n, a.o.Clock())
+		if !ok {
+			delete(a.adopted, n)
+			continue
+		}
+		if a.adopted[n] {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		mems, err := mk.Memory(cctx, n)
+		cancel()
+		if err != nil {
+			a.log.Warn("fleet: guard memory of a switch taken over not read; will retry", "target", n, "err", err)
+			continue
+		}
+		for _, m := range mems {
+			a.core.Guard().Restore(m)
+		}
+		a.adopted[n] = true
+		if len(mems) > 0 {
+			a.log.Info("fleet: guard memory taken over", "target", n, "queues", len(mems))
+		}
+	}
 }

@@ -315,3 +315,43 @@ func (n *Node) Fence(ctx context.Context, sw string, token int64, intents []core
 	_, err = n.Fenced(ctx, sw, token, clientv3.OpPut(n.prefix+"intent/"+sw, string(b)))
 	return err
 }
+
+// PutMemory keeps the guard's memory of sw's queues in etcd, one key per
+// queue, in transactions fenced like Fence: the switch's next owner
+// restores it (Memory) and keeps every hold and probation.
+func (n *Node) PutMemory(ctx context.Context, sw string, token int64, mems []core.QueueMemory) error {
+	var ops []clientv3.Op
+	for _, m := range mems {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		ops = append(ops, clientv3.OpPut(n.prefix+"memory/"+sw+"/"+m.Key.String(), string(b)))
+	}
+	for len(ops) > 0 {
+		k := min(len(ops), 100)
+		if _, err := n.Fenced(ctx, sw, token, ops[:k]...); err != nil {
+			return err
+		}
+		ops = ops[k:]
+	}
+	return nil
+}
+
+// Memory reads the guard's memory of sw's queues as its previous owners
+// kept it.
+func (n *Node) Memory(ctx context.Context, sw string) ([]core.QueueMemory, error) {
+	r, err := n.cli.Get(ctx, n.prefix+"memory/"+sw+"/", clientv3.WithPrefix())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]core.QueueMemory, 0, len(r.Kvs))
+	for _, kv := range r.Kvs {
+		var m core.QueueMemory
+		if err := json.Unmarshal(kv.Value, &m); err != nil {
+			return nil, fmt.Errorf("fleet %s: guard memory %s: %w", n.cfg.Name, kv.Key, err)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
