@@ -87,6 +87,11 @@ func TestFleetOfTwoAgents(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	// /metrics: b owns some targets, not all
+	if o := testutilCounter(t, b, "ecntune_agent_fleet_owner", `target="leaf0"`) + testutilCounter(t, b, "ecntune_agent_fleet_owner", `target="leaf1"`) +
+		testutilCounter(t, b, "ecntune_agent_fleet_owner", `target="leaf2"`) + testutilCounter(t, b, "ecntune_agent_fleet_owner", `target="leaf3"`); o < 1 || o > 3 {
+		t.Fatalf("b's ecntune_agent_fleet_owner sums to %g over 4 targets", o)
+	}
 	// GET /fleet shows both members and every switch owned
 	rec := httptest.NewRecorder()
 	b.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/fleet", nil))

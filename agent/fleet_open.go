@@ -83,6 +83,22 @@ func (a *Agent) withFleet(h http.Handler) http.Handler {
 	return mux
 }
 
+// noteOwners sets ecntune_agent_fleet_owner for every target (a fleet
+// only).
+func (a *Agent) noteOwners() {
+	if a.o.Gate == nil {
+		return
+	}
+	now := a.o.Clock()
+	for _, n := range a.names {
+		v := 0.0
+		if _, ok := a.o.Gate.Writable(n, now); ok {
+			v = 1
+		}
+		a.o.Instruments.FleetOwner.WithLabelValues(n).Set(v)
+	}
+}
+
 // memoryKeeper is a Gate that keeps the guard's memory of each switch
 // where the switch's next owner finds it (agent/fleet.Node): a failover
 // keeps every hold and probation.

@@ -44,6 +44,7 @@ type ConnCounter interface {
 // element once per target. It runs every interval, also while a target
 // sends nothing the agent can use.
 func (a *Agent) pollTargets() {
+	a.noteOwners()
 	for _, n := range a.names {
 		sw := a.switches[n]
 		var sk []gnmipath.Skipped
