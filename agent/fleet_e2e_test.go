@@ -40,16 +40,9 @@ func (r recordingSwitch) Apply(ctx context.Context, s map[env.QueueKey]env.Setti
 // is written by one agent only, each agent writes some; when one agent
 // leaves, the other takes its switches and writes them.
 func TestFleetOfTwoAgents(t *testing.T) {
-	ep := etcdtest.Start(t)
-	names := []string{"leaf0", "leaf1", "leaf2", "leaf3"}
-	sws := map[string]*fakeSwitch{}
-	for _, n := range names {
-		sws[n] = newFakeSwitch(n, env.QueueKey{Target: n, Port: "Ethernet0", Queue: 3})
-	}
-	var mu sync.Mutex
-	writers := map[string]map[string]int{}
+	ep, names, sws, mu, writers := fleetSwitches(t)
 	start := func(member string) (*Agent, context.CancelFunc, chan error) {
-		return startFleetAgent(t, ep, member, names, sws, &mu, writers, 200*time.Millisecond)
+		return startFleetAgent(t, ep, member, names, sws, mu, writers, 200*time.Millisecond)
 	}
 	defer feedSwitches(sws)()
 	a, cancelA, doneA := start("a")
@@ -207,17 +200,10 @@ func feedSwitches(sws map[string]*fakeSwitch) (stop func()) {
 // the memory it would change every switch it took at once (the policy
 // always asks for the other setting).
 func TestFleetFailoverKeepsHolds(t *testing.T) {
-	ep := etcdtest.Start(t)
-	names := []string{"leaf0", "leaf1", "leaf2", "leaf3"}
-	sws := map[string]*fakeSwitch{}
-	for _, n := range names {
-		sws[n] = newFakeSwitch(n, env.QueueKey{Target: n, Port: "Ethernet0", Queue: 3})
-	}
-	var mu sync.Mutex
-	writers := map[string]map[string]int{}
+	ep, names, sws, mu, writers := fleetSwitches(t)
 	defer feedSwitches(sws)()
-	a, cancelA, doneA := startFleetAgent(t, ep, "a", names, sws, &mu, writers, time.Hour)
-	b, cancelB, doneB := startFleetAgent(t, ep, "b", names, sws, &mu, writers, time.Hour)
+	a, cancelA, doneA := startFleetAgent(t, ep, "a", names, sws, mu, writers, time.Hour)
+	b, cancelB, doneB := startFleetAgent(t, ep, "b", names, sws, mu, writers, time.Hour)
 	defer func() { cancelB(); <-doneB; b.Close() }()
 	sets := func() (total int, byA []string) {
 		mu.Lock()
@@ -266,4 +252,16 @@ func TestFleetFailoverKeepsHolds(t *testing.T) {
 	if total, _ := sets(); total != 4 {
 		t.Fatalf("b changed switches it took over inside their hold: %v", writers)
 	}
+}
+
+// fleetSwitches starts an etcd and four fake switches (leaf0..leaf3) whose
+// Sets are recorded in writers, switch → agent → count (under mu).
+func fleetSwitches(t *testing.T) (ep string, names []string, sws map[string]*fakeSwitch, mu *sync.Mutex, writers map[string]map[string]int) {
+	ep = etcdtest.Start(t)
+	names = []string{"leaf0", "leaf1", "leaf2", "leaf3"}
+	sws = map[string]*fakeSwitch{}
+	for _, n := range names {
+		sws[n] = newFakeSwitch(n, env.QueueKey{Target: n, Port: "Ethernet0", Queue: 3})
+	}
+	return ep, names, sws, &sync.Mutex{}, map[string]map[string]int{}
 }
