@@ -261,18 +261,13 @@ func (a *Agent) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			// A Set once sent is seen through (its outcome journaled);
-			// nothing new is sent.
-			a.stopping = true
-			a.waitIO(context.WithoutCancel(ctx), 0)
-			a.stopping = false
+			a.finishIO(ctx)
 			a.log.Info("agent stopped")
 			return nil
 		case d := <-a.ioc:
 			a.land(ctx, d)
 		case <-a.gateDone():
-			a.stopping = true
-			a.waitIO(context.WithoutCancel(ctx), 0)
+			a.finishIO(ctx)
 			return errors.New("fleet: this agent's membership ended (its lease expired, e.g. after a pause); it writes nothing more: restart it to join again")
 		case s := <-snaps:
 			a.Ingest(s)

@@ -220,6 +220,14 @@ func (a *Agent) waitIO(ctx context.Context, max time.Duration) {
 	}
 }
 
+// finishIO sees through the Sets under way as Run ends (their outcomes
+// journaled), sending nothing new.
+func (a *Agent) finishIO(ctx context.Context) {
+	a.stopping = true
+	a.waitIO(context.WithoutCancel(ctx), 0)
+	a.stopping = false
+}
+
 // land takes a flight back on the driver's goroutine and starts what comes
 // next.
 func (a *Agent) land(ctx context.Context, d ioDone) {

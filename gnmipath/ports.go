@@ -29,7 +29,7 @@ const (
 type errPortLimit struct{ port string }
 
 func (e errPortLimit) Error() string {
-	return fmt.Sprintf("port %q: already %s; leaves of further ports are skipped", e.port, "at the bound of ports for this target")
+	return fmt.Sprintf("port %q: already at the bound of ports for this target; leaves of further ports are skipped", e.port)
 }
 func (e errPortLimit) Is(t error) bool { return t == ErrUnknownKey }
 
@@ -46,11 +46,7 @@ func (d *Decoder) admitPort(port string) error {
 	if d.wanted != nil && !d.wanted[port] {
 		return errUnwantedPort
 	}
-	max := d.t.MaxPorts
-	if max <= 0 {
-		max = DefaultMaxPorts
-	}
-	if len(d.known) >= max {
+	if len(d.known) >= d.maxPorts() {
 		return errPortLimit{port}
 	}
 	if d.known == nil {
@@ -58,6 +54,14 @@ func (d *Decoder) admitPort(port string) error {
 	}
 	d.known[strings.Clone(port)] = struct{}{}
 	return nil
+}
+
+// maxPorts is Target.MaxPorts, or DefaultMaxPorts.
+func (d *Decoder) maxPorts() int {
+	if d.t.MaxPorts > 0 {
+		return d.t.MaxPorts
+	}
+	return DefaultMaxPorts
 }
 
 // skipShape is skipIndex for the decoder's own shapes.
@@ -76,11 +80,7 @@ func (d *Decoder) skipShape(shape, example, why string) *Skipped {
 // portLimitIndex is skipIndex's record of a leaf of a port beyond the
 // bound.
 func (d *Decoder) portLimitIndex(e errPortLimit) int32 {
-	max := d.t.MaxPorts
-	if max <= 0 {
-		max = DefaultMaxPorts
-	}
-	d.skipShape(ShapePortLimit, "port "+e.port, fmt.Sprintf("the target reports more than %d ports (max-ports); leaves of further ports are skipped", max))
+	d.skipShape(ShapePortLimit, "port "+e.port, fmt.Sprintf("the target reports more than %d ports (max-ports); leaves of further ports are skipped", d.maxPorts()))
 	return d.skips[ShapePortLimit]
 }
 

@@ -365,25 +365,13 @@ func (c *Core) Confirm(ch Change, cur env.Setting, known bool, nowNs int64) (Cha
 		return ch, WriteDeferred
 	case g.ReadBackOK(ch.Old, cur):
 		return ch, WriteGo
-	case ch.Kind == KindRevert && validSetting(cur):
+	case ch.Kind == KindRevert:
 		ch.Old = cur
 		ch.New.HeadroomBytes, ch.New.Alpha = cur.HeadroomBytes, cur.Alpha
 		return ch, WriteGo
 	}
 	g.Result(ch, NotApplied, env.Setting{}, nowNs)
-	q := g.queue(ch.Key)
-	if q.ownSetOK && g.ReadBackOK(q.ownSet, cur) {
-		// The switch runs what the agent set: the sample that said
-		// otherwise was old or lost an update, and no other writer
-		// changed the queue (a yield for one is lifted).
-		q.current, q.mismatchN, q.yieldNs = cur, 0, 0
-		q.expect, q.expectSet, q.distrust = cur, true, true
-		if !q.onProbation && SameSetting(q.probationTo, cur, g.cfg.ReadBackPmaxTol) && !SameSetting(q.probationFrom, cur, 1e-9) {
-			// the agent's change, whose probation a false "another
-			// writer" ended: it is judged again
-			q.onProbation, q.lastGood, q.probationWatch = true, q.probationFrom, watch{haveReward: true}
-			g.touch(q)
-		}
+	if g.staleTelemetry(ch.Key, cur) {
 		return ch, WriteStaleTelemetry
 	}
 	g.Adopt(ch.Key, cur, cur, nowNs)

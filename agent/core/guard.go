@@ -652,8 +652,7 @@ func (g *Guard) Step(in StepInput) (Plan, error) {
 		}
 		if c != nil {
 			plan.Changes = append(plan.Changes, *c)
-			planned[c.Key] = c.Kind
-			g.queue(c.Key).pending = true
+			g.queue(c.Key).pending = true // before the watchdog looks
 		}
 		if a != nil {
 			plan.Alarms = append(plan.Alarms, *a)
@@ -1309,6 +1308,27 @@ func (g *Guard) clampToBounds(s env.Setting, b RateBounds, c *clamps) env.Settin
 		}
 	}
 	return s
+}
+
+// staleTelemetry takes a read showing that queue k runs what the agent set
+// last (cur) while its telemetry says otherwise: the sample was old or
+// lost an update, and no other writer changed the queue. The read is the
+// queue's setting, distrusted telemetry is ignored until it agrees, a
+// yield for another writer is lifted, and the agent's change, whose
+// probation a false "another writer" ended, is judged again. It reports
+// false, changing nothing, when cur is not the agent's own last setting.
+func (g *Guard) staleTelemetry(k env.QueueKey, cur env.Setting) bool {
+	q := g.queue(k)
+	if !q.ownSetOK || !g.ReadBackOK(q.ownSet, cur) {
+		return false
+	}
+	q.current, q.mismatchN, q.yieldNs = cur, 0, 0
+	q.expect, q.expectSet, q.distrust = cur, true, true
+	if !q.onProbation && SameSetting(q.probationTo, cur, g.cfg.ReadBackPmaxTol) && !SameSetting(q.probationFrom, cur, 1e-9) {
+		q.onProbation, q.lastGood, q.probationWatch = true, q.probationFrom, watch{haveReward: true}
+		g.touch(q)
+	}
+	return true
 }
 
 // Forget drops what the guard keeps of queue k (it is no longer reported),

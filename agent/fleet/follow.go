@@ -81,8 +81,9 @@ func (n *Node) reconcile(ctx context.Context) error {
 			changed = true
 		}
 	}
+	owned := n.snapshotOwned() // once, not per switch: each call copies the map
 	for sw := range mine {
-		if _, own := n.snapshotOwned()[sw]; own {
+		if _, own := owned[sw]; own {
 			continue
 		}
 		if rev, ok := held[sw]; ok { // ours already (a restart of the loop)

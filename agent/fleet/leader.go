@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -122,11 +123,7 @@ func (n *Node) place(ctx context.Context, e *concurrency.Election) error {
 	return nil
 }
 
-type leaderErr struct{}
-
-func (leaderErr) Error() string { return "fleet: no longer the leader" }
-
-var errNotLeader error = leaderErr{}
+var errNotLeader = errors.New("fleet: no longer the leader")
 
 func sleep(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)
