@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/gnmiclient"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/gnmipath"
 	"github.com/ecntune/ecntune/internal/units"
@@ -166,6 +167,9 @@ func (a *Agent) fly(ctx context.Context, d ioDone) {
 				if err := a.o.Gate.Fence(cctx, d.target, d.token, d.written); err != nil {
 					d.setErr, d.fenced = err, true
 					break // a deposed owner sends nothing
+				}
+				if f := a.cfg.Fleet; f != nil {
+					cctx = gnmiclient.WithFence(cctx, gnmipath.Fence{Writer: f.Member, Token: d.token})
 				}
 			}
 			settings := make(map[env.QueueKey]env.Setting, len(d.changes))

@@ -834,3 +834,9 @@ func (s *Switch) getEach(ctx context.Context, req *gnmi.GetRequest) ([]*gnmi.Not
 	}
 	return out, nil
 }
+
+// WithFence makes the Sets made under ctx carry f (gnmipath.FenceMetadata):
+// the writer and the fencing token under which a fleet member writes.
+func WithFence(ctx context.Context, f gnmipath.Fence) context.Context {
+	return metadata.AppendToOutgoingContext(ctx, gnmipath.FenceMetadata, f.String())
+}
