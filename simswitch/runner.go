@@ -70,10 +70,15 @@ func (h *hub) notify() {
 // clock, publishes telemetry, and runs commands (Sets, ground-truth reads)
 // between steps.
 type runner struct {
-	eng       Engine
-	d         gnmipath.Dialect
-	dev       *gnmipath.Device
-	setLog    *setLog   // nil: no set log
+	eng    Engine
+	d      gnmipath.Dialect
+	dev    *gnmipath.Device
+	setLog *setLog // nil: no set log
+	// fences are the fencing tokens Sets carried, per switch; writing is
+	// the fence of the Set committing now (runner goroutine only), for
+	// the set log.
+	fences    fenceBook
+	writing   gnmipath.Fence
 	sonic     []sonicDB // device sonic: each switch's CONFIG_DB (guarded by mu)
 	infos     []simenv.SwitchInfo
 	lossless  []int

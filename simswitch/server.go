@@ -67,6 +67,9 @@ type Config struct {
 	Username, Password string // when set, required as gRPC metadata "username"/"password"
 
 	Logf func(format string, args ...any)
+	// Warnf receives warnings (a Set with a stale fencing token); default
+	// Logf.
+	Warnf func(format string, args ...any)
 
 	// SonicNativeWrite lets device sonic take Sets (sonic-gnmi refuses
 	// writes unless built and started with native write).
@@ -95,6 +98,11 @@ type Config struct {
 	// SetLog, when set, receives a JSON line (SetLogEntry) for every
 	// lossless queue's setting at start and for every change a Set makes.
 	SetLog io.Writer
+	// Fence refuses, with FailedPrecondition, a Set whose fencing token
+	// (gnmipath.FenceMetadata) is lower than one the switch has seen
+	// before: a device-side guard against a deposed writer. Without it
+	// such Sets are taken, counted (Server.FenceStats) and warned about.
+	Fence bool
 }
 
 // Default request bounds (Config.MaxMsgBytes, MaxPaths, MaxSetOps).
@@ -295,6 +303,9 @@ func (cfg *Config) fillDefaults() error {
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
+	}
+	if cfg.Warnf == nil {
+		cfg.Warnf = cfg.Logf
 	}
 	return nil
 }

@@ -385,9 +385,14 @@ func (v *service) Set(ctx context.Context, req *gnmi.SetRequest) (*gnmi.SetRespo
 	if err != nil {
 		return nil, err
 	}
+	f, fenced := v.s.fenceOf(ctx)
 	var setErr error
 	var ts int64
 	err = v.s.r.do(ctx, func() {
+		defer func() { v.s.r.writing = gnmipath.Fence{} }()
+		if setErr = v.s.admit(sw, f, fenced); setErr != nil {
+			return
+		}
 		setErr = v.s.r.commitSet(sw, p, ops)
 		ts = SimTimestamp(v.s.r.eng.Now())
 	})

@@ -16,7 +16,7 @@ import (
 // when.
 type SetLogEntry struct {
 	TimeNs   int64   `json:"time_ns"` // wall clock
-	Why      string  `json:"why"`     // start or set
+	Why      string  `json:"why"`     // start, set, or refused (a stale fencing token, Config.Fence)
 	Switch   string  `json:"switch"`
 	Port     string  `json:"port"`
 	Queue    int     `json:"queue"`
@@ -29,6 +29,11 @@ type SetLogEntry struct {
 	Alpha float64 `json:"alpha,omitempty"`
 	// Floor is the PG's computed lossless headroom minimum (0: unknown).
 	Floor int64 `json:"floor_bytes,omitempty"`
+	// Writer and Token are the fence the Set carried
+	// (gnmipath.FenceMetadata): the fleet member that wrote and its
+	// fencing token for the switch (empty: a Set without one).
+	Writer string `json:"writer,omitempty"`
+	Token  int64  `json:"token,omitempty"`
 }
 
 // setLog writes SetLogEntry lines to w, one JSON object per line.
@@ -85,7 +90,8 @@ func (r *runner) logChanges(sw int, changes []change) {
 	es := make([]SetLogEntry, 0, len(changes))
 	for _, c := range changes {
 		es = append(es, SetLogEntry{TimeNs: now, Why: "set", Switch: info.Name, Port: info.Ports[c.ref.Port].Name,
-			Queue: c.ref.Queue, Kmin: c.ecn.KminBytes, Kmax: c.ecn.KmaxBytes, Pmax: c.ecn.Pmax, Headroom: c.hdrm, Alpha: c.alpha})
+			Queue: c.ref.Queue, Kmin: c.ecn.KminBytes, Kmax: c.ecn.KmaxBytes, Pmax: c.ecn.Pmax, Headroom: c.hdrm, Alpha: c.alpha,
+			Writer: r.writing.Writer, Token: r.writing.Token})
 	}
 	r.setLog.write(es)
 }

@@ -641,9 +641,14 @@ func (v *service) sonicSet(ctx context.Context, req *gnmi.SetRequest) (*gnmi.Set
 	if pl.sw < 0 {
 		return nil, status.Error(codes.InvalidArgument, "Set has no operations")
 	}
+	f, fenced := v.s.fenceOf(ctx)
 	var setErr error
 	var ts int64
 	err := v.s.r.do(ctx, func() {
+		defer func() { v.s.r.writing = gnmipath.Fence{} }()
+		if setErr = v.s.admit(pl.sw, f, fenced); setErr != nil {
+			return
+		}
 		ts = SimTimestamp(v.s.r.eng.Now())
 		setErr = v.s.r.commitSonic(pl.sw, pl.ops)
 	})

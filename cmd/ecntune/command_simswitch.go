@@ -24,7 +24,7 @@ import (
 type simswitchOpts struct {
 	scenarioPath, listen, dialect, device, setLogPath, bufferModel, tlsCert, tlsKey, user, pass, step, statusEvery string
 	timescale                                                                                                      float64
-	perSwitch, nativeWrite, loop, sonicMux                                                                         bool
+	perSwitch, nativeWrite, loop, sonicMux, fence                                                                  bool
 	sonicQueues                                                                                                    int
 }
 
@@ -76,6 +76,7 @@ func (o *simswitchOpts) addFlags(cmd *cobra.Command) {
 	f.IntVar(&o.sonicQueues, "sonic-queues", simswitch.DefaultSonicQueues, fmt.Sprintf("--device sonic: queues per port in COUNTERS_DB, 0-7 unicast and the rest idle multicast (%d to %d)", simenv.NumQueues, simswitch.MaxSonicQueues))
 	f.BoolVar(&o.sonicMux, "sonic-stream-multiplexing", false, "--device sonic: serve many Subscribes per connection (sonic-gnmi's --enable_stream_multiplexing); by default a second Subscribe on a connection closes the first, as sonic-gnmi does")
 	f.StringVar(&o.setLogPath, "set-log", "", "append a JSON line per lossless queue's setting at start and per change a Set makes (evidence for audits)")
+	f.BoolVar(&o.fence, "fence", false, "refuse (FailedPrecondition) a Set whose fencing token (gRPC metadata "+gnmipath.FenceMetadata+", sent by a fleet's agents) is lower than one the switch has seen; without it such Sets are taken, counted and warned about")
 	f.StringVar(&o.device, "device", "", "imitate this kind of switch: "+strings.Join(gnmipath.DeviceNames(), ", ")+
 		" (what it serves and accepts; see gnmipath/PROFILES.md); default: ecntune's idealised switch, or sonic with --dialect sonic")
 	f.Float64Var(&o.timescale, "timescale", 1000, "wall seconds per simulated second (1000: 1 s of telemetry = 1 ms of fabric time)")
@@ -120,7 +121,8 @@ func (o *simswitchOpts) run(cmd *cobra.Command) error {
 		defer f.Close()
 		setLog = f
 	}
-	srv, _, err := simswitch.Start(ctx, simswitch.Config{Sim: cfg, Dialect: d, Device: o.device, SetLog: setLog,
+	srv, _, err := simswitch.Start(ctx, simswitch.Config{Sim: cfg, Dialect: d, Device: o.device, SetLog: setLog, Fence: o.fence,
+		Warnf:            func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) },
 		SonicNativeWrite: o.nativeWrite, SonicBufferModel: o.bufferModel, SonicQueues: o.sonicQueues, SonicStreamMultiplexing: o.sonicMux,
 		Listen: o.listen, PerSwitch: o.perSwitch,
 		Timescale: o.timescale, Step: st, TLSCert: o.tlsCert, TLSKey: o.tlsKey, Username: o.user, Password: o.pass})
@@ -128,6 +130,11 @@ func (o *simswitchOpts) run(cmd *cobra.Command) error {
 		return fmt.Errorf("%s: %w", o.scenarioPath, err)
 	}
 	defer srv.Close()
+	defer func() {
+		if st := srv.FenceStats(); st.Stale > 0 {
+			fmt.Fprintf(out, "simswitch: %d Sets came with a fencing token older than one their switch had seen (%d refused)\n", st.Stale, st.Refused)
+		}
+	}()
 	printSimswitchBanner(out, srv, cfg.Name, d, o.timescale)
 	fmt.Fprintf(out, "simswitch: device %s: %s\n", srv.Device().Name, srv.Device().Summary)
 	return reportSimswitch(ctx, out, srv, se)
