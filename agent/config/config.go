@@ -544,6 +544,7 @@ func (f *fileConfig) resolvePaths(dir string) {
 	for _, p := range []*string{&f.DB, &f.Registry, &f.TLSCA, &f.TLSCert, &f.TLSKey} {
 		rel(p)
 	}
+	f.Fleet.resolvePaths(rel)
 	for name, t := range f.Targets {
 		rel(&t.TLSCA)
 		rel(&t.TLSCert)

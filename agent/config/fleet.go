@@ -1,10 +1,14 @@
 package config
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/ecntune/ecntune/internal/safeio"
 )
 
 // Fleet is the agent's membership of a fleet of agents on etcd (key
@@ -17,15 +21,44 @@ type Fleet struct {
 	Zone      string        // this agent's zone: switches of its zone come to it first
 	TTL       time.Duration // the member's lease (default 5 s)
 	Takeover  time.Duration // a new owner's wait before its first write (default: the set timeout)
+	TLS       *FleetTLS     // nil: etcd in plain text
+}
+
+// FleetTLS is how the agent reaches etcd over TLS (key fleet.tls): the CA
+// that signed etcd's certificate (none: the system's), a client
+// certificate and key when etcd asks for one, and the name etcd's
+// certificate is for when it is not the endpoints' host.
+type FleetTLS struct {
+	CA, Cert, Key string
+	ServerName    string
 }
 
 type fileFleet struct {
-	Endpoints []string `yaml:"endpoints"`
-	Name      string   `yaml:"name"`
-	Member    string   `yaml:"member"`
-	Zone      string   `yaml:"zone"`
-	TTL       string   `yaml:"ttl"`
-	Takeover  string   `yaml:"takeover"`
+	Endpoints []string      `yaml:"endpoints"`
+	Name      string        `yaml:"name"`
+	Member    string        `yaml:"member"`
+	Zone      string        `yaml:"zone"`
+	TTL       string        `yaml:"ttl"`
+	Takeover  string        `yaml:"takeover"`
+	TLS       *fileFleetTLS `yaml:"tls"`
+}
+
+type fileFleetTLS struct {
+	CA         string `yaml:"ca"`
+	Cert       string `yaml:"cert"`
+	Key        string `yaml:"key"`
+	ServerName string `yaml:"server-name"`
+}
+
+// resolvePaths makes the TLS files of f relative to the configuration's
+// folder (rel), as the targets' are.
+func (f *fileFleet) resolvePaths(rel func(*string)) {
+	if f == nil || f.TLS == nil {
+		return
+	}
+	rel(&f.TLS.CA)
+	rel(&f.TLS.Cert)
+	rel(&f.TLS.Key)
 }
 
 // parseFleet reads the fleet key (nil: none).
@@ -64,7 +97,55 @@ func parseFleet(f *fileFleet, mode Mode) (*Fleet, error) {
 	if fl.Takeover, err = optDuration("fleet.takeover", f.Takeover, 0); err != nil {
 		return nil, err
 	}
+	if f.TLS != nil {
+		fl.TLS = &FleetTLS{CA: f.TLS.CA, Cert: f.TLS.Cert, Key: f.TLS.Key, ServerName: f.TLS.ServerName}
+		if (fl.TLS.Cert == "") != (fl.TLS.Key == "") {
+			return nil, fmt.Errorf("fleet.tls.cert/fleet.tls.key: give both or neither (a client certificate and its key)")
+		}
+		if _, err := fl.TLS.Config(); err != nil {
+			return nil, err
+		}
+	}
 	return fl, nil
+}
+
+// Config reads the files of t into a client TLS configuration (TLS 1.2 at
+// least); a nil t gives nil (plain text). Errors name the key and the
+// file. The agent and the ecntune fleet commands dial etcd with it; the
+// files are read again at each dial, so a renewed certificate is used at
+// the next start.
+func (t *FleetTLS) Config() (*tls.Config, error) {
+	if t == nil {
+		return nil, nil
+	}
+	c := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName}
+	if t.CA != "" {
+		b, err := safeio.ReadRegularFile(t.CA, safeio.MaxPEMBytes)
+		if err != nil {
+			return nil, fmt.Errorf("fleet.tls.ca: %v", err)
+		}
+		c.RootCAs = x509.NewCertPool()
+		if !c.RootCAs.AppendCertsFromPEM(b) {
+			return nil, fmt.Errorf("fleet.tls.ca: %s: no PEM certificate in it", safeio.DisplayPath(t.CA))
+		}
+	}
+	if t.Cert == "" && t.Key == "" {
+		return c, nil
+	}
+	cert, err := safeio.ReadRegularFile(t.Cert, safeio.MaxPEMBytes)
+	if err != nil {
+		return nil, fmt.Errorf("fleet.tls.cert: %v", err)
+	}
+	key, err := safeio.ReadRegularFile(t.Key, safeio.MaxPEMBytes)
+	if err != nil {
+		return nil, fmt.Errorf("fleet.tls.key: %v", err)
+	}
+	pair, err := tls.X509KeyPair(cert, key)
+	if err != nil {
+		return nil, fmt.Errorf("fleet.tls.cert/fleet.tls.key: %s, %s: %v", safeio.DisplayPath(t.Cert), safeio.DisplayPath(t.Key), err)
+	}
+	c.Certificates = []tls.Certificate{pair}
+	return c, nil
 }
 
 // optDuration parses an optional duration key (def when empty).

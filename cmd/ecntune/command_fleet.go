@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
 	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/fleet"
 )
 
 func newFleetCmd() *cobra.Command {
@@ -26,8 +26,9 @@ maintenance) and --undo gives it its share back.`,
 	return cmd
 }
 
-// fleetClient connects to the etcd of the fleet a configuration names.
-func fleetClient(cfgPath string) (*clientv3.Client, *config.Fleet, error) {
+// fleetClient connects to the etcd of the fleet a configuration names
+// (over TLS with fleet.tls).
+func fleetClient(ctx context.Context, cfgPath string) (*clientv3.Client, *config.Fleet, error) {
 	if cfgPath == "" {
 		return nil, nil, errors.New("--config is required (an agent configuration with a fleet: key)")
 	}
@@ -38,9 +39,13 @@ func fleetClient(cfgPath string) (*clientv3.Client, *config.Fleet, error) {
 	if cfg.Fleet == nil {
 		return nil, nil, fmt.Errorf("%s has no fleet: key (this agent is not in a fleet)", cfgPath)
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: cfg.Fleet.Endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	tc, err := cfg.Fleet.TLS.Config()
 	if err != nil {
-		return nil, nil, fmt.Errorf("fleet: etcd %v: %w", cfg.Fleet.Endpoints, err)
+		return nil, nil, err
+	}
+	cli, err := fleet.Dial(ctx, cfg.Fleet.Endpoints, tc)
+	if err != nil {
+		return nil, nil, err
 	}
 	return cli, cfg.Fleet, nil
 }
@@ -48,7 +53,7 @@ func fleetClient(cfgPath string) (*clientv3.Client, *config.Fleet, error) {
 // withFleet runs f against the etcd of the fleet a configuration names,
 // within 10 s, and returns the fleet.
 func withFleet(ctx context.Context, cfgPath string, f func(context.Context, *clientv3.Client, *config.Fleet) error) (*config.Fleet, error) {
-	cli, fl, err := fleetClient(cfgPath)
+	cli, fl, err := fleetClient(ctx, cfgPath)
 	if err != nil {
 		return nil, err
 	}

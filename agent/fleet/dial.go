@@ -1,0 +1,88 @@
+package fleet
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+)
+
+// Dial makes a client of the etcd at endpoints (host:port), over TLS when
+// tc is not nil. With TLS it first shakes hands with the endpoints itself,
+// so that a wrong CA or server name is an error that says so at once
+// rather than a request that times out later.
+func Dial(ctx context.Context, endpoints []string, tc *tls.Config) (*clientv3.Client, error) {
+	if tc != nil {
+		if err := checkTLS(ctx, endpoints, tc); err != nil {
+			return nil, err
+		}
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, TLS: tc, Logger: zap.NewNop()})
+	if err != nil {
+		return nil, fmt.Errorf("fleet: etcd %v: %w", endpoints, err)
+	}
+	return cli, nil
+}
+
+// checkTLS succeeds when a TLS handshake with one of the endpoints does;
+// else it returns the first endpoint's error, with what to check.
+func checkTLS(ctx context.Context, endpoints []string, tc *tls.Config) error {
+	var first error
+	for _, ep := range endpoints {
+		err := handshake(ctx, ep, tc)
+		if err == nil {
+			return nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func handshake(ctx context.Context, ep string, tc *tls.Config) error {
+	c := tc.Clone()
+	if c.ServerName == "" {
+		host, _, err := net.SplitHostPort(ep)
+		if err != nil {
+			return fmt.Errorf("fleet: etcd endpoint %q: %w", ep, err)
+		}
+		c.ServerName = host
+	}
+	c.NextProtos = []string{"h2"}
+	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	conn, err := (&tls.Dialer{Config: c}).DialContext(hctx, "tcp", ep)
+	if err == nil {
+		return refused(ep, conn)
+	}
+	var ue x509.UnknownAuthorityError
+	var he x509.HostnameError
+	switch {
+	case errors.As(err, &ue):
+		return fmt.Errorf("fleet: etcd %s over TLS: %w (is fleet.tls.ca the CA that signed etcd's certificate?)", ep, err)
+	case errors.As(err, &he):
+		return fmt.Errorf("fleet: etcd %s over TLS: %w (set fleet.tls.server-name to a name the certificate is for)", ep, err)
+	}
+	return fmt.Errorf("fleet: etcd %s over TLS: %w", ep, err)
+}
+
+// refused reads from a connection whose handshake succeeded, for up to a
+// second: with TLS 1.3 a server that refuses the client's certificate (or
+// its absence) says so only after the client's handshake is over.
+func refused(ep string, conn net.Conn) error {
+	defer conn.Close()
+	_ = conn.SetReadDeadline(time.Now().Add(time.Second))
+	_, err := conn.Read(make([]byte, 1))
+	var oe *net.OpError
+	if err != nil && errors.As(err, &oe) && oe.Op == "remote error" {
+		return fmt.Errorf("fleet: etcd %s over TLS refused this client: %w (does etcd want a client certificate, fleet.tls.cert and fleet.tls.key, signed by its CA?)", ep, err)
+	}
+	return nil
+}
