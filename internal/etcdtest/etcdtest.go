@@ -10,6 +10,8 @@ import (
 
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
+
+	"github.com/ecntune/ecntune/internal/etcdrun"
 )
 
 // Start runs a one-member etcd for t and returns its client endpoint
@@ -45,4 +47,16 @@ func start(t testing.TB, scheme string, tlsInfo func(*transport.TLSInfo)) string
 		t.Fatal("etcd not ready in 30 s")
 	}
 	return e.Clients[0].Addr().String()
+}
+
+// Cluster runs an n-member etcd (internal/etcdrun) for t, stopped when the
+// test ends.
+func Cluster(t testing.TB, n int) *etcdrun.Cluster {
+	t.Helper()
+	c, err := etcdrun.Start(t.TempDir(), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
 }
