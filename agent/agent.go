@@ -128,7 +128,7 @@ type Agent struct {
 	ioWait   time.Duration    // how long apply waits for flights (0: all)
 	stopping bool             // Run is ending: no new Set
 	tokens   map[string]int64 // the Gate's fencing token per target, as of the interval
-	adopted  map[string]bool  // targets whose fleet guard memory was taken over (adoptMemory)
+	fleet    fleetState       // what moves with a switch in a fleet (fleet_open.go)
 }
 
 // New checks the options and builds an agent.

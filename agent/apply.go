@@ -131,6 +131,9 @@ func (a *Agent) writable(target string) bool {
 		return true
 	}
 	tok, ok := a.o.Gate.Writable(target, a.o.Clock())
+	if a.keeper() != nil && !a.fleet.adopted[target] {
+		ok = false // not before the guard has what the previous owner kept
+	}
 	if a.tokens == nil {
 		a.tokens = map[string]int64{}
 	}
@@ -331,6 +334,7 @@ func (a *Agent) write(ctx context.Context, target string, cs []core.Change, seco
 	for i, e := range written {
 		seqs[i] = e.Seq
 	}
+	a.fenced(written)
 	a.fly(ctx, ioDone{target: target, stage: stageSet, changes: cs, seqs: seqs, second: second, token: a.tokens[target], written: written})
 }
 
@@ -410,6 +414,9 @@ func (a *Agent) intend(target string, sw Switch, cs []core.Change) ([]core.Audit
 		if a.o.DryRun {
 			entries[i].State = core.StateDryRun
 		}
+		if f := a.cfg.Fleet; f != nil {
+			entries[i].Writer, entries[i].Token = f.Member, a.tokens[target]
+		}
 	}
 	return a.o.Journal.Intent(entries)
 }
@@ -441,6 +448,10 @@ func (a *Agent) settle(r core.Result, nowNs int64) *core.Change {
 		// The guard's memory of the queue goes with the audit entry.
 		if err := a.o.Journal.Resolve(r.Seq, s.State, s.Got, s.Msg, nowNs, s.Memory); err != nil {
 			a.log.Error("audit log", "err", err)
+		}
+		if e, ok := a.fleet.open[r.Seq]; ok {
+			delete(a.fleet.open, r.Seq)
+			a.resolvedEntry(e, s.State, s.Got, s.Msg, nowNs)
 		}
 	}
 	if s.Alarm != nil {
@@ -504,6 +515,7 @@ func (a *Agent) reconciled(t string, es []core.AuditEntry, got map[env.QueueKey]
 	}
 	for i, r := range a.core.Reconcile(es, got, nowNs) {
 		_ = a.o.Journal.Resolve(r.Seq, r.State, r.Got, r.Msg, nowNs)
+		a.resolvedEntry(es[i], r.State, r.Got, r.Msg, nowNs)
 		a.pending = a.pending || r.Retry
 		switch {
 		case r.Note == "":

@@ -11,7 +11,12 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
 	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/fleet"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/internal/etcdtest"
 	"github.com/ecntune/ecntune/policy"
@@ -264,4 +269,85 @@ func fleetSwitches(t *testing.T) (ep string, names []string, sws map[string]*fak
 		sws[n] = newFakeSwitch(n, env.QueueKey{Target: n, Port: "Ethernet0", Queue: 3})
 	}
 	return ep, names, sws, &sync.Mutex{}, map[string]map[string]int{}
+}
+
+// A change in flight when its owner dies is taken over: the switch's next
+// owner finds the open entry its predecessor fenced in etcd, holds the
+// queue, reconciles the entry with the switch's read-back (in its own
+// audit log, and in the fleet's), and keeps the hold the change started.
+// Before, a change whose result was never shared left no hold behind, and
+// the next owner changed the queue again at once (CI saw it).
+func TestFleetTakesOverAChangeInFlight(t *testing.T) {
+	ep, names, sws, mu, writers := fleetSwitches(t)
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var sw []fleet.Switch
+	for _, n := range names {
+		sw = append(sw, fleet.Switch{Name: n})
+	}
+	old, err := fleet.Join(ctx, cli, fleet.Config{Name: "t", Member: fleet.Member{ID: "a"}, Switches: sw, TTL: 2 * time.Second,
+		Takeover: 300 * time.Millisecond, SetTimeout: 200 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := awaitWritable(t, old, "leaf0")
+	k := env.QueueKey{Target: "leaf0", Port: "Ethernet0", Queue: 3}
+	e := core.AuditEntry{TimeNs: time.Now().UnixNano(), Target: "leaf0", Writer: "a", Token: tok, State: core.StateIntent,
+		Change: core.Change{Key: k, Kind: core.KindTune, Old: cur, New: target, Reason: "in flight"}}
+	if err := old.Fence(ctx, "leaf0", tok, []core.AuditEntry{e}); err != nil {
+		t.Fatal(err)
+	}
+	sws["leaf0"].Apply(ctx, map[env.QueueKey]env.Setting{k: target}) // the Set went through; "a" dies before its result is shared
+	old.Close()
+
+	defer feedSwitches(sws)()
+	b, cancelB, doneB := startFleetAgent(t, ep, "b", names, sws, mu, writers, time.Hour)
+	defer func() { cancelB(); <-doneB; b.Close() }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		n := len(writers)
+		mu.Unlock()
+		if n >= 3 { // b writes the three switches without a change in flight
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b wrote %v in 30 s", writers)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	mu.Lock()
+	if writers["leaf0"]["b"] != 0 {
+		t.Errorf("b changed leaf0 inside the hold of the change a left in flight: %v", writers)
+	}
+	mu.Unlock()
+	fa, err := fleet.ReadAudit(ctx, cli, "t", "leaf0")
+	if err != nil || len(fa) != 1 || fa[0].State != core.StateReconciled || fa[0].Writer != "a" {
+		t.Fatalf("fleet audit of leaf0: %+v, %v (want a's entry reconciled)", fa, err)
+	}
+	mine, err := b.o.Journal.Entries("leaf0", 0)
+	if err != nil || len(mine) != 1 || mine[0].State != core.StateReconciled || mine[0].Writer != "a" {
+		t.Fatalf("b's audit of leaf0: %+v, %v (want a's entry, reconciled)", mine, err)
+	}
+}
+
+// awaitWritable waits until n may write sw, and returns its token.
+func awaitWritable(t *testing.T, n *fleet.Node, sw string) int64 {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if tok, ok := n.Writable(sw, time.Now()); ok {
+			return tok
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not writable in 30 s", sw)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

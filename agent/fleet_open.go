@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -12,6 +14,7 @@ import (
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/agent/fleet"
+	"github.com/ecntune/ecntune/env"
 )
 
 // joinFleet makes the agent a member of its configuration's fleet: an
@@ -69,71 +72,182 @@ func (a *Agent) noteOwners() {
 	}
 }
 
-// memoryKeeper is a Gate that keeps the guard's memory of each switch
-// where the switch's next owner finds it (agent/fleet.Node): a failover
-// keeps every hold and probation.
+// memoryKeeper is a Gate that keeps the guard's memory and the audit
+// entries of each switch where the switch's next owner finds them
+// (agent/fleet.Node): a failover keeps every hold and probation, and the
+// new owner reconciles the changes its predecessor left in flight.
 type memoryKeeper interface {
-	PutMemory(ctx context.Context, target string, token int64, mems []core.QueueMemory) error
+	Record(ctx context.Context, target string, token int64, resolved []core.AuditEntry, mems []core.QueueMemory) error
 	Memory(ctx context.Context, target string) ([]core.QueueMemory, error)
+	Audit(ctx context.Context, target string) ([]core.AuditEntry, error)
 }
 
-// shareMemory writes the queues' memories that changed this interval to
-// the fleet, for the switches this agent may write.
-func (a *Agent) shareMemory(ctx context.Context, mems []core.QueueMemory) {
-	mk, ok := a.o.Gate.(memoryKeeper)
-	if !ok || len(mems) == 0 {
+// fleetState is what the agent keeps of the switches' shared state in a
+// fleet (Tick's goroutine only).
+type fleetState struct {
+	adopted  map[string]bool              // targets whose memory and open entries were taken over
+	open     map[uint64]core.AuditEntry   // entries written under a fence, by seq, until resolved
+	resolved map[string][]core.AuditEntry // entries resolved since the last Record, per target
+}
+
+// keeper is the Gate as a memoryKeeper (nil: none).
+func (a *Agent) keeper() memoryKeeper {
+	mk, _ := a.o.Gate.(memoryKeeper)
+	return mk
+}
+
+// fenced notes entries written under a fence, to share them resolved.
+func (a *Agent) fenced(es []core.AuditEntry) {
+	if a.keeper() == nil {
 		return
 	}
-	by := map[string][]core.QueueMemory{}
-	for _, m := range mems {
-		by[m.Key.Target] = append(by[m.Key.Target], m)
+	if a.fleet.open == nil {
+		a.fleet.open = map[uint64]core.AuditEntry{}
 	}
-	for target, ms := range by {
+	for _, e := range es {
+		a.fleet.open[e.Seq] = e
+	}
+}
+
+// resolvedEntry notes an entry's result for the fleet (an entry not
+// written under a fence is not the fleet's).
+func (a *Agent) resolvedEntry(e core.AuditEntry, state core.AuditState, got *env.Setting, msg string, nowNs int64) {
+	if a.keeper() == nil || e.Writer == "" {
+		return
+	}
+	e.State, e.Got, e.Error, e.ResultNs = state, got, msg, nowNs
+	if a.fleet.resolved == nil {
+		a.fleet.resolved = map[string][]core.AuditEntry{}
+	}
+	a.fleet.resolved[e.Target] = append(a.fleet.resolved[e.Target], e)
+}
+
+// shareMemory writes, for the switches this agent may write, the entries
+// resolved and the queues' memories that changed this interval to the
+// fleet. What cannot be written (a switch lost) is dropped: its next
+// owner reconciles the entry still open.
+func (a *Agent) shareMemory(ctx context.Context, mems []core.QueueMemory) {
+	mk := a.keeper()
+	if mk == nil {
+		return
+	}
+	byMem := map[string][]core.QueueMemory{}
+	for _, m := range mems {
+		byMem[m.Key.Target] = append(byMem[m.Key.Target], m)
+	}
+	targets := map[string]bool{}
+	for t := range byMem {
+		targets[t] = true
+	}
+	for t := range a.fleet.resolved {
+		targets[t] = true
+	}
+	for target := range targets {
 		tok, ok := a.o.Gate.Writable(target, a.o.Clock())
 		if !ok {
 			continue
 		}
 		cctx, cancel := context.WithTimeout(ctx, time.Second)
-		if err := mk.PutMemory(cctx, target, tok, ms); err != nil {
-			a.log.Warn("fleet: guard memory not shared", "target", target, "err", err)
+		if err := mk.Record(cctx, target, tok, a.fleet.resolved[target], byMem[target]); err != nil {
+			a.log.Warn("fleet: guard memory and audit not shared", "target", target, "err", err)
 		}
 		cancel()
 	}
+	clear(a.fleet.resolved)
 }
 
-// adoptMemory gives the guard the memory the previous owners of a switch
-// kept, the first interval this agent may write it: holds, probations and
-// bars carry over a failover. A switch lost is adopted again when won back.
+// adoptMemory takes over, the first interval this agent may write a
+// switch, what its previous owners kept: the guard's memory (holds,
+// probations, bars) and the changes left open, which it copies into its
+// own audit log and reconciles with the switch's read-back; until then
+// the guard holds those queues at the intended setting. A switch lost is
+// taken over again when won back. The agent writes no switch it has not
+// taken over (writable).
 func (a *Agent) adoptMemory(ctx context.Context) {
-	mk, ok := a.o.Gate.(memoryKeeper)
-	if !ok {
+	mk := a.keeper()
+	if mk == nil {
 		return
 	}
-	if a.adopted == nil {
-		a.adopted = map[string]bool{}
+	if a.fleet.adopted == nil {
+		a.fleet.adopted = map[string]bool{}
 	}
 	for _, n := range a.names {
 		_, ok := a.o.Gate.Writable(n, a.o.Clock())
 		if !ok {
-			delete(a.adopted, n)
+			delete(a.fleet.adopted, n)
 			continue
 		}
-		if a.adopted[n] {
+		if a.fleet.adopted[n] {
 			continue
 		}
-		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		mems, err := mk.Memory(cctx, n)
-		cancel()
-		if err != nil {
-			a.log.Warn("fleet: guard memory of a switch taken over not read; will retry", "target", n, "err", err)
+		if err := a.takeOver(ctx, mk, n); err != nil {
+			a.log.Warn("fleet: state of a switch taken over not read; will retry", "target", n, "err", err)
 			continue
 		}
-		for _, m := range mems {
-			a.core.Guard().Restore(m)
+		a.fleet.adopted[n] = true
+	}
+}
+
+// takeOver restores one switch's memory and takes its open entries over.
+func (a *Agent) takeOver(ctx context.Context, mk memoryKeeper, target string) error {
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	mems, err := mk.Memory(cctx, target)
+	if err != nil {
+		return err
+	}
+	audit, err := mk.Audit(cctx, target)
+	if err != nil {
+		return err
+	}
+	open, err := a.openToTake(audit)
+	if err != nil {
+		return err
+	}
+	for _, m := range mems {
+		a.core.Guard().Restore(m)
+	}
+	if len(open) > 0 {
+		if _, err := a.o.Journal.Intent(open); err != nil {
+			return err
 		}
-		a.adopted[n] = true
-		if len(mems) > 0 {
-			a.log.Info("fleet: guard memory taken over", "target", n, "queues", len(mems))
+		a.pending = true // reconciled with the switch's read-back
+		nowNs := a.o.Clock().UnixNano()
+		for _, e := range open {
+			a.core.Guard().Adopt(e.Key, e.Old, e.New, nowNs)
 		}
 	}
+	a.log.Info("fleet: switch taken over", "target", target, "queues", len(mems), "open", len(open))
+	return nil
+}
+
+// openToTake is the newest open entry per queue of a switch's fleet audit
+// that this agent's own audit log does not hold open already.
+func (a *Agent) openToTake(audit []core.AuditEntry) ([]core.AuditEntry, error) {
+	newest := map[env.QueueKey]core.AuditEntry{}
+	for _, e := range audit { // oldest first
+		newest[e.Key] = e
+	}
+	mine, err := a.o.Journal.Pending()
+	if err != nil {
+		return nil, err
+	}
+	type id struct {
+		t int64
+		w string
+		k env.QueueKey
+	}
+	have := map[id]bool{}
+	for _, e := range mine {
+		have[id{e.TimeNs, e.Writer, e.Key}] = true
+	}
+	var out []core.AuditEntry
+	for _, k := range slices.SortedFunc(maps.Keys(newest), env.CompareQueueKeys) {
+		e := newest[k]
+		if e.Open() && !have[id{e.TimeNs, e.Writer, e.Key}] {
+			e.Seq, e.State = 0, core.StateIntent
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }

@@ -22,6 +22,10 @@ const (
 	StateUnreachable AuditState = "unreachable" // restart could not read the switch (retried later)
 )
 
+// Open says whether the entry still waits for its result (an intent, or
+// unreachable at the last reconcile).
+func (e AuditEntry) Open() bool { return e.State == StateIntent || e.State == StateUnreachable }
+
 // AuditEntry is one write-ahead record of a change to one queue: the
 // Change itself (its Reason led by every knob it changes, see AuditReason)
 // and where it stands.
@@ -30,9 +34,14 @@ type AuditEntry struct {
 	TimeNs int64  `json:"time_ns"` // when the intent was written
 	Target string `json:"target"`
 	Change
-	Paths    []string     `json:"paths,omitempty"` // gNMI paths the Set writes
-	Model    string       `json:"model"`           // policy / model version behind the change
-	Owner    string       `json:"owner"`
+	Paths []string `json:"paths,omitempty"` // gNMI paths the Set writes
+	Model string   `json:"model"`           // policy / model version behind the change
+	Owner string   `json:"owner"`
+	// Writer and Token: the fleet member that wrote the intent and the
+	// fencing token it held for the switch (agent/fleet; none outside a
+	// fleet). An entry a new owner took over keeps its writer's.
+	Writer   string       `json:"writer,omitempty"`
+	Token    int64        `json:"token,omitempty"`
 	State    AuditState   `json:"state"`
 	ResultNs int64        `json:"result_ns,omitempty"`
 	Got      *env.Setting `json:"got,omitempty"` // read back

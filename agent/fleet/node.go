@@ -6,13 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/ecntune/ecntune/agent/core"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
@@ -128,6 +126,7 @@ type Node struct {
 	mu        sync.Mutex
 	lastRenew time.Time // send time of the newest renewal that succeeded
 	owned     map[string]Ownership
+	auditN    map[string]int // audit entries per switch in etcd, as far as counted (countAudit)
 	leader    bool
 	onChange  func()
 }
@@ -143,7 +142,7 @@ func Join(ctx context.Context, cli *clientv3.Client, cfg Config) (*Node, error) 
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, cli: cli, prefix: path.Join("/ecntune/fleet", cfg.Name) + "/", owned: map[string]Ownership{},
+	n := &Node{cfg: cfg, cli: cli, prefix: prefixOf(cfg.Name), owned: map[string]Ownership{}, auditN: map[string]int{},
 		done: make(chan struct{})}
 	sent := time.Now()
 	g, err := cli.Grant(ctx, int64(cfg.TTL/time.Second))
@@ -300,58 +299,4 @@ func (n *Node) lost(sw string) {
 	if had && f != nil {
 		f()
 	}
-}
-
-// Fence records the intents of a write to sw under token, in one
-// transaction that holds only while this member owns sw with that token
-// (the agent's Gate): a deposed owner records, and so sends, nothing. The
-// switch's newest intents are kept under intent/SWITCH, one key per
-// switch (bounded).
-func (n *Node) Fence(ctx context.Context, sw string, token int64, intents []core.AuditEntry) error {
-	b, err := json.Marshal(intents)
-	if err != nil {
-		return err
-	}
-	_, err = n.Fenced(ctx, sw, token, clientv3.OpPut(n.prefix+"intent/"+sw, string(b)))
-	return err
-}
-
-// PutMemory keeps the guard's memory of sw's queues in etcd, one key per
-// queue, in transactions fenced like Fence: the switch's next owner
-// restores it (Memory) and keeps every hold and probation.
-func (n *Node) PutMemory(ctx context.Context, sw string, token int64, mems []core.QueueMemory) error {
-	var ops []clientv3.Op
-	for _, m := range mems {
-		b, err := json.Marshal(m)
-		if err != nil {
-			return err
-		}
-		ops = append(ops, clientv3.OpPut(n.prefix+"memory/"+sw+"/"+m.Key.String(), string(b)))
-	}
-	for len(ops) > 0 {
-		k := min(len(ops), 100)
-		if _, err := n.Fenced(ctx, sw, token, ops[:k]...); err != nil {
-			return err
-		}
-		ops = ops[k:]
-	}
-	return nil
-}
-
-// Memory reads the guard's memory of sw's queues as its previous owners
-// kept it.
-func (n *Node) Memory(ctx context.Context, sw string) ([]core.QueueMemory, error) {
-	r, err := n.cli.Get(ctx, n.prefix+"memory/"+sw+"/", clientv3.WithPrefix())
-	if err != nil {
-		return nil, err
-	}
-	out := make([]core.QueueMemory, 0, len(r.Kvs))
-	for _, kv := range r.Kvs {
-		var m core.QueueMemory
-		if err := json.Unmarshal(kv.Value, &m); err != nil {
-			return nil, fmt.Errorf("fleet %s: guard memory %s: %w", n.cfg.Name, kv.Key, err)
-		}
-		out = append(out, m)
-	}
-	return out, nil
 }

@@ -249,7 +249,7 @@ func (j *Journal) Pending() ([]core.AuditEntry, error) {
 	}
 	var out []core.AuditEntry
 	for _, e := range all {
-		if e.State == core.StateIntent || e.State == core.StateUnreachable {
+		if e.Open() {
 			out = append(out, e)
 		}
 	}

@@ -1,0 +1,195 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/ecntune/ecntune/agent/core"
+)
+
+// What moves with a switch from one owner to the next, under the fleet's
+// prefix, every write fenced by the owner key (Fenced):
+//
+//	audit/SWITCH/TIME-WRITER-PORT-QUEUE  an audit entry (core.AuditEntry,
+//	                                     JSON): written open before the
+//	                                     Set (Fence), again when resolved
+//	                                     (Record); the newest AuditKeep
+//	                                     per switch are kept
+//	memory/SWITCH/QUEUE                  the guard's memory of a queue
+//	                                     (core.QueueMemory, JSON)
+//
+// A new owner restores the memory and takes the open entries over
+// (reconciling each with the switch's read-back): holds, probations and
+// changes in flight survive a failover.
+
+// AuditKeep is how many audit entries per switch stay in etcd (the long
+// term is each agent's own audit log).
+const AuditKeep = 128
+
+func (n *Node) auditPrefix(sw string) string { return n.prefix + "audit/" + sw + "/" }
+
+// auditKey names an entry by its intent's time, writer and queue, so the
+// entry written open and the same entry resolved (by its writer or by the
+// switch's next owner) are one key.
+func (n *Node) auditKey(e core.AuditEntry) string {
+	return fmt.Sprintf("%s%019d-%s-%s-%d", n.auditPrefix(e.Target), e.TimeNs, e.Writer, e.Key.Port, e.Key.Queue)
+}
+
+// Fence records the intents of a write to sw under token, in one
+// transaction that holds only while this member owns sw with that token
+// (the agent's Gate): a deposed owner records, and so sends, nothing.
+func (n *Node) Fence(ctx context.Context, sw string, token int64, intents []core.AuditEntry) error {
+	ops, err := n.auditOps(intents)
+	if err != nil {
+		return err
+	}
+	if _, err = n.Fenced(ctx, sw, token, ops...); err != nil {
+		return err
+	}
+	n.countAudit(ctx, sw, len(intents))
+	return nil
+}
+
+func (n *Node) auditOps(es []core.AuditEntry) ([]clientv3.Op, error) {
+	ops := make([]clientv3.Op, 0, len(es))
+	for _, e := range es {
+		b, err := json.Marshal(e)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, clientv3.OpPut(n.auditKey(e), string(b)))
+	}
+	return ops, nil
+}
+
+// Record keeps, for sw, the audit entries resolved since the last Record
+// and the guard's memory of the queues that changed, in transactions
+// fenced like Fence: the switch's next owner restores the memory
+// (Memory) and finds the entries resolved (Audit).
+func (n *Node) Record(ctx context.Context, sw string, token int64, resolved []core.AuditEntry, mems []core.QueueMemory) error {
+	ops, err := n.auditOps(resolved)
+	if err != nil {
+		return err
+	}
+	for _, m := range mems {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		ops = append(ops, clientv3.OpPut(n.prefix+"memory/"+sw+"/"+m.Key.String(), string(b)))
+	}
+	for len(ops) > 0 {
+		k := min(len(ops), 100)
+		if _, err := n.Fenced(ctx, sw, token, ops[:k]...); err != nil {
+			return err
+		}
+		ops = ops[k:]
+	}
+	return nil
+}
+
+// PutMemory keeps the guard's memory of sw's queues (Record without
+// audit entries).
+func (n *Node) PutMemory(ctx context.Context, sw string, token int64, mems []core.QueueMemory) error {
+	return n.Record(ctx, sw, token, nil, mems)
+}
+
+// Memory reads the guard's memory of sw's queues as its previous owners
+// kept it.
+func (n *Node) Memory(ctx context.Context, sw string) ([]core.QueueMemory, error) {
+	r, err := n.cli.Get(ctx, n.prefix+"memory/"+sw+"/", clientv3.WithPrefix())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]core.QueueMemory, 0, len(r.Kvs))
+	for _, kv := range r.Kvs {
+		var m core.QueueMemory
+		if err := json.Unmarshal(kv.Value, &m); err != nil {
+			return nil, fmt.Errorf("fleet %s: guard memory %s: %w", n.cfg.Name, kv.Key, err)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// Audit reads sw's audit entries kept in etcd, oldest first.
+func (n *Node) Audit(ctx context.Context, sw string) ([]core.AuditEntry, error) {
+	return ReadAudit(ctx, n.cli, n.cfg.Name, sw)
+}
+
+// ReadAudit reads the audit entries a fleet keeps in etcd for sw (every
+// switch when sw is ""), oldest first per switch.
+func ReadAudit(ctx context.Context, cli *clientv3.Client, fleet, sw string) ([]core.AuditEntry, error) {
+	p := prefixOf(fleet) + "audit/"
+	if sw != "" {
+		p += sw + "/"
+	}
+	r, err := cli.Get(ctx, p, clientv3.WithPrefix())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]core.AuditEntry, 0, len(r.Kvs))
+	for _, kv := range r.Kvs {
+		var e core.AuditEntry
+		if err := json.Unmarshal(kv.Value, &e); err != nil {
+			return nil, fmt.Errorf("fleet %s: audit entry %s: %w", fleet, kv.Key, err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// countAudit trims sw's audit entries in etcd to the newest AuditKeep once
+// they pass twice that (a count kept per switch; the first write of a
+// switch counts what is there). Trimming is best effort: an entry left
+// over costs space, not safety.
+func (n *Node) countAudit(ctx context.Context, sw string, added int) {
+	n.mu.Lock()
+	c, known := n.auditN[sw]
+	n.mu.Unlock()
+	if !known {
+		r, err := n.cli.Get(ctx, n.auditPrefix(sw), clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err != nil {
+			return
+		}
+		c = int(r.Count)
+	} else {
+		c += added
+	}
+	if c > 2*AuditKeep {
+		if err := n.trimAudit(ctx, sw); err == nil {
+			c = AuditKeep
+		}
+	}
+	n.mu.Lock()
+	n.auditN[sw] = c
+	n.mu.Unlock()
+}
+
+// trimAudit deletes sw's oldest resolved entries down to AuditKeep (an
+// open one stays: the next owner needs it).
+func (n *Node) trimAudit(ctx context.Context, sw string) error {
+	r, err := n.cli.Get(ctx, n.auditPrefix(sw), clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
+	if err != nil {
+		return err
+	}
+	var ops []clientv3.Op
+	for i := 0; i < len(r.Kvs) && len(r.Kvs)-len(ops) > AuditKeep; i++ {
+		var e core.AuditEntry
+		if json.Unmarshal(r.Kvs[i].Value, &e) == nil && e.Open() {
+			continue
+		}
+		ops = append(ops, clientv3.OpDelete(string(r.Kvs[i].Key)))
+	}
+	for len(ops) > 0 {
+		k := min(len(ops), 100)
+		if _, err := n.cli.Txn(ctx).Then(ops[:k]...).Commit(); err != nil {
+			return err
+		}
+		ops = ops[k:]
+	}
+	return nil
+}
