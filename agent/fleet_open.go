@@ -2,14 +2,10 @@ package agent
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
 	"time"
-
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
@@ -22,9 +18,13 @@ import (
 // release closes both (the member gives its switches up).
 func joinFleet(ctx context.Context, cfg *config.Config, setTimeout time.Duration, log *slog.Logger) (*fleet.Node, func() error, error) {
 	f := cfg.Fleet
-	cli, err := clientv3.New(clientv3.Config{Endpoints: f.Endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	tc, err := f.TLS.Config()
 	if err != nil {
-		return nil, nil, fmt.Errorf("fleet: etcd %v: %w", f.Endpoints, err)
+		return nil, nil, err
+	}
+	cli, err := fleet.Dial(ctx, f.Endpoints, tc)
+	if err != nil {
+		return nil, nil, err
 	}
 	sw := make([]fleet.Switch, len(cfg.Targets))
 	for i, t := range cfg.Targets {
@@ -41,7 +41,7 @@ func joinFleet(ctx context.Context, cfg *config.Config, setTimeout time.Duration
 		cli.Close()
 		return nil, nil, err
 	}
-	log.Info("fleet: joined", "fleet", f.Name, "member", f.Member, "endpoints", f.Endpoints)
+	log.Info("fleet: joined", "fleet", f.Name, "member", f.Member, "endpoints", f.Endpoints, "tls", tc != nil)
 	return n, func() error { n.Close(); return cli.Close() }, nil
 }
 
