@@ -35,30 +35,45 @@ func (n *Node) setLeader(b bool) { n.mu.Lock(); n.leader = b; n.mu.Unlock() }
 func (n *Node) Leader() bool { n.mu.Lock(); defer n.mu.Unlock(); return n.leader }
 
 // lead places the switches while this member leads: at once, on every
-// change of the members, and every Config.Every (a rebalance round).
+// change of the members, every Config.Every (a rebalance round) and on an
+// operator's request (request/, answered under result/: a rebalance is
+// answered with the round it caused; a resign ends the lead).
 func (n *Node) lead(ctx context.Context, e *concurrency.Election) {
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w := n.cli.Watch(lctx, n.prefix+"members/", clientv3.WithPrefix())
+	rw := n.cli.Watch(lctx, n.prefix+"request/", clientv3.WithPrefix(), clientv3.WithFilterDelete())
 	t := time.NewTicker(n.cfg.Every)
 	defer t.Stop()
+	asked := true // requests made before this member led are answered first
 	for {
-		if err := n.place(lctx, e); err != nil {
+		r, err := n.place(lctx, e)
+		if err != nil {
 			n.cfg.Logger.Warn("fleet: placement", "err", err)
 			if ok, _ := n.stillLeader(lctx, e); !ok {
 				return
 			}
 		}
+		if asked {
+			asked = false
+			if n.answer(lctx, e, r, err) {
+				n.resign(lctx, e)
+				return
+			}
+		}
+		var ok = true
 		select {
 		case <-lctx.Done():
 			return
 		case <-n.sess.Done():
 			return
-		case _, ok := <-w:
-			if !ok {
-				return
-			}
+		case _, ok = <-w:
+		case _, ok = <-rw:
+			asked = true
 		case <-t.C:
+		}
+		if !ok {
+			return
 		}
 	}
 }
@@ -71,12 +86,18 @@ func (n *Node) stillLeader(ctx context.Context, e *concurrency.Election) (bool, 
 	return len(r.Kvs) == 1 && r.Kvs[0].CreateRevision == e.Rev(), nil
 }
 
+// round is what a placement round saw and decided.
+type round struct {
+	members []Member
+	p       Placement
+}
+
 // place reads the members and the assignments, runs Place and writes what
 // changed, in one transaction that holds only while this member leads.
-func (n *Node) place(ctx context.Context, e *concurrency.Election) error {
+func (n *Node) place(ctx context.Context, e *concurrency.Election) (round, error) {
 	mr, err := n.cli.Get(ctx, n.prefix+"members/", clientv3.WithPrefix())
 	if err != nil {
-		return err
+		return round{}, err
 	}
 	var ms []Member
 	for _, kv := range mr.Kvs {
@@ -87,7 +108,7 @@ func (n *Node) place(ctx context.Context, e *concurrency.Election) error {
 	}
 	ar, err := n.cli.Get(ctx, n.prefix+"assign/", clientv3.WithPrefix())
 	if err != nil {
-		return err
+		return round{}, err
 	}
 	cur := map[string]string{}
 	for _, kv := range ar.Kvs {
@@ -105,22 +126,22 @@ func (n *Node) place(ctx context.Context, e *concurrency.Election) error {
 		}
 	}
 	if len(ops) == 0 {
-		return nil
+		return round{ms, p}, nil
 	}
 	const maxOps = 100 // etcd's default --max-txn-ops is 128
 	for len(ops) > 0 {
 		k := min(len(ops), maxOps)
 		r, err := n.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(e.Key()), "=", e.Rev())).Then(ops[:k]...).Commit()
 		if err != nil {
-			return err
+			return round{}, err
 		}
 		if !r.Succeeded {
-			return errNotLeader
+			return round{}, errNotLeader
 		}
 		ops = ops[k:]
 	}
 	n.cfg.Logger.Info("fleet: placed", "members", len(ms), "moved", len(p.Moved), "rebalanced", len(p.Rebalanced))
-	return nil
+	return round{ms, p}, nil
 }
 
 var errNotLeader = errors.New("fleet: no longer the leader")

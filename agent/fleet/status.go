@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"sort"
+	"strings"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -111,15 +112,18 @@ func splitKey(k string) (dir, rest string) {
 // Drain marks a member as draining (or not): the leader moves its switches
 // to the other members at its next placement, and gives it none. The
 // member key keeps its lease; the write holds only if the key did not
-// change meanwhile.
+// change meanwhile. An unknown member is an ErrNoMember.
 func Drain(ctx context.Context, cli *clientv3.Client, name, member string, on bool) error {
+	if member == "" || strings.ContainsAny(member, "/ \t\n") {
+		return fmt.Errorf("fleet %s: %w %q: want a member id (ecntune fleet status lists them)", name, ErrNoMember, member)
+	}
 	k := prefixOf(name) + "members/" + member
 	r, err := cli.Get(ctx, k)
 	if err != nil {
 		return fmt.Errorf("fleet %s: %w", name, err)
 	}
 	if len(r.Kvs) == 0 {
-		return fmt.Errorf("fleet %s: no member %q (ecntune fleet status lists them)", name, member)
+		return fmt.Errorf("fleet %s: %w %q (ecntune fleet status lists them)", name, ErrNoMember, member)
 	}
 	kv := r.Kvs[0]
 	var m Member

@@ -20,9 +20,11 @@ func newFleetCmd() *cobra.Command {
 		Long: `A fleet is several closed-loop agents sharing a fabric on etcd: one elected agent places the
 switches, each switch is written by its owner only. 'status' shows the members, the leader and who
 owns each switch with its fencing token; 'drain' moves a member's switches to the others (before a
-maintenance) and --undo gives it its share back.`,
+maintenance) and --undo gives it its share back; 'rebalance' asks the leader for a rebalance round now;
+'resign' makes the leader hand the lead to another member. Each agent answers the same over HTTP:
+GET /fleet, POST /fleet/drain?member=M[&undo=1], POST /fleet/rebalance, POST /fleet/resign.`,
 	}
-	cmd.AddCommand(newFleetStatusCmd(), newFleetDrainCmd())
+	cmd.AddCommand(newFleetStatusCmd(), newFleetDrainCmd(), newFleetRebalanceCmd(), newFleetResignCmd())
 	return cmd
 }
 

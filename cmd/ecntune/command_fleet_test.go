@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -32,7 +33,9 @@ func runFleet(t *testing.T, args ...string) (string, error) {
 }
 
 // fleet status shows the members, the leader and the owners; fleet drain
-// moves a member's switches away; a configuration without fleet: says so.
+// moves a member's switches away and back; fleet rebalance gets the
+// leader's answer; fleet resign hands the lead over; a configuration
+// without fleet: says so.
 func TestFleetCommands(t *testing.T) {
 	ep := etcdtest.Start(t)
 	var nodes []*fleet.Node
@@ -81,6 +84,20 @@ func TestFleetCommands(t *testing.T) {
 	}
 	if out, err = runFleet(t, "status", "--config", cfg); err != nil || !strings.Contains(out, "draining") {
 		t.Fatalf("status after drain: %v\n%s", err, out)
+	}
+	// undo the drain and rebalance: a takes switches back; the leader hands the lead over
+	if out, err = runFleet(t, "drain", "--config", cfg, "--member", "a", "--undo"); err != nil || !strings.Contains(out, "active again") {
+		t.Fatalf("drain --undo: %v\n%s", err, out)
+	}
+	if out, err = runFleet(t, "rebalance", "--config", cfg); err != nil || !strings.Contains(out, "placed 2 members' switches") {
+		t.Fatalf("rebalance: %v\n%s", err, out)
+	}
+	if out, err = runFleet(t, "resign", "--config", cfg); err != nil || !regexp.MustCompile(`leader (a|b) resigned; (a|b) leads`).MatchString(out) {
+		t.Fatalf("resign: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+	if _, err = runFleet(t, "drain", "--config", cfg, "--member", "zz"); err == nil || !strings.Contains(err.Error(), `no member "zz"`) {
+		t.Fatalf("drain of an unknown member: %v", err)
 	}
 	noFleet := filepath.Join(dir, "plain.yaml")
 	os.WriteFile(noFleet, []byte("targets:\n  leaf0: {address: 127.0.0.1:1, insecure: true}\n"), 0o644)

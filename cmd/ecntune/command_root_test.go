@@ -19,7 +19,7 @@ func TestRootCommandTree(t *testing.T) {
 			paths = append(paths, c.Name()+" "+s.Name())
 		}
 	}
-	want := []string{"agent", "agent approve", "agent history", "agent pause", "agent pending", "agent recommendations", "agent report", "agent resume", "agent rollback", "bench", "bench agent", "bench policy", "bench sim", "demo", "eval", "fleet", "fleet drain", "fleet status",
+	want := []string{"agent", "agent approve", "agent history", "agent pause", "agent pending", "agent recommendations", "agent report", "agent resume", "agent rollback", "bench", "bench agent", "bench policy", "bench sim", "demo", "eval", "fleet", "fleet drain", "fleet rebalance", "fleet resign", "fleet status",
 		"models", "models delete", "models export", "models history", "models import", "models list", "models promote",
 		"models rollback", "models show", "sim", "simswitch", "train"}
 	if !slices.Equal(paths, want) {
