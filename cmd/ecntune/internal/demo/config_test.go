@@ -23,7 +23,7 @@ func TestEvalExampleIsTheDemosLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	demo, err := config.Parse([]byte(agentYAML(srv, addr, Config{ClosedLoop: true, Policy: "builtin", Interval: time.Second, DB: filepath.Join(t.TempDir(), "d.db")})))
+	demo, err := config.Parse([]byte(agentYAML(srv, addr, Config{ClosedLoop: true, Policy: "builtin", Interval: time.Second, DB: filepath.Join(t.TempDir(), "d.db")}, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

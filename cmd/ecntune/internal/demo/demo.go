@@ -5,6 +5,10 @@
 // the agent's HTTP endpoints (dashboard at /, /recommendations, /changes,
 // /metrics, /healthz) on one address. `ecntune demo` is its command.
 //
+// With Config.Fleet it runs several agents instead, a fleet on an embedded
+// etcd (agent/fleet): each its own endpoints and db, each writing only the
+// switches it owns (fleet.go).
+//
 // Start builds and starts it all; Run serves until its context ends, then
 // stops the agent, the HTTP server and the switches, and returns once
 // every goroutine it started has returned.
@@ -20,14 +24,20 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/ecntune/ecntune/agent"
 	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/internal/etcdrun"
 	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
@@ -65,17 +75,26 @@ type Config struct {
 	DB string
 	// Logger receives the agent's and the switches' logs (default: none).
 	Logger *slog.Logger
+	// Fleet, 2 or more, runs that many agents in closed loop as a fleet
+	// on an embedded etcd (members a, b, c…): see fleet.go. ClosedLoop
+	// is implied; DB, when given, is the pattern of their dbs (x.db:
+	// x-a.db, x-b.db…).
+	Fleet int
+	// FleetKillAfter, with Fleet, stops the last agent after that long
+	// (it leaves the fleet): its switches fail over to the others.
+	FleetKillAfter time.Duration
+	// Events receives, with Fleet, one line whenever the placement
+	// changes (who owns which switches) or an agent stops (nil: none).
+	Events func(string)
 }
 
 // Demo is a running demo.
 type Demo struct {
 	cfg    Config
 	srv    *simswitch.Server
-	agent  *agent.Agent
-	agCfg  *config.Config
-	http   *http.Server
-	ln     net.Listener
-	url    string
+	agents []*member // the one agent, or the fleet's, in member order
+	etcd   *etcdrun.Cluster
+	etcdC  *clientv3.Client // the demo's own view of the fleet (placement)
 	gnmi   string
 	tmpDir string
 	start  time.Time
@@ -83,6 +102,27 @@ type Demo struct {
 
 	mu    sync.Mutex
 	first *FirstRecommendation
+}
+
+// member is one of the demo's agents with its HTTP endpoints.
+type member struct {
+	id      string // fleet member id ("" alone)
+	agent   *agent.Agent
+	cfg     *config.Config
+	cfgPath string // a fleet's: its configuration, in the temporary directory
+	http    *http.Server
+	ln      net.Listener
+	url     string
+	cancel  context.CancelFunc // ends its Run (set by Run)
+	killed  atomic.Bool        // stopped on purpose (FleetKillAfter)
+}
+
+// Member is one agent of the demo as the command shows it.
+type Member struct {
+	ID     string `json:"id,omitempty"` // fleet member id ("" alone)
+	URL    string `json:"url"`
+	DB     string `json:"db"`
+	Config string `json:"config,omitempty"` // a fleet's: its configuration file
 }
 
 // FirstRecommendation is when the agent's first recommendations appeared,
@@ -110,12 +150,59 @@ type Status struct {
 	ScenarioNs     int64                `json:"scenario_duration_ns"`
 	ScenarioEnded  bool                 `json:"scenario_ended"`
 	FirstRecommend *FirstRecommendation `json:"first_recommendation,omitempty"`
+	// Agents are the fleet's agents (Config.Fleet; none alone).
+	Agents []Member `json:"agents,omitempty"`
 }
 
-// Start starts the simulated switches, the agent and its HTTP endpoints.
-// The switches' simulation runs from here; the agent subscribes when Run
-// is called. On an error everything started is stopped.
+// Start starts the simulated switches, the agent (or, with Fleet, the
+// embedded etcd and the fleet's agents) and their HTTP endpoints. The
+// switches' simulation runs from here; the agents subscribe when Run is
+// called. On an error everything started is stopped.
 func Start(ctx context.Context, cfg Config) (_ *Demo, err error) {
+	if cfg, err = withDefaults(cfg); err != nil {
+		return nil, err
+	}
+	sim := cfg.Scenario
+	sim.Loop = !cfg.Once
+	d := &Demo{cfg: cfg, start: time.Now()}
+	defer func() {
+		if err != nil {
+			d.stop()
+		}
+	}()
+	if cfg.DB == "" || cfg.Fleet > 1 {
+		if d.tmpDir, err = os.MkdirTemp("", "ecntune-demo-"); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.DB == "" && cfg.Fleet < 2 {
+		d.cfg.DB = filepath.Join(d.tmpDir, "demo.db")
+	}
+	log := cfg.Logger
+	d.srv, d.gnmi, err = simswitch.Start(ctx, simswitch.Config{Sim: sim, Listen: cfg.GNMIListen, Timescale: cfg.Timescale,
+		Logf: func(f string, a ...any) { log.Info(fmt.Sprintf(f, a...)) }})
+	if err != nil {
+		return nil, fmt.Errorf("simulated switches: %w", err)
+	}
+	d.sim0, _ = d.srv.Status()
+	if cfg.Fleet > 1 {
+		err = d.startFleet(ctx)
+	} else {
+		m := &member{}
+		d.agents = []*member{m}
+		err = d.open(ctx, m, agentYAML(d.srv, d.gnmi, d.cfg, nil))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err = d.listen(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// withDefaults fills cfg's defaults in and checks it.
+func withDefaults(cfg Config) (Config, error) {
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:9273"
 	}
@@ -126,13 +213,13 @@ func Start(ctx context.Context, cfg Config) (_ *Demo, err error) {
 		cfg.Timescale = 1000
 	}
 	if !(cfg.Timescale > 0) {
-		return nil, fmt.Errorf("timescale %g: must be > 0 (wall seconds per simulated second)", cfg.Timescale)
+		return cfg, fmt.Errorf("timescale %g: must be > 0 (wall seconds per simulated second)", cfg.Timescale)
 	}
 	if cfg.Interval == 0 {
 		cfg.Interval = time.Second
 	}
 	if cfg.Interval < config.MinInterval {
-		return nil, fmt.Errorf("interval %s: below the agent's minimum of %s", cfg.Interval, config.MinInterval)
+		return cfg, fmt.Errorf("interval %s: below the agent's minimum of %s", cfg.Interval, config.MinInterval)
 	}
 	if cfg.Policy == "" {
 		cfg.Policy = "builtin"
@@ -141,53 +228,74 @@ func Start(ctx context.Context, cfg Config) (_ *Demo, err error) {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if cfg.Scenario.Duration <= 0 {
-		return nil, errors.New("scenario: no duration")
+		return cfg, errors.New("scenario: no duration")
 	}
-	sim := cfg.Scenario
-	sim.Loop = !cfg.Once
-	d := &Demo{cfg: cfg, start: time.Now()}
-	defer func() {
-		if err != nil {
-			d.stop()
-		}
-	}()
-	if cfg.DB == "" {
-		if d.tmpDir, err = os.MkdirTemp("", "ecntune-demo-"); err != nil {
-			return nil, err
-		}
-		cfg.DB = d.tmpDir + string(os.PathSeparator) + "demo.db"
-		d.cfg.DB = cfg.DB
+	if cfg.Fleet == 1 || cfg.Fleet < 0 || cfg.Fleet > maxFleet {
+		return cfg, fmt.Errorf("fleet %d: a fleet is 2 to %d agents", cfg.Fleet, maxFleet)
 	}
-	log := cfg.Logger
-	d.srv, d.gnmi, err = simswitch.Start(ctx, simswitch.Config{Sim: sim, Listen: cfg.GNMIListen, Timescale: cfg.Timescale,
-		Logf: func(f string, a ...any) { log.Info(fmt.Sprintf(f, a...)) }})
-	if err != nil {
-		return nil, fmt.Errorf("simulated switches: %w", err)
+	if cfg.Fleet > 1 {
+		cfg.ClosedLoop = true // a fleet's agents write: only a closed loop has a fleet
+	} else if cfg.FleetKillAfter != 0 {
+		return cfg, errors.New("fleet kill-after: only with a fleet")
 	}
-	d.sim0, _ = d.srv.Status()
-	yml := agentYAML(d.srv, d.gnmi, cfg)
-	if d.agCfg, err = config.Parse([]byte(yml)); err != nil {
-		return nil, fmt.Errorf("the demo's agent configuration: %w\n%s", err, yml)
+	return cfg, nil
+}
+
+// open opens m's agent on the configuration yml, its health failing once
+// a scenario run with Once has ended.
+func (d *Demo) open(ctx context.Context, m *member, yml string) (err error) {
+	if m.cfg, err = config.Parse([]byte(yml)); err != nil {
+		return fmt.Errorf("the demo's agent configuration: %w\n%s", err, yml)
 	}
-	if d.agent, err = agent.Open(ctx, d.agCfg, agent.Deps{Resolver: cfg.Resolver, Logger: log}); err != nil {
-		return nil, err
+	log := d.cfg.Logger
+	if m.id != "" {
+		log = log.With("agent", m.id)
 	}
-	d.agent.AddHealthCheck(func() []string {
+	if m.agent, err = agent.Open(ctx, m.cfg, agent.Deps{Resolver: d.cfg.Resolver, Logger: log}); err != nil {
+		return err
+	}
+	m.agent.AddHealthCheck(func() []string {
 		if !d.srv.Ended() {
 			return nil
 		}
 		return []string{fmt.Sprintf("simulated fabric: scenario %s ended at simulated %v; no traffic since (run the demo without --once)",
 			d.cfg.Scenario.Name, d.srv.End())}
 	})
-	if d.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
-		return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
+	return nil
+}
+
+// listen opens every agent's HTTP endpoints: the first on Listen, the
+// others on the ports after it (or any free port when taken or when
+// Listen's port is 0).
+func (d *Demo) listen() error {
+	host, port, err := net.SplitHostPort(d.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", d.cfg.Listen, err)
 	}
-	d.url = "http://" + d.ln.Addr().String() + "/"
-	// The agent's bounds: a few connections at once, none idle or slow for
-	// long, so that the endpoint's clients cannot take the descriptors the
-	// switches' connections need.
-	d.http, d.ln = agent.NewHTTPServer(d.ln, d.Handler(), agent.HTTPLimits{})
-	return d, nil
+	p, _ := strconv.Atoi(port)
+	for i, m := range d.agents {
+		var ln net.Listener
+		if i == 0 {
+			if ln, err = net.Listen("tcp", d.cfg.Listen); err != nil {
+				return fmt.Errorf("listen %s: %w", d.cfg.Listen, err)
+			}
+		} else {
+			if p > 0 {
+				ln, _ = net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(p+i)))
+			}
+			if ln == nil {
+				if ln, err = net.Listen("tcp", net.JoinHostPort(host, "0")); err != nil {
+					return fmt.Errorf("listen %s: %w", host, err)
+				}
+			}
+		}
+		m.url = "http://" + ln.Addr().String() + "/"
+		// The agent's bounds: a few connections at once, none idle or
+		// slow for long, so that the endpoint's clients cannot take the
+		// descriptors the switches' connections need.
+		m.http, m.ln = agent.NewHTTPServer(ln, d.handler(m), agent.HTTPLimits{})
+	}
+	return nil
 }
 
 // agentYAML is the agent's configuration for the simulated fabric: every
@@ -195,18 +303,24 @@ func Start(ctx context.Context, cfg Config) (_ *Demo, err error) {
 // queues, the fabric ports as simswitch knows them, and guardrail bounds
 // for every link rate of the fabric (those of examples/agent-closed-loop.yaml
 // at 100 Gb/s, scaled with the rate).
-func agentYAML(srv *simswitch.Server, gnmiAddr string, cfg Config) string {
+// With fm it is that fleet member's: its own db and owner, and the fleet
+// key.
+func agentYAML(srv *simswitch.Server, gnmiAddr string, cfg Config, fm *fleetMember) string {
 	var b strings.Builder
 	mode := "shadow"
 	if cfg.ClosedLoop {
 		mode = "closed-loop"
 	}
+	db, owner := cfg.DB, "ecntune-demo"
+	if fm != nil {
+		db, owner = fm.db, "ecntune-demo-"+fm.id
+	}
 	q := []string{}
 	for _, p := range srv.LosslessPriorities() {
 		q = append(q, fmt.Sprint(p))
 	}
-	fmt.Fprintf(&b, "mode: %s\npolicy: %q\ninterval: %s\nsample-interval: %s\ndb: %q\nmetrics: \"\"\nowner: ecntune-demo\nretention: 10m\nstore-recommendations: true\n",
-		mode, cfg.Policy, cfg.Interval, cfg.Interval, cfg.DB)
+	fmt.Fprintf(&b, "mode: %s\npolicy: %q\ninterval: %s\nsample-interval: %s\ndb: %q\nmetrics: \"\"\nowner: %s\nretention: 10m\nstore-recommendations: true\n",
+		mode, cfg.Policy, cfg.Interval, cfg.Interval, db, owner)
 	b.WriteString("targets:\n")
 	rates := map[float64]bool{}
 	for _, sw := range srv.Switches() {
@@ -235,23 +349,37 @@ func agentYAML(srv *simswitch.Server, gnmiAddr string, cfg Config) string {
 	b.WriteString("  max-step-ratio: 2\n  min-hold: 5s\n  change-budget: 32\n  min-confidence: 0.1\n" +
 		"  low-confidence: hold\n  dwell: 3\n  idle-util: 0.01\n  fallback-preset: hpcc\n  safe-preset: sonic-default\n" +
 		"  rollback: {window: 3, drop-frac: 0, pause-increase: 0.05, reward-drop: 0.3}\n")
+	if fm != nil {
+		b.WriteString(fm.yaml())
+	}
 	return b.String()
 }
 
-// URL is the address of the agent's endpoints, e.g. http://127.0.0.1:9273/.
-func (d *Demo) URL() string { return d.url }
+// URL is the address of the agent's endpoints, e.g. http://127.0.0.1:9273/
+// (a fleet's: its first agent's; Members lists them all).
+func (d *Demo) URL() string { return d.agents[0].url }
 
 // GNMI is the simulated switches' gNMI address.
 func (d *Demo) GNMI() string { return d.gnmi }
 
-// Agent is the demo's agent.
-func (d *Demo) Agent() *agent.Agent { return d.agent }
+// Agent is the demo's agent (a fleet's: its first).
+func (d *Demo) Agent() *agent.Agent { return d.agents[0].agent }
 
 // Switches is the demo's simulated-switch server.
 func (d *Demo) Switches() *simswitch.Server { return d.srv }
 
-// AgentConfig is the configuration the demo runs the agent with.
-func (d *Demo) AgentConfig() *config.Config { return d.agCfg }
+// AgentConfig is the configuration the demo runs the agent with (a
+// fleet's: its first agent's).
+func (d *Demo) AgentConfig() *config.Config { return d.agents[0].cfg }
+
+// Members are the demo's agents, in member order (one alone).
+func (d *Demo) Members() []Member {
+	out := make([]Member, len(d.agents))
+	for i, m := range d.agents {
+		out[i] = Member{ID: m.id, URL: m.url, DB: m.cfg.DB, Config: m.cfgPath}
+	}
+	return out
+}
 
 // First returns when the first recommendations appeared (nil: not yet).
 func (d *Demo) First() *FirstRecommendation {
@@ -271,18 +399,24 @@ func (d *Demo) Status() Status {
 	if d.cfg.ClosedLoop {
 		mode = "closed-loop"
 	}
-	return Status{Scenario: d.cfg.Scenario.Name, Mode: mode, Policy: d.cfg.Policy, Switches: len(d.srv.Switches()),
+	st := Status{Scenario: d.cfg.Scenario.Name, Mode: mode, Policy: d.cfg.Policy, Switches: len(d.srv.Switches()),
 		GNMI: d.gnmi, Timescale: d.cfg.Timescale, SimulatedNs: now.Duration().Nanoseconds(), BehindNs: lag.Duration().Nanoseconds(),
 		Loop: !d.cfg.Once, ScenarioNs: d.cfg.Scenario.Duration.Duration().Nanoseconds(), ScenarioEnded: d.srv.Ended(),
 		FirstRecommend: d.First()}
+	if d.cfg.Fleet > 1 {
+		st.Agents = d.Members()
+	}
+	return st
 }
 
-// Handler serves the agent's endpoints and GET /demo (Status as JSON).
-// The agent's health (/healthz and the dashboard's pill) also fails once
-// a scenario run with Once has ended (see Start).
-func (d *Demo) Handler() http.Handler {
+// Handler serves the (first) agent's endpoints and GET /demo (Status as
+// JSON). The agent's health (/healthz and the dashboard's pill) also
+// fails once a scenario run with Once has ended (see Start).
+func (d *Demo) Handler() http.Handler { return d.handler(d.agents[0]) }
+
+func (d *Demo) handler(m *member) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/", d.agent.Handler())
+	mux.Handle("/", m.agent.Handler())
 	mux.HandleFunc("/demo", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		enc := json.NewEncoder(w)
@@ -292,47 +426,89 @@ func (d *Demo) Handler() http.Handler {
 	return mux
 }
 
-// Run serves the HTTP endpoints and runs the agent until ctx ends, then
-// stops everything (the agent, the HTTP server, the switches, the
-// temporary database) and returns when all of it has stopped. onFirst,
+// memberEnd is an agent's Run returning.
+type memberEnd struct {
+	m   *member
+	err error
+}
+
+// Run serves the HTTP endpoints and runs the agents until ctx ends, then
+// stops everything (the agents, the HTTP servers, the etcd, the switches,
+// the temporary files) and returns when all of it has stopped. onFirst,
 // when not nil, is called once when the first recommendations appear.
+// An agent's Run ending (other than one stopped on purpose, see
+// FleetKillAfter) ends the demo with its error.
 func (d *Demo) Run(ctx context.Context, onFirst func(FirstRecommendation)) error {
 	defer d.stop()
-	var wg sync.WaitGroup
-	httpErr := make(chan error, 1)
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		if err := d.http.Serve(d.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			httpErr <- err
-		}
-	}()
 	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	httpErr := make(chan error, len(d.agents))
+	ended := make(chan memberEnd, len(d.agents))
+	for _, m := range d.agents {
+		var mctx context.Context
+		mctx, m.cancel = context.WithCancel(wctx)
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			if err := m.http.Serve(m.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				httpErr <- err
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			ended <- memberEnd{m, m.agent.Run(mctx)}
+		}()
+	}
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		d.watchFirst(wctx, onFirst)
 	}()
-	agentErr := make(chan error, 1)
-	go func() { agentErr <- d.agent.Run(wctx) }()
-	var err error
-	select {
-	case err = <-agentErr:
-		cancel()
-	case err = <-httpErr:
-		cancel()
-		<-agentErr
-	case <-ctx.Done():
-		cancel()
-		err = <-agentErr
+	d.runFleet(wctx, &wg)
+	err := d.await(ctx, cancel, ended, httpErr)
+	for _, m := range d.agents {
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = m.http.Shutdown(sctx)
+		scancel()
 	}
-	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-	_ = d.http.Shutdown(sctx)
-	scancel()
 	wg.Wait()
 	return err
 }
 
-// watchFirst waits for the agent's first recommendations and records
+// await waits until every agent's Run has returned: the first to end
+// (but one stopped on purpose), an HTTP server's failure or ctx's end
+// cancels the others. It returns the first error.
+func (d *Demo) await(ctx context.Context, cancel context.CancelFunc, ended <-chan memberEnd, httpErr <-chan error) error {
+	var err error
+	keep := func(e error) {
+		if err == nil {
+			err = e
+		}
+	}
+	done := ctx.Done()
+	for live := len(d.agents); live > 0; {
+		select {
+		case e := <-ended:
+			live--
+			if e.m.killed.Load() {
+				d.retire(e.m, e.err)
+				continue
+			}
+			keep(e.err)
+			cancel()
+		case e := <-httpErr:
+			keep(e)
+			cancel()
+		case <-done:
+			done = nil
+			cancel()
+		}
+	}
+	return err
+}
+
+// watchFirst waits for the agents' first recommendations and records
 // when they came.
 func (d *Demo) watchFirst(ctx context.Context, onFirst func(FirstRecommendation)) {
 	t := time.NewTicker(20 * time.Millisecond)
@@ -343,12 +519,17 @@ func (d *Demo) watchFirst(ctx context.Context, onFirst func(FirstRecommendation)
 			return
 		case <-t.C:
 		}
-		recs := d.agent.Recommendations("")
-		if len(recs) == 0 {
+		n := 0
+		for _, m := range d.agents {
+			if !m.killed.Load() {
+				n = max(n, len(m.agent.Recommendations("")))
+			}
+		}
+		if n == 0 {
 			continue
 		}
 		now, _ := d.srv.Status()
-		f := FirstRecommendation{Wall: time.Since(d.start), Simulated: now - d.sim0, Queues: len(recs)}
+		f := FirstRecommendation{Wall: time.Since(d.start), Simulated: now - d.sim0, Queues: n}
 		f.WallNs, f.SimulatedNs = f.Wall.Nanoseconds(), f.Simulated.Duration().Nanoseconds()
 		d.mu.Lock()
 		d.first = &f
@@ -360,16 +541,29 @@ func (d *Demo) watchFirst(ctx context.Context, onFirst func(FirstRecommendation)
 	}
 }
 
-// stop releases what Start started, in reverse order.
+// stop releases what Start started, in reverse order: the agents (at once:
+// a fleet's leave it, each revoking its lease) before the etcd they
+// leave and the switches they subscribe to.
 func (d *Demo) stop() {
-	if d.http != nil {
-		d.http.Close()
+	var wg sync.WaitGroup
+	for _, m := range d.agents {
+		if m.http != nil {
+			m.http.Close()
+		}
+		if m.ln != nil {
+			m.ln.Close() // when Serve never ran
+		}
+		if m.agent != nil {
+			wg.Add(1)
+			go func() { defer wg.Done(); m.agent.Close() }()
+		}
 	}
-	if d.ln != nil {
-		d.ln.Close() // when Serve never ran
+	wg.Wait()
+	if d.etcdC != nil {
+		d.etcdC.Close()
 	}
-	if d.agent != nil {
-		d.agent.Close()
+	if d.etcd != nil {
+		d.etcd.Close()
 	}
 	if d.srv != nil {
 		d.srv.Close()
@@ -400,11 +594,15 @@ func (d *Demo) Describe() []string {
 		}
 	}
 	slices.Sort(rates)
-	return []string{
+	lines := []string{
 		fmt.Sprintf("scenario %s: %d switches (links %s), traffic %s", d.cfg.Scenario.Name, len(d.srv.Switches()), strings.Join(rates, ", "), traffic),
 		fmt.Sprintf("simulated switches on gNMI %s, timescale %g (1 s of wall time = %v simulated)", d.gnmi, d.cfg.Timescale,
 			simenv.FromDuration(time.Second)/simenv.Time(d.cfg.Timescale)),
-		fmt.Sprintf("agent in %s, policy %s, every %s", mode, d.cfg.Policy, d.cfg.Interval),
-		fmt.Sprintf("open %s  (the dashboard; also /recommendations, /changes, /metrics, /healthz, /demo)", d.url),
 	}
+	if d.cfg.Fleet > 1 {
+		return append(lines, d.describeFleet(mode)...)
+	}
+	return append(lines,
+		fmt.Sprintf("agent in %s, policy %s, every %s", mode, d.cfg.Policy, d.cfg.Interval),
+		fmt.Sprintf("open %s  (the dashboard; also /recommendations, /changes, /metrics, /healthz, /demo)", d.URL()))
 }

@@ -26,10 +26,10 @@ func TestDemoHTTPBounded(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx, nil) }()
 	defer func() { cancel(); <-done }()
-	if s := d.http; s.ReadHeaderTimeout <= 0 || s.ReadTimeout <= 0 || s.WriteTimeout <= 0 || s.IdleTimeout <= 0 {
+	if s := d.agents[0].http; s.ReadHeaderTimeout <= 0 || s.ReadTimeout <= 0 || s.WriteTimeout <= 0 || s.IdleTimeout <= 0 {
 		t.Fatalf("timeouts: header %v, read %v, write %v, idle %v; want all set", s.ReadHeaderTimeout, s.ReadTimeout, s.WriteTimeout, s.IdleTimeout)
 	}
-	addr := d.ln.Addr().String()
+	addr := d.agents[0].ln.Addr().String()
 	get := func() (net.Conn, *bufio.Reader) {
 		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 		if err != nil {
