@@ -26,12 +26,13 @@ const demoDefaultScenario = "scenarios/websearch-50.yaml"
 
 func newDemoCmd() *cobra.Command {
 	var (
-		scenarioPath, listen, gnmiListen, interval, pol, db, logFormat, logLevel string
-		timescale                                                                float64
-		closedLoop, once                                                         bool
+		scenarioPath, listen, gnmiListen, interval, pol, db, logFormat, logLevel, killAfter string
+		timescale                                                                           float64
+		closedLoop, once                                                                    bool
+		fleetN                                                                              int
 	)
 	cmd := &cobra.Command{
-		Use:   "demo [--closed-loop] [--listen 127.0.0.1:9273] [--scenario FILE] [--timescale 1000]",
+		Use:   "demo [--closed-loop | --fleet 3] [--listen 127.0.0.1:9273] [--scenario FILE] [--timescale 1000]",
 		Short: "Run a simulated fabric, its gNMI switches and the agent in one process; open the printed URL",
 		Long: `Start in one process: the fabric simulator on a scenario, served as gNMI switches on loopback
 (its traffic repeating every scenario duration, so that the fabric never goes quiet), and the agent
@@ -44,7 +45,14 @@ The scenario defaults to scenarios/websearch-50.yaml when run from the repositor
 embedded web-search training scenario. --timescale is wall seconds per simulated second: at the
 default 1000, one second on the dashboard is one simulated millisecond. --once runs the scenario's
 traffic once: after its duration the fabric is idle and /healthz says so. The agent's database is
-a temporary file removed at exit unless --db names one.`,
+a temporary file removed at exit unless --db names one.
+
+--fleet N (2 or more) runs N agents in closed loop as a fleet instead: an embedded one-member etcd
+on loopback, and agents a, b, c... of the fleet "demo" on it, each with its own db and its own
+endpoints (the first on --listen, the others on the ports after it, or free ones; /fleet shows the
+fleet). The fleet's elected leader spreads the switches over the agents; each agent writes only
+the switches it owns. The demo prints the placement at start and whenever it changes.
+--fleet-kill-after 30s stops the last agent after 30 s: its switches fail over to the others.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
@@ -59,30 +67,19 @@ a temporary file removed at exit unless --db names one.`,
 			if !(timescale > 0) {
 				return fmt.Errorf("--timescale %g: must be > 0 (wall seconds per simulated second)", timescale)
 			}
+			kill, err := demoFleetFlags(fleetN, killAfter)
+			if err != nil {
+				return err
+			}
 			sc, name, err := demoScenario(scenarioPath)
 			if err != nil {
 				return err
 			}
 			warnAll(cmd.ErrOrStderr(), name, scenario.Warnings(sc))
 			warnAll(cmd.ErrOrStderr(), "--policy "+pol, policy.SpecWarnings(pol))
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			d, err := demo.Start(ctx, demo.Config{Scenario: sc, Once: once, Listen: listen, GNMIListen: gnmiListen,
-				Timescale: timescale, Interval: iv, ClosedLoop: closedLoop, Policy: pol, Resolver: policyResolver(""), DB: db, Logger: log})
-			if err != nil {
-				return fmt.Errorf("demo (%s): %w", name, err)
-			}
-			for _, l := range d.Describe() {
-				fmt.Fprintln(out, "demo: "+l)
-			}
-			fmt.Fprintln(out, "demo: Ctrl-C stops everything")
-			err = d.Run(ctx, func(f demo.FirstRecommendation) {
-				fmt.Fprintf(out, "demo: first recommendations for %d queues after %v (simulated %v): on the dashboard at %s (JSON: %srecommendations)\n",
-					f.Queues, f.Wall.Round(time.Millisecond), f.Simulated, d.URL(), d.URL())
-			})
-			now, _ := d.Switches().Status()
-			fmt.Fprintf(out, "demo: stopped at simulated %v\n", now)
-			return err
+			return runDemo(cmd, name, demo.Config{Scenario: sc, Once: once, Listen: listen, GNMIListen: gnmiListen,
+				Timescale: timescale, Interval: iv, ClosedLoop: closedLoop, Policy: pol, Resolver: policyResolver(""), DB: db, Logger: log,
+				Fleet: fleetN, FleetKillAfter: kill, Events: func(l string) { fmt.Fprintln(out, "demo: "+l) }})
 		},
 	}
 	f := cmd.Flags()
@@ -94,10 +91,53 @@ a temporary file removed at exit unless --db names one.`,
 	f.BoolVar(&closedLoop, "closed-loop", false, "apply the recommendations through the guardrails (tuning live) instead of only recording them")
 	f.BoolVar(&once, "once", false, "run the scenario's traffic once instead of repeating it")
 	f.StringVar(&pol, "policy", policy.BuiltinSpec, "the agent's policy (as in the agent's policy: key)")
-	f.StringVar(&db, "db", "", "keep the agent's database in this file (default: a temporary file removed at exit)")
+	f.StringVar(&db, "db", "", "keep the agent's database in this file (default: a temporary file removed at exit; with --fleet, x.db keeps x-a.db, x-b.db...)")
+	f.IntVar(&fleetN, "fleet", 0, "run this many agents (2 or more) in closed loop as a fleet on an embedded etcd, each writing the switches it owns")
+	f.StringVar(&killAfter, "fleet-kill-after", "", "with --fleet: stop the last agent after this long (e.g. 30s), to show its switches failing over")
 	f.StringVar(&logFormat, "log-format", "text", "log format: text or json")
 	f.StringVar(&logLevel, "log-level", "warn", "log level of the agent and the switches: debug, info, warn or error")
 	return cmd
+}
+
+// runDemo starts the demo of scenario name, says what runs where, and runs
+// it until Ctrl-C (SIGINT or SIGTERM) or the command's context ends.
+func runDemo(cmd *cobra.Command, name string, cfg demo.Config) error {
+	out := cmd.OutOrStdout()
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	d, err := demo.Start(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("demo (%s): %w", name, err)
+	}
+	for _, l := range d.Describe() {
+		fmt.Fprintln(out, "demo: "+l)
+	}
+	fmt.Fprintln(out, "demo: Ctrl-C stops everything")
+	err = d.Run(ctx, func(f demo.FirstRecommendation) {
+		fmt.Fprintf(out, "demo: first recommendations for %d queues after %v (simulated %v): on the dashboard at %s (JSON: %srecommendations)\n",
+			f.Queues, f.Wall.Round(time.Millisecond), f.Simulated, d.URL(), d.URL())
+	})
+	now, _ := d.Switches().Status()
+	fmt.Fprintf(out, "demo: stopped at simulated %v\n", now)
+	return err
+}
+
+// demoFleetFlags checks --fleet and --fleet-kill-after.
+func demoFleetFlags(n int, killAfter string) (time.Duration, error) {
+	if n == 1 || n < 0 {
+		return 0, fmt.Errorf("--fleet %d: a fleet is 2 agents or more (without --fleet the demo runs one agent)", n)
+	}
+	if killAfter == "" {
+		return 0, nil
+	}
+	if n == 0 {
+		return 0, errors.New("--fleet-kill-after: only with --fleet N")
+	}
+	d, err := units.ParseDuration(killAfter)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("--fleet-kill-after %q: want a positive duration such as 30s", killAfter)
+	}
+	return d, nil
 }
 
 // demoScenario loads the scenario named by the flag, or the default.
