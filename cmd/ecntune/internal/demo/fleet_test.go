@@ -120,8 +120,9 @@ func ownedBy(t *testing.T, url string) []string {
 // TestDemoFleetOfThree: demo --fleet 3 starts three agents, each a member
 // with its own endpoints; every switch has exactly one owner (etcd's owner
 // key, and exactly one agent's ecntune_agent_fleet_owner); changes are
-// applied in closed loop, and every switch's changes are in its owner's
-// audit log only, under its owner's name; stopping ends everything.
+// applied in closed loop, and every switch's changes were written by its
+// owner under its fencing token and are in its audit log only; stopping
+// ends everything.
 func TestDemoFleetOfThree(t *testing.T) {
 	base := runtime.NumGoroutine()
 	d, ev, stop := startFleet(t, Config{})
@@ -191,32 +192,35 @@ func TestDemoFleetOfThree(t *testing.T) {
 	leaked(t, base)
 }
 
-// checkWriters: every switch's audit entries are in one agent's log only,
-// that of its owner now, under that agent's owner name.
+// checkWriters: every switch's audit entries were written by its owner now
+// (the entry's writer), under the fencing token it holds, and are in that
+// agent's log only, under its owner name.
 func checkWriters(t *testing.T, ms []Member, st fleet.Status, logs [][]core.AuditEntry) {
 	t.Helper()
-	owner := map[string]string{}
+	owner := map[string]fleet.SwitchStatus{}
 	for _, s := range st.Switches {
-		owner[s.Switch] = s.Owner
+		owner[s.Switch] = s
 	}
 	writers := map[string]map[string]int{}
 	for i, cs := range logs {
+		id := ms[i].ID
 		for _, c := range cs {
 			if writers[c.Target] == nil {
 				writers[c.Target] = map[string]int{}
 			}
-			writers[c.Target][ms[i].ID]++
-			if c.Owner != "ecntune-demo-"+ms[i].ID {
-				t.Errorf("agent %s's audit entry %d names %q", ms[i].ID, c.Seq, c.Owner)
+			writers[c.Target][id]++
+			if o := owner[c.Target]; c.Writer != id || c.Owner != "ecntune-demo-"+id || c.Writer != o.Owner || c.Token != o.Token {
+				t.Errorf("agent %s's audit entry %d for %s: writer %q, owner %q, token %d; the switch's owner %s, token %d",
+					id, c.Seq, c.Target, c.Writer, c.Owner, c.Token, o.Owner, o.Token)
 			}
 		}
 	}
 	for sw, by := range writers {
-		if len(by) != 1 || by[owner[sw]] == 0 {
-			t.Errorf("switch %s (owner %s) written by %v", sw, owner[sw], by)
+		if len(by) != 1 || by[owner[sw].Owner] == 0 {
+			t.Errorf("switch %s (owner %s) in the audit logs of %v", sw, owner[sw].Owner, by)
 		}
 	}
-	t.Logf("writers: %v", writers)
+	t.Logf("audit entries per switch and agent: %v", writers)
 }
 
 // TestDemoFleetFailover: with FleetKillAfter the last agent stops and
