@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -14,8 +16,19 @@ type fleetStatuser interface {
 	Status(ctx context.Context) (fleet.Status, error)
 }
 
-// withFleet adds GET /fleet (the fleet's members, leader and owners, as
-// ecntune fleet status --json shows them) when the agent is in a fleet.
+// fleetOperator is a Gate that can steer its fleet (agent/fleet.Node).
+type fleetOperator interface {
+	Drain(ctx context.Context, member string, on bool) error
+	Rebalance(ctx context.Context) (fleet.Result, error)
+	Resign(ctx context.Context) (fleet.Handoff, error)
+}
+
+// withFleet adds, when the agent is in a fleet, GET /fleet (the fleet's
+// members, leader and owners, as ecntune fleet status --json shows them,
+// with this member and the switches it holds) and the operator's POST
+// /fleet/drain?member=M[&undo=1], /fleet/rebalance and /fleet/resign, as
+// the ecntune fleet commands do. Each answers JSON; another method is a
+// 405, a missing or unknown member a 400.
 func (a *Agent) withFleet(h http.Handler) http.Handler {
 	fs, ok := a.o.Gate.(fleetStatuser)
 	if !ok {
@@ -23,16 +36,70 @@ func (a *Agent) withFleet(h http.Handler) http.Handler {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", h)
-	mux.HandleFunc("GET /fleet", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
-		defer cancel()
-		st, err := fs.Status(ctx)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+	mux.HandleFunc("/fleet", fleetJSON(http.MethodGet, func(ctx context.Context, _ *http.Request) (any, error) {
+		return fs.Status(ctx)
+	}))
+	op, ok := a.o.Gate.(fleetOperator)
+	if !ok {
+		return mux
+	}
+	mux.HandleFunc("/fleet/drain", fleetJSON(http.MethodPost, func(ctx context.Context, r *http.Request) (any, error) {
+		m, undo := r.URL.Query().Get("member"), r.URL.Query().Get("undo")
+		if m == "" {
+			return nil, badRequest{errors.New("member: required (POST /fleet/drain?member=M, &undo=1 to end a drain)")}
+		}
+		if undo != "" && undo != "0" && undo != "1" && undo != "true" && undo != "false" {
+			return nil, badRequest{fmt.Errorf("undo: %q: want 1 or 0", undo)}
+		}
+		on := undo == "" || undo == "0" || undo == "false"
+		if err := op.Drain(ctx, m, on); err != nil {
+			if errors.Is(err, fleet.ErrNoMember) {
+				err = badRequest{err}
+			}
+			return nil, err
+		}
+		return map[string]any{"member": m, "draining": on}, nil
+	}))
+	mux.HandleFunc("/fleet/rebalance", fleetJSON(http.MethodPost, func(ctx context.Context, _ *http.Request) (any, error) {
+		return op.Rebalance(ctx)
+	}))
+	mux.HandleFunc("/fleet/resign", fleetJSON(http.MethodPost, func(ctx context.Context, _ *http.Request) (any, error) {
+		return op.Resign(ctx)
+	}))
+	return mux
+}
+
+// badRequest is an error of the request itself (400).
+type badRequest struct{ error }
+
+// fleetJSON serves f for method only, within 15 s, as JSON: its value, or
+// {"error": ...} with 400 (badRequest), 405 (another method), 504 (no
+// answer in time) or 503.
+func fleetJSON(method string, f func(context.Context, *http.Request) (any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method != method && !(method == http.MethodGet && r.Method == http.MethodHead) {
+			w.Header().Set("Allow", method)
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": r.Method + " " + r.URL.Path + ": use " + method})
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(st)
-	})
-	return mux
+		ctx, cancel := context.WithTimeout(r.Context(), 15*time.Second)
+		defer cancel()
+		v, err := f(ctx, r)
+		if err != nil {
+			code := http.StatusServiceUnavailable
+			var br badRequest
+			switch {
+			case errors.As(err, &br):
+				code = http.StatusBadRequest
+			case errors.Is(err, context.DeadlineExceeded):
+				code = http.StatusGatewayTimeout
+			}
+			w.WriteHeader(code)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
+			return
+		}
+		_ = json.NewEncoder(w).Encode(v)
+	}
 }

@@ -56,8 +56,8 @@ func (a *Agent) gateDone() <-chan struct{} {
 	return nil
 }
 
-// noteOwners sets ecntune_agent_fleet_owner for every target (a fleet
-// only).
+// noteOwners sets ecntune_agent_fleet_owner for every target, and the
+// fleet's members and leader (noteFleet; a fleet only).
 func (a *Agent) noteOwners() {
 	if a.o.Gate == nil {
 		return
@@ -70,6 +70,7 @@ func (a *Agent) noteOwners() {
 		}
 		a.o.Instruments.FleetOwner.WithLabelValues(n).Set(v)
 	}
+	a.noteFleet()
 }
 
 // memoryKeeper is a Gate that keeps the guard's memory and the audit

@@ -31,12 +31,17 @@ type SwitchStatus struct {
 	Token    int64  `json:"token,omitempty"`
 }
 
-// Status is a fleet as etcd shows it.
+// Status is a fleet as etcd shows it; a member's own view (Node.Status)
+// adds who it is and the switches it holds.
 type Status struct {
 	Name     string         `json:"name"`
 	Leader   string         `json:"leader,omitempty"`
 	Members  []MemberStatus `json:"members"`
 	Switches []SwitchStatus `json:"switches"`
+	Self     string         `json:"self,omitempty"`
+	// Owned are the switches this member holds the owner key of (it
+	// writes them once its takeover wait is over), sorted.
+	Owned []string `json:"owned,omitempty"`
 }
 
 func prefixOf(name string) string { return path.Join("/ecntune/fleet", name) + "/" }
@@ -143,5 +148,16 @@ func Drain(ctx context.Context, cli *clientv3.Client, name, member string, on bo
 	return nil
 }
 
-// Status reads this member's fleet (ReadStatus).
-func (n *Node) Status(ctx context.Context) (Status, error) { return ReadStatus(ctx, n.cli, n.cfg.Name) }
+// Status reads this member's fleet (ReadStatus), with this member and the
+// switches it holds.
+func (n *Node) Status(ctx context.Context) (Status, error) {
+	st, err := ReadStatus(ctx, n.cli, n.cfg.Name)
+	if err != nil {
+		return st, err
+	}
+	st.Self = n.cfg.Member.ID
+	for _, o := range n.Owned() {
+		st.Owned = append(st.Owned, o.Switch)
+	}
+	return st, nil
+}

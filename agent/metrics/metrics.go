@@ -71,6 +71,10 @@ type Instruments struct {
 	// FleetOwner is 1 for each target this agent owns in its fleet, 0
 	// for the others (no series outside a fleet).
 	FleetOwner *prometheus.GaugeVec
+	// FleetMembers is the members of the agent's fleet it sees,
+	// FleetLeader 1 while it leads the fleet (no labels; no series
+	// outside a fleet).
+	FleetMembers, FleetLeader *prometheus.GaugeVec
 
 	collectors []prometheus.Collector // everything registered
 
@@ -174,6 +178,8 @@ func (m *Instruments) agentSeries() {
 	m.ChurnChanges = gv("target_changes_last_100_intervals", "Changes applied to the target's queues over the last 100 control intervals.", "target")
 	m.ChurnFlaps = gv("target_flaps_last_100_intervals", "Changes over the last 100 intervals that set a queue back to a setting it left within 10 intervals.", "target")
 	m.FleetOwner = gv("agent_fleet_owner", "1 for a target this agent owns (writes) in its fleet, 0 for one another member owns.", "target")
+	m.FleetMembers = gv("agent_fleet_members", "Members of this agent's fleet, as it sees them (draining ones too).")
+	m.FleetLeader = gv("agent_fleet_leader", "1 while this agent is its fleet's leader (it places the switches), else 0.")
 	m.Paused = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "ecntune", Name: "agent_paused",
 		Help: "1 while an operator has paused the closed loop (it records, writes nothing)."})
 }
@@ -197,7 +203,8 @@ func (m *Instruments) register() {
 		m.tConfMin, m.tConfMean, m.tToChange, m.tKmin, m.tKmax, m.tPmax, m.tHeadroom, m.tAlpha,
 		m.tTxBytes, m.tMarkedBytes, m.tDropBytes, m.tPauseFrames, m.shownQueues, m.confHist,
 		m.Decisions, m.Ticks, m.SetLatency, m.DecisionLatency, m.Sets, m.Rollbacks,
-		m.Rejections, m.Clamps, m.Alarms, m.Staleness, m.TelemetryErr, m.Snapshots, m.Frozen, m.Paused, m.ChurnChanges, m.ChurnFlaps, m.Missing, m.Skipped, m.Conns, m.FleetOwner}
+		m.Rejections, m.Clamps, m.Alarms, m.Staleness, m.TelemetryErr, m.Snapshots, m.Frozen, m.Paused, m.ChurnChanges, m.ChurnFlaps, m.Missing, m.Skipped, m.Conns, m.FleetOwner,
+		m.FleetMembers, m.FleetLeader}
 	m.Registry.MustRegister(m.collectors...)
 }
 

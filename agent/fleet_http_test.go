@@ -1,0 +1,116 @@
+package agent
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ecntune/ecntune/agent/fleet"
+)
+
+// do serves one request with a's handler and decodes its JSON answer.
+func do(t *testing.T, a *Agent, method, target string, v any) int {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	a.Handler().ServeHTTP(rec, httptest.NewRequest(method, target, nil))
+	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("%s %s: Content-Type %q: %s", method, target, ct, rec.Body.String())
+	}
+	if v != nil {
+		if err := json.Unmarshal(rec.Body.Bytes(), v); err != nil {
+			t.Fatalf("%s %s: %v: %s", method, target, err, rec.Body.String())
+		}
+	}
+	return rec.Code
+}
+
+func within(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	end := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(end) {
+			t.Fatalf("not within %v: %s", d, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Two agents of a fleet: GET /fleet shows the fleet as each sees it (its
+// own id and switches), the gauges of members and leader agree with it,
+// and the operator's POSTs work on either agent: a drain (and its undo),
+// a rebalance and a resign, each answering JSON; a wrong method is a 405
+// and a missing or unknown member a 400.
+func TestFleetHTTP(t *testing.T) {
+	ep, names, sws, mu, writers := fleetSwitches(t)
+	defer feedSwitches(sws)()
+	a, cancelA, doneA := startFleetAgent(t, ep, "a", names, sws, mu, writers, 200*time.Millisecond)
+	defer func() { cancelA(); <-doneA; a.Close() }()
+	b, cancelB, doneB := startFleetAgent(t, ep, "b", names, sws, mu, writers, 200*time.Millisecond)
+	defer func() { cancelB(); <-doneB; b.Close() }()
+	var st fleet.Status
+	within(t, 30*time.Second, "both members own switches, one leads, the gauges say so", func() bool {
+		var sa, sb fleet.Status
+		if do(t, a, "GET", "/fleet", &sa) != 200 || do(t, b, "GET", "/fleet", &sb) != 200 {
+			return false
+		}
+		st = sa
+		leaders := testutilCounter(t, a, "ecntune_agent_fleet_leader", "") + testutilCounter(t, b, "ecntune_agent_fleet_leader", "")
+		return len(sa.Owned) > 0 && len(sb.Owned) > 0 && len(sa.Owned)+len(sb.Owned) == 4 && sa.Leader != "" &&
+			testutilCounter(t, a, "ecntune_agent_fleet_members", "") == 2 && testutilCounter(t, b, "ecntune_agent_fleet_members", "") == 2 &&
+			leaders == 1
+	})
+	if st.Self != "a" || st.Name != "t" || len(st.Members) != 2 || len(st.Switches) != 4 {
+		t.Fatalf("GET /fleet on a: %+v", st)
+	}
+	var e struct{ Error string }
+	for _, c := range []struct {
+		method, target string
+		code           int
+		want           string
+	}{
+		{"GET", "/fleet/drain?member=a", 405, "use POST"},
+		{"POST", "/fleet", 405, "use GET"},
+		{"PUT", "/fleet/resign", 405, "use POST"},
+		{"POST", "/fleet/drain", 400, "member: required"},
+		{"POST", "/fleet/drain?member=zz", 400, `no member "zz"`},
+		{"POST", "/fleet/drain?member=a&undo=maybe", 400, "undo"},
+	} {
+		if code := do(t, b, c.method, c.target, &e); code != c.code || !strings.Contains(e.Error, c.want) {
+			t.Errorf("%s %s: %d %q, want %d %q", c.method, c.target, code, e.Error, c.code, c.want)
+		}
+	}
+	fleetHTTPSteer(t, a, b)
+}
+
+// fleetHTTPSteer drains a from b's HTTP and back, rebalances and makes the
+// leader resign.
+func fleetHTTPSteer(t *testing.T, a, b *Agent) {
+	var d struct {
+		Member   string
+		Draining bool
+	}
+	if code := do(t, b, "POST", "/fleet/drain?member=a", &d); code != 200 || d.Member != "a" || !d.Draining {
+		t.Fatalf("drain: %d %+v", code, d)
+	}
+	owned := func(x *Agent) int { var s fleet.Status; do(t, x, "GET", "/fleet", &s); return len(s.Owned) }
+	within(t, 30*time.Second, "b owns every switch", func() bool { return owned(b) == 4 && owned(a) == 0 })
+	if code := do(t, a, "POST", "/fleet/drain?member=a&undo=1", &d); code != 200 || d.Draining {
+		t.Fatalf("undo: %d %+v", code, d)
+	}
+	var r fleet.Result
+	if code := do(t, a, "POST", "/fleet/rebalance", &r); code != 200 || r.Kind != "rebalance" || r.Members != 2 || r.Leader == "" {
+		t.Fatalf("rebalance: %d %+v", code, r)
+	}
+	within(t, 30*time.Second, "a owns switches again", func() bool { return owned(a) > 0 })
+	var h fleet.Handoff
+	if code := do(t, a, "POST", "/fleet/resign", &h); code != 200 || h.From == h.To || h.To == "" || h.Reelected {
+		t.Fatalf("resign: %d %+v", code, h)
+	}
+	lead := map[string]*Agent{"a": a, "b": b}[h.To]
+	within(t, 30*time.Second, h.To+"'s ecntune_agent_fleet_leader is 1", func() bool {
+		return testutilCounter(t, lead, "ecntune_agent_fleet_leader", "") == 1
+	})
+	t.Logf("rebalance: %+v; resign: %s → %s in %v", r, h.From, h.To, h.Took.Round(time.Millisecond))
+}
