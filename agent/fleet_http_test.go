@@ -64,6 +64,7 @@ func TestFleetHTTP(t *testing.T) {
 	if st.Self != "a" || st.Name != "t" || len(st.Members) != 2 || len(st.Switches) != 4 {
 		t.Fatalf("GET /fleet on a: %+v", st)
 	}
+	fleetPanel(t, a)
 	var e struct{ Error string }
 	for _, c := range []struct {
 		method, target string
@@ -113,4 +114,35 @@ func fleetHTTPSteer(t *testing.T, a, b *Agent) {
 		return testutilCounter(t, lead, "ecntune_agent_fleet_leader", "") == 1
 	})
 	t.Logf("rebalance: %+v; resign: %s → %s in %v", r, h.From, h.To, h.Took.Round(time.Millisecond))
+}
+
+// fleetPanel: the dashboard has the fleet panel and its script reads
+// GET /fleet, whose answer has every field the panel shows: the fleet's
+// name, this member, the leader, each member's switch counts and lease,
+// and the switches this agent owns.
+func fleetPanel(t *testing.T, a *Agent) {
+	t.Helper()
+	page, script := httptest.NewRecorder(), httptest.NewRecorder()
+	a.Handler().ServeHTTP(page, httptest.NewRequest("GET", "/", nil))
+	a.Handler().ServeHTTP(script, httptest.NewRequest("GET", "/static/app.js", nil))
+	for _, id := range []string{`id="fleet"`, `id="fleet-self"`, `id="fleet-leader"`, `id="fleet-members"`, `id="fleet-owned"`} {
+		if !strings.Contains(page.Body.String(), id) {
+			t.Errorf("the dashboard has no %s", id)
+		}
+	}
+	var raw map[string]any
+	if do(t, a, "GET", "/fleet", &raw) != 200 {
+		t.Fatalf("GET /fleet: %v", raw)
+	}
+	for _, k := range []string{"name", "self", "leader", "members", "owned", "switches"} {
+		if raw[k] == nil || !strings.Contains(script.Body.String(), "st."+k) {
+			t.Errorf("GET /fleet's %q: %v; the script reads it: %v", k, raw[k], strings.Contains(script.Body.String(), "st."+k))
+		}
+	}
+	m := raw["members"].([]any)[0].(map[string]any)
+	for _, k := range []string{"id", "owns", "assigned", "lease_ttl_s"} {
+		if _, ok := m[k]; !ok || !strings.Contains(script.Body.String(), "m."+k) {
+			t.Errorf("a member's %q: %v", k, m)
+		}
+	}
 }

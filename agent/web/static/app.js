@@ -185,11 +185,55 @@ async function olderAudit() {
   drawAudit(p.changes.slice().reverse()); // /changes pages are oldest first
 }
 
+// The fleet panel: GET /fleet, shown while the agent is in a fleet (a 404
+// says it is not: the panel stays hidden and is not asked for again).
+let inFleet = true;
+async function refreshFleet() {
+  if (!inFleet) return;
+  let st;
+  try {
+    const r = await fetch("/fleet", { cache: "no-store" });
+    if (r.status === 404) { inFleet = false; $("fleet").hidden = true; return; }
+    if (!r.ok) throw new Error(`${r.status} ${await r.text()}`);
+    st = await r.json();
+  } catch (e) {
+    $("fleet-msg").textContent = `fleet status not read: ${e.message}`;
+    return;
+  }
+  renderFleet(st);
+}
+
+function renderFleet(st) {
+  $("fleet").hidden = false;
+  $("fleet-msg").textContent = "";
+  $("fleet-name").textContent = st.name;
+  $("fleet-self").textContent = st.self || "–";
+  $("fleet-leader").textContent = st.leader || "none";
+  const leads = st.self && st.self === st.leader;
+  $("fleet-role").textContent = leads ? "leader" : "member";
+  $("fleet-role").className = leads ? "pill ok" : "pill";
+  fill("fleet-members", st.members || [], (m) => {
+    const tr = document.createElement("tr");
+    cell(tr, m.id + (m.id === st.self ? " (this agent)" : ""));
+    cell(tr, m.zone || "–");
+    cell(tr, (m.draining ? "draining" : "active") + (m.leader ? ", leader" : ""), m.draining ? "bad" : "");
+    cell(tr, m.owns);
+    cell(tr, m.assigned);
+    cell(tr, `${m.lease_ttl_s} s`);
+    return tr;
+  });
+  const owned = st.owned || [];
+  $("fleet-n-owned").textContent = owned.length;
+  $("fleet-n-switches").textContent = (st.switches || []).length;
+  $("fleet-owned").textContent = owned.length ? owned.join(", ") : "none";
+}
+
 async function refresh() {
   try {
     const r = await fetch("/api/overview", { cache: "no-store" });
     if (!r.ok) throw new Error(`${r.status} ${await r.text()}`);
     render(await r.json());
+    await refreshFleet();
     document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes || 0) + 1);
   } catch (e) {
     const h = $("health");
