@@ -23,7 +23,8 @@
 //   - the one bridge: simswitch, the simulator served as gNMI targets
 //     (through simenv/export; no training environment).
 //   - what tests start: internal/simtest (simulated switches),
-//     internal/sonictest (the real sonic-gnmi server), internal/soak.
+//     internal/sonictest (the real sonic-gnmi server), internal/soak,
+//     internal/fleetsoak (the fleet of agents under faults).
 //   - wiring: cmd/ecntune with its harnesses cmd/ecntune/internal/bench
 //     (ecntune bench) and cmd/ecntune/internal/demo.
 //

@@ -89,8 +89,8 @@ func world(pkg string) string {
 		return "gnmi"
 	case under(pkg, "simswitch"):
 		return "bridge"
-	case under(pkg, "cmd") || pkg == "internal/soak" || pkg == "internal/simtest" || pkg == "internal/sonictest":
-		return "wiring" // the CLI with its benchmark harness and demo, and what tests start (the kill -9 soak, simulated and real switches), put both worlds together
+	case under(pkg, "cmd") || pkg == "internal/soak" || pkg == "internal/fleetsoak" || pkg == "internal/simtest" || pkg == "internal/sonictest":
+		return "wiring" // the CLI with its benchmark harness and demo, and what tests start (the kill -9 soak and the fleet's, simulated and real switches), put both worlds together
 	}
 	return "shared"
 }
@@ -220,7 +220,7 @@ var layers = [][]string{
 	// 9 the bridge
 	{"simswitch"},
 	// 10 what tests of several packages start
-	{"internal/simtest", "internal/sonictest", "internal/soak"},
+	{"internal/simtest", "internal/sonictest", "internal/soak", "internal/fleetsoak"},
 	// 11 wiring: the harnesses behind ecntune bench and demo, then the CLI
 	{"cmd/ecntune/internal/bench", "cmd/ecntune/internal/demo", "cmd/ecntune/internal/loop"},
 	{"cmd/ecntune"},
