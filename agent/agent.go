@@ -99,6 +99,7 @@ type Agent struct {
 	latest   map[env.QueueKey]env.Observation // newest observation per queue since the last interval
 	lastSeen map[string]time.Time
 	heard    map[string]bool                      // targets that have sent a snapshot (health)
+	unserved map[string]bool                      // targets this agent does not serve now (serve.go)
 	tinfo    map[string]*targetState              // guarded by mu
 	recs     map[env.QueueKey]core.Recommendation // newest recommendation per queue (HTTP)
 	lastPlan []core.Change
@@ -219,35 +220,20 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 	}
 	_ = a.o.Journal.SetMeta("owner", a.cfg.Owner)
-	snaps := make(chan env.Snapshot, 64)
-	type tErr struct {
-		target string
-		err    error
-	}
-	errs := make(chan tErr, 64)
-	var wg sync.WaitGroup
 	sctx, cancel := context.WithCancel(ctx)
-	defer func() { cancel(); wg.Wait() }()
+	subs := a.newSubscriptions(sctx)
+	defer func() { cancel(); subs.stop() }()
 	a.watchPeers()
-	for _, n := range a.names {
-		sw := a.switches[n]
-		e := make(chan error, 16)
-		wg.Add(2)
-		go func() { defer wg.Done(); sw.Subscribe(sctx, snaps, e) }()
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-sctx.Done():
-					return
-				case err := <-e:
-					select {
-					case errs <- tErr{sw.Name(), err}:
-					default:
-					}
-				}
+	subs.sync()
+	nudge := make(chan struct{}, 1)
+	if og, ok := a.o.Gate.(ownerGate); ok {
+		og.OnChange(func() {
+			select {
+			case nudge <- struct{}{}:
+			default:
 			}
-		}()
+		})
+		defer og.OnChange(nil)
 	}
 	a.log.Info("agent started", "mode", a.cfg.Mode, "policy", a.o.Policy.Name(), "targets", len(a.names),
 		"interval", a.cfg.Interval, "dry_run", a.o.DryRun)
@@ -269,11 +255,14 @@ func (a *Agent) Run(ctx context.Context) error {
 		case <-a.gateDone():
 			a.finishIO(ctx)
 			return errors.New("fleet: this agent's membership ended (its lease expired, e.g. after a pause); it writes nothing more: restart it to join again")
-		case s := <-snaps:
+		case s := <-subs.snaps:
 			a.Ingest(s)
-		case e := <-errs:
+		case e := <-subs.errs:
 			a.targetEvent(e.target, e.err)
+		case <-nudge:
+			subs.sync()
 		case <-tick.C:
+			subs.sync()
 			a.pollTargets()
 			if err := a.Tick(ctx); err != nil {
 				a.log.Error("interval", "err", err)
@@ -306,6 +295,12 @@ func (a *Agent) Ingest(s env.Snapshot) {
 	if !ok {
 		a.log.Warn("snapshot for an unknown target dropped", "target", s.Target)
 		return
+	}
+	a.mu.Lock()
+	gone := a.unserved[s.Target]
+	a.mu.Unlock()
+	if gone {
+		return // a snapshot on its way as the switch was given up
 	}
 	var found map[string]env.Peer
 	if t.DiscoverPeers {

@@ -39,6 +39,7 @@ type fakeSwitch struct {
 	partial         bool // accept Sets but apply only Kmin
 	sets            int
 	snaps           chan env.Snapshot
+	subs            map[string]int // Subscribes under way, by agent (recordingSwitch)
 }
 
 func newFakeSwitch(name string, keys ...env.QueueKey) *fakeSwitch {

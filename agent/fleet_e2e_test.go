@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -39,6 +40,36 @@ func (r recordingSwitch) Apply(ctx context.Context, s map[env.QueueKey]env.Setti
 	r.writers[r.name][r.by]++
 	r.mu.Unlock()
 	return r.fakeSwitch.Apply(ctx, s)
+}
+
+// Subscribe counts the agent's Subscribe while it runs.
+func (r recordingSwitch) Subscribe(ctx context.Context, out chan<- env.Snapshot, errs chan<- error) {
+	r.fakeSwitch.mu.Lock()
+	if r.fakeSwitch.subs == nil {
+		r.fakeSwitch.subs = map[string]int{}
+	}
+	r.fakeSwitch.subs[r.by]++
+	r.fakeSwitch.mu.Unlock()
+	defer func() {
+		r.fakeSwitch.mu.Lock()
+		r.fakeSwitch.subs[r.by]--
+		r.fakeSwitch.mu.Unlock()
+	}()
+	r.fakeSwitch.Subscribe(ctx, out, errs)
+}
+
+// subscribers lists the agents subscribed to f now.
+func (f *fakeSwitch) subscribers() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for who, n := range f.subs {
+		if n > 0 {
+			out = append(out, who)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Two agents of one fleet on a real etcd share four switches: each switch
@@ -84,6 +115,20 @@ func TestFleetOfTwoAgents(t *testing.T) {
 			t.Fatalf("in 30 s: switches written %v", writers)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	// each switch's telemetry goes to its owner only (once an agent that
+	// lost a switch has seen it go)
+	owner, _ := count()
+	for sw, who := range owner {
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			subs := sws[sw].subscribers()
+			if len(subs) == 1 && subs[0] == who {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s, written by %s, has subscribers %v", sw, who, subs)
+			}
+		}
 	}
 	// /metrics: b owns some targets, not all
 	if o := testutilCounter(t, b, "ecntune_agent_fleet_owner", `target="leaf0"`) + testutilCounter(t, b, "ecntune_agent_fleet_owner", `target="leaf1"`) +
@@ -149,11 +194,14 @@ func (alternating) Decide(obs []env.Observation) []policy.Decision {
 // startFleetAgent opens and runs a closed-loop agent of fleet "t" on the
 // switches named, each Set recorded in writers by member.
 func startFleetAgent(t *testing.T, ep, member string, names []string, sws map[string]*fakeSwitch, mu *sync.Mutex,
-	writers map[string]map[string]int, minHold time.Duration) (*Agent, context.CancelFunc, chan error) {
+	writers map[string]map[string]int, minHold time.Duration, mods ...func(*config.Config)) (*Agent, context.CancelFunc, chan error) {
 	t.Helper()
 	cfg := testConfig(config.ModeClosedLoop)
 	cfg.Interval, cfg.SampleInterval = 100*time.Millisecond, 100*time.Millisecond
 	cfg.Guardrails.MinHold = minHold
+	for _, m := range mods {
+		m(cfg)
+	}
 	cfg.DB, cfg.Metrics = filepath.Join(t.TempDir(), "agent.db"), ""
 	cfg.Targets = nil
 	for _, n := range names {
@@ -349,5 +397,51 @@ func awaitWritable(t *testing.T, n *fleet.Node, sw string) int64 {
 			t.Fatalf("%s not writable in 30 s", sw)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A fleet in shadow mode splits the switches as a closed loop does: each
+// member subscribes to, and records recommendations for, the switches it
+// owns, and none sets anything.
+func TestFleetInShadowMode(t *testing.T) {
+	ep, names, sws, mu, writers := fleetSwitches(t)
+	defer feedSwitches(sws)()
+	shadow := func(c *config.Config) { c.Mode = config.ModeShadow }
+	var agents []*Agent
+	for _, m := range []string{"a", "b"} {
+		a, cancel, done := startFleetAgent(t, ep, m, names, sws, mu, writers, 0, shadow)
+		defer func() { cancel(); <-done; a.Close() }()
+		agents = append(agents, a)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		recorded := map[string][]string{} // switch → agents with recommendations for it
+		for i, a := range agents {
+			for _, n := range names {
+				if rs, err := a.o.Journal.Recommendations(n, time.Now().Add(-time.Second).UnixNano(), 1); err == nil && len(rs) > 0 {
+					recorded[n] = append(recorded[n], []string{"a", "b"}[i])
+				}
+			}
+		}
+		one := len(recorded) == len(names)
+		for _, by := range recorded {
+			one = one && len(by) == 1
+		}
+		both := map[string]bool{}
+		for _, by := range recorded {
+			both[by[0]] = true
+		}
+		if one && len(both) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("in 30 s, the last second's recommendations per switch: %v", recorded)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(writers) != 0 {
+		t.Fatalf("a shadow fleet set switches: %v", writers)
 	}
 }

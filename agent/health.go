@@ -38,9 +38,13 @@ func (a *Agent) Health() (problems []string, ages map[string]time.Duration) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	ages = map[string]time.Duration{}
-	reporting := 0
+	reporting, served := 0, 0
 	var silent []string
 	for _, n := range a.names {
+		if a.unserved[n] {
+			continue // another member of the fleet serves it
+		}
+		served++
 		seen := a.heard[n]
 		age := now.Sub(a.lastSeen[n])
 		ages[n] = age
@@ -60,9 +64,9 @@ func (a *Agent) Health() (problems []string, ages map[string]time.Duration) {
 	}
 	if len(a.names) == 0 {
 		problems = append(problems, "no targets configured")
-	} else if reporting == 0 && len(silent) == len(a.names) {
+	} else if served > 0 && reporting == 0 && len(silent) == served {
 		problems = append([]string{fmt.Sprintf("no target reachable: none of the %d targets has sent telemetry yet (%s)",
-			len(a.names), strings.Join(silent, ", "))}, problems...)
+			served, strings.Join(silent, ", "))}, problems...)
 	}
 	return problems, ages
 }

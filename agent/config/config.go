@@ -697,7 +697,7 @@ func (c *Config) parseRun(f *fileConfig) error {
 	if c.MetricsMaxConns, err = parseMaxConns(f.MetricsMaxConns); err != nil {
 		return err
 	}
-	if c.Fleet, err = parseFleet(f.Fleet, c.Mode); err != nil {
+	if c.Fleet, err = parseFleet(f.Fleet); err != nil {
 		return err
 	}
 	if c.Owner == "" {

@@ -61,13 +61,12 @@ func (f *fileFleet) resolvePaths(rel func(*string)) {
 	rel(&f.TLS.Key)
 }
 
-// parseFleet reads the fleet key (nil: none).
-func parseFleet(f *fileFleet, mode Mode) (*Fleet, error) {
+// parseFleet reads the fleet key (nil: none). A fleet serves shadow mode
+// and the closed loop alike: each member subscribes to, and records or
+// tunes, the switches it owns.
+func parseFleet(f *fileFleet) (*Fleet, error) {
 	if f == nil {
 		return nil, nil
-	}
-	if mode != ModeClosedLoop {
-		return nil, fmt.Errorf("fleet: only a closed loop writes switches; mode is %s (remove fleet, or set mode: closed-loop)", mode)
 	}
 	fl := &Fleet{Endpoints: f.Endpoints, Name: f.Name, Member: f.Member, Zone: f.Zone}
 	if len(fl.Endpoints) == 0 {

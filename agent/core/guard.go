@@ -1349,6 +1349,21 @@ func (g *Guard) Forget(k env.QueueKey, nowNs int64) bool {
 	return true
 }
 
+// ForgetTarget drops what the guard keeps of a target this agent no
+// longer serves (its switch went to another member of a fleet): the
+// watchdog's clock, and every queue of it without a change in flight (one
+// in flight is forgotten once settled, as queues are). Served again, the
+// target starts afresh from the memory its owners kept.
+func (g *Guard) ForgetTarget(target string) {
+	delete(g.targets, target)
+	for k, q := range g.queues {
+		if k.Target == target && !q.pending {
+			delete(g.queues, k)
+			delete(g.dirty, k)
+		}
+	}
+}
+
 // Shadowed takes a change from Step that shadow mode (or a paused loop)
 // will not make as the loop's virtual setting of its queue: later
 // decisions are judged from it, its min-hold runs from now, and Would

@@ -255,6 +255,15 @@ func (n *Node) Writable(sw string, now time.Time) (int64, bool) {
 	return o.Token, true
 }
 
+// Owns says whether this member holds sw's owner key (in its take-over
+// delay too): the agent serves it, subscribing to its telemetry.
+func (n *Node) Owns(sw string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	_, ok := n.owned[sw]
+	return ok
+}
+
 // Owned lists the switches this member owns, by name.
 func (n *Node) Owned() []Ownership {
 	n.mu.Lock()
