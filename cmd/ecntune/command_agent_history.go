@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,21 +9,25 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/fleet"
 	"github.com/ecntune/ecntune/agent/journal"
 )
 
 // agentHistoryOpts are the flags of "ecntune agent history".
 type agentHistoryOpts struct {
 	db, cfgPath, url, target, since string
-	asJSON                          bool
+	asJSON, fleet                   bool
 }
 
 func newAgentHistoryCmd() *cobra.Command {
@@ -43,6 +48,7 @@ address of --config, or at --url.`,
 	cmd.Flags().StringVar(&o.target, "target", "", "only this target")
 	cmd.Flags().StringVar(&o.since, "since", "", "only changes since a duration ago (10m) or an RFC 3339 time")
 	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print JSON lines")
+	cmd.Flags().BoolVar(&o.fleet, "fleet", false, "read the audit the fleet of --config keeps in etcd (every member's, the newest 128 entries per switch) instead of this agent's db")
 	return cmd
 }
 
@@ -54,6 +60,13 @@ func runAgentHistory(cmd *cobra.Command, o agentHistoryOpts) error {
 		return fmt.Errorf("--since: %w", err)
 	}
 	out := cmd.OutOrStdout()
+	if o.fleet {
+		es, err := fleetHistory(cmd.Context(), o.cfgPath, o.target, from)
+		if err != nil {
+			return err
+		}
+		return printHistory(out, es, o.asJSON)
+	}
 	if o.url != "" {
 		es, err := fetchHistory(cmd.Context(), agentBaseURL(o.url), o.target, from)
 		if err != nil {
@@ -178,15 +191,39 @@ func printHistory(w io.Writer, es []core.AuditEntry, asJSON bool) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
+	fleet := slices.ContainsFunc(es, func(e core.AuditEntry) bool { return e.Writer != "" })
+	if fleet {
+		fmt.Fprint(tw, "WRITER\tTOKEN\t")
+	}
 	fmt.Fprintln(tw, "SEQ\tTIME\tQUEUE\tKIND\tSTATE\tOLD\tNEW\tMODEL\tREASON")
 	for _, e := range es {
 		reason := e.Reason
 		if e.Error != "" {
 			reason += " [" + e.Error + "]"
 		}
+		if fleet {
+			fmt.Fprintf(tw, "%s\t%d\t", orNone(e.Writer), e.Token)
+		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Seq,
 			time.Unix(0, e.TimeNs).UTC().Format("2006-01-02T15:04:05.000Z"), e.Key, e.Kind, e.State,
 			fmtSetting(e.Old), fmtSetting(e.New), e.Model, strings.ReplaceAll(reason, "\t", " "))
 	}
 	return tw.Flush()
+}
+
+// fleetHistory reads the audit a fleet keeps in etcd (agent/fleet
+// ReadAudit: the newest entries of every switch, whichever member wrote
+// them), oldest first, of target (all: "") since from.
+func fleetHistory(ctx context.Context, cfgPath, target string, from time.Time) ([]core.AuditEntry, error) {
+	var es []core.AuditEntry
+	_, err := withFleet(ctx, cfgPath, func(ctx context.Context, cli *clientv3.Client, f *config.Fleet) (err error) {
+		es, err = fleet.ReadAudit(ctx, cli, f.Name, target)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	es = slices.DeleteFunc(es, func(e core.AuditEntry) bool { return !from.IsZero() && e.TimeNs < from.UnixNano() })
+	slices.SortStableFunc(es, func(a, b core.AuditEntry) int { return cmp.Compare(a.TimeNs, b.TimeNs) })
+	return es, nil
 }
