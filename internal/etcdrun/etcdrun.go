@@ -86,6 +86,9 @@ func (c *Cluster) start(i int, state string) error {
 	cfg.InitialCluster, cfg.ClusterState = c.initial, state
 	cfg.InitialClusterToken = "ecntune-etcdrun"
 	cfg.LogLevel = "panic"
+	// The fleet writes a revision per fenced record: keep five minutes
+	// of history, as a production cluster is told to (README).
+	cfg.AutoCompactionMode, cfg.AutoCompactionRetention = "periodic", "5m"
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		return fmt.Errorf("etcdrun: member %s: %w", c.names[i], err)
