@@ -234,7 +234,7 @@ func withDefaults(cfg Config) (Config, error) {
 		return cfg, fmt.Errorf("fleet %d: a fleet is 2 to %d agents", cfg.Fleet, maxFleet)
 	}
 	if cfg.Fleet > 1 {
-		cfg.ClosedLoop = true // a fleet's agents write: only a closed loop has a fleet
+		cfg.ClosedLoop = true // the demo's fleet shows writers, each its own switches
 	} else if cfg.FleetKillAfter != 0 {
 		return cfg, errors.New("fleet kill-after: only with a fleet")
 	}
@@ -519,10 +519,10 @@ func (d *Demo) watchFirst(ctx context.Context, onFirst func(FirstRecommendation)
 			return
 		case <-t.C:
 		}
-		n := 0
+		n := 0 // a fleet's agents decide for the switches they own
 		for _, m := range d.agents {
 			if !m.killed.Load() {
-				n = max(n, len(m.agent.Recommendations("")))
+				n += len(m.agent.Recommendations(""))
 			}
 		}
 		if n == 0 {
