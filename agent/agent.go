@@ -150,6 +150,9 @@ func New(o Options) (*Agent, error) {
 	if o.SetTimeout <= 0 {
 		o.SetTimeout = 5 * time.Second
 	}
+	if err := checkCommitConfirmed(o.Config, o.SetTimeout, o.Logger); err != nil {
+		return nil, err
+	}
 	var mems []core.QueueMemory
 	if o.Journal != nil && o.Config.Mode == config.ModeClosedLoop {
 		// Every guardrail survives a restart: hold times, probations,

@@ -186,6 +186,7 @@ func (a *Agent) fly(ctx context.Context, d ioDone) {
 			rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), a.o.SetTimeout)
 			defer rcancel()
 			d.got, d.err = sw.Read(rctx, keysOf(d.changes))
+			a.settleCommit(ctx, sw, &d)
 		case stageConfirm:
 			d.got, d.err = sw.Read(cctx, keysOf(d.changes))
 		case stageReconcile:

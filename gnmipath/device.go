@@ -101,6 +101,9 @@ type Device struct {
 	// releases: gnmi_server/server.go, Client.Key in client_subscribe.go).
 	// The agent gives each Subscribe a gRPC connection of its own.
 	OneSubscribePerConn bool
+	// CommitConfirmed: the server implements gNMI's commit confirmed
+	// extension (commit.go); a target opts in with commit-confirmed.
+	CommitConfirmed bool
 	// Summary is one line for logs and PROFILES.md.
 	Summary string
 }
@@ -112,7 +115,7 @@ func (d *Device) Has(t env.Telemetry) bool { return d.Missing&t == 0 }
 var Devices = map[string]*Device{
 	"ecntune": {
 		DeviceProfile: env.DeviceEcntune, Dialect: OpenConfig, Origin: "openconfig",
-		PFC: PFCEthernetAugment, Paused: "paused-duration", Headroom: HeadroomLeaf, Extensions: true, Get: true,
+		PFC: PFCEthernetAugment, Paused: "paused-duration", Headroom: HeadroomLeaf, Extensions: true, Get: true, CommitConfirmed: true,
 		Summary: "ecntune's idealised switch: openconfig-qos plus the PFC augment and ecntune's extension leaves",
 	},
 	"openconfig": {
@@ -137,7 +140,7 @@ var Devices = map[string]*Device{
 	},
 	"ecntune-sonic": {
 		DeviceProfile: env.DeviceEcntuneSonic, Dialect: Sonic, Origin: "sonic-db",
-		PFC: PFCSonic, Paused: "RX_PAUSE_DURATION_US", Headroom: HeadroomBufferProfile, Extensions: true, Get: true,
+		PFC: PFCSonic, Paused: "RX_PAUSE_DURATION_US", Headroom: HeadroomBufferProfile, Extensions: true, Get: true, CommitConfirmed: true,
 		Summary: "ecntune's idealised switch in SONiC's database layout (COUNTERS keyed <port>:<queue>, an average-occupancy extension)",
 	},
 }

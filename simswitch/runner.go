@@ -77,8 +77,13 @@ type runner struct {
 	// fences are the fencing tokens Sets carried, per switch; writing is
 	// the fence of the Set committing now (runner goroutine only), for
 	// the set log.
-	fences    fenceBook
-	writing   gnmipath.Fence
+	fences  fenceBook
+	writing gnmipath.Fence
+	// commits are the confirmed commits under way, per switch, and
+	// applied the changes the last commitSet made (runner goroutine
+	// only; commit.go).
+	commits   map[int]*pendingCommit
+	applied   []change
 	sonic     []sonicDB // device sonic: each switch's CONFIG_DB (guarded by mu)
 	infos     []simenv.SwitchInfo
 	lossless  []int

@@ -363,6 +363,13 @@ func (v *service) Set(ctx context.Context, req *gnmi.SetRequest) (*gnmi.SetRespo
 	if v.s.getFaults().RejectSets {
 		return nil, status.Error(codes.Unavailable, "Set rejected by fault injection; nothing changed")
 	}
+	c := gnmipath.CommitOf(req)
+	if c != nil && !v.s.dev.CommitConfirmed {
+		return nil, status.Errorf(codes.Unimplemented, "this %s switch does not implement the commit confirmed extension; nothing changed", v.s.dev.Name)
+	}
+	if c != nil && c.GetCommit() == nil {
+		return v.commitAction(ctx, req, c) // confirm, cancel, rollback duration: no operations
+	}
 	if v.s.dev.RealSonic {
 		return v.sonicSet(ctx, req)
 	}
@@ -393,7 +400,13 @@ func (v *service) Set(ctx context.Context, req *gnmi.SetRequest) (*gnmi.SetRespo
 		if setErr = v.s.admit(sw, f, fenced); setErr != nil {
 			return
 		}
-		setErr = v.s.r.commitSet(sw, p, ops)
+		if setErr = v.s.r.commitAllows(sw); setErr != nil {
+			return
+		}
+		before := v.s.r.treeOf(sw)
+		if setErr = v.s.r.commitSet(sw, p, ops); setErr == nil && c != nil {
+			v.s.r.startCommit(sw, c, before)
+		}
 		ts = SimTimestamp(v.s.r.eng.Now())
 	})
 	if err != nil {
@@ -621,6 +634,7 @@ func (r *runner) commitSet(sw int, p prepared, ops []gnmipath.SetOp) error {
 		}
 	}
 	r.commitTree(sw, p.tree)
+	r.applied = changes
 	r.logChanges(sw, changes)
 	if len(changes) > 0 {
 		// make the new settings visible in telemetry at once

@@ -11,7 +11,8 @@ import (
 
 // SetLogEntry is one line of the set log (Config.SetLog): a lossless
 // queue's setting as the switch runs it, at start ("start") or after a Set
-// changed it ("set"). It is evidence from the switch's side, for tests
+// changed it ("set"), or after the switch undid an unconfirmed commit
+// ("rollback": its timer; "cancel": the client's cancel). It is evidence from the switch's side, for tests
 // that audit a client (the kill -9 soak): what each queue really ran, and
 // when.
 type SetLogEntry struct {
@@ -81,7 +82,11 @@ func (r *runner) logStart() {
 }
 
 // logChanges records what a committed Set changed.
-func (r *runner) logChanges(sw int, changes []change) {
+func (r *runner) logChanges(sw int, changes []change) { r.logChangesWhy(sw, changes, "set") }
+
+// logChangesWhy records changes with why (set, or a commit's rollback or
+// cancel).
+func (r *runner) logChangesWhy(sw int, changes []change, why string) {
 	if r.setLog == nil || len(changes) == 0 {
 		return
 	}
@@ -89,7 +94,7 @@ func (r *runner) logChanges(sw int, changes []change) {
 	info := r.infos[sw]
 	es := make([]SetLogEntry, 0, len(changes))
 	for _, c := range changes {
-		es = append(es, SetLogEntry{TimeNs: now, Why: "set", Switch: info.Name, Port: info.Ports[c.ref.Port].Name,
+		es = append(es, SetLogEntry{TimeNs: now, Why: why, Switch: info.Name, Port: info.Ports[c.ref.Port].Name,
 			Queue: c.ref.Queue, Kmin: c.ecn.KminBytes, Kmax: c.ecn.KmaxBytes, Pmax: c.ecn.Pmax, Headroom: c.hdrm, Alpha: c.alpha,
 			Writer: r.writing.Writer, Token: r.writing.Token})
 	}

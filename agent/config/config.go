@@ -171,6 +171,13 @@ type Target struct {
 	// from them, and the operator's cable fills in the ports it omits.
 	CableMeters float64
 	FrameBytes  int
+	// CommitConfirmed (key commit-confirmed: a duration) sends each change
+	// as a gNMI confirmed commit with this rollback duration, confirmed
+	// once read back as set and cancelled otherwise: a change the agent
+	// never confirmed (it died, lost the switch, or was deposed in a
+	// fleet) is undone by the switch itself. Only for devices that
+	// implement the extension (gnmipath.Device.CommitConfirmed). 0: off.
+	CommitConfirmed time.Duration
 }
 
 // file layout; yaml field names are the configuration keys.
@@ -268,6 +275,7 @@ type fileTarget struct {
 	Cable       string         `yaml:"cable"`
 	MTU         *int           `yaml:"mtu"`
 	MaxPorts    *int           `yaml:"max-ports"`
+	Commit      string         `yaml:"commit-confirmed"`
 
 	// gnmic-only target keys, accepted and ignored (with a note).
 	GnmicIgnored gnmicTargetIgnored `yaml:",inline" keys:"unlisted"`
@@ -989,6 +997,29 @@ func (t *Target) parseDevice(field string, f fileTarget) error {
 	if t.Dialect == "" {
 		t.Dialect = DialectOpenConfig
 	}
+	return t.parseCommit(field, f)
+}
+
+// MaxCommitConfirmed bounds commit-confirmed (the extension's default
+// rollback is ten minutes).
+const MaxCommitConfirmed = 10 * time.Minute
+
+// parseCommit reads commit-confirmed, refused for a device that does not
+// implement the extension (one inferred at connect time is checked then).
+func (t *Target) parseCommit(field string, f fileTarget) error {
+	if f.Commit == "" {
+		return nil
+	}
+	d, err := time.ParseDuration(f.Commit)
+	if err != nil || d < time.Second || d > MaxCommitConfirmed {
+		return fmt.Errorf("%s.commit-confirmed: %q: want a rollback duration from 1s to %s (e.g. 10s)", field, f.Commit, MaxCommitConfirmed)
+	}
+	if t.Device != "" {
+		if dev, _ := gnmipath.LookupDevice(t.Device); dev != nil && !dev.CommitConfirmed {
+			return fmt.Errorf("%s.commit-confirmed: device %s does not implement gNMI's commit confirmed extension (gnmipath/PROFILES.md); remove the key", field, t.Device)
+		}
+	}
+	t.CommitConfirmed = d
 	return nil
 }
 

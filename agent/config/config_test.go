@@ -158,6 +158,9 @@ func TestParseConfigErrors(t *testing.T) {
 	base := "targets:\n  sw0:\n    address: 127.0.0.1:1\n"
 	cases := []struct{ doc, want string }{
 		{"", "empty configuration"},
+		{"targets:\n  sw0: {address: 127.0.0.1:1, commit-confirmed: 100ms}\n", "sw0.commit-confirmed: \"100ms\": want a rollback duration from 1s"},
+		{"targets:\n  sw0: {address: 127.0.0.1:1, commit-confirmed: soon}\n", "want a rollback duration"},
+		{"targets:\n  sw0: {address: 127.0.0.1:1, device: arista-eos, commit-confirmed: 30s}\n", "device arista-eos does not implement gNMI's commit confirmed extension"},
 		{"mode: auto\n" + base, "mode:"},
 		{"policy: magic\n" + base, "policy:"},
 		{"policy: fixed:2MB/1MB/1%\n" + base, "policy: policy \"fixed:2MB/1MB/1%\": setting \"2MB/1MB/1%\": kmin 2MB is above kmax 1MB"},

@@ -55,6 +55,10 @@ type Switch struct {
 	// conns counts the gRPC connections open to the switch (tg's and
 	// the Subscribes' own).
 	conns atomic.Int64
+	// commit is the id of the confirmed commit the last Apply started and
+	// SettleCommit has not ended ("" none; commit-confirmed only).
+	commit       string
+	commitPrefix *gnmi.Path
 }
 
 // Dial prepares a gNMI client for one target. The connection is
@@ -760,6 +764,9 @@ func (s *Switch) Apply(ctx context.Context, settings map[env.QueueKey]env.Settin
 	reqs, hr, notTunable, err := s.requests(settings)
 	if err != nil {
 		return err
+	}
+	if s.cfg.CommitConfirmed > 0 {
+		return s.applyCommitted(ctx, append(reqs, hr...), notTunable)
 	}
 	for _, r := range reqs {
 		if _, err := s.conn.Set(ctx, r); err != nil {
