@@ -205,10 +205,10 @@ func (n *Node) renew(ctx context.Context) {
 				n.expired()
 				return
 			}
-			n.cfg.Logger.Warn("fleet: lease not renewed", "member", n.cfg.Member.ID, "err", err)
-			if errors.Is(err, context.Canceled) {
-				return
+			if ctx.Err() != nil {
+				return // the member is closing: nothing went wrong
 			}
+			n.cfg.Logger.Warn("fleet: lease not renewed", "member", n.cfg.Member.ID, "err", err)
 			continue
 		}
 		n.mu.Lock()

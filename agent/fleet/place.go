@@ -108,8 +108,18 @@ func Place(switches []Switch, members []Member, current map[string]string, o Pla
 		}
 		free = append(free, s)
 	}
+	// A switch that must move goes within its new owner's fair share when
+	// a rebalance follows: spread evenly now, it leaves the rebalance no
+	// kept switch to move (a member leaving moves only its switches).
+	spread := bound
+	if o.Rebalance {
+		spread = map[string]int{}
+		for id, m := range up {
+			spread[id] = int(math.Ceil(float64(len(switches)) * capOf(m) / total))
+		}
+	}
 	for _, s := range free {
-		id := best(s, up, load, bound)
+		id := best(s, up, load, spread)
 		p.Owner[s.Name] = id
 		load[id]++
 	}

@@ -95,3 +95,23 @@ func TestPlaceZonesAndDrain(t *testing.T) {
 		t.Fatalf("placement %v", q)
 	}
 }
+
+// As the leader places (with Rebalance on every round), a member leaving
+// still moves its switches only: they are spread within the others' fair
+// shares, so the rebalance has no kept switch to move. (The demo saw 3
+// moves for 2 switches of a member gone: its switches landed on one
+// member, and the rebalance moved a kept one.)
+func TestPlaceLeaveWithRebalanceMovesOnlyTheLeaversSwitches(t *testing.T) {
+	for _, n := range []int{6, 7, 30, 100, 1000} {
+		sw := switches(n)
+		p := Place(sw, members("a", "b", "c"), nil, PlaceOptions{Rebalance: true})
+		had := loads(p)["c"]
+		q := Place(sw, members("a", "b"), p.Owner, PlaceOptions{Rebalance: true, MaxMoves: 2})
+		if len(q.Moved) != had || len(q.Rebalanced) != 0 {
+			t.Errorf("%d switches: c left with %d, %d moved (%d rebalanced): %v", n, had, len(q.Moved), len(q.Rebalanced), q.Moved)
+		}
+		if l := loads(q); l["a"]-l["b"] > 1 || l["b"]-l["a"] > 1 {
+			t.Errorf("%d switches: a %d, b %d after c left", n, l["a"], l["b"])
+		}
+	}
+}
