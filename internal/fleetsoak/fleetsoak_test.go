@@ -73,8 +73,11 @@ func TestFleetSoak(t *testing.T) {
 		cfg.Kinds = strings.Split(k, ",")
 	}
 	r, err := Run(cfg)
-	if err != nil {
+	if r == nil {
 		t.Fatalf("%v (evidence in %s)", err, dir)
+	}
+	if err != nil {
+		t.Errorf("%v (evidence in %s)", err, dir)
 	}
 	t.Logf("report (%s):\n%s", filepath.Join(dir, "report.txt"), r)
 	for _, v := range r.All() {

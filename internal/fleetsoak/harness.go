@@ -2,6 +2,7 @@ package fleetsoak
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
 	"os"
@@ -142,20 +143,23 @@ func Run(cfg Config) (*Report, error) {
 		h.tearDown()
 		return nil, err
 	}
-	err := h.cycles(ctx)
+	runErr := h.cycles(ctx)
 	time.Sleep(cfg.Settle + time.Second) // let the last changes land
 	h.ended = time.Now()
 	h.tearDown()
-	if err != nil {
-		return nil, err
-	}
 	cancel()
+	if runErr != nil {
+		h.note("the run stopped early: %v", runErr)
+	}
 	r, err := h.check()
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(runErr, err)
 	}
 	r.Wall = time.Since(began)
-	return r, os.WriteFile(filepath.Join(cfg.Dir, "report.txt"), []byte(r.String()), 0o644)
+	if err := os.WriteFile(filepath.Join(cfg.Dir, "report.txt"), []byte(r.String()), 0o644); err != nil {
+		return r, errors.Join(runErr, err)
+	}
+	return r, runErr
 }
 
 // setUp starts etcd, the proxies, simswitch and the agents, and waits

@@ -110,7 +110,7 @@ var staleSummary = regexp.MustCompile(`simswitch: (\d+) Sets came with a fencing
 // check reads the evidence after the run and makes the report.
 func (h *harness) check() (*Report, error) {
 	c := h.cfg
-	r := &Report{Members: c.Members, Switches: c.Switches, Cycles: c.Cycles, TTL: c.TTL, MinHold: c.MinHold,
+	r := &Report{Members: c.Members, Switches: c.Switches, Cycles: len(h.faults), TTL: c.TTL, MinHold: c.MinHold,
 		Faults: map[string]int{}, AgentRuns: h.restarts, OwnerKeys: h.hist.created(), Notes: h.notes}
 	for _, f := range h.faults {
 		r.Faults[f.Kind]++
