@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// cycles runs the fault cycles, the kinds in turn, each on a victim
-// chosen at random, the loop running cfg.Settle between them.
+// cycles runs the fault cycles, the kinds in turn, each on the agent that
+// has run longest, the loop running cfg.Settle between them.
 func (h *harness) cycles(ctx context.Context) error {
 	for c := range h.cfg.Cycles {
 		kind := h.cfg.Kinds[c%len(h.cfg.Kinds)]
@@ -16,7 +16,7 @@ func (h *harness) cycles(ctx context.Context) error {
 		if kind == Leader {
 			err = h.leaderFault(ctx)
 		} else {
-			err = h.agentFault(ctx, kind, h.rng.Intn(len(h.names)))
+			err = h.agentFault(ctx, kind, h.oldest())
 		}
 		if err == nil {
 			err = h.err()
@@ -28,6 +28,19 @@ func (h *harness) cycles(ctx context.Context) error {
 		h.settle(ctx)
 	}
 	return nil
+}
+
+// oldest is the agent that has run longest.
+func (h *harness) oldest() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	o := 0
+	for i, a := range h.agents {
+		if a.started.Before(h.agents[o].started) {
+			o = i
+		}
+	}
+	return o
 }
 
 // settle waits until every agent owns a switch again (placement moved
