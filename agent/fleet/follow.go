@@ -4,76 +4,149 @@ import (
 	"context"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // follow keeps this member's owner keys in step with the placement: it
 // takes the switches assigned to it (once their previous owner's key is
 // gone) and gives up those assigned elsewhere, on every change of the
-// assignments or owner keys and every TTL/3.
+// assignments or owner keys and every TTL/3. It reads both key ranges
+// once, at one revision, and keeps them up to date from watches that
+// start right after it: at rest it reads nothing (a full read again
+// every fullEvery rounds, and whenever a watch ends).
 func (n *Node) follow(ctx context.Context) {
-	// Puts of assignments, deletes of owner keys: what can change what
-	// this member may or must hold.
-	watch := func() (clientv3.WatchChan, clientv3.WatchChan) {
-		return n.cli.Watch(ctx, n.prefix+"assign/", clientv3.WithPrefix(), clientv3.WithFilterDelete()),
-			n.cli.Watch(ctx, n.prefix+"owner/", clientv3.WithPrefix(), clientv3.WithFilterPut())
-	}
-	w, wd := watch()
 	t := time.NewTicker(n.cfg.TTL / 3)
 	defer t.Stop()
-	for {
-		if err := n.reconcile(ctx); err != nil && ctx.Err() == nil {
+	for ctx.Err() == nil {
+		v, err := n.loadView(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				n.cfg.Logger.Warn("fleet: owner keys", "member", n.cfg.Member.ID, "err", err)
+			}
+			sleep(ctx, n.cfg.TTL/3)
+			continue
+		}
+		n.followView(ctx, v, t.C)
+	}
+}
+
+// fullEvery is how many rounds follow goes on its watches before it
+// reads the key ranges whole again (a watch that stalls without ending
+// costs at most that many rounds).
+const fullEvery = 30
+
+// followView reconciles from v on every watch event and tick until a
+// watch ends or fullEvery rounds have passed.
+func (n *Node) followView(ctx context.Context, v *keyView, tick <-chan time.Time) {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w := n.cli.Watch(wctx, n.prefix+"assign/", clientv3.WithPrefix(), clientv3.WithRev(v.rev+1))
+	wo := n.cli.Watch(wctx, n.prefix+"owner/", clientv3.WithPrefix(), clientv3.WithRev(v.rev+1))
+	for round := 0; round < fullEvery; round++ {
+		if err := n.reconcile(ctx, v); err != nil && ctx.Err() == nil {
 			n.cfg.Logger.Warn("fleet: owner keys", "member", n.cfg.Member.ID, "err", err)
 		}
-		var ok1, ok2 = true, true
 		select {
 		case <-ctx.Done():
 			return
-		case _, ok1 = <-w:
-		case _, ok2 = <-wd:
-		case <-t.C:
+		case r, ok := <-w:
+			if !ok || r.Err() != nil {
+				return // compaction, a lost connection: read whole again
+			}
+			v.apply(r.Events, len(n.prefix+"assign/"), false, n.lease)
+		case r, ok := <-wo:
+			if !ok || r.Err() != nil {
+				return
+			}
+			v.apply(r.Events, len(n.prefix+"owner/"), true, n.lease)
+		case <-tick:
 		}
-		if !ok1 || !ok2 { // a watch ended (compaction, a lost connection): a new one, not a spin
-			sleep(ctx, n.cfg.TTL/3)
-			w, wd = watch()
+	}
+}
+
+// keyView is what follow knows of the assign/ and owner/ keys.
+type keyView struct {
+	rev    int64
+	assign map[string]string // switch → member
+	taken  map[string]bool   // switches with an owner key
+	held   map[string]int64  // switches whose owner key is this member's → create revision
+	// local is the revision of this member's own last write of a
+	// switch's owner key, already in the view: older events of that key
+	// still on their way through the watch are skipped.
+	local map[string]int64
+}
+
+// loadView reads both ranges in one transaction (one revision).
+func (n *Node) loadView(ctx context.Context) (*keyView, error) {
+	r, err := n.cli.Txn(ctx).Then(clientv3.OpGet(n.prefix+"assign/", clientv3.WithPrefix()),
+		clientv3.OpGet(n.prefix+"owner/", clientv3.WithPrefix())).Commit()
+	if err != nil {
+		return nil, err
+	}
+	v := &keyView{rev: r.Header.Revision, assign: map[string]string{}, taken: map[string]bool{}, held: map[string]int64{}, local: map[string]int64{}}
+	for _, kv := range r.Responses[0].GetResponseRange().GetKvs() {
+		v.assign[string(kv.Key[len(n.prefix+"assign/"):])] = string(kv.Value)
+	}
+	for _, kv := range r.Responses[1].GetResponseRange().GetKvs() {
+		v.putOwner(string(kv.Key[len(n.prefix+"owner/"):]), kv, n.lease)
+	}
+	return v, nil
+}
+
+func (v *keyView) putOwner(sw string, kv *mvccpb.KeyValue, lease clientv3.LeaseID) {
+	v.taken[sw] = true
+	if clientv3.LeaseID(kv.Lease) == lease {
+		v.held[sw] = kv.CreateRevision
+	} else {
+		delete(v.held, sw)
+	}
+}
+
+// apply brings v up to date with watch events of one prefix (cut: its
+// length): assign/ values are members, owner/ (owner) keys owners.
+func (v *keyView) apply(evs []*clientv3.Event, cut int, owner bool, lease clientv3.LeaseID) {
+	for _, e := range evs {
+		sw := string(e.Kv.Key[cut:])
+		if owner && e.Kv.ModRevision <= v.local[sw] {
+			continue // this member's own write, in the view already, or older
+		}
+		switch {
+		case owner && e.Type == clientv3.EventTypeDelete:
+			delete(v.taken, sw)
+			delete(v.held, sw)
+		case owner:
+			v.putOwner(sw, e.Kv, lease)
+		case e.Type == clientv3.EventTypeDelete:
+			delete(v.assign, sw)
+		default:
+			v.assign[sw] = string(e.Kv.Value)
 		}
 	}
 }
 
 // reconcile takes and gives up owner keys as the assignments say.
-func (n *Node) reconcile(ctx context.Context) error {
-	ar, err := n.cli.Get(ctx, n.prefix+"assign/", clientv3.WithPrefix())
-	if err != nil {
-		return err
-	}
+func (n *Node) reconcile(ctx context.Context, v *keyView) error {
 	mine := map[string]bool{}
-	for _, kv := range ar.Kvs {
-		if string(kv.Value) == n.cfg.Member.ID {
-			mine[string(kv.Key[len(n.prefix+"assign/"):])] = true
+	for sw, m := range v.assign {
+		if m == n.cfg.Member.ID {
+			mine[sw] = true
 		}
 	}
-	or, err := n.cli.Get(ctx, n.prefix+"owner/", clientv3.WithPrefix())
-	if err != nil {
-		return err
-	}
-	held := map[string]int64{} // switches whose owner key is ours → create revision
-	taken := map[string]bool{}
-	for _, kv := range or.Kvs {
-		sw := string(kv.Key[len(n.prefix+"owner/"):])
-		taken[sw] = true
-		if clientv3.LeaseID(kv.Lease) == n.lease {
-			held[sw] = kv.CreateRevision
-		}
-	}
+	held, taken := v.held, v.taken
 	changed := false
 	for sw := range n.snapshotOwned() {
 		if _, ok := held[sw]; !ok || !mine[sw] {
 			if ok {
 				// assigned elsewhere: give it up (only our own key)
 				k := n.ownerKey(sw)
-				if _, err := n.cli.Txn(ctx).If(clientv3.Compare(clientv3.LeaseValue(k), "=", n.lease)).Then(clientv3.OpDelete(k)).Commit(); err != nil {
+				r, err := n.cli.Txn(ctx).If(clientv3.Compare(clientv3.LeaseValue(k), "=", n.lease)).Then(clientv3.OpDelete(k)).Commit()
+				if err != nil {
 					return err
 				}
+				delete(v.held, sw) // the watch says so too, later
+				delete(v.taken, sw)
+				v.local[sw] = r.Header.Revision
 			}
 			n.mu.Lock()
 			delete(n.owned, sw)
@@ -102,6 +175,7 @@ func (n *Node) reconcile(ctx context.Context) error {
 		}
 		if r.Succeeded {
 			n.take(sw, r.Header.Revision)
+			v.held[sw], v.taken[sw], v.local[sw] = r.Header.Revision, true, r.Header.Revision
 			changed = true
 		}
 	}
