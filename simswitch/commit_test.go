@@ -1,9 +1,7 @@
 package simswitch
 
 import (
-	"bytes"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,21 +13,12 @@ import (
 	"github.com/ecntune/ecntune/gnmipath"
 )
 
-// syncBuf is a set log written by the server and read by the test.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 // The commit confirmed extension as its specification says: a commit
 // applies and blocks other Sets until confirmed; a wrong id, or nothing
 // to confirm, is refused; a cancel reverts at once; an unconfirmed commit
 // reverts when its rollback duration ends, logged as a rollback.
 func TestCommitConfirmed(t *testing.T) {
-	var log syncBuf
+	var log lockedBuffer
 	s, addr := start(t, gnmipath.OpenConfig, func(c *Config) { c.SetLog = &log })
 	tg := dial(t, addr)
 	tt := gnmipath.Target{Name: "sw0", Dialect: gnmipath.OpenConfig}
@@ -91,7 +80,7 @@ func TestCommitConfirmed(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	wantCode(t, action("c4", gnmipath.CommitConfirm), codes.FailedPrecondition, "no commit is waiting")
-	if l := log.String(); !strings.Contains(l, `"why":"cancel"`) || !strings.Contains(l, `"why":"rollback"`) {
+	if l := strings.Join(log.lines(), "\n"); !strings.Contains(l, `"why":"cancel"`) || !strings.Contains(l, `"why":"rollback"`) {
 		t.Fatalf("set log lacks the cancel and the rollback:\n%s", l)
 	}
 	if orig == 120_000 {
