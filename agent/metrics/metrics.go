@@ -138,7 +138,7 @@ func NewInstruments() *Instruments {
 		shownQueues: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "ecntune", Name: "agent_shown_queues",
 			Help: "Queues that have per-queue series now (at most metrics-queues)."}),
 		confHist: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "ecntune", Name: "agent_decision_confidence",
-			Help: "Confidence of every decision the policy made.", Buckets: prometheus.LinearBuckets(0.1, 0.1, 10)}),
+			Help: "Confidence of every decision the policy made.", Buckets: linearBuckets(1, 10, 10)}),
 
 		Missing: gv("target_telemetry_missing", "1 for each optional telemetry feature the target's switch does not export.", "target", "feature"),
 		Skipped: cv("target_telemetry_skipped_total",
@@ -162,10 +162,10 @@ func (m *Instruments) agentSeries() {
 	m.Ticks = prometheus.NewCounter(prometheus.CounterOpts{Namespace: "ecntune", Name: "agent_intervals_total",
 		Help: "Control intervals run."})
 	m.SetLatency = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "ecntune", Name: "agent_set_latency_seconds",
-		Help: "Latency of a gNMI Set with its read-back Get.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)})
+		Help: "Latency of a gNMI Set with its read-back Get.", Buckets: shortest(prometheus.ExponentialBuckets(0.0005, 2, 14))})
 	m.DecisionLatency = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "ecntune", Name: "agent_decision_seconds",
 		Help:    "Time from taking an interval's observations to the guard's plan (policy and guard; Sets excluded).",
-		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)})
+		Buckets: shortest(prometheus.ExponentialBuckets(0.0001, 2, 16))})
 	m.Sets = cv("agent_sets_total", "Set requests by result.", "result")
 	m.Rollbacks = cv("agent_rollbacks_total", "Rollbacks and reverts by kind.", "kind")
 	m.Rejections = cv("agent_guardrail_rejections_total", "Decisions the guard refused, by rule.", "rule")
@@ -182,6 +182,27 @@ func (m *Instruments) agentSeries() {
 	m.FleetLeader = gv("agent_fleet_leader", "1 while this agent is its fleet's leader (it places the switches), else 0.")
 	m.Paused = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "ecntune", Name: "agent_paused",
 		Help: "1 while an operator has paused the closed loop (it records, writes nothing)."})
+}
+
+// linearBuckets is the n bucket bounds i/div for i = from, from+1, ...:
+// each the float64 nearest its decimal, so that /metrics prints le="0.3"
+// (prometheus.LinearBuckets adds up 0.1s: le="0.30000000000000004", and
+// its last bound 0.9999999999999999 leaves a confidence of 1 to +Inf).
+func linearBuckets(from, div, n int) []float64 {
+	b := make([]float64, n)
+	for i := range b {
+		b[i] = float64(from+i) / float64(div)
+	}
+	return b
+}
+
+// shortest rounds each bucket bound to 10 significant digits, the
+// float64 nearest the decimal it stands for.
+func shortest(b []float64) []float64 {
+	for i, v := range b {
+		b[i], _ = strconv.ParseFloat(strconv.FormatFloat(v, 'g', 10, 64), 64)
+	}
+	return b
 }
 
 // gv is a gauge vector named ecntune_NAME.

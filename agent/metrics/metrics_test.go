@@ -290,3 +290,32 @@ var (
 func ob(k env.QueueKey, s env.Setting) env.Observation {
 	return env.Observation{Key: k, RateBps: 100e9, Current: s, Valid: true, Metrics: env.Metrics{IntervalNs: sec, Util: 0.5}}
 }
+
+// TestHistogramBoundsPrintAsWritten: every histogram's bucket bounds are
+// the shortest decimals they stand for (le="0.3", not
+// le="0.30000000000000004"), as /metrics prints them.
+func TestHistogramBoundsPrintAsWritten(t *testing.T) {
+	m := NewInstruments()
+	m.confHist.Observe(0.5)
+	m.SetLatency.Observe(0.01)
+	m.DecisionLatency.Observe(0.001)
+	fams, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range fams {
+		for _, mm := range f.GetMetric() {
+			for _, b := range mm.GetHistogram().GetBucket() {
+				n++
+				le := strconv.FormatFloat(b.GetUpperBound(), 'g', -1, 64)
+				if short := strconv.FormatFloat(b.GetUpperBound(), 'g', 10, 64); len(le) > len(short) {
+					t.Errorf("%s: bucket le=%q, want %q", f.GetName(), le, short)
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no histogram buckets gathered")
+	}
+}
