@@ -220,7 +220,7 @@ var layers = [][]string{
 	// 9 the bridge
 	{"simswitch"},
 	// 10 what tests of several packages start
-	{"internal/simtest", "internal/sonictest", "internal/soak", "internal/fleetsoak"},
+	{"internal/simtest", "internal/sonictest", "internal/soak", "internal/fleetsoak", "internal/fleetscale", "internal/fleetscale/etcdmain"},
 	// 11 wiring: the harnesses behind ecntune bench and demo, then the CLI
 	{"cmd/ecntune/internal/bench", "cmd/ecntune/internal/demo", "cmd/ecntune/internal/loop"},
 	{"cmd/ecntune"},
