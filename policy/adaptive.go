@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/internal/units"
@@ -210,8 +211,24 @@ func (a *Adaptive) Decide(obs []env.Observation) []Decision {
 	out := make([]Decision, len(obs))
 	for i := range obs {
 		out[i] = a.decide(&obs[i])
+		if !sameECN(out[i].Setting, obs[i].Current) {
+			out[i].Reason = namingEveryKnob(obs[i].Current, out[i].Setting, out[i].Reason)
+		}
 	}
 	return out
+}
+
+// namingEveryKnob is reason led by every knob the move from c to s
+// changes, unless it names them all already: a probe names its axis, and
+// a Kmax probe may drag Kmin along.
+func namingEveryKnob(c, s env.Setting, reason string) string {
+	d := env.DescribeChange(c, s)
+	for _, part := range strings.Split(d, ", ") {
+		if !strings.Contains(reason, part) {
+			return d + ": " + reason
+		}
+	}
+	return reason
 }
 
 func (a *Adaptive) hold(o *env.Observation, st *adaptState, conf float64, reason string) Decision {

@@ -326,3 +326,30 @@ func TestAdaptiveProbesOneKnob(t *testing.T) {
 		t.Fatalf("probe %+v from %+v: want only kmax moved", d.Setting, start)
 	}
 }
+
+// Every knob a decision of the adaptive policy moves is named in its
+// reason, from and to: a Kmax probe that drags Kmin along, and the step
+// back from it, name both.
+func TestAdaptiveReasonNamesEveryKnob(t *testing.T) {
+	c := env.DefaultCatalogue()
+	start := env.Setting{KminBytes: 700_000, KmaxBytes: 800_000, Pmax: 0.2}
+	cur, moves := start, 0
+	for _, land := range []func(env.Setting) env.Metrics{gridLandscape(100e9), func(env.Setting) env.Metrics { return env.Metrics{Util: 0.8} }} {
+		cur = start
+		a := NewAdaptive(AdaptiveConfig{Catalogue: c})
+		for _, d := range drive(a, start, 100e9, 300, land) {
+			if d.Setting.KminBytes != cur.KminBytes || d.Setting.KmaxBytes != cur.KmaxBytes || d.Setting.Pmax != cur.Pmax {
+				moves++
+				for _, part := range strings.Split(env.DescribeChange(cur, d.Setting), ", ") {
+					if !strings.Contains(d.Reason, part) {
+						t.Errorf("move %s: reason %q does not name %q", env.DescribeChange(cur, d.Setting), d.Reason, part)
+					}
+				}
+			}
+			cur = d.Setting
+		}
+	}
+	if moves == 0 {
+		t.Fatal("the adaptive policy never moved")
+	}
+}

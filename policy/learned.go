@@ -301,8 +301,8 @@ func usable(o *env.Observation) string {
 
 // Decide runs the network once over every usable observation and returns,
 // per queue, the setting of the best action, its confidence in [0, 1] and
-// a reason such as "kmax 1.6MB→800KB: q-margin 0.31, util 0.93, queue 2.1
-// BDP, mark 0.04, pause 0". A queue whose interval was not measured (or
+// a reason such as "kmax 1.6MB→800KB: score lead 0.31, util 93%, avg
+// queue 525KB, ECN-marked 4%, PFC-paused 0%" (Glossary defines its terms). A queue whose interval was not measured (or
 // whose rate is unknown) holds its setting with confidence 0.
 func (l *Learned) Decide(obs []env.Observation) []Decision {
 	out := make([]Decision, len(obs))
@@ -421,9 +421,9 @@ func (l *Learned) appendReason(b []byte, o *env.Observation, s env.Setting, row 
 	// strconv appends into the caller's buffer (not fmt): it is written
 	// for every queue every interval.
 	b = appendChanges(b, o.Current, s)
-	margin, label := qMargin(row, a), "q-margin"
+	margin, label := qMargin(row, a), "score lead"
 	if l.net.Kind == nn.OutputLogits {
-		margin, label = conf, "p-margin" // the confidence is this margin: computed once
+		margin, label = conf, "probability lead" // the confidence is this margin: computed once
 	}
 	b = appendMetrics(b, o, label, margin)
 	return l.appendPreference(b, o, row, a, best)
@@ -484,26 +484,29 @@ func appendChanges(b []byte, c, s env.Setting) []byte {
 }
 
 // appendMetrics appends the margin (named label) and what o measured:
-// ": q-margin 0.31, util 0.93, queue 2.1 BDP, mark 0.04, pause 0", the
-// drops when any, and the port's role when known.
+// ": score lead 0.31, util 93%, avg queue 525KB, ECN-marked 4%,
+// PFC-paused 0%", the drops when any, and the port's role when known.
 func appendMetrics(b []byte, o *env.Observation, label string, margin float64) []byte {
 	m := o.Metrics
-	g2 := func(x float64) { b = strconv.AppendFloat(b, x, 'g', 2, 64) }
 	b = append(b, ": "...)
 	b = append(b, label...)
 	b = append(b, ' ')
 	b = strconv.AppendFloat(b, margin, 'f', 2, 64)
 	b = append(b, ", util "...)
-	b = strconv.AppendFloat(b, m.Util, 'f', 2, 64)
-	b = append(b, ", queue "...)
-	g2(m.AvgQueueFrac)
-	b = append(b, " BDP, mark "...)
-	g2(m.MarkFrac)
-	b = append(b, ", pause "...)
-	g2(math.Max(m.PauseRxFrac, m.PauseTxFrac))
+	b = appendShare(b, m.Util)
+	b = append(b, ", avg queue "...)
+	avg := m.AvgDelayNs * o.RateBps / 8e9
+	if avg == 0 { // an observation made without delays: from the reference BDP
+		avg = m.AvgQueueFrac * o.RateBps * env.DefaultRefRTT.Seconds() / 8
+	}
+	b = units.AppendBytes(b, int64(math.Round(avg)))
+	b = append(b, ", ECN-marked "...)
+	b = appendShare(b, m.MarkFrac)
+	b = append(b, ", PFC-paused "...)
+	b = appendShare(b, math.Max(m.PauseRxFrac, m.PauseTxFrac))
 	if m.DropFrac > 0 {
-		b = append(b, ", drop "...)
-		g2(m.DropFrac)
+		b = append(b, ", dropped "...)
+		b = appendShare(b, m.DropFrac)
 	}
 	switch o.Peer {
 	case env.PeerSwitch:
@@ -512,6 +515,18 @@ func appendMetrics(b []byte, o *env.Observation, label string, margin float64) [
 		b = append(b, ", host port"...)
 	}
 	return b
+}
+
+// appendShare appends a fraction as a percentage: whole from 10% up, two
+// significant digits below ("93%", "4%", "0.52%", "0%").
+func appendShare(b []byte, f float64) []byte {
+	p := f * 100
+	if p >= 10 {
+		b = strconv.AppendFloat(b, p, 'f', 0, 64)
+	} else {
+		b = strconv.AppendFloat(b, p, 'g', 2, 64)
+	}
+	return append(b, '%')
 }
 
 // appendPreference appends the preference, whether it applied to o's

@@ -66,7 +66,9 @@ func TestLearnedDecide(t *testing.T) {
 	if want := rl.SoftmaxMargin(biasNet(t, rl.OutputQ, best, 0.31).Layers[1].B, DefaultQTemperature); math.Abs(d.Confidence-want) > 1e-9 || d.Confidence < 0.5 {
 		t.Fatalf("confidence %g, want %g (> 0.5 for a 0.31 margin at temperature %g)", d.Confidence, want, DefaultQTemperature)
 	}
-	wantReason := "kmin 400KB→387KB, kmax 1.6MB→774KB, pmax 20%→1%: q-margin 0.31, util 0.93, queue 2.1 BDP, mark 0.04, pause 0"
+	// no undefined terms: the score lead, the queue in bytes, marks and
+	// pauses as shares
+	wantReason := "kmin 400KB→387KB, kmax 1.6MB→774KB, pmax 20%→1%: score lead 0.31, util 93%, avg queue 525KB, ECN-marked 4%, PFC-paused 0%"
 	if d.Reason != wantReason {
 		t.Fatalf("reason\n %q\nwant\n %q", d.Reason, wantReason)
 	}
@@ -88,14 +90,14 @@ func TestLearnedDecide(t *testing.T) {
 	}
 	// Holding: the chosen setting is the current one.
 	held := l.Decide([]env.Observation{validObs(100e9, want)})[0]
-	if !strings.HasPrefix(held.Reason, "hold kmin 387KB kmax 774KB pmax 1%: q-margin 0.31") {
+	if !strings.HasPrefix(held.Reason, "hold kmin 387KB kmax 774KB pmax 1%: score lead 0.31") {
 		t.Fatalf("hold reason %q", held.Reason)
 	}
 	lg, err := NewLearned("builtin", biasNet(t, rl.OutputLogits, best, 8), cat, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := lg.Decide(obs[:1])[0]; d.Action != best || !strings.Contains(d.Reason, "p-margin") || d.Confidence < 0.5 {
+	if d := lg.Decide(obs[:1])[0]; d.Action != best || !strings.Contains(d.Reason, "probability lead ") || d.Confidence < 0.5 {
 		t.Fatalf("logits policy: %+v", d)
 	}
 	if got := l.Decide(nil); len(got) != 0 {
