@@ -48,11 +48,19 @@ type Heatmap struct {
 	Min, Max float64
 	// Tick formats the colour bar's labels (default: %g).
 	Tick func(float64) string
+	// Sqrt colours by the square root of the value (for percentages on a
+	// fixed 0-100 scale: 1% is a tenth of the colour range, 10% a third,
+	// 50% seven tenths), labelling the bar in the values themselves.
+	Sqrt bool
+	// Empty, when set, is drawn in words (e.g. "no PFC pauses") instead
+	// of the grid when no cell holds a value above 0, or there is no row.
+	Empty string
 }
 
 type grid struct {
 	v    [][]float64
 	rows int
+	f    func(float64) float64
 }
 
 func (g grid) Dims() (c, r int) {
@@ -61,7 +69,7 @@ func (g grid) Dims() (c, r int) {
 	}
 	return len(g.v[0]), len(g.v)
 }
-func (g grid) Z(c, r int) float64 { return g.v[g.rows-1-r][c] }
+func (g grid) Z(c, r int) float64 { return g.f(g.v[g.rows-1-r][c]) }
 func (g grid) X(c int) float64    { return float64(c) }
 func (g grid) Y(r int) float64    { return float64(r) }
 
@@ -120,20 +128,55 @@ func labelTicks(names []string, max int, pos func(int) float64) plot.Ticker {
 	return plot.ConstantTicks(ts)
 }
 
+// IsEmpty reports whether h is drawn as its Empty words: Empty set and
+// no row or no cell above 0.
+func (h *Heatmap) IsEmpty() bool {
+	if h.Empty == "" {
+		return false
+	}
+	for _, r := range h.Values {
+		for _, v := range r {
+			if v > 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// writeEmpty draws h's title and its Empty words.
+func (h *Heatmap) writeEmpty(w io.Writer, format string, width, height vg.Length) error {
+	height = min(height, 2*vg.Inch)
+	return render(w, format, width, height, func(dc draw.Canvas) {
+		p := plot.New()
+		sty := p.Title.TextStyle
+		dc.FillText(sty, vg.Point{X: dc.Center().X, Y: dc.Max.Y - sty.Rectangle(h.Title).Size().Y - vg.Points(4)}, h.Title)
+		words := p.X.Label.TextStyle
+		words.Font.Size = 16
+		words.Color = color.Gray{Y: 90}
+		words.XAlign, words.YAlign = draw.XCenter, draw.YCenter
+		dc.FillText(words, dc.Center(), h.Empty)
+	})
+}
+
 // Write draws h as format (PNG or SVG) of the given size.
 func (h *Heatmap) Write(w io.Writer, format string, width, height vg.Length) error {
+	if h.IsEmpty() {
+		return h.writeEmpty(w, format, width, height)
+	}
 	if err := h.check(); err != nil {
 		return err
 	}
 	lo, hi := h.scale()
+	lo, hi = h.transform(lo), h.transform(hi)
 	cm := heat()
 	cm.SetMin(lo)
 	cm.SetMax(hi)
-	pal := cm.Palette(64)
-	hm := plotter.NewHeatMap(grid{v: h.Values, rows: len(h.Rows)}, pal)
+	pal := cm.Palette(paletteSize)
+	hm := plotter.NewHeatMap(grid{v: h.Values, rows: len(h.Rows), f: h.transform}, pal)
 	hm.Min, hm.Max = lo, hi
 	hm.NaN = NoData
-	hm.Underflow, hm.Overflow = pal.Colors()[0], pal.Colors()[63]
+	hm.Underflow, hm.Overflow = pal.Colors()[0], pal.Colors()[paletteSize-1]
 
 	p := plot.New()
 	p.BackgroundColor = color.White
@@ -159,7 +202,7 @@ func (h *Heatmap) Write(w io.Writer, format string, width, height vg.Length) err
 	if tick == nil {
 		tick = Number
 	}
-	bar.Y.Tick.Marker = formatTicks{fmt: tick}
+	bar.Y.Tick.Marker = barTicks{sqrt: h.Sqrt, fmt: tick}
 	bar.Y.Padding, bar.X.Padding = 0, 0
 	bar.Title.Text = " " // aligns the bar with the heatmap below the title
 	if h.Title == "" {
@@ -255,6 +298,9 @@ type Stack struct {
 	// MarkerColors colours markers by Kind (default: grey); every kind
 	// used gets a legend entry in the top panel.
 	MarkerColors map[string]color.Color
+	// Clock: x is Unix time in seconds, labelled as a UTC clock
+	// (ClockTicks); an empty XLabel then says the date and zone.
+	Clock bool
 }
 
 var lineColors = []color.Color{
@@ -265,14 +311,23 @@ var lineColors = []color.Color{
 
 // Write draws s as format (PNG or SVG) of the given size.
 func (s *Stack) Write(w io.Writer, format string, width, height vg.Length) error {
+	plots, err := s.plots()
+	if err != nil {
+		return err
+	}
+	return render(w, format, width, height, func(dc draw.Canvas) { s.draw(dc, plots) })
+}
+
+// plots makes s's panels' plots over their shared x range.
+func (s *Stack) plots() ([][]*plot.Plot, error) {
 	if len(s.Panels) == 0 {
-		return errors.New("chart: a stack needs at least one panel")
+		return nil, errors.New("chart: a stack needs at least one panel")
 	}
 	xmin, xmax := math.Inf(1), math.Inf(-1)
 	for _, p := range s.Panels {
 		for _, l := range p.Lines {
 			if len(l.X) != len(l.Y) {
-				return fmt.Errorf("chart: line %q has %d x and %d y values", l.Name, len(l.X), len(l.Y))
+				return nil, fmt.Errorf("chart: line %q has %d x and %d y values", l.Name, len(l.X), len(l.Y))
 			}
 			for _, x := range l.X {
 				xmin, xmax = math.Min(xmin, x), math.Max(xmax, x)
@@ -289,18 +344,29 @@ func (s *Stack) Write(w io.Writer, format string, width, height vg.Length) error
 	for i, pn := range s.Panels {
 		p, err := s.panel(i, pn, xmin, xmax)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		plots[i] = []*plot.Plot{p}
 	}
-	return render(w, format, width, height, func(dc draw.Canvas) {
-		t := draw.Tiles{Rows: len(plots), Cols: 1, PadTop: vg.Points(4), PadBottom: vg.Points(4),
-			PadX: vg.Points(4), PadY: vg.Points(6)}
-		cs := plot.Align(plots, t, dc)
-		for i := range plots {
-			plots[i][0].Draw(cs[i][0])
-		}
-	})
+	return plots, nil
+}
+
+// draw lays plots (one per panel) out in dc, one above the other with
+// their legends in one column at the right, and says where each panel's
+// data and legend went.
+func (s *Stack) draw(dc draw.Canvas, plots [][]*plot.Plot) []Placed {
+	var lw vg.Length
+	for _, p := range plots {
+		lw = max(lw, legendWidth(p[0], dc))
+	}
+	t := draw.Tiles{Rows: len(plots), Cols: 1, PadTop: vg.Points(4), PadBottom: vg.Points(4),
+		PadX: vg.Points(4), PadY: vg.Points(6)}
+	cs := plot.Align(plots, t, draw.Crop(dc, 0, -lw, 0, 0))
+	out := make([]Placed, len(plots))
+	for i := range plots {
+		out[i] = drawBeside(cs[i][0], plots[i][0], lw)
+	}
+	return out
 }
 
 // panel draws panel i of s over x range xmin..xmax, with the markers.
@@ -355,6 +421,9 @@ func (s *Stack) newPlot(i int, pn Panel) *plot.Plot {
 	p.BackgroundColor = color.White
 	if i == 0 {
 		p.Title.Text = s.Title
+	}
+	if s.Clock {
+		p.X.Tick.Marker = ClockTicks{}
 	}
 	if i == len(s.Panels)-1 {
 		p.X.Label.Text = s.XLabel
