@@ -124,12 +124,21 @@ type traceMetric struct {
 	name, title string
 	v           func(t *Trace) [][]float64
 	max         float64 // 0: from the data
+	// empty is what a heatmap of a run without any says.
+	empty string
 }
 
 var traceMetrics = []traceMetric{
-	{"depth", "peak queue depth (KB)", func(t *Trace) [][]float64 { return t.depth }, 0},
-	{"marks", "ECN-marked bytes (%)", func(t *Trace) [][]float64 { return t.marks }, 100},
-	{"pfc", "PFC paused time (%)", func(t *Trace) [][]float64 { return t.paused }, 100},
+	{"depth", "peak queue depth (KB)", func(t *Trace) [][]float64 { return t.depth }, 0, "idle: no queue built up"},
+	{"marks", "ECN-marked bytes (%)", func(t *Trace) [][]float64 { return t.marks }, 100, "no ECN marks"},
+	{"pfc", "PFC paused time (%)", func(t *Trace) [][]float64 { return t.paused }, 100, "no PFC pauses"},
+}
+
+// heatmap is an empty heatmap of m: its title, unit, scale and words
+// for a run without any (percentages on a square-root scale, so that
+// 10% shows).
+func (m traceMetric) heatmap(title string) chart.Heatmap {
+	return chart.Heatmap{Title: title, Unit: m.title, Max: m.max, Sqrt: m.max == 100, Empty: m.empty}
 }
 
 // busiest returns the indices of the top queues by the sum of v.
@@ -153,22 +162,13 @@ func (t *Trace) busiest(v [][]float64, top int) []int {
 		}
 		return 0
 	})
-	for len(idx) > 0 && sum[idx[len(idx)-1]] == 0 && len(idx) > 1 {
+	for len(idx) > 0 && sum[idx[len(idx)-1]] == 0 {
 		idx = idx[:len(idx)-1] // queues that never held anything say nothing
 	}
 	if len(idx) > top {
 		idx = idx[:top]
 	}
 	return idx
-}
-
-// timeLabel renders a simulated instant for an axis.
-func timeLabel(t simenv.Time) string {
-	us := float64(t/simenv.Nanosecond) / 1e3
-	if us >= 1000 {
-		return strconv.FormatFloat(us/1e3, 'f', 2, 64) + "ms"
-	}
-	return strconv.FormatFloat(us, 'f', 0, 64) + "µs"
 }
 
 // TimeHeatmap is the busiest top queues of metric ("depth", "marks" or
@@ -182,10 +182,13 @@ func (t *Trace) TimeHeatmap(metric string, top int) (chart.Heatmap, error) {
 		return chart.Heatmap{}, fmt.Errorf("report: the trace holds no samples")
 	}
 	v := m.v(t)
-	h := chart.Heatmap{Title: fmt.Sprintf("%s over time", m.title), XLabel: "simulated time", Unit: m.title, Max: m.max}
-	for _, tm := range t.times {
-		h.Cols = append(h.Cols, timeLabel(tm))
+	h := m.heatmap(fmt.Sprintf("%s over time", m.title))
+	ns := make([]int64, len(t.times))
+	for i, tm := range t.times {
+		ns[i] = int64(tm / simenv.Nanosecond)
 	}
+	cols, unit := chart.SimTimeLabels(ns)
+	h.Cols, h.XLabel = cols, "simulated time ("+unit+")"
 	for _, i := range t.busiest(v, top) {
 		h.Rows = append(h.Rows, t.keys[i].name)
 		h.Values = append(h.Values, v[i])
@@ -206,8 +209,8 @@ func (t *Trace) FabricHeatmap(metric string) (chart.Heatmap, error) {
 	v := m.v(t)
 	rows, cols := map[string]int{}, map[int]int{}
 	var portNames []string
-	h := chart.Heatmap{Title: m.title + ", the worst sample of each port", XLabel: "port (largest of its lossless queues)",
-		YLabel: "switch", Unit: m.title, Max: m.max}
+	h := m.heatmap(m.title + ", the worst sample of each port")
+	h.XLabel, h.YLabel = "port (largest of its lossless queues)", "switch"
 	maxPort := 0
 	for _, k := range t.keys {
 		if _, ok := rows[k.swName]; !ok {
@@ -252,6 +255,25 @@ func findMetric(name string) (traceMetric, error) {
 	return traceMetric{}, fmt.Errorf("report: metric %q (want depth, marks or pfc)", name)
 }
 
+// reportHeatmaps are the report's pictures: the fabric's depth, then each
+// metric's busiest queues over time; both depth maps on one scale.
+func (t *Trace) reportHeatmaps() ([]chart.Heatmap, error) {
+	f, err := t.FabricHeatmap("depth")
+	if err != nil {
+		return nil, err
+	}
+	hs := []chart.Heatmap{f}
+	for _, m := range traceMetrics {
+		h, err := t.TimeHeatmap(m.name, 30)
+		if err != nil {
+			return nil, err
+		}
+		hs = append(hs, h)
+	}
+	chart.ShareScale(&hs[0], &hs[1])
+	return hs, nil
+}
+
 // WriteHTML writes into dir the trace's heatmaps (PNG) and index.html
 // with them under the run's text summary; it returns the files written.
 func (t *Trace) WriteHTML(dir string, s Summary) ([]string, error) {
@@ -279,19 +301,15 @@ func (t *Trace) WriteHTML(dir string, s Summary) ([]string, error) {
 		figs = append(figs, fig{name, caption})
 		return nil
 	}
-	h, err := t.FabricHeatmap("depth")
+	hs, err := t.reportHeatmaps()
 	if err != nil {
 		return nil, err
 	}
-	if err := save("fabric-depth.png", "Where: every switch and port at its worst sample.", h, 9*vg.Inch); err != nil {
+	if err := save("fabric-depth.png", "Where: every switch and port at its worst sample.", hs[0], 9*vg.Inch); err != nil {
 		return nil, err
 	}
-	for _, m := range traceMetrics {
-		h, err := t.TimeHeatmap(m.name, 30)
-		if err != nil {
-			return nil, err
-		}
-		if err := save("time-"+m.name+".png", "When: "+m.title+" of the 30 busiest lossless queues, per sample.", h, 10*vg.Inch); err != nil {
+	for i, m := range traceMetrics {
+		if err := save("time-"+m.name+".png", "When: "+m.title+" of the 30 busiest lossless queues, per sample.", hs[i+1], 10*vg.Inch); err != nil {
 			return nil, err
 		}
 	}

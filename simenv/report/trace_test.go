@@ -103,3 +103,52 @@ func TestSummaryECNInEffect(t *testing.T) {
 		t.Errorf("text:\n%s", b.String())
 	}
 }
+
+// handTrace is a trace of two queues over four samples 25 µs apart, the
+// first queue building up to 1180 KB, without any PFC pause.
+func handTrace() *Trace {
+	t := &Trace{keys: []traceKey{{sw: 0, port: 0, q: 3, name: "leaf0 eth0 q3", swName: "leaf0", portName: "eth0"},
+		{sw: 0, port: 1, q: 3, name: "leaf0 eth1 q3", swName: "leaf0", portName: "eth1"}}}
+	for i := range 4 {
+		t.times = append(t.times, simenv.Time(25*(i+1))*simenv.Microsecond)
+	}
+	t.depth = [][]float64{{10, 400, 1180, 20}, {0, 0, 5, 0}}
+	t.marks = [][]float64{{0, 10, 40, 0}, {0, 0, 0, math.NaN()}}
+	t.paused = [][]float64{{0, 0, 0, 0}, {0, 0, 0, 0}}
+	return t
+}
+
+// TestTraceHeatmapsCompareAndSayEmpty: the report's two depth heatmaps
+// share a scale rounded up to a stable step; percentages are on the
+// square-root scale; a run without PFC pauses draws no rows but the
+// words "no PFC pauses"; simulated time is labelled in one unit.
+func TestTraceHeatmapsCompareAndSayEmpty(t *testing.T) {
+	tr := handTrace()
+	hs, err := tr.reportHeatmaps()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hs[0].Max != 1200 || hs[1].Max != 1200 {
+		t.Errorf("depth scales %g and %g, want both 1200", hs[0].Max, hs[1].Max)
+	}
+	if !hs[2].Sqrt || hs[2].Max != 100 {
+		t.Errorf("marks: sqrt %v max %g", hs[2].Sqrt, hs[2].Max)
+	}
+	pfc := hs[3]
+	if len(pfc.Rows) != 0 || !pfc.IsEmpty() {
+		t.Errorf("pfc rows %v", pfc.Rows)
+	}
+	var b strings.Builder
+	if err := pfc.Write(&b, "svg", 6*72, 4*72); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "no PFC pauses") {
+		t.Error("the PFC heatmap of a run without pauses does not say so")
+	}
+	if strings.Join(hs[1].Cols, " ") != "25 50 75 100" || hs[1].XLabel != "simulated time (µs)" {
+		t.Errorf("time columns %v, %q", hs[1].Cols, hs[1].XLabel)
+	}
+	if _, err := tr.WriteHTML(t.TempDir(), Summary{Scenario: "hand"}); err != nil {
+		t.Fatal(err)
+	}
+}
