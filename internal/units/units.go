@@ -56,6 +56,10 @@ func ParseBytes(s string) (int64, error) {
 		return 0, fmt.Errorf("cannot parse size %q (want a number with B, KB, MB, GB, TB, KiB, MiB, GiB or TiB)", s)
 	}
 	if !unit && v != 0 {
+		if v >= bareBytesFrom && v <= float64(MaxBytes) {
+			return 0, fmt.Errorf("size %q has no unit: write %sB (%s); read as KB it would be %s, more than a switch buffer holds",
+				s, t, FormatBytes(int64(math.Round(v))), FormatBytes(int64(math.Min(v*1000, float64(MaxBytes)))))
+		}
 		return 0, fmt.Errorf("size %q has no unit: write %sKB, %sKiB or %sB (ns-3's KMIN_MAP and KMAX_MAP are in KB)", s, t, t, t)
 	}
 	if v < 0 {
@@ -66,6 +70,10 @@ func ParseBytes(s string) (int64, error) {
 	}
 	return int64(math.Round(v * mult)), nil
 }
+
+// bareBytesFrom is the smallest bare number ParseBytes takes to mean
+// bytes in its hint: as KB it would be 100 MB, beyond any switch buffer.
+const bareBytesFrom = 100_000
 
 // ParseRate parses a bit rate such as "100Gbps", "20Mbps", "400G" or
 // "1e9bps" and returns bits per second, at most MaxRateBps. The unit is
