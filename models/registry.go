@@ -134,6 +134,50 @@ func Open(path string, opts Options) (*Registry, error) {
 		}
 	}
 
+	db, err := openBolt(path, opts, timeout)
+	if err != nil {
+		return nil, err
+	}
+	r := &Registry{path: path, db: db, ro: opts.ReadOnly, vet: opts.Vet}
+	if err := r.init(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// openBolt opens the bbolt file at path, waiting up to timeout for its
+// lock. A file replaced while this process waited for the lock (Compact
+// puts a new file in place of the old one, whose lock it held) is opened
+// again: changes written to the old one would be lost.
+func openBolt(path string, opts Options, timeout time.Duration) (*bolt.DB, error) {
+	for range 8 {
+		db, file, err := openBoltOnce(path, opts, timeout)
+		if err != nil {
+			return nil, err
+		}
+		if replaced(path, file) {
+			db.Close()
+			continue
+		}
+		return db, nil
+	}
+	return nil, fmt.Errorf("open registry %s: the file was replaced 8 times while this process waited for it", path)
+}
+
+// replaced reports whether path no longer names the open file f.
+func replaced(path string, f *os.File) bool {
+	if f == nil {
+		return false
+	}
+	st, err := os.Stat(path)
+	fst, ferr := f.Stat()
+	return err == nil && ferr == nil && !os.SameFile(st, fst)
+}
+
+// openBoltOnce opens the bbolt file at path once, and returns its open
+// file too.
+func openBoltOnce(path string, opts Options, timeout time.Duration) (*bolt.DB, *os.File, error) {
 	var file *os.File
 	bopts := &bolt.Options{
 		Timeout:  timeout,
@@ -146,7 +190,7 @@ func Open(path string, opts Options) (*Registry, error) {
 		},
 	}
 	var db *bolt.DB
-	err = guard(path, func() error {
+	err := guard(path, func() error {
 		var err error
 		db, err = bolt.Open(path, 0o600, bopts)
 		return err
@@ -161,20 +205,15 @@ func Open(path string, opts Options) (*Registry, error) {
 			if opts.Timeout < 0 {
 				waited = "did not wait"
 			}
-			return nil, fmt.Errorf("registry %s: %w (%s): stop the other ecntune process, or name another registry (--db, or registry: in an agent config)", path, ErrLocked, waited)
+			return nil, nil, fmt.Errorf("registry %s: %w (%s): stop the other ecntune process, or name another registry (--db, or registry: in an agent config)", path, ErrLocked, waited)
 		case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
-			return nil, errorf(ErrCorrupt, "%s is not a usable ecntune registry: %v", path, err)
+			return nil, nil, errorf(ErrCorrupt, "%s is not a usable ecntune registry: %v", path, err)
 		case errors.Is(err, ErrCorrupt):
-			return nil, err
+			return nil, nil, err
 		}
-		return nil, fmt.Errorf("open registry %s: %w", path, err)
+		return nil, nil, fmt.Errorf("open registry %s: %w", path, err)
 	}
-	r := &Registry{path: path, db: db, ro: opts.ReadOnly, vet: opts.Vet}
-	if err := r.init(); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return r, nil
+	return db, file, nil
 }
 
 // guard runs fn with memory faults turned into panics and turns any panic
