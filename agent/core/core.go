@@ -442,7 +442,9 @@ func (c *Core) Reconcile(entries []AuditEntry, got map[env.QueueKey]env.Setting,
 
 // AuditReason is a change's reason led by every knob it changes: the
 // policy's own reason names what it recommended, which the guard may have
-// clamped, and a rollback's names none.
+// clamped, and a rollback's names none. The two parts are labelled:
+// "applied: kmin 400KB→696.6KB, ...; wanted: kmin 400KB→900KB, ...: ..."
+// for a tune or fallback (the policy's wish), "; why: ..." for the rest.
 func AuditReason(c Change) string {
 	d := env.DescribeChange(c.Old, c.New)
 	if strings.HasPrefix(c.Reason, d+":") || c.Reason == d {
@@ -451,5 +453,10 @@ func AuditReason(c Change) string {
 	if c.Reason == "" {
 		return d
 	}
-	return d + "; " + c.Reason
+	label := "why"
+	switch c.Kind {
+	case KindTune, KindFallback, "":
+		label = "wanted"
+	}
+	return "applied: " + d + "; " + label + ": " + c.Reason
 }
