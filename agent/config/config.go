@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -470,10 +471,108 @@ func ParseIn(data []byte, dir string) (*Config, error) {
 		return nil, err
 	}
 	c, err := buildConfig(f, dir)
-	if err != nil {
-		return nil, locate(doc, err)
+	if err == nil && doc.Err() == nil {
+		return c, nil
 	}
-	return c, nil
+	// Every problem at once: the check's (unknown keys, values of the
+	// wrong type), then each value error of the fields it did not flag.
+	var all errList
+	flagged := map[string]bool{}
+	if cerr := doc.Err(); cerr != nil {
+		var ke safeio.KeyErrors
+		var fe safeio.FieldErrors
+		switch {
+		case errors.As(cerr, &ke):
+			for _, k := range ke {
+				all, flagged[k.Path] = append(all, k), true
+			}
+		case errors.As(cerr, &fe):
+			for _, e := range fe {
+				all, flagged[e.Path] = append(all, e), true
+			}
+		}
+	}
+	for _, e := range unjoin(err) {
+		if !flaggedField(flagged, e.Error()) {
+			all = append(all, locate(doc, e))
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return lineOf(all[i]) < lineOf(all[j]) })
+	return nil, all.err()
+}
+
+// lineOf is the line an error starts with ("line 12: ..."); one that
+// names no line comes after those that do.
+func lineOf(err error) int {
+	var n int
+	if _, e := fmt.Sscanf(err.Error(), "line %d:", &n); e != nil {
+		return math.MaxInt
+	}
+	return n
+}
+
+// flaggedField reports whether msg is about a field (or a field within
+// one) that flagged names: its value was not decoded, so what the checks
+// after decoding say of it is a consequence.
+func flaggedField(flagged map[string]bool, msg string) bool {
+	field, _, _ := strings.Cut(msg, ": ")
+	for p := range flagged {
+		if field == p || strings.HasPrefix(field, p+".") || strings.HasPrefix(field, p+"[") ||
+			strings.HasPrefix(p, field+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// errList collects the errors of independent checks, to report them all.
+type errList []error
+
+// add appends err when it is not nil, reporting whether it was.
+func (l *errList) add(err error) bool {
+	if err == nil {
+		return false
+	}
+	*l = append(*l, unjoin(err)...)
+	return true
+}
+
+// err is nil, the one error, or every error, one a line.
+func (l errList) err() error {
+	switch len(l) {
+	case 0:
+		return nil
+	case 1:
+		return l[0]
+	}
+	return joined(l)
+}
+
+// joined is several errors: "N errors:", then one an indented line.
+type joined []error
+
+func (j joined) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d errors:", len(j))
+	for _, e := range j {
+		b.WriteString("\n  ")
+		b.WriteString(e.Error())
+	}
+	return b.String()
+}
+
+// Unwrap gives the errors to errors.Is and errors.As.
+func (j joined) Unwrap() []error { return j }
+
+// unjoin is the errors an errList joined, or err alone (none for nil).
+func unjoin(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(joined); ok {
+		return j
+	}
+	return []error{err}
 }
 
 // buildConfig checks a decoded file and fills a Config from it; errors
@@ -485,14 +584,15 @@ func buildConfig(f *fileConfig, dir string) (*Config, error) {
 	}
 	f.resolvePaths(dir)
 	c := &Config{Mode: Mode(f.Mode), Policy: f.Policy, DB: f.DB, Registry: f.Registry, Owner: f.Owner}
-	if err := c.parseRun(f); err != nil {
-		return nil, err
+	var errs errList
+	errs.add(c.parseRun(f))
+	if c.SampleInterval == 0 { // not read: the checks that need it take the default
+		c.Interval, c.SampleInterval = time.Second, time.Second
 	}
-	if err := c.parseTargets(f); err != nil {
-		return nil, err
-	}
-	if c.Guardrails, err = parseGuard(f.Guardrails, c.Interval); err != nil {
-		return nil, err
+	errs.add(c.parseTargets(f))
+	c.Guardrails, err = parseGuard(f.Guardrails, c.Interval)
+	if errs.add(err) || len(errs) > 0 {
+		return nil, errs.err()
 	}
 	c.Guardrails.Reward = DefaultReward()
 	c.FallbackPreset = f.Guardrails.FallbackPreset
@@ -583,15 +683,21 @@ func decodeConfig(data []byte) (*fileConfig, *safeio.YAMLCheck, error) {
 	// else every value of the wrong type (line 5: targets.leaf0.queues[0]:
 	// want a whole number, got "a"). Each is reported once even when an
 	// anchor brings it to several places.
+	// The rest of the file is decoded and checked all the same (ParseIn
+	// reports both), the fields the check flagged left at zero.
 	check := safeio.CheckYAML(&doc, fileConfig{}, safeio.CheckOptions{Integer: "a whole number"})
-	if err := check.Err(); err != nil {
-		return nil, nil, err
-	}
 	var f fileConfig
 	// Decoded again from the text: yaml.Node.Decode has no KnownFields.
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil {
+		var te *yaml.TypeError
+		if check.Err() != nil && errors.As(err, &te) {
+			return &f, check, nil // the check says it better
+		}
+		if cerr := check.Err(); cerr != nil {
+			return nil, nil, cerr
+		}
 		return nil, nil, decodeErrors(err)
 	}
 	return &f, check, nil
@@ -645,24 +751,72 @@ func locate(doc *safeio.YAMLCheck, err error) error {
 }
 
 // parseRun fills and checks how the agent runs: mode, policy, intervals,
-// databases, retention, metrics address and owner.
+// databases, retention, metrics address and owner; every error at once.
 func (c *Config) parseRun(f *fileConfig) error {
+	var errs errList
+	errs.add(c.parseMode(f))
+	errs.add(c.parseIntervals(f))
+	if c.DB == "" {
+		c.DB = "agent.db"
+	}
+	if c.Registry != "" && samePath(c.DB, c.Registry) {
+		errs.add(fmt.Errorf("db: %s is also the model registry (registry: %s): give the agent a db of its own", safeio.DisplayPath(c.DB), safeio.DisplayPath(c.Registry)))
+	}
+	c.StoreRecommendations = f.StoreRecommendations
+	var err error
+	if c.Retention, err = parseDur("retention", f.Retention, time.Hour); !errs.add(err) && c.Retention <= 0 {
+		errs.add(fmt.Errorf("retention: must be positive"))
+	}
+	if f.Metrics == nil {
+		c.Metrics = "127.0.0.1:9273"
+	} else {
+		c.Metrics = *f.Metrics
+	}
+	c.MetricsQueues, err = parseMetricsQueues(f.MetricsQueues)
+	errs.add(err)
+	c.MetricsMaxConns, err = parseMaxConns(f.MetricsMaxConns)
+	errs.add(err)
+	c.Fleet, err = parseFleet(f.Fleet)
+	errs.add(err)
+	if c.Owner == "" {
+		h, _ := os.Hostname()
+		if h == "" {
+			h = "agent"
+		}
+		c.Owner = fmt.Sprintf("%s/%d", h, os.Getpid())
+	}
+	return errs.err()
+}
+
+// parseMode checks the mode, approve and the policy.
+func (c *Config) parseMode(f *fileConfig) error {
+	var errs errList
 	if c.Mode == "" {
 		c.Mode = ModeShadow
 	}
 	if c.Mode != ModeShadow && c.Mode != ModeClosedLoop {
-		return fmt.Errorf("mode: %q is not allowed (want shadow or closed-loop)", f.Mode)
+		errs.add(fmt.Errorf("mode: %q is not allowed (want shadow or closed-loop)", f.Mode))
 	}
 	if c.Approve = f.Approve; c.Approve && c.Mode != ModeClosedLoop {
-		return fmt.Errorf("approve: only a closed loop waits for approvals (mode is %s)", c.Mode)
+		errs.add(fmt.Errorf("approve: only a closed loop waits for approvals (mode is %s)", c.Mode))
 	}
 	if c.Policy == "" {
 		c.Policy = policy.BuiltinSpec
 	}
 	if err := checkPolicySpec(c.Policy); err != nil {
-		return fmt.Errorf("policy: %w", err)
+		errs.add(fmt.Errorf("policy: %w", err))
 	}
-	var err error
+	return errs.err()
+}
+
+// parseIntervals reads interval and sample-interval (0 both when either
+// is wrong).
+func (c *Config) parseIntervals(f *fileConfig) (err error) {
+	defer func() {
+		if err != nil {
+			c.Interval, c.SampleInterval = 0, 0
+		}
+	}()
 	if c.Interval, err = parseDur("interval", f.Interval, time.Second); err != nil {
 		return err
 	}
@@ -681,40 +835,6 @@ func (c *Config) parseRun(f *fileConfig) error {
 	if c.SampleInterval > c.Interval {
 		return fmt.Errorf("sample-interval: %s must not be above interval %s", c.SampleInterval, c.Interval)
 	}
-	if c.DB == "" {
-		c.DB = "agent.db"
-	}
-	if c.Registry != "" && samePath(c.DB, c.Registry) {
-		return fmt.Errorf("db: %s is also the model registry (registry: %s): give the agent a db of its own", safeio.DisplayPath(c.DB), safeio.DisplayPath(c.Registry))
-	}
-	c.StoreRecommendations = f.StoreRecommendations
-	if c.Retention, err = parseDur("retention", f.Retention, time.Hour); err != nil {
-		return err
-	}
-	if c.Retention <= 0 {
-		return fmt.Errorf("retention: must be positive")
-	}
-	if f.Metrics == nil {
-		c.Metrics = "127.0.0.1:9273"
-	} else {
-		c.Metrics = *f.Metrics
-	}
-	if c.MetricsQueues, err = parseMetricsQueues(f.MetricsQueues); err != nil {
-		return err
-	}
-	if c.MetricsMaxConns, err = parseMaxConns(f.MetricsMaxConns); err != nil {
-		return err
-	}
-	if c.Fleet, err = parseFleet(f.Fleet); err != nil {
-		return err
-	}
-	if c.Owner == "" {
-		h, _ := os.Hostname()
-		if h == "" {
-			h = "agent"
-		}
-		c.Owner = fmt.Sprintf("%s/%d", h, os.Getpid())
-	}
 	return nil
 }
 
@@ -730,6 +850,7 @@ func (c *Config) parseTargets(f *fileConfig) error {
 	}
 	slices.SortFunc(names, env.NaturalCompare)
 	c.Notes = append(c.Notes, ignoredNote("", &f.GnmicIgnored)...)
+	var errs errList
 	for _, n := range names {
 		ft := f.gnmicDefaults.apply(f.Targets[n])
 		c.Notes = append(c.Notes, ignoredNote("targets."+n+".", &ft.GnmicIgnored)...)
@@ -738,26 +859,30 @@ func (c *Config) parseTargets(f *fileConfig) error {
 		}
 		var err error
 		if ft.Address, err = withPort(ft.Address, f.Port); err != nil {
-			return fmt.Errorf("targets.%s.address: %v", n, err)
+			errs.add(fmt.Errorf("targets.%s.address: %v", n, err))
+			continue
 		}
 		t, err := parseTarget(n, ft)
-		if err != nil {
-			return err
+		if errs.add(err) {
+			continue
 		}
 		if t.Device != "" {
 			if dev := gnmipath.Devices[t.Device]; dev.MinSample > c.SampleInterval {
-				return fmt.Errorf("targets.%s.device: %s samples no faster than every %s; sample-interval is %s (raise sample-interval, and interval with it, to %s or more)",
-					n, dev.Name, dev.MinSample, c.SampleInterval, dev.MinSample)
+				errs.add(fmt.Errorf("targets.%s.device: %s samples no faster than every %s; sample-interval is %s (raise sample-interval, and interval with it, to %s or more)",
+					n, dev.Name, dev.MinSample, c.SampleInterval, dev.MinSample))
 			}
 		}
 		c.Targets = append(c.Targets, t)
+	}
+	if errs.add(checkDistinctSwitches(c.Targets)) || len(errs) > 0 {
+		return errs.err()
 	}
 	if len(c.Notes) > 1 {
 		c.Notes = []string{"gnmic-only keys ignored: " + strings.Join(c.Notes, ", ")}
 	} else if len(c.Notes) == 1 {
 		c.Notes[0] = "gnmic-only key ignored: " + c.Notes[0]
 	}
-	return checkDistinctSwitches(c.Targets)
+	return nil
 }
 
 // samePath reports whether two paths name the same file, as far as can be
@@ -940,25 +1065,28 @@ func parseTarget(name string, f fileTarget) (Target, error) {
 		TLSCA: f.TLSCA, TLSCert: f.TLSCert, TLSKey: f.TLSKey,
 		Dialect: f.Dialect, Device: f.Device, ASIC: strings.ToLower(f.ASIC), Encoding: f.Encoding, Queues: f.Queues,
 	}
+	var errs errList
 	if t.Address == "" {
-		return t, fmt.Errorf("%s.address: required (host:port)", field)
+		errs.add(fmt.Errorf("%s.address: required (host:port)", field))
+	} else if !strings.Contains(t.Address, ":") {
+		errs.add(fmt.Errorf("%s.address: %q has no port (want host:port)", field, t.Address))
 	}
 	if f.MaxPorts != nil {
 		if *f.MaxPorts < 1 || *f.MaxPorts > MaxMaxPorts {
-			return t, fmt.Errorf("%s.max-ports: %d is outside the allowed range 1..%d (ports whose telemetry is kept)", field, *f.MaxPorts, MaxMaxPorts)
+			errs.add(fmt.Errorf("%s.max-ports: %d is outside the allowed range 1..%d (ports whose telemetry is kept)", field, *f.MaxPorts, MaxMaxPorts))
 		}
 		t.MaxPorts = *f.MaxPorts
 	}
-	if !strings.Contains(t.Address, ":") {
-		return t, fmt.Errorf("%s.address: %q has no port (want host:port)", field, t.Address)
+	// Every step is checked; the ones after the device need its dialect.
+	errs.add(t.parseTimers(field, f))
+	if errs.add(t.parseDevice(field, f)) {
+		return t, errs.err()
 	}
-	for _, step := range []func(string, fileTarget) error{t.parseTimers, t.parseDevice, t.parseCable, t.checkWire, t.checkTLS,
+	for _, step := range []func(string, fileTarget) error{t.parseCable, t.checkWire, t.checkTLS,
 		t.parsePorts, t.parseFabricPorts, t.parseQueues} {
-		if err := step(field, f); err != nil {
-			return t, err
-		}
+		errs.add(step(field, f))
 	}
-	return t, nil
+	return t, errs.err()
 }
 
 // parseTimers reads timeout and retry-timer, both positive.
@@ -1365,16 +1493,17 @@ func (t Target) WantsQueue(q int) bool {
 
 func parseGuard(f fileGuard, interval time.Duration) (core.GuardConfig, error) {
 	g := core.DefaultGuardConfig(interval)
+	var errs errList
 	if len(f.Bounds) > 0 {
 		g.Bounds = nil
 		rates := map[float64]int{}
 		for i, b := range f.Bounds {
 			rb, err := parseBounds(fmt.Sprintf("guardrails.bounds[%d]", i), b)
-			if err != nil {
-				return g, err
+			if errs.add(err) {
+				continue
 			}
 			if j, dup := rates[rb.RateBps]; dup {
-				return g, fmt.Errorf("guardrails.bounds[%d].rate: %s is the rate of guardrails.bounds[%d] too (one entry per link rate)", i, b.Rate, j)
+				errs.add(fmt.Errorf("guardrails.bounds[%d].rate: %s is the rate of guardrails.bounds[%d] too (one entry per link rate)", i, b.Rate, j))
 			}
 			rates[rb.RateBps] = i
 			g.Bounds = append(g.Bounds, rb)
@@ -1383,9 +1512,16 @@ func parseGuard(f fileGuard, interval time.Duration) (core.GuardConfig, error) {
 	if f.MaxStepRatio != nil {
 		g.MaxStepRatio = *f.MaxStepRatio
 	}
-	var err error
-	if g.MinHold, err = parseDur("guardrails.min-hold", f.MinHold, g.MinHold); err != nil {
-		return g, err
+	for _, d := range []struct {
+		key, v string
+		to     *time.Duration
+	}{{"min-hold", f.MinHold, &g.MinHold}, {"rollback.retry-after", f.Rollback.RetryAfter, &g.RollbackRetryAfter},
+		{"stale-freeze", f.StaleFreeze, &g.StaleFreeze}, {"stale-revert", f.StaleRevert, &g.StaleRevert},
+		{"external-hold", f.ExternalHold, &g.ExternalHold}} {
+		v, err := parseDur("guardrails."+d.key, d.v, *d.to)
+		if !errs.add(err) {
+			*d.to = v
+		}
 	}
 	if f.ChangeBudget != nil {
 		g.ChangeBudget = *f.ChangeBudget
@@ -1414,26 +1550,17 @@ func parseGuard(f fileGuard, interval time.Duration) (core.GuardConfig, error) {
 	if f.Rollback.RewardDrop != nil {
 		g.RollbackRewardDrop = *f.Rollback.RewardDrop
 	}
-	if g.RollbackRetryAfter, err = parseDur("guardrails.rollback.retry-after", f.Rollback.RetryAfter, g.RollbackRetryAfter); err != nil {
-		return g, err
-	}
-	if g.StaleFreeze, err = parseDur("guardrails.stale-freeze", f.StaleFreeze, g.StaleFreeze); err != nil {
-		return g, err
-	}
-	if g.StaleRevert, err = parseDur("guardrails.stale-revert", f.StaleRevert, g.StaleRevert); err != nil {
-		return g, err
-	}
-	if g.ExternalHold, err = parseDur("guardrails.external-hold", f.ExternalHold, g.ExternalHold); err != nil {
-		return g, err
-	}
 	if f.ReadBackPmaxTol != nil {
 		g.ReadBackPmaxTol = *f.ReadBackPmaxTol
 	}
 	if f.PmaxStep != nil {
 		g.PmaxStep = *f.PmaxStep
 	}
-	if err := parseAlphaLimits(f.Alpha, &g); err != nil {
-		return g, err
+	if errs.add(parseAlphaLimits(f.Alpha, &g)) {
+		return g, errs.err()
+	}
+	if len(errs) > 0 {
+		return g, errs.err()
 	}
 	return g, g.ValidateRules()
 }
@@ -1529,30 +1656,30 @@ func parseBounds(field string, b fileBounds) (core.RateBounds, error) {
 		if len(v) != 2 {
 			return 0, 0, fmt.Errorf("%s.%s: want [min, max], e.g. [5KB, 2MB]", field, name)
 		}
-		if lo, err = units.ParseBytes(v[0]); err != nil {
-			return 0, 0, fmt.Errorf("%s.%s: %v", field, name, err)
+		var errs errList
+		for i, to := range []*int64{&lo, &hi} {
+			var e error
+			if *to, e = units.ParseBytes(v[i]); e != nil {
+				errs.add(fmt.Errorf("%s.%s: %v", field, name, e))
+			}
 		}
-		if hi, err = units.ParseBytes(v[1]); err != nil {
-			return 0, 0, fmt.Errorf("%s.%s: %v", field, name, err)
-		}
-		return lo, hi, nil
+		return lo, hi, errs.err()
 	}
-	if rb.KminMin, rb.KminMax, err = pair("kmin", b.Kmin); err != nil {
-		return rb, err
-	}
-	if rb.KmaxMin, rb.KmaxMax, err = pair("kmax", b.Kmax); err != nil {
-		return rb, err
-	}
+	var errs errList
+	rb.KminMin, rb.KminMax, err = pair("kmin", b.Kmin)
+	errs.add(err)
+	rb.KmaxMin, rb.KmaxMax, err = pair("kmax", b.Kmax)
+	errs.add(err)
 	if len(b.Pmax) != 2 {
-		return rb, fmt.Errorf("%s.pmax: want [min, max] probabilities in (0, 1], e.g. [0.01, 0.5] or [1%%, 50%%]", field)
+		errs.add(fmt.Errorf("%s.pmax: want [min, max] probabilities in (0, 1], e.g. [0.01, 0.5] or [1%%, 50%%]", field))
+		return rb, errs.err()
 	}
 	if rb.PmaxMin, err = units.ParseFraction(b.Pmax[0]); err != nil {
-		return rb, fmt.Errorf("%s.pmax: %v", field, err)
+		errs.add(fmt.Errorf("%s.pmax: %v", field, err))
+	} else if rb.PmaxMax, err = units.ParseFraction(b.Pmax[1]); err != nil {
+		errs.add(fmt.Errorf("%s.pmax: %v", field, err))
 	}
-	if rb.PmaxMax, err = units.ParseFraction(b.Pmax[1]); err != nil {
-		return rb, fmt.Errorf("%s.pmax: %v", field, err)
-	}
-	return rb, nil
+	return rb, errs.err()
 }
 
 // parseMetricsQueues reads the metrics-queues key: a number of queues

@@ -282,7 +282,7 @@ func TestLoadConfigNamesFile(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "agent.yaml")
 	os.WriteFile(p, []byte("mode: x\n"), 0o644)
 	_, err := Load(p)
-	if err == nil || !strings.HasPrefix(err.Error(), p+": line 1: mode:") {
+	if err == nil || !strings.HasPrefix(err.Error(), p+": ") || !strings.Contains(err.Error(), "line 1: mode:") {
 		t.Fatalf("got %v", err)
 	}
 	if _, err := Load(p + ".missing"); err == nil || !strings.Contains(err.Error(), "agent.yaml.missing") {
@@ -654,7 +654,7 @@ guardrails:
 		{"targets:\n  sw0:\n    address: 'h:1'\n    tls-cert: c.pem\n", "line 4: targets.sw0.tls-cert/tls-key: give both or neither"},
 		{"targets:\n  sw0:\n    address: 'h:1'\n    retry-timer: 0s\n", "line 4: targets.sw0.retry-timer: must be positive"},
 		{"targets:\n  \"bad host\":\n    insecure: true\n", "line 2: targets.bad host.address: "},
-		{"targets: {sw0: {address: 'h:1'}}\nguardrails:\n  bounds:\n    - rate: 100Gbps\n      kmin: [5KB, 2MB]\n      kmax: [10KB, 3MB]\n      pmax: [0.01, 0.5]\n    - rate: 100G\n      kmin: [400, 2MB]\n",
+		{"targets: {sw0: {address: 'h:1'}}\nguardrails:\n  bounds:\n    - rate: 100Gbps\n      kmin: [5KB, 2MB]\n      kmax: [10KB, 3MB]\n      pmax: [0.01, 0.5]\n    - rate: 100G\n      kmin: [400, 2MB]\n      kmax: [10KB, 3MB]\n      pmax: [0.01, 0.5]\n",
 			"line 9: guardrails.bounds[1].kmin: size \"400\" has no unit: write 400KB"},
 		{"targets: {sw0: {address: 'h:1'}}\nguardrails:\n  bounds:\n    - {rate: 100Gbps, kmin: [5KB, 2MB], kmax: [10KB, 3MB], pmax: [0.01, high]}\n",
 			"line 4: guardrails.bounds[0].pmax: \"high\" is not a fraction"},
@@ -764,5 +764,42 @@ func TestConfigApproveAndRetryAfter(t *testing.T) {
 	}
 	if _, err := Parse([]byte("guardrails: {rollback: {retry-after: soon}}\n" + tg)); err == nil || !strings.Contains(err.Error(), "guardrails.rollback.retry-after") {
 		t.Errorf("a bad retry-after: %v", err)
+	}
+}
+
+// Every error about a value comes at once, with the values of the wrong
+// type: a file with four mistakes is fixed in one run, not four.
+func TestConfigValueErrorsAtOnce(t *testing.T) {
+	doc := `targets:
+  sw0:
+    address: h:1
+    insecure: yes-please
+  sw1:
+    address: h:2
+    retry-timer: 0s
+interval: 1
+guardrails:
+  min-hold: 5
+  bounds:
+    - {rate: 100Gbps, kmin: [400, 5MB], kmax: [20KB, 12000000], pmax: [0.01, 1.0]}
+`
+	_, err := Parse([]byte(doc))
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	for _, want := range []string{
+		"line 4: targets.sw0.insecure: want true or false",
+		"line 7: targets.sw1.retry-timer: must be positive",
+		"line 8: interval: ",
+		"line 10: guardrails.min-hold: ",
+		"line 12: guardrails.bounds[0].kmin: size \"400\" has no unit",
+		"line 12: guardrails.bounds[0].kmax: size \"12000000\" has no unit: write 12000000B (12MB)",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in\n%v", want, err)
+		}
+	}
+	if !strings.HasPrefix(err.Error(), "6 errors:\n") {
+		t.Errorf("want 6 errors, got\n%v", err)
 	}
 }
