@@ -409,6 +409,7 @@ func (r *Result) PlotCDF(w io.Writer, scenario string) error {
 	p.Y.Tick.Marker = fractionTicks{}
 	p.Add(plotter.NewGrid())
 	lines := 0
+	cols := chart.SeriesColors(r.Policies)
 	for i, pol := range r.Policies {
 		var all []float64
 		for _, run := range r.RunsOf(scenario, pol) {
@@ -428,7 +429,7 @@ func (r *Result) PlotCDF(w io.Writer, scenario string) error {
 		if err != nil {
 			return err
 		}
-		l.Color = seriesColor(i)
+		l.Color = cols[pol]
 		l.Dashes = plotutil.Dashes(i / 2)
 		l.Width = vg.Points(1.5)
 		p.Add(l)
@@ -440,8 +441,6 @@ func (r *Result) PlotCDF(w io.Writer, scenario string) error {
 		p.X.Min, p.X.Max = 1, 10
 		p.Y.Min, p.Y.Max = 0, 1
 	}
-	p.Legend.Top = false
-	p.Legend.Left = false
 	return writePNG(w, p, 7, 4.5)
 }
 
@@ -465,9 +464,19 @@ func (r *Result) HasFrontier(scenario string) bool {
 // a policy run at several preferences (builtin:prefer=P) as a line
 // through its points in preference order.
 // Below and to the right of the line is beyond every fixed setting.
+// Presets are labelled by name; the legend is beside the plot.
 func (r *Result) PlotFrontier(w io.Writer, scenario string) error {
+	p, err := r.frontierPlot(scenario)
+	if err != nil {
+		return err
+	}
+	return writePNG(w, p, 8, 5)
+}
+
+// frontierPlot is PlotFrontier's plot.
+func (r *Result) frontierPlot(scenario string) (*plot.Plot, error) {
 	if !slices.Contains(r.Scenarios, scenario) {
-		return fmt.Errorf("eval: plot: no scenario %q in the result", scenario)
+		return nil, fmt.Errorf("eval: plot: no scenario %q in the result", scenario)
 	}
 	all := r.allRuns()
 	byCand, fixed := group(all, scenario, isFixed)
@@ -476,34 +485,45 @@ func (r *Result) PlotFrontier(w io.Writer, scenario string) error {
 	p.X.Label.Text = "large-flow goodput (Gb/s)"
 	p.Y.Label.Text = "small-flow (<100 KB) p99 slowdown (× ideal FCT)"
 	var pts plotter.XYs
+	var names []string
 	for _, c := range fixed {
 		rs := byCand[c]
 		pts = append(pts, plotter.XY{X: mean(rs, largeGoodput), Y: mean(rs, smallP99)})
+		names = append(names, "")
+		if isPreset(c) {
+			names[len(names)-1] = strings.TrimPrefix(c, policy.StaticPrefix)
+		}
 	}
-	if err := addFixedFrontier(p, pts); err != nil {
-		return err
+	if err := addFixedFrontier(p, pts, names); err != nil {
+		return nil, err
 	}
 	if err := r.addPolicyPoints(p, scenario); err != nil {
-		return err
+		return nil, err
 	}
 	if err := r.addPreferenceSweeps(p, scenario); err != nil {
-		return err
+		return nil, err
 	}
 	if r.seeds(scenario) > 1 {
 		p.Title.Text += " (means, bars: 95% CI over seeds)"
 	}
 	p.X.Tick.Marker, p.Y.Tick.Marker = plainTicks{}, plainTicks{}
-	p.Legend.Top = true
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
 	p.Add(plotter.NewGrid())
-	return writePNG(w, p, 8, 5)
+	if slices.ContainsFunc(names, func(n string) bool { return n != "" }) {
+		p.X.Max += 0.12 * (p.X.Max - p.X.Min) // room for the names at the right
+	}
+	return p, nil
 }
 
-// addFixedFrontier draws the fixed settings' points pts in grey and,
-// through two or more of them, the frontier as a dashed line.
-func addFixedFrontier(p *plot.Plot, pts plotter.XYs) error {
+// addFixedFrontier draws the fixed settings' points pts in grey, each
+// with its name when it has one (the presets), and, through two or more
+// of them, the frontier as a dashed line.
+func addFixedFrontier(p *plot.Plot, pts plotter.XYs, names []string) error {
 	if len(pts) == 0 {
 		return nil
+	}
+	if err := addPresetLabels(p, pts, names); err != nil {
+		return err
 	}
 	sc, err := plotter.NewScatter(pts)
 	if err != nil {
@@ -526,13 +546,40 @@ func addFixedFrontier(p *plot.Plot, pts plotter.XYs) error {
 	return nil
 }
 
-// addPolicyPoints draws every policy other than a fixed setting as a
-// point in its colour at its means on scenario, with 95% confidence bars
-// on both axes when it ran on several seeds.
+// addPresetLabels writes each named point's name beside it.
+func addPresetLabels(p *plot.Plot, pts plotter.XYs, names []string) error {
+	var xyl plotter.XYLabels
+	for i, n := range names {
+		if n != "" {
+			xyl.XYs = append(xyl.XYs, pts[i])
+			xyl.Labels = append(xyl.Labels, n)
+		}
+	}
+	if len(xyl.Labels) == 0 {
+		return nil
+	}
+	l, err := plotter.NewLabels(xyl)
+	if err != nil {
+		return err
+	}
+	for i := range l.TextStyle {
+		l.TextStyle[i].Font.Size = vg.Points(7)
+		l.TextStyle[i].Color = color.Gray{Y: 70}
+	}
+	l.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(2)}
+	p.Add(l)
+	return nil
+}
+
+// addPolicyPoints draws every policy other than a catalogue setting (a
+// preset asked for by name is one) as a point in its colour at its means
+// on scenario, with 95% confidence bars on both axes when it ran on
+// several seeds.
 func (r *Result) addPolicyPoints(p *plot.Plot, scenario string) error {
-	for i, pol := range r.Policies {
+	cols := chart.SeriesColors(r.Policies)
+	for _, pol := range r.Policies {
 		a := r.AggregateOf(scenario, pol)
-		if a == nil || isFixed(pol) {
+		if a == nil || strings.HasPrefix(pol, cataloguePrefix) {
 			continue
 		}
 		g, q := a.Metrics["large_goodput_gbps"], a.Metrics["small_p99"]
@@ -541,7 +588,7 @@ func (r *Result) addPolicyPoints(p *plot.Plot, scenario string) error {
 		if err != nil {
 			return err
 		}
-		sc.GlyphStyle.Color = seriesColor(i)
+		sc.GlyphStyle.Color = cols[pol]
 		sc.GlyphStyle.Radius = vg.Points(4)
 		sc.GlyphStyle.Shape = draw.CircleGlyph{}
 		p.Add(sc)
@@ -555,7 +602,7 @@ func (r *Result) addPolicyPoints(p *plot.Plot, scenario string) error {
 			if err != nil {
 				return err
 			}
-			xe.Color, ye.Color = seriesColor(i), seriesColor(i)
+			xe.Color, ye.Color = cols[pol], cols[pol]
 			p.Add(xe, ye)
 		}
 	}
@@ -566,6 +613,7 @@ func (r *Result) addPolicyPoints(p *plot.Plot, scenario string) error {
 // scenario of each policy run at several preferences, in preference
 // order.
 func (r *Result) addPreferenceSweeps(p *plot.Plot, scenario string) error {
+	cols := chart.SeriesColors(r.Policies)
 	for _, sw := range preferenceSweeps(r.Policies) {
 		var line plotter.XYs
 		for _, m := range sw.members {
@@ -580,7 +628,7 @@ func (r *Result) addPreferenceSweeps(p *plot.Plot, scenario string) error {
 		if err != nil {
 			return err
 		}
-		l.Color = seriesColor(sw.color)
+		l.Color = cols[r.Policies[sw.color]]
 		l.Width = vg.Points(1)
 		p.Add(l)
 		p.Legend.Add(sw.base+" preference sweep", l)
@@ -675,6 +723,7 @@ func (r *Result) PlotBuckets(w io.Writer, scenario string) error {
 	n := len(r.Policies)
 	width := vg.Points(float64(min(18, 90/max(1, n))))
 	top := 0.0
+	cols := chart.SeriesColors(r.Policies)
 	for i, pol := range r.Policies {
 		a := r.AggregateOf(scenario, pol)
 		if a == nil {
@@ -690,7 +739,7 @@ func (r *Result) PlotBuckets(w io.Writer, scenario string) error {
 		if err != nil {
 			return err
 		}
-		b.Color = seriesColor(i)
+		b.Color = cols[pol]
 		b.LineStyle.Width = 0
 		b.Offset = vg.Length(float64(i)-float64(n-1)/2) * width
 		p.Add(b, &barErrors{vals: vals, errs: errs, offset: b.Offset})
@@ -701,13 +750,10 @@ func (r *Result) PlotBuckets(w io.Writer, scenario string) error {
 	}
 	p.NominalX(names...)
 	p.X.Min, p.X.Max = -0.5, float64(len(keys))-0.5
-	p.Legend.Top = true
-	p.Legend.Left = false
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
 	p.Y.Min = 0
 	p.Y.Tick.Marker = plainTicks{}
-	// Headroom above the bars for the legend (one line per policy).
-	p.Y.Max = top * (1.15 + 0.08*float64(n))
+	p.Y.Max = top * 1.1
 	return writePNG(w, p, 8, 5)
 }
 
@@ -779,15 +825,6 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	return out
 }
 
-// seriesColor gives up to 14 distinct colours: the dark palette, then the
-// soft one.
-func seriesColor(i int) color.Color {
-	if i%14 < len(plotutil.DarkColors) {
-		return plotutil.DarkColors[i%14]
-	}
-	return plotutil.SoftColors[(i%14-len(plotutil.DarkColors))%len(plotutil.SoftColors)]
-}
-
 // fractionTicks labels a [0, 1] axis every 0.1, with minor ticks every
 // 0.05.
 // plainTicks are gonum's default linear ticks with about twice as many
@@ -841,14 +878,11 @@ func (fractionTicks) Ticks(lo, hi float64) []plot.Tick {
 	return out
 }
 
+// writePNG draws p as a PNG of wIn × hIn inches, its legend beside the
+// data (chart.WritePlot).
 func writePNG(w io.Writer, p *plot.Plot, wIn, hIn float64) error {
 	p.BackgroundColor = color.White
-	wt, err := p.WriterTo(vg.Length(wIn)*vg.Inch, vg.Length(hIn)*vg.Inch, "png")
-	if err != nil {
-		return err
-	}
-	_, err = wt.WriteTo(w)
-	return err
+	return chart.WritePlot(w, chart.PNG, p, vg.Length(wIn)*vg.Inch, vg.Length(hIn)*vg.Inch)
 }
 
 var reportTmpl = template.Must(template.New("report").Parse(`<!DOCTYPE html>
@@ -876,10 +910,43 @@ setting that keeps the policy's large-flow goodput (means over seeds; a ratio be
 {{end}}</body></html>
 `))
 
-// WriteHTML writes a self-contained report: per scenario the table of
-// WriteText and both plots, embedded.
 // heat is one policy's queue heatmap in the HTML report.
 type heat struct{ Policy, PNG string }
+
+// heatmaps draws the queue depth heatmap of every traced run of sc, all
+// on one colour scale (rounded up to a stable step), so that the
+// policies compare.
+func (r *Result) heatmaps(sc string) ([]heat, error) {
+	var hs []*chart.Heatmap
+	var pols []string
+	for _, p := range r.Policies {
+		for _, run := range r.RunsOf(sc, p) {
+			if run.trace == nil {
+				continue
+			}
+			h, err := run.trace.TimeHeatmap("depth", 20)
+			if err != nil {
+				continue // no lossless queue
+			}
+			h.Title = fmt.Sprintf("%s, seed %d: queue depth at each decision", p, run.Seed)
+			hs, pols = append(hs, &h), append(pols, p)
+		}
+	}
+	chart.ShareScale(hs...)
+	var out []heat
+	for i, h := range hs {
+		var b bytes.Buffer
+		height := max(4.5*vg.Inch, min(1.2*vg.Inch+vg.Length(len(h.Rows))*0.22*vg.Inch, 8*vg.Inch))
+		if err := h.Write(&b, chart.PNG, 8*vg.Inch, height); err != nil {
+			return nil, err
+		}
+		out = append(out, heat{Policy: pols[i], PNG: base64.StdEncoding.EncodeToString(b.Bytes())})
+	}
+	return out, nil
+}
+
+// WriteHTML writes a self-contained report: per scenario the table of
+// WriteText and both plots, embedded.
 
 func (r *Result) WriteHTML(w io.Writer) error {
 	type scen struct {
@@ -916,7 +983,8 @@ func (r *Result) WriteHTML(w io.Writer) error {
 			}
 		}
 		var b bytes.Buffer
-		if err := r.PlotCDF(&b, sc); err != nil {
+		err := r.PlotCDF(&b, sc)
+		if err != nil {
 			return err
 		}
 		s.CDF = base64.StdEncoding.EncodeToString(b.Bytes())
@@ -932,23 +1000,8 @@ func (r *Result) WriteHTML(w io.Writer) error {
 			}
 			s.Frontier = base64.StdEncoding.EncodeToString(b.Bytes())
 		}
-		for _, p := range r.Policies {
-			for _, run := range r.RunsOf(sc, p) {
-				if run.trace == nil {
-					continue
-				}
-				h, err := run.trace.TimeHeatmap("depth", 20)
-				if err != nil {
-					continue // no lossless queue
-				}
-				h.Title = fmt.Sprintf("%s, seed %d: queue depth at each decision", p, run.Seed)
-				b.Reset()
-				height := max(4.5*vg.Inch, min(1.2*vg.Inch+vg.Length(len(h.Rows))*0.22*vg.Inch, 8*vg.Inch))
-				if err := h.Write(&b, chart.PNG, 8*vg.Inch, height); err != nil {
-					return err
-				}
-				s.Heat = append(s.Heat, heat{Policy: p, PNG: base64.StdEncoding.EncodeToString(b.Bytes())})
-			}
+		if s.Heat, err = r.heatmaps(sc); err != nil {
+			return err
 		}
 		data.Scenarios = append(data.Scenarios, s)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/ecntune/ecntune/internal/chart"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/report"
 )
@@ -87,8 +88,9 @@ func TestPlotsPNG(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		img := decodePNG(t, c.name, b.Bytes(), c.w, c.h)
-		for i, pol := range r.Policies {
-			if n := pixelsOf(img, seriesColor(i)); n < c.minN {
+		cols := chart.SeriesColors(r.Policies)
+		for _, pol := range r.Policies {
+			if n := pixelsOf(img, cols[pol]); n < c.minN {
 				t.Errorf("%s: policy %s has %d pixels of its colour, want at least %d", c.name, pol, n, c.minN)
 			}
 		}
@@ -253,11 +255,82 @@ func TestPlotFrontierSweep(t *testing.T) {
 		if err := r.PlotFrontier(&buf, "s"); err != nil {
 			t.Fatal(err)
 		}
-		return pixelsOf(decodePNG(t, "frontier", buf.Bytes(), 700, 450), seriesColor(0))
+		return pixelsOf(decodePNG(t, "frontier", buf.Bytes(), 700, 450), chart.SeriesColors(r.Policies)[a])
 	}
 	plain, sweep := draw("a", "b"), draw("model:m", "model:m,prefer=0.5")
-	if sweep < plain+200 {
+	if sweep < plain+120 {
 		t.Fatalf("%d pixels of the first policy's colour with a sweep, %d without: no line joins the preferences", sweep, plain)
 	}
 	t.Logf("%d pixels of the first policy's colour with a sweep, %d without", sweep, plain)
+}
+
+// TestPolicyKeepsItsColour: builtin is drawn in the same colour in the
+// plots of two evaluations with other policies, in another order.
+func TestPolicyKeepsItsColour(t *testing.T) {
+	want := chart.SeriesColor("builtin")
+	for _, pols := range [][]string{{"builtin", "b"}, {"static:best", "builtin"}, {"x", "builtin"}} {
+		r := plotResult()
+		r.Policies = pols
+		for i := range r.Aggregates {
+			r.Aggregates[i].Policy = pols[i]
+			r.Runs[2*i].Policy, r.Runs[2*i+1].Policy = pols[i], pols[i]
+		}
+		for name, plot := range map[string]func(*bytes.Buffer, string) error{
+			"cdf": func(b *bytes.Buffer, sc string) error { return r.PlotCDF(b, sc) },
+			"p99": func(b *bytes.Buffer, sc string) error { return r.PlotBuckets(b, sc) },
+		} {
+			var b bytes.Buffer
+			if err := plot(&b, "s"); err != nil {
+				t.Fatal(err)
+			}
+			if n := pixelsOf(decodePNG(t, name, b.Bytes(), 600, 400), want); n < 300 {
+				t.Errorf("%v, %s: %d pixels of builtin's colour", pols, name, n)
+			}
+		}
+	}
+}
+
+// TestFrontierNamesPresetsAndKeepsLegendOff: the frontier plot labels the
+// presets by name (a catalogue setting stays anonymous) and draws a
+// preset asked for as a policy in its own colour, with a legend entry.
+func TestFrontierNamesPresetsAndKeepsLegendOff(t *testing.T) {
+	r := &Result{Scenarios: []string{"s"}, Policies: []string{"builtin", "static:hpcc"}}
+	add := func(pol string, p99, good float64, oracle bool) {
+		x := Run{Policy: pol, SmallP99: p99, LargeGoodputGbps: good}
+		x.Scenario, x.Seed = "s", 1
+		if oracle {
+			r.OracleRuns = append(r.OracleRuns, x)
+			return
+		}
+		r.Runs = append(r.Runs, x)
+		r.Aggregates = append(r.Aggregates, aggregate("s", pol, []Run{x}))
+	}
+	add("builtin", 2, 90, false)
+	add("static:hpcc", 3, 95, false)
+	add("static:sonic-default", 5, 97, true)
+	add("catalogue:kmin 50KB kmax 100KB pmax 1% @100G", 1.5, 60, true)
+	p, err := r.frontierPlot("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := chart.WritePlot(&b, chart.SVG, p, 8*72, 5*72); err != nil {
+		t.Fatal(err)
+	}
+	svg := b.String()
+	for _, want := range []string{">hpcc<", ">sonic-default<", ">static:hpcc<", ">builtin<"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("the frontier plot lacks %s", want)
+		}
+	}
+	if strings.Contains(svg, "kmin 50KB") {
+		t.Error("a catalogue setting is labelled")
+	}
+	var png bytes.Buffer
+	if err := r.PlotFrontier(&png, "s"); err != nil {
+		t.Fatal(err)
+	}
+	if n := pixelsOf(decodePNG(t, "frontier", png.Bytes(), 700, 450), chart.SeriesColor("static:hpcc")); n < 30 {
+		t.Errorf("static:hpcc asked for by name: %d pixels of its colour", n)
+	}
 }
