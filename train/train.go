@@ -610,7 +610,20 @@ type Hooks struct {
 	Stop func(last Round) bool
 	// Progress is called after every round.
 	Progress func(last Round, total int)
+	// Interrupted is asked after every round (the CLI's Ctrl-C); true
+	// saves a checkpoint there, whatever CheckpointEvery says, and ends
+	// the run with ErrInterrupted and the Result so far (no final
+	// evaluation): the same run resumes from it.
+	Interrupted func() bool
+	// Resumed, when the run starts from a checkpoint, is told at once the
+	// episodes and rounds that checkpoint holds.
+	Resumed func(episodes, round int)
 }
+
+// ErrInterrupted: Hooks.Interrupted stopped the run; its checkpoint is
+// stored (when Hooks name a store and run) and the Result holds the
+// episodes done.
+var ErrInterrupted = errors.New("training interrupted")
 
 // Result is a finished (or stopped) run.
 type Result struct {
@@ -668,7 +681,8 @@ func Run(cfg Config, hooks Hooks) (*Result, error) {
 			r.EvalScore, r.Evaluated = s, true
 		}
 		res.Curve = append(res.Curve, r)
-		stop := !last && hooks.Stop != nil && hooks.Stop(r)
+		intr := !last && hooks.Interrupted != nil && hooks.Interrupted()
+		stop := !last && (intr || hooks.Stop != nil && hooks.Stop(r))
 		if hooks.Store != nil && hooks.Run != "" && (round%cfg.CheckpointEvery == 0 || stop) && !last {
 			if err := checkpoint(hooks, lr, fp, round, res); err != nil {
 				return nil, err
@@ -676,6 +690,9 @@ func Run(cfg Config, hooks Hooks) (*Result, error) {
 		}
 		if hooks.Progress != nil {
 			hooks.Progress(r, cfg.Episodes)
+		}
+		if intr {
+			return res, ErrInterrupted
 		}
 		if stop || last {
 			break
@@ -714,6 +731,9 @@ func resume(cfg Config, hooks Hooks, fp string, res *Result) (learner, int, erro
 				return nil, 0, fmt.Errorf("train: checkpoint of run %s: %w", hooks.Run, err)
 			}
 			res.Curve, res.Episodes, res.ResumedFrom = h.Curve, h.Episodes, h.Episodes
+			if hooks.Resumed != nil {
+				hooks.Resumed(h.Episodes, h.Round)
+			}
 			return lr, h.Round, nil
 		} else if !errors.Is(lerr, models.ErrNotFound) {
 			return nil, 0, fmt.Errorf("train: load checkpoint of run %s: %w", hooks.Run, lerr)
