@@ -209,11 +209,79 @@ func (p *Parser) builtin(spec string) (Spec, error) {
 	k, arg := p.kindOf(s)
 	if k == nil {
 		if p.agent {
-			return Spec{}, fmt.Errorf("%q is not allowed (want builtin[:prefer=P], adaptive, static:NAME, fixed:KMIN/KMAX/PMAX, schedule:WHAT,OFFSET=WHAT,... or daily:[tz=ZONE,]HH:MM=WHAT,... (WHAT a setting or one of these policies) or model:NAME[:prefer=P], any of them with +headroom=floor[*F] or +headroom=model:NAME and +alpha=A, or roles:host=SPEC;fabric=SPEC[;other=SPEC] of them)", s)
+			return Spec{}, fmt.Errorf("%q is not allowed%s (want builtin[:prefer=P], adaptive, static:NAME, fixed:KMIN/KMAX/PMAX, schedule:WHAT,OFFSET=WHAT,... or daily:[tz=ZONE,]HH:MM=WHAT,... (WHAT a setting or one of these policies) or model:NAME[:prefer=P], any of them with +headroom=floor[*F] or +headroom=model:NAME and +alpha=A, or roles:host=SPEC;fabric=SPEC[;other=SPEC] of them)", s, p.didYouMean(s))
 		}
-		return Spec{}, fmt.Errorf("unknown policy %q (want one of: %s)", spec, strings.Join(Specs(), "; "))
+		return Spec{}, fmt.Errorf("unknown policy %q%s (want one of: %s)", spec, p.didYouMean(s), strings.Join(Specs(), "; "))
 	}
 	return parseKind(p, k, spec, arg)
+}
+
+// didYouMean is ": did you mean X?" for the spec a misspelt s most likely
+// means (a kind's name a few letters off, its argument kept, or a preset's
+// name as static:NAME), or "" when none is near.
+func (p *Parser) didYouMean(s string) string {
+	name, arg, hasArg := strings.Cut(strings.TrimSpace(s), ":")
+	var names []string
+	for _, k := range append(builtinKinds[:len(builtinKinds):len(builtinKinds)], p.kinds...) {
+		if k.Alone != "" && !hasArg {
+			names = append(names, k.Alone)
+		}
+		if k.Prefix != "" {
+			names = append(names, strings.TrimSuffix(k.Prefix, ":"))
+		}
+	}
+	best := closestName(name, names)
+	if best != "" && hasArg {
+		best += ":" + arg
+	}
+	if best == "" && !hasArg {
+		if pr := closestName(name, PresetNames()); pr != "" {
+			best = StaticPrefix + pr
+		}
+	}
+	if best == "" || best == s {
+		return ""
+	}
+	return ": did you mean " + best + "?"
+}
+
+// closestName is the name within a few edits of s (about a third of its
+// letters, at least two), the nearest first; "" when none is.
+func closestName(s string, names []string) string {
+	best, bestD := "", max(2, len(s)/3)+1
+	for _, n := range names {
+		if d := editDistance(strings.ToLower(s), n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Damerau–Levenshtein distance between a and b
+// (an adjacent swap counts one edit).
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
 }
 
 // parseKind parses spec, of kind k with argument arg.

@@ -129,3 +129,26 @@ func TestResolverKinds(t *testing.T) {
 		t.Error("the zero Resolver took a kind it was not given")
 	}
 }
+
+// A misspelt policy gets a suggestion before the grammar: a kind's name,
+// with its argument, or a preset's name as static:NAME.
+func TestSpecDidYouMean(t *testing.T) {
+	for _, c := range []struct{ spec, want string }{
+		{"buitin", `unknown policy "buitin": did you mean builtin?`},
+		{"adaptiv", "did you mean adaptive?"},
+		{"modle:mine:prefer=1", "did you mean model:mine:prefer=1?"},
+		{"statc:hpcc", "did you mean static:hpcc?"},
+		{"hpcc", "did you mean static:hpcc?"},
+	} {
+		_, err := ParseSpec(c.spec)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.spec, err, c.want)
+		}
+		if err := CheckSpec(c.spec); err == nil || !strings.Contains(err.Error(), c.want[strings.Index(c.want, "did you"):]) {
+			t.Errorf("agent's check of %q: %v, want %q", c.spec, err, c.want)
+		}
+	}
+	if _, err := ParseSpec("zzzzzzzz"); err == nil || strings.Contains(err.Error(), "did you mean") {
+		t.Errorf("nothing near: %v", err)
+	}
+}
