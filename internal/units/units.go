@@ -57,8 +57,8 @@ func ParseBytes(s string) (int64, error) {
 	}
 	if !unit && v != 0 {
 		if v >= bareBytesFrom && v <= float64(MaxBytes) {
-			return 0, fmt.Errorf("size %q has no unit: write %sB (%s); read as KB it would be %s, more than a switch buffer holds",
-				s, t, FormatBytes(int64(math.Round(v))), FormatBytes(int64(math.Min(v*1000, float64(MaxBytes)))))
+			return 0, fmt.Errorf("size %q has no unit: write %sB (%s); %sKB would be %s",
+				s, t, FormatBytes(int64(math.Round(v))), t, FormatBytes(int64(math.Min(v*1000, float64(MaxBytes)))))
 		}
 		return 0, fmt.Errorf("size %q has no unit: write %sKB, %sKiB or %sB (ns-3's KMIN_MAP and KMAX_MAP are in KB)", s, t, t, t)
 	}
@@ -71,8 +71,9 @@ func ParseBytes(s string) (int64, error) {
 	return int64(math.Round(v * mult)), nil
 }
 
-// bareBytesFrom is the smallest bare number ParseBytes takes to mean
-// bytes in its hint: as KB it would be 100 MB, beyond any switch buffer.
+// bareBytesFrom is the smallest bare number ParseBytes's hint reads as
+// bytes first: as KB it would be 100 MB, beyond any switch buffer or
+// threshold.
 const bareBytesFrom = 100_000
 
 // ParseRate parses a bit rate such as "100Gbps", "20Mbps", "400G" or

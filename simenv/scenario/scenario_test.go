@@ -475,21 +475,21 @@ func TestUnitsRequiredOnEverySize(t *testing.T) {
 	cdf := "workloads: [{kind: cdf, cdf: ws.txt, load: 0.5}]\n"
 	star := func(extra string) string { return "topology: {kind: star, hosts: 4" + extra + "}\n" }
 	for _, tc := range []struct{ src, field, fix string }{
-		{star(", buffer: 32000000") + cdf, "topology.buffer", "32000000KB"},
+		{star(", buffer: 32000000") + cdf, "topology.buffer", "32000000B (32MB)"},
 		{star(", host_rate: 100") + cdf, "topology.host_rate", "100Gbps"},
 		{star(", host_rate: \"25\"") + cdf, "topology.host_rate", "25Gbps"},
 		{"topology: {kind: leafspine, leaves: 2, spines: 1, hosts_per_leaf: 2, fabric_rate: 400}\n" + cdf, "topology.fabric_rate", "400Gbps"},
 		{star("") + cdf + "ecn: {kmin: 400}\n", "ecn.kmin", "400KB"},
 		{star("") + cdf + "ecn: {kmax: \"1600\"}\n", "ecn.kmax", "1600KB"},
-		{star("") + cdf + "ecn: {kmax: 1.6e6}\n", "ecn.kmax", "1.6e6KB"},
+		{star("") + cdf + "ecn: {kmax: 1.6e6}\n", "ecn.kmax", "1.6e6B (1.6MB)"},
 		{star("") + cdf + "pfc: {headroom: 52000}\n", "pfc.headroom", "52000KB"},
 		{star("") + cdf + "pfc: {reserve: 2048}\n", "pfc.reserve", "2048KB"},
 		{star("") + cdf + "pfc: {xon_offset: 1000}\n", "pfc.xon_offset", "1000KB"},
 		{star("") + cdf + "dcqcn: {ai: 20}\n", "dcqcn.ai", "20Gbps"},
 		{star("") + cdf + "dcqcn: {hai: 200}\n", "dcqcn.hai", "200Gbps"},
 		{star("") + cdf + "dcqcn: {min_rate: 1}\n", "dcqcn.min_rate", "1Gbps"},
-		{star("") + cdf + "dcqcn: {byte_counter: 10000000}\n", "dcqcn.byte_counter", "10000000KB"},
-		{star("") + "workloads: [{kind: incast, fanin: 2, size: 1000000, every: 1ms}]\n", "workloads[0].size", "1000000KB"},
+		{star("") + cdf + "dcqcn: {byte_counter: 10000000}\n", "dcqcn.byte_counter", "10000000B (10MB)"},
+		{star("") + "workloads: [{kind: incast, fanin: 2, size: 1000000, every: 1ms}]\n", "workloads[0].size", "1000000B (1MB)"},
 	} {
 		_, err := Parse([]byte(tc.src), dir, "s.yaml")
 		if err == nil || !strings.Contains(err.Error(), tc.field+": ") || !strings.Contains(err.Error(), "has no unit") ||
