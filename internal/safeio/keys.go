@@ -693,6 +693,10 @@ func closest(key string, allowed []string) string {
 	return best
 }
 
+// EditDistance is the Damerau–Levenshtein distance (adjacent swaps count
+// one) between a and b, for "did you mean" suggestions.
+func EditDistance(a, b string) int { return editDistance(a, b) }
+
 // editDistance is the Damerau–Levenshtein distance (adjacent swaps count
 // one) between a and b.
 func editDistance(a, b string) int {

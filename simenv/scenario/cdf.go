@@ -5,8 +5,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -125,5 +128,56 @@ func readErr(path, what string, err error) error {
 	if errors.As(err, &tl) {
 		return fmt.Errorf("%s: cannot read %s: larger than %s, the limit for a %s", safeio.DisplayPath(path), what, safeio.FormatSize(tl.Max), what)
 	}
+	if what == "scenario" && errors.Is(err, fs.ErrNotExist) {
+		if near := nearbyFiles(path); len(near) > 0 {
+			return fmt.Errorf("%s: cannot read %s: %w (did you mean %s?)", safeio.DisplayPath(path), what, unwrapPathErr(err), strings.Join(near, " or "))
+		}
+	}
 	return fmt.Errorf("%s: cannot read %s: %w", safeio.DisplayPath(path), what, unwrapPathErr(err))
+}
+
+// nearbyFiles are up to three files of path's extension, in its folder
+// or a folder below it (scenarios/ when path's folder does not exist),
+// whose names are within a few edits of path's: nearest first.
+func nearbyFiles(path string) []string {
+	dir, base := filepath.Dir(path), filepath.Base(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		dir = "scenarios"
+	}
+	ext := filepath.Ext(base)
+	stem := strings.TrimSuffix(base, ext)
+	limit := max(2, len(stem)/3)
+	type cand struct {
+		path string
+		d    int
+	}
+	var cs []cand
+	look := func(d string, depth int) {
+		ents, _ := os.ReadDir(d)
+		for i, e := range ents {
+			if i >= 1000 {
+				return // a folder of thousands is not a scenarios folder
+			}
+			n := e.Name()
+			if e.IsDir() || filepath.Ext(n) != ext {
+				continue
+			}
+			if dist := safeio.EditDistance(stem, strings.TrimSuffix(n, ext)); dist <= limit {
+				cs = append(cs, cand{filepath.Join(d, n), dist*2 + depth})
+			}
+		}
+	}
+	look(dir, 0)
+	subs, _ := os.ReadDir(dir)
+	for i, e := range subs {
+		if i < 100 && e.IsDir() {
+			look(filepath.Join(dir, e.Name()), 1)
+		}
+	}
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].d < cs[j].d })
+	var out []string
+	for _, c := range cs[:min(3, len(cs))] {
+		out = append(out, safeio.DisplayPath(c.path))
+	}
+	return out
 }
