@@ -39,7 +39,8 @@ func TestWriteReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rf.Intervals != 5 || rf.Skipped != 0 || rf.Changes == 0 || len(rf.Pictures) != 6 {
+	// Two queues asked for, one busy: the idle one gets no chart.
+	if rf.Intervals != 5 || rf.Skipped != 0 || rf.Changes == 0 || len(rf.Pictures) != 5 {
 		t.Errorf("report %+v", rf)
 	}
 	for _, p := range rf.Pictures {

@@ -183,7 +183,8 @@ func (a *server) overview() (Overview, error) {
 }
 
 // hot returns the n queues with the deepest peak queue in the newest
-// interval.
+// interval, among those that held bytes, marked or were paused (none on
+// an idle fabric).
 func (a *server) hot(n int) []HotQueue {
 	h := a.o.History
 	if h == nil {
@@ -200,6 +201,9 @@ func (a *server) hot(n int) []HotQueue {
 		s := &q.pts[slot]
 		if math.IsNaN(float64(s.util)) {
 			continue
+		}
+		if !(s.scaled(MetricDepth) > 0 || s.scaled(MetricMarks) > 0 || s.scaled(MetricPFC) > 0) {
+			continue // idle: not congested at all
 		}
 		hq := HotQueue{Key: k, DepthKB: opt(s.scaled(MetricDepth)), MarksPct: opt(s.scaled(MetricMarks)),
 			PFCPct: opt(s.scaled(MetricPFC)), UtilPct: opt(s.scaled(MetricUtil))}
@@ -394,7 +398,7 @@ func (a *server) heatmapPNG(r *http.Request) ([]byte, error) {
 		}
 		g, ok = a.o.History.fabric(m, ago)
 		if ok {
-			title += " at " + time.Unix(0, g.TimeNs).UTC().Format("15:04:05.000")
+			title += " at " + time.Unix(0, g.TimeNs).UTC().Format("2006-01-02 15:04:05.000") + " UTC"
 		}
 	case "time":
 		top := 30
@@ -411,13 +415,11 @@ func (a *server) heatmapPNG(r *http.Request) ([]byte, error) {
 	if !ok {
 		return nil, &httpError{http.StatusNotFound, "no interval recorded yet (or ago beyond the kept history)"}
 	}
-	h := chart.Heatmap{Title: title, Unit: m.Title(), Rows: g.Rows, Cols: g.Cols, Values: g.Values}
-	if m != MetricDepth && m != MetricAvg {
-		h.Min, h.Max = 0, 100
-	}
+	h := a.o.History.heatmapOf(title, g)
 	height := 1.2*vg.Inch + vg.Length(len(g.Rows))*0.22*vg.Inch
 	if v.Get("view") == "time" {
-		h.XLabel, h.YLabel = "interval", ""
+		iv := a.o.History.intervals()
+		h.XLabel, h.YLabel = chart.ClockAxisLabel(iv[0], iv[len(iv)-1]), ""
 	} else {
 		h.XLabel, h.YLabel = "port (largest of its lossless queues)", "switch"
 	}
@@ -457,7 +459,7 @@ func (a *server) queuePNG(r *http.Request) ([]byte, error) {
 	var marks []chart.Marker
 	for _, c := range page.Changes {
 		if c.Key == k && c.State != core.StateFailed {
-			marks = append(marks, chart.Marker{X: float64(c.TimeNs-qs.TimesNs[len(qs.TimesNs)-1]) / 1e9, Kind: string(c.Kind)})
+			marks = append(marks, chart.Marker{X: float64(c.TimeNs) / 1e9, Kind: string(c.Kind)})
 		}
 	}
 	st := QueueStack(qs, marks)
@@ -468,14 +470,14 @@ func (a *server) queuePNG(r *http.Request) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// QueueStack lays out one queue's series as chart panels, x in seconds
-// back from the newest interval: the same picture live and in `agent
-// report`.
+// QueueStack lays out one queue's series as chart panels over wall-clock
+// time (x in Unix seconds, labelled as a UTC clock, as the audit log's
+// times are; marks at their entries' times): the same picture live and
+// in `agent report`.
 func QueueStack(qs QueueSeries, marks []chart.Marker) chart.Stack {
-	newest := qs.TimesNs[len(qs.TimesNs)-1]
 	xs := make([]float64, len(qs.TimesNs))
 	for i, t := range qs.TimesNs {
-		xs[i] = float64(t-newest) / 1e9
+		xs[i] = float64(t) / 1e9
 	}
 	vals := func(m Metric) []float64 {
 		out := make([]float64, len(qs.TimesNs))
@@ -514,7 +516,8 @@ func QueueStack(qs QueueSeries, marks []chart.Marker) chart.Stack {
 		pm.Lines = append(pm.Lines, chart.Line{Name: "Pmax recommended", X: xs, Y: steps(qs.Recommended, pmax), Step: true, Dashed: true})
 	}
 	title := fmt.Sprintf("%s %s queue %d", qs.Key.Target, qs.Key.Port, qs.Key.Queue)
-	return chart.Stack{Title: title, XLabel: "seconds before the newest interval", MarkerColors: markerColors, Markers: marks,
+	xl := chart.ClockAxisLabel(qs.TimesNs[0], qs.TimesNs[len(qs.TimesNs)-1])
+	return chart.Stack{Title: title, XLabel: xl, Clock: true, MarkerColors: markerColors, Markers: marks,
 		Panels: []chart.Panel{
 			{YLabel: "util (%)", YMin: 0, YMax: 100, Lines: []chart.Line{{Name: "utilisation", X: xs, Y: vals(MetricUtil)}}},
 			{YLabel: "queue (KB)", Lines: []chart.Line{{Name: "peak", X: xs, Y: vals(MetricDepth)}, {Name: "average", X: xs, Y: vals(MetricAvg)}}},

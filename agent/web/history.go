@@ -9,6 +9,7 @@ import (
 
 	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/chart"
 )
 
 // DefaultHistory is how many control intervals the dashboard keeps per
@@ -117,6 +118,9 @@ type History struct {
 	next   int
 	count  int
 	queues map[env.QueueKey]*queueHist
+	// peakKB is the deepest peak and average queue (KB) ever recorded:
+	// the depth heatmaps' scale only grows (DepthScale).
+	peakKB, peakAvgKB float64
 }
 
 // NewHistory keeps n intervals (none, and nil, for n <= 0).
@@ -190,6 +194,12 @@ func (h *History) Record(nowNs int64, obs []env.Observation, recs []core.Recomme
 			q.rec = appendSetting(q.rec, nowNs, recs[i].Recommended, oldest)
 		}
 		q.pts[slot] = sampleOf(o, conf)
+		if v := q.pts[slot].scaled(MetricDepth); v > h.peakKB { // NaN is not
+			h.peakKB = v
+		}
+		if v := q.pts[slot].scaled(MetricAvg); v > h.peakAvgKB {
+			h.peakAvgKB = v
+		}
 		q.cur = appendSetting(q.cur, nowNs, o.Current, oldest)
 		q.rate = o.RateBps
 	}
@@ -356,6 +366,11 @@ func (h *History) timeline(m Metric, top int) (Grid, bool) {
 	slices.SortFunc(all, func(a, b scored) int {
 		return cmp.Or(cmp.Compare(b.sum, a.sum), env.CompareQueueKeys(a.k, b.k))
 	})
+	if emptyWords(m) != "" {
+		// Queues with nothing to show are left out: an idle fabric is
+		// said in words, not drawn as rows of zeros.
+		all = slices.DeleteFunc(all, func(s scored) bool { return !(s.sum > 0) })
+	}
 	if len(all) > top {
 		all = all[:top]
 	}
@@ -364,9 +379,11 @@ func (h *History) timeline(m Metric, top int) (Grid, bool) {
 		g.Keys = append(g.Keys, s.k)
 		g.Rows = append(g.Rows, s.k.Target+" "+s.k.Port+" q"+strconv.Itoa(s.k.Queue))
 	}
+	var times []int64
 	for _, slot := range slots {
-		g.Cols = append(g.Cols, ago(g.TimeNs-h.times[slot]))
+		times = append(times, h.times[slot])
 	}
+	g.Cols = chart.ClockLabels(times)
 	g.Values = nanGrid(len(g.Rows), len(slots))
 	for r, s := range all {
 		q := h.queues[s.k]
@@ -375,18 +392,6 @@ func (h *History) timeline(m Metric, top int) (Grid, bool) {
 		}
 	}
 	return g, true
-}
-
-// ago renders a span back from the newest interval, e.g. "-12s".
-func ago(ns int64) string {
-	if ns == 0 {
-		return "now"
-	}
-	s := float64(ns) / 1e9
-	if s >= 10 {
-		return "-" + strconv.FormatFloat(math.Round(s), 'f', 0, 64) + "s"
-	}
-	return "-" + strconv.FormatFloat(s, 'g', 2, 64) + "s"
 }
 
 // intervals returns the kept interval times, oldest first.

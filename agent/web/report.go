@@ -197,8 +197,8 @@ func (fw *figureWriter) write(name, caption string, draw func(f *os.File) error)
 // (depth, marks and PFC of the busiest queues over time).
 func (fw *figureWriter) heatmaps(h *History) error {
 	g, _ := h.fabric(MetricDepth, -1)
-	hm := chart.Heatmap{Title: "peak queue depth (KB), the worst interval of each port", XLabel: "port (largest of its lossless queues)",
-		YLabel: "switch", Unit: MetricDepth.Title(), Rows: g.Rows, Cols: g.Cols, Values: g.Values}
+	hm := h.heatmapOf("peak queue depth (KB), the worst interval of each port", g)
+	hm.XLabel, hm.YLabel = "port (largest of its lossless queues)", "switch"
 	if err := fw.write("fabric-depth.png", "Where congestion was: every switch and port at its worst interval.", func(f *os.File) error {
 		return hm.Write(f, chart.PNG, 9*vg.Inch, heatHeight(len(g.Rows)))
 	}); err != nil {
@@ -206,11 +206,9 @@ func (fw *figureWriter) heatmaps(h *History) error {
 	}
 	for _, m := range []Metric{MetricDepth, MetricMarks, MetricPFC} {
 		g, _ := h.timeline(m, 30)
-		hm := chart.Heatmap{Title: fmt.Sprintf("%s, the %d busiest queues", m.Title(), len(g.Rows)), XLabel: "interval",
-			Unit: m.Title(), Rows: g.Rows, Cols: g.Cols, Values: g.Values}
-		if m != MetricDepth {
-			hm.Max = 100
-		}
+		hm := h.heatmapOf(fmt.Sprintf("%s, the %d busiest queues", m.Title(), len(g.Rows)), g)
+		iv := h.intervals()
+		hm.XLabel = chart.ClockAxisLabel(iv[0], iv[len(iv)-1])
 		if err := fw.write("time-"+string(m)+".png", "When: "+m.Title()+" of the busiest queues over the run.", func(f *os.File) error {
 			return hm.Write(f, chart.PNG, 10*vg.Inch, heatHeight(len(g.Rows)))
 		}); err != nil {
@@ -229,7 +227,7 @@ func (fw *figureWriter) busiest(h *History, n int, changes []core.AuditEntry) er
 		var marks []chart.Marker
 		for _, c := range changes {
 			if c.Key == k && c.State != core.StateFailed {
-				marks = append(marks, chart.Marker{X: float64(c.TimeNs-qs.TimesNs[len(qs.TimesNs)-1]) / 1e9, Kind: string(c.Kind)})
+				marks = append(marks, chart.Marker{X: float64(c.TimeNs) / 1e9, Kind: string(c.Kind)})
 			}
 		}
 		st := QueueStack(qs, marks)
