@@ -15,7 +15,7 @@ func newModelsDeleteCmd(f *modelsFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "delete REF | --checkpoint RUN",
 		Short: "Delete a model version (the promoted one only with --force) or an unfinished run's checkpoint",
-		Args:  cobra.ExactArgs(1),
+		Args:  oneArg("model REF", "to delete (NAME:vN), or with --checkpoint the RUN whose checkpoint to drop"),
 		RunE: func(c *cobra.Command, args []string) error {
 			return f.with(false, true, false, func(r *models.Registry) error {
 				if checkpoint {

@@ -13,7 +13,7 @@ func newModelsExportCmd(f *modelsFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export REF",
 		Short: "Write a model version (metadata, weights, sha256) to --out FILE or stdout",
-		Args:  cobra.ExactArgs(1),
+		Args:  oneArg("model REF", "to export (NAME or NAME:vN; models list shows them)"),
 		RunE: func(c *cobra.Command, args []string) error {
 			return f.with(true, true, false, func(r *models.Registry) error {
 				if out != "" && out != "-" {

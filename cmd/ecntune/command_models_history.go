@@ -14,7 +14,7 @@ func newModelsHistoryCmd(f *modelsFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "history NAME",
 		Short: "Print the promotion history of a model name",
-		Args:  cobra.ExactArgs(1),
+		Args:  oneArg("model NAME", "whose promotions to print (e.g. mine; models list shows the names)"),
 		RunE: func(c *cobra.Command, args []string) error {
 			return f.with(true, true, false, func(r *models.Registry) error {
 				h, err := r.History(args[0])

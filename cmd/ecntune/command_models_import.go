@@ -21,7 +21,7 @@ version when that version is free in this registry; when the version is taken by
 other weights it gets the next free version of its name; when the same weights
 are already there under that version nothing is written. Imported models are
 candidates with a new id.`,
-		Args: cobra.ExactArgs(1),
+		Args: oneArg("FILE", "to import (a model written by models export; - for stdin)"),
 		RunE: func(c *cobra.Command, args []string) error {
 			// Verify the whole file before the registry is opened (or
 			// created): a bad file leaves no trace.

@@ -14,7 +14,7 @@ func newModelsRollbackCmd(f *modelsFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rollback NAME",
 		Short: "Promote again the version promoted before the current one",
-		Args:  cobra.ExactArgs(1),
+		Args:  oneArg("model NAME", "whose promotion to roll back"),
 		RunE: func(c *cobra.Command, args []string) error {
 			return f.with(false, true, force, func(r *models.Registry) error {
 				m, err := r.Rollback(args[0], time.Now())

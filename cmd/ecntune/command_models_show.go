@@ -15,7 +15,7 @@ func newModelsShowCmd(f *modelsFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "show REF",
 		Short: "Print a model version's metadata as JSON and check its weights",
-		Args:  cobra.ExactArgs(1),
+		Args:  oneArg("model REF", "to show (NAME or NAME:vN; models list shows them)"),
 		RunE: func(c *cobra.Command, args []string) error {
 			return f.with(true, true, false, func(r *models.Registry) error {
 				m, err := r.Info(args[0])
