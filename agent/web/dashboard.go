@@ -245,12 +245,13 @@ func (a *server) dashboard(mux *http.ServeMux) {
 		panic(err) // the embedded folder is there at build time
 	}
 	files := http.FileServerFS(static)
+	cache := &pngCache{}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)
 			return
 		}
-		files.ServeHTTP(w, r)
+		a.servePage(w, cache) // with its pictures inline
 	})
 	mux.Handle("/static/", http.StripPrefix("/static/", files))
 	mux.HandleFunc("/api/overview", func(w http.ResponseWriter, r *http.Request) {
@@ -275,7 +276,6 @@ func (a *server) dashboard(mux *http.ServeMux) {
 		}
 		writeJSON(w, qs)
 	})
-	cache := &pngCache{}
 	mux.HandleFunc("/dashboard/heatmap.png", func(w http.ResponseWriter, r *http.Request) {
 		a.servePNG(w, r, cache, a.heatmapPNG)
 	})

@@ -23,6 +23,19 @@ function setting(s) {
   if (s.headroom_bytes) t += ` headroom ${fmtBytes(s.headroom_bytes)}`;
   return t;
 }
+// fmtTime renders Unix ns as the audit log does: UTC, 24-hour, with the
+// date ("2026-11-29 14:01:02 UTC"; ms adds milliseconds).
+function fmtTime(ns, ms = false) {
+  const iso = new Date(ns / 1e6).toISOString(); // 2026-11-29T14:01:02.123Z
+  return iso.slice(0, 10) + " " + iso.slice(11, ms ? 23 : 19) + " UTC";
+}
+// show points img at url, unless it already shows it (inline at load).
+function show(img, url) {
+  if (img.dataset && img.dataset.src === url) { img.hidden = false; return false; }
+  if (img.dataset) img.dataset.src = url;
+  img.src = url;
+  return true;
+}
 function num(v, d = 1) { return v === null || v === undefined ? "–" : v.toFixed(d); }
 function cell(tr, text, cls) {
   const td = document.createElement("td");
@@ -60,7 +73,7 @@ function drawQueue() {
   const newest = intervals.length ? intervals[intervals.length - 1] : 0;
   img.onload = () => { img.hidden = false; $("queue-msg").textContent = ""; };
   img.onerror = () => { img.hidden = true; $("queue-msg").textContent = `no history of ${keyText(picked)} yet`; };
-  img.src = `/dashboard/queue.png?${keyParams(picked)}&v=${newest}`;
+  if (!show(img, `/dashboard/queue.png?${keyParams(picked)}&v=${newest}`)) $("queue-msg").textContent = "";
 }
 
 function drawHeatmap() {
@@ -71,10 +84,10 @@ function drawHeatmap() {
   const ago = Number($("ago").value);
   const newest = intervals[intervals.length - 1];
   const t = intervals[intervals.length - 1 - ago];
-  $("ago-label").textContent = ago === 0 ? "newest" : `${((newest - t) / 1e9).toFixed(1)} s before the newest`;
+  $("ago-label").textContent = ago === 0 ? "newest" : `${fmtTime(t)}, ${((newest - t) / 1e9).toFixed(1)} s before the newest`;
   img.onload = () => { $("heatmap-msg").textContent = ""; };
   img.onerror = () => { $("heatmap-msg").textContent = "heatmap not available yet"; };
-  img.src = `/dashboard/heatmap.png?metric=${$("metric").value}&view=${view}&ago=${ago}&v=${newest}`;
+  if (!show(img, `/dashboard/heatmap.png?metric=${$("metric").value}&view=${view}&ago=${ago}&v=${newest}`)) $("heatmap-msg").textContent = "";
 }
 
 function render(ov) {
@@ -88,7 +101,7 @@ function render(ov) {
   h.className = "pill " + (ov.healthy ? "ok" : "bad");
   $("problems").hidden = ov.healthy;
   $("problems").textContent = ov.problems.join("\n");
-  $("updated").textContent = "updated " + new Date(ov.now_ns / 1e6).toLocaleTimeString();
+  $("updated").textContent = "updated " + fmtTime(ov.now_ns);
   $("n-targets").textContent = ov.targets.length;
   $("n-queues").textContent = ov.queues;
   $("n-change").textContent = ov.would_change;
@@ -116,7 +129,13 @@ function render(ov) {
     if (t.stale) tr.style.background = "#fdecec";
     return tr;
   });
-  fill("hot", ov.hot, (q) => {
+  if (!ov.hot.length && intervals.length) {
+    // An idle fabric is said, not drawn as rows of zeros.
+    const tr = document.createElement("tr");
+    cell(tr, "idle: no queue held bytes, marked or was paused in the newest interval", "muted").colSpan = 6;
+    fill("hot", [tr], (r) => r);
+    if (!picked) $("queue-msg").textContent = "idle: no congested queue to show; pick one here to see it anyway.";
+  } else fill("hot", ov.hot, (q) => {
     const tr = document.createElement("tr");
     cell(tr, keyText(q.key));
     cell(tr, num(q.depth_kb)); cell(tr, num(q.marks_pct)); cell(tr, num(q.pfc_pct)); cell(tr, num(q.util_pct));
@@ -164,7 +183,7 @@ function drawAudit(changes) {
 
 function auditRow(c) {
   const tr = document.createElement("tr");
-  cell(tr, new Date(c.time_ns / 1e6).toLocaleTimeString());
+  cell(tr, fmtTime(c.time_ns, true));
   cell(tr, keyText(c.key));
   cell(tr, c.kind);
   cell(tr, c.state);
@@ -252,4 +271,9 @@ $("metric").addEventListener("change", drawHeatmap);
 $("view").addEventListener("change", drawHeatmap);
 $("ago").addEventListener("input", () => { $("live").checked = false; drawHeatmap(); });
 $("queue").addEventListener("change", (e) => { if (e.target.value) { picked = JSON.parse(e.target.value); drawQueue(); } });
-refresh();
+// The page comes with the newest overview inline: draw it at once.
+const initial = document.getElementById("initial");
+if (initial && initial.textContent) {
+  render(JSON.parse(initial.textContent));
+  setTimeout(refresh, refreshMs);
+} else refresh();

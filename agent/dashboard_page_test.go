@@ -1,0 +1,89 @@
+package agent
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/env"
+)
+
+// TestDashboardPageHasItsPictures: the page's first HTML carries the
+// fabric heatmap and the most congested queue's chart inline and the
+// overview as JSON, so that it is complete at load, without a fetch;
+// before any interval it is the plain page.
+func TestDashboardPageHasItsPictures(t *testing.T) {
+	r := newRig(t, config.ModeShadow, false, "", nil)
+	h := r.a.Handler()
+	if body := get(t, h, "/").Body.String(); strings.Contains(body, "data:image/png") || !strings.Contains(body, `id="heatmap"`) {
+		t.Errorf("page before any interval: %.300s", body)
+	}
+	r.obs.metrics[kA] = env.Metrics{IntervalNs: sec, Util: 0.9, MarkFrac: 0.25, MaxDelayNs: 8_000, AvgDelayNs: 4_000}
+	for range 3 {
+		r.interval(t)
+	}
+	body := get(t, h, "/").Body.String()
+	for _, re := range []string{
+		`<img id="heatmap" alt="fabric heatmap" src="data:image/png;base64,iVBOR[^"]+" data-src="/dashboard/heatmap.png\?metric=depth&amp;view=fabric&amp;ago=0&amp;v=\d+">`,
+		`<img id="queue-chart" alt="queue time series" src="data:image/png;base64,iVBOR[^"]+" data-src="/dashboard/queue.png\?target=leaf0&amp;port=` + kA.Port + `&amp;queue=3&amp;v=\d+">`,
+		`<script id="initial" type="application/json">\{"mode":"shadow".*"intervals_ns":\[\d+,\d+,\d+\]`,
+	} {
+		if !regexp.MustCompile(re).MatchString(body) {
+			t.Errorf("the page lacks %s", re)
+		}
+	}
+}
+
+// TestDashboardScriptTimesAndIdle: app.js (in Node.js, skipped without)
+// draws the inline overview at load, writes times as the audit log does
+// (UTC, 24-hour, with the date) and says "idle" instead of listing queues
+// with nothing in them.
+func TestDashboardScriptTimesAndIdle(t *testing.T) {
+	nodeJS, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node to run the dashboard's script")
+	}
+	app, err := os.ReadFile("web/static/app.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(app), "toLocale") {
+		t.Error("app.js writes a time in the browser's locale")
+	}
+	ov := `{"mode":"shadow","policy":"builtin","interval_s":1,"now_ns":1795960862000000000,"intervals_ns":[1795960861000000000,1795960862000000000],
+"healthy":true,"problems":[],"targets":[],"hot":[],"recommendations":[],"queues":2,"would_change":0,
+"changes":[{"time_ns":1795960862123000000,"target":"leaf0","key":{"target":"leaf0","port":"Ethernet0","queue":3},"kind":"tune","state":"applied",
+"old":{"kmin_bytes":1,"kmax_bytes":2,"pmax":0.1},"new":{"kmin_bytes":1,"kmax_bytes":2,"pmax":0.1},"reason":"r"}],
+"changes_in_window":1,"flaps_in_window":0,"changes_per_queue_per_100_intervals":0,"rollbacks_in_window":0,"repairs_in_window":0,"fallbacks_in_window":0,"pause":{}}`
+	script := fakeDOM + `els["initial"] = { textContent: ` + strconvQuote(ov) + ` };
+` + string(app) + `
+const text = (id) => els[id].tBodies[0].children.map((tr) => tr.children.map((td) => String(td.textContent)).join("|"));
+console.log(JSON.stringify({ updated: els["updated"].textContent, hot: text("hot"), audit: text("audit") }));
+`
+	out, err := exec.Command(nodeJS, "-e", script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, out)
+	}
+	var got struct {
+		Updated    string
+		Hot, Audit []string
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got.Updated != "updated 2026-11-29 14:01:02 UTC" {
+		t.Errorf("updated %q", got.Updated)
+	}
+	if len(got.Hot) != 1 || !strings.HasPrefix(got.Hot[0], "idle") {
+		t.Errorf("most congested queues of an idle fabric: %q", got.Hot)
+	}
+	if len(got.Audit) != 1 || !strings.HasPrefix(got.Audit[0], "2026-11-29 14:01:02.123 UTC|") {
+		t.Errorf("audit rows %q", got.Audit)
+	}
+}
+
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
