@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -103,11 +102,25 @@ func (o *benchAgentOpts) run(cmd *cobra.Command) error {
 		return err
 	}
 	defer stopProfile()
-	stopProgress := progressOverTime(cmd.ErrOrStderr(), "bench agent", time.Duration(o.agent.Warmup+o.agent.Intervals)*o.agent.Interval)
+	prog := newProgress(cmd.ErrOrStderr(), "bench agent", "intervals", int64(o.agent.Warmup+o.agent.Intervals))
+	o.agent.Progress = benchAgentProgress(prog)
 	r, err := bench.RunAgent(ctx, o.agent, bench.ChildCommand(ctx, o.niceSwitches, exe, "bench", "agent", "--serve"))
-	stopProgress()
+	prog.finish()
 	if err != nil {
 		return err
 	}
 	return writeReport(cmd.OutOrStdout(), r, o.asJSON)
+}
+
+// benchAgentProgress counts bench agent's intervals on prog, the time
+// left measured from the agent's start (the switches' start-up is not
+// the rate of its intervals).
+func benchAgentProgress(prog *progress) func(done, total int) {
+	return func(done, _ int) {
+		if done == 0 {
+			prog.begin(0)
+			return
+		}
+		prog.set(int64(done))
+	}
 }

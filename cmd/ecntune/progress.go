@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -11,29 +10,57 @@ import (
 
 // progress shows how far a long run is, with an estimate of the time
 // left: a progress bar on a terminal, else a plain line every
-// progressLogEvery (a log file, CI), so that no long run is silent.
+// progressLogEvery (a log file, CI), so that no long run is silent. The
+// time left is measured, on the bar as in the lines: the time spent so
+// far over the work done since the estimate's start (begin), times the
+// work left. (progressbar's own prediction is not used: it rates the
+// first burst of work over the time since that burst, not since the
+// start, and was 3x off for eval.)
 type progress struct {
 	w        io.Writer
 	what     string
 	unit     string
 	total    int64
 	start    time.Time
+	base     int64 // work done when the estimate started (begin)
 	lastLine time.Time
 	bar      *progressbar.ProgressBar
 	every    time.Duration
+	now      func() time.Time
 }
+
+// progressTerminal tells whether progress goes to a terminal (a bar) or
+// not (plain lines); tests replace it.
+var progressTerminal = isTerminal
 
 // newProgress starts the progress of total units (runs, µs, ...) of what.
 func newProgress(w io.Writer, what, unit string, total int64) *progress {
-	p := &progress{w: w, what: what, unit: unit, total: total, start: time.Now(), every: progressLogEvery}
+	p := &progress{w: w, what: what, unit: unit, total: total, every: progressLogEvery, now: time.Now}
+	p.start = p.now()
 	p.lastLine = p.start
-	if isTerminal(w) {
-		p.bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(w),
-			progressbar.OptionSetDescription(what+" ("+unit+")"), progressbar.OptionShowCount(),
-			progressbar.OptionSetPredictTime(true), progressbar.OptionShowElapsedTimeOnFinish(),
-			progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
+	if progressTerminal(w) {
+		p.bar = newBar(w, total, what+" ("+unit+")")
 	}
 	return p
+}
+
+// newBar is the bar of total units: the count, the percentage and the
+// description, which carries the measured time left.
+func newBar(w io.Writer, total int64, desc string) *progressbar.ProgressBar {
+	return progressbar.NewOptions64(total, progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription(desc), progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(false), progressbar.OptionShowElapsedTimeOnFinish(),
+		progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
+}
+
+// begin starts the estimate now, at n units done: what came before (a
+// start-up, work resumed from a checkpoint) does not count in the rate.
+func (p *progress) begin(n int64) {
+	if p == nil {
+		return
+	}
+	p.start, p.base = p.now(), n
+	p.set(n)
 }
 
 // set reports n units done.
@@ -41,11 +68,12 @@ func (p *progress) set(n int64) {
 	if p == nil {
 		return
 	}
+	now := p.now()
 	if p.bar != nil {
+		p.bar.Describe(p.what + " (" + p.unit + ")" + p.leftText(n, now))
 		_ = p.bar.Set64(n)
 		return
 	}
-	now := time.Now()
 	if now.Sub(p.lastLine) < p.every || n >= p.total {
 		return
 	}
@@ -56,12 +84,33 @@ func (p *progress) set(n int64) {
 // line is the plain progress line: done/total, elapsed, time left.
 func (p *progress) line(n int64, now time.Time) string {
 	el := now.Sub(p.start)
-	s := fmt.Sprintf("%s: %d/%d %s (%.0f%%), %s elapsed", p.what, n, p.total, p.unit, 100*float64(n)/float64(max(p.total, 1)), el.Round(time.Second))
-	if n > 0 && n < p.total {
-		left := time.Duration(float64(el) * float64(p.total-n) / float64(n))
-		s += fmt.Sprintf(", about %s left", left.Round(time.Second))
+	return fmt.Sprintf("%s: %d/%d %s (%.0f%%), %s elapsed%s", p.what, n, p.total, p.unit,
+		100*float64(n)/float64(max(p.total, 1)), el.Round(time.Second), p.leftText(n, now))
+}
+
+// leftText is ", about D left" once there is work done to measure, else "".
+func (p *progress) leftText(n int64, now time.Time) string {
+	if left, ok := timeLeft(now.Sub(p.start), n-p.base, p.total-n); ok {
+		return ", about " + fmtLeft(left) + " left"
 	}
-	return s
+	return ""
+}
+
+// timeLeft is the time the work left takes at the rate measured over
+// the work done in elapsed: false while nothing is done or nothing is left.
+func timeLeft(elapsed time.Duration, done, left int64) (time.Duration, bool) {
+	if done <= 0 || left <= 0 || elapsed <= 0 {
+		return 0, false
+	}
+	return time.Duration(float64(elapsed) * float64(left) / float64(done)), true
+}
+
+// fmtLeft rounds a time left to the second (to 0.1 s below 10 s).
+func fmtLeft(d time.Duration) string {
+	if d < 10*time.Second {
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
 }
 
 // finish ends the bar, or says how long it took when it ran long enough
@@ -74,48 +123,7 @@ func (p *progress) finish() {
 		_ = p.bar.Finish()
 		return
 	}
-	if el := time.Since(p.start); el >= p.every {
+	if el := p.now().Sub(p.start); el >= p.every {
 		fmt.Fprintf(p.w, "%s: done in %s\n", p.what, el.Round(time.Second))
-	}
-}
-
-// progressOverTime shows the progress of a run that has no count of its
-// own but is expected to take about expected of wall time (bench agent:
-// its warm-up and measured intervals): the time left is that estimate
-// less the time spent. stop ends it.
-func progressOverTime(w io.Writer, what string, expected time.Duration) (stop func()) {
-	return progressOverTimeEvery(w, what, expected, progressLogEvery, time.Second)
-}
-
-// progressOverTimeEvery is progressOverTime with a plain line every
-// `every` and the progress updated every tick.
-func progressOverTimeEvery(w io.Writer, what string, expected, every, tick time.Duration) (stop func()) {
-	secs := max(int64(expected/time.Second), 1)
-	p := newProgress(w, what, "s of about "+fmt.Sprint(secs), secs)
-	p.every = every
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(tick)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case now := <-t.C:
-				// Never done by the clock alone: the run says when it ends.
-				p.set(min(int64(now.Sub(p.start)/time.Second), secs-1))
-			}
-		}
-	}()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			close(done)
-			wg.Wait()
-			p.finish()
-		})
 	}
 }

@@ -53,6 +53,10 @@ type AgentOptions struct {
 	ChangeBudget int           `json:"-"`
 	LogLevel     slog.Level    `json:"-"`
 	Log          io.Writer     `json:"-"`
+	// Progress, when set, is called with 0 once the agent runs (the
+	// switches are served and it is connected) and then with each
+	// interval it has decided, of Warmup+Intervals.
+	Progress func(done, total int) `json:"-"`
 }
 
 // DefaultAgentOptions are the command's defaults (InitialECN is left to

@@ -38,6 +38,12 @@ func measure(ctx context.Context, o AgentOptions, run *agentRun, c *child) (wind
 	limit := time.Duration(o.Warmup+o.Intervals)*6*o.Interval + 30*time.Second
 	deadline := time.NewTimer(limit + 30*time.Second)
 	defer deadline.Stop()
+	progress := func(n int) {
+		if o.Progress != nil {
+			o.Progress(n, o.Warmup+o.Intervals)
+		}
+	}
+	progress(0)
 	for n := 0; n < o.Warmup+o.Intervals; {
 		select {
 		case n = <-run.probe.ticks:
@@ -50,6 +56,7 @@ func measure(ctx context.Context, o AgentOptions, run *agentRun, c *child) (wind
 		case <-ctx.Done():
 			return w, ctx.Err()
 		}
+		progress(n)
 		switch n {
 		case o.Warmup:
 			w.cpu0, w.wall0, w.samples0 = cputime.Process(), time.Now(), run.obs.samples.Load()
