@@ -50,7 +50,7 @@ NAME@promoted, NAME@latest, or the numeric id.`,
 	cmd.PersistentFlags().StringVar(&f.db, "db", "", "registry file (default $ECNTUNE_DB or "+modelsDefaultDB+")")
 	cmd.PersistentFlags().DurationVar(&f.timeout, "lock-timeout", models.DefaultTimeout, "how long to wait for another process holding the registry")
 	cmd.AddCommand(newModelsListCmd(f), newModelsShowCmd(f), newModelsHistoryCmd(f), newModelsPromoteCmd(f),
-		newModelsRollbackCmd(f), newModelsExportCmd(f), newModelsImportCmd(f), newModelsDeleteCmd(f))
+		newModelsRollbackCmd(f), newModelsExportCmd(f), newModelsImportCmd(f), newModelsDeleteCmd(f), newModelsCompactCmd(f))
 	return cmd
 }
 

@@ -112,7 +112,8 @@ func TestModelsCommandLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 4 || !strings.HasPrefix(lines[0], "ID") {
+	if len(lines) != 6 || !strings.HasPrefix(lines[0], "ID") || lines[4] != "" ||
+		!strings.HasPrefix(lines[5], db+": ") || !strings.Contains(lines[5], " on disk: 3 model version(s)") {
 		t.Fatalf("list:\n%s", out)
 	}
 	f := strings.Fields(lines[2])
@@ -366,8 +367,17 @@ func TestModelsCheckpoints(t *testing.T) {
 	}
 	r.Close()
 	out, _, err := runModels(t, nil, "list", "--db", db)
-	if err != nil || !strings.Contains(out, "unfinished training runs") || !strings.Contains(out, "ppo-run  120") {
+	if err != nil || !strings.Contains(out, "unfinished training runs") || !strings.Contains(out, "RUN      STATE               EPISODES  SIZE") ||
+		!strings.Contains(out, "ppo-run  stopped, resumable  120       5B") || !strings.Contains(out, "1 checkpoint(s), 45B of training state") {
 		t.Fatalf("list:\n%s%v", out, err)
+	}
+	lock, err := acquireRunLock(db, "ppo-run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = runModels(t, nil, "list", "--db", db)
+	if lock.release(); err != nil || !strings.Contains(out, "ppo-run  running (pid ") {
+		t.Fatalf("list while a trainer holds the run:\n%s%v", out, err)
 	}
 	if out, _, _ := runModels(t, nil, "list", "m", "--db", db); strings.Contains(out, "ppo-run") {
 		t.Fatalf("list m shows another run's checkpoint:\n%s", out)
@@ -385,5 +395,37 @@ func TestModelsCheckpoints(t *testing.T) {
 	}
 	if out, _, _ := runModels(t, nil, "list", "--db", db); strings.Contains(out, "unfinished") {
 		t.Fatalf("checkpoint still listed:\n%s", out)
+	}
+}
+
+// TestModelsSpace: list says what takes the registry's space, and compact
+// gives back what deleted checkpoints left.
+func TestModelsSpace(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "reg.db")
+	seedRegistry(t, db, "m", 1, 0)
+	r, err := models.Open(db, models.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for step := range 3 {
+		if err := r.SaveCheckpoint("big", step, bytes.Repeat([]byte{byte(step)}, 4<<20)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.DeleteCheckpoint("big"); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	out, _, err := runModels(t, nil, "list", "--db", db)
+	if err != nil || !strings.Contains(out, "1 model version(s)") || !strings.Contains(out, "gives it back") {
+		t.Fatalf("list:\n%s%v", out, err)
+	}
+	out, _, err = runModels(t, nil, "compact", "--db", db)
+	st, _ := os.Stat(db)
+	if err != nil || !strings.Contains(out, "compacted "+db+" from ") || st.Size() > 512<<10 {
+		t.Fatalf("compact: %q %v, file %d bytes", out, err, st.Size())
+	}
+	if out, _, err := runModels(t, nil, "show", "m", "--db", db); err != nil {
+		t.Fatalf("show after compact: %q %v", out, err)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/ecntune/ecntune/env"
@@ -204,15 +203,26 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 	store := &runRegistry{path: o.db}
 
 	stderr := cmd.ErrOrStderr()
-	progress := newTrainProgress(stderr, o.name, o.algo, o.episodes)
+	progress := newTrainProgress(stderr, o.name, o.algo, o.episodes, o.budget)
+	intr := watchInterrupt(stderr, o.name)
+	defer intr.stop()
 	start := time.Now()
-	hooks := train.Hooks{Store: store, Run: o.name, Progress: progress.round}
+	hooks := train.Hooks{Store: store, Run: o.name, Progress: progress.round, Interrupted: intr.interrupted,
+		Resumed: func(eps, round int) {
+			progress.resumed(eps)
+			fmt.Fprintf(stderr, "resuming run %s from its checkpoint in %s: %d episodes (%d rounds) done before\n", o.name, o.db, eps, round)
+		}}
 	if o.budget > 0 {
 		hooks.Stop = func(train.Round) bool { return time.Since(start) >= o.budget }
 	}
 	res, err := train.Run(cfg, hooks)
 	if errors.Is(err, train.ErrForeignCheckpoint) {
 		return fmt.Errorf("%w (ecntune models delete --checkpoint %s --db %s)", err, o.name, o.db)
+	}
+	if errors.Is(err, train.ErrInterrupted) {
+		progress.finish()
+		compactRegistry(stderr, o.db)
+		return interruptedError(o, res)
 	}
 	if err != nil {
 		return err
@@ -230,6 +240,7 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 	if !dropped && store.last != nil {
 		fmt.Fprintf(stderr, "warning: the checkpoint of run %s in %s was rewritten by another process during this run; it is left in place\n", o.name, o.db)
 	}
+	compactRegistry(stderr, o.db)
 	dir := o.out
 	if dir == "" {
 		// Beside the registry, in a folder of their own (not loose in the
@@ -331,59 +342,6 @@ func parseReward(js string) (*env.RewardWeights, error) {
 		return nil, fmt.Errorf("--reward: %w", err)
 	}
 	return &w, nil
-}
-
-// trainProgress shows a run's progress on stderr: a progress bar on a
-// terminal, else a plain line now and then (a log file, CI).
-type trainProgress struct {
-	w          io.Writer
-	name, algo string
-	bar        *progressbar.ProgressBar
-	lastEval   string
-	lastLine   time.Time
-	start      time.Time
-}
-
-func newTrainProgress(w io.Writer, name, algo string, episodes int) *trainProgress {
-	p := &trainProgress{w: w, name: name, algo: algo, lastEval: "-", lastLine: time.Now(), start: time.Now()}
-	if isTerminal(w) {
-		total := int64(episodes)
-		if total == 0 {
-			total = -1
-		}
-		p.bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(w),
-			progressbar.OptionSetDescription("training "+name), progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true),
-			progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
-	}
-	return p
-}
-
-// round is the train.Hooks.Progress hook.
-func (p *trainProgress) round(r train.Round, total int) {
-	if r.Evaluated {
-		p.lastEval = fmt.Sprintf("%.3f", r.EvalScore)
-	}
-	status := progressStatus(p.algo, r, p.lastEval)
-	if p.bar != nil {
-		p.bar.Describe(fmt.Sprintf("training %s: %s", p.name, status))
-		_ = p.bar.Set(r.Episodes)
-		return
-	}
-	if now := time.Now(); now.Sub(p.lastLine) >= progressLogEvery {
-		p.lastLine = now
-		eta := ""
-		if el := now.Sub(p.start); total > 0 && r.Episodes > 0 && r.Episodes < total {
-			eta = fmt.Sprintf(", %s elapsed, about %s left", el.Round(time.Second),
-				time.Duration(float64(el)*float64(total-r.Episodes)/float64(r.Episodes)).Round(time.Second))
-		}
-		fmt.Fprintf(p.w, "training %s: %s%s, %s\n", p.name, progressCount(r.Episodes, total), eta, status)
-	}
-}
-
-func (p *trainProgress) finish() {
-	if p.bar != nil {
-		_ = p.bar.Finish()
-	}
 }
 
 // writeCurve writes the learning curve of the stored model into dir as

@@ -100,3 +100,19 @@ func (l *runLock) release() error {
 	l.f = nil
 	return errors.Join(rerr, cerr)
 }
+
+// runLockHolder reports whether a trainer holds run in the registry db
+// now, and what it wrote into its lock file. It creates nothing: no lock
+// file, no trainer.
+func runLockHolder(db, run string) (string, bool) {
+	path := runLockPath(resolvedDB(db), run)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close() // drops the lock if this probe took it
+	if errors.Is(tryLock(f), errLockHeld) {
+		return lockOwner(path), true
+	}
+	return "", false
+}
