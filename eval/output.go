@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ecntune/ecntune/internal/chart"
+	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/policy"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -269,7 +270,11 @@ func (c Comparison) cells() []string {
 	if c.FrontierRatio > 0 {
 		fr = fmt.Sprintf("%.2f (%s)", c.FrontierRatio, c.Frontier)
 	}
-	return []string{c.Policy, c.BestPreset, fmt.Sprintf("%+.1f%%", 100*c.SmallP99Cut), c.PairedVsPreset.String(),
+	cut := fmt.Sprintf("%.1f%% lower", 100*c.SmallP99Cut)
+	if c.SmallP99Cut < 0 {
+		cut = fmt.Sprintf("%.1f%% higher (worse)", -100*c.SmallP99Cut)
+	}
+	return []string{c.Policy, c.BestPreset, cut, c.PairedVsPreset.String(),
 		fmt.Sprintf("%.1f%%", 100*c.GoodputRatio), fmt.Sprint(c.Drops), vs, c.PairedVsOracle.String(), at, fr, c.PairedVsFrontier.String()}
 }
 
@@ -297,13 +302,23 @@ func (r *Result) comparisons() []Comparison {
 // static:best, how it compares with the best preset, static:best and the
 // frontier of fixed settings: a few short lines each.
 func (r *Result) writeComparisons(w io.Writer) error {
-	for i, c := range r.comparisons() {
+	writeComparisonsOf(w, r.comparisons())
+	return nil
+}
+
+// bestPresetRule says what "the best preset" of a comparison is.
+const bestPresetRule = "  the best preset: of the vendor presets run, the one with the lowest mean small-flow p99 among those with no\n" +
+	"  drop and within 5% of the best mean large-flow goodput (the rule of static:best, over presets only)"
+
+// writeComparisonsOf prints cs under a heading that explains them.
+func writeComparisonsOf(w io.Writer, cs []Comparison) {
+	for i, c := range cs {
 		if i == 0 {
 			fmt.Fprintln(w, "\ncomparisons (means over seeds; [95% CI] of the per-seed ratio, same flows on each seed):")
+			fmt.Fprintln(w, bestPresetRule)
 		}
 		c.writeText(w)
 	}
-	return nil
 }
 
 // writeText prints one comparison in a few short lines.
@@ -319,8 +334,8 @@ func (c Comparison) writeText(w io.Writer) {
 	}
 	line += fmt.Sprintf(", large-flow goodput %.1f%% of its, drops %d", 100*c.GoodputRatio, c.Drops)
 	if c.IterRatio > 0 {
-		line += fmt.Sprintf(", collective iteration p99 x%.3f [%.2f, %.2f] over the %d seeds in which both completed one (it did in %d, the preset in %d)",
-			c.IterRatio, c.PairedIter.Lo, c.PairedIter.Hi, c.PairedIter.N, c.IterSeeds, c.PresetIterSeeds)
+		line += fmt.Sprintf(", collective iteration p99 x%.3f [%.2f, %.2f] over the %s in which both completed one (it did in %d, the preset in %d)",
+			c.IterRatio, c.PairedIter.Lo, c.PairedIter.Hi, units.Count(c.PairedIter.N, "seed"), c.IterSeeds, c.PresetIterSeeds)
 	}
 	writeWrapped(w, line)
 	if c.VsOracle > 0 {
@@ -891,7 +906,7 @@ var reportTmpl = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}th{background:#eee}td:first-child{text-align:left}</style>
 </head><body>
 <h1>ecntune evaluation</h1>
-<p>{{.Seeds}} seeds per scenario and policy; figures are mean ± 95% confidence interval over seeds (Student's t).
+<p>{{.SeedsText}} per scenario and policy; {{if eq .Seeds 1}}figures are that seed's (no confidence interval from one seed).{{else}}figures are mean ± 95% confidence interval over seeds (Student's t).{{end}}
 static:best is the fixed setting (preset or catalogue entry) with the lowest small-flow (&lt;100 KB) p99 slowdown
 among those with no drops and large-flow goodput within 5% of the best, chosen per scenario in hindsight.</p>
 {{range .Scenarios}}<h2>{{.Name}}</h2>
@@ -957,10 +972,11 @@ func (r *Result) WriteHTML(w io.Writer) error {
 	}
 	data := struct {
 		Seeds     int
+		SeedsText string
 		Heads     []string
 		CmpHeads  []string
 		Scenarios []scen
-	}{CmpHeads: []string{"policy", "best preset", "small p99 cut", "p99 / best preset per seed", "large goodput", "drops",
+	}{CmpHeads: []string{"policy", "best preset", "small p99 vs best preset", "p99 / best preset per seed", "large goodput", "drops",
 		"p99 / static:best", "p99 / static:best per seed", "p99 / best fixed at its goodput", "frontier ratio", "frontier ratio per seed"}}
 	cols := r.columns(true)
 	for _, c := range cols {
@@ -1005,5 +1021,6 @@ func (r *Result) WriteHTML(w io.Writer) error {
 		}
 		data.Scenarios = append(data.Scenarios, s)
 	}
+	data.SeedsText = units.Count(data.Seeds, "seed")
 	return reportTmpl.Execute(w, data)
 }

@@ -219,3 +219,22 @@ const RefRateBps = 100e9
 func ScaleBytes(b int64, rateBps float64) int64 {
 	return int64(math.Round(float64(b) * rateBps / RefRateBps))
 }
+
+// Count is n and noun, the noun plural unless n is 1: "1 switch",
+// "3 switches", "1 seed", "0 seeds" (-s, or -es after s, x, ch and sh).
+func Count(n int, noun string) string {
+	return strconv.Itoa(n) + " " + Plural(n, noun)
+}
+
+// Plural is noun as Count words it for n, without the number.
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	for _, end := range []string{"s", "x", "ch", "sh"} {
+		if strings.HasSuffix(noun, end) {
+			return noun + "es"
+		}
+	}
+	return noun + "s"
+}

@@ -149,3 +149,14 @@ func TestEmptySizeSuggestsAUnit(t *testing.T) {
 		t.Errorf("ParseBytes(\" \"): %v", err)
 	}
 }
+
+func TestCount(t *testing.T) {
+	for _, c := range []struct {
+		n          int
+		noun, want string
+	}{{1, "switch", "1 switch"}, {2, "switch", "2 switches"}, {0, "seed", "0 seeds"}, {1, "seed", "1 seed"}, {3, "queue", "3 queues"}, {2, "box", "2 boxes"}} {
+		if got := Count(c.n, c.noun); got != c.want {
+			t.Errorf("Count(%d, %q) = %q, want %q", c.n, c.noun, got, c.want)
+		}
+	}
+}
