@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/internal/units"
 )
 
 // AddHealthCheck adds problems from outside the agent (a demo's fabric
@@ -65,8 +66,17 @@ func (a *Agent) Health() (problems []string, ages map[string]time.Duration) {
 	if len(a.names) == 0 {
 		problems = append(problems, "no targets configured")
 	} else if served > 0 && reporting == 0 && len(silent) == served {
-		problems = append([]string{fmt.Sprintf("no target reachable: none of the %d targets has sent telemetry yet (%s)",
-			served, strings.Join(silent, ", "))}, problems...)
+		problems = append([]string{fmt.Sprintf("no target reachable: %s sent telemetry yet (%s)",
+			noneOf(served), strings.Join(silent, ", "))}, problems...)
 	}
 	return problems, ages
+}
+
+// noneOf says that none of n targets has (sent something): "none of the
+// 3 targets has", "the one target has not".
+func noneOf(n int) string {
+	if n == 1 {
+		return "the one target has not"
+	}
+	return "none of the " + units.Count(n, "target") + " has"
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ecntune/ecntune/agent/web"
+	"github.com/ecntune/ecntune/internal/units"
 )
 
 // agentReportOpts are the flags of "ecntune agent report".
@@ -65,8 +66,9 @@ func runAgentReport(cmd *cobra.Command, o agentReportOpts) error {
 		return err
 	}
 	w := cmd.OutOrStdout()
-	fmt.Fprintf(w, "%d intervals (%s to %s), %d queues, %d audited changes", rf.Intervals,
-		time.Unix(0, rf.FromNs).UTC().Format(time.RFC3339), time.Unix(0, rf.ToNs).UTC().Format(time.RFC3339), rf.Queues, rf.Changes)
+	fmt.Fprintf(w, "%s (%s to %s), %s, %s", units.Count(rf.Intervals, "interval"),
+		time.Unix(0, rf.FromNs).UTC().Format(time.RFC3339), time.Unix(0, rf.ToNs).UTC().Format(time.RFC3339),
+		units.Count(rf.Queues, "queue"), units.Count(rf.Changes, "audited change"))
 	if rf.Skipped > 0 {
 		fmt.Fprintf(w, "; %d older intervals left out (--intervals)", rf.Skipped)
 	}

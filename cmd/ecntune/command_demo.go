@@ -114,8 +114,8 @@ func runDemo(cmd *cobra.Command, name string, cfg demo.Config) error {
 	}
 	fmt.Fprintln(out, "demo: Ctrl-C stops everything")
 	err = d.Run(ctx, func(f demo.FirstRecommendation) {
-		fmt.Fprintf(out, "demo: first recommendations for %d queues after %v (simulated %v): on the dashboard at %s (JSON: %srecommendations)\n",
-			f.Queues, f.Wall.Round(time.Millisecond), f.Simulated, d.URL(), d.URL())
+		fmt.Fprintf(out, "demo: first recommendations for %s after %v (simulated %v): on the dashboard at %s (JSON: %srecommendations)\n",
+			units.Count(f.Queues, "queue"), f.Wall.Round(time.Millisecond), f.Simulated, d.URL(), d.URL())
 	})
 	now, _ := d.Switches().Status()
 	fmt.Fprintf(out, "demo: stopped at simulated %v\n", now)

@@ -100,7 +100,7 @@ func TestSimswitchServes(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "stopped at simulated") || !strings.Contains(out.String(), "scenario star-incast, 1 switches, dialect sonic") {
+	if !strings.Contains(out.String(), "stopped at simulated") || !strings.Contains(out.String(), "scenario star-incast, 1 switch, dialect sonic") {
 		t.Fatalf("output:\n%s", out.String())
 	}
 }

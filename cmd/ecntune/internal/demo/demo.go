@@ -28,6 +28,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"syscall"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -277,6 +278,10 @@ func (d *Demo) listen() error {
 		var ln net.Listener
 		if i == 0 {
 			if ln, err = net.Listen("tcp", d.cfg.Listen); err != nil {
+				if errors.Is(err, syscall.EADDRINUSE) {
+					return fmt.Errorf("listen %s: %w (another process has the port: give --listen %s to take any free one, or another port)",
+						d.cfg.Listen, err, net.JoinHostPort(host, "0"))
+				}
 				return fmt.Errorf("listen %s: %w", d.cfg.Listen, err)
 			}
 		} else {
@@ -595,7 +600,7 @@ func (d *Demo) Describe() []string {
 	}
 	slices.Sort(rates)
 	lines := []string{
-		fmt.Sprintf("scenario %s: %d switches (links %s), traffic %s", d.cfg.Scenario.Name, len(d.srv.Switches()), strings.Join(rates, ", "), traffic),
+		fmt.Sprintf("scenario %s: %s (links %s), traffic %s", d.cfg.Scenario.Name, units.Count(len(d.srv.Switches()), "switch"), strings.Join(rates, ", "), traffic),
 		fmt.Sprintf("simulated switches on gNMI %s, timescale %g (1 s of wall time = %v simulated)", d.gnmi, d.cfg.Timescale,
 			simenv.FromDuration(time.Second)/simenv.Time(d.cfg.Timescale)),
 	}
