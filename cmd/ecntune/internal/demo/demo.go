@@ -28,10 +28,10 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"syscall"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
