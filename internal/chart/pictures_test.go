@@ -195,6 +195,10 @@ func TestClockAxes(t *testing.T) {
 	if got := ClockAxisLabel(t0.UnixNano(), t0.UnixNano()); got != "time (UTC, 2026-11-29)" {
 		t.Errorf("axis label %q", got)
 	}
+	jitter := []int64{t0.UnixNano(), t0.UnixNano() + 1_003e6, t0.UnixNano() + 1_050e6, t0.UnixNano() + 2_040e6, t0.UnixNano() + 3_001e6}
+	if ls := ClockLabels(jitter); strings.Join(ls, " ") != "14:03:07 14:03:08 14:03:08 14:03:09 14:03:10" {
+		t.Errorf("intervals of a second with one late: %v", ls)
+	}
 	sl, unit := SimTimeLabels([]int64{25_000, 50_000, 975_000, 1_000_000, 1_025_000})
 	if unit != "ms" || sl[0] != "0.025" || sl[4] != "1.025" {
 		t.Errorf("simulated time %v %s", sl, unit)

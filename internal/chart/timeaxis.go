@@ -2,6 +2,7 @@ package chart
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -24,7 +25,7 @@ var clockSteps = []float64{0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5,
 func clockDecimals(step float64) int {
 	for d := 0; d < 3; d++ {
 		v := step * math.Pow(10, float64(d))
-		if v >= 0.9 && (v >= 9.5 || math.Abs(v-math.Round(v)) < 0.01*v) {
+		if v >= 0.9 && (v >= 9.5 || math.Abs(v-math.Round(v)) < 0.06*v) {
 			return d
 		}
 	}
@@ -57,13 +58,19 @@ func ClockAxisLabel(fromNs, toNs int64) string {
 }
 
 // ClockLabels labels instants (Unix ns, ascending) as a clock with as
-// many decimals as their smallest spacing needs.
+// many decimals as their typical (median) spacing needs: control
+// intervals a second apart, one of them late, are labelled in seconds.
 func ClockLabels(ns []int64) []string {
-	gap := math.Inf(1)
+	var gaps []float64
 	for i := 1; i < len(ns); i++ {
 		if g := float64(ns[i]-ns[i-1]) / 1e9; g > 0 {
-			gap = math.Min(gap, g)
+			gaps = append(gaps, g)
 		}
+	}
+	gap := math.Inf(1)
+	if len(gaps) > 0 {
+		slices.Sort(gaps)
+		gap = gaps[len(gaps)/2]
 	}
 	d := clockDecimals(gap)
 	out := make([]string, len(ns))
