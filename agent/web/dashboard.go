@@ -408,7 +408,7 @@ func (a *server) heatmapPNG(r *http.Request) ([]byte, error) {
 			}
 		}
 		g, ok = a.o.History.timeline(m, top)
-		title = fmt.Sprintf("%s, the %d busiest queues", title, len(g.Rows))
+		title = busiestTitle(m, len(g.Rows))
 	default:
 		return nil, &httpError{http.StatusBadRequest, fmt.Sprintf("view %q: want fabric or time", view)}
 	}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/ecntune/ecntune/internal/chart"
@@ -53,4 +54,13 @@ func (h *History) heatmapOf(title string, g Grid) chart.Heatmap {
 	m := g.Metric
 	return chart.Heatmap{Title: title, Unit: m.Title(), Rows: g.Rows, Cols: g.Cols, Values: g.Values,
 		Max: h.DepthScale(m), Sqrt: m == MetricMarks || m == MetricPFC || m == MetricDrops, Empty: emptyWords(m)}
+}
+
+// busiestTitle titles a time heatmap of m's n busiest queues (m alone
+// when none has anything to show).
+func busiestTitle(m Metric, n int) string {
+	if n == 0 {
+		return m.Title()
+	}
+	return fmt.Sprintf("%s, the %d busiest queues", m.Title(), n)
 }

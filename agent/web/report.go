@@ -45,18 +45,35 @@ type ReportFiles struct {
 	Flaps  int   `json:"flaps"`
 	FromNs int64 `json:"from_ns"`
 	ToNs   int64 `json:"to_ns"`
+	// Missing says what the source lacks to draw the run: set when it
+	// holds audited changes but no recommendations (a closed loop without
+	// store-recommendations), which leaves the report the audit log alone.
+	Missing string `json:"missing,omitempty"`
 }
 
-// ErrNothingStored is WriteReport's error for a database without
-// recommendations in the window asked for.
+// ErrNothingStored is WriteReport's error for a database with neither
+// recommendations nor audited changes in the window asked for.
 var ErrNothingStored = errors.New("no recommendations stored")
+
+// ReportSource is what a report is drawn from: the agent's journal
+// (*journal.Journal), or what a running agent's HTTP API serves of it.
+type ReportSource interface {
+	Path() string
+	RecommendationTimes(sinceNs int64) ([]int64, error)
+	EachRecommendation(sinceNs int64, fn func(*core.Recommendation) error) error
+	ChangesPage(q journal.ChangesQuery) (journal.ChangesPage, error)
+}
 
 // WriteReport draws a stored shadow or closed-loop run into dir: the
 // heatmaps (where congestion was: switch × port at its worst, the busiest
 // queues × time for peak depth, ECN marks and PFC paused time), a chart
 // per busiest queue with every audited change marked, and index.html that
 // shows them with the audit log. The pictures are the dashboard's.
-func WriteReport(j *journal.Journal, dir string, o ReportOptions) (ReportFiles, error) {
+//
+// A source with audited changes but no recommendations in the window (a
+// closed loop without store-recommendations) gives index.html with the
+// audit log alone, and ReportFiles.Missing says what is missing.
+func WriteReport(j ReportSource, dir string, o ReportOptions) (ReportFiles, error) {
 	if o.Intervals <= 0 {
 		o.Intervals = 600
 	}
@@ -64,6 +81,9 @@ func WriteReport(j *journal.Journal, dir string, o ReportOptions) (ReportFiles, 
 		o.Queues = 6
 	}
 	h, rf, err := loadHistory(j, o)
+	if errors.Is(err, ErrNothingStored) {
+		return writeAuditReport(j, dir, o, err)
+	}
 	if err != nil {
 		return rf, err
 	}
@@ -83,24 +103,56 @@ func WriteReport(j *journal.Journal, dir string, o ReportOptions) (ReportFiles, 
 	if err := fw.busiest(h, o.Queues, page.Changes); err != nil {
 		return rf, err
 	}
+	return rf, writeIndex(dir, &rf, fw.figs, page.Changes, o.Target)
+}
+
+// writeIndex writes the report's index.html: what it covers, its
+// figures and the audit log, newest first.
+func writeIndex(dir string, rf *ReportFiles, figs []figure, changes []core.AuditEntry, target string) error {
 	rf.Index = filepath.Join(dir, "index.html")
 	f, err := os.Create(rf.Index)
 	if err != nil {
-		return rf, err
+		return err
 	}
-	changes := page.Changes
 	slices.Reverse(changes)
-	err = reportTmpl.Execute(f, map[string]any{"R": rf, "Figures": fw.figs, "Changes": changes, "Target": o.Target,
+	err = reportTmpl.Execute(f, map[string]any{"R": rf, "Figures": figs, "Changes": changes, "Target": target,
 		"From": time.Unix(0, rf.FromNs).UTC().Format(time.RFC3339), "To": time.Unix(0, rf.ToNs).UTC().Format(time.RFC3339)})
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	return rf, err
+	return err
+}
+
+// writeAuditReport is the report of a source without recommendations in
+// the window: its audit log alone, when it has one, and what is missing;
+// else nothing (the error of loadHistory, none).
+func writeAuditReport(j ReportSource, dir string, o ReportOptions, none error) (ReportFiles, error) {
+	var rf ReportFiles
+	page, err := j.ChangesPage(journal.ChangesQuery{Target: o.Target, SinceNs: o.SinceNs, Limit: journal.MaxChangesPage})
+	if err != nil {
+		return rf, err
+	}
+	if len(page.Changes) == 0 {
+		return rf, none
+	}
+	queues := map[env.QueueKey]bool{}
+	for _, c := range page.Changes {
+		queues[c.Key] = true
+	}
+	rf.Changes, rf.Queues = len(page.Changes), len(queues)
+	rf.FromNs, rf.ToNs = page.Changes[0].TimeNs, page.Changes[len(page.Changes)-1].TimeNs
+	rf.Missing = "No interval of telemetry or recommendations is stored (a closed loop stores them only with store-recommendations: true), " +
+		"so there are no heatmaps and no queue charts: this report is the audit log alone. " +
+		"Set store-recommendations: true in the agent's configuration to have them in the next run's report."
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return rf, err
+	}
+	return rf, writeIndex(dir, &rf, nil, page.Changes, o.Target)
 }
 
 // loadHistory replays the newest o.Intervals stored intervals (of
 // o.Target, or all) into a History, and says what it covers.
-func loadHistory(j *journal.Journal, o ReportOptions) (*History, ReportFiles, error) {
+func loadHistory(j ReportSource, o ReportOptions) (*History, ReportFiles, error) {
 	var rf ReportFiles
 	times, err := j.RecommendationTimes(o.SinceNs)
 	if err != nil {
@@ -206,7 +258,7 @@ func (fw *figureWriter) heatmaps(h *History) error {
 	}
 	for _, m := range []Metric{MetricDepth, MetricMarks, MetricPFC} {
 		g, _ := h.timeline(m, 30)
-		hm := h.heatmapOf(fmt.Sprintf("%s, the %d busiest queues", m.Title(), len(g.Rows)), g)
+		hm := h.heatmapOf(busiestTitle(m, len(g.Rows)), g)
 		iv := h.intervals()
 		hm.XLabel = chart.ClockAxisLabel(iv[0], iv[len(iv)-1])
 		if err := fw.write("time-"+string(m)+".png", "When: "+m.Title()+" of the busiest queues over the run.", func(f *os.File) error {
@@ -266,9 +318,10 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 table{border-collapse:collapse;font-size:88%}td,th{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
 th{background:#f0f0f0}figure{margin:1.5em 0}figcaption{color:#555}</style></head><body>
 <h1>ecntune agent report</h1>
-<p>{{.R.Intervals}} control intervals from {{.From}} to {{.To}} ({{secs (sub .R.ToNs .R.FromNs)}}),
+{{if .R.Missing}}<p>{{.R.Changes}} audited changes from {{.From}} to {{.To}} on {{.R.Queues}} queues{{if .Target}} of {{.Target}}{{end}}.</p>
+<p class="missing"><strong>Missing:</strong> {{.R.Missing}}</p>{{else}}<p>{{.R.Intervals}} control intervals from {{.From}} to {{.To}} ({{secs (sub .R.ToNs .R.FromNs)}}),
 {{.R.Queues}} lossless queues{{if .Target}} of {{.Target}}{{end}}, {{.R.Changes}} audited changes, {{.R.Flaps}} flaps (a queue set back to a setting it left within 10 intervals).
-{{if .R.Skipped}}{{.R.Skipped}} older stored intervals are left out (--intervals).{{end}}</p>
+{{if .R.Skipped}}{{.R.Skipped}} older stored intervals are left out (--intervals).{{end}}</p>{{end}}
 {{range .Figures}}<figure><img src="{{.File}}" alt="{{.Caption}}"><figcaption>{{.Caption}}</figcaption></figure>
 {{end}}
 <h2>Audit log</h2>
