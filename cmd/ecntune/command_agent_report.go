@@ -26,8 +26,10 @@ func newAgentReportCmd() *cobra.Command {
 was (heatmaps of switch × port at its worst, and of the busiest queues × time for peak
 queue depth, ECN marks and PFC paused time), a chart of each of the busiest queues with
 every audited change marked, and index.html with the audit log. The pictures are the
-live dashboard's. The database is opened read-only; stop the agent first (a running
-agent holds it locked: its dashboard is at its metrics address).`,
+live dashboard's. The database is opened read-only; while the agent runs (it holds the
+database locked) the same records are read from its HTTP API, the metrics address of
+--config. A closed loop stores its intervals only with store-recommendations: true;
+without, the report is its audit log alone, and says so.`,
 		Example: `  ecntune agent report --config examples/agent-shadow.yaml --out report/
   ecntune agent report --config examples/agent-closed-loop.yaml --target leaf0 --since 30m`,
 		Args: cobra.NoArgs,
@@ -51,17 +53,20 @@ func runAgentReport(cmd *cobra.Command, o agentReportOpts) error {
 	if o.intervals < 1 || o.queues < 1 {
 		return errors.New("--intervals and --queues must be at least 1")
 	}
-	src, err := openJournalSource(journalFlags{o.db, o.cfgPath}, false, "")
+	src, err := openJournalSource(journalFlags{o.db, o.cfgPath}, true, "recommendations and audit log")
 	if err != nil {
 		return err
 	}
-	j := src.j
-	defer j.Close()
+	rs, done, err := reportSourceOf(cmd, src, o.target, from)
+	if err != nil {
+		return err
+	}
+	defer done()
 	ro := web.ReportOptions{Target: o.target, Intervals: o.intervals, Queues: o.queues}
 	if !from.IsZero() {
 		ro.SinceNs = from.UnixNano()
 	}
-	rf, err := web.WriteReport(j, o.out, ro)
+	rf, err := writeAgentReport(cmd.ErrOrStderr(), rs, o.out, ro)
 	if err != nil {
 		return err
 	}
