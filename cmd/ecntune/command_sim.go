@@ -129,8 +129,39 @@ func (o *simOpts) config(cmd *cobra.Command) (simenv.Config, error) {
 			return cfg, err
 		}
 		cfg.Duration = d
+		if note := traceStartNote(cfg); note != "" {
+			fmt.Fprintln(cmd.ErrOrStderr(), "warning:", note)
+		}
 	}
 	return cfg, nil
+}
+
+// traceStartNote says, when every flow of cfg's flow files starts after
+// its duration, when the first does and what duration reaches it ("" when
+// a flow starts in time, or cfg has other traffic).
+func traceStartNote(cfg simenv.Config) string {
+	first, last, traced := simenv.Time(-1), simenv.Time(0), false
+	for _, w := range cfg.Workloads {
+		if w.Kind != simenv.WorkloadTrace {
+			return ""
+		}
+		for _, f := range w.Flows {
+			at := w.Start + f.Start
+			if first < 0 || at < first {
+				first = at
+			}
+			last, traced = max(last, at), true
+		}
+	}
+	if !traced || first < cfg.Duration {
+		return ""
+	}
+	lastNote := ""
+	if last > first {
+		lastNote = fmt.Sprintf("; the last flow starts at %v", last)
+	}
+	return fmt.Sprintf("the flow file's first flow starts at %v, after --duration %v ends: no flow starts "+
+		"(give --duration %v or more to run it%s)", first, cfg.Duration, first+simenv.Millisecond, lastNote)
 }
 
 // simulate runs sim for cfg's duration with a progress bar on stderr,
