@@ -73,7 +73,7 @@ func TestFleetScale(t *testing.T) {
 		}
 	}
 	if len(points) > 1 {
-		f := Fit(points, 10000)
+		f := Fit(points, 10000) + AgentFit(points, 10000)
 		t.Logf("fit a + b·switches, projected:\n%s", f)
 		_ = os.WriteFile(filepath.Join(dir, "fit.txt"), []byte(f), 0o644)
 	}
@@ -136,5 +136,57 @@ func TestBalanced(t *testing.T) {
 	v.owned[0] = 314
 	if v.balanced(1000) {
 		t.Error("314 of 1000 on 4 agents is beyond the bound")
+	}
+}
+
+// A stream's end counts as one more message received: etcdOps takes it
+// off, so a KeepAliveOnce (a stream, one renewal, the end) is one request.
+func TestEtcdOpsCountStreamRequests(t *testing.T) {
+	parse := func(s string) scrape {
+		sc, err := parseMetrics(strings.NewReader(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sc
+	}
+	a := parse(`grpc_server_handled_total{grpc_code="OK",grpc_method="Range",grpc_type="unary"} 10
+grpc_server_msg_received_total{grpc_method="LeaseKeepAlive",grpc_type="bidi_stream"} 100
+grpc_server_handled_total{grpc_code="Canceled",grpc_method="LeaseKeepAlive",grpc_type="bidi_stream"} 40
+grpc_server_started_total{grpc_method="LeaseKeepAlive",grpc_type="bidi_stream"} 41
+`)
+	b := parse(`grpc_server_handled_total{grpc_code="OK",grpc_method="Range",grpc_type="unary"} 16
+grpc_server_msg_received_total{grpc_method="LeaseKeepAlive",grpc_type="bidi_stream"} 130
+grpc_server_handled_total{grpc_code="Canceled",grpc_method="LeaseKeepAlive",grpc_type="bidi_stream"} 50
+grpc_server_started_total{grpc_method="LeaseKeepAlive",grpc_type="bidi_stream"} 51
+`)
+	ops, opened, _ := etcdOps(a, b)
+	want := []Op{{"Range", 6}, {"LeaseKeepAlive (stream)", 20}}
+	if len(ops) != 2 || ops[0] != want[0] || ops[1] != want[1] {
+		t.Errorf("ops %v, want %v", ops, want)
+	}
+	if len(opened) != 1 || opened[0] != (Op{"LeaseKeepAlive", 10}) {
+		t.Errorf("streams opened %v", opened)
+	}
+}
+
+func TestAgentFitSeparatesListedFromOwned(t *testing.T) {
+	// cpu = 0.1 + 0.001·listed + 0.002·owned, rss = 40 + 0.15·listed + 0.1·owned
+	pt := func(n int, owned ...int) *Point {
+		p := &Point{Switches: n, Agents: len(owned), Window: 100 * time.Second}
+		for _, o := range owned {
+			cpu := 0.1 + 0.001*float64(n) + 0.002*float64(o) // % of 100 s: that many seconds
+			rss := 40 + 0.15*float64(n) + 0.1*float64(o)
+			p.AgentUse = append(p.AgentUse, AgentUse{Owned: o, Usage: usage{CPU: time.Duration(cpu * float64(time.Second)), RSS: int64(rss * (1 << 20))}})
+		}
+		return p
+	}
+	f := AgentFit([]*Point{pt(250, 78, 32, 62, 78), pt(1000, 312, 126, 250, 312)}, 10000)
+	for _, want := range []string{"agent CPU % of a core = 0.1 + 0.001·listed + 0.002·owned", "agent RSS MB = 40 + 0.15·listed + 0.1·owned", "15.1 owning 2500"} {
+		if !strings.Contains(f, want) {
+			t.Errorf("agent fit lacks %q:\n%s", want, f)
+		}
+	}
+	if f := AgentFit([]*Point{pt(250, 60, 60)}, 10000); !strings.Contains(f, "too few") {
+		t.Errorf("one size fitted: %s", f)
 	}
 }

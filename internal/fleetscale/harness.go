@@ -95,7 +95,7 @@ type fleetView struct {
 func (h *harness) view(ctx context.Context) (*fleetView, error) {
 	v := &fleetView{owner: map[string]int{}, owned: make([]int, len(h.agents)), leader: -1, snapshots: map[string]float64{}}
 	for i, addr := range h.agentAddr {
-		sc, err := getMetrics(ctx, addr)
+		sc, _, err := getMetrics(ctx, addr)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", h.agents[i].name, err)
 		}
@@ -175,12 +175,14 @@ func (h *harness) settle(ctx context.Context) error {
 
 // readings are what the measure reads at each end of the window.
 type readings struct {
-	at    time.Time
-	load  string
-	etcd  scrape
-	fleet *fleetView
-	use   map[string]usage // by process name
-	self  time.Duration    // this process's CPU time
+	at   time.Time
+	load string
+	etcd scrape
+	// etcdRaw is etcd's /metrics as it came (kept beside the report)
+	etcdRaw []byte
+	fleet   *fleetView
+	use     map[string]usage // by process name
+	self    time.Duration    // this process's CPU time
 }
 
 // read scrapes etcd and the agents, then reads every process's usage
@@ -189,7 +191,7 @@ func (h *harness) read(ctx context.Context, scrapeFirst bool) (*readings, error)
 	r := &readings{use: map[string]usage{}}
 	scrapeAll := func() error {
 		var err error
-		if r.etcd, err = getMetrics(ctx, h.etcdAddr); err != nil {
+		if r.etcd, r.etcdRaw, err = getMetrics(ctx, h.etcdAddr); err != nil {
 			return fmt.Errorf("etcd: %w", err)
 		}
 		r.fleet, err = h.view(ctx)

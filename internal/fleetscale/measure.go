@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"time"
 )
@@ -26,6 +28,8 @@ func (h *harness) measure(ctx context.Context) (*Point, error) {
 	if err != nil {
 		return nil, err
 	}
+	_ = os.WriteFile(filepath.Join(h.cfg.Dir, "etcd-metrics-before.txt"), a.etcdRaw, 0o644)
+	_ = os.WriteFile(filepath.Join(h.cfg.Dir, "etcd-metrics-after.txt"), b.etcdRaw, 0o644)
 	p := h.point(a, b)
 	var errs []error
 	if len(b.fleet.owner) != h.cfg.Switches {
@@ -73,28 +77,41 @@ func (h *harness) point(a, b *readings) *Point {
 func delta(a, b usage) usage { return usage{CPU: b.CPU - a.CPU, RSS: b.RSS, HWM: b.HWM} }
 
 // etcdOps are the requests etcd served between a and b by kind: unary
-// calls by method (handled), and the messages clients sent on streams
-// by method (LeaseKeepAlive: a renewal each, as KeepAliveOnce opens a
-// stream per renewal; Watch: a watch created or cancelled each); then the
-// streams opened and the messages etcd sent on streams (watch events and
-// renewals answered), by method.
+// calls by method (handled), and the requests clients sent on streams by
+// method: the messages etcd received less the streams that ended, as
+// the interceptor counts a stream's end as one more message received
+// (LeaseKeepAlive: a renewal each; Watch: a watch created or cancelled
+// each); then the streams opened and the messages etcd sent on streams
+// (renewals answered, watches' events and answers), by method.
 func etcdOps(a, b scrape) (ops, opened, sent []Op) {
-	diff := func(name, typ string) []Op {
+	diff := func(name, typ string) map[string]float64 {
 		x, y := a.by(name, "grpc_method", "grpc_type", typ), b.by(name, "grpc_method", "grpc_type", typ)
-		var out []Op
+		out := map[string]float64{}
 		for m, v := range y {
 			if d := v - x[m]; d != 0 {
-				out = append(out, Op{m, d})
+				out[m] = d
 			}
 		}
-		sort.Slice(out, func(i, j int) bool { return out[i].Kind < out[j].Kind })
 		return out
 	}
-	ops = diff("grpc_server_handled_total", "unary")
-	for _, o := range diff("grpc_server_msg_received_total", "bidi_stream") {
-		ops = append(ops, Op{o.Kind + " msgs", o.N})
+	ops = sorted(diff("grpc_server_handled_total", "unary"), "")
+	ended := diff("grpc_server_handled_total", "bidi_stream")
+	recv := diff("grpc_server_msg_received_total", "bidi_stream")
+	for m := range recv {
+		recv[m] -= ended[m]
 	}
-	return ops, diff("grpc_server_started_total", "bidi_stream"), diff("grpc_server_msg_sent_total", "bidi_stream")
+	ops = append(ops, sorted(recv, " (stream)")...)
+	return ops, sorted(diff("grpc_server_started_total", "bidi_stream"), ""), sorted(diff("grpc_server_msg_sent_total", "bidi_stream"), "")
+}
+
+// sorted lists m by kind, suffix added to each.
+func sorted(m map[string]float64, suffix string) []Op {
+	var out []Op
+	for k, v := range m {
+		out = append(out, Op{k + suffix, v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Kind < out[j].Kind })
+	return out
 }
 
 // mvccCounters are etcd's own counters of the work behind the requests.

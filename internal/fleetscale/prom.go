@@ -2,6 +2,7 @@ package fleetscale
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -21,23 +22,28 @@ type sample struct {
 // scrape is a /metrics page, parsed.
 type scrape []sample
 
-// getMetrics reads http://addr/metrics.
-func getMetrics(ctx context.Context, addr string) (scrape, error) {
+// getMetrics reads http://addr/metrics, parsed and as it came.
+func getMetrics(ctx context.Context, addr string) (scrape, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s/metrics: %s", addr, resp.Status)
+		return nil, nil, fmt.Errorf("GET %s/metrics: %s", addr, resp.Status)
 	}
-	return parseMetrics(resp.Body)
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, nil, err
+	}
+	sc, err := parseMetrics(bytes.NewReader(raw))
+	return sc, raw, err
 }
 
 // parseMetrics reads the text exposition format: comments are skipped,

@@ -216,3 +216,77 @@ func Fit(ps []*Point, target int) string {
 	}
 	return b.String()
 }
+
+// AgentFit fits each agent's CPU and RSS, over every agent of every
+// point, to c0 + c1·switches listed + c2·switches owned (least squares:
+// an agent lists every switch of the fleet and owns its share), and
+// projects an agent of target switches owning its fair share and the
+// leader's bound (1.25 times it).
+func AgentFit(ps []*Point, target int) string {
+	var xs [][3]float64
+	var cpu, rss []float64
+	agents := 0
+	for _, p := range ps {
+		agents = max(agents, p.Agents)
+		for _, a := range p.AgentUse {
+			xs = append(xs, [3]float64{1, float64(p.Switches), float64(a.Owned)})
+			cpu, rss = append(cpu, p.share(a.Usage.CPU)), append(rss, mb(a.Usage.RSS))
+		}
+	}
+	var b strings.Builder
+	fair := float64(target) / float64(max(agents, 1))
+	for _, m := range []struct {
+		name string
+		y    []float64
+	}{{"agent CPU % of a core", cpu}, {"agent RSS MB", rss}} {
+		c, ok := leastSquares(xs, m.y)
+		if !ok {
+			return "agent fit: too few distinct agents (two sizes, two shares needed)\n"
+		}
+		var worst float64
+		for i, x := range xs {
+			worst = max(worst, abs(c[0]+c[1]*x[1]+c[2]*x[2]-m.y[i]))
+		}
+		fmt.Fprintf(&b, "%s = %.4g + %.4g·listed + %.4g·owned (largest miss %.3g over %d agents); at %d listed: %.4g owning %.0f, %.4g owning %.0f\n",
+			m.name, c[0], c[1], c[2], worst, len(xs), target, c[0]+c[1]*float64(target)+c[2]*fair, fair,
+			c[0]+c[1]*float64(target)+c[2]*1.25*fair, 1.25*fair)
+	}
+	return b.String()
+}
+
+func abs(x float64) float64 { return max(x, -x) }
+
+// leastSquares solves the normal equations of y ≈ X·c (three unknowns)
+// by Gaussian elimination; false when they are singular.
+func leastSquares(xs [][3]float64, y []float64) ([3]float64, bool) {
+	var m [3][4]float64
+	for k, x := range xs {
+		for i := range 3 {
+			for j := range 3 {
+				m[i][j] += x[i] * x[j]
+			}
+			m[i][3] += x[i] * y[k]
+		}
+	}
+	for i := range 3 {
+		p := i
+		for r := i + 1; r < 3; r++ {
+			if abs(m[r][i]) > abs(m[p][i]) {
+				p = r
+			}
+		}
+		m[i], m[p] = m[p], m[i]
+		if abs(m[i][i]) < 1e-9 {
+			return [3]float64{}, false
+		}
+		for r := range 3 {
+			if r != i {
+				f := m[r][i] / m[i][i]
+				for j := i; j < 4; j++ {
+					m[r][j] -= f * m[i][j]
+				}
+			}
+		}
+	}
+	return [3]float64{m[0][3] / m[0][0], m[1][3] / m[1][1], m[2][3] / m[2][2]}, true
+}
