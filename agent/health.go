@@ -53,12 +53,12 @@ func (a *Agent) Health() (problems []string, ages map[string]time.Duration) {
 		case !seen:
 			silent = append(silent, n)
 			if age > limit {
-				problems = append(problems, fmt.Sprintf("%s: no telemetry since the agent started %s ago (limit %s = %d intervals)",
-					n, age.Round(time.Millisecond), limit, config.HealthStaleIntervals))
+				problems = append(problems, fmt.Sprintf("%s: no telemetry since the agent started %s ago (limit %s = %d intervals)%s",
+					n, age.Round(time.Millisecond), limit, config.HealthStaleIntervals, a.unreachableNote(n)))
 			}
 		case age > limit:
-			problems = append(problems, fmt.Sprintf("%s: telemetry stale: the last arrived %s ago (limit %s = %d intervals)",
-				n, age.Round(time.Millisecond), limit, config.HealthStaleIntervals))
+			problems = append(problems, fmt.Sprintf("%s: telemetry stale: the last arrived %s ago (limit %s = %d intervals)%s",
+				n, age.Round(time.Millisecond), limit, config.HealthStaleIntervals, a.unreachableNote(n)))
 		default:
 			reporting++
 		}
@@ -79,4 +79,13 @@ func noneOf(n int) string {
 		return "the one target has not"
 	}
 	return "none of the " + units.Count(n, "target") + " has"
+}
+
+// unreachableNote is ": WHY" for a target whose telemetry fails, else "".
+// Callers hold a.mu.
+func (a *Agent) unreachableNote(target string) string {
+	if ti := a.tinfo[target]; ti != nil && ti.Unreachable != "" {
+		return ": " + ti.Unreachable
+	}
+	return ""
 }

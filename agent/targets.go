@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ecntune/ecntune/agent/gnmiclient"
@@ -105,6 +106,10 @@ func (a *Agent) targetEvent(target string, err error) {
 		a.mu.Lock()
 		ti := a.info(target)
 		ti.Device, ti.DeviceWhy = dn.Device, dn.Why
+		if strings.HasPrefix(dn.Why, "Capabilities failed") {
+			// the profile is a fallback, not what the switch is
+			ti.Device = "unknown"
+		}
 		a.mu.Unlock()
 		a.log.Info("device profile", "target", target, "device", dn.Device, "why", dn.Why)
 	case errors.As(err, &gr):
@@ -134,6 +139,7 @@ func (a *Agent) telemetryFailed(target string, err error) {
 	a.mu.Lock()
 	ti := a.info(target)
 	ti.failErrs++
+	ti.Unreachable = whyUnreachable(err)
 	first := !ti.failing
 	again := !first && now.Sub(ti.failLogged) >= TelemetryRepeat
 	n := ti.failErrs
@@ -149,6 +155,38 @@ func (a *Agent) telemetryFailed(target string, err error) {
 	}
 }
 
+// whyUnreachable is a telemetry error in the few words an operator
+// acts on: "connection refused", "timed out", "name not found", "TLS
+// handshake failed: REASON", else the error's last part.
+func whyUnreachable(err error) string {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "connection refused"):
+		return "connection refused"
+	case strings.Contains(msg, "no such host"):
+		return "name not found"
+	case strings.Contains(msg, "handshake failed") || strings.Contains(msg, "tls:") || strings.Contains(msg, "x509:"):
+		why := msg
+		if i := strings.LastIndex(msg, "x509: "); i >= 0 {
+			why = msg[i:]
+		} else if i := strings.LastIndex(msg, "tls: "); i >= 0 {
+			why = msg[i:]
+		}
+		return "TLS handshake failed: " + strings.TrimRight(why, `"`)
+	case strings.Contains(msg, "DeadlineExceeded") || strings.Contains(msg, "deadline exceeded") ||
+		strings.Contains(msg, "i/o timeout"):
+		return "timed out"
+	case strings.Contains(msg, "no route to host"), strings.Contains(msg, "network is unreachable"):
+		return "no route to the switch"
+	case strings.Contains(msg, "Unauthenticated") || strings.Contains(msg, "PermissionDenied"):
+		return "refused our credentials"
+	}
+	if i := strings.LastIndex(msg, "desc = "); i >= 0 {
+		msg = strings.Trim(msg[i+len("desc = "):], `"`)
+	}
+	return msg
+}
+
 // telemetryGood notes a good snapshot of target: a failing target is
 // logged as recovered. Callers hold a.mu.
 func (a *Agent) telemetryGood(target string) {
@@ -156,7 +194,7 @@ func (a *Agent) telemetryGood(target string) {
 	if !ti.failing {
 		return
 	}
-	ti.failing = false
+	ti.failing, ti.Unreachable = false, ""
 	a.log.Info("telemetry good again", "target", target, "errors_since_last_log", ti.failErrs)
 	ti.failErrs = 0
 }

@@ -76,6 +76,10 @@ type TargetInfo struct {
 	Skipped []gnmipath.Skipped `json:"skipped,omitempty"`
 	// Connections is how many gRPC connections are open to the switch.
 	Connections int `json:"connections,omitempty"`
+	// Unreachable is why the target's telemetry fails, in a few words
+	// ("connection refused", "timed out", "TLS handshake failed: ..."),
+	// while it fails.
+	Unreachable string `json:"unreachable,omitempty"`
 }
 
 // server answers the endpoint's requests.

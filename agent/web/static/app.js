@@ -85,13 +85,20 @@ function drawHeatmap() {
   const newest = intervals[intervals.length - 1];
   const t = intervals[intervals.length - 1 - ago];
   $("ago-label").textContent = ago === 0 ? "newest" : `${fmtTime(t)}, ${((newest - t) / 1e9).toFixed(1)} s before the newest`;
-  img.onload = () => { $("heatmap-msg").textContent = ""; };
-  img.onerror = () => { $("heatmap-msg").textContent = "heatmap not available yet"; };
+  img.onload = () => { img.hidden = false; $("heatmap-msg").textContent = ""; };
+  // no broken image: the picture goes, a sentence says why
+  img.onerror = () => {
+    img.hidden = true;
+    $("heatmap-msg").textContent = queuesHeard ? "heatmap not available yet" : "no switch has sent telemetry yet: nothing to draw (see Switches for why)";
+  };
   if (!show(img, `/dashboard/heatmap.png?metric=${$("metric").value}&view=${view}&ago=${ago}&v=${newest}`)) $("heatmap-msg").textContent = "";
 }
 
+let queuesHeard = 0; // queues of the newest overview
+
 function render(ov) {
   intervals = ov.intervals_ns || [];
+  queuesHeard = ov.queues;
   refreshMs = Math.max(1000, Math.min(10000, ov.interval_s * 1000));
   $("mode").textContent = ov.pause && ov.pause.paused ? `${ov.mode}, paused by ${ov.pause.by}: ${ov.pause.reason || "no reason given"}` : ov.mode;
   $("mode").className = ov.pause && ov.pause.paused ? "pill bad" : "pill";
@@ -121,11 +128,14 @@ function render(ov) {
     const tr = document.createElement("tr");
     cell(tr, t.target);
     cell(tr, t.device || "?").title = t.device_why || "";
-    cell(tr, t.heard ? `${t.telemetry_age_s.toFixed(1)} s` : "none yet", t.stale ? "bad" : "");
+    let age = t.heard ? `${t.telemetry_age_s.toFixed(1)} s` : "none yet";
+    if (t.unreachable) age += ` (${t.unreachable})`; // why the switch does not answer
+    cell(tr, age, t.stale ? "bad" : "");
     cell(tr, t.queues);
     let miss = (t.missing || []).join(", ");
     if (t.refused_groups && t.refused_groups.length) miss += (miss ? "; " : "") + "refused: " + t.refused_groups.join(", ");
-    cell(tr, miss || "none");
+    // nothing heard: what the switch lacks is not known
+    cell(tr, miss || (t.heard ? "none" : "unknown"));
     if (t.stale) tr.style.background = "#fdecec";
     return tr;
   });
