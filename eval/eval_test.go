@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/chart"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/scenario"
@@ -655,6 +656,12 @@ func TestTraceDoesNotDisturb(t *testing.T) {
 	}
 	if n := strings.Count(buf.String(), `alt="queue heatmap of `); n != 2 {
 		t.Errorf("%d queue heatmaps in the report, want 2", n)
+	}
+	// The two policies' depth heatmaps compare: one scale, the deeper
+	// queue of both rounded up to a stable step.
+	hs, _ := traced.depthHeatmaps(traced.Scenarios[0])
+	if len(hs) != 2 || hs[0].Max != hs[1].Max || hs[0].Max != max(1, chart.NiceCeil(chart.MaxOf(hs...))) {
+		t.Errorf("depth heatmaps' scales: %d maps, %g and %g", len(hs), hs[0].Max, hs[len(hs)-1].Max)
 	}
 }
 

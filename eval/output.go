@@ -932,6 +932,22 @@ type heat struct{ Policy, PNG string }
 // on one colour scale (rounded up to a stable step), so that the
 // policies compare.
 func (r *Result) heatmaps(sc string) ([]heat, error) {
+	hs, pols := r.depthHeatmaps(sc)
+	var out []heat
+	for i, h := range hs {
+		var b bytes.Buffer
+		height := max(4.5*vg.Inch, min(1.2*vg.Inch+vg.Length(len(h.Rows))*0.22*vg.Inch, 8*vg.Inch))
+		if err := h.Write(&b, chart.PNG, 8*vg.Inch, height); err != nil {
+			return nil, err
+		}
+		out = append(out, heat{Policy: pols[i], PNG: base64.StdEncoding.EncodeToString(b.Bytes())})
+	}
+	return out, nil
+}
+
+// depthHeatmaps are the queue depth heatmaps of sc's traced runs, on
+// one scale, and their policies.
+func (r *Result) depthHeatmaps(sc string) ([]*chart.Heatmap, []string) {
 	var hs []*chart.Heatmap
 	var pols []string
 	for _, p := range r.Policies {
@@ -948,16 +964,7 @@ func (r *Result) heatmaps(sc string) ([]heat, error) {
 		}
 	}
 	chart.ShareScale(hs...)
-	var out []heat
-	for i, h := range hs {
-		var b bytes.Buffer
-		height := max(4.5*vg.Inch, min(1.2*vg.Inch+vg.Length(len(h.Rows))*0.22*vg.Inch, 8*vg.Inch))
-		if err := h.Write(&b, chart.PNG, 8*vg.Inch, height); err != nil {
-			return nil, err
-		}
-		out = append(out, heat{Policy: pols[i], PNG: base64.StdEncoding.EncodeToString(b.Bytes())})
-	}
-	return out, nil
+	return hs, pols
 }
 
 // WriteHTML writes a self-contained report: per scenario the table of
