@@ -32,13 +32,8 @@ of them at once (one Sim per goroutine), to show that independent runs use every
 				return err
 			}
 			o.Reseed = cmd.Flags().Changed("seed") || o.Runs > 1
-			var prog *progress
-			o.Progress = func(done, total int64) {
-				if prog == nil {
-					prog = newProgress(cmd.ErrOrStderr(), "bench sim", "µs simulated over all runs", total)
-				}
-				prog.set(done)
-			}
+			prog := newLazyProgress(cmd.ErrOrStderr(), "bench sim", "µs simulated over all runs")
+			o.Progress = prog.set
 			defer func() { prog.finish() }()
 			b, err := bench.NewSim(o)
 			if err != nil {

@@ -252,13 +252,8 @@ func parseWarmup(warmup string) (simenv.Time, int, error) {
 // runEvalWithProgress runs eval.RunAll with a progress bar of the
 // simulations on stderr.
 func runEvalWithProgress(stderr io.Writer, scs []eval.Scenario, policies []string, opt eval.Options) (*eval.Result, error) {
-	var prog *progress
-	opt.Progress = func(done, total int) {
-		if prog == nil {
-			prog = newProgress(stderr, "eval", "simulations", int64(total))
-		}
-		prog.set(int64(done))
-	}
+	prog := newLazyProgress(stderr, "eval", "simulations")
+	opt.Progress = func(done, total int) { prog.set(int64(done), int64(total)) }
 	res, err := eval.RunAll(scs, policies, opt)
 	prog.finish()
 	return res, err

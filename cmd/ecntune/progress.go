@@ -127,3 +127,35 @@ func (p *progress) finish() {
 		fmt.Fprintf(p.w, "%s: done in %s\n", p.what, el.Round(time.Second))
 	}
 }
+
+// lazyProgress is the progress of a run that learns its total from its
+// first report (eval, bench sim): the bar or lines start then, but the
+// estimate counts from the run's start, when lazyProgress was made. (Made
+// at the first report, the progress took the time before it for none and
+// the first work done for free: eval's first simulation is most of its
+// first minute.)
+type lazyProgress struct {
+	w          io.Writer
+	what, unit string
+	start      time.Time
+	p          *progress
+	now        func() time.Time
+}
+
+func newLazyProgress(w io.Writer, what, unit string) *lazyProgress {
+	return &lazyProgress{w: w, what: what, unit: unit, start: time.Now(), now: time.Now}
+}
+
+// set reports done units of total.
+func (l *lazyProgress) set(done, total int64) {
+	if l.p == nil {
+		l.p = newProgress(l.w, l.what, l.unit, total)
+		l.p.now = l.now
+		l.p.start, l.p.lastLine = l.start, l.start
+	}
+	l.p.total = total
+	l.p.set(done)
+}
+
+// finish ends the progress, if it started.
+func (l *lazyProgress) finish() { l.p.finish() }
