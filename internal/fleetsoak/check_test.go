@@ -111,3 +111,19 @@ func TestProxyCuts(t *testing.T) {
 		t.Fatalf("after restore: %v", err)
 	}
 }
+
+// A lease that ends in the next fault is that fault's, not the etcd
+// leader stop's before it.
+func TestLeaderFaultWindowEndsAtNextFault(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	h := &history{owners: map[string][]*ownerKey{"sw0": {
+		{Switch: "sw0", Member: "a", Token: 10, Lease: 1, Created: at(0), Deleted: at(14)},
+		{Switch: "sw0", Member: "b", Token: 20, Lease: 2, Created: at(15)},
+	}}, leaseEnd: map[int64]time.Time{1: at(14)}}
+	faults := []fault{{Kind: Leader, Victim: "etcd m0", At: at(1), Undone: at(5)}, {Kind: Kill, Victim: "a", At: at(9), Undone: at(20)}}
+	fs, lost := failovers(faults, at(100), h, nil, nil)
+	if len(fs) != 1 || fs[0].Kind != Kill || fs[0].Owner != 6*time.Second || len(lost) != 0 {
+		t.Fatalf("%+v %v", fs, lost)
+	}
+}

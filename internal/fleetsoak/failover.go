@@ -98,11 +98,18 @@ type failover struct {
 
 // failovers measures every switch a fault moved: the switches the victim
 // owned when it struck (for an etcd leader stop, any switch whose owner's
-// lease ended while the member was down), each to its next owner key. A
+// lease ended while the member was down or within 10 s of its restart,
+// before the next fault), each to its next owner key. A
 // switch without a new owner 2 min after the fault is lost (one the run
 // ended too soon after, at ended, is not judged).
 func failovers(faults []fault, ended time.Time, hist *history, taken map[string]map[string][]time.Time, log []setLine) (fs []failover, lost []string) {
-	for _, f := range faults {
+	for i, f := range faults {
+		// a leader stop's window ends 10 s after the member restarted, or
+		// at the next fault, whose own moves are its own
+		until := f.Undone.Add(10 * time.Second)
+		if i+1 < len(faults) && faults[i+1].At.Before(until) {
+			until = faults[i+1].At
+		}
 		for _, k := range hist.heldAt(f.At) {
 			if f.Kind != Leader && k.Member != f.Victim {
 				continue
@@ -110,7 +117,7 @@ func failovers(faults []fault, ended time.Time, hist *history, taken map[string]
 			if f.Kind == Leader {
 				// a switch whose owner lost its lease while etcd's
 				// leader was down (or just after): the leader change moved it
-				if end, ok := hist.leaseEnded(k.Lease); !ok || end.Before(f.At) || end.After(f.Undone.Add(10*time.Second)) || end.After(ended) {
+				if end, ok := hist.leaseEnded(k.Lease); !ok || end.Before(f.At) || end.After(until) || end.After(ended) {
 					continue
 				}
 			}

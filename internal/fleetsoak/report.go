@@ -30,6 +30,7 @@ type Report struct {
 	Failovers                 []failover
 	Lost                      []string // switches a fault left without a new owner
 	Notes                     []string // what else the harness saw (an agent ending unbidden, ...)
+	Timeline                  []string // each fault: kind, victim, from when until when
 }
 
 // Safety counts the safety violations: every kind, the guard's rules and
@@ -100,6 +101,9 @@ func (r *Report) String() string {
 	for _, n := range r.Notes {
 		p("note: %s", n)
 	}
+	for _, f := range r.Timeline {
+		p("fault: %s", f)
+	}
 	return b.String()
 }
 
@@ -114,6 +118,7 @@ func (h *harness) check() (*Report, error) {
 		Faults: map[string]int{}, AgentRuns: h.restarts, OwnerKeys: h.hist.created(), Notes: h.notes}
 	for _, f := range h.faults {
 		r.Faults[f.Kind]++
+		r.Timeline = append(r.Timeline, fmt.Sprintf("%s of %s from %s until %s", f.Kind, f.Victim, f.At.Format("15:04:05.000"), f.Undone.Format("15:04:05.000")))
 	}
 	log, err := readSetLog(h.setLog)
 	if err != nil {
