@@ -124,6 +124,22 @@ func (a *Agent) apply(ctx context.Context, changes []core.Change, first bool) {
 	a.waitIO(ctx, a.ioWait)
 }
 
+// deadliner is a Gate whose writes must land by a deadline (a fleet
+// member's: before its lease can have expired, agent/fleet Node.Deadline).
+type deadliner interface{ Deadline() time.Time }
+
+// writeContext bounds one flight's switch I/O by the set timeout, and a
+// write's also by the Gate's deadline: a member whose lease may be gone
+// has no write on the wire (the fleet's safety, agent/fleet Config.Safe).
+func (a *Agent) writeContext(ctx context.Context, write bool) (context.Context, context.CancelFunc) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.o.SetTimeout)
+	if dl, ok := a.o.Gate.(deadliner); ok && write {
+		dctx, dcancel := context.WithDeadline(cctx, dl.Deadline())
+		return dctx, func() { dcancel(); cancel() }
+	}
+	return cctx, cancel
+}
+
 // writable asks the Gate (if any) whether the agent may write target now,
 // keeping the token for the write.
 func (a *Agent) writable(target string) bool {
@@ -162,7 +178,7 @@ func (a *Agent) fly(ctx context.Context, d ioDone) {
 	sw := a.switches[d.target]
 	go func() {
 		d.start = time.Now()
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.o.SetTimeout)
+		cctx, cancel := a.writeContext(ctx, d.stage == stageSet)
 		defer cancel()
 		switch d.stage {
 		case stageSet:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/fleet"
 
 	"github.com/ecntune/ecntune/agent/gnmiclient"
 	"github.com/ecntune/ecntune/gnmipath"
@@ -38,7 +39,7 @@ func (a *Agent) settleCommit(ctx context.Context, sw Switch, d *ioDone) {
 		}
 		keep = keep && ok && a.core.Guard().ReadBackOK(want, got)
 	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.o.SetTimeout)
+	cctx, cancel := a.writeContext(ctx, true) // a confirm or cancel is a write
 	defer cancel()
 	if f := a.cfg.Fleet; f != nil {
 		cctx = gnmiclient.WithFence(cctx, gnmipath.Fence{Writer: f.Member, Token: d.token})
@@ -80,7 +81,7 @@ func checkCommitConfirmed(cfg *config.Config, setTimeout time.Duration, log *slo
 		if f := cfg.Fleet; f != nil {
 			takeover := f.Takeover
 			if takeover == 0 {
-				takeover = setTimeout
+				takeover = fleet.DefaultTakeover
 			}
 			if takeover < t.CommitConfirmed {
 				log.Warn("fleet.takeover is shorter than a target's commit-confirmed: a new owner may find its predecessor's commit unconfirmed and its Sets refused until the switch reverts it",

@@ -339,7 +339,7 @@ func TestFleetTakesOverAChangeInFlight(t *testing.T) {
 		sw = append(sw, fleet.Switch{Name: n})
 	}
 	old, err := fleet.Join(ctx, cli, fleet.Config{Name: "t", Member: fleet.Member{ID: "a"}, Switches: sw, TTL: 2 * time.Second,
-		Takeover: 300 * time.Millisecond, SetTimeout: 200 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Takeover: 300 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

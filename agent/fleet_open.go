@@ -30,13 +30,10 @@ func joinFleet(ctx context.Context, cfg *config.Config, setTimeout time.Duration
 	for i, t := range cfg.Targets {
 		sw[i] = fleet.Switch{Name: t.Name}
 	}
-	if setTimeout <= 0 {
-		setTimeout = 5 * time.Second
-	}
 	jctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	n, err := fleet.Join(jctx, cli, fleet.Config{Name: f.Name, Member: fleet.Member{ID: f.Member, Zone: f.Zone}, Switches: sw,
-		TTL: f.TTL, Takeover: f.Takeover, SetTimeout: setTimeout, Logger: log})
+		TTL: f.TTL, Takeover: f.Takeover, WriteTimeout: setTimeout, Logger: log})
 	if err != nil {
 		cli.Close()
 		return nil, nil, err

@@ -20,7 +20,7 @@ type Fleet struct {
 	Member    string        // this agent's member id (default: the host name)
 	Zone      string        // this agent's zone: switches of its zone come to it first
 	TTL       time.Duration // the member's lease (default 5 s)
-	Takeover  time.Duration // a new owner's wait before its first write (default: the set timeout)
+	Takeover  time.Duration // a new owner's wait before its first write (default 250 ms, agent/fleet DefaultTakeover)
 	TLS       *FleetTLS     // nil: etcd in plain text
 }
 

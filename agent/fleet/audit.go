@@ -53,9 +53,17 @@ func (n *Node) Fence(ctx context.Context, sw string, token int64, intents []core
 	return nil
 }
 
+// MaxAuditModel bounds the policy spec an audit entry carries into etcd
+// (a schedule can spell out thousands of entries; the agent's own audit
+// log keeps it whole).
+const MaxAuditModel = 256
+
 func (n *Node) auditOps(es []core.AuditEntry) ([]clientv3.Op, error) {
 	ops := make([]clientv3.Op, 0, len(es))
 	for _, e := range es {
+		if len(e.Model) > MaxAuditModel {
+			e.Model = e.Model[:MaxAuditModel] + "…"
+		}
 		b, err := json.Marshal(e)
 		if err != nil {
 			return nil, err

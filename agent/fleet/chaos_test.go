@@ -44,9 +44,14 @@ func (w *writers) run(ctx context.Context, n *Node, setTime time.Duration) {
 			if err != nil {
 				continue
 			}
-			start := time.Now()
+			// on the wire until setTime has passed or the member's
+			// write deadline ends it, as the agent's write contexts do
+			start, end := time.Now(), time.Now().Add(setTime)
+			if d := n.Deadline(); d.Before(end) {
+				end = d
+			}
 			w.mu.Lock()
-			w.log[o.Switch] = append(w.log[o.Switch], write{n.cfg.Member.ID, tok, start, start.Add(setTime)})
+			w.log[o.Switch] = append(w.log[o.Switch], write{n.cfg.Member.ID, tok, start, end})
 			w.mu.Unlock()
 		}
 		sleep(ctx, 20*time.Millisecond)
@@ -107,13 +112,13 @@ func TestFleetFaultCycles(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg := testConfig(fmt.Sprintf("m%d", seq), 30)
-		cfg.TTL, cfg.SetTimeout, cfg.Takeover = ttl, 300*time.Millisecond, 400*time.Millisecond
+		cfg.TTL, cfg.Takeover, cfg.WriteTimeout = ttl, 50*time.Millisecond, 300*time.Millisecond
 		n, err := Join(ctx, cli, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		mctx, mcancel := context.WithCancel(ctx)
-		go w.run(mctx, n, cfg.SetTimeout)
+		go w.run(mctx, n, 300*time.Millisecond)
 		return &member{n, cli, mcancel}
 	}
 	ms := []*member{add(), add(), add()}

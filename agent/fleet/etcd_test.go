@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,7 +38,7 @@ func testConfig(id string, n int) Config {
 		sw = append(sw, Switch{Name: fmt.Sprintf("leaf%02d", i)})
 	}
 	return Config{Name: "test", Member: Member{ID: id}, Switches: sw, TTL: 3 * time.Second,
-		SetTimeout: 300 * time.Millisecond, Takeover: 400 * time.Millisecond, Logger: quiet}
+		Takeover: 400 * time.Millisecond, Logger: quiet}
 }
 
 func join(t *testing.T, ep, id string, n int) *Node {
@@ -220,12 +221,13 @@ func TestFleetResumedMemberKnowsItIsGone(t *testing.T) {
 	}
 }
 
-// The timing inequality is checked at Join.
+// The timing is checked at Join: a margin past half the TTL (renewals
+// every TTL/3 would not keep the member writable) is refused.
 func TestFleetRefusesUnsafeTiming(t *testing.T) {
 	c := testConfig("a", 1)
-	c.Margin, c.Takeover, c.SetTimeout = 100*time.Millisecond, 100*time.Millisecond, time.Second
+	c.TTL, c.Margin = 4*time.Second, 2*time.Second
 	if err := c.defaults(); err == nil {
-		t.Fatal("margin + takeover below the set timeout accepted")
+		t.Fatalf("unsafe timing accepted: margin %v, ttl %v", c.Margin, c.TTL)
 	}
 }
 
@@ -259,5 +261,25 @@ func TestFleetStatusAndDrain(t *testing.T) {
 	waitUntil(t, 20*time.Second, "a drained", func() bool { return len(a.Owned()) == 0 && len(b.Owned()) == 10 })
 	if err := Drain(context.Background(), cli, "test", "nobody", true); err == nil {
 		t.Fatal("drained a member that does not exist")
+	}
+}
+
+// An audit entry carries at most MaxAuditModel bytes of its policy spec
+// into etcd (a soak's 82 KB schedule filled etcd with 83 KB entries).
+func TestAuditEntryModelBounded(t *testing.T) {
+	ep := startEtcd(t)
+	a := join(t, ep, "a", 1)
+	defer a.Close()
+	var tok int64
+	for ok := false; !ok; time.Sleep(20 * time.Millisecond) {
+		tok, ok = a.Writable("leaf00", time.Now())
+	}
+	e := core.AuditEntry{TimeNs: 1, Target: "leaf00", Writer: "a", Token: tok, State: core.StateIntent, Model: strings.Repeat("schedule,", 10_000)}
+	if err := a.Fence(context.Background(), "leaf00", tok, []core.AuditEntry{e}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := a.Audit(context.Background(), "leaf00")
+	if err != nil || len(got) != 1 || len(got[0].Model) > MaxAuditModel+len("…") || !strings.HasPrefix(got[0].Model, "schedule,") {
+		t.Fatalf("audit in etcd: %d entries, model of %d bytes, %v", len(got), len(got[0].Model), err)
 	}
 }

@@ -135,24 +135,22 @@ func (n *Node) reconcile(ctx context.Context, v *keyView) error {
 	}
 	held, taken := v.held, v.taken
 	changed := false
+	now := time.Now()
 	for sw := range n.snapshotOwned() {
 		if _, ok := held[sw]; !ok || !mine[sw] {
-			if ok {
-				// assigned elsewhere: give it up (only our own key)
-				k := n.ownerKey(sw)
-				r, err := n.cli.Txn(ctx).If(clientv3.Compare(clientv3.LeaseValue(k), "=", n.lease)).Then(clientv3.OpDelete(k)).Commit()
-				if err != nil {
-					return err
-				}
-				delete(v.held, sw) // the watch says so too, later
-				delete(v.taken, sw)
-				v.local[sw] = r.Header.Revision
-			}
 			n.mu.Lock()
-			delete(n.owned, sw)
+			delete(n.owned, sw) // no write starts from now on
+			if ok {
+				// assigned elsewhere: its key goes once a write started
+				// just now has landed (releaseDue)
+				n.releasing[sw] = now.Add(n.cfg.WriteTimeout)
+			}
 			n.mu.Unlock()
 			changed = true
 		}
+	}
+	if err := n.releaseDue(ctx, v, mine, now); err != nil {
+		return err
 	}
 	owned := n.snapshotOwned() // once, not per switch: each call copies the map
 	for sw := range mine {
@@ -208,4 +206,36 @@ func (n *Node) snapshotOwned() map[string]Ownership {
 		out[k] = v
 	}
 	return out
+}
+
+// releaseDue deletes the owner keys of switches given up whose last write
+// has had WriteTimeout to land (only this member's own key): the next
+// owner, who waits for the key to go, never writes while a write of this
+// member is on the wire. A switch assigned back meanwhile is kept.
+func (n *Node) releaseDue(ctx context.Context, v *keyView, mine map[string]bool, now time.Time) error {
+	n.mu.Lock()
+	due := map[string]bool{}
+	for sw, at := range n.releasing {
+		switch {
+		case mine[sw]:
+			delete(n.releasing, sw) // ours again: the loop takes it back
+		case !now.Before(at):
+			due[sw] = true
+		}
+	}
+	n.mu.Unlock()
+	for sw := range due {
+		k := n.ownerKey(sw)
+		r, err := n.cli.Txn(ctx).If(clientv3.Compare(clientv3.LeaseValue(k), "=", n.lease)).Then(clientv3.OpDelete(k)).Commit()
+		if err != nil {
+			return err
+		}
+		delete(v.held, sw) // the watch says so too, later
+		delete(v.taken, sw)
+		v.local[sw] = r.Header.Revision
+		n.mu.Lock()
+		delete(n.releasing, sw)
+		n.mu.Unlock()
+	}
+	return nil
 }

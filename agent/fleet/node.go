@@ -26,16 +26,19 @@ type Config struct {
 	// TTL is the member's lease (default 5 s): a member that cannot renew
 	// it for TTL loses its switches.
 	TTL time.Duration
-	// Margin is how long before its lease could expire a member that
-	// cannot renew it stops writing (self-fencing; default TTL/5).
+	// Margin is the least time before its write deadline (Deadline) a
+	// member starts a write: one that cannot renew its lease stops writing
+	// that long before the lease could expire (self-fencing; default
+	// TTL/5).
 	Margin time.Duration
 	// Takeover is how long a new owner waits before its first write to a
-	// switch (default: SetTimeout, see Safe).
+	// switch (default DefaultTakeover, see Safe).
 	Takeover time.Duration
-	// SetTimeout bounds one write to a switch (default 5 s): a write
-	// started before the self-fencing deadline lands by deadline +
-	// SetTimeout at the latest.
-	SetTimeout time.Duration
+	// WriteTimeout is the longest one write of this member takes (the
+	// agent's set timeout; default 5 s): a switch it gives up (a drain, a
+	// rebalance) keeps its owner key that long after the member stopped
+	// writing it, so that its successor starts after its last write.
+	WriteTimeout time.Duration
 	// MaxMoves bounds a rebalance round (default 32 switches); Every is
 	// how often the leader re-places (default TTL).
 	MaxMoves int
@@ -59,11 +62,11 @@ func (c *Config) defaults() error {
 	if c.Margin <= 0 {
 		c.Margin = c.TTL / 5
 	}
-	if c.SetTimeout <= 0 {
-		c.SetTimeout = 5 * time.Second
-	}
 	if c.Takeover <= 0 {
-		c.Takeover = c.SetTimeout
+		c.Takeover = DefaultTakeover
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = 5 * time.Second
 	}
 	if c.MaxMoves <= 0 {
 		c.MaxMoves = 32
@@ -77,23 +80,31 @@ func (c *Config) defaults() error {
 	return c.Safe()
 }
 
-// Safe checks the timing inequality that makes one writer per switch hold
-// without trusting clocks to agree, only to run at the same rate within
-// 1%: an owner that last renewed its lease at r (the request's send time,
-// before the server renewed it) starts no write after r + TTL − Margin, so
-// its last write lands by r + TTL − Margin + SetTimeout; the lease expires
-// at the server no earlier than r + TTL; a new owner gets the switch after
-// that and writes Takeover later, at r + TTL + Takeover at the earliest.
-// So writes never overlap when
-//
-//	Margin + Takeover > SetTimeout + 1% of TTL.
+// DefaultTakeover is a new owner's wait before its first write: room for
+// a switch to apply a Set its previous owner sent just before its
+// deadline.
+const DefaultTakeover = 250 * time.Millisecond
+
+// Safe checks the timing that makes one writer per switch hold without
+// trusting clocks to agree, only to run at the same rate within 1%. An
+// owner that last renewed its lease at r (the request's send time, before
+// the server renewed it) writes under a deadline d = r + TTL − 1% of TTL
+// (Deadline: the agent's write contexts end there, so none of its writes
+// lands after d) and starts none after d − Margin; the lease expires at
+// the server no earlier than r + TTL > d; a new owner gets the switch
+// after that and writes Takeover later. So writes never overlap for any
+// Takeover ≥ 0; the takeover delay covers a switch that applies a Set
+// received just before d a little after it. A switch given up on purpose
+// (drain, rebalance) is written no more at once and its key deleted
+// WriteTimeout later, after the member's last write to it has landed.
+// Margin leaves a write time to finish: it must be positive and below half
+// the TTL (renewals come every TTL/3).
 func (c *Config) Safe() error {
-	if c.Margin+c.Takeover <= c.SetTimeout+c.TTL/100 {
-		return fmt.Errorf("fleet: margin %v + takeover %v must exceed the set timeout %v + 1%% of the ttl %v, or a deposed owner's last write may land after its successor's first",
-			c.Margin, c.Takeover, c.SetTimeout, c.TTL)
+	if c.Margin <= 0 || c.Margin >= c.TTL/2 {
+		return fmt.Errorf("fleet: margin %v must be above 0 and below half the ttl %v", c.Margin, c.TTL)
 	}
-	if c.Margin >= c.TTL/2 {
-		return fmt.Errorf("fleet: margin %v must be below half the ttl %v", c.Margin, c.TTL)
+	if c.Takeover < 0 {
+		return fmt.Errorf("fleet: takeover %v is negative", c.Takeover)
 	}
 	return nil
 }
@@ -126,7 +137,8 @@ type Node struct {
 	mu        sync.Mutex
 	lastRenew time.Time // send time of the newest renewal that succeeded
 	owned     map[string]Ownership
-	auditN    map[string]int // audit entries per switch in etcd, as far as counted (countAudit)
+	releasing map[string]time.Time // switches given up → when their owner key may go (releaseDue)
+	auditN    map[string]int       // audit entries per switch in etcd, as far as counted (countAudit)
 	leader    bool
 	onChange  func()
 }
@@ -142,7 +154,7 @@ func Join(ctx context.Context, cli *clientv3.Client, cfg Config) (*Node, error) 
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, cli: cli, prefix: prefixOf(cfg.Name), owned: map[string]Ownership{}, auditN: map[string]int{},
+	n := &Node{cfg: cfg, cli: cli, prefix: prefixOf(cfg.Name), owned: map[string]Ownership{}, releasing: map[string]time.Time{}, auditN: map[string]int{},
 		done: make(chan struct{})}
 	sent := time.Now()
 	g, err := cli.Grant(ctx, int64(cfg.TTL/time.Second))
@@ -239,9 +251,8 @@ func (n *Node) expired() {
 }
 
 // Writable says whether this member may start a write to sw now: it owns
-// sw, its takeover delay is over, and its lease cannot have expired
-// (self-fencing: no write starts later than Margin before the earliest
-// expiry). It returns the fencing token.
+// sw, its takeover delay is over, and at least Margin is left before its
+// Deadline (self-fencing). It returns the fencing token.
 func (n *Node) Writable(sw string, now time.Time) (int64, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -249,11 +260,23 @@ func (n *Node) Writable(sw string, now time.Time) (int64, bool) {
 	if !ok || now.Before(o.WriteAt) {
 		return 0, false
 	}
-	if !now.Before(n.lastRenew.Add(n.cfg.TTL - n.cfg.Margin)) {
+	if !now.Before(n.deadline().Add(-n.cfg.Margin)) {
 		return 0, false
 	}
 	return o.Token, true
 }
+
+// Deadline is when this member's writes must have landed: before its
+// lease can have expired at the server (the newest renewal's send time +
+// TTL, less 1% for clocks that run at different rates). The agent ends
+// every write's context there (Safe).
+func (n *Node) Deadline() time.Time {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.deadline()
+}
+
+func (n *Node) deadline() time.Time { return n.lastRenew.Add(n.cfg.TTL - n.cfg.TTL/100) }
 
 // Owns says whether this member holds sw's owner key (in its take-over
 // delay too): the agent serves it, subscribing to its telemetry.

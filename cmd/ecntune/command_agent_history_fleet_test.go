@@ -32,7 +32,7 @@ func TestAgentHistoryOfTheFleet(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	n, err := fleet.Join(ctx, cli, fleet.Config{Name: "dc1", Member: fleet.Member{ID: "a"}, Switches: []fleet.Switch{{Name: "leaf0"}, {Name: "leaf1"}},
-		TTL: 2 * time.Second, SetTimeout: 300 * time.Millisecond, Takeover: 300 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		TTL: 2 * time.Second, Takeover: 300 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func TestFleetCommands(t *testing.T) {
 		defer cli.Close()
 		n, err := fleet.Join(context.Background(), cli, fleet.Config{Name: "dc1", Member: fleet.Member{ID: id},
 			Switches: []fleet.Switch{{Name: "leaf0"}, {Name: "leaf1"}, {Name: "leaf2"}, {Name: "leaf3"}}, TTL: 2 * time.Second,
-			SetTimeout: 300 * time.Millisecond, Takeover: 400 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			Takeover: 400 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
 			t.Fatal(err)
 		}
