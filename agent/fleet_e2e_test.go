@@ -445,3 +445,37 @@ func TestFleetInShadowMode(t *testing.T) {
 		t.Fatalf("a shadow fleet set switches: %v", writers)
 	}
 }
+
+// A member watches the telemetry of its own switches only: no stale
+// telemetry alarm (nor a revert) for a switch another member serves. The
+// demo froze every other member's switches 5 s after start before.
+func TestFleetMemberWatchesOnlyItsSwitches(t *testing.T) {
+	ep, names, sws, mu, writers := fleetSwitches(t)
+	defer feedSwitches(sws)()
+	fast := func(c *config.Config) { c.Guardrails.StaleFreeze, c.Guardrails.StaleRevert = 300*time.Millisecond, 600*time.Millisecond }
+	var agents []*Agent
+	for _, m := range []string{"a", "b"} {
+		a, cancel, done := startFleetAgent(t, ep, m, names, sws, mu, writers, time.Hour, fast)
+		defer func() { cancel(); <-done; a.Close() }()
+		agents = append(agents, a)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		n := len(writers)
+		mu.Unlock()
+		if n == len(names) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not every switch written in 30 s: %v", writers)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(time.Second) // past the stale-freeze and revert limits
+	for i, a := range agents {
+		if n := testutilCounter(t, a, "ecntune_agent_alarms_total", `rule="stale-freeze"`); n != 0 {
+			t.Errorf("agent %d raised %g stale-telemetry alarms (for switches it does not serve)", i, n)
+		}
+	}
+}

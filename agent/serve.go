@@ -41,31 +41,35 @@ type subscriptions struct {
 	errs   chan targetErr
 	wg     sync.WaitGroup
 	cancel map[string]context.CancelFunc
+	state  map[string]bool // served or not, as last synced
 }
 
 func (a *Agent) newSubscriptions(ctx context.Context) *subscriptions {
 	return &subscriptions{a: a, ctx: ctx, snaps: make(chan env.Snapshot, 64), errs: make(chan targetErr, 64),
-		cancel: map[string]context.CancelFunc{}}
+		cancel: map[string]context.CancelFunc{}, state: map[string]bool{}}
 }
 
 // sync starts the Subscribes of targets served now and stops those of
-// targets given up. It returns whether anything changed.
+// targets given up; a target not served from the start leaves the guard
+// and the health at once (New counts every target in). It returns whether
+// anything changed.
 func (s *subscriptions) sync() bool {
 	changed := false
 	for _, n := range s.a.names {
 		want := s.a.serves(n)
-		stop, on := s.cancel[n]
-		switch {
-		case want && !on:
+		was, known := s.state[n]
+		if known && was == want {
+			continue
+		}
+		s.state[n] = want
+		if want {
 			s.start(n)
-			s.a.served(n, true)
-			changed = true
-		case !want && on:
+		} else if stop, on := s.cancel[n]; on {
 			stop()
 			delete(s.cancel, n)
-			s.a.served(n, false)
-			changed = true
 		}
+		s.a.served(n, want, known)
+		changed = true
 	}
 	return changed
 }
@@ -101,10 +105,11 @@ func (s *subscriptions) stop() {
 	s.wg.Wait()
 }
 
-// served records that the agent serves target n (or no longer does):
-// staleness counts from now; a target given up leaves the health and the
-// guard, its newest observations and recommendations dropped.
-func (a *Agent) served(n string, on bool) {
+// served records that the agent serves target n (or does not): staleness
+// counts from now; a target not served leaves the health and the guard,
+// its newest observations and recommendations dropped. change: it was the
+// other way before (worth a log line).
+func (a *Agent) served(n string, on, change bool) {
 	now := a.o.Clock()
 	a.mu.Lock()
 	if a.unserved == nil {
@@ -130,8 +135,12 @@ func (a *Agent) served(n string, on bool) {
 	a.mu.Unlock()
 	if !on {
 		a.core.Guard().ForgetTarget(n)
-		a.log.Info("fleet: switch given up: unsubscribed", "target", n)
-	} else if a.o.Gate != nil {
+	}
+	switch {
+	case !change || a.o.Gate == nil:
+	case on:
 		a.log.Info("fleet: switch served: subscribed", "target", n)
+	default:
+		a.log.Info("fleet: switch given up: unsubscribed", "target", n)
 	}
 }
