@@ -452,7 +452,9 @@ func TestFleetInShadowMode(t *testing.T) {
 func TestFleetMemberWatchesOnlyItsSwitches(t *testing.T) {
 	ep, names, sws, mu, writers := fleetSwitches(t)
 	defer feedSwitches(sws)()
-	fast := func(c *config.Config) { c.Guardrails.StaleFreeze, c.Guardrails.StaleRevert = 300*time.Millisecond, 600*time.Millisecond }
+	fast := func(c *config.Config) {
+		c.Guardrails.StaleFreeze, c.Guardrails.StaleRevert = 300*time.Millisecond, 600*time.Millisecond
+	}
 	var agents []*Agent
 	for _, m := range []string{"a", "b"} {
 		a, cancel, done := startFleetAgent(t, ep, m, names, sws, mu, writers, time.Hour, fast)
