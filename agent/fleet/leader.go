@@ -65,7 +65,7 @@ func (n *Node) lead(ctx context.Context, e *concurrency.Election) {
 		select {
 		case <-lctx.Done():
 			return
-		case <-n.sess.Done():
+		case <-n.ended():
 			return
 		case _, ok = <-w:
 		case _, ok = <-rw:

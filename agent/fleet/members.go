@@ -14,7 +14,7 @@ import (
 // session has ended.
 func (n *Node) Members() int {
 	select {
-	case <-n.sess.Done():
+	case <-n.ended():
 		return 0
 	default:
 	}
@@ -46,7 +46,7 @@ func (v *memberView) follow(n *Node) {
 	defer cancel()
 	go func() {
 		select {
-		case <-n.sess.Done():
+		case <-n.ended():
 			cancel()
 		case <-ctx.Done():
 		}

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 )
@@ -132,6 +132,7 @@ type Node struct {
 	wg     sync.WaitGroup
 
 	done     chan struct{} // closed when the lease is lost (Done)
+	endc     chan struct{} // closed when the node stops or its lease is lost (ended)
 	doneOnce sync.Once
 
 	mu        sync.Mutex
@@ -162,7 +163,13 @@ func Join(ctx context.Context, cli *clientv3.Client, cfg Config) (*Node, error) 
 		return nil, fmt.Errorf("fleet %s: lease: %w", cfg.Name, err)
 	}
 	n.lease, n.lastRenew = g.ID, sent
-	if n.sess, err = concurrency.NewSession(cli, concurrency.WithLease(g.ID)); err != nil {
+	// The election's session shares the lease but does not keep it alive:
+	// renew does, once per TTL/3, on one stream (a session's own
+	// keepalives would double the requests).
+	sctx, scancel := context.WithCancel(context.Background())
+	n.sess, err = concurrency.NewSession(cli, concurrency.WithLease(g.ID), concurrency.WithContext(sctx))
+	scancel()
+	if err != nil {
 		return nil, fmt.Errorf("fleet %s: session: %w", cfg.Name, err)
 	}
 	b, _ := json.Marshal(cfg.Member)
@@ -171,7 +178,16 @@ func Join(ctx context.Context, cli *clientv3.Client, cfg Config) (*Node, error) 
 	}
 	rctx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
-	n.wg.Add(3)
+	n.endc = make(chan struct{})
+	n.wg.Add(4)
+	go func() {
+		defer n.wg.Done()
+		select {
+		case <-rctx.Done():
+		case <-n.done:
+		}
+		close(n.endc)
+	}()
 	go func() { defer n.wg.Done(); n.renew(rctx) }()
 	go func() { defer n.wg.Done(); n.campaign(rctx) }()
 	go func() { defer n.wg.Done(); n.follow(rctx) }()
@@ -197,35 +213,83 @@ func (n *Node) Close() error {
 // or a pause does (tests).
 func (n *Node) Stop() { n.cancel(); n.wg.Wait() }
 
-// renew keeps the lease alive, every TTL/3, and notes the send time of
-// each renewal that succeeds (Writable reads it).
+// renew keeps the lease alive, every TTL/3, on one keepalive stream, and
+// notes the send time of each renewal that succeeds (Writable and
+// Deadline read it). A stream that fails or does not answer within TTL/3
+// is dropped and a new one opened at the next round.
 func (n *Node) renew(ctx context.Context) {
 	t := time.NewTicker(n.cfg.TTL / 3)
 	defer t.Stop()
+	var ks *keepStream
+	defer func() { ks.close() }()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		if ks == nil {
+			ks = openKeepStream(ctx, n.cli)
+		}
 		sent := time.Now()
-		rctx, cancel := context.WithTimeout(ctx, n.cfg.TTL/3)
-		_, err := n.cli.KeepAliveOnce(rctx, n.lease)
-		cancel()
+		ttl, err := ks.once(n.lease, n.cfg.TTL/3)
 		if err != nil {
-			if errors.Is(err, rpctypes.ErrLeaseNotFound) {
-				n.expired()
-				return
-			}
+			ks.close()
+			ks = nil
 			if ctx.Err() != nil {
 				return // the member is closing: nothing went wrong
 			}
 			n.cfg.Logger.Warn("fleet: lease not renewed", "member", n.cfg.Member.ID, "err", err)
 			continue
 		}
+		if ttl <= 0 {
+			n.expired() // etcd knows the lease no more
+			return
+		}
 		n.mu.Lock()
 		n.lastRenew = sent
 		n.mu.Unlock()
+	}
+}
+
+// ended is closed when the node stops or its lease is lost.
+func (n *Node) ended() <-chan struct{} { return n.endc }
+
+// keepStream is one LeaseKeepAlive stream, used one request at a time so
+// that each answer's request send time is known.
+type keepStream struct {
+	s      pb.Lease_LeaseKeepAliveClient
+	err    error
+	cancel context.CancelFunc
+}
+
+func openKeepStream(ctx context.Context, cli *clientv3.Client) *keepStream {
+	sctx, cancel := context.WithCancel(ctx)
+	s, err := pb.NewLeaseClient(cli.ActiveConnection()).LeaseKeepAlive(sctx)
+	return &keepStream{s: s, err: err, cancel: cancel}
+}
+
+// once renews id and returns the TTL etcd granted (≤ 0: no such lease);
+// an answer later than timeout ends the stream.
+func (k *keepStream) once(id clientv3.LeaseID, timeout time.Duration) (int64, error) {
+	if k.err != nil {
+		return 0, k.err
+	}
+	stop := time.AfterFunc(timeout, k.cancel)
+	defer stop.Stop()
+	if err := k.s.Send(&pb.LeaseKeepAliveRequest{ID: int64(id)}); err != nil {
+		return 0, err
+	}
+	r, err := k.s.Recv()
+	if err != nil {
+		return 0, err
+	}
+	return r.TTL, nil
+}
+
+func (k *keepStream) close() {
+	if k != nil {
+		k.cancel()
 	}
 }
 
