@@ -229,6 +229,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.watchPeers()
 	subs.sync()
 	nudge := make(chan struct{}, 1)
+	adopt := time.NewTimer(time.Hour) // adoptTimer sets it
+	adopt.Stop()
+	defer adopt.Stop()
 	if og, ok := a.o.Gate.(ownerGate); ok {
 		og.OnChange(func() {
 			select {
@@ -264,6 +267,12 @@ func (a *Agent) Run(ctx context.Context) error {
 			a.targetEvent(e.target, e.err)
 		case <-nudge:
 			subs.sync()
+			a.adoptTimer(adopt)
+		case <-adopt.C:
+			if a.cfg.Mode == config.ModeClosedLoop {
+				a.adoptMemory(ctx) // at the take-over delay's end, not the next interval
+			}
+			a.adoptTimer(adopt)
 		case <-tick.C:
 			subs.sync()
 			a.pollTargets()

@@ -249,3 +249,31 @@ func (a *Agent) openToTake(audit []core.AuditEntry) ([]core.AuditEntry, error) {
 	}
 	return out, nil
 }
+
+// ownedLister is a Gate that lists the switches it owns with the time each
+// may first be written (agent/fleet.Node).
+type ownedLister interface{ Owned() []fleet.Ownership }
+
+// adoptTimer sets t to fire when the next switch this agent owns but has
+// not taken over may be written (its take-over delay's end), so that the
+// take-over (adoptMemory) and the first decision it allows need not wait
+// for the next interval; stopped when there is none.
+func (a *Agent) adoptTimer(t *time.Timer) {
+	t.Stop()
+	ol, ok := a.o.Gate.(ownedLister)
+	if !ok || a.keeper() == nil {
+		return
+	}
+	var next time.Time
+	now := time.Now()
+	for _, o := range ol.Owned() {
+		// one whose delay is over already waits for the interval (a
+		// take-over that failed is retried there, not in a spin)
+		if !a.fleet.adopted[o.Switch] && o.WriteAt.After(now) && (next.IsZero() || o.WriteAt.Before(next)) {
+			next = o.WriteAt
+		}
+	}
+	if !next.IsZero() {
+		t.Reset(next.Sub(now) + time.Millisecond)
+	}
+}
