@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/units"
 )
 
 // The words of the spec grammar: each kind's prefix (its name and the
@@ -250,38 +251,11 @@ func (p *Parser) didYouMean(s string) string {
 func closestName(s string, names []string) string {
 	best, bestD := "", max(2, len(s)/3)+1
 	for _, n := range names {
-		if d := editDistance(strings.ToLower(s), n); d < bestD {
+		if d := units.EditDistance(strings.ToLower(s), n); d < bestD {
 			best, bestD = n, d
 		}
 	}
 	return best
-}
-
-// editDistance is the Damerau–Levenshtein distance between a and b
-// (an adjacent swap counts one edit).
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	d := make([][]int, len(ra)+1)
-	for i := range d {
-		d[i] = make([]int, len(rb)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(ra)][len(rb)]
 }
 
 // parseKind parses spec, of kind k with argument arg.

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/ecntune/ecntune/internal/units"
 )
 
 // KeyError is a key of a YAML document that the Go type it decodes into
@@ -686,40 +688,9 @@ func keysOf(t reflect.Type) ([]string, map[string]reflect.Type) {
 func closest(key string, allowed []string) string {
 	best, bestD := "", max(2, len(key)/3)+1
 	for _, a := range allowed {
-		if d := editDistance(strings.ToLower(key), a); d < bestD {
+		if d := units.EditDistance(strings.ToLower(key), a); d < bestD {
 			best, bestD = a, d
 		}
 	}
 	return best
-}
-
-// EditDistance is the Damerau–Levenshtein distance (adjacent swaps count
-// one) between a and b, for "did you mean" suggestions.
-func EditDistance(a, b string) int { return editDistance(a, b) }
-
-// editDistance is the Damerau–Levenshtein distance (adjacent swaps count
-// one) between a and b.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	d := make([][]int, len(ra)+1)
-	for i := range d {
-		d[i] = make([]int, len(rb)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(ra)][len(rb)]
 }

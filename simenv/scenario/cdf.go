@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/ecntune/ecntune/internal/safeio"
+	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/simenv"
 )
 
@@ -162,7 +163,7 @@ func nearbyFiles(path string) []string {
 			if e.IsDir() || filepath.Ext(n) != ext {
 				continue
 			}
-			if dist := safeio.EditDistance(stem, strings.TrimSuffix(n, ext)); dist <= limit {
+			if dist := units.EditDistance(stem, strings.TrimSuffix(n, ext)); dist <= limit {
 				cs = append(cs, cand{filepath.Join(d, n), dist*2 + depth})
 			}
 		}
