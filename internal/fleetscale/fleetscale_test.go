@@ -7,19 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-func envDur(t *testing.T, k string, def time.Duration) time.Duration {
-	s := os.Getenv(k)
-	if s == "" {
-		return def
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		t.Fatalf("%s=%q: %v", k, s, err)
-	}
-	return d
-}
+	"github.com/ecntune/ecntune/internal/childproc"
+)
 
 // TestFleetScale measures the fleet at rest with real processes (Run) at
 // each size ECNTUNE_FLEETSCALE lists (comma-separated, e.g. 250,1000),
@@ -61,7 +51,7 @@ func TestFleetScale(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg := Config{Dir: pdir, Bin: bin, Etcd: etcd, Switches: n, Agents: agents, Logf: t.Logf,
-			Interval: envDur(t, "ECNTUNE_FLEETSCALE_INTERVAL", 0), Window: envDur(t, "ECNTUNE_FLEETSCALE_WINDOW", 0)}
+			Interval: childproc.EnvDur(t, "ECNTUNE_FLEETSCALE_INTERVAL", 0), Window: childproc.EnvDur(t, "ECNTUNE_FLEETSCALE_WINDOW", 0)}
 		p, err := Run(t.Context(), cfg)
 		if p != nil {
 			t.Logf("report of %d switches:\n%s", n, p)

@@ -61,21 +61,21 @@ func (h *harness) setUp() error {
 
 func (h *harness) tearDown() {
 	for _, p := range h.agents {
-		p.stop(20 * time.Second)
+		p.Stop(20 * time.Second)
 	}
 	if h.sw != nil {
-		h.sw.stop(20 * time.Second)
+		h.sw.Stop(20 * time.Second)
 	}
 	if h.etcd != nil {
-		h.etcd.stop(20 * time.Second)
+		h.etcd.Stop(20 * time.Second)
 	}
 }
 
 // dead is an error naming the first child that has ended.
 func (h *harness) dead() error {
 	for _, p := range append([]*proc{h.etcd, h.sw}, h.agents...) {
-		if p != nil && p.exited() {
-			return fmt.Errorf("%s ended (%v): %s", p.name, p.err, lastLines(p.log, 5))
+		if p != nil && p.Exited() {
+			return fmt.Errorf("%s ended (%v): %s", p.name, p.Err(), lastLines(p.log, 5))
 		}
 	}
 	return nil
@@ -204,7 +204,7 @@ func (h *harness) read(ctx context.Context, scrapeFirst bool) (*readings, error)
 	}
 	r.at, r.load, r.self = time.Now(), loadAvg(), cputime.Process()
 	for _, p := range append([]*proc{h.etcd, h.sw}, h.agents...) {
-		u, err := procUsage(p.cmd.Process.Pid)
+		u, err := procUsage(p.Cmd.Process.Pid)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p.name, err)
 		}

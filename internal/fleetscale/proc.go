@@ -3,21 +3,19 @@ package fleetscale
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/ecntune/ecntune/internal/childproc"
 )
 
-// proc is a child process, its output in a file.
+// proc is a child process (internal/childproc), its output in a file.
 type proc struct {
+	*childproc.Proc
 	name string
-	cmd  *exec.Cmd
 	log  string
-	done chan struct{}
-	err  error // once done is closed
 }
 
 func start(dir, name, bin string, args ...string) (*proc, error) {
@@ -26,35 +24,13 @@ func start(dir, name, bin string, args ...string) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
+	cp, err := childproc.Start(out, bin, args...)
+	if err != nil {
 		out.Close()
 		return nil, err
 	}
-	p := &proc{name: name, cmd: cmd, log: log, done: make(chan struct{})}
-	go func() { p.err = cmd.Wait(); out.Close(); close(p.done) }()
-	return p, nil
-}
-
-func (p *proc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// stop sends SIGTERM, and SIGKILL after wait.
-func (p *proc) stop(wait time.Duration) {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(wait):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
+	go func() { <-cp.Done(); out.Close() }()
+	return &proc{Proc: cp, name: name, log: log}, nil
 }
 
 // waitLine waits at most d for a line of the process's output that
@@ -66,8 +42,8 @@ func (p *proc) waitLine(marker string, d time.Duration) (string, error) {
 			line, _, _ := strings.Cut(after, "\n")
 			return strings.TrimSpace(line), nil
 		}
-		if p.exited() {
-			return "", fmt.Errorf("%s ended (%v): %s", p.name, p.err, lastLines(p.log, 5))
+		if p.Exited() {
+			return "", fmt.Errorf("%s ended (%v): %s", p.name, p.Err(), lastLines(p.log, 5))
 		}
 		if time.Now().After(end) {
 			return "", fmt.Errorf("%s: no %q in its output in %v: %s", p.name, marker, d, lastLines(p.log, 5))
@@ -75,15 +51,7 @@ func (p *proc) waitLine(marker string, d time.Duration) (string, error) {
 	}
 }
 
-// lastLines is the end of a log file.
-func lastLines(path string, n int) string {
-	b, _ := os.ReadFile(path)
-	ls := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(ls) > n {
-		ls = ls[len(ls)-n:]
-	}
-	return strings.Join(ls, " | ")
-}
+var lastLines = childproc.LastLines
 
 // usage is what a process has used: CPU time (user + system, all threads)
 // and resident memory now and at its peak.

@@ -3,12 +3,13 @@ package fleetscale
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ecntune/ecntune/internal/childproc"
 )
 
 // Config is one measured point.
@@ -47,14 +48,11 @@ func (c *Config) defaults() {
 
 // Build compiles ecntune and etcdmain into dir.
 func Build(dir string) (bin, etcd string, err error) {
-	bin, etcd = filepath.Join(dir, "ecntune"), filepath.Join(dir, "etcdmain")
-	for out, pkg := range map[string]string{bin: "github.com/ecntune/ecntune/cmd/ecntune",
-		etcd: "github.com/ecntune/ecntune/internal/fleetscale/etcdmain"} {
-		if b, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
-			return "", "", fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
-		}
+	if bin, err = childproc.BuildEcntune(dir); err != nil {
+		return "", "", err
 	}
-	return bin, etcd, nil
+	etcd, err = childproc.Build(dir, "etcdmain", "github.com/ecntune/ecntune/internal/fleetscale/etcdmain")
+	return bin, etcd, err
 }
 
 // spines of the fabric: two, so that a leaf has three ports (a host, two

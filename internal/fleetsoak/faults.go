@@ -36,7 +36,7 @@ func (h *harness) oldest() int {
 	defer h.mu.Unlock()
 	o := 0
 	for i, a := range h.agents {
-		if a.started.Before(h.agents[o].started) {
+		if a.Started.Before(h.agents[o].Started) {
 			o = i
 		}
 	}
@@ -84,9 +84,9 @@ func (h *harness) agentFault(ctx context.Context, kind string, i int) error {
 	f := fault{Kind: kind, Victim: name, At: time.Now()}
 	switch kind {
 	case Kill:
-		a.kill()
+		a.Kill()
 	case Pause:
-		a.signal(syscall.SIGSTOP)
+		a.Signal(syscall.SIGSTOP)
 	case Cut:
 		h.proxies[i].Cut()
 	default:
@@ -107,13 +107,13 @@ func (h *harness) agentFault(ctx context.Context, kind string, i int) error {
 	f.Undone = time.Now()
 	switch kind {
 	case Pause:
-		a.signal(syscall.SIGCONT)
+		a.Signal(syscall.SIGCONT)
 	case Cut:
 		h.proxies[i].Restore()
 	}
-	if kind != Kill && !a.waitExit(15*time.Second) {
+	if kind != Kill && !a.WaitExit(15*time.Second) {
 		h.note("%s of %s: the agent did not end 15 s after its lease was gone (%s); killed", kind, name, lastLines(h.outs[i].Name(), 2))
-		a.kill()
+		a.Kill()
 	}
 	h.mu.Lock()
 	h.faults = append(h.faults, f)

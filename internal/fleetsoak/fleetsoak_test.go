@@ -3,36 +3,12 @@ package fleetsoak
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ecntune/ecntune/internal/childproc"
 )
-
-// envInt and envDur read a knob of the environment (def when unset).
-func envInt(t *testing.T, k string, def int) int {
-	s := os.Getenv(k)
-	if s == "" {
-		return def
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		t.Fatalf("%s=%q: %v", k, s, err)
-	}
-	return n
-}
-
-func envDur(t *testing.T, k string, def time.Duration) time.Duration {
-	s := os.Getenv(k)
-	if s == "" {
-		return def
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		t.Fatalf("%s=%q: %v", k, s, err)
-	}
-	return d
-}
 
 // TestFleetSoak runs the fleet's fault harness (Run) with real processes
 // and fails on any safety violation. By default a short run: 3 agents, 12
@@ -62,11 +38,11 @@ func TestFleetSoak(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := Config{Dir: dir, Bin: bin, Logf: t.Logf,
-		Cycles:   envInt(t, "ECNTUNE_FLEETSOAK_CYCLES", 4),
-		Switches: envInt(t, "ECNTUNE_FLEETSOAK_SWITCHES", 12),
-		Members:  envInt(t, "ECNTUNE_FLEETSOAK_MEMBERS", 3),
-		TTL:      envDur(t, "ECNTUNE_FLEETSOAK_TTL", 5*time.Second),
-		MinHold:  envDur(t, "ECNTUNE_FLEETSOAK_MINHOLD", 2*time.Second),
+		Cycles:   childproc.EnvInt(t, "ECNTUNE_FLEETSOAK_CYCLES", 4),
+		Switches: childproc.EnvInt(t, "ECNTUNE_FLEETSOAK_SWITCHES", 12),
+		Members:  childproc.EnvInt(t, "ECNTUNE_FLEETSOAK_MEMBERS", 3),
+		TTL:      childproc.EnvDur(t, "ECNTUNE_FLEETSOAK_TTL", 5*time.Second),
+		MinHold:  childproc.EnvDur(t, "ECNTUNE_FLEETSOAK_MINHOLD", 2*time.Second),
 		Fence:    os.Getenv("ECNTUNE_FLEETSOAK_FENCE") == "1",
 	}
 	if k := os.Getenv("ECNTUNE_FLEETSOAK_KINDS"); k != "" {

@@ -6,15 +6,14 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/ecntune/ecntune/internal/childproc"
 	"github.com/ecntune/ecntune/internal/etcdrun"
 )
 
@@ -80,14 +79,7 @@ func (c *Config) defaults() {
 }
 
 // Build compiles the ecntune binary into dir.
-func Build(dir string) (string, error) {
-	bin := filepath.Join(dir, "ecntune")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/ecntune/ecntune/cmd/ecntune").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	return bin, nil
-}
+func Build(dir string) (string, error) { return childproc.BuildEcntune(dir) }
 
 // fault is one fault injected: its kind, its victim (an agent's member id,
 // or an etcd member's name), and when it began and was undone.
@@ -206,14 +198,14 @@ func (h *harness) tearDown() {
 	agents := append([]*proc(nil), h.agents...)
 	h.mu.Unlock()
 	for i, a := range agents {
-		if a != nil && !a.exited() {
-			if err := a.stop(20 * time.Second); err != nil {
+		if a != nil && !a.Exited() {
+			if err := a.Stop(20 * time.Second); err != nil {
 				h.note("agent %s: %v", h.names[i], err)
 			}
 		}
 	}
 	if h.sw != nil {
-		if err := h.sw.stop(20 * time.Second); err != nil {
+		if err := h.sw.Stop(20 * time.Second); err != nil {
 			h.note("simswitch: %v", err)
 		}
 	}
@@ -260,10 +252,10 @@ func (h *harness) ensure() {
 		h.mu.Lock()
 		a, busy := h.agents[i], h.handling[i]
 		h.mu.Unlock()
-		if busy || a == nil || !a.exited() {
+		if busy || a == nil || !a.Exited() {
 			continue
 		}
-		if time.Since(a.started) < 5*time.Second {
+		if time.Since(a.Started) < 5*time.Second {
 			h.quick++
 		}
 		if h.quick > 5 {
@@ -272,19 +264,9 @@ func (h *harness) ensure() {
 			h.mu.Unlock()
 			return
 		}
-		h.note("agent %s ended outside a fault (%v): %s; restarted", h.names[i], a.err, lastLines(h.outs[i].Name(), 3))
+		h.note("agent %s ended outside a fault (%v): %s; restarted", h.names[i], a.Err(), lastLines(h.outs[i].Name(), 3))
 		if err := h.startAgent(i); err != nil {
 			h.note("agent %s: restart: %v", h.names[i], err)
 		}
 	}
-}
-
-// lastLines is the end of a log file, for notes.
-func lastLines(path string, n int) string {
-	b, _ := os.ReadFile(path)
-	ls := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(ls) > n {
-		ls = ls[len(ls)-n:]
-	}
-	return strings.Join(ls, " | ")
 }

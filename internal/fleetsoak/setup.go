@@ -68,8 +68,8 @@ func (h *harness) startSwitches() (string, error) {
 			}
 			return string(m[1]), nil
 		}
-		if h.sw.exited() {
-			return "", fmt.Errorf("simswitch ended: %v: %s", h.sw.err, lastLines(h.swOut.Name(), 5))
+		if h.sw.Exited() {
+			return "", fmt.Errorf("simswitch ended: %v: %s", h.sw.Err(), lastLines(h.swOut.Name(), 5))
 		}
 	}
 	return "", fmt.Errorf("simswitch: no gNMI address in 60 s: %s", lastLines(h.swOut.Name(), 5))

@@ -199,7 +199,7 @@ func TestBridgeLinksNoTrainingEnvironment(t *testing.T) {
 // layers 4 and 5 and never meet (TestTheTwoWorldsNeverMeet).
 var layers = [][]string{
 	// 0 the ground: helpers that know nothing of the project
-	{"internal/units", "internal/safeio", "internal/await", "internal/cputime", "internal/chart", "internal/layout", "internal/etcdtest", "internal/etcdrun", "scenarios/cdf", "models"},
+	{"internal/units", "internal/safeio", "internal/await", "internal/cputime", "internal/chart", "internal/layout", "internal/etcdtest", "internal/etcdrun", "internal/childproc", "scenarios/cdf", "models"},
 	// 1 the vocabulary
 	{"env"},
 	// 2 the inference network, the embedded model, and the codec beside
