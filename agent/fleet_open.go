@@ -76,8 +76,7 @@ func (a *Agent) noteOwners() {
 // new owner reconciles the changes its predecessor left in flight.
 type memoryKeeper interface {
 	Record(ctx context.Context, target string, token int64, resolved []core.AuditEntry, mems []core.QueueMemory) error
-	Memory(ctx context.Context, target string) ([]core.QueueMemory, error)
-	Audit(ctx context.Context, target string) ([]core.AuditEntry, error)
+	States(ctx context.Context, targets []string) (map[string]fleet.State, error)
 }
 
 // fleetState is what the agent keeps of the switches' shared state in a
@@ -169,17 +168,30 @@ func (a *Agent) adoptMemory(ctx context.Context) {
 	if a.fleet.adopted == nil {
 		a.fleet.adopted = map[string]bool{}
 	}
+	var todo []string
 	for _, n := range a.names {
 		_, ok := a.o.Gate.Writable(n, a.o.Clock())
 		if !ok {
 			delete(a.fleet.adopted, n)
 			continue
 		}
-		if a.fleet.adopted[n] {
-			continue
+		if !a.fleet.adopted[n] {
+			todo = append(todo, n)
 		}
-		if err := a.takeOver(ctx, mk, n); err != nil {
-			a.log.Warn("fleet: state of a switch taken over not read; will retry", "target", n, "err", err)
+	}
+	if len(todo) == 0 {
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	states, err := mk.States(cctx, todo) // one round trip for them all
+	cancel()
+	if err != nil {
+		a.log.Warn("fleet: state of switches taken over not read; will retry", "targets", len(todo), "err", err)
+		return
+	}
+	for _, n := range todo {
+		if err := a.takeOver(n, states[n]); err != nil {
+			a.log.Warn("fleet: state of a switch taken over not restored; will retry", "target", n, "err", err)
 			continue
 		}
 		a.fleet.adopted[n] = true
@@ -187,18 +199,9 @@ func (a *Agent) adoptMemory(ctx context.Context) {
 }
 
 // takeOver restores one switch's memory and takes its open entries over.
-func (a *Agent) takeOver(ctx context.Context, mk memoryKeeper, target string) error {
-	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	mems, err := mk.Memory(cctx, target)
-	if err != nil {
-		return err
-	}
-	audit, err := mk.Audit(cctx, target)
-	if err != nil {
-		return err
-	}
-	open, err := a.openToTake(audit)
+func (a *Agent) takeOver(target string, st fleet.State) error {
+	mems := st.Memory
+	open, err := a.openToTake(st.Audit)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/ecntune/ecntune/agent/core"
@@ -200,4 +201,57 @@ func (n *Node) trimAudit(ctx context.Context, sw string) error {
 		ops = ops[k:]
 	}
 	return nil
+}
+
+// State is what a switch's previous owners kept in etcd: the guard's
+// memory of its queues and its audit entries (oldest first).
+type State struct {
+	Memory []core.QueueMemory
+	Audit  []core.AuditEntry
+}
+
+// States reads the kept state of switches, in as few transactions as
+// etcd allows (two ranges a switch, 64 switches a transaction): a new
+// owner taking many switches over waits one round trip, not two a switch.
+func (n *Node) States(ctx context.Context, switches []string) (map[string]State, error) {
+	out := make(map[string]State, len(switches))
+	for len(switches) > 0 {
+		k := min(len(switches), 64)
+		var ops []clientv3.Op
+		for _, sw := range switches[:k] {
+			ops = append(ops, clientv3.OpGet(n.prefix+"memory/"+sw+"/", clientv3.WithPrefix()), clientv3.OpGet(n.auditPrefix(sw), clientv3.WithPrefix()))
+		}
+		r, err := n.cli.Txn(ctx).Then(ops...).Commit()
+		if err != nil {
+			return nil, err
+		}
+		for i, sw := range switches[:k] {
+			st, err := n.decodeState(r.Responses[2*i].GetResponseRange().GetKvs(), r.Responses[2*i+1].GetResponseRange().GetKvs())
+			if err != nil {
+				return nil, err
+			}
+			out[sw] = st
+		}
+		switches = switches[k:]
+	}
+	return out, nil
+}
+
+func (n *Node) decodeState(mem, audit []*mvccpb.KeyValue) (State, error) {
+	var st State
+	for _, kv := range mem {
+		var m core.QueueMemory
+		if err := json.Unmarshal(kv.Value, &m); err != nil {
+			return st, fmt.Errorf("fleet %s: guard memory %s: %w", n.cfg.Name, kv.Key, err)
+		}
+		st.Memory = append(st.Memory, m)
+	}
+	for _, kv := range audit {
+		var e core.AuditEntry
+		if err := json.Unmarshal(kv.Value, &e); err != nil {
+			return st, fmt.Errorf("fleet %s: audit entry %s: %w", n.cfg.Name, kv.Key, err)
+		}
+		st.Audit = append(st.Audit, e)
+	}
+	return st, nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/internal/etcdtest"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
@@ -281,5 +282,46 @@ func TestAuditEntryModelBounded(t *testing.T) {
 	got, err := a.Audit(context.Background(), "leaf00")
 	if err != nil || len(got) != 1 || len(got[0].Model) > MaxAuditModel+len("…") || !strings.HasPrefix(got[0].Model, "schedule,") {
 		t.Fatalf("audit in etcd: %d entries, model of %d bytes, %v", len(got), len(got[0].Model), err)
+	}
+}
+
+// States reads the kept state of many switches (more than one
+// transaction's worth) in one go: each switch's memory and audit entries,
+// none mixed up with another's, and switches with nothing kept empty.
+func TestStatesOfManySwitches(t *testing.T) {
+	ep := startEtcd(t)
+	a := join(t, ep, "a", 70)
+	defer a.Close()
+	ctx := context.Background()
+	var names []string
+	for i := 0; i < 70; i++ {
+		names = append(names, fmt.Sprintf("leaf%02d", i))
+	}
+	for _, sw := range []string{"leaf01", "leaf65"} {
+		var tok int64
+		for ok := false; !ok; time.Sleep(20 * time.Millisecond) {
+			tok, ok = a.Writable(sw, time.Now())
+		}
+		k := env.QueueKey{Target: sw, Port: "Ethernet0", Queue: 3}
+		e := core.AuditEntry{TimeNs: 1, Target: sw, Writer: "a", Token: tok, State: core.StateIntent, Change: core.Change{Key: k}}
+		if err := a.Fence(ctx, sw, tok, []core.AuditEntry{e}); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.PutMemory(ctx, sw, tok, []core.QueueMemory{{Key: k, Changed: true, LastChangeNs: 7}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := a.States(ctx, names)
+	if err != nil || len(st) != 70 {
+		t.Fatalf("%d states, %v", len(st), err)
+	}
+	for _, sw := range names {
+		want := 0
+		if sw == "leaf01" || sw == "leaf65" {
+			want = 1
+		}
+		if s := st[sw]; len(s.Memory) != want || len(s.Audit) != want || (want == 1 && (s.Memory[0].Key.Target != sw || s.Audit[0].Target != sw)) {
+			t.Errorf("%s: %+v", sw, s)
+		}
 	}
 }
