@@ -23,7 +23,7 @@ type Config struct {
 	Member Member
 	// Switches are every switch of the fleet (the shared configuration).
 	Switches []Switch
-	// TTL is the member's lease (default 5 s): a member that cannot renew
+	// TTL is the member's lease (default 4 s): a member that cannot renew
 	// it for TTL loses its switches.
 	TTL time.Duration
 	// Margin is the least time before its write deadline (Deadline) a
@@ -54,7 +54,7 @@ func (c *Config) defaults() error {
 		return fmt.Errorf("fleet: name %q and member id %q must not contain '/' or blanks", c.Name, c.Member.ID)
 	}
 	if c.TTL <= 0 {
-		c.TTL = 5 * time.Second
+		c.TTL = 4 * time.Second
 	}
 	if c.TTL < 2*time.Second {
 		return fmt.Errorf("fleet: ttl %v is below 2 s (etcd leases are whole seconds)", c.TTL)

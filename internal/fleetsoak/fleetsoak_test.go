@@ -17,7 +17,7 @@ import (
 //	ECNTUNE_FLEETSOAK_CYCLES    fault cycles (100 for the full run)
 //	ECNTUNE_FLEETSOAK_SWITCHES  simulated switches (30 for the full run)
 //	ECNTUNE_FLEETSOAK_MEMBERS   agents (3)
-//	ECNTUNE_FLEETSOAK_TTL       the fleet's ttl (5s)
+//	ECNTUNE_FLEETSOAK_TTL       the fleet's ttl (4s, the default)
 //	ECNTUNE_FLEETSOAK_MINHOLD   the guard's min-hold (2s)
 //	ECNTUNE_FLEETSOAK_KINDS     faults in turn, comma-separated (kill,pause,cut,leader)
 //	ECNTUNE_FLEETSOAK_FENCE     1: simswitch refuses stale tokens (--fence)
@@ -41,7 +41,7 @@ func TestFleetSoak(t *testing.T) {
 		Cycles:   childproc.EnvInt(t, "ECNTUNE_FLEETSOAK_CYCLES", 4),
 		Switches: childproc.EnvInt(t, "ECNTUNE_FLEETSOAK_SWITCHES", 12),
 		Members:  childproc.EnvInt(t, "ECNTUNE_FLEETSOAK_MEMBERS", 3),
-		TTL:      childproc.EnvDur(t, "ECNTUNE_FLEETSOAK_TTL", 5*time.Second),
+		TTL:      childproc.EnvDur(t, "ECNTUNE_FLEETSOAK_TTL", 4*time.Second),
 		MinHold:  childproc.EnvDur(t, "ECNTUNE_FLEETSOAK_MINHOLD", 2*time.Second),
 		Fence:    os.Getenv("ECNTUNE_FLEETSOAK_FENCE") == "1",
 	}
