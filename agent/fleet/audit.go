@@ -77,7 +77,7 @@ func (n *Node) auditOps(es []core.AuditEntry) ([]clientv3.Op, error) {
 // Record keeps, for sw, the audit entries resolved since the last Record
 // and the guard's memory of the queues that changed, in transactions
 // fenced like Fence: the switch's next owner restores the memory
-// (Memory) and finds the entries resolved (Audit).
+// (States) and finds the entries resolved.
 func (n *Node) Record(ctx context.Context, sw string, token int64, resolved []core.AuditEntry, mems []core.QueueMemory) error {
 	ops, err := n.auditOps(resolved)
 	if err != nil {
@@ -100,30 +100,6 @@ func (n *Node) Record(ctx context.Context, sw string, token int64, resolved []co
 	return nil
 }
 
-// PutMemory keeps the guard's memory of sw's queues (Record without
-// audit entries).
-func (n *Node) PutMemory(ctx context.Context, sw string, token int64, mems []core.QueueMemory) error {
-	return n.Record(ctx, sw, token, nil, mems)
-}
-
-// Memory reads the guard's memory of sw's queues as its previous owners
-// kept it.
-func (n *Node) Memory(ctx context.Context, sw string) ([]core.QueueMemory, error) {
-	r, err := n.cli.Get(ctx, n.prefix+"memory/"+sw+"/", clientv3.WithPrefix())
-	if err != nil {
-		return nil, err
-	}
-	out := make([]core.QueueMemory, 0, len(r.Kvs))
-	for _, kv := range r.Kvs {
-		var m core.QueueMemory
-		if err := json.Unmarshal(kv.Value, &m); err != nil {
-			return nil, fmt.Errorf("fleet %s: guard memory %s: %w", n.cfg.Name, kv.Key, err)
-		}
-		out = append(out, m)
-	}
-	return out, nil
-}
-
 // Audit reads sw's audit entries kept in etcd, oldest first.
 func (n *Node) Audit(ctx context.Context, sw string) ([]core.AuditEntry, error) {
 	return ReadAudit(ctx, n.cli, n.cfg.Name, sw)
@@ -140,8 +116,13 @@ func ReadAudit(ctx context.Context, cli *clientv3.Client, fleet, sw string) ([]c
 	if err != nil {
 		return nil, err
 	}
-	out := make([]core.AuditEntry, 0, len(r.Kvs))
-	for _, kv := range r.Kvs {
+	return decodeAudit(fleet, r.Kvs)
+}
+
+// decodeAudit reads audit entries kept in etcd.
+func decodeAudit(fleet string, kvs []*mvccpb.KeyValue) ([]core.AuditEntry, error) {
+	out := make([]core.AuditEntry, 0, len(kvs))
+	for _, kv := range kvs {
 		var e core.AuditEntry
 		if err := json.Unmarshal(kv.Value, &e); err != nil {
 			return nil, fmt.Errorf("fleet %s: audit entry %s: %w", fleet, kv.Key, err)
@@ -246,12 +227,7 @@ func (n *Node) decodeState(mem, audit []*mvccpb.KeyValue) (State, error) {
 		}
 		st.Memory = append(st.Memory, m)
 	}
-	for _, kv := range audit {
-		var e core.AuditEntry
-		if err := json.Unmarshal(kv.Value, &e); err != nil {
-			return st, fmt.Errorf("fleet %s: audit entry %s: %w", n.cfg.Name, kv.Key, err)
-		}
-		st.Audit = append(st.Audit, e)
-	}
-	return st, nil
+	var err error
+	st.Audit, err = decodeAudit(n.cfg.Name, audit)
+	return st, err
 }

@@ -307,7 +307,7 @@ func TestStatesOfManySwitches(t *testing.T) {
 		if err := a.Fence(ctx, sw, tok, []core.AuditEntry{e}); err != nil {
 			t.Fatal(err)
 		}
-		if err := a.PutMemory(ctx, sw, tok, []core.QueueMemory{{Key: k, Changed: true, LastChangeNs: 7}}); err != nil {
+		if err := a.Record(ctx, sw, tok, nil, []core.QueueMemory{{Key: k, Changed: true, LastChangeNs: 7}}); err != nil {
 			t.Fatal(err)
 		}
 	}
