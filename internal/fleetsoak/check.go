@@ -172,13 +172,14 @@ func guardRules(a audit, log []setLine, minHold, interval time.Duration) soak.Re
 		entries[i].Seq = uint64(i + 1)
 	}
 	r := soak.Check(entries, log, minHold, interval)
+	r.StepViolations = soak.Steps(entries, log, 2) // the agents' max-step-ratio, dwell 1
 	name := func(s string) string {
 		return entryRef.ReplaceAllStringFunc(s, func(m string) string {
 			n, _ := strconv.Atoi(entryRef.FindStringSubmatch(m)[1])
 			return fmt.Sprintf("audit entry %s#%d ", all[n-1].member, all[n-1].e.Seq)
 		})
 	}
-	for _, l := range []*[]string{&r.HoldViolations, &r.BadRollbacks, &r.BelowFloor, &r.PastSets, &r.DoubleChanges} {
+	for _, l := range []*[]string{&r.HoldViolations, &r.BadRollbacks, &r.BelowFloor, &r.PastSets, &r.DoubleChanges, &r.StepViolations} {
 		for i := range *l {
 			(*l)[i] = name((*l)[i])
 		}

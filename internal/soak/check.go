@@ -27,6 +27,9 @@ type Report struct {
 	PastSets []string
 	// DoubleChanges are two changes of one queue within one interval.
 	DoubleChanges []string
+	// StepViolations are tunes and fallbacks that moved a knob further than
+	// the guard's max step from what the switch ran (see Steps).
+	StepViolations []string
 }
 
 // Violations counts every violation found.
@@ -36,15 +39,17 @@ func (r Report) Violations() int {
 
 // All lists every violation found.
 func (r Report) All() []string {
-	return slices.Concat(r.HoldViolations, r.BadRollbacks, r.BelowFloor, r.PastSets, r.DoubleChanges)
+	return slices.Concat(r.HoldViolations, r.BadRollbacks, r.BelowFloor, r.PastSets, r.DoubleChanges, r.StepViolations)
 }
 
 func (r Report) String() string {
 	return fmt.Sprintf("%d changes applied (%d tunes, %d rollbacks, %d repairs, %d reverts), %d switch starts; "+
 		"hold violations %d, rollbacks to a setting the switch did not have %d, PGs below floor at the end %d, "+
-		"changes computed on a setting the switch no longer ran %d, queues changed twice in one interval %d",
+		"changes computed on a setting the switch no longer ran %d, queues changed twice in one interval %d, "+
+		"step-limit violations %d",
 		r.Applied, r.Tunes, r.Rollbacks, r.Repairs, r.Reverts, r.SwitchStarts,
-		len(r.HoldViolations), len(r.BadRollbacks), len(r.BelowFloor), len(r.PastSets), len(r.DoubleChanges))
+		len(r.HoldViolations), len(r.BadRollbacks), len(r.BelowFloor), len(r.PastSets), len(r.DoubleChanges),
+		len(r.StepViolations))
 }
 
 // ReadSetLog parses simswitch's set log.
@@ -137,16 +142,7 @@ func Check(entries []core.AuditEntry, log []simswitch.SetLogEntry, minHold, inte
 // pastSet says why change e was computed on the switch's past: its Old is
 // not (in ECN) what the switch ran just before the Set.
 func pastSet(e core.AuditEntry, log []simswitch.SetLogEntry) (string, bool) {
-	var prev *simswitch.SetLogEntry
-	for i := range log {
-		l := &log[i]
-		if l.TimeNs >= e.TimeNs { // the Set itself comes after its intent
-			break
-		}
-		if l.Switch == e.Key.Target && l.Port == e.Key.Port && l.Queue == e.Key.Queue {
-			prev = l
-		}
-	}
+	prev := lastBefore(e, log)
 	old := e.Old
 	old.HeadroomBytes = 0
 	if prev == nil || sameECN(old, *prev) {
@@ -231,4 +227,77 @@ func (r *Report) checkEnd(log []simswitch.SetLogEntry) {
 			r.BelowFloor = append(r.BelowFloor, fmt.Sprintf("%s/%s/q%d: headroom %d B below the floor %d B", k.sw, k.port, k.q, final[k], f))
 		}
 	}
+}
+
+// Steps lists the tunes and fallbacks among entries that moved a knob
+// (Kmin, Kmax, Pmax, headroom) more than a factor maxStep away from what
+// the switch ran just before the Set (its set log's previous entry of the
+// queue, else the change's Old), for a guard whose dwell is 1 (a move's
+// limit is then maxStep itself). A move beyond it is allowed only where
+// the guard says it shaped the change by a rule that may: the bounds
+// (either way), or the order of the knobs (down only: Kmax under XOFF,
+// Kmin under Kmax). Rollbacks, repairs and reverts are not steps.
+func Steps(entries []core.AuditEntry, log []simswitch.SetLogEntry, maxStep float64) []string {
+	if maxStep <= 1 {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if (e.State != core.StateApplied && e.State != core.StateReconciled) ||
+			(e.Kind != core.KindTune && e.Kind != core.KindFallback) {
+			continue
+		}
+		from := e.Old
+		if prev := lastBefore(e, log); prev != nil {
+			from = env.Setting{KminBytes: prev.Kmin, KmaxBytes: prev.Kmax, Pmax: prev.Pmax, HeadroomBytes: prev.Headroom}
+		}
+		if why := stepBeyond(from, e.New, maxStep, e.Clamped); why != "" {
+			out = append(out, fmt.Sprintf("%s: audit entry %d (%s) %s (max step %g)", e.Key, e.Seq, e.Kind, why, maxStep))
+		}
+	}
+	return out
+}
+
+// lastBefore is the set log's last entry of e's queue before e's intent.
+func lastBefore(e core.AuditEntry, log []simswitch.SetLogEntry) *simswitch.SetLogEntry {
+	var prev *simswitch.SetLogEntry
+	for i := range log {
+		l := &log[i]
+		if l.TimeNs >= e.TimeNs {
+			break
+		}
+		if l.Switch == e.Key.Target && l.Port == e.Key.Port && l.Queue == e.Key.Queue && l.Why != "refused" {
+			prev = l
+		}
+	}
+	return prev
+}
+
+// stepBeyond says which knob moved from a to b by more than maxStep (with
+// 1% for rounding, and Pmax's 0.005 resolution) in a direction none of
+// the rules in clamped allows: the bounds either way, the order of the
+// knobs down (Kmax under XOFF, Kmin under Kmax), the headroom floor up.
+func stepBeyond(a, b env.Setting, maxStep float64, clamped []string) string {
+	has := func(rule string) bool { return slices.Contains(clamped, rule) }
+	check := func(name string, from, to, slack float64, upRule, downRule string) string {
+		if from <= 0 || to <= 0 {
+			return "" // not set before: the first setting moves freely
+		}
+		up, down := to > from*maxStep*1.01+slack, to < from/(maxStep*1.01)-slack
+		if (up && !has(core.RuleBounds) && !has(upRule)) || (down && !has(core.RuleBounds) && !has(downRule)) {
+			return fmt.Sprintf("moved %s %g -> %g (x%.2f)", name, from, to, to/from)
+		}
+		return ""
+	}
+	for _, w := range []string{
+		check("kmin", float64(a.KminBytes), float64(b.KminBytes), 0, "", core.RuleOrder),
+		check("kmax", float64(a.KmaxBytes), float64(b.KmaxBytes), 0, "", core.RuleOrder),
+		check("pmax", a.Pmax, b.Pmax, 0.005, "", ""),
+		check("headroom", float64(a.HeadroomBytes), float64(b.HeadroomBytes), 0, core.RuleHeadroom, ""),
+	} {
+		if w != "" {
+			return w
+		}
+	}
+	return ""
 }

@@ -68,3 +68,47 @@ func TestCheckFlagsViolations(t *testing.T) {
 		t.Fatalf("below floor: %v", r.BelowFloor)
 	}
 }
+
+// Steps flags a tune that moved a knob beyond the max step from what the
+// switch ran (issue 38: kmin x5.8 and pmax x20 against a max step of 2),
+// and passes one within it, or beyond it where the guard shaped it by the
+// bounds, or lowered Kmax by the order of the knobs.
+func TestStepsFlagsMovesBeyondTheMaxStep(t *testing.T) {
+	k := env.QueueKey{Target: "sw0", Port: "Ethernet1", Queue: 3}
+	set := func(kmin, kmax int64, pmax float64) env.Setting {
+		return env.Setting{KminBytes: kmin, KmaxBytes: kmax, Pmax: pmax}
+	}
+	tune := func(old, new env.Setting, clamped ...string) core.AuditEntry {
+		return core.AuditEntry{Seq: 7, TimeNs: 10, Target: "sw0", State: core.StateApplied,
+			Change: core.Change{Key: k, Kind: core.KindTune, Old: old, New: new, Clamped: clamped}}
+	}
+	// the switch restarted at 400KB/1.6MB/20% before the tune computed on
+	// 800KB/2.154MB/10%
+	log := []simswitch.SetLogEntry{{TimeNs: 5, Why: "start", Switch: "sw0", Port: "Ethernet1", Queue: 3, Kmin: 400e3, Kmax: 1600e3, Pmax: 0.2}}
+	for _, c := range []struct {
+		name string
+		e    core.AuditEntry
+		bad  string
+	}{
+		{"within", tune(set(400e3, 1600e3, 0.2), set(800e3, 3200e3, 0.1)), ""},
+		{"kmin x5.8, pmax /20", tune(set(400e3, 1600e3, 0.2), set(2320e3, 3200e3, 0.01)), "kmin"},
+		{"from the switch's past", tune(set(800e3, 2154e3, 0.1), set(1600e3, 4000e3, 0.1)), "kmin"},
+		{"bounds", tune(set(400e3, 1600e3, 0.2), set(2320e3, 3200e3, 0.2), core.RuleBounds), ""},
+		{"kmax under XOFF", tune(set(400e3, 1600e3, 0.2), set(200e3, 500e3, 0.2), core.RuleOrder), ""},
+		{"kmax down without a rule", tune(set(400e3, 1600e3, 0.2), set(200e3, 500e3, 0.2)), "kmax"},
+		{"pmax down x20", tune(set(400e3, 1600e3, 0.2), set(400e3, 1600e3, 0.01), core.RuleOrder), "pmax"},
+	} {
+		got := Steps([]core.AuditEntry{c.e}, log, 2)
+		switch {
+		case c.bad == "" && len(got) != 0:
+			t.Errorf("%s: flagged %v", c.name, got)
+		case c.bad != "" && (len(got) != 1 || !strings.Contains(got[0], "moved "+c.bad)):
+			t.Errorf("%s: want %s flagged, got %v", c.name, c.bad, got)
+		}
+	}
+	rb := tune(set(400e3, 1600e3, 0.2), set(2320e3, 3200e3, 0.01))
+	rb.Kind = core.KindRollback
+	if got := Steps([]core.AuditEntry{rb}, log, 2); len(got) != 0 {
+		t.Errorf("a rollback is not a step: %v", got)
+	}
+}

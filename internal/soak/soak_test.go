@@ -199,6 +199,7 @@ func TestSoakKill9(t *testing.T) {
 	f.Close()
 	must(t, err)
 	r := Check(entries, log, minHold, 200*time.Millisecond) // soakAgent's interval
+	r.StepViolations = Steps(entries, log, 2)               // soakAgent's max-step-ratio, dwell 1
 	t.Logf("soak %v: agent killed %d times, simswitch %d times; %s", dur, agentKills, switchKills, r)
 	for _, v := range r.All() {
 		t.Error(v)
