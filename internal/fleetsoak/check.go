@@ -156,8 +156,9 @@ func guardRules(a audit, log []setLine, minHold, interval time.Duration) soak.Re
 		for _, e := range es {
 			id := fmt.Sprint(e.Key, e.TimeNs, e.Kind, e.New)
 			if i, ok := seen[id]; ok {
+				all[i].e.ResultNs = earliest(all[i].e.ResultNs, e.ResultNs)
 				if all[i].e.State != core.StateApplied && e.State == core.StateApplied {
-					all[i] = src{e, w}
+					all[i] = src{withResult(e, all[i].e.ResultNs), w}
 				}
 				continue
 			}
@@ -185,6 +186,23 @@ func guardRules(a audit, log []setLine, minHold, interval time.Duration) soak.Re
 		}
 	}
 	return r
+}
+
+// earliest is the earlier of two result times (0: none). A change in two
+// logs (its writer's, and the new owner's that took it over) finished by
+// the first result either knows: a writer paused between its Set and its
+// result records it only when it runs again, seconds after the new owner
+// read the change back and went on (min-hold counts from the change's end).
+func earliest(a, b int64) int64 {
+	if a == 0 || (b != 0 && b < a) {
+		return b
+	}
+	return a
+}
+
+func withResult(e core.AuditEntry, ns int64) core.AuditEntry {
+	e.ResultNs = ns
+	return e
 }
 
 // readSetLog reads simswitch's set log.

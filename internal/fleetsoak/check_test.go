@@ -127,3 +127,36 @@ func TestLeaderFaultWindowEndsAtNextFault(t *testing.T) {
 		t.Fatalf("%+v %v", fs, lost)
 	}
 }
+
+// A change in two logs (its writer paused between its Set and its result,
+// the new owner's copy reconciled meanwhile) ended at the first result:
+// the new owner's tune 2.1 s after its reconcile keeps a min-hold of 2 s,
+// although the paused writer recorded its result 2.5 s after that tune
+// (the fleet soak flagged it as a hold violation of -2.5 s); a tune 1 s
+// after the reconcile does not.
+func TestGuardRulesTakeOverEndsAtFirstResult(t *testing.T) {
+	k := env.QueueKey{Target: "leaf11", Port: "Ethernet0", Queue: 3}
+	sec := int64(time.Second)
+	t0 := int64(1000) * sec
+	set := func(kmin int64) env.Setting { return env.Setting{KminBytes: kmin, KmaxBytes: 2 * kmin, Pmax: 0.1} }
+	entry := func(seq uint64, at, result int64, state core.AuditState, old, new env.Setting) core.AuditEntry {
+		return core.AuditEntry{Seq: seq, TimeNs: at, ResultNs: result, Target: k.Target, State: state,
+			Change: core.Change{Key: k, Kind: core.KindTune, Old: old, New: new}}
+	}
+	intent := t0
+	for _, c := range []struct {
+		tuneAt int64
+		bad    int
+	}{{t0 + 7870*sec/1000, 0}, {t0 + 6760*sec/1000, 1}} {
+		a := audit{
+			"b": {entry(3433, intent, t0+10350*sec/1000, core.StateApplied, set(2400), set(2000))},
+			"c": {entry(3111, intent, t0+5760*sec/1000, core.StateReconciled, set(2400), set(2000)),
+				entry(3141, c.tuneAt, c.tuneAt+sec/20, core.StateApplied, set(2000), set(2400))},
+		}
+		r := guardRules(a, nil, 2*time.Second, 500*time.Millisecond)
+		if len(r.HoldViolations) != c.bad {
+			t.Errorf("tune %v after the reconcile: %d hold violations, want %d: %v",
+				time.Duration(c.tuneAt-(t0+5760*sec/1000)), len(r.HoldViolations), c.bad, r.HoldViolations)
+		}
+	}
+}
