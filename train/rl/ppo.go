@@ -206,6 +206,9 @@ type PPO struct {
 	rng     *rand.Rand
 	updates uint64 // Update calls completed
 	steps   uint64 // gradient steps taken
+	// criticOnly, during UpdateCritic, keeps the actor's gradients out
+	// of the step.
+	criticOnly bool
 
 	g             *G.ExprGraph
 	ga, gc        *gnet
@@ -231,6 +234,13 @@ func NewPPO(cfg PPOConfig) (*PPO, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	return initPPO(cfg, nil)
+}
+
+// initPPO draws the actor and critic from cfg.Seed (cfg has its defaults
+// and is valid); a non-nil from then replaces the actor drawn (the
+// critic is the one NewPPO would give).
+func initPPO(cfg PPOConfig, from *Net) (*PPO, error) {
 	src := rand.NewPCG(cfg.Seed, 0x5851f42d4c957f2d)
 	rng := rand.New(src)
 	actor, err := InitNet(cfg.Arch, rng, 0.01)
@@ -240,6 +250,9 @@ func NewPPO(cfg PPOConfig) (*PPO, error) {
 	critic, err := InitNet(cfg.criticArch(), rng, 1)
 	if err != nil {
 		return nil, err
+	}
+	if from != nil {
+		actor = from.Clone()
 	}
 	actor.Kind, critic.Kind = OutputLogits, OutputValue
 	return newPPO(cfg, actor, critic, src)
@@ -722,6 +735,11 @@ func (p *PPO) step() (kl, clipFrac, norm float64, err error) {
 	}
 	kl /= float64(len(lp))
 	clipFrac = float64(clipped) / float64(len(lp))
+	if p.criticOnly {
+		if err = zeroGrads(p.ga.nodes); err != nil {
+			return kl, clipFrac, 0, err
+		}
+	}
 	if norm, err = clipGradNorm(p.params, p.cfg.MaxGradNorm); err != nil {
 		return kl, clipFrac, norm, err
 	}
