@@ -12,13 +12,25 @@ import (
 
 func newLearner(c Config) (learner, error) {
 	if c.Algo == AlgoPPO {
-		p, err := rl.NewPPO(ppoConfig(c))
+		var p *rl.PPO
+		var err error
+		if c.Init != nil {
+			p, err = rl.NewPPOFrom(ppoConfig(c), c.Init)
+		} else {
+			p, err = rl.NewPPO(ppoConfig(c))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("train: %w", err)
 		}
-		return &ppoLearner{p: p, gamma: c.Gamma, lambda: p.Config().Lambda}, nil
+		return &ppoLearner{p: p, gamma: c.Gamma, lambda: p.Config().Lambda, warm: c.CriticWarmUp}, nil
 	}
-	d, err := rl.NewDDQN(ddqnConfig(c))
+	var d *rl.DDQN
+	var err error
+	if c.Init != nil {
+		d, err = rl.NewDDQNFrom(ddqnConfig(c), c.Init)
+	} else {
+		d, err = rl.NewDDQN(ddqnConfig(c))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
@@ -36,7 +48,7 @@ func restoreLearner(c Config, blob []byte) (learner, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &ppoLearner{p: p, rows: h.Rows, gamma: c.Gamma, lambda: p.Config().Lambda}, nil
+		return &ppoLearner{p: p, rows: h.Rows, gamma: c.Gamma, lambda: p.Config().Lambda, warm: c.CriticWarmUp}, nil
 	}
 	d, err := rl.RestoreDDQN(blob)
 	if err != nil {
@@ -117,6 +129,7 @@ type ppoLearner struct {
 	p             *rl.PPO
 	rows          uint64
 	gamma, lambda float64
+	warm          int // episodes before this one update the critic alone
 }
 
 func (l *ppoLearner) actorFor(float64) actor { return &ppoActor{p: l.p} }
@@ -144,7 +157,11 @@ func (l *ppoLearner) learn(outs []episodeOut) (float64, float64, error) {
 		if ro.Len() < l.p.Config().MinibatchSize {
 			continue // too short to update on
 		}
-		st, err := l.p.Update(ro)
+		update := l.p.Update
+		if o.ep < l.warm {
+			update = l.p.UpdateCritic
+		}
+		st, err := update(ro)
 		if err != nil {
 			return 0, 0, err
 		}

@@ -16,6 +16,14 @@ type Provenance struct {
 	Command string // the command line that runs the training again
 	Build   string // the VCS revision of the binary (BuildRevision; "": unknown)
 	Created time.Time
+	// Parent is the registry model ("name@version") a fine-tuning run
+	// started from, if any (models.Model.Parent).
+	Parent string
+	// Hyper and Eval add entries to the record's hyper-parameters and
+	// evaluation (a fine-tuning run's twin and its frontier verdict);
+	// they do not replace the run's own.
+	Hyper map[string]string
+	Eval  map[string]any
 }
 
 // Model assembles the registry record of a finished run: the network's
@@ -38,12 +46,24 @@ func (r *Result) Model(p Provenance) (models.Model, error) {
 	if p.Build != "" {
 		hyper["build"] = p.Build // the simulator's behaviour is part of what was learned
 	}
-	evalJSON, err := json.Marshal(map[string]any{"greedy_mean_reward": r.Eval, "eval_seed": EvalSeed})
+	for k, v := range p.Hyper {
+		if _, ok := hyper[k]; !ok {
+			hyper[k] = v
+		}
+	}
+	ev := map[string]any{"greedy_mean_reward": r.Eval, "eval_seed": EvalSeed}
+	for k, v := range p.Eval {
+		if _, ok := ev[k]; !ok {
+			ev[k] = v
+		}
+	}
+	evalJSON, err := json.Marshal(ev)
 	if err != nil {
 		return models.Model{}, err
 	}
 	m := models.Model{Name: p.Name, Algorithm: r.Config.Algo, ObsSpec: r.Config.ObsSpec(), ActSpec: r.Config.ActionSpec(),
-		Hyper: hyper, Seed: int64(r.Config.Seed), Workers: r.Config.Workers, Eval: evalJSON, Created: p.Created, Weights: weights}
+		Hyper: hyper, Seed: int64(r.Config.Seed), Workers: r.Config.Workers, Eval: evalJSON, Created: p.Created, Weights: weights,
+		Parent: p.Parent}
 	for _, s := range r.Config.Scenarios {
 		m.Scenarios = append(m.Scenarios, models.ScenarioRef{Name: s.Path, SHA256: s.SHA256})
 	}

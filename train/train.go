@@ -136,6 +136,22 @@ type Config struct {
 	// PPO only. ECNName names the ECN policy in the model's provenance.
 	ECN     *rl.Net
 	ECNName string
+	// Init, when set, is the network the run starts from instead of
+	// random weights (fine-tuning a trained model, see FineTune): the
+	// policy network of the algorithm (PPO's actor, DDQN's Q-network),
+	// of exactly the architecture the run trains. InitName names it in
+	// the model's provenance. A DDQN run from Init explores from
+	// epsilon 0.2 down, not 1.
+	Init     *rl.Net
+	InitName string
+	// CriticWarmUp is the number of episodes, from the first, whose PPO
+	// updates fit the critic alone (rl.PPO.UpdateCritic), with Init only:
+	// the actor started from learns from the advantages of a critic fitted
+	// to it, not of a random one.
+	CriticWarmUp int
+	// HeldOut are simulator seeds no training episode uses (those of the
+	// evaluation that follows a fine-tuning run).
+	HeldOut SeedRange
 }
 
 // switchLevel reports whether c trains a switch-level headroom model.
@@ -259,7 +275,7 @@ func checkPair(name string, lo, hi float64) error {
 // defaults.
 func (c Config) Validate() error {
 	c = c.withDefaults()
-	for _, check := range []func() error{c.validateRun, c.Randomise.validate, c.validateSpec, c.validateModel} {
+	for _, check := range []func() error{c.validateRun, c.Randomise.validate, c.validateSpec, c.validateModel, c.validateInit} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -419,6 +435,7 @@ func (c Config) Hyper() map[string]string {
 	if c.PreferenceScale > 0 {
 		h[models.HyperPreferenceScale] = strconv.FormatFloat(c.PreferenceScale, 'g', -1, 64)
 	}
+	c.initHyper(h)
 	if c.Algo == AlgoDDQN {
 		d := ddqnConfig(c)
 		h["batch"] = strconv.Itoa(d.BatchSize)
@@ -426,7 +443,7 @@ func (c Config) Hyper() map[string]string {
 		h["train_every"] = strconv.Itoa(d.TrainEvery)
 		h["warm_up"] = strconv.Itoa(d.WarmUp)
 		h["target_sync"] = strconv.Itoa(d.TargetSync)
-		h["eps"] = fmt.Sprintf("1→%g over %d episodes", epsEnd, c.decayEpisodes())
+		h["eps"] = fmt.Sprintf("%g→%g over %d episodes", c.epsStart(), epsEnd, c.decayEpisodes())
 	} else {
 		p := ppoConfig(c)
 		h["lambda"] = strconv.FormatFloat(p.Lambda, 'g', -1, 64)
@@ -462,13 +479,26 @@ func (c Config) decayEpisodes() int {
 	return DefaultDecayEpisodes
 }
 
+// epsStartInit is DDQN's first exploration rate from a trained network
+// (Config.Init): acting at random most of the time would learn what the
+// network already knows from its own random play.
+const epsStartInit = 0.2
+
+// epsStart is DDQN's exploration rate at the first episode.
+func (c Config) epsStart() float64 {
+	if c.Init != nil {
+		return epsStartInit
+	}
+	return 1
+}
+
 // epsilon is the exploration rate for a round starting at episode ep.
 func (c Config) epsilon(ep int) float64 {
 	f := float64(ep) / float64(c.decayEpisodes())
 	if f > 1 {
 		f = 1
 	}
-	return 1 + f*(epsEnd-1)
+	return c.epsStart() + f*(epsEnd-c.epsStart())
 }
 
 func ddqnConfig(c Config) rl.DDQNConfig {
@@ -764,6 +794,7 @@ func playRound(cfg Config, lr learner, round, done int) (Round, error) {
 		go func(w int) {
 			defer wg.Done()
 			outs[w], errs[w] = runEpisode(cfg, done+w, lr.actorFor(eps))
+			outs[w].ep = done + w
 		}(w)
 	}
 	wg.Wait()
@@ -953,11 +984,21 @@ func runEpisode(c Config, ep int, a actor) (episodeOut, error) {
 	}
 	cfg = episodeConfig(c, cfg)
 	a.seed(rng.Uint64())
-	out, err := playEpisode(c, cfg, rng.Uint64(), a, true, hide, missing, pref)
+	out, err := playEpisode(c, cfg, c.episodeSeed(rng), a, true, hide, missing, pref)
 	if err != nil {
 		return out, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
 	return out, nil
+}
+
+// episodeSeed draws a training episode's simulator seed from rng, never
+// one of the held-out seeds.
+func (c Config) episodeSeed(rng *rand.Rand) uint64 {
+	seed := rng.Uint64()
+	for c.HeldOut.Contains(seed) {
+		seed = rng.Uint64()
+	}
+	return seed
 }
 
 // episodeOut is what one episode gives the learner.
@@ -975,6 +1016,7 @@ type episodeOut struct {
 
 	rewardSum float64
 	rewardN   int
+	ep        int // the episode's index in the run
 }
 
 // actor chooses actions during an episode.

@@ -1,0 +1,205 @@
+package train
+
+import (
+	"errors"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/policy/builtin"
+	"github.com/ecntune/ecntune/policy/nn"
+	"github.com/ecntune/ecntune/simenv"
+	"github.com/ecntune/ecntune/simenv/gym"
+	"github.com/ecntune/ecntune/train/rl"
+)
+
+// builtinFineTune is a fine-tuning of the embedded model on a tiny twin,
+// cut to a few short episodes.
+func builtinFineTune(t *testing.T) (FineTune, Config) {
+	t.Helper()
+	m, err := builtin.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	twin := tinyScenario("twin", 0.5)
+	twin.Config.Duration = 3 * simenv.Millisecond // a PPO update needs 32 rows of 4 queues' decisions
+	twin.SHA256 = strings.Repeat("cd", 32)
+	ft := FineTune{From: "builtin", Model: m, Twin: twin, HeldOut: SeedRange{First: twin.Config.Seed, N: 5}}
+	cfg, err := ft.Config(3, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Episodes, cfg.EvalEvery = 2, 1
+	return ft, cfg
+}
+
+func TestFineTuneConfigFollowsTheModel(t *testing.T) {
+	ft, cfg := builtinFineTune(t)
+	if cfg.Algo != AlgoPPO || cfg.Spec != "obs-v3/act-v2" || !slices.Equal(cfg.Hidden, []int{64, 64}) || cfg.Gamma != 0.5 ||
+		cfg.LR != 3e-4 || cfg.Interval != 200*simenv.Microsecond || cfg.Reward.Delay != 0.12 || cfg.Reward.TailDelay != 0.02 {
+		t.Fatalf("config %+v does not follow the builtin model's recipe", cfg)
+	}
+	if cfg.MaxEpisode != ft.Twin.Config.Duration || cfg.CriticWarmUp != TwinCriticWarmUp || len(cfg.Scenarios) != 1 {
+		t.Fatalf("episodes of %v, critic warm-up %d, %d scenarios", cfg.MaxEpisode, cfg.CriticWarmUp, len(cfg.Scenarios))
+	}
+	r := cfg.Randomise
+	if len(r.HostRates) != 0 || r.AddIncast != 0 || r.RandomPFC != 0 || r.HidePeer != 0 || r.LoadMin != 0.8 || r.LoadMax != 1.2 ||
+		!r.RandomStart || r.DropTelemetry != 0.4 {
+		t.Fatalf("randomisation %+v is not the twin's", r)
+	}
+}
+
+// TestFineTuneStartsFromTheModel: the learner starts with the model's
+// weights bit for bit, so it decides as the model does before any update;
+// a run whose updates all fit the critic ends with them unchanged, and one
+// that learns moves them.
+func TestFineTuneStartsFromTheModel(t *testing.T) {
+	ft, cfg := builtinFineTune(t)
+	model, err := nn.UnmarshalNet(ft.Model.Weights)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lr, err := newLearner(cfg.withDefaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !lr.net().Equal(model) {
+		t.Fatal("the learner does not start with the model's weights")
+	}
+	e, err := gym.New(ft.Twin.Config, gym.Options{Interval: cfg.Interval})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, err := e.Reset(7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	heads := cfg.withDefaults().heads()
+	for step := 0; step < 4; step++ {
+		f := featuresOf(obs, cfg.withDefaults().features(), false, 0)
+		want, err1 := model.GreedyJoint(f, heads)
+		got, err2 := lr.net().GreedyJoint(f, heads)
+		if err1 != nil || err2 != nil || !slices.Equal(got, want) {
+			t.Fatalf("step %d: decisions %v, the model's %v (%v, %v)", step, got, want, err1, err2)
+		}
+		if obs, _, _, _, err = e.Step(want); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	cfg.CriticWarmUp = cfg.Episodes
+	kept, err := Run(cfg, Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !kept.Net.Equal(model) {
+		t.Error("a run whose updates all fit the critic changed the actor")
+	}
+	cfg.CriticWarmUp = 0
+	moved, err := Run(cfg, Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if moved.Net.Equal(model) {
+		t.Error("a run that learns did not move the actor from the model's weights")
+	}
+}
+
+// TestFineTuneProvenance: the record names the model started from (and
+// its weights' sha256), the twin with its sha256, the held-out seeds and
+// what the caller adds.
+func TestFineTuneProvenance(t *testing.T) {
+	ft, cfg := builtinFineTune(t)
+	res := &Result{Config: cfg.withDefaults(), Net: cfg.Init, Episodes: 2, Eval: map[string]float64{"twin": 0.1}}
+	m, err := res.Model(Provenance{Name: "tuned", Created: time.Now(), Parent: "base@2",
+		Hyper: map[string]string{"twin_sha256": ft.Twin.SHA256, "init": "overridden?"}, Eval: map[string]any{"twin_frontier": map[string]any{"promoted": true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := m.Hyper
+	if h["init"] != "builtin" || h["init_weights_sha256"] != ft.Model.WeightsSHA256 || h["held_out_seeds"] != "1-5" ||
+		h["critic_warm_up"] != "16" || h["twin_sha256"] != ft.Twin.SHA256 {
+		t.Fatalf("hyper %v", h)
+	}
+	if m.Parent != "base@2" || len(m.Scenarios) != 1 || m.Scenarios[0] != (models.ScenarioRef{Name: "twin.yaml", SHA256: ft.Twin.SHA256}) {
+		t.Fatalf("parent %q, scenarios %+v", m.Parent, m.Scenarios)
+	}
+	if !strings.Contains(string(m.Eval), `"twin_frontier":{"promoted":true}`) || !strings.Contains(string(m.Eval), `"greedy_mean_reward"`) {
+		t.Fatalf("eval %s", m.Eval)
+	}
+	// The fingerprint depends on the model started from: a checkpoint of
+	// a fine-tuning of another model is not resumed.
+	other := cfg
+	other.Init = cfg.Init.Clone()
+	other.Init.Layers[0].B[0] += 1
+	if cfg.withDefaults().fingerprint() == other.withDefaults().fingerprint() {
+		t.Error("fine-tunings of two models share a fingerprint")
+	}
+}
+
+func TestFineTuneRefusesWhatItCannotContinue(t *testing.T) {
+	ft, _ := builtinFineTune(t)
+	hyper := func(k, v string) FineTune {
+		f := ft
+		f.Model.Hyper = maps.Clone(ft.Model.Hyper)
+		f.Model.Hyper[k] = v
+		return f
+	}
+	spec := func(obs, act string) FineTune {
+		f := ft
+		f.Model.ObsSpec, f.Model.ActSpec = obs, act
+		return f
+	}
+	pref, err := builtin.PreferenceModel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		ft   FineTune
+		says string
+		arch bool
+	}{
+		{"hidden widths other than its weights'", hyper("hidden", "32,32"), "44 → 64 → 64 → 83, tanh", true},
+		{"an action spec other than its weights'", spec("obs-v3", "act-v3"), "this run trains", true},
+		{"an observation spec other than its weights'", spec("obs-v4", "act-v2"), "this run trains", true},
+		{"a ddqn record of ppo weights", func() FineTune { f := ft; f.Model.Algorithm = AlgoDDQN; return f }(), "relu", true},
+		{"an unknown algorithm", func() FineTune { f := ft; f.Model.Algorithm = "a3c"; return f }(), "algorithm \"a3c\"", false},
+		{"a preference model", FineTune{From: "builtin:prefer", Model: pref, Twin: ft.Twin}, "reads an operator preference", false},
+		{"a headroom model", hyper("level", "switch"), "switch-level headroom model", false},
+		{"a damaged hyper-parameter", hyper("gamma", "half"), "gamma", false},
+	} {
+		_, err := c.ft.Config(1, 2)
+		if err == nil || !strings.Contains(err.Error(), c.says) || c.arch != errors.Is(err, rl.ErrArchMismatch) {
+			t.Errorf("%s: %v, want an error saying %q (architecture mismatch: %v)", c.name, err, c.says, c.arch)
+		}
+	}
+}
+
+func TestSeedRange(t *testing.T) {
+	r := SeedRange{First: 41, N: 10}
+	for s, want := range map[uint64]bool{40: false, 41: true, 50: true, 51: false} {
+		if r.Contains(s) != want {
+			t.Errorf("%v contains %d: %v", r, s, !want)
+		}
+	}
+	top := SeedRange{First: 1<<64 - 2, N: 5}
+	if !top.Contains(1<<64-1) || top.Contains(0) || (SeedRange{}).Contains(0) {
+		t.Error("a range at the top of the seeds, or an empty one, is wrong")
+	}
+	// Training draws no held-out seed: here, none of the lower half.
+	c := Config{HeldOut: SeedRange{First: 0, N: math.MaxInt}}
+	rng := episodeRNG(1, 0)
+	for range 100 {
+		if s := c.episodeSeed(rng); s < 1<<63 {
+			t.Fatalf("episode seed %d is held out", s)
+		}
+	}
+	if r.String() != "41-50" || (SeedRange{}).String() != "" {
+		t.Errorf("%q", r.String())
+	}
+}

@@ -1,0 +1,86 @@
+package train
+
+import (
+	"fmt"
+	"math"
+)
+
+// FrontierFigures are one policy's figures against the frontier of fixed
+// settings on a scenario, over the seeds of an evaluation (eval's
+// Comparison).
+type FrontierFigures struct {
+	// Ratio is the frontier ratio: the policy's mean small-flow p99 over
+	// that of the best fixed setting keeping 98% of its large-flow
+	// goodput without drops; 0 when no fixed setting qualifies.
+	Ratio float64
+	// Beyond: fixed settings ran and none kept 98% of the policy's
+	// goodput without drops, so the policy is beyond the frontier in
+	// goodput (Ratio is 0).
+	Beyond bool
+	// Drops are the packets the policy dropped over the seeds.
+	Drops uint64
+}
+
+// String is "frontier ratio 1.03", "beyond the frontier in goodput" or
+// "no frontier", with the drops when there were any.
+func (f FrontierFigures) String() string {
+	s := "no frontier (no fixed setting ran)"
+	switch {
+	case f.Beyond:
+		s = "beyond the frontier in goodput (no fixed setting keeps 98% of it)"
+	case f.Ratio > 0:
+		s = fmt.Sprintf("frontier ratio %.2f", f.Ratio)
+	}
+	if f.Drops > 0 {
+		s += fmt.Sprintf(", %d drops", f.Drops)
+	}
+	return s
+}
+
+// ratio2 is the ratio as printed, to two decimals.
+func ratio2(r float64) float64 { return math.Round(r*100) / 100 }
+
+// notBehind reports whether f is not behind the frontier: beyond it, or a
+// ratio of at most 1.00 (to two decimals).
+func (f FrontierFigures) notBehind() bool {
+	return f.Beyond || f.Ratio > 0 && ratio2(f.Ratio) <= 1
+}
+
+// Verdict is the promotion rule's decision with its reason in words and
+// figures.
+type Verdict struct {
+	Promote bool
+	Reason  string
+}
+
+// PromotionRule decides whether a model fine-tuned on a twin replaces
+// the one it started from, on their figures against the twin's frontier
+// of fixed settings, on the same seeds (ratios compared as printed, to two
+// decimals). It is promoted when
+//
+//   - it drops no more packets than the starting model, and
+//   - it is not behind the frontier: its frontier ratio is at most 1.00,
+//     or no fixed setting keeps 98% of its goodput (beyond the frontier);
+//     or, when the starting model is itself behind the frontier (its ratio
+//     above 1.00), the fine-tuned model's ratio is no higher than the
+//     starting model's.
+//
+// Otherwise it is stored unpromoted. A fine-tuned model without a
+// frontier (no fixed setting ran) is not promoted.
+func PromotionRule(start, tuned FrontierFigures) Verdict {
+	switch {
+	case tuned.Drops > start.Drops:
+		return Verdict{false, fmt.Sprintf("it dropped %d packets where the starting model dropped %d on the same seeds", tuned.Drops, start.Drops)}
+	case !tuned.Beyond && tuned.Ratio <= 0:
+		return Verdict{false, "no fixed setting ran on the twin to judge it against: " + tuned.String()}
+	case tuned.notBehind():
+		return Verdict{true, tuned.String() + ": not behind the frontier of fixed settings (at most 1.00)"}
+	case start.notBehind():
+		return Verdict{false, fmt.Sprintf("%s: behind the frontier (above 1.00), where the starting model is not (%s)", tuned, start)}
+	case start.Ratio <= 0:
+		return Verdict{false, fmt.Sprintf("%s: behind the frontier (above 1.00), and the starting model has no frontier ratio to compare with", tuned)}
+	case ratio2(tuned.Ratio) <= ratio2(start.Ratio):
+		return Verdict{true, fmt.Sprintf("%s: behind the frontier (above 1.00), but not worse than the starting model, itself behind it (%s)", tuned, start)}
+	}
+	return Verdict{false, fmt.Sprintf("%s: behind the frontier (above 1.00) and worse than the starting model (%s)", tuned, start)}
+}
