@@ -116,6 +116,12 @@ type Agent struct {
 	// Ingest. Each map is replaced whole, never changed in place.
 	peerMu sync.RWMutex
 	peers  map[string]map[string]env.Peer
+	// The fabric records (fabric.go), under peerMu: LLDP's neighbours
+	// per target and port, the targets whose record is to be rewritten,
+	// and the last record written of each.
+	neighbors   map[string]map[string]env.Neighbor
+	fabricStale map[string]bool
+	fabric      map[string]env.FabricRecord
 
 	hist *web.History // the dashboard's per-queue intervals (nil: off)
 
@@ -179,6 +185,7 @@ func New(o Options) (*Agent, error) {
 		switches: map[string]Switch{}, targets: map[string]config.Target{},
 		latest: map[env.QueueKey]env.Observation{}, lastSeen: map[string]time.Time{}, tinfo: map[string]*targetState{},
 		recs: map[env.QueueKey]core.Recommendation{}, peers: map[string]map[string]env.Peer{},
+		neighbors: map[string]map[string]env.Neighbor{}, fabricStale: map[string]bool{}, fabric: map[string]env.FabricRecord{},
 		busy: map[string]bool{}, ioc: make(chan ioDone, len(o.Switches)+1)}
 	switch {
 	case o.History == 0:
@@ -284,19 +291,25 @@ func (a *Agent) Run(ctx context.Context) error {
 }
 
 // watchPeers reads the LLDP neighbours of every target whose fabric ports
-// come from LLDP, each time its switch (re)connects.
+// come from LLDP, each time its switch (re)connects, and has every
+// target's fabric record written anew after a reconnect.
 func (a *Agent) watchPeers() {
 	for _, n := range a.names {
 		t := a.targets[n]
-		if !t.DiscoverPeers {
-			continue
-		}
 		ls, ok := a.switches[n].(LLDPSwitch)
-		if !ok {
+		switch {
+		case !ok && t.DiscoverPeers:
 			a.log.Warn("fabric-ports: lldp, but this switch cannot read LLDP neighbours: every port's peer stays unknown", "target", n)
 			continue
+		case !ok:
+			continue
 		}
-		ls.OnConnect(func(ctx context.Context) { a.discoverPeers(ctx, t, ls) })
+		ls.OnConnect(func(ctx context.Context) {
+			a.staleFabric(t.Name)
+			if t.DiscoverPeers {
+				a.discoverPeers(ctx, t, ls)
+			}
+		})
 	}
 }
 
@@ -347,6 +360,7 @@ func (a *Agent) Ingest(s env.Snapshot) {
 	}
 	s.Queues = kept
 	a.noteImplausibleFloor(s.Target, implausible)
+	a.noteFabric(t, s)
 	a.o.Instruments.Snapshot(&s)
 	now := a.o.Clock()
 	obs := a.o.Observer.Observe(s)

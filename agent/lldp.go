@@ -54,6 +54,8 @@ func (a *Agent) discoverPeers(ctx context.Context, t config.Target, sw LLDPSwitc
 	}
 	peers, err := gnmipath.PeersFromLLDP(ns, others)
 	a.setPeers(t.Name, peers)
+	neigh, _ := gnmipath.LLDPNeighbors(ns) // its errors are PeersFromLLDP's
+	a.setNeighbors(t.Name, neigh)
 	var fabric []string
 	hosts, unknown := 0, 0
 	for port, p := range peers {

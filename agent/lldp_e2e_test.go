@@ -55,7 +55,7 @@ func TestE2ELLDPMatchesFabricPorts(t *testing.T) {
 	polList, polLLDP := newPeerPolicy(), newPeerPolicy()
 	var logs syncBuffer
 	runE2E(t, config.ModeShadow, polList, listed, e2eGuard())
-	runE2ELog(t, config.ModeShadow, polLLDP, lldp, e2eGuard(), slog.New(slog.NewTextHandler(&logs, nil)))
+	e := runE2ELog(t, config.ModeShadow, polLLDP, lldp, e2eGuard(), slog.New(slog.NewTextHandler(&logs, nil)))
 	waitFor(t, 20*time.Second, "every queue shown to both policies", func() bool {
 		return len(polList.seen()) == queues && len(polLLDP.seen()) == queues
 	})
@@ -74,6 +74,41 @@ func TestE2ELLDPMatchesFabricPorts(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `msg="LLDP discovery" target=leaf0 fabric_ports="[Ethernet2 Ethernet3]" host_ports=2 unknown_ports=0`) {
 		t.Fatalf("log:\n%s", logs.String())
+	}
+	checkFabricRecords(t, e, s.Switches())
+}
+
+// checkFabricRecords: the agent db holds one fabric record per switch,
+// with every port's speed, peer and LLDP neighbour as the simulation has
+// them, and the buffer.
+func checkFabricRecords(t *testing.T, e *e2e, sws []simenv.SwitchInfo) {
+	t.Helper()
+	var recs []env.FabricRecord
+	waitFor(t, 10*time.Second, "a fabric record per switch", func() bool {
+		var err error
+		recs, err = e.j.Fabric()
+		return err == nil && len(recs) == len(sws)
+	})
+	byName := map[string]env.FabricRecord{}
+	for _, r := range recs {
+		byName[r.Target] = r
+	}
+	for _, sw := range sws {
+		r := byName[sw.Name]
+		if len(r.Ports) != len(sw.Ports) || r.BufferBytes != sw.BufferBytes {
+			t.Fatalf("%s: record %+v, want %d ports and buffer %d", sw.Name, r, len(sw.Ports), sw.BufferBytes)
+		}
+		for i, p := range sw.Ports {
+			got := r.Ports[i]
+			peer := env.PeerHost
+			if p.PeerSwitch {
+				peer = env.PeerSwitch
+			}
+			want := env.Neighbor{System: p.Peer, Port: simswitch.SimPortID(p)}
+			if got.Name != p.Name || got.RateBps != p.RateBps || got.Peer != peer || got.Neighbor != want || got.Setting.KmaxBytes == 0 {
+				t.Errorf("%s: port %+v, want %s at %g facing %s (%+v)", sw.Name, got, p.Name, p.RateBps, peer, want)
+			}
+		}
 	}
 }
 

@@ -30,6 +30,7 @@ type Lockstep struct {
 func (a *Agent) StartLockstep(ctx context.Context) *Lockstep {
 	ctx, cancel := context.WithCancel(ctx)
 	l := &Lockstep{a: a, snaps: make(chan env.Snapshot, 64), cancel: cancel, newest: map[string]int64{}}
+	a.watchPeers() // as Run does: LLDP discovery (fabric-ports: lldp) and the fabric records
 	for _, n := range a.names {
 		sw := a.switches[n]
 		errs := make(chan error, 16)

@@ -22,6 +22,9 @@ var (
 	bucketRecs  = []byte("recommendations")
 	bucketMeta  = []byte("meta")
 	bucketGuard = []byte("guard") // QueueMemory by queue key
+	// bucketFabric holds one env.FabricRecord per target, by target name
+	// (fabric.go).
+	bucketFabric = []byte("fabric")
 )
 
 // Journal is the agent's bbolt store: the write-ahead audit log of changes
@@ -54,7 +57,7 @@ func OpenJournal(path string, lockTimeout time.Duration) (*Journal, error) {
 		return nil, err
 	}
 	err = j.update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketAudit, bucketRecs, bucketMeta, bucketGuard} {
+		for _, b := range [][]byte{bucketAudit, bucketRecs, bucketMeta, bucketGuard, bucketFabric} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}

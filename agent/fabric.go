@@ -1,0 +1,65 @@
+package agent
+
+// The fabric record of each target (env.FabricRecord): its ports, speeds,
+// peers and LLDP neighbours, buffer and PFC state, written to the agent db
+// from the first snapshot after the switch (re)connects or its peers were
+// learnt, and whenever its ports change. ecntune twin builds a model of
+// the fabric from it.
+
+import (
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/gnmipath"
+)
+
+// staleFabric marks target's fabric record for rewriting with its next
+// snapshot (it (re)connected, or its neighbours were read).
+func (a *Agent) staleFabric(target string) {
+	a.peerMu.Lock()
+	a.fabricStale[target] = true
+	a.peerMu.Unlock()
+}
+
+// setNeighbors keeps what LLDP says is at the far end of each port of
+// target (nil: nothing known).
+func (a *Agent) setNeighbors(target string, n map[string][]gnmipath.LLDPNeighbor) {
+	out := map[string]env.Neighbor{}
+	for port, nbs := range n {
+		for _, nb := range nbs {
+			if nb.SystemName != "" || nb.PortID != "" {
+				out[port] = env.Neighbor{System: nb.SystemName, Port: nb.PortID}
+				break
+			}
+		}
+	}
+	a.peerMu.Lock()
+	a.neighbors[target] = out
+	a.fabricStale[target] = true
+	a.peerMu.Unlock()
+}
+
+// noteFabric writes t's fabric record from s (the queues under control,
+// their peers set) when none was written in this run, when it is stale,
+// or when its ports changed. A failed write is logged and tried again
+// with the next snapshot.
+func (a *Agent) noteFabric(t config.Target, s env.Snapshot) {
+	if len(s.Queues) == 0 {
+		return
+	}
+	a.peerMu.Lock()
+	stale, neigh := a.fabricStale[t.Name], a.neighbors[t.Name]
+	last, written := a.fabric[t.Name]
+	a.peerMu.Unlock()
+	r := env.NewFabricRecord(s, neigh, t.CableMeters, t.FrameBytes)
+	if written && !stale && last.SameShape(r) {
+		return
+	}
+	if err := a.o.Journal.PutFabric(r); err != nil {
+		a.log.Warn("fabric record", "target", t.Name, "err", err)
+		return
+	}
+	a.peerMu.Lock()
+	a.fabric[t.Name] = r
+	delete(a.fabricStale, t.Name)
+	a.peerMu.Unlock()
+}

@@ -1,0 +1,62 @@
+package env
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestNewFabricRecord(t *testing.T) {
+	q := func(port string, queue int, rate float64, peer Peer, kmax int64) QueueSample {
+		return QueueSample{Key: QueueKey{Target: "leaf0", Port: port, Queue: queue}, RateBps: rate, Peer: peer,
+			Setting:   Setting{KminBytes: kmax / 4, KmaxBytes: kmax, Pmax: 0.2, HeadroomBytes: 9000, Alpha: 0.125},
+			XoffBytes: 1_000_000, MinHeadroomBytes: 8000, BufferBytes: 32_000_000, HeadroomReported: true}
+	}
+	s := Snapshot{Target: "leaf0", TimeNs: 7, Queues: []QueueSample{
+		q("Ethernet10", 4, 400e9, PeerSwitch, 2), q("Ethernet10", 3, 400e9, PeerSwitch, 1),
+		q("Ethernet2", 3, 100e9, PeerHost, 3), q("Ethernet9", 3, 100e9, PeerUnknown, 4),
+	}}
+	r := NewFabricRecord(s, map[string]Neighbor{"Ethernet10": {System: "spine0", Port: "Ethernet0"}}, 5, 1048)
+	if err := r.Check(); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range r.Ports {
+		names = append(names, p.Name)
+	}
+	if got := strings.Join(names, " "); got != "Ethernet2 Ethernet9 Ethernet10" {
+		t.Fatalf("ports %q, want natural order", got)
+	}
+	up := r.Ports[2]
+	if up.Queue != 3 || up.Setting.KmaxBytes != 1 || up.Neighbor.System != "spine0" || up.Peer != PeerSwitch || up.RateBps != 400e9 {
+		t.Fatalf("uplink %+v: want queue 3's state, spine0 and 400G", up)
+	}
+	if r.BufferBytes != 32_000_000 || r.CableMeters != 5 || r.FrameBytes != 1048 || r.TimeNs != 7 {
+		t.Fatalf("record %+v", r)
+	}
+	o := NewFabricRecord(s, map[string]Neighbor{"Ethernet10": {System: "spine0", Port: "Ethernet0"}}, 5, 1048)
+	o.Ports[0].XoffBytes = 1
+	if !r.SameShape(o) {
+		t.Fatal("a moved XOFF changed the shape")
+	}
+	o.Ports[1].Peer = PeerHost
+	if r.SameShape(o) {
+		t.Fatal("a new peer kept the shape")
+	}
+}
+
+func TestFabricRecordBounded(t *testing.T) {
+	var s Snapshot
+	s.Target = "big"
+	for i := 0; i < MaxFabricPorts+10; i++ {
+		s.Queues = append(s.Queues, QueueSample{Key: QueueKey{Target: "big", Port: fmt.Sprintf("Ethernet%d", i), Queue: 3}, RateBps: 100e9})
+	}
+	r := NewFabricRecord(s, nil, 0, 0)
+	if len(r.Ports) != MaxFabricPorts {
+		t.Fatalf("%d ports, want the bound %d", len(r.Ports), MaxFabricPorts)
+	}
+	r.Ports = append(r.Ports, r.Ports[0])
+	if err := r.Check(); err == nil || !strings.Contains(err.Error(), "more than") || !strings.Contains(err.Error(), "twice") {
+		t.Fatalf("Check = %v, want too many ports and a duplicate", err)
+	}
+}
