@@ -83,7 +83,7 @@ func under(pkg, root string) bool { return pkg == root || strings.HasPrefix(pkg,
 // world names the side of the house a project package belongs to.
 func world(pkg string) string {
 	switch {
-	case under(pkg, "simenv") || under(pkg, "eval") || under(pkg, "train"):
+	case under(pkg, "simenv") || under(pkg, "eval") || under(pkg, "train") || under(pkg, "twin"):
 		return "simulator"
 	case under(pkg, "agent") || under(pkg, "gnmipath"):
 		return "gnmi"
@@ -128,7 +128,7 @@ func TestTheTwoWorldsNeverMeet(t *testing.T) {
 func TestAgentAndPolicyDoNotLinkTheSimulator(t *testing.T) {
 	for _, p := range []string{"agent", "gnmipath", "policy", "env"} {
 		for _, d := range deps(t, p) {
-			if under(d, "simenv") || d == "eval" || under(d, "train") || d == "simswitch" {
+			if under(d, "simenv") || d == "eval" || under(d, "train") || d == "simswitch" || under(d, "twin") {
 				t.Errorf("%s depends on %s", p, d)
 			}
 		}
@@ -169,7 +169,7 @@ func TestPureCoreImportsNoIO(t *testing.T) {
 // policies, their network package, the registry, simswitch and eval link
 // none of it; only train/rl and train, which train with it, do.
 func TestRuntimeLinksNoTrainingLibrary(t *testing.T) {
-	for _, p := range []string{"agent", "policy", "policy/nn", "policy/builtin", "models", "simswitch", "eval"} {
+	for _, p := range []string{"agent", "policy", "policy/nn", "policy/builtin", "models", "simswitch", "eval", "twin"} {
 		all := goList(t, "-deps", "-f", "{{.ImportPath}}", "./"+p)
 		for _, d := range all {
 			if strings.HasPrefix(d, "gorgonia.org/") || strings.HasPrefix(d, "go4.org/unsafe/") {
@@ -215,8 +215,8 @@ var layers = [][]string{
 	{"train/rl", "agent/gnmiclient", "agent/web"},
 	// 7 training and evaluation; the agent's driver
 	{"train", "agent"},
-	// 8
-	{"eval"},
+	// 8 evaluation; the twin fitted to an agent's observations
+	{"eval", "twin"},
 	// 9 the bridge
 	{"simswitch"},
 	// 10 what tests of several packages start

@@ -1,0 +1,290 @@
+package twin
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/simenv"
+)
+
+// Options bound a fit.
+type Options struct {
+	// Name is the twin scenario's name (default "twin").
+	Name string
+	// Budget is the wall time the whole fit may take (default 3 minutes);
+	// the coarse grid runs whatever it costs, the refinement within it.
+	Budget time.Duration
+	// Seed seeds every simulation (default 1).
+	Seed uint64
+	// Workers is how many simulations run at once (default 2).
+	Workers int
+	// MaxPhases bounds the time windows fitted on their own (default 3).
+	MaxPhases int
+	// Clock reads the wall clock the budget is measured on (default
+	// time.Now).
+	Clock func() time.Time
+	// Log, when set, is told each stage's progress.
+	Log func(format string, args ...any)
+}
+
+func (o *Options) defaults() {
+	if o.Name == "" {
+		o.Name = "twin"
+	}
+	if o.Budget <= 0 {
+		o.Budget = 3 * time.Minute
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.Workers <= 0 {
+		o.Workers = 2
+	}
+	if o.MaxPhases <= 0 {
+		o.MaxPhases = 3
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.Log == nil {
+		o.Log = func(string, ...any) {}
+	}
+}
+
+// Input is what the agent observed: every switch's fabric record and the
+// samples of its queues (a sample's Peer is taken from the records where
+// they name its port).
+type Input struct {
+	Fabric  []env.FabricRecord
+	Samples []Sample
+	// Missing is the optional telemetry the observed switches lack (the
+	// union of the samples'): the simulated counters lose it too.
+	Missing env.Telemetry
+}
+
+// Limits of the twin's time line.
+const (
+	// MaxTwinInterval is the longest control interval the twin simulates:
+	// an agent reading its switches every second is simulated at
+	// CompressedInterval per observed interval.
+	MaxTwinInterval    = 2 * simenv.Millisecond
+	CompressedInterval = simenv.Millisecond
+	// MaxTwinIntervals bounds the twin's run: a longer observation is
+	// mapped onto it, each window in proportion.
+	MaxTwinIntervals = 200
+	// searchIntervals is how many intervals a search run simulates (at
+	// most a window's).
+	searchIntervals = 30
+)
+
+// Fit builds the twin of what in holds: its fabric (BuildFabric), the
+// windows its traffic changes at (Timeline.Segment), and per window the
+// workload whose simulated statistics come closest to the observed ones;
+// then it simulates the whole scenario once and reports the error of
+// each statistic.
+func Fit(in Input, o Options) (*Result, error) {
+	o.defaults()
+	start := o.Clock()
+	f, err := BuildFabric(in.Fabric)
+	if err != nil {
+		return nil, err
+	}
+	samples := withPeers(in.Fabric, in.Samples)
+	tl := NewTimeline(samples)
+	if len(tl.Times) < 3 {
+		return nil, fmt.Errorf("%d measured intervals: the fit needs at least 3 (let shadow mode run longer)", len(tl.Times))
+	}
+	ft := &fitter{o: o, f: f, tl: tl, deadline: start.Add(o.Budget), missing: in.Missing}
+	ft.timeline()
+	if in.Missing != 0 {
+		ft.notes = append(ft.notes, fmt.Sprintf("the switches export no %s: the twin's counters are read without it too", in.Missing))
+	}
+	r := &Result{Report: Report{Fabric: f, IntervalNs: tl.IntervalNs, TwinInterval: ft.iv, Intervals: len(tl.Times)}}
+	r.Report.Times.Topology = o.Clock().Sub(start)
+	windows := tl.Segment(o.MaxPhases)
+	searchStart := o.Clock()
+	var phases []Phase
+	for i, w := range windows {
+		obs := Compute(tl.Samples(w.From, w.To))
+		// The window's share of what is left of the budget (less a part for
+		// the final run), in proportion to its length.
+		left := max(0, ft.deadline.Sub(o.Clock()))
+		share := time.Duration(float64(left) * 0.9 * float64(w.To-w.From) / float64(len(tl.Times)-w.From))
+		wl, pr := ft.fitWindow(i, obs, phases, ft.twinTime(w.From), ft.twinTime(w.To), share)
+		if math.IsInf(pr.SearchLoss, 0) {
+			return nil, fmt.Errorf("window %d: no candidate workload could be simulated (the log says why)", i)
+		}
+		pr.From, pr.To, pr.Start, pr.End = w.From, w.To, ft.twinTime(w.From), ft.twinTime(w.To)
+		phases = append(phases, Phase{Start: pr.Start, End: pr.End, Workload: wl})
+		r.Report.Phases = append(r.Report.Phases, pr)
+	}
+	r.Report.Times.Search = o.Clock().Sub(searchStart)
+	r.Scenario = ft.scenario(phases)
+	finalStart := o.Clock()
+	if err := ft.final(r, windows); err != nil {
+		return nil, err
+	}
+	r.Report.Times.Final = o.Clock().Sub(finalStart)
+	r.Report.Notes = append(append([]string(nil), f.Notes...), ft.notes...)
+	return r, nil
+}
+
+// Result is a fitted twin: its scenario and the report of its fit.
+type Result struct {
+	Scenario Scenario
+	Report   Report
+}
+
+// withPeers sets each sample's Peer from the fabric records (what its
+// port faces as BuildFabric reads it).
+func withPeers(recs []env.FabricRecord, samples []Sample) []Sample {
+	ix := newTargetIndex(recs)
+	peer := map[env.QueueKey]env.Peer{}
+	for _, r := range recs {
+		for _, p := range r.Ports {
+			k, _ := ix.classify(p)
+			pe := env.PeerUnknown
+			switch k {
+			case faceHost:
+				pe = env.PeerHost
+			case faceSwitch:
+				pe = env.PeerSwitch
+			}
+			peer[env.QueueKey{Target: r.Target, Port: p.Name}] = pe
+		}
+	}
+	out := make([]Sample, len(samples))
+	for i, s := range samples {
+		if p, ok := peer[env.QueueKey{Target: s.Key.Target, Port: s.Key.Port}]; ok {
+			s.Peer = p
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// fitter is one fit under way.
+type fitter struct {
+	o        Options
+	f        Fabric
+	tl       Timeline
+	deadline time.Time
+	iv       simenv.Time // the twin's control interval
+	n        int         // the twin's intervals
+	missing  env.Telemetry
+	notes    []string
+
+	mu   sync.Mutex
+	runs int
+}
+
+// timeline sets the twin's interval and length from the observed ones.
+func (ft *fitter) timeline() {
+	ft.iv = simenv.Time(ft.tl.IntervalNs) * simenv.Nanosecond
+	if ft.iv > MaxTwinInterval {
+		ft.notes = append(ft.notes, fmt.Sprintf("the agent's interval (%v) is simulated as %v: watermarks and incast scores are over the shorter interval",
+			ft.iv.Duration(), CompressedInterval.Duration()))
+		ft.iv = CompressedInterval
+	}
+	ft.iv = max(ft.iv, 10*simenv.Microsecond)
+	ft.n = len(ft.tl.Times)
+	if ft.n > MaxTwinIntervals {
+		ft.notes = append(ft.notes, fmt.Sprintf("%d observed intervals are mapped onto the twin's %d, each window in proportion", ft.n, MaxTwinIntervals))
+		ft.n = MaxTwinIntervals
+	}
+}
+
+// twinIndex maps an observed interval index onto the twin's.
+func (ft *fitter) twinIndex(i int) int {
+	return int(math.Round(float64(i) * float64(ft.n) / float64(len(ft.tl.Times))))
+}
+
+func (ft *fitter) twinTime(i int) simenv.Time { return simenv.Time(ft.twinIndex(i)) * ft.iv }
+
+// scenario is the twin's scenario with phases.
+func (ft *fitter) scenario(phases []Phase) Scenario {
+	return Scenario{Name: ft.o.Name, Seed: ft.o.Seed, Duration: simenv.Time(ft.n) * ft.iv, Fabric: ft.f, Phases: phases}
+}
+
+// evaluate simulates the windows fitted before (prefix) and w from from
+// to to, and returns the loss against obs of what it measures after from
+// (+Inf when it cannot run): the window is simulated as it was observed,
+// after the traffic that came before it.
+func (ft *fitter) evaluate(w Workload, obs Stats, prefix []Phase, from, to simenv.Time) float64 {
+	s := ft.scenario(append(prefix[:len(prefix):len(prefix)], Phase{Start: from, End: to, Workload: w}))
+	s.Duration = to
+	cfg, err := s.Config()
+	if err != nil {
+		ft.o.Log("candidate %s: %v", w.Describe(), err)
+		return math.Inf(1)
+	}
+	samples, err := Measure(cfg, ft.iv, []int{ft.f.Queue}, ft.missing)
+	ft.mu.Lock()
+	ft.runs++
+	ft.mu.Unlock()
+	if err != nil {
+		ft.o.Log("candidate %s: %v", w.Describe(), err)
+		return math.Inf(1)
+	}
+	kept := samples[:0]
+	for _, x := range samples {
+		if x.TimeNs > from.Ns() {
+			kept = append(kept, x)
+		}
+	}
+	return Loss(obs, Compute(kept))
+}
+
+// evaluateAll evaluates ws (evaluate), Workers at a time.
+func (ft *fitter) evaluateAll(ws []Workload, obs Stats, prefix []Phase, from, to simenv.Time) []float64 {
+	out := make([]float64, len(ws))
+	sem := make(chan struct{}, ft.o.Workers)
+	var wg sync.WaitGroup
+	for i, w := range ws {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			out[i] = ft.evaluate(w, obs, prefix, from, to)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func (ft *fitter) left() time.Duration { return ft.deadline.Sub(ft.o.Clock()) }
+
+// final simulates the whole twin and fills the report's statistics.
+func (ft *fitter) final(r *Result, windows []Window) error {
+	cfg, err := r.Scenario.Config()
+	if err != nil {
+		return fmt.Errorf("twin: the fitted scenario does not load: %w", err)
+	}
+	samples, err := Measure(cfg, ft.iv, []int{ft.f.Queue}, ft.missing)
+	if err != nil {
+		return err
+	}
+	if len(samples) == 0 {
+		return errors.New("twin: the fitted scenario measured no queue")
+	}
+	sim := NewTimeline(samples)
+	rep := &r.Report
+	rep.Runs = ft.runs + 1
+	for i, w := range windows {
+		a, b := ft.twinIndex(w.From), ft.twinIndex(w.To)
+		obs := Compute(ft.tl.Samples(w.From, w.To))
+		got := Compute(sim.Samples(min(a, len(sim.At)), min(b, len(sim.At))))
+		rep.addRows(i, obs, got)
+		rep.Phases[i].FinalLoss = Loss(obs, got)
+	}
+	rep.Observed, rep.Simulated = seriesOf(ft.tl), seriesOf(sim)
+	for i := range rep.Observed.Time { // on the twin's time line
+		rep.Observed.Time[i] = float64(ft.twinIndex(i+1)) * ft.iv.Seconds()
+	}
+	return nil
+}

@@ -1,0 +1,81 @@
+package twin
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ecntune/ecntune/env"
+)
+
+func sample(t int64, port string, peer env.Peer, m env.Metrics) Sample {
+	m.IntervalNs = 1000
+	return Sample{TimeNs: t, Key: env.QueueKey{Target: "sw", Port: port, Queue: 3}, RateBps: 100e9, Peer: peer, Metrics: m}
+}
+
+func TestCompute(t *testing.T) {
+	var ss []Sample
+	for i := range 10 {
+		ti := int64(i)
+		// host port a: util 0.1..1.0, marks a fifth of its bytes; b: idle.
+		ss = append(ss, sample(ti, "a", env.PeerHost, env.Metrics{Util: float64(i+1) / 10, MarkFrac: 0.2, MaxQueueFrac: float64(i), Incast: 0.9}))
+		ss = append(ss, sample(ti, "b", env.PeerUnknown, env.Metrics{}))
+		ss = append(ss, sample(ti, "up", env.PeerSwitch, env.Metrics{Util: 0.5, PauseRxFrac: 0.1}))
+	}
+	ss = append(ss, Sample{Key: env.QueueKey{Port: "a"}, Peer: env.PeerHost, Metrics: env.Metrics{Util: 1}}) // not measured
+	st := Compute(ss)
+	h, f := st[RoleHost], st[RoleFabric]
+	near := func(name string, got, want float64) {
+		t.Helper()
+		if math.Abs(got-want) > 1e-9 {
+			t.Errorf("%s = %g, want %g", name, got, want)
+		}
+	}
+	near("host util_mean", h["util_mean"], 0.275)
+	near("host util_p50", h["util_p50"], 0.05)      // half the samples are the idle port's
+	near("host mark", h["mark"], 0.2)               // byte-weighted: the idle port marks nothing
+	near("host maxq_top", h["maxq_top"], 4.5)       // the deepest port each interval: 0..9
+	near("host incast_frac", h["incast_frac"], 0.5) // a's intervals
+	near("fabric util_p90", f["util_p90"], 0.5)
+	near("fabric pause_rx", f["pause_rx"], 0.1)
+	near("fabric util_cv", f["util_cv"], 0)
+	if got := Loss(st, st); got != 0 {
+		t.Errorf("Loss against itself = %g", got)
+	}
+	other := Compute(ss[:0:0])
+	if l := Loss(st, other); !(l > 0.3) {
+		t.Errorf("Loss against nothing = %g, want large", l)
+	}
+	errs := Errors(st, Stats{RoleHost: {"util_mean": 0.55}})
+	near("error of util_mean at twice", errs[RoleHost]["util_mean"], 1)
+	near("error of a missing pause_rx", errs[RoleFabric]["pause_rx"], -1)
+}
+
+func TestSegment(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	mk := func(levels ...float64) Timeline {
+		var ss []Sample
+		for i, u := range levels {
+			for p := range 4 {
+				v := math.Max(0, u+0.05*rng.NormFloat64())
+				ss = append(ss, sample(int64(i), string(rune('a'+p)), env.PeerHost, env.Metrics{Util: v, MaxQueueFrac: 2 * v}))
+			}
+		}
+		return NewTimeline(ss)
+	}
+	flat := make([]float64, 40)
+	for i := range flat {
+		flat[i] = 0.4
+	}
+	if ws := mk(flat...).Segment(3); len(ws) != 1 {
+		t.Errorf("steady traffic split into %v", ws)
+	}
+	shift := append(append([]float64(nil), flat[:25]...), flat[:15]...)
+	for i := 25; i < 40; i++ {
+		shift[i] = 0.7
+	}
+	ws := mk(shift...).Segment(3)
+	if len(ws) != 2 || ws[0].To < 24 || ws[0].To > 26 {
+		t.Errorf("a shift at 25 split into %v", ws)
+	}
+}

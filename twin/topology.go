@@ -1,0 +1,425 @@
+package twin
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/units"
+	"github.com/ecntune/ecntune/simenv"
+)
+
+// Fabric is the twin's topology and switch configuration, as built from
+// the agent's fabric records (BuildFabric).
+type Fabric struct {
+	Kind string // "star" or "leafspine"
+	// Hosts is the star's hosts; Leaves, Spines and HostsPerLeaf the
+	// leaf-spine's.
+	Hosts                        int
+	Leaves, Spines, HostsPerLeaf int
+	HostRateBps, FabricRateBps   float64
+	BufferBytes                  int64
+	LinkDelay                    simenv.Time
+	CableMeters                  float64
+	// MTU is the simulator's payload bytes per packet (simenv.Config.MTU).
+	MTU int
+	// ECN is the switches' marking at the host ports, restated at
+	// units.RefRateBps as a scenario states it; Alpha their PGs'
+	// dynamic threshold.
+	ECN   env.Setting
+	Alpha float64
+	// Queue is the lossless queue (priority) the agent watched.
+	Queue int
+	// LeafNames and SpineNames are the observed switches in the order of
+	// the twin's (leaf0, leaf1, ...; a star's one switch is the only leaf).
+	LeafNames, SpineNames []string
+	// Notes say what was not observed and took a default, and what was
+	// left out.
+	Notes []string
+}
+
+// HostCount is the number of hosts of the fabric.
+func (f *Fabric) HostCount() int {
+	if f.Kind == "star" {
+		return f.Hosts
+	}
+	return f.Leaves * f.HostsPerLeaf
+}
+
+func (f *Fabric) note(format string, args ...any) {
+	f.Notes = append(f.Notes, fmt.Sprintf(format, args...))
+}
+
+// Twin defaults for what neither the switches nor the agent's
+// configuration report.
+const (
+	DefaultCableMeters = 5
+	DefaultAlpha       = 0.125
+	DefaultLinkDelay   = simenv.Microsecond
+)
+
+// portKind is what a port of a record faces.
+type portKind int
+
+const (
+	faceUnknown portKind = iota
+	faceHost
+	faceSwitch
+)
+
+// targetIndex finds the record an LLDP system name names: by name without
+// regard to case, a dotted name also by its first label.
+type targetIndex map[string]int
+
+func newTargetIndex(recs []env.FabricRecord) targetIndex {
+	ix := targetIndex{}
+	for i, r := range recs {
+		ix[strings.ToLower(r.Target)] = i
+	}
+	return ix
+}
+
+func (ix targetIndex) find(system string) (int, bool) {
+	name := strings.ToLower(strings.TrimSpace(system))
+	if name == "" {
+		return 0, false
+	}
+	if i, ok := ix[name]; ok {
+		return i, true
+	}
+	short, _, _ := strings.Cut(name, ".")
+	i, ok := ix[short]
+	return i, ok
+}
+
+// classify says what port p faces and, for a switch whose record the
+// agent has, its index (-1 when the neighbour is not named).
+func (ix targetIndex) classify(p env.FabricPort) (portKind, int) {
+	if i, ok := ix.find(p.Neighbor.System); ok {
+		return faceSwitch, i
+	}
+	switch {
+	case p.Peer == env.PeerSwitch:
+		return faceSwitch, -1
+	case p.Peer == env.PeerHost || p.Neighbor != (env.Neighbor{}):
+		return faceHost, -1
+	}
+	return faceUnknown, -1
+}
+
+// switchPorts is what one record's ports face.
+type switchPorts struct {
+	host, unknown []env.FabricPort
+	up            []env.FabricPort
+	upTo          []int // index of the record each up port reaches (-1 unknown)
+}
+
+// BuildFabric builds the twin's fabric from every switch's record: one
+// switch (or switches none of which links to another) is a star; leaves
+// (switches with host ports) linked to spines (switches without) a
+// leaf-spine. It fails for what it cannot build, saying why.
+func BuildFabric(recs []env.FabricRecord) (Fabric, error) {
+	if len(recs) == 0 {
+		return Fabric{}, errors.New("no fabric record: the agent stored none (an agent older than fabric records, or one that never received telemetry)")
+	}
+	for _, r := range recs {
+		if err := r.Check(); err != nil {
+			return Fabric{}, err
+		}
+	}
+	ix := newTargetIndex(recs)
+	ports := make([]switchPorts, len(recs))
+	for i, r := range recs {
+		for _, p := range r.Ports {
+			k, to := ix.classify(p)
+			switch k {
+			case faceHost:
+				ports[i].host = append(ports[i].host, p)
+			case faceSwitch:
+				ports[i].up = append(ports[i].up, p)
+				ports[i].upTo = append(ports[i].upTo, to)
+			default:
+				ports[i].unknown = append(ports[i].unknown, p)
+			}
+		}
+	}
+	var f Fabric
+	var err error
+	if len(recs) == 1 {
+		err = f.star(recs[0], ports[0])
+	} else {
+		err = f.leafSpine(recs, ports)
+	}
+	if err != nil {
+		return Fabric{}, err
+	}
+	f.switchConfig(recs, ports)
+	return f, nil
+}
+
+// star builds a one-switch fabric.
+func (f *Fabric) star(r env.FabricRecord, sp switchPorts) error {
+	f.Kind, f.LeafNames = "star", []string{r.Target}
+	hosts := sp.host
+	if len(hosts) == 0 && len(sp.unknown) > 0 {
+		hosts = sp.unknown
+		f.note("no port of %s says what it faces (no LLDP, no fabric-ports): its %d ports are taken to face hosts", r.Target, len(hosts))
+	} else if len(sp.unknown) > 0 {
+		f.note("%d ports of %s face nothing known and are left out", len(sp.unknown), r.Target)
+	}
+	if len(sp.up) > 0 {
+		f.note("%d ports of %s face switches the agent does not watch and are left out", len(sp.up), r.Target)
+	}
+	if len(hosts) < 2 {
+		return fmt.Errorf("%s has %d host-facing ports: a fabric needs at least 2 hosts", r.Target, len(hosts))
+	}
+	f.Hosts = len(hosts)
+	f.HostRateBps = modeRate(hosts)
+	return nil
+}
+
+// leafSpine builds a two-tier fabric from several switches.
+func (f *Fabric) leafSpine(recs []env.FabricRecord, ports []switchPorts) error {
+	var leaves, spines []int
+	for i := range recs {
+		switch {
+		case len(ports[i].host) > 0:
+			leaves = append(leaves, i)
+		case len(ports[i].up) > 0:
+			spines = append(spines, i)
+		default:
+			f.note("%s has no port known to face a host or a switch and is left out", recs[i].Target)
+		}
+	}
+	switch {
+	case len(leaves) == 0:
+		return errors.New("no switch has a port known to face a host: give the agent fabric-ports (lldp, or the list) so that the twin can tell leaves from spines")
+	case len(spines) == 0 && len(leaves) == 1:
+		return f.star(recs[leaves[0]], ports[leaves[0]])
+	case len(spines) == 0:
+		return fmt.Errorf("%d switches with hosts and none without: only a star or a two-tier leaf-spine (leaves with hosts, spines without) can be built", len(leaves))
+	}
+	f.Kind = "leafspine"
+	f.Leaves, f.Spines = len(leaves), len(spines)
+	var hostPorts []env.FabricPort
+	var counts []float64
+	for _, l := range leaves {
+		f.LeafNames = append(f.LeafNames, recs[l].Target)
+		hostPorts = append(hostPorts, ports[l].host...)
+		counts = append(counts, float64(len(ports[l].host)))
+		if len(ports[l].unknown) > 0 {
+			f.note("%d ports of %s face nothing known and are left out", len(ports[l].unknown), recs[l].Target)
+		}
+	}
+	for _, s := range spines {
+		f.SpineNames = append(f.SpineNames, recs[s].Target)
+	}
+	f.HostsPerLeaf = int(mode(counts))
+	if lo, hi := minMax(counts); lo != hi {
+		f.note("leaves have %g to %g host ports: every leaf of the twin has %d", lo, hi, f.HostsPerLeaf)
+	}
+	f.HostRateBps = modeRate(hostPorts)
+	rate, err := f.uplinkRate(recs, ports, leaves, spines)
+	f.FabricRateBps = rate
+	return err
+}
+
+// uplinkRate is the rate between a leaf and a spine: the sum of the
+// speeds of their links (the most common sum over the pairs).
+func (f *Fabric) uplinkRate(recs []env.FabricRecord, ports []switchPorts, leaves, spines []int) (float64, error) {
+	isSpine := map[int]int{}
+	for k, s := range spines {
+		isSpine[s] = k
+	}
+	var pairs []float64
+	for _, l := range leaves {
+		per := make([]float64, len(spines))
+		named, unnamed := false, 0.0
+		for j, p := range ports[l].up {
+			to := ports[l].upTo[j]
+			if k, ok := isSpine[to]; ok {
+				per[k] += p.RateBps
+				named = true
+				continue
+			}
+			if to >= 0 {
+				return 0, fmt.Errorf("%s links to %s, another switch with hosts: only a two-tier leaf-spine can be built", recs[l].Target, recs[to].Target)
+			}
+			unnamed += p.RateBps
+		}
+		if !named {
+			// Neighbours not named (fabric-ports listed): the uplinks are
+			// taken to spread evenly over the spines.
+			for k := range per {
+				per[k] = unnamed / float64(len(spines))
+			}
+			if unnamed > 0 {
+				f.note("the neighbours of %s's uplinks are not known (no LLDP): taken to spread evenly over the %d spines", recs[l].Target, len(spines))
+			}
+		}
+		for k, r := range per {
+			if r == 0 {
+				return 0, fmt.Errorf("%s has no link to %s: the twin builds full leaf-spine meshes only", recs[l].Target, recs[spines[k]].Target)
+			}
+			pairs = append(pairs, r)
+		}
+	}
+	rate := mode(pairs)
+	if lo, hi := minMax(pairs); lo != hi {
+		f.note("leaf-spine links carry %s to %s: every one of the twin's carries %s", units.FormatRate(lo), units.FormatRate(hi), units.FormatRate(rate))
+	}
+	return rate, nil
+}
+
+// switchConfig sets the buffer, ECN, PFC, cable, MTU and link delay from
+// what the records report, defaults (with a note) where they do not.
+func (f *Fabric) switchConfig(recs []env.FabricRecord, ports []switchPorts) {
+	var bufs, cables, frames, queues []float64
+	var host []env.FabricPort
+	for i, r := range recs {
+		if r.BufferBytes > 0 {
+			bufs = append(bufs, float64(r.BufferBytes))
+		}
+		if r.CableMeters > 0 {
+			cables = append(cables, r.CableMeters)
+		}
+		if r.FrameBytes > 0 {
+			frames = append(frames, float64(r.FrameBytes))
+		}
+		for _, p := range r.Ports {
+			queues = append(queues, float64(p.Queue))
+		}
+		host = append(host, ports[i].host...)
+	}
+	if len(host) == 0 {
+		host = ports[0].unknown
+	}
+	f.Queue = int(mode(queues))
+	f.BufferBytes = int64(mode(bufs))
+	if f.BufferBytes == 0 {
+		f.BufferBytes = simenv.DefaultBufferBytes
+		f.note("the switches report no buffer size: the twin's is the simulator's default, %s", units.FormatBytes(f.BufferBytes))
+	}
+	f.CableMeters = mode(cables)
+	if f.CableMeters == 0 {
+		f.CableMeters = DefaultCableMeters
+		f.note("the agent's configuration states no cable length: %g m", f.CableMeters)
+	}
+	f.MTU = simenv.DefaultMTU
+	if fr := int(mode(frames)); fr > 0 {
+		f.MTU = min(max(fr-simenv.DefaultHeaderBytes, 256), 9000)
+	} else {
+		f.note("the agent's configuration states no MTU: the twin sends %d-byte packets (the simulator's default)", f.MTU)
+	}
+	f.hostSettings(host)
+}
+
+// hostSettings takes the ECN setting, alpha and link delay from the host
+// ports' state.
+func (f *Fabric) hostSettings(host []env.FabricPort) {
+	type ecnKey struct {
+		kmin, kmax int64
+		pmax       float64
+	}
+	count := map[ecnKey]int{}
+	var alphas, delays []float64
+	for _, p := range host {
+		s := p.Setting
+		if s.KmaxBytes > 0 && env.KnownRate(p.RateBps) {
+			count[ecnKey{toRef(s.KminBytes, p.RateBps), toRef(s.KmaxBytes, p.RateBps), s.Pmax}]++
+		}
+		if s.Alpha > 0 {
+			alphas = append(alphas, s.Alpha)
+		}
+		if p.MinHeadroomBytes > 0 && !p.FloorEstimated {
+			delays = append(delays, float64(delayFromFloor(p.MinHeadroomBytes, p.RateBps, f.MTU+simenv.DefaultHeaderBytes)))
+		}
+	}
+	best, n := ecnKey{400_000, 1_600_000, 0.2}, 0
+	for k, c := range count {
+		if c > n || c == n && k.kmax < best.kmax {
+			best, n = k, c
+		}
+	}
+	if n == 0 {
+		f.note("the switches report no ECN setting: the twin marks at kmin 400KB, kmax 1.6MB, pmax 20%% (at 100 Gb/s)")
+	}
+	f.ECN = env.Setting{KminBytes: best.kmin, KmaxBytes: best.kmax, Pmax: best.pmax}
+	if f.Alpha = mode(alphas); f.Alpha == 0 {
+		f.Alpha = DefaultAlpha
+		f.note("the switches report no PFC alpha: %s", env.FormatAlpha(f.Alpha))
+	}
+	if d := mode(delays); d > 0 {
+		f.LinkDelay = simenv.Time(d)
+	} else {
+		f.LinkDelay = DefaultLinkDelay
+		f.note("the switches report no lossless floor of their own: the link delay is %v", DefaultLinkDelay.Duration())
+	}
+}
+
+// toRef restates a threshold at a port of rateBps at units.RefRateBps.
+func toRef(b int64, rateBps float64) int64 {
+	return int64(math.Round(float64(b) * units.RefRateBps / rateBps))
+}
+
+// delayFromFloor is the one-way link delay whose round trip gives a
+// lossless floor of floor bytes at rateBps with frames of frameBytes
+// (the inverse of the IEEE 802.1Qbb floor, env.LosslessFloor, at 5 ns/m),
+// rounded to 10 ns and at least 10 ns.
+func delayFromFloor(floor int64, rateBps float64, frameBytes int) simenv.Time {
+	quanta := 394.0
+	if rateBps > 100e9 {
+		quanta = 905
+	}
+	wire := float64(floor) - 2*float64(frameBytes) - 64 - quanta*512/8
+	sec := wire * 8 / rateBps / 2
+	ns := math.Max(math.Round(sec*1e9/10)*10, 10)
+	return simenv.Time(ns) * simenv.Nanosecond
+}
+
+// mode is the most common value of v (the smallest among ties; 0 for
+// none).
+func mode(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	best, bestN := s[0], 0
+	for i := 0; i < len(s); {
+		j := i
+		for j < len(s) && s[j] == s[i] {
+			j++
+		}
+		if j-i > bestN {
+			best, bestN = s[i], j-i
+		}
+		i = j
+	}
+	return best
+}
+
+func minMax(v []float64) (lo, hi float64) {
+	if len(v) == 0 {
+		return 0, 0
+	}
+	lo, hi = v[0], v[0]
+	for _, x := range v {
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	return lo, hi
+}
+
+// modeRate is the most common speed of ports.
+func modeRate(ports []env.FabricPort) float64 {
+	v := make([]float64, 0, len(ports))
+	for _, p := range ports {
+		if env.KnownRate(p.RateBps) {
+			v = append(v, p.RateBps)
+		}
+	}
+	return mode(v)
+}
