@@ -27,6 +27,9 @@ func newModelsShowCmd(f *modelsFlags) *cobra.Command {
 					return err
 				}
 				fmt.Fprintf(c.OutOrStdout(), "%s\n", b)
+				if line := twinLine(m); line != "" {
+					fmt.Fprintln(c.ErrOrStderr(), line)
+				}
 				if err := policy.CheckModelSpec(m); err != nil {
 					fmt.Fprintf(c.ErrOrStderr(), "note: %v\n", err)
 				}

@@ -41,11 +41,18 @@ type trainOpts struct {
 	prefScale       float64
 	headroomFor     string
 	criticTruth     bool
+	// train --twin
+	twin, from string
+	twinSeeds  int
+	algoSet    bool // --algo was given
 }
 
 // command is the canonical command line of a run (recorded in the
 // model's provenance so that it can be re-run).
 func (o trainOpts) command() string {
+	if o.twin != "" {
+		return o.twinCommand()
+	}
 	var b strings.Builder
 	b.WriteString("ecntune train")
 	for _, s := range o.scenarios {
@@ -101,7 +108,7 @@ func (o trainOpts) command() string {
 func newTrainCmd() *cobra.Command {
 	var o trainOpts
 	cmd := &cobra.Command{
-		Use:   "train --scenario FILE... [--algo ddqn|ppo] [--budget 10m | --episodes N]",
+		Use:   "train (--scenario FILE... [--algo ddqn|ppo] | --twin FILE [--from builtin|model:NAME]) [--budget 10m | --episodes N]",
 		Short: "Train a learned ECN policy in the simulator and store it in the model registry",
 		Long: `Train a policy (DDQN or PPO, one agent per lossless egress queue sharing one network)
 on episodes drawn from the given scenarios with domain randomisation (load, fan-in, incast
@@ -113,11 +120,15 @@ and --db stops at start (the lock is the file DB.train-NAME.lock beside the regi
 the learning curve is written as CSV and PNG into runs/ beside the registry, or into --out.
 With --headroom-for builtin (or model:NAME) it trains a switch-level headroom model instead: one
 agent per switch sets the headroom of all its lossless PGs (keep, or 1-2x each PG's lossless floor)
-while that ECN policy decides ECN; run it as POLICY+headroom=model:NAME.`,
+while that ECN policy decides ECN; run it as POLICY+headroom=model:NAME.` + trainTwinLong,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runTrain(cmd, o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.algoSet = cmd.Flags().Changed("algo")
+			return runTrain(cmd, o)
+		},
 	}
 	f := cmd.Flags()
+	addTwinFlags(f, &o)
 	f.StringArrayVar(&o.scenarios, "scenario", nil, "training scenario (YAML); repeat for several")
 	f.StringVar(&o.algo, "algo", "ddqn", "learning algorithm: ddqn or ppo")
 	f.DurationVar(&o.budget, "budget", 0, "wall-clock budget, e.g. 10m (training stops after the round that exceeds it)")
@@ -159,7 +170,11 @@ func parseRandomise(js string, off bool) (train.Randomisation, error) {
 	case js == "":
 		return train.Randomisation{}, nil
 	}
-	r := train.DefaultRandomisation()
+	return parseRandomiseOver(js, train.DefaultRandomisation())
+}
+
+// parseRandomiseOver reads --randomise as JSON over the randomisation r.
+func parseRandomiseOver(js string, r train.Randomisation) (train.Randomisation, error) {
 	dec := json.NewDecoder(strings.NewReader(js))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&r); err != nil {
@@ -178,6 +193,12 @@ func parseRandomise(js string, off bool) (train.Randomisation, error) {
 }
 
 func runTrain(cmd *cobra.Command, o trainOpts) error {
+	if o.twin != "" {
+		return runTwinTrain(cmd, o)
+	}
+	if err := o.refuseTwinFlags(cmd); err != nil {
+		return err
+	}
 	cfg, err := o.config()
 	if err != nil {
 		return err
@@ -185,29 +206,84 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 	for _, sc := range cfg.Scenarios {
 		warnAll(cmd.ErrOrStderr(), sc.Name, scenario.Warnings(sc.Config))
 	}
-	// Open once to create the file or find it unusable before any work;
-	// the run then opens it only for checkpoints and the final store.
+	s, err := startTrainSession(cmd, o)
+	if err != nil {
+		return err
+	}
+	defer s.end()
+	if err := s.run(cfg); err != nil {
+		return err
+	}
+	m, err := s.res.Model(train.Provenance{Name: o.name, Command: o.command(), Build: train.BuildRevision(), Created: time.Now().UTC()})
+	if err != nil {
+		return err
+	}
+	stored, err := s.store(m)
+	if err != nil {
+		return err
+	}
+	base, err := writeCurve(o.curveDir(), stored, s.res.Curve)
+	if err != nil {
+		return err
+	}
+	return printTrainResult(cmd.OutOrStdout(), stored, s.res, s.wall, base)
+}
+
+// curveDir is where the learning curve goes: --out, else runs/ beside
+// the registry, in a folder of its own (not loose in the working
+// directory, often a repository's root).
+func (o trainOpts) curveDir() string {
+	if o.out != "" {
+		return o.out
+	}
+	return filepath.Join(filepath.Dir(o.db), "runs")
+}
+
+// trainSession is a training run holding its run's lock, with its
+// progress and Ctrl-C watch: what train and train --twin share.
+type trainSession struct {
+	o      trainOpts
+	stderr io.Writer
+	lock   *runLock
+	reg    *runRegistry
+	intr   *trainInterrupt
+	res    *train.Result
+	wall   time.Duration
+}
+
+// startTrainSession checks the registry file (creating it, or finding it
+// unusable, before any work) and takes the run's lock: a second trainer
+// under the same name stops here.
+func startTrainSession(cmd *cobra.Command, o trainOpts) (*trainSession, error) {
+	// The run then opens the file only for checkpoints and the final store.
 	reg, err := models.Open(o.db, models.Options{Timeout: trainLockTimeout})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := reg.Close(); err != nil {
-		return err
+		return nil, err
 	}
-	// One trainer per run: a second one under the same name stops here.
 	lock, err := acquireRunLock(o.db, o.name)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer lock.release()
-	store := &runRegistry{path: o.db}
-
 	stderr := cmd.ErrOrStderr()
+	return &trainSession{o: o, stderr: stderr, lock: lock, reg: &runRegistry{path: o.db}, intr: watchInterrupt(stderr, o.name)}, nil
+}
+
+// end stops the Ctrl-C watch and releases the lock.
+func (s *trainSession) end() {
+	s.intr.stop()
+	s.lock.release()
+}
+
+// run trains cfg within the budget, resuming the run's checkpoint; an
+// interrupted run saves one and says how to resume.
+func (s *trainSession) run(cfg train.Config) error {
+	o, stderr := s.o, s.stderr
 	progress := newTrainProgress(stderr, o.name, o.algo, o.episodes, o.budget)
-	intr := watchInterrupt(stderr, o.name)
-	defer intr.stop()
 	start := time.Now()
-	hooks := train.Hooks{Store: store, Run: o.name, Progress: progress.round, Interrupted: intr.interrupted,
+	hooks := train.Hooks{Store: s.reg, Run: o.name, Progress: progress.round, Interrupted: s.intr.interrupted,
 		Resumed: func(eps, round int) {
 			progress.resumed(eps)
 			fmt.Fprintf(stderr, "resuming run %s from its checkpoint in %s: %d episodes (%d rounds) done before\n", o.name, o.db, eps, round)
@@ -216,6 +292,7 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 		hooks.Stop = func(train.Round) bool { return time.Since(start) >= o.budget }
 	}
 	res, err := train.Run(cfg, hooks)
+	s.res = res
 	if errors.Is(err, train.ErrForeignCheckpoint) {
 		return fmt.Errorf("%w (ecntune models delete --checkpoint %s --db %s)", err, o.name, o.db)
 	}
@@ -228,30 +305,23 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 		return err
 	}
 	progress.finish()
-	wall := time.Since(start)
-	m, err := res.Model(train.Provenance{Name: o.name, Command: o.command(), Build: train.BuildRevision(), Created: time.Now().UTC()})
+	s.wall = time.Since(start)
+	return nil
+}
+
+// store puts the finished model into the registry, drops the run's
+// checkpoint and compacts the file when replaced checkpoints are most of
+// it.
+func (s *trainSession) store(m models.Model) (models.Model, error) {
+	stored, dropped, err := s.reg.finish(m, s.o.name)
 	if err != nil {
-		return err
+		return stored, err
 	}
-	stored, dropped, err := store.finish(m, o.name)
-	if err != nil {
-		return err
+	if !dropped && s.reg.last != nil {
+		fmt.Fprintf(s.stderr, "warning: the checkpoint of run %s in %s was rewritten by another process during this run; it is left in place\n", s.o.name, s.o.db)
 	}
-	if !dropped && store.last != nil {
-		fmt.Fprintf(stderr, "warning: the checkpoint of run %s in %s was rewritten by another process during this run; it is left in place\n", o.name, o.db)
-	}
-	compactRegistry(stderr, o.db)
-	dir := o.out
-	if dir == "" {
-		// Beside the registry, in a folder of their own (not loose in the
-		// working directory, often a repository's root).
-		dir = filepath.Join(filepath.Dir(o.db), "runs")
-	}
-	base, err := writeCurve(dir, stored, res.Curve)
-	if err != nil {
-		return err
-	}
-	return printTrainResult(cmd.OutOrStdout(), stored, res, wall, base)
+	compactRegistry(s.stderr, s.o.db)
+	return stored, nil
 }
 
 // config checks the flags and builds the run's configuration, loading the
@@ -332,7 +402,11 @@ func parseReward(js string) (*env.RewardWeights, error) {
 	if js == "" {
 		return nil, nil
 	}
-	w := train.DefaultReward()
+	return parseRewardOver(js, train.DefaultReward())
+}
+
+// parseRewardOver reads --reward as JSON over the weights w.
+func parseRewardOver(js string, w env.RewardWeights) (*env.RewardWeights, error) {
 	dec := json.NewDecoder(strings.NewReader(js))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&w); err != nil {

@@ -1,0 +1,261 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/policy"
+	"github.com/ecntune/ecntune/policy/builtin"
+	"github.com/ecntune/ecntune/simenv/scenario"
+	"github.com/ecntune/ecntune/train"
+)
+
+// trainTwinLong is the part of train's help on --twin.
+const trainTwinLong = `
+
+With --twin FILE it fine-tunes a model on one fabric instead: FILE is a scenario (the one
+ecntune twin writes from an agent's telemetry, or any scenario file), and the run starts from
+the weights of --from (builtin, the default, or model:NAME[@V] from --db) with its algorithm,
+spec, architecture, reward, discount, learning rate and decision interval (--algo, --spec and
+--hidden may only repeat them). Episodes are as long as the twin (at most 20ms), randomised
+narrowly around it: loads x0.8-1.2, incast fan-in x0.8-1.2 and sizes x0.8-1.25, its link
+speeds, topology and PFC as they are, no incast added, every peer known; random starting
+settings and the telemetry dropout as the starting model had them (--randomise overrides,
+as JSON over these). A PPO run first fits its fresh critic alone for 16 episodes. It trains
+for --budget (default 5m; the evaluation comes after it) and then evaluates the fine-tuned and the starting model against
+the frontier of fixed settings on the twin (eval --frontier, both on the same --seeds K
+seeds, default 5: the twin's seed and the next K-1, which no training episode uses), and
+stores the model under --name (default twin-SCENARIO) with the twin's file, name and sha256
+and the starting model in its provenance (models show). It is promoted only when it drops no
+more packets than the starting model and is not behind the frontier: its frontier ratio
+(small-flow p99 over that of the best fixed setting keeping 98% of its large-flow goodput)
+is at most 1.00 as printed, or no fixed setting keeps 98% of its goodput; or, when the
+starting model is itself behind the frontier (above 1.00), its ratio is no higher than the
+starting model's. Otherwise it is stored unpromoted and the figures say why. An agent that
+names it as model:NAME@promoted runs only a promoted version (model:NAME runs the latest
+version while none is promoted).`
+
+// Defaults of train --twin.
+const (
+	twinDefaultBudget = 5 * time.Minute
+	twinDefaultSeeds  = 5
+)
+
+// addTwinFlags registers the flags of train --twin.
+func addTwinFlags(f *pflag.FlagSet, o *trainOpts) {
+	f.StringVar(&o.twin, "twin", "", "fine-tune on this fabric's scenario (written by ecntune twin, or any scenario file) from --from's weights, "+
+		"then promote only if not behind the twin's frontier of fixed settings (see above)")
+	f.StringVar(&o.from, "from", "", "with --twin: the model to start from, builtin (default) or model:NAME[@V] from --db")
+	f.IntVar(&o.twinSeeds, "seeds", 0, fmt.Sprintf("with --twin: seeds of the frontier evaluation on the twin (default %d; the twin's seed and the next ones, held out from training)", twinDefaultSeeds))
+}
+
+// refuseTwinFlags: --from and --seeds belong to --twin.
+func (o trainOpts) refuseTwinFlags(cmd *cobra.Command) error {
+	for _, fl := range []string{"from", "seeds"} {
+		if cmd.Flags().Changed(fl) {
+			return fmt.Errorf("--%s goes with --twin FILE (fine-tuning on a twin)", fl)
+		}
+	}
+	return nil
+}
+
+// twinRun is a fine-tuning run on a twin, set up from the flags.
+type twinRun struct {
+	ft    train.FineTune
+	cfg   train.Config
+	start string // the starting model's policy spec, for the evaluation
+	valid string // the starting model's validated decision intervals ("" when it has none)
+}
+
+// twinSetup checks train --twin's flags, loads the twin and the model to
+// start from, and builds the run. It fills in the defaults of --from,
+// --seeds, --budget, --name and --db, which the recorded command shows.
+func (o *trainOpts) twinSetup(cmd *cobra.Command) (twinRun, error) {
+	var tr twinRun
+	if err := o.twinFlags(cmd); err != nil {
+		return tr, err
+	}
+	o.db = modelsDBPath(o.db)
+	twin, err := scenario.LoadNamed(o.twin)
+	if err != nil {
+		return tr, fmt.Errorf("--twin: %w", err)
+	}
+	if !cmd.Flags().Changed("name") {
+		o.name = twinModelName(twin.Name)
+	}
+	if !models.ValidName(o.name) {
+		return tr, fmt.Errorf("--name %q: want a letter followed by letters, digits, '.', '_' or '-' (at most 64)", o.name)
+	}
+	if tr.ft, tr.start, tr.valid, err = loadStart(o.from, o.db); err != nil {
+		return tr, err
+	}
+	tr.ft.Twin = twin
+	tr.ft.HeldOut = train.SeedRange{First: twin.Config.Seed, N: o.twinSeeds}
+	if tr.cfg, err = tr.ft.Config(o.seed, o.workers); err != nil {
+		return tr, err
+	}
+	if err := o.sameAsStart(tr.cfg); err != nil {
+		return tr, err
+	}
+	return tr, o.twinOverrides(&tr.cfg)
+}
+
+// twinFlags checks the flags train --twin refuses and fills in the
+// defaults of --from, --seeds and --budget.
+func (o *trainOpts) twinFlags(cmd *cobra.Command) error {
+	refused := map[string]string{
+		"scenario":         "the twin is the one scenario of a fine-tuning run",
+		"headroom-for":     "a fine-tuning run continues an ECN policy",
+		"preference-scale": "a fine-tuning run continues a model without a preference input",
+		"critic-truth":     "a fine-tuning run's critic reads what the model's actor reads",
+	}
+	for _, fl := range []string{"scenario", "headroom-for", "preference-scale", "critic-truth"} {
+		if cmd.Flags().Changed(fl) {
+			return fmt.Errorf("--%s with --twin: %s", fl, refused[fl])
+		}
+	}
+	if o.from == "" {
+		o.from = policy.BuiltinSpec
+	}
+	if o.twinSeeds == 0 {
+		o.twinSeeds = twinDefaultSeeds
+	}
+	if o.twinSeeds < 2 || o.twinSeeds > 100 {
+		return fmt.Errorf("--seeds %d: allowed 2..100 (a frontier ratio's confidence interval needs two)", o.twinSeeds)
+	}
+	if o.episodes < 0 || o.budget < 0 {
+		return fmt.Errorf("--episodes %d / --budget %v: must not be negative", o.episodes, o.budget)
+	}
+	if o.episodes == 0 && o.budget == 0 {
+		o.budget = twinDefaultBudget
+	}
+	if o.workers < 1 {
+		return fmt.Errorf("--workers %d: want at least 1", o.workers)
+	}
+	return nil
+}
+
+// sameAsStart refuses an --algo, --spec or --hidden other than what the
+// starting model has: a fine-tuning run keeps its network.
+func (o *trainOpts) sameAsStart(cfg train.Config) error {
+	from := o.from
+	if o.algoSet && o.algo != cfg.Algo {
+		return fmt.Errorf("--algo %s: %s is a %s model; a fine-tuning run keeps its algorithm (leave --algo out)", o.algo, from, cfg.Algo)
+	}
+	o.algo = cfg.Algo
+	if o.spec != "" && o.spec != cfg.Spec {
+		return fmt.Errorf("--spec %s: %s speaks %s; a fine-tuning run keeps its observation and action spec (leave --spec out)", o.spec, from, cfg.Spec)
+	}
+	if len(o.hidden) > 0 && !slices.Equal(o.hidden, cfg.Hidden) {
+		return fmt.Errorf("--hidden %v: %s has hidden layers %v; a fine-tuning run keeps its architecture (leave --hidden out)", o.hidden, from, cfg.Hidden)
+	}
+	return nil
+}
+
+// twinOverrides applies --randomise (over the twin's randomisation) or
+// --no-randomise, --reward, --gamma and --checkpoint-every to cfg, and
+// --episodes.
+func (o *trainOpts) twinOverrides(cfg *train.Config) error {
+	if o.noRandomise && o.randomise != "" {
+		return fmt.Errorf("--randomise and --no-randomise: give one or the other")
+	}
+	if o.noRandomise {
+		cfg.Randomise = train.Randomisation{Off: true}
+	}
+	if o.randomise != "" {
+		r, err := parseRandomiseOver(o.randomise, cfg.Randomise)
+		if err != nil {
+			return err
+		}
+		cfg.Randomise = r
+	}
+	if o.reward != "" {
+		w, err := parseRewardOver(o.reward, *cfg.Reward)
+		if err != nil {
+			return err
+		}
+		cfg.Reward = w
+	}
+	if o.gamma != 0 {
+		cfg.Gamma = o.gamma
+	}
+	cfg.CheckpointEvery, cfg.Episodes = o.checkpointEvery, o.episodes
+	return cfg.Validate()
+}
+
+// loadStart loads the model a fine-tuning run starts from: builtin, or
+// model:REF from the registry db. It returns the policy spec the
+// evaluation runs it as and its validated decision intervals.
+func loadStart(from, db string) (ft train.FineTune, spec, valid string, err error) {
+	switch ref, isModel := strings.CutPrefix(from, policy.ModelPrefix); {
+	case from == policy.BuiltinSpec:
+		m, err := builtin.Model()
+		if err != nil {
+			return ft, "", "", err
+		}
+		valid = fmtInterval(builtin.ValidatedIntervalMin) + "-" + fmtInterval(builtin.ValidatedIntervalMax)
+		return train.FineTune{From: policy.BuiltinSpec, Model: m}, policy.BuiltinSpec, valid, nil
+	case isModel && ref != "" && !strings.Contains(ref, ":"):
+		m, err := models.Load(db, ref)
+		if err != nil {
+			return ft, "", "", fmt.Errorf("--from %s: %w", from, err)
+		}
+		spec = policy.ModelPrefix + m.Ref()
+		return train.FineTune{From: spec, Model: m}, spec, m.Hyper["validated_interval"], nil
+	}
+	return ft, "", "", fmt.Errorf("--from %q: want builtin or model:NAME[@V] (a learned ECN policy; no preference)", from)
+}
+
+// fmtInterval writes a duration as the hyper-parameter validated_interval
+// has it ("200µs", "1s").
+func fmtInterval(d time.Duration) string { return d.String() }
+
+var twinNameUnsafe = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// twinModelName is the default model name of a fine-tuning on the twin
+// named scenario: "twin-SCENARIO", cut to a valid name.
+func twinModelName(scenario string) string {
+	n := "twin-" + strings.Trim(twinNameUnsafe.ReplaceAllString(scenario, "-"), "-")
+	if len(n) > 64 {
+		n = n[:64]
+	}
+	return strings.TrimRight(n, "-.")
+}
+
+// twinCommand is the canonical command line of a fine-tuning run.
+func (o trainOpts) twinCommand() string {
+	var b strings.Builder
+	b.WriteString("ecntune train --twin " + filepath.ToSlash(o.twin) + " --from " + o.from)
+	if o.episodes > 0 {
+		b.WriteString(" --episodes " + strconv.Itoa(o.episodes))
+	}
+	if o.budget > 0 {
+		b.WriteString(" --budget " + o.budget.String())
+	}
+	fmt.Fprintf(&b, " --seeds %d --workers %d --seed %d --name %s --db %s", o.twinSeeds, o.workers, o.seed, o.name, filepath.ToSlash(o.db))
+	if o.noRandomise {
+		b.WriteString(" --no-randomise")
+	}
+	if o.randomise != "" {
+		b.WriteString(" --randomise '" + o.randomise + "'")
+	}
+	if o.reward != "" {
+		b.WriteString(" --reward '" + o.reward + "'")
+	}
+	if o.gamma != 0 {
+		b.WriteString(" --gamma " + strconv.FormatFloat(o.gamma, 'g', -1, 64))
+	}
+	if o.checkpointEvery != 0 {
+		b.WriteString(" --checkpoint-every " + strconv.Itoa(o.checkpointEvery))
+	}
+	return b.String()
+}

@@ -1,0 +1,324 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ecntune/ecntune/eval"
+	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/policy"
+	"github.com/ecntune/ecntune/simenv/scenario"
+	"github.com/ecntune/ecntune/train"
+)
+
+// runTwinTrain is train --twin: fine-tune, judge against the twin's
+// frontier, store, and promote when the rule says so.
+func runTwinTrain(cmd *cobra.Command, o trainOpts) error {
+	tr, err := o.twinSetup(cmd)
+	if err != nil {
+		return err
+	}
+	stderr := cmd.ErrOrStderr()
+	tw := tr.ft.Twin
+	warnAll(stderr, tw.Name, scenario.Warnings(tw.Config))
+	limit := fmt.Sprintf("%d episodes", o.episodes)
+	if o.budget > 0 {
+		limit = o.budget.String()
+	}
+	fmt.Fprintf(stderr, "fine-tuning %s on twin %s (%s) for %s, then the frontier evaluation on its seeds %s\n",
+		tr.ft.From, tw.Name, tw.Path, limit, tr.ft.HeldOut)
+	s, err := startTrainSession(cmd, o)
+	if err != nil {
+		return err
+	}
+	defer s.end()
+	if err := s.run(tr.cfg); err != nil {
+		return err
+	}
+	prov := o.twinProvenance(tr)
+	cand, err := s.res.Model(prov)
+	if err != nil {
+		return err
+	}
+	ev, err := evaluateTwin(s, tr, cand)
+	if err != nil {
+		return err
+	}
+	prov.Eval = map[string]any{"twin_frontier": ev.record(tr)}
+	m, err := s.res.Model(prov)
+	if err != nil {
+		return err
+	}
+	stored, err := s.store(m)
+	if err != nil {
+		return err
+	}
+	if ev.verdict.Promote {
+		if stored, err = promoteModel(o.db, stored.Ref()); err != nil {
+			return fmt.Errorf("stored %s, not promoted: %w", stored.Ref(), err)
+		}
+	}
+	return o.twinReport(cmd, s, tr, ev, stored)
+}
+
+// twinProvenance is what a fine-tuned model's record says beyond its run:
+// the twin's file, name and sha256, the starting model (Parent, for a
+// registry model) and the decision intervals it inherits from it.
+func (o trainOpts) twinProvenance(tr twinRun) train.Provenance {
+	tw := tr.ft.Twin
+	p := train.Provenance{Name: o.name, Command: o.command(), Build: train.BuildRevision(), Created: time.Now().UTC(),
+		Hyper: map[string]string{"twin_file": tw.Path, "twin_scenario": tw.Name, "twin_sha256": tw.SHA256}}
+	if tr.valid != "" {
+		p.Hyper["validated_interval"] = tr.valid
+	}
+	if tr.ft.From != policy.BuiltinSpec {
+		p.Parent = tr.ft.Model.Ref()
+	}
+	return p
+}
+
+// twinEval is the frontier evaluation of a fine-tuned model and the model
+// it started from on the twin, and the promotion rule's verdict.
+type twinEval struct {
+	res                 *eval.Result
+	startSpec, tuneSpec string
+	start, tuned        eval.Comparison
+	paired              eval.Metric // log of tuned/start small-flow p99, seed by seed
+	verdict             train.Verdict
+	interrupted         bool
+	wall                time.Duration
+}
+
+// evaluateTwin runs the starting and the fine-tuned model (cand, not yet
+// stored) and the frontier's fixed settings on the twin's held-out seeds.
+// A Ctrl-C stops waiting for it: the model is then stored unpromoted.
+func evaluateTwin(s *trainSession, tr twinRun, cand models.Model) (twinEval, error) {
+	o := s.o
+	ev := twinEval{startSpec: tr.start, tuneSpec: policy.ModelPrefix + o.name + " (fine-tuned)"}
+	tuned, err := policy.LearnedFromModel(ev.tuneSpec, cand)
+	if err != nil {
+		return ev, fmt.Errorf("the fine-tuned model: %w", err)
+	}
+	reg := policyResolver(o.db)
+	lookup := func(spec string) (policy.Policy, error) {
+		if spec == ev.tuneSpec {
+			return tuned, nil
+		}
+		return reg.Lookup(spec)
+	}
+	prog := newLazyProgress(s.stderr, "twin eval", "simulations")
+	var mu sync.Mutex // the evaluation may go on after a Ctrl-C: it reports no more then
+	stopped := false
+	finish := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped {
+			stopped = true
+			prog.finish()
+		}
+	}
+	opt := eval.Options{Seeds: tr.ft.HeldOut.N, Workers: o.workers, Frontier: true, Lookup: lookup,
+		Progress: func(done, total int) {
+			mu.Lock()
+			defer mu.Unlock()
+			if !stopped {
+				prog.set(int64(done), int64(total))
+			}
+		}}
+	begin := time.Now()
+	type result struct {
+		res *eval.Result
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := eval.RunAll([]eval.Scenario{{Named: tr.ft.Twin}}, []string{ev.startSpec, ev.tuneSpec}, opt)
+		done <- result{res, err}
+	}()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case r := <-done:
+			finish()
+			if r.err != nil {
+				return ev, fmt.Errorf("twin evaluation: %w", r.err)
+			}
+			ev.res, ev.wall = r.res, time.Since(begin)
+			ev.judge()
+			return ev, nil
+		case <-tick.C:
+			if s.intr.interrupted() {
+				finish()
+				ev.interrupted = true
+				ev.verdict = train.Verdict{Reason: "its evaluation on the twin was interrupted"}
+				return ev, nil
+			}
+		}
+	}
+}
+
+// judge finds both models' comparisons and applies the promotion rule.
+func (ev *twinEval) judge() {
+	if c := ev.res.Compare(ev.startSpec); len(c) > 0 {
+		ev.start = c[0]
+	}
+	if c := ev.res.Compare(ev.tuneSpec); len(c) > 0 {
+		ev.tuned = c[0]
+	}
+	sc := ev.res.Scenarios[0]
+	ev.paired = pairedLogRatio(ev.res.RunsOf(sc, ev.tuneSpec), ev.res.RunsOf(sc, ev.startSpec))
+	ev.verdict = train.PromotionRule(frontierFigures(ev.start), frontierFigures(ev.tuned))
+}
+
+// frontierFigures are a comparison's figures for the promotion rule.
+func frontierFigures(c eval.Comparison) train.FrontierFigures {
+	return train.FrontierFigures{Ratio: c.FrontierRatio, Beyond: c.Frontier == "" && c.FixedRun > 0, Drops: c.Drops}
+}
+
+// pairedLogRatio is the mean log of a's small-flow p99 over b's, seed by
+// seed, with its 95% CI.
+func pairedLogRatio(a, b []eval.Run) eval.Metric {
+	bySeed := map[uint64]float64{}
+	for _, r := range b {
+		bySeed[r.Seed] = r.SmallP99
+	}
+	var logs []float64
+	for _, r := range a {
+		if v, ok := bySeed[r.Seed]; ok && v > 0 && r.SmallP99 > 0 {
+			logs = append(logs, math.Log(r.SmallP99/v))
+		}
+	}
+	return eval.MeanCI(logs)
+}
+
+// record is the evaluation as the model's record keeps it (eval's
+// "twin_frontier").
+func (ev twinEval) record(tr twinRun) map[string]any {
+	out := map[string]any{"scenario": tr.ft.Twin.Name, "file": tr.ft.Twin.Path, "sha256": tr.ft.Twin.SHA256,
+		"seeds": tr.ft.HeldOut.String(), "promoted": ev.verdict.Promote, "reason": ev.verdict.Reason}
+	if ev.interrupted {
+		out["interrupted"] = true
+		return out
+	}
+	out["start"] = comparisonRecord(ev.start, ev.res)
+	out["fine_tuned"] = comparisonRecord(ev.tuned, ev.res)
+	if ev.paired.N >= 2 {
+		out["fine_tuned_over_start_small_p99"] = map[string]any{"mean": math.Exp(ev.paired.Mean),
+			"ci95": []float64{math.Exp(ev.paired.Mean - ev.paired.CI95), math.Exp(ev.paired.Mean + ev.paired.CI95)}}
+	}
+	return out
+}
+
+// comparisonRecord keeps one policy's figures against the frontier.
+func comparisonRecord(c eval.Comparison, res *eval.Result) map[string]any {
+	out := map[string]any{"policy": c.Policy, "frontier_ratio": c.FrontierRatio, "frontier": c.Frontier,
+		"frontier_ratio_ci95": []float64{c.PairedVsFrontier.Lo, c.PairedVsFrontier.Hi}, "drops": c.Drops}
+	if a := res.AggregateOf(c.Scenario, c.Policy); a != nil {
+		out["small_p99"] = a.Metrics["small_p99"].Mean
+		out["large_goodput_gbps"] = a.Metrics["large_goodput_gbps"].Mean
+	}
+	return out
+}
+
+// promoteModel promotes ref in the registry db.
+func promoteModel(db, ref string) (m models.Model, err error) {
+	err = withRegistry(db, models.Options{Timeout: trainLockTimeout}, func(r *models.Registry) error {
+		m, err = r.Promote(ref, time.Now())
+		return err
+	})
+	return m, err
+}
+
+// twinReport writes the learning curve and the evaluation's summary
+// (JSON, as eval --summary-out) beside it, and prints the run, the
+// evaluation and the verdict.
+func (o trainOpts) twinReport(cmd *cobra.Command, s *trainSession, tr twinRun, ev twinEval, stored models.Model) error {
+	base, err := writeCurve(o.curveDir(), stored, s.res.Curve)
+	if err != nil {
+		return err
+	}
+	if ev.res != nil {
+		var b bytes.Buffer
+		if err := ev.res.WriteSummaryJSON(&b); err != nil {
+			return err
+		}
+		file := filepath.Join(o.curveDir(), stored.Name+"-v"+strconv.Itoa(stored.Version)+"-twin-eval.json")
+		if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("twin evaluation summary: %w", err)
+		}
+		fmt.Fprintln(s.stderr, "wrote", file)
+	}
+	w := cmd.OutOrStdout()
+	if err := printTrainResult(w, stored, s.res, s.wall, base); err != nil {
+		return err
+	}
+	if ev.interrupted {
+		fmt.Fprintf(w, "not promoted: %s is stored as a candidate: %s. Judge it with\n  ecntune eval --scenario %s --policy %s --policy model:%s --frontier --seeds %d --db %s\n"+
+			"and promote it with ecntune models promote %s --db %s\n", stored.Ref(), ev.verdict.Reason, tr.ft.Twin.Path, ev.startSpec,
+			stored.Ref(), tr.ft.HeldOut.N, o.db, stored.Ref(), o.db)
+		return fmt.Errorf("the evaluation of %s on twin %s was interrupted; the model is stored unpromoted", stored.Ref(), tr.ft.Twin.Name)
+	}
+	printTwinEval(w, tr, ev)
+	if ev.verdict.Promote {
+		_, err = fmt.Fprintf(w, "promoted %s: %s\n", stored.Ref(), ev.verdict.Reason)
+		return err
+	}
+	_, err = fmt.Fprintf(w, "not promoted: %s is stored as a candidate: %s\n", stored.Ref(), ev.verdict.Reason)
+	return err
+}
+
+// printTwinEval prints both models' figures against the twin's frontier.
+func printTwinEval(w io.Writer, tr twinRun, ev twinEval) {
+	fmt.Fprintf(w, "frontier of fixed settings on twin %s, seeds %s (none trained on), %.0fs:\n", tr.ft.Twin.Name, tr.ft.HeldOut, ev.wall.Seconds())
+	width := max(len(ev.start.Policy), len(ev.tuned.Policy))
+	for _, c := range []eval.Comparison{ev.start, ev.tuned} {
+		line := fmt.Sprintf("  %-*s  %s", width, c.Policy, frontierFigures(c))
+		if c.FrontierRatio > 0 {
+			line += fmt.Sprintf(" [%.2f, %.2f] against %s", c.PairedVsFrontier.Lo, c.PairedVsFrontier.Hi, c.Frontier)
+		}
+		if a := ev.res.AggregateOf(c.Scenario, c.Policy); a != nil {
+			line += fmt.Sprintf("; small-flow p99 %.2f, large-flow goodput %.1f Gb/s", a.Metrics["small_p99"].Mean, a.Metrics["large_goodput_gbps"].Mean)
+		}
+		fmt.Fprintln(w, line)
+	}
+	if ev.paired.N >= 2 {
+		fmt.Fprintf(w, "  fine-tuned / %s small-flow p99, seed by seed: %.2f [%.2f, %.2f]\n", ev.startSpec,
+			math.Exp(ev.paired.Mean), math.Exp(ev.paired.Mean-ev.paired.CI95), math.Exp(ev.paired.Mean+ev.paired.CI95))
+	}
+}
+
+// twinLine says in words what a model fine-tuned on a twin was fitted to
+// and started from, and its verdict ("" for another model): models show
+// prints it under the record.
+func twinLine(m models.Model) string {
+	h := m.Hyper
+	if h["twin_sha256"] == "" {
+		return ""
+	}
+	line := fmt.Sprintf("fine-tuned on twin %s (file %s, sha256 %s) from %s", h["twin_scenario"], h["twin_file"], h["twin_sha256"], h["init"])
+	var ev struct {
+		Twin struct {
+			Promoted bool   `json:"promoted"`
+			Reason   string `json:"reason"`
+		} `json:"twin_frontier"`
+	}
+	if json.Unmarshal(m.Eval, &ev) == nil && ev.Twin.Reason != "" {
+		verdict := "not promoted at training"
+		if ev.Twin.Promoted {
+			verdict = "promoted at training"
+		}
+		line += fmt.Sprintf("; %s: %s", verdict, ev.Twin.Reason)
+	}
+	return line
+}
