@@ -22,6 +22,9 @@ type Options struct {
 	Seed uint64
 	// Workers is how many simulations run at once (default 2).
 	Workers int
+	// Seeds is how many seeds (Seed, Seed+1, ...) each search candidate
+	// is simulated on (default 2).
+	Seeds int
 	// MaxPhases bounds the time windows fitted on their own (default 3).
 	MaxPhases int
 	// Clock reads the wall clock the budget is measured on (default
@@ -43,6 +46,9 @@ func (o *Options) defaults() {
 	}
 	if o.Workers <= 0 {
 		o.Workers = 2
+	}
+	if o.Seeds <= 0 {
+		o.Seeds = 2
 	}
 	if o.MaxPhases <= 0 {
 		o.MaxPhases = 3
@@ -109,7 +115,7 @@ func Fit(in Input, o Options) (*Result, error) {
 	searchStart := o.Clock()
 	var phases []Phase
 	for i, w := range windows {
-		obs := Compute(tl.Samples(w.From, w.To))
+		obs := observed{Compute(tl.Samples(w.From, w.To)), Noise(tl.Samples(w.From, w.To))}
 		// The window's share of what is left of the budget (less a part for
 		// the final run), in proportion to its length.
 		left := max(0, ft.deadline.Sub(o.Clock()))
@@ -211,37 +217,105 @@ func (ft *fitter) scenario(phases []Phase) Scenario {
 }
 
 // evaluate simulates the windows fitted before (prefix) and w from from
-// to to, and returns the loss against obs of what it measures after from
-// (+Inf when it cannot run): the window is simulated as it was observed,
-// after the traffic that came before it.
-func (ft *fitter) evaluate(w Workload, obs Stats, prefix []Phase, from, to simenv.Time) float64 {
+// to to, on Options.Seeds seeds, and returns the statistics of what it
+// measures after from (nil when it cannot run): the window is simulated
+// as it was observed, after the traffic that came before it, and its
+// statistics are those of every seed's intervals together, so that one
+// run's draw of flows weighs less.
+func (ft *fitter) evaluate(w Workload, prefix []Phase, from, to simenv.Time) Stats {
+	return ft.evaluateSeeds(w, prefix, from, to, ft.o.Seed, ft.o.Seeds)
+}
+
+// evaluateSeeds is evaluate on n seeds from seed; nil when it cannot run.
+func (ft *fitter) evaluateSeeds(w Workload, prefix []Phase, from, to simenv.Time, seed uint64, n int) Stats {
 	s := ft.scenario(append(prefix[:len(prefix):len(prefix)], Phase{Start: from, End: to, Workload: w}))
 	s.Duration = to
 	cfg, err := s.Config()
 	if err != nil {
 		ft.o.Log("candidate %s: %v", w.Describe(), err)
-		return math.Inf(1)
+		return nil
 	}
-	samples, err := Measure(cfg, ft.iv, []int{ft.f.Queue}, ft.missing)
-	ft.mu.Lock()
-	ft.runs++
-	ft.mu.Unlock()
-	if err != nil {
-		ft.o.Log("candidate %s: %v", w.Describe(), err)
-		return math.Inf(1)
+	kept, ok := ft.measure(cfg, w, from, seed, n)
+	if !ok {
+		return nil
 	}
-	kept := samples[:0]
-	for _, x := range samples {
-		if x.TimeNs > from.Ns() {
-			kept = append(kept, x)
+	return Compute(kept)
+}
+
+// measure runs cfg on seeds seed, seed+1, ... (n of them) and returns the
+// samples after from of them all, each seed's intervals set apart; ok
+// false (logged) when a run fails.
+func (ft *fitter) measure(cfg simenv.Config, w Workload, from simenv.Time, seed uint64, n int) (kept []Sample, ok bool) {
+	for k := range n {
+		cfg.Seed = seed + uint64(k)
+		samples, err := Measure(cfg, ft.iv, []int{ft.f.Queue}, ft.missing)
+		ft.mu.Lock()
+		ft.runs++
+		ft.mu.Unlock()
+		if err != nil {
+			ft.o.Log("candidate %s: %v", w.Describe(), err)
+			return nil, false
+		}
+		for _, x := range samples {
+			if x.TimeNs > from.Ns() {
+				x.TimeNs += int64(k) * seedTimeOffset // each seed's intervals apart
+				kept = append(kept, x)
+			}
 		}
 	}
-	return Loss(obs, Compute(kept))
+	return kept, true
+}
+
+// seedTimeOffset sets the intervals of each seed's run apart (Compute
+// groups samples by time).
+const seedTimeOffset = int64(1) << 50
+
+// observed is a window's statistics and the noise its loss counts
+// errors against.
+type observed struct{ stats, noise Stats }
+
+// calibrationSeeds is how many seeds calibrate runs on.
+const calibrationSeeds = 3
+
+// calibrate measures how much each statistic differs between runs of w
+// on other seeds (another draw of flows, sources and destinations), which
+// one window's observation cannot show: the standard deviation over
+// calibrationSeeds seeds after those of the search.
+func (ft *fitter) calibrate(w Workload, prefix []Phase, from, to simenv.Time) Stats {
+	per := make([]Stats, calibrationSeeds)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, ft.o.Workers)
+	for k := range per {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			per[k] = ft.evaluateSeeds(w, prefix, from, to, ft.o.Seed+uint64(ft.o.Seeds+k), 1)
+		}()
+	}
+	wg.Wait()
+	out := Stats{}
+	for _, role := range per[0].Roles() {
+		out[role] = map[string]float64{}
+		for _, d := range statDefs {
+			var v []float64
+			for _, p := range per {
+				if p != nil {
+					v = append(v, p[role][d.Name])
+				}
+			}
+			if len(v) >= 2 {
+				out[role][d.Name] = stddev(v)
+			}
+		}
+	}
+	return out
 }
 
 // evaluateAll evaluates ws (evaluate), Workers at a time.
-func (ft *fitter) evaluateAll(ws []Workload, obs Stats, prefix []Phase, from, to simenv.Time) []float64 {
-	out := make([]float64, len(ws))
+func (ft *fitter) evaluateAll(ws []Workload, prefix []Phase, from, to simenv.Time) []Stats {
+	out := make([]Stats, len(ws))
 	sem := make(chan struct{}, ft.o.Workers)
 	var wg sync.WaitGroup
 	for i, w := range ws {
@@ -250,14 +324,12 @@ func (ft *fitter) evaluateAll(ws []Workload, obs Stats, prefix []Phase, from, to
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			out[i] = ft.evaluate(w, obs, prefix, from, to)
+			out[i] = ft.evaluate(w, prefix, from, to)
 		}()
 	}
 	wg.Wait()
 	return out
 }
-
-func (ft *fitter) left() time.Duration { return ft.deadline.Sub(ft.o.Clock()) }
 
 // final simulates the whole twin and fills the report's statistics.
 func (ft *fitter) final(r *Result, windows []Window) error {
@@ -280,7 +352,7 @@ func (ft *fitter) final(r *Result, windows []Window) error {
 		obs := Compute(ft.tl.Samples(w.From, w.To))
 		got := Compute(sim.Samples(min(a, len(sim.At)), min(b, len(sim.At))))
 		rep.addRows(i, obs, got)
-		rep.Phases[i].FinalLoss = Loss(obs, got)
+		rep.Phases[i].FinalLoss = Loss(obs, got, rep.Phases[i].noise)
 	}
 	rep.Observed, rep.Simulated = seriesOf(ft.tl), seriesOf(sim)
 	for i := range rep.Observed.Time { // on the twin's time line

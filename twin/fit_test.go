@@ -36,7 +36,7 @@ func TestFitRecoversSmallStar(t *testing.T) {
 	want := Workload{Family: "fbhadoop", Load: 0.5}
 	s := Scenario{Name: "truth", Seed: 7, Duration: 6 * simenv.Millisecond, Fabric: f, Phases: []Phase{{End: 6 * simenv.Millisecond, Workload: want}}}
 	in := truth(t, s, true)
-	budget := 10 * time.Second
+	budget := 20 * time.Second
 	if os.Getenv("ECNTUNE_TWIN_HEAVY") != "" {
 		budget = 2 * time.Minute
 	}

@@ -18,48 +18,84 @@ type PhaseReport struct {
 	SearchLoss, FinalLoss float64
 	Runs                  int
 	Time                  time.Duration
+	noise                 Stats // what the loss counted errors against
 }
 
-// fitWindow fits one window's workload within budget: a coarse grid of
-// family × load, then incasts and collectives beside the best family,
-// then a coordinate search from the best candidate.
-func (ft *fitter) fitWindow(i int, obs Stats, prefix []Phase, from, to simenv.Time, budget time.Duration) (Workload, PhaseReport) {
+// fitWindow fits one window's workload within budget: each flow-size
+// family at three loads, calibration of the noise, each family's load
+// refined; then incasts and collectives beside the better family on a
+// coarse grid, the best of each of their kinds refined in turn; the best
+// candidate, its parameters counted (penalised), wins.
+func (ft *fitter) fitWindow(i int, obs observed, prefix []Phase, from, to simenv.Time, budget time.Duration) (Workload, PhaseReport) {
 	start := ft.o.Clock()
 	runs0 := ft.runs
 	to = min(to, from+searchIntervals*ft.iv)
 	to = max(to, from+5*ft.iv)
 	s := &search{ft: ft, obs: obs, prefix: prefix, from: from, to: to, deadline: start.Add(budget), loss: math.Inf(1),
-		byKind: map[string]scored{}}
-	s.grid()
-	// The best of each kind of workload (flows alone, with an incast,
-	// with a collective) is refined in turn, the better ones first and
-	// with more of the budget left, and the best refined one wins: a
-	// kind is not chosen on the grid's coarse points alone.
+		byKind: map[string]scored{}, refined: map[string]scored{}}
+	s.flows()
+	s.calibrated()
+	for _, fam := range Families {
+		s.refineKind(i, "flows of "+fam, ft.o.Clock().Add(s.deadlineLeft()/time.Duration(2*len(Families)+1)))
+	}
+	s.extras()
 	kinds := s.ranked()
-	best := scored{loss: math.Inf(1)}
 	for k, c := range kinds {
-		ft.o.Log("window %d: grid's best %s: %s (loss %.3f)", i, c.kind, c.w.Describe(), c.loss)
-		left := s.deadlineLeft()
-		s.best, s.loss = c.w, c.loss
-		s.refine(ft.o.Clock().Add(left / time.Duration(len(kinds)-k)))
-		ft.o.Log("window %d: refined to %s (loss %.3f)", i, s.best.Describe(), s.loss)
-		if s.loss < best.loss {
-			best = scored{w: s.best, loss: s.loss}
+		s.refineKind(i, c.kind, ft.o.Clock().Add(s.deadlineLeft()/time.Duration(len(kinds)-k)))
+	}
+	best := scored{loss: math.Inf(1)}
+	for _, c := range s.refined {
+		if s.penalised(c.w, c.loss) < s.penalised(best.w, best.loss) {
+			best = c
 		}
 	}
-	pr := PhaseReport{Workload: best.w.Describe(), SearchLoss: best.loss, Runs: ft.runs - runs0, Time: ft.o.Clock().Sub(start)}
+	pr := PhaseReport{Workload: best.w.Describe(), SearchLoss: best.loss, Runs: ft.runs - runs0, Time: ft.o.Clock().Sub(start), noise: s.obs.noise}
 	return best.w, pr
 }
 
-// scored is a candidate with its loss and the kind of workload it is.
-type scored struct {
-	kind string
-	w    Workload
-	loss float64
+// refineKind refines the best candidate of kind until until, once.
+func (s *search) refineKind(i int, kind string, until time.Time) {
+	c, ok := s.byKind[kind]
+	if _, done := s.refined[kind]; done || !ok {
+		return
+	}
+	s.ft.o.Log("window %d: grid's best %s: %s (loss %.3f)", i, kind, c.w.Describe(), c.loss)
+	s.best, s.loss = c.w, c.loss
+	s.refine(until)
+	s.refined[kind] = scored{kind: kind, w: s.best, loss: s.loss}
+	s.ft.o.Log("window %d: refined to %s (loss %.3f, with its parameters counted %.3f)", i, s.best.Describe(), s.loss, s.penalised(s.best, s.loss))
 }
 
-// kindOf names the kind of a workload: flows alone, or what stands beside
-// them.
+// penalised is loss with the parameters of w counted as the Bayesian
+// information criterion counts them: the loss is a mean z² over N
+// statistics (a χ² over N), each parameter beyond the flows' family and
+// load adds ln(N) to the χ², so that an incast or a collective (3 more
+// parameters) is chosen only where it explains what flows alone cannot,
+// not the draw of flows of one observation.
+func (s *search) penalised(w Workload, loss float64) float64 {
+	n := float64(len(s.obs.stats.Roles()) * len(statDefs))
+	k := 0.0
+	if w.Incast != nil {
+		k += 3
+	}
+	if w.Collective != nil {
+		k += 3
+	}
+	return loss + k*math.Log(n)/n
+}
+
+// scored is a candidate with its loss, statistics and the kind of
+// workload it is.
+type scored struct {
+	kind  string
+	w     Workload
+	loss  float64
+	stats Stats
+}
+
+// kindOf names the kind of a workload: flows of a family alone (each
+// family its own kind: a family's load is refined apart from the
+// other's), or what stands beside the flows.
 func kindOf(w Workload) string {
 	switch {
 	case w.Collective != nil:
@@ -67,17 +103,17 @@ func kindOf(w Workload) string {
 	case w.Incast != nil:
 		return "incast"
 	}
-	return "flows"
+	return "flows of " + w.Family
 }
 
-// ranked lists the best candidate of each kind, best first, at most 3.
+// ranked lists the best candidate of each kind, best first, at most 4.
 func (s *search) ranked() []scored {
 	var out []scored
 	for _, c := range s.byKind {
 		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].loss < out[j].loss })
-	return out[:min(3, len(out))]
+	return out[:min(4, len(out))]
 }
 
 func (s *search) deadlineLeft() time.Duration { return max(0, s.deadline.Sub(s.ft.o.Clock())) }
@@ -85,7 +121,7 @@ func (s *search) deadlineLeft() time.Duration { return max(0, s.deadline.Sub(s.f
 // search is one window's search.
 type search struct {
 	ft       *fitter
-	obs      Stats
+	obs      observed
 	prefix   []Phase     // the windows before, as fitted
 	from, to simenv.Time // the window's simulated span
 	deadline time.Time
@@ -93,6 +129,11 @@ type search struct {
 	loss     float64
 	// byKind is the best candidate of each kind tried (kindOf).
 	byKind map[string]scored
+	// tried are every candidate evaluated, to score again when the
+	// noise the loss counts against changes (calibration).
+	tried []scored
+	// refined holds the best of each kind once refined.
+	refined map[string]scored
 }
 
 // try evaluates candidates and keeps the best; it says whether one beat
@@ -101,26 +142,53 @@ func (s *search) try(ws []Workload) bool {
 	if len(ws) == 0 {
 		return false
 	}
-	losses := s.ft.evaluateAll(ws, s.obs, s.prefix, s.from, s.to)
+	stats := s.ft.evaluateAll(ws, s.prefix, s.from, s.to)
 	better := false
-	for i, l := range losses {
-		k := kindOf(ws[i])
-		if c, ok := s.byKind[k]; !ok || l < c.loss {
-			s.byKind[k] = scored{kind: k, w: ws[i], loss: l}
+	for i, st := range stats {
+		if st == nil {
+			continue
 		}
-		if l < s.loss-1e-9 {
-			s.best, s.loss, better = ws[i], l, true
-		}
+		c := scored{kind: kindOf(ws[i]), w: ws[i], loss: Loss(s.obs.stats, st, s.obs.noise), stats: st}
+		s.tried = append(s.tried, c)
+		better = s.keep(c) || better
 	}
 	return better
+}
+
+// keep notes c as the best of its kind and overall where it is; it says
+// whether it is the best overall.
+func (s *search) keep(c scored) bool {
+	if b, ok := s.byKind[c.kind]; !ok || c.loss < b.loss {
+		s.byKind[c.kind] = c
+	}
+	if c.loss < s.loss-1e-9 {
+		s.best, s.loss = c.w, c.loss
+		return true
+	}
+	return false
+}
+
+// calibrated counts errors against what a statistic may differ by
+// between runs of the same traffic: within the observed window (its
+// noise) or between draws of flows of the best candidate so far
+// (calibrate), whichever is larger; every candidate tried is scored
+// again.
+func (s *search) calibrated() {
+	s.obs.noise = maxStats(s.obs.noise, s.ft.calibrate(s.best, s.prefix, s.from, s.to))
+	s.best, s.loss, s.byKind = Workload{}, math.Inf(1), map[string]scored{}
+	for i := range s.tried {
+		s.tried[i].loss = Loss(s.obs.stats, s.tried[i].stats, s.obs.noise)
+		s.keep(s.tried[i])
+	}
 }
 
 // refBDP is the reference queue at the host rate (env's RefRTT, 20 µs).
 func (s *search) refBDP() int64 { return int64(s.ft.f.HostRateBps * 20e-6 / 8) }
 
-// grid runs the coarse grid.
-func (s *search) grid() {
-	u0 := clamp(s.obs[RoleHost]["util_mean"], 0.02, 0.9)
+// flows tries each family at half, one and one and a half times the
+// observed host utilisation.
+func (s *search) flows() {
+	u0 := clamp(s.obs.stats[RoleHost]["util_mean"], 0.02, 0.9)
 	var ws []Workload
 	for _, fam := range Families {
 		for _, m := range []float64{0.5, 1, 1.5} {
@@ -128,9 +196,19 @@ func (s *search) grid() {
 		}
 	}
 	s.try(ws)
+}
+
+// extras tries incasts and collectives beside the best flows so far, on
+// a coarse grid.
+func (s *search) extras() {
 	base := s.best
+	for _, c := range s.refined {
+		if c.loss <= s.loss {
+			base = c.w
+		}
+	}
 	h, iv, bdp := s.ft.f.HostCount(), s.ft.iv, s.refBDP()
-	ws = nil
+	var ws []Workload
 	for _, fanin := range uniq(max(1, h/4), h-1) {
 		for _, size := range []int64{bdp / 2, 4 * bdp} {
 			for _, every := range []simenv.Time{iv, 5 * iv} {
@@ -330,4 +408,20 @@ func uniq(a, b int) []int {
 		return []int{a}
 	}
 	return []int{a, b}
+}
+
+// maxStats is the larger of a and b per role and statistic.
+func maxStats(a, b Stats) Stats {
+	out := Stats{}
+	for _, s := range []Stats{a, b} {
+		for role, byName := range s {
+			if out[role] == nil {
+				out[role] = map[string]float64{}
+			}
+			for k, v := range byName {
+				out[role][k] = math.Max(out[role][k], v)
+			}
+		}
+	}
+	return out
 }

@@ -188,16 +188,58 @@ func Errors(obs, sim Stats) map[string]map[string]float64 {
 	return out
 }
 
-// Loss is the fit's loss: the mean squared error over every statistic of
-// every role obs has (Errors), each error capped at 10 so that one
-// statistic far off does not hide all the others.
-func Loss(obs, sim Stats) float64 {
-	errs := Errors(obs, sim)
+// Noise is the standard error of each statistic of samples: the spread
+// of the statistic over contiguous blocks of their intervals (at most 6,
+// of at least 3 intervals each) over the square root of their number. A
+// statistic measured over a few bursty intervals is known only so well,
+// and the fit's loss weighs its error by it. Empty with fewer than 6
+// intervals (Loss then uses its floors).
+func Noise(samples []Sample) Stats {
+	tl := NewTimeline(samples)
+	n := len(tl.Times)
+	b := min(6, n/3)
+	out := Stats{}
+	if b < 2 {
+		return out
+	}
+	blocks := make([]Stats, b)
+	for k := range blocks {
+		blocks[k] = Compute(tl.Samples(k*n/b, (k+1)*n/b))
+	}
+	for _, role := range blocks[0].Roles() {
+		out[role] = map[string]float64{}
+		for _, d := range statDefs {
+			v := make([]float64, 0, b)
+			for _, bl := range blocks {
+				v = append(v, bl[role][d.Name])
+			}
+			out[role][d.Name] = stddev(v) / math.Sqrt(float64(b))
+		}
+	}
+	return out
+}
+
+func stddev(v []float64) float64 {
+	m, ss := mean(v), 0.0
+	for _, x := range v {
+		ss += (x - m) * (x - m)
+	}
+	return math.Sqrt(ss / float64(max(1, len(v)-1)))
+}
+
+// Loss is the fit's loss: the mean over every statistic of every role obs
+// has of z², z the difference of sim from obs over the standard error of
+// a difference of two runs (√2 × noise's, at least a tenth of the
+// statistic's scale), each z² capped at 100 so that one statistic far
+// off does not hide all the others. A model that is the observed one
+// scores about 1.
+func Loss(obs, sim, noise Stats) float64 {
 	sum, n := 0.0, 0
-	for _, byName := range errs {
-		for _, e := range byName {
-			e = math.Min(math.Abs(e), 10)
-			sum += e * e
+	for _, r := range obs.Roles() {
+		for _, d := range statDefs {
+			se := math.Max(noise[r][d.Name], d.Scale/10) * math.Sqrt2
+			z := (sim[r][d.Name] - obs[r][d.Name]) / se
+			sum += math.Min(z*z, 100)
 			n++
 		}
 	}

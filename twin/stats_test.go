@@ -39,11 +39,11 @@ func TestCompute(t *testing.T) {
 	near("fabric util_p90", f["util_p90"], 0.5)
 	near("fabric pause_rx", f["pause_rx"], 0.1)
 	near("fabric util_cv", f["util_cv"], 0)
-	if got := Loss(st, st); got != 0 {
+	if got := Loss(st, st, nil); got != 0 {
 		t.Errorf("Loss against itself = %g", got)
 	}
 	other := Compute(ss[:0:0])
-	if l := Loss(st, other); !(l > 0.3) {
+	if l := Loss(st, other, Noise(ss)); !(l > 1) {
 		t.Errorf("Loss against nothing = %g, want large", l)
 	}
 	errs := Errors(st, Stats{RoleHost: {"util_mean": 0.55}})
