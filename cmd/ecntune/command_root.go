@@ -32,6 +32,7 @@ func newRootCmd() *cobra.Command {
 		newSimswitchCmd(),
 		newBenchCmd(),
 		newFleetCmd(),
+		newTwinCmd(),
 	)
 	return cmd
 }

@@ -21,7 +21,7 @@ func TestRootCommandTree(t *testing.T) {
 	}
 	want := []string{"agent", "agent approve", "agent history", "agent pause", "agent pending", "agent recommendations", "agent report", "agent resume", "agent rollback", "bench", "bench agent", "bench policy", "bench sim", "demo", "eval", "fleet", "fleet drain", "fleet rebalance", "fleet resign", "fleet status",
 		"models", "models compact", "models delete", "models export", "models history", "models import", "models list", "models promote",
-		"models rollback", "models show", "sim", "simswitch", "train"}
+		"models rollback", "models show", "sim", "simswitch", "train", "twin"}
 	if !slices.Equal(paths, want) {
 		t.Fatalf("commands:\n got %s\nwant %s", strings.Join(paths, ", "), strings.Join(want, ", "))
 	}

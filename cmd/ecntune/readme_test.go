@@ -27,7 +27,7 @@ func TestDocumentedCommandsWork(t *testing.T) {
 	}
 	// A command: after ./ or go run ./cmd/, in a code span, or in an indented block (also a
 	// YAML comment's); not the word in prose.
-	cmdRe := regexp.MustCompile("(?m)(?:\\./(?:cmd/)?|`|^#?[ \\t]{2,})ecntune ((?:sim|eval|train|models|agent|simswitch|demo|bench|fleet)\\b[^`\\n|]*)")
+	cmdRe := regexp.MustCompile("(?m)(?:\\./(?:cmd/)?|`|^#?[ \\t]{2,})ecntune ((?:sim|eval|train|models|agent|simswitch|demo|bench|fleet|twin)\\b[^`\\n|]*)")
 	flagRe := regexp.MustCompile(`(?:^|\s|\[)(--[a-z][a-z0-9-]*)`)
 	pathRe := regexp.MustCompile(`(?:^|[\s=])((?:scenarios|examples|testdata)/[A-Za-z0-9_./-]*[A-Za-z0-9_])`)
 	n := 0

@@ -49,6 +49,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Timeout bounds the wait for one interval's telemetry (default 30 s).
 	Timeout time.Duration
+	// DB, when set, is where the agent's database is written and kept
+	// (it must not exist yet); by default a temporary one, removed.
+	DB string
 }
 
 // Result is what a run leaves: the flows and counters of the simulation
@@ -84,12 +87,18 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, fmt.Errorf("simulated switches: %w", err)
 	}
 	defer srv.Close()
-	dir, err := os.MkdirTemp("", "ecntune-loop-")
-	if err != nil {
-		return Result{}, err
+	db := o.DB
+	if db == "" {
+		dir, err := os.MkdirTemp("", "ecntune-loop-")
+		if err != nil {
+			return Result{}, err
+		}
+		defer os.RemoveAll(dir)
+		db = filepath.Join(dir, "agent.db")
+	} else if _, err := os.Stat(db); err == nil {
+		return Result{}, fmt.Errorf("loop: %s exists: the run's database must be a new one", db)
 	}
-	defer os.RemoveAll(dir)
-	cfg := o.agentConfig(srv, addr, filepath.Join(dir, "agent.db"))
+	cfg := o.agentConfig(srv, addr, db)
 	clock := func() time.Time { now, _ := srv.Status(); return time.Unix(0, 0).Add(now.Duration()) }
 	ins := metrics.NewInstruments()
 	a, err := agent.Open(ctx, cfg, agent.Deps{Resolver: o.Resolver, Logger: o.Logger, Clock: clock, Instruments: ins})

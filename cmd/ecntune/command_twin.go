@@ -1,0 +1,222 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/journal"
+	"github.com/ecntune/ecntune/internal/chart"
+	"github.com/ecntune/ecntune/twin"
+)
+
+// twinOpts are the flags of "ecntune twin".
+type twinOpts struct {
+	db, out, report, name string
+	budget                time.Duration
+	seed                  uint64
+	intervals             int
+}
+
+func newTwinCmd() *cobra.Command {
+	var o twinOpts
+	cmd := &cobra.Command{
+		Use:   "twin",
+		Short: "Fit a scenario of the fabric an agent watched (its twin) from the agent's database",
+		Long: `Build an ordinary, editable scenario of the fabric an agent watched in shadow mode
+(or in closed loop with store-recommendations: true): the topology from the switches'
+fabric records in the agent's database (ports and speeds, LLDP neighbours, host-facing
+ports, buffer, ECN and PFC state; star or two-tier leaf-spine), and a workload fitted by
+simulation so that its counters, read through the agent's own observer, match the stored
+ones: per-port utilisation, queue depth and watermark distributions, mark and PFC pause
+rates and incast signatures, per role (host-facing or fabric ports). Candidate workloads
+are the shipped flow-size families at a load, with incasts or all-reduce/all-to-all
+collectives beside them: a coarse grid, then a coordinate search within --budget on all
+cores given (2 simulations at a time). Where the observed traffic changes over time, each
+window is fitted on its own and the scenario's workloads get start and end times.
+
+--out gets the scenario and, beside it, the CDF files it names (cdf/*.txt). The report
+(every statistic observed, simulated and its error; the time of each step; what was not
+observed and took a default) goes to stdout, and with --report DIR also to
+DIR/report.txt and report.json with two plots: the per-interval figures observed and
+simulated (timeseries.png) and every statistic simulated against observed (fit.png).`,
+		Example: `  ecntune twin --db examples/agent-shadow.db --out twin/twin.yaml --report twin/report
+  ecntune twin --db agent.db --out fabric.yaml --budget 10m --seed 2`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runTwin(cmd, o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.db, "db", "", "the agent's database (required)")
+	f.StringVar(&o.out, "out", "", "the scenario file to write (required)")
+	f.StringVar(&o.report, "report", "", "folder for the report and its plots")
+	f.StringVar(&o.name, "name", "twin", "the scenario's name")
+	f.DurationVar(&o.budget, "budget", 3*time.Minute, "wall time the fit may take")
+	f.Uint64Var(&o.seed, "seed", 1, "seed of every simulation")
+	f.IntVar(&o.intervals, "intervals", 600, "fit at most this many of the newest stored intervals")
+	return cmd
+}
+
+func runTwin(cmd *cobra.Command, o twinOpts) error {
+	if o.db == "" || o.out == "" {
+		return errors.New("--db and --out are required")
+	}
+	if o.budget <= 0 || o.intervals < 3 {
+		return errors.New("--budget must be above 0 and --intervals at least 3")
+	}
+	in, err := readTwinInput(o.db, o.intervals)
+	if err != nil {
+		return err
+	}
+	stderr := cmd.ErrOrStderr()
+	fmt.Fprintf(stderr, "twin: %d samples of %d switches; fitting within %s\n", len(in.Samples), len(in.Fabric), o.budget)
+	r, err := twin.Fit(in, twin.Options{Name: o.name, Budget: o.budget, Seed: o.seed,
+		Log: func(format string, args ...any) { fmt.Fprintf(stderr, "twin: "+format+"\n", args...) }})
+	if err != nil {
+		return fmt.Errorf("twin of %s: %w", o.db, err)
+	}
+	r.Scenario.Comment = twinComment(o.db, r)
+	if err := writeTwinScenario(stderr, o.out, &r.Scenario); err != nil {
+		return err
+	}
+	if o.report != "" {
+		if err := writeTwinReport(stderr, o.report, &r.Report); err != nil {
+			return err
+		}
+	}
+	return r.Report.WriteText(cmd.OutOrStdout())
+}
+
+// readTwinInput reads the fabric records and the newest intervals'
+// measured samples from the agent's database.
+func readTwinInput(db string, intervals int) (twin.Input, error) {
+	j, err := journal.OpenJournalReadOnly(db, historyLockWait)
+	if err != nil {
+		if errors.Is(err, journal.ErrJournalLocked) {
+			return twin.Input{}, fmt.Errorf("%w: stop the agent first (twin reads its db)", err)
+		}
+		return twin.Input{}, err
+	}
+	defer j.Close()
+	times, err := j.RecommendationTimes(0)
+	if err != nil {
+		return twin.Input{}, err
+	}
+	if len(times) == 0 {
+		return twin.Input{}, fmt.Errorf("agent db %s holds no stored recommendations, which hold the telemetry a twin is fitted to: run the agent in shadow mode for a while (it stores them), or set store-recommendations: true in a closed loop's configuration", db)
+	}
+	fabric, err := j.Fabric()
+	if errors.Is(err, journal.ErrNoFabric) {
+		return twin.Input{}, fmt.Errorf("%w: the agent that wrote it predates fabric records; run the agent (shadow mode) again with this version, whose records say what the switches' ports face", err)
+	}
+	if err != nil {
+		return twin.Input{}, err
+	}
+	since := times[max(0, len(times)-intervals)]
+	in := twin.Input{Fabric: fabric}
+	err = j.EachRecommendation(since, func(r *core.Recommendation) error {
+		if r.Valid && r.Metrics.IntervalNs > 0 {
+			in.Samples = append(in.Samples, twin.Sample{TimeNs: r.TimeNs, Key: r.Key, RateBps: r.RateBps, Metrics: r.Metrics})
+			in.Missing |= r.Missing
+		}
+		return nil
+	})
+	if err != nil {
+		return twin.Input{}, fmt.Errorf("%w (damaged: move the db aside, or fit from another)", err)
+	}
+	if len(in.Samples) == 0 {
+		return twin.Input{}, fmt.Errorf("agent db %s: none of its %d stored intervals was measured (every queue's first sample, or counter resets): let shadow mode run longer", db, len(times))
+	}
+	return in, nil
+}
+
+// twinComment heads the scenario file: where it came from and what it
+// assumed.
+func twinComment(db string, r *twin.Result) []string {
+	rep := &r.Report
+	lines := []string{fmt.Sprintf("A twin fitted by ecntune twin from %s (%d intervals of %v) on %s.", filepath.Base(db),
+		rep.Intervals, time.Duration(rep.IntervalNs), time.Now().UTC().Format("2006-01-02")),
+		"Fabric: " + rep.Fabric.Describe() + ".",
+		fmt.Sprintf("Mean |error| over the statistics: %.0f%% (see the report). An ordinary scenario: edit it freely.", 100*rep.MeanAbsError(""))}
+	for _, n := range rep.Notes {
+		lines = append(lines, "Assumed: "+n+".")
+	}
+	lines = append(lines, "DCQCN is not observable: its parameters follow the shipped scenarios, scaled to the host rate.")
+	return lines
+}
+
+// writeTwinScenario writes the scenario to out and the CDF files it
+// names beside it; a CDF file already there must be the same.
+func writeTwinScenario(log io.Writer, out string, s *twin.Scenario) error {
+	files, err := s.Files()
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(out)
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		path := filepath.Join(dir, filepath.FromSlash(n))
+		if n == twin.File {
+			path = out
+		} else if old, err := os.ReadFile(path); err == nil {
+			if !bytes.Equal(old, files[n].Data) {
+				return fmt.Errorf("%s exists and is not the shipped %s: the twin names it; move it, or write the twin elsewhere", path, filepath.Base(n))
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, files[n].Data, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintln(log, "wrote", path)
+	}
+	return nil
+}
+
+// writeTwinReport writes the report's text, JSON and plots into dir.
+func writeTwinReport(log io.Writer, dir string, r *twin.Report) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var text, js bytes.Buffer
+	if err := r.WriteText(&text); err != nil {
+		return err
+	}
+	enc := json.NewEncoder(&js)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return err
+	}
+	var ts, fit bytes.Buffer
+	if err := r.WriteTimePlot(&ts, chart.PNG); err != nil {
+		return fmt.Errorf("time plot: %w", err)
+	}
+	if err := r.WriteFitPlot(&fit, chart.PNG); err != nil {
+		return fmt.Errorf("fit plot: %w", err)
+	}
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{"report.txt", text.Bytes()}, {"report.json", js.Bytes()}, {"timeseries.png", ts.Bytes()}, {"fit.png", fit.Bytes()}} {
+		path := filepath.Join(dir, f.name)
+		if err := os.WriteFile(path, f.data, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintln(log, "wrote", path)
+	}
+	return nil
+}

@@ -1,0 +1,304 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/journal"
+	"github.com/ecntune/ecntune/cmd/ecntune/internal/loop"
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/simenv"
+	"github.com/ecntune/ecntune/simenv/scenario"
+)
+
+// shadowDB runs the agent in shadow mode (fabric-ports: lldp, the
+// scenario's cable and frame stated as an operator would) against the
+// scenario's switches served by simswitch, in lockstep at interval, and
+// returns its database.
+func shadowDB(t *testing.T, sim simenv.Config, interval time.Duration) string {
+	t.Helper()
+	db := filepath.Join(t.TempDir(), "agent.db")
+	g := core.DefaultGuardConfig(interval)
+	cfg := &config.Config{Mode: config.ModeShadow, Policy: "static:hpcc", Interval: interval, SampleInterval: interval,
+		Owner: "twin-test", Guardrails: g,
+		Targets: []config.Target{{Queues: []int{simenv.DefaultPriority}, Dialect: config.DialectOpenConfig, Encoding: "json_ietf",
+			DiscoverPeers: true, CableMeters: sim.PFC.CableMeters, FrameBytes: sim.MTU + sim.HeaderBytes}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	start := time.Now()
+	r, err := loop.Run(ctx, loop.Options{Sim: sim, Agent: cfg, DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("shadow run: %d intervals, %d recommendations in %s", r.Intervals, len(r.Recommendations), time.Since(start).Round(time.Millisecond))
+	return db
+}
+
+// twinCase is a known scenario and what its twin must recover.
+type twinCase struct {
+	file     string
+	yaml     string // when file is ""
+	interval time.Duration
+	budget   string
+	// family ("" any) and load of the cdf workload of each window, in
+	// order.
+	families []string
+	loads    []float64
+	tol      float64
+	heavy    bool
+}
+
+const twinLeafSpine = `name: twin-truth
+seed: 5
+duration: 6ms
+topology: {kind: leafspine, leaves: 2, spines: 2, hosts_per_leaf: 4, host_rate: 100Gbps,
+           fabric_rate: 100Gbps, link_delay: 1us, buffer: 24MB}
+ecn: {kmin: 200KB, kmax: 800KB, pmax: 0.2}
+pfc: {enabled: true, alpha: 0.125, cable: 5m}
+dcqcn: {enabled: true, g: 0.00390625, ai: 20Mbps, hai: 200Mbps, increase_timer: 300us,
+        alpha_timer: 1us, decrease_timer: 4us, min_rate: 1Gbps}
+mtu: 1000
+workloads:
+  - {kind: cdf, cdf: cdf/fbhadoop.txt, load: 0.4}
+`
+
+// The ground truth: an agent's shadow-mode database of a known leaf-spine
+// gives a twin with exactly its topology and switch configuration, and
+// its flow-size family with the load within 0.1. ECNTUNE_TWIN_HEAVY=1
+// adds a star under incasts and a fabric whose traffic changes.
+func TestTwinRecoversGroundTruth(t *testing.T) {
+	cases := []twinCase{
+		{yaml: twinLeafSpine, interval: 200 * time.Microsecond, budget: "25s", families: []string{"fbhadoop"}, loads: []float64{0.4}, tol: 0.1},
+		// Three windows; the third mixes both families at 30% each, which
+		// one family stands for.
+		{file: "../../scenarios/phases-star.yaml", interval: 250 * time.Microsecond, budget: "3m", heavy: true,
+			families: []string{"fbhadoop", "websearch", ""}, loads: []float64{0.5, 0.6, 0.6}, tol: 0.15},
+	}
+	for _, c := range cases {
+		name := c.file
+		if name == "" {
+			name = "leafspine"
+		}
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			if c.heavy && os.Getenv("ECNTUNE_TWIN_HEAVY") == "" {
+				t.Skip("set ECNTUNE_TWIN_HEAVY=1 for the heavier recovery checks")
+			}
+			checkTwin(t, c)
+		})
+	}
+}
+
+// loadTruth reads a case's scenario.
+func loadTruth(t *testing.T, c twinCase) simenv.Config {
+	t.Helper()
+	if c.file != "" {
+		cfg, err := scenario.Load(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "cdf"), 0o755)
+	for _, f := range []string{"websearch.txt", "fbhadoop.txt"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "scenarios", "cdf", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, "cdf", f), data, 0o644)
+	}
+	path := filepath.Join(dir, "truth.yaml")
+	os.WriteFile(path, []byte(c.yaml), 0o644)
+	cfg, err := scenario.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func checkTwin(t *testing.T, c twinCase) {
+	truth := loadTruth(t, c)
+	db := shadowDB(t, truth, c.interval)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "twin.yaml")
+	start := time.Now()
+	var text, log bytes.Buffer
+	root := newRootCmd()
+	root.SetArgs([]string{"twin", "--db", db, "--out", out, "--report", filepath.Join(dir, "report"), "--budget", c.budget, "--seed", "3"})
+	root.SetOut(&text)
+	root.SetErr(&log)
+	err := root.Execute()
+	t.Logf("twin log:\n%s", log.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(out)
+	t.Logf("twin in %s:\n%s\n%s", time.Since(start).Round(time.Millisecond), data, text.String())
+	for _, f := range []string{"report/report.txt", "report/report.json", "report/timeseries.png", "report/fit.png", "cdf/fbhadoop.txt"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	got, err := scenario.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameFabric(t, got, truth)
+	if c.families == nil {
+		return
+	}
+	var cdfs []simenv.Workload
+	for _, w := range got.Workloads {
+		if w.Kind == simenv.WorkloadCDF {
+			cdfs = append(cdfs, w)
+		}
+	}
+	if len(cdfs) != len(c.families) {
+		t.Fatalf("%d cdf workloads, want %d", len(cdfs), len(c.families))
+	}
+	for i, w := range cdfs {
+		fam := familyOf(t, w)
+		if c.families[i] != "" && fam != c.families[i] || math.Abs(w.Load-c.loads[i]) > c.tol {
+			t.Errorf("window %d: %s at %.3f, want %s at %.2f±%.2f", i, fam, w.Load, c.families[i], c.loads[i], c.tol)
+		}
+	}
+}
+
+// sameFabric: the twin's topology and switch configuration are the
+// truth's.
+func sameFabric(t *testing.T, got, truth simenv.Config) {
+	t.Helper()
+	gt, tt := got.Topology, truth.Topology
+	if gt.Kind != tt.Kind || len(gt.Nodes) != len(tt.Nodes) || len(gt.Links) != len(tt.Links) {
+		t.Fatalf("topology %s of %d nodes, %d links; want %s of %d, %d", gt.Kind, len(gt.Nodes), len(gt.Links), tt.Kind, len(tt.Nodes), len(tt.Links))
+	}
+	for i := range gt.Nodes {
+		if gt.Nodes[i] != tt.Nodes[i] {
+			t.Fatalf("node %d: %+v, want %+v", i, gt.Nodes[i], tt.Nodes[i])
+		}
+	}
+	for i := range gt.Links {
+		if gt.Links[i] != tt.Links[i] {
+			t.Fatalf("link %d: %+v, want %+v", i, gt.Links[i], tt.Links[i])
+		}
+	}
+	if got.BufferBytes != truth.BufferBytes || got.ECN != truth.ECN || got.MTU != truth.MTU ||
+		got.PFC.Alpha != truth.PFC.Alpha || got.PFC.CableMeters != truth.PFC.CableMeters {
+		t.Fatalf("switch config: buffer %d ecn %+v mtu %d alpha %g cable %g; want %d %+v %d %g %g", got.BufferBytes, got.ECN, got.MTU,
+			got.PFC.Alpha, got.PFC.CableMeters, truth.BufferBytes, truth.ECN, truth.MTU, truth.PFC.Alpha, truth.PFC.CableMeters)
+	}
+}
+
+// familyOf names a cdf workload's shipped family by its mean flow size.
+func familyOf(t *testing.T, w simenv.Workload) string {
+	t.Helper()
+	for _, f := range []string{"websearch", "fbhadoop"} {
+		cdf, err := scenario.LoadCDF(filepath.Join("..", "..", "scenarios", "cdf", f+".txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(cdf) == fmt.Sprint(w.CDF) {
+			return f
+		}
+	}
+	return "other"
+}
+
+// twin refuses, saying what to do, an empty db, one without stored
+// recommendations, one without fabric records, and a damaged record.
+func TestTwinRefusesUnusableDBs(t *testing.T) {
+	dir := t.TempDir()
+	run := func(db string) error {
+		_, err := runCmd(t, newRootCmd(), "twin", "--db", db, "--out", filepath.Join(dir, "t.yaml"))
+		return err
+	}
+	empty := filepath.Join(dir, "empty.db")
+	j, err := journal.OpenJournal(empty, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	if err := run(empty); err == nil || !strings.Contains(err.Error(), "holds no stored recommendations") || !strings.Contains(err.Error(), "store-recommendations") {
+		t.Fatalf("empty db: %v", err)
+	}
+	old := filepath.Join(dir, "old.db")
+	j, _ = journal.OpenJournal(old, time.Second)
+	k := env.QueueKey{Target: "sw0", Port: "Ethernet0", Queue: 3}
+	j.PutRecommendations([]core.Recommendation{{TimeNs: 1, Key: k, Valid: true, Metrics: env.Metrics{IntervalNs: 1000, Util: 0.5}}})
+	j.Close()
+	if err := run(old); err == nil || !strings.Contains(err.Error(), "no fabric record") || !strings.Contains(err.Error(), "predates") {
+		t.Fatalf("db without fabric records: %v", err)
+	}
+	if err := run(filepath.Join(dir, "missing.db")); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("missing db: %v", err)
+	}
+	damaged := filepath.Join(dir, "damaged.db")
+	j, _ = journal.OpenJournal(damaged, time.Second)
+	j.PutRecommendations([]core.Recommendation{{TimeNs: 1, Key: k, Valid: true, Metrics: env.Metrics{IntervalNs: 1000, Util: 0.5}}})
+	j.PutFabric(env.FabricRecord{Target: "sw0", Ports: []env.FabricPort{{Name: "Ethernet0", RateBps: 100e9, Peer: env.PeerHost}}})
+	j.Close()
+	flipIn(t, damaged, []byte(`"Ethernet0","rate_bps"`))
+	if err := run(damaged); err == nil || !strings.Contains(err.Error(), `fabric record of "sw0"`) {
+		t.Fatalf("damaged db: %v", err)
+	}
+}
+
+// flipIn changes one byte of the first occurrence of pat in the file.
+func flipIn(t *testing.T, path string, pat []byte) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(b), string(pat))
+	if i < 0 {
+		t.Fatalf("%q not in %s", pat, path)
+	}
+	b[i+2] ^= 1
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTwinMeasure measures the twin on scenarios named by
+// ECNTUNE_TWIN_SCENARIOS (comma-separated files): a shadow run in
+// lockstep at ECNTUNE_TWIN_INTERVAL (default 200us) of simulated time,
+// then ecntune twin with ECNTUNE_TWIN_BUDGET (default 3m); it logs the
+// truth, the twin, the report and the time of each step, and checks only
+// that the topology is recovered.
+func TestTwinMeasure(t *testing.T) {
+	files := os.Getenv("ECNTUNE_TWIN_SCENARIOS")
+	if files == "" {
+		t.Skip("set ECNTUNE_TWIN_SCENARIOS=a.yaml,b.yaml to measure the twin on them")
+	}
+	iv, budget := 200*time.Microsecond, "3m"
+	if v := os.Getenv("ECNTUNE_TWIN_INTERVAL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		iv = d
+	}
+	if v := os.Getenv("ECNTUNE_TWIN_BUDGET"); v != "" {
+		budget = v
+	}
+	for _, f := range strings.Split(files, ",") {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			truth, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("truth:\n%s", truth)
+			checkTwin(t, twinCase{file: f, interval: iv, budget: budget})
+		})
+	}
+}
