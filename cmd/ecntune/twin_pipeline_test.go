@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ecntune/ecntune/eval"
+	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/simenv"
+)
+
+// TestTwinPipeline runs issue 40's path as an operator meets it, on each
+// scenario of ECNTUNE_TWIN_PIPELINE (comma-separated files, each "the
+// production fabric"): the agent in shadow mode against the scenario's
+// switches (simswitch, lockstep, the model's default interval), ecntune
+// twin on its database, ecntune train --twin from the built-in model, and
+// ecntune eval on the true scenario: the built-in model and the
+// fine-tuned one against the true frontier of fixed settings. It writes
+// the table to ECNTUNE_TWIN_PIPELINE_OUT (default: the test log) and
+// fails on no figure; the bars are the issue's, read off the table.
+//
+//	ECNTUNE_TWIN_BUDGET        the fit's budget (default 2m)
+//	ECNTUNE_TWIN_TRAIN_BUDGET  the fine-tuning's budget (default 3m)
+//	ECNTUNE_TWIN_SEEDS         seeds of the evaluation on the truth (default 10)
+//	ECNTUNE_TWIN_PIPELINE_KEEP a directory to keep each scenario's twin, report,
+//	                           registry and eval summary in (DIR/twin-NAME)
+func TestTwinPipeline(t *testing.T) {
+	files := os.Getenv("ECNTUNE_TWIN_PIPELINE")
+	if files == "" {
+		t.Skip("set ECNTUNE_TWIN_PIPELINE=a.yaml,b.yaml to run shadow → twin → train --twin → eval on them")
+	}
+	env := func(k, def string) string {
+		if v := os.Getenv(k); v != "" {
+			return v
+		}
+		return def
+	}
+	fitBudget, trainBudget, seeds := env("ECNTUNE_TWIN_BUDGET", "2m"), env("ECNTUNE_TWIN_TRAIN_BUDGET", "3m"), env("ECNTUNE_TWIN_SEEDS", "10")
+	var table []string
+	table = append(table, "| scenario | built-in before: frontier ratio [95% CI] | fine-tuned on its twin [95% CI] | promoted on the twin | twin fit (largest errors) | times: shadow · twin · train · eval |",
+		"| --- | --- | --- | --- | --- | --- |")
+	for _, f := range strings.Split(files, ",") {
+		row := twinPipelineRow(t, f, fitBudget, trainBudget, seeds)
+		table = append(table, row)
+		t.Log(row)
+	}
+	out := strings.Join(table, "\n") + "\n"
+	if p := os.Getenv("ECNTUNE_TWIN_PIPELINE_OUT"); p != "" {
+		if err := os.WriteFile(p, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("\n%s", out)
+}
+
+// twinPipelineRow runs the pipeline on one scenario file and returns its
+// table row.
+func twinPipelineRow(t *testing.T, file, fitBudget, trainBudget, seeds string) string {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth := loadTruth(t, twinCase{file: abs})
+	name := "twin-" + strings.TrimSuffix(filepath.Base(file), ".yaml")
+	dir := t.TempDir()
+	if keep := os.Getenv("ECNTUNE_TWIN_PIPELINE_KEEP"); keep != "" { // the twin, its report, the registry, the summary
+		dir = filepath.Join(keep, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reg := filepath.Join(dir, "models.db")
+	twinFile := filepath.Join(dir, "twin.yaml")
+
+	t0 := time.Now()
+	db := shadowDB(t, truth, defaultInterval(truth))
+	tShadow := time.Since(t0)
+
+	t0 = time.Now()
+	runRoot(t, "twin", "--db", db, "--out", twinFile, "--report", filepath.Join(dir, "report"), "--budget", fitBudget, "--seed", "3")
+	tTwin := time.Since(t0)
+
+	t0 = time.Now()
+	runRoot(t, "train", "--twin", twinFile, "--from", "builtin", "--budget", trainBudget, "--db", reg, "--name", name, "--seeds", "5")
+	tTrain := time.Since(t0)
+	promoted := isPromoted(t, reg, name)
+
+	t0 = time.Now()
+	sum := filepath.Join(dir, "summary.json")
+	runRoot(t, "eval", "--scenario", abs, "--policy", "builtin", "--policy", "model:"+name, "--db", reg,
+		"--seeds", seeds, "--frontier", "--summary-out", sum)
+	tEval := time.Since(t0)
+
+	ratios := frontierRatios(t, sum)
+	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s · %s · %s · %s |", filepath.Base(file),
+		ratios["builtin"], ratios["model:"+name], promoted, fitSummary(t, filepath.Join(dir, "report", "report.json")),
+		tShadow.Round(time.Second), tTwin.Round(time.Second), tTrain.Round(time.Second), tEval.Round(time.Second))
+}
+
+// isPromoted says whether the registry has a promoted version of name.
+func isPromoted(t *testing.T, reg, name string) string {
+	r, err := models.Open(reg, models.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Info(name + "@promoted"); err != nil {
+		return "no"
+	}
+	return "yes"
+}
+
+// defaultInterval is eval's default control interval for a scenario:
+// min(500µs, duration/25).
+func defaultInterval(c simenv.Config) time.Duration {
+	return min(500*time.Microsecond, time.Duration(c.Duration)/25)
+}
+
+// runRoot runs an ecntune command line in process and returns what it
+// printed; an error fails the test with its output.
+func runRoot(t *testing.T, args ...string) string {
+	t.Helper()
+	var out bytes.Buffer
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetOut(&out)
+	root.SetErr(&out)
+	if err := root.Execute(); err != nil {
+		t.Fatalf("ecntune %s: %v\n%s", strings.Join(args, " "), err, out.String())
+	}
+	t.Logf("ecntune %s:\n%s", strings.Join(args, " "), out.String())
+	return out.String()
+}
+
+// frontierRatios reads each policy's frontier ratio and its paired CI
+// from an eval summary.
+func frontierRatios(t *testing.T, path string) map[string]string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s eval.Summary
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, c := range s.Comparisons {
+		if c.FrontierRatio == 0 {
+			t.Errorf("%s: no frontier ratio", c.Policy)
+			continue
+		}
+		p := c.PairedVsFrontier
+		out[c.Policy] = fmt.Sprintf("%.2f [%.2f, %.2f]", c.FrontierRatio, p.Lo, p.Hi)
+	}
+	return out
+}
+
+// fitSummary is the twin report's three largest errors.
+func fitSummary(t *testing.T, path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Errorf("twin report: %v", err)
+		return "?"
+	}
+	return twinLargestErrors(t, data, 3)
+}
+
+// twinLargestErrors reads a twin report (report.json) and names its n
+// largest errors per statistic, with the mean absolute error of all.
+func twinLargestErrors(t *testing.T, data []byte, n int) string {
+	type row struct {
+		Window              int
+		Role, Name          string
+		Error               float64
+		Observed, Simulated float64
+	}
+	var r struct{ Rows []row }
+	if err := json.Unmarshal(data, &r); err != nil || len(r.Rows) == 0 {
+		t.Errorf("twin report: %v (%d rows)", err, len(r.Rows))
+		return "?"
+	}
+	rows := r.Rows
+	sum := 0.0
+	for _, x := range rows {
+		sum += abs(x.Error)
+	}
+	slices.SortFunc(rows, func(a, b row) int {
+		return cmp.Compare(abs(b.Error), abs(a.Error))
+	})
+	parts := []string{fmt.Sprintf("mean abs error %.2f over %d", sum/float64(len(rows)), len(rows))}
+	for _, x := range rows[:min(n, len(rows))] {
+		parts = append(parts, fmt.Sprintf("%s/%s w%d %+.2f", x.Role, x.Name, x.Window, x.Error))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
