@@ -129,6 +129,9 @@ func checkTwin(t *testing.T, c twinCase) {
 	truth := loadTruth(t, c)
 	db := shadowDB(t, truth, c.interval)
 	dir := t.TempDir()
+	if keep := os.Getenv("ECNTUNE_TWIN_KEEP"); keep != "" { // the twin, its report and plots
+		dir = filepath.Join(keep, strings.TrimSuffix(filepath.Base(c.file), ".yaml"))
+	}
 	out := filepath.Join(dir, "twin.yaml")
 	start := time.Now()
 	var text, log bytes.Buffer
@@ -274,7 +277,8 @@ func flipIn(t *testing.T, path string, pat []byte) {
 // lockstep at ECNTUNE_TWIN_INTERVAL (default 200us) of simulated time,
 // then ecntune twin with ECNTUNE_TWIN_BUDGET (default 3m); it logs the
 // truth, the twin, the report and the time of each step, and checks only
-// that the topology is recovered.
+// that the topology is recovered. ECNTUNE_TWIN_KEEP=DIR keeps each twin,
+// report and plots in DIR/NAME.
 func TestTwinMeasure(t *testing.T) {
 	files := os.Getenv("ECNTUNE_TWIN_SCENARIOS")
 	if files == "" {
