@@ -228,7 +228,28 @@ func comparisonRecord(c eval.Comparison, res *eval.Result) map[string]any {
 		out["small_p99"] = a.Metrics["small_p99"].Mean
 		out["large_goodput_gbps"] = a.Metrics["large_goodput_gbps"].Mean
 	}
+	changes, flaps := churn(res.RunsOf(c.Scenario, c.Policy))
+	out["changes_per_queue_per_100_intervals_after_settle"], out["flaps_after_settle"] = changes, flaps
 	return out
+}
+
+// churn is how often a policy changed the queues' settings on the twin,
+// means over its runs: changes per queue per 100 intervals and flaps,
+// both past the first eval.SettleIntervals. The frontier judges flow
+// figures only; an operator deciding on a model wants this too.
+func churn(runs []eval.Run) (changes, flaps float64) {
+	n := 0
+	for _, r := range runs {
+		if r.Loop != nil {
+			changes += r.Loop.ChangesPerQueuePer100After
+			flaps += float64(r.Loop.FlapsAfter)
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return changes / float64(n), flaps / float64(n)
 }
 
 // promoteModel promotes ref in the registry db.
@@ -290,6 +311,8 @@ func printTwinEval(w io.Writer, tr twinRun, ev twinEval) {
 		if a := ev.res.AggregateOf(c.Scenario, c.Policy); a != nil {
 			line += fmt.Sprintf("; small-flow p99 %.2f, large-flow goodput %.1f Gb/s", a.Metrics["small_p99"].Mean, a.Metrics["large_goodput_gbps"].Mean)
 		}
+		changes, flaps := churn(ev.res.RunsOf(c.Scenario, c.Policy))
+		line += fmt.Sprintf("; %.1f changes per queue per 100 intervals, %.1f flaps a run (past the first %d intervals)", changes, flaps, eval.SettleIntervals)
 		fmt.Fprintln(w, line)
 	}
 	if ev.paired.N >= 2 {

@@ -112,7 +112,7 @@ func TestTrainTwin(t *testing.T) {
 		t.Fatalf("a fine-tuning that only fitted its critic: weights %s, started from %s; figures %+v", m.WeightsSHA256, m.Hyper["init_weights_sha256"], rec.Twin)
 	}
 	for _, want := range []string{"frontier of fixed settings on twin lab-twin, seeds 11-13 (none trained on)", "  builtin ", "model:twin-lab-twin (fine-tuned)",
-		"promoted twin-lab-twin@1: "} {
+		"promoted twin-lab-twin@1: ", " changes per queue per 100 intervals, "} {
 		if !strings.Contains(stdout, want) {
 			t.Fatalf("stdout lacks %q:\n%s", want, stdout)
 		}
