@@ -15,8 +15,10 @@ import (
 type Options struct {
 	// Name is the twin scenario's name (default "twin").
 	Name string
-	// Budget is the wall time the whole fit may take (default 3 minutes);
-	// the coarse grid runs whatever it costs, the refinement within it.
+	// Budget is the wall time the whole fit may take (default 3 minutes):
+	// each window tries candidates, Workers at a time, while its share of
+	// it lasts (at least one, and the noise's calibration), then the
+	// whole twin runs once.
 	Budget time.Duration
 	// Seed seeds every simulation (default 1).
 	Seed uint64

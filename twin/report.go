@@ -96,8 +96,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(&b, "\nmean |error|: %.0f%% (host ports %.0f%%, fabric ports %.0f%%)\n", 100*r.MeanAbsError(""),
-		100*r.MeanAbsError(RoleHost), 100*r.MeanAbsError(RoleFabric))
+	fmt.Fprintf(&b, "\nmean |error|: %.0f%%", 100*r.MeanAbsError(""))
+	if r.Fabric.Kind != "star" {
+		fmt.Fprintf(&b, " (host ports %.0f%%, fabric ports %.0f%%)", 100*r.MeanAbsError(RoleHost), 100*r.MeanAbsError(RoleFabric))
+	}
+	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -136,21 +136,27 @@ type search struct {
 	refined map[string]scored
 }
 
-// try evaluates candidates and keeps the best; it says whether one beat
-// the best so far.
+// try evaluates candidates and keeps the best, within the window's
+// budget; it says whether one beat the best so far.
 func (s *search) try(ws []Workload) bool {
-	if len(ws) == 0 {
-		return false
-	}
-	stats := s.ft.evaluateAll(ws, s.prefix, s.from, s.to)
 	better := false
-	for i, st := range stats {
-		if st == nil {
-			continue
+	for len(ws) > 0 {
+		// Workers at a time, and none once the window's budget is spent
+		// (but for the first: a window gets at least one candidate).
+		if len(s.tried) > 0 && !s.ft.o.Clock().Before(s.deadline) {
+			break
 		}
-		c := scored{kind: kindOf(ws[i]), w: ws[i], loss: Loss(s.obs.stats, st, s.obs.noise), stats: st}
-		s.tried = append(s.tried, c)
-		better = s.keep(c) || better
+		n := min(len(ws), s.ft.o.Workers)
+		stats := s.ft.evaluateAll(ws[:n], s.prefix, s.from, s.to)
+		for i, st := range stats {
+			if st == nil {
+				continue
+			}
+			c := scored{kind: kindOf(ws[i]), w: ws[i], loss: Loss(s.obs.stats, st, s.obs.noise), stats: st}
+			s.tried = append(s.tried, c)
+			better = s.keep(c) || better
+		}
+		ws = ws[n:]
 	}
 	return better
 }
