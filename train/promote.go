@@ -53,34 +53,60 @@ type Verdict struct {
 	Reason  string
 }
 
+// Paired is the fine-tuned model's small-flow p99 over the starting
+// model's, seed by seed on the same seeds: its geometric mean and 95%
+// confidence interval (N pairs; fewer than 2: unknown).
+type Paired struct {
+	Mean, Lo, Hi float64
+	N            int
+}
+
+// better says whether the fine-tuned model's small-flow p99 is lower than
+// the starting model's beyond the seeds' noise (the interval's upper end
+// below 1).
+func (p Paired) better() bool { return p.N >= 2 && p.Hi < 1 }
+
+func (p Paired) String() string {
+	if p.N < 2 {
+		return "no seed-by-seed comparison"
+	}
+	return fmt.Sprintf("its small-flow p99 over the starting model's, seed by seed, %.2f [%.2f, %.2f]", p.Mean, p.Lo, p.Hi)
+}
+
 // PromotionRule decides whether a model fine-tuned on a twin replaces
 // the one it started from, on their figures against the twin's frontier
-// of fixed settings, on the same seeds (ratios compared as printed, to two
-// decimals). It is promoted when
+// of fixed settings and each other, on the same seeds (frontier ratios
+// compared as printed, to two decimals). It is promoted when
 //
-//   - it drops no more packets than the starting model, and
+//   - it drops no more packets than the starting model,
+//   - its frontier ratio is no higher than the starting model's (a model
+//     beyond the frontier in goodput is not replaced by one that is not),
+//     and
 //   - it is not behind the frontier: its frontier ratio is at most 1.00,
 //     or no fixed setting keeps 98% of its goodput (beyond the frontier);
 //     or, when the starting model is itself behind the frontier (its ratio
-//     above 1.00), the fine-tuned model's ratio is no higher than the
-//     starting model's.
+//     above 1.00), it is better than the starting model beyond the seeds'
+//     noise (vsStart: the 95% interval of its small-flow p99 over the
+//     starting model's, seed by seed, below 1), not merely no worse.
 //
 // Otherwise it is stored unpromoted. A fine-tuned model without a
 // frontier (no fixed setting ran) is not promoted.
-func PromotionRule(start, tuned FrontierFigures) Verdict {
+func PromotionRule(start, tuned FrontierFigures, vsStart Paired) Verdict {
 	switch {
 	case tuned.Drops > start.Drops:
 		return Verdict{false, fmt.Sprintf("it dropped %d packets where the starting model dropped %d on the same seeds", tuned.Drops, start.Drops)}
 	case !tuned.Beyond && tuned.Ratio <= 0:
 		return Verdict{false, "no fixed setting ran on the twin to judge it against: " + tuned.String()}
+	case start.Beyond && !tuned.Beyond:
+		return Verdict{false, fmt.Sprintf("%s, where the starting model is beyond the frontier in goodput", tuned)}
+	case !tuned.Beyond && start.Ratio > 0 && ratio2(tuned.Ratio) > ratio2(start.Ratio):
+		return Verdict{false, fmt.Sprintf("%s: worse than the starting model (%s)", tuned, start)}
 	case tuned.notBehind():
-		return Verdict{true, tuned.String() + ": not behind the frontier of fixed settings (at most 1.00)"}
-	case start.notBehind():
-		return Verdict{false, fmt.Sprintf("%s: behind the frontier (above 1.00), where the starting model is not (%s)", tuned, start)}
+		return Verdict{true, tuned.String() + ": not behind the frontier of fixed settings (at most 1.00), and no worse than the starting model (" + start.String() + ")"}
 	case start.Ratio <= 0:
 		return Verdict{false, fmt.Sprintf("%s: behind the frontier (above 1.00), and the starting model has no frontier ratio to compare with", tuned)}
-	case ratio2(tuned.Ratio) <= ratio2(start.Ratio):
-		return Verdict{true, fmt.Sprintf("%s: behind the frontier (above 1.00), but not worse than the starting model, itself behind it (%s)", tuned, start)}
+	case vsStart.better():
+		return Verdict{true, fmt.Sprintf("%s: behind the frontier (above 1.00), but better than the starting model, itself behind it (%s): %s", tuned, start, vsStart)}
 	}
-	return Verdict{false, fmt.Sprintf("%s: behind the frontier (above 1.00) and worse than the starting model (%s)", tuned, start)}
+	return Verdict{false, fmt.Sprintf("%s: behind the frontier (above 1.00) and not better than the starting model (%s) beyond the seeds' noise: %s", tuned, start, vsStart)}
 }

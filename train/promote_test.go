@@ -8,27 +8,34 @@ import (
 func TestPromotionRule(t *testing.T) {
 	fr := func(r float64) FrontierFigures { return FrontierFigures{Ratio: r} }
 	beyond := FrontierFigures{Beyond: true}
+	better := Paired{Mean: 0.8, Lo: 0.7, Hi: 0.9, N: 10}
+	noise := Paired{Mean: 0.97, Lo: 0.90, Hi: 1.05, N: 10}
 	for _, c := range []struct {
 		name         string
 		start, tuned FrontierFigures
+		vs           Paired
 		promote      bool
 		says         string
 	}{
-		{"on the frontier", fr(1.10), fr(1.00), true, "frontier ratio 1.00: not behind"},
-		{"beyond it", fr(0.98), fr(0.91), true, "not behind"},
-		{"1.004 prints as 1.00", fr(1.2), fr(1.004), true, "not behind"},
-		{"beyond in goodput", fr(1.3), beyond, true, "beyond the frontier in goodput"},
-		{"worse than a start on the frontier", fr(0.99), fr(1.01), false, "where the starting model is not (frontier ratio 0.99)"},
-		{"behind, start beyond in goodput", beyond, fr(1.05), false, "where the starting model is not"},
-		{"behind but better than a start behind", fr(1.80), fr(1.20), true, "not worse than the starting model, itself behind it (frontier ratio 1.80)"},
-		{"behind and equal to a start behind", fr(1.304), fr(1.296), true, "not worse"},
-		{"behind and worse than a start behind", fr(1.11), fr(1.15), false, "worse than the starting model (frontier ratio 1.11)"},
-		{"more drops", fr(1.2), FrontierFigures{Ratio: 0.9, Drops: 3}, false, "dropped 3 packets where the starting model dropped 0"},
-		{"no more drops than a start that dropped", FrontierFigures{Ratio: 1.2, Drops: 5}, FrontierFigures{Ratio: 0.9, Drops: 5}, true, "5 drops"},
-		{"no frontier", fr(1.1), FrontierFigures{}, false, "no fixed setting ran"},
-		{"start without a ratio", FrontierFigures{}, fr(1.1), false, "no frontier ratio to compare with"},
+		{"on the frontier", fr(1.10), fr(1.00), noise, true, "frontier ratio 1.00: not behind"},
+		{"beyond it", fr(0.98), fr(0.91), noise, true, "not behind"},
+		{"1.004 prints as 1.00", fr(1.2), fr(1.004), noise, true, "not behind"},
+		{"beyond in goodput", fr(1.3), beyond, noise, true, "beyond the frontier in goodput"},
+		{"not behind but worse than the start", fr(0.90), fr(0.99), noise, false, "worse than the starting model (frontier ratio 0.90)"},
+		{"worse than a start on the frontier", fr(0.99), fr(1.01), better, false, "worse than the starting model (frontier ratio 0.99)"},
+		{"behind, start beyond in goodput", beyond, fr(1.05), better, false, "where the starting model is beyond the frontier"},
+		{"not beyond, start beyond in goodput", beyond, fr(0.95), better, false, "where the starting model is beyond the frontier"},
+		{"behind but better than a start behind", fr(1.80), fr(1.20), better, true, "better than the starting model, itself behind it (frontier ratio 1.80)"},
+		{"behind, lower ratio within the noise", fr(1.80), fr(1.20), noise, false, "not better than the starting model (frontier ratio 1.80) beyond the seeds' noise"},
+		{"behind and equal to a start behind", fr(1.304), fr(1.296), Paired{Mean: 1, Lo: 1, Hi: 1, N: 5}, false, "not better"},
+		{"behind, no paired seeds", fr(1.5), fr(1.2), Paired{}, false, "no seed-by-seed comparison"},
+		{"behind and worse than a start behind", fr(1.11), fr(1.15), better, false, "worse than the starting model (frontier ratio 1.11)"},
+		{"more drops", fr(1.2), FrontierFigures{Ratio: 0.9, Drops: 3}, better, false, "dropped 3 packets where the starting model dropped 0"},
+		{"no more drops than a start that dropped", FrontierFigures{Ratio: 1.2, Drops: 5}, FrontierFigures{Ratio: 0.9, Drops: 5}, noise, true, "5 drops"},
+		{"no frontier", fr(1.1), FrontierFigures{}, better, false, "no fixed setting ran"},
+		{"start without a ratio", FrontierFigures{}, fr(1.1), better, false, "no frontier ratio to compare with"},
 	} {
-		v := PromotionRule(c.start, c.tuned)
+		v := PromotionRule(c.start, c.tuned, c.vs)
 		if v.Promote != c.promote || !strings.Contains(v.Reason, c.says) {
 			t.Errorf("%s: %+v, want promote %v saying %q", c.name, v, c.promote, c.says)
 		}

@@ -36,11 +36,13 @@ the frontier of fixed settings on the twin (eval --frontier, both on the same --
 seeds, default 5: the twin's seed and the next K-1, which no training episode uses), and
 stores the model under --name (default twin-SCENARIO) with the twin's file, name and sha256
 and the starting model in its provenance (models show). It is promoted only when it drops no
-more packets than the starting model and is not behind the frontier: its frontier ratio
-(small-flow p99 over that of the best fixed setting keeping 98% of its large-flow goodput)
-is at most 1.00 as printed, or no fixed setting keeps 98% of its goodput; or, when the
-starting model is itself behind the frontier (above 1.00), its ratio is no higher than the
-starting model's. Otherwise it is stored unpromoted and the figures say why. An agent that
+more packets than the starting model, its frontier ratio (small-flow p99 over that of the
+best fixed setting keeping 98% of its large-flow goodput) is no higher than the starting
+model's, and it is not behind the frontier: its ratio is at most 1.00 as printed, or no
+fixed setting keeps 98% of its goodput; or, when the starting model is itself behind the
+frontier (above 1.00), it is better than the starting model beyond the seeds' noise (the
+95% interval of its small-flow p99 over the starting model's, seed by seed, below 1), not
+merely no worse. Otherwise it is stored unpromoted and the figures say why. An agent that
 names it as model:NAME@promoted runs only a promoted version (model:NAME runs the latest
 version while none is promoted).`
 

@@ -178,7 +178,17 @@ func (ev *twinEval) judge() {
 	}
 	sc := ev.res.Scenarios[0]
 	ev.paired = pairedLogRatio(ev.res.RunsOf(sc, ev.tuneSpec), ev.res.RunsOf(sc, ev.startSpec))
-	ev.verdict = train.PromotionRule(frontierFigures(ev.start), frontierFigures(ev.tuned))
+	ev.verdict = train.PromotionRule(frontierFigures(ev.start), frontierFigures(ev.tuned), ev.vsStart())
+}
+
+// vsStart is the seed-by-seed comparison of the two models' small-flow
+// p99 as the promotion rule reads it.
+func (ev *twinEval) vsStart() train.Paired {
+	p := ev.paired
+	if p.N < 2 {
+		return train.Paired{N: p.N}
+	}
+	return train.Paired{Mean: math.Exp(p.Mean), Lo: math.Exp(p.Mean - p.CI95), Hi: math.Exp(p.Mean + p.CI95), N: p.N}
 }
 
 // frontierFigures are a comparison's figures for the promotion rule.
@@ -213,9 +223,8 @@ func (ev twinEval) record(tr twinRun) map[string]any {
 	}
 	out["start"] = comparisonRecord(ev.start, ev.res)
 	out["fine_tuned"] = comparisonRecord(ev.tuned, ev.res)
-	if ev.paired.N >= 2 {
-		out["fine_tuned_over_start_small_p99"] = map[string]any{"mean": math.Exp(ev.paired.Mean),
-			"ci95": []float64{math.Exp(ev.paired.Mean - ev.paired.CI95), math.Exp(ev.paired.Mean + ev.paired.CI95)}}
+	if v := ev.vsStart(); v.N >= 2 {
+		out["fine_tuned_over_start_small_p99"] = map[string]any{"mean": v.Mean, "ci95": []float64{v.Lo, v.Hi}, "n": v.N}
 	}
 	return out
 }
