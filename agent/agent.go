@@ -122,6 +122,7 @@ type Agent struct {
 	neighbors   map[string]map[string]env.Neighbor
 	fabricStale map[string]bool
 	fabric      map[string]env.FabricRecord
+	fabricFail  map[string]bool // targets whose record could not be written
 
 	hist *web.History // the dashboard's per-queue intervals (nil: off)
 
@@ -185,7 +186,7 @@ func New(o Options) (*Agent, error) {
 		switches: map[string]Switch{}, targets: map[string]config.Target{},
 		latest: map[env.QueueKey]env.Observation{}, lastSeen: map[string]time.Time{}, tinfo: map[string]*targetState{},
 		recs: map[env.QueueKey]core.Recommendation{}, peers: map[string]map[string]env.Peer{},
-		neighbors: map[string]map[string]env.Neighbor{}, fabricStale: map[string]bool{}, fabric: map[string]env.FabricRecord{},
+		neighbors: map[string]map[string]env.Neighbor{}, fabricStale: map[string]bool{}, fabric: map[string]env.FabricRecord{}, fabricFail: map[string]bool{},
 		busy: map[string]bool{}, ioc: make(chan ioDone, len(o.Switches)+1)}
 	switch {
 	case o.History == 0:

@@ -40,8 +40,8 @@ func (a *Agent) setNeighbors(target string, n map[string][]gnmipath.LLDPNeighbor
 
 // noteFabric writes t's fabric record from s (the queues under control,
 // their peers set) when none was written in this run, when it is stale,
-// or when its ports changed. A failed write is logged and tried again
-// with the next snapshot.
+// or when its ports changed. A failed write is tried again with the next
+// snapshot, and logged when it starts failing and when it works again.
 func (a *Agent) noteFabric(t config.Target, s env.Snapshot) {
 	if len(s.Queues) == 0 {
 		return
@@ -55,11 +55,33 @@ func (a *Agent) noteFabric(t config.Target, s env.Snapshot) {
 		return
 	}
 	if err := a.o.Journal.PutFabric(r); err != nil {
-		a.log.Warn("fabric record", "target", t.Name, "err", err)
+		if a.fabricFailing(t.Name, true) {
+			a.log.Warn("fabric record not written; tried again with every snapshot, said again once written", "target", t.Name, "err", err)
+		}
 		return
 	}
 	a.peerMu.Lock()
 	a.fabric[t.Name] = r
 	delete(a.fabricStale, t.Name)
 	a.peerMu.Unlock()
+	if a.fabricFailing(t.Name, false) {
+		a.log.Info("fabric record written again", "target", t.Name)
+	}
+}
+
+// fabricFailing records whether target's fabric record fails to be
+// written and says whether that changed: a db that cannot be written is
+// logged once per change of state, not with every snapshot.
+func (a *Agent) fabricFailing(target string, failing bool) bool {
+	a.peerMu.Lock()
+	defer a.peerMu.Unlock()
+	if a.fabricFail[target] == failing {
+		return false
+	}
+	if failing {
+		a.fabricFail[target] = true
+	} else {
+		delete(a.fabricFail, target)
+	}
+	return true
 }

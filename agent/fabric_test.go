@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/ecntune/ecntune/agent/config"
@@ -56,5 +58,26 @@ func TestFabricRecordWrites(t *testing.T) {
 	r.interval(t)
 	if got := written(); len(got.Ports) != 3 || got.TimeNs != r.tns {
 		t.Fatalf("a new port: %+v", got)
+	}
+}
+
+// A db that cannot take the fabric record is said once, not with every
+// snapshot (each one tries again), and once more when it can.
+func TestFabricRecordFailureLoggedOnce(t *testing.T) {
+	r := newRig(t, config.ModeShadow, false, "", nil)
+	var logs strings.Builder
+	r.a.log = slog.New(slog.NewTextHandler(&logs, nil))
+	if err := r.j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		r.tns += sec
+		r.a.Ingest(r.sw.snapshot(r.tns))
+	}
+	if n := strings.Count(logs.String(), "fabric record not written"); n != 1 {
+		t.Fatalf("%d warnings for 5 failed writes, want 1:\n%s", n, logs.String())
+	}
+	if !r.a.fabricFail["leaf0"] {
+		t.Fatal("the failing write is not noted")
 	}
 }
