@@ -50,10 +50,10 @@ func (a *Agent) noteFabric(t config.Target, s env.Snapshot) {
 	stale, neigh := a.fabricStale[t.Name], a.neighbors[t.Name]
 	last, written := a.fabric[t.Name]
 	a.peerMu.Unlock()
-	r := env.NewFabricRecord(s, neigh, t.CableMeters, t.FrameBytes)
-	if written && !stale && last.SameShape(r) {
-		return
+	if written && !stale && last.Unchanged(s, neigh) {
+		return // every snapshot asks; building a record costs a quarter of observing one
 	}
+	r := env.NewFabricRecord(s, neigh, t.CableMeters, t.FrameBytes)
 	if err := a.o.Journal.PutFabric(r); err != nil {
 		if a.fabricFailing(t.Name, true) {
 			a.log.Warn("fabric record not written; tried again with every snapshot, said again once written", "target", t.Name, "err", err)

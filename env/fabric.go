@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -104,6 +105,52 @@ func (r FabricRecord) SameShape(o FabricRecord) bool {
 		}
 	}
 	return true
+}
+
+// Unchanged reports whether snapshot s, with LLDP's neighbours, shows the
+// switch of r as r does (NewFabricRecord(s, ...).SameShape(r) for the
+// same cable and frame), without building a record: the same ports with
+// the same speeds, peers and neighbours, and the same buffer. An agent asks it of every snapshot, so it allocates
+// nothing. A false answer may only cost a record built and compared.
+func (r FabricRecord) Unchanged(s Snapshot, neighbors map[string]Neighbor) bool {
+	if s.Target != r.Target || len(r.Ports) > MaxFabricPorts {
+		return false
+	}
+	var seen [MaxFabricPorts / 64]uint64
+	distinct, buffer, hint := 0, int64(0), 0
+	for i := range s.Queues {
+		q := &s.Queues[i]
+		if q.BufferBytes > 0 {
+			buffer = q.BufferBytes // the last reported, as NewFabricRecord keeps
+		}
+		j, ok := r.portIndex(q.Key.Port, hint)
+		if !ok {
+			return false
+		}
+		hint = j
+		p := &r.Ports[j]
+		if p.RateBps != q.RateBps || p.Peer != q.Peer || p.Neighbor != neighbors[q.Key.Port] {
+			return false
+		}
+		if w, b := j/64, uint64(1)<<(j%64); seen[w]&b == 0 {
+			seen[w] |= b
+			distinct++
+		}
+	}
+	return distinct == len(r.Ports) && buffer == r.BufferBytes
+}
+
+// portIndex finds port among r's ports (in natural order), trying hint
+// and the one after it first: a switch lists its queues in the same order
+// every time, mostly port by port, so a search is rarely needed.
+func (r FabricRecord) portIndex(port string, hint int) (int, bool) {
+	for _, j := range [2]int{hint, hint + 1} {
+		if j < len(r.Ports) && r.Ports[j].Name == port {
+			return j, true
+		}
+	}
+	j, ok := slices.BinarySearchFunc(r.Ports, port, func(p FabricPort, name string) int { return NaturalCompare(p.Name, name) })
+	return j, ok && r.Ports[j].Name == port
 }
 
 // Check reports what makes r unusable: no target, too many ports, a port

@@ -60,3 +60,73 @@ func TestFabricRecordBounded(t *testing.T) {
 		t.Fatalf("Check = %v, want too many ports and a duplicate", err)
 	}
 }
+
+// Unchanged answers as building a record and comparing shapes would, for
+// a snapshot like the record's and for each way one can differ.
+func TestFabricRecordUnchanged(t *testing.T) {
+	q := func(port string, queue int, rate float64, peer Peer) QueueSample {
+		return QueueSample{Key: QueueKey{Target: "leaf0", Port: port, Queue: queue}, RateBps: rate, Peer: peer,
+			Setting: Setting{KminBytes: 1, KmaxBytes: 2, Pmax: 0.2}, BufferBytes: 32_000_000}
+	}
+	base := func() Snapshot {
+		return Snapshot{Target: "leaf0", TimeNs: 7, Queues: []QueueSample{
+			q("Ethernet10", 4, 400e9, PeerSwitch), q("Ethernet2", 3, 100e9, PeerHost),
+			q("Ethernet10", 3, 400e9, PeerSwitch), q("Ethernet9", 3, 100e9, PeerUnknown),
+		}}
+	}
+	neigh := map[string]Neighbor{"Ethernet10": {System: "spine0", Port: "Ethernet0"}}
+	r := NewFabricRecord(base(), neigh, 5, 1048)
+	for _, c := range []struct {
+		name   string
+		change func(s *Snapshot, n map[string]Neighbor)
+	}{
+		{"the same, queue state moved", func(s *Snapshot, _ map[string]Neighbor) { s.Queues[1].Setting.KmaxBytes = 9; s.Queues[1].TxBytes = 5 }},
+		{"queues in another order", func(s *Snapshot, _ map[string]Neighbor) { s.Queues[0], s.Queues[3] = s.Queues[3], s.Queues[0] }},
+		{"a speed", func(s *Snapshot, _ map[string]Neighbor) { s.Queues[1].RateBps = 200e9 }},
+		{"a peer", func(s *Snapshot, _ map[string]Neighbor) { s.Queues[3].Peer = PeerHost }},
+		{"a neighbour", func(_ *Snapshot, n map[string]Neighbor) { n["Ethernet9"] = Neighbor{System: "leaf3"} }},
+		{"a port gone", func(s *Snapshot, _ map[string]Neighbor) { s.Queues = s.Queues[:3] }},
+		{"a new port", func(s *Snapshot, _ map[string]Neighbor) {
+			s.Queues = append(s.Queues, q("Ethernet11", 3, 100e9, PeerHost))
+		}},
+		{"the buffer", func(s *Snapshot, _ map[string]Neighbor) { s.Queues[2].BufferBytes = 16_000_000 }},
+		{"another switch", func(s *Snapshot, _ map[string]Neighbor) { s.Target = "leaf1" }},
+	} {
+		s, n := base(), map[string]Neighbor{}
+		for k, v := range neigh {
+			n[k] = v
+		}
+		c.change(&s, n)
+		want := NewFabricRecord(s, n, 5, 1048).SameShape(r)
+		if got := r.Unchanged(s, n); got != want {
+			t.Errorf("%s: Unchanged %v, SameShape of a built record %v", c.name, got, want)
+		}
+	}
+	if allocs := testing.AllocsPerRun(100, func() { r.Unchanged(base(), neigh) }); allocs > 1 { // base() itself allocates one
+		t.Errorf("Unchanged allocates %.0f times", allocs)
+	}
+}
+
+// BenchmarkFabricRecordUnchanged: what the agent pays per snapshot to
+// know its fabric record stands (a 32-port switch, 2 queues a port),
+// against building a record and comparing it, what it paid before: 1.1 µs
+// against 25 µs here (observing the same snapshot: about 72 µs).
+func BenchmarkFabricRecordUnchanged(b *testing.B) {
+	s := Snapshot{Target: "leaf0", TimeNs: 1}
+	for p := range 32 {
+		for _, q := range []int{3, 4} {
+			s.Queues = append(s.Queues, QueueSample{Key: QueueKey{Target: "leaf0", Port: fmt.Sprintf("Ethernet%d", p), Queue: q}, RateBps: 100e9})
+		}
+	}
+	r := NewFabricRecord(s, nil, 5, 1000)
+	b.Run("unchanged", func(b *testing.B) {
+		for b.Loop() {
+			r.Unchanged(s, nil)
+		}
+	})
+	b.Run("build-and-compare", func(b *testing.B) {
+		for b.Loop() {
+			NewFabricRecord(s, nil, 5, 1000).SameShape(r)
+		}
+	})
+}
