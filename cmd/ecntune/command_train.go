@@ -59,25 +59,7 @@ func (o trainOpts) command() string {
 		b.WriteString(" --scenario " + filepath.ToSlash(s))
 	}
 	b.WriteString(" --algo " + o.algo)
-	if o.episodes > 0 {
-		b.WriteString(" --episodes " + strconv.Itoa(o.episodes))
-	}
-	if o.budget > 0 {
-		b.WriteString(" --budget " + o.budget.String())
-	}
-	fmt.Fprintf(&b, " --workers %d --seed %d --name %s --db %s", o.workers, o.seed, o.name, filepath.ToSlash(o.db))
-	if o.noRandomise {
-		b.WriteString(" --no-randomise")
-	}
-	if o.randomise != "" {
-		b.WriteString(" --randomise '" + o.randomise + "'")
-	}
-	if o.reward != "" {
-		b.WriteString(" --reward '" + o.reward + "'")
-	}
-	if o.gamma != 0 {
-		b.WriteString(" --gamma " + strconv.FormatFloat(o.gamma, 'g', -1, 64))
-	}
+	o.writeRunFlags(&b, "")
 	if len(o.hidden) > 0 {
 		hid := make([]string, len(o.hidden))
 		for i, h := range o.hidden {
@@ -103,6 +85,31 @@ func (o trainOpts) command() string {
 		b.WriteString(" --checkpoint-every " + strconv.Itoa(o.checkpointEvery))
 	}
 	return b.String()
+}
+
+// writeRunFlags writes the flags a training run and a fine-tuning run
+// share, in the recorded command's order, with more (a fine-tuning's
+// --seeds) before --workers.
+func (o trainOpts) writeRunFlags(b *strings.Builder, more string) {
+	if o.episodes > 0 {
+		b.WriteString(" --episodes " + strconv.Itoa(o.episodes))
+	}
+	if o.budget > 0 {
+		b.WriteString(" --budget " + o.budget.String())
+	}
+	fmt.Fprintf(b, "%s --workers %d --seed %d --name %s --db %s", more, o.workers, o.seed, o.name, filepath.ToSlash(o.db))
+	if o.noRandomise {
+		b.WriteString(" --no-randomise")
+	}
+	if o.randomise != "" {
+		b.WriteString(" --randomise '" + o.randomise + "'")
+	}
+	if o.reward != "" {
+		b.WriteString(" --reward '" + o.reward + "'")
+	}
+	if o.gamma != 0 {
+		b.WriteString(" --gamma " + strconv.FormatFloat(o.gamma, 'g', -1, 64))
+	}
 }
 
 func newTrainCmd() *cobra.Command {

@@ -204,7 +204,7 @@ func loadStart(from, db string) (ft train.FineTune, spec, valid string, err erro
 		if err != nil {
 			return ft, "", "", err
 		}
-		valid = fmtInterval(builtin.ValidatedIntervalMin) + "-" + fmtInterval(builtin.ValidatedIntervalMax)
+		valid = builtin.ValidatedIntervalMin.String() + "-" + builtin.ValidatedIntervalMax.String()
 		return train.FineTune{From: policy.BuiltinSpec, Model: m}, policy.BuiltinSpec, valid, nil
 	case isModel && ref != "" && !strings.Contains(ref, ":"):
 		m, err := models.Load(db, ref)
@@ -216,10 +216,6 @@ func loadStart(from, db string) (ft train.FineTune, spec, valid string, err erro
 	}
 	return ft, "", "", fmt.Errorf("--from %q: want builtin or model:NAME[@V] (a learned ECN policy; no preference)", from)
 }
-
-// fmtInterval writes a duration as the hyper-parameter validated_interval
-// has it ("200µs", "1s").
-func fmtInterval(d time.Duration) string { return d.String() }
 
 var twinNameUnsafe = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
@@ -237,25 +233,7 @@ func twinModelName(scenario string) string {
 func (o trainOpts) twinCommand() string {
 	var b strings.Builder
 	b.WriteString("ecntune train --twin " + filepath.ToSlash(o.twin) + " --from " + o.from)
-	if o.episodes > 0 {
-		b.WriteString(" --episodes " + strconv.Itoa(o.episodes))
-	}
-	if o.budget > 0 {
-		b.WriteString(" --budget " + o.budget.String())
-	}
-	fmt.Fprintf(&b, " --seeds %d --workers %d --seed %d --name %s --db %s", o.twinSeeds, o.workers, o.seed, o.name, filepath.ToSlash(o.db))
-	if o.noRandomise {
-		b.WriteString(" --no-randomise")
-	}
-	if o.randomise != "" {
-		b.WriteString(" --randomise '" + o.randomise + "'")
-	}
-	if o.reward != "" {
-		b.WriteString(" --reward '" + o.reward + "'")
-	}
-	if o.gamma != 0 {
-		b.WriteString(" --gamma " + strconv.FormatFloat(o.gamma, 'g', -1, 64))
-	}
+	o.writeRunFlags(&b, fmt.Sprintf(" --seeds %d", o.twinSeeds))
 	if o.checkpointEvery != 0 {
 		b.WriteString(" --checkpoint-every " + strconv.Itoa(o.checkpointEvery))
 	}
