@@ -90,26 +90,9 @@ func NewFabricRecord(s Snapshot, neighbors map[string]Neighbor, cableMeters floa
 	return r
 }
 
-// SameShape reports whether r and o describe the same switch alike: the
-// same ports with the same speeds, peers and neighbours, and the same
-// buffer, cable and frame (the queue state, which moves, is not compared).
-func (r FabricRecord) SameShape(o FabricRecord) bool {
-	if r.Target != o.Target || r.BufferBytes != o.BufferBytes || r.CableMeters != o.CableMeters ||
-		r.FrameBytes != o.FrameBytes || len(r.Ports) != len(o.Ports) {
-		return false
-	}
-	for i := range r.Ports {
-		a, b := r.Ports[i], o.Ports[i]
-		if a.Name != b.Name || a.RateBps != b.RateBps || a.Peer != b.Peer || a.Neighbor != b.Neighbor {
-			return false
-		}
-	}
-	return true
-}
-
 // Unchanged reports whether snapshot s, with LLDP's neighbours, shows the
-// switch of r as r does (NewFabricRecord(s, ...).SameShape(r) for the
-// same cable and frame), without building a record: the same ports with
+// switch of r as r does (a record built from s for the same cable and
+// frame would have the same ports and buffer), without building one: the same ports with
 // the same speeds, peers and neighbours, and the same buffer. An agent asks it of every snapshot, so it allocates
 // nothing. A false answer may only cost a record built and compared.
 func (r FabricRecord) Unchanged(s Snapshot, neighbors map[string]Neighbor) bool {

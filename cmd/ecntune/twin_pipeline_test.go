@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -190,21 +191,14 @@ func twinLargestErrors(t *testing.T, data []byte, n int) string {
 	rows := r.Rows
 	sum := 0.0
 	for _, x := range rows {
-		sum += abs(x.Error)
+		sum += math.Abs(x.Error)
 	}
 	slices.SortFunc(rows, func(a, b row) int {
-		return cmp.Compare(abs(b.Error), abs(a.Error))
+		return cmp.Compare(math.Abs(b.Error), math.Abs(a.Error))
 	})
 	parts := []string{fmt.Sprintf("mean abs error %.2f over %d", sum/float64(len(rows)), len(rows))}
 	for _, x := range rows[:min(n, len(rows))] {
 		parts = append(parts, fmt.Sprintf("%s/%s w%d %+.2f", x.Role, x.Name, x.Window, x.Error))
 	}
 	return strings.Join(parts, "; ")
-}
-
-func abs(x float64) float64 {
-	if x < 0 {
-		return -x
-	}
-	return x
 }
