@@ -2,6 +2,7 @@ package soak
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"github.com/ecntune/ecntune/agent/core"
@@ -97,6 +98,7 @@ func sameECN(a env.Setting, e simswitch.SetLogEntry) bool {
 func Check(entries []core.AuditEntry, log []simswitch.SetLogEntry, minHold, interval time.Duration) Report {
 	var r Report
 	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Seq < entries[j].Seq })
+	sets := indexSets(log)
 	last := map[env.QueueKey]int64{}
 	prevAt := map[env.QueueKey]int64{}
 	for _, e := range entries {
@@ -104,7 +106,7 @@ func Check(entries []core.AuditEntry, log []simswitch.SetLogEntry, minHold, inte
 			continue
 		}
 		r.Applied++
-		if why, bad := pastSet(e, log); bad {
+		if why, bad := pastSet(e, sets); bad {
 			r.PastSets = append(r.PastSets, why)
 		}
 		if p, ok := prevAt[e.Key]; ok && e.TimeNs-p < int64(interval) && e.Kind != core.KindReadBack {
@@ -141,8 +143,8 @@ func Check(entries []core.AuditEntry, log []simswitch.SetLogEntry, minHold, inte
 
 // pastSet says why change e was computed on the switch's past: its Old is
 // not (in ECN) what the switch ran just before the Set.
-func pastSet(e core.AuditEntry, log []simswitch.SetLogEntry) (string, bool) {
-	prev := lastBefore(e, log)
+func pastSet(e core.AuditEntry, sets setsByQueue) (string, bool) {
+	prev := sets.lastBefore(e)
 	old := e.Old
 	old.HeadroomBytes = 0
 	if prev == nil || sameECN(old, *prev) {
@@ -241,6 +243,7 @@ func Steps(entries []core.AuditEntry, log []simswitch.SetLogEntry, maxStep float
 	if maxStep <= 1 {
 		return nil
 	}
+	sets := indexSets(log)
 	var out []string
 	for _, e := range entries {
 		if (e.State != core.StateApplied && e.State != core.StateReconciled) ||
@@ -248,7 +251,7 @@ func Steps(entries []core.AuditEntry, log []simswitch.SetLogEntry, maxStep float
 			continue
 		}
 		from := e.Old
-		if prev := lastBefore(e, log); prev != nil {
+		if prev := sets.lastBefore(e); prev != nil {
 			from = env.Setting{KminBytes: prev.Kmin, KmaxBytes: prev.Kmax, Pmax: prev.Pmax, HeadroomBytes: prev.Headroom}
 		}
 		if why := stepBeyond(from, e.New, maxStep, e.Clamped); why != "" {
@@ -258,19 +261,29 @@ func Steps(entries []core.AuditEntry, log []simswitch.SetLogEntry, maxStep float
 	return out
 }
 
-// lastBefore is the set log's last entry of e's queue before e's intent.
-func lastBefore(e core.AuditEntry, log []simswitch.SetLogEntry) *simswitch.SetLogEntry {
-	var prev *simswitch.SetLogEntry
+// setsByQueue is a set log's entries per queue, in time order, without
+// the Sets a switch refused (they did not change what it ran).
+type setsByQueue map[logQueue][]*simswitch.SetLogEntry
+
+func indexSets(log []simswitch.SetLogEntry) setsByQueue {
+	idx := setsByQueue{}
 	for i := range log {
-		l := &log[i]
-		if l.TimeNs >= e.TimeNs {
-			break
-		}
-		if l.Switch == e.Key.Target && l.Port == e.Key.Port && l.Queue == e.Key.Queue && l.Why != "refused" {
-			prev = l
+		if l := &log[i]; l.Why != "refused" {
+			k := logQueue{l.Switch, l.Port, l.Queue}
+			idx[k] = append(idx[k], l)
 		}
 	}
-	return prev
+	return idx
+}
+
+// lastBefore is the set log's last entry of e's queue before e's intent.
+func (idx setsByQueue) lastBefore(e core.AuditEntry) *simswitch.SetLogEntry {
+	ls := idx[logQueue{e.Key.Target, e.Key.Port, e.Key.Queue}]
+	n, _ := slices.BinarySearchFunc(ls, e.TimeNs, func(l *simswitch.SetLogEntry, t int64) int { return cmp.Compare(l.TimeNs, t) })
+	if n == 0 {
+		return nil
+	}
+	return ls[n-1]
 }
 
 // stepBeyond says which knob moved from a to b by more than maxStep (with
