@@ -862,7 +862,7 @@ func playLoop(sc Scenario, j job, opt Options, run LoopRunner) (Run, error) {
 	begin := time.Now()
 	interval := opt.Interval
 	if interval == 0 {
-		interval = min(gym.DefaultInterval, sc.Config.Duration/(gym.MinDecisions+5))
+		interval = gym.DefaultIntervalFor(sc.Config.Duration)
 	}
 	warmup := opt.Warmup
 	if opt.WarmupIntervals > 0 {

@@ -80,7 +80,9 @@ plots and report then name the scenario NAME@DURATION; --json keeps NAME, as sim
 does, with the simulated time in sim_time_s; workloads keep their own start and end
 times): the 6 ms of a training-sized scenario hardly lets a 10 MB flow finish, 20 ms or more shows
 what a setting costs long flows. --interval sets the control interval Δ (default:
-min(500µs, duration/25), so an episode holds at least 20 decisions). --hide-peer tells the
+min(500µs, duration/25), so an episode holds at least 20 decisions, raised towards 200µs
+while 20 decisions still fit: a 4 ms scenario decides every 190µs, inside the built-in
+model's validated intervals, not every 160µs). --hide-peer tells the
 policies no port's peer (host or switch), as an agent whose targets have no fabric-ports.`
 
 // evalOpts are the flags of "ecntune eval".
@@ -136,7 +138,7 @@ func (o *evalOpts) addFlags(cmd *cobra.Command) {
 		"so that every policy gets its frontier ratio: its small-flow p99 over the best fixed setting's that keeps 98% of its large-flow goodput")
 	f.BoolVar(&o.hidePeer, "hide-peer", false, "tell policies no port's peer (host or switch), as an agent without fabric-ports does")
 	f.StringVar(&o.device, "device", "ecntune", "judge policies with the telemetry this kind of switch exports ("+strings.Join(deviceNames(), ", ")+"): the others are masked as missing")
-	f.StringVar(&o.interval, "interval", "", "control interval Δ, e.g. 1ms (default: min(500µs, duration/25))")
+	f.StringVar(&o.interval, "interval", "", "control interval Δ, e.g. 1ms (default: min(500µs, duration/25), raised towards 200µs while 20 decisions fit)")
 	f.StringVar(&o.warmup, "warmup", "", "leave the flows that start before this time out of every policy's flow figures (FCT, small-flow p99, large-flow goodput), "+
 		"e.g. 1ms, or \"interval\" for one control interval: a fixed setting acts from the start, a policy that decides from counters only after its first interval")
 	f.StringVar(&o.loopAudit, "loop-audit", "", "write each agent:FILE run's audit log into DIR as JSON lines, one file per scenario, spec and seed (SCENARIO_FILE_SEED.jsonl), as agent history --json prints it")

@@ -16,6 +16,7 @@ import (
 	"github.com/ecntune/ecntune/eval"
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/simenv"
+	"github.com/ecntune/ecntune/simenv/gym"
 )
 
 // TestTwinPipeline runs issue 40's path as an operator meets it, on each
@@ -119,10 +120,10 @@ func isPromoted(t *testing.T, reg, name string) string {
 	return "yes"
 }
 
-// defaultInterval is eval's default control interval for a scenario:
-// min(500µs, duration/25).
+// defaultInterval is eval's default control interval for a scenario
+// (gym.DefaultIntervalFor).
 func defaultInterval(c simenv.Config) time.Duration {
-	return min(500*time.Microsecond, time.Duration(c.Duration)/25)
+	return time.Duration(gym.DefaultIntervalFor(c.Duration))
 }
 
 // runRoot runs an ecntune command line in process and returns what it

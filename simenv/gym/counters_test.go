@@ -216,7 +216,8 @@ func TestSimEnvRewardsFromCountersOnly(t *testing.T) {
 
 	for _, hide := range []bool{false, true} {
 		t.Run(fmt.Sprintf("hidepeer=%v", hide), func(t *testing.T) {
-			e, err := New(cfg, Options{Observer: ocfg, Reward: &w, HidePeer: hide})
+			// 25 decisions of 120 µs (the default would be 150 µs: 20).
+			e, err := New(cfg, Options{Interval: 120 * simenv.Microsecond, Observer: ocfg, Reward: &w, HidePeer: hide})
 			if err != nil {
 				t.Fatal(err)
 			}

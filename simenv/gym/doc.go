@@ -11,8 +11,7 @@
 //
 // Determinism: Reset(seed) rebuilds the simulation with that seed, so the
 // same Config, Options, seed and actions give the same observations,
-// rewards and StepInfo. Δ defaults to min(DefaultInterval,
-// Duration/(MinDecisions+5)); an episode ends at Config.Duration or when
+// rewards and StepInfo. Δ defaults to DefaultIntervalFor(Duration); an episode ends at Config.Duration or when
 // the fabric is idle with no traffic to come. An Env is not safe for
 // concurrent use; separate Envs share nothing and may run in parallel.
 package gym

@@ -15,8 +15,26 @@ import (
 const DefaultInterval = 500 * simenv.Microsecond
 
 // MinDecisions is the number of decisions per episode the default Δ
-// guarantees: Δ = min(DefaultInterval, Duration/(MinDecisions+5)).
+// guarantees (DefaultIntervalFor).
 const MinDecisions = 20
+
+// ShortestDefaultInterval is the Δ a short episode's default is raised to
+// while it still holds MinDecisions decisions: the interval models are
+// trained at, and the shortest the built-in model was validated for (a
+// learned policy holds every queue outside its validated intervals, so a
+// default below it would measure the starting setting, not the policy).
+const ShortestDefaultInterval = 200 * simenv.Microsecond
+
+// DefaultIntervalFor is the default Δ of an episode of duration d:
+// d/(MinDecisions+5), at most DefaultInterval, and raised towards
+// ShortestDefaultInterval as far as MinDecisions decisions still fit (the
+// first observation takes one interval): a 4 ms episode decides every
+// 190 µs, inside the built-in model's validated intervals, not every
+// 160 µs, outside them. 0 when d is too short for any.
+func DefaultIntervalFor(d simenv.Time) simenv.Time {
+	iv := min(DefaultInterval, d/(MinDecisions+5))
+	return max(iv, min(ShortestDefaultInterval, d/(MinDecisions+1)))
+}
 
 // Options configure a Env. Zero fields take the defaults.
 type Options struct {
@@ -131,7 +149,7 @@ func New(cfg simenv.Config, opts Options) (*Env, error) {
 	}
 	e.interval = opts.Interval
 	if e.interval == 0 {
-		e.interval = min(DefaultInterval, cfg.Duration/(MinDecisions+5))
+		e.interval = DefaultIntervalFor(cfg.Duration)
 		if e.interval <= 0 {
 			return nil, fmt.Errorf("sim env: config %q duration %v is too short for %d decisions", cfg.Name, cfg.Duration, MinDecisions)
 		}

@@ -65,8 +65,8 @@ func TestSimEnvResetStepDeterminism(t *testing.T) {
 	if len(keys) != 8 || keys[0] != (env.QueueKey{Target: "sw0", Port: "Ethernet0", Queue: 3}) {
 		t.Fatalf("keys = %v, want 8 queues sw0/Ethernet0..7/q3", keys)
 	}
-	if e.Interval() != 3*simenv.Millisecond/25 {
-		t.Fatalf("default interval %v, want Duration/25 = 120µs", e.Interval())
+	if e.Interval() != 3*simenv.Millisecond/21 {
+		t.Fatalf("default interval %v, want Duration/21 = 142.9µs (DefaultIntervalFor)", e.Interval())
 	}
 	if _, _, _, _, err := e.Step(make([]int, 8)); err == nil || !strings.Contains(err.Error(), "Reset") {
 		t.Fatalf("Step before Reset: err = %v", err)
