@@ -18,7 +18,7 @@
 //     counters went backwards, whose timestamp did not advance or whose link
 //     rate is not positive and finite, yield an Observation with Valid false
 //     and a Problem naming the cause; policies hold on it.
-//   - Observation.Features follows SpecVersion (obs-v4) and the action
+//   - Observation.Features follows SpecVersion (obs-v5) and the action
 //     indices follow ActionSpecVersion (act-v3: an ECN and a PFC head); a
 //     model records both and refuses to run under others, except the older
 //     specs each extends by appending (obs-v3, act-v2: ObsSpecFeatures,

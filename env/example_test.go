@@ -38,6 +38,6 @@ func ExampleObserver() {
 	// Output:
 	// valid false: first sample of this queue
 	// valid true: util 0.80, marked 0.10, avg queue 1.0 ref (20 µs), peak 2.0 ref
-	// features: util 0.80, avg_queue 0.14, kmax 0.38 of 48
+	// features: util 0.80, avg_queue 0.14, kmax 0.38 of 57
 	// reward 0.71
 }

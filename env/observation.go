@@ -60,6 +60,28 @@ import (
 //	13 hdrm_known     1 when both the headroom and its floor are known {0, 1}
 //	14 alpha          (log2(alpha) + 4) / 6  (1/16 → 0, 1 → .67)  [0, 1]
 //	15 alpha_known    1 when the PG's alpha is known              {0, 1}
+//	16 rate           log2(rate / 12.5 Gb/s) / 6 (25G → .17,       [0, 1]
+//	                  100G → .5, 400G → .83, 800G → 1; 0 unknown)
+//	17 buf_port       log2(shared buffer per port / ref) / 6       [-1, 1]
+//	18 buf_known      1 when the switch's shared buffer is known   {0, 1}
+//	19 oversub        log2(host-facing / fabric-facing capacity    [-1, 1]
+//	                  of the switch) / 2; 0 on a switch without
+//	                  one of the two
+//	20 oversub_known  1 when every port of the switch has a known  {0, 1}
+//	                  peer (so 19 is measured, not assumed)
+//	21 sw_util        mean util of the switch's queues             [0, 1]
+//	22 sw_mark        mean mark of the switch's queues             [0, 1]
+//	23 sw_max_queue   largest max_queue of the switch's queues     [0, 1]
+//	24 sw_pause_tx    mean pause_tx of the switch's queues         [0, 1]
+//
+// (obs-v5 adds 16-24: what tells fabrics apart (the port rate, buffer per
+// port, the switch's oversubscription, all measurable by the agent from
+// the port table, the buffer pool and LLDP) and the switch's context this
+// interval (21-24, over the snapshot's queues whose interval was
+// measured, 0 when none was), so that one model can act differently on a
+// 25 Gb/s 3:1 leaf and on an 800 Gb/s star, and see a change of traffic
+// mix across its switch. The ports of a switch are those of its
+// snapshot: the queues under control.)
 //
 // (obs-v4 adds 12-15 for the PFC actions of act-v3; the first 44 features
 // are obs-v3's, so a model trained on obs-v3 still runs: it reads them
@@ -76,19 +98,20 @@ import (
 //
 // The thresholds use the same ref as the queues, so Kmin and Kmax read as
 // multiples of the reference BDP: 2^-8..2^8 ref covers 1 KB..64 MB at
-// 100 Gb/s. The link rate and Δ themselves are deliberately absent.
+// 100 Gb/s. Δ itself is deliberately absent; the link rate is feature 16
+// (obs-v5), beside the thresholds measured in its reference.
 // When an interval is not valid (first sample, counter reset, bad rate) the
 // history is cleared and every block is zero.
 //
 // Why obs-v2 tells the policy the port's peer, with the measurement that
 // decided it, is in env/DESIGN.md.
-const SpecVersion = "obs-v4"
+const SpecVersion = "obs-v5"
 
 // Layout constants of SpecVersion.
 const (
 	HistoryLen       = 4
 	IntervalFeatures = 8
-	SettingFeatures  = 16
+	SettingFeatures  = 25
 	NumFeatures      = HistoryLen*IntervalFeatures + SettingFeatures
 )
 
@@ -99,6 +122,8 @@ func ObsSpecFeatures(spec string) int {
 	switch spec {
 	case SpecVersion:
 		return NumFeatures
+	case "obs-v4":
+		return HistoryLen*IntervalFeatures + 16
 	case "obs-v3":
 		return HistoryLen*IntervalFeatures + 12
 	}
@@ -107,7 +132,7 @@ func ObsSpecFeatures(spec string) int {
 
 // ReadableObsSpecs are the observation specs ObsSpecFeatures accepts,
 // this build's first.
-var ReadableObsSpecs = []string{SpecVersion, "obs-v3"}
+var ReadableObsSpecs = []string{SpecVersion, "obs-v4", "obs-v3"}
 
 // Indices within an interval block (add b·IntervalFeatures for block b).
 const (
@@ -139,6 +164,15 @@ const (
 	FeatHeadroomKnown
 	FeatAlpha
 	FeatAlphaKnown
+	FeatRate
+	FeatBufPort
+	FeatBufKnown
+	FeatOversub
+	FeatOversubKnown
+	FeatSwUtil
+	FeatSwMark
+	FeatSwMaxQueue
+	FeatSwPauseTx
 )
 
 // FeatureNames returns the name of every index of Features, in order, for
@@ -153,7 +187,8 @@ func FeatureNames() []string {
 	}
 	return append(names, "kmin", "kmax", "pmax", "kmax_xoff", "xoff_known", "valid", "fabric", "peer_known",
 		"marks_known", "qlen_known", "pfc_known", "paused_known",
-		"headroom", "hdrm_known", "alpha", "alpha_known")
+		"headroom", "hdrm_known", "alpha", "alpha_known",
+		"rate", "buf_port", "buf_known", "oversub", "oversub_known", "sw_util", "sw_mark", "sw_max_queue", "sw_pause_tx")
 }
 
 // Metrics are the interval figures of one queue, decoded from two

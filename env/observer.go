@@ -135,6 +135,7 @@ func (o *Observer) Len() int { return len(o.queues) }
 func (o *Observer) Observe(s Snapshot) []Observation {
 	out := make([]Observation, len(s.Queues))
 	feats := make([]float32, len(s.Queues)*NumFeatures)
+	states := make([]*queueState, len(s.Queues))
 	for i := range s.Queues {
 		q := &s.Queues[i]
 		key := q.Key
@@ -147,6 +148,15 @@ func (o *Observer) Observe(s Snapshot) []Observation {
 			o.queues[key] = st
 		}
 		o.advance(st, q, s.TimeNs)
+		states[i] = st
+	}
+	sw := switchContextOf(s.Queues, states)
+	for i := range s.Queues {
+		q, st := &s.Queues[i], states[i]
+		key := q.Key
+		if key.Target == "" {
+			key.Target = s.Target
+		}
 		ob := &out[i]
 		ob.Key = key
 		ob.RateBps = q.RateBps
@@ -163,6 +173,7 @@ func (o *Observer) Observe(s Snapshot) []Observation {
 		ob.Missing = q.Missing
 		ob.Features = feats[i*NumFeatures : (i+1)*NumFeatures : (i+1)*NumFeatures]
 		o.fill(ob.Features, st, q)
+		sw.fill(ob.Features, q, o.refSec)
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"errors"
+	"fmt"
 	"github.com/ecntune/ecntune/internal/cputime"
 	"math"
 	"math/rand/v2"
@@ -477,7 +478,7 @@ func TestLearnedTwoHeads(t *testing.T) {
 	}
 }
 
-// prefNet is a preference-conditioned network (logits) over obs-v4's
+// prefNet is a preference-conditioned network (logits) over this spec's
 // features and the preference: action lat scores +3·p, action thr −3·p,
 // every other 0, so p > 0 picks lat and p < 0 thr whatever the features.
 func prefNet(t testing.TB, lat, thr int) *rl.Net {
@@ -498,7 +499,7 @@ func TestConditionedTakesPreferenceAsInput(t *testing.T) {
 	cat := env.DefaultCatalogue()
 	lat, thr := cat.Absolute(2, 0, 2), cat.Absolute(10, 0, 0)
 	net := prefNet(t, lat, thr)
-	if _, err := NewLearned("plain", net, cat, 0); err == nil || !strings.Contains(err.Error(), "49 features") {
+	if _, err := NewLearned("plain", net, cat, 0); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%d features", env.NumFeatures+1)) {
 		t.Fatalf("a conditioned network taken as a plain one: err = %v", err)
 	}
 	l, err := NewConditioned("cond", net, cat, 0)

@@ -47,6 +47,19 @@ type Randomisation struct {
 	// HostRates lists host link rates (bps) to pick from; every link rate
 	// and the DCQCN rate steps scale by the same factor.
 	HostRates []float64 `json:"host_rates,omitempty"`
+	// FabricScales lists factors to pick from for the rate of every link
+	// between two switches (the hosts' rate is HostRates'): 0.5 halves
+	// the uplinks, doubling a leaf's oversubscription.
+	FabricScales []float64 `json:"fabric_scales,omitempty"`
+	// BufferMin/BufferMax multiply every switch's shared buffer (buffer
+	// per port), CableMin/CableMax the PFC cable length (the headroom a
+	// PG needs), DelayMin/DelayMax every link's propagation delay.
+	BufferMin float64 `json:"buffer_min,omitempty"`
+	BufferMax float64 `json:"buffer_max,omitempty"`
+	CableMin  float64 `json:"cable_min,omitempty"`
+	CableMax  float64 `json:"cable_max,omitempty"`
+	DelayMin  float64 `json:"delay_min,omitempty"`
+	DelayMax  float64 `json:"delay_max,omitempty"`
 	// AddIncast is the probability of adding an incast workload (fan-in
 	// 3..hosts-1, 50..400 KB every 200..800 µs) to the episode: mixes.
 	AddIncast float64 `json:"add_incast"`
@@ -73,7 +86,8 @@ type Randomisation struct {
 // a Randomisation trains with DefaultRandomisation.
 func (r Randomisation) IsZero() bool {
 	return !r.Off && r.LoadMin == 0 && r.LoadMax == 0 && r.FaninMin == 0 && r.FaninMax == 0 && r.SizeMin == 0 &&
-		r.SizeMax == 0 && len(r.HostRates) == 0 && r.AddIncast == 0 && !r.RandomStart && r.HidePeer == 0 && r.DropTelemetry == 0 && r.RandomPFC == 0
+		r.SizeMax == 0 && len(r.HostRates) == 0 && len(r.FabricScales) == 0 && r.BufferMin == 0 && r.BufferMax == 0 &&
+		r.CableMin == 0 && r.CableMax == 0 && r.DelayMin == 0 && r.DelayMax == 0 && r.AddIncast == 0 && !r.RandomStart && r.HidePeer == 0 && r.DropTelemetry == 0 && r.RandomPFC == 0
 }
 
 // Config is everything a training run depends on.
@@ -326,7 +340,8 @@ func (r Randomisation) validate() error {
 	for _, p := range []struct {
 		n      string
 		lo, hi float64
-	}{{"load", r.LoadMin, r.LoadMax}, {"fanin", r.FaninMin, r.FaninMax}, {"size", r.SizeMin, r.SizeMax}} {
+	}{{"load", r.LoadMin, r.LoadMax}, {"fanin", r.FaninMin, r.FaninMax}, {"size", r.SizeMin, r.SizeMax},
+		{"buffer", r.BufferMin, r.BufferMax}, {"cable", r.CableMin, r.CableMax}, {"delay", r.DelayMin, r.DelayMax}} {
 		if err := checkPair(p.n, p.lo, p.hi); err != nil {
 			return err
 		}
@@ -334,6 +349,11 @@ func (r Randomisation) validate() error {
 	for i, v := range r.HostRates {
 		if !(v >= 1e9 && v <= 1.6e12) {
 			return fmt.Errorf("train: randomisation host_rates[%d] = %g bps: allowed 1 Gb/s..1.6 Tb/s", i, v)
+		}
+	}
+	for i, v := range r.FabricScales {
+		if !(v >= 0.0625 && v <= 16) {
+			return fmt.Errorf("train: randomisation fabric_scales[%d] = %g: allowed 0.0625..16", i, v)
 		}
 	}
 	if !(r.AddIncast >= 0 && r.AddIncast <= 1) {
@@ -891,6 +911,26 @@ func perturb(r Randomisation, sc simenv.Config, rng *rand.Rand) simenv.Config {
 		sc.DCQCN.HAIBps *= f
 		sc.DCQCN.MinRateBps *= f
 		sc.ECNByRate = nil
+	}
+	if len(r.FabricScales) > 0 {
+		f := r.FabricScales[rng.IntN(len(r.FabricScales))]
+		for i, l := range sc.Topology.Links {
+			if sc.Topology.Nodes[l.A].Switch && sc.Topology.Nodes[l.B].Switch {
+				sc.Topology.Links[i].RateBps *= f
+			}
+		}
+		sc.ECNByRate = nil
+	}
+	if f := u(r.BufferMin, r.BufferMax); f != 1 {
+		sc.BufferBytes = max(100_000, int64(float64(sc.BufferBytes)*f))
+	}
+	if f := u(r.CableMin, r.CableMax); f != 1 {
+		sc.PFC.CableMeters *= f
+	}
+	if f := u(r.DelayMin, r.DelayMax); f != 1 {
+		for i := range sc.Topology.Links {
+			sc.Topology.Links[i].Delay = max(simenv.Nanosecond, simenv.Time(float64(sc.Topology.Links[i].Delay)*f))
+		}
 	}
 	for i := range sc.Workloads {
 		w := &sc.Workloads[i]

@@ -157,6 +157,10 @@ func TestConfigErrors(t *testing.T) {
 		{func(c *Config) { c.MaxEpisode = 150 * simenv.Microsecond }, "max episode"},
 		{func(c *Config) { c.Randomise = Randomisation{LoadMin: 2, LoadMax: 1} }, "load_min 2"},
 		{func(c *Config) { c.Randomise = Randomisation{HostRates: []float64{10}} }, "host_rates[0]"},
+		{func(c *Config) { c.Randomise = Randomisation{FabricScales: []float64{1, 0}} }, "fabric_scales[1] = 0"},
+		{func(c *Config) { c.Randomise = Randomisation{BufferMin: 0, BufferMax: 2} }, "buffer_min 0"},
+		{func(c *Config) { c.Randomise = Randomisation{CableMin: 3, CableMax: 2} }, "cable_min 3"},
+		{func(c *Config) { c.Randomise = Randomisation{DelayMin: -1, DelayMax: 2} }, "delay_min -1"},
 		{func(c *Config) { c.Hidden = []int{0} }, "hidden[0]"},
 		{func(c *Config) { c.Scenarios[0].Config.Duration = 0 }, "scenario 0 (a): duration"},
 		{func(c *Config) { c.Spec = "obs-v9/act-v2" }, `spec "obs-v9/act-v2": want OBS/ACT with OBS one of`},
@@ -205,6 +209,50 @@ func TestPerturbStaysInRange(t *testing.T) {
 		t.Fatalf("rates %v, added incasts %d/400: want all 4 rates and about 30%%", rates, added)
 	}
 	if sc.Topology.Links[0].RateBps != 100e9 || len(sc.Workloads) != 2 {
+		t.Fatal("perturb changed the scenario it was given")
+	}
+}
+
+// TestPerturbFabric checks the fabric randomisation on a leaf-spine:
+// fabric_scales moves the switch-to-switch links only, and the buffer,
+// cable and delay factors stay in their ranges.
+func TestPerturbFabric(t *testing.T) {
+	sc := tinyScenario("a", 0.6).Config
+	sc.Topology = simenv.LeafSpineTopology(2, 1, 3, 100e9, 100e9, simenv.Microsecond)
+	r := Randomisation{FabricScales: []float64{0.5, 2}, BufferMin: 0.5, BufferMax: 2, CableMin: 1, CableMax: 20,
+		DelayMin: 0.5, DelayMax: 2}
+	rng := rand.New(rand.NewPCG(3, 4))
+	scales := map[float64]bool{}
+	for i := 0; i < 200; i++ {
+		p := perturb(r, sc, rng)
+		var fabric float64
+		for _, l := range p.Topology.Links {
+			a, b := p.Topology.Nodes[l.A], p.Topology.Nodes[l.B]
+			switch {
+			case a.Switch && b.Switch:
+				if fabric != 0 && l.RateBps != fabric {
+					t.Fatalf("fabric links at %g and %g in one episode", fabric, l.RateBps)
+				}
+				fabric = l.RateBps
+			case l.RateBps != 100e9:
+				t.Fatalf("host link at %g, want 100G (fabric_scales moves fabric links only)", l.RateBps)
+			}
+			if d := float64(l.Delay) / float64(simenv.Microsecond); d < 0.5-1e-9 || d > 2+1e-9 {
+				t.Fatalf("link delay ×%g outside 0.5..2", d)
+			}
+		}
+		scales[fabric/100e9] = true
+		if b := float64(p.BufferBytes) / float64(sc.BufferBytes); b < 0.5-1e-6 || b > 2+1e-6 {
+			t.Fatalf("buffer ×%g outside 0.5..2", b)
+		}
+		if c := p.PFC.CableMeters / sc.PFC.CableMeters; c < 1-1e-9 || c > 20+1e-9 {
+			t.Fatalf("cable ×%g outside 1..20", c)
+		}
+	}
+	if len(scales) != 2 || !scales[0.5] || !scales[2] {
+		t.Fatalf("fabric scales drawn %v, want 0.5 and 2", scales)
+	}
+	if sc.Topology.Links[len(sc.Topology.Links)-1].RateBps != 100e9 {
 		t.Fatal("perturb changed the scenario it was given")
 	}
 }
