@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/policy"
+	"github.com/ecntune/ecntune/policy/nn"
 	"github.com/ecntune/ecntune/simenv/scenario"
 	"github.com/ecntune/ecntune/train"
 	"github.com/ecntune/ecntune/train/rl"
@@ -70,6 +72,9 @@ func (o trainOpts) command() string {
 	if o.spec != "" {
 		b.WriteString(" --spec " + o.spec)
 	}
+	if o.from != "" {
+		b.WriteString(" --from " + o.from)
+	}
 	if o.prefScale != 0 {
 		b.WriteString(" --preference-scale " + strconv.FormatFloat(o.prefScale, 'g', -1, 64))
 	}
@@ -115,7 +120,7 @@ func (o trainOpts) writeRunFlags(b *strings.Builder, more string) {
 func newTrainCmd() *cobra.Command {
 	var o trainOpts
 	cmd := &cobra.Command{
-		Use:   "train (--scenario FILE... [--algo ddqn|ppo] | --twin FILE [--from builtin|model:NAME]) [--budget 10m | --episodes N]",
+		Use:   "train (--scenario FILE... [--algo ddqn|ppo | --from builtin|model:NAME] | --twin FILE [--from builtin|model:NAME]) [--budget 10m | --episodes N]",
 		Short: "Train a learned ECN policy in the simulator and store it in the model registry",
 		Long: `Train a policy (DDQN or PPO, one agent per lossless egress queue sharing one network)
 on episodes drawn from the given scenarios with domain randomisation (load, fan-in, incast
@@ -378,11 +383,82 @@ func (o *trainOpts) config() (train.Config, error) {
 		}
 		cfg.ECNName = o.headroomFor
 	}
+	if o.from != "" {
+		if err := o.startFrom(&cfg); err != nil {
+			return train.Config{}, err
+		}
+	}
 	if err := cfg.Validate(); err != nil {
 		return train.Config{}, err // before the registry file is created
 	}
 	cfg.Reward = reward
 	return cfg, nil
+}
+
+// startFrom makes cfg continue --from's weights on the --scenario files:
+// the model's algorithm and hidden layers, its action spec, and its
+// network widened with zero weights to the observation spec the run
+// trains (default this build's), so that the run starts deciding exactly
+// as the model does and learns from there what the added features are
+// worth; its fresh critic is fitted alone for the first
+// train.TwinCriticWarmUp episodes.
+func (o *trainOpts) startFrom(cfg *train.Config) error {
+	ft, _, _, err := loadStart(o.from, o.db)
+	if err != nil {
+		return err
+	}
+	m := ft.Model
+	if m.ObsSpec == env.SwitchSpecVersion || m.Hyper[models.HyperPreferenceScale] != "" {
+		return fmt.Errorf("--from %s: a switch-level or preference-conditioned model is not continued on --scenario files", o.from)
+	}
+	if o.algoSet && o.algo != m.Algorithm {
+		return fmt.Errorf("--algo %s: --from %s is a %s model", o.algo, o.from, m.Algorithm)
+	}
+	cfg.Algo, o.algo = m.Algorithm, m.Algorithm
+	obs := env.SpecVersion
+	if o.spec != "" {
+		var act string
+		obs, act, _ = strings.Cut(o.spec, "/")
+		if act != m.ActSpec {
+			return fmt.Errorf("--spec %s: --from %s acts on %s", o.spec, o.from, m.ActSpec)
+		}
+	}
+	cfg.Spec = obs + "/" + m.ActSpec
+	if cfg.Hidden, err = modelHidden(m); err != nil {
+		return err
+	}
+	if len(o.hidden) > 0 && !slices.Equal(o.hidden, cfg.Hidden) {
+		return fmt.Errorf("--hidden %v: --from %s has hidden layers %v", o.hidden, o.from, cfg.Hidden)
+	}
+	net, err := nn.UnmarshalNet(m.Weights)
+	if err != nil {
+		return fmt.Errorf("--from %s: weights: %w", o.from, err)
+	}
+	in := env.ObsSpecFeatures(obs)
+	if in == 0 || in < net.InDim() {
+		return fmt.Errorf("--spec %s: --from %s reads %d features (%s), the spec %d", cfg.Spec, o.from, net.InDim(), m.ObsSpec, in)
+	}
+	if cfg.Init, err = net.WithInputs(in); err != nil {
+		return err
+	}
+	cfg.InitName = ft.From
+	if cfg.Algo == train.AlgoPPO {
+		cfg.CriticWarmUp = train.TwinCriticWarmUp
+	}
+	return nil
+}
+
+// modelHidden reads a model's hidden layer widths ("64,64").
+func modelHidden(m models.Model) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(m.Hyper["hidden"], ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("model %s: hyper-parameter hidden = %q: %v", m.Ref(), m.Hyper["hidden"], err)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 // headroomECN is the network of the ECN policy a switch-level headroom

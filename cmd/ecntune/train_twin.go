@@ -56,16 +56,16 @@ const (
 func addTwinFlags(f *pflag.FlagSet, o *trainOpts) {
 	f.StringVar(&o.twin, "twin", "", "fine-tune on this fabric's scenario (written by ecntune twin, or any scenario file) from --from's weights, "+
 		"then promote only if not behind the twin's frontier of fixed settings (see above)")
-	f.StringVar(&o.from, "from", "", "with --twin: the model to start from, builtin (default) or model:NAME[@V] from --db")
+	f.StringVar(&o.from, "from", "", "the model to start from, builtin or model:NAME[@V] from --db: with --twin (default builtin), "+
+		"or with --scenario files (its weights continued, widened with zero weights to --spec's observation if it reads fewer features)")
 	f.IntVar(&o.twinSeeds, "seeds", 0, fmt.Sprintf("with --twin: seeds of the frontier evaluation on the twin (default %d; the twin's seed and the next ones, held out from training)", twinDefaultSeeds))
 }
 
-// refuseTwinFlags: --from and --seeds belong to --twin.
+// refuseTwinFlags: --seeds belongs to --twin (--from also starts a run
+// on --scenario files from a model's weights).
 func (o trainOpts) refuseTwinFlags(cmd *cobra.Command) error {
-	for _, fl := range []string{"from", "seeds"} {
-		if cmd.Flags().Changed(fl) {
-			return fmt.Errorf("--%s goes with --twin FILE (fine-tuning on a twin)", fl)
-		}
+	if cmd.Flags().Changed("seeds") {
+		return fmt.Errorf("--seeds goes with --twin FILE (fine-tuning on a twin)")
 	}
 	return nil
 }

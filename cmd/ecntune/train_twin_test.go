@@ -148,7 +148,7 @@ func TestTrainTwin(t *testing.T) {
 }
 
 // TestTrainTwinRefuses: --twin keeps the starting model's network and
-// trains on the twin alone; --from and --seeds belong to --twin.
+// trains on the twin alone; --seeds belongs to --twin.
 func TestTrainTwinRefuses(t *testing.T) {
 	dir := t.TempDir()
 	twin, _ := writeTwin(t, dir)
@@ -170,8 +170,8 @@ func TestTrainTwinRefuses(t *testing.T) {
 			t.Errorf("%v: %v, want %q", c.args, err, c.says)
 		}
 	}
-	if _, _, err := runTrainCmd(t, "--scenario", twin, "--from", "builtin", "--db", db); err == nil || !strings.Contains(err.Error(), "--from goes with --twin") {
-		t.Errorf("--from without --twin: %v", err)
+	if _, _, err := runTrainCmd(t, "--scenario", twin, "--seeds", "3", "--db", db); err == nil || !strings.Contains(err.Error(), "--seeds goes with --twin") {
+		t.Errorf("--seeds without --twin: %v", err)
 	}
 }
 

@@ -509,3 +509,29 @@ func (n *Net) forwardTile(dst, x []float32, rows int, s *scratch) {
 		cur = y
 	}
 }
+
+// WithInputs returns a copy of n that reads in >= n.InDim() inputs: the
+// first n.InDim() as n does, the rest with zero weights, so it gives n's
+// outputs on any input, whatever the added features say. Training then
+// learns what the added features are worth from where n stands (a model
+// of an older observation spec continued on a spec that appends
+// features).
+func (n *Net) WithInputs(in int) (*Net, error) {
+	if in < n.arch.In {
+		return nil, fmt.Errorf("nn: widen to %d inputs: the network reads %d already", in, n.arch.In)
+	}
+	a := n.Arch()
+	a.In = in
+	w, err := NewNet(a)
+	if err != nil {
+		return nil, err
+	}
+	w.Kind = n.Kind
+	copy(w.Layers[0].W, n.Layers[0].W) // row i is input i's weights: the added rows stay 0
+	copy(w.Layers[0].B, n.Layers[0].B)
+	for l := 1; l < len(n.Layers); l++ {
+		copy(w.Layers[l].W, n.Layers[l].W)
+		copy(w.Layers[l].B, n.Layers[l].B)
+	}
+	return w, nil
+}
