@@ -38,6 +38,7 @@ type trainOpts struct {
 	checkpointEvery int
 	reward          string
 	gamma           float64
+	lr              float64
 	hidden          []int
 	spec            string
 	prefScale       float64
@@ -115,6 +116,9 @@ func (o trainOpts) writeRunFlags(b *strings.Builder, more string) {
 	if o.gamma != 0 {
 		b.WriteString(" --gamma " + strconv.FormatFloat(o.gamma, 'g', -1, 64))
 	}
+	if o.lr != 0 {
+		b.WriteString(" --lr " + strconv.FormatFloat(o.lr, 'g', -1, 64))
+	}
 }
 
 func newTrainCmd() *cobra.Command {
@@ -157,6 +161,7 @@ while that ECN policy decides ECN; run it as POLICY+headroom=model:NAME.` + trai
 		strings.Join(env.RewardWeightNames(), ", ")+` (flow_small, flow_large: mean log2 slowdown of the flows through a queue, `+
 		`flow_small_tail: the largest small-flow one; the simulator's ground truth)`)
 	f.Float64Var(&o.gamma, "gamma", 0, "discount (default 0.7 for ddqn, 0.9 for ppo)")
+	f.Float64Var(&o.lr, "lr", 0, "learning rate (default 1e-3 for ddqn, 3e-4 for ppo; with --twin the starting model's)")
 	f.IntSliceVar(&o.hidden, "hidden", nil, "hidden layer widths of the MLP, e.g. 128,64 (default 64,64)")
 	f.StringVar(&o.spec, "spec", "", "observation and action spec of the model, OBS/ACT, e.g. obs-v3/act-v2 for the embedded model's "+
 		"(default: "+env.SpecVersion+", and "+env.ActionSpecVersion+" for ppo, act-v2 for ddqn)")
@@ -376,7 +381,7 @@ func (o *trainOpts) config() (train.Config, error) {
 		scs = append(scs, sc)
 	}
 	cfg := train.Config{Algo: o.algo, Scenarios: scs, Episodes: o.episodes, Workers: o.workers, Seed: o.seed,
-		CheckpointEvery: o.checkpointEvery, Randomise: rnd, Gamma: o.gamma, Hidden: o.hidden, Spec: o.spec, PreferenceScale: o.prefScale, CriticTruth: o.criticTruth}
+		CheckpointEvery: o.checkpointEvery, Randomise: rnd, Gamma: o.gamma, LR: o.lr, Hidden: o.hidden, Spec: o.spec, PreferenceScale: o.prefScale, CriticTruth: o.criticTruth}
 	if o.headroomFor != "" {
 		if cfg.ECN, err = headroomECN(o.headroomFor, o.db); err != nil {
 			return train.Config{}, err

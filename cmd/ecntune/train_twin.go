@@ -164,7 +164,7 @@ func (o *trainOpts) sameAsStart(cfg train.Config) error {
 }
 
 // twinOverrides applies --randomise (over the twin's randomisation) or
-// --no-randomise, --reward, --gamma and --checkpoint-every to cfg, and
+// --no-randomise, --reward, --gamma, --lr and --checkpoint-every to cfg, and
 // --episodes.
 func (o *trainOpts) twinOverrides(cfg *train.Config) error {
 	if o.noRandomise && o.randomise != "" {
@@ -189,6 +189,9 @@ func (o *trainOpts) twinOverrides(cfg *train.Config) error {
 	}
 	if o.gamma != 0 {
 		cfg.Gamma = o.gamma
+	}
+	if o.lr != 0 {
+		cfg.LR = o.lr
 	}
 	cfg.CheckpointEvery, cfg.Episodes = o.checkpointEvery, o.episodes
 	return cfg.Validate()
