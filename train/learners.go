@@ -207,6 +207,12 @@ type ckptHeader struct {
 	Round       int     `json:"round"`
 	Episodes    int     `json:"episodes"`
 	Curve       []Round `json:"curve"`
+	// Selected is the best snapshot Hooks.Select has judged so far, its
+	// weights with it, so that a resumed run keeps choosing among all of
+	// its snapshots.
+	Selected *Selection `json:"selected,omitempty"`
+	// SelectedWeights are Selected's network (nn.Net.MarshalBinary).
+	SelectedWeights []byte `json:"selected_weights,omitempty"`
 }
 
 // encodeState is u32 header length | header JSON | learner checkpoint.

@@ -2,6 +2,7 @@ package train
 
 import (
 	"encoding/json"
+	"fmt"
 	"runtime/debug"
 	"strconv"
 	"time"
@@ -43,6 +44,12 @@ func (r *Result) Model(p Provenance) (models.Model, error) {
 		hyper["resumed_from_episode"] = strconv.Itoa(r.ResumedFrom)
 	}
 	hyper["episodes_done"] = strconv.Itoa(r.Episodes)
+	if sel := r.Selected; sel != nil {
+		hyper["selected"] = fmt.Sprintf("the network after round %d (episode %d), the best of %d judged: score %.4f", sel.Round, sel.Episodes, sel.Judged, sel.Score)
+		if sel.Note != "" {
+			hyper["selected"] += " (" + sel.Note + ")"
+		}
+	}
 	if p.Build != "" {
 		hyper["build"] = p.Build // the simulator's behaviour is part of what was learned
 	}

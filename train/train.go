@@ -16,6 +16,7 @@ import (
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/policy/nn"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/gym"
 	"github.com/ecntune/ecntune/simenv/scenario"
@@ -668,6 +669,25 @@ type Hooks struct {
 	// Resumed, when the run starts from a checkpoint, is told at once the
 	// episodes and rounds that checkpoint holds.
 	Resumed func(episodes, round int)
+	// Select, when set, judges a snapshot of the policy network every
+	// SelectEvery rounds and after the last (lower is better; the CLI's
+	// frontier ratio on validation scenarios, eval.Yardstick): the run
+	// ends with the best snapshot judged, not with its last network,
+	// and Result.Selected says which. The reward a policy climbs is not
+	// the judgement its model meets, and the two part as training goes
+	// on (docs/model/obs-v5-eval.txt). note is a line for the provenance.
+	Select      func(r Round, net *rl.Net) (score float64, note string, err error)
+	SelectEvery int
+}
+
+// Selection is the snapshot Hooks.Select judged best.
+type Selection struct {
+	Round    int     `json:"round"`
+	Episodes int     `json:"episodes"`
+	Score    float64 `json:"score"`
+	Note     string  `json:"note,omitempty"`
+	// Judged counts the snapshots judged.
+	Judged int `json:"judged"`
 }
 
 // ErrInterrupted: Hooks.Interrupted stopped the run; its checkpoint is
@@ -685,6 +705,9 @@ type Result struct {
 	// Eval is the greedy mean reward per queue-interval on each training
 	// scenario, unperturbed, at the end.
 	Eval map[string]float64
+	// Selected, with Hooks.Select, is the snapshot Net is.
+	Selected *Selection
+	selNet   *rl.Net // the selected snapshot while the run goes on
 }
 
 // learner is the algorithm-specific part of the loop.
@@ -731,6 +754,9 @@ func Run(cfg Config, hooks Hooks) (*Result, error) {
 			r.EvalScore, r.Evaluated = s, true
 		}
 		res.Curve = append(res.Curve, r)
+		if err := selectSnapshot(hooks, r, last, lr.net(), res); err != nil {
+			return nil, err
+		}
 		intr := !last && hooks.Interrupted != nil && hooks.Interrupted()
 		stop := !last && (intr || hooks.Stop != nil && hooks.Stop(r))
 		if hooks.Store != nil && hooks.Run != "" && (round%cfg.CheckpointEvery == 0 || stop) && !last {
@@ -749,6 +775,9 @@ func Run(cfg Config, hooks Hooks) (*Result, error) {
 		}
 	}
 	res.Net = lr.net().Clone()
+	if res.selNet != nil {
+		res.Net = res.selNet
+	}
 	res.Eval = make(map[string]float64, len(cfg.Scenarios))
 	for _, s := range cfg.Scenarios {
 		v, err := greedyScore(cfg, s.Config, res.Net)
@@ -758,6 +787,35 @@ func Run(cfg Config, hooks Hooks) (*Result, error) {
 		res.Eval[s.Name] = v
 	}
 	return res, nil
+}
+
+// selectSnapshot asks hooks.Select to judge the network after round r
+// (every SelectEvery rounds, and after the last) and keeps it in res when
+// it is the best judged so far (ties keep the earlier).
+func selectSnapshot(hooks Hooks, r Round, last bool, net *rl.Net, res *Result) error {
+	every := max(hooks.SelectEvery, 1)
+	if hooks.Select == nil || !(r.Round%every == 0 || last) {
+		return nil
+	}
+	snap := net.Clone()
+	score, note, err := hooks.Select(r, snap)
+	if err != nil {
+		return fmt.Errorf("train: judging the network after round %d: %w", r.Round, err)
+	}
+	if math.IsNaN(score) {
+		score = math.Inf(1)
+	}
+	judged := 1
+	if res.Selected != nil {
+		judged += res.Selected.Judged
+		if !(score < res.Selected.Score) {
+			res.Selected.Judged = judged
+			return nil
+		}
+	}
+	res.Selected = &Selection{Round: r.Round, Episodes: r.Episodes, Score: score, Note: note, Judged: judged}
+	res.selNet = snap
+	return nil
 }
 
 // resume returns the learner a run starts from: the one in the run's
@@ -781,6 +839,12 @@ func resume(cfg Config, hooks Hooks, fp string, res *Result) (learner, int, erro
 				return nil, 0, fmt.Errorf("train: checkpoint of run %s: %w", hooks.Run, err)
 			}
 			res.Curve, res.Episodes, res.ResumedFrom = h.Curve, h.Episodes, h.Episodes
+			if h.Selected != nil {
+				if res.selNet, err = nn.UnmarshalNet(h.SelectedWeights); err != nil {
+					return nil, 0, fmt.Errorf("train: checkpoint of run %s: selected snapshot: %w", hooks.Run, err)
+				}
+				res.Selected = h.Selected
+			}
 			if hooks.Resumed != nil {
 				hooks.Resumed(h.Episodes, h.Round)
 			}
@@ -847,7 +911,13 @@ func checkpoint(hooks Hooks, lr learner, fp string, round int, res *Result) erro
 	if err != nil {
 		return fmt.Errorf("train: checkpoint after round %d: %w", round, err)
 	}
-	state, err := encodeState(ckptHeader{Version: 1, Fingerprint: fp, Round: round, Episodes: res.Episodes, Curve: res.Curve}, blob)
+	h := ckptHeader{Version: 1, Fingerprint: fp, Round: round, Episodes: res.Episodes, Curve: res.Curve, Selected: res.Selected}
+	if res.selNet != nil {
+		if h.SelectedWeights, err = res.selNet.MarshalBinary(); err != nil {
+			return fmt.Errorf("train: checkpoint after round %d: selected snapshot: %w", round, err)
+		}
+	}
+	state, err := encodeState(h, blob)
 	if err != nil {
 		return err
 	}

@@ -44,6 +44,9 @@ type trainOpts struct {
 	prefScale       float64
 	headroomFor     string
 	criticTruth     bool
+	selectOn        []string
+	selectSeeds     int
+	selectEvery     int
 	// train --twin
 	twin, from string
 	twinSeeds  int
@@ -85,6 +88,7 @@ func (o trainOpts) command() string {
 	if o.criticTruth {
 		b.WriteString(" --critic-truth")
 	}
+	o.writeSelectFlags(&b)
 	if o.checkpointEvery != 0 {
 		// Not part of what is learned, but of the resume fingerprint: the
 		// recorded command must resume its own killed run.
@@ -145,6 +149,7 @@ while that ECN policy decides ECN; run it as POLICY+headroom=model:NAME.` + trai
 	}
 	f := cmd.Flags()
 	addTwinFlags(f, &o)
+	addSelectFlags(f, &o)
 	f.StringArrayVar(&o.scenarios, "scenario", nil, "training scenario (YAML); repeat for several")
 	f.StringVar(&o.algo, "algo", "ddqn", "learning algorithm: ddqn or ppo")
 	f.DurationVar(&o.budget, "budget", 0, "wall-clock budget, e.g. 10m (training stops after the round that exceeds it)")
@@ -216,6 +221,9 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 	if err := o.refuseTwinFlags(cmd); err != nil {
 		return err
 	}
+	if err := o.selectFlags(cmd.Flags().Changed); err != nil {
+		return err
+	}
 	cfg, err := o.config()
 	if err != nil {
 		return err
@@ -228,6 +236,11 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 		return err
 	}
 	defer s.end()
+	if len(o.selectOn) > 0 {
+		if s.sel, err = o.selector(cmd.ErrOrStderr(), env.Catalogue{}); err != nil {
+			return err
+		}
+	}
 	if err := s.run(cfg); err != nil {
 		return err
 	}
@@ -266,6 +279,8 @@ type trainSession struct {
 	intr   *trainInterrupt
 	res    *train.Result
 	wall   time.Duration
+	// sel judges snapshots (train --select-on); nil: the last network.
+	sel func(train.Round, *rl.Net) (float64, string, error)
 }
 
 // startTrainSession checks the registry file (creating it, or finding it
@@ -307,6 +322,9 @@ func (s *trainSession) run(cfg train.Config) error {
 		}}
 	if o.budget > 0 {
 		hooks.Stop = func(train.Round) bool { return time.Since(start) >= o.budget }
+	}
+	if s.sel != nil {
+		hooks.Select, hooks.SelectEvery = s.sel, o.selectEvery
 	}
 	res, err := train.Run(cfg, hooks)
 	s.res = res

@@ -118,9 +118,10 @@ func (o *trainOpts) twinFlags(cmd *cobra.Command) error {
 		"scenario":         "the twin is the one scenario of a fine-tuning run",
 		"headroom-for":     "a fine-tuning run continues an ECN policy",
 		"preference-scale": "a fine-tuning run continues a model without a preference input",
+		"select-on":        "a fine-tuning run is judged on the twin's own frontier",
 		"critic-truth":     "a fine-tuning run's critic reads what the model's actor reads",
 	}
-	for _, fl := range []string{"scenario", "headroom-for", "preference-scale", "critic-truth"} {
+	for _, fl := range []string{"scenario", "headroom-for", "preference-scale", "select-on", "critic-truth"} {
 		if cmd.Flags().Changed(fl) {
 			return fmt.Errorf("--%s with --twin: %s", fl, refused[fl])
 		}
