@@ -60,3 +60,26 @@ func TestSelectKeepsTheBestSnapshot(t *testing.T) {
 		t.Fatalf("failing judge: %v", err)
 	}
 }
+
+// TestSelectJudgesTheStart: a run from a model's weights judges them
+// before it learns, and keeps them when no snapshot judged after scores
+// better.
+func TestSelectJudgesTheStart(t *testing.T) {
+	cfg := tinyConfig(AlgoPPO)
+	start, err := Run(cfg, Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Init, cfg.InitName, cfg.CriticWarmUp = start.Net, "start", 1
+	rounds := []int{}
+	res, err := Run(cfg, Hooks{SelectEvery: 1, Select: func(r Round, _ *rl.Net) (float64, string, error) {
+		rounds = append(rounds, r.Round)
+		return float64(r.Round), "", nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rounds) != 5 || rounds[0] != 0 || res.Selected.Round != 0 || res.Selected.Judged != 5 || !res.Net.Equal(start.Net) {
+		t.Fatalf("judged rounds %v, selected %+v: want the start (round 0) of 5", rounds, res.Selected)
+	}
+}

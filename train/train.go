@@ -739,6 +739,13 @@ func Run(cfg Config, hooks Hooks) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Init != nil && round == 0 {
+		// The network started from is a candidate too: a run that
+		// finds nothing better keeps it.
+		if err := selectSnapshot(hooks, Round{}, true, lr.net(), res); err != nil {
+			return nil, err
+		}
+	}
 	for cfg.Episodes == 0 || res.Episodes < cfg.Episodes {
 		r, err := playRound(cfg, lr, round, res.Episodes)
 		if err != nil {
