@@ -1377,7 +1377,10 @@ func (g *Guard) Shadowed(c Change, nowNs int64) {
 		base = q.virtual
 	}
 	if !SameSetting(c.New, base, 1e-9) {
-		q.virtual, q.virtualSet, q.virtualNs = c.New, true, nowNs
+		q.virtual, q.virtualSet = c.New, true
+		if c.Kind != KindRepair { // as Result: a repair starts no hold
+			q.virtualNs = nowNs
+		}
 	}
 }
 
@@ -1435,7 +1438,13 @@ func (g *Guard) Result(c Change, out Outcome, got env.Setting, nowNs int64) (*Ch
 	defer g.touch(q)
 	q.pending = false
 	q.changed = true
-	q.lastChangeNs = nowNs
+	if c.Kind != KindRepair {
+		// A safety repair answers what the agent did not do (another
+		// writer's setting, a buffer change): it starts no hold, or the
+		// model's own change would wait min-hold behind every repair of
+		// a setting it never chose.
+		q.lastChangeNs = nowNs
+	}
 	switch out {
 	case Applied:
 		q.current = c.New

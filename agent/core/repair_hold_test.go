@@ -1,0 +1,51 @@
+package core
+
+import (
+	"testing"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/policy"
+)
+
+// TestRepairStartsNoHold: a safety repair of a setting the agent never
+// chose (the switch's Kmax above XOFF) does not make the model's own
+// change wait min-hold: the next interval the model's advice is applied.
+// A tune still holds the queue for min-hold. In shadow the same: the
+// repair is the virtual setting and the advice follows it at once.
+func TestRepairStartsNoHold(t *testing.T) {
+	high := env.Setting{KminBytes: 3_000_000, KmaxBytes: 3_358_000, Pmax: 0.2, HeadroomBytes: 100_000}
+	want := env.Setting{KminBytes: 600_000, KmaxBytes: 800_000, Pmax: 0.01, HeadroomBytes: 100_000}
+	other := env.Setting{KminBytes: 500_000, KmaxBytes: 700_000, Pmax: 0.01, HeadroomBytes: 100_000}
+	for _, shadow := range []bool{false, true} {
+		g := newTestGuard(t, func(c *GuardConfig) { c.MaxStepRatio = 100 })
+		o := ob(kA, high)
+		o.XoffBytes = 2_809_000
+		p := step(t, g, 10*sec, []env.Observation{o}, []policy.Decision{dc(kA, want, 0.9)})
+		if len(p.Changes) != 1 || p.Changes[0].Kind != KindRepair {
+			t.Fatalf("shadow %v: want one repair, got %+v", shadow, p)
+		}
+		repaired := p.Changes[0].New
+		if shadow {
+			g.Shadowed(p.Changes[0], 10*sec)
+		} else {
+			g.Result(p.Changes[0], Applied, repaired, 10*sec)
+			o = ob(kA, repaired)
+			o.XoffBytes = 2_809_000
+		}
+		p = step(t, g, 11*sec, []env.Observation{o}, []policy.Decision{dc(kA, want, 0.9)})
+		if len(p.Changes) != 1 || p.Changes[0].Kind != KindTune || !SameSetting(p.Changes[0].New, want, 1e-9) {
+			t.Fatalf("shadow %v: the interval after a repair: %+v, want the model's tune", shadow, p)
+		}
+		if shadow {
+			g.Shadowed(p.Changes[0], 11*sec)
+		} else {
+			g.Result(p.Changes[0], Applied, want, 11*sec)
+			o = ob(kA, want)
+			o.XoffBytes = 2_809_000
+		}
+		p = step(t, g, 12*sec, []env.Observation{o}, []policy.Decision{dc(kA, other, 0.9)})
+		if len(p.Changes) != 0 {
+			t.Fatalf("shadow %v: a second tune one interval after the first: %+v, want it held", shadow, p)
+		}
+	}
+}
