@@ -157,6 +157,10 @@ func hyperFloat(m models.Model, key string) (float64, error) {
 	return f, nil
 }
 
+// HiddenOf is a stored model's hidden layer widths (its hyper-parameter
+// hidden, "64,64").
+func HiddenOf(m models.Model) ([]int, error) { return hyperInts(m, "hidden") }
+
 // hyperInts reads "64,64".
 func hyperInts(m models.Model, key string) ([]int, error) {
 	v, ok := m.Hyper[key]

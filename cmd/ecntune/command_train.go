@@ -447,7 +447,7 @@ func (o *trainOpts) startFrom(cfg *train.Config) error {
 		}
 	}
 	cfg.Spec = obs + "/" + m.ActSpec
-	if cfg.Hidden, err = modelHidden(m); err != nil {
+	if cfg.Hidden, err = train.HiddenOf(m); err != nil {
 		return err
 	}
 	if len(o.hidden) > 0 && !slices.Equal(o.hidden, cfg.Hidden) {
@@ -469,19 +469,6 @@ func (o *trainOpts) startFrom(cfg *train.Config) error {
 		cfg.CriticWarmUp = train.TwinCriticWarmUp
 	}
 	return nil
-}
-
-// modelHidden reads a model's hidden layer widths ("64,64").
-func modelHidden(m models.Model) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(m.Hyper["hidden"], ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
-			return nil, fmt.Errorf("model %s: hyper-parameter hidden = %q: %v", m.Ref(), m.Hyper["hidden"], err)
-		}
-		out = append(out, n)
-	}
-	return out, nil
 }
 
 // headroomECN is the network of the ECN policy a switch-level headroom
