@@ -989,26 +989,7 @@ func perturb(r Randomisation, sc simenv.Config, rng *rand.Rand) simenv.Config {
 		sc.DCQCN.MinRateBps *= f
 		sc.ECNByRate = nil
 	}
-	if len(r.FabricScales) > 0 {
-		f := r.FabricScales[rng.IntN(len(r.FabricScales))]
-		for i, l := range sc.Topology.Links {
-			if sc.Topology.Nodes[l.A].Switch && sc.Topology.Nodes[l.B].Switch {
-				sc.Topology.Links[i].RateBps *= f
-			}
-		}
-		sc.ECNByRate = nil
-	}
-	if f := u(r.BufferMin, r.BufferMax); f != 1 {
-		sc.BufferBytes = max(100_000, int64(float64(sc.BufferBytes)*f))
-	}
-	if f := u(r.CableMin, r.CableMax); f != 1 {
-		sc.PFC.CableMeters *= f
-	}
-	if f := u(r.DelayMin, r.DelayMax); f != 1 {
-		for i := range sc.Topology.Links {
-			sc.Topology.Links[i].Delay = max(simenv.Nanosecond, simenv.Time(float64(sc.Topology.Links[i].Delay)*f))
-		}
-	}
+	perturbFabric(r, &sc, rng, u)
 	for i := range sc.Workloads {
 		w := &sc.Workloads[i]
 		switch w.Kind {
@@ -1042,6 +1023,32 @@ func perturb(r Randomisation, sc simenv.Config, rng *rand.Rand) simenv.Config {
 		sc.ECNByRate = nil
 	}
 	return sc
+}
+
+// perturbFabric applies the fabric randomisation to sc, whose links are
+// its own copy: the uplinks' rate, the buffer, the PFC cable and the links'
+// delay (u draws a factor in [lo, hi], 1 without drawing for 0, 0).
+func perturbFabric(r Randomisation, sc *simenv.Config, rng *rand.Rand, u func(lo, hi float64) float64) {
+	if len(r.FabricScales) > 0 {
+		f := r.FabricScales[rng.IntN(len(r.FabricScales))]
+		for i, l := range sc.Topology.Links {
+			if sc.Topology.Nodes[l.A].Switch && sc.Topology.Nodes[l.B].Switch {
+				sc.Topology.Links[i].RateBps *= f
+			}
+		}
+		sc.ECNByRate = nil
+	}
+	if f := u(r.BufferMin, r.BufferMax); f != 1 {
+		sc.BufferBytes = max(100_000, int64(float64(sc.BufferBytes)*f))
+	}
+	if f := u(r.CableMin, r.CableMax); f != 1 {
+		sc.PFC.CableMeters *= f
+	}
+	if f := u(r.DelayMin, r.DelayMax); f != 1 {
+		for i := range sc.Topology.Links {
+			sc.Topology.Links[i].Delay = max(simenv.Nanosecond, simenv.Time(float64(sc.Topology.Links[i].Delay)*f))
+		}
+	}
 }
 
 // episodeRNG is the RNG of episode ep: scenario choice, perturbation,
