@@ -121,9 +121,11 @@ func isPromoted(t *testing.T, reg, name string) string {
 }
 
 // defaultInterval is eval's default control interval for a scenario
-// (gym.DefaultIntervalFor).
+// (gym.DefaultIntervalFor). (It read simulated time as nanoseconds
+// before, so the shadow runs of the pipeline decided every 500 µs
+// whatever eval's default for the scenario was.)
 func defaultInterval(c simenv.Config) time.Duration {
-	return time.Duration(gym.DefaultIntervalFor(c.Duration))
+	return gym.DefaultIntervalFor(c.Duration).Duration()
 }
 
 // runRoot runs an ecntune command line in process and returns what it
