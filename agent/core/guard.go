@@ -579,6 +579,22 @@ func (g *Guard) queue(k env.QueueKey) *queueState {
 	return q
 }
 
+// MinMoveShare is the least relative move of Kmin or Kmax a change the
+// guardrails clamped must make to be worth a Set: a clamped setting
+// within it of the current one, with the same Pmax, headroom and alpha,
+// is not applied.
+const MinMoveShare = 0.05
+
+// nearSetting reports whether a and b have the same Pmax, headroom and
+// alpha and Kmin and Kmax within share of each other's.
+func nearSetting(a, b env.Setting, share float64) bool {
+	near := func(x, y int64) bool {
+		return x > 0 && y > 0 && math.Abs(float64(x-y)) <= share*float64(max(x, y))
+	}
+	return near(a.KminBytes, b.KminBytes) && near(a.KmaxBytes, b.KmaxBytes) && math.Abs(a.Pmax-b.Pmax) <= 1e-9 &&
+		a.HeadroomBytes == b.HeadroomBytes && sameAlpha(a.Alpha, b.Alpha)
+}
+
 // SameSetting compares two settings, Pmax within pmaxTol.
 func SameSetting(a, b env.Setting, pmaxTol float64) bool {
 	return a.KminBytes == b.KminBytes && a.KmaxBytes == b.KmaxBytes &&
@@ -959,6 +975,15 @@ func (g *Guard) decide(now int64, o *env.Observation, d *policy.Decision) (*Chan
 	out, clamped, notes, rej := g.shape(q, w.setting, ratio)
 	if rej != nil {
 		return nil, rej
+	}
+	if len(clamped) > 0 && nearSetting(out, q.current, MinMoveShare) {
+		// What the guardrails allow of the advice hardly differs from what
+		// runs: a Set for it changes nothing a queue would notice, and as
+		// XOFF's low water drifts each interval it would be a staircase of
+		// such Sets (the 800G star: 14 changes per queue per 100 intervals,
+		// Kmin 2.562→2.573→2.543 MB).
+		return nil, &Rejection{Key: q.key, Rule: clamped[len(clamped)-1], Wanted: w.setting,
+			Reason: fmt.Sprintf("the allowed setting %s is within %.0f%% of the current one", out.Describe(), MinMoveShare*100)}
 	}
 	if w.kind == KindTune {
 		if rej := g.retryRefused(now, q, out); rej != nil {

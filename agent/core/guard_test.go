@@ -92,9 +92,12 @@ func TestGuardDecisionRules(t *testing.T) {
 			},
 			want: env.Setting{KminBytes: 100_000, KmaxBytes: 12_000_000, Pmax: 0.2}, conf: 0.9,
 			expect: env.Setting{KminBytes: 100_000, KmaxBytes: 3_000_000, Pmax: 0.2}, clamped: []string{RuleBounds}},
-		{name: "kmax clamped below xoff", obs: func(o *env.Observation) { o.XoffBytes = 1_800_000 },
+		{name: "kmax clamped below xoff", obs: func(o *env.Observation) { o.XoffBytes = 2_000_000 },
 			want: env.Setting{KminBytes: 400_000, KmaxBytes: 3_000_000, Pmax: 0.2}, conf: 0.9, // to 90% of XOFF, a repair's margin
-			expect: env.Setting{KminBytes: 400_000, KmaxBytes: 1_620_000, Pmax: 0.2, HeadroomBytes: 100_000}, clamped: []string{RuleOrder}},
+			expect: env.Setting{KminBytes: 400_000, KmaxBytes: 1_800_000, Pmax: 0.2, HeadroomBytes: 100_000}, clamped: []string{RuleOrder}},
+		{name: "clamped within 5% of the current setting", obs: func(o *env.Observation) { o.XoffBytes = 1_800_000 },
+			want: env.Setting{KminBytes: 400_000, KmaxBytes: 3_000_000, Pmax: 0.2}, conf: 0.9, // 1.6 MB → 1.62 MB: no Set
+			rule: RuleOrder},
 		{name: "xoff below kmax minimum", obs: func(o *env.Observation) { o.XoffBytes = 10_000 },
 			want: env.Setting{KminBytes: 400_000, KmaxBytes: 1_000_000, Pmax: 0.2}, conf: 0.9, rule: RuleOrder},
 		{name: "kmin not below kmax", want: env.Setting{KminBytes: 1_000_000, KmaxBytes: 1_000_000, Pmax: 0.2}, conf: 0.9, rule: RuleOrder},
