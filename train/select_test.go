@@ -83,3 +83,22 @@ func TestSelectJudgesTheStart(t *testing.T) {
 		t.Fatalf("judged rounds %v, selected %+v: want the start (round 0) of 5", rounds, res.Selected)
 	}
 }
+
+// TestSelectJudgesTheLastUnderABudget: a run stopped by Hooks.Stop (the
+// CLI's --budget) judges the network it ends with, whatever SelectEvery.
+func TestSelectJudgesTheLastUnderABudget(t *testing.T) {
+	cfg := tinyConfig(AlgoPPO)
+	cfg.Episodes = 0 // until stopped
+	var judged []int
+	res, err := Run(cfg, Hooks{SelectEvery: 100, Stop: func(r Round) bool { return r.Round == 3 },
+		Select: func(r Round, _ *rl.Net) (float64, string, error) {
+			judged = append(judged, r.Round)
+			return 1, "", nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(judged) != 1 || judged[0] != 3 || res.Selected == nil || res.Selected.Round != 3 {
+		t.Fatalf("judged rounds %v, selected %+v: want the last, round 3", judged, res.Selected)
+	}
+}

@@ -761,11 +761,13 @@ func Run(cfg Config, hooks Hooks) (*Result, error) {
 			r.EvalScore, r.Evaluated = s, true
 		}
 		res.Curve = append(res.Curve, r)
-		if err := selectSnapshot(hooks, r, last, lr.net(), res); err != nil {
-			return nil, err
-		}
 		intr := !last && hooks.Interrupted != nil && hooks.Interrupted()
 		stop := !last && (intr || hooks.Stop != nil && hooks.Stop(r))
+		// The network the run ends with (its episodes or its budget) is
+		// judged too; an interrupted run's is judged when it resumes.
+		if err := selectSnapshot(hooks, r, last || stop && !intr, lr.net(), res); err != nil {
+			return nil, err
+		}
 		if hooks.Store != nil && hooks.Run != "" && (round%cfg.CheckpointEvery == 0 || stop) && !last {
 			if err := checkpoint(hooks, lr, fp, round, res); err != nil {
 				return nil, err
