@@ -54,6 +54,23 @@ func TestSelectKeepsTheBestSnapshot(t *testing.T) {
 		t.Fatalf("resumed run selected %+v: want round 2 of 4 judged, the same network", again.Selected)
 	}
 
+	// Resumed on another basis (other validation scenarios), the kept
+	// choice does not count: only rounds judged on the new basis do.
+	reg2 := openReg(t)
+	rounds = 0
+	_, err = Run(cfg, Hooks{Store: reg2, Run: "sel", Select: score, SelectEvery: 1, SelectBasis: "val-a",
+		Interrupted: func() bool { rounds++; return rounds == 3 }})
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	other, err := Run(cfg, Hooks{Store: reg2, Run: "sel", Select: score, SelectEvery: 1, SelectBasis: "val-b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.Selected == nil || other.Selected.Round != 4 || other.Selected.Judged != 1 || other.Selected.Basis != "val-b" {
+		t.Fatalf("resumed on another basis: selected %+v, want round 4, the one judged on it", other.Selected)
+	}
+
 	// A judge that fails stops the run and says where.
 	_, err = Run(cfg, Hooks{Select: func(Round, *rl.Net) (float64, string, error) { return 0, "", errors.New("no scenario") }})
 	if err == nil || err.Error() != "train: judging the network after round 1: no scenario" {

@@ -678,6 +678,11 @@ type Hooks struct {
 	// on (docs/model/obs-v5-eval.txt). note is a line for the provenance.
 	Select      func(r Round, net *rl.Net) (score float64, note string, err error)
 	SelectEvery int
+	// SelectBasis names what Select judges by (the CLI: the validation
+	// scenarios' files, sha256 and seeds). A resumed run keeps the
+	// snapshot its checkpoint chose only when it was judged on the same
+	// basis: scores against another yardstick do not compare.
+	SelectBasis string
 }
 
 // Selection is the snapshot Hooks.Select judged best.
@@ -688,6 +693,8 @@ type Selection struct {
 	Note     string  `json:"note,omitempty"`
 	// Judged counts the snapshots judged.
 	Judged int `json:"judged"`
+	// Basis is Hooks.SelectBasis of the run that judged.
+	Basis string `json:"basis,omitempty"`
 }
 
 // ErrInterrupted: Hooks.Interrupted stopped the run; its checkpoint is
@@ -822,7 +829,7 @@ func selectSnapshot(hooks Hooks, r Round, last bool, net *rl.Net, res *Result) e
 			return nil
 		}
 	}
-	res.Selected = &Selection{Round: r.Round, Episodes: r.Episodes, Score: score, Note: note, Judged: judged}
+	res.Selected = &Selection{Round: r.Round, Episodes: r.Episodes, Score: score, Note: note, Judged: judged, Basis: hooks.SelectBasis}
 	res.selNet = snap
 	return nil
 }
@@ -848,7 +855,7 @@ func resume(cfg Config, hooks Hooks, fp string, res *Result) (learner, int, erro
 				return nil, 0, fmt.Errorf("train: checkpoint of run %s: %w", hooks.Run, err)
 			}
 			res.Curve, res.Episodes, res.ResumedFrom = h.Curve, h.Episodes, h.Episodes
-			if h.Selected != nil {
+			if h.Selected != nil && h.Selected.Basis == hooks.SelectBasis {
 				if res.selNet, err = nn.UnmarshalNet(h.SelectedWeights); err != nil {
 					return nil, 0, fmt.Errorf("train: checkpoint of run %s: selected snapshot: %w", hooks.Run, err)
 				}

@@ -237,7 +237,7 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 	}
 	defer s.end()
 	if len(o.selectOn) > 0 {
-		if s.sel, err = o.selector(cmd.ErrOrStderr(), env.Catalogue{}); err != nil {
+		if s.sel, s.selBasis, err = o.selector(cmd.ErrOrStderr(), env.Catalogue{}); err != nil {
 			return err
 		}
 	}
@@ -280,7 +280,8 @@ type trainSession struct {
 	res    *train.Result
 	wall   time.Duration
 	// sel judges snapshots (train --select-on); nil: the last network.
-	sel func(train.Round, *rl.Net) (float64, string, error)
+	sel      func(train.Round, *rl.Net) (float64, string, error)
+	selBasis string
 }
 
 // startTrainSession checks the registry file (creating it, or finding it
@@ -324,7 +325,7 @@ func (s *trainSession) run(cfg train.Config) error {
 		hooks.Stop = func(train.Round) bool { return time.Since(start) >= o.budget }
 	}
 	if s.sel != nil {
-		hooks.Select, hooks.SelectEvery = s.sel, o.selectEvery
+		hooks.Select, hooks.SelectEvery, hooks.SelectBasis = s.sel, o.selectEvery, s.selBasis
 	}
 	res, err := train.Run(cfg, hooks)
 	s.res = res

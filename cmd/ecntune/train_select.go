@@ -76,20 +76,25 @@ func (o trainOpts) writeSelectFlags(b *strings.Builder) {
 
 // selector builds the judge of train --select-on: the frontier of fixed
 // settings on the validation scenarios, run once now (it says so on w),
-// then each snapshot as a learned policy against it.
-func (o trainOpts) selector(w io.Writer, cat env.Catalogue) (func(train.Round, *rl.Net) (float64, string, error), error) {
+// then each snapshot as a learned policy against it. basis names what it
+// judges by (train.Hooks.SelectBasis): each scenario's file and sha256,
+// and the seeds.
+func (o trainOpts) selector(w io.Writer, cat env.Catalogue) (judge func(train.Round, *rl.Net) (float64, string, error), basis string, err error) {
 	var scs []eval.Scenario
+	var names []string
 	for _, p := range o.selectOn {
 		sc, err := scenario.LoadNamed(p)
 		if err != nil {
-			return nil, fmt.Errorf("--select-on: %w", err)
+			return nil, "", fmt.Errorf("--select-on: %w", err)
 		}
 		scs = append(scs, eval.Scenario{Named: sc})
+		names = append(names, sc.Path+"@"+sc.SHA256)
 	}
+	basis = strings.Join(names, ",") + " seeds " + strconv.Itoa(o.selectSeeds)
 	fmt.Fprintf(w, "select: running the fixed settings on %d validation scenario(s), %d seeds each\n", len(scs), o.selectSeeds)
 	y, err := eval.NewYardstick(scs, eval.Options{Seeds: o.selectSeeds, Workers: o.workers})
 	if err != nil {
-		return nil, fmt.Errorf("--select-on: %w", err)
+		return nil, "", fmt.Errorf("--select-on: %w", err)
 	}
 	best := 0.0
 	return func(r train.Round, net *rl.Net) (float64, string, error) {
@@ -112,5 +117,5 @@ func (o trainOpts) selector(w io.Writer, cat env.Catalogue) (func(train.Round, *
 		}
 		fmt.Fprintf(w, "select: round %d (episode %d): %s%s\n", r.Round, r.Episodes, note, mark)
 		return j.Score, note, nil
-	}, nil
+	}, basis, nil
 }
