@@ -90,7 +90,7 @@ func (ft FineTune) Config(seed uint64, workers int) (Config, error) {
 	m := ft.Model
 	c := Config{Algo: m.Algorithm, Scenarios: []scenario.Named{ft.Twin}, Workers: workers, Seed: seed,
 		Spec: m.ObsSpec + "/" + m.ActSpec, InitName: ft.From, HeldOut: ft.HeldOut}
-	if err := ft.refuse(); err != nil {
+	if err := ft.Refuse(); err != nil {
 		return Config{}, err
 	}
 	var err error
@@ -129,8 +129,10 @@ func (ft FineTune) Config(seed uint64, workers int) (Config, error) {
 	return c, nil
 }
 
-// refuse says why ft's model cannot be fine-tuned here.
-func (ft FineTune) refuse() error {
+// Refuse says why ft's model cannot be fine-tuned here (nil: it can):
+// an algorithm other than ppo or ddqn, a switch-level headroom model, a
+// preference-conditioned one.
+func (ft FineTune) Refuse() error {
 	m := ft.Model
 	switch {
 	case m.Algorithm != AlgoPPO && m.Algorithm != AlgoDDQN:

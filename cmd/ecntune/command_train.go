@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -431,14 +430,17 @@ func (o *trainOpts) startFrom(cfg *train.Config) error {
 	if err != nil {
 		return err
 	}
+	if err := ft.Refuse(); err != nil {
+		return err
+	}
 	m := ft.Model
-	if m.ObsSpec == env.SwitchSpecVersion || m.Hyper[models.HyperPreferenceScale] != "" {
-		return fmt.Errorf("--from %s: a switch-level or preference-conditioned model is not continued on --scenario files", o.from)
+	if cfg.Hidden, err = train.HiddenOf(m); err != nil {
+		return err
 	}
-	if o.algoSet && o.algo != m.Algorithm {
-		return fmt.Errorf("--algo %s: --from %s is a %s model", o.algo, o.from, m.Algorithm)
+	if err := o.keepsModel("--from "+o.from, m.Algorithm, cfg.Hidden); err != nil {
+		return err
 	}
-	cfg.Algo, o.algo = m.Algorithm, m.Algorithm
+	cfg.Algo = m.Algorithm
 	obs := env.SpecVersion
 	if o.spec != "" {
 		var act string
@@ -448,12 +450,6 @@ func (o *trainOpts) startFrom(cfg *train.Config) error {
 		}
 	}
 	cfg.Spec = obs + "/" + m.ActSpec
-	if cfg.Hidden, err = train.HiddenOf(m); err != nil {
-		return err
-	}
-	if len(o.hidden) > 0 && !slices.Equal(o.hidden, cfg.Hidden) {
-		return fmt.Errorf("--hidden %v: --from %s has hidden layers %v", o.hidden, o.from, cfg.Hidden)
-	}
 	net, err := nn.UnmarshalNet(m.Weights)
 	if err != nil {
 		return fmt.Errorf("--from %s: weights: %w", o.from, err)

@@ -150,16 +150,22 @@ func (o *trainOpts) twinFlags(cmd *cobra.Command) error {
 // sameAsStart refuses an --algo, --spec or --hidden other than what the
 // starting model has: a fine-tuning run keeps its network.
 func (o *trainOpts) sameAsStart(cfg train.Config) error {
-	from := o.from
-	if o.algoSet && o.algo != cfg.Algo {
-		return fmt.Errorf("--algo %s: %s is a %s model; a fine-tuning run keeps its algorithm (leave --algo out)", o.algo, from, cfg.Algo)
-	}
-	o.algo = cfg.Algo
 	if o.spec != "" && o.spec != cfg.Spec {
-		return fmt.Errorf("--spec %s: %s speaks %s; a fine-tuning run keeps its observation and action spec (leave --spec out)", o.spec, from, cfg.Spec)
+		return fmt.Errorf("--spec %s: %s speaks %s; a fine-tuning run keeps its observation and action spec (leave --spec out)", o.spec, o.from, cfg.Spec)
 	}
-	if len(o.hidden) > 0 && !slices.Equal(o.hidden, cfg.Hidden) {
-		return fmt.Errorf("--hidden %v: %s has hidden layers %v; a fine-tuning run keeps its architecture (leave --hidden out)", o.hidden, from, cfg.Hidden)
+	return o.keepsModel(o.from, cfg.Algo, cfg.Hidden)
+}
+
+// keepsModel checks --algo and --hidden against the model a run starts
+// from (named name): a run from a model keeps its algorithm and hidden
+// layers. It sets --algo to the model's.
+func (o *trainOpts) keepsModel(name, algo string, hidden []int) error {
+	if o.algoSet && o.algo != algo {
+		return fmt.Errorf("--algo %s: %s is a %s model; a fine-tuning run keeps its algorithm (leave --algo out)", o.algo, name, algo)
+	}
+	o.algo = algo
+	if len(o.hidden) > 0 && !slices.Equal(o.hidden, hidden) {
+		return fmt.Errorf("--hidden %v: %s has hidden layers %v; a fine-tuning run keeps its architecture (leave --hidden out)", o.hidden, name, hidden)
 	}
 	return nil
 }
