@@ -179,6 +179,14 @@ type Target struct {
 	// fleet) is undone by the switch itself. Only for devices that
 	// implement the extension (gnmipath.Device.CommitConfirmed). 0: off.
 	CommitConfirmed time.Duration
+	// AlignSamples (not a configuration key: set by a lockstep run, which
+	// serves simulated switches whose every SAMPLE subscription is sampled
+	// at the same simulated times) holds each snapshot until every
+	// sampled group (PFC, shared buffer) has sent its sample of the same
+	// time, so that a run is the same for a seed. A real switch samples
+	// each Subscribe on its own clock; there the groups are folded into
+	// whatever snapshot comes next.
+	AlignSamples bool
 }
 
 // file layout; yaml field names are the configuration keys.

@@ -285,8 +285,8 @@ func (s *Switch) session(pctx context.Context, out chan<- env.Snapshot, report f
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-ss.timer.C:
-			if ss.waitForWhole() {
-				continue // the sample's other counter notifications are on their way
+			if ss.waitForWhole() || ss.waitForAligned() {
+				continue // the sample's other notifications are on their way
 			}
 			ss.emit()
 		case m := <-ss.merged:
@@ -313,6 +313,35 @@ type subInfo struct {
 	names  []string
 	cancel context.CancelFunc
 	synced bool
+	// sampledTs is the newest timestamp an optional SAMPLE group sent
+	// (config.Target.AlignSamples), sampledN its notifications so far and
+	// sampledFull those of a whole sample (the most seen): a sample comes
+	// as several notifications.
+	sampledTs             int64
+	sampledN, sampledFull int
+}
+
+// noteSample counts one notification of an optional sampled group.
+func (p *subInfo) noteSample(ts int64) {
+	if ts > p.sampledTs {
+		p.sampledFull = max(p.sampledFull, p.sampledN)
+		p.sampledTs, p.sampledN = ts, 0
+	}
+	if ts == p.sampledTs {
+		p.sampledN++
+	}
+}
+
+// sampledWhole says whether the group has sent all of its sample of time ts.
+func (p *subInfo) sampledWhole(ts int64) bool {
+	return p.sampledTs > ts || (p.sampledTs == ts && p.sampledN >= p.sampledFull)
+}
+
+// optionalSample reports whether p is a sampled group that does not pace
+// snapshots (PFC statistics, the shared buffer): one a snapshot waits for
+// under config.Target.AlignSamples.
+func (p *subInfo) optionalSample() bool {
+	return p.group != nil && !p.group.Required && p.group.Sub.Mode == gnmi.SubscriptionMode_SAMPLE && p.cancel != nil
 }
 
 // session is one connection's subscriptions to a switch: the base ones
@@ -365,6 +394,31 @@ func (ss *session) waitForWhole() bool {
 	}
 	ss.full = ss.nAt
 	return false
+}
+
+// aligned says whether every optional sampled group has sent its sample
+// of the pending counters' time (always, without AlignSamples).
+func (ss *session) aligned() bool {
+	if !ss.sw.cfg.AlignSamples {
+		return true
+	}
+	for _, p := range ss.subs {
+		if p.optionalSample() && p.synced && !p.sampledWhole(ss.lastTs) {
+			return false
+		}
+	}
+	return true
+}
+
+// waitForAligned says whether the pending sample waits for an optional
+// group's sample of its time (AlignSamples), re-arming the timer; past
+// wholeWait it goes out without it.
+func (ss *session) waitForAligned() bool {
+	if !ss.dirty || ss.aligned() || time.Since(ss.firstAt) >= wholeWait {
+		return false
+	}
+	ss.timer.Reset(ss.sw.settle)
+	return true
 }
 
 // open starts one subscription and forwards what it receives to merged.
@@ -622,6 +676,14 @@ func (ss *session) handle(m subResp) error {
 		ss.report(fmt.Errorf("target %s: malformed telemetry: %v", s.cfg.Name, err))
 	}
 	ss.learn()
+	if p.optionalSample() {
+		p.noteSample(res.Timestamp)
+		if ss.dirty && ss.full > 0 && ss.nAt >= ss.full && ss.aligned() {
+			ss.timer.Stop()
+			ss.emit() // the sample was whole and waited for this group only
+			return nil
+		}
+	}
 	if counters {
 		if res.Timestamp > ss.lastTs {
 			ss.full = max(ss.full, ss.nAt)
@@ -631,7 +693,7 @@ func (ss *session) handle(m subResp) error {
 			ss.nAt++
 		}
 		ss.dirty = true
-		if ss.full > 0 && ss.nAt >= ss.full {
+		if ss.full > 0 && ss.nAt >= ss.full && ss.aligned() {
 			ss.timer.Stop()
 			ss.emit() // whole: no need to wait
 			return nil

@@ -187,6 +187,7 @@ func (o *Options) agentConfig(srv *simswitch.Server, addr, db string) *config.Co
 		t := tmpl
 		t.Name, t.Address, t.Insecure, t.AllPorts, t.Ports = sw.Name, addr, true, true, nil
 		t.Timeout, t.RetryTimer = 10*time.Second, 100*time.Millisecond
+		t.AlignSamples = true // every group sampled at the same simulated times
 		cfg.Targets = append(cfg.Targets, t)
 	}
 	cfg.DB, cfg.Metrics = db, ""

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"fmt"
 	"github.com/ecntune/ecntune/env"
 	"os"
 	"path/filepath"
@@ -52,6 +53,7 @@ func changes(es []core.AuditEntry) []change {
 func TestLockstepRunIsDeterministic(t *testing.T) {
 	sim := simtest.Star(simenv.ECN{KminBytes: 2_000_000, KmaxBytes: 2_800_000, Pmax: 0.01})
 	sim.Duration = 12 * simenv.Millisecond
+	sim.BufferBytes = 2_000_000 // the incast reaches XOFF: PFC telemetry that changes every interval
 	run := func() Result {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -81,6 +83,25 @@ func TestLockstepRunIsDeterministic(t *testing.T) {
 	if ca, cb := changes(a.Audit), changes(b.Audit); !reflect.DeepEqual(ca, cb) {
 		t.Fatalf("two runs of one seed changed differently:\n%+v\n%+v", ca, cb)
 	}
+	// What the agent read each interval, PFC and buffer included (they
+	// stream on Subscribes of their own, and were once folded into the
+	// snapshot of either this interval or the next, as they came).
+	if len(a.Recommendations) == 0 || len(a.Recommendations) != len(b.Recommendations) {
+		t.Fatalf("recommendations: %d and %d", len(a.Recommendations), len(b.Recommendations))
+	}
+	paused := 0
+	for i := range a.Recommendations {
+		ra, rb := recString(a.Recommendations[i]), recString(b.Recommendations[i])
+		if ra != rb {
+			t.Fatalf("recommendation %d read differently:\n%s\n%s", i, ra, rb)
+		}
+		if a.Recommendations[i].Metrics.PauseTxFrac > 0 || a.Recommendations[i].Metrics.PauseRxFrac > 0 {
+			paused++
+		}
+	}
+	if paused == 0 {
+		t.Errorf("no queue sent PAUSE in any interval: the run does not exercise the PFC telemetry")
+	}
 	if len(a.Flows) != len(b.Flows) {
 		t.Fatalf("flows %d and %d", len(a.Flows), len(b.Flows))
 	}
@@ -90,6 +111,20 @@ func TestLockstepRunIsDeterministic(t *testing.T) {
 		}
 	}
 	t.Logf("%d intervals, %d audit entries (%d applied), %d flows", a.Intervals, len(a.Audit), applied, len(a.Flows))
+}
+
+// recString prints a recommendation with what its pointers point to.
+func recString(r core.Recommendation) string {
+	allowed, would := r.Allowed, r.Would
+	r.Allowed, r.Would = nil, nil
+	s := fmt.Sprintf("%+v", r)
+	if allowed != nil {
+		s += fmt.Sprintf(" allowed %+v", *allowed)
+	}
+	if would != nil {
+		s += fmt.Sprintf(" would %+v", *would)
+	}
+	return s
 }
 
 // eval runs agent:FILE beside a bare policy: the deployed loop gets the
