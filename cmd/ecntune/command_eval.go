@@ -181,7 +181,7 @@ func (o *evalOpts) run(cmd *cobra.Command) error {
 	}
 	res, err := runEvalWithProgress(cmd.ErrOrStderr(), scs, o.policies, eval.Options{Seeds: o.seeds, Workers: o.workers, Interval: dt, HidePeer: o.hidePeer, Frontier: o.frontier, Trace: o.htmlOut != "",
 		Missing: missing, Warmup: wu, WarmupIntervals: wuIntervals,
-		Lookup: policyResolver(o.db).Lookup, Loops: map[string]eval.LoopRunner{loop.Prefix: loop.EvalRunner(policyResolver(o.db), o.loopAudit)}})
+		Lookup: policyResolver(o.db).Lookup, Loops: map[string]eval.LoopRunner{loop.Prefix: loop.EvalRunner(policyResolver(o.db), o.loopAudit, o.hidePeer)}})
 	if err != nil {
 		return err
 	}

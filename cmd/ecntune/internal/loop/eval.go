@@ -33,8 +33,8 @@ const ShadowSuffix = "shadow"
 // control interval, so that a file written for 1 s decisions means the
 // same number of intervals at eval's; policies resolve with resolver.
 // With auditDir set, each run's audit log is written there as JSON lines
-// (WriteAudit).
-func EvalRunner(resolver policy.Resolver, auditDir string) eval.LoopRunner {
+// (WriteAudit). hidePeer is eval's --hide-peer (Options.HidePeer).
+func EvalRunner(resolver policy.Resolver, auditDir string, hidePeer bool) eval.LoopRunner {
 	return func(sc eval.Scenario, spec string, seed uint64, interval simenv.Time) (*simenv.Sim, eval.LoopFigures, error) {
 		path, mode, _ := strings.Cut(strings.TrimPrefix(spec, Prefix), ",")
 		if mode != "" && mode != ShadowSuffix {
@@ -56,7 +56,7 @@ func EvalRunner(resolver policy.Resolver, auditDir string) eval.LoopRunner {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 		defer cancel()
-		r, err := Run(ctx, Options{Sim: simCfg, Engine: sim, Agent: cfg, Resolver: resolver})
+		r, err := Run(ctx, Options{Sim: simCfg, Engine: sim, Agent: cfg, Resolver: resolver, HidePeer: hidePeer})
 		if err != nil {
 			return nil, eval.LoopFigures{}, fmt.Errorf("%s: %w", spec, err)
 		}

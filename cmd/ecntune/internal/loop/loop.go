@@ -52,6 +52,14 @@ type Options struct {
 	// DB, when set, is where the agent's database is written and kept
 	// (it must not exist yet); by default a temporary one, removed.
 	DB string
+	// HidePeer gives the agent no port's peer (eval --hide-peer: as a
+	// target without fabric-ports). Otherwise each switch's fabric-ports
+	// are the simulated fabric's, as an operator writes them (or, when
+	// the configuration's target says fabric-ports: lldp, the agent
+	// discovers them from the switches' LLDP neighbours): the peers the
+	// bare policies are told, so that a loop and its bare policy read the
+	// same observations.
+	HidePeer bool
 }
 
 // Result is what a run leaves: the flows and counters of the simulation
@@ -188,6 +196,15 @@ func (o *Options) agentConfig(srv *simswitch.Server, addr, db string) *config.Co
 		t.Name, t.Address, t.Insecure, t.AllPorts, t.Ports = sw.Name, addr, true, true, nil
 		t.Timeout, t.RetryTimer = 10*time.Second, 100*time.Millisecond
 		t.AlignSamples = true // every group sampled at the same simulated times
+		// The template's fabric-ports name one switch's ports of the
+		// fabric it was written for: each switch gets its own.
+		t.FabricPorts, t.PeersKnown = nil, false
+		switch {
+		case o.HidePeer:
+			t.DiscoverPeers = false
+		case !t.DiscoverPeers:
+			t.FabricPorts, t.PeersKnown = simswitch.FabricPorts(sw), true
+		}
 		cfg.Targets = append(cfg.Targets, t)
 	}
 	cfg.DB, cfg.Metrics = db, ""

@@ -18,6 +18,7 @@ import (
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/scenario"
+	"github.com/ecntune/ecntune/simswitch"
 )
 
 // lockstepConfig is a closed loop of static:hpcc at 1 ms decisions from
@@ -138,7 +139,7 @@ func TestEvalRunsTheDeployedLoop(t *testing.T) {
 	sim := simtest.Star(simenv.ECN{KminBytes: 2_000_000, KmaxBytes: 2_800_000, Pmax: 0.01})
 	sim.Name, sim.Duration = "star", 8*simenv.Millisecond
 	scs := []eval.Scenario{{Named: scenario.Named{Name: "star", Config: sim}}}
-	opt := eval.Options{Seeds: 1, Workers: 1, Interval: simenv.Millisecond, Loops: map[string]eval.LoopRunner{Prefix: EvalRunner(policy.Resolver{}, filepath.Join(dir, "audit"))}}
+	opt := eval.Options{Seeds: 1, Workers: 1, Interval: simenv.Millisecond, Loops: map[string]eval.LoopRunner{Prefix: EvalRunner(policy.Resolver{}, filepath.Join(dir, "audit"), false)}}
 	spec := Prefix + file
 	res, err := eval.RunAll(scs, []string{"static:hpcc", spec}, opt)
 	if err != nil {
@@ -216,5 +217,48 @@ func TestFiguresFromAudit(t *testing.T) {
 	}
 	if f.ChangesPerQueuePer100After != 3.0/2*100/30 {
 		t.Fatalf("rate after %g", f.ChangesPerQueuePer100After)
+	}
+}
+
+// Each switch is told its own fabric ports, as the bare policies are told
+// the peers (a template's fabric-ports, written for one switch, were once
+// given to every switch; a file without them left every peer unknown,
+// and the loop decided from other observations than its bare policy);
+// fabric-ports: lldp discovers them, and HidePeer hides them.
+func TestAgentConfigTellsEachSwitchItsPeers(t *testing.T) {
+	sim := simenv.DefaultConfig()
+	sim.Topology = simenv.LeafSpineTopology(2, 2, 2, 100e9, 100e9, simenv.Microsecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv, addr, err := simswitch.Start(ctx, simswitch.Config{Sim: sim, Listen: "127.0.0.1:0", Lockstep: true, Logf: func(string, ...any) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	want := map[string]string{}
+	for _, sw := range srv.Switches() {
+		want[sw.Name] = strings.Join(simswitch.FabricPorts(sw), ",")
+	}
+	if len(want) != 4 || want["leaf0"] == "" || want["spine0"] == "" || want["leaf0"] == want["spine0"] {
+		t.Fatalf("fabric ports %v: not a leaf-spine with ports of both kinds", want)
+	}
+	tmpl := config.Target{Queues: []int{3}, Dialect: "openconfig", FabricPorts: []string{"Ethernet9"}, PeersKnown: true}
+	for _, c := range []struct {
+		name       string
+		hide, lldp bool
+	}{{"told", false, false}, {"lldp", false, true}, {"hidden", true, false}} {
+		tm := tmpl
+		tm.DiscoverPeers = c.lldp
+		o := Options{Sim: sim, Agent: &config.Config{Targets: []config.Target{tm}}, HidePeer: c.hide}
+		cfg := o.agentConfig(srv, addr, filepath.Join(t.TempDir(), "a.db"))
+		for _, tg := range cfg.Targets {
+			got := strings.Join(tg.FabricPorts, ",")
+			switch {
+			case c.name == "told" && (got != want[tg.Name] || !tg.PeersKnown || tg.DiscoverPeers):
+				t.Errorf("%s: %s fabric-ports %q (known %v, lldp %v), want %q", c.name, tg.Name, got, tg.PeersKnown, tg.DiscoverPeers, want[tg.Name])
+			case c.name != "told" && (got != "" || tg.PeersKnown || tg.DiscoverPeers != c.lldp):
+				t.Errorf("%s: %s fabric-ports %q (known %v, lldp %v)", c.name, tg.Name, got, tg.PeersKnown, tg.DiscoverPeers)
+			}
+		}
 	}
 }
