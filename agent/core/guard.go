@@ -392,6 +392,10 @@ type Change struct {
 	// ApprovedBy names the operator who approved the change (approve
 	// mode: Approvals).
 	ApprovedBy string `json:"approved_by,omitempty"`
+	// FromPolicy is set on a repair that went where the policy pointed
+	// (repairTowards): its setting is the agent's choice, so it starts
+	// min-hold as a tune does.
+	FromPolicy bool `json:"from_policy,omitempty"`
 }
 
 // Rejection is a decision the guard did not let through.
@@ -665,6 +669,9 @@ func (g *Guard) Step(in StepInput) (Plan, error) {
 		c, a := g.ingest(now, &in.Observations[i])
 		if c == nil && a == nil {
 			c, a = g.repair(now, &in.Observations[i])
+			if c != nil && in.Decisions != nil {
+				g.repairTowards(c, &in.Decisions[i])
+			}
 		}
 		if c != nil {
 			plan.Changes = append(plan.Changes, *c)
@@ -675,13 +682,17 @@ func (g *Guard) Step(in StepInput) (Plan, error) {
 		}
 	}
 	g.watchdog(now, &plan)
+	took := map[env.QueueKey]bool{}
 	for _, c := range plan.Changes {
 		planned[c.Key] = c.Kind
+		took[c.Key] = c.FromPolicy
 	}
 
 	var cands []Change
 	for i := range in.Decisions {
-		if d := &in.Decisions[i]; planned[d.Key] != "" {
+		if d := &in.Decisions[i]; took[d.Key] {
+			continue // the repair went where the decision pointed
+		} else if planned[d.Key] != "" {
 			plan.Rejections = append(plan.Rejections, Rejection{Key: d.Key, Rule: RulePending, Wanted: d.Setting,
 				Reason: fmt.Sprintf("a %s of this queue goes first", planned[d.Key])})
 			continue
@@ -888,6 +899,42 @@ func (g *Guard) repair(now int64, o *env.Observation) (*Change, *Alarm) {
 	}
 	q.onProbation = false
 	return &Change{Key: k, Kind: KindRepair, Old: cur, New: out, Reason: "safety repair: " + msg}, al
+}
+
+// repairTowards makes repair c go where the policy's decision d points
+// when d is sure enough (MinConfidence) and its setting, shaped by the
+// guardrails (bounds, Kmax under XOFF with the repair's margin, the
+// headroom floor; not the max step, which a repair does not keep
+// either), is a safe one: a queue that must change now changes once, to
+// the policy's setting, rather than to the least safe move and then, a
+// dwell later, to the policy's (ai400's Kmax 25.6 MB above an XOFF of
+// 7.8 MB: two repairs as XOFF fell, then the model's tune 6 intervals
+// in). Otherwise c stays the least move.
+func (g *Guard) repairTowards(c *Change, d *policy.Decision) {
+	q := g.queue(c.Key)
+	if d.Key != c.Key || math.IsNaN(d.Confidence) || d.Confidence < g.cfg.MinConfidence || !validSetting(d.Setting) ||
+		c.New.HeadroomBytes != c.Old.HeadroomBytes {
+		return // a headroom repair restores the floor and nothing else
+	}
+	real := q.current
+	q.current = c.Old // shape works from what the repair answers
+	defer func() { q.current = real }()
+	want := g.complete(d.Setting, c.Old)
+	if lo, hi, _ := g.cfg.AlphaLimits(); !sameAlpha(want.Alpha, c.Old.Alpha) && (want.Alpha < lo || want.Alpha > hi) {
+		want.Alpha = c.Old.Alpha
+	}
+	if !validSetting(want) || want.KminBytes >= want.KmaxBytes || SameSetting(want, c.Old, 1e-9) {
+		return
+	}
+	out, _, _, rej := g.shape(q, want, math.Inf(1))
+	if rej != nil || SameSetting(out, c.New, 1e-9) {
+		return
+	}
+	if x := q.xoffLow(); x > 0 && out.KmaxBytes > int64(float64(x)*RepairXoffShare) {
+		return // shape keeps this: defensive
+	}
+	c.New, c.Confidence, c.FromPolicy = out, d.Confidence, true
+	c.Reason += "; to the policy's setting " + out.Describe() + " rather than the least move (" + d.Reason + ")"
 }
 
 func (g *Guard) watchdog(now int64, plan *Plan) {
@@ -1403,7 +1450,7 @@ func (g *Guard) Shadowed(c Change, nowNs int64) {
 	}
 	if !SameSetting(c.New, base, 1e-9) {
 		q.virtual, q.virtualSet = c.New, true
-		if c.Kind != KindRepair { // as Result: a repair starts no hold
+		if c.Kind != KindRepair || c.FromPolicy { // as Result: a repair starts no hold
 			q.virtualNs = nowNs
 		}
 	}
@@ -1463,11 +1510,12 @@ func (g *Guard) Result(c Change, out Outcome, got env.Setting, nowNs int64) (*Ch
 	defer g.touch(q)
 	q.pending = false
 	q.changed = true
-	if c.Kind != KindRepair {
+	if c.Kind != KindRepair || c.FromPolicy {
 		// A safety repair answers what the agent did not do (another
 		// writer's setting, a buffer change): it starts no hold, or the
 		// model's own change would wait min-hold behind every repair of
-		// a setting it never chose.
+		// a setting it never chose. One that took the policy's setting
+		// is the agent's choice, and does.
 		q.lastChangeNs = nowNs
 	}
 	switch out {

@@ -20,7 +20,8 @@ func TestRepairStartsNoHold(t *testing.T) {
 		g := newTestGuard(t, func(c *GuardConfig) { c.MaxStepRatio = 100 })
 		o := ob(kA, high)
 		o.XoffBytes = 2_809_000
-		p := step(t, g, 10*sec, []env.Observation{o}, []policy.Decision{dc(kA, want, 0.9)})
+		// unsure advice: the repair is the least safe move
+		p := step(t, g, 10*sec, []env.Observation{o}, []policy.Decision{dc(kA, want, 0)})
 		if len(p.Changes) != 1 || p.Changes[0].Kind != KindRepair {
 			t.Fatalf("shadow %v: want one repair, got %+v", shadow, p)
 		}
@@ -47,5 +48,50 @@ func TestRepairStartsNoHold(t *testing.T) {
 		if len(p.Changes) != 0 {
 			t.Fatalf("shadow %v: a second tune one interval after the first: %+v, want it held", shadow, p)
 		}
+	}
+}
+
+// TestRepairGoesWhereThePolicyPoints: a queue that must be repaired (its
+// Kmax above XOFF) while the policy is sure of a safe setting changes
+// once, to that setting, rather than to the least safe move and, an
+// interval later, to the policy's; that change is the agent's choice and
+// holds the queue for min-hold. A policy setting above XOFF is brought
+// under it with the repair's margin.
+func TestRepairGoesWhereThePolicyPoints(t *testing.T) {
+	high := env.Setting{KminBytes: 3_000_000, KmaxBytes: 3_358_000, Pmax: 0.2, HeadroomBytes: 100_000}
+	want := env.Setting{KminBytes: 600_000, KmaxBytes: 800_000, Pmax: 0.01, HeadroomBytes: 100_000}
+	other := env.Setting{KminBytes: 500_000, KmaxBytes: 700_000, Pmax: 0.01, HeadroomBytes: 100_000}
+	for _, shadow := range []bool{false, true} {
+		g := newTestGuard(t, func(c *GuardConfig) { c.MaxStepRatio = 2 })
+		o := ob(kA, high)
+		o.XoffBytes = 2_809_000
+		p := step(t, g, 10*sec, []env.Observation{o}, []policy.Decision{dc(kA, want, 0.9)})
+		if len(p.Changes) != 1 || p.Changes[0].Kind != KindRepair || !p.Changes[0].FromPolicy || !SameSetting(p.Changes[0].New, want, 1e-9) {
+			t.Fatalf("shadow %v: want one repair to the policy's setting, got %+v", shadow, p)
+		}
+		if len(p.Rejections) != 0 {
+			t.Errorf("shadow %v: the decision the repair took is also rejected: %+v", shadow, p.Rejections)
+		}
+		if shadow {
+			g.Shadowed(p.Changes[0], 10*sec)
+		} else {
+			g.Result(p.Changes[0], Applied, want, 10*sec)
+			o = ob(kA, want)
+			o.XoffBytes = 2_809_000
+		}
+		p = step(t, g, 11*sec, []env.Observation{o}, []policy.Decision{dc(kA, other, 0.9)})
+		if len(p.Changes) != 0 {
+			t.Fatalf("shadow %v: a tune one interval after the policy's repair: %+v, want it held", shadow, p)
+		}
+	}
+	// the policy asks for a Kmax above XOFF too: under it, with the margin
+	g := newTestGuard(t, nil)
+	o := ob(kA, high)
+	o.XoffBytes = 2_809_000
+	above := env.Setting{KminBytes: 1_000_000, KmaxBytes: 3_000_000, Pmax: 0.01, HeadroomBytes: 100_000}
+	p := step(t, g, 10*sec, []env.Observation{o}, []policy.Decision{dc(kA, above, 0.9)})
+	if len(p.Changes) != 1 || !p.Changes[0].FromPolicy || p.Changes[0].New.KmaxBytes > int64(2_809_000*RepairXoffShare) ||
+		p.Changes[0].New.Pmax != 0.01 || p.Changes[0].New.KminBytes != 1_000_000 {
+		t.Fatalf("policy above XOFF: %+v", p)
 	}
 }
