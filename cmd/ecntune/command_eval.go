@@ -83,7 +83,9 @@ what a setting costs long flows. --interval sets the control interval Δ (defaul
 min(500µs, duration/25), so an episode holds at least 20 decisions, raised towards 200µs
 while 20 decisions still fit: a 4 ms scenario decides every 190µs, inside the built-in
 model's validated intervals, not every 160µs). --hide-peer tells the
-policies no port's peer (host or switch), as an agent whose targets have no fabric-ports.`
+policies no port's peer (host or switch), as an agent whose targets have no fabric-ports; without
+it a deployed loop (agent:FILE) is told each switch's fabric-ports, as the bare policies are told
+the peers (unless FILE's target says fabric-ports: lldp: then the agent discovers them).`
 
 // evalOpts are the flags of "ecntune eval".
 type evalOpts struct {
