@@ -172,7 +172,9 @@ func New(o Options) (*Agent, error) {
 			o.Logger.Warn("agent db: "+r, "db", o.Journal.Path())
 		}
 	}
-	c, err := core.New(core.Options{Guard: o.Config.Guardrails, Shadow: o.Config.Mode == config.ModeShadow,
+	gc := o.Config.Guardrails
+	gc.LeastRepairs = gc.LeastRepairs || o.Config.Approve // a repair never carries an unapproved setting
+	c, err := core.New(core.Options{Guard: gc, Shadow: o.Config.Mode == config.ModeShadow,
 		Policy: o.Policy.Name(), Reward: o.Config.Guardrails.Reward, Memory: mems})
 	if err != nil {
 		return nil, err

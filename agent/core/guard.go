@@ -93,8 +93,12 @@ const (
 
 // GuardConfig holds the guardrails.
 type GuardConfig struct {
-	Bounds        []RateBounds
-	MaxStepRatio  float64       // each knob moves at most by this factor per change (>= 1)
+	Bounds       []RateBounds
+	MaxStepRatio float64 // each knob moves at most by this factor per change (>= 1)
+	// LeastRepairs keeps every safety repair the least safe move, never
+	// the policy's setting (repairTowards): approve mode, where the
+	// policy's settings wait for an operator and repairs do not.
+	LeastRepairs  bool
 	MinHold       time.Duration // minimum time between changes of one queue
 	ChangeBudget  int           // tune/fallback changes allowed per step across the fabric
 	MinConfidence float64
@@ -912,7 +916,7 @@ func (g *Guard) repair(now int64, o *env.Observation) (*Change, *Alarm) {
 // in). Otherwise c stays the least move.
 func (g *Guard) repairTowards(c *Change, d *policy.Decision) {
 	q := g.queue(c.Key)
-	if d.Key != c.Key || math.IsNaN(d.Confidence) || d.Confidence < g.cfg.MinConfidence || !validSetting(d.Setting) ||
+	if g.cfg.LeastRepairs || d.Key != c.Key || math.IsNaN(d.Confidence) || d.Confidence < g.cfg.MinConfidence || !validSetting(d.Setting) ||
 		c.New.HeadroomBytes != c.Old.HeadroomBytes {
 		return // a headroom repair restores the floor and nothing else
 	}

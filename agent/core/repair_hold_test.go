@@ -95,3 +95,17 @@ func TestRepairGoesWhereThePolicyPoints(t *testing.T) {
 		t.Fatalf("policy above XOFF: %+v", p)
 	}
 }
+
+// In approve mode (LeastRepairs) a repair never carries the policy's
+// setting, which waits for an operator: it stays the least safe move.
+func TestLeastRepairsInApproveMode(t *testing.T) {
+	high := env.Setting{KminBytes: 3_000_000, KmaxBytes: 3_358_000, Pmax: 0.2, HeadroomBytes: 100_000}
+	want := env.Setting{KminBytes: 600_000, KmaxBytes: 800_000, Pmax: 0.01, HeadroomBytes: 100_000}
+	g := newTestGuard(t, func(c *GuardConfig) { c.LeastRepairs = true })
+	o := ob(kA, high)
+	o.XoffBytes = 2_809_000
+	p := step(t, g, 10*sec, []env.Observation{o}, []policy.Decision{dc(kA, want, 0.9)})
+	if len(p.Changes) != 1 || p.Changes[0].FromPolicy || p.Changes[0].New.Pmax != high.Pmax || p.Changes[0].New.KmaxBytes != int64(2_809_000*RepairXoffShare) {
+		t.Fatalf("want the least repair, got %+v", p)
+	}
+}
