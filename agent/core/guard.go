@@ -668,7 +668,7 @@ func (g *Guard) Step(in StepInput) (Plan, error) {
 	}
 	// A queue gets at most one change per plan: a rollback, repair or
 	// revert makes it pending at once, and its decision waits.
-	planned := map[env.QueueKey]ChangeKind{}
+	planned := map[env.QueueKey]Change{}
 	for i := range in.Observations {
 		c, a := g.ingest(now, &in.Observations[i])
 		if c == nil && a == nil {
@@ -686,19 +686,17 @@ func (g *Guard) Step(in StepInput) (Plan, error) {
 		}
 	}
 	g.watchdog(now, &plan)
-	took := map[env.QueueKey]bool{}
 	for _, c := range plan.Changes {
-		planned[c.Key] = c.Kind
-		took[c.Key] = c.FromPolicy
+		planned[c.Key] = c
 	}
 
 	var cands []Change
 	for i := range in.Decisions {
-		if d := &in.Decisions[i]; took[d.Key] {
+		if d := &in.Decisions[i]; planned[d.Key].FromPolicy {
 			continue // the repair went where the decision pointed
-		} else if planned[d.Key] != "" {
+		} else if c, ok := planned[d.Key]; ok {
 			plan.Rejections = append(plan.Rejections, Rejection{Key: d.Key, Rule: RulePending, Wanted: d.Setting,
-				Reason: fmt.Sprintf("a %s of this queue goes first", planned[d.Key])})
+				Reason: fmt.Sprintf("a %s of this queue goes first", c.Kind)})
 			continue
 		}
 		c, rej := g.decide(now, &in.Observations[i], &in.Decisions[i])
@@ -933,9 +931,6 @@ func (g *Guard) repairTowards(c *Change, d *policy.Decision) {
 	out, _, _, rej := g.shape(q, want, math.Inf(1))
 	if rej != nil || SameSetting(out, c.New, 1e-9) {
 		return
-	}
-	if x := q.xoffLow(); x > 0 && out.KmaxBytes > int64(float64(x)*RepairXoffShare) {
-		return // shape keeps this: defensive
 	}
 	c.New, c.Confidence, c.FromPolicy = out, d.Confidence, true
 	c.Reason += "; to the policy's setting " + out.Describe() + " rather than the least move (" + d.Reason + ")"

@@ -7,6 +7,20 @@ import (
 	"github.com/ecntune/ecntune/policy"
 )
 
+// settle reports change c as made at now and returns the queue's next
+// observation: in shadow mode (Shadowed) o, the switch unchanged; in
+// closed loop (Result Applied, read back as got) got, under the same XOFF.
+func settle(g *Guard, shadow bool, o env.Observation, c Change, got env.Setting, now int64) env.Observation {
+	if shadow {
+		g.Shadowed(c, now)
+		return o
+	}
+	g.Result(c, Applied, got, now)
+	next := ob(kA, got)
+	next.XoffBytes = o.XoffBytes
+	return next
+}
+
 // TestRepairStartsNoHold: a safety repair of a setting the agent never
 // chose (the switch's Kmax above XOFF) does not make the model's own
 // change wait min-hold: the next interval the model's advice is applied.
@@ -26,24 +40,12 @@ func TestRepairStartsNoHold(t *testing.T) {
 			t.Fatalf("shadow %v: want one repair, got %+v", shadow, p)
 		}
 		repaired := p.Changes[0].New
-		if shadow {
-			g.Shadowed(p.Changes[0], 10*sec)
-		} else {
-			g.Result(p.Changes[0], Applied, repaired, 10*sec)
-			o = ob(kA, repaired)
-			o.XoffBytes = 2_809_000
-		}
+		o = settle(g, shadow, o, p.Changes[0], repaired, 10*sec)
 		p = step(t, g, 11*sec, []env.Observation{o}, []policy.Decision{dc(kA, want, 0.9)})
 		if len(p.Changes) != 1 || p.Changes[0].Kind != KindTune || !SameSetting(p.Changes[0].New, want, 1e-9) {
 			t.Fatalf("shadow %v: the interval after a repair: %+v, want the model's tune", shadow, p)
 		}
-		if shadow {
-			g.Shadowed(p.Changes[0], 11*sec)
-		} else {
-			g.Result(p.Changes[0], Applied, want, 11*sec)
-			o = ob(kA, want)
-			o.XoffBytes = 2_809_000
-		}
+		o = settle(g, shadow, o, p.Changes[0], want, 11*sec)
 		p = step(t, g, 12*sec, []env.Observation{o}, []policy.Decision{dc(kA, other, 0.9)})
 		if len(p.Changes) != 0 {
 			t.Fatalf("shadow %v: a second tune one interval after the first: %+v, want it held", shadow, p)
@@ -72,13 +74,7 @@ func TestRepairGoesWhereThePolicyPoints(t *testing.T) {
 		if len(p.Rejections) != 0 {
 			t.Errorf("shadow %v: the decision the repair took is also rejected: %+v", shadow, p.Rejections)
 		}
-		if shadow {
-			g.Shadowed(p.Changes[0], 10*sec)
-		} else {
-			g.Result(p.Changes[0], Applied, want, 10*sec)
-			o = ob(kA, want)
-			o.XoffBytes = 2_809_000
-		}
+		o = settle(g, shadow, o, p.Changes[0], want, 10*sec)
 		p = step(t, g, 11*sec, []env.Observation{o}, []policy.Decision{dc(kA, other, 0.9)})
 		if len(p.Changes) != 0 {
 			t.Fatalf("shadow %v: a tune one interval after the policy's repair: %+v, want it held", shadow, p)
