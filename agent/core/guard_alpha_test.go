@@ -163,7 +163,9 @@ func TestGuardAlphaReadBackAndRollback(t *testing.T) {
 	base := env.Metrics{IntervalNs: sec, Util: 0.5, PauseRxFrac: 0.02}
 	o := ob(kA, curA)
 	o.Metrics = base
-	step(t, g, 9*sec, []env.Observation{o}, nil)
+	for i := range int64(MinBaselineIntervals) {
+		step(t, g, (10-MinBaselineIntervals+i)*sec, []env.Observation{o}, nil)
+	}
 	p := step(t, g, 10*sec, []env.Observation{o}, []policy.Decision{dc(kA, want, 0.9)})
 	if len(p.Changes) != 1 || p.Changes[0].New != want {
 		t.Fatalf("%+v", p)

@@ -227,12 +227,15 @@ func TestGuardMisalignedInput(t *testing.T) {
 	}
 }
 
-// applyTune makes one change to kA at t=10 s and applies it.
+// applyTune makes one change to kA at t=10 s, after MinBaselineIntervals
+// measured at base, and applies it.
 func applyTune(t *testing.T, g *Guard, base env.Metrics) env.Setting {
 	t.Helper()
 	o := ob(kA, cur)
 	o.Metrics = base
-	step(t, g, 9*sec, []env.Observation{o}, nil)
+	for i := range MinBaselineIntervals {
+		step(t, g, int64(10-MinBaselineIntervals+i)*sec, []env.Observation{o}, nil)
+	}
 	want := env.Setting{KminBytes: 500_000, KmaxBytes: 2_000_000, Pmax: 0.2, HeadroomBytes: 100_000}
 	p := step(t, g, 10*sec, []env.Observation{o}, []policy.Decision{dc(kA, want, 0.9)})
 	if len(p.Changes) != 1 {

@@ -88,6 +88,29 @@ func TestRollbackNeedsTheChangeInPlay(t *testing.T) {
 	}
 }
 
+// A change in play in one interval of its window of three is not what
+// moved the reward in the other two: no rollback; in play in two, it is.
+// Nor is a fall judged against fewer than MinBaselineIntervals before the
+// change (the reward's noise is not known from one or two).
+func TestRollbackNeedsMostOfTheWindowAndABaseline(t *testing.T) {
+	to := cur
+	to.KminBytes, to.KmaxBytes, to.Pmax = 300_000, 900_000, 0.1
+	before := []env.Metrics{util(0.8, 1e5), util(0.82, 1e5), util(0.78, 1e5), util(0.8, 1e5)}
+	once := []env.Metrics{util(0.3, 5e5), util(0.32, 1e5), util(0.28, 1e5)}
+	if c := rolledBack(probe(t, rewardGuard(t), to, before, once)); c != nil {
+		t.Fatalf("rolled back a change in play in 1 of 3 intervals: %s", c.Reason)
+	}
+	twice := []env.Metrics{util(0.3, 5e5), util(0.32, 5e5), util(0.28, 1e5)}
+	if c := rolledBack(probe(t, rewardGuard(t), to, before, twice)); c == nil || !strings.Contains(c.Reason, "in play in 2 of 3 intervals") {
+		t.Fatalf("rollback %+v, want one in play in 2 of 3 intervals", c)
+	}
+	busy := []env.Metrics{util(0.3, 5e5), util(0.32, 5e5), util(0.28, 5e5)}
+	// probe measures one more interval before the change, at the change
+	if c := rolledBack(probe(t, rewardGuard(t), to, before[:MinBaselineIntervals-2], busy)); c != nil {
+		t.Fatalf("rolled back against %d intervals before the change: %s", MinBaselineIntervals-1, c.Reason)
+	}
+}
+
 // A fall within the reward's own noise is no evidence: no rollback; the
 // same mean fall from a steady baseline is.
 func TestRollbackNeedsSignificance(t *testing.T) {

@@ -135,7 +135,7 @@ func TestEvalRunsTheDeployedLoop(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "agent.yaml")
 	os.WriteFile(file, []byte("mode: closed-loop\npolicy: static:hpcc\ninterval: 1s\ntargets:\n  t: {address: \"127.0.0.1:1\", insecure: true, queues: [3]}\n"+
-		"guardrails:\n  min-hold: 2s\n  max-step-ratio: 100\n"), 0o644)
+		"guardrails:\n  min-hold: 2s\n  max-step-ratio: 100\n  change-budget: 2\n"), 0o644)
 	sim := simtest.Star(simenv.ECN{KminBytes: 2_000_000, KmaxBytes: 2_800_000, Pmax: 0.01})
 	sim.Name, sim.Duration = "star", 8*simenv.Millisecond
 	scs := []eval.Scenario{{Named: scenario.Named{Name: "star", Config: sim}}}
