@@ -354,6 +354,9 @@ type fileGuard struct {
 	MinConfidence   *float64     `yaml:"min-confidence"`
 	LowConfidence   string       `yaml:"low-confidence"`
 	Dwell           *int         `yaml:"dwell"`
+	DwellLoosen     *int         `yaml:"dwell-loosen"`
+	MinConfTighten  *float64     `yaml:"min-confidence-tighten"`
+	MinHoldTighten  string       `yaml:"min-hold-tighten"`
 	IdleUtil        *float64     `yaml:"idle-util"`
 	FallbackPreset  string       `yaml:"fallback-preset"`
 	SafePreset      string       `yaml:"safe-preset"`
@@ -1523,7 +1526,7 @@ func parseGuard(f fileGuard, interval time.Duration) (core.GuardConfig, error) {
 	for _, d := range []struct {
 		key, v string
 		to     *time.Duration
-	}{{"min-hold", f.MinHold, &g.MinHold}, {"rollback.retry-after", f.Rollback.RetryAfter, &g.RollbackRetryAfter},
+	}{{"min-hold", f.MinHold, &g.MinHold}, {"min-hold-tighten", f.MinHoldTighten, &g.MinHoldTighten}, {"rollback.retry-after", f.Rollback.RetryAfter, &g.RollbackRetryAfter},
 		{"stale-freeze", f.StaleFreeze, &g.StaleFreeze}, {"stale-revert", f.StaleRevert, &g.StaleRevert},
 		{"external-hold", f.ExternalHold, &g.ExternalHold}} {
 		v, err := parseDur("guardrails."+d.key, d.v, *d.to)
@@ -1536,6 +1539,16 @@ func parseGuard(f fileGuard, interval time.Duration) (core.GuardConfig, error) {
 	}
 	if f.Dwell != nil {
 		g.Dwell = *f.Dwell
+	}
+	if f.DwellLoosen != nil {
+		g.DwellLoosen = *f.DwellLoosen
+	}
+	if f.MinConfTighten != nil {
+		if !(*f.MinConfTighten >= 0 && *f.MinConfTighten <= 1) {
+			errs.add(fmt.Errorf("guardrails.min-confidence-tighten: %g must be within [0, 1]", *f.MinConfTighten))
+		} else {
+			g.MinConfidenceTighten = *f.MinConfTighten
+		}
 	}
 	if f.IdleUtil != nil {
 		g.IdleUtil = *f.IdleUtil

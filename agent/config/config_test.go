@@ -57,6 +57,9 @@ guardrails:
   min-hold: 3s
   change-budget: 10
   min-confidence: 0.7
+  min-confidence-tighten: 0.2
+  min-hold-tighten: 1s
+  dwell-loosen: 12
   low-confidence: preset
   fallback-preset: sonic-default
   rollback: {window: 4, drop-frac: 0.001, pause-increase: 0.1, reward-drop: 0.2}
@@ -94,7 +97,8 @@ func TestParseConfig(t *testing.T) {
 	if len(g.Bounds) != 2 || g.Bounds[1].KmaxMax != 32_000_000 || g.MaxStepRatio != 1.5 || g.MinHold != 3*time.Second ||
 		g.ChangeBudget != 10 || g.MinConfidence != 0.7 || g.LowConfidence != core.LowConfidencePreset || g.RollbackWindow != 4 ||
 		g.RollbackDropFrac != 0.001 || g.RollbackPauseIncrease != 0.1 || g.RollbackRewardDrop != 0.2 ||
-		g.StaleFreeze != 2*time.Second || g.StaleRevert != 10*time.Second {
+		g.StaleFreeze != 2*time.Second || g.StaleRevert != 10*time.Second ||
+		g.MinConfidenceTighten != 0.2 || g.MinHoldTighten != time.Second || g.DwellLoosen != 12 {
 		t.Fatalf("guardrails %+v", g)
 	}
 	if lo, hi, st := g.AlphaLimits(); lo != 1.0/16 || hi != 2 || st != 2 {
@@ -141,7 +145,8 @@ func TestParseConfigDefaults(t *testing.T) {
 	}
 	if c.Mode != ModeShadow || c.Policy != "builtin" || c.Interval != time.Second || c.SampleInterval != time.Second ||
 		c.DB != "agent.db" || c.Metrics != "127.0.0.1:9273" || c.Targets[0].Queues[0] != 3 || c.Targets[0].Queues[1] != 4 ||
-		c.Guardrails.MinHold != 5*time.Second || c.Guardrails.StaleRevert != 30*time.Second || c.Retention != time.Hour {
+		c.Guardrails.MinHold != 5*time.Second || c.Guardrails.StaleRevert != 30*time.Second || c.Retention != time.Hour ||
+		c.Guardrails.MinConfidenceTighten >= 0 || c.Guardrails.MinHoldTighten >= 0 || c.Guardrails.DwellLoosen != 0 {
 		t.Fatalf("defaults %+v", c)
 	}
 	if lo, hi, st := c.Guardrails.AlphaLimits(); lo != core.DefaultAlphaMin || hi != core.DefaultAlphaMax || st != core.DefaultAlphaMaxStep {
@@ -181,6 +186,9 @@ func TestParseConfigErrors(t *testing.T) {
 		{"policy: 'roles:host=static:nvidia'\n" + base, "no fabric= part"},
 		{"policy: 'roles:host=static:nvidia;fabric=model:,prefer=1'\n" + base, "role fabric: \"model:,prefer=1\" names no model"},
 		{"policy: 'roles:host=static:nvidia;fabric=static:nope'\n" + base, "role fabric"},
+		{"guardrails: {min-confidence-tighten: 1.5}\n" + base, "guardrails.min-confidence-tighten: 1.5 must be within [0, 1]"},
+		{"guardrails: {dwell-loosen: -1}\n" + base, "guardrails.dwell-loosen: -1 must not be negative"},
+		{"guardrails: {min-hold-tighten: soon}\n" + base, "guardrails.min-hold-tighten"},
 		{"interval: 1\n" + base, "interval:"},
 		{"interval: 1s\nsample-interval: 2s\n" + base, "sample-interval:"},
 		{"retention: forever\n" + base, "retention:"},

@@ -351,8 +351,10 @@ func agentYAML(srv *simswitch.Server, gnmiAddr string, cfg Config, fm *fleetMemb
 		fmt.Fprintf(&b, "    - {rate: %s, kmin: [%s, %s], kmax: [%s, %s], pmax: [0.01, 1.0]}\n",
 			units.FormatRate(r), by(5e3), by(5e6), by(20e3), by(12e6))
 	}
-	b.WriteString("  max-step-ratio: 2\n  min-hold: 5s\n  change-budget: 32\n  min-confidence: 0.1\n" +
-		"  low-confidence: hold\n  dwell: 3\n  idle-util: 0.01\n  fallback-preset: hpcc\n  safe-preset: sonic-default\n" +
+	// tighten fast, loosen slowly: examples/eval-agent-builtin.yaml says why
+	b.WriteString("  max-step-ratio: 1000\n  min-hold: 5s\n  min-hold-tighten: 0s\n  change-budget: 32\n" +
+		"  min-confidence: 0.1\n  min-confidence-tighten: 0\n  low-confidence: hold\n  dwell: 1\n  dwell-loosen: 15\n" +
+		"  idle-util: 0.01\n  fallback-preset: hpcc\n  safe-preset: sonic-default\n" +
 		"  rollback: {window: 3, drop-frac: 0, pause-increase: 0.05, reward-drop: 0.3}\n")
 	if fm != nil {
 		b.WriteString(fm.yaml())

@@ -86,9 +86,8 @@ func WriteAudit(file string, audit []core.AuditEntry) error {
 }
 
 // Scaled is cfg at control interval d: its interval and sample-interval d,
-// and min-hold, the stale-telemetry timers, the external-writer hold and
-// the rollback retry bar
-// the same number of intervals as in cfg.
+// and min-hold (both), the stale-telemetry timers, the external-writer
+// hold and the rollback retry bar the same number of intervals as in cfg.
 func Scaled(cfg *config.Config, d time.Duration) *config.Config {
 	c := *cfg
 	scale := func(x time.Duration) time.Duration {
@@ -97,6 +96,9 @@ func Scaled(cfg *config.Config, d time.Duration) *config.Config {
 	g := c.Guardrails
 	g.MinHold, g.StaleFreeze, g.StaleRevert, g.ExternalHold = scale(g.MinHold), scale(g.StaleFreeze), scale(g.StaleRevert), scale(g.ExternalHold)
 	g.RollbackRetryAfter = scale(g.RollbackRetryAfter)
+	if g.MinHoldTighten > 0 {
+		g.MinHoldTighten = scale(g.MinHoldTighten)
+	}
 	c.Guardrails = g
 	c.Interval, c.SampleInterval = d, d
 	return &c

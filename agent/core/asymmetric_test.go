@@ -1,0 +1,100 @@
+package core
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/policy"
+)
+
+// TestTightenFastLoosenSlowly: with MinConfidenceTighten and MinHoldTighten
+// at 0, advice to mark earlier goes through unsure and right after the
+// last change; advice to mark later must be sure (MinConfidence), wait
+// min-hold and persist DwellLoosen intervals in a row. In shadow mode the
+// same rules decide what would have been set. Left at their defaults the
+// two tighten knobs are MinConfidence and MinHold.
+func TestTightenFastLoosenSlowly(t *testing.T) {
+	a := env.Setting{KminBytes: 700_000, KmaxBytes: 800_000, Pmax: 0.01, HeadroomBytes: 100_000}
+	b := env.Setting{KminBytes: 300_000, KmaxBytes: 400_000, Pmax: 0.01, HeadroomBytes: 100_000}
+	c := env.Setting{KminBytes: 150_000, KmaxBytes: 200_000, Pmax: 0.01, HeadroomBytes: 100_000}
+	a2 := env.Setting{KminBytes: 500_000, KmaxBytes: 600_000, Pmax: 0.01, HeadroomBytes: 100_000}
+	asym := func(g *GuardConfig) {
+		g.MaxStepRatio = 1000
+		g.MinConfidence, g.MinConfidenceTighten = 0.3, 0
+		g.MinHold, g.MinHoldTighten = 5*time.Second, 0
+		g.DwellLoosen = 4
+	}
+	for _, shadow := range []bool{false, true} {
+		g := newTestGuard(t, asym)
+		o := ob(kA, a)
+		now := int64(10 * sec)
+		run := func(want env.Setting, conf float64) Plan {
+			t.Helper()
+			p := step(t, g, now, []env.Observation{o}, []policy.Decision{dc(kA, want, conf)})
+			if len(p.Changes) == 1 {
+				o = settle(g, shadow, o, p.Changes[0], p.Changes[0].New, now)
+			}
+			now += sec
+			return p
+		}
+		if p := run(b, 0.05); len(p.Changes) != 1 || !SameSetting(p.Changes[0].New, b, 1e-9) {
+			t.Fatalf("shadow %v: unsure advice to mark earlier: %+v, want it applied", shadow, p)
+		}
+		for range 3 { // the change's probation
+			run(b, 0.9)
+		}
+		if p := run(c, 0.05); len(p.Changes) != 1 || !SameSetting(p.Changes[0].New, c, 1e-9) {
+			t.Fatalf("shadow %v: marking earlier again 4 s after the last change (min-hold 5 s): %+v, want it applied", shadow, p)
+		}
+		for range 3 {
+			run(c, 0.9)
+		}
+		if p := run(a2, 0.1); len(p.Changes) != 0 || len(p.Rejections) != 1 || p.Rejections[0].Rule != RuleConfidence {
+			t.Fatalf("shadow %v: unsure advice to mark later: %+v, want it refused for its confidence", shadow, p)
+		}
+		for i := 1; i < 4; i++ {
+			p := run(a, 0.9)
+			if len(p.Changes) != 0 || len(p.Rejections) != 1 || p.Rejections[0].Rule != RuleDwell ||
+				!strings.Contains(p.Rejections[0].Reason, "marks later") {
+				t.Fatalf("shadow %v: advice to mark later, %d of 4 intervals: %+v, want it waiting", shadow, i, p)
+			}
+		}
+		if p := run(a, 0.9); len(p.Changes) != 1 || !SameSetting(p.Changes[0].New, a, 1e-9) {
+			t.Fatalf("shadow %v: advice to mark later the 4th interval in a row: %+v, want it applied", shadow, p)
+		}
+	}
+
+	// left at the defaults: unsure advice to mark earlier waits like any
+	g := newTestGuard(t, func(g *GuardConfig) { g.MaxStepRatio, g.MinConfidence = 1000, 0.3 })
+	if p := step(t, g, 10*sec, []env.Observation{ob(kA, a)}, []policy.Decision{dc(kA, b, 0.05)}); len(p.Changes) != 0 ||
+		len(p.Rejections) != 1 || p.Rejections[0].Rule != RuleConfidence {
+		t.Fatalf("defaults: %+v, want the unsure advice refused", p)
+	}
+}
+
+// A change of headroom or alpha is neither earlier nor later marking.
+func TestMarksEarlier(t *testing.T) {
+	a := env.Setting{KminBytes: 700_000, KmaxBytes: 800_000, Pmax: 0.01, HeadroomBytes: 100_000}
+	for _, tc := range []struct {
+		name string
+		mod  func(*env.Setting)
+		want bool
+	}{
+		{"lower kmax", func(s *env.Setting) { s.KmaxBytes, s.KminBytes = 400_000, 750_000 }, true},
+		{"lower kmin", func(s *env.Setting) { s.KminBytes = 300_000 }, true},
+		{"higher pmax", func(s *env.Setting) { s.Pmax = 0.2 }, true},
+		{"higher kmax", func(s *env.Setting) { s.KmaxBytes, s.Pmax = 900_000, 1 }, false},
+		{"lower pmax", func(s *env.Setting) { s.Pmax = 0.003 }, false},
+		{"same", func(s *env.Setting) {}, false},
+		{"lower kmax, more headroom", func(s *env.Setting) { s.KmaxBytes, s.HeadroomBytes = 750_000, 200_000 }, false},
+		{"lower kmax, other alpha", func(s *env.Setting) { s.KmaxBytes, s.Alpha = 750_000, 0.5 }, false},
+	} {
+		s := a
+		tc.mod(&s)
+		if got := marksEarlier(s, a); got != tc.want {
+			t.Errorf("%s: marksEarlier = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
