@@ -30,3 +30,12 @@ func (w *LowWater) Low(now int64) int64 {
 	}
 	return now
 }
+
+// High is the highest of the kept values and now (0: none kept and now
+// unknown).
+func (w *LowWater) High(now int64) int64 {
+	for _, v := range w.vals {
+		now = max(now, v)
+	}
+	return now
+}

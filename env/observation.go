@@ -220,15 +220,18 @@ type Metrics struct {
 
 // Observation is one queue's view for a policy at one decision point.
 type Observation struct {
-	Key              QueueKey `json:"key"`
-	RateBps          float64  `json:"rate_bps"`
-	Peer             Peer     `json:"peer,omitempty"`
-	Current          Setting  `json:"current"`
-	XoffBytes        int64    `json:"xoff_bytes,omitempty"`
-	MinHeadroomBytes int64    `json:"min_headroom_bytes,omitempty"`
-	FloorEstimated   bool     `json:"floor_estimated,omitempty"`   // see QueueSample.FloorEstimated
-	HeadroomReported bool     `json:"headroom_reported,omitempty"` // see QueueSample.HeadroomReported
-	Metrics          Metrics  `json:"metrics"`
+	Key       QueueKey `json:"key"`
+	RateBps   float64  `json:"rate_bps"`
+	Peer      Peer     `json:"peer,omitempty"`
+	Current   Setting  `json:"current"`
+	XoffBytes int64    `json:"xoff_bytes,omitempty"`
+	// BufferBytes is the switch's shared buffer (QueueSample.BufferBytes,
+	// 0: unknown): XOFF, a dynamic threshold, is alpha times its free part.
+	BufferBytes      int64   `json:"buffer_bytes,omitempty"`
+	MinHeadroomBytes int64   `json:"min_headroom_bytes,omitempty"`
+	FloorEstimated   bool    `json:"floor_estimated,omitempty"`   // see QueueSample.FloorEstimated
+	HeadroomReported bool    `json:"headroom_reported,omitempty"` // see QueueSample.HeadroomReported
+	Metrics          Metrics `json:"metrics"`
 	// Features is the normalised vector a learned policy reads; its layout
 	// is fixed by SpecVersion.
 	Features []float32 `json:"features"`

@@ -163,6 +163,7 @@ func (o *Observer) Observe(s Snapshot) []Observation {
 		ob.Peer = q.Peer
 		ob.Current = q.Setting
 		ob.XoffBytes = q.XoffBytes
+		ob.BufferBytes = q.BufferBytes
 		ob.MinHeadroomBytes = q.MinHeadroomBytes
 		ob.FloorEstimated = q.FloorEstimated
 		ob.HeadroomReported = q.HeadroomReported

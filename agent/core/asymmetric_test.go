@@ -98,3 +98,42 @@ func TestMarksEarlier(t *testing.T) {
 		}
 	}
 }
+
+// TestKmaxPlannedUnderTheXoffFloor: with the switch's shared buffer known,
+// the guard plans Kmax under where XOFF falls when the queue fills (X·B/(B+X),
+// alpha at least X/B), so the XOFF of a full queue (the 800G star's: 13%
+// under its idle value) needs no repair of the guard's own setting.
+// Without the buffer, the lowest recent XOFF with the repair's margin.
+func TestKmaxPlannedUnderTheXoffFloor(t *testing.T) {
+	cur := env.Setting{KminBytes: 3_000_000, KmaxBytes: 4_000_000, Pmax: 0.01, HeadroomBytes: 100_000}
+	want := env.Setting{KminBytes: 6_000_000, KmaxBytes: 7_000_000, Pmax: 0.01, HeadroomBytes: 100_000}
+	var idle, buffer int64 = 7_653_000, 48_000_000
+	for _, known := range []bool{true, false} {
+		g := newTestGuard(t, func(c *GuardConfig) { c.MaxStepRatio, c.Bounds[0].KmaxMax = 1000, 48_000_000 })
+		o := ob(kA, cur)
+		o.XoffBytes = idle
+		if known {
+			o.BufferBytes = buffer
+		}
+		p := step(t, g, 10*sec, []env.Observation{o}, []policy.Decision{dc(kA, want, 0.9)})
+		if len(p.Changes) != 1 {
+			t.Fatalf("buffer known %v: %+v", known, p)
+		}
+		limit := int64(float64(idle) * RepairXoffShare)
+		if known {
+			limit = int64(float64(idle*buffer/(buffer+idle)) * RepairXoffShare)
+		}
+		got := p.Changes[0].New
+		if got.KmaxBytes > limit || got.KmaxBytes < limit-1000 || got.KminBytes >= got.KmaxBytes {
+			t.Fatalf("buffer known %v: planned %+v, want kmax %d", known, got, limit)
+		}
+		g.Result(p.Changes[0], Applied, got, 10*sec)
+		full := ob(kA, got)
+		full.XoffBytes, full.BufferBytes = idle*87/100, o.BufferBytes
+		p = step(t, g, 11*sec, []env.Observation{full}, []policy.Decision{dc(kA, got, 0.9)})
+		repaired := len(p.Changes) == 1 && p.Changes[0].Kind == KindRepair
+		if repaired == known {
+			t.Fatalf("buffer known %v: XOFF 13%% lower: %+v", known, p)
+		}
+	}
+}

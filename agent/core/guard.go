@@ -468,7 +468,11 @@ type queueState struct {
 	// xoffs are the XOFF of the last BaselineIntervals observations: a
 	// dynamic threshold moves with buffer use, and the guard plans Kmax
 	// under the lowest of them (xoffLow), not under a momentary high.
-	xoffs       env.LowWater
+	xoffs env.LowWater
+	// xoffPeaks are the XOFF of the last XoffPeakIntervals observations
+	// and buffer the switch's shared buffer (0: unknown), for xoffFloor.
+	xoffPeaks   env.LowWater
+	buffer      int64
 	minHeadroom int64
 	// floorEstimated: minHeadroom is ecntune's estimate, not the switch's
 	// own floor (env.QueueSample.FloorEstimated): a headroom the switch
@@ -758,6 +762,28 @@ func (g *Guard) Step(in StepInput) (Plan, error) {
 // xoffLow is the lowest XOFF of q's recent observations (0: unknown).
 func (q *queueState) xoffLow() int64 { return q.xoffs.Low(q.xoff) }
 
+// XoffPeakIntervals is how long the guard remembers a PG's highest XOFF
+// (its value with the least of the buffer in use) for xoffFloor.
+const XoffPeakIntervals = 64
+
+// xoffFloor is where the guard expects q's XOFF to fall to when q's own
+// queue fills (0: unknown): the lowest recent XOFF, or less. XOFF is a
+// dynamic threshold, alpha times the free shared buffer B, so a queue
+// filling up to it lowers it to X/(1+alpha) from its value X with the
+// queue empty. alpha is at least X/B (the free buffer is at most B): from
+// the highest XOFF of the last XoffPeakIntervals, the floor is
+// X·B/(B+X). On the 800G star (48 MB, alpha 1/8) XOFF fell 13% from its
+// idle value as a 7-to-1 incast filled one queue, past the repair's 10%
+// margin: two safety repairs a run of the guard's own settings.
+func (q *queueState) xoffFloor() int64 {
+	low := q.xoffLow()
+	if low <= 0 || q.buffer <= 0 {
+		return low
+	}
+	x := float64(q.xoffPeaks.High(q.xoff))
+	return min(low, int64(x*float64(q.buffer)/(float64(q.buffer)+x)))
+}
+
 // ingest updates a queue from its observation and runs the rollback rules.
 func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 	q := g.queue(o.Key)
@@ -767,6 +793,9 @@ func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 	q.xoff = o.XoffBytes
 	q.xoffs.N = BaselineIntervals
 	q.xoffs.Note(o.XoffBytes)
+	q.xoffPeaks.N = XoffPeakIntervals
+	q.xoffPeaks.Note(o.XoffBytes)
+	q.buffer = o.BufferBytes
 	q.minHeadroom, q.floorEstimated = o.MinHeadroomBytes, o.FloorEstimated
 	q.headroomReported = o.HeadroomReported
 	if ext := g.follow(now, q, o); ext != nil {
@@ -882,7 +911,7 @@ func (g *Guard) repair(now int64, o *env.Observation) (*Change, *Alarm) {
 	}
 	if q.xoff > 0 && cur.KmaxBytes >= q.xoff {
 		b := g.cfg.BoundsFor(q.rate)
-		kmax := min(int64(float64(q.xoffLow())*RepairXoffShare), b.KmaxMax)
+		kmax := min(int64(float64(q.xoffFloor())*RepairXoffShare), b.KmaxMax)
 		if kmax < b.KmaxMin && b.KmaxMin < q.xoff {
 			kmax = b.KmaxMin
 		}
@@ -1289,7 +1318,7 @@ func (g *Guard) shape(q *queueState, wanted env.Setting, ratio float64) (env.Set
 	// ECN before PFC: Kmax below the PG's XOFF when known, with the margin
 	// a repair keeps (XOFF moves with buffer use): the guard's own change
 	// never makes the next interval's repair.
-	if x := q.xoffLow(); x > 0 && out.KmaxBytes > int64(float64(x)*RepairXoffShare) {
+	if x := q.xoffFloor(); x > 0 && out.KmaxBytes > int64(float64(x)*RepairXoffShare) {
 		out.KmaxBytes = int64(float64(x) * RepairXoffShare)
 		c.note(RuleOrder)
 		if out.KmaxBytes < b.KmaxMin {
