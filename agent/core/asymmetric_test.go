@@ -137,3 +137,48 @@ func TestKmaxPlannedUnderTheXoffFloor(t *testing.T) {
 		}
 	}
 }
+
+// What the loop would run is the change the guard plans, as it plans it
+// (Pmax on the switches' step): a recommendation it lets through that
+// changes nothing leaves the loop where it was (Would), not at the
+// recommendation's own Pmax.
+func TestWouldSetIsThePlannedChange(t *testing.T) {
+	cur := env.Setting{KminBytes: 25_000, KmaxBytes: 100_000, Pmax: 0.2}
+	rec := env.Setting{KminBytes: 80_775, KmaxBytes: 89_750, Pmax: 0.003}
+	run := rec
+	run.Pmax = 0.01
+	recs := []Recommendation{{Key: kA, Current: cur, Recommended: rec}}
+	verdicts(recs, Plan{Changes: []Change{{Key: kA, Kind: KindTune, Old: cur, New: run}}})
+	if !recs[0].Changes || recs[0].Allowed == nil || recs[0].WouldSet() != run {
+		t.Fatalf("planned change: %+v, would set %+v, want %+v", recs[0], recs[0].WouldSet(), run)
+	}
+	next := []Recommendation{{Key: kA, Current: cur, Recommended: rec, Would: &run}}
+	verdicts(next, Plan{})
+	if next[0].Changes || next[0].WouldSet() != run {
+		t.Fatalf("nothing planned: would set %+v, want %+v", next[0].WouldSet(), run)
+	}
+	if idle := (Recommendation{Key: kA, Current: cur, Recommended: rec}); idle.WouldSet() != cur {
+		t.Fatalf("nothing planned, nothing run before: %+v", idle.WouldSet())
+	}
+}
+
+// The lowest XOFF is remembered XoffMemoryIntervals, not 8: a dip as
+// several queues fill keeps Kmax under it long after.
+func TestXoffDipRemembered(t *testing.T) {
+	cur := env.Setting{KminBytes: 3_000_000, KmaxBytes: 4_000_000, Pmax: 0.01, HeadroomBytes: 100_000}
+	want := env.Setting{KminBytes: 6_000_000, KmaxBytes: 7_000_000, Pmax: 0.01, HeadroomBytes: 100_000}
+	g := newTestGuard(t, func(c *GuardConfig) { c.MaxStepRatio, c.Bounds[0].KmaxMax = 1000, 48_000_000 })
+	at := func(xoff int64) env.Observation {
+		o := ob(kA, cur)
+		o.XoffBytes = xoff
+		return o
+	}
+	step(t, g, sec, []env.Observation{at(6_000_000)}, nil)
+	for i := 2; i < XoffMemoryIntervals; i++ {
+		step(t, g, int64(i)*sec, []env.Observation{at(7_653_000)}, nil)
+	}
+	p := step(t, g, XoffMemoryIntervals*sec, []env.Observation{at(7_653_000)}, []policy.Decision{dc(kA, want, 0.9)})
+	if len(p.Changes) != 1 || p.Changes[0].New.KmaxBytes > 6_000_000*RepairXoffShare {
+		t.Fatalf("%d intervals after XOFF dipped to 6 MB: %+v", XoffMemoryIntervals-1, p)
+	}
+}

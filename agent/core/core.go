@@ -215,20 +215,23 @@ func verdicts(recs []Recommendation, plan Plan) {
 	for _, r := range plan.Rejections {
 		verdict[r.Key] = r.Rule
 	}
-	allowed := map[env.QueueKey]env.Setting{}
+	planned := map[env.QueueKey]env.Setting{}
 	for _, ch := range plan.Changes {
 		if len(ch.Clamped) > 0 {
 			verdict[ch.Key] = "clamped:" + strings.Join(ch.Clamped, ",")
-			allowed[ch.Key] = ch.New
 		}
+		planned[ch.Key] = ch.New
 		if ch.Kind == KindRepair {
 			repairs[ch.Key] = ch
 		}
 	}
 	for i := range recs {
 		recs[i].Guard = verdict[recs[i].Key]
-		if s, ok := allowed[recs[i].Key]; ok && s != recs[i].Recommended {
-			recs[i].Allowed = &s
+		if s, ok := planned[recs[i].Key]; ok {
+			recs[i].Changes = true
+			if s != recs[i].Recommended {
+				recs[i].Allowed = &s
+			}
 		}
 		if ch, ok := repairs[recs[i].Key]; ok {
 			recs[i].Recommended, recs[i].Reason, recs[i].Guard = ch.New, "SAFETY: "+ch.Reason, string(KindRepair)

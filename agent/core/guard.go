@@ -465,13 +465,11 @@ type queueState struct {
 	rate    float64
 	current env.Setting
 	xoff    int64
-	// xoffs are the XOFF of the last BaselineIntervals observations: a
+	// xoffs are the XOFF of the last XoffMemoryIntervals observations: a
 	// dynamic threshold moves with buffer use, and the guard plans Kmax
-	// under the lowest of them (xoffLow), not under a momentary high.
-	xoffs env.LowWater
-	// xoffPeaks are the XOFF of the last XoffPeakIntervals observations
-	// and buffer the switch's shared buffer (0: unknown), for xoffFloor.
-	xoffPeaks   env.LowWater
+	// under where it falls (xoffFloor), not under a momentary high.
+	// buffer is the switch's shared buffer (0: unknown).
+	xoffs       env.LowWater
 	buffer      int64
 	minHeadroom int64
 	// floorEstimated: minHeadroom is ecntune's estimate, not the switch's
@@ -759,28 +757,27 @@ func (g *Guard) Step(in StepInput) (Plan, error) {
 	return plan, nil
 }
 
-// xoffLow is the lowest XOFF of q's recent observations (0: unknown).
-func (q *queueState) xoffLow() int64 { return q.xoffs.Low(q.xoff) }
+// XoffMemoryIntervals is how long the guard remembers a PG's XOFF: its
+// lowest, and its highest (its value with the least of the buffer in
+// use), for xoffFloor.
+const XoffMemoryIntervals = 64
 
-// XoffPeakIntervals is how long the guard remembers a PG's highest XOFF
-// (its value with the least of the buffer in use) for xoffFloor.
-const XoffPeakIntervals = 64
-
-// xoffFloor is where the guard expects q's XOFF to fall to when q's own
-// queue fills (0: unknown): the lowest recent XOFF, or less. XOFF is a
+// xoffFloor is where the guard expects q's XOFF to fall to (0: unknown):
+// the lowest XOFF of the last XoffMemoryIntervals, or less. XOFF is a
 // dynamic threshold, alpha times the free shared buffer B, so a queue
 // filling up to it lowers it to X/(1+alpha) from its value X with the
 // queue empty. alpha is at least X/B (the free buffer is at most B): from
-// the highest XOFF of the last XoffPeakIntervals, the floor is
-// X·B/(B+X). On the 800G star (48 MB, alpha 1/8) XOFF fell 13% from its
-// idle value as a 7-to-1 incast filled one queue, past the repair's 10%
-// margin: two safety repairs a run of the guard's own settings.
+// the highest XOFF remembered, the floor is X·B/(B+X). On the 800G
+// stars (alpha 1/8) XOFF fell 13-22% from its idle value as incasts
+// filled queues, past the repair's 10% margin, and the guard repaired its
+// own settings; several queues filling at once lower it further, which
+// the lowest XOFF remembered answers after the first time.
 func (q *queueState) xoffFloor() int64 {
-	low := q.xoffLow()
+	low := q.xoffs.Low(q.xoff)
 	if low <= 0 || q.buffer <= 0 {
 		return low
 	}
-	x := float64(q.xoffPeaks.High(q.xoff))
+	x := float64(q.xoffs.High(q.xoff))
 	return min(low, int64(x*float64(q.buffer)/(float64(q.buffer)+x)))
 }
 
@@ -791,10 +788,8 @@ func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 		q.rate = o.RateBps
 	}
 	q.xoff = o.XoffBytes
-	q.xoffs.N = BaselineIntervals
+	q.xoffs.N = XoffMemoryIntervals
 	q.xoffs.Note(o.XoffBytes)
-	q.xoffPeaks.N = XoffPeakIntervals
-	q.xoffPeaks.Note(o.XoffBytes)
 	q.buffer = o.BufferBytes
 	q.minHeadroom, q.floorEstimated = o.MinHeadroomBytes, o.FloorEstimated
 	q.headroomReported = o.HeadroomReported

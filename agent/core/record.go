@@ -1,8 +1,6 @@
 package core
 
 import (
-	"strings"
-
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/policy"
 )
@@ -72,8 +70,12 @@ type Recommendation struct {
 	// when it would let it through as is (or nothing would change).
 	Guard string `json:"guard,omitempty"`
 	// Allowed is what the guard would set where it adjusts the
-	// recommendation (a clamp, or a safety repair); nil otherwise.
+	// recommendation (a clamp, Pmax put on the switches' step, a safety
+	// repair); nil otherwise.
 	Allowed *env.Setting `json:"allowed,omitempty"`
+	// Changes: the guard plans a change of the queue this interval, to
+	// Allowed when set, else to Recommended (in shadow mode: would make).
+	Changes bool `json:"changes,omitempty"`
 	// Would is, in shadow mode (or while the closed loop is paused), what
 	// the loop would run on the queue now when that differs from Current:
 	// the last change the guard let through, which its later decisions,
@@ -82,11 +84,15 @@ type Recommendation struct {
 }
 
 // WouldSet is the setting the loop would run on the queue after this
-// interval: what the guard lets through now (as recommended, or as it
-// adjusts it), else what it let through before (Would), else Current.
+// interval: the change the guard plans now (as recommended, or as it
+// adjusts it), else what it let through before (Would), else Current. A
+// recommendation the guard lets through that changes nothing (the same
+// setting once Pmax is on the switches' step) is no change: counting it
+// as one made shadow mode's "would change" move back and forth between a
+// recommended Pmax of 0.3% and the 1% the loop would run.
 func (r *Recommendation) WouldSet() env.Setting {
 	switch {
-	case r.GuardAllows() && r.Held == policy.HoldNone && r.Recommended.KmaxBytes > 0 && r.Recommended != r.Current:
+	case r.Changes:
 		if r.Allowed != nil {
 			return *r.Allowed
 		}
@@ -95,13 +101,6 @@ func (r *Recommendation) WouldSet() env.Setting {
 		return *r.Would
 	}
 	return r.Current
-}
-
-// GuardAllows says whether the guard would let the recommendation through
-// (as it is, clamped, or as a safety repair): its verdict names no rule
-// that rejects it.
-func (r *Recommendation) GuardAllows() bool {
-	return r.Guard == "" || strings.HasPrefix(r.Guard, "clamped:") || r.Guard == string(KindRepair)
 }
 
 // Observation rebuilds what the agent observed from a stored

@@ -62,7 +62,12 @@ func EvalRunner(resolver policy.Resolver, auditDir string, hidePeer bool) eval.L
 		}
 		if auditDir != "" {
 			name := fmt.Sprintf("%s_%s_%d.jsonl", sc.Name, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))+mode, seed)
-			if err := WriteAudit(filepath.Join(auditDir, name), r.Audit); err != nil {
+			write := func() error { return WriteAudit(filepath.Join(auditDir, name), r.Audit) }
+			if mode == ShadowSuffix {
+				// nothing is applied: what it would have set instead
+				write = func() error { return writeLines(filepath.Join(auditDir, name), WouldChanges(r.Recommendations)) }
+			}
+			if err := write(); err != nil {
 				return nil, eval.LoopFigures{}, err
 			}
 		}
@@ -71,10 +76,13 @@ func EvalRunner(resolver policy.Resolver, auditDir string, hidePeer bool) eval.L
 }
 
 // WriteAudit writes audit as JSON lines to file (created with its folder).
-func WriteAudit(file string, audit []core.AuditEntry) error {
+func WriteAudit(file string, audit []core.AuditEntry) error { return writeLines(file, audit) }
+
+// writeLines writes xs as JSON lines to file (created with its folder).
+func writeLines[T any](file string, xs []T) error {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
-	for _, e := range audit {
+	for _, e := range xs {
 		if err := enc.Encode(e); err != nil {
 			return err
 		}
@@ -138,26 +146,50 @@ func Figures(r Result, interval time.Duration, idleUtil float64) eval.LoopFigure
 	if idleUtil <= 0 {
 		idleUtil = 0.01
 	}
-	would := map[env.QueueKey]env.Setting{}
+	moves := wouldMoves(r.Recommendations)
 	for i := range r.Recommendations {
 		x := &r.Recommendations[i]
-		w := x.WouldSet()
-		p, ok := would[x.Key]
-		if !ok {
-			p = x.Current
-		}
-		moved := !p.SameECN(w)
-		if moved && x.TimeNs >= eval.SettleIntervals*iv {
+		if moves[i] && x.TimeNs >= eval.SettleIntervals*iv {
 			f.WouldChangesAfter++
 		}
-		would[x.Key] = w
 		if m := x.Metrics; x.Valid && m.Util < idleUtil && m.MarkFrac == 0 && m.PauseRxFrac == 0 && m.DropFrac == 0 {
 			f.IdleIntervals++
-			if !moved {
+			if !moves[i] {
 				f.IdleHeld++
 			}
 		}
 	}
 	f.SetRates()
 	return f
+}
+
+// wouldMoves reports, per recommendation of recs (in time order), whether
+// what the loop would run on its queue moved from the queue's previous
+// recommendation (from the switch's setting at the first).
+func wouldMoves(recs []core.Recommendation) []bool {
+	would := map[env.QueueKey]env.Setting{}
+	out := make([]bool, len(recs))
+	for i := range recs {
+		x := &recs[i]
+		w := x.WouldSet()
+		p, ok := would[x.Key]
+		if !ok {
+			p = x.Current
+		}
+		out[i] = !p.SameECN(w)
+		would[x.Key] = w
+	}
+	return out
+}
+
+// WouldChanges are the recommendations of recs at which what the loop
+// would run moved: in shadow mode, the changes it would have made.
+func WouldChanges(recs []core.Recommendation) []core.Recommendation {
+	var out []core.Recommendation
+	for i, m := range wouldMoves(recs) {
+		if m {
+			out = append(out, recs[i])
+		}
+	}
+	return out
 }
