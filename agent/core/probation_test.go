@@ -64,14 +64,21 @@ func util(u float64, peakBytes float64) env.Metrics {
 	return env.Metrics{IntervalNs: sec, Util: u, MaxDelayNs: peakBytes * 8 / 100e9 * 1e9}
 }
 
+// rewardFallCase is a change of kA whose Kmin (300 KB) a queue peaking at
+// 500 KB reaches and one peaking at 100 KB does not, and four intervals
+// before it at a reward of about 0.8 with the queue below both Kmin.
+func rewardFallCase() (env.Setting, []env.Metrics) {
+	to := cur
+	to.KminBytes, to.KmaxBytes, to.Pmax = 300_000, 900_000, 0.1
+	return to, []env.Metrics{util(0.8, 1e5), util(0.82, 1e5), util(0.78, 1e5), util(0.8, 1e5)}
+}
+
 // A reward that falls while the queue stays below both settings' Kmin
 // (no marks, no pause) is the traffic's, not the setting's: no rollback.
 // The same fall with the queue in the marking band rolls back, to the
 // setting before the change exactly (past max-step), with its evidence.
 func TestRollbackNeedsTheChangeInPlay(t *testing.T) {
-	to := cur
-	to.KminBytes, to.KmaxBytes, to.Pmax = 300_000, 900_000, 0.1
-	before := []env.Metrics{util(0.8, 1e5), util(0.82, 1e5), util(0.78, 1e5), util(0.8, 1e5)}
+	to, before := rewardFallCase()
 	idle := []env.Metrics{util(0.3, 1e5), util(0.32, 1e5), util(0.28, 1e5)}
 	if c := rolledBack(probe(t, rewardGuard(t), to, before, idle)); c != nil {
 		t.Fatalf("rolled back a change that could not act: %+v", c)
@@ -93,9 +100,7 @@ func TestRollbackNeedsTheChangeInPlay(t *testing.T) {
 // Nor is a fall judged against fewer than MinBaselineIntervals before the
 // change (the reward's noise is not known from one or two).
 func TestRollbackNeedsMostOfTheWindowAndABaseline(t *testing.T) {
-	to := cur
-	to.KminBytes, to.KmaxBytes, to.Pmax = 300_000, 900_000, 0.1
-	before := []env.Metrics{util(0.8, 1e5), util(0.82, 1e5), util(0.78, 1e5), util(0.8, 1e5)}
+	to, before := rewardFallCase()
 	once := []env.Metrics{util(0.3, 5e5), util(0.32, 1e5), util(0.28, 1e5)}
 	if c := rolledBack(probe(t, rewardGuard(t), to, before, once)); c != nil {
 		t.Fatalf("rolled back a change in play in 1 of 3 intervals: %s", c.Reason)
