@@ -61,7 +61,7 @@ figures, "loop" in --json): changes per queue per 100 intervals, in all and past
 deployed loop's add its fallbacks, rollbacks, safety repairs, the guard's rejections by
 rule, how often what it would run changed past the first 10 intervals (in shadow mode: what
 it would have set, under the same rules), and the share of idle queue-intervals it held.
---loop-audit DIR keeps each deployed loop's audit log.
+--loop-audit DIR keeps each deployed loop's audit log (a shadow run's: the changes it would have made).
 
 schedule:best@OFFSET,... (e.g. schedule:best@3ms,6ms) is the timed plan in hindsight for a
 scenario whose traffic changes at those offsets: one of static:best's candidates per phase,
@@ -143,7 +143,7 @@ func (o *evalOpts) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.interval, "interval", "", "control interval Δ, e.g. 1ms (default: min(500µs, duration/25), raised towards 200µs while 20 decisions fit)")
 	f.StringVar(&o.warmup, "warmup", "", "leave the flows that start before this time out of every policy's flow figures (FCT, small-flow p99, large-flow goodput), "+
 		"e.g. 1ms, or \"interval\" for one control interval: a fixed setting acts from the start, a policy that decides from counters only after its first interval")
-	f.StringVar(&o.loopAudit, "loop-audit", "", "write each agent:FILE run's audit log into DIR as JSON lines, one file per scenario, spec and seed (SCENARIO_FILE_SEED.jsonl), as agent history --json prints it")
+	f.StringVar(&o.loopAudit, "loop-audit", "", "write each agent:FILE run's audit log into DIR as JSON lines, one file per scenario, spec and seed (SCENARIO_FILE_SEED.jsonl), as agent history --json prints it; for agent:FILE,shadow the recommendations at which what the loop would run moved (SCENARIO_FILEshadow_SEED.jsonl)")
 	f.StringVar(&o.db, "db", "", "model registry for model:NAME (default $ECNTUNE_DB or "+modelsDefaultDB+")")
 }
 

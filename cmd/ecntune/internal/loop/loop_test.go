@@ -184,8 +184,18 @@ func TestEvalRunsTheDeployedLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := sh.RunsOf("star", spec+",shadow")[0].Loop; s.Changes != 0 || s.Intervals != 8 {
+	s := sh.RunsOf("star", spec+",shadow")[0].Loop
+	if s.Changes != 0 || s.Intervals != 8 {
 		t.Fatalf("shadow loop figures %+v", s)
+	}
+	// its --loop-audit file: the changes it would have made, one a line
+	// (a preset: each queue once, at the first decision)
+	names, _ = filepath.Glob(filepath.Join(dir, "audit", "star_agentshadow_*.jsonl"))
+	if len(names) != 1 {
+		t.Fatalf("shadow audit files %v, want one", names)
+	}
+	if b, err := os.ReadFile(names[0]); err != nil || strings.Count(string(b), "\n") != s.Queues || !strings.Contains(string(b), `"changes":true`) {
+		t.Fatalf("shadow audit file (%v), want %d would-changes:\n%s", err, s.Queues, b)
 	}
 	if _, err := eval.RunAll(scs, []string{spec + ",closed"}, opt); err == nil || !strings.Contains(err.Error(), `"closed"`) {
 		t.Fatalf("an unknown mode after the file: %v", err)
