@@ -21,34 +21,45 @@ func settle(g *Guard, shadow bool, o env.Observation, c Change, got env.Setting,
 	return next
 }
 
+// The repair tests' queue runs repairHigh, whose Kmax is above its PG's XOFF of
+// 2.809 MB; the policy advises repairWant, then repairOther.
+var (
+	repairHigh  = env.Setting{KminBytes: 3_000_000, KmaxBytes: 3_358_000, Pmax: 0.2, HeadroomBytes: 100_000}
+	repairWant  = env.Setting{KminBytes: 600_000, KmaxBytes: 800_000, Pmax: 0.01, HeadroomBytes: 100_000}
+	repairOther = env.Setting{KminBytes: 500_000, KmaxBytes: 700_000, Pmax: 0.01, HeadroomBytes: 100_000}
+)
+
+// aboveXoff is the observation of a queue running repairHigh.
+func aboveXoff() env.Observation {
+	o := ob(kA, repairHigh)
+	o.XoffBytes = 2_809_000
+	return o
+}
+
 // TestRepairStartsNoHold: a safety repair of a setting the agent never
 // chose (the switch's Kmax above XOFF) does not make the model's own
 // change wait min-hold: the next interval the model's advice is applied.
 // A tune still holds the queue for min-hold. In shadow the same: the
 // repair is the virtual setting and the advice follows it at once.
 func TestRepairStartsNoHold(t *testing.T) {
-	high := env.Setting{KminBytes: 3_000_000, KmaxBytes: 3_358_000, Pmax: 0.2, HeadroomBytes: 100_000}
-	want := env.Setting{KminBytes: 600_000, KmaxBytes: 800_000, Pmax: 0.01, HeadroomBytes: 100_000}
-	other := env.Setting{KminBytes: 500_000, KmaxBytes: 700_000, Pmax: 0.01, HeadroomBytes: 100_000}
 	for _, shadow := range []bool{false, true} {
 		g := newTestGuard(t, func(c *GuardConfig) { c.MaxStepRatio = 100 })
-		o := ob(kA, high)
-		o.XoffBytes = 2_809_000
+		o := aboveXoff()
 		// unsure advice: the repair is the least safe move
-		p := step(t, g, 10*sec, []env.Observation{o}, []policy.Decision{dc(kA, want, 0)})
+		p := step(t, g, 10*sec, []env.Observation{o}, []policy.Decision{dc(kA, repairWant, 0)})
 		if len(p.Changes) != 1 || p.Changes[0].Kind != KindRepair {
-			t.Fatalf("shadow %v: want one repair, got %+v", shadow, p)
+			t.Fatalf("shadow %v: repairWant one repair, got %+v", shadow, p)
 		}
 		repaired := p.Changes[0].New
 		o = settle(g, shadow, o, p.Changes[0], repaired, 10*sec)
-		p = step(t, g, 11*sec, []env.Observation{o}, []policy.Decision{dc(kA, want, 0.9)})
-		if len(p.Changes) != 1 || p.Changes[0].Kind != KindTune || !SameSetting(p.Changes[0].New, want, 1e-9) {
-			t.Fatalf("shadow %v: the interval after a repair: %+v, want the model's tune", shadow, p)
+		p = step(t, g, 11*sec, []env.Observation{o}, []policy.Decision{dc(kA, repairWant, 0.9)})
+		if len(p.Changes) != 1 || p.Changes[0].Kind != KindTune || !SameSetting(p.Changes[0].New, repairWant, 1e-9) {
+			t.Fatalf("shadow %v: the interval after a repair: %+v, repairWant the model's tune", shadow, p)
 		}
-		o = settle(g, shadow, o, p.Changes[0], want, 11*sec)
-		p = step(t, g, 12*sec, []env.Observation{o}, []policy.Decision{dc(kA, other, 0.9)})
+		o = settle(g, shadow, o, p.Changes[0], repairWant, 11*sec)
+		p = step(t, g, 12*sec, []env.Observation{o}, []policy.Decision{dc(kA, repairOther, 0.9)})
 		if len(p.Changes) != 0 {
-			t.Fatalf("shadow %v: a second tune one interval after the first: %+v, want it held", shadow, p)
+			t.Fatalf("shadow %v: a second tune one interval after the first: %+v, repairWant it held", shadow, p)
 		}
 	}
 }
@@ -60,30 +71,25 @@ func TestRepairStartsNoHold(t *testing.T) {
 // holds the queue for min-hold. A policy setting above XOFF is brought
 // under it with the repair's margin.
 func TestRepairGoesWhereThePolicyPoints(t *testing.T) {
-	high := env.Setting{KminBytes: 3_000_000, KmaxBytes: 3_358_000, Pmax: 0.2, HeadroomBytes: 100_000}
-	want := env.Setting{KminBytes: 600_000, KmaxBytes: 800_000, Pmax: 0.01, HeadroomBytes: 100_000}
-	other := env.Setting{KminBytes: 500_000, KmaxBytes: 700_000, Pmax: 0.01, HeadroomBytes: 100_000}
 	for _, shadow := range []bool{false, true} {
 		g := newTestGuard(t, func(c *GuardConfig) { c.MaxStepRatio = 2 })
-		o := ob(kA, high)
-		o.XoffBytes = 2_809_000
-		p := step(t, g, 10*sec, []env.Observation{o}, []policy.Decision{dc(kA, want, 0.9)})
-		if len(p.Changes) != 1 || p.Changes[0].Kind != KindRepair || !p.Changes[0].FromPolicy || !SameSetting(p.Changes[0].New, want, 1e-9) {
-			t.Fatalf("shadow %v: want one repair to the policy's setting, got %+v", shadow, p)
+		o := aboveXoff()
+		p := step(t, g, 10*sec, []env.Observation{o}, []policy.Decision{dc(kA, repairWant, 0.9)})
+		if len(p.Changes) != 1 || p.Changes[0].Kind != KindRepair || !p.Changes[0].FromPolicy || !SameSetting(p.Changes[0].New, repairWant, 1e-9) {
+			t.Fatalf("shadow %v: repairWant one repair to the policy's setting, got %+v", shadow, p)
 		}
 		if len(p.Rejections) != 0 {
 			t.Errorf("shadow %v: the decision the repair took is also rejected: %+v", shadow, p.Rejections)
 		}
-		o = settle(g, shadow, o, p.Changes[0], want, 10*sec)
-		p = step(t, g, 11*sec, []env.Observation{o}, []policy.Decision{dc(kA, other, 0.9)})
+		o = settle(g, shadow, o, p.Changes[0], repairWant, 10*sec)
+		p = step(t, g, 11*sec, []env.Observation{o}, []policy.Decision{dc(kA, repairOther, 0.9)})
 		if len(p.Changes) != 0 {
-			t.Fatalf("shadow %v: a tune one interval after the policy's repair: %+v, want it held", shadow, p)
+			t.Fatalf("shadow %v: a tune one interval after the policy's repair: %+v, repairWant it held", shadow, p)
 		}
 	}
 	// the policy asks for a Kmax above XOFF too: under it, with the margin
 	g := newTestGuard(t, nil)
-	o := ob(kA, high)
-	o.XoffBytes = 2_809_000
+	o := aboveXoff()
 	above := env.Setting{KminBytes: 1_000_000, KmaxBytes: 3_000_000, Pmax: 0.01, HeadroomBytes: 100_000}
 	p := step(t, g, 10*sec, []env.Observation{o}, []policy.Decision{dc(kA, above, 0.9)})
 	if len(p.Changes) != 1 || !p.Changes[0].FromPolicy || p.Changes[0].New.KmaxBytes > int64(2_809_000*RepairXoffShare) ||
@@ -95,13 +101,10 @@ func TestRepairGoesWhereThePolicyPoints(t *testing.T) {
 // In approve mode (LeastRepairs) a repair never carries the policy's
 // setting, which waits for an operator: it stays the least safe move.
 func TestLeastRepairsInApproveMode(t *testing.T) {
-	high := env.Setting{KminBytes: 3_000_000, KmaxBytes: 3_358_000, Pmax: 0.2, HeadroomBytes: 100_000}
-	want := env.Setting{KminBytes: 600_000, KmaxBytes: 800_000, Pmax: 0.01, HeadroomBytes: 100_000}
 	g := newTestGuard(t, func(c *GuardConfig) { c.LeastRepairs = true })
-	o := ob(kA, high)
-	o.XoffBytes = 2_809_000
-	p := step(t, g, 10*sec, []env.Observation{o}, []policy.Decision{dc(kA, want, 0.9)})
-	if len(p.Changes) != 1 || p.Changes[0].FromPolicy || p.Changes[0].New.Pmax != high.Pmax || p.Changes[0].New.KmaxBytes != int64(2_809_000*RepairXoffShare) {
-		t.Fatalf("want the least repair, got %+v", p)
+	o := aboveXoff()
+	p := step(t, g, 10*sec, []env.Observation{o}, []policy.Decision{dc(kA, repairWant, 0.9)})
+	if len(p.Changes) != 1 || p.Changes[0].FromPolicy || p.Changes[0].New.Pmax != repairHigh.Pmax || p.Changes[0].New.KmaxBytes != int64(2_809_000*RepairXoffShare) {
+		t.Fatalf("repairWant the least repair, got %+v", p)
 	}
 }
