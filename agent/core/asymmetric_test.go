@@ -182,3 +182,68 @@ func TestXoffDipRemembered(t *testing.T) {
 		t.Fatalf("%d intervals after XOFF dipped to 6 MB: %+v", XoffMemoryIntervals-1, p)
 	}
 }
+
+// Loosening slowly is for undoing the loop's own tightening: advice to mark
+// later than the operator's setting (or than the loop's own loosening) needs
+// only dwell; after the loop marked earlier it needs dwell-loosen, counted
+// over the intervals with advice (an idle queue's hold neither counts nor
+// breaks the row), and a restart remembers which it is.
+func TestLoosenSlowlyOnlyAfterOwnTightening(t *testing.T) {
+	a := env.Setting{KminBytes: 700_000, KmaxBytes: 800_000, Pmax: 0.01, HeadroomBytes: 100_000}
+	b := env.Setting{KminBytes: 300_000, KmaxBytes: 400_000, Pmax: 0.01, HeadroomBytes: 100_000}
+	a3 := env.Setting{KminBytes: 900_000, KmaxBytes: 1_000_000, Pmax: 0.01, HeadroomBytes: 100_000}
+	asym := func(g *GuardConfig) {
+		g.MaxStepRatio = 1000
+		g.MinConfidence, g.MinConfidenceTighten = 0.3, 0
+		g.MinHold, g.MinHoldTighten = 0, 0
+		g.DwellLoosen = 4
+	}
+	for _, shadow := range []bool{false, true} {
+		g := newTestGuard(t, asym)
+		o := ob(kA, b)
+		now := int64(10 * sec)
+		run := func(d policy.Decision) Plan {
+			t.Helper()
+			p := step(t, g, now, []env.Observation{o}, []policy.Decision{d})
+			if len(p.Changes) == 1 {
+				o = settle(g, shadow, o, p.Changes[0], p.Changes[0].New, now)
+			}
+			now += sec
+			return p
+		}
+		if p := run(dc(kA, a, 0.9)); len(p.Changes) != 1 || !SameSetting(p.Changes[0].New, a, 1e-9) {
+			t.Fatalf("shadow %v: advice to mark later than the operator's setting: %+v, want it applied at once", shadow, p)
+		}
+		for range 3 {
+			run(dc(kA, a, 0.9))
+		}
+		if p := run(dc(kA, a3, 0.9)); len(p.Changes) != 1 || !SameSetting(p.Changes[0].New, a3, 1e-9) {
+			t.Fatalf("shadow %v: advice to mark later still, after the loop's loosening: %+v, want it applied at once", shadow, p)
+		}
+		for range 3 {
+			run(dc(kA, a3, 0.9))
+		}
+		if p := run(dc(kA, b, 0.05)); len(p.Changes) != 1 {
+			t.Fatalf("shadow %v: advice to mark earlier: %+v, want it applied", shadow, p)
+		}
+		for range 3 {
+			run(dc(kA, b, 0.9))
+		}
+		if !shadow {
+			// a restart: the guard's memory says the loop tightened last
+			m := g.Memory(kA)
+			g = newTestGuard(t, asym)
+			g.Restore(m)
+			o = ob(kA, b)
+		}
+		idle := policy.Decision{Key: kA, Setting: b, Action: env.ActionHold, Held: policy.HoldIdle}
+		for i, d := range []policy.Decision{dc(kA, a, 0.9), dc(kA, a, 0.9), idle, dc(kA, a, 0.9)} {
+			if p := run(d); len(p.Changes) != 0 {
+				t.Fatalf("shadow %v: advice to undo the loop's tightening, interval %d: %+v, want it waiting", shadow, i, p)
+			}
+		}
+		if p := run(dc(kA, a, 0.9)); len(p.Changes) != 1 || !SameSetting(p.Changes[0].New, a, 1e-9) {
+			t.Fatalf("shadow %v: the 4th interval of advice to mark later, an idle one between: %+v, want it applied", shadow, p)
+		}
+	}
+}

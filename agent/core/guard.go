@@ -111,7 +111,11 @@ type GuardConfig struct {
 	// current setting (a lower Kmax, else a lower Kmin, else a higher
 	// Pmax; headroom and alpha unchanged) needs MinConfidenceTighten and
 	// waits MinHoldTighten after the queue's last change; one that marks
-	// later must be recommended DwellLoosen intervals in a row. A negative
+	// later, where the loop's own last change of the queue marked earlier
+	// (a tune, a fallback or a safety repair), must be recommended
+	// DwellLoosen intervals in a row: undoing its own tightening is where
+	// a loop oscillates; a loosening from the operator's setting, or on
+	// from the loop's own loosening, needs only Dwell. A negative
 	// MinConfidenceTighten or MinHoldTighten, or a DwellLoosen of 0, is
 	// MinConfidence, MinHold or Dwell. The policy's advice to mark earlier
 	// comes as a queue's traffic gathers (an incast building, a port
@@ -507,6 +511,11 @@ type queueState struct {
 	// in a row, dwellN how many (0: it holds).
 	dwellWant env.Setting
 	dwellN    int
+	// tightened: the loop's own last change of the queue (made or, in
+	// shadow mode, virtual: a tune, a fallback, a safety repair under a
+	// falling XOFF) marked earlier than the setting it replaced; a change
+	// that marks later then needs DwellLoosen.
+	tightened bool
 
 	// recent are the KPIs of the last RollbackWindow measured intervals,
 	// oldest first: a change's probation is judged against their mean.
@@ -1081,6 +1090,14 @@ func (g *Guard) decide(now int64, o *env.Observation, d *policy.Decision) (*Chan
 		return nil, &Rejection{Key: q.key, Rule: clamped[len(clamped)-1], Wanted: w.setting,
 			Reason: fmt.Sprintf("the allowed setting %s is within %.0f%% of the current one", out.Describe(), MinMoveShare*100)}
 	}
+	if len(clamped) > 0 && marksEarlier(q.current, w.setting) && marksEarlier(out, q.current) {
+		// Advice to mark later that the guardrails would turn into marking
+		// earlier (a Kmax wanted at XOFF, planned under where XOFF falls):
+		// not the advice, and not a safety need either (a repair answers a
+		// Kmax that reaches XOFF). The queue keeps its setting.
+		return nil, &Rejection{Key: q.key, Rule: clamped[len(clamped)-1], Wanted: w.setting,
+			Reason: fmt.Sprintf("advice to mark later; what the guardrails allow of it, %s, marks earlier", out.Describe())}
+	}
 	if w.kind == KindTune {
 		if rej := g.retryRefused(now, q, out); rej != nil {
 			return nil, rej
@@ -1191,7 +1208,7 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 		return rej(RuleHold, fmt.Sprintf("last change %s ago, minimum %s", time.Duration(now-q.lastChangeNs), hold))
 	}
 	need, what := g.dwellNeeded(cur, w.setting), "a change this large"
-	if loosens && g.cfg.DwellLoosen > need {
+	if loosens && q.tightened && g.cfg.DwellLoosen > need {
 		need, what = g.cfg.DwellLoosen, "a change that marks later"
 	}
 	if w.kind == KindTune && q.dwellN < need {
@@ -1237,8 +1254,12 @@ func (g *Guard) dwellNeeded(cur, want env.Setting) int {
 }
 
 // dwell counts the intervals in a row the policy has recommended the same
-// change for q (GuardConfig.Dwell).
+// change for q (GuardConfig.Dwell); an interval it held without advice (an
+// idle queue, too little telemetry) neither counts nor breaks the row.
 func (g *Guard) dwell(q *queueState, d *policy.Decision) {
+	if d.Held != policy.HoldNone {
+		return // no advice (an idle queue, too little telemetry): neither for nor against
+	}
 	want := g.complete(d.Setting, q.current)
 	switch {
 	case !validSetting(want) || SameSetting(want, q.current, 1e-9):
@@ -1510,6 +1531,7 @@ func (g *Guard) Shadowed(c Change, nowNs int64) {
 		base = q.virtual
 	}
 	if !SameSetting(c.New, base, 1e-9) {
+		q.tightened = marksEarlier(c.New, base)
 		q.virtual, q.virtualSet = c.New, true
 		if c.Kind != KindRepair || c.FromPolicy { // as Result: a repair starts no hold
 			q.virtualNs = nowNs
@@ -1584,6 +1606,7 @@ func (g *Guard) Result(c Change, out Outcome, got env.Setting, nowNs int64) (*Ch
 		q.current = c.New
 		q.expect, q.expectSet, q.mismatchN = c.New, true, 0
 		q.ownSet, q.ownSetOK = c.New, true
+		q.tightened = marksEarlier(c.New, c.Old)
 		switch c.Kind {
 		case KindTune, KindFallback:
 			q.startProbation(c.Old, c.New) // Old: as the switch reported it

@@ -102,9 +102,14 @@ func TestGuardDecisionRules(t *testing.T) {
 			want: env.Setting{KminBytes: 400_000, KmaxBytes: 1_000_000, Pmax: 0.2}, conf: 0.9, rule: RuleOrder},
 		{name: "kmin not below kmax", want: env.Setting{KminBytes: 1_000_000, KmaxBytes: 1_000_000, Pmax: 0.2}, conf: 0.9, rule: RuleOrder},
 		{name: "kmin gives way to the xoff clamp", mod: func(c *GuardConfig) { c.MaxStepRatio = 10 },
-			obs:  func(o *env.Observation) { o.XoffBytes = 1_700_000 },
+			obs:  func(o *env.Observation) { o.XoffBytes = 2_000_000 },
 			want: env.Setting{KminBytes: 3_000_000, KmaxBytes: 4_000_000, Pmax: 0.2}, conf: 0.9,
-			expect: env.Setting{KminBytes: 765_000, KmaxBytes: 1_530_000, Pmax: 0.2, HeadroomBytes: 100_000}, clamped: []string{RuleOrder}},
+			expect: env.Setting{KminBytes: 900_000, KmaxBytes: 1_800_000, Pmax: 0.2, HeadroomBytes: 100_000}, clamped: []string{RuleOrder}},
+		// Kmax 1.6 MB runs under XOFF 1.7 MB (no repair); advice to raise it
+		// is clamped under XOFF to 1.53 MB, which would mark earlier: held.
+		{name: "advice to mark later clamped into marking earlier", mod: func(c *GuardConfig) { c.MaxStepRatio = 10 },
+			obs:  func(o *env.Observation) { o.XoffBytes = 1_700_000 },
+			want: env.Setting{KminBytes: 3_000_000, KmaxBytes: 4_000_000, Pmax: 0.2}, conf: 0.9, rule: RuleOrder},
 		{name: "headroom floor", obs: func(o *env.Observation) { o.MinHeadroomBytes = 90_000 },
 			want: env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, HeadroomBytes: 60_000}, conf: 0.9,
 			expect: env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, HeadroomBytes: 90_000}, clamped: []string{RuleHeadroom}},

@@ -29,6 +29,9 @@ type QueueMemory struct {
 	// RetryFrom is the setting the rolled-back change started from: a
 	// tune that goes further from it than RetryBlocked is barred too.
 	RetryFrom *env.Setting `json:"retry_from,omitempty"`
+	// Tightened: the agent's last change of the queue marked earlier
+	// (GuardConfig.DwellLoosen).
+	Tightened bool `json:"tightened,omitempty"`
 }
 
 // Probation is a change under watch: from and to, and the KPIs measured
@@ -49,7 +52,8 @@ type Probation struct {
 
 // memory is q's QueueMemory.
 func (q *queueState) memory() QueueMemory {
-	m := QueueMemory{Key: q.key, Changed: q.changed, LastChangeNs: q.lastChangeNs, LastGood: q.lastGood, YieldNs: q.yieldNs}
+	m := QueueMemory{Key: q.key, Changed: q.changed, LastChangeNs: q.lastChangeNs, LastGood: q.lastGood, YieldNs: q.yieldNs,
+		Tightened: q.tightened}
 	if q.expectSet {
 		e := q.expect
 		m.Expect = &e
@@ -89,6 +93,7 @@ func (g *Guard) Memory(k env.QueueKey) QueueMemory { return g.queue(k).memory() 
 func (g *Guard) Restore(m QueueMemory) {
 	q := g.queue(m.Key)
 	q.changed, q.lastChangeNs, q.lastGood, q.yieldNs = m.Changed, m.LastChangeNs, m.LastGood, m.YieldNs
+	q.tightened = m.Tightened
 	if m.Expect != nil {
 		q.expect, q.expectSet = *m.Expect, true
 	}
