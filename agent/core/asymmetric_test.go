@@ -247,3 +247,35 @@ func TestLoosenSlowlyOnlyAfterOwnTightening(t *testing.T) {
 		}
 	}
 }
+
+// In shadow mode the policy sees the switch's setting: its hold, and an idle
+// queue's, keep what the loop would run (the virtual setting), not a change
+// back to the switch's setting that shadow would count as a would-change.
+func TestShadowHoldKeepsWhatTheLoopWouldRun(t *testing.T) {
+	real := env.Setting{KminBytes: 100_000, KmaxBytes: 400_000, Pmax: 0.2, HeadroomBytes: 100_000}
+	looser := env.Setting{KminBytes: 700_000, KmaxBytes: 800_000, Pmax: 0.01, HeadroomBytes: 100_000}
+	g := newTestGuard(t, func(g *GuardConfig) { g.MaxStepRatio, g.MinConfidence, g.MinHold = 1000, 0.1, 0 })
+	o := ob(kA, real)
+	now := int64(10 * sec)
+	p := step(t, g, now, []env.Observation{o}, []policy.Decision{dc(kA, looser, 0.9)})
+	if len(p.Changes) != 1 {
+		t.Fatalf("advice to mark later: %+v, want a would-change", p)
+	}
+	g.Shadowed(p.Changes[0], now)
+	hold := policy.Decision{Key: kA, Setting: real, Action: env.ActionHold, Confidence: 0.5, Reason: "hold"}
+	idle := policy.Decision{Key: kA, Setting: real, Action: env.ActionHold, Held: policy.HoldIdle, Reason: "idle"}
+	for i, d := range []policy.Decision{hold, idle, hold} {
+		now += 10 * sec
+		if p := step(t, g, now, []env.Observation{o}, []policy.Decision{d}); len(p.Changes) != 0 || len(p.Rejections) != 0 {
+			t.Fatalf("decision %d (%s) in shadow mode: %+v, want nothing planned", i, d.Reason, p)
+		}
+		if w, ok := g.Would(kA); !ok || !SameSetting(w, looser, 1e-9) {
+			t.Fatalf("decision %d (%s): would run %+v (%v), want %+v", i, d.Reason, w, ok, looser)
+		}
+	}
+	// advice of the switch's setting that is not a hold is a change like any
+	now += 10 * sec
+	if p := step(t, g, now, []env.Observation{o}, []policy.Decision{dc(kA, real, 0.9)}); len(p.Changes) != 1 {
+		t.Fatalf("advice to go back to the switch's setting: %+v, want a would-change", p)
+	}
+}

@@ -1064,6 +1064,14 @@ func (g *Guard) decide(now int64, o *env.Observation, d *policy.Decision) (*Chan
 		real := q.current
 		q.current = q.virtual
 		defer func() { q.current = real }()
+		if (d.Action == env.ActionHold || d.Held != policy.HoldNone) && d.Setting.SameECN(real) {
+			// The policy keeps what it saw the switch run (it holds, or
+			// the queue is idle): in shadow mode that keeps what the loop
+			// would run, not a change back to the switch's setting.
+			kept := *d
+			kept.Setting = q.virtual
+			d = &kept
+		}
 	}
 	g.dwell(q, d)
 	w, rej := g.admit(now, q, o, d)
