@@ -15,17 +15,26 @@ import (
 // min-hold and persist DwellLoosen intervals in a row. In shadow mode the
 // same rules decide what would have been set. Left at their defaults the
 // two tighten knobs are MinConfidence and MinHold.
-func TestTightenFastLoosenSlowly(t *testing.T) {
-	a := env.Setting{KminBytes: 700_000, KmaxBytes: 800_000, Pmax: 0.01, HeadroomBytes: 100_000}
-	b := env.Setting{KminBytes: 300_000, KmaxBytes: 400_000, Pmax: 0.01, HeadroomBytes: 100_000}
-	c := env.Setting{KminBytes: 150_000, KmaxBytes: 200_000, Pmax: 0.01, HeadroomBytes: 100_000}
-	a2 := env.Setting{KminBytes: 500_000, KmaxBytes: 600_000, Pmax: 0.01, HeadroomBytes: 100_000}
-	asym := func(g *GuardConfig) {
+// asymSetting is a test queue's setting at Kmax kmax, Kmin 100 KB under it.
+func asymSetting(kmax int64) env.Setting {
+	return env.Setting{KminBytes: kmax - 100_000, KmaxBytes: kmax, Pmax: 0.01, HeadroomBytes: 100_000}
+}
+
+// asymRules are tighten fast (confidence 0, no hold), loosen slowly
+// (confidence 0.3, minHold, 4 intervals in a row), no step limit.
+func asymRules(minHold time.Duration) func(*GuardConfig) {
+	return func(g *GuardConfig) {
 		g.MaxStepRatio = 1000
 		g.MinConfidence, g.MinConfidenceTighten = 0.3, 0
-		g.MinHold, g.MinHoldTighten = 5*time.Second, 0
+		g.MinHold, g.MinHoldTighten = minHold, 0
 		g.DwellLoosen = 4
 	}
+}
+
+func TestTightenFastLoosenSlowly(t *testing.T) {
+	a, b, c, a2 := asymSetting(800_000), asymSetting(400_000), asymSetting(200_000), asymSetting(600_000)
+	c.KminBytes = 150_000
+	asym := asymRules(5 * time.Second)
 	for _, shadow := range []bool{false, true} {
 		g := newTestGuard(t, asym)
 		o := ob(kA, a)
@@ -189,15 +198,8 @@ func TestXoffDipRemembered(t *testing.T) {
 // over the intervals with advice (an idle queue's hold neither counts nor
 // breaks the row), and a restart remembers which it is.
 func TestLoosenSlowlyOnlyAfterOwnTightening(t *testing.T) {
-	a := env.Setting{KminBytes: 700_000, KmaxBytes: 800_000, Pmax: 0.01, HeadroomBytes: 100_000}
-	b := env.Setting{KminBytes: 300_000, KmaxBytes: 400_000, Pmax: 0.01, HeadroomBytes: 100_000}
-	a3 := env.Setting{KminBytes: 900_000, KmaxBytes: 1_000_000, Pmax: 0.01, HeadroomBytes: 100_000}
-	asym := func(g *GuardConfig) {
-		g.MaxStepRatio = 1000
-		g.MinConfidence, g.MinConfidenceTighten = 0.3, 0
-		g.MinHold, g.MinHoldTighten = 0, 0
-		g.DwellLoosen = 4
-	}
+	a, b, a3 := asymSetting(800_000), asymSetting(400_000), asymSetting(1_000_000)
+	asym := asymRules(0)
 	for _, shadow := range []bool{false, true} {
 		g := newTestGuard(t, asym)
 		o := ob(kA, b)

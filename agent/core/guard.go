@@ -127,7 +127,8 @@ type GuardConfig struct {
 	// builtin model's loop with one rule for both directions (confidence
 	// 0.1, min-hold 5) was 1.12 in geometric-mean frontier ratio against
 	// the bare model's 0.98; tightening at once (0, 0) and loosening after
-	// 10 or 15 intervals in a row, 0.99-1.00 (docs/model/loop-eval.txt).
+	// 10 or 15 intervals in a row, 0.99-1.00; the same with dwell-loosen
+	// only after the loop's own tightening, 0.94 (docs/model/loop-eval.txt).
 	MinConfidenceTighten float64
 	MinHoldTighten       time.Duration
 	DwellLoosen          int
