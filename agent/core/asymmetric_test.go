@@ -194,9 +194,9 @@ func TestXoffDipRemembered(t *testing.T) {
 
 // Loosening slowly is for undoing the loop's own tightening: advice to mark
 // later than the operator's setting (or than the loop's own loosening) needs
-// only dwell; after the loop marked earlier it needs dwell-loosen, counted
-// over the intervals with advice (an idle queue's hold neither counts nor
-// breaks the row), and a restart remembers which it is.
+// only dwell; after the loop marked earlier it needs dwell-loosen intervals
+// of advice in a row (an idle interval breaks the row), and a restart
+// remembers which it is.
 func TestLoosenSlowlyOnlyAfterOwnTightening(t *testing.T) {
 	a, b, a3 := asymSetting(800_000), asymSetting(400_000), asymSetting(1_000_000)
 	asym := asymRules(0)
@@ -239,13 +239,14 @@ func TestLoosenSlowlyOnlyAfterOwnTightening(t *testing.T) {
 			o = ob(kA, b)
 		}
 		idle := policy.Decision{Key: kA, Setting: b, Action: env.ActionHold, Held: policy.HoldIdle}
-		for i, d := range []policy.Decision{dc(kA, a, 0.9), dc(kA, a, 0.9), idle, dc(kA, a, 0.9)} {
+		adv := dc(kA, a, 0.9)
+		for i, d := range []policy.Decision{adv, adv, adv, idle, adv, adv, adv} {
 			if p := run(d); len(p.Changes) != 0 {
 				t.Fatalf("shadow %v: advice to undo the loop's tightening, interval %d: %+v, want it waiting", shadow, i, p)
 			}
 		}
-		if p := run(dc(kA, a, 0.9)); len(p.Changes) != 1 || !SameSetting(p.Changes[0].New, a, 1e-9) {
-			t.Fatalf("shadow %v: the 4th interval of advice to mark later, an idle one between: %+v, want it applied", shadow, p)
+		if p := run(adv); len(p.Changes) != 1 || !SameSetting(p.Changes[0].New, a, 1e-9) {
+			t.Fatalf("shadow %v: the 4th interval of advice to mark later since an idle one: %+v, want it applied", shadow, p)
 		}
 	}
 }

@@ -1263,12 +1263,11 @@ func (g *Guard) dwellNeeded(cur, want env.Setting) int {
 }
 
 // dwell counts the intervals in a row the policy has recommended the same
-// change for q (GuardConfig.Dwell); an interval it held without advice (an
-// idle queue, too little telemetry) neither counts nor breaks the row.
+// change for q (GuardConfig.Dwell). An idle interval breaks the row: advice
+// from before a lull is not advice about the traffic after it (the demo's
+// cyclic traffic, with lulls not breaking rows: a loosening completed as the
+// next burst began and undone within 10 s, 9 flaps in 5 minutes against 1).
 func (g *Guard) dwell(q *queueState, d *policy.Decision) {
-	if d.Held != policy.HoldNone {
-		return // no advice (an idle queue, too little telemetry): neither for nor against
-	}
 	want := g.complete(d.Setting, q.current)
 	switch {
 	case !validSetting(want) || SameSetting(want, q.current, 1e-9):
