@@ -218,6 +218,14 @@ type Metrics struct {
 	Incast float64 `json:"incast"`
 }
 
+// Idle reports whether the interval carried under util of its link and no
+// ECN marks, received pause or drops: it says nothing about the queue's
+// setting (the agent's guardrails.idle-util; eval counts idle intervals the
+// same way).
+func (m Metrics) Idle(util float64) bool {
+	return m.Util < util && !(m.MarkFrac > 0) && !(m.PauseRxFrac > 0) && !(m.DropFrac > 0)
+}
+
 // Observation is one queue's view for a policy at one decision point.
 type Observation struct {
 	Key       QueueKey `json:"key"`

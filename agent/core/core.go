@@ -174,7 +174,7 @@ func holdIdle(obs []env.Observation, decs []policy.Decision, idleUtil float64) {
 	}
 	for i := range obs {
 		m := &obs[i].Metrics
-		if !obs[i].Valid || !(m.Util < idleUtil) || m.MarkFrac > 0 || m.PauseRxFrac > 0 || m.DropFrac > 0 || decs[i].Held != policy.HoldNone {
+		if !obs[i].Valid || !m.Idle(idleUtil) || decs[i].Held != policy.HoldNone {
 			continue
 		}
 		decs[i].Setting, decs[i].Action, decs[i].Confidence, decs[i].Held = obs[i].Current, env.ActionHold, 0, policy.HoldIdle

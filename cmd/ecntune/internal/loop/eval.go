@@ -152,7 +152,7 @@ func Figures(r Result, interval time.Duration, idleUtil float64) eval.LoopFigure
 		if moves[i] && x.TimeNs >= eval.SettleIntervals*iv {
 			f.WouldChangesAfter++
 		}
-		if m := x.Metrics; x.Valid && m.Util < idleUtil && m.MarkFrac == 0 && m.PauseRxFrac == 0 && m.DropFrac == 0 {
+		if x.Valid && x.Metrics.Idle(idleUtil) {
 			f.IdleIntervals++
 			if !moves[i] {
 				f.IdleHeld++
