@@ -812,8 +812,7 @@ func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 	}
 	k := kpi{drop: o.Metrics.DropFrac, pause: o.Metrics.PauseRxFrac}
 	if g.cfg.Reward != nil {
-		k.reward = g.cfg.Reward(o.Metrics)
-		k.haveReward = !math.IsNaN(k.reward) && !math.IsInf(k.reward, 0)
+		k.reward, k.haveReward = rewardsOf(g.cfg.Reward, o.Metrics)
 	}
 	if math.IsNaN(k.drop) || math.IsNaN(k.pause) {
 		return nil, nil

@@ -265,12 +265,16 @@ func TestGuardRollbackTriggers(t *testing.T) {
 		{name: "pause worsens on average", after: []env.Metrics{{IntervalNs: sec, Util: 0.6, PauseRxFrac: 0.06}, {IntervalNs: sec, Util: 0.6, PauseRxFrac: 0.1}, {IntervalNs: sec, Util: 0.6, PauseRxFrac: 0.1}}, rule: RulePause, at: 2},
 		{name: "one noisy interval is not a rollback", after: []env.Metrics{{IntervalNs: sec, Util: 0.3, PauseRxFrac: 0.02}, base, base}},
 		{name: "pause within tolerance", after: []env.Metrics{{IntervalNs: sec, Util: 0.5, PauseRxFrac: 0.06}, {IntervalNs: sec, Util: 0.5, PauseRxFrac: 0.06}, {IntervalNs: sec, Util: 0.5, PauseRxFrac: 0.06}}},
-		{name: "reward worsens", after: []env.Metrics{{IntervalNs: sec, Util: 0.2, PauseRxFrac: 0.02}, {IntervalNs: sec, Util: 0.3, PauseRxFrac: 0.02}, {IntervalNs: sec, Util: 0.3, PauseRxFrac: 0.02}}, rule: RuleReward, at: 2},
+		// the change marks later: judged on the reward's queueing terms
+		{name: "reward worsens", after: []env.Metrics{{IntervalNs: sec, Util: 0.5, PauseRxFrac: 0.02, AvgQueueFrac: 0.3}, {IntervalNs: sec, Util: 0.5, PauseRxFrac: 0.02, AvgQueueFrac: 0.3}, {IntervalNs: sec, Util: 0.5, PauseRxFrac: 0.02, AvgQueueFrac: 0.3}}, rule: RuleReward, at: 2},
+		{name: "throughput a change marking later cannot cost", after: []env.Metrics{{IntervalNs: sec, Util: 0.2, PauseRxFrac: 0.02}, {IntervalNs: sec, Util: 0.3, PauseRxFrac: 0.02}, {IntervalNs: sec, Util: 0.3, PauseRxFrac: 0.02}}},
 		{name: "degradation after the window is not a rollback", after: []env.Metrics{base, base, base, {IntervalNs: sec, DropFrac: 0.5}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			g := newTestGuard(t, func(gc *GuardConfig) { gc.Reward = func(m env.Metrics) float64 { return m.Util - m.PauseRxFrac } })
+			g := newTestGuard(t, func(gc *GuardConfig) {
+				gc.Reward = func(m env.Metrics) float64 { return m.Util - m.PauseRxFrac - m.AvgQueueFrac }
+			})
 			applied := applyTune(t, g, base)
 			fired := -1
 			for i, m := range c.after {

@@ -48,6 +48,9 @@ type Probation struct {
 	N          int         `json:"n,omitempty"`
 	HaveReward bool        `json:"have_reward,omitempty"`
 	HaveBase   bool        `json:"have_base,omitempty"`
+	// RewardTerms: which terms Reward holds ("throughput", "queueing";
+	// "" every term, as every memory before the split).
+	RewardTerms string `json:"reward_terms,omitempty"`
 }
 
 // memory is q's QueueMemory.
@@ -61,7 +64,8 @@ func (q *queueState) memory() QueueMemory {
 	if q.onProbation {
 		b := q.probationBase
 		m.Probation = &Probation{From: q.probationFrom, To: q.probationTo, Drop: b.drop, Pause: b.pause.mean, Reward: b.reward.mean,
-			PauseSD: b.pause.sd(), RewardSD: b.reward.sd(), N: b.pause.n, HaveReward: b.haveReward, HaveBase: b.ok}
+			PauseSD: b.pause.sd(), RewardSD: b.reward.sd(), N: b.pause.n, HaveReward: b.haveReward, HaveBase: b.ok,
+			RewardTerms: b.part.String()}
 	}
 	if q.retryUntilNs > 0 {
 		r, f := q.retryBlocked, q.retryFrom
@@ -101,7 +105,7 @@ func (g *Guard) Restore(m QueueMemory) {
 		q.onProbation, q.probationFrom, q.probationTo = true, p.From, p.To
 		n := max(p.N, 1)
 		q.probationBase = base{ok: p.HaveBase, drop: p.Drop, pause: momentsOf(n, p.Pause, p.PauseSD),
-			reward: momentsOf(n, p.Reward, p.RewardSD), haveReward: p.HaveReward}
+			reward: momentsOf(n, p.Reward, p.RewardSD), haveReward: p.HaveReward, part: parseRewardPart(p.RewardTerms)}
 		q.probationWatch = watch{haveReward: true}
 	}
 	if m.RetryBlocked != nil {

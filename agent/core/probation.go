@@ -26,6 +26,19 @@ import (
 // the validation scenarios (6 seeds), a window in play in 1 of 3
 // intervals or a baseline of one interval made most of the loop's
 // rollbacks, each a flap (hadoop-400g: 0.5 rollbacks a run, 0 after).
+//
+// A change is judged on what it can make worse. One that marks earlier
+// (lower Kmax, Kmin or higher Pmax) can cost throughput and marks on an
+// idle link, not queueing: its probation judges the reward's throughput
+// and over-mark terms and not the pause rule. One that marks later can
+// cost queueing, pause and drops, not throughput: its probation judges
+// the reward's queue, pause and drop terms. Other changes (headroom,
+// alpha) are judged on the whole reward. Why: a policy marks earlier as
+// congestion gathers, so the intervals after such a change queue more
+// than those before it whatever the setting (val-leafspine25-3to1-hadoop
+// seed 23: a spine queue tightened to 81 KB/90 KB as its traffic rose;
+// its average queue went from 0-5 to 16 reference BDPs, and after the
+// rollback to 174 KB/194 KB it was 19: the traffic, not the setting).
 const (
 	BaselineIntervals    = 8
 	MinBaselineIntervals = 4
@@ -33,8 +46,69 @@ const (
 )
 
 type kpi struct {
-	drop, pause, reward float64
-	haveReward          bool
+	drop, pause float64
+	reward      [rewardParts]float64 // by rewardPart
+	haveReward  bool
+}
+
+// rewardPart is which terms of the reward a change's probation judges.
+type rewardPart uint8
+
+const (
+	rewardAll        rewardPart = iota // every term
+	rewardThroughput                   // throughput and over-mark: what marking earlier can cost
+	rewardQueueing                     // queue, pause and drops: what marking later can cost
+	rewardParts
+)
+
+// String names the part as a probation's evidence and memory give it.
+func (p rewardPart) String() string {
+	switch p {
+	case rewardThroughput:
+		return "throughput"
+	case rewardQueueing:
+		return "queueing"
+	}
+	return ""
+}
+
+// parseRewardPart is String's inverse ("" and unknown names: every term).
+func parseRewardPart(s string) rewardPart {
+	for p := rewardThroughput; p < rewardParts; p++ {
+		if p.String() == s {
+			return p
+		}
+	}
+	return rewardAll
+}
+
+// partFor is the part of the reward a change from→to is judged on.
+func partFor(from, to env.Setting) rewardPart {
+	switch {
+	case marksEarlier(to, from):
+		return rewardThroughput
+	case marksEarlier(from, to):
+		return rewardQueueing
+	}
+	return rewardAll
+}
+
+// rewardsOf scores m whole and split: the throughput part is the reward of
+// m without its queue, pause and drops; the queueing part the rest (the
+// reward is a sum of its terms, env.RewardAt).
+func rewardsOf(reward func(env.Metrics) float64, m env.Metrics) ([rewardParts]float64, bool) {
+	var r [rewardParts]float64
+	r[rewardAll] = reward(m)
+	t := m
+	t.AvgQueueFrac, t.MaxQueueFrac, t.PauseRxFrac, t.PauseTxFrac, t.DropFrac = 0, 0, 0, 0, 0
+	r[rewardThroughput] = reward(t)
+	r[rewardQueueing] = r[rewardAll] - r[rewardThroughput]
+	for _, x := range r {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return r, false
+		}
+	}
+	return r, true
 }
 
 // moments are a running count, mean and sum of squared deviations
@@ -91,17 +165,18 @@ type base struct {
 	drop          float64
 	pause, reward moments
 	haveReward    bool
+	part          rewardPart // which terms reward holds
 }
 
-func baselineOf(ks []kpi) base {
+func baselineOf(ks []kpi, part rewardPart) base {
 	if len(ks) == 0 {
-		return base{}
+		return base{part: part}
 	}
-	b := base{ok: true, haveReward: true}
+	b := base{ok: true, haveReward: true, part: part}
 	for _, k := range ks {
 		b.drop += k.drop / float64(len(ks))
 		b.pause.add(k.pause)
-		b.reward.add(k.reward)
+		b.reward.add(k.reward[part])
 		b.haveReward = b.haveReward && k.haveReward
 	}
 	return b
@@ -131,7 +206,7 @@ func (g *Guard) noteKPI(q *queueState, k kpi) {
 func (q *queueState) startProbation(from, to env.Setting) {
 	q.onProbation = true
 	q.probationFrom, q.probationTo = from, to
-	q.probationBase = baselineOf(q.recent)
+	q.probationBase = baselineOf(q.recent, partFor(from, to))
 	q.probationWatch = watch{haveReward: true}
 }
 
@@ -144,6 +219,13 @@ func inPlay(q *queueState, o *env.Observation) bool {
 	if from.HeadroomBytes != to.HeadroomBytes || !sameAlpha(from.Alpha, to.Alpha) {
 		return true
 	}
+	return reaches(o, min(from.KminBytes, to.KminBytes))
+}
+
+// reaches reports whether ECN with a Kmin of kmin could act in o's
+// interval: the queue marked, was paused or dropped, or its peak reached
+// kmin, or the switch exports no queue length.
+func reaches(o *env.Observation, kmin int64) bool {
 	m := o.Metrics
 	if m.MarkFrac > 0 || m.PauseRxFrac > 0 || m.DropFrac > 0 {
 		return true
@@ -152,7 +234,7 @@ func inPlay(q *queueState, o *env.Observation) bool {
 		return true
 	}
 	peak := m.MaxDelayNs * o.RateBps / 8e9
-	return peak >= float64(min(from.KminBytes, to.KminBytes))
+	return peak >= float64(kmin)
 }
 
 // judgeProbation counts one more interval of q's change on probation with
@@ -161,7 +243,7 @@ func inPlay(q *queueState, o *env.Observation) bool {
 func (g *Guard) judgeProbation(now int64, q *queueState, o *env.Observation, k kpi) (*Change, *Alarm) {
 	w := &q.probationWatch
 	w.pause.add(k.pause)
-	w.reward.add(k.reward)
+	w.reward.add(k.reward[q.probationBase.part])
 	w.haveReward = w.haveReward && k.haveReward
 	if inPlay(q, o) {
 		w.acted++
@@ -195,14 +277,18 @@ func (g *Guard) rollbackRule(q *queueState, k kpi) (string, string) {
 		return fmt.Sprintf("mean %s %.4g (sd %.2g) over %d intervals, %.4g (sd %.2g) over the %d before the change: %.3g worse, %.1f standard errors (limits %.4g and %g)",
 			what, win.mean, win.sd(), win.n, before.mean, before.sd(), before.n, d, significance(d, win, before), limit, RollbackSignificance) + played
 	}
-	if d := w.pause.mean - b.pause.mean; d > g.cfg.RollbackPauseIncrease && significance(d, w.pause, b.pause) > RollbackSignificance {
+	if d := w.pause.mean - b.pause.mean; b.part != rewardThroughput && d > g.cfg.RollbackPauseIncrease && significance(d, w.pause, b.pause) > RollbackSignificance {
 		return RulePause, evidence("pause fraction", w.pause, b.pause, d, g.cfg.RollbackPauseIncrease)
 	}
 	if !w.haveReward || !b.haveReward {
 		return "", ""
 	}
 	if d := b.reward.mean - w.reward.mean; d > g.cfg.RollbackRewardDrop && significance(d, w.reward, b.reward) > RollbackSignificance {
-		return RuleReward, evidence("reward", w.reward, b.reward, d, g.cfg.RollbackRewardDrop)
+		what := "reward"
+		if b.part != rewardAll {
+			what = "reward (" + b.part.String() + " terms)"
+		}
+		return RuleReward, evidence(what, w.reward, b.reward, d, g.cfg.RollbackRewardDrop)
 	}
 	return "", ""
 }

@@ -88,7 +88,7 @@ func TestRollbackNeedsTheChangeInPlay(t *testing.T) {
 	if c == nil || c.New != cur {
 		t.Fatalf("rollback %+v, want back to %+v at once", c, cur)
 	}
-	for _, s := range []string{"mean reward 0.3", "over 3 intervals", "over the 5 before the change", "standard errors", "in play in 3 of 3 intervals"} {
+	for _, s := range []string{"mean reward (throughput terms) 0.3", "over 3 intervals", "over the 5 before the change", "standard errors", "in play in 3 of 3 intervals"} {
 		if !strings.Contains(c.Reason, s) {
 			t.Errorf("reason %q lacks %q", c.Reason, s)
 		}
@@ -120,7 +120,7 @@ func TestRollbackNeedsMostOfTheWindowAndABaseline(t *testing.T) {
 // same mean fall from a steady baseline is.
 func TestRollbackNeedsSignificance(t *testing.T) {
 	to := cur
-	to.Pmax = 0.1
+	to.Pmax = 0.3
 	noisy := []env.Metrics{util(0.9, 5e5), util(0.2, 5e5), util(0.95, 5e5), util(0.15, 5e5), util(0.9, 5e5), util(0.3, 5e5)}
 	after := []env.Metrics{util(0.5, 5e5), util(0.3, 5e5), util(0.4, 5e5)}
 	if c := rolledBack(probe(t, rewardGuard(t), to, noisy, after)); c != nil {
@@ -129,6 +129,76 @@ func TestRollbackNeedsSignificance(t *testing.T) {
 	steady := []env.Metrics{util(0.57, 5e5), util(0.58, 5e5), util(0.56, 5e5), util(0.57, 5e5), util(0.58, 5e5), util(0.56, 5e5)}
 	if c := rolledBack(probe(t, rewardGuard(t), to, steady, after)); c == nil {
 		t.Fatal("no rollback on a significant fall")
+	}
+}
+
+// A change is judged on what it can make worse. Marking earlier can cost
+// throughput, not queueing: a queue that grows and pauses after it (the
+// congestion it answered) is no rollback, a fall of throughput is. Marking
+// later can cost queueing, not throughput: a fall of throughput after it
+// (traffic that ended) is no rollback, a queue that grows is. The pause
+// rule judges only changes that do not mark earlier.
+func TestProbationJudgesWhatTheChangeCanWorsen(t *testing.T) {
+	g := func() *Guard {
+		return newTestGuard(t, func(gc *GuardConfig) {
+			gc.Reward = func(m env.Metrics) float64 { return m.Util - m.AvgQueueFrac - m.PauseRxFrac }
+			gc.MaxStepRatio = 2
+		})
+	}
+	at := func(u, q, pause float64) env.Metrics {
+		m := util(u, 5e5)
+		m.AvgQueueFrac, m.PauseRxFrac = q, pause
+		return m
+	}
+	before := []env.Metrics{at(0.8, 0.1, 0), at(0.82, 0.12, 0), at(0.78, 0.1, 0), at(0.8, 0.11, 0)}
+	earlier, later := cur, cur
+	earlier.KminBytes, earlier.KmaxBytes = 300_000, 900_000
+	later.KminBytes, later.KmaxBytes = 600_000, 2_400_000
+	cases := []struct {
+		name  string
+		to    env.Setting
+		after []env.Metrics
+		want  string // rule, "" for none
+		terms string // in the evidence
+	}{
+		{"earlier, the queue grows and pauses", earlier, []env.Metrics{at(0.8, 2, 0.3), at(0.81, 2.5, 0.3), at(0.79, 2.2, 0.3)}, "", ""},
+		{"earlier, throughput falls", earlier, []env.Metrics{at(0.3, 0.1, 0), at(0.32, 0.1, 0), at(0.28, 0.1, 0)}, RuleReward, "reward (throughput terms)"},
+		{"later, throughput falls", later, []env.Metrics{at(0.3, 0.1, 0), at(0.32, 0.1, 0), at(0.28, 0.1, 0)}, "", ""},
+		{"later, the queue grows", later, []env.Metrics{at(0.8, 2, 0), at(0.81, 2.5, 0), at(0.79, 2.2, 0)}, RuleReward, "reward (queueing terms)"},
+		{"later, it pauses", later, []env.Metrics{at(0.8, 0.1, 0.3), at(0.81, 0.1, 0.3), at(0.79, 0.1, 0.3)}, RulePause, "pause fraction"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ch := rolledBack(probe(t, g(), c.to, before, c.after))
+			switch {
+			case c.want == "" && ch != nil:
+				t.Fatalf("rolled back: %s", ch.Reason)
+			case c.want != "" && ch == nil:
+				t.Fatal("no rollback")
+			case c.want != "" && !strings.Contains(ch.Reason, c.terms):
+				t.Fatalf("reason %q lacks %q", ch.Reason, c.terms)
+			}
+		})
+	}
+	// a probation restored after a restart (its window starts again)
+	// judges the same terms
+	g1 := g()
+	queue := []env.Metrics{at(0.8, 2, 0), at(0.81, 2.5, 0), at(0.79, 2.2, 0)}
+	probe(t, g1, later, before, queue[:1])
+	m := g1.Memory(kA)
+	if m.Probation == nil || m.Probation.RewardTerms != "queueing" {
+		t.Fatalf("memory's probation %+v, want queueing terms", m.Probation)
+	}
+	g2 := g()
+	g2.Restore(m)
+	var ps []Plan
+	for i, q := range queue {
+		o := ob(kA, later)
+		o.Metrics = q
+		ps = append(ps, step(t, g2, int64(20+i)*sec, []env.Observation{o}, nil))
+	}
+	if ch := rolledBack(ps); ch == nil || !strings.Contains(ch.Reason, "reward (queueing terms)") {
+		t.Fatalf("after a restart: rollback %+v, want one on the queueing terms", ch)
 	}
 }
 
