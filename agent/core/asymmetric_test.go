@@ -38,6 +38,7 @@ func TestTightenFastLoosenSlowly(t *testing.T) {
 	for _, shadow := range []bool{false, true} {
 		g := newTestGuard(t, asym)
 		o := ob(kA, a)
+		o.Metrics.MarkFrac = 0.2 // the queue marks: the tight setting acts
 		now := int64(10 * sec)
 		run := func(want env.Setting, conf float64) Plan {
 			t.Helper()
@@ -195,8 +196,9 @@ func TestXoffDipRemembered(t *testing.T) {
 // Loosening slowly is for undoing the loop's own tightening: advice to mark
 // later than the operator's setting (or than the loop's own loosening) needs
 // only dwell; after the loop marked earlier it needs dwell-loosen intervals
-// of advice in a row (an idle interval breaks the row), and a restart
-// remembers which it is.
+// of advice in a row in which the tight setting acts (an idle interval, or
+// one whose queue stays under the tight Kmin, breaks the row), and a
+// restart remembers which it is.
 func TestLoosenSlowlyOnlyAfterOwnTightening(t *testing.T) {
 	a, b, a3 := asymSetting(800_000), asymSetting(400_000), asymSetting(1_000_000)
 	asym := asymRules(0)
@@ -238,15 +240,25 @@ func TestLoosenSlowlyOnlyAfterOwnTightening(t *testing.T) {
 			g.Restore(m)
 			o = ob(kA, b)
 		}
+		// the tight setting acts (the queue marks) in every interval but
+		// an idle one and a quiet one (the queue stays under its Kmin)
+		o.Metrics.MarkFrac = 0.2
+		busy := o
+		quiet := dc(kA, a, 0.9)
+		quiet.Reason = "quiet"
 		idle := policy.Decision{Key: kA, Setting: b, Action: env.ActionHold, Held: policy.HoldIdle}
-		adv := dc(kA, a, 0.9)
-		for i, d := range []policy.Decision{adv, adv, adv, idle, adv, adv, adv} {
+		for i, d := range []policy.Decision{dc(kA, a, 0.9), dc(kA, a, 0.9), dc(kA, a, 0.9), idle, dc(kA, a, 0.9), dc(kA, a, 0.9), dc(kA, a, 0.9), quiet, dc(kA, a, 0.9), dc(kA, a, 0.9), dc(kA, a, 0.9)} {
+			o = busy
+			if d.Reason == "quiet" {
+				o.Metrics.MarkFrac, o.Metrics.MaxDelayNs = 0, 10_000 // 125 KB at 100 Gb/s, under Kmin 400 KB
+			}
 			if p := run(d); len(p.Changes) != 0 {
 				t.Fatalf("shadow %v: advice to undo the loop's tightening, interval %d: %+v, want it waiting", shadow, i, p)
 			}
 		}
-		if p := run(adv); len(p.Changes) != 1 || !SameSetting(p.Changes[0].New, a, 1e-9) {
-			t.Fatalf("shadow %v: the 4th interval of advice to mark later since an idle one: %+v, want it applied", shadow, p)
+		o = busy
+		if p := run(dc(kA, a, 0.9)); len(p.Changes) != 1 || !SameSetting(p.Changes[0].New, a, 1e-9) {
+			t.Fatalf("shadow %v: the 4th interval of advice to mark later since a quiet one: %+v, want it applied", shadow, p)
 		}
 	}
 }

@@ -17,7 +17,7 @@ func settle(g *Guard, shadow bool, o env.Observation, c Change, got env.Setting,
 	}
 	g.Result(c, Applied, got, now)
 	next := ob(kA, got)
-	next.XoffBytes = o.XoffBytes
+	next.XoffBytes, next.Metrics = o.XoffBytes, o.Metrics
 	return next
 }
 
