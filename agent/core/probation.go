@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/internal/units"
 )
@@ -14,10 +16,15 @@ import (
 // the queue for RollbackWindow measured intervals and compares them with
 // the BaselineIntervals before the change. Drops roll back at once. Pause
 // and reward roll back only on evidence: the window's mean must be worse
-// than the baseline's by more than the configured limit, and by more than
-// RollbackSignificance standard errors of the difference of the two means
-// (the reward of a busy queue moves by tenths from one interval to the
-// next with the traffic alone), measured against at least
+// than the baseline's by more than the configured limit, and beyond the
+// noise: Welch's t of the difference of the two means above the one-sided
+// RollbackConfidence quantile of Student's t at the Welch–Satterthwaite
+// degrees of freedom (the reward of a busy queue moves by tenths from one
+// interval to the next with the traffic alone, and a window of 3
+// intervals knows its own spread poorly: 2 standard errors, the rule
+// before, is a fall the noise makes about one time in ten at 2-3 degrees
+// of freedom; the demo rolled back on 2.0, val-leafspine25-3to1-hadoop on
+// 2.2), measured against at least
 // MinBaselineIntervals before the change (the noise of fewer is unknown),
 // and the change must have been in play in most of the window: an ECN
 // change acts only on a queue that reaches the lower of the two Kmin, or
@@ -42,7 +49,7 @@ import (
 const (
 	BaselineIntervals    = 8
 	MinBaselineIntervals = 4
-	RollbackSignificance = 2.0
+	RollbackConfidence   = 0.975
 )
 
 type kpi struct {
@@ -142,19 +149,36 @@ func momentsOf(n int, mean, sd float64) moments {
 	return m
 }
 
-// significance is how many standard errors of the difference of the means
-// of a and b the difference d is (+Inf when neither varies).
-func significance(d float64, a, b moments) float64 {
-	v := 0.0
+// welch is Welch's t of the difference d of the means of a and b and its
+// Welch–Satterthwaite degrees of freedom (+Inf and +Inf when neither
+// varies; a group of one value adds no variance).
+func welch(d float64, a, b moments) (t, df float64) {
+	var v, den float64
 	for _, m := range []moments{a, b} {
-		if m.n > 0 {
-			v += m.sd() * m.sd() / float64(m.n)
+		if m.n < 2 {
+			continue
 		}
+		s := m.sd() * m.sd() / float64(m.n)
+		v += s
+		den += s * s / float64(m.n-1)
 	}
 	if v == 0 {
-		return math.Inf(1)
+		return math.Inf(1), math.Inf(1)
 	}
-	return d / math.Sqrt(v)
+	return d / math.Sqrt(v), v * v / den
+}
+
+// beyondNoise reports whether a worsening d of the means of win over
+// before is beyond the noise, with Welch's t, its degrees of freedom and
+// the t it needed.
+func beyondNoise(d float64, win, before moments) (ok bool, t, df, need float64) {
+	t, df = welch(d, win, before)
+	if math.IsInf(df, 1) {
+		need = distuv.UnitNormal.Quantile(RollbackConfidence)
+	} else {
+		need = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(RollbackConfidence)
+	}
+	return t > need, t, df, need
 }
 
 // base is what a probation compares with: the KPIs of the measured
@@ -262,8 +286,8 @@ func (g *Guard) judgeProbation(now int64, q *queueState, o *env.Observation, k k
 
 // rollbackRule is the rule q's probation breaks after interval k, with its
 // evidence ("" when none): drops at once; pause and reward on the whole
-// window, beyond the limit and RollbackSignificance standard errors, when
-// the change was in play.
+// window, beyond the limit and the noise (beyondNoise), when the change
+// was in play.
 func (g *Guard) rollbackRule(q *queueState, k kpi) (string, string) {
 	b, w := q.probationBase, q.probationWatch
 	if k.drop > b.drop+g.cfg.RollbackDropFrac {
@@ -273,22 +297,33 @@ func (g *Guard) rollbackRule(q *queueState, k kpi) (string, string) {
 		return "", ""
 	}
 	played := fmt.Sprintf("; the change was in play in %d of %d intervals", w.acted, w.n())
-	evidence := func(what string, win, before moments, d, limit float64) string {
-		return fmt.Sprintf("mean %s %.4g (sd %.2g) over %d intervals, %.4g (sd %.2g) over the %d before the change: %.3g worse, %.1f standard errors (limits %.4g and %g)",
-			what, win.mean, win.sd(), win.n, before.mean, before.sd(), before.n, d, significance(d, win, before), limit, RollbackSignificance) + played
+	// worse reports the evidence when the window's mean is worse than the
+	// baseline's by d, beyond the limit and the noise ("" when not).
+	worse := func(what string, win, before moments, d, limit float64) string {
+		if !(d > limit) {
+			return ""
+		}
+		ok, t, df, need := beyondNoise(d, win, before)
+		if !ok {
+			return ""
+		}
+		return fmt.Sprintf("mean %s %.4g (sd %.2g) over %d intervals, %.4g (sd %.2g) over the %d before the change: %.3g worse (limit %.4g), Welch's t %.1f at %.1f degrees of freedom, above the %.1f of a fall the noise makes one time in %.0f",
+			what, win.mean, win.sd(), win.n, before.mean, before.sd(), before.n, d, limit, t, df, need, 1/(1-RollbackConfidence)) + played
 	}
-	if d := w.pause.mean - b.pause.mean; b.part != rewardThroughput && d > g.cfg.RollbackPauseIncrease && significance(d, w.pause, b.pause) > RollbackSignificance {
-		return RulePause, evidence("pause fraction", w.pause, b.pause, d, g.cfg.RollbackPauseIncrease)
+	if b.part != rewardThroughput {
+		if why := worse("pause fraction", w.pause, b.pause, w.pause.mean-b.pause.mean, g.cfg.RollbackPauseIncrease); why != "" {
+			return RulePause, why
+		}
 	}
 	if !w.haveReward || !b.haveReward {
 		return "", ""
 	}
-	if d := b.reward.mean - w.reward.mean; d > g.cfg.RollbackRewardDrop && significance(d, w.reward, b.reward) > RollbackSignificance {
-		what := "reward"
-		if b.part != rewardAll {
-			what = "reward (" + b.part.String() + " terms)"
-		}
-		return RuleReward, evidence(what, w.reward, b.reward, d, g.cfg.RollbackRewardDrop)
+	what := "reward"
+	if b.part != rewardAll {
+		what = "reward (" + b.part.String() + " terms)"
+	}
+	if why := worse(what, w.reward, b.reward, b.reward.mean-w.reward.mean, g.cfg.RollbackRewardDrop); why != "" {
+		return RuleReward, why
 	}
 	return "", ""
 }

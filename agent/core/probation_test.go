@@ -1,6 +1,7 @@
 package core
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -88,7 +89,7 @@ func TestRollbackNeedsTheChangeInPlay(t *testing.T) {
 	if c == nil || c.New != cur {
 		t.Fatalf("rollback %+v, want back to %+v at once", c, cur)
 	}
-	for _, s := range []string{"mean reward (throughput terms) 0.3", "over 3 intervals", "over the 5 before the change", "standard errors", "in play in 3 of 3 intervals"} {
+	for _, s := range []string{"mean reward (throughput terms) 0.3", "over 3 intervals", "over the 5 before the change", "Welch's t 7.2 at 4.3 degrees of freedom", "in play in 3 of 3 intervals"} {
 		if !strings.Contains(c.Reason, s) {
 			t.Errorf("reason %q lacks %q", c.Reason, s)
 		}
@@ -117,18 +118,44 @@ func TestRollbackNeedsMostOfTheWindowAndABaseline(t *testing.T) {
 }
 
 // A fall within the reward's own noise is no evidence: no rollback; the
-// same mean fall from a steady baseline is.
+// same mean fall from a steady baseline to a steady window is. Nor is a
+// window whose own spread is as large as its fall: three intervals know
+// their spread poorly (Welch's t 2.0 at 2.4 degrees of freedom, which the
+// noise makes about one time in eight, as the demo's one rollback was).
 func TestRollbackNeedsSignificance(t *testing.T) {
 	to := cur
 	to.Pmax = 0.3
 	noisy := []env.Metrics{util(0.9, 5e5), util(0.2, 5e5), util(0.95, 5e5), util(0.15, 5e5), util(0.9, 5e5), util(0.3, 5e5)}
-	after := []env.Metrics{util(0.5, 5e5), util(0.3, 5e5), util(0.4, 5e5)}
+	after := []env.Metrics{util(0.41, 5e5), util(0.39, 5e5), util(0.4, 5e5)}
 	if c := rolledBack(probe(t, rewardGuard(t), to, noisy, after)); c != nil {
 		t.Fatalf("rolled back on noise: %s", c.Reason)
 	}
 	steady := []env.Metrics{util(0.57, 5e5), util(0.58, 5e5), util(0.56, 5e5), util(0.57, 5e5), util(0.58, 5e5), util(0.56, 5e5)}
-	if c := rolledBack(probe(t, rewardGuard(t), to, steady, after)); c == nil {
-		t.Fatal("no rollback on a significant fall")
+	c := rolledBack(probe(t, rewardGuard(t), to, steady, after))
+	if c == nil || !strings.Contains(c.Reason, "one time in 40") {
+		t.Fatalf("rollback %+v, want one on a significant fall", c)
+	}
+	spread := []env.Metrics{util(0.15, 5e5), util(0.4, 5e5), util(0.65, 5e5)}
+	if c := rolledBack(probe(t, rewardGuard(t), to, steady, spread)); c != nil {
+		t.Fatalf("rolled back on a window as spread as its fall: %s", c.Reason)
+	}
+}
+
+// Welch's t and its degrees of freedom, against values worked by hand.
+func TestWelch(t *testing.T) {
+	a, b := momentsOf(3, 0.3773, 0.25), momentsOf(8, 0.6824, 0.12)
+	tv, df := welch(0.6824-0.3773, a, b)
+	if math.Abs(tv-2.03) > 0.01 || math.Abs(df-2.36) > 0.01 {
+		t.Fatalf("t %.3f df %.3f, want 2.03 and 2.36", tv, df)
+	}
+	if ok, _, _, need := beyondNoise(0.6824-0.3773, a, b); ok || math.Abs(need-3.8) > 0.2 {
+		t.Fatalf("the demo's rollback: beyond the noise %v, needed %.2f", ok, need)
+	}
+	if tv, df := welch(0.1, momentsOf(3, 0.5, 0), momentsOf(8, 0.6, 0)); !math.IsInf(tv, 1) || !math.IsInf(df, 1) {
+		t.Fatalf("no spread: t %v df %v, want +Inf", tv, df)
+	}
+	if tv, df := welch(0.1, momentsOf(1, 0.5, 0), momentsOf(8, 0.6, 0.1)); math.Abs(tv-0.1/(0.1/math.Sqrt(8))) > 1e-9 || math.Abs(df-7) > 1e-9 {
+		t.Fatalf("one value against eight: t %v df %v", tv, df)
 	}
 }
 
