@@ -22,7 +22,7 @@ import (
 // degrees of freedom (the reward of a busy queue moves by tenths from one
 // interval to the next with the traffic alone, and a window of 3
 // intervals knows its own spread poorly: 2 standard errors, the rule
-// before, is a fall the noise makes about one time in ten at 2-3 degrees
+// before, is a fall the noise makes one time in 11 to 14 at 2-3 degrees
 // of freedom; the demo rolled back on 2.0, val-leafspine25-3to1-hadoop on
 // 2.2), measured against at least
 // MinBaselineIntervals before the change (the noise of fewer is unknown),

@@ -120,8 +120,9 @@ func TestRollbackNeedsMostOfTheWindowAndABaseline(t *testing.T) {
 // A fall within the reward's own noise is no evidence: no rollback; the
 // same mean fall from a steady baseline to a steady window is. Nor is a
 // window whose own spread is as large as its fall: three intervals know
-// their spread poorly (Welch's t 2.0 at 2.4 degrees of freedom, which the
-// noise makes about one time in eight, as the demo's one rollback was).
+// their spread poorly (the demo's one rollback before Welch's test, t 2.0
+// at 2.4 degrees of freedom, a fall the noise makes one time in 12, is
+// TestWelch's).
 func TestRollbackNeedsSignificance(t *testing.T) {
 	to := cur
 	to.Pmax = 0.3
