@@ -121,6 +121,16 @@ func (w RewardWeights) fabricThroughput() float64 {
 	return w.Throughput
 }
 
+// WithoutQueueing is m without what a queue's depth, PFC and drops put in
+// its reward (RewardAt's queue, tail, pause and drop terms): scored, it is
+// the throughput and over-mark terms alone, and Reward(m) minus it is the
+// rest. A guard judges a change that marks earlier on the first part and
+// one that marks later on the second.
+func (m Metrics) WithoutQueueing() Metrics {
+	m.AvgQueueFrac, m.MaxQueueFrac, m.PauseRxFrac, m.PauseTxFrac, m.DropFrac = 0, 0, 0, 0, 0
+	return m
+}
+
 // Reward scores one measured interval of one queue from its counters:
 //
 //	Throughput·util − Delay·avg_queue − TailDelay·max_queue − OverMark·mark·(1−util)

@@ -144,3 +144,16 @@ func TestRewardAtFabricThroughput(t *testing.T) {
 		t.Errorf("negative fabric_throughput: %v, want an error naming it", err)
 	}
 }
+
+// WithoutQueueing leaves the throughput and over-mark terms and nothing of
+// the queue, tail, pause and drop terms.
+func TestWithoutQueueing(t *testing.T) {
+	w := RewardWeights{Throughput: 1, OverMark: 0.5, Delay: 0.1, TailDelay: 0.02, Pause: 1, PauseEvent: 0.2, Drop: 1, DropEvent: 0.5}
+	m := Metrics{IntervalNs: 1e6, Util: 0.6, MarkFrac: 0.4, AvgQueueFrac: 3, MaxQueueFrac: 8, PauseRxFrac: 0.1, PauseTxFrac: 0.2, DropFrac: 1e-3}
+	if got, want := Reward(m.WithoutQueueing(), w), 0.6-0.5*0.4*0.4; math.Abs(got-want) > 1e-12 {
+		t.Fatalf("throughput part %g, want %g", got, want)
+	}
+	if got := Reward(m, w) - Reward(m.WithoutQueueing(), w); !(got < -0.1*3-0.02*8-0.2-0.2) {
+		t.Fatalf("queueing part %g lacks the queue, tail, pause and drop terms", got)
+	}
+}

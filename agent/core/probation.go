@@ -101,14 +101,12 @@ func partFor(from, to env.Setting) rewardPart {
 }
 
 // rewardsOf scores m whole and split: the throughput part is the reward of
-// m without its queue, pause and drops; the queueing part the rest (the
-// reward is a sum of its terms, env.RewardAt).
+// m without its queueing (env.Metrics.WithoutQueueing), the queueing part
+// the rest.
 func rewardsOf(reward func(env.Metrics) float64, m env.Metrics) ([rewardParts]float64, bool) {
 	var r [rewardParts]float64
 	r[rewardAll] = reward(m)
-	t := m
-	t.AvgQueueFrac, t.MaxQueueFrac, t.PauseRxFrac, t.PauseTxFrac, t.DropFrac = 0, 0, 0, 0, 0
-	r[rewardThroughput] = reward(t)
+	r[rewardThroughput] = reward(m.WithoutQueueing())
 	r[rewardQueueing] = r[rewardAll] - r[rewardThroughput]
 	for _, x := range r {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
