@@ -356,6 +356,7 @@ type fileGuard struct {
 	Dwell           *int         `yaml:"dwell"`
 	DwellLoosen     *int         `yaml:"dwell-loosen"`
 	MinConfTighten  *float64     `yaml:"min-confidence-tighten"`
+	TightenUnsure   *int         `yaml:"tighten-unsure-for"`
 	MinHoldTighten  string       `yaml:"min-hold-tighten"`
 	IdleUtil        *float64     `yaml:"idle-util"`
 	FallbackPreset  string       `yaml:"fallback-preset"`
@@ -1549,6 +1550,9 @@ func parseGuard(f fileGuard, interval time.Duration) (core.GuardConfig, error) {
 		} else {
 			g.MinConfidenceTighten = *f.MinConfTighten
 		}
+	}
+	if f.TightenUnsure != nil {
+		g.TightenUnsureFor = *f.TightenUnsure
 	}
 	if f.IdleUtil != nil {
 		g.IdleUtil = *f.IdleUtil

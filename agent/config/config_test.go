@@ -60,6 +60,7 @@ guardrails:
   min-confidence-tighten: 0.2
   min-hold-tighten: 1s
   dwell-loosen: 12
+  tighten-unsure-for: 8
   low-confidence: preset
   fallback-preset: sonic-default
   rollback: {window: 4, drop-frac: 0.001, pause-increase: 0.1, reward-drop: 0.2}
@@ -98,7 +99,8 @@ func TestParseConfig(t *testing.T) {
 		g.ChangeBudget != 10 || g.MinConfidence != 0.7 || g.LowConfidence != core.LowConfidencePreset || g.RollbackWindow != 4 ||
 		g.RollbackDropFrac != 0.001 || g.RollbackPauseIncrease != 0.1 || g.RollbackRewardDrop != 0.2 ||
 		g.StaleFreeze != 2*time.Second || g.StaleRevert != 10*time.Second ||
-		g.MinConfidenceTighten != 0.2 || g.MinHoldTighten != time.Second || g.DwellLoosen != 12 {
+		g.MinConfidenceTighten != 0.2 || g.MinHoldTighten != time.Second || g.DwellLoosen != 12 ||
+		g.TightenUnsureFor != 8 {
 		t.Fatalf("guardrails %+v", g)
 	}
 	if lo, hi, st := g.AlphaLimits(); lo != 1.0/16 || hi != 2 || st != 2 {
@@ -188,6 +190,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"policy: 'roles:host=static:nvidia;fabric=static:nope'\n" + base, "role fabric"},
 		{"guardrails: {min-confidence-tighten: 1.5}\n" + base, "guardrails.min-confidence-tighten: 1.5 must be within [0, 1]"},
 		{"guardrails: {dwell-loosen: -1}\n" + base, "guardrails.dwell-loosen: -1 must not be negative"},
+		{"guardrails: {tighten-unsure-for: -2}\n" + base, "guardrails.tighten-unsure-for: -2 must not be negative"},
 		{"guardrails: {min-hold-tighten: soon}\n" + base, "guardrails.min-hold-tighten"},
 		{"interval: 1\n" + base, "interval:"},
 		{"interval: 1s\nsample-interval: 2s\n" + base, "sample-interval:"},

@@ -32,6 +32,9 @@ type QueueMemory struct {
 	// Tightened: the agent's last change of the queue marked earlier
 	// (GuardConfig.DwellLoosen).
 	Tightened bool `json:"tightened,omitempty"`
+	// Settled: the queue's traffic has run past the intervals in which an
+	// unsure tightening goes through (GuardConfig.TightenUnsureFor).
+	Settled bool `json:"settled,omitempty"`
 }
 
 // Probation is a change under watch: from and to, and the KPIs measured
@@ -56,7 +59,7 @@ type Probation struct {
 // memory is q's QueueMemory.
 func (q *queueState) memory() QueueMemory {
 	m := QueueMemory{Key: q.key, Changed: q.changed, LastChangeNs: q.lastChangeNs, LastGood: q.lastGood, YieldNs: q.yieldNs,
-		Tightened: q.tightened}
+		Tightened: q.tightened, Settled: q.settled}
 	if q.expectSet {
 		e := q.expect
 		m.Expect = &e
@@ -97,7 +100,7 @@ func (g *Guard) Memory(k env.QueueKey) QueueMemory { return g.queue(k).memory() 
 func (g *Guard) Restore(m QueueMemory) {
 	q := g.queue(m.Key)
 	q.changed, q.lastChangeNs, q.lastGood, q.yieldNs = m.Changed, m.LastChangeNs, m.LastGood, m.YieldNs
-	q.tightened = m.Tightened
+	q.tightened, q.settled = m.Tightened, m.Settled
 	if m.Expect != nil {
 		q.expect, q.expectSet = *m.Expect, true
 	}
