@@ -1216,7 +1216,11 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 		if g.cfg.LowConfidence == LowConfidenceHold || wanted.SameECN(cur) {
 			// the fallback preset stands in for an unsure ECN change, not
 			// for an unsure headroom or alpha change alone
-			return rej(RuleConfidence, fmt.Sprintf("confidence %.3g below %.3g", d.Confidence, minConf))
+			why := fmt.Sprintf("confidence %.3g below %.3g", d.Confidence, minConf)
+			if tightens && q.settled && g.cfg.MinConfidenceTighten >= 0 && g.cfg.MinConfidenceTighten < minConf {
+				why += fmt.Sprintf(" (the queue has settled: busy more than %d intervals, tighten-unsure-for)", g.cfg.TightenUnsureFor)
+			}
+			return rej(RuleConfidence, why)
 		}
 		w.kind = KindFallback
 		w.setting = g.cfg.Fallback.ScaledTo(q.rate)

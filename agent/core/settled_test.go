@@ -1,6 +1,7 @@
 package core
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/ecntune/ecntune/env"
@@ -41,7 +42,8 @@ func TestUnsureTighteningOnlyWhileSettling(t *testing.T) {
 		for range 3 { // its probation; the queue has been busy 4 intervals after it
 			run(b, 0.9, false)
 		}
-		if p := run(c, 0.05, false); len(p.Changes) != 0 || len(p.Rejections) != 1 || p.Rejections[0].Rule != RuleConfidence {
+		if p := run(c, 0.05, false); len(p.Changes) != 0 || len(p.Rejections) != 1 || p.Rejections[0].Rule != RuleConfidence ||
+			!strings.Contains(p.Rejections[0].Reason, "settled") {
 			t.Fatalf("shadow %v: unsure advice to mark earlier in the queue's 5th busy interval: %+v, want it refused for its confidence", shadow, p)
 		}
 		if m := g.Memory(kA); !m.Settled {
