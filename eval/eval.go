@@ -39,6 +39,20 @@ type Scenario struct {
 	// "scenario", as `ecntune sim --json` does, and sim_time_s tells the
 	// simulated time. Empty: Name.
 	BaseName string
+	// Interval is the control interval on this scenario when
+	// Options.Interval is 0 (0: gym.DefaultIntervalFor its duration): a
+	// scenario run longer than written keeps the interval its written
+	// duration gives (ecntune eval --stretch).
+	Interval simenv.Time
+}
+
+// interval is the control interval on sc: opt's, else sc's own, else 0
+// (gym's default for sc's duration).
+func (sc Scenario) interval(opt Options) simenv.Time {
+	if opt.Interval > 0 {
+		return opt.Interval
+	}
+	return sc.Interval
 }
 
 // Options tune Run.
@@ -465,7 +479,7 @@ func newPlan(scs []Scenario, specs []string, opt Options) (*plan, error) {
 		}
 	}
 	for i, sc := range scs {
-		e, err := gym.New(sc.Config, gym.Options{Interval: opt.Interval})
+		e, err := gym.New(sc.Config, gym.Options{Interval: sc.interval(opt)})
 		if err != nil {
 			return nil, fmt.Errorf("eval: scenario %d (%s): %w", i, sc.Name, err)
 		}
@@ -775,7 +789,7 @@ func runJob(sc Scenario, j job, opt Options, shared map[string]policy.Policy) (R
 		pol = p
 	}
 	trace := opt.Trace && j.set == nil && j.seed == sc.Config.Seed
-	return playTraced(sc, pol, j.spec, j.seed, gym.Options{Interval: opt.Interval, HidePeer: opt.HidePeer, Missing: opt.Missing}, trace,
+	return playTraced(sc, pol, j.spec, j.seed, gym.Options{Interval: sc.interval(opt), HidePeer: opt.HidePeer, Missing: opt.Missing}, trace,
 		opt.Warmup, opt.WarmupIntervals)
 }
 
@@ -860,7 +874,7 @@ func summarize(sc Scenario, name string, seed uint64, sim *simenv.Sim, flows []s
 // as play does a policy's run.
 func playLoop(sc Scenario, j job, opt Options, run LoopRunner) (Run, error) {
 	begin := time.Now()
-	interval := opt.Interval
+	interval := sc.interval(opt)
 	if interval == 0 {
 		interval = gym.DefaultIntervalFor(sc.Config.Duration)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/eval"
 	"github.com/ecntune/ecntune/simenv"
+	"github.com/ecntune/ecntune/simenv/gym"
 	"github.com/ecntune/ecntune/simenv/scenario"
 )
 
@@ -98,6 +99,7 @@ type evalOpts struct {
 	plotDir, htmlOut    string
 	db                  string
 	duration, interval  string
+	stretch             int
 	warmup              string
 	hidePeer, frontier  bool
 	device              string
@@ -135,6 +137,8 @@ func (o *evalOpts) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.plotDir, "plot", "", "write slowdown CDF and per-bucket p99 plots (PNG) into DIR")
 	f.StringVar(&o.htmlOut, "report", "", "write a self-contained HTML report to FILE")
 	f.StringVar(&o.duration, "duration", "", "simulated time per run, e.g. 20ms (default: each scenario's own)")
+	f.IntVar(&o.stretch, "stretch", 1, "run each scenario N times as long as written, at the control interval its written duration gives (unless --interval): "+
+		"a loop runs for days, and 25 intervals say little of how it settles; named NAME@xN")
 	f.BoolVar(&o.wide, "wide", false, "print every metric (FCT slowdown p50/p99 per flow-size bucket, utilisation, ...), not the compact table")
 	f.BoolVar(&o.frontier, "frontier", false, "also run static:best's fixed settings (presets and a catalogue grid) without listing static:best, "+
 		"so that every policy gets its frontier ratio: its small-flow p99 over the best fixed setting's that keeps 98% of its large-flow goodput")
@@ -162,6 +166,9 @@ func (o *evalOpts) run(cmd *cobra.Command) error {
 	}
 	scs, err := o.loadScenarios(cmd.ErrOrStderr(), dur)
 	if err != nil {
+		return err
+	}
+	if err := o.stretchScenarios(scs, dur); err != nil {
 		return err
 	}
 	for _, sc := range scs {
@@ -209,6 +216,29 @@ func (o *evalOpts) simTimes(cmd *cobra.Command) (dur, dt simenv.Time, err error)
 		}
 	}
 	return dur, dt, nil
+}
+
+// stretchScenarios runs each scenario --stretch times as long as written,
+// each at the control interval its written duration gives.
+func (o *evalOpts) stretchScenarios(scs []eval.Scenario, dur simenv.Time) error {
+	switch {
+	case o.stretch < 1 || o.stretch > 1000:
+		return fmt.Errorf("--stretch %d: allowed 1..1000", o.stretch)
+	case o.stretch == 1:
+		return nil
+	case dur > 0:
+		return fmt.Errorf("--stretch and --duration: give one (--duration sets every scenario's time, --stretch multiplies each one's own)")
+	}
+	for i := range scs {
+		sc := &scs[i]
+		sc.Interval = gym.DefaultIntervalFor(sc.Config.Duration)
+		sc.Config.Duration *= simenv.Time(o.stretch)
+		if sc.BaseName == "" {
+			sc.BaseName = sc.Name
+		}
+		sc.Name = fmt.Sprintf("%s@x%d", sc.BaseName, o.stretch)
+	}
+	return nil
 }
 
 // loadScenarios loads the --scenario files, then the --hpcc-config ones

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"html"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -231,6 +232,41 @@ func TestEvalWarmupFlag(t *testing.T) {
 	for _, bad := range []string{"soon", "-1ms"} {
 		if _, err := runCmd(t, newEvalCmd(), "--scenario", sc, "--policy", "static:hpcc", "--warmup", bad); err == nil || !strings.Contains(err.Error(), "--warmup") {
 			t.Errorf("--warmup %s: %v", bad, err)
+		}
+	}
+}
+
+// --stretch N runs each scenario N times as long at the interval its
+// written duration gives: N times the decisions, N times the simulated
+// time; it refuses 0 and --duration beside it.
+func TestEvalStretch(t *testing.T) {
+	sc := writeTinyScenario(t)
+	runs := func(args ...string) []map[string]any {
+		t.Helper()
+		js, err := runCmd(t, newEvalCmd(), append([]string{"--scenario", sc, "--policy", "builtin", "--seeds", "1", "--json"}, args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []map[string]any
+		if err := json.Unmarshal([]byte(js), &out); err != nil || len(out) != 1 {
+			t.Fatalf("%v: %s", err, js)
+		}
+		return out
+	}
+	one, three := runs()[0], runs("--stretch", "3")[0]
+	if d1, d3 := one["decisions"].(float64), three["decisions"].(float64); d1 < 20 || d3 != 3*d1 {
+		t.Fatalf("decisions %v, stretched 3 times %v: want 3 times as many at the same interval", d1, d3)
+	}
+	if s1, s3 := one["sim_time_s"].(float64), three["sim_time_s"].(float64); math.Abs(s3-3*s1) > 1e-9 {
+		t.Fatalf("simulated time %v, stretched %v", s1, s3)
+	}
+	out, err := runCmd(t, newEvalCmd(), "--scenario", sc, "--policy", "static:hpcc", "--seeds", "1", "--stretch", "2")
+	if err != nil || !strings.Contains(out, "@x2") {
+		t.Fatalf("%v: output without the @x2 label:\n%s", err, out)
+	}
+	for _, bad := range [][]string{{"--stretch", "0"}, {"--stretch", "2", "--duration", "1ms"}} {
+		if _, err := runCmd(t, newEvalCmd(), append([]string{"--scenario", sc, "--policy", "static:hpcc"}, bad...)...); err == nil || !strings.Contains(err.Error(), "--stretch") {
+			t.Errorf("%v: %v", bad, err)
 		}
 	}
 }
