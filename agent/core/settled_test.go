@@ -13,7 +13,7 @@ import (
 // queue busy longer tightens only on MinConfidence, whatever its setting;
 // an idle row of 3 intervals starts its traffic over (in shadow mode too),
 // and idle intervals do not count as busy ones. A restarted guard
-// remembers that a queue has settled.
+// remembers that a queue has settled, and with the rule off ignores it.
 func TestUnsureTighteningOnlyWhileSettling(t *testing.T) {
 	a, b, c := asymSetting(800_000), asymSetting(400_000), asymSetting(200_000)
 	rules := asymRules(0)
@@ -53,6 +53,12 @@ func TestUnsureTighteningOnlyWhileSettling(t *testing.T) {
 			g2.Restore(m)
 			if p := step(t, g2, now, []env.Observation{o}, []policy.Decision{dc(kA, c, 0.05)}); len(p.Changes) != 0 || len(p.Rejections) != 1 || p.Rejections[0].Rule != RuleConfidence {
 				t.Fatalf("unsure advice to mark earlier in a settled queue after a restart: %+v, want it refused", p)
+			}
+			// restarted with the rule off: the memory of settling binds nothing
+			g3 := newTestGuard(t, rules)
+			g3.Restore(m)
+			if p := step(t, g3, now, []env.Observation{o}, []policy.Decision{dc(kA, c, 0.05)}); len(p.Changes) != 1 {
+				t.Fatalf("unsure advice to mark earlier, restarted with tighten-unsure-for 0: %+v, want it applied", p)
 			}
 		}
 		if p := run(c, 0.5, false); len(p.Changes) != 1 || !SameSetting(p.Changes[0].New, c, 1e-9) {
