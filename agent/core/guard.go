@@ -1211,7 +1211,10 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 	}
 	tightens, loosens := marksEarlier(wanted, cur), marksEarlier(cur, wanted)
 	minConf, hold := g.cfg.MinConfidence, g.cfg.MinHold
-	if tightens && g.cfg.MinConfidenceTighten >= 0 && (g.cfg.TightenUnsureFor == 0 || !q.settled) {
+	// settled: MinConfidenceTighten would apply but the queue has settled
+	// (TightenUnsureFor)
+	settled := tightens && g.cfg.MinConfidenceTighten >= 0 && g.cfg.TightenUnsureFor > 0 && q.settled
+	if tightens && g.cfg.MinConfidenceTighten >= 0 && !settled {
 		minConf = g.cfg.MinConfidenceTighten
 	}
 	if d.Confidence < minConf {
@@ -1219,7 +1222,7 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 			// the fallback preset stands in for an unsure ECN change, not
 			// for an unsure headroom or alpha change alone
 			why := fmt.Sprintf("confidence %.3g below %.3g", d.Confidence, minConf)
-			if tightens && q.settled && g.cfg.TightenUnsureFor > 0 && g.cfg.MinConfidenceTighten >= 0 && g.cfg.MinConfidenceTighten < minConf {
+			if settled && g.cfg.MinConfidenceTighten < minConf {
 				why += fmt.Sprintf(" (the queue has settled: busy more than %d intervals, tighten-unsure-for)", g.cfg.TightenUnsureFor)
 			}
 			return rej(RuleConfidence, why)
