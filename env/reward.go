@@ -59,6 +59,15 @@ type RewardWeights struct {
 	// A preference-conditioned training run does not scale it with the
 	// preference, so its throughput end is still charged for them.
 	FlowSmallTail float64 `json:"flow_small_tail,omitempty"`
+
+	// Change is charged to a queue in each interval its policy changed its
+	// ECN setting (Kmin, Kmax or Pmax) at the interval's start. No counter
+	// shows it, so Reward ignores it; the simulator's environment
+	// (simenv/gym) charges it in training. Without it every interval is a
+	// free choice and a policy flips between settings worth about the
+	// same; with it a change must promise more than it costs, as the
+	// agent's guard asks of a change before it applies it.
+	Change float64 `json:"change,omitempty"`
 }
 
 // DefaultRewardWeights returns the weights used for training and for the
@@ -101,7 +110,7 @@ func (w RewardWeights) Validate() error {
 		v    float64
 	}{{"throughput", w.Throughput}, {"fabric_throughput", w.fabricThroughput()}, {"delay", w.Delay}, {"tail_delay", w.TailDelay}, {"over_mark", w.OverMark}, {"pause", w.Pause},
 		{"pause_event", w.PauseEvent}, {"drop", w.Drop}, {"drop_event", w.DropEvent}, {"flow_small", w.FlowSmall}, {"flow_large", w.FlowLarge},
-		{"flow_small_tail", w.FlowSmallTail}} {
+		{"flow_small_tail", w.FlowSmallTail}, {"change", w.Change}} {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) {
 			return fmt.Errorf("reward weight %s = %g: must be a finite number >= 0", f.name, f.v)
 		}

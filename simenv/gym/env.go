@@ -332,6 +332,13 @@ func (e *Env) stepWith(settings []env.Setting) ([]env.Observation, []float64, bo
 			settings[i].Alpha = e.last[i].Current.Alpha
 		}
 	}
+	var changed []bool
+	if e.weight.Change > 0 {
+		changed = make([]bool, len(settings))
+		for i := range settings {
+			changed[i] = !settings[i].SameECN(e.last[i].Current)
+		}
+	}
 	for i, s := range settings {
 		ref := e.refs[i]
 		if err := e.sim.SetECN(ref, simenv.ECN{KminBytes: s.KminBytes, KmaxBytes: s.KmaxBytes, Pmax: s.Pmax}); err != nil {
@@ -357,6 +364,11 @@ func (e *Env) stepWith(settings []env.Setting) ([]env.Observation, []float64, bo
 	obs, rewards, err := e.advance()
 	if err != nil {
 		return nil, nil, true, StepInfo{}, err
+	}
+	for i, c := range changed { // RewardWeights.Change
+		if c {
+			rewards[i] -= e.weight.Change
+		}
 	}
 	e.step++
 	info := e.info(settings)
