@@ -18,6 +18,7 @@ import (
 	"github.com/ecntune/ecntune/cmd/ecntune/internal/loop"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/eval"
+	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/gym"
 	"github.com/ecntune/ecntune/simenv/scenario"
@@ -50,7 +51,8 @@ than 5% of the goodput can show a lower p99; the table names the pick, a catalog
 setting as "cat KMIN/KMAX/PMAX" at 100 Gb/s). Only static:NAME counts as a vendor preset in the comparison with the best one.
 
 agent:FILE runs the loop as deployed: the agent as the configuration FILE sets it up (its policy,
-guardrails, confidence gate, hold, dwell, budget and rollback) against the scenario's switches
+guardrails, confidence gate, hold, dwell, budget and rollback; a model:NAME policy from the file's
+registry:, else from --db) against the scenario's switches
 served over gNMI, in lockstep with the simulation (one control interval of simulated time, then
 the agent reads the counters, decides, and its Sets and read-backs take effect before time goes
 on), deterministic for a seed. The file's durations are scaled to --interval (min-hold 5s at
@@ -190,7 +192,7 @@ func (o *evalOpts) run(cmd *cobra.Command) error {
 	}
 	res, err := runEvalWithProgress(cmd.ErrOrStderr(), scs, o.policies, eval.Options{Seeds: o.seeds, Workers: o.workers, Interval: dt, HidePeer: o.hidePeer, Frontier: o.frontier, Trace: o.htmlOut != "",
 		Missing: missing, Warmup: wu, WarmupIntervals: wuIntervals,
-		Lookup: policyResolver(o.db).Lookup, Loops: map[string]eval.LoopRunner{loop.Prefix: loop.EvalRunner(policyResolver(o.db), o.loopAudit, o.hidePeer)}})
+		Lookup: policyResolver(o.db).Lookup, Loops: map[string]eval.LoopRunner{loop.Prefix: loop.EvalRunner(o.agentResolver, o.loopAudit, o.hidePeer)}})
 	if err != nil {
 		return err
 	}
@@ -202,6 +204,15 @@ func (o *evalOpts) run(cmd *cobra.Command) error {
 }
 
 // simTimes reads --duration and --interval, each 0 when not given.
+// agentResolver finds an agent:FILE loop's models where that agent would:
+// in the registry its file names (registry:), else in eval's --db.
+func (o *evalOpts) agentResolver(registry string) policy.Resolver {
+	if registry == "" {
+		registry = o.db
+	}
+	return policyResolver(registry)
+}
+
 func (o *evalOpts) simTimes(cmd *cobra.Command) (dur, dt simenv.Time, err error) {
 	for _, d := range []struct {
 		flag, val string

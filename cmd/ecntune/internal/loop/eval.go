@@ -31,10 +31,11 @@ const ShadowSuffix = "shadow"
 // configuration's durations (interval, sample-interval, min-hold, the
 // stale-telemetry timers, the external-writer hold) are scaled to eval's
 // control interval, so that a file written for 1 s decisions means the
-// same number of intervals at eval's; policies resolve with resolver.
-// With auditDir set, each run's audit log is written there as JSON lines
+// same number of intervals at eval's. The configuration's policy resolves
+// with resolverFor(its registry:), as the agent run with that file finds
+// its models ("" when it names none). With auditDir set, each run's audit log is written there as JSON lines
 // (WriteAudit). hidePeer is eval's --hide-peer (Options.HidePeer).
-func EvalRunner(resolver policy.Resolver, auditDir string, hidePeer bool) eval.LoopRunner {
+func EvalRunner(resolverFor func(registry string) policy.Resolver, auditDir string, hidePeer bool) eval.LoopRunner {
 	return func(sc eval.Scenario, spec string, seed uint64, interval simenv.Time) (*simenv.Sim, eval.LoopFigures, error) {
 		path, mode, _ := strings.Cut(strings.TrimPrefix(spec, Prefix), ",")
 		if mode != "" && mode != ShadowSuffix {
@@ -56,7 +57,7 @@ func EvalRunner(resolver policy.Resolver, auditDir string, hidePeer bool) eval.L
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 		defer cancel()
-		r, err := Run(ctx, Options{Sim: simCfg, Engine: sim, Agent: cfg, Resolver: resolver, HidePeer: hidePeer})
+		r, err := Run(ctx, Options{Sim: simCfg, Engine: sim, Agent: cfg, Resolver: resolverFor(cfg.Registry), HidePeer: hidePeer})
 		if err != nil {
 			return nil, eval.LoopFigures{}, fmt.Errorf("%s: %w", spec, err)
 		}

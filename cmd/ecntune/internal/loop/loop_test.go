@@ -139,7 +139,7 @@ func TestEvalRunsTheDeployedLoop(t *testing.T) {
 	sim := simtest.Star(simenv.ECN{KminBytes: 2_000_000, KmaxBytes: 2_800_000, Pmax: 0.01})
 	sim.Name, sim.Duration = "star", 8*simenv.Millisecond
 	scs := []eval.Scenario{{Named: scenario.Named{Name: "star", Config: sim}}}
-	opt := eval.Options{Seeds: 1, Workers: 1, Interval: simenv.Millisecond, Loops: map[string]eval.LoopRunner{Prefix: EvalRunner(policy.Resolver{}, filepath.Join(dir, "audit"), false)}}
+	opt := eval.Options{Seeds: 1, Workers: 1, Interval: simenv.Millisecond, Loops: map[string]eval.LoopRunner{Prefix: EvalRunner(func(string) policy.Resolver { return policy.Resolver{} }, filepath.Join(dir, "audit"), false)}}
 	spec := Prefix + file
 	res, err := eval.RunAll(scs, []string{"static:hpcc", spec}, opt)
 	if err != nil {
