@@ -203,7 +203,6 @@ func (o *evalOpts) run(cmd *cobra.Command) error {
 	return writeReport(cmd.OutOrStdout(), res, o.asJSON)
 }
 
-// simTimes reads --duration and --interval, each 0 when not given.
 // agentResolver finds an agent:FILE loop's models where that agent would:
 // in the registry its file names (registry:), else in eval's --db.
 func (o *evalOpts) agentResolver(registry string) policy.Resolver {
@@ -213,6 +212,7 @@ func (o *evalOpts) agentResolver(registry string) policy.Resolver {
 	return policyResolver(registry)
 }
 
+// simTimes reads --duration and --interval, each 0 when not given.
 func (o *evalOpts) simTimes(cmd *cobra.Command) (dur, dt simenv.Time, err error) {
 	for _, d := range []struct {
 		flag, val string

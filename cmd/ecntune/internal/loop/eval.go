@@ -33,8 +33,9 @@ const ShadowSuffix = "shadow"
 // control interval, so that a file written for 1 s decisions means the
 // same number of intervals at eval's. The configuration's policy resolves
 // with resolverFor(its registry:), as the agent run with that file finds
-// its models ("" when it names none). With auditDir set, each run's audit log is written there as JSON lines
-// (WriteAudit). hidePeer is eval's --hide-peer (Options.HidePeer).
+// its models ("" when it names none). With auditDir set, each run's audit
+// log is written there as JSON lines (WriteAudit). hidePeer is eval's
+// --hide-peer (Options.HidePeer).
 func EvalRunner(resolverFor func(registry string) policy.Resolver, auditDir string, hidePeer bool) eval.LoopRunner {
 	return func(sc eval.Scenario, spec string, seed uint64, interval simenv.Time) (*simenv.Sim, eval.LoopFigures, error) {
 		path, mode, _ := strings.Cut(strings.TrimPrefix(spec, Prefix), ",")
