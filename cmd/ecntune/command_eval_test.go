@@ -17,6 +17,21 @@ import (
 
 // writeTinyScenario writes tinyTrainScenario (a 1 ms, 4-host star) to a
 // file and returns its path.
+// evalOneRun runs eval --json on scenario file sc with one policy and one
+// seed (and args) and returns its one run.
+func evalOneRun(t *testing.T, sc, policy string, args ...string) map[string]any {
+	t.Helper()
+	js, err := runCmd(t, newEvalCmd(), append([]string{"--scenario", sc, "--policy", policy, "--seeds", "1", "--json"}, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []map[string]any
+	if err := json.Unmarshal([]byte(js), &runs); err != nil || len(runs) != 1 {
+		t.Fatalf("eval json (%v): %s", err, js)
+	}
+	return runs[0]
+}
+
 func writeTinyScenario(t *testing.T) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "tiny.yaml")
@@ -241,19 +256,7 @@ func TestEvalWarmupFlag(t *testing.T) {
 // time; it refuses 0 and --duration beside it.
 func TestEvalStretch(t *testing.T) {
 	sc := writeTinyScenario(t)
-	runs := func(args ...string) []map[string]any {
-		t.Helper()
-		js, err := runCmd(t, newEvalCmd(), append([]string{"--scenario", sc, "--policy", "builtin", "--seeds", "1", "--json"}, args...)...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []map[string]any
-		if err := json.Unmarshal([]byte(js), &out); err != nil || len(out) != 1 {
-			t.Fatalf("%v: %s", err, js)
-		}
-		return out
-	}
-	one, three := runs()[0], runs("--stretch", "3")[0]
+	one, three := evalOneRun(t, sc, "builtin"), evalOneRun(t, sc, "builtin", "--stretch", "3")
 	if d1, d3 := one["decisions"].(float64), three["decisions"].(float64); d1 < 20 || d3 != 3*d1 {
 		t.Fatalf("decisions %v, stretched 3 times %v: want 3 times as many at the same interval", d1, d3)
 	}

@@ -187,15 +187,8 @@ func TestEvalDurationInterval(t *testing.T) {
 	}
 	flows := func(args ...string) (string, float64) {
 		t.Helper()
-		js, err := runCmd(t, newEvalCmd(), append([]string{"--scenario", sc, "--policy", "static:hpcc", "--seeds", "1", "--json"}, args...)...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var runs []map[string]any
-		if err := json.Unmarshal([]byte(js), &runs); err != nil || len(runs) != 1 {
-			t.Fatalf("eval json (%v): %s", err, js)
-		}
-		return runs[0]["scenario"].(string), runs[0]["flows"].(float64)
+		run := evalOneRun(t, sc, "static:hpcc", args...)
+		return run["scenario"].(string), run["flows"].(float64)
 	}
 	name1, n1 := flows()
 	name2, n2 := flows("--duration", "2ms", "--interval", "100us")
