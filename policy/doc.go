@@ -7,9 +7,11 @@
 // "daily:[tz=ZONE,]HH:MM=WHAT,..." (by the time of day), "adaptive" (a
 // step search on the reward), "builtin[:prefer=P]" (the model embedded in
 // package builtin), "model:NAME[:prefer=P]" (a registry model, through
-// Resolver.Models; this package never opens a file) and
+// Resolver.Models; this package never opens a file),
 // "roles:host=SPEC;fabric=SPEC[;other=SPEC]" (one of those for the queues
-// of host-facing ports, another for fabric ports). Each Lookup returns a
+// of host-facing ports, another for fabric ports) and
+// "rate:SPEC;RATE=SPEC[;...]" (by port speed; "builtin:400g" is the
+// embedded model for ports of 400 Gb/s and faster). Each Lookup returns a
 // fresh policy.
 //
 // The grammar is read in one place: ParseSpec parses a spec once into a
@@ -17,8 +19,8 @@
 // +headroom= and +alpha= rules, the models it names, its Warnings), and
 // Resolver.Resolve builds the policy from that value; Lookup is the two,
 // and CheckSpec the checks that need no model registry. The prefixes are
-// the constants StaticPrefix to PreferOption, the kinds KindStatic to
-// KindRoles; a Resolver's Kinds add forms of a caller's own (eval's
+// the constants StaticPrefix to HighRateOption, the kinds KindStatic to
+// KindRate; a Resolver's Kinds add forms of a caller's own (eval's
 // static:best, schedule:best@ and truth:).
 //
 // Contracts of every Policy:

@@ -92,6 +92,8 @@ func (p *Parser) entry(what string) (Spec, error) {
 		return Spec{}, errors.New("a schedule cannot hold a schedule (schedule: or daily:)")
 	case strings.HasPrefix(what, RolesPrefix):
 		return Spec{}, errors.New("a schedule cannot hold roles: (give roles:host=schedule:...;fabric=... instead)")
+	case strings.HasPrefix(what, RatePrefix):
+		return Spec{}, errors.New("a schedule cannot hold rate: (give rate:schedule:...;400G=... instead)")
 	case ScheduleEntryIsPolicy(what):
 		return p.builtin(what)
 	}
@@ -132,13 +134,24 @@ func resolveAdaptive(Resolver, Spec) (Policy, error) {
 	return NewAdaptive(DefaultAdaptiveConfig()), nil
 }
 
-// parseBuiltin reads builtin[:prefer=P]; for CheckSpec it also loads the
-// embedded model, so that a broken one fails there, not at the first
-// decision.
+// parseBuiltin reads builtin[:prefer=P] or builtin:400g; for CheckSpec it
+// also loads the embedded model, so that a broken one fails there, not at
+// the first decision.
 func parseBuiltin(p *Parser, sp *Spec, arg string) error {
+	if strings.TrimSpace(arg) == HighRateOption {
+		sp.HighRate = true
+		if p.agent {
+			_, err := resolveBuiltin(Resolver{}, *sp)
+			return err
+		}
+		return nil
+	}
+	if strings.Contains(arg, HighRateOption) {
+		return specErr(sp, fmt.Errorf("builtin:%s takes no other option (its model has no preference input), got %q", HighRateOption, arg))
+	}
 	rest, pref, set, err := SplitPreference(arg)
 	if err == nil && (rest != "" || set && !strings.HasPrefix(arg, PreferOption)) {
-		err = fmt.Errorf("builtin takes no argument but prefer=P, got %q", arg)
+		err = fmt.Errorf("builtin takes no argument but prefer=P or %s, got %q", HighRateOption, arg)
 	}
 	if err != nil {
 		return specErr(sp, err)

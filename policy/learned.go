@@ -685,19 +685,23 @@ func resolveModel(r Resolver, sp Spec) (Policy, error) {
 }
 
 // resolveBuiltin is the pretrained model embedded in the binary, of a
-// "builtin" or "builtin:prefer=P" spec. With a preference other than 0 it
-// is the embedded preference model (builtin.PreferenceModel), which reads
-// P as an input, not the tie-break over the base model's scores.
+// "builtin", "builtin:prefer=P" or "builtin:400g" spec. With a preference
+// other than 0 it is the embedded preference model
+// (builtin.PreferenceModel), which reads P as an input, not the tie-break
+// over the base model's scores; builtin:400g is builtin.HighRateModel.
 func resolveBuiltin(_ Resolver, sp Spec) (Policy, error) {
-	load := builtin.Model
-	if sp.Prefer && sp.Preference != 0 {
+	load, name := builtin.Model, BuiltinSpec
+	switch {
+	case sp.HighRate:
+		load, name = builtin.HighRateModel, BuiltinPrefix+HighRateOption
+	case sp.Prefer && sp.Preference != 0:
 		load = builtin.PreferenceModel
 	}
 	m, err := load()
 	if err != nil {
 		return nil, specErr(&sp, err)
 	}
-	l, err := LearnedFromModel(BuiltinSpec, m)
+	l, err := LearnedFromModel(name, m)
 	if err == nil {
 		l, err = l.WithValidInterval(builtin.ValidatedIntervalMin, builtin.ValidatedIntervalMax)
 	}

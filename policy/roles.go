@@ -2,9 +2,7 @@ package policy
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/ecntune/ecntune/env"
 )
@@ -56,6 +54,9 @@ func ParseRoles(arg string) (map[string]string, error) {
 		if strings.HasPrefix(spec, RolesPrefix) {
 			return nil, fmt.Errorf("role %s: roles: does not nest", role)
 		}
+		if strings.HasPrefix(spec, RatePrefix) {
+			return nil, fmt.Errorf("role %s: roles: and rate: do not nest (split by role or by port speed, not both)", role)
+		}
 		parts[role] = spec
 	}
 	for _, need := range []string{"host", "fabric"} {
@@ -90,60 +91,12 @@ func (ro *Roles) Decide(obs []env.Observation) []Decision {
 		}
 		idx[peer] = append(idx[peer], i)
 	}
-	// Each role has a policy of its own: large roles are decided side by
-	// side (a role's batch may be too small for its policy to split it
-	// across cores), small ones one after the other.
-	decide := func(peer env.Peer) {
-		is := idx[peer]
-		sub := make([]env.Observation, len(is))
-		for j, i := range is {
-			sub[j] = obs[i]
-		}
-		ds := ro.byPeer[peer].Decide(sub)
-		if len(ds) != len(sub) {
-			panic(fmt.Sprintf("gave %d decisions for %d queues", len(ds), len(sub)))
-		}
-		prefixReasons(ds, roleOf[peer]+" port, "+ro.specs[peer]+": ")
-		for j, d := range ds {
-			out[is[j]] = d
-		}
-	}
-	// A role's policy that panics is re-panicked on the caller's goroutine
-	// once every role is done (agent.decide recovers it there: one
-	// interval lost, not the agent), never on a goroutine of its own.
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		panicked any
-	)
-	guarded := func(peer env.Peer) {
-		defer func() {
-			if r := recover(); r != nil {
-				mu.Lock()
-				if panicked == nil {
-					panicked = fmt.Sprintf("roles: %s ports' policy %s: %v", roleOf[peer], ro.specs[peer], r)
-				}
-				mu.Unlock()
-			}
-		}()
-		decide(peer)
-	}
+	var parts []splitPart
 	for _, peer := range []env.Peer{env.PeerHost, env.PeerSwitch, env.PeerUnknown} {
-		switch n := len(idx[peer]); {
-		case n == 0:
-		case n >= minParallelChunk && runtime.GOMAXPROCS(0) > 1:
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				guarded(peer)
-			}()
-		default:
-			guarded(peer)
+		if len(idx[peer]) > 0 {
+			parts = append(parts, splitPart{policy: ro.byPeer[peer], label: roleOf[peer] + " port", spec: ro.specs[peer], idx: idx[peer]})
 		}
 	}
-	wg.Wait()
-	if panicked != nil {
-		panic(panicked)
-	}
+	decideSplit("roles", obs, out, parts)
 	return out
 }

@@ -25,9 +25,11 @@ const (
 	BuiltinPrefix  = "builtin:"   // builtin:prefer=P
 	ModelPrefix    = "model:"     // model:NAME[:prefer=P], a registry model
 	RolesPrefix    = "roles:"     // roles:host=SPEC;fabric=SPEC[;other=SPEC]
+	RatePrefix     = "rate:"      // rate:SPEC;RATE=SPEC[;RATE=SPEC...]
 	HeadroomRule   = "+headroom=" // SPEC+headroom=floor[*F]|default|model:NAME
 	AlphaRule      = "+alpha="    // SPEC+alpha=A
 	PreferOption   = "prefer="    // builtin: and model:'s preference
+	HighRateOption = "400g"       // builtin:400g, the model for ports of 400 Gb/s and faster
 )
 
 // Kind is one form of policy spec: what its specs start with, how its
@@ -60,6 +62,7 @@ var (
 	KindBuiltin  = &Kind{Name: BuiltinSpec, Prefix: BuiltinPrefix, Alone: BuiltinSpec}
 	KindModel    = &Kind{Name: "model", Prefix: ModelPrefix}
 	KindRoles    = &Kind{Name: "roles", Prefix: RolesPrefix}
+	KindRate     = &Kind{Name: "rate", Prefix: RatePrefix}
 )
 
 // builtinKinds is the table of built-in kinds, in the order Specs lists them.
@@ -74,7 +77,8 @@ func init() {
 	KindBuiltin.Parse, KindBuiltin.Resolve = parseBuiltin, resolveBuiltin
 	KindModel.Parse, KindModel.Resolve = parseModel, resolveModel
 	KindRoles.Parse, KindRoles.Resolve = parseRoles, resolveRoles
-	builtinKinds = []*Kind{KindStatic, KindFixed, KindSchedule, KindDaily, KindAdaptive, KindBuiltin, KindModel, KindRoles}
+	KindRate.Parse, KindRate.Resolve = parseRate, resolveRate
+	builtinKinds = []*Kind{KindStatic, KindFixed, KindSchedule, KindDaily, KindAdaptive, KindBuiltin, KindModel, KindRoles, KindRate}
 }
 
 // match reports whether spec is of kind k, and its argument.
@@ -103,11 +107,15 @@ type Spec struct {
 	// Preference is a builtin: or model: spec's prefer=P, when Prefer.
 	Preference float64
 	Prefer     bool
-	Model      string         // a model: spec's reference
-	Zone       *time.Location // a daily: spec's zone
-	Entries    []Entry        // a schedule: or daily: spec's entries
+	// HighRate is builtin:400g: the embedded model for ports of 400 Gb/s
+	// and faster instead of the base one.
+	HighRate bool
+	Model    string         // a model: spec's reference
+	Zone     *time.Location // a daily: spec's zone
+	Entries  []Entry        // a schedule: or daily: spec's entries
 	// Parts are the specs a roles: spec holds (host, fabric, other: those
-	// given), or a registered kind's (truth: small, else).
+	// given), a rate: spec's (the part below the lowest rate first, then by
+	// rate), or a registered kind's (truth: small, else).
 	Parts []Part
 	Rules []Rule // +headroom= and +alpha=, innermost first
 }
@@ -121,10 +129,14 @@ type Entry struct {
 }
 
 // Part is a spec nested in another under a label: a roles: spec's host,
-// fabric and other, or a registered kind's.
+// fabric and other, a rate: spec's ("below 400G", "400G"), or a
+// registered kind's.
 type Part struct {
 	Label string
 	Spec  Spec
+	// FromBps is, for a rate: spec's part, the rate from which its ports
+	// get it (0: the part below the lowest rate).
+	FromBps float64
 }
 
 // Rule is a +headroom= or +alpha= rule: it sets the headroom or alpha of
@@ -186,8 +198,9 @@ func (p *Parser) parse(spec string) (Spec, error) {
 	return p.builtin(spec)
 }
 
-// builtin parses a spec of the built-in kinds: roles:, or a spec with its
-// +alpha= and +headroom= rules (in either order).
+// builtin parses a spec of the built-in kinds: roles: or rate: (whose
+// parts carry their own rules), or a spec with its +alpha= and
+// +headroom= rules (in either order).
 func (p *Parser) builtin(spec string) (Spec, error) {
 	s := strings.TrimSpace(spec)
 	if p.agent {
@@ -195,6 +208,9 @@ func (p *Parser) builtin(spec string) (Spec, error) {
 	}
 	if arg, ok := strings.CutPrefix(s, RolesPrefix); ok {
 		return parseKind(p, KindRoles, spec, arg)
+	}
+	if arg, ok := strings.CutPrefix(s, RatePrefix); ok {
+		return parseKind(p, KindRate, spec, arg)
 	}
 	if !p.agent { // the agent's check leaves a rule twice or inside a schedule to the start
 		if err := checkRules(spec, s); err != nil {
@@ -210,7 +226,7 @@ func (p *Parser) builtin(spec string) (Spec, error) {
 	k, arg := p.kindOf(s)
 	if k == nil {
 		if p.agent {
-			return Spec{}, fmt.Errorf("%q is not allowed%s (want builtin[:prefer=P], adaptive, static:NAME, fixed:KMIN/KMAX/PMAX, schedule:WHAT,OFFSET=WHAT,... or daily:[tz=ZONE,]HH:MM=WHAT,... (WHAT a setting or one of these policies) or model:NAME[:prefer=P], any of them with +headroom=floor[*F] or +headroom=model:NAME and +alpha=A, or roles:host=SPEC;fabric=SPEC[;other=SPEC] of them)", s, p.didYouMean(s))
+			return Spec{}, fmt.Errorf("%q is not allowed%s (want builtin[:prefer=P|:400g], adaptive, static:NAME, fixed:KMIN/KMAX/PMAX, schedule:WHAT,OFFSET=WHAT,... or daily:[tz=ZONE,]HH:MM=WHAT,... (WHAT a setting or one of these policies) or model:NAME[:prefer=P], any of them with +headroom=floor[*F] or +headroom=model:NAME and +alpha=A, or roles:host=SPEC;fabric=SPEC[;other=SPEC] or rate:SPEC;RATE=SPEC[;...] of them)", s, p.didYouMean(s))
 		}
 		return Spec{}, fmt.Errorf("unknown policy %q%s (want one of: %s)", spec, p.didYouMean(s), strings.Join(Specs(), "; "))
 	}
@@ -277,7 +293,7 @@ func (p *Parser) kindOf(s string) (*Kind, string) {
 	if !p.agent {
 		name, arg, _ := strings.Cut(s, ":")
 		for _, k := range builtinKinds {
-			if k.Name == name && k != KindRoles {
+			if k.Name == name && k != KindRoles && k != KindRate {
 				return k, arg
 			}
 		}
@@ -288,7 +304,7 @@ func (p *Parser) kindOf(s string) (*Kind, string) {
 			return k, ""
 		}
 		arg, ok := strings.CutPrefix(s, k.Prefix)
-		if ok && k != KindRoles && k != KindAdaptive && (k != KindModel || arg != "") {
+		if ok && k != KindRoles && k != KindRate && k != KindAdaptive && (k != KindModel || arg != "") {
 			return k, strings.TrimRightFunc(arg, unicode.IsSpace)
 		}
 	}
@@ -408,6 +424,9 @@ func (r Resolver) KindOf(spec string) *Kind {
 	s := strings.TrimSpace(spec)
 	if strings.HasPrefix(s, RolesPrefix) {
 		return KindRoles
+	}
+	if strings.HasPrefix(s, RatePrefix) {
+		return KindRate
 	}
 	for _, rule := range []string{AlphaRule, HeadroomRule} {
 		s, _, _ = strings.Cut(s, rule)

@@ -64,7 +64,7 @@ func (o *benchAgentOpts) addFlags(cmd *cobra.Command) {
 	f.IntVar(&o.agent.Intervals, "intervals", o.agent.Intervals, "intervals measured")
 	f.IntVar(&o.agent.Warmup, "warmup", o.agent.Warmup, "intervals before the measurement (the first has no rates)")
 	f.StringVar(&o.mode, "mode", string(o.agent.Mode), "agent mode: closed-loop or shadow")
-	f.StringVar(&o.agent.Policy, "policy", o.agent.Policy, "policy: static:NAME, fixed:KMIN/KMAX/PMAX, schedule:..., adaptive, builtin[:prefer=P], model:NAME[:prefer=P] or roles:host=SPEC;fabric=SPEC")
+	f.StringVar(&o.agent.Policy, "policy", o.agent.Policy, "policy: static:NAME, fixed:KMIN/KMAX/PMAX, schedule:..., adaptive, builtin[:prefer=P], model:NAME[:prefer=P], roles:host=SPEC;fabric=SPEC or rate:SPEC;RATE=SPEC (by port speed, e.g. rate:builtin;400G=builtin:400g)")
 	f.StringVar(&o.agent.Encoding, "encoding", o.agent.Encoding, "telemetry encoding: json_ietf, json or proto")
 	f.IntVar(&o.agent.ChangeBudget, "change-budget", o.agent.ChangeBudget, "guardrail change budget per interval")
 	f.StringVar(&o.level, "log-level", "warn", "agent log level (to stderr): debug, info, warn or error")

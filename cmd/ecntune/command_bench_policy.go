@@ -35,7 +35,7 @@ only, to show what learning costs. The default scenario is embedded in the binar
 		bench.BuiltinScenario+", is the built-in model's policy/builtin/scenarios/train-websearch.yaml embedded in the binary")
 	f.StringVar(&o.Algo, "algo", "", "training algorithm of the throughput measurement, ppo or ddqn (default: the one the policy was trained with: "+
 		"a model:NAME's recorded algorithm, ppo for builtin and for policies that learn nothing)")
-	f.StringVar(&o.Spec, "policy", o.Spec, "policy spec to time (static:NAME, fixed:KMIN/KMAX/PMAX, schedule:..., adaptive, builtin[:prefer=P], model:NAME[:prefer=P], roles:host=SPEC;fabric=SPEC)")
+	f.StringVar(&o.Spec, "policy", o.Spec, "policy spec to time (static:NAME, fixed:KMIN/KMAX/PMAX, schedule:..., adaptive, builtin[:prefer=P], model:NAME[:prefer=P], roles:host=SPEC;fabric=SPEC, rate:SPEC;RATE=SPEC)")
 	f.IntSliceVar(&o.Queues, "queues", o.Queues, "batch sizes (queues per decision call)")
 	f.DurationVar(&o.MinTime, "min-time", o.MinTime, "time each batch size for at least this long")
 	f.IntVar(&o.Episodes, "train-episodes", o.Episodes, "episodes of the training measurement (0: skip it)")

@@ -16,7 +16,8 @@
 //
 // Policies are named by the specs policy.Lookup takes (static:NAME,
 // fixed:KMIN/KMAX/PMAX, schedule:..., adaptive, builtin[:prefer=P],
-// model:NAME[:prefer=P], roles:host=SPEC;fabric=SPEC[;other=SPEC]). The model registry is the file --db names, else
+// builtin:400g, model:NAME[:prefer=P], roles:host=SPEC;fabric=SPEC[;other=SPEC],
+// rate:SPEC;RATE=SPEC[;...]). The model registry is the file --db names, else
 // $ECNTUNE_DB, else ecntune.db in the current directory. Errors go to
 // stderr prefixed "ecntune:" and exit with status 1.
 package main

@@ -26,6 +26,7 @@ func TestTrainCommandMatchesProvenance(t *testing.T) {
 	}{
 		{Model, TrainCommand, "builtin", 11, ""},
 		{PreferenceModel, PreferenceTrainCommand, "builtin-preference", 12, "2"},
+		{HighRateModel, HighRateTrainCommand, "builtin-400g", 12, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m, err := c.load()
@@ -52,8 +53,8 @@ func TestTrainCommandMatchesProvenance(t *testing.T) {
 			}
 		})
 	}
-	if len(file)+len(prefFile) > 256<<10 {
-		t.Fatalf("embedded models are %d bytes, keep them small (< 256 KiB)", len(file)+len(prefFile))
+	if n := len(file) + len(prefFile) + len(highFile); n > 256<<10 {
+		t.Fatalf("embedded models are %d bytes, keep them small (< 256 KiB)", n)
 	}
 }
 
@@ -67,10 +68,14 @@ func checkProvenance(t *testing.T, m models.Model, command string) {
 	if got := m.Hyper["command"]; got != command {
 		t.Fatalf("embedded model was trained by\n %q\nthe package says\n %q", got, command)
 	}
-	var want []string
-	for _, f := range strings.Fields(command) {
-		if strings.HasSuffix(f, ".yaml") {
+	var want []string // the training scenarios (not --select-on's validation ones)
+	fields := strings.Fields(command)
+	for i, f := range fields[1:] {
+		if fields[i] == "--scenario" {
 			want = append(want, f)
+		}
+		if strings.Contains(f, "heldout") {
+			t.Fatalf("the command reads %s, a held-out scenario", f)
 		}
 	}
 	if len(m.Scenarios) != len(want) || len(want) == 0 {
@@ -98,7 +103,7 @@ func checkProvenance(t *testing.T, m models.Model, command string) {
 
 // Model hands out copies: a caller cannot damage the embedded weights.
 func TestModelReturnsCopies(t *testing.T) {
-	for _, load := range []func() (models.Model, error){Model, PreferenceModel} {
+	for _, load := range []func() (models.Model, error){Model, PreferenceModel, HighRateModel} {
 		a, err := load()
 		if err != nil {
 			t.Fatal(err)
