@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/policy/builtin"
 )
 
 // Each port gets the part of its speed: below the lowest rate the first,
@@ -125,5 +126,21 @@ func TestParseRateSplitErrors(t *testing.T) {
 	}
 	if got := strings.Join(sp.Models(), ","); got != "a,b,h" || (Resolver{}).KindOf(sp.Text) != KindRate {
 		t.Fatalf("models %q, kind %v", got, sp.Kind)
+	}
+}
+
+// The agent's default policy splits where the built-in package says the
+// model for fast ports takes over.
+func TestDefaultSpecSplitsAtHighRateFrom(t *testing.T) {
+	p, err := Lookup(DefaultSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	br, ok := p.(*ByRate)
+	if !ok || CheckSpec(DefaultSpec) != nil {
+		t.Fatalf("%s is %T", DefaultSpec, p)
+	}
+	if below, from := br.Part(builtin.HighRateFrom*0.99).Name(), br.Part(builtin.HighRateFrom).Name(); below != BuiltinSpec || from != BuiltinPrefix+HighRateOption {
+		t.Fatalf("below %s, from %s", below, from)
 	}
 }

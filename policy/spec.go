@@ -32,6 +32,11 @@ const (
 	HighRateOption = "400g"       // builtin:400g, the model for ports of 400 Gb/s and faster
 )
 
+// DefaultSpec is the agent's policy when its configuration names none
+// (and the demo's): the built-in model on ports below 400 Gb/s, the one
+// for 400 Gb/s and faster ports from there (builtin.HighRateFrom).
+const DefaultSpec = RatePrefix + BuiltinSpec + ";400G=" + BuiltinPrefix + HighRateOption
+
 // Kind is one form of policy spec: what its specs start with, how its
 // argument parses and how a parsed spec resolves. The built-in kinds are
 // KindStatic to KindRoles; a Resolver's Kinds add more (eval's

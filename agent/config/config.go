@@ -813,7 +813,7 @@ func (c *Config) parseMode(f *fileConfig) error {
 		errs.add(fmt.Errorf("approve: only a closed loop waits for approvals (mode is %s)", c.Mode))
 	}
 	if c.Policy == "" {
-		c.Policy = policy.BuiltinSpec
+		c.Policy = policy.DefaultSpec
 	}
 	if err := checkPolicySpec(c.Policy); err != nil {
 		errs.add(fmt.Errorf("policy: %w", err))

@@ -145,7 +145,7 @@ func TestParseConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Mode != ModeShadow || c.Policy != "builtin" || c.Interval != time.Second || c.SampleInterval != time.Second ||
+	if c.Mode != ModeShadow || c.Policy != policy.DefaultSpec || c.Interval != time.Second || c.SampleInterval != time.Second ||
 		c.DB != "agent.db" || c.Metrics != "127.0.0.1:9273" || c.Targets[0].Queues[0] != 3 || c.Targets[0].Queues[1] != 4 ||
 		c.Guardrails.MinHold != 5*time.Second || c.Guardrails.StaleRevert != 30*time.Second || c.Retention != time.Hour ||
 		c.Guardrails.MinConfidenceTighten >= 0 || c.Guardrails.MinHoldTighten >= 0 || c.Guardrails.DwellLoosen != 0 {

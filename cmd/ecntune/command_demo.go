@@ -90,7 +90,7 @@ the switches it owns. The demo prints the placement at start and whenever it cha
 	f.StringVar(&interval, "interval", "1s", "the agent's control interval (at least 100ms)")
 	f.BoolVar(&closedLoop, "closed-loop", false, "apply the recommendations through the guardrails (tuning live) instead of only recording them")
 	f.BoolVar(&once, "once", false, "run the scenario's traffic once instead of repeating it")
-	f.StringVar(&pol, "policy", policy.BuiltinSpec, "the agent's policy (as in the agent's policy: key)")
+	f.StringVar(&pol, "policy", policy.DefaultSpec, "the agent's policy (as in the agent's policy: key)")
 	f.StringVar(&db, "db", "", "keep the agent's database in this file (default: a temporary file removed at exit; with --fleet, x.db keeps x-a.db, x-b.db...)")
 	f.IntVar(&fleetN, "fleet", 0, "run this many agents (2 or more) in closed loop as a fleet on an embedded etcd, each writing the switches it owns")
 	f.StringVar(&killAfter, "fleet-kill-after", "", "with --fleet: stop the last agent after this long (e.g. 30s), to show its switches failing over")

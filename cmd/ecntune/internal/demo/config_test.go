@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simswitch"
 )
 
@@ -23,7 +24,7 @@ func TestEvalExampleIsTheDemosLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	demo, err := config.Parse([]byte(agentYAML(srv, addr, Config{ClosedLoop: true, Policy: "builtin", Interval: time.Second, DB: filepath.Join(t.TempDir(), "d.db")}, nil)))
+	demo, err := config.Parse([]byte(agentYAML(srv, addr, Config{ClosedLoop: true, Policy: policy.DefaultSpec, Interval: time.Second, DB: filepath.Join(t.TempDir(), "d.db")}, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

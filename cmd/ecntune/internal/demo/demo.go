@@ -223,7 +223,7 @@ func withDefaults(cfg Config) (Config, error) {
 		return cfg, fmt.Errorf("interval %s: below the agent's minimum of %s", cfg.Interval, config.MinInterval)
 	}
 	if cfg.Policy == "" {
-		cfg.Policy = "builtin"
+		cfg.Policy = policy.DefaultSpec
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
