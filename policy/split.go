@@ -27,9 +27,12 @@ type splitPart struct {
 // never on a goroutine of its own; kind names the split in its message.
 func decideSplit(kind string, obs []env.Observation, out []Decision, parts []splitPart) {
 	decide := func(pt *splitPart) {
-		sub := make([]env.Observation, len(pt.idx))
-		for j, i := range pt.idx {
-			sub[j] = obs[i]
+		sub := obs // a part with every queue (in order) decides them in place
+		if len(pt.idx) != len(obs) {
+			sub = make([]env.Observation, len(pt.idx))
+			for j, i := range pt.idx {
+				sub[j] = obs[i]
+			}
 		}
 		ds := pt.policy.Decide(sub)
 		if len(ds) != len(sub) {
