@@ -9,6 +9,7 @@ import (
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/policy/builtin"
 	"github.com/ecntune/ecntune/policy/nn"
+	"github.com/ecntune/ecntune/simenv/scenario"
 )
 
 // TestTrainFromBuiltinWidens: train --scenario ... --from builtin
@@ -65,6 +66,48 @@ func TestTrainFromBuiltinWidens(t *testing.T) {
 		args := append([]string{"--scenario", sc, "--from", "builtin", "--episodes", "2", "--db", db}, c.args...)
 		if _, _, err := runTrainCmd(t, args...); err == nil || !strings.Contains(err.Error(), c.says) {
 			t.Errorf("%v: %v, want %q", c.args, err, c.says)
+		}
+	}
+}
+
+// A fine-tuning run may start from either embedded ECN model, and is
+// evaluated under the spec it was named by; anything else is refused by
+// name.
+func TestLoadStartEmbeddedModels(t *testing.T) {
+	for _, c := range []struct{ from, name, obs string }{
+		{"builtin", "builtin", "obs-v3"},
+		{"builtin:400g", "builtin-400g", "obs-v5"},
+	} {
+		ft, spec, valid, err := loadStart(c.from, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if spec != c.from || ft.From != c.from || ft.Model.Name != c.name || ft.Model.ObsSpec != c.obs || valid != "200µs-1s" {
+			t.Fatalf("%s: spec %s, from %s, model %s %s, valid %q", c.from, spec, ft.From, ft.Model.Name, ft.Model.ObsSpec, valid)
+		}
+	}
+	for _, bad := range []string{"builtin:prefer=1", "rate:builtin;400G=builtin:400g", "builtin:800g"} {
+		if _, _, _, err := loadStart(bad, ""); err == nil || !strings.Contains(err.Error(), "want builtin, builtin:400g or model:NAME") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}
+
+// Without --from, a fine-tuning run starts from the model the default
+// policy runs on the fabric's host ports.
+func TestTwinDefaultStartByHostRate(t *testing.T) {
+	for file, want := range map[string]string{
+		"../../scenarios/heldout/star400-websearch-incast.yaml":        "builtin:400g",
+		"../../scenarios/heldout4/leafspine400-800-allreduce-rpc.yaml": "builtin:400g",
+		"../../scenarios/websearch-50.yaml":                            "builtin", // 100G hosts, 400G fabric
+		"../../scenarios/heldout/incast-hadoop-25g.yaml":               "builtin",
+	} {
+		sc, err := scenario.LoadNamed(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := defaultStart(sc.Config); got != want {
+			t.Errorf("%s: starts from %s, want %s", file, got, want)
 		}
 	}
 }

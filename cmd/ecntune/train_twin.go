@@ -15,6 +15,7 @@ import (
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/policy/builtin"
+	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/scenario"
 	"github.com/ecntune/ecntune/train"
 )
@@ -56,7 +57,7 @@ const (
 func addTwinFlags(f *pflag.FlagSet, o *trainOpts) {
 	f.StringVar(&o.twin, "twin", "", "fine-tune on this fabric's scenario (written by ecntune twin, or any scenario file) from --from's weights, "+
 		"then promote only if not behind the twin's frontier of fixed settings (see above)")
-	f.StringVar(&o.from, "from", "", "the model to start from, builtin or model:NAME[@V] from --db: with --twin (default builtin), "+
+	f.StringVar(&o.from, "from", "", "the model to start from, builtin, builtin:400g or model:NAME[@V] from --db: with --twin (default: builtin:400g when every host port runs at 400G or faster, else builtin), "+
 		"or with --scenario files (its weights continued, widened with zero weights to --spec's observation if it reads fewer features)")
 	f.IntVar(&o.twinSeeds, "seeds", 0, fmt.Sprintf("with --twin: seeds of the frontier evaluation on the twin (default %d; the twin's seed and the next ones, held out from training)", twinDefaultSeeds))
 }
@@ -97,6 +98,9 @@ func (o *trainOpts) twinSetup(cmd *cobra.Command) (twinRun, error) {
 	if !models.ValidName(o.name) {
 		return tr, fmt.Errorf("--name %q: want a letter followed by letters, digits, '.', '_' or '-' (at most 64)", o.name)
 	}
+	if o.from == "" {
+		o.from = defaultStart(twin.Config)
+	}
 	if tr.ft, tr.start, tr.valid, err = loadStart(o.from, o.db); err != nil {
 		return tr, err
 	}
@@ -112,7 +116,7 @@ func (o *trainOpts) twinSetup(cmd *cobra.Command) (twinRun, error) {
 }
 
 // twinFlags checks the flags train --twin refuses and fills in the
-// defaults of --from, --seeds and --budget.
+// defaults of --seeds and --budget.
 func (o *trainOpts) twinFlags(cmd *cobra.Command) error {
 	refused := map[string]string{
 		"scenario":         "the twin is the one scenario of a fine-tuning run",
@@ -125,9 +129,6 @@ func (o *trainOpts) twinFlags(cmd *cobra.Command) error {
 		if cmd.Flags().Changed(fl) {
 			return fmt.Errorf("--%s with --twin: %s", fl, refused[fl])
 		}
-	}
-	if o.from == "" {
-		o.from = policy.BuiltinSpec
 	}
 	if o.twinSeeds == 0 {
 		o.twinSeeds = twinDefaultSeeds
@@ -204,18 +205,44 @@ func (o *trainOpts) twinOverrides(cfg *train.Config) error {
 	return cfg.Validate()
 }
 
-// loadStart loads the model a fine-tuning run starts from: builtin, or
+// defaultStart is the embedded model a fine-tuning run on a fabric starts
+// from when --from is not given: the one the agent's default policy runs
+// on its hosts' ports, builtin:400g when every host link runs at
+// builtin.HighRateFrom or faster, else builtin.
+func defaultStart(cfg simenv.Config) string {
+	t, hosts, fast := cfg.Topology, 0, 0
+	for _, l := range t.Links {
+		if l.A < 0 || l.B < 0 || l.A >= len(t.Nodes) || l.B >= len(t.Nodes) || t.Nodes[l.A].Switch && t.Nodes[l.B].Switch {
+			continue
+		}
+		hosts++
+		if l.RateBps >= builtin.HighRateFrom {
+			fast++
+		}
+	}
+	if hosts > 0 && fast == hosts {
+		return policy.BuiltinPrefix + policy.HighRateOption
+	}
+	return policy.BuiltinSpec
+}
+
+// loadStart loads the model a fine-tuning run starts from: builtin,
+// builtin:400g (the embedded model for 400 Gb/s and faster ports), or
 // model:REF from the registry db. It returns the policy spec the
 // evaluation runs it as and its validated decision intervals.
 func loadStart(from, db string) (ft train.FineTune, spec, valid string, err error) {
 	switch ref, isModel := strings.CutPrefix(from, policy.ModelPrefix); {
-	case from == policy.BuiltinSpec:
-		m, err := builtin.Model()
+	case from == policy.BuiltinSpec || from == policy.BuiltinPrefix+policy.HighRateOption:
+		load := builtin.Model
+		if from != policy.BuiltinSpec {
+			load = builtin.HighRateModel
+		}
+		m, err := load()
 		if err != nil {
 			return ft, "", "", err
 		}
 		valid = builtin.ValidatedIntervalMin.String() + "-" + builtin.ValidatedIntervalMax.String()
-		return train.FineTune{From: policy.BuiltinSpec, Model: m}, policy.BuiltinSpec, valid, nil
+		return train.FineTune{From: from, Model: m}, from, valid, nil
 	case isModel && ref != "" && !strings.Contains(ref, ":"):
 		m, err := models.Load(db, ref)
 		if err != nil {
@@ -224,7 +251,7 @@ func loadStart(from, db string) (ft train.FineTune, spec, valid string, err erro
 		spec = policy.ModelPrefix + m.Ref()
 		return train.FineTune{From: spec, Model: m}, spec, m.Hyper["validated_interval"], nil
 	}
-	return ft, "", "", fmt.Errorf("--from %q: want builtin or model:NAME[@V] (a learned ECN policy; no preference)", from)
+	return ft, "", "", fmt.Errorf("--from %q: want builtin, builtin:400g or model:NAME[@V] (a learned ECN policy; no preference)", from)
 }
 
 var twinNameUnsafe = regexp.MustCompile(`[^A-Za-z0-9._-]+`)

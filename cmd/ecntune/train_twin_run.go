@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -81,7 +82,7 @@ func (o trainOpts) twinProvenance(tr twinRun) train.Provenance {
 	if tr.valid != "" {
 		p.Hyper["validated_interval"] = tr.valid
 	}
-	if tr.ft.From != policy.BuiltinSpec {
+	if strings.HasPrefix(tr.ft.From, policy.ModelPrefix) { // an embedded model is named by --from in the command
 		p.Parent = tr.ft.Model.Ref()
 	}
 	return p

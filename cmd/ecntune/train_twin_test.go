@@ -161,7 +161,7 @@ func TestTrainTwinRefuses(t *testing.T) {
 		{[]string{"--spec", "obs-v4/act-v3"}, "--spec obs-v4/act-v3: builtin speaks obs-v3/act-v2"},
 		{[]string{"--algo", "ddqn"}, "--algo ddqn: builtin is a ppo model"},
 		{[]string{"--scenario", twin}, "--scenario with --twin"},
-		{[]string{"--from", "builtin:prefer=0.5"}, `--from "builtin:prefer=0.5": want builtin or model:NAME[@V]`},
+		{[]string{"--from", "builtin:prefer=0.5"}, `--from "builtin:prefer=0.5": want builtin, builtin:400g or model:NAME[@V]`},
 		{[]string{"--from", "model:none"}, "--from model:none"},
 		{[]string{"--seeds", "1"}, "--seeds 1: allowed 2..100"},
 	} {

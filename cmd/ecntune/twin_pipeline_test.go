@@ -15,17 +15,21 @@ import (
 
 	"github.com/ecntune/ecntune/eval"
 	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/gym"
+	"github.com/ecntune/ecntune/simenv/scenario"
 )
 
 // TestTwinPipeline runs issue 40's path as an operator meets it, on each
 // scenario of ECNTUNE_TWIN_PIPELINE (comma-separated files, each "the
 // production fabric"): the agent in shadow mode against the scenario's
 // switches (simswitch, lockstep, the model's default interval), ecntune
-// twin on its database, ecntune train --twin from the built-in model, and
-// ecntune eval on the true scenario: the built-in model and the
-// fine-tuned one against the true frontier of fixed settings. It writes
+// twin on its database, ecntune train --twin from its default start (the
+// embedded model the default policy runs on the twin's host ports), and
+// ecntune eval on the true scenario: the built-in model, the default
+// policy (before fitting) and the fine-tuned one against the true
+// frontier of fixed settings. It writes
 // the table to ECNTUNE_TWIN_PIPELINE_OUT (default: the test log) and
 // fails on no figure; the bars are the issue's, read off the table.
 //
@@ -47,8 +51,8 @@ func TestTwinPipeline(t *testing.T) {
 	}
 	fitBudget, trainBudget, seeds := env("ECNTUNE_TWIN_BUDGET", "2m"), env("ECNTUNE_TWIN_TRAIN_BUDGET", "3m"), env("ECNTUNE_TWIN_SEEDS", "10")
 	var table []string
-	table = append(table, "| scenario | built-in before: frontier ratio [95% CI] | fine-tuned on its twin [95% CI] | promoted on the twin | twin fit (largest errors) | times: shadow · twin · train · eval |",
-		"| --- | --- | --- | --- | --- | --- |")
+	table = append(table, "| scenario | built-in model: frontier ratio [95% CI] | default policy (before fitting) | fine-tuned on its twin (from) | promoted on the twin | twin fit (largest errors) | times: shadow · twin · train · eval |",
+		"| --- | --- | --- | --- | --- | --- | --- |")
 	for _, f := range strings.Split(files, ",") {
 		row := twinPipelineRow(t, f, fitBudget, trainBudget, seeds)
 		table = append(table, row)
@@ -91,19 +95,24 @@ func twinPipelineRow(t *testing.T, file, fitBudget, trainBudget, seeds string) s
 	tTwin := time.Since(t0)
 
 	t0 = time.Now()
-	runRoot(t, "train", "--twin", twinFile, "--from", "builtin", "--budget", trainBudget, "--db", reg, "--name", name, "--seeds", "5")
+	runRoot(t, "train", "--twin", twinFile, "--budget", trainBudget, "--db", reg, "--name", name, "--seeds", "5")
 	tTrain := time.Since(t0)
 	promoted := isPromoted(t, reg, name)
 
 	t0 = time.Now()
 	sum := filepath.Join(dir, "summary.json")
-	runRoot(t, "eval", "--scenario", abs, "--policy", "builtin", "--policy", "model:"+name, "--db", reg,
+	runRoot(t, "eval", "--scenario", abs, "--policy", "builtin", "--policy", policy.DefaultSpec, "--policy", "model:"+name, "--db", reg,
 		"--seeds", seeds, "--frontier", "--summary-out", sum)
 	tEval := time.Since(t0)
 
 	ratios := frontierRatios(t, sum)
-	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s · %s · %s · %s |", filepath.Base(file),
-		ratios["builtin"], ratios["model:"+name], promoted, fitSummary(t, filepath.Join(dir, "report", "report.json")),
+	twin, err := scenario.LoadNamed(twinFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("| %s | %s | %s | %s (%s) | %s | %s | %s · %s · %s · %s |", filepath.Base(file),
+		ratios["builtin"], ratios[policy.DefaultSpec], ratios["model:"+name], defaultStart(twin.Config), promoted,
+		fitSummary(t, filepath.Join(dir, "report", "report.json")),
 		tShadow.Round(time.Second), tTwin.Round(time.Second), tTrain.Round(time.Second), tEval.Round(time.Second))
 }
 
