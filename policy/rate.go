@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -85,15 +86,7 @@ func ParseRateSplit(arg string) ([]RatePart, error) {
 	if len(from) == 0 {
 		return nil, fmt.Errorf("no RATE=SPEC part: want rate:SPEC;RATE=SPEC[;RATE=SPEC...], e.g. rate:builtin;400G=builtin:400g")
 	}
-	slices.SortFunc(from, func(a, b RatePart) int {
-		switch {
-		case a.FromBps < b.FromBps:
-			return -1
-		case a.FromBps > b.FromBps:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(from, func(a, b RatePart) int { return cmp.Compare(a.FromBps, b.FromBps) })
 	return append([]RatePart{*below}, from...), nil
 }
 
