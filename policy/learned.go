@@ -693,7 +693,7 @@ func resolveBuiltin(_ Resolver, sp Spec) (Policy, error) {
 	load, name := builtin.Model, BuiltinSpec
 	switch {
 	case sp.HighRate:
-		load, name = builtin.HighRateModel, BuiltinPrefix+HighRateOption
+		load, name = builtin.HighRateModel, HighRateSpec
 	case sp.Prefer && sp.Preference != 0:
 		load = builtin.PreferenceModel
 	}

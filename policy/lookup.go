@@ -32,7 +32,7 @@ func Specs() []string {
 	return []string{StaticPrefix + "NAME (" + strings.Join(PresetNames(), ", ") + ")", FixedPrefix + "KMIN/KMAX/PMAX (at 100G, e.g. 387KB/774KB/0.3%)",
 		SchedulePrefix + "WHAT,OFFSET=WHAT,... (WHAT a preset name, KMIN/KMAX/PMAX or a policy without a comma other than roles:, schedule: and daily:, e.g. sonic-default,3ms=387KB/774KB/0.3%,6ms=builtin:prefer=1; a +headroom= or +alpha= rule after the last entry applies to every entry)",
 		DailyPrefix + "[tz=ZONE,]HH:MM=WHAT,... (by the time of day on the switches' clock, in UTC or an IANA zone, e.g. tz=Europe/Berlin,08:00=builtin:prefer=1,20:00=builtin)", AdaptiveSpec,
-		BuiltinSpec + "[:prefer=P] (the built-in model; " + BuiltinPrefix + HighRateOption + ": the one for ports of 400 Gb/s and faster)", ModelPrefix + "NAME[:prefer=P] (P in [-1, 1]: toward throughput below 0, latency above)",
+		BuiltinSpec + "[:prefer=P] (the built-in model; " + HighRateSpec + ": the one for ports of 400 Gb/s and faster)", ModelPrefix + "NAME[:prefer=P] (P in [-1, 1]: toward throughput below 0, latency above)",
 		RolesPrefix + "host=SPEC;fabric=SPEC[;other=SPEC] (one policy for host-facing ports, another for fabric ports)",
 		RatePrefix + "SPEC;RATE=SPEC[;RATE=SPEC...] (by port speed: the first SPEC below the lowest RATE, each RATE=SPEC from RATE up, e.g. rate:builtin;400G=builtin:400g)",
 		"SPEC" + HeadroomRule + "floor[*F]|default|model:NAME (every lossless PG's headroom at F times its lossless floor, or one headroom per switch by a switch-level model)",

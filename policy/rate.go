@@ -24,10 +24,11 @@ import (
 // rate is unknown goes to the part below the lowest rate (and holds: its
 // interval cannot be measured).
 type ByRate struct {
-	name  string
-	from  []float64 // ascending: parts[i+1] decides the ports from from[i] up
-	parts []Policy  // parts[0] the ports below from[0]
-	specs []string
+	name   string
+	from   []float64 // ascending: parts[i+1] decides the ports from from[i] up
+	parts  []Policy  // parts[0] the ports below from[0]
+	specs  []string
+	labels []string // what each part's ports are, for its reasons: "port below 400Gbps", "port from 400Gbps"
 }
 
 // RatePart is one part of a rate: spec: the ports from FromBps up (0: the
@@ -115,11 +116,7 @@ func (br *ByRate) Decide(obs []env.Observation) []Decision {
 	out := make([]Decision, len(obs))
 	parts := make([]splitPart, len(br.parts))
 	for i := range parts {
-		label := "port below " + units.FormatRate(br.from[0])
-		if i > 0 {
-			label = "port from " + units.FormatRate(br.from[i-1])
-		}
-		parts[i] = splitPart{policy: br.parts[i], label: label, spec: br.specs[i]}
+		parts[i] = splitPart{policy: br.parts[i], label: br.labels[i], spec: br.specs[i]}
 	}
 	for i := range obs {
 		k := br.partOf(obs[i].RateBps)
@@ -166,6 +163,10 @@ func resolveRate(r Resolver, sp Spec) (Policy, error) {
 	}
 	if len(br.parts) != len(br.from)+1 || len(br.from) == 0 {
 		return nil, specErr(&sp, fmt.Errorf("%d parts for %d rates: not a parsed rate: spec", len(br.parts), len(br.from)))
+	}
+	br.labels = []string{"port below " + units.FormatRate(br.from[0])}
+	for _, r := range br.from {
+		br.labels = append(br.labels, "port from "+units.FormatRate(r))
 	}
 	return br, nil
 }

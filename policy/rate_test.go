@@ -140,7 +140,7 @@ func TestDefaultSpecSplitsAtHighRateFrom(t *testing.T) {
 	if !ok || CheckSpec(DefaultSpec) != nil {
 		t.Fatalf("%s is %T", DefaultSpec, p)
 	}
-	if below, from := br.Part(builtin.HighRateFrom*0.99).Name(), br.Part(builtin.HighRateFrom).Name(); below != BuiltinSpec || from != BuiltinPrefix+HighRateOption {
+	if below, from := br.Part(builtin.HighRateFrom*0.99).Name(), br.Part(builtin.HighRateFrom).Name(); below != BuiltinSpec || from != HighRateSpec {
 		t.Fatalf("below %s, from %s", below, from)
 	}
 }

@@ -32,10 +32,14 @@ const (
 	HighRateOption = "400g"       // builtin:400g, the model for ports of 400 Gb/s and faster
 )
 
+// HighRateSpec is the spec of the embedded model for ports of 400 Gb/s
+// and faster.
+const HighRateSpec = BuiltinPrefix + HighRateOption
+
 // DefaultSpec is the agent's policy when its configuration names none
 // (and the demo's): the built-in model on ports below 400 Gb/s, the one
 // for 400 Gb/s and faster ports from there (builtin.HighRateFrom).
-const DefaultSpec = RatePrefix + BuiltinSpec + ";400G=" + BuiltinPrefix + HighRateOption
+const DefaultSpec = RatePrefix + BuiltinSpec + ";400G=" + HighRateSpec
 
 // Kind is one form of policy spec: what its specs start with, how its
 // argument parses and how a parsed spec resolves. The built-in kinds are

@@ -221,7 +221,7 @@ func defaultStart(cfg simenv.Config) string {
 		}
 	}
 	if hosts > 0 && fast == hosts {
-		return policy.BuiltinPrefix + policy.HighRateOption
+		return policy.HighRateSpec
 	}
 	return policy.BuiltinSpec
 }
@@ -232,7 +232,7 @@ func defaultStart(cfg simenv.Config) string {
 // evaluation runs it as and its validated decision intervals.
 func loadStart(from, db string) (ft train.FineTune, spec, valid string, err error) {
 	switch ref, isModel := strings.CutPrefix(from, policy.ModelPrefix); {
-	case from == policy.BuiltinSpec || from == policy.BuiltinPrefix+policy.HighRateOption:
+	case from == policy.BuiltinSpec || from == policy.HighRateSpec:
 		load := builtin.Model
 		if from != policy.BuiltinSpec {
 			load = builtin.HighRateModel
