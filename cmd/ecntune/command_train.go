@@ -49,7 +49,8 @@ type trainOpts struct {
 	// train --twin
 	twin, from string
 	twinSeeds  int
-	algoSet    bool // --algo was given
+	twinAgent  string // --agent: the agent configuration the model is judged behind
+	algoSet    bool   // --algo was given
 }
 
 // command is the canonical command line of a run (recorded in the

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -12,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/policy/builtin"
@@ -43,7 +47,12 @@ model's, and it is not behind the frontier: its ratio is at most 1.00 as printed
 fixed setting keeps 98% of its goodput; or, when the starting model is itself behind the
 frontier (above 1.00), it is better than the starting model beyond the seeds' noise (the
 95% interval of its small-flow p99 over the starting model's, seed by seed, below 1), not
-merely no worse. Otherwise it is stored unpromoted and the figures say why. An agent that
+merely no worse. With --agent FILE (an agent configuration, such as the one shadow mode ran
+with) the rule judges what would run instead of the bare models: the evaluation also runs the
+starting and the fine-tuned model each as that agent runs it, behind its guardrails (closed
+loop over gNMI against the twin's switches, in lockstep, as eval's agent:FILE; the file's
+policy, targets and mode set aside), and the rule reads those two loops' figures; the bare
+models' are printed beside them. Otherwise it is stored unpromoted and the figures say why. An agent that
 names it as model:NAME@promoted runs only a promoted version (model:NAME runs the latest
 version while none is promoted).`
 
@@ -59,14 +68,18 @@ func addTwinFlags(f *pflag.FlagSet, o *trainOpts) {
 		"then promote only if not behind the twin's frontier of fixed settings (see above)")
 	f.StringVar(&o.from, "from", "", "the model to start from, builtin, builtin:400g or model:NAME[@V] from --db: with --twin (default: builtin:400g when every host port runs at 400G or faster, else builtin), "+
 		"or with --scenario files (its weights continued, widened with zero weights to --spec's observation if it reads fewer features)")
+	f.StringVar(&o.twinAgent, "agent", "", "with --twin: an agent configuration (YAML): judge and promote the starting and the fine-tuned model as that agent "+
+		"runs them, behind its guardrails, instead of the bare models (see above)")
 	f.IntVar(&o.twinSeeds, "seeds", 0, fmt.Sprintf("with --twin: seeds of the frontier evaluation on the twin (default %d; the twin's seed and the next ones, held out from training)", twinDefaultSeeds))
 }
 
 // refuseTwinFlags: --seeds belongs to --twin (--from also starts a run
 // on --scenario files from a model's weights).
 func (o trainOpts) refuseTwinFlags(cmd *cobra.Command) error {
-	if cmd.Flags().Changed("seeds") {
-		return fmt.Errorf("--seeds goes with --twin FILE (fine-tuning on a twin)")
+	for _, fl := range []string{"seeds", "agent"} {
+		if cmd.Flags().Changed(fl) {
+			return fmt.Errorf("--%s goes with --twin FILE (fine-tuning on a twin)", fl)
+		}
 	}
 	return nil
 }
@@ -77,6 +90,10 @@ type twinRun struct {
 	cfg   train.Config
 	start string // the starting model's policy spec, for the evaluation
 	valid string // the starting model's validated decision intervals ("" when it has none)
+	// agent is --agent's configuration (nil without it) and agentSHA its
+	// file's sha256: the loops the promotion rule judges.
+	agent               *config.Config
+	agentFile, agentSHA string
 }
 
 // twinSetup checks train --twin's flags, loads the twin and the model to
@@ -88,6 +105,13 @@ func (o *trainOpts) twinSetup(cmd *cobra.Command) (twinRun, error) {
 		return tr, err
 	}
 	o.db = modelsDBPath(o.db)
+	if o.twinAgent != "" { // before the training: a bad file is refused at once
+		var err error
+		if tr.agent, tr.agentSHA, err = loadTwinAgent(o.twinAgent); err != nil {
+			return tr, err
+		}
+		tr.agentFile = o.twinAgent
+	}
 	twin, err := scenario.LoadNamed(o.twin)
 	if err != nil {
 		return tr, fmt.Errorf("--twin: %w", err)
@@ -113,6 +137,20 @@ func (o *trainOpts) twinSetup(cmd *cobra.Command) (twinRun, error) {
 		return tr, err
 	}
 	return tr, o.twinOverrides(&tr.cfg)
+}
+
+// loadTwinAgent loads --agent's configuration and its file's sha256.
+func loadTwinAgent(path string) (*config.Config, string, error) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("--agent: %w", err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("--agent: %w", err)
+	}
+	sum := sha256.Sum256(data)
+	return cfg, hex.EncodeToString(sum[:]), nil
 }
 
 // twinFlags checks the flags train --twin refuses and fills in the
@@ -270,7 +308,11 @@ func twinModelName(scenario string) string {
 func (o trainOpts) twinCommand() string {
 	var b strings.Builder
 	b.WriteString("ecntune train --twin " + filepath.ToSlash(o.twin) + " --from " + o.from)
-	o.writeRunFlags(&b, fmt.Sprintf(" --seeds %d", o.twinSeeds))
+	extra := fmt.Sprintf(" --seeds %d", o.twinSeeds)
+	if o.twinAgent != "" {
+		extra += " --agent " + filepath.ToSlash(o.twinAgent)
+	}
+	o.writeRunFlags(&b, extra)
 	if o.checkpointEvery != 0 {
 		b.WriteString(" --checkpoint-every " + strconv.Itoa(o.checkpointEvery))
 	}

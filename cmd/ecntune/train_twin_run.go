@@ -15,6 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/cmd/ecntune/internal/loop"
 	"github.com/ecntune/ecntune/eval"
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/policy"
@@ -95,14 +97,19 @@ type twinEval struct {
 	startSpec, tuneSpec string
 	start, tuned        eval.Comparison
 	paired              eval.Metric // log of tuned/start small-flow p99, seed by seed
-	verdict             train.Verdict
-	interrupted         bool
-	wall                time.Duration
+	// With --agent: both models as the agent runs them (the loops'
+	// specs, comparisons and paired ratio), which the rule judges.
+	startLoopSpec, tuneLoopSpec string
+	startLoop, tunedLoop        eval.Comparison
+	loopPaired                  eval.Metric
+	verdict                     train.Verdict
+	interrupted                 bool
+	wall                        time.Duration
 }
 
 // evaluateTwin runs the starting and the fine-tuned model (cand, not yet
-// stored) and the frontier's fixed settings on the twin's held-out seeds.
-// A Ctrl-C stops waiting for it: the model is then stored unpromoted.
+// stored), with --agent each also as that agent runs it, and the
+// frontier's fixed settings on the twin's held-out seeds. A Ctrl-C stops waiting for it: the model is then stored unpromoted.
 func evaluateTwin(s *trainSession, tr twinRun, cand models.Model) (twinEval, error) {
 	o := s.o
 	ev := twinEval{startSpec: tr.start, tuneSpec: policy.ModelPrefix + o.name + " (fine-tuned)"}
@@ -136,6 +143,15 @@ func evaluateTwin(s *trainSession, tr twinRun, cand models.Model) (twinEval, err
 				prog.set(int64(done), int64(total))
 			}
 		}}
+	specs := []string{ev.startSpec, ev.tuneSpec}
+	if tr.agent != nil {
+		ev.startLoopSpec, ev.tuneLoopSpec = ev.loopSpecs(o.twinAgent)
+		specs = append(specs, ev.startLoopSpec, ev.tuneLoopSpec)
+		opt.Loops = map[string]eval.LoopRunner{loop.Prefix: loop.ConfigRunner(map[string]*config.Config{
+			ev.startLoopSpec: closedLoopWith(tr.agent, tr.start),
+			ev.tuneLoopSpec:  closedLoopWith(tr.agent, policy.ModelPrefix+o.name),
+		}, candidateResolver(o.db, o.name, cand), false)}
+	}
 	begin := time.Now()
 	type result struct {
 		res *eval.Result
@@ -143,7 +159,7 @@ func evaluateTwin(s *trainSession, tr twinRun, cand models.Model) (twinEval, err
 	}
 	done := make(chan result, 1)
 	go func() {
-		res, err := eval.RunAll([]eval.Scenario{{Named: tr.ft.Twin}}, []string{ev.startSpec, ev.tuneSpec}, opt)
+		res, err := eval.RunAll([]eval.Scenario{{Named: tr.ft.Twin}}, specs, opt)
 		done <- result{res, err}
 	}()
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -169,23 +185,61 @@ func evaluateTwin(s *trainSession, tr twinRun, cand models.Model) (twinEval, err
 	}
 }
 
-// judge finds both models' comparisons and applies the promotion rule.
+// loopSpecs name the two loops of --agent FILE: eval specs under
+// loop.Prefix, the file and the model each runs.
+func (ev twinEval) loopSpecs(file string) (start, tuned string) {
+	base := loop.Prefix + filepath.ToSlash(file) + " with "
+	return base + ev.startSpec, base + ev.tuneSpec
+}
+
+// closedLoopWith is the agent configuration cfg running spec in closed
+// loop (the file's own policy and mode set aside).
+func closedLoopWith(cfg *config.Config, spec string) *config.Config {
+	c := *cfg
+	c.Policy, c.Mode = spec, config.ModeClosedLoop
+	return &c
+}
+
+// candidateResolver resolves policies from the registry db, except that
+// model:NAME is the candidate not yet stored.
+func candidateResolver(db, name string, cand models.Model) policy.Resolver {
+	reg := policyResolver(db)
+	return policy.Resolver{Models: func(ref string) (models.Model, error) {
+		if ref == name {
+			return cand, nil
+		}
+		return reg.Models(ref)
+	}}
+}
+
+// judge finds the models' comparisons and applies the promotion rule: to
+// the loops with --agent (what would run), else to the bare models.
 func (ev *twinEval) judge() {
-	if c := ev.res.Compare(ev.startSpec); len(c) > 0 {
-		ev.start = c[0]
-	}
-	if c := ev.res.Compare(ev.tuneSpec); len(c) > 0 {
-		ev.tuned = c[0]
+	find := func(spec string) eval.Comparison {
+		if c := ev.res.Compare(spec); len(c) > 0 {
+			return c[0]
+		}
+		return eval.Comparison{}
 	}
 	sc := ev.res.Scenarios[0]
+	ev.start, ev.tuned = find(ev.startSpec), find(ev.tuneSpec)
 	ev.paired = pairedLogRatio(ev.res.RunsOf(sc, ev.tuneSpec), ev.res.RunsOf(sc, ev.startSpec))
-	ev.verdict = train.PromotionRule(frontierFigures(ev.start), frontierFigures(ev.tuned), ev.vsStart())
+	if ev.startLoopSpec == "" {
+		ev.verdict = train.PromotionRule(frontierFigures(ev.start), frontierFigures(ev.tuned), ev.vsStart())
+		return
+	}
+	ev.startLoop, ev.tunedLoop = find(ev.startLoopSpec), find(ev.tuneLoopSpec)
+	ev.loopPaired = pairedLogRatio(ev.res.RunsOf(sc, ev.tuneLoopSpec), ev.res.RunsOf(sc, ev.startLoopSpec))
+	ev.verdict = train.PromotionRule(frontierFigures(ev.startLoop), frontierFigures(ev.tunedLoop), pairedOf(ev.loopPaired))
+	ev.verdict.Reason = "behind the agent's guardrails, " + ev.verdict.Reason
 }
 
 // vsStart is the seed-by-seed comparison of the two models' small-flow
-// p99 as the promotion rule reads it.
-func (ev *twinEval) vsStart() train.Paired {
-	p := ev.paired
+// p99 as the promotion rule reads it (of the bare models).
+func (ev *twinEval) vsStart() train.Paired { return pairedOf(ev.paired) }
+
+// pairedOf is a paired log ratio as the promotion rule reads it.
+func pairedOf(p eval.Metric) train.Paired {
 	if p.N < 2 {
 		return train.Paired{N: p.N}
 	}
@@ -226,6 +280,14 @@ func (ev twinEval) record(tr twinRun) map[string]any {
 	out["fine_tuned"] = comparisonRecord(ev.tuned, ev.res)
 	if v := ev.vsStart(); v.N >= 2 {
 		out["fine_tuned_over_start_small_p99"] = map[string]any{"mean": v.Mean, "ci95": []float64{v.Lo, v.Hi}, "n": v.N}
+	}
+	if ev.startLoopSpec != "" {
+		out["agent"] = map[string]any{"file": filepath.ToSlash(tr.agentFile), "sha256": tr.agentSHA}
+		out["start_loop"] = comparisonRecord(ev.startLoop, ev.res)
+		out["fine_tuned_loop"] = comparisonRecord(ev.tunedLoop, ev.res)
+		if v := pairedOf(ev.loopPaired); v.N >= 2 {
+			out["fine_tuned_loop_over_start_loop_small_p99"] = map[string]any{"mean": v.Mean, "ci95": []float64{v.Lo, v.Hi}, "n": v.N}
+		}
 	}
 	return out
 }
@@ -312,8 +374,15 @@ func (o trainOpts) twinReport(cmd *cobra.Command, s *trainSession, tr twinRun, e
 // printTwinEval prints both models' figures against the twin's frontier.
 func printTwinEval(w io.Writer, tr twinRun, ev twinEval) {
 	fmt.Fprintf(w, "frontier of fixed settings on twin %s, seeds %s (none trained on), %.0fs:\n", tr.ft.Twin.Name, tr.ft.HeldOut, ev.wall.Seconds())
-	width := max(len(ev.start.Policy), len(ev.tuned.Policy))
-	for _, c := range []eval.Comparison{ev.start, ev.tuned} {
+	rows := []eval.Comparison{ev.start, ev.tuned}
+	if ev.startLoopSpec != "" {
+		rows = append(rows, ev.startLoop, ev.tunedLoop)
+	}
+	width := 0
+	for _, c := range rows {
+		width = max(width, len(c.Policy))
+	}
+	for _, c := range rows {
 		line := fmt.Sprintf("  %-*s  %s", width, c.Policy, frontierFigures(c))
 		if c.FrontierRatio > 0 {
 			line += fmt.Sprintf(" [%.2f, %.2f] against %s", c.PairedVsFrontier.Lo, c.PairedVsFrontier.Hi, c.Frontier)
@@ -328,6 +397,9 @@ func printTwinEval(w io.Writer, tr twinRun, ev twinEval) {
 	if ev.paired.N >= 2 {
 		fmt.Fprintf(w, "  fine-tuned / %s small-flow p99, seed by seed: %.2f [%.2f, %.2f]\n", ev.startSpec,
 			math.Exp(ev.paired.Mean), math.Exp(ev.paired.Mean-ev.paired.CI95), math.Exp(ev.paired.Mean+ev.paired.CI95))
+	}
+	if p := pairedOf(ev.loopPaired); p.N >= 2 {
+		fmt.Fprintf(w, "  behind the agent's guardrails, fine-tuned / %s small-flow p99, seed by seed: %.2f [%.2f, %.2f]\n", ev.startSpec, p.Mean, p.Lo, p.Hi)
 	}
 }
 

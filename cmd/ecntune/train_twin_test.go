@@ -51,17 +51,40 @@ type twinRecord struct {
 		Promoted                              bool
 		Start                                 frontierRecord `json:"start"`
 		Tuned                                 frontierRecord `json:"fine_tuned"`
-		VsStart                               *struct {
-			Mean float64   `json:"mean"`
-			CI95 []float64 `json:"ci95"`
-			N    int       `json:"n"`
-		} `json:"fine_tuned_over_start_small_p99"`
+		VsStart                               *pairedRecord  `json:"fine_tuned_over_start_small_p99"`
+		// With --agent: the file and both models behind it.
+		Agent struct {
+			File, SHA256 string
+		} `json:"agent"`
+		StartLoop   frontierRecord `json:"start_loop"`
+		TunedLoop   frontierRecord `json:"fine_tuned_loop"`
+		LoopVsStart *pairedRecord  `json:"fine_tuned_loop_over_start_loop_small_p99"`
 	} `json:"twin_frontier"`
 }
 
+type pairedRecord struct {
+	Mean float64   `json:"mean"`
+	CI95 []float64 `json:"ci95"`
+	N    int       `json:"n"`
+}
+
+// verdict is the promotion rule on the recorded figures the run judged:
+// the loops behind --agent's guardrails when it had one, else the bare
+// models.
+func (r twinRecord) verdict() train.Verdict {
+	tw := r.Twin
+	if tw.StartLoop.Policy == "" {
+		return train.PromotionRule(tw.Start.figures(), tw.Tuned.figures(), r.vsStart())
+	}
+	v := train.PromotionRule(tw.StartLoop.figures(), tw.TunedLoop.figures(), tw.LoopVsStart.paired())
+	v.Reason = "behind the agent's guardrails, " + v.Reason
+	return v
+}
+
 // vsStart is the recorded seed-by-seed comparison as the rule reads it.
-func (r twinRecord) vsStart() train.Paired {
-	v := r.Twin.VsStart
+func (r twinRecord) vsStart() train.Paired { return r.Twin.VsStart.paired() }
+
+func (v *pairedRecord) paired() train.Paired {
 	if v == nil || len(v.CI95) != 2 {
 		return train.Paired{}
 	}
@@ -101,7 +124,7 @@ func checkTwinModel(t *testing.T, db, ref, twin, sum, from string) (models.Model
 	if tw.SHA256 != sum || tw.Seeds != "11-13" || tw.Start.Policy != from || tw.Start.Ratio <= 0 && tw.Start.Frontier == "" {
 		t.Fatalf("evaluation of %s: %s", ref, m.Eval)
 	}
-	v := train.PromotionRule(tw.Start.figures(), tw.Tuned.figures(), rec.vsStart())
+	v := rec.verdict()
 	if v.Promote != tw.Promoted || v.Reason != tw.Reason || (m.Status == models.StatusPromoted) != tw.Promoted {
 		t.Fatalf("%s is %s with verdict %v %q; the rule on its figures says %+v", ref, m.Status, tw.Promoted, tw.Reason, v)
 	}
@@ -147,6 +170,75 @@ func TestTrainTwin(t *testing.T) {
 	}
 }
 
+// TestTrainTwinAgent: with --agent the evaluation on the twin also runs
+// both models as that agent runs them (closed loop behind its
+// guardrails, whatever the file's mode and policy), and the promotion
+// rule judges those loops; the record keeps them and the file's sha256.
+func TestTrainTwinAgent(t *testing.T) {
+	dir := t.TempDir()
+	twin, sum := writeTwin(t, dir)
+	db := filepath.Join(dir, "reg.db")
+	agentFile := filepath.Join(dir, "agent.yaml")
+	// shadow mode and another policy, as an operator's shadow-mode file: set aside
+	cfg := []byte(`mode: shadow
+policy: static:hpcc
+interval: 1s
+targets:
+  lab: {address: "127.0.0.1:1", insecure: true, queues: [3]}
+guardrails: {min-confidence: 0.1, min-confidence-tighten: 0, min-hold-tighten: 0s, dwell-loosen: 15, max-step-ratio: 1000}
+`)
+	if err := os.WriteFile(agentFile, cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, err := runTrainCmd(t, "--twin", twin, "--episodes", "4", "--seeds", "3", "--agent", agentFile, "--db", db, "--out", filepath.Join(dir, "runs"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	m, rec := checkTwinModel(t, db, "twin-lab-twin@1", twin, sum, "builtin")
+	tw := rec.Twin
+	agentSum := sha256.Sum256(cfg)
+	startLoop, tunedLoop := "agent:"+filepath.ToSlash(agentFile)+" with builtin", "agent:"+filepath.ToSlash(agentFile)+" with model:twin-lab-twin (fine-tuned)"
+	if tw.Agent.File != filepath.ToSlash(agentFile) || tw.Agent.SHA256 != hex.EncodeToString(agentSum[:]) ||
+		tw.StartLoop.Policy != startLoop || tw.TunedLoop.Policy != tunedLoop {
+		t.Fatalf("the loops are not recorded: %s", m.Eval)
+	}
+	// Four episodes fit only the critic: the same network behind the same
+	// guardrails runs the same loop, not better than itself: not promoted,
+	// on the loops' figures.
+	if tw.StartLoop.Ratio != tw.TunedLoop.Ratio || tw.StartLoop.Ratio <= 0 && tw.StartLoop.Frontier == "" || tw.Promoted ||
+		!strings.HasPrefix(tw.Reason, "behind the agent's guardrails, ") {
+		t.Fatalf("loops %+v %+v, verdict %v %q", tw.StartLoop, tw.TunedLoop, tw.Promoted, tw.Reason)
+	}
+	for _, want := range []string{"  " + startLoop + "  ", "  " + tunedLoop + "  ", "behind the agent's guardrails, fine-tuned / builtin small-flow p99, seed by seed: 1.00 [1.00, 1.00]"} {
+		if !strings.Contains(stdout, want) {
+			t.Fatalf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(m.Hyper["command"], " --seeds 3 --agent "+filepath.ToSlash(agentFile)+" ") {
+		t.Fatalf("command %q", m.Hyper["command"])
+	}
+	// The evaluation's summary holds all four: both models bare and
+	// behind the guardrails.
+	var sumj struct {
+		Comparisons []struct {
+			Policy string `json:"policy"`
+		} `json:"comparisons"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "runs", "twin-lab-twin-v1-twin-eval.json"))
+	if err != nil || json.Unmarshal(data, &sumj) != nil || len(sumj.Comparisons) != 4 {
+		t.Fatalf("twin evaluation summary: %v, %s", err, data)
+	}
+
+	// A bad file is refused before any training.
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("mode: closed-loop\nguardrails: {dwell: -1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runTrainCmd(t, "--twin", twin, "--episodes", "4", "--agent", bad, "--db", db); err == nil || !strings.Contains(err.Error(), "--agent: ") {
+		t.Fatalf("a bad --agent file: %v", err)
+	}
+}
+
 // TestTrainTwinRefuses: --twin keeps the starting model's network and
 // trains on the twin alone; --seeds belongs to --twin.
 func TestTrainTwinRefuses(t *testing.T) {
@@ -172,6 +264,9 @@ func TestTrainTwinRefuses(t *testing.T) {
 	}
 	if _, _, err := runTrainCmd(t, "--scenario", twin, "--seeds", "3", "--db", db); err == nil || !strings.Contains(err.Error(), "--seeds goes with --twin") {
 		t.Errorf("--seeds without --twin: %v", err)
+	}
+	if _, _, err := runTrainCmd(t, "--scenario", twin, "--agent", twin, "--db", db); err == nil || !strings.Contains(err.Error(), "--agent goes with --twin") {
+		t.Errorf("--agent without --twin: %v", err)
 	}
 }
 

@@ -49,18 +49,9 @@ func EvalRunner(resolverFor func(registry string) policy.Resolver, auditDir stri
 		if mode == ShadowSuffix {
 			cfg.Mode = config.ModeShadow
 		}
-		cfg = Scaled(cfg, interval.Duration())
-		simCfg := sc.Config
-		simCfg.Seed = seed
-		sim, err := simenv.New(simCfg)
+		sim, r, cfg, err := runScaled(sc, spec, cfg, seed, interval, resolverFor(cfg.Registry), hidePeer)
 		if err != nil {
 			return nil, eval.LoopFigures{}, err
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-		defer cancel()
-		r, err := Run(ctx, Options{Sim: simCfg, Engine: sim, Agent: cfg, Resolver: resolverFor(cfg.Registry), HidePeer: hidePeer})
-		if err != nil {
-			return nil, eval.LoopFigures{}, fmt.Errorf("%s: %w", spec, err)
 		}
 		if auditDir != "" {
 			name := fmt.Sprintf("%s_%s_%d.jsonl", sc.Name, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))+mode, seed)
@@ -75,6 +66,45 @@ func EvalRunner(resolverFor func(registry string) policy.Resolver, auditDir stri
 		}
 		return sim, Figures(r, cfg.Interval, cfg.Guardrails.IdleUtil), nil
 	}
+}
+
+// ConfigRunner runs, for eval, the loops named by the keys of cfgs (whole
+// specs, under the prefix eval.Options.Loops registers the runner at),
+// each as its configuration, already loaded, sets the agent up, with
+// its policy resolved by res: train --twin judges a model as the agent
+// would run it, with the agent's configuration and the model's policy.
+func ConfigRunner(cfgs map[string]*config.Config, res policy.Resolver, hidePeer bool) eval.LoopRunner {
+	return func(sc eval.Scenario, spec string, seed uint64, interval simenv.Time) (*simenv.Sim, eval.LoopFigures, error) {
+		cfg, ok := cfgs[spec]
+		if !ok {
+			return nil, eval.LoopFigures{}, fmt.Errorf("loop: no configuration for %q", spec)
+		}
+		sim, r, cfg, err := runScaled(sc, spec, cfg, seed, interval, res, hidePeer)
+		if err != nil {
+			return nil, eval.LoopFigures{}, err
+		}
+		return sim, Figures(r, cfg.Interval, cfg.Guardrails.IdleUtil), nil
+	}
+}
+
+// runScaled runs the loop cfg sets up (Scaled to interval) on sc with
+// seed, and returns the finished simulation, the run and the
+// configuration as run.
+func runScaled(sc eval.Scenario, spec string, cfg *config.Config, seed uint64, interval simenv.Time, res policy.Resolver, hidePeer bool) (*simenv.Sim, Result, *config.Config, error) {
+	cfg = Scaled(cfg, interval.Duration())
+	simCfg := sc.Config
+	simCfg.Seed = seed
+	sim, err := simenv.New(simCfg)
+	if err != nil {
+		return nil, Result{}, nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	r, err := Run(ctx, Options{Sim: simCfg, Engine: sim, Agent: cfg, Resolver: res, HidePeer: hidePeer})
+	if err != nil {
+		return nil, Result{}, nil, fmt.Errorf("%s: %w", spec, err)
+	}
+	return sim, r, cfg, nil
 }
 
 // WriteAudit writes audit as JSON lines to file (created with its folder).
