@@ -26,10 +26,13 @@ import (
 // production fabric"): the agent in shadow mode against the scenario's
 // switches (simswitch, lockstep, the model's default interval), ecntune
 // twin on its database, ecntune train --twin from its default start (the
-// embedded model the default policy runs on the twin's host ports), and
+// embedded model the default policy runs on the twin's host ports),
+// judged and promoted behind the shipped guardrails (--agent with
+// examples/eval-agent-builtin.yaml), and
 // ecntune eval on the true scenario: the built-in model, the default
 // policy (before fitting) and the fine-tuned one against the true
-// frontier of fixed settings. It writes
+// frontier of fixed settings, the fine-tuned one also behind the shipped
+// guardrails (eval's agent:FILE). It writes
 // the table to ECNTUNE_TWIN_PIPELINE_OUT (default: the test log) and
 // fails on no figure; the bars are the issue's, read off the table.
 //
@@ -51,8 +54,8 @@ func TestTwinPipeline(t *testing.T) {
 	}
 	fitBudget, trainBudget, seeds := env("ECNTUNE_TWIN_BUDGET", "2m"), env("ECNTUNE_TWIN_TRAIN_BUDGET", "3m"), env("ECNTUNE_TWIN_SEEDS", "10")
 	var table []string
-	table = append(table, "| scenario | built-in model: frontier ratio [95% CI] | default policy (before fitting) | fine-tuned on its twin (from) | promoted on the twin | twin fit (largest errors) | times: shadow · twin · train · eval |",
-		"| --- | --- | --- | --- | --- | --- | --- |")
+	table = append(table, "| scenario | built-in model: frontier ratio [95% CI] | default policy (before fitting) | fine-tuned on its twin (from; changes per queue per 100 intervals past the first 10, flaps a run) | fine-tuned behind the shipped guardrails (changes, flaps) | promoted on the twin (judged behind the guardrails) | what runs after the path: the promoted model, else the default policy, behind the guardrails (changes, flaps) | twin fit (largest errors) | times: shadow · twin · train · eval |",
+		"| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, f := range strings.Split(files, ",") {
 		row := twinPipelineRow(t, f, fitBudget, trainBudget, seeds)
 		table = append(table, row)
@@ -94,26 +97,90 @@ func twinPipelineRow(t *testing.T, file, fitBudget, trainBudget, seeds string) s
 	runRoot(t, "twin", "--db", db, "--out", twinFile, "--report", filepath.Join(dir, "report"), "--budget", fitBudget, "--seed", "3")
 	tTwin := time.Since(t0)
 
+	loop := guardedConfig(t, dir, "guarded.yaml", "model:"+name)
+	shipped := guardedConfig(t, dir, "shipped.yaml", policy.DefaultSpec)
 	t0 = time.Now()
-	runRoot(t, "train", "--twin", twinFile, "--budget", trainBudget, "--db", reg, "--name", name, "--seeds", "5")
+	runRoot(t, "train", "--twin", twinFile, "--budget", trainBudget, "--db", reg, "--name", name, "--seeds", "5", "--agent", strings.TrimPrefix(loop, "agent:"))
 	tTrain := time.Since(t0)
 	promoted := isPromoted(t, reg, name)
 
 	t0 = time.Now()
-	sum := filepath.Join(dir, "summary.json")
-	runRoot(t, "eval", "--scenario", abs, "--policy", "builtin", "--policy", policy.DefaultSpec, "--policy", "model:"+name, "--db", reg,
-		"--seeds", seeds, "--frontier", "--summary-out", sum)
+	sum, runs := filepath.Join(dir, "summary.json"), filepath.Join(dir, "runs.json")
+	runRoot(t, "eval", "--scenario", abs, "--policy", "builtin", "--policy", policy.DefaultSpec, "--policy", "model:"+name,
+		"--policy", loop, "--policy", shipped, "--db", reg, "--seeds", seeds, "--frontier", "--summary-out", sum, "--json-out", runs)
 	tEval := time.Since(t0)
 
 	ratios := frontierRatios(t, sum)
+	churn := loopChurn(t, runs)
 	twin, err := scenario.LoadNamed(twinFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fmt.Sprintf("| %s | %s | %s | %s (%s) | %s | %s | %s · %s · %s · %s |", filepath.Base(file),
-		ratios["builtin"], ratios[policy.DefaultSpec], ratios["model:"+name], defaultStart(twin.Config), promoted,
+	after := shipped
+	if promoted == "yes" {
+		after = loop
+	}
+	return fmt.Sprintf("| %s | %s | %s | %s (%s; %s) | %s (%s) | %s | %s (%s) | %s | %s · %s · %s · %s |", filepath.Base(file),
+		ratios["builtin"], ratios[policy.DefaultSpec], ratios["model:"+name], defaultStart(twin.Config), churn["model:"+name],
+		ratios[loop], churn[loop], promoted, ratios[after], churn[after],
 		fitSummary(t, filepath.Join(dir, "report", "report.json")),
 		tShadow.Round(time.Second), tTwin.Round(time.Second), tTrain.Round(time.Second), tEval.Round(time.Second))
+}
+
+// guardedConfig writes the agent configuration a loop is measured with
+// (examples/eval-agent-builtin.yaml, the shipped guardrails) running spec
+// into dir/name, and returns its eval spec (agent:FILE): a model as it
+// would run behind the guard.
+func guardedConfig(t *testing.T, dir, name, spec string) string {
+	data, err := os.ReadFile(filepath.Join("..", "..", "examples", "eval-agent-builtin.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const line = "\npolicy: builtin\n"
+	if !bytes.Contains(data, []byte(line)) {
+		t.Fatalf("examples/eval-agent-builtin.yaml: no line %q to put %s in", strings.TrimSpace(line), spec)
+	}
+	file := filepath.Join(dir, name)
+	if err := os.WriteFile(file, bytes.Replace(data, []byte(line), []byte("\npolicy: "+spec+"\n"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return "agent:" + file
+}
+
+// loopChurn reads each policy's changes per queue per 100 intervals past
+// the first 10 and flaps a run (means over seeds) from eval's --json-out.
+func loopChurn(t *testing.T, path string) map[string]string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []eval.Run
+	if err := json.Unmarshal(data, &runs); err != nil {
+		t.Fatal(err)
+	}
+	type acc struct {
+		n            int
+		after, flaps float64
+	}
+	by := map[string]*acc{}
+	for _, r := range runs {
+		if r.Loop == nil {
+			continue
+		}
+		a := by[r.Policy]
+		if a == nil {
+			a = &acc{}
+			by[r.Policy] = a
+		}
+		a.n++
+		a.after += r.Loop.ChangesPerQueuePer100After
+		a.flaps += float64(r.Loop.Flaps)
+	}
+	out := map[string]string{}
+	for p, a := range by {
+		out[p] = fmt.Sprintf("%.2f, %.1f", a.after/float64(a.n), a.flaps/float64(a.n))
+	}
+	return out
 }
 
 // isPromoted says whether the registry has a promoted version of name.
@@ -166,6 +233,10 @@ func frontierRatios(t *testing.T, path string) map[string]string {
 	}
 	out := map[string]string{}
 	for _, c := range s.Comparisons {
+		if c.FrontierRatio == 0 && c.Frontier == "" && c.FixedRun > 0 {
+			out[c.Policy] = "beyond the frontier in goodput"
+			continue
+		}
 		if c.FrontierRatio == 0 {
 			t.Errorf("%s: no frontier ratio", c.Policy)
 			continue
