@@ -108,8 +108,10 @@ type twinEval struct {
 }
 
 // evaluateTwin runs the starting and the fine-tuned model (cand, not yet
-// stored), with --agent each also as that agent runs it, and the
-// frontier's fixed settings on the twin's held-out seeds. A Ctrl-C stops waiting for it: the model is then stored unpromoted.
+// stored), with --agent each also as that agent runs it (its policy
+// resolved from --db, not from the file's registry), and the frontier's
+// fixed settings on the twin's held-out seeds. A Ctrl-C stops waiting for
+// it: the model is then stored unpromoted.
 func evaluateTwin(s *trainSession, tr twinRun, cand models.Model) (twinEval, error) {
 	o := s.o
 	ev := twinEval{startSpec: tr.start, tuneSpec: policy.ModelPrefix + o.name + " (fine-tuned)"}
