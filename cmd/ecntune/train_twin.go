@@ -73,8 +73,8 @@ func addTwinFlags(f *pflag.FlagSet, o *trainOpts) {
 	f.IntVar(&o.twinSeeds, "seeds", 0, fmt.Sprintf("with --twin: seeds of the frontier evaluation on the twin (default %d; the twin's seed and the next ones, held out from training)", twinDefaultSeeds))
 }
 
-// refuseTwinFlags: --seeds belongs to --twin (--from also starts a run
-// on --scenario files from a model's weights).
+// refuseTwinFlags: --seeds and --agent belong to --twin (--from also
+// starts a run on --scenario files from a model's weights).
 func (o trainOpts) refuseTwinFlags(cmd *cobra.Command) error {
 	for _, fl := range []string{"seeds", "agent"} {
 		if cmd.Flags().Changed(fl) {
