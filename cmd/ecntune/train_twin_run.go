@@ -400,6 +400,9 @@ func printTwinEval(w io.Writer, tr twinRun, ev twinEval) {
 		fmt.Fprintf(w, "  fine-tuned / %s small-flow p99, seed by seed: %.2f [%.2f, %.2f]\n", ev.startSpec,
 			math.Exp(ev.paired.Mean), math.Exp(ev.paired.Mean-ev.paired.CI95), math.Exp(ev.paired.Mean+ev.paired.CI95))
 	}
+	if ev.startLoopSpec == "" {
+		fmt.Fprintln(w, "  (the bare models, as the rule judged them; --agent FILE runs and judges them as that agent runs them, behind its guardrails)")
+	}
 	if p := pairedOf(ev.loopPaired); p.N >= 2 {
 		fmt.Fprintf(w, "  behind the agent's guardrails, fine-tuned / %s small-flow p99, seed by seed: %.2f [%.2f, %.2f]\n", ev.startSpec, p.Mean, p.Lo, p.Hi)
 	}

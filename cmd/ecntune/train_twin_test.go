@@ -152,7 +152,8 @@ func TestTrainTwin(t *testing.T) {
 		t.Fatalf("a fine-tuning that only fitted its critic: weights %s, started from %s; figures %+v", m.WeightsSHA256, m.Hyper["init_weights_sha256"], rec.Twin)
 	}
 	for _, want := range []string{"frontier of fixed settings on twin lab-twin, seeds 11-13 (none trained on)", "  builtin ", "model:twin-lab-twin (fine-tuned)",
-		"not promoted: twin-lab-twin@1 is stored as a candidate: ", "not better than the starting model", " changes per queue per 100 intervals, "} {
+		"not promoted: twin-lab-twin@1 is stored as a candidate: ", "not better than the starting model", " changes per queue per 100 intervals, ",
+		"(the bare models, as the rule judged them; --agent FILE runs and judges them as that agent runs them, behind its guardrails)"} {
 		if !strings.Contains(stdout, want) {
 			t.Fatalf("stdout lacks %q:\n%s", want, stdout)
 		}
@@ -213,6 +214,9 @@ guardrails: {min-confidence: 0.1, min-confidence-tighten: 0, min-hold-tighten: 0
 		if !strings.Contains(stdout, want) {
 			t.Fatalf("stdout lacks %q:\n%s", want, stdout)
 		}
+	}
+	if strings.Contains(stdout, "(the bare models, as the rule judged them") {
+		t.Fatalf("with --agent the rule judged the loops, but stdout says the bare models:\n%s", stdout)
 	}
 	if !strings.Contains(m.Hyper["command"], " --seeds 3 --agent "+filepath.ToSlash(agentFile)+" ") {
 		t.Fatalf("command %q", m.Hyper["command"])
