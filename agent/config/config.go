@@ -437,15 +437,22 @@ const (
 // the wrong type is listed at once, each once however many aliases reach
 // it. Relative file paths are from the file's folder (ParseIn).
 func Load(path string) (*Config, error) {
+	c, _, err := LoadFile(path)
+	return c, err
+}
+
+// LoadFile is Load that also returns the file's bytes, read once: what a
+// caller records of the file (its sha256) is what was parsed.
+func LoadFile(path string) (*Config, []byte, error) {
 	b, err := readConfigFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c, err := ParseIn(b, filepath.Dir(path))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", safeio.DisplayPath(path), err)
+		return nil, nil, fmt.Errorf("%s: %w", safeio.DisplayPath(path), err)
 	}
-	return c, nil
+	return c, b, nil
 }
 
 // readConfigFile reads a configuration file of at most MaxConfigBytes.

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -141,11 +140,7 @@ func (o *trainOpts) twinSetup(cmd *cobra.Command) (twinRun, error) {
 
 // loadTwinAgent loads --agent's configuration and its file's sha256.
 func loadTwinAgent(path string) (*config.Config, string, error) {
-	cfg, err := config.Load(path)
-	if err != nil {
-		return nil, "", fmt.Errorf("--agent: %w", err)
-	}
-	data, err := os.ReadFile(path)
+	cfg, data, err := config.LoadFile(path)
 	if err != nil {
 		return nil, "", fmt.Errorf("--agent: %w", err)
 	}

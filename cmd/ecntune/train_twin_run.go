@@ -147,7 +147,7 @@ func evaluateTwin(s *trainSession, tr twinRun, cand models.Model) (twinEval, err
 		}}
 	specs := []string{ev.startSpec, ev.tuneSpec}
 	if tr.agent != nil {
-		ev.startLoopSpec, ev.tuneLoopSpec = ev.loopSpecs(o.twinAgent)
+		ev.startLoopSpec, ev.tuneLoopSpec = ev.loopSpecs(tr.agentFile)
 		specs = append(specs, ev.startLoopSpec, ev.tuneLoopSpec)
 		opt.Loops = map[string]eval.LoopRunner{loop.Prefix: loop.ConfigRunner(map[string]*config.Config{
 			ev.startLoopSpec: closedLoopWith(tr.agent, tr.start),

@@ -149,6 +149,8 @@ func guardedConfig(t *testing.T, dir, name, spec string) string {
 
 // loopChurn reads each policy's changes per queue per 100 intervals past
 // the first 10 and flaps a run (means over seeds) from eval's --json-out.
+// Its flaps are the whole run's (as eval's table prints them), where
+// train --twin's churn counts those past the first 10.
 func loopChurn(t *testing.T, path string) map[string]string {
 	data, err := os.ReadFile(path)
 	if err != nil {
