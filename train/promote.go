@@ -3,6 +3,7 @@ package train
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // FrontierFigures are one policy's figures against the frontier of fixed
@@ -109,4 +110,81 @@ func PromotionRule(start, tuned FrontierFigures, vsStart Paired) Verdict {
 		return Verdict{true, fmt.Sprintf("%s: behind the frontier (above 1.00), but better than the starting model, itself behind it (%s): %s", tuned, start, vsStart)}
 	}
 	return Verdict{false, fmt.Sprintf("%s: behind the frontier (above 1.00) and not better than the starting model (%s) beyond the seeds' noise: %s", tuned, start, vsStart)}
+}
+
+// RivalFigures are the fine-tuned model's figures over the starting
+// model's on a rival twin (the twin with one window's workload replaced
+// by one its fit nearly chose), seed by seed on the same seeds.
+type RivalFigures struct {
+	Name string
+	// SmallP99 is the fine-tuned model's small-flow p99 over the
+	// starting model's, Goodput its large-flow goodput over the
+	// starting model's.
+	SmallP99, Goodput Paired
+	Drops, StartDrops uint64
+}
+
+// Limits on a rival twin (JudgeRivals), as printed to two decimals.
+const (
+	RivalMaxSmallP99 = 1.00
+	RivalMinGoodput  = 0.98
+)
+
+// String is the figures in words.
+func (r RivalFigures) String() string {
+	s := fmt.Sprintf("on rival %s, seed by seed over the starting model: small-flow p99 %s, large-flow goodput %s", r.Name, r.SmallP99.short(), r.Goodput.short())
+	if r.Drops > 0 || r.StartDrops > 0 {
+		s += fmt.Sprintf(", %d drops (the starting model %d)", r.Drops, r.StartDrops)
+	}
+	return s
+}
+
+func (p Paired) short() string {
+	if p.N < 1 {
+		return "unknown"
+	}
+	if p.N < 2 {
+		return fmt.Sprintf("%.2f", p.Mean)
+	}
+	return fmt.Sprintf("%.2f [%.2f, %.2f]", p.Mean, p.Lo, p.Hi)
+}
+
+// JudgeRivals applies the rival twins to a verdict on the twin: a model
+// the rule promotes there stays promoted only if, on every rival twin,
+// it drops no more packets than the starting model, and its small-flow
+// p99 is no higher (the geometric mean of the seed-by-seed ratios at most
+// RivalMaxSmallP99) at no less large-flow goodput (at least
+// RivalMinGoodput of the starting model's) than the starting model's.
+// The fit cannot tell a rival from the twin, and the model was trained
+// on the twin: a gain there that turns into a loss on a rival is one
+// learned of the twin's errors, not of the fabric. A verdict not to
+// promote stands.
+func JudgeRivals(v Verdict, rivals []RivalFigures) Verdict {
+	if !v.Promote {
+		return v
+	}
+	for _, r := range rivals {
+		bad := ""
+		switch {
+		case r.Drops > r.StartDrops:
+			bad = "more drops"
+		case r.SmallP99.N < 1 || r.Goodput.N < 1:
+			return Verdict{false, fmt.Sprintf("%s; but no seed of rival %s ran for both models to judge it on", v.Reason, r.Name)}
+		case ratio2(r.SmallP99.Mean) > RivalMaxSmallP99:
+			bad = "a higher small-flow p99"
+		case ratio2(r.Goodput.Mean) < RivalMinGoodput:
+			bad = fmt.Sprintf("less than %.0f%% of the large-flow goodput", 100*RivalMinGoodput)
+		}
+		if bad != "" {
+			return Verdict{false, fmt.Sprintf("%s; but %s than the starting model %s (the fit cannot tell the rival from the twin)", v.Reason, bad, r)}
+		}
+	}
+	if len(rivals) > 0 {
+		names := make([]string, len(rivals))
+		for i, r := range rivals {
+			names[i] = r.String()
+		}
+		v.Reason += fmt.Sprintf("; and no worse than the starting model on %d rival twins (%s)", len(rivals), strings.Join(names, "; "))
+	}
+	return v
 }

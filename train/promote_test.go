@@ -41,3 +41,35 @@ func TestPromotionRule(t *testing.T) {
 		}
 	}
 }
+
+// A model promoted on the twin stays promoted only if no rival twin finds
+// it worse than the starting model; a verdict not to promote stands.
+func TestJudgeRivals(t *testing.T) {
+	yes := Verdict{true, "frontier ratio 0.95: not behind"}
+	no := Verdict{false, "frontier ratio 1.10: worse"}
+	p := func(m float64) Paired { return Paired{Mean: m, Lo: m - 0.05, Hi: m + 0.05, N: 10} }
+	ok := RivalFigures{Name: "tw-rival-1", SmallP99: p(0.97), Goodput: p(1.00)}
+	for _, c := range []struct {
+		name    string
+		v       Verdict
+		rivals  []RivalFigures
+		promote bool
+		says    string
+	}{
+		{"no rivals", yes, nil, true, "not behind"},
+		{"no worse on each", yes, []RivalFigures{ok, {Name: "tw-rival-2", SmallP99: p(1.004), Goodput: p(0.975)}}, true,
+			"no worse than the starting model on 2 rival twins (on rival tw-rival-1, seed by seed over the starting model: small-flow p99 0.97 [0.92, 1.02]"},
+		{"higher p99 on one", yes, []RivalFigures{ok, {Name: "tw-rival-2", SmallP99: p(1.006), Goodput: p(1.1)}}, false,
+			"but a higher small-flow p99 than the starting model on rival tw-rival-2"},
+		{"less goodput", yes, []RivalFigures{{Name: "r", SmallP99: p(0.5), Goodput: p(0.974)}}, false, "less than 98% of the large-flow goodput"},
+		{"more drops", yes, []RivalFigures{{Name: "r", SmallP99: p(0.9), Goodput: p(1), Drops: 2}}, false, "but more drops than the starting model on rival r"},
+		{"drops no more than the start", yes, []RivalFigures{{Name: "r", SmallP99: p(0.9), Goodput: p(1), Drops: 2, StartDrops: 2}}, true, "2 drops (the starting model 2)"},
+		{"no seeds", yes, []RivalFigures{{Name: "r"}}, false, "no seed of rival r ran for both models"},
+		{"not promoted stands", no, []RivalFigures{ok}, false, "frontier ratio 1.10: worse"},
+	} {
+		v := JudgeRivals(c.v, c.rivals)
+		if v.Promote != c.promote || !strings.Contains(v.Reason, c.says) || !strings.HasPrefix(v.Reason, c.v.Reason) {
+			t.Errorf("%s: %+v, want promote %v saying %q", c.name, v, c.promote, c.says)
+		}
+	}
+}

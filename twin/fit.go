@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"sync"
 	"time"
 
@@ -29,6 +30,11 @@ type Options struct {
 	Seeds int
 	// MaxPhases bounds the time windows fitted on their own (default 3).
 	MaxPhases int
+	// Rivals is how many rival twins to build (default 2; negative:
+	// none): the twin with one window's workload replaced by a runner-up
+	// of its fit (PhaseReport.Rivals), the nearest first, for judging a
+	// model on fabrics the fit could not tell from the twin.
+	Rivals int
 	// Clock reads the wall clock the budget is measured on (default
 	// time.Now).
 	Clock func() time.Time
@@ -54,6 +60,9 @@ func (o *Options) defaults() {
 	}
 	if o.MaxPhases <= 0 {
 		o.MaxPhases = 3
+	}
+	if o.Rivals == 0 {
+		o.Rivals = 2
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
@@ -138,13 +147,48 @@ func Fit(in Input, o Options) (*Result, error) {
 	}
 	r.Report.Times.Final = o.Clock().Sub(finalStart)
 	r.Report.Notes = append(append([]string(nil), f.Notes...), ft.notes...)
+	r.Rivals = rivalScenarios(r.Scenario, r.Report.Phases, o.Rivals)
 	return r, nil
 }
 
-// Result is a fitted twin: its scenario and the report of its fit.
+// Result is a fitted twin: its scenario and the report of its fit, and
+// its rivals.
 type Result struct {
 	Scenario Scenario
 	Report   Report
+	Rivals   []RivalScenario
+}
+
+// RivalScenario is the twin with one window's workload replaced by a
+// rival the fit nearly chose for it.
+type RivalScenario struct {
+	Scenario Scenario
+	Window   int
+	Rival    Rival
+}
+
+// rivalScenarios builds up to n rival twins of s: over every window's
+// rivals, the nearest to their window's winner first (the smallest
+// excess of penalised loss; ties: the earlier window).
+func rivalScenarios(s Scenario, phases []PhaseReport, n int) []RivalScenario {
+	var all []RivalScenario
+	for i, p := range phases {
+		for _, rv := range p.Rivals {
+			all = append(all, RivalScenario{Window: i, Rival: rv})
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Rival.Excess < all[j].Rival.Excess })
+	all = all[:max(0, min(n, len(all)))]
+	for k := range all {
+		rs := &all[k]
+		sc := s
+		sc.Name = fmt.Sprintf("%s-rival-%d", s.Name, k+1)
+		sc.Phases = append([]Phase(nil), s.Phases...)
+		sc.Phases[rs.Window].Workload = rs.Rival.w
+		sc.Comment = nil
+		rs.Scenario = sc
+	}
+	return all
 }
 
 // withPeers sets each sample's Peer from the fabric records (what its

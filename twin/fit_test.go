@@ -1,8 +1,10 @@
 package twin
 
 import (
+	"fmt"
 	"math"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,5 +58,73 @@ func TestFitRecoversSmallStar(t *testing.T) {
 	w := r.Scenario.Phases[0].Workload
 	if w.Family != want.Family || math.Abs(w.Load-want.Load) > 0.1 {
 		t.Errorf("workload %s, want %s (load within 0.1)", w.Describe(), want.Describe())
+	}
+	checkRivals(t, r)
+}
+
+// checkRivals: every rival twin is the twin with one window's workload
+// replaced by a runner-up the report lists, within RivalLossFactor of
+// the winner, and loads as a scenario.
+func checkRivals(t *testing.T, r *Result) {
+	t.Helper()
+	if len(r.Rivals) == 0 {
+		t.Fatalf("no rival twin; the report's windows: %+v", r.Report.Phases)
+	}
+	for k, rs := range r.Rivals {
+		p := r.Report.Phases[rs.Window]
+		if rs.Rival.Workload == p.Workload || rs.Rival.Excess < 0 || rs.Rival.Penalised > rivalBound(p.penalised) {
+			t.Errorf("rival %d %+v against the winner %s (penalised %.3f)", k, rs.Rival, p.Workload, p.penalised)
+		}
+		if k > 0 && rs.Rival.Excess < r.Rivals[k-1].Rival.Excess {
+			t.Errorf("rivals not nearest first: %+v", r.Rivals)
+		}
+		if rs.Scenario.Name != fmt.Sprintf("%s-rival-%d", r.Scenario.Name, k+1) {
+			t.Errorf("rival %d named %q", k, rs.Scenario.Name)
+		}
+		for i, ph := range rs.Scenario.Phases {
+			if got, twin := ph.Workload.Describe(), r.Scenario.Phases[i].Workload.Describe(); (i == rs.Window) == (got == twin) {
+				t.Errorf("rival %d window %d: %s, the twin's %s (replaced: window %d)", k, i, got, twin, rs.Window)
+			}
+		}
+		if _, err := rs.Scenario.Config(); err != nil {
+			t.Errorf("rival %d does not load: %v\n%s", k, err, rs.Scenario.YAML())
+		}
+	}
+	var text strings.Builder
+	if err := r.Report.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "rival: "+r.Rivals[0].Rival.Workload) {
+		t.Errorf("the report does not name the rival %s:\n%s", r.Rivals[0].Rival.Workload, text.String())
+	}
+}
+
+// Rival twins come nearest first over every window, at most n, and
+// each replaces only its window's workload.
+func TestRivalScenarios(t *testing.T) {
+	web := Workload{Family: "websearch", Load: 0.3}
+	had := Workload{Family: "fbhadoop", Load: 0.3}
+	inc := Workload{Family: "websearch", Load: 0.2, Incast: &Incast{Fanin: 4, SizeBytes: 64_000, Every: simenv.Millisecond}}
+	s := Scenario{Name: "tw", Phases: []Phase{{End: 1, Workload: web}, {Start: 1, End: 2, Workload: had}}}
+	phases := []PhaseReport{
+		{Rivals: []Rival{{Workload: had.Describe(), Excess: 0.5, w: had}, {Workload: inc.Describe(), Excess: 0.9, w: inc}}},
+		{Rivals: []Rival{{Workload: web.Describe(), Excess: 0.2, w: web}}},
+	}
+	got := rivalScenarios(s, phases, 2)
+	if len(got) != 2 || got[0].Window != 1 || got[1].Window != 0 || got[1].Rival.Workload != had.Describe() {
+		t.Fatalf("rivals %+v", got)
+	}
+	if got[0].Scenario.Phases[0].Workload.Describe() != web.Describe() || got[0].Scenario.Phases[1].Workload.Describe() != web.Describe() ||
+		s.Phases[1].Workload.Describe() != had.Describe() {
+		t.Errorf("rival 1 phases %+v (the twin's %+v)", got[0].Scenario.Phases, s.Phases)
+	}
+	if got[0].Scenario.Name != "tw-rival-1" || got[1].Scenario.Name != "tw-rival-2" {
+		t.Errorf("names %q %q", got[0].Scenario.Name, got[1].Scenario.Name)
+	}
+	if n := len(rivalScenarios(s, phases, -1)); n != 0 {
+		t.Errorf("%d rivals when none are asked for", n)
+	}
+	if n := len(rivalScenarios(s, phases, 5)); n != 3 {
+		t.Errorf("%d rivals of 3", n)
 	}
 }

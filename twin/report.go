@@ -81,6 +81,13 @@ func (r *Report) WriteText(w io.Writer) error {
 	for i, p := range r.Phases {
 		fmt.Fprintf(&b, "window %d (%s-%s, observed intervals %d-%d): %s; search loss %.3f, in the whole run %.3f (%d runs, %s)\n",
 			i, durText(p.Start), durText(p.End), p.From, p.To-1, p.Workload, p.SearchLoss, p.FinalLoss, p.Runs, p.Time.Round(time.Second))
+		if len(p.Rivals) == 0 {
+			fmt.Fprintf(&b, "  no rival: no other kind of workload came within %.3f in loss, parameters counted (%gx its loss, or %g: the noise)\n",
+				rivalBound(p.penalised), RivalLossFactor, RivalNoiseLoss)
+		}
+		for _, rv := range p.Rivals {
+			fmt.Fprintf(&b, "  rival: %s; search loss %.3f, parameters counted %.3f (+%.3f)\n", rv.Workload, rv.SearchLoss, rv.Penalised, rv.Excess)
+		}
 	}
 	fmt.Fprintf(&b, "times: topology %s, search %s, final run %s; %d simulations\n", r.Times.Topology.Round(time.Millisecond),
 		r.Times.Search.Round(time.Second), r.Times.Final.Round(time.Millisecond), r.Runs)

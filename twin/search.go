@@ -18,8 +18,39 @@ type PhaseReport struct {
 	SearchLoss, FinalLoss float64
 	Runs                  int
 	Time                  time.Duration
-	noise                 Stats // what the loss counted errors against
+	// Rivals are the fit's runners-up for the window: the best of each
+	// other kind of workload, refined, whose loss with its parameters
+	// counted is within rivalBound of the winner's, nearest first.
+	Rivals    []Rival
+	penalised float64 // the winner's loss with its parameters counted
+	noise     Stats   // what the loss counted errors against
 }
+
+// Rival is a workload the fit nearly chose for a window.
+type Rival struct {
+	Workload   string
+	SearchLoss float64
+	// Penalised is its loss with its parameters counted (what the
+	// candidates were ranked by); Excess how far it is above the
+	// winner's.
+	Penalised, Excess float64
+	w                 Workload
+}
+
+// A rival's loss (parameters counted) is at most RivalLossFactor times
+// the winner's, or RivalNoiseLoss: a loss is the mean z² of the
+// statistics' errors counted against their noise, about 1 for a
+// workload that differs from the observed one by noise alone, so the fit
+// cannot tell apart two workloads both within it; one further off, and
+// more than twice as far as the winner, is not a rival.
+const (
+	RivalLossFactor = 2.0
+	RivalNoiseLoss  = 1.0
+)
+
+// rivalBound is the largest loss of a rival of a winner of penalised
+// loss pen.
+func rivalBound(pen float64) float64 { return math.Max(RivalNoiseLoss, RivalLossFactor*pen) }
 
 // fitWindow fits one window's workload within budget: each flow-size
 // family at three loads, calibration of the noise, each family's load
@@ -49,8 +80,34 @@ func (ft *fitter) fitWindow(i int, obs observed, prefix []Phase, from, to simenv
 			best = c
 		}
 	}
-	pr := PhaseReport{Workload: best.w.Describe(), SearchLoss: best.loss, Runs: ft.runs - runs0, Time: ft.o.Clock().Sub(start), noise: s.obs.noise}
+	pr := PhaseReport{Workload: best.w.Describe(), SearchLoss: best.loss, Runs: ft.runs - runs0, Time: ft.o.Clock().Sub(start), noise: s.obs.noise,
+		penalised: s.penalised(best.w, best.loss)}
+	pr.Rivals = s.rivals(best, pr.penalised)
 	return best.w, pr
+}
+
+// rivals are the refined best of each kind but the winner's, within
+// RivalLossFactor of its penalised loss pen, nearest first (one per
+// workload: two kinds' refinements may meet).
+func (s *search) rivals(best scored, pen float64) []Rival {
+	var out []Rival
+	seen := map[string]bool{best.w.Describe(): true}
+	for _, c := range s.refined {
+		d := c.w.Describe()
+		p := s.penalised(c.w, c.loss)
+		if seen[d] || math.IsInf(p, 0) || math.IsNaN(p) || p > rivalBound(pen) {
+			continue
+		}
+		seen[d] = true
+		out = append(out, Rival{Workload: d, SearchLoss: c.loss, Penalised: p, Excess: p - pen, w: c.w})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Penalised != out[j].Penalised {
+			return out[i].Penalised < out[j].Penalised
+		}
+		return out[i].Workload < out[j].Workload
+	})
+	return out
 }
 
 // refineKind refines the best candidate of kind until until, once.

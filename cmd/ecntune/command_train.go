@@ -49,8 +49,9 @@ type trainOpts struct {
 	// train --twin
 	twin, from string
 	twinSeeds  int
-	twinAgent  string // --agent: the agent configuration the model is judged behind
-	algoSet    bool   // --algo was given
+	twinAgent  string   // --agent: the agent configuration the model is judged behind
+	twinRivals []string // --rival: rival twins the model is also judged on
+	algoSet    bool     // --algo was given
 }
 
 // command is the canonical command line of a run (recorded in the

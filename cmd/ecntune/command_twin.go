@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,6 +26,7 @@ type twinOpts struct {
 	budget                time.Duration
 	seed                  uint64
 	intervals             int
+	rivals                int
 }
 
 func newTwinCmd() *cobra.Command {
@@ -44,7 +46,11 @@ collectives beside them: a coarse grid, then a coordinate search within --budget
 cores given (2 simulations at a time). Where the observed traffic changes over time, each
 window is fitted on its own and the scenario's workloads get start and end times.
 
---out gets the scenario and, beside it, the CDF files it names (cdf/*.txt). The report
+--out gets the scenario and, beside it, the CDF files it names (cdf/*.txt) and up to
+--rivals rival twins (OUT.rival-1.yaml, ...): the twin with one window's workload replaced
+by one the fit nearly chose (another kind of workload, refined, whose loss with parameters
+counted is within the statistics' noise or twice the winner's), nearest first. The fit cannot tell them from the twin, so
+train --twin OUT --rival OUT.rival-1.yaml ... judges a fine-tuned model on them too. The report
 (every statistic observed, simulated and its error; the time of each step; what was not
 observed and took a default) goes to stdout, and with --report DIR also to
 DIR/report.txt and report.json with two plots: the per-interval figures observed and
@@ -62,6 +68,7 @@ simulated (timeseries.png) and every statistic simulated against observed (fit.p
 	f.DurationVar(&o.budget, "budget", 3*time.Minute, "wall time the fit may take")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of every simulation")
 	f.IntVar(&o.intervals, "intervals", 600, "fit at most this many of the newest stored intervals")
+	f.IntVar(&o.rivals, "rivals", 2, "rival twins to write beside --out (0: none)")
 	return cmd
 }
 
@@ -69,8 +76,8 @@ func runTwin(cmd *cobra.Command, o twinOpts) error {
 	if o.db == "" || o.out == "" {
 		return errors.New("--db and --out are required")
 	}
-	if o.budget <= 0 || o.intervals < 3 {
-		return errors.New("--budget must be above 0 and --intervals at least 3")
+	if o.budget <= 0 || o.intervals < 3 || o.rivals < 0 {
+		return errors.New("--budget must be above 0, --intervals at least 3 and --rivals not negative")
 	}
 	in, err := readTwinInput(o.db, o.intervals)
 	if err != nil {
@@ -78,13 +85,20 @@ func runTwin(cmd *cobra.Command, o twinOpts) error {
 	}
 	stderr := cmd.ErrOrStderr()
 	fmt.Fprintf(stderr, "twin: %d samples of %d switches; fitting within %s\n", len(in.Samples), len(in.Fabric), o.budget)
-	r, err := twin.Fit(in, twin.Options{Name: o.name, Budget: o.budget, Seed: o.seed,
+	rivals := o.rivals
+	if rivals == 0 {
+		rivals = -1 // twin.Options: none
+	}
+	r, err := twin.Fit(in, twin.Options{Name: o.name, Budget: o.budget, Seed: o.seed, Rivals: rivals,
 		Log: func(format string, args ...any) { fmt.Fprintf(stderr, "twin: "+format+"\n", args...) }})
 	if err != nil {
 		return fmt.Errorf("twin of %s: %w", o.db, err)
 	}
 	r.Scenario.Comment = twinComment(o.db, r)
 	if err := writeTwinScenario(stderr, o.out, &r.Scenario); err != nil {
+		return err
+	}
+	if err := writeRivals(stderr, o.out, r); err != nil {
 		return err
 	}
 	if o.report != "" {
@@ -184,6 +198,39 @@ func writeTwinScenario(log io.Writer, out string, s *twin.Scenario) error {
 		}
 		fmt.Fprintln(log, "wrote", path)
 	}
+	return nil
+}
+
+// rivalPath is where the k-th rival twin of the twin at out goes.
+func rivalPath(out string, k int) string {
+	ext := filepath.Ext(out)
+	return fmt.Sprintf("%s.rival-%d%s", strings.TrimSuffix(out, ext), k, ext)
+}
+
+// writeRivals writes r's rival twins beside out and says how to judge a
+// model on them.
+func writeRivals(log io.Writer, out string, r *twin.Result) error {
+	if len(r.Rivals) == 0 {
+		fmt.Fprintln(log, "twin: no rival twin (no other workload came near enough the fit's choice)")
+		return nil
+	}
+	cmd := "ecntune train --twin " + out
+	for k := range r.Rivals {
+		rs := &r.Rivals[k]
+		path := rivalPath(out, k+1)
+		rs.Scenario.Comment = []string{
+			fmt.Sprintf("A rival of the twin %s (%s), fitted on %s: window %d's workload replaced by one the fit nearly chose,",
+				filepath.Base(out), r.Scenario.Name, time.Now().UTC().Format("2006-01-02"), rs.Window),
+			fmt.Sprintf("%s instead of %s (loss with parameters counted %.3f, the twin's +%.3f).",
+				rs.Rival.Workload, r.Report.Phases[rs.Window].Workload, rs.Rival.Penalised, rs.Rival.Excess),
+			"The fit cannot tell it from the twin: train --twin judges a fine-tuned model on it too (--rival).",
+		}
+		if err := writeTwinScenario(log, path, &rs.Scenario); err != nil {
+			return fmt.Errorf("rival %d: %w", k+1, err)
+		}
+		cmd += " --rival " + path
+	}
+	fmt.Fprintf(log, "twin: judge a fine-tuned model on the twin and its rivals with\n  %s\n", cmd)
 	return nil
 }
 

@@ -158,6 +158,22 @@ func checkTwin(t *testing.T, c twinCase) {
 		t.Fatal(err)
 	}
 	sameFabric(t, got, truth)
+	// the rival twins: beside it, the same fabric, another workload, and
+	// named in the command the log gives
+	for k := 1; k <= 2; k++ {
+		path := rivalPath(out, k)
+		rv, err := scenario.Load(path)
+		if err != nil {
+			t.Fatalf("rival %d: %v", k, err)
+		}
+		sameFabric(t, rv, truth)
+		if fmt.Sprint(rv.Workloads) == fmt.Sprint(got.Workloads) {
+			t.Errorf("rival %d has the twin's workloads", k)
+		}
+		if !strings.Contains(log.String(), "--rival "+path) {
+			t.Errorf("the log does not name rival %d (%s)", k, path)
+		}
+	}
 	if c.families == nil {
 		return
 	}

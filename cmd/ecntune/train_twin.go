@@ -37,7 +37,7 @@ settings and the telemetry dropout as the starting model had them (--randomise o
 as JSON over these). A PPO run first fits its fresh critic alone for 16 episodes. It trains
 for --budget (default 5m; the evaluation comes after it) and then evaluates the fine-tuned and the starting model against
 the frontier of fixed settings on the twin (eval --frontier, both on the same --seeds K
-seeds, default 5: the twin's seed and the next K-1, which no training episode uses), and
+seeds, default 10: the twin's seed and the next K-1, which no training episode uses), and
 stores the model under --name (default twin-SCENARIO) with the twin's file, name and sha256
 and the starting model in its provenance (models show). It is promoted only when it drops no
 more packets than the starting model, its frontier ratio (small-flow p99 over that of the
@@ -51,14 +51,21 @@ with) the rule judges what would run instead of the bare models: the evaluation 
 starting and the fine-tuned model each as that agent runs it, behind its guardrails (closed
 loop over gNMI against the twin's switches, in lockstep, as eval's agent:FILE; the file's
 policy, targets and mode set aside), and the rule reads those two loops' figures; the bare
-models' are printed beside them. Otherwise it is stored unpromoted and the figures say why. An agent that
+models' are printed beside them. With --rival FILE (repeated; the rival twins ecntune twin
+writes beside the twin: one window's workload replaced by one the fit nearly chose) a model the
+rule promotes on the twin must also be no worse than the starting model on every rival, on the
+same seeds (judged as the rule judged the twin: behind the guardrails with --agent): no more
+drops, small-flow p99 over the starting model's at most 1.00 and large-flow goodput at least
+0.98 of its, seed by seed in geometric mean. The fit cannot tell a rival from the twin, and the
+model was trained on the twin: a gain there that turns into a loss on a rival was learned of
+the twin's errors. Otherwise it is stored unpromoted and the figures say why. An agent that
 names it as model:NAME@promoted runs only a promoted version (model:NAME runs the latest
 version while none is promoted).`
 
 // Defaults of train --twin.
 const (
 	twinDefaultBudget = 5 * time.Minute
-	twinDefaultSeeds  = 5
+	twinDefaultSeeds  = 10
 )
 
 // addTwinFlags registers the flags of train --twin.
@@ -69,13 +76,15 @@ func addTwinFlags(f *pflag.FlagSet, o *trainOpts) {
 		"or with --scenario files (its weights continued, widened with zero weights to --spec's observation if it reads fewer features)")
 	f.StringVar(&o.twinAgent, "agent", "", "with --twin: an agent configuration (YAML): judge and promote the starting and the fine-tuned model as that agent "+
 		"runs them, behind its guardrails, instead of the bare models (see above)")
+	f.StringArrayVar(&o.twinRivals, "rival", nil, "with --twin: a rival twin (written by ecntune twin beside the twin; repeat for each) the model must also be no worse "+
+		"than the starting model on to be promoted (see above)")
 	f.IntVar(&o.twinSeeds, "seeds", 0, fmt.Sprintf("with --twin: seeds of the frontier evaluation on the twin (default %d; the twin's seed and the next ones, held out from training)", twinDefaultSeeds))
 }
 
-// refuseTwinFlags: --seeds and --agent belong to --twin (--from also
+// refuseTwinFlags: --seeds, --agent and --rival belong to --twin (--from also
 // starts a run on --scenario files from a model's weights).
 func (o trainOpts) refuseTwinFlags(cmd *cobra.Command) error {
-	for _, fl := range []string{"seeds", "agent"} {
+	for _, fl := range []string{"seeds", "agent", "rival"} {
 		if cmd.Flags().Changed(fl) {
 			return fmt.Errorf("--%s goes with --twin FILE (fine-tuning on a twin)", fl)
 		}
@@ -93,6 +102,8 @@ type twinRun struct {
 	// file's sha256: the loops the promotion rule judges.
 	agent               *config.Config
 	agentFile, agentSHA string
+	// rivals are --rival's scenarios.
+	rivals []scenario.Named
 }
 
 // twinSetup checks train --twin's flags, loads the twin and the model to
@@ -127,6 +138,16 @@ func (o *trainOpts) twinSetup(cmd *cobra.Command) (twinRun, error) {
 	if tr.ft, tr.start, tr.valid, err = loadStart(o.from, o.db); err != nil {
 		return tr, err
 	}
+	for _, f := range o.twinRivals {
+		rv, err := scenario.LoadNamed(f)
+		if err != nil {
+			return tr, fmt.Errorf("--rival: %w", err)
+		}
+		if err := sameFabricAs(rv, twin); err != nil {
+			return tr, fmt.Errorf("--rival %s: %w", f, err)
+		}
+		tr.rivals = append(tr.rivals, rv)
+	}
 	tr.ft.Twin = twin
 	tr.ft.HeldOut = train.SeedRange{First: twin.Config.Seed, N: o.twinSeeds}
 	if tr.cfg, err = tr.ft.Config(o.seed, o.workers); err != nil {
@@ -136,6 +157,21 @@ func (o *trainOpts) twinSetup(cmd *cobra.Command) (twinRun, error) {
 		return tr, err
 	}
 	return tr, o.twinOverrides(&tr.cfg)
+}
+
+// sameFabricAs refuses a rival twin of another fabric than the twin's:
+// a rival differs from its twin in workload only.
+func sameFabricAs(rv, twin scenario.Named) error {
+	a, b := rv.Config, twin.Config
+	same := a.Topology.Kind == b.Topology.Kind && slices.Equal(a.Topology.Nodes, b.Topology.Nodes) &&
+		slices.Equal(a.Topology.Links, b.Topology.Links) && a.BufferBytes == b.BufferBytes && a.MTU == b.MTU
+	if !same {
+		return fmt.Errorf("%s is not of twin %s's fabric (topology, links, buffer or MTU differ): a rival twin differs from its twin in workload only", rv.Name, twin.Name)
+	}
+	if rv.Name == twin.Name {
+		return fmt.Errorf("%s is the twin's own name: give the rival twins ecntune twin wrote beside it", rv.Name)
+	}
+	return nil
 }
 
 // loadTwinAgent loads --agent's configuration and its file's sha256.
@@ -306,6 +342,9 @@ func (o trainOpts) twinCommand() string {
 	extra := fmt.Sprintf(" --seeds %d", o.twinSeeds)
 	if o.twinAgent != "" {
 		extra += " --agent " + filepath.ToSlash(o.twinAgent)
+	}
+	for _, f := range o.twinRivals {
+		extra += " --rival " + filepath.ToSlash(f)
 	}
 	o.writeRunFlags(&b, extra)
 	if o.checkpointEvery != 0 {

@@ -102,16 +102,22 @@ type twinEval struct {
 	startLoopSpec, tuneLoopSpec string
 	startLoop, tunedLoop        eval.Comparison
 	loopPaired                  eval.Metric
-	verdict                     train.Verdict
-	interrupted                 bool
-	wall                        time.Duration
+	// With --rival: the judged two on the rival twins, and their
+	// figures there.
+	rivalRes    *eval.Result
+	rivals      []train.RivalFigures
+	rivalWall   time.Duration
+	verdict     train.Verdict
+	interrupted bool
+	wall        time.Duration
 }
 
 // evaluateTwin runs the starting and the fine-tuned model (cand, not yet
 // stored), with --agent each also as that agent runs it (its policy
 // resolved from --db, not from the file's registry), and the frontier's
-// fixed settings on the twin's held-out seeds. A Ctrl-C stops waiting for
-// it: the model is then stored unpromoted.
+// fixed settings on the twin's held-out seeds; then the two the rule
+// judges on each rival twin, on the same seeds. A Ctrl-C stops waiting
+// for it: the model is then stored unpromoted.
 func evaluateTwin(s *trainSession, tr twinRun, cand models.Model) (twinEval, error) {
 	o := s.o
 	ev := twinEval{startSpec: tr.start, tuneSpec: policy.ModelPrefix + o.name + " (fine-tuned)"}
@@ -126,25 +132,7 @@ func evaluateTwin(s *trainSession, tr twinRun, cand models.Model) (twinEval, err
 		}
 		return reg.Lookup(spec)
 	}
-	prog := newLazyProgress(s.stderr, "twin eval", "simulations")
-	var mu sync.Mutex // the evaluation may go on after a Ctrl-C: it reports no more then
-	stopped := false
-	finish := func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if !stopped {
-			stopped = true
-			prog.finish()
-		}
-	}
-	opt := eval.Options{Seeds: tr.ft.HeldOut.N, Workers: o.workers, Frontier: true, Lookup: lookup,
-		Progress: func(done, total int) {
-			mu.Lock()
-			defer mu.Unlock()
-			if !stopped {
-				prog.set(int64(done), int64(total))
-			}
-		}}
+	opt := eval.Options{Seeds: tr.ft.HeldOut.N, Workers: o.workers, Frontier: true, Lookup: lookup}
 	specs := []string{ev.startSpec, ev.tuneSpec}
 	if tr.agent != nil {
 		ev.startLoopSpec, ev.tuneLoopSpec = ev.loopSpecs(tr.agentFile)
@@ -155,13 +143,62 @@ func evaluateTwin(s *trainSession, tr twinRun, cand models.Model) (twinEval, err
 		}, candidateResolver(o.db, o.name, cand), false)}
 	}
 	begin := time.Now()
+	ev.res, ev.interrupted, err = runEvalInterruptibly(s, "twin eval", []eval.Scenario{{Named: tr.ft.Twin}}, specs, opt)
+	ev.wall = time.Since(begin)
+	if err != nil {
+		return ev, fmt.Errorf("twin evaluation: %w", err)
+	}
+	if !ev.interrupted && len(tr.rivals) > 0 {
+		scs := make([]eval.Scenario, len(tr.rivals))
+		for i, rv := range tr.rivals {
+			scs[i] = eval.Scenario{Named: rv}
+		}
+		opt.Frontier = false // the rival judges the two against each other
+		begin = time.Now()
+		a, b := ev.judged()
+		ev.rivalRes, ev.interrupted, err = runEvalInterruptibly(s, "rival eval", scs, []string{a, b}, opt)
+		ev.rivalWall = time.Since(begin)
+		if err != nil {
+			return ev, fmt.Errorf("rival twins' evaluation: %w", err)
+		}
+	}
+	if ev.interrupted {
+		ev.verdict = train.Verdict{Reason: "its evaluation on the twin was interrupted"}
+		return ev, nil
+	}
+	ev.judge()
+	return ev, nil
+}
+
+// runEvalInterruptibly runs an evaluation with a progress bar named what
+// until it ends or a Ctrl-C (interrupted: it goes on unreported, its
+// result dropped).
+func runEvalInterruptibly(s *trainSession, what string, scs []eval.Scenario, specs []string, opt eval.Options) (*eval.Result, bool, error) {
+	prog := newLazyProgress(s.stderr, what, "simulations")
+	var mu sync.Mutex // the evaluation may go on after a Ctrl-C: it reports no more then
+	stopped := false
+	finish := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped {
+			stopped = true
+			prog.finish()
+		}
+	}
+	opt.Progress = func(done, total int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped {
+			prog.set(int64(done), int64(total))
+		}
+	}
 	type result struct {
 		res *eval.Result
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		res, err := eval.RunAll([]eval.Scenario{{Named: tr.ft.Twin}}, specs, opt)
+		res, err := eval.RunAll(scs, specs, opt)
 		done <- result{res, err}
 	}()
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -170,21 +207,23 @@ func evaluateTwin(s *trainSession, tr twinRun, cand models.Model) (twinEval, err
 		select {
 		case r := <-done:
 			finish()
-			if r.err != nil {
-				return ev, fmt.Errorf("twin evaluation: %w", r.err)
-			}
-			ev.res, ev.wall = r.res, time.Since(begin)
-			ev.judge()
-			return ev, nil
+			return r.res, false, r.err
 		case <-tick.C:
 			if s.intr.interrupted() {
 				finish()
-				ev.interrupted = true
-				ev.verdict = train.Verdict{Reason: "its evaluation on the twin was interrupted"}
-				return ev, nil
+				return nil, true, nil
 			}
 		}
 	}
+}
+
+// judged are the specs the rule judges, starting and fine-tuned: the
+// loops with --agent, else the bare models.
+func (ev twinEval) judged() (start, tuned string) {
+	if ev.startLoopSpec != "" {
+		return ev.startLoopSpec, ev.tuneLoopSpec
+	}
+	return ev.startSpec, ev.tuneSpec
 }
 
 // loopSpecs name the two loops of --agent FILE: eval specs under
@@ -225,15 +264,40 @@ func (ev *twinEval) judge() {
 	}
 	sc := ev.res.Scenarios[0]
 	ev.start, ev.tuned = find(ev.startSpec), find(ev.tuneSpec)
-	ev.paired = pairedLogRatio(ev.res.RunsOf(sc, ev.tuneSpec), ev.res.RunsOf(sc, ev.startSpec))
+	ev.paired = pairedLogRatio(ev.res.RunsOf(sc, ev.tuneSpec), ev.res.RunsOf(sc, ev.startSpec), smallP99)
 	if ev.startLoopSpec == "" {
 		ev.verdict = train.PromotionRule(frontierFigures(ev.start), frontierFigures(ev.tuned), ev.vsStart())
+		ev.judgeRivals()
 		return
 	}
 	ev.startLoop, ev.tunedLoop = find(ev.startLoopSpec), find(ev.tuneLoopSpec)
-	ev.loopPaired = pairedLogRatio(ev.res.RunsOf(sc, ev.tuneLoopSpec), ev.res.RunsOf(sc, ev.startLoopSpec))
+	ev.loopPaired = pairedLogRatio(ev.res.RunsOf(sc, ev.tuneLoopSpec), ev.res.RunsOf(sc, ev.startLoopSpec), smallP99)
 	ev.verdict = train.PromotionRule(frontierFigures(ev.startLoop), frontierFigures(ev.tunedLoop), pairedOf(ev.loopPaired))
 	ev.verdict.Reason = "behind the agent's guardrails, " + ev.verdict.Reason
+	ev.judgeRivals()
+}
+
+// judgeRivals finds the judged two's figures on each rival twin and
+// applies them to the verdict.
+func (ev *twinEval) judgeRivals() {
+	if ev.rivalRes == nil {
+		return
+	}
+	a, b := ev.judged()
+	ev.rivals = nil
+	for _, sc := range ev.rivalRes.Scenarios {
+		start, tuned := ev.rivalRes.RunsOf(sc, a), ev.rivalRes.RunsOf(sc, b)
+		f := train.RivalFigures{Name: sc, SmallP99: pairedOf(pairedLogRatio(tuned, start, smallP99)),
+			Goodput: pairedOf(pairedLogRatio(tuned, start, largeGoodput))}
+		for _, r := range tuned {
+			f.Drops += r.Drops
+		}
+		for _, r := range start {
+			f.StartDrops += r.Drops
+		}
+		ev.rivals = append(ev.rivals, f)
+	}
+	ev.verdict = train.JudgeRivals(ev.verdict, ev.rivals)
 }
 
 // vsStart is the seed-by-seed comparison of the two models' small-flow
@@ -253,21 +317,24 @@ func frontierFigures(c eval.Comparison) train.FrontierFigures {
 	return train.FrontierFigures{Ratio: c.FrontierRatio, Beyond: c.Frontier == "" && c.FixedRun > 0, Drops: c.Drops}
 }
 
-// pairedLogRatio is the mean log of a's small-flow p99 over b's, seed by
-// seed, with its 95% CI.
-func pairedLogRatio(a, b []eval.Run) eval.Metric {
+// pairedLogRatio is the mean log of a's figure over b's, seed by seed,
+// with its 95% CI.
+func pairedLogRatio(a, b []eval.Run, fig func(eval.Run) float64) eval.Metric {
 	bySeed := map[uint64]float64{}
 	for _, r := range b {
-		bySeed[r.Seed] = r.SmallP99
+		bySeed[r.Seed] = fig(r)
 	}
 	var logs []float64
 	for _, r := range a {
-		if v, ok := bySeed[r.Seed]; ok && v > 0 && r.SmallP99 > 0 {
-			logs = append(logs, math.Log(r.SmallP99/v))
+		if v, ok := bySeed[r.Seed]; ok && v > 0 && fig(r) > 0 {
+			logs = append(logs, math.Log(fig(r)/v))
 		}
 	}
 	return eval.MeanCI(logs)
 }
+
+func smallP99(r eval.Run) float64     { return r.SmallP99 }
+func largeGoodput(r eval.Run) float64 { return r.LargeGoodputGbps }
 
 // record is the evaluation as the model's record keeps it (eval's
 // "twin_frontier").
@@ -290,6 +357,21 @@ func (ev twinEval) record(tr twinRun) map[string]any {
 		if v := pairedOf(ev.loopPaired); v.N >= 2 {
 			out["fine_tuned_loop_over_start_loop_small_p99"] = map[string]any{"mean": v.Mean, "ci95": []float64{v.Lo, v.Hi}, "n": v.N}
 		}
+	}
+	if len(ev.rivals) > 0 {
+		paired := func(p train.Paired) map[string]any {
+			return map[string]any{"mean": p.Mean, "ci95": []float64{p.Lo, p.Hi}, "n": p.N}
+		}
+		var rs []map[string]any
+		for i, f := range ev.rivals {
+			r := map[string]any{"scenario": f.Name, "fine_tuned_over_start_small_p99": paired(f.SmallP99),
+				"fine_tuned_over_start_large_goodput": paired(f.Goodput), "drops": f.Drops, "start_drops": f.StartDrops}
+			if i < len(tr.rivals) {
+				r["file"], r["sha256"] = tr.rivals[i].Path, tr.rivals[i].SHA256
+			}
+			rs = append(rs, r)
+		}
+		out["rivals"] = rs
 	}
 	return out
 }
@@ -405,6 +487,12 @@ func printTwinEval(w io.Writer, tr twinRun, ev twinEval) {
 	}
 	if p := pairedOf(ev.loopPaired); p.N >= 2 {
 		fmt.Fprintf(w, "  behind the agent's guardrails, fine-tuned / %s small-flow p99, seed by seed: %.2f [%.2f, %.2f]\n", ev.startSpec, p.Mean, p.Lo, p.Hi)
+	}
+	if len(ev.rivals) > 0 {
+		fmt.Fprintf(w, "rival twins, the same seeds, %.0fs:\n", ev.rivalWall.Seconds())
+		for _, f := range ev.rivals {
+			fmt.Fprintf(w, "  %s\n", f)
+		}
 	}
 }
 

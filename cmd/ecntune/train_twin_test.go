@@ -4,11 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ecntune/ecntune/eval"
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/train"
 )
@@ -59,7 +61,17 @@ type twinRecord struct {
 		StartLoop   frontierRecord `json:"start_loop"`
 		TunedLoop   frontierRecord `json:"fine_tuned_loop"`
 		LoopVsStart *pairedRecord  `json:"fine_tuned_loop_over_start_loop_small_p99"`
+		// With --rival: the judged two on each rival twin.
+		Rivals []rivalRecord `json:"rivals"`
 	} `json:"twin_frontier"`
+}
+
+type rivalRecord struct {
+	Scenario, File, SHA256 string
+	SmallP99               *pairedRecord `json:"fine_tuned_over_start_small_p99"`
+	Goodput                *pairedRecord `json:"fine_tuned_over_start_large_goodput"`
+	Drops                  uint64        `json:"drops"`
+	StartDrops             uint64        `json:"start_drops"`
 }
 
 type pairedRecord struct {
@@ -73,12 +85,17 @@ type pairedRecord struct {
 // models.
 func (r twinRecord) verdict() train.Verdict {
 	tw := r.Twin
+	var rivals []train.RivalFigures
+	for _, rv := range tw.Rivals {
+		rivals = append(rivals, train.RivalFigures{Name: rv.Scenario, SmallP99: rv.SmallP99.paired(), Goodput: rv.Goodput.paired(),
+			Drops: rv.Drops, StartDrops: rv.StartDrops})
+	}
 	if tw.StartLoop.Policy == "" {
-		return train.PromotionRule(tw.Start.figures(), tw.Tuned.figures(), r.vsStart())
+		return train.JudgeRivals(train.PromotionRule(tw.Start.figures(), tw.Tuned.figures(), r.vsStart()), rivals)
 	}
 	v := train.PromotionRule(tw.StartLoop.figures(), tw.TunedLoop.figures(), tw.LoopVsStart.paired())
 	v.Reason = "behind the agent's guardrails, " + v.Reason
-	return v
+	return train.JudgeRivals(v, rivals)
 }
 
 // vsStart is the recorded seed-by-seed comparison as the rule reads it.
@@ -240,6 +257,86 @@ guardrails: {min-confidence: 0.1, min-confidence-tighten: 0, min-hold-tighten: 0
 	}
 	if _, _, err := runTrainCmd(t, "--twin", twin, "--episodes", "4", "--agent", bad, "--db", db); err == nil || !strings.Contains(err.Error(), "--agent: ") {
 		t.Fatalf("a bad --agent file: %v", err)
+	}
+}
+
+// TestTrainTwinRivals: with --rival the judged two also run on each
+// rival twin, on the same seeds; the record keeps their figures there and
+// the verdict is the rule on all of them. A rival of another fabric, or
+// the twin itself, is refused before any training.
+func TestTrainTwinRivals(t *testing.T) {
+	dir := t.TempDir()
+	twin, sum := writeTwin(t, dir)
+	db := filepath.Join(dir, "reg.db")
+	rival := filepath.Join(dir, "twin.rival-1.yaml")
+	rivalYAML := strings.Replace(strings.Replace(tinyTwin, "name: lab-twin", "name: lab-twin-rival-1", 1),
+		"  - {kind: incast, fanin: 3, size: 100KB, every: 300us}\n", "", 1)
+	if err := os.WriteFile(rival, []byte(rivalYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, err := runTrainCmd(t, "--twin", twin, "--rival", rival, "--episodes", "4", "--seeds", "3", "--db", db, "--out", filepath.Join(dir, "runs"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	m, rec := checkTwinModel(t, db, "twin-lab-twin@1", twin, sum, "builtin")
+	rv := rec.Twin.Rivals
+	rsum := sha256.Sum256([]byte(rivalYAML))
+	// Four episodes fit only the critic: the fine-tuned actor is the
+	// start's, so on the rival it runs the same, seed by seed.
+	if len(rv) != 1 || rv[0].Scenario != "lab-twin-rival-1" || rv[0].File != filepath.ToSlash(rival) || rv[0].SHA256 != hex.EncodeToString(rsum[:]) ||
+		rv[0].SmallP99 == nil || rv[0].SmallP99.N != 3 || rv[0].SmallP99.Mean != 1 || rv[0].Goodput == nil || rv[0].Goodput.Mean != 1 {
+		t.Fatalf("rivals recorded: %s", m.Eval)
+	}
+	for _, want := range []string{"rival twins, the same seeds, ", "  on rival lab-twin-rival-1, seed by seed over the starting model: small-flow p99 1.00 [1.00, 1.00], large-flow goodput 1.00 [1.00, 1.00]"} {
+		if !strings.Contains(stdout, want) {
+			t.Fatalf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(m.Hyper["command"], " --seeds 3 --rival "+filepath.ToSlash(rival)+" ") {
+		t.Fatalf("command %q", m.Hyper["command"])
+	}
+	other := filepath.Join(dir, "other.yaml")
+	if err := os.WriteFile(other, []byte(strings.Replace(strings.Replace(tinyTwin, "hosts: 4", "hosts: 5", 1), "name: lab-twin", "name: other", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ file, says string }{
+		{other, "--rival " + other + ": other is not of twin lab-twin's fabric"},
+		{twin, "lab-twin is the twin's own name"},
+		{filepath.Join(dir, "none.yaml"), "--rival: "},
+	} {
+		if _, _, err := runTrainCmd(t, "--twin", twin, "--rival", c.file, "--episodes", "400", "--db", db); err == nil || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("--rival %s: %v, want %q", c.file, err, c.says)
+		}
+	}
+	if _, _, err := runTrainCmd(t, "--scenario", twin, "--rival", rival, "--db", db); err == nil || !strings.Contains(err.Error(), "--rival goes with --twin") {
+		t.Errorf("--rival without --twin: %v", err)
+	}
+}
+
+// judgeRivals reads the judged two's runs on each rival, seed by seed: a
+// fine-tuned model promoted on the twin whose small-flow p99 is higher on
+// a rival is not promoted, and the reason names the rival and its
+// figures.
+func TestJudgeRivalsFromRuns(t *testing.T) {
+	run := func(sc, pol string, seed uint64, p99, gp float64) eval.Run {
+		r := eval.Run{Policy: pol, SmallP99: p99, LargeGoodputGbps: gp}
+		r.Scenario, r.Seed = sc, seed
+		return r
+	}
+	res := &eval.Result{Scenarios: []string{"tw-rival-1", "tw-rival-2"}}
+	for seed := uint64(1); seed <= 4; seed++ {
+		f := 1 + 0.01*float64(seed)
+		res.Runs = append(res.Runs, run("tw-rival-1", "builtin", seed, 10*f, 50), run("tw-rival-1", "model:x (fine-tuned)", seed, 9*f, 50),
+			run("tw-rival-2", "builtin", seed, 10*f, 50), run("tw-rival-2", "model:x (fine-tuned)", seed, 11*f, 51))
+	}
+	ev := twinEval{startSpec: "builtin", tuneSpec: "model:x (fine-tuned)", rivalRes: res, verdict: train.Verdict{Promote: true, Reason: "frontier ratio 0.95: not behind"}}
+	ev.judgeRivals()
+	if len(ev.rivals) != 2 || math.Abs(ev.rivals[0].SmallP99.Mean-0.9) > 1e-9 || math.Abs(ev.rivals[1].SmallP99.Mean-1.1) > 1e-9 ||
+		math.Abs(ev.rivals[1].Goodput.Mean-1.02) > 1e-9 || ev.rivals[0].SmallP99.N != 4 {
+		t.Fatalf("rival figures %+v", ev.rivals)
+	}
+	if ev.verdict.Promote || !strings.Contains(ev.verdict.Reason, "but a higher small-flow p99 than the starting model on rival tw-rival-2, seed by seed over the starting model: small-flow p99 1.10") {
+		t.Fatalf("verdict %+v", ev.verdict)
 	}
 }
 

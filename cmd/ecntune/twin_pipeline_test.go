@@ -54,7 +54,7 @@ func TestTwinPipeline(t *testing.T) {
 	}
 	fitBudget, trainBudget, seeds := env("ECNTUNE_TWIN_BUDGET", "2m"), env("ECNTUNE_TWIN_TRAIN_BUDGET", "3m"), env("ECNTUNE_TWIN_SEEDS", "10")
 	var table []string
-	table = append(table, "| scenario | built-in model: frontier ratio [95% CI] | default policy (before fitting) | fine-tuned on its twin (from; changes per queue per 100 intervals past the first 10, flaps a run) | fine-tuned behind the shipped guardrails (changes, flaps) | promoted on the twin (judged behind the guardrails) | what runs after the path: the promoted model, else the default policy, behind the guardrails (changes, flaps) | twin fit (largest errors) | times: shadow · twin · train · eval |",
+	table = append(table, "| scenario | built-in model: frontier ratio [95% CI] | default policy (before fitting) | fine-tuned on its twin (from; changes per queue per 100 intervals past the first 10, flaps a run) | fine-tuned behind the shipped guardrails (changes, flaps) | promoted (judged behind the guardrails on the twin, 10 seeds, and its rival twins) | what runs after the path: the promoted model, else the default policy, behind the guardrails (changes, flaps) | twin fit (largest errors) | times: shadow · twin · train · eval |",
 		"| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, f := range strings.Split(files, ",") {
 		row := twinPipelineRow(t, f, fitBudget, trainBudget, seeds)
@@ -100,9 +100,17 @@ func twinPipelineRow(t *testing.T, file, fitBudget, trainBudget, seeds string) s
 	loop := guardedConfig(t, dir, "guarded.yaml", "model:"+name)
 	shipped := guardedConfig(t, dir, "shipped.yaml", policy.DefaultSpec)
 	t0 = time.Now()
-	runRoot(t, "train", "--twin", twinFile, "--budget", trainBudget, "--db", reg, "--name", name, "--seeds", "5", "--agent", strings.TrimPrefix(loop, "agent:"))
+	args := []string{"train", "--twin", twinFile, "--budget", trainBudget, "--db", reg, "--name", name, "--agent", strings.TrimPrefix(loop, "agent:")}
+	for k := 1; ; k++ { // the rival twins ecntune twin wrote
+		rv := rivalPath(twinFile, k)
+		if _, err := os.Stat(rv); err != nil {
+			break
+		}
+		args = append(args, "--rival", rv)
+	}
+	runRoot(t, args...)
 	tTrain := time.Since(t0)
-	promoted := isPromoted(t, reg, name)
+	promoted := isPromoted(t, reg, name) + verdictParts(t, reg, name)
 
 	t0 = time.Now()
 	sum, runs := filepath.Join(dir, "summary.json"), filepath.Join(dir, "runs.json")
@@ -117,7 +125,7 @@ func twinPipelineRow(t *testing.T, file, fitBudget, trainBudget, seeds string) s
 		t.Fatal(err)
 	}
 	after := shipped
-	if promoted == "yes" {
+	if strings.HasPrefix(promoted, "yes") {
 		after = loop
 	}
 	return fmt.Sprintf("| %s | %s | %s | %s (%s; %s) | %s (%s) | %s | %s (%s) | %s | %s · %s · %s · %s |", filepath.Base(file),
@@ -196,6 +204,35 @@ func isPromoted(t *testing.T, reg, name string) string {
 		return "no"
 	}
 	return "yes"
+}
+
+// verdictParts says what the rule said on the twin alone and what the
+// rival twins found, from the model's record: " (on the twin alone:
+// yes; rivals: small-flow p99 1.03, 0.98)".
+func verdictParts(t *testing.T, reg, name string) string {
+	m, err := models.Load(reg, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec twinRecord
+	if err := json.Unmarshal(m.Eval, &rec); err != nil {
+		t.Fatal(err)
+	}
+	alone := rec
+	alone.Twin.Rivals = nil
+	out := " (on the twin alone: no"
+	if alone.verdict().Promote {
+		out = " (on the twin alone: yes"
+	}
+	if len(rec.Twin.Rivals) == 0 {
+		return out + "; no rival)"
+	}
+	var ps []string
+	for _, rv := range rec.Twin.Rivals {
+		p, g := rv.SmallP99.paired(), rv.Goodput.paired()
+		ps = append(ps, fmt.Sprintf("%.2f [%.2f, %.2f] at goodput %.2f", p.Mean, p.Lo, p.Hi, g.Mean))
+	}
+	return out + "; on its rivals, small-flow p99 over the start's: " + strings.Join(ps, ", ") + ")"
 }
 
 // defaultInterval is eval's default control interval for a scenario
