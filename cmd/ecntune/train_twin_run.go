@@ -163,7 +163,11 @@ func evaluateTwin(s *trainSession, tr twinRun, cand models.Model) (twinEval, err
 		}
 	}
 	if ev.interrupted {
-		ev.verdict = train.Verdict{Reason: "its evaluation on the twin was interrupted"}
+		where := "the twin"
+		if ev.res != nil {
+			where = "the rival twins"
+		}
+		ev.verdict = train.Verdict{Reason: "its evaluation on " + where + " was interrupted"}
 		return ev, nil
 	}
 	ev.judge()
