@@ -167,16 +167,16 @@ func JudgeRivals(v Verdict, rivals []RivalFigures) Verdict {
 		bad := ""
 		switch {
 		case r.Drops > r.StartDrops:
-			bad = "more drops"
+			bad = "more drops than the starting model"
 		case r.SmallP99.N < 1 || r.Goodput.N < 1:
 			return Verdict{false, fmt.Sprintf("%s; but no seed of rival %s ran for both models to judge it on", v.Reason, r.Name)}
 		case ratio2(r.SmallP99.Mean) > RivalMaxSmallP99:
-			bad = "a higher small-flow p99"
+			bad = "a higher small-flow p99 than the starting model"
 		case ratio2(r.Goodput.Mean) < RivalMinGoodput:
-			bad = fmt.Sprintf("less than %.0f%% of the large-flow goodput", 100*RivalMinGoodput)
+			bad = fmt.Sprintf("less than %.0f%% of the starting model's large-flow goodput", 100*RivalMinGoodput)
 		}
 		if bad != "" {
-			return Verdict{false, fmt.Sprintf("%s; but %s than the starting model %s (the fit cannot tell the rival from the twin)", v.Reason, bad, r)}
+			return Verdict{false, fmt.Sprintf("%s; but %s %s (the fit cannot tell the rival from the twin)", v.Reason, bad, r)}
 		}
 	}
 	if len(rivals) > 0 {

@@ -61,7 +61,7 @@ func TestJudgeRivals(t *testing.T) {
 			"no worse than the starting model on 2 rival twins (on rival tw-rival-1, seed by seed over the starting model: small-flow p99 0.97 [0.92, 1.02]"},
 		{"higher p99 on one", yes, []RivalFigures{ok, {Name: "tw-rival-2", SmallP99: p(1.006), Goodput: p(1.1)}}, false,
 			"but a higher small-flow p99 than the starting model on rival tw-rival-2"},
-		{"less goodput", yes, []RivalFigures{{Name: "r", SmallP99: p(0.5), Goodput: p(0.974)}}, false, "less than 98% of the large-flow goodput"},
+		{"less goodput", yes, []RivalFigures{{Name: "r", SmallP99: p(0.5), Goodput: p(0.974)}}, false, "but less than 98% of the starting model's large-flow goodput on rival r, seed by seed"},
 		{"more drops", yes, []RivalFigures{{Name: "r", SmallP99: p(0.9), Goodput: p(1), Drops: 2}}, false, "but more drops than the starting model on rival r"},
 		{"drops no more than the start", yes, []RivalFigures{{Name: "r", SmallP99: p(0.9), Goodput: p(1), Drops: 2, StartDrops: 2}}, true, "2 drops (the starting model 2)"},
 		{"no seeds", yes, []RivalFigures{{Name: "r"}}, false, "no seed of rival r ran for both models"},

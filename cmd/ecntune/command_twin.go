@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -98,8 +99,10 @@ func runTwin(cmd *cobra.Command, o twinOpts) error {
 	if err := writeTwinScenario(stderr, o.out, &r.Scenario); err != nil {
 		return err
 	}
-	if err := writeRivals(stderr, o.out, r); err != nil {
-		return err
+	if o.rivals > 0 {
+		if err := writeRivals(stderr, o.out, r); err != nil {
+			return err
+		}
 	}
 	if o.report != "" {
 		if err := writeTwinReport(stderr, o.report, &r.Report); err != nil {
@@ -210,6 +213,9 @@ func rivalPath(out string, k int) string {
 // writeRivals writes r's rival twins beside out and says how to judge a
 // model on them.
 func writeRivals(log io.Writer, out string, r *twin.Result) error {
+	if err := removeStaleRivals(log, out, len(r.Rivals)); err != nil {
+		return err
+	}
 	if len(r.Rivals) == 0 {
 		fmt.Fprintln(log, "twin: no rival twin (no other workload came near enough the fit's choice)")
 		return nil
@@ -219,7 +225,7 @@ func writeRivals(log io.Writer, out string, r *twin.Result) error {
 		rs := &r.Rivals[k]
 		path := rivalPath(out, k+1)
 		rs.Scenario.Comment = []string{
-			fmt.Sprintf("A rival of the twin %s (%s), fitted on %s: window %d's workload replaced by one the fit nearly chose,",
+			fmt.Sprintf(strings.TrimPrefix(rivalHead, "# ")+"%s (%s), fitted on %s: window %d's workload replaced by one the fit nearly chose,",
 				filepath.Base(out), r.Scenario.Name, time.Now().UTC().Format("2006-01-02"), rs.Window),
 			fmt.Sprintf("%s instead of %s (loss with parameters counted %.3f, the twin's +%.3f).",
 				rs.Rival.Workload, r.Report.Phases[rs.Window].Workload, rs.Rival.Penalised, rs.Rival.Excess),
@@ -232,6 +238,34 @@ func writeRivals(log io.Writer, out string, r *twin.Result) error {
 	}
 	fmt.Fprintf(log, "twin: judge a fine-tuned model on the twin and its rivals with\n  %s\n", cmd)
 	return nil
+}
+
+// rivalHead starts every rival twin's file (writeRivals' comment).
+const rivalHead = "# A rival of the twin "
+
+// removeStaleRivals removes the rival twins an earlier fit wrote beside
+// out past the first n (their files start with rivalHead; another file of
+// that name is left alone, and named), so that only this fit's rivals lie
+// beside its twin.
+func removeStaleRivals(log io.Writer, out string, n int) error {
+	for k := n + 1; ; k++ {
+		path := rivalPath(out, k)
+		data, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !bytes.HasPrefix(data, []byte(rivalHead)) {
+			fmt.Fprintf(log, "twin: %s is not a rival twin this command wrote: left as it is\n", path)
+			return nil
+		}
+		if err := os.Remove(path); err != nil {
+			return err
+		}
+		fmt.Fprintln(log, "removed", path, "(a rival of an earlier fit)")
+	}
 }
 
 // writeTwinReport writes the report's text, JSON and plots into dir.

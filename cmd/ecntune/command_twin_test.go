@@ -324,3 +324,30 @@ func TestTwinMeasure(t *testing.T) {
 		})
 	}
 }
+
+// A new fit removes the rival twins an earlier one wrote past its own,
+// and leaves alone a file of that name it did not write.
+func TestRemoveStaleRivals(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "twin.yaml")
+	for k, head := range []string{rivalHead + "twin.yaml (twin), fitted", rivalHead + "twin.yaml (twin), fitted", rivalHead + "x", "# mine\n"} {
+		if err := os.WriteFile(rivalPath(out, k+1), []byte(head+"\nname: r\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(rivalPath(out, 6), []byte(rivalHead), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	if err := removeStaleRivals(&log, out, 1); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range []bool{true, false, false, true, false, true} {
+		if _, err := os.Stat(rivalPath(out, k+1)); (err == nil) != want {
+			t.Errorf("rival %d: kept %v, want %v\n%s", k+1, err == nil, want, log.String())
+		}
+	}
+	if !strings.Contains(log.String(), "twin.rival-4.yaml is not a rival twin this command wrote: left as it is") {
+		t.Errorf("log:\n%s", log.String())
+	}
+}
