@@ -165,19 +165,32 @@ type RivalScenario struct {
 	Scenario Scenario
 	Window   int
 	Rival    Rival
+	// Edge: the window's own kind at the edge of what the observations
+	// allow (PhaseReport.Edge), taken as too few other kinds qualified.
+	Edge bool
 }
 
 // rivalScenarios builds up to n rival twins of s: over every window's
 // rivals, the nearest to their window's winner first (the smallest
-// excess of penalised loss; ties: the earlier window).
+// excess of penalised loss; ties: the earlier window); where fewer than n
+// qualify, the windows' edges (PhaseReport.Edge) after them, nearest
+// first.
 func rivalScenarios(s Scenario, phases []PhaseReport, n int) []RivalScenario {
-	var all []RivalScenario
+	var all, edges []RivalScenario
 	for i, p := range phases {
 		for _, rv := range p.Rivals {
 			all = append(all, RivalScenario{Window: i, Rival: rv})
 		}
+		if p.Edge != nil {
+			edges = append(edges, RivalScenario{Window: i, Rival: *p.Edge, Edge: true})
+		}
 	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].Rival.Excess < all[j].Rival.Excess })
+	byExcess := func(rs []RivalScenario) {
+		sort.SliceStable(rs, func(i, j int) bool { return rs[i].Rival.Excess < rs[j].Rival.Excess })
+	}
+	byExcess(all)
+	byExcess(edges)
+	all = append(all, edges...)
 	all = all[:max(0, min(n, len(all)))]
 	for k := range all {
 		rs := &all[k]

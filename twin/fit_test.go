@@ -75,7 +75,7 @@ func checkRivals(t *testing.T, r *Result) {
 		if rs.Rival.Workload == p.Workload || rs.Rival.Excess < 0 || rs.Rival.Penalised > rivalBound(p.penalised) {
 			t.Errorf("rival %d %+v against the winner %s (penalised %.3f)", k, rs.Rival, p.Workload, p.penalised)
 		}
-		if k > 0 && rs.Rival.Excess < r.Rivals[k-1].Rival.Excess {
+		if k > 0 && (rs.Edge == r.Rivals[k-1].Edge && rs.Rival.Excess < r.Rivals[k-1].Rival.Excess || !rs.Edge && r.Rivals[k-1].Edge) {
 			t.Errorf("rivals not nearest first: %+v", r.Rivals)
 		}
 		if rs.Scenario.Name != fmt.Sprintf("%s-rival-%d", r.Scenario.Name, k+1) {
@@ -126,5 +126,40 @@ func TestRivalScenarios(t *testing.T) {
 	}
 	if n := len(rivalScenarios(s, phases, 5)); n != 3 {
 		t.Errorf("%d rivals of 3", n)
+	}
+	// a window's edge fills in only where too few other kinds qualify
+	edge := Workload{Family: "fbhadoop", Load: 0.45}
+	phases[1].Edge = &Rival{Workload: edge.Describe(), Excess: 0.01, w: edge}
+	if got := rivalScenarios(s, phases, 3); len(got) != 3 || got[2].Edge || got[0].Rival.Workload != web.Describe() {
+		t.Errorf("an edge taken before the other kinds: %+v", got)
+	}
+	got = rivalScenarios(s, phases, 4)
+	if len(got) != 4 || !got[3].Edge || got[3].Window != 1 || got[3].Scenario.Phases[1].Workload.Describe() != edge.Describe() || got[3].Scenario.Name != "tw-rival-4" {
+		t.Errorf("the edge not filling in: %+v", got)
+	}
+}
+
+// The edge of a kind is the candidate of the winner's kind within the
+// bound whose parameters lie farthest from the winner's.
+func TestEdge(t *testing.T) {
+	inc := func(load float64, fanin int, every simenv.Time) Workload {
+		return Workload{Family: "websearch", Load: load, Incast: &Incast{Fanin: fanin, SizeBytes: 64_000, Every: every}}
+	}
+	best := scored{kind: "incast", w: inc(0.3, 4, simenv.Millisecond), loss: 0.2}
+	s := &search{ft: &fitter{iv: simenv.Millisecond}, obs: observed{stats: Stats{RoleHost: {"util_mean": 0.3}}}}
+	s.tried = []scored{best,
+		{kind: "incast", w: inc(0.35, 4, simenv.Millisecond), loss: 0.3},                      // near
+		{kind: "incast", w: inc(0.3, 8, 2*simenv.Millisecond), loss: 0.9},                     // far, within the noise
+		{kind: "incast", w: inc(0.1, 15, 10*simenv.Millisecond), loss: 5},                     // farther, beyond the bound
+		{kind: "flows of websearch", w: Workload{Family: "websearch", Load: 0.9}, loss: 0.25}, // another kind
+	}
+	pen := s.penalised(best.w, best.loss)
+	e := s.edge(best, pen)
+	if e == nil || e.Workload != inc(0.3, 8, 2*simenv.Millisecond).Describe() {
+		t.Fatalf("edge %+v", e)
+	}
+	s.tried = s.tried[:1]
+	if e := s.edge(best, pen); e != nil {
+		t.Fatalf("an edge %+v with no other candidate of the kind", e)
 	}
 }

@@ -88,6 +88,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		for _, rv := range p.Rivals {
 			fmt.Fprintf(&b, "  rival: %s; search loss %.3f, parameters counted %.3f (+%.3f)\n", rv.Workload, rv.SearchLoss, rv.Penalised, rv.Excess)
 		}
+		if e := p.Edge; e != nil {
+			fmt.Fprintf(&b, "  edge of its kind: %s; search loss %.3f, parameters counted %.3f (+%.3f)\n", e.Workload, e.SearchLoss, e.Penalised, e.Excess)
+		}
 	}
 	fmt.Fprintf(&b, "times: topology %s, search %s, final run %s; %d simulations\n", r.Times.Topology.Round(time.Millisecond),
 		r.Times.Search.Round(time.Second), r.Times.Final.Round(time.Millisecond), r.Runs)

@@ -21,7 +21,12 @@ type PhaseReport struct {
 	// Rivals are the fit's runners-up for the window: the best of each
 	// other kind of workload, refined, whose loss with its parameters
 	// counted is within rivalBound of the winner's, nearest first.
-	Rivals    []Rival
+	Rivals []Rival
+	// Edge is the winner's own kind at the edge of what the observations
+	// allow: of the candidates of its kind tried, within rivalBound, the
+	// one whose parameters lie farthest from the winner's (nil: none).
+	// Rival twins take it only where too few other kinds qualify.
+	Edge      *Rival
 	penalised float64 // the winner's loss with its parameters counted
 	noise     Stats   // what the loss counted errors against
 }
@@ -83,11 +88,57 @@ func (ft *fitter) fitWindow(i int, obs observed, prefix []Phase, from, to simenv
 	pr := PhaseReport{Workload: best.w.Describe(), SearchLoss: best.loss, Runs: ft.runs - runs0, Time: ft.o.Clock().Sub(start), noise: s.obs.noise,
 		penalised: s.penalised(best.w, best.loss)}
 	pr.Rivals = s.rivals(best, pr.penalised)
+	pr.Edge = s.edge(best, pr.penalised)
 	return best.w, pr
 }
 
+// edge is the candidate of best's kind tried whose parameters lie
+// farthest from best's (paramDistance) with a penalised loss within
+// rivalBound of best's (pen); nil when none differs.
+func (s *search) edge(best scored, pen float64) *Rival {
+	var out *Rival
+	far := 0.0
+	kind, d0 := kindOf(best.w), best.w.Describe()
+	for _, c := range s.tried {
+		p := s.penalised(c.w, c.loss)
+		if kindOf(c.w) != kind || c.w.Describe() == d0 || math.IsInf(p, 0) || math.IsNaN(p) || p > rivalBound(pen) {
+			continue
+		}
+		d := paramDistance(best.w, c.w, s.ft.iv)
+		if out == nil || d > far || d == far && p < out.Penalised {
+			far = d
+			out = &Rival{Workload: c.w.Describe(), SearchLoss: c.loss, Penalised: p, Excess: p - pen, w: c.w}
+		}
+	}
+	return out
+}
+
+// paramDistance is how far b's parameters lie from a's: the sum of the
+// absolute log ratios of the load, an incast's fan-in, size and period, a
+// collective's ranks, size and gap (plus one interval iv), and 1 for
+// another flow family.
+func paramDistance(a, b Workload, iv simenv.Time) float64 {
+	lr := func(x, y float64) float64 {
+		if x <= 0 || y <= 0 {
+			return 0
+		}
+		return math.Abs(math.Log(y / x))
+	}
+	d := lr(a.Load, b.Load)
+	if a.Family != b.Family {
+		d++
+	}
+	if x, y := a.Incast, b.Incast; x != nil && y != nil {
+		d += lr(float64(x.Fanin), float64(y.Fanin)) + lr(float64(x.SizeBytes), float64(y.SizeBytes)) + lr(float64(x.Every), float64(y.Every))
+	}
+	if x, y := a.Collective, b.Collective; x != nil && y != nil {
+		d += lr(float64(x.Ranks), float64(y.Ranks)) + lr(float64(x.SizeBytes), float64(y.SizeBytes)) + lr(float64(x.Gap+iv), float64(y.Gap+iv))
+	}
+	return d
+}
+
 // rivals are the refined best of each kind but the winner's, within
-// RivalLossFactor of its penalised loss pen, nearest first (one per
+// rivalBound of its penalised loss pen, nearest first (one per
 // workload: two kinds' refinements may meet).
 func (s *search) rivals(best scored, pen float64) []Rival {
 	var out []Rival

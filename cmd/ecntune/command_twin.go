@@ -50,7 +50,9 @@ window is fitted on its own and the scenario's workloads get start and end times
 --out gets the scenario and, beside it, the CDF files it names (cdf/*.txt) and up to
 --rivals rival twins (OUT.rival-1.yaml, ...): the twin with one window's workload replaced
 by one the fit nearly chose (another kind of workload, refined, whose loss with parameters
-counted is within the statistics' noise or twice the winner's), nearest first. The fit cannot tell them from the twin, so
+counted is within the statistics' noise or twice the winner's), nearest first; where too few
+other kinds come that near, the winner's own kind at the edge of what the observations allow
+(of the candidates of its kind within that loss, the one whose parameters lie farthest). The fit cannot tell them from the twin, so
 train --twin OUT --rival OUT.rival-1.yaml ... judges a fine-tuned model on them too. The report
 (every statistic observed, simulated and its error; the time of each step; what was not
 observed and took a default) goes to stdout, and with --report DIR also to
@@ -227,8 +229,8 @@ func writeRivals(log io.Writer, out string, r *twin.Result) error {
 		rs.Scenario.Comment = []string{
 			fmt.Sprintf(strings.TrimPrefix(rivalHead, "# ")+"%s (%s), fitted on %s: window %d's workload replaced by one the fit nearly chose,",
 				filepath.Base(out), r.Scenario.Name, time.Now().UTC().Format("2006-01-02"), rs.Window),
-			fmt.Sprintf("%s instead of %s (loss with parameters counted %.3f, the twin's +%.3f).",
-				rs.Rival.Workload, r.Report.Phases[rs.Window].Workload, rs.Rival.Penalised, rs.Rival.Excess),
+			fmt.Sprintf("%s instead of %s (loss with parameters counted %.3f, the twin's +%.3f%s).",
+				rs.Rival.Workload, r.Report.Phases[rs.Window].Workload, rs.Rival.Penalised, rs.Rival.Excess, edgeNote(rs.Edge)),
 			"The fit cannot tell it from the twin: train --twin judges a fine-tuned model on it too (--rival).",
 		}
 		if err := writeTwinScenario(log, path, &rs.Scenario); err != nil {
@@ -238,6 +240,15 @@ func writeRivals(log io.Writer, out string, r *twin.Result) error {
 	}
 	fmt.Fprintf(log, "twin: judge a fine-tuned model on the twin and its rivals with\n  %s\n", cmd)
 	return nil
+}
+
+// edgeNote says a rival is its window's own kind at the edge of what the
+// observations allow.
+func edgeNote(edge bool) string {
+	if edge {
+		return "; its own kind, at the edge of what the observations allow: too few other kinds came near"
+	}
+	return ""
 }
 
 // rivalHead starts every rival twin's file (writeRivals' comment).
