@@ -100,17 +100,29 @@ func (s *search) edge(best scored, pen float64) *Rival {
 	far := 0.0
 	kind, d0 := kindOf(best.w), best.w.Describe()
 	for _, c := range s.tried {
-		p := s.penalised(c.w, c.loss)
-		if kindOf(c.w) != kind || c.w.Describe() == d0 || math.IsInf(p, 0) || math.IsNaN(p) || p > rivalBound(pen) {
+		if kindOf(c.w) != kind {
+			continue
+		}
+		rv, ok := s.rivalOf(c, pen)
+		if !ok || rv.Workload == d0 {
 			continue
 		}
 		d := paramDistance(best.w, c.w, s.ft.iv)
-		if out == nil || d > far || d == far && p < out.Penalised {
-			far = d
-			out = &Rival{Workload: c.w.Describe(), SearchLoss: c.loss, Penalised: p, Excess: p - pen, w: c.w}
+		if out == nil || d > far || d == far && rv.Penalised < out.Penalised {
+			far, out = d, &rv
 		}
 	}
 	return out
+}
+
+// rivalOf is candidate c as a rival of a winner of penalised loss pen;
+// ok false when its loss is not within rivalBound.
+func (s *search) rivalOf(c scored, pen float64) (rv Rival, ok bool) {
+	p := s.penalised(c.w, c.loss)
+	if math.IsInf(p, 0) || math.IsNaN(p) || p > rivalBound(pen) {
+		return Rival{}, false
+	}
+	return Rival{Workload: c.w.Describe(), SearchLoss: c.loss, Penalised: p, Excess: p - pen, w: c.w}, true
 }
 
 // paramDistance is how far b's parameters lie from a's: the sum of the
@@ -144,13 +156,12 @@ func (s *search) rivals(best scored, pen float64) []Rival {
 	var out []Rival
 	seen := map[string]bool{best.w.Describe(): true}
 	for _, c := range s.refined {
-		d := c.w.Describe()
-		p := s.penalised(c.w, c.loss)
-		if seen[d] || math.IsInf(p, 0) || math.IsNaN(p) || p > rivalBound(pen) {
+		rv, ok := s.rivalOf(c, pen)
+		if !ok || seen[rv.Workload] {
 			continue
 		}
-		seen[d] = true
-		out = append(out, Rival{Workload: d, SearchLoss: c.loss, Penalised: p, Excess: p - pen, w: c.w})
+		seen[rv.Workload] = true
+		out = append(out, rv)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Penalised != out[j].Penalised {

@@ -352,24 +352,21 @@ func (ev twinEval) record(tr twinRun) map[string]any {
 	out["start"] = comparisonRecord(ev.start, ev.res)
 	out["fine_tuned"] = comparisonRecord(ev.tuned, ev.res)
 	if v := ev.vsStart(); v.N >= 2 {
-		out["fine_tuned_over_start_small_p99"] = map[string]any{"mean": v.Mean, "ci95": []float64{v.Lo, v.Hi}, "n": v.N}
+		out["fine_tuned_over_start_small_p99"] = pairedJSON(v)
 	}
 	if ev.startLoopSpec != "" {
 		out["agent"] = map[string]any{"file": filepath.ToSlash(tr.agentFile), "sha256": tr.agentSHA}
 		out["start_loop"] = comparisonRecord(ev.startLoop, ev.res)
 		out["fine_tuned_loop"] = comparisonRecord(ev.tunedLoop, ev.res)
 		if v := pairedOf(ev.loopPaired); v.N >= 2 {
-			out["fine_tuned_loop_over_start_loop_small_p99"] = map[string]any{"mean": v.Mean, "ci95": []float64{v.Lo, v.Hi}, "n": v.N}
+			out["fine_tuned_loop_over_start_loop_small_p99"] = pairedJSON(v)
 		}
 	}
 	if len(ev.rivals) > 0 {
-		paired := func(p train.Paired) map[string]any {
-			return map[string]any{"mean": p.Mean, "ci95": []float64{p.Lo, p.Hi}, "n": p.N}
-		}
 		var rs []map[string]any
 		for i, f := range ev.rivals {
-			r := map[string]any{"scenario": f.Name, "fine_tuned_over_start_small_p99": paired(f.SmallP99),
-				"fine_tuned_over_start_large_goodput": paired(f.Goodput), "drops": f.Drops, "start_drops": f.StartDrops}
+			r := map[string]any{"scenario": f.Name, "fine_tuned_over_start_small_p99": pairedJSON(f.SmallP99),
+				"fine_tuned_over_start_large_goodput": pairedJSON(f.Goodput), "drops": f.Drops, "start_drops": f.StartDrops}
 			if i < len(tr.rivals) {
 				r["file"], r["sha256"] = tr.rivals[i].Path, tr.rivals[i].SHA256
 			}
@@ -378,6 +375,12 @@ func (ev twinEval) record(tr twinRun) map[string]any {
 		out["rivals"] = rs
 	}
 	return out
+}
+
+// pairedJSON keeps a seed-by-seed ratio: its geometric mean, 95% CI
+// and number of pairs.
+func pairedJSON(p train.Paired) map[string]any {
+	return map[string]any{"mean": p.Mean, "ci95": []float64{p.Lo, p.Hi}, "n": p.N}
 }
 
 // comparisonRecord keeps one policy's figures against the frontier.
