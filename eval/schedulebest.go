@@ -330,3 +330,34 @@ func frontierRatio(rs []Run, fixed []string, runs map[string][]Run) float64 {
 	}
 	return math.Inf(1)
 }
+
+// FixedSpec is the policy spec that runs the fixed setting a comparison
+// names (Comparison.Frontier, AtGoodput, static:best's choice): a preset's
+// static:NAME as it is, a catalogue setting of grid (nil:
+// DefaultOracleGrid) as fixed:KMIN/KMAX/PMAX with its exact values (the
+// catalogue's name rounds them). ok is false for a name that is neither.
+func FixedSpec(name string, grid [][3]int) (spec string, ok bool) {
+	if grid == nil {
+		grid = DefaultOracleGrid
+	}
+	for _, c := range oracleCandidates(grid) {
+		if c.spec != name {
+			continue
+		}
+		if c.set == nil {
+			return c.spec, true
+		}
+		e := scheduleEntry(c)
+		if pct := strconv.FormatFloat(100*c.set.Pmax, 'g', -1, 64) + "%"; exactPercent(pct, c.set.Pmax) {
+			e = e[:strings.LastIndex(e, "/")+1] + pct
+		}
+		return policy.FixedPrefix + e, true
+	}
+	return "", false
+}
+
+// exactPercent says whether the percentage pct ("1%") reads back as p.
+func exactPercent(pct string, p float64) bool {
+	s, err := policy.ParseFixed("1B/1B/" + pct)
+	return err == nil && s.Pmax == p
+}

@@ -373,3 +373,34 @@ func TestScheduleBestByFrontierSpaces(t *testing.T) {
 		}
 	}
 }
+
+func TestFixedSpec(t *testing.T) {
+	seen := 0
+	for _, c := range oracleCandidates(DefaultOracleGrid) {
+		spec, ok := FixedSpec(c.spec, nil)
+		if !ok {
+			t.Fatalf("%s: not found", c.spec)
+		}
+		p, err := policy.Lookup(spec)
+		if err != nil {
+			t.Fatalf("%s -> %s: %v", c.spec, spec, err)
+		}
+		if c.set == nil {
+			if spec != c.spec {
+				t.Fatalf("preset %s -> %s", c.spec, spec)
+			}
+			continue
+		}
+		seen++
+		got, err := policy.ParseFixed(strings.TrimPrefix(spec, policy.FixedPrefix))
+		if err != nil || got.KminBytes != c.set.KminBytes || got.KmaxBytes != c.set.KmaxBytes || got.Pmax != c.set.Pmax {
+			t.Fatalf("%s -> %s (%s) = %+v, %v; want %+v", c.spec, spec, p.Name(), got, err, *c.set)
+		}
+	}
+	if seen != len(DefaultOracleGrid) {
+		t.Fatalf("%d catalogue settings, want %d", seen, len(DefaultOracleGrid))
+	}
+	if s, ok := FixedSpec("catalogue:kmin 1B kmax 2B pmax 1% @100G", nil); ok {
+		t.Fatalf("a setting off the grid: %s", s)
+	}
+}

@@ -38,13 +38,13 @@ func (f FrontierFigures) String() string {
 	return s
 }
 
-// ratio2 is the ratio as printed, to two decimals.
-func ratio2(r float64) float64 { return math.Round(r*100) / 100 }
+// Ratio2 is the ratio as printed, to two decimals.
+func Ratio2(r float64) float64 { return math.Round(r*100) / 100 }
 
-// notBehind reports whether f is not behind the frontier: beyond it, or a
+// NotBehind reports whether f is not behind the frontier: beyond it, or a
 // ratio of at most 1.00 (to two decimals).
-func (f FrontierFigures) notBehind() bool {
-	return f.Beyond || f.Ratio > 0 && ratio2(f.Ratio) <= 1
+func (f FrontierFigures) NotBehind() bool {
+	return f.Beyond || f.Ratio > 0 && Ratio2(f.Ratio) <= 1
 }
 
 // Verdict is the promotion rule's decision with its reason in words and
@@ -100,9 +100,9 @@ func PromotionRule(start, tuned FrontierFigures, vsStart Paired) Verdict {
 		return Verdict{false, "no fixed setting ran on the twin to judge it against: " + tuned.String()}
 	case start.Beyond && !tuned.Beyond:
 		return Verdict{false, fmt.Sprintf("%s, where the starting model is beyond the frontier in goodput", tuned)}
-	case !tuned.Beyond && start.Ratio > 0 && ratio2(tuned.Ratio) > ratio2(start.Ratio):
+	case !tuned.Beyond && start.Ratio > 0 && Ratio2(tuned.Ratio) > Ratio2(start.Ratio):
 		return Verdict{false, fmt.Sprintf("%s: worse than the starting model (%s)", tuned, start)}
-	case tuned.notBehind():
+	case tuned.NotBehind():
 		return Verdict{true, tuned.String() + ": not behind the frontier of fixed settings (at most 1.00), and no worse than the starting model (" + start.String() + ")"}
 	case start.Ratio <= 0:
 		return Verdict{false, fmt.Sprintf("%s: behind the frontier (above 1.00), and the starting model has no frontier ratio to compare with", tuned)}
@@ -170,9 +170,9 @@ func JudgeRivals(v Verdict, rivals []RivalFigures) Verdict {
 			bad = "more drops than the starting model"
 		case r.SmallP99.N < 1 || r.Goodput.N < 1:
 			return Verdict{false, fmt.Sprintf("%s; but no seed of rival %s ran for both models to judge it on", v.Reason, r.Name)}
-		case ratio2(r.SmallP99.Mean) > RivalMaxSmallP99:
+		case Ratio2(r.SmallP99.Mean) > RivalMaxSmallP99:
 			bad = "a higher small-flow p99 than the starting model"
-		case ratio2(r.Goodput.Mean) < RivalMinGoodput:
+		case Ratio2(r.Goodput.Mean) < RivalMinGoodput:
 			bad = fmt.Sprintf("less than %.0f%% of the starting model's large-flow goodput", 100*RivalMinGoodput)
 		}
 		if bad != "" {

@@ -58,7 +58,13 @@ same seeds (judged as the rule judged the twin: behind the guardrails with --age
 drops, small-flow p99 over the starting model's at most 1.00 and large-flow goodput at least
 0.98 of its, seed by seed in geometric mean. The fit cannot tell a rival from the twin, and the
 model was trained on the twin: a gain there that turns into a loss on a rival was learned of
-the twin's errors. Otherwise it is stored unpromoted and the figures say why. An agent that
+the twin's errors. Otherwise it is stored unpromoted and the figures say why. Where the
+starting model (its loop, with --agent) is behind the twin's frontier, the fixed setting it is
+behind (the best one keeping 98% of its goodput) also runs on the twin and the rivals, as the
+two run, and the same rule judges it against the starting model: promoted by it, and better on
+the twin than a fine-tuned model the rule promotes (which then stays a candidate), it is
+recommended: the output names the policy to run instead (static:NAME or fixed:KMIN/KMAX/PMAX)
+and the record keeps its figures. An agent that
 names it as model:NAME@promoted runs only a promoted version (model:NAME runs the latest
 version while none is promoted).`
 

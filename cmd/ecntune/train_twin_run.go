@@ -104,12 +104,36 @@ type twinEval struct {
 	loopPaired                  eval.Metric
 	// With --rival: the judged two on the rival twins, and their
 	// figures there.
-	rivalRes    *eval.Result
-	rivals      []train.RivalFigures
-	rivalWall   time.Duration
-	verdict     train.Verdict
+	rivalRes  *eval.Result
+	rivals    []train.RivalFigures
+	rivalWall time.Duration
+	verdict   train.Verdict
+	// fixed is the fixed setting the judged starting model is behind on
+	// the twin (the frontier at its goodput), judged as the fine-tuned
+	// model is; nil when the starting model is not behind.
+	fixed       *fixedCandidate
 	interrupted bool
 	wall        time.Duration
+}
+
+// fixedCandidate is the twin's own answer where the starting model is
+// behind its frontier: the fixed setting it is judged against, run as
+// the judged two run (behind the guardrails with --agent), on the same
+// seeds, and judged by the same rule, rivals included. It is what an
+// operator would run instead when no learned model is promoted: never
+// behind the frontier is what the twin can promise of a fixed setting.
+type fixedCandidate struct {
+	spec   string // static:NAME or fixed:KMIN/KMAX/PMAX
+	judged string // spec, or its loop with --agent
+	res    *eval.Result
+	cmp    eval.Comparison
+	paired eval.Metric // log of its small-flow p99 over the starting model's, seed by seed
+	rivals []train.RivalFigures
+	// verdict is the rule's; recommended says it is the one to run
+	// (its verdict promotes it and it does better on the twin than a
+	// promoted fine-tuned model).
+	verdict     train.Verdict
+	recommended bool
 }
 
 // evaluateTwin runs the starting and the fine-tuned model (cand, not yet
@@ -137,16 +161,18 @@ func evaluateTwin(s *trainSession, tr twinRun, cand models.Model) (twinEval, err
 	if tr.agent != nil {
 		ev.startLoopSpec, ev.tuneLoopSpec = ev.loopSpecs(tr.agentFile)
 		specs = append(specs, ev.startLoopSpec, ev.tuneLoopSpec)
-		opt.Loops = map[string]eval.LoopRunner{loop.Prefix: loop.ConfigRunner(map[string]*config.Config{
-			ev.startLoopSpec: closedLoopWith(tr.agent, tr.start),
-			ev.tuneLoopSpec:  closedLoopWith(tr.agent, policy.ModelPrefix+o.name),
-		}, candidateResolver(o.db, o.name, cand), false)}
+		opt.Loops = ev.loops(tr, o.db, o.name, cand)
 	}
 	begin := time.Now()
 	ev.res, ev.interrupted, err = runEvalInterruptibly(s, "twin eval", []eval.Scenario{{Named: tr.ft.Twin}}, specs, opt)
 	ev.wall = time.Since(begin)
 	if err != nil {
 		return ev, fmt.Errorf("twin evaluation: %w", err)
+	}
+	if !ev.interrupted {
+		if ev.interrupted, err = ev.evaluateFixed(s, tr, opt, cand); err != nil {
+			return ev, err
+		}
 	}
 	if !ev.interrupted && len(tr.rivals) > 0 {
 		scs := make([]eval.Scenario, len(tr.rivals))
@@ -156,7 +182,12 @@ func evaluateTwin(s *trainSession, tr twinRun, cand models.Model) (twinEval, err
 		opt.Frontier = false // the rival judges the two against each other
 		begin = time.Now()
 		a, b := ev.judged()
-		ev.rivalRes, ev.interrupted, err = runEvalInterruptibly(s, "rival eval", scs, []string{a, b}, opt)
+		specs := []string{a, b}
+		if ev.fixed != nil {
+			specs = append(specs, ev.fixed.judged)
+			opt.Loops = ev.loops(tr, o.db, o.name, cand)
+		}
+		ev.rivalRes, ev.interrupted, err = runEvalInterruptibly(s, "rival eval", scs, specs, opt)
 		ev.rivalWall = time.Since(begin)
 		if err != nil {
 			return ev, fmt.Errorf("rival twins' evaluation: %w", err)
@@ -164,7 +195,10 @@ func evaluateTwin(s *trainSession, tr twinRun, cand models.Model) (twinEval, err
 	}
 	if ev.interrupted {
 		where := "the twin"
-		if ev.res != nil {
+		switch {
+		case ev.fixed != nil && ev.fixed.res == nil:
+			where = "the twin (the fixed setting " + ev.fixed.spec + ")"
+		case ev.res != nil:
 			where = "the rival twins"
 		}
 		ev.verdict = train.Verdict{Reason: "its evaluation on " + where + " was interrupted"}
@@ -172,6 +206,55 @@ func evaluateTwin(s *trainSession, tr twinRun, cand models.Model) (twinEval, err
 	}
 	ev.judge()
 	return ev, nil
+}
+
+// evaluateFixed finds the fixed setting the judged starting model is
+// behind on the twin (none when it is not behind) and runs it on the
+// twin as the judged two ran, against the frontier, on the same seeds.
+func (ev *twinEval) evaluateFixed(s *trainSession, tr twinRun, opt eval.Options, cand models.Model) (interrupted bool, err error) {
+	start, _ := ev.judged()
+	c := ev.res.Compare(start)
+	if len(c) == 0 || c[0].Frontier == "" || frontierFigures(c[0]).NotBehind() {
+		return false, nil
+	}
+	spec, ok := eval.FixedSpec(c[0].Frontier, opt.OracleCatalogue)
+	if !ok {
+		return false, fmt.Errorf("twin evaluation: the frontier setting %q is not one the evaluation can run", c[0].Frontier)
+	}
+	f := &fixedCandidate{spec: spec, judged: spec}
+	ev.fixed = f
+	if tr.agent != nil {
+		f.judged = loop.Prefix + filepath.ToSlash(tr.agentFile) + " with " + spec
+		opt.Loops = ev.loops(tr, s.o.db, s.o.name, cand)
+	}
+	f.res, interrupted, err = runEvalInterruptibly(s, "fixed setting eval", []eval.Scenario{{Named: tr.ft.Twin}}, []string{f.judged}, opt)
+	if err != nil {
+		return false, fmt.Errorf("twin evaluation of the fixed setting %s: %w", spec, err)
+	}
+	if !interrupted {
+		if c := f.res.Compare(f.judged); len(c) > 0 {
+			f.cmp = c[0]
+		}
+	}
+	return interrupted, nil
+}
+
+// loops are eval's loop runners for the loops judged on the twin and its
+// rivals (nil without --agent): the agent configuration running the
+// starting model, the fine-tuned one (cand, model:name, not yet stored)
+// and the fixed candidate when there is one.
+func (ev *twinEval) loops(tr twinRun, db, name string, cand models.Model) map[string]eval.LoopRunner {
+	if tr.agent == nil {
+		return nil
+	}
+	cfgs := map[string]*config.Config{
+		ev.startLoopSpec: closedLoopWith(tr.agent, tr.start),
+		ev.tuneLoopSpec:  closedLoopWith(tr.agent, policy.ModelPrefix+name),
+	}
+	if ev.fixed != nil {
+		cfgs[ev.fixed.judged] = closedLoopWith(tr.agent, ev.fixed.spec)
+	}
+	return map[string]eval.LoopRunner{loop.Prefix: loop.ConfigRunner(cfgs, candidateResolver(db, name, cand), false)}
 }
 
 // runEvalInterruptibly runs an evaluation with a progress bar named what
@@ -272,6 +355,7 @@ func (ev *twinEval) judge() {
 	if ev.startLoopSpec == "" {
 		ev.verdict = train.PromotionRule(frontierFigures(ev.start), frontierFigures(ev.tuned), ev.vsStart())
 		ev.judgeRivals()
+		ev.judgeFixed()
 		return
 	}
 	ev.startLoop, ev.tunedLoop = find(ev.startLoopSpec), find(ev.tuneLoopSpec)
@@ -279,6 +363,7 @@ func (ev *twinEval) judge() {
 	ev.verdict = train.PromotionRule(frontierFigures(ev.startLoop), frontierFigures(ev.tunedLoop), pairedOf(ev.loopPaired))
 	ev.verdict.Reason = "behind the agent's guardrails, " + ev.verdict.Reason
 	ev.judgeRivals()
+	ev.judgeFixed()
 }
 
 // judgeRivals finds the judged two's figures on each rival twin and
@@ -288,20 +373,70 @@ func (ev *twinEval) judgeRivals() {
 		return
 	}
 	a, b := ev.judged()
-	ev.rivals = nil
-	for _, sc := range ev.rivalRes.Scenarios {
-		start, tuned := ev.rivalRes.RunsOf(sc, a), ev.rivalRes.RunsOf(sc, b)
-		f := train.RivalFigures{Name: sc, SmallP99: pairedOf(pairedLogRatio(tuned, start, smallP99)),
-			Goodput: pairedOf(pairedLogRatio(tuned, start, largeGoodput))}
-		for _, r := range tuned {
+	ev.rivals = rivalFigures(ev.rivalRes, a, b)
+	ev.verdict = train.JudgeRivals(ev.verdict, ev.rivals)
+}
+
+// rivalFigures are cand's figures over start's on each rival twin of res.
+func rivalFigures(res *eval.Result, startSpec, candSpec string) []train.RivalFigures {
+	var out []train.RivalFigures
+	for _, sc := range res.Scenarios {
+		start, cand := res.RunsOf(sc, startSpec), res.RunsOf(sc, candSpec)
+		f := train.RivalFigures{Name: sc, SmallP99: pairedOf(pairedLogRatio(cand, start, smallP99)),
+			Goodput: pairedOf(pairedLogRatio(cand, start, largeGoodput))}
+		for _, r := range cand {
 			f.Drops += r.Drops
 		}
 		for _, r := range start {
 			f.StartDrops += r.Drops
 		}
-		ev.rivals = append(ev.rivals, f)
+		out = append(out, f)
 	}
-	ev.verdict = train.JudgeRivals(ev.verdict, ev.rivals)
+	return out
+}
+
+// judgeFixed applies the rule to the fixed candidate (as to the
+// fine-tuned model: against the judged starting model, on the twin and
+// its rivals), and recommends it when the rule promotes it and it does
+// better on the twin than a fine-tuned model the rule promotes, which
+// then stays a candidate.
+func (ev *twinEval) judgeFixed() {
+	f := ev.fixed
+	if f == nil || f.res == nil {
+		return
+	}
+	startSpec, _ := ev.judged()
+	sc := ev.res.Scenarios[0]
+	startCmp := ev.start
+	if ev.startLoopSpec != "" {
+		startCmp = ev.startLoop
+	}
+	f.paired = pairedLogRatio(f.res.RunsOf(sc, f.judged), ev.res.RunsOf(sc, startSpec), smallP99)
+	f.verdict = train.PromotionRule(frontierFigures(startCmp), frontierFigures(f.cmp), pairedOf(f.paired))
+	if ev.rivalRes != nil {
+		f.rivals = rivalFigures(ev.rivalRes, startSpec, f.judged)
+		f.verdict = train.JudgeRivals(f.verdict, f.rivals)
+	}
+	how := "bare"
+	if ev.startLoopSpec != "" {
+		how = "behind the agent's guardrails"
+	}
+	f.verdict.Reason = "the fixed setting " + f.spec + " (the twin's frontier at the starting model's goodput), " + how + ", " + f.verdict.Reason
+	if !f.verdict.Promote {
+		return
+	}
+	tuned := ev.tuned
+	if ev.startLoopSpec != "" {
+		tuned = ev.tunedLoop
+	}
+	if ev.verdict.Promote && !(train.Ratio2(f.cmp.FrontierRatio) < train.Ratio2(tuned.FrontierRatio)) {
+		return // the promoted model does as well on the twin, and adapts
+	}
+	f.recommended = true
+	if ev.verdict.Promote {
+		ev.verdict = train.Verdict{Reason: fmt.Sprintf("%s; but the fixed setting %s does better there (frontier ratio %.2f against %.2f): it is recommended instead",
+			ev.verdict.Reason, f.spec, f.cmp.FrontierRatio, tuned.FrontierRatio)}
+	}
 }
 
 // vsStart is the seed-by-seed comparison of the two models' small-flow
@@ -373,6 +508,22 @@ func (ev twinEval) record(tr twinRun) map[string]any {
 			rs = append(rs, r)
 		}
 		out["rivals"] = rs
+	}
+	if f := ev.fixed; f != nil && f.res != nil {
+		fo := map[string]any{"policy": f.spec, "judged": comparisonRecord(f.cmp, f.res),
+			"recommended": f.recommended, "reason": f.verdict.Reason}
+		if v := pairedOf(f.paired); v.N >= 2 {
+			fo["over_start_small_p99"] = pairedJSON(v)
+		}
+		var rs []map[string]any
+		for _, r := range f.rivals {
+			rs = append(rs, map[string]any{"scenario": r.Name, "over_start_small_p99": pairedJSON(r.SmallP99),
+				"over_start_large_goodput": pairedJSON(r.Goodput), "drops": r.Drops, "start_drops": r.StartDrops})
+		}
+		if rs != nil {
+			fo["rivals"] = rs
+		}
+		out["fixed_setting"] = fo
 	}
 	return out
 }
@@ -455,11 +606,18 @@ func (o trainOpts) twinReport(cmd *cobra.Command, s *trainSession, tr twinRun, e
 	}
 	printTwinEval(w, tr, ev)
 	if ev.verdict.Promote {
-		_, err = fmt.Fprintf(w, "promoted %s: %s\n", stored.Ref(), ev.verdict.Reason)
-		return err
+		fmt.Fprintf(w, "promoted %s: %s\n", stored.Ref(), ev.verdict.Reason)
+	} else {
+		fmt.Fprintf(w, "not promoted: %s is stored as a candidate: %s\n", stored.Ref(), ev.verdict.Reason)
 	}
-	_, err = fmt.Fprintf(w, "not promoted: %s is stored as a candidate: %s\n", stored.Ref(), ev.verdict.Reason)
-	return err
+	if f := ev.fixed; f != nil && f.res != nil {
+		if f.recommended {
+			fmt.Fprintf(w, "recommended: run the fixed setting %s (the agent's policy: %q): %s\n", f.spec, f.spec, f.verdict.Reason)
+		} else {
+			fmt.Fprintf(w, "not recommended: %s\n", f.verdict.Reason)
+		}
+	}
+	return nil
 }
 
 // printTwinEval prints both models' figures against the twin's frontier.
@@ -495,10 +653,26 @@ func printTwinEval(w io.Writer, tr twinRun, ev twinEval) {
 	if p := pairedOf(ev.loopPaired); p.N >= 2 {
 		fmt.Fprintf(w, "  behind the agent's guardrails, fine-tuned / %s small-flow p99, seed by seed: %.2f [%.2f, %.2f]\n", ev.startSpec, p.Mean, p.Lo, p.Hi)
 	}
+	if f := ev.fixed; f != nil && f.res != nil {
+		c := f.cmp
+		fmt.Fprintf(w, "  %-*s  %s", width, c.Policy, frontierFigures(c))
+		if a := f.res.AggregateOf(c.Scenario, c.Policy); a != nil {
+			fmt.Fprintf(w, "; small-flow p99 %.2f, large-flow goodput %.1f Gb/s", a.Metrics["small_p99"].Mean, a.Metrics["large_goodput_gbps"].Mean)
+		}
+		fmt.Fprintf(w, " (the fixed setting the starting model is behind)\n")
+		if p := pairedOf(f.paired); p.N >= 2 {
+			fmt.Fprintf(w, "  %s / the starting model small-flow p99, seed by seed: %.2f [%.2f, %.2f]\n", f.spec, p.Mean, p.Lo, p.Hi)
+		}
+	}
 	if len(ev.rivals) > 0 {
 		fmt.Fprintf(w, "rival twins, the same seeds, %.0fs:\n", ev.rivalWall.Seconds())
 		for _, f := range ev.rivals {
 			fmt.Fprintf(w, "  %s\n", f)
+		}
+		if ev.fixed != nil {
+			for _, f := range ev.fixed.rivals {
+				fmt.Fprintf(w, "  the fixed setting %s: %s\n", ev.fixed.spec, f)
+			}
 		}
 	}
 }

@@ -63,6 +63,15 @@ type twinRecord struct {
 		LoopVsStart *pairedRecord  `json:"fine_tuned_loop_over_start_loop_small_p99"`
 		// With --rival: the judged two on each rival twin.
 		Rivals []rivalRecord `json:"rivals"`
+		// Where the judged starting model is behind: the frontier's
+		// fixed setting, judged as the fine-tuned model is.
+		Fixed *struct {
+			Policy      string         `json:"policy"`
+			Judged      frontierRecord `json:"judged"`
+			VsStart     *pairedRecord  `json:"over_start_small_p99"`
+			Recommended bool           `json:"recommended"`
+			Reason      string         `json:"reason"`
+		} `json:"fixed_setting"`
 	} `json:"twin_frontier"`
 }
 
@@ -90,12 +99,18 @@ func (r twinRecord) verdict() train.Verdict {
 		rivals = append(rivals, train.RivalFigures{Name: rv.Scenario, SmallP99: rv.SmallP99.paired(), Goodput: rv.Goodput.paired(),
 			Drops: rv.Drops, StartDrops: rv.StartDrops})
 	}
+	var v train.Verdict
 	if tw.StartLoop.Policy == "" {
-		return train.JudgeRivals(train.PromotionRule(tw.Start.figures(), tw.Tuned.figures(), r.vsStart()), rivals)
+		v = train.JudgeRivals(train.PromotionRule(tw.Start.figures(), tw.Tuned.figures(), r.vsStart()), rivals)
+	} else {
+		v = train.PromotionRule(tw.StartLoop.figures(), tw.TunedLoop.figures(), tw.LoopVsStart.paired())
+		v.Reason = "behind the agent's guardrails, " + v.Reason
+		v = train.JudgeRivals(v, rivals)
 	}
-	v := train.PromotionRule(tw.StartLoop.figures(), tw.TunedLoop.figures(), tw.LoopVsStart.paired())
-	v.Reason = "behind the agent's guardrails, " + v.Reason
-	return train.JudgeRivals(v, rivals)
+	if f := tw.Fixed; f != nil && f.Recommended && v.Promote { // a fixed setting better on the twin is recommended instead
+		v = train.Verdict{Reason: v.Reason + "; but the fixed setting " + f.Policy + " does better there"}
+	}
+	return v
 }
 
 // vsStart is the recorded seed-by-seed comparison as the rule reads it.
@@ -142,7 +157,7 @@ func checkTwinModel(t *testing.T, db, ref, twin, sum, from string) (models.Model
 		t.Fatalf("evaluation of %s: %s", ref, m.Eval)
 	}
 	v := rec.verdict()
-	if v.Promote != tw.Promoted || v.Reason != tw.Reason || (m.Status == models.StatusPromoted) != tw.Promoted {
+	if v.Promote != tw.Promoted || !strings.HasPrefix(tw.Reason, v.Reason) || (m.Status == models.StatusPromoted) != tw.Promoted {
 		t.Fatalf("%s is %s with verdict %v %q; the rule on its figures says %+v", ref, m.Status, tw.Promoted, tw.Reason, v)
 	}
 	return m, rec
@@ -234,6 +249,19 @@ guardrails: {min-confidence: 0.1, min-confidence-tighten: 0, min-hold-tighten: 0
 	}
 	if strings.Contains(stdout, "(the bare models, as the rule judged them") {
 		t.Fatalf("with --agent the rule judged the loops, but stdout says the bare models:\n%s", stdout)
+	}
+	// The starting model's loop is behind the twin's frontier: the fixed
+	// setting it is behind runs behind the same guardrails, on the same
+	// seeds, and the rule, which judges it as it judges a fine-tuned model,
+	// recommends it (on the twin it is its own frontier: 1.00).
+	f := tw.Fixed
+	if tw.StartLoop.Ratio <= 1.005 || f == nil || f.Policy != "fixed:299.5KB/599KB/1%" || f.Judged.Policy != "agent:"+filepath.ToSlash(agentFile)+" with "+f.Policy ||
+		f.Judged.Ratio > 1.005 || f.VsStart == nil || f.VsStart.N != 3 || !f.Recommended ||
+		!strings.HasPrefix(f.Reason, "the fixed setting "+f.Policy+" (the twin's frontier at the starting model's goodput), behind the agent's guardrails, frontier ratio 1.00: not behind") {
+		t.Fatalf("start loop %+v; fixed setting %+v", tw.StartLoop, f)
+	}
+	if want := `recommended: run the fixed setting fixed:299.5KB/599KB/1% (the agent's policy: "fixed:299.5KB/599KB/1%"): `; !strings.Contains(stdout, want) {
+		t.Fatalf("stdout lacks %q:\n%s", want, stdout)
 	}
 	if !strings.Contains(m.Hyper["command"], " --seeds 3 --agent "+filepath.ToSlash(agentFile)+" ") {
 		t.Fatalf("command %q", m.Hyper["command"])
@@ -456,5 +484,55 @@ func TestTwinEvaluationInterrupted(t *testing.T) {
 	}
 	if rec := ev.record(tr); rec["interrupted"] != true || rec["promoted"] != false {
 		t.Fatalf("record %v", rec)
+	}
+}
+
+// TestJudgeFixed: the fixed setting the starting model is behind is
+// judged by the rule as a fine-tuned model is, rivals included; promoted
+// by it and better on the twin than a promoted fine-tuned model, it is
+// recommended and the model stays a candidate; refused by a rival, it is
+// not, and the model's verdict stands.
+func TestJudgeFixed(t *testing.T) {
+	run := func(sc, pol string, seed uint64, p99, gp float64) eval.Run {
+		r := eval.Run{Policy: pol, SmallP99: p99, LargeGoodputGbps: gp}
+		r.Scenario, r.Seed = sc, seed
+		return r
+	}
+	const start, tuned, fixed = "builtin", "model:x (fine-tuned)", "fixed:299.5KB/599KB/1%"
+	mk := func(rivalP99 float64) twinEval {
+		twin, fres, rivals := &eval.Result{Scenarios: []string{"tw"}}, &eval.Result{Scenarios: []string{"tw"}}, &eval.Result{Scenarios: []string{"tw-rival-1"}}
+		for seed := uint64(1); seed <= 4; seed++ {
+			f := 1 + 0.01*float64(seed)
+			twin.Runs = append(twin.Runs, run("tw", start, seed, 12*f, 50), run("tw", tuned, seed, 11*f, 50))
+			fres.Runs = append(fres.Runs, run("tw", fixed, seed, 10*f, 50))
+			rivals.Runs = append(rivals.Runs, run("tw-rival-1", start, seed, 10*f, 50), run("tw-rival-1", tuned, seed, 9.5*f, 50),
+				run("tw-rival-1", fixed, seed, rivalP99*f, 50))
+		}
+		return twinEval{startSpec: start, tuneSpec: tuned, res: twin, rivalRes: rivals,
+			start:   eval.Comparison{Scenario: "tw", Policy: start, FrontierRatio: 1.2, Frontier: "catalogue:kmin 299.5KB kmax 599KB pmax 1% @100G"},
+			tuned:   eval.Comparison{Scenario: "tw", Policy: tuned, FrontierRatio: 1.0, Frontier: "static:hpcc"},
+			verdict: train.Verdict{Promote: true, Reason: "frontier ratio 1.00: not behind"},
+			fixed:   &fixedCandidate{spec: fixed, judged: fixed, res: fres, cmp: eval.Comparison{Scenario: "tw", Policy: fixed, FrontierRatio: 0.99, Frontier: "static:hpcc"}}}
+	}
+	ev := mk(9)
+	ev.judgeFixed()
+	f := ev.fixed
+	if !f.recommended || !f.verdict.Promote || ev.verdict.Promote || math.Abs(pairedOf(f.paired).Mean-10.0/12) > 1e-9 || len(f.rivals) != 1 ||
+		math.Abs(f.rivals[0].SmallP99.Mean-0.9) > 1e-9 ||
+		!strings.HasPrefix(f.verdict.Reason, "the fixed setting "+fixed+" (the twin's frontier at the starting model's goodput), bare, frontier ratio 0.99: not behind") ||
+		!strings.HasSuffix(ev.verdict.Reason, "; but the fixed setting "+fixed+" does better there (frontier ratio 0.99 against 1.00): it is recommended instead") {
+		t.Fatalf("fixed %+v; model's verdict %+v", f, ev.verdict)
+	}
+	ev = mk(10.5) // on the rival its p99 is 5% above the starting model's
+	ev.judgeFixed()
+	if ev.fixed.recommended || ev.fixed.verdict.Promote || !ev.verdict.Promote ||
+		!strings.Contains(ev.fixed.verdict.Reason, "but a higher small-flow p99 than the starting model on rival tw-rival-1") {
+		t.Fatalf("fixed %+v; model's verdict %+v", ev.fixed, ev.verdict)
+	}
+	ev = mk(9) // a promoted model as good on the twin is kept: it adapts
+	ev.fixed.cmp.FrontierRatio = 1.0
+	ev.judgeFixed()
+	if ev.fixed.recommended || !ev.fixed.verdict.Promote || !ev.verdict.Promote {
+		t.Fatalf("fixed %+v; model's verdict %+v", ev.fixed, ev.verdict)
 	}
 }

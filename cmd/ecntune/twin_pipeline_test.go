@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -111,11 +112,19 @@ func twinPipelineRow(t *testing.T, file, fitBudget, trainBudget, seeds string) s
 	runRoot(t, args...)
 	tTrain := time.Since(t0)
 	promoted := isPromoted(t, reg, name) + verdictParts(t, reg, name)
+	fixed, fixedSays := fixedSetting(t, reg, name)
+	promoted += fixedSays
 
 	t0 = time.Now()
 	sum, runs := filepath.Join(dir, "summary.json"), filepath.Join(dir, "runs.json")
-	runRoot(t, "eval", "--scenario", abs, "--policy", "builtin", "--policy", policy.DefaultSpec, "--policy", "model:"+name,
-		"--policy", loop, "--policy", shipped, "--db", reg, "--seeds", seeds, "--frontier", "--summary-out", sum, "--json-out", runs)
+	args = []string{"eval", "--scenario", abs, "--policy", "builtin", "--policy", policy.DefaultSpec, "--policy", "model:" + name,
+		"--policy", loop, "--policy", shipped, "--db", reg, "--seeds", seeds, "--frontier", "--summary-out", sum, "--json-out", runs}
+	fixedLoop := ""
+	if fixed != "" {
+		fixedLoop = guardedConfig(t, dir, "fixed.yaml", strconv.Quote(fixed))
+		args = append(args, "--policy", fixedLoop)
+	}
+	runRoot(t, args...)
 	tEval := time.Since(t0)
 
 	ratios := frontierRatios(t, sum)
@@ -125,8 +134,11 @@ func twinPipelineRow(t *testing.T, file, fitBudget, trainBudget, seeds string) s
 		t.Fatal(err)
 	}
 	after := shipped
-	if strings.HasPrefix(promoted, "yes") {
+	switch {
+	case strings.HasPrefix(promoted, "yes"):
 		after = loop
+	case fixedLoop != "":
+		after = fixedLoop
 	}
 	return fmt.Sprintf("| %s | %s | %s | %s (%s; %s) | %s (%s) | %s | %s (%s) | %s | %s · %s · %s · %s |", filepath.Base(file),
 		ratios["builtin"], ratios[policy.DefaultSpec], ratios["model:"+name], defaultStart(twin.Config), churn["model:"+name],
@@ -233,6 +245,28 @@ func verdictParts(t *testing.T, reg, name string) string {
 		ps = append(ps, fmt.Sprintf("%.2f [%.2f, %.2f] at goodput %.2f", p.Mean, p.Lo, p.Hi, g.Mean))
 	}
 	return out + "; on its rivals, small-flow p99 over the start's: " + strings.Join(ps, ", ") + ")"
+}
+
+// fixedSetting reads what train --twin said of the fixed setting the
+// starting model was behind on the twin: its spec when it recommended it
+// ("" otherwise), and the verdict in a few words for the table.
+func fixedSetting(t *testing.T, reg, name string) (spec, says string) {
+	m, err := models.Load(reg, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec twinRecord
+	if err := json.Unmarshal(m.Eval, &rec); err != nil {
+		t.Fatal(err)
+	}
+	f := rec.Twin.Fixed
+	if f == nil {
+		return "", "; the start not behind on the twin: no fixed setting"
+	}
+	if f.Recommended {
+		return f.Policy, fmt.Sprintf("; recommended instead: %s (%.2f on the twin)", f.Policy, f.Judged.Ratio)
+	}
+	return "", fmt.Sprintf("; %s not recommended (%.2f on the twin)", f.Policy, f.Judged.Ratio)
 }
 
 // defaultInterval is eval's default control interval for a scenario
