@@ -222,14 +222,7 @@ func isPromoted(t *testing.T, reg, name string) string {
 // rival twins found, from the model's record: " (on the twin alone:
 // yes; rivals: small-flow p99 1.03, 0.98)".
 func verdictParts(t *testing.T, reg, name string) string {
-	m, err := models.Load(reg, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec twinRecord
-	if err := json.Unmarshal(m.Eval, &rec); err != nil {
-		t.Fatal(err)
-	}
+	rec := loadTwinRecord(t, reg, name)
 	alone := rec
 	alone.Twin.Rivals = nil
 	out := " (on the twin alone: no"
@@ -247,10 +240,10 @@ func verdictParts(t *testing.T, reg, name string) string {
 	return out + "; on its rivals, small-flow p99 over the start's: " + strings.Join(ps, ", ") + ")"
 }
 
-// fixedSetting reads what train --twin said of the fixed setting the
-// starting model was behind on the twin: its spec when it recommended it
-// ("" otherwise), and the verdict in a few words for the table.
-func fixedSetting(t *testing.T, reg, name string) (spec, says string) {
+// loadTwinRecord reads the evaluation record of model name in the
+// registry reg.
+func loadTwinRecord(t *testing.T, reg, name string) twinRecord {
+	t.Helper()
 	m, err := models.Load(reg, name)
 	if err != nil {
 		t.Fatal(err)
@@ -259,6 +252,14 @@ func fixedSetting(t *testing.T, reg, name string) (spec, says string) {
 	if err := json.Unmarshal(m.Eval, &rec); err != nil {
 		t.Fatal(err)
 	}
+	return rec
+}
+
+// fixedSetting reads what train --twin said of the fixed setting the
+// starting model was behind on the twin: its spec when it recommended it
+// ("" otherwise), and the verdict in a few words for the table.
+func fixedSetting(t *testing.T, reg, name string) (spec, says string) {
+	rec := loadTwinRecord(t, reg, name)
 	f := rec.Twin.Fixed
 	if f == nil {
 		return "", "; the start not behind on the twin: no fixed setting"
