@@ -170,7 +170,13 @@ func evaluateTwin(s *trainSession, tr twinRun, cand models.Model) (twinEval, err
 		return ev, fmt.Errorf("twin evaluation: %w", err)
 	}
 	if !ev.interrupted {
-		if ev.interrupted, err = ev.evaluateFixed(s, tr, opt, cand); err != nil {
+		if ev.fixed, err = ev.fixedCandidate(tr, opt.OracleCatalogue); err != nil {
+			return ev, err
+		}
+	}
+	if ev.fixed != nil {
+		opt.Loops = ev.loops(tr, o.db, o.name, cand) // now with the fixed setting's loop
+		if ev.interrupted, err = ev.evaluateFixed(s, tr, opt); err != nil {
 			return ev, err
 		}
 	}
@@ -185,7 +191,6 @@ func evaluateTwin(s *trainSession, tr twinRun, cand models.Model) (twinEval, err
 		specs := []string{a, b}
 		if ev.fixed != nil {
 			specs = append(specs, ev.fixed.judged)
-			opt.Loops = ev.loops(tr, o.db, o.name, cand)
 		}
 		ev.rivalRes, ev.interrupted, err = runEvalInterruptibly(s, "rival eval", scs, specs, opt)
 		ev.rivalWall = time.Since(begin)
@@ -208,28 +213,34 @@ func evaluateTwin(s *trainSession, tr twinRun, cand models.Model) (twinEval, err
 	return ev, nil
 }
 
-// evaluateFixed finds the fixed setting the judged starting model is
-// behind on the twin (none when it is not behind) and runs it on the
-// twin as the judged two ran, against the frontier, on the same seeds.
-func (ev *twinEval) evaluateFixed(s *trainSession, tr twinRun, opt eval.Options, cand models.Model) (interrupted bool, err error) {
+// fixedCandidate is the fixed setting the judged starting model is
+// behind on the twin (nil when it is not behind), named as the judged two
+// are (its loop with --agent).
+func (ev *twinEval) fixedCandidate(tr twinRun, grid [][3]int) (*fixedCandidate, error) {
 	start, _ := ev.judged()
 	c := ev.res.Compare(start)
 	if len(c) == 0 || c[0].Frontier == "" || frontierFigures(c[0]).NotBehind() {
-		return false, nil
+		return nil, nil
 	}
-	spec, ok := eval.FixedSpec(c[0].Frontier, opt.OracleCatalogue)
+	spec, ok := eval.FixedSpec(c[0].Frontier, grid)
 	if !ok {
-		return false, fmt.Errorf("twin evaluation: the frontier setting %q is not one the evaluation can run", c[0].Frontier)
+		return nil, fmt.Errorf("twin evaluation: the frontier setting %q is not one the evaluation can run", c[0].Frontier)
 	}
 	f := &fixedCandidate{spec: spec, judged: spec}
-	ev.fixed = f
 	if tr.agent != nil {
-		f.judged = loop.Prefix + filepath.ToSlash(tr.agentFile) + " with " + spec
-		opt.Loops = ev.loops(tr, s.o.db, s.o.name, cand)
+		f.judged = loopSpec(tr.agentFile, spec)
 	}
+	return f, nil
+}
+
+// evaluateFixed runs the fixed candidate on the twin as the judged two
+// ran (opt's loops include its own), against the frontier, on the same
+// seeds.
+func (ev *twinEval) evaluateFixed(s *trainSession, tr twinRun, opt eval.Options) (interrupted bool, err error) {
+	f := ev.fixed
 	f.res, interrupted, err = runEvalInterruptibly(s, "fixed setting eval", []eval.Scenario{{Named: tr.ft.Twin}}, []string{f.judged}, opt)
 	if err != nil {
-		return false, fmt.Errorf("twin evaluation of the fixed setting %s: %w", spec, err)
+		return false, fmt.Errorf("twin evaluation of the fixed setting %s: %w", f.spec, err)
 	}
 	if !interrupted {
 		if c := f.res.Compare(f.judged); len(c) > 0 {
@@ -313,11 +324,25 @@ func (ev twinEval) judged() (start, tuned string) {
 	return ev.startSpec, ev.tuneSpec
 }
 
+// judgedComparisons are the comparisons the rule judges, of the starting
+// and the fine-tuned model: the loops' with --agent, else the bare models'.
+func (ev twinEval) judgedComparisons() (start, tuned eval.Comparison) {
+	if ev.startLoopSpec != "" {
+		return ev.startLoop, ev.tunedLoop
+	}
+	return ev.start, ev.tuned
+}
+
 // loopSpecs name the two loops of --agent FILE: eval specs under
 // loop.Prefix, the file and the model each runs.
 func (ev twinEval) loopSpecs(file string) (start, tuned string) {
-	base := loop.Prefix + filepath.ToSlash(file) + " with "
-	return base + ev.startSpec, base + ev.tuneSpec
+	return loopSpec(file, ev.startSpec), loopSpec(file, ev.tuneSpec)
+}
+
+// loopSpec names the loop of agent configuration file running policy
+// spec: an eval spec under loop.Prefix.
+func loopSpec(file, spec string) string {
+	return loop.Prefix + filepath.ToSlash(file) + " with " + spec
 }
 
 // closedLoopWith is the agent configuration cfg running spec in closed
@@ -406,11 +431,8 @@ func (ev *twinEval) judgeFixed() {
 		return
 	}
 	startSpec, _ := ev.judged()
+	startCmp, tuned := ev.judgedComparisons()
 	sc := ev.res.Scenarios[0]
-	startCmp := ev.start
-	if ev.startLoopSpec != "" {
-		startCmp = ev.startLoop
-	}
 	f.paired = pairedLogRatio(f.res.RunsOf(sc, f.judged), ev.res.RunsOf(sc, startSpec), smallP99)
 	f.verdict = train.PromotionRule(frontierFigures(startCmp), frontierFigures(f.cmp), pairedOf(f.paired))
 	if ev.rivalRes != nil {
@@ -424,10 +446,6 @@ func (ev *twinEval) judgeFixed() {
 	f.verdict.Reason = "the fixed setting " + f.spec + " (the twin's frontier at the starting model's goodput), " + how + ", " + f.verdict.Reason
 	if !f.verdict.Promote {
 		return
-	}
-	tuned := ev.tuned
-	if ev.startLoopSpec != "" {
-		tuned = ev.tunedLoop
 	}
 	if ev.verdict.Promote && !(train.Ratio2(f.cmp.FrontierRatio) < train.Ratio2(tuned.FrontierRatio)) {
 		return // the promoted model does as well on the twin, and adapts
@@ -500,8 +518,7 @@ func (ev twinEval) record(tr twinRun) map[string]any {
 	if len(ev.rivals) > 0 {
 		var rs []map[string]any
 		for i, f := range ev.rivals {
-			r := map[string]any{"scenario": f.Name, "fine_tuned_over_start_small_p99": pairedJSON(f.SmallP99),
-				"fine_tuned_over_start_large_goodput": pairedJSON(f.Goodput), "drops": f.Drops, "start_drops": f.StartDrops}
+			r := rivalJSON(f, "fine_tuned_")
 			if i < len(tr.rivals) {
 				r["file"], r["sha256"] = tr.rivals[i].Path, tr.rivals[i].SHA256
 			}
@@ -517,8 +534,7 @@ func (ev twinEval) record(tr twinRun) map[string]any {
 		}
 		var rs []map[string]any
 		for _, r := range f.rivals {
-			rs = append(rs, map[string]any{"scenario": r.Name, "over_start_small_p99": pairedJSON(r.SmallP99),
-				"over_start_large_goodput": pairedJSON(r.Goodput), "drops": r.Drops, "start_drops": r.StartDrops})
+			rs = append(rs, rivalJSON(r, ""))
 		}
 		if rs != nil {
 			fo["rivals"] = rs
@@ -526,6 +542,13 @@ func (ev twinEval) record(tr twinRun) map[string]any {
 		out["fixed_setting"] = fo
 	}
 	return out
+}
+
+// rivalJSON keeps a candidate's figures on one rival twin, its ratios
+// over the starting model's under keys starting with who.
+func rivalJSON(f train.RivalFigures, who string) map[string]any {
+	return map[string]any{"scenario": f.Name, who + "over_start_small_p99": pairedJSON(f.SmallP99),
+		who + "over_start_large_goodput": pairedJSON(f.Goodput), "drops": f.Drops, "start_drops": f.StartDrops}
 }
 
 // pairedJSON keeps a seed-by-seed ratio: its geometric mean, 95% CI
