@@ -64,6 +64,24 @@ func TwinRandomisation(from Randomisation) Randomisation {
 		RandomStart: from.RandomStart, DropTelemetry: from.DropTelemetry}
 }
 
+// TwinTruthReward is the reward a fine-tuning run on a twin trains on:
+// the starting model's, plus the simulator's ground truth where it has
+// none (a twin is a simulation, so the flows' completion times are known
+// while training, though no switch counter shows them): FlowSmall 0.1,
+// FlowLarge 0.1 and FlowSmallTail 0.3. The starting model's reward reads
+// counters and is nearly flat across neighbouring thresholds; the twin is
+// judged by its small flows' tail at its large flows' goodput, which these
+// terms charge directly. Chosen on policy/builtin/validation's fitted
+// twins against the starting model's reward alone
+// (docs/model/twin-pipeline-eval.txt, "Fine-tuning on the twin's ground
+// truth"). A model that already trained on such terms keeps its own.
+func TwinTruthReward(w env.RewardWeights) env.RewardWeights {
+	if w.FlowSmall == 0 && w.FlowLarge == 0 && w.FlowSmallTail == 0 {
+		w.FlowSmall, w.FlowLarge, w.FlowSmallTail = 0.1, 0.1, 0.3
+	}
+	return w
+}
+
 // FineTune is what a fine-tuning run starts from: a stored ECN policy
 // and the scenario of a twin.
 type FineTune struct {
@@ -78,8 +96,9 @@ type FineTune struct {
 }
 
 // Config is the run of ft: the starting model's algorithm, spec,
-// architecture, discount, learning rate, reward weights and decision
-// interval (from its recorded hyper-parameters), on the twin alone with
+// architecture, discount, learning rate, reward weights (with
+// TwinTruthReward's ground truth) and decision interval (from its
+// recorded hyper-parameters), on the twin alone with
 // TwinRandomisation, episodes as long as the twin (at most
 // TwinMaxEpisode), the starting model's weights as the initial network
 // and, for PPO, TwinCriticWarmUp episodes of critic-only updates. It
@@ -110,6 +129,7 @@ func (ft FineTune) Config(seed uint64, workers int) (Config, error) {
 	if err := hyperJSON(m, "reward", &w); err != nil {
 		return Config{}, err
 	}
+	w = TwinTruthReward(w)
 	c.Reward = &w
 	from := DefaultRandomisation()
 	if err := hyperJSON(m, "randomisation", &from); err != nil {

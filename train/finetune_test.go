@@ -40,7 +40,8 @@ func builtinFineTune(t *testing.T) (FineTune, Config) {
 func TestFineTuneConfigFollowsTheModel(t *testing.T) {
 	ft, cfg := builtinFineTune(t)
 	if cfg.Algo != AlgoPPO || cfg.Spec != "obs-v3/act-v2" || !slices.Equal(cfg.Hidden, []int{64, 64}) || cfg.Gamma != 0.5 ||
-		cfg.LR != 3e-4 || cfg.Interval != 200*simenv.Microsecond || cfg.Reward.Delay != 0.12 || cfg.Reward.TailDelay != 0.02 {
+		cfg.LR != 3e-4 || cfg.Interval != 200*simenv.Microsecond || cfg.Reward.Delay != 0.12 || cfg.Reward.TailDelay != 0.02 ||
+		cfg.Reward.FlowSmall != 0.1 || cfg.Reward.FlowLarge != 0.1 || cfg.Reward.FlowSmallTail != 0.3 {
 		t.Fatalf("config %+v does not follow the builtin model's recipe", cfg)
 	}
 	if cfg.MaxEpisode != ft.Twin.Config.Duration || cfg.CriticWarmUp != TwinCriticWarmUp || len(cfg.Scenarios) != 1 {
@@ -201,5 +202,19 @@ func TestSeedRange(t *testing.T) {
 	}
 	if r.String() != "41-50" || (SeedRange{}).String() != "" {
 		t.Errorf("%q", r.String())
+	}
+}
+
+// TestTwinTruthReward: a counter-only reward gains the ground-truth terms;
+// one that has any of its own keeps them as they are.
+func TestTwinTruthReward(t *testing.T) {
+	w := TwinTruthReward(DefaultReward())
+	if w.FlowSmall != 0.1 || w.FlowLarge != 0.1 || w.FlowSmallTail != 0.3 || w.Delay != DefaultReward().Delay {
+		t.Fatalf("counter-only reward became %+v", w)
+	}
+	own := DefaultReward()
+	own.FlowSmallTail = 1
+	if got := TwinTruthReward(own); got != own {
+		t.Fatalf("a reward with its own ground truth became %+v, want %+v", got, own)
 	}
 }

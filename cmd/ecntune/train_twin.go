@@ -29,8 +29,12 @@ const trainTwinLong = `
 With --twin FILE it fine-tunes a model on one fabric instead: FILE is a scenario (the one
 ecntune twin writes from an agent's telemetry, or any scenario file), and the run starts from
 the weights of --from (builtin, the default, or model:NAME[@V] from --db) with its algorithm,
-spec, architecture, reward, discount, learning rate and decision interval (--algo, --spec and
---hidden may only repeat them). Episodes are as long as the twin (at most 20ms), randomised
+spec, architecture, discount, learning rate and decision interval (--algo, --spec and
+--hidden may only repeat them) and its reward, to which the run adds the twin's ground truth
+where the model has none: the flows' slowdowns through each queue, flow_small 0.1,
+flow_large 0.1, flow_small_tail 0.3 (a twin is a simulation; the model still reads counters
+only; --reward overrides, e.g. '{"flow_small":0,"flow_large":0,"flow_small_tail":0}' for the
+model's reward alone). Episodes are as long as the twin (at most 20ms), randomised
 narrowly around it: loads x0.8-1.2, incast fan-in x0.8-1.2 and sizes x0.8-1.25, its link
 speeds, topology and PFC as they are, no incast added, every peer known; random starting
 settings and the telemetry dropout as the starting model had them (--randomise overrides,
