@@ -118,6 +118,13 @@ func (w RewardWeights) Validate() error {
 	return nil
 }
 
+// GroundTruth reports whether w weighs any of the simulator's ground truth
+// (FlowSmall, FlowLarge, FlowSmallTail), which only a simulation can
+// compute.
+func (w RewardWeights) GroundTruth() bool {
+	return w.FlowSmall != 0 || w.FlowLarge != 0 || w.FlowSmallTail != 0
+}
+
 // maxQueueRefs caps the queue terms: 128 reference BDPs is a full 32 MB
 // buffer at 100 Gb/s.
 const maxQueueRefs = 128

@@ -76,7 +76,7 @@ func TwinRandomisation(from Randomisation) Randomisation {
 // (docs/model/twin-pipeline-eval.txt, "Fine-tuning on the twin's ground
 // truth"). A model that already trained on such terms keeps its own.
 func TwinTruthReward(w env.RewardWeights) env.RewardWeights {
-	if w.FlowSmall == 0 && w.FlowLarge == 0 && w.FlowSmallTail == 0 {
+	if !w.GroundTruth() {
 		w.FlowSmall, w.FlowLarge, w.FlowSmallTail = 0.1, 0.1, 0.3
 	}
 	return w

@@ -448,7 +448,7 @@ func (e *Env) info(settings []env.Setting) StepInfo {
 // after crossing it, and the largest of the small ones. Flows that finished are read once (a cursor), so a step costs what
 // finished in it.
 func (e *Env) addTruth(rewards []float64, obs []env.Observation) {
-	if e.weight.FlowSmall == 0 && e.weight.FlowLarge == 0 && e.weight.FlowSmallTail == 0 && !e.opts.Truth {
+	if !e.weight.GroundTruth() && !e.opts.Truth {
 		return
 	}
 	acc := e.finishedThrough(len(rewards))
