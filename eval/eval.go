@@ -1098,6 +1098,35 @@ type Comparison struct {
 	IterSeeds       int     `json:"iter_seeds,omitempty"`
 	PresetIterSeeds int     `json:"preset_iter_seeds,omitempty"`
 	PairedVsOracle  Ratio   `json:"paired_vs_oracle"`
+	// The frontier ratio reads flows, and a collective's flows may be of
+	// neither class it counts (a ring all-reduce of 8 MiB over 16 ranks
+	// moves 512 KiB chunks): a policy can starve an all-reduce and still
+	// stand beyond the frontier. So where the scenario runs a collective,
+	// Iterations and FrontierIterations are the mean collective iterations
+	// the policy and its Frontier setting completed a run (every allreduce
+	// and alltoall workload summed), and VsFrontierIterations the policy's
+	// count minus the setting's, seed by seed, with its 95% CI (N 0: no
+	// collective, no frontier, or fewer than two seeds pair).
+	Iterations           float64    `json:"iterations_per_run,omitempty"`
+	FrontierIterations   float64    `json:"frontier_iterations_per_run,omitempty"`
+	VsFrontierIterations Difference `json:"vs_frontier_iterations"`
+}
+
+// Difference is a mean of per-seed differences with its 95% confidence
+// interval (Student's t), over N paired seeds.
+type Difference struct {
+	Mean float64 `json:"mean"`
+	Lo   float64 `json:"lo"`
+	Hi   float64 `json:"hi"`
+	N    int     `json:"n"`
+}
+
+// FewerIterations reports whether the policy completed fewer collective
+// iterations than its frontier setting beyond the seeds' noise (the
+// interval of the per-seed difference wholly below 0): behind the
+// frontier in what its ratio does not read.
+func (c Comparison) FewerIterations() bool {
+	return c.VsFrontierIterations.N >= 2 && c.VsFrontierIterations.Hi < 0
 }
 
 // Ratio is a geometric mean of per-seed ratios with its 95% confidence
@@ -1203,6 +1232,36 @@ func smallP99(r Run) float64     { return r.SmallP99 }
 func largeGoodput(r Run) float64 { return r.LargeGoodputGbps }
 func iterP99(r Run) float64      { return r.IterP99Us }
 
+// Iterations is the collective iterations r completed, over every
+// collective workload.
+func Iterations(r Run) float64 {
+	n := 0
+	for _, c := range r.Collectives {
+		n += c.Iterations
+	}
+	return float64(n)
+}
+
+// PairedDifference is f(a) - f(b) seed by seed over the seeds both ran,
+// with its 95% CI (zero below two pairs).
+func PairedDifference(a, b []Run, f func(Run) float64) Difference {
+	bySeed := map[uint64]float64{}
+	for _, x := range b {
+		bySeed[x.Seed] = f(x)
+	}
+	var d []float64
+	for _, x := range a {
+		if v, ok := bySeed[x.Seed]; ok {
+			d = append(d, f(x)-v)
+		}
+	}
+	if len(d) < 2 {
+		return Difference{}
+	}
+	m := MeanCI(d)
+	return Difference{Mean: m.Mean, Lo: m.Mean - m.CI95, Hi: m.Mean + m.CI95, N: m.N}
+}
+
 // anyDrops tells whether any of rs dropped a packet.
 func anyDrops(rs []Run) bool {
 	for _, r := range rs {
@@ -1262,6 +1321,11 @@ func (r *Result) Compare(pol string) []Comparison {
 		c.FixedRun = len(fixed)
 		if c.Frontier, c.FrontierRatio = bestAtGoodput(byCand, fixed, FrontierGoodput*myGood, myP99); c.Frontier != "" {
 			c.PairedVsFrontier = pairedRatio(mine, byCand[c.Frontier], smallP99)
+			if len(mine[0].Collectives) > 0 {
+				fr := byCand[c.Frontier]
+				c.Iterations, c.FrontierIterations = mean(mine, Iterations), mean(fr, Iterations)
+				c.VsFrontierIterations = PairedDifference(mine, fr, Iterations)
+			}
 		}
 		out = append(out, c)
 	}

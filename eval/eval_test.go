@@ -17,6 +17,7 @@ import (
 	"github.com/ecntune/ecntune/internal/chart"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
+	"github.com/ecntune/ecntune/simenv/report"
 	"github.com/ecntune/ecntune/simenv/scenario"
 )
 
@@ -354,6 +355,54 @@ func TestCompareAtGoodput(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "static:b (best preset)") {
 		t.Fatalf("table without the best preset:\n%s", buf.String())
+	}
+}
+
+// A policy that starves a collective can stand beyond the frontier, which
+// reads flows only: the comparison counts the collective iterations
+// against its frontier setting, seed by seed, and says when they are fewer.
+func TestCompareCollectiveIterations(t *testing.T) {
+	run := func(pol string, seed uint64, p99, good float64, iters ...int) Run {
+		r := Run{Policy: pol, SmallP99: p99, LargeGoodputGbps: good}
+		r.Scenario, r.Seed = "s", seed
+		for i, n := range iters {
+			r.Collectives = append(r.Collectives, report.Collective{Workload: i, Kind: "allreduce", Iterations: n})
+		}
+		return r
+	}
+	res := &Result{Scenarios: []string{"s"}}
+	for seed := uint64(1); seed <= 4; seed++ {
+		res.Runs = append(res.Runs, run("starve", seed, 2, 10, 0, 0), run("keep", seed, 2, 10, 1, int(seed%2)))
+		res.OracleRuns = append(res.OracleRuns, run("static:a", seed, 5, 10, 1, int(seed%2)), run("catalogue:x", seed, 4, 10, 1, 1))
+	}
+	// both policies stand beyond the frontier (catalogue:x, p99 4 against 2)
+	starve, keep := res.Compare("starve"), res.Compare("keep")
+	if len(starve) != 1 || starve[0].Frontier != "catalogue:x" || starve[0].FrontierRatio != 0.5 || len(keep) != 1 {
+		t.Fatalf("Compare = %+v, %+v", starve, keep)
+	}
+	s, k := starve[0], keep[0]
+	if s.Iterations != 0 || s.FrontierIterations != 2 || s.VsFrontierIterations.N != 4 || s.VsFrontierIterations.Mean != -2 || !s.FewerIterations() {
+		t.Fatalf("the starving policy: %+v", s)
+	}
+	// 1.5 against 2 a run, -1 or 0 by seed: within the noise of 4 seeds
+	if k.Iterations != 1.5 || k.VsFrontierIterations.Mean != -0.5 || k.VsFrontierIterations.Hi <= 0 || k.FewerIterations() {
+		t.Fatalf("the keeping policy: %+v", k)
+	}
+	var buf bytes.Buffer
+	res.Policies = []string{"starve", "keep"}
+	if err := res.writeComparisons(&buf); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if !strings.Contains(out, "collective iterations 0.0 a run against 2.0 of that setting (difference -2.0 [-2.0, -2.0] over 4 seeds): FEWER") ||
+		!strings.Contains(out, "collective iterations 1.5 a run against 2.0 of that setting (difference -0.5") || strings.Count(out, "FEWER") != 1 {
+		t.Fatalf("comparison text:\n%s", out)
+	}
+	// without a collective workload there is nothing to count
+	plain := &Result{Scenarios: []string{"s"}, Runs: []Run{run("p", 1, 2, 10), run("p", 2, 2, 10)},
+		OracleRuns: []Run{run("static:a", 1, 5, 10), run("static:a", 2, 5, 10), run("catalogue:x", 1, 4, 10), run("catalogue:x", 2, 4, 10)}}
+	if c := plain.Compare("p"); len(c) != 1 || c[0].VsFrontierIterations.N != 0 || c[0].FewerIterations() {
+		t.Fatalf("no collective: %+v", c)
 	}
 }
 

@@ -357,6 +357,14 @@ func (c Comparison) writeText(w io.Writer) {
 		line += fmt.Sprintf(": vs %s, the best fixed setting that keeps %.0f%% of its large-flow goodput (below 1: beyond the frontier)",
 			shortSetting(c.Frontier), 100*FrontierGoodput)
 		writeWrapped(w, line)
+		if d := c.VsFrontierIterations; d.N > 0 {
+			line = fmt.Sprintf("    collective iterations %.1f a run against %.1f of that setting (difference %+.1f [%+.1f, %+.1f] over %s)",
+				c.Iterations, c.FrontierIterations, d.Mean, d.Lo, d.Hi, units.Count(d.N, "seed"))
+			if c.FewerIterations() {
+				line += ": FEWER, behind the frontier in what its ratio does not count"
+			}
+			writeWrapped(w, line)
+		}
 	case c.FixedRun > 0:
 		writeWrapped(w, fmt.Sprintf("    frontier ratio: none of the %d fixed settings run keeps %.0f%% of its large-flow goodput (beyond the frontier)",
 			c.FixedRun, 100*FrontierGoodput))

@@ -188,3 +188,39 @@ func JudgeRivals(v Verdict, rivals []RivalFigures) Verdict {
 	}
 	return v
 }
+
+// CollectiveFigures are a candidate's collective iterations against the
+// starting model's on the twin, on the same seeds: the mean a run of
+// each (every allreduce and alltoall workload summed) and the
+// candidate's count minus the starting model's, seed by seed, with its
+// 95% interval (N pairs; fewer than 2: unknown). All zero when the twin
+// runs no collective.
+type CollectiveFigures struct {
+	Tuned, Start float64
+	Mean, Lo, Hi float64
+	N            int
+}
+
+// fewer says whether the candidate completed fewer iterations than the
+// starting model beyond the seeds' noise (the interval below 0).
+func (c CollectiveFigures) fewer() bool { return c.N >= 2 && c.Hi < 0 }
+
+func (c CollectiveFigures) String() string {
+	return fmt.Sprintf("%.1f collective iterations a run against the starting model's %.1f, seed by seed %+.1f [%+.1f, %+.1f]", c.Tuned, c.Start, c.Mean, c.Lo, c.Hi)
+}
+
+// JudgeCollectives applies the twin's collectives to a verdict: a
+// candidate the rule promotes stays promoted only if it completes no
+// fewer collective iterations than the starting model beyond the seeds'
+// noise. The frontier ratio reads flows, and a collective's flows may be
+// of neither class it counts (a ring all-reduce of 8 MiB over 16 ranks
+// moves 512 KiB chunks), so a model can starve an all-reduce and still
+// stand beyond the frontier: a fine-tuned model did on the held-out 100G
+// mix shift (0 iterations in 10 runs against the built-in model's 8; docs/model/twin-pipeline-eval.txt). A
+// verdict not to promote stands.
+func JudgeCollectives(v Verdict, c CollectiveFigures) Verdict {
+	if !v.Promote || !c.fewer() {
+		return v
+	}
+	return Verdict{false, fmt.Sprintf("%s; but it completes fewer collective iterations (%s), which the frontier ratio does not count", v.Reason, c)}
+}

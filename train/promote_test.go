@@ -73,3 +73,28 @@ func TestJudgeRivals(t *testing.T) {
 		}
 	}
 }
+
+func TestJudgeCollectives(t *testing.T) {
+	yes := Verdict{true, "frontier ratio 0.60: not behind"}
+	no := Verdict{false, "frontier ratio 1.10: worse"}
+	for _, c := range []struct {
+		name    string
+		v       Verdict
+		c       CollectiveFigures
+		promote bool
+		says    string
+	}{
+		{"no collective", yes, CollectiveFigures{}, true, "not behind"},
+		{"starves the all-reduce", yes, CollectiveFigures{Tuned: 0, Start: 0.8, Mean: -0.8, Lo: -1.1, Hi: -0.5, N: 10}, false,
+			"but it completes fewer collective iterations (0.0 collective iterations a run against the starting model's 0.8, seed by seed -0.8 [-1.1, -0.5]), which the frontier ratio does not count"},
+		{"fewer within the noise", yes, CollectiveFigures{Tuned: 0.6, Start: 0.8, Mean: -0.2, Lo: -0.5, Hi: 0.1, N: 10}, true, "not behind"},
+		{"as many", yes, CollectiveFigures{Tuned: 3, Start: 3, N: 10}, true, "not behind"},
+		{"one seed", yes, CollectiveFigures{Tuned: 0, Start: 1, Mean: -1, Lo: -1, Hi: -1, N: 1}, true, "not behind"},
+		{"not promoted stands", no, CollectiveFigures{Tuned: 0, Start: 1, Mean: -1, Lo: -1, Hi: -1, N: 10}, false, "frontier ratio 1.10: worse"},
+	} {
+		v := JudgeCollectives(c.v, c.c)
+		if v.Promote != c.promote || !strings.Contains(v.Reason, c.says) || !strings.HasPrefix(v.Reason, c.v.Reason) {
+			t.Errorf("%s: %+v, want promote %v saying %q", c.name, v, c.promote, c.says)
+		}
+	}
+}

@@ -50,7 +50,10 @@ model's, and it is not behind the frontier: its ratio is at most 1.00 as printed
 fixed setting keeps 98% of its goodput; or, when the starting model is itself behind the
 frontier (above 1.00), it is better than the starting model beyond the seeds' noise (the
 95% interval of its small-flow p99 over the starting model's, seed by seed, below 1), not
-merely no worse. With --agent FILE (an agent configuration, such as the one shadow mode ran
+merely no worse; and, where the twin runs a collective (all-reduce or all-to-all), it
+completes no fewer of its iterations than the starting model (seed by seed, beyond the
+seeds' noise): the frontier ratio reads flows, and a model can starve an all-reduce
+whose chunks are of neither class it counts and still stand beyond it. With --agent FILE (an agent configuration, such as the one shadow mode ran
 with) the rule judges what would run instead of the bare models: the evaluation also runs the
 starting and the fine-tuned model each as that agent runs it, behind its guardrails (closed
 loop over gNMI against the twin's switches, in lockstep, as eval's agent:FILE; the file's

@@ -107,7 +107,11 @@ type twinEval struct {
 	rivalRes  *eval.Result
 	rivals    []train.RivalFigures
 	rivalWall time.Duration
-	verdict   train.Verdict
+	// collectives are the judged fine-tuned model's collective
+	// iterations against the judged starting model's on the twin (zero
+	// when it runs none).
+	collectives train.CollectiveFigures
+	verdict     train.Verdict
 	// fixed is the fixed setting the judged starting model is behind on
 	// the twin (the frontier at its goodput), judged as the fine-tuned
 	// model is; nil when the starting model is not behind.
@@ -379,6 +383,7 @@ func (ev *twinEval) judge() {
 	ev.paired = pairedLogRatio(ev.res.RunsOf(sc, ev.tuneSpec), ev.res.RunsOf(sc, ev.startSpec), smallP99)
 	if ev.startLoopSpec == "" {
 		ev.verdict = train.PromotionRule(frontierFigures(ev.start), frontierFigures(ev.tuned), ev.vsStart())
+		ev.judgeCollectives()
 		ev.judgeRivals()
 		ev.judgeFixed()
 		return
@@ -387,8 +392,35 @@ func (ev *twinEval) judge() {
 	ev.loopPaired = pairedLogRatio(ev.res.RunsOf(sc, ev.tuneLoopSpec), ev.res.RunsOf(sc, ev.startLoopSpec), smallP99)
 	ev.verdict = train.PromotionRule(frontierFigures(ev.startLoop), frontierFigures(ev.tunedLoop), pairedOf(ev.loopPaired))
 	ev.verdict.Reason = "behind the agent's guardrails, " + ev.verdict.Reason
+	ev.judgeCollectives()
 	ev.judgeRivals()
 	ev.judgeFixed()
+}
+
+// judgeCollectives applies the twin's collective iterations of the
+// judged two to the verdict.
+func (ev *twinEval) judgeCollectives() {
+	a, b := ev.judged()
+	sc := ev.res.Scenarios[0]
+	ev.collectives = collectiveFigures(ev.res.RunsOf(sc, b), ev.res.RunsOf(sc, a))
+	ev.verdict = train.JudgeCollectives(ev.verdict, ev.collectives)
+}
+
+// collectiveFigures are cand's collective iterations against start's,
+// seed by seed (zero when the runs have no collective).
+func collectiveFigures(cand, start []eval.Run) train.CollectiveFigures {
+	if len(cand) == 0 || len(cand[0].Collectives) == 0 {
+		return train.CollectiveFigures{}
+	}
+	d := eval.PairedDifference(cand, start, eval.Iterations)
+	var t, s float64
+	for _, r := range cand {
+		t += eval.Iterations(r) / float64(len(cand))
+	}
+	for _, r := range start {
+		s += eval.Iterations(r) / float64(max(1, len(start)))
+	}
+	return train.CollectiveFigures{Tuned: t, Start: s, Mean: d.Mean, Lo: d.Lo, Hi: d.Hi, N: d.N}
 }
 
 // judgeRivals finds the judged two's figures on each rival twin and
@@ -435,6 +467,7 @@ func (ev *twinEval) judgeFixed() {
 	sc := ev.res.Scenarios[0]
 	f.paired = pairedLogRatio(f.res.RunsOf(sc, f.judged), ev.res.RunsOf(sc, startSpec), smallP99)
 	f.verdict = train.PromotionRule(frontierFigures(startCmp), frontierFigures(f.cmp), pairedOf(f.paired))
+	f.verdict = train.JudgeCollectives(f.verdict, collectiveFigures(f.res.RunsOf(sc, f.judged), ev.res.RunsOf(sc, startSpec)))
 	if ev.rivalRes != nil {
 		f.rivals = rivalFigures(ev.rivalRes, startSpec, f.judged)
 		f.verdict = train.JudgeRivals(f.verdict, f.rivals)
@@ -514,6 +547,10 @@ func (ev twinEval) record(tr twinRun) map[string]any {
 		if v := pairedOf(ev.loopPaired); v.N >= 2 {
 			out["fine_tuned_loop_over_start_loop_small_p99"] = pairedJSON(v)
 		}
+	}
+	if c := ev.collectives; c.N >= 2 {
+		out["collective_iterations"] = map[string]any{"fine_tuned_per_run": c.Tuned, "start_per_run": c.Start,
+			"difference": map[string]any{"mean": c.Mean, "lo": c.Lo, "hi": c.Hi, "n": c.N}}
 	}
 	if len(ev.rivals) > 0 {
 		var rs []map[string]any
@@ -675,6 +712,9 @@ func printTwinEval(w io.Writer, tr twinRun, ev twinEval) {
 	}
 	if p := pairedOf(ev.loopPaired); p.N >= 2 {
 		fmt.Fprintf(w, "  behind the agent's guardrails, fine-tuned / %s small-flow p99, seed by seed: %.2f [%.2f, %.2f]\n", ev.startSpec, p.Mean, p.Lo, p.Hi)
+	}
+	if c := ev.collectives; c.N >= 2 {
+		fmt.Fprintf(w, "  as the rule judged them, the fine-tuned model's %s\n", c)
 	}
 	if f := ev.fixed; f != nil && f.res != nil {
 		c := f.cmp

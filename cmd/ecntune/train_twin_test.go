@@ -12,6 +12,7 @@ import (
 
 	"github.com/ecntune/ecntune/eval"
 	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/simenv/report"
 	"github.com/ecntune/ecntune/train"
 )
 
@@ -365,6 +366,43 @@ func TestJudgeRivalsFromRuns(t *testing.T) {
 	}
 	if ev.verdict.Promote || !strings.Contains(ev.verdict.Reason, "but a higher small-flow p99 than the starting model on rival tw-rival-2, seed by seed over the starting model: small-flow p99 1.10") {
 		t.Fatalf("verdict %+v", ev.verdict)
+	}
+}
+
+// The promotion rule reads the judged two's collective iterations on the
+// twin from their runs: a fine-tuned model that starves an all-reduce is
+// not promoted however its frontier ratio stands.
+func TestJudgeCollectivesFromRuns(t *testing.T) {
+	run := func(pol string, seed uint64, iters int) eval.Run {
+		r := eval.Run{Policy: pol}
+		r.Scenario, r.Seed = "tw", seed
+		r.Collectives = []report.Collective{{Kind: "allreduce", Iterations: iters}}
+		return r
+	}
+	res := &eval.Result{Scenarios: []string{"tw"}}
+	for seed := uint64(1); seed <= 6; seed++ {
+		res.Runs = append(res.Runs, run("builtin", seed, 1), run("model:x (fine-tuned)", seed, int(seed/6)))
+	}
+	promoted := train.Verdict{Promote: true, Reason: "frontier ratio 0.60: not behind"}
+	ev := twinEval{res: res, startSpec: "builtin", tuneSpec: "model:x (fine-tuned)", verdict: promoted}
+	ev.judgeCollectives()
+	if c := ev.collectives; c.N != 6 || math.Abs(c.Start-1) > 1e-9 || math.Abs(c.Tuned-1.0/6) > 1e-9 || math.Abs(c.Mean+5.0/6) > 1e-9 || ev.verdict.Promote ||
+		!strings.Contains(ev.verdict.Reason, "but it completes fewer collective iterations (0.2 collective iterations a run against the starting model's 1.0") {
+		t.Fatalf("collectives %+v, verdict %+v", ev.collectives, ev.verdict)
+	}
+	// as many iterations: the verdict stands; no collective: nothing to judge
+	for seed := range uint64(6) {
+		res.Runs[2*seed+1].Collectives[0].Iterations = 1
+	}
+	ev.verdict = promoted
+	if ev.judgeCollectives(); !ev.verdict.Promote || ev.collectives.N != 6 {
+		t.Fatalf("as many iterations: %+v %+v", ev.collectives, ev.verdict)
+	}
+	for i := range res.Runs {
+		res.Runs[i].Collectives = nil
+	}
+	if ev.judgeCollectives(); !ev.verdict.Promote || ev.collectives.N != 0 {
+		t.Fatalf("no collective: %+v %+v", ev.collectives, ev.verdict)
 	}
 }
 
