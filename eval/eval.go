@@ -221,6 +221,13 @@ type Run struct {
 	// µs; 0 when none completed.
 	IterP50Us float64 `json:"iter_p50_us"`
 	IterP99Us float64 `json:"iter_p99_us"`
+	// CollectiveGoodputGbps is the mean goodput of the finished flows of
+	// the run's allreduce and alltoall workloads (size over completion
+	// time, as LargeGoodputGbps of the large flows): how fast a
+	// collective moves, seen even where no iteration completes in the
+	// run. Its flows are in the other figures by size as any flow; 0
+	// without a collective.
+	CollectiveGoodputGbps float64 `json:"collective_goodput_gbps,omitempty"`
 
 	slowdowns []float64     // all finished flows, for CDFs
 	trace     *report.Trace // the lossless queues over time (Options.Trace, first seed only)
@@ -863,6 +870,7 @@ func summarize(sc Scenario, name string, seed uint64, sim *simenv.Sim, flows []s
 	r.Scenario, r.Seed, r.baseName = sc.Name, seed, sc.BaseName
 	r.setCollectives(sim.Collectives(), sc.Config.Workloads)
 	r.setFlowFigures(flows)
+	r.setCollectiveGoodput(flows, sc.Config.Workloads)
 	r.PFCPausedUs = pfcPausedUs(sim)
 	if st.DataHops > 0 {
 		r.MarkRate = float64(st.ECNMarked) / float64(st.DataHops)
@@ -1017,6 +1025,28 @@ func (r *Run) setFlowFigures(flows []simenv.FlowRecord) {
 	}
 }
 
+// setCollectiveGoodput records the mean goodput of the finished flows of
+// the collective workloads among workloads.
+func (r *Run) setCollectiveGoodput(flows []simenv.FlowRecord, workloads []simenv.Workload) {
+	var sum float64
+	n := 0
+	for _, f := range flows {
+		if f.Workload < 0 || f.Workload >= len(workloads) || f.Finish == 0 {
+			continue
+		}
+		if k := workloads[f.Workload].Kind; k != simenv.WorkloadAllReduce && k != simenv.WorkloadAllToAll {
+			continue
+		}
+		if fct := f.FCT(); fct > 0 {
+			sum += float64(f.SizeBytes) * 8 / fct.Seconds() / 1e9
+			n++
+		}
+	}
+	if n > 0 {
+		r.CollectiveGoodputGbps = sum / float64(n)
+	}
+}
+
 // pfcPausedUs is the paused time of every link end in µs: what switches
 // held their peers paused (PAUSE sent: an incast's senders), plus what
 // hosts held the switches paused (each switch-to-switch pause is counted
@@ -1110,6 +1140,11 @@ type Comparison struct {
 	Iterations           float64    `json:"iterations_per_run,omitempty"`
 	FrontierIterations   float64    `json:"frontier_iterations_per_run,omitempty"`
 	VsFrontierIterations Difference `json:"vs_frontier_iterations"`
+	// VsFrontierCollectiveGoodput is the policy's collective goodput
+	// (Run.CollectiveGoodputGbps) over its Frontier setting's, seed by
+	// seed: it sees a collective slowed where too few iterations
+	// complete to count.
+	VsFrontierCollectiveGoodput Ratio `json:"vs_frontier_collective_goodput"`
 }
 
 // Difference is a mean of per-seed differences with its 95% confidence
@@ -1127,6 +1162,16 @@ type Difference struct {
 // frontier in what its ratio does not read.
 func (c Comparison) FewerIterations() bool {
 	return c.VsFrontierIterations.N >= 2 && c.VsFrontierIterations.Hi < 0
+}
+
+// SlowerCollectives reports whether the policy's collective flows kept
+// less than FrontierGoodput of its frontier setting's goodput (the
+// seed-by-seed ratio as printed, to two decimals), beyond the seeds'
+// noise (its interval wholly below 1): the frontier's own test of
+// goodput, turned on the flows its ratio does not read.
+func (c Comparison) SlowerCollectives() bool {
+	g := c.VsFrontierCollectiveGoodput
+	return g.N >= 2 && g.Hi < 1 && math.Round(g.Mean*100)/100 < FrontierGoodput
 }
 
 // Ratio is a geometric mean of per-seed ratios with its 95% confidence
@@ -1242,6 +1287,13 @@ func Iterations(r Run) float64 {
 	return float64(n)
 }
 
+// CollectiveGoodput is r's collective goodput (Run.CollectiveGoodputGbps).
+func CollectiveGoodput(r Run) float64 { return r.CollectiveGoodputGbps }
+
+// PairedRatio is f(a)/f(b) seed by seed over the seeds both ran with a
+// positive figure: its geometric mean and 95% CI (zero below two pairs).
+func PairedRatio(a, b []Run, f func(Run) float64) Ratio { return pairedRatio(a, b, f) }
+
 // PairedDifference is f(a) - f(b) seed by seed over the seeds both ran,
 // with its 95% CI (zero below two pairs).
 func PairedDifference(a, b []Run, f func(Run) float64) Difference {
@@ -1325,6 +1377,7 @@ func (r *Result) Compare(pol string) []Comparison {
 				fr := byCand[c.Frontier]
 				c.Iterations, c.FrontierIterations = mean(mine, Iterations), mean(fr, Iterations)
 				c.VsFrontierIterations = PairedDifference(mine, fr, Iterations)
+				c.VsFrontierCollectiveGoodput = pairedRatio(mine, fr, CollectiveGoodput)
 			}
 		}
 		out = append(out, c)

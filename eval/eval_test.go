@@ -371,9 +371,11 @@ func TestCompareCollectiveIterations(t *testing.T) {
 		return r
 	}
 	res := &Result{Scenarios: []string{"s"}}
+	with := func(r Run, g float64) Run { r.CollectiveGoodputGbps = g; return r }
 	for seed := uint64(1); seed <= 4; seed++ {
-		res.Runs = append(res.Runs, run("starve", seed, 2, 10, 0, 0), run("keep", seed, 2, 10, 1, int(seed%2)))
-		res.OracleRuns = append(res.OracleRuns, run("static:a", seed, 5, 10, 1, int(seed%2)), run("catalogue:x", seed, 4, 10, 1, 1))
+		f := 1 + 0.01*float64(seed)
+		res.Runs = append(res.Runs, with(run("starve", seed, 2, 10, 0, 0), 5*f), with(run("keep", seed, 2, 10, 1, int(seed%2)), 9.9*f))
+		res.OracleRuns = append(res.OracleRuns, run("static:a", seed, 5, 10, 1, int(seed%2)), with(run("catalogue:x", seed, 4, 10, 1, 1), 10*f))
 	}
 	// both policies stand beyond the frontier (catalogue:x, p99 4 against 2)
 	starve, keep := res.Compare("starve"), res.Compare("keep")
@@ -381,11 +383,14 @@ func TestCompareCollectiveIterations(t *testing.T) {
 		t.Fatalf("Compare = %+v, %+v", starve, keep)
 	}
 	s, k := starve[0], keep[0]
-	if s.Iterations != 0 || s.FrontierIterations != 2 || s.VsFrontierIterations.N != 4 || s.VsFrontierIterations.Mean != -2 || !s.FewerIterations() {
+	if s.Iterations != 0 || s.FrontierIterations != 2 || s.VsFrontierIterations.N != 4 || s.VsFrontierIterations.Mean != -2 || !s.FewerIterations() ||
+		math.Abs(s.VsFrontierCollectiveGoodput.Mean-0.5) > 1e-9 || !s.SlowerCollectives() {
 		t.Fatalf("the starving policy: %+v", s)
 	}
-	// 1.5 against 2 a run, -1 or 0 by seed: within the noise of 4 seeds
-	if k.Iterations != 1.5 || k.VsFrontierIterations.Mean != -0.5 || k.VsFrontierIterations.Hi <= 0 || k.FewerIterations() {
+	// 1.5 against 2 a run, -1 or 0 by seed: within the noise of 4 seeds;
+	// 99% of the setting's collective goodput
+	if k.Iterations != 1.5 || k.VsFrontierIterations.Mean != -0.5 || k.VsFrontierIterations.Hi <= 0 || k.FewerIterations() ||
+		math.Abs(k.VsFrontierCollectiveGoodput.Mean-0.99) > 1e-9 || k.SlowerCollectives() {
 		t.Fatalf("the keeping policy: %+v", k)
 	}
 	var buf bytes.Buffer
@@ -394,8 +399,9 @@ func TestCompareCollectiveIterations(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	if !strings.Contains(out, "collective iterations 0.0 a run against 2.0 of that setting (difference -2.0 [-2.0, -2.0] over 4 seeds): FEWER") ||
-		!strings.Contains(out, "collective iterations 1.5 a run against 2.0 of that setting (difference -0.5") || strings.Count(out, "FEWER") != 1 {
+	if !strings.Contains(out, "collective iterations 0.0 a run against 2.0 of that setting (difference -2.0 [-2.0, -2.0] over 4 seeds),\n      collective flows' goodput x0.50 [0.50, 0.50] of its: FEWER and SLOWER") ||
+		!strings.Contains(out, "collective iterations 1.5 a run against 2.0 of that setting (difference -0.5") || strings.Count(out, "FEWER") != 1 ||
+		!strings.Contains(out, "collective flows' goodput x0.99 [0.99, 0.99] of its\n") {
 		t.Fatalf("comparison text:\n%s", out)
 	}
 	// without a collective workload there is nothing to count
@@ -403,6 +409,30 @@ func TestCompareCollectiveIterations(t *testing.T) {
 		OracleRuns: []Run{run("static:a", 1, 5, 10), run("static:a", 2, 5, 10), run("catalogue:x", 1, 4, 10), run("catalogue:x", 2, 4, 10)}}
 	if c := plain.Compare("p"); len(c) != 1 || c[0].VsFrontierIterations.N != 0 || c[0].FewerIterations() {
 		t.Fatalf("no collective: %+v", c)
+	}
+}
+
+// A run's collective goodput is its collective workloads' finished flows'
+// mean goodput, whatever their size; other workloads' flows and
+// unfinished ones are left out.
+func TestCollectiveGoodput(t *testing.T) {
+	ws := []simenv.Workload{{Kind: simenv.WorkloadCDF}, {Kind: simenv.WorkloadAllReduce}, {Kind: simenv.WorkloadAllToAll}}
+	us := simenv.Microsecond
+	flows := []simenv.FlowRecord{
+		{Workload: 0, SizeBytes: 1e6, Start: 0, Finish: 100 * us}, // 80 Gb/s, not a collective
+		{Workload: 1, SizeBytes: 512 << 10, Start: 0, Finish: 100 * us},
+		{Workload: 2, SizeBytes: 50e3, Start: 10 * us, Finish: 20 * us}, // 40 Gb/s
+		{Workload: 1, SizeBytes: 1e6, Start: 0},                         // unfinished
+	}
+	var r Run
+	r.setCollectiveGoodput(flows, ws)
+	want := (float64(512<<10)*8/100e-6/1e9 + 40) / 2
+	if math.Abs(r.CollectiveGoodputGbps-want) > 1e-9 {
+		t.Fatalf("collective goodput %g, want %g", r.CollectiveGoodputGbps, want)
+	}
+	r = Run{}
+	if r.setCollectiveGoodput(flows[:1], ws); r.CollectiveGoodputGbps != 0 {
+		t.Fatalf("no collective flow: %g", r.CollectiveGoodputGbps)
 	}
 }
 

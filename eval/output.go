@@ -360,8 +360,16 @@ func (c Comparison) writeText(w io.Writer) {
 		if d := c.VsFrontierIterations; d.N > 0 {
 			line = fmt.Sprintf("    collective iterations %.1f a run against %.1f of that setting (difference %+.1f [%+.1f, %+.1f] over %s)",
 				c.Iterations, c.FrontierIterations, d.Mean, d.Lo, d.Hi, units.Count(d.N, "seed"))
-			if c.FewerIterations() {
+			if g := c.VsFrontierCollectiveGoodput; g.N > 0 {
+				line += fmt.Sprintf(", collective flows' goodput x%.2f [%.2f, %.2f] of its", g.Mean, g.Lo, g.Hi)
+			}
+			switch fewer, slower := c.FewerIterations(), c.SlowerCollectives(); {
+			case fewer && slower:
+				line += ": FEWER and SLOWER, behind the frontier in what its ratio does not count"
+			case fewer:
 				line += ": FEWER, behind the frontier in what its ratio does not count"
+			case slower:
+				line += fmt.Sprintf(": SLOWER (below %.0f%%), behind the frontier in what its ratio does not count", 100*FrontierGoodput)
 			}
 			writeWrapped(w, line)
 		}

@@ -122,6 +122,9 @@ type RivalFigures struct {
 	// starting model's.
 	SmallP99, Goodput Paired
 	Drops, StartDrops uint64
+	// Collectives are its collective iterations against the starting
+	// model's there (zero when the rival runs none).
+	Collectives CollectiveFigures
 }
 
 // Limits on a rival twin (JudgeRivals), as printed to two decimals.
@@ -135,6 +138,12 @@ func (r RivalFigures) String() string {
 	s := fmt.Sprintf("on rival %s, seed by seed over the starting model: small-flow p99 %s, large-flow goodput %s", r.Name, r.SmallP99.short(), r.Goodput.short())
 	if r.Drops > 0 || r.StartDrops > 0 {
 		s += fmt.Sprintf(", %d drops (the starting model %d)", r.Drops, r.StartDrops)
+	}
+	if c := r.Collectives; c.N >= 2 {
+		s += fmt.Sprintf(", %.1f collective iterations a run against %.1f (seed by seed %+.1f [%+.1f, %+.1f])", c.Tuned, c.Start, c.Mean, c.Lo, c.Hi)
+		if c.Goodput.N >= 1 {
+			s += ", collective flows' goodput " + c.Goodput.short()
+		}
 	}
 	return s
 }
@@ -174,6 +183,8 @@ func JudgeRivals(v Verdict, rivals []RivalFigures) Verdict {
 			bad = "a higher small-flow p99 than the starting model"
 		case Ratio2(r.Goodput.Mean) < RivalMinGoodput:
 			bad = fmt.Sprintf("less than %.0f%% of the starting model's large-flow goodput", 100*RivalMinGoodput)
+		case r.Collectives.fewer():
+			bad = "collectives behind the starting model's"
 		}
 		if bad != "" {
 			return Verdict{false, fmt.Sprintf("%s; but %s %s (the fit cannot tell the rival from the twin)", v.Reason, bad, r)}
@@ -195,24 +206,39 @@ func JudgeRivals(v Verdict, rivals []RivalFigures) Verdict {
 // candidate's count minus the starting model's, seed by seed, with its
 // 95% interval (N pairs; fewer than 2: unknown). All zero when the twin
 // runs no collective.
+//
+// Goodput is the candidate's collective flows' goodput over the starting
+// model's, seed by seed: it sees a collective slowed where too few
+// iterations complete in a run to count (N 0 when none finished).
 type CollectiveFigures struct {
 	Tuned, Start float64
 	Mean, Lo, Hi float64
 	N            int
+	Goodput      Paired
 }
 
 // fewer says whether the candidate completed fewer iterations than the
-// starting model beyond the seeds' noise (the interval below 0).
-func (c CollectiveFigures) fewer() bool { return c.N >= 2 && c.Hi < 0 }
+// starting model beyond the seeds' noise (the interval below 0), or its
+// collective flows kept less than RivalMinGoodput of the starting
+// model's goodput (as printed) beyond the noise (the interval below 1).
+func (c CollectiveFigures) fewer() bool {
+	g := c.Goodput
+	return c.N >= 2 && c.Hi < 0 || g.N >= 2 && g.Hi < 1 && Ratio2(g.Mean) < RivalMinGoodput
+}
 
 func (c CollectiveFigures) String() string {
-	return fmt.Sprintf("%.1f collective iterations a run against the starting model's %.1f, seed by seed %+.1f [%+.1f, %+.1f]", c.Tuned, c.Start, c.Mean, c.Lo, c.Hi)
+	s := fmt.Sprintf("%.1f collective iterations a run against the starting model's %.1f, seed by seed %+.1f [%+.1f, %+.1f]", c.Tuned, c.Start, c.Mean, c.Lo, c.Hi)
+	if c.Goodput.N >= 1 {
+		s += ", collective flows' goodput over the starting model's " + c.Goodput.short()
+	}
+	return s
 }
 
 // JudgeCollectives applies the twin's collectives to a verdict: a
 // candidate the rule promotes stays promoted only if it completes no
-// fewer collective iterations than the starting model beyond the seeds'
-// noise. The frontier ratio reads flows, and a collective's flows may be
+// fewer collective iterations than the starting model, and its
+// collective flows keep RivalMinGoodput of the starting model's goodput,
+// beyond the seeds' noise. The frontier ratio reads flows, and a collective's flows may be
 // of neither class it counts (a ring all-reduce of 8 MiB over 16 ranks
 // moves 512 KiB chunks), so a model can starve an all-reduce and still
 // stand beyond the frontier: a fine-tuned model did on the held-out 100G
@@ -222,5 +248,5 @@ func JudgeCollectives(v Verdict, c CollectiveFigures) Verdict {
 	if !v.Promote || !c.fewer() {
 		return v
 	}
-	return Verdict{false, fmt.Sprintf("%s; but it completes fewer collective iterations (%s), which the frontier ratio does not count", v.Reason, c)}
+	return Verdict{false, fmt.Sprintf("%s; but its collectives fall behind the starting model's (%s), which the frontier ratio does not count", v.Reason, c)}
 }

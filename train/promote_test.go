@@ -65,6 +65,14 @@ func TestJudgeRivals(t *testing.T) {
 		{"more drops", yes, []RivalFigures{{Name: "r", SmallP99: p(0.9), Goodput: p(1), Drops: 2}}, false, "but more drops than the starting model on rival r"},
 		{"drops no more than the start", yes, []RivalFigures{{Name: "r", SmallP99: p(0.9), Goodput: p(1), Drops: 2, StartDrops: 2}}, true, "2 drops (the starting model 2)"},
 		{"no seeds", yes, []RivalFigures{{Name: "r"}}, false, "no seed of rival r ran for both models"},
+		{"starves a rival's all-reduce", yes, []RivalFigures{{Name: "r", SmallP99: p(0.6), Goodput: p(1),
+			Collectives: CollectiveFigures{Tuned: 0.1, Start: 0.9, Mean: -0.8, Lo: -1.1, Hi: -0.5, N: 10}}}, false,
+			"but collectives behind the starting model's on rival r, seed by seed over the starting model: small-flow p99 0.60 [0.55, 0.65], large-flow goodput 1.00 [0.95, 1.05], 0.1 collective iterations a run against 0.9 (seed by seed -0.8 [-1.1, -0.5])"},
+		{"slows a rival's all-reduce", yes, []RivalFigures{{Name: "r", SmallP99: p(0.6), Goodput: p(1),
+			Collectives: CollectiveFigures{N: 10, Goodput: Paired{Mean: 0.5, Lo: 0.4, Hi: 0.6, N: 10}}}}, false,
+			"but collectives behind the starting model's on rival r, seed by seed over the starting model: small-flow p99 0.60 [0.55, 0.65], large-flow goodput 1.00 [0.95, 1.05], 0.0 collective iterations a run against 0.0 (seed by seed +0.0 [+0.0, +0.0]), collective flows' goodput 0.50 [0.40, 0.60]"},
+		{"as many on a rival", yes, []RivalFigures{{Name: "r", SmallP99: p(0.6), Goodput: p(1),
+			Collectives: CollectiveFigures{Tuned: 0.9, Start: 0.9, Lo: -0.3, Hi: 0.3, N: 10}}}, true, "0.9 collective iterations a run against 0.9"},
 		{"not promoted stands", no, []RivalFigures{ok}, false, "frontier ratio 1.10: worse"},
 	} {
 		v := JudgeRivals(c.v, c.rivals)
@@ -86,7 +94,11 @@ func TestJudgeCollectives(t *testing.T) {
 	}{
 		{"no collective", yes, CollectiveFigures{}, true, "not behind"},
 		{"starves the all-reduce", yes, CollectiveFigures{Tuned: 0, Start: 0.8, Mean: -0.8, Lo: -1.1, Hi: -0.5, N: 10}, false,
-			"but it completes fewer collective iterations (0.0 collective iterations a run against the starting model's 0.8, seed by seed -0.8 [-1.1, -0.5]), which the frontier ratio does not count"},
+			"but its collectives fall behind the starting model's (0.0 collective iterations a run against the starting model's 0.8, seed by seed -0.8 [-1.1, -0.5]), which the frontier ratio does not count"},
+		{"slows the all-reduce", yes, CollectiveFigures{N: 10, Goodput: Paired{Mean: 0.9, Lo: 0.85, Hi: 0.95, N: 10}}, false,
+			"collective flows' goodput over the starting model's 0.90 [0.85, 0.95]), which the frontier ratio does not count"},
+		{"slower within the noise", yes, CollectiveFigures{N: 10, Goodput: Paired{Mean: 0.9, Lo: 0.7, Hi: 1.1, N: 10}}, true, "not behind"},
+		{"98% of its goodput", yes, CollectiveFigures{N: 10, Goodput: Paired{Mean: 0.981, Lo: 0.97, Hi: 0.99, N: 10}}, true, "not behind"},
 		{"fewer within the noise", yes, CollectiveFigures{Tuned: 0.6, Start: 0.8, Mean: -0.2, Lo: -0.5, Hi: 0.1, N: 10}, true, "not behind"},
 		{"as many", yes, CollectiveFigures{Tuned: 3, Start: 3, N: 10}, true, "not behind"},
 		{"one seed", yes, CollectiveFigures{Tuned: 0, Start: 1, Mean: -1, Lo: -1, Hi: -1, N: 1}, true, "not behind"},

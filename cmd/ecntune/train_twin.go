@@ -50,10 +50,11 @@ model's, and it is not behind the frontier: its ratio is at most 1.00 as printed
 fixed setting keeps 98% of its goodput; or, when the starting model is itself behind the
 frontier (above 1.00), it is better than the starting model beyond the seeds' noise (the
 95% interval of its small-flow p99 over the starting model's, seed by seed, below 1), not
-merely no worse; and, where the twin runs a collective (all-reduce or all-to-all), it
-completes no fewer of its iterations than the starting model (seed by seed, beyond the
-seeds' noise): the frontier ratio reads flows, and a model can starve an all-reduce
-whose chunks are of neither class it counts and still stand beyond it. With --agent FILE (an agent configuration, such as the one shadow mode ran
+merely no worse; and, where the twin runs a collective (all-reduce or all-to-all), its
+collectives do not fall behind the starting model's: no fewer iterations, and its
+collective flows keep 98% of their goodput (seed by seed, beyond the seeds' noise): the
+frontier ratio reads flows by size, and a model can starve an all-reduce whose chunks are
+of neither class it counts and still stand beyond it. With --agent FILE (an agent configuration, such as the one shadow mode ran
 with) the rule judges what would run instead of the bare models: the evaluation also runs the
 starting and the fine-tuned model each as that agent runs it, behind its guardrails (closed
 loop over gNMI against the twin's switches, in lockstep, as eval's agent:FILE; the file's
@@ -63,7 +64,7 @@ writes beside the twin: one window's workload replaced by one the fit nearly cho
 rule promotes on the twin must also be no worse than the starting model on every rival, on the
 same seeds (judged as the rule judged the twin: behind the guardrails with --agent): no more
 drops, small-flow p99 over the starting model's at most 1.00 and large-flow goodput at least
-0.98 of its, seed by seed in geometric mean. The fit cannot tell a rival from the twin, and the
+0.98 of its, seed by seed in geometric mean, and its collectives not behind (as on the twin). The fit cannot tell a rival from the twin, and the
 model was trained on the twin: a gain there that turns into a loss on a rival was learned of
 the twin's errors. Otherwise it is stored unpromoted and the figures say why. Where the
 starting model (its loop, with --agent) is behind the twin's frontier, the fixed setting it is

@@ -420,7 +420,9 @@ func collectiveFigures(cand, start []eval.Run) train.CollectiveFigures {
 	for _, r := range start {
 		s += eval.Iterations(r) / float64(max(1, len(start)))
 	}
-	return train.CollectiveFigures{Tuned: t, Start: s, Mean: d.Mean, Lo: d.Lo, Hi: d.Hi, N: d.N}
+	g := eval.PairedRatio(cand, start, eval.CollectiveGoodput)
+	return train.CollectiveFigures{Tuned: t, Start: s, Mean: d.Mean, Lo: d.Lo, Hi: d.Hi, N: d.N,
+		Goodput: train.Paired{Mean: g.Mean, Lo: g.Lo, Hi: g.Hi, N: g.N}}
 }
 
 // judgeRivals finds the judged two's figures on each rival twin and
@@ -440,7 +442,7 @@ func rivalFigures(res *eval.Result, startSpec, candSpec string) []train.RivalFig
 	for _, sc := range res.Scenarios {
 		start, cand := res.RunsOf(sc, startSpec), res.RunsOf(sc, candSpec)
 		f := train.RivalFigures{Name: sc, SmallP99: pairedOf(pairedLogRatio(cand, start, smallP99)),
-			Goodput: pairedOf(pairedLogRatio(cand, start, largeGoodput))}
+			Goodput: pairedOf(pairedLogRatio(cand, start, largeGoodput)), Collectives: collectiveFigures(cand, start)}
 		for _, r := range cand {
 			f.Drops += r.Drops
 		}
@@ -549,8 +551,7 @@ func (ev twinEval) record(tr twinRun) map[string]any {
 		}
 	}
 	if c := ev.collectives; c.N >= 2 {
-		out["collective_iterations"] = map[string]any{"fine_tuned_per_run": c.Tuned, "start_per_run": c.Start,
-			"difference": map[string]any{"mean": c.Mean, "lo": c.Lo, "hi": c.Hi, "n": c.N}}
+		out["collective_iterations"] = collectiveJSON(c)
 	}
 	if len(ev.rivals) > 0 {
 		var rs []map[string]any
@@ -584,8 +585,20 @@ func (ev twinEval) record(tr twinRun) map[string]any {
 // rivalJSON keeps a candidate's figures on one rival twin, its ratios
 // over the starting model's under keys starting with who.
 func rivalJSON(f train.RivalFigures, who string) map[string]any {
-	return map[string]any{"scenario": f.Name, who + "over_start_small_p99": pairedJSON(f.SmallP99),
+	out := map[string]any{"scenario": f.Name, who + "over_start_small_p99": pairedJSON(f.SmallP99),
 		who + "over_start_large_goodput": pairedJSON(f.Goodput), "drops": f.Drops, "start_drops": f.StartDrops}
+	if c := f.Collectives; c.N >= 2 {
+		out["collective_iterations"] = collectiveJSON(c)
+	}
+	return out
+}
+
+// collectiveJSON keeps a candidate's collective iterations against the
+// starting model's.
+func collectiveJSON(c train.CollectiveFigures) map[string]any {
+	return map[string]any{"candidate_per_run": c.Tuned, "start_per_run": c.Start,
+		"difference":         map[string]any{"mean": c.Mean, "ci95": []float64{c.Lo, c.Hi}, "n": c.N},
+		"goodput_over_start": pairedJSON(c.Goodput)}
 }
 
 // pairedJSON keeps a seed-by-seed ratio: its geometric mean, 95% CI

@@ -387,7 +387,7 @@ func TestJudgeCollectivesFromRuns(t *testing.T) {
 	ev := twinEval{res: res, startSpec: "builtin", tuneSpec: "model:x (fine-tuned)", verdict: promoted}
 	ev.judgeCollectives()
 	if c := ev.collectives; c.N != 6 || math.Abs(c.Start-1) > 1e-9 || math.Abs(c.Tuned-1.0/6) > 1e-9 || math.Abs(c.Mean+5.0/6) > 1e-9 || ev.verdict.Promote ||
-		!strings.Contains(ev.verdict.Reason, "but it completes fewer collective iterations (0.2 collective iterations a run against the starting model's 1.0") {
+		!strings.Contains(ev.verdict.Reason, "but its collectives fall behind the starting model's (0.2 collective iterations a run against the starting model's 1.0") {
 		t.Fatalf("collectives %+v, verdict %+v", ev.collectives, ev.verdict)
 	}
 	// as many iterations: the verdict stands; no collective: nothing to judge
@@ -398,9 +398,34 @@ func TestJudgeCollectivesFromRuns(t *testing.T) {
 	if ev.judgeCollectives(); !ev.verdict.Promote || ev.collectives.N != 6 {
 		t.Fatalf("as many iterations: %+v %+v", ev.collectives, ev.verdict)
 	}
+	// as many, but its collective flows at half the goodput
+	for seed := range 6 {
+		f := 1 + 0.01*float64(seed)
+		res.Runs[2*seed].CollectiveGoodputGbps, res.Runs[2*seed+1].CollectiveGoodputGbps = 10*f, 5*f
+	}
+	if ev.judgeCollectives(); ev.verdict.Promote || !strings.Contains(ev.verdict.Reason, "collective flows' goodput over the starting model's 0.50 [0.50, 0.50]") {
+		t.Fatalf("slower collectives: %+v %+v", ev.collectives, ev.verdict)
+	}
+	ev.verdict = promoted
+	// a rival twin that runs one judges it too
+	rival := &eval.Result{Scenarios: []string{"tw-rival-1"}}
+	for seed := uint64(1); seed <= 6; seed++ {
+		a, b := run("builtin", seed, 2), run("model:x (fine-tuned)", seed, 0)
+		a.Scenario, b.Scenario = "tw-rival-1", "tw-rival-1"
+		a.SmallP99, b.SmallP99, a.LargeGoodputGbps, b.LargeGoodputGbps = 10, 8, 50, 50
+		rival.Runs = append(rival.Runs, a, b)
+	}
+	ev.rivalRes = rival
+	if ev.judgeRivals(); ev.verdict.Promote || ev.rivals[0].Collectives.Mean != -2 ||
+		!strings.Contains(ev.verdict.Reason, "but collectives behind the starting model's on rival tw-rival-1") ||
+		!strings.Contains(ev.verdict.Reason, "0.0 collective iterations a run against 2.0 (seed by seed -2.0 [-2.0, -2.0])") {
+		t.Fatalf("rival with an all-reduce: %+v %+v", ev.rivals, ev.verdict)
+	}
+	ev.rivalRes = nil
 	for i := range res.Runs {
 		res.Runs[i].Collectives = nil
 	}
+	ev.verdict = promoted
 	if ev.judgeCollectives(); !ev.verdict.Promote || ev.collectives.N != 0 {
 		t.Fatalf("no collective: %+v %+v", ev.collectives, ev.verdict)
 	}
