@@ -1183,25 +1183,34 @@ type Ratio struct {
 	N    int     `json:"n"`
 }
 
-// pairedRatio pairs runs a and b by seed and returns the geometric mean
+// PairedRatio pairs runs a and b by seed and returns the geometric mean
 // of a's f over b's f with its interval. Seeds where either value is not
 // positive are left out; fewer than two pairs give the zero Ratio.
-func pairedRatio(a, b []Run, f func(Run) float64) Ratio {
-	bySeed := map[uint64]float64{}
-	for _, x := range b {
-		bySeed[x.Seed] = f(x)
-	}
-	var logs []float64
-	for _, x := range a {
-		if v, ok := bySeed[x.Seed]; ok && v > 0 && f(x) > 0 {
-			logs = append(logs, math.Log(f(x)/v))
-		}
-	}
+func PairedRatio(a, b []Run, f func(Run) float64) Ratio {
+	logs := perSeed(a, b, f, func(x, y float64) (float64, bool) { return math.Log(x / y), x > 0 && y > 0 })
 	if len(logs) < 2 {
 		return Ratio{}
 	}
 	m := MeanCI(logs)
 	return Ratio{Mean: math.Exp(m.Mean), Lo: math.Exp(m.Mean - m.CI95), Hi: math.Exp(m.Mean + m.CI95), N: m.N}
+}
+
+// perSeed pairs runs a and b by seed and returns d of a's f and b's f
+// for every pair d accepts.
+func perSeed(a, b []Run, f func(Run) float64, d func(x, y float64) (float64, bool)) []float64 {
+	bySeed := map[uint64]float64{}
+	for _, y := range b {
+		bySeed[y.Seed] = f(y)
+	}
+	var out []float64
+	for _, x := range a {
+		if y, ok := bySeed[x.Seed]; ok {
+			if v, ok := d(f(x), y); ok {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
 }
 
 // isPreset tells a vendor preset's runs (not static:best's); isFixed
@@ -1290,23 +1299,10 @@ func Iterations(r Run) float64 {
 // CollectiveGoodput is r's collective goodput (Run.CollectiveGoodputGbps).
 func CollectiveGoodput(r Run) float64 { return r.CollectiveGoodputGbps }
 
-// PairedRatio is f(a)/f(b) seed by seed over the seeds both ran with a
-// positive figure: its geometric mean and 95% CI (zero below two pairs).
-func PairedRatio(a, b []Run, f func(Run) float64) Ratio { return pairedRatio(a, b, f) }
-
 // PairedDifference is f(a) - f(b) seed by seed over the seeds both ran,
 // with its 95% CI (zero below two pairs).
 func PairedDifference(a, b []Run, f func(Run) float64) Difference {
-	bySeed := map[uint64]float64{}
-	for _, x := range b {
-		bySeed[x.Seed] = f(x)
-	}
-	var d []float64
-	for _, x := range a {
-		if v, ok := bySeed[x.Seed]; ok {
-			d = append(d, f(x)-v)
-		}
-	}
+	d := perSeed(a, b, f, func(x, y float64) (float64, bool) { return x - y, true })
 	if len(d) < 2 {
 		return Difference{}
 	}
@@ -1352,32 +1348,32 @@ func (r *Result) Compare(pol string) []Comparison {
 		if v := mean(byCand[best], smallP99); v > 0 {
 			c.SmallP99Cut = 1 - myP99/v
 		}
-		c.PairedVsPreset = pairedRatio(mine, byCand[best], smallP99)
+		c.PairedVsPreset = PairedRatio(mine, byCand[best], smallP99)
 		if v := mean(byCand[best], largeGoodput); v > 0 {
 			c.GoodputRatio = myGood / v
 		}
 		for _, x := range mine {
 			c.Drops += x.Drops
 		}
-		c.PairedIter = pairedRatio(mine, byCand[best], iterP99)
+		c.PairedIter = PairedRatio(mine, byCand[best], iterP99)
 		c.IterRatio = c.PairedIter.Mean
 		c.IterSeeds, c.PresetIterSeeds = countIf(mine, iterP99), countIf(byCand[best], iterP99)
 		if o := r.RunsOf(sc, Oracle); len(o) > 0 {
 			if v := mean(o, smallP99); v > 0 {
 				c.VsOracle = myP99 / v
 				c.Oracle = o[0].Chosen
-				c.PairedVsOracle = pairedRatio(mine, o, smallP99)
+				c.PairedVsOracle = PairedRatio(mine, o, smallP99)
 			}
 		}
 		c.AtGoodput, c.VsAtGoodput = bestAtGoodput(byCand, fixed, myGood, myP99)
 		c.FixedRun = len(fixed)
 		if c.Frontier, c.FrontierRatio = bestAtGoodput(byCand, fixed, FrontierGoodput*myGood, myP99); c.Frontier != "" {
-			c.PairedVsFrontier = pairedRatio(mine, byCand[c.Frontier], smallP99)
+			c.PairedVsFrontier = PairedRatio(mine, byCand[c.Frontier], smallP99)
 			if len(mine[0].Collectives) > 0 {
 				fr := byCand[c.Frontier]
 				c.Iterations, c.FrontierIterations = mean(mine, Iterations), mean(fr, Iterations)
 				c.VsFrontierIterations = PairedDifference(mine, fr, Iterations)
-				c.VsFrontierCollectiveGoodput = pairedRatio(mine, fr, CollectiveGoodput)
+				c.VsFrontierCollectiveGoodput = PairedRatio(mine, fr, CollectiveGoodput)
 			}
 		}
 		out = append(out, c)

@@ -448,7 +448,7 @@ func TestPairedRatio(t *testing.T) {
 	p99 := func(r Run) float64 { return r.SmallP99 }
 	a := []Run{run(0, 4), run(1, 3), run(2, 8), run(3, 5), run(4, 0)}
 	b := []Run{run(2, 2), run(0, 2), run(1, 3), run(4, 7), run(9, 1)}
-	q := pairedRatio(a, b, p99)
+	q := PairedRatio(a, b, p99)
 	// logs ln2, 0, ln4: mean ln2, sd ln2, t(2) 4.3027 over sqrt 3.
 	half := 4.302652729911275 * math.Ln2 / math.Sqrt(3)
 	if q.N != 3 || math.Abs(q.Mean-2) > 1e-12 || math.Abs(q.Lo-2*math.Exp(-half)) > 1e-9 || math.Abs(q.Hi-2*math.Exp(half)) > 1e-9 {
@@ -457,7 +457,7 @@ func TestPairedRatio(t *testing.T) {
 	if s := q.String(); s != fmt.Sprintf("2.00 [%.2f, %.2f]", q.Lo, q.Hi) {
 		t.Fatalf("String = %q", s)
 	}
-	if q := pairedRatio(a[:1], b, p99); q.N != 0 || q.String() != "–" {
+	if q := PairedRatio(a[:1], b, p99); q.N != 0 || q.String() != "–" {
 		t.Fatalf("one pair gave %+v", q)
 	}
 	// In Compare: equal runs on every seed give exactly 1 [1, 1].
@@ -802,7 +802,7 @@ func TestIterationTimesSkipRunsWithout(t *testing.T) {
 		t.Fatalf("aggregate over runs with an iteration: %+v, want n 2 mean 200", m)
 	}
 	preset := []Run{iterRun(1, 50), iterRun(2, 400), iterRun(3, 150)}
-	r := pairedRatio(runs, preset, iterP99)
+	r := PairedRatio(runs, preset, iterP99)
 	if r.N != 2 || math.Abs(r.Mean-2) > 1e-9 || countIf(runs, iterP99) != 2 {
 		t.Fatalf("paired iteration ratio %+v (want 2 over 2 seeds), %d runs with one", r, countIf(runs, iterP99))
 	}

@@ -412,16 +412,16 @@ func collectiveFigures(cand, start []eval.Run) train.CollectiveFigures {
 	if len(cand) == 0 || len(cand[0].Collectives) == 0 {
 		return train.CollectiveFigures{}
 	}
+	perRun := func(rs []eval.Run) float64 {
+		var n float64
+		for _, r := range rs {
+			n += eval.Iterations(r)
+		}
+		return n / float64(max(1, len(rs)))
+	}
 	d := eval.PairedDifference(cand, start, eval.Iterations)
-	var t, s float64
-	for _, r := range cand {
-		t += eval.Iterations(r) / float64(len(cand))
-	}
-	for _, r := range start {
-		s += eval.Iterations(r) / float64(max(1, len(start)))
-	}
 	g := eval.PairedRatio(cand, start, eval.CollectiveGoodput)
-	return train.CollectiveFigures{Tuned: t, Start: s, Mean: d.Mean, Lo: d.Lo, Hi: d.Hi, N: d.N,
+	return train.CollectiveFigures{Tuned: perRun(cand), Start: perRun(start), Mean: d.Mean, Lo: d.Lo, Hi: d.Hi, N: d.N,
 		Goodput: train.Paired{Mean: g.Mean, Lo: g.Lo, Hi: g.Hi, N: g.N}}
 }
 
