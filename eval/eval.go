@@ -1187,12 +1187,18 @@ type Ratio struct {
 // of a's f over b's f with its interval. Seeds where either value is not
 // positive are left out; fewer than two pairs give the zero Ratio.
 func PairedRatio(a, b []Run, f func(Run) float64) Ratio {
-	logs := perSeed(a, b, f, func(x, y float64) (float64, bool) { return math.Log(x / y), x > 0 && y > 0 })
+	logs := PairedLogs(a, b, f)
 	if len(logs) < 2 {
 		return Ratio{}
 	}
 	m := MeanCI(logs)
 	return Ratio{Mean: math.Exp(m.Mean), Lo: math.Exp(m.Mean - m.CI95), Hi: math.Exp(m.Mean + m.CI95), N: m.N}
+}
+
+// PairedLogs pairs runs a and b by seed and returns the log of a's f
+// over b's f for every seed where both are positive.
+func PairedLogs(a, b []Run, f func(Run) float64) []float64 {
+	return perSeed(a, b, f, func(x, y float64) (float64, bool) { return math.Log(x / y), x > 0 && y > 0 })
 }
 
 // perSeed pairs runs a and b by seed and returns d of a's f and b's f

@@ -420,9 +420,8 @@ func collectiveFigures(cand, start []eval.Run) train.CollectiveFigures {
 		return n / float64(max(1, len(rs)))
 	}
 	d := eval.PairedDifference(cand, start, eval.Iterations)
-	g := eval.PairedRatio(cand, start, eval.CollectiveGoodput)
 	return train.CollectiveFigures{Tuned: perRun(cand), Start: perRun(start), Mean: d.Mean, Lo: d.Lo, Hi: d.Hi, N: d.N,
-		Goodput: train.Paired{Mean: g.Mean, Lo: g.Lo, Hi: g.Hi, N: g.N}}
+		Goodput: pairedOf(pairedLogRatio(cand, start, eval.CollectiveGoodput))}
 }
 
 // judgeRivals finds the judged two's figures on each rival twin and
@@ -512,17 +511,7 @@ func frontierFigures(c eval.Comparison) train.FrontierFigures {
 // pairedLogRatio is the mean log of a's figure over b's, seed by seed,
 // with its 95% CI.
 func pairedLogRatio(a, b []eval.Run, fig func(eval.Run) float64) eval.Metric {
-	bySeed := map[uint64]float64{}
-	for _, r := range b {
-		bySeed[r.Seed] = fig(r)
-	}
-	var logs []float64
-	for _, r := range a {
-		if v, ok := bySeed[r.Seed]; ok && v > 0 && fig(r) > 0 {
-			logs = append(logs, math.Log(fig(r)/v))
-		}
-	}
-	return eval.MeanCI(logs)
+	return eval.MeanCI(eval.PairedLogs(a, b, fig))
 }
 
 func smallP99(r eval.Run) float64     { return r.SmallP99 }
