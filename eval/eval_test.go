@@ -393,6 +393,19 @@ func TestCompareCollectiveIterations(t *testing.T) {
 		math.Abs(k.VsFrontierCollectiveGoodput.Mean-0.99) > 1e-9 || k.SlowerCollectives() {
 		t.Fatalf("the keeping policy: %+v", k)
 	}
+	// One more iteration than the setting on every seed, at half its
+	// flows' mean goodput: ahead, not SLOWER (the mean counts the flows of
+	// the iteration the setting never reached).
+	more := &Result{Scenarios: []string{"s"}}
+	for seed := uint64(1); seed <= 4; seed++ {
+		f := 1 + 0.01*float64(seed)
+		more.Runs = append(more.Runs, with(run("more", seed, 2, 10, 3), 5*f))
+		more.OracleRuns = append(more.OracleRuns, run("static:a", seed, 5, 10, 2), with(run("catalogue:x", seed, 4, 10, 2), 10*f))
+	}
+	if m := more.Compare("more"); len(m) != 1 || !m[0].MoreIterations() || m[0].FewerIterations() || m[0].SlowerCollectives() ||
+		math.Abs(m[0].VsFrontierCollectiveGoodput.Mean-0.5) > 1e-9 {
+		t.Fatalf("the policy with more iterations: %+v", m)
+	}
 	var buf bytes.Buffer
 	res.Policies = []string{"starve", "keep"}
 	if err := res.writeComparisons(&buf); err != nil {

@@ -183,7 +183,7 @@ func JudgeRivals(v Verdict, rivals []RivalFigures) Verdict {
 			bad = "a higher small-flow p99 than the starting model"
 		case Ratio2(r.Goodput.Mean) < RivalMinGoodput:
 			bad = fmt.Sprintf("less than %.0f%% of the starting model's large-flow goodput", 100*RivalMinGoodput)
-		case r.Collectives.fewer():
+		case r.Collectives.behind():
 			bad = "collectives behind the starting model's"
 		}
 		if bad != "" {
@@ -217,13 +217,22 @@ type CollectiveFigures struct {
 	Goodput      Paired
 }
 
-// fewer says whether the candidate completed fewer iterations than the
-// starting model beyond the seeds' noise (the interval below 0), or its
-// collective flows kept less than RivalMinGoodput of the starting
-// model's goodput (as printed) beyond the noise (the interval below 1).
-func (c CollectiveFigures) fewer() bool {
+// behind says whether the candidate completed fewer iterations than the
+// starting model beyond the seeds' noise (the interval below 0), or,
+// where it did not complete more beyond the noise (the interval above
+// 0), its collective flows kept less than RivalMinGoodput of the
+// starting model's goodput (as printed) beyond the noise (the interval
+// below 1). The goodput is the figure where the iterations do not tell;
+// a candidate that completes more of them is ahead whatever the mean
+// goodput of its flows, which then counts the flows of iterations the
+// starting model never reached.
+func (c CollectiveFigures) behind() bool {
+	if c.N >= 2 && c.Hi < 0 {
+		return true
+	}
+	more := c.N >= 2 && c.Lo > 0
 	g := c.Goodput
-	return c.N >= 2 && c.Hi < 0 || g.N >= 2 && g.Hi < 1 && Ratio2(g.Mean) < RivalMinGoodput
+	return !more && g.N >= 2 && g.Hi < 1 && Ratio2(g.Mean) < RivalMinGoodput
 }
 
 func (c CollectiveFigures) String() string {
@@ -245,7 +254,7 @@ func (c CollectiveFigures) String() string {
 // mix shift (0 iterations in 10 runs against the built-in model's 8; docs/model/twin-pipeline-eval.txt). A
 // verdict not to promote stands.
 func JudgeCollectives(v Verdict, c CollectiveFigures) Verdict {
-	if !v.Promote || !c.fewer() {
+	if !v.Promote || !c.behind() {
 		return v
 	}
 	return Verdict{false, fmt.Sprintf("%s; but its collectives fall behind the starting model's (%s), which the frontier ratio does not count", v.Reason, c)}

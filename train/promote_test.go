@@ -73,6 +73,9 @@ func TestJudgeRivals(t *testing.T) {
 			"but collectives behind the starting model's on rival r, seed by seed over the starting model: small-flow p99 0.60 [0.55, 0.65], large-flow goodput 1.00 [0.95, 1.05], 0.0 collective iterations a run against 0.0 (seed by seed +0.0 [+0.0, +0.0]), collective flows' goodput 0.50 [0.40, 0.60]"},
 		{"as many on a rival", yes, []RivalFigures{{Name: "r", SmallP99: p(0.6), Goodput: p(1),
 			Collectives: CollectiveFigures{Tuned: 0.9, Start: 0.9, Lo: -0.3, Hi: 0.3, N: 10}}}, true, "0.9 collective iterations a run against 0.9"},
+		{"more on a rival, slower flows", yes, []RivalFigures{{Name: "r", SmallP99: p(0.6), Goodput: p(1),
+			Collectives: CollectiveFigures{Tuned: 4, Start: 3, Mean: 1, Lo: 1, Hi: 1, N: 10, Goodput: Paired{Mean: 0.9, Lo: 0.85, Hi: 0.95, N: 10}}}}, true,
+			"4.0 collective iterations a run against 3.0 (seed by seed +1.0 [+1.0, +1.0]), collective flows' goodput 0.90 [0.85, 0.95]"},
 		{"not promoted stands", no, []RivalFigures{ok}, false, "frontier ratio 1.10: worse"},
 	} {
 		v := JudgeRivals(c.v, c.rivals)
@@ -101,6 +104,13 @@ func TestJudgeCollectives(t *testing.T) {
 		{"98% of its goodput", yes, CollectiveFigures{N: 10, Goodput: Paired{Mean: 0.981, Lo: 0.97, Hi: 0.99, N: 10}}, true, "not behind"},
 		{"fewer within the noise", yes, CollectiveFigures{Tuned: 0.6, Start: 0.8, Mean: -0.2, Lo: -0.5, Hi: 0.1, N: 10}, true, "not behind"},
 		{"as many", yes, CollectiveFigures{Tuned: 3, Start: 3, N: 10}, true, "not behind"},
+		// the oracle on the held-out 25G 3:1 fabric: a fixed setting with
+		// one more all-to-all iteration a run on every seed, whose flows'
+		// mean goodput counts the extra iteration's
+		{"more iterations, slower flows", yes, CollectiveFigures{Tuned: 4, Start: 3, Mean: 1, Lo: 1, Hi: 1, N: 10,
+			Goodput: Paired{Mean: 0.91, Lo: 0.89, Hi: 0.92, N: 10}}, true, "not behind"},
+		{"more within the noise, slower flows", yes, CollectiveFigures{Tuned: 3.2, Start: 3, Mean: 0.2, Lo: -0.1, Hi: 0.5, N: 10,
+			Goodput: Paired{Mean: 0.91, Lo: 0.89, Hi: 0.92, N: 10}}, false, "collective flows' goodput over the starting model's 0.91 [0.89, 0.92])"},
 		{"one seed", yes, CollectiveFigures{Tuned: 0, Start: 1, Mean: -1, Lo: -1, Hi: -1, N: 1}, true, "not behind"},
 		{"not promoted stands", no, CollectiveFigures{Tuned: 0, Start: 1, Mean: -1, Lo: -1, Hi: -1, N: 10}, false, "frontier ratio 1.10: worse"},
 	} {

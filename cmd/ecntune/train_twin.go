@@ -51,8 +51,9 @@ fixed setting keeps 98% of its goodput; or, when the starting model is itself be
 frontier (above 1.00), it is better than the starting model beyond the seeds' noise (the
 95% interval of its small-flow p99 over the starting model's, seed by seed, below 1), not
 merely no worse; and, where the twin runs a collective (all-reduce or all-to-all), its
-collectives do not fall behind the starting model's: no fewer iterations, and its
-collective flows keep 98% of their goodput (seed by seed, beyond the seeds' noise): the
+collectives do not fall behind the starting model's: no fewer iterations, and, unless it
+completes more, its collective flows keep 98% of their goodput (seed by seed, beyond the
+seeds' noise; the goodput is the figure where the iterations do not tell): the
 frontier ratio reads flows by size, and a model can starve an all-reduce whose chunks are
 of neither class it counts and still stand beyond it. With --agent FILE (an agent configuration, such as the one shadow mode ran
 with) the rule judges what would run instead of the bare models: the evaluation also runs the
