@@ -406,6 +406,15 @@ func TestCompareCollectiveIterations(t *testing.T) {
 		math.Abs(m[0].VsFrontierCollectiveGoodput.Mean-0.5) > 1e-9 {
 		t.Fatalf("the policy with more iterations: %+v", m)
 	}
+	var moreText bytes.Buffer
+	more.Policies = []string{"more"}
+	if err := more.writeComparisons(&moreText); err != nil {
+		t.Fatal(err)
+	}
+	if s := moreText.String(); !strings.Contains(s, "collective iterations 3.0 a run against 2.0 of that setting (difference +1.0 [+1.0, +1.0] over 4 seeds)") ||
+		!strings.Contains(s, ": MORE, ahead of that setting in what its ratio does not count") || strings.Contains(s, "SLOWER") {
+		t.Fatalf("the policy with more iterations, in words:\n%s", s)
+	}
 	var buf bytes.Buffer
 	res.Policies = []string{"starve", "keep"}
 	if err := res.writeComparisons(&buf); err != nil {

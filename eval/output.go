@@ -370,6 +370,8 @@ func (c Comparison) writeText(w io.Writer) {
 				line += ": FEWER, behind the frontier in what its ratio does not count"
 			case slower:
 				line += fmt.Sprintf(": SLOWER (below %.0f%%), behind the frontier in what its ratio does not count", 100*FrontierGoodput)
+			case c.MoreIterations():
+				line += ": MORE, ahead of that setting in what its ratio does not count"
 			}
 			writeWrapped(w, line)
 		}
