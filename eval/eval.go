@@ -1114,8 +1114,13 @@ type Comparison struct {
 	// FixedRun counts the fixed settings run on the scenario; with
 	// Frontier empty and FixedRun > 0, none of them kept FrontierGoodput
 	// of the policy's large-flow goodput without drops: the policy is
-	// beyond the frontier in goodput.
+	// beyond the frontier in goodput (Beyond), unless NoSmallFlowFigure.
 	FixedRun int `json:"fixed_settings_run,omitempty"`
+	// NoSmallFlowFigure: a fixed setting keeps FrontierGoodput of the
+	// policy's goodput, but the policy or the best of them finished no
+	// small flow (a mean small-flow p99 of 0), so there is no ratio; the
+	// policy is not beyond the frontier for that.
+	NoSmallFlowFigure bool `json:"no_small_flow_figure,omitempty"`
 	// IterRatio is the policy's collective iteration time p99 over the
 	// best preset's (1.02 = 2% slower), seed by seed over the seeds in
 	// which both completed an iteration (a run that completed none has
@@ -1145,6 +1150,80 @@ type Comparison struct {
 	// seed: it sees a collective slowed where too few iterations
 	// complete to count.
 	VsFrontierCollectiveGoodput Ratio `json:"vs_frontier_collective_goodput"`
+	// VsFrontierCollectives compares the collectives workload by workload
+	// (a sum can hide an all-reduce starved beside an all-to-all that
+	// gained), and counts the seeds on which one side finished no
+	// collective flow at all (left out of the goodput ratio).
+	VsFrontierCollectives CollectiveComparison `json:"vs_frontier_collectives"`
+}
+
+// CollectiveComparison compares one side's collectives with another's
+// (CompareCollectives), seed by seed.
+type CollectiveComparison struct {
+	// Fewer: some collective workload completed fewer iterations a run
+	// beyond the seeds' noise (the interval of its per-seed difference
+	// wholly below 0).
+	Fewer bool `json:"fewer,omitempty"`
+	// More: some workload completed more beyond the noise (its interval
+	// wholly above 0), and none possibly fewer (every workload's interval
+	// at or above 0).
+	More bool `json:"more,omitempty"`
+	// Starved counts the seeds on which this side finished no collective
+	// flow and the other did, Fed the seeds of the reverse.
+	Starved int `json:"starved_seeds,omitempty"`
+	Fed     int `json:"fed_seeds,omitempty"`
+}
+
+// StarvedSeeds is how many seeds of starving a collective, on one side
+// only, count as behind beyond chance (the reverse on none).
+const StarvedSeeds = 2
+
+// StarvedBehind says whether this side finished no collective flow on
+// at least StarvedSeeds seeds on which the other did, and the reverse
+// happened on none: behind, though the goodput ratio (positive seeds
+// only) cannot say so.
+func (c CollectiveComparison) StarvedBehind() bool {
+	return c.Starved >= StarvedSeeds && c.Fed == 0
+}
+
+// CompareCollectives compares a's collectives with b's seed by seed:
+// each collective workload's iterations (PairedDifference of its own
+// count) and the seeds where one side finished no collective flow.
+func CompareCollectives(a, b []Run) CollectiveComparison {
+	var out CollectiveComparison
+	if len(a) == 0 {
+		return out
+	}
+	some, none := false, true
+	for _, w := range a[0].Collectives {
+		d := PairedDifference(a, b, func(r Run) float64 { return workloadIterations(r, w.Workload) })
+		if d.N < 2 {
+			continue
+		}
+		out.Fewer = out.Fewer || d.Hi < 0
+		some = some || d.Lo > 0
+		none = none && d.Lo >= 0
+	}
+	out.More = some && none
+	for _, v := range perSeed(a, b, CollectiveGoodput, func(x, y float64) (float64, bool) { return x, (x > 0) != (y > 0) }) {
+		if v > 0 {
+			out.Fed++
+		} else {
+			out.Starved++
+		}
+	}
+	return out
+}
+
+// workloadIterations is the iterations r completed of collective
+// workload w (an index into the scenario's workloads).
+func workloadIterations(r Run, w int) float64 {
+	for _, c := range r.Collectives {
+		if c.Workload == w {
+			return float64(c.Iterations)
+		}
+	}
+	return 0
 }
 
 // Difference is a mean of per-seed differences with its 95% confidence
@@ -1156,33 +1235,34 @@ type Difference struct {
 	N    int     `json:"n"`
 }
 
-// FewerIterations reports whether the policy completed fewer collective
-// iterations than its frontier setting beyond the seeds' noise (the
-// interval of the per-seed difference wholly below 0): behind the
-// frontier in what its ratio does not read.
-func (c Comparison) FewerIterations() bool {
-	return c.VsFrontierIterations.N >= 2 && c.VsFrontierIterations.Hi < 0
-}
+// FewerIterations reports whether the policy completed fewer iterations
+// of some collective workload than its frontier setting beyond the
+// seeds' noise (the interval of that workload's per-seed difference
+// wholly below 0): behind the frontier in what its ratio does not read.
+func (c Comparison) FewerIterations() bool { return c.VsFrontierCollectives.Fewer }
 
-// MoreIterations reports whether the policy completed more collective
-// iterations than its frontier setting beyond the seeds' noise (the
-// interval of the per-seed difference wholly above 0).
-func (c Comparison) MoreIterations() bool {
-	return c.VsFrontierIterations.N >= 2 && c.VsFrontierIterations.Lo > 0
-}
+// MoreIterations reports whether the policy completed more iterations
+// of some collective workload than its frontier setting beyond the
+// seeds' noise, and of none possibly fewer (CollectiveComparison.More).
+func (c Comparison) MoreIterations() bool { return c.VsFrontierCollectives.More }
 
 // SlowerCollectives reports whether the policy's collective flows kept
 // less than FrontierGoodput of its frontier setting's goodput (the
 // seed-by-seed ratio as printed, to two decimals), beyond the seeds'
 // noise (its interval wholly below 1): the frontier's own test of
-// goodput, turned on the flows its ratio does not read. It is the
+// goodput, turned on the flows its ratio does not read; or it finished
+// no collective flow on StarvedSeeds seeds or more on which the setting
+// did, and the reverse on none (such seeds have no ratio). It is the
 // figure where the iterations do not tell: a policy that completes more
 // iterations (MoreIterations) is ahead in its collectives whatever its
 // flows' mean goodput, which then averages over the flows of iterations
 // the setting never reached.
 func (c Comparison) SlowerCollectives() bool {
+	if c.MoreIterations() {
+		return false
+	}
 	g := c.VsFrontierCollectiveGoodput
-	return !c.MoreIterations() && g.N >= 2 && g.Hi < 1 && math.Round(g.Mean*100)/100 < FrontierGoodput
+	return g.N >= 2 && math.Round(g.Hi*100)/100 < 1 && math.Round(g.Mean*100)/100 < FrontierGoodput || c.VsFrontierCollectives.StarvedBehind()
 }
 
 // Ratio is a geometric mean of per-seed ratios with its 95% confidence
@@ -1263,6 +1343,14 @@ func group(runs []Run, sc string, keep func(string) bool) (map[string][]Run, []s
 // runs byCand (in order) for a policy with mean goodput g and mean
 // small-flow p99 p.
 func bestAtGoodput(byCand map[string][]Run, order []string, g, p float64) (string, float64) {
+	best, r, _ := bestAtGoodputQ(byCand, order, g, p)
+	return best, r
+}
+
+// bestAtGoodputQ is bestAtGoodput, and whether some setting qualified
+// (kept g without drops) even where it gives no ratio, because the best
+// of them or the policy (p) has no small-flow p99.
+func bestAtGoodputQ(byCand map[string][]Run, order []string, g, p float64) (string, float64, bool) {
 	best, bestP := "", math.Inf(1)
 	for _, c := range order {
 		rs := byCand[c]
@@ -1273,10 +1361,20 @@ func bestAtGoodput(byCand map[string][]Run, order []string, g, p float64) (strin
 			best, bestP = c, cp
 		}
 	}
-	if best == "" || !(bestP > 0) {
-		return "", 0
+	if best == "" {
+		return "", 0, false
 	}
-	return best, p / bestP
+	if !(bestP > 0) || !(p > 0) {
+		return "", 0, true
+	}
+	return best, p / bestP, true
+}
+
+// Beyond says whether the policy is beyond the frontier in goodput:
+// fixed settings ran and none kept FrontierGoodput of its large-flow
+// goodput without drops.
+func (c Comparison) Beyond() bool {
+	return c.Frontier == "" && c.FixedRun > 0 && !c.NoSmallFlowFigure
 }
 
 // mean is the mean of f over rs (0 for no runs).
@@ -1384,13 +1482,17 @@ func (r *Result) Compare(pol string) []Comparison {
 		}
 		c.AtGoodput, c.VsAtGoodput = bestAtGoodput(byCand, fixed, myGood, myP99)
 		c.FixedRun = len(fixed)
-		if c.Frontier, c.FrontierRatio = bestAtGoodput(byCand, fixed, FrontierGoodput*myGood, myP99); c.Frontier != "" {
+		var qualified bool
+		c.Frontier, c.FrontierRatio, qualified = bestAtGoodputQ(byCand, fixed, FrontierGoodput*myGood, myP99)
+		c.NoSmallFlowFigure = qualified && c.Frontier == ""
+		if c.Frontier != "" {
 			c.PairedVsFrontier = PairedRatio(mine, byCand[c.Frontier], smallP99)
 			if len(mine[0].Collectives) > 0 {
 				fr := byCand[c.Frontier]
 				c.Iterations, c.FrontierIterations = mean(mine, Iterations), mean(fr, Iterations)
 				c.VsFrontierIterations = PairedDifference(mine, fr, Iterations)
 				c.VsFrontierCollectiveGoodput = PairedRatio(mine, fr, CollectiveGoodput)
+				c.VsFrontierCollectives = CompareCollectives(mine, fr)
 			}
 		}
 		out = append(out, c)

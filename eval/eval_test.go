@@ -347,6 +347,16 @@ func TestCompareAtGoodput(t *testing.T) {
 		!strings.Contains(s, "  hot on s\n") || !strings.Contains(s, "    frontier ratio: none of the 5 fixed settings run keeps 98% of its large-flow goodput (beyond the frontier)\n") {
 		t.Fatalf("comparison text:\n%s", s)
 	}
+	// A scenario with no small flow: fixed settings keep the goodput, but
+	// there is no ratio; not "beyond the frontier".
+	none := &Result{Scenarios: []string{"s"}, Runs: []Run{run("quiet", 0, 50, 0), run("quiet", 0, 50, 0)},
+		OracleRuns: []Run{run("static:a", 0, 100, 0), run("catalogue:x", 0, 60, 0)}}
+	if c := none.Compare("quiet"); len(c) != 1 || c[0].Frontier != "" || !c[0].NoSmallFlowFigure || c[0].Beyond() {
+		t.Fatalf("Compare(quiet) = %+v: no small-flow figure, not beyond", c)
+	}
+	if c := res.Compare("hot"); len(c) != 1 || !c[0].Beyond() || c[0].NoSmallFlowFigure {
+		t.Fatalf("Compare(hot) = %+v: beyond", c)
+	}
 	// The best preset the comparisons name is a row of the table.
 	res.Aggregates = []Aggregate{aggregate("s", "pol", res.RunsOf("s", "pol")), aggregate("s", "hot", res.RunsOf("s", "hot"))}
 	buf.Reset()
@@ -405,6 +415,40 @@ func TestCompareCollectiveIterations(t *testing.T) {
 	if m := more.Compare("more"); len(m) != 1 || !m[0].MoreIterations() || m[0].FewerIterations() || m[0].SlowerCollectives() ||
 		math.Abs(m[0].VsFrontierCollectiveGoodput.Mean-0.5) > 1e-9 {
 		t.Fatalf("the policy with more iterations: %+v", m)
+	}
+	// An all-reduce that loses an iteration beside an all-to-all that gains
+	// six: more in sum, fewer where it counts.
+	mixed := &Result{Scenarios: []string{"s"}}
+	for seed := uint64(1); seed <= 4; seed++ {
+		mixed.Runs = append(mixed.Runs, with(run("mixed", seed, 2, 10, 1, 9), 5))
+		mixed.OracleRuns = append(mixed.OracleRuns, run("static:a", seed, 5, 10, 2, 3), with(run("catalogue:x", seed, 4, 10, 2, 3), 10))
+	}
+	if m := mixed.Compare("mixed"); len(m) != 1 || m[0].VsFrontierIterations.Lo <= 0 || !m[0].FewerIterations() || m[0].MoreIterations() ||
+		!m[0].SlowerCollectives() {
+		t.Fatalf("fewer of one workload, more of another: %+v", m)
+	}
+	// No iteration either way; the policy finished no collective flow on 3
+	// seeds of 4 (no ratio there), the setting on none.
+	starved := &Result{Scenarios: []string{"s"}}
+	for seed := uint64(1); seed <= 4; seed++ {
+		g := 0.0
+		if seed == 4 {
+			g = 9.9
+		}
+		starved.Runs = append(starved.Runs, with(run("starved", seed, 2, 10, 0), g))
+		starved.OracleRuns = append(starved.OracleRuns, run("static:a", seed, 5, 10, 0), with(run("catalogue:x", seed, 4, 10, 0), 10))
+	}
+	if m := starved.Compare("starved"); len(m) != 1 || m[0].VsFrontierCollectiveGoodput.N != 0 || m[0].VsFrontierCollectives.Starved != 3 ||
+		!m[0].SlowerCollectives() || m[0].FewerIterations() {
+		t.Fatalf("starved on seeds without a ratio: %+v", m)
+	}
+	var starvedText bytes.Buffer
+	starved.Policies = []string{"starved"}
+	if err := starved.writeComparisons(&starvedText); err != nil {
+		t.Fatal(err)
+	}
+	if s := strings.Join(strings.Fields(starvedText.String()), " "); !strings.Contains(s, "no collective flow finished on 3 seeds on which that setting's did (the reverse on 0): SLOWER") {
+		t.Fatalf("starved, in words:\n%s", starvedText.String())
 	}
 	var moreText bytes.Buffer
 	more.Policies = []string{"more"}

@@ -363,6 +363,9 @@ func (c Comparison) writeText(w io.Writer) {
 			if g := c.VsFrontierCollectiveGoodput; g.N > 0 {
 				line += fmt.Sprintf(", collective flows' goodput x%.2f [%.2f, %.2f] of its", g.Mean, g.Lo, g.Hi)
 			}
+			if k := c.VsFrontierCollectives; k.Starved > 0 || k.Fed > 0 {
+				line += fmt.Sprintf(", no collective flow finished on %s on which that setting's did (the reverse on %d)", units.Count(k.Starved, "seed"), k.Fed)
+			}
 			switch fewer, slower := c.FewerIterations(), c.SlowerCollectives(); {
 			case fewer && slower:
 				line += ": FEWER and SLOWER, behind the frontier in what its ratio does not count"
@@ -375,6 +378,8 @@ func (c Comparison) writeText(w io.Writer) {
 			}
 			writeWrapped(w, line)
 		}
+	case c.NoSmallFlowFigure:
+		writeWrapped(w, "    frontier ratio: none (no small flow finished, for the policy or the best fixed setting that keeps its goodput)")
 	case c.FixedRun > 0:
 		writeWrapped(w, fmt.Sprintf("    frontier ratio: none of the %d fixed settings run keeps %.0f%% of its large-flow goodput (beyond the frontier)",
 			c.FixedRun, 100*FrontierGoodput))

@@ -18,6 +18,9 @@ type FrontierFigures struct {
 	// goodput without drops, so the policy is beyond the frontier in
 	// goodput (Ratio is 0).
 	Beyond bool
+	// NoSmallFlows: fixed settings keep its goodput, but no small-flow
+	// figure compares it with them (no small flow finished): no ratio.
+	NoSmallFlows bool
 	// Drops are the packets the policy dropped over the seeds.
 	Drops uint64
 }
@@ -29,6 +32,8 @@ func (f FrontierFigures) String() string {
 	switch {
 	case f.Beyond:
 		s = "beyond the frontier in goodput (no fixed setting keeps 98% of it)"
+	case f.NoSmallFlows:
+		s = "no frontier ratio (no small flow finished to compare it by)"
 	case f.Ratio > 0:
 		s = fmt.Sprintf("frontier ratio %.2f", f.Ratio)
 	}
@@ -65,7 +70,7 @@ type Paired struct {
 // better says whether the fine-tuned model's small-flow p99 is lower than
 // the starting model's beyond the seeds' noise (the interval's upper end
 // below 1).
-func (p Paired) better() bool { return p.N >= 2 && p.Hi < 1 }
+func (p Paired) better() bool { return p.N >= 2 && Ratio2(p.Hi) < 1 }
 
 func (p Paired) String() string {
 	if p.N < 2 {
@@ -97,7 +102,7 @@ func PromotionRule(start, tuned FrontierFigures, vsStart Paired) Verdict {
 	case tuned.Drops > start.Drops:
 		return Verdict{false, fmt.Sprintf("it dropped %d packets where the starting model dropped %d on the same seeds", tuned.Drops, start.Drops)}
 	case !tuned.Beyond && tuned.Ratio <= 0:
-		return Verdict{false, "no fixed setting ran on the twin to judge it against: " + tuned.String()}
+		return Verdict{false, "no frontier ratio on the twin to judge it by: " + tuned.String()}
 	case start.Beyond && !tuned.Beyond:
 		return Verdict{false, fmt.Sprintf("%s, where the starting model is beyond the frontier in goodput", tuned)}
 	case !tuned.Beyond && start.Ratio > 0 && Ratio2(tuned.Ratio) > Ratio2(start.Ratio):
@@ -144,6 +149,7 @@ func (r RivalFigures) String() string {
 		if c.Goodput.N >= 1 {
 			s += ", collective flows' goodput " + c.Goodput.short()
 		}
+		s += c.starvedText()
 	}
 	return s
 }
@@ -210,29 +216,44 @@ func JudgeRivals(v Verdict, rivals []RivalFigures) Verdict {
 // Goodput is the candidate's collective flows' goodput over the starting
 // model's, seed by seed: it sees a collective slowed where too few
 // iterations complete in a run to count (N 0 when none finished).
+//
+// The rest compare the collectives workload by workload, and count the
+// seeds on which one side finished no collective flow at all (which
+// Goodput leaves out), as eval's CompareCollectives does: Fewer, some
+// workload completed fewer iterations beyond the noise; More, some more
+// and none possibly fewer; Starved and Fed, the seeds on which the
+// candidate finished no collective flow and the starting model did, and
+// the reverse; StarvedBehind, enough such seeds to call it behind.
 type CollectiveFigures struct {
-	Tuned, Start float64
-	Mean, Lo, Hi float64
-	N            int
-	Goodput      Paired
+	Tuned, Start  float64
+	Mean, Lo, Hi  float64
+	N             int
+	Goodput       Paired
+	Fewer, More   bool
+	Starved, Fed  int
+	StarvedBehind bool
 }
 
-// behind says whether the candidate completed fewer iterations than the
-// starting model beyond the seeds' noise (the interval below 0), or,
-// where it did not complete more beyond the noise (the interval above
-// 0), its collective flows kept less than RivalMinGoodput of the
-// starting model's goodput (as printed) beyond the noise (the interval
-// below 1). The goodput is the figure where the iterations do not tell;
-// a candidate that completes more of them is ahead whatever the mean
+// behind says whether the candidate completed fewer iterations of some
+// collective workload than the starting model beyond the seeds' noise,
+// or, where it did not complete more (eval.CollectiveComparison.More),
+// its collective flows kept less than RivalMinGoodput of the starting
+// model's goodput beyond the noise (the interval below 1, both as
+// printed), or it finished no collective flow on enough seeds on which
+// the starting model did (StarvedBehind).
+// The goodput is the figure where the iterations do not tell; a
+// candidate that completes more of them is ahead whatever the mean
 // goodput of its flows, which then counts the flows of iterations the
 // starting model never reached.
 func (c CollectiveFigures) behind() bool {
-	if c.N >= 2 && c.Hi < 0 {
+	if c.Fewer {
 		return true
 	}
-	more := c.N >= 2 && c.Lo > 0
+	if c.More {
+		return false
+	}
 	g := c.Goodput
-	return !more && g.N >= 2 && g.Hi < 1 && Ratio2(g.Mean) < RivalMinGoodput
+	return g.N >= 2 && Ratio2(g.Hi) < 1 && Ratio2(g.Mean) < RivalMinGoodput || c.StarvedBehind
 }
 
 func (c CollectiveFigures) String() string {
@@ -240,7 +261,16 @@ func (c CollectiveFigures) String() string {
 	if c.Goodput.N >= 1 {
 		s += ", collective flows' goodput over the starting model's " + c.Goodput.short()
 	}
-	return s
+	return s + c.starvedText()
+}
+
+// starvedText tells the seeds on which one side finished no collective
+// flow ("" when none).
+func (c CollectiveFigures) starvedText() string {
+	if c.Starved == 0 && c.Fed == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", no collective flow finished on %d seed(s) on which the starting model's did (the reverse on %d)", c.Starved, c.Fed)
 }
 
 // JudgeCollectives applies the twin's collectives to a verdict: a

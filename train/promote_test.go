@@ -27,6 +27,9 @@ func TestPromotionRule(t *testing.T) {
 		{"not beyond, start beyond in goodput", beyond, fr(0.95), better, false, "where the starting model is beyond the frontier"},
 		{"behind but better than a start behind", fr(1.80), fr(1.20), better, true, "better than the starting model, itself behind it (frontier ratio 1.80)"},
 		{"behind, lower ratio within the noise", fr(1.80), fr(1.20), noise, false, "not better than the starting model (frontier ratio 1.80) beyond the seeds' noise"},
+		{"no small flow to compare by", fr(1.05), FrontierFigures{NoSmallFlows: true}, better, false,
+			"no frontier ratio on the twin to judge it by: no frontier ratio (no small flow finished to compare it by)"},
+		{"behind, interval printed reaching 1.00", fr(1.80), fr(1.20), Paired{Mean: 0.9, Lo: 0.81, Hi: 0.998, N: 10}, false, "0.90 [0.81, 1.00]"},
 		{"behind and equal to a start behind", fr(1.304), fr(1.296), Paired{Mean: 1, Lo: 1, Hi: 1, N: 5}, false, "not better"},
 		{"behind, no paired seeds", fr(1.5), fr(1.2), Paired{}, false, "no seed-by-seed comparison"},
 		{"behind and worse than a start behind", fr(1.11), fr(1.15), better, false, "worse than the starting model (frontier ratio 1.11)"},
@@ -66,7 +69,7 @@ func TestJudgeRivals(t *testing.T) {
 		{"drops no more than the start", yes, []RivalFigures{{Name: "r", SmallP99: p(0.9), Goodput: p(1), Drops: 2, StartDrops: 2}}, true, "2 drops (the starting model 2)"},
 		{"no seeds", yes, []RivalFigures{{Name: "r"}}, false, "no seed of rival r ran for both models"},
 		{"starves a rival's all-reduce", yes, []RivalFigures{{Name: "r", SmallP99: p(0.6), Goodput: p(1),
-			Collectives: CollectiveFigures{Tuned: 0.1, Start: 0.9, Mean: -0.8, Lo: -1.1, Hi: -0.5, N: 10}}}, false,
+			Collectives: CollectiveFigures{Tuned: 0.1, Start: 0.9, Mean: -0.8, Lo: -1.1, Hi: -0.5, N: 10, Fewer: true}}}, false,
 			"but collectives behind the starting model's on rival r, seed by seed over the starting model: small-flow p99 0.60 [0.55, 0.65], large-flow goodput 1.00 [0.95, 1.05], 0.1 collective iterations a run against 0.9 (seed by seed -0.8 [-1.1, -0.5])"},
 		{"slows a rival's all-reduce", yes, []RivalFigures{{Name: "r", SmallP99: p(0.6), Goodput: p(1),
 			Collectives: CollectiveFigures{N: 10, Goodput: Paired{Mean: 0.5, Lo: 0.4, Hi: 0.6, N: 10}}}}, false,
@@ -74,7 +77,7 @@ func TestJudgeRivals(t *testing.T) {
 		{"as many on a rival", yes, []RivalFigures{{Name: "r", SmallP99: p(0.6), Goodput: p(1),
 			Collectives: CollectiveFigures{Tuned: 0.9, Start: 0.9, Lo: -0.3, Hi: 0.3, N: 10}}}, true, "0.9 collective iterations a run against 0.9"},
 		{"more on a rival, slower flows", yes, []RivalFigures{{Name: "r", SmallP99: p(0.6), Goodput: p(1),
-			Collectives: CollectiveFigures{Tuned: 4, Start: 3, Mean: 1, Lo: 1, Hi: 1, N: 10, Goodput: Paired{Mean: 0.9, Lo: 0.85, Hi: 0.95, N: 10}}}}, true,
+			Collectives: CollectiveFigures{Tuned: 4, Start: 3, Mean: 1, Lo: 1, Hi: 1, N: 10, More: true, Goodput: Paired{Mean: 0.9, Lo: 0.85, Hi: 0.95, N: 10}}}}, true,
 			"4.0 collective iterations a run against 3.0 (seed by seed +1.0 [+1.0, +1.0]), collective flows' goodput 0.90 [0.85, 0.95]"},
 		{"not promoted stands", no, []RivalFigures{ok}, false, "frontier ratio 1.10: worse"},
 	} {
@@ -96,7 +99,7 @@ func TestJudgeCollectives(t *testing.T) {
 		says    string
 	}{
 		{"no collective", yes, CollectiveFigures{}, true, "not behind"},
-		{"starves the all-reduce", yes, CollectiveFigures{Tuned: 0, Start: 0.8, Mean: -0.8, Lo: -1.1, Hi: -0.5, N: 10}, false,
+		{"starves the all-reduce", yes, CollectiveFigures{Tuned: 0, Start: 0.8, Mean: -0.8, Lo: -1.1, Hi: -0.5, N: 10, Fewer: true}, false,
 			"but its collectives fall behind the starting model's (0.0 collective iterations a run against the starting model's 0.8, seed by seed -0.8 [-1.1, -0.5]), which the frontier ratio does not count"},
 		{"slows the all-reduce", yes, CollectiveFigures{N: 10, Goodput: Paired{Mean: 0.9, Lo: 0.85, Hi: 0.95, N: 10}}, false,
 			"collective flows' goodput over the starting model's 0.90 [0.85, 0.95]), which the frontier ratio does not count"},
@@ -104,10 +107,15 @@ func TestJudgeCollectives(t *testing.T) {
 		{"98% of its goodput", yes, CollectiveFigures{N: 10, Goodput: Paired{Mean: 0.981, Lo: 0.97, Hi: 0.99, N: 10}}, true, "not behind"},
 		{"fewer within the noise", yes, CollectiveFigures{Tuned: 0.6, Start: 0.8, Mean: -0.2, Lo: -0.5, Hi: 0.1, N: 10}, true, "not behind"},
 		{"as many", yes, CollectiveFigures{Tuned: 3, Start: 3, N: 10}, true, "not behind"},
+		// finished no collective flow on 4 seeds of 5 (no goodput ratio
+		// there), the starting model on none
+		{"starved on seeds without a ratio", yes, CollectiveFigures{N: 5, Goodput: Paired{Mean: 0.9, Lo: 0.9, Hi: 0.9, N: 1},
+			Starved: 4, StarvedBehind: true}, false, "no collective flow finished on 4 seed(s) on which the starting model's did (the reverse on 0)"},
+		{"slower, printed interval reaching 1.00", yes, CollectiveFigures{N: 10, Goodput: Paired{Mean: 0.97, Lo: 0.94, Hi: 0.996, N: 10}}, true, "not behind"},
 		// the oracle on the held-out 25G 3:1 fabric: a fixed setting with
 		// one more all-to-all iteration a run on every seed, whose flows'
 		// mean goodput counts the extra iteration's
-		{"more iterations, slower flows", yes, CollectiveFigures{Tuned: 4, Start: 3, Mean: 1, Lo: 1, Hi: 1, N: 10,
+		{"more iterations, slower flows", yes, CollectiveFigures{Tuned: 4, Start: 3, Mean: 1, Lo: 1, Hi: 1, N: 10, More: true,
 			Goodput: Paired{Mean: 0.91, Lo: 0.89, Hi: 0.92, N: 10}}, true, "not behind"},
 		{"more within the noise, slower flows", yes, CollectiveFigures{Tuned: 3.2, Start: 3, Mean: 0.2, Lo: -0.1, Hi: 0.5, N: 10,
 			Goodput: Paired{Mean: 0.91, Lo: 0.89, Hi: 0.92, N: 10}}, false, "collective flows' goodput over the starting model's 0.91 [0.89, 0.92])"},

@@ -420,8 +420,10 @@ func collectiveFigures(cand, start []eval.Run) train.CollectiveFigures {
 		return n / float64(max(1, len(rs)))
 	}
 	d := eval.PairedDifference(cand, start, eval.Iterations)
+	k := eval.CompareCollectives(cand, start)
 	return train.CollectiveFigures{Tuned: perRun(cand), Start: perRun(start), Mean: d.Mean, Lo: d.Lo, Hi: d.Hi, N: d.N,
-		Goodput: pairedOf(pairedLogRatio(cand, start, eval.CollectiveGoodput))}
+		Goodput: pairedOf(pairedLogRatio(cand, start, eval.CollectiveGoodput)),
+		Fewer:   k.Fewer, More: k.More, Starved: k.Starved, Fed: k.Fed, StarvedBehind: k.StarvedBehind()}
 }
 
 // judgeRivals finds the judged two's figures on each rival twin and
@@ -497,15 +499,19 @@ func (ev *twinEval) vsStart() train.Paired { return pairedOf(ev.paired) }
 
 // pairedOf is a paired log ratio as the promotion rule reads it.
 func pairedOf(p eval.Metric) train.Paired {
-	if p.N < 2 {
-		return train.Paired{N: p.N}
+	if p.N < 1 {
+		return train.Paired{}
+	}
+	if p.N < 2 { // one pair: its ratio, with no interval
+		r := math.Exp(p.Mean)
+		return train.Paired{Mean: r, Lo: r, Hi: r, N: 1}
 	}
 	return train.Paired{Mean: math.Exp(p.Mean), Lo: math.Exp(p.Mean - p.CI95), Hi: math.Exp(p.Mean + p.CI95), N: p.N}
 }
 
 // frontierFigures are a comparison's figures for the promotion rule.
 func frontierFigures(c eval.Comparison) train.FrontierFigures {
-	return train.FrontierFigures{Ratio: c.FrontierRatio, Beyond: c.Frontier == "" && c.FixedRun > 0, Drops: c.Drops}
+	return train.FrontierFigures{Ratio: c.FrontierRatio, Beyond: c.Beyond(), NoSmallFlows: c.NoSmallFlowFigure, Drops: c.Drops}
 }
 
 // pairedLogRatio is the mean log of a's figure over b's, seed by seed,
