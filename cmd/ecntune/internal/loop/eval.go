@@ -156,13 +156,20 @@ func Scaled(cfg *config.Config, d time.Duration) *config.Config {
 func Figures(r Result, interval time.Duration, idleUtil float64) eval.LoopFigures {
 	f := eval.LoopFigures{Intervals: r.Intervals, Queues: r.Queues, Rejections: r.Rejections}
 	iv := int64(interval)
-	churn := env.Churn{Window: env.FlapIntervals * iv, From: eval.SettleIntervals * iv}
+	// The k-th decision is taken at k intervals (the first after one
+	// interval's counters), so the first SettleIntervals decisions end at
+	// SettleIntervals intervals: "after" starts past them, as a bare
+	// policy's count does (its decisions numbered from 0).
+	settled := eval.SettleIntervals*iv + iv/2
+	churn := env.Churn{Window: env.FlapIntervals * iv, From: settled}
 	set := map[env.QueueKey]env.Setting{} // the tune or fallback each queue last got
 	for _, e := range r.Audit {
 		if e.State != core.StateApplied {
 			continue
 		}
-		churn.Change(e.Key, e.TimeNs, e.Old, e.New)
+		if !e.Old.SameECN(e.New) { // a change of the ECN setting, as a bare policy's and shadow's are counted (not headroom or alpha alone)
+			churn.Change(e.Key, e.TimeNs, e.Old, e.New)
+		}
 		if s, ok := set[e.Key]; ok && e.Kind == core.KindRepair && s.SameECN(e.Old) {
 			f.RepairsOfOwn++
 		}
@@ -181,7 +188,7 @@ func Figures(r Result, interval time.Duration, idleUtil float64) eval.LoopFigure
 	moves := wouldMoves(r.Recommendations)
 	for i := range r.Recommendations {
 		x := &r.Recommendations[i]
-		if moves[i] && x.TimeNs >= eval.SettleIntervals*iv {
+		if moves[i] && x.TimeNs >= settled {
 			f.WouldChangesAfter++
 		}
 		if x.Valid && x.Metrics.Idle(idleUtil) {

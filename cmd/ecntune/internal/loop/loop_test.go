@@ -66,7 +66,7 @@ func TestLockstepRunIsDeterministic(t *testing.T) {
 		return r
 	}
 	a, b := run(), run()
-	if a.Intervals != 12 || len(a.Flows) == 0 {
+	if a.Intervals != 11 || len(a.Flows) == 0 {
 		t.Fatalf("run: %d intervals, %d flows", a.Intervals, len(a.Flows))
 	}
 	applied := 0
@@ -150,7 +150,7 @@ func TestEvalRunsTheDeployedLoop(t *testing.T) {
 		t.Fatalf("deployed loop runs %+v", runs)
 	}
 	l := runs[0].Loop
-	if l.Intervals != 8 || l.Queues != 4 || l.Changes == 0 || l.ChangesPerQueuePer100 <= 0 || runs[0].Decisions != 8 {
+	if l.Intervals != 7 || l.Queues != 4 || l.Changes == 0 || l.ChangesPerQueuePer100 <= 0 || runs[0].Decisions != 7 {
 		t.Fatalf("loop figures %+v (decisions %d)", l, runs[0].Decisions)
 	}
 	// a bare policy's runs count its changes too: a preset sets each
@@ -185,7 +185,7 @@ func TestEvalRunsTheDeployedLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := sh.RunsOf("star", spec+",shadow")[0].Loop
-	if s.Changes != 0 || s.Intervals != 8 {
+	if s.Changes != 0 || s.Intervals != 7 {
 		t.Fatalf("shadow loop figures %+v", s)
 	}
 	// its --loop-audit file: the changes it would have made, one a line
@@ -227,6 +227,39 @@ func TestFiguresFromAudit(t *testing.T) {
 	}
 	if f.ChangesPerQueuePer100After != 3.0/2*100/30 {
 		t.Fatalf("rate after %g", f.ChangesPerQueuePer100After)
+	}
+}
+
+// "After" starts past the first SettleIntervals decisions, as a bare
+// policy's count does (the loop's k-th decision is at k intervals, the
+// bare policy's numbered k-1), and a write that moves only headroom is no
+// change of the ECN setting, as neither a bare policy's count nor shadow's
+// makes it one (nor a flap when the next write moves headroom further).
+func TestFiguresCountAsBarePoliciesDo(t *testing.T) {
+	k := env.QueueKey{Target: "leaf0", Port: "Ethernet0", Queue: 3}
+	iv := time.Millisecond
+	a, b := env.Setting{KminBytes: 1, KmaxBytes: 10, Pmax: 0.2}, env.Setting{KminBytes: 1, KmaxBytes: 20, Pmax: 0.2}
+	h := func(s env.Setting, bytes int64) env.Setting { s.HeadroomBytes = bytes; return s }
+	e := func(i int, kind core.ChangeKind, old, new env.Setting) core.AuditEntry {
+		return core.AuditEntry{TimeNs: int64(i) * int64(iv), Target: k.Target, Change: core.Change{Key: k, Kind: kind, Old: old, New: new}, State: core.StateApplied}
+	}
+	r := Result{Intervals: 30, Queues: 1, Audit: []core.AuditEntry{
+		e(10, core.KindTune, a, b), // the 10th decision: still the warm-up
+		e(12, core.KindTune, h(b, 50_000), h(b, 100_000)),
+		e(15, core.KindRepair, h(b, 100_000), h(b, 120_000)),
+	}}
+	f := Figures(r, iv, 0)
+	if f.Changes != 1 || f.ChangesAfter != 0 || f.Flaps != 0 || f.Repairs != 1 {
+		t.Fatalf("%+v", f)
+	}
+	bare := env.Churn{Window: env.FlapIntervals, From: eval.SettleIntervals}
+	ob := func(s env.Setting) []env.Observation { return []env.Observation{{Key: k, Current: s}} }
+	bare.Observe(0, ob(a))
+	bare.Observe(9, ob(b)) // the 10th decision
+	bare.Observe(11, ob(h(b, 100_000)))
+	bare.Observe(14, ob(h(b, 120_000)))
+	if bare.Changes != f.Changes || bare.After != f.ChangesAfter || bare.Flaps != f.Flaps {
+		t.Fatalf("bare %+v, loop %+v", bare, f)
 	}
 }
 
