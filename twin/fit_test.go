@@ -163,3 +163,25 @@ func TestEdge(t *testing.T) {
 		t.Fatalf("an edge %+v with no other candidate of the kind", e)
 	}
 }
+
+// The incasts and collectives are tried beside the family that fitted
+// best, not the one refined last (whose loss the search holds then), nor
+// one of the better ones at the map's whim.
+func TestExtrasBesideTheBestFamily(t *testing.T) {
+	ws, hadoop := Workload{Family: "websearch", Load: 0.4}, Workload{Family: "fbhadoop", Load: 0.5}
+	for range 20 {
+		s := &search{refined: map[string]scored{
+			"flows of websearch": {kind: "flows of websearch", w: ws, loss: 0.5},
+			"flows of fbhadoop":  {kind: "flows of fbhadoop", w: hadoop, loss: 3.0},
+		}}
+		s.best, s.loss = hadoop, 3.0 // the last family refined
+		if b := s.bestFlows(); b != ws {
+			t.Fatalf("extras beside %+v, want the web search flows", b)
+		}
+	}
+	s := &search{refined: map[string]scored{"flows of fbhadoop": {w: hadoop, loss: 0.2}}}
+	s.best, s.loss = ws, 0.7
+	if b := s.bestFlows(); b != hadoop {
+		t.Fatalf("extras beside %+v, want the Hadoop flows", b)
+	}
+}

@@ -326,12 +326,7 @@ func (s *search) flows() {
 // extras tries incasts and collectives beside the best flows so far, on
 // a coarse grid.
 func (s *search) extras() {
-	base := s.best
-	for _, c := range s.refined {
-		if c.loss <= s.loss {
-			base = c.w
-		}
-	}
+	base := s.bestFlows()
 	h, iv, bdp := s.ft.f.HostCount(), s.ft.iv, s.refBDP()
 	var ws []Workload
 	for _, fanin := range uniq(max(1, h/4), h-1) {
@@ -355,6 +350,20 @@ func (s *search) extras() {
 		}
 	}
 	s.try(ws)
+}
+
+// bestFlows is the best flows-alone candidate refined so far, the
+// extras' base: the lowest loss over the families refined (the search's
+// current candidate, the last family refined, where none is lower; ties
+// go to the earlier family).
+func (s *search) bestFlows() Workload {
+	base, bestLoss := s.best, s.loss
+	for _, fam := range Families {
+		if c, ok := s.refined["flows of "+fam]; ok && c.loss < bestLoss {
+			base, bestLoss = c.w, c.loss
+		}
+	}
+	return base
 }
 
 // refine moves one parameter of the best candidate at a time, up and
