@@ -153,9 +153,20 @@ func Scaled(cfg *config.Config, d time.Duration) *config.Config {
 // set interval by interval (its recommendations: their changes, and the
 // idle queue-intervals where it would keep what it runs; a queue is idle
 // under idleUtil, 0.01 when 0).
+//
+// The decision at the run's end (after its last interval, when no traffic
+// is left for a change to act on) is left out, as a bare policy makes
+// none there: the figures count r.Intervals-1 decisions.
 func Figures(r Result, interval time.Duration, idleUtil float64) eval.LoopFigures {
-	f := eval.LoopFigures{Intervals: r.Intervals, Queues: r.Queues, Rejections: r.Rejections}
+	f := eval.LoopFigures{Intervals: max(0, r.Intervals-1), Queues: r.Queues, Rejections: r.Rejections}
 	iv := int64(interval)
+	end := int64(r.Intervals)*iv - iv/2 // the decision at the run's end is at r.Intervals intervals
+	var audit []core.AuditEntry
+	for _, e := range r.Audit {
+		if e.TimeNs < end {
+			audit = append(audit, e)
+		}
+	}
 	// The k-th decision is taken at k intervals (the first after one
 	// interval's counters), so the first SettleIntervals decisions end at
 	// SettleIntervals intervals: "after" starts past them, as a bare
@@ -163,7 +174,7 @@ func Figures(r Result, interval time.Duration, idleUtil float64) eval.LoopFigure
 	settled := eval.SettleIntervals*iv + iv/2
 	churn := env.Churn{Window: env.FlapIntervals * iv, From: settled}
 	set := map[env.QueueKey]env.Setting{} // the tune or fallback each queue last got
-	for _, e := range r.Audit {
+	for _, e := range audit {
 		if e.State != core.StateApplied {
 			continue
 		}
@@ -180,7 +191,7 @@ func Figures(r Result, interval time.Duration, idleUtil float64) eval.LoopFigure
 		}
 	}
 	f.Changes, f.ChangesAfter, f.Flaps, f.FlapsAfter = churn.Changes, churn.After, churn.Flaps, churn.FlapsAfter
-	k := core.CountKinds(r.Audit)
+	k := core.CountKinds(audit)
 	f.Fallbacks, f.Rollbacks, f.Repairs = k.Fallbacks, k.Rollbacks, k.Repairs
 	if idleUtil <= 0 {
 		idleUtil = 0.01
@@ -188,6 +199,9 @@ func Figures(r Result, interval time.Duration, idleUtil float64) eval.LoopFigure
 	moves := wouldMoves(r.Recommendations)
 	for i := range r.Recommendations {
 		x := &r.Recommendations[i]
+		if x.TimeNs >= end {
+			continue
+		}
 		if moves[i] && x.TimeNs >= settled {
 			f.WouldChangesAfter++
 		}

@@ -214,10 +214,10 @@ func (o *Options) agentConfig(srv *simswitch.Server, addr, db string) *config.Co
 }
 
 // steps runs the intervals: advance, await every switch's telemetry of
-// the new time, decide and set; after the last interval, which ends the
-// run, nothing is decided (a change then would act on no traffic, and a
-// bare policy makes no decision there either). It returns the decisions
-// made: one fewer than the intervals.
+// the new time, decide and set. The decision after the last interval,
+// at the run's end, acts on no traffic (a bare policy makes none there):
+// the agent still takes it, so that it reads and stores the last
+// interval's telemetry as in production, and Figures leaves it out.
 func (o *Options) steps(ctx context.Context, a *agent.Agent, srv *simswitch.Server) (int, error) {
 	l := a.StartLockstep(ctx)
 	defer l.Stop()
@@ -233,9 +233,6 @@ func (o *Options) steps(ctx context.Context, a *agent.Agent, srv *simswitch.Serv
 		if err != nil {
 			return i, err
 		}
-		if i == o.Intervals-1 {
-			break // the run's end: no decision
-		}
 		if err := l.Await(ctx, simswitch.SimTimestamp(now), o.Timeout); err != nil {
 			return i, fmt.Errorf("interval %d: %w", i+1, err)
 		}
@@ -243,7 +240,7 @@ func (o *Options) steps(ctx context.Context, a *agent.Agent, srv *simswitch.Serv
 			return i, fmt.Errorf("interval %d: %w", i+1, err)
 		}
 	}
-	return o.Intervals - 1, nil
+	return o.Intervals, nil
 }
 
 // result collects the flows, counters and audit log of a finished run.
