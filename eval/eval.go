@@ -1172,6 +1172,13 @@ type CollectiveComparison struct {
 	// flow and the other did, Fed the seeds of the reverse.
 	Starved int `json:"starved_seeds,omitempty"`
 	Fed     int `json:"fed_seeds,omitempty"`
+	// Iterations and OtherIterations are each side's collective
+	// iterations a run (every workload summed), Difference this side's
+	// count minus the other's, seed by seed (Comparison keeps them under
+	// its own names).
+	Iterations      float64    `json:"-"`
+	OtherIterations float64    `json:"-"`
+	Difference      Difference `json:"-"`
 }
 
 // StarvedSeeds is how many seeds of starving a collective, on one side
@@ -1187,13 +1194,16 @@ func (c CollectiveComparison) StarvedBehind() bool {
 }
 
 // CompareCollectives compares a's collectives with b's seed by seed:
-// each collective workload's iterations (PairedDifference of its own
-// count) and the seeds where one side finished no collective flow.
+// their iterations a run, in sum and each collective workload's
+// (PairedDifference of its own count), and the seeds where one side
+// finished no collective flow. Zero when a runs no collective.
 func CompareCollectives(a, b []Run) CollectiveComparison {
 	var out CollectiveComparison
-	if len(a) == 0 {
+	if len(a) == 0 || len(a[0].Collectives) == 0 {
 		return out
 	}
+	out.Iterations, out.OtherIterations = mean(a, Iterations), mean(b, Iterations)
+	out.Difference = PairedDifference(a, b, Iterations)
 	some, none := false, true
 	for _, w := range a[0].Collectives {
 		d := PairedDifference(a, b, func(r Run) float64 { return workloadIterations(r, w.Workload) })
@@ -1341,17 +1351,11 @@ func group(runs []Run, sc string, keep func(string) bool) (map[string][]Run, []s
 
 // bestAtGoodput finds Comparison.AtGoodput among the fixed settings'
 // runs byCand (in order) for a policy with mean goodput g and mean
-// small-flow p99 p.
-func bestAtGoodput(byCand map[string][]Run, order []string, g, p float64) (string, float64) {
-	best, r, _ := bestAtGoodputQ(byCand, order, g, p)
-	return best, r
-}
-
-// bestAtGoodputQ is bestAtGoodput, and whether some setting qualified
-// (kept g without drops) even where it gives no ratio, because the best
-// of them or the policy (p) has no small-flow p99.
-func bestAtGoodputQ(byCand map[string][]Run, order []string, g, p float64) (string, float64, bool) {
-	best, bestP := "", math.Inf(1)
+// small-flow p99 p, and says whether some setting qualified (kept g
+// without drops) even where it gives no ratio, because the best of them
+// or the policy has no small-flow p99.
+func bestAtGoodput(byCand map[string][]Run, order []string, g, p float64) (best string, ratio float64, qualified bool) {
+	bestP := math.Inf(1)
 	for _, c := range order {
 		rs := byCand[c]
 		if anyDrops(rs) {
@@ -1480,19 +1484,18 @@ func (r *Result) Compare(pol string) []Comparison {
 				c.PairedVsOracle = PairedRatio(mine, o, smallP99)
 			}
 		}
-		c.AtGoodput, c.VsAtGoodput = bestAtGoodput(byCand, fixed, myGood, myP99)
+		c.AtGoodput, c.VsAtGoodput, _ = bestAtGoodput(byCand, fixed, myGood, myP99)
 		c.FixedRun = len(fixed)
 		var qualified bool
-		c.Frontier, c.FrontierRatio, qualified = bestAtGoodputQ(byCand, fixed, FrontierGoodput*myGood, myP99)
+		c.Frontier, c.FrontierRatio, qualified = bestAtGoodput(byCand, fixed, FrontierGoodput*myGood, myP99)
 		c.NoSmallFlowFigure = qualified && c.Frontier == ""
 		if c.Frontier != "" {
 			c.PairedVsFrontier = PairedRatio(mine, byCand[c.Frontier], smallP99)
 			if len(mine[0].Collectives) > 0 {
 				fr := byCand[c.Frontier]
-				c.Iterations, c.FrontierIterations = mean(mine, Iterations), mean(fr, Iterations)
-				c.VsFrontierIterations = PairedDifference(mine, fr, Iterations)
+				k := CompareCollectives(mine, fr)
+				c.Iterations, c.FrontierIterations, c.VsFrontierIterations, c.VsFrontierCollectives = k.Iterations, k.OtherIterations, k.Difference, k
 				c.VsFrontierCollectiveGoodput = PairedRatio(mine, fr, CollectiveGoodput)
-				c.VsFrontierCollectives = CompareCollectives(mine, fr)
 			}
 		}
 		out = append(out, c)

@@ -314,7 +314,7 @@ func pickByFrontier(order, fixed []string, runs map[string][]Run) string {
 // setting with the most goodput (+Inf if every setting drops).
 func frontierRatio(rs []Run, fixed []string, runs map[string][]Run) float64 {
 	p, g := mean(rs, smallP99), mean(rs, largeGoodput)
-	if _, r := bestAtGoodput(runs, fixed, FrontierGoodput*g, p); r > 0 {
+	if _, r, _ := bestAtGoodput(runs, fixed, FrontierGoodput*g, p); r > 0 {
 		return r
 	}
 	top, topG := "", -1.0

@@ -412,16 +412,9 @@ func collectiveFigures(cand, start []eval.Run) train.CollectiveFigures {
 	if len(cand) == 0 || len(cand[0].Collectives) == 0 {
 		return train.CollectiveFigures{}
 	}
-	perRun := func(rs []eval.Run) float64 {
-		var n float64
-		for _, r := range rs {
-			n += eval.Iterations(r)
-		}
-		return n / float64(max(1, len(rs)))
-	}
-	d := eval.PairedDifference(cand, start, eval.Iterations)
 	k := eval.CompareCollectives(cand, start)
-	return train.CollectiveFigures{Tuned: perRun(cand), Start: perRun(start), Mean: d.Mean, Lo: d.Lo, Hi: d.Hi, N: d.N,
+	d := k.Difference
+	return train.CollectiveFigures{Tuned: k.Iterations, Start: k.OtherIterations, Mean: d.Mean, Lo: d.Lo, Hi: d.Hi, N: d.N,
 		Goodput: pairedOf(pairedLogRatio(cand, start, eval.CollectiveGoodput)),
 		Fewer:   k.Fewer, More: k.More, Starved: k.Starved, Fed: k.Fed, StarvedBehind: k.StarvedBehind()}
 }
