@@ -411,7 +411,7 @@ func (ft *fitter) final(r *Result, windows []Window) error {
 		obs := Compute(ft.tl.Samples(w.From, w.To))
 		got := Compute(sim.Samples(min(a, len(sim.At)), min(b, len(sim.At))))
 		rep.addRows(i, obs, got)
-		rep.Phases[i].FinalLoss = Loss(obs, got, rep.Phases[i].noise)
+		rep.Phases[i].FinalLoss = Loss(obs, got, rep.Phases[i].noise, 1)
 	}
 	rep.Observed, rep.Simulated = seriesOf(ft.tl), seriesOf(sim)
 	for i := range rep.Observed.Time { // on the twin's time line

@@ -271,7 +271,7 @@ func (s *search) try(ws []Workload) bool {
 			if st == nil {
 				continue
 			}
-			c := scored{kind: kindOf(ws[i]), w: ws[i], loss: Loss(s.obs.stats, st, s.obs.noise), stats: st}
+			c := scored{kind: kindOf(ws[i]), w: ws[i], loss: Loss(s.obs.stats, st, s.obs.noise, s.ft.o.Seeds), stats: st}
 			s.tried = append(s.tried, c)
 			better = s.keep(c) || better
 		}
@@ -302,7 +302,7 @@ func (s *search) calibrated() {
 	s.obs.noise = maxStats(s.obs.noise, s.ft.calibrate(s.best, s.prefix, s.from, s.to))
 	s.best, s.loss, s.byKind = Workload{}, math.Inf(1), map[string]scored{}
 	for i := range s.tried {
-		s.tried[i].loss = Loss(s.obs.stats, s.tried[i].stats, s.obs.noise)
+		s.tried[i].loss = Loss(s.obs.stats, s.tried[i].stats, s.obs.noise, s.ft.o.Seeds)
 		s.keep(s.tried[i])
 	}
 }

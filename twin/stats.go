@@ -229,15 +229,19 @@ func stddev(v []float64) float64 {
 
 // Loss is the fit's loss: the mean over every statistic of every role obs
 // has of z², z the difference of sim from obs over the standard error of
-// a difference of two runs (√2 × noise's, at least a tenth of the
-// statistic's scale), each z² capped at 100 so that one statistic far
-// off does not hide all the others. A model that is the observed one
-// scores about 1.
-func Loss(obs, sim, noise Stats) float64 {
+// that difference (noise's, at least a tenth of the statistic's scale,
+// for the observation, and the same over √runs for sim, whose statistics
+// pool runs runs of the same length: × √(1 + 1/runs)), each z² capped at
+// 100 so that one statistic far off does not hide all the others. A model
+// that is the observed one scores about 1 (the rivals' bound counts on
+// it: with √2 for a search's two pooled seeds the true workload scored
+// about 0.75).
+func Loss(obs, sim, noise Stats, runs int) float64 {
+	k := math.Sqrt(1 + 1/float64(max(1, runs)))
 	sum, n := 0.0, 0
 	for _, r := range obs.Roles() {
 		for _, d := range statDefs {
-			se := math.Max(noise[r][d.Name], d.Scale/10) * math.Sqrt2
+			se := math.Max(noise[r][d.Name], d.Scale/10) * k
 			z := (sim[r][d.Name] - obs[r][d.Name]) / se
 			sum += math.Min(z*z, 100)
 			n++

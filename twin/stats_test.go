@@ -39,11 +39,11 @@ func TestCompute(t *testing.T) {
 	near("fabric util_p90", f["util_p90"], 0.5)
 	near("fabric pause_rx", f["pause_rx"], 0.1)
 	near("fabric util_cv", f["util_cv"], 0)
-	if got := Loss(st, st, nil); got != 0 {
+	if got := Loss(st, st, nil, 1); got != 0 {
 		t.Errorf("Loss against itself = %g", got)
 	}
 	other := Compute(ss[:0:0])
-	if l := Loss(st, other, Noise(ss)); !(l > 1) {
+	if l := Loss(st, other, Noise(ss), 1); !(l > 1) {
 		t.Errorf("Loss against nothing = %g, want large", l)
 	}
 	errs := Errors(st, Stats{RoleHost: {"util_mean": 0.55}})
@@ -77,5 +77,40 @@ func TestSegment(t *testing.T) {
 	ws := mk(shift...).Segment(3)
 	if len(ws) != 2 || ws[0].To < 24 || ws[0].To > 26 {
 		t.Errorf("a shift at 25 split into %v", ws)
+	}
+}
+
+// The loss of the true workload is about 1 whatever the number of runs a
+// candidate's statistics pool: an observation and a candidate of the same
+// traffic differ by the noise of one run and that of the pooled runs.
+// (With √2 for both, as before, two pooled runs scored 0.75.)
+func TestLossOfTheTruthIsAboutOne(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	const sigma, trials = 0.1, 4000
+	noise := Stats{RoleHost: {}}
+	for _, d := range statDefs {
+		noise[RoleHost][d.Name] = sigma * d.Scale * 20 // well above the floor of a tenth of the scale
+	}
+	draw := func() Stats {
+		st := Stats{RoleHost: {}}
+		for _, d := range statDefs {
+			st[RoleHost][d.Name] = 10*d.Scale + noise[RoleHost][d.Name]*rng.NormFloat64()
+		}
+		return st
+	}
+	for _, runs := range []int{1, 2, 4} {
+		sum := 0.0
+		for range trials {
+			obs, sim := draw(), Stats{RoleHost: {}}
+			for k := range runs {
+				for name, v := range draw()[RoleHost] {
+					sim[RoleHost][name] += (v - sim[RoleHost][name]) / float64(k+1)
+				}
+			}
+			sum += Loss(obs, sim, noise, runs)
+		}
+		if got := sum / trials; math.Abs(got-1) > 0.05 {
+			t.Errorf("the true workload's mean loss over %d pooled runs = %.3f, want about 1", runs, got)
+		}
 	}
 }
