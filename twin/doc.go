@@ -9,7 +9,11 @@
 // (simenv/export, env.Observer, env.Metrics), and the same statistics are
 // computed from both sides (Stats). Where the observed traffic changes
 // over time, each time window (Phase) is fitted on its own and the
-// scenario's workloads get start and end times.
+// scenario's workloads get start and end times. A simulation starts on an
+// empty fabric; where the observation began on traffic already running
+// (an agent started on a production fabric, not with its traffic), the
+// twin's run begins with a lead-in of the first window's traffic
+// (Scenario.Lead, chooseLead).
 //
 // The package is pure but for the clock that bounds the search: it reads
 // no file and writes none. Its inputs are plain values (the caller reads

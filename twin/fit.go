@@ -124,6 +124,7 @@ func Fit(in Input, o Options) (*Result, error) {
 	r.Report.Times.Topology = o.Clock().Sub(start)
 	windows := tl.Segment(o.MaxPhases)
 	searchStart := o.Clock()
+	ft.chooseLead(windows[0])
 	var phases []Phase
 	for i, w := range windows {
 		obs := observed{Compute(tl.Samples(w.From, w.To)), Noise(tl.Samples(w.From, w.To))}
@@ -136,6 +137,9 @@ func Fit(in Input, o Options) (*Result, error) {
 			return nil, fmt.Errorf("window %d: no candidate workload could be simulated (the log says why)", i)
 		}
 		pr.From, pr.To, pr.Start, pr.End = w.From, w.To, ft.twinTime(w.From), ft.twinTime(w.To)
+		if i == 0 {
+			pr.Start = 0 // with the lead-in
+		}
 		phases = append(phases, Phase{Start: pr.Start, End: pr.End, Workload: wl})
 		r.Report.Phases = append(r.Report.Phases, pr)
 	}
@@ -240,6 +244,7 @@ type fitter struct {
 	deadline time.Time
 	iv       simenv.Time // the twin's control interval
 	n        int         // the twin's intervals
+	lead     simenv.Time // the lead-in before the first observed interval (chooseLead)
 	missing  env.Telemetry
 	notes    []string
 
@@ -268,11 +273,13 @@ func (ft *fitter) twinIndex(i int) int {
 	return int(math.Round(float64(i) * float64(ft.n) / float64(len(ft.tl.Times))))
 }
 
-func (ft *fitter) twinTime(i int) simenv.Time { return simenv.Time(ft.twinIndex(i)) * ft.iv }
+// twinTime is when observed interval i begins in the twin's run (after
+// its lead-in).
+func (ft *fitter) twinTime(i int) simenv.Time { return ft.lead + simenv.Time(ft.twinIndex(i))*ft.iv }
 
 // scenario is the twin's scenario with phases.
 func (ft *fitter) scenario(phases []Phase) Scenario {
-	return Scenario{Name: ft.o.Name, Seed: ft.o.Seed, Duration: simenv.Time(ft.n) * ft.iv, Fabric: ft.f, Phases: phases}
+	return Scenario{Name: ft.o.Name, Seed: ft.o.Seed, Duration: ft.lead + simenv.Time(ft.n)*ft.iv, Fabric: ft.f, Phases: phases, Lead: ft.lead}
 }
 
 // evaluate simulates the windows fitted before (prefix) and w from from
@@ -287,7 +294,11 @@ func (ft *fitter) evaluate(w Workload, prefix []Phase, from, to simenv.Time) Sta
 
 // evaluateSeeds is evaluate on n seeds from seed; nil when it cannot run.
 func (ft *fitter) evaluateSeeds(w Workload, prefix []Phase, from, to simenv.Time, seed uint64, n int) Stats {
-	s := ft.scenario(append(prefix[:len(prefix):len(prefix)], Phase{Start: from, End: to, Workload: w}))
+	start := from
+	if len(prefix) == 0 {
+		start = 0 // the first window runs through the lead-in too
+	}
+	s := ft.scenario(append(prefix[:len(prefix):len(prefix)], Phase{Start: start, End: to, Workload: w}))
 	s.Duration = to
 	cfg, err := s.Config()
 	if err != nil {
@@ -406,8 +417,9 @@ func (ft *fitter) final(r *Result, windows []Window) error {
 	sim := NewTimeline(samples)
 	rep := &r.Report
 	rep.Runs = ft.runs + 1
+	lead := int(ft.lead / ft.iv) // the lead-in's intervals, not observed
 	for i, w := range windows {
-		a, b := ft.twinIndex(w.From), ft.twinIndex(w.To)
+		a, b := lead+ft.twinIndex(w.From), lead+ft.twinIndex(w.To)
 		obs := Compute(ft.tl.Samples(w.From, w.To))
 		got := Compute(sim.Samples(min(a, len(sim.At)), min(b, len(sim.At))))
 		rep.addRows(i, obs, got)
@@ -415,7 +427,7 @@ func (ft *fitter) final(r *Result, windows []Window) error {
 	}
 	rep.Observed, rep.Simulated = seriesOf(ft.tl), seriesOf(sim)
 	for i := range rep.Observed.Time { // on the twin's time line
-		rep.Observed.Time[i] = float64(ft.twinIndex(i+1)) * ft.iv.Seconds()
+		rep.Observed.Time[i] = float64(ft.twinIndex(i+1))*ft.iv.Seconds() + ft.lead.Seconds()
 	}
 	return nil
 }

@@ -185,3 +185,47 @@ func TestExtrasBesideTheBestFamily(t *testing.T) {
 		t.Fatalf("extras beside %+v, want the Hadoop flows", b)
 	}
 }
+
+// An agent started on a production fabric observes traffic long running;
+// one started with it (a lab, the pipeline) observes its ramp from an
+// empty fabric. The fit tells the two apart and finds the load either
+// way: fitted as if from empty, the steady observation of this 50% web
+// search star was read as 66%.
+func TestFitObservedOnRunningTraffic(t *testing.T) {
+	f := Fabric{Kind: "star", Hosts: 8, HostRateBps: 100e9, BufferBytes: 16_000_000, LinkDelay: simenv.Microsecond, CableMeters: 5,
+		MTU: 1000, ECN: env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}, Alpha: 0.125, Queue: 3}
+	want := Workload{Family: "websearch", Load: 0.5}
+	for _, running := range []bool{true, false} {
+		t.Run(fmt.Sprintf("running=%v", running), func(t *testing.T) {
+			var before simenv.Time // simulated before the agent begins to record
+			if running {
+				before = 6 * simenv.Millisecond
+			}
+			d := before + 6*simenv.Millisecond
+			in := truth(t, Scenario{Name: "truth", Seed: 7, Duration: d, Fabric: f, Phases: []Phase{{End: d, Workload: want}}}, true)
+			var kept []Sample
+			for _, x := range in.Samples {
+				if x.TimeNs > before.Ns() {
+					x.TimeNs -= before.Ns()
+					kept = append(kept, x)
+				}
+			}
+			in.Samples = kept
+			r, err := Fit(in, Options{Budget: 20 * time.Second, Seed: 3, Log: t.Logf})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("notes: %q\n%s", r.Report.Notes, r.Scenario.YAML())
+			if got := r.Scenario.Lead > 0; got != running {
+				t.Errorf("lead-in %v on an observation that began on running traffic: %v", r.Scenario.Lead.Duration(), running)
+			}
+			if w := r.Scenario.Phases[0].Workload; math.Abs(w.Load-want.Load) > 0.1 {
+				t.Errorf("window 0: %s, want a load within 0.1 of %s's", w.Describe(), want.Describe())
+			}
+			if running && (r.Scenario.Phases[0].Start != 0 || r.Scenario.Duration != r.Scenario.Lead+6*simenv.Millisecond ||
+				!strings.Contains(string(r.Scenario.YAML()), "lead-in")) {
+				t.Errorf("the twin's run does not hold its lead-in: %+v", r.Scenario)
+			}
+		})
+	}
+}

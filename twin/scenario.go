@@ -72,6 +72,12 @@ type Scenario struct {
 	Duration simenv.Time
 	Fabric   Fabric
 	Phases   []Phase
+	// Lead is the lead-in: the first Lead of the run is the first
+	// window's traffic before the observation began (its fit found the
+	// agent began to record on traffic already running, not at its
+	// start; 0 when it began with it). Phases after the first are placed
+	// after it; the first begins at 0.
+	Lead simenv.Time
 	// Comment lines head the file (what it was fitted from, the notes).
 	Comment []string
 }
@@ -85,6 +91,9 @@ func (s *Scenario) YAML() []byte {
 	var b strings.Builder
 	for _, c := range s.Comment {
 		fmt.Fprintf(&b, "# %s\n", c)
+	}
+	if s.Lead > 0 {
+		fmt.Fprintf(&b, "# The first %s is a lead-in: traffic already running before the observation began.\n", durText(s.Lead))
 	}
 	f := &s.Fabric
 	fmt.Fprintf(&b, "name: %s\nseed: %d\nduration: %s\n", s.Name, s.Seed, durText(s.Duration))
