@@ -78,6 +78,28 @@ func TestSegment(t *testing.T) {
 	if len(ws) != 2 || ws[0].To < 24 || ws[0].To > 26 {
 		t.Errorf("a shift at 25 split into %v", ws)
 	}
+	// A burst of one interval is no change of traffic, and does not move
+	// where one is placed: a shift at 20 of 60 intervals and a spike of
+	// marks and watermarks at 40 (placed by the means, the split went to
+	// 29, the last at which the medians still differed enough).
+	var ss []Sample
+	for i := range 60 {
+		u := 0.3
+		if i >= 20 {
+			u = 0.45
+		}
+		for p := range 4 {
+			v := math.Max(0, u+0.05*rng.NormFloat64())
+			m := env.Metrics{Util: v, MaxQueueFrac: 2 * v}
+			if i == 40 {
+				m.MaxQueueFrac, m.MarkFrac = 3, 0.5
+			}
+			ss = append(ss, sample(int64(i), string(rune('a'+p)), env.PeerHost, m))
+		}
+	}
+	if ws := NewTimeline(ss).Segment(3); len(ws) != 2 || ws[0].To < 19 || ws[0].To > 21 {
+		t.Errorf("a shift at 20 and a burst at 40 split into %v", ws)
+	}
 }
 
 // The loss of the true workload is about 1 whatever the number of runs a
