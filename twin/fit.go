@@ -124,7 +124,7 @@ func Fit(in Input, o Options) (*Result, error) {
 	r.Report.Times.Topology = o.Clock().Sub(start)
 	windows := tl.Segment(o.MaxPhases)
 	searchStart := o.Clock()
-	ft.chooseLead(windows[0])
+	seed := ft.chooseLead(windows[0])
 	var phases []Phase
 	for i, w := range windows {
 		obs := observed{Compute(tl.Samples(w.From, w.To)), Noise(tl.Samples(w.From, w.To))}
@@ -132,7 +132,8 @@ func Fit(in Input, o Options) (*Result, error) {
 		// the final run), in proportion to its length.
 		left := max(0, ft.deadline.Sub(o.Clock()))
 		share := time.Duration(float64(left) * 0.9 * float64(w.To-w.From) / float64(len(tl.Times)-w.From))
-		wl, pr := ft.fitWindow(i, obs, phases, ft.twinTime(w.From), ft.twinTime(w.To), share)
+		wl, pr := ft.fitWindow(i, obs, phases, ft.twinTime(w.From), ft.twinTime(w.To), share, seed)
+		seed = nil
 		if math.IsInf(pr.SearchLoss, 0) {
 			return nil, fmt.Errorf("window %d: no candidate workload could be simulated (the log says why)", i)
 		}

@@ -58,18 +58,26 @@ const (
 func rivalBound(pen float64) float64 { return math.Max(RivalNoiseLoss, RivalLossFactor*pen) }
 
 // fitWindow fits one window's workload within budget: each flow-size
-// family at three loads, calibration of the noise, each family's load
+// family at three loads (or the candidates seed, tried on the window
+// before: chooseLead's), calibration of the noise, each family's load
 // refined; then incasts and collectives beside the better family on a
 // coarse grid, the best of each of their kinds refined in turn; the best
 // candidate, its parameters counted (penalised), wins.
-func (ft *fitter) fitWindow(i int, obs observed, prefix []Phase, from, to simenv.Time, budget time.Duration) (Workload, PhaseReport) {
+func (ft *fitter) fitWindow(i int, obs observed, prefix []Phase, from, to simenv.Time, budget time.Duration, seed []scored) (Workload, PhaseReport) {
 	start := ft.o.Clock()
 	runs0 := ft.runs
 	to = min(to, from+searchIntervals*ft.iv)
 	to = max(to, from+5*ft.iv)
 	s := &search{ft: ft, obs: obs, prefix: prefix, from: from, to: to, deadline: start.Add(budget), loss: math.Inf(1),
 		byKind: map[string]scored{}, refined: map[string]scored{}}
-	s.flows()
+	if len(seed) > 0 {
+		for _, c := range seed {
+			s.tried = append(s.tried, c)
+			s.keep(c)
+		}
+	} else {
+		s.flows()
+	}
 	s.calibrated()
 	for _, fam := range Families {
 		s.refineKind(i, "flows of "+fam, ft.o.Clock().Add(s.deadlineLeft()/time.Duration(2*len(Families)+1)))
