@@ -42,6 +42,10 @@ import (
 //	ECNTUNE_TWIN_SEEDS         seeds of the evaluation on the truth (default 10)
 //	ECNTUNE_TWIN_PIPELINE_KEEP a directory to keep each scenario's twin, report,
 //	                           registry and eval summary in (DIR/twin-NAME)
+//	ECNTUNE_TWIN_RUNNING       a duration: the agent starts on traffic running
+//	                           that long already, as on a production fabric (the
+//	                           shadow runs the truth that much longer and the twin
+//	                           reads its last intervals; for stationary scenarios)
 func TestTwinPipeline(t *testing.T) {
 	files := os.Getenv("ECNTUNE_TWIN_PIPELINE")
 	if files == "" {
@@ -91,11 +95,23 @@ func twinPipelineRow(t *testing.T, file, fitBudget, trainBudget, seeds string) s
 	twinFile := filepath.Join(dir, "twin.yaml")
 
 	t0 := time.Now()
-	db := shadowDB(t, truth, defaultInterval(truth))
+	iv := defaultInterval(truth)
+	observed := truth
+	if v := os.Getenv("ECNTUNE_TWIN_RUNNING"); v != "" {
+		// The agent starts on traffic already running: the truth runs that
+		// much longer in shadow, and the twin reads only its last duration.
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			t.Fatalf("ECNTUNE_TWIN_RUNNING=%q: want a duration", v)
+		}
+		observed.Duration += simenv.Time(d.Nanoseconds()) * simenv.Nanosecond
+	}
+	db := shadowDB(t, observed, iv)
 	tShadow := time.Since(t0)
 
 	t0 = time.Now()
-	runRoot(t, "twin", "--db", db, "--out", twinFile, "--report", filepath.Join(dir, "report"), "--budget", fitBudget, "--seed", "3")
+	runRoot(t, "twin", "--db", db, "--out", twinFile, "--report", filepath.Join(dir, "report"), "--budget", fitBudget, "--seed", "3",
+		"--intervals", strconv.Itoa(int(truth.Duration.Duration()/iv)))
 	tTwin := time.Since(t0)
 
 	loop := guardedConfig(t, dir, "guarded.yaml", "model:"+name)
