@@ -289,12 +289,14 @@ func (ft *fitter) scenario(phases []Phase) Scenario {
 // as it was observed, after the traffic that came before it, and its
 // statistics are those of every seed's intervals together, so that one
 // run's draw of flows weighs less.
-func (ft *fitter) evaluate(w Workload, prefix []Phase, from, to simenv.Time) Stats {
+func (ft *fitter) evaluate(w Workload, prefix []Phase, from, to simenv.Time) (Stats, float64) {
 	return ft.evaluateSeeds(w, prefix, from, to, ft.o.Seed, ft.o.Seeds)
 }
 
-// evaluateSeeds is evaluate on n seeds from seed; nil when it cannot run.
-func (ft *fitter) evaluateSeeds(w Workload, prefix []Phase, from, to simenv.Time, seed uint64, n int) Stats {
+// evaluateSeeds is evaluate on n seeds from seed, and the mean over the
+// seeds of the run's ramp after from (rampRatio of its host
+// utilisation); nil when it cannot run.
+func (ft *fitter) evaluateSeeds(w Workload, prefix []Phase, from, to simenv.Time, seed uint64, n int) (Stats, float64) {
 	start := from
 	if len(prefix) == 0 {
 		start = 0 // the first window runs through the lead-in too
@@ -304,13 +306,13 @@ func (ft *fitter) evaluateSeeds(w Workload, prefix []Phase, from, to simenv.Time
 	cfg, err := s.Config()
 	if err != nil {
 		ft.o.Log("candidate %s: %v", w.Describe(), err)
-		return nil
+		return nil, 1
 	}
 	kept, ok := ft.measure(cfg, w, from, seed, n)
 	if !ok {
-		return nil
+		return nil, 1
 	}
-	return Compute(kept)
+	return Compute(kept), pooledRamp(kept)
 }
 
 // measure runs cfg on seeds seed, seed+1, ... (n of them) and returns the
@@ -362,7 +364,7 @@ func (ft *fitter) calibrate(w Workload, prefix []Phase, from, to simenv.Time) St
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			per[k] = ft.evaluateSeeds(w, prefix, from, to, ft.o.Seed+uint64(ft.o.Seeds+k), 1)
+			per[k], _ = ft.evaluateSeeds(w, prefix, from, to, ft.o.Seed+uint64(ft.o.Seeds+k), 1)
 		}()
 	}
 	wg.Wait()
@@ -385,8 +387,8 @@ func (ft *fitter) calibrate(w Workload, prefix []Phase, from, to simenv.Time) St
 }
 
 // evaluateAll evaluates ws (evaluate), Workers at a time.
-func (ft *fitter) evaluateAll(ws []Workload, prefix []Phase, from, to simenv.Time) []Stats {
-	out := make([]Stats, len(ws))
+func (ft *fitter) evaluateAll(ws []Workload, prefix []Phase, from, to simenv.Time) ([]Stats, []float64) {
+	out, ramps := make([]Stats, len(ws)), make([]float64, len(ws))
 	sem := make(chan struct{}, ft.o.Workers)
 	var wg sync.WaitGroup
 	for i, w := range ws {
@@ -395,11 +397,11 @@ func (ft *fitter) evaluateAll(ws []Workload, prefix []Phase, from, to simenv.Tim
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			out[i] = ft.evaluate(w, prefix, from, to)
+			out[i], ramps[i] = ft.evaluate(w, prefix, from, to)
 		}()
 	}
 	wg.Wait()
-	return out
+	return out, ramps
 }
 
 // final simulates the whole twin and fills the report's statistics.

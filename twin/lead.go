@@ -130,7 +130,7 @@ func (ft *fitter) chooseLead(w Window) []scored {
 	want := rampRatio(u)
 	empty := grid(0)
 	flows := empty.tried
-	ramp0 := ft.simRamp(empty.best, 0, span)
+	ramp0 := empty.ramp
 	says := fmt.Sprintf("the first third's mean host utilisation over the window's: observed %.2f, the best flows from empty %s %.2f (loss %.3f)",
 		want, empty.best.Describe(), ramp0, empty.loss)
 	note := func(n string) {
@@ -148,7 +148,7 @@ func (ft *fitter) chooseLead(w Window) []scored {
 		return flows
 	}
 	led := grid(lead)
-	ramp1 := ft.simRamp(led.best, lead, lead+span)
+	ramp1 := led.ramp
 	says += fmt.Sprintf(", after a lead-in of %s %s %.2f (loss %.3f)", durText(lead), led.best.Describe(), ramp1, led.loss)
 	if math.Abs(want-ramp1) >= math.Abs(want-ramp0) || led.loss >= empty.loss {
 		note(fromEmpty + says + ")")
@@ -183,31 +183,24 @@ func rampRatio(u []float64) float64 {
 	return first / all
 }
 
-// simRamp is rampRatio of w simulated as the first window over [from, to)
-// (after a lead-in of from), each of the search's seeds' series in turn,
-// their mean; 1 when it cannot run.
-func (ft *fitter) simRamp(w Workload, from, to simenv.Time) float64 {
-	s := ft.scenario([]Phase{{Start: 0, End: to, Workload: w}})
-	s.Duration = to
-	cfg, err := s.Config()
-	if err != nil {
+// pooledRamp is the mean over the seeds of a pooled run (measure: each
+// seed's intervals seedTimeOffset apart) of rampRatio of its host
+// utilisation; 1 when it has none.
+func pooledRamp(kept []Sample) float64 {
+	bySeed := map[int64][]Sample{}
+	for _, x := range kept {
+		bySeed[x.TimeNs/seedTimeOffset] = append(bySeed[x.TimeNs/seedTimeOffset], x)
+	}
+	if len(bySeed) == 0 {
 		return 1
 	}
-	sum, n := 0.0, 0
-	for k := range ft.o.Seeds {
-		kept, ok := ft.measure(cfg, w, from, ft.o.Seed+uint64(k), 1)
-		if !ok {
-			continue
-		}
+	sum := 0.0
+	for _, ss := range bySeed {
 		var u []float64
-		for _, row := range NewTimeline(kept).Series() {
+		for _, row := range NewTimeline(ss).Series() {
 			u = append(u, row[0])
 		}
 		sum += rampRatio(u)
-		n++
 	}
-	if n == 0 {
-		return 1
-	}
-	return sum / float64(n)
+	return sum / float64(len(bySeed))
 }

@@ -218,6 +218,7 @@ type scored struct {
 	w     Workload
 	loss  float64
 	stats Stats
+	ramp  float64 // rampRatio of its runs (evaluateSeeds)
 }
 
 // kindOf names the kind of a workload: flows of a family alone (each
@@ -254,6 +255,7 @@ type search struct {
 	deadline time.Time
 	best     Workload
 	loss     float64
+	ramp     float64 // best's
 	// byKind is the best candidate of each kind tried (kindOf).
 	byKind map[string]scored
 	// tried are every candidate evaluated, to score again when the
@@ -274,12 +276,12 @@ func (s *search) try(ws []Workload) bool {
 			break
 		}
 		n := min(len(ws), s.ft.o.Workers)
-		stats := s.ft.evaluateAll(ws[:n], s.prefix, s.from, s.to)
+		stats, ramps := s.ft.evaluateAll(ws[:n], s.prefix, s.from, s.to)
 		for i, st := range stats {
 			if st == nil {
 				continue
 			}
-			c := scored{kind: kindOf(ws[i]), w: ws[i], loss: Loss(s.obs.stats, st, s.obs.noise, s.ft.o.Seeds), stats: st}
+			c := scored{kind: kindOf(ws[i]), w: ws[i], loss: Loss(s.obs.stats, st, s.obs.noise, s.ft.o.Seeds), stats: st, ramp: ramps[i]}
 			s.tried = append(s.tried, c)
 			better = s.keep(c) || better
 		}
@@ -295,7 +297,7 @@ func (s *search) keep(c scored) bool {
 		s.byKind[c.kind] = c
 	}
 	if c.loss < s.loss-1e-9 {
-		s.best, s.loss = c.w, c.loss
+		s.best, s.loss, s.ramp = c.w, c.loss, c.ramp
 		return true
 	}
 	return false
