@@ -40,7 +40,7 @@ type Scenario struct {
 	// simulated time. Empty: Name.
 	BaseName string
 	// Interval is the control interval on this scenario when
-	// Options.Interval is 0 (0: gym.DefaultIntervalFor its duration): a
+	// Options.Interval is 0 (0: gym.IntervalFor its config): a
 	// scenario run longer than written keeps the interval its written
 	// duration gives (ecntune eval --stretch).
 	Interval simenv.Time
@@ -71,7 +71,7 @@ type Options struct {
 	// run of a few milliseconds that first interval weighs on the result.
 	// WarmupIntervals > 0 sets it to that many control intervals of each
 	// scenario instead. PFC, goodput and collective figures cover the
-	// whole run.
+	// whole run. Both 0: the scenario's own (simenv.Config.Warmup).
 	Warmup          simenv.Time
 	WarmupIntervals int
 	// HidePeer tells the policies no queue's peer (as an agent without
@@ -205,7 +205,7 @@ type Run struct {
 	// LargeGoodputGbps is the mean rate (size / FCT) of finished flows of
 	// 1 MB or more (100 KB or more when there are none).
 	LargeGoodputGbps float64 `json:"large_flow_goodput_gbps"`
-	// WarmupUs is Options.Warmup as this run applied it (µs; 0: none).
+	// WarmupUs is the warmup this run applied (Options.Warmup or the scenario's; µs; 0: none).
 	WarmupUs float64 `json:"warmup_us,omitempty"`
 	// PFCPausedUs is the time link ends spent paused by PFC, summed over
 	// every link and priority, in µs: hosts and switches held paused by a
@@ -824,6 +824,9 @@ func playTraced(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym
 	if warmupIntervals > 0 {
 		warmup = simenv.Time(warmupIntervals) * e.Interval()
 	}
+	if warmup == 0 {
+		warmup = sc.Config.Warmup
+	}
 	if warmup > 0 && warmup >= sc.Config.Duration {
 		return Run{}, fmt.Errorf("warmup %v is not before the end of scenario %s (%v): no flow would be left to judge", warmup, sc.Config.Name, sc.Config.Duration)
 	}
@@ -884,11 +887,14 @@ func playLoop(sc Scenario, j job, opt Options, run LoopRunner) (Run, error) {
 	begin := time.Now()
 	interval := sc.interval(opt)
 	if interval == 0 {
-		interval = gym.DefaultIntervalFor(sc.Config.Duration)
+		interval = gym.IntervalFor(sc.Config)
 	}
 	warmup := opt.Warmup
 	if opt.WarmupIntervals > 0 {
 		warmup = simenv.Time(opt.WarmupIntervals) * interval
+	}
+	if warmup == 0 {
+		warmup = sc.Config.Warmup
 	}
 	start, err := simenv.New(sc.Config)
 	if err != nil {

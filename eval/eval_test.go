@@ -905,3 +905,33 @@ func TestEvalWarmup(t *testing.T) {
 		t.Fatalf("a warm-up past the end: %v", err)
 	}
 }
+
+// A scenario that names its interval and warmup (a twin: the agent's
+// interval, its lead-in) is run with them where eval is given none, and
+// as the same flags would run it; given flags win.
+func TestEvalScenarioIntervalAndWarmup(t *testing.T) {
+	dt := 100 * simenv.Microsecond
+	run := func(sc Scenario, o Options) Run {
+		t.Helper()
+		o.Seeds, o.Workers = 1, 1
+		res, err := RunAll([]Scenario{sc}, []string{"builtin"}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Runs[0]
+	}
+	named := tiny()
+	named.Config.Interval, named.Config.Warmup = dt, simenv.Millisecond
+	own, flags, plain := run(named, Options{}), run(tiny(), Options{Interval: dt, Warmup: simenv.Millisecond}), run(tiny(), Options{})
+	if own.Decisions != flags.Decisions || own.Flows != flags.Flows || own.SmallP99 != flags.SmallP99 || own.WarmupUs != 1000 {
+		t.Fatalf("the scenario's own: %d decisions, %d flows, p99 %g, warmup %g µs; as flags: %d, %d, %g", own.Decisions, own.Flows, own.SmallP99, own.WarmupUs,
+			flags.Decisions, flags.Flows, flags.SmallP99)
+	}
+	if plain.Decisions == own.Decisions || plain.Flows <= own.Flows || plain.WarmupUs != 0 {
+		t.Fatalf("without them: %d decisions, %d flows; with: %d, %d", plain.Decisions, plain.Flows, own.Decisions, own.Flows)
+	}
+	over := run(named, Options{Interval: 2 * dt, WarmupIntervals: 1})
+	if over.WarmupUs != 200 || over.Decisions >= own.Decisions {
+		t.Fatalf("given flags: warmup %g µs, %d decisions (the scenario's: %d)", over.WarmupUs, over.Decisions, own.Decisions)
+	}
+}

@@ -190,6 +190,17 @@ type Config struct {
 	Seed     uint64
 	Duration Time // simulated time to run; flows still running then are reported unfinished
 
+	// Interval, when set, is the control interval the fabric is decided
+	// at (a twin's: the agent's measured interval): the gym environment
+	// and eval take it where no interval is given (0: gym's default for
+	// Duration). The simulator itself does not read it.
+	Interval Time
+	// Warmup, when set, leaves the flows that start before it out of
+	// eval's flow figures where no warmup is given (a twin's lead-in:
+	// traffic that ran before the observation began). The simulator
+	// itself does not read it.
+	Warmup Time
+
 	Topology    Topology
 	BufferBytes int64 // shared buffer per switch
 

@@ -98,7 +98,8 @@ type FineTune struct {
 // Config is the run of ft: the starting model's algorithm, spec,
 // architecture, discount, learning rate, reward weights (with
 // TwinTruthReward's ground truth) and decision interval (from its
-// recorded hyper-parameters), on the twin alone with
+// recorded hyper-parameters; the twin's own where it names one: the
+// agent's that recorded it), on the twin alone with
 // TwinRandomisation, episodes as long as the twin (at most
 // TwinMaxEpisode), the starting model's weights as the initial network
 // and, for PPO, TwinCriticWarmUp episodes of critic-only updates. It
@@ -124,6 +125,9 @@ func (ft FineTune) Config(seed uint64, workers int) (Config, error) {
 	}
 	if c.Interval, err = hyperDuration(m, "interval"); err != nil {
 		return Config{}, err
+	}
+	if iv := ft.Twin.Config.Interval; iv > 0 {
+		c.Interval = iv // the agent's decision interval, at which the fine-tuned model will run
 	}
 	w := DefaultReward()
 	if err := hyperJSON(m, "reward", &w); err != nil {

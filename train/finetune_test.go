@@ -54,6 +54,20 @@ func TestFineTuneConfigFollowsTheModel(t *testing.T) {
 	}
 }
 
+// A twin that names the agent's decision interval is fine-tuned at it,
+// not at the starting model's.
+func TestFineTuneAtTheTwinsInterval(t *testing.T) {
+	ft, _ := builtinFineTune(t)
+	ft.Twin.Config.Interval = 240 * simenv.Microsecond
+	cfg, err := ft.Config(3, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Interval != 240*simenv.Microsecond {
+		t.Fatalf("fine-tuned every %v, want the twin's 240µs", cfg.Interval)
+	}
+}
+
 // TestFineTuneStartsFromTheModel: the learner starts with the model's
 // weights bit for bit, so it decides as the model does before any update;
 // a run whose updates all fit the critic ends with them unchanged, and one

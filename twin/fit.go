@@ -280,7 +280,7 @@ func (ft *fitter) twinTime(i int) simenv.Time { return ft.lead + simenv.Time(ft.
 
 // scenario is the twin's scenario with phases.
 func (ft *fitter) scenario(phases []Phase) Scenario {
-	return Scenario{Name: ft.o.Name, Seed: ft.o.Seed, Duration: ft.lead + simenv.Time(ft.n)*ft.iv, Fabric: ft.f, Phases: phases, Lead: ft.lead}
+	return Scenario{Name: ft.o.Name, Seed: ft.o.Seed, Duration: ft.lead + simenv.Time(ft.n)*ft.iv, Fabric: ft.f, Phases: phases, Lead: ft.lead, Interval: ft.iv}
 }
 
 // evaluate simulates the windows fitted before (prefix) and w from from

@@ -78,6 +78,10 @@ type Scenario struct {
 	// start; 0 when it began with it). Phases after the first are placed
 	// after it; the first begins at 0.
 	Lead simenv.Time
+	// Interval is the control interval the twin is decided at: the
+	// agent's that recorded the observation (the twin's interval, where a
+	// long one was compressed); 0: eval's default for Duration.
+	Interval simenv.Time
 	// Comment lines head the file (what it was fitted from, the notes).
 	Comment []string
 }
@@ -97,6 +101,12 @@ func (s *Scenario) YAML() []byte {
 	}
 	f := &s.Fabric
 	fmt.Fprintf(&b, "name: %s\nseed: %d\nduration: %s\n", s.Name, s.Seed, durText(s.Duration))
+	if s.Interval > 0 {
+		fmt.Fprintf(&b, "interval: %s   # the agent's decision interval\n", durText(s.Interval))
+	}
+	if s.Lead > 0 {
+		fmt.Fprintf(&b, "warmup: %s   # the lead-in's flows are not judged\n", durText(s.Lead))
+	}
 	common := fmt.Sprintf("host_rate: %s, link_delay: %s, buffer: %s", units.FormatRate(f.HostRateBps), durText(f.LinkDelay), bytesText(f.BufferBytes))
 	if f.Kind == "star" {
 		fmt.Fprintf(&b, "topology: {kind: star, hosts: %d, %s}\n", f.Hosts, common)

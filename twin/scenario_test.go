@@ -43,6 +43,18 @@ func TestScenarioYAMLPhases(t *testing.T) {
 	if d := s.Phases[0].Workload.Describe(); d != "fbhadoop 30% + alltoall 24 ranks 1.049MB gap 1500us" {
 		t.Errorf("Describe = %q", d)
 	}
+	if cfg.Interval != 0 || cfg.Warmup != 0 {
+		t.Errorf("interval %v, warmup %v of a twin that names neither", cfg.Interval, cfg.Warmup)
+	}
+	// the agent's interval and the lead-in travel in the file: eval decides
+	// at the one and leaves the other's flows out
+	s.Interval, s.Lead = 320*simenv.Microsecond, 1280*simenv.Microsecond
+	if cfg, err = s.Config(); err != nil {
+		t.Fatalf("%v\n%s", err, s.YAML())
+	}
+	if cfg.Interval != s.Interval || cfg.Warmup != s.Lead {
+		t.Errorf("interval %v, warmup %v; want %v, %v\n%s", cfg.Interval, cfg.Warmup, s.Interval, s.Lead, s.YAML())
+	}
 }
 
 // The twin's counters lose what the observed switches do not export.

@@ -242,7 +242,7 @@ func (o *evalOpts) stretchScenarios(scs []eval.Scenario, dur simenv.Time) error 
 	}
 	for i := range scs {
 		sc := &scs[i]
-		sc.Interval = gym.DefaultIntervalFor(sc.Config.Duration)
+		sc.Interval = gym.IntervalFor(sc.Config)
 		sc.Config.Duration *= simenv.Time(o.stretch)
 		if sc.BaseName == "" {
 			sc.BaseName = sc.Name

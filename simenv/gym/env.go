@@ -36,6 +36,16 @@ func DefaultIntervalFor(d simenv.Time) simenv.Time {
 	return max(iv, min(ShortestDefaultInterval, d/(MinDecisions+1)))
 }
 
+// IntervalFor is the control interval of cfg where none is given: the
+// one it names (Config.Interval: a twin's is the agent's), else
+// DefaultIntervalFor its duration.
+func IntervalFor(cfg simenv.Config) simenv.Time {
+	if cfg.Interval > 0 {
+		return cfg.Interval
+	}
+	return DefaultIntervalFor(cfg.Duration)
+}
+
 // Options configure a Env. Zero fields take the defaults.
 type Options struct {
 	// Interval is the control interval Δ in simulated time.
@@ -149,7 +159,7 @@ func New(cfg simenv.Config, opts Options) (*Env, error) {
 	}
 	e.interval = opts.Interval
 	if e.interval == 0 {
-		e.interval = DefaultIntervalFor(cfg.Duration)
+		e.interval = IntervalFor(cfg)
 		if e.interval <= 0 {
 			return nil, fmt.Errorf("sim env: config %q duration %v is too short for %d decisions", cfg.Name, cfg.Duration, MinDecisions)
 		}

@@ -31,3 +31,14 @@ func TestDefaultIntervalFor(t *testing.T) {
 		}
 	}
 }
+
+func TestIntervalFor(t *testing.T) {
+	cfg := simenv.Config{Duration: 20 * simenv.Millisecond}
+	if got := IntervalFor(cfg); got != 500*simenv.Microsecond {
+		t.Fatalf("IntervalFor without an interval = %v, want the default 500µs", got)
+	}
+	cfg.Interval = 240 * simenv.Microsecond
+	if got := IntervalFor(cfg); got != cfg.Interval {
+		t.Fatalf("IntervalFor = %v, want the config's %v", got, cfg.Interval)
+	}
+}

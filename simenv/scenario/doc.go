@@ -11,6 +11,8 @@
 //	name: websearch-50          # default: the file name without extension
 //	seed: 1
 //	duration: 20ms
+//	interval: 800us             # the control interval it is decided at (default: eval's for the duration)
+//	warmup: 2ms                 # eval leaves flows starting before it out of its flow figures (default 0)
 //	topology: {kind: leafspine, leaves: 4, spines: 2, hosts_per_leaf: 8,
 //	           host_rate: 100Gbps, fabric_rate: 400Gbps, link_delay: 1us, buffer: 32MB}
 //	  # kind: star takes hosts, host_rate, link_delay, buffer

@@ -21,6 +21,8 @@ type fileScenario struct {
 	Name            string         `yaml:"name"`
 	Seed            *uint64        `yaml:"seed"`
 	Duration        string         `yaml:"duration"`
+	Interval        string         `yaml:"interval"`
+	Warmup          string         `yaml:"warmup"`
 	Topology        *fileTopology  `yaml:"topology"`
 	ECN             *fileECN       `yaml:"ecn"`
 	PFC             *filePFC       `yaml:"pfc"`
@@ -287,6 +289,26 @@ func (b *builder) build(f *fileScenario) error {
 			return err
 		}
 		cfg.Duration = d
+	}
+	if f.Interval != "" {
+		d, err := b.duration("interval", f.Interval, true)
+		if err != nil {
+			return err
+		}
+		if d >= cfg.Duration {
+			return b.at("interval", "%s is not below the duration %s: no decision would be taken", f.Interval, cfg.Duration)
+		}
+		cfg.Interval = d
+	}
+	if f.Warmup != "" {
+		d, err := b.duration("warmup", f.Warmup, false)
+		if err != nil {
+			return err
+		}
+		if d >= cfg.Duration {
+			return b.at("warmup", "%s is not below the duration %s: no flow would be counted", f.Warmup, cfg.Duration)
+		}
+		cfg.Warmup = d
 	}
 	if err := b.topology(f.Topology); err != nil {
 		return err

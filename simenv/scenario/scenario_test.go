@@ -48,6 +48,8 @@ func TestParseFull(t *testing.T) {
 name: full
 seed: 7
 duration: 3s
+interval: 800us
+warmup: 2ms
 topology: {kind: hpcc, file: topo.txt, buffer: 12MB}
 ecn: {kmin: 100KB, kmax: 2MiB, pmax: 0.05}
 pfc: {enabled: false, alpha: 0.5, alpha_scale_with_rate: false, cable: 0.1km, headroom: 120KB,
@@ -70,8 +72,8 @@ workloads:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Name != "full" || cfg.Seed != 7 || cfg.Duration != 3*simenv.Second {
-		t.Errorf("name/seed/duration = %q %d %s", cfg.Name, cfg.Seed, cfg.Duration)
+	if cfg.Name != "full" || cfg.Seed != 7 || cfg.Duration != 3*simenv.Second || cfg.Interval != 800*simenv.Microsecond || cfg.Warmup != 2*simenv.Millisecond {
+		t.Errorf("name/seed/duration/interval/warmup = %q %d %s %s %s", cfg.Name, cfg.Seed, cfg.Duration, cfg.Interval, cfg.Warmup)
 	}
 	if len(cfg.Topology.Nodes) != 6 || len(cfg.Topology.Links) != 5 || cfg.BufferBytes != 12_000_000 {
 		t.Errorf("topology %d nodes %d links, buffer %d", len(cfg.Topology.Nodes), len(cfg.Topology.Links), cfg.BufferBytes)
@@ -173,6 +175,10 @@ func TestParseErrors(t *testing.T) {
 		src  string
 		want []string // substrings of the error, besides the file name
 	}{
+		{"interval not below duration", star + cdf + "interval: 20ms\n", []string{"interval: 20ms is not below the duration 20ms"}},
+		{"interval zero", star + cdf + "interval: 0us\n", []string{"interval: 0us must be above 0"}},
+		{"interval bare", star + cdf + "interval: 300\n", []string{"interval"}},
+		{"warmup past the end", star + cdf + "warmup: 25ms\n", []string{"warmup: 25ms is not below the duration 20ms"}},
 		{"unknown top key", star + cdf + "colour: red\n", []string{"line 4", "colour: unknown key", "allowed: name, seed, duration"}},
 		{"unknown nested key", "topology: {kind: star, hosts: 4, speed: 1}\n" + cdf, []string{"topology.speed: unknown key", "host_rate"}},
 		{"unknown workload key", star + "workloads: [{kind: cdf, cdf: ws.txt, load: 0.5, lod: 1}]\n", []string{"workloads[0].lod: unknown key"}},
