@@ -262,7 +262,9 @@ func TestGuardRollbackTriggers(t *testing.T) {
 		{name: "drops appear", after: []env.Metrics{base, {IntervalNs: sec, DropFrac: 1e-4, PauseRxFrac: 0.02}}, rule: RuleDrops, at: 1},
 		// pause and reward are judged on the whole window's mean (3 intervals)
 		{name: "pause worsens", after: []env.Metrics{{IntervalNs: sec, PauseRxFrac: 0.2}, {IntervalNs: sec, PauseRxFrac: 0.2}, {IntervalNs: sec, PauseRxFrac: 0.2}}, rule: RulePause, at: 2},
-		{name: "pause worsens on average", after: []env.Metrics{{IntervalNs: sec, Util: 0.6, PauseRxFrac: 0.06}, {IntervalNs: sec, Util: 0.6, PauseRxFrac: 0.1}, {IntervalNs: sec, Util: 0.6, PauseRxFrac: 0.1}}, rule: RulePause, at: 2},
+		{name: "pause worsens on average", after: []env.Metrics{{IntervalNs: sec, Util: 0.6, PauseRxFrac: 0.068}, {IntervalNs: sec, Util: 0.6, PauseRxFrac: 0.08}, {IntervalNs: sec, Util: 0.6, PauseRxFrac: 0.08}}, rule: RulePause, at: 2},
+		// the same mean rise, as spread over the window as it is large: within the noise
+		{name: "pause worsens within the noise", after: []env.Metrics{{IntervalNs: sec, Util: 0.6, PauseRxFrac: 0.06}, {IntervalNs: sec, Util: 0.6, PauseRxFrac: 0.1}, {IntervalNs: sec, Util: 0.6, PauseRxFrac: 0.1}}},
 		{name: "one noisy interval is not a rollback", after: []env.Metrics{{IntervalNs: sec, Util: 0.3, PauseRxFrac: 0.02}, base, base}},
 		{name: "pause within tolerance", after: []env.Metrics{{IntervalNs: sec, Util: 0.5, PauseRxFrac: 0.06}, {IntervalNs: sec, Util: 0.5, PauseRxFrac: 0.06}, {IntervalNs: sec, Util: 0.5, PauseRxFrac: 0.06}}},
 		// the change marks later: judged on the reward's queueing terms

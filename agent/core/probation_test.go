@@ -133,7 +133,7 @@ func TestRollbackNeedsSignificance(t *testing.T) {
 	}
 	steady := []env.Metrics{util(0.57, 5e5), util(0.58, 5e5), util(0.56, 5e5), util(0.57, 5e5), util(0.58, 5e5), util(0.56, 5e5)}
 	c := rolledBack(probe(t, rewardGuard(t), to, steady, after))
-	if c == nil || !strings.Contains(c.Reason, "one time in 40") {
+	if c == nil || !strings.Contains(c.Reason, "one time in 200") {
 		t.Fatalf("rollback %+v, want one on a significant fall", c)
 	}
 	spread := []env.Metrics{util(0.15, 5e5), util(0.4, 5e5), util(0.65, 5e5)}
@@ -149,7 +149,7 @@ func TestWelch(t *testing.T) {
 	if math.Abs(tv-2.03) > 0.01 || math.Abs(df-2.36) > 0.01 {
 		t.Fatalf("t %.3f df %.3f, want 2.03 and 2.36", tv, df)
 	}
-	if ok, _, _, need := beyondNoise(0.6824-0.3773, a, b); ok || math.Abs(need-3.8) > 0.2 {
+	if ok, _, _, need := beyondNoise(0.6824-0.3773, a, b); ok || math.Abs(need-7.74) > 0.2 {
 		t.Fatalf("the demo's rollback: beyond the noise %v, needed %.2f", ok, need)
 	}
 	if tv, df := welch(0.1, momentsOf(3, 0.5, 0), momentsOf(8, 0.6, 0)); !math.IsInf(tv, 1) || !math.IsInf(df, 1) {
