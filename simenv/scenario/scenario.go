@@ -264,6 +264,22 @@ func (b *builder) duration(path, s string, positive bool) (simenv.Time, error) {
 	return simenv.FromDuration(d), nil
 }
 
+// withinRun parses an optional duration s (0 when empty) that must end
+// before the run does; why says what a longer one would mean.
+func (b *builder) withinRun(path, s string, positive bool, why string) (simenv.Time, error) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := b.duration(path, s, positive)
+	if err != nil {
+		return 0, err
+	}
+	if d >= b.cfg.Duration {
+		return 0, b.at(path, "%s is not below the duration %s: %s", s, b.cfg.Duration, why)
+	}
+	return d, nil
+}
+
 func (b *builder) intIn(path string, v *int, lo, hi int, def int) (int, error) {
 	if v == nil {
 		return def, nil
@@ -290,25 +306,12 @@ func (b *builder) build(f *fileScenario) error {
 		}
 		cfg.Duration = d
 	}
-	if f.Interval != "" {
-		d, err := b.duration("interval", f.Interval, true)
-		if err != nil {
-			return err
-		}
-		if d >= cfg.Duration {
-			return b.at("interval", "%s is not below the duration %s: no decision would be taken", f.Interval, cfg.Duration)
-		}
-		cfg.Interval = d
+	var err error
+	if cfg.Interval, err = b.withinRun("interval", f.Interval, true, "no decision would be taken"); err != nil {
+		return err
 	}
-	if f.Warmup != "" {
-		d, err := b.duration("warmup", f.Warmup, false)
-		if err != nil {
-			return err
-		}
-		if d >= cfg.Duration {
-			return b.at("warmup", "%s is not below the duration %s: no flow would be counted", f.Warmup, cfg.Duration)
-		}
-		cfg.Warmup = d
+	if cfg.Warmup, err = b.withinRun("warmup", f.Warmup, false, "no flow would be counted"); err != nil {
+		return err
 	}
 	if err := b.topology(f.Topology); err != nil {
 		return err
@@ -322,7 +325,6 @@ func (b *builder) build(f *fileScenario) error {
 	if err := b.dcqcn(f.DCQCN); err != nil {
 		return err
 	}
-	var err error
 	if cfg.MTU, err = b.intIn("mtu", f.MTU, 1, 9000, cfg.MTU); err != nil {
 		return err
 	}
