@@ -102,7 +102,8 @@ func (s *Scenario) YAML() []byte {
 	f := &s.Fabric
 	fmt.Fprintf(&b, "name: %s\nseed: %d\nduration: %s\n", s.Name, s.Seed, durText(s.Duration))
 	if s.Interval > 0 {
-		fmt.Fprintf(&b, "interval: %s   # the agent's decision interval\n", durText(s.Interval))
+		fmt.Fprintf(&b, "interval: %s   # the agent's decision interval (one above %s is simulated as %s)\n", durText(s.Interval),
+			durText(MaxTwinInterval), durText(CompressedInterval))
 	}
 	if s.Lead > 0 {
 		fmt.Fprintf(&b, "warmup: %s   # the lead-in's flows are not judged\n", durText(s.Lead))
