@@ -485,8 +485,10 @@ func (c Config) fingerprint() string {
 	h.Write(hy)
 	fmt.Fprintf(h, "|seed %d|workers %d|", c.Seed, c.Workers)
 	for _, s := range c.Scenarios {
-		cfg, _ := json.Marshal(s.Config)
-		h.Write(cfg)
+		// %+v, not JSON: a Config does not marshal (ECNByRate's float
+		// keys), and its error left every scenario out of the fingerprint;
+		// fmt prints maps in key order and a Config holds no pointers
+		fmt.Fprintf(h, "%s|%s|%+v|", s.Name, s.SHA256, s.Config)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }

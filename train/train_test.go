@@ -511,3 +511,21 @@ func TestCriticRowsCarryTruth(t *testing.T) {
 		t.Fatalf("short truth: %v", err)
 	}
 }
+
+// A checkpoint is resumed only by a run on the same scenarios: the
+// fingerprint reads each scenario's configuration (it read none while
+// the configuration's JSON failed on ECNByRate's float keys).
+func TestFingerprintReadsTheScenarios(t *testing.T) {
+	a := Config{Scenarios: []scenario.Named{tinyScenario("s", 0.5)}}
+	b := Config{Scenarios: []scenario.Named{tinyScenario("s", 0.6)}}
+	if a.fingerprint() == b.fingerprint() {
+		t.Fatal("runs on scenarios of another load have the same fingerprint")
+	}
+	c := Config{Scenarios: []scenario.Named{tinyScenario("s", 0.5)}}
+	c.Scenarios[0].Config.ECNByRate = map[float64]simenv.ECN{100e9: {KminBytes: 1000, KmaxBytes: 2000, Pmax: 0.1}, 25e9: {KminBytes: 500, KmaxBytes: 900, Pmax: 0.2}}
+	d := Config{Scenarios: []scenario.Named{tinyScenario("s", 0.5)}}
+	d.Scenarios[0].Config.ECNByRate = map[float64]simenv.ECN{25e9: {KminBytes: 500, KmaxBytes: 900, Pmax: 0.2}, 100e9: {KminBytes: 1000, KmaxBytes: 2000, Pmax: 0.1}}
+	if c.fingerprint() != d.fingerprint() || c.fingerprint() == a.fingerprint() {
+		t.Fatal("the fingerprint of per-rate ECN settings is not theirs alone")
+	}
+}
