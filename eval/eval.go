@@ -55,6 +55,19 @@ func (sc Scenario) interval(opt Options) simenv.Time {
 	return sc.Interval
 }
 
+// warmup is the warmup a run of sc applies given w (Options.Warmup, or
+// its WarmupIntervals in time): w when positive, none when negative, the
+// scenario's own (simenv.Config.Warmup) when 0.
+func (sc Scenario) warmup(w simenv.Time) simenv.Time {
+	switch {
+	case w < 0:
+		return 0
+	case w == 0:
+		return sc.Config.Warmup
+	}
+	return w
+}
+
 // Options tune Run.
 type Options struct {
 	// Seeds is the number of seeds per (scenario, policy): seeds are
@@ -71,7 +84,8 @@ type Options struct {
 	// run of a few milliseconds that first interval weighs on the result.
 	// WarmupIntervals > 0 sets it to that many control intervals of each
 	// scenario instead. PFC, goodput and collective figures cover the
-	// whole run. Both 0: the scenario's own (simenv.Config.Warmup).
+	// whole run. Both 0: the scenario's own (simenv.Config.Warmup);
+	// Warmup negative: none, not even the scenario's.
 	Warmup          simenv.Time
 	WarmupIntervals int
 	// HidePeer tells the policies no queue's peer (as an agent without
@@ -824,9 +838,7 @@ func playTraced(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym
 	if warmupIntervals > 0 {
 		warmup = simenv.Time(warmupIntervals) * e.Interval()
 	}
-	if warmup == 0 {
-		warmup = sc.Config.Warmup
-	}
+	warmup = sc.warmup(warmup)
 	if warmup > 0 && warmup >= sc.Config.Duration {
 		return Run{}, fmt.Errorf("warmup %v is not before the end of scenario %s (%v): no flow would be left to judge", warmup, sc.Config.Name, sc.Config.Duration)
 	}
@@ -893,9 +905,7 @@ func playLoop(sc Scenario, j job, opt Options, run LoopRunner) (Run, error) {
 	if opt.WarmupIntervals > 0 {
 		warmup = simenv.Time(opt.WarmupIntervals) * interval
 	}
-	if warmup == 0 {
-		warmup = sc.Config.Warmup
-	}
+	warmup = sc.warmup(warmup)
 	start, err := simenv.New(sc.Config)
 	if err != nil {
 		return Run{}, err

@@ -934,4 +934,9 @@ func TestEvalScenarioIntervalAndWarmup(t *testing.T) {
 	if over.WarmupUs != 200 || over.Decisions >= own.Decisions {
 		t.Fatalf("given flags: warmup %g µs, %d decisions (the scenario's: %d)", over.WarmupUs, over.Decisions, own.Decisions)
 	}
+	// a negative warmup (eval --warmup 0) judges every flow, the scenario's warmup too
+	none := run(named, Options{Warmup: -1})
+	if none.WarmupUs != 0 || none.Flows <= own.Flows || none.Decisions != own.Decisions {
+		t.Fatalf("no warmup: %g µs, %d flows, %d decisions; the scenario's: %d flows, %d decisions", none.WarmupUs, none.Flows, none.Decisions, own.Flows, own.Decisions)
+	}
 }

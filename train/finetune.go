@@ -127,7 +127,7 @@ func (ft FineTune) Config(seed uint64, workers int) (Config, error) {
 		return Config{}, err
 	}
 	if iv := ft.Twin.Config.Interval; iv > 0 {
-		c.Interval = iv // the agent's decision interval, at which the fine-tuned model will run
+		c.Interval = iv // the agent's decision interval, the fine-tuned model's (a twin simulates one above twin.MaxTwinInterval as twin.CompressedInterval)
 	}
 	w := DefaultReward()
 	if err := hyperJSON(m, "reward", &w); err != nil {

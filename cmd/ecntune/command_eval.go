@@ -146,9 +146,10 @@ func (o *evalOpts) addFlags(cmd *cobra.Command) {
 		"so that every policy gets its frontier ratio: its small-flow p99 over the best fixed setting's that keeps 98% of its large-flow goodput")
 	f.BoolVar(&o.hidePeer, "hide-peer", false, "tell policies no port's peer (host or switch), as an agent without fabric-ports does")
 	f.StringVar(&o.device, "device", "ecntune", "judge policies with the telemetry this kind of switch exports ("+strings.Join(deviceNames(), ", ")+"): the others are masked as missing")
-	f.StringVar(&o.interval, "interval", "", "control interval Δ, e.g. 1ms (default: min(500µs, duration/25), raised towards 200µs while 20 decisions fit)")
+	f.StringVar(&o.interval, "interval", "", "control interval Δ, e.g. 1ms (default: the scenario's interval, if it names one, else min(500µs, duration/25), raised towards 200µs while 20 decisions fit)")
 	f.StringVar(&o.warmup, "warmup", "", "leave the flows that start before this time out of every policy's flow figures (FCT, small-flow p99, large-flow goodput), "+
-		"e.g. 1ms, or \"interval\" for one control interval: a fixed setting acts from the start, a policy that decides from counters only after its first interval")
+		"e.g. 1ms, or \"interval\" for one control interval: a fixed setting acts from the start, a policy that decides from counters only after its first interval "+
+		"(default: the scenario's warmup, if it names one; 0: none)")
 	f.StringVar(&o.loopAudit, "loop-audit", "", "write each agent:FILE run's audit log into DIR as JSON lines, one file per scenario, spec and seed (SCENARIO_FILE_SEED.jsonl), as agent history --json prints it; for agent:FILE,shadow the recommendations at which what the loop would run moved (SCENARIO_FILEshadow_SEED.jsonl)")
 	f.StringVar(&o.db, "db", "", "model registry for model:NAME (default $ECNTUNE_DB or "+modelsDefaultDB+")")
 }
@@ -282,8 +283,10 @@ func (o *evalOpts) loadScenarios(stderr io.Writer, dur simenv.Time) ([]eval.Scen
 // interval: 1 interval and no time) or empty or "0" for none.
 func parseWarmup(warmup string) (simenv.Time, int, error) {
 	switch {
-	case warmup == "" || warmup == "0":
-		return 0, 0, nil
+	case warmup == "":
+		return 0, 0, nil // the scenario's own, if it names one
+	case warmup == "0":
+		return -1, 0, nil // none, not even the scenario's
 	case warmup == "interval":
 		return 0, 1, nil
 	}
