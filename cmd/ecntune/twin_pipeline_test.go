@@ -287,11 +287,11 @@ func fixedSetting(t *testing.T, reg, name string) (spec, says string) {
 }
 
 // defaultInterval is eval's default control interval for a scenario
-// (gym.DefaultIntervalFor). (It read simulated time as nanoseconds
+// (gym.IntervalFor: the one it names, else the default for its duration). (It read simulated time as nanoseconds
 // before, so the shadow runs of the pipeline decided every 500 µs
 // whatever eval's default for the scenario was.)
 func defaultInterval(c simenv.Config) time.Duration {
-	return gym.DefaultIntervalFor(c.Duration).Duration()
+	return gym.IntervalFor(c).Duration()
 }
 
 // runRoot runs an ecntune command line in process and returns what it
