@@ -140,6 +140,25 @@ func (a *Agent) writeContext(ctx context.Context, write bool) (context.Context, 
 	return cctx, cancel
 }
 
+// mayStillWrite says whether a write that follows a flight (a Set after
+// its read, a rollback after its read-back) may start now: not once the
+// agent stops or an operator has paused the closed loop, nor once the
+// Gate no longer lets it write the target (writable, which renews the
+// token the write carries).
+func (a *Agent) mayStillWrite(target string) bool {
+	if a.stopping || a.paused() {
+		return false
+	}
+	if a.o.DryRun || a.switches[target] == nil {
+		return true
+	}
+	if !a.writable(target) {
+		a.o.Instruments.Rejections.WithLabelValues(RuleNotOwner).Inc()
+		return false
+	}
+	return true
+}
+
 // writable asks the Gate (if any) whether the agent may write target now,
 // keeping the token for the write.
 func (a *Agent) writable(target string) bool {
@@ -260,8 +279,10 @@ func (a *Agent) land(ctx context.Context, d ioDone) {
 	switch d.stage {
 	case stageConfirm:
 		cs := a.confirmed(d)
-		if a.stopping {
-			// no new Set once the agent stops: the queues are free again
+		if len(cs) > 0 && !a.mayStillWrite(d.target) {
+			// the read took a while: no Set once the agent stops, an
+			// operator paused the loop or the switch was handed over; the
+			// queues are free again
 			for _, c := range cs {
 				a.core.Hold(c)
 			}
@@ -404,12 +425,14 @@ func (a *Agent) setLanded(ctx context.Context, d ioDone) {
 	var second []core.Change
 	for i := range results {
 		if rb := a.settle(results[i], nowNs); rb != nil {
-			if d.second || a.stopping {
-				a.core.Drop(*rb, nowNs)
-			} else {
-				second = append(second, *rb)
-			}
+			second = append(second, *rb)
 		}
+	}
+	if len(second) > 0 && (d.second || !a.mayStillWrite(d.target)) {
+		for _, rb := range second {
+			a.core.Drop(rb, nowNs)
+		}
+		second = nil
 	}
 	if len(second) > 0 {
 		a.write(ctx, d.target, second, true)

@@ -11,6 +11,7 @@ import (
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/agent/fleet"
+	"github.com/ecntune/ecntune/env"
 )
 
 // fakeGate owns the targets listed, with a token each, and fails Fence
@@ -71,3 +72,50 @@ func TestGateLimitsWrites(t *testing.T) {
 
 // A fleet member is the agent's gate.
 var _ Gate = (*fleet.Node)(nil)
+
+// readHook runs once on the first Read (an interval's read before write),
+// before the switch answers.
+type readHook struct {
+	*fakeSwitch
+	once func()
+}
+
+func (h *readHook) Read(ctx context.Context, keys []env.QueueKey) (map[env.QueueKey]env.Setting, error) {
+	if f := h.once; f != nil {
+		h.once = nil
+		f()
+	}
+	return h.fakeSwitch.Read(ctx, keys)
+}
+
+// A switch handed over (a drain or rebalance: Writable false from then on,
+// while its owner key stays a write timeout, so Fence still passes) while
+// the read before a write is out: the Set does not go out (before, a
+// write that followed its read asked the Gate nothing again).
+func TestNoSetAfterTheSwitchIsHandedOver(t *testing.T) {
+	sw := newFakeSwitch("leaf0", kA)
+	r := newRig(t, config.ModeClosedLoop, false, "", sw)
+	g := &fakeGate{owns: map[string]int64{}}
+	r.a.o.Gate = g
+	r.interval(t) // not owned: held
+	g.owns["leaf0"] = 42
+	r.clk.Add(10 * time.Second)
+	r.a.switches["leaf0"] = &readHook{fakeSwitch: sw, once: func() {
+		g.mu.Lock()
+		delete(g.owns, "leaf0") // assigned elsewhere, given up
+		g.mu.Unlock()
+	}}
+	r.interval(t)
+	if n := sw.setCount(); n != 0 {
+		t.Fatalf("%d Set(s) sent after the gate said the switch is no longer this member's", n)
+	}
+	// owned again: the change goes out
+	g.mu.Lock()
+	g.owns["leaf0"] = 43
+	g.mu.Unlock()
+	r.clk.Add(10 * time.Second)
+	r.interval(t)
+	if sw.setCount() == 0 {
+		t.Fatal("no Set once the switch is this member's again")
+	}
+}

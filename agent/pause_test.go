@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -9,10 +10,12 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/agent/web"
+	"github.com/ecntune/ecntune/env"
 )
 
 // An operator pauses the closed loop over HTTP: the agent keeps deciding
@@ -98,5 +101,43 @@ func TestPauseInShadowModeRefused(t *testing.T) {
 	r.a.Handler().ServeHTTP(w, req)
 	if w.Code != http.StatusConflict || !strings.Contains(w.Body.String(), "shadow mode") {
 		t.Fatalf("POST /pause in shadow mode: %d %s", w.Code, w.Body)
+	}
+}
+
+// slowRead holds Reads until gate closes (a slow switch).
+type slowRead struct {
+	*fakeSwitch
+	gate chan struct{}
+}
+
+func (s slowRead) Read(ctx context.Context, keys []env.QueueKey) (map[env.QueueKey]env.Setting, error) {
+	<-s.gate
+	return s.fakeSwitch.Read(ctx, keys)
+}
+
+// An operator pauses while an interval's read before write is out (a slow
+// switch, past Run's IOWait): once Pause has returned, no Set goes out
+// (before, the flight landed and its Set went out anyway).
+func TestPauseStopsAWriteWhoseReadIsOut(t *testing.T) {
+	sw := newFakeSwitch("leaf0", kA)
+	r := newRig(t, config.ModeClosedLoop, false, "", sw)
+	gate := make(chan struct{})
+	r.a.switches["leaf0"] = slowRead{sw, gate}
+	r.a.ioWait = 20 * time.Millisecond // as Run sets it
+	r.interval(t)
+	if r.a.inFlight != 1 || sw.setCount() != 0 {
+		t.Fatalf("setup: %d flights, %d Sets; want the read out", r.a.inFlight, sw.setCount())
+	}
+	if err := r.a.Pause("oncall", "incident"); err != nil {
+		t.Fatal(err)
+	}
+	close(gate)
+	r.a.land(context.Background(), <-r.a.ioc) // Run's loop lands it
+	r.a.waitIO(context.Background(), 0)
+	if n := sw.setCount(); n != 0 {
+		t.Fatalf("paused, yet %d Set(s) went out after Pause returned", n)
+	}
+	if es, _ := r.j.Entries("", 0); len(es) != 0 {
+		t.Fatalf("audit entries written while paused: %+v", es)
 	}
 }
