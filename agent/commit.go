@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/agent/fleet"
 
 	"github.com/ecntune/ecntune/agent/gnmiclient"
@@ -16,31 +17,49 @@ import (
 
 // Committer is a Switch whose Sets can go as gNMI confirmed commits
 // (gnmiclient.Switch with commit-confirmed): SettleCommit confirms the
-// commit the last Apply started, or cancels it (the switch reverts).
+// commit the last Apply started, or cancels it (the switch reverts);
+// AbandonCommit forgets it without a word to the switch, which reverts it
+// by itself.
 type Committer interface {
 	SettleCommit(ctx context.Context, keep bool) (bool, error)
+	AbandonCommit() bool
 }
 
 // settleCommit ends a flight's confirmed commit on the flight's goroutine:
-// confirmed when every change read back as set, cancelled otherwise, and
-// read again after a cancel or a failed confirm (the switch reverted, or
-// its rollback came first): the driver judges what the switch runs.
+// confirmed when every change read back as set (after a failed Set too: a
+// lost answer may hide a commit the switch started), cancelled otherwise,
+// and read again when it was not confirmed. A change whose commit was not
+// confirmed is not applied (core.ErrUnconfirmed), whatever the read says:
+// the switch reverts it when its rollback duration ends, or has already.
 func (a *Agent) settleCommit(ctx context.Context, sw Switch, d *ioDone) {
 	c, ok := sw.(Committer)
 	if !ok {
 		return
 	}
-	keep := d.err == nil && (d.setErr == nil || errors.As(d.setErr, new(*gnmipath.HeadroomError)))
+	refused := errors.As(d.setErr, new(*gnmipath.HeadroomError))
+	keep := d.err == nil
 	for _, ch := range d.changes {
 		got, ok := d.got[ch.Key]
 		want := ch.New
-		if d.setErr != nil { // the headroom was not tunable: the ECN change alone
+		if refused { // the headroom was not tunable: the ECN change alone
 			want.HeadroomBytes, want.Alpha = 0, 0
 		}
 		keep = keep && ok && a.core.Guard().ReadBackOK(want, got)
 	}
 	cctx, cancel := a.writeContext(ctx, true) // a confirm or cancel is a write
 	defer cancel()
+	if a.o.Gate != nil {
+		// A confirm or a cancel is a write, and starts now: not once this
+		// member may no longer write the switch (handed over, or its
+		// lease about to end), whose next owner may be writing it.
+		if tok, ok := a.o.Gate.Writable(d.target, a.o.Clock()); !ok || tok != d.token {
+			if c.AbandonCommit() {
+				d.setErr = fmt.Errorf("%w: not confirmed, this member may no longer write the switch", core.ErrUnconfirmed)
+				d.got, d.err = sw.Read(cctx, keysOf(d.changes))
+			}
+			return
+		}
+	}
 	if f := a.cfg.Fleet; f != nil {
 		cctx = gnmiclient.WithFence(cctx, gnmipath.Fence{Writer: f.Member, Token: d.token})
 	}
@@ -48,18 +67,17 @@ func (a *Agent) settleCommit(ctx context.Context, sw Switch, d *ioDone) {
 	if !had || (keep && err == nil) {
 		return
 	}
+	// %v, not %w, for what the Set said: a headroom refusal inside is no
+	// longer "the ECN change went through" (setLanded).
 	switch {
 	case keep:
-		// Read again: a switch that took the confirm after all still
-		// runs the change (applied); one whose rollback came first
-		// does not (not applied).
-		d.setErr = fmt.Errorf("confirming the commit: %w (the switch reverts an unconfirmed commit by itself)", err)
+		d.setErr = fmt.Errorf("%w: its confirm failed: %v", core.ErrUnconfirmed, err)
 	case err != nil:
-		// %v, not %w: a headroom refusal inside is no longer "the ECN
-		// change went through" (setLanded)
-		d.setErr = fmt.Errorf("read back otherwise; cancelling the commit: %v (the switch reverts it when its rollback duration ends)", err)
+		d.setErr = fmt.Errorf("%w: read back otherwise (set: %v); cancelling it failed: %v", core.ErrUnconfirmed, d.setErr, err)
+	case d.setErr != nil:
+		d.setErr = fmt.Errorf("%w: read back otherwise (set: %v); cancelled, the switch reverted it", core.ErrUnconfirmed, d.setErr)
 	default:
-		d.setErr = errors.New("read back otherwise: the commit was cancelled and the switch reverted it")
+		d.setErr = fmt.Errorf("%w: read back otherwise; cancelled, the switch reverted it", core.ErrUnconfirmed)
 	}
 	d.got, d.err = sw.Read(cctx, keysOf(d.changes))
 }

@@ -2,10 +2,13 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +16,7 @@ import (
 	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/agent/gnmiclient"
 	"github.com/ecntune/ecntune/agent/journal"
+	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/gnmipath"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simswitch"
@@ -106,5 +110,179 @@ func TestCommitConfirmedTooShortIsRefused(t *testing.T) {
 		Switches: []Switch{newFakeSwitch("leaf0")}})
 	if err == nil || !strings.Contains(err.Error(), "targets.leaf0.commit-confirmed: 2s is less than three set timeouts") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// confirmFails is a switch whose confirms fail on the wire (they never
+// reach the switch); cancels go through.
+type confirmFails struct{ *gnmiclient.Switch }
+
+func (c confirmFails) SettleCommit(ctx context.Context, keep bool) (bool, error) {
+	if keep {
+		c.AbandonCommit()
+		return true, errors.New("rpc error: code = Unavailable desc = connection reset")
+	}
+	return c.Switch.SettleCommit(ctx, keep)
+}
+
+// A change whose confirm failed is not applied, whatever the switch runs
+// until its rollback duration ends: the audit says failed and why, and
+// the switch does revert it (the audit said "applied" before).
+func TestE2EFailedConfirmIsNotApplied(t *testing.T) {
+	s, addr := startSim(t, e2eSim(poorECN), gnmipath.OpenConfig, nil)
+	tg := target0(addr, config.DialectOpenConfig)
+	tg.CommitConfirmed = 3 * time.Second
+	pol := mustStatic(t, "hpcc")
+	cfg := &config.Config{Mode: config.ModeClosedLoop, Policy: pol.Name(), Interval: 100 * time.Millisecond, SampleInterval: 100 * time.Millisecond,
+		DB: filepath.Join(t.TempDir(), "agent.db"), Owner: "e2e", Targets: []config.Target{tg}, Guardrails: e2eGuard()}
+	ctx, cancel := context.WithCancel(context.Background())
+	a, err := Open(ctx, cfg, Deps{Policy: pol, SetTimeout: time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), LockTimeout: time.Second,
+		Dial: func(ctx context.Context, t config.Target, sample time.Duration) (Switch, error) {
+			s, err := gnmiclient.Dial(ctx, t, sample)
+			if err != nil {
+				return s, err
+			}
+			return confirmFails{s}, nil
+		}})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	defer func() { cancel(); <-done; a.Close() }()
+	var first core.AuditEntry
+	waitFor(t, 10*time.Second, "a first audit entry resolved", func() bool {
+		es, _ := a.Journal().Entries("sw0", 0)
+		for _, e := range es {
+			if e.State != core.StateIntent {
+				first = e
+				return true
+			}
+		}
+		return false
+	})
+	if first.State != core.StateFailed || !strings.Contains(first.Error, "not confirmed") || !strings.Contains(first.Error, "confirm failed") {
+		t.Fatalf("audit entry %d of a change whose confirm failed: %s (%s); want failed, saying the commit was not confirmed", first.Seq, first.State, first.Error)
+	}
+	port := int(first.Key.Port[len(first.Key.Port)-1] - '0')
+	waitFor(t, 10*time.Second, "the switch to revert the unconfirmed commit", func() bool {
+		return simECN(t, s, "sw0", port, 3) != (simenv.ECN{KminBytes: first.New.KminBytes, KmaxBytes: first.New.KmaxBytes, Pmax: first.New.Pmax})
+	})
+}
+
+// slowAnswers forwards TCP to upstream and holds the answers (server to
+// client) until the time in until (unix ns).
+type slowAnswers struct {
+	ln    net.Listener
+	until atomic.Int64
+}
+
+func newSlowAnswers(t *testing.T, upstream string) *slowAnswers {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &slowAnswers{ln: ln}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial("tcp", upstream)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			t.Cleanup(func() { c.Close(); u.Close() })
+			go func() { io.Copy(u, c); u.Close() }()
+			go func() {
+				buf := make([]byte, 32<<10)
+				for {
+					n, err := u.Read(buf)
+					if n > 0 {
+						if d := time.Until(time.Unix(0, p.until.Load())); d > 0 {
+							time.Sleep(d)
+						}
+						if _, werr := c.Write(buf[:n]); werr != nil {
+							return
+						}
+					}
+					if err != nil {
+						c.Close()
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return p
+}
+
+// A confirmed commit whose Set answer is lost (a client timeout after the
+// switch took it) can still be confirmed: the client kept its id before
+// sending, so the confirm reaches the commit and the switch keeps the
+// change past its rollback duration (before, the id was lost with the
+// answer, nothing confirmed it, and the read-back judged it applied).
+func TestCommitWithALostAnswerIsConfirmed(t *testing.T) {
+	s, addr := startSim(t, e2eSim(poorECN), gnmipath.OpenConfig, nil)
+	p := newSlowAnswers(t, addr)
+	tg := target0(p.ln.Addr().String(), config.DialectOpenConfig)
+	tg.CommitConfirmed = 2 * time.Second
+	ctx := context.Background()
+	sw, err := gnmiclient.Dial(ctx, tg, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Close()
+	k := env.QueueKey{Target: "sw0", Port: "Ethernet0", Queue: 3}
+	if _, err := sw.Read(ctx, []env.QueueKey{k}); err != nil { // the binding, as the agent's stream learns it
+		t.Fatal(err)
+	}
+	want := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
+	p.until.Store(time.Now().Add(1200 * time.Millisecond).UnixNano())
+	sctx, cancel := context.WithTimeout(ctx, 400*time.Millisecond)
+	setErr := sw.Apply(sctx, map[env.QueueKey]env.Setting{k: want})
+	cancel()
+	if setErr == nil {
+		t.Fatal("the Set's answer was not lost: the proxy held nothing")
+	}
+	time.Sleep(time.Until(time.Unix(0, p.until.Load())) + 100*time.Millisecond)
+	had, err := sw.SettleCommit(ctx, true)
+	if !had || err != nil {
+		t.Fatalf("confirm after a lost answer: had %v, err %v; want the commit confirmed", had, err)
+	}
+	time.Sleep(2500 * time.Millisecond) // past the rollback duration
+	if got := simECN(t, s, "sw0", 0, 3); got != (simenv.ECN{KminBytes: want.KminBytes, KmaxBytes: want.KmaxBytes, Pmax: want.Pmax}) {
+		t.Fatalf("the switch reverted a confirmed commit: runs %+v", got)
+	}
+}
+
+// `ecntune agent rollback` (ApplyManual) on a commit-confirmed target
+// confirms its commit: the switch keeps the rollback past the rollback
+// duration, as the audit says (before, it was never confirmed and the
+// switch undid the rollback by itself).
+func TestManualRollbackConfirmsItsCommit(t *testing.T) {
+	s, addr := startSim(t, e2eSim(poorECN), gnmipath.OpenConfig, nil)
+	tg := target0(addr, config.DialectOpenConfig)
+	tg.CommitConfirmed = time.Second
+	ctx := context.Background()
+	sw, err := gnmiclient.Dial(ctx, tg, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Close()
+	j := tempJournal(t)
+	k := env.QueueKey{Target: "sw0", Port: "Ethernet0", Queue: 3}
+	want := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
+	written, err := ApplyManual(ctx, j, sw, []core.Change{{Key: k, Kind: core.KindManual, New: want, Reason: "undo"}}, "rollback/me", time.Now)
+	if err != nil || len(written) != 1 || written[0].State != core.StateApplied {
+		t.Fatalf("ApplyManual: %v, %+v", err, written)
+	}
+	time.Sleep(2500 * time.Millisecond) // past the rollback duration
+	if got := simECN(t, s, "sw0", 0, 3); got != (simenv.ECN{KminBytes: want.KminBytes, KmaxBytes: want.KmaxBytes, Pmax: want.Pmax}) {
+		t.Fatalf("the audit says applied, the switch runs %+v", got)
 	}
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -9,6 +10,8 @@ import (
 	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/gnmipath"
+	"github.com/ecntune/ecntune/internal/units"
 )
 
 // UndoBaseline is the toNs of UndoPlan that restores every queue as it
@@ -79,6 +82,50 @@ func UndoPlan(entries []core.AuditEntry, target string, toNs int64) []core.Chang
 	return out
 }
 
+// ReconcileOpen resolves target's open audit entries (a Set journaled but
+// never judged: the agent stopped or crashed in between, or could not read
+// the switch) by what sw runs now, as the agent does at its start
+// (core.ReconcileOpen), so that an undo plan counts a change the switch
+// took. It returns the entries it resolved; queues the switch does not
+// report stay open.
+// With dryRun it judges them and writes nothing.
+func ReconcileOpen(ctx context.Context, j *journal.Journal, sw Switch, now func() time.Time, dryRun bool) ([]core.Resolution, error) {
+	pend, err := j.Pending()
+	if err != nil {
+		return nil, err
+	}
+	var open []core.AuditEntry
+	var keys []env.QueueKey
+	for _, e := range pend {
+		if e.Target == sw.Name() {
+			open = append(open, e)
+			keys = append(keys, e.Key)
+		}
+	}
+	if len(open) == 0 {
+		return nil, nil
+	}
+	got, err := sw.Read(ctx, keys)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: reading the queues of %d open audit entries: %w", sw.Name(), len(open), err)
+	}
+	var done []core.Resolution
+	for _, r := range core.ReconcileOpen(open, got) {
+		if r.Retry {
+			continue
+		}
+		if dryRun {
+			done = append(done, r)
+			continue
+		}
+		if err := j.Resolve(r.Seq, r.State, r.Got, r.Msg, now().UnixNano()); err != nil {
+			return done, fmt.Errorf("audit entry %d: %w", r.Seq, err)
+		}
+		done = append(done, r)
+	}
+	return done, nil
+}
+
 // ApplyManual journals (write-ahead) and applies changes to one switch
 // outside the control loop, as `ecntune agent rollback` does: it reads the
 // switch first so that Old is what the switch really runs, skips queues
@@ -121,35 +168,104 @@ func ApplyManual(ctx context.Context, j *journal.Journal, sw Switch, changes []c
 	for _, c := range todo {
 		settings[c.Key] = c.New
 	}
-	if err := sw.Apply(ctx, settings); err != nil {
-		for _, e := range written {
-			_ = j.Resolve(e.Seq, core.StateFailed, nil, err.Error(), now().UnixNano())
-		}
-		return written, fmt.Errorf("target %s: set: %w", sw.Name(), err)
-	}
+	setErr := sw.Apply(ctx, settings)
+	// Read back in any case, as the loop does: a failed Set may have been
+	// taken (its answer lost), and a refused headroom leaves the ECN
+	// change standing.
 	got, rerr := sw.Read(ctx, keys)
+	setErr, got, rerr = settleManualCommit(ctx, sw, written, setErr, got, rerr)
 	var firstErr error
 	for i, e := range written {
-		g, ok := got[e.Key]
-		st, msg := core.StateApplied, ""
-		var gp *env.Setting
-		if ok {
-			gp = &g
-		}
-		switch {
-		case rerr != nil:
-			st, msg = core.StateMismatch, rerr.Error()
-		case !ok || !core.ReadBackMatches(e.New, g):
-			st, msg = core.StateMismatch, "switch reports a different setting"
-			if ok {
-				msg += " (set → reported: " + core.SettingDiff(e.New, g) + ")"
-			}
-		}
+		st, gp, msg := judgeManual(e, setErr, got, rerr)
 		if st != core.StateApplied && firstErr == nil {
-			firstErr = fmt.Errorf("%s: read-back: %s", e.Key, msg)
+			firstErr = fmt.Errorf("target %s: %s: %s", sw.Name(), e.Key, msg)
 		}
-		_ = j.Resolve(e.Seq, st, gp, msg, now().UnixNano())
-		written[i].State, written[i].Got = st, gp
+		if st == core.StateIntent {
+			continue // neither the Set nor the read answered: open, for a reconcile
+		}
+		if err := j.Resolve(e.Seq, st, gp, msg, now().UnixNano()); err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("audit entry %d: %w", e.Seq, err)
+		}
+		written[i].State, written[i].Got, written[i].Error = st, gp, msg
 	}
 	return written, firstErr
+}
+
+// settleManualCommit confirms a manual change's confirmed commit (a target
+// with commit-confirmed) when every change read back as set, and cancels
+// it otherwise; when it was not confirmed, the switch reverts it and the
+// changes are not applied (core.ErrUnconfirmed), read again.
+func settleManualCommit(ctx context.Context, sw Switch, written []core.AuditEntry, setErr error, got map[env.QueueKey]env.Setting, rerr error) (error, map[env.QueueKey]env.Setting, error) {
+	c, ok := sw.(Committer)
+	if !ok {
+		return setErr, got, rerr
+	}
+	refused := errors.As(setErr, new(*gnmipath.HeadroomError))
+	keep := rerr == nil
+	for _, e := range written {
+		g, ok := got[e.Key]
+		keep = keep && ok && core.ReadBackMatches(manualWant(e.New, refused), g)
+	}
+	had, err := c.SettleCommit(ctx, keep)
+	if !had || (keep && err == nil) {
+		return setErr, got, rerr
+	}
+	switch {
+	case keep:
+		setErr = fmt.Errorf("%w: its confirm failed: %v", core.ErrUnconfirmed, err)
+	case err != nil:
+		setErr = fmt.Errorf("%w: read back otherwise (set: %v); cancelling it failed: %v", core.ErrUnconfirmed, setErr, err)
+	default:
+		setErr = fmt.Errorf("%w: read back otherwise (set: %v); cancelled, the switch reverted it", core.ErrUnconfirmed, setErr)
+	}
+	keys := make([]env.QueueKey, len(written))
+	for i, e := range written {
+		keys[i] = e.Key
+	}
+	got, rerr = sw.Read(ctx, keys)
+	return setErr, got, rerr
+}
+
+// manualWant is what a manual change must read back as: without its
+// headroom and alpha when the switch refused them (the ECN change stands).
+func manualWant(s env.Setting, refused bool) env.Setting {
+	if refused {
+		s.HeadroomBytes, s.Alpha = 0, 0
+	}
+	return s
+}
+
+// judgeManual is a manual change's audit state from its Set and read-back:
+// applied when the switch runs it (and its commit, if any, was
+// confirmed), failed when the Set failed and the switch does not run it, a
+// mismatch when the Set was answered and the switch runs something else,
+// and left open (intent) when neither the Set nor the read answered.
+func judgeManual(e core.AuditEntry, setErr error, got map[env.QueueKey]env.Setting, rerr error) (core.AuditState, *env.Setting, string) {
+	var gp *env.Setting
+	g, ok := got[e.Key]
+	if ok && rerr == nil {
+		gp = &g
+	}
+	refused := errors.As(setErr, new(*gnmipath.HeadroomError))
+	switch {
+	case errors.Is(setErr, core.ErrUnconfirmed):
+		return core.StateFailed, gp, "set: " + setErr.Error()
+	case rerr != nil && setErr != nil && !refused:
+		return core.StateIntent, nil, fmt.Sprintf("set: %v; read-back: %v", setErr, rerr)
+	case rerr != nil:
+		return core.StateMismatch, nil, "read-back: " + rerr.Error()
+	case ok && core.ReadBackMatches(manualWant(e.New, refused), g):
+		if refused && e.New.HeadroomBytes > 0 && e.New.HeadroomBytes != g.HeadroomBytes {
+			return core.StateApplied, gp, fmt.Sprintf("headroom %s refused by the switch (%v): the ECN change applied, the headroom is %s as read back",
+				units.FormatBytes(e.New.HeadroomBytes), setErr, units.FormatBytes(g.HeadroomBytes))
+		}
+		return core.StateApplied, gp, ""
+	case setErr != nil && !refused:
+		return core.StateFailed, gp, "set: " + setErr.Error()
+	}
+	msg := "switch reports a different setting"
+	if ok {
+		msg += " (set → reported: " + core.SettingDiff(e.New, g) + ")"
+	}
+	return core.StateMismatch, gp, msg
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -169,4 +170,108 @@ func tempJournal(t *testing.T) *journal.Journal {
 	}
 	t.Cleanup(func() { j.Close() })
 	return j
+}
+
+// lostAnswer applies the Set; its answer is lost (a client timeout).
+type lostAnswer struct{ *fakeSwitch }
+
+func (l lostAnswer) Apply(ctx context.Context, s map[env.QueueKey]env.Setting) error {
+	if err := l.fakeSwitch.Apply(ctx, s); err != nil {
+		return err
+	}
+	return context.DeadlineExceeded
+}
+
+// refusing takes nothing and says so.
+type refusing struct{ *fakeSwitch }
+
+func (refusing) Apply(context.Context, map[env.QueueKey]env.Setting) error {
+	return errors.New("rpc error: code = InvalidArgument")
+}
+
+// ApplyManual reads back after a failed Set, as the loop does: the audit
+// says what the switch runs (before, every entry was "failed" on any Set
+// error, and the command printed "intent").
+func TestApplyManualReadsBackAfterAFailedSet(t *testing.T) {
+	now := func() time.Time { return time.Unix(100, 0) }
+	restore := cur
+	restore.HeadroomBytes = 200_000
+	for _, c := range []struct {
+		name  string
+		sw    func(*fakeSwitch) Switch
+		New   env.Setting
+		state core.AuditState
+		msg   string
+		runs  env.Setting
+	}{
+		{"headroom refused: the ECN change stands", func(f *fakeSwitch) Switch { return headroomRefuser{f} }, restore, core.StateApplied, "headroom 200KB refused", env.Setting{}},
+		{"answer lost, change taken", func(f *fakeSwitch) Switch { return lostAnswer{f} }, cur, core.StateApplied, "", cur},
+		{"refused", func(f *fakeSwitch) Switch { return refusing{f} }, cur, core.StateFailed, "InvalidArgument", target},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			j := tempJournal(t)
+			f := newFakeSwitch("leaf0", kA)
+			f.set[kA] = target
+			written, err := ApplyManual(context.Background(), j, c.sw(f), []core.Change{{Key: kA, Kind: core.KindManual, New: c.New}}, "me", now)
+			es, _ := j.Entries("", 0)
+			if len(written) != 1 || len(es) != 1 {
+				t.Fatalf("written %+v, audit %+v, err %v", written, es, err)
+			}
+			if es[0].State != c.state || written[0].State != c.state || !strings.Contains(es[0].Error, c.msg) {
+				t.Fatalf("audit %s (%q), the command prints %s; want %s saying %q; switch runs %+v", es[0].State, es[0].Error, written[0].State, c.state, c.msg, f.get(kA))
+			}
+			if (err == nil) != (c.state == core.StateApplied) {
+				t.Fatalf("err %v for %s", err, c.state)
+			}
+			if es[0].Got == nil || (c.runs != env.Setting{} && *es[0].Got != c.runs) {
+				t.Fatalf("audit's read-back %+v, want %+v", es[0].Got, c.runs)
+			}
+		})
+	}
+}
+
+// An agent stopped (or killed) after its Set reached the switch and before
+// the result was journaled leaves its entry open; `agent rollback` judges
+// it by what the switch runs first (ReconcileOpen), so the plan undoes it
+// (before, an open entry was not in any plan: "nothing to undo").
+func TestRollbackUndoesAChangeLeftOpen(t *testing.T) {
+	now := func() time.Time { return time.Unix(100, 0) }
+	for _, to := range []int64{0, UndoBaseline, 5 * sec} {
+		j := tempJournal(t)
+		sw := newFakeSwitch("leaf0", kA, kB)
+		w, err := j.Intent([]core.AuditEntry{
+			{TimeNs: 10 * sec, Target: "leaf0", Change: core.Change{Key: kA, Kind: core.KindTune, Old: cur, New: target}},
+			{TimeNs: 10 * sec, Target: "leaf0", Change: core.Change{Key: kB, Kind: core.KindTune, Old: cur, New: target}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sw.Apply(context.Background(), map[env.QueueKey]env.Setting{kA: target}); err != nil { // kA's Set went out; kB's did not
+			t.Fatal(err)
+		}
+		es, _ := j.Entries("leaf0", 0)
+		if plan := UndoPlan(es, "leaf0", to); len(plan) != 0 {
+			t.Fatalf("to %d: a plan from open entries, unjudged: %+v", to, plan)
+		}
+		// a dry run judges and records nothing
+		res, err := ReconcileOpen(context.Background(), j, sw, now, true)
+		if err != nil || len(res) != 2 {
+			t.Fatalf("dry run: %+v, %v", res, err)
+		}
+		if es, _ := j.Entries("leaf0", 0); es[0].State != core.StateIntent {
+			t.Fatalf("a dry run resolved %+v", es[0])
+		}
+		res, err = ReconcileOpen(context.Background(), j, sw, now, false)
+		if err != nil || len(res) != 2 {
+			t.Fatalf("%+v, %v", res, err)
+		}
+		es, _ = j.Entries("leaf0", 0)
+		if es[0].Seq != w[0].Seq || es[0].State != core.StateReconciled || es[1].State != core.StateAbandoned {
+			t.Fatalf("entries after reconcile: %+v", es)
+		}
+		plan := UndoPlan(es, "leaf0", to)
+		if len(plan) != 1 || plan[0].Key != kA || plan[0].New != cur {
+			t.Fatalf("to %d: plan %+v; want kA back to %+v", to, plan, cur)
+		}
+	}
 }

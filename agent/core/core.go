@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -259,7 +260,8 @@ type Result struct {
 // failed and it does not, a mismatch otherwise. A failed read-back leaves
 // the outcome unknown after a failed Set, and a mismatch against an
 // unknown setting after an answered one (the guard restores the last known
-// good).
+// good). A Set whose confirmed commit was not confirmed (ErrUnconfirmed)
+// is not applied, whatever the switch runs until it reverts it.
 func (c *Core) ReadBack(target string, cs []Change, setErr error, got map[env.QueueKey]env.Setting, readErr error) []Result {
 	out := make([]Result, len(cs))
 	for i, ch := range cs {
@@ -270,6 +272,11 @@ func (c *Core) ReadBack(target string, cs []Change, setErr error, got map[env.Qu
 			g, ok = env.Setting{}, false
 		}
 		switch {
+		case errors.Is(setErr, ErrUnconfirmed):
+			// the switch reverts it (or has): not applied, whatever it
+			// runs for now
+			out[i].Got = g
+			out[i].Err = fmt.Errorf("set on %s: %w", target, setErr)
 		case readErr != nil && setErr != nil:
 			out[i].Unknown = true
 			out[i].Err = fmt.Errorf("set on %s: %v; read-back: %v", target, setErr, readErr)
@@ -287,6 +294,11 @@ func (c *Core) ReadBack(target string, cs []Change, setErr error, got map[env.Qu
 	}
 	return out
 }
+
+// ErrUnconfirmed marks a Set whose confirmed commit (gNMI's commit
+// confirmed extension) was not confirmed: the switch reverts it when its
+// rollback duration ends, so it is not applied even while a read shows it.
+var ErrUnconfirmed = errors.New("the commit was not confirmed: the switch reverts it when its rollback duration ends")
 
 // Settled is what the driver does with a Result: resolve its audit entry
 // (when Resolve) with State, Got, Msg and the queue's guard Memory; apply
@@ -400,6 +412,24 @@ type Resolution struct {
 // neither, which becomes the new baseline), superseded by a newer entry of
 // the same queue, or left open when the switch does not report the queue.
 func (c *Core) Reconcile(entries []AuditEntry, got map[env.QueueKey]env.Setting, nowNs int64) []Resolution {
+	return reconcile(entries, got, c.guard.ReadBackOK, func(k env.QueueKey, from, to env.Setting) {
+		// The change took effect at some time up to now: its hold counts
+		// from now, not from the intent.
+		c.guard.Adopt(k, from, to, nowNs)
+	})
+}
+
+// ReconcileOpen is Reconcile without a guard (a tool that runs while the
+// agent does not, such as `ecntune agent rollback`): open entries resolved
+// by the settings the switch reports, as the agent would at its start.
+func ReconcileOpen(entries []AuditEntry, got map[env.QueueKey]env.Setting) []Resolution {
+	return reconcile(entries, got, ReadBackMatches, func(env.QueueKey, env.Setting, env.Setting) {})
+}
+
+// reconcile is Reconcile's judgement: match says whether the switch runs
+// a setting, adopt hands the guard what a queue runs now (from: the
+// setting a tune or fallback was judged against).
+func reconcile(entries []AuditEntry, got map[env.QueueKey]env.Setting, match func(want, got env.Setting) bool, adopt func(k env.QueueKey, from, to env.Setting)) []Resolution {
 	newest := map[env.QueueKey]uint64{}
 	for _, e := range entries {
 		newest[e.Key] = e.Seq
@@ -415,25 +445,23 @@ func (c *Core) Reconcile(entries []AuditEntry, got map[env.QueueKey]env.Setting,
 		switch {
 		case newest[e.Key] != e.Seq:
 			r.Msg = "superseded by a later intent"
-		case ok && c.guard.ReadBackOK(e.New, g):
+		case ok && match(e.New, g):
 			r.State, r.Note = StateReconciled, "reconcile: change found applied"
 			from := e.Old
 			if e.Kind != KindTune && e.Kind != KindFallback {
 				from = e.New
 			}
-			// The change took effect at some time up to now: its hold
-			// counts from now, not from the intent.
-			c.guard.Adopt(e.Key, from, e.New, nowNs)
-		case ok && c.guard.ReadBackOK(e.Old, g):
+			adopt(e.Key, from, e.New)
+		case ok && match(e.Old, g):
 			r.Msg, r.Note = "switch still runs the old setting", "reconcile: change found not applied"
-			c.guard.Adopt(e.Key, e.Old, e.Old, nowNs)
+			adopt(e.Key, e.Old, e.Old)
 		case ok:
 			// The switch restarted (back at its startup configuration) or
 			// someone else wrote it: Old is stale, what it runs is the new
 			// baseline, judged next interval like any queue.
 			r.Msg = "switch runs neither old nor new (restarted or written by another): its current setting is the new baseline"
 			r.Note, r.Warn = "reconcile: switch runs neither the old nor the new setting; taking it as the new baseline", true
-			c.guard.Adopt(e.Key, g, g, nowNs)
+			adopt(e.Key, g, g)
 		default:
 			r.State, r.Msg, r.Retry = StateUnreachable, "the switch did not report this queue's setting", true
 			r.Note, r.Warn = "reconcile: queue not reported, will retry", true

@@ -30,12 +30,16 @@ func (s *Switch) applyCommitted(ctx context.Context, reqs []*gnmi.SetRequest, no
 	}
 	id := fmt.Sprintf("ecntune-%s-%d", s.cfg.Name, time.Now().UnixNano())
 	req.Extension = append(req.Extension, gnmipath.CommitExtension(id, gnmipath.CommitStart, s.cfg.CommitConfirmed))
-	if _, err := s.conn.Set(ctx, req); err != nil {
-		return err
-	}
+	// The id is kept before the Set goes out: a Set whose answer is lost
+	// (a timeout) may have started the commit all the same, and only its
+	// id can confirm it (SettleCommit; a switch that never saw it refuses
+	// the confirm, and nothing is lost).
 	s.mu.Lock()
 	s.commit, s.commitPrefix = id, req.GetPrefix()
 	s.mu.Unlock()
+	if _, err := s.conn.Set(ctx, req); err != nil {
+		return err
+	}
 	if len(notTunable) > 0 {
 		return &gnmipath.HeadroomError{Target: s.cfg.Name, Paths: notTunable, Err: errors.New("not tunable on this switch")}
 	}
@@ -44,9 +48,11 @@ func (s *Switch) applyCommitted(ctx context.Context, reqs []*gnmi.SetRequest, no
 
 // SettleCommit ends the confirmed commit the last Apply started: keep
 // confirms it, otherwise it is cancelled (the switch reverts at once). It
-// says whether a commit was under way; none (commit-confirmed off, or the
-// Apply sent nothing) is not an error. A commit that could not be
-// confirmed in time has been reverted by the switch: read it back.
+// says whether a commit may be under way (an Apply sent one, whether or
+// not its answer came); none (commit-confirmed off, or the Apply sent
+// nothing) is not an error. A commit that could not be confirmed is
+// reverted by the switch when its rollback duration ends (at once, if the
+// Set never started it): it is not applied, whatever a read says now.
 func (s *Switch) SettleCommit(ctx context.Context, keep bool) (bool, error) {
 	s.mu.Lock()
 	id, prefix := s.commit, s.commitPrefix
@@ -64,4 +70,16 @@ func (s *Switch) SettleCommit(ctx context.Context, keep bool) (bool, error) {
 		return true, fmt.Errorf("target %s: %s of commit %s: %w", s.cfg.Name, what, id, err)
 	}
 	return true, nil
+}
+
+// AbandonCommit forgets the confirmed commit the last Apply started, if
+// any, without a word to the switch: it reverts the commit when its
+// rollback duration ends (for a writer that may no longer write the
+// switch, for which a confirm or a cancel would be a write).
+func (s *Switch) AbandonCommit() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	had := s.commit != ""
+	s.commit, s.commitPrefix = "", nil
+	return had
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -132,11 +133,54 @@ func rollbackTo(to string) (int64, error) {
 }
 
 // rollbackTarget prints one target's undo plan and, unless dryRun,
-// applies it.
+// applies it. Audit entries a stopped or crashed agent left open are first
+// judged by what the switch runs (agent.ReconcileOpen), so that the plan
+// undoes a change the switch took (with dryRun, judged and not recorded).
 func rollbackTarget(ctx context.Context, out io.Writer, cfg *config.Config, tc config.Target, j *journal.Journal, toNs int64, dryRun bool) error {
 	es, err := j.Entries(tc.Name, 0)
 	if err != nil {
 		return err
+	}
+	var sw *gnmiclient.Switch
+	defer func() {
+		if sw != nil {
+			sw.Close()
+		}
+	}()
+	dial := func() (*gnmiclient.Switch, error) {
+		if sw == nil {
+			if sw, err = gnmiclient.Dial(ctx, tc, cfg.SampleInterval); err != nil {
+				sw = nil
+				return nil, err
+			}
+		}
+		return sw, nil
+	}
+	if slices.ContainsFunc(es, func(e core.AuditEntry) bool { return e.State == core.StateIntent || e.State == core.StateUnreachable }) {
+		s, err := dial()
+		if err != nil {
+			return fmt.Errorf("open audit entries (a change set but not judged) need the switch's current settings: %w", err)
+		}
+		rctx, cancel := context.WithTimeout(ctx, tc.Timeout+5*time.Second)
+		res, err := agent.ReconcileOpen(rctx, j, s, time.Now, dryRun)
+		cancel()
+		if err != nil {
+			return err
+		}
+		byseq := map[uint64]core.Resolution{}
+		for _, r := range res {
+			byseq[r.Seq] = r
+			why := ""
+			if r.Msg != "" {
+				why = " (" + r.Msg + ")"
+			}
+			fmt.Fprintf(out, "audit %d open, the switch says: %s%s\n", r.Seq, r.State, why)
+		}
+		for i, e := range es {
+			if r, ok := byseq[e.Seq]; ok {
+				es[i].State, es[i].Got = r.State, r.Got
+			}
+		}
 	}
 	plan := agent.UndoPlan(es, tc.Name, toNs)
 	if len(plan) == 0 {
@@ -149,20 +193,13 @@ func rollbackTarget(ctx context.Context, out io.Writer, cfg *config.Config, tc c
 	if dryRun {
 		return nil
 	}
-	return applyRollback(ctx, out, cfg, tc, j, plan)
-}
-
-// applyRollback sets the plan on the target through the journal and
-// prints each audit entry's outcome.
-func applyRollback(ctx context.Context, out io.Writer, cfg *config.Config, tc config.Target, j *journal.Journal, plan []core.Change) error {
-	sw, err := gnmiclient.Dial(ctx, tc, cfg.SampleInterval)
+	s, err := dial()
 	if err != nil {
 		return err
 	}
-	defer sw.Close()
 	ctx, cancel := context.WithTimeout(ctx, tc.Timeout+5*time.Second)
 	defer cancel()
-	written, err := agent.ApplyManual(ctx, j, sw, plan, "rollback/"+cfg.Owner, time.Now)
+	written, err := agent.ApplyManual(ctx, j, s, plan, "rollback/"+cfg.Owner, time.Now)
 	for _, e := range written {
 		fmt.Fprintf(out, "audit %d %s: %s\n", e.Seq, e.Key, e.State)
 	}

@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/gnmiclient"
 	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/gnmipath"
@@ -220,5 +222,50 @@ guardrails:
 		if tel, _ := srv.Telemetry("sw0"); tel.Ports[0].Queues[3].ECN != start {
 			t.Fatalf("rollback %v again changed the switch: %+v", args, tel.Ports[0].Queues[3].ECN)
 		}
+	}
+}
+
+// An agent killed after its Set reached the switch and before it judged it
+// leaves the audit entry open; `agent rollback`, the agent stopped, judges
+// it by what the switch runs and undoes it (before: "nothing to undo").
+func TestAgentRollbackUndoesAChangeLeftOpen(t *testing.T) {
+	srv, addr := startIncastStar(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "agent.db")
+	conf := filepath.Join(dir, "agent.yaml")
+	os.WriteFile(conf, []byte(fmt.Sprintf("mode: closed-loop\npolicy: static:hpcc\ndb: %s\ntargets:\n  sw0: {address: %s, insecure: true, queues: [3]}\n", db, addr)), 0o644)
+	cfg, err := config.Load(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := env.QueueKey{Target: "sw0", Port: "Ethernet0", Queue: 3}
+	old := env.Setting{KminBytes: incastStarECN.KminBytes, KmaxBytes: incastStarECN.KmaxBytes, Pmax: incastStarECN.Pmax}
+	tuned := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
+	j, err := journal.OpenJournal(db, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Intent([]core.AuditEntry{{TimeNs: time.Now().UnixNano(), Target: "sw0", Change: core.Change{Key: k, Kind: core.KindTune, Old: old, New: tuned}}}); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	sw, err := gnmiclient.Dial(context.Background(), cfg.Targets[0], time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Close()
+	if err := sw.Apply(context.Background(), map[env.QueueKey]env.Setting{k: tuned}); err != nil { // the Set went out; the agent died
+		t.Fatal(err)
+	}
+	out, _, err := runAgentCmd(t, context.Background(), "rollback", "--config", conf, "--target", "sw0", "--dry-run")
+	if err != nil || !strings.Contains(out, "audit 1 open, the switch says: reconciled") || !strings.Contains(out, "-> 2MB/2.8MB/1%") {
+		t.Fatalf("dry run: %v\n%s", err, out)
+	}
+	out, _, err = runAgentCmd(t, context.Background(), "rollback", "--config", conf, "--target", "sw0")
+	if err != nil || !strings.Contains(out, "audit 2 sw0/Ethernet0/q3: applied") {
+		t.Fatalf("rollback: %v\n%s", err, out)
+	}
+	if tel, _ := srv.Telemetry("sw0"); tel.Ports[0].Queues[3].ECN != incastStarECN {
+		t.Fatalf("after the rollback the switch runs %+v", tel.Ports[0].Queues[3].ECN)
 	}
 }
