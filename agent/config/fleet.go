@@ -90,8 +90,8 @@ func parseFleet(f *fileFleet) (*Fleet, error) {
 	if fl.TTL, err = optDuration("fleet.ttl", f.TTL, 4*time.Second); err != nil {
 		return nil, err
 	}
-	if fl.TTL < 2*time.Second || fl.TTL > time.Hour {
-		return nil, fmt.Errorf("fleet.ttl: %v is outside 2s..1h (etcd leases are whole seconds)", fl.TTL)
+	if fl.TTL < 2*time.Second || fl.TTL > time.Hour || fl.TTL%time.Second != 0 {
+		return nil, fmt.Errorf("fleet.ttl: %v: want whole seconds in 2s..1h (etcd leases are whole seconds)", fl.TTL)
 	}
 	if fl.Takeover, err = optDuration("fleet.takeover", f.Takeover, 0); err != nil {
 		return nil, err

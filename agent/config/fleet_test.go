@@ -55,3 +55,21 @@ func TestFleetTLS(t *testing.T) {
 		}
 	}
 }
+
+// fleet.ttl is whole seconds in 2s..1h: etcd grants a lease of whole
+// seconds, and a fractional TTL (granted as the seconds below it) would
+// let a member's deadlines run past its lease.
+func TestFleetTTLWholeSeconds(t *testing.T) {
+	dir := t.TempDir()
+	for ttl, ok := range map[string]bool{"4s": true, "2s": true, "1h": true, "4.9s": false, "2500ms": false, "1s": false, "61m": false} {
+		doc := fmt.Sprintf("mode: closed-loop\ntargets:\n  leaf0: {address: 127.0.0.1:1, insecure: true}\nfleet: {endpoints: [127.0.0.1:2379], name: dc1, member: a, ttl: %s}\n", ttl)
+		p := filepath.Join(dir, "agent.yaml")
+		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(p)
+		if (err == nil) != ok || (err != nil && !strings.Contains(err.Error(), "fleet.ttl")) {
+			t.Errorf("ttl %s: %v", ttl, err)
+		}
+	}
+}

@@ -230,6 +230,13 @@ func TestFleetRefusesUnsafeTiming(t *testing.T) {
 	if err := c.defaults(); err == nil {
 		t.Fatalf("unsafe timing accepted: margin %v, ttl %v", c.Margin, c.TTL)
 	}
+	// etcd grants whole seconds: 4.9 s would be a lease of 4 s under
+	// deadlines counted on 4.9 s
+	c = testConfig("a", 1)
+	c.TTL = 4900 * time.Millisecond
+	if err := c.defaults(); err == nil || !strings.Contains(err.Error(), "whole number of seconds") {
+		t.Fatalf("ttl %v: %v", c.TTL, err)
+	}
 }
 
 // Status shows the members, the leader and each switch's owner; draining

@@ -59,6 +59,11 @@ func (c *Config) defaults() error {
 	if c.TTL < 2*time.Second {
 		return fmt.Errorf("fleet: ttl %v is below 2 s (etcd leases are whole seconds)", c.TTL)
 	}
+	if c.TTL%time.Second != 0 {
+		// etcd would grant the whole seconds below it, while Deadline
+		// and Writable count the TTL: writes past the lease's end
+		return fmt.Errorf("fleet: ttl %v is not a whole number of seconds (etcd leases are whole seconds)", c.TTL)
+	}
 	if c.Margin <= 0 {
 		c.Margin = c.TTL / 5
 	}
@@ -161,6 +166,12 @@ func Join(ctx context.Context, cli *clientv3.Client, cfg Config) (*Node, error) 
 	g, err := cli.Grant(ctx, int64(cfg.TTL/time.Second))
 	if err != nil {
 		return nil, fmt.Errorf("fleet %s: lease: %w", cfg.Name, err)
+	}
+	if time.Duration(g.TTL)*time.Second < cfg.TTL {
+		// a lease shorter than the TTL the deadlines count on would let
+		// this member write after another may own the switch
+		_, _ = cli.Revoke(context.WithoutCancel(ctx), g.ID)
+		return nil, fmt.Errorf("fleet %s: etcd granted a lease of %d s for a ttl of %v", cfg.Name, g.TTL, cfg.TTL)
 	}
 	n.lease, n.lastRenew = g.ID, sent
 	// The election's session shares the lease but does not keep it alive:
