@@ -94,7 +94,8 @@ const (
 // PFCConfig configures priority flow control and the switch MMU.
 type PFCConfig struct {
 	Enabled bool
-	// Alpha is the dynamic threshold factor: XOFF = Alpha * free shared buffer.
+	// Alpha is the dynamic threshold factor: XOFF = Alpha * free shared
+	// buffer, in (0, MaxAlpha].
 	Alpha float64
 	// AlphaScaleWithRate doubles alpha per 2x of port rate over the host NIC
 	// rate (the ns-3 HPCC convention).

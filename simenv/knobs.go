@@ -58,6 +58,11 @@ func (s *Sim) SetHeadroom(pg PGRef, bytes int64) error {
 	return nil
 }
 
+// MaxAlpha is the largest dynamic-threshold factor the simulator takes
+// (SONiC's dynamic_th 6; 7 and 8, alpha 128 and 256, make XOFF nearly all
+// the free buffer, as 64 does).
+const MaxAlpha = 64.0
+
 // SetAlpha changes an ingress PG's dynamic-threshold factor.
 func (s *Sim) SetAlpha(pg PGRef, alpha float64) error {
 	p, err := s.portOf(pg.Switch, pg.Port)
@@ -67,8 +72,8 @@ func (s *Sim) SetAlpha(pg PGRef, alpha float64) error {
 	if pg.PG < 0 || pg.PG >= NumQueues || !s.isLossless[pg.PG] {
 		return fmt.Errorf("priority group %d is not lossless (lossless: %v)", pg.PG, s.lossless)
 	}
-	if !(alpha > 0 && alpha <= 64) {
-		return fmt.Errorf("alpha %g outside (0, 64]", alpha)
+	if !(alpha > 0 && alpha <= MaxAlpha) {
+		return fmt.Errorf("alpha %g outside (0, %g]", alpha, MaxAlpha)
 	}
 	p.alpha[pg.PG] = alpha
 	return nil

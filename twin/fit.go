@@ -3,8 +3,11 @@ package twin
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -106,11 +109,18 @@ const (
 func Fit(in Input, o Options) (*Result, error) {
 	o.defaults()
 	start := o.Clock()
-	f, err := BuildFabric(in.Fabric)
+	recs, gone := observedRecords(in.Fabric, in.Samples)
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("none of the %d switches with a fabric record (%s) has telemetry in the intervals read", len(in.Fabric), strings.Join(gone, ", "))
+	}
+	f, err := BuildFabric(recs)
 	if err != nil {
 		return nil, err
 	}
-	samples := withPeers(in.Fabric, in.Samples)
+	for _, g := range gone {
+		f.note("%s has a fabric record but no telemetry in the intervals read (a switch no longer watched) and is left out", g)
+	}
+	samples := withPeers(recs, f.onQueue(in.Samples))
 	tl := NewTimeline(samples)
 	if len(tl.Times) < 3 {
 		return nil, fmt.Errorf("%d measured intervals: the fit needs at least 3 (let shadow mode run longer)", len(tl.Times))
@@ -211,6 +221,46 @@ func rivalScenarios(s Scenario, phases []PhaseReport, n int) []RivalScenario {
 
 // withPeers sets each sample's Peer from the fabric records (what its
 // port faces as BuildFabric reads it).
+// observedRecords are the fabric records of the switches with samples
+// (an agent's db keeps the record of a switch it no longer watches), and
+// the names of the others.
+func observedRecords(recs []env.FabricRecord, samples []Sample) ([]env.FabricRecord, []string) {
+	seen := map[string]bool{}
+	for _, s := range samples {
+		seen[s.Key.Target] = true
+	}
+	var out []env.FabricRecord
+	var gone []string
+	for _, r := range recs {
+		if seen[r.Target] {
+			out = append(out, r)
+		} else {
+			gone = append(gone, r.Target)
+		}
+	}
+	return out, gone
+}
+
+// onQueue are the samples of the queue the twin simulates (f.Queue): the
+// statistics it fits are that queue's, whichever others the agent watched
+// (an idle or other class's queue would pull them apart).
+func (f *Fabric) onQueue(samples []Sample) []Sample {
+	out := make([]Sample, 0, len(samples))
+	other := map[int]bool{}
+	for _, s := range samples {
+		if s.Key.Queue == f.Queue {
+			out = append(out, s)
+		} else {
+			other[s.Key.Queue] = true
+		}
+	}
+	if len(other) > 0 {
+		qs := slices.Sorted(maps.Keys(other))
+		f.note("the agent also watched queue(s) %v: the twin simulates queue %d and fits its statistics alone", qs, f.Queue)
+	}
+	return out
+}
+
 func withPeers(recs []env.FabricRecord, samples []Sample) []Sample {
 	ix := newTargetIndex(recs)
 	peer := map[env.QueueKey]env.Peer{}

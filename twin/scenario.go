@@ -3,8 +3,11 @@ package twin
 import (
 	"fmt"
 	"io/fs"
+	"strconv"
 	"strings"
 	"testing/fstest"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/scenarios/cdf"
@@ -100,7 +103,7 @@ func (s *Scenario) YAML() []byte {
 		fmt.Fprintf(&b, "# The first %s is a lead-in: traffic already running before the observation began.\n", durText(s.Lead))
 	}
 	f := &s.Fabric
-	fmt.Fprintf(&b, "name: %s\nseed: %d\nduration: %s\n", s.Name, s.Seed, durText(s.Duration))
+	fmt.Fprintf(&b, "name: %s\nseed: %d\nduration: %s\n", yamlScalar(s.Name), s.Seed, durText(s.Duration))
 	if s.Interval > 0 {
 		fmt.Fprintf(&b, "interval: %s   # the agent's decision interval (one above %s is simulated as %s)\n", durText(s.Interval),
 			durText(MaxTwinInterval), durText(CompressedInterval))
@@ -202,4 +205,14 @@ func durText(t simenv.Time) string {
 		return fmt.Sprintf("%dus", ns/1000)
 	}
 	return fmt.Sprintf("%dns", ns)
+}
+
+// yamlScalar is v as a YAML scalar that reads back as v (quoted where
+// plain would not: "dc1 #2", "a: b").
+func yamlScalar(v string) string {
+	b, err := yaml.Marshal(v)
+	if err != nil { // a string always marshals
+		return strconv.Quote(v)
+	}
+	return strings.TrimSuffix(string(b), "\n")
 }

@@ -178,18 +178,30 @@ func (f *Fabric) star(r env.FabricRecord, sp switchPorts) error {
 	}
 	f.Hosts = len(hosts)
 	f.HostRateBps = modeRate(hosts)
+	if f.HostRateBps <= 0 {
+		return fmt.Errorf("no host-facing port of %s reports its speed: the twin needs the links' rates", r.Target)
+	}
 	return nil
 }
 
 // leafSpine builds a two-tier fabric from several switches.
 func (f *Fabric) leafSpine(recs []env.FabricRecord, ports []switchPorts) error {
 	var leaves, spines []int
+	named := map[int]bool{} // switches another's ports face
+	for i := range ports {
+		for _, to := range ports[i].upTo {
+			named[to] = true
+		}
+	}
 	for i := range recs {
 		switch {
 		case len(ports[i].host) > 0:
 			leaves = append(leaves, i)
 		case len(ports[i].up) > 0:
 			spines = append(spines, i)
+		case named[i]:
+			spines = append(spines, i)
+			f.note("no port of %s says what it faces (no LLDP, no fabric-ports), but other switches' ports face it: a spine", recs[i].Target)
 		default:
 			f.note("%s has no port known to face a host or a switch and is left out", recs[i].Target)
 		}
@@ -222,6 +234,9 @@ func (f *Fabric) leafSpine(recs []env.FabricRecord, ports []switchPorts) error {
 		f.note("leaves have %g to %g host ports: every leaf of the twin has %d", lo, hi, f.HostsPerLeaf)
 	}
 	f.HostRateBps = modeRate(hostPorts)
+	if f.HostRateBps <= 0 {
+		return errors.New("no host-facing port reports its speed: the twin needs the links' rates")
+	}
 	rate, err := f.uplinkRate(recs, ports, leaves, spines)
 	f.FabricRateBps = rate
 	return err
@@ -325,9 +340,14 @@ func (f *Fabric) hostSettings(host []env.FabricPort) {
 		pmax       float64
 	}
 	count := map[ecnKey]int{}
-	var alphas, delays []float64
+	var alphas, delays, pmaxes []float64
 	for _, p := range host {
 		s := p.Setting
+		if !(s.Pmax > 0 && s.Pmax <= 1) {
+			s.Pmax = 0 // not reported
+		} else {
+			pmaxes = append(pmaxes, s.Pmax)
+		}
 		if s.KmaxBytes > 0 && env.KnownRate(p.RateBps) {
 			count[ecnKey{toRef(s.KminBytes, p.RateBps), toRef(s.KmaxBytes, p.RateBps), s.Pmax}]++
 		}
@@ -347,10 +367,20 @@ func (f *Fabric) hostSettings(host []env.FabricPort) {
 	if n == 0 {
 		f.note("the switches report no ECN setting: the twin marks at kmin 400KB, kmax 1.6MB, pmax 20%% (at 100 Gb/s)")
 	}
+	if best.pmax == 0 {
+		if best.pmax = mode(pmaxes); best.pmax == 0 {
+			best.pmax = simenv.DefaultConfig().ECN.Pmax
+		}
+		f.note("the switches report no marking probability with their thresholds: pmax %g", best.pmax)
+	}
 	f.ECN = env.Setting{KminBytes: best.kmin, KmaxBytes: best.kmax, Pmax: best.pmax}
 	if f.Alpha = mode(alphas); f.Alpha == 0 {
 		f.Alpha = DefaultAlpha
 		f.note("the switches report no PFC alpha: %s", env.FormatAlpha(f.Alpha))
+	} else if f.Alpha > simenv.MaxAlpha {
+		f.note("the switches' PFC alpha %s is simulated as %s, the simulator's largest (XOFF is nearly all the free buffer either way)",
+			env.FormatAlpha(f.Alpha), env.FormatAlpha(simenv.MaxAlpha))
+		f.Alpha = simenv.MaxAlpha
 	}
 	if d := mode(delays); d > 0 {
 		f.LinkDelay = simenv.Time(d)

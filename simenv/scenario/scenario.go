@@ -540,8 +540,8 @@ func (b *builder) pfc(f *filePFC) error {
 		pfc.Enabled = *f.Enabled
 	}
 	if f.Alpha != nil {
-		if !(*f.Alpha > 0 && *f.Alpha <= 64) {
-			return b.at(p+".alpha", "%g is outside (0, 64]", *f.Alpha)
+		if !(*f.Alpha > 0 && *f.Alpha <= simenv.MaxAlpha) {
+			return b.at(p+".alpha", "%g is outside (0, %g]", *f.Alpha, simenv.MaxAlpha)
 		}
 		pfc.Alpha = *f.Alpha
 	}

@@ -1,0 +1,137 @@
+package twin
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/simenv"
+)
+
+// starRecord is a 4-port star switch whose host ports run s at rate.
+func starRecord(name string, rate float64, s env.Setting) env.FabricRecord {
+	r := env.FabricRecord{Target: name, BufferBytes: 16_000_000}
+	for i := 0; i < 4; i++ {
+		r.Ports = append(r.Ports, env.FabricPort{Name: fmt.Sprintf("Ethernet%d", i), RateBps: rate, Peer: env.PeerHost, Queue: 3, Setting: s})
+	}
+	return r
+}
+
+// What BuildFabric takes from a stored record, the scenario it writes
+// loads: an alpha above the simulator's largest (SONiC's dynamic_th 7 and
+// 8) and a marking probability the switch does not export became
+// "alpha: 128" and "pmax: 0", which the parser refuses, and every
+// candidate of the fit failed. Ports without a speed are refused, saying
+// so.
+func TestTwinScenarioLoadsWhatBuildFabricTakes(t *testing.T) {
+	ok := env.Setting{KminBytes: 100_000, KmaxBytes: 400_000, Pmax: 0.2, Alpha: 0.125}
+	alpha128, pmax0 := ok, ok
+	alpha128.Alpha = 128
+	pmax0.Pmax = 0
+	for _, c := range []struct {
+		name string
+		rec  env.FabricRecord
+		want func(simenv.Config) bool
+		note string
+	}{
+		{"baseline", starRecord("leaf0", 100e9, ok), func(c simenv.Config) bool { return c.PFC.Alpha == 0.125 && c.ECN.Pmax == 0.2 }, ""},
+		{"alpha 128", starRecord("leaf0", 100e9, alpha128), func(c simenv.Config) bool { return c.PFC.Alpha == simenv.MaxAlpha }, "simulated as"},
+		{"pmax not reported", starRecord("leaf0", 100e9, pmax0), func(c simenv.Config) bool { return c.ECN.Pmax > 0 && c.ECN.KmaxBytes == 400_000 }, "no marking probability"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := BuildFabric([]env.FabricRecord{c.rec})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := Scenario{Name: "t", Seed: 1, Duration: simenv.Millisecond, Fabric: f,
+				Phases: []Phase{{End: simenv.Millisecond, Workload: Workload{Family: "websearch", Load: 0.3}}}}
+			cfg, err := s.Config()
+			if err != nil {
+				t.Fatalf("the twin's scenario does not load: %v", err)
+			}
+			if !c.want(cfg) {
+				t.Fatalf("loaded %+v, %+v", cfg.ECN, cfg.PFC)
+			}
+			if c.note != "" && !strings.Contains(strings.Join(f.Notes, "; "), c.note) {
+				t.Fatalf("notes %q do not say %q", f.Notes, c.note)
+			}
+		})
+	}
+	if _, err := BuildFabric([]env.FabricRecord{starRecord("leaf0", 0, ok)}); err == nil || !strings.Contains(err.Error(), "speed") {
+		t.Fatalf("ports without a speed: %v", err)
+	}
+}
+
+// A name the YAML would cut short or misread is quoted, and reads back.
+func TestTwinScenarioNameQuoted(t *testing.T) {
+	f, err := BuildFabric([]env.FabricRecord{starRecord("leaf0", 100e9, env.Setting{KminBytes: 100_000, KmaxBytes: 400_000, Pmax: 0.2})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"dc1 #2", "a: b", "plain-name", "'x'"} {
+		s := Scenario{Name: name, Seed: 1, Duration: simenv.Millisecond, Fabric: f,
+			Phases: []Phase{{End: simenv.Millisecond, Workload: Workload{Family: "websearch", Load: 0.3}}}}
+		cfg, err := s.Config()
+		if err != nil || cfg.Name != name {
+			t.Errorf("name %q: loaded %q, %v", name, cfg.Name, err)
+		}
+	}
+}
+
+// An agent's db keeps the fabric record of a switch it no longer watches
+// (renamed, removed, moved to another fleet member): the fit uses the
+// switches with telemetry, and says which it left out.
+func TestTwinLeavesOutSwitchesNoLongerWatched(t *testing.T) {
+	ok := env.Setting{KminBytes: 100_000, KmaxBytes: 400_000, Pmax: 0.2}
+	recs := []env.FabricRecord{starRecord("leaf0", 100e9, ok), starRecord("leaf1", 100e9, ok)}
+	if _, err := BuildFabric(recs); err == nil {
+		t.Fatal("setup: two stars with hosts build a fabric")
+	}
+	samples := []Sample{{Key: env.QueueKey{Target: "leaf1", Port: "Ethernet0", Queue: 3}}}
+	got, gone := observedRecords(recs, samples)
+	if len(got) != 1 || got[0].Target != "leaf1" || len(gone) != 1 || gone[0] != "leaf0" {
+		t.Fatalf("kept %v, left out %v", got, gone)
+	}
+	if _, err := BuildFabric(got); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The statistics fitted are the simulated queue's: samples of other
+// queues the agent watched are left out, and the report says so.
+func TestTwinFitsTheSimulatedQueueAlone(t *testing.T) {
+	f := Fabric{Queue: 3}
+	var samples []Sample
+	for _, q := range []int{3, 4, 3, 4} {
+		samples = append(samples, Sample{Key: env.QueueKey{Target: "leaf0", Port: "Ethernet0", Queue: q}})
+	}
+	got := f.onQueue(samples)
+	if len(got) != 2 || got[0].Key.Queue != 3 || got[1].Key.Queue != 3 {
+		t.Fatalf("kept %+v", got)
+	}
+	if len(f.Notes) != 1 || !strings.Contains(f.Notes[0], "queue(s) [4]") {
+		t.Fatalf("notes %q", f.Notes)
+	}
+}
+
+// Leaves run LLDP (their uplinks name the spine); the spine's own ports
+// say nothing: it is a spine all the same (it was left out, and the
+// fabric refused: "switches with hosts and none without").
+func TestTwinSpineWithoutLLDP(t *testing.T) {
+	recs := recordsOf(t, config(simenv.LeafSpineTopology(2, 1, 4, 100e9, 100e9, simenv.Microsecond), 12_000_000, 10), true)
+	for i := range recs {
+		if recs[i].Target == "spine0" {
+			for j := range recs[i].Ports {
+				recs[i].Ports[j].Neighbor, recs[i].Ports[j].Peer = env.Neighbor{}, env.PeerUnknown
+			}
+		}
+	}
+	f, err := BuildFabric(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Kind != "leafspine" || f.Leaves != 2 || f.Spines != 1 || f.FabricRateBps != 100e9 {
+		t.Fatalf("fabric %s: %d leaves, %d spines, uplink %g", f.Kind, f.Leaves, f.Spines, f.FabricRateBps)
+	}
+}
