@@ -223,3 +223,45 @@ func TestSetRequestAlpha(t *testing.T) {
 		}
 	}
 }
+
+// Two PGs bound through one BUFFER_PG range (stock SONiC's "3-4") both
+// change headroom in one call: the range is split once, and both PGs end
+// bound to their own profiles with their own headroom (before, the second
+// request split the range again from the bindings before the first Set,
+// binding PG 3 back to the shared profile: both Sets answered OK, PG 3's
+// read-back mismatched).
+func TestSetsSplitARangeOnce(t *testing.T) {
+	tree := sonicAlphaTree(true)
+	tree[Leaf{Field: QueueProfile, Port: "Ethernet0", Index: 4}] = Val{S: "W4"}
+	tree[Leaf{Field: WREDMin, Name: "W4"}] = Val{U: 100_000}
+	tree[Leaf{Field: WREDMax, Name: "W4"}] = Val{U: 400_000}
+	tree[Leaf{Field: WREDProb, Name: "W4"}] = Val{F: 5}
+	tg := Target{Name: "leaf0", Dialect: Sonic}
+	k3 := env.QueueKey{Target: "leaf0", Port: "Ethernet0", Queue: 3}
+	k4 := env.QueueKey{Target: "leaf0", Port: "Ethernet0", Queue: 4}
+	state := func(k env.QueueKey) QueueState {
+		s, _ := Resolve(Sonic, tree, k.Port, k.Queue)
+		return QueueState{Binding: bindingOf(Sonic, tree, k.Port, k.Queue), Setting: s, Known: true}
+	}
+	s3 := env.Setting{KminBytes: 100_000, KmaxBytes: 400_000, Pmax: 0.05, HeadroomBytes: 60_000}
+	s4 := env.Setting{KminBytes: 100_000, KmaxBytes: 400_000, Pmax: 0.05, HeadroomBytes: 70_000}
+	ecn, _, nt, err := Sets(tg, map[env.QueueKey]env.Setting{k3: s3, k4: s4}, state)
+	if err != nil || len(nt) != 0 {
+		t.Fatal(err, nt)
+	}
+	deletes := 0
+	for _, r := range ecn {
+		deletes += len(r.Delete)
+		if err := ApplySet(Sonic, tree, serverOps(t, Sonic, "", r)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r3, _ := Resolve(Sonic, tree, "Ethernet0", 3)
+	r4, _ := Resolve(Sonic, tree, "Ethernet0", 4)
+	if r3.HeadroomBytes != 60_000 || r4.HeadroomBytes != 70_000 || deletes != 1 {
+		t.Fatalf("PG 3 headroom %d (want 60000), PG 4 %d (want 70000); %d deletes of the range (want 1)", r3.HeadroomBytes, r4.HeadroomBytes, deletes)
+	}
+	if _, ok := tree[Leaf{Field: PGProfile, Port: "Ethernet0", PGs: "3-4"}]; ok {
+		t.Fatal("the range entry is still there")
+	}
+}

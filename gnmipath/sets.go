@@ -3,6 +3,7 @@ package gnmipath
 import (
 	"errors"
 	"slices"
+	"strconv"
 
 	"github.com/openconfig/gnmi/proto/gnmi"
 
@@ -44,9 +45,18 @@ func Sets(t Target, settings map[env.QueueKey]env.Setting, state func(env.QueueK
 	}
 	var batches []*batch
 	dev := t.Dev()
+	// BUFFER_PG range entries ("Ethernet0|3-4") a request of this call
+	// splits: a later PG of the range has an entry of its own by then (on
+	// the shared profile), and its request must not split the range again
+	// (that would bind the earlier PG back to the shared profile).
+	split := map[string]bool{}
 	for _, k := range keys {
 		st := settings[k]
 		qs := state(k)
+		rangeKey := k.Port + "|" + qs.Binding.PGKey
+		if split[rangeKey] {
+			qs.Binding.PGKey = strconv.Itoa(k.Queue)
+		}
 		if qs.Known {
 			// unchanged: leave the buffer profile alone
 			if qs.Setting.HeadroomBytes == st.HeadroomBytes {
@@ -79,8 +89,12 @@ func Sets(t Target, settings map[env.QueueKey]env.Setting, state func(env.QueueK
 		// The paths the request touches, deleted or written alike: two
 		// operations on one path never share a request.
 		var ps []string
+		rangePath := Describe(req.Prefix, &gnmi.Path{Elem: names("BUFFER_PG", rangeKey)})
 		for _, d := range req.Delete {
 			ps = append(ps, Describe(req.Prefix, d))
+			if dev.Dialect == Sonic && ps[len(ps)-1] == rangePath {
+				split[rangeKey] = true
+			}
 		}
 		for _, u := range req.Update {
 			ps = append(ps, Describe(req.Prefix, u.Path))
