@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -331,4 +333,58 @@ func TestStatesOfManySwitches(t *testing.T) {
 			t.Errorf("%s: %+v", sw, s)
 		}
 	}
+}
+
+// A switch in one agent's configuration and not the leader's (a rolling
+// change that has not reached the leader) is placed by nobody: that agent
+// says so, once, naming the switch; the switches the leader places are
+// not named.
+func TestFleetWarnsOfASwitchTheLeaderDoesNotPlace(t *testing.T) {
+	ep := startEtcd(t)
+	a := join(t, ep, "a", 2)
+	defer a.Close()
+	waitUntil(t, 10*time.Second, "a leads and owns its switches", func() bool { return len(a.Owned()) == 2 })
+	var log lockedBuffer
+	cb := testConfig("b", 2)
+	cb.Switches = append(cb.Switches, Switch{Name: "leafX"})
+	cb.Every = 500 * time.Millisecond
+	cb.Logger = slog.New(slog.NewTextHandler(&log, nil))
+	b, err := Join(context.Background(), client(t, ep), cb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	waitUntil(t, 20*time.Second, "b's warning", func() bool { return strings.Contains(log.String(), "not placed by the leader") })
+	time.Sleep(2 * time.Second)
+	out := log.String()
+	var warned []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "not placed by the leader") {
+			warned = append(warned, l)
+		}
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "switch=leafX") {
+		t.Fatalf("b's log:\n%s", out)
+	}
+	if o := owners(a, b); len(o["leafX"]) != 0 {
+		t.Fatalf("leafX owned by %v", o["leafX"])
+	}
+}
+
+// lockedBuffer is a bytes.Buffer for a logger on another goroutine.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

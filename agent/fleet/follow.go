@@ -133,6 +133,7 @@ func (n *Node) reconcile(ctx context.Context, v *keyView) error {
 			mine[sw] = true
 		}
 	}
+	n.noteUnplaced(v, time.Now())
 	held, taken := v.held, v.taken
 	changed := false
 	now := time.Now()
@@ -238,4 +239,38 @@ func (n *Node) releaseDue(ctx context.Context, v *keyView, mine map[string]bool,
 		n.mu.Unlock()
 	}
 	return nil
+}
+
+// unplacedAfter is how long a switch of this member's configuration may
+// go without an assignment before it warns: the leader places every
+// round (Every), so two rounds without one mean it does not place it.
+func (n *Node) unplacedAfter() time.Duration { return 2*n.cfg.Every + n.cfg.TTL }
+
+// noteUnplaced warns, once per switch, about switches of this member's
+// configuration the leader does not place: the leader places the switches
+// of its own configuration, so a switch added to some agents' (a rolling
+// change that has not reached the leader) has no owner until it has.
+func (n *Node) noteUnplaced(v *keyView, now time.Time) {
+	for _, s := range n.cfg.Switches {
+		if _, ok := v.assign[s.Name]; ok {
+			delete(n.unplaced, s.Name)
+			continue
+		}
+		u, ok := n.unplaced[s.Name]
+		switch {
+		case !ok:
+			n.unplaced[s.Name] = unplaced{since: now}
+		case !u.warned && now.Sub(u.since) >= n.unplacedAfter():
+			n.unplaced[s.Name] = unplaced{since: u.since, warned: true}
+			n.cfg.Logger.Warn("fleet: a switch of this agent's configuration is not placed by the leader, so no agent writes it: every agent's configuration must list it (a rolling change places it once the leader runs the new one; ecntune fleet resign moves the lead)",
+				"member", n.cfg.Member.ID, "switch", s.Name, "unplaced_for", now.Sub(u.since).Round(time.Second))
+		}
+	}
+}
+
+// unplaced is a switch of this member's configuration without an
+// assignment, since when, and whether that was said.
+type unplaced struct {
+	since  time.Time
+	warned bool
 }

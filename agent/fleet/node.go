@@ -147,6 +147,8 @@ type Node struct {
 	auditN    map[string]int       // audit entries per switch in etcd, as far as counted (countAudit)
 	leader    bool
 	onChange  func()
+
+	unplaced map[string]unplaced // follow's own: switches of the configuration without an assignment
 }
 
 // Keys of a fleet.
@@ -160,7 +162,7 @@ func Join(ctx context.Context, cli *clientv3.Client, cfg Config) (*Node, error) 
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, cli: cli, prefix: prefixOf(cfg.Name), owned: map[string]Ownership{}, releasing: map[string]time.Time{}, auditN: map[string]int{},
+	n := &Node{cfg: cfg, cli: cli, prefix: prefixOf(cfg.Name), owned: map[string]Ownership{}, releasing: map[string]time.Time{}, auditN: map[string]int{}, unplaced: map[string]unplaced{},
 		done: make(chan struct{})}
 	sent := time.Now()
 	g, err := cli.Grant(ctx, int64(cfg.TTL/time.Second))
