@@ -106,6 +106,9 @@ type Agent struct {
 	pending  bool // audit entries left unresolved by a crash
 	ticks    int
 	pause    bool // an operator paused the closed loop (the core follows each Tick)
+	// pauseMu: one pause or resume at a time, so that the journal and
+	// pause end the same (two at once could journal one and keep the other).
+	pauseMu sync.Mutex
 	// approvals are approve mode's pending changes and approvals
 	// (guarded by mu).
 	approvals core.Approvals
@@ -701,6 +704,8 @@ func (a *Agent) setPause(paused bool, by, reason string) error {
 	if a.cfg.Mode != config.ModeClosedLoop {
 		return ErrNotClosedLoop
 	}
+	a.pauseMu.Lock()
+	defer a.pauseMu.Unlock()
 	p := journal.Pause{Paused: paused, By: by, Reason: reason, SinceNs: a.o.Clock().UnixNano()}
 	if err := a.o.Journal.SetPause(p); err != nil {
 		return err
