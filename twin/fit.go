@@ -38,8 +38,13 @@ type Options struct {
 	// of its fit (PhaseReport.Rivals), the nearest first, for judging a
 	// model on fabrics the fit could not tell from the twin.
 	Rivals int
+	// Runs, when above 0, is the budget in simulations instead of wall
+	// time (Budget is then not used): the fit shares out and spends about
+	// that many simulations whatever the machine's speed or load, so that
+	// it gives the same twin on any machine, run after run.
+	Runs int
 	// Clock reads the wall clock the budget is measured on (default
-	// time.Now).
+	// time.Now), and the times the report gives.
 	Clock func() time.Time
 	// Log, when set, is told each stage's progress.
 	Log func(format string, args ...any)
@@ -125,7 +130,14 @@ func Fit(in Input, o Options) (*Result, error) {
 	if len(tl.Times) < 3 {
 		return nil, fmt.Errorf("%d measured intervals: the fit needs at least 3 (let shadow mode run longer)", len(tl.Times))
 	}
-	ft := &fitter{o: o, f: f, tl: tl, deadline: start.Add(o.Budget), missing: in.Missing}
+	ft := &fitter{o: o, f: f, tl: tl, missing: in.Missing, clock: o.Clock}
+	if o.Runs > 0 {
+		// The budget's clock counts simulations: every one advances it
+		// by runTick, and the budget is Runs of them.
+		ft.o.Budget = time.Duration(o.Runs) * runTick
+		ft.clock = func() time.Time { return time.Unix(0, 0).Add(time.Duration(ft.runCount()) * runTick) }
+	}
+	ft.deadline = ft.clock().Add(ft.o.Budget)
 	ft.timeline()
 	if in.Missing != 0 {
 		ft.notes = append(ft.notes, fmt.Sprintf("the switches export no %s: the twin's counters are read without it too", in.Missing))
@@ -140,7 +152,7 @@ func Fit(in Input, o Options) (*Result, error) {
 		obs := observed{Compute(tl.Samples(w.From, w.To)), Noise(tl.Samples(w.From, w.To))}
 		// The window's share of what is left of the budget (less a part for
 		// the final run), in proportion to its length.
-		left := max(0, ft.deadline.Sub(o.Clock()))
+		left := max(0, ft.deadline.Sub(ft.clock()))
 		share := time.Duration(float64(left) * 0.9 * float64(w.To-w.From) / float64(len(tl.Times)-w.From))
 		wl, pr := ft.fitWindow(i, obs, phases, ft.twinTime(w.From), ft.twinTime(w.To), share, seed)
 		seed = nil
@@ -287,11 +299,25 @@ func withPeers(recs []env.FabricRecord, samples []Sample) []Sample {
 	return out
 }
 
+// runTick is how far a simulation advances the budget's clock of a fit
+// with Options.Runs.
+const runTick = time.Second
+
+// runCount is how many simulations the fit has run.
+func (ft *fitter) runCount() int {
+	ft.mu.Lock()
+	defer ft.mu.Unlock()
+	return ft.runs
+}
+
 // fitter is one fit under way.
 type fitter struct {
-	o        Options
-	f        Fabric
-	tl       Timeline
+	o  Options
+	f  Fabric
+	tl Timeline
+	// clock is the budget's clock (deadline is on it): o.Clock, or with
+	// o.Runs one that counts simulations.
+	clock    func() time.Time
 	deadline time.Time
 	iv       simenv.Time // the twin's control interval
 	n        int         // the twin's intervals

@@ -38,16 +38,19 @@ func TestFitRecoversSmallStar(t *testing.T) {
 	want := Workload{Family: "fbhadoop", Load: 0.5}
 	s := Scenario{Name: "truth", Seed: 7, Duration: 6 * simenv.Millisecond, Fabric: f, Phases: []Phase{{End: 6 * simenv.Millisecond, Workload: want}}}
 	in := truth(t, s, true)
-	budget := 30 * time.Second // the start is asked first (chooseLead): this observation reads as running traffic
+	// A budget in simulations (about 30 s here, the start asked first by
+	// chooseLead: this observation reads as running traffic), not in wall
+	// time: the same fit however loaded the machine.
+	runs := 160
 	if os.Getenv("ECNTUNE_TWIN_HEAVY") != "" {
-		budget = 2 * time.Minute
+		runs = 640
 	}
 	start := time.Now()
-	r, err := Fit(in, Options{Budget: budget, Seed: 3, Log: t.Logf})
+	r, err := Fit(in, Options{Runs: runs, Seed: 3, Log: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("fit in %s:\n%s", time.Since(start).Round(time.Millisecond), r.Scenario.YAML())
+	t.Logf("fit in %s, %d simulations:\n%s", time.Since(start).Round(time.Millisecond), r.Report.Runs, r.Scenario.YAML())
 	got := r.Scenario.Fabric
 	if got.Kind != "star" || got.Hosts != 8 || got.HostRateBps != 100e9 || got.BufferBytes != 16_000_000 {
 		t.Fatalf("fabric %+v", got)
@@ -215,11 +218,11 @@ func TestFitObservedOnRunningTraffic(t *testing.T) {
 				}
 			}
 			in.Samples = kept
-			r, err := Fit(in, Options{Budget: 20 * time.Second, Seed: 3, Log: t.Logf})
+			r, err := Fit(in, Options{Runs: 130, Seed: 3, Log: t.Logf}) // about 20 s on an idle machine
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("notes: %q\n%s", r.Report.Notes, r.Scenario.YAML())
+			t.Logf("%d simulations; notes: %q\n%s", r.Report.Runs, r.Report.Notes, r.Scenario.YAML())
 			if got := r.Scenario.Lead > 0; got != running {
 				t.Errorf("lead-in %v on an observation that began on running traffic: %v", r.Scenario.Lead.Duration(), running)
 			}

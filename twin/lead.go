@@ -3,7 +3,9 @@ package twin
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/ecntune/ecntune/scenarios/cdf"
 	"github.com/ecntune/ecntune/simenv"
@@ -195,7 +197,8 @@ func pooledRamp(kept []Sample) float64 {
 		return 1
 	}
 	sum := 0.0
-	for _, ss := range bySeed {
+	for _, k := range slices.Sorted(maps.Keys(bySeed)) { // one order: the same sum every run
+		ss := bySeed[k]
 		var u []float64
 		for _, row := range NewTimeline(ss).Series() {
 			u = append(u, row[0])

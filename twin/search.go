@@ -1,7 +1,9 @@
 package twin
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -68,7 +70,7 @@ func (ft *fitter) fitWindow(i int, obs observed, prefix []Phase, from, to simenv
 	runs0 := ft.runs
 	to = min(to, from+searchIntervals*ft.iv)
 	to = max(to, from+5*ft.iv)
-	s := &search{ft: ft, obs: obs, prefix: prefix, from: from, to: to, deadline: start.Add(budget), loss: math.Inf(1),
+	s := &search{ft: ft, obs: obs, prefix: prefix, from: from, to: to, deadline: ft.clock().Add(budget), loss: math.Inf(1),
 		byKind: map[string]scored{}, refined: map[string]scored{}}
 	if len(seed) > 0 {
 		for _, c := range seed {
@@ -80,16 +82,16 @@ func (ft *fitter) fitWindow(i int, obs observed, prefix []Phase, from, to simenv
 	}
 	s.calibrated()
 	for _, fam := range Families {
-		s.refineKind(i, "flows of "+fam, ft.o.Clock().Add(s.deadlineLeft()/time.Duration(2*len(Families)+1)))
+		s.refineKind(i, "flows of "+fam, ft.clock().Add(s.deadlineLeft()/time.Duration(2*len(Families)+1)))
 	}
 	s.extras()
 	kinds := s.ranked()
 	for k, c := range kinds {
-		s.refineKind(i, c.kind, ft.o.Clock().Add(s.deadlineLeft()/time.Duration(len(kinds)-k)))
+		s.refineKind(i, c.kind, ft.clock().Add(s.deadlineLeft()/time.Duration(len(kinds)-k)))
 	}
 	best := scored{loss: math.Inf(1)}
-	for _, c := range s.refined {
-		if s.penalised(c.w, c.loss) < s.penalised(best.w, best.loss) {
+	for _, kind := range slices.Sorted(maps.Keys(s.refined)) { // a tie goes the same way every run
+		if c := s.refined[kind]; s.penalised(c.w, c.loss) < s.penalised(best.w, best.loss) {
 			best = c
 		}
 	}
@@ -240,11 +242,16 @@ func (s *search) ranked() []scored {
 	for _, c := range s.byKind {
 		out = append(out, c)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].loss < out[j].loss })
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].loss != out[j].loss {
+			return out[i].loss < out[j].loss
+		}
+		return out[i].kind < out[j].kind // ties the same way every run
+	})
 	return out[:min(4, len(out))]
 }
 
-func (s *search) deadlineLeft() time.Duration { return max(0, s.deadline.Sub(s.ft.o.Clock())) }
+func (s *search) deadlineLeft() time.Duration { return max(0, s.deadline.Sub(s.ft.clock())) }
 
 // search is one window's search.
 type search struct {
@@ -272,7 +279,7 @@ func (s *search) try(ws []Workload) bool {
 	for len(ws) > 0 {
 		// Workers at a time, and none once the window's budget is spent
 		// (but for the first: a window gets at least one candidate).
-		if len(s.tried) > 0 && !s.ft.o.Clock().Before(s.deadline) {
+		if len(s.tried) > 0 && !s.ft.clock().Before(s.deadline) {
 			break
 		}
 		n := min(len(ws), s.ft.o.Workers)
@@ -380,7 +387,7 @@ func (s *search) bestFlows() Workload {
 // down by a step that halves when no move helps, until until or the
 // step is below 1/16.
 func (s *search) refine(until time.Time) {
-	timeLeft := func() bool { return s.ft.o.Clock().Before(until) }
+	timeLeft := func() bool { return s.ft.clock().Before(until) }
 	for step := 0.5; step >= 1.0/16 && timeLeft(); {
 		improved := false
 		for _, mv := range s.moves() {

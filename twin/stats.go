@@ -1,7 +1,9 @@
 package twin
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/ecntune/ecntune/env"
@@ -119,7 +121,8 @@ func roleStats(ss []Sample) map[string]float64 {
 	}
 	var means []float64
 	top := 0.0
-	for _, t := range perTime {
+	for _, k := range slices.Sorted(maps.Keys(perTime)) { // summed in one order: the same loss, bit for bit, every run
+		t := perTime[k]
 		means = append(means, t.util/t.n)
 		top += t.top
 	}

@@ -28,6 +28,7 @@ type twinOpts struct {
 	seed                  uint64
 	intervals             int
 	rivals                int
+	runs                  int
 }
 
 func newTwinCmd() *cobra.Command {
@@ -44,7 +45,8 @@ ones: per-port utilisation, queue depth and watermark distributions, mark and PF
 rates and incast signatures, per role (host-facing or fabric ports). Candidate workloads
 are the shipped flow-size families at a load, with incasts or all-reduce/all-to-all
 collectives beside them: a coarse grid, then a coordinate search within --budget on all
-cores given (2 simulations at a time). Where the observed traffic changes over time, each
+cores given (2 simulations at a time); with --runs N, within N simulations instead, which
+gives the same twin on any machine, however fast or loaded. Where the observed traffic changes over time, each
 window is fitted on its own and the scenario's workloads get start and end times.
 
 --out gets the scenario and, beside it, the CDF files it names (cdf/*.txt) and up to
@@ -59,7 +61,8 @@ observed and took a default) goes to stdout, and with --report DIR also to
 DIR/report.txt and report.json with two plots: the per-interval figures observed and
 simulated (timeseries.png) and every statistic simulated against observed (fit.png).`,
 		Example: `  ecntune twin --db examples/agent-shadow.db --out twin/twin.yaml --report twin/report
-  ecntune twin --db agent.db --out fabric.yaml --budget 10m --seed 2`,
+  ecntune twin --db agent.db --out fabric.yaml --budget 10m --seed 2
+  ecntune twin --db agent.db --out fabric.yaml --runs 300`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runTwin(cmd, o) },
 	}
@@ -72,6 +75,7 @@ simulated (timeseries.png) and every statistic simulated against observed (fit.p
 	f.Uint64Var(&o.seed, "seed", 1, "seed of every simulation")
 	f.IntVar(&o.intervals, "intervals", 600, "fit at most this many of the newest stored intervals")
 	f.IntVar(&o.rivals, "rivals", 2, "rival twins to write beside --out (0: none)")
+	f.IntVar(&o.runs, "runs", 0, "a budget of this many simulations instead of --budget's wall time: the same twin on any machine (0: --budget)")
 	return cmd
 }
 
@@ -79,20 +83,27 @@ func runTwin(cmd *cobra.Command, o twinOpts) error {
 	if o.db == "" || o.out == "" {
 		return errors.New("--db and --out are required")
 	}
-	if o.budget <= 0 || o.intervals < 3 || o.rivals < 0 {
-		return errors.New("--budget must be above 0, --intervals at least 3 and --rivals not negative")
+	if o.budget <= 0 || o.intervals < 3 || o.rivals < 0 || o.runs < 0 {
+		return errors.New("--budget must be above 0, --intervals at least 3, --rivals and --runs not negative")
+	}
+	if o.runs > 0 && cmd.Flags().Changed("budget") {
+		return errors.New("--budget and --runs: give one (a budget in wall time, or in simulations)")
 	}
 	in, err := readTwinInput(o.db, o.intervals)
 	if err != nil {
 		return err
 	}
 	stderr := cmd.ErrOrStderr()
-	fmt.Fprintf(stderr, "twin: %d samples of %d switches; fitting within %s\n", len(in.Samples), len(in.Fabric), o.budget)
+	within := o.budget.String()
+	if o.runs > 0 {
+		within = fmt.Sprintf("%d simulations", o.runs)
+	}
+	fmt.Fprintf(stderr, "twin: %d samples of %d switches; fitting within %s\n", len(in.Samples), len(in.Fabric), within)
 	rivals := o.rivals
 	if rivals == 0 {
 		rivals = -1 // twin.Options: none
 	}
-	r, err := twin.Fit(in, twin.Options{Name: o.name, Budget: o.budget, Seed: o.seed, Rivals: rivals,
+	r, err := twin.Fit(in, twin.Options{Name: o.name, Budget: o.budget, Runs: o.runs, Seed: o.seed, Rivals: rivals,
 		Log: func(format string, args ...any) { fmt.Fprintf(stderr, "twin: "+format+"\n", args...) }})
 	if err != nil {
 		return fmt.Errorf("twin of %s: %w", o.db, err)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +50,7 @@ type twinCase struct {
 	yaml     string // when file is ""
 	interval time.Duration
 	budget   string
+	runs     int // a budget in simulations instead (the same twin however loaded the machine)
 	// family ("" any) and load of the cdf workload of each window, in
 	// order.
 	families []string
@@ -77,7 +79,7 @@ workloads:
 // adds a fabric whose traffic changes.
 func TestTwinRecoversGroundTruth(t *testing.T) {
 	cases := []twinCase{
-		{yaml: twinLeafSpine, interval: 200 * time.Microsecond, budget: "25s", families: []string{"fbhadoop"}, loads: []float64{0.4}, tol: 0.1},
+		{yaml: twinLeafSpine, interval: 200 * time.Microsecond, runs: 120, families: []string{"fbhadoop"}, loads: []float64{0.4}, tol: 0.1},
 		// Web search at 60% with incasts, then Hadoop at 20%, on 32 hosts.
 		// (scenarios/phases-star.yaml's three phases are not seen: its
 		// counters move too little between them, and the twin is one
@@ -138,7 +140,11 @@ func checkTwin(t *testing.T, c twinCase) {
 	start := time.Now()
 	var text, log bytes.Buffer
 	root := newRootCmd()
-	root.SetArgs([]string{"twin", "--db", db, "--out", out, "--report", filepath.Join(dir, "report"), "--budget", c.budget, "--seed", "3"})
+	budget := []string{"--budget", c.budget}
+	if c.runs > 0 {
+		budget = []string{"--runs", strconv.Itoa(c.runs)}
+	}
+	root.SetArgs(append([]string{"twin", "--db", db, "--out", out, "--report", filepath.Join(dir, "report"), "--seed", "3"}, budget...))
 	root.SetOut(&text)
 	root.SetErr(&log)
 	err := root.Execute()
