@@ -750,7 +750,7 @@ func pickBy(order []string, runs map[string][]Run, bestGood float64) string {
 			if needGood && mean(rs, largeGoodput) < 0.95*bestGood {
 				continue
 			}
-			if v := mean(rs, smallP99); v < bestV {
+			if v := SmallP99Mean(rs); v > 0 && v < bestV {
 				best, bestV = c, v
 			}
 		}
@@ -773,8 +773,8 @@ func aggregate(sc, spec string, rs []Run) Aggregate {
 			a.Chosen = r.Chosen
 		}
 		for k, v := range metricsOf(&r) {
-			if v == 0 && strings.HasPrefix(k, "iter_") {
-				continue // no iteration completed: not an iteration time of 0
+			if v == 0 && (strings.HasPrefix(k, "iter_") || k == "small_p99") {
+				continue // no iteration completed, no small flow finished: no figure, not a figure of 0
 			}
 			vals[k] = append(vals[k], v)
 		}
@@ -878,14 +878,16 @@ func playTraced(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym
 
 // summarize gives a finished simulation's figures: the flows that started
 // after warmup, collectives, PFC and marks.
-func summarize(sc Scenario, name string, seed uint64, sim *simenv.Sim, flows []simenv.FlowRecord, warmup simenv.Time, begin time.Time) Run {
-	flows = startedFrom(flows, warmup)
+func summarize(sc Scenario, name string, seed uint64, sim *simenv.Sim, all []simenv.FlowRecord, warmup simenv.Time, begin time.Time) Run {
+	flows := startedFrom(all, warmup)
 	st := sim.Stats()
 	r := Run{Policy: name, Summary: report.Summarize(flows, st, time.Since(begin)), WarmupUs: float64(warmup) / float64(simenv.Microsecond)}
+	// the hosts' busy time is the whole run's: so is its first flow
+	r.Summary.FirstFlowS, r.Summary.UtilisationFromFirstFlow = report.FromFirstFlow(all, st)
 	r.Scenario, r.Seed, r.baseName = sc.Name, seed, sc.BaseName
 	r.setCollectives(sim.Collectives(), sc.Config.Workloads)
 	r.setFlowFigures(flows)
-	r.setCollectiveGoodput(flows, sc.Config.Workloads)
+	r.setCollectiveGoodput(all, sc.Config.Workloads) // the collectives' figures are the whole run's (Options.Warmup)
 	r.PFCPausedUs = pfcPausedUs(sim)
 	if st.DataHops > 0 {
 		r.MarkRate = float64(st.ECNMarked) / float64(st.DataHops)
@@ -1374,27 +1376,44 @@ func bestAtGoodput(byCand map[string][]Run, order []string, g, p float64) (best 
 	bestP := math.Inf(1)
 	for _, c := range order {
 		rs := byCand[c]
-		if anyDrops(rs) {
+		if anyDrops(rs) || mean(rs, largeGoodput) < g {
 			continue
 		}
-		if cp := mean(rs, smallP99); mean(rs, largeGoodput) >= g && cp < bestP {
+		qualified = true
+		// a setting that finished no small flow has no p99 to stand on
+		// the frontier with (its 0 would beat every real figure)
+		if cp := SmallP99Mean(rs); cp > 0 && cp < bestP {
 			best, bestP = c, cp
 		}
 	}
-	if best == "" {
-		return "", 0, false
-	}
-	if !(bestP > 0) || !(p > 0) {
-		return "", 0, true
+	if best == "" || !(p > 0) {
+		return "", 0, qualified
 	}
 	return best, p / bestP, true
+}
+
+// SmallP99Mean is the mean small-flow p99 over the runs of rs that
+// finished a small flow (0 when none did): a run without one has no p99,
+// and counting it as 0 would make a policy that finished none look best.
+func SmallP99Mean(rs []Run) float64 {
+	s, n := 0.0, 0
+	for _, r := range rs {
+		if r.SmallP99 > 0 {
+			s += r.SmallP99
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return s / float64(n)
 }
 
 // Beyond says whether the policy is beyond the frontier in goodput:
 // fixed settings ran and none kept FrontierGoodput of its large-flow
 // goodput without drops.
 func (c Comparison) Beyond() bool {
-	return c.Frontier == "" && c.FixedRun > 0 && !c.NoSmallFlowFigure
+	return c.Frontier == "" && c.FixedRun > 0 && !c.NoSmallFlowFigure && c.Drops == 0
 }
 
 // mean is the mean of f over rs (0 for no runs).
@@ -1478,9 +1497,9 @@ func (r *Result) Compare(pol string) []Comparison {
 			continue
 		}
 		best := PickOracle(order, byCand)
-		myP99, myGood := mean(mine, smallP99), mean(mine, largeGoodput)
+		myP99, myGood := SmallP99Mean(mine), mean(mine, largeGoodput)
 		c := Comparison{Scenario: sc, Policy: pol, BestPreset: best}
-		if v := mean(byCand[best], smallP99); v > 0 {
+		if v := SmallP99Mean(byCand[best]); v > 0 && myP99 > 0 {
 			c.SmallP99Cut = 1 - myP99/v
 		}
 		c.PairedVsPreset = PairedRatio(mine, byCand[best], smallP99)
@@ -1494,7 +1513,7 @@ func (r *Result) Compare(pol string) []Comparison {
 		c.IterRatio = c.PairedIter.Mean
 		c.IterSeeds, c.PresetIterSeeds = countIf(mine, iterP99), countIf(byCand[best], iterP99)
 		if o := r.RunsOf(sc, Oracle); len(o) > 0 {
-			if v := mean(o, smallP99); v > 0 {
+			if v := SmallP99Mean(o); v > 0 && myP99 > 0 {
 				c.VsOracle = myP99 / v
 				c.Oracle = o[0].Chosen
 				c.PairedVsOracle = PairedRatio(mine, o, smallP99)

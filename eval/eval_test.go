@@ -892,8 +892,10 @@ func TestEvalWarmup(t *testing.T) {
 	if !(half.Flows < all.Flows && half.Flows > 0) || half.WarmupUs != 1000 || all.WarmupUs != 0 {
 		t.Fatalf("flows %d of %d with a 1 ms warm-up (%g µs recorded)", half.Flows, all.Flows, half.WarmupUs)
 	}
-	if half.GoodputGbps != all.GoodputGbps || half.PFCPauses != all.PFCPauses {
-		t.Fatalf("the warm-up changed the whole-run figures: goodput %g/%g, PAUSE %d/%d", half.GoodputGbps, all.GoodputGbps, half.PFCPauses, all.PFCPauses)
+	if half.GoodputGbps != all.GoodputGbps || half.PFCPauses != all.PFCPauses ||
+		half.UtilisationFromFirstFlow != all.UtilisationFromFirstFlow || half.FirstFlowS != all.FirstFlowS {
+		t.Fatalf("the warm-up changed the whole-run figures: goodput %g/%g, PAUSE %d/%d, utilisation from the first flow %g/%g",
+			half.GoodputGbps, all.GoodputGbps, half.PFCPauses, all.PFCPauses, half.UtilisationFromFirstFlow, all.UtilisationFromFirstFlow)
 	}
 	if one.Flows != byTime.Flows || one.SmallP99 != byTime.SmallP99 || one.WarmupUs != 100 || one.Flows >= all.Flows {
 		t.Fatalf("one interval: %d flows, p99 %g (%g µs); 100 µs: %d flows, p99 %g; none: %d flows", one.Flows, one.SmallP99, one.WarmupUs, byTime.Flows, byTime.SmallP99, all.Flows)

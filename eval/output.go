@@ -526,7 +526,7 @@ func (r *Result) frontierPlot(scenario string) (*plot.Plot, error) {
 	var names []string
 	for _, c := range fixed {
 		rs := byCand[c]
-		pts = append(pts, plotter.XY{X: mean(rs, largeGoodput), Y: mean(rs, smallP99)})
+		pts = append(pts, plotter.XY{X: mean(rs, largeGoodput), Y: SmallP99Mean(rs)})
 		names = append(names, "")
 		if isPreset(c) {
 			names[len(names)-1] = strings.TrimPrefix(c, policy.StaticPrefix)

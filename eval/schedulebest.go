@@ -313,7 +313,10 @@ func pickByFrontier(order, fixed []string, runs map[string][]Run) string {
 // reckons it; where none keeps that much, over that of the drop-free
 // setting with the most goodput (+Inf if every setting drops).
 func frontierRatio(rs []Run, fixed []string, runs map[string][]Run) float64 {
-	p, g := mean(rs, smallP99), mean(rs, largeGoodput)
+	p, g := SmallP99Mean(rs), mean(rs, largeGoodput)
+	if !(p > 0) {
+		return math.Inf(1) // no small flow finished: no ratio, not the best one
+	}
 	if _, r, _ := bestAtGoodput(runs, fixed, FrontierGoodput*g, p); r > 0 {
 		return r
 	}
@@ -325,7 +328,7 @@ func frontierRatio(rs []Run, fixed []string, runs map[string][]Run) float64 {
 			}
 		}
 	}
-	if v := mean(runs[top], smallP99); top != "" && v > 0 {
+	if v := SmallP99Mean(runs[top]); top != "" && v > 0 {
 		return p / v
 	}
 	return math.Inf(1)

@@ -70,7 +70,7 @@ func (r *Result) Summary() Summary {
 		for _, c := range order {
 			rs := byCand[c]
 			f := FixedSetting{Scenario: rename(sc), Setting: c, Seeds: len(rs),
-				SmallP99: mean(rs, smallP99), LargeGoodputGbps: mean(rs, largeGoodput),
+				SmallP99: SmallP99Mean(rs), LargeGoodputGbps: mean(rs, largeGoodput),
 				PFCPauses:   mean(rs, func(x Run) float64 { return float64(x.PFCPauses) }),
 				PFCPausedUs: mean(rs, func(x Run) float64 { return x.PFCPausedUs })}
 			for _, x := range rs {
@@ -81,9 +81,9 @@ func (r *Result) Summary() Summary {
 		pts := s.FixedSettings[first:]
 		for i := range pts {
 			p := &pts[i]
-			p.OnFrontier = p.Drops == 0
+			p.OnFrontier = p.Drops == 0 && p.SmallP99 > 0
 			for _, q := range pts {
-				if q.Drops == 0 && q.LargeGoodputGbps >= p.LargeGoodputGbps && q.SmallP99 <= p.SmallP99 &&
+				if q.Drops == 0 && q.SmallP99 > 0 && q.LargeGoodputGbps >= p.LargeGoodputGbps && q.SmallP99 <= p.SmallP99 &&
 					(q.LargeGoodputGbps > p.LargeGoodputGbps || q.SmallP99 < p.SmallP99) {
 					p.OnFrontier = false
 					break

@@ -86,8 +86,10 @@ func (p Paired) String() string {
 //
 //   - it drops no more packets than the starting model,
 //   - its frontier ratio is no higher than the starting model's (a model
-//     beyond the frontier in goodput is not replaced by one that is not),
-//     and
+//     beyond the frontier in goodput is not replaced by one that is not;
+//     where both are beyond it, no fixed setting judges them, and its
+//     small-flow p99 over the starting model's, seed by seed, must be at
+//     most 1.00), and
 //   - it is not behind the frontier: its frontier ratio is at most 1.00,
 //     or no fixed setting keeps 98% of its goodput (beyond the frontier);
 //     or, when the starting model is itself behind the frontier (its ratio
@@ -107,6 +109,9 @@ func PromotionRule(start, tuned FrontierFigures, vsStart Paired) Verdict {
 		return Verdict{false, fmt.Sprintf("%s, where the starting model is beyond the frontier in goodput", tuned)}
 	case !tuned.Beyond && start.Ratio > 0 && Ratio2(tuned.Ratio) > Ratio2(start.Ratio):
 		return Verdict{false, fmt.Sprintf("%s: worse than the starting model (%s)", tuned, start)}
+	case tuned.Beyond && start.Beyond && !(vsStart.N >= 2 && Ratio2(vsStart.Mean) <= 1):
+		// no fixed setting judges either: judge them by each other
+		return Verdict{false, fmt.Sprintf("%s, as the starting model is, and its small-flow p99 is not as low as the starting model's: %s", tuned, vsStart)}
 	case tuned.NotBehind():
 		return Verdict{true, tuned.String() + ": not behind the frontier of fixed settings (at most 1.00), and no worse than the starting model (" + start.String() + ")"}
 	case start.Ratio <= 0:

@@ -168,10 +168,7 @@ func Summarize(flows []simenv.FlowRecord, st simenv.Stats, wall time.Duration) S
 	if st.Now > 0 {
 		if st.Hosts > 0 {
 			s.Utilisation = float64(st.HostTxBusy) / (float64(st.Hosts) * float64(st.Now))
-			if first := firstStart(flows); first >= st.Now/100 && first < st.Now {
-				s.FirstFlowS = first.Seconds()
-				s.UtilisationFromFirstFlow = float64(st.HostTxBusy) / (float64(st.Hosts) * float64(st.Now-first))
-			}
+			s.FirstFlowS, s.UtilisationFromFirstFlow = FromFirstFlow(flows, st)
 		}
 		s.GoodputGbps = float64(st.HostRxBytes) * 8 / st.Now.Seconds() / 1e9
 	}
@@ -179,6 +176,20 @@ func Summarize(flows []simenv.FlowRecord, st simenv.Stats, wall time.Duration) S
 		s.PacketHopsPerWall = float64(st.PacketHops) / wall.Seconds()
 	}
 	return s
+}
+
+// FromFirstFlow is the start of the run's first flow (seconds) and the
+// hosts' utilisation from then on (both 0 when the first flow starts in
+// the run's first 1%, or no flow ran): flows are all the run's, since the
+// busy time is the whole run's.
+func FromFirstFlow(flows []simenv.FlowRecord, st simenv.Stats) (firstS, util float64) {
+	if st.Now <= 0 || st.Hosts <= 0 {
+		return 0, 0
+	}
+	if first := firstStart(flows); first >= st.Now/100 && first < st.Now {
+		return first.Seconds(), float64(st.HostTxBusy) / (float64(st.Hosts) * float64(st.Now-first))
+	}
+	return 0, 0
 }
 
 // firstStart is the earliest start of flows (0 for none).
