@@ -22,7 +22,7 @@ func figureRun(pol string, seed uint64, p99, good float64, drops uint64) Run {
 // none the frontier (its 0 beat every real p99, and no ratio was left).
 func TestSmallFlowFigureMissingIsNotZero(t *testing.T) {
 	r := &Result{Scenarios: []string{"s"}, Policies: []string{"pol"},
-		Runs: []Run{figureRun("pol", 1, 2, 10, 0), figureRun("pol", 2, 2, 10, 0), figureRun("pol", 3, 0, 10, 0)},
+		Runs:       []Run{figureRun("pol", 1, 2, 10, 0), figureRun("pol", 2, 2, 10, 0), figureRun("pol", 3, 0, 10, 0)},
 		OracleRuns: []Run{figureRun("static:dcqcn", 1, 2, 10, 0), figureRun("static:dcqcn", 2, 2, 10, 0), figureRun("static:dcqcn", 3, 2, 10, 0)}}
 	c := r.Compare("pol")[0]
 	if math.Abs(c.FrontierRatio-1) > 1e-9 || math.Abs(c.PairedVsFrontier.Mean-1) > 1e-9 {
@@ -66,7 +66,7 @@ func TestDroppingPolicyIsNotBeyond(t *testing.T) {
 		fixed = append(fixed, figureRun("static:dcqcn", s, 2, 20, 1), figureRun("static:hpcc", s, 2, 20, 1))
 	}
 	r := &Result{Scenarios: []string{"s"}, Policies: []string{"pol", "clean"},
-		Runs: []Run{figureRun("pol", 1, 9, 10, 5), figureRun("pol", 2, 9, 10, 5), figureRun("clean", 1, 9, 10, 0), figureRun("clean", 2, 9, 10, 0)},
+		Runs:       []Run{figureRun("pol", 1, 9, 10, 5), figureRun("pol", 2, 9, 10, 5), figureRun("clean", 1, 9, 10, 0), figureRun("clean", 2, 9, 10, 0)},
 		OracleRuns: fixed}
 	if c := r.Compare("pol")[0]; c.Beyond() || c.Frontier != "" {
 		t.Errorf("a policy that dropped %d packets, every fixed setting dropping too: beyond %v", c.Drops, c.Beyond())
