@@ -13,6 +13,8 @@ import (
 
 	"github.com/ecntune/ecntune/agent/gnmiclient"
 	"github.com/ecntune/ecntune/gnmipath"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // Committer is a Switch whose Sets can go as gNMI confirmed commits
@@ -37,15 +39,7 @@ func (a *Agent) settleCommit(ctx context.Context, sw Switch, d *ioDone) {
 		return
 	}
 	refused := errors.As(d.setErr, new(*gnmipath.HeadroomError))
-	keep := d.err == nil
-	for _, ch := range d.changes {
-		got, ok := d.got[ch.Key]
-		want := ch.New
-		if refused { // the headroom was not tunable: the ECN change alone
-			want.HeadroomBytes, want.Alpha = 0, 0
-		}
-		keep = keep && ok && a.core.Guard().ReadBackOK(want, got)
-	}
+	keep := d.err == nil && a.readBackAsSet(d, refused)
 	cctx, cancel := a.writeContext(ctx, true) // a confirm or cancel is a write
 	defer cancel()
 	if a.o.Gate != nil {
@@ -67,11 +61,29 @@ func (a *Agent) settleCommit(ctx context.Context, sw Switch, d *ioDone) {
 	if !had || (keep && err == nil) {
 		return
 	}
+	defer c.AbandonCommit()
 	// %v, not %w, for what the Set said: a headroom refusal inside is no
 	// longer "the ECN change went through" (setLanded).
 	switch {
 	case keep:
-		d.setErr = fmt.Errorf("%w: its confirm failed: %v", core.ErrUnconfirmed, err)
+		// The confirm failed, or its answer was lost: a cancel tells
+		// which. Taken, the switch reverts now; refused by a switch that
+		// answers, no commit waits under that id (the confirm took, or
+		// the rollback duration ended), and a read says which.
+		_, cerr := c.SettleCommit(cctx, false)
+		switch {
+		case cerr == nil:
+			d.setErr = fmt.Errorf("%w: its confirm failed (%v); cancelled, the switch reverted it", core.ErrUnconfirmed, err)
+		case answered(cerr):
+			d.got, d.err = sw.Read(cctx, keysOf(d.changes))
+			if d.err == nil && a.readBackAsSet(d, refused) {
+				return // the confirm took; its answer was lost
+			}
+			d.setErr = fmt.Errorf("%w: its confirm failed (%v), and the switch runs otherwise", core.ErrUnconfirmed, err)
+			return
+		default:
+			d.setErr = fmt.Errorf("%w: its confirm failed (%v), and its cancel (%v)", core.ErrUnconfirmed, err, cerr)
+		}
 	case err != nil:
 		d.setErr = fmt.Errorf("%w: read back otherwise (set: %v); cancelling it failed: %v", core.ErrUnconfirmed, d.setErr, err)
 	case d.setErr != nil:
@@ -80,6 +92,32 @@ func (a *Agent) settleCommit(ctx context.Context, sw Switch, d *ioDone) {
 		d.setErr = fmt.Errorf("%w: read back otherwise; cancelled, the switch reverted it", core.ErrUnconfirmed)
 	}
 	d.got, d.err = sw.Read(cctx, keysOf(d.changes))
+}
+
+// readBackAsSet says whether d's read shows every change as set (without
+// its headroom and alpha where the switch refused them: refused).
+func (a *Agent) readBackAsSet(d *ioDone, refused bool) bool {
+	for _, ch := range d.changes {
+		got, ok := d.got[ch.Key]
+		want := ch.New
+		if refused { // the headroom was not tunable: the ECN change alone
+			want.HeadroomBytes, want.Alpha = 0, 0
+		}
+		if !ok || !a.core.Guard().ReadBackOK(want, got) {
+			return false
+		}
+	}
+	return true
+}
+
+// answered says whether err is the switch's own answer (it refused), not
+// a failure to reach it (unavailable, timed out, cancelled).
+func answered(err error) bool {
+	switch status.Code(err) {
+	case codes.OK, codes.Unavailable, codes.DeadlineExceeded, codes.Canceled, codes.Unknown:
+		return false
+	}
+	return true
 }
 
 // checkCommitConfirmed refuses a rollback duration the agent cannot

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -20,6 +21,8 @@ import (
 	"github.com/ecntune/ecntune/gnmipath"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simswitch"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // lostConfirm is a switch whose confirms never leave the agent (as if
@@ -119,7 +122,6 @@ type confirmFails struct{ *gnmiclient.Switch }
 
 func (c confirmFails) SettleCommit(ctx context.Context, keep bool) (bool, error) {
 	if keep {
-		c.AbandonCommit()
 		return true, errors.New("rpc error: code = Unavailable desc = connection reset")
 	}
 	return c.Switch.SettleCommit(ctx, keep)
@@ -162,7 +164,8 @@ func TestE2EFailedConfirmIsNotApplied(t *testing.T) {
 		}
 		return false
 	})
-	if first.State != core.StateFailed || !strings.Contains(first.Error, "not confirmed") || !strings.Contains(first.Error, "confirm failed") {
+	if first.State != core.StateFailed || !strings.Contains(first.Error, "not confirmed") || !strings.Contains(first.Error, "confirm failed") ||
+		!strings.Contains(first.Error, "cancelled, the switch reverted it") {
 		t.Fatalf("audit entry %d of a change whose confirm failed: %s (%s); want failed, saying the commit was not confirmed", first.Seq, first.State, first.Error)
 	}
 	port := int(first.Key.Port[len(first.Key.Port)-1] - '0')
@@ -284,5 +287,62 @@ func TestManualRollbackConfirmsItsCommit(t *testing.T) {
 	time.Sleep(2500 * time.Millisecond) // past the rollback duration
 	if got := simECN(t, s, "sw0", 0, 3); got != (simenv.ECN{KminBytes: want.KminBytes, KmaxBytes: want.KmaxBytes, Pmax: want.Pmax}) {
 		t.Fatalf("the audit says applied, the switch runs %+v", got)
+	}
+}
+
+// committing is a fake switch with confirmed commits: the confirm and the
+// cancel answer as told, and the switch runs what runs says.
+type committing struct {
+	*fakeSwitch
+	confirmErr, cancelErr error
+	calls                 []bool // SettleCommit's keep, call by call
+}
+
+func (c *committing) SettleCommit(_ context.Context, keep bool) (bool, error) {
+	c.calls = append(c.calls, keep)
+	if keep {
+		return true, c.confirmErr
+	}
+	return true, c.cancelErr
+}
+
+func (c *committing) AbandonCommit() bool { return true }
+
+// A failed confirm is followed by a cancel, which tells what the switch
+// keeps: taken, it reverted the change (not applied); refused by a switch
+// that answers (no commit waits under that id), the confirm took and only
+// its answer was lost, so a read showing the change is applied; not
+// reaching the switch either, the switch reverts by itself (not applied).
+func TestFailedConfirmIsSettledByACancel(t *testing.T) {
+	unreachable := errors.New("rpc error: code = Unavailable desc = connection reset")
+	noCommit := status.Error(codes.FailedPrecondition, "no commit is waiting for confirmation")
+	for _, c := range []struct {
+		name      string
+		cancelErr error
+		runs      env.Setting // what the switch runs when read
+		applied   bool
+		says      string
+	}{
+		{"cancel taken", nil, cur, false, "cancelled, the switch reverted it"},
+		{"confirm took, answer lost", noCommit, target, true, ""},
+		{"no commit, switch reverted", noCommit, cur, false, "the switch runs otherwise"},
+		{"cancel unreachable too", unreachable, target, false, "and its cancel"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFakeSwitch("leaf0", kA)
+			f.set[kA] = c.runs
+			sw := &committing{fakeSwitch: f, confirmErr: unreachable, cancelErr: c.cancelErr}
+			r := newRig(t, config.ModeClosedLoop, false, "", f)
+			d := ioDone{target: "leaf0", changes: []core.Change{{Key: kA, Kind: core.KindTune, Old: cur, New: target}},
+				got: map[env.QueueKey]env.Setting{kA: target}}
+			r.a.settleCommit(context.Background(), sw, &d)
+			if len(sw.calls) != 2 || !sw.calls[0] || sw.calls[1] {
+				t.Fatalf("SettleCommit calls %v, want a confirm then a cancel", sw.calls)
+			}
+			res := r.a.core.ReadBack("leaf0", d.changes, d.setErr, d.got, d.err)
+			if (res[0].Outcome == core.Applied) != c.applied || (c.says != "" && !strings.Contains(fmt.Sprint(d.setErr), c.says)) {
+				t.Fatalf("outcome %v (set error %v); want applied %v saying %q", res[0].Outcome, d.setErr, c.applied, c.says)
+			}
+		})
 	}
 }

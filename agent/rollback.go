@@ -210,6 +210,7 @@ func settleManualCommit(ctx context.Context, sw Switch, written []core.AuditEntr
 	if !had || (keep && err == nil) {
 		return setErr, got, rerr
 	}
+	defer c.AbandonCommit()
 	switch {
 	case keep:
 		setErr = fmt.Errorf("%w: its confirm failed: %v", core.ErrUnconfirmed, err)

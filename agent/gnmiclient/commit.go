@@ -47,7 +47,9 @@ func (s *Switch) applyCommitted(ctx context.Context, reqs []*gnmi.SetRequest, no
 }
 
 // SettleCommit ends the confirmed commit the last Apply started: keep
-// confirms it, otherwise it is cancelled (the switch reverts at once). It
+// confirms it, otherwise it is cancelled (the switch reverts at once); a
+// commit whose confirm or cancel failed is kept for another try until
+// AbandonCommit or the next Apply. It
 // says whether a commit may be under way (an Apply sent one, whether or
 // not its answer came); none (commit-confirmed off, or the Apply sent
 // nothing) is not an error. A commit that could not be confirmed is
@@ -56,7 +58,6 @@ func (s *Switch) applyCommitted(ctx context.Context, reqs []*gnmi.SetRequest, no
 func (s *Switch) SettleCommit(ctx context.Context, keep bool) (bool, error) {
 	s.mu.Lock()
 	id, prefix := s.commit, s.commitPrefix
-	s.commit, s.commitPrefix = "", nil
 	s.mu.Unlock()
 	if id == "" {
 		return false, nil
@@ -67,8 +68,15 @@ func (s *Switch) SettleCommit(ctx context.Context, keep bool) (bool, error) {
 	}
 	req := &gnmi.SetRequest{Prefix: prefix, Extension: []*gnmi_ext.Extension{gnmipath.CommitExtension(id, a, 0)}}
 	if _, err := s.conn.Set(ctx, req); err != nil {
+		// kept: a cancel may follow a failed confirm (AbandonCommit
+		// forgets it)
 		return true, fmt.Errorf("target %s: %s of commit %s: %w", s.cfg.Name, what, id, err)
 	}
+	s.mu.Lock()
+	if s.commit == id {
+		s.commit, s.commitPrefix = "", nil
+	}
+	s.mu.Unlock()
 	return true, nil
 }
 
