@@ -88,6 +88,10 @@ type Options struct {
 	// Warmup negative: none, not even the scenario's.
 	Warmup          simenv.Time
 	WarmupIntervals int
+	// Goodput is the large-flow goodput the frontier ratio and the tables
+	// read: GoodputFinished (""; the finished flows') or GoodputCensored
+	// (Run.LargeGoodputCensoredGbps).
+	Goodput string
 	// HidePeer tells the policies no queue's peer (as an agent without
 	// fabric-ports does): gym.Options.HidePeer.
 	HidePeer bool
@@ -217,8 +221,19 @@ type Run struct {
 	// SmallP99 is the p99 FCT slowdown of finished flows under 100 KB.
 	SmallP99 float64 `json:"small_flow_p99"`
 	// LargeGoodputGbps is the mean rate (size / FCT) of finished flows of
-	// 1 MB or more (100 KB or more when there are none).
+	// 1 MB or more (100 KB or more when there are none); with
+	// Options.Goodput GoodputCensored, LargeGoodputCensoredGbps.
 	LargeGoodputGbps float64 `json:"large_flow_goodput_gbps"`
+	// LargeGoodputCensoredGbps counts the unfinished flows too: each flow
+	// of 1 MB or more (100 KB or more when there are none) that had time to
+	// finish at line rate (its standalone FCT) at the rate it got, the
+	// bytes its receiver holds over its time so far when it did not
+	// finish. A setting that leaves its large flows unfinished is not
+	// judged by the ones it let finish.
+	LargeGoodputCensoredGbps float64 `json:"large_flow_goodput_censored_gbps"`
+	// LargeGoodputFinishedGbps is the finished flows' (the definition
+	// LargeGoodputGbps has by default), whichever Options.Goodput chose.
+	LargeGoodputFinishedGbps float64 `json:"large_flow_goodput_finished_gbps"`
 	// WarmupUs is the warmup this run applied (Options.Warmup or the scenario's; µs; 0: none).
 	WarmupUs float64 `json:"warmup_us,omitempty"`
 	// PFCPausedUs is the time link ends spent paused by PFC, summed over
@@ -569,6 +584,11 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Seeds == 0 {
 		o.Seeds = 3
 	}
+	switch o.Goodput {
+	case "", GoodputFinished, GoodputCensored:
+	default:
+		return o, fmt.Errorf("eval: goodput %q: allowed %s, %s", o.Goodput, GoodputFinished, GoodputCensored)
+	}
 	if o.Seeds < 1 || o.Seeds > 1000 {
 		return o, fmt.Errorf("eval: seeds %d: allowed 1..1000", o.Seeds)
 	}
@@ -634,6 +654,9 @@ func (p *plan) run() ([]Run, error) {
 			for i := range next {
 				j := p.jobs[i]
 				runs[i], errs[i] = runJob(p.scs[j.sc], j, p.opt, p.shared)
+				if p.opt.Goodput == GoodputCensored {
+					runs[i].LargeGoodputGbps = runs[i].LargeGoodputCensoredGbps
+				}
 				if p.opt.Progress != nil {
 					mu.Lock()
 					done++
@@ -886,7 +909,7 @@ func summarize(sc Scenario, name string, seed uint64, sim *simenv.Sim, all []sim
 	r.Summary.FirstFlowS, r.Summary.UtilisationFromFirstFlow = report.FromFirstFlow(all, st)
 	r.Scenario, r.Seed, r.baseName = sc.Name, seed, sc.BaseName
 	r.setCollectives(sim.Collectives(), sc.Config.Workloads)
-	r.setFlowFigures(flows)
+	r.setFlowFigures(flows, st.Now)
 	r.setCollectiveGoodput(all, sc.Config.Workloads) // the collectives' figures are the whole run's (Options.Warmup)
 	r.PFCPausedUs = pfcPausedUs(sim)
 	if st.DataHops > 0 {
@@ -1009,11 +1032,19 @@ func (r *Run) setCollectives(colls []simenv.CollectiveRecord, workloads []simenv
 
 // setFlowFigures records the finished flows' slowdowns, the small-flow
 // p99 slowdown and the mean large-flow goodput (of the mid-sized flows
-// when no large one finished).
-func (r *Run) setFlowFigures(flows []simenv.FlowRecord) {
+// when no large one finished), and the same goodput counting the flows
+// unfinished at now (LargeGoodputCensoredGbps).
+func (r *Run) setFlowFigures(flows []simenv.FlowRecord, now simenv.Time) {
 	var small []float64
-	var large, mid []float64
+	var large, mid, cLarge, cMid []float64
 	for _, f := range flows {
+		if g, ok := censoredRate(f, now); ok {
+			if f.SizeBytes >= LargeFlowBytes {
+				cLarge = append(cLarge, g)
+			} else if f.SizeBytes >= SmallFlowBytes {
+				cMid = append(cMid, g)
+			}
+		}
 		if f.Finish == 0 {
 			continue
 		}
@@ -1035,12 +1066,35 @@ func (r *Run) setFlowFigures(flows []simenv.FlowRecord) {
 	if len(small) > 0 {
 		r.SmallP99 = report.Percentile(small, 99)
 	}
-	if len(large) == 0 {
-		large = mid
+	r.LargeGoodputGbps = meanOrFallback(large, mid)
+	r.LargeGoodputFinishedGbps = r.LargeGoodputGbps
+	r.LargeGoodputCensoredGbps = meanOrFallback(cLarge, cMid)
+}
+
+// censoredRate is a flow's rate in Gb/s: size over FCT when it finished;
+// when it did not by now but had time to at line rate (its standalone
+// FCT), the bytes its receiver holds over its time so far; ok false for a
+// flow too young to tell.
+func censoredRate(f simenv.FlowRecord, now simenv.Time) (float64, bool) {
+	switch {
+	case f.Finish > 0 && f.FCT() > 0:
+		return float64(f.SizeBytes) * 8 / f.FCT().Seconds() / 1e9, true
+	case f.Finish == 0 && now > f.Start && now-f.Start >= f.Standalone:
+		return float64(f.Delivered) * 8 / (now - f.Start).Seconds() / 1e9, true
 	}
-	for _, g := range large {
-		r.LargeGoodputGbps += g / float64(len(large))
+	return 0, false
+}
+
+// meanOrFallback is the mean of v, or of fallback when v is empty.
+func meanOrFallback(v, fallback []float64) float64 {
+	if len(v) == 0 {
+		v = fallback
 	}
+	m := 0.0
+	for _, g := range v {
+		m += g / float64(len(v))
+	}
+	return m
 }
 
 // setCollectiveGoodput records the mean goodput of the finished flows of
@@ -1473,6 +1527,12 @@ func anyDrops(rs []Run) bool {
 	}
 	return false
 }
+
+// The definitions of large-flow goodput (Options.Goodput).
+const (
+	GoodputFinished = "finished"
+	GoodputCensored = "censored"
+)
 
 // FrontierGoodput is the share of a policy's large-flow goodput a fixed
 // setting must keep to stand on the frontier it is compared with.

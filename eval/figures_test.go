@@ -2,6 +2,7 @@ package eval
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/ecntune/ecntune/simenv"
@@ -99,5 +100,55 @@ func TestUtilisationFromFirstFlow(t *testing.T) {
 	st := simenv.Stats{Now: 6 * ms, Hosts: 1, HostTxBusy: 5 * ms}
 	if first, util := report.FromFirstFlow(flows, st); first != 0.001 || math.Abs(util-1) > 1e-9 {
 		t.Errorf("from the first flow: %g s, %.2f; want 0.001 s, 1.00", first, util)
+	}
+}
+
+// The censored large-flow goodput counts a large flow that did not finish
+// but had time to at line rate, at the rate it got: a run that starves its
+// 2 MB flow no longer has the higher goodput for it (the finished flows'
+// goodput then fell back to the mid-sized flows': 40 against 10 Gb/s). A
+// flow too young to have finished at line rate says nothing.
+func TestCensoredGoodput(t *testing.T) {
+	us := simenv.Microsecond
+	finished := []simenv.FlowRecord{{SizeBytes: 2_000_000, Start: 0, Finish: 1600 * us, Standalone: 170 * us, Delivered: 2_000_000},
+		{SizeBytes: 500_000, Start: 0, Finish: 100 * us, Standalone: 50 * us, Delivered: 500_000}}
+	starved := []simenv.FlowRecord{{SizeBytes: 2_000_000, Start: 0, Standalone: 170 * us, Delivered: 250_000},
+		{SizeBytes: 500_000, Start: 0, Finish: 100 * us, Standalone: 50 * us, Delivered: 500_000},
+		{SizeBytes: 4_000_000, Start: 1900 * us, Standalone: 340 * us, Delivered: 10_000}} // too young to tell
+	var a, b Run
+	a.setFlowFigures(finished, 2000*us)
+	b.setFlowFigures(starved, 2000*us)
+	if math.Abs(a.LargeGoodputCensoredGbps-10) > 1e-9 || a.LargeGoodputFinishedGbps != a.LargeGoodputGbps || math.Abs(a.LargeGoodputGbps-10) > 1e-9 {
+		t.Errorf("finished: censored %.2f, finished %.2f Gb/s; want 10 both", a.LargeGoodputCensoredGbps, a.LargeGoodputGbps)
+	}
+	if math.Abs(b.LargeGoodputCensoredGbps-1) > 1e-9 || math.Abs(b.LargeGoodputGbps-40) > 1e-9 {
+		t.Errorf("starved: censored %.2f (want 1: 250 KB in 2 ms), finished %.2f Gb/s (40: the mid-sized flow's)", b.LargeGoodputCensoredGbps, b.LargeGoodputGbps)
+	}
+}
+
+// eval --goodput censored reads the censored figure wherever the finished
+// one was read; an unknown definition is refused.
+func TestGoodputOption(t *testing.T) {
+	run := func(g string) (Run, error) {
+		res, err := RunAll([]Scenario{tiny()}, []string{"static:hpcc"}, Options{Seeds: 1, Workers: 1, Goodput: g})
+		if err != nil {
+			return Run{}, err
+		}
+		return res.Runs[0], nil
+	}
+	f, err := run("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := run(GoodputCensored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.LargeGoodputGbps != f.LargeGoodputFinishedGbps || c.LargeGoodputGbps != c.LargeGoodputCensoredGbps ||
+		c.LargeGoodputFinishedGbps != f.LargeGoodputFinishedGbps || c.LargeGoodputCensoredGbps <= 0 {
+		t.Errorf("finished %+v / censored %+v", f, c)
+	}
+	if _, err := run("bytes"); err == nil || !strings.Contains(err.Error(), `goodput "bytes"`) {
+		t.Errorf("an unknown definition: %v", err)
 	}
 }

@@ -28,6 +28,10 @@ type FixedSetting struct {
 	Seeds            int     `json:"seeds"`
 	SmallP99         float64 `json:"small_flow_p99"`
 	LargeGoodputGbps float64 `json:"large_flow_goodput_gbps"`
+	// The large-flow goodput of either definition (Options.Goodput; the
+	// one above is the one the comparisons read).
+	LargeGoodputFinishedGbps float64 `json:"large_flow_goodput_finished_gbps"`
+	LargeGoodputCensoredGbps float64 `json:"large_flow_goodput_censored_gbps"`
 	// Drops sums the seeds' drops; PFCPauses and PFCPausedUs are means
 	// per run.
 	Drops       uint64  `json:"drops"`
@@ -71,8 +75,10 @@ func (r *Result) Summary() Summary {
 			rs := byCand[c]
 			f := FixedSetting{Scenario: rename(sc), Setting: c, Seeds: len(rs),
 				SmallP99: SmallP99Mean(rs), LargeGoodputGbps: mean(rs, largeGoodput),
-				PFCPauses:   mean(rs, func(x Run) float64 { return float64(x.PFCPauses) }),
-				PFCPausedUs: mean(rs, func(x Run) float64 { return x.PFCPausedUs })}
+				LargeGoodputFinishedGbps: mean(rs, func(x Run) float64 { return x.LargeGoodputFinishedGbps }),
+				LargeGoodputCensoredGbps: mean(rs, func(x Run) float64 { return x.LargeGoodputCensoredGbps }),
+				PFCPauses:                mean(rs, func(x Run) float64 { return float64(x.PFCPauses) }),
+				PFCPausedUs:              mean(rs, func(x Run) float64 { return x.PFCPausedUs })}
 			for _, x := range rs {
 				f.Drops += x.Drops
 			}

@@ -111,6 +111,9 @@ type FlowRecord struct {
 	Finish     Time // 0 while unfinished
 	Standalone Time // base RTT + bytes on wire / bottleneck rate
 	Workload   int  // index into Config.Workloads
+	// Delivered is the bytes the receiver holds in order (SizeBytes once
+	// finished): an unfinished flow's progress.
+	Delivered int64
 }
 
 // FCT is the flow completion time (0 while unfinished).

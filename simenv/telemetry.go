@@ -106,8 +106,13 @@ func (s *Sim) Stats() Stats {
 func (s *Sim) Flows() []FlowRecord {
 	out := make([]FlowRecord, 0, len(s.flows))
 	for i := range s.flows {
-		if s.flows[i].started {
-			out = append(out, s.flows[i].FlowRecord)
+		if f := &s.flows[i]; f.started {
+			r := f.FlowRecord
+			r.Delivered = min(f.rcvNxt, r.SizeBytes)
+			if r.Finish > 0 {
+				r.Delivered = r.SizeBytes
+			}
+			out = append(out, r)
 		}
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].Start < out[b].Start })

@@ -103,6 +103,7 @@ type evalOpts struct {
 	duration, interval  string
 	stretch             int
 	warmup              string
+	goodput             string
 	hidePeer, frontier  bool
 	device              string
 	wide                bool
@@ -147,6 +148,8 @@ func (o *evalOpts) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.hidePeer, "hide-peer", false, "tell policies no port's peer (host or switch), as an agent without fabric-ports does")
 	f.StringVar(&o.device, "device", "ecntune", "judge policies with the telemetry this kind of switch exports ("+strings.Join(deviceNames(), ", ")+"): the others are masked as missing")
 	f.StringVar(&o.interval, "interval", "", "control interval Δ, e.g. 1ms (default: the scenario's interval, if it names one, else min(500µs, duration/25), raised towards 200µs while 20 decisions fit)")
+	f.StringVar(&o.goodput, "goodput", eval.GoodputFinished, "the large-flow goodput the frontier ratio and the tables read: "+eval.GoodputFinished+
+		" (the finished flows of 1 MB or more) or "+eval.GoodputCensored+" (every such flow that had time to finish at line rate, an unfinished one at the rate it got so far)")
 	f.StringVar(&o.warmup, "warmup", "", "leave the flows that start before this time out of every policy's flow figures (FCT, small-flow p99, large-flow goodput), "+
 		"e.g. 1ms, or \"interval\" for one control interval: a fixed setting acts from the start, a policy that decides from counters only after its first interval "+
 		"(default: the scenario's warmup, if it names one; 0: none)")
@@ -192,7 +195,7 @@ func (o *evalOpts) run(cmd *cobra.Command) error {
 		return fmt.Errorf("--device %q: unknown (allowed: %s)", o.device, strings.Join(deviceNames(), ", "))
 	}
 	res, err := runEvalWithProgress(cmd.ErrOrStderr(), scs, o.policies, eval.Options{Seeds: o.seeds, Workers: o.workers, Interval: dt, HidePeer: o.hidePeer, Frontier: o.frontier, Trace: o.htmlOut != "",
-		Missing: missing, Warmup: wu, WarmupIntervals: wuIntervals,
+		Missing: missing, Warmup: wu, WarmupIntervals: wuIntervals, Goodput: o.goodput,
 		Lookup: policyResolver(o.db).Lookup, Loops: map[string]eval.LoopRunner{loop.Prefix: loop.EvalRunner(o.agentResolver, o.loopAudit, o.hidePeer)}})
 	if err != nil {
 		return err
