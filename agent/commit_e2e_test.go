@@ -34,7 +34,7 @@ func (lostConfirm) SettleCommit(context.Context, bool) (bool, error) { return tr
 // runCommitE2E runs a closed loop of the static hpcc policy on one
 // simulated switch with commit-confirmed 3 s (set timeout 1 s), the
 // switch's set log in log.
-func runCommitE2E(t *testing.T, loseConfirms bool) (*simswitch.Server, *syncBuffer, *Agent) {
+func runCommitE2E(t *testing.T, wrap func(*gnmiclient.Switch) Switch) (*simswitch.Server, *syncBuffer, *Agent) {
 	t.Helper()
 	log := &syncBuffer{}
 	s, addr := startSim(t, e2eSim(poorECN), gnmipath.OpenConfig, func(c *simswitch.Config) { c.SetLog = log })
@@ -47,10 +47,10 @@ func runCommitE2E(t *testing.T, loseConfirms bool) (*simswitch.Server, *syncBuff
 	a, err := Open(ctx, cfg, Deps{Policy: pol, SetTimeout: time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), LockTimeout: time.Second,
 		Dial: func(ctx context.Context, t config.Target, sample time.Duration) (Switch, error) {
 			s, err := gnmiclient.Dial(ctx, t, sample)
-			if err != nil || !loseConfirms {
+			if err != nil || wrap == nil {
 				return s, err
 			}
-			return lostConfirm{s}, nil
+			return wrap(s), nil
 		}})
 	if err != nil {
 		cancel()
@@ -65,7 +65,7 @@ func runCommitE2E(t *testing.T, loseConfirms bool) (*simswitch.Server, *syncBuff
 // With commit-confirmed, every change goes as a confirmed commit: applied,
 // read back, confirmed; nothing is rolled back by the switch.
 func TestE2ECommitConfirmed(t *testing.T) {
-	s, log, a := runCommitE2E(t, false)
+	s, log, a := runCommitE2E(t, nil)
 	waitFor(t, 10*time.Second, "hpcc on every port", func() bool {
 		for p := 0; p < 4; p++ {
 			if simECN(t, s, "sw0", p, 3) != (simenv.ECN{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}) {
@@ -92,7 +92,7 @@ func TestE2ECommitConfirmed(t *testing.T) {
 // A change whose confirm never reaches the switch is undone by the switch
 // itself when the rollback duration ends: the device-side guard.
 func TestE2EUnconfirmedCommitRollsBack(t *testing.T) {
-	_, log, _ := runCommitE2E(t, true)
+	_, log, _ := runCommitE2E(t, func(s *gnmiclient.Switch) Switch { return lostConfirm{s} })
 	waitFor(t, 15*time.Second, "the switch to roll an unconfirmed commit back", func() bool {
 		l := log.String()
 		return strings.Contains(l, `"why":"set"`) && strings.Contains(l, `"why":"rollback"`)
@@ -131,28 +131,7 @@ func (c confirmFails) SettleCommit(ctx context.Context, keep bool) (bool, error)
 // until its rollback duration ends: the audit says failed and why, and
 // the switch does revert it (the audit said "applied" before).
 func TestE2EFailedConfirmIsNotApplied(t *testing.T) {
-	s, addr := startSim(t, e2eSim(poorECN), gnmipath.OpenConfig, nil)
-	tg := target0(addr, config.DialectOpenConfig)
-	tg.CommitConfirmed = 3 * time.Second
-	pol := mustStatic(t, "hpcc")
-	cfg := &config.Config{Mode: config.ModeClosedLoop, Policy: pol.Name(), Interval: 100 * time.Millisecond, SampleInterval: 100 * time.Millisecond,
-		DB: filepath.Join(t.TempDir(), "agent.db"), Owner: "e2e", Targets: []config.Target{tg}, Guardrails: e2eGuard()}
-	ctx, cancel := context.WithCancel(context.Background())
-	a, err := Open(ctx, cfg, Deps{Policy: pol, SetTimeout: time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), LockTimeout: time.Second,
-		Dial: func(ctx context.Context, t config.Target, sample time.Duration) (Switch, error) {
-			s, err := gnmiclient.Dial(ctx, t, sample)
-			if err != nil {
-				return s, err
-			}
-			return confirmFails{s}, nil
-		}})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	defer func() { cancel(); <-done; a.Close() }()
+	s, _, a := runCommitE2E(t, func(s *gnmiclient.Switch) Switch { return confirmFails{s} })
 	var first core.AuditEntry
 	waitFor(t, 10*time.Second, "a first audit entry resolved", func() bool {
 		es, _ := a.Journal().Entries("sw0", 0)
