@@ -89,8 +89,9 @@ type Options struct {
 	Warmup          simenv.Time
 	WarmupIntervals int
 	// Goodput is the large-flow goodput the frontier ratio and the tables
-	// read: GoodputFinished (""; the finished flows') or GoodputCensored
-	// (Run.LargeGoodputCensoredGbps).
+	// read: GoodputCensored ("", the default since 2026-12-01:
+	// Run.LargeGoodputCensoredGbps) or GoodputFinished (the finished
+	// flows', every figure before; docs/model/goodput-eval.txt).
 	Goodput string
 	// HidePeer tells the policies no queue's peer (as an agent without
 	// fabric-ports does): gym.Options.HidePeer.
@@ -220,9 +221,8 @@ type Run struct {
 	Chosen string `json:"chosen,omitempty"`
 	// SmallP99 is the p99 FCT slowdown of finished flows under 100 KB.
 	SmallP99 float64 `json:"small_flow_p99"`
-	// LargeGoodputGbps is the mean rate (size / FCT) of finished flows of
-	// 1 MB or more (100 KB or more when there are none); with
-	// Options.Goodput GoodputCensored, LargeGoodputCensoredGbps.
+	// LargeGoodputGbps is the large-flow goodput Options.Goodput reads:
+	// LargeGoodputCensoredGbps (the default) or LargeGoodputFinishedGbps.
 	LargeGoodputGbps float64 `json:"large_flow_goodput_gbps"`
 	// LargeGoodputCensoredGbps counts the unfinished flows too: each flow
 	// of 1 MB or more (100 KB or more when there are none) that had time to
@@ -231,8 +231,10 @@ type Run struct {
 	// finish. A setting that leaves its large flows unfinished is not
 	// judged by the ones it let finish.
 	LargeGoodputCensoredGbps float64 `json:"large_flow_goodput_censored_gbps"`
-	// LargeGoodputFinishedGbps is the finished flows' (the definition
-	// LargeGoodputGbps has by default), whichever Options.Goodput chose.
+	// LargeGoodputFinishedGbps is the mean rate (size / FCT) of the
+	// finished flows of 1 MB or more (100 KB or more when there are none),
+	// the definition of every figure before 2026-12-01: a setting that
+	// leaves large flows running is judged by those it let finish.
 	LargeGoodputFinishedGbps float64 `json:"large_flow_goodput_finished_gbps"`
 	// WarmupUs is the warmup this run applied (Options.Warmup or the scenario's; µs; 0: none).
 	WarmupUs float64 `json:"warmup_us,omitempty"`
@@ -584,8 +586,11 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Seeds == 0 {
 		o.Seeds = 3
 	}
+	if o.Goodput == "" {
+		o.Goodput = GoodputCensored
+	}
 	switch o.Goodput {
-	case "", GoodputFinished, GoodputCensored:
+	case GoodputFinished, GoodputCensored:
 	default:
 		return o, fmt.Errorf("eval: goodput %q: allowed %s, %s", o.Goodput, GoodputFinished, GoodputCensored)
 	}
@@ -654,8 +659,8 @@ func (p *plan) run() ([]Run, error) {
 			for i := range next {
 				j := p.jobs[i]
 				runs[i], errs[i] = runJob(p.scs[j.sc], j, p.opt, p.shared)
-				if p.opt.Goodput == GoodputCensored {
-					runs[i].LargeGoodputGbps = runs[i].LargeGoodputCensoredGbps
+				if p.opt.Goodput == GoodputFinished {
+					runs[i].LargeGoodputGbps = runs[i].LargeGoodputFinishedGbps
 				}
 				if p.opt.Progress != nil {
 					mu.Lock()
@@ -1066,9 +1071,9 @@ func (r *Run) setFlowFigures(flows []simenv.FlowRecord, now simenv.Time) {
 	if len(small) > 0 {
 		r.SmallP99 = report.Percentile(small, 99)
 	}
-	r.LargeGoodputGbps = meanOrFallback(large, mid)
-	r.LargeGoodputFinishedGbps = r.LargeGoodputGbps
+	r.LargeGoodputFinishedGbps = meanOrFallback(large, mid)
 	r.LargeGoodputCensoredGbps = meanOrFallback(cLarge, cMid)
+	r.LargeGoodputGbps = r.LargeGoodputCensoredGbps // the default (Options.Goodput)
 }
 
 // censoredRate is a flow's rate in Gb/s: size over FCT when it finished;

@@ -148,8 +148,9 @@ func (o *evalOpts) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.hidePeer, "hide-peer", false, "tell policies no port's peer (host or switch), as an agent without fabric-ports does")
 	f.StringVar(&o.device, "device", "ecntune", "judge policies with the telemetry this kind of switch exports ("+strings.Join(deviceNames(), ", ")+"): the others are masked as missing")
 	f.StringVar(&o.interval, "interval", "", "control interval Δ, e.g. 1ms (default: the scenario's interval, if it names one, else min(500µs, duration/25), raised towards 200µs while 20 decisions fit)")
-	f.StringVar(&o.goodput, "goodput", eval.GoodputFinished, "the large-flow goodput the frontier ratio and the tables read: "+eval.GoodputFinished+
-		" (the finished flows of 1 MB or more) or "+eval.GoodputCensored+" (every such flow that had time to finish at line rate, an unfinished one at the rate it got so far)")
+	f.StringVar(&o.goodput, "goodput", eval.GoodputCensored, "the large-flow goodput the frontier ratio and the tables read: "+eval.GoodputCensored+
+		" (every flow of 1 MB or more that had time to finish at line rate, an unfinished one at the rate it got so far) or "+eval.GoodputFinished+
+		" (the finished ones only, every figure before 2026-12-01: a setting that leaves large flows running is judged by those it let finish)")
 	f.StringVar(&o.warmup, "warmup", "", "leave the flows that start before this time out of every policy's flow figures (FCT, small-flow p99, large-flow goodput), "+
 		"e.g. 1ms, or \"interval\" for one control interval: a fixed setting acts from the start, a policy that decides from counters only after its first interval "+
 		"(default: the scenario's warmup, if it names one; 0: none)")
