@@ -57,41 +57,55 @@ func (a *Agent) settleCommit(ctx context.Context, sw Switch, d *ioDone) {
 	if f := a.cfg.Fleet; f != nil {
 		cctx = gnmiclient.WithFence(cctx, gnmipath.Fence{Writer: f.Member, Token: d.token})
 	}
-	had, err := c.SettleCommit(cctx, keep)
+	var again bool
+	d.setErr, again = endCommit(cctx, c, keep, d.setErr, func() bool {
+		d.got, d.err = sw.Read(cctx, keysOf(d.changes))
+		return d.err == nil && a.readBackAsSet(d, refused)
+	})
+	if again {
+		d.got, d.err = sw.Read(cctx, keysOf(d.changes))
+	}
+}
+
+// endCommit ends a confirmed commit (the loop's and agent rollback's): it
+// confirms it when keep (the read-back shows every change), cancels it
+// otherwise, and returns the Set's error as it then stands (wrapping
+// core.ErrUnconfirmed when the commit was not confirmed: the switch
+// reverts it) and whether the caller must read the switch again. A failed
+// confirm is followed by a cancel, which tells what the switch keeps:
+// taken, it reverted the change; refused because no commit waits under
+// that id (noSuchCommit), the confirm took or the rollback duration ended,
+// and readAsSet (which reads the switch) says which; refused otherwise, or
+// not reaching the switch, the commit may still be pending, and the switch
+// reverts it by itself.
+func endCommit(ctx context.Context, c Committer, keep bool, setErr error, readAsSet func() bool) (error, bool) {
+	had, err := c.SettleCommit(ctx, keep)
 	if !had || (keep && err == nil) {
-		return
+		return setErr, false
 	}
 	defer c.AbandonCommit()
 	// %v, not %w, for what the Set said: a headroom refusal inside is no
 	// longer "the ECN change went through" (setLanded).
 	switch {
 	case keep:
-		// The confirm failed, or its answer was lost: a cancel tells
-		// which. Taken, the switch reverts now; refused by a switch that
-		// answers, no commit waits under that id (the confirm took, or
-		// the rollback duration ended), and a read says which.
-		_, cerr := c.SettleCommit(cctx, false)
+		_, cerr := c.SettleCommit(ctx, false)
 		switch {
 		case cerr == nil:
-			d.setErr = fmt.Errorf("%w: its confirm failed (%v); cancelled, the switch reverted it", core.ErrUnconfirmed, err)
-		case answered(cerr):
-			d.got, d.err = sw.Read(cctx, keysOf(d.changes))
-			if d.err == nil && a.readBackAsSet(d, refused) {
-				return // the confirm took; its answer was lost
+			return fmt.Errorf("%w: its confirm failed (%v); cancelled, the switch reverted it", core.ErrUnconfirmed, err), true
+		case noSuchCommit(cerr):
+			if readAsSet() {
+				return setErr, false // the confirm took; its answer was lost
 			}
-			d.setErr = fmt.Errorf("%w: its confirm failed (%v), and the switch runs otherwise", core.ErrUnconfirmed, err)
-			return
+			return fmt.Errorf("%w: its confirm failed (%v), and the switch runs otherwise", core.ErrUnconfirmed, err), false
 		default:
-			d.setErr = fmt.Errorf("%w: its confirm failed (%v), and its cancel (%v)", core.ErrUnconfirmed, err, cerr)
+			return fmt.Errorf("%w: its confirm failed (%v), and its cancel (%v)", core.ErrUnconfirmed, err, cerr), true
 		}
 	case err != nil:
-		d.setErr = fmt.Errorf("%w: read back otherwise (set: %v); cancelling it failed: %v", core.ErrUnconfirmed, d.setErr, err)
-	case d.setErr != nil:
-		d.setErr = fmt.Errorf("%w: read back otherwise (set: %v); cancelled, the switch reverted it", core.ErrUnconfirmed, d.setErr)
-	default:
-		d.setErr = fmt.Errorf("%w: read back otherwise; cancelled, the switch reverted it", core.ErrUnconfirmed)
+		return fmt.Errorf("%w: read back otherwise (set: %v); cancelling it failed: %v", core.ErrUnconfirmed, setErr, err), true
+	case setErr != nil:
+		return fmt.Errorf("%w: read back otherwise (set: %v); cancelled, the switch reverted it", core.ErrUnconfirmed, setErr), true
 	}
-	d.got, d.err = sw.Read(cctx, keysOf(d.changes))
+	return fmt.Errorf("%w: read back otherwise; cancelled, the switch reverted it", core.ErrUnconfirmed), true
 }
 
 // readBackAsSet says whether d's read shows every change as set (without
@@ -110,14 +124,18 @@ func (a *Agent) readBackAsSet(d *ioDone, refused bool) bool {
 	return true
 }
 
-// answered says whether err is the switch's own answer (it refused), not
-// a failure to reach it (unavailable, timed out, cancelled).
-func answered(err error) bool {
+// noSuchCommit says whether err is a switch's answer that no commit
+// waits under the id (gNMI's commit confirmed extension: FailedPrecondition,
+// NotFound, or InvalidArgument for an id that is not the commit under
+// way), not a refusal of the request itself (permission, resources) or a
+// failure to reach the switch, after which the commit may still be
+// pending.
+func noSuchCommit(err error) bool {
 	switch status.Code(err) {
-	case codes.OK, codes.Unavailable, codes.DeadlineExceeded, codes.Canceled, codes.Unknown:
-		return false
+	case codes.FailedPrecondition, codes.NotFound, codes.InvalidArgument:
+		return true
 	}
-	return true
+	return false
 }
 
 // checkCommitConfirmed refuses a rollback duration the agent cannot

@@ -306,6 +306,10 @@ func TestFailedConfirmIsSettledByACancel(t *testing.T) {
 		{"confirm took, answer lost", noCommit, target, true, ""},
 		{"no commit, switch reverted", noCommit, cur, false, "the switch runs otherwise"},
 		{"cancel unreachable too", unreachable, target, false, "and its cancel"},
+		// a refusal of the request itself says nothing of the commit,
+		// which may still be pending: the switch reverts it by itself
+		{"cancel refused, commit pending", status.Error(codes.ResourceExhausted, "too many requests"), target, false, "and its cancel"},
+		{"cancel refused by authorisation", status.Error(codes.PermissionDenied, "no"), target, false, "and its cancel"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFakeSwitch("leaf0", kA)
@@ -321,6 +325,36 @@ func TestFailedConfirmIsSettledByACancel(t *testing.T) {
 			res := r.a.core.ReadBack("leaf0", d.changes, d.setErr, d.got, d.err)
 			if (res[0].Outcome == core.Applied) != c.applied || (c.says != "" && !strings.Contains(fmt.Sprint(d.setErr), c.says)) {
 				t.Fatalf("outcome %v (set error %v); want applied %v saying %q", res[0].Outcome, d.setErr, c.applied, c.says)
+			}
+		})
+	}
+}
+
+// agent rollback ends its confirmed commit as the loop does: a failed
+// confirm is followed by a cancel (before, the manual path stopped at the
+// failed confirm and called the change failed, whatever the switch kept).
+func TestManualRollbackSettlesAFailedConfirm(t *testing.T) {
+	unreachable := errors.New("rpc error: code = Unavailable desc = connection reset")
+	noCommit := status.Error(codes.FailedPrecondition, "no commit is waiting for confirmation")
+	for _, c := range []struct {
+		name      string
+		cancelErr error
+		state     core.AuditState
+	}{
+		{"confirm took, answer lost", noCommit, core.StateApplied},
+		{"cancel taken", nil, core.StateFailed},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFakeSwitch("leaf0", kA)
+			f.set[kA] = target
+			sw := &committing{fakeSwitch: f, confirmErr: unreachable, cancelErr: c.cancelErr}
+			j := tempJournal(t)
+			written, _ := ApplyManual(context.Background(), j, sw, []core.Change{{Key: kA, Kind: core.KindManual, New: cur}}, "me", func() time.Time { return time.Unix(100, 0) })
+			if len(sw.calls) != 2 || !sw.calls[0] || sw.calls[1] {
+				t.Fatalf("SettleCommit calls %v, want a confirm then a cancel", sw.calls)
+			}
+			if len(written) != 1 || written[0].State != c.state {
+				t.Fatalf("written %+v, want %s", written, c.state)
 			}
 		})
 	}

@@ -191,39 +191,38 @@ func ApplyManual(ctx context.Context, j *journal.Journal, sw Switch, changes []c
 	return written, firstErr
 }
 
-// settleManualCommit confirms a manual change's confirmed commit (a target
-// with commit-confirmed) when every change read back as set, and cancels
-// it otherwise; when it was not confirmed, the switch reverts it and the
-// changes are not applied (core.ErrUnconfirmed), read again.
+// settleManualCommit ends a manual change's confirmed commit (a target
+// with commit-confirmed) as the loop does (endCommit): confirmed when every
+// change read back as set, cancelled otherwise; when it was not confirmed
+// the changes are not applied (core.ErrUnconfirmed), read again.
 func settleManualCommit(ctx context.Context, sw Switch, written []core.AuditEntry, setErr error, got map[env.QueueKey]env.Setting, rerr error) (error, map[env.QueueKey]env.Setting, error) {
 	c, ok := sw.(Committer)
 	if !ok {
 		return setErr, got, rerr
 	}
 	refused := errors.As(setErr, new(*gnmipath.HeadroomError))
-	keep := rerr == nil
-	for _, e := range written {
-		g, ok := got[e.Key]
-		keep = keep && ok && core.ReadBackMatches(manualWant(e.New, refused), g)
-	}
-	had, err := c.SettleCommit(ctx, keep)
-	if !had || (keep && err == nil) {
-		return setErr, got, rerr
-	}
-	defer c.AbandonCommit()
-	switch {
-	case keep:
-		setErr = fmt.Errorf("%w: its confirm failed: %v", core.ErrUnconfirmed, err)
-	case err != nil:
-		setErr = fmt.Errorf("%w: read back otherwise (set: %v); cancelling it failed: %v", core.ErrUnconfirmed, setErr, err)
-	default:
-		setErr = fmt.Errorf("%w: read back otherwise (set: %v); cancelled, the switch reverted it", core.ErrUnconfirmed, setErr)
+	asSet := func() bool { // the read shows every change
+		if rerr != nil {
+			return false
+		}
+		for _, e := range written {
+			if g, ok := got[e.Key]; !ok || !core.ReadBackMatches(manualWant(e.New, refused), g) {
+				return false
+			}
+		}
+		return true
 	}
 	keys := make([]env.QueueKey, len(written))
 	for i, e := range written {
 		keys[i] = e.Key
 	}
-	got, rerr = sw.Read(ctx, keys)
+	setErr, again := endCommit(ctx, c, asSet(), setErr, func() bool {
+		got, rerr = sw.Read(ctx, keys)
+		return asSet()
+	})
+	if again {
+		got, rerr = sw.Read(ctx, keys)
+	}
 	return setErr, got, rerr
 }
 

@@ -778,7 +778,14 @@ func pickBy(order []string, runs map[string][]Run, bestGood float64) string {
 			if needGood && mean(rs, largeGoodput) < 0.95*bestGood {
 				continue
 			}
-			if v := SmallP99Mean(rs); v > 0 && v < bestV {
+			// the lowest small-flow p99; a candidate without one (no small
+			// flow finished, or a scenario without small flows) after every
+			// one with, the first of them where none has one
+			v := SmallP99Mean(rs)
+			if v <= 0 {
+				v = math.MaxFloat64
+			}
+			if best == "" || v < bestV {
 				best, bestV = c, v
 			}
 		}

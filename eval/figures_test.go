@@ -152,3 +152,28 @@ func TestGoodputOption(t *testing.T) {
 		t.Errorf("an unknown definition: %v", err)
 	}
 }
+
+// A scenario without small flows (an all-to-all of 256 KiB flows) still
+// has a best preset and static:best a pick: the lowest p99 among those
+// with one, else the first (the candidates without a figure gave none,
+// static:best printed zeros and schedule:best indexed -1).
+func TestBestPresetWithoutSmallFlows(t *testing.T) {
+	var fixed []Run
+	for s := uint64(1); s <= 2; s++ {
+		fixed = append(fixed, figureRun("static:dcqcn", s, 0, 10, 0), figureRun("static:hpcc", s, 0, 10, 0))
+	}
+	by, order := group(fixed, "s", isFixed)
+	if got := PickOracle(order, by); got != "static:dcqcn" {
+		t.Errorf("pick %q, want the first, static:dcqcn", got)
+	}
+	r := &Result{Scenarios: []string{"s"}, Policies: []string{"pol"},
+		Runs: []Run{figureRun("pol", 1, 0, 10, 0), figureRun("pol", 2, 0, 10, 0)}, OracleRuns: fixed}
+	if c := r.Compare("pol"); len(c) != 1 || c[0].BestPreset != "static:dcqcn" {
+		t.Errorf("comparisons %+v", c)
+	}
+	fixed[1].SmallP99, fixed[3].SmallP99 = 5, 5 // static:hpcc has one
+	by, order = group(fixed, "s", isFixed)
+	if got := PickOracle(order, by); got != "static:hpcc" {
+		t.Errorf("pick %q, want static:hpcc (the one with a small-flow p99)", got)
+	}
+}

@@ -380,9 +380,12 @@ func (c Comparison) writeText(w io.Writer) {
 		}
 	case c.NoSmallFlowFigure:
 		writeWrapped(w, "    frontier ratio: none (no small flow finished, for the policy or the best fixed setting that keeps its goodput)")
-	case c.FixedRun > 0:
+	case c.Beyond():
 		writeWrapped(w, fmt.Sprintf("    frontier ratio: none of the %d fixed settings run keeps %.0f%% of its large-flow goodput (beyond the frontier)",
 			c.FixedRun, 100*FrontierGoodput))
+	case c.FixedRun > 0:
+		writeWrapped(w, fmt.Sprintf("    frontier ratio: none (it dropped %d packets, and none of the %d fixed settings run keeps %.0f%% of its large-flow goodput without drops)",
+			c.Drops, c.FixedRun, 100*FrontierGoodput))
 	}
 }
 

@@ -360,7 +360,10 @@ func (f *Fabric) hostSettings(host []env.FabricPort) {
 	}
 	best, n := ecnKey{400_000, 1_600_000, 0.2}, 0
 	for k, c := range count {
-		if c > n || c == n && k.kmax < best.kmax {
+		// ties: the lowest kmax, then kmin, then the pmax reported (one
+		// choice whatever order the map gives)
+		tie := c == n && (k.kmax < best.kmax || k.kmax == best.kmax && (k.kmin < best.kmin || k.kmin == best.kmin && k.pmax > best.pmax))
+		if c > n || tie {
 			best, n = k, c
 		}
 	}

@@ -157,15 +157,14 @@ func rollbackTarget(ctx context.Context, out io.Writer, cfg *config.Config, tc c
 		return sw, nil
 	}
 	if slices.ContainsFunc(es, func(e core.AuditEntry) bool { return e.State == core.StateIntent || e.State == core.StateUnreachable }) {
-		s, err := dial()
-		if err != nil {
+		res, err := reconcileOpen(ctx, tc, j, dial, dryRun)
+		switch {
+		case err != nil && dryRun:
+			// the plan without them, said: an unreachable switch is what
+			// a dry run in an incident meets
+			fmt.Fprintf(out, "open audit entries (a change set but not judged) left out of the plan: %v\n", err)
+		case err != nil:
 			return fmt.Errorf("open audit entries (a change set but not judged) need the switch's current settings: %w", err)
-		}
-		rctx, cancel := context.WithTimeout(ctx, tc.Timeout+5*time.Second)
-		res, err := agent.ReconcileOpen(rctx, j, s, time.Now, dryRun)
-		cancel()
-		if err != nil {
-			return err
 		}
 		byseq := map[uint64]core.Resolution{}
 		for _, r := range res {
@@ -204,4 +203,16 @@ func rollbackTarget(ctx context.Context, out io.Writer, cfg *config.Config, tc c
 		fmt.Fprintf(out, "audit %d %s: %s\n", e.Seq, e.Key, e.State)
 	}
 	return err
+}
+
+// reconcileOpen judges the target's open audit entries by what its switch
+// runs (agent.ReconcileOpen; with dryRun, nothing is recorded).
+func reconcileOpen(ctx context.Context, tc config.Target, j *journal.Journal, dial func() (*gnmiclient.Switch, error), dryRun bool) ([]core.Resolution, error) {
+	s, err := dial()
+	if err != nil {
+		return nil, err
+	}
+	rctx, cancel := context.WithTimeout(ctx, tc.Timeout+5*time.Second)
+	defer cancel()
+	return agent.ReconcileOpen(rctx, j, s, time.Now, dryRun)
 }

@@ -268,4 +268,23 @@ func TestAgentRollbackUndoesAChangeLeftOpen(t *testing.T) {
 	if tel, _ := srv.Telemetry("sw0"); tel.Ports[0].Queues[3].ECN != incastStarECN {
 		t.Fatalf("after the rollback the switch runs %+v", tel.Ports[0].Queues[3].ECN)
 	}
+	// a dry run that cannot reach the switch prints the plan without the
+	// open entries, and says so; a rollback that cannot fails
+	j, err = journal.OpenJournal(db, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Intent([]core.AuditEntry{{TimeNs: time.Now().UnixNano(), Target: "sw0", Change: core.Change{Key: k, Kind: core.KindTune, Old: old, New: tuned}}}); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	gone := filepath.Join(dir, "gone.yaml")
+	os.WriteFile(gone, []byte(fmt.Sprintf("mode: closed-loop\npolicy: static:hpcc\ndb: %s\ntargets:\n  sw0: {address: 127.0.0.1:1, insecure: true, timeout: 300ms, queues: [3]}\n", db)), 0o644)
+	out, _, err = runAgentCmd(t, context.Background(), "rollback", "--config", gone, "--target", "sw0", "--dry-run")
+	if err != nil || !strings.Contains(out, "left out of the plan") {
+		t.Fatalf("dry run, switch unreachable: %v\n%s", err, out)
+	}
+	if _, _, err = runAgentCmd(t, context.Background(), "rollback", "--config", gone, "--target", "sw0"); err == nil || !strings.Contains(err.Error(), "open audit entries") {
+		t.Fatalf("rollback, switch unreachable: %v", err)
+	}
 }
