@@ -287,14 +287,19 @@ func (c *committing) SettleCommit(_ context.Context, keep bool) (bool, error) {
 
 func (c *committing) AbandonCommit() bool { return true }
 
+// A confirm or cancel that does not reach the switch, and a switch's
+// answer that no commit waits under the id.
+var (
+	unreachable = errors.New("rpc error: code = Unavailable desc = connection reset")
+	noCommit    = status.Error(codes.FailedPrecondition, "no commit is waiting for confirmation")
+)
+
 // A failed confirm is followed by a cancel, which tells what the switch
 // keeps: taken, it reverted the change (not applied); refused by a switch
 // that answers (no commit waits under that id), the confirm took and only
 // its answer was lost, so a read showing the change is applied; not
 // reaching the switch either, the switch reverts by itself (not applied).
 func TestFailedConfirmIsSettledByACancel(t *testing.T) {
-	unreachable := errors.New("rpc error: code = Unavailable desc = connection reset")
-	noCommit := status.Error(codes.FailedPrecondition, "no commit is waiting for confirmation")
 	for _, c := range []struct {
 		name      string
 		cancelErr error
@@ -334,8 +339,6 @@ func TestFailedConfirmIsSettledByACancel(t *testing.T) {
 // confirm is followed by a cancel (before, the manual path stopped at the
 // failed confirm and called the change failed, whatever the switch kept).
 func TestManualRollbackSettlesAFailedConfirm(t *testing.T) {
-	unreachable := errors.New("rpc error: code = Unavailable desc = connection reset")
-	noCommit := status.Error(codes.FailedPrecondition, "no commit is waiting for confirmation")
 	for _, c := range []struct {
 		name      string
 		cancelErr error
