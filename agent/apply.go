@@ -13,7 +13,6 @@ import (
 	"github.com/ecntune/ecntune/agent/gnmiclient"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/gnmipath"
-	"github.com/ecntune/ecntune/internal/units"
 )
 
 // The switch I/O of a closed loop runs one flight per target at a time, on
@@ -397,7 +396,7 @@ func (a *Agent) setLanded(ctx context.Context, d ioDone) {
 		a.log.Warn("headroom Set refused; ECN change applied without it", "target", d.target, "err", herr)
 		cs = slices.Clone(cs)
 		for i := range cs {
-			cs[i].New.HeadroomBytes, cs[i].New.Alpha = 0, 0
+			cs[i].New = readBackWant(cs[i].New, true)
 		}
 		setErr = nil
 	}
@@ -416,8 +415,7 @@ func (a *Agent) setLanded(ctx context.Context, d ioDone) {
 		results[i].Seq = d.seqs[i]
 		if refused != nil && results[i].Outcome == core.Applied && d.changes[i].New.HeadroomBytes != results[i].Got.HeadroomBytes {
 			// the audit says what was applied: not the headroom asked for
-			results[i].Err = fmt.Errorf("headroom %s refused by the switch (%v): the ECN change applied, the headroom is %s as read back",
-				units.FormatBytes(d.changes[i].New.HeadroomBytes), refused, units.FormatBytes(results[i].Got.HeadroomBytes))
+			results[i].Err = errors.New(headroomRefused(d.changes[i].New.HeadroomBytes, results[i].Got.HeadroomBytes, refused))
 		}
 	}
 	sort.Slice(results, func(i, j int) bool { return env.QueueKeyLess(results[i].Key, results[j].Key) })

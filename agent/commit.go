@@ -12,7 +12,9 @@ import (
 	"github.com/ecntune/ecntune/agent/fleet"
 
 	"github.com/ecntune/ecntune/agent/gnmiclient"
+	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/gnmipath"
+	"github.com/ecntune/ecntune/internal/units"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -112,16 +114,28 @@ func endCommit(ctx context.Context, c Committer, keep bool, setErr error, readAs
 // its headroom and alpha where the switch refused them: refused).
 func (a *Agent) readBackAsSet(d *ioDone, refused bool) bool {
 	for _, ch := range d.changes {
-		got, ok := d.got[ch.Key]
-		want := ch.New
-		if refused { // the headroom was not tunable: the ECN change alone
-			want.HeadroomBytes, want.Alpha = 0, 0
-		}
-		if !ok || !a.core.Guard().ReadBackOK(want, got) {
+		if got, ok := d.got[ch.Key]; !ok || !a.core.Guard().ReadBackOK(readBackWant(ch.New, refused), got) {
 			return false
 		}
 	}
 	return true
+}
+
+// readBackWant is what a change must read back as: without its headroom
+// and alpha when the switch refused them (gnmipath.HeadroomError: the ECN
+// change stands, the switch keeps its own).
+func readBackWant(s env.Setting, refused bool) env.Setting {
+	if refused {
+		s.HeadroomBytes, s.Alpha = 0, 0
+	}
+	return s
+}
+
+// headroomRefused is the audit's word on a change applied without the
+// headroom the switch refused (why).
+func headroomRefused(wanted, got int64, why error) string {
+	return fmt.Sprintf("headroom %s refused by the switch (%v): the ECN change applied, the headroom is %s as read back",
+		units.FormatBytes(wanted), why, units.FormatBytes(got))
 }
 
 // noSuchCommit says whether err is a switch's answer that no commit

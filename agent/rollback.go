@@ -11,7 +11,6 @@ import (
 	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/gnmipath"
-	"github.com/ecntune/ecntune/internal/units"
 )
 
 // UndoBaseline is the toNs of UndoPlan that restores every queue as it
@@ -206,7 +205,7 @@ func settleManualCommit(ctx context.Context, sw Switch, written []core.AuditEntr
 			return false
 		}
 		for _, e := range written {
-			if g, ok := got[e.Key]; !ok || !core.ReadBackMatches(manualWant(e.New, refused), g) {
+			if g, ok := got[e.Key]; !ok || !core.ReadBackMatches(readBackWant(e.New, refused), g) {
 				return false
 			}
 		}
@@ -224,15 +223,6 @@ func settleManualCommit(ctx context.Context, sw Switch, written []core.AuditEntr
 		got, rerr = sw.Read(ctx, keys)
 	}
 	return setErr, got, rerr
-}
-
-// manualWant is what a manual change must read back as: without its
-// headroom and alpha when the switch refused them (the ECN change stands).
-func manualWant(s env.Setting, refused bool) env.Setting {
-	if refused {
-		s.HeadroomBytes, s.Alpha = 0, 0
-	}
-	return s
 }
 
 // judgeManual is a manual change's audit state from its Set and read-back:
@@ -254,10 +244,9 @@ func judgeManual(e core.AuditEntry, setErr error, got map[env.QueueKey]env.Setti
 		return core.StateIntent, nil, fmt.Sprintf("set: %v; read-back: %v", setErr, rerr)
 	case rerr != nil:
 		return core.StateMismatch, nil, "read-back: " + rerr.Error()
-	case ok && core.ReadBackMatches(manualWant(e.New, refused), g):
+	case ok && core.ReadBackMatches(readBackWant(e.New, refused), g):
 		if refused && e.New.HeadroomBytes > 0 && e.New.HeadroomBytes != g.HeadroomBytes {
-			return core.StateApplied, gp, fmt.Sprintf("headroom %s refused by the switch (%v): the ECN change applied, the headroom is %s as read back",
-				units.FormatBytes(e.New.HeadroomBytes), setErr, units.FormatBytes(g.HeadroomBytes))
+			return core.StateApplied, gp, headroomRefused(e.New.HeadroomBytes, g.HeadroomBytes, setErr)
 		}
 		return core.StateApplied, gp, ""
 	case setErr != nil && !refused:

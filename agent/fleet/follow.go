@@ -133,10 +133,10 @@ func (n *Node) reconcile(ctx context.Context, v *keyView) error {
 			mine[sw] = true
 		}
 	}
-	n.noteUnplaced(v, time.Now())
 	held, taken := v.held, v.taken
 	changed := false
 	now := time.Now()
+	n.noteUnplaced(v, now)
 	for sw := range n.snapshotOwned() {
 		if _, ok := held[sw]; !ok || !mine[sw] {
 			n.mu.Lock()
