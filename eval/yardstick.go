@@ -57,13 +57,19 @@ type Judgement struct {
 
 // Judge runs pol (named name, which must not be a fixed setting's name)
 // on the yardstick's scenarios and seeds and compares it with the
-// frontier of fixed settings.
+// frontier of fixed settings. Every run shares pol, so it must keep no
+// state between decisions (a learned model, a fixed setting): one that
+// does (adaptive) would carry one run's state into the next, and runs
+// side by side would mix theirs (its judgement differed from run to run).
 func (y *Yardstick) Judge(pol policy.Policy, name string) (Judgement, error) {
 	if pol == nil {
 		return Judgement{}, errors.New("eval: yardstick: no policy")
 	}
 	if isFixed(name) || name == Oracle {
 		return Judgement{}, fmt.Errorf("eval: yardstick: policy name %q is a fixed setting's", name)
+	}
+	if !stateless(pol) {
+		return Judgement{}, fmt.Errorf("eval: yardstick: policy %s keeps state between decisions; only a stateless one (a learned model, a fixed setting) can be judged", name)
 	}
 	p := &plan{scs: y.scs, specs: []string{name}, opt: y.opt, shared: map[string]policy.Policy{name: pol}}
 	p.opt.Progress = nil

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/ecntune/ecntune/env"
@@ -9,14 +10,14 @@ import (
 	"github.com/ecntune/ecntune/simenv"
 )
 
-// TestYardstickJudgesAsRunAll: a policy judged against a yardstick gets
+// TestYardstickJudgesAsRunAll: a (stateless) policy judged against a yardstick gets
 // the comparison RunAll with Frontier gives it (the same fixed settings,
 // seeds and runs), a policy that is one of the fixed settings under
 // another name scores at most 1, and a fixed setting's name is refused.
 func TestYardstickJudgesAsRunAll(t *testing.T) {
 	scs := []Scenario{tiny()}
 	opt := Options{Seeds: 2, Workers: 2, Interval: 100 * simenv.Microsecond, OracleCatalogue: [][3]int{{0, 0, 1}, {8, 0, 1}, {12, 0, 1}}}
-	want, err := RunAll(scs, []string{"adaptive"}, Options{Seeds: opt.Seeds, Workers: 2, Interval: opt.Interval,
+	want, err := RunAll(scs, []string{"builtin"}, Options{Seeds: opt.Seeds, Workers: 2, Interval: opt.Interval,
 		OracleCatalogue: opt.OracleCatalogue, Frontier: true})
 	if err != nil {
 		t.Fatal(err)
@@ -25,15 +26,24 @@ func TestYardstickJudgesAsRunAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// a policy that keeps state between decisions would share it across
+	// the runs: refused
 	ad, err := policy.Lookup("adaptive")
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := y.Judge(ad, "adaptive")
+	if _, err := y.Judge(ad, "adaptive"); err == nil || !strings.Contains(err.Error(), "keeps state") {
+		t.Fatalf("adaptive judged: %v", err)
+	}
+	bi, err := policy.Lookup("builtin")
 	if err != nil {
 		t.Fatal(err)
 	}
-	wc := want.Compare("adaptive")
+	j, err := y.Judge(bi, "builtin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wc := want.Compare("builtin")
 	if len(j.Comparisons) != 1 || len(wc) != 1 {
 		t.Fatalf("comparisons: %d judged, %d by RunAll", len(j.Comparisons), len(wc))
 	}
