@@ -455,7 +455,7 @@ func TestCompareCollectiveIterations(t *testing.T) {
 	if err := more.writeComparisons(&moreText); err != nil {
 		t.Fatal(err)
 	}
-	if s := moreText.String(); !strings.Contains(s, "collective iterations 3.0 a run against 2.0 of that setting (difference +1.0 [+1.0, +1.0] over 4 seeds)") ||
+	if s := moreText.String(); !strings.Contains(s, "collective iterations 3.0 a run against 2.0 of catalogue:x (difference +1.0 [+1.0, +1.0] over 4 seeds)") ||
 		!strings.Contains(s, ": MORE, ahead of that setting in what its ratio does not count") || strings.Contains(s, "SLOWER") {
 		t.Fatalf("the policy with more iterations, in words:\n%s", s)
 	}
@@ -465,8 +465,8 @@ func TestCompareCollectiveIterations(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	if !strings.Contains(out, "collective iterations 0.0 a run against 2.0 of that setting (difference -2.0 [-2.0, -2.0] over 4 seeds),\n      collective flows' goodput x0.50 [0.50, 0.50] of its: FEWER and SLOWER") ||
-		!strings.Contains(out, "collective iterations 1.5 a run against 2.0 of that setting (difference -0.5") || strings.Count(out, "FEWER") != 1 ||
+	if !strings.Contains(out, "collective iterations 0.0 a run against 2.0 of catalogue:x (difference -2.0 [-2.0, -2.0] over 4 seeds),\n      collective flows' goodput x0.50 [0.50, 0.50] of its: FEWER and SLOWER") ||
+		!strings.Contains(out, "collective iterations 1.5 a run against 2.0 of catalogue:x (difference -0.5") || strings.Count(out, "FEWER") != 1 ||
 		!strings.Contains(out, "collective flows' goodput x0.99 [0.99, 0.99] of its\n") {
 		t.Fatalf("comparison text:\n%s", out)
 	}
@@ -632,13 +632,14 @@ func TestEvalCollectives(t *testing.T) {
 }
 
 // TestFrontier: with Options.Frontier the fixed settings run without
-// static:best, and each comparison's frontier ratio is the policy's
-// small-flow p99 over the lowest mean p99 among the fixed settings that
-// keep 98% of its large-flow goodput and never drop, worked out here from
-// the runs.
+// static:best, and each comparison's frontier ratio is, as a step, the
+// policy's small-flow p99 over the lowest mean p99 among the fixed
+// settings that keep 98% of its large-flow goodput and never drop, and
+// interpolated, over the line between the frontier's settings either
+// side of its goodput, each worked out here from the runs.
 func TestFrontier(t *testing.T) {
 	res, err := RunAll([]Scenario{tiny()}, []string{"static:hpcc", "adaptive"}, Options{Seeds: 2, Interval: 100 * simenv.Microsecond,
-		Frontier: true, OracleCatalogue: [][3]int{{0, 0, 1}, {8, 0, 1}, {12, 0, 1}}})
+		Frontier: true, FrontierShape: FrontierStep, OracleCatalogue: [][3]int{{0, 0, 1}, {8, 0, 1}, {12, 0, 1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -666,6 +667,35 @@ func TestFrontier(t *testing.T) {
 	if c.Frontier != best || math.Abs(c.FrontierRatio-myP99/bestP) > 1e-12 || c.PairedVsFrontier.N != 2 {
 		t.Fatalf("frontier %q ratio %g (paired %+v), want %q %g", c.Frontier, c.FrontierRatio, c.PairedVsFrontier, best, myP99/bestP)
 	}
+	// interpolated: the lowest p99 among the settings that keep all of
+	// its goodput, and the one with the most goodput short of it and a
+	// lower p99
+	at, atP, atG := "", math.Inf(1), 0.0
+	for _, f := range fixed {
+		if rs := byCand[f]; !anyDrops(rs) && mean(rs, largeGoodput) >= myGood && mean(rs, smallP99) < atP {
+			at, atP, atG = f, mean(rs, smallP99), mean(rs, largeGoodput)
+		}
+	}
+	lo, loP, loG := "", 0.0, math.Inf(-1)
+	for _, f := range fixed {
+		if rs := byCand[f]; !anyDrops(rs) && mean(rs, largeGoodput) < myGood && mean(rs, smallP99) < atP && mean(rs, largeGoodput) > loG {
+			lo, loP, loG = f, mean(rs, smallP99), mean(rs, largeGoodput)
+		}
+	}
+	if at == "" || lo == "" {
+		t.Fatalf("adaptive's goodput %.3g is not between two fixed settings on tiny (%q above, %q below); pick another catalogue", myGood, at, lo)
+	}
+	w := (atG - myGood) / (atG - loG)
+	res.FrontierShape = ""
+	c = res.Compare("adaptive")[0]
+	if c.Frontier != at || c.FrontierBelow != lo || math.Abs(c.FrontierBelowShare-w) > 1e-12 ||
+		math.Abs(c.FrontierRatio-myP99/(w*loP+(1-w)*atP)) > 1e-12 || c.PairedVsFrontier.N != 2 {
+		t.Fatalf("interpolated: frontier %q, below %q (%.3g), ratio %g (paired %+v); want %q, %q (%.3g), %g",
+			c.Frontier, c.FrontierBelow, c.FrontierBelowShare, c.FrontierRatio, c.PairedVsFrontier, at, lo, w, myP99/(w*loP+(1-w)*atP))
+	}
+	if s := res.Compare("static:hpcc")[0]; s.FrontierRatio < 1-1e-12 {
+		t.Errorf("interpolated: a fixed setting scores %.4g against the frontier it is a point of or behind", s.FrontierRatio)
+	}
 	var b strings.Builder
 	if err := res.WriteText(&b); err != nil {
 		t.Fatal(err)
@@ -682,7 +712,7 @@ func TestFrontier(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &sum); err != nil {
 		t.Fatalf("summary JSON: %v\n%s", err, js.String())
 	}
-	if len(sum.Comparisons) != 1 || sum.Comparisons[0].Frontier != best || sum.Comparisons[0].FrontierRatio != c.FrontierRatio ||
+	if len(sum.Comparisons) != 1 || sum.Comparisons[0].Frontier != c.Frontier || sum.Comparisons[0].FrontierBelow != c.FrontierBelow || sum.Comparisons[0].FrontierRatio != c.FrontierRatio ||
 		sum.Comparisons[0].Policy != "adaptive" || sum.Comparisons[0].Scenario != "tiny" {
 		t.Fatalf("summary comparisons %+v, want %+v", sum.Comparisons, c)
 	}

@@ -86,7 +86,7 @@ func TestScheduleFrontierSkipsPlansWithoutSmallFlows(t *testing.T) {
 		runs["planA"] = append(runs["planA"], figureRun("planA", s, 2, 10, 0))
 		runs["planB"] = append(runs["planB"], figureRun("planB", s, 0, 10, 0))
 	}
-	if got := pickByFrontier([]string{"planB", "planA"}, []string{"F"}, runs); got != "planA" {
+	if got := pickByFrontier([]string{"planB", "planA"}, []string{"F"}, runs, FrontierInterpolated); got != "planA" {
 		t.Errorf("picked %s, want planA (ratio 0.5; planB finished no small flow)", got)
 	}
 }
@@ -175,5 +175,68 @@ func TestBestPresetWithoutSmallFlows(t *testing.T) {
 	by, order = group(fixed, "s", isFixed)
 	if got := PickOracle(order, by); got != "static:hpcc" {
 		t.Errorf("pick %q, want static:hpcc (the one with a small-flow p99)", got)
+	}
+}
+
+// The frontier between two settings run is the line between them: a
+// policy whose goodput crosses a grid point's by a hair no longer jumps
+// from one setting's p99 to the next (a step), and the line is never
+// above the step. Settings that drop, or are beaten at more goodput, are
+// no points of it.
+func TestFrontierIsInterpolatedBetweenSettings(t *testing.T) {
+	var fixed []Run
+	for s := uint64(1); s <= 2; s++ {
+		fixed = append(fixed,
+			figureRun("static:lo", s, 8, 40, 0),      // the frontier short of the goodput
+			figureRun("static:hi", s, 10, 44, 0),     // the frontier keeping it
+			figureRun("static:worse", s, 12, 46, 0),  // keeps it, at a higher p99
+			figureRun("static:drops", s, 9, 43, 1),   // drops: no point
+			figureRun("static:beaten", s, 9, 39, 0),  // short of it, and above lo
+			figureRun("static:nosmall", s, 0, 42, 0)) // no small-flow p99: no point
+	}
+	// pol's goodput 42: half-way from lo (40) to hi (44); a step takes hi,
+	// which keeps 98% of it (41.16)
+	pols := []Run{figureRun("pol", 1, 9, 42, 0), figureRun("pol", 2, 9, 42, 0)}
+	for _, tc := range []struct {
+		shape      string
+		below      string
+		share, p99 float64
+	}{{FrontierInterpolated, "static:lo", 0.5, 9}, {"", "static:lo", 0.5, 9}, {FrontierStep, "", 0, 10}} {
+		r := &Result{Scenarios: []string{"s"}, Policies: []string{"pol"}, Runs: pols, OracleRuns: fixed, FrontierShape: tc.shape}
+		c := r.Compare("pol")[0]
+		if c.Frontier != "static:hi" || c.FrontierBelow != tc.below || math.Abs(c.FrontierBelowShare-tc.share) > 1e-9 ||
+			math.Abs(c.FrontierRatio-9/tc.p99) > 1e-9 {
+			t.Errorf("shape %q: frontier %s, below %s (%.3g), ratio %.4g; want static:hi, %q (%.3g), %.4g",
+				tc.shape, c.Frontier, c.FrontierBelow, c.FrontierBelowShare, c.FrontierRatio, tc.below, tc.share, 9/tc.p99)
+		}
+		if math.Abs(c.PairedVsFrontier.Mean-9/tc.p99) > 1e-9 || c.PairedVsFrontier.N != 2 {
+			t.Errorf("shape %q: paired %+v, want %.4g over 2 seeds", tc.shape, c.PairedVsFrontier, 9/tc.p99)
+		}
+	}
+	// at a setting's own goodput, with every setting keeping it, or past
+	// the loosest's goodput by less than 2%, the frontier is that setting
+	// alone; past it by more, the policy is beyond the frontier
+	for _, tc := range []struct {
+		g    float64
+		want string
+	}{{44, "static:hi"}, {30, "static:lo"}, {46.5, "static:worse"}, {48, ""}} {
+		r := &Result{Scenarios: []string{"s"}, Policies: []string{"pol"}, OracleRuns: fixed,
+			Runs: []Run{figureRun("pol", 1, 9, tc.g, 0), figureRun("pol", 2, 9, tc.g, 0)}}
+		c := r.Compare("pol")[0]
+		if c.Frontier != tc.want || c.FrontierBelow != "" || c.FrontierBelowShare != 0 || c.Beyond() != (tc.want == "") {
+			t.Errorf("goodput %.4g: frontier %q below %q (%.3g), beyond %v; want %q alone", tc.g, c.Frontier, c.FrontierBelow, c.FrontierBelowShare, c.Beyond(), tc.want)
+		}
+	}
+	// the schedule search reads the same line
+	runs := map[string][]Run{}
+	for _, x := range fixed {
+		runs[x.Policy] = append(runs[x.Policy], x)
+	}
+	names := []string{"static:lo", "static:hi", "static:worse", "static:drops", "static:beaten", "static:nosmall"}
+	if r := frontierRatio(pols, names, runs, FrontierInterpolated); math.Abs(r-1) > 1e-9 {
+		t.Errorf("schedule search's ratio %.4g, want 1 (9 against the line's 9)", r)
+	}
+	if r := frontierRatio(pols, names, runs, FrontierStep); math.Abs(r-0.9) > 1e-9 {
+		t.Errorf("schedule search's step ratio %.4g, want 0.9", r)
 	}
 }

@@ -268,7 +268,7 @@ func (c Comparison) cells() []string {
 	}
 	fr := "–"
 	if c.FrontierRatio > 0 {
-		fr = fmt.Sprintf("%.2f (%s)", c.FrontierRatio, c.Frontier)
+		fr = fmt.Sprintf("%.2f (%s)", c.FrontierRatio, c.frontierText())
 	}
 	cut := fmt.Sprintf("%.1f%% lower", 100*c.SmallP99Cut)
 	if c.SmallP99Cut < 0 {
@@ -276,6 +276,18 @@ func (c Comparison) cells() []string {
 	}
 	return []string{c.Policy, c.BestPreset, cut, c.PairedVsPreset.String(),
 		fmt.Sprintf("%.1f%%", 100*c.GoodputRatio), fmt.Sprint(c.Drops), vs, c.PairedVsOracle.String(), at, fr, c.PairedVsFrontier.String()}
+}
+
+// frontierText names what c's frontier ratio is against (Comparison.Frontier).
+func (c Comparison) frontierText() string {
+	if c.FrontierBelow != "" {
+		return fmt.Sprintf("the frontier at its large-flow goodput, on the line between %s and %s (%.0f%% of the way to %s)",
+			shortSetting(c.FrontierBelow), shortSetting(c.Frontier), 100*(1-c.FrontierBelowShare), shortSetting(c.Frontier))
+	}
+	if c.FrontierShape == FrontierStep {
+		return fmt.Sprintf("%s, the best fixed setting that keeps %.0f%% of its large-flow goodput", shortSetting(c.Frontier), 100*FrontierGoodput)
+	}
+	return shortSetting(c.Frontier) + ", the frontier at its large-flow goodput"
 }
 
 // String is "1.15 [0.98, 1.35]", or "–" for the zero Ratio.
@@ -354,12 +366,11 @@ func (c Comparison) writeText(w io.Writer) {
 		if c.PairedVsFrontier.N > 0 {
 			line += fmt.Sprintf(" (ratio %s)", c.PairedVsFrontier)
 		}
-		line += fmt.Sprintf(": vs %s, the best fixed setting that keeps %.0f%% of its large-flow goodput (below 1: beyond the frontier)",
-			shortSetting(c.Frontier), 100*FrontierGoodput)
+		line += ": vs " + c.frontierText() + " (below 1: beyond the frontier)"
 		writeWrapped(w, line)
 		if d := c.VsFrontierIterations; d.N > 0 {
-			line = fmt.Sprintf("    collective iterations %.1f a run against %.1f of that setting (difference %+.1f [%+.1f, %+.1f] over %s)",
-				c.Iterations, c.FrontierIterations, d.Mean, d.Lo, d.Hi, units.Count(d.N, "seed"))
+			line = fmt.Sprintf("    collective iterations %.1f a run against %.1f of %s (difference %+.1f [%+.1f, %+.1f] over %s)",
+				c.Iterations, c.FrontierIterations, shortSetting(c.Frontier), d.Mean, d.Lo, d.Hi, units.Count(d.N, "seed"))
 			if g := c.VsFrontierCollectiveGoodput; g.N > 0 {
 				line += fmt.Sprintf(", collective flows' goodput x%.2f [%.2f, %.2f] of its", g.Mean, g.Lo, g.Hi)
 			}
@@ -525,17 +536,21 @@ func (r *Result) frontierPlot(scenario string) (*plot.Plot, error) {
 	p.Title.Text = "small-flow p99 vs large-flow goodput: " + scenario
 	p.X.Label.Text = "large-flow goodput (Gb/s)"
 	p.Y.Label.Text = "small-flow (<100 KB) p99 slowdown (× ideal FCT)"
-	var pts plotter.XYs
+	var pts, points plotter.XYs // every fixed setting; the frontier's points (frontierAt's)
 	var names []string
 	for _, c := range fixed {
 		rs := byCand[c]
-		pts = append(pts, plotter.XY{X: mean(rs, largeGoodput), Y: SmallP99Mean(rs)})
+		xy := plotter.XY{X: mean(rs, largeGoodput), Y: SmallP99Mean(rs)}
+		pts = append(pts, xy)
+		if !anyDrops(rs) && xy.Y > 0 {
+			points = append(points, xy)
+		}
 		names = append(names, "")
 		if isPreset(c) {
 			names[len(names)-1] = strings.TrimPrefix(c, policy.StaticPrefix)
 		}
 	}
-	if err := addFixedFrontier(p, pts, names); err != nil {
+	if err := addFixedFrontier(p, pts, names, points); err != nil {
 		return nil, err
 	}
 	if err := r.addPolicyPoints(p, scenario); err != nil {
@@ -558,8 +573,10 @@ func (r *Result) frontierPlot(scenario string) (*plot.Plot, error) {
 
 // addFixedFrontier draws the fixed settings' points pts in grey, each
 // with its name when it has one (the presets), and, through two or more
-// of them, the frontier as a dashed line.
-func addFixedFrontier(p *plot.Plot, pts plotter.XYs, names []string) error {
+// of points (those that drop nothing and have a small-flow p99), the
+// frontier as a dashed line: the line the frontier ratio reads
+// (Comparison.Frontier, interpolated).
+func addFixedFrontier(p *plot.Plot, pts plotter.XYs, names []string, points plotter.XYs) error {
 	if len(pts) == 0 {
 		return nil
 	}
@@ -574,7 +591,7 @@ func addFixedFrontier(p *plot.Plot, pts plotter.XYs, names []string) error {
 	sc.GlyphStyle.Radius = vg.Points(2.5)
 	p.Add(sc)
 	p.Legend.Add("fixed settings", sc)
-	if fr := frontierLine(pts); len(fr) > 1 {
+	if fr := frontierLine(points); len(fr) > 1 {
 		l, err := plotter.NewLine(fr)
 		if err != nil {
 			return err

@@ -195,7 +195,7 @@ func searchSchedule(sc Scenario, spec string, opt Options, fixed map[string][]Ru
 	cur := slices.Repeat([]string{entries[slices.Index(uniform, pickBy(uniform, s.runs, bestGood))]}, phases)
 	rate := func(order []string) string { return pickBy(order, s.runs, bestGood) }
 	if sb.byFrontier {
-		rate = func(order []string) string { return pickByFrontier(order, uniform, s.runs) }
+		rate = func(order []string) string { return pickByFrontier(order, uniform, s.runs, opt.FrontierShape) }
 	}
 	if err := s.descend(cur, entries, offsets, rate); err != nil {
 		return nil, s.made, fmt.Errorf("%s: %w", spec, err)
@@ -292,11 +292,11 @@ func pickPhase(plans []string, cur int, rate func(order []string) string) int {
 // plan. If no plan gets a finite ratio (every plan drops, or every fixed
 // setting does) it falls back to pickBy, which still prefers a plan
 // without drops.
-func pickByFrontier(order, fixed []string, runs map[string][]Run) string {
+func pickByFrontier(order, fixed []string, runs map[string][]Run, shape string) string {
 	best, bestR := "", math.Inf(1)
 	for _, p := range order {
 		if rs := runs[p]; !anyDrops(rs) {
-			if r := frontierRatio(rs, fixed, runs); r < bestR {
+			if r := frontierRatio(rs, fixed, runs, shape); r < bestR {
 				best, bestR = p, r
 			}
 		}
@@ -307,18 +307,18 @@ func pickByFrontier(order, fixed []string, runs map[string][]Run) string {
 	return best
 }
 
-// frontierRatio is rs's mean small-flow p99 over that of the fixed
-// setting (among fixed, by their runs) that keeps FrontierGoodput of rs's
-// mean large-flow goodput with no drops and the lowest p99, as Compare
-// reckons it; where none keeps that much, over that of the drop-free
-// setting with the most goodput (+Inf if every setting drops).
-func frontierRatio(rs []Run, fixed []string, runs map[string][]Run) float64 {
+// frontierRatio is rs's mean small-flow p99 over the frontier's (of the
+// fixed settings among fixed, by their runs, in shape) for rs's mean
+// large-flow goodput, as Compare reckons it (frontierAt); where no
+// setting keeps that much, over that of the drop-free setting with the
+// most goodput (+Inf if every setting drops).
+func frontierRatio(rs []Run, fixed []string, runs map[string][]Run, shape string) float64 {
 	p, g := SmallP99Mean(rs), mean(rs, largeGoodput)
 	if !(p > 0) {
 		return math.Inf(1) // no small flow finished: no ratio, not the best one
 	}
-	if _, r, _ := bestAtGoodput(runs, fixed, FrontierGoodput*g, p); r > 0 {
-		return r
+	if f := frontierAt(runs, fixed, g, shape); f.at != "" {
+		return p / f.p99
 	}
 	top, topG := "", -1.0
 	for _, f := range fixed {

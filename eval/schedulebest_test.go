@@ -242,20 +242,20 @@ func TestFrontierRatio(t *testing.T) {
 		{6, 8.2, 0.6}, // tight's 8 is below 98% of 8.2 (8.036): loose
 		{6, 12, 0.6},  // more than any: against the most goodput
 	} {
-		if got := frontierRatio([]Run{{SmallP99: c.p99, LargeGoodputGbps: c.good}}, fixed, runs); math.Abs(got-c.want) > 1e-12 {
+		if got := frontierRatio([]Run{{SmallP99: c.p99, LargeGoodputGbps: c.good}}, fixed, runs, FrontierStep); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("p99 %v at %v Gb/s: ratio %v, want %v", c.p99, c.good, got, c.want)
 		}
 	}
-	if got := frontierRatio(runs["loose"], []string{"drops"}, runs); !math.IsInf(got, 1) {
+	if got := frontierRatio(runs["loose"], []string{"drops"}, runs, FrontierStep); !math.IsInf(got, 1) {
 		t.Errorf("every setting drops: ratio %v, want +Inf", got)
 	}
 	runs["a"] = []Run{dropped(4, 10)} // best ratio, but drops
 	runs["b"] = []Run{{SmallP99: 6, LargeGoodputGbps: 10}}
 	runs["c"] = []Run{{SmallP99: 6, LargeGoodputGbps: 10}}
-	if got := pickByFrontier([]string{"a", "c", "b"}, fixed, runs); got != "c" {
+	if got := pickByFrontier([]string{"a", "c", "b"}, fixed, runs, FrontierStep); got != "c" {
 		t.Errorf("picked %s, want c (a drops; c ties b and comes first)", got)
 	}
-	if got := pickByFrontier([]string{"a", "drops"}, fixed, runs); got != "drops" {
+	if got := pickByFrontier([]string{"a", "drops"}, fixed, runs, FrontierStep); got != "drops" {
 		t.Errorf("all drop: picked %s, want pickBy's drops (p99 1)", got)
 	}
 }
@@ -280,7 +280,7 @@ func TestScheduleBestByFrontier(t *testing.T) {
 	if len(fixed) != len(oracleCandidates(grid)) {
 		t.Fatalf("%d fixed settings run, want %d", len(fixed), len(oracleCandidates(grid)))
 	}
-	mine := frontierRatio(got, fixed, by)
+	mine := frontierRatio(got, fixed, by, FrontierInterpolated)
 	var cmp *Comparison
 	for _, c := range res.Compare(spec) {
 		cmp = &c
@@ -289,7 +289,7 @@ func TestScheduleBestByFrontier(t *testing.T) {
 		t.Fatalf("Compare: %+v; the search's own reckoning %v", cmp, mine)
 	}
 	other := res.RunsOf("tiny-phases", "schedule:best@1ms")
-	start := frontierRatio(res.RunsOf("tiny-phases", Oracle), fixed, by)
+	start := frontierRatio(res.RunsOf("tiny-phases", Oracle), fixed, by, FrontierInterpolated)
 	if anyDrops(got) || mine > start {
 		t.Fatalf("plan %s: ratio %.3f (drops %v), static:best's %.3f", plan, mine, anyDrops(got), start)
 	}
@@ -301,12 +301,12 @@ func TestScheduleBestByFrontier(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range specs {
-		if rs := again.RunsOf("tiny-phases", p); !anyDrops(rs) && frontierRatio(rs, fixed, by) < mine {
-			t.Fatalf("%s rates %.3f, below the plan %s's %.3f", p, frontierRatio(rs, fixed, by), plan, mine)
+		if rs := again.RunsOf("tiny-phases", p); !anyDrops(rs) && frontierRatio(rs, fixed, by, FrontierInterpolated) < mine {
+			t.Fatalf("%s rates %.3f, below the plan %s's %.3f", p, frontierRatio(rs, fixed, by, FrontierInterpolated), plan, mine)
 		}
 	}
 	t.Logf("by frontier: %s, ratio %.3f; by static:best's objective: %s, ratio %.3f; static:best %s, ratio %.3f",
-		plan, mine, other[0].Chosen, frontierRatio(other, fixed, by), res.RunsOf("tiny-phases", Oracle)[0].Chosen, start)
+		plan, mine, other[0].Chosen, frontierRatio(other, fixed, by, FrontierInterpolated), res.RunsOf("tiny-phases", Oracle)[0].Chosen, start)
 }
 
 // dropped is a run with small-flow p99 p, goodput g and a drop.
@@ -348,16 +348,16 @@ func TestFrontierRatioEdges(t *testing.T) {
 		{6, 8.17, 0.6}, // 98% is 8.0066: only loose
 		{6, 12, 0.6},   // beyond all: loose, the drop-free one with the most
 	} {
-		if got := frontierRatio([]Run{{SmallP99: c.p99, LargeGoodputGbps: c.good}}, fixed, runs); math.Abs(got-c.want) > 1e-12 {
+		if got := frontierRatio([]Run{{SmallP99: c.p99, LargeGoodputGbps: c.good}}, fixed, runs, FrontierStep); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("p99 %v at %v Gb/s: ratio %v, want %v", c.p99, c.good, got, c.want)
 		}
 	}
 	runs["d1"], runs["d2"], runs["d3"] = []Run{dropped(3, 10)}, []Run{dropped(1, 10)}, []Run{dropped(2, 10)}
-	if got := pickByFrontier([]string{"d1", "d2", "d3"}, fixed, runs); got != "d2" {
+	if got := pickByFrontier([]string{"d1", "d2", "d3"}, fixed, runs, FrontierStep); got != "d2" {
 		t.Errorf("all drop: picked %s, want pickBy's d2", got)
 	}
 	runs["d1"] = []Run{dropped(1, 10)}
-	if got := pickByFrontier([]string{"d1", "d2", "d3"}, fixed, runs); got != "d1" {
+	if got := pickByFrontier([]string{"d1", "d2", "d3"}, fixed, runs, FrontierStep); got != "d1" {
 		t.Errorf("all drop, d1 ties d2: picked %s, want d1 (first)", got)
 	}
 }

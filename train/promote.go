@@ -11,8 +11,9 @@ import (
 // Comparison).
 type FrontierFigures struct {
 	// Ratio is the frontier ratio: the policy's mean small-flow p99 over
-	// that of the best fixed setting keeping 98% of its large-flow
-	// goodput without drops; 0 when no fixed setting qualifies.
+	// that of the frontier of fixed settings (without drops) at its
+	// large-flow goodput (eval's Comparison.FrontierRatio); 0 when no
+	// fixed setting qualifies.
 	Ratio float64
 	// Beyond: fixed settings ran and none kept 98% of the policy's
 	// goodput without drops, so the policy is beyond the frontier in

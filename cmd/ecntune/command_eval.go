@@ -104,6 +104,7 @@ type evalOpts struct {
 	stretch             int
 	warmup              string
 	goodput             string
+	frontierShape       string
 	hidePeer, frontier  bool
 	device              string
 	wide                bool
@@ -144,7 +145,10 @@ func (o *evalOpts) addFlags(cmd *cobra.Command) {
 		"a loop runs for days, and 25 intervals say little of how it settles; named NAME@xN")
 	f.BoolVar(&o.wide, "wide", false, "print every metric (FCT slowdown p50/p99 per flow-size bucket, utilisation, ...), not the compact table")
 	f.BoolVar(&o.frontier, "frontier", false, "also run static:best's fixed settings (presets and a catalogue grid) without listing static:best, "+
-		"so that every policy gets its frontier ratio: its small-flow p99 over the best fixed setting's that keeps 98% of its large-flow goodput")
+		"so that every policy gets its frontier ratio: its small-flow p99 over the frontier's of fixed settings at its large-flow goodput (--frontier-shape)")
+	f.StringVar(&o.frontierShape, "frontier-shape", eval.FrontierInterpolated, "how the frontier stands between the fixed settings run: "+eval.FrontierInterpolated+
+		" (the straight line between the two either side of the policy's large-flow goodput: a setting on the frontier scores 1, and the ratio moves as little as the goodput) or "+
+		eval.FrontierStep+" (the best setting that keeps 98% of the policy's goodput, every figure before 2026-12-01: the ratio jumps where the goodput crosses a setting's)")
 	f.BoolVar(&o.hidePeer, "hide-peer", false, "tell policies no port's peer (host or switch), as an agent without fabric-ports does")
 	f.StringVar(&o.device, "device", "ecntune", "judge policies with the telemetry this kind of switch exports ("+strings.Join(deviceNames(), ", ")+"): the others are masked as missing")
 	f.StringVar(&o.interval, "interval", "", "control interval Δ, e.g. 1ms (default: the scenario's interval, if it names one, else min(500µs, duration/25), raised towards 200µs while 20 decisions fit)")
@@ -196,7 +200,7 @@ func (o *evalOpts) run(cmd *cobra.Command) error {
 		return fmt.Errorf("--device %q: unknown (allowed: %s)", o.device, strings.Join(deviceNames(), ", "))
 	}
 	res, err := runEvalWithProgress(cmd.ErrOrStderr(), scs, o.policies, eval.Options{Seeds: o.seeds, Workers: o.workers, Interval: dt, HidePeer: o.hidePeer, Frontier: o.frontier, Trace: o.htmlOut != "",
-		Missing: missing, Warmup: wu, WarmupIntervals: wuIntervals, Goodput: o.goodput,
+		Missing: missing, Warmup: wu, WarmupIntervals: wuIntervals, Goodput: o.goodput, FrontierShape: o.frontierShape,
 		Lookup: policyResolver(o.db).Lookup, Loops: map[string]eval.LoopRunner{loop.Prefix: loop.EvalRunner(o.agentResolver, o.loopAudit, o.hidePeer)}})
 	if err != nil {
 		return err

@@ -45,7 +45,7 @@ seeds, default 10: the twin's seed and the next K-1, which no training episode u
 stores the model under --name (default twin-SCENARIO) with the twin's file, name and sha256
 and the starting model in its provenance (models show). It is promoted only when it drops no
 more packets than the starting model, its frontier ratio (small-flow p99 over that of the
-best fixed setting keeping 98% of its large-flow goodput) is no higher than the starting
+frontier of fixed settings at its large-flow goodput, as eval reckons it) is no higher than the starting
 model's, and it is not behind the frontier: its ratio is at most 1.00 as printed, or no
 fixed setting keeps 98% of its goodput; or, when the starting model is itself behind the
 frontier (above 1.00), it is better than the starting model beyond the seeds' noise (the
@@ -69,7 +69,7 @@ drops, small-flow p99 over the starting model's at most 1.00 and large-flow good
 model was trained on the twin: a gain there that turns into a loss on a rival was learned of
 the twin's errors. Otherwise it is stored unpromoted and the figures say why. Where the
 starting model (its loop, with --agent) is behind the twin's frontier, the fixed setting it is
-behind (the best one keeping 98% of its goodput) also runs on the twin and the rivals, as the
+behind (the best one keeping its goodput) also runs on the twin and the rivals, as the
 two run, and the same rule judges it against the starting model: promoted by it, and better on
 the twin than a fine-tuned model the rule promotes (which then stays a candidate), it is
 recommended: the output names the policy to run instead (static:NAME or fixed:KMIN/KMAX/PMAX)
