@@ -240,3 +240,30 @@ func TestFrontierIsInterpolatedBetweenSettings(t *testing.T) {
 		t.Errorf("schedule search's step ratio %.4g, want 0.9", r)
 	}
 }
+
+// The line is continuous past the loosest setting's goodput (a policy
+// that dominates the loosest setting is not judged against a tighter one
+// that keeps 98% of its goodput), and a tie in p99 goes to the setting
+// with more goodput whatever the order.
+func TestFrontierLineEnds(t *testing.T) {
+	two := func(name string, p, g float64) []Run {
+		return []Run{figureRun(name, 1, p, g, 0), figureRun(name, 2, p, g, 0)}
+	}
+	ratio := func(fixed []Run, p, g float64) float64 {
+		r := &Result{Scenarios: []string{"s"}, Policies: []string{"pol"}, Runs: two("pol", p, g), OracleRuns: fixed}
+		return r.Compare("pol")[0].FrontierRatio
+	}
+	fixed := append(two("static:mid", 10.5, 45.5), two("static:top", 12, 46)...)
+	below, at, past := ratio(fixed, 12, 45.99), ratio(fixed, 12, 46), ratio(fixed, 12, 46.01)
+	if math.Abs(below-1) > 0.01 || math.Abs(at-1) > 1e-9 || math.Abs(past-1) > 1e-9 {
+		t.Errorf("p99 12 at 45.99, 46, 46.01 Gb/s: %.4f %.4f %.4f, want about 1 (the loosest setting is 12 at 46)", below, at, past)
+	}
+	if r := ratio(fixed, 12, 47.5); r != 0 {
+		t.Errorf("past 98%%: ratio %.4f, want none (beyond)", r)
+	}
+	a, b, l := two("static:a", 2, 10), two("static:b", 2, 12), two("static:l", 1, 5)
+	ab, ba := ratio(append(append(append([]Run(nil), a...), b...), l...), 1, 9), ratio(append(append(append([]Run(nil), b...), a...), l...), 1, 9)
+	if want := 1 / (3.0/7*1 + 4.0/7*2); math.Abs(ab-want) > 1e-9 || math.Abs(ba-want) > 1e-9 {
+		t.Errorf("tie in p99: ratio %.4f (a first), %.4f (b first), want %.4f (the line from l to b)", ab, ba, want)
+	}
+}

@@ -278,11 +278,20 @@ func (c Comparison) cells() []string {
 		fmt.Sprintf("%.1f%%", 100*c.GoodputRatio), fmt.Sprint(c.Drops), vs, c.PairedVsOracle.String(), at, fr, c.PairedVsFrontier.String()}
 }
 
+// FrontierName is what c's frontier ratio is against, short: a setting
+// ("cat 387KB/774KB/1%"), or the line between two ("0.37·cat
+// 232KB/464KB/0.3% + 0.63·cat 299.5KB/599KB/1%"; Comparison.Frontier).
+func (c Comparison) FrontierName() string {
+	if c.FrontierBelow != "" {
+		return fmt.Sprintf("%.2f·%s + %.2f·%s", c.FrontierBelowShare, shortSetting(c.FrontierBelow), 1-c.FrontierBelowShare, shortSetting(c.Frontier))
+	}
+	return shortSetting(c.Frontier)
+}
+
 // frontierText names what c's frontier ratio is against (Comparison.Frontier).
 func (c Comparison) frontierText() string {
 	if c.FrontierBelow != "" {
-		return fmt.Sprintf("the frontier at its large-flow goodput, on the line between %s and %s (%.0f%% of the way to %s)",
-			shortSetting(c.FrontierBelow), shortSetting(c.Frontier), 100*(1-c.FrontierBelowShare), shortSetting(c.Frontier))
+		return "the frontier at its large-flow goodput, the line " + c.FrontierName()
 	}
 	if c.FrontierShape == FrontierStep {
 		return fmt.Sprintf("%s, the best fixed setting that keeps %.0f%% of its large-flow goodput", shortSetting(c.Frontier), 100*FrontierGoodput)
@@ -390,7 +399,7 @@ func (c Comparison) writeText(w io.Writer) {
 			writeWrapped(w, line)
 		}
 	case c.NoSmallFlowFigure:
-		writeWrapped(w, "    frontier ratio: none (no small flow finished, for the policy or the best fixed setting that keeps its goodput)")
+		writeWrapped(w, "    frontier ratio: none (no small flow finished, for the policy or the best fixed setting that keeps its goodput, or 98% of it)")
 	case c.Beyond():
 		writeWrapped(w, fmt.Sprintf("    frontier ratio: none of the %d fixed settings run keeps %.0f%% of its large-flow goodput (beyond the frontier)",
 			c.FixedRun, 100*FrontierGoodput))

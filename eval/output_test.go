@@ -170,6 +170,9 @@ func TestComparisonTextWidth(t *testing.T) {
 		AtGoodput: cat, VsAtGoodput: 0.65, Frontier: cat, FrontierRatio: 0.98, PairedVsFrontier: Ratio{N: 3, Mean: 0.98, Lo: 0.76, Hi: 1.27}}
 	var b bytes.Buffer
 	c.writeText(&b)
+	// on the line between two long catalogue names
+	c.Frontier, c.FrontierBelow, c.FrontierBelowShare = "catalogue:kmin 299.5KB kmax 599KB pmax 1% @100G", "catalogue:kmin 232KB kmax 464KB pmax 0.3% @100G", 0.37
+	c.writeText(&b)
 	out := b.String()
 	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
 		if n := utf8.RuneCountInString(l); n > textWidth {
@@ -179,7 +182,8 @@ func TestComparisonTextWidth(t *testing.T) {
 			t.Errorf("line broken inside a bracket: %q", l)
 		}
 	}
-	for _, want := range []string{"small-flow p99 6.4% HIGHER (worse) (ratio 1.07 [0.94, 1.21]),", "(cat 139KB/278KB/1%)", "frontier ratio 0.98"} {
+	for _, want := range []string{"small-flow p99 6.4% HIGHER (worse) (ratio 1.07 [0.94, 1.21]),", "(cat 139KB/278KB/1%)", "frontier ratio 0.98",
+		"the line 0.37·cat 232KB/464KB/0.3% + 0.63·cat 299.5KB/599KB/1% (below 1"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
 		}

@@ -37,10 +37,10 @@ import (
 // With ",by=frontier" after the offsets the search rates a plan by the
 // report's own measure instead, its frontier ratio against the candidates
 // run as one fixed setting on the same seeds (Comparison.FrontierRatio:
-// its mean small-flow p99 over that of the best candidate that keeps
-// FrontierGoodput of its mean large-flow goodput and never drops; a plan
-// with more goodput than every such candidate is rated against the one
-// with the most). It starts from the candidate that static:best's
+// its mean small-flow p99 over the frontier's of the candidates that
+// never drop at its mean large-flow goodput, in Options.FrontierShape; a
+// plan with more goodput than every such candidate is rated against the
+// one with the most). It starts from the candidate that static:best's
 // objective picks, as the default search does, and never takes a plan
 // that drops.
 const ScheduleBestPrefix = "schedule:best@"

@@ -40,8 +40,8 @@ type FixedSetting struct {
 	// OnFrontier: it dropped nothing, and no other fixed setting that
 	// dropped nothing is as good on both axes and better on one (at least
 	// its large-flow goodput at no higher small-flow p99): a point of the
-	// frontier the frontier ratio is measured against. (The plot's line
-	// runs through the settings that dropped too.)
+	// frontier the frontier ratio is measured against (and the plot's
+	// line runs through).
 	OnFrontier bool `json:"on_frontier"`
 }
 

@@ -81,7 +81,7 @@ func (y *Yardstick) Judge(pol policy.Policy, name string) (Judgement, error) {
 	if err != nil {
 		return Judgement{}, err
 	}
-	r := &Result{Policies: []string{name}, Runs: runs, OracleRuns: y.fixed}
+	r := &Result{Policies: []string{name}, Runs: runs, OracleRuns: y.fixed, FrontierShape: y.opt.FrontierShape}
 	for _, sc := range y.scs {
 		r.Scenarios = append(r.Scenarios, sc.Name)
 	}

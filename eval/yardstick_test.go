@@ -72,6 +72,21 @@ func TestYardstickJudgesAsRunAll(t *testing.T) {
 	if _, err := y.Judge(hp, "static:hpcc"); err == nil {
 		t.Fatal("a fixed setting's name was accepted")
 	}
+
+	// a yardstick built for the step judges as a step
+	opt.FrontierShape = FrontierStep
+	ys, err := NewYardstick(scs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := ys.Judge(bi, "builtin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.FrontierShape = FrontierStep
+	if got, exp := js.Comparisons[0], want.Compare("builtin")[0]; got.FrontierShape != FrontierStep || got.Frontier != exp.Frontier || got.FrontierRatio != exp.FrontierRatio {
+		t.Fatalf("a step yardstick judged %s %s %.4f, RunAll's step %s %.4f", got.FrontierShape, got.Frontier, got.FrontierRatio, exp.Frontier, exp.FrontierRatio)
+	}
 }
 
 // settingOf is the setting a fixed policy decides.

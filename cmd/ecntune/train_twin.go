@@ -69,7 +69,7 @@ drops, small-flow p99 over the starting model's at most 1.00 and large-flow good
 model was trained on the twin: a gain there that turns into a loss on a rival was learned of
 the twin's errors. Otherwise it is stored unpromoted and the figures say why. Where the
 starting model (its loop, with --agent) is behind the twin's frontier, the fixed setting it is
-behind (the best one keeping its goodput) also runs on the twin and the rivals, as the
+behind (the best one keeping 98% of its goodput, with a lower small-flow p99) also runs on the twin and the rivals, as the
 two run, and the same rule judges it against the starting model: promoted by it, and better on
 the twin than a fine-tuned model the rule promotes (which then stays a candidate), it is
 recommended: the output names the policy to run instead (static:NAME or fixed:KMIN/KMAX/PMAX)

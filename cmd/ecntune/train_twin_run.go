@@ -219,11 +219,21 @@ func evaluateTwin(s *trainSession, tr twinRun, cand models.Model) (twinEval, err
 
 // fixedCandidate is the fixed setting the judged starting model is
 // behind on the twin (nil when it is not behind), named as the judged two
-// are (its loop with --agent).
+// are (its loop with --agent): the frontier is a line between settings,
+// and where the starting model is behind it, the setting run in its place
+// is one that does better: the lowest small-flow p99 among those that
+// keep 98% of its large-flow goodput (the frontier as a step), if that is
+// lower than its own (else none: no single setting run beats it).
 func (ev *twinEval) fixedCandidate(tr twinRun, grid [][3]int) (*fixedCandidate, error) {
 	start, _ := ev.judged()
 	c := ev.res.Compare(start)
 	if len(c) == 0 || c[0].Frontier == "" || frontierFigures(c[0]).NotBehind() {
+		return nil, nil
+	}
+	step := *ev.res
+	step.FrontierShape = eval.FrontierStep
+	c = step.Compare(start)
+	if len(c) == 0 || c[0].Frontier == "" || !(train.Ratio2(c[0].FrontierRatio) > 1) {
 		return nil, nil
 	}
 	spec, ok := eval.FixedSpec(c[0].Frontier, grid)
@@ -472,7 +482,7 @@ func (ev *twinEval) judgeFixed() {
 	if ev.startLoopSpec != "" {
 		how = "behind the agent's guardrails"
 	}
-	f.verdict.Reason = "the fixed setting " + f.spec + " (the twin's frontier at the starting model's goodput), " + how + ", " + f.verdict.Reason
+	f.verdict.Reason = "the fixed setting " + f.spec + " (the best on the twin that keeps 98% of the starting model's goodput), " + how + ", " + f.verdict.Reason
 	if !f.verdict.Promote {
 		return
 	}
@@ -598,7 +608,10 @@ func pairedJSON(p train.Paired) map[string]any {
 // comparisonRecord keeps one policy's figures against the frontier.
 func comparisonRecord(c eval.Comparison, res *eval.Result) map[string]any {
 	out := map[string]any{"policy": c.Policy, "frontier_ratio": c.FrontierRatio, "frontier": c.Frontier,
-		"frontier_ratio_ci95": []float64{c.PairedVsFrontier.Lo, c.PairedVsFrontier.Hi}, "drops": c.Drops}
+		"frontier_ratio_ci95": []float64{c.PairedVsFrontier.Lo, c.PairedVsFrontier.Hi}, "drops": c.Drops, "frontier_shape": c.FrontierShape}
+	if c.FrontierBelow != "" {
+		out["frontier_below"], out["frontier_below_share"] = c.FrontierBelow, c.FrontierBelowShare
+	}
 	if a := res.AggregateOf(c.Scenario, c.Policy); a != nil {
 		out["small_p99"] = a.Metrics["small_p99"].Mean
 		out["large_goodput_gbps"] = a.Metrics["large_goodput_gbps"].Mean
@@ -695,7 +708,7 @@ func printTwinEval(w io.Writer, tr twinRun, ev twinEval) {
 	for _, c := range rows {
 		line := fmt.Sprintf("  %-*s  %s", width, c.Policy, frontierFigures(c))
 		if c.FrontierRatio > 0 {
-			line += fmt.Sprintf(" [%.2f, %.2f] against %s", c.PairedVsFrontier.Lo, c.PairedVsFrontier.Hi, c.Frontier)
+			line += fmt.Sprintf(" [%.2f, %.2f] against %s", c.PairedVsFrontier.Lo, c.PairedVsFrontier.Hi, c.FrontierName())
 		}
 		if a := ev.res.AggregateOf(c.Scenario, c.Policy); a != nil {
 			line += fmt.Sprintf("; small-flow p99 %.2f, large-flow goodput %.1f Gb/s", a.Metrics["small_p99"].Mean, a.Metrics["large_goodput_gbps"].Mean)
