@@ -590,26 +590,29 @@ func (p *plan) add(spec string) error {
 	return nil
 }
 
+// oneOf is v, or def when v is empty, if it is def or other; else an
+// error naming what.
+func oneOf(what, v, def, other string) (string, error) {
+	switch v {
+	case "":
+		return def, nil
+	case def, other:
+		return v, nil
+	}
+	return v, fmt.Errorf("eval: %s %q: allowed %s, %s", what, v, def, other)
+}
+
 // withDefaults fills in the defaults of o and checks it.
 func (o Options) withDefaults() (Options, error) {
 	if o.Seeds == 0 {
 		o.Seeds = 3
 	}
-	if o.Goodput == "" {
-		o.Goodput = GoodputCensored
+	var err error
+	if o.Goodput, err = oneOf("goodput", o.Goodput, GoodputCensored, GoodputFinished); err != nil {
+		return o, err
 	}
-	switch o.Goodput {
-	case GoodputFinished, GoodputCensored:
-	default:
-		return o, fmt.Errorf("eval: goodput %q: allowed %s, %s", o.Goodput, GoodputFinished, GoodputCensored)
-	}
-	if o.FrontierShape == "" {
-		o.FrontierShape = FrontierInterpolated
-	}
-	switch o.FrontierShape {
-	case FrontierInterpolated, FrontierStep:
-	default:
-		return o, fmt.Errorf("eval: frontier shape %q: allowed %s, %s", o.FrontierShape, FrontierInterpolated, FrontierStep)
+	if o.FrontierShape, err = oneOf("frontier shape", o.FrontierShape, FrontierInterpolated, FrontierStep); err != nil {
+		return o, err
 	}
 	if o.Seeds < 1 || o.Seeds > 1000 {
 		return o, fmt.Errorf("eval: seeds %d: allowed 1..1000", o.Seeds)

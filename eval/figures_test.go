@@ -267,3 +267,16 @@ func TestFrontierLineEnds(t *testing.T) {
 		t.Errorf("tie in p99: ratio %.4f (a first), %.4f (b first), want %.4f (the line from l to b)", ab, ba, want)
 	}
 }
+
+// An unknown goodput or frontier shape is refused by name, before any run.
+func TestUnknownYardstickOptions(t *testing.T) {
+	for _, o := range []Options{{Goodput: "all"}, {FrontierShape: "stepwise"}} {
+		_, err := RunAll([]Scenario{tiny()}, []string{"static:hpcc"}, o)
+		if err == nil || !strings.Contains(err.Error(), `"all"`) && !strings.Contains(err.Error(), `"stepwise"`) {
+			t.Errorf("%+v: %v", o, err)
+		}
+	}
+	if o, err := (Options{}).withDefaults(); err != nil || o.Goodput != GoodputCensored || o.FrontierShape != FrontierInterpolated {
+		t.Errorf("defaults %q %q (%v)", o.Goodput, o.FrontierShape, err)
+	}
+}
