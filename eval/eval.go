@@ -1530,10 +1530,10 @@ type frontierPoint struct {
 // frontier then scores exactly 1 against it, and the ratio moves with g
 // as little as g moves (under the step, 98% gave the policy's noise a
 // margin at every grid point, and a setting within 2% of its own goodput
-// and tighter beat it). Past the loosest setting's goodput, a setting
-// that keeps FrontierGoodput of g still stands for the frontier there,
-// as in a step: a policy is beyond the frontier (none qualifies) by the
-// same rule in both shapes.
+// and tighter beat it). Past the loosest setting's goodput, the loosest
+// stands for the frontier there (the line's end) as long as it keeps
+// FrontierGoodput of g: a policy is beyond the frontier (none qualifies)
+// by the same rule in both shapes.
 func frontierAt(byCand map[string][]Run, order []string, g float64, shape string) frontierPoint {
 	var f frontierPoint
 	type point struct {
