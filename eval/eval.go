@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -1554,54 +1555,75 @@ func frontierAt(byCand map[string][]Run, order []string, g float64, shape string
 			pts = append(pts, point{c, cg, cp})
 		}
 	}
-	// lowest is the point with the lowest p99 among those that keep keep;
-	// of two with the same p99, the first in order as a step (the old
-	// rule, kept as it was), the one with more goodput on the line (it is
-	// the frontier's: the other is behind it).
+	// lowest is, for the step, the point with the lowest p99 among those
+	// that keep keep; of two with the same p99, the first in order (the
+	// old rule, kept as it was).
 	lowest := func(keep float64) *point {
 		var at *point
 		for i := range pts {
-			x := &pts[i]
-			if x.g >= keep && (at == nil || x.p < at.p || shape != FrontierStep && x.p == at.p && x.g > at.g) {
+			if x := &pts[i]; x.g >= keep && (at == nil || x.p < at.p) {
 				at = x
 			}
 		}
 		return at
 	}
-	var at *point
 	if shape == FrontierStep {
-		at = lowest(FrontierGoodput * g)
-	} else if at = lowest(g); at == nil {
+		if at := lowest(FrontierGoodput * g); at != nil {
+			f.at, f.p99 = at.name, at.p
+		}
+		return f
+	}
+	// the frontier's points, by goodput (the line eval --plot draws):
+	// the first that keeps g, and the one before it
+	line := staircase(len(pts), func(i int) (float64, float64) { return pts[i].g, pts[i].p })
+	if len(line) == 0 {
+		return f
+	}
+	k := slices.IndexFunc(line, func(i int) bool { return pts[i].g >= g })
+	if k < 0 {
 		// past every setting's goodput: the loosest stands for the
-		// frontier (continuous with the line at its goodput), as long as
-		// it keeps FrontierGoodput of g
-		for i := range pts {
-			if x := &pts[i]; x.g >= FrontierGoodput*g && (at == nil || x.g > at.g || x.g == at.g && x.p < at.p) {
-				at = x
-			}
+		// frontier (the line's end) as long as it keeps FrontierGoodput of g
+		if top := pts[line[len(line)-1]]; top.g >= FrontierGoodput*g {
+			f.at, f.p99 = top.name, top.p
 		}
-	}
-	if at == nil {
 		return f
 	}
+	at := pts[line[k]]
 	f.at, f.p99 = at.name, at.p
-	if shape == FrontierStep || at.g < g || at.g == g {
-		return f // a step, or at the loosest setting's goodput and past it, or on the setting itself
+	if k == 0 || at.g == g {
+		return f // nothing short of g on the frontier, or on the setting itself
 	}
-	var below *point
-	for i := range pts {
-		x := &pts[i]
-		if x.g < g && x.p < at.p && (below == nil || x.g > below.g || x.g == below.g && x.p < below.p) {
-			below = x
-		}
-	}
-	if below == nil {
-		return f
-	}
+	below := pts[line[k-1]]
 	w := (at.g - g) / (at.g - below.g) // below's weight: 1 at below's goodput, 0 at at's
 	f.below, f.share = below.name, w
 	f.p99 = w*below.p + (1-w)*at.p
 	return f
+}
+
+// staircase is the frontier of n points (goodput, p99 of point i): those
+// no other beats (as much goodput or more at a lower p99, or more at the
+// same), by goodput, lowest first; of exact twins, the first. The ratio
+// reads the line through them (frontierAt), and eval --plot draws it.
+func staircase(n int, at func(i int) (g, p float64)) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		ga, pa := at(a)
+		gb, pb := at(b)
+		return cmp.Or(cmp.Compare(gb, ga), cmp.Compare(pa, pb))
+	})
+	var out []int
+	best := math.Inf(1)
+	for _, i := range idx {
+		if _, p := at(i); p < best {
+			best = p
+			out = append(out, i)
+		}
+	}
+	slices.Reverse(out)
+	return out
 }
 
 // seeds are the frontier's runs seed by seed, for a paired ratio: at's,

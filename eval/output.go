@@ -746,21 +746,13 @@ func preferenceSweeps(policies []string) []sweep {
 	return out
 }
 
-// frontierLine is the lower-right envelope of pts: walking from the
-// highest goodput down, the points whose p99 is lower than that of every
-// point with more goodput, in goodput order.
+// frontierLine is the frontier of pts (X goodput, Y p99) in goodput
+// order: staircase's, the points the frontier ratio's line runs through.
 func frontierLine(pts plotter.XYs) plotter.XYs {
-	s := slices.Clone(pts)
-	slices.SortFunc(s, func(a, b plotter.XY) int { return cmp.Or(cmp.Compare(b.X, a.X), cmp.Compare(a.Y, b.Y)) })
 	var out plotter.XYs
-	best := math.Inf(1)
-	for _, q := range s {
-		if q.Y < best {
-			best = q.Y
-			out = append(out, q)
-		}
+	for _, i := range staircase(len(pts), func(i int) (float64, float64) { return pts[i].X, pts[i].Y }) {
+		out = append(out, pts[i])
 	}
-	slices.Reverse(out)
 	return out
 }
 
