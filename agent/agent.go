@@ -140,6 +140,10 @@ type Agent struct {
 	stopping bool             // Run is ending: no new Set
 	tokens   map[string]int64 // the Gate's fencing token per target, as of the interval
 	fleet    fleetState       // what moves with a switch in a fleet (fleet_open.go)
+	// commitWait: per target, until when (unix ns) an open audit entry's
+	// confirmed commit may be pending on the switch (awaitCommits): no
+	// write before.
+	commitWait map[string]int64
 }
 
 // New checks the options and builds an agent.

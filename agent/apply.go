@@ -103,6 +103,12 @@ func (a *Agent) apply(ctx context.Context, changes []core.Change, first bool) {
 		switch {
 		case a.o.DryRun || sw == nil:
 			a.write(ctx, target, cs, !first)
+		case a.commitWait[target] > a.o.Clock().UnixNano():
+			// said once, when the wait began (awaitCommits)
+			for _, c := range cs {
+				a.core.Hold(c)
+			}
+			a.o.Instruments.Rejections.WithLabelValues(RuleCommitPending).Add(float64(len(cs)))
 		case a.busy[target]:
 			for _, c := range cs {
 				a.core.Hold(c)
@@ -452,6 +458,10 @@ func (a *Agent) intend(target string, sw Switch, cs []core.Change) ([]core.Audit
 		if a.o.DryRun {
 			entries[i].State = core.StateDryRun
 		}
+		if rd := a.targets[target].CommitConfirmed; rd > 0 && sw != nil && !a.o.DryRun {
+			// the flight's Set is bounded by the set timeout (writeContext)
+			entries[i].RevertByNs = revertBy(nowNs, a.o.SetTimeout, rd)
+		}
 		if f := a.cfg.Fleet; f != nil {
 			entries[i].Writer, entries[i].Token = f.Member, a.tokens[target]
 		}
@@ -523,11 +533,14 @@ func (a *Agent) reconcileAsync(ctx context.Context) error {
 	for _, e := range pend {
 		byTarget[e.Target] = append(byTarget[e.Target], e)
 	}
+	nowNs := a.o.Clock().UnixNano()
 	for _, t := range slices.Sorted(maps.Keys(byTarget)) {
 		es := byTarget[t]
 		switch {
 		case a.switches[t] == nil:
 			a.log.Warn("reconcile: audit entries for a target not in the configuration left pending", "target", t, "entries", len(es))
+		case a.awaitCommits(t, es, nowNs):
+			a.pending = true // read once the switch has settled the commits
 		case a.busy[t]:
 			a.pending = true // its own flight first
 		default:
@@ -535,6 +548,40 @@ func (a *Agent) reconcileAsync(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// awaitCommits notes, for target t, the open entries es whose confirmed
+// commit may still be pending on the switch at nowNs (left by a crash
+// between a Set and its confirm, or just after the confirm: only the
+// switch knows which until the commit's rollback duration has run out,
+// core.AuditEntry.CommitPending). The target is not written until the
+// last of them has settled (RuleCommitPending): the switch refuses other
+// Sets while a commit is pending, and what the queue runs is not known;
+// the guard holds their queues as changes in flight (core.AwaitCommit).
+// It says whether every entry of es waits (nothing to read yet).
+func (a *Agent) awaitCommits(t string, es []core.AuditEntry, nowNs int64) bool {
+	var until int64
+	waiting := 0
+	for _, e := range es {
+		if e.CommitPending(nowNs) {
+			waiting++
+			until = max(until, e.RevertByNs)
+			a.core.AwaitCommit(e.Key)
+		}
+	}
+	if waiting == 0 {
+		return false
+	}
+	if a.commitWait == nil {
+		a.commitWait = map[string]int64{}
+	}
+	if a.commitWait[t] != until {
+		a.log.Warn("open audit entries have a confirmed commit that may still be pending on the switch (the agent stopped before it settled): "+
+			"they are judged, and the target written, once the switch has confirmed or reverted it",
+			"target", t, "entries", waiting, "until", time.Unix(0, until).UTC().Format(time.RFC3339Nano))
+	}
+	a.commitWait[t] = until
+	return waiting == len(es)
 }
 
 // reconciled resolves one target's open entries by what its switch
@@ -552,9 +599,12 @@ func (a *Agent) reconciled(t string, es []core.AuditEntry, got map[env.QueueKey]
 		return
 	}
 	for i, r := range a.core.Reconcile(es, got, nowNs) {
+		a.pending = a.pending || r.Retry
+		if r.Wait {
+			continue // left as it is until its commit has settled (awaitCommits)
+		}
 		_ = a.o.Journal.Resolve(r.Seq, r.State, r.Got, r.Msg, nowNs)
 		a.resolvedEntry(es[i], r.State, r.Got, r.Msg, nowNs)
-		a.pending = a.pending || r.Retry
 		switch {
 		case r.Note == "":
 		case r.Warn:

@@ -29,6 +29,28 @@ type Committer interface {
 	AbandonCommit() bool
 }
 
+// revertBy is the RevertByNs of a change's audit intent written at nowNs
+// whose Set goes as a confirmed commit with the given rollback duration,
+// the Set bounded by setBound: the Set reaches the switch within setBound,
+// the switch reverts the commit rollback after it started unless it was
+// confirmed, and one more setBound covers a Set the switch took as its
+// deadline ended and the revert itself. Before then, a read of the switch
+// after a crash may show a commit it has yet to revert.
+func revertBy(nowNs int64, setBound, rollback time.Duration) int64 {
+	return nowNs + int64(2*setBound+rollback)
+}
+
+// rollbackDurationer is a Switch that sends its Sets as confirmed commits
+// (gnmiclient.Switch): RollbackDuration is how long the switch waits for
+// the confirm (0: commit-confirmed off).
+type rollbackDurationer interface{ RollbackDuration() time.Duration }
+
+// RuleCommitPending is the reason a change waits: an open audit entry of
+// its target, left by a crash, has a confirmed commit that may still be
+// pending on the switch (core.AuditEntry.CommitPending), and the switch
+// refuses other Sets until it has confirmed or reverted it.
+const RuleCommitPending = "commit-pending"
+
 // settleCommit ends a flight's confirmed commit on the flight's goroutine:
 // confirmed when every change read back as set (after a failed Set too: a
 // lost answer may hide a commit the switch started), cancelled otherwise,

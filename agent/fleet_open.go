@@ -217,6 +217,9 @@ func (a *Agent) takeOver(target string, st fleet.State) error {
 		for _, e := range open {
 			a.core.Guard().Adopt(e.Key, e.Old, e.New, nowNs)
 		}
+		// a predecessor's confirmed commit may be pending: not written,
+		// nor judged, before the switch has settled it
+		a.awaitCommits(target, open, nowNs)
 	}
 	a.log.Info("fleet: switch taken over", "target", target, "queues", len(mems), "open", len(open))
 	return nil

@@ -85,8 +85,10 @@ func UndoPlan(entries []core.AuditEntry, target string, toNs int64) []core.Chang
 // never judged: the agent stopped or crashed in between, or could not read
 // the switch) by what sw runs now, as the agent does at its start
 // (core.ReconcileOpen), so that an undo plan counts a change the switch
-// took. It returns the entries it resolved; queues the switch does not
-// report stay open.
+// took. It returns the entries it resolved, and those whose confirmed
+// commit may still be pending on the switch (Wait: left open, their state
+// unchanged, saying until when); queues the switch does not report stay
+// open.
 // With dryRun it judges them and writes nothing.
 func ReconcileOpen(ctx context.Context, j *journal.Journal, sw Switch, now func() time.Time, dryRun bool) ([]core.Resolution, error) {
 	pend, err := j.Pending()
@@ -109,7 +111,11 @@ func ReconcileOpen(ctx context.Context, j *journal.Journal, sw Switch, now func(
 		return nil, fmt.Errorf("target %s: reading the queues of %d open audit entries: %w", sw.Name(), len(open), err)
 	}
 	var done []core.Resolution
-	for _, r := range core.ReconcileOpen(open, got) {
+	for _, r := range core.ReconcileOpen(open, got, now().UnixNano()) {
+		if r.Wait {
+			done = append(done, r) // said, not resolved
+			continue
+		}
 		if r.Retry {
 			continue
 		}
@@ -154,10 +160,29 @@ func ApplyManual(ctx context.Context, j *journal.Journal, sw Switch, changes []c
 	if len(todo) == 0 {
 		return nil, nil
 	}
+	setCtx := ctx
+	var revert int64
+	if r, ok := sw.(rollbackDurationer); ok && r.RollbackDuration() > 0 {
+		// A confirmed commit: its intent says when the switch has settled
+		// it, should this process die before its confirm (the agent's
+		// next start waits until then to judge it), and the Set is
+		// bounded so that it holds: by ctx's deadline, or by the rollback
+		// duration (a Set that takes longer could not be confirmed in
+		// time anyway).
+		bound := r.RollbackDuration()
+		if dl, ok := ctx.Deadline(); ok {
+			bound = max(time.Until(dl), 0)
+		}
+		var cancel context.CancelFunc
+		setCtx, cancel = context.WithTimeout(ctx, bound)
+		defer cancel()
+		revert = revertBy(now().UnixNano(), bound, r.RollbackDuration())
+	}
 	entries := make([]core.AuditEntry, len(todo))
 	for i, c := range todo {
 		entries[i] = core.AuditEntry{TimeNs: now().UnixNano(), Target: sw.Name(), Paths: sw.SetPaths([]env.QueueKey{c.Key}),
-			Change: core.Change{Key: c.Key, Kind: c.Kind, Old: c.Old, New: c.New, Reason: core.AuditReason(c)}, Model: "manual", Owner: owner}
+			Change: core.Change{Key: c.Key, Kind: c.Kind, Old: c.Old, New: c.New, Reason: core.AuditReason(c)}, Model: "manual", Owner: owner,
+			RevertByNs: revert}
 	}
 	written, err := j.Intent(entries)
 	if err != nil {
@@ -167,7 +192,7 @@ func ApplyManual(ctx context.Context, j *journal.Journal, sw Switch, changes []c
 	for _, c := range todo {
 		settings[c.Key] = c.New
 	}
-	setErr := sw.Apply(ctx, settings)
+	setErr := sw.Apply(setCtx, settings)
 	// Read back in any case, as the loop does: a failed Set may have been
 	// taken (its answer lost), and a refused headroom leaves the ECN
 	// change standing.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/policy"
@@ -22,6 +23,9 @@ type Core struct {
 	paused bool
 	policy string
 	reward func(env.Metrics) float64
+	// awaiting are the queues whose change waits for its confirmed
+	// commit to settle (AwaitCommit), until Reconcile judges it.
+	awaiting map[env.QueueKey]bool
 }
 
 // Options are what a Core decides by.
@@ -404,32 +408,80 @@ type Resolution struct {
 	Warn bool
 	// Retry: the entry stays open for another attempt.
 	Retry bool
+	// Wait (with Retry): the entry's confirmed commit may still be
+	// pending on the switch (AuditEntry.CommitPending); it is left as it
+	// is, not resolved, and judged once the commit has settled.
+	Wait bool
 }
 
 // Reconcile resolves one target's open audit entries by the settings the
 // switch reports now: applied (the guard adopts the change, its hold
 // counting from now), abandoned (the switch runs the old setting, or
 // neither, which becomes the new baseline), superseded by a newer entry of
-// the same queue, or left open when the switch does not report the queue.
+// the same queue, or left open when the switch does not report the queue,
+// or when the entry's confirmed commit may still be pending (Wait: its
+// read is no verdict until the switch has confirmed or reverted it).
 func (c *Core) Reconcile(entries []AuditEntry, got map[env.QueueKey]env.Setting, nowNs int64) []Resolution {
-	return reconcile(entries, got, c.guard.ReadBackOK, func(k env.QueueKey, from, to env.Setting) {
+	res := reconcile(entries, got, nowNs, c.guard.ReadBackOK, func(k env.QueueKey, from, to env.Setting) {
 		// The change took effect at some time up to now: its hold counts
 		// from now, not from the intent.
 		c.guard.Adopt(k, from, to, nowNs)
 	})
+	waits := map[env.QueueKey]bool{}
+	for i, r := range res {
+		waits[entries[i].Key] = waits[entries[i].Key] || r.Wait
+	}
+	for k, w := range waits {
+		if !w && c.awaiting[k] {
+			delete(c.awaiting, k)
+			c.guard.queue(k).pending = false // judged: the guard takes the queue back
+		}
+	}
+	return res
+}
+
+// AwaitCommit holds queue k while the change of an open audit entry may
+// still be pending on the switch as a confirmed commit (left by a crash:
+// AuditEntry.CommitPending): the guard takes it as a change in flight, so
+// that it decides nothing on the queue and takes neither what the switch
+// runs meanwhile (the change, which the switch may yet revert) nor the
+// revert for another writer's doing, until Reconcile judges the entry.
+func (c *Core) AwaitCommit(k env.QueueKey) {
+	if c.awaiting == nil {
+		c.awaiting = map[env.QueueKey]bool{}
+	}
+	c.awaiting[k] = true
+	c.guard.queue(k).pending = true
 }
 
 // ReconcileOpen is Reconcile without a guard (a tool that runs while the
 // agent does not, such as `ecntune agent rollback`): open entries resolved
-// by the settings the switch reports, as the agent would at its start.
-func ReconcileOpen(entries []AuditEntry, got map[env.QueueKey]env.Setting) []Resolution {
-	return reconcile(entries, got, ReadBackMatches, func(env.QueueKey, env.Setting, env.Setting) {})
+// by the settings the switch reports at nowNs, as the agent would at its
+// start.
+func ReconcileOpen(entries []AuditEntry, got map[env.QueueKey]env.Setting, nowNs int64) []Resolution {
+	return reconcile(entries, got, nowNs, ReadBackMatches, func(env.QueueKey, env.Setting, env.Setting) {})
 }
 
 // reconcile is Reconcile's judgement: match says whether the switch runs
 // a setting, adopt hands the guard what a queue runs now (from: the
 // setting a tune or fallback was judged against).
-func reconcile(entries []AuditEntry, got map[env.QueueKey]env.Setting, match func(want, got env.Setting) bool, adopt func(k env.QueueKey, from, to env.Setting)) []Resolution {
+//
+// An entry whose Set went as a confirmed commit is not judged while the
+// commit may still be pending (before its RevertByNs): an agent killed
+// between the Set and the confirm leaves a commit the switch reverts when
+// its rollback duration ends, and one killed just after the confirm
+// leaves one the switch keeps; a read shows the change in both. Taking
+// that read as applied would have the audit log and the guard say a
+// setting runs that the switch is about to drop. Cancelling the commit
+// at the start instead would need its id, which the client makes as the
+// Set goes out and which died with the process (nor would a cancel that
+// does not reach the switch settle anything), so the entry waits: after
+// RevertByNs the switch has settled the commit either way, and what it
+// runs is the verdict: the new setting (the confirm had reached it), or
+// the old one (never confirmed, reverted). The wait is bounded by the
+// rollback duration the operator chose, and while the commit is pending
+// the switch refuses other Sets anyway.
+func reconcile(entries []AuditEntry, got map[env.QueueKey]env.Setting, nowNs int64, match func(want, got env.Setting) bool, adopt func(k env.QueueKey, from, to env.Setting)) []Resolution {
 	newest := map[env.QueueKey]uint64{}
 	for _, e := range entries {
 		newest[e.Key] = e.Seq
@@ -445,6 +497,11 @@ func reconcile(entries []AuditEntry, got map[env.QueueKey]env.Setting, match fun
 		switch {
 		case newest[e.Key] != e.Seq:
 			r.Msg = "superseded by a later intent"
+		case e.CommitPending(nowNs):
+			r.State, r.Got, r.Retry, r.Wait = e.State, nil, true, true
+			r.Msg = fmt.Sprintf("its confirmed commit may still be pending on the switch: judged once the switch has confirmed or reverted it, after %s",
+				time.Unix(0, e.RevertByNs).UTC().Format(time.RFC3339))
+			r.Note = "reconcile: the change's confirmed commit may still be pending on the switch; judged once it has settled"
 		case ok && match(e.New, g):
 			r.State, r.Note = StateReconciled, "reconcile: change found applied"
 			from := e.Old
@@ -454,6 +511,9 @@ func reconcile(entries []AuditEntry, got map[env.QueueKey]env.Setting, match fun
 			adopt(e.Key, from, e.New)
 		case ok && match(e.Old, g):
 			r.Msg, r.Note = "switch still runs the old setting", "reconcile: change found not applied"
+			if e.RevertByNs != 0 {
+				r.Msg = "switch runs the old setting: the Set did not take, or its commit was not confirmed and the switch reverted it"
+			}
 			adopt(e.Key, e.Old, e.Old)
 		case ok:
 			// The switch restarted (back at its startup configuration) or

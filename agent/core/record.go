@@ -24,6 +24,12 @@ const (
 // unreachable at the last reconcile).
 func (e AuditEntry) Open() bool { return e.State == StateIntent || e.State == StateUnreachable }
 
+// CommitPending says whether the entry's Set, sent as a confirmed commit,
+// may still be pending on the switch at nowNs (before RevertByNs): a read
+// then shows a change the switch may yet revert, and says nothing of
+// whether the commit was confirmed.
+func (e AuditEntry) CommitPending(nowNs int64) bool { return e.RevertByNs > nowNs }
+
 // AuditEntry is one write-ahead record of a change to one queue: the
 // Change itself (its Reason led by every knob it changes, see AuditReason)
 // and where it stands.
@@ -44,6 +50,12 @@ type AuditEntry struct {
 	ResultNs int64        `json:"result_ns,omitempty"`
 	Got      *env.Setting `json:"got,omitempty"` // read back
 	Error    string       `json:"error,omitempty"`
+	// RevertByNs: the Set goes as a confirmed commit (gNMI's commit
+	// confirmed extension, target key commit-confirmed), and by this time
+	// (unix ns, written with the intent) the switch has either had it
+	// confirmed or reverted it; 0: not a confirmed commit. An open entry
+	// is not judged before then (CommitPending, Reconcile).
+	RevertByNs int64 `json:"revert_by_ns,omitempty"`
 }
 
 // Recommendation is what shadow mode stores per queue and interval.

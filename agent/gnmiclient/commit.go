@@ -80,6 +80,10 @@ func (s *Switch) SettleCommit(ctx context.Context, keep bool) (bool, error) {
 	return true, nil
 }
 
+// RollbackDuration is how long the switch waits for a commit's confirm
+// before it reverts it (target key commit-confirmed; 0: off).
+func (s *Switch) RollbackDuration() time.Duration { return s.cfg.CommitConfirmed }
+
 // AbandonCommit forgets the confirmed commit the last Apply started, if
 // any, without a word to the switch: it reverts the commit when its
 // rollback duration ends (for a writer that may no longer write the
