@@ -250,11 +250,13 @@ func settleManualCommit(ctx context.Context, sw Switch, written []core.AuditEntr
 	return setErr, got, rerr
 }
 
-// judgeManual is a manual change's audit state from its Set and read-back:
-// applied when the switch runs it (and its commit, if any, was
-// confirmed), failed when the Set failed and the switch does not run it, a
-// mismatch when the Set was answered and the switch runs something else,
-// and left open (intent) when neither the Set nor the read answered.
+// judgeManual is a manual change's audit state from its Set and read-back,
+// by the loop's rule (core.JudgeSet, a refused headroom taken out first
+// as setLanded does): applied when the switch runs it (and its commit, if
+// any, was confirmed), failed when the Set failed and the switch does not
+// run it, a mismatch when the Set was answered and the switch runs
+// something else, and left open (intent) when neither the Set nor the
+// read answered.
 func judgeManual(e core.AuditEntry, setErr error, got map[env.QueueKey]env.Setting, rerr error) (core.AuditState, *env.Setting, string) {
 	var gp *env.Setting
 	g, ok := got[e.Key]
@@ -262,19 +264,25 @@ func judgeManual(e core.AuditEntry, setErr error, got map[env.QueueKey]env.Setti
 		gp = &g
 	}
 	refused := errors.As(setErr, new(*gnmipath.HeadroomError))
-	switch {
-	case errors.Is(setErr, core.ErrUnconfirmed):
+	judged := setErr
+	if refused && !errors.Is(setErr, core.ErrUnconfirmed) {
+		// the ECN change stands: judged without the headroom (an
+		// unconfirmed commit stays one, refusal or not)
+		judged = nil
+	}
+	switch core.JudgeSet(readBackWant(e.New, refused), judged, g, ok, rerr, core.ReadBackMatches) {
+	case core.SetUnconfirmed:
 		return core.StateFailed, gp, "set: " + setErr.Error()
-	case rerr != nil && setErr != nil && !refused:
+	case core.SetUnknown:
 		return core.StateIntent, nil, fmt.Sprintf("set: %v; read-back: %v", setErr, rerr)
-	case rerr != nil:
+	case core.SetUnread:
 		return core.StateMismatch, nil, "read-back: " + rerr.Error()
-	case ok && core.ReadBackMatches(readBackWant(e.New, refused), g):
+	case core.SetApplied:
 		if refused && e.New.HeadroomBytes > 0 && e.New.HeadroomBytes != g.HeadroomBytes {
 			return core.StateApplied, gp, headroomRefused(e.New.HeadroomBytes, g.HeadroomBytes, setErr)
 		}
 		return core.StateApplied, gp, ""
-	case setErr != nil && !refused:
+	case core.SetFailed:
 		return core.StateFailed, gp, "set: " + setErr.Error()
 	}
 	msg := "switch reports a different setting"

@@ -275,21 +275,19 @@ func (c *Core) ReadBack(target string, cs []Change, setErr error, got map[env.Qu
 			// a switch going down answers zeros: not a setting
 			g, ok = env.Setting{}, false
 		}
-		switch {
-		case errors.Is(setErr, ErrUnconfirmed):
-			// the switch reverts it (or has): not applied, whatever it
-			// runs for now
+		switch JudgeSet(ch.New, setErr, g, ok, readErr, c.guard.ReadBackOK) {
+		case SetUnconfirmed:
 			out[i].Got = g
 			out[i].Err = fmt.Errorf("set on %s: %w", target, setErr)
-		case readErr != nil && setErr != nil:
+		case SetUnknown:
 			out[i].Unknown = true
 			out[i].Err = fmt.Errorf("set on %s: %v; read-back: %v", target, setErr, readErr)
-		case readErr != nil:
+		case SetUnread:
 			out[i].Outcome = Mismatch
 			out[i].Err = fmt.Errorf("read-back on %s: %w", target, readErr)
-		case ok && c.guard.ReadBackOK(ch.New, g):
+		case SetApplied:
 			out[i].Got, out[i].Outcome = g, Applied
-		case setErr != nil:
+		case SetFailed:
 			out[i].Got = g
 			out[i].Err = fmt.Errorf("set on %s: %w", target, setErr)
 		default:
@@ -297,6 +295,53 @@ func (c *Core) ReadBack(target string, cs []Change, setErr error, got map[env.Qu
 		}
 	}
 	return out
+}
+
+// SetVerdict is what a Set and the read-back after it say of one change
+// (JudgeSet).
+type SetVerdict int
+
+const (
+	// SetApplied: the switch runs the change.
+	SetApplied SetVerdict = iota
+	// SetUnconfirmed: the Set's confirmed commit was not confirmed
+	// (ErrUnconfirmed): not applied, whatever the switch runs until it
+	// reverts it (or has).
+	SetUnconfirmed
+	// SetUnknown: the Set failed and the read-back too: nobody knows
+	// whether the switch took it (its audit entry stays open).
+	SetUnknown
+	// SetUnread: the Set was answered, the read-back failed: a mismatch
+	// against a setting nobody knows.
+	SetUnread
+	// SetFailed: the Set failed, and the switch does not run the change.
+	SetFailed
+	// SetMismatch: the Set was answered, and the switch runs something
+	// else (or does not report the queue).
+	SetMismatch
+)
+
+// JudgeSet is the one rule that judges a change's Set by its read-back,
+// for the loop (ReadBack) and `agent rollback` alike: want is what the
+// change must read back as, g what the switch reports for its queue
+// (reported false: nothing), match the read-back comparison (the guard's
+// ReadBackOK, or ReadBackMatches without a guard). A headroom the switch
+// refused is the caller's to take out first: the ECN change stands, and is
+// judged with setErr nil and want without the headroom and alpha.
+func JudgeSet(want env.Setting, setErr error, g env.Setting, reported bool, readErr error, match func(want, got env.Setting) bool) SetVerdict {
+	switch {
+	case errors.Is(setErr, ErrUnconfirmed):
+		return SetUnconfirmed
+	case readErr != nil && setErr != nil:
+		return SetUnknown
+	case readErr != nil:
+		return SetUnread
+	case reported && match(want, g):
+		return SetApplied
+	case setErr != nil:
+		return SetFailed
+	}
+	return SetMismatch
 }
 
 // ErrUnconfirmed marks a Set whose confirmed commit (gNMI's commit
