@@ -173,6 +173,12 @@ func rollbackTarget(ctx context.Context, out io.Writer, cfg *config.Config, tc c
 			if r.Msg != "" {
 				why = " (" + r.Msg + ")"
 			}
+			if r.Wait {
+				// its confirmed commit may still be pending: the switch
+				// has not said yet
+				fmt.Fprintf(out, "audit %d open, left open: %s\n", r.Seq, r.Msg)
+				continue
+			}
 			fmt.Fprintf(out, "audit %d open, the switch says: %s%s\n", r.Seq, r.State, why)
 		}
 		for i, e := range es {
