@@ -50,6 +50,7 @@ type ioDone struct {
 	seqs    []uint64          // stageSet: their audit entries
 	second  bool              // read-back rollbacks: no further round
 	entries []core.AuditEntry // stageReconcile
+	askedNs int64             // stageReconcile: the agent's clock as the read was asked
 	start   time.Time
 
 	got    map[env.QueueKey]env.Setting
@@ -299,7 +300,7 @@ func (a *Agent) land(ctx context.Context, d ioDone) {
 	case stageSet:
 		a.setLanded(ctx, d)
 	case stageReconcile:
-		a.reconciled(d.target, d.entries, d.got, d.err)
+		a.reconciled(d.target, d.entries, d.askedNs, d.got, d.err)
 	}
 }
 
@@ -544,7 +545,7 @@ func (a *Agent) reconcileAsync(ctx context.Context) error {
 		case a.busy[t]:
 			a.pending = true // its own flight first
 		default:
-			a.fly(ctx, ioDone{target: t, stage: stageReconcile, entries: es})
+			a.fly(ctx, ioDone{target: t, stage: stageReconcile, entries: es, askedNs: nowNs})
 		}
 	}
 	return nil
@@ -576,7 +577,7 @@ func (a *Agent) awaitCommits(t string, es []core.AuditEntry, nowNs int64) bool {
 		a.commitWait = map[string]int64{}
 	}
 	if a.commitWait[t] != until {
-		a.log.Warn("open audit entries have a confirmed commit that may still be pending on the switch (the agent stopped before it settled): "+
+		a.log.Warn("open audit entries have a confirmed commit that may still be pending on the switch (its writer stopped, or lost the answer, before it settled): "+
 			"they are judged, and the target written, once the switch has confirmed or reverted it",
 			"target", t, "entries", waiting, "until", time.Unix(0, until).UTC().Format(time.RFC3339Nano))
 	}
@@ -585,8 +586,8 @@ func (a *Agent) awaitCommits(t string, es []core.AuditEntry, nowNs int64) bool {
 }
 
 // reconciled resolves one target's open entries by what its switch
-// reports (core.Reconcile).
-func (a *Agent) reconciled(t string, es []core.AuditEntry, got map[env.QueueKey]env.Setting, err error) {
+// reports in a read asked at askedNs (core.Reconcile).
+func (a *Agent) reconciled(t string, es []core.AuditEntry, askedNs int64, got map[env.QueueKey]env.Setting, err error) {
 	nowNs := a.o.Clock().UnixNano()
 	if err != nil {
 		a.pending = true
@@ -598,7 +599,7 @@ func (a *Agent) reconciled(t string, es []core.AuditEntry, got map[env.QueueKey]
 		}
 		return
 	}
-	for i, r := range a.core.Reconcile(es, got, nowNs) {
+	for i, r := range a.core.Reconcile(es, got, askedNs, nowNs) {
 		a.pending = a.pending || r.Retry
 		if r.Wait {
 			continue // left as it is until its commit has settled (awaitCommits)

@@ -71,7 +71,7 @@ func TestZerosFromADyingSwitchAreNoSetting(t *testing.T) {
 	// and reconciling an open entry against zeros leaves it open
 	c := r.a.core
 	res := c.Reconcile([]core.AuditEntry{{Seq: 1, Target: "leaf0", Change: core.Change{Key: kA, Kind: core.KindTune, Old: cur, New: target}}},
-		map[env.QueueKey]env.Setting{kA: {}}, r.tns)
+		map[env.QueueKey]env.Setting{kA: {}}, r.tns, r.tns)
 	if len(res) != 1 || !res[0].Retry {
 		t.Fatalf("reconciled against zeros: %+v", res)
 	}

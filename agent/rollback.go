@@ -106,12 +106,13 @@ func ReconcileOpen(ctx context.Context, j *journal.Journal, sw Switch, now func(
 	if len(open) == 0 {
 		return nil, nil
 	}
+	asked := now().UnixNano() // a commit pending as the read is asked may be pending when it is answered
 	got, err := sw.Read(ctx, keys)
 	if err != nil {
 		return nil, fmt.Errorf("target %s: reading the queues of %d open audit entries: %w", sw.Name(), len(open), err)
 	}
 	var done []core.Resolution
-	for _, r := range core.ReconcileOpen(open, got, now().UnixNano()) {
+	for _, r := range core.ReconcileOpen(open, got, asked) {
 		if r.Wait {
 			done = append(done, r) // said, not resolved
 			continue

@@ -28,7 +28,7 @@ func TestReconcileWaitsForAPendingCommit(t *testing.T) {
 	}
 	got := map[env.QueueKey]env.Setting{kA: next, kB: next}
 	c.AwaitCommit(kA)
-	res := c.Reconcile(es, got, 10*sec)
+	res := c.Reconcile(es, got, 10*sec, 10*sec)
 	if r := res[0]; !r.Wait || !r.Retry || r.State != StateIntent || r.Got != nil || !strings.Contains(r.Msg, "may still be pending") {
 		t.Fatalf("entry with its commit pending: %+v", r)
 	}
@@ -47,7 +47,13 @@ func TestReconcileWaitsForAPendingCommit(t *testing.T) {
 			t.Fatalf("interval %d while the commit may be pending: changes %+v, alarms %+v", i, rd.Changes, rd.Alarms)
 		}
 	}
-	res = c.Reconcile(es[:1], map[env.QueueKey]env.Setting{kA: cur}, 31*sec)
+	// a read asked before the revert-by may show the commit pending,
+	// however late its answer lands: still no verdict
+	res = c.Reconcile(es[:1], map[env.QueueKey]env.Setting{kA: next}, 29*sec, 32*sec)
+	if r := res[0]; !r.Wait || r.State != StateIntent {
+		t.Fatalf("a read asked before the revert-by, landing after it: %+v", r)
+	}
+	res = c.Reconcile(es[:1], map[env.QueueKey]env.Setting{kA: cur}, 31*sec, 31*sec)
 	if r := res[0]; r.Wait || r.State != StateAbandoned || !strings.Contains(r.Msg, "not confirmed") {
 		t.Fatalf("entry after its revert-by, the switch back on the old setting: %+v", r)
 	}

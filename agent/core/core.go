@@ -466,8 +466,11 @@ type Resolution struct {
 // the same queue, or left open when the switch does not report the queue,
 // or when the entry's confirmed commit may still be pending (Wait: its
 // read is no verdict until the switch has confirmed or reverted it).
-func (c *Core) Reconcile(entries []AuditEntry, got map[env.QueueKey]env.Setting, nowNs int64) []Resolution {
-	res := reconcile(entries, got, nowNs, c.guard.ReadBackOK, func(k env.QueueKey, from, to env.Setting) {
+// readNs is when the read of got was asked: a commit pending then may
+// have been pending when the switch answered, however late the answer
+// lands (nowNs).
+func (c *Core) Reconcile(entries []AuditEntry, got map[env.QueueKey]env.Setting, readNs, nowNs int64) []Resolution {
+	res := reconcile(entries, got, readNs, c.guard.ReadBackOK, func(k env.QueueKey, from, to env.Setting) {
 		// The change took effect at some time up to now: its hold counts
 		// from now, not from the intent.
 		c.guard.Adopt(k, from, to, nowNs)
@@ -501,10 +504,10 @@ func (c *Core) AwaitCommit(k env.QueueKey) {
 
 // ReconcileOpen is Reconcile without a guard (a tool that runs while the
 // agent does not, such as `ecntune agent rollback`): open entries resolved
-// by the settings the switch reports at nowNs, as the agent would at its
-// start.
-func ReconcileOpen(entries []AuditEntry, got map[env.QueueKey]env.Setting, nowNs int64) []Resolution {
-	return reconcile(entries, got, nowNs, ReadBackMatches, func(env.QueueKey, env.Setting, env.Setting) {})
+// by the settings the switch reports in a read asked at readNs, as the
+// agent would at its start.
+func ReconcileOpen(entries []AuditEntry, got map[env.QueueKey]env.Setting, readNs int64) []Resolution {
+	return reconcile(entries, got, readNs, ReadBackMatches, func(env.QueueKey, env.Setting, env.Setting) {})
 }
 
 // reconcile is Reconcile's judgement: match says whether the switch runs
@@ -526,7 +529,7 @@ func ReconcileOpen(entries []AuditEntry, got map[env.QueueKey]env.Setting, nowNs
 // the old one (never confirmed, reverted). The wait is bounded by the
 // rollback duration the operator chose, and while the commit is pending
 // the switch refuses other Sets anyway.
-func reconcile(entries []AuditEntry, got map[env.QueueKey]env.Setting, nowNs int64, match func(want, got env.Setting) bool, adopt func(k env.QueueKey, from, to env.Setting)) []Resolution {
+func reconcile(entries []AuditEntry, got map[env.QueueKey]env.Setting, readNs int64, match func(want, got env.Setting) bool, adopt func(k env.QueueKey, from, to env.Setting)) []Resolution {
 	newest := map[env.QueueKey]uint64{}
 	for _, e := range entries {
 		newest[e.Key] = e.Seq
@@ -542,11 +545,10 @@ func reconcile(entries []AuditEntry, got map[env.QueueKey]env.Setting, nowNs int
 		switch {
 		case newest[e.Key] != e.Seq:
 			r.Msg = "superseded by a later intent"
-		case e.CommitPending(nowNs):
+		case e.CommitPending(readNs):
 			r.State, r.Got, r.Retry, r.Wait = e.State, nil, true, true
 			r.Msg = fmt.Sprintf("its confirmed commit may still be pending on the switch: judged once the switch has confirmed or reverted it, after %s",
 				time.Unix(0, e.RevertByNs).UTC().Format(time.RFC3339))
-			r.Note = "reconcile: the change's confirmed commit may still be pending on the switch; judged once it has settled"
 		case ok && match(e.New, g):
 			r.State, r.Note = StateReconciled, "reconcile: change found applied"
 			from := e.Old

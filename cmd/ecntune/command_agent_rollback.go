@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -167,6 +168,7 @@ func rollbackTarget(ctx context.Context, out io.Writer, cfg *config.Config, tc c
 			return fmt.Errorf("open audit entries (a change set but not judged) need the switch's current settings: %w", err)
 		}
 		byseq := map[uint64]core.Resolution{}
+		var waiting []string
 		for _, r := range res {
 			byseq[r.Seq] = r
 			why := ""
@@ -177,9 +179,21 @@ func rollbackTarget(ctx context.Context, out io.Writer, cfg *config.Config, tc c
 				// its confirmed commit may still be pending: the switch
 				// has not said yet
 				fmt.Fprintf(out, "audit %d open, left open: %s\n", r.Seq, r.Msg)
+				waiting = append(waiting, fmt.Sprint(r.Seq))
 				continue
 			}
 			fmt.Fprintf(out, "audit %d open, the switch says: %s%s\n", r.Seq, r.State, why)
+		}
+		if len(waiting) > 0 {
+			// Which setting such a queue keeps is not known until the
+			// switch confirms or reverts the commit, and it refuses other
+			// writes meanwhile: a plan now could undo the wrong change,
+			// and its Set would be refused or race the revert.
+			if !dryRun {
+				return fmt.Errorf("target %s: the confirmed commit of audit %s may still be pending on the switch: run agent rollback again once it has settled (the time is above)",
+					tc.Name, strings.Join(waiting, ", "))
+			}
+			fmt.Fprintf(out, "the plan below is not final: audit %s may still be pending on the switch\n", strings.Join(waiting, ", "))
 		}
 		for i, e := range es {
 			if r, ok := byseq[e.Seq]; ok {

@@ -288,3 +288,62 @@ func TestAgentRollbackUndoesAChangeLeftOpen(t *testing.T) {
 		t.Fatalf("rollback, switch unreachable: %v", err)
 	}
 }
+
+// An open entry whose confirmed commit may still be pending on the switch
+// (its writer killed between the Set and the confirm, the rollback
+// duration not yet over) is neither judged nor planned around: a dry run
+// says the plan is not final, and a rollback refuses and writes nothing,
+// since which setting the queue keeps is not known until the switch
+// confirms or reverts the commit.
+func TestAgentRollbackWaitsForAPendingCommit(t *testing.T) {
+	srv, addr := startIncastStar(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "agent.db")
+	conf := filepath.Join(dir, "agent.yaml")
+	os.WriteFile(conf, []byte(fmt.Sprintf("mode: closed-loop\npolicy: static:hpcc\ndb: %s\ntargets:\n  sw0: {address: %s, insecure: true, queues: [3]}\n", db, addr)), 0o644)
+	cfg, err := config.Load(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := env.QueueKey{Target: "sw0", Port: "Ethernet0", Queue: 3}
+	old := env.Setting{KminBytes: incastStarECN.KminBytes, KmaxBytes: incastStarECN.KmaxBytes, Pmax: incastStarECN.Pmax}
+	tuned := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
+	j, err := journal.OpenJournal(db, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UnixNano()
+	if _, err := j.Intent([]core.AuditEntry{{TimeNs: now, RevertByNs: now + int64(time.Hour), Target: "sw0",
+		Change: core.Change{Key: k, Kind: core.KindTune, Old: old, New: tuned}}}); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	sw, err := gnmiclient.Dial(context.Background(), cfg.Targets[0], time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Close()
+	if err := sw.Apply(context.Background(), map[env.QueueKey]env.Setting{k: tuned}); err != nil { // the Set went out; the agent died
+		t.Fatal(err)
+	}
+	out, _, err := runAgentCmd(t, context.Background(), "rollback", "--config", conf, "--target", "sw0", "--dry-run")
+	if err != nil || !strings.Contains(out, "audit 1 open, left open") || !strings.Contains(out, "not final") {
+		t.Fatalf("dry run: %v\n%s", err, out)
+	}
+	out, _, err = runAgentCmd(t, context.Background(), "rollback", "--config", conf, "--target", "sw0")
+	if err == nil || !strings.Contains(err.Error(), "may still be pending") {
+		t.Fatalf("rollback with a commit pending: %v\n%s", err, out)
+	}
+	want := simenv.ECN{KminBytes: tuned.KminBytes, KmaxBytes: tuned.KmaxBytes, Pmax: tuned.Pmax}
+	if tel, _ := srv.Telemetry("sw0"); tel.Ports[0].Queues[3].ECN != want {
+		t.Fatalf("a rollback refused wrote the switch: it runs %+v", tel.Ports[0].Queues[3].ECN)
+	}
+	j, err = journal.OpenJournal(db, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if es, err := j.Entries("sw0", 0); err != nil || len(es) != 1 || es[0].State != core.StateIntent {
+		t.Fatalf("the audit log after the refusal: %+v, %v", es, err)
+	}
+}
