@@ -1040,12 +1040,19 @@ func (g *Guard) watchdog(now int64, plan *Plan) {
 		}
 		t.frozen = true
 		plan.Frozen = append(plan.Frozen, n)
-		if age < g.cfg.StaleRevert || t.reverted {
+		if age < g.cfg.StaleRevert {
 			continue
 		}
-		t.reverted = true
-		plan.Alarms = append(plan.Alarms, Alarm{Target: n, Rule: RuleRevert,
-			Msg: fmt.Sprintf("no telemetry for %s: reverting to the safe preset", age)})
+		if !t.reverted {
+			t.reverted = true
+			plan.Alarms = append(plan.Alarms, Alarm{Target: n, Rule: RuleRevert,
+				Msg: fmt.Sprintf("no telemetry for %s: reverting to the safe preset", age)})
+		}
+		// Every interval until telemetry resumes, each queue not yet on
+		// the safe preset: a revert the agent held (its target busy with
+		// another flight, a confirmed commit pending) or that failed, and
+		// a queue whose change was in flight, are planned again, not
+		// dropped after the first try.
 		for _, q := range g.sortedQueues(n) {
 			q.onProbation = false
 			if q.pending || !validSetting(q.current) {
@@ -1055,8 +1062,8 @@ func (g *Guard) watchdog(now int64, plan *Plan) {
 			safe.HeadroomBytes = q.current.HeadroomBytes
 			safe.Alpha = q.current.Alpha
 			safe.Pmax = quantizePmax(safe.Pmax, g.cfg.PmaxStep)
-			if SameSetting(safe, q.current, 1e-9) {
-				continue
+			if SameSetting(safe, q.current, 1e-9) || (q.virtualSet && SameSetting(safe, q.virtual, 1e-9)) {
+				continue // there already (in shadow mode or paused: would be)
 			}
 			plan.Changes = append(plan.Changes, Change{Key: q.key, Kind: KindRevert, Old: q.current, New: safe,
 				Reason: fmt.Sprintf("telemetry stale for %s: safe preset", age)})

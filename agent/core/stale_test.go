@@ -55,3 +55,74 @@ func TestStaleTelemetryIsNotAnotherWriter(t *testing.T) {
 		t.Fatalf("want a rollback to %+v, got %+v", cur, p)
 	}
 }
+
+// A revert to the safe preset the agent could not send (held: its target
+// busy with another flight, a confirmed commit pending; or failed) is
+// planned again at the next interval, as is the revert of a queue whose
+// change was in flight when the telemetry went stale; the alarm is said
+// once. Before, the first plan was the only one: a held revert was never
+// sent, and a queue in flight never reverted.
+func TestStaleRevertIsPlannedUntilSent(t *testing.T) {
+	g := newTestGuard(t, nil)
+	g.AddTarget("leaf0", 0)
+	step(t, g, 1*sec, []env.Observation{ob(kA, cur), ob(kB, cur)}, nil)
+	g.Seen("leaf0", 1*sec)
+	g.queue(kB).pending = true // kB's change is in flight as the telemetry stops
+	p := step(t, g, 32*sec, nil, nil)
+	if len(p.Changes) != 1 || p.Changes[0].Key != kA || p.Changes[0].Kind != KindRevert {
+		t.Fatalf("first revert: %+v", p.Changes)
+	}
+	if n := countRule(p.Alarms, RuleRevert); n != 1 {
+		t.Fatalf("revert alarms %d, want 1: %+v", n, p.Alarms)
+	}
+	safe := p.Changes[0].New
+	g.Discard(p.Changes[0])                                                                // held: not sent
+	g.Result(Change{Key: kB, Kind: KindTune, Old: cur, New: cur}, NotApplied, cur, 32*sec) // kB's flight lands
+	p = step(t, g, 33*sec, nil, nil)
+	if len(p.Changes) != 2 || p.Changes[0].Kind != KindRevert || p.Changes[1].Kind != KindRevert {
+		t.Fatalf("the held revert and kB's are planned again: %+v", p.Changes)
+	}
+	if n := countRule(p.Alarms, RuleRevert); n != 0 {
+		t.Fatalf("the revert alarm said again: %+v", p.Alarms)
+	}
+	for _, c := range p.Changes {
+		g.Result(c, Applied, safe, 33*sec)
+	}
+	if p = step(t, g, 34*sec, nil, nil); len(p.Changes) != 0 {
+		t.Fatalf("reverted queues planned again: %+v", p.Changes)
+	}
+}
+
+func countRule(as []Alarm, rule string) int {
+	n := 0
+	for _, a := range as {
+		if a.Rule == rule {
+			n++
+		}
+	}
+	return n
+}
+
+// In shadow mode the revert a stale target would get is said once: the
+// queue would then run the safe preset, and is not planned again.
+func TestShadowStaleRevertSaidOnce(t *testing.T) {
+	c, err := New(Options{Guard: testGuardConfig(), Policy: "test", Shadow: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.AddTarget("leaf0", 0)
+	if _, err := c.Tick(Interval{NowNs: 1 * sec, Observations: []env.Observation{ob(kA, cur)}}); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for s := int64(32); s < 40; s++ {
+		rd, err := c.Tick(Interval{NowNs: s * sec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(rd.Changes)
+	}
+	if n != 1 {
+		t.Fatalf("shadow planned %d reverts over 8 stale intervals, want 1", n)
+	}
+}
