@@ -481,3 +481,71 @@ func TestFleetMemberWatchesOnlyItsSwitches(t *testing.T) {
 		}
 	}
 }
+
+// A change whose confirmed commit may still be pending when its owner dies
+// (RevertByNs ahead) is taken over without a verdict: the next owner
+// neither writes the switch nor judges the entry from a read until the
+// commit has settled, and then judges it by what the switch runs (here
+// the switch reverted the unconfirmed commit: abandoned).
+func TestFleetTakeOverWaitsForAPendingCommit(t *testing.T) {
+	ep, names, sws, mu, writers := fleetSwitches(t)
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var sw []fleet.Switch
+	for _, n := range names {
+		sw = append(sw, fleet.Switch{Name: n})
+	}
+	old, err := fleet.Join(ctx, cli, fleet.Config{Name: "t", Member: fleet.Member{ID: "a"}, Switches: sw, TTL: 2 * time.Second,
+		Takeover: 300 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := awaitWritable(t, old, "leaf0")
+	k := env.QueueKey{Target: "leaf0", Port: "Ethernet0", Queue: 3}
+	revertBy := time.Now().Add(8 * time.Second)
+	e := core.AuditEntry{TimeNs: time.Now().UnixNano(), RevertByNs: revertBy.UnixNano(), Target: "leaf0", Writer: "a", Token: tok,
+		State: core.StateIntent, Change: core.Change{Key: k, Kind: core.KindTune, Old: cur, New: target, Reason: "in flight"}}
+	if err := old.Fence(ctx, "leaf0", tok, []core.AuditEntry{e}); err != nil {
+		t.Fatal(err)
+	}
+	sws["leaf0"].Apply(ctx, map[env.QueueKey]env.Setting{k: target}) // the Set went through; "a" dies before its confirm
+	old.Close()
+	reverted := time.AfterFunc(time.Until(revertBy)-3*time.Second, func() { // the switch reverts the unconfirmed commit
+		sws["leaf0"].Apply(context.Background(), map[env.QueueKey]env.Setting{k: cur})
+	})
+	defer reverted.Stop()
+
+	defer feedSwitches(sws)()
+	b, cancelB, doneB := startFleetAgent(t, ep, "b", names, sws, mu, writers, time.Hour)
+	defer func() { cancelB(); <-doneB; b.Close() }()
+	time.Sleep(time.Until(revertBy) - 3500*time.Millisecond) // the switch still shows the change
+	mu.Lock()
+	early := writers["leaf0"]["b"]
+	mu.Unlock()
+	if early != 0 {
+		t.Errorf("b wrote leaf0 %d times while a's confirmed commit may still be pending", early)
+	}
+	mine, err := b.o.Journal.Entries("leaf0", 0)
+	if err != nil || len(mine) != 1 || mine[0].State != core.StateIntent {
+		t.Fatalf("b's audit of leaf0 before the revert-by: %+v, %v (want a's entry still open)", mine, err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mine, err = b.o.Journal.Entries("leaf0", 0)
+		if err == nil && len(mine) == 1 && mine[0].State != core.StateIntent {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b's audit of leaf0 30 s after the revert-by: %+v, %v", mine, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if mine[0].State != core.StateAbandoned || !strings.Contains(mine[0].Error, "not confirmed") {
+		t.Fatalf("b's verdict on a's entry: %s %q, want abandoned, not confirmed", mine[0].State, mine[0].Error)
+	}
+}
