@@ -327,31 +327,7 @@ func fleetSwitches(t *testing.T) (ep string, names []string, sws map[string]*fak
 // the next owner changed the queue again at once (CI saw it).
 func TestFleetTakesOverAChangeInFlight(t *testing.T) {
 	ep, names, sws, mu, writers := fleetSwitches(t)
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	var sw []fleet.Switch
-	for _, n := range names {
-		sw = append(sw, fleet.Switch{Name: n})
-	}
-	old, err := fleet.Join(ctx, cli, fleet.Config{Name: "t", Member: fleet.Member{ID: "a"}, Switches: sw, TTL: 2 * time.Second,
-		Takeover: 300 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok := awaitWritable(t, old, "leaf0")
-	k := env.QueueKey{Target: "leaf0", Port: "Ethernet0", Queue: 3}
-	e := core.AuditEntry{TimeNs: time.Now().UnixNano(), Target: "leaf0", Writer: "a", Token: tok, State: core.StateIntent,
-		Change: core.Change{Key: k, Kind: core.KindTune, Old: cur, New: target, Reason: "in flight"}}
-	if err := old.Fence(ctx, "leaf0", tok, []core.AuditEntry{e}); err != nil {
-		t.Fatal(err)
-	}
-	sws["leaf0"].Apply(ctx, map[env.QueueKey]env.Setting{k: target}) // the Set went through; "a" dies before its result is shared
-	old.Close()
+	ctx, cli, _ := leftInFlight(t, ep, names, sws, 0)
 
 	defer feedSwitches(sws)()
 	b, cancelB, doneB := startFleetAgent(t, ep, "b", names, sws, mu, writers, time.Hour)
@@ -489,32 +465,8 @@ func TestFleetMemberWatchesOnlyItsSwitches(t *testing.T) {
 // the switch reverted the unconfirmed commit: abandoned).
 func TestFleetTakeOverWaitsForAPendingCommit(t *testing.T) {
 	ep, names, sws, mu, writers := fleetSwitches(t)
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	var sw []fleet.Switch
-	for _, n := range names {
-		sw = append(sw, fleet.Switch{Name: n})
-	}
-	old, err := fleet.Join(ctx, cli, fleet.Config{Name: "t", Member: fleet.Member{ID: "a"}, Switches: sw, TTL: 2 * time.Second,
-		Takeover: 300 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok := awaitWritable(t, old, "leaf0")
-	k := env.QueueKey{Target: "leaf0", Port: "Ethernet0", Queue: 3}
 	revertBy := time.Now().Add(8 * time.Second)
-	e := core.AuditEntry{TimeNs: time.Now().UnixNano(), RevertByNs: revertBy.UnixNano(), Target: "leaf0", Writer: "a", Token: tok,
-		State: core.StateIntent, Change: core.Change{Key: k, Kind: core.KindTune, Old: cur, New: target, Reason: "in flight"}}
-	if err := old.Fence(ctx, "leaf0", tok, []core.AuditEntry{e}); err != nil {
-		t.Fatal(err)
-	}
-	sws["leaf0"].Apply(ctx, map[env.QueueKey]env.Setting{k: target}) // the Set went through; "a" dies before its confirm
-	old.Close()
+	_, _, k := leftInFlight(t, ep, names, sws, revertBy.UnixNano())
 	reverted := time.AfterFunc(time.Until(revertBy)-3*time.Second, func() { // the switch reverts the unconfirmed commit
 		sws["leaf0"].Apply(context.Background(), map[env.QueueKey]env.Setting{k: cur})
 	})
@@ -548,4 +500,39 @@ func TestFleetTakeOverWaitsForAPendingCommit(t *testing.T) {
 	if mine[0].State != core.StateAbandoned || !strings.Contains(mine[0].Error, "not confirmed") {
 		t.Fatalf("b's verdict on a's entry: %s %q, want abandoned, not confirmed", mine[0].State, mine[0].Error)
 	}
+}
+
+// leftInFlight has member "a" of fleet "t" on etcd ep fence one change of
+// leaf0's queue k (cur -> target; its confirmed commit pending until
+// revertByNs, 0: none), Set it on the switch and die before its result is
+// shared. It returns a context for the test and an etcd client, both
+// closed at the test's end.
+func leftInFlight(t *testing.T, ep string, names []string, sws map[string]*fakeSwitch, revertByNs int64) (context.Context, *clientv3.Client, env.QueueKey) {
+	t.Helper()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	var sw []fleet.Switch
+	for _, n := range names {
+		sw = append(sw, fleet.Switch{Name: n})
+	}
+	old, err := fleet.Join(ctx, cli, fleet.Config{Name: "t", Member: fleet.Member{ID: "a"}, Switches: sw, TTL: 2 * time.Second,
+		Takeover: 300 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := awaitWritable(t, old, "leaf0")
+	k := env.QueueKey{Target: "leaf0", Port: "Ethernet0", Queue: 3}
+	e := core.AuditEntry{TimeNs: time.Now().UnixNano(), RevertByNs: revertByNs, Target: "leaf0", Writer: "a", Token: tok,
+		State: core.StateIntent, Change: core.Change{Key: k, Kind: core.KindTune, Old: cur, New: target, Reason: "in flight"}}
+	if err := old.Fence(ctx, "leaf0", tok, []core.AuditEntry{e}); err != nil {
+		t.Fatal(err)
+	}
+	sws["leaf0"].Apply(ctx, map[env.QueueKey]env.Setting{k: target}) // the Set went through; "a" dies before its result is shared (or its confirm)
+	old.Close()
+	return ctx, cli, k
 }

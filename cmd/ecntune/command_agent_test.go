@@ -229,34 +229,7 @@ guardrails:
 // leaves the audit entry open; `agent rollback`, the agent stopped, judges
 // it by what the switch runs and undoes it (before: "nothing to undo").
 func TestAgentRollbackUndoesAChangeLeftOpen(t *testing.T) {
-	srv, addr := startIncastStar(t)
-	dir := t.TempDir()
-	db := filepath.Join(dir, "agent.db")
-	conf := filepath.Join(dir, "agent.yaml")
-	os.WriteFile(conf, []byte(fmt.Sprintf("mode: closed-loop\npolicy: static:hpcc\ndb: %s\ntargets:\n  sw0: {address: %s, insecure: true, queues: [3]}\n", db, addr)), 0o644)
-	cfg, err := config.Load(conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := env.QueueKey{Target: "sw0", Port: "Ethernet0", Queue: 3}
-	old := env.Setting{KminBytes: incastStarECN.KminBytes, KmaxBytes: incastStarECN.KmaxBytes, Pmax: incastStarECN.Pmax}
-	tuned := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
-	j, err := journal.OpenJournal(db, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := j.Intent([]core.AuditEntry{{TimeNs: time.Now().UnixNano(), Target: "sw0", Change: core.Change{Key: k, Kind: core.KindTune, Old: old, New: tuned}}}); err != nil {
-		t.Fatal(err)
-	}
-	j.Close()
-	sw, err := gnmiclient.Dial(context.Background(), cfg.Targets[0], time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sw.Close()
-	if err := sw.Apply(context.Background(), map[env.QueueKey]env.Setting{k: tuned}); err != nil { // the Set went out; the agent died
-		t.Fatal(err)
-	}
+	srv, dir, db, conf, k, old, tuned := changeLeftOpen(t, 0)
 	out, _, err := runAgentCmd(t, context.Background(), "rollback", "--config", conf, "--target", "sw0", "--dry-run")
 	if err != nil || !strings.Contains(out, "audit 1 open, the switch says: reconciled") || !strings.Contains(out, "-> 2MB/2.8MB/1%") {
 		t.Fatalf("dry run: %v\n%s", err, out)
@@ -270,7 +243,7 @@ func TestAgentRollbackUndoesAChangeLeftOpen(t *testing.T) {
 	}
 	// a dry run that cannot reach the switch prints the plan without the
 	// open entries, and says so; a rollback that cannot fails
-	j, err = journal.OpenJournal(db, time.Second)
+	j, err := journal.OpenJournal(db, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,36 +269,7 @@ func TestAgentRollbackUndoesAChangeLeftOpen(t *testing.T) {
 // since which setting the queue keeps is not known until the switch
 // confirms or reverts the commit.
 func TestAgentRollbackWaitsForAPendingCommit(t *testing.T) {
-	srv, addr := startIncastStar(t)
-	dir := t.TempDir()
-	db := filepath.Join(dir, "agent.db")
-	conf := filepath.Join(dir, "agent.yaml")
-	os.WriteFile(conf, []byte(fmt.Sprintf("mode: closed-loop\npolicy: static:hpcc\ndb: %s\ntargets:\n  sw0: {address: %s, insecure: true, queues: [3]}\n", db, addr)), 0o644)
-	cfg, err := config.Load(conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := env.QueueKey{Target: "sw0", Port: "Ethernet0", Queue: 3}
-	old := env.Setting{KminBytes: incastStarECN.KminBytes, KmaxBytes: incastStarECN.KmaxBytes, Pmax: incastStarECN.Pmax}
-	tuned := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
-	j, err := journal.OpenJournal(db, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now().UnixNano()
-	if _, err := j.Intent([]core.AuditEntry{{TimeNs: now, RevertByNs: now + int64(time.Hour), Target: "sw0",
-		Change: core.Change{Key: k, Kind: core.KindTune, Old: old, New: tuned}}}); err != nil {
-		t.Fatal(err)
-	}
-	j.Close()
-	sw, err := gnmiclient.Dial(context.Background(), cfg.Targets[0], time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sw.Close()
-	if err := sw.Apply(context.Background(), map[env.QueueKey]env.Setting{k: tuned}); err != nil { // the Set went out; the agent died
-		t.Fatal(err)
-	}
+	srv, _, db, conf, _, _, tuned := changeLeftOpen(t, time.Hour)
 	out, _, err := runAgentCmd(t, context.Background(), "rollback", "--config", conf, "--target", "sw0", "--dry-run")
 	if err != nil || !strings.Contains(out, "audit 1 open, left open") || !strings.Contains(out, "not final") {
 		t.Fatalf("dry run: %v\n%s", err, out)
@@ -338,7 +282,7 @@ func TestAgentRollbackWaitsForAPendingCommit(t *testing.T) {
 	if tel, _ := srv.Telemetry("sw0"); tel.Ports[0].Queues[3].ECN != want {
 		t.Fatalf("a rollback refused wrote the switch: it runs %+v", tel.Ports[0].Queues[3].ECN)
 	}
-	j, err = journal.OpenJournal(db, time.Second)
+	j, err := journal.OpenJournal(db, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,4 +290,46 @@ func TestAgentRollbackWaitsForAPendingCommit(t *testing.T) {
 	if es, err := j.Entries("sw0", 0); err != nil || len(es) != 1 || es[0].State != core.StateIntent {
 		t.Fatalf("the audit log after the refusal: %+v, %v", es, err)
 	}
+}
+
+// changeLeftOpen is an agent killed after its Set of sw0's queue 3 reached
+// the switch (the simulated incast star) and before it judged it: its
+// configuration (conf, db in dir) and one open audit entry old -> tuned,
+// whose confirmed commit may be pending for revertBy more (0: not a
+// confirmed commit), the switch running tuned.
+func changeLeftOpen(t *testing.T, revertBy time.Duration) (srv *simswitch.Server, dir, db, conf string, k env.QueueKey, old, tuned env.Setting) {
+	t.Helper()
+	srv, addr := startIncastStar(t)
+	dir = t.TempDir()
+	db = filepath.Join(dir, "agent.db")
+	conf = filepath.Join(dir, "agent.yaml")
+	os.WriteFile(conf, []byte(fmt.Sprintf("mode: closed-loop\npolicy: static:hpcc\ndb: %s\ntargets:\n  sw0: {address: %s, insecure: true, queues: [3]}\n", db, addr)), 0o644)
+	cfg, err := config.Load(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k = env.QueueKey{Target: "sw0", Port: "Ethernet0", Queue: 3}
+	old = env.Setting{KminBytes: incastStarECN.KminBytes, KmaxBytes: incastStarECN.KmaxBytes, Pmax: incastStarECN.Pmax}
+	tuned = env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
+	j, err := journal.OpenJournal(db, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := core.AuditEntry{TimeNs: time.Now().UnixNano(), Target: "sw0", Change: core.Change{Key: k, Kind: core.KindTune, Old: old, New: tuned}}
+	if revertBy > 0 {
+		e.RevertByNs = e.TimeNs + int64(revertBy)
+	}
+	if _, err := j.Intent([]core.AuditEntry{e}); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	sw, err := gnmiclient.Dial(context.Background(), cfg.Targets[0], time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Close()
+	if err := sw.Apply(context.Background(), map[env.QueueKey]env.Setting{k: tuned}); err != nil { // the Set went out; the agent died
+		t.Fatal(err)
+	}
+	return srv, dir, db, conf, k, old, tuned
 }
