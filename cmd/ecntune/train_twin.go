@@ -70,9 +70,10 @@ model was trained on the twin: a gain there that turns into a loss on a rival wa
 the twin's errors. Otherwise it is stored unpromoted and the figures say why. Where the
 starting model (its loop, with --agent) is behind the twin's frontier, the fixed setting it is
 behind (the best one keeping 98% of its goodput, with a lower small-flow p99) also runs on the twin and the rivals, as the
-two run, and the same rule judges it against the starting model: promoted by it, and better on
-the twin than a fine-tuned model the rule promotes (which then stays a candidate), it is
-recommended: the output names the policy to run instead (static:NAME or fixed:KMIN/KMAX/PMAX)
+two run, and the same rule judges it against the starting model: promoted by it, it is
+recommended unless a fine-tuned model the rule promotes does better on the twin (a lower
+frontier ratio as printed; a tie goes to the setting, which does not churn), and the model
+then stays a candidate: the output names the policy to run instead (static:NAME or fixed:KMIN/KMAX/PMAX)
 and the record keeps its figures. An agent that
 names it as model:NAME@promoted runs only a promoted version (model:NAME runs the latest
 version while none is promoted).`

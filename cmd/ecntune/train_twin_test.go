@@ -114,8 +114,8 @@ func (r twinRecord) verdict() train.Verdict {
 		v.Reason = "behind the agent's guardrails, " + v.Reason
 		v = train.JudgeRivals(v, rivals)
 	}
-	if f := tw.Fixed; f != nil && f.Recommended && v.Promote { // a fixed setting better on the twin is recommended instead
-		v = train.Verdict{Reason: v.Reason + "; but the fixed setting " + f.Policy + " does better there"}
+	if f := tw.Fixed; f != nil && f.Recommended && v.Promote { // a fixed setting no worse on the twin is recommended instead
+		v = train.Verdict{Reason: v.Reason + "; but the fixed setting " + f.Policy + " does "}
 	}
 	return v
 }
@@ -564,7 +564,7 @@ func TestTwinEvaluationInterrupted(t *testing.T) {
 
 // TestJudgeFixed: the fixed setting the starting model is behind is
 // judged by the rule as a fine-tuned model is, rivals included; promoted
-// by it and better on the twin than a promoted fine-tuned model, it is
+// by it and no worse on the twin than a promoted fine-tuned model, it is
 // recommended and the model stays a candidate; refused by a rival, it is
 // not, and the model's verdict stands.
 func TestJudgeFixed(t *testing.T) {
@@ -604,10 +604,17 @@ func TestJudgeFixed(t *testing.T) {
 		!strings.Contains(ev.fixed.verdict.Reason, "but a higher small-flow p99 than the starting model on rival tw-rival-1") {
 		t.Fatalf("fixed %+v; model's verdict %+v", ev.fixed, ev.verdict)
 	}
-	ev = mk(9) // a promoted model as good on the twin is kept: it adapts
-	ev.fixed.cmp.FrontierRatio = 1.0
+	ev = mk(9) // a promoted model better on the twin is kept
+	ev.fixed.cmp.FrontierRatio = 1.01
 	ev.judgeFixed()
 	if ev.fixed.recommended || !ev.fixed.verdict.Promote || !ev.verdict.Promote {
+		t.Fatalf("fixed %+v; model's verdict %+v", ev.fixed, ev.verdict)
+	}
+	ev = mk(9) // as good as the fixed setting on the twin (to two decimals), it is not: the tie goes to the setting
+	ev.fixed.cmp.FrontierRatio = 1.004
+	ev.judgeFixed()
+	if !ev.fixed.recommended || ev.verdict.Promote ||
+		!strings.HasSuffix(ev.verdict.Reason, "; but the fixed setting "+fixed+" does as well there, without changing a setting (frontier ratio 1.00 against 1.00): it is recommended instead") {
 		t.Fatalf("fixed %+v; model's verdict %+v", ev.fixed, ev.verdict)
 	}
 }
