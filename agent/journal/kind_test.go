@@ -79,3 +79,30 @@ func TestOpenJournalRefusesOtherFiles(t *testing.T) {
 		j.Close()
 	}
 }
+
+// A read-only open (agent history, twin, ...) names an empty file or a
+// directory for what it is: bbolt alone would fail to write a new
+// database into the empty file ("bad file descriptor"), and a directory
+// is not "missing".
+func TestOpenJournalReadOnlyEmptyFileOrDir(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.db")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := OpenJournalReadOnly(empty, time.Second)
+	if err == nil || !strings.Contains(err.Error(), "empty.db is an empty file (0 bytes)") {
+		t.Fatalf("empty file: %v", err)
+	}
+	if st, err := os.Stat(empty); err != nil || st.Size() != 0 {
+		t.Fatalf("empty file changed: %v %v", st, err)
+	}
+	_, err = OpenJournalReadOnly(dir, time.Second)
+	if err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Fatalf("directory: %v", err)
+	}
+	_, err = OpenJournalReadOnly(filepath.Join(dir, "missing.db"), time.Second)
+	if err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("missing: %v", err)
+	}
+}

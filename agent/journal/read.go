@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -65,8 +67,18 @@ func notBolt(err error) error {
 // Damaged audit entries are read as StateDamaged; damaged pages are an
 // error, as at OpenJournal.
 func OpenJournalReadOnly(path string, lockTimeout time.Duration) (*Journal, error) {
-	if !FileExists(path) {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("agent db %s does not exist", path)
+	case err != nil:
+		return nil, fmt.Errorf("agent db: %w", err)
+	case st.IsDir():
+		return nil, fmt.Errorf("agent db %s is a directory, not an agent database: give the db file the agent's configuration names (db:)", path)
+	case st.Size() == 0:
+		// bbolt would try to write a new database into it (and fail:
+		// the file is open read-only).
+		return nil, fmt.Errorf("agent db %s is an empty file (0 bytes), not an agent database: no agent wrote it, or it was truncated; give the db file the agent's configuration names (db:)", path)
 	}
 	return openBolt(path, lockTimeout, true)
 }
