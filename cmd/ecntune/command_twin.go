@@ -83,11 +83,27 @@ func runTwin(cmd *cobra.Command, o twinOpts) error {
 	if o.db == "" || o.out == "" {
 		return errors.New("--db and --out are required")
 	}
-	if o.budget <= 0 || o.intervals < 3 || o.rivals < 0 || o.runs < 0 {
-		return errors.New("--budget must be above 0, --intervals at least 3, --rivals and --runs not negative")
+	switch {
+	case o.budget <= 0:
+		return fmt.Errorf("--budget %v: must be above 0", o.budget)
+	case o.intervals < 3:
+		return fmt.Errorf("--intervals %d: want at least 3", o.intervals)
+	case o.rivals < 0:
+		return fmt.Errorf("--rivals %d: must not be negative (0: none)", o.rivals)
+	case o.runs < 0:
+		return fmt.Errorf("--runs %d: must not be negative (0: --budget)", o.runs)
 	}
 	if o.runs > 0 && cmd.Flags().Changed("budget") {
 		return errors.New("--budget and --runs: give one (a budget in wall time, or in simulations)")
+	}
+	// Before the fit, which takes --budget: where its files go.
+	if err := checkOutPath("out", o.out, false); err != nil {
+		return err
+	}
+	if o.report != "" {
+		if err := checkOutPath("report", o.report, true); err != nil {
+			return err
+		}
 	}
 	in, err := readTwinInput(o.db, o.intervals)
 	if err != nil {
@@ -123,6 +139,35 @@ func runTwin(cmd *cobra.Command, o twinOpts) error {
 		}
 	}
 	return r.Report.WriteText(cmd.OutOrStdout())
+}
+
+// checkOutPath refuses, before the fit, a --out file (dir false) or
+// --report folder (dir true) the writes after the fit would fail on: a
+// file where a folder is wanted or the other way round, or a path
+// through a file. Folders that do not exist yet are made when written.
+func checkOutPath(flag, path string, dir bool) error {
+	if st, err := os.Stat(path); err == nil {
+		switch {
+		case dir && !st.IsDir():
+			return fmt.Errorf("--%s %s is a file: want a folder for the report", flag, path)
+		case !dir && st.IsDir():
+			return fmt.Errorf("--%s %s is a folder: want the scenario file to write, e.g. %s", flag, path, filepath.Join(path, "twin.yaml"))
+		}
+		return nil
+	}
+	// The nearest folder on the way up that can be read must be one
+	// (a path through a file fails with ENOTDIR, not ErrNotExist).
+	for p := filepath.Dir(path); ; p = filepath.Dir(p) {
+		if st, err := os.Stat(p); err == nil {
+			if !st.IsDir() {
+				return fmt.Errorf("--%s %s: %s is a file, not a folder", flag, path, p)
+			}
+			return nil
+		}
+		if filepath.Dir(p) == p {
+			return nil
+		}
+	}
 }
 
 // readTwinInput reads the fabric records and the newest intervals'

@@ -357,3 +357,33 @@ func TestRemoveStaleRivals(t *testing.T) {
 		t.Errorf("log:\n%s", log.String())
 	}
 }
+
+// A --out or --report the writes after the fit would fail on is refused
+// before the fit (which takes --budget, minutes by default), naming the
+// flag and the path; bad flag values are named with their value.
+func TestTwinRefusesBadOutBeforeFit(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "missing.db") // the fit would read it after the checks
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--out", filepath.Join(file, "t.yaml")}, "--out " + filepath.Join(file, "t.yaml") + ": " + file + " is a file, not a folder"},
+		{[]string{"--out", filepath.Join(file, "sub", "t.yaml")}, file + " is a file, not a folder"},
+		{[]string{"--out", dir}, "--out " + dir + " is a folder"},
+		{[]string{"--out", filepath.Join(dir, "t.yaml"), "--report", file}, "--report " + file + " is a file"},
+		{[]string{"--out", filepath.Join(dir, "t.yaml"), "--report", filepath.Join(file, "r")}, "--report " + filepath.Join(file, "r") + ": " + file + " is a file"},
+		{[]string{"--out", filepath.Join(dir, "t.yaml"), "--intervals", "2"}, "--intervals 2: want at least 3"},
+		{[]string{"--out", filepath.Join(dir, "t.yaml"), "--budget", "-1s"}, "--budget -1s: must be above 0"},
+		{[]string{"--out", filepath.Join(dir, "new", "t.yaml")}, "does not exist"}, // a folder yet to be made is fine
+	} {
+		_, err := runCmd(t, newRootCmd(), append([]string{"twin", "--db", db}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
+	}
+}
