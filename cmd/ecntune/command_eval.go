@@ -187,6 +187,13 @@ func (o *evalOpts) run(cmd *cobra.Command) error {
 	}
 	for _, spec := range o.policies {
 		warnAll(cmd.ErrOrStderr(), spec, eval.SpecWarnings(spec))
+		// A deployed loop's file is read by each of its runs; a bad one
+		// is refused here, not after every simulation has run.
+		if strings.HasPrefix(spec, loop.Prefix) {
+			if err := loop.CheckSpec(spec, o.agentResolver); err != nil {
+				return fmt.Errorf("--policy %s: %w", spec, err)
+			}
+		}
 	}
 	if o.workers == 0 {
 		o.workers = runtime.GOMAXPROCS(0)

@@ -13,6 +13,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/ecntune/ecntune/cmd/ecntune/internal/loop"
+	"github.com/ecntune/ecntune/policy"
 )
 
 // writeTinyScenario writes tinyTrainScenario (a 1 ms, 4-host star) to a
@@ -270,6 +273,53 @@ func TestEvalStretch(t *testing.T) {
 	for _, bad := range [][]string{{"--stretch", "0"}, {"--stretch", "2", "--duration", "1ms"}} {
 		if _, err := runCmd(t, newEvalCmd(), append([]string{"--scenario", sc, "--policy", "static:hpcc"}, bad...)...); err == nil || !strings.Contains(err.Error(), "--stretch") {
 			t.Errorf("%v: %v", bad, err)
+		}
+	}
+}
+
+// A bad agent:FILE (missing, refused by the configuration's checks, a
+// suffix other than shadow, a model its policy names that is not there)
+// is refused before any simulation, named by its --policy: eval.RunAll
+// reports a run's error only after every run (hours on a frontier
+// evaluation). The shipped loop files pass the same check.
+func TestEvalRefusesBadAgentFileFirst(t *testing.T) {
+	dir := t.TempDir()
+	sc := writeTinyScenario(t)
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ok, err := os.ReadFile(filepath.Join("..", "..", "examples", "eval-agent-builtin.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mode := write("mode.yaml", strings.Replace(string(ok), "mode: closed-loop", "mode: something-else", 1))
+	hold := write("hold.yaml", strings.Replace(string(ok), "min-hold: 5s", `min-hold: "abc"`, 1))
+	model := write("model.yaml", strings.Replace(string(ok), "policy: builtin", "policy: model:nope", 1))
+	good := write("good.yaml", string(ok))
+	for _, c := range []struct{ spec, want string }{
+		{"agent:" + filepath.Join(dir, "missing.yaml"), "no such file"},
+		{"agent:" + mode, `mode: "something-else" is not allowed`},
+		{"agent:" + hold, `guardrails.min-hold: cannot parse duration "abc"`},
+		{"agent:" + good + ",bogus", `"bogus" after the file`},
+		{"agent:" + model, `policy "model:nope": no registry at`},
+	} {
+		_, err := runCmd(t, newEvalCmd(), "--scenario", sc, "--duration", "200us", "--seeds", "1",
+			"--db", filepath.Join(dir, "none.db"), "--policy", "fixed:100KB/200KB/1%", "--policy", c.spec)
+		if err == nil || !strings.HasPrefix(err.Error(), "--policy "+c.spec+": ") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want it refused first (--policy %s: ...%s...)", c.spec, err, c.spec, c.want)
+		}
+	}
+	for _, f := range []string{"eval-agent-builtin.yaml", "eval-agent-demo.yaml"} {
+		spec := "agent:" + filepath.Join("..", "..", "examples", f)
+		if err := loop.CheckSpec(spec, func(string) policy.Resolver { return policy.Resolver{} }); err != nil {
+			t.Errorf("%s: %v", spec, err)
+		}
+		if err := loop.CheckSpec(spec+",shadow", func(string) policy.Resolver { return policy.Resolver{} }); err != nil {
+			t.Errorf("%s,shadow: %v", spec, err)
 		}
 	}
 }

@@ -38,16 +38,9 @@ const ShadowSuffix = "shadow"
 // --hide-peer (Options.HidePeer).
 func EvalRunner(resolverFor func(registry string) policy.Resolver, auditDir string, hidePeer bool) eval.LoopRunner {
 	return func(sc eval.Scenario, spec string, seed uint64, interval simenv.Time) (*simenv.Sim, eval.LoopFigures, error) {
-		path, mode, _ := strings.Cut(strings.TrimPrefix(spec, Prefix), ",")
-		if mode != "" && mode != ShadowSuffix {
-			return nil, eval.LoopFigures{}, fmt.Errorf("%s: %q after the file: only %q (the same loop in shadow mode)", spec, mode, ShadowSuffix)
-		}
-		cfg, err := config.Load(path)
+		path, mode, cfg, err := loadSpec(spec)
 		if err != nil {
 			return nil, eval.LoopFigures{}, err
-		}
-		if mode == ShadowSuffix {
-			cfg.Mode = config.ModeShadow
 		}
 		sim, r, cfg, err := runScaled(sc, spec, cfg, seed, interval, resolverFor(cfg.Registry), hidePeer)
 		if err != nil {
@@ -66,6 +59,37 @@ func EvalRunner(resolverFor func(registry string) policy.Resolver, auditDir stri
 		}
 		return sim, Figures(r, cfg.Interval, cfg.Guardrails.IdleUtil), nil
 	}
+}
+
+// loadSpec reads agent:FILE[,shadow]: the file, the mode suffix ("" or
+// ShadowSuffix) and the configuration, in shadow mode with the suffix.
+func loadSpec(spec string) (path, mode string, cfg *config.Config, err error) {
+	path, mode, _ = strings.Cut(strings.TrimPrefix(spec, Prefix), ",")
+	if mode != "" && mode != ShadowSuffix {
+		return "", "", nil, fmt.Errorf("%q after the file: only %q (the same loop in shadow mode)", mode, ShadowSuffix)
+	}
+	if cfg, err = config.Load(path); err != nil {
+		return "", "", nil, err
+	}
+	if mode == ShadowSuffix {
+		cfg.Mode = config.ModeShadow
+	}
+	return path, mode, cfg, nil
+}
+
+// CheckSpec checks an agent:FILE[,shadow] spec as EvalRunner's runs would
+// find it: the suffix, the configuration file, and its policy resolved
+// with resolverFor(its registry:). eval calls it before any simulation:
+// eval.RunAll reports a run's error only when every run is done.
+func CheckSpec(spec string, resolverFor func(registry string) policy.Resolver) error {
+	_, _, cfg, err := loadSpec(spec)
+	if err != nil {
+		return err
+	}
+	if _, err := resolverFor(cfg.Registry).Lookup(cfg.Policy); err != nil {
+		return fmt.Errorf("policy: %w", err)
+	}
+	return nil
 }
 
 // ConfigRunner runs, for eval, the loops named by the keys of cfgs (whole
