@@ -665,11 +665,17 @@ func oracleCandidates(grid [][3]int) []candidate {
 	return cands
 }
 
-// run plays every job, opt.Workers at once; runs are in job order.
+// run plays every job, opt.Workers at once; runs are in job order. The
+// first run to fail stops the rest: no job is started after it (those
+// running finish), and the error of the earliest job that failed is
+// returned, so that a bad input is said at once, not after every other
+// simulation.
 func (p *plan) run() ([]Run, error) {
 	runs := make([]Run, len(p.jobs))
 	errs := make([]error, len(p.jobs))
 	next := make(chan int)
+	failed := make(chan struct{})
+	var failOnce sync.Once
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
@@ -678,8 +684,17 @@ func (p *plan) run() ([]Run, error) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
+				select {
+				case <-failed: // handed out as another failed
+					continue
+				default:
+				}
 				j := p.jobs[i]
 				runs[i], errs[i] = runJob(p.scs[j.sc], j, p.opt, p.shared)
+				if errs[i] != nil {
+					failOnce.Do(func() { close(failed) })
+					continue
+				}
 				if p.opt.Goodput == GoodputFinished {
 					runs[i].LargeGoodputGbps = runs[i].LargeGoodputFinishedGbps
 				}
@@ -692,8 +707,13 @@ func (p *plan) run() ([]Run, error) {
 			}
 		}()
 	}
+feed:
 	for i := range p.jobs {
-		next <- i
+		select {
+		case next <- i:
+		case <-failed:
+			break feed
+		}
 	}
 	close(next)
 	wg.Wait()

@@ -3,12 +3,14 @@ package eval
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	imagepng "image/png"
 	"math"
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"gonum.org/v1/plot/plotter"
@@ -970,5 +972,24 @@ func TestEvalScenarioIntervalAndWarmup(t *testing.T) {
 	none := run(named, Options{Warmup: -1})
 	if none.WarmupUs != 0 || none.Flows <= own.Flows || none.Decisions != own.Decisions {
 		t.Fatalf("no warmup: %g µs, %d flows, %d decisions; the scenario's: %d flows, %d decisions", none.WarmupUs, none.Flows, none.Decisions, own.Flows, own.Decisions)
+	}
+}
+
+// The first run to fail stops the evaluation: no job starts after it, and
+// its error, naming the scenario, policy and seed, is returned at once,
+// not after every other simulation.
+func TestRunAllStopsAtTheFirstFailure(t *testing.T) {
+	var calls atomic.Int32
+	fail := func(sc Scenario, spec string, seed uint64, interval simenv.Time) (*simenv.Sim, LoopFigures, error) {
+		calls.Add(1)
+		return nil, LoopFigures{}, errors.New("the loop's switch is gone")
+	}
+	_, err := RunAll([]Scenario{tiny()}, []string{"bad:x", "static:hpcc"},
+		Options{Seeds: 20, Workers: 1, Loops: map[string]LoopRunner{"bad:": fail}})
+	if err == nil || !strings.Contains(err.Error(), "policy bad:x, seed") || !strings.Contains(err.Error(), "the loop's switch is gone") {
+		t.Fatalf("err = %v", err)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("%d failing runs started after the first failure, want none", n-1)
 	}
 }
