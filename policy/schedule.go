@@ -43,7 +43,7 @@ func ParseFixed(s string) (env.Setting, error) {
 	case kmin > kmax:
 		return env.Setting{}, fmt.Errorf("setting %q: kmin %s is above kmax %s", s, units.FormatBytes(kmin), units.FormatBytes(kmax))
 	case !(pmax > 0 && pmax <= 1):
-		return env.Setting{}, fmt.Errorf("setting %q: pmax %g is outside (0, 100%%]", s, pmax)
+		return env.Setting{}, fmt.Errorf("setting %q: pmax %s is outside (0, 100%%]", s, strings.TrimSpace(parts[2]))
 	}
 	return env.Setting{KminBytes: kmin, KmaxBytes: kmax, Pmax: pmax}, nil
 }

@@ -216,6 +216,11 @@ func parseRandomiseOver(js string, r train.Randomisation) (train.Randomisation, 
 }
 
 func runTrain(cmd *cobra.Command, o trainOpts) error {
+	if o.out != "" { // before the training: the curve is written after it
+		if err := checkOutPath("out", o.out, "the learning curve"); err != nil {
+			return err
+		}
+	}
 	if o.twin != "" {
 		return runTwinTrain(cmd, o)
 	}

@@ -160,6 +160,8 @@ func TestTrainEvalFlagErrors(t *testing.T) {
 		{newTrainCmd(), []string{"--scenario", "../../scenarios/star-incast.yaml", "--algo", "ppo", "--headroom-for", "builtin:prefer=0.5", "--db", filepath.Join(dir, "r.db")}, "without a preference"},
 		{newTrainCmd(), []string{"--scenario", "../../scenarios/star-incast.yaml", "--headroom-for", "builtin", "--db", filepath.Join(dir, "r.db")}, "with ppo, not ddqn"},
 		{newTrainCmd(), []string{"--scenario", "../../scenarios/star-incast.yaml", "--lr", "-0.001", "--db", filepath.Join(dir, "r.db")}, "learning rate -0.001"},
+		{newTrainCmd(), []string{"--scenario", "../../scenarios/star-incast.yaml", "--out", "../../README.md", "--db", filepath.Join(dir, "r.db")}, "--out ../../README.md is a file: want a folder for the learning curve"},
+		{newTrainCmd(), []string{"--twin", "../../scenarios/star-incast.yaml", "--out", "../../README.md/runs", "--db", filepath.Join(dir, "r.db")}, "--out ../../README.md/runs: ../../README.md is a file, not a folder"},
 		{newEvalCmd(), nil, "no --scenario"},
 		{newEvalCmd(), []string{"--scenario", "x.yaml"}, "no --policy"},
 		{newEvalCmd(), []string{"--scenario", filepath.Join(dir, "none.yaml"), "--policy", "adaptive"}, "none.yaml"},

@@ -97,11 +97,11 @@ func runTwin(cmd *cobra.Command, o twinOpts) error {
 		return errors.New("--budget and --runs: give one (a budget in wall time, or in simulations)")
 	}
 	// Before the fit, which takes --budget: where its files go.
-	if err := checkOutPath("out", o.out, false); err != nil {
+	if err := checkOutPath("out", o.out, ""); err != nil {
 		return err
 	}
 	if o.report != "" {
-		if err := checkOutPath("report", o.report, true); err != nil {
+		if err := checkOutPath("report", o.report, "the report"); err != nil {
 			return err
 		}
 	}
@@ -141,15 +141,17 @@ func runTwin(cmd *cobra.Command, o twinOpts) error {
 	return r.Report.WriteText(cmd.OutOrStdout())
 }
 
-// checkOutPath refuses, before the fit, a --out file (dir false) or
-// --report folder (dir true) the writes after the fit would fail on: a
-// file where a folder is wanted or the other way round, or a path
-// through a file. Folders that do not exist yet are made when written.
-func checkOutPath(flag, path string, dir bool) error {
+// checkOutPath refuses, before a long run (the fit, a training), an
+// output path its writes after the run would fail on: a file where a
+// folder for dirFor ("the report") is wanted, a folder where a file is
+// (dirFor ""), or a path through a file. Folders that do not exist yet
+// are made when written.
+func checkOutPath(flag, path, dirFor string) error {
+	dir := dirFor != ""
 	if st, err := os.Stat(path); err == nil {
 		switch {
 		case dir && !st.IsDir():
-			return fmt.Errorf("--%s %s is a file: want a folder for the report", flag, path)
+			return fmt.Errorf("--%s %s is a file: want a folder for %s", flag, path, dirFor)
 		case !dir && st.IsDir():
 			return fmt.Errorf("--%s %s is a folder: want the scenario file to write, e.g. %s", flag, path, filepath.Join(path, "twin.yaml"))
 		}
