@@ -79,8 +79,9 @@ func loadSpec(spec string) (path, mode string, cfg *config.Config, err error) {
 
 // CheckSpec checks an agent:FILE[,shadow] spec as EvalRunner's runs would
 // find it: the suffix, the configuration file, and its policy resolved
-// with resolverFor(its registry:). eval calls it before any simulation:
-// eval.RunAll reports a run's error only when every run is done.
+// with resolverFor(its registry:). eval calls it before any simulation,
+// so that a bad file is said before the runs of other policies and the
+// frontier's fixed settings have taken their time.
 func CheckSpec(spec string, resolverFor func(registry string) policy.Resolver) error {
 	_, _, cfg, err := loadSpec(spec)
 	if err != nil {
