@@ -59,6 +59,18 @@ type RewardWeights struct {
 	// A preference-conditioned training run does not scale it with the
 	// preference, so its throughput end is still charged for them.
 	FlowSmallTail float64 `json:"flow_small_tail,omitempty"`
+	// FlowLargeProgress charges large flows (1 MB or more) as they fall
+	// behind, finished or not: a flow's lateness is log2 of its time so
+	// far over its standalone FCT (0 until that time has passed; its log2
+	// slowdown once it finishes), a lower bound on its final log2
+	// slowdown that only grows, and each interval charges a queue
+	// FlowLargeProgress times the mean, over the large flows crossing it
+	// then, of the growth of their lateness in the interval. Summed over
+	// a flow's life that is its log2 slowdown, as FlowLarge charges it on
+	// finishing; but a flow slowed past the episode's end is charged what
+	// it is late by then, which FlowLarge never charges, and the charge
+	// comes while the flow is slow, not when it ends.
+	FlowLargeProgress float64 `json:"flow_large_progress,omitempty"`
 
 	// Change is charged to a queue in each interval its policy changed its
 	// ECN setting (Kmin, Kmax or Pmax) at the interval's start. No counter
@@ -110,7 +122,7 @@ func (w RewardWeights) Validate() error {
 		v    float64
 	}{{"throughput", w.Throughput}, {"fabric_throughput", w.fabricThroughput()}, {"delay", w.Delay}, {"tail_delay", w.TailDelay}, {"over_mark", w.OverMark}, {"pause", w.Pause},
 		{"pause_event", w.PauseEvent}, {"drop", w.Drop}, {"drop_event", w.DropEvent}, {"flow_small", w.FlowSmall}, {"flow_large", w.FlowLarge},
-		{"flow_small_tail", w.FlowSmallTail}, {"change", w.Change}} {
+		{"flow_small_tail", w.FlowSmallTail}, {"flow_large_progress", w.FlowLargeProgress}, {"change", w.Change}} {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) {
 			return fmt.Errorf("reward weight %s = %g: must be a finite number >= 0", f.name, f.v)
 		}
@@ -119,10 +131,10 @@ func (w RewardWeights) Validate() error {
 }
 
 // GroundTruth reports whether w weighs any of the simulator's ground truth
-// (FlowSmall, FlowLarge, FlowSmallTail), which only a simulation can
-// compute.
+// (FlowSmall, FlowLarge, FlowSmallTail, FlowLargeProgress), which only a
+// simulation can compute.
 func (w RewardWeights) GroundTruth() bool {
-	return w.FlowSmall != 0 || w.FlowLarge != 0 || w.FlowSmallTail != 0
+	return w.FlowSmall != 0 || w.FlowLarge != 0 || w.FlowSmallTail != 0 || w.FlowLargeProgress != 0
 }
 
 // maxQueueRefs caps the queue terms: 128 reference BDPs is a full 32 MB

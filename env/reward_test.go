@@ -80,7 +80,7 @@ func TestRewardWeightsValidate(t *testing.T) {
 // Validate refuses each weight by that name when it is negative.
 func TestRewardWeightNames(t *testing.T) {
 	names := RewardWeightNames()
-	if len(names) != 13 || names[0] != "throughput" || names[len(names)-1] != "change" {
+	if len(names) != 14 || names[0] != "throughput" || names[len(names)-1] != "change" {
 		t.Fatalf("names %v", names)
 	}
 	seen := map[RewardWeights]string{}

@@ -62,6 +62,8 @@ type ActiveFlow struct {
 	SizeBytes int64
 	// Remaining is what its sender has yet to see acknowledged.
 	Remaining int64
+	// Start and Standalone are its FlowRecord's.
+	Start, Standalone Time
 }
 
 // ActiveFlows appends to dst every flow in flight now, host by host. Like
@@ -71,7 +73,8 @@ func (s *Sim) ActiveFlows(dst []ActiveFlow) []ActiveFlow {
 	for h := range s.hosts {
 		for _, id := range s.hosts[h].flows {
 			f := &s.flows[id]
-			dst = append(dst, ActiveFlow{ID: int(id), SizeBytes: f.SizeBytes, Remaining: max(f.SizeBytes-f.sndUna, 0)})
+			dst = append(dst, ActiveFlow{ID: int(id), SizeBytes: f.SizeBytes, Remaining: max(f.SizeBytes-f.sndUna, 0),
+				Start: f.Start, Standalone: f.Standalone})
 		}
 	}
 	return dst

@@ -181,7 +181,7 @@ const MaxPreferenceScale = 4
 // PreferenceScale s > 0) does with its preference p, drawn uniformly in
 // [-1, 1] per episode: the reward's latency terms (delay, tail_delay,
 // flow_small) are multiplied by 2^(s·p) and its throughput terms
-// (throughput, fabric_throughput, flow_large) by 2^(−s·p), and p is one
+// (throughput, fabric_throughput, flow_large, flow_large_progress) by 2^(−s·p), and p is one
 // more input of the network, after the observation's features. The small
 // flows' tail (flow_small_tail) is not scaled: at every preference the
 // slowest small flows cost the same, so the throughput end cannot buy
@@ -195,6 +195,7 @@ func Preference(w env.RewardWeights, scale, p float64) env.RewardWeights {
 	w.FlowSmall *= lat
 	w.Throughput *= thr
 	w.FlowLarge *= thr
+	w.FlowLargeProgress *= thr
 	if w.FabricThroughput != nil {
 		f := *w.FabricThroughput * thr
 		w.FabricThroughput = &f

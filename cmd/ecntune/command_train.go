@@ -165,7 +165,7 @@ while that ECN policy decides ECN; run it as POLICY+headroom=model:NAME.` + trai
 	f.StringVar(&o.randomise, "randomise", "", `domain randomisation as JSON over the defaults, e.g. '{"host_rates":[25e9,100e9,400e9]}'`)
 	f.StringVar(&o.reward, "reward", "", `reward weights as JSON over the training defaults, e.g. '{"delay":0.1}'; fields: `+
 		strings.Join(env.RewardWeightNames(), ", ")+` (flow_small, flow_large: mean log2 slowdown of the flows through a queue, `+
-		`flow_small_tail: the largest small-flow one; the simulator's ground truth; change: charged to a queue each interval its ECN setting is changed)`)
+		`flow_small_tail: the largest small-flow one; flow_large_progress: large flows charged as they fall behind, finished or not; the simulator's ground truth; change: charged to a queue each interval its ECN setting is changed)`)
 	f.Float64Var(&o.gamma, "gamma", 0, "discount (default 0.7 for ddqn, 0.9 for ppo)")
 	f.Float64Var(&o.lr, "lr", 0, "learning rate (default 1e-3 for ddqn, 3e-4 for ppo; with --twin the starting model's)")
 	f.IntSliceVar(&o.hidden, "hidden", nil, "hidden layer widths of the MLP, e.g. 128,64 (default 64,64)")

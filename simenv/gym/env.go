@@ -131,6 +131,7 @@ type Env struct {
 	inFlight  []float64           // scratch: per queue, flows in flight by class and their backlog
 	active    []simenv.ActiveFlow // scratch
 	paths     map[int][]int       // flow id -> controlled queues it crosses (FlowQueues)
+	late      map[int]float64     // RewardWeights.FlowLargeProgress: large flow id -> lateness charged so far
 	queues    []int               // scratch
 }
 
@@ -139,6 +140,10 @@ type truthAcc struct {
 	small, large   float64
 	nSmall, nLarge int
 	smallMax       float64 // the largest log2 slowdown of a small flow
+	// growth in lateness of the large flows crossing the queue in the
+	// interval (RewardWeights.FlowLargeProgress), and how many there were
+	lateGrowth float64
+	nLate      int
 }
 
 // Flow classes of the ground-truth reward (eval's classes).
@@ -240,7 +245,7 @@ func (e *Env) build(seed uint64) error {
 		e.byRef[r] = i
 	}
 	e.finished = 0
-	e.paths = nil
+	e.paths, e.late = nil, nil
 	e.truthFeat = e.truthFeat[:0]
 	e.maxHeadroom = make([]int64, len(all))
 	for _, s := range all {
@@ -455,13 +460,19 @@ func (e *Env) info(settings []env.Setting) StepInfo {
 // addTruth charges each measured queue the ground-truth terms of the
 // reward (RewardWeights.FlowSmall, FlowLarge, FlowSmallTail): the mean
 // log2 slowdown of the small and large flows that finished in the interval
-// after crossing it, and the largest of the small ones. Flows that finished are read once (a cursor), so a step costs what
-// finished in it.
+// after crossing it, and the largest of the small ones; and
+// FlowLargeProgress: the mean growth in lateness of the large flows that
+// crossed it in the interval, finished or not. Flows that finished are
+// read once (a cursor), so a step costs what finished in it, plus, with
+// FlowLargeProgress, what is in flight.
 func (e *Env) addTruth(rewards []float64, obs []env.Observation) {
 	if !e.weight.GroundTruth() && !e.opts.Truth {
 		return
 	}
 	acc := e.finishedThrough(len(rewards))
+	if e.weight.FlowLargeProgress != 0 {
+		e.lateThrough(acc)
+	}
 	for i := range acc {
 		if !obs[i].Valid {
 			continue
@@ -471,6 +482,50 @@ func (e *Env) addTruth(rewards []float64, obs []env.Observation) {
 		}
 		if n := acc[i].nLarge; n > 0 {
 			rewards[i] -= e.weight.FlowLarge * acc[i].large / float64(n)
+		}
+		if n := acc[i].nLate; n > 0 {
+			rewards[i] -= e.weight.FlowLargeProgress * acc[i].lateGrowth / float64(n)
+		}
+	}
+}
+
+// lateness is log2 of a running flow's time so far over its standalone
+// FCT, 0 until that has passed: a lower bound on the log2 slowdown it will
+// finish with, which never falls as time goes on.
+func lateness(elapsed, standalone simenv.Time) float64 {
+	if standalone <= 0 || elapsed <= standalone {
+		return 0
+	}
+	return math.Log2(float64(elapsed) / float64(standalone))
+}
+
+// lateThrough adds to acc, per controlled queue, the growth in lateness of
+// the large flows in flight now that cross it (RewardWeights.
+// FlowLargeProgress); finishedThrough has added the finished ones'.
+func (e *Env) lateThrough(acc []truthAcc) {
+	if e.late == nil {
+		e.late = make(map[int]float64)
+	}
+	if e.paths == nil {
+		e.paths = make(map[int][]int)
+	}
+	now := e.sim.Now()
+	e.active = e.sim.ActiveFlows(e.active[:0])
+	for _, a := range e.active {
+		if a.SizeBytes < truthLargeBytes {
+			continue
+		}
+		l := lateness(now-a.Start, a.Standalone)
+		d := l - e.late[a.ID]
+		e.late[a.ID] = l
+		qs, ok := e.paths[a.ID]
+		if !ok {
+			qs = e.FlowQueues(nil, a.ID)
+			e.paths[a.ID] = qs
+		}
+		for _, i := range qs {
+			acc[i].lateGrowth += d
+			acc[i].nLate++
 		}
 	}
 }
@@ -497,6 +552,12 @@ func (e *Env) finishedThrough(n int) []truthAcc {
 			continue
 		}
 		l := math.Log2(sd)
+		// FlowLargeProgress: the rest of its lateness, now its slowdown
+		grow := 0.0
+		if large {
+			grow = l - e.late[f.ID]
+			delete(e.late, f.ID)
+		}
 		e.queues = e.FlowQueues(e.queues[:0], f.ID)
 		for _, i := range e.queues {
 			if small {
@@ -506,6 +567,8 @@ func (e *Env) finishedThrough(n int) []truthAcc {
 			} else {
 				acc[i].large += l
 				acc[i].nLarge++
+				acc[i].lateGrowth += grow
+				acc[i].nLate++
 			}
 		}
 	}

@@ -178,3 +178,80 @@ func TestPFCActionsReachTheSimulator(t *testing.T) {
 		}
 	}
 }
+
+// TestFlowLargeProgressReward: the progress term charges large flows
+// while they are late, not only when they finish: charges are never
+// negative, come in intervals in which no large flow finished, and a flow
+// still running at the episode's end has been charged its lateness then
+// (its time so far over its standalone FCT), which FlowLarge never
+// charges it.
+func TestFlowLargeProgressReward(t *testing.T) {
+	cfg := tinyIncast()
+	cfg.Workloads = []simenv.Workload{{Kind: simenv.WorkloadIncast, Priority: 3, Fanin: 7, SizeBytes: 2_000_000,
+		Every: simenv.Millisecond}}
+	base := env.DefaultRewardWeights()
+	prog := base
+	prog.FlowLargeProgress = 0.5
+	run := func(w env.RewardWeights) (*Env, episode) {
+		e, err := New(cfg, Options{Reward: &w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e, runEpisode(t, e, 2, func(int, []env.Observation) []int { return make([]int, len(e.Keys())) })
+	}
+	_, ep0 := run(base)
+	e1, ep1 := run(prog)
+	sim := e1.Sim()
+	finished, _ := sim.FinishedFlows(0)
+	finishedIn := func(from, to simenv.Time) bool {
+		for _, f := range finished {
+			if f.SizeBytes >= truthLargeBytes && f.Finish > from && f.Finish <= to {
+				return true
+			}
+		}
+		return false
+	}
+	iv := e1.Interval()
+	whileSlow := 0
+	for s := range ep0.rewards {
+		end := min(simenv.Time(s+2)*iv, cfg.Duration) // Reset ran the first interval
+		for q := range ep0.rewards[s] {
+			d := ep0.rewards[s][q] - ep1.rewards[s][q]
+			if d < -1e-12 || math.IsNaN(d) {
+				t.Fatalf("step %d queue %s: the progress term raised the reward by %g", s, e1.Keys()[q], -d)
+			}
+			if d > 1e-12 && !finishedIn(end-iv, end) {
+				whileSlow++
+			}
+		}
+	}
+	if whileSlow == 0 {
+		t.Fatal("no queue was charged in an interval in which no large flow finished")
+	}
+	now := sim.Now()
+	running := 0
+	for _, a := range sim.ActiveFlows(nil) {
+		if a.SizeBytes < truthLargeBytes || now-a.Start <= a.Standalone {
+			continue
+		}
+		running++
+		want := math.Log2(float64(now-a.Start) / float64(a.Standalone))
+		if got := e1.late[a.ID]; math.Abs(got-want) > 1e-9 || got <= 0 {
+			t.Fatalf("flow %d running at the end, %v in, standalone %v: charged lateness %g, want %g",
+				a.ID, now-a.Start, a.Standalone, got, want)
+		}
+	}
+	if running == 0 {
+		t.Fatal("no large flow was late and still running at the end: the test does not test censoring")
+	}
+	for _, f := range finished {
+		if _, ok := e1.late[f.ID]; ok {
+			t.Fatalf("flow %d finished but is still tracked", f.ID)
+		}
+	}
+	bad := prog
+	bad.FlowLargeProgress = math.NaN()
+	if _, err := New(cfg, Options{Reward: &bad}); err == nil || !strings.Contains(err.Error(), "flow_large_progress") {
+		t.Fatalf("NaN flow_large_progress: err = %v", err)
+	}
+}
