@@ -40,6 +40,8 @@ import (
 //	ECNTUNE_TWIN_BUDGET        the fit's budget (default 2m)
 //	ECNTUNE_TWIN_TRAIN_BUDGET  the fine-tuning's budget (default 3m)
 //	ECNTUNE_TWIN_SEEDS         seeds of the evaluation on the truth (default 10)
+//	ECNTUNE_TWIN_TRAIN_REWARD  the fine-tuning's --reward (default: none, the
+//	                           starting model's reward with its ground truth)
 //	ECNTUNE_TWIN_PIPELINE_KEEP a directory to keep each scenario's twin, report,
 //	                           registry and eval summary in (DIR/twin-NAME)
 //	ECNTUNE_TWIN_RUNNING       a duration: the agent starts on traffic running
@@ -118,6 +120,9 @@ func twinPipelineRow(t *testing.T, file, fitBudget, trainBudget, seeds string) s
 	shipped := guardedConfig(t, dir, "shipped.yaml", policy.DefaultSpec)
 	t0 = time.Now()
 	args := []string{"train", "--twin", twinFile, "--budget", trainBudget, "--db", reg, "--name", name, "--agent", strings.TrimPrefix(loop, "agent:")}
+	if w := os.Getenv("ECNTUNE_TWIN_TRAIN_REWARD"); w != "" {
+		args = append(args, "--reward", w)
+	}
 	for k := 1; ; k++ { // the rival twins ecntune twin wrote
 		rv := rivalPath(twinFile, k)
 		if _, err := os.Stat(rv); err != nil {
