@@ -123,6 +123,28 @@ func PromotionRule(start, tuned FrontierFigures, vsStart Paired) Verdict {
 	return Verdict{false, fmt.Sprintf("%s: behind the frontier (above 1.00) and not better than the starting model (%s) beyond the seeds' noise: %s", tuned, start, vsStart)}
 }
 
+// FixedSettingRule decides whether the fixed setting the starting model
+// is behind on the twin (the one with the lowest small-flow p99 among those
+// keeping 98% of its goodput) runs in its place. It is PromotionRule with
+// one clause more: the setting is a point of the frontier it is judged
+// against, so "not behind the frontier" is true of it by construction and
+// proves nothing; what it was chosen for is a lower small-flow p99, and that
+// must show beyond the seeds' noise (vsStart: the 95% interval of its p99
+// over the starting model's, seed by seed, below 1), as PromotionRule asks
+// of a model where the starting model is behind the frontier. Without it a
+// starting model a hair behind the twin's frontier (1.02) gave way to a
+// setting whose p99 was the same within the noise (1.00 [0.93, 1.08]), and
+// on the true fabric that setting was 1.00 against the starting model's
+// 0.95 (docs/model/twin-pipeline-eval.txt, "Session of 2026-12-02").
+func FixedSettingRule(start, fixed FrontierFigures, vsStart Paired) Verdict {
+	v := PromotionRule(start, fixed, vsStart)
+	if v.Promote && !vsStart.better() {
+		return Verdict{false, fmt.Sprintf("%s, but its small-flow p99 is not lower than the starting model's (%s) beyond the seeds' noise: %s "+
+			"(a fixed setting is a point of the frontier; only a lower p99 speaks for it)", fixed, start, vsStart)}
+	}
+	return v
+}
+
 // RivalFigures are the fine-tuned model's figures over the starting
 // model's on a rival twin (the twin with one window's workload replaced
 // by one its fit nearly chose), seed by seed on the same seeds.

@@ -48,6 +48,35 @@ func TestPromotionRule(t *testing.T) {
 	}
 }
 
+// A fixed setting replaces the starting model only where its lower
+// small-flow p99 shows beyond the seeds' noise: its ratio of 1.00 says
+// nothing, the frontier being made of such settings.
+func TestFixedSettingRule(t *testing.T) {
+	fr := func(r float64) FrontierFigures { return FrontierFigures{Ratio: r} }
+	better := Paired{Mean: 0.8, Lo: 0.7, Hi: 0.9, N: 10}
+	noise := Paired{Mean: 1.00, Lo: 0.93, Hi: 1.08, N: 10}
+	for _, c := range []struct {
+		name      string
+		start, fx FrontierFigures
+		vs        Paired
+		promote   bool
+		says      string
+	}{
+		{"lower p99 beyond the noise", fr(1.10), fr(1.00), better, true, "frontier ratio 1.00: not behind"},
+		{"a hair ahead, p99 within the noise", fr(1.02), fr(1.00), noise, false,
+			"frontier ratio 1.00, but its small-flow p99 is not lower than the starting model's (frontier ratio 1.02) beyond the seeds' noise: its small-flow p99 over the starting model's, seed by seed, 1.00 [0.93, 1.08]"},
+		{"interval printed reaching 1.00", fr(1.2), fr(1.00), Paired{Mean: 0.9, Lo: 0.81, Hi: 0.998, N: 10}, false, "0.90 [0.81, 1.00]"},
+		{"no paired seeds", fr(1.2), fr(1.00), Paired{}, false, "no seed-by-seed comparison"},
+		{"more drops, lower p99", fr(1.2), FrontierFigures{Ratio: 1.0, Drops: 2}, better, false, "dropped 2 packets"},
+		{"worse than the start", fr(1.01), fr(1.03), better, false, "worse than the starting model"},
+	} {
+		v := FixedSettingRule(c.start, c.fx, c.vs)
+		if v.Promote != c.promote || !strings.Contains(v.Reason, c.says) {
+			t.Errorf("%s: %+v, want promote %v saying %q", c.name, v, c.promote, c.says)
+		}
+	}
+}
+
 // A model promoted on the twin stays promoted only if no rival twin finds
 // it worse than the starting model; a verdict not to promote stands.
 func TestJudgeRivals(t *testing.T) {

@@ -70,7 +70,9 @@ model was trained on the twin: a gain there that turns into a loss on a rival wa
 the twin's errors. Otherwise it is stored unpromoted and the figures say why. Where the
 starting model (its loop, with --agent) is behind the twin's frontier, the fixed setting it is
 behind (the best one keeping 98% of its goodput, with a lower small-flow p99) also runs on the twin and the rivals, as the
-two run, and the same rule judges it against the starting model: promoted by it, it is
+two run, and the same rule judges it against the starting model, with one clause more: its
+small-flow p99 must be lower than the starting model's beyond the seeds' noise (the setting is a
+point of the frontier, so "not behind it" says nothing of it); promoted by it, it is
 recommended unless a fine-tuned model the rule promotes does better on the twin (a lower
 frontier ratio as printed; a tie goes to the setting, which does not churn), and the model
 then stays a candidate: the output names the policy to run instead (static:NAME or fixed:KMIN/KMAX/PMAX)

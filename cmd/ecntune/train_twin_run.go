@@ -460,7 +460,8 @@ func rivalFigures(res *eval.Result, startSpec, candSpec string) []train.RivalFig
 
 // judgeFixed applies the rule to the fixed candidate (as to the
 // fine-tuned model: against the judged starting model, on the twin and
-// its rivals), and recommends it when the rule promotes it, unless a
+// its rivals, with train.FixedSettingRule's clause more: its lower
+// small-flow p99 beyond the seeds' noise), and recommends it when the rule promotes it, unless a
 // fine-tuned model the rule promotes does better on the twin (a lower
 // frontier ratio as printed); that model then stays a candidate. A tie
 // goes to the fixed setting: it does not churn, and a model no better
@@ -476,7 +477,7 @@ func (ev *twinEval) judgeFixed() {
 	startCmp, tuned := ev.judgedComparisons()
 	sc := ev.res.Scenarios[0]
 	f.paired = pairedLogRatio(f.res.RunsOf(sc, f.judged), ev.res.RunsOf(sc, startSpec), smallP99)
-	f.verdict = train.PromotionRule(frontierFigures(startCmp), frontierFigures(f.cmp), pairedOf(f.paired))
+	f.verdict = train.FixedSettingRule(frontierFigures(startCmp), frontierFigures(f.cmp), pairedOf(f.paired))
 	f.verdict = train.JudgeCollectives(f.verdict, collectiveFigures(f.res.RunsOf(sc, f.judged), ev.res.RunsOf(sc, startSpec)))
 	if ev.rivalRes != nil {
 		f.rivals = rivalFigures(ev.rivalRes, startSpec, f.judged)
@@ -694,13 +695,19 @@ func (o trainOpts) twinReport(cmd *cobra.Command, s *trainSession, tr twinRun, e
 		fmt.Fprintf(w, "not promoted: %s is stored as a candidate: %s\n", stored.Ref(), ev.verdict.Reason)
 	}
 	if f := ev.fixed; f != nil && f.res != nil {
-		if f.recommended {
-			fmt.Fprintf(w, "recommended: run the fixed setting %s (the agent's policy: %q): %s\n", f.spec, f.spec, f.verdict.Reason)
-		} else {
-			fmt.Fprintf(w, "not recommended: %s\n", f.verdict.Reason)
-		}
+		printFixedVerdict(w, f)
 	}
 	return nil
+}
+
+// printFixedVerdict prints the verdict on the fixed setting the starting
+// model is behind: the policy to run when it is recommended.
+func printFixedVerdict(w io.Writer, f *fixedCandidate) {
+	if f.recommended {
+		fmt.Fprintf(w, "recommended: run the fixed setting %s (the agent's policy: %q): %s\n", f.spec, f.spec, f.verdict.Reason)
+	} else {
+		fmt.Fprintf(w, "not recommended: %s\n", f.verdict.Reason)
+	}
 }
 
 // printTwinEval prints both models' figures against the twin's frontier.
