@@ -135,7 +135,8 @@ func PromotionRule(start, tuned FrontierFigures, vsStart Paired) Verdict {
 // starting model a hair behind the twin's frontier (1.02) gave way to a
 // setting whose p99 was the same within the noise (1.00 [0.93, 1.08]), and
 // on the true fabric that setting was 1.00 against the starting model's
-// 0.95 (docs/model/twin-pipeline-eval.txt, "Session of 2026-12-02").
+// 0.95 (docs/model/twin-pipeline-eval.txt, "A fixed setting asked for
+// evidence").
 func FixedSettingRule(start, fixed FrontierFigures, vsStart Paired) Verdict {
 	v := PromotionRule(start, fixed, vsStart)
 	if v.Promote && !vsStart.better() {
