@@ -461,13 +461,14 @@ func rivalFigures(res *eval.Result, startSpec, candSpec string) []train.RivalFig
 // judgeFixed applies the rule to the fixed candidate (as to the
 // fine-tuned model: against the judged starting model, on the twin and
 // its rivals, with train.FixedSettingRule's clause more: its lower
-// small-flow p99 beyond the seeds' noise), and recommends it when the rule promotes it, unless a
-// fine-tuned model the rule promotes does better on the twin (a lower
-// frontier ratio as printed); that model then stays a candidate. A tie
-// goes to the fixed setting: it does not churn, and a model no better
-// on the twin has shown nothing its adapting gains there (the 128-host
-// 25G leaf-spine, docs/model/twin-pipeline-eval.txt: both 1.02 on the
-// twin; on the truth the fixed setting 1.01, the model 1.05).
+// small-flow p99 beyond the seeds' noise), and recommends it when the
+// rule promotes it, unless a fine-tuned model the rule promotes does
+// better on the twin (a lower frontier ratio as printed); that model
+// then stays a candidate. A tie goes to the fixed setting: it does not
+// churn, and a model no better on the twin has shown nothing its
+// adapting gains there (the 128-host 25G leaf-spine,
+// docs/model/twin-pipeline-eval.txt: both 1.02 on the twin; on the truth
+// the fixed setting 1.01, the model 1.05).
 func (ev *twinEval) judgeFixed() {
 	f := ev.fixed
 	if f == nil || f.res == nil {
