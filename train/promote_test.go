@@ -5,18 +5,34 @@ import (
 	"testing"
 )
 
+// ruleCase is a case of a promotion rule: the starting and the judged
+// policy's figures, their paired small-flow p99, and the verdict wanted.
+type ruleCase struct {
+	name         string
+	start, tuned FrontierFigures
+	vs           Paired
+	promote      bool
+	says         string
+}
+
+// checkRule runs rule on each case and reports the verdicts that differ.
+func checkRule(t *testing.T, rule func(start, tuned FrontierFigures, vs Paired) Verdict, cases []ruleCase) {
+	t.Helper()
+	for _, c := range cases {
+		v := rule(c.start, c.tuned, c.vs)
+		if v.Promote != c.promote || !strings.Contains(v.Reason, c.says) {
+			t.Errorf("%s: %+v, want promote %v saying %q", c.name, v, c.promote, c.says)
+		}
+	}
+}
+
+func fr(r float64) FrontierFigures { return FrontierFigures{Ratio: r} }
+
 func TestPromotionRule(t *testing.T) {
-	fr := func(r float64) FrontierFigures { return FrontierFigures{Ratio: r} }
 	beyond := FrontierFigures{Beyond: true}
 	better := Paired{Mean: 0.8, Lo: 0.7, Hi: 0.9, N: 10}
 	noise := Paired{Mean: 0.97, Lo: 0.90, Hi: 1.05, N: 10}
-	for _, c := range []struct {
-		name         string
-		start, tuned FrontierFigures
-		vs           Paired
-		promote      bool
-		says         string
-	}{
+	checkRule(t, PromotionRule, []ruleCase{
 		{"on the frontier", fr(1.10), fr(1.00), noise, true, "frontier ratio 1.00: not behind"},
 		{"beyond it", fr(0.98), fr(0.91), noise, true, "not behind"},
 		{"1.004 prints as 1.00", fr(1.2), fr(1.004), noise, true, "not behind"},
@@ -40,28 +56,16 @@ func TestPromotionRule(t *testing.T) {
 		{"no more drops than a start that dropped", FrontierFigures{Ratio: 1.2, Drops: 5}, FrontierFigures{Ratio: 0.9, Drops: 5}, noise, true, "5 drops"},
 		{"no frontier", fr(1.1), FrontierFigures{}, better, false, "no fixed setting ran"},
 		{"start without a ratio", FrontierFigures{}, fr(1.1), better, false, "no frontier ratio to compare with"},
-	} {
-		v := PromotionRule(c.start, c.tuned, c.vs)
-		if v.Promote != c.promote || !strings.Contains(v.Reason, c.says) {
-			t.Errorf("%s: %+v, want promote %v saying %q", c.name, v, c.promote, c.says)
-		}
-	}
+	})
 }
 
 // A fixed setting replaces the starting model only where its lower
 // small-flow p99 shows beyond the seeds' noise: its ratio of 1.00 says
 // nothing, the frontier being made of such settings.
 func TestFixedSettingRule(t *testing.T) {
-	fr := func(r float64) FrontierFigures { return FrontierFigures{Ratio: r} }
 	better := Paired{Mean: 0.8, Lo: 0.7, Hi: 0.9, N: 10}
 	noise := Paired{Mean: 1.00, Lo: 0.93, Hi: 1.08, N: 10}
-	for _, c := range []struct {
-		name      string
-		start, fx FrontierFigures
-		vs        Paired
-		promote   bool
-		says      string
-	}{
+	checkRule(t, FixedSettingRule, []ruleCase{
 		{"lower p99 beyond the noise", fr(1.10), fr(1.00), better, true, "frontier ratio 1.00: not behind"},
 		{"a hair ahead, p99 within the noise", fr(1.02), fr(1.00), noise, false,
 			"frontier ratio 1.00, but its small-flow p99 is not lower than the starting model's (frontier ratio 1.02) beyond the seeds' noise: its small-flow p99 over the starting model's, seed by seed, 1.00 [0.93, 1.08]"},
@@ -69,12 +73,7 @@ func TestFixedSettingRule(t *testing.T) {
 		{"no paired seeds", fr(1.2), fr(1.00), Paired{}, false, "no seed-by-seed comparison"},
 		{"more drops, lower p99", fr(1.2), FrontierFigures{Ratio: 1.0, Drops: 2}, better, false, "dropped 2 packets"},
 		{"worse than the start", fr(1.01), fr(1.03), better, false, "worse than the starting model"},
-	} {
-		v := FixedSettingRule(c.start, c.fx, c.vs)
-		if v.Promote != c.promote || !strings.Contains(v.Reason, c.says) {
-			t.Errorf("%s: %+v, want promote %v saying %q", c.name, v, c.promote, c.says)
-		}
-	}
+	})
 }
 
 // A model promoted on the twin stays promoted only if no rival twin finds
