@@ -125,7 +125,7 @@ func Fit(in Input, o Options) (*Result, error) {
 	for _, g := range gone {
 		f.note("%s has a fabric record but no telemetry in the intervals read (a switch no longer watched) and is left out", g)
 	}
-	samples := withPeers(recs, f.onQueue(in.Samples))
+	samples := f.withPeers(in.Fabric, f.onQueue(in.Samples))
 	tl := NewTimeline(samples)
 	if len(tl.Times) < 3 {
 		return nil, fmt.Errorf("%d measured intervals: the fit needs at least 3 (let shadow mode run longer)", len(tl.Times))
@@ -231,8 +231,6 @@ func rivalScenarios(s Scenario, phases []PhaseReport, n int) []RivalScenario {
 	return all
 }
 
-// withPeers sets each sample's Peer from the fabric records (what its
-// port faces as BuildFabric reads it).
 // observedRecords are the fabric records of the switches with samples
 // (an agent's db keeps the record of a switch it no longer watches), and
 // the names of the others.
@@ -273,28 +271,29 @@ func (f *Fabric) onQueue(samples []Sample) []Sample {
 	return out
 }
 
-func withPeers(recs []env.FabricRecord, samples []Sample) []Sample {
-	ix := newTargetIndex(recs)
-	peer := map[env.QueueKey]env.Peer{}
-	for _, r := range recs {
-		for _, p := range r.Ports {
-			k, _ := ix.classify(p)
-			pe := env.PeerUnknown
-			switch k {
-			case faceHost:
-				pe = env.PeerHost
-			case faceSwitch:
-				pe = env.PeerSwitch
+// withPeers keeps the samples of the ports the twin simulates, each with
+// its Peer as BuildFabric read it (facing a host or a switch). A port it
+// left out (facing nothing known, or on a star a switch the agent does not
+// watch) and a switch without a fabric record in recs would pull the
+// observed statistics away from anything the twin can simulate.
+func (f *Fabric) withPeers(recs []env.FabricRecord, samples []Sample) []Sample {
+	out := make([]Sample, 0, len(samples))
+	var unrecorded []string
+	for _, s := range samples {
+		peer, ok := f.kept[portName{s.Key.Target, s.Key.Port}]
+		if !ok {
+			recorded := slices.ContainsFunc(recs, func(r env.FabricRecord) bool { return r.Target == s.Key.Target })
+			if !recorded && !slices.Contains(unrecorded, s.Key.Target) {
+				unrecorded = append(unrecorded, s.Key.Target)
 			}
-			peer[env.QueueKey{Target: r.Target, Port: p.Name}] = pe
+			continue
 		}
+		s.Peer = peer
+		out = append(out, s)
 	}
-	out := make([]Sample, len(samples))
-	for i, s := range samples {
-		if p, ok := peer[env.QueueKey{Target: s.Key.Target, Port: s.Key.Port}]; ok {
-			s.Peer = p
-		}
-		out[i] = s
+	if len(unrecorded) > 0 {
+		slices.Sort(unrecorded)
+		f.note("telemetry of %s has no fabric record (the switch's ports are not known) and is left out", strings.Join(unrecorded, ", "))
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package twin
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -133,5 +134,108 @@ func TestTwinSpineWithoutLLDP(t *testing.T) {
 	}
 	if f.Kind != "leafspine" || f.Leaves != 2 || f.Spines != 1 || f.FabricRateBps != 100e9 {
 		t.Fatalf("fabric %s: %d leaves, %d spines, uplink %g", f.Kind, f.Leaves, f.Spines, f.FabricRateBps)
+	}
+}
+
+// utilSamples is n intervals of every port of every record, each at the
+// utilisation util gives it (by switch and port name).
+func utilSamples(recs []env.FabricRecord, n int, util func(target, port string) float64) []Sample {
+	var out []Sample
+	for t := int64(1); t <= int64(n); t++ {
+		for _, r := range recs {
+			for _, p := range r.Ports {
+				out = append(out, Sample{TimeNs: t * 1000, Key: env.QueueKey{Target: r.Target, Port: p.Name, Queue: 3},
+					RateBps: p.RateBps, Metrics: env.Metrics{IntervalNs: 1000, Util: util(r.Target, p.Name)}})
+			}
+		}
+	}
+	return out
+}
+
+// The statistics fitted are the simulated ports': a star's ports that
+// face nothing known (unused, idle) or a switch the agent does not watch
+// (uplinks at 30%) are left out of the twin, and their samples out of
+// what it is fitted to (they diluted the hosts' 60% to 40% and added a
+// fabric role a star cannot match); so is telemetry of a switch without
+// a fabric record, and the report says so.
+func TestTwinFitsTheSimulatedPortsAlone(t *testing.T) {
+	r := starRecord("leaf0", 100e9, env.Setting{KminBytes: 100_000, KmaxBytes: 400_000, Pmax: 0.2})
+	for i := 4; i < 8; i++ {
+		p := env.FabricPort{Name: fmt.Sprintf("Ethernet%d", i), RateBps: 100e9, Queue: 3, Setting: r.Ports[0].Setting}
+		if i >= 6 {
+			p.Peer, p.Neighbor = env.PeerSwitch, env.Neighbor{System: "spine-not-watched", Port: "Ethernet1"}
+		}
+		r.Ports = append(r.Ports, p)
+	}
+	recs := []env.FabricRecord{r}
+	f, err := BuildFabric(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Kind != "star" || f.Hosts != 4 {
+		t.Fatalf("fabric %s with %d hosts", f.Kind, f.Hosts)
+	}
+	stranger := starRecord("leaf9", 100e9, r.Ports[0].Setting)
+	samples := utilSamples(append(recs, stranger), 5, func(target, port string) float64 {
+		switch {
+		case target == "leaf9":
+			return 0.9
+		case port == "Ethernet4" || port == "Ethernet5":
+			return 0
+		case port == "Ethernet6" || port == "Ethernet7":
+			return 0.3
+		}
+		return 0.6
+	})
+	kept := f.withPeers(recs, samples)
+	if len(kept) != 4*5 {
+		t.Fatalf("kept %d samples, want the 4 host ports' 20", len(kept))
+	}
+	st := Compute(kept)
+	if got := st[RoleHost]["util_mean"]; math.Abs(got-0.6) > 1e-9 {
+		t.Errorf("host util_mean %.3f, want 0.6 (the host ports' alone)", got)
+	}
+	if roles := st.Roles(); len(roles) != 1 || roles[0] != RoleHost {
+		t.Errorf("roles %v: a star twin has host ports alone", roles)
+	}
+	if n := f.Notes[len(f.Notes)-1]; !strings.Contains(n, "leaf9") || !strings.Contains(n, "no fabric record") {
+		t.Errorf("last note %q does not name the switch without a record", n)
+	}
+}
+
+// A spine none of whose ports says what it faces (found by the leaves'
+// links to it) is simulated with every port facing a leaf: its samples
+// are fitted as fabric ports, as the twin's own spine ports are measured
+// (they counted as host ports).
+func TestTwinSpineWithoutLLDPFittedAsFabric(t *testing.T) {
+	cfg := config(simenv.LeafSpineTopology(2, 1, 4, 100e9, 100e9, simenv.Microsecond), 12_000_000, 10)
+	recs := recordsOf(t, cfg, true)
+	for i := range recs {
+		if recs[i].Target == "spine0" {
+			for j := range recs[i].Ports {
+				recs[i].Ports[j].Neighbor, recs[i].Ports[j].Peer = env.Neighbor{}, env.PeerUnknown
+			}
+		}
+	}
+	f, err := BuildFabric(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, err := Measure(cfg, 200*simenv.Microsecond, []int{simenv.DefaultPriority}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := append([]Sample(nil), sim...)
+	for i := range stored {
+		stored[i].Peer = env.PeerUnknown // what an agent without LLDP stores
+	}
+	got := f.withPeers(recs, f.onQueue(stored))
+	if len(got) != len(sim) {
+		t.Fatalf("kept %d of the %d samples of the twin's own ports", len(got), len(sim))
+	}
+	for i, s := range got {
+		if want := sim[i].Peer; s.Peer != want {
+			t.Fatalf("%s/%s observed as %v, the twin measures it as %v", s.Key.Target, s.Key.Port, s.Peer, want)
+		}
 	}
 }

@@ -39,6 +39,24 @@ type Fabric struct {
 	// Notes say what was not observed and took a default, and what was
 	// left out.
 	Notes []string
+
+	// kept is the role of every observed port the twin simulates, by
+	// switch and port name: a port BuildFabric left out is not in it.
+	kept map[portName]env.Peer
+}
+
+// portName names a port of a switch.
+type portName struct{ target, port string }
+
+// keep records the ports of target that the twin simulates, as facing
+// peer (a host or a switch).
+func (f *Fabric) keep(target string, ports []env.FabricPort, peer env.Peer) {
+	if f.kept == nil {
+		f.kept = map[portName]env.Peer{}
+	}
+	for _, p := range ports {
+		f.kept[portName{target, p.Name}] = peer
+	}
 }
 
 // HostCount is the number of hosts of the fabric.
@@ -177,6 +195,7 @@ func (f *Fabric) star(r env.FabricRecord, sp switchPorts) error {
 		return fmt.Errorf("%s has %d host-facing ports: a fabric needs at least 2 hosts", r.Target, len(hosts))
 	}
 	f.Hosts = len(hosts)
+	f.keep(r.Target, hosts, env.PeerHost)
 	f.HostRateBps = modeRate(hosts)
 	if f.HostRateBps <= 0 {
 		return fmt.Errorf("no host-facing port of %s reports its speed: the twin needs the links' rates", r.Target)
@@ -222,12 +241,24 @@ func (f *Fabric) leafSpine(recs []env.FabricRecord, ports []switchPorts) error {
 		f.LeafNames = append(f.LeafNames, recs[l].Target)
 		hostPorts = append(hostPorts, ports[l].host...)
 		counts = append(counts, float64(len(ports[l].host)))
+		f.keep(recs[l].Target, ports[l].host, env.PeerHost)
+		f.keep(recs[l].Target, ports[l].up, env.PeerSwitch)
 		if len(ports[l].unknown) > 0 {
 			f.note("%d ports of %s face nothing known and are left out", len(ports[l].unknown), recs[l].Target)
 		}
 	}
 	for _, s := range spines {
 		f.SpineNames = append(f.SpineNames, recs[s].Target)
+		// every port of a spine faces a leaf in the twin: the ones known
+		// to face a switch, or all of a spine none of whose ports says
+		// what it faces (found by the leaves' links to it)
+		up := ports[s].up
+		if len(up) == 0 {
+			up = ports[s].unknown
+		} else if len(ports[s].unknown) > 0 {
+			f.note("%d ports of %s face nothing known and are left out", len(ports[s].unknown), recs[s].Target)
+		}
+		f.keep(recs[s].Target, up, env.PeerSwitch)
 	}
 	f.HostsPerLeaf = int(mode(counts))
 	if lo, hi := minMax(counts); lo != hi {
