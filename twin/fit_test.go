@@ -236,3 +236,25 @@ func TestFitObservedOnRunningTraffic(t *testing.T) {
 		})
 	}
 }
+
+// Two kinds' refinements may meet at one workload as the report names it
+// (fbhadoop at 42.1% and 42.4%: "fbhadoop 42%"): the nearer stands for
+// both, every time (the one kept went by the map's order).
+func TestRivalsSameEveryRun(t *testing.T) {
+	best := scored{kind: "incast", w: Workload{Family: "websearch", Load: 0.3, Incast: &Incast{Fanin: 4, SizeBytes: 64000, Every: 1000000}}, loss: 0.5}
+	far, near := Workload{Family: "fbhadoop", Load: 0.421}, Workload{Family: "fbhadoop", Load: 0.424}
+	if far.Describe() != near.Describe() {
+		t.Fatalf("setup: %q and %q should read alike", far.Describe(), near.Describe())
+	}
+	for range 50 {
+		s := &search{ft: &fitter{}, obs: observed{stats: Stats{RoleHost: {}}}, refined: map[string]scored{
+			"flows of websearch": {kind: "flows of websearch", w: far, loss: 0.9},
+			"flows of fbhadoop":  {kind: "flows of fbhadoop", w: near, loss: 0.6},
+			"incast":             best,
+		}}
+		rv := s.rivals(best, s.penalised(best.w, best.loss))
+		if len(rv) != 1 || rv[0].w.Load != near.Load || rv[0].SearchLoss != 0.6 {
+			t.Fatalf("rivals %+v: want the nearer fbhadoop 42.4%% (loss 0.6) alone", rv)
+		}
+	}
+}

@@ -161,24 +161,33 @@ func paramDistance(a, b Workload, iv simenv.Time) float64 {
 
 // rivals are the refined best of each kind but the winner's, within
 // rivalBound of its penalised loss pen, nearest first (one per
-// workload: two kinds' refinements may meet).
+// workload as Describe names it: two kinds' refinements may meet, and the
+// nearer stands for both; ties go by kind, so every run keeps the same).
 func (s *search) rivals(best scored, pen float64) []Rival {
+	type cand struct {
+		rv   Rival
+		kind string
+	}
+	var all []cand
+	for _, kind := range slices.Sorted(maps.Keys(s.refined)) {
+		if rv, ok := s.rivalOf(s.refined[kind], pen); ok {
+			all = append(all, cand{rv, kind})
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool {
+		if all[i].rv.Penalised != all[j].rv.Penalised {
+			return all[i].rv.Penalised < all[j].rv.Penalised
+		}
+		return all[i].rv.Workload < all[j].rv.Workload
+	})
 	var out []Rival
 	seen := map[string]bool{best.w.Describe(): true}
-	for _, c := range s.refined {
-		rv, ok := s.rivalOf(c, pen)
-		if !ok || seen[rv.Workload] {
-			continue
+	for _, c := range all {
+		if !seen[c.rv.Workload] {
+			seen[c.rv.Workload] = true
+			out = append(out, c.rv)
 		}
-		seen[rv.Workload] = true
-		out = append(out, rv)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Penalised != out[j].Penalised {
-			return out[i].Penalised < out[j].Penalised
-		}
-		return out[i].Workload < out[j].Workload
-	})
 	return out
 }
 
