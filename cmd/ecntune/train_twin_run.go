@@ -67,8 +67,12 @@ func runTwinTrain(cmd *cobra.Command, o trainOpts) error {
 		return err
 	}
 	if ev.verdict.Promote {
-		if stored, err = promoteModel(o.db, stored.Ref()); err != nil {
-			return fmt.Errorf("stored %s, not promoted: %w", stored.Ref(), err)
+		// a failed promotion still reports the stored model and its
+		// evaluation, and says how to promote it by hand
+		if p, err := promoteModel(o.db, stored.Ref()); err != nil {
+			ev.promoteErr = err
+		} else {
+			stored = p
 		}
 	}
 	return o.twinReport(cmd, s, tr, ev, stored)
@@ -112,6 +116,9 @@ type twinEval struct {
 	// when it runs none).
 	collectives train.CollectiveFigures
 	verdict     train.Verdict
+	// promoteErr is why the registry did not promote a model the rule
+	// passed (verdict.Promote).
+	promoteErr error
 	// fixed is the fixed setting the judged starting model is behind on
 	// the twin (the frontier at its goodput), judged as the fine-tuned
 	// model is; nil when the starting model is not behind.
@@ -690,13 +697,28 @@ func (o trainOpts) twinReport(cmd *cobra.Command, s *trainSession, tr twinRun, e
 		return fmt.Errorf("the evaluation of %s on twin %s was interrupted; the model is stored unpromoted", stored.Ref(), tr.ft.Twin.Name)
 	}
 	printTwinEval(w, tr, ev)
-	if ev.verdict.Promote {
+	return printPromotion(w, stored, ev, o.db)
+}
+
+// printPromotion prints the verdict on the fine-tuned model stored as
+// stored, and on the fixed setting the starting model is behind; it
+// returns an error where the rule passed the model and the registry did
+// not promote it.
+func printPromotion(w io.Writer, stored models.Model, ev twinEval, db string) error {
+	switch {
+	case ev.promoteErr != nil:
+		fmt.Fprintf(w, "not promoted: %s is stored as a candidate: it passed (%s), but the registry refused the promotion: %v; "+
+			"promote it with ecntune models promote %s --db %s\n", stored.Ref(), ev.verdict.Reason, ev.promoteErr, stored.Ref(), db)
+	case ev.verdict.Promote:
 		fmt.Fprintf(w, "promoted %s: %s\n", stored.Ref(), ev.verdict.Reason)
-	} else {
+	default:
 		fmt.Fprintf(w, "not promoted: %s is stored as a candidate: %s\n", stored.Ref(), ev.verdict.Reason)
 	}
 	if f := ev.fixed; f != nil && f.res != nil {
 		printFixedVerdict(w, f)
+	}
+	if ev.promoteErr != nil {
+		return fmt.Errorf("stored %s, not promoted: %w", stored.Ref(), ev.promoteErr)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -656,5 +657,28 @@ func TestFixedCandidateBeatsTheStartingModel(t *testing.T) {
 			}
 			t.Errorf("p99 %v at %v Gb/s: candidate %q (%v), want %q", tc.p99, tc.good, got, err, tc.want)
 		}
+	}
+}
+
+// A model the rule passes and the registry does not promote is reported
+// by its stored name (it read "stored @0"), with how to promote it, and
+// the run fails; the report is written all the same.
+func TestPrintPromotionRefused(t *testing.T) {
+	stored := models.Model{Name: "lab-ft", Version: 3}
+	ev := twinEval{verdict: train.Verdict{Promote: true, Reason: "frontier ratio 0.97: not behind"},
+		promoteErr: errors.New("registry locked")}
+	var out strings.Builder
+	err := printPromotion(&out, stored, ev, "m.db")
+	want := "not promoted: lab-ft@3 is stored as a candidate: it passed (frontier ratio 0.97: not behind), but the registry refused the promotion: registry locked; promote it with ecntune models promote lab-ft@3 --db m.db\n"
+	if out.String() != want {
+		t.Errorf("printed %q, want %q", out.String(), want)
+	}
+	if err == nil || !strings.Contains(err.Error(), "stored lab-ft@3, not promoted: registry locked") {
+		t.Errorf("error %v", err)
+	}
+	out.Reset()
+	ev.promoteErr = nil
+	if err := printPromotion(&out, stored, ev, "m.db"); err != nil || out.String() != "promoted lab-ft@3: frontier ratio 0.97: not behind\n" {
+		t.Errorf("printed %q, error %v", out.String(), err)
 	}
 }
