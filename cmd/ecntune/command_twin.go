@@ -132,6 +132,9 @@ func runTwin(cmd *cobra.Command, o twinOpts) error {
 		if err := writeRivals(stderr, o.out, r); err != nil {
 			return err
 		}
+	} else if err := removeStaleRivals(stderr, o.out, 0); err != nil {
+		// an earlier fit's rivals beside this twin would pass for its own
+		return err
 	}
 	if o.report != "" {
 		if err := writeTwinReport(stderr, o.report, &r.Report); err != nil {

@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -180,6 +183,7 @@ func checkTwin(t *testing.T, c twinCase) {
 			t.Errorf("the log does not name rival %d (%s)", k, path)
 		}
 	}
+	refitWithoutRivals(t, db, out)
 	if c.families == nil {
 		return
 	}
@@ -328,6 +332,25 @@ func TestTwinMeasure(t *testing.T) {
 			t.Logf("truth:\n%s", truth)
 			checkTwin(t, twinCase{file: f, interval: iv, budget: budget})
 		})
+	}
+}
+
+// refitWithoutRivals fits the twin at out again (briefly) with --rivals 0:
+// the earlier fit's rivals beside it go (they would pass for this twin's).
+func refitWithoutRivals(t *testing.T, db, out string) {
+	t.Helper()
+	var log bytes.Buffer
+	root := newRootCmd()
+	root.SetArgs([]string{"twin", "--db", db, "--out", out, "--runs", "2", "--rivals", "0"})
+	root.SetOut(io.Discard)
+	root.SetErr(&log)
+	if err := root.Execute(); err != nil {
+		t.Fatalf("twin --rivals 0: %v\n%s", err, log.String())
+	}
+	for k := 1; k <= 2; k++ {
+		if _, err := os.Stat(rivalPath(out, k)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("twin --rivals 0 left rival %d of the earlier fit (%v)\n%s", k, err, log.String())
+		}
 	}
 }
 
