@@ -444,14 +444,21 @@ func (ft *fitter) calibrate(w Workload, prefix []Phase, from, to simenv.Time) St
 	}
 	wg.Wait()
 	out := Stats{}
-	for _, role := range per[0].Roles() {
+	for _, role := range []string{RoleHost, RoleFabric} {
+		var runs []map[string]float64 // the seeds whose run measured role
+		for _, p := range per {
+			if st, ok := p[role]; ok {
+				runs = append(runs, st)
+			}
+		}
+		if len(runs) == 0 {
+			continue
+		}
 		out[role] = map[string]float64{}
 		for _, d := range statDefs {
 			var v []float64
-			for _, p := range per {
-				if p != nil {
-					v = append(v, p[role][d.Name])
-				}
+			for _, st := range runs {
+				v = append(v, st[d.Name])
 			}
 			if len(v) >= 2 {
 				out[role][d.Name] = stddev(v)
