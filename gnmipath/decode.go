@@ -1024,6 +1024,10 @@ func (d *Decoder) Snapshot() (snap env.Snapshot, incomplete []string) {
 			incomplete = append(incomplete, fmt.Sprintf("%s/%s/q%d: missing %s", d.t.Name, q.id.port, q.id.q, strings.Join(missing, ", ")))
 			continue
 		}
+		if err := settingFault(s.Setting); err != nil {
+			incomplete = append(incomplete, fmt.Sprintf("%s/%s/q%d: %v", d.t.Name, q.id.port, q.id.q, err))
+			continue
+		}
 		snap.Queues = append(snap.Queues, s)
 	}
 	if len(snap.Queues) == 0 {
@@ -1115,7 +1119,23 @@ func (d *Decoder) Setting(port string, q int) (env.Setting, error) {
 	if len(missing) > 0 {
 		return s, fmt.Errorf("%s/%s/q%d: setting unknown: missing %s", d.t.Name, port, q, strings.Join(missing, ", "))
 	}
+	if err := settingFault(s); err != nil {
+		return s, fmt.Errorf("%s/%s/q%d: %w", d.t.Name, port, q, err)
+	}
 	return s, nil
+}
+
+// settingFault says why a queue's setting as the switch reports it cannot
+// be what it runs: ECN thresholds out of order (a garbled value, or a
+// switch that reports one threshold in other units). Every leaf may be
+// well-formed on its own; together they are malformed telemetry, and the
+// queue is left out of the snapshot, so that nothing is decided, planned
+// or restored from it, until the switch reports a consistent setting.
+func settingFault(s env.Setting) error {
+	if s.KminBytes > s.KmaxBytes {
+		return fmt.Errorf("malformed setting: ECN min threshold %d B above max threshold %d B (the queue is held until the switch reports them in order)", s.KminBytes, s.KmaxBytes)
+	}
+	return nil
 }
 
 // Binding returns how a queue's ECN profile (and SONiC buffer profile) is

@@ -474,3 +474,36 @@ func BenchmarkEncode100x32x2Sonic(b *testing.B) {
 		}
 	}
 }
+
+// Thresholds that are well-formed leaf by leaf but out of order together
+// (max 1 KB under min 400 KB: a garbled value, or a switch reporting one
+// in other units) are malformed telemetry: the queue is left out of the
+// snapshot, named with both values, so that the agent neither decides
+// from it nor restores it as a "last good" setting (it planned a tune
+// from 400KB/1KB/20% and wrote it to every queue of the switch).
+func TestThresholdsOutOfOrderLeftOut(t *testing.T) {
+	for _, d := range []Dialect{OpenConfig, Sonic} {
+		snap := testSwitch(1)
+		snap.Queues[0].Setting.KmaxBytes = 1000
+		dec := NewDecoder(Target{Name: "leaf0", Dialect: d}, lossless...)
+		for _, n := range encodeAll(d, "", snap, gnmi.Encoding_PROTO) {
+			if err := dec.Apply(n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, inc := dec.Snapshot()
+		bad := snap.Queues[0].Key
+		if len(got.Queues) != len(snap.Queues)-1 || len(inc) != 1 || !strings.Contains(inc[0], bad.Port+"/q"+itoa(bad.Queue)) ||
+			!strings.Contains(inc[0], "min threshold 400000 B above max threshold 1000 B") {
+			t.Fatalf("%s: %d of %d queues kept, incomplete %q", d, len(got.Queues), len(snap.Queues), inc)
+		}
+		for _, q := range got.Queues {
+			if q.Key == bad {
+				t.Fatalf("%s: %v kept", d, bad)
+			}
+		}
+		if _, err := dec.Setting(bad.Port, bad.Queue); err == nil || !strings.Contains(err.Error(), "malformed setting") {
+			t.Fatalf("%s: Setting: %v", d, err)
+		}
+	}
+}
