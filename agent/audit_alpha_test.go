@@ -51,7 +51,7 @@ func TestApplyManualReadBackNamesAlpha(t *testing.T) {
 	want := curA
 	want.Alpha = 0.5
 	now := func() time.Time { return time.Unix(100, 0) }
-	_, err := ApplyManual(context.Background(), j, sw, []core.Change{{Key: kA, Kind: core.KindManual, Old: curA, New: want}}, "me", now)
+	_, _, err := ApplyManual(context.Background(), j, sw, []core.Change{{Key: kA, Kind: core.KindManual, Old: curA, New: want}}, "me", now)
 	if err == nil || !strings.Contains(err.Error(), "alpha 1/2→1/8") {
 		t.Fatalf("ApplyManual: %v, want a read-back error naming alpha 1/2→1/8", err)
 	}

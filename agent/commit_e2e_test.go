@@ -259,7 +259,7 @@ func TestManualRollbackConfirmsItsCommit(t *testing.T) {
 	j := tempJournal(t)
 	k := env.QueueKey{Target: "sw0", Port: "Ethernet0", Queue: 3}
 	want := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
-	written, err := ApplyManual(ctx, j, sw, []core.Change{{Key: k, Kind: core.KindManual, New: want, Reason: "undo"}}, "rollback/me", time.Now)
+	written, _, err := ApplyManual(ctx, j, sw, []core.Change{{Key: k, Kind: core.KindManual, New: want, Reason: "undo"}}, "rollback/me", time.Now)
 	if err != nil || len(written) != 1 || written[0].State != core.StateApplied {
 		t.Fatalf("ApplyManual: %v, %+v", err, written)
 	}
@@ -352,7 +352,7 @@ func TestManualRollbackSettlesAFailedConfirm(t *testing.T) {
 			f.set[kA] = target
 			sw := &committing{fakeSwitch: f, confirmErr: unreachable, cancelErr: c.cancelErr}
 			j := tempJournal(t)
-			written, _ := ApplyManual(context.Background(), j, sw, []core.Change{{Key: kA, Kind: core.KindManual, New: cur}}, "me", func() time.Time { return time.Unix(100, 0) })
+			written, _, _ := ApplyManual(context.Background(), j, sw, []core.Change{{Key: kA, Kind: core.KindManual, New: cur}}, "me", func() time.Time { return time.Unix(100, 0) })
 			if len(sw.calls) != 2 || !sw.calls[0] || sw.calls[1] {
 				t.Fatalf("SettleCommit calls %v, want a confirm then a cancel", sw.calls)
 			}

@@ -379,7 +379,7 @@ func TestRollbackToolWaitsForAPendingCommit(t *testing.T) {
 	p := &pendingCommits{fakeSwitch: sw, window: 20 * time.Second}
 	ctx, cancel := context.WithTimeout(context.Background(), 7*time.Second)
 	defer cancel()
-	written, err := ApplyManual(ctx, j, p, []core.Change{{Key: kA, Kind: core.KindManual, New: target}}, "me", time.Now)
+	written, _, err := ApplyManual(ctx, j, p, []core.Change{{Key: kA, Kind: core.KindManual, New: target}}, "me", time.Now)
 	if err != nil || len(written) != 1 || written[0].State != core.StateApplied {
 		t.Fatalf("ApplyManual: %+v, %v", written, err)
 	}

@@ -136,9 +136,16 @@ func ReconcileOpen(ctx context.Context, j *journal.Journal, sw Switch, now func(
 // outside the control loop, as `ecntune agent rollback` does: it reads the
 // switch first so that Old is what the switch really runs, skips queues
 // already there, sets the rest in one Set, reads back and records results.
-func ApplyManual(ctx context.Context, j *journal.Journal, sw Switch, changes []core.Change, owner string, now func() time.Time) ([]core.AuditEntry, error) {
+// A change whose Old is set was computed from that setting (an undo: what
+// the audit log says the agent left there): a queue that runs another (the
+// switch restarted, another writer) is left alone and returned in skipped
+// with Old what it runs, as the loop leaves a change computed from a
+// setting the switch no longer runs (core.Confirm): a write there would
+// not undo the agent's change but overwrite what replaced it. A change
+// with Old unset is written whatever the queue runs.
+func ApplyManual(ctx context.Context, j *journal.Journal, sw Switch, changes []core.Change, owner string, now func() time.Time) (written []core.AuditEntry, skipped []core.Change, err error) {
 	if len(changes) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	keys := make([]env.QueueKey, len(changes))
 	for i, c := range changes {
@@ -146,20 +153,25 @@ func ApplyManual(ctx context.Context, j *journal.Journal, sw Switch, changes []c
 	}
 	cur, err := sw.Read(ctx, keys)
 	if err != nil {
-		return nil, fmt.Errorf("target %s: reading current settings: %w", sw.Name(), err)
+		return nil, nil, fmt.Errorf("target %s: reading current settings: %w", sw.Name(), err)
 	}
 	var todo []core.Change
 	for _, c := range changes {
 		if g, ok := cur[c.Key]; ok {
-			c.Old = g
 			if core.ReadBackMatches(c.New, g) {
+				continue
+			}
+			moved := c.Old != (env.Setting{}) && !core.ReadBackMatches(c.Old, g)
+			c.Old = g
+			if moved {
+				skipped = append(skipped, c)
 				continue
 			}
 		}
 		todo = append(todo, c)
 	}
 	if len(todo) == 0 {
-		return nil, nil
+		return nil, skipped, nil
 	}
 	setCtx := ctx
 	var revert int64
@@ -185,9 +197,9 @@ func ApplyManual(ctx context.Context, j *journal.Journal, sw Switch, changes []c
 			Change: core.Change{Key: c.Key, Kind: c.Kind, Old: c.Old, New: c.New, Reason: core.AuditReason(c)}, Model: "manual", Owner: owner,
 			RevertByNs: revert}
 	}
-	written, err := j.Intent(entries)
+	written, err = j.Intent(entries)
 	if err != nil {
-		return nil, err
+		return nil, skipped, err
 	}
 	settings := map[env.QueueKey]env.Setting{}
 	for _, c := range todo {
@@ -213,7 +225,7 @@ func ApplyManual(ctx context.Context, j *journal.Journal, sw Switch, changes []c
 		}
 		written[i].State, written[i].Got, written[i].Error = st, gp, msg
 	}
-	return written, firstErr
+	return written, skipped, firstErr
 }
 
 // settleManualCommit ends a manual change's confirmed commit (a target

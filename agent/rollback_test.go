@@ -113,7 +113,7 @@ func TestApplyManual(t *testing.T) {
 		{Key: kB, Kind: core.KindManual, Old: target, New: cur, Reason: "undo"}, // already there
 	}
 	now := func() time.Time { return time.Unix(100, 0) }
-	written, err := ApplyManual(context.Background(), j, sw, changes, "me", now)
+	written, _, err := ApplyManual(context.Background(), j, sw, changes, "me", now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,13 +125,49 @@ func TestApplyManual(t *testing.T) {
 		t.Fatalf("audit %+v", es)
 	}
 	sw.partial = true
-	_, err = ApplyManual(context.Background(), j, sw, []core.Change{{Key: kA, Kind: core.KindManual, New: target}}, "me", now)
+	_, _, err = ApplyManual(context.Background(), j, sw, []core.Change{{Key: kA, Kind: core.KindManual, New: target}}, "me", now)
 	if err == nil {
 		t.Fatal("partial apply not reported")
 	}
 	es, _ = j.Entries("", 0)
 	if es[1].State != core.StateMismatch {
 		t.Fatalf("audit %+v", es[1])
+	}
+}
+
+// An undo computed from the setting the agent left (Old) is not written
+// where the switch runs another (it restarted at its startup setting, or
+// another writer set one): it would overwrite that setting with one the
+// agent had before, a half-tuned one on a fabric back at its defaults.
+// It is returned as skipped, with what the queue runs. Old unset (a
+// forced rollback) writes it all the same.
+func TestApplyManualLeavesMovedQueues(t *testing.T) {
+	j := tempJournal(t)
+	sw := newFakeSwitch("leaf0", kA, kB)
+	half := env.Setting{KminBytes: 696_600, KmaxBytes: 774_000, Pmax: 0.02, HeadroomBytes: 100_000}
+	tuned := env.Setting{KminBytes: 696_600, KmaxBytes: 774_000, Pmax: 0.01, HeadroomBytes: 100_000}
+	sw.set[kA], sw.set[kB] = cur, tuned // kA restarted at its default; kB runs what the agent left
+	now := func() time.Time { return time.Unix(100, 0) }
+	plan := []core.Change{
+		{Key: kA, Kind: core.KindManual, Old: tuned, New: half, Reason: "undo audit entry 35 (tune)"},
+		{Key: kB, Kind: core.KindManual, Old: tuned, New: half, Reason: "undo audit entry 36 (tune)"},
+	}
+	written, skipped, err := ApplyManual(context.Background(), j, sw, plan, "me", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(written) != 1 || written[0].Key != kB || sw.get(kB) != half || sw.get(kA) != cur {
+		t.Fatalf("written %+v; switch runs %v on A, %v on B", written, sw.get(kA), sw.get(kB))
+	}
+	if len(skipped) != 1 || skipped[0].Key != kA || skipped[0].Old != cur || skipped[0].New != half {
+		t.Fatalf("skipped %+v", skipped)
+	}
+	if es, _ := j.Entries("", 0); len(es) != 1 || es[0].Key != kB {
+		t.Fatalf("audit %+v: a skipped queue is not journaled", es)
+	}
+	plan[0].Old = env.Setting{}
+	if written, skipped, err = ApplyManual(context.Background(), j, sw, plan[:1], "me", now); err != nil || len(written) != 1 || len(skipped) != 0 || sw.get(kA) != half {
+		t.Fatalf("forced: written %+v, skipped %+v, %v; switch runs %v", written, skipped, err, sw.get(kA))
 	}
 }
 
@@ -212,7 +248,7 @@ func TestApplyManualReadsBackAfterAFailedSet(t *testing.T) {
 			j := tempJournal(t)
 			f := newFakeSwitch("leaf0", kA)
 			f.set[kA] = target
-			written, err := ApplyManual(context.Background(), j, c.sw(f), []core.Change{{Key: kA, Kind: core.KindManual, New: c.New}}, "me", now)
+			written, _, err := ApplyManual(context.Background(), j, c.sw(f), []core.Change{{Key: kA, Kind: core.KindManual, New: c.New}}, "me", now)
 			es, _ := j.Entries("", 0)
 			if len(written) != 1 || len(es) != 1 {
 				t.Fatalf("written %+v, audit %+v, err %v", written, es, err)

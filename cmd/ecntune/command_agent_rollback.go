@@ -19,12 +19,13 @@ import (
 	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/agent/gnmiclient"
 	"github.com/ecntune/ecntune/agent/journal"
+	"github.com/ecntune/ecntune/env"
 )
 
 // agentRollbackOpts are the flags of "ecntune agent rollback".
 type agentRollbackOpts struct {
 	cfgPath, target, to, db string
-	dryRun, all             bool
+	dryRun, all, force      bool
 }
 
 func newAgentRollbackCmd() *cobra.Command {
@@ -39,8 +40,11 @@ agent made it; a queue whose last change is a rollback (of any kind) is left alo
 run, or one after --to baseline, says "nothing to undo" instead of re-applying a change. With --to TIME:
 every change made since that time. With --to baseline: every queue back to what it ran before
 the agent's first change to it. Each write is journaled before it is sent and read back after,
-like the agent's own; a queue already at the setting to restore is left alone. The agent
-database is locked while an agent runs: stop it first.`,
+like the agent's own; a queue already at the setting to restore is left alone, and so is one
+that no longer runs the setting the audit log says the agent left (the switch restarted, or
+another writer set it): a write there would overwrite that setting, not undo the agent's
+(--force writes it all the same). --dry-run reads the switch too, when it answers, and says
+which queues would be left alone. The agent database is locked while an agent runs: stop it first.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runAgentRollback(cmd, o) },
 	}
@@ -50,6 +54,7 @@ database is locked while an agent runs: stop it first.`,
 	cmd.Flags().StringVar(&o.to, "to", "", "restore the settings as they were at this time (duration ago, e.g. 10m, or RFC 3339), or baseline: before the agent's first change")
 	cmd.Flags().StringVar(&o.db, "db", "", "agent database (default: the config's db)")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the plan, change nothing")
+	cmd.Flags().BoolVar(&o.force, "force", false, "also write queues that no longer run the setting the audit log says the agent left")
 	return cmd
 }
 
@@ -93,7 +98,7 @@ func runAgentRollback(cmd *cobra.Command, o agentRollbackOpts) error {
 		if o.all {
 			fmt.Fprintf(out, "target %s:\n", tc.Name)
 		}
-		if err := rollbackTarget(ctx, out, cfg, tc, j, toNs, o.dryRun); err != nil {
+		if err := rollbackTarget(ctx, out, cfg, tc, j, toNs, o); err != nil {
 			if !o.all {
 				return err
 			}
@@ -137,7 +142,8 @@ func rollbackTo(to string) (int64, error) {
 // applies it. Audit entries a stopped or crashed agent left open are first
 // judged by what the switch runs (agent.ReconcileOpen), so that the plan
 // undoes a change the switch took (with dryRun, judged and not recorded).
-func rollbackTarget(ctx context.Context, out io.Writer, cfg *config.Config, tc config.Target, j *journal.Journal, toNs int64, dryRun bool) error {
+func rollbackTarget(ctx context.Context, out io.Writer, cfg *config.Config, tc config.Target, j *journal.Journal, toNs int64, o agentRollbackOpts) error {
+	dryRun := o.dryRun
 	es, err := j.Entries(tc.Name, 0)
 	if err != nil {
 		return err
@@ -210,19 +216,69 @@ func rollbackTarget(ctx context.Context, out io.Writer, cfg *config.Config, tc c
 		fmt.Fprintf(out, "%s: %s -> %s (%s)\n", c.Key, fmtSetting(c.Old), fmtSetting(c.New), c.Reason)
 	}
 	if dryRun {
+		dryRunReads(ctx, out, tc, dial, plan, o.force)
 		return nil
 	}
 	s, err := dial()
 	if err != nil {
 		return err
 	}
+	if o.force {
+		for i := range plan {
+			plan[i].Old = env.Setting{} // written whatever the queue runs
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, tc.Timeout+5*time.Second)
 	defer cancel()
-	written, err := agent.ApplyManual(ctx, j, s, plan, "rollback/"+cfg.Owner, time.Now)
+	written, skipped, err := agent.ApplyManual(ctx, j, s, plan, "rollback/"+cfg.Owner, time.Now)
 	for _, e := range written {
 		fmt.Fprintf(out, "audit %d %s: %s\n", e.Seq, e.Key, e.State)
 	}
+	printLeftAlone(out, skipped)
 	return err
+}
+
+// printLeftAlone says which queues an undo left alone: they no longer run
+// the setting the audit log says the agent left.
+func printLeftAlone(out io.Writer, skipped []core.Change) {
+	for _, c := range skipped {
+		fmt.Fprintf(out, "%s: left alone: the switch runs %s, not what the agent left (restarted, or set by another); --force writes %s over it\n",
+			c.Key, fmtSetting(c.Old), fmtSetting(c.New))
+	}
+}
+
+// dryRunReads reads what the plan's queues run, when the switch answers,
+// and says which the rollback would leave alone (those that no longer run
+// the setting the audit log says) or find already restored.
+func dryRunReads(ctx context.Context, out io.Writer, tc config.Target, dial func() (*gnmiclient.Switch, error), plan []core.Change, force bool) {
+	s, err := dial()
+	var cur map[env.QueueKey]env.Setting
+	if err == nil {
+		rctx, cancel := context.WithTimeout(ctx, tc.Timeout+5*time.Second)
+		defer cancel()
+		keys := make([]env.QueueKey, len(plan))
+		for i, c := range plan {
+			keys[i] = c.Key
+		}
+		cur, err = s.Read(rctx, keys)
+	}
+	if err != nil {
+		fmt.Fprintf(out, "(the switch was not read: %v; applied, the rollback reads it first and leaves alone a queue that no longer runs the setting the audit log says)\n", err)
+		return
+	}
+	var skipped []core.Change
+	for _, c := range plan {
+		g, ok := cur[c.Key]
+		switch {
+		case !ok:
+		case core.ReadBackMatches(c.New, g):
+			fmt.Fprintf(out, "%s: already runs %s: nothing to write\n", c.Key, fmtSetting(g))
+		case !force && !core.ReadBackMatches(c.Old, g):
+			c.Old = g
+			skipped = append(skipped, c)
+		}
+	}
+	printLeftAlone(out, skipped)
 }
 
 // reconcileOpen judges the target's open audit entries by what its switch

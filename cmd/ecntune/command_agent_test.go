@@ -333,3 +333,50 @@ func changeLeftOpen(t *testing.T, revertBy time.Duration) (srv *simswitch.Server
 	}
 	return srv, dir, db, conf, k, old, tuned
 }
+
+// A switch that restarted after the agent's changes runs its startup
+// setting again: a rollback of the agent's last change (tuned -> mid)
+// would write mid, a half-tuned setting, over it. The queue is left
+// alone, said in the dry run and the rollback; --force writes it.
+func TestAgentRollbackLeavesAQueueTheSwitchMoved(t *testing.T) {
+	srv, addr := startIncastStar(t)
+	dir := t.TempDir()
+	db, conf := filepath.Join(dir, "agent.db"), filepath.Join(dir, "agent.yaml")
+	os.WriteFile(conf, []byte(fmt.Sprintf("mode: closed-loop\npolicy: static:hpcc\ndb: %s\ntargets:\n  sw0: {address: %s, insecure: true, queues: [3]}\n", db, addr)), 0o644)
+	k := env.QueueKey{Target: "sw0", Port: "Ethernet0", Queue: 3}
+	boot := env.Setting{KminBytes: incastStarECN.KminBytes, KmaxBytes: incastStarECN.KmaxBytes, Pmax: incastStarECN.Pmax}
+	mid := env.Setting{KminBytes: 696_600, KmaxBytes: 774_000, Pmax: 0.02}
+	tuned := env.Setting{KminBytes: 696_600, KmaxBytes: 774_000, Pmax: 0.01}
+	j, err := journal.OpenJournal(db, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UnixNano()
+	if _, err := j.Intent([]core.AuditEntry{
+		{TimeNs: now - 2e9, Target: "sw0", Change: core.Change{Key: k, Kind: core.KindTune, Old: boot, New: mid}, State: core.StateApplied},
+		{TimeNs: now - 1e9, Target: "sw0", Change: core.Change{Key: k, Kind: core.KindTune, Old: mid, New: tuned}, State: core.StateApplied},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	// the switch never ran them (it restarted since): it runs boot
+	left := regexp.MustCompile(`sw0/Ethernet0/q3: left alone: the switch runs 2MB/2.8MB/1%( headroom \S+)?, not what the agent left \(restarted, or set by another\); --force writes 696.6KB/774KB/2% over it`)
+	out, _, err := runAgentCmd(t, context.Background(), "rollback", "--config", conf, "--target", "sw0", "--dry-run")
+	if err != nil || !strings.Contains(out, "696.6KB/774KB/1% -> 696.6KB/774KB/2%") || !left.MatchString(out) {
+		t.Fatalf("dry run: %v\n%s", err, out)
+	}
+	out, _, err = runAgentCmd(t, context.Background(), "rollback", "--config", conf, "--target", "sw0")
+	if err != nil || !left.MatchString(out) || strings.Contains(out, "applied") {
+		t.Fatalf("rollback: %v\n%s", err, out)
+	}
+	if tel, _ := srv.Telemetry("sw0"); tel.Ports[0].Queues[3].ECN != incastStarECN {
+		t.Fatalf("after the rollback the switch runs %+v, want its own %+v", tel.Ports[0].Queues[3].ECN, incastStarECN)
+	}
+	out, _, err = runAgentCmd(t, context.Background(), "rollback", "--config", conf, "--target", "sw0", "--force")
+	if err != nil || !strings.Contains(out, "sw0/Ethernet0/q3: applied") {
+		t.Fatalf("rollback --force: %v\n%s", err, out)
+	}
+	if tel, _ := srv.Telemetry("sw0"); tel.Ports[0].Queues[3].ECN != (simenv.ECN{KminBytes: mid.KminBytes, KmaxBytes: mid.KmaxBytes, Pmax: mid.Pmax}) {
+		t.Fatalf("after rollback --force the switch runs %+v", tel.Ports[0].Queues[3].ECN)
+	}
+}
