@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -374,6 +375,7 @@ func (a *Agent) Ingest(s env.Snapshot) {
 	a.o.Instruments.Snapshot(&s)
 	now := a.o.Clock()
 	obs := a.o.Observer.Observe(s)
+	a.noteMalformedCounters(s.Target, obs)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.lastSeen[s.Target] = now
@@ -387,6 +389,34 @@ func (a *Agent) Ingest(s env.Snapshot) {
 	a.o.Instruments.Snapshots.WithLabelValues(s.Target).Inc()
 	for _, o := range obs {
 		a.latest[o.Key] = o
+	}
+}
+
+// noteMalformedCounters logs once per change of state that a target's
+// counters say more was sent than its links can carry (env.MaxUtil): the
+// intervals are left out and the queues held, which an operator would
+// otherwise see only as undecided queues.
+func (a *Agent) noteMalformedCounters(target string, obs []env.Observation) {
+	why, n := "", 0
+	for i := range obs {
+		if p := obs[i].Problem; strings.HasPrefix(p, env.MalformedCounters) {
+			if n == 0 {
+				why = obs[i].Key.String() + ": " + p
+			}
+			n++
+		}
+	}
+	a.mu.Lock()
+	ti := a.info(target)
+	was := ti.countersMalformed
+	ti.countersMalformed = n > 0
+	a.mu.Unlock()
+	switch {
+	case n > 0 && !was:
+		a.o.Instruments.Alarms.WithLabelValues("malformed-counters").Inc()
+		a.log.Warn("counters beyond what the links carry: those queues are held (logged again when they are plausible)", "target", target, "queues", n, "example", why)
+	case n == 0 && was:
+		a.log.Info("counters plausible again", "target", target)
 	}
 }
 

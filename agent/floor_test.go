@@ -92,3 +92,32 @@ func TestConfigCable(t *testing.T) {
 		}
 	}
 }
+
+// Counters beyond what the links carry leave the interval out (env) and
+// the queue undecided; the agent says so once, with an example, and again
+// when they are plausible (it showed only "undecided=8").
+func TestIngestWarnsOfMalformedCounters(t *testing.T) {
+	j, err := journal.OpenJournal(filepath.Join(t.TempDir(), "agent.db"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	var log strings.Builder
+	a, err := New(Options{Config: testConfig(config.ModeShadow), Policy: &fixedPolicy{s: target}, Model: "fixed@1",
+		Observer: env.NewObserver(env.ObserverConfig{}), Journal: j,
+		Switches: []Switch{newFakeSwitch("leaf0", kA)}, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := uint64(0)
+	for i, perMs := range []uint64{6_250_000, 6_250_000, 12_500_000 * 1000, 12_500_000 * 1000, 6_250_000} { // 50% of 100G, then 1000 times the line
+		tx += perMs
+		a.Ingest(env.Snapshot{Target: "leaf0", TimeNs: int64(i+1) * 1_000_000, Queues: []env.QueueSample{
+			{Key: kA, RateBps: 100e9, Setting: target, TxBytes: tx, TxPkts: tx / 1000}}})
+	}
+	out := log.String()
+	if n := strings.Count(out, "counters beyond what the links carry"); n != 1 || !strings.Contains(out, "leaf0/Ethernet0/q3: malformed counters") ||
+		strings.Count(out, "counters plausible again") != 1 {
+		t.Fatalf("log (%d warnings):\n%s", n, out)
+	}
+}

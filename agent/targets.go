@@ -22,6 +22,9 @@ type targetState struct {
 	// floorDistrusted: the target reports lossless floors above its
 	// whole buffer (Ingest ignores them).
 	floorDistrusted bool
+	// countersMalformed: the target's counters said more was sent than
+	// its links carry, in the last snapshot (noteMalformedCounters).
+	countersMalformed bool
 	// failing: the target's telemetry fails (telemetryFailed), logged at
 	// failLogged; failErrs errors since.
 	failing    bool

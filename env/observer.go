@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/ecntune/ecntune/internal/units"
 )
 
 // Defaults of ObserverConfig. They are part of the observation spec: a model
@@ -208,10 +210,37 @@ func (o *Observer) advance(st *queueState, q *QueueSample, timeNs int64) {
 		return
 	}
 	dtNs := timeNs - st.timeNs
+	if why := impossibleTx(c.txBytes-st.ctr.txBytes, q.RateBps, dtNs); why != "" {
+		o.rebase(st, c, timeNs, why)
+		return
+	}
 	m := o.metrics(q, c, st.ctr, dtNs)
 	st.timeNs, st.ctr = timeNs, c
 	st.metrics, st.valid, st.problem = m, true, ""
 	st.push(intervalBlock(&m))
+}
+
+// MaxUtil is the utilisation beyond which an interval's transmitted
+// bytes cannot have crossed the link: the counters or the port speed the
+// switch reports are wrong (a counter that jumped or was read as zero, a
+// counter in other units, a speed below the link's). Sample timestamps
+// jitter, so a little above 1 is measured; twice the link's capacity is
+// not.
+const MaxUtil = 2
+
+// MalformedCounters begins an Observation's Problem where the interval's
+// counters are beyond what the link carries (MaxUtil).
+const MalformedCounters = "malformed counters"
+
+// impossibleTx says why tx bytes in dtNs cannot have crossed a link of
+// rateBps, or "".
+func impossibleTx(tx uint64, rateBps float64, dtNs int64) string {
+	capBytes := rateBps / 8 * float64(dtNs) * 1e-9
+	if float64(tx) <= MaxUtil*capBytes {
+		return ""
+	}
+	return fmt.Sprintf(MalformedCounters+": %d bytes sent in %v is %.0f%% of what the port's %s can carry (a counter jumped or is in other units, or the port speed is wrong): the interval is left out",
+		tx, time.Duration(dtNs), 100*float64(tx)/capBytes, units.FormatRate(rateBps))
 }
 
 func (o *Observer) rebase(st *queueState, c counters, timeNs int64, why string) {

@@ -389,3 +389,36 @@ func TestPeerFeatures(t *testing.T) {
 		t.Fatalf("feature names %v do not match the layout", n[HistoryLen*IntervalFeatures:])
 	}
 }
+
+// Transmitted bytes no link could carry in the interval (a counter that
+// jumped, or was read as zero in between; a speed below the link's) are
+// malformed counters, not traffic: the interval is left out, saying so
+// (the agent acted on "util 12035900%"), and the next is measured from
+// this sample. Timestamp jitter a little above the line rate is kept.
+func TestImpossibleCountersLeftOut(t *testing.T) {
+	o := NewObserver(ObserverConfig{})
+	tr := traffic{util: 0.5, avgRefs: 1, maxRefs: 2, kminAt100: 50_000, kmaxAt100: 500_000, pmax: 0.2}
+	snaps := series(tr, 100e9, 1_000_000, 4)
+	observeAll(o, snaps[:3])
+	jump := snaps[3]
+	jump.Queues = append([]QueueSample(nil), jump.Queues...)
+	jump.Queues[0].TxBytes = snaps[2].Queues[0].TxBytes + 1000*12_500_000 // 1000 times 100G for 1 ms
+	ob := o.Observe(jump)[0]
+	if ob.Valid || ob.Metrics.Util != 0 || !strings.Contains(ob.Problem, "malformed counters") || !strings.Contains(ob.Problem, "100000%") ||
+		!strings.Contains(ob.Problem, "100Gbps") {
+		t.Fatalf("impossible interval: valid=%v util=%g problem=%q", ob.Valid, ob.Metrics.Util, ob.Problem)
+	}
+	next := snaps[4]
+	next.Queues = append([]QueueSample(nil), next.Queues...)
+	next.Queues[0].TxBytes = jump.Queues[0].TxBytes + 6_250_000
+	if ob = o.Observe(next)[0]; !ob.Valid || math.Abs(ob.Metrics.Util-0.5) > 1e-9 {
+		t.Fatalf("after it: valid=%v util=%g problem=%q", ob.Valid, ob.Metrics.Util, ob.Problem)
+	}
+	fast := next
+	fast.TimeNs += 1_000_000
+	fast.Queues = append([]QueueSample(nil), next.Queues...)
+	fast.Queues[0].TxBytes += 12_500_000 * 13 / 10 // 130%: a sample taken late
+	if ob = o.Observe(fast)[0]; !ob.Valid || math.Abs(ob.Metrics.Util-1.3) > 1e-9 {
+		t.Fatalf("jitter: valid=%v util=%g problem=%q", ob.Valid, ob.Metrics.Util, ob.Problem)
+	}
+}
