@@ -105,6 +105,48 @@ func TestWeightsTamperDetected(t *testing.T) {
 	if got, err := r.Get("ddqn", 2); err != nil || len(got.Weights) != 2000 {
 		t.Fatalf("the other version: %v", err)
 	}
+	// never promoted (it was, and list showed it as any other): the
+	// agent would meet it at its start; nor rolled back to
+	_, err = r.Promote("ddqn@1", t0)
+	wantErr(t, err, ErrCorrupt, "promote ddqn@1", "sha256")
+	if _, err := r.Promote("ddqn@2", t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Rollback("ddqn", t0); err == nil {
+		t.Fatal("rolled back to nothing")
+	}
+	if m, err := r.Info("ddqn@1"); err != nil || m.Status == StatusPromoted {
+		t.Fatalf("damaged version: %+v, %v", m, err)
+	}
+	if _, err := r.Delete("ddqn@1", false); err != nil {
+		t.Fatalf("a damaged version must stay deletable: %v", err)
+	}
+}
+
+// A version whose weights were damaged after it was promoted is not
+// rolled back to.
+func TestRollbackToDamagedWeightsRefused(t *testing.T) {
+	r, path := openNew(t)
+	w := weights(42, 2000)
+	mustPut(t, r, sample("ddqn", 42, 2000))
+	mustPut(t, r, sample("ddqn", 43, 2000))
+	for _, ref := range []string{"ddqn@1", "ddqn@2"} {
+		if _, err := r.Promote(ref, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Close()
+	flipAll(t, path, w[500:540])
+	r, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	_, err = r.Rollback("ddqn", t0)
+	wantErr(t, err, ErrCorrupt, "roll back ddqn to ddqn@1", "sha256")
+	if m, err := r.Info("ddqn@2"); err != nil || m.Status != StatusPromoted {
+		t.Fatalf("the promoted version after a refused rollback: %+v, %v", m, err)
+	}
 }
 
 func TestTruncatedDatabase(t *testing.T) {

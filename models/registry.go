@@ -511,19 +511,30 @@ func (r *Registry) loadMeta(tx *bolt.Tx, id uint64, withWeights bool) (Model, er
 	if !withWeights {
 		return m, nil
 	}
-	w := tx.Bucket(bktWeights).Get(idKey(id))
-	if w == nil {
-		return Model{}, errorf(ErrCorrupt, "%s: weights of model %s (id %d) are missing", r.path, m.Ref(), id)
-	}
-	if int64(len(w)) != m.WeightsSize {
-		return Model{}, errorf(ErrCorrupt, "%s: weights of model %s are %d bytes, the record says %d", r.path, m.Ref(), len(w), m.WeightsSize)
-	}
-	if got := digest(w); got != m.WeightsSHA256 {
-		return Model{}, errorf(ErrCorrupt, "%s: weights of model %s fail their sha256 check (stored %s, computed %s): restore from a backup or an export",
-			r.path, m.Ref(), m.WeightsSHA256, got)
+	w, err := r.weightsOf(tx, m)
+	if err != nil {
+		return Model{}, err
 	}
 	m.Weights = bytes.Clone(w)
 	return m, nil
+}
+
+// weightsOf returns m's stored weights (valid only inside tx) after
+// checking them against its record: a model whose weights are missing or
+// fail their sha256 check cannot run, and is never promoted.
+func (r *Registry) weightsOf(tx *bolt.Tx, m Model) ([]byte, error) {
+	w := tx.Bucket(bktWeights).Get(idKey(m.ID))
+	if w == nil {
+		return nil, errorf(ErrCorrupt, "%s: weights of model %s (id %d) are missing", r.path, m.Ref(), m.ID)
+	}
+	if int64(len(w)) != m.WeightsSize {
+		return nil, errorf(ErrCorrupt, "%s: weights of model %s are %d bytes, the record says %d", r.path, m.Ref(), len(w), m.WeightsSize)
+	}
+	if got := digest(w); got != m.WeightsSHA256 {
+		return nil, errorf(ErrCorrupt, "%s: weights of model %s fail their sha256 check (stored %s, computed %s): restore from a backup or an export",
+			r.path, m.Ref(), m.WeightsSHA256, got)
+	}
+	return w, nil
 }
 
 // resolveID finds the id a reference names inside tx.
@@ -786,6 +797,9 @@ func (r *Registry) Promote(ref string, at time.Time) (Model, error) {
 		if st.Promoted == m.Version {
 			return errorf(ErrInvalid, "model %s is already the promoted version of %s", m.Ref(), m.Name)
 		}
+		if _, err := r.weightsOf(tx, m); err != nil {
+			return fmt.Errorf("promote %s: %w", m.Ref(), err)
+		}
 		if r.vet != nil {
 			if err := r.vet(m); err != nil {
 				return fmt.Errorf("promote %s: %w", m.Ref(), err)
@@ -850,6 +864,9 @@ func (r *Registry) Rollback(name string, at time.Time) (Model, error) {
 		}
 		if m, err = r.loadMeta(tx, binary.BigEndian.Uint64(v), false); err != nil {
 			return err
+		}
+		if _, err := r.weightsOf(tx, m); err != nil {
+			return fmt.Errorf("roll back %s to %s: %w", name, m.Ref(), err)
 		}
 		if r.vet != nil {
 			if err := r.vet(m); err != nil {
