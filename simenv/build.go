@@ -213,8 +213,7 @@ func (s *Sim) build() error {
 	if err := s.checkMMU(); err != nil {
 		return err
 	}
-	s.buildRoutes()
-	return nil
+	return s.buildRoutes()
 }
 
 // buildNodes makes a switch or a host of every node and two ports of every

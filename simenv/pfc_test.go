@@ -1,6 +1,9 @@
 package simenv
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // pfcOverload: one sender at 100G line rate (DCQCN off, so only PFC holds
 // it) into a receiver behind a 100 Mb/s link (so the held queue hardly drains
@@ -72,5 +75,25 @@ func TestPFCHeadroom(t *testing.T) {
 	t.Logf("headroom %d B (one MTU short of the peak): drops %d", short, st.Drops)
 	if st.Drops == 0 {
 		t.Errorf("headroom one MTU short of the worst case (%d B) lost nothing", short)
+	}
+}
+
+// Two switches with no path between them (hosts on each): flows between
+// the parts could only be dropped as unroutable, which a lossless fabric
+// reported as losses; the fabric is refused, naming a host on each side.
+func TestDisconnectedTopologyRefused(t *testing.T) {
+	c := DefaultConfig()
+	d := Microsecond
+	c.Topology = Topology{Kind: "custom",
+		Nodes: []Node{{Name: "swA", Switch: true}, {Name: "swB", Switch: true}, {Name: "a0"}, {Name: "a1"}, {Name: "b0"}, {Name: "b1"}},
+		Links: []Link{{A: 0, B: 2, RateBps: 100e9, Delay: d}, {A: 0, B: 3, RateBps: 100e9, Delay: d}, {A: 1, B: 4, RateBps: 100e9, Delay: d}, {A: 1, B: 5, RateBps: 100e9, Delay: d}}}
+	c.Duration = Millisecond
+	c.Workloads = []Workload{trace(TraceFlow{Src: 2, Dst: 3, Priority: 3, SizeBytes: 1000})}
+	if _, err := New(c); err == nil || !strings.Contains(err.Error(), "hosts a0 and b0 are not connected") {
+		t.Fatalf("disconnected fabric: %v", err)
+	}
+	c.Topology.Links = append(c.Topology.Links, Link{A: 0, B: 1, RateBps: 100e9, Delay: d})
+	if _, err := New(c); err != nil {
+		t.Fatalf("joined: %v", err)
 	}
 }

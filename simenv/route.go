@@ -1,6 +1,9 @@
 package simenv
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // ---- routing: shortest-path ECMP, hashed per flow ----
 
@@ -10,7 +13,7 @@ import "math"
 // to its switch, then the host's link: one breadth-first search per edge
 // switch over the switches, not one per host over every node. The groups
 // are the ones a search per host would give, in the same (port) order.
-func (s *Sim) buildRoutes() {
+func (s *Sim) buildRoutes() error {
 	n := len(s.cfg.Topology.Nodes)
 	s.hostEdge = make([]int32, len(s.hosts))
 	edgeOf := make([]int32, len(s.sws)) // switch index -> edge index, -1
@@ -37,6 +40,17 @@ func (s *Sim) buildRoutes() {
 	queue := make([]int32, 0, n)
 	for e, dsw := range edges {
 		queue = s.switchHops(s.sws[dsw].node, dist, queue)
+		if e == 0 {
+			// every edge switch reached from the first: every host
+			// reaches every other (flows between two parts would be
+			// dropped as unroutable, and counted as losses)
+			for e2, sw2 := range edges {
+				if dist[s.sws[sw2].node] < 0 {
+					return fmt.Errorf("topology: hosts %s and %s are not connected (no path through switches between nodes %d and %d)",
+						s.edgeHostName(0), s.edgeHostName(int32(e2)), s.sws[dsw].node, s.sws[sw2].node)
+				}
+			}
+		}
 		for si := range s.sws {
 			sw := &s.sws[si]
 			if int32(si) == dsw || dist[sw.node] < 0 {
@@ -50,6 +64,22 @@ func (s *Sim) buildRoutes() {
 			}
 		}
 	}
+	return nil
+}
+
+// edgeHostName names the first host of edge switch e (a host's node name,
+// or its node number).
+func (s *Sim) edgeHostName(e int32) string {
+	for hi, he := range s.hostEdge {
+		if he == e {
+			nd := s.hosts[hi].node
+			if name := s.cfg.Topology.Nodes[nd].Name; name != "" {
+				return name
+			}
+			return fmt.Sprintf("node %d", nd)
+		}
+	}
+	return "?"
 }
 
 // switchHops fills dist with every switch's hop count to switch node dst
