@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -21,4 +22,27 @@ func oneArg(what, why string) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// notAnInput refuses an output file that is one of the command's input
+// files, by any path to it (a link, ./x and x): the run would replace what
+// it read (sim --fct-out on its scenario wrote flows over it). Outputs and
+// inputs that do not exist yet, and empty names, pass.
+func notAnInput(flag, out string, inputs ...string) error {
+	if out == "" {
+		return nil
+	}
+	ost, err := os.Stat(out)
+	if err != nil {
+		return nil
+	}
+	for _, in := range inputs {
+		if in == "" {
+			continue
+		}
+		if ist, err := os.Stat(in); err == nil && os.SameFile(ost, ist) {
+			return fmt.Errorf("--%s %s is an input of this run (%s): give another file, or it would be overwritten", flag, out, in)
+		}
+	}
+	return nil
 }

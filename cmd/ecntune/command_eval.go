@@ -171,6 +171,12 @@ func (o *evalOpts) run(cmd *cobra.Command) error {
 	if len(o.policies) == 0 {
 		return fmt.Errorf("no --policy given (e.g. --policy builtin --policy static:best)")
 	}
+	inputs := append(append([]string{o.db}, o.scenarios...), o.hpccConfigs...)
+	for _, out := range []struct{ flag, path string }{{"json-out", o.jsonOut}, {"summary-out", o.summaryOut}, {"report", o.htmlOut}} {
+		if err := notAnInput(out.flag, out.path, inputs...); err != nil {
+			return err
+		}
+	}
 	dur, dt, err := o.simTimes(cmd)
 	if err != nil {
 		return err

@@ -60,6 +60,9 @@ func (o *simOpts) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	if err := notAnInput("fct-out", o.fctOut, o.scenarioPath, o.hpccPath); err != nil {
+		return err
+	}
 	var fct *os.File
 	if o.fctOut != "" {
 		// Open it now, so that a bad path fails before a long run.

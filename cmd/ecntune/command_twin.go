@@ -97,6 +97,9 @@ func runTwin(cmd *cobra.Command, o twinOpts) error {
 		return errors.New("--budget and --runs: give one (a budget in wall time, or in simulations)")
 	}
 	// Before the fit, which takes --budget: where its files go.
+	if err := notAnInput("out", o.out, o.db); err != nil {
+		return err
+	}
 	if err := checkOutPath("out", o.out, ""); err != nil {
 		return err
 	}
