@@ -1052,7 +1052,10 @@ func withPort(addr, port string) (string, error) {
 	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
 		return "", fmt.Errorf("port %q is not a port number", port)
 	}
-	if _, _, err := net.SplitHostPort(addr); err == nil {
+	if _, p, err := net.SplitHostPort(addr); err == nil {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return "", fmt.Errorf("%q: port %q is not a port number (1-65535)", addr, p)
+		}
 		return addr, nil
 	}
 	host := strings.TrimSuffix(strings.TrimPrefix(addr, "["), "]")

@@ -544,6 +544,14 @@ targets:
 	if _, err := Parse([]byte("targets:\n  sw0:\n    subscriptionz: [x]\n")); err == nil || !strings.Contains(err.Error(), "subscriptionz") {
 		t.Fatalf("a key neither ecntune's nor gnmic's must still be an error: %v", err)
 	}
+	// an address's own port is checked as the top-level port is (it
+	// passed, and the agent retried "unknown port" forever)
+	for _, addr := range []string{"127.0.0.1:notaport", "127.0.0.1:0", "[::1]:70000"} {
+		if _, err := Parse([]byte("targets:\n  sw0:\n    address: \"" + addr + "\"\n")); err == nil || !strings.Contains(err.Error(), "targets.sw0.address") ||
+			!strings.Contains(err.Error(), "is not a port number") {
+			t.Errorf("address %s: %v", addr, err)
+		}
+	}
 }
 
 // A target naming a device whose server refuses fast sampling (sonic-gnmi:
