@@ -59,3 +59,34 @@ func TestOutputsAreNotInputs(t *testing.T) {
 		}
 	}
 }
+
+// An explicit 0 is refused, not read as "the default" (train --episodes 0
+// ran 400 episodes, eval --seeds 0 three seeds, demo --interval 0s one
+// second), and so is an interval too short to measure anything (eval
+// --interval 1ns took 27 s for 2 ms); nothing runs.
+func TestExplicitZeroRefused(t *testing.T) {
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sc, []byte("name: s\nduration: 1ms\ntopology: {kind: star, hosts: 2, host_rate: 100Gbps}\nworkloads:\n  - {kind: incast, fanin: 1, size: 10KB, every: 500us}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "m.db")
+	for _, c := range []struct {
+		cmd  *cobra.Command
+		args []string
+		want string
+	}{
+		{newTrainCmd(), []string{"--scenario", sc, "--episodes", "0", "--db", db}, "--episodes 0 / --budget 0s: give a positive number"},
+		{newTrainCmd(), []string{"--scenario", sc, "--budget", "0s", "--db", db}, "give a positive number"},
+		{newEvalCmd(), []string{"--scenario", sc, "--policy", "static:hpcc", "--seeds", "0"}, "--seeds 0: want at least 1"},
+		{newEvalCmd(), []string{"--scenario", sc, "--policy", "static:hpcc", "--interval", "1ns"}, "--interval 1ns: at least 10µs"},
+		{newDemoCmd(), []string{"--interval", "0s"}, "--interval 0s: the agent's control interval is at least 100ms"},
+	} {
+		if _, err := runCmd(t, c.cmd, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %v: %v, want %q", c.cmd.Name(), c.args, err, c.want)
+		}
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Error("a refused train made its registry")
+	}
+}

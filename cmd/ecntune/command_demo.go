@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/cmd/ecntune/internal/bench"
 	"github.com/ecntune/ecntune/cmd/ecntune/internal/demo"
 	"github.com/ecntune/ecntune/internal/units"
@@ -63,6 +64,9 @@ the switches it owns. The demo prints the placement at start and whenever it cha
 			iv, err := units.ParseDuration(interval)
 			if err != nil {
 				return fmt.Errorf("--interval: %v", err)
+			}
+			if iv < config.MinInterval {
+				return fmt.Errorf("--interval %s: the agent's control interval is at least %s", interval, config.MinInterval)
 			}
 			if !(timescale > 0) {
 				return fmt.Errorf("--timescale %g: must be > 0 (wall seconds per simulated second)", timescale)

@@ -171,6 +171,9 @@ func (o *evalOpts) run(cmd *cobra.Command) error {
 	if len(o.policies) == 0 {
 		return fmt.Errorf("no --policy given (e.g. --policy builtin --policy static:best)")
 	}
+	if o.seeds < 1 {
+		return fmt.Errorf("--seeds %d: want at least 1", o.seeds)
+	}
 	inputs := append(append([]string{o.db}, o.scenarios...), o.hpccConfigs...)
 	for _, out := range []struct{ flag, path string }{{"json-out", o.jsonOut}, {"summary-out", o.summaryOut}, {"report", o.htmlOut}} {
 		if err := notAnInput(out.flag, out.path, inputs...); err != nil {
@@ -244,6 +247,9 @@ func (o *evalOpts) simTimes(cmd *cobra.Command) (dur, dt simenv.Time, err error)
 			v, err := positiveSimTime(d.flag, d.val)
 			if err != nil {
 				return 0, 0, err
+			}
+			if d.to == &dt && v < gym.MinInterval {
+				return 0, 0, fmt.Errorf("--interval %s: at least %v (a control interval shorter measures nothing a decision acts on)", d.val, gym.MinInterval.Duration())
 			}
 			*d.to = v
 		}

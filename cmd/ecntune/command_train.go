@@ -52,6 +52,9 @@ type trainOpts struct {
 	twinAgent  string   // --agent: the agent configuration the model is judged behind
 	twinRivals []string // --rival: rival twins the model is also judged on
 	algoSet    bool     // --algo was given
+	// episodesSet, budgetSet: --episodes, --budget were given (an
+	// explicit 0 is an error, not the default)
+	episodesSet, budgetSet bool
 }
 
 // command is the canonical command line of a run (recorded in the
@@ -145,6 +148,7 @@ while that ECN policy decides ECN; run it as POLICY+headroom=model:NAME.` + trai
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.algoSet = cmd.Flags().Changed("algo")
+			o.episodesSet, o.budgetSet = cmd.Flags().Changed("episodes"), cmd.Flags().Changed("budget")
 			return runTrain(cmd, o)
 		},
 	}
@@ -378,6 +382,9 @@ func (o *trainOpts) config() (train.Config, error) {
 	}
 	if o.episodes < 0 || o.budget < 0 {
 		return train.Config{}, fmt.Errorf("--episodes %d / --budget %v: must not be negative", o.episodes, o.budget)
+	}
+	if o.episodesSet && o.episodes == 0 || o.budgetSet && o.budget == 0 {
+		return train.Config{}, fmt.Errorf("--episodes %d / --budget %v: give a positive number (without either: 400 episodes)", o.episodes, o.budget)
 	}
 	if o.episodes == 0 && o.budget == 0 {
 		o.episodes = 400

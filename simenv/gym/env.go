@@ -25,6 +25,11 @@ const MinDecisions = 20
 // default below it would measure the starting setting, not the policy).
 const ShortestDefaultInterval = 200 * simenv.Microsecond
 
+// MinInterval is the shortest control interval eval takes: below a few
+// base RTTs an interval measures nothing a decision could act on, and the
+// run takes a decision per interval (1 ns over 2 ms: two million).
+const MinInterval = 10 * simenv.Microsecond
+
 // DefaultIntervalFor is the default Δ of an episode of duration d:
 // d/(MinDecisions+5), at most DefaultInterval, and raised towards
 // ShortestDefaultInterval as far as MinDecisions decisions still fit (the
