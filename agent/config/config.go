@@ -497,19 +497,14 @@ func ParseIn(data []byte, dir string) (*Config, error) {
 	// wrong type), then each value error of the fields it did not flag.
 	var all errList
 	flagged := map[string]bool{}
-	if cerr := doc.Err(); cerr != nil {
-		var ke safeio.KeyErrors
-		var fe safeio.FieldErrors
-		switch {
-		case errors.As(cerr, &ke):
-			for _, k := range ke {
-				all, flagged[k.Path] = append(all, k), true
-			}
-		case errors.As(cerr, &fe):
-			for _, e := range fe {
-				all, flagged[e.Path] = append(all, e), true
-			}
-		}
+	// (both kinds: Err gives the unknown keys alone when there are any,
+	// and a wrong-typed value then read as its zero, "0 must be at
+	// least 1", while the value the file gives went unsaid)
+	for _, k := range doc.Unknown() {
+		all, flagged[k.Path] = append(all, k), true
+	}
+	for _, e := range doc.Invalid() {
+		all, flagged[e.Path] = append(all, e), true
 	}
 	for _, e := range unjoin(err) {
 		if !flaggedField(flagged, e.Error()) {

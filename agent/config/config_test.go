@@ -248,6 +248,18 @@ func TestParseConfigErrors(t *testing.T) {
 	}
 }
 
+// An unknown key and values of the wrong type are all said at once, each
+// as the file gives it: the unknown key hid the others, and a value of the
+// wrong type, read as 0, was reported as "0 must be at least 1".
+func TestParseConfigUnknownKeysAndWrongTypesAtOnce(t *testing.T) {
+	_, err := Parse([]byte("bogus: 1\ntargets:\n  sw0:\n    address: h:1\n    queues: three\nguardrails:\n  change-budget: lots\n"))
+	want := "3 errors:\n  line 1: bogus: unknown key; allowed: mode, policy,"
+	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), `line 5: targets.sw0.queues: want a list, got "three"`) ||
+		!strings.Contains(err.Error(), `line 7: guardrails.change-budget: want a whole number, got "lots"`) || strings.Contains(err.Error(), "must be at least") {
+		t.Fatalf("got %v", err)
+	}
+}
+
 // queue-names maps queue indices to the names a switch gives them.
 func TestParseConfigQueueNames(t *testing.T) {
 	c, err := Parse([]byte("targets:\n  sw0:\n    address: h:1\n    device: arista-eos\n    queues: [3, 4]\n    queue-names: {3: AF3, 4: AF4}\n"))
