@@ -524,6 +524,11 @@ type queueState struct {
 	distrust  bool
 	mismatchN int   // consecutive observations that differ from expect
 	yieldNs   int64 // leave the queue alone until then (external writer)
+	// refusedN counts the queue's tunes in a row that read back otherwise
+	// (the switch took part of them, or none); from RefusedTunes on, the
+	// queue is not tuned until refusedUntilNs.
+	refusedN       int
+	refusedUntilNs int64
 
 	// dwellWant is the change the policy recommended in the last intervals
 	// in a row, dwellN how many (0: it holds).
@@ -1210,6 +1215,10 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 	if now < q.yieldNs {
 		return rej(RuleExternal, fmt.Sprintf("another writer changed this queue; yielding for %s more", time.Duration(q.yieldNs-now)))
 	}
+	if now < q.refusedUntilNs {
+		return rej(RuleReadBack, fmt.Sprintf("the switch took none of the last %d settings set on this queue whole (read back otherwise); tuning again in %s",
+			q.refusedN, time.Duration(q.refusedUntilNs-now)))
+	}
 	if q.mismatchN > 0 {
 		return rej(RuleExternal, "the switch reports another setting than the agent set: confirming before any change")
 	}
@@ -1262,6 +1271,12 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 	}
 	return w, nil
 }
+
+// RefusedTunes is how many tunes of a queue in a row must read back
+// otherwise (the switch took part of each, or none) before the queue is
+// left untuned for RollbackRetryAfter: a switch that drops part of every
+// Set was sent a new setting and its undo every interval.
+const RefusedTunes = 2
 
 // MaxDwellFactor bounds how long a large move waits: with Dwell above 1, a
 // tune needs its advice to persist Dwell intervals, or as many as the move
@@ -1575,7 +1590,7 @@ func (g *Guard) Forget(k env.QueueKey, nowNs int64) bool {
 	if q == nil {
 		return true
 	}
-	if q.pending || q.onProbation || nowNs < q.yieldNs || nowNs < q.retryUntilNs ||
+	if q.pending || q.onProbation || nowNs < q.yieldNs || nowNs < q.retryUntilNs || nowNs < q.refusedUntilNs ||
 		(q.changed && nowNs-q.lastChangeNs < int64(g.cfg.MinHold)) {
 		return false
 	}
@@ -1688,6 +1703,9 @@ func (g *Guard) Result(c Change, out Outcome, got env.Setting, nowNs int64) (*Ch
 		q.expect, q.expectSet, q.mismatchN = c.New, true, 0
 		q.ownSet, q.ownSetOK = c.New, true
 		q.tightened = marksEarlier(c.New, c.Old)
+		if c.Kind == KindTune || c.Kind == KindFallback {
+			q.refusedN = 0
+		}
 		switch c.Kind {
 		case KindTune, KindFallback:
 			q.startProbation(c.Old, c.New) // Old: as the switch reported it
@@ -1704,6 +1722,18 @@ func (g *Guard) Result(c Change, out Outcome, got env.Setting, nowNs int64) (*Ch
 		k := c.Key
 		a := &Alarm{Target: c.Key.Target, Key: &k, Rule: RuleReadBack,
 			Msg: "switch reports a different setting from the one set (set → reported: " + SettingDiff(c.New, got) + ")"}
+		if (c.Kind == KindTune || c.Kind == KindFallback) && (!validSetting(got) || fieldsFrom(got, c.Old, c.New)) {
+			// The switch took part of the setting, or none: asked again,
+			// it answers the same (a Set and its undo every interval).
+			// The setting is not tried again for RollbackRetryAfter, as
+			// one rolled back on probation (retryRefused); a queue whose
+			// tunes keep reading back otherwise is not tuned for as long.
+			q.retryBlocked, q.retryFrom, q.retryUntilNs = c.New, c.Old, nowNs+int64(g.cfg.RollbackRetryAfter)
+			if q.refusedN++; q.refusedN >= RefusedTunes {
+				q.refusedUntilNs = nowNs + int64(g.cfg.RollbackRetryAfter)
+				a.Msg += fmt.Sprintf("; the switch has taken none of the last %d settings set on this queue whole: no tune for %s", q.refusedN, g.cfg.RollbackRetryAfter)
+			}
+		}
 		if c.Kind == KindReadBack || SameSetting(q.lastGood, got, 1e-9) {
 			return nil, a // already there, or a rollback that failed: no loop
 		}

@@ -354,6 +354,62 @@ func TestGuardReadBack(t *testing.T) {
 	if rb2 != nil || alarm2 == nil {
 		t.Fatalf("rollback of a rollback: %+v %+v", rb2, alarm2)
 	}
+	// Nor does the policy asking for it again: the switch that took part
+	// of it would take the same part (a Set and its undo every interval,
+	// 51 in 5 s); it is refused for retry-after, then tried again.
+	g.Result(*rb, Applied, cur, 10*sec)
+	for _, at := range []int64{20 * sec, 30 * sec} {
+		p = step(t, g, at, []env.Observation{ob(kA, cur)}, []policy.Decision{dc(kA, want, 0.9)})
+		if len(p.Changes) != 0 || len(p.Rejections) != 1 || p.Rejections[0].Rule != RuleRetry {
+			t.Fatalf("at %ds: changes %+v, rejections %+v", at/sec, p.Changes, p.Rejections)
+		}
+	}
+	p = step(t, g, 10*sec+int64(g.Config().RollbackRetryAfter), []env.Observation{ob(kA, cur)}, []policy.Decision{dc(kA, want, 0.9)})
+	if len(p.Changes) != 1 || p.Changes[0].New != want {
+		t.Fatalf("after retry-after: changes %+v, rejections %+v", p.Changes, p.Rejections)
+	}
+}
+
+// A switch that takes part of every Set (the first path of each: the
+// other queues' paths none) reads back otherwise whatever the setting
+// (the same tune was sent every interval when it took none, since nothing
+// was left to undo): after RefusedTunes such tunes in a
+// row the queue is not tuned for retry-after, with the alarm and the
+// rejection saying why; a tune that reads back whole ends the count.
+func TestGuardQueueWhoseTunesReadBackOtherwise(t *testing.T) {
+	g := newTestGuard(t, nil)
+	now := 10 * sec
+	var alarm *Alarm
+	for i := 0; i < RefusedTunes; i++ {
+		want := env.Setting{KminBytes: 500_000 - int64(i)*200_000, KmaxBytes: 2_000_000, Pmax: 0.2, HeadroomBytes: 100_000} // not the first pushed further
+		p := step(t, g, now, []env.Observation{ob(kA, cur)}, []policy.Decision{dc(kA, want, 0.9)})
+		if len(p.Changes) != 1 {
+			t.Fatalf("tune %d: changes %+v, rejections %+v", i, p.Changes, p.Rejections)
+		}
+		got := env.Setting{KminBytes: want.KminBytes, KmaxBytes: cur.KmaxBytes, Pmax: cur.Pmax, HeadroomBytes: cur.HeadroomBytes} // kmin taken, the rest not
+		if i == 1 {
+			got = cur // nothing taken: no read-back to write either
+		}
+		var rb *Change
+		rb, alarm = g.Result(p.Changes[0], Mismatch, got, now)
+		if rb != nil {
+			g.Result(*rb, Applied, cur, now)
+		}
+		now += 6 * sec // past min-hold
+	}
+	if alarm == nil || !strings.Contains(alarm.Msg, "the switch has taken none of the last 2 settings set on this queue whole: no tune for") {
+		t.Fatalf("alarm %+v", alarm)
+	}
+	other := env.Setting{KminBytes: 300_000, KmaxBytes: 900_000, Pmax: 0.05, HeadroomBytes: 100_000}
+	p := step(t, g, now, []env.Observation{ob(kA, cur)}, []policy.Decision{dc(kA, other, 0.9)})
+	if len(p.Changes) != 0 || len(p.Rejections) != 1 || p.Rejections[0].Rule != RuleReadBack ||
+		!strings.Contains(p.Rejections[0].Reason, "the switch took none of the last 2 settings set on this queue whole") {
+		t.Fatalf("a third setting: changes %+v, rejections %+v", p.Changes, p.Rejections)
+	}
+	p = step(t, g, now+int64(g.Config().RollbackRetryAfter), []env.Observation{ob(kA, cur)}, []policy.Decision{dc(kA, other, 0.9)})
+	if len(p.Changes) != 1 {
+		t.Fatalf("after retry-after: changes %+v, rejections %+v", p.Changes, p.Rejections)
+	}
 }
 
 func TestGuardWatchdog(t *testing.T) {
