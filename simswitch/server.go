@@ -225,10 +225,10 @@ func Start(ctx context.Context, cfg Config) (*Server, string, error) {
 		s.creds = c
 	}
 	if err := s.buildRunner(); err != nil {
-		return nil, "", err
+		return nil, "", fmt.Errorf("scenario %s: %w", cfg.Sim.Name, err)
 	}
 	if len(s.r.infos) == 0 {
-		return nil, "", fmt.Errorf("the fabric has no switches to serve")
+		return nil, "", fmt.Errorf("scenario %s: the fabric has no switches to serve", cfg.Sim.Name)
 	}
 	for i, info := range s.r.infos {
 		s.byName[info.Name] = i

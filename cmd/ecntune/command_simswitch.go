@@ -127,7 +127,7 @@ func (o *simswitchOpts) run(cmd *cobra.Command) error {
 		Listen: o.listen, PerSwitch: o.perSwitch,
 		Timescale: o.timescale, Step: st, TLSCert: o.tlsCert, TLSKey: o.tlsKey, Username: o.user, Password: o.pass})
 	if err != nil {
-		return fmt.Errorf("%s: %w", o.scenarioPath, err)
+		return fmt.Errorf("simswitch: %w", err) // Start names the scenario where it is the cause
 	}
 	defer srv.Close()
 	defer func() {
@@ -156,6 +156,19 @@ func (o *simswitchOpts) resolveDialect(cmd *cobra.Command) (gnmipath.Dialect, er
 			return d, fmt.Errorf("--device %s speaks the %s dialect; drop --dialect %s", dev.Name, dev.Dialect, d)
 		}
 		d = dev.Dialect
+	}
+	dev := gnmipath.DefaultDevice(d)
+	if o.device != "" {
+		dev, _ = gnmipath.LookupDevice(o.device)
+	}
+	if !dev.RealSonic {
+		// sonic-gnmi's flags mean nothing to another device: given, they
+		// are a mistake, not a default
+		for _, fl := range []string{"sonic-native-write", "sonic-buffer-model", "sonic-queues", "sonic-stream-multiplexing"} {
+			if cmd.Flags().Changed(fl) {
+				return d, fmt.Errorf("--%s is for --device sonic (this is device %s)", fl, dev.Name)
+			}
+		}
 	}
 	return d, nil
 }

@@ -34,6 +34,11 @@ func TestSimswitchFlagErrors(t *testing.T) {
 		{[]string{"--scenario", "../../scenarios/star-incast.yaml", "--timescale", "0"}, "--timescale 0: must be > 0"},
 		{[]string{"--scenario", "../../scenarios/star-incast.yaml", "--tls-cert", "x.pem"}, "tls: give both a certificate and a key file"},
 		{[]string{"--scenario", "nope.yaml"}, "nope.yaml"},
+		// sonic-gnmi's flags without sonic: a mistake, said, not ignored
+		{[]string{"--scenario", "../../scenarios/star-incast.yaml", "--sonic-buffer-model", "nosuch"}, "--sonic-buffer-model is for --device sonic (this is device ecntune)"},
+		{[]string{"--scenario", "../../scenarios/star-incast.yaml", "--device", "arista-eos", "--sonic-native-write"}, "--sonic-native-write is for --device sonic (this is device arista-eos)"},
+		{[]string{"--scenario", "../../scenarios/star-incast.yaml", "--dialect", "sonic", "--sonic-queues", "9"}, "--sonic-queues is for --device sonic (this is device ecntune-sonic)"},
+		{[]string{"--scenario", "../../scenarios/star-incast.yaml", "--device", "sonic", "--sonic-buffer-model", "nosuch"}, `sonic buffer model "nosuch"`},
 	}
 	for _, c := range cases {
 		cmd := newSimswitchCmd()
@@ -45,6 +50,9 @@ func TestSimswitchFlagErrors(t *testing.T) {
 		err := cmd.Execute()
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: got %v, want %q", c.args, err, c.want)
+		}
+		if err != nil && strings.Contains(c.want, "tls") && strings.Contains(err.Error(), "star-incast.yaml") {
+			t.Errorf("%v: a flag's error is put on the scenario file: %v", c.args, err)
 		}
 	}
 }
