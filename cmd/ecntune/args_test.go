@@ -89,4 +89,9 @@ func TestExplicitZeroRefused(t *testing.T) {
 	if _, err := os.Stat(db); err == nil {
 		t.Error("a refused train made its registry")
 	}
+	// a --report that is a file is refused before the simulation, not
+	// after it (sim wrote the report last)
+	if _, err := runCmd(t, newSimCmd(), "--scenario", sc, "--report", sc); err == nil || !strings.Contains(err.Error(), "--report "+sc+" is a file: want a folder for the report") {
+		t.Errorf("sim --report FILE: %v", err)
+	}
 }

@@ -105,3 +105,20 @@ guardrails:
 		t.Fatalf("audit %+v", es)
 	}
 }
+
+// With no agent at the address, pending and approve say so and what they
+// need (it was a bare "connection refused").
+func TestPendingWithoutAgent(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	for _, args := range [][]string{{"pending", "--url", "http://" + addr}, {"approve", "--url", "http://" + addr, "--all"}} {
+		_, _, err := runAgentCmd(t, context.Background(), args...)
+		if err == nil || !strings.Contains(err.Error(), "no agent answers at "+addr+": is it running") {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+}

@@ -84,6 +84,9 @@ func runAgentHistory(cmd *cobra.Command, o agentHistoryOpts) error {
 		if err != nil {
 			return err
 		}
+		if err := unknownTarget(o, es); err != nil {
+			return err
+		}
 		return printHistory(out, es, o.asJSON)
 	}
 	j := src.j
@@ -96,7 +99,32 @@ func runAgentHistory(cmd *cobra.Command, o agentHistoryOpts) error {
 	if err != nil {
 		return err
 	}
+	if err := unknownTarget(o, es); err != nil {
+		return err
+	}
 	return printHistory(out, es, o.asJSON)
+}
+
+// unknownTarget refuses a --target that names no target of --config when
+// the log has nothing of it either (a misspelt name printed "no changes
+// recorded" with exit 0, where agent rollback refuses it); a target no
+// longer configured whose changes the log keeps is still shown.
+func unknownTarget(o agentHistoryOpts, es []core.AuditEntry) error {
+	if o.target == "" || o.cfgPath == "" || len(es) > 0 {
+		return nil
+	}
+	cfg, err := config.Load(o.cfgPath)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, t := range cfg.Targets {
+		if t.Name == o.target {
+			return nil
+		}
+		names = append(names, t.Name)
+	}
+	return fmt.Errorf("--target: %q is not a target of %s (its targets: %s) and the log has no change of it", o.target, o.cfgPath, strings.Join(names, ", "))
 }
 
 // agentBaseURL turns a listen address (":9273", "0.0.0.0:9273") or a URL

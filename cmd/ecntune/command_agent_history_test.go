@@ -91,4 +91,9 @@ func TestAgentHistoryWhileAgentRuns(t *testing.T) {
 	if err != nil || rows(out) != n/50 {
 		t.Fatalf("history after the agent stopped: %v, %d rows", err, rows(out))
 	}
+	// a target the configuration does not name, and the log does not
+	// have: misspelt (it printed "no changes recorded", exit 0)
+	if _, _, err = runAgentCmd(t, ctx, "history", "--config", conf, "--target", "sw9"); err == nil || !strings.Contains(err.Error(), `--target: "sw9" is not a target of`) {
+		t.Fatalf("history of an unknown target: %v", err)
+	}
 }

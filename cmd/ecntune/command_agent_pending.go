@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -76,6 +77,10 @@ func agentCall(ctx context.Context, req *http.Request, v any) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		// pending and approve talk to the closed loop as it runs
+		return fmt.Errorf("no agent answers at %s: is it running (with this metrics address)? %s asks the running agent: %w", req.URL.Host, req.URL.Path, err)
+	}
 	if err != nil {
 		return fmt.Errorf("agent at %s: %w", req.URL.Host, err)
 	}

@@ -63,6 +63,12 @@ func (o *simOpts) run(cmd *cobra.Command) error {
 	if err := notAnInput("fct-out", o.fctOut, o.scenarioPath, o.hpccPath); err != nil {
 		return err
 	}
+	if o.reportDir != "" {
+		// before the run, not after it: the report is written last
+		if err := checkOutPath("report", o.reportDir, "the report"); err != nil {
+			return err
+		}
+	}
 	var fct *os.File
 	if o.fctOut != "" {
 		// Open it now, so that a bad path fails before a long run.
