@@ -202,11 +202,14 @@ func (a *ppoActor) value(feats [][]float32) ([]float32, error) { return a.p.Valu
 // ckptHeader is the trainer's part of a checkpoint; the learner's own
 // checkpoint follows it.
 type ckptHeader struct {
-	Version     int     `json:"version"`
-	Fingerprint string  `json:"fingerprint"`
-	Round       int     `json:"round"`
-	Episodes    int     `json:"episodes"`
-	Curve       []Round `json:"curve"`
+	Version     int    `json:"version"`
+	Fingerprint string `json:"fingerprint"`
+	// Settings are what the fingerprint reads, in words
+	// (Config.fingerprintParts; absent in checkpoints made before).
+	Settings map[string]string `json:"settings,omitempty"`
+	Round    int               `json:"round"`
+	Episodes int               `json:"episodes"`
+	Curve    []Round           `json:"curve"`
 	// Selected is the best snapshot Hooks.Select has judged so far, its
 	// weights with it, so that a resumed run keeps choosing among all of
 	// its snapshots.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -494,6 +495,40 @@ func (c Config) fingerprint() string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
+// fingerprintParts are the settings fingerprint reads, by name and in
+// words (a scenario by a digest of its file and configuration): a
+// checkpoint keeps them, so that a resume refused for another
+// configuration says which differ.
+func (c Config) fingerprintParts() map[string]string {
+	p := maps.Clone(c.Hyper())
+	p["seed"], p["workers"] = strconv.FormatUint(c.Seed, 10), strconv.Itoa(c.Workers)
+	for _, s := range c.Scenarios {
+		d := sha256.Sum256(fmt.Appendf(nil, "%s|%+v", s.SHA256, s.Config))
+		p["scenario "+s.Name] = hex.EncodeToString(d[:])[:12]
+	}
+	return p
+}
+
+// partsDiffer says which of the parts a checkpoint was made with (was)
+// differ from this run's (now): "lr 0.001 -> 0.0001, scenario b (added)".
+func partsDiffer(was, now map[string]string) string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(now)) {
+		switch w, ok := was[k]; {
+		case !ok:
+			out = append(out, k+" (added)")
+		case w != now[k]:
+			out = append(out, fmt.Sprintf("%s %s -> %s", k, w, now[k]))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(was)) {
+		if _, ok := now[k]; !ok {
+			out = append(out, k+" (dropped)")
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
 const epsEnd = 0.05
 
 func (c Config) decayEpisodes() int {
@@ -779,7 +814,7 @@ func Run(cfg Config, hooks Hooks) (*Result, error) {
 			return nil, err
 		}
 		if hooks.Store != nil && hooks.Run != "" && (round%cfg.CheckpointEvery == 0 || stop) && !last {
-			if err := checkpoint(hooks, lr, fp, round, res); err != nil {
+			if err := checkpoint(hooks, lr, fp, cfg.fingerprintParts(), round, res); err != nil {
 				return nil, err
 			}
 		}
@@ -850,8 +885,12 @@ func resume(cfg Config, hooks Hooks, fp string, res *Result) (learner, int, erro
 				return nil, 0, fmt.Errorf("train: checkpoint of run %s: %w", hooks.Run, err)
 			}
 			if h.Fingerprint != fp {
-				return nil, 0, fmt.Errorf("train: checkpoint of run %s was made by another configuration (fingerprint %s, this run %s): %w: use another run name or delete it",
-					hooks.Run, h.Fingerprint, fp, ErrForeignCheckpoint)
+				what := fmt.Sprintf("fingerprint %s, this run %s", h.Fingerprint, fp)
+				if d := partsDiffer(h.Settings, cfg.fingerprintParts()); h.Settings != nil && d != "" {
+					what = "it differs in: " + d
+				}
+				return nil, 0, fmt.Errorf("train: checkpoint of run %s was made by another configuration (%s): %w: run the command it was made with to resume it, or use another run name or delete it",
+					hooks.Run, what, ErrForeignCheckpoint)
 			}
 			lr, err := restoreLearner(cfg, blob)
 			if err != nil {
@@ -925,12 +964,12 @@ func playRound(cfg Config, lr learner, round, done int) (Round, error) {
 
 // checkpoint stores the learner's state after round in the run's
 // checkpoint.
-func checkpoint(hooks Hooks, lr learner, fp string, round int, res *Result) error {
+func checkpoint(hooks Hooks, lr learner, fp string, parts map[string]string, round int, res *Result) error {
 	blob, err := lr.marshal()
 	if err != nil {
 		return fmt.Errorf("train: checkpoint after round %d: %w", round, err)
 	}
-	h := ckptHeader{Version: 1, Fingerprint: fp, Round: round, Episodes: res.Episodes, Curve: res.Curve, Selected: res.Selected}
+	h := ckptHeader{Version: 1, Fingerprint: fp, Settings: parts, Round: round, Episodes: res.Episodes, Curve: res.Curve, Selected: res.Selected}
 	if res.selNet != nil {
 		if h.SelectedWeights, err = res.selNet.MarshalBinary(); err != nil {
 			return fmt.Errorf("train: checkpoint after round %d: selected snapshot: %w", round, err)

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -136,8 +137,9 @@ func TestResumeGivesSameWeights(t *testing.T) {
 			}
 			other := cfg
 			other.Seed = 99
-			if _, err := Run(other, Hooks{Store: reg, Run: "tiny"}); err == nil || !strings.Contains(err.Error(), "another configuration") {
-				t.Fatalf("resume with another seed: err = %v, want a fingerprint refusal", err)
+			// refused, saying what differs (it gave two fingerprints)
+			if _, err := Run(other, Hooks{Store: reg, Run: "tiny"}); err == nil || !strings.Contains(err.Error(), "another configuration (it differs in: seed "+strconv.FormatUint(cfg.Seed, 10)+" -> 99)") {
+				t.Fatalf("resume with another seed: err = %v, want a fingerprint refusal naming the seed", err)
 			}
 		})
 	}
