@@ -741,7 +741,7 @@ func (a *Agent) setPause(paused bool, by, reason string) error {
 	a.pauseMu.Lock()
 	defer a.pauseMu.Unlock()
 	p := journal.Pause{Paused: paused, By: by, Reason: reason, SinceNs: a.o.Clock().UnixNano()}
-	if err := a.o.Journal.SetPause(p); err != nil {
+	if err := a.o.Journal.ChangePause(p); err != nil {
 		return err
 	}
 	a.mu.Lock()

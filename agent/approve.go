@@ -14,6 +14,9 @@ import (
 	"github.com/ecntune/ecntune/gnmipath"
 )
 
+// ErrPausedApproval answers an approval while the closed loop is paused.
+var ErrPausedApproval = errors.New("the closed loop is paused: its pending changes are decided again when it resumes; approve them then")
+
 // ErrNotApproveMode answers an approval to an agent that does not wait
 // for any (approve: true is off, or it runs in shadow mode).
 var ErrNotApproveMode = errors.New("the agent does not run in approve mode (approve: true in a closed-loop configuration)")
@@ -52,6 +55,11 @@ func (a *Agent) Pending() []core.Pending {
 func (a *Agent) Approve(keys []env.QueueKey, all bool, by string) ([]core.Pending, error) {
 	if !a.cfg.Approve || a.cfg.Mode != config.ModeClosedLoop {
 		return nil, ErrNotApproveMode
+	}
+	if a.paused() {
+		// the plan is not decided while paused: an approval now would be
+		// of a change the loop may not want at resume, and was dropped
+		return nil, ErrPausedApproval
 	}
 	a.mu.Lock()
 	out, err := a.approvals.Approve(keys, all, by, a.o.Clock().UnixNano())

@@ -52,6 +52,20 @@ func TestApproveModeAppliesOnlyApproved(t *testing.T) {
 	if code, body := post(url.Values{"by": {"alice"}}); code != http.StatusBadRequest {
 		t.Fatalf("approve without a queue: %d %s", code, body)
 	}
+	if code, body := post(url.Values{"by": {" "}, "queue": {kA.String()}}); code != http.StatusBadRequest || !strings.Contains(body, "by: say who approves") {
+		t.Fatalf("approve without who: %d %s", code, body) // it was 409
+	}
+	// paused, the plan is not decided: an approval then was taken (200)
+	// and dropped at resume
+	if err := r.a.Pause("ops", "incident"); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := post(url.Values{"by": {"carol"}, "queue": {kA.String()}}); code != http.StatusConflict || !strings.Contains(body, "the closed loop is paused") {
+		t.Fatalf("approve while paused: %d %s", code, body)
+	}
+	if err := r.a.Resume("ops"); err != nil {
+		t.Fatal(err)
+	}
 	if code, body := post(url.Values{"by": {"alice"}, "queue": {"leaf0/Ethernet0"}}); code != http.StatusBadRequest || !strings.Contains(body, "TARGET/PORT/qN") {
 		t.Fatalf("approve a malformed queue: %d %s", code, body)
 	}

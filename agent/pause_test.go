@@ -41,6 +41,23 @@ func TestPauseStopsWritesAndSurvivesRestart(t *testing.T) {
 	if code, body := post("/pause", url.Values{"by": {"alice"}, "reason": {"incident 42"}}); code != 200 || !strings.Contains(body, `"paused": true`) {
 		t.Fatalf("pause: %d %s", code, body)
 	}
+	// A second pause does not replace the first's record (who, why,
+	// since); a blank or oversized by or reason is refused (a 9 MB reason
+	// was journaled and served on every poll).
+	for _, c := range []struct {
+		v    url.Values
+		code int
+		want string
+	}{
+		{url.Values{"by": {"eve"}, "reason": {"second"}}, http.StatusConflict, "already paused by alice since"},
+		{url.Values{"by": {"  "}}, http.StatusBadRequest, "by: say who"},
+		{url.Values{"by": {strings.Repeat("b", web.MaxWhoBytes+1)}}, http.StatusBadRequest, "by: 129 bytes, at most 128"},
+		{url.Values{"by": {"eve"}, "reason": {strings.Repeat("r", web.MaxReasonBytes+1)}}, http.StatusBadRequest, "reason: 1025 bytes, at most 1024"},
+	} {
+		if code, body := post("/pause", c.v); code != c.code || !strings.Contains(body, c.want) {
+			t.Fatalf("pause %.40v: %d %s", c.v, code, body)
+		}
+	}
 	r.interval(t)
 	r.interval(t)
 	if n := r.sw.setCount(); n != 0 {
@@ -79,6 +96,9 @@ func TestPauseStopsWritesAndSurvivesRestart(t *testing.T) {
 	}
 	if err := r3.a.Resume("bob"); err != nil {
 		t.Fatal(err)
+	}
+	if err := r3.a.Resume("bob"); !errors.Is(err, journal.ErrPauseUnchanged) || !strings.Contains(err.Error(), "not paused") {
+		t.Fatalf("resume of a running loop: %v", err)
 	}
 	r3.interval(t)
 	if n := r3.sw.setCount(); n == 0 {

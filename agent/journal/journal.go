@@ -391,6 +391,26 @@ func (j *Journal) SetPause(p Pause) error {
 	return j.SetMeta(metaPause, string(b))
 }
 
+// ErrPauseUnchanged answers a pause of a paused closed loop, or a resume
+// of one that is not paused.
+var ErrPauseUnchanged = errors.New("pause state unchanged")
+
+// ChangePause writes p when it changes the state: a pause of a paused loop
+// or a resume of a running one is refused (ErrPauseUnchanged, saying the
+// state), so that the record of who paused, why and since when stands (a
+// second pause replaced it). A record that does not decode is replaced.
+func (j *Journal) ChangePause(p Pause) error {
+	cur, err := j.Pause()
+	switch {
+	case err != nil || cur.Paused != p.Paused:
+		return j.SetPause(p)
+	case p.Paused:
+		return fmt.Errorf("%w: already paused by %s since %s: %s", ErrPauseUnchanged, cur.By,
+			time.Unix(0, cur.SinceNs).UTC().Format(time.RFC3339), cur.Reason)
+	}
+	return fmt.Errorf("%w: the closed loop is not paused", ErrPauseUnchanged)
+}
+
 // Pause reads the pause state (not paused when none was stored); a stored
 // state that does not decode counts as paused, so that a damaged record
 // never lets the loop write.

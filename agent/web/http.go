@@ -266,6 +266,28 @@ func (a *server) healthz(w http.ResponseWriter, _ *http.Request) {
 	}
 }
 
+// What an operator's POST may carry: who (by) and why (reason) are
+// journaled and shown on every poll of /healthz and the dashboard, so
+// they are bounded (a 9 MB reason made each poll 9 MB).
+const (
+	MaxWhoBytes    = 128
+	MaxReasonBytes = 1024
+	maxFormBytes   = 64 << 10
+)
+
+// formText is form field name, trimmed: an error when longer than max,
+// or empty when required says what it is for.
+func formText(r *http.Request, name string, max int, required string) (string, error) {
+	v := strings.TrimSpace(r.FormValue(name))
+	switch {
+	case len(v) > max:
+		return "", fmt.Errorf("%s: %d bytes, at most %d", name, len(v), max)
+	case v == "" && required != "":
+		return "", fmt.Errorf("%s: %s", name, required)
+	}
+	return v, nil
+}
+
 // pause answers GET /pause with the pause state, and POST /pause (by,
 // reason) and POST /resume (by) with the state after the change; by is who
 // asks (required: the change is journaled with it).
@@ -283,14 +305,19 @@ func (a *server) pause(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "POST to change, GET /pause to read", http.StatusMethodNotAllowed)
 		return
 	}
-	by := r.FormValue("by")
-	if by == "" {
-		http.Error(w, "by: say who pauses or resumes (it is journaled)", http.StatusBadRequest)
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	by, err := formText(r, "by", MaxWhoBytes, "say who pauses or resumes (it is journaled)")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	var err error
 	if r.URL.Path == "/pause" {
-		err = a.o.Source.Pause(by, r.FormValue("reason"))
+		var reason string
+		if reason, err = formText(r, "reason", MaxReasonBytes, ""); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		err = a.o.Source.Pause(by, reason)
 	} else {
 		err = a.o.Source.Resume(by)
 	}
@@ -341,7 +368,13 @@ func (a *server) approve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "POST by=NAME with queue=TARGET/PORT/qN (repeat) or all=true", http.StatusMethodNotAllowed)
 		return
 	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	by, err := formText(r, "by", MaxWhoBytes, "say who approves (it is journaled with each change)")
+	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
@@ -359,7 +392,7 @@ func (a *server) approve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "give queue=TARGET/PORT/qN (repeat) or all=true, not both", http.StatusBadRequest)
 		return
 	}
-	out, err := a.o.Source.Approve(keys, all, r.PostForm.Get("by"))
+	out, err := a.o.Source.Approve(keys, all, by)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusConflict)
 		return

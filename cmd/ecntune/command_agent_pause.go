@@ -135,5 +135,5 @@ func pauseInDB(o agentPauseOpts, pause bool) (journal.Pause, error) {
 	}
 	defer j.Close()
 	p := journal.Pause{Paused: pause, By: o.by, Reason: o.reason, SinceNs: time.Now().UnixNano()}
-	return p, j.SetPause(p)
+	return p, j.ChangePause(p)
 }
