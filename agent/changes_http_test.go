@@ -14,6 +14,7 @@ import (
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/agent/journal"
+	"github.com/ecntune/ecntune/agent/web"
 	"github.com/ecntune/ecntune/env"
 )
 
@@ -92,6 +93,19 @@ func TestHTTPChangesPages(t *testing.T) {
 	for _, q := range []string{"limit=0", fmt.Sprintf("limit=%d", journal.MaxChangesPage+1), "limit=x", "before=-1", "before=x", "since=yesterday"} {
 		if _, code := getChanges(t, srv.URL, q); code != http.StatusBadRequest {
 			t.Errorf("%s: status %d, want 400", q, code)
+		}
+	}
+	// A time past what ns since 1970 hold is clamped, not wrapped (1600
+	// read as a time after every change, 2300 before them)
+	if p, _ := getChanges(t, srv.URL, "since=1600-01-01T00:00:00Z&limit=1000"); len(p.Changes) != 250 {
+		t.Errorf("since 1600: %d changes, want all 250", len(p.Changes))
+	}
+	if p, _ := getChanges(t, srv.URL, "since=2300-01-01T00:00:00Z"); len(p.Changes) != 0 {
+		t.Errorf("since 2300: %d changes, want none", len(p.Changes))
+	}
+	for _, q := range []string{"limit=0", fmt.Sprintf("limit=%d", web.MaxRecommendationsLimit+1)} {
+		if code := get(t, r.a.Handler(), "/recommendations?since=1h&"+q).Code; code != http.StatusBadRequest {
+			t.Errorf("/recommendations %s: status %d, want 400", q, code)
 		}
 	}
 }

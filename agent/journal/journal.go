@@ -1,10 +1,12 @@
 package journal
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -302,7 +304,7 @@ func (j *Journal) Recommendations(target string, sinceNs int64, limit int) ([]co
 		if sinceNs > 0 {
 			binary.BigEndian.PutUint64(start[:], uint64(sinceNs))
 		}
-		for k, v := c.Seek(start[:]); k != nil; k, v = c.Next() {
+		take := func(k, v []byte) error {
 			var r core.Recommendation
 			if err := unsealed(k, v, &r); err != nil {
 				return fmt.Errorf("recommendation %x: %w (damaged: `agent recommendations` and `agent report` cannot read past it until retention prunes it)", k, err)
@@ -310,14 +312,29 @@ func (j *Journal) Recommendations(target string, sinceNs int64, limit int) ([]co
 			if target == "" || r.Key.Target == target {
 				out = append(out, r)
 			}
+			return nil
+		}
+		if limit > 0 {
+			// the newest limit, read from the newest back: not the whole
+			// window since sinceNs decoded to keep its end (an hour of
+			// 10,000 queues for one row)
+			for k, v := c.Last(); k != nil && bytes.Compare(k, start[:]) >= 0 && len(out) < limit; k, v = c.Prev() {
+				if err := take(k, v); err != nil {
+					return err
+				}
+			}
+			slices.Reverse(out)
+			return nil
+		}
+		for k, v := c.Seek(start[:]); k != nil; k, v = c.Next() {
+			if err := take(k, v); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("agent db %s: %w", j.path, err)
-	}
-	if limit > 0 && len(out) > limit {
-		out = out[len(out)-limit:]
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -106,8 +107,8 @@ func Handler(o Options) http.Handler {
 			}
 			limit := 10000
 			if l := r.URL.Query().Get("limit"); l != "" {
-				if limit, err = strconv.Atoi(l); err != nil || limit < 1 {
-					http.Error(w, "limit: want a positive integer", http.StatusBadRequest)
+				if limit, err = strconv.Atoi(l); err != nil || limit < 1 || limit > MaxRecommendationsLimit {
+					http.Error(w, fmt.Sprintf("limit: want a whole number from 1 to %d", MaxRecommendationsLimit), http.StatusBadRequest)
 					return
 				}
 			}
@@ -179,7 +180,7 @@ func ChangesHandler(j *journal.Journal, now func() time.Time) http.Handler {
 			if d, err := time.ParseDuration(s); err == nil && d >= 0 {
 				q.SinceNs = now().Add(-d).UnixNano()
 			} else if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-				q.SinceNs = t.UnixNano()
+				q.SinceNs = unixNanoClamped(t)
 			} else {
 				http.Error(w, "since: want a duration such as 10m or an RFC 3339 time", http.StatusBadRequest)
 				return
@@ -264,6 +265,24 @@ func (a *server) healthz(w http.ResponseWriter, _ *http.Request) {
 	for _, n := range notes {
 		fmt.Fprintln(w, n)
 	}
+}
+
+// MaxRecommendationsLimit bounds GET /recommendations?since=...&limit=:
+// the newest rows up to it are read, not more (an unbounded limit served
+// the whole retention window).
+const MaxRecommendationsLimit = 100000
+
+// unixNanoClamped is t in ns since the epoch, clamped to what int64
+// holds (1678-2262): beyond, UnixNano wraps, and a since before 1678 read
+// as one after it.
+func unixNanoClamped(t time.Time) int64 {
+	switch {
+	case t.Before(time.Unix(0, math.MinInt64)):
+		return math.MinInt64
+	case t.After(time.Unix(0, math.MaxInt64)):
+		return math.MaxInt64
+	}
+	return t.UnixNano()
 }
 
 // What an operator's POST may carry: who (by) and why (reason) are
