@@ -56,6 +56,9 @@ func (a *Agent) withFleet(h http.Handler) http.Handler {
 			if errors.Is(err, fleet.ErrNoMember) {
 				err = badRequest{err}
 			}
+			if errors.Is(err, fleet.ErrLastMember) {
+				err = conflict{err}
+			}
 			return nil, err
 		}
 		return map[string]any{"member": m, "draining": on}, nil
@@ -72,8 +75,12 @@ func (a *Agent) withFleet(h http.Handler) http.Handler {
 // badRequest is an error of the request itself (400).
 type badRequest struct{ error }
 
+// conflict is an error the request meets in the fleet's state (409): the
+// drain of its last active member.
+type conflict struct{ error }
+
 // fleetJSON serves f for method only, within 15 s, as JSON: its value, or
-// {"error": ...} with 400 (badRequest), 405 (another method), 504 (no
+// {"error": ...} with 400 (badRequest), 409 (conflict), 405 (another method), 504 (no
 // answer in time) or 503.
 func fleetJSON(method string, f func(context.Context, *http.Request) (any, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -93,6 +100,8 @@ func fleetJSON(method string, f func(context.Context, *http.Request) (any, error
 			switch {
 			case errors.As(err, &br):
 				code = http.StatusBadRequest
+			case errors.As(err, new(conflict)):
+				code = http.StatusConflict
 			case errors.Is(err, context.DeadlineExceeded):
 				code = http.StatusGatewayTimeout
 			}

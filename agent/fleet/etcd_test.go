@@ -272,6 +272,17 @@ func TestFleetStatusAndDrain(t *testing.T) {
 	if err := Drain(context.Background(), cli, "test", "nobody", true); err == nil {
 		t.Fatal("drained a member that does not exist")
 	}
+	// b is the last member not draining: drained, the switches would run
+	// on nobody while every health check said ok
+	if err := Drain(context.Background(), cli, "test", "b", true); !errors.Is(err, ErrLastMember) || !strings.Contains(err.Error(), `draining "b" would leave no member to run the switches`) {
+		t.Fatalf("drain of the last member: %v", err)
+	}
+	if err := Drain(context.Background(), cli, "test", "a", false); err != nil {
+		t.Fatal(err)
+	}
+	if err := Drain(context.Background(), cli, "test", "b", true); err != nil {
+		t.Fatalf("drain of b with a back: %v", err)
+	}
 }
 
 // An audit entry carries at most MaxAuditModel bytes of its policy spec

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
 	"sort"
@@ -135,18 +136,50 @@ func Drain(ctx context.Context, cli *clientv3.Client, name, member string, on bo
 	if err := json.Unmarshal(kv.Value, &m); err != nil {
 		return fmt.Errorf("fleet %s: member %q: %w", name, member, err)
 	}
+	cmps := []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(k), "=", kv.ModRevision)}
+	if on {
+		// The last member not draining is not drained: the leader would
+		// place the switches on nobody, and every member's health would
+		// still say ok. The others are read, and the write holds only if
+		// none of them changed meanwhile (two drains at once).
+		others, err := cli.Get(ctx, prefixOf(name)+"members/", clientv3.WithPrefix())
+		if err != nil {
+			return fmt.Errorf("fleet %s: %w", name, err)
+		}
+		var active, draining []string
+		for _, o := range others.Kvs {
+			if string(o.Key) == k {
+				continue
+			}
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(string(o.Key)), "=", o.ModRevision))
+			var om Member
+			if json.Unmarshal(o.Value, &om) == nil && !om.Draining {
+				active = append(active, om.ID)
+			} else {
+				draining = append(draining, om.ID)
+			}
+		}
+		if len(active) == 0 {
+			return fmt.Errorf("fleet %s: %w: draining %q would leave no member to run the switches (the others draining: %v): start another member or undrain one first",
+				name, ErrLastMember, member, draining)
+		}
+	}
 	m.Draining = on
 	b, _ := json.Marshal(m)
-	t, err := cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(k), "=", kv.ModRevision)).
+	t, err := cli.Txn(ctx).If(cmps...).
 		Then(clientv3.OpPut(k, string(b), clientv3.WithLease(clientv3.LeaseID(kv.Lease)))).Commit()
 	if err != nil {
 		return fmt.Errorf("fleet %s: %w", name, err)
 	}
 	if !t.Succeeded {
-		return fmt.Errorf("fleet %s: member %q changed meanwhile; try again", name, member)
+		return fmt.Errorf("fleet %s: member %q or another changed meanwhile; try again", name, member)
 	}
 	return nil
 }
+
+// ErrLastMember: a drain would leave the fleet no member to run its
+// switches.
+var ErrLastMember = errors.New("the last member")
 
 // Status reads this member's fleet (ReadStatus), with this member and the
 // switches it holds.
