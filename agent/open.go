@@ -157,7 +157,17 @@ func Open(ctx context.Context, cfg *config.Config, d Deps) (a *Agent, err error)
 	}
 	pol := d.Policy
 	if pol == nil {
-		if pol, err = d.Resolver.Lookup(cfg.Policy); err != nil {
+		// the registry's models pinned to the versions they name now: the
+		// audit log and the recommendations then say which ran (they said
+		// model:NAME@promoted whatever was promoted)
+		spec, err := policy.PinModels(cfg.Policy, d.Resolver.Models)
+		if err != nil {
+			return nil, fmt.Errorf("policy %s: %w", cfg.Policy, err)
+		}
+		if spec != cfg.Policy {
+			d.Logger.Info("policy "+cfg.Policy+" runs "+spec+": a model promoted later runs from the agent's next start", "registry", cfg.Registry)
+		}
+		if pol, err = d.Resolver.Lookup(spec); err != nil {
 			return nil, fmt.Errorf("policy: %w", err)
 		}
 	}

@@ -17,6 +17,9 @@ import (
 
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/journal"
+	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/policy"
+	"github.com/ecntune/ecntune/policy/builtin"
 )
 
 // closingSwitch counts Close calls.
@@ -146,4 +149,46 @@ func TestOpenErrors(t *testing.T) {
 		t.Fatalf("the journal is still locked after a failed Open: %v", err)
 	}
 	j.Close()
+}
+
+// A registry model named by its promoted version runs as the version
+// promoted at the start, and is recorded so (the audit log and the
+// recommendations said model:NAME@promoted whatever ran).
+func TestOpenPinsRegistryModels(t *testing.T) {
+	m, err := builtin.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := models.Open(filepath.Join(t.TempDir(), "models.db"), models.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	m.Name, m.ID, m.Status = "mine", 0, ""
+	for v := 1; v <= 2; v++ {
+		m.Version = v
+		if _, err := r.Put(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := r.Promote("mine@2", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	cfg := openTestConfig(t, "leaf0")
+	cfg.Policy = "model:mine@promoted"
+	var logs bytes.Buffer
+	a, err := Open(context.Background(), cfg, Deps{
+		Logger:   slog.New(slog.NewTextHandler(&logs, nil)),
+		Resolver: policy.Resolver{Models: func(ref string) (models.Model, error) { return r.Resolve(ref) }},
+		Dial: func(_ context.Context, tc config.Target, _ time.Duration) (Switch, error) {
+			return newFakeSwitch(tc.Name, kA), nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if a.o.Model != "model:mine@2" || !strings.Contains(logs.String(), "policy model:mine@promoted runs model:mine@2") {
+		t.Fatalf("model %q; log:\n%s", a.o.Model, logs.String())
+	}
 }

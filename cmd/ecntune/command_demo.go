@@ -65,7 +65,7 @@ the switches it owns. The demo prints the placement at start and whenever it cha
 			if err != nil {
 				return fmt.Errorf("--interval: %v", err)
 			}
-			if iv < config.MinInterval {
+			if iv <= 0 { // 0 was read as the default, 1 s; the floor is checked with the config
 				return fmt.Errorf("--interval %s: the agent's control interval is at least %s", interval, config.MinInterval)
 			}
 			if !(timescale > 0) {
