@@ -302,7 +302,10 @@ func writeRivals(log io.Writer, out string, r *twin.Result) error {
 		}
 		cmd += " --rival " + path
 	}
-	fmt.Fprintf(log, "twin: judge a fine-tuned model on the twin and its rivals with\n  %s\n", cmd)
+	// the registry and the agent configuration are the operator's: named,
+	// not guessed (without --db the model goes to ./ecntune.db)
+	fmt.Fprintf(log, "twin: judge a fine-tuned model on the twin and its rivals with\n  %s --agent AGENT.yaml --db MODELS.db\n"+
+		"  (AGENT.yaml the agent's configuration, whose loop the rule then judges; MODELS.db the registry its registry: will name)\n", cmd)
 	return nil
 }
 

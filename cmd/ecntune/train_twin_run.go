@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -52,6 +54,11 @@ func runTwinTrain(cmd *cobra.Command, o trainOpts) error {
 	cand, err := s.res.Model(prov)
 	if err != nil {
 		return err
+	}
+	if sum := sha256.Sum256(cand.Weights); cand.Hyper["init_weights_sha256"] == hex.EncodeToString(sum[:]) {
+		// judged and stored all the same, but not as something it is not
+		fmt.Fprintf(stderr, "warning: the fine-tuned network is the starting one, weight for weight: %d episodes did not update it (ppo's critic warms up for the first %s); give more --episodes or --budget for a fine-tuning\n",
+			s.res.Episodes, cand.Hyper["critic_warm_up"])
 	}
 	ev, err := evaluateTwin(s, tr, cand)
 	if err != nil {
@@ -691,9 +698,19 @@ func (o trainOpts) twinReport(cmd *cobra.Command, s *trainSession, tr twinRun, e
 		return err
 	}
 	if ev.interrupted {
-		fmt.Fprintf(w, "not promoted: %s is stored as a candidate: %s. Judge it with\n  ecntune eval --scenario %s --policy %s --policy model:%s --frontier --seeds %d --db %s\n"+
-			"and promote it with ecntune models promote %s --db %s\n", stored.Ref(), ev.verdict.Reason, tr.ft.Twin.Path, ev.startSpec,
-			stored.Ref(), tr.ft.HeldOut.N, o.db, stored.Ref(), o.db)
+		// the judgement's own inputs: the twin and its rivals, the
+		// start's seeds, and with --agent the loops the rule judged
+		scs := "--scenario " + tr.ft.Twin.Path
+		for _, rv := range o.twinRivals {
+			scs += " --scenario " + rv
+		}
+		fmt.Fprintf(w, "not promoted: %s is stored as a candidate: %s. Judge it with\n  ecntune eval %s --policy %s --policy model:%s --frontier --seeds %d --db %s\n",
+			stored.Ref(), ev.verdict.Reason, scs, ev.startSpec, stored.Ref(), tr.ft.HeldOut.N, o.db)
+		if tr.agentFile != "" {
+			fmt.Fprintf(w, "(the rule judges them as %s runs them: add --policy agent:FILE for a copy of it with policy: %s, then policy: model:%s and registry: %s)\n",
+				tr.agentFile, ev.startSpec, stored.Ref(), o.db)
+		}
+		fmt.Fprintf(w, "and promote it with ecntune models promote %s --db %s\n", stored.Ref(), o.db)
 		return fmt.Errorf("the evaluation of %s on twin %s was interrupted; the model is stored unpromoted", stored.Ref(), tr.ft.Twin.Name)
 	}
 	printTwinEval(w, tr, ev)

@@ -194,6 +194,10 @@ func TestTrainTwin(t *testing.T) {
 		m.Status != models.StatusPromoted || train.Ratio2(rec.Twin.Tuned.Ratio) > 1 {
 		t.Fatalf("a fine-tuning that only fitted its critic: weights %s, started from %s; figures %+v", m.WeightsSHA256, m.Hyper["init_weights_sha256"], rec.Twin)
 	}
+	// and the run says so (it was judged as "fine-tuned" without a word)
+	if !strings.Contains(stderr, "warning: the fine-tuned network is the starting one, weight for weight: 4 episodes did not update it (ppo's critic warms up for the first 16)") {
+		t.Fatalf("stderr lacks the warning:\n%s", stderr)
+	}
 	for _, want := range []string{"frontier of fixed settings on twin lab-twin, seeds 11-13 (none trained on)", "  builtin ", "model:twin-lab-twin (fine-tuned)",
 		"promoted twin-lab-twin@1: frontier ratio 1.00: not behind the frontier", " changes per queue per 100 intervals, ",
 		"(the bare models, as the rule judged them; --agent FILE runs and judges them as that agent runs them, behind its guardrails)"} {
