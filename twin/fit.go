@@ -48,6 +48,10 @@ type Options struct {
 	Clock func() time.Time
 	// Log, when set, is told each stage's progress.
 	Log func(format string, args ...any)
+	// Stop, when set and true, ends the search early (an operator's
+	// Ctrl-C): every window's budget is spent at once, the twin is built
+	// from the best each has found, and its report says so.
+	Stop func() bool
 }
 
 func (o *Options) defaults() {
@@ -137,6 +141,16 @@ func Fit(in Input, o Options) (*Result, error) {
 		ft.o.Budget = time.Duration(o.Runs) * runTick
 		ft.clock = func() time.Time { return time.Unix(0, 0).Add(time.Duration(ft.runCount()) * runTick) }
 	}
+	if o.Stop != nil {
+		// stopped, the budget's clock is past every deadline
+		clock := ft.clock
+		ft.clock = func() time.Time {
+			if o.Stop() {
+				return clock().Add(1 << 62)
+			}
+			return clock()
+		}
+	}
 	ft.deadline = ft.clock().Add(ft.o.Budget)
 	ft.timeline()
 	if in.Missing != 0 {
@@ -173,6 +187,9 @@ func Fit(in Input, o Options) (*Result, error) {
 		return nil, err
 	}
 	r.Report.Times.Final = o.Clock().Sub(finalStart)
+	if o.Stop != nil && o.Stop() {
+		ft.notes = append(ft.notes, "the search was interrupted: the twin is the best each window had found by then (fit again for a closer one)")
+	}
 	r.Report.Notes = append(append([]string(nil), f.Notes...), ft.notes...)
 	r.Rivals = rivalScenarios(r.Scenario, r.Report.Phases, o.Rivals)
 	return r, nil

@@ -258,3 +258,21 @@ func TestRivalsSameEveryRun(t *testing.T) {
 		}
 	}
 }
+
+// Stopped (an operator's Ctrl-C), the search ends at once: a fit with a
+// budget of 100,000 simulations runs each stage's least (394 here: a
+// grid's first batch, the noise's calibration, the final run), builds the
+// twin from what it found, and its report says it was interrupted.
+func TestFitStoppedEarly(t *testing.T) {
+	f := Fabric{Kind: "star", Hosts: 4, HostRateBps: 100e9, BufferBytes: 16_000_000, LinkDelay: simenv.Microsecond, CableMeters: 5,
+		MTU: 1000, ECN: env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}, Alpha: 0.125, Queue: 3}
+	s := Scenario{Name: "truth", Seed: 7, Duration: 2 * simenv.Millisecond, Fabric: f, Phases: []Phase{{End: 2 * simenv.Millisecond, Workload: Workload{Family: "websearch", Load: 0.4}}}}
+	in := truth(t, s, true)
+	r, err := Fit(in, Options{Runs: 100_000, Seed: 3, Stop: func() bool { return true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Report.Runs > 1000 || len(r.Scenario.Phases) == 0 || !strings.Contains(strings.Join(r.Report.Notes, "\n"), "the search was interrupted") {
+		t.Fatalf("%d simulations, %d phases, notes %q", r.Report.Runs, len(r.Scenario.Phases), r.Report.Notes)
+	}
+}

@@ -8,9 +8,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -122,15 +125,34 @@ func runTwin(cmd *cobra.Command, o twinOpts) error {
 	if rivals == 0 {
 		rivals = -1 // twin.Options: none
 	}
-	r, err := twin.Fit(in, twin.Options{Name: o.name, Budget: o.budget, Runs: o.runs, Seed: o.seed, Rivals: rivals,
+	// A Ctrl-C ends the search, not the run: the twin is built from the
+	// best found so far and written whole; a second one quits at once (it
+	// lost the search's work with nothing said).
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var interrupted atomic.Bool
+	go func() {
+		<-ctx.Done()
+		if cmd.Context().Err() == nil {
+			interrupted.Store(true)
+			stop() // the next Ctrl-C kills
+			fmt.Fprintln(stderr, "twin: interrupt: the search ends now; the twin is built from the best found so far and written (Ctrl-C again quits at once, writing nothing)")
+		}
+	}()
+	r, err := twin.Fit(in, twin.Options{Name: o.name, Budget: o.budget, Runs: o.runs, Seed: o.seed, Rivals: rivals, Stop: interrupted.Load,
 		Log: func(format string, args ...any) { fmt.Fprintf(stderr, "twin: "+format+"\n", args...) }})
 	if err != nil {
 		return fmt.Errorf("twin of %s: %w", o.db, err)
 	}
-	r.Scenario.Comment = twinComment(o.db, r)
-	if err := writeTwinScenario(stderr, o.out, &r.Scenario); err != nil {
-		return err
+	// The report first and the twin last, each file whole (written
+	// aside, then renamed): a twin beside another fit's report was what
+	// an interrupt between them left.
+	if o.report != "" {
+		if err := writeTwinReport(stderr, o.report, &r.Report); err != nil {
+			return err
+		}
 	}
+	r.Scenario.Comment = twinComment(o.db, r)
 	if o.rivals > 0 {
 		if err := writeRivals(stderr, o.out, r); err != nil {
 			return err
@@ -139,12 +161,17 @@ func runTwin(cmd *cobra.Command, o twinOpts) error {
 		// an earlier fit's rivals beside this twin would pass for its own
 		return err
 	}
-	if o.report != "" {
-		if err := writeTwinReport(stderr, o.report, &r.Report); err != nil {
-			return err
-		}
+	if err := writeTwinScenario(stderr, o.out, &r.Scenario); err != nil {
+		return err
 	}
-	return r.Report.WriteText(cmd.OutOrStdout())
+	if err := r.Report.WriteText(cmd.OutOrStdout()); err != nil {
+		return err
+	}
+	if interrupted.Load() {
+		// written, but not the fit asked for: a script sees it
+		return fmt.Errorf("interrupted: %s is the best the search found before it (its report says so); fit again for a closer twin", o.out)
+	}
+	return nil
 }
 
 // checkOutPath refuses, before a long run (the fit, a training), an
@@ -262,10 +289,34 @@ func writeTwinScenario(log io.Writer, out string, s *twin.Scenario) error {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(path, files[n].Data, 0o644); err != nil {
+		if err := writeFileWhole(path, files[n].Data); err != nil {
 			return err
 		}
 		fmt.Fprintln(log, "wrote", path)
+	}
+	return nil
+}
+
+// writeFileWhole writes data to path whole or not at all: into a file
+// beside it, renamed over it once complete.
+func writeFileWhole(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
 }
@@ -372,7 +423,7 @@ func writeTwinReport(log io.Writer, dir string, r *twin.Report) error {
 		data []byte
 	}{{"report.txt", text.Bytes()}, {"report.json", js.Bytes()}, {"timeseries.png", ts.Bytes()}, {"fit.png", fit.Bytes()}} {
 		path := filepath.Join(dir, f.name)
-		if err := os.WriteFile(path, f.data, 0o644); err != nil {
+		if err := writeFileWhole(path, f.data); err != nil {
 			return err
 		}
 		fmt.Fprintln(log, "wrote", path)
