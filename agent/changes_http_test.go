@@ -146,4 +146,13 @@ func TestHTTPEmptyListsAreNotNull(t *testing.T) {
 			t.Errorf("%s: %d %s, want 404 naming leaf0", path, code, body)
 		}
 	}
+	// a target no longer configured whose recommendations the db keeps:
+	// served, as /changes serves its history (it was 404 "has no history")
+	k9 := env.QueueKey{Target: "leaf9", Port: "Ethernet0", Queue: 3}
+	if err := r.j.PutRecommendations([]core.Recommendation{{TimeNs: r.clk.t.UnixNano(), Key: k9}}); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := get("/recommendations?target=leaf9&since=1h"); code != http.StatusOK || !strings.Contains(body, `"target": "leaf9"`) {
+		t.Errorf("a removed target's stored recommendations: %d %s", code, body)
+	}
 }

@@ -95,11 +95,17 @@ func Handler(o Options) http.Handler {
 			http.Error(w, "GET only", http.StatusMethodNotAllowed)
 			return
 		}
-		target := r.URL.Query().Get("target")
-		if !a.knownTarget(w, target) {
+		target, since := r.URL.Query().Get("target"), r.URL.Query().Get("since")
+		// a target no longer configured may still have stored ones (as
+		// /changes reads its history)
+		stored := func() bool {
+			recs, err := a.o.Journal.Recommendations(target, 0, 1)
+			return err == nil && len(recs) > 0
+		}
+		if !(since != "" && target != "" && !a.configured(target) && stored()) && !a.knownTarget(w, target) {
 			return
 		}
-		if s := r.URL.Query().Get("since"); s != "" {
+		if s := since; s != "" {
 			d, err := time.ParseDuration(s)
 			if err != nil || d < 0 {
 				http.Error(w, "since: want a duration such as 5m", http.StatusBadRequest)
