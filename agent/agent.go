@@ -688,7 +688,7 @@ func (a *Agent) churn(now time.Time) {
 	}
 	changes := map[string]int{}
 	for _, e := range es {
-		if e.State == core.StateApplied || e.State == core.StateReconciled {
+		if e.Took() {
 			changes[e.Target]++
 		}
 	}

@@ -134,7 +134,7 @@ func Flaps(entries []AuditEntry, windowNs int64) map[string]int {
 	c := env.Churn{Window: windowNs}
 	out := map[string]int{}
 	for _, e := range entries {
-		if e.State != StateApplied && e.State != StateReconciled {
+		if !e.Took() {
 			continue
 		}
 		if c.Change(e.Key, e.TimeNs, e.Old, e.New) {
@@ -144,6 +144,12 @@ func Flaps(entries []AuditEntry, windowNs int64) map[string]int {
 	return out
 }
 
+// Took says whether the switch took the entry's change: applied, or found
+// applied by a reconcile. The churn counts these alone, on the dashboard,
+// /metrics and in eval alike: a dry run's, a failed or a mismatched Set
+// changed nothing on the switch.
+func (e AuditEntry) Took() bool { return e.State == StateApplied || e.State == StateReconciled }
+
 // KindCounts are how many applied changes of a log were rollbacks (and
 // read-back restores), safety repairs and fallbacks.
 type KindCounts struct{ Rollbacks, Repairs, Fallbacks int }
@@ -152,7 +158,7 @@ type KindCounts struct{ Rollbacks, Repairs, Fallbacks int }
 func CountKinds(entries []AuditEntry) KindCounts {
 	var k KindCounts
 	for _, e := range entries {
-		if e.State != StateApplied {
+		if !e.Took() {
 			continue
 		}
 		switch e.Kind {

@@ -82,7 +82,7 @@ func lastApplied(tx *bolt.Tx, last map[env.QueueKey]int64) error {
 		if err != nil || e.Model == manualModel {
 			return nil // a damaged entry is refused at a writable open
 		}
-		if e.State == core.StateApplied || e.State == core.StateReconciled {
+		if e.Took() {
 			last[e.Key] = max(last[e.Key], e.ResultNs)
 		}
 		return nil

@@ -75,8 +75,8 @@ type Overview struct {
 	// ChangesBefore, when not 0, pages to older ones (/changes?before=).
 	Changes       []core.AuditEntry `json:"changes"`
 	ChangesBefore uint64            `json:"changes_before,omitempty"`
-	// ChangesInWindow counts the audit log's entries over the kept
-	// intervals (every target).
+	// ChangesInWindow counts the changes the switches took (AuditEntry.Took)
+	// in the audit log over the kept intervals (every target).
 	ChangesInWindow int `json:"changes_in_window"`
 	// Flaps counts the changes in the window that set a queue back to a
 	// setting it left within core.FlapIntervals intervals.
@@ -97,11 +97,13 @@ type Overview struct {
 func (a *server) countWindow(ov *Overview, recent []core.AuditEntry) map[string]int {
 	changes := map[string]int{}
 	for _, e := range recent {
-		changes[e.Target]++
+		if e.Took() { // as /metrics counts them: a dry run's or a failed Set changed nothing
+			changes[e.Target]++
+			ov.ChangesInWindow++
+		}
 	}
 	k := core.CountKinds(recent)
 	ov.Rollbacks, ov.Repairs, ov.Fallbacks = k.Rollbacks, k.Repairs, k.Fallbacks
-	ov.ChangesInWindow = len(recent)
 	for _, n := range core.Flaps(recent, int64(core.FlapIntervals*a.o.Interval)) {
 		ov.Flaps += n
 	}

@@ -200,7 +200,7 @@ func Figures(r Result, interval time.Duration, idleUtil float64) eval.LoopFigure
 	churn := env.Churn{Window: env.FlapIntervals * iv, From: settled}
 	set := map[env.QueueKey]env.Setting{} // the tune or fallback each queue last got
 	for _, e := range audit {
-		if e.State != core.StateApplied {
+		if !e.Took() {
 			continue
 		}
 		if !e.Old.SameECN(e.New) { // a change of the ECN setting, as a bare policy's and shadow's are counted (not headroom or alpha alone)
