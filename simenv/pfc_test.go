@@ -78,9 +78,10 @@ func TestPFCHeadroom(t *testing.T) {
 	}
 }
 
-// Two switches with no path between them (hosts on each): flows between
-// the parts could only be dropped as unroutable, which a lossless fabric
-// reported as losses; the fabric is refused, naming a host on each side.
+// Two switches with no path between them (hosts on each): a workload
+// across the parts could only be dropped as unroutable, which a lossless
+// fabric reported as losses; it is refused, naming a host on each side.
+// Each part may carry workloads of its own (the agent bench's pods).
 func TestDisconnectedTopologyRefused(t *testing.T) {
 	c := DefaultConfig()
 	d := Microsecond
@@ -88,12 +89,29 @@ func TestDisconnectedTopologyRefused(t *testing.T) {
 		Nodes: []Node{{Name: "swA", Switch: true}, {Name: "swB", Switch: true}, {Name: "a0"}, {Name: "a1"}, {Name: "b0"}, {Name: "b1"}},
 		Links: []Link{{A: 0, B: 2, RateBps: 100e9, Delay: d}, {A: 0, B: 3, RateBps: 100e9, Delay: d}, {A: 1, B: 4, RateBps: 100e9, Delay: d}, {A: 1, B: 5, RateBps: 100e9, Delay: d}}}
 	c.Duration = Millisecond
-	c.Workloads = []Workload{trace(TraceFlow{Src: 2, Dst: 3, Priority: 3, SizeBytes: 1000})}
-	if _, err := New(c); err == nil || !strings.Contains(err.Error(), "hosts a0 and b0 are not connected") {
-		t.Fatalf("disconnected fabric: %v", err)
+	incast := Workload{Kind: WorkloadIncast, Fanin: 1, SizeBytes: 10_000, Every: 500 * Microsecond, Priority: 3}
+	for _, cc := range []struct {
+		w    []Workload
+		want string
+	}{
+		{[]Workload{incast}, "workloads[0]: hosts a0 and b0: not connected"},
+		{[]Workload{trace(TraceFlow{Src: 2, Dst: 3, Priority: 3, SizeBytes: 1000}, TraceFlow{Src: 3, Dst: 5, Priority: 3, SizeBytes: 1000})}, "workloads[0]: flow 1 from a1 to b1: not connected"},
+		{[]Workload{withHosts(incast, 2, 3), withHosts(incast, 4, 5)}, ""},
+	} {
+		c.Workloads = cc.w
+		_, err := New(c)
+		if cc.want == "" && err != nil || cc.want != "" && (err == nil || !strings.Contains(err.Error(), cc.want)) {
+			t.Errorf("%+v: %v, want %q", cc.w, err, cc.want)
+		}
 	}
+	c.Workloads = []Workload{incast}
 	c.Topology.Links = append(c.Topology.Links, Link{A: 0, B: 1, RateBps: 100e9, Delay: d})
 	if _, err := New(c); err != nil {
 		t.Fatalf("joined: %v", err)
 	}
+}
+
+func withHosts(w Workload, hosts ...int) Workload {
+	w.Hosts = hosts
+	return w
 }

@@ -1,9 +1,6 @@
 package simenv
 
-import (
-	"fmt"
-	"math"
-)
+import "math"
 
 // ---- routing: shortest-path ECMP, hashed per flow ----
 
@@ -13,7 +10,7 @@ import (
 // to its switch, then the host's link: one breadth-first search per edge
 // switch over the switches, not one per host over every node. The groups
 // are the ones a search per host would give, in the same (port) order.
-func (s *Sim) buildRoutes() error {
+func (s *Sim) buildRoutes() {
 	n := len(s.cfg.Topology.Nodes)
 	s.hostEdge = make([]int32, len(s.hosts))
 	edgeOf := make([]int32, len(s.sws)) // switch index -> edge index, -1
@@ -36,18 +33,20 @@ func (s *Sim) buildRoutes() error {
 	for si := range s.sws {
 		s.sws[si].route = make([][]int32, len(edges))
 	}
+	s.edgeComp = make([]int32, len(edges))
+	for e := range s.edgeComp {
+		s.edgeComp[e] = -1
+	}
 	dist := make([]int32, n)
 	queue := make([]int32, 0, n)
 	for e, dsw := range edges {
 		queue = s.switchHops(s.sws[dsw].node, dist, queue)
-		if e == 0 {
-			// every edge switch reached from the first: every host
-			// reaches every other (flows between two parts would be
-			// dropped as unroutable, and counted as losses)
+		if s.edgeComp[e] < 0 {
+			// a part of the fabric the earlier edges do not reach: every
+			// edge this search reaches is in it
 			for e2, sw2 := range edges {
-				if dist[s.sws[sw2].node] < 0 {
-					return fmt.Errorf("topology: hosts %s and %s are not connected (no path through switches between nodes %d and %d)",
-						s.edgeHostName(0), s.edgeHostName(int32(e2)), s.sws[dsw].node, s.sws[sw2].node)
+				if dist[s.sws[sw2].node] >= 0 {
+					s.edgeComp[e2] = int32(e)
 				}
 			}
 		}
@@ -64,22 +63,17 @@ func (s *Sim) buildRoutes() error {
 			}
 		}
 	}
-	return nil
 }
 
-// edgeHostName names the first host of edge switch e (a host's node name,
-// or its node number).
-func (s *Sim) edgeHostName(e int32) string {
-	for hi, he := range s.hostEdge {
-		if he == e {
-			nd := s.hosts[hi].node
-			if name := s.cfg.Topology.Nodes[nd].Name; name != "" {
-				return name
-			}
-			return fmt.Sprintf("node %d", nd)
-		}
+// connected says whether hosts a and b (host indices) reach each other
+// through switches (each part of a fabric may carry its own workloads;
+// a flow across parts could only be dropped).
+func (s *Sim) connected(a, b int32) bool {
+	ea, eb := s.hostEdge[a], s.hostEdge[b]
+	if ea < 0 || eb < 0 {
+		return ea == eb && s.ports[s.hosts[a].port].peerNode == s.hosts[b].node // two hosts linked directly
 	}
-	return "?"
+	return s.edgeComp[ea] == s.edgeComp[eb]
 }
 
 // switchHops fills dist with every switch's hop count to switch node dst

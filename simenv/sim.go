@@ -82,6 +82,7 @@ type Sim struct {
 	nodeHost []int32 // node -> host index or -1
 	nodePort [][]int32
 	hostEdge []int32 // host index -> index of its switch among the edge switches (route tables)
+	edgeComp []int32 // edge index -> the part of the fabric it is in (the lowest edge index there)
 	infos    []SwitchInfo
 
 	flows    []flow

@@ -1,6 +1,7 @@
 package simenv
 
 import (
+	"errors"
 	"fmt"
 	"math"
 )
@@ -94,6 +95,11 @@ func (s *Sim) newGenerator(i int) (generator, error) {
 		return g, err
 	}
 	g.hosts = hosts
+	if w.Kind != WorkloadTrace {
+		if err := s.oneFabricPart(i, hosts); err != nil {
+			return g, err
+		}
+	}
 	if w.End > 0 && w.End <= w.Start {
 		return g, fmt.Errorf("workloads[%d]: end %v is not after start %v", i, w.End, w.Start)
 	}
@@ -110,6 +116,29 @@ func (s *Sim) newGenerator(i int) (generator, error) {
 		err = fmt.Errorf("workloads[%d]: unknown kind %q", i, w.Kind)
 	}
 	return g, err
+}
+
+// errNotConnected: two hosts of one workload have no path between them.
+var errNotConnected = errors.New("not connected (no path through switches between their switches): each part of a fabric carries its own workloads")
+
+// oneFabricPart says which two of a workload's hosts (node ids) the
+// fabric does not connect: a flow between them could only be dropped as
+// unroutable, which a lossless fabric reported as losses.
+func (s *Sim) oneFabricPart(i int, hosts []int32) error {
+	for _, h := range hosts[min(1, len(hosts)):] {
+		if !s.connected(s.nodeHost[hosts[0]], s.nodeHost[h]) {
+			return fmt.Errorf("workloads[%d]: hosts %s and %s: %w", i, s.hostName(hosts[0]), s.hostName(h), errNotConnected)
+		}
+	}
+	return nil
+}
+
+// hostName is node nd's name, or "node N".
+func (s *Sim) hostName(nd int32) string {
+	if name := s.cfg.Topology.Nodes[nd].Name; name != "" {
+		return name
+	}
+	return fmt.Sprintf("node %d", nd)
 }
 
 // workloadHosts returns the node ids of the hosts workload i uses: those it
@@ -253,6 +282,9 @@ func (s *Sim) checkTrace(g *generator) error {
 		}
 		if f.Src == f.Dst {
 			return fmt.Errorf("workloads[%d]: flow %d goes from node %d to itself", i, j, f.Src)
+		}
+		if !s.connected(s.nodeHost[f.Src], s.nodeHost[f.Dst]) {
+			return fmt.Errorf("workloads[%d]: flow %d from %s to %s: %w", i, j, s.hostName(int32(f.Src)), s.hostName(int32(f.Dst)), errNotConnected)
 		}
 		if j > 0 && f.Start < w.Flows[j-1].Start {
 			return fmt.Errorf("workloads[%d]: flows must be sorted by start time (flow %d)", i, j)
