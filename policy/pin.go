@@ -2,6 +2,7 @@ package policy
 
 import (
 	"regexp"
+	"strings"
 )
 
 // modelRefRE finds the registry models a spec names: model:NAME and
@@ -24,13 +25,17 @@ func PinModels(spec string, models ModelSource) (string, error) {
 		if err != nil {
 			return s
 		}
-		m, e := models(s[len(ModelPrefix):])
+		ref := s[len(ModelPrefix):]
+		name, _, _ := strings.Cut(ref, "@")
+		m, e := models(ref)
 		switch {
 		case e != nil:
 			err = e
 			return s
-		case m.Version <= 0:
-			return s // not stored (a candidate being judged): no version to name
+		case m.Version <= 0 || m.Name != name:
+			// not stored (a candidate being judged), or a source that
+			// answers for the name with another model: nothing to pin
+			return s
 		}
 		return ModelPrefix + m.Ref()
 	})
