@@ -91,9 +91,10 @@ func (a *Approvals) Pending() []Pending {
 }
 
 // Approve approves the pending change of each of keys (every pending
-// change when all is set) for by, and returns the changes approved. A key
-// with nothing pending is an error that names it; nothing is approved
-// then.
+// change when all is set) for by, and returns the changes approved, each
+// with who approved it first (a change approved already keeps its
+// approver). A key with nothing pending is an error that names it;
+// nothing is approved then.
 func (a *Approvals) Approve(keys []env.QueueKey, all bool, by string, nowNs int64) ([]Pending, error) {
 	if strings.TrimSpace(by) == "" {
 		return nil, fmt.Errorf("approve: say who approves (by)")
@@ -117,10 +118,21 @@ func (a *Approvals) Approve(keys []env.QueueKey, all bool, by string, nowNs int6
 		a.approved = map[env.QueueKey]approval{}
 	}
 	var out []Pending
+	seen := map[env.QueueKey]bool{}
 	for _, k := range keys {
+		if seen[k] {
+			continue // named twice: one approval
+		}
+		seen[k] = true
 		p := a.pending[k]
-		a.approved[k] = approval{setting: p.New, by: by, atNs: nowNs}
-		p.Approved, p.ApprovedBy, p.ApprovedAt = true, by, nowNs
+		ap, ok := a.approved[k]
+		if !ok || !SameSetting(ap.setting, p.New, 1e-9) {
+			// the first approval of this change stands: a second one (two
+			// operators at once) does not rewrite who approved it
+			ap = approval{setting: p.New, by: by, atNs: nowNs}
+			a.approved[k] = ap
+		}
+		p.Approved, p.ApprovedBy, p.ApprovedAt = true, ap.by, ap.atNs
 		out = append(out, p)
 	}
 	slices.SortFunc(out, func(x, y Pending) int { return env.CompareQueueKeys(x.Key, y.Key) })

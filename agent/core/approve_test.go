@@ -36,6 +36,11 @@ func TestApprovalsGate(t *testing.T) {
 	if got, err := a.Approve(nil, true, "alice", 2*sec); err != nil || len(got) != 1 || !got[0].Approved || got[0].ApprovedBy != "alice" {
 		t.Fatalf("approve all: %+v %v", got, err)
 	}
+	// a second approval of the same change (two operators at once; the
+	// queue named twice) keeps the first approver, once
+	if got, err := a.Approve([]env.QueueKey{kA, kA}, false, "carol", 2*sec+1); err != nil || len(got) != 1 || got[0].ApprovedBy != "alice" || got[0].ApprovedAt != 2*sec {
+		t.Fatalf("second approval: %+v %v", got, err)
+	}
 	// the guard now proposes another setting: it waits; the approval of x stays
 	apply, held = a.Gate([]Change{tune(kA, y)}, 3*sec)
 	if len(apply) != 0 || len(held) != 1 || a.Pending()[0].SinceNs != 3*sec {
