@@ -119,3 +119,27 @@ func TestNoSetAfterTheSwitchIsHandedOver(t *testing.T) {
 		t.Fatal("no Set once the switch is this member's again")
 	}
 }
+
+// unownedGate is a fleet member's gate that knows switches nobody owns.
+type unownedGate struct {
+	fakeGate
+	unowned map[string]time.Duration
+}
+
+func (g *unownedGate) Unowned(time.Time) map[string]time.Duration { return g.unowned }
+
+// A switch no member of the fleet owns is a health problem of every
+// member (each said healthy while nobody tuned it).
+func TestHealthNamesSwitchesNobodyOwns(t *testing.T) {
+	r := newRig(t, config.ModeClosedLoop, false, "", nil)
+	g := &unownedGate{fakeGate: fakeGate{owns: map[string]int64{"leaf0": 1}}}
+	r.a.o.Gate = g
+	r.interval(t)
+	if p, _ := r.a.Health(); len(p) != 0 {
+		t.Fatalf("problems %q with every switch owned", p)
+	}
+	g.unowned = map[string]time.Duration{"sw0": 15 * time.Second}
+	if p, _ := r.a.Health(); len(p) != 1 || !strings.HasPrefix(p[0], "sw0: no member of the fleet owns it (for 15s): nobody tunes it") {
+		t.Fatalf("problems %q", p)
+	}
+}

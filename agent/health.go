@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -63,6 +64,15 @@ func (a *Agent) Health() (problems []string, ages map[string]time.Duration) {
 			reporting++
 		}
 	}
+	if u, ok := a.o.Gate.(unowner); ok {
+		// a switch no member of the fleet owns is tuned by nobody, while
+		// every member's own targets look fine
+		owned := u.Unowned(now)
+		for _, sw := range slices.Sorted(maps.Keys(owned)) {
+			problems = append(problems, fmt.Sprintf("%s: no member of the fleet owns it (for %s): nobody tunes it; every member draining, or a configuration the leader does not list it in (ecntune fleet status)",
+				sw, owned[sw].Round(time.Second)))
+		}
+	}
 	if len(a.names) == 0 {
 		problems = append(problems, "no targets configured")
 	} else if served > 0 && reporting == 0 && len(silent) == served {
@@ -70,6 +80,12 @@ func (a *Agent) Health() (problems []string, ages map[string]time.Duration) {
 			noneOf(served), strings.Join(silent, ", "))}, problems...)
 	}
 	return problems, ages
+}
+
+// unowner is a Gate (a fleet member) that knows the switches of its
+// configuration no member owns (fleet.Node.Unowned).
+type unowner interface {
+	Unowned(now time.Time) map[string]time.Duration
 }
 
 // noneOf says that none of n targets has (sent something): "none of the

@@ -380,6 +380,13 @@ func TestFleetWarnsOfASwitchTheLeaderDoesNotPlace(t *testing.T) {
 	if o := owners(a, b); len(o["leafX"]) != 0 {
 		t.Fatalf("leafX owned by %v", o["leafX"])
 	}
+	// and its health says so (it said healthy: nobody tunes leafX)
+	if u := b.Unowned(time.Now()); len(u) != 1 || u["leafX"] < b.unplacedAfter() {
+		t.Fatalf("b's unowned switches: %v", u)
+	}
+	if u := a.Unowned(time.Now()); len(u) != 0 {
+		t.Fatalf("a's unowned switches: %v", u)
+	}
 }
 
 // lockedBuffer is a bytes.Buffer for a logger on another goroutine.

@@ -251,6 +251,8 @@ func (n *Node) unplacedAfter() time.Duration { return 2*n.cfg.Every + n.cfg.TTL 
 // of its own configuration, so a switch added to some agents' (a rolling
 // change that has not reached the leader) has no owner until it has.
 func (n *Node) noteUnplaced(v *keyView, now time.Time) {
+	n.mu.Lock() // Unowned reads it
+	defer n.mu.Unlock()
 	for _, s := range n.cfg.Switches {
 		if _, ok := v.assign[s.Name]; ok {
 			delete(n.unplaced, s.Name)
@@ -266,6 +268,25 @@ func (n *Node) noteUnplaced(v *keyView, now time.Time) {
 				"member", n.cfg.Member.ID, "switch", s.Name, "unplaced_for", now.Sub(u.since).Round(time.Second))
 		}
 	}
+}
+
+// Unowned are the switches of this member's configuration the leader has
+// placed on no member for longer than two placement rounds, and for how
+// long: no agent of the fleet writes them (every member draining, or a
+// configuration the leader does not run yet). An agent's health reads it.
+func (n *Node) Unowned(now time.Time) map[string]time.Duration {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out map[string]time.Duration
+	for sw, u := range n.unplaced {
+		if d := now.Sub(u.since); d >= n.unplacedAfter() {
+			if out == nil {
+				out = map[string]time.Duration{}
+			}
+			out[sw] = d
+		}
+	}
+	return out
 }
 
 // unplaced is a switch of this member's configuration without an

@@ -148,7 +148,7 @@ type Node struct {
 	leader    bool
 	onChange  func()
 
-	unplaced map[string]unplaced // follow's own: switches of the configuration without an assignment
+	unplaced map[string]unplaced // switches of the configuration without an assignment (follow writes it, under mu)
 }
 
 // Keys of a fleet.
