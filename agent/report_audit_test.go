@@ -4,8 +4,12 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/agent/web"
 	"github.com/ecntune/ecntune/env"
 )
@@ -35,5 +39,54 @@ func TestWriteReportOfTheAuditLogAlone(t *testing.T) {
 		if !strings.Contains(string(html), want) {
 			t.Errorf("index.html lacks %q", want)
 		}
+	}
+}
+
+// A damaged audit entry (its queue unreadable) is no queue of its own in
+// the report's count (it counted a phantom "//q0").
+func TestAuditReportCountsNoQueueForADamagedEntry(t *testing.T) {
+	r := newRig(t, config.ModeClosedLoop, false, "", nil)
+	for range 3 {
+		r.interval(t)
+	}
+	before, err := web.WriteReport(r.j, t.TempDir(), web.ReportOptions{})
+	if err != nil || before.Queues == 0 {
+		t.Fatalf("report %+v, %v", before, err)
+	}
+	r.j.Close()
+	db, err := bolt.Open(r.db, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte("audit"))
+		k, v := b.Cursor().First()
+		bad := append([]byte(nil), v...)
+		bad[len(bad)/2] ^= 0x40
+		return b.Put(append([]byte(nil), k...), bad)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	j, err := journal.OpenJournalReadOnly(r.db, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	page, err := j.ChangesPage(journal.ChangesQuery{Limit: journal.MaxChangesPage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	readable, damaged := map[env.QueueKey]bool{}, 0
+	for _, e := range page.Changes {
+		if e.State == journal.StateDamaged {
+			damaged++
+		} else {
+			readable[e.Key] = true
+		}
+	}
+	after, err := web.WriteReport(j, t.TempDir(), web.ReportOptions{})
+	if err != nil || damaged != 1 || after.Changes != before.Changes || after.Queues != len(readable) {
+		t.Fatalf("with %d damaged entry: %+v, %v; want %d queues (the readable entries')", damaged, after, err, len(readable))
 	}
 }

@@ -137,7 +137,9 @@ func writeAuditReport(j ReportSource, dir string, o ReportOptions, none error) (
 	}
 	queues := map[env.QueueKey]bool{}
 	for _, c := range page.Changes {
-		queues[c.Key] = true
+		if c.State != journal.StateDamaged { // its queue cannot be read: no queue of its own
+			queues[c.Key] = true
+		}
 	}
 	rf.Changes, rf.Queues = len(page.Changes), len(queues)
 	rf.FromNs, rf.ToNs = page.Changes[0].TimeNs, page.Changes[len(page.Changes)-1].TimeNs
