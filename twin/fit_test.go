@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -274,5 +275,32 @@ func TestFitStoppedEarly(t *testing.T) {
 	}
 	if r.Report.Runs > 1000 || len(r.Scenario.Phases) == 0 || !strings.Contains(strings.Join(r.Report.Notes, "\n"), "the search was interrupted") {
 		t.Fatalf("%d simulations, %d phases, notes %q", r.Report.Runs, len(r.Scenario.Phases), r.Report.Notes)
+	}
+}
+
+// What a short budget never tried is said: in the window's report and its
+// text (at 20 simulations the incast and collective grids are not reached,
+// and the rivals spoke as if every kind had been weighed).
+func TestFitSaysWhatItNeverTried(t *testing.T) {
+	f := Fabric{Kind: "star", Hosts: 4, HostRateBps: 100e9, BufferBytes: 16_000_000, LinkDelay: simenv.Microsecond, CableMeters: 5,
+		MTU: 1000, ECN: env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}, Alpha: 0.125, Queue: 3}
+	s := Scenario{Name: "truth", Seed: 7, Duration: 2 * simenv.Millisecond, Fabric: f, Phases: []Phase{{End: 2 * simenv.Millisecond, Workload: Workload{Family: "websearch", Load: 0.4}}}}
+	in := truth(t, s, true)
+	r, err := Fit(in, Options{Runs: 20, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	if err := r.Report.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	p := r.Report.Phases[0]
+	if len(p.Untried) == 0 || !strings.Contains(text.String(), "the budget ended before it tried "+strings.Join(p.Untried, ", ")) {
+		t.Fatalf("untried %v; report:\n%s", p.Untried, text.String())
+	}
+	for _, k := range p.Untried {
+		if !slices.Contains(allKinds(), k) {
+			t.Fatalf("untried kind %q is not one the search tries", k)
+		}
 	}
 }

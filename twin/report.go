@@ -81,6 +81,10 @@ func (r *Report) WriteText(w io.Writer) error {
 	for i, p := range r.Phases {
 		fmt.Fprintf(&b, "window %d (%s-%s, observed intervals %d-%d): %s; search loss %.3f, in the whole run %.3f (%d runs, %s)\n",
 			i, durText(p.Start), durText(p.End), p.From, p.To-1, p.Workload, p.SearchLoss, p.FinalLoss, p.Runs, p.Time.Round(time.Second))
+		if len(p.Untried) > 0 {
+			fmt.Fprintf(&b, "  the budget ended before it tried %s: its fit and rivals speak for the kinds tried only (raise --runs or --budget)\n",
+				strings.Join(p.Untried, ", "))
+		}
 		if len(p.Rivals) == 0 {
 			fmt.Fprintf(&b, "  no rival: no other kind of workload came within %.3f in loss, parameters counted (%gx its loss, or %g: the noise)\n",
 				rivalBound(p.penalised), RivalLossFactor, RivalNoiseLoss)

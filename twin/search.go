@@ -28,9 +28,13 @@ type PhaseReport struct {
 	// allow: of the candidates of its kind tried, within rivalBound, the
 	// one whose parameters lie farthest from the winner's (nil: none).
 	// Rival twins take it only where too few other kinds qualify.
-	Edge      *Rival
-	penalised float64 // the winner's loss with its parameters counted
-	noise     Stats   // what the loss counted errors against
+	Edge *Rival
+	// Untried are the kinds of workload the window's budget ended before
+	// trying (flows of a family, incast, allreduce, alltoall): the rivals
+	// stand for the kinds tried only.
+	Untried   []string `json:",omitempty"`
+	penalised float64  // the winner's loss with its parameters counted
+	noise     Stats    // what the loss counted errors against
 }
 
 // Rival is a workload the fit nearly chose for a window.
@@ -99,6 +103,15 @@ func (ft *fitter) fitWindow(i int, obs observed, prefix []Phase, from, to simenv
 		penalised: s.penalised(best.w, best.loss)}
 	pr.Rivals = s.rivals(best, pr.penalised)
 	pr.Edge = s.edge(best, pr.penalised)
+	tried := map[string]bool{}
+	for _, c := range s.tried {
+		tried[kindOf(c.w)] = true
+	}
+	for _, k := range allKinds() {
+		if !tried[k] {
+			pr.Untried = append(pr.Untried, k)
+		}
+	}
 	return best.w, pr
 }
 
@@ -243,6 +256,16 @@ func kindOf(w Workload) string {
 		return "incast"
 	}
 	return "flows of " + w.Family
+}
+
+// allKinds are the kinds of workload a window's search tries (kindOf), in
+// the order it tries them.
+func allKinds() []string {
+	var out []string
+	for _, fam := range Families {
+		out = append(out, "flows of "+fam)
+	}
+	return append(out, "incast", "allreduce", "alltoall")
 }
 
 // ranked lists the best candidate of each kind, best first, at most 4.

@@ -348,6 +348,9 @@ func writeRivals(log io.Writer, out string, r *twin.Result) error {
 				rs.Rival.Workload, r.Report.Phases[rs.Window].Workload, rs.Rival.Penalised, rs.Rival.Excess, edgeNote(rs.Edge)),
 			"The fit cannot tell it from the twin: train --twin judges a fine-tuned model on it too (--rival).",
 		}
+		if u := r.Report.Phases[rs.Window].Untried; len(u) > 0 {
+			rs.Scenario.Comment = append(rs.Scenario.Comment, "(Among the kinds the fit tried: its budget ended before "+strings.Join(u, ", ")+"; raise --runs or --budget.)")
+		}
 		if err := writeTwinScenario(log, path, &rs.Scenario); err != nil {
 			return fmt.Errorf("rival %d: %w", k+1, err)
 		}
