@@ -116,11 +116,13 @@ func TestTwinFitsTheSimulatedQueueAlone(t *testing.T) {
 	}
 }
 
-// Leaves run LLDP (their uplinks name the spine); the spine's own ports
-// say nothing: it is a spine all the same (it was left out, and the
-// fabric refused: "switches with hosts and none without").
-func TestTwinSpineWithoutLLDP(t *testing.T) {
-	recs := recordsOf(t, config(simenv.LeafSpineTopology(2, 1, 4, 100e9, 100e9, simenv.Microsecond), 12_000_000, 10), true)
+// spineWithoutLLDP is a 2-leaf, 1-spine fabric whose leaves run LLDP and
+// whose spine's ports say nothing of what they face, its records and the
+// twin's fabric built from them.
+func spineWithoutLLDP(t *testing.T) (simenv.Config, []env.FabricRecord, Fabric) {
+	t.Helper()
+	cfg := config(simenv.LeafSpineTopology(2, 1, 4, 100e9, 100e9, simenv.Microsecond), 12_000_000, 10)
+	recs := recordsOf(t, cfg, true)
 	for i := range recs {
 		if recs[i].Target == "spine0" {
 			for j := range recs[i].Ports {
@@ -132,6 +134,14 @@ func TestTwinSpineWithoutLLDP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cfg, recs, f
+}
+
+// Leaves run LLDP (their uplinks name the spine); the spine's own ports
+// say nothing: it is a spine all the same (it was left out, and the
+// fabric refused: "switches with hosts and none without").
+func TestTwinSpineWithoutLLDP(t *testing.T) {
+	_, _, f := spineWithoutLLDP(t)
 	if f.Kind != "leafspine" || f.Leaves != 2 || f.Spines != 1 || f.FabricRateBps != 100e9 {
 		t.Fatalf("fabric %s: %d leaves, %d spines, uplink %g", f.Kind, f.Leaves, f.Spines, f.FabricRateBps)
 	}
@@ -208,19 +218,7 @@ func TestTwinFitsTheSimulatedPortsAlone(t *testing.T) {
 // are fitted as fabric ports, as the twin's own spine ports are measured
 // (they counted as host ports).
 func TestTwinSpineWithoutLLDPFittedAsFabric(t *testing.T) {
-	cfg := config(simenv.LeafSpineTopology(2, 1, 4, 100e9, 100e9, simenv.Microsecond), 12_000_000, 10)
-	recs := recordsOf(t, cfg, true)
-	for i := range recs {
-		if recs[i].Target == "spine0" {
-			for j := range recs[i].Ports {
-				recs[i].Ports[j].Neighbor, recs[i].Ports[j].Peer = env.Neighbor{}, env.PeerUnknown
-			}
-		}
-	}
-	f, err := BuildFabric(recs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, recs, f := spineWithoutLLDP(t)
 	sim, err := Measure(cfg, 200*simenv.Microsecond, []int{simenv.DefaultPriority}, 0)
 	if err != nil {
 		t.Fatal(err)
