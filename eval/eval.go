@@ -290,7 +290,10 @@ type Metric struct {
 }
 
 func (m Metric) String() string {
-	if m.N < 2 {
+	switch {
+	case m.N == 0 && m.Mean == 0:
+		return "–" // no seed had a figure (no flow of the size finished): not 0
+	case m.N < 2:
 		return fmtNum(m.Mean)
 	}
 	return fmtNum(m.Mean) + "±" + fmtNum(m.CI95)
@@ -526,7 +529,14 @@ func newPlan(scs []Scenario, specs []string, opt Options) (*plan, error) {
 			return nil, fmt.Errorf("eval: %w", err)
 		}
 	}
+	names := map[string]int{}
 	for i, sc := range scs {
+		// runs are kept and compared by scenario name: two of one name
+		// were one table, their runs paired across them
+		if j, ok := names[sc.Name]; ok {
+			return nil, fmt.Errorf("eval: scenarios %d and %d are both named %q: give each its own name (name: in the file), or the same file once", j, i, sc.Name)
+		}
+		names[sc.Name] = i
 		e, err := gym.New(sc.Config, gym.Options{Interval: sc.interval(opt)})
 		if err != nil {
 			return nil, fmt.Errorf("eval: scenario %d (%s): %w", i, sc.Name, err)
@@ -849,8 +859,11 @@ func aggregate(sc, spec string, rs []Run) Aggregate {
 			a.Chosen = r.Chosen
 		}
 		for k, v := range metricsOf(&r) {
-			if v == 0 && (strings.HasPrefix(k, "iter_") || k == "small_p99") {
-				continue // no iteration completed, no small flow finished: no figure, not a figure of 0
+			if v == 0 && (strings.HasPrefix(k, "iter_") || strings.HasSuffix(k, "_p50") || strings.HasSuffix(k, "_p99")) {
+				// no iteration completed, no flow of the size finished (a
+				// slowdown is at least 1): no figure, not a figure of 0 (a
+				// bucket's p99 was the mean of 10.6 and two zeros, 3.54)
+				continue
 			}
 			vals[k] = append(vals[k], v)
 		}

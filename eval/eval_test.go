@@ -248,6 +248,8 @@ func TestRunAllErrors(t *testing.T) {
 		{[]Scenario{sc}, nil, Options{}, "no policy"},
 		{[]Scenario{sc}, []string{"static:nope"}, Options{}, `unknown preset "nope"`},
 		{[]Scenario{sc}, []string{"adaptive", "adaptive"}, Options{}, "given twice"},
+		// two scenarios of one name were one table, runs paired across them
+		{[]Scenario{sc, sc}, []string{"adaptive"}, Options{}, `scenarios 0 and 1 are both named "` + sc.Name + `"`},
 		{[]Scenario{sc}, []string{"adaptive"}, Options{Seeds: -1}, "seeds -1"},
 		{[]Scenario{sc}, []string{Oracle}, Options{OracleCatalogue: [][3]int{{19, 0, 0}}}, "outside the catalogue"},
 	} {

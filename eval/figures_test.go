@@ -280,3 +280,26 @@ func TestUnknownYardstickOptions(t *testing.T) {
 		t.Errorf("defaults %q %q (%v)", o.Goodput, o.FrontierShape, err)
 	}
 }
+
+// A size bucket with no finished flow in a run has no percentile there:
+// left out of the mean, not counted as 0 (a >=1MB p99 of 10.6 on one
+// seed and none on two printed 3.54±15.2).
+func TestBucketPercentileMissingIsNotZero(t *testing.T) {
+	var rs []Run
+	for seed, p99 := range []float64{0, 10.6, 0} {
+		r := figureRun("pol", uint64(seed+1), 2, 10, 0)
+		r.FCTSlowdown.From1MB.P99, r.FCTSlowdown.From1MB.P50 = p99, p99/2
+		rs = append(rs, r)
+	}
+	a := aggregate("s", "pol", rs)
+	if m := a.Metrics[">=1MB_p99"]; m.Mean != 10.6 || m.N != 1 {
+		t.Errorf(">=1MB p99 %+v, want 10.6 from the one seed with a flow", m)
+	}
+	if m := a.Metrics[">=1MB_p50"]; m.Mean != 5.3 || m.N != 1 {
+		t.Errorf(">=1MB p50 %+v, want 5.3 from the one seed with a flow", m)
+	}
+	// no seed with one: no figure, printed as none ("0±0" before)
+	if m := a.Metrics["<10KB_p99"]; m.N != 0 || m.String() != "–" {
+		t.Errorf("a bucket no seed has: %+v printed %q", m, m.String())
+	}
+}
