@@ -323,7 +323,17 @@ func (r *Result) comparisons() []Comparison {
 // static:best, how it compares with the best preset, static:best and the
 // frontier of fixed settings: a few short lines each.
 func (r *Result) writeComparisons(w io.Writer) error {
-	writeComparisonsOf(w, r.comparisons())
+	var notes []string
+	for _, sc := range r.Scenarios {
+		if !r.HasFrontier(sc) {
+			// the ratio is then against the presets given as policies,
+			// not the frontier (it said "beyond the frontier" of one)
+			notes = append(notes, "  without --frontier (or static:best) a frontier ratio reads only the fixed settings given as policies, not the\n"+
+				"  frontier of fixed settings: run --frontier for the frontier's 24")
+			break
+		}
+	}
+	writeComparisonsOf(w, r.comparisons(), notes...)
 	return nil
 }
 
@@ -332,11 +342,14 @@ const bestPresetRule = "  the best preset: of the vendor presets run, the one wi
 	"  drop and within 5% of the best mean large-flow goodput (the rule of static:best, over presets only)"
 
 // writeComparisonsOf prints cs under a heading that explains them.
-func writeComparisonsOf(w io.Writer, cs []Comparison) {
+func writeComparisonsOf(w io.Writer, cs []Comparison, notes ...string) {
 	for i, c := range cs {
 		if i == 0 {
 			fmt.Fprintln(w, "\ncomparisons (means over seeds; [95% CI] of the per-seed ratio, same flows on each seed):")
 			fmt.Fprintln(w, bestPresetRule)
+			for _, n := range notes {
+				fmt.Fprintln(w, n)
+			}
 		}
 		c.writeText(w)
 	}
@@ -401,7 +414,7 @@ func (c Comparison) writeText(w io.Writer) {
 	case c.NoSmallFlowFigure:
 		writeWrapped(w, "    frontier ratio: none (no small flow finished, for the policy or the best fixed setting that keeps its goodput, or 98% of it)")
 	case c.Beyond():
-		writeWrapped(w, fmt.Sprintf("    frontier ratio: none of the %d fixed settings run keeps %.0f%% of its large-flow goodput (beyond the frontier)",
+		writeWrapped(w, fmt.Sprintf("    frontier ratio: none of the %d fixed settings run keeps %.0f%% of its large-flow goodput (beyond them)",
 			c.FixedRun, 100*FrontierGoodput))
 	case c.FixedRun > 0:
 		writeWrapped(w, fmt.Sprintf("    frontier ratio: none (it dropped %d packets, and none of the %d fixed settings run keeps %.0f%% of its large-flow goodput without drops)",

@@ -338,3 +338,30 @@ func TestFrontierNamesPresetsAndKeepsLegendOff(t *testing.T) {
 		t.Errorf("static:hpcc asked for by name: %d pixels of its colour", n)
 	}
 }
+
+// Without the frontier's fixed settings, the comparisons say their ratios
+// read only the fixed settings given as policies (it said "beyond the
+// frontier" of one preset); with them, they do not.
+func TestComparisonsSayWhatTheirFrontierIs(t *testing.T) {
+	r := plotResult()
+	r.Policies = append(r.Policies, "static:hpcc")
+	for seed := uint64(1); seed <= 2; seed++ {
+		run := Run{Policy: "static:hpcc", SmallP99: 4, LargeGoodputGbps: 10}
+		run.Scenario, run.Seed = "s", seed
+		r.Runs = append(r.Runs, run)
+	}
+	r.Aggregates = append(r.Aggregates, aggregate("s", "static:hpcc", r.RunsOf("s", "static:hpcc")))
+	var b strings.Builder
+	if err := r.writeComparisons(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "without --frontier (or static:best) a frontier ratio reads only the fixed settings given as policies") {
+		t.Fatalf("comparisons without the frontier:\n%s", b.String())
+	}
+	r.OracleRuns = []Run{r.RunsOf("s", "static:hpcc")[0]}
+	b.Reset()
+	r.writeComparisons(&b)
+	if strings.Contains(b.String(), "without --frontier") {
+		t.Fatalf("comparisons with the frontier:\n%s", b.String())
+	}
+}
