@@ -308,8 +308,12 @@ func fmtNum(v float64) string {
 		return fmt.Sprintf("%.0f", v)
 	case a >= 10:
 		return fmt.Sprintf("%.1f", v)
-	case a >= 0.01:
+	case a >= 0.1:
 		return fmt.Sprintf("%.2f", v)
+	case a >= 0.01:
+		// two significant digits at least, as the CI beside it has (mark
+		// rates 0.0142 and 0.0113 both read 0.01)
+		return fmt.Sprintf("%.3f", v)
 	case a >= 0.0001:
 		return fmt.Sprintf("%.4f", v)
 	}

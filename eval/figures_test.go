@@ -303,3 +303,13 @@ func TestBucketPercentileMissingIsNotZero(t *testing.T) {
 		t.Errorf("a bucket no seed has: %+v printed %q", m, m.String())
 	}
 }
+
+// Numbers keep at least two significant digits down to 0.0001: mark rates
+// of 0.0142 and 0.0113 both printed 0.01 beside CIs of ±0.0025.
+func TestFmtNumKeepsTwoDigits(t *testing.T) {
+	for v, want := range map[float64]string{0.01415: "0.014", 0.01133: "0.011", 0.0923: "0.092", 0.25: "0.25", 3.14159: "3.14", 12.34: "12.3", 0.0025: "0.0025"} {
+		if got := fmtNum(v); got != want {
+			t.Errorf("fmtNum(%g) = %q, want %q", v, got, want)
+		}
+	}
+}
