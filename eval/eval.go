@@ -1217,8 +1217,11 @@ type Comparison struct {
 	Scenario   string `json:"scenario"`
 	Policy     string `json:"policy"`
 	BestPreset string `json:"best_preset"`
-	// SmallP99Cut is 1 - policy/preset small-flow p99 (0.3 = 30% lower).
-	SmallP99Cut float64 `json:"small_p99_cut"`
+	// SmallP99Cut is 1 - policy/preset small-flow p99 (0.3 = 30% lower);
+	// NoSmallP99Cut: there is none, the policy or the preset finished no
+	// small flow (SmallP99Cut 0 is then no figure, not "no cut").
+	SmallP99Cut   float64 `json:"small_p99_cut"`
+	NoSmallP99Cut bool    `json:"no_small_p99_cut,omitempty"`
 	// GoodputRatio is the policy's large-flow goodput over the preset's.
 	GoodputRatio float64 `json:"goodput_ratio"`
 	Drops        uint64  `json:"drops"`
@@ -1802,6 +1805,8 @@ func (r *Result) Compare(pol string) []Comparison {
 		c := Comparison{Scenario: sc, Policy: pol, BestPreset: best}
 		if v := SmallP99Mean(byCand[best]); v > 0 && myP99 > 0 {
 			c.SmallP99Cut = 1 - myP99/v
+		} else {
+			c.NoSmallP99Cut = true
 		}
 		c.PairedVsPreset = PairedRatio(mine, byCand[best], smallP99)
 		if v := mean(byCand[best], largeGoodput); v > 0 {

@@ -271,7 +271,10 @@ func (c Comparison) cells() []string {
 		fr = fmt.Sprintf("%.2f (%s)", c.FrontierRatio, c.frontierText())
 	}
 	cut := fmt.Sprintf("%.1f%% lower", 100*c.SmallP99Cut)
-	if c.SmallP99Cut < 0 {
+	switch {
+	case c.NoSmallP99Cut:
+		cut = "– (no small flow finished)"
+	case c.SmallP99Cut < 0:
 		cut = fmt.Sprintf("%.1f%% higher (worse)", -100*c.SmallP99Cut)
 	}
 	return []string{c.Policy, c.BestPreset, cut, c.PairedVsPreset.String(),
@@ -359,7 +362,10 @@ func writeComparisonsOf(w io.Writer, cs []Comparison, notes ...string) {
 func (c Comparison) writeText(w io.Writer) {
 	fmt.Fprintf(w, "  %s on %s\n", c.Policy, c.Scenario)
 	cut := fmt.Sprintf("%.1f%% lower", 100*c.SmallP99Cut)
-	if c.SmallP99Cut < 0 {
+	switch {
+	case c.NoSmallP99Cut:
+		cut = "none (no small flow finished, for it or the preset)"
+	case c.SmallP99Cut < 0:
 		cut = fmt.Sprintf("%.1f%% HIGHER (worse)", -100*c.SmallP99Cut)
 	}
 	line := fmt.Sprintf("    vs the best preset %s: small-flow p99 %s", c.BestPreset, cut)

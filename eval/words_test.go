@@ -34,6 +34,16 @@ func TestReportWordsOneSeedAndCut(t *testing.T) {
 	if cells := c.cells(); cells[2] != "12.0% higher (worse)" {
 		t.Errorf("negative cut cell %q", cells[2])
 	}
+	// no small flow finished: no figure (it read "0.0% lower")
+	c.SmallP99Cut, c.NoSmallP99Cut = 0, true
+	if cells := c.cells(); cells[2] != "– (no small flow finished)" {
+		t.Errorf("no-figure cut cell %q", cells[2])
+	}
+	var text bytes.Buffer
+	c.writeText(&text)
+	if !strings.Contains(text.String(), "small-flow p99 none (no small flow finished, for it or the preset)") {
+		t.Errorf("no-figure cut in the text: %q", text.String())
+	}
 }
 
 // The text's comparisons say what "the best preset" is where they name it.
