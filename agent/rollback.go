@@ -132,6 +132,31 @@ func ReconcileOpen(ctx context.Context, j *journal.Journal, sw Switch, now func(
 	return done, nil
 }
 
+// SortManual sorts manual changes by what the queues run (cur, as read):
+// to write (Old then what the queue runs, where it was read), skipped (Old
+// set, and the queue runs another: ApplyManual's rule) and already there
+// (the queue runs New), the last two with Old what the queue runs.
+func SortManual(changes []core.Change, cur map[env.QueueKey]env.Setting) (todo, skipped, there []core.Change) {
+	for _, c := range changes {
+		g, ok := cur[c.Key]
+		if !ok {
+			todo = append(todo, c)
+			continue
+		}
+		moved := c.Old != (env.Setting{}) && !core.ReadBackMatches(c.Old, g)
+		c.Old = g
+		switch {
+		case core.ReadBackMatches(c.New, g):
+			there = append(there, c)
+		case moved:
+			skipped = append(skipped, c)
+		default:
+			todo = append(todo, c)
+		}
+	}
+	return todo, skipped, there
+}
+
 // ApplyManual journals (write-ahead) and applies changes to one switch
 // outside the control loop, as `ecntune agent rollback` does: it reads the
 // switch first so that Old is what the switch really runs, skips queues
@@ -155,21 +180,7 @@ func ApplyManual(ctx context.Context, j *journal.Journal, sw Switch, changes []c
 	if err != nil {
 		return nil, nil, fmt.Errorf("target %s: reading current settings: %w", sw.Name(), err)
 	}
-	var todo []core.Change
-	for _, c := range changes {
-		if g, ok := cur[c.Key]; ok {
-			if core.ReadBackMatches(c.New, g) {
-				continue
-			}
-			moved := c.Old != (env.Setting{}) && !core.ReadBackMatches(c.Old, g)
-			c.Old = g
-			if moved {
-				skipped = append(skipped, c)
-				continue
-			}
-		}
-		todo = append(todo, c)
-	}
+	todo, skipped, _ := SortManual(changes, cur)
 	if len(todo) == 0 {
 		return nil, skipped, nil
 	}

@@ -224,9 +224,7 @@ func rollbackTarget(ctx context.Context, out io.Writer, cfg *config.Config, tc c
 		return err
 	}
 	if o.force {
-		for i := range plan {
-			plan[i].Old = env.Setting{} // written whatever the queue runs
-		}
+		plan = forced(plan)
 	}
 	ctx, cancel := context.WithTimeout(ctx, tc.Timeout+5*time.Second)
 	defer cancel()
@@ -236,6 +234,16 @@ func rollbackTarget(ctx context.Context, out io.Writer, cfg *config.Config, tc c
 	}
 	printLeftAlone(out, skipped)
 	return err
+}
+
+// forced is plan to be written whatever each queue runs (--force): no Old
+// for ApplyManual to hold it to.
+func forced(plan []core.Change) []core.Change {
+	out := slices.Clone(plan)
+	for i := range out {
+		out[i].Old = env.Setting{}
+	}
+	return out
 }
 
 // printLeftAlone says which queues an undo left alone: they no longer run
@@ -266,17 +274,12 @@ func dryRunReads(ctx context.Context, out io.Writer, tc config.Target, dial func
 		fmt.Fprintf(out, "(the switch was not read: %v; applied, the rollback reads it first and leaves alone a queue that no longer runs the setting the audit log says)\n", err)
 		return
 	}
-	var skipped []core.Change
-	for _, c := range plan {
-		g, ok := cur[c.Key]
-		switch {
-		case !ok:
-		case core.ReadBackMatches(c.New, g):
-			fmt.Fprintf(out, "%s: already runs %s: nothing to write\n", c.Key, fmtSetting(g))
-		case !force && !core.ReadBackMatches(c.Old, g):
-			c.Old = g
-			skipped = append(skipped, c)
-		}
+	if force {
+		plan = forced(plan)
+	}
+	_, skipped, there := agent.SortManual(plan, cur)
+	for _, c := range there {
+		fmt.Fprintf(out, "%s: already runs %s: nothing to write\n", c.Key, fmtSetting(c.Old))
 	}
 	printLeftAlone(out, skipped)
 }
