@@ -8,6 +8,7 @@ import (
 	imagepng "image/png"
 	"math"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -369,6 +370,53 @@ func TestCompareAtGoodput(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "static:b (best preset)") {
 		t.Fatalf("table without the best preset:\n%s", buf.String())
+	}
+	// The HTML report has the same row, and says why a ratio is missing:
+	// beyond the fixed settings, or no small flow, never a bare "–".
+	buf.Reset()
+	if err := res.WriteHTML(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if h := buf.String(); !strings.Contains(h, "<td>static:b (best preset)</td>") ||
+		!strings.Contains(h, "<td>beyond them: none of the 5 fixed settings run keeps 98% of its large-flow goodput</td>") {
+		t.Fatalf("HTML report without the best preset's row or the word for beyond:\n%s", h)
+	}
+	if cells := none.Compare("quiet")[0].cells(); cells[9] != "none (no small flow finished)" {
+		t.Fatalf("frontier ratio cell of a scenario without small flows %q", cells[9])
+	}
+}
+
+// The loop table, in text and HTML alike, counts flaps, fallbacks,
+// rollbacks and repairs per run, and says so.
+func TestLoopTableTextAndHTML(t *testing.T) {
+	loop := func(seed uint64, flaps int) Run {
+		r := Run{Policy: "agent:x.yaml", SmallP99: 5, LargeGoodputGbps: 10,
+			Loop: &LoopFigures{Intervals: 110, Queues: 4, Changes: 8, ChangesAfter: 4, Flaps: flaps, Rollbacks: 1,
+				Rejections: map[string]int{}, WouldChangesAfter: 4}}
+		r.Scenario, r.Seed = "s", seed
+		return r
+	}
+	res := &Result{Scenarios: []string{"s"}, Policies: []string{"agent:x.yaml"}, Runs: []Run{loop(1, 2), loop(2, 4)}}
+	for i := range res.Runs {
+		res.Runs[i].Loop.SetRates()
+	}
+	res.Aggregates = []Aggregate{aggregate("s", "agent:x.yaml", res.Runs)}
+	var text, html bytes.Buffer
+	if err := res.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.WriteHTML(&html); err != nil {
+		t.Fatal(err)
+	}
+	// 8 changes of 4 queues over 110 intervals: 1.82 per queue per 100;
+	// 4 past the first 10: 1.00; flaps 3.0 a run.
+	if s := text.String(); !strings.Contains(s, "flaps, fallbacks, rollbacks and repairs a count per run") ||
+		!regexp.MustCompile(`agent:x.yaml\s+110\s+1.82\s+1.00\s+3.0\s+0.0\s+1.0\s+0.0 \(0.0\)\s+1.00`).MatchString(s) {
+		t.Fatalf("loop table text:\n%s", s)
+	}
+	if h := html.String(); !strings.Contains(h, "<th>flaps per run</th>") ||
+		!strings.Contains(h, "<tr><td>agent:x.yaml</td><td>110</td><td>1.82</td><td>1.00</td><td>3.0</td>") {
+		t.Fatalf("HTML report without the loop table:\n%s", h)
 	}
 }
 

@@ -127,20 +127,8 @@ func (r *Result) WriteText(w io.Writer) error {
 			head = append(head, c.head)
 		}
 		fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
-		listed := map[string]bool{}
-		for _, p := range r.Policies {
-			a := r.AggregateOf(sc, p)
-			if a == nil {
-				continue
-			}
-			listed[p] = true
-			fmt.Fprintln(tw, strings.Join(a.row(cols), "\t")+"\t")
-		}
-		// The best preset the comparisons speak of is a row too.
-		if bp := r.bestPreset(sc); bp != "" && !listed[bp] {
-			a := aggregate(sc, bp, r.candidateRuns(sc, bp))
-			a.Policy = bp + " (best preset)"
-			fmt.Fprintln(tw, strings.Join(a.row(cols), "\t")+"\t")
+		for _, row := range r.tableRows(sc, cols) {
+			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -166,10 +154,36 @@ func (r *Result) WriteText(w io.Writer) error {
 	return r.writeComparisons(w)
 }
 
-// writeLoopText prints, for the policies of sc that are not fixed
-// settings, how often they changed the queues' settings (LoopFigures,
-// means over seeds): the loop as deployed shows its guard's work too.
-func (r *Result) writeLoopText(w io.Writer, sc string) error {
+// tableRows are sc's table rows in policy order (Aggregate.row), and the
+// best preset the comparisons speak of as a row of its own where it was
+// not a policy, named "(best preset)": for the text and HTML tables.
+func (r *Result) tableRows(sc string, cols []column) [][]string {
+	var rows [][]string
+	listed := map[string]bool{}
+	for _, p := range r.Policies {
+		a := r.AggregateOf(sc, p)
+		if a == nil {
+			continue
+		}
+		listed[p] = true
+		rows = append(rows, a.row(cols))
+	}
+	if bp := r.bestPreset(sc); bp != "" && !listed[bp] {
+		a := aggregate(sc, bp, r.candidateRuns(sc, bp))
+		a.Policy = bp + " (best preset)"
+		rows = append(rows, a.row(cols))
+	}
+	return rows
+}
+
+// loopHeads are the columns of the loop table (loopRows).
+var loopHeads = []string{"policy", "intervals", "changes per queue per 100 intervals", "after", "flaps per run",
+	"fallbacks per run", "rollbacks per run", "repairs (of own) per run", "would-change after", "idle held"}
+
+// loopRows are, for the policies of sc that are not fixed settings, how
+// often they changed the queues' settings (LoopFigures, means over
+// seeds), under loopHeads; none when no policy of sc has loop figures.
+func (r *Result) loopRows(sc string) [][]string {
 	type row struct {
 		p string
 		f []LoopFigures
@@ -189,12 +203,7 @@ func (r *Result) writeLoopText(w io.Writer, sc string) error {
 			rows = append(rows, row{p, fs})
 		}
 	}
-	if len(rows) == 0 {
-		return nil
-	}
-	fmt.Fprintf(w, "how often settings changed (mean over seeds; per queue per 100 intervals, \"after\": past the first %d intervals)\n", SettleIntervals)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tintervals\tchanges\tafter\tflaps\tfallbacks\trollbacks\trepairs (of own)\twould-change after\tidle held\t")
+	var out [][]string
 	for _, x := range rows {
 		mean := func(v func(LoopFigures) float64) float64 {
 			t := 0.0
@@ -211,15 +220,36 @@ func (r *Result) writeLoopText(w io.Writer, sc string) error {
 		if x.f[0].Rejections != nil {
 			would = fmt.Sprintf("%.2f", mean(func(f LoopFigures) float64 { return f.WouldChangesPerQueuePer100After }))
 		}
-		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%.1f\t%.1f\t%.1f\t%.1f (%.1f)\t%s\t%s\t\n", x.p,
-			mean(func(f LoopFigures) float64 { return float64(f.Intervals) }),
-			mean(func(f LoopFigures) float64 { return f.ChangesPerQueuePer100 }),
-			mean(func(f LoopFigures) float64 { return f.ChangesPerQueuePer100After }),
-			mean(func(f LoopFigures) float64 { return float64(f.Flaps) }),
-			mean(func(f LoopFigures) float64 { return float64(f.Fallbacks) }),
-			mean(func(f LoopFigures) float64 { return float64(f.Rollbacks) }),
-			mean(func(f LoopFigures) float64 { return float64(f.Repairs) }),
-			mean(func(f LoopFigures) float64 { return float64(f.RepairsOfOwn) }), would, idle)
+		out = append(out, []string{x.p,
+			fmt.Sprintf("%.0f", mean(func(f LoopFigures) float64 { return float64(f.Intervals) })),
+			fmt.Sprintf("%.2f", mean(func(f LoopFigures) float64 { return f.ChangesPerQueuePer100 })),
+			fmt.Sprintf("%.2f", mean(func(f LoopFigures) float64 { return f.ChangesPerQueuePer100After })),
+			fmt.Sprintf("%.1f", mean(func(f LoopFigures) float64 { return float64(f.Flaps) })),
+			fmt.Sprintf("%.1f", mean(func(f LoopFigures) float64 { return float64(f.Fallbacks) })),
+			fmt.Sprintf("%.1f", mean(func(f LoopFigures) float64 { return float64(f.Rollbacks) })),
+			fmt.Sprintf("%.1f (%.1f)", mean(func(f LoopFigures) float64 { return float64(f.Repairs) }),
+				mean(func(f LoopFigures) float64 { return float64(f.RepairsOfOwn) })),
+			would, idle})
+	}
+	return out
+}
+
+// loopTableNote says what loopRows' figures are.
+const loopTableNote = "how often settings changed (means over seeds): changes and would-change per queue per 100 intervals, \"after\" past the first %d intervals; flaps, fallbacks, rollbacks and repairs a count per run"
+
+// writeLoopText prints, for the policies of sc that are not fixed
+// settings, how often they changed the queues' settings (LoopFigures,
+// means over seeds): the loop as deployed shows its guard's work too.
+func (r *Result) writeLoopText(w io.Writer, sc string) error {
+	rows := r.loopRows(sc)
+	if len(rows) == 0 {
+		return nil
+	}
+	writeWrapped(w, fmt.Sprintf(loopTableNote, SettleIntervals))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "policy\tintervals\tchanges\tafter\tflaps\tfallbacks\trollbacks\trepairs (of own)\twould-change after\tidle held\t")
+	for _, row := range rows {
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	return tw.Flush()
 }
@@ -267,8 +297,15 @@ func (c Comparison) cells() []string {
 		at = fmt.Sprintf("%.2f (%s)", c.VsAtGoodput, c.AtGoodput)
 	}
 	fr := "–"
-	if c.FrontierRatio > 0 {
+	switch {
+	case c.FrontierRatio > 0:
 		fr = fmt.Sprintf("%.2f (%s)", c.FrontierRatio, c.frontierText())
+	case c.NoSmallFlowFigure:
+		fr = "none (no small flow finished)"
+	case c.Beyond():
+		fr = fmt.Sprintf("beyond them: none of the %d fixed settings run keeps %.0f%% of its large-flow goodput", c.FixedRun, 100*FrontierGoodput)
+	case c.FixedRun > 0:
+		fr = fmt.Sprintf("none (it dropped %d packets; no fixed setting keeps %.0f%% of its goodput without drops)", c.Drops, 100*FrontierGoodput)
 	}
 	cut := fmt.Sprintf("%.1f%% lower", 100*c.SmallP99Cut)
 	switch {
@@ -976,6 +1013,10 @@ among those with no drops and large-flow goodput within 5% of the best, chosen p
 <table><tr><th>policy</th>{{range $.Heads}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</table>
+{{if .Loop}}<p>{{.LoopNote}}:</p>
+<table><tr>{{range $.LoopHeads}}<th>{{.}}</th>{{end}}</tr>
+{{range .Loop}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>{{end}}
 {{if .Cmp}}<p>Against the best vendor preset (by the static:best rule among presets), static:best, and the best fixed
 setting that keeps the policy's large-flow goodput (means over seeds; a ratio below 1 is a lower p99 than the fixed setting's).
 "Per seed" columns are the geometric mean of the seed-by-seed ratios (same flows on each seed) [95% CI]:</p>
@@ -1036,7 +1077,8 @@ func (r *Result) depthHeatmaps(sc string) ([]*chart.Heatmap, []string) {
 func (r *Result) WriteHTML(w io.Writer) error {
 	type scen struct {
 		Name                string
-		Rows, Cmp           [][]string
+		Rows, Cmp, Loop     [][]string
+		LoopNote            string
 		CDF, Bars, Frontier string
 		Heat                []heat
 	}
@@ -1045,9 +1087,10 @@ func (r *Result) WriteHTML(w io.Writer) error {
 		SeedsText string
 		Heads     []string
 		CmpHeads  []string
+		LoopHeads []string
 		Scenarios []scen
 	}{CmpHeads: []string{"policy", "best preset", "small p99 vs best preset", "p99 / best preset per seed", "large goodput", "drops",
-		"p99 / static:best", "p99 / static:best per seed", "p99 / best fixed at its goodput", "frontier ratio", "frontier ratio per seed"}}
+		"p99 / static:best", "p99 / static:best per seed", "p99 / best fixed at its goodput", "frontier ratio", "frontier ratio per seed"}, LoopHeads: loopHeads}
 	cols := r.columns(true)
 	for _, c := range cols {
 		data.Heads = append(data.Heads, c.head)
@@ -1056,12 +1099,13 @@ func (r *Result) WriteHTML(w io.Writer) error {
 	for _, sc := range r.Scenarios {
 		s := scen{Name: sc}
 		for _, p := range r.Policies {
-			a := r.AggregateOf(sc, p)
-			if a == nil {
-				continue
+			if a := r.AggregateOf(sc, p); a != nil {
+				data.Seeds = len(a.Seeds)
 			}
-			data.Seeds = len(a.Seeds)
-			s.Rows = append(s.Rows, a.row(cols))
+		}
+		s.Rows = r.tableRows(sc, cols)
+		if s.Loop = r.loopRows(sc); len(s.Loop) > 0 {
+			s.LoopNote = fmt.Sprintf(loopTableNote, SettleIntervals)
 		}
 		for _, c := range cmps {
 			if c.Scenario == sc {
