@@ -160,15 +160,19 @@ func Open(ctx context.Context, cfg *config.Config, d Deps) (a *Agent, err error)
 		// the registry's models pinned to the versions they name now: the
 		// audit log and the recommendations then say which ran (they said
 		// model:NAME@promoted whatever was promoted)
+		at := ""
+		if cfg.PolicyAt != "" {
+			at = cfg.PolicyAt + ": "
+		}
 		spec, err := policy.PinModels(cfg.Policy, d.Resolver.Models)
 		if err != nil {
-			return nil, fmt.Errorf("policy %s: %w", cfg.Policy, err)
+			return nil, fmt.Errorf("%spolicy %s: %w", at, cfg.Policy, err)
 		}
 		if spec != cfg.Policy {
 			d.Logger.Info("policy "+cfg.Policy+" runs "+spec+": a model promoted later runs from the agent's next start", "registry", cfg.Registry)
 		}
 		if pol, err = d.Resolver.Lookup(spec); err != nil {
-			return nil, fmt.Errorf("policy: %w", err)
+			return nil, fmt.Errorf("%spolicy: %w", at, err)
 		}
 	}
 	var opened []func() error // released in reverse order

@@ -192,3 +192,34 @@ func TestOpenPinsRegistryModels(t *testing.T) {
 		t.Fatalf("model %q; log:\n%s", a.o.Model, logs.String())
 	}
 }
+
+// A model the registry does not hold is found only when the agent starts:
+// the error names the file and line of the policy, as the configuration's
+// own errors do.
+func TestOpenUnknownModelNamesFileAndLine(t *testing.T) {
+	dir := t.TempDir()
+	r, err := models.Open(filepath.Join(dir, "models.db"), models.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	path := filepath.Join(dir, "agent.yaml")
+	doc := "mode: shadow\ndb: agent.db\ntargets:\n  leaf0:\n    address: 127.0.0.1:1\n\npolicy: model:nosuch\n"
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(context.Background(), cfg, Deps{
+		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Resolver: policy.Resolver{Models: func(ref string) (models.Model, error) { return r.Resolve(ref) }},
+		Dial: func(_ context.Context, tc config.Target, _ time.Duration) (Switch, error) {
+			return newFakeSwitch(tc.Name, kA), nil
+		},
+	})
+	if err == nil || !strings.Contains(err.Error(), "agent.yaml: line 7: policy model:nosuch: ") || !strings.Contains(err.Error(), "nosuch") {
+		t.Fatalf("Open with an unknown model: %v", err)
+	}
+}

@@ -98,6 +98,10 @@ type Config struct {
 	// a fixed:/schedule: policy or a guardrails.bounds range, usually a
 	// size in KB written in bytes.
 	Warnings []string
+	// PolicyAt is where the policy was given, "FILE: line N" (Load),
+	// "line N" (Parse), "" for the default: errors found when the policy
+	// is resolved at start (a model not in the registry) name it.
+	PolicyAt string
 	// Guardrails are the guard's rules, and in Guardrails.Reward the
 	// reward intervals are scored with (DefaultReward from a file).
 	Guardrails core.GuardConfig
@@ -452,6 +456,9 @@ func LoadFile(path string) (*Config, []byte, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", safeio.DisplayPath(path), err)
 	}
+	if c.PolicyAt != "" {
+		c.PolicyAt = safeio.DisplayPath(path) + ": " + c.PolicyAt
+	}
 	return c, b, nil
 }
 
@@ -491,6 +498,9 @@ func ParseIn(data []byte, dir string) (*Config, error) {
 	}
 	c, err := buildConfig(f, dir)
 	if err == nil && doc.Err() == nil {
+		if l, ok := doc.Line("policy"); ok {
+			c.PolicyAt = fmt.Sprintf("line %d", l)
+		}
 		return c, nil
 	}
 	// Every problem at once: the check's (unknown keys, values of the
