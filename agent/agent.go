@@ -229,6 +229,10 @@ func New(o Options) (*Agent, error) {
 // Guard exposes the core's guard (for tests and the HTTP endpoint).
 func (a *Agent) Guard() *core.Guard { return a.core.Guard() }
 
+// Model is the name of the policy the agent runs, its registry models
+// pinned to the versions they named at start (model:NAME@V).
+func (a *Agent) Model() string { return a.o.Model }
+
 // Instruments returns the agent's Prometheus series.
 func (a *Agent) Instruments() *metrics.Instruments { return a.o.Instruments }
 

@@ -70,6 +70,7 @@ func runAgent(ctx context.Context, cfg *config.Config, dryRun bool, log *slog.Lo
 		return err
 	}
 	defer a.Close()
+	go watchPromotions(ctx, cfg.Policy, a.Model(), registryModelInfo(cfg.Registry), log, promotionCheckEvery)
 	return a.Run(ctx)
 }
 
