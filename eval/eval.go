@@ -287,16 +287,54 @@ type Metric struct {
 	Mean float64 `json:"mean"`
 	CI95 float64 `json:"ci95"`
 	N    int     `json:"n"`
+	// FewFlows: a p99 that some seed took from fewer than MinP99Flows
+	// flows, so the slowdown of one of its slowest few flows, not a 99th
+	// percentile; String marks it with FewFlowsMark.
+	FewFlows bool `json:"few_flows,omitempty"`
 }
 
+// MinP99Flows is the fewest finished flows a p99 is a 99th percentile of:
+// with fewer, it is the slowest flow or one next to it.
+const MinP99Flows = 100
+
+// FewFlowsMark follows a p99 some seed took from fewer than MinP99Flows
+// flows.
+const FewFlowsMark = "*"
+
+// fewFlowsNote explains FewFlowsMark under a table that has one.
+var fewFlowsNote = fmt.Sprintf("%s a p99 that some seed took from fewer than %d finished flows of the size: the slowdown of one of its slowest few flows, not a 99th percentile", FewFlowsMark, MinP99Flows)
+
 func (m Metric) String() string {
+	mark := ""
+	if m.FewFlows {
+		mark = FewFlowsMark
+	}
 	switch {
 	case m.N == 0 && m.Mean == 0:
 		return "–" // no seed had a figure (no flow of the size finished): not 0
 	case m.N < 2:
-		return fmtNum(m.Mean)
+		return fmtNum(m.Mean) + mark
 	}
-	return fmtNum(m.Mean) + "±" + fmtNum(m.CI95)
+	return fmtNum(m.Mean) + "±" + fmtNum(m.CI95) + mark
+}
+
+// flowsOf is the number of finished flows r's metric k is a percentile
+// of (-1: k is not a flow percentile).
+func flowsOf(r *Run, k string) int {
+	f := r.FCTSlowdown
+	switch k {
+	case "small_p99":
+		return f.Under10KB.N + f.From10KB.N
+	case "<10KB_p50", "<10KB_p99":
+		return f.Under10KB.N
+	case "10KB-100KB_p50", "10KB-100KB_p99":
+		return f.From10KB.N
+	case "100KB-1MB_p50", "100KB-1MB_p99":
+		return f.From100KB.N
+	case ">=1MB_p50", ">=1MB_p99":
+		return f.From1MB.N
+	}
+	return -1
 }
 
 func fmtNum(v float64) string {
@@ -857,6 +895,7 @@ func pickBy(order []string, runs map[string][]Run, bestGood float64) string {
 func aggregate(sc, spec string, rs []Run) Aggregate {
 	a := Aggregate{Scenario: sc, Policy: spec, Metrics: map[string]Metric{}}
 	vals := map[string][]float64{}
+	few := map[string]bool{}
 	for _, r := range rs {
 		a.Seeds = append(a.Seeds, r.Seed)
 		if r.Chosen != "" {
@@ -870,10 +909,17 @@ func aggregate(sc, spec string, rs []Run) Aggregate {
 				continue
 			}
 			vals[k] = append(vals[k], v)
+			if n := flowsOf(&r, k); strings.HasSuffix(k, "_p99") && n > 0 && n < MinP99Flows {
+				few[k] = true
+			}
 		}
 	}
 	for _, k := range MetricNames {
 		a.Metrics[k] = MeanCI(vals[k])
+		if m := a.Metrics[k]; m.N > 0 && few[k] {
+			m.FewFlows = true
+			a.Metrics[k] = m
+		}
 	}
 	return a
 }

@@ -127,11 +127,15 @@ func (r *Result) WriteText(w io.Writer) error {
 			head = append(head, c.head)
 		}
 		fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
-		for _, row := range r.tableRows(sc, cols) {
+		rows := r.tableRows(sc, cols)
+		for _, row := range rows {
 			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 		}
 		if err := tw.Flush(); err != nil {
 			return err
+		}
+		if hasFewFlows(rows) {
+			writeWrapped(w, fewFlowsNote)
 		}
 		if err := r.writeLoopText(w, sc); err != nil {
 			return err
@@ -174,6 +178,18 @@ func (r *Result) tableRows(sc string, cols []column) [][]string {
 		rows = append(rows, a.row(cols))
 	}
 	return rows
+}
+
+// hasFewFlows reports whether a table row has a p99 marked FewFlowsMark.
+func hasFewFlows(rows [][]string) bool {
+	for _, row := range rows {
+		for _, c := range row[1:] {
+			if strings.HasSuffix(c, FewFlowsMark) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // loopHeads are the columns of the loop table (loopRows).
@@ -1013,6 +1029,7 @@ among those with no drops and large-flow goodput within 5% of the best, chosen p
 <table><tr><th>policy</th>{{range $.Heads}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</table>
+{{if .FewNote}}<p>{{.FewNote}}</p>{{end}}
 {{if .Loop}}<p>{{.LoopNote}}:</p>
 <table><tr>{{range $.LoopHeads}}<th>{{.}}</th>{{end}}</tr>
 {{range .Loop}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
@@ -1078,7 +1095,7 @@ func (r *Result) WriteHTML(w io.Writer) error {
 	type scen struct {
 		Name                string
 		Rows, Cmp, Loop     [][]string
-		LoopNote            string
+		LoopNote, FewNote   string
 		CDF, Bars, Frontier string
 		Heat                []heat
 	}
@@ -1104,6 +1121,9 @@ func (r *Result) WriteHTML(w io.Writer) error {
 			}
 		}
 		s.Rows = r.tableRows(sc, cols)
+		if hasFewFlows(s.Rows) {
+			s.FewNote = fewFlowsNote
+		}
 		if s.Loop = r.loopRows(sc); len(s.Loop) > 0 {
 			s.LoopNote = fmt.Sprintf(loopTableNote, SettleIntervals)
 		}

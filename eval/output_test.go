@@ -365,3 +365,37 @@ func TestComparisonsSayWhatTheirFrontierIs(t *testing.T) {
 		t.Fatalf("comparisons with the frontier:\n%s", b.String())
 	}
 }
+
+// A p99 some seed took from fewer than 100 flows is marked, and the table
+// says what the mark means; one from enough flows on every seed is not.
+func TestFewFlowsP99Marked(t *testing.T) {
+	run := func(pol string, seed uint64, large int) Run {
+		r := Run{Policy: pol, SmallP99: 4, LargeGoodputGbps: 10}
+		r.Scenario, r.Seed = "s", seed
+		r.FCTSlowdown.Under10KB = report.Stat{N: 500, P50: 1.5, P99: 4}
+		r.FCTSlowdown.From1MB = report.Stat{N: large, P50: 2, P99: 6}
+		return r
+	}
+	res := &Result{Scenarios: []string{"s"}, Policies: []string{"few", "many"},
+		Runs: []Run{run("few", 1, 400), run("few", 2, 7), run("many", 1, 400), run("many", 2, 300)}}
+	res.Aggregates = []Aggregate{aggregate("s", "few", res.RunsOf("s", "few")), aggregate("s", "many", res.RunsOf("s", "many"))}
+	if m := res.AggregateOf("s", "few").Metrics; !m[">=1MB_p99"].FewFlows || m[">=1MB_p50"].FewFlows || m["small_p99"].FewFlows {
+		t.Fatalf("few-flow marks of the policy with 7 large flows on a seed: %+v", m)
+	}
+	if m := res.AggregateOf("s", "many").Metrics; m[">=1MB_p99"].FewFlows {
+		t.Fatalf("a p99 of 300 flows or more marked: %+v", m[">=1MB_p99"])
+	}
+	var text, html bytes.Buffer
+	if err := res.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.WriteHTML(&html); err != nil {
+		t.Fatal(err)
+	}
+	if s := text.String(); !strings.Contains(s, "6.00±0*") || strings.Count(s, "6.00±0*") != 1 || !strings.Contains(s, "* a p99 that some seed took from fewer than 100 finished flows") {
+		t.Fatalf("text without the mark or its note:\n%s", s)
+	}
+	if !strings.Contains(html.String(), "<td>6.00±0*</td>") || !strings.Contains(html.String(), "fewer than 100 finished flows") {
+		t.Fatal("HTML report without the mark or its note")
+	}
+}
