@@ -477,6 +477,17 @@ func (a *Agent) Tick(ctx context.Context) error {
 	a.account(rd.Plan)
 	a.logInterval(len(obs), rd)
 	if a.cfg.Mode == config.ModeShadow || paused {
+		if paused && a.cfg.Mode == config.ModeClosedLoop {
+			// nothing is set: "changed in the last interval" is none, and
+			// the churn window goes on ageing (both kept the last batch
+			// before the pause for as long as it lasted)
+			a.mu.Lock()
+			a.lastPlan = a.lastPlan[:0]
+			a.mu.Unlock()
+			if a.ticks%10 == 0 {
+				a.churn(now)
+			}
+		}
 		if err := a.store(now, rd.Recommendations); err != nil {
 			return err
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/agent/web"
 	"github.com/ecntune/ecntune/env"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // An operator pauses the closed loop over HTTP: the agent keeps deciding
@@ -159,5 +160,40 @@ func TestPauseStopsAWriteWhoseReadIsOut(t *testing.T) {
 	}
 	if es, _ := r.j.Entries("", 0); len(es) != 0 {
 		t.Fatalf("audit entries written while paused: %+v", es)
+	}
+}
+
+// While paused nothing is set: "changed in the last interval" is empty
+// and the churn gauge goes on ageing out of its window (both showed the
+// last batch before the pause for as long as it lasted).
+func TestPauseClearsTheLastBatchAndAgesTheChurn(t *testing.T) {
+	r := newRig(t, config.ModeClosedLoop, false, "", nil)
+	r.interval(t)
+	if len(r.a.LastChanges()) == 0 || r.sw.setCount() == 0 {
+		t.Fatal("no change to start from")
+	}
+	r.a.churn(r.clk.Now())
+	churn := func() float64 {
+		var m dto.Metric
+		if err := r.a.o.Instruments.ChurnChanges.WithLabelValues("leaf0").Write(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m.GetGauge().GetValue()
+	}
+	if churn() == 0 {
+		t.Fatal("churn 0 after a change")
+	}
+	if err := r.a.Pause("alice", "incident"); err != nil {
+		t.Fatal(err)
+	}
+	r.interval(t)
+	if n := len(r.a.LastChanges()); n != 0 {
+		t.Fatalf("%d changes in the last interval of a paused loop", n)
+	}
+	for range ChurnIntervals + 10 {
+		r.interval(t)
+	}
+	if c := churn(); c != 0 {
+		t.Fatalf("churn %g changes in the last %d intervals, the last change %d intervals ago", c, ChurnIntervals, ChurnIntervals+11)
 	}
 }
