@@ -87,3 +87,35 @@ console.log(JSON.stringify({ updated: els["updated"].textContent, hot: text("hot
 }
 
 func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// TestDashboardScriptNumbers: the dashboard writes whole numbers with
+// their zeros (Pmax 100% read "1%", 1 GB "1MB") and a size that rounds
+// to 1000 of a unit in the next one (999999 B read "1KB").
+func TestDashboardScriptNumbers(t *testing.T) {
+	nodeJS, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node to run the dashboard's script")
+	}
+	app, err := os.ReadFile("web/static/app.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := fakeDOM + string(app) + `
+console.log(JSON.stringify([fmtBytes(999999), fmtBytes(1e9), fmtBytes(1000), fmtBytes(999), fmtBytes(1536000), fmtBytes(400000),
+  setting({ kmin_bytes: 400000, kmax_bytes: 1600000, pmax: 1 }), setting({ kmin_bytes: 5000, kmax_bytes: 200000, pmax: 0.003 }),
+  setting({ kmin_bytes: 1, kmax_bytes: 2, pmax: 0.2 })]));
+`
+	out, err := exec.Command(nodeJS, "-e", script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, out)
+	}
+	var got []string
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	want := []string{"1MB", "1GB", "1KB", "999B", "1.536MB", "400KB",
+		"kmin 400KB kmax 1.6MB pmax 100%", "kmin 5KB kmax 200KB pmax 0.3%", "kmin 1B kmax 2B pmax 20%"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("numbers\n got %q\nwant %q", got, want)
+	}
+}

@@ -13,13 +13,21 @@ function keyText(k) { return `${k.target} ${k.port} q${k.queue}`; }
 function keyParams(k) {
   return `target=${encodeURIComponent(k.target)}&port=${encodeURIComponent(k.port)}&queue=${k.queue}`;
 }
+// sig is x to p significant digits without trailing zeros (1.5, 100,
+// 1000: a whole number keeps its zeros).
+function sig(x, p) {
+  return String(parseFloat(x.toPrecision(p)));
+}
+// fmtBytes: sizes in decimal units, 4 significant digits; a size that
+// rounds to 1000 of a unit is written in the next (999999 B: 1MB).
 function fmtBytes(b) {
-  if (b >= 1e6) return (b / 1e6).toPrecision(4).replace(/\.?0+$/, "") + "MB";
-  if (b >= 1e3) return (b / 1e3).toPrecision(4).replace(/\.?0+$/, "") + "KB";
+  for (const [u, name] of [[1e9, "GB"], [1e6, "MB"], [1e3, "KB"]]) {
+    if (b >= u * 0.99995) return sig(b / u, 4) + name;
+  }
   return b + "B";
 }
 function setting(s) {
-  let t = `kmin ${fmtBytes(s.kmin_bytes)} kmax ${fmtBytes(s.kmax_bytes)} pmax ${(s.pmax * 100).toPrecision(3).replace(/\.?0+$/, "")}%`;
+  let t = `kmin ${fmtBytes(s.kmin_bytes)} kmax ${fmtBytes(s.kmax_bytes)} pmax ${sig(s.pmax * 100, 3)}%`;
   if (s.headroom_bytes) t += ` headroom ${fmtBytes(s.headroom_bytes)}`;
   return t;
 }
