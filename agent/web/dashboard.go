@@ -454,7 +454,7 @@ func (a *server) queuePNG(r *http.Request) ([]byte, error) {
 	if !ok {
 		return nil, &httpError{http.StatusNotFound, fmt.Sprintf("no history of %s %s queue %d", k.Target, k.Port, k.Queue)}
 	}
-	page, err := a.o.Journal.ChangesPage(journal.ChangesQuery{Target: k.Target, SinceNs: qs.TimesNs[0], Limit: journal.MaxChangesPage})
+	page, err := allChanges(a.o.Journal, journal.ChangesQuery{Target: k.Target, SinceNs: qs.TimesNs[0]})
 	if err != nil {
 		return nil, err
 	}

@@ -64,6 +64,38 @@ type ReportSource interface {
 	ChangesPage(q journal.ChangesQuery) (journal.ChangesPage, error)
 }
 
+// MaxReportChanges bounds the audit entries a report or a queue chart
+// reads (the newest; ChangesPage.NextBefore says there are more).
+const MaxReportChanges = 200_000
+
+// allChanges reads every audit entry q matches, page after page (one page
+// is at most journal.MaxChangesPage: a report counted at most 1,000 of
+// 1,500), oldest first, up to the newest MaxReportChanges; NextBefore is
+// not 0 when older ones were left.
+func allChanges(j interface {
+	ChangesPage(journal.ChangesQuery) (journal.ChangesPage, error)
+}, q journal.ChangesQuery) (journal.ChangesPage, error) {
+	var pages [][]core.AuditEntry
+	n := 0
+	q.Limit = journal.MaxChangesPage
+	for {
+		p, err := j.ChangesPage(q)
+		if err != nil {
+			return journal.ChangesPage{}, err
+		}
+		pages = append(pages, p.Changes)
+		n += len(p.Changes)
+		if p.NextBefore == 0 || n >= MaxReportChanges {
+			out := journal.ChangesPage{Changes: make([]core.AuditEntry, 0, n), NextBefore: p.NextBefore}
+			for i := len(pages) - 1; i >= 0; i-- {
+				out.Changes = append(out.Changes, pages[i]...)
+			}
+			return out, nil
+		}
+		q.Before = p.NextBefore
+	}
+}
+
 // WriteReport draws a stored shadow or closed-loop run into dir: the
 // heatmaps (where congestion was: switch × port at its worst, the busiest
 // queues × time for peak depth, ECN marks and PFC paused time), a chart
@@ -87,7 +119,7 @@ func WriteReport(j ReportSource, dir string, o ReportOptions) (ReportFiles, erro
 	if err != nil {
 		return rf, err
 	}
-	page, err := j.ChangesPage(journal.ChangesQuery{Target: o.Target, SinceNs: rf.FromNs, Limit: journal.MaxChangesPage})
+	page, err := allChanges(j, journal.ChangesQuery{Target: o.Target, SinceNs: rf.FromNs})
 	if err != nil {
 		return rf, err
 	}
@@ -128,7 +160,7 @@ func writeIndex(dir string, rf *ReportFiles, figs []figure, changes []core.Audit
 // else nothing (the error of loadHistory, none).
 func writeAuditReport(j ReportSource, dir string, o ReportOptions, none error) (ReportFiles, error) {
 	var rf ReportFiles
-	page, err := j.ChangesPage(journal.ChangesQuery{Target: o.Target, SinceNs: o.SinceNs, Limit: journal.MaxChangesPage})
+	page, err := allChanges(j, journal.ChangesQuery{Target: o.Target, SinceNs: o.SinceNs})
 	if err != nil {
 		return rf, err
 	}
