@@ -12,7 +12,7 @@ import (
 // journal does (newest first within the limit, oldest first in a page).
 type pagedSource struct{ entries []core.AuditEntry }
 
-func (s *pagedSource) Path() string                                { return "paged.db" }
+func (s *pagedSource) Path() string                               { return "paged.db" }
 func (s *pagedSource) RecommendationTimes(int64) ([]int64, error) { return nil, nil }
 func (s *pagedSource) EachRecommendation(int64, func(*core.Recommendation) error) error {
 	return nil
