@@ -101,6 +101,7 @@ type Agent struct {
 	lastSeen map[string]time.Time
 	heard    map[string]bool                      // targets that have sent a snapshot (health)
 	unserved map[string]bool                      // targets this agent does not serve now (serve.go)
+	silent   map[string]bool                      // targets whose interval series were dropped as stale (forgetSilent)
 	tinfo    map[string]*targetState              // guarded by mu
 	recs     map[env.QueueKey]core.Recommendation // newest recommendation per queue (HTTP)
 	lastPlan []core.Change
@@ -465,6 +466,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 	a.core.SetPaused(paused)
 	rd, err := a.core.Tick(core.Interval{NowNs: now.UnixNano(), Observations: obs, Decisions: decs, Missing: missing})
 	a.publish(obs, rd.Recommendations)
+	a.forgetSilent(now)
 	a.hist.Record(now.UnixNano(), obs, rd.Recommendations)
 	if err != nil {
 		return err
@@ -548,6 +550,30 @@ func (a *Agent) publish(obs []env.Observation, recs []core.Recommendation) {
 		a.recs[r.Key] = r
 	}
 	a.mu.Unlock()
+}
+
+// forgetSilent drops the interval series of the targets whose telemetry
+// is stale as /healthz counts it (config.HealthStaleIntervals intervals):
+// their last values stood on /metrics as if current for as long as the
+// switch was silent. Once per silence.
+func (a *Agent) forgetSilent(now time.Time) {
+	limit := config.HealthStaleIntervals * a.cfg.Interval
+	var forget []string
+	a.mu.Lock()
+	if a.silent == nil {
+		a.silent = map[string]bool{}
+	}
+	for _, n := range a.names {
+		stale := a.heard[n] && now.Sub(a.lastSeen[n]) > limit
+		if stale && !a.silent[n] {
+			forget = append(forget, n)
+		}
+		a.silent[n] = stale
+	}
+	a.mu.Unlock()
+	for _, n := range forget {
+		a.o.Instruments.ForgetTarget(n)
+	}
 }
 
 // logInterval writes one info line per interval (core.Summarize).

@@ -119,3 +119,47 @@ console.log(JSON.stringify([fmtBytes(999999), fmtBytes(1e9), fmtBytes(1000), fmt
 		t.Errorf("numbers\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestDashboardScriptSilentIsNotIdle: with no queue busy in the newest
+// interval, targets whose telemetry is stale are not called idle (a
+// fabric whose switches had all gone silent read "idle").
+func TestDashboardScriptSilentIsNotIdle(t *testing.T) {
+	nodeJS, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node to run the dashboard's script")
+	}
+	app, err := os.ReadFile("web/static/app.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hot := func(targets string) string {
+		ov := `{"mode":"shadow","policy":"builtin","interval_s":1,"now_ns":1795960862000000000,"intervals_ns":[1795960861000000000,1795960862000000000],
+"healthy":false,"problems":[],"targets":` + targets + `,"hot":[],"recommendations":[],"queues":2,"would_change":0,"changes":[],
+"changes_in_window":0,"flaps_in_window":0,"changes_per_queue_per_100_intervals":0,"rollbacks_in_window":0,"repairs_in_window":0,"fallbacks_in_window":0,"pause":{}}`
+		script := fakeDOM + `els["initial"] = { textContent: ` + strconvQuote(ov) + ` };
+` + string(app) + `
+console.log(JSON.stringify(els["hot"].tBodies[0].children.map((tr) => tr.children.map((td) => String(td.textContent)).join("|"))));
+`
+		out, err := exec.Command(nodeJS, "-e", script).CombinedOutput()
+		if err != nil {
+			t.Fatalf("node: %v\n%s", err, out)
+		}
+		var rows []string
+		if err := json.Unmarshal(out, &rows); err != nil || len(rows) != 1 {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return rows[0]
+	}
+	tg := func(name string, stale bool) string {
+		return `{"target":"` + name + `","telemetry_age_s":1,"stale":` + map[bool]string{true: "true", false: "false"}[stale] + `,"heard":true,"queues":1,"changes_in_window":0}`
+	}
+	if got := hot("[" + tg("leaf0", true) + "," + tg("leaf1", true) + "]"); !strings.HasPrefix(got, "no telemetry: none of the 2 targets reports") {
+		t.Errorf("every target silent: %q", got)
+	}
+	if got := hot("[" + tg("leaf0", false) + "," + tg("leaf1", true) + "]"); !strings.HasPrefix(got, "idle: ") || !strings.HasSuffix(got, "no telemetry from leaf1") {
+		t.Errorf("one target silent: %q", got)
+	}
+	if got := hot("[" + tg("leaf0", false) + "]"); got != "idle: no queue held bytes, marked or was paused in the newest interval" {
+		t.Errorf("every target reporting: %q", got)
+	}
+}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/env"
 )
 
 func getHealth(t *testing.T, url string) (int, string) {
@@ -71,5 +73,40 @@ func TestHealthzNamesTheSilentTarget(t *testing.T) {
 	p, ages := r.a.Health()
 	if len(p) != 1 || !strings.HasPrefix(p[0], "leaf1: no telemetry since the agent started 4s ago") || ages["leaf0"] != 0 {
 		t.Fatalf("after the grace: problems %q, ages %v; want leaf1 named alone", p, ages)
+	}
+}
+
+// A target whose telemetry went stale loses its interval series on
+// /metrics (its last depth and utilisation stood there as if current for
+// as long as the switch was silent), and has them again when it reports.
+func TestMetricsDropASilentTargetsIntervalSeries(t *testing.T) {
+	r := newRig(t, config.ModeShadow, false, "", nil)
+	r.obs.metrics[kA] = env.Metrics{IntervalNs: sec, Util: 0.44, MarkFrac: 0.1, MaxDelayNs: 8_000, AvgDelayNs: 4_000}
+	r.interval(t)
+	m := get(t, r.a.Handler(), "/metrics").Body.String()
+	for _, want := range []string{`ecntune_target_queues{target="leaf0"}`, `ecntune_queue_utilisation{`} {
+		if !strings.Contains(m, want) {
+			t.Fatalf("/metrics lacks %s with fresh telemetry", want)
+		}
+	}
+	// silent: intervals pass with no snapshot
+	for range config.HealthStaleIntervals + 1 {
+		r.clk.Add(time.Second)
+		if err := r.a.Tick(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m = get(t, r.a.Handler(), "/metrics").Body.String()
+	for _, gone := range []string{`ecntune_target_queues{target="leaf0"}`, `ecntune_target_queue_depth_max_bytes{target="leaf0"}`, `ecntune_queue_utilisation{`} {
+		if strings.Contains(m, gone) {
+			t.Errorf("/metrics keeps %s of a target silent for %d intervals", gone, config.HealthStaleIntervals+1)
+		}
+	}
+	if !strings.Contains(m, `ecntune_target_tx_bytes_total{target="leaf0"}`) {
+		t.Error("the silent target's counters were dropped")
+	}
+	r.interval(t)
+	if m = get(t, r.a.Handler(), "/metrics").Body.String(); !strings.Contains(m, `ecntune_target_queues{target="leaf0"}`) {
+		t.Error("no interval series once the target reports again")
 	}
 }

@@ -524,6 +524,27 @@ func setAlpha(g *prometheus.GaugeVec, l prometheus.Labels, alpha float64) {
 	}
 }
 
+// ForgetTarget drops target's interval series (its per-target gauges of
+// the newest interval, and its shown queues' series): a target whose
+// telemetry is stale has no newest interval, and its last values stood on
+// /metrics as if it had (a silent switch's depth and utilisation, for as
+// long as it was silent). Its counters stay: they count what happened.
+func (m *Instruments) ForgetTarget(target string) {
+	for _, g := range []*prometheus.GaugeVec{m.tQueues, m.tDepthMax, m.tDepthMean, m.tPausedMax, m.tPausedMean, m.tMarkMax, m.tMarkMean,
+		m.tUtilMean, m.tConfMin, m.tConfMean, m.tToChange, m.tKmin, m.tKmax, m.tPmax, m.tHeadroom, m.tAlpha} {
+		g.DeletePartialMatch(prometheus.Labels{"target": target})
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k := range m.shown {
+		if k.Target == target {
+			m.deleteQueue(k)
+			delete(m.shown, k)
+		}
+	}
+	m.shownQueues.Set(float64(len(m.shown)))
+}
+
 // deleteQueue drops every per-queue series of k. Callers hold m.mu.
 func (m *Instruments) deleteQueue(k env.QueueKey) {
 	l := qLabels(k)

@@ -147,12 +147,23 @@ function render(ov) {
     if (t.stale) tr.style.background = "#fdecec";
     return tr;
   });
+  // Targets with stale telemetry (or none yet) are not idle: nothing is
+  // known of them.
+  const silent = ov.targets.filter((t) => t.stale || !t.heard).map((t) => t.target);
   if (!ov.hot.length && intervals.length) {
     // An idle fabric is said, not drawn as rows of zeros.
     const tr = document.createElement("tr");
-    cell(tr, "idle: no queue held bytes, marked or was paused in the newest interval", "muted").colSpan = 6;
+    let msg = "idle: no queue held bytes, marked or was paused in the newest interval";
+    let queueMsg = "idle: no congested queue to show; pick one here to see it anyway.";
+    if (silent.length === ov.targets.length && silent.length) {
+      msg = `no telemetry: none of the ${silent.length} targets reports (see health): not idle, unknown`;
+      queueMsg = "no telemetry: nothing to show.";
+    } else if (silent.length) {
+      msg += `, of the targets that report; no telemetry from ${silent.join(", ")}`;
+    }
+    cell(tr, msg, silent.length ? "bad" : "muted").colSpan = 6;
     fill("hot", [tr], (r) => r);
-    if (!picked) $("queue-msg").textContent = "idle: no congested queue to show; pick one here to see it anyway.";
+    if (!picked) $("queue-msg").textContent = queueMsg;
   } else fill("hot", ov.hot, (q) => {
     const tr = document.createElement("tr");
     cell(tr, keyText(q.key));
