@@ -30,7 +30,13 @@ func joinFleet(ctx context.Context, cfg *config.Config, setTimeout time.Duration
 	for i, t := range cfg.Targets {
 		sw[i] = fleet.Switch{Name: t.Name}
 	}
-	jctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	// a restart waits for its previous run's member key to expire with
+	// that run's lease (fleet.Node.register): a ttl more
+	ttl := f.TTL
+	if ttl <= 0 {
+		ttl = 4 * time.Second
+	}
+	jctx, cancel := context.WithTimeout(ctx, 10*time.Second+ttl+time.Second)
 	defer cancel()
 	n, err := fleet.Join(jctx, cli, fleet.Config{Name: f.Name, Member: fleet.Member{ID: f.Member, Zone: f.Zone}, Switches: sw,
 		TTL: f.TTL, Takeover: f.Takeover, WriteTimeout: setTimeout, Logger: log})

@@ -143,3 +143,27 @@ func TestHealthNamesSwitchesNobodyOwns(t *testing.T) {
 		t.Fatalf("problems %q", p)
 	}
 }
+
+// leaseGate is a fleet member's gate whose lease is not being renewed.
+type leaseGate struct {
+	fakeGate
+	problem string
+}
+
+func (g *leaseGate) LeaseProblem(time.Time) string { return g.problem }
+
+// A member cut off from etcd writes nothing: its health says so (it said
+// ok for the whole outage, its own switches' telemetry fresh).
+func TestHealthNamesALeaseNotRenewed(t *testing.T) {
+	r := newRig(t, config.ModeClosedLoop, false, "", nil)
+	g := &leaseGate{fakeGate: fakeGate{owns: map[string]int64{"leaf0": 1}}}
+	r.a.o.Gate = g
+	r.interval(t)
+	if p, _ := r.a.Health(); len(p) != 0 {
+		t.Fatalf("problems %q with the lease renewed", p)
+	}
+	g.problem = "fleet: lease not renewed for 2.1s"
+	if p, _ := r.a.Health(); len(p) != 1 || p[0] != g.problem {
+		t.Fatalf("problems %q", p)
+	}
+}

@@ -64,6 +64,13 @@ func (a *Agent) Health() (problems []string, ages map[string]time.Duration) {
 			reporting++
 		}
 	}
+	if l, ok := a.o.Gate.(leaseProblemer); ok {
+		// a member cut off from etcd writes nothing, while its own
+		// telemetry looks fine
+		if p := l.LeaseProblem(now); p != "" {
+			problems = append(problems, p)
+		}
+	}
 	if u, ok := a.o.Gate.(unowner); ok {
 		// a switch no member of the fleet owns is tuned by nobody, while
 		// every member's own targets look fine
@@ -81,6 +88,10 @@ func (a *Agent) Health() (problems []string, ages map[string]time.Duration) {
 	}
 	return problems, ages
 }
+
+// leaseProblemer is a Gate that can say what keeps it from writing at
+// all (fleet.Node.LeaseProblem).
+type leaseProblemer interface{ LeaseProblem(now time.Time) string }
 
 // unowner is a Gate (a fleet member) that knows the switches of its
 // configuration no member owns (fleet.Node.Unowned).

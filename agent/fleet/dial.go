@@ -11,6 +11,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 )
 
 // Dial makes a client of the etcd at endpoints (host:port), over TLS when
@@ -23,7 +25,13 @@ func Dial(ctx context.Context, endpoints []string, tc *tls.Config) (*clientv3.Cl
 			return nil, err
 		}
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, TLS: tc, Logger: zap.NewNop()})
+	// gRPC's default reconnect backoff grows to 2 minutes: a member would
+	// not reach an etcd back after an outage before its lease ran out
+	// (the renewals reset it too)
+	reconnect := grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2,
+		MaxDelay: 500 * time.Millisecond}, MinConnectTimeout: 2 * time.Second})
+	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, TLS: tc, Logger: zap.NewNop(),
+		DialOptions: []grpc.DialOption{reconnect}})
 	if err != nil {
 		return nil, fmt.Errorf("fleet: etcd %v: %w", endpoints, err)
 	}

@@ -406,3 +406,79 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// A second agent given a member id in use is refused (it took the first
+// one's key, and its exit deleted it, the first running on owning
+// nothing); the id of a member that crashed is free again once its lease
+// expires, and a restart waits for that.
+func TestFleetMemberIDOfALiveMemberRefused(t *testing.T) {
+	ep := startEtcd(t)
+	a := join(t, ep, "a", 4)
+	defer a.Close()
+	if _, err := Join(context.Background(), client(t, ep), testConfig("a", 4)); err == nil || !strings.Contains(err.Error(), `member id "a" is held by a live member`) {
+		t.Fatalf("a second member a: %v", err)
+	}
+	st, err := ReadStatus(context.Background(), client(t, ep), "test")
+	if err != nil || len(st.Members) != 1 || st.Members[0].ID != "a" {
+		t.Fatalf("members after the refused join: %+v, %v", st.Members, err)
+	}
+	// b crashes (no revoke): its restart joins once the old lease expires
+	b := join(t, ep, "b", 4)
+	b.Stop()
+	b.sess.Orphan()
+	b2 := join(t, ep, "b", 4)
+	defer b2.Close()
+	waitUntil(t, 20*time.Second, "switches shared by a and the restarted b", func() bool {
+		return len(owners(a, b2)) == 4 && len(b2.Owned()) > 0
+	})
+}
+
+// A drain outlasts the member's restart (drain, stop, upgrade, start:
+// it came back with switches); undoing it gives them back, also while the
+// member is stopped.
+func TestFleetDrainSurvivesRestart(t *testing.T) {
+	ep := startEtcd(t)
+	a, b := join(t, ep, "a", 6), join(t, ep, "b", 6)
+	defer b.Close()
+	cli := client(t, ep)
+	waitUntil(t, 20*time.Second, "every switch owned", func() bool { return len(owners(a, b)) == 6 })
+	if err := Drain(context.Background(), cli, "test", "a", true); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 20*time.Second, "a drained", func() bool { return len(a.Owned()) == 0 && len(b.Owned()) == 6 })
+	a.Close()
+	a = join(t, ep, "a", 6)
+	if !a.cfg.Member.Draining {
+		t.Fatal("a restarted drained joins as active")
+	}
+	time.Sleep(2 * a.cfg.Every)
+	if len(a.Owned()) != 0 {
+		t.Fatalf("the drained member owns %v after its restart", a.Owned())
+	}
+	a.Close()
+	// undone while it is stopped: it starts with switches
+	if err := Drain(context.Background(), cli, "test", "a", false); err != nil {
+		t.Fatalf("undo the drain of a stopped member: %v", err)
+	}
+	a = join(t, ep, "a", 6)
+	defer a.Close()
+	waitUntil(t, 30*time.Second, "a given switches again", func() bool { return len(a.Owned()) > 0 })
+}
+
+// A member that cannot renew its lease says so for its health, with
+// what etcd answered, and a member whose lease is gone too.
+func TestFleetLeaseProblem(t *testing.T) {
+	ep := startEtcd(t)
+	a := join(t, ep, "a", 2)
+	if p := a.LeaseProblem(time.Now()); p != "" {
+		t.Fatalf("lease problem of a member renewing: %q", p)
+	}
+	a.Stop()
+	if p := a.LeaseProblem(time.Now().Add(a.cfg.TTL)); !strings.HasPrefix(p, "fleet: lease not renewed for ") {
+		t.Fatalf("lease problem a ttl after the last renewal: %q", p)
+	}
+	a.expired()
+	if p := a.LeaseProblem(time.Now()); !strings.Contains(p, "lease expired") {
+		t.Fatalf("lease problem of an expired member: %q", p)
+	}
+}

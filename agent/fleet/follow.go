@@ -192,6 +192,11 @@ func (n *Node) reconcile(ctx context.Context, v *keyView) error {
 // take records an owner key just created (rev: its create revision, the
 // fencing token); the first write waits Takeover.
 func (n *Node) take(sw string, rev int64) {
+	select {
+	case <-n.done:
+		return // the lease is gone: the key read was of it, no more
+	default:
+	}
 	now := time.Now()
 	n.mu.Lock()
 	n.owned[sw] = Ownership{Switch: sw, Token: rev, Since: now, WriteAt: now.Add(n.cfg.Takeover)}

@@ -142,6 +142,7 @@ type Node struct {
 
 	mu        sync.Mutex
 	lastRenew time.Time // send time of the newest renewal that succeeded
+	renewErr  error     // the last renewal's error (nil once one succeeds)
 	owned     map[string]Ownership
 	releasing map[string]time.Time // switches given up → when their owner key may go (releaseDue)
 	auditN    map[string]int       // audit entries per switch in etcd, as far as counted (countAudit)
@@ -152,9 +153,10 @@ type Node struct {
 }
 
 // Keys of a fleet.
-func (n *Node) memberKey(id string) string { return n.prefix + "members/" + id }
-func (n *Node) assignKey(sw string) string { return n.prefix + "assign/" + sw }
-func (n *Node) ownerKey(sw string) string  { return n.prefix + "owner/" + sw }
+func (n *Node) memberKey(id string) string  { return n.prefix + "members/" + id }
+func (n *Node) assignKey(sw string) string  { return n.prefix + "assign/" + sw }
+func (n *Node) ownerKey(sw string) string   { return n.prefix + "owner/" + sw }
+func (n *Node) drainedKey(id string) string { return n.prefix + "drained/" + id }
 
 // Join makes a node of cli's cluster: it grants the lease, registers the
 // member and starts renewing, campaigning and following the placement.
@@ -167,7 +169,7 @@ func Join(ctx context.Context, cli *clientv3.Client, cfg Config) (*Node, error) 
 	sent := time.Now()
 	g, err := cli.Grant(ctx, int64(cfg.TTL/time.Second))
 	if err != nil {
-		return nil, fmt.Errorf("fleet %s: lease: %w", cfg.Name, err)
+		return nil, fmt.Errorf("fleet %s: lease: %w", cfg.Name, unanswered(cli, err))
 	}
 	if time.Duration(g.TTL)*time.Second < cfg.TTL {
 		// a lease shorter than the TTL the deadlines count on would let
@@ -185,9 +187,9 @@ func Join(ctx context.Context, cli *clientv3.Client, cfg Config) (*Node, error) 
 	if err != nil {
 		return nil, fmt.Errorf("fleet %s: session: %w", cfg.Name, err)
 	}
-	b, _ := json.Marshal(cfg.Member)
-	if _, err := cli.Put(ctx, n.memberKey(cfg.Member.ID), string(b), clientv3.WithLease(n.lease)); err != nil {
-		return nil, fmt.Errorf("fleet %s: member key: %w", cfg.Name, err)
+	if err := n.register(ctx); err != nil {
+		_, _ = cli.Revoke(context.WithoutCancel(ctx), g.ID)
+		return nil, err
 	}
 	rctx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
@@ -205,6 +207,66 @@ func Join(ctx context.Context, cli *clientv3.Client, cfg Config) (*Node, error) 
 	go func() { defer n.wg.Done(); n.campaign(rctx) }()
 	go func() { defer n.wg.Done(); n.follow(rctx) }()
 	return n, nil
+}
+
+// register writes the member key, under the member's lease, only where no
+// live member holds that id: a second agent given the same id (two hosts
+// of one name) would take the first one's key, and its exit would delete
+// it, the first running on unseen, owning nothing. A key left by this
+// member's previous run goes with that run's lease, within a TTL: register
+// waits that long for it, and fails if it is still held after. A member an
+// operator drained (Drain) joins draining.
+func (n *Node) register(ctx context.Context) error {
+	k := n.memberKey(n.cfg.Member.ID)
+	if r, err := n.cli.Get(ctx, n.drainedKey(n.cfg.Member.ID)); err == nil && len(r.Kvs) > 0 && !n.cfg.Member.Draining {
+		n.cfg.Member.Draining = true
+		n.cfg.Logger.Warn("fleet: joins draining, as an operator drained it: it takes no switch until ecntune fleet drain "+n.cfg.Member.ID+" --undo",
+			"member", n.cfg.Member.ID)
+	}
+	b, _ := json.Marshal(n.cfg.Member)
+	deadline := time.Now().Add(n.cfg.TTL + time.Second)
+	for {
+		t, err := n.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(k), "=", 0)).
+			Then(clientv3.OpPut(k, string(b), clientv3.WithLease(n.lease))).
+			Else(clientv3.OpGet(k)).Commit()
+		if err != nil {
+			return fmt.Errorf("fleet %s: member key: %w", n.cfg.Name, unanswered(n.cli, err))
+		}
+		if t.Succeeded {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			var lease int64
+			if kvs := t.Responses[0].GetResponseRange().GetKvs(); len(kvs) > 0 {
+				lease = kvs[0].Lease
+			}
+			return fmt.Errorf("fleet %s: member id %q is held by a live member (lease %x, kept alive for more than the ttl %v): give each agent its own fleet.member (it defaults to the host name)",
+				n.cfg.Name, n.cfg.Member.ID, lease, n.cfg.TTL)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("fleet %s: member id %q is held by another lease, and %w while waiting for it to expire", n.cfg.Name, n.cfg.Member.ID, ctx.Err())
+		case <-time.After(n.cfg.TTL / 8):
+		}
+		// this member's own lease lives on while it waits (renew starts
+		// after Join)
+		sent := time.Now()
+		if _, err := n.cli.KeepAliveOnce(ctx, n.lease); err != nil {
+			return fmt.Errorf("fleet %s: lease: %w", n.cfg.Name, unanswered(n.cli, err))
+		}
+		n.mu.Lock()
+		n.lastRenew = sent
+		n.mu.Unlock()
+	}
+}
+
+// unanswered says which etcd did not answer, for an error of a request
+// that timed out or could not connect.
+func unanswered(cli *clientv3.Client, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "DeadlineExceeded") {
+		return fmt.Errorf("etcd at %s did not answer (is it running there, and the endpoints right?): %w", strings.Join(cli.Endpoints(), ", "), err)
+	}
+	return err
 }
 
 // OnChange calls f (on a goroutine of the node's) whenever the switches
@@ -252,7 +314,16 @@ func (n *Node) renew(ctx context.Context) {
 			if ctx.Err() != nil {
 				return // the member is closing: nothing went wrong
 			}
+			err = unanswered(n.cli, err)
+			n.mu.Lock()
+			n.renewErr = err
+			n.mu.Unlock()
 			n.cfg.Logger.Warn("fleet: lease not renewed", "member", n.cfg.Member.ID, "err", err)
+			// gRPC's reconnect backoff grows to minutes: an etcd back
+			// within the lease must be reached within it
+			if cc := n.cli.ActiveConnection(); cc != nil {
+				cc.ResetConnectBackoff()
+			}
 			continue
 		}
 		if ttl <= 0 {
@@ -260,9 +331,31 @@ func (n *Node) renew(ctx context.Context) {
 			return
 		}
 		n.mu.Lock()
-		n.lastRenew = sent
+		n.lastRenew, n.renewErr = sent, nil
 		n.mu.Unlock()
 	}
+}
+
+// LeaseProblem says what keeps this member from writing as a whole, for
+// its health: its lease gone, or not renewed for more than two renewal
+// rounds (etcd not answering); "" when neither.
+func (n *Node) LeaseProblem(now time.Time) string {
+	select {
+	case <-n.done:
+		return "fleet: this member's lease expired: it owns and writes no switch (restart it to join again)"
+	default:
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if age := now.Sub(n.lastRenew); age > 2*n.cfg.TTL/3 {
+		why := ""
+		if n.renewErr != nil {
+			why = ": " + n.renewErr.Error()
+		}
+		return fmt.Sprintf("fleet: lease not renewed for %s (ttl %v): this member writes no switch past its deadline, and loses them all at the ttl%s",
+			age.Round(100*time.Millisecond), n.cfg.TTL, why)
+	}
+	return ""
 }
 
 // ended is closed when the node stops or its lease is lost.

@@ -129,6 +129,17 @@ func Drain(ctx context.Context, cli *clientv3.Client, name, member string, on bo
 		return fmt.Errorf("fleet %s: %w", name, err)
 	}
 	if len(r.Kvs) == 0 {
+		if !on {
+			// a member drained and stopped: undoing the drain lets it
+			// join with switches when it starts
+			d, err := cli.Delete(ctx, prefixOf(name)+"drained/"+member)
+			if err != nil {
+				return fmt.Errorf("fleet %s: %w", name, err)
+			}
+			if d.Deleted > 0 {
+				return nil
+			}
+		}
 		return fmt.Errorf("fleet %s: %w %q (ecntune fleet status lists them)", name, ErrNoMember, member)
 	}
 	kv := r.Kvs[0]
@@ -166,8 +177,15 @@ func Drain(ctx context.Context, cli *clientv3.Client, name, member string, on bo
 	}
 	m.Draining = on
 	b, _ := json.Marshal(m)
+	// drained/ID, bound to no lease, keeps the drain across the member's
+	// restart (the maintenance a drain is for): it joins draining until
+	// the drain is undone
+	mark := clientv3.OpDelete(prefixOf(name) + "drained/" + member)
+	if on {
+		mark = clientv3.OpPut(prefixOf(name)+"drained/"+member, "1")
+	}
 	t, err := cli.Txn(ctx).If(cmps...).
-		Then(clientv3.OpPut(k, string(b), clientv3.WithLease(clientv3.LeaseID(kv.Lease)))).Commit()
+		Then(clientv3.OpPut(k, string(b), clientv3.WithLease(clientv3.LeaseID(kv.Lease))), mark).Commit()
 	if err != nil {
 		return fmt.Errorf("fleet %s: %w", name, err)
 	}
