@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -37,9 +38,13 @@ type fakeSwitch struct {
 	readErrAfterSet bool
 	ignore          bool // accept Sets but keep the old settings
 	partial         bool // accept Sets but apply only Kmin
-	sets            int
-	snaps           chan env.Snapshot
-	subs            map[string]int // Subscribes under way, by agent (recordingSwitch)
+	// lateSets: Sets fail with setErr but are kept, and land()
+	// applies them (a switch that takes a Set after the agent's deadline)
+	lateSets []map[env.QueueKey]env.Setting
+	late     bool
+	sets     int
+	snaps    chan env.Snapshot
+	subs     map[string]int // Subscribes under way, by agent (recordingSwitch)
 }
 
 func newFakeSwitch(name string, keys ...env.QueueKey) *fakeSwitch {
@@ -76,6 +81,9 @@ func (f *fakeSwitch) Apply(ctx context.Context, s map[env.QueueKey]env.Setting) 
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.sets++
+	if f.late {
+		f.lateSets = append(f.lateSets, maps.Clone(s))
+	}
 	if f.setErr != nil {
 		return f.setErr
 	}
@@ -92,6 +100,18 @@ func (f *fakeSwitch) Apply(ctx context.Context, s map[env.QueueKey]env.Setting) 
 	}
 	return nil
 }
+
+// land applies the Sets kept since late was set, as a switch that takes
+// them late does.
+func (f *fakeSwitch) land() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, s := range f.lateSets {
+		maps.Copy(f.set, s)
+	}
+	f.lateSets = nil
+}
+
 func (f *fakeSwitch) Read(ctx context.Context, keys []env.QueueKey) (map[env.QueueKey]env.Setting, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -459,6 +459,11 @@ func (a *Agent) intend(target string, sw Switch, cs []core.Change) ([]core.Audit
 		if a.o.DryRun {
 			entries[i].State = core.StateDryRun
 		}
+		if sw != nil && !a.o.DryRun {
+			// a Set that times out may land later: no verdict before
+			// then (core.AuditEntry.MayLand)
+			entries[i].LandByNs = nowNs + int64(2*a.o.SetTimeout)
+		}
 		if rd := a.targets[target].CommitConfirmed; rd > 0 && sw != nil && !a.o.DryRun {
 			// the flight's Set is bounded by the set timeout (writeContext)
 			entries[i].RevertByNs = revertBy(nowNs, a.o.SetTimeout, rd)

@@ -156,7 +156,7 @@ func TestFaults(t *testing.T) {
 	key := env.QueueKey{Target: "sw0", Port: "Ethernet0", Queue: 3}
 	req, _ := gnmipath.SetRequest(tt, key, env.Setting{KminBytes: 1, KmaxBytes: 2, Pmax: 0.5}, dec.Binding("Ethernet0", 3))
 	_, err := tg.Set(ctx5(t), req)
-	wantCode(t, err, codes.Unavailable, "fault injection")
+	wantCode(t, err, codes.FailedPrecondition, "fault injection")
 	if tel, _ := s.Telemetry("sw0"); tel.Ports[0].Queues[3].ECN.KminBytes == 1 {
 		t.Fatal("rejected Set applied")
 	}

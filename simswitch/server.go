@@ -121,7 +121,7 @@ const (
 
 // Faults are failures a test can switch on to exercise a client.
 type Faults struct {
-	RejectSets    bool // every Set fails with Unavailable, changing nothing
+	RejectSets    bool // every Set is refused with FailedPrecondition, changing nothing
 	MuteTelemetry bool // STREAM subscriptions stay open but send nothing
 	// Malformed makes every telemetry notification carry one malformed
 	// value: the tx-bytes counter of the first lossless queue of the first
@@ -130,6 +130,12 @@ type Faults struct {
 	// NoLLDP makes the switches answer as if they had no openconfig-lldp
 	// model: Get and Subscribe of the LLDP paths fail with NotFound.
 	NoLLDP bool
+	// DuplicateSync makes every STREAM subscription send its
+	// sync_response twice; SlowOnChange holds the initial dump of those
+	// with an ON_CHANGE subscription that long (a slow configuration
+	// database), so that the other subscriptions sync first.
+	DuplicateSync bool
+	SlowOnChange  time.Duration
 }
 
 // Server is a running set of simulated switches.

@@ -361,7 +361,10 @@ func (z *responseSize) add(all, ns []*gnmi.Notification) bool {
 
 func (v *service) Set(ctx context.Context, req *gnmi.SetRequest) (*gnmi.SetResponse, error) {
 	if v.s.getFaults().RejectSets {
-		return nil, status.Error(codes.Unavailable, "Set rejected by fault injection; nothing changed")
+		// a refusal the switch answers: FailedPrecondition (Unavailable
+		// is what a connection lost on the way gives too, which leaves the
+		// outcome unknown to the client)
+		return nil, status.Error(codes.FailedPrecondition, "Set rejected by fault injection; nothing changed")
 	}
 	c := gnmipath.CommitOf(req)
 	if c != nil && !v.s.dev.CommitConfirmed {

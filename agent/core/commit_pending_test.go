@@ -65,3 +65,33 @@ func TestReconcileWaitsForAPendingCommit(t *testing.T) {
 		t.Fatalf("the queue is not decided on again after the verdict: %+v, %v", rd.Changes, err)
 	}
 }
+
+// An open entry whose Set may still land (its writer killed, or its
+// answer timed out: before LandByNs) is not judged on the old setting:
+// a restarted agent called one "not applied", tuned the queue, and the
+// late Set put it back. It is judged applied as soon as the switch runs
+// it, and not applied only once it can no longer land; the queue is held
+// as a change in flight meanwhile.
+func TestReconcileWaitsForASetThatMayLand(t *testing.T) {
+	c, err := New(Options{Guard: testGuardConfig(), Policy: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.AddTarget("leaf0", 0)
+	next := env.Setting{KminBytes: 500_000, KmaxBytes: 2_000_000, Pmax: 0.2, HeadroomBytes: 100_000}
+	e := AuditEntry{Seq: 1, Target: "leaf0", TimeNs: 9 * sec, LandByNs: 19 * sec, Change: Change{Key: kA, Kind: KindTune, Old: cur, New: next}, State: StateIntent}
+	res := c.Reconcile([]AuditEntry{e}, map[env.QueueKey]env.Setting{kA: cur}, 10*sec, 10*sec)
+	if r := res[0]; !r.Wait || !r.Retry || r.State != StateIntent || !strings.Contains(r.Msg, "may still land") {
+		t.Fatalf("entry whose Set may still land, the switch on the old setting: %+v", r)
+	}
+	rd, err := c.Tick(Interval{NowNs: 11 * sec, Observations: []env.Observation{ob(kA, cur)}, Decisions: []policy.Decision{dc(kA, next, 0.9)}})
+	if err != nil || len(rd.Changes) != 0 {
+		t.Fatalf("a change to a queue whose Set may still land: %+v, %v", rd.Changes, err)
+	}
+	if r := c.Reconcile([]AuditEntry{e}, map[env.QueueKey]env.Setting{kA: next}, 12*sec, 12*sec)[0]; r.Wait || r.State != StateReconciled {
+		t.Fatalf("the Set landed: %+v", r)
+	}
+	if r := c.Reconcile([]AuditEntry{e}, map[env.QueueKey]env.Setting{kA: cur}, 20*sec, 20*sec)[0]; r.Wait || r.State != StateAbandoned {
+		t.Fatalf("past its window, the switch on the old setting: %+v", r)
+	}
+}

@@ -281,7 +281,11 @@ func (c *Core) ReadBack(target string, cs []Change, setErr error, got map[env.Qu
 			out[i].Err = fmt.Errorf("set on %s: %w", target, setErr)
 		case SetUnknown:
 			out[i].Unknown = true
-			out[i].Err = fmt.Errorf("set on %s: %v; read-back: %v", target, setErr, readErr)
+			if readErr != nil {
+				out[i].Err = fmt.Errorf("set on %s: %v; read-back: %v", target, setErr, readErr)
+			} else {
+				out[i].Err = fmt.Errorf("set on %s: %v; the switch ran the old setting right after, but the Set may still land: judged once it no longer can", target, setErr)
+			}
 		case SetUnread:
 			out[i].Outcome = Mismatch
 			out[i].Err = fmt.Errorf("read-back on %s: %w", target, readErr)
@@ -338,11 +342,22 @@ func JudgeSet(want env.Setting, setErr error, g env.Setting, reported bool, read
 		return SetUnread
 	case reported && match(want, g):
 		return SetApplied
+	case errors.Is(setErr, ErrSetOutcomeUnknown):
+		// the old setting read right after a Set that timed out is no
+		// verdict: the switch may apply it later (one did 2 s after the
+		// agent's 5 s deadline, audited as failed)
+		return SetUnknown
 	case setErr != nil:
 		return SetFailed
 	}
 	return SetMismatch
 }
+
+// ErrSetOutcomeUnknown marks a Set that ended without an answer saying
+// whether the switch took it (a deadline, a cancel, a connection lost on
+// the way): it may yet land, so its audit entry stays open until its
+// AuditEntry.LandByNs and is judged then by what the switch runs.
+var ErrSetOutcomeUnknown = errors.New("no answer says whether the switch took the Set")
 
 // ErrUnconfirmed marks a Set whose confirmed commit (gNMI's commit
 // confirmed extension) was not confirmed: the switch reverts it when its
@@ -367,6 +382,11 @@ type Settled struct {
 func (c *Core) Settle(r Result, dryRun bool, nowNs int64) Settled {
 	var s Settled
 	s.Rollback, s.Alarm = c.guard.Result(r.Change, r.Outcome, r.Got, nowNs)
+	if r.Unknown && r.Seq != 0 && !dryRun {
+		// held as a change in flight until Reconcile judges the entry: no
+		// other Set to the queue meanwhile (a late Set would overwrite it)
+		c.AwaitCommit(r.Key)
+	}
 	if r.Unknown || r.Seq == 0 {
 		return s
 	}
@@ -478,6 +498,9 @@ func (c *Core) Reconcile(entries []AuditEntry, got map[env.QueueKey]env.Setting,
 	waits := map[env.QueueKey]bool{}
 	for i, r := range res {
 		waits[entries[i].Key] = waits[entries[i].Key] || r.Wait
+		if r.Wait {
+			c.AwaitCommit(entries[i].Key) // a change in flight until judged
+		}
 	}
 	for k, w := range waits {
 		if !w && c.awaiting[k] {
@@ -549,6 +572,14 @@ func reconcile(entries []AuditEntry, got map[env.QueueKey]env.Setting, readNs in
 			r.State, r.Got, r.Retry, r.Wait = e.State, nil, true, true
 			r.Msg = fmt.Sprintf("its confirmed commit may still be pending on the switch: judged once the switch has confirmed or reverted it, after %s",
 				time.Unix(0, e.RevertByNs).UTC().Format(time.RFC3339))
+		case e.MayLand(readNs) && !(ok && match(e.New, g)):
+			// a Set without an answer (its writer killed, or timed out)
+			// may still land: the old setting now is no verdict (a
+			// restarted agent called one not applied, tuned the queue, and
+			// the late Set put it back)
+			r.State, r.Got, r.Retry, r.Wait = e.State, nil, true, true
+			r.Msg = fmt.Sprintf("its Set may still land on the switch: judged once it no longer can, after %s",
+				time.Unix(0, e.LandByNs).UTC().Format(time.RFC3339Nano))
 		case ok && match(e.New, g):
 			r.State, r.Note = StateReconciled, "reconcile: change found applied"
 			from := e.Old

@@ -30,6 +30,13 @@ func (e AuditEntry) Open() bool { return e.State == StateIntent || e.State == St
 // whether the commit was confirmed.
 func (e AuditEntry) CommitPending(nowNs int64) bool { return e.RevertByNs > nowNs }
 
+// MayLand says whether the entry's Set, if it went out, may still land on
+// the switch at nowNs: before LandByNs (twice the writer's set timeout
+// from the intent), a Set whose answer timed out or whose writer was
+// killed can still be applied, so a read of the old setting decides
+// nothing yet.
+func (e AuditEntry) MayLand(nowNs int64) bool { return e.LandByNs > nowNs }
+
 // AuditEntry is one write-ahead record of a change to one queue: the
 // Change itself (its Reason led by every knob it changes, see AuditReason)
 // and where it stands.
@@ -56,6 +63,12 @@ type AuditEntry struct {
 	// confirmed or reverted it; 0: not a confirmed commit. An open entry
 	// is not judged before then (CommitPending, Reconcile).
 	RevertByNs int64 `json:"revert_by_ns,omitempty"`
+	// LandByNs: until this time (unix ns, written with the intent: twice
+	// the writer's set timeout later) the Set may still land on the switch
+	// when it went without an answer; an open entry showing the old
+	// setting is not judged before then (MayLand, Reconcile). 0: entries
+	// of older versions, judged at once.
+	LandByNs int64 `json:"land_by_ns,omitempty"`
 }
 
 // Recommendation is what shadow mode stores per queue and interval.

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/gnmipath"
 )
@@ -654,7 +655,12 @@ func (ss *session) handle(m subResp) error {
 	}
 	if !res.Update {
 		if res.Sync {
-			ss.syncs++
+			if !p.synced {
+				// one per subscription: a second sync_response of one
+				// (a duplicate) counted toward every group having synced,
+				// and the first snapshot came out incomplete
+				ss.syncs++
+			}
 			p.synced = true
 			ss.learn()
 			ss.emit()
@@ -832,7 +838,7 @@ func (s *Switch) Apply(ctx context.Context, settings map[env.QueueKey]env.Settin
 	}
 	for _, r := range reqs {
 		if _, err := s.conn.Set(ctx, r); err != nil {
-			return err
+			return setError(err)
 		}
 	}
 	var herr *gnmipath.HeadroomError
@@ -851,6 +857,23 @@ func (s *Switch) Apply(ctx context.Context, settings map[env.QueueKey]env.Settin
 		return herr
 	}
 	return nil
+}
+
+// setError marks a Set's error whose outcome nobody knows (a deadline, a
+// cancel, a connection lost on the way: the switch may have taken the
+// Set, or take it yet) with core.ErrSetOutcomeUnknown; an answer of the
+// switch (InvalidArgument, say) stays as it is.
+func setError(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return fmt.Errorf("%w: %w", core.ErrSetOutcomeUnknown, err)
+	}
+	if st, ok := status.FromError(err); ok {
+		switch st.Code() {
+		case codes.DeadlineExceeded, codes.Canceled, codes.Unavailable:
+			return fmt.Errorf("%w: %w", core.ErrSetOutcomeUnknown, err)
+		}
+	}
+	return err
 }
 
 // Read implements Switch: one Get of the bindings of all queues
