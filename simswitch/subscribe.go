@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"sort"
 	"time"
 
@@ -455,6 +456,14 @@ func (v *service) stream(ctx context.Context, list *gnmi.SubscriptionList, send 
 		stepCh = v.s.r.steps.wait()
 	}
 	// Initial dump, then sync_response.
+	f := v.s.getFaults()
+	if f.SlowOnChange > 0 && slices.ContainsFunc(groups, func(g *group) bool { return g.onChange }) {
+		select {
+		case <-time.After(f.SlowOnChange):
+		case <-ctx.Done():
+			return streamEnd(ctx)
+		}
+	}
 	for _, g := range groups {
 		if err := v.emit(send, g, enc, true, !list.GetUpdatesOnly()); err != nil {
 			return err
@@ -462,6 +471,11 @@ func (v *service) stream(ctx context.Context, list *gnmi.SubscriptionList, send 
 	}
 	if err := sendSync(send); err != nil {
 		return err
+	}
+	if f.DuplicateSync {
+		if err := sendSync(send); err != nil {
+			return err
+		}
 	}
 	hasOnChange, pollState := false, false
 	for _, g := range groups {

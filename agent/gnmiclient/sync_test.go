@@ -1,0 +1,48 @@
+package gnmiclient
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/gnmipath"
+	"github.com/ecntune/ecntune/internal/simtest"
+	"github.com/ecntune/ecntune/simswitch"
+)
+
+// A subscription that sends its sync_response twice counts once toward
+// every subscription having synced: the first snapshot waits for the
+// configuration's subscription (a duplicate counted twice let a snapshot
+// out before the thresholds had come, "queues incomplete").
+func TestDuplicateSyncResponseCountsOnce(t *testing.T) {
+	s, addr := simtest.Start(t, simtest.Star(poorECN), gnmipath.OpenConfig, nil)
+	s.SetFaults(simswitch.Faults{DuplicateSync: true, SlowOnChange: 500 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	sw, err := Dial(ctx, target0(addr, string(gnmipath.OpenConfig)), 50*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Close()
+	out, errs := make(chan env.Snapshot, 64), make(chan error, 64)
+	go sw.Subscribe(ctx, out, errs)
+	for {
+		select {
+		case snap := <-out:
+			if len(snap.Queues) != 4 {
+				t.Fatalf("first snapshot has %d queues", len(snap.Queues))
+			}
+			return
+		case err := <-errs:
+			var dn *DeviceNote
+			if errors.As(err, &dn) {
+				continue
+			}
+			t.Fatalf("before the first snapshot: %v", err)
+		case <-ctx.Done():
+			t.Fatal("no snapshot")
+		}
+	}
+}
