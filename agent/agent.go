@@ -15,6 +15,7 @@ import (
 
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/fleet"
 	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/agent/metrics"
 	"github.com/ecntune/ecntune/agent/web"
@@ -794,7 +795,52 @@ func (a *Agent) setPause(paused bool, by, reason string) error {
 	} else {
 		a.log.Warn("closed loop resumed", "by", by)
 	}
+	if fp, ok := a.o.Gate.(fleetPauser); ok {
+		// every member of the fleet follows (fleetPause): a pause on one
+		// member left the others writing, and a failover gave a paused
+		// member's switches to a running one
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := fp.SetPause(ctx, fleet.Pause{Paused: paused, By: by, Reason: reason, SinceNs: p.SinceNs}); err != nil {
+			return fmt.Errorf("this member's closed loop is %s, but the fleet's other members were not told (%w): try again, or pause each member",
+				map[bool]string{true: "paused", false: "resumed"}[paused], err)
+		}
+	}
 	return nil
+}
+
+// fleetPauser is a Gate whose fleet shares the operator's pause
+// (fleet.Node).
+type fleetPauser interface {
+	SetPause(ctx context.Context, p fleet.Pause) error
+	FollowPause(fn func(fleet.Pause))
+}
+
+// fleetPause takes the fleet's pause, written by an operator through any
+// member (or fleet.SetPause): journaled, as the agent's own pause is, so
+// that it survives a restart outside the fleet too.
+func (a *Agent) fleetPause(p fleet.Pause) {
+	if a.cfg.Mode != config.ModeClosedLoop {
+		return
+	}
+	a.pauseMu.Lock()
+	defer a.pauseMu.Unlock()
+	err := a.o.Journal.ChangePause(journal.Pause{Paused: p.Paused, By: p.By, Reason: p.Reason, SinceNs: p.SinceNs})
+	if errors.Is(err, journal.ErrPauseUnchanged) {
+		return // this member's own, or already taken
+	}
+	if err != nil {
+		a.log.Error("pause record", "err", err) // followed all the same
+	}
+	a.mu.Lock()
+	a.pause = p.Paused
+	a.mu.Unlock()
+	a.o.Instruments.Paused.Set(boolGauge(p.Paused))
+	if p.Paused {
+		a.log.Warn("closed loop paused fleet-wide: recording, writing nothing", "by", p.By, "reason", p.Reason)
+	} else {
+		a.log.Warn("closed loop resumed fleet-wide", "by", p.By)
+	}
 }
 
 // paused says whether an operator has paused the closed loop.

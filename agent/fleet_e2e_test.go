@@ -536,3 +536,68 @@ func leftInFlight(t *testing.T, ep string, names []string, sws map[string]*fakeS
 	old.Close()
 	return ctx, cli, k
 }
+
+// A pause given to one member stops every member's writes (the others
+// went on writing), outlasts a failover (a paused member's switches went
+// to a running one) and a member's restart, and a resume on any member
+// ends it everywhere.
+func TestFleetPauseIsFleetWide(t *testing.T) {
+	ep, names, sws, mu, writers := fleetSwitches(t)
+	defer feedSwitches(sws)()
+	a, cancelA, doneA := startFleetAgent(t, ep, "a", names, sws, mu, writers, 0)
+	b, cancelB, doneB := startFleetAgent(t, ep, "b", names, sws, mu, writers, 0)
+	defer func() { cancelB(); <-doneB; b.Close() }()
+	total := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, by := range writers {
+			for _, k := range by {
+				n += k
+			}
+		}
+		return n
+	}
+	writing := func(what string) {
+		t.Helper()
+		before := total()
+		for deadline := time.Now().Add(30 * time.Second); total() <= before+4; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: no Sets in 30 s: %v", what, writers)
+			}
+		}
+	}
+	quiet := func(what string) {
+		t.Helper()
+		time.Sleep(500 * time.Millisecond) // a pause is followed within a watch event
+		before := total()
+		time.Sleep(1500 * time.Millisecond)
+		if n := total() - before; n != 0 {
+			t.Fatalf("%s: %d Sets in 1.5 s", what, n)
+		}
+	}
+	writing("both members running")
+	if err := a.Pause("alice", "incident 7"); err != nil {
+		t.Fatal(err)
+	}
+	quiet("paused through a")
+	if p, _ := b.PauseState(); !p.Paused || p.By != "alice" || p.Reason != "incident 7" {
+		t.Fatalf("b's pause record %+v", p)
+	}
+	// a leaves: b takes its switches, paused
+	cancelA()
+	<-doneA
+	a.Close()
+	quiet("a gone, b paused")
+	// a restarts on a new db: it joins paused
+	a, cancelA, doneA = startFleetAgent(t, ep, "a", names, sws, mu, writers, 0)
+	defer func() { cancelA(); <-doneA; a.Close() }()
+	quiet("a restarted")
+	if err := b.Resume("bob"); err != nil {
+		t.Fatal(err)
+	}
+	writing("resumed through b")
+	if p, _ := a.PauseState(); p.Paused || p.By != "bob" {
+		t.Fatalf("a's pause record after the resume %+v", p)
+	}
+}

@@ -212,6 +212,9 @@ func Open(ctx context.Context, cfg *config.Config, d Deps) (a *Agent, err error)
 		opened = append(opened, srv.Close)
 		d.Logger.Info("serving /metrics and /recommendations", "addr", ln.Addr().String())
 	}
+	if fp, ok := gate.(fleetPauser); ok {
+		fp.FollowPause(a.fleetPause) // the fleet's pause, now and as it changes
+	}
 	a.release = release
 	return a, nil
 }

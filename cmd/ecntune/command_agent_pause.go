@@ -15,7 +15,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/fleet"
 	"github.com/ecntune/ecntune/agent/journal"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // agentPauseOpts are the flags of "ecntune agent pause" and "agent resume".
@@ -70,7 +72,7 @@ func runAgentPause(cmd *cobra.Command, o agentPauseOpts, pause bool) error {
 	case o.url != "":
 		p, err = postPause(cmd.Context(), agentBaseURL(o.url), o, pause)
 	case o.cfgPath != "" || o.db != "":
-		p, err = pauseInDB(o, pause)
+		p, err = pauseInDB(cmd.Context(), o, pause)
 	default:
 		return errors.New("--url (a running agent) or --config/--db (a stopped one) is required")
 	}
@@ -120,14 +122,19 @@ func postPause(ctx context.Context, base string, o agentPauseOpts, pause bool) (
 }
 
 // pauseInDB writes the pause in a stopped agent's database.
-func pauseInDB(o agentPauseOpts, pause bool) (journal.Pause, error) {
+// In a fleet (the configuration's fleet: key) the pause is the fleet's
+// too: every member follows it.
+func pauseInDB(ctx context.Context, o agentPauseOpts, pause bool) (journal.Pause, error) {
 	db := o.db
-	if db == "" {
-		cfg, err := config.Load(o.cfgPath)
-		if err != nil {
+	var cfg *config.Config
+	if o.cfgPath != "" {
+		var err error
+		if cfg, err = config.Load(o.cfgPath); err != nil {
 			return journal.Pause{}, err
 		}
-		db = cfg.DB
+		if db == "" {
+			db = cfg.DB
+		}
 	}
 	j, err := openExistingJournal(db)
 	if err != nil {
@@ -135,5 +142,16 @@ func pauseInDB(o agentPauseOpts, pause bool) (journal.Pause, error) {
 	}
 	defer j.Close()
 	p := journal.Pause{Paused: pause, By: o.by, Reason: o.reason, SinceNs: time.Now().UnixNano()}
-	return p, j.ChangePause(p)
+	if err := j.ChangePause(p); err != nil {
+		return p, err
+	}
+	if cfg != nil && cfg.Fleet != nil {
+		_, err := withFleet(ctx, o.cfgPath, func(ctx context.Context, cli *clientv3.Client, f *config.Fleet) error {
+			return fleet.SetPause(ctx, cli, f.Name, fleet.Pause{Paused: pause, By: p.By, Reason: p.Reason, SinceNs: p.SinceNs})
+		})
+		if err != nil {
+			return p, fmt.Errorf("written in %s, but not for the fleet's other members (%w): try again", db, err)
+		}
+	}
+	return p, nil
 }

@@ -17,9 +17,11 @@ import (
 	"github.com/ecntune/ecntune/agent"
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/fleet"
 	"github.com/ecntune/ecntune/agent/gnmiclient"
 	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/env"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // agentRollbackOpts are the flags of "ecntune agent rollback".
@@ -81,6 +83,11 @@ func runAgentRollback(cmd *cobra.Command, o agentRollbackOpts) error {
 	if err != nil {
 		return err
 	}
+	if cfg.Fleet != nil && !o.dryRun {
+		if err := rollbackFleetCheck(cmd.Context(), o.cfgPath, targets); err != nil {
+			return err
+		}
+	}
 	db := o.db
 	if db == "" {
 		db = cfg.DB
@@ -107,6 +114,44 @@ func runAgentRollback(cmd *cobra.Command, o agentRollbackOpts) error {
 		}
 	}
 	return errors.Join(failed...)
+}
+
+// rollbackFleetCheck refuses a rollback in a fleet while a live member
+// owns one of the targets and the fleet is not paused: the rollback would
+// be a second writer beside the owner, unfenced (it wrote switches other
+// members were writing, from a plan of this member's old audit log). With
+// the fleet paused (ecntune agent pause), no member writes.
+func rollbackFleetCheck(ctx context.Context, cfgPath string, targets []config.Target) error {
+	_, err := withFleet(ctx, cfgPath, func(ctx context.Context, cli *clientv3.Client, f *config.Fleet) error {
+		p, _, err := fleet.ReadPause(ctx, cli, f.Name)
+		if err != nil {
+			return err
+		}
+		if p.Paused {
+			return nil
+		}
+		st, err := fleet.ReadStatus(ctx, cli, f.Name)
+		if err != nil {
+			return err
+		}
+		owner := map[string]string{}
+		for _, s := range st.Switches {
+			owner[s.Switch] = s.Owner
+		}
+		var owned []string
+		for _, t := range targets {
+			if m := owner[t.Name]; m != "" {
+				owned = append(owned, fmt.Sprintf("%s (member %s)", t.Name, m))
+			}
+		}
+		if len(owned) > 0 {
+			return fmt.Errorf("fleet %s is running and its members own %s: a rollback now would write beside them; pause the fleet first "+
+				"(ecntune agent pause --url http://MEMBER:PORT --reason ..., or --config for a stopped member: every member stops writing), roll back, then resume",
+				f.Name, strings.Join(owned, ", "))
+		}
+		return nil
+	})
+	return err
 }
 
 // rollbackTargets are the targets --target or --all name.

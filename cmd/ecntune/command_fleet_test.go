@@ -72,6 +72,27 @@ func TestFleetCommands(t *testing.T) {
 	if err != nil || !strings.Contains(out, "fleet dc1: 2 members") || !strings.Contains(out, "leaf3") {
 		t.Fatalf("status: %v\n%s", err, out)
 	}
+	// a rollback beside the running members is refused; with the fleet
+	// paused it goes on (here to the missing db)
+	ctx := context.Background()
+	if _, _, err := runAgentCmd(t, ctx, "rollback", "--config", cfg, "--target", "leaf0"); err == nil ||
+		!regexp.MustCompile(`fleet dc1 is running and its members own leaf0 \(member (a|b)\): a rollback now would write beside them; pause the fleet first`).MatchString(err.Error()) {
+		t.Fatalf("rollback in a running fleet: %v", err)
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	if err := fleet.SetPause(ctx, cli, "dc1", fleet.Pause{Paused: true, By: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runAgentCmd(t, ctx, "rollback", "--config", cfg, "--target", "leaf0"); err == nil || strings.Contains(err.Error(), "pause the fleet first") {
+		t.Fatalf("rollback in a paused fleet: %v", err)
+	}
+	if err := fleet.SetPause(ctx, cli, "dc1", fleet.Pause{}); err != nil {
+		t.Fatal(err)
+	}
 	if out, err = runFleet(t, "drain", "--config", cfg, "--member", "a"); err != nil || !strings.Contains(out, "member a of fleet dc1 is draining") {
 		t.Fatalf("drain: %v\n%s", err, out)
 	}
