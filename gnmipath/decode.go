@@ -1215,3 +1215,8 @@ func (d *Decoder) SetTarget(t Target) { d.t = t }
 // CountersTime is the timestamp Snapshot stamps: the newest of a
 // notification that carried queue counters.
 func (d *Decoder) CountersTime() int64 { return d.tsLeaf }
+
+// SetCountersTime sets the timestamp Snapshot stamps, for a client that
+// judges the switch's timestamps (one stamped far from the others is not
+// the sample's time; a clock that stepped back is taken as it is now).
+func (d *Decoder) SetCountersTime(ts int64) { d.tsLeaf = ts }

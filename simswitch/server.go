@@ -136,6 +136,10 @@ type Faults struct {
 	// database), so that the other subscriptions sync first.
 	DuplicateSync bool
 	SlowOnChange  time.Duration
+	// ClockShift moves the timestamp of every notification (a switch's
+	// clock stepped); ShiftOnce moves that of one notification of the
+	// next sample, once (one stamped wrong).
+	ClockShift, ShiftOnce time.Duration
 }
 
 // Server is a running set of simulated switches.
@@ -529,6 +533,21 @@ func (s *Server) Close() {
 func (s *Server) SetFaults(f Faults) { s.faults.Store(&f) }
 
 func (s *Server) getFaults() Faults { return *s.faults.Load() }
+
+// takeShiftOnce returns Faults.ShiftOnce and clears it (0: none).
+func (s *Server) takeShiftOnce() time.Duration {
+	for {
+		f := s.faults.Load()
+		if f.ShiftOnce == 0 {
+			return 0
+		}
+		g := *f
+		g.ShiftOnce = 0
+		if s.faults.CompareAndSwap(f, &g) {
+			return f.ShiftOnce
+		}
+	}
+}
 
 // DropStreams ends every open Subscribe stream with codes.Unavailable.
 func (s *Server) DropStreams() {

@@ -591,6 +591,8 @@ func (v *service) configOnly(g *group) bool {
 func (v *service) emit(send sendFunc, g *group, enc gnmi.Encoding, all, doSend bool) error {
 	for _, sel := range g.sels {
 		ts, its := v.collect(sel, !g.onChange)
+		f := v.s.getFaults()
+		ts += int64(f.ClockShift)
 		seen := make(map[string]bool, len(its))
 		var out []gnmipath.Item
 		for _, it := range its {
@@ -603,6 +605,11 @@ func (v *service) emit(send sendFunc, g *group, enc gnmi.Encoding, all, doSend b
 			g.last[k] = val
 		}
 		ns := v.notifications(sel, out, ts, enc)
+		if f.ShiftOnce != 0 && !g.onChange && doSend && len(ns) > 0 && slices.ContainsFunc(out, func(it gnmipath.Item) bool {
+			return it.Leaf.Field >= gnmipath.TxPkts && it.Leaf.Field <= gnmipath.AvgQueue // queue counters
+		}) {
+			ns[0].Timestamp += int64(v.s.takeShiftOnce()) // one notification of the sample
+		}
 		// deletes for leaves that went away (e.g. a profile removed by Set)
 		var gone []string
 		prefix := string(rune(sel.sw))

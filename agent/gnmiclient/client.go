@@ -367,6 +367,9 @@ type session struct {
 	dirty           bool
 	syncs           int
 	lastTs, emitted int64
+	// suspectTs is the time of the last counters notification stamped out
+	// of line with the stream (clockCheck; 0: none)
+	suspectTs int64
 	// nAt counts the counter notifications of the sample at lastTs, full
 	// those of a whole sample (the most seen); firstAt is when the first
 	// of lastTs came. A sample is emitted as soon as it is whole, and its
@@ -671,17 +674,36 @@ func (ss *session) handle(m subResp) error {
 	// groups (PFC, buffer) stream on their own Subscribe and are folded
 	// into whatever snapshot comes next.
 	counters := p.group != nil && p.group.Required && res.Counters
-	if counters && ss.dirty && res.Timestamp > ss.lastTs {
+	offLine, stepped := false, false
+	if counters {
+		offLine, stepped = ss.clockCheck(res.Timestamp)
+	}
+	if counters && ss.dirty && (res.Timestamp > ss.lastTs && !offLine || stepped) {
 		// A new sample began before the previous one settled.
 		ss.emit()
 	}
 	s.mu.Lock()
 	err = s.dec.ApplyPeeked(m.raw, res)
+	switch {
+	case offLine:
+		// its values stand, its time is not the sample's: one stamp an
+		// hour ahead held every later snapshot at that time (dropped as
+		// repeats) until the clock caught up
+		s.dec.SetCountersTime(ss.lastTs)
+	case stepped:
+		s.dec.SetCountersTime(res.Timestamp)
+		ss.lastTs, ss.nAt, ss.full = 0, 0, 0 // a new clock: counted afresh below
+	}
 	s.mu.Unlock()
 	if err != nil {
 		ss.report(fmt.Errorf("target %s: malformed telemetry: %v", s.cfg.Name, err))
 	}
 	ss.learn()
+	if offLine {
+		ss.dirty = true
+		ss.timer.Reset(s.settle)
+		return nil
+	}
 	if p.optionalSample() {
 		p.noteSample(res.Timestamp)
 		if ss.dirty && ss.full > 0 && ss.nAt >= ss.full && ss.aligned() {
@@ -707,6 +729,41 @@ func (ss *session) handle(m subResp) error {
 		ss.timer.Reset(s.settle)
 	}
 	return nil
+}
+
+// clockJump is how far a counters timestamp may be from the stream's
+// (the current sample's) before it is out of line: a switch's clock that
+// steps, or one notification stamped wrong.
+func (ss *session) clockJump() int64 {
+	return int64(max(20*ss.sw.sample, 2*time.Second))
+}
+
+// clockCheck judges a counters notification's timestamp ts against the
+// stream's: in line; out of line (offLine: its time is not taken, the
+// first time, as one wrong stamp must not move the stream's clock); or
+// the second in a row near the same out-of-line time (stepped: the
+// switch's clock moved, taken as the new time, and said once). Both
+// directions: a clock stepping back held every snapshot until it caught
+// up, as a stamp an hour ahead did.
+func (ss *session) clockCheck(ts int64) (offLine, stepped bool) {
+	j := ss.clockJump()
+	if ss.lastTs == 0 || (ts <= ss.lastTs+j && ts >= ss.lastTs-j) {
+		ss.suspectTs = 0
+		return false, false
+	}
+	name := ss.sw.cfg.Name
+	if ss.suspectTs != 0 && ts <= ss.suspectTs+j && ts >= ss.suspectTs-j {
+		ss.suspectTs = 0
+		ss.report(fmt.Errorf("target %s: the switch's clock moved by %v (counters stamped %s, the stream was at %s): taking its new time",
+			name, time.Duration(ts-ss.lastTs).Round(time.Millisecond), time.Unix(0, ts).UTC().Format(time.RFC3339Nano),
+			time.Unix(0, ss.lastTs).UTC().Format(time.RFC3339Nano)))
+		return false, true
+	}
+	ss.suspectTs = ts
+	ss.report(fmt.Errorf("target %s: a counters notification stamped %v off the stream's time (%s against %s): its time not taken",
+		name, time.Duration(ts-ss.lastTs).Round(time.Millisecond), time.Unix(0, ts).UTC().Format(time.RFC3339Nano),
+		time.Unix(0, ss.lastTs).UTC().Format(time.RFC3339Nano)))
+	return true, false
 }
 
 // refused reports whether a status code says the switch does not serve
