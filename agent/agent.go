@@ -106,7 +106,8 @@ type Agent struct {
 	tinfo    map[string]*targetState              // guarded by mu
 	recs     map[env.QueueKey]core.Recommendation // newest recommendation per queue (HTTP)
 	lastPlan []core.Change
-	pending  bool // audit entries left unresolved by a crash
+	toVerify map[string][]env.QueueKey // queues alarmed as another writer's, to read (verifyExternal; Tick's goroutine)
+	pending  bool                      // audit entries left unresolved by a crash
 	ticks    int
 	pause    bool // an operator paused the closed loop (the core follows each Tick)
 	// pauseMu: one pause or resume at a time, so that the journal and
@@ -497,6 +498,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 		return perr
 	}
 	a.apply(ctx, a.gate(now.UnixNano(), rd.Changes), true)
+	a.verifyExternal(ctx, rd.Alarms)
 	mems := a.core.Memories()
 	if err := a.o.Journal.PutGuardMemory(mems); err != nil {
 		a.log.Error("guard memory", "err", err)

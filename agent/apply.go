@@ -40,6 +40,7 @@ const (
 	stageConfirm ioStage = iota
 	stageSet
 	stageReconcile
+	stageVerify // a read of queues the guard thinks another writer changed
 )
 
 // ioDone is one target's flight and what it brought back.
@@ -51,6 +52,7 @@ type ioDone struct {
 	second  bool              // read-back rollbacks: no further round
 	entries []core.AuditEntry // stageReconcile
 	askedNs int64             // stageReconcile: the agent's clock as the read was asked
+	keys    []env.QueueKey    // stageVerify
 	start   time.Time
 
 	got    map[env.QueueKey]env.Setting
@@ -236,6 +238,8 @@ func (a *Agent) fly(ctx context.Context, d ioDone) {
 				keys[i] = e.Key
 			}
 			d.got, d.err = sw.Read(cctx, keys)
+		case stageVerify:
+			d.got, d.err = sw.Read(cctx, d.keys)
 		}
 		a.ioc <- d // buffered for one flight per target: never blocks
 	}()
@@ -301,6 +305,52 @@ func (a *Agent) land(ctx context.Context, d ioDone) {
 		a.setLanded(ctx, d)
 	case stageReconcile:
 		a.reconciled(d.target, d.entries, d.askedNs, d.got, d.err)
+	case stageVerify:
+		a.verified(d)
+	}
+}
+
+// verifyExternal reads the queues the guard found changed by another
+// writer (rule external-writer, from two intervals of telemetry): a
+// telemetry stall that lost the switch's ON_CHANGE updates shows the
+// setting before the agent's last change, and the guard yielded the
+// queues for a minute on that (20 false alarms after a 40 s stall). A
+// target with a flight under way is read by that flight's own checks.
+func (a *Agent) verifyExternal(ctx context.Context, alarms []core.Alarm) {
+	for _, al := range alarms {
+		if al.Rule == core.RuleExternal && al.Key != nil && a.switches[al.Target] != nil {
+			if a.toVerify == nil {
+				a.toVerify = map[string][]env.QueueKey{}
+			}
+			a.toVerify[al.Target] = append(a.toVerify[al.Target], *al.Key)
+		}
+	}
+	for _, t := range slices.Sorted(maps.Keys(a.toVerify)) {
+		if !a.busy[t] { // else at the next interval
+			a.fly(ctx, ioDone{target: t, stage: stageVerify, keys: a.toVerify[t]})
+			delete(a.toVerify, t)
+		}
+	}
+}
+
+// verified takes the read of queues alarmed as changed by another writer:
+// those that run the agent's own last setting were the telemetry's doing
+// (core.Core.NotExternal): the yield is lifted and the target's telemetry
+// rebuilt.
+func (a *Agent) verified(d ioDone) {
+	if d.err != nil {
+		return // the alarm stands
+	}
+	stale := 0
+	for _, k := range d.keys {
+		if cur, ok := d.got[k]; ok && a.core.NotExternal(k, cur) {
+			stale++
+			a.log.Warn("not another writer after all: the switch runs the agent's own setting, its telemetry missed the change; yield lifted",
+				"queue", k.String(), "runs", cur.Describe())
+		}
+	}
+	if stale > 0 {
+		a.resync(d.target)
 	}
 }
 
@@ -316,6 +366,8 @@ func (a *Agent) confirmed(d ioDone) []core.Change {
 			a.resync(d.target)
 		}
 	}()
+	var deferred []core.Change
+	defer func() { a.logDeferred(d.target, deferred, d.err) }()
 	for _, c := range d.changes {
 		if c.Kind == core.KindReadBack {
 			out = append(out, c)
@@ -327,7 +379,7 @@ func (a *Agent) confirmed(d ioDone) []core.Change {
 		case core.WriteGo:
 			out = append(out, c)
 		case core.WriteDeferred:
-			a.log.Warn("change deferred: cannot read the switch's current setting before writing", "queue", c.Key.String(), "kind", c.Kind, "err", d.err)
+			deferred = append(deferred, c)
 		case core.WriteStaleTelemetry:
 			stale = true
 			a.log.Warn("change not written: the switch runs the setting the agent set last, its telemetry says otherwise (an update lost); resynchronising the target's telemetry",
@@ -339,6 +391,30 @@ func (a *Agent) confirmed(d ioDone) []core.Change {
 		}
 	}
 	return out
+}
+
+// logDeferred says which changes of target were deferred as its switch
+// could not be read before the write: one line per batch, then at most
+// every TelemetryRepeat with how many since (an unreachable switch gave
+// one warning per queue per interval: 372 in 18 s for 20 queues).
+func (a *Agent) logDeferred(target string, cs []core.Change, err error) {
+	if len(cs) == 0 {
+		return
+	}
+	now := a.o.Clock()
+	a.mu.Lock()
+	ti := a.info(target)
+	ti.deferN += len(cs)
+	n := ti.deferN
+	due := now.Sub(ti.deferLogged) >= TelemetryRepeat
+	if due {
+		ti.deferLogged, ti.deferN = now, 0
+	}
+	a.mu.Unlock()
+	if due {
+		a.log.Warn("changes deferred: cannot read the switch's current setting before writing (said again at most once a minute)",
+			"target", target, "changes", n, "e.g.", cs[0].Key.String(), "err", err)
+	}
 }
 
 // Resyncer is a Switch whose telemetry can be rebuilt from scratch
@@ -489,7 +565,7 @@ func (a *Agent) settle(r core.Result, nowNs int64) *core.Change {
 		a.log.Info("applied", "queue", r.Key.String(), "kind", r.Kind, "kmin", r.New.KminBytes,
 			"kmax", r.New.KmaxBytes, "pmax", r.New.Pmax, "reason", r.Reason)
 	case core.NotApplied:
-		if r.Err != nil {
+		if r.Err != nil && !r.Unknown { // an unknown outcome is said below, not as a failure too
 			a.log.Warn("set failed", "queue", r.Key.String(), "kind", r.Kind, "err", r.Err)
 		}
 	}

@@ -1,7 +1,12 @@
 package agent
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,5 +83,69 @@ func TestSetThatNeverLandsJudgedAfterItsWindow(t *testing.T) {
 	}
 	if es, _ = r.j.Entries("", 0); es[0].State != core.StateAbandoned {
 		t.Fatalf("a Set that never landed, after its window: %s (%s)", es[0].State, es[0].Error)
+	}
+}
+
+// A switch that cannot be read before a write defers the changes: said
+// once per batch and then at most once a minute with the count, not once
+// per queue per interval (372 warnings in 18 s for 20 queues).
+func TestDeferredChangesSaidOnceAMinute(t *testing.T) {
+	r := newRig(t, config.ModeClosedLoop, false, "", nil)
+	var logs bytes.Buffer
+	r.a.log = slog.New(slog.NewTextHandler(&logs, nil))
+	r.sw.mu.Lock()
+	r.sw.readErr = errors.New("connection refused")
+	r.sw.mu.Unlock()
+	for range 30 {
+		r.interval(t)
+	}
+	if n := strings.Count(logs.String(), "changes deferred"); n != 1 {
+		t.Fatalf("%d lines of deferred changes in 30 intervals:\n%s", n, logs.String())
+	}
+	if r.sw.setCount() != 0 {
+		t.Fatal("a Set to a switch that could not be read first")
+	}
+	for range 40 {
+		r.interval(t)
+	}
+	if n := strings.Count(logs.String(), "changes deferred"); n != 2 {
+		t.Fatalf("%d lines of deferred changes in 70 intervals (a minute and more):\n%s", n, logs.String())
+	}
+}
+
+// Telemetry that missed the agent's own change (a stall lost the ON_CHANGE
+// update) looks like another writer's doing: the agent reads the switch
+// before it believes it, and, the switch running its own setting, lifts
+// the yield (it yielded a minute on every such queue, 20 false alarms
+// after a 40 s stall).
+func TestExternalWriterAlarmReadBeforeBelieved(t *testing.T) {
+	r := newRig(t, config.ModeClosedLoop, false, "", nil)
+	var logs bytes.Buffer
+	r.a.log = slog.New(slog.NewTextHandler(&logs, nil))
+	r.interval(t)
+	if r.sw.setCount() == 0 {
+		t.Fatal("no change to start from")
+	}
+	for range 4 {
+		r.clk.Add(time.Second)
+		r.tns += sec
+		snap := r.sw.snapshot(r.tns)
+		for i := range snap.Queues {
+			snap.Queues[i].Setting = cur // what the switch ran before the change
+		}
+		r.a.Ingest(snap)
+		if err := r.a.Tick(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.a.waitIO(context.Background(), 0)
+	if n := counterSum(r.a, "ecntune_agent_alarms_total"); n == 0 || !strings.Contains(logs.String(), "queue changed by another writer") {
+		t.Fatalf("no another-writer alarm to verify (%g alarms):\n%s", n, logs.String())
+	}
+	if !strings.Contains(logs.String(), "not another writer after all") {
+		t.Fatalf("the alarm was not checked against the switch:\n%s", logs.String())
+	}
+	if m := r.a.Guard().Memory(kA); m.YieldNs > r.clk.Now().UnixNano() {
+		t.Fatalf("queue still yielded to another writer until %v", time.Unix(0, m.YieldNs))
 	}
 }

@@ -30,6 +30,10 @@ type targetState struct {
 	failing    bool
 	failLogged time.Time
 	failErrs   int
+	// deferLogged is when changes deferred for an unreadable switch were
+	// last said (logDeferred); deferN those since.
+	deferLogged time.Time
+	deferN      int
 }
 
 // SkipReporter is a Switch that skips telemetry elements it does not

@@ -462,6 +462,15 @@ func (c *Core) Confirm(ch Change, cur env.Setting, known bool, nowNs int64) (Cha
 	return ch, WriteSkipped
 }
 
+// NotExternal takes a read of queue k after the guard alarmed that another
+// writer changed it (RuleExternal): when the switch runs the agent's own
+// last setting (cur), the telemetry was stale (an ON_CHANGE update lost),
+// no one else wrote it, and the guard takes the read as the queue's
+// setting and lifts the yield. It reports whether it did.
+func (c *Core) NotExternal(k env.QueueKey, cur env.Setting) bool {
+	return validSetting(cur) && c.guard.staleTelemetry(k, cur)
+}
+
 // Resolution is how Reconcile ends an audit entry a crash left open.
 type Resolution struct {
 	Seq   uint64
