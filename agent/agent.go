@@ -107,6 +107,7 @@ type Agent struct {
 	recs     map[env.QueueKey]core.Recommendation // newest recommendation per queue (HTTP)
 	lastPlan []core.Change
 	toVerify map[string][]env.QueueKey // queues alarmed as another writer's, to read (verifyExternal; Tick's goroutine)
+	landRead map[uint64]int64          // open entries whose Set may still land → when to read them next (awaitLanding)
 	pending  bool                      // audit entries left unresolved by a crash
 	ticks    int
 	pause    bool // an operator paused the closed loop (the core follows each Tick)
@@ -785,35 +786,66 @@ func (a *Agent) setPause(paused bool, by, reason string) error {
 	a.pauseMu.Lock()
 	defer a.pauseMu.Unlock()
 	p := journal.Pause{Paused: paused, By: by, Reason: reason, SinceNs: a.o.Clock().UnixNano()}
+	if fp, ok := a.o.Gate.(fleetPauser); ok {
+		// The fleet's first, the source of truth every member follows
+		// (fleetPause): a pause that reached only this member left the
+		// others writing, and one journaled here but not in etcd could not
+		// be retried ("already paused") and was undone at the next start.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		cur, ok, err := fp.ReadPause(ctx)
+		if err != nil {
+			return fmt.Errorf("the fleet's pause could not be read (%w): nothing changed; try again", err)
+		}
+		if ok && cur.Paused == paused {
+			// the fleet is so already: its record stands (who, why, since)
+			a.takePause(journal.Pause{Paused: cur.Paused, By: cur.By, Reason: cur.Reason, SinceNs: cur.SinceNs})
+			return a.o.Journal.ChangePause(p) // ErrPauseUnchanged, saying whose
+		}
+		if err := fp.SetPause(ctx, fleet.Pause{Paused: paused, By: by, Reason: reason, SinceNs: p.SinceNs}); err != nil {
+			return fmt.Errorf("the fleet's pause could not be written (%w): nothing changed; try again", err)
+		}
+		a.takePause(p)
+		return nil
+	}
 	if err := a.o.Journal.ChangePause(p); err != nil {
 		return err
 	}
-	a.mu.Lock()
-	a.pause = paused // the core follows at the next interval (Tick)
-	a.mu.Unlock()
-	a.o.Instruments.Paused.Set(boolGauge(paused))
-	if paused {
-		a.log.Warn("closed loop paused: recording, writing nothing", "by", by, "reason", reason)
-	} else {
-		a.log.Warn("closed loop resumed", "by", by)
-	}
-	if fp, ok := a.o.Gate.(fleetPauser); ok {
-		// every member of the fleet follows (fleetPause): a pause on one
-		// member left the others writing, and a failover gave a paused
-		// member's switches to a running one
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := fp.SetPause(ctx, fleet.Pause{Paused: paused, By: by, Reason: reason, SinceNs: p.SinceNs}); err != nil {
-			return fmt.Errorf("this member's closed loop is %s, but the fleet's other members were not told (%w): try again, or pause each member",
-				map[bool]string{true: "paused", false: "resumed"}[paused], err)
-		}
-	}
+	a.applyPause(p, "")
 	return nil
+}
+
+// takePause journals p (unless the journal says so already) and follows
+// it. Callers hold pauseMu.
+func (a *Agent) takePause(p journal.Pause) {
+	err := a.o.Journal.ChangePause(p)
+	if errors.Is(err, journal.ErrPauseUnchanged) {
+		return
+	}
+	if err != nil {
+		a.log.Error("pause record", "err", err) // followed all the same
+	}
+	a.applyPause(p, " fleet-wide")
+}
+
+// applyPause makes p the closed loop's state (the core follows at the
+// next interval) and says so.
+func (a *Agent) applyPause(p journal.Pause, scope string) {
+	a.mu.Lock()
+	a.pause = p.Paused
+	a.mu.Unlock()
+	a.o.Instruments.Paused.Set(boolGauge(p.Paused))
+	if p.Paused {
+		a.log.Warn("closed loop paused"+scope+": recording, writing nothing", "by", p.By, "reason", p.Reason)
+	} else {
+		a.log.Warn("closed loop resumed"+scope, "by", p.By)
+	}
 }
 
 // fleetPauser is a Gate whose fleet shares the operator's pause
 // (fleet.Node).
 type fleetPauser interface {
+	ReadPause(ctx context.Context) (fleet.Pause, bool, error)
 	SetPause(ctx context.Context, p fleet.Pause) error
 	FollowPause(fn func(fleet.Pause))
 }
@@ -827,22 +859,7 @@ func (a *Agent) fleetPause(p fleet.Pause) {
 	}
 	a.pauseMu.Lock()
 	defer a.pauseMu.Unlock()
-	err := a.o.Journal.ChangePause(journal.Pause{Paused: p.Paused, By: p.By, Reason: p.Reason, SinceNs: p.SinceNs})
-	if errors.Is(err, journal.ErrPauseUnchanged) {
-		return // this member's own, or already taken
-	}
-	if err != nil {
-		a.log.Error("pause record", "err", err) // followed all the same
-	}
-	a.mu.Lock()
-	a.pause = p.Paused
-	a.mu.Unlock()
-	a.o.Instruments.Paused.Set(boolGauge(p.Paused))
-	if p.Paused {
-		a.log.Warn("closed loop paused fleet-wide: recording, writing nothing", "by", p.By, "reason", p.Reason)
-	} else {
-		a.log.Warn("closed loop resumed fleet-wide", "by", p.By)
-	}
+	a.takePause(journal.Pause{Paused: p.Paused, By: p.By, Reason: p.Reason, SinceNs: p.SinceNs})
 }
 
 // paused says whether an operator has paused the closed loop.

@@ -612,12 +612,22 @@ func (a *Agent) reconcileAsync(ctx context.Context) error {
 	}
 	a.pending = false
 	byTarget := map[string][]core.AuditEntry{}
+	open := make(map[uint64]bool, len(pend))
 	for _, e := range pend {
 		byTarget[e.Target] = append(byTarget[e.Target], e)
+		open[e.Seq] = true
+	}
+	for seq := range a.landRead {
+		if !open[seq] {
+			delete(a.landRead, seq) // resolved
+		}
 	}
 	nowNs := a.o.Clock().UnixNano()
 	for _, t := range slices.Sorted(maps.Keys(byTarget)) {
-		es := byTarget[t]
+		es := a.awaitLanding(byTarget[t], nowNs)
+		if len(es) == 0 {
+			continue
+		}
 		switch {
 		case a.switches[t] == nil:
 			a.log.Warn("reconcile: audit entries for a target not in the configuration left pending", "target", t, "entries", len(es))
@@ -630,6 +640,33 @@ func (a *Agent) reconcileAsync(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// awaitLanding holds the queues of open entries whose Set may still land
+// (core.AuditEntry.MayLand, not a confirmed commit: awaitCommits has
+// those) as changes in flight, and returns those to read now: each such
+// entry is read once a set timeout (a Set that landed is found applied),
+// not every interval, for the read's flight makes the whole target busy,
+// every change to it held (the entries stay pending, read again later).
+func (a *Agent) awaitLanding(es []core.AuditEntry, nowNs int64) []core.AuditEntry {
+	out := es[:0:0]
+	for _, e := range es {
+		if e.MayLand(nowNs) && e.RevertByNs == 0 {
+			a.core.AwaitCommit(e.Key)
+			if nowNs < a.landRead[e.Seq] {
+				a.pending = true
+				continue
+			}
+			if a.landRead == nil {
+				a.landRead = map[uint64]int64{}
+			}
+			a.landRead[e.Seq] = nowNs + int64(a.o.SetTimeout)
+		} else if a.landRead != nil {
+			delete(a.landRead, e.Seq)
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // awaitCommits notes, for target t, the open entries es whose confirmed

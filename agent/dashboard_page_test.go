@@ -162,4 +162,9 @@ console.log(JSON.stringify(els["hot"].tBodies[0].children.map((tr) => tr.childre
 	if got := hot("[" + tg("leaf0", false) + "]"); got != "idle: no queue held bytes, marked or was paused in the newest interval" {
 		t.Errorf("every target reporting: %q", got)
 	}
+	// a fleet member: the switches another member serves are not silent
+	other := `{"target":"leaf1","telemetry_age_s":0,"stale":false,"heard":false,"queues":0,"changes_in_window":0,"unserved":true}`
+	if got := hot("[" + tg("leaf0", false) + "," + other + "]"); got != "idle: no queue held bytes, marked or was paused in the newest interval" {
+		t.Errorf("a switch another member serves: %q", got)
+	}
 }

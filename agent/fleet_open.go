@@ -36,7 +36,7 @@ func joinFleet(ctx context.Context, cfg *config.Config, setTimeout time.Duration
 	if ttl <= 0 {
 		ttl = 4 * time.Second
 	}
-	jctx, cancel := context.WithTimeout(ctx, 10*time.Second+ttl+time.Second)
+	jctx, cancel := context.WithTimeout(ctx, 20*time.Second+3*ttl)
 	defer cancel()
 	n, err := fleet.Join(jctx, cli, fleet.Config{Name: f.Name, Member: fleet.Member{ID: f.Member, Zone: f.Zone}, Switches: sw,
 		TTL: f.TTL, Takeover: f.Takeover, WriteTimeout: setTimeout, Logger: log})

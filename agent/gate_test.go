@@ -11,6 +11,7 @@ import (
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/agent/fleet"
+	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/env"
 )
 
@@ -165,5 +166,61 @@ func TestHealthNamesALeaseNotRenewed(t *testing.T) {
 	g.problem = "fleet: lease not renewed for 2.1s"
 	if p, _ := r.a.Health(); len(p) != 1 || p[0] != g.problem {
 		t.Fatalf("problems %q", p)
+	}
+}
+
+// pauseGate is a fleet member's gate with the fleet's pause, whose write
+// can fail.
+type pauseGate struct {
+	fakeGate
+	mu      sync.Mutex
+	p       fleet.Pause
+	written bool
+	failing bool
+}
+
+func (g *pauseGate) ReadPause(context.Context) (fleet.Pause, bool, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.p, g.written, nil
+}
+
+func (g *pauseGate) SetPause(_ context.Context, p fleet.Pause) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.failing {
+		return errors.New("etcd at 127.0.0.1:2379 did not answer")
+	}
+	g.p, g.written = p, true
+	return nil
+}
+
+func (g *pauseGate) FollowPause(func(fleet.Pause)) {}
+
+// A pause whose write to the fleet failed changes nothing, and its retry
+// reaches the fleet (it was journaled first, the retry answered "already
+// paused", and the fleet never heard of it); a second pause keeps the
+// fleet's first record.
+func TestFleetPauseRetriedReachesTheFleet(t *testing.T) {
+	r := newRig(t, config.ModeClosedLoop, false, "", nil)
+	g := &pauseGate{fakeGate: fakeGate{owns: map[string]int64{"leaf0": 1}}, failing: true}
+	r.a.o.Gate = g
+	if err := r.a.Pause("alice", "incident"); err == nil || !strings.Contains(err.Error(), "nothing changed; try again") {
+		t.Fatalf("pause with the fleet unreachable: %v", err)
+	}
+	if p, _ := r.a.PauseState(); p.Paused || r.a.paused() {
+		t.Fatalf("paused here with the fleet not told: %+v", p)
+	}
+	g.mu.Lock()
+	g.failing = false
+	g.mu.Unlock()
+	if err := r.a.Pause("alice", "incident"); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := r.a.PauseState(); !p.Paused || !r.a.paused() || !g.p.Paused || g.p.By != "alice" {
+		t.Fatalf("after the retry: here %+v, fleet %+v", p, g.p)
+	}
+	if err := r.a.Pause("eve", "second"); !errors.Is(err, journal.ErrPauseUnchanged) || g.p.By != "alice" {
+		t.Fatalf("a second pause: %v; fleet %+v", err, g.p)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/env"
 )
 
 // A Set whose answer timed out may still land: it is not audited as
@@ -38,19 +39,30 @@ func TestLateSetIsNotFailed(t *testing.T) {
 			t.Fatalf("entry of a Set that timed out: state %s, land by %d (intent %d)", e.State, e.LandByNs, e.TimeNs)
 		}
 	}
+	// a third queue of the switch appears: its change goes out (the
+	// open entries' reads held the whole target busy), while the two
+	// queues whose Set may still land get none, past their min-hold too
+	kC := env.QueueKey{Target: "leaf0", Port: "Ethernet9", Queue: 3}
 	r.sw.mu.Lock()
-	r.sw.setErr = nil
+	r.sw.setErr, r.sw.late = nil, false
+	r.sw.set[kC] = cur
 	r.sw.mu.Unlock()
-	r.interval(t)
-	r.interval(t)
-	if n := r.sw.setCount(); n != sets {
-		t.Fatalf("%d more Sets to queues whose Set may still land", n-sets)
+	for range 7 {
+		r.interval(t)
+	}
+	if got := r.sw.setting(kC); got != target {
+		t.Fatalf("the third queue runs %+v: its change held behind the open entries' reads", got)
+	}
+	if n := r.sw.setCount(); n != sets+1 {
+		t.Fatalf("%d more Sets, want 1 (the third queue's): queues whose Set may still land were written", n-sets)
 	}
 	r.sw.land()
-	r.interval(t)
+	for range 4 { // past the window: read and judged
+		r.interval(t)
+	}
 	es, _ = r.j.Entries("", 0)
 	for _, e := range es {
-		if e.State != core.StateReconciled {
+		if e.Key != kC && e.State != core.StateReconciled {
 			t.Fatalf("entry of a Set that landed late: %s (%s)", e.State, e.Error)
 		}
 	}
@@ -148,4 +160,11 @@ func TestExternalWriterAlarmReadBeforeBelieved(t *testing.T) {
 	if m := r.a.Guard().Memory(kA); m.YieldNs > r.clk.Now().UnixNano() {
 		t.Fatalf("queue still yielded to another writer until %v", time.Unix(0, m.YieldNs))
 	}
+}
+
+// setting is what the fake switch runs on queue k.
+func (f *fakeSwitch) setting(k env.QueueKey) env.Setting {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.set[k]
 }

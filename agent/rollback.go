@@ -202,11 +202,19 @@ func ApplyManual(ctx context.Context, j *journal.Journal, sw Switch, changes []c
 		defer cancel()
 		revert = revertBy(now().UnixNano(), bound, r.RollbackDuration())
 	}
+	// a Set without an answer may still land until twice its bound after
+	// the intent (core.AuditEntry.MayLand): the agent's next start judges
+	// it after that, not at once
+	setBound := 5 * time.Second
+	if dl, ok := setCtx.Deadline(); ok {
+		setBound = max(time.Until(dl), 0)
+	}
 	entries := make([]core.AuditEntry, len(todo))
 	for i, c := range todo {
-		entries[i] = core.AuditEntry{TimeNs: now().UnixNano(), Target: sw.Name(), Paths: sw.SetPaths([]env.QueueKey{c.Key}),
+		t := now().UnixNano()
+		entries[i] = core.AuditEntry{TimeNs: t, Target: sw.Name(), Paths: sw.SetPaths([]env.QueueKey{c.Key}),
 			Change: core.Change{Key: c.Key, Kind: c.Kind, Old: c.Old, New: c.New, Reason: core.AuditReason(c)}, Model: "manual", Owner: owner,
-			RevertByNs: revert}
+			RevertByNs: revert, LandByNs: t + int64(2*setBound)}
 	}
 	written, err = j.Intent(entries)
 	if err != nil {
@@ -298,7 +306,11 @@ func judgeManual(e core.AuditEntry, setErr error, got map[env.QueueKey]env.Setti
 	case core.SetUnconfirmed:
 		return core.StateFailed, gp, "set: " + setErr.Error()
 	case core.SetUnknown:
-		return core.StateIntent, nil, fmt.Sprintf("set: %v; read-back: %v", setErr, rerr)
+		if rerr != nil {
+			return core.StateIntent, nil, fmt.Sprintf("set: %v; read-back: %v", setErr, rerr)
+		}
+		return core.StateIntent, nil, fmt.Sprintf("set: %v; the Set may still land: the agent judges it at its next start, after %s",
+			setErr, time.Unix(0, e.LandByNs).UTC().Format(time.RFC3339))
 	case core.SetUnread:
 		return core.StateMismatch, nil, "read-back: " + rerr.Error()
 	case core.SetApplied:

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -309,5 +310,31 @@ func TestRollbackUndoesAChangeLeftOpen(t *testing.T) {
 		if len(plan) != 1 || plan[0].Key != kA || plan[0].New != cur {
 			t.Fatalf("to %d: plan %+v; want kA back to %+v", to, plan, cur)
 		}
+	}
+}
+
+// timedOut is a switch whose Set answers nothing in time (nor applies yet).
+type timedOut struct{ *fakeSwitch }
+
+func (timedOut) Apply(context.Context, map[env.QueueKey]env.Setting) error {
+	return fmt.Errorf("%w: rpc error: code = DeadlineExceeded", core.ErrSetOutcomeUnknown)
+}
+
+// A manual Set that timed out may still land: its entry stays open with
+// the time it may land by, and the agent's next start judges it after
+// that, not at once (it was judged "abandoned" at once, the late Set then
+// landing unaudited).
+func TestApplyManualTimedOutSetMayLand(t *testing.T) {
+	now := func() time.Time { return time.Unix(100, 0) }
+	j := tempJournal(t)
+	f := newFakeSwitch("leaf0", kA)
+	f.set[kA] = target
+	_, _, err := ApplyManual(context.Background(), j, timedOut{f}, []core.Change{{Key: kA, Kind: core.KindManual, New: cur}}, "me", now)
+	es, _ := j.Entries("", 0)
+	if err == nil || len(es) != 1 || es[0].State != core.StateIntent || es[0].LandByNs <= es[0].TimeNs || !strings.Contains(err.Error(), "may still land") {
+		t.Fatalf("err %v, audit %+v", err, es)
+	}
+	if r := core.ReconcileOpen(es, map[env.QueueKey]env.Setting{kA: target}, es[0].TimeNs+int64(time.Second)); !r[0].Wait {
+		t.Fatalf("judged at once: %+v", r[0])
 	}
 }

@@ -260,6 +260,7 @@ func (a *Agent) Targets() []web.TargetInfo {
 		c.Missing = append([]string(nil), ti.Missing...)
 		c.Refused = append([]string(nil), ti.Refused...)
 		c.Skipped = append([]gnmipath.Skipped(nil), ti.Skipped...)
+		c.Unserved = a.unserved[n]
 		out = append(out, c)
 	}
 	slices.SortFunc(out, func(a, b web.TargetInfo) int { return env.NaturalCompare(a.Target, b.Target) })

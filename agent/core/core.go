@@ -284,7 +284,7 @@ func (c *Core) ReadBack(target string, cs []Change, setErr error, got map[env.Qu
 			if readErr != nil {
 				out[i].Err = fmt.Errorf("set on %s: %v; read-back: %v", target, setErr, readErr)
 			} else {
-				out[i].Err = fmt.Errorf("set on %s: %v; the switch ran the old setting right after, but the Set may still land: judged once it no longer can", target, setErr)
+				out[i].Err = fmt.Errorf("set on %s: %v; read right after: %s; the Set may still land: judged once it no longer can", target, setErr, readDescribe(g, ok))
 			}
 		case SetUnread:
 			out[i].Outcome = Mismatch
@@ -351,6 +351,15 @@ func JudgeSet(want env.Setting, setErr error, g env.Setting, reported bool, read
 		return SetFailed
 	}
 	return SetMismatch
+}
+
+// readDescribe says what a read of a queue found: its setting, or that
+// the switch did not report it.
+func readDescribe(g env.Setting, reported bool) string {
+	if !reported {
+		return "the queue not reported"
+	}
+	return g.Describe()
 }
 
 // ErrSetOutcomeUnknown marks a Set that ended without an answer saying

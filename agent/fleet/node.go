@@ -224,7 +224,11 @@ func (n *Node) register(ctx context.Context) error {
 			"member", n.cfg.Member.ID)
 	}
 	b, _ := json.Marshal(n.cfg.Member)
-	deadline := time.Now().Add(n.cfg.TTL + time.Second)
+	// A stopped run's key goes with its lease, within the ttl it was
+	// granted (etcd expires leases in sweeps, and a change of etcd leader
+	// gives every lease a full ttl again): a key still held twice that
+	// long after it was first seen is a live member's, its lease renewed.
+	var until time.Time
 	for {
 		t, err := n.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(k), "=", 0)).
 			Then(clientv3.OpPut(k, string(b), clientv3.WithLease(n.lease))).
@@ -235,13 +239,20 @@ func (n *Node) register(ctx context.Context) error {
 		if t.Succeeded {
 			return nil
 		}
-		if time.Now().After(deadline) {
-			var lease int64
-			if kvs := t.Responses[0].GetResponseRange().GetKvs(); len(kvs) > 0 {
-				lease = kvs[0].Lease
+		var held clientv3.LeaseID
+		if kvs := t.Responses[0].GetResponseRange().GetKvs(); len(kvs) > 0 {
+			held = clientv3.LeaseID(kvs[0].Lease)
+		}
+		if until.IsZero() {
+			granted := n.cfg.TTL
+			if r, err := n.cli.TimeToLive(ctx, held); err == nil && r.GrantedTTL > 0 {
+				granted = time.Duration(r.GrantedTTL) * time.Second
 			}
-			return fmt.Errorf("fleet %s: member id %q is held by a live member (lease %x, kept alive for more than the ttl %v): give each agent its own fleet.member (it defaults to the host name)",
-				n.cfg.Name, n.cfg.Member.ID, lease, n.cfg.TTL)
+			until = time.Now().Add(2*granted + 2*time.Second)
+		}
+		if time.Now().After(until) {
+			return fmt.Errorf("fleet %s: member id %q is held by a live member (lease %x, renewed for over twice its ttl): give each agent its own fleet.member (it defaults to the host name)",
+				n.cfg.Name, n.cfg.Member.ID, int64(held))
 		}
 		select {
 		case <-ctx.Done():

@@ -49,6 +49,11 @@ func ReadPause(ctx context.Context, cli *clientv3.Client, name string) (p Pause,
 	return p, true, nil
 }
 
+// ReadPause reads this member's fleet's pause (ReadPause).
+func (n *Node) ReadPause(ctx context.Context) (Pause, bool, error) {
+	return ReadPause(ctx, n.cli, n.cfg.Name)
+}
+
 // SetPause writes this member's fleet's pause.
 func (n *Node) SetPause(ctx context.Context, p Pause) error {
 	return SetPause(ctx, n.cli, n.cfg.Name, p)
@@ -67,7 +72,9 @@ func (n *Node) FollowPause(fn func(Pause)) {
 	if ferr == nil && len(first.Kvs) > 0 {
 		fn(decodePause(first.Kvs[0].Value))
 	}
+	n.wg.Add(1) // Close waits for it: no late call of fn after
 	go func() {
+		defer n.wg.Done()
 		ctx, cancel := context.WithCancel(n.cli.Ctx())
 		defer cancel()
 		go func() {

@@ -735,7 +735,7 @@ func (ss *session) handle(m subResp) error {
 // (the current sample's) before it is out of line: a switch's clock that
 // steps, or one notification stamped wrong.
 func (ss *session) clockJump() int64 {
-	return int64(max(20*ss.sw.sample, 2*time.Second))
+	return int64(max(20*ss.sw.sample, 20*ss.sw.codec.Dev().MinSample, 2*time.Second))
 }
 
 // clockCheck judges a counters notification's timestamp ts against the
@@ -747,12 +747,16 @@ func (ss *session) clockJump() int64 {
 // up, as a stamp an hour ahead did.
 func (ss *session) clockCheck(ts int64) (offLine, stepped bool) {
 	j := ss.clockJump()
-	if ss.lastTs == 0 || (ts <= ss.lastTs+j && ts >= ss.lastTs-j) {
+	near := func(a, b int64) bool { return a <= b+j && a >= b-j }
+	// in line: near the stream's time, or near it plus the time since its
+	// sample came (samples further apart than the jump: a switch's own
+	// minimum interval, a stall, an idle stream's heartbeat)
+	if ss.lastTs == 0 || near(ts, ss.lastTs) || near(ts, ss.lastTs+int64(time.Since(ss.firstAt))) {
 		ss.suspectTs = 0
 		return false, false
 	}
 	name := ss.sw.cfg.Name
-	if ss.suspectTs != 0 && ts <= ss.suspectTs+j && ts >= ss.suspectTs-j {
+	if ss.suspectTs != 0 && near(ts, ss.suspectTs) {
 		ss.suspectTs = 0
 		ss.report(fmt.Errorf("target %s: the switch's clock moved by %v (counters stamped %s, the stream was at %s): taking its new time",
 			name, time.Duration(ts-ss.lastTs).Round(time.Millisecond), time.Unix(0, ts).UTC().Format(time.RFC3339Nano),

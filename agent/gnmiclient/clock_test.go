@@ -77,3 +77,20 @@ func TestSwitchClockOutlierAndStep(t *testing.T) {
 		t.Errorf("the step not said: %q", said)
 	}
 }
+
+// Samples further apart than the jump (a stall, a switch's own minimum
+// interval, an idle stream's heartbeat) are in line when their stamps
+// moved as much as the time since the last sample: every one was taken
+// for a wrong stamp, and the stream's time never moved.
+func TestClockCheckSparseSamples(t *testing.T) {
+	var said []error
+	ss := &session{sw: &Switch{sample: 50 * time.Millisecond, codec: gnmipath.Target{Name: "sw0", Dialect: gnmipath.OpenConfig}},
+		report: func(err error) { said = append(said, err) }}
+	ss.lastTs, ss.firstAt = int64(1000*time.Second), time.Now().Add(-3*time.Second)
+	if off, stepped := ss.clockCheck(int64(1003 * time.Second)); off || stepped || len(said) != 0 {
+		t.Fatalf("a sample 3 s after the last, 3 s later: off line %v, stepped %v, said %v", off, stepped, said)
+	}
+	if off, _ := ss.clockCheck(int64(4600 * time.Second)); !off {
+		t.Fatal("a stamp an hour ahead, 3 s later: in line")
+	}
+}

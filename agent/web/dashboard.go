@@ -164,7 +164,7 @@ func (a *server) overview() (Overview, error) {
 	for _, ti := range a.o.Source.Targets() {
 		age := ages[ti.Target]
 		ov.Targets = append(ov.Targets, TargetHealth{TargetInfo: ti, AgeS: age.Seconds(), Heard: heard[ti.Target],
-			Stale: !heard[ti.Target] || age > limit, Queues: perTarget[ti.Target], Changes: changes[ti.Target]})
+			Stale: !ti.Unserved && (!heard[ti.Target] || age > limit), Queues: perTarget[ti.Target], Changes: changes[ti.Target]})
 	}
 	slices.SortStableFunc(recs, func(x, y core.Recommendation) int {
 		cx, cy := x.Recommended != x.Current, y.Recommended != y.Current

@@ -81,6 +81,9 @@ type TargetInfo struct {
 	// ("connection refused", "timed out", "TLS handshake failed: ..."),
 	// while it fails.
 	Unreachable string `json:"unreachable,omitempty"`
+	// Unserved: another member of the fleet serves the target now (this
+	// agent neither hears nor tunes it: not stale, not silent).
+	Unserved bool `json:"unserved,omitempty"`
 }
 
 // server answers the endpoint's requests.

@@ -61,9 +61,18 @@ guardrails:
 		t.Fatalf("pending:\n%s", out)
 	}
 	gdir := filepath.Join(dir, "plan")
-	_, errOut, err := runAgentCmd(t, context.Background(), "pending", "--config", conf, "--gnmic", gdir)
-	if err != nil || !strings.Contains(errOut, "gnmic -a "+addr+" --insecure set --target sw0 --request-file "+filepath.Join(gdir, "sw0-1.yaml")) {
-		t.Fatalf("pending --gnmic: %v\n%s", err, errOut)
+	want := "gnmic -a " + addr + " --insecure set --target sw0 --request-file " + filepath.Join(gdir, "sw0-1.yaml")
+	// the plan is the newest interval's: one without the queue's telemetry
+	// (a loaded machine) has nothing pending for it
+	var errOut string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		_, errOut, err = runAgentCmd(t, context.Background(), "pending", "--config", conf, "--gnmic", gdir)
+		if err == nil && strings.Contains(errOut, want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pending --gnmic: %v\n%s", err, errOut)
+		}
 	}
 	plan, err := os.ReadFile(filepath.Join(gdir, "sw0-1.yaml"))
 	if err != nil || !strings.Contains(string(plan), "max-threshold") || !strings.Contains(string(plan), "queue-management-profile[name=") {

@@ -142,16 +142,35 @@ func pauseInDB(ctx context.Context, o agentPauseOpts, pause bool) (journal.Pause
 	}
 	defer j.Close()
 	p := journal.Pause{Paused: pause, By: o.by, Reason: o.reason, SinceNs: time.Now().UnixNano()}
-	if err := j.ChangePause(p); err != nil {
-		return p, err
+	if cfg == nil || cfg.Fleet == nil {
+		return p, j.ChangePause(p)
 	}
-	if cfg != nil && cfg.Fleet != nil {
-		_, err := withFleet(ctx, o.cfgPath, func(ctx context.Context, cli *clientv3.Client, f *config.Fleet) error {
-			return fleet.SetPause(ctx, cli, f.Name, fleet.Pause{Paused: pause, By: p.By, Reason: p.Reason, SinceNs: p.SinceNs})
-		})
+	// the fleet's first, the source of truth every member follows: a
+	// pause journaled here but not there could not be retried
+	var already *fleet.Pause
+	_, err = withFleet(ctx, o.cfgPath, func(ctx context.Context, cli *clientv3.Client, f *config.Fleet) error {
+		cur, ok, err := fleet.ReadPause(ctx, cli, f.Name)
 		if err != nil {
-			return p, fmt.Errorf("written in %s, but not for the fleet's other members (%w): try again", db, err)
+			return err
 		}
+		if ok && cur.Paused == pause {
+			already = &cur
+			return nil
+		}
+		return fleet.SetPause(ctx, cli, f.Name, fleet.Pause{Paused: pause, By: p.By, Reason: p.Reason, SinceNs: p.SinceNs})
+	})
+	if err != nil {
+		return p, fmt.Errorf("the fleet's pause could not be written (%w): nothing changed; try again", err)
+	}
+	if already != nil {
+		fp := journal.Pause{Paused: already.Paused, By: already.By, Reason: already.Reason, SinceNs: already.SinceNs}
+		if err := j.ChangePause(fp); err != nil && !errors.Is(err, journal.ErrPauseUnchanged) {
+			return p, err
+		}
+		return fp, j.ChangePause(p) // ErrPauseUnchanged, saying whose
+	}
+	if err := j.ChangePause(p); err != nil && !errors.Is(err, journal.ErrPauseUnchanged) {
+		return p, err
 	}
 	return p, nil
 }

@@ -149,13 +149,15 @@ function render(ov) {
   });
   // Targets with stale telemetry (or none yet) are not idle: nothing is
   // known of them.
-  const silent = ov.targets.filter((t) => t.stale || !t.heard).map((t) => t.target);
+  // Targets another member of the fleet serves are neither.
+  const served = ov.targets.filter((t) => !t.unserved);
+  const silent = served.filter((t) => t.stale || !t.heard).map((t) => t.target);
   if (!ov.hot.length && intervals.length) {
     // An idle fabric is said, not drawn as rows of zeros.
     const tr = document.createElement("tr");
     let msg = "idle: no queue held bytes, marked or was paused in the newest interval";
     let queueMsg = "idle: no congested queue to show; pick one here to see it anyway.";
-    if (silent.length === ov.targets.length && silent.length) {
+    if (silent.length === served.length && silent.length) {
       msg = `no telemetry: none of the ${silent.length} targets reports (see health): not idle, unknown`;
       queueMsg = "no telemetry: nothing to show.";
     } else if (silent.length) {
