@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -124,13 +125,22 @@ func (r *Registry) compactInto(path string, opts Options) error {
 	if err != nil {
 		return err
 	}
-	st, err := os.Stat(path)
+	// The file itself, not a symlink to it: renamed over the link, the
+	// copy would split the registry (promotions into the copy, agents
+	// reading the original).
+	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return err
 	}
-	tmp := path + ".compact-" + strconv.Itoa(os.Getpid())
+	st, err := os.Stat(real)
+	if err != nil {
+		return err
+	}
+	removeStaleCompactions(real)
+	tmp := real + ".compact-" + strconv.Itoa(os.Getpid())
 	dst, err := bolt.Open(tmp, st.Mode().Perm(), &bolt.Options{NoSync: opts.NoSync, Timeout: opts.Timeout})
 	if err != nil {
+		os.Remove(tmp) // a failed open can leave it (a full disk)
 		return fmt.Errorf("compact registry %s: %w", path, err)
 	}
 	err = guard(path, func() error { return bolt.Compact(dst, db, 0) })
@@ -138,15 +148,34 @@ func (r *Registry) compactInto(path string, opts Options) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, path)
+		// the original's mode and owner (the umask took group write, and
+		// an agent running as the file's owner could no longer open it)
+		err = keepOwnerAndMode(tmp, st)
+	}
+	if err == nil {
+		err = os.Rename(tmp, real)
 	}
 	if err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("compact registry %s: %w", path, err)
 	}
-	if d, derr := os.Open(filepath.Dir(path)); derr == nil {
+	if d, derr := os.Open(filepath.Dir(real)); derr == nil {
 		_ = d.Sync() // the rename, on file systems that need it
 		d.Close()
 	}
 	return nil
+}
+
+// removeStaleCompactions removes the temporary files of compactions of
+// path that a killed or interrupted process left (path.compact-PID, PID no
+// longer running): each run used its own, and they piled up unseen.
+func removeStaleCompactions(path string) {
+	olds, _ := filepath.Glob(path + ".compact-*")
+	for _, o := range olds {
+		pid, err := strconv.Atoi(strings.TrimPrefix(o, path+".compact-"))
+		if err != nil || pid == os.Getpid() || processAlive(pid) {
+			continue
+		}
+		os.Remove(o)
+	}
 }

@@ -208,9 +208,11 @@ type ImportResult struct {
 
 // Import reads one export, verifies it completely and only then stores it,
 // so a truncated or corrupt file leaves the registry untouched. The model
-// keeps its name and version if that version is free here (even if it was
-// deleted here before), and gets the next free version of its name when
-// the version is taken by different weights. It is stored as a candidate
+// keeps its name and version if that version was never used here, and
+// gets the next free version of its name when the version is taken by
+// different weights or was deleted here (a version number names one set
+// of weights for good: the promotion history and agents' audit entries
+// name it). It is stored as a candidate
 // with a new ID; its creation time and provenance are kept.
 func (r *Registry) Import(rd io.Reader) (ImportResult, error) {
 	m, err := ReadExport(rd)
@@ -255,6 +257,9 @@ func (r *Registry) ImportModel(m Model) (ImportResult, error) {
 				return nil
 			}
 			m.Version = 0
+			res.Renumbered = true
+		} else if st, _, err := r.loadName(tx, m.Name); err == nil && m.Version < st.NextVersion {
+			m.Version = 0 // used here before, and deleted: not reused
 			res.Renumbered = true
 		}
 		return r.insert(tx, &m)

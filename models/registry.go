@@ -78,7 +78,7 @@ type Registry struct {
 // Event is one entry in a name's promotion history.
 type Event struct {
 	Seq      int       `json:"seq"`
-	Action   string    `json:"action"`             // "promote" or "rollback"
+	Action   string    `json:"action"`             // "promote", "rollback" or "delete" (of the promoted version, forced: none promoted after)
 	Version  int       `json:"version"`            // the version promoted by this event
 	Previous int       `json:"previous,omitempty"` // the version promoted before (0: none)
 	At       time.Time `json:"at"`
@@ -630,6 +630,11 @@ func (r *Registry) insert(tx *bolt.Tx, m *Model) error {
 	if m.Version == 0 {
 		m.Version = st.NextVersion
 	}
+	if m.Version > maxVersion {
+		// the name's versions ran to the bound (an import of a version
+		// at it): a version beyond could be stored but never moved
+		return errorf(ErrInvalid, "model %s: no version left: %s has reached version %d, the most a registry keeps; store it under another name", m.Name, m.Name, maxVersion)
+	}
 	vk := versionKey(m.Name, m.Version)
 	if old := tx.Bucket(bktVersions).Get(vk); old != nil {
 		return errorf(ErrExists, "model %s already exists in %s (id %s)", m.Ref(), r.path, idString(old))
@@ -913,6 +918,9 @@ func (r *Registry) Delete(ref string, force bool) (Model, error) {
 				return errorf(ErrPromoted, "model %s is the promoted version: promote another version or roll back first, or force the delete", m.Ref())
 			}
 			st.Promoted = 0
+			// the history says the name has no promoted version now (its
+			// last line still said the deleted one was)
+			st.History = append(st.History, Event{Seq: len(st.History) + 1, Action: "delete", Version: 0, Previous: m.Version, At: time.Now().UTC()})
 		}
 		kept := st.Stack[:0]
 		for _, v := range st.Stack {
@@ -940,8 +948,13 @@ func (r *Registry) Delete(ref string, force bool) (Model, error) {
 // Load opens the registry at path read-only, resolves ref as Resolve
 // does, and closes it again: one model, for callers that hold no registry
 // open (a policy.ModelSource).
-func Load(path, ref string) (Model, error) {
-	reg, err := Open(path, Options{ReadOnly: true})
+func Load(path, ref string) (Model, error) { return LoadWithin(path, ref, 0) }
+
+// LoadWithin is Load waiting up to timeout for another process to release
+// the file (0: DefaultTimeout): an agent starting while a compaction of a
+// large registry holds it waits that out rather than failing.
+func LoadWithin(path, ref string, timeout time.Duration) (Model, error) {
+	reg, err := Open(path, Options{ReadOnly: true, Timeout: timeout})
 	if err != nil {
 		return Model{}, err // Open's errors name the file
 	}

@@ -15,7 +15,7 @@ func newModelsDeleteCmd(f *modelsFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "delete REF | --checkpoint RUN",
 		Short: "Delete a model version (the promoted one only with --force) or an unfinished run's checkpoint",
-		Args:  oneArg("model REF", "to delete (NAME:vN), or with --checkpoint the RUN whose checkpoint to drop"),
+		Args:  oneArg("model REF", "to delete (NAME@N), or with --checkpoint the RUN whose checkpoint to drop"),
 		RunE: func(c *cobra.Command, args []string) error {
 			return f.with(false, true, false, func(r *models.Registry) error {
 				if checkpoint {
@@ -44,6 +44,11 @@ func deleteCheckpoint(w io.Writer, r *models.Registry, run string) error {
 	}
 	for _, cp := range cps {
 		if cp.Run == run {
+			if who, held := runLockHolder(r.Path(), run); held {
+				// its trainer's next checkpoint then failed, and the run
+				// ended with nothing saved
+				return fmt.Errorf("run %s is training now (%s): stop it first (Ctrl-C keeps a checkpoint), then delete its checkpoint", run, who)
+			}
 			if err := r.DeleteCheckpoint(run); err != nil {
 				return err
 			}

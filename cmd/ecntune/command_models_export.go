@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -10,13 +13,17 @@ import (
 
 func newModelsExportCmd(f *modelsFlags) *cobra.Command {
 	var out string
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "export REF",
 		Short: "Write a model version (metadata, weights, sha256) to --out FILE or stdout",
-		Args:  oneArg("model REF", "to export (NAME or NAME:vN; models list shows them)"),
+		Args:  oneArg("model REF", "to export (NAME, NAME@N or NAME@promoted; models list shows them)"),
 		RunE: func(c *cobra.Command, args []string) error {
 			return f.with(true, true, false, func(r *models.Registry) error {
 				if out != "" && out != "-" {
+					if err := checkExportOut(out, r.Path(), force); err != nil {
+						return err
+					}
 					m, err := r.ExportFile(args[0], out)
 					if err != nil {
 						return err
@@ -34,5 +41,26 @@ func newModelsExportCmd(f *modelsFlags) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "export file (default stdout); written atomically")
+	cmd.Flags().BoolVar(&force, "force", false, "replace an existing --out file (never the registry itself)")
 	return cmd
+}
+
+// checkExportOut refuses an export file that is the registry (it was
+// replaced by the export: every model, checkpoint and history gone) and,
+// without force, any existing file.
+func checkExportOut(out, registry string, force bool) error {
+	st, err := os.Stat(out)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("--out %s: %w", out, err)
+	}
+	if rst, rerr := os.Stat(registry); rerr == nil && os.SameFile(st, rst) {
+		return fmt.Errorf("--out %s is the registry itself (--db): the export would replace every model in it; give another file", out)
+	}
+	if !force {
+		return fmt.Errorf("--out %s exists: give another file, or --force to replace it", out)
+	}
+	return nil
 }

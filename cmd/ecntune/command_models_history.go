@@ -32,7 +32,11 @@ func newModelsHistoryCmd(f *modelsFlags) *cobra.Command {
 					if e.Previous != 0 {
 						before = fmt.Sprintf("%s@%d", args[0], e.Previous)
 					}
-					fmt.Fprintf(tw, "%d\t%s\t%s\t%s@%d\t%s\n", e.Seq, e.At.UTC().Format(time.RFC3339), e.Action, args[0], e.Version, before)
+					promoted := fmt.Sprintf("%s@%d", args[0], e.Version)
+					if e.Version == 0 {
+						promoted = "none"
+					}
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", e.Seq, e.At.UTC().Format(time.RFC3339), e.Action, promoted, before)
 				}
 				return tw.Flush()
 			})

@@ -14,7 +14,7 @@ func newModelsPromoteCmd(f *modelsFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "promote REF",
 		Short: "Make a version the promoted one of its name (the previous one is retired)",
-		Args:  oneArg("model REF", "to promote (NAME:vN; models list shows them)"),
+		Args:  oneArg("model REF", "to promote (NAME@N; models list shows them)"),
 		RunE: func(c *cobra.Command, args []string) error {
 			return f.with(false, true, force, func(r *models.Registry) error {
 				m, err := r.Promote(args[0], time.Now())

@@ -15,7 +15,7 @@ func newModelsShowCmd(f *modelsFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "show REF",
 		Short: "Print a model version's metadata as JSON and check its weights",
-		Args:  oneArg("model REF", "to show (NAME or NAME:vN; models list shows them)"),
+		Args:  oneArg("model REF", "to show (NAME, NAME@N or NAME@promoted; models list shows them)"),
 		RunE: func(c *cobra.Command, args []string) error {
 			return f.with(true, true, false, func(r *models.Registry) error {
 				m, err := r.Info(args[0])

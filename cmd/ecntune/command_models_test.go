@@ -376,8 +376,14 @@ func TestModelsCheckpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, _, err = runModels(t, nil, "list", "--db", db)
-	if lock.release(); err != nil || !strings.Contains(out, "ppo-run  running (pid ") {
+	if err != nil || !strings.Contains(out, "ppo-run  running (pid ") {
 		t.Fatalf("list while a trainer holds the run:\n%s%v", out, err)
+	}
+	// the checkpoint of a run training now is not deleted under it (its
+	// next checkpoint failed, the run ended with nothing saved)
+	_, _, err = runModels(t, nil, "delete", "--checkpoint", "ppo-run", "--db", db)
+	if lock.release(); err == nil || !strings.Contains(err.Error(), "run ppo-run is training now") {
+		t.Fatalf("delete of a running run's checkpoint: %v", err)
 	}
 	if out, _, _ := runModels(t, nil, "list", "m", "--db", db); strings.Contains(out, "ppo-run") {
 		t.Fatalf("list m shows another run's checkpoint:\n%s", out)
@@ -427,5 +433,36 @@ func TestModelsSpace(t *testing.T) {
 	}
 	if out, _, err := runModels(t, nil, "show", "m", "--db", db); err != nil {
 		t.Fatalf("show after compact: %q %v", out, err)
+	}
+}
+
+// export --out never replaces the registry (it did: every model gone), nor
+// an existing file without --force.
+func TestModelsExportOutChecked(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "reg.db")
+	seedRegistry(t, db, "m", 1, 0)
+	if _, _, err := runModels(t, nil, "export", "m@1", "--db", db, "--out", db, "--force"); err == nil || !strings.Contains(err.Error(), "is the registry itself") {
+		t.Fatalf("export onto the registry: %v", err)
+	}
+	link := filepath.Join(dir, "link.db")
+	if err := os.Symlink(db, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runModels(t, nil, "export", "m@1", "--db", db, "--out", link, "--force"); err == nil || !strings.Contains(err.Error(), "is the registry itself") {
+		t.Fatalf("export onto a link to the registry: %v", err)
+	}
+	if out, _, err := runModels(t, nil, "list", "--db", db); err != nil || !strings.Contains(out, "m") {
+		t.Fatalf("registry after the refused exports: %v\n%s", err, out)
+	}
+	other := filepath.Join(dir, "m.export")
+	if err := os.WriteFile(other, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runModels(t, nil, "export", "m@1", "--db", db, "--out", other); err == nil || !strings.Contains(err.Error(), "exists") {
+		t.Fatalf("export onto an existing file: %v", err)
+	}
+	if _, _, err := runModels(t, nil, "export", "m@1", "--db", db, "--out", other, "--force"); err != nil {
+		t.Fatalf("export --force: %v", err)
 	}
 }

@@ -31,9 +31,15 @@ func modelsDBPath(flag string) string {
 
 // policyResolver resolves policy specs, loading "model:NAME" from the
 // registry file db (or, when db is "", from modelsDBPath's default).
+// registryWait is how long loading a registry model waits for another
+// process (a compaction, a trainer's checkpoint) to release the file.
+const registryWait = 2 * time.Minute
+
 func policyResolver(db string) policy.Resolver {
 	path := modelsDBPath(db)
-	return policy.Resolver{Models: func(ref string) (models.Model, error) { return models.Load(path, ref) }}
+	// a compaction of a large registry holds it for many seconds (23 s for
+	// 1 GB): an agent or eval starting then waits for it
+	return policy.Resolver{Models: func(ref string) (models.Model, error) { return models.LoadWithin(path, ref, registryWait) }}
 }
 
 // registryModelInfo reads the metadata (not the weights) of a model from
