@@ -721,6 +721,12 @@ type Hooks struct {
 	// snapshot its checkpoint chose only when it was judged on the same
 	// basis: scores against another yardstick do not compare.
 	SelectBasis string
+	// CheckpointFailed, when set, is told of a checkpoint that could not
+	// be saved (the registry held by another process, a full disk) and
+	// says whether training goes on, the next checkpoint trying again;
+	// nil, or false, ends the run with the error. A checkpoint an
+	// interruption asks for ends the run when it fails, whatever it says.
+	CheckpointFailed func(round int, err error) bool
 }
 
 // Selection is the snapshot Hooks.Select judged best.
@@ -814,7 +820,8 @@ func Run(cfg Config, hooks Hooks) (*Result, error) {
 			return nil, err
 		}
 		if hooks.Store != nil && hooks.Run != "" && (round%cfg.CheckpointEvery == 0 || stop) && !last {
-			if err := checkpoint(hooks, lr, fp, cfg.fingerprintParts(), round, res); err != nil {
+			if err := checkpoint(hooks, lr, fp, cfg.fingerprintParts(), round, res); err != nil &&
+				(hooks.CheckpointFailed == nil || intr || !hooks.CheckpointFailed(round, err)) {
 				return nil, err
 			}
 		}

@@ -531,3 +531,38 @@ func TestFingerprintReadsTheScenarios(t *testing.T) {
 		t.Fatal("the fingerprint of per-rate ECN settings is not theirs alone")
 	}
 }
+
+// failingStore refuses its first checkpoint, as a registry held by another
+// process past its wait, or a full disk, does.
+type failingStore struct {
+	*models.Registry
+	failed bool
+}
+
+func (f *failingStore) SaveCheckpoint(run string, step int, state []byte) error {
+	if !f.failed {
+		f.failed = true
+		return errors.New("registry reg.db: database locked by another process")
+	}
+	return f.Registry.SaveCheckpoint(run, step, state)
+}
+
+// A checkpoint that could not be saved costs the rounds since the last
+// one when Hooks.CheckpointFailed says to go on (the run ended, all its
+// work lost), and ends the run without it.
+func TestCheckpointFailureGoesOn(t *testing.T) {
+	cfg := tinyConfig(AlgoDDQN)
+	if _, err := Run(cfg, Hooks{Store: &failingStore{Registry: openReg(t)}, Run: "tiny"}); err == nil {
+		t.Fatal("a failed checkpoint without CheckpointFailed: no error")
+	}
+	told := 0
+	reg := openReg(t)
+	res, err := Run(cfg, Hooks{Store: &failingStore{Registry: reg}, Run: "tiny",
+		CheckpointFailed: func(int, error) bool { told++; return true }})
+	if err != nil || res.Episodes != 8 || told != 1 {
+		t.Fatalf("with CheckpointFailed: %v, %d episodes, told %d times", err, res.Episodes, told)
+	}
+	if cp, err := reg.LoadCheckpoint("tiny"); err != nil || cp.Step == 0 {
+		t.Fatalf("the next checkpoint after the failed one: %+v, %v", cp, err)
+	}
+}

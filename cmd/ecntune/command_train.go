@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -334,6 +336,16 @@ func (s *trainSession) run(cfg train.Config) error {
 	if o.budget > 0 {
 		hooks.Stop = func(train.Round) bool { return time.Since(start) >= o.budget }
 	}
+	// a checkpoint the registry could not take (held by another process
+	// past its wait, a full disk) costs the rounds since the last one, not
+	// the run: it ended with all its work lost
+	hooks.CheckpointFailed = func(round int, err error) bool {
+		if errors.Is(err, models.ErrConflict) {
+			return false // another process changed the run's checkpoint: not this run's to overwrite
+		}
+		fmt.Fprintf(stderr, "warning: %v; training goes on, the next checkpoint tries again\n", err)
+		return true
+	}
 	if s.sel != nil {
 		hooks.Select, hooks.SelectEvery, hooks.SelectBasis = s.sel, o.selectEvery, s.selBasis
 	}
@@ -361,13 +373,40 @@ func (s *trainSession) run(cfg train.Config) error {
 func (s *trainSession) store(m models.Model) (models.Model, error) {
 	stored, dropped, err := s.reg.finish(m, s.o.name)
 	if err != nil {
-		return stored, err
+		// the trained network is not lost with the store: an export file
+		// beside the registry holds it (it was lost, with no word)
+		return stored, s.keepUnstored(m, err)
 	}
 	if !dropped && s.reg.last != nil {
 		fmt.Fprintf(s.stderr, "warning: the checkpoint of run %s in %s was rewritten by another process during this run; it is left in place\n", s.o.name, s.o.db)
 	}
 	compactRegistry(s.stderr, s.o.db)
 	return stored, nil
+}
+
+// keepUnstored writes a model the registry could not take (err) to an
+// export file beside it, and says how to import it.
+func (s *trainSession) keepUnstored(m models.Model, err error) error {
+	path := fmt.Sprintf("%s.unstored-%s-%s.export", resolvedDB(s.o.db), m.Name, time.Now().UTC().Format("20060102T150405"))
+	sum := sha256.Sum256(m.Weights)
+	m.WeightsSHA256, m.WeightsSize = hex.EncodeToString(sum[:]), int64(len(m.Weights))
+	if m.Version == 0 {
+		m.Version = 1 // an import takes the next free version where it is taken
+	}
+	f, ferr := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if ferr == nil {
+		ferr = models.WriteExport(f, m)
+		if cerr := f.Close(); ferr == nil {
+			ferr = cerr
+		}
+		if ferr != nil {
+			os.Remove(path)
+		}
+	}
+	if ferr != nil {
+		return fmt.Errorf("train: the trained model could not be stored in %s (%w), nor written to %s (%v): it is lost", s.o.db, err, path, ferr)
+	}
+	return fmt.Errorf("train: the trained model could not be stored in %s (%w); it is kept in %s: ecntune models import %s --db %s", s.o.db, err, path, path, s.o.db)
 }
 
 // config checks the flags and builds the run's configuration, loading the

@@ -2,7 +2,9 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -87,5 +89,23 @@ func TestRunRegistryTwoRunsOneName(t *testing.T) {
 	}
 	if cp, err := b.LoadCheckpoint("run"); err != nil || string(cp.State) != "b at 20" {
 		t.Fatalf("b's checkpoint after a finished: %q %v", cp.State, err)
+	}
+}
+
+// A trained model the registry cannot take is kept in an export file
+// beside it, and the error says how to import it (it was lost).
+func TestUnstoredModelKept(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "reg.db")
+	s := &trainSession{o: trainOpts{db: db}}
+	m := models.Model{Name: "run", Algorithm: "ddqn", ObsSpec: env.SpecVersion, ActSpec: env.ActionSpecVersion,
+		Created: time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC), Weights: netBlob(t, 4, 0)}
+	err := s.keepUnstored(m, errors.New("registry reg.db: database locked by another process"))
+	re := regexp.MustCompile(`it is kept in (\S+): ecntune models import \S+ --db `)
+	sub := re.FindStringSubmatch(fmt.Sprint(err))
+	if sub == nil {
+		t.Fatalf("error %v", err)
+	}
+	if out, _, err := runModels(t, nil, "import", sub[1], "--db", db); err != nil || !strings.Contains(out, "imported run@1") {
+		t.Fatalf("import of the kept model: %v\n%s", err, out)
 	}
 }
