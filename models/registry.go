@@ -58,8 +58,9 @@ type Options struct {
 	NoSync bool
 	// Vet, when set, is asked about each version Promote or Rollback is
 	// about to make the promoted one (metadata only, no weights), in the
-	// same transaction; an error from it stops the change. The CLI refuses
-	// with it a model whose spec versions the running code cannot load.
+	// same transaction, with its weights; an error from it stops the
+	// change. The CLI refuses with it a model whose spec versions, or
+	// network, the running code cannot load.
 	Vet func(Model) error
 }
 
@@ -802,11 +803,14 @@ func (r *Registry) Promote(ref string, at time.Time) (Model, error) {
 		if st.Promoted == m.Version {
 			return errorf(ErrInvalid, "model %s is already the promoted version of %s", m.Ref(), m.Name)
 		}
-		if _, err := r.weightsOf(tx, m); err != nil {
+		w, err := r.weightsOf(tx, m)
+		if err != nil {
 			return fmt.Errorf("promote %s: %w", m.Ref(), err)
 		}
 		if r.vet != nil {
-			if err := r.vet(m); err != nil {
+			mw := m
+			mw.Weights = w // the network too, not only its spec's name
+			if err := r.vet(mw); err != nil {
 				return fmt.Errorf("promote %s: %w", m.Ref(), err)
 			}
 		}
@@ -870,11 +874,14 @@ func (r *Registry) Rollback(name string, at time.Time) (Model, error) {
 		if m, err = r.loadMeta(tx, binary.BigEndian.Uint64(v), false); err != nil {
 			return err
 		}
-		if _, err := r.weightsOf(tx, m); err != nil {
+		w, err := r.weightsOf(tx, m)
+		if err != nil {
 			return fmt.Errorf("roll back %s to %s: %w", name, m.Ref(), err)
 		}
 		if r.vet != nil {
-			if err := r.vet(m); err != nil {
+			mw := m
+			mw.Weights = w
+			if err := r.vet(mw); err != nil {
 				return fmt.Errorf("roll back %s to %s: %w", name, m.Ref(), err)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/policy"
 )
@@ -28,6 +29,13 @@ func (f *modelsFlags) with(ro, mustExist, force bool, fn func(r *models.Registry
 		}
 		if err := policy.CheckModelSpec(m); err != nil {
 			return fmt.Errorf("%w (--force promotes it anyway, for a fleet running the release that speaks it)", err)
+		}
+		if m.Weights != nil && m.ObsSpec != env.SwitchSpecVersion {
+			// the network itself: one of 3 inputs labelled obs-v5 was
+			// promoted, and every agent following it failed at its start
+			if _, err := policy.LearnedFromModel(m.Name, m); err != nil {
+				return fmt.Errorf("%w: no agent could run it", err)
+			}
 		}
 		return nil
 	}

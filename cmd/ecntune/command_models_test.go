@@ -39,6 +39,7 @@ func netBlob(t *testing.T, hidden int, salt byte) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
+	n.Kind = rl.OutputQ // as train's DDQN stores it: a network an agent can run
 	rng := rand.New(rand.NewPCG(uint64(hidden), uint64(salt)))
 	for li := range n.Layers {
 		for j := range n.Layers[li].W {
@@ -464,5 +465,33 @@ func TestModelsExportOutChecked(t *testing.T) {
 	}
 	if _, _, err := runModels(t, nil, "export", "m@1", "--db", db, "--out", other, "--force"); err != nil {
 		t.Fatalf("export --force: %v", err)
+	}
+}
+
+// promote reads the network, not only its spec's name: one of 3 inputs
+// labelled with this build's spec was promoted, and every agent that
+// followed it failed at its start.
+func TestModelsPromoteRefusesANetworkOfTheWrongSize(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "reg.db")
+	n, err := rl.NewNet(rl.Arch{In: 3, Hidden: []int{4}, Out: env.DefaultCatalogue().Outputs(), Act: rl.ReLU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Kind = rl.OutputQ
+	w, err := n.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := models.Open(db, models.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Put(models.Model{Name: "w", Algorithm: "ddqn", ObsSpec: env.SpecVersion, ActSpec: env.ActionSpecVersion,
+		Created: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), Weights: w}); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if _, _, err := runModels(t, nil, "promote", "w@1", "--db", db); err == nil || !strings.Contains(err.Error(), "network reads 3 features") {
+		t.Fatalf("promote of a network of 3 inputs: %v", err)
 	}
 }
