@@ -24,6 +24,11 @@ the file). It holds the registry's lock meanwhile: a trainer's next checkpoint w
 			if err != nil {
 				return err
 			}
+			if after.File >= before.File {
+				// a file with nothing free is written again as it was
+				fmt.Fprintf(c.OutOrStdout(), "%s had nothing to give back (%s)\n%s\n", path, units.FormatBytes(after.File), spaceLine(path, after))
+				return nil
+			}
 			fmt.Fprintf(c.OutOrStdout(), "compacted %s from %s to %s\n%s\n", path, units.FormatBytes(before.File),
 				units.FormatBytes(after.File), spaceLine(path, after))
 			return nil

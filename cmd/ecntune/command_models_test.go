@@ -435,6 +435,11 @@ func TestModelsSpace(t *testing.T) {
 	if out, _, err := runModels(t, nil, "show", "m", "--db", db); err != nil {
 		t.Fatalf("show after compact: %q %v", out, err)
 	}
+	// a second compaction has nothing to give back, and says so (it
+	// said "compacted from 8.389MB to 8.389MB")
+	if out, _, err := runModels(t, nil, "compact", "--db", db); err != nil || !strings.Contains(out, "had nothing to give back") {
+		t.Fatalf("a second compact: %q %v", out, err)
+	}
 }
 
 // export --out never replaces the registry (it did: every model gone), nor

@@ -351,7 +351,8 @@ func (s *trainSession) run(cfg train.Config) error {
 	}
 	res, err := train.Run(cfg, hooks)
 	s.res = res
-	if errors.Is(err, train.ErrForeignCheckpoint) {
+	if errors.Is(err, train.ErrForeignCheckpoint) || errors.Is(err, models.ErrCorrupt) && strings.Contains(err.Error(), "load checkpoint") {
+		// a damaged checkpoint can only be dropped: the run starts afresh
 		return fmt.Errorf("%w (ecntune models delete --checkpoint %s --db %s)", err, o.name, o.db)
 	}
 	if errors.Is(err, train.ErrInterrupted) {
