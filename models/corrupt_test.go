@@ -118,6 +118,10 @@ func TestWeightsTamperDetected(t *testing.T) {
 	if m, err := r.Info("ddqn@1"); err != nil || m.Status == StatusPromoted {
 		t.Fatalf("damaged version: %+v, %v", m, err)
 	}
+	// the list says which is damaged (it showed it as any other)
+	if ms, err := r.List("ddqn"); err != nil || len(ms) != 2 || !ms[0].Damaged || ms[1].Damaged {
+		t.Fatalf("list: %+v, %v", ms, err)
+	}
 	if _, err := r.Delete("ddqn@1", false); err != nil {
 		t.Fatalf("a damaged version must stay deletable: %v", err)
 	}

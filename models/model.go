@@ -80,6 +80,9 @@ type Model struct {
 	// Weights are the opaque model weights. They are not part of the JSON
 	// metadata; List and Info leave them nil.
 	Weights []byte `json:"-"`
+	// Damaged is set by List when the stored weights fail their sha256
+	// (never stored; such a model is neither loaded nor promoted).
+	Damaged bool `json:"-"`
 }
 
 // Ref is the model's "name@version" reference.

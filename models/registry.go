@@ -741,6 +741,10 @@ func (r *Registry) List(name string) ([]Model, error) {
 				return errorf(ErrCorrupt, "%s: weights of model %s (id %d) are missing", r.path, m.Ref(), id)
 			} else if int64(len(w)) != m.WeightsSize || m.WeightsSize <= 0 {
 				return errorf(ErrCorrupt, "%s: weights of model %s are %d bytes, the record says %d", r.path, m.Ref(), len(w), m.WeightsSize)
+			} else {
+				// listed as damaged, as a damaged checkpoint is (it was
+				// listed as any other, only show failing)
+				m.Damaged = digest(w) != m.WeightsSHA256
 			}
 			out = append(out, m)
 		}

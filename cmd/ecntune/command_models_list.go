@@ -61,8 +61,12 @@ func modelsTable(w io.Writer, ms []models.Model) error {
 		if parent == "" {
 			parent = "-"
 		}
+		status := string(m.Status)
+		if m.Damaged {
+			status += ", DAMAGED (weights fail their sha256)"
+		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			m.ID, m.Ref(), m.Status, m.Algorithm, m.ObsSpec, m.ActSpec, units.FormatBytes(m.WeightsSize),
+			m.ID, m.Ref(), status, m.Algorithm, m.ObsSpec, m.ActSpec, units.FormatBytes(m.WeightsSize),
 			m.Created.UTC().Format(time.RFC3339), m.WeightsSHA256[:min(12, len(m.WeightsSHA256))], parent)
 	}
 	return tw.Flush()
