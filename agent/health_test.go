@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/web"
 	"github.com/ecntune/ecntune/env"
 )
 
@@ -108,5 +110,26 @@ func TestMetricsDropASilentTargetsIntervalSeries(t *testing.T) {
 	r.interval(t)
 	if m = get(t, r.a.Handler(), "/metrics").Body.String(); !strings.Contains(m, `ecntune_target_queues{target="leaf0"}`) {
 		t.Error("no interval series once the target reports again")
+	}
+}
+
+// The dashboard's counts are of the newest telemetry's recommendations:
+// a switch gone silent leaves none ("48 queues decided, 12 would change"
+// stood after every switch had stopped sending).
+func TestOverviewCountsFreshRecommendationsOnly(t *testing.T) {
+	r := newRig(t, config.ModeShadow, false, "", nil)
+	r.interval(t)
+	var ov web.Overview
+	if err := json.Unmarshal(get(t, r.a.Handler(), "/api/overview").Body.Bytes(), &ov); err != nil || ov.Queues != 2 {
+		t.Fatalf("overview with fresh telemetry: %d queues, %v", ov.Queues, err)
+	}
+	for range config.HealthStaleIntervals + 1 {
+		r.clk.Add(time.Second)
+		if err := r.a.Tick(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := json.Unmarshal(get(t, r.a.Handler(), "/api/overview").Body.Bytes(), &ov); err != nil || ov.Queues != 0 || ov.WouldChange != 0 {
+		t.Fatalf("overview with every switch silent: %d queues, %d would change, %v", ov.Queues, ov.WouldChange, err)
 	}
 }

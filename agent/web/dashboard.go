@@ -138,7 +138,12 @@ func (a *server) overview() (Overview, error) {
 	if ov.Changes == nil {
 		ov.Changes = []core.AuditEntry{}
 	}
+	// The recommendations of the newest telemetry, not those a switch gone
+	// silent left ("48 queues decided, 12 would change" stood after every
+	// switch had stopped sending).
 	recs := a.o.Source.Recommendations("")
+	fresh := now.Add(-config.HealthStaleIntervals * a.o.Interval).UnixNano()
+	recs = slices.DeleteFunc(recs, func(r core.Recommendation) bool { return r.TimeNs < fresh })
 	perTarget := map[string]int{}
 	for _, r := range recs {
 		perTarget[r.Key.Target]++
