@@ -145,19 +145,40 @@ func (a *Agent) shareMemory(ctx context.Context, mems []core.QueueMemory) {
 	for t := range a.fleet.resolved {
 		targets[t] = true
 	}
-	for target := range targets {
+	// One second for the whole round, not one per switch: an etcd that
+	// does not answer held the interval loop a second per switch (the
+	// telemetry then looked stale), and what a round could not share is
+	// shared at the next.
+	cctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	var unshared []string
+	for _, target := range slices.Sorted(maps.Keys(targets)) {
 		tok, ok := a.o.Gate.Writable(target, a.o.Clock())
 		if !ok {
+			delete(a.fleet.resolved, target)
 			continue
 		}
-		cctx, cancel := context.WithTimeout(ctx, time.Second)
-		if err := mk.Record(cctx, target, tok, a.fleet.resolved[target], byMem[target]); err != nil {
-			a.log.Warn("fleet: guard memory and audit not shared", "target", target, "err", err)
+		if cctx.Err() != nil {
+			unshared = append(unshared, target)
+			continue
 		}
-		cancel()
+		if err := mk.Record(cctx, target, tok, a.fleet.resolved[target], byMem[target]); err != nil {
+			unshared = append(unshared, target)
+			a.log.Warn("fleet: guard memory and audit not shared; tried again next interval", "target", target, "err", err)
+			continue
+		}
+		delete(a.fleet.resolved, target)
 	}
-	clear(a.fleet.resolved)
+	for _, t := range unshared {
+		if n := len(a.fleet.resolved[t]); n > maxUnshared {
+			a.fleet.resolved[t] = a.fleet.resolved[t][n-maxUnshared:]
+		}
+	}
 }
+
+// maxUnshared bounds the resolved audit entries a target keeps for the
+// fleet while etcd does not take them (the newest).
+const maxUnshared = 1000
 
 // adoptMemory takes over, the first interval this agent may write a
 // switch, what its previous owners kept: the guard's memory (holds,

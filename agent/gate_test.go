@@ -224,3 +224,37 @@ func TestFleetPauseRetriedReachesTheFleet(t *testing.T) {
 		t.Fatalf("a second pause: %v; fleet %+v", err, g.p)
 	}
 }
+
+// keeperGate is a fleet member's gate whose etcd does not answer: Record
+// waits for its deadline.
+type keeperGate struct {
+	fakeGate
+	calls int
+}
+
+func (g *keeperGate) Record(ctx context.Context, _ string, _ int64, _ []core.AuditEntry, _ []core.QueueMemory) error {
+	g.calls++
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (g *keeperGate) States(context.Context, []string) (map[string]fleet.State, error) {
+	return nil, nil
+}
+
+// An etcd that does not answer costs one round one second, not a second
+// per switch (the interval loop was held and the telemetry looked stale),
+// and what it could not share is kept for the next round.
+func TestShareMemoryOneDeadlinePerRound(t *testing.T) {
+	r := newRig(t, config.ModeClosedLoop, false, "", nil)
+	g := &keeperGate{fakeGate: fakeGate{owns: map[string]int64{"leaf0": 1, "leaf1": 1, "leaf2": 1}}}
+	r.a.o.Gate = g
+	r.a.fleet.resolved = map[string][]core.AuditEntry{"leaf0": {{Seq: 1}}, "leaf1": {{Seq: 2}}, "leaf2": {{Seq: 3}}}
+	r.a.shareMemory(context.Background(), nil)
+	if g.calls != 1 {
+		t.Fatalf("%d Records in one round against an etcd that does not answer, want 1", g.calls)
+	}
+	if len(r.a.fleet.resolved) != 3 {
+		t.Fatalf("resolved entries kept for the next round: %v", r.a.fleet.resolved)
+	}
+}
