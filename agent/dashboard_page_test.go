@@ -43,31 +43,18 @@ func TestDashboardPageHasItsPictures(t *testing.T) {
 // (UTC, 24-hour, with the date) and says "idle" instead of listing queues
 // with nothing in them.
 func TestDashboardScriptTimesAndIdle(t *testing.T) {
-	nodeJS, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("no node to run the dashboard's script")
-	}
-	app, err := os.ReadFile("web/static/app.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(string(app), "toLocale") {
-		t.Error("app.js writes a time in the browser's locale")
+	if app, err := os.ReadFile("web/static/app.js"); err != nil || strings.Contains(string(app), "toLocale") {
+		t.Errorf("app.js writes a time in the browser's locale (%v)", err)
 	}
 	ov := `{"mode":"shadow","policy":"builtin","interval_s":1,"now_ns":1795960862000000000,"intervals_ns":[1795960861000000000,1795960862000000000],
 "healthy":true,"problems":[],"targets":[],"hot":[],"recommendations":[],"queues":2,"would_change":0,
 "changes":[{"time_ns":1795960862123000000,"target":"leaf0","key":{"target":"leaf0","port":"Ethernet0","queue":3},"kind":"tune","state":"applied",
 "old":{"kmin_bytes":1,"kmax_bytes":2,"pmax":0.1},"new":{"kmin_bytes":1,"kmax_bytes":2,"pmax":0.1},"reason":"r"}],
 "changes_in_window":1,"flaps_in_window":0,"changes_per_queue_per_100_intervals":0,"rollbacks_in_window":0,"repairs_in_window":0,"fallbacks_in_window":0,"pause":{}}`
-	script := fakeDOM + `els["initial"] = { textContent: ` + strconvQuote(ov) + ` };
-` + string(app) + `
+	out := runAppScript(t, `els["initial"] = { textContent: `+strconvQuote(ov)+` };`, `
 const text = (id) => els[id].tBodies[0].children.map((tr) => tr.children.map((td) => String(td.textContent)).join("|"));
 console.log(JSON.stringify({ updated: els["updated"].textContent, hot: text("hot"), audit: text("audit") }));
-`
-	out, err := exec.Command(nodeJS, "-e", script).CombinedOutput()
-	if err != nil {
-		t.Fatalf("node: %v\n%s", err, out)
-	}
+`)
 	var got struct {
 		Updated    string
 		Hot, Audit []string
@@ -88,10 +75,11 @@ console.log(JSON.stringify({ updated: els["updated"].textContent, hot: text("hot
 
 func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
 
-// TestDashboardScriptNumbers: the dashboard writes whole numbers with
-// their zeros (Pmax 100% read "1%", 1 GB "1MB") and a size that rounds
-// to 1000 of a unit in the next one (999999 B read "1KB").
-func TestDashboardScriptNumbers(t *testing.T) {
+// runAppScript runs the dashboard's app.js in Node.js (the test is
+// skipped without node) on the fake document, with before ahead of it
+// and after behind it, and returns what it printed.
+func runAppScript(t *testing.T, before, after string) []byte {
+	t.Helper()
 	nodeJS, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("no node to run the dashboard's script")
@@ -100,15 +88,22 @@ func TestDashboardScriptNumbers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	script := fakeDOM + string(app) + `
-console.log(JSON.stringify([fmtBytes(999999), fmtBytes(1e9), fmtBytes(1000), fmtBytes(999), fmtBytes(1536000), fmtBytes(400000),
-  setting({ kmin_bytes: 400000, kmax_bytes: 1600000, pmax: 1 }), setting({ kmin_bytes: 5000, kmax_bytes: 200000, pmax: 0.003 }),
-  setting({ kmin_bytes: 1, kmax_bytes: 2, pmax: 0.2 })]));
-`
-	out, err := exec.Command(nodeJS, "-e", script).CombinedOutput()
+	out, err := exec.Command(nodeJS, "-e", fakeDOM+before+"\n"+string(app)+"\n"+after).CombinedOutput()
 	if err != nil {
 		t.Fatalf("node: %v\n%s", err, out)
 	}
+	return out
+}
+
+// TestDashboardScriptNumbers: the dashboard writes whole numbers with
+// their zeros (Pmax 100% read "1%", 1 GB "1MB") and a size that rounds
+// to 1000 of a unit in the next one (999999 B read "1KB").
+func TestDashboardScriptNumbers(t *testing.T) {
+	out := runAppScript(t, "", `
+console.log(JSON.stringify([fmtBytes(999999), fmtBytes(1e9), fmtBytes(1000), fmtBytes(999), fmtBytes(1536000), fmtBytes(400000),
+  setting({ kmin_bytes: 400000, kmax_bytes: 1600000, pmax: 1 }), setting({ kmin_bytes: 5000, kmax_bytes: 200000, pmax: 0.003 }),
+  setting({ kmin_bytes: 1, kmax_bytes: 2, pmax: 0.2 })]));
+`)
 	var got []string
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%v: %s", err, out)
@@ -124,26 +119,12 @@ console.log(JSON.stringify([fmtBytes(999999), fmtBytes(1e9), fmtBytes(1000), fmt
 // interval, targets whose telemetry is stale are not called idle (a
 // fabric whose switches had all gone silent read "idle").
 func TestDashboardScriptSilentIsNotIdle(t *testing.T) {
-	nodeJS, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("no node to run the dashboard's script")
-	}
-	app, err := os.ReadFile("web/static/app.js")
-	if err != nil {
-		t.Fatal(err)
-	}
 	hot := func(targets string) string {
 		ov := `{"mode":"shadow","policy":"builtin","interval_s":1,"now_ns":1795960862000000000,"intervals_ns":[1795960861000000000,1795960862000000000],
 "healthy":false,"problems":[],"targets":` + targets + `,"hot":[],"recommendations":[],"queues":2,"would_change":0,"changes":[],
 "changes_in_window":0,"flaps_in_window":0,"changes_per_queue_per_100_intervals":0,"rollbacks_in_window":0,"repairs_in_window":0,"fallbacks_in_window":0,"pause":{}}`
-		script := fakeDOM + `els["initial"] = { textContent: ` + strconvQuote(ov) + ` };
-` + string(app) + `
-console.log(JSON.stringify(els["hot"].tBodies[0].children.map((tr) => tr.children.map((td) => String(td.textContent)).join("|"))));
-`
-		out, err := exec.Command(nodeJS, "-e", script).CombinedOutput()
-		if err != nil {
-			t.Fatalf("node: %v\n%s", err, out)
-		}
+		out := runAppScript(t, `els["initial"] = { textContent: `+strconvQuote(ov)+` };`,
+			`console.log(JSON.stringify(els["hot"].tBodies[0].children.map((tr) => tr.children.map((td) => String(td.textContent)).join("|"))));`)
 		var rows []string
 		if err := json.Unmarshal(out, &rows); err != nil || len(rows) != 1 {
 			t.Fatalf("%v: %s", err, out)

@@ -2,8 +2,6 @@ package agent
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -31,30 +29,18 @@ globalThis.setTimeout = () => {};
 // Node.js (skipped without node) on a status with two members and read
 // what the page would show.
 func TestFleetPanelDraws(t *testing.T) {
-	nodeJS, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("no node to run the dashboard's script")
-	}
-	app, err := os.ReadFile("web/static/app.js")
-	if err != nil {
-		t.Fatal(err)
-	}
 	st := fleet.Status{Name: "dc1", Leader: "b", Self: "a", Owned: []string{"leaf0", "leaf2"},
 		Members: []fleet.MemberStatus{{Member: fleet.Member{ID: "a", Zone: "z1"}, Owns: 2, Assigned: 2, LeaseTTL: 4},
 			{Member: fleet.Member{ID: "b", Draining: true}, Leader: true, Owns: 1, Assigned: 0, LeaseTTL: 5}},
 		Switches: []fleet.SwitchStatus{{Switch: "leaf0"}, {Switch: "leaf1"}, {Switch: "leaf2"}}}
 	b, _ := json.Marshal(st)
-	script := fakeDOM + string(app) + `
-renderFleet(` + string(b) + `);
+	out := runAppScript(t, "", `
+renderFleet(`+string(b)+`);
 const rows = els["fleet-members"].tBodies[0].children.map((tr) => tr.children.map((td) => String(td.textContent)).join("|"));
 console.log(JSON.stringify({ hidden: els["fleet"].hidden, name: els["fleet-name"].textContent, self: els["fleet-self"].textContent,
   role: els["fleet-role"].textContent, leader: els["fleet-leader"].textContent, owned: els["fleet-owned"].textContent,
   n: els["fleet-n-owned"].textContent + "/" + els["fleet-n-switches"].textContent, rows }));
-`
-	out, err := exec.Command(nodeJS, "-e", script).CombinedOutput()
-	if err != nil {
-		t.Fatalf("node: %v\n%s", err, out)
-	}
+`)
 	var got struct {
 		Hidden                             bool
 		Name, Self, Role, Leader, Owned, N string

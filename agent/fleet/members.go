@@ -42,15 +42,8 @@ type memberView struct {
 // connection) is followed by a new list after TTL/3.
 func (v *memberView) follow(n *Node) {
 	defer views.Delete(n)
-	ctx, cancel := context.WithCancel(n.cli.Ctx())
+	ctx, cancel := n.sessionContext()
 	defer cancel()
-	go func() {
-		select {
-		case <-n.ended():
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	p := n.prefix + "members/"
 	for ctx.Err() == nil {
 		r, err := n.cli.Get(ctx, p, clientv3.WithPrefix(), clientv3.WithKeysOnly())
@@ -80,4 +73,18 @@ func (v *memberView) follow(n *Node) {
 		}
 		sleep(ctx, n.cfg.TTL/3)
 	}
+}
+
+// sessionContext is a context that ends when the node's session does
+// (Close, a lost lease) or its client closes.
+func (n *Node) sessionContext() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(n.cli.Ctx())
+	go func() {
+		select {
+		case <-n.ended():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }

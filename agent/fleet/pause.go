@@ -75,15 +75,8 @@ func (n *Node) FollowPause(fn func(Pause)) {
 	n.wg.Add(1) // Close waits for it: no late call of fn after
 	go func() {
 		defer n.wg.Done()
-		ctx, cancel := context.WithCancel(n.cli.Ctx())
+		ctx, cancel := n.sessionContext()
 		defer cancel()
-		go func() {
-			select {
-			case <-n.ended():
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
 		for ctx.Err() == nil {
 			r, err := first, ferr
 			first, ferr = nil, errors.New("read again")

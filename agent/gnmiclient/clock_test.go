@@ -1,7 +1,6 @@
 package gnmiclient
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -19,15 +18,7 @@ import (
 // held the snapshots the same way); both are said.
 func TestSwitchClockOutlierAndStep(t *testing.T) {
 	s, addr := simtest.Start(t, simtest.Star(poorECN), gnmipath.OpenConfig, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	sw, err := Dial(ctx, target0(addr, string(gnmipath.OpenConfig)), 50*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sw.Close()
-	out, errs := make(chan env.Snapshot, 64), make(chan error, 64)
-	go sw.Subscribe(ctx, out, errs)
+	out, errs := subscribeSim(t, addr)
 	var said []string
 	next := func() env.Snapshot {
 		t.Helper()

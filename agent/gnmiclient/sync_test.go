@@ -19,15 +19,7 @@ import (
 func TestDuplicateSyncResponseCountsOnce(t *testing.T) {
 	s, addr := simtest.Start(t, simtest.Star(poorECN), gnmipath.OpenConfig, nil)
 	s.SetFaults(simswitch.Faults{DuplicateSync: true, SlowOnChange: 500 * time.Millisecond})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	sw, err := Dial(ctx, target0(addr, string(gnmipath.OpenConfig)), 50*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sw.Close()
-	out, errs := make(chan env.Snapshot, 64), make(chan error, 64)
-	go sw.Subscribe(ctx, out, errs)
+	out, errs := subscribeSim(t, addr)
 	for {
 		select {
 		case snap := <-out:
@@ -41,8 +33,24 @@ func TestDuplicateSyncResponseCountsOnce(t *testing.T) {
 				continue
 			}
 			t.Fatalf("before the first snapshot: %v", err)
-		case <-ctx.Done():
+		case <-time.After(20 * time.Second):
 			t.Fatal("no snapshot")
 		}
 	}
+}
+
+// subscribeSim dials the simulated switch sw0 at addr (openconfig, 50 ms
+// samples) and subscribes, until the test ends.
+func subscribeSim(t *testing.T, addr string) (<-chan env.Snapshot, <-chan error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	sw, err := Dial(ctx, target0(addr, string(gnmipath.OpenConfig)), 50*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sw.Close() })
+	out, errs := make(chan env.Snapshot, 64), make(chan error, 64)
+	go sw.Subscribe(ctx, out, errs)
+	return out, errs
 }
