@@ -89,12 +89,30 @@ const RuleBusy = "target-busy"
 // waits for the flights as Options.IOWait says. first: the interval's
 // batch (LastChanges), whose read-back mismatches get a rollback round.
 func (a *Agent) apply(ctx context.Context, changes []core.Change, first bool) {
+	var held map[string]bool // targets whose changes wait (busy, not owned, a commit pending)
 	if first {
-		// the interval's batch, even an empty one: "changed in the last
-		// interval" must not show an old batch
-		a.mu.Lock()
-		a.lastPlan = append(a.lastPlan[:0], changes...)
-		a.mu.Unlock()
+		// the interval's batch, even an empty one ("changed in the last
+		// interval" must not show an old batch), less the changes held
+		// below (it counted them as made)
+		defer func() {
+			a.mu.Lock()
+			a.lastPlan = a.lastPlan[:0]
+			for _, c := range changes {
+				if !held[c.Key.Target] {
+					a.lastPlan = append(a.lastPlan, c)
+				}
+			}
+			a.mu.Unlock()
+		}()
+	}
+	hold := func(target string, cs []core.Change) {
+		if held == nil {
+			held = map[string]bool{}
+		}
+		held[target] = true
+		for _, c := range cs {
+			a.core.Hold(c)
+		}
 	}
 	byTarget := map[string][]core.Change{}
 	for _, c := range changes {
@@ -108,20 +126,14 @@ func (a *Agent) apply(ctx context.Context, changes []core.Change, first bool) {
 			a.write(ctx, target, cs, !first)
 		case a.commitWait[target] > a.o.Clock().UnixNano():
 			// said once, when the wait began (awaitCommits)
-			for _, c := range cs {
-				a.core.Hold(c)
-			}
+			hold(target, cs)
 			a.o.Instruments.Rejections.WithLabelValues(RuleCommitPending).Add(float64(len(cs)))
 		case a.busy[target]:
-			for _, c := range cs {
-				a.core.Hold(c)
-			}
+			hold(target, cs)
 			a.o.Instruments.Rejections.WithLabelValues(RuleBusy).Add(float64(len(cs)))
 			a.log.Warn("changes wait: the target's last Set or read has not returned", "target", target, "changes", len(cs))
 		case !a.writable(target):
-			for _, c := range cs {
-				a.core.Hold(c)
-			}
+			hold(target, cs)
 			a.o.Instruments.Rejections.WithLabelValues(RuleNotOwner).Add(float64(len(cs)))
 		case !needsConfirm(cs):
 			a.write(ctx, target, cs, !first)

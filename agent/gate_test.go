@@ -258,3 +258,24 @@ func TestShareMemoryOneDeadlinePerRound(t *testing.T) {
 		t.Fatalf("resolved entries kept for the next round: %v", r.a.fleet.resolved)
 	}
 }
+
+// "Changed in the last interval" counts the changes sent, not those held
+// for a target this member does not own (or one busy, or with a commit
+// pending): they were counted as made.
+func TestLastChangesLeaveOutHeldChanges(t *testing.T) {
+	r := newRig(t, config.ModeClosedLoop, false, "", nil)
+	g := &fakeGate{owns: map[string]int64{}}
+	r.a.o.Gate = g
+	r.interval(t)
+	if n := len(r.a.LastChanges()); n != 0 || r.sw.setCount() != 0 {
+		t.Fatalf("%d changes in the last interval, %d Sets, for a switch another member owns", n, r.sw.setCount())
+	}
+	g.mu.Lock()
+	g.owns["leaf0"] = 1
+	g.mu.Unlock()
+	r.clk.Add(10 * time.Second)
+	r.interval(t)
+	if n := len(r.a.LastChanges()); n == 0 || r.sw.setCount() == 0 {
+		t.Fatalf("%d changes in the last interval, %d Sets, once the switch is this member's", n, r.sw.setCount())
+	}
+}
