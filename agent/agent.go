@@ -787,26 +787,17 @@ func (a *Agent) setPause(paused bool, by, reason string) error {
 	defer a.pauseMu.Unlock()
 	p := journal.Pause{Paused: paused, By: by, Reason: reason, SinceNs: a.o.Clock().UnixNano()}
 	if fp, ok := a.o.Gate.(fleetPauser); ok {
-		// The fleet's first, the source of truth every member follows
-		// (fleetPause): a pause that reached only this member left the
-		// others writing, and one journaled here but not in etcd could not
-		// be retried ("already paused") and was undone at the next start.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		cur, ok, err := fp.ReadPause(ctx)
-		if err != nil {
-			return fmt.Errorf("the fleet's pause could not be read (%w): nothing changed; try again", err)
+		cur, changed, err := ChangeFleetPause(ctx, a.o.Journal, fp.ReadPause, fp.SetPause, p)
+		if changed {
+			a.applyPause(cur, " fleet-wide")
+			if err != nil && !errors.Is(err, journal.ErrPauseUnchanged) {
+				a.log.Error("pause record", "err", err) // the fleet has it: followed all the same
+				return nil
+			}
 		}
-		if ok && cur.Paused == paused {
-			// the fleet is so already: its record stands (who, why, since)
-			a.takePause(journal.Pause{Paused: cur.Paused, By: cur.By, Reason: cur.Reason, SinceNs: cur.SinceNs})
-			return a.o.Journal.ChangePause(p) // ErrPauseUnchanged, saying whose
-		}
-		if err := fp.SetPause(ctx, fleet.Pause{Paused: paused, By: by, Reason: reason, SinceNs: p.SinceNs}); err != nil {
-			return fmt.Errorf("the fleet's pause could not be written (%w): nothing changed; try again", err)
-		}
-		a.takePause(p)
-		return nil
+		return err
 	}
 	if err := a.o.Journal.ChangePause(p); err != nil {
 		return err
@@ -815,17 +806,56 @@ func (a *Agent) setPause(paused bool, by, reason string) error {
 	return nil
 }
 
+// ChangeFleetPause makes p the pause of a fleet (read and write its
+// record) and of the journal j, the fleet's first: it is the record every
+// member follows (fleetPause), and a pause journaled here but not in etcd
+// could not be retried ("already paused") and was undone at the next
+// start. A fleet already in p's state keeps its record (who, why, since):
+// the journal takes that one, and the answer is the journal's
+// ErrPauseUnchanged saying whose. It returns the pause j holds after, and
+// whether j changed; an error reading or writing the fleet changes
+// nothing. For a running agent (POST /pause) and a stopped one's database
+// (ecntune agent pause --config) alike.
+func ChangeFleetPause(ctx context.Context, j *journal.Journal, read func(context.Context) (fleet.Pause, bool, error),
+	write func(context.Context, fleet.Pause) error, p journal.Pause) (journal.Pause, bool, error) {
+	cur, ok, err := read(ctx)
+	if err != nil {
+		return p, false, fmt.Errorf("the fleet's pause could not be read (%w): nothing changed; try again", err)
+	}
+	if ok && cur.Paused == p.Paused {
+		held := journal.Pause{Paused: cur.Paused, By: cur.By, Reason: cur.Reason, SinceNs: cur.SinceNs}
+		changed, _ := journalPause(j, held) // a failed write: ChangePause below says so
+		return held, changed, j.ChangePause(p)
+	}
+	if err := write(ctx, fleet.Pause{Paused: p.Paused, By: p.By, Reason: p.Reason, SinceNs: p.SinceNs}); err != nil {
+		return p, false, fmt.Errorf("the fleet's pause could not be written (%w): nothing changed; try again", err)
+	}
+	changed, err := journalPause(j, p)
+	return p, changed, err
+}
+
+// journalPause journals p unless the journal holds that state already,
+// and says whether the state changed: a failed write counts as a change
+// (the state is followed all the same, as the fleet's), its error
+// returned for the log.
+func journalPause(j *journal.Journal, p journal.Pause) (bool, error) {
+	err := j.ChangePause(p)
+	if errors.Is(err, journal.ErrPauseUnchanged) {
+		return false, nil
+	}
+	return true, err
+}
+
 // takePause journals p (unless the journal says so already) and follows
 // it. Callers hold pauseMu.
 func (a *Agent) takePause(p journal.Pause) {
-	err := a.o.Journal.ChangePause(p)
-	if errors.Is(err, journal.ErrPauseUnchanged) {
-		return
-	}
+	changed, err := journalPause(a.o.Journal, p)
 	if err != nil {
 		a.log.Error("pause record", "err", err) // followed all the same
 	}
-	a.applyPause(p, " fleet-wide")
+	if changed {
+		a.applyPause(p, " fleet-wide")
+	}
 }
 
 // applyPause makes p the closed loop's state (the core follows at the

@@ -569,7 +569,7 @@ func TestFleetPauseIsFleetWide(t *testing.T) {
 	}
 	quiet := func(what string) {
 		t.Helper()
-		time.Sleep(500 * time.Millisecond) // a pause is followed within a watch event
+		time.Sleep(500 * time.Millisecond) // Sets already under way land
 		before := total()
 		time.Sleep(1500 * time.Millisecond)
 		if n := total() - before; n != 0 {
@@ -579,6 +579,16 @@ func TestFleetPauseIsFleetWide(t *testing.T) {
 	writing("both members running")
 	if err := a.Pause("alice", "incident 7"); err != nil {
 		t.Fatal(err)
+	}
+	// b follows through its watch: on a loaded machine that may take a
+	// while, so wait for its record rather than a time
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if p, _ := b.PauseState(); p.Paused {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("b did not follow the pause in 20 s")
+		}
 	}
 	quiet("paused through a")
 	if p, _ := b.PauseState(); !p.Paused || p.By != "alice" || p.Reason != "incident 7" {

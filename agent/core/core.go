@@ -530,8 +530,9 @@ func (c *Core) Reconcile(entries []AuditEntry, got map[env.QueueKey]env.Setting,
 }
 
 // AwaitCommit holds queue k while the change of an open audit entry may
-// still be pending on the switch as a confirmed commit (left by a crash:
-// AuditEntry.CommitPending): the guard takes it as a change in flight, so
+// still be pending on the switch: a confirmed commit (left by a crash:
+// AuditEntry.CommitPending), or a Set without an answer that may still
+// land (AuditEntry.MayLand). The guard takes it as a change in flight, so
 // that it decides nothing on the queue and takes neither what the switch
 // runs meanwhile (the change, which the switch may yet revert) nor the
 // revert for another writer's doing, until Reconcile judges the entry.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ecntune/ecntune/agent"
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/fleet"
 	"github.com/ecntune/ecntune/agent/journal"
@@ -145,32 +146,12 @@ func pauseInDB(ctx context.Context, o agentPauseOpts, pause bool) (journal.Pause
 	if cfg == nil || cfg.Fleet == nil {
 		return p, j.ChangePause(p)
 	}
-	// the fleet's first, the source of truth every member follows: a
-	// pause journaled here but not there could not be retried
-	var already *fleet.Pause
+	var cur journal.Pause
 	_, err = withFleet(ctx, o.cfgPath, func(ctx context.Context, cli *clientv3.Client, f *config.Fleet) error {
-		cur, ok, err := fleet.ReadPause(ctx, cli, f.Name)
-		if err != nil {
-			return err
-		}
-		if ok && cur.Paused == pause {
-			already = &cur
-			return nil
-		}
-		return fleet.SetPause(ctx, cli, f.Name, fleet.Pause{Paused: pause, By: p.By, Reason: p.Reason, SinceNs: p.SinceNs})
+		read := func(ctx context.Context) (fleet.Pause, bool, error) { return fleet.ReadPause(ctx, cli, f.Name) }
+		write := func(ctx context.Context, fp fleet.Pause) error { return fleet.SetPause(ctx, cli, f.Name, fp) }
+		cur, _, err = agent.ChangeFleetPause(ctx, j, read, write, p)
+		return err
 	})
-	if err != nil {
-		return p, fmt.Errorf("the fleet's pause could not be written (%w): nothing changed; try again", err)
-	}
-	if already != nil {
-		fp := journal.Pause{Paused: already.Paused, By: already.By, Reason: already.Reason, SinceNs: already.SinceNs}
-		if err := j.ChangePause(fp); err != nil && !errors.Is(err, journal.ErrPauseUnchanged) {
-			return p, err
-		}
-		return fp, j.ChangePause(p) // ErrPauseUnchanged, saying whose
-	}
-	if err := j.ChangePause(p); err != nil && !errors.Is(err, journal.ErrPauseUnchanged) {
-		return p, err
-	}
-	return p, nil
+	return cur, err
 }
