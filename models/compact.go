@@ -42,7 +42,8 @@ func (r *Registry) Space() (Space, error) {
 	}
 	s.File = st.Size()
 	err = r.view(func(tx *bolt.Tx) error {
-		alloc := int64(2 * tx.DB().Info().PageSize) // the two meta pages
+		// the two meta pages and the root page listing the buckets
+		alloc := int64(3 * tx.DB().Info().PageSize)
 		alloc += freelistBytes(tx)
 		err := tx.ForEach(func(name []byte, b *bolt.Bucket) error {
 			bs := b.Stats()
@@ -69,15 +70,21 @@ func (r *Registry) Space() (Space, error) {
 	return s, err
 }
 
-// freelistBytes is the size of the file's freelist page(s), from bbolt's
-// stats (0 when it is not kept on disk).
+// freelistBytes is the size of the file's freelist page(s): a page header
+// and one page id per free or pending page, as bbolt writes it (the
+// freelist is loaded at open, read-only too, so the count is known).
 func freelistBytes(tx *bolt.Tx) int64 {
 	st := tx.DB().Stats()
 	ps := int64(tx.DB().Info().PageSize)
-	if st.FreelistInuse == 0 {
+	n := int64(st.FreePageN + st.PendingPageN)
+	if n == 0 {
 		return 0
 	}
-	return (int64(st.FreelistInuse) + ps - 1) / ps * ps
+	b := 16 + 8*n // page header and ids
+	if n >= 0xFFFF {
+		b += 8 // the count moves into the first id slot
+	}
+	return (max(b, int64(st.FreelistInuse)) + ps - 1) / ps * ps
 }
 
 // Compact rewrites the registry at path into a new file holding only the

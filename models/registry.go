@@ -184,6 +184,8 @@ func openBoltOnce(path string, opts Options, timeout time.Duration) (*bolt.DB, *
 		Timeout:  timeout,
 		ReadOnly: opts.ReadOnly,
 		NoSync:   opts.NoSync,
+		// Space counts the freelist's pages, read-only too
+		PreLoadFreelist: true,
 		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
 			f, err := os.OpenFile(name, flag, perm)
 			file = f
