@@ -82,6 +82,7 @@ func ReadExport(rd io.Reader) (Model, error) {
 	bad := func(format string, a ...any) (Model, error) {
 		return Model{}, fmt.Errorf("%w: %s", ErrBadExport, fmt.Sprintf(format, a...))
 	}
+	avail := fileBytes(rd)
 	src := bufio.NewReaderSize(rd, 64<<10)
 	h := sha256.New()
 	tr := io.TeeReader(src, h)
@@ -117,9 +118,31 @@ func ReadExport(rd io.Reader) (Model, error) {
 	if w == 0 || w > maxWeightBytes {
 		return bad("weights length %d, want 1..%d", w, int64(maxWeightBytes))
 	}
-	var weights bytes.Buffer
-	if n, err := io.CopyN(&weights, tr, int64(w)); err != nil {
-		return bad("truncated in the weights (%d of %d bytes)", n, w)
+	// A length that disagrees with the metadata's is refused before the
+	// weights are read (when the metadata decodes at all; otherwise the
+	// checksum below says the file is damaged).
+	var declared struct {
+		WeightsSize int64 `json:"weights_size"`
+	}
+	if json.Unmarshal(meta.Bytes(), &declared) == nil && declared.WeightsSize != int64(w) {
+		return bad("weights length %d, but its metadata records %d bytes of weights", w, declared.WeightsSize)
+	}
+	// The weights are read into one buffer of their size when the input
+	// is a file that holds them (a 1 GiB import then takes 1 GiB, not the
+	// 2 GiB a growing buffer would); otherwise the buffer grows as bytes
+	// arrive, never trusting the length.
+	var weights []byte
+	if avail >= int64(len(hdr))+int64(ml)+int64(len(wl))+int64(w)+sha256.Size {
+		weights = make([]byte, w)
+		if n, err := io.ReadFull(tr, weights); err != nil {
+			return bad("truncated in the weights (%d of %d bytes)", n, w)
+		}
+	} else {
+		var b bytes.Buffer
+		if n, err := io.CopyN(&b, tr, int64(w)); err != nil {
+			return bad("truncated in the weights (%d of %d bytes)", n, w)
+		}
+		weights = b.Bytes()
 	}
 	var sum [32]byte
 	if n, err := io.ReadFull(src, sum[:]); err != nil {
@@ -139,7 +162,7 @@ func ReadExport(rd io.Reader) (Model, error) {
 	if err := dec.Decode(&m); err != nil {
 		return bad("metadata is not a model record: %v", err)
 	}
-	m.Weights = weights.Bytes()
+	m.Weights = weights
 	if err := validateMeta(&m); err != nil {
 		return Model{}, fmt.Errorf("%w: %w", ErrBadExport, err)
 	}
@@ -150,6 +173,24 @@ func ReadExport(rd io.Reader) (Model, error) {
 		return bad("weights of %s do not match the sha256 and size in its metadata", m.Ref())
 	}
 	return m, nil
+}
+
+// fileBytes is how many bytes rd holds from where it is read when it is a
+// regular file, else -1.
+func fileBytes(rd io.Reader) int64 {
+	f, ok := rd.(*os.File)
+	if !ok {
+		return -1
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return -1
+	}
+	pos, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return -1
+	}
+	return st.Size() - pos
 }
 
 // Export writes the model ref names, weights verified, to w. It returns the
