@@ -1,5 +1,5 @@
 // Package report summarises a simulation run (FCT slowdown per flow-size bucket, utilisation, goodput, counters) and reads and writes ns-3 HPCC fct files.
-// Call Summarize(sim.Flows(), sim.Stats(), wall) and write the Summary with WriteText or WriteJSON; WriteFCT and ReadFCT compare runs flow by flow with ns-3.
+// Call Summarize(sim.Flows(), sim.Stats(), wall) and write the Summary with WriteText or WriteJSON; WriteFCT and ReadFCT write and read per-flow FCT files in ns-3 HPCC's format, to compare runs with its reference outputs.
 //
 // It is pure: it does no I/O beyond the writers and readers it is handed,
 // reads no clock (the run's wall time comes in as an argument), and gives the
