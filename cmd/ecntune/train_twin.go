@@ -69,7 +69,8 @@ drops, small-flow p99 over the starting model's at most 1.00 and large-flow good
 model was trained on the twin: a gain there that turns into a loss on a rival was learned of
 the twin's errors. Otherwise it is stored unpromoted and the figures say why. Where the
 starting model (its loop, with --agent) is behind the twin's frontier, the fixed setting it is
-behind (the best one keeping 98% of its goodput, with a lower small-flow p99) also runs on the twin and the rivals, as the
+behind (the best one keeping 98% of its goodput, with a lower small-flow p99) also runs on the twin, on
+as many seeds again that it was not chosen on (with the starting model there), and on the rivals, as the
 two run, and the same rule judges it against the starting model, with one clause more: its
 small-flow p99 must be lower than the starting model's beyond the seeds' noise (the setting is a
 point of the frontier, so "not behind it" says nothing of it); promoted by it, it is
@@ -96,7 +97,7 @@ func addTwinFlags(f *pflag.FlagSet, o *trainOpts) {
 		"runs them, behind its guardrails, instead of the bare models (see above)")
 	f.StringArrayVar(&o.twinRivals, "rival", nil, "with --twin: a rival twin (written by ecntune twin beside the twin; repeat for each) the model must also be no worse "+
 		"than the starting model on to be promoted (see above)")
-	f.IntVar(&o.twinSeeds, "seeds", 0, fmt.Sprintf("with --twin: seeds of the frontier evaluation on the twin (default %d; the twin's seed and the next ones, held out from training)", twinDefaultSeeds))
+	f.IntVar(&o.twinSeeds, "seeds", 0, fmt.Sprintf("with --twin: seeds of the frontier evaluation on the twin (default %d; the twin's seed and the next ones; as many more judge a fixed setting chosen on those; all held out from training)", twinDefaultSeeds))
 }
 
 // refuseTwinFlags: --seeds, --agent and --rival belong to --twin (--from also
@@ -122,6 +123,22 @@ type twinRun struct {
 	agentFile, agentSHA string
 	// rivals are --rival's scenarios.
 	rivals []scenario.Named
+	// seeds is --seeds: the twin's evaluation runs on the first seeds of
+	// ft.HeldOut, and a fixed setting chosen there is judged on the next
+	// as many (ft.HeldOut holds both; no training episode uses either).
+	seeds int
+}
+
+// evalSeeds are the seeds of the twin's frontier evaluation.
+func (tr twinRun) evalSeeds() train.SeedRange {
+	return train.SeedRange{First: tr.ft.HeldOut.First, N: tr.seeds}
+}
+
+// fixedSeeds are the seeds a fixed setting chosen on evalSeeds is judged
+// on: chosen as the best of many on some seeds, it would win on those by
+// the luck of the draw.
+func (tr twinRun) fixedSeeds() train.SeedRange {
+	return train.SeedRange{First: tr.ft.HeldOut.First + uint64(tr.seeds), N: tr.seeds}
 }
 
 // twinSetup checks train --twin's flags, loads the twin and the model to
@@ -167,7 +184,8 @@ func (o *trainOpts) twinSetup(cmd *cobra.Command) (twinRun, error) {
 		tr.rivals = append(tr.rivals, rv)
 	}
 	tr.ft.Twin = twin
-	tr.ft.HeldOut = train.SeedRange{First: twin.Config.Seed, N: o.twinSeeds}
+	tr.seeds = o.twinSeeds
+	tr.ft.HeldOut = train.SeedRange{First: twin.Config.Seed, N: 2 * o.twinSeeds}
 	if tr.cfg, err = tr.ft.Config(o.seed, o.workers); err != nil {
 		return tr, err
 	}

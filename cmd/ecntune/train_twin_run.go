@@ -40,8 +40,8 @@ func runTwinTrain(cmd *cobra.Command, o trainOpts) error {
 	if o.budget > 0 {
 		limit = o.budget.String()
 	}
-	fmt.Fprintf(stderr, "fine-tuning %s on twin %s (%s) for %s, then the frontier evaluation on its seeds %s\n",
-		tr.ft.From, tw.Name, tw.Path, limit, tr.ft.HeldOut)
+	fmt.Fprintf(stderr, "fine-tuning %s on twin %s (%s) for %s, then the frontier evaluation on its seeds %s (seeds %s held out too, for a fixed setting chosen there)\n",
+		tr.ft.From, tw.Name, tw.Path, limit, tr.evalSeeds(), tr.fixedSeeds())
 	s, err := startTrainSession(cmd, o)
 	if err != nil {
 		return err
@@ -143,10 +143,13 @@ type twinEval struct {
 type fixedCandidate struct {
 	spec   string // static:NAME or fixed:KMIN/KMAX/PMAX
 	judged string // spec, or its loop with --agent
-	res    *eval.Result
-	cmp    eval.Comparison
-	paired eval.Metric // log of its small-flow p99 over the starting model's, seed by seed
-	rivals []train.RivalFigures
+	// res is its evaluation on tr.fixedSeeds, with the judged starting
+	// model's (startCmp) and the frontier there; cmp its comparison.
+	res      *eval.Result
+	cmp      eval.Comparison
+	startCmp eval.Comparison
+	paired   eval.Metric // log of its small-flow p99 over the starting model's, seed by seed
+	rivals   []train.RivalFigures
 	// verdict is the rule's; recommended says it is the one to run
 	// (its verdict promotes it and a promoted fine-tuned model does not do
 	// better on the twin).
@@ -174,7 +177,7 @@ func evaluateTwin(s *trainSession, tr twinRun, cand models.Model) (twinEval, err
 		}
 		return reg.Lookup(spec)
 	}
-	opt := eval.Options{Seeds: tr.ft.HeldOut.N, Workers: o.workers, Frontier: true, Lookup: lookup}
+	opt := eval.Options{Seeds: tr.seeds, Workers: o.workers, Frontier: true, Lookup: lookup}
 	specs := []string{ev.startSpec, ev.tuneSpec}
 	if tr.agent != nil {
 		ev.startLoopSpec, ev.tuneLoopSpec = ev.loopSpecs(tr.agentFile)
@@ -261,18 +264,26 @@ func (ev *twinEval) fixedCandidate(tr twinRun, grid [][3]int) (*fixedCandidate, 
 	return f, nil
 }
 
-// evaluateFixed runs the fixed candidate on the twin as the judged two
-// ran (opt's loops include its own), against the frontier, on the same
-// seeds.
+// evaluateFixed judges the fixed candidate on seeds it was not chosen on
+// (tr.fixedSeeds): it, the judged starting model (as the judged two ran:
+// opt's loops include its own) and the frontier run there. Chosen as the
+// best of the frontier's settings on the evaluation's seeds, its ratio
+// there is 1.00 by construction and its lead the luck of the draw.
 func (ev *twinEval) evaluateFixed(s *trainSession, tr twinRun, opt eval.Options) (interrupted bool, err error) {
 	f := ev.fixed
-	f.res, interrupted, err = runEvalInterruptibly(s, "fixed setting eval", []eval.Scenario{{Named: tr.ft.Twin}}, []string{f.judged}, opt)
+	tw := tr.ft.Twin
+	tw.Config.Seed = tr.fixedSeeds().First
+	start, _ := ev.judged()
+	f.res, interrupted, err = runEvalInterruptibly(s, "fixed setting eval", []eval.Scenario{{Named: tw}}, []string{start, f.judged}, opt)
 	if err != nil {
 		return false, fmt.Errorf("twin evaluation of the fixed setting %s: %w", f.spec, err)
 	}
 	if !interrupted {
 		if c := f.res.Compare(f.judged); len(c) > 0 {
 			f.cmp = c[0]
+		}
+		if c := f.res.Compare(start); len(c) > 0 {
+			f.startCmp = c[0]
 		}
 	}
 	return interrupted, nil
@@ -489,11 +500,11 @@ func (ev *twinEval) judgeFixed() {
 		return
 	}
 	startSpec, _ := ev.judged()
-	startCmp, tuned := ev.judgedComparisons()
-	sc := ev.res.Scenarios[0]
-	f.paired = pairedLogRatio(f.res.RunsOf(sc, f.judged), ev.res.RunsOf(sc, startSpec), smallP99)
-	f.verdict = train.FixedSettingRule(frontierFigures(startCmp), frontierFigures(f.cmp), pairedOf(f.paired))
-	f.verdict = train.JudgeCollectives(f.verdict, collectiveFigures(f.res.RunsOf(sc, f.judged), ev.res.RunsOf(sc, startSpec)))
+	_, tuned := ev.judgedComparisons()
+	sc := f.res.Scenarios[0]
+	f.paired = pairedLogRatio(f.res.RunsOf(sc, f.judged), f.res.RunsOf(sc, startSpec), smallP99)
+	f.verdict = train.FixedSettingRule(frontierFigures(f.startCmp), frontierFigures(f.cmp), pairedOf(f.paired))
+	f.verdict = train.JudgeCollectives(f.verdict, collectiveFigures(f.res.RunsOf(sc, f.judged), f.res.RunsOf(sc, startSpec)))
 	if ev.rivalRes != nil {
 		f.rivals = rivalFigures(ev.rivalRes, startSpec, f.judged)
 		f.verdict = train.JudgeRivals(f.verdict, f.rivals)
@@ -555,7 +566,7 @@ func largeGoodput(r eval.Run) float64 { return r.LargeGoodputGbps }
 // "twin_frontier").
 func (ev twinEval) record(tr twinRun) map[string]any {
 	out := map[string]any{"scenario": tr.ft.Twin.Name, "file": tr.ft.Twin.Path, "sha256": tr.ft.Twin.SHA256,
-		"seeds": tr.ft.HeldOut.String(), "promoted": ev.verdict.Promote, "reason": ev.verdict.Reason}
+		"seeds": tr.evalSeeds().String(), "promoted": ev.verdict.Promote, "reason": ev.verdict.Reason}
 	if ev.interrupted {
 		out["interrupted"] = true
 		return out
@@ -589,6 +600,7 @@ func (ev twinEval) record(tr twinRun) map[string]any {
 	}
 	if f := ev.fixed; f != nil && f.res != nil {
 		fo := map[string]any{"policy": f.spec, "judged": comparisonRecord(f.cmp, f.res),
+			"start_on_its_seeds": comparisonRecord(f.startCmp, f.res), "seeds": tr.fixedSeeds().String(),
 			"recommended": f.recommended, "reason": f.verdict.Reason}
 		if v := pairedOf(f.paired); v.N >= 2 {
 			fo["over_start_small_p99"] = pairedJSON(v)
@@ -705,7 +717,7 @@ func (o trainOpts) twinReport(cmd *cobra.Command, s *trainSession, tr twinRun, e
 			scs += " --scenario " + rv
 		}
 		fmt.Fprintf(w, "not promoted: %s is stored as a candidate: %s. Judge it with\n  ecntune eval %s --policy %s --policy model:%s --frontier --seeds %d --db %s\n",
-			stored.Ref(), ev.verdict.Reason, scs, ev.startSpec, stored.Ref(), tr.ft.HeldOut.N, o.db)
+			stored.Ref(), ev.verdict.Reason, scs, ev.startSpec, stored.Ref(), tr.seeds, o.db)
 		if tr.agentFile != "" {
 			fmt.Fprintf(w, "(the rule judges them as %s runs them: add --policy agent:FILE for a copy of it with policy: %s, then policy: model:%s and registry: %s)\n",
 				tr.agentFile, ev.startSpec, stored.Ref(), o.db)
@@ -752,7 +764,7 @@ func printFixedVerdict(w io.Writer, f *fixedCandidate) {
 
 // printTwinEval prints both models' figures against the twin's frontier.
 func printTwinEval(w io.Writer, tr twinRun, ev twinEval) {
-	fmt.Fprintf(w, "frontier of fixed settings on twin %s, seeds %s (none trained on), %.0fs:\n", tr.ft.Twin.Name, tr.ft.HeldOut, ev.wall.Seconds())
+	fmt.Fprintf(w, "frontier of fixed settings on twin %s, seeds %s (none trained on), %.0fs:\n", tr.ft.Twin.Name, tr.evalSeeds(), ev.wall.Seconds())
 	rows := []eval.Comparison{ev.start, ev.tuned}
 	if ev.startLoopSpec != "" {
 		rows = append(rows, ev.startLoop, ev.tunedLoop)
@@ -792,7 +804,8 @@ func printTwinEval(w io.Writer, tr twinRun, ev twinEval) {
 		if a := f.res.AggregateOf(c.Scenario, c.Policy); a != nil {
 			fmt.Fprintf(w, "; small-flow p99 %.2f, large-flow goodput %.1f Gb/s", a.Metrics["small_p99"].Mean, a.Metrics["large_goodput_gbps"].Mean)
 		}
-		fmt.Fprintf(w, " (the fixed setting the starting model is behind)\n")
+		fmt.Fprintf(w, " (the fixed setting the starting model is behind on seeds %s, judged on seeds %s, where the starting model is %s)\n",
+			tr.evalSeeds(), tr.fixedSeeds(), frontierFigures(f.startCmp))
 		if p := pairedOf(f.paired); p.N >= 2 {
 			fmt.Fprintf(w, "  %s / the starting model small-flow p99, seed by seed: %.2f [%.2f, %.2f]\n", f.spec, p.Mean, p.Lo, p.Hi)
 		}

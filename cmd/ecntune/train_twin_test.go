@@ -75,7 +75,9 @@ type twinRecord struct {
 		// fixed setting, judged as the fine-tuned model is.
 		Fixed *struct {
 			Policy      string         `json:"policy"`
+			Seeds       string         `json:"seeds"`
 			Judged      frontierRecord `json:"judged"`
+			Start       frontierRecord `json:"start_on_its_seeds"`
 			VsStart     *pairedRecord  `json:"over_start_small_p99"`
 			Recommended bool           `json:"recommended"`
 			Reason      string         `json:"reason"`
@@ -152,8 +154,9 @@ func checkTwinModel(t *testing.T, db, ref, twin, sum, from string) (models.Model
 		t.Fatal(err)
 	}
 	h := m.Hyper
+	// held out: 11-13 for the evaluation, 14-16 for a fixed setting chosen there
 	if h["twin_file"] != filepath.ToSlash(twin) || h["twin_scenario"] != "lab-twin" || h["twin_sha256"] != sum || h["init"] != from ||
-		h["held_out_seeds"] != "11-13" || len(m.Scenarios) != 1 || m.Scenarios[0].SHA256 != sum {
+		h["held_out_seeds"] != "11-16" || len(m.Scenarios) != 1 || m.Scenarios[0].SHA256 != sum {
 		t.Fatalf("provenance of %s: hyper %v, scenarios %v", ref, h, m.Scenarios)
 	}
 	var rec twinRecord
@@ -269,16 +272,22 @@ guardrails: {min-confidence: 0.1, min-confidence-tighten: 0, min-hold-tighten: 0
 		t.Fatalf("with --agent the rule judged the loops, but stdout says the bare models:\n%s", stdout)
 	}
 	// The starting model's loop is behind the twin's frontier: the fixed
-	// setting it is behind runs behind the same guardrails, on the same
-	// seeds, and the rule judges it as it judges a fine-tuned model, with
-	// train.FixedSettingRule's clause more: on the twin it is its own
-	// frontier (1.00), and its lower small-flow p99 over three seeds is
-	// within their noise, so it is not recommended.
+	// setting it is behind runs behind the same guardrails on seeds it
+	// was not chosen on (14-16), beside the starting model's loop there,
+	// and the rule judges it as it judges a fine-tuned model, with
+	// train.FixedSettingRule's clause more. Chosen on seeds 11-13, where
+	// it was the frontier (1.00 by construction) and the starting model
+	// 1.15 behind it, on its own seeds it is not recommended (there:
+	// 1.24 against the starting model's 1.00).
 	f := tw.Fixed
 	if tw.StartLoop.Ratio <= 1.005 || f == nil || f.Policy != "static:hpcc" || f.Judged.Policy != "agent:"+filepath.ToSlash(agentFile)+" with "+f.Policy ||
-		f.Judged.Ratio > 1.005 || f.VsStart == nil || f.VsStart.N != 3 || f.Recommended ||
-		!strings.HasPrefix(f.Reason, "the fixed setting "+f.Policy+" (the best on the twin that keeps 98% of the starting model's goodput), behind the agent's guardrails, frontier ratio 1.00, but its small-flow p99 is not lower than the starting model's") {
+		f.Seeds != "14-16" || f.Start.Policy != tw.StartLoop.Policy || f.Start.Ratio <= 0 ||
+		f.VsStart == nil || f.VsStart.N != 3 || f.Recommended ||
+		!strings.HasPrefix(f.Reason, "the fixed setting "+f.Policy+" (the best on the twin that keeps 98% of the starting model's goodput), behind the agent's guardrails, frontier ratio ") {
 		t.Fatalf("start loop %+v; fixed setting %+v", tw.StartLoop, f)
+	}
+	if want := "judged on seeds 14-16, where the starting model is frontier ratio"; !strings.Contains(stdout, want) {
+		t.Fatalf("stdout lacks %q:\n%s", want, stdout)
 	}
 	if want := "not recommended: the fixed setting static:hpcc (the best"; !strings.Contains(stdout, want) {
 		t.Fatalf("stdout lacks %q:\n%s", want, stdout)
@@ -570,7 +579,8 @@ func TestTwinEvaluationInterrupted(t *testing.T) {
 }
 
 // TestJudgeFixed: the fixed setting the starting model is behind is
-// judged by the rule as a fine-tuned model is, rivals included; promoted
+// judged by the rule as a fine-tuned model is, rivals included, on seeds
+// it was not chosen on, against the starting model on those seeds; promoted
 // by it and no worse on the twin than a promoted fine-tuned model, it is
 // recommended and the model stays a candidate; refused by a rival, it is
 // not, and the model's verdict stands.
@@ -585,8 +595,11 @@ func TestJudgeFixed(t *testing.T) {
 		twin, fres, rivals := &eval.Result{Scenarios: []string{"tw"}}, &eval.Result{Scenarios: []string{"tw"}}, &eval.Result{Scenarios: []string{"tw-rival-1"}}
 		for seed := uint64(1); seed <= 4; seed++ {
 			f := 1 + 0.01*float64(seed)
-			twin.Runs = append(twin.Runs, run("tw", start, seed, 12*f, 50), run("tw", tuned, seed, 11*f, 50))
-			fres.Runs = append(fres.Runs, run("tw", fixed, seed, 10*f, 50))
+			// the starting model as the twin's evaluation ran it (seeds
+			// 1-4) and again on the seeds the fixed setting is judged
+			// on (5-8): it is judged against the second
+			twin.Runs = append(twin.Runs, run("tw", start, seed, 20*f, 50), run("tw", tuned, seed, 11*f, 50))
+			fres.Runs = append(fres.Runs, run("tw", fixed, seed+4, 10*f, 50), run("tw", start, seed+4, 12*f, 50))
 			rivals.Runs = append(rivals.Runs, run("tw-rival-1", start, seed, 10*f, 50), run("tw-rival-1", tuned, seed, 9.5*f, 50),
 				run("tw-rival-1", fixed, seed, rivalP99*f, 50))
 		}
@@ -594,7 +607,8 @@ func TestJudgeFixed(t *testing.T) {
 			start:   eval.Comparison{Scenario: "tw", Policy: start, FrontierRatio: 1.2, Frontier: "catalogue:kmin 299.5KB kmax 599KB pmax 1% @100G"},
 			tuned:   eval.Comparison{Scenario: "tw", Policy: tuned, FrontierRatio: 1.0, Frontier: "static:hpcc"},
 			verdict: train.Verdict{Promote: true, Reason: "frontier ratio 1.00: not behind"},
-			fixed:   &fixedCandidate{spec: fixed, judged: fixed, res: fres, cmp: eval.Comparison{Scenario: "tw", Policy: fixed, FrontierRatio: 0.99, Frontier: "static:hpcc"}}}
+			fixed: &fixedCandidate{spec: fixed, judged: fixed, res: fres, cmp: eval.Comparison{Scenario: "tw", Policy: fixed, FrontierRatio: 0.99, Frontier: "static:hpcc"},
+				startCmp: eval.Comparison{Scenario: "tw", Policy: start, FrontierRatio: 1.2, Frontier: "static:hpcc"}}}
 	}
 	ev := mk(9)
 	ev.judgeFixed()
