@@ -22,9 +22,12 @@ func newBenchSimCmd() *cobra.Command {
 		Short: "Simulator speed: packet-hops per second, wall per simulated second, peak memory",
 		Long: `Run the simulator on a scenario (default scenarios/websearch-50.yaml) or an ns-3 HPCC config
 (e.g. ../shared/reference/ns3-hpcc/config_fat_ws30_dcqcn.txt, the reference for speed) and report
-packet-hops per wall second, the ratio to ns-3 HPCC's 0.42 M/s on this kind of machine, wall time per
-simulated second, events, and the process's peak resident memory. --runs N runs N seeds, --parallel P
-of them at once (one Sim per goroutine), to show that independent runs use every core.`,
+packet-hops per wall second and, one run at a time, per CPU second (steadier than wall time on a loaded
+machine), wall time per simulated second, events, and the process's peak resident memory. On the
+reference run (config_fat_ws30_dcqcn.txt) it gives the ratio to ns-3 HPCC's 0.42 M/s on one core of this
+kind of machine; speed depends on the scenario, so elsewhere it gives none. --runs N runs N seeds (one
+at a time: the median and range per CPU second), --parallel P of them at once (one Sim per goroutine),
+to show that independent runs use every core.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error

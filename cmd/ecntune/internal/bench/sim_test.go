@@ -50,7 +50,26 @@ func TestSim(t *testing.T) {
 	if err := r.WriteText(&txt); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(txt.String(), "tiny.yaml: 3 run(s), 2 at a time on ") || strings.Count(txt.String(), "\n") != 5 {
+	if !strings.Contains(txt.String(), "tiny.yaml: 3 run(s), 2 at a time on ") || strings.Count(txt.String(), "\n") != 6 ||
+		r.Runs[0].VsNS3 != 0 || r.Runs[0].CPUS != 0 || !strings.Contains(txt.String(), "x ns-3: only on the run ns-3's speed was measured on") {
+		t.Fatalf("text:\n%s", txt.String())
+	}
+
+	// One run at a time: each run's CPU time, speed per CPU second and
+	// their median; the ratio to ns-3 only on the run it was measured on.
+	b, err = NewSim(SimOptions{Config: tinySim(), Input: "../shared/reference/ns3-hpcc/config_fat_ws30_dcqcn.txt", Runs: 3, Parallel: 1, Reseed: true, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = b.Run()
+	txt.Reset()
+	r.WriteText(&txt)
+	for _, x := range r.Runs {
+		if !(x.CPUS > 0) || !(x.HopsPerCPUSec > 0) || x.VsNS3 != x.HopsPerCPUSec/ns3HopsPerSec {
+			t.Fatalf("run %+v", x)
+		}
+	}
+	if !strings.Contains(txt.String(), "per CPU second over the 3 runs: median ") || !strings.Contains(txt.String(), "x ns-3: against ns-3 HPCC's 0.42 M") {
 		t.Fatalf("text:\n%s", txt.String())
 	}
 
@@ -93,7 +112,7 @@ func BenchmarkSimFatTreeWS30(b *testing.B) {
 	var hops, events uint64
 	b.ResetTimer()
 	for range b.N {
-		r := simOne(cfg, "fat", func(simenv.Time) {})
+		r := simOne(cfg, "fat", false, func(simenv.Time) {})
 		hops += r.PacketHops
 		events += r.Events
 	}
