@@ -108,25 +108,8 @@ func Handler(o Options) http.Handler {
 		if !(since != "" && target != "" && !a.configured(target) && stored()) && !a.knownTarget(w, target) {
 			return
 		}
-		if s := since; s != "" {
-			d, err := time.ParseDuration(s)
-			if err != nil || d < 0 {
-				http.Error(w, "since: want a duration such as 5m", http.StatusBadRequest)
-				return
-			}
-			limit := 10000
-			if l := r.URL.Query().Get("limit"); l != "" {
-				if limit, err = strconv.Atoi(l); err != nil || limit < 1 || limit > MaxRecommendationsLimit {
-					http.Error(w, fmt.Sprintf("limit: want a whole number from 1 to %d", MaxRecommendationsLimit), http.StatusBadRequest)
-					return
-				}
-			}
-			recs, err := a.o.Journal.Recommendations(target, a.o.Clock().Add(-d).UnixNano(), limit)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-				return
-			}
-			writeJSON(w, recs)
+		if since != "" {
+			StoredRecommendations(w, r, a.o.Journal, a.o.Clock)
 			return
 		}
 		writeJSON(w, a.o.Source.Recommendations(target))
@@ -274,6 +257,31 @@ func (a *server) healthz(w http.ResponseWriter, _ *http.Request) {
 	for _, n := range notes {
 		fmt.Fprintln(w, n)
 	}
+}
+
+// StoredRecommendations answers GET /recommendations?since=D[&limit=N]
+// [&target=T] from the journal: the newest N (default 10,000, at most
+// MaxRecommendationsLimit) stored recommendations of the last D.
+func StoredRecommendations(w http.ResponseWriter, r *http.Request, j *journal.Journal, clock func() time.Time) {
+	q := r.URL.Query()
+	d, err := time.ParseDuration(q.Get("since"))
+	if err != nil || d < 0 {
+		http.Error(w, "since: want a duration such as 5m", http.StatusBadRequest)
+		return
+	}
+	limit := 10000
+	if l := q.Get("limit"); l != "" {
+		if limit, err = strconv.Atoi(l); err != nil || limit < 1 || limit > MaxRecommendationsLimit {
+			http.Error(w, fmt.Sprintf("limit: want a whole number from 1 to %d", MaxRecommendationsLimit), http.StatusBadRequest)
+			return
+		}
+	}
+	recs, err := j.Recommendations(q.Get("target"), clock().Add(-d).UnixNano(), limit)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	writeJSON(w, recs)
 }
 
 // MaxRecommendationsLimit bounds GET /recommendations?since=...&limit=:

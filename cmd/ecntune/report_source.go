@@ -15,8 +15,9 @@ import (
 )
 
 // reportFetchLimit bounds the recommendations agent report asks a running
-// agent for (one per queue per interval: 600 intervals of 300 queues).
-const reportFetchLimit = 180_000
+// agent for (one per queue per interval: 333 intervals of 300 queues): as
+// many as the agent serves in one answer.
+const reportFetchLimit = web.MaxRecommendationsLimit
 
 // httpReportSource is what a running agent's HTTP API serves of its
 // journal, for agent report (web.ReportSource): its stored

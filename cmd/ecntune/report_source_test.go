@@ -2,13 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
+
 	"strings"
 	"testing"
 	"time"
@@ -77,14 +76,7 @@ func fakeAgentAPI(j *journal.Journal) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/changes", web.ChangesHandler(j, time.Now))
 	mux.HandleFunc("/recommendations", func(w http.ResponseWriter, r *http.Request) {
-		d, _ := time.ParseDuration(r.URL.Query().Get("since"))
-		limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
-		recs, err := j.Recommendations(r.URL.Query().Get("target"), time.Now().Add(-d).UnixNano(), limit)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		json.NewEncoder(w).Encode(recs)
+		web.StoredRecommendations(w, r, j, time.Now) // the agent's own handler, its limits included
 	})
 	return mux
 }
