@@ -74,7 +74,7 @@ func TestAuditReasonNamesEveryKnob(t *testing.T) {
 		New:    env.Setting{KminBytes: 696_600, KmaxBytes: 774_000, Pmax: 0.01, HeadroomBytes: 60_000},
 		Reason: "kmax 1.6MB→774KB: score lead 0.3"}
 	// the applied change and the policy's wish, each labelled
-	want := "applied: kmin 400KB→696.6KB, kmax 1.6MB→774KB, pmax 20%→1%, headroom 52.38KB→60KB; wanted: kmax 1.6MB→774KB: score lead 0.3"
+	want := "change: kmin 400KB→696.6KB, kmax 1.6MB→774KB, pmax 20%→1%, headroom 52.38KB→60KB; wanted: kmax 1.6MB→774KB: score lead 0.3"
 	if got := core.AuditReason(c); got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
@@ -85,12 +85,12 @@ func TestAuditReasonNamesEveryKnob(t *testing.T) {
 	// a wish the guard clamped, that starts like the change applied
 	c.Reason = "kmin 400KB→900KB, kmax 1.6MB→774KB: score lead 0.3"
 	c.Kind = core.KindTune
-	if got := core.AuditReason(c); !strings.HasPrefix(got, "applied: kmin 400KB→696.6KB") || !strings.Contains(got, "; wanted: kmin 400KB→900KB") {
+	if got := core.AuditReason(c); !strings.HasPrefix(got, "change: kmin 400KB→696.6KB") || !strings.Contains(got, "; wanted: kmin 400KB→900KB") {
 		t.Errorf("clamped: %q", got)
 	}
 	// a rollback's reason is why, not a wish
 	c.Kind, c.Reason = core.KindRollback, "rollback: reward fell 0.2"
-	if got := core.AuditReason(c); !strings.HasPrefix(got, "applied: kmin") || !strings.HasSuffix(got, "; why: rollback: reward fell 0.2") {
+	if got := core.AuditReason(c); !strings.HasPrefix(got, "change: kmin") || !strings.HasSuffix(got, "; why: rollback: reward fell 0.2") {
 		t.Errorf("rollback: %q", got)
 	}
 	// Knobs that move by less than the digits shown are still named,

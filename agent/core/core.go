@@ -631,7 +631,7 @@ func reconcile(entries []AuditEntry, got map[env.QueueKey]env.Setting, readNs in
 // AuditReason is a change's reason led by every knob it changes: the
 // policy's own reason names what it recommended, which the guard may have
 // clamped, and a rollback's names none. The two parts are labelled:
-// "applied: kmin 400KB→696.6KB, ...; wanted: kmin 400KB→900KB, ...: ..."
+// "change: kmin 400KB→696.6KB, ...; wanted: kmin 400KB→900KB, ...: ..."
 // for a tune or fallback (the policy's wish), "; why: ..." for the rest.
 func AuditReason(c Change) string {
 	d := env.DescribeChange(c.Old, c.New)
@@ -646,5 +646,5 @@ func AuditReason(c Change) string {
 	case KindTune, KindFallback, "":
 		label = "wanted"
 	}
-	return "applied: " + d + "; " + label + ": " + c.Reason
+	return "change: " + d + "; " + label + ": " + c.Reason // "change", not "applied": a failed or abandoned entry carries it too
 }

@@ -77,6 +77,6 @@ func ExampleCore_Tick() {
 	}
 	// Output:
 	// recommend leaf0/Ethernet8/q3: kmin 1.049MB→800KB, kmax 2.097MB→2MB, pmax 5%→10% (deeper marking)
-	// set leaf0/Ethernet8/q3 tune: applied: kmin 1.049MB→800KB, kmax 2.097MB→2MB, pmax 5%→10%; wanted: deeper marking
+	// set leaf0/Ethernet8/q3 tune: change: kmin 1.049MB→800KB, kmax 2.097MB→2MB, pmax 5%→10%; wanted: deeper marking
 	// audit entry 1: applied, on probation: true
 }
