@@ -264,6 +264,10 @@ func ConfigItemsFor(dev *Device, t Tree) []Item {
 // ECNProfileName is the name simswitch gives the initial per-queue profile.
 func ECNProfileName(port string, q int) string { return "ecn-" + port + "-q" + strconv.Itoa(q) }
 
+// SonicSharedProfile is the WRED profile SONiC's QoS templates bind every
+// lossless queue to, which simswitch's sonic switches start with.
+const SonicSharedProfile = "AZURE_LOSSLESS"
+
 // OwnProfileName is the profile a per-queue Set creates when the queue's
 // current profile is shared.
 func OwnProfileName(port string, q int) string { return "ecntune-" + port + "-q" + strconv.Itoa(q) }
@@ -283,12 +287,28 @@ func PGProfileName(port string, pg int) string { return "pg_lossless_" + port + 
 // BUFFER_PROFILE per (port, PG) bound by BUFFER_PG|<port>|<pg> (sonic),
 // whose xon field is xonBytes and whose dynamic_th is log2 of alpha(key)
 // (nil alpha, or alpha ≤ 0: 0).
+//
+// Under sonic, queues that start with the same ECN setting share one WRED
+// profile, as SONiC's QoS templates bind every lossless queue to
+// AZURE_LOSSLESS (SonicSharedProfile, then _2, _3, ... for other
+// settings), so a per-queue change first creates the queue's own profile.
 func InitialConfig(d Dialect, s *env.Snapshot, xonBytes int64, alpha func(env.QueueKey) float64) Tree {
 	t := Tree{}
+	shared := map[[3]uint64]string{}
 	for i := range s.Queues {
 		qs := &s.Queues[i]
 		port, q := qs.Key.Port, qs.Key.Queue
 		name := ECNProfileName(port, q)
+		if d == Sonic {
+			k := [3]uint64{nonNeg(qs.Setting.KminBytes), nonNeg(qs.Setting.KmaxBytes), PercentOf(qs.Setting.Pmax)}
+			if shared[k] == "" {
+				shared[k] = SonicSharedProfile
+				if n := len(shared); n > 1 {
+					shared[k] += "_" + strconv.Itoa(n)
+				}
+			}
+			name = shared[k]
+		}
 		t[Leaf{Field: QueueProfile, Port: port, Index: q}] = Val{S: name}
 		t[Leaf{Field: WREDMin, Name: name}] = Val{U: nonNeg(qs.Setting.KminBytes)}
 		t[Leaf{Field: WREDMax, Name: name}] = Val{U: nonNeg(qs.Setting.KmaxBytes)}

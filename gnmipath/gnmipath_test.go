@@ -246,7 +246,14 @@ func TestSetRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			req, err := SetRequest(tg, key, set, dec.Binding("Ethernet4", 3))
+			// the queue keeps a profile only it uses (updated in place) and
+			// gets its own in place of one others share
+			b := dec.Binding("Ethernet4", 3)
+			wantName := b.ECNProfile
+			if b.ECNShared {
+				wantName = OwnProfileName("Ethernet4", 3)
+			}
+			req, err := SetRequest(tg, key, set, b)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -268,8 +275,8 @@ func TestSetRoundTrip(t *testing.T) {
 			if other, _ := Resolve(d, tree, "Ethernet4", 4); other != before {
 				t.Fatalf("%s: queue 4 changed: %+v -> %+v", d, before, other)
 			}
-			if tree[Leaf{Field: QueueProfile, Port: "Ethernet4", Index: 3}].S != ECNProfileName("Ethernet4", 3) {
-				t.Fatalf("%s: unshared profile should be updated in place", d)
+			if n := tree[Leaf{Field: QueueProfile, Port: "Ethernet4", Index: 3}].S; n != wantName {
+				t.Fatalf("%s: queue bound to %s, want %s", d, n, wantName)
 			}
 		}
 	}

@@ -71,11 +71,20 @@ func (sb setBuilder) update(el []*gnmi.PathElem, v *gnmi.TypedValue) {
 }
 
 // fields appends one update per field of CONFIG_DB entry table|key, in
-// field name order.
+// field name order: for an entry that exists (sonic-gnmi's config updater
+// applies each as a JSON patch "add" of the field, which needs the entry).
 func (sb setBuilder) fields(table, key string, fields map[string]string) {
 	for _, f := range slices.Sorted(maps.Keys(fields)) {
 		sb.update(names(table, key, f), jsonIETF(fields[f]))
 	}
+}
+
+// entry appends one update writing CONFIG_DB entry table|key whole, for an
+// entry the agent creates or owns: the JSON patch "add" of the entry
+// creates it (a field's "add" under an entry not there fails) or replaces
+// it with exactly these fields.
+func (sb setBuilder) entry(table, key string, fields map[string]string) {
+	sb.update(names(table, key), jsonIETF(fields))
 }
 
 // ocSetRequest is SetRequest's ECN profile write for the openconfig
@@ -103,20 +112,28 @@ func ocSetRequest(t Target, key env.QueueKey, s env.Setting, profile string, reb
 // (and QUEUE binding when rebind), then the PG's buffer profile when
 // headroom or alpha is set.
 func sonicSetRequest(t Target, key env.QueueKey, s env.Setting, b Binding, profile string, rebind bool) (*gnmi.SetRequest, error) {
-	// SONiC: origin sonic-db, /CONFIG_DB/<namespace>/TABLE/KEY/FIELD
-	// (sonic-gnmi ignores prefix.target for writes), one update per field:
-	// its config updater applies a Set as a JSON patch, in which writing a
-	// whole entry replaces it and drops the fields not given (a QUEUE's
-	// scheduler, a BUFFER_PROFILE's mandatory pool).
+	// SONiC: origin sonic-db, /CONFIG_DB/<namespace>/TABLE/KEY[/FIELD]
+	// (sonic-gnmi ignores prefix.target for writes). Its config updater
+	// applies a Set as a JSON patch of "add" operations: adding a whole
+	// entry creates it or replaces it, dropping the fields not given (a
+	// QUEUE's scheduler, a BUFFER_PROFILE's mandatory pool), and adding a
+	// field needs its entry to exist. So an entry that exists and others
+	// share is written field by field, and one the agent creates (its own
+	// profiles, a split BUFFER_PG range) whole.
 	ns := t.Namespace
 	if ns == "" {
 		ns = "localhost"
 	}
 	req := &gnmi.SetRequest{Prefix: &gnmi.Path{Origin: "sonic-db", Elem: names(ConfigDB, ns)}}
 	sb := setBuilder{req}
-	sb.fields("WRED_PROFILE", profile, map[string]string{
+	wred := map[string]string{
 		"green_min_threshold": u64s(s.KminBytes), "green_max_threshold": u64s(s.KmaxBytes),
-		"green_drop_probability": strconv.FormatUint(PercentOf(s.Pmax), 10), "wred_green_enable": "true", "ecn": "ecn_all"})
+		"green_drop_probability": strconv.FormatUint(PercentOf(s.Pmax), 10), "wred_green_enable": "true", "ecn": "ecn_all"}
+	if rebind {
+		sb.entry("WRED_PROFILE", profile, wred) // the queue's own, perhaps new
+	} else {
+		sb.fields("WRED_PROFILE", profile, wred) // in place: other fields kept
+	}
 	if rebind {
 		sb.fields("QUEUE", key.Port+"|"+strconv.Itoa(key.Queue), map[string]string{"wred_profile": profile})
 	}
@@ -196,7 +213,7 @@ func (sb setBuilder) ownBufferProfile(key env.QueueKey, b Binding, fields map[st
 		return notTunable(key, fmt.Sprintf("buffer profile %s has no pool to copy into a profile of its own", b.BufferProfile))
 	}
 	own := OwnBufferProfileName(key.Port, key.Queue)
-	sb.fields("BUFFER_PROFILE", own, fields)
+	sb.entry("BUFFER_PROFILE", own, fields) // every field of the shared one, the change on top
 	lo, hi, err := pgRange(b.PGKey)
 	if err != nil {
 		return fmt.Errorf("%s: BUFFER_PG key %s|%s: %v", key, key.Port, b.PGKey, err)
@@ -205,9 +222,11 @@ func (sb setBuilder) ownBufferProfile(key env.QueueKey, b Binding, fields map[st
 		sb.req.Delete = append(sb.req.Delete, &gnmi.Path{Elem: names("BUFFER_PG", key.Port+"|"+b.PGKey)})
 		for p := lo; p <= hi; p++ {
 			if p != key.Queue {
-				sb.fields("BUFFER_PG", key.Port+"|"+strconv.Itoa(p), map[string]string{"profile": b.BufferProfile})
+				sb.entry("BUFFER_PG", key.Port+"|"+strconv.Itoa(p), map[string]string{"profile": b.BufferProfile})
 			}
 		}
+		sb.entry("BUFFER_PG", key.Port+"|"+strconv.Itoa(key.Queue), map[string]string{"profile": own})
+		return nil
 	}
 	sb.fields("BUFFER_PG", key.Port+"|"+strconv.Itoa(key.Queue), map[string]string{"profile": own})
 	return nil

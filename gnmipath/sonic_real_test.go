@@ -1,7 +1,9 @@
 package gnmipath
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -98,10 +100,12 @@ func TestDecodeRealSonic(t *testing.T) {
 	}
 }
 
-// Writes go field by field under origin sonic-db, /CONFIG_DB/localhost/...
-// (a whole-entry write would replace the entry and drop its other
-// fields); under the dynamic buffer model headroom is refused as not
-// tunable while ECN is written.
+// Writes go under origin sonic-db, /CONFIG_DB/localhost/..., field by
+// field to an entry that exists and others share (a whole-entry write
+// would replace it and drop its other fields) and whole to an entry the
+// agent creates (the config updater's JSON patch cannot add a field under
+// an entry not there); under the dynamic buffer model headroom is refused
+// as not tunable while ECN is written.
 func TestSetRequestRealSonic(t *testing.T) {
 	tg := Target{Name: "leaf0", Dialect: Sonic, Device: Devices["sonic"]}
 	d := NewDecoder(tg, 3)
@@ -119,11 +123,32 @@ func TestSetRequestRealSonic(t *testing.T) {
 		t.Fatalf("prefix %v", p)
 	}
 	var got []string
+	whole := map[string]bool{}
 	for _, u := range req.GetUpdate() {
-		if len(u.GetPath().GetElem()) != 3 {
-			t.Fatalf("update %s is not TABLE/KEY/FIELD", PathString(u.GetPath().GetElem()))
+		p := PathString(u.GetPath().GetElem())
+		switch len(u.GetPath().GetElem()) {
+		case 3:
+			got = append(got, p+"="+string(u.GetVal().GetJsonIetfVal()))
+		case 2:
+			whole[p] = true
+			var fields map[string]string
+			if err := json.Unmarshal(u.GetVal().GetJsonIetfVal(), &fields); err != nil {
+				t.Fatalf("entry %s: %v", p, err)
+			}
+			for f, v := range fields {
+				got = append(got, fmt.Sprintf("%s/%s=%q", p, f, v))
+			}
+		default:
+			t.Fatalf("update %s is not TABLE/KEY[/FIELD]", p)
 		}
-		got = append(got, PathString(u.GetPath().GetElem())+"="+string(u.GetVal().GetJsonIetfVal()))
+	}
+	for _, p := range []string{"/BUFFER_PROFILE/ecntune-Ethernet0-pg3", "/BUFFER_PG/Ethernet0|3", "/BUFFER_PG/Ethernet0|4"} {
+		if !whole[p] {
+			t.Fatalf("the new entry %s is not written whole: %v", p, got)
+		}
+	}
+	if whole["/WRED_PROFILE/AZURE_LOSSLESS"] {
+		t.Fatalf("the existing profile is written whole (its other fields dropped): %v", got)
 	}
 	// PGs 3-4 share one BUFFER_PG entry: PG 3 gets a profile of its own,
 	// created with every field (pool included: mandatory), the range

@@ -188,6 +188,25 @@ func profileUpdates(t *testing.T, d gnmipath.Dialect, table string, first, n int
 	return out
 }
 
+// sonicKeys are the keys of CONFIG_DB table of switch tg as a Get
+// answers it (one update per field here).
+func sonicKeys(t *testing.T, tg *target.Target, table string) map[string]bool {
+	t.Helper()
+	resp, err := tg.Get(ctx5(t), &gnmi.GetRequest{Prefix: &gnmi.Path{Target: gnmipath.ConfigDB}, Path: []*gnmi.Path{{Elem: []*gnmi.PathElem{{Name: table}}}}})
+	if err != nil {
+		t.Fatalf("get %s: %v", table, err)
+	}
+	out := map[string]bool{}
+	for _, n := range resp.GetNotification() {
+		for _, u := range n.GetUpdate() {
+			if el := u.GetPath().GetElem(); len(el) >= 2 && el[0].GetName() == table {
+				out[el[1].GetName()] = true
+			}
+		}
+	}
+	return out
+}
+
 // A switch holds at most ProfilesPerQueue profiles (of each kind) per
 // queue; a Set that would go beyond is refused whole.
 func TestProfileLimit(t *testing.T) {
@@ -205,14 +224,25 @@ func TestProfileLimit(t *testing.T) {
 		// ECN (and one buffer) profile per lossless queue: 4.
 		limit := 4 * 8 * len(s.Switches()[0].Ports)
 		have := len(s.Switches()[0].Ports) * len(s.LosslessPriorities())
-		ecnBefore, _ := s.Telemetry("sw0")
-		// A valid change riding along with too many profiles is not applied.
+		// A valid change riding along with too many profiles is not
+		// applied: in place on openconfig (one profile per queue); on
+		// sonic the queues share AZURE_LOSSLESS, so the change creates the
+		// queue's own profile, one more.
 		key := "Ethernet1"
-		valid, err := gnmipath.SetRequest(gnmipath.Target{Name: "sw0", Dialect: c.d}, envKey(key), settingFor(), gnmipath.Binding{ECNProfile: gnmipath.ECNProfileName(key, 3)})
+		b, more := gnmipath.Binding{ECNProfile: gnmipath.ECNProfileName(key, 3)}, 0
+		if c.d == gnmipath.Sonic {
+			have = len(sonicKeys(t, tg, c.table))
+			b = gnmipath.Binding{ECNProfile: gnmipath.SonicSharedProfile, ECNShared: true}
+			if c.table == "WRED_PROFILE" {
+				more = 1
+			}
+		}
+		ecnBefore, _ := s.Telemetry("sw0")
+		valid, err := gnmipath.SetRequest(gnmipath.Target{Name: "sw0", Dialect: c.d}, envKey(key), settingFor(), b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		req := &gnmi.SetRequest{Prefix: prefix, Update: append(valid.Update, profileUpdates(t, c.d, c.table, 0, limit-have+1)...)}
+		req := &gnmi.SetRequest{Prefix: prefix, Update: append(valid.Update, profileUpdates(t, c.d, c.table, 0, limit-have+1-more)...)}
 		_, err = tg.Set(ctx5(t), req)
 		wantCode(t, err, codes.ResourceExhausted, fmt.Sprintf("%d", limit+1))
 		wantCode(t, err, codes.ResourceExhausted, fmt.Sprintf("limit of %d", limit))
@@ -220,6 +250,9 @@ func TestProfileLimit(t *testing.T) {
 			t.Fatalf("%s %s: the refused Set changed the simulation", c.d, c.table)
 		}
 		// Up to the limit is fine; one more is refused.
+		if c.d == gnmipath.Sonic {
+			have = len(sonicKeys(t, tg, c.table))
+		}
 		if _, err := tg.Set(ctx5(t), &gnmi.SetRequest{Prefix: prefix, Update: profileUpdates(t, c.d, c.table, 0, limit-have)}); err != nil {
 			t.Fatalf("%s %s: %v", c.d, c.table, err)
 		}

@@ -757,18 +757,37 @@ func (r *runner) commitSonic(sw int, ops []sonicOp) error {
 	return nil
 }
 
-// apply carries out ops in order as the config updater's JSON patch:
-// writing an entry replaces it whole, writing a field patches it.
+// apply carries out ops in order as the config updater's JSON patch
+// (RFC 6902, as sonic-gnmi sends a Set: "remove" per delete, "add" per
+// update): adding an entry creates or replaces it whole, adding a field
+// patches its entry, which must exist, as must what a remove removes.
 func (db sonicDB) apply(ops []sonicOp) error {
+	missing := func(o sonicOp, what string) error {
+		return status.Errorf(codes.InvalidArgument, "%s: config updater: JSON patch %s: member %q not found; nothing changed", o.describe, what, o.k)
+	}
 	for _, o := range ops {
+		_, hasTable := db[o.t]
+		_, hasEntry := db[o.t][o.k]
 		switch {
 		case o.del && o.k == "":
+			if !hasTable {
+				return status.Errorf(codes.InvalidArgument, "%s: config updater: JSON patch remove: member %q not found; nothing changed", o.describe, o.t)
+			}
 			delete(db, o.t)
 		case o.del && o.f == "":
+			if !hasEntry {
+				return missing(o, "remove")
+			}
 			delete(db[o.t], o.k)
 		case o.del:
+			if _, ok := db[o.t][o.k][o.f]; !ok {
+				return status.Errorf(codes.InvalidArgument, "%s: config updater: JSON patch remove: member %q not found; nothing changed", o.describe, o.f)
+			}
 			delete(db[o.t][o.k], o.f)
 		case o.f != "":
+			if !hasEntry {
+				return missing(o, "add of field "+o.f)
+			}
 			var s string
 			if err := decodeJSONString(o.val, &s); err != nil {
 				return status.Errorf(codes.InvalidArgument, "%s: %v; nothing changed", o.describe, err)

@@ -39,6 +39,12 @@ func sonicSet(t *testing.T, addr string, ups ...*gnmi.Update) error {
 	return err
 }
 
+func sonicDelete(t *testing.T, addr, path string) error {
+	tg := dial(t, addr)
+	_, err := tg.Set(ctx5(t), &gnmi.SetRequest{Prefix: &gnmi.Path{Origin: "sonic-db", Elem: elems(t, "/CONFIG_DB/localhost")}, Delete: []*gnmi.Path{{Elem: elems(t, path)}}})
+	return err
+}
+
 // COUNTERS_DB as sonic-gnmi serves it: object ids with name maps, the
 // virtual paths keyed by alias (by name for one port) with periodic
 // watermarks; the per-queue path ecntune's idealised layout uses is not
@@ -115,15 +121,29 @@ func TestRealSonicWrites(t *testing.T) {
 	wantCode(t, sonicSet(t, ro, upd(t, "/WRED_PROFILE/ecn-Ethernet1-q3/green_min_threshold", `"300000"`)), codes.Unimplemented, "native write")
 
 	addr := realSonic(t, true, "static")
-	if err := sonicSet(t, addr, upd(t, "/WRED_PROFILE/ecn-Ethernet1-q3/green_min_threshold", `"300000"`)); err != nil {
+	// every lossless queue starts on the shared AZURE_LOSSLESS
+	if q, _ := sonicGet(t, addr, "CONFIG_DB", "/QUEUE/Ethernet1|3"); q["wred_profile"] != gnmipath.SonicSharedProfile {
+		t.Fatalf("QUEUE|Ethernet1|3 %v: want wred_profile %s", q, gnmipath.SonicSharedProfile)
+	}
+	if err := sonicSet(t, addr, upd(t, "/WRED_PROFILE/AZURE_LOSSLESS/green_min_threshold", `"300000"`)); err != nil {
 		t.Fatalf("field write: %v", err)
 	}
-	e, _ := sonicGet(t, addr, "CONFIG_DB", "/WRED_PROFILE/ecn-Ethernet1-q3")
+	e, _ := sonicGet(t, addr, "CONFIG_DB", "/WRED_PROFILE/AZURE_LOSSLESS")
 	if e["green_min_threshold"] != "300000" || e["green_max_threshold"] == nil {
 		t.Fatalf("field write lost the entry's other fields: %v", e)
 	}
+	// a field of an entry not there: the JSON patch's add needs its
+	// parent, and the whole Set is refused
+	own := gnmipath.OwnProfileName("Ethernet1", 3)
+	wantCode(t, sonicSet(t, addr, upd(t, "/WRED_PROFILE/"+own+"/green_min_threshold", `"300000"`)), codes.InvalidArgument, `member "`+own+`" not found`)
+	// a whole entry creates it
+	if err := sonicSet(t, addr, upd(t, "/WRED_PROFILE/"+own, `{"green_min_threshold": "300000", "green_max_threshold": "900000", "green_drop_probability": "5", "ecn": "ecn_all", "wred_green_enable": "true"}`)); err != nil {
+		t.Fatalf("whole-entry create: %v", err)
+	}
+	// removing what is not there is refused too
+	wantCode(t, sonicDelete(t, addr, "/WRED_PROFILE/nosuch"), codes.InvalidArgument, `member "nosuch" not found`)
 	// a whole QUEUE entry replaces it: the scheduler is gone
-	if err := sonicSet(t, addr, upd(t, "/QUEUE/Ethernet1|3", `{"wred_profile": "ecn-Ethernet1-q3"}`)); err != nil {
+	if err := sonicSet(t, addr, upd(t, "/QUEUE/Ethernet1|3", `{"wred_profile": "`+own+`"}`)); err != nil {
 		t.Fatal(err)
 	}
 	if q, _ := sonicGet(t, addr, "CONFIG_DB", "/QUEUE/Ethernet1|3"); q["scheduler"] != nil {
