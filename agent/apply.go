@@ -148,11 +148,20 @@ func (a *Agent) apply(ctx context.Context, changes []core.Change, first bool) {
 // member's: before its lease can have expired, agent/fleet Node.Deadline).
 type deadliner interface{ Deadline() time.Time }
 
+// setTimeout bounds one Set and its read-back on target: its set-timeout,
+// else the agent's.
+func (a *Agent) setTimeout(target string) time.Duration {
+	if t := a.targets[target].SetTimeout; t > 0 {
+		return t
+	}
+	return a.o.SetTimeout
+}
+
 // writeContext bounds one flight's switch I/O by the set timeout, and a
 // write's also by the Gate's deadline: a member whose lease may be gone
 // has no write on the wire (the fleet's safety, agent/fleet Config.Safe).
-func (a *Agent) writeContext(ctx context.Context, write bool) (context.Context, context.CancelFunc) {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.o.SetTimeout)
+func (a *Agent) writeContext(ctx context.Context, target string, write bool) (context.Context, context.CancelFunc) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.setTimeout(target))
 	if dl, ok := a.o.Gate.(deadliner); ok && write {
 		dctx, dcancel := context.WithDeadline(cctx, dl.Deadline())
 		return dctx, func() { dcancel(); cancel() }
@@ -217,7 +226,7 @@ func (a *Agent) fly(ctx context.Context, d ioDone) {
 	sw := a.switches[d.target]
 	go func() {
 		d.start = time.Now()
-		cctx, cancel := a.writeContext(ctx, d.stage == stageSet)
+		cctx, cancel := a.writeContext(ctx, d.target, d.stage == stageSet)
 		defer cancel()
 		switch d.stage {
 		case stageSet:
@@ -238,7 +247,7 @@ func (a *Agent) fly(ctx context.Context, d ioDone) {
 			// Read back in any case: after a failed Set the switch says
 			// whether it took the change after all (a timeout may hide
 			// a success).
-			rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), a.o.SetTimeout)
+			rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), a.setTimeout(d.target))
 			defer rcancel()
 			d.got, d.err = sw.Read(rctx, keysOf(d.changes))
 			a.settleCommit(ctx, sw, &d)
@@ -550,11 +559,11 @@ func (a *Agent) intend(target string, sw Switch, cs []core.Change) ([]core.Audit
 		if sw != nil && !a.o.DryRun {
 			// a Set that times out may land later: no verdict before
 			// then (core.AuditEntry.MayLand)
-			entries[i].LandByNs = nowNs + int64(2*a.o.SetTimeout)
+			entries[i].LandByNs = nowNs + int64(2*a.setTimeout(target))
 		}
 		if rd := a.targets[target].CommitConfirmed; rd > 0 && sw != nil && !a.o.DryRun {
 			// the flight's Set is bounded by the set timeout (writeContext)
-			entries[i].RevertByNs = revertBy(nowNs, a.o.SetTimeout, rd)
+			entries[i].RevertByNs = revertBy(nowNs, a.setTimeout(target), rd)
 		}
 		if f := a.cfg.Fleet; f != nil {
 			entries[i].Writer, entries[i].Token = f.Member, a.tokens[target]
@@ -672,7 +681,7 @@ func (a *Agent) awaitLanding(es []core.AuditEntry, nowNs int64) []core.AuditEntr
 			if a.landRead == nil {
 				a.landRead = map[uint64]int64{}
 			}
-			a.landRead[e.Seq] = nowNs + int64(a.o.SetTimeout)
+			a.landRead[e.Seq] = nowNs + int64(a.setTimeout(e.Target))
 		} else if a.landRead != nil {
 			delete(a.landRead, e.Seq)
 		}

@@ -64,7 +64,7 @@ func (a *Agent) settleCommit(ctx context.Context, sw Switch, d *ioDone) {
 	}
 	refused := errors.As(d.setErr, new(*gnmipath.HeadroomError))
 	keep := d.err == nil && a.readBackAsSet(d, refused)
-	cctx, cancel := a.writeContext(ctx, true) // a confirm or cancel is a write
+	cctx, cancel := a.writeContext(ctx, d.target, true) // a confirm or cancel is a write
 	defer cancel()
 	if a.o.Gate != nil {
 		// A confirm or a cancel is a write, and starts now: not once this

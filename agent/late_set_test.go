@@ -168,3 +168,24 @@ func (f *fakeSwitch) setting(k env.QueueKey) env.Setting {
 	defer f.mu.Unlock()
 	return f.set[k]
 }
+
+// A target's set-timeout (60 s by default under sonic-gnmi, whose config
+// updater takes that long) bounds its Sets' landing window in place of
+// the agent's.
+func TestTargetSetTimeoutBoundsItsWindow(t *testing.T) {
+	r := newRig(t, config.ModeClosedLoop, false, "", nil)
+	tc := r.a.targets["leaf0"]
+	tc.SetTimeout = 20 * time.Second
+	r.a.targets["leaf0"] = tc
+	r.sw.mu.Lock()
+	r.sw.late, r.sw.setErr = true, fmt.Errorf("%w: rpc error: code = DeadlineExceeded", core.ErrSetOutcomeUnknown)
+	r.sw.mu.Unlock()
+	r.interval(t)
+	es, err := r.j.Entries("", 0)
+	if err != nil || len(es) == 0 {
+		t.Fatalf("entries %v, %v", es, err)
+	}
+	if w := time.Duration(es[0].LandByNs - es[0].TimeNs); w != 40*time.Second {
+		t.Fatalf("landing window %v, want twice the target's 20 s", w)
+	}
+}

@@ -183,6 +183,13 @@ type Target struct {
 	// fleet) is undone by the switch itself. Only for devices that
 	// implement the extension (gnmipath.Device.CommitConfirmed). 0: off.
 	CommitConfirmed time.Duration
+	// SetTimeout (key set-timeout) bounds one Set and its read-back on
+	// this switch: a Set without an answer by then has an unknown outcome,
+	// its queue held until twice this after the intent. Default 0: the
+	// agent's (5 s); SonicSetTimeout for sonic-gnmi (device sonic, or the
+	// sonic dialect with no device named), which applies every Set through the config updater (checkpoint,
+	// JSON patch, config save), which takes seconds to minutes.
+	SetTimeout time.Duration
 	// AlignSamples (not a configuration key: set by a lockstep run, which
 	// serves simulated switches whose every SAMPLE subscription is sampled
 	// at the same simulated times) holds each snapshot until every
@@ -289,6 +296,7 @@ type fileTarget struct {
 	MTU         *int           `yaml:"mtu"`
 	MaxPorts    *int           `yaml:"max-ports"`
 	Commit      string         `yaml:"commit-confirmed"`
+	SetTimeout  string         `yaml:"set-timeout"`
 
 	// gnmic-only target keys, accepted and ignored (with a note).
 	GnmicIgnored gnmicTargetIgnored `yaml:",inline" keys:"unlisted"`
@@ -1152,7 +1160,36 @@ func (t *Target) parseDevice(field string, f fileTarget) error {
 	if t.Dialect == "" {
 		t.Dialect = DialectOpenConfig
 	}
+	if err := t.parseSetTimeout(field, f); err != nil {
+		return err
+	}
 	return t.parseCommit(field, f)
+}
+
+// SonicSetTimeout is set-timeout's default under the sonic dialect, and
+// MaxSetTimeout its bound.
+const (
+	SonicSetTimeout = 60 * time.Second
+	MaxSetTimeout   = 10 * time.Minute
+)
+
+// parseSetTimeout reads set-timeout (its default under sonic:
+// SonicSetTimeout; else 0, the agent's).
+func (t *Target) parseSetTimeout(field string, f fileTarget) error {
+	if f.SetTimeout == "" {
+		// sonic-gnmi (device sonic, or the sonic dialect's device not
+		// named); not simswitch's idealised ecntune-sonic
+		if t.Dialect == DialectSONiC && t.Device != "ecntune-sonic" {
+			t.SetTimeout = SonicSetTimeout
+		}
+		return nil
+	}
+	d, err := time.ParseDuration(f.SetTimeout)
+	if err != nil || d < time.Second || d > MaxSetTimeout {
+		return fmt.Errorf("%s.set-timeout: %q: want a duration from 1s to %s (e.g. 30s)", field, f.SetTimeout, MaxSetTimeout)
+	}
+	t.SetTimeout = d
+	return nil
 }
 
 // MaxCommitConfirmed bounds commit-confirmed (the extension's default

@@ -834,3 +834,38 @@ guardrails:
 		t.Errorf("want 6 errors, got\n%v", err)
 	}
 }
+
+// set-timeout: 60 s under sonic-gnmi unless given, none (the agent's)
+// elsewhere and on simswitch's ecntune-sonic; a value out of range names
+// the key.
+func TestSetTimeout(t *testing.T) {
+	for _, c := range []struct {
+		target string
+		want   time.Duration
+		err    string
+	}{
+		{`{address: "127.0.0.1:1", device: sonic}`, SonicSetTimeout, ""},
+		{`{address: "127.0.0.1:1", dialect: sonic}`, SonicSetTimeout, ""},
+		{`{address: "127.0.0.1:1", device: ecntune-sonic}`, 0, ""},
+		{`{address: "127.0.0.1:1"}`, 0, ""},
+		{`{address: "127.0.0.1:1", device: sonic, set-timeout: 2m}`, 2 * time.Minute, ""},
+		{`{address: "127.0.0.1:1", set-timeout: 20s}`, 20 * time.Second, ""},
+		{`{address: "127.0.0.1:1", set-timeout: 500ms}`, 0, `targets.sw0.set-timeout: "500ms": want a duration from 1s to 10m0s`},
+		{`{address: "127.0.0.1:1", set-timeout: soon}`, 0, `targets.sw0.set-timeout: "soon"`},
+	} {
+		cfg, err := Parse([]byte("targets:\n  sw0: " + c.target + "\n"))
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: %v, want %q", c.target, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.target, err)
+			continue
+		}
+		if got := cfg.Targets[0].SetTimeout; got != c.want {
+			t.Errorf("%s: set timeout %v, want %v", c.target, got, c.want)
+		}
+	}
+}
