@@ -334,3 +334,16 @@ func TestBigSetDoesNotStallSimulation(t *testing.T) {
 		}
 	}
 }
+
+// A timescale below 1 (faster than real time) is a simulated time, not a
+// division by zero (demo and simswitch panicked printing it).
+func TestSimulatedBelowRealTime(t *testing.T) {
+	for _, c := range []struct {
+		ts   float64
+		want simenv.Time
+	}{{0.5, 2 * simenv.Second}, {0.001, 1000 * simenv.Second}, {1000, simenv.Millisecond}} {
+		if got := Simulated(time.Second, c.ts); got != c.want {
+			t.Errorf("timescale %g: 1 s wall = %v simulated, want %v", c.ts, got, c.want)
+		}
+	}
+}

@@ -143,8 +143,12 @@ func newRunner(eng Engine, dev *gnmipath.Device, timescale float64, step time.Du
 }
 
 // simStepFor is the simulated time one wall step stands for.
-func (r *runner) simStepFor(wall time.Duration) simenv.Time {
-	return simenv.Time(float64(simenv.FromDuration(wall)) / r.timescale)
+func (r *runner) simStepFor(wall time.Duration) simenv.Time { return Simulated(wall, r.timescale) }
+
+// Simulated is the simulated time wall stands for at timescale (wall
+// seconds per simulated second; below 1, faster than real time).
+func Simulated(wall time.Duration, timescale float64) simenv.Time {
+	return simenv.Time(float64(simenv.FromDuration(wall)) / timescale)
 }
 
 func (r *runner) run(ctx context.Context) {

@@ -33,7 +33,7 @@ Metrics and recommendations are served over HTTP (config key metrics): /metrics,
 /recommendations, /changes (the audit log, paged: ?target=&since=&limit=&before=),
 /changes/last (the last batch), /healthz (503 with the reasons when a target's telemetry is older
 than 3 intervals or no target has sent any). Per-queue metrics cover the metrics-queues most
-congested queues (default 20, or all); agent/METRICS.md lists the series.`,
+congested queues (default 20, or all); agent/metrics/METRICS.md lists the series.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			tuneGCForAgent()

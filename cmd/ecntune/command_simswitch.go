@@ -195,7 +195,7 @@ func (o *simswitchOpts) pacing() (step, statusEvery time.Duration, err error) {
 // served) and the gNMI addresses.
 func printSimswitchBanner(out io.Writer, srv *simswitch.Server, name string, d gnmipath.Dialect, timescale float64) {
 	fmt.Fprintf(out, "simswitch: scenario %s, %s, dialect %s, timescale %g (1 s wall = %v simulated)\n",
-		name, units.Count(len(srv.Switches()), "switch"), d, timescale, simenv.FromDuration(time.Second)/simenv.Time(timescale))
+		name, units.Count(len(srv.Switches()), "switch"), d, timescale, simswitch.Simulated(time.Second, timescale))
 	for _, sw := range srv.Switches() {
 		fmt.Fprintf(out, "simswitch: %s fabric-ports: [%s]\n", sw.Name, strings.Join(simswitch.FabricPorts(sw), ", "))
 	}

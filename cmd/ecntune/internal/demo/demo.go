@@ -604,7 +604,7 @@ func (d *Demo) Describe() []string {
 	lines := []string{
 		fmt.Sprintf("scenario %s: %s (links %s), traffic %s", d.cfg.Scenario.Name, units.Count(len(d.srv.Switches()), "switch"), strings.Join(rates, ", "), traffic),
 		fmt.Sprintf("simulated switches on gNMI %s, timescale %g (1 s of wall time = %v simulated)", d.gnmi, d.cfg.Timescale,
-			simenv.FromDuration(time.Second)/simenv.Time(d.cfg.Timescale)),
+			simswitch.Simulated(time.Second, d.cfg.Timescale)),
 	}
 	if d.cfg.Fleet > 1 {
 		return append(lines, d.describeFleet(mode)...)
