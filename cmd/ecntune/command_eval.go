@@ -179,6 +179,16 @@ func (o *evalOpts) run(cmd *cobra.Command) error {
 		if err := notAnInput(out.flag, out.path, inputs...); err != nil {
 			return err
 		}
+		if out.path != "" {
+			if err := checkOutPath(out.flag, out.path, ""); err != nil {
+				return err // before the simulations, not after them
+			}
+		}
+	}
+	if o.plotDir != "" {
+		if err := checkOutPath("plot", o.plotDir, "the plots"); err != nil {
+			return err
+		}
 	}
 	dur, dt, err := o.simTimes(cmd)
 	if err != nil {
@@ -221,11 +231,13 @@ func (o *evalOpts) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	if err := o.writeFiles(cmd.ErrOrStderr(), res); err != nil {
+	// the results first: a file that cannot be written after all (the
+	// disk filled meanwhile) loses none of them
+	res.Wide = o.wide
+	if err := writeReport(cmd.OutOrStdout(), res, o.asJSON); err != nil {
 		return err
 	}
-	res.Wide = o.wide
-	return writeReport(cmd.OutOrStdout(), res, o.asJSON)
+	return o.writeFiles(cmd.ErrOrStderr(), res)
 }
 
 // agentResolver finds an agent:FILE loop's models where that agent would:

@@ -323,3 +323,27 @@ func TestEvalRefusesBadAgentFileFirst(t *testing.T) {
 		}
 	}
 }
+
+// An output eval cannot write is refused before any simulation runs (it
+// was found after them, and the results were lost); a writable one is
+// written beside the tables on stdout.
+func TestEvalOutputsCheckedFirst(t *testing.T) {
+	sc := writeTinyScenario(t)
+	for _, c := range []struct{ flag, path, want string }{
+		{"--summary-out", "/proc/ecntune-nosuch/s.json", "--summary-out /proc/ecntune-nosuch/s.json: cannot write in /proc"},
+		{"--json-out", "/proc/ecntune-nosuch/r.json", "cannot write in /proc"},
+		{"--report", "/proc/ecntune-nosuch/r.html", "cannot write in /proc"},
+		{"--plot", "/proc/ecntune-nosuch", "cannot write in /proc"},
+	} {
+		out, err := runCmd(t, newEvalCmd(), "--scenario", sc, "--policy", "static:hpcc", "--seeds", "1", c.flag, c.path)
+		if err == nil || !strings.Contains(err.Error(), c.want) || out != "" {
+			t.Errorf("%s %s: %v, stdout %q: want %q before any run", c.flag, c.path, err, out, c.want)
+		}
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "s.json")
+	out, err := runCmd(t, newEvalCmd(), "--scenario", sc, "--policy", "static:hpcc", "--seeds", "1", "--summary-out", p)
+	if _, serr := os.Stat(p); err != nil || serr != nil || !strings.Contains(out, "static:hpcc") {
+		t.Fatalf("a writable --summary-out: %v, %v\n%s", err, serr, out)
+	}
+}

@@ -174,11 +174,12 @@ func runTwin(cmd *cobra.Command, o twinOpts) error {
 	return nil
 }
 
-// checkOutPath refuses, before a long run (the fit, a training), an
-// output path its writes after the run would fail on: a file where a
-// folder for dirFor ("the report") is wanted, a folder where a file is
-// (dirFor ""), or a path through a file. Folders that do not exist yet
-// are made when written.
+// checkOutPath refuses, before a long run (the fit, a training, an
+// evaluation), an output path its writes after the run would fail on: a
+// file where a folder for dirFor ("the report") is wanted, a folder where
+// a file is (dirFor ""), a path through a file, or a place this process
+// cannot write (a read-only file system, a folder or file without write
+// permission). Folders that do not exist yet are made when written.
 func checkOutPath(flag, path, dirFor string) error {
 	dir := dirFor != ""
 	if st, err := os.Stat(path); err == nil {
@@ -186,23 +187,44 @@ func checkOutPath(flag, path, dirFor string) error {
 		case dir && !st.IsDir():
 			return fmt.Errorf("--%s %s is a file: want a folder for %s", flag, path, dirFor)
 		case !dir && st.IsDir():
-			return fmt.Errorf("--%s %s is a folder: want the scenario file to write, e.g. %s", flag, path, filepath.Join(path, "twin.yaml"))
+			return fmt.Errorf("--%s %s is a folder: want the file to write", flag, path)
+		case dir:
+			return writableDir(flag, path, path)
 		}
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("--%s %s: cannot write it: %w", flag, path, err)
+		}
+		f.Close()
 		return nil
 	}
 	// The nearest folder on the way up that can be read must be one
-	// (a path through a file fails with ENOTDIR, not ErrNotExist).
+	// (a path through a file fails with ENOTDIR, not ErrNotExist), and
+	// one this process can write in.
 	for p := filepath.Dir(path); ; p = filepath.Dir(p) {
 		if st, err := os.Stat(p); err == nil {
 			if !st.IsDir() {
 				return fmt.Errorf("--%s %s: %s is a file, not a folder", flag, path, p)
 			}
-			return nil
+			return writableDir(flag, path, p)
 		}
 		if filepath.Dir(p) == p {
 			return nil
 		}
 	}
+}
+
+// writableDir checks that a file can be made in dir (for --flag path),
+// by making one and removing it.
+func writableDir(flag, path, dir string) error {
+	f, err := os.CreateTemp(dir, ".ecntune-write-check-*")
+	if err != nil {
+		return fmt.Errorf("--%s %s: cannot write in %s: %w", flag, path, dir, err)
+	}
+	name := f.Name()
+	f.Close()
+	os.Remove(name)
+	return nil
 }
 
 // readTwinInput reads the fabric records and the newest intervals'
