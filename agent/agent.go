@@ -393,6 +393,7 @@ func (a *Agent) Ingest(s env.Snapshot) {
 	a.heard[s.Target] = true
 	a.telemetryGood(s.Target)
 	a.noteMissing(s)
+	a.noteAbsentPorts(s)
 	a.core.Seen(s.Target, now.UnixNano())
 	a.o.Instruments.Snapshots.WithLabelValues(s.Target).Inc()
 	for _, o := range obs {

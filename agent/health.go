@@ -63,6 +63,9 @@ func (a *Agent) Health() (problems []string, ages map[string]time.Duration) {
 		default:
 			reporting++
 		}
+		if ti := a.tinfo[n]; ti != nil && ti.absentNote != "" {
+			problems = append(problems, ti.absentNote)
+		}
 	}
 	if l, ok := a.o.Gate.(leaseProblemer); ok {
 		// a member cut off from etcd writes nothing, while its own

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -34,7 +35,17 @@ type targetState struct {
 	// last said (logDeferred); deferN those since.
 	deferLogged time.Time
 	deferN      int
+	// snapshots counts the target's snapshots (up to absentAfter): ports
+	// are judged absent once it has sent that many.
+	snapshots int
+	// absentNote is the problem AbsentPorts make ("" none).
+	absentNote string
 }
+
+// absentAfter is how many snapshots a target sends before a configured
+// port with no queue in them is called absent (the first can come before
+// every port's counters have).
+const absentAfter = 3
 
 // SkipReporter is a Switch that skips telemetry elements it does not
 // understand and counts them by path shape (gnmiclient.Switch).
@@ -238,6 +249,56 @@ func (a *Agent) noteMissing(s env.Snapshot) {
 	a.log.Warn("telemetry the switch does not export; deciding without it", "target", s.Target, "missing", m.String())
 }
 
+// noteAbsentPorts records the configured ports the switch reports no queue
+// of: ports: names (the queues not tuned), fabric-ports names (where the
+// switch reports all its ports, ports: "*"; a fabric port missing there is
+// a typo that makes the real uplinks count as host ports). Logged when it
+// changes, on /targets and /healthz. Callers hold a.mu.
+func (a *Agent) noteAbsentPorts(s env.Snapshot) {
+	tc, ok := a.targets[s.Target]
+	ti := a.info(s.Target)
+	if !ok || len(s.Queues) == 0 || ti.snapshots < absentAfter {
+		if len(s.Queues) > 0 {
+			ti.snapshots++
+		}
+		return
+	}
+	have := map[string]bool{}
+	for i := range s.Queues {
+		have[s.Queues[i].Key.Port] = true
+	}
+	var ports, fabric []string
+	if !tc.AllPorts {
+		for _, p := range tc.Ports {
+			if !have[p] {
+				ports = append(ports, p)
+			}
+		}
+	} else {
+		for _, p := range tc.FabricPorts {
+			if !have[p] {
+				fabric = append(fabric, p)
+			}
+		}
+	}
+	var note string
+	switch {
+	case len(ports) > 0:
+		note = fmt.Sprintf("%s: ports %s in the configuration report no queue on the switch (a typo, or ports down or gone): not tuned", s.Target, strings.Join(ports, ", "))
+	case len(fabric) > 0:
+		note = fmt.Sprintf("%s: fabric-ports %s are not ports of the switch (a typo?): the uplinks not listed count as host ports", s.Target, strings.Join(fabric, ", "))
+	}
+	if note == ti.absentNote {
+		return
+	}
+	ti.absentNote, ti.AbsentPorts = note, append(ports, fabric...)
+	if note == "" {
+		a.log.Info("every configured port reports queues now", "target", s.Target)
+		return
+	}
+	a.log.Warn("configured ports the switch does not report", "target", s.Target, "ports", ports, "fabric_ports", fabric, "why", note)
+}
+
 // missingOf is the optional telemetry target lacks. Callers need not hold
 // a.mu.
 func (a *Agent) missingOf(target string) env.Telemetry {
@@ -261,6 +322,7 @@ func (a *Agent) Targets() []web.TargetInfo {
 		c.Refused = append([]string(nil), ti.Refused...)
 		c.Skipped = append([]gnmipath.Skipped(nil), ti.Skipped...)
 		c.Unserved = a.unserved[n]
+		c.AbsentPorts = slices.Clone(ti.AbsentPorts)
 		out = append(out, c)
 	}
 	slices.SortFunc(out, func(a, b web.TargetInfo) int { return env.NaturalCompare(a.Target, b.Target) })

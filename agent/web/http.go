@@ -84,6 +84,10 @@ type TargetInfo struct {
 	// Unserved: another member of the fleet serves the target now (this
 	// agent neither hears nor tunes it: not stale, not silent).
 	Unserved bool `json:"unserved,omitempty"`
+	// AbsentPorts are the ports the configuration names (ports,
+	// fabric-ports) that the switch has reported no queue of: a typo, or
+	// a port that is down or gone.
+	AbsentPorts []string `json:"absent_ports,omitempty"`
 }
 
 // server answers the endpoint's requests.
