@@ -159,7 +159,7 @@ func TestDeletedVersionInHistoryAndNotReused(t *testing.T) {
 	other.WeightsSHA256 = digest(other.Weights)
 	other.WeightsSize = int64(len(other.Weights))
 	res, err := r.ImportModel(other)
-	if err != nil || !res.Renumbered || res.Model.Version != 3 {
+	if err != nil || !res.Renumbered || !res.Deleted || res.Model.Version != 3 {
 		t.Fatalf("import of another a@2 after a@2 was deleted: %+v, %v", res, err)
 	}
 }

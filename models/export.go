@@ -239,6 +239,9 @@ type ImportResult struct {
 	Model Model
 	// FileVersion is the version recorded in the export.
 	FileVersion int
+	// Deleted: FileVersion was used here before and deleted (a version
+	// number is never reused), so Renumbered too.
+	Deleted bool
 	// Renumbered is true when FileVersion was taken here by other weights:
 	// the model was stored under the next free version of its name.
 	Renumbered bool
@@ -301,7 +304,7 @@ func (r *Registry) ImportModel(m Model) (ImportResult, error) {
 			res.Renumbered = true
 		} else if st, _, err := r.loadName(tx, m.Name); err == nil && m.Version < st.NextVersion {
 			m.Version = 0 // used here before, and deleted: not reused
-			res.Renumbered = true
+			res.Renumbered, res.Deleted = true, true
 		}
 		return r.insert(tx, &m)
 	})

@@ -32,6 +32,9 @@ candidates with a new id.`,
 					return fmt.Errorf("import from stdin: %w", err)
 				}
 			} else {
+				if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
+					return fmt.Errorf("import: %s is a folder: want a file written by ecntune models export", args[0])
+				}
 				f, err := os.Open(args[0])
 				if err != nil {
 					return fmt.Errorf("import: %w", err)
@@ -57,6 +60,8 @@ candidates with a new id.`,
 				switch {
 				case res.Existing:
 					fmt.Fprintf(c.OutOrStdout(), "%s (id %d) is already in %s with the same weights: nothing imported\n", m.Ref(), m.ID, r.Path())
+				case res.Deleted:
+					fmt.Fprintf(c.OutOrStdout(), "imported as %s (id %d): version %d of %s was deleted here, and a version number is never reused\n", m.Ref(), m.ID, res.FileVersion, m.Name)
 				case res.Renumbered:
 					fmt.Fprintf(c.OutOrStdout(), "imported as %s (id %d): version %d of %s is taken here by other weights\n", m.Ref(), m.ID, res.FileVersion, m.Name)
 				default:

@@ -500,3 +500,27 @@ func TestModelsPromoteRefusesANetworkOfTheWrongSize(t *testing.T) {
 		t.Fatalf("promote of a network of 3 inputs: %v", err)
 	}
 }
+
+// An import of a folder says so (it said "truncated in the header"); one
+// whose version was deleted here says why it gets another number (it said
+// the version was "taken here by other weights").
+func TestModelsImportFolderAndDeletedVersion(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "m.db")
+	_, _, err := runModels(t, nil, "import", dir, "--db", db)
+	if err == nil || !strings.Contains(err.Error(), dir+" is a folder") {
+		t.Fatalf("import of a folder: %v", err)
+	}
+	seedRegistry(t, db, "mine", 1, 0)
+	exp := filepath.Join(dir, "mine.export")
+	if _, _, err := runModels(t, nil, "export", "mine@1", "--out", exp, "--db", db); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runModels(t, nil, "delete", "mine@1", "--db", db); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runModels(t, nil, "import", exp, "--db", db)
+	if err != nil || !strings.Contains(out, "version 1 of mine was deleted here, and a version number is never reused") {
+		t.Fatalf("import after delete: %v\n%s", err, out)
+	}
+}

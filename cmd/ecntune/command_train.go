@@ -163,7 +163,7 @@ while that ECN policy decides ECN; run it as POLICY+headroom=model:NAME.` + trai
 	f.IntVar(&o.episodes, "episodes", 0, "number of episodes (reproducible; default 400 when no --budget)")
 	f.IntVar(&o.workers, "workers", 2, "episodes run in parallel")
 	f.StringVar(&o.db, "db", "", "model registry (default $ECNTUNE_DB or "+modelsDefaultDB+")")
-	f.StringVar(&o.name, "name", "ddqn-default", "model name (also the checkpoint's run name)")
+	f.StringVar(&o.name, "name", "", "model name (also the checkpoint's run name; default ALGO-default: ddqn-default, ppo-default)")
 	f.StringVar(&o.out, "out", "", "directory for the learning curve (default: runs/ beside the registry)")
 	f.Uint64Var(&o.seed, "seed", 1, "random seed")
 	f.BoolVar(&o.noRandomise, "no-randomise", false, "no domain randomisation (episodes differ by seed only)")
@@ -239,6 +239,9 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 	cfg, err := o.config()
 	if err != nil {
 		return err
+	}
+	if o.name == "" {
+		o.name = cfg.Algo + "-default" // a PPO run (--algo ppo, --from builtin) was stored as ddqn-default
 	}
 	for _, sc := range cfg.Scenarios {
 		warnAll(cmd.ErrOrStderr(), sc.Name, scenario.Warnings(sc.Config))
@@ -432,7 +435,7 @@ func (o *trainOpts) config() (train.Config, error) {
 	if o.workers < 1 {
 		return train.Config{}, fmt.Errorf("--workers %d: want at least 1", o.workers)
 	}
-	if !models.ValidName(o.name) {
+	if o.name != "" && !models.ValidName(o.name) {
 		return train.Config{}, fmt.Errorf("--name %q: want a letter followed by letters, digits, '.', '_' or '-' (at most 64)", o.name)
 	}
 	reward, err := parseReward(o.reward)

@@ -277,3 +277,21 @@ func TestProgressLine(t *testing.T) {
 		t.Fatalf("budget count %q", got)
 	}
 }
+
+// Without --name a run is named after its algorithm: a PPO run was stored
+// as ddqn-default.
+func TestTrainDefaultNameIsTheAlgorithms(t *testing.T) {
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "tiny.yaml")
+	if err := os.WriteFile(sc, []byte(tinyTrainScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "reg.db")
+	if _, err := runCmd(t, newTrainCmd(), "--scenario", sc, "--algo", "ppo", "--episodes", "2", "--workers", "1", "--db", db); err != nil {
+		t.Fatal(err)
+	}
+	m, err := models.Load(db, "ppo-default")
+	if err != nil || m.Algorithm != "ppo" || !strings.Contains(m.Hyper["command"], " --name ppo-default ") {
+		t.Fatalf("ppo-default: %v, %v", m.Ref(), err)
+	}
+}
