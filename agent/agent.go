@@ -149,6 +149,10 @@ type Agent struct {
 	// confirmed commit may be pending on the switch (awaitCommits): no
 	// write before.
 	commitWait map[string]int64
+	// setFails: per target, the Sets in a row the switch answered with an
+	// error (a config updater down, a refusal it repeats): writes back off
+	// (setBackoff).
+	setFails map[string]*setFailures
 }
 
 // New checks the options and builds an agent.

@@ -85,6 +85,85 @@ const RuleNotOwner = "not-owner"
 // not returned yet.
 const RuleBusy = "target-busy"
 
+// RuleSetBackoff is the reason a change waits: its target's last Sets
+// failed, and writes back off (setBackoff).
+const RuleSetBackoff = "set-backoff"
+
+// setFailures counts one target's Sets in a row that failed.
+type setFailures struct {
+	n       int
+	last    string // the last error
+	untilNs int64  // no write before (unix ns)
+	said    int64  // untilNs of the backoff last logged
+}
+
+// Set failures in a row before a target's writes back off, and the
+// longest wait.
+const (
+	setFailsBeforeBackoff = 2
+	maxSetBackoff         = 5 * time.Minute
+)
+
+// setFailed (callers hold a.mu) counts a Set the switch answered with an error: from the
+// second in a row the target's writes wait, one interval, then twice as
+// long each time, up to maxSetBackoff (a switch refusing every Set was
+// sent one every few seconds, each a checkpoint and a config save on
+// SONiC). An answer that says nothing of the outcome (core.ErrSetOutcomeUnknown)
+// is no failure: its queues wait for their landing anyway.
+func (a *Agent) setFailed(target string, err error, nowNs int64) {
+	if a.setFails == nil {
+		a.setFails = map[string]*setFailures{}
+	}
+	f := a.setFails[target]
+	if f == nil {
+		f = &setFailures{}
+		a.setFails[target] = f
+	}
+	f.n++
+	f.last = err.Error()
+	if f.n >= setFailsBeforeBackoff {
+		wait := a.cfg.Interval << min(f.n-setFailsBeforeBackoff, 20)
+		f.untilNs = nowNs + int64(min(wait, maxSetBackoff))
+	}
+}
+
+// setSucceeded ends a target's run of failed Sets. Callers hold a.mu.
+func (a *Agent) setSucceeded(target string) {
+	if f := a.setFails[target]; f != nil {
+		if f.n >= setFailsBeforeBackoff {
+			a.log.Info("Sets succeed again", "target", target, "failed_before", f.n)
+		}
+		delete(a.setFails, target)
+	}
+}
+
+// setBackoff says until when (unix ns) target's writes wait after failed
+// Sets (0: they do not), logging each new wait once.
+func (a *Agent) setBackoff(target string, nowNs int64) int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	f := a.setFails[target]
+	if f == nil || nowNs >= f.untilNs {
+		return 0
+	}
+	if f.said != f.untilNs {
+		f.said = f.untilNs
+		a.log.Warn("writes back off: the switch failed the last Sets", "target", target, "failed_in_a_row", f.n,
+			"next_try_in", time.Duration(f.untilNs-nowNs).Round(time.Millisecond), "last_error", f.last)
+	}
+	return f.untilNs
+}
+
+// setFailureProblem is the health problem of target's failed Sets ("" none).
+// Callers hold a.mu.
+func (a *Agent) setFailureProblem(target string) string {
+	f := a.setFails[target]
+	if f == nil || f.n < setFailsBeforeBackoff {
+		return ""
+	}
+	return fmt.Sprintf("%s: the last %d Sets failed (%s): writes back off, up to %s between tries", target, f.n, f.last, maxSetBackoff)
+}
+
 // apply sets a batch of changes (written ahead, read back, settled) and
 // waits for the flights as Options.IOWait says. first: the interval's
 // batch (LastChanges), whose read-back mismatches get a rollback round.
@@ -124,6 +203,9 @@ func (a *Agent) apply(ctx context.Context, changes []core.Change, first bool) {
 		switch {
 		case a.o.DryRun || sw == nil:
 			a.write(ctx, target, cs, !first)
+		case a.setBackoff(target, a.o.Clock().UnixNano()) > 0:
+			hold(target, cs)
+			a.o.Instruments.Rejections.WithLabelValues(RuleSetBackoff).Add(float64(len(cs)))
 		case a.commitWait[target] > a.o.Clock().UnixNano():
 			// said once, when the wait began (awaitCommits)
 			hold(target, cs)
@@ -504,6 +586,14 @@ func (a *Agent) setLanded(ctx context.Context, d ioDone) {
 		}
 		setErr = nil
 	}
+	a.mu.Lock()
+	switch {
+	case setErr != nil && !errors.Is(setErr, core.ErrSetOutcomeUnknown):
+		a.setFailed(d.target, setErr, a.o.Clock().UnixNano())
+	case setErr == nil:
+		a.setSucceeded(d.target)
+	}
+	a.mu.Unlock()
 	switch {
 	case setErr != nil:
 		a.o.Instruments.Sets.WithLabelValues("error").Inc()

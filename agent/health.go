@@ -66,6 +66,9 @@ func (a *Agent) Health() (problems []string, ages map[string]time.Duration) {
 		if ti := a.tinfo[n]; ti != nil && ti.absentNote != "" {
 			problems = append(problems, ti.absentNote)
 		}
+		if p := a.setFailureProblem(n); p != "" {
+			problems = append(problems, p)
+		}
 	}
 	if l, ok := a.o.Gate.(leaseProblemer); ok {
 		// a member cut off from etcd writes nothing, while its own
