@@ -119,7 +119,10 @@ func (a *Agent) info(target string) *targetState {
 func (a *Agent) targetEvent(target string, err error) {
 	var dn *gnmiclient.DeviceNote
 	var gr *gnmiclient.GroupRefusedError
+	var cd *gnmiclient.ConfigDeletedNote
 	switch {
+	case errors.As(err, &cd):
+		a.log.Info("configuration changed by a delete on the switch; reading it afresh", "target", target, "entries", cd.Entries)
 	case errors.As(err, &dn):
 		a.mu.Lock()
 		ti := a.info(target)

@@ -1,11 +1,14 @@
 package gnmipath
 
 import (
+	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -132,11 +135,13 @@ func (s itemsByKey) Swap(i, j int) {
 // SONiC PG bindings between snapshots, rebuilding them only after leaves
 // appear or go.
 type Decoder struct {
-	t      Target
-	prios  map[int]bool
-	tree   Tree // every leaf but those kept in qs and ports (see mirrored)
-	ts     int64
-	tsLeaf int64 // newest timestamp of a notification carrying queue counters
+	// emptied are the CONFIG_DB entries reported emptied (Emptied).
+	emptied []string
+	t       Target
+	prios   map[int]bool
+	tree    Tree // every leaf but those kept in qs and ports (see mirrored)
+	ts      int64
+	tsLeaf  int64 // newest timestamp of a notification carrying queue counters
 
 	paths  map[string]int32 // full path key (see pathKey) → index in seq
 	seq    []seqEnt         // known paths in the order first seen
@@ -720,6 +725,9 @@ func (d *Decoder) Apply(n *gnmi.Notification) error {
 			errs = append(errs, fmt.Errorf("%s: %v", d.t.Name, err))
 			continue
 		}
+		if d.t.Dialect == Sonic && db == ConfigDB {
+			d.emptyEntries(el, u.GetVal())
+		}
 		leaves, err := flatten(u.GetVal())
 		if err != nil {
 			if l, perr := d.parseLeaf(db, el); perr == nil {
@@ -762,6 +770,65 @@ func (d *Decoder) Apply(n *gnmi.Notification) error {
 		d.tsLeaf = n.GetTimestamp()
 	}
 	return errors.Join(errs...)
+}
+
+// emptyEntries takes the empty objects sonic-gnmi sends for a CONFIG_DB
+// entry a field or the whole of which was deleted ({"Ethernet0|3": {}} on
+// /QUEUE, or {} on /QUEUE/Ethernet0|3; it never says which, nor sends the
+// fields left): the entry's leaves are dropped, as unknown, and the entry
+// is noted for Emptied, whose caller reads the switch afresh.
+func (d *Decoder) emptyEntries(el []*gnmi.PathElem, tv *gnmi.TypedValue) {
+	b := tv.GetJsonIetfVal()
+	if len(b) == 0 {
+		b = tv.GetJsonVal()
+	}
+	if len(b) == 0 || len(el) < 1 || len(el) > 2 {
+		return
+	}
+	var entries []*gnmi.PathElem
+	if len(el) == 2 {
+		if isEmptyObject(b) {
+			entries = append(entries, el[1])
+		}
+	} else {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(b, &m) != nil {
+			return
+		}
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if isEmptyObject(m[k]) {
+				entries = append(entries, &gnmi.PathElem{Name: k})
+			}
+		}
+	}
+	for _, k := range entries {
+		p := []*gnmi.PathElem{el[0], k}
+		if d.deletePath(ConfigDB, p) > 0 {
+			if len(d.aliases) > 0 {
+				d.aliasesChanged()
+			}
+			d.prune()
+			d.pgdirty, d.cdirty = true, true
+			d.bindGen++
+		}
+		d.emptied = append(d.emptied, PathString(p))
+	}
+}
+
+// isEmptyObject says whether b is the JSON object {}.
+func isEmptyObject(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) >= 2 && b[0] == '{' && len(bytes.TrimSpace(b[1:len(b)-1])) == 0 && b[len(b)-1] == '}'
+}
+
+// Emptied returns and forgets the CONFIG_DB entries sonic-gnmi reported
+// emptied (a field or the entry deleted) since the last call: their
+// leaves are dropped, and what is left of them is known only by reading
+// the switch again (a new session's initial dump).
+func (d *Decoder) Emptied() []string {
+	e := d.emptied
+	d.emptied = nil
+	return e
 }
 
 // applyScalar is Apply's fast path for an update carrying one scalar (a

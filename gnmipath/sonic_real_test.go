@@ -367,3 +367,40 @@ func TestQueueNamesMapClassNamedQueues(t *testing.T) {
 		t.Fatalf("Set %v, read-back %v", req.Update, paths)
 	}
 }
+
+// sonic-gnmi reports a deleted CONFIG_DB field or entry as the entry with
+// an empty object (never which, nor the fields left): the entry's leaves
+// are dropped and it is named by Emptied, once, for a fresh read; the
+// queue's setting no longer stands as it was.
+func TestDecodeSonicEmptiedEntry(t *testing.T) {
+	tg := Target{Name: "leaf0", Dialect: Sonic, Device: Devices["sonic"]}
+	for _, c := range []struct{ path, val string }{
+		{"/QUEUE", `{"Ethernet0|3": {}}`},
+		{"/QUEUE/Ethernet0|3", `{}`},
+	} {
+		d := NewDecoder(tg, 3)
+		for _, n := range append(sonicConfig("pg_lossless_100000_5m_profile"), sonicCounters(1_000, "100")...) {
+			if err := d.Apply(n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := d.Setting("Ethernet0", 3); err != nil {
+			t.Fatalf("before: %v", err)
+		}
+		if e := d.Emptied(); len(e) != 0 {
+			t.Fatalf("emptied before any delete: %v", e)
+		}
+		if err := d.Apply(sonicNote("CONFIG_DB", 2, c.path, c.val)); err != nil {
+			t.Fatal(err)
+		}
+		if e := d.Emptied(); len(e) != 1 || e[0] != "/QUEUE/Ethernet0|3" {
+			t.Fatalf("%s %s: emptied %v", c.path, c.val, e)
+		}
+		if e := d.Emptied(); len(e) != 0 {
+			t.Fatalf("emptied twice: %v", e)
+		}
+		if b := d.Binding("Ethernet0", 3); b.ECNProfile != "" {
+			t.Fatalf("%s %s: the queue still bound to %s", c.path, c.val, b.ECNProfile)
+		}
+	}
+}

@@ -684,6 +684,7 @@ func (ss *session) handle(m subResp) error {
 	}
 	s.mu.Lock()
 	err = s.dec.ApplyPeeked(m.raw, res)
+	emptied := s.dec.Emptied()
 	switch {
 	case offLine:
 		// its values stand, its time is not the sample's: one stamp an
@@ -697,6 +698,14 @@ func (ss *session) handle(m subResp) error {
 	s.mu.Unlock()
 	if err != nil {
 		ss.report(fmt.Errorf("target %s: malformed telemetry: %v", s.cfg.Name, err))
+	}
+	if len(emptied) > 0 {
+		// sonic-gnmi says a field or the whole of these entries was
+		// deleted, not which nor what is left: a new session's initial
+		// dump says what the switch runs (the queue's setting stood as it
+		// was before, unnoticed)
+		ss.report(&ConfigDeletedNote{Target: s.cfg.Name, Entries: emptied})
+		s.Resync()
 	}
 	ss.learn()
 	if offLine {
@@ -813,6 +822,18 @@ type DeviceNote struct{ Target, Device, Why string }
 
 func (n *DeviceNote) Error() string {
 	return fmt.Sprintf("target %s: device %s (%s)", n.Target, n.Device, n.Why)
+}
+
+// ConfigDeletedNote reports CONFIG_DB entries sonic-gnmi said were
+// emptied by a delete (a field or the whole entry): the session is
+// restarted to read what the switch runs. Not a telemetry error.
+type ConfigDeletedNote struct {
+	Target  string
+	Entries []string
+}
+
+func (n *ConfigDeletedNote) Error() string {
+	return fmt.Sprintf("target %s: CONFIG_DB entries changed by a delete (%s): reading the switch afresh", n.Target, strings.Join(n.Entries, ", "))
 }
 
 // GroupRefusedError reports an optional subscription group a switch
