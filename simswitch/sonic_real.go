@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"sort"
 	"strconv"
@@ -539,6 +540,13 @@ func (v *service) sonicSubscribe(ctx context.Context, list *gnmi.SubscriptionLis
 	if err := read(true); err != nil {
 		return err
 	}
+	// ON_CHANGE on CONFIG_DB sends what changed, as sonic-gnmi does: the
+	// keys changed, each with its fields, and {} for a key deleted or
+	// whose fields shrank (it never says which field went)
+	var last map[string]sonicConfigState
+	if db == gnmipath.ConfigDB && interval == 0 {
+		last = v.sonicConfigStates(sw, list)
+	}
 	if err := sendSync(send); err != nil {
 		return err
 	}
@@ -560,7 +568,7 @@ func (v *service) sonicSubscribe(ctx context.Context, list *gnmi.SubscriptionLis
 		case <-cfgCh:
 			cfgCh = v.s.r.configs.wait()
 			if db == gnmipath.ConfigDB && interval == 0 {
-				if err := read(false); err != nil {
+				if err := v.sonicSendChanges(sw, list, last, send); err != nil {
 					return err
 				}
 			}
@@ -570,6 +578,102 @@ func (v *service) sonicSubscribe(ctx context.Context, list *gnmi.SubscriptionLis
 			}
 		}
 	}
+}
+
+// sonicConfigState is what one CONFIG_DB subscription path held when last
+// sent: a table's entries (path TABLE), an entry's fields (TABLE/KEY), or
+// a field's value (TABLE/KEY/FIELD).
+type sonicConfigState struct {
+	entries map[string]map[string]string
+	fields  map[string]string
+	value   *string
+}
+
+// sonicConfigStates reads what each CONFIG_DB path of list holds now.
+func (v *service) sonicConfigStates(sw int, list *gnmi.SubscriptionList) map[string]sonicConfigState {
+	v.s.r.mu.Lock()
+	db := v.s.r.sonic[sw]
+	v.s.r.mu.Unlock()
+	out := map[string]sonicConfigState{}
+	for _, sub := range list.GetSubscription() {
+		el := sub.GetPath().GetElem()
+		key := gnmipath.PathString(el)
+		var st sonicConfigState
+		switch len(el) {
+		case 1:
+			st.entries = map[string]map[string]string{}
+			for k, e := range db[el[0].GetName()] {
+				st.entries[k] = maps.Clone(e)
+			}
+		case 2:
+			st.fields = maps.Clone(db[el[0].GetName()][el[1].GetName()])
+		case 3:
+			if f, ok := db[el[0].GetName()][el[1].GetName()][el[2].GetName()]; ok {
+				st.value = &f
+			}
+		}
+		out[key] = st
+	}
+	return out
+}
+
+// sonicSendChanges sends, per CONFIG_DB path of list, what changed since
+// last (updated to now): a changed or new entry with all its fields, {}
+// for an entry deleted or one that lost a field; nothing for a path where
+// nothing changed.
+func (v *service) sonicSendChanges(sw int, list *gnmi.SubscriptionList, last map[string]sonicConfigState, send sendFunc) error {
+	now := v.sonicConfigStates(sw, list)
+	tel, _, _ := v.s.r.telemetry(sw, false)
+	shrank := func(old, cur map[string]string) bool {
+		for f := range old {
+			if _, ok := cur[f]; !ok {
+				return true
+			}
+		}
+		return false
+	}
+	for _, sub := range list.GetSubscription() {
+		key := gnmipath.PathString(sub.GetPath().GetElem())
+		old, cur := last[key], now[key]
+		var val any
+		switch {
+		case cur.entries != nil || old.entries != nil:
+			diff := map[string]any{}
+			for k, e := range old.entries {
+				if c, ok := cur.entries[k]; !ok || shrank(e, c) {
+					diff[k] = map[string]string{}
+				}
+			}
+			for k, e := range cur.entries {
+				if _, done := diff[k]; !done && !maps.Equal(old.entries[k], e) {
+					diff[k] = e
+				}
+			}
+			if len(diff) > 0 {
+				val = diff
+			}
+		case len(sub.GetPath().GetElem()) == 2:
+			switch {
+			case shrank(old.fields, cur.fields):
+				val = map[string]string{}
+			case !maps.Equal(old.fields, cur.fields):
+				val = cur.fields
+			}
+		case cur.value != nil && (old.value == nil || *old.value != *cur.value):
+			val = *cur.value
+		}
+		if val == nil {
+			continue
+		}
+		b, _ := json.Marshal(val)
+		n := &gnmi.Notification{Timestamp: SimTimestamp(tel.Time), Prefix: list.GetPrefix(), Update: []*gnmi.Update{{Path: sub.GetPath(),
+			Val: &gnmi.TypedValue{Value: &gnmi.TypedValue_JsonIetfVal{JsonIetfVal: b}}}}}
+		if err := send(&gnmi.SubscribeResponse{Response: &gnmi.SubscribeResponse_Update{Update: n}}); err != nil {
+			return err
+		}
+	}
+	maps.Copy(last, now)
+	return nil
 }
 
 // sonicInterval is how often a device sonic subscription list on database
