@@ -604,7 +604,28 @@ func unjoin(err error) []error {
 	if j, ok := err.(joined); ok {
 		return j
 	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok && !isWrapped(err) {
+		// errors.Join's (the guardrails' checks): each its own
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, unjoin(e)...)
+		}
+		return out
+	}
 	return []error{err}
+}
+
+// isWrapped says whether err adds words of its own to the errors it
+// wraps (fmt.Errorf with %w twice): such an error is kept whole.
+func isWrapped(err error) bool {
+	j := err.(interface{ Unwrap() []error })
+	var parts []string
+	for _, e := range j.Unwrap() {
+		if e != nil {
+			parts = append(parts, e.Error())
+		}
+	}
+	return err.Error() != strings.Join(parts, "\n")
 }
 
 // buildConfig checks a decoded file and fills a Config from it; errors

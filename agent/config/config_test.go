@@ -869,3 +869,21 @@ func TestSetTimeout(t *testing.T) {
 		}
 	}
 }
+
+// Every guardrail value the agent cannot use is listed at once, each on
+// its line, not the first alone (three more came one per rerun).
+func TestEveryGuardrailErrorAtOnce(t *testing.T) {
+	_, err := Parse([]byte("intreval: 1s\ntargets:\n  sw0: {address: \"127.0.0.1:1\"}\n" +
+		"guardrails: {change-budget: -3, min-confidence: 7, idle-util: 5, rollback: {window: -1}}\n"))
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	msg := err.Error()
+	for _, w := range []string{"5 errors:", "line 1: intreval: unknown key", "line 4: guardrails.change-budget: -3 must be at least 1",
+		"line 4: guardrails.min-confidence: 7 must be within [0, 1]", "line 4: guardrails.idle-util: 5 must be in [0, 1)",
+		"line 4: guardrails.rollback.window: -1 must be at least 1 interval"} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("error lacks %q:\n%s", w, msg)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -297,69 +298,90 @@ func (c GuardConfig) Validate() error {
 
 // ValidateRules checks the rules a configuration file gives.
 func (c GuardConfig) ValidateRules() error {
+	var errs []error
 	if len(c.Bounds) == 0 {
-		return fmt.Errorf("guardrails.bounds: at least one entry is required")
+		errs = append(errs, fmt.Errorf("guardrails.bounds: at least one entry is required"))
 	}
 	for i, b := range c.Bounds {
 		f := fmt.Sprintf("guardrails.bounds[%d]", i)
 		switch {
 		case !(b.RateBps > 0):
-			return fmt.Errorf("%s.rate: must be positive", f)
+			errs = append(errs, fmt.Errorf("%s.rate: must be positive", f))
 		case b.KminMin < 0 || b.KminMin > b.KminMax:
-			return fmt.Errorf("%s.kmin: [%s, %s] is not a range (want 0 <= min <= max)", f, units.FormatBytes(b.KminMin), units.FormatBytes(b.KminMax))
+			errs = append(errs, fmt.Errorf("%s.kmin: [%s, %s] is not a range (want 0 <= min <= max)", f, units.FormatBytes(b.KminMin), units.FormatBytes(b.KminMax)))
 		case b.KmaxMin <= 0 || b.KmaxMin > b.KmaxMax:
-			return fmt.Errorf("%s.kmax: [%s, %s] is not a range (want 0 < min <= max)", f, units.FormatBytes(b.KmaxMin), units.FormatBytes(b.KmaxMax))
+			errs = append(errs, fmt.Errorf("%s.kmax: [%s, %s] is not a range (want 0 < min <= max)", f, units.FormatBytes(b.KmaxMin), units.FormatBytes(b.KmaxMax)))
 		case b.KminMin >= b.KmaxMax:
-			return fmt.Errorf("%s: kmin minimum %s leaves no room below kmax maximum %s", f, units.FormatBytes(b.KminMin), units.FormatBytes(b.KmaxMax))
+			errs = append(errs, fmt.Errorf("%s: kmin minimum %s leaves no room below kmax maximum %s", f, units.FormatBytes(b.KminMin), units.FormatBytes(b.KmaxMax)))
 		case !(b.PmaxMin > 0) || !(b.PmaxMin <= b.PmaxMax) || !(b.PmaxMax <= 1):
-			return fmt.Errorf("%s.pmax: [%g, %g] is not a range within (0, 1]", f, b.PmaxMin, b.PmaxMax)
+			errs = append(errs, fmt.Errorf("%s.pmax: [%g, %g] is not a range within (0, 1]", f, b.PmaxMin, b.PmaxMax))
 		case c.PmaxStep > 0 && !(pmaxStepIn(b.PmaxMin, b.PmaxMax, c.PmaxStep) > 0):
-			return fmt.Errorf("%s.pmax: [%g, %g] holds no multiple of the switches' pmax resolution %g (pmax-step): widen it", f, b.PmaxMin, b.PmaxMax, c.PmaxStep)
+			errs = append(errs, fmt.Errorf("%s.pmax: [%g, %g] holds no multiple of the switches' pmax resolution %g (pmax-step): widen it", f, b.PmaxMin, b.PmaxMax, c.PmaxStep))
 		}
 	}
-	switch {
-	case !(c.MaxStepRatio >= 1) || math.IsInf(c.MaxStepRatio, 0):
-		return fmt.Errorf("guardrails.max-step-ratio: %g must be a finite number >= 1", c.MaxStepRatio)
-	case c.MinHold < 0:
-		return fmt.Errorf("guardrails.min-hold: must not be negative")
-	case c.ChangeBudget < 1:
-		return fmt.Errorf("guardrails.change-budget: %d must be at least 1", c.ChangeBudget)
-	case !(c.MinConfidence >= 0 && c.MinConfidence <= 1):
-		return fmt.Errorf("guardrails.min-confidence: %g must be within [0, 1]", c.MinConfidence)
-	case c.LowConfidence != LowConfidenceHold && c.LowConfidence != LowConfidencePreset:
-		return fmt.Errorf("guardrails.low-confidence: %q is not allowed (want hold or preset)", c.LowConfidence)
-	case c.Dwell < 1:
-		return fmt.Errorf("guardrails.dwell: %d must be at least 1 interval", c.Dwell)
-	case c.TightenUnsureFor < 0:
-		return fmt.Errorf("guardrails.tighten-unsure-for: %d must not be negative (0: always)", c.TightenUnsureFor)
-	case c.DwellLoosen < 0:
-		return fmt.Errorf("guardrails.dwell-loosen: %d must not be negative (0: dwell)", c.DwellLoosen)
-	case !(c.MinConfidenceTighten <= 1) || math.IsNaN(c.MinConfidenceTighten):
-		return fmt.Errorf("guardrails.min-confidence-tighten: %g must be within [0, 1]", c.MinConfidenceTighten)
-	case !(c.IdleUtil >= 0 && c.IdleUtil < 1):
-		return fmt.Errorf("guardrails.idle-util: %g must be in [0, 1)", c.IdleUtil)
-	case c.RollbackWindow < 1:
-		return fmt.Errorf("guardrails.rollback.window: %d must be at least 1 interval", c.RollbackWindow)
-	case !(c.RollbackDropFrac >= 0 && c.RollbackDropFrac < 1):
-		return fmt.Errorf("guardrails.rollback.drop-frac: %g must be within [0, 1)", c.RollbackDropFrac)
-	case !(c.RollbackPauseIncrease >= 0 && c.RollbackPauseIncrease <= 1):
-		return fmt.Errorf("guardrails.rollback.pause-increase: %g must be within [0, 1]", c.RollbackPauseIncrease)
-	case !(c.RollbackRewardDrop >= 0) || math.IsInf(c.RollbackRewardDrop, 0):
-		return fmt.Errorf("guardrails.rollback.reward-drop: %g must be a finite number >= 0", c.RollbackRewardDrop)
-	case c.RollbackRetryAfter < 0:
-		return fmt.Errorf("guardrails.rollback.retry-after: must not be negative")
-	case c.StaleFreeze <= 0:
-		return fmt.Errorf("guardrails.stale-freeze: must be positive")
-	case c.StaleRevert <= c.StaleFreeze:
-		return fmt.Errorf("guardrails.stale-revert: %s must be longer than stale-freeze %s", c.StaleRevert, c.StaleFreeze)
-	case c.ExternalHold < 0:
-		return fmt.Errorf("guardrails.external-hold: must not be negative")
-	case !(c.ReadBackPmaxTol >= 0 && c.ReadBackPmaxTol < 1):
-		return fmt.Errorf("guardrails.readback-pmax-tolerance: %g must be within [0, 1)", c.ReadBackPmaxTol)
-	case !(c.PmaxStep >= 0 && c.PmaxStep <= 0.1):
-		return fmt.Errorf("guardrails.pmax-step: %g must be within [0, 0.1]", c.PmaxStep)
+	if !(c.MaxStepRatio >= 1) || math.IsInf(c.MaxStepRatio, 0) {
+		errs = append(errs, fmt.Errorf("guardrails.max-step-ratio: %g must be a finite number >= 1", c.MaxStepRatio))
 	}
-	return c.validateAlpha()
+	if c.MinHold < 0 {
+		errs = append(errs, fmt.Errorf("guardrails.min-hold: must not be negative"))
+	}
+	if c.ChangeBudget < 1 {
+		errs = append(errs, fmt.Errorf("guardrails.change-budget: %d must be at least 1", c.ChangeBudget))
+	}
+	if !(c.MinConfidence >= 0 && c.MinConfidence <= 1) {
+		errs = append(errs, fmt.Errorf("guardrails.min-confidence: %g must be within [0, 1]", c.MinConfidence))
+	}
+	if c.LowConfidence != LowConfidenceHold && c.LowConfidence != LowConfidencePreset {
+		errs = append(errs, fmt.Errorf("guardrails.low-confidence: %q is not allowed (want hold or preset)", c.LowConfidence))
+	}
+	if c.Dwell < 1 {
+		errs = append(errs, fmt.Errorf("guardrails.dwell: %d must be at least 1 interval", c.Dwell))
+	}
+	if c.TightenUnsureFor < 0 {
+		errs = append(errs, fmt.Errorf("guardrails.tighten-unsure-for: %d must not be negative (0: always)", c.TightenUnsureFor))
+	}
+	if c.DwellLoosen < 0 {
+		errs = append(errs, fmt.Errorf("guardrails.dwell-loosen: %d must not be negative (0: dwell)", c.DwellLoosen))
+	}
+	if !(c.MinConfidenceTighten <= 1) || math.IsNaN(c.MinConfidenceTighten) {
+		errs = append(errs, fmt.Errorf("guardrails.min-confidence-tighten: %g must be within [0, 1]", c.MinConfidenceTighten))
+	}
+	if !(c.IdleUtil >= 0 && c.IdleUtil < 1) {
+		errs = append(errs, fmt.Errorf("guardrails.idle-util: %g must be in [0, 1)", c.IdleUtil))
+	}
+	if c.RollbackWindow < 1 {
+		errs = append(errs, fmt.Errorf("guardrails.rollback.window: %d must be at least 1 interval", c.RollbackWindow))
+	}
+	if !(c.RollbackDropFrac >= 0 && c.RollbackDropFrac < 1) {
+		errs = append(errs, fmt.Errorf("guardrails.rollback.drop-frac: %g must be within [0, 1)", c.RollbackDropFrac))
+	}
+	if !(c.RollbackPauseIncrease >= 0 && c.RollbackPauseIncrease <= 1) {
+		errs = append(errs, fmt.Errorf("guardrails.rollback.pause-increase: %g must be within [0, 1]", c.RollbackPauseIncrease))
+	}
+	if !(c.RollbackRewardDrop >= 0) || math.IsInf(c.RollbackRewardDrop, 0) {
+		errs = append(errs, fmt.Errorf("guardrails.rollback.reward-drop: %g must be a finite number >= 0", c.RollbackRewardDrop))
+	}
+	if c.RollbackRetryAfter < 0 {
+		errs = append(errs, fmt.Errorf("guardrails.rollback.retry-after: must not be negative"))
+	}
+	if c.StaleFreeze <= 0 {
+		errs = append(errs, fmt.Errorf("guardrails.stale-freeze: must be positive"))
+	}
+	if c.StaleRevert <= c.StaleFreeze {
+		errs = append(errs, fmt.Errorf("guardrails.stale-revert: %s must be longer than stale-freeze %s", c.StaleRevert, c.StaleFreeze))
+	}
+	if c.ExternalHold < 0 {
+		errs = append(errs, fmt.Errorf("guardrails.external-hold: must not be negative"))
+	}
+	if !(c.ReadBackPmaxTol >= 0 && c.ReadBackPmaxTol < 1) {
+		errs = append(errs, fmt.Errorf("guardrails.readback-pmax-tolerance: %g must be within [0, 1)", c.ReadBackPmaxTol))
+	}
+	if !(c.PmaxStep >= 0 && c.PmaxStep <= 0.1) {
+		errs = append(errs, fmt.Errorf("guardrails.pmax-step: %g must be within [0, 0.1]", c.PmaxStep))
+	}
+
+	// every value the agent cannot use, not only the first
+	return errors.Join(append(errs, c.validateAlpha())...)
 }
 
 // validateAlpha checks the alpha limits in force (AlphaLimits).
