@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
@@ -340,8 +341,30 @@ func parseWarmup(warmup string) (simenv.Time, int, error) {
 // simulations on stderr.
 func runEvalWithProgress(stderr io.Writer, scs []eval.Scenario, policies []string, opt eval.Options) (*eval.Result, error) {
 	prog := newLazyProgress(stderr, "eval", "simulations")
-	opt.Progress = func(done, total int) { prog.set(int64(done), int64(total)) }
+	var done, total atomic.Int64
+	opt.Progress = func(d, t int) {
+		done.Store(int64(d))
+		total.Store(int64(t))
+		prog.set(int64(d), int64(t))
+	}
+	// Ctrl-C (or SIGTERM) ends the run saying how far it got: it ended
+	// silently, and a user could not tell an interrupt from a crash
+	ch := make(chan os.Signal, 1)
+	stop := trainSignals(ch)
+	quit := make(chan struct{})
+	go func() {
+		select {
+		case <-ch:
+			prog.finish()
+			fmt.Fprintf(stderr, "\neval: interrupted after %d of %d simulations: no figures (each comparison needs every seed of every policy) and no file written\n",
+				done.Load(), total.Load())
+			trainExit(130)
+		case <-quit:
+		}
+	}()
 	res, err := eval.RunAll(scs, policies, opt)
+	close(quit)
+	stop()
 	prog.finish()
 	return res, err
 }

@@ -6,13 +6,16 @@ import (
 	"encoding/json"
 	"html"
 	"image/png"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/ecntune/ecntune/cmd/ecntune/internal/loop"
 	"github.com/ecntune/ecntune/policy"
@@ -346,4 +349,53 @@ func TestEvalOutputsCheckedFirst(t *testing.T) {
 	if _, serr := os.Stat(p); err != nil || serr != nil || !strings.Contains(out, "static:hpcc") {
 		t.Fatalf("a writable --summary-out: %v, %v\n%s", err, serr, out)
 	}
+}
+
+// A Ctrl-C during eval says how far it got and that nothing was written,
+// and exits 130 (it ended silently).
+func TestEvalInterruptSaysSo(t *testing.T) {
+	sc := writeTinyScenario(t)
+	oldSig, oldExit := trainSignals, trainExit
+	t.Cleanup(func() { trainSignals, trainExit = oldSig, oldExit })
+	trainSignals = func(ch chan<- os.Signal) func() {
+		ch <- os.Interrupt // at once: before any simulation ends
+		return func() {}
+	}
+	code := make(chan int, 1)
+	trainExit = func(c int) { code <- c }
+	c := newEvalCmd()
+	var errOut lockedBuffer
+	c.SetErr(&errOut)
+	c.SetOut(io.Discard)
+	c.SetArgs([]string{"--scenario", sc, "--policy", "static:hpcc", "--seeds", "1"})
+	c.Execute()
+	select {
+	case got := <-code:
+		if got != 130 {
+			t.Fatalf("exit %d", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no exit on Ctrl-C")
+	}
+	if !strings.Contains(errOut.String(), "eval: interrupted after ") || !strings.Contains(errOut.String(), "no file written") {
+		t.Fatalf("stderr: %s", errOut.String())
+	}
+}
+
+// lockedBuffer is a bytes.Buffer written from several goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
