@@ -49,7 +49,10 @@ rates and incast signatures, per role (host-facing or fabric ports). Candidate w
 are the shipped flow-size families at a load, with incasts or all-reduce/all-to-all
 collectives beside them: a coarse grid, then a coordinate search within --budget on all
 cores given (2 simulations at a time); with --runs N, within N simulations instead, which
-gives the same twin on any machine, however fast or loaded. Where the observed traffic changes over time, each
+gives the same twin on any machine, however fast or loaded. Either bounds the search: the
+fit's fixed part comes on top (each window's first candidates and the noise's calibration,
+the final check of the twin on several seeds: about 20 simulations, seen to take 1.5-2.5
+minutes on 2 cores for a leaf-spine of 60 hosts), and a Ctrl-C ends the search, not it. Where the observed traffic changes over time, each
 window is fitted on its own and the scenario's workloads get start and end times.
 
 --out gets the scenario and, beside it, the CDF files it names (cdf/*.txt) and up to
@@ -74,11 +77,11 @@ simulated (timeseries.png) and every statistic simulated against observed (fit.p
 	f.StringVar(&o.out, "out", "", "the scenario file to write (required)")
 	f.StringVar(&o.report, "report", "", "folder for the report and its plots")
 	f.StringVar(&o.name, "name", "twin", "the scenario's name")
-	f.DurationVar(&o.budget, "budget", 3*time.Minute, "wall time the fit may take")
+	f.DurationVar(&o.budget, "budget", 3*time.Minute, "wall time of the search (the fit's fixed part, about 20 simulations, comes on top)")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of every simulation")
 	f.IntVar(&o.intervals, "intervals", 600, "fit at most this many of the newest stored intervals")
 	f.IntVar(&o.rivals, "rivals", 2, "rival twins to write beside --out (0: none)")
-	f.IntVar(&o.runs, "runs", 0, "a budget of this many simulations instead of --budget's wall time: the same twin on any machine (0: --budget)")
+	f.IntVar(&o.runs, "runs", 0, "a budget of this many search simulations instead of --budget's wall time: the same twin on any machine (0: --budget; the fit's fixed part comes on top)")
 	return cmd
 }
 
@@ -136,7 +139,7 @@ func runTwin(cmd *cobra.Command, o twinOpts) error {
 		if cmd.Context().Err() == nil {
 			interrupted.Store(true)
 			stop() // the next Ctrl-C kills
-			fmt.Fprintln(stderr, "twin: interrupt: the search ends now; the twin is built from the best found so far and written (Ctrl-C again quits at once, writing nothing)")
+			fmt.Fprintln(stderr, "twin: interrupt: the search ends now; the twin is built from the best found so far, checked (its final simulations: a minute or two) and written (Ctrl-C again quits at once, writing nothing)")
 		}
 	}()
 	r, err := twin.Fit(in, twin.Options{Name: o.name, Budget: o.budget, Runs: o.runs, Seed: o.seed, Rivals: rivals, Stop: interrupted.Load,
