@@ -65,6 +65,9 @@ congested queues (default 20, or all); agent/metrics/METRICS.md lists the series
 // runAgent builds the agent from a resolved configuration and runs it
 // until ctx ends.
 func runAgent(ctx context.Context, cfg *config.Config, dryRun bool, log *slog.Logger) error {
+	if dryRun && cfg.Mode != config.ModeClosedLoop {
+		return fmt.Errorf("--dry-run runs a closed loop without its Sets; this configuration's mode is %s, which never writes: drop --dry-run, or set mode: closed-loop", cfg.Mode)
+	}
 	a, err := agent.Open(ctx, cfg, agent.Deps{Resolver: policyResolver(cfg.Registry), Logger: log, DryRun: dryRun})
 	if err != nil {
 		return err

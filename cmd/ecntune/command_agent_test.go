@@ -380,3 +380,15 @@ func TestAgentRollbackLeavesAQueueTheSwitchMoved(t *testing.T) {
 		t.Fatalf("after rollback --force the switch runs %+v", tel.Ports[0].Queues[3].ECN)
 	}
 }
+
+// --dry-run on a shadow configuration is refused: it has no Sets to leave
+// out (it was accepted, and did nothing).
+func TestAgentDryRunNeedsClosedLoop(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "agent.yaml")
+	os.WriteFile(conf, []byte("mode: shadow\ndb: "+filepath.Join(dir, "a.db")+"\ntargets:\n  sw0: {address: '127.0.0.1:1', insecure: true}\n"), 0o644)
+	_, _, err := runAgentCmd(t, context.Background(), "--config", conf, "--dry-run")
+	if err == nil || !strings.Contains(err.Error(), "--dry-run runs a closed loop without its Sets; this configuration's mode is shadow") {
+		t.Fatalf("got %v", err)
+	}
+}

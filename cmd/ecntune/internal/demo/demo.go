@@ -246,7 +246,7 @@ func withDefaults(cfg Config) (Config, error) {
 // a scenario run with Once has ended.
 func (d *Demo) open(ctx context.Context, m *member, yml string) (err error) {
 	if m.cfg, err = config.Parse([]byte(yml)); err != nil {
-		return fmt.Errorf("the demo's agent configuration: %w\n%s", err, yml)
+		return fmt.Errorf("the demo's agent configuration, built from its flags (--policy, --interval, ...): %w", err)
 	}
 	log := d.cfg.Logger
 	if m.id != "" {
