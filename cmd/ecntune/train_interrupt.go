@@ -29,6 +29,9 @@ var trainExit = os.Exit
 // Interrupted); a second one quits at once, keeping the last checkpoint.
 type trainInterrupt struct {
 	flag atomic.Bool
+	// after is what a first Ctrl-C says once training is over (the
+	// evaluation of train --twin), nil during training
+	after atomic.Pointer[string]
 	done chan struct{}
 	wg   sync.WaitGroup
 	end  func()
@@ -51,12 +54,20 @@ func watchInterrupt(w io.Writer, run string) *trainInterrupt {
 					trainExit(130)
 					return
 				}
+				if a := t.after.Load(); a != nil {
+					fmt.Fprintf(w, "\ninterrupt: %s (Ctrl-C again to quit at once)\n", *a)
+					continue
+				}
 				fmt.Fprintf(w, "\ninterrupt: run %s stops after this round and saves a checkpoint (Ctrl-C again to quit at once)\n", run)
 			}
 		}
 	}()
 	return t
 }
+
+// trainingOver makes a first Ctrl-C say msg instead of the training's
+// "stops after this round and saves a checkpoint".
+func (t *trainInterrupt) trainingOver(msg string) { t.after.Store(&msg) }
 
 // interrupted is the train.Hooks.Interrupted hook.
 func (t *trainInterrupt) interrupted() bool { return t.flag.Load() }

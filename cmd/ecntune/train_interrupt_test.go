@@ -95,3 +95,24 @@ func TestTrainProgressTimeLeft(t *testing.T) {
 		t.Fatalf("line: %q", s)
 	}
 }
+
+// Once training is over (train --twin's evaluation), a Ctrl-C says what it
+// stops then, not that the run saves a checkpoint after its round.
+func TestInterruptAfterTraining(t *testing.T) {
+	old := trainSignals
+	t.Cleanup(func() { trainSignals = old })
+	var sig chan<- os.Signal
+	trainSignals = func(ch chan<- os.Signal) func() { sig = ch; return func() {} }
+	var w lockedBuffer
+	intr := watchInterrupt(&w, "lab")
+	intr.trainingOver("training is over: the evaluation on the twin stops")
+	sig <- os.Interrupt
+	for i := 0; i < 100 && !strings.Contains(w.String(), "interrupt:"); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	intr.stop()
+	if got := w.String(); !strings.Contains(got, "interrupt: training is over: the evaluation on the twin stops (Ctrl-C again to quit at once)") ||
+		strings.Contains(got, "saves a checkpoint") || !intr.interrupted() {
+		t.Fatalf("said %q", got)
+	}
+}

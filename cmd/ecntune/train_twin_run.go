@@ -165,6 +165,9 @@ type fixedCandidate struct {
 // for it: the model is then stored unpromoted.
 func evaluateTwin(s *trainSession, tr twinRun, cand models.Model) (twinEval, error) {
 	o := s.o
+	if s.intr != nil {
+		s.intr.trainingOver("training is over: the evaluation on the twin stops, and the fine-tuned model is stored unpromoted")
+	}
 	ev := twinEval{startSpec: tr.start, tuneSpec: policy.ModelPrefix + o.name + " (fine-tuned)"}
 	tuned, err := policy.LearnedFromModel(ev.tuneSpec, cand)
 	if err != nil {
