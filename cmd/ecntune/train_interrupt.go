@@ -32,9 +32,9 @@ type trainInterrupt struct {
 	// after is what a first Ctrl-C says once training is over (the
 	// evaluation of train --twin), nil during training
 	after atomic.Pointer[string]
-	done chan struct{}
-	wg   sync.WaitGroup
-	end  func()
+	done  chan struct{}
+	wg    sync.WaitGroup
+	end   func()
 }
 
 func watchInterrupt(w io.Writer, run string) *trainInterrupt {
