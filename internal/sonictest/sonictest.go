@@ -12,6 +12,7 @@
 package sonictest
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -44,13 +45,49 @@ func Tools(t testing.TB) (dir, tools string) {
 		tools = filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "tools", "sonic")
 	}
 	tools, _ = filepath.Abs(tools)
+	// SONIC_DIR asks for the real server: what is missing then fails the
+	// test (a skip let a run that tested nothing report ok)
 	if _, err := os.Stat(filepath.Join(tools, "run-sonic-target.sh")); err != nil {
-		t.Skipf("SONIC_DIR is set but the sonic tool is not at %s (set SONIC_TOOLS): %v", tools, err)
+		t.Fatalf("SONIC_DIR is set but the sonic tool is not at %s (set SONIC_TOOLS to ../shared/tools/sonic): %v", tools, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "bin", "telemetry")); err != nil {
-		t.Skipf("SONIC_DIR %s holds no built server (bin/telemetry): run the tool's build first: %v", dir, err)
+		t.Fatalf("SONIC_DIR %s holds no built server (bin/telemetry): run the tool's build first: %v", dir, err)
+	}
+	if err := seedFolder(dir, tools); err != nil {
+		t.Fatal(err)
 	}
 	return dir, tools
+}
+
+// seedFolder gives SONIC_DIR the tool's seed/ (its start reads the seed
+// and its generator there, and the tool's build does not put them there),
+// unless it has one.
+func seedFolder(dir, tools string) error {
+	dst := filepath.Join(dir, "seed")
+	if _, err := os.Stat(filepath.Join(dst, "gen_seed.py")); err == nil {
+		return nil
+	}
+	src := filepath.Join(tools, "seed")
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		return fmt.Errorf("the sonic tool's seed folder: %w", err)
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Start starts the server with seed (the tool's format: CONFIG_DB and
