@@ -40,6 +40,8 @@ over gNMI (Capabilities, Get, Set, Subscribe ONCE/POLL/STREAM) in the openconfig
 so that the agent or gnmic can talk to it as to real switches. --device imitates one kind of
 switch (openconfig, arista-eos, nokia-srl, sonic, or ecntune's idealised switch): only the leaves
 it serves, at its paths and origins, and only the writes it accepts; the fabric behind is the same.
+--device sonic serves STREAM and ONCE (not POLL) and, unlike sonic-gnmi, no openconfig-lldp under
+OC-YANG; --dialect sonic alone serves ecntune-sonic, the idealised switch in SONiC's layout.
 
 Each switch is a gNMI target named as the simulator names it (sw0, leaf0, spine0, ...), with
 interfaces Ethernet0, Ethernet1, ... in port order. With --dialect sonic, prefix.target is the
@@ -70,7 +72,7 @@ func (o *simswitchOpts) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.scenarioPath, "scenario", "", "scenario YAML file")
 	f.StringVar(&o.listen, "listen", "127.0.0.1:57400", "gNMI listen address (host:port)")
-	f.StringVar(&o.dialect, "dialect", "openconfig", "gNMI dialect: openconfig or sonic")
+	f.StringVar(&o.dialect, "dialect", "openconfig", "gNMI dialect: openconfig or sonic (alone: the ecntune and ecntune-sonic devices)")
 	f.BoolVar(&o.nativeWrite, "sonic-native-write", false, "--device sonic: accept Sets (sonic-gnmi refuses writes unless started with native write)")
 	f.StringVar(&o.bufferModel, "sonic-buffer-model", "static", "--device sonic: static (lossless PG profiles in CONFIG_DB) or dynamic (BUFFER_PG \"NULL\": computed by buffermgrd, headroom not writable)")
 	f.IntVar(&o.sonicQueues, "sonic-queues", simswitch.DefaultSonicQueues, fmt.Sprintf("--device sonic: queues per port in COUNTERS_DB, 0-7 unicast and the rest idle multicast (%d to %d)", simenv.NumQueues, simswitch.MaxSonicQueues))
