@@ -10,6 +10,7 @@ import (
 
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/internal/sonictest"
 	"github.com/ecntune/ecntune/policy"
 )
@@ -106,4 +107,56 @@ func runAgainstRealSonic(t *testing.T, srv *sonictest.Server, ports []string, so
 	b, _ := json.Marshal(ti[0])
 	t.Logf("%s: every queue recommended after %s (%d sample intervals); %d recommendations over %s; /targets %s",
 		addr, first.Round(10*time.Millisecond), len(intervals), len(all), soak, b)
+}
+
+// The closed loop against the real sonic-gnmi, which takes no write here
+// (its config updater, over D-Bus, does not run): every Set is answered
+// with an error at once, audited failed with that error (not an outcome
+// unknown, not "applied"), the target's writes back off and /healthz
+// names the error; CONFIG_DB is left as it was, no profile of the agent's
+// half-written.
+func TestE2ERealSonicClosedLoopWithoutConfigUpdater(t *testing.T) {
+	srv := sonictest.Start(t, nil)
+	srv.Tick(t, time.Minute)
+	pol, err := policy.Lookup("fixed:387KB/774KB/1%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := config.Target{Name: "sonic0", Address: srv.Addr, Insecure: true, Timeout: 5 * time.Second, RetryTimer: 2 * time.Second,
+		Dialect: config.DialectSONiC, Device: "sonic", Ports: []string{"Ethernet0", "Ethernet4"}, Queues: []int{3}, SetTimeout: config.SonicSetTimeout}
+	var logs syncBuffer
+	e := runE2EFull(t, config.ModeClosedLoop, pol, []config.Target{tc}, e2eGuard(), slog.New(slog.NewTextHandler(&logs, nil)), time.Second)
+	var problems []string
+	waitFor(t, 40*time.Second, "/healthz naming the failed Sets", func() bool {
+		problems, _ = e.a.Health()
+		return strings.Contains(strings.Join(problems, "; "), "Sets failed (")
+	})
+	time.Sleep(10 * time.Second)
+	es, err := e.j.Entries("sonic0", 0)
+	e.stop(t)
+	if err != nil || len(es) == 0 {
+		t.Fatalf("audit %v, %v", es, err)
+	}
+	newest := map[env.QueueKey]uint64{}
+	for _, en := range es {
+		newest[en.Key] = max(newest[en.Key], en.Seq)
+	}
+	for _, en := range es {
+		if en.State == core.StateIntent && en.Seq == newest[en.Key] {
+			continue // its Set in flight when the agent stopped
+		}
+		if en.State != core.StateFailed || en.Error == "" {
+			t.Fatalf("entry %d: %s (%s): want failed with the server's error", en.Seq, en.State, en.Error)
+		}
+	}
+	if !strings.Contains(logs.String(), "writes back off") {
+		t.Errorf("no backoff in the log:\n%s", logs.String())
+	}
+	if q := strings.TrimSpace(srv.ConfigDB(t, "HGET", "QUEUE|Ethernet0|3", "wred_profile")); q != "AZURE_LOSSLESS" {
+		t.Errorf("QUEUE|Ethernet0|3 wred_profile %q after the failed Sets", q)
+	}
+	if k := strings.TrimSpace(srv.ConfigDB(t, "KEYS", "WRED_PROFILE|ecntune*")); k != "" {
+		t.Errorf("profiles of the agent's left in CONFIG_DB: %q", k)
+	}
+	t.Logf("%d audit entries over the run, all failed (%s); /healthz: %s", len(es), es[0].Error, strings.Join(problems, "; "))
 }

@@ -149,6 +149,17 @@ func (s *Server) Tick(t testing.TB, d time.Duration) {
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 }
 
+// ConfigDB runs a redis-cli command on the server's CONFIG_DB (database 4)
+// and returns its output, as what the switch runs.
+func (s *Server) ConfigDB(t testing.TB, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("redis-cli", append([]string{"-s", s.socket(), "-n", "4"}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("redis-cli %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
 // Log returns the server's log so far (it says why it closed a stream).
 func (s *Server) Log() string {
 	b, _ := os.ReadFile(filepath.Join(s.Dir, "run", "telemetry.log"))
