@@ -699,14 +699,7 @@ func (d *Decoder) Apply(n *gnmi.Notification) error {
 			errs = append(errs, fmt.Errorf("%s: delete: %v", d.t.Name, err))
 			continue
 		}
-		if d.deletePath(db, d.t.queueNamed(el, true)) > 0 {
-			if len(d.aliases) > 0 {
-				d.aliasesChanged()
-			}
-			d.prune()
-			d.pgdirty, d.cdirty = true, true
-			d.bindGen++
-		}
+		d.deleteAndRebind(db, d.t.queueNamed(el, true))
 	}
 	d.prefixKey(n.GetPrefix())
 	for _, u := range n.GetUpdate() {
@@ -803,15 +796,21 @@ func (d *Decoder) emptyEntries(el []*gnmi.PathElem, tv *gnmi.TypedValue) {
 	}
 	for _, k := range entries {
 		p := []*gnmi.PathElem{el[0], k}
-		if d.deletePath(ConfigDB, p) > 0 {
-			if len(d.aliases) > 0 {
-				d.aliasesChanged()
-			}
-			d.prune()
-			d.pgdirty, d.cdirty = true, true
-			d.bindGen++
-		}
+		d.deleteAndRebind(ConfigDB, p)
 		d.emptied = append(d.emptied, PathString(p))
+	}
+}
+
+// deleteAndRebind deletes the leaves under el of db and, when there were
+// any, works out the bindings (aliases, PGs, profiles) afresh.
+func (d *Decoder) deleteAndRebind(db string, el []*gnmi.PathElem) {
+	if d.deletePath(db, el) > 0 {
+		if len(d.aliases) > 0 {
+			d.aliasesChanged()
+		}
+		d.prune()
+		d.pgdirty, d.cdirty = true, true
+		d.bindGen++
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -364,7 +363,7 @@ func TestEvalInterruptSaysSo(t *testing.T) {
 	code := make(chan int, 1)
 	trainExit = func(c int) { code <- c }
 	c := newEvalCmd()
-	var errOut lockedBuffer
+	var errOut syncBuffer
 	c.SetErr(&errOut)
 	c.SetOut(io.Discard)
 	c.SetArgs([]string{"--scenario", sc, "--policy", "static:hpcc", "--seeds", "1"})
@@ -380,22 +379,4 @@ func TestEvalInterruptSaysSo(t *testing.T) {
 	if !strings.Contains(errOut.String(), "eval: interrupted after ") || !strings.Contains(errOut.String(), "no file written") {
 		t.Fatalf("stderr: %s", errOut.String())
 	}
-}
-
-// lockedBuffer is a bytes.Buffer written from several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

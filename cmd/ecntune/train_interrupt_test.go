@@ -103,7 +103,7 @@ func TestInterruptAfterTraining(t *testing.T) {
 	t.Cleanup(func() { trainSignals = old })
 	var sig chan<- os.Signal
 	trainSignals = func(ch chan<- os.Signal) func() { sig = ch; return func() {} }
-	var w lockedBuffer
+	var w syncBuffer
 	intr := watchInterrupt(&w, "lab")
 	intr.trainingOver("training is over: the evaluation on the twin stops")
 	sig <- os.Interrupt
