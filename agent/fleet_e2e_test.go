@@ -611,3 +611,55 @@ func TestFleetPauseIsFleetWide(t *testing.T) {
 		t.Fatalf("a's pause record after the resume %+v", p)
 	}
 }
+
+// An agent whose lease etcd ends (as after a cut from etcd or a pause past
+// the ttl) runs on: it writes nothing and /healthz says why, then it joins
+// the fleet again by itself and writes its switches again. Before, Run
+// ended with "restart it to join again".
+func TestFleetAgentJoinsAgainAfterItsLeaseIsLost(t *testing.T) {
+	ep, names, sws, mu, writers := fleetSwitches(t)
+	defer feedSwitches(sws)()
+	a, cancelA, doneA := startFleetAgent(t, ep, "a", names, sws, mu, writers, 200*time.Millisecond)
+	defer func() { cancelA(); <-doneA; a.Close() }()
+	sets := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, by := range writers {
+			n += by["a"]
+		}
+		return n
+	}
+	waitFor(t, 30*time.Second, "a writes", func() bool { return sets() > 0 })
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx := context.Background()
+	r, err := cli.Get(ctx, "/ecntune/fleet/t/members/a")
+	if err != nil || len(r.Kvs) != 1 {
+		t.Fatalf("a's member key: %v %v", r, err)
+	}
+	lease := clientv3.LeaseID(r.Kvs[0].Lease)
+	if _, err := cli.Revoke(ctx, lease); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "a's health names the lost lease", func() bool {
+		p, _ := a.Health()
+		return strings.Contains(strings.Join(p, "\n"), "lease expired")
+	})
+	before := sets()
+	waitFor(t, 30*time.Second, "a joined again and writes again", func() bool {
+		r, err := cli.Get(ctx, "/ecntune/fleet/t/members/a")
+		return err == nil && len(r.Kvs) == 1 && clientv3.LeaseID(r.Kvs[0].Lease) != lease && sets() > before+4
+	})
+	select {
+	case err := <-doneA:
+		t.Fatalf("a's Run ended: %v", err)
+	default:
+	}
+	if p, _ := a.Health(); len(p) != 0 {
+		t.Fatalf("health after the join: %v", p)
+	}
+}

@@ -14,9 +14,10 @@ import (
 )
 
 // joinFleet makes the agent a member of its configuration's fleet: an
-// etcd client, and a member whose ownership gates the agent's writes. The
-// release closes both (the member gives its switches up).
-func joinFleet(ctx context.Context, cfg *config.Config, setTimeout time.Duration, log *slog.Logger) (*fleet.Node, func() error, error) {
+// etcd client, and a member whose ownership gates the agent's writes and
+// who joins again when its lease is lost (fleet.Keep). The release closes
+// both (the member gives its switches up).
+func joinFleet(ctx context.Context, cfg *config.Config, setTimeout time.Duration, log *slog.Logger) (*fleet.Membership, func() error, error) {
 	f := cfg.Fleet
 	tc, err := f.TLS.Config()
 	if err != nil {
@@ -38,7 +39,7 @@ func joinFleet(ctx context.Context, cfg *config.Config, setTimeout time.Duration
 	}
 	jctx, cancel := context.WithTimeout(ctx, 20*time.Second+3*ttl)
 	defer cancel()
-	n, err := fleet.Join(jctx, cli, fleet.Config{Name: f.Name, Member: fleet.Member{ID: f.Member, Zone: f.Zone}, Switches: sw,
+	n, err := fleet.Keep(jctx, cli, fleet.Config{Name: f.Name, Member: fleet.Member{ID: f.Member, Zone: f.Zone}, Switches: sw,
 		TTL: f.TTL, Takeover: f.Takeover, WriteTimeout: setTimeout, Logger: log})
 	if err != nil {
 		cli.Close()

@@ -71,8 +71,9 @@ func (h *harness) owned() map[string]int {
 // agentFault kills, pauses or cuts agent i from etcd until every switch
 // it owned has a new owner and the takeover delay (the Set timeout, 5 s)
 // has passed, then restarts, resumes or reconnects it. A paused or cut
-// agent must find its lease gone and end; one that does not within 15 s is
-// noted and killed. Then it is restarted.
+// agent must find its lease gone and join the fleet again by itself, the
+// same process (fleet.Keep); one that ends instead, or has not joined
+// again within 20 s, is noted, killed and restarted.
 func (h *harness) agentFault(ctx context.Context, kind string, i int) error {
 	h.mu.Lock()
 	h.handling[i] = true
@@ -111,13 +112,27 @@ func (h *harness) agentFault(ctx context.Context, kind string, i int) error {
 	case Cut:
 		h.proxies[i].Restore()
 	}
-	if kind != Kill && !a.WaitExit(15*time.Second) {
-		h.note("%s of %s: the agent did not end 15 s after its lease was gone (%s); killed", kind, name, lastLines(h.outs[i].Name(), 2))
-		a.Kill()
-	}
 	h.mu.Lock()
 	h.faults = append(h.faults, f)
 	h.mu.Unlock()
+	if kind != Kill {
+		end := time.Now().Add(20 * time.Second)
+		for !h.hist.joinedAfter(name, f.Undone) && !a.Exited() && time.Now().Before(end) && ctx.Err() == nil {
+			time.Sleep(100 * time.Millisecond)
+		}
+		switch {
+		case a.Exited():
+			h.note("%s of %s: the agent ended after its lease was gone instead of joining again (%v): %s; restarted", kind, name, a.Err(), lastLines(h.outs[i].Name(), 2))
+		case !h.hist.joinedAfter(name, f.Undone):
+			h.note("%s of %s: the agent had not joined again 20 s after its lease was gone: %s; killed and restarted", kind, name, lastLines(h.outs[i].Name(), 2))
+			a.Kill()
+		default:
+			h.mu.Lock()
+			h.rejoins++
+			h.mu.Unlock()
+			return nil
+		}
+	}
 	return h.startAgent(i)
 }
 

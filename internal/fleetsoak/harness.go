@@ -111,6 +111,7 @@ type harness struct {
 	faults   []fault
 	notes    []string
 	restarts int
+	rejoins  int       // paused or cut agents that joined again by themselves
 	ended    time.Time // when the cycles ended (the agents stop after)
 	quick    int       // agents that ended within 5 s of their start
 	broken   error     // the run cannot go on

@@ -26,12 +26,13 @@ type history struct {
 	mu       sync.Mutex
 	owners   map[string][]*ownerKey // by switch, in creation order
 	leaseEnd map[int64]time.Time    // a member key deleted: its lease ended
+	joined   map[string][]time.Time // member keys created, by member
 }
 
 // watchHistory records the fleet's owner keys and member keys from now
 // until ctx ends, resuming after a lost watch.
 func watchHistory(ctx context.Context, cli *clientv3.Client, fleet string) (*history, error) {
-	h := &history{owners: map[string][]*ownerKey{}, leaseEnd: map[int64]time.Time{}}
+	h := &history{owners: map[string][]*ownerKey{}, leaseEnd: map[int64]time.Time{}, joined: map[string][]time.Time{}}
 	prefix := "/ecntune/fleet/" + fleet + "/"
 	r, err := cli.Get(ctx, prefix+"owner/", clientv3.WithPrefix())
 	if err != nil {
@@ -78,11 +79,26 @@ func (h *history) note(prefix string, ev *clientv3.Event, now time.Time) {
 		if k := h.find(sw, ev.PrevKv.CreateRevision); k != nil && k.Deleted.IsZero() {
 			k.Deleted = now
 		}
+	case ev.Type == clientv3.EventTypePut && !owner && ev.IsCreate():
+		h.joined[sw] = append(h.joined[sw], now)
 	case ev.Type == clientv3.EventTypeDelete && !owner && ev.PrevKv != nil:
 		if _, ok := h.leaseEnd[ev.PrevKv.Lease]; !ok {
 			h.leaseEnd[ev.PrevKv.Lease] = now
 		}
 	}
+}
+
+// joinedAfter says whether member's key was created after t (a run of it
+// joined the fleet).
+func (h *history) joinedAfter(member string, t time.Time) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, j := range h.joined[member] {
+		if j.After(t) {
+			return true
+		}
+	}
+	return false
 }
 
 // find is switch sw's owner key of token tok (h.mu held).

@@ -19,6 +19,7 @@ type Report struct {
 	TTL, MinHold              time.Duration
 	Faults                    map[string]int // by kind
 	AgentRuns                 int            // agent processes started
+	Rejoins                   int            // paused or cut agents that joined again by themselves
 	Sets                      int            // queue changes in the set log
 	SetsBy                    map[string]int // by writer
 	Refused                   int            // Sets refused for a stale token (--fence)
@@ -67,7 +68,8 @@ func (r *Report) String() string {
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	p("fleet soak: %d agents, %d simulated switches, ttl %v, min-hold %v, %d fault cycles %v, wall time %v",
 		r.Members, r.Switches, r.TTL, r.MinHold, r.Cycles, r.Faults, r.Wall.Round(time.Second))
-	p("agent processes started %d; owner keys created %d; audit entries %d", r.AgentRuns, r.OwnerKeys, r.AuditEntries)
+	p("agent processes started %d; joined again by themselves after a pause or cut %d; owner keys created %d; audit entries %d",
+		r.AgentRuns, r.Rejoins, r.OwnerKeys, r.AuditEntries)
 	p("Sets (queue changes in the set log) %d, by writer %v; refused for a stale token %d; stale tokens seen by the switches %d",
 		r.Sets, r.SetsBy, r.Refused, r.StaleSeen)
 	for _, k := range []string{Unfenced, StaleToken, SameToken, NotOwner, AfterLease, NoAudit} {
@@ -115,7 +117,7 @@ var staleSummary = regexp.MustCompile(`simswitch: (\d+) Sets came with a fencing
 func (h *harness) check() (*Report, error) {
 	c := h.cfg
 	r := &Report{Members: c.Members, Switches: c.Switches, Cycles: len(h.faults), TTL: c.TTL, MinHold: c.MinHold,
-		Faults: map[string]int{}, AgentRuns: h.restarts, OwnerKeys: h.hist.created(), Notes: h.notes}
+		Faults: map[string]int{}, AgentRuns: h.restarts, Rejoins: h.rejoins, OwnerKeys: h.hist.created(), Notes: h.notes}
 	for _, f := range h.faults {
 		r.Faults[f.Kind]++
 		r.Timeline = append(r.Timeline, fmt.Sprintf("%s of %s from %s until %s", f.Kind, f.Victim, f.At.Format("15:04:05.000"), f.Undone.Format("15:04:05.000")))
