@@ -277,7 +277,7 @@ func (a *Agent) writable(target string) bool {
 		return true
 	}
 	tok, ok := a.o.Gate.Writable(target, a.o.Clock())
-	if a.keeper() != nil && !a.fleet.adopted[target] {
+	if a.keeper() != nil && !a.adoptedUnder(target, tok) {
 		ok = false // not before the guard has what the previous owner kept
 	}
 	if a.tokens == nil {

@@ -89,7 +89,7 @@ type memoryKeeper interface {
 // fleetState is what the agent keeps of the switches' shared state in a
 // fleet (Tick's goroutine only).
 type fleetState struct {
-	adopted  map[string]bool              // targets whose memory and open entries were taken over
+	adopted  map[string]int64             // targets whose memory and open entries were taken over, by the token they were taken under
 	open     map[uint64]core.AuditEntry   // entries written under a fence, by seq, until resolved
 	resolved map[string][]core.AuditEntry // entries resolved since the last Record, per target
 }
@@ -186,25 +186,30 @@ const maxUnshared = 1000
 // probations, bars) and the changes left open, which it copies into its
 // own audit log and reconciles with the switch's read-back; until then
 // the guard holds those queues at the intended setting. A switch lost is
-// taken over again when won back. The agent writes no switch it has not
-// taken over (writable).
+// taken over again when won back: under a new fencing token, even when
+// it left and came back between two intervals (another member may have
+// changed it meanwhile, or this member joined again after losing its
+// lease). The agent writes no switch it has not taken over under the
+// token it writes with (writable).
 func (a *Agent) adoptMemory(ctx context.Context) {
 	mk := a.keeper()
 	if mk == nil {
 		return
 	}
 	if a.fleet.adopted == nil {
-		a.fleet.adopted = map[string]bool{}
+		a.fleet.adopted = map[string]int64{}
 	}
 	var todo []string
+	tokens := map[string]int64{}
 	for _, n := range a.names {
-		_, ok := a.o.Gate.Writable(n, a.o.Clock())
+		tok, ok := a.o.Gate.Writable(n, a.o.Clock())
 		if !ok {
 			delete(a.fleet.adopted, n)
 			continue
 		}
-		if !a.fleet.adopted[n] {
+		if !a.adoptedUnder(n, tok) {
 			todo = append(todo, n)
+			tokens[n] = tok
 		}
 	}
 	if len(todo) == 0 {
@@ -222,8 +227,14 @@ func (a *Agent) adoptMemory(ctx context.Context) {
 			a.log.Warn("fleet: state of a switch taken over not restored; will retry", "target", n, "err", err)
 			continue
 		}
-		a.fleet.adopted[n] = true
+		a.fleet.adopted[n] = tokens[n]
 	}
+}
+
+// adoptedUnder says whether target was taken over under token.
+func (a *Agent) adoptedUnder(target string, token int64) bool {
+	t, ok := a.fleet.adopted[target]
+	return ok && t == token
 }
 
 // takeOver restores one switch's memory and takes its open entries over.
@@ -303,7 +314,7 @@ func (a *Agent) adoptTimer(t *time.Timer) {
 	for _, o := range ol.Owned() {
 		// one whose delay is over already waits for the interval (a
 		// take-over that failed is retried there, not in a spin)
-		if !a.fleet.adopted[o.Switch] && o.WriteAt.After(now) && (next.IsZero() || o.WriteAt.Before(next)) {
+		if !a.adoptedUnder(o.Switch, o.Token) && o.WriteAt.After(now) && (next.IsZero() || o.WriteAt.Before(next)) {
 			next = o.WriteAt
 		}
 	}

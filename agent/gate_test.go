@@ -279,3 +279,71 @@ func TestLastChangesLeaveOutHeldChanges(t *testing.T) {
 		t.Fatalf("%d changes in the last interval, %d Sets, once the switch is this member's", n, r.sw.setCount())
 	}
 }
+
+// statesGate is a fleet member's gate whose etcd keeps, per switch, the
+// state the switch's owners left; it counts the take-overs asked for.
+type statesGate struct {
+	fakeGate
+	states map[string]fleet.State
+	asked  map[string]int
+}
+
+func (g *statesGate) Record(context.Context, string, int64, []core.AuditEntry, []core.QueueMemory) error {
+	return nil
+}
+
+func (g *statesGate) States(_ context.Context, sws []string) (map[string]fleet.State, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := map[string]fleet.State{}
+	for _, sw := range sws {
+		g.asked[sw]++
+		out[sw] = g.states[sw]
+	}
+	return out, nil
+}
+
+// A switch that left this member and came back between two of its
+// intervals (under a new token: another member owned it meanwhile, or
+// this member joined again after losing its lease) is taken over again,
+// with the hold the other owner's change started: before, the first
+// take-over counted for ever, and the member changed the queue inside the
+// other's hold.
+func TestTakeOverAgainUnderANewToken(t *testing.T) {
+	r := newRig(t, config.ModeClosedLoop, false, "", nil)
+	g := &statesGate{fakeGate: fakeGate{owns: map[string]int64{"leaf0": 1}}, states: map[string]fleet.State{}, asked: map[string]int{}}
+	r.a.o.Gate = g
+	r.a.adoptMemory(context.Background())
+	if g.asked["leaf0"] != 1 {
+		t.Fatalf("take-overs asked %d, want 1", g.asked["leaf0"])
+	}
+	r.interval(t)
+	r.a.adoptMemory(context.Background())
+	if g.asked["leaf0"] != 1 {
+		t.Fatalf("taken over again under the same token (%d)", g.asked["leaf0"])
+	}
+	// another member owned it meanwhile and left a change in flight
+	cur := r.sw.get(kA)
+	next := cur
+	next.KmaxBytes += 100_000
+	g.mu.Lock()
+	g.owns["leaf0"] = 7
+	g.states["leaf0"] = fleet.State{Audit: []core.AuditEntry{{Target: "leaf0", Writer: "b", Token: 5, TimeNs: r.clk.Now().UnixNano(),
+		State: core.StateIntent, Change: core.Change{Key: kA, Kind: core.KindTune, Old: cur, New: next}}}}
+	g.mu.Unlock()
+	r.interval(t)
+	if g.asked["leaf0"] != 2 {
+		t.Fatalf("take-overs asked %d after the token changed, want 2", g.asked["leaf0"])
+	}
+	es, err := r.j.Entries("leaf0", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := false
+	for _, e := range es {
+		took = took || e.Writer == "b"
+	}
+	if !took {
+		t.Fatal("the other owner's change in flight was not taken over into the audit log")
+	}
+}
