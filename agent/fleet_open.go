@@ -29,7 +29,10 @@ func joinFleet(ctx context.Context, cfg *config.Config, setTimeout time.Duration
 	}
 	sw := make([]fleet.Switch, len(cfg.Targets))
 	for i, t := range cfg.Targets {
-		sw[i] = fleet.Switch{Name: t.Name}
+		// a switch given up keeps its owner key until a write to it
+		// started just before has ended: its own set timeout (60 s for
+		// sonic-gnmi), not the agent's
+		sw[i] = fleet.Switch{Name: t.Name, Zone: t.Zone, WriteTimeout: t.SetTimeout}
 	}
 	// a restart waits for its previous run's member key to expire with
 	// that run's lease (fleet.Node.register): a ttl more

@@ -190,6 +190,9 @@ type Target struct {
 	// sonic dialect with no device named), which applies every Set through the config updater (checkpoint,
 	// JSON patch, config save), which takes seconds to minutes.
 	SetTimeout time.Duration
+	// Zone (key zone) is the switch's zone in a fleet: a member of the
+	// same zone (fleet.zone) owns it while one is up.
+	Zone string
 	// AlignSamples (not a configuration key: set by a lockstep run, which
 	// serves simulated switches whose every SAMPLE subscription is sampled
 	// at the same simulated times) holds each snapshot until every
@@ -297,6 +300,7 @@ type fileTarget struct {
 	MaxPorts    *int           `yaml:"max-ports"`
 	Commit      string         `yaml:"commit-confirmed"`
 	SetTimeout  string         `yaml:"set-timeout"`
+	Zone        string         `yaml:"zone"`
 
 	// gnmic-only target keys, accepted and ignored (with a note).
 	GnmicIgnored gnmicTargetIgnored `yaml:",inline" keys:"unlisted"`
@@ -1184,6 +1188,7 @@ func (t *Target) parseDevice(field string, f fileTarget) error {
 	if err := t.parseSetTimeout(field, f); err != nil {
 		return err
 	}
+	t.Zone = strings.TrimSpace(f.Zone)
 	return t.parseCommit(field, f)
 }
 

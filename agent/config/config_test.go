@@ -870,6 +870,19 @@ func TestSetTimeout(t *testing.T) {
 	}
 }
 
+// A target's zone is read (fleet placement keeps the switch with an
+// agent of its zone); it was refused as an unknown key while fleet.zone
+// was taken and did nothing.
+func TestTargetZone(t *testing.T) {
+	cfg, err := Parse([]byte("targets:\n  sw0: {address: \"127.0.0.1:1\", zone: row1}\n  sw1: {address: \"127.0.0.1:2\"}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Targets[0].Zone != "row1" || cfg.Targets[1].Zone != "" {
+		t.Fatalf("zones %q, %q", cfg.Targets[0].Zone, cfg.Targets[1].Zone)
+	}
+}
+
 // Every guardrail value the agent cannot use is listed at once, each on
 // its line, not the first alone (three more came one per rerun).
 func TestEveryGuardrailErrorAtOnce(t *testing.T) {

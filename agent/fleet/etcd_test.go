@@ -482,3 +482,111 @@ func TestFleetLeaseProblem(t *testing.T) {
 		t.Fatalf("lease problem of an expired member: %q", p)
 	}
 }
+
+// A switch given up keeps its owner key for its own write timeout (its
+// target's set timeout: 60 s for sonic-gnmi), not only the member's: a
+// Set started just before a drain is still on the wire that long. Before,
+// the key went after the agent's 5 s, and with a slow switch and a ttl
+// above that two members wrote one switch at once.
+func TestGivenUpSwitchWaitsForItsOwnWriteTimeout(t *testing.T) {
+	ep := startEtcd(t)
+	cfg := func(id string) Config {
+		c := testConfig(id, 2)
+		c.WriteTimeout = 200 * time.Millisecond
+		c.Switches[0].WriteTimeout = 4 * time.Second
+		return c
+	}
+	a, err := Join(context.Background(), client(t, ep), cfg("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	waitUntil(t, 15*time.Second, "a owns both", func() bool { return len(a.Owned()) == 2 })
+	b, err := Join(context.Background(), client(t, ep), cfg("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := Drain(context.Background(), client(t, ep), "test", "a", true); err != nil {
+		t.Fatal(err)
+	}
+	stopped := map[string]time.Time{}
+	writable := map[string]time.Time{}
+	waitUntil(t, 30*time.Second, "b may write both", func() bool {
+		now := time.Now()
+		for _, sw := range []string{"leaf00", "leaf01"} {
+			if _, ok := stopped[sw]; !ok && !a.Owns(sw) {
+				stopped[sw] = now
+			}
+			if _, ok := writable[sw]; !ok {
+				if _, ok := b.Writable(sw, now); ok {
+					writable[sw] = now
+				}
+			}
+		}
+		return len(writable) == 2
+	})
+	if gap := writable["leaf00"].Sub(stopped["leaf00"]); gap < 4*time.Second {
+		t.Fatalf("leaf00 (write timeout 4 s) writable by b %v after a stopped writing it", gap)
+	}
+	if gap := writable["leaf01"].Sub(stopped["leaf01"]); gap > 3*time.Second {
+		t.Fatalf("leaf01 (the member's write timeout, 200 ms) writable by b only %v after a stopped writing it", gap)
+	}
+}
+
+// A member is given only the switches its configuration lists, and a
+// switch the leader's configuration does not list is placed on nobody.
+// Before, a member took (and held, untuned) any switch the leader placed
+// on it, and an assignment outlived the switch's removal from the
+// configurations.
+func TestFleetPlacesOnlyListedSwitches(t *testing.T) {
+	ep := startEtcd(t)
+	a := join(t, ep, "a", 3) // leaf00-02
+	waitUntil(t, 20*time.Second, "a leads", a.Leader)
+	b := join(t, ep, "b", 2) // leaf00-01
+	defer b.Close()
+	cli := client(t, ep)
+	waitUntil(t, 20*time.Second, "every switch owned, each member some", func() bool {
+		o := owners(a, b)
+		return len(o) == 3 && len(a.Owned()) > 0 && len(b.Owned()) > 0
+	})
+	if o := owners(a, b)["leaf02"]; len(o) != 1 || o[0] != "a" {
+		t.Fatalf("leaf02, listed by a only, owned by %v", o)
+	}
+	// a drained: nobody else lists leaf02, which status shows unplaced
+	if err := Drain(context.Background(), cli, "test", "a", true); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 20*time.Second, "leaf02 shown unplaced", func() bool {
+		st, err := ReadStatus(context.Background(), cli, "test")
+		if err != nil {
+			return false
+		}
+		for _, s := range st.Switches {
+			if s.Switch == "leaf02" {
+				return s.Assigned == "" && s.Owner == ""
+			}
+		}
+		return false
+	})
+	if err := Drain(context.Background(), cli, "test", "a", false); err != nil {
+		t.Fatal(err)
+	}
+	// a leaves: b leads, and its configuration does not list leaf02
+	a.Close()
+	waitUntil(t, 20*time.Second, "b owns its two, leaf02 placed on nobody", func() bool {
+		st, err := ReadStatus(context.Background(), cli, "test")
+		if err != nil {
+			return false
+		}
+		for _, s := range st.Switches {
+			if s.Switch == "leaf02" && (s.Assigned != "" || s.Owner != "") {
+				return false
+			}
+		}
+		return len(b.Owned()) == 2
+	})
+	if b.Owns("leaf02") {
+		t.Fatal("b owns leaf02, which its configuration does not list")
+	}
+}

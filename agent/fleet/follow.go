@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -130,6 +131,12 @@ func (n *Node) reconcile(ctx context.Context, v *keyView) error {
 	mine := map[string]bool{}
 	for sw, m := range v.assign {
 		if m == n.cfg.Member.ID {
+			if !slices.Contains(n.cfg.Member.Switches, sw) {
+				// a leader of an older version placed a switch this
+				// member does not run: holding it, nobody would tune it
+				n.notRun(sw)
+				continue
+			}
 			mine[sw] = true
 		}
 	}
@@ -144,7 +151,7 @@ func (n *Node) reconcile(ctx context.Context, v *keyView) error {
 			if ok {
 				// assigned elsewhere: its key goes once a write started
 				// just now has landed (releaseDue)
-				n.releasing[sw] = now.Add(n.cfg.WriteTimeout)
+				n.releasing[sw] = now.Add(n.writeTimeout(sw))
 			}
 			n.mu.Unlock()
 			changed = true
@@ -269,9 +276,22 @@ func (n *Node) noteUnplaced(v *keyView, now time.Time) {
 			n.unplaced[s.Name] = unplaced{since: now}
 		case !u.warned && now.Sub(u.since) >= n.unplacedAfter():
 			n.unplaced[s.Name] = unplaced{since: u.since, warned: true}
-			n.cfg.Logger.Warn("fleet: a switch of this agent's configuration is not placed by the leader, so no agent writes it: every agent's configuration must list it (a rolling change places it once the leader runs the new one; ecntune fleet resign moves the lead)",
+			n.cfg.Logger.Warn("fleet: a switch of this agent's configuration is not placed by the leader, so no agent writes it: every member that lists it is draining (ecntune fleet drain --undo), or the leader's configuration does not list it (a rolling change places it once the leader runs the new one; ecntune fleet resign moves the lead)",
 				"member", n.cfg.Member.ID, "switch", s.Name, "unplaced_for", now.Sub(u.since).Round(time.Second))
 		}
+	}
+}
+
+// notRun warns, once per switch, of an assignment to this member of a
+// switch its configuration does not list: it is not taken.
+func (n *Node) notRun(sw string) {
+	n.mu.Lock()
+	warned := n.notRunWarned[sw]
+	n.notRunWarned[sw] = true
+	n.mu.Unlock()
+	if !warned {
+		n.cfg.Logger.Warn("fleet: the leader placed on this member a switch its configuration does not list; not taken (the leader runs an older version: upgrade it, or list the switch here)",
+			"member", n.cfg.Member.ID, "switch", sw)
 	}
 }
 

@@ -116,6 +116,15 @@ func (n *Node) place(ctx context.Context, e *concurrency.Election) (round, error
 	}
 	p := Place(n.cfg.Switches, ms, cur, PlaceOptions{Rebalance: true, MaxMoves: n.cfg.MaxMoves})
 	var ops []clientv3.Op
+	// a switch the leader's configuration no longer lists is placed on
+	// nobody: its owner gives it up (it was removed from the fleet, or a
+	// rolling change has reached the leader first)
+	for sw := range cur {
+		if _, ok := p.Owner[sw]; !ok {
+			p.Owner[sw] = ""
+			p.Moved = append(p.Moved, sw)
+		}
+	}
 	for sw, id := range p.Owner {
 		switch {
 		case id == cur[sw]:

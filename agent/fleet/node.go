@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -35,9 +36,10 @@ type Config struct {
 	// switch (default DefaultTakeover, see Safe).
 	Takeover time.Duration
 	// WriteTimeout is the longest one write of this member takes (the
-	// agent's set timeout; default 5 s): a switch it gives up (a drain, a
-	// rebalance) keeps its owner key that long after the member stopped
-	// writing it, so that its successor starts after its last write.
+	// agent's set timeout; default 5 s), where a Switch does not say its
+	// own: a switch it gives up (a drain, a rebalance) keeps its owner key
+	// that long after the member stopped writing it, so that its successor
+	// starts after its last write.
 	WriteTimeout time.Duration
 	// MaxMoves bounds a rebalance round (default 32 switches); Every is
 	// how often the leader re-places (default TTL).
@@ -149,7 +151,8 @@ type Node struct {
 	leader    bool
 	onChange  func()
 
-	unplaced map[string]unplaced // switches of the configuration without an assignment (follow writes it, under mu)
+	unplaced     map[string]unplaced // switches of the configuration without an assignment (follow writes it, under mu)
+	notRunWarned map[string]bool     // switches placed here that the configuration does not list, warned of (under mu)
 }
 
 // Keys of a fleet.
@@ -158,14 +161,29 @@ func (n *Node) assignKey(sw string) string  { return n.prefix + "assign/" + sw }
 func (n *Node) ownerKey(sw string) string   { return n.prefix + "owner/" + sw }
 func (n *Node) drainedKey(id string) string { return n.prefix + "drained/" + id }
 
+// writeTimeout is the longest one write of this member to sw takes.
+func (n *Node) writeTimeout(sw string) time.Duration {
+	for _, s := range n.cfg.Switches {
+		if s.Name == sw && s.WriteTimeout > 0 {
+			return max(s.WriteTimeout, n.cfg.WriteTimeout)
+		}
+	}
+	return n.cfg.WriteTimeout
+}
+
 // Join makes a node of cli's cluster: it grants the lease, registers the
 // member and starts renewing, campaigning and following the placement.
 func Join(ctx context.Context, cli *clientv3.Client, cfg Config) (*Node, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
+	// the leader places on this member only the switches it runs
+	cfg.Member.Switches = make([]string, len(cfg.Switches))
+	for i, s := range cfg.Switches {
+		cfg.Member.Switches[i] = s.Name
+	}
 	n := &Node{cfg: cfg, cli: cli, prefix: prefixOf(cfg.Name), owned: map[string]Ownership{}, releasing: map[string]time.Time{}, auditN: map[string]int{}, unplaced: map[string]unplaced{},
-		done: make(chan struct{})}
+		notRunWarned: map[string]bool{}, done: make(chan struct{})}
 	sent := time.Now()
 	g, err := cli.Grant(ctx, int64(cfg.TTL/time.Second))
 	if err != nil {
@@ -274,7 +292,8 @@ func (n *Node) register(ctx context.Context) error {
 // unanswered says which etcd did not answer, for an error of a request
 // that timed out or could not connect.
 func unanswered(cli *clientv3.Client, err error) error {
-	if errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "DeadlineExceeded") {
+	if errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "DeadlineExceeded") ||
+		strings.Contains(err.Error(), "context deadline exceeded") || strings.Contains(err.Error(), "code = Unavailable") {
 		return fmt.Errorf("etcd at %s did not answer (is it running there, and the endpoints right?): %w", strings.Join(cli.Endpoints(), ", "), err)
 	}
 	return err
@@ -392,13 +411,20 @@ func (k *keepStream) once(id clientv3.LeaseID, timeout time.Duration) (int64, er
 	if k.err != nil {
 		return 0, k.err
 	}
-	stop := time.AfterFunc(timeout, k.cancel)
+	var late atomic.Bool
+	stop := time.AfterFunc(timeout, func() { late.Store(true); k.cancel() })
 	defer stop.Stop()
-	if err := k.s.Send(&pb.LeaseKeepAliveRequest{ID: int64(id)}); err != nil {
-		return 0, err
+	err := k.s.Send(&pb.LeaseKeepAliveRequest{ID: int64(id)})
+	var r *pb.LeaseKeepAliveResponse
+	if err == nil {
+		r, err = k.s.Recv()
 	}
-	r, err := k.s.Recv()
 	if err != nil {
+		if late.Load() {
+			// the stream was ended here, for want of an answer: say so,
+			// not "context canceled"
+			return 0, fmt.Errorf("no answer to a lease renewal within %v: %w", timeout, context.DeadlineExceeded)
+		}
 		return 0, err
 	}
 	return r.TTL, nil

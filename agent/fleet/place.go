@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"time"
 )
 
 // Member is one agent of the fleet as placement sees it.
@@ -15,12 +16,24 @@ type Member struct {
 	Capacity float64 `json:"capacity,omitempty"`
 	// Draining: it keeps no switch (an operator drains it).
 	Draining bool `json:"draining,omitempty"`
+	// Switches are the switches its configuration lists, the only ones
+	// placed on it (nil: any, a member of an older version).
+	Switches []string `json:"switches,omitempty"`
+}
+
+// runs says whether m may be given s: its configuration lists s.
+func (m Member) runs(s string) bool {
+	return m.Switches == nil || slices.Contains(m.Switches, s)
 }
 
 // Switch is one switch to place.
 type Switch struct {
 	Name string `json:"name"`
 	Zone string `json:"zone,omitempty"`
+	// WriteTimeout is the longest one write to it takes (its target's
+	// set timeout; 0: Config.WriteTimeout): given up, it keeps its owner
+	// key that long after the member stopped writing it.
+	WriteTimeout time.Duration `json:"-"`
 }
 
 // PlaceOptions tune Place.
@@ -59,8 +72,9 @@ func score(s, m string, capacity float64) float64 {
 }
 
 // Place assigns every switch to a member by bounded-load rendezvous
-// hashing: each switch goes to the member of its zone (any member when
-// none of its zone is up) with the highest weight for it among those below
+// hashing: each switch goes to a member whose configuration lists it, of
+// its zone (any such member when none of its zone is up; none when no
+// member up lists it), with the highest weight for it among those below
 // their bound, ceil(fair share × (1+Slack)). A switch stays with its
 // current owner while that owner is up, not draining and within its bound,
 // so that a member leaving moves only its switches; a rebalance
@@ -100,7 +114,7 @@ func Place(switches []Switch, members []Member, current map[string]string, o Pla
 	var free []Switch
 	for _, s := range sw {
 		if id := current[s.Name]; id != "" {
-			if _, ok := up[id]; ok && load[id] < bound[id] && zoneOK(s, up[id], up) {
+			if _, ok := up[id]; ok && load[id] < bound[id] && allowed(s, up[id], up) {
 				p.Owner[s.Name] = id
 				load[id]++
 				continue
@@ -120,8 +134,10 @@ func Place(switches []Switch, members []Member, current map[string]string, o Pla
 	}
 	for _, s := range free {
 		id := best(s, up, load, spread)
-		p.Owner[s.Name] = id
-		load[id]++
+		p.Owner[s.Name] = id // "": no member up lists it
+		if id != "" {
+			load[id]++
+		}
 	}
 	if o.Rebalance {
 		p.rebalance(sw, up, load, bound, current, o.MaxMoves)
@@ -141,13 +157,17 @@ func capOf(m Member) float64 {
 	return m.Capacity
 }
 
-// zoneOK: member m may own s (same zone, or no member of s's zone is up).
-func zoneOK(s Switch, m Member, up map[string]Member) bool {
+// allowed: member m may own s: its configuration lists s, and it is of
+// s's zone or no member of s's zone that lists s is up.
+func allowed(s Switch, m Member, up map[string]Member) bool {
+	if !m.runs(s.Name) {
+		return false
+	}
 	if s.Zone == "" || m.Zone == s.Zone {
 		return true
 	}
 	for _, x := range up {
-		if x.Zone == s.Zone {
+		if x.Zone == s.Zone && x.runs(s.Name) {
 			return false
 		}
 	}
@@ -155,7 +175,8 @@ func zoneOK(s Switch, m Member, up map[string]Member) bool {
 }
 
 // best is the member of highest weight for s among those allowed and below
-// their bound (the highest allowed when all are full).
+// their bound (the highest allowed when all are full; "" when no member
+// up may own s).
 func best(s Switch, up map[string]Member, load, bound map[string]int) string {
 	ids := make([]string, 0, len(up))
 	for id := range up {
@@ -166,7 +187,7 @@ func best(s Switch, up map[string]Member, load, bound map[string]int) string {
 	var ws, wf float64
 	for _, id := range ids {
 		m := up[id]
-		if !zoneOK(s, m, up) {
+		if !allowed(s, m, up) {
 			continue
 		}
 		w := score(s.Name, id, capOf(m))
@@ -203,7 +224,7 @@ func (p *Placement) rebalance(sw []Switch, up map[string]Member, load, bound map
 			continue // already moving
 		}
 		want := best(s, up, load, bound)
-		if want == cur || load[want] >= fair(want) || load[cur] <= fair(cur) {
+		if want == "" || want == cur || load[want] >= fair(want) || load[cur] <= fair(cur) {
 			continue
 		}
 		p.Owner[s.Name] = want

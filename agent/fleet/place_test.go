@@ -115,3 +115,41 @@ func TestPlaceLeaveWithRebalanceMovesOnlyTheLeaversSwitches(t *testing.T) {
 		}
 	}
 }
+
+// A switch goes only to a member whose configuration lists it: kept from
+// a member that no longer lists it, placed on nobody when no member up
+// lists it; members of an older version (no list) take any.
+func TestPlaceOnlyOnMembersThatRunTheSwitch(t *testing.T) {
+	sw := switches(40)
+	a := Member{ID: "a", Switches: []string{"leaf0000", "leaf0001"}} // two only
+	b := Member{ID: "b"}                                             // any
+	cur := map[string]string{}
+	for _, s := range sw {
+		cur[s.Name] = "a" // a owned them all
+	}
+	p := Place(sw, []Member{a, b}, cur, PlaceOptions{Rebalance: true})
+	for _, s := range sw {
+		want := "b"
+		if s.Name == "leaf0000" || s.Name == "leaf0001" {
+			want = "a"
+		}
+		if p.Owner[s.Name] != want {
+			t.Fatalf("%s placed on %q, want %q", s.Name, p.Owner[s.Name], want)
+		}
+	}
+	b.Switches = []string{"leaf0000"}
+	p = Place(sw, []Member{a, b}, nil, PlaceOptions{})
+	if o := p.Owner["leaf0005"]; o != "" {
+		t.Fatalf("a switch no member lists placed on %q", o)
+	}
+	if o := p.Owner["leaf0001"]; o != "a" {
+		t.Fatalf("leaf0001, listed by a only, placed on %q", o)
+	}
+	// zones: a switch of zone z goes to the member of z that lists it,
+	// not to one of z that does not
+	zs := []Switch{{Name: "s", Zone: "z"}}
+	p = Place(zs, []Member{{ID: "x", Zone: "z", Switches: []string{"other"}}, {ID: "y", Switches: []string{"s"}}}, nil, PlaceOptions{})
+	if o := p.Owner["s"]; o != "y" {
+		t.Fatalf("zoned switch placed on %q, want y (the only member that lists it)", o)
+	}
+}

@@ -107,7 +107,7 @@ func Resign(ctx context.Context, cli *clientv3.Client, name, by string) (Handoff
 func leaderOf(ctx context.Context, cli *clientv3.Client, name string) (string, int64, error) {
 	r, err := cli.Get(ctx, prefixOf(name)+"leader/", clientv3.WithFirstCreate()...)
 	if err != nil {
-		return "", 0, fmt.Errorf("fleet %s: %w", name, err)
+		return "", 0, fmt.Errorf("fleet %s: %w", name, unanswered(cli, err))
 	}
 	if len(r.Kvs) == 0 {
 		return "", 0, nil

@@ -53,7 +53,7 @@ func ReadStatus(ctx context.Context, cli *clientv3.Client, name string) (Status,
 	st := Status{Name: name}
 	r, err := cli.Get(ctx, p, clientv3.WithPrefix())
 	if err != nil {
-		return st, fmt.Errorf("fleet %s: %w", name, err)
+		return st, fmt.Errorf("fleet %s: %w", name, unanswered(cli, err))
 	}
 	members := map[string]*MemberStatus{}
 	sws := map[string]*SwitchStatus{}
@@ -86,6 +86,14 @@ func ReadStatus(ctx context.Context, cli *clientv3.Client, name string) (Status,
 			if leaderRev == 0 || kv.CreateRevision < leaderRev {
 				leaderRev, st.Leader = kv.CreateRevision, string(kv.Value)
 			}
+		}
+	}
+	// a switch a member runs that has neither assignment nor owner (every
+	// member that lists it draining, or the leader not listing it) is
+	// shown unplaced, not left out
+	for _, m := range members {
+		for _, n := range m.Switches {
+			sw(n)
 		}
 	}
 	for _, s := range sws {
@@ -126,7 +134,7 @@ func Drain(ctx context.Context, cli *clientv3.Client, name, member string, on bo
 	k := prefixOf(name) + "members/" + member
 	r, err := cli.Get(ctx, k)
 	if err != nil {
-		return fmt.Errorf("fleet %s: %w", name, err)
+		return fmt.Errorf("fleet %s: %w", name, unanswered(cli, err))
 	}
 	if len(r.Kvs) == 0 {
 		if !on {
@@ -134,7 +142,7 @@ func Drain(ctx context.Context, cli *clientv3.Client, name, member string, on bo
 			// join with switches when it starts
 			d, err := cli.Delete(ctx, prefixOf(name)+"drained/"+member)
 			if err != nil {
-				return fmt.Errorf("fleet %s: %w", name, err)
+				return fmt.Errorf("fleet %s: %w", name, unanswered(cli, err))
 			}
 			if d.Deleted > 0 {
 				return nil
@@ -155,7 +163,7 @@ func Drain(ctx context.Context, cli *clientv3.Client, name, member string, on bo
 		// none of them changed meanwhile (two drains at once).
 		others, err := cli.Get(ctx, prefixOf(name)+"members/", clientv3.WithPrefix())
 		if err != nil {
-			return fmt.Errorf("fleet %s: %w", name, err)
+			return fmt.Errorf("fleet %s: %w", name, unanswered(cli, err))
 		}
 		var active, draining []string
 		for _, o := range others.Kvs {
@@ -187,7 +195,7 @@ func Drain(ctx context.Context, cli *clientv3.Client, name, member string, on bo
 	t, err := cli.Txn(ctx).If(cmps...).
 		Then(clientv3.OpPut(k, string(b), clientv3.WithLease(clientv3.LeaseID(kv.Lease))), mark).Commit()
 	if err != nil {
-		return fmt.Errorf("fleet %s: %w", name, err)
+		return fmt.Errorf("fleet %s: %w", name, unanswered(cli, err))
 	}
 	if !t.Succeeded {
 		return fmt.Errorf("fleet %s: member %q or another changed meanwhile; try again", name, member)

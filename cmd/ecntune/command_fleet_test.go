@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -124,5 +125,29 @@ func TestFleetCommands(t *testing.T) {
 	os.WriteFile(noFleet, []byte("targets:\n  leaf0: {address: 127.0.0.1:1, insecure: true}\n"), 0o644)
 	if _, err := runFleet(t, "status", "--config", noFleet); err == nil || !strings.Contains(err.Error(), "has no fleet: key") {
 		t.Fatalf("no fleet: %v", err)
+	}
+}
+
+// With etcd not answering, each fleet command names the endpoints it
+// tried (it said "context deadline exceeded" alone).
+func TestFleetCommandsNameAnEtcdThatDoesNotAnswer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "agent.yaml")
+	body := fmt.Sprintf("mode: closed-loop\ndb: %s\ntargets:\n  leaf0: {address: 127.0.0.1:1, insecure: true}\nfleet: {endpoints: [%s], name: dc1, member: a}\n",
+		filepath.Join(dir, "a.db"), ep)
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"status"}, {"resign"}} { // status.go and request.go: drain shares status.go's
+		_, err := runFleet(t, append(args, "--config", cfg)...)
+		if err == nil || !strings.Contains(err.Error(), "etcd at "+ep+" did not answer") {
+			t.Errorf("fleet %v: %v", args, err)
+		}
 	}
 }
