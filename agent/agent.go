@@ -110,6 +110,7 @@ type Agent struct {
 	landRead map[uint64]int64          // open entries whose Set may still land → when to read them next (awaitLanding)
 	pending  bool                      // audit entries left unresolved by a crash
 	ticks    int
+	dbFails  int  // the agent db's failed writes counted on /metrics (noteDB)
 	pause    bool // an operator paused the closed loop (the core follows each Tick)
 	// pauseMu: one pause or resume at a time, so that the journal and
 	// pause end the same (two at once could journal one and keep the other).
@@ -456,6 +457,7 @@ func (a *Agent) noteImplausibleFloor(target, why string) {
 func (a *Agent) Tick(ctx context.Context) error {
 	start := time.Now() // for the decision latency, whatever Options.Clock says
 	now := a.o.Clock()
+	defer a.noteDB()
 	obs, missing := a.take(now)
 	a.o.Instruments.Ticks.Inc()
 
@@ -485,9 +487,16 @@ func (a *Agent) Tick(ctx context.Context) error {
 		a.o.Instruments.DecisionLatency.Observe(time.Since(start).Seconds())
 	}
 	a.account(rd.Plan)
-	a.logInterval(len(obs), rd)
+	a.logInterval(len(obs), rd, paused)
 	if a.cfg.Mode == config.ModeShadow || paused {
 		if paused && a.cfg.Mode == config.ModeClosedLoop {
+			if a.cfg.Approve {
+				// nothing waits for approval while paused: the plan of
+				// before the pause (its gnmic export too) is not offered
+				a.mu.Lock()
+				a.approvals.Gate(nil, now.UnixNano())
+				a.mu.Unlock()
+			}
 			// nothing is set: "changed in the last interval" is none, and
 			// the churn window goes on ageing (both kept the last batch
 			// before the pause for as long as it lasted)
@@ -585,15 +594,20 @@ func (a *Agent) forgetSilent(now time.Time) {
 	}
 }
 
-// logInterval writes one info line per interval (core.Summarize).
-func (a *Agent) logInterval(queues int, rd core.Ready) {
+// logInterval writes one info line per interval (core.Summarize): the
+// changes planned are "would_apply" where none is written (shadow mode, a
+// pause) and "proposed" where each waits for an operator (approve mode).
+func (a *Agent) logInterval(queues int, rd core.Ready, paused bool) {
 	if !a.log.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
 	s := core.Summarize(rd.Recommendations, rd.Plan)
 	verb := "changes"
-	if a.cfg.Mode == config.ModeShadow {
+	switch {
+	case a.cfg.Mode == config.ModeShadow || paused:
 		verb = "would_apply"
+	case a.cfg.Approve:
+		verb = "proposed"
 	}
 	a.log.Info("interval", "queues", queues, "recommend_change", s.Differ, verb, s.Changes, "rejected", s.Rejected,
 		"top_moves", s.TopMoves, "undecided", s.Undecided)
@@ -606,15 +620,36 @@ func (a *Agent) store(now time.Time, recs []core.Recommendation) error {
 	if !a.cfg.StoresRecommendations() {
 		return nil
 	}
-	if err := a.o.Journal.PutRecommendations(recs); err != nil {
-		return err
-	}
-	if a.ticks%100 == 0 {
+	prune := func() {
 		if _, err := a.o.Journal.PruneRecommendations(now.Add(-a.retention).UnixNano()); err != nil {
 			a.log.Warn("pruning recommendations", "err", err)
 		}
 	}
+	if a.ticks%100 == 0 {
+		prune()
+	}
+	if err := a.o.Journal.PutRecommendations(recs); err != nil {
+		// a full disk: what the retention lets go makes room (it was
+		// never pruned once a store had failed, and nothing was stored
+		// again)
+		prune()
+		if err2 := a.o.Journal.PutRecommendations(recs); err2 != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// noteDB counts the agent db's failed writes on /metrics.
+func (a *Agent) noteDB() {
+	if a.o.Journal == nil {
+		return
+	}
+	_, _, _, total := a.o.Journal.WriteFailure()
+	if d := total - a.dbFails; d > 0 {
+		a.o.Instruments.DBWriteFailures.Add(float64(d))
+	}
+	a.dbFails = total
 }
 
 // decide calls the policy; a policy that panics, or answers for other

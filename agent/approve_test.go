@@ -63,8 +63,18 @@ func TestApproveModeAppliesOnlyApproved(t *testing.T) {
 	if code, body := post(url.Values{"by": {"carol"}, "queue": {kA.String()}}); code != http.StatusConflict || !strings.Contains(body, "the closed loop is paused") {
 		t.Fatalf("approve while paused: %d %s", code, body)
 	}
+	// nor is the plan of before the pause offered (it and its gnmic
+	// export were served all through an incident)
+	r.interval(t)
+	if ps := r.a.Pending(); len(ps) != 0 {
+		t.Fatalf("pending while paused: %+v", ps)
+	}
 	if err := r.a.Resume("ops"); err != nil {
 		t.Fatal(err)
+	}
+	r.interval(t) // the plan decided again
+	if ps := r.a.Pending(); len(ps) != 2 {
+		t.Fatalf("pending after the resume: %+v", ps)
 	}
 	if code, body := post(url.Values{"by": {"alice"}, "queue": {"leaf0/Ethernet0"}}); code != http.StatusBadRequest || !strings.Contains(body, "TARGET/PORT/qN") {
 		t.Fatalf("approve a malformed queue: %d %s", code, body)

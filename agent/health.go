@@ -70,6 +70,16 @@ func (a *Agent) Health() (problems []string, ages map[string]time.Duration) {
 			problems = append(problems, p)
 		}
 	}
+	if a.o.Journal != nil {
+		if since, n, last, _ := a.o.Journal.WriteFailure(); n > 0 {
+			what := "nothing is recorded"
+			if a.cfg.Mode == config.ModeClosedLoop {
+				what += ", and no switch is written (every change is recorded before it is set)"
+			}
+			problems = append(problems, fmt.Sprintf("agent db %s: writes fail since %s (%d in a row; the last: %v): %s; free space there",
+				a.o.Journal.Path(), since.Format(time.RFC3339), n, last, what))
+		}
+	}
 	if l, ok := a.o.Gate.(leaseProblemer); ok {
 		// a member cut off from etcd writes nothing, while its own
 		// telemetry looks fine

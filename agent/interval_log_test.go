@@ -81,3 +81,27 @@ func TestIntervalLogUndecidedWrapped(t *testing.T) {
 		t.Errorf("interval lines: %s", logs.String())
 	}
 }
+
+// The interval line says "would_apply" while paused and "proposed" in
+// approve mode: it said "changes" of changes never written.
+func TestIntervalLogVerbPausedAndApprove(t *testing.T) {
+	r := newRig(t, config.ModeClosedLoop, false, "", nil)
+	var logs strings.Builder
+	r.a.log = slog.New(slog.NewTextHandler(&logs, nil))
+	if err := r.a.Pause("ops", "incident"); err != nil {
+		t.Fatal(err)
+	}
+	r.interval(t)
+	if !strings.Contains(logs.String(), `would_apply="tune 2"`) || strings.Contains(logs.String(), "changes=") {
+		t.Errorf("paused interval line: %s", logs.String())
+	}
+	if err := r.a.Resume("ops"); err != nil {
+		t.Fatal(err)
+	}
+	logs.Reset()
+	r.a.cfg.Approve = true
+	r.interval(t)
+	if !strings.Contains(logs.String(), `proposed="tune 2"`) || r.sw.setCount() != 0 {
+		t.Errorf("approve-mode interval line: %s (%d Sets)", logs.String(), r.sw.setCount())
+	}
+}

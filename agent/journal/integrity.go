@@ -83,6 +83,7 @@ func (j *Journal) update(fn func(tx *bolt.Tx) error) error {
 			return fn(tx)
 		})
 	})
+	j.noteWrite(err)
 	if err == nil && len(waiting) > 0 {
 		j.mu.Lock()
 		j.unwritten = j.unwritten[len(waiting):]

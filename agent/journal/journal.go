@@ -43,8 +43,47 @@ type Journal struct {
 	repairs   []string   // what GuardMemory repaired
 
 	// failWrite, when set, fails every write transaction before it
-	// changes anything (tests: a full disk).
+	// changes anything (tests: a full disk; SetWriteFault).
 	failWrite func() error
+
+	fmu    sync.Mutex // the fields below
+	fails  int        // writes that failed, in all
+	failN  int        // writes that failed since the last that did not
+	failAt time.Time  // the first of those
+	failed error      // the last of those's error
+}
+
+// SetWriteFault makes every write transaction fail with f's error (nil f:
+// none) before it changes anything, as a full disk does (fault tests).
+func (j *Journal) SetWriteFault(f func() error) {
+	j.wmu.Lock()
+	j.failWrite = f
+	j.wmu.Unlock()
+}
+
+// WriteFailure is the agent db's state of writing: failing since when,
+// how many writes in a row, and the last error (n 0: the last write
+// succeeded), and the failures in all since the journal was opened.
+func (j *Journal) WriteFailure() (since time.Time, n int, last error, total int) {
+	j.fmu.Lock()
+	defer j.fmu.Unlock()
+	return j.failAt, j.failN, j.failed, j.fails
+}
+
+// noteWrite keeps a write's outcome for WriteFailure.
+func (j *Journal) noteWrite(err error) {
+	j.fmu.Lock()
+	defer j.fmu.Unlock()
+	if err == nil {
+		j.failN, j.failed = 0, nil
+		return
+	}
+	if j.failN == 0 {
+		j.failAt = time.Now()
+	}
+	j.failN++
+	j.fails++
+	j.failed = err
 }
 
 // ErrJournalLocked means another process has the database open.

@@ -56,6 +56,10 @@ type Instruments struct {
 	Snapshots       *prometheus.CounterVec
 	Frozen          *prometheus.GaugeVec
 	Paused          prometheus.Gauge
+	// DBWriteFailures counts writes to the agent db that failed (a full
+	// disk): while they fail nothing is recorded, and the closed loop
+	// writes no switch (no write-ahead record).
+	DBWriteFailures prometheus.Counter
 	// Missing is 1 for each optional telemetry feature a target's
 	// switch does not export (the names of env.Telemetry).
 	Missing *prometheus.GaugeVec
@@ -180,6 +184,8 @@ func (m *Instruments) agentSeries() {
 	m.FleetOwner = gv("agent_fleet_owner", "1 for a target this agent owns (writes) in its fleet, 0 for one another member owns.", "target")
 	m.FleetMembers = gv("agent_fleet_members", "Members of this agent's fleet, as it sees them (draining ones too).")
 	m.FleetLeader = gv("agent_fleet_leader", "1 while this agent is its fleet's leader (it places the switches), else 0.")
+	m.DBWriteFailures = prometheus.NewCounter(prometheus.CounterOpts{Namespace: "ecntune", Name: "agent_db_write_failures_total",
+		Help: "Writes to the agent db that failed (a full disk): nothing recorded, no switch written in closed loop."})
 	m.Paused = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "ecntune", Name: "agent_paused",
 		Help: "1 while an operator has paused the closed loop (it records, writes nothing)."})
 }
@@ -225,7 +231,7 @@ func (m *Instruments) register() {
 		m.tTxBytes, m.tMarkedBytes, m.tDropBytes, m.tPauseFrames, m.shownQueues, m.confHist,
 		m.Decisions, m.Ticks, m.SetLatency, m.DecisionLatency, m.Sets, m.Rollbacks,
 		m.Rejections, m.Clamps, m.Alarms, m.Staleness, m.TelemetryErr, m.Snapshots, m.Frozen, m.Paused, m.ChurnChanges, m.ChurnFlaps, m.Missing, m.Skipped, m.Conns, m.FleetOwner,
-		m.FleetMembers, m.FleetLeader}
+		m.FleetMembers, m.FleetLeader, m.DBWriteFailures}
 	m.Registry.MustRegister(m.collectors...)
 }
 

@@ -1,0 +1,84 @@
+package agent
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ecntune/ecntune/agent/config"
+)
+
+var errNoSpace = errors.New("write agent.db: no space left on device")
+
+// A closed loop whose db cannot be written (a full disk) writes no
+// switch, and says so: /healthz names the db and the error, /metrics
+// counts the failed writes; once writes succeed again both clear. It
+// answered ok while no change could be recorded or made.
+func TestDBWriteFailureOnHealthAndMetrics(t *testing.T) {
+	r := newRig(t, config.ModeClosedLoop, false, "", nil)
+	r.a.o.Journal.SetWriteFault(func() error { return errNoSpace })
+	r.interval(t)
+	if n := r.sw.setCount(); n != 0 {
+		t.Fatalf("%d Sets without a write-ahead record", n)
+	}
+	p, _ := r.a.Health()
+	if s := strings.Join(p, "\n"); !strings.Contains(s, "agent db "+r.db+": writes fail since") || !strings.Contains(s, "no space left on device") ||
+		!strings.Contains(s, "no switch is written") {
+		t.Fatalf("health with a full disk: %q", p)
+	}
+	m := get(t, r.a.Handler(), "/metrics").Body.String()
+	if !strings.Contains(m, "ecntune_agent_db_write_failures_total ") || strings.Contains(m, "ecntune_agent_db_write_failures_total 0") {
+		t.Fatalf("/metrics lacks the failed writes:\n%s", grepLines(m, "db_write"))
+	}
+	r.a.o.Journal.SetWriteFault(nil)
+	r.clk.Add(10 * time.Second)
+	r.interval(t)
+	if p, _ := r.a.Health(); len(p) != 0 {
+		t.Fatalf("health once writes succeed: %q", p)
+	}
+	if r.sw.setCount() == 0 {
+		t.Fatal("no Set once writes succeed")
+	}
+}
+
+// A shadow agent on a full disk prunes what its retention lets go and
+// stores again: before, the prune came after the store, which failed
+// every interval, so nothing was ever freed or stored again.
+func TestStoreFailurePrunesAndRetries(t *testing.T) {
+	r := newRig(t, config.ModeShadow, false, "", nil)
+	r.a.retention = 3 * time.Second
+	for range 5 {
+		r.interval(t)
+	}
+	first, err := r.j.Recommendations("", 0, 0)
+	if err != nil || len(first) == 0 {
+		t.Fatalf("stored: %d, %v", len(first), err)
+	}
+	// the disk full: a store fails once, the prune then frees room
+	fails := 1
+	r.a.o.Journal.SetWriteFault(func() error {
+		if fails > 0 {
+			fails--
+			return errNoSpace
+		}
+		return nil
+	})
+	r.clk.Add(10 * time.Second)
+	r.interval(t)
+	recs, err := r.j.Recommendations("", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldest := r.clk.Now().Add(-r.a.retention).UnixNano()
+	latest := false
+	for _, rc := range recs {
+		if rc.TimeNs < oldest {
+			t.Fatalf("a recommendation older than the retention kept: %d < %d", rc.TimeNs, oldest)
+		}
+		latest = latest || rc.TimeNs == r.clk.Now().UnixNano()
+	}
+	if !latest {
+		t.Fatalf("the interval's recommendations not stored after the prune (%d stored)", len(recs))
+	}
+}
