@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -370,15 +371,17 @@ func runEvalWithProgress(stderr io.Writer, scs []eval.Scenario, policies []strin
 }
 
 // writeFiles writes the --plot images, then the --report, --json-out and
-// --summary-out files, saying on stderr what it wrote.
+// --summary-out files, saying on stderr what it wrote; one that fails
+// does not keep the others from being written.
 func (o *evalOpts) writeFiles(stderr io.Writer, res *eval.Result) error {
+	var errs []error
 	if o.plotDir != "" {
 		files, err := writeEvalPlots(res, o.plotDir)
 		for _, f := range files {
 			fmt.Fprintln(stderr, "wrote", f)
 		}
 		if err != nil {
-			return err
+			errs = append(errs, err)
 		}
 	}
 	for _, out := range []struct {
@@ -388,16 +391,23 @@ func (o *evalOpts) writeFiles(stderr io.Writer, res *eval.Result) error {
 		if out.file == "" {
 			continue
 		}
+		// one output that fails (a full disk) leaves the others written:
+		// they are the run's only record
 		var b bytes.Buffer
-		if err := out.write(&b); err != nil {
-			return err
+		err := out.write(&b)
+		if err == nil {
+			err = os.MkdirAll(filepath.Dir(out.file), 0o755) // made when written (checkOutPath)
 		}
-		if err := os.WriteFile(out.file, b.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("%s: %w", out.flag, err)
+		if err == nil {
+			err = os.WriteFile(out.file, b.Bytes(), 0o644)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", out.flag, err))
+			continue
 		}
 		fmt.Fprintln(stderr, "wrote", out.file)
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // evalScenarios loads the scenario files; with dur > 0 (--duration
@@ -445,8 +455,16 @@ func writeEvalPlots(res *eval.Result, dir string) ([]string, error) {
 		return nil, fmt.Errorf("--plot %s: %w", dir, err)
 	}
 	var files []string
+	used := map[string]int{}
 	for _, sc := range res.Scenarios {
-		base := filepath.Join(dir, fileSafe(sc))
+		// names that differ only in characters a file name cannot hold
+		// ("inc ast", "inc_ast") get a number, not each other's plots
+		name := fileSafe(sc)
+		for n := 2; used[strings.ToLower(name)] > 0; n++ {
+			name = fmt.Sprintf("%s-%d", fileSafe(sc), n)
+		}
+		used[strings.ToLower(name)]++
+		base := filepath.Join(dir, name)
 		plots := []struct {
 			suffix string
 			draw   func(io.Writer, string) error

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"html"
 	"image/png"
 	"io"
@@ -342,11 +343,44 @@ func TestEvalOutputsCheckedFirst(t *testing.T) {
 			t.Errorf("%s %s: %v, stdout %q: want %q before any run", c.flag, c.path, err, out, c.want)
 		}
 	}
+	// folders that do not exist yet are made (the pre-check let them
+	// pass, then the run's files were lost after it)
 	dir := t.TempDir()
-	p := filepath.Join(dir, "s.json")
-	out, err := runCmd(t, newEvalCmd(), "--scenario", sc, "--policy", "static:hpcc", "--seeds", "1", "--summary-out", p)
-	if _, serr := os.Stat(p); err != nil || serr != nil || !strings.Contains(out, "static:hpcc") {
-		t.Fatalf("a writable --summary-out: %v, %v\n%s", err, serr, out)
+	p, j := filepath.Join(dir, "new", "s.json"), filepath.Join(dir, "new2", "deeper", "j.json")
+	out, err := runCmd(t, newEvalCmd(), "--scenario", sc, "--policy", "static:hpcc", "--seeds", "1", "--summary-out", p, "--json-out", j)
+	_, serr := os.Stat(p)
+	_, jerr := os.Stat(j)
+	if err != nil || serr != nil || jerr != nil || !strings.Contains(out, "static:hpcc") {
+		t.Fatalf("a writable --summary-out and --json-out in new folders: %v, %v, %v\n%s", err, serr, jerr, out)
+	}
+}
+
+// Scenario names that differ only in characters a file name cannot hold
+// get plots of their own, not each other's.
+func TestEvalPlotNamesDoNotCollide(t *testing.T) {
+	dir := t.TempDir()
+	var args []string
+	for i, name := range []string{"inc ast", "inc_ast"} {
+		p := filepath.Join(dir, fmt.Sprintf("s%d.yaml", i))
+		if err := os.WriteFile(p, []byte(strings.Replace(tinyTrainScenario, "name: tiny-train", "name: "+name, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--scenario", p)
+	}
+	plots := filepath.Join(dir, "plots")
+	if _, err := runCmd(t, newEvalCmd(), append(args, "--policy", "static:hpcc", "--seeds", "1", "--duration", "1ms", "--plot", plots)...); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(plots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) != 4 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("--plot wrote %v for two scenarios, want 4 files", names)
 	}
 }
 
