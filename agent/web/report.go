@@ -196,6 +196,13 @@ func loadHistory(j ReportSource, o ReportOptions) (*History, ReportFiles, error)
 		rf.Skipped = len(times) - o.Intervals
 		times = times[rf.Skipped:]
 	}
+	if len(times) == 0 && o.SinceNs > 0 {
+		// stored, but all before --since: say when, not that nothing is
+		if all, err := j.RecommendationTimes(0); err == nil && len(all) > 0 {
+			return nil, rf, fmt.Errorf("agent db %s: %w since %s: its %d stored intervals run from %s to %s (an earlier --since shows them)", j.Path(), ErrNothingStored,
+				time.Unix(0, o.SinceNs).Format(time.RFC3339), len(all), time.Unix(0, all[0]).Format(time.RFC3339), time.Unix(0, all[len(all)-1]).Format(time.RFC3339))
+		}
+	}
 	if len(times) == 0 {
 		return nil, rf, fmt.Errorf("agent db %s: %w (shadow mode stores every interval's; a closed loop only with store-recommendations: true)", j.Path(), ErrNothingStored)
 	}

@@ -174,6 +174,12 @@ guardrails:
 	if out, _, err = runAgentCmd(t, context.Background(), "report", "--db", db, "--out", rep); err != nil || !strings.Contains(out, "wrote "+filepath.Join(rep, "index.html")) {
 		t.Fatalf("report: %v\n%s", err, out)
 	}
+	// a --since after every stored interval says when they are, not that
+	// the db has none (which sent the operator to the configuration)
+	if _, _, err = runAgentCmd(t, context.Background(), "report", "--db", db, "--out", rep+"2", "--since", "1ms"); err == nil ||
+		!strings.Contains(err.Error(), "no recommendations stored since ") || !strings.Contains(err.Error(), "stored intervals run from ") {
+		t.Fatalf("report --since after the stored intervals: %v", err)
+	}
 	out, _, err = runAgentCmd(t, context.Background(), "rollback", "--config", conf, "--target", "sw0", "--dry-run")
 	if err != nil || strings.Count(out, "-> 2MB/2.8MB/1%") != 4 {
 		t.Fatalf("dry run: %v\n%s", err, out)
