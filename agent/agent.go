@@ -789,6 +789,10 @@ func (a *Agent) churn(now time.Time) {
 // (Journal.Pause).
 func restorePause(o Options, c *core.Core) bool {
 	if o.Config.Mode != config.ModeClosedLoop {
+		if p, err := o.Journal.Pause(); err == nil && p.Paused {
+			o.Logger.Info("the db holds a pause of the closed loop; shadow mode writes nothing anyway, and a closed loop on this db starts paused",
+				"by", p.By, "reason", p.Reason)
+		}
 		return false
 	}
 	p, err := o.Journal.Pause()
@@ -816,8 +820,16 @@ func (a *Agent) Pause(by, reason string) error { return a.setPause(true, by, rea
 // Resume ends a pause: the next interval applies again.
 func (a *Agent) Resume(by string) error { return a.setPause(false, by, "") }
 
-// PauseState is the closed loop's pause as journaled.
-func (a *Agent) PauseState() (journal.Pause, error) { return a.o.Journal.Pause() }
+// PauseState is the closed loop's pause as journaled; none in shadow
+// mode, which has no closed loop to pause (a pause journaled by a closed
+// loop on the same db applies when one runs on it again: /healthz, the
+// dashboard and /metrics said "paused" there while /resume was refused).
+func (a *Agent) PauseState() (journal.Pause, error) {
+	if a.cfg.Mode != config.ModeClosedLoop {
+		return journal.Pause{}, nil
+	}
+	return a.o.Journal.Pause()
+}
 
 func (a *Agent) setPause(paused bool, by, reason string) error {
 	if a.cfg.Mode != config.ModeClosedLoop {

@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -99,5 +100,41 @@ func TestApproveModeAppliesOnlyApproved(t *testing.T) {
 	r.interval(t) // nothing approved: the last interval changed nothing
 	if lc := r.a.LastChanges(); len(lc) != 0 {
 		t.Fatalf("last changes %+v after an interval without any", lc)
+	}
+}
+
+// The forms of POST /pause and /approve are read alike: from the query,
+// a urlencoded body or a multipart one; a body too large is said so (it
+// read as "by" missing), and /approve takes all= and queue= wherever by=
+// is taken.
+func TestPostFormsReadAlike(t *testing.T) {
+	r := newRig(t, config.ModeClosedLoop, false, "", nil)
+	r.a.cfg.Approve = true
+	srv := httptest.NewServer(r.a.Handler())
+	defer srv.Close()
+	r.interval(t)
+	do := func(path, ctype string, body io.Reader) (int, string) {
+		resp, err := http.Post(srv.URL+path, ctype, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	big := "by=alice&reason=" + strings.Repeat("x", 70_000)
+	if code, body := do("/pause", "application/x-www-form-urlencoded", strings.NewReader(big)); code != http.StatusBadRequest || !strings.Contains(body, "larger than") {
+		t.Fatalf("POST /pause with a body too large: %d %s", code, body)
+	}
+	if code, body := do("/approve?by=me&all=true", "application/x-www-form-urlencoded", nil); code != http.StatusOK || strings.Count(body, `"key"`) != 2 {
+		t.Fatalf("POST /approve?by=me&all=true: %d %s", code, body)
+	}
+	var mp strings.Builder
+	mw := multipart.NewWriter(&mp)
+	mw.WriteField("by", "me")
+	mw.WriteField("all", "true")
+	mw.Close()
+	if code, body := do("/approve", mw.FormDataContentType(), strings.NewReader(mp.String())); code != http.StatusOK {
+		t.Fatalf("POST /approve multipart: %d %s", code, body) // 400 "by: say who approves"
 	}
 }

@@ -82,3 +82,19 @@ func TestStoreFailurePrunesAndRetries(t *testing.T) {
 		t.Fatalf("the interval's recommendations not stored after the prune (%d stored)", len(recs))
 	}
 }
+
+// GET /recommendations?limit=N without since limits the live set too (it
+// was ignored), and a bad limit is refused there as with since.
+func TestLiveRecommendationsLimit(t *testing.T) {
+	r := newRig(t, config.ModeShadow, false, "", nil)
+	r.interval(t)
+	if b := get(t, r.a.Handler(), "/recommendations").Body.String(); strings.Count(b, `"key"`) != 2 {
+		t.Fatalf("/recommendations: %s", b)
+	}
+	if b := get(t, r.a.Handler(), "/recommendations?limit=1").Body.String(); strings.Count(b, `"key"`) != 1 {
+		t.Fatalf("/recommendations?limit=1: %s", b)
+	}
+	if w := get(t, r.a.Handler(), "/recommendations?limit=abc"); w.Code != 400 || !strings.Contains(w.Body.String(), "limit: want a whole number") {
+		t.Fatalf("/recommendations?limit=abc: %d %s", w.Code, w.Body)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -122,6 +123,32 @@ func TestPauseInShadowModeRefused(t *testing.T) {
 	r.a.Handler().ServeHTTP(w, req)
 	if w.Code != http.StatusConflict || !strings.Contains(w.Body.String(), "shadow mode") {
 		t.Fatalf("POST /pause in shadow mode: %d %s", w.Code, w.Body)
+	}
+}
+
+// A shadow agent on a db whose closed loop was paused is not paused:
+// /healthz answered "closed loop paused" and the dashboard showed it,
+// while /metrics said 0 and /resume was refused.
+func TestShadowOnAPausedDBIsNotPaused(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "agent.db")
+	r := newRig(t, config.ModeClosedLoop, false, db, nil)
+	if err := r.a.Pause("alice", "incident"); err != nil {
+		t.Fatal(err)
+	}
+	r.j.Close()
+	s := newRig(t, config.ModeShadow, false, db, nil)
+	s.interval(t)
+	if p, err := s.a.PauseState(); err != nil || p.Paused {
+		t.Fatalf("pause state in shadow mode: %+v %v", p, err)
+	}
+	if h := get(t, s.a.Handler(), "/healthz"); strings.Contains(h.Body.String(), "paused") {
+		t.Fatalf("/healthz in shadow mode on a paused db: %d %s", h.Code, h.Body)
+	}
+	// the pause is kept for the closed loop
+	s.j.Close()
+	c := newRig(t, config.ModeClosedLoop, false, db, nil)
+	if p, err := c.a.PauseState(); err != nil || !p.Paused || p.By != "alice" {
+		t.Fatalf("closed loop after shadow: %+v %v", p, err)
 	}
 }
 

@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -116,7 +117,18 @@ func Handler(o Options) http.Handler {
 			StoredRecommendations(w, r, a.o.Journal, a.o.Clock)
 			return
 		}
-		writeJSON(w, a.o.Source.Recommendations(target))
+		recs := a.o.Source.Recommendations(target)
+		if l := r.URL.Query().Get("limit"); l != "" {
+			// the live set, one per queue: its first limit in key order
+			// (limit was ignored here)
+			n, err := strconv.Atoi(l)
+			if err != nil || n < 1 || n > MaxRecommendationsLimit {
+				http.Error(w, fmt.Sprintf("limit: want a whole number from 1 to %d", MaxRecommendationsLimit), http.StatusBadRequest)
+				return
+			}
+			recs = recs[:min(n, len(recs))]
+		}
+		writeJSON(w, recs)
 	})
 	changes := ChangesHandler(a.o.Journal, a.o.Clock)
 	mux.HandleFunc("/changes", func(w http.ResponseWriter, r *http.Request) {
@@ -317,6 +329,28 @@ const (
 
 // formText is form field name, trimmed: an error when longer than max,
 // or empty when required says what it is for.
+// parseForm reads a POST's form, at most maxFormBytes, from the query,
+// a urlencoded body or a multipart one (curl -F): every field is read
+// from r.Form after it. A body too large is said so (it read as a
+// missing field).
+func parseForm(w http.ResponseWriter, r *http.Request) error {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	var err error
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
+		err = r.ParseMultipartForm(maxFormBytes)
+	} else {
+		err = r.ParseForm()
+	}
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return fmt.Errorf("the form is larger than %d bytes", maxFormBytes)
+		}
+		return fmt.Errorf("the form: %w", err)
+	}
+	return nil
+}
+
 func formText(r *http.Request, name string, max int, required string) (string, error) {
 	v := strings.TrimSpace(r.FormValue(name))
 	switch {
@@ -345,7 +379,10 @@ func (a *server) pause(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "POST to change, GET /pause to read", http.StatusMethodNotAllowed)
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := parseForm(w, r); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	by, err := formText(r, "by", MaxWhoBytes, "say who pauses or resumes (it is journaled)")
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -408,8 +445,7 @@ func (a *server) approve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "POST by=NAME with queue=TARGET/PORT/qN (repeat) or all=true", http.StatusMethodNotAllowed)
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
-	if err := r.ParseForm(); err != nil {
+	if err := parseForm(w, r); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
@@ -418,9 +454,9 @@ func (a *server) approve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	all := r.PostForm.Get("all") == "true"
+	all := r.Form.Get("all") == "true"
 	var keys []env.QueueKey
-	for _, q := range r.PostForm["queue"] {
+	for _, q := range r.Form["queue"] {
 		k, err := env.ParseQueueKey(q)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/web"
 )
 
 // agentRecsOpts are the flags of "ecntune agent recommendations".
@@ -90,6 +91,10 @@ func runAgentRecs(cmd *cobra.Command, o agentRecsOpts) error {
 
 // fetchRecs asks a running agent for its stored recommendations.
 func fetchRecs(ctx context.Context, base string, o agentRecsOpts, from time.Time) ([]core.Recommendation, error) {
+	if o.limit > web.MaxRecommendationsLimit {
+		return nil, fmt.Errorf("--limit %d: a running agent serves at most the newest %d (agent at %s): narrow with --since or --target, or read its db once it has stopped",
+			o.limit, web.MaxRecommendationsLimit, base)
+	}
 	since := "87600h" // everything kept
 	if !from.IsZero() {
 		since = time.Since(from).Round(time.Millisecond).String()

@@ -53,6 +53,9 @@ func TestAgentCommandErrors(t *testing.T) {
 		{[]string{"history", "--db", filepath.Join(dir, "none.db"), "--since", "yesterday"}, "--since"},
 		{[]string{"rollback", "--config", bad}, "--target is required"},
 		{[]string{"rollback", "--target", "sw0"}, "--config is required"},
+		// a running agent serves at most web.MaxRecommendationsLimit (the
+		// request failed with the server's 400 on a limit of its own)
+		{[]string{"recommendations", "--url", "http://127.0.0.1:1", "--limit", "200000"}, "--limit 200000: a running agent serves at most the newest 100000"},
 	}
 	for _, c := range cases {
 		_, _, err := runAgentCmd(t, ctx, c.args...)
