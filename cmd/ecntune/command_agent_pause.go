@@ -74,6 +74,21 @@ func runAgentPause(cmd *cobra.Command, o agentPauseOpts, pause bool) error {
 		p, err = postPause(cmd.Context(), agentBaseURL(o.url), o, pause)
 	case o.cfgPath != "" || o.db != "":
 		p, err = pauseInDB(cmd.Context(), o, pause)
+		if errors.Is(err, journal.ErrJournalLocked) {
+			// the agent runs (in an incident, the usual case): ask it
+			// over HTTP at its configuration's metrics address
+			base := ""
+			if o.cfgPath != "" {
+				if cfg, cerr := config.Load(o.cfgPath); cerr == nil && cfg.Metrics != "" {
+					base = agentBaseURL(cfg.Metrics)
+				}
+			}
+			if base == "" {
+				return fmt.Errorf("%w: give --url http://HOST:PORT of the running agent (its metrics address), or --config of a configuration that has one", err)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "the agent db is locked by the running agent: asking it at %s\n", base)
+			p, err = postPause(cmd.Context(), base, o, pause)
+		}
 	default:
 		return errors.New("--url (a running agent) or --config/--db (a stopped one) is required")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -82,5 +83,34 @@ func TestAgentPauseURL(t *testing.T) {
 	if _, _, err = runAgentCmd(t, context.Background(), "resume", "--url", srv.URL, "--by", "carol"); err == nil ||
 		got != "POST /resume by=carol reason=" || !strings.Contains(err.Error(), "409 Conflict: the agent runs in shadow mode") {
 		t.Fatalf("resume --url refused: %v %q", err, got)
+	}
+}
+
+// pause --config while the agent runs (its db locked, an incident's usual
+// case) asks it over HTTP at the configuration's metrics address; it said
+// "stop it or use another db".
+func TestAgentPauseConfigOfARunningAgent(t *testing.T) {
+	var got string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		got = r.Method + " " + r.URL.Path + " by=" + r.PostForm.Get("by")
+		w.Write([]byte(`{"paused": true, "by": "alice", "since_ns": 1}`))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "agent.db")
+	j, err := journal.OpenJournal(db, time.Second) // the running agent's lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	conf := filepath.Join(dir, "agent.yaml")
+	body := "mode: closed-loop\ndb: " + db + "\nmetrics: " + strings.TrimPrefix(srv.URL, "http://") + "\ntargets:\n  sw0: {address: 127.0.0.1:1, insecure: true}\n"
+	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := runAgentCmd(t, context.Background(), "pause", "--config", conf, "--by", "alice")
+	if err != nil || got != "POST /pause by=alice" || !strings.Contains(out, "closed loop paused (by alice") || !strings.Contains(errOut, "asking it at "+srv.URL) {
+		t.Fatalf("pause --config of a running agent: %v %q\n%s\n%s", err, got, out, errOut)
 	}
 }

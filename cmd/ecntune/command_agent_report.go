@@ -13,8 +13,8 @@ import (
 
 // agentReportOpts are the flags of "ecntune agent report".
 type agentReportOpts struct {
-	db, cfgPath, out, target, since string
-	intervals, queues               int
+	db, cfgPath, url, out, target, since string
+	intervals, queues                    int
 }
 
 func newAgentReportCmd() *cobra.Command {
@@ -28,7 +28,7 @@ queue depth, ECN marks and PFC paused time), a chart of each of the busiest queu
 every audited change marked, and index.html with the audit log. The pictures are the
 live dashboard's. The database is opened read-only; while the agent runs (it holds the
 database locked) the same records are read from its HTTP API, the metrics address of
---config. A closed loop stores its intervals only with store-recommendations: true;
+--config, or at --url (a running demo has no configuration file). A closed loop stores its intervals only with store-recommendations: true;
 without, the report is its audit log alone, and says so.`,
 		Example: `  ecntune agent report --config examples/agent-shadow.yaml --out report/
   ecntune agent report --config examples/agent-closed-loop.yaml --target leaf0 --since 30m`,
@@ -37,6 +37,7 @@ without, the report is its audit log alone, and says so.`,
 	}
 	cmd.Flags().StringVar(&o.db, "db", "", "agent database (default: the db of --config, else agent.db)")
 	cmd.Flags().StringVar(&o.cfgPath, "config", "", "the agent's configuration (for its db)")
+	cmd.Flags().StringVar(&o.url, "url", "", "read from a running agent's HTTP API at this address (http://HOST:PORT) instead of the db")
 	cmd.Flags().StringVar(&o.out, "out", "agent-report", "folder to write the report into")
 	cmd.Flags().StringVar(&o.target, "target", "", "only this target")
 	cmd.Flags().StringVar(&o.since, "since", "", "only intervals since a duration ago (10m) or an RFC 3339 time")
@@ -53,8 +54,13 @@ func runAgentReport(cmd *cobra.Command, o agentReportOpts) error {
 	if o.intervals < 1 || o.queues < 1 {
 		return errors.New("--intervals and --queues must be at least 1")
 	}
-	src, err := openJournalSource(journalFlags{o.db, o.cfgPath}, true, "recommendations and audit log")
-	if err != nil {
+	var src journalSource
+	if o.url != "" {
+		if o.db != "" || o.cfgPath != "" {
+			return errors.New("--url, or --db/--config: give one")
+		}
+		src = journalSource{base: agentBaseURL(o.url), db: "of the agent at " + agentBaseURL(o.url)}
+	} else if src, err = openJournalSource(journalFlags{o.db, o.cfgPath}, true, "recommendations and audit log"); err != nil {
 		return err
 	}
 	rs, done, err := reportSourceOf(cmd, src, o.target, from)

@@ -59,6 +59,11 @@ func TestAgentReportWhileAgentRuns(t *testing.T) {
 	if err != nil || !strings.Contains(errOut, "locked") || !strings.Contains(errOut, srv.URL) {
 		t.Fatalf("report while the agent runs: %v\n%s%s", err, live, errOut)
 	}
+	// --url without a configuration (a running demo has none)
+	byURL, _, err := runAgentCmd(t, ctx, "report", "--url", srv.URL, "--out", filepath.Join(dir, "url"))
+	if l, _, _ := strings.Cut(byURL, "\n"); err != nil || !strings.HasPrefix(live, l+"\n") {
+		t.Fatalf("report --url: %v\n%s\nwant\n%s", err, byURL, live)
+	}
 	j.Close() // the agent stops: the file is read directly
 	stored, _, err := runAgentCmd(t, ctx, "report", "--config", conf, "--out", filepath.Join(dir, "stored"))
 	if err != nil {
