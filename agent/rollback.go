@@ -230,6 +230,17 @@ func ApplyManual(ctx context.Context, j *journal.Journal, sw Switch, changes []c
 	// change standing.
 	got, rerr := sw.Read(ctx, keys)
 	setErr, got, rerr = settleManualCommit(ctx, sw, written, setErr, got, rerr)
+	// The guard's memory of each queue changed: what it expects the switch
+	// to run is what this change left there, so that the agent's next
+	// start does not take the operator's rollback for another writer's
+	// change (an alarm and a yield per queue), and its hold counts from
+	// it, so that the loop does not undo it at once.
+	mems := map[env.QueueKey]core.QueueMemory{}
+	if ms, merr := j.GuardMemory(); merr == nil {
+		for _, m := range ms {
+			mems[m.Key] = m
+		}
+	}
 	var firstErr error
 	for i, e := range written {
 		st, gp, msg := judgeManual(e, setErr, got, rerr)
@@ -239,7 +250,19 @@ func ApplyManual(ctx context.Context, j *journal.Journal, sw Switch, changes []c
 		if st == core.StateIntent {
 			continue // neither the Set nor the read answered: open, for a reconcile
 		}
-		if err := j.Resolve(e.Seq, st, gp, msg, now().UnixNano()); err != nil && firstErr == nil {
+		nowNs := now().UnixNano()
+		var mem []core.QueueMemory
+		if st == core.StateApplied && gp != nil {
+			m, ok := mems[e.Key]
+			if !ok {
+				m = core.QueueMemory{Key: e.Key}
+			}
+			set := *gp
+			m.Expect, m.LastGood, m.Probation = &set, set, nil
+			m.Changed, m.LastChangeNs = true, max(m.LastChangeNs, nowNs)
+			mem = append(mem, m)
+		}
+		if err := j.Resolve(e.Seq, st, gp, msg, nowNs, mem...); err != nil && firstErr == nil {
 			firstErr = fmt.Errorf("audit entry %d: %w", e.Seq, err)
 		}
 		written[i].State, written[i].Got, written[i].Error = st, gp, msg

@@ -338,3 +338,41 @@ func TestApplyManualTimedOutSetMayLand(t *testing.T) {
 		t.Fatalf("judged at once: %+v", r[0])
 	}
 }
+
+// After agent rollback, the agent's next start does not take the
+// operator's change for another writer's (an external-writer alarm and a
+// yield on every queue rolled back), and holds the queue from it.
+func TestAgentAfterManualRollbackSeesNoOtherWriter(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "agent.db")
+	r := newRig(t, config.ModeClosedLoop, false, db, nil)
+	r.interval(t)
+	r.clk.Add(10 * time.Second)
+	r.interval(t)
+	if r.sw.get(kA) != target {
+		t.Fatalf("the loop did not set kA: %+v", r.sw.get(kA))
+	}
+	r.j.Close()
+	j, err := journal.OpenJournal(db, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := r.sw.get(kA)
+	back.KminBytes, back.KmaxBytes = 300_000, 1_200_000
+	if _, _, err := ApplyManual(context.Background(), j, r.sw, []core.Change{{Key: kA, Kind: core.KindManual, Old: target, New: back}}, "ops", r.clk.Now); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	r2 := newRig(t, config.ModeClosedLoop, false, db, r.sw)
+	r2.clk.t = r.clk.Now()
+	r2.tns = r.tns
+	sets := r.sw.setCount()
+	for range 3 {
+		r2.interval(t)
+	}
+	if n := testutilCounter(t, r2.a, "ecntune_agent_alarms_total", core.RuleExternal); n != 0 {
+		t.Fatalf("%v external-writer alarms after the operator's rollback", n)
+	}
+	if n := r.sw.setCount() - sets; n != 0 {
+		t.Fatalf("%d Sets within the hold of the operator's rollback", n)
+	}
+}

@@ -21,8 +21,10 @@ import (
 // the log cannot tell (a probation, another writer's hold) is lost, which
 // leaves the queue held and unwatched. Refusing would stop the agent's
 // safety repairs too, and moving the db aside would lose every queue's
-// memory. Manual changes (agent rollback) do not move the guard's memory
-// and are not counted.
+// memory. A manual change (agent rollback) writes its queue's memory with
+// its result (agent.ApplyManual): the setting it left is what the guard
+// expects, and its hold counts from it; the repair from the audit log does
+// not count manual changes.
 
 // manualModel is the Model of changes ApplyManual records.
 const manualModel = "manual"
