@@ -22,13 +22,7 @@ import (
 // --config, or --url), all pages of it; once the agent is gone it reads
 // the file, read-only.
 func TestAgentHistoryWhileAgentRuns(t *testing.T) {
-	dir := t.TempDir()
-	db := filepath.Join(dir, "agent.db")
-	j, err := journal.OpenJournal(db, time.Second) // the running agent's lock
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
+	dir, db, j := runningAgentDB(t)
 	var es []core.AuditEntry
 	now := time.Now()
 	n := 2*journal.MaxChangesPage + 100 // sw0 has more than two pages
@@ -96,4 +90,18 @@ func TestAgentHistoryWhileAgentRuns(t *testing.T) {
 	if _, _, err = runAgentCmd(t, ctx, "history", "--config", conf, "--target", "sw9"); err == nil || !strings.Contains(err.Error(), `--target: "sw9" is not a target of`) {
 		t.Fatalf("history of an unknown target: %v", err)
 	}
+}
+
+// runningAgentDB is a new agent db in a new folder, held open as a running
+// agent holds it (locked), closed when the test ends.
+func runningAgentDB(t *testing.T) (dir, db string, j *journal.Journal) {
+	t.Helper()
+	dir = t.TempDir()
+	db = filepath.Join(dir, "agent.db")
+	j, err := journal.OpenJournal(db, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { j.Close() })
+	return dir, db, j
 }

@@ -97,13 +97,7 @@ func TestAgentPauseConfigOfARunningAgent(t *testing.T) {
 		w.Write([]byte(`{"paused": true, "by": "alice", "since_ns": 1}`))
 	}))
 	defer srv.Close()
-	dir := t.TempDir()
-	db := filepath.Join(dir, "agent.db")
-	j, err := journal.OpenJournal(db, time.Second) // the running agent's lock
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
+	dir, db, _ := runningAgentDB(t)
 	conf := filepath.Join(dir, "agent.yaml")
 	body := "mode: closed-loop\ndb: " + db + "\nmetrics: " + strings.TrimPrefix(srv.URL, "http://") + "\ntargets:\n  sw0: {address: 127.0.0.1:1, insecure: true}\n"
 	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {

@@ -56,12 +56,7 @@ func TestFleetCommands(t *testing.T) {
 		nodes = append(nodes, n)
 	}
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "agent.yaml")
-	body := fmt.Sprintf("mode: closed-loop\ndb: %s\ntargets:\n  leaf0: {address: 127.0.0.1:1, insecure: true}\nfleet: {endpoints: [%s], name: dc1, member: a}\n",
-		filepath.Join(dir, "a.db"), ep)
-	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeFleetConfig(t, dir, ep)
 	deadline := time.Now().Add(15 * time.Second)
 	for len(nodes[0].Owned())+len(nodes[1].Owned()) != 4 {
 		if time.Now().After(deadline) {
@@ -137,17 +132,24 @@ func TestFleetCommandsNameAnEtcdThatDoesNotAnswer(t *testing.T) {
 	}
 	ep := ln.Addr().String()
 	ln.Close() // nothing listens there now
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "agent.yaml")
-	body := fmt.Sprintf("mode: closed-loop\ndb: %s\ntargets:\n  leaf0: {address: 127.0.0.1:1, insecure: true}\nfleet: {endpoints: [%s], name: dc1, member: a}\n",
-		filepath.Join(dir, "a.db"), ep)
-	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeFleetConfig(t, t.TempDir(), ep)
 	for _, args := range [][]string{{"status"}, {"resign"}} { // status.go and request.go: drain shares status.go's
 		_, err := runFleet(t, append(args, "--config", cfg)...)
 		if err == nil || !strings.Contains(err.Error(), "etcd at "+ep+" did not answer") {
 			t.Errorf("fleet %v: %v", args, err)
 		}
 	}
+}
+
+// writeFleetConfig writes, in dir, a closed-loop configuration of one
+// target whose fleet dc1 (member a) is at etcd endpoint ep.
+func writeFleetConfig(t *testing.T, dir, ep string) string {
+	t.Helper()
+	cfg := filepath.Join(dir, "agent.yaml")
+	body := fmt.Sprintf("mode: closed-loop\ndb: %s\ntargets:\n  leaf0: {address: 127.0.0.1:1, insecure: true}\nfleet: {endpoints: [%s], name: dc1, member: a}\n",
+		filepath.Join(dir, "a.db"), ep)
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }

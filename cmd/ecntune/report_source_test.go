@@ -23,13 +23,7 @@ import (
 // and its audit log) and says the same as the report of the db once the
 // agent has stopped.
 func TestAgentReportWhileAgentRuns(t *testing.T) {
-	dir := t.TempDir()
-	db := filepath.Join(dir, "agent.db")
-	j, err := journal.OpenJournal(db, time.Second) // the running agent's lock
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
+	dir, db, j := runningAgentDB(t)
 	now := time.Now()
 	k := env.QueueKey{Target: "sw0", Port: "Ethernet0", Queue: 3}
 	k2 := env.QueueKey{Target: "sw0", Port: "Ethernet4", Queue: 3}
