@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 )
@@ -95,16 +98,9 @@ type round struct {
 // place reads the members and the assignments, runs Place and writes what
 // changed, in one transaction that holds only while this member leads.
 func (n *Node) place(ctx context.Context, e *concurrency.Election) (round, error) {
-	mr, err := n.cli.Get(ctx, n.prefix+"members/", clientv3.WithPrefix())
+	ms, err := n.members(ctx)
 	if err != nil {
 		return round{}, err
-	}
-	var ms []Member
-	for _, kv := range mr.Kvs {
-		var m Member
-		if json.Unmarshal(kv.Value, &m) == nil && m.ID != "" {
-			ms = append(ms, m)
-		}
 	}
 	ar, err := n.cli.Get(ctx, n.prefix+"assign/", clientv3.WithPrefix())
 	if err != nil {
@@ -154,6 +150,45 @@ func (n *Node) place(ctx context.Context, e *concurrency.Election) (round, error
 }
 
 var errNotLeader = errors.New("fleet: no longer the leader")
+
+// members reads the fleet's members for a placement. Their records carry
+// the switches each runs (a few KB on a thousand switches), and they
+// change when a member joins, leaves or is drained: a round reads the
+// keys alone and reads the records again only when a key is new or
+// changed since the last round (the same one request at rest).
+func (n *Node) members(ctx context.Context) ([]Member, error) {
+	p := n.prefix + "members/"
+	kr, err := n.cli.Get(ctx, p, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		return nil, err
+	}
+	if sig := memberSig(kr.Kvs); sig == n.placing.sig && n.placing.members != nil {
+		return n.placing.members, nil
+	}
+	mr, err := n.cli.Get(ctx, p, clientv3.WithPrefix())
+	if err != nil {
+		return nil, err
+	}
+	ms := []Member{}
+	for _, kv := range mr.Kvs {
+		var m Member
+		if json.Unmarshal(kv.Value, &m) == nil && m.ID != "" {
+			ms = append(ms, m)
+		}
+	}
+	n.placing.members, n.placing.sig = ms, memberSig(mr.Kvs)
+	return ms, nil
+}
+
+// memberSig identifies a set of member records: each key with its
+// modification revision.
+func memberSig(kvs []*mvccpb.KeyValue) string {
+	var b strings.Builder
+	for _, kv := range kvs {
+		fmt.Fprintf(&b, "%s@%d;", kv.Key, kv.ModRevision)
+	}
+	return b.String()
+}
 
 func sleep(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)

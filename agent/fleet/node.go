@@ -151,6 +151,13 @@ type Node struct {
 	leader    bool
 	onChange  func()
 
+	// placing is what the leader keeps between its placement rounds (the
+	// campaign's goroutine only): the members it read last (members).
+	placing struct {
+		members []Member
+		sig     string
+	}
+
 	unplaced     map[string]unplaced // switches of the configuration without an assignment (follow writes it, under mu)
 	notRunWarned map[string]bool     // switches placed here that the configuration does not list, warned of (under mu)
 }
