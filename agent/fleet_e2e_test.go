@@ -208,7 +208,9 @@ func startFleetAgent(t *testing.T, ep, member string, names []string, sws map[st
 		cfg.Targets = append(cfg.Targets, config.Target{Name: n, Address: "127.0.0.1:1", AllPorts: true, Queues: []int{3}})
 	}
 	cfg.Fleet = &config.Fleet{Endpoints: []string{ep}, Name: "t", Member: member, TTL: 2 * time.Second, Takeover: 300 * time.Millisecond}
-	a, err := Open(context.Background(), cfg, Deps{Policy: alternating{}, Observer: &fakeObserver{}, SetTimeout: 200 * time.Millisecond,
+	// a fence in etcd and a Set take 1 s at most: under -race on a loaded
+	// machine 200 ms ran out, and the queue was held for the test's hour
+	a, err := Open(context.Background(), cfg, Deps{Policy: alternating{}, Observer: &fakeObserver{}, SetTimeout: time.Second,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Dial: func(ctx context.Context, tg config.Target, _ time.Duration) (Switch, error) {
 			return recordingSwitch{fakeSwitch: sws[tg.Name], by: member, mu: mu, writers: writers}, nil
