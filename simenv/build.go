@@ -337,15 +337,22 @@ func (s *Sim) initPortMMU(p *port) {
 		p.headroom[pg] = hr
 		a := cfg.PFC.Alpha
 		if cfg.PFC.AlphaScaleWithRate {
-			// Rates are validated finite and within 1 b/s..10 Tb/s, so
-			// this doubles alpha at most 44 times.
-			for r := p.rate; r > s.nicRate*1.0000001; r /= 2 {
+			// Doubled per 2x of port rate over the NIC's, at most
+			// maxAlphaDoublings times, as ns-3 HPCC's third.cc (its shift
+			// goes from 3 to 0: 1/8 becomes 1 at most); uncapped, 1G hosts
+			// on an 800G fabric gave 128, an XOFF of 4 GB on 32 MB.
+			for r, n := p.rate, 0; r > s.nicRate*1.0000001 && n < maxAlphaDoublings; r, n = r/2, n+1 {
 				a *= 2
 			}
+			a = min(a, MaxAlpha)
 		}
 		p.alpha[pg] = a
 	}
 }
+
+// maxAlphaDoublings bounds the PFC alpha's scaling with port rate
+// (PFCConfig.AlphaScaleWithRate).
+const maxAlphaDoublings = 3
 
 func (s *Sim) addPort(node int32, l Link) int32 {
 	id := int32(len(s.ports))

@@ -98,7 +98,8 @@ type PFCConfig struct {
 	// buffer, in (0, MaxAlpha].
 	Alpha float64
 	// AlphaScaleWithRate doubles alpha per 2x of port rate over the host NIC
-	// rate (the ns-3 HPCC convention).
+	// rate, at most 3 times (the ns-3 HPCC convention: 1/8 becomes 1 at
+	// most).
 	AlphaScaleWithRate bool
 	CableMeters        float64
 	// HeadroomBytes, when > 0, overrides the computed headroom for every

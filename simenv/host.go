@@ -315,6 +315,7 @@ func (s *Sim) finish(id int32) {
 	f.rpGen++
 	f.rtoGen++
 	s.stats.FlowsFinished++
+	s.lastFinish = max(s.lastFinish, f.Finish)
 	s.finished = append(s.finished, id)
 	h := &s.hosts[f.srcHost]
 	for i, x := range h.flows {

@@ -31,12 +31,17 @@ func (s *Sim) cableMeters(delay Time) float64 {
 	return max(s.cfg.PFC.CableMeters, float64(delay)/float64(Second)/5e-9)
 }
 
+// recomputeReserve sums the switch's per-port reserves and, with PFC on,
+// the lossless PGs' headroom, both kept out of the shared pool (with PFC
+// off there is no headroom: a cable length moved XOFF and the drops).
 func (s *Sim) recomputeReserve(sw *swState) {
 	sw.totalHdrm, sw.totalRsrv = 0, 0
 	for _, pid := range sw.ports {
 		p := &s.ports[pid]
-		for _, pg := range s.lossless {
-			sw.totalHdrm += p.headroom[pg]
+		if s.cfg.PFC.Enabled {
+			for _, pg := range s.lossless {
+				sw.totalHdrm += p.headroom[pg]
+			}
 		}
 		sw.totalRsrv += s.cfg.PFC.ReserveBytes
 	}

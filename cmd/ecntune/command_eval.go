@@ -352,19 +352,29 @@ func runEvalWithProgress(stderr io.Writer, scs []eval.Scenario, policies []strin
 	// silently, and a user could not tell an interrupt from a crash
 	ch := make(chan os.Signal, 1)
 	stop := trainSignals(ch)
-	quit := make(chan struct{})
+	quit, watched := make(chan struct{}), make(chan struct{})
+	interrupted := func() {
+		prog.finish()
+		fmt.Fprintf(stderr, "\neval: interrupted after %d of %d simulations: no figures (each comparison needs every seed of every policy) and no file written\n",
+			done.Load(), total.Load())
+		trainExit(130)
+	}
 	go func() {
+		defer close(watched)
 		select {
 		case <-ch:
-			prog.finish()
-			fmt.Fprintf(stderr, "\neval: interrupted after %d of %d simulations: no figures (each comparison needs every seed of every policy) and no file written\n",
-				done.Load(), total.Load())
-			trainExit(130)
+			interrupted()
 		case <-quit:
+			select {
+			case <-ch: // a Ctrl-C before the run's end still stops it
+				interrupted()
+			default:
+			}
 		}
 	}()
 	res, err := eval.RunAll(scs, policies, opt)
 	close(quit)
+	<-watched
 	stop()
 	prog.finish()
 	return res, err

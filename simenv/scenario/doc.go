@@ -44,7 +44,8 @@
 // warning (Warnings). mtu, header_bytes and ack_bytes are counts of bytes
 // by their name. Every omitted field takes simenv.DefaultConfig()'s
 // value; topology rates default to 100Gbps (fabric_rate: host_rate), link
-// delay to 1us, buffer to simenv.DefaultBufferBytes. hosts lists host names
+// delay to 1us, buffer to simenv.DefaultBufferBytes; dcqcn.min_rate to
+// 1Gbps, or 1% of the host links' rate where that is not below it. hosts lists host names
 // (host0, host1, ...; in hpcc topologies host<node id>).
 //
 // Unknown keys, values of the wrong type or out of range, and references to

@@ -597,6 +597,15 @@ func parseMeters(s string) (float64, error) {
 }
 
 func (b *builder) dcqcn(f *fileDCQCN) error {
+	if f == nil || f.MinRate == "" {
+		// The default floor (1 Gb/s) at or above the host links' rate
+		// would keep DCQCN from slowing any sender: 1% of it instead, as
+		// the default is of 100G
+		d := &b.cfg.DCQCN
+		if host := b.hostRate(); host > 0 && d.MinRateBps >= host {
+			d.MinRateBps = host / 100
+		}
+	}
 	if f == nil {
 		return nil
 	}

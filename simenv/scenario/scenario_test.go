@@ -150,6 +150,30 @@ func TestParseDefaults(t *testing.T) {
 	}
 }
 
+// Hosts at or below the default DCQCN floor (1 Gb/s) get a floor of 1%
+// of their rate when the scenario gives none (with no dcqcn: section the
+// floor was above the line, and DCQCN never slowed a sender); a given
+// min_rate above the host rate stays an error.
+func TestDefaultMinRateBelowSlowHosts(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"ws.txt": testCDF})
+	for _, c := range []struct {
+		extra string
+		want  float64
+	}{{"", 5e6}, {"dcqcn: {enabled: true}\n", 5e6}, {"dcqcn: {min_rate: 100Mbps}\n", 100e6}} {
+		cfg, err := Parse([]byte("topology: {kind: star, hosts: 4, host_rate: 500Mbps}\nworkloads: [{kind: cdf, cdf: ws.txt, load: 0.5}]\n"+c.extra), dir, "dir/slow.yaml")
+		if err != nil {
+			t.Fatalf("%q: %v", c.extra, err)
+		}
+		if cfg.DCQCN.MinRateBps != c.want {
+			t.Errorf("%q: min rate %g, want %g", c.extra, cfg.DCQCN.MinRateBps, c.want)
+		}
+	}
+	if _, err := Parse([]byte("topology: {kind: star, hosts: 4, host_rate: 500Mbps}\nworkloads: [{kind: cdf, cdf: ws.txt, load: 0.5}]\ndcqcn: {min_rate: 1Gbps}\n"), dir, "dir/slow.yaml"); err == nil ||
+		!strings.Contains(err.Error(), "dcqcn.min_rate: 1Gbps is above the host link rate 500Mbps") {
+		t.Fatalf("a given min_rate above the hosts' rate: %v", err)
+	}
+}
+
 // TestParseErrors: every bad input gives one error naming the file, the
 // field path and what is allowed, and never a partial result or a panic.
 func TestParseErrors(t *testing.T) {
