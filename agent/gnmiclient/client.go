@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,6 +43,13 @@ type Switch struct {
 	settle     time.Duration
 	sample     time.Duration
 	subscribed bool // Subscribe has been called: the stream owns dec
+	// readBound is, for queues whose binding the stream has not given
+	// (dec knows none: a session that ended, one not yet synced), the
+	// ECN profile the last Read found them bound to ("" none): such a
+	// queue is not written (requests), as which other queues share that
+	// profile is unknown and a Set would bind it to a new profile of its
+	// own.
+	readBound map[env.QueueKey]string
 	// refusedGroups are the optional subscription groups the switch
 	// refused (reported once each).
 	refusedGroups map[string]bool
@@ -878,6 +887,16 @@ func (ss *session) profileMissing(p *subInfo, err error) {
 func (s *Switch) requests(settings map[env.QueueKey]env.Setting) (ecn, hr []*gnmi.SetRequest, notTunable []string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var blind []string
+	for _, k := range slices.SortedFunc(maps.Keys(settings), env.CompareQueueKeys) {
+		if p := s.readBound[k]; p != "" && s.dec.Binding(k.Port, k.Queue).ECNProfile == "" {
+			blind = append(blind, fmt.Sprintf("%s (bound to %s)", k, p))
+		}
+	}
+	if len(blind) > 0 {
+		return nil, nil, nil, fmt.Errorf("target %s: not written: the telemetry stream has not said which queues share the ECN profiles of %s, and a Set would bind them to new profiles of their own; written once the stream is back",
+			s.cfg.Name, strings.Join(blind, ", "))
+	}
 	return gnmipath.Sets(s.codec, settings, s.queueState)
 }
 
@@ -984,6 +1003,18 @@ func (s *Switch) Read(ctx context.Context, keys []env.QueueKey) (map[env.QueueKe
 	if !s.subscribed {
 		for _, n := range resp.GetNotification() {
 			_ = s.dec.Apply(n)
+		}
+	} else {
+		// the bindings the stream has not given are noted (readBound)
+		read := gnmipath.NewDecoder(s.codec)
+		for _, n := range resp.GetNotification() {
+			_ = read.Apply(n)
+		}
+		if s.readBound == nil {
+			s.readBound = map[env.QueueKey]string{}
+		}
+		for _, k := range keys {
+			s.readBound[k] = read.Binding(k.Port, k.Queue).ECNProfile
 		}
 	}
 	s.mu.Unlock()
