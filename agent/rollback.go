@@ -335,7 +335,9 @@ func judgeManual(e core.AuditEntry, setErr error, got map[env.QueueKey]env.Setti
 		return core.StateIntent, nil, fmt.Sprintf("set: %v; the Set may still land: the agent judges it at its next start, after %s",
 			setErr, time.Unix(0, e.LandByNs).UTC().Format(time.RFC3339))
 	case core.SetUnread:
-		return core.StateMismatch, nil, "read-back: " + rerr.Error()
+		// answered, unverified: the agent's next start judges it by a
+		// read, as the loop does
+		return core.StateIntent, nil, "set answered; read-back: " + rerr.Error() + ": the agent judges it at its next start"
 	case core.SetApplied:
 		if refused && e.New.HeadroomBytes > 0 && e.New.HeadroomBytes != g.HeadroomBytes {
 			return core.StateApplied, gp, headroomRefused(e.New.HeadroomBytes, g.HeadroomBytes, setErr)
@@ -344,9 +346,8 @@ func judgeManual(e core.AuditEntry, setErr error, got map[env.QueueKey]env.Setti
 	case core.SetFailed:
 		return core.StateFailed, gp, "set: " + setErr.Error()
 	}
-	msg := "switch reports a different setting"
-	if ok {
-		msg += " (set → reported: " + core.SettingDiff(e.New, g) + ")"
+	if !ok {
+		return core.StateMismatch, nil, "the read-back after the Set does not report the queue"
 	}
-	return core.StateMismatch, gp, msg
+	return core.StateMismatch, gp, "switch reports a different setting (set → reported: " + core.SettingDiff(e.New, g) + ")"
 }

@@ -262,9 +262,10 @@ type Result struct {
 // ReadBack judges one target's Set by what the switch reports after it:
 // applied where it reports the new setting, not applied where the Set
 // failed and it does not, a mismatch otherwise. A failed read-back leaves
-// the outcome unknown after a failed Set, and a mismatch against an
-// unknown setting after an answered one (the guard restores the last known
-// good). A Set whose confirmed commit was not confirmed (ErrUnconfirmed)
+// the outcome unknown, after a failed Set or an answered one: its entry
+// stays open and a later read judges it (an answered Set with its read
+// failing, the switch gone, was audited as reading back zeros and rolled
+// back, though the switch had taken it). A Set whose confirmed commit was not confirmed (ErrUnconfirmed)
 // is not applied, whatever the switch runs until it reverts it.
 func (c *Core) ReadBack(target string, cs []Change, setErr error, got map[env.QueueKey]env.Setting, readErr error) []Result {
 	out := make([]Result, len(cs))
@@ -287,8 +288,11 @@ func (c *Core) ReadBack(target string, cs []Change, setErr error, got map[env.Qu
 				out[i].Err = fmt.Errorf("set on %s: %v; read right after: %s; the Set may still land: judged once it no longer can", target, setErr, readDescribe(g, ok))
 			}
 		case SetUnread:
-			out[i].Outcome = Mismatch
-			out[i].Err = fmt.Errorf("read-back on %s: %w", target, readErr)
+			// answered, and unverified: judged by a later read, as a Set
+			// whose answer was lost (it was a mismatch against a setting
+			// of zeros, and a rollback of a change the switch had taken)
+			out[i].Unknown = true
+			out[i].Err = fmt.Errorf("set on %s answered; its read-back failed (%v): judged by a later read", target, readErr)
 		case SetApplied:
 			out[i].Got, out[i].Outcome = g, Applied
 		case SetFailed:
@@ -315,8 +319,8 @@ const (
 	// SetUnknown: the Set failed and the read-back too: nobody knows
 	// whether the switch took it (its audit entry stays open).
 	SetUnknown
-	// SetUnread: the Set was answered, the read-back failed: a mismatch
-	// against a setting nobody knows.
+	// SetUnread: the Set was answered, the read-back failed: the loop
+	// judges it by a later read (Result.Unknown).
 	SetUnread
 	// SetFailed: the Set failed, and the switch does not run the change.
 	SetFailed
@@ -409,7 +413,12 @@ func (c *Core) Settle(r Result, dryRun bool, nowNs int64) Settled {
 			s.Msg = r.Err.Error()
 		}
 	case r.Outcome == Mismatch:
-		s.State, s.Got = StateMismatch, &r.Got
+		s.State = StateMismatch
+		if validSetting(r.Got) {
+			s.Got = &r.Got
+		} else {
+			s.Msg = "the read-back after the Set does not report the queue" // not a setting of zeros
+		}
 	default:
 		s.Got = &r.Got
 		if r.Err != nil {

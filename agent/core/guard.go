@@ -1744,6 +1744,9 @@ func (g *Guard) Result(c Change, out Outcome, got env.Setting, nowNs int64) (*Ch
 		k := c.Key
 		a := &Alarm{Target: c.Key.Target, Key: &k, Rule: RuleReadBack,
 			Msg: "switch reports a different setting from the one set (set → reported: " + SettingDiff(c.New, got) + ")"}
+		if !validSetting(got) {
+			a.Msg = "the switch's read-back after the Set does not report the queue (" + c.New.Describe() + " set)"
+		}
 		if (c.Kind == KindTune || c.Kind == KindFallback) && (!validSetting(got) || fieldsFrom(got, c.Old, c.New)) {
 			// The switch took part of the setting, or none: asked again,
 			// it answers the same (a Set and its undo every interval).
