@@ -9,6 +9,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/agent/gnmiclient"
 	"github.com/ecntune/ecntune/env"
@@ -156,6 +157,27 @@ func (a *Agent) setBackoff(target string, nowNs int64) int64 {
 
 // setFailureProblem is the health problem of target's failed Sets ("" none).
 // Callers hold a.mu.
+// deferProblem says, for /healthz, that target's changes have waited for
+// longer than config.HealthStaleIntervals intervals because the switch
+// cannot be read before a write (a switch too slow for the set timeout, or
+// whose Gets fail: its telemetry may look fine). Callers hold a.mu.
+func (a *Agent) deferProblem(target string, now time.Time) string {
+	ti := a.tinfo[target]
+	if ti == nil || ti.deferSince.IsZero() {
+		return ""
+	}
+	// a deferred change is held min-hold before it is tried (and read)
+	// again: deferrals that stopped that long ago are over
+	if now.Sub(ti.deferLast) > a.cfg.Guardrails.MinHold+2*a.cfg.Interval {
+		return ""
+	}
+	if age := now.Sub(ti.deferSince); age > config.HealthStaleIntervals*a.cfg.Interval {
+		return fmt.Sprintf("%s: no change written for %s: the switch cannot be read before a write (%v); the read (bindings, then profiles) must fit in the set timeout %s",
+			target, age.Round(time.Second), ti.deferErr, a.setTimeout(target))
+	}
+	return ""
+}
+
 func (a *Agent) setFailureProblem(target string) string {
 	f := a.setFails[target]
 	if f == nil || f.n < setFailsBeforeBackoff {
@@ -471,6 +493,11 @@ func (a *Agent) confirmed(d ioDone) []core.Change {
 	}()
 	var deferred []core.Change
 	defer func() { a.logDeferred(d.target, deferred, d.err) }()
+	if d.err == nil {
+		a.mu.Lock()
+		a.info(d.target).deferSince = time.Time{} // read: writes go again
+		a.mu.Unlock()
+	}
 	for _, c := range d.changes {
 		if c.Kind == core.KindReadBack {
 			out = append(out, c)
@@ -508,6 +535,10 @@ func (a *Agent) logDeferred(target string, cs []core.Change, err error) {
 	a.mu.Lock()
 	ti := a.info(target)
 	ti.deferN += len(cs)
+	if ti.deferSince.IsZero() {
+		ti.deferSince = now
+	}
+	ti.deferLast, ti.deferErr = now, err
 	n := ti.deferN
 	due := now.Sub(ti.deferLogged) >= TelemetryRepeat
 	if due {

@@ -98,3 +98,32 @@ func TestLiveRecommendationsLimit(t *testing.T) {
 		t.Fatalf("/recommendations?limit=abc: %d %s", w.Code, w.Body)
 	}
 }
+
+// A switch whose Gets fail (or are too slow for the set timeout) while its
+// telemetry streams on gets no change written, and /healthz says so: it
+// answered ok, and only a warning a minute told.
+func TestDeferredWritesOnHealth(t *testing.T) {
+	r := newRig(t, config.ModeClosedLoop, false, "", nil)
+	r.sw.mu.Lock()
+	r.sw.readErr = errors.New("rpc error: code = Unavailable desc = get refused")
+	r.sw.mu.Unlock()
+	for range 6 {
+		r.interval(t)
+	}
+	if r.sw.setCount() != 0 {
+		t.Fatal("written without a read before the write")
+	}
+	p, _ := r.a.Health()
+	if s := strings.Join(p, "\n"); !strings.Contains(s, "leaf0: no change written for") || !strings.Contains(s, "get refused") {
+		t.Fatalf("health while every read before a write fails: %q", p)
+	}
+	r.sw.mu.Lock()
+	r.sw.readErr = nil
+	r.sw.mu.Unlock()
+	for range 8 { // past the min-hold a deferred change starts
+		r.interval(t)
+	}
+	if p, _ := r.a.Health(); len(p) != 0 || r.sw.setCount() == 0 {
+		t.Fatalf("health once the switch reads again: %q (%d Sets)", p, r.sw.setCount())
+	}
+}

@@ -69,6 +69,9 @@ func (a *Agent) Health() (problems []string, ages map[string]time.Duration) {
 		if p := a.setFailureProblem(n); p != "" {
 			problems = append(problems, p)
 		}
+		if p := a.deferProblem(n, now); p != "" {
+			problems = append(problems, p)
+		}
 	}
 	if a.o.Journal != nil {
 		if since, n, last, _ := a.o.Journal.WriteFailure(); n > 0 {

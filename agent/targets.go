@@ -35,6 +35,11 @@ type targetState struct {
 	// last said (logDeferred); deferN those since.
 	deferLogged time.Time
 	deferN      int
+	// deferSince is when the changes of the target began to be deferred
+	// (zero: the last read before a write succeeded), deferErr why.
+	deferSince time.Time
+	deferLast  time.Time
+	deferErr   error
 	// snapshots counts the target's snapshots (up to absentAfter): ports
 	// are judged absent once it has sent that many.
 	snapshots int
