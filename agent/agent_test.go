@@ -21,6 +21,7 @@ import (
 	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/gnmipath"
 	"github.com/ecntune/ecntune/policy"
 )
 
@@ -527,6 +528,10 @@ func TestAgentReconcileAfterCrash(t *testing.T) {
 		// switch runs is the new baseline, and nothing is written.
 		{name: "neither old nor new", switchRun: half, state: core.StateAbandoned, final: half},
 		{name: "switch unreachable", switchRun: cur, readErr: errors.New("connection refused"), state: core.StateUnreachable, final: cur},
+		// The switch answers, without the queue (a port renamed): the
+		// change is given up, not retried as unreachable for ever (which
+		// held every write to the switch).
+		{name: "queue not reported", switchRun: cur, readErr: fmt.Errorf("%w: missing queue profile binding", gnmipath.ErrNotReported), state: core.StateAbandoned, final: cur},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -849,6 +849,11 @@ func (a *Agent) awaitCommits(t string, es []core.AuditEntry, nowNs int64) bool {
 // reports in a read asked at askedNs (core.Reconcile).
 func (a *Agent) reconciled(t string, es []core.AuditEntry, askedNs int64, got map[env.QueueKey]env.Setting, err error) {
 	nowNs := a.o.Clock().UnixNano()
+	if errors.Is(err, gnmipath.ErrNotReported) {
+		// the switch answered: the queues it does not report are judged
+		// (they held every write to the switch, retried as unreachable)
+		got, err = map[env.QueueKey]env.Setting{}, nil
+	}
 	if err != nil {
 		a.pending = true
 		a.log.Warn("reconcile: cannot read switch, will retry", "target", t, "err", err)

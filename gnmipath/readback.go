@@ -2,6 +2,7 @@ package gnmipath
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/openconfig/gnmi/proto/gnmi"
 
@@ -79,7 +80,12 @@ func ReadSettings(t Target, answer []*gnmi.Notification, keys []env.QueueKey) (m
 		out[k] = st
 	}
 	if len(out) == 0 && len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, fmt.Errorf("%w: %w", ErrNotReported, errors.Join(errs...))
 	}
 	return out, nil
 }
+
+// ErrNotReported: the switch answered the read-back, and the answer holds
+// none of the queues asked (a port renamed or removed, a queue unbound):
+// not a switch that cannot be read.
+var ErrNotReported = errors.New("the switch's answer holds none of the queues asked")

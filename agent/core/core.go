@@ -587,8 +587,8 @@ func reconcile(entries []AuditEntry, got map[env.QueueKey]env.Setting, readNs in
 	}
 	out := make([]Resolution, 0, len(entries))
 	for _, e := range entries {
-		g, ok := got[e.Key]
-		ok = ok && validSetting(g) // zeros from a switch going down are no setting
+		g, present := got[e.Key]
+		ok := present && validSetting(g) // zeros from a switch going down are no setting
 		r := Resolution{Seq: e.Seq, State: StateAbandoned, Got: &g}
 		if !ok {
 			r.Got = nil
@@ -628,9 +628,15 @@ func reconcile(entries []AuditEntry, got map[env.QueueKey]env.Setting, readNs in
 			r.Msg = "switch runs neither old nor new (restarted or written by another): its current setting is the new baseline"
 			r.Note, r.Warn = "reconcile: switch runs neither the old nor the new setting; taking it as the new baseline", true
 			adopt(e.Key, g, g)
+		case present:
+			r.State, r.Msg, r.Retry = StateUnreachable, "the switch reported zeros for this queue (a switch going down)", true
+			r.Note, r.Warn = "reconcile: queue reported as zeros, will retry", true
 		default:
-			r.State, r.Msg, r.Retry = StateUnreachable, "the switch did not report this queue's setting", true
-			r.Note, r.Warn = "reconcile: queue not reported, will retry", true
+			// the switch answered (a switch that cannot be read is not
+			// reconciled) without the queue, past the time the Set could
+			// land: retried for ever, it held every write to the switch
+			r.Msg = "the switch's answer does not report this queue (a port renamed or removed, a queue unbound): the change is given up"
+			r.Note, r.Warn = "reconcile: queue not reported by the switch; change given up", true
 		}
 		out = append(out, r)
 	}
