@@ -869,6 +869,9 @@ func (r *Registry) Rollback(name string, at time.Time) (Model, error) {
 			}
 			stack = stack[:len(stack)-1]
 		}
+		for len(stack) > 0 && stack[len(stack)-1] == cur {
+			stack = stack[:len(stack)-1] // a record written before Delete kept it apart
+		}
 		if len(stack) == 0 {
 			return errorf(ErrNotFound, "model %s has no earlier promoted version to roll back to", name)
 		}
@@ -937,7 +940,9 @@ func (r *Registry) Delete(ref string, force bool) (Model, error) {
 		}
 		kept := st.Stack[:0]
 		for _, v := range st.Stack {
-			if v != m.Version {
+			// the version out, and a version next to itself once it is
+			// out (1,2,1 is 1): a rollback would return to what runs
+			if v != m.Version && (len(kept) == 0 || kept[len(kept)-1] != v) {
 				kept = append(kept, v)
 			}
 		}

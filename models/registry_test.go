@@ -559,3 +559,23 @@ func TestConcurrentUse(t *testing.T) {
 		t.Fatalf("order: %s %s", all[each-1].Ref(), all[each].Ref())
 	}
 }
+
+// Deleting a version out of the promotion record does not leave a version
+// next to itself: promoted 1, 2, 1, then 2 deleted, a rollback "rolled
+// back" to the version already promoted.
+func TestRollbackAfterDeleteSkipsTheVersionPromoted(t *testing.T) {
+	r, _ := openNew(t)
+	for i := uint64(1); i <= 2; i++ {
+		mustPut(t, r, sample("a", i, 32))
+	}
+	for i, ref := range []string{"a@1", "a@2", "a@1"} {
+		if _, err := r.Promote(ref, t0.Add(time.Duration(i)*time.Minute)); err != nil {
+			t.Fatalf("Promote %s: %v", ref, err)
+		}
+	}
+	if _, err := r.Delete("a@2", false); err != nil {
+		t.Fatal(err)
+	}
+	_, err := r.Rollback("a", t0.Add(time.Hour))
+	wantErr(t, err, ErrNotFound, "no earlier promoted version")
+}

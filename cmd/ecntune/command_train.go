@@ -487,6 +487,7 @@ func (o *trainOpts) startFrom(cfg *train.Config) error {
 	if err != nil {
 		return err
 	}
+	o.from = ft.From // the version resolved, for the resume command and the card
 	if err := ft.Refuse(); err != nil {
 		return err
 	}

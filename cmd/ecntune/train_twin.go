@@ -173,6 +173,10 @@ func (o *trainOpts) twinSetup(cmd *cobra.Command) (twinRun, error) {
 	if tr.ft, tr.start, tr.valid, err = loadStart(o.from, o.db); err != nil {
 		return tr, err
 	}
+	// the version resolved: the resume command and the model card name
+	// it (model:d, resumed after d@2 was stored, started from d@2 and
+	// was refused as another configuration)
+	o.from = tr.ft.From
 	for _, f := range o.twinRivals {
 		rv, err := scenario.LoadNamed(f)
 		if err != nil {
@@ -243,6 +247,11 @@ func (o *trainOpts) twinFlags(cmd *cobra.Command) error {
 	}
 	if o.episodes < 0 || o.budget < 0 {
 		return fmt.Errorf("--episodes %d / --budget %v: must not be negative", o.episodes, o.budget)
+	}
+	if o.episodesSet && o.episodes == 0 || o.budgetSet && o.budget == 0 {
+		// as plain train: a 0 given is not "the default" (it ran 5
+		// minutes and a 10-seed evaluation)
+		return fmt.Errorf("--episodes %d / --budget %v: give a positive number (without either: %s)", o.episodes, o.budget, twinDefaultBudget)
 	}
 	if o.episodes == 0 && o.budget == 0 {
 		o.budget = twinDefaultBudget

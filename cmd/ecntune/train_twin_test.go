@@ -482,6 +482,13 @@ func TestTrainTwinRefuses(t *testing.T) {
 			t.Errorf("%v: %v, want %q", c.args, err, c.says)
 		}
 	}
+	// a 0 given is refused as plain train refuses it (it ran the 5-minute
+	// default and a 10-seed evaluation)
+	for _, zero := range [][]string{{"--episodes", "0"}, {"--budget", "0s"}} {
+		if _, _, err := runTrainCmd(t, append([]string{"--twin", twin, "--db", db}, zero...)...); err == nil || !strings.Contains(err.Error(), "give a positive number") {
+			t.Errorf("%v with --twin: %v", zero, err)
+		}
+	}
 	if _, _, err := runTrainCmd(t, "--scenario", twin, "--seeds", "3", "--db", db); err == nil || !strings.Contains(err.Error(), "--seeds goes with --twin") {
 		t.Errorf("--seeds without --twin: %v", err)
 	}
