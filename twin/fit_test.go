@@ -304,3 +304,21 @@ func TestFitSaysWhatItNeverTried(t *testing.T) {
 		}
 	}
 }
+
+// A twin's files are its scenario and the CDF files it names, not every
+// family's (fbhadoop.txt was written beside a web-search twin).
+func TestScenarioFilesOnlyTheCDFsNamed(t *testing.T) {
+	f := Fabric{Kind: "star", Hosts: 4, HostRateBps: 100e9}
+	s := Scenario{Name: "tw", Seed: 7, Duration: 2 * simenv.Millisecond, Fabric: f, Phases: []Phase{{End: 2 * simenv.Millisecond, Workload: Workload{Family: "websearch", Load: 0.4}}}}
+	fs, err := s.Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for n := range fs {
+		names = append(names, n)
+	}
+	if len(fs) != 2 || fs["cdf/websearch.txt"] == nil {
+		t.Fatalf("files %v: want the scenario and cdf/websearch.txt", names)
+	}
+}

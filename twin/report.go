@@ -86,8 +86,12 @@ func (r *Report) WriteText(w io.Writer) error {
 				strings.Join(p.Untried, ", "))
 		}
 		if len(p.Rivals) == 0 {
-			fmt.Fprintf(&b, "  no rival: no other kind of workload came within %.3f in loss, parameters counted (%gx its loss, or %g: the noise)\n",
-				rivalBound(p.penalised), RivalLossFactor, RivalNoiseLoss)
+			tried := "no other kind of workload"
+			if len(p.Untried) > 0 {
+				tried = "no other kind tried"
+			}
+			fmt.Fprintf(&b, "  no rival: %s came within %.3f in loss, parameters counted (%gx its loss, or %g: the noise)\n",
+				tried, rivalBound(p.penalised), RivalLossFactor, RivalNoiseLoss)
 		}
 		for _, rv := range p.Rivals {
 			fmt.Fprintf(&b, "  rival: %s; search loss %.3f, parameters counted %.3f (+%.3f)\n", rv.Workload, rv.SearchLoss, rv.Penalised, rv.Excess)

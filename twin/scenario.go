@@ -1,6 +1,7 @@
 package twin
 
 import (
+	"bytes"
 	"fmt"
 	"io/fs"
 	"strconv"
@@ -159,8 +160,12 @@ func writeWorkload(b *strings.Builder, w Workload, window string) {
 // Files is s's scenario (File) with the CDF files it names, as a file
 // system: what scenario.ParseFS reads and what a caller writes out.
 func (s *Scenario) Files() (fstest.MapFS, error) {
-	m := fstest.MapFS{File: {Data: s.YAML()}}
+	y := s.YAML()
+	m := fstest.MapFS{File: {Data: y}}
 	for _, fam := range Families {
+		if !bytes.Contains(y, []byte("cdf/"+fam+".txt")) {
+			continue // only the files it names (one it does not was written beside it)
+		}
 		data, err := fs.ReadFile(cdf.Files, fam+".txt")
 		if err != nil {
 			return nil, err

@@ -359,7 +359,14 @@ func writeRivals(log io.Writer, out string, r *twin.Result) error {
 		return err
 	}
 	if len(r.Rivals) == 0 {
-		fmt.Fprintln(log, "twin: no rival twin (no other workload came near enough the fit's choice)")
+		why := "no other workload came near enough the fit's choice"
+		for _, p := range r.Report.Phases {
+			if len(p.Untried) > 0 {
+				why = "no other workload tried came near enough the fit's choice; the budget ended before it tried " + strings.Join(p.Untried, ", ") + " (raise --runs or --budget)"
+				break
+			}
+		}
+		fmt.Fprintf(log, "twin: no rival twin (%s)\n", why)
 		return nil
 	}
 	cmd := "ecntune train --twin " + out
