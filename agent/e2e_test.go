@@ -405,6 +405,11 @@ func TestE2EMalformedTelemetryAndRejectedSets(t *testing.T) {
 	if counterSum(e.a, "ecntune_agent_telemetry_errors_total") < 1 {
 		t.Fatal("malformed telemetry not reported")
 	}
+	// the incomplete queue is said to be the switch's refused value, not
+	// a value missing (which hid it)
+	waitFor(t, 10*time.Second, "the refused value on /targets", func() bool {
+		return strings.Contains(get(t, e.a.Handler(), "/targets").Body.String(), "the switch sent a value the agent refused")
+	})
 	if simECN(t, s, "sw0", 1, 3) != poorECN {
 		t.Fatal("setting changed despite refused Sets")
 	}

@@ -191,14 +191,20 @@ func whyUnreachable(err error) string {
 		return "connection refused"
 	case strings.Contains(msg, "no such host"):
 		return "name not found"
+	case strings.Contains(msg, "certificate signed by unknown authority"):
+		// the cause, not the nested "possibly because ..." part after it
+		return "TLS handshake failed: x509: certificate signed by unknown authority (give the switch's CA as tls-ca, or skip-verify: true)"
 	case strings.Contains(msg, "handshake failed") || strings.Contains(msg, "tls:") || strings.Contains(msg, "x509:"):
 		why := msg
-		if i := strings.LastIndex(msg, "x509: "); i >= 0 {
+		if i := strings.Index(msg, "x509: "); i >= 0 {
 			why = msg[i:]
 		} else if i := strings.LastIndex(msg, "tls: "); i >= 0 {
 			why = msg[i:]
 		}
-		return "TLS handshake failed: " + strings.TrimRight(why, `"`)
+		return "TLS handshake failed: " + strings.Trim(why, `"`)
+	case strings.Contains(msg, "error reading server preface") || strings.Contains(msg, "first record does not look like a TLS handshake"):
+		// a plain-text client against a TLS switch (or the other way)
+		return "the switch did not answer in the protocol the agent speaks: it may want TLS (insecure: true is plain text), or plain text (tls-ca given)"
 	case strings.Contains(msg, "DeadlineExceeded") || strings.Contains(msg, "deadline exceeded") ||
 		strings.Contains(msg, "i/o timeout"):
 		return "timed out"
@@ -208,9 +214,9 @@ func whyUnreachable(err error) string {
 		return "refused our credentials"
 	}
 	if i := strings.LastIndex(msg, "desc = "); i >= 0 {
-		msg = strings.Trim(msg[i+len("desc = "):], `"`)
+		msg = msg[i+len("desc = "):]
 	}
-	return msg
+	return strings.Trim(msg, `" `)
 }
 
 // telemetryGood notes a good snapshot of target: a failing target is

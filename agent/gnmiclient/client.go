@@ -371,6 +371,7 @@ type session struct {
 
 	seenBindings uint64
 	learned      bool
+	malformed    error // the last notification the decoder refused (emit says it)
 
 	timer           *time.Timer
 	dirty           bool
@@ -625,7 +626,13 @@ func (ss *session) emit() {
 	snap, incomplete := s.dec.Snapshot()
 	s.mu.Unlock()
 	if len(incomplete) > 0 {
-		ss.report(fmt.Errorf("target %s: %d queues incomplete, e.g. %s", s.cfg.Name, len(incomplete), incomplete[0]))
+		why := ""
+		if ss.malformed != nil {
+			// the value the switch sent was refused: said, not only as
+			// a value missing (which hid it on /healthz)
+			why = fmt.Sprintf(" (the switch sent a value the agent refused: %v)", ss.malformed)
+		}
+		ss.report(fmt.Errorf("target %s: %d queues incomplete, e.g. %s%s", s.cfg.Name, len(incomplete), incomplete[0], why))
 	}
 	if len(snap.Queues) == 0 || snap.TimeNs == ss.emitted {
 		return
@@ -706,6 +713,7 @@ func (ss *session) handle(m subResp) error {
 	}
 	s.mu.Unlock()
 	if err != nil {
+		ss.malformed = err
 		ss.report(fmt.Errorf("target %s: malformed telemetry: %v", s.cfg.Name, err))
 	}
 	if len(emptied) > 0 {
