@@ -325,7 +325,7 @@ func judgeManual(e core.AuditEntry, setErr error, got map[env.QueueKey]env.Setti
 		// unconfirmed commit stays one, refusal or not)
 		judged = nil
 	}
-	switch core.JudgeSet(readBackWant(e.New, refused), judged, g, ok, rerr, core.ReadBackMatches) {
+	switch core.JudgeSet(readBackWant(e.New, refused), readBackWant(e.Old, refused), judged, g, ok, rerr, core.ReadBackMatches) {
 	case core.SetUnconfirmed:
 		return core.StateFailed, gp, "set: " + setErr.Error()
 	case core.SetUnknown:

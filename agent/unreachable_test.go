@@ -18,7 +18,7 @@ func TestUnreachableTargetSaysWhy(t *testing.T) {
 	for _, c := range []struct{ err, want string }{
 		{`rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp 127.0.0.1:1: connect: connection refused"`, "connection refused"},
 		{"rpc error: code = DeadlineExceeded desc = context deadline exceeded", "timed out"},
-		{`rpc error: code = Unavailable desc = connection error: desc = "transport: authentication handshake failed: tls: failed to verify certificate: x509: certificate signed by unknown authority"`, "TLS handshake failed: x509: certificate signed by unknown authority"},
+		{`rpc error: code = Unavailable desc = connection error: desc = "transport: authentication handshake failed: tls: failed to verify certificate: x509: certificate signed by unknown authority"`, "TLS handshake failed: x509: certificate signed by unknown authority (give the switch's CA as tls-ca, or skip-verify: true)"},
 		{`rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp: lookup sw9.example: no such host"`, "name not found"},
 	} {
 		r := newRig(t, config.ModeShadow, false, "", nil)

@@ -276,7 +276,7 @@ func (c *Core) ReadBack(target string, cs []Change, setErr error, got map[env.Qu
 			// a switch going down answers zeros: not a setting
 			g, ok = env.Setting{}, false
 		}
-		switch JudgeSet(ch.New, setErr, g, ok, readErr, c.guard.ReadBackOK) {
+		switch JudgeSet(ch.New, ch.Old, setErr, g, ok, readErr, c.guard.ReadBackOK) {
 		case SetUnconfirmed:
 			out[i].Got = g
 			out[i].Err = fmt.Errorf("set on %s: %w", target, setErr)
@@ -331,12 +331,13 @@ const (
 
 // JudgeSet is the one rule that judges a change's Set by its read-back,
 // for the loop (ReadBack) and `agent rollback` alike: want is what the
-// change must read back as, g what the switch reports for its queue
+// change must read back as, old what it was set from, g what the switch
+// reports for its queue
 // (reported false: nothing), match the read-back comparison (the guard's
 // ReadBackOK, or ReadBackMatches without a guard). A headroom the switch
 // refused is the caller's to take out first: the ECN change stands, and is
 // judged with setErr nil and want without the headroom and alpha.
-func JudgeSet(want env.Setting, setErr error, g env.Setting, reported bool, readErr error, match func(want, got env.Setting) bool) SetVerdict {
+func JudgeSet(want, old env.Setting, setErr error, g env.Setting, reported bool, readErr error, match func(want, got env.Setting) bool) SetVerdict {
 	switch {
 	case errors.Is(setErr, ErrUnconfirmed):
 		return SetUnconfirmed
@@ -351,6 +352,11 @@ func JudgeSet(want env.Setting, setErr error, g env.Setting, reported bool, read
 		// verdict: the switch may apply it later (one did 2 s after the
 		// agent's 5 s deadline, audited as failed)
 		return SetUnknown
+	case setErr != nil && reported && validSetting(old) && !match(old, g):
+		// refused, and the switch runs neither the old setting nor the
+		// new: it took part of the Set (it was audited as failed, with no
+		// alarm and no rollback, the queue left on a mix)
+		return SetMismatch
 	case setErr != nil:
 		return SetFailed
 	}
