@@ -604,13 +604,17 @@ func (a *Agent) setLanded(ctx context.Context, d ioDone) {
 		return
 	}
 	cs, setErr := d.changes, d.setErr
-	var refused error
+	var refused *gnmipath.HeadroomError
 	if herr := (*gnmipath.HeadroomError)(nil); errors.As(setErr, &herr) {
 		refused = herr
 		// The ECN changes went through; the switch refused the headroom.
 		// Judge the ECN change on its own, and say so loudly.
 		a.o.Instruments.Alarms.WithLabelValues("headroom-refused").Inc()
-		a.log.Warn("headroom Set refused; ECN change applied without it", "target", d.target, "err", herr)
+		msg := "headroom Set refused; ECN change applied without it"
+		if errors.Is(herr, core.ErrSetOutcomeUnknown) {
+			msg = "headroom Set not answered (it may still land); ECN change applied"
+		}
+		a.log.Warn(msg, "target", d.target, "err", herr)
 		cs = slices.Clone(cs)
 		for i := range cs {
 			cs[i].New = readBackWant(cs[i].New, true)
@@ -640,7 +644,7 @@ func (a *Agent) setLanded(ctx context.Context, d ioDone) {
 		results[i].Seq = d.seqs[i]
 		if refused != nil && results[i].Outcome == core.Applied && d.changes[i].New.HeadroomBytes != results[i].Got.HeadroomBytes {
 			// the audit says what was applied: not the headroom asked for
-			results[i].Err = errors.New(headroomRefused(d.changes[i].New.HeadroomBytes, results[i].Got.HeadroomBytes, refused))
+			results[i].Err = errors.New(headroomRefused(d.changes[i].New.HeadroomBytes, results[i].Got.HeadroomBytes, headroomErrorOf(refused, results[i].Key)))
 		}
 	}
 	sort.Slice(results, func(i, j int) bool { return env.QueueKeyLess(results[i].Key, results[j].Key) })

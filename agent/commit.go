@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/ecntune/ecntune/agent/config"
@@ -156,8 +157,33 @@ func readBackWant(s env.Setting, refused bool) env.Setting {
 // headroomRefused is the audit's word on a change applied without the
 // headroom the switch refused (why).
 func headroomRefused(wanted, got int64, why error) string {
+	if errors.Is(why, core.ErrSetOutcomeUnknown) {
+		// a headroom Set that timed out was audited as refused, and
+		// landed seconds later unnoticed
+		return fmt.Sprintf("headroom %s not confirmed (%v): the ECN change applied, the headroom is %s as read back, and the headroom Set may still land",
+			units.FormatBytes(wanted), why, units.FormatBytes(got))
+	}
 	return fmt.Sprintf("headroom %s refused by the switch (%v): the ECN change applied, the headroom is %s as read back",
 		units.FormatBytes(wanted), why, units.FormatBytes(got))
+}
+
+// headroomErrorOf is herr narrowed to the paths of key's port (each
+// queue's audit entry listed every queue's headroom paths); all of them
+// when none names the port.
+func headroomErrorOf(herr *gnmipath.HeadroomError, key env.QueueKey) error {
+	var own []string
+	for _, p := range herr.Paths {
+		if i := strings.Index(p, key.Port); i >= 0 {
+			end := i + len(key.Port)
+			if end == len(p) || !(p[end] >= '0' && p[end] <= '9' || p[end] >= 'a' && p[end] <= 'z' || p[end] >= 'A' && p[end] <= 'Z') {
+				own = append(own, p)
+			}
+		}
+	}
+	if len(own) == 0 || len(own) == len(herr.Paths) {
+		return herr
+	}
+	return &gnmipath.HeadroomError{Target: herr.Target, Paths: own, Err: herr.Err}
 }
 
 // noSuchCommit says whether err is a switch's answer that no commit

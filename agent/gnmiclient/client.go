@@ -957,7 +957,8 @@ func (s *Switch) Apply(ctx context.Context, settings map[env.QueueKey]env.Settin
 	for _, r := range hr {
 		if _, err := s.conn.Set(ctx, r); err != nil {
 			if herr == nil {
-				herr = &gnmipath.HeadroomError{Target: s.cfg.Name, Err: err}
+				// a timeout is no refusal: the Set may still land
+				herr = &gnmipath.HeadroomError{Target: s.cfg.Name, Err: setError(err)}
 			}
 			herr.Paths = append(herr.Paths, gnmipath.Describe(r.Prefix, r.Update[0].Path))
 		}
