@@ -172,7 +172,7 @@ func (s *Sim) initCDF(g *generator) error {
 	}
 	g.meanBytes = CDFMean(w.CDF)
 	if last := w.CDF[len(w.CDF)-1].Bytes; last > MaxFlowBytes {
-		return fmt.Errorf("workloads[%d]: cdf reaches %g B, above the %d B a flow may carry", i, last, int64(MaxFlowBytes))
+		return &FieldError{fmt.Sprintf("Workloads[%d].CDF", i), fmt.Sprintf("workloads[%d]: cdf reaches %g B, above the %d B a flow may carry", i, last, int64(MaxFlowBytes))}
 	}
 	for j, p := range w.CDF[1:] {
 		if !(p.Bytes >= 1) {
@@ -219,7 +219,7 @@ func (s *Sim) checkIncast(g *generator) error {
 		return fmt.Errorf("workloads[%d]: fanin %d outside 1..%d (hosts - 1)", i, w.Fanin, len(g.hosts)-1)
 	}
 	if w.SizeBytes <= 0 || w.SizeBytes > MaxFlowBytes {
-		return fmt.Errorf("workloads[%d]: incast size %d B outside 1..%d", i, w.SizeBytes, int64(MaxFlowBytes))
+		return &FieldError{fmt.Sprintf("Workloads[%d].Size", i), fmt.Sprintf("workloads[%d]: incast size %d B outside 1..%d", i, w.SizeBytes, int64(MaxFlowBytes))}
 	}
 	if w.Every <= 0 {
 		return nil // one burst
@@ -247,7 +247,8 @@ func (s *Sim) initCollective(g *generator) error {
 		return fmt.Errorf("workloads[%d]: ranks %d outside 2..%d", i, w.Ranks, len(g.hosts))
 	}
 	if w.SizeBytes <= 0 || w.SizeBytes/int64(w.Ranks) > MaxFlowBytes {
-		return fmt.Errorf("workloads[%d]: collective size %d B outside 1..%d per rank", i, w.SizeBytes, int64(MaxFlowBytes))
+		return &FieldError{fmt.Sprintf("Workloads[%d].Size", i), fmt.Sprintf("workloads[%d]: collective size %d B is %d B per rank, outside 1..%d (the size is the whole collective's, split over its %d ranks)",
+			i, w.SizeBytes, w.SizeBytes/int64(w.Ranks), int64(MaxFlowBytes), w.Ranks)}
 	}
 	c := collState{gen: i}
 	// ranks spread over the host list (round-robin across racks)
@@ -278,7 +279,7 @@ func (s *Sim) checkTrace(g *generator) error {
 			}
 		}
 		if f.SizeBytes < 0 || f.SizeBytes > MaxFlowBytes {
-			return fmt.Errorf("workloads[%d]: flow %d size %d B outside 0..%d", i, j, f.SizeBytes, int64(MaxFlowBytes))
+			return &FieldError{fmt.Sprintf("Workloads[%d].File", i), fmt.Sprintf("workloads[%d]: flow %d of %d size %d B outside 0..%d", i, j+1, len(w.Flows), f.SizeBytes, int64(MaxFlowBytes))}
 		}
 		if f.Src == f.Dst {
 			return fmt.Errorf("workloads[%d]: flow %d goes from node %d to itself", i, j, f.Src)

@@ -200,6 +200,10 @@ func TestParseErrors(t *testing.T) {
 		want []string // substrings of the error, besides the file name
 	}{
 		{"interval not below duration", star + cdf + "interval: 20ms\n", []string{"interval: 20ms is not below the duration 20ms"}},
+		// sizes the simulator refuses name the line and the field (they
+		// gave "workloads[0]: ..." alone), a collective's per rank
+		{"incast size too large", star + "workloads: [{kind: incast, fanin: 2, size: 3GB, every: 1ms}]\n", []string{"line 3", "workloads[0].size: incast size 3000000000 B"}},
+		{"collective size too large", star + "workloads: [{kind: allreduce, ranks: 2, size: 10GB}]\n", []string{"line 3", "workloads[0].size", "5000000000 B per rank"}},
 		{"interval zero", star + cdf + "interval: 0us\n", []string{"interval: 0us must be above 0"}},
 		{"interval bare", star + cdf + "interval: 300\n", []string{"interval"}},
 		{"warmup past the end", star + cdf + "warmup: 25ms\n", []string{"warmup: 25ms is not below the duration 20ms"}},
