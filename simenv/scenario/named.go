@@ -3,6 +3,8 @@ package scenario
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -60,6 +62,21 @@ func Warnings(c simenv.Config) []string {
 	slices.Sort(rates)
 	for _, r := range rates {
 		add("ecn at "+units.FormatRate(r), c.ECNByRate[r])
+	}
+	// the thresholds in effect on ports of other rates: ecn, stated at
+	// 100G, scaled to each (100Mbps hosts ran at kmin 0B, kmax 2B with no
+	// warning)
+	var scaled []float64
+	for _, l := range c.Topology.Links {
+		if _, own := c.ECNByRate[l.RateBps]; !own && l.RateBps != 100e9 && !slices.Contains(scaled, l.RateBps) {
+			scaled = append(scaled, l.RateBps)
+		}
+	}
+	slices.Sort(scaled)
+	for _, r := range scaled {
+		f := r / 100e9
+		add(fmt.Sprintf("ecn as in effect at %s (stated at 100Gbps, scaled)", units.FormatRate(r)), simenv.ECN{
+			KminBytes: int64(math.Round(float64(c.ECN.KminBytes) * f)), KmaxBytes: int64(math.Round(float64(c.ECN.KmaxBytes) * f)), Pmax: c.ECN.Pmax})
 	}
 	return out
 }

@@ -496,8 +496,17 @@ func TestBareSizeAndMTUWarning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w := Warnings(c); len(w) != 1 || !strings.Contains(w[0], "ecn: kmin 400B is below one MTU") {
+	if w := Warnings(c); len(w) != 2 || !strings.Contains(w[0], "ecn: kmin 400B is below one MTU") || !strings.Contains(w[1], "ecn as in effect at 25Gbps") {
 		t.Errorf("warnings %q", w)
+	}
+	// the thresholds in effect on slower ports: the default 400KB/1.6MB
+	// scaled to 100 Mb/s is 400B/1.6KB (no warning said so)
+	slow, err := Parse([]byte("topology: {kind: star, hosts: 4, host_rate: 100Mbps}\nworkloads: [{kind: incast, fanin: 2, size: 10KB, every: 10ms}]\ndcqcn: {min_rate: 10Mbps}\n"), dir, "dir/slow.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := Warnings(slow); len(w) != 1 || !strings.Contains(w[0], "ecn as in effect at 100Mbps") || !strings.Contains(w[0], "kmin 400B") {
+		t.Errorf("warnings at 100 Mb/s %q", w)
 	}
 }
 
