@@ -19,8 +19,7 @@ import (
 // switch's profiles). Once the stream gives the binding it is written in
 // place.
 func TestNoRebindWithoutTheStreamsBindings(t *testing.T) {
-	srv, addr := simtest.Start(t, simtest.Star(poorECN), gnmipath.OpenConfig, nil)
-	_ = srv
+	_, addr := simtest.Start(t, simtest.Star(poorECN), gnmipath.OpenConfig, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	sw, err := Dial(ctx, target0(addr, string(gnmipath.OpenConfig)), 50*time.Millisecond)
