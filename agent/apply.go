@@ -155,8 +155,6 @@ func (a *Agent) setBackoff(target string, nowNs int64) int64 {
 	return f.untilNs
 }
 
-// setFailureProblem is the health problem of target's failed Sets ("" none).
-// Callers hold a.mu.
 // deferProblem says, for /healthz, that target's changes have waited for
 // longer than config.HealthStaleIntervals intervals because the switch
 // cannot be read before a write (a switch too slow for the set timeout, or
@@ -178,6 +176,8 @@ func (a *Agent) deferProblem(target string, now time.Time) string {
 	return ""
 }
 
+// setFailureProblem is the health problem of target's failed Sets ("" none).
+// Callers hold a.mu.
 func (a *Agent) setFailureProblem(target string) string {
 	f := a.setFails[target]
 	if f == nil || f.n < setFailsBeforeBackoff {
