@@ -128,6 +128,22 @@ func (p *progress) finish() {
 	}
 }
 
+// stop ends the bar where it stands, or says how far it got when it
+// printed lines: an interrupted run is not "done".
+func (p *progress) stop() {
+	if p == nil {
+		return
+	}
+	if p.bar != nil {
+		_ = p.bar.Exit()
+		fmt.Fprintln(p.w)
+		return
+	}
+	if el := p.now().Sub(p.start); el >= p.every {
+		fmt.Fprintf(p.w, "%s: interrupted after %s\n", p.what, el.Round(time.Second))
+	}
+}
+
 // lazyProgress is the progress of a run that learns its total from its
 // first report (eval, bench sim): the bar or lines start then, but the
 // estimate counts from the run's start, when lazyProgress was made. (Made
@@ -159,3 +175,6 @@ func (l *lazyProgress) set(done, total int64) {
 
 // finish ends the progress, if it started.
 func (l *lazyProgress) finish() { l.p.finish() }
+
+// stop is progress.stop.
+func (l *lazyProgress) stop() { l.p.stop() }

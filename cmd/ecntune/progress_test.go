@@ -29,6 +29,17 @@ func TestProgressLines(t *testing.T) {
 	var nilp *progress
 	nilp.set(1)
 	nilp.finish()
+	nilp.stop()
+	// an interrupted run is not "done"
+	b.Reset()
+	p = newProgress(&b, "twin eval", "simulations", 40)
+	p.every = 0
+	p.start = time.Now().Add(-10 * time.Second)
+	p.set(10)
+	p.stop()
+	if !strings.Contains(b.String(), "twin eval: interrupted after 10s") || strings.Contains(b.String(), "done") {
+		t.Errorf("interrupted: %q", b.String())
+	}
 }
 
 // On a terminal the bar gives the time left measured over the work done

@@ -317,12 +317,16 @@ func runEvalInterruptibly(s *trainSession, what string, scs []eval.Scenario, spe
 	prog := newLazyProgress(s.stderr, what, "simulations")
 	var mu sync.Mutex // the evaluation may go on after a Ctrl-C: it reports no more then
 	stopped := false
-	finish := func() {
+	finish := func(interrupted bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		if !stopped {
 			stopped = true
-			prog.finish()
+			if interrupted {
+				prog.stop() // not "done"
+			} else {
+				prog.finish()
+			}
 		}
 	}
 	opt.Progress = func(done, total int) {
@@ -346,11 +350,11 @@ func runEvalInterruptibly(s *trainSession, what string, scs []eval.Scenario, spe
 	for {
 		select {
 		case r := <-done:
-			finish()
+			finish(false)
 			return r.res, false, r.err
 		case <-tick.C:
 			if s.intr.interrupted() {
-				finish()
+				finish(true)
 				return nil, true, nil
 			}
 		}
