@@ -265,6 +265,13 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 	}
 	stored, err := s.store(m)
 	if err != nil {
+		// the learning curve is kept with the export file the store left
+		// (it was lost): named NAME-unstored-curve
+		un := m
+		un.Name = m.Name + "-unstored"
+		if base, cerr := writeCurve(o.curveDir(), un, s.res.Curve); cerr == nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "the learning curve is in %s.csv and .png\n", base)
+		}
 		return err
 	}
 	base, err := writeCurve(o.curveDir(), stored, s.res.Curve)
@@ -573,6 +580,9 @@ func writeCurve(dir string, stored models.Model, curve []train.Round) (string, e
 		return "", fmt.Errorf("--out %s: %w", dir, err)
 	}
 	base := filepath.Join(dir, stored.Name+"-v"+strconv.Itoa(stored.Version)+"-curve")
+	if stored.Version == 0 { // not stored (unstored): no version
+		base = filepath.Join(dir, stored.Name+"-curve")
+	}
 	var csvBuf, pngBuf bytes.Buffer
 	if err := train.WriteCurveCSV(&csvBuf, curve); err != nil {
 		return "", err

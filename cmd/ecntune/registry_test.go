@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
+	"github.com/ecntune/ecntune/train"
 )
 
 // TestRunRegistryLeavesRegistryFree: between checkpoints a training run
@@ -107,5 +109,22 @@ func TestUnstoredModelKept(t *testing.T) {
 	}
 	if out, _, err := runModels(t, nil, "import", sub[1], "--db", db); err != nil || !strings.Contains(out, "imported run@1") {
 		t.Fatalf("import of the kept model: %v\n%s", err, out)
+	}
+}
+
+// The learning curve of a model the registry could not take is written
+// beside the runs as NAME-unstored-curve (it was not written at all).
+func TestUnstoredModelsCurveNamed(t *testing.T) {
+	dir := t.TempDir()
+	m := models.Model{Name: "run-unstored"}
+	base, err := writeCurve(dir, m, []train.Round{{Round: 1, Episodes: 2, MeanReward: 0.1}, {Round: 2, Episodes: 4, MeanReward: 0.2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base != filepath.Join(dir, "run-unstored-curve") {
+		t.Fatalf("curve %s", base)
+	}
+	if _, err := os.Stat(base + ".csv"); err != nil {
+		t.Fatal(err)
 	}
 }
