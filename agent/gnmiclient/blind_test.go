@@ -2,10 +2,15 @@ package gnmiclient
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/gnmipath"
 	"github.com/ecntune/ecntune/internal/simtest"
@@ -56,5 +61,20 @@ func TestNoRebindWithoutTheStreamsBindings(t *testing.T) {
 	}
 	if paths := strings.Join(sw.SetPaths([]env.QueueKey{key}), " "); strings.Contains(paths, gnmipath.OwnProfileName("Ethernet1", 3)) {
 		t.Fatalf("written to a profile of its own: %s", paths)
+	}
+}
+
+// A Set refused at the dial (the switch down) never left: a failure, not
+// an outcome nobody knows (a rollback to a switch that was down was judged
+// by value once it came back at its startup setting, and audited as
+// applied). A connection lost on the way is still unknown.
+func TestSetErrorNeverSent(t *testing.T) {
+	dial := status.Error(codes.Unavailable, `connection error: desc = "transport: Error while dialing: dial tcp 127.0.0.1:57401: connect: connection refused"`)
+	if errors.Is(setError(dial), core.ErrSetOutcomeUnknown) {
+		t.Errorf("a Set refused at the dial taken as of unknown outcome")
+	}
+	lost := status.Error(codes.Unavailable, "error reading from server: EOF")
+	if !errors.Is(setError(lost), core.ErrSetOutcomeUnknown) {
+		t.Errorf("a connection lost on the way not taken as of unknown outcome")
 	}
 }

@@ -979,11 +979,25 @@ func setError(err error) error {
 	}
 	if st, ok := status.FromError(err); ok {
 		switch st.Code() {
-		case codes.DeadlineExceeded, codes.Canceled, codes.Unavailable:
+		case codes.Unavailable:
+			if neverSent(st.Message()) {
+				// no connection: the Set never left (a rollback to a
+				// switch that was down was judged by value once it came
+				// back at its startup setting, and audited as applied)
+				return err
+			}
+			return fmt.Errorf("%w: %w", core.ErrSetOutcomeUnknown, err)
+		case codes.DeadlineExceeded, codes.Canceled:
 			return fmt.Errorf("%w: %w", core.ErrSetOutcomeUnknown, err)
 		}
 	}
 	return err
+}
+
+// neverSent says whether an Unavailable's message is of a connection
+// that was never made (the dial failed), not one lost on the way.
+func neverSent(msg string) bool {
+	return strings.Contains(msg, "Error while dialing") || strings.Contains(msg, "connection refused") || strings.Contains(msg, "no such host")
 }
 
 // Read implements Switch: one Get of the bindings of all queues
