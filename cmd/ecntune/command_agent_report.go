@@ -28,8 +28,9 @@ queue depth, ECN marks and PFC paused time), a chart of each of the busiest queu
 every audited change marked, and index.html with the audit log. The pictures are the
 live dashboard's. The database is opened read-only; while the agent runs (it holds the
 database locked) the same records are read from its HTTP API, the metrics address of
---config, or at --url (a running demo has no configuration file). A closed loop stores its intervals only with store-recommendations: true;
-without, the report is its audit log alone, and says so.`,
+--config, or at --url (a running demo has no configuration file). A closed loop stores
+its intervals only with store-recommendations: true; without, the report is its audit
+log alone, and says so.`,
 		Example: `  ecntune agent report --config examples/agent-shadow.yaml --out report/
   ecntune agent report --config examples/agent-closed-loop.yaml --target leaf0 --since 30m`,
 		Args: cobra.NoArgs,
@@ -59,7 +60,7 @@ func runAgentReport(cmd *cobra.Command, o agentReportOpts) error {
 		if o.db != "" || o.cfgPath != "" {
 			return errors.New("--url, or --db/--config: give one")
 		}
-		src = journalSource{base: agentBaseURL(o.url), db: "of the agent at " + agentBaseURL(o.url)}
+		src = journalSource{base: agentBaseURL(o.url), url: true}
 	} else if src, err = openJournalSource(journalFlags{o.db, o.cfgPath}, true, "recommendations and audit log"); err != nil {
 		return err
 	}

@@ -28,6 +28,9 @@ type journalSource struct {
 	j    *journal.Journal
 	base string
 	db   string
+	// url: base was given (--url), not found for a db a running agent
+	// holds locked
+	url bool
 }
 
 // openJournalSource opens the agent's journal read-only. When a running

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -105,7 +104,7 @@ func reportSourceOf(cmd *cobra.Command, src journalSource, target string, from t
 		return src.j, func() { src.j.Close() }, nil
 	}
 	stderr := cmd.ErrOrStderr()
-	if src.db != "" && !strings.HasPrefix(src.db, "of the agent at ") {
+	if !src.url {
 		fmt.Fprintf(stderr, "agent db %s is locked by the running agent: reading its recommendations and audit log from %s\n", src.db, src.base)
 	}
 	s, err := fetchReportSource(cmd.Context(), src.base, target, from)
