@@ -203,6 +203,11 @@ func parseFlowFile(data []byte, name string) ([]simenv.TraceFlow, []int, error) 
 		if size == 0 {
 			return nil, nil, fmt.Errorf("%s: line %d: %s: size is 0 bytes; flows must carry at least 1 byte", name, sizeLine, what)
 		}
+		if size > simenv.MaxFlowBytes {
+			// said here, with the line (the simulator said "workloads[0]:
+			// flow 1 size ..." with neither file nor line)
+			return nil, nil, fmt.Errorf("%s: line %d: %s: size %d bytes is above the %d a flow may carry", name, sizeLine, what, size, int64(simenv.MaxFlowBytes))
+		}
 		st, err := ts.next(what + ": start time")
 		if err != nil {
 			return nil, nil, err

@@ -190,6 +190,7 @@ func TestParseErrors(t *testing.T) {
 		"tiny.txt":   "0 0\n1 50\n20 100\n",
 		"sw.txt":     "1\n0 2 3 100 1000 2\n",
 		"nonode.txt": "1\n1 9 3 100 1000 2\n",
+		"big.txt":    "2\n1 2 3 100 1000 0\n1 2 3 100 3000000000 0\n",
 	}
 	dir := writeFiles(t, files)
 	star := "duration: 20ms\ntopology: {kind: star, hosts: 4}\n"
@@ -250,6 +251,7 @@ func TestParseErrors(t *testing.T) {
 		{"no workloads", star, []string{"workloads: at least one workload is required"}},
 		{"trace flow to a switch", "topology: {kind: hpcc, file: topo.txt}\nworkloads: [{kind: trace, file: sw.txt}]\n", []string{"workloads[0].file", "sw.txt: line 2", "node 0 is a switch"}},
 		{"trace flow to nowhere", "topology: {kind: hpcc, file: topo.txt}\nworkloads: [{kind: trace, file: nonode.txt}]\n", []string{"nonode.txt: line 2", "node 9 does not exist"}},
+		{"trace flow too large", "topology: {kind: hpcc, file: topo.txt}\nworkloads: [{kind: trace, file: big.txt}]\n", []string{"workloads[0].file", "big.txt: line 3: flow 2 of 2: size 3000000000 bytes is above"}},
 		{"trace flow file missing", "topology: {kind: hpcc, file: topo.txt}\nworkloads: [{kind: trace, file: gone.txt}]\n", []string{"workloads[0].file", "gone.txt", "cannot read flow file"}},
 		{"trace after the run", "topology: {kind: hpcc, file: topo.txt}\nworkloads: [{kind: trace, file: flows.txt}]\n", []string{"workloads[0].file: flows.txt: the first flow starts at 2.000000642s", "duration 10ms"}},
 		{"trace takes no start", "topology: {kind: hpcc, file: topo.txt}\nworkloads: [{kind: trace, file: flows.txt, start: 1ms}]\n", []string{"workloads[0].start: not used by kind trace"}},
