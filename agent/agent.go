@@ -289,9 +289,6 @@ func (a *Agent) Run(ctx context.Context) error {
 			return nil
 		case d := <-a.ioc:
 			a.land(ctx, d)
-		case <-a.gateDone():
-			a.finishIO(ctx)
-			return errors.New("fleet: this agent's membership ended (its lease expired, e.g. after a pause); it writes nothing more: restart it to join again")
 		case s := <-subs.snaps:
 			a.Ingest(s)
 		case e := <-subs.errs:

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
@@ -173,9 +174,9 @@ func headroomRefused(wanted, got int64, why error) string {
 func headroomErrorOf(herr *gnmipath.HeadroomError, key env.QueueKey) error {
 	var own []string
 	for _, p := range herr.Paths {
+		// the port's name whole (Ethernet4, not Ethernet40)
 		if i := strings.Index(p, key.Port); i >= 0 {
-			end := i + len(key.Port)
-			if end == len(p) || !(p[end] >= '0' && p[end] <= '9' || p[end] >= 'a' && p[end] <= 'z' || p[end] >= 'A' && p[end] <= 'Z') {
+			if rest := p[i+len(key.Port):]; rest == "" || !unicode.IsLetter(rune(rest[0])) && !unicode.IsDigit(rune(rest[0])) {
 				own = append(own, p)
 			}
 		}

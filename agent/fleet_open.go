@@ -52,17 +52,6 @@ func joinFleet(ctx context.Context, cfg *config.Config, setTimeout time.Duration
 	return n, func() error { n.Close(); return cli.Close() }, nil
 }
 
-// doner is a Gate that can end (a fleet member whose lease is gone).
-type doner interface{ Done() <-chan struct{} }
-
-// gateDone is closed when the agent's Gate ends (nil: never).
-func (a *Agent) gateDone() <-chan struct{} {
-	if d, ok := a.o.Gate.(doner); ok {
-		return d.Done()
-	}
-	return nil
-}
-
 // noteOwners sets ecntune_agent_fleet_owner for every target, and the
 // fleet's members and leader (noteFleet; a fleet only).
 func (a *Agent) noteOwners() {

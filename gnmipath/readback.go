@@ -60,8 +60,9 @@ func ReadProfiles(t Target, bindings []*gnmi.Notification, keys []env.QueueKey) 
 
 // ReadSettings decodes both answers of a read-back with one decoder (not
 // one per queue: that was quadratic in the queues of a Set) into the
-// setting of each of keys it holds; an error only when it holds none.
-func ReadSettings(t Target, answer []*gnmi.Notification, keys []env.QueueKey) (map[env.QueueKey]env.Setting, error) {
+// setting of each of keys it holds, and the ECN profile each is bound to
+// ("" none); an error only when it holds no setting.
+func ReadSettings(t Target, answer []*gnmi.Notification, keys []env.QueueKey) (map[env.QueueKey]env.Setting, map[env.QueueKey]string, error) {
 	rd := NewDecoder(t)
 	var aerrs []error
 	for _, n := range answer {
@@ -70,8 +71,10 @@ func ReadSettings(t Target, answer []*gnmi.Notification, keys []env.QueueKey) (m
 		}
 	}
 	out := make(map[env.QueueKey]env.Setting, len(keys))
+	bound := make(map[env.QueueKey]string, len(keys))
 	var errs []error
 	for _, k := range keys {
+		bound[k] = rd.Binding(k.Port, k.Queue).ECNProfile
 		st, err := rd.Setting(k.Port, k.Queue)
 		if err != nil {
 			errs = append(errs, errors.Join(append([]error{err}, aerrs...)...))
@@ -80,9 +83,9 @@ func ReadSettings(t Target, answer []*gnmi.Notification, keys []env.QueueKey) (m
 		out[k] = st
 	}
 	if len(out) == 0 && len(errs) > 0 {
-		return nil, fmt.Errorf("%w: %w", ErrNotReported, errors.Join(errs...))
+		return nil, bound, fmt.Errorf("%w: %w", ErrNotReported, errors.Join(errs...))
 	}
-	return out, nil
+	return out, bound, nil
 }
 
 // ErrNotReported: the switch answered the read-back, and the answer holds

@@ -213,14 +213,14 @@ func (s *Sim) Idle() bool {
 
 func (s *Sim) dispatch(e event) {
 	a := e.a()
-	switch k := e.kind(); {
-	case (k == evFlowStart || k == evGenerator || k == evCollective) && !s.cfg.Loop && s.cfg.Duration > 0 && e.t >= s.cfg.Duration:
+	k := e.kind()
+	if (k == evFlowStart || k == evGenerator || k == evCollective) && !s.cfg.Loop && s.cfg.Duration > 0 && e.t >= s.cfg.Duration {
 		// A run covers [0, Duration): work due at its end starts no flow
 		// (a burst every 2 ms of a 10 ms run left 15 of 90 flows
 		// "unfinished", started at 10 ms)
 		return
 	}
-	switch e.kind() {
+	switch k {
 	case evTxDone:
 		s.txDone(a)
 	case evArrive:

@@ -1018,30 +1018,25 @@ func (s *Switch) Read(ctx context.Context, keys []env.QueueKey) (map[env.QueueKe
 		}
 		resp.Notification = append(resp.Notification, ns...)
 	}
+	got, bound, err := gnmipath.ReadSettings(gnmipath.Target{Name: s.cfg.Name, Dialect: s.codec.Dialect, Namespace: s.codec.Namespace}, resp.GetNotification(), keys)
 	// Without a subscription (ecntune agent rollback) the response is the
 	// only source of the profile bindings a Set needs. With one, the
 	// stream's ON_CHANGE updates are newer than a Get can be: applying a
-	// Get answer after them would bring back a stale setting.
+	// Get answer after them would bring back a stale setting; the
+	// bindings the stream has not given are noted (readBound).
 	s.mu.Lock()
 	if !s.subscribed {
 		for _, n := range resp.GetNotification() {
 			_ = s.dec.Apply(n)
 		}
 	} else {
-		// the bindings the stream has not given are noted (readBound)
-		read := gnmipath.NewDecoder(s.codec)
-		for _, n := range resp.GetNotification() {
-			_ = read.Apply(n)
-		}
 		if s.readBound == nil {
 			s.readBound = map[env.QueueKey]string{}
 		}
-		for _, k := range keys {
-			s.readBound[k] = read.Binding(k.Port, k.Queue).ECNProfile
-		}
+		maps.Copy(s.readBound, bound)
 	}
 	s.mu.Unlock()
-	return gnmipath.ReadSettings(gnmipath.Target{Name: s.cfg.Name, Dialect: s.codec.Dialect, Namespace: s.codec.Namespace}, resp.GetNotification(), keys)
+	return got, err
 }
 
 // getEach sends req; when a path is NotFound (a binding names a profile
