@@ -29,6 +29,7 @@ func UndoPlan(entries []core.AuditEntry, target string, toNs int64) []core.Chang
 	type acc struct {
 		first, last, lastAgent core.AuditEntry
 		have, agent            bool
+		repairs                []core.AuditEntry
 	}
 	per := map[env.QueueKey]*acc{}
 	for _, e := range entries {
@@ -46,6 +47,14 @@ func UndoPlan(entries []core.AuditEntry, target string, toNs int64) []core.Chang
 		if e.Seq >= a.last.Seq {
 			a.last = e
 		}
+		if e.Kind == core.KindRepair {
+			// a safety repair is never undone (it put the queue back
+			// inside the invariants: headroom at the lossless floor,
+			// Kmax under XOFF); a restore from before it keeps what it
+			// repaired (keepRepairs)
+			a.repairs = append(a.repairs, e)
+			continue
+		}
 		if e.Kind != core.KindManual && e.Seq >= a.lastAgent.Seq {
 			a.lastAgent, a.agent = e, true
 		}
@@ -54,23 +63,27 @@ func UndoPlan(entries []core.AuditEntry, target string, toNs int64) []core.Chang
 	for k, a := range per {
 		var restore env.Setting
 		var why string
+		var from uint64 // the Seq of the change undone: repairs from it on are kept
 		switch {
 		case toNs <= 0 && a.agent && a.last.Kind != core.KindManual:
 			// The queue's last change is the agent's (after a manual
 			// rollback of any kind, there is nothing of the agent's left
 			// to undo: undoing an older change again would re-apply one).
-			restore = a.lastAgent.Old
+			restore, from = a.lastAgent.Old, a.lastAgent.Seq
 			why = fmt.Sprintf("undo audit entry %d (%s)", a.lastAgent.Seq, a.lastAgent.Kind)
 		case toNs == UndoBaseline && a.have:
-			restore = a.first.Old
+			restore, from = a.first.Old, a.first.Seq
 			why = fmt.Sprintf("back to the baseline: the setting before the first change, audit entry %d at %s", a.first.Seq,
 				time.Unix(0, a.first.TimeNs).UTC().Format(time.RFC3339))
 		case toNs > 0 && a.have:
-			restore = a.first.Old
+			restore, from = a.first.Old, a.first.Seq
 			why = fmt.Sprintf("back to the setting before audit entry %d at %s", a.first.Seq,
 				time.Unix(0, a.first.TimeNs).UTC().Format(time.RFC3339))
 		default:
 			continue
+		}
+		if kept := keepRepairs(&restore, a.repairs, from); kept != "" {
+			why += "; " + kept
 		}
 		if core.SameSetting(restore, a.last.New, 1e-9) {
 			continue // already there
@@ -78,6 +91,49 @@ func UndoPlan(entries []core.AuditEntry, target string, toNs int64) []core.Chang
 		out = append(out, core.Change{Key: k, Kind: core.KindManual, Old: a.last.New, New: restore, Reason: why})
 	}
 	sort.Slice(out, func(i, j int) bool { return env.QueueKeyLess(out[i].Key, out[j].Key) })
+	return out
+}
+
+// keepRepairs bounds a restored setting by the safety repairs after the
+// change it undoes (Seq >= from): headroom no lower than a repair raised it
+// to, Kmax (and Kmin) no higher than a repair lowered it to, so that an
+// undo never puts a lossless queue back below its PFC floor or its Kmax
+// above XOFF. It says what it kept, "" if nothing.
+func keepRepairs(s *env.Setting, repairs []core.AuditEntry, from uint64) string {
+	var kept []uint64
+	for _, r := range repairs {
+		if r.Seq < from {
+			continue
+		}
+		bound := false
+		if r.New.HeadroomBytes > r.Old.HeadroomBytes && s.HeadroomBytes < r.New.HeadroomBytes {
+			s.HeadroomBytes, bound = r.New.HeadroomBytes, true
+		}
+		if r.New.KmaxBytes > 0 && r.New.KmaxBytes < r.Old.KmaxBytes && s.KmaxBytes > r.New.KmaxBytes {
+			s.KmaxBytes, bound = r.New.KmaxBytes, true
+			if s.KminBytes > r.New.KminBytes {
+				s.KminBytes = r.New.KminBytes
+			}
+		}
+		if bound {
+			kept = append(kept, r.Seq)
+		}
+	}
+	if len(kept) == 0 {
+		return ""
+	}
+	sort.Slice(kept, func(i, j int) bool { return kept[i] < kept[j] })
+	return fmt.Sprintf("keeping the safety repair of audit entry %s", joinSeqs(kept))
+}
+
+func joinSeqs(seqs []uint64) string {
+	out := ""
+	for i, q := range seqs {
+		if i > 0 {
+			out += ", "
+		}
+		out += fmt.Sprint(q)
+	}
 	return out
 }
 

@@ -67,6 +67,54 @@ func TestUndoPlan(t *testing.T) {
 	}
 }
 
+// A safety repair is never undone: a plain rollback whose queue's last
+// change is a repair leaves it (or undoes the tune before it, keeping what
+// the repair fixed), and a restore from before a repair keeps headroom at
+// the floor and Kmax under XOFF as the repair set them.
+func TestUndoPlanKeepsSafetyRepairs(t *testing.T) {
+	unsafe := env.Setting{KminBytes: 1_000_000, KmaxBytes: 9_000_000, Pmax: 0.05, HeadroomBytes: 20_000}
+	fixed := env.Setting{KminBytes: 1_000_000, KmaxBytes: 4_500_000, Pmax: 0.05, HeadroomBytes: 56_016}
+	repair := core.AuditEntry{Seq: 1, TimeNs: 10 * sec, Target: "leaf0", State: core.StateApplied,
+		Change: core.Change{Key: kA, Kind: core.KindRepair, Old: unsafe, New: fixed, Reason: "safety repair: headroom below the floor; kmax not below XOFF"}}
+	es := []core.AuditEntry{repair}
+	if plan := UndoPlan(es, "leaf0", 0); len(plan) != 0 {
+		t.Fatalf("a plain rollback undid a safety repair: %+v", plan)
+	}
+	for _, to := range []int64{UndoBaseline, 5 * sec} {
+		if plan := UndoPlan(es, "leaf0", to); len(plan) != 0 {
+			t.Fatalf("rollback to %d undid a safety repair: %+v", to, plan)
+		}
+	}
+	// A tune after the repair: undone, back to the repaired setting.
+	tuned := env.Setting{KminBytes: 800_000, KmaxBytes: 3_000_000, Pmax: 0.1, HeadroomBytes: 56_016}
+	es = append(es, core.AuditEntry{Seq: 2, TimeNs: 20 * sec, Target: "leaf0", State: core.StateApplied,
+		Change: core.Change{Key: kA, Kind: core.KindTune, Old: fixed, New: tuned}})
+	if plan := UndoPlan(es, "leaf0", 0); len(plan) != 1 || plan[0].New != fixed {
+		t.Fatalf("undo of the tune after a repair: %+v", plan)
+	}
+	// Back to the baseline (before the repair): the unsafe knobs are not
+	// written back, the others are.
+	base := UndoPlan(es, "leaf0", UndoBaseline)
+	if len(base) != 1 || base[0].New.HeadroomBytes != fixed.HeadroomBytes || base[0].New.KmaxBytes != fixed.KmaxBytes ||
+		base[0].New.Pmax != unsafe.Pmax || !strings.Contains(base[0].Reason, "keeping the safety repair of audit entry 1") {
+		t.Fatalf("baseline across a repair: %+v", base)
+	}
+	// A tune, then a repair of it (XOFF fell): a plain rollback undoes
+	// the tune but keeps Kmax under XOFF and Kmin under Kmax.
+	before := env.Setting{KminBytes: 2_000_000, KmaxBytes: 6_000_000, Pmax: 0.2, HeadroomBytes: 56_016}
+	high := env.Setting{KminBytes: 2_500_000, KmaxBytes: 7_000_000, Pmax: 0.2, HeadroomBytes: 56_016}
+	lowered := env.Setting{KminBytes: 1_000_000, KmaxBytes: 3_000_000, Pmax: 0.2, HeadroomBytes: 56_016}
+	es = []core.AuditEntry{
+		{Seq: 1, TimeNs: 10 * sec, Target: "leaf0", State: core.StateApplied, Change: core.Change{Key: kB, Kind: core.KindTune, Old: before, New: high}},
+		{Seq: 2, TimeNs: 20 * sec, Target: "leaf0", State: core.StateApplied, Change: core.Change{Key: kB, Kind: core.KindRepair, Old: high, New: lowered}},
+	}
+	plan := UndoPlan(es, "leaf0", 0)
+	if len(plan) != 0 {
+		// before, bounded by the repair, is the repaired setting itself
+		t.Fatalf("undo of a repaired tune: %+v", plan)
+	}
+}
+
 // Every knob that changes is in the audit reason, whatever the policy's
 // reason names.
 func TestAuditReasonNamesEveryKnob(t *testing.T) {
