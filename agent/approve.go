@@ -52,7 +52,8 @@ func (a *Agent) Pending() []core.Pending {
 // Approve approves the pending change of each of keys (all pending ones
 // with all) for by: each is applied at the next interval where the guard
 // still proposes it (its audit entry names by), within ApprovalIntervals.
-func (a *Agent) Approve(keys []env.QueueKey, all bool, by string) ([]core.Pending, error) {
+// With plans, only those very changes are approved (core.Approvals.Approve).
+func (a *Agent) Approve(keys []env.QueueKey, all bool, by string, plans []string) ([]core.Pending, error) {
 	if !a.cfg.Approve || a.cfg.Mode != config.ModeClosedLoop {
 		return nil, ErrNotApproveMode
 	}
@@ -62,7 +63,7 @@ func (a *Agent) Approve(keys []env.QueueKey, all bool, by string) ([]core.Pendin
 		return nil, ErrPausedApproval
 	}
 	a.mu.Lock()
-	out, err := a.approvals.Approve(keys, all, by, a.o.Clock().UnixNano())
+	out, err := a.approvals.Approve(keys, all, by, plans, a.o.Clock().UnixNano())
 	a.mu.Unlock()
 	if err != nil {
 		return nil, err

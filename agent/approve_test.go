@@ -20,7 +20,7 @@ import (
 // queue still waits. Outside approve mode approvals are refused.
 func TestApproveModeAppliesOnlyApproved(t *testing.T) {
 	r := newRig(t, config.ModeClosedLoop, false, "", nil)
-	if _, err := r.a.Approve(nil, true, "alice"); err != ErrNotApproveMode {
+	if _, err := r.a.Approve(nil, true, "alice", nil); err != ErrNotApproveMode {
 		t.Fatalf("approve outside approve mode: %v", err)
 	}
 	r.a.cfg.Approve = true
@@ -80,7 +80,12 @@ func TestApproveModeAppliesOnlyApproved(t *testing.T) {
 	if code, body := post(url.Values{"by": {"alice"}, "queue": {"leaf0/Ethernet0"}}); code != http.StatusBadRequest || !strings.Contains(body, "TARGET/PORT/qN") {
 		t.Fatalf("approve a malformed queue: %d %s", code, body)
 	}
-	if code, body := post(url.Values{"by": {"alice"}, "queue": {kA.String()}}); code != 200 || !strings.Contains(body, `"approved_by": "alice"`) {
+	// a plan other than the one pending (the proposal changed since it
+	// was reviewed) approves nothing: 409, naming what is pending now
+	if code, body := post(url.Values{"by": {"alice"}, "queue": {kA.String()}, "plan": {"0badf00d"}}); code != http.StatusConflict || !strings.Contains(body, "now proposes") {
+		t.Fatalf("approve a plan not pending: %d %s", code, body)
+	}
+	if code, body := post(url.Values{"by": {"alice"}, "queue": {kA.String()}, "plan": {ps[0].Plan}}); code != 200 || !strings.Contains(body, `"approved_by": "alice"`) {
 		t.Fatalf("approve: %d %s", code, body)
 	}
 	r.interval(t)

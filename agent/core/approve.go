@@ -1,7 +1,10 @@
 package core
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -24,9 +27,22 @@ type Approvals struct {
 // proposed it, and whether (and by whom) it was approved.
 type Pending struct {
 	Change
-	SinceNs    int64 `json:"since_ns"`
-	Approved   bool  `json:"approved,omitempty"`
-	ApprovedAt int64 `json:"approved_at_ns,omitempty"`
+	// Plan names this very change (queue and proposed setting, PlanID):
+	// an approval that gives it approves this change and no other.
+	Plan       string `json:"plan"`
+	SinceNs    int64  `json:"since_ns"`
+	Approved   bool   `json:"approved,omitempty"`
+	ApprovedAt int64  `json:"approved_at_ns,omitempty"`
+}
+
+// PlanID names a proposed change: its queue and setting (knobs as the
+// switch takes them: bytes, and Pmax to 1e-6), as 8 hex digits. The
+// same proposal has the same ID from one interval to the next; another
+// setting for the queue has another.
+func PlanID(k env.QueueKey, s env.Setting) string {
+	h := sha256.Sum256(fmt.Appendf(nil, "%s|%d|%d|%d|%d|%d", k.String(), s.KminBytes, s.KmaxBytes,
+		int64(math.Round(s.Pmax*1e6)), s.HeadroomBytes, int64(math.Round(s.Alpha*1e6))))
+	return hex.EncodeToString(h[:4])
 }
 
 type approval struct {
@@ -64,7 +80,7 @@ func (a *Approvals) Gate(changes []Change, nowNs int64) (apply, held []Change) {
 			apply = append(apply, c)
 			continue
 		}
-		p := Pending{Change: c, SinceNs: nowNs}
+		p := Pending{Change: c, Plan: PlanID(c.Key, c.New), SinceNs: nowNs}
 		if was, ok := a.pending[c.Key]; ok && SameSetting(was.New, c.New, 1e-9) {
 			p.SinceNs = was.SinceNs
 		}
@@ -95,7 +111,14 @@ func (a *Approvals) Pending() []Pending {
 // with who approved it first (a change approved already keeps its
 // approver). A key with nothing pending is an error that names it;
 // nothing is approved then.
-func (a *Approvals) Approve(keys []env.QueueKey, all bool, by string, nowNs int64) ([]Pending, error) {
+//
+// With plans (the Plan of each change the operator reviewed), it
+// approves only those very changes: each change it would approve must be
+// one of plans, and each of plans must be pending (with all: the pending
+// set is exactly plans). Otherwise the guard's proposal changed since it
+// was reviewed; the error names what is pending now, and nothing is
+// approved.
+func (a *Approvals) Approve(keys []env.QueueKey, all bool, by string, plans []string, nowNs int64) ([]Pending, error) {
 	if strings.TrimSpace(by) == "" {
 		return nil, fmt.Errorf("approve: say who approves (by)")
 	}
@@ -104,6 +127,7 @@ func (a *Approvals) Approve(keys []env.QueueKey, all bool, by string, nowNs int6
 		for k := range a.pending {
 			keys = append(keys, k)
 		}
+		slices.SortFunc(keys, env.CompareQueueKeys)
 	}
 	var missing []string
 	for _, k := range keys {
@@ -113,6 +137,11 @@ func (a *Approvals) Approve(keys []env.QueueKey, all bool, by string, nowNs int6
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("approve: nothing pending for %s", strings.Join(missing, ", "))
+	}
+	if len(plans) > 0 {
+		if err := a.checkPlans(keys, plans); err != nil {
+			return nil, err
+		}
 	}
 	if a.approved == nil {
 		a.approved = map[env.QueueKey]approval{}
@@ -137,4 +166,42 @@ func (a *Approvals) Approve(keys []env.QueueKey, all bool, by string, nowNs int6
 	}
 	slices.SortFunc(out, func(x, y Pending) int { return env.CompareQueueKeys(x.Key, y.Key) })
 	return out, nil
+}
+
+// checkPlans says whether the pending changes of keys are the reviewed
+// plans, and only those: a reviewed plan no longer pending, or a change of
+// keys that is not one of plans, is an error naming the queue and what is
+// pending now.
+func (a *Approvals) checkPlans(keys []env.QueueKey, plans []string) error {
+	want := map[string]bool{}
+	for _, p := range plans {
+		want[strings.ToLower(strings.TrimSpace(p))] = true
+	}
+	var changed []string
+	have := map[string]bool{}
+	for _, k := range keys {
+		p := a.pending[k]
+		have[p.Plan] = true
+		if !want[p.Plan] {
+			changed = append(changed, fmt.Sprintf("%s now proposes %s (plan %s)", k, p.New.Describe(), p.Plan))
+		}
+	}
+	var gone []string
+	for p := range want {
+		if !have[p] {
+			gone = append(gone, p)
+		}
+	}
+	slices.Sort(gone)
+	if len(changed) == 0 && len(gone) == 0 {
+		return nil
+	}
+	msg := "approve: the pending plan is not the one reviewed, nothing approved"
+	if len(changed) > 0 {
+		msg += ": " + strings.Join(changed, "; ")
+	}
+	if len(gone) > 0 {
+		msg += ": plan " + strings.Join(gone, ", ") + " is no longer pending for the queues given"
+	}
+	return fmt.Errorf("%s (list it again with 'ecntune agent pending')", msg)
 }

@@ -24,21 +24,21 @@ func TestApprovalsGate(t *testing.T) {
 	if p := a.Pending(); len(p) != 1 || p[0].Key != kA || p[0].New != x || p[0].SinceNs != sec || p[0].Approved {
 		t.Fatalf("pending %+v", p)
 	}
-	if _, err := a.Approve([]env.QueueKey{kA, kC}, false, "alice", 2*sec); err == nil || !strings.Contains(err.Error(), kC.String()) {
+	if _, err := a.Approve([]env.QueueKey{kA, kC}, false, "alice", nil, 2*sec); err == nil || !strings.Contains(err.Error(), kC.String()) {
 		t.Fatalf("approving a queue with nothing pending: %v", err)
 	}
-	if _, err := a.Approve([]env.QueueKey{kA}, false, "", 2*sec); err == nil {
+	if _, err := a.Approve([]env.QueueKey{kA}, false, "", nil, 2*sec); err == nil {
 		t.Fatal("an approval without by")
 	}
 	if p := a.Pending(); p[0].Approved {
 		t.Fatal("a failed approval approved something")
 	}
-	if got, err := a.Approve(nil, true, "alice", 2*sec); err != nil || len(got) != 1 || !got[0].Approved || got[0].ApprovedBy != "alice" {
+	if got, err := a.Approve(nil, true, "alice", nil, 2*sec); err != nil || len(got) != 1 || !got[0].Approved || got[0].ApprovedBy != "alice" {
 		t.Fatalf("approve all: %+v %v", got, err)
 	}
 	// a second approval of the same change (two operators at once; the
 	// queue named twice) keeps the first approver, once
-	if got, err := a.Approve([]env.QueueKey{kA, kA}, false, "carol", 2*sec+1); err != nil || len(got) != 1 || got[0].ApprovedBy != "alice" || got[0].ApprovedAt != 2*sec {
+	if got, err := a.Approve([]env.QueueKey{kA, kA}, false, "carol", nil, 2*sec+1); err != nil || len(got) != 1 || got[0].ApprovedBy != "alice" || got[0].ApprovedAt != 2*sec {
 		t.Fatalf("second approval: %+v %v", got, err)
 	}
 	// the guard now proposes another setting: it waits; the approval of x stays
@@ -55,9 +55,61 @@ func TestApprovalsGate(t *testing.T) {
 		t.Fatalf("an approval used twice: %+v", apply)
 	}
 	// an approval expires after TTL
-	a.Approve([]env.QueueKey{kA}, false, "bob", 5*sec)
+	a.Approve([]env.QueueKey{kA}, false, "bob", nil, 5*sec)
 	a.Gate(nil, 16*sec)
 	if apply, _ = a.Gate([]Change{tune(kA, x)}, 17*sec); len(apply) != 0 {
 		t.Fatalf("an expired approval applied: %+v", apply)
+	}
+}
+
+// An approval that names the plans reviewed approves those very changes:
+// if the guard's proposal for a queue changed since (or, with all, the
+// pending set is not the one reviewed), nothing is approved and the error
+// says what is pending now.
+func TestApprovalsBindToTheReviewedPlan(t *testing.T) {
+	a := Approvals{TTL: 10 * sec}
+	b, c := cur, cur
+	b.Pmax, c.Pmax = 0.1, 0.4
+	tune := func(k env.QueueKey, s env.Setting) Change { return Change{Key: k, Kind: KindTune, Old: cur, New: s} }
+	a.Gate([]Change{tune(kA, b), tune(kB, b)}, 1*sec)
+	seen := a.Pending()
+	if len(seen) != 2 || seen[0].Plan == "" || seen[0].Plan == seen[1].Plan || seen[0].Plan != PlanID(kA, b) {
+		t.Fatalf("plans: %+v", seen)
+	}
+	// the same proposal keeps its plan ID from one interval to the next
+	a.Gate([]Change{tune(kA, b), tune(kB, b)}, 2*sec)
+	if p := a.Pending(); p[0].Plan != seen[0].Plan {
+		t.Fatalf("plan ID moved: %s then %s", seen[0].Plan, p[0].Plan)
+	}
+	// kA's proposal changes after the operator reviewed it
+	a.Gate([]Change{tune(kA, c), tune(kB, b)}, 3*sec)
+	_, err := a.Approve([]env.QueueKey{kA}, false, "alice", []string{seen[0].Plan}, 4*sec)
+	if err == nil || !strings.Contains(err.Error(), kA.String()+" now proposes") || !strings.Contains(err.Error(), "nothing approved") {
+		t.Fatalf("approval of a changed proposal: %v", err)
+	}
+	_, err = a.Approve(nil, true, "alice", []string{seen[0].Plan, seen[1].Plan}, 4*sec)
+	if err == nil || !strings.Contains(err.Error(), kA.String()) {
+		t.Fatalf("approval of all with one changed: %v", err)
+	}
+	for _, p := range a.Pending() {
+		if p.Approved {
+			t.Fatalf("a refused approval approved %s", p.Key)
+		}
+	}
+	if apply, _ := a.Gate([]Change{tune(kA, c), tune(kB, b)}, 5*sec); len(apply) != 0 {
+		t.Fatalf("applied after refused approvals: %+v", apply)
+	}
+	// kB's reviewed plan is still pending: approved, and applied
+	got, err := a.Approve([]env.QueueKey{kB}, false, "alice", []string{strings.ToUpper(seen[1].Plan)}, 6*sec)
+	if err != nil || len(got) != 1 || got[0].Key != kB {
+		t.Fatalf("approval of the reviewed plan: %+v %v", got, err)
+	}
+	if apply, _ := a.Gate([]Change{tune(kA, c), tune(kB, b)}, 7*sec); len(apply) != 1 || apply[0].Key != kB || apply[0].ApprovedBy != "alice" {
+		t.Fatalf("reviewed plan not applied: %+v", apply)
+	}
+	// a plan given for a queue that was not named is refused too
+	now := a.Pending()
+	if _, err := a.Approve([]env.QueueKey{kA}, false, "bob", []string{now[0].Plan, "deadbeef"}, 8*sec); err == nil || !strings.Contains(err.Error(), "deadbeef") {
+		t.Fatalf("unknown plan: %v", err)
 	}
 }

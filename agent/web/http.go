@@ -46,7 +46,7 @@ type Source interface {
 	// PendingRequests are their Set requests as gnmic request files, per
 	// target.
 	Pending() []core.Pending
-	Approve(keys []env.QueueKey, all bool, by string) ([]core.Pending, error)
+	Approve(keys []env.QueueKey, all bool, by string, plans []string) ([]core.Pending, error)
 	PendingRequests() (map[string][]gnmipath.GnmicRequest, error)
 }
 
@@ -439,7 +439,8 @@ func (a *server) pendingGnmic(w http.ResponseWriter, r *http.Request) {
 }
 
 // approve answers POST /approve (by, queue=TARGET/PORT/qN repeated, or
-// all=true) with the changes approved.
+// all=true; plan=ID repeated: only those reviewed changes) with the
+// changes approved.
 func (a *server) approve(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		http.Error(w, "POST by=NAME with queue=TARGET/PORT/qN (repeat) or all=true", http.StatusMethodNotAllowed)
@@ -468,7 +469,7 @@ func (a *server) approve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "give queue=TARGET/PORT/qN (repeat) or all=true, not both", http.StatusBadRequest)
 		return
 	}
-	out, err := a.o.Source.Approve(keys, all, by)
+	out, err := a.o.Source.Approve(keys, all, by, r.Form["plan"])
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusConflict)
 		return

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -14,7 +15,7 @@ import (
 // agentApproveOpts are the flags of "ecntune agent approve".
 type agentApproveOpts struct {
 	url, cfgPath, by string
-	queues           []string
+	queues, plans    []string
 	all              bool
 }
 
@@ -27,7 +28,9 @@ func newAgentApproveCmd() *cobra.Command {
 approve mode: each is applied at the agent's next interval where its guard still proposes that
 very setting (within 10 intervals), and its audit entry names who approved it. A queue with
 nothing pending is an error, and nothing is approved then. 'ecntune agent pending' lists what
-waits.`,
+waits, each change with its plan ID: give the IDs you reviewed with --plan, and only those very
+changes are approved (if the guard now proposes another setting for a queue, or, with --all, the
+pending set is not the one reviewed, nothing is approved and the error says what is pending now).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runAgentApprove(cmd, o) },
 	}
@@ -35,6 +38,7 @@ waits.`,
 	cmd.Flags().StringVar(&o.cfgPath, "config", "", "the running agent's configuration (its metrics address)")
 	cmd.Flags().StringArrayVar(&o.queues, "queue", nil, "a queue to approve, TARGET/PORT/qN (repeat)")
 	cmd.Flags().BoolVar(&o.all, "all", false, "approve every pending change")
+	cmd.Flags().StringArrayVar(&o.plans, "plan", nil, "the plan ID of a change you reviewed ('agent pending' lists them; repeat): approve only those")
 	cmd.Flags().StringVar(&o.by, "by", defaultOperator(), "who approves (in the audit entry of each change)")
 	return cmd
 }
@@ -48,6 +52,13 @@ func runAgentApprove(cmd *cobra.Command, o agentApproveOpts) error {
 		return err
 	}
 	form := url.Values{"by": {o.by}, "queue": o.queues}
+	for _, p := range o.plans {
+		for _, f := range strings.Split(p, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				form.Add("plan", f)
+			}
+		}
+	}
 	if o.all {
 		form.Set("all", "true")
 	}
@@ -57,5 +68,11 @@ func runAgentApprove(cmd *cobra.Command, o agentApproveOpts) error {
 	if err := agentCall(cmd.Context(), req, &ps); err != nil {
 		return err
 	}
-	return printPending(cmd.OutOrStdout(), ps)
+	if err := printPending(cmd.OutOrStdout(), ps); err != nil {
+		return err
+	}
+	if len(o.plans) == 0 {
+		fmt.Fprintln(cmd.ErrOrStderr(), "approved what was pending when the agent got the approval (above); give --plan ID... to approve only the changes you reviewed")
+	}
+	return nil
 }

@@ -57,9 +57,11 @@ guardrails:
 		time.Sleep(50 * time.Millisecond)
 		out, _, _ = runAgentCmd(t, context.Background(), "pending", "--config", conf)
 	}
-	if !regexp.MustCompile(`sw0/Ethernet3/q3 +tune +2MB/2.8MB/1%( headroom \S+)? → 400KB/1.6MB/20%`).MatchString(out) {
+	m := regexp.MustCompile(`sw0/Ethernet3/q3 +([0-9a-f]{8}) +tune +2MB/2.8MB/1%( headroom \S+)? → 400KB/1.6MB/20%`).FindStringSubmatch(out)
+	if m == nil {
 		t.Fatalf("pending:\n%s", out)
 	}
+	planID := m[1]
 	gdir := filepath.Join(dir, "plan")
 	want := "gnmic -a " + addr + " --insecure set --target sw0 --request-file " + filepath.Join(gdir, "sw0-1.yaml")
 	// the plan is the newest interval's: one without the queue's telemetry
@@ -84,7 +86,10 @@ guardrails:
 	if _, _, err := runAgentCmd(t, context.Background(), "approve", "--url", "http://"+web, "--queue", "sw9/Ethernet3/q3", "--by", "carol"); err == nil || !strings.Contains(err.Error(), "nothing pending for sw9/Ethernet3/q3") {
 		t.Fatalf("approve an unknown queue: %v", err)
 	}
-	if out, _, err = runAgentCmd(t, context.Background(), "approve", "--config", conf, "--queue", "sw0/Ethernet3/q3", "--by", "carol"); err != nil || !strings.Contains(out, "by carol") {
+	if _, _, err := runAgentCmd(t, context.Background(), "approve", "--config", conf, "--queue", "sw0/Ethernet3/q3", "--plan", "0badf00d", "--by", "carol"); err == nil || !strings.Contains(err.Error(), "not the one reviewed") {
+		t.Fatalf("approve a plan not pending: %v", err)
+	}
+	if out, _, err = runAgentCmd(t, context.Background(), "approve", "--config", conf, "--queue", "sw0/Ethernet3/q3", "--plan", planID, "--by", "carol"); err != nil || !strings.Contains(out, "by carol") {
 		t.Fatalf("approve: %v\n%s", err, out)
 	}
 	hpcc := simenv.ECN{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}

@@ -147,13 +147,13 @@ func printPending(w io.Writer, ps []core.Pending) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "QUEUE\tKIND\tNOW → PROPOSED\tSINCE\tAPPROVED\tREASON")
+	fmt.Fprintln(tw, "QUEUE\tPLAN\tKIND\tNOW → PROPOSED\tSINCE\tAPPROVED\tREASON")
 	for _, p := range ps {
 		appr := "-"
 		if p.Approved {
 			appr = "by " + p.ApprovedBy
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s → %s\t%s\t%s\t%s\n", p.Key, p.Kind, fmtSetting(p.Old), fmtSetting(p.New),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s → %s\t%s\t%s\t%s\n", p.Key, p.Plan, p.Kind, fmtSetting(p.Old), fmtSetting(p.New),
 			time.Unix(0, p.SinceNs).UTC().Format(time.RFC3339), appr, p.Reason)
 	}
 	return tw.Flush()
