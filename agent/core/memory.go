@@ -35,6 +35,10 @@ type QueueMemory struct {
 	// Settled: the queue's traffic has run past the intervals in which an
 	// unsure tightening goes through (GuardConfig.TightenUnsureFor).
 	Settled bool `json:"settled,omitempty"`
+	// RefusedN counts the queue's tunes in a row that read back
+	// otherwise; no tune before RefusedUntilNs (RefusedTunes of them).
+	RefusedN       int   `json:"refused_n,omitempty"`
+	RefusedUntilNs int64 `json:"refused_until_ns,omitempty"`
 }
 
 // Probation is a change under watch: from and to, and the KPIs measured
@@ -59,7 +63,7 @@ type Probation struct {
 // memory is q's QueueMemory.
 func (q *queueState) memory() QueueMemory {
 	m := QueueMemory{Key: q.key, Changed: q.changed, LastChangeNs: q.lastChangeNs, LastGood: q.lastGood, YieldNs: q.yieldNs,
-		Tightened: q.tightened, Settled: q.settled}
+		Tightened: q.tightened, Settled: q.settled, RefusedN: q.refusedN, RefusedUntilNs: q.refusedUntilNs}
 	if q.expectSet {
 		e := q.expect
 		m.Expect = &e
@@ -101,6 +105,7 @@ func (g *Guard) Restore(m QueueMemory) {
 	q := g.queue(m.Key)
 	q.changed, q.lastChangeNs, q.lastGood, q.yieldNs = m.Changed, m.LastChangeNs, m.LastGood, m.YieldNs
 	q.tightened, q.settled = m.Tightened, m.Settled
+	q.refusedN, q.refusedUntilNs = m.RefusedN, m.RefusedUntilNs
 	if m.Expect != nil {
 		q.expect, q.expectSet = *m.Expect, true
 	}

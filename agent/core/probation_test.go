@@ -339,3 +339,45 @@ func TestShadowRepairsOnce(t *testing.T) {
 		t.Fatalf("%d repairs of one bad setting in shadow, want 1", repairs)
 	}
 }
+
+// A queue whose tunes read back otherwise RefusedTunes times in a row is
+// not tuned for RollbackRetryAfter; that hold outlives a restart (the
+// guard's memory in the agent's db), as every other guardrail does.
+func TestRefusedHoldSurvivesRestart(t *testing.T) {
+	mod := func(c *GuardConfig) { c.MinHold = 0 }
+	g := newTestGuard(t, mod)
+	o := ob(kA, cur)
+	step(t, g, 1*sec, []env.Observation{o}, nil)
+	wants := []env.Setting{
+		{KminBytes: 500_000, KmaxBytes: 2_000_000, Pmax: 0.2},
+		{KminBytes: 300_000, KmaxBytes: 1_200_000, Pmax: 0.2},
+		{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.3},
+	}
+	now := 2 * sec
+	for i := 0; i < RefusedTunes; i++ {
+		p := step(t, g, now, []env.Observation{o}, []policy.Decision{dc(kA, wants[i], 0.9)})
+		if len(p.Changes) != 1 {
+			t.Fatalf("tune %d: %+v", i, p)
+		}
+		g.Result(p.Changes[0], Mismatch, cur, now) // the switch took none of it
+		now += sec
+	}
+	if p := step(t, g, now, []env.Observation{o}, []policy.Decision{dc(kA, wants[2], 0.9)}); len(p.Changes) != 0 || len(p.Rejections) != 1 || p.Rejections[0].Rule != RuleReadBack {
+		t.Fatalf("same guard: want a read-back rejection, got %+v", p)
+	}
+	g2 := newTestGuard(t, mod)
+	for _, m := range g.Memories() {
+		g2.Restore(m)
+	}
+	now += sec
+	step(t, g2, now, []env.Observation{o}, nil)
+	now += sec
+	if p := step(t, g2, now, []env.Observation{o}, []policy.Decision{dc(kA, wants[2], 0.9)}); len(p.Changes) != 0 || len(p.Rejections) != 1 || p.Rejections[0].Rule != RuleReadBack {
+		t.Fatalf("after a restart, inside the %s hold: %+v", g.cfg.RollbackRetryAfter, p)
+	}
+	// after the hold, tunes go on
+	now += int64(g.cfg.RollbackRetryAfter)
+	if p := step(t, g2, now, []env.Observation{o}, []policy.Decision{dc(kA, wants[2], 0.9)}); len(p.Changes) != 1 {
+		t.Fatalf("after the hold: %+v", p)
+	}
+}
