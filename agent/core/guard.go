@@ -1543,7 +1543,19 @@ func (g *Guard) limitStep(cur, wanted env.Setting, r float64, c *clamps) env.Set
 	out.KminBytes = step(cur.KminBytes, out.KminBytes)
 	out.KmaxBytes = step(cur.KmaxBytes, out.KmaxBytes)
 	out.HeadroomBytes = step(cur.HeadroomBytes, out.HeadroomBytes)
-	if lo, hi := cur.Pmax/r, math.Min(1, cur.Pmax*r); out.Pmax < lo-1e-12 {
+	lo, hi := cur.Pmax/r, math.Min(1, cur.Pmax*r)
+	if st := g.cfg.PmaxStep; st > 0 {
+		// the limits on the switch's resolution, inside the step: the
+		// rounding in clampToBounds then cannot carry Pmax past them
+		// (0.29 clamped to 0.145 rounded to 0.14, a step of 2.07x)
+		if l := math.Round(math.Ceil(lo/st-1e-9)*st*1e9) / 1e9; l <= cur.Pmax+1e-12 {
+			lo = l
+		}
+		if h := math.Round(math.Floor(hi/st+1e-9)*st*1e9) / 1e9; h >= cur.Pmax-1e-12 && h >= st {
+			hi = h
+		}
+	}
+	if out.Pmax < lo-1e-12 {
 		out.Pmax = lo
 		c.note(RuleStep)
 	} else if out.Pmax > hi+1e-12 {

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -622,5 +623,28 @@ func TestGuardRollbackBaselineIsTheWindowMean(t *testing.T) {
 	}
 	if lg, _ := g.LastGood(kA); lg != want {
 		t.Fatalf("the change did not become last known good: %+v", lg)
+	}
+}
+
+// Pmax clamped to the max step and then rounded to the switch's 1% stays
+// within the step (0.29 → 0.145 rounded to 0.14 was a step of 2.07x).
+func TestPmaxStepHoldsAfterRounding(t *testing.T) {
+	for cp := 1; cp <= 100; cp++ {
+		curP := float64(cp) / 100
+		for _, want := range []float64{0.01, 1} {
+			g := newTestGuard(t, func(c *GuardConfig) { c.MaxStepRatio = 2; c.Bounds[0].PmaxMin = 0.01 })
+			c0 := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: curP, HeadroomBytes: 100_000}
+			w := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: want}
+			step(t, g, 10*sec, []env.Observation{ob(kA, c0)}, nil)
+			p := step(t, g, 20*sec, []env.Observation{ob(kA, c0)}, []policy.Decision{dc(kA, w, 0.9)})
+			for _, ch := range p.Changes {
+				if r := math.Max(ch.New.Pmax/curP, curP/ch.New.Pmax); r > 2+1e-9 {
+					t.Errorf("pmax %.2f asked %.2f: planned %.4f, a step of %.3fx past max-step-ratio 2", curP, want, ch.New.Pmax, r)
+				}
+				if math.Abs(ch.New.Pmax*100-math.Round(ch.New.Pmax*100)) > 1e-9 {
+					t.Errorf("pmax %.2f asked %.2f: planned %.6f, off the 1%% grid", curP, want, ch.New.Pmax)
+				}
+			}
+		}
 	}
 }
