@@ -596,7 +596,21 @@ type targetState struct {
 	lastDataNs int64
 	frozen     bool
 	reverted   bool
+	// headroom is the lossless PGs' headroom summed over the queues of
+	// this step's observations (and the raises planned in it so far),
+	// buffer the switch's shared buffer (0: unknown): HeadroomBufferShare.
+	headroom, buffer int64
 }
+
+// HeadroomBufferShare is how much of a switch's buffer the headroom of all
+// its lossless PGs together may take: the guard raises no PG's headroom
+// past it (nor a PG's XOFF plus headroom past the buffer). XOFF plus
+// headroom must fit the buffer the PG can get (switch-knobs §2), and every
+// byte of headroom reserved is a byte the shared pool (and so XOFF, and
+// Kmax under it) loses; a policy asking floor×10 on every PG of a 64-port
+// switch would reserve more than its buffer. A total above it already (the
+// switch's own configuration) is left as it is.
+const HeadroomBufferShare = 0.5
 
 // Guard holds the guardrails' state. It is deterministic and does no I/O:
 // every method takes the time it should consider as now. It is not safe for
@@ -751,8 +765,15 @@ func (g *Guard) Step(in StepInput) (Plan, error) {
 		}
 	}
 	now := in.NowNs
+	for _, t := range g.targets {
+		t.headroom, t.buffer = 0, 0
+	}
 	for i := range in.Observations {
-		g.Seen(in.Observations[i].Key.Target, now)
+		o := &in.Observations[i]
+		g.Seen(o.Key.Target, now)
+		t := g.targets[o.Key.Target]
+		t.headroom += max(o.Current.HeadroomBytes, 0)
+		t.buffer = max(t.buffer, o.BufferBytes)
 	}
 	// A queue gets at most one change per plan: a rollback, repair or
 	// revert makes it pending at once, and its decision waits.
@@ -793,6 +814,9 @@ func (g *Guard) Step(in StepInput) (Plan, error) {
 		}
 		if c != nil {
 			cands = append(cands, *c)
+			if t := g.targets[c.Key.Target]; t != nil && c.New.HeadroomBytes > c.Old.HeadroomBytes {
+				t.headroom += c.New.HeadroomBytes - max(c.Old.HeadroomBytes, 0)
+			}
 		}
 	}
 	sort.SliceStable(cands, func(i, j int) bool {
@@ -1468,6 +1492,14 @@ func (g *Guard) shape(q *queueState, wanted env.Setting, ratio float64) (env.Set
 			return rej(RuleOrder, "kmin minimum "+units.FormatBytes(b.KminMin)+" leaves no room below kmax "+units.FormatBytes(out.KmaxBytes))
 		}
 	}
+	// Headroom raised no further than the buffer holds (HeadroomBufferShare).
+	if cur := q.current.HeadroomBytes; out.HeadroomBytes > cur && cur > 0 {
+		if ceil, why := g.headroomCeiling(q); ceil > 0 && out.HeadroomBytes > max(ceil, cur) {
+			out.HeadroomBytes = max(ceil, cur)
+			c.note(RuleHeadroom)
+			notes = append(notes, "headroom "+units.FormatBytes(wanted.HeadroomBytes)+" clipped to "+units.FormatBytes(out.HeadroomBytes)+": "+why)
+		}
+	}
 	// Headroom never below the computed lossless minimum (an estimated
 	// one: never below the switch's own headroom either, if lower; on
 	// probation, the headroom before the change watched counts as the
@@ -1488,6 +1520,29 @@ func (g *Guard) shape(q *queueState, wanted env.Setting, ratio float64) (env.Set
 		return rej(rule, "the allowed setting equals the current one")
 	}
 	return out, c, strings.Join(notes, "; "), nil
+}
+
+// headroomCeiling is the most headroom q's PG may be given (0: no bound
+// known) and why: XOFF plus headroom within the switch's buffer, and the
+// switch's lossless headroom in all within HeadroomBufferShare of it
+// (counting this step's observations and the raises planned so far).
+func (g *Guard) headroomCeiling(q *queueState) (int64, string) {
+	t := g.targets[q.key.Target]
+	if t == nil || t.buffer <= 0 {
+		return 0, ""
+	}
+	ceil := int64(0)
+	why := ""
+	if q.xoff > 0 && q.xoff < t.buffer {
+		ceil, why = t.buffer-q.xoff, "XOFF "+units.FormatBytes(q.xoff)+" plus headroom must fit the buffer "+units.FormatBytes(t.buffer)
+	}
+	share := int64(HeadroomBufferShare * float64(t.buffer))
+	if room := share - (t.headroom - max(q.current.HeadroomBytes, 0)); ceil == 0 || room < ceil {
+		ceil = max(room, 1)
+		why = fmt.Sprintf("the switch's lossless headroom in all (%s with this PG's) stays within %g of its buffer %s",
+			units.FormatBytes(t.headroom), HeadroomBufferShare, units.FormatBytes(t.buffer))
+	}
+	return ceil, why
 }
 
 // shapeAlpha is the alpha shape allows from cur towards want, within the

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -646,5 +647,72 @@ func TestPmaxStepHoldsAfterRounding(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A policy asking for ever more headroom gets no more than the buffer
+// holds: each PG's XOFF plus headroom within the buffer, and the switch's
+// lossless headroom in all within HeadroomBufferShare of it (it doubled
+// per change, to 64 MiB on a 32 MiB switch). The floor still wins.
+func TestHeadroomCeilingFromTheBuffer(t *testing.T) {
+	g := newTestGuard(t, nil)
+	keys := []env.QueueKey{}
+	for p := 0; p < 8; p++ {
+		keys = append(keys, env.QueueKey{Target: "leaf0", Port: fmt.Sprintf("Ethernet%d", p), Queue: 3})
+	}
+	cs := map[env.QueueKey]env.Setting{}
+	for _, k := range keys {
+		cs[k] = cur
+	}
+	obs := func() []env.Observation {
+		var out []env.Observation
+		for _, k := range keys {
+			o := ob(k, cs[k])
+			o.BufferBytes, o.XoffBytes, o.MinHeadroomBytes, o.HeadroomReported = 32<<20, 8<<20, 56_016, true
+			out = append(out, o)
+		}
+		return out
+	}
+	now := int64(0)
+	clipped := false
+	for i := 0; i < 12; i++ {
+		now += 10 * sec
+		var ds []policy.Decision
+		for _, k := range keys {
+			w := cs[k]
+			w.HeadroomBytes = 64 << 20
+			ds = append(ds, dc(k, w, 0.9))
+		}
+		p := step(t, g, now, obs(), ds)
+		for _, ch := range p.Changes {
+			g.Result(ch, Applied, ch.New, now)
+			cs[ch.Key] = ch.New
+			clipped = clipped || strings.Contains(ch.Reason, "stays within 0.5 of its buffer")
+		}
+		for j := 0; j < 3; j++ { // through probation
+			now += 10 * sec
+			step(t, g, now, obs(), nil)
+		}
+	}
+	var total int64
+	for _, k := range keys {
+		if h := cs[k].HeadroomBytes; h+8<<20 > 32<<20 {
+			t.Errorf("%s: headroom %d B + XOFF 8 MiB past the 32 MiB buffer", k, h)
+		}
+		total += cs[k].HeadroomBytes
+	}
+	if total > 16<<20 || total < 15<<20 {
+		t.Errorf("lossless headroom in all %d B, want up to (and near) half the 32 MiB buffer", total)
+	}
+	if !clipped {
+		t.Error("no change says why its headroom was clipped")
+	}
+	// a floor above the ceiling still wins (a lossless PG needs it)
+	g2 := newTestGuard(t, nil)
+	o := ob(kA, env.Setting{KminBytes: 100_000, KmaxBytes: 400_000, Pmax: 0.2, HeadroomBytes: 10_000})
+	o.BufferBytes, o.XoffBytes, o.MinHeadroomBytes, o.HeadroomReported = 64_000, 40_000, 30_000, true
+	p := step(t, g2, 10*sec, []env.Observation{o}, nil)
+	if len(p.Changes) != 1 || p.Changes[0].New.HeadroomBytes != 30_000 {
+		t.Fatalf("floor above the ceiling: %+v", p.Changes)
 	}
 }
