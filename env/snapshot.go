@@ -161,16 +161,32 @@ const MTUBytes = 1500
 
 // Warnings lists what looks wrong in s without being invalid: Kmin or
 // Kmax below one MTU, usually a size given in KB read as bytes.
-func (s Setting) Warnings() []string {
+func (s Setting) Warnings() []string { return s.WarningsAt(MTUBytes, 0) }
+
+// WarningsAt is Warnings for packets of frame bytes on the wire, and a
+// switch buffer of buffer bytes (0: unknown): a threshold at or above the
+// buffer is one no queue reaches (ECN never marks, or never at Pmax).
+func (s Setting) WarningsAt(frame, buffer int64) []string {
+	if frame <= 0 {
+		frame = MTUBytes
+	}
 	var out []string
 	for _, k := range []struct {
 		name string
 		v    int64
 	}{{"kmin", s.KminBytes}, {"kmax", s.KmaxBytes}} {
-		if k.v > 0 && k.v < MTUBytes {
-			out = append(out, k.name+" "+units.FormatBytes(k.v)+" is below one MTU ("+units.FormatBytes(MTUBytes)+
+		if k.v > 0 && k.v < frame {
+			out = append(out, k.name+" "+units.FormatBytes(k.v)+" is below one MTU ("+units.FormatBytes(frame)+
 				"): a queue of a single packet crosses it (was a size in KB meant?)")
 		}
+	}
+	switch {
+	case buffer > 0 && s.KminBytes >= buffer:
+		out = append(out, "kmin "+units.FormatBytes(s.KminBytes)+" is not below the switch's buffer "+units.FormatBytes(buffer)+
+			": no queue reaches it, ECN never marks")
+	case buffer > 0 && s.KmaxBytes > buffer:
+		out = append(out, "kmax "+units.FormatBytes(s.KmaxBytes)+" is above the switch's buffer "+units.FormatBytes(buffer)+
+			": marking never reaches pmax")
 	}
 	return out
 }

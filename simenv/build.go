@@ -326,15 +326,7 @@ func (s *Sim) initPortMMU(p *port) {
 	cfg := &s.cfg
 	p.minHeadroom = s.MinHeadroom(p.rate, p.delay)
 	for _, pg := range s.lossless {
-		hr := p.minHeadroom
-		if cfg.PFC.HeadroomBytes > 0 {
-			hr = int64(math.Round(float64(cfg.PFC.HeadroomBytes) * p.rate / 100e9))
-		} else if cfg.PFC.HeadroomFactor > 0 {
-			hr = int64(math.Ceil(float64(p.minHeadroom) * cfg.PFC.HeadroomFactor))
-		} else if cfg.PFC.HeadroomFormula == HeadroomHPCC {
-			hr = int64(p.rate * float64(p.delay/Nanosecond) / 8 / 1e9 * 3)
-		}
-		p.headroom[pg] = hr
+		p.headroom[pg] = pgHeadroom(cfg, p.minHeadroom, p.rate, p.delay)
 		a := cfg.PFC.Alpha
 		if cfg.PFC.AlphaScaleWithRate {
 			// Doubled per 2x of port rate over the NIC's, at most

@@ -13,8 +13,12 @@ import "math"
 // peer's response time (394 pause quanta at <= 100 Gb/s, 905 above; 802.3
 // Annex 31B). Bytes, rounded up.
 func (s *Sim) MinHeadroom(rateBps float64, delay Time) int64 {
-	wire := float64(s.cfg.MTU + s.cfg.HeaderBytes)
-	prop := s.cableMeters(delay) * 5e-9
+	return minHeadroom(&s.cfg, rateBps, delay)
+}
+
+func minHeadroom(cfg *Config, rateBps float64, delay Time) int64 {
+	wire := float64(cfg.MTU + cfg.HeaderBytes)
+	prop := max(cfg.PFC.CableMeters, float64(delay)/float64(Second)/5e-9) * 5e-9
 
 	quanta := 394.0
 	if rateBps > 100e9 {
@@ -22,6 +26,30 @@ func (s *Sim) MinHeadroom(rateBps float64, delay Time) int64 {
 	}
 	bytes := 2*wire + pfcFrameBytes + 2*prop*rateBps/8 + quanta*512/8
 	return int64(math.Ceil(bytes))
+}
+
+// PGHeadroom is the headroom a lossless PG of a switch port of rateBps
+// with a link of one-way delay gets under cfg (pfc.headroom, stated at 100
+// Gb/s and scaled with the rate, or its factor or formula), and the
+// lossless floor there (MinHeadroom). 0, 0 with PFC off.
+func PGHeadroom(cfg Config, rateBps float64, delay Time) (headroom, floor int64) {
+	if !cfg.PFC.Enabled {
+		return 0, 0
+	}
+	floor = minHeadroom(&cfg, rateBps, delay)
+	return pgHeadroom(&cfg, floor, rateBps, delay), floor
+}
+
+func pgHeadroom(cfg *Config, floor int64, rateBps float64, delay Time) int64 {
+	switch {
+	case cfg.PFC.HeadroomBytes > 0:
+		return int64(math.Round(float64(cfg.PFC.HeadroomBytes) * rateBps / 100e9))
+	case cfg.PFC.HeadroomFactor > 0:
+		return int64(math.Ceil(float64(floor) * cfg.PFC.HeadroomFactor))
+	case cfg.PFC.HeadroomFormula == HeadroomHPCC:
+		return int64(rateBps * float64(delay/Nanosecond) / 8 / 1e9 * 3)
+	}
+	return floor
 }
 
 // cableMeters is the cable length a link of one-way delay delay stands for

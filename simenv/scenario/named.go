@@ -45,23 +45,34 @@ func LoadNamed(path string) (Named, error) {
 	return Named{Name: name, Path: filepath.ToSlash(path), SHA256: hex.EncodeToString(sum[:]), Config: cfg}, nil
 }
 
-// Warnings lists what looks wrong in c without being invalid (an ECN
-// threshold below one MTU, usually a size in KB read as bytes).
+// Warnings lists what looks wrong in c without being invalid: an ECN
+// threshold below one packet (usually a size in KB read as bytes), or, as
+// in effect at some port rate, not below the switch's buffer (usually a
+// threshold written at that rate, which ecn states at 100 Gb/s).
 func Warnings(c simenv.Config) []string {
 	var out []string
-	add := func(where string, e simenv.ECN) {
-		for _, w := range (env.Setting{KminBytes: e.KminBytes, KmaxBytes: e.KmaxBytes, Pmax: e.Pmax}).Warnings() {
+	frame := int64(0)
+	if c.MTU > 0 {
+		frame = int64(c.MTU + max(c.HeaderBytes, 0))
+	}
+	add := func(where string, e simenv.ECN, buffer int64) {
+		for _, w := range (env.Setting{KminBytes: e.KminBytes, KmaxBytes: e.KmaxBytes, Pmax: e.Pmax}).WarningsAt(frame, buffer) {
 			out = append(out, where+": "+w)
 		}
 	}
-	add("ecn", c.ECN)
+	// ecn as stated is in effect at 100G only: its buffer check there
+	at100 := int64(0)
+	if slices.ContainsFunc(c.Topology.Links, func(l simenv.Link) bool { return l.RateBps == 100e9 }) {
+		at100 = c.BufferBytes
+	}
+	add("ecn", c.ECN, at100)
 	rates := make([]float64, 0, len(c.ECNByRate))
 	for r := range c.ECNByRate {
 		rates = append(rates, r)
 	}
 	slices.Sort(rates)
 	for _, r := range rates {
-		add("ecn at "+units.FormatRate(r), c.ECNByRate[r])
+		add("ecn at "+units.FormatRate(r), c.ECNByRate[r], c.BufferBytes)
 	}
 	// the thresholds in effect on ports of other rates: ecn, stated at
 	// 100G, scaled to each (100Mbps hosts ran at kmin 0B, kmax 2B with no
@@ -72,11 +83,31 @@ func Warnings(c simenv.Config) []string {
 			scaled = append(scaled, l.RateBps)
 		}
 	}
+	// headroom below the lossless floor where it is in effect (pfc.headroom
+	// is stated at 100G and scaled too: 40KB at 25G with 400 m cables is
+	// 10KB against a 40KB floor, and the lossless class dropped 445
+	// packets with no word)
+	type rd struct {
+		r float64
+		d simenv.Time
+	}
+	seen := map[rd]bool{}
+	for _, l := range c.Topology.Links {
+		k := rd{l.RateBps, l.Delay}
+		if seen[k] || c.PFC.HeadroomBytes <= 0 {
+			continue
+		}
+		seen[k] = true
+		if h, f := simenv.PGHeadroom(c, l.RateBps, l.Delay); h < f {
+			out = append(out, fmt.Sprintf("pfc.headroom %s (stated at 100Gbps, scaled) is %s in effect at %s with a %v link: below the lossless floor %s, where the lossless class can drop",
+				units.FormatBytes(c.PFC.HeadroomBytes), units.FormatBytes(h), units.FormatRate(l.RateBps), l.Delay.Duration(), units.FormatBytes(f)))
+		}
+	}
 	slices.Sort(scaled)
 	for _, r := range scaled {
 		f := r / 100e9
 		add(fmt.Sprintf("ecn as in effect at %s (stated at 100Gbps, scaled)", units.FormatRate(r)), simenv.ECN{
-			KminBytes: int64(math.Round(float64(c.ECN.KminBytes) * f)), KmaxBytes: int64(math.Round(float64(c.ECN.KmaxBytes) * f)), Pmax: c.ECN.Pmax})
+			KminBytes: int64(math.Round(float64(c.ECN.KminBytes) * f)), KmaxBytes: int64(math.Round(float64(c.ECN.KmaxBytes) * f)), Pmax: c.ECN.Pmax}, c.BufferBytes)
 	}
 	return out
 }
