@@ -341,45 +341,111 @@ func (j *Journal) PutRecommendations(recs []core.Recommendation) error {
 // newest are kept).
 func (j *Journal) Recommendations(target string, sinceNs int64, limit int) ([]core.Recommendation, error) {
 	out := []core.Recommendation{} // [] in JSON, never null
+	err := j.StreamRecommendations(target, sinceNs, limit, func(r core.Recommendation) error {
+		out = append(out, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// RecommendationChunk is how many recommendations StreamRecommendations
+// reads in one read transaction: the rows given to fn are never all in
+// memory at once, and no transaction stays open while fn writes them
+// out (a slow reader of GET /recommendations held 100,000 decoded rows
+// and their JSON, 1 GB, in the agent).
+const RecommendationChunk = 2000
+
+// StreamRecommendations calls fn with the recommendations Recommendations
+// would return, oldest first, reading them RecommendationChunk at a time.
+// Every row is checked before fn is first called (a damaged one is an
+// error then); one pruned meanwhile is skipped, and no more than the
+// rows counted are given.
+func (j *Journal) StreamRecommendations(target string, sinceNs int64, limit int, fn func(core.Recommendation) error) error {
+	var start [8]byte
+	if sinceNs > 0 {
+		binary.BigEndian.PutUint64(start[:], uint64(sinceNs))
+	}
+	match := func(k, v []byte) (bool, error) {
+		var r core.Recommendation
+		if err := unsealed(k, v, &r); err != nil {
+			return false, fmt.Errorf("recommendation %x: %w (damaged: `agent recommendations` and `agent report` cannot read past it until retention prunes it)", k, err)
+		}
+		return target == "" || r.Key.Target == target, nil
+	}
+	// First pass: where the rows to give start, and how many there are
+	// (the newest limit: read from the newest back, not the whole window
+	// since sinceNs decoded to keep its end).
+	from := slices.Clone(start[:])
+	count := 0
 	err := j.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketRecs).Cursor()
-		var start [8]byte
-		if sinceNs > 0 {
-			binary.BigEndian.PutUint64(start[:], uint64(sinceNs))
-		}
-		take := func(k, v []byte) error {
-			var r core.Recommendation
-			if err := unsealed(k, v, &r); err != nil {
-				return fmt.Errorf("recommendation %x: %w (damaged: `agent recommendations` and `agent report` cannot read past it until retention prunes it)", k, err)
-			}
-			if target == "" || r.Key.Target == target {
-				out = append(out, r)
-			}
-			return nil
-		}
 		if limit > 0 {
-			// the newest limit, read from the newest back: not the whole
-			// window since sinceNs decoded to keep its end (an hour of
-			// 10,000 queues for one row)
-			for k, v := c.Last(); k != nil && bytes.Compare(k, start[:]) >= 0 && len(out) < limit; k, v = c.Prev() {
-				if err := take(k, v); err != nil {
+			for k, v := c.Last(); k != nil && bytes.Compare(k, start[:]) >= 0 && count < limit; k, v = c.Prev() {
+				ok, err := match(k, v)
+				if err != nil {
 					return err
 				}
+				if ok {
+					count++
+					from = slices.Clone(k)
+				}
 			}
-			slices.Reverse(out)
 			return nil
 		}
 		for k, v := c.Seek(start[:]); k != nil; k, v = c.Next() {
-			if err := take(k, v); err != nil {
+			ok, err := match(k, v)
+			if err != nil {
 				return err
+			}
+			if ok {
+				count++
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("agent db %s: %w", j.path, err)
+		return fmt.Errorf("agent db %s: %w", j.path, err)
 	}
-	return out, nil
+	// Then the rows, a chunk per transaction, fn outside of it.
+	given := 0
+	for given < count {
+		var chunk []core.Recommendation
+		var next []byte
+		err := j.view(func(tx *bolt.Tx) error {
+			c := tx.Bucket(bucketRecs).Cursor()
+			k, v := c.Seek(from)
+			for ; k != nil && given+len(chunk) < count && len(chunk) < RecommendationChunk; k, v = c.Next() {
+				var r core.Recommendation
+				if err := unsealed(k, v, &r); err != nil {
+					return fmt.Errorf("recommendation %x: %w", k, err)
+				}
+				if target == "" || r.Key.Target == target {
+					chunk = append(chunk, r)
+				}
+			}
+			if k != nil {
+				next = slices.Clone(k)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("agent db %s: %w", j.path, err)
+		}
+		for _, r := range chunk {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		given += len(chunk)
+		if next == nil || len(chunk) == 0 {
+			break
+		}
+		from = next
+	}
+	return nil
 }
 
 // PruneRecommendations deletes recommendations older than beforeNs and
