@@ -676,6 +676,11 @@ func (g *Guard) Adopt(k env.QueueKey, from, to env.Setting, changedNs int64) {
 	q.lastChangeNs = changedNs
 	q.expect, q.expectSet, q.mismatchN = to, true, 0
 	q.onProbation = !SameSetting(from, to, 1e-9)
+	if q.onProbation {
+		// as Result's Applied: a tightening found applied at a restart is
+		// the loop's own, which dwell-loosen keeps from being undone at once
+		q.tightened = marksEarlier(to, from)
+	}
 	q.probationFrom, q.probationTo = from, to
 	q.probationBase, q.probationWatch = base{}, watch{haveReward: true}
 }

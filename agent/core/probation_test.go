@@ -381,3 +381,26 @@ func TestRefusedHoldSurvivesRestart(t *testing.T) {
 		t.Fatalf("after the hold: %+v", p)
 	}
 }
+
+// A tightening found applied at a restart's reconcile (the agent was
+// killed between the Set and its result) is remembered as the loop's
+// own tightening, so dwell-loosen protects it after the restart (it was
+// loosened back 12 s after a kill -9 under dwell-loosen 15).
+func TestReconciledTighteningKeepsDwellLoosen(t *testing.T) {
+	gc := testGuardConfig()
+	gc.DwellLoosen = 15
+	c, err := New(Options{Guard: gc, Policy: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.AddTarget("leaf0", 0)
+	tight := env.Setting{KminBytes: cur.KminBytes / 2, KmaxBytes: cur.KmaxBytes / 2, Pmax: cur.Pmax, HeadroomBytes: cur.HeadroomBytes}
+	es := []AuditEntry{{Seq: 1, Target: "leaf0", Change: Change{Key: kA, Kind: KindTune, Old: cur, New: tight}, State: StateIntent}}
+	res := c.Reconcile(es, map[env.QueueKey]env.Setting{kA: tight}, 10*sec, 10*sec)
+	if res[0].State != StateReconciled {
+		t.Fatalf("want reconciled, got %+v", res[0])
+	}
+	if m := c.Guard().Memory(kA); !m.Tightened {
+		t.Fatalf("a tightening found applied at reconcile is not remembered as tightened: memory %+v (dwell-loosen will not hold its undoing)", m)
+	}
+}
