@@ -55,6 +55,11 @@ const (
 	RuleReadBack   = "read-back"
 	RuleExternal   = "external-writer"
 	RuleRetry      = "rollback-retry"
+	// RuleConfirm: the switch reported, once, another setting than the
+	// agent set (telemetry that still lags its own Set, mostly): no change
+	// before the next interval tells lag from another writer
+	// (RuleExternal, from two in a row).
+	RuleConfirm = "confirming"
 )
 
 // ChangeKind says why a change is made.
@@ -1271,7 +1276,7 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 			q.refusedN, time.Duration(q.refusedUntilNs-now)))
 	}
 	if q.mismatchN > 0 {
-		return rej(RuleExternal, "the switch reports another setting than the agent set: confirming before any change")
+		return rej(RuleConfirm, "the switch reports another setting than the agent set (its telemetry may lag the Set): confirming before any change")
 	}
 	if q.onProbation {
 		return rej(RuleProbation, fmt.Sprintf("the last change is watched for %d more intervals", g.cfg.RollbackWindow-q.probationWatch.n()))

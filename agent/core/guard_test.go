@@ -716,3 +716,23 @@ func TestHeadroomCeilingFromTheBuffer(t *testing.T) {
 		t.Fatalf("floor above the ceiling: %+v", p.Changes)
 	}
 }
+
+// Telemetry that still shows the setting before the agent's own Set is
+// waited out under its own rule (confirming), not counted as another
+// writer: external-writer rejections after every batch of the agent's
+// Sets paged people for a writer that did not exist.
+func TestLaggingTelemetryIsNotAnotherWriter(t *testing.T) {
+	g := newTestGuard(t, func(c *GuardConfig) { c.MinHold = 0 })
+	want := env.Setting{KminBytes: 300_000, KmaxBytes: 1_200_000, Pmax: 0.2, HeadroomBytes: cur.HeadroomBytes}
+	step(t, g, 1*sec, []env.Observation{ob(kA, cur)}, nil)
+	p := step(t, g, 2*sec, []env.Observation{ob(kA, cur)}, []policy.Decision{dc(kA, want, 0.9)})
+	if len(p.Changes) != 1 {
+		t.Fatalf("tune: %+v", p)
+	}
+	g.Result(p.Changes[0], Applied, want, 2*sec)
+	other := env.Setting{KminBytes: 200_000, KmaxBytes: 800_000, Pmax: 0.2, HeadroomBytes: cur.HeadroomBytes}
+	p = step(t, g, 3*sec, []env.Observation{ob(kA, cur)}, []policy.Decision{dc(kA, other, 0.9)}) // still the old setting
+	if len(p.Changes) != 0 || len(p.Rejections) != 1 || p.Rejections[0].Rule != RuleConfirm || len(p.Alarms) != 0 {
+		t.Fatalf("lagging telemetry: %+v", p)
+	}
+}

@@ -299,15 +299,15 @@ func StoredRecommendations(w http.ResponseWriter, r *http.Request, j *journal.Jo
 	bw := bufio.NewWriterSize(w, 64<<10)
 	n := 0
 	err = j.StreamRecommendations(q.Get("target"), clock().Add(-d).UnixNano(), limit, func(r core.Recommendation) error {
-		b, err := json.Marshal(r)
+		b, err := json.MarshalIndent(r, "  ", "  ") // as writeJSON indents
 		if err != nil {
 			return err
 		}
 		if n == 0 {
 			w.Header().Set("Content-Type", "application/json")
-			bw.WriteString("[\n")
+			bw.WriteString("[\n  ")
 		} else {
-			bw.WriteString(",\n")
+			bw.WriteString(",\n  ")
 		}
 		n++
 		_, err = bw.Write(b)
@@ -326,9 +326,10 @@ func StoredRecommendations(w http.ResponseWriter, r *http.Request, j *journal.Jo
 	}
 	if n == 0 {
 		w.Header().Set("Content-Type", "application/json")
-		bw.WriteString("[")
+		bw.WriteString("[]\n")
+	} else {
+		bw.WriteString("\n]\n")
 	}
-	bw.WriteString("\n]\n")
 	bw.Flush()
 }
 
