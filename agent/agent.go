@@ -607,7 +607,7 @@ func (a *Agent) logInterval(queues int, rd core.Ready, paused bool) {
 		verb = "proposed"
 	}
 	a.log.Info("interval", "queues", queues, "recommend_change", s.Differ, verb, s.Changes, "rejected", s.Rejected,
-		"top_moves", s.TopMoves, "undecided", s.Undecided)
+		"top_moves", s.TopMoves, "undecided", s.Undecided, "idle", s.Idle)
 }
 
 // store keeps the interval's recommendations in the db (when the config

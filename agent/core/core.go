@@ -188,8 +188,8 @@ func holdIdle(obs []env.Observation, decs []policy.Decision, idleUtil float64) {
 }
 
 // recommend turns each decision into a recommendation: the telemetry its
-// switch lacks named, the headroom never below the lossless floor, the
-// interval scored.
+// switch lacks named, the headroom never below the lossless floor, Pmax on
+// the switches' step, the interval scored.
 func (c *Core) recommend(in Interval) []Recommendation {
 	recs := make([]Recommendation, len(in.Decisions))
 	for i := range in.Decisions {
@@ -202,6 +202,13 @@ func (c *Core) recommend(in Interval) []Recommendation {
 		}
 		if f := env.HeadroomFloor(o.MinHeadroomBytes, o.FloorEstimated, o.Current.HeadroomBytes); f > 0 && r.Recommended.HeadroomBytes > 0 && r.Recommended.HeadroomBytes < f {
 			r.Recommended.HeadroomBytes = f // never below the lossless floor
+		}
+		if st := c.guard.cfg.PmaxStep; st > 0 && r.Recommended.Pmax > 0 {
+			// as the switch can hold it (the guard sets it so): a Pmax of
+			// 0.3% against a queue's 1% is no change, and was counted as one
+			// in every interval (recommend_change, the target gauge) while
+			// the dashboard said nothing would change
+			r.Recommended.Pmax = quantizePmax(r.Recommended.Pmax, st)
 		}
 		if c.reward != nil && o.Valid {
 			r.Reward = c.reward(o.Metrics)

@@ -138,3 +138,41 @@ func TestDwellEarnsItsStep(t *testing.T) {
 		}
 	}
 }
+
+// A recommendation is stated as the switch can hold it: a Pmax of 0.3%
+// against a queue at 1% (the switches' 1% step) is no change, and the
+// interval's summary does not count it as one.
+func TestRecommendationOnTheSwitchStep(t *testing.T) {
+	c, err := New(Options{Guard: testGuardConfig(), Shadow: true, Policy: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.AddTarget("leaf0", 0)
+	at1 := cur
+	at1.Pmax = 0.01
+	want := at1
+	want.Pmax = 0.003
+	rd, err := c.Tick(Interval{NowNs: sec, Observations: []env.Observation{ob(kA, at1)}, Decisions: []policy.Decision{dc(kA, want, 0.9)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rd.Recommendations) != 1 || rd.Recommendations[0].Recommended.Pmax != 0.01 {
+		t.Fatalf("recommendation %+v", rd.Recommendations)
+	}
+	if s := Summarize(rd.Recommendations, rd.Plan); s.Differ != 0 {
+		t.Fatalf("summary counts %d changes", s.Differ)
+	}
+}
+
+// An idle queue held is counted as idle, not as undecided (the interval
+// log's undecided=86 of 160 were 82 idle queues).
+func TestSummaryIdleIsNotUndecided(t *testing.T) {
+	recs := []Recommendation{
+		{Key: kA, Current: cur, Recommended: cur, Held: policy.HoldIdle},
+		{Key: kB, Current: cur, Recommended: cur, Held: policy.HoldUndecided},
+		{Key: kC, Current: cur, Recommended: cur},
+	}
+	if s := Summarize(recs, Plan{}); s.Idle != 1 || s.Undecided != 1 || s.Differ != 0 {
+		t.Fatalf("summary %+v", s)
+	}
+}

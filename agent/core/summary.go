@@ -15,7 +15,10 @@ import (
 // decide, the guard's changes by kind and rejections by rule, and the
 // three most frequent moves (which knobs, which way).
 type Summary struct {
-	Differ, Undecided           int
+	// Undecided: held without a decision for another reason than an idle
+	// interval (no telemetry, outside the model's span...); Idle: held as
+	// idle (policy.HoldIdle), which is a decision.
+	Differ, Undecided, Idle     int
 	Changes, Rejected, TopMoves string
 }
 
@@ -32,6 +35,8 @@ func Summarize(recs []Recommendation, plan Plan) Summary {
 		if r.Recommended != r.Current {
 			s.Differ++
 			moves[moveClass(r.Current, r.Recommended)]++
+		} else if r.Held == policy.HoldIdle {
+			s.Idle++
 		} else if r.Held != policy.HoldNone {
 			s.Undecided++
 		}
