@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/gnmiclient"
 	"github.com/ecntune/ecntune/env"
 )
 
@@ -56,5 +57,23 @@ func TestAbsentConfiguredPorts(t *testing.T) {
 				t.Fatalf("after the port reported: absent %v, health %q", got, health)
 			}
 		})
+	}
+}
+
+// The queues a switch has on none of its ports are on /targets and
+// /healthz until it reports them (gnmiclient.AbsentQueuesNote).
+func TestAbsentConfiguredQueuesOnHealth(t *testing.T) {
+	r := newRig(t, config.ModeShadow, false, "", nil)
+	r.a.targetEvent("leaf0", &gnmiclient.AbsentQueuesNote{Target: "leaf0", Absent: []int{4}, Have: []int{0, 3}})
+	ps, _ := r.a.Health()
+	if h := strings.Join(ps, "; "); !strings.Contains(h, "leaf0: configured queues [4] are on none of the switch's ports (it reports queues [0 3])") {
+		t.Fatalf("health %q", h)
+	}
+	if got := r.a.Targets()[0].AbsentQueues; len(got) != 1 || got[0] != 4 {
+		t.Fatalf("/targets absent queues %v", got)
+	}
+	r.a.targetEvent("leaf0", &gnmiclient.AbsentQueuesNote{Target: "leaf0"})
+	if ps, _ := r.a.Health(); strings.Contains(strings.Join(ps, "; "), "configured queues") {
+		t.Fatalf("still said after the queues reported: %q", ps)
 	}
 }

@@ -66,6 +66,9 @@ func (a *Agent) Health() (problems []string, ages map[string]time.Duration) {
 		if ti := a.tinfo[n]; ti != nil && ti.absentNote != "" {
 			problems = append(problems, ti.absentNote)
 		}
+		if ti := a.tinfo[n]; ti != nil && ti.absentQueues != "" {
+			problems = append(problems, ti.absentQueues)
+		}
 		if p := a.setFailureProblem(n); p != "" {
 			problems = append(problems, p)
 		}

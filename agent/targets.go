@@ -45,6 +45,8 @@ type targetState struct {
 	snapshots int
 	// absentNote is the problem AbsentPorts make ("" none).
 	absentNote string
+	// absentQueues is the problem AbsentQueues make ("" none).
+	absentQueues string
 }
 
 // absentAfter is how many snapshots a target sends before a configured
@@ -125,7 +127,23 @@ func (a *Agent) targetEvent(target string, err error) {
 	var dn *gnmiclient.DeviceNote
 	var gr *gnmiclient.GroupRefusedError
 	var cd *gnmiclient.ConfigDeletedNote
+	var aq *gnmiclient.AbsentQueuesNote
 	switch {
+	case errors.As(err, &aq):
+		a.mu.Lock()
+		ti := a.info(target)
+		was := ti.absentQueues
+		ti.absentQueues, ti.AbsentQueues = "", aq.Absent
+		if len(aq.Absent) > 0 {
+			ti.absentQueues = aq.Error()
+		}
+		a.mu.Unlock()
+		switch {
+		case len(aq.Absent) > 0:
+			a.log.Warn("configured queues the switch does not have", "target", target, "queues", aq.Absent, "switch_queues", aq.Have, "why", aq.Error())
+		case was != "":
+			a.log.Info("every configured queue is reported now", "target", target)
+		}
 	case errors.As(err, &cd):
 		a.log.Info("configuration changed by a delete on the switch; reading it afresh", "target", target, "entries", cd.Entries)
 	case errors.As(err, &dn):
@@ -337,6 +355,7 @@ func (a *Agent) Targets() []web.TargetInfo {
 		c.Skipped = append([]gnmipath.Skipped(nil), ti.Skipped...)
 		c.Unserved = a.unserved[n]
 		c.AbsentPorts = slices.Clone(ti.AbsentPorts)
+		c.AbsentQueues = slices.Clone(ti.AbsentQueues)
 		out = append(out, c)
 	}
 	slices.SortFunc(out, func(a, b web.TargetInfo) int { return env.NaturalCompare(a.Target, b.Target) })

@@ -1019,6 +1019,39 @@ func (d *Decoder) queueList() []*qstate {
 	return out
 }
 
+// AbsentQueues lists the queue indices the decoder is limited to
+// (NewDecoder's priorities) that no port reports, while the switch reports
+// queues of other indices (have): a queues: list naming a queue the switch
+// does not have. Both nil when every priority is reported, or no queue is.
+func (d *Decoder) AbsentQueues() (absent, have []int) {
+	if d.prios == nil {
+		return nil, nil
+	}
+	seen := map[int]bool{}
+	for _, q := range d.qs {
+		if q.have&queueFieldMask != 0 && (d.wanted == nil || d.wanted[q.id.port]) {
+			seen[q.id.q] = true
+		}
+	}
+	if len(seen) == 0 {
+		return nil, nil
+	}
+	for p := range d.prios {
+		if !seen[p] {
+			absent = append(absent, p)
+		}
+	}
+	if len(absent) == 0 {
+		return nil, nil
+	}
+	for q := range seen {
+		have = append(have, q)
+	}
+	sort.Ints(absent)
+	sort.Ints(have)
+	return absent, have
+}
+
 // Snapshot returns the switch's current state for every queue whose data is
 // complete, stamped with the newest timestamp of a notification that carried
 // queue counters. Incomplete lists the queues left out and why.

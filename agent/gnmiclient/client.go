@@ -363,6 +363,8 @@ type session struct {
 	ctx    context.Context
 	out    chan<- env.Snapshot
 	report func(error)
+	// absent is the last AbsentQueuesNote's list, as text ("[]" none).
+	absent string
 	merged chan subResp
 	wg     sync.WaitGroup
 	subs   []*subInfo
@@ -624,7 +626,15 @@ func (ss *session) emit() {
 		return // this sample went out already
 	}
 	snap, incomplete := s.dec.Snapshot()
+	absent, have := s.dec.AbsentQueues()
 	s.mu.Unlock()
+	if key := fmt.Sprint(absent); key != ss.absent {
+		// said when it changes: a queues: entry the switch has no queue
+		// of was never tuned without a word, or (the only one) read as
+		// "no telemetry" while the stream ran
+		ss.absent = key
+		ss.report(&AbsentQueuesNote{Target: s.cfg.Name, Absent: absent, Have: have})
+	}
 	if len(incomplete) > 0 {
 		why := ""
 		if ss.malformed != nil {
@@ -839,6 +849,22 @@ type DeviceNote struct{ Target, Device, Why string }
 
 func (n *DeviceNote) Error() string {
 	return fmt.Sprintf("target %s: device %s (%s)", n.Target, n.Device, n.Why)
+}
+
+// AbsentQueuesNote says which configured queues (queues:) the switch
+// reports on none of its ports, and which it does report (Absent empty:
+// all are reported now). Not a telemetry error.
+type AbsentQueuesNote struct {
+	Target       string
+	Absent, Have []int
+}
+
+func (n *AbsentQueuesNote) Error() string {
+	if len(n.Absent) == 0 {
+		return fmt.Sprintf("target %s: every configured queue is reported", n.Target)
+	}
+	return fmt.Sprintf("target %s: configured queues %v are on none of the switch's ports (it reports queues %v): not tuned; check queues: in the configuration",
+		n.Target, n.Absent, n.Have)
 }
 
 // ConfigDeletedNote reports CONFIG_DB entries sonic-gnmi said were

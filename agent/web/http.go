@@ -90,6 +90,9 @@ type TargetInfo struct {
 	// fabric-ports) that the switch has reported no queue of: a typo, or
 	// a port that is down or gone.
 	AbsentPorts []string `json:"absent_ports,omitempty"`
+	// AbsentQueues are the configured queues (queues:) the switch reports
+	// on none of its ports: never tuned.
+	AbsentQueues []int `json:"absent_queues,omitempty"`
 }
 
 // server answers the endpoint's requests.
