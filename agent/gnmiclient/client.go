@@ -277,7 +277,7 @@ func (s *Switch) session(pctx context.Context, out chan<- env.Snapshot, report f
 	s.mu.Lock()
 	s.endSession = cancel
 	s.mu.Unlock()
-	ss := &session{sw: s, ctx: ctx, out: out, report: report, merged: make(chan subResp, 64), have: map[string]bool{}}
+	ss := &session{sw: s, ctx: ctx, out: out, report: report, merged: make(chan subResp, 64), have: map[string]bool{}, absent: "[]"}
 	defer ss.wg.Wait()
 	defer cancel()
 	sample := max(s.sample, s.codec.Dev().MinSample) // the device's floor (sonic-gnmi: 1 s)
