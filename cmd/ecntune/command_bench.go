@@ -15,6 +15,8 @@ func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure speed and memory (simulator, decisions, training, agent)",
+		Args:  cobra.NoArgs, // an unknown subcommand is an error, not the help and exit 0
+		RunE:  groupHelp,
 	}
 	cmd.AddCommand(newBenchSimCmd(), newBenchPolicyCmd(), newBenchAgentCmd())
 	return cmd

@@ -23,6 +23,8 @@ owns each switch with its fencing token; 'drain' moves a member's switches to th
 maintenance) and --undo gives it its share back; 'rebalance' asks the leader for a rebalance round now;
 'resign' makes the leader hand the lead to another member. Each agent answers the same over HTTP:
 GET /fleet, POST /fleet/drain?member=M[&undo=1], POST /fleet/rebalance, POST /fleet/resign.`,
+		Args: cobra.NoArgs, // an unknown subcommand is an error, not the help and exit 0
+		RunE: groupHelp,
 	}
 	cmd.AddCommand(newFleetStatusCmd(), newFleetDrainCmd(), newFleetRebalanceCmd(), newFleetResignCmd())
 	return cmd

@@ -54,6 +54,8 @@ evaluation, weights sha256). The file is --db, else $ECNTUNE_DB, else ` + models
 
 References: NAME (the promoted version, else the latest), NAME@N,
 NAME@promoted, NAME@latest, or the numeric id.`,
+		Args: cobra.NoArgs, // an unknown subcommand is an error, not the help and exit 0
+		RunE: groupHelp,
 	}
 	cmd.PersistentFlags().StringVar(&f.db, "db", "", "registry file (default $ECNTUNE_DB or "+modelsDefaultDB+")")
 	cmd.PersistentFlags().DurationVar(&f.timeout, "lock-timeout", models.DefaultTimeout, "how long to wait for another process holding the registry")

@@ -51,3 +51,9 @@ func version() string {
 	}
 	return fmt.Sprintf("%s (%s; models %s/%s; %s)", mod, rev, env.SpecVersion, env.ActionSpecVersion, runtime.Version())
 }
+
+// groupHelp runs a command that only groups others: it prints the help.
+// With Args: cobra.NoArgs beside it, a mistyped subcommand ("models
+// promte") is an error that names it and exits 1; without, cobra printed
+// the help and exited 0, and "ecntune models promte x && deploy" went on.
+func groupHelp(cmd *cobra.Command, _ []string) error { return cmd.Help() }

@@ -49,3 +49,18 @@ func TestVersionFlag(t *testing.T) {
 		t.Fatalf("--version printed %q", out.String())
 	}
 }
+
+// A mistyped subcommand of a command that groups others is an error (exit
+// 1) naming it, as "ecntune bogus" is; the group alone prints its help.
+func TestUnknownSubcommandFails(t *testing.T) {
+	for _, args := range [][]string{{"models", "promte", "mine"}, {"models", "lsit"}, {"bench", "bogus"}, {"fleet", "bogus"}} {
+		if _, err := runCmd(t, newRootCmd(), args...); err == nil || !strings.Contains(err.Error(), `unknown command "`+args[1]+`"`) {
+			t.Errorf("ecntune %v: %v", args, err)
+		}
+	}
+	for _, g := range []string{"models", "bench", "fleet"} {
+		if out, err := runCmd(t, newRootCmd(), g); err != nil || !strings.Contains(out, "Available Commands") {
+			t.Errorf("ecntune %s: %v\n%s", g, err, out)
+		}
+	}
+}
