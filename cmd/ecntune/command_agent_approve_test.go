@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/ecntune/ecntune/agent/config"
 	"net"
 	"os"
 	"path/filepath"
@@ -133,6 +134,24 @@ func TestPendingWithoutAgent(t *testing.T) {
 		_, _, err := runAgentCmd(t, context.Background(), args...)
 		if err == nil || !strings.Contains(err.Error(), "no agent answers at "+addr+": is it running") {
 			t.Errorf("%v: %v", args, err)
+		}
+	}
+}
+
+// The gnmic commands agent pending --gnmic prints connect as the agent
+// does: TLS CA, client certificate, skip-verify, insecure and user (they
+// kept only --insecure, and gnmic fell back to the system CAs).
+func TestGnmicConnFlags(t *testing.T) {
+	for _, c := range []struct {
+		t    config.Target
+		want string
+	}{
+		{config.Target{Insecure: true}, " --insecure"},
+		{config.Target{TLSCA: "/etc/ca.pem", Username: "admin", Password: "pw"}, " --tls-ca /etc/ca.pem -u admin"},
+		{config.Target{SkipVerify: true, TLSCert: "c.pem", TLSKey: "my key.pem"}, " --skip-verify --tls-cert c.pem --tls-key 'my key.pem'"},
+	} {
+		if got := gnmicConnFlags(c.t); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.t, got, c.want)
 		}
 	}
 }

@@ -131,10 +131,7 @@ func runAgentPending(cmd *cobra.Command, o agentPendingOpts) error {
 			return err
 		}
 		for _, t := range cfg.Targets {
-			addrs[t.Name] = t.Address
-			if t.Insecure {
-				addrs[t.Name] += " --insecure"
-			}
+			addrs[t.Name] = t.Address + gnmicConnFlags(t)
 		}
 	}
 	return writeGnmicFiles(cmd.ErrOrStderr(), o.gnmicDir, files, addrs)
@@ -157,6 +154,34 @@ func printPending(w io.Writer, ps []core.Pending) error {
 			time.Unix(0, p.SinceNs).UTC().Format(time.RFC3339), appr, p.Reason)
 	}
 	return tw.Flush()
+}
+
+// gnmicConnFlags are the gnmic flags that connect as the agent does to
+// target t: TLS (insecure, skip-verify, the CA and client certificate)
+// and the user; the password is not printed (gnmic reads it from
+// $GNMIC_PASSWORD, or asks). A path with a space is quoted.
+func gnmicConnFlags(t config.Target) string {
+	var b strings.Builder
+	arg := func(flag, v string) {
+		if v == "" {
+			return
+		}
+		if strings.ContainsAny(v, " \t'\"$") {
+			v = "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
+		}
+		b.WriteString(" " + flag + " " + v)
+	}
+	if t.Insecure {
+		b.WriteString(" --insecure")
+	}
+	if t.SkipVerify {
+		b.WriteString(" --skip-verify")
+	}
+	arg("--tls-ca", t.TLSCA)
+	arg("--tls-cert", t.TLSCert)
+	arg("--tls-key", t.TLSKey)
+	arg("-u", t.Username)
+	return b.String()
 }
 
 // writeGnmicFiles writes each target's request files into dir and prints
