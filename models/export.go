@@ -300,6 +300,25 @@ func (r *Registry) ImportModel(m Model) (ImportResult, error) {
 				res.Model = old
 				return nil
 			}
+			// the same weights imported before under another version (the
+			// file's was taken): that version, not one more copy each time
+			// the file is imported again
+			c := tx.Bucket(bktVersions).Cursor()
+			prefix := versionPrefix(m.Name)
+			for k, id := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, id = c.Next() {
+				if len(id) != 8 {
+					continue
+				}
+				other, err := r.loadMeta(tx, binary.BigEndian.Uint64(id), false)
+				if err != nil {
+					return err
+				}
+				if other.WeightsSHA256 == m.WeightsSHA256 {
+					res.Existing = true
+					res.Model = other
+					return nil
+				}
+			}
 			m.Version = 0
 			res.Renumbered = true
 		} else if st, _, err := r.loadName(tx, m.Name); err == nil && m.Version < st.NextVersion {

@@ -78,6 +78,14 @@ func TestExportImportRoundTrip(t *testing.T) {
 	if g, _ := dst.Get("ddqn", 4); !bytes.Equal(g.Weights, weights(1, 100)) {
 		t.Fatal("renumbered import holds other weights")
 	}
+	// The renumbered file again: recognised as @4, not @5, @6... (each
+	// re-import made one more copy of the same weights)
+	for range 2 {
+		res, err = dst.Import(bytes.NewReader(file1))
+		if err != nil || !res.Existing || res.Model.Version != 4 {
+			t.Fatalf("re-import of a renumbered file: %+v %v", res, err)
+		}
+	}
 
 	// Files: ExportFile writes atomically and ImportFile names the file.
 	dir := t.TempDir()
