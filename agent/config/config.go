@@ -750,7 +750,7 @@ func decodeConfig(data []byte) (*fileConfig, *safeio.YAMLCheck, error) {
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil {
 		var te *yaml.TypeError
-		if check.Err() != nil && errors.As(err, &te) {
+		if check.Err() != nil && errors.As(err, &te) && !slices.ContainsFunc(te.Errors, func(m string) bool { return strings.Contains(m, "already defined") }) {
 			return &f, check, nil // the check says it better
 		}
 		if cerr := check.Err(); cerr != nil {
@@ -901,6 +901,16 @@ func (c *Config) parseIntervals(f *fileConfig) (err error) {
 func (c *Config) parseTargets(f *fileConfig) error {
 	if len(f.Targets) == 0 {
 		return fmt.Errorf("targets: at least one target is required")
+	}
+	if f.Port != "" {
+		// once, as the key it is (it was blamed on every target's address,
+		// even those that give their own port)
+		if p, err := strconv.Atoi(f.Port); err != nil || p < 1 || p > 65535 {
+			return fmt.Errorf("port: %q is not a port number (1-65535)", f.Port)
+		}
+	}
+	if _, ok := f.Targets[""]; ok {
+		return fmt.Errorf("targets: a target with an empty name (the name is how --target, approve --queue and the audit log know it)")
 	}
 	names := make([]string, 0, len(f.Targets))
 	for n := range f.Targets {
@@ -1365,6 +1375,11 @@ func (t *Target) parseFabricPorts(field string, f fileTarget) error {
 // parseQueues reads queues (default 3 and 4) and queue-names.
 func (t *Target) parseQueues(field string, f fileTarget) error {
 	var err error
+	if f.Queues != nil && len(f.Queues) == 0 {
+		// not "left out": the closed loop would write queues 3 and 4,
+		// which the list does not name
+		return fmt.Errorf("%s.queues: empty list: name the lossless queues (left out, they are 3 and 4)", field)
+	}
 	if len(t.Queues) == 0 {
 		t.Queues = []int{3, 4}
 	}

@@ -197,7 +197,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"retention: forever\n" + base, "retention:"},
 		{"targets: {}\n", "targets:"},
 		{"targets:\n  \"bad host\":\n    insecure: true\n", "targets.bad host.address"},
-		{"port: 99999\ntargets:\n  sw0:\n    address: host\n", "targets.sw0.address: port \"99999\""},
+		{"port: 99999\ntargets:\n  sw0:\n    address: host\n", "line 1: port: \"99999\" is not a port number"},
 		{"targets:\n  sw0:\n    address: h:1\n    dialect: junos\n", "targets.sw0.dialect"},
 		{"targets:\n  sw0:\n    address: h:1\n    ports: all\n", "targets.sw0.ports"},
 		{"targets:\n  sw0:\n    address: h:1\n    ports: [a, a]\n", "targets.sw0.ports"},
