@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"golang.org/x/net/netutil"
@@ -188,9 +190,33 @@ func Open(ctx context.Context, cfg *config.Config, d Deps) (a *Agent, err error)
 			release()
 		}
 	}()
+	// The metrics address first: a port taken is said before the agent db
+	// is made (an agent that could not listen left a new, empty db).
+	var ln net.Listener
+	if cfg.Metrics != "" {
+		if ln, err = net.Listen("tcp", cfg.Metrics); err != nil {
+			return nil, fmt.Errorf("metrics: listen %s: %w", cfg.Metrics, err)
+		}
+		opened = append(opened, func() error {
+			if err == nil {
+				return nil // the HTTP server has it, and closes it
+			}
+			return ln.Close()
+		})
+	}
+	_, statErr := os.Stat(cfg.DB)
 	j, err := journal.OpenJournal(cfg.DB, d.LockTimeout)
 	if err != nil {
 		return nil, err
+	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		// made here: taken away again if the agent does not start
+		opened = append(opened, func() error {
+			if err == nil {
+				return nil
+			}
+			return os.Remove(cfg.DB)
+		})
 	}
 	opened = append(opened, j.Close)
 	sws, gate, err := connect(ctx, cfg, d, &opened)
@@ -202,11 +228,7 @@ func Open(ctx context.Context, cfg *config.Config, d Deps) (a *Agent, err error)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Metrics != "" {
-		ln, err := net.Listen("tcp", cfg.Metrics)
-		if err != nil {
-			return nil, fmt.Errorf("metrics: listen %s: %w", cfg.Metrics, err)
-		}
+	if ln != nil {
 		srv, lln := NewHTTPServer(ln, a.Handler(), d.HTTP.withDefaults(cfg.MetricsMaxConns))
 		go srv.Serve(lln)
 		opened = append(opened, srv.Close)

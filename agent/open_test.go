@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
@@ -128,6 +129,9 @@ func TestOpenErrors(t *testing.T) {
 	if !errors.Is(err, refused) || closed != 1 {
 		t.Fatalf("dial failure: %v, %d switches closed (want 1)", err, closed)
 	}
+	if _, serr := os.Stat(cfg.DB); !errors.Is(serr, fs.ErrNotExist) {
+		t.Fatalf("a failed Open left the agent db it made: %v", serr)
+	}
 	j, err := journal.OpenJournal(cfg.DB, 100*time.Millisecond)
 	if err != nil {
 		t.Fatalf("the journal is still locked after a failed Open: %v", err)
@@ -142,8 +146,11 @@ func TestOpenErrors(t *testing.T) {
 		Dial: func(_ context.Context, tc config.Target, _ time.Duration) (Switch, error) {
 			return closingSwitch{newFakeSwitch(tc.Name, kA), &mu, &closed}, nil
 		}})
-	if err == nil || !strings.HasPrefix(err.Error(), "metrics: listen 256.0.0.1:1") || closed != 1 {
-		t.Fatalf("bad metrics address: %v, %d switches closed", err, closed)
+	if err == nil || !strings.HasPrefix(err.Error(), "metrics: listen 256.0.0.1:1") || closed != 0 {
+		t.Fatalf("bad metrics address: %v, %d switches dialled and closed (want none: the address is tried first)", err, closed)
+	}
+	if _, serr := os.Stat(cfg.DB); !errors.Is(serr, fs.ErrNotExist) {
+		t.Fatalf("an agent that could not listen made its db: %v", serr)
 	}
 	if j, err = journal.OpenJournal(cfg.DB, 100*time.Millisecond); err != nil {
 		t.Fatalf("the journal is still locked after a failed Open: %v", err)
