@@ -177,9 +177,18 @@ func (o *evalOpts) run(cmd *cobra.Command) error {
 		return fmt.Errorf("--seeds %d: want at least 1", o.seeds)
 	}
 	inputs := append(append([]string{o.db}, o.scenarios...), o.hpccConfigs...)
+	outs := map[string]string{} // cleaned path → the flag that writes it
 	for _, out := range []struct{ flag, path string }{{"json-out", o.jsonOut}, {"summary-out", o.summaryOut}, {"report", o.htmlOut}} {
 		if err := notAnInput(out.flag, out.path, inputs...); err != nil {
 			return err
+		}
+		if out.path != "" {
+			// two outputs on one path: the last written replaced the other
+			abs, _ := filepath.Abs(out.path)
+			if other, ok := outs[abs]; ok {
+				return fmt.Errorf("--%s and --%s both name %s: give each its own file", other, out.flag, out.path)
+			}
+			outs[abs] = out.flag
 		}
 		if out.path != "" {
 			if err := checkOutPath(out.flag, out.path, ""); err != nil {
@@ -190,6 +199,11 @@ func (o *evalOpts) run(cmd *cobra.Command) error {
 	if o.plotDir != "" {
 		if err := checkOutPath("plot", o.plotDir, "the plots"); err != nil {
 			return err
+		}
+	}
+	if o.loopAudit != "" {
+		if err := checkOutPath("loop-audit", o.loopAudit, "the loop audit files"); err != nil {
+			return err // before the simulations, not after them
 		}
 	}
 	dur, dt, err := o.simTimes(cmd)
@@ -385,6 +399,18 @@ func runEvalWithProgress(stderr io.Writer, scs []eval.Scenario, policies []strin
 // does not keep the others from being written.
 func (o *evalOpts) writeFiles(stderr io.Writer, res *eval.Result) error {
 	var errs []error
+	if o.loopAudit != "" {
+		// written as each loop ran: said here, as every output is
+		if ents, err := os.ReadDir(o.loopAudit); err == nil {
+			n := 0
+			for _, e := range ents {
+				if strings.HasSuffix(e.Name(), ".jsonl") {
+					n++
+				}
+			}
+			fmt.Fprintf(stderr, "wrote %s (%d loop audit files)\n", o.loopAudit, n)
+		}
+	}
 	if o.plotDir != "" {
 		files, err := writeEvalPlots(res, o.plotDir)
 		for _, f := range files {

@@ -337,11 +337,18 @@ func TestEvalOutputsCheckedFirst(t *testing.T) {
 		{"--json-out", "/proc/ecntune-nosuch/r.json", "cannot write in /proc"},
 		{"--report", "/proc/ecntune-nosuch/r.html", "cannot write in /proc"},
 		{"--plot", "/proc/ecntune-nosuch", "cannot write in /proc"},
+		{"--loop-audit", "/proc/ecntune-nosuch", "cannot write in /proc"},
 	} {
 		out, err := runCmd(t, newEvalCmd(), "--scenario", sc, "--policy", "static:hpcc", "--seeds", "1", c.flag, c.path)
 		if err == nil || !strings.Contains(err.Error(), c.want) || out != "" {
 			t.Errorf("%s %s: %v, stdout %q: want %q before any run", c.flag, c.path, err, out, c.want)
 		}
+	}
+	// two outputs on one path: refused (the last written replaced the other)
+	same := filepath.Join(t.TempDir(), "same.json")
+	if out, err := runCmd(t, newEvalCmd(), "--scenario", sc, "--policy", "static:hpcc", "--seeds", "1", "--json-out", same, "--summary-out", same); err == nil ||
+		!strings.Contains(err.Error(), "--json-out and --summary-out both name") || out != "" {
+		t.Errorf("one path for two outputs: %v, stdout %q", err, out)
 	}
 	// folders that do not exist yet are made (the pre-check let them
 	// pass, then the run's files were lost after it)

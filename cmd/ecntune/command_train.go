@@ -246,16 +246,21 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 	for _, sc := range cfg.Scenarios {
 		warnAll(cmd.ErrOrStderr(), sc.Name, scenario.Warnings(sc.Config))
 	}
+	// --select-on read before the registry is opened: a bad file made an
+	// empty registry before it was refused
+	var sel func(train.Round, *rl.Net) (float64, string, error)
+	var selBasis string
+	if len(o.selectOn) > 0 {
+		if sel, selBasis, err = o.selector(cmd.ErrOrStderr(), env.Catalogue{}); err != nil {
+			return err
+		}
+	}
 	s, err := startTrainSession(cmd, o)
 	if err != nil {
 		return err
 	}
 	defer s.end()
-	if len(o.selectOn) > 0 {
-		if s.sel, s.selBasis, err = o.selector(cmd.ErrOrStderr(), env.Catalogue{}); err != nil {
-			return err
-		}
-	}
+	s.sel, s.selBasis = sel, selBasis
 	if err := s.run(cfg); err != nil {
 		return err
 	}

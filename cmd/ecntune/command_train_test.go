@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -293,5 +295,18 @@ func TestTrainDefaultNameIsTheAlgorithms(t *testing.T) {
 	m, err := models.Load(db, "ppo-default")
 	if err != nil || m.Algorithm != "ppo" || !strings.Contains(m.Hyper["command"], " --name ppo-default ") {
 		t.Fatalf("ppo-default: %v, %v", m.Ref(), err)
+	}
+}
+
+// A --select-on file that cannot be read is refused before the registry
+// is made (an empty one was left behind).
+func TestTrainSelectOnRefusedBeforeRegistry(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "t.db")
+	_, err := runCmd(t, newRootCmd(), "train", "--scenario", "../../scenarios/websearch-50.yaml", "--select-on", filepath.Join(t.TempDir(), "nosuch.yaml"), "--episodes", "1", "--db", db)
+	if err == nil || !strings.Contains(err.Error(), "nosuch.yaml") {
+		t.Fatalf("train with a missing --select-on: %v", err)
+	}
+	if _, serr := os.Stat(db); !errors.Is(serr, fs.ErrNotExist) {
+		t.Fatalf("the registry was made: %v", serr)
 	}
 }
