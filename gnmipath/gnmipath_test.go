@@ -514,3 +514,26 @@ func TestThresholdsOutOfOrderLeftOut(t *testing.T) {
 		}
 	}
 }
+
+// A drop probability is a whole percent in both models (openconfig's
+// uint8, SONiC's 0..100): 0.3 was taken by the simulated switch, run as
+// 0.3% and read back as 0, which the agent's decoder refused.
+func TestDropProbabilityWholePercent(t *testing.T) {
+	for _, c := range []struct {
+		d   Dialect
+		val *gnmi.TypedValue
+		ok  bool
+	}{
+		{OpenConfig, &gnmi.TypedValue{Value: &gnmi.TypedValue_JsonIetfVal{JsonIetfVal: []byte(`0.3`)}}, false},
+		{OpenConfig, &gnmi.TypedValue{Value: &gnmi.TypedValue_JsonIetfVal{JsonIetfVal: []byte(`12.5`)}}, false},
+		{OpenConfig, &gnmi.TypedValue{Value: &gnmi.TypedValue_JsonIetfVal{JsonIetfVal: []byte(`12`)}}, true},
+		{OpenConfig, &gnmi.TypedValue{Value: &gnmi.TypedValue_UintVal{UintVal: 5}}, true},
+		{Sonic, &gnmi.TypedValue{Value: &gnmi.TypedValue_StringVal{StringVal: "0.5"}}, false},
+		{Sonic, &gnmi.TypedValue{Value: &gnmi.TypedValue_StringVal{StringVal: "5"}}, true},
+	} {
+		_, err := DecodeVal(c.d, Leaf{Field: WREDProb, Name: "p"}, c.val)
+		if (err == nil) != c.ok || (err != nil && !strings.Contains(err.Error(), "not a whole percent")) {
+			t.Errorf("%s %v: %v", c.d, c.val, err)
+		}
+	}
+}

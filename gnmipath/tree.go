@@ -203,6 +203,11 @@ func decodeScal(d Dialect, l Leaf, x *scal) (Val, error) {
 		if err == nil && l.Field == WREDProb && !(v.F > 0 && v.F <= 100) {
 			err = fmt.Errorf("drop probability %g%% is outside (0, 100]", v.F)
 		}
+		if err == nil && l.Field == WREDProb && v.F != math.Trunc(v.F) {
+			// a whole percent in both models (openconfig uint8, SONiC's
+			// YANG 0..100): 0.3 was taken, run as 0.3% and read back as 0
+			err = fmt.Errorf("drop probability %g%% is not a whole percent", v.F)
+		}
 	case kString:
 		v.S, err = stringOf(x)
 		if err == nil {
