@@ -52,7 +52,9 @@ func ParseRateSplit(arg string) ([]RatePart, error) {
 			continue
 		}
 		part := RatePart{Spec: p}
-		if r, spec, ok := strings.Cut(p, "="); ok && !strings.Contains(r, ":") {
+		// RATE=SPEC: what stands before the first = is a rate, not a spec
+		// whose +headroom= or +alpha= suffix holds the = (builtin+headroom=floor)
+		if r, spec, ok := strings.Cut(p, "="); ok && !strings.Contains(r, ":") && !strings.Contains(r, "+") {
 			bps, err := units.ParseRate(r)
 			if err != nil {
 				return nil, fmt.Errorf("part %q: %w (want RATE=SPEC, e.g. 400G=builtin:400g)", p, err)

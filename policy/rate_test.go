@@ -144,3 +144,14 @@ func TestDefaultSpecSplitsAtHighRateFrom(t *testing.T) {
 		t.Fatalf("below %s, from %s", below, from)
 	}
 }
+
+// A part whose spec ends in +headroom= or +alpha= keeps its = (the spec
+// builtin+headroom=floor was read as the rate "builtin+headroom").
+func TestRateSplitPartWithRuleSuffix(t *testing.T) {
+	for _, s := range []string{"rate:builtin+headroom=floor;400G=builtin:400g", "rate:adaptive+alpha=1/8;400G=builtin:400g",
+		"rate:builtin:400g;100G=builtin+headroom=floor"} {
+		if _, err := Lookup(s); err != nil {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
+}

@@ -266,18 +266,22 @@ func DecodeNet(d *Dec) (*Net, error) {
 		return nil, err
 	}
 	net.Kind = kind
+	start := d.off
 	for _, p := range net.Params() {
 		d.F32s(p)
 	}
 	if d.err != nil {
 		return nil, d.err
 	}
-	for _, p := range net.Params() {
-		for _, v := range p {
+	i := 0
+	for pi, p := range net.Params() {
+		for j, v := range p {
 			if !finite32(v) {
-				d.Fail("non-finite weight %v", v)
+				d.off = start + 4*i // where it sits, not the end of the weights
+				d.Fail("non-finite weight %v (parameter %d, index %d)", v, pi, j)
 				return nil, d.err
 			}
+			i++
 		}
 	}
 	return net, nil

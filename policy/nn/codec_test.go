@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -108,5 +110,20 @@ func TestNetUnmarshalCorrupt(t *testing.T) {
 	nan = binary.LittleEndian.AppendUint32(nan, crc32.ChecksumIEEE(nan))
 	if _, err := UnmarshalNet(nan); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("NaN weight: err = %v, want ErrCorrupt", err)
+	}
+}
+
+// A non-finite weight is named where it sits (the byte and the
+// parameter), not at the end of the weights.
+func TestNonFiniteWeightWhere(t *testing.T) {
+	n := testNet(t, 3)
+	b, _ := n.MarshalBinary()
+	off := len(b) - 4 - 4*n.NumParams() + 4*5 // weight #5
+	c := append([]byte(nil), b[:len(b)-4]...)
+	binary.LittleEndian.PutUint32(c[off:], math.Float32bits(float32(math.NaN())))
+	c = binary.LittleEndian.AppendUint32(c, crc32.ChecksumIEEE(c))
+	_, err := UnmarshalNet(c)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("at byte %d: non-finite weight NaN (parameter 0, index 5)", off)) {
+		t.Fatalf("NaN weight #5 at byte %d: %v", off, err)
 	}
 }

@@ -119,3 +119,14 @@ func BenchmarkSimFatTreeWS30(b *testing.B) {
 	b.ReportMetric(float64(hops)/b.Elapsed().Seconds(), "packet-hops/s")
 	b.ReportMetric(float64(events)/float64(b.N), "events/op")
 }
+
+// The median of an even count is the mean of the middle two (2 runs gave
+// the better one as the median).
+func TestMedianEvenCount(t *testing.T) {
+	if m := median([]float64{5.41, 5.89}); m != 5.65 {
+		t.Fatalf("median of 2: %v", m)
+	}
+	if m := median([]float64{1, 2, 9}); m != 2 {
+		t.Fatalf("median of 3: %v", m)
+	}
+}
