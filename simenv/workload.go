@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 )
 
 // generator is the run-time state of one workload.
@@ -18,6 +19,12 @@ type generator struct {
 	// cdf
 	meanBytes float64
 	rate      float64 // flows per simulated second, all hosts together
+	// srcCum: the cumulative link rates of hosts, when they differ: a
+	// flow's source is drawn in proportion to its link, so that each host
+	// is offered load of its own link (drawn uniformly, 10G hosts beside
+	// 100G ones were offered 1.4-2.2 of their link at load 0.5). nil: one
+	// rate, a uniform draw.
+	srcCum []float64
 	// trace
 	cursor int
 	// collectives
@@ -185,6 +192,19 @@ func (s *Sim) initCDF(g *generator) error {
 	}
 	capacity := s.linkCapacity(g.hosts)
 	g.rate = capacity * w.Load / (8 * g.meanBytes)
+	g.srcCum = nil
+	first := s.ports[s.hosts[s.nodeHost[g.hosts[0]]].port].rate
+	for _, h := range g.hosts {
+		if s.ports[s.hosts[s.nodeHost[h]].port].rate != first {
+			cum, sum := make([]float64, len(g.hosts)), 0.0
+			for k, h := range g.hosts {
+				sum += s.ports[s.hosts[s.nodeHost[h]].port].rate
+				cum[k] = sum
+			}
+			g.srcCum = cum
+			break
+		}
+	}
 	if max := s.maxFlowStarts(capacity); g.rate > max {
 		return &FieldError{fmt.Sprintf("Workloads[%d].CDF", i),
 			fmt.Sprintf("workloads[%d]: load %g of flows of %.4g B on average is %.4g flows/s, more than the %.4g/s its %d hosts' links can start (one %d B frame, header and 1 byte, per flow)",
@@ -396,7 +416,13 @@ func (s *Sim) generate(i int) {
 	switch w.Kind {
 	case WorkloadCDF:
 		n := len(g.hosts)
-		src := g.hosts[s.rngWork.IntN(n)]
+		var src int32
+		if g.srcCum == nil {
+			src = g.hosts[s.rngWork.IntN(n)]
+		} else {
+			u := s.rngWork.Float64() * g.srcCum[n-1]
+			src = g.hosts[min(sort.SearchFloat64s(g.srcCum, u), n-1)]
+		}
 		dst := g.hosts[s.rngWork.IntN(n-1)]
 		if dst == src {
 			dst = g.hosts[n-1]

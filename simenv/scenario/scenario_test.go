@@ -615,3 +615,30 @@ func TestHeadroomBelowFloorWarned(t *testing.T) {
 		t.Errorf("160KB (40KB at 25G, above the floor): %q", w)
 	}
 }
+
+// With host links of different rates, each host is offered the load of its
+// own link: a flow's source is drawn in proportion to its link rate (drawn
+// uniformly, 10G hosts beside 100G ones were offered 1.4-2.2 of their link
+// at load 0.5, the 100G ones 0.2-0.4).
+func TestMixedRateHostsOfferedOwnLoad(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"ws.txt": testCDF,
+		"mixed.txt": "5 1 4\n4\n0 4 100Gbps 1000ns 0\n1 4 100Gbps 1000ns 0\n2 4 10Gbps 1000ns 0\n3 4 10Gbps 1000ns 0\n",
+		"m.yaml":    "seed: 3\nduration: 4ms\ntopology: {kind: hpcc, file: mixed.txt, buffer: 32MB}\nworkloads: [{kind: cdf, cdf: ws.txt, load: 0.5}]\n"})
+	cfg, err := Load(filepath.Join(dir, "m.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := simenv.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Run()
+	n := map[int]float64{}
+	for _, f := range s.Flows() {
+		n[f.Src]++
+	}
+	fast, slow := n[0]+n[1], n[2]+n[3]
+	if slow == 0 || fast/slow < 6 || fast/slow > 16 {
+		t.Fatalf("flows from the 100G hosts %v, from the 10G hosts %v: want about 10 times as many", fast, slow)
+	}
+}
