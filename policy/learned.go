@@ -224,6 +224,9 @@ func LearnedFromModel(name string, m models.Model) (*Learned, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model %s: weights: %w", m.Ref(), err)
 	}
+	if err := probeFinite(net); err != nil {
+		return nil, fmt.Errorf("model %s: weights: %w", m.Ref(), err)
+	}
 	cond := false
 	if v, ok := m.Hyper[models.HyperPreferenceScale]; ok {
 		if s, err := strconv.ParseFloat(v, 64); err != nil || !(s > 0) || math.IsInf(s, 0) {
@@ -244,6 +247,38 @@ func LearnedFromModel(name string, m models.Model) (*Learned, error) {
 		return nil, err
 	}
 	return l.WithValidInterval(lo, hi)
+}
+
+// probeFinite runs net on a few inputs (all 0, all 1, a spread in [-1, 1])
+// and refuses outputs that are not finite: weights that are finite but
+// huge (±3e38) overflow to NaN on every input, and argmax over NaN held
+// every queue with a reason that said nothing of it.
+func probeFinite(net *nn.Net) error {
+	in := net.InDim()
+	rows := make([][]float32, 3)
+	for r := range rows {
+		rows[r] = make([]float32, in)
+		for i := range rows[r] {
+			switch r {
+			case 1:
+				rows[r][i] = 1
+			case 2:
+				rows[r][i] = 2*float32((i*7919)%101)/100 - 1
+			}
+		}
+	}
+	out, err := net.Forward(rows)
+	if err != nil {
+		return err
+	}
+	for r, o := range out {
+		for j, v := range o {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return fmt.Errorf("the network outputs %v (output %d on probe input %d): weights that overflow, no decision can be read from it", v, j, r)
+			}
+		}
+	}
+	return nil
 }
 
 // ModelValidInterval is the range of decision intervals a model acts in:

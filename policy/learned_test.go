@@ -14,6 +14,7 @@ import (
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/policy/builtin"
+	"github.com/ecntune/ecntune/policy/nn"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/train/rl"
 )
@@ -581,4 +582,29 @@ func baseModel(t *testing.T) (models.Model, *Learned) {
 		t.Fatal(err)
 	}
 	return m, l
+}
+
+// A network whose weights are finite but overflow (±3e38) outputs NaN for
+// every input: refused when the model is read (import's check, promote's
+// vet, the agent's start), not run holding every queue at "lead 0.00".
+func TestModelWithOverflowingWeightsRefused(t *testing.T) {
+	m, _ := baseModel(t)
+	net, err := nn.UnmarshalNet(m.Weights)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range net.Params() {
+		for i := range p {
+			p[i] = 3e38
+			if i%2 == 1 {
+				p[i] = -3e38
+			}
+		}
+	}
+	if m.Weights, err = net.MarshalBinary(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LearnedFromModel("huge", m); err == nil || !strings.Contains(err.Error(), "weights that overflow") {
+		t.Fatalf("overflowing weights: %v", err)
+	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/train/rl"
@@ -50,6 +51,13 @@ candidates with a new id.`,
 			}
 			if err := policy.CheckModelSpec(m); err != nil {
 				fmt.Fprintf(c.ErrOrStderr(), "note: %v; it is imported but this build will not load or promote it\n", err)
+			} else if m.ObsSpec != env.SwitchSpecVersion {
+				// the network as an agent would run it (its output kind, its
+				// inputs, outputs that are numbers): said now, as promote's
+				// vet says it, not only at promote
+				if _, err := policy.LearnedFromModel(m.Name, m); err != nil {
+					fmt.Fprintf(c.ErrOrStderr(), "note: %v; it is imported but no agent could run it, and promote refuses it\n", err)
+				}
 			}
 			return f.with(false, false, false, func(r *models.Registry) error {
 				res, err := r.ImportModel(m)
