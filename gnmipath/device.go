@@ -70,7 +70,12 @@ type Device struct {
 	// DeviceProfile is the kind of switch: its name and the optional
 	// telemetry it does not export (Missing), defined once in env.
 	env.DeviceProfile
-	Dialect Dialect // family of paths (openconfig-style trees or SONiC's databases)
+	// NoLLDPCapabilities: the neighbours' system capabilities
+	// (.../capabilities/capability[name]/state/enabled) are not served
+	// (Arista EOS marks them not supported): a neighbour is known for a
+	// switch only by its name, as one of the agent's targets.
+	NoLLDPCapabilities bool
+	Dialect            Dialect // family of paths (openconfig-style trees or SONiC's databases)
 	// Origin is set explicitly on every path of the openconfig family
 	// (gNMI §2.7.1: an empty origin means openconfig, but some servers
 	// want it written). NativeOrigin addresses vendor-native paths
@@ -125,8 +130,8 @@ var Devices = map[string]*Device{
 	},
 	"arista-eos": {
 		DeviceProfile: env.DeviceAristaEOS, Dialect: OpenConfig, Origin: "openconfig",
-		PFC: PFCEthernetAugment, Paused: "pfc-on-total-rx-time", Headroom: HeadroomNone, Get: true,
-		Summary: "Arista EOS's supported OpenConfig paths: PFC frames and paused time from its augments; no marked octets, no queue lengths; headroom read-only",
+		PFC: PFCEthernetAugment, Paused: "pfc-on-total-rx-time", Headroom: HeadroomNone, Get: true, NoLLDPCapabilities: true,
+		Summary: "Arista EOS's supported OpenConfig paths: PFC frames and paused time from its augments; no marked octets, no queue lengths, no LLDP capabilities; headroom read-only",
 	},
 	"nokia-srl": {
 		DeviceProfile: env.DeviceNokiaSRL, Dialect: OpenConfig, Origin: "openconfig", NativeOrigin: "srl_nokia",

@@ -1,6 +1,7 @@
 package simswitch
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/openconfig/gnmi/proto/gnmi"
@@ -171,5 +172,28 @@ func TestPercentIsAJSONNumber(t *testing.T) {
 	v := r.GetNotification()[0].GetUpdate()[0].GetVal().GetJsonIetfVal()
 	if len(v) == 0 || v[0] == '"' {
 		t.Fatalf("max-drop-probability-percent encoded as %s", v)
+	}
+}
+
+// Arista EOS does not serve its neighbours' LLDP system capabilities
+// (switch-knobs §7): the imitation leaves them out, names and ids stay.
+func TestAristaServesNoLLDPCapabilities(t *testing.T) {
+	for _, dev := range []string{"arista-eos", "openconfig"} {
+		_, addr := start(t, gnmipath.OpenConfig, func(c *Config) { c.Device = dev })
+		r, err := get(t, addr, "openconfig", "/lldp/interfaces/interface[name=*]/neighbors")
+		if err != nil {
+			t.Fatalf("%s: %v", dev, err)
+		}
+		var caps, names int
+		for _, n := range r.GetNotification() {
+			for _, u := range n.GetUpdate() {
+				s := gnmipath.PathString(u.GetPath().GetElem()) + string(u.GetVal().GetJsonIetfVal())
+				caps += strings.Count(s, "capabilit")
+				names += strings.Count(s, "system-name")
+			}
+		}
+		if names == 0 || (dev == "arista-eos") != (caps == 0) {
+			t.Errorf("%s: %d capability mentions, %d system names", dev, caps, names)
+		}
 	}
 }

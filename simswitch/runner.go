@@ -3,6 +3,7 @@ package simswitch
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -128,7 +129,11 @@ func newRunner(eng Engine, dev *gnmipath.Device, timescale float64, step time.Du
 		tel := eng.Telemetry(i)
 		layout := snapshot(info, &tel, r.lossless)
 		r.encoders = append(r.encoders, gnmipath.NewDeviceEncoder(dev, &layout))
-		r.lldp = append(r.lldp, LLDPItems(d, info))
+		lldp := LLDPItems(d, info)
+		if dev.NoLLDPCapabilities {
+			lldp = slices.DeleteFunc(lldp, func(it gnmipath.Item) bool { return it.Leaf.Field == gnmipath.LLDPCapEnabled })
+		}
+		r.lldp = append(r.lldp, lldp)
 		ports := make(map[string]bool, len(info.Ports))
 		for _, p := range info.Ports {
 			ports[p.Name] = true

@@ -64,6 +64,12 @@ func (v *service) route(prefix, p *gnmi.Path) (route, error) {
 	if p.GetOrigin() != "" {
 		origin = p.GetOrigin()
 	}
+	//lint:ignore SA1019 the deprecated field is read to refuse it
+	if len(prefix.GetElement()) > 0 || len(p.GetElement()) > 0 { //nolint:staticcheck
+		// gNMI 0.4 deprecated element for elem; read as no path at all it
+		// selected the whole tree
+		return route{}, status.Errorf(codes.InvalidArgument, "path given in the deprecated element field (%v): give it as elem", append(prefix.GetElement(), p.GetElement()...)) //nolint:staticcheck
+	}
 	el := gnmipath.FullElems(prefix, p)
 	if v.s.d != gnmipath.Sonic {
 		return v.routeOpenConfig(target, origin, el)

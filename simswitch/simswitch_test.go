@@ -568,3 +568,37 @@ func TestTLSAndPassword(t *testing.T) {
 		}
 	}
 }
+
+// ONCE with updates_only sends no current state, only the sync (gNMI
+// 3.5.1.5.1); it sent every leaf.
+func TestOnceUpdatesOnly(t *testing.T) {
+	_, addr := start(t, gnmipath.OpenConfig, nil)
+	tg := dial(t, addr)
+	for _, only := range []bool{false, true} {
+		req := &gnmi.SubscribeRequest{Request: &gnmi.SubscribeRequest_Subscribe{Subscribe: &gnmi.SubscriptionList{
+			Prefix: &gnmi.Path{Target: "sw0"}, Mode: gnmi.SubscriptionList_ONCE, UpdatesOnly: only,
+			Subscription: []*gnmi.Subscription{{Path: &gnmi.Path{Elem: []*gnmi.PathElem{{Name: "qos"}}}}}}}}
+		rs, err := tg.SubscribeOnce(ctx5(t), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, r := range rs {
+			n += len(r.GetUpdate().GetUpdate())
+		}
+		if only != (n == 0) {
+			t.Errorf("updates_only %v: %d updates", only, n)
+		}
+	}
+}
+
+// A path in the deprecated element field is refused, not read as the
+// root (a Get of Element ["qos", "interfaces"] returned the whole tree).
+func TestDeprecatedElementRefused(t *testing.T) {
+	_, addr := start(t, gnmipath.OpenConfig, nil)
+	tg := dial(t, addr)
+	_, err := tg.Get(ctx5(t), &gnmi.GetRequest{Prefix: &gnmi.Path{Target: "sw0"}, Path: []*gnmi.Path{{Element: []string{"qos", "interfaces"}}}}) //nolint:staticcheck
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "deprecated element") {
+		t.Fatalf("Get with element: %v", err)
+	}
+}

@@ -227,6 +227,11 @@ func (v *service) Subscribe(stream gnmi.GNMI_SubscribeServer) error {
 		if err != nil {
 			return err
 		}
+		if list.GetUpdatesOnly() {
+			// updates_only: no current state, only the sync (gNMI 3.5.1.5.1);
+			// ONCE then has nothing more to send
+			return sendSync(send)
+		}
 		if err := v.sendAll(send, sels, list.GetEncoding()); err != nil {
 			return err
 		}
