@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"slices"
@@ -75,10 +76,7 @@ func runAgentRollback(cmd *cobra.Command, o agentRollbackOpts) error {
 	if err != nil {
 		return err
 	}
-	targets, err := rollbackTargets(cfg, o)
-	if err != nil {
-		return err
-	}
+	targets, terr := rollbackTargets(cfg, o)
 	toNs, err := rollbackTo(o.to)
 	if err != nil {
 		return err
@@ -92,11 +90,30 @@ func runAgentRollback(cmd *cobra.Command, o agentRollbackOpts) error {
 	if db == "" {
 		db = cfg.DB
 	}
+	if terr != nil {
+		// a target the configuration no longer lists: said with what the
+		// log keeps of it, if the log can be read
+		if j, err := openExistingJournal(db); err == nil {
+			left := leftBehind(j, cfg, o.target)
+			j.Close()
+			if len(left) > 0 {
+				return fmt.Errorf("%w, but the agent db has %s: add it back to the configuration (its address) to roll it back", terr, left[0])
+			}
+		}
+		return terr
+	}
 	j, err := openExistingJournal(db)
 	if err != nil {
 		return err
 	}
 	defer j.Close()
+	if o.all {
+		// the targets the configuration no longer lists keep what the agent
+		// set on them: named, not passed over in silence
+		for _, l := range leftBehind(j, cfg, "") {
+			fmt.Fprintf(cmd.ErrOrStderr(), "not rolled back: %s, not in %s (add it back, its address, to roll it back)\n", l, o.cfgPath)
+		}
+	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	out := cmd.OutOrStdout()
@@ -165,6 +182,33 @@ func rollbackTargets(cfg *config.Config, o agentRollbackOpts) ([]config.Target, 
 		}
 	}
 	return nil, fmt.Errorf("--target: %q is not a target of %s", o.target, o.cfgPath)
+}
+
+// leftBehind names the targets (only is one, "" every one) the audit log
+// has changes the switch took of while cfg does not list them: "leaf0 (12
+// changes applied, the last at TIME)".
+func leftBehind(j *journal.Journal, cfg *config.Config, only string) []string {
+	es, err := j.Entries(only, 0)
+	if err != nil {
+		return nil
+	}
+	listed := map[string]bool{}
+	for _, t := range cfg.Targets {
+		listed[t.Name] = true
+	}
+	n, last := map[string]int{}, map[string]int64{}
+	for _, e := range es {
+		if listed[e.Target] || !e.Took() || e.Kind == core.KindManual {
+			continue
+		}
+		n[e.Target]++
+		last[e.Target] = max(last[e.Target], e.TimeNs)
+	}
+	var out []string
+	for _, t := range slices.Sorted(maps.Keys(n)) {
+		out = append(out, fmt.Sprintf("%s (%d changes applied, the last at %s)", t, n[t], time.Unix(0, last[t]).UTC().Format(time.RFC3339)))
+	}
+	return out
 }
 
 // rollbackTo reads --to: "" (each queue's last change), baseline, a

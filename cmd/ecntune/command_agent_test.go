@@ -204,6 +204,17 @@ guardrails:
 		t.Fatal(err)
 	}
 	j.Close()
+	// a target the configuration no longer lists keeps what the agent set
+	// on it: said (rollback --target of it said only "not a target", and
+	// --all passed it over in silence)
+	if _, _, err := runAgentCmd(t, context.Background(), "rollback", "--config", conf, "--target", "sw9", "--dry-run"); err == nil ||
+		!strings.Contains(err.Error(), "but the agent db has sw9 (1 changes applied") {
+		t.Fatalf("rollback of a target no longer configured: %v", err)
+	}
+	if _, errOut, err := runAgentCmd(t, context.Background(), "rollback", "--config", conf, "--all", "--dry-run"); err != nil ||
+		!strings.Contains(errOut, "not rolled back: sw9 (1 changes applied") {
+		t.Fatalf("rollback --all with a target no longer configured: %v\n%s", err, errOut)
+	}
 	confAll := filepath.Join(dir, "agent-all.yaml")
 	body, _ := os.ReadFile(conf)
 	os.WriteFile(confAll, bytes.Replace(body, []byte("targets:\n"), []byte("targets:\n  sw9: {address: 127.0.0.1:1, insecure: true, timeout: 300ms, queues: [3]}\n"), 1), 0o644)
