@@ -21,16 +21,22 @@ type AgentResult struct {
 	Queues         int     `json:"queues"`
 	QueuesObsMin   int     `json:"queues_observed_min"`
 	QueuesObsMean  float64 `json:"queues_observed_mean"`
-	Hosts          int     `json:"hosts"`
-	Mode           string  `json:"mode"`
-	Policy         string  `json:"policy"`
-	Encoding       string  `json:"encoding"`
-	IntervalS      float64 `json:"interval_s"`
-	Intervals      int     `json:"intervals"`
-	WallS          float64 `json:"wall_s"`
-	Timescale      float64 `json:"timescale"`
-	SimAdvancedUs  float64 `json:"sim_advanced_us"`
-	SimLagUs       float64 `json:"sim_lag_us"`
+	// HeldForInterval counts the measured decisions the policy held
+	// because the counters' interval (the interval over the timescale) is
+	// outside the one it was validated for: its time is then its hold
+	// path's, and the verdict says so.
+	HeldForInterval int `json:"held_for_interval,omitempty"`
+	decisionsSeen   int
+	Hosts           int     `json:"hosts"`
+	Mode            string  `json:"mode"`
+	Policy          string  `json:"policy"`
+	Encoding        string  `json:"encoding"`
+	IntervalS       float64 `json:"interval_s"`
+	Intervals       int     `json:"intervals"`
+	WallS           float64 `json:"wall_s"`
+	Timescale       float64 `json:"timescale"`
+	SimAdvancedUs   float64 `json:"sim_advanced_us"`
+	SimLagUs        float64 `json:"sim_lag_us"`
 
 	AgentCPUPerIntervalMs   float64 `json:"agent_cpu_per_interval_ms"`
 	AgentCPUPer1000QMs      float64 `json:"agent_cpu_per_interval_per_1000_queues_ms"`
@@ -140,6 +146,10 @@ func (res *AgentResult) measured(o AgentOptions, w window, run *agentRun) error 
 	}
 	res.Verdict = fmt.Sprintf("%s the goal: 10,000 queues at a %v interval would take %.2f cores of agent CPU (goal: under %g)",
 		verdict, o.Interval, res.CoresFor10k, AgentGoalCores)
+	if res.HeldForInterval > 0 && res.decisionsSeen > 0 {
+		res.Verdict += fmt.Sprintf("; NOT a measure of the policy's decisions: it held %.0f%% of them, the counters' %v (interval over --timescale) being outside the intervals it was validated for (lower --timescale)",
+			100*float64(res.HeldForInterval)/float64(res.decisionsSeen), time.Duration(float64(o.Interval)/o.Timescale))
+	}
 	return nil
 }
 
@@ -162,6 +172,10 @@ func (res *AgentResult) decisions(o AgentOptions, probe *tickProbe) {
 	// latency in the histogram.
 	for i := o.Warmup - 1; i < o.Warmup+o.Intervals-1 && i < len(probe.queues); i++ {
 		res.QueuesObsMin = min(res.QueuesObsMin, probe.queues[i])
+		if i < len(probe.held) {
+			res.HeldForInterval += probe.held[i]
+			res.decisionsSeen += probe.queues[i]
+		}
 		res.QueuesObsMean += float64(probe.queues[i]) / float64(o.Intervals)
 		decideSum += probe.decide[i]
 		if i+1 < len(probe.histN) && probe.histN[i+1] == probe.histN[i]+1 {

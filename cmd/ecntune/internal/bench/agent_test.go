@@ -138,8 +138,8 @@ func TestAgentSmallFabric(t *testing.T) {
 	if r.QueuesObsMin < 1 || r.QueuesObsMean > 16 {
 		t.Fatalf("queues decided on per interval: mean %g, fewest %d", r.QueuesObsMean, r.QueuesObsMin)
 	}
-	if !strings.Contains(r.Verdict, "10,000 queues") {
-		t.Fatalf("verdict %q", r.Verdict)
+	if !strings.Contains(r.Verdict, "10,000 queues") || strings.Contains(r.Verdict, "NOT a measure") || r.HeldForInterval != 0 {
+		t.Fatalf("verdict %q (%d held)", r.Verdict, r.HeldForInterval)
 	}
 	var b strings.Builder
 	if err := r.WriteText(&b); err != nil {
@@ -187,5 +187,28 @@ func BenchmarkAgentOverGNMI(b *testing.B) {
 			b.ReportMetric(r.SetP99Ms, "set-p99-ms")
 			b.ReportMetric(float64(r.Sets), "sets")
 		})
+	}
+}
+
+// The built-in model at the default timescale sees counters over 10 µs
+// (200 ms / 20,000), outside the intervals it was validated for: it holds
+// every queue, and the verdict says the figure is not its decisions'.
+func TestAgentBenchSaysPolicyHeld(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process and runs the agent for about 2 s")
+	}
+	o := DefaultAgentOptions()
+	o.Pods, o.Leaves, o.Spines, o.HostsPerLeaf = 1, 2, 1, 2
+	o.Interval, o.Warmup, o.Intervals = 200*time.Millisecond, 3, 3
+	o.Policy = "builtin"
+	o.InitialECN = InitialECN(o.Policy)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	r, err := RunAgent(ctx, o, selfChild(ctx, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.HeldForInterval == 0 || !strings.Contains(r.Verdict, "NOT a measure of the policy's decisions: it held 100%") {
+		t.Fatalf("verdict %q (%d held)", r.Verdict, r.HeldForInterval)
 	}
 }

@@ -178,6 +178,10 @@ type tickProbe struct {
 	queues  []int
 	histN   []uint64
 	histSum []float64
+	// held counts, per call, the decisions held because the counters'
+	// interval is outside the one the policy was validated for
+	// (policy.HoldInterval): the policy's cost there is its hold path.
+	held []int
 }
 
 func (p *tickProbe) Decide(obs []env.Observation) []policy.Decision {
@@ -192,6 +196,13 @@ func (p *tickProbe) Decide(obs []env.Observation) []policy.Decision {
 	p.queues = append(p.queues, len(obs))
 	p.histN = append(p.histN, hn)
 	p.histSum = append(p.histSum, hs)
+	h := 0
+	for i := range d {
+		if d[i].Held == policy.HoldInterval {
+			h++
+		}
+	}
+	p.held = append(p.held, h)
 	p.mu.Unlock()
 	select {
 	case p.ticks <- n:
