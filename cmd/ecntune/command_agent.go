@@ -81,6 +81,10 @@ func runAgent(ctx context.Context, cfg *config.Config, dryRun bool, log *slog.Lo
 func loadAgentConfig(path string) (*config.Config, error) { return config.Load(path) }
 
 func openExistingJournal(path string) (*journal.Journal, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		// said as history and report say it (it read "does not exist")
+		return nil, fmt.Errorf("agent db %s is a directory: give the agent's db file", path)
+	}
 	if !journal.FileExists(path) {
 		return nil, fmt.Errorf("agent db %s does not exist", path)
 	}

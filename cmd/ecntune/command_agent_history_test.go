@@ -90,6 +90,9 @@ func TestAgentHistoryWhileAgentRuns(t *testing.T) {
 	if _, _, err = runAgentCmd(t, ctx, "history", "--config", conf, "--target", "sw9"); err == nil || !strings.Contains(err.Error(), `--target: "sw9" is not a target of`) {
 		t.Fatalf("history of an unknown target: %v", err)
 	}
+	if _, _, err = runAgentCmd(t, ctx, "recommendations", "--config", conf, "--target", "sw9"); err == nil || !strings.Contains(err.Error(), `--target: "sw9" is not a target of`) {
+		t.Fatalf("recommendations of an unknown target: %v", err)
+	}
 }
 
 // runningAgentDB is a new agent db in a new folder, held open as a running

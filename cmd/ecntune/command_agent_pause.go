@@ -67,6 +67,10 @@ func defaultOperator() string {
 func runAgentPause(cmd *cobra.Command, o agentPauseOpts, pause bool) error {
 	var p journal.Pause
 	var err error
+	if strings.TrimSpace(o.by) == "" {
+		// journaled as "by  at ..." (the HTTP form refuses it)
+		return errors.New("--by: say who asks (it is journaled)")
+	}
 	switch {
 	case o.url != "" && (o.cfgPath != "" || o.db != ""):
 		return errors.New("--url, or --config/--db: give one")

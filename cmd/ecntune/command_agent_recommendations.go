@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ecntune/ecntune/agent/config"
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -85,6 +87,17 @@ func runAgentRecs(cmd *cobra.Command, o agentRecsOpts) error {
 	}
 	if recs, err = j.Recommendations(o.target, fromNs, o.limit); err != nil {
 		return err
+	}
+	if len(recs) == 0 && o.target != "" && o.cfgPath != "" {
+		// a typo read as "no recommendations stored" (history and report
+		// name the known targets)
+		if cfg, cerr := config.Load(o.cfgPath); cerr == nil && !slices.ContainsFunc(cfg.Targets, func(t config.Target) bool { return t.Name == o.target }) {
+			names := make([]string, len(cfg.Targets))
+			for i, t := range cfg.Targets {
+				names[i] = t.Name
+			}
+			return fmt.Errorf("--target: %q is not a target of %s and has no stored recommendations (targets: %s)", o.target, o.cfgPath, strings.Join(names, ", "))
+		}
 	}
 	return printRecs(cmd.OutOrStdout(), recs, o)
 }

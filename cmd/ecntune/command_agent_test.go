@@ -53,6 +53,8 @@ func TestAgentCommandErrors(t *testing.T) {
 		{[]string{"history", "--db", filepath.Join(dir, "none.db"), "--since", "yesterday"}, "--since"},
 		{[]string{"rollback", "--config", bad}, "--target is required"},
 		{[]string{"rollback", "--target", "sw0"}, "--config is required"},
+		{[]string{"resume", "--db", filepath.Join(dir, "none.db"), "--by", " "}, "--by: say who asks"},
+		{[]string{"pause", "--db", dir}, "agent db " + dir + " is a directory"},
 		// a running agent serves at most web.MaxRecommendationsLimit (the
 		// request failed with the server's 400 on a limit of its own)
 		{[]string{"recommendations", "--url", "http://127.0.0.1:1", "--limit", "200000"}, "--limit 200000: a running agent serves at most the newest 100000"},

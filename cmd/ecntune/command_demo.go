@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"os/signal"
 	"syscall"
@@ -68,8 +69,8 @@ the switches it owns. The demo prints the placement at start and whenever it cha
 			if iv <= 0 { // 0 was read as the default, 1 s; the floor is checked with the config
 				return fmt.Errorf("--interval %s: the agent's control interval is at least %s", interval, config.MinInterval)
 			}
-			if !(timescale > 0) {
-				return fmt.Errorf("--timescale %g: must be > 0 (wall seconds per simulated second)", timescale)
+			if !(timescale > 0) || math.IsInf(timescale, 0) {
+				return fmt.Errorf("--timescale %g: must be a finite number > 0 (wall seconds per simulated second)", timescale)
 			}
 			kill, err := demoFleetFlags(fleetN, killAfter)
 			if err != nil {

@@ -12,7 +12,8 @@ func TestDemoFlagErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--timescale", "0"}, "--timescale 0: must be > 0"},
+		{[]string{"--timescale", "0"}, "--timescale 0: must be a finite number > 0"},
+		{[]string{"--timescale", "Inf"}, "--timescale +Inf: must be a finite number > 0"},
 		{[]string{"--interval", "1"}, "--interval"},
 		{[]string{"--interval", "10ms", "--scenario", "../../scenarios/star-incast.yaml"}, "interval 10ms: below the agent's minimum of 100ms"},
 		{[]string{"--scenario", "nope.yaml"}, "nope.yaml"},

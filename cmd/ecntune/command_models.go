@@ -23,6 +23,9 @@ type modelsFlags struct {
 // model this build cannot load unless force (the agent would refuse it at
 // its next start).
 func (f *modelsFlags) with(ro, mustExist, force bool, fn func(r *models.Registry) error) error {
+	if f.timeout < 0 {
+		return fmt.Errorf("--lock-timeout %v: must not be negative", f.timeout)
+	}
 	vet := func(m models.Model) error {
 		if force {
 			return nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -61,6 +62,21 @@ func TestUnknownSubcommandFails(t *testing.T) {
 	for _, g := range []string{"models", "bench", "fleet"} {
 		if out, err := runCmd(t, newRootCmd(), g); err != nil || !strings.Contains(out, "Available Commands") {
 			t.Errorf("ecntune %s: %v\n%s", g, err, out)
+		}
+	}
+}
+
+// Negative durations that a flag cannot mean are refused, naming the flag.
+func TestNegativeDurationFlagsRefused(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"models", "list", "--lock-timeout", "-1s", "--db", filepath.Join(t.TempDir(), "m.db")}, "--lock-timeout -1s: must not be negative"},
+		{[]string{"bench", "policy", "--min-time", "-1s", "--queues", "1", "--train-episodes", "0"}, "--min-time -1s: must not be negative"},
+	} {
+		if _, err := runCmd(t, newRootCmd(), c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v", c.args, err)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"sort"
@@ -177,8 +178,9 @@ func (o *simswitchOpts) resolveDialect(cmd *cobra.Command) (gnmipath.Dialect, er
 
 // pacing checks --timescale and reads --step and --status-every.
 func (o *simswitchOpts) pacing() (step, statusEvery time.Duration, err error) {
-	if !(o.timescale > 0) {
-		return 0, 0, fmt.Errorf("--timescale %g: must be > 0 (wall seconds per simulated second)", o.timescale)
+	if !(o.timescale > 0) || math.IsInf(o.timescale, 0) {
+		// Inf: the simulation never advanced ("stopped at simulated 0s")
+		return 0, 0, fmt.Errorf("--timescale %g: must be a finite number > 0 (wall seconds per simulated second)", o.timescale)
 	}
 	st, err := units.ParseDuration(o.step)
 	if err != nil || st <= 0 {

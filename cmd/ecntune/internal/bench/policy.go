@@ -108,6 +108,9 @@ func RunPolicy(o PolicyOptions) (*PolicyResult, error) {
 			return nil, fmt.Errorf("--queues %d: allowed 1..1000000", n)
 		}
 	}
+	if o.MinTime < 0 {
+		return nil, fmt.Errorf("--min-time %v: must not be negative", o.MinTime)
+	}
 	if o.Episodes < 0 || o.Workers < 1 {
 		return nil, fmt.Errorf("--train-episodes %d / --workers %d: want >= 0 and >= 1", o.Episodes, o.Workers)
 	}
