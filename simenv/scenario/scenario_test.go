@@ -642,3 +642,20 @@ func TestMixedRateHostsOfferedOwnLoad(t *testing.T) {
 		t.Fatalf("flows from the 100G hosts %v, from the 10G hosts %v: want about 10 times as many", fast, slow)
 	}
 }
+
+// A key given with no value is an error at its line, not the default:
+// "pfc: {enabled: }" ran with PFC on; "kmin: ''" blamed the default kmin.
+func TestKeyWithoutValueRefused(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"ws.txt": testCDF})
+	base := "topology: {kind: star, hosts: 4}\nworkloads: [{kind: cdf, cdf: ws.txt, load: 0.5}]\n"
+	for _, c := range []struct{ src, want string }{
+		{base + "pfc: {enabled: }\n", "line 3: pfc.enabled: no value"},
+		{base + "ecn: {kmin: \"\", kmax: 100KB}\n", "line 3: ecn.kmin: no value"},
+		{base + "duration:\n", "line 3: duration: no value"},
+		{"topology: {kind: star, hosts: 4}\nworkloads: [{kind: cdf, cdf: ws.txt, load: ~}]\n", "line 2: workloads[0].load: no value"},
+	} {
+		if _, err := Parse([]byte(c.src), dir, "s.yaml"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.src, err, c.want)
+		}
+	}
+}

@@ -25,7 +25,7 @@ type checker struct {
 func (c *checker) check(root *yaml.Node, v any) error {
 	c.doc = safeio.CheckYAML(root, v, safeio.CheckOptions{Strict: true, NoMerge: true})
 	if len(c.doc.Problems) == 0 {
-		return nil
+		return c.noNulls(root, "")
 	}
 	switch e := c.doc.Problems[0].(type) {
 	case *safeio.KeyError:
@@ -75,6 +75,38 @@ func (c *checker) onlyKeys(path string, what string, allowed ...string) error {
 	for _, k := range c.doc.Keys(path) {
 		if !ok[k] {
 			return c.at(join(path, k), "not used by %s (allowed: %s)", what, strings.Join(allowed, ", "))
+		}
+	}
+	return nil
+}
+
+// noNulls refuses a key given with no value ("enabled:", "kmin: ~"): read
+// as left out, it kept the default (PFC on under "pfc: {enabled: }"), or an
+// error blamed the default ("kmin 400KB is above kmax 100KB").
+func (c *checker) noNulls(n *yaml.Node, path string) error {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, k := range n.Content {
+			if err := c.noNulls(k, path); err != nil {
+				return err
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p := join(path, k.Value)
+			if v.Kind == yaml.ScalarNode && (v.Tag == "!!null" || v.Value == "") {
+				return c.errf(p, k.Line, "no value: write one, or leave the key out for its default")
+			}
+			if err := c.noNulls(v, p); err != nil {
+				return err
+			}
+		}
+	case yaml.SequenceNode:
+		for i, v := range n.Content {
+			if err := c.noNulls(v, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
