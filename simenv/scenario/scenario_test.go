@@ -644,7 +644,7 @@ func TestMixedRateHostsOfferedOwnLoad(t *testing.T) {
 }
 
 // A key given with no value is an error at its line, not the default:
-// "pfc: {enabled: }" ran with PFC on; "kmin: ''" blamed the default kmin.
+// "pfc: {enabled: }" ran with PFC on; "kmin: ”" blamed the default kmin.
 func TestKeyWithoutValueRefused(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"ws.txt": testCDF})
 	base := "topology: {kind: star, hosts: 4}\nworkloads: [{kind: cdf, cdf: ws.txt, load: 0.5}]\n"
