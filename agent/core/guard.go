@@ -1619,6 +1619,15 @@ func (g *Guard) limitStep(cur, wanted env.Setting, r float64, c *clamps) env.Set
 		if h := math.Round(math.Floor(hi/st+1e-9)*st*1e9) / 1e9; h >= cur.Pmax-1e-12 && h >= st {
 			hi = h
 		}
+		// a ratio finer than the grid near cur (1.5 at 1%, 1.2 at 5%)
+		// still moves one step of the switch's resolution: on the grid
+		// alone the limits closed on cur and Pmax never moved
+		if lo >= cur.Pmax-1e-12 && cur.Pmax-st >= st-1e-12 {
+			lo = math.Round((cur.Pmax-st)*1e9) / 1e9
+		}
+		if hi <= cur.Pmax+1e-12 && cur.Pmax+st <= 1+1e-12 {
+			hi = math.Round((cur.Pmax+st)*1e9) / 1e9
+		}
 	}
 	if out.Pmax < lo-1e-12 {
 		out.Pmax = lo

@@ -736,3 +736,20 @@ func TestLaggingTelemetryIsNotAnotherWriter(t *testing.T) {
 		t.Fatalf("lagging telemetry: %+v", p)
 	}
 }
+
+// A max-step ratio finer than the switch's 1% grid near the current Pmax
+// (1.5 at 1%, 1.2 at 4-5%) still moves Pmax one step of the grid: on the
+// grid alone the limits closed on the current value and Pmax never moved.
+func TestPmaxMovesAStepUnderAFineRatio(t *testing.T) {
+	for _, tc := range []struct{ ratio, cur, want, got float64 }{{1.5, 0.01, 0.2, 0.02}, {1.2, 0.04, 0.2, 0.05}, {1.2, 0.05, 0.01, 0.04}} {
+		g := newTestGuard(t, func(c *GuardConfig) { c.MaxStepRatio = tc.ratio; c.Bounds[0].PmaxMin = 0.01 })
+		c0 := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: tc.cur, HeadroomBytes: 100_000}
+		w := c0
+		w.Pmax = tc.want
+		step(t, g, 10*sec, []env.Observation{ob(kA, c0)}, nil)
+		p := step(t, g, 20*sec, []env.Observation{ob(kA, c0)}, []policy.Decision{dc(kA, w, 0.9)})
+		if len(p.Changes) != 1 || math.Abs(p.Changes[0].New.Pmax-tc.got) > 1e-9 {
+			t.Errorf("ratio %g: pmax %g asked %g: %+v", tc.ratio, tc.cur, tc.want, p)
+		}
+	}
+}
