@@ -21,9 +21,11 @@ type generator struct {
 	rate      float64 // flows per simulated second, all hosts together
 	// srcCum: the cumulative link rates of hosts, when they differ: a
 	// flow's source is drawn in proportion to its link, so that each host
-	// is offered load of its own link (drawn uniformly, 10G hosts beside
-	// 100G ones were offered 1.4-2.2 of their link at load 0.5). nil: one
-	// rate, a uniform draw.
+	// sends the load of its own link (drawn uniformly, 10G hosts beside
+	// 100G ones were offered 1.4-2.2 of their link at load 0.5), and its
+	// destination in proportion to its link among the others (receiving
+	// near its load: 2 x 100G + 2 x 10G at 0.5, 0.86 on the 10G links, not
+	// 3.5). nil: one rate, uniform draws.
 	srcCum []float64
 	// trace
 	cursor int
@@ -416,16 +418,32 @@ func (s *Sim) generate(i int) {
 	switch w.Kind {
 	case WorkloadCDF:
 		n := len(g.hosts)
-		var src int32
+		var src, dst int32
 		if g.srcCum == nil {
 			src = g.hosts[s.rngWork.IntN(n)]
+			dst = g.hosts[s.rngWork.IntN(n-1)]
+			if dst == src {
+				dst = g.hosts[n-1]
+			}
 		} else {
-			u := s.rngWork.Float64() * g.srcCum[n-1]
-			src = g.hosts[min(sort.SearchFloat64s(g.srcCum, u), n-1)]
-		}
-		dst := g.hosts[s.rngWork.IntN(n-1)]
-		if dst == src {
-			dst = g.hosts[n-1]
+			// the source in proportion to its link, the destination in
+			// proportion to its link among the others (uniform, the 10G
+			// receivers beside 100G senders were offered 3.5 of their link)
+			cum := g.srcCum
+			si := min(sort.SearchFloat64s(cum, s.rngWork.Float64()*cum[n-1]), n-1)
+			lo := 0.0
+			if si > 0 {
+				lo = cum[si-1]
+			}
+			u := s.rngWork.Float64() * (cum[n-1] - (cum[si] - lo))
+			if u >= lo {
+				u += cum[si] - lo // past the source's own share
+			}
+			di := min(sort.SearchFloat64s(cum, u), n-1)
+			if di == si {
+				di = (si + 1) % n // at a boundary, by rounding
+			}
+			src, dst = g.hosts[si], g.hosts[di]
 		}
 		s.newFlow(src, dst, w.Priority, s.sampleCDF(w.CDF), s.now, i, 100)
 		s.scheduleGen(i, addGap(s.now, s.expGap(g.rate)))

@@ -633,13 +633,19 @@ func TestMixedRateHostsOfferedOwnLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Run()
-	n := map[int]float64{}
+	n, in := map[int]float64{}, map[int]float64{}
 	for _, f := range s.Flows() {
 		n[f.Src]++
+		in[f.Dst]++
 	}
 	fast, slow := n[0]+n[1], n[2]+n[3]
 	if slow == 0 || fast/slow < 6 || fast/slow > 16 {
 		t.Fatalf("flows from the 100G hosts %v, from the 10G hosts %v: want about 10 times as many", fast, slow)
+	}
+	// received: in proportion to the link among the others (10G: 7.8% of
+	// the flows each, 0.86 of the link; drawn uniformly, 3.5 of it)
+	if fastIn, slowIn := in[0]+in[1], in[2]+in[3]; slowIn == 0 || fastIn/slowIn < 3.5 || fastIn/slowIn > 9 {
+		t.Fatalf("flows to the 100G hosts %v, to the 10G hosts %v: want about 5.5 times as many", fastIn, slowIn)
 	}
 }
 
