@@ -231,6 +231,14 @@ func New(o Options) (*Agent, error) {
 	for _, n := range a.names {
 		c.AddTarget(n, start.UnixNano())
 		a.lastSeen[n] = start // staleness counts from the start until data comes
+		// counters at 0 from the start: one that first appears at 1 has
+		// increase() and rate() 0, and an alert on a target's first error
+		// (or the dashboard's rollback annotation) saw nothing
+		o.Instruments.TelemetryErr.WithLabelValues(n).Add(0)
+		o.Instruments.Snapshots.WithLabelValues(n).Add(0)
+	}
+	for _, k := range []core.ChangeKind{core.KindRollback, core.KindRevert, core.KindReadBack, core.KindRepair} {
+		o.Instruments.Rollbacks.WithLabelValues(string(k)).Add(0)
 	}
 	return a, nil
 }

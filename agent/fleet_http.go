@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ecntune/ecntune/agent/web"
 	"net/http"
 	"time"
 
@@ -43,7 +44,7 @@ func (a *Agent) withFleet(h http.Handler) http.Handler {
 	if !ok {
 		return mux
 	}
-	mux.HandleFunc("/fleet/drain", fleetJSON(http.MethodPost, func(ctx context.Context, r *http.Request) (any, error) {
+	mux.HandleFunc("/fleet/drain", web.NotFromBrowser(fleetJSON(http.MethodPost, func(ctx context.Context, r *http.Request) (any, error) {
 		m, undo := r.URL.Query().Get("member"), r.URL.Query().Get("undo")
 		if m == "" {
 			return nil, badRequest{errors.New("member: required (POST /fleet/drain?member=M, &undo=1 to end a drain)")}
@@ -62,13 +63,13 @@ func (a *Agent) withFleet(h http.Handler) http.Handler {
 			return nil, err
 		}
 		return map[string]any{"member": m, "draining": on}, nil
-	}))
-	mux.HandleFunc("/fleet/rebalance", fleetJSON(http.MethodPost, func(ctx context.Context, _ *http.Request) (any, error) {
+	})))
+	mux.HandleFunc("/fleet/rebalance", web.NotFromBrowser(fleetJSON(http.MethodPost, func(ctx context.Context, _ *http.Request) (any, error) {
 		return op.Rebalance(ctx)
-	}))
-	mux.HandleFunc("/fleet/resign", fleetJSON(http.MethodPost, func(ctx context.Context, _ *http.Request) (any, error) {
+	})))
+	mux.HandleFunc("/fleet/resign", web.NotFromBrowser(fleetJSON(http.MethodPost, func(ctx context.Context, _ *http.Request) (any, error) {
 		return op.Resign(ctx)
-	}))
+	})))
 	return mux
 }
 

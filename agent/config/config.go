@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"gopkg.in/yaml.v3"
 
@@ -912,6 +913,14 @@ func (c *Config) parseTargets(f *fileConfig) error {
 	if _, ok := f.Targets[""]; ok {
 		return fmt.Errorf("targets: a target with an empty name (the name is how --target, approve --queue and the audit log know it)")
 	}
+	for n := range f.Targets {
+		// a queue is named TARGET/PORT/qN, and files are named after
+		// targets (agent pending --gnmic): a / or \ in the name broke the
+		// first and wrote the second outside its folder
+		if i := strings.IndexFunc(n, func(r rune) bool { return r == '/' || r == '\\' || unicode.IsControl(r) }); i >= 0 {
+			return fmt.Errorf("targets.%s: the name holds %q: a target's name may not hold /, \\ or control characters", n, n[i:i+1])
+		}
+	}
 	names := make([]string, 0, len(f.Targets))
 	for n := range f.Targets {
 		names = append(names, n)
@@ -933,6 +942,12 @@ func (c *Config) parseTargets(f *fileConfig) error {
 		t, err := parseTarget(n, ft)
 		if errs.add(err) {
 			continue
+		}
+		switch {
+		case t.Password != "" && t.Insecure:
+			c.Warnings = append(c.Warnings, fmt.Sprintf("targets.%s: a password with insecure: true (no TLS) crosses the network readable", n))
+		case t.Password != "" && t.SkipVerify:
+			c.Warnings = append(c.Warnings, fmt.Sprintf("targets.%s: a password with skip-verify: true goes to whoever answers at %s (the switch's certificate is not checked)", n, t.Address))
 		}
 		if t.Device != "" {
 			if dev := gnmipath.Devices[t.Device]; dev.MinSample > c.SampleInterval {

@@ -44,3 +44,26 @@ func TestEmptyQueuesListRefused(t *testing.T) {
 		t.Errorf("queues: [] accepted; the agent will control queues %v", c.Targets[0].Queues)
 	}
 }
+
+// A target's name may not hold / or \ (a queue is TARGET/PORT/qN, and
+// files are named after targets: "../../x" wrote outside the folder).
+func TestTargetNameWithSlashRefused(t *testing.T) {
+	for _, name := range []string{"../../tmp/leaf0", `leaf\0`} {
+		doc := "mode: shadow\ntargets:\n  \"" + strings.ReplaceAll(name, `\`, `\\`) + "\": {address: \"127.0.0.1:57400\", insecure: true, fabric-ports: []}\n"
+		if _, err := Parse([]byte(doc)); err == nil || !strings.Contains(err.Error(), "may not hold /") {
+			t.Errorf("%q: %v", name, err)
+		}
+	}
+}
+
+// A password sent without TLS, or to an unchecked certificate, is warned
+// about.
+func TestCleartextPasswordWarned(t *testing.T) {
+	c, err := Parse([]byte("mode: shadow\ntargets:\n  leaf0: {address: \"127.0.0.1:57400\", insecure: true, username: admin, password: pw, fabric-ports: []}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(c.Warnings, "\n"), "targets.leaf0: a password with insecure: true") {
+		t.Errorf("warnings %q", c.Warnings)
+	}
+}

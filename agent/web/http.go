@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -164,11 +165,34 @@ func Handler(o Options) http.Handler {
 		writeJSON(w, a.o.Source.Pending())
 	})
 	mux.HandleFunc("/pending/gnmic", a.pendingGnmic)
-	mux.HandleFunc("/approve", a.approve)
-	mux.HandleFunc("/pause", a.pause)
-	mux.HandleFunc("/resume", a.pause)
+	mux.HandleFunc("/approve", NotFromBrowser(a.approve))
+	mux.HandleFunc("/pause", NotFromBrowser(a.pause))
+	mux.HandleFunc("/resume", NotFromBrowser(a.pause))
 	a.dashboard(mux)
 	return mux
+}
+
+// NotFromBrowser refuses a request a web page sent (it carries Origin or
+// Sec-Fetch-Site, which browsers add and the CLI and curl do not) before
+// h sees it: the endpoints that change what the agent does (approve,
+// pause, resume, the fleet's drain, rebalance and resign) take no
+// credentials, so any page an operator had open could post a form to them
+// (cross-site request forgery: 18 changes approved "by evil" and applied),
+// DNS rebinding included. No page of the agent's posts to them.
+func NotFromBrowser(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		origin, site := r.Header.Get("Origin"), r.Header.Get("Sec-Fetch-Site")
+		if origin != "" || (site != "" && site != "none") {
+			from := origin
+			if from == "" {
+				from = "Sec-Fetch-Site: " + site
+			}
+			http.Error(w, fmt.Sprintf("%s %s from a web page (%s) refused: it changes what the agent does and takes no credentials; use the ecntune CLI or curl",
+				r.Method, r.URL.Path, from), http.StatusForbidden)
+			return
+		}
+		h(w, r)
+	}
 }
 
 // ChangesHandler serves the audit log of j as JSON pages (ChangesPage),
@@ -394,6 +418,10 @@ func formText(r *http.Request, name string, max int, required string) (string, e
 		return "", fmt.Errorf("%s: %d bytes, at most %d", name, len(v), max)
 	case v == "" && required != "":
 		return "", fmt.Errorf("%s: %s", name, required)
+	case strings.IndexFunc(v, unicode.IsControl) >= 0:
+		// journaled and shown on /healthz and in logs: a newline forged
+		// lines there, an escape cleared the reader's terminal
+		return "", fmt.Errorf("%s: control characters (a newline, a tab, an escape) are not allowed", name)
 	}
 	return v, nil
 }

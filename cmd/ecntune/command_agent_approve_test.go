@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/web"
 	"net"
 	"os"
 	"path/filepath"
@@ -153,5 +154,23 @@ func TestGnmicConnFlags(t *testing.T) {
 		if got := gnmicConnFlags(c.t); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.t, got, c.want)
 		}
+	}
+}
+
+// A target name the agent sends (it answers over plain HTTP) is made a
+// file name inside --gnmic DIR: "../x" wrote outside it.
+func TestGnmicFilesStayInDir(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "a", "plan")
+	var b strings.Builder
+	if err := writeGnmicFiles(&b, dir, map[string][]web.GnmicFile{"../../x": {{YAML: "owned: true\n"}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Fatalf("files in %s: %v", dir, ents)
+	}
+	if _, err := os.Stat(filepath.Join(root, "x-1.yaml")); err == nil {
+		t.Fatal("written outside --gnmic DIR")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -70,6 +71,11 @@ func runAgentPause(cmd *cobra.Command, o agentPauseOpts, pause bool) error {
 	if strings.TrimSpace(o.by) == "" {
 		// journaled as "by  at ..." (the HTTP form refuses it)
 		return errors.New("--by: say who asks (it is journaled)")
+	}
+	for flag, v := range map[string]string{"--by": o.by, "--reason": o.reason} {
+		if strings.IndexFunc(v, unicode.IsControl) >= 0 {
+			return fmt.Errorf("%s: control characters (a newline, a tab, an escape) are not allowed", flag)
+		}
 	}
 	switch {
 	case o.url != "" && (o.cfgPath != "" || o.db != ""):

@@ -198,7 +198,9 @@ func writeGnmicFiles(w io.Writer, dir string, files map[string][]web.GnmicFile, 
 		}
 		args := []string{"gnmic", "-a", addr, "set"}
 		for i, f := range files[t] {
-			name := filepath.Join(dir, fmt.Sprintf("%s-%d.yaml", t, i+1))
+			// the target's name as the agent sent it, made a file name
+			// (a name with ../ wrote the file outside dir)
+			name := filepath.Join(dir, fmt.Sprintf("%s-%d.yaml", fileSafe(t), i+1))
 			if err := os.WriteFile(name, []byte(f.YAML), 0o644); err != nil {
 				return err
 			}

@@ -421,3 +421,24 @@ func TestEvalInterruptSaysSo(t *testing.T) {
 		t.Fatalf("stderr: %s", errOut.String())
 	}
 }
+
+// A loop's audit file is named after the scenario made a file name, in the
+// --loop-audit folder: a scenario named ../../pwned wrote two levels up.
+func TestLoopAuditStaysInDir(t *testing.T) {
+	root := t.TempDir()
+	sc := filepath.Join(root, "s.yaml")
+	if err := os.WriteFile(sc, []byte(strings.Replace(tinyTrainScenario, "name: tiny-train", "name: ../../pwned", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	audit := filepath.Join(root, "a", "b", "audit")
+	if _, err := runCmd(t, newEvalCmd(), "--scenario", sc, "--policy", "agent:../../examples/eval-agent-builtin.yaml", "--seeds", "1", "--duration", "1ms", "--loop-audit", audit); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(audit)
+	if len(ents) != 1 || !strings.HasPrefix(ents[0].Name(), ".._.._pwned_") {
+		t.Fatalf("audit files in %s: %v", audit, ents)
+	}
+	if m, _ := filepath.Glob(filepath.Join(root, "a", "pwned_*")); len(m) != 0 {
+		t.Fatalf("written outside --loop-audit: %v", m)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -47,7 +48,9 @@ func EvalRunner(resolverFor func(registry string) policy.Resolver, auditDir stri
 			return nil, eval.LoopFigures{}, err
 		}
 		if auditDir != "" {
-			name := fmt.Sprintf("%s_%s_%d.jsonl", sc.Name, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))+mode, seed)
+			// the scenario's name made a file name: one of ../../x wrote
+			// outside the folder given (eval --plot cleans it the same way)
+			name := fmt.Sprintf("%s_%s_%d.jsonl", fileNameSafe.ReplaceAllString(sc.Name, "_"), strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))+mode, seed)
 			write := func() error { return WriteAudit(filepath.Join(auditDir, name), r.Audit) }
 			if mode == ShadowSuffix {
 				// nothing is applied: what it would have set instead
@@ -131,6 +134,8 @@ func runScaled(sc eval.Scenario, spec string, cfg *config.Config, seed uint64, i
 	}
 	return sim, r, cfg, nil
 }
+
+var fileNameSafe = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // WriteAudit writes audit as JSON lines to file (created with its folder).
 func WriteAudit(file string, audit []core.AuditEntry) error { return writeLines(file, audit) }
