@@ -1,8 +1,6 @@
 package core
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"math"
 	"slices"
@@ -40,9 +38,15 @@ type Pending struct {
 // same proposal has the same ID from one interval to the next; another
 // setting for the queue has another.
 func PlanID(k env.QueueKey, s env.Setting) string {
-	h := sha256.Sum256(fmt.Appendf(nil, "%s|%d|%d|%d|%d|%d", k.String(), s.KminBytes, s.KmaxBytes,
-		int64(math.Round(s.Pmax*1e6)), s.HeadroomBytes, int64(math.Round(s.Alpha*1e6))))
-	return hex.EncodeToString(h[:4])
+	b := fmt.Appendf(nil, "%s|%d|%d|%d|%d|%d", k.String(), s.KminBytes, s.KmaxBytes,
+		int64(math.Round(s.Pmax*1e6)), s.HeadroomBytes, int64(math.Round(s.Alpha*1e6)))
+	// FNV-1a, 32 bits (written out: the core imports no more than it
+	// decides with): an ID to tell proposals apart, not a secret
+	h := uint32(2166136261)
+	for _, c := range b {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	return fmt.Sprintf("%08x", h)
 }
 
 type approval struct {

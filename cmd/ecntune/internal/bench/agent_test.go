@@ -112,16 +112,7 @@ func TestAgentSmallFabric(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a child process and runs the agent for about 2 s")
 	}
-	o := DefaultAgentOptions()
-	o.Pods, o.Leaves, o.Spines, o.HostsPerLeaf = 1, 2, 1, 2
-	o.Interval, o.Warmup, o.Intervals = 200*time.Millisecond, 3, 3
-	o.InitialECN = InitialECN(o.Policy)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	r, err := RunAgent(ctx, o, selfChild(ctx, false))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := runSmallAgent(t, DefaultAgentOptions().Policy)
 	// leaves: 2 hosts + 1 spine; the spine: 2 leaves.
 	if r.Switches != 3 || r.Ports != 8 || r.PortsPerSwitch != [2]int{2, 3} || r.Queues != 16 || r.QueuesPerPort != 2 {
 		t.Fatalf("fabric %+v", r)
@@ -197,10 +188,20 @@ func TestAgentBenchSaysPolicyHeld(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a child process and runs the agent for about 2 s")
 	}
+	r := runSmallAgent(t, "builtin")
+	if r.HeldForInterval == 0 || !strings.Contains(r.Verdict, "NOT a measure of the policy's decisions: it held 100%") {
+		t.Fatalf("verdict %q (%d held)", r.Verdict, r.HeldForInterval)
+	}
+}
+
+// runSmallAgent runs bench agent on 3 switches (2 leaves of 2 hosts, one
+// spine) with policy, 3 intervals of 200 ms measured after 3.
+func runSmallAgent(t *testing.T, policy string) *AgentResult {
+	t.Helper()
 	o := DefaultAgentOptions()
 	o.Pods, o.Leaves, o.Spines, o.HostsPerLeaf = 1, 2, 1, 2
 	o.Interval, o.Warmup, o.Intervals = 200*time.Millisecond, 3, 3
-	o.Policy = "builtin"
+	o.Policy = policy
 	o.InitialECN = InitialECN(o.Policy)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -208,7 +209,5 @@ func TestAgentBenchSaysPolicyHeld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.HeldForInterval == 0 || !strings.Contains(r.Verdict, "NOT a measure of the policy's decisions: it held 100%") {
-		t.Fatalf("verdict %q (%d held)", r.Verdict, r.HeldForInterval)
-	}
+	return r
 }
