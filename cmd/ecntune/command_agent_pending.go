@@ -46,7 +46,7 @@ and applied by hand, without the agent.`,
 	cmd.Flags().StringVar(&o.url, "url", "", "the running agent's HTTP address (http://HOST:PORT)")
 	cmd.Flags().StringVar(&o.cfgPath, "config", "", "the running agent's configuration (its metrics address)")
 	cmd.Flags().StringVar(&o.gnmicDir, "gnmic", "", "write the pending plan as gnmic request files into DIR")
-	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print the pending changes as JSON")
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print the pending changes as JSON lines (one object per change)")
 	return cmd
 }
 
