@@ -115,19 +115,36 @@ func sonicProbes() []sonicProbe {
 		{"stream counters on change", sub("COUNTERS_DB", change, 0, "/COUNTERS/Ethernet*/Queues"), false},
 		{"stream target defined", sub("CONFIG_DB", gnmi.SubscriptionMode_TARGET_DEFINED, 0, "/PORT"), false},
 		{"stream an absent table", sub("CONFIG_DB", change, 0, "/NO_SUCH_TABLE"), false},
+		{"once counters, target defined", once("COUNTERS_DB", gnmi.SubscriptionMode_TARGET_DEFINED, false, "/COUNTERS/Ethernet*/Queues"), false},
+		{"once counters, sample", once("COUNTERS_DB", sample, false, "/COUNTERS/Ethernet*/Queues"), false},
+		{"once config, updates only", once("CONFIG_DB", gnmi.SubscriptionMode_TARGET_DEFINED, true, "/PORT"), false},
+	}
+}
+
+// once describes what a ONCE subscription (its subscriptions in mode,
+// updates_only as given) answers until its sync_response.
+func once(target string, mode gnmi.SubscriptionMode, updatesOnly bool, paths ...string) func(t *testing.T, addr string) answer {
+	return func(t *testing.T, addr string) answer {
+		return firstOf(t, dial(t, addr), gnmi.SubscriptionList_ONCE, updatesOnly, target, mode, 0, paths...)
 	}
 }
 
 // firstSample opens a STREAM subscription and describes what comes until
 // its sync_response (or the error that ends it).
 func firstSample(t *testing.T, tg *target.Target, tgt string, mode gnmi.SubscriptionMode, iv time.Duration, paths ...string) answer {
+	return firstOf(t, tg, gnmi.SubscriptionList_STREAM, false, tgt, mode, iv, paths...)
+}
+
+// firstOf is firstSample for a list of mode listMode (updates_only as
+// given).
+func firstOf(t *testing.T, tg *target.Target, listMode gnmi.SubscriptionList_Mode, updatesOnly bool, tgt string, mode gnmi.SubscriptionMode, iv time.Duration, paths ...string) answer {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	st, err := tg.Client.Subscribe(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	list := &gnmi.SubscriptionList{Prefix: &gnmi.Path{Target: tgt}, Mode: gnmi.SubscriptionList_STREAM, Encoding: gnmi.Encoding_JSON_IETF}
+	list := &gnmi.SubscriptionList{Prefix: &gnmi.Path{Target: tgt}, Mode: listMode, UpdatesOnly: updatesOnly, Encoding: gnmi.Encoding_JSON_IETF}
 	for _, p := range paths {
 		list.Subscription = append(list.Subscription, &gnmi.Subscription{Path: &gnmi.Path{Elem: elems(t, p)}, Mode: mode, SampleInterval: uint64(iv)})
 	}
