@@ -278,6 +278,18 @@ func qLabels(k env.QueueKey) prometheus.Labels {
 
 // depthBytes is the average and peak queue depth of an interval, in bytes
 // (the observer keeps them as queueing delays at the port's rate).
+// depthKnown says whether o's switch measures its queue's depth (an
+// average or current queue length; Arista EOS, say, marks both not
+// supported).
+func depthKnown(o *env.Observation) bool {
+	return !(o.Missing.Has(env.TelAvgQueue) && o.Missing.Has(env.TelCurQueue))
+}
+
+// peakKnown says whether o's switch measures its queue's peak depth.
+func peakKnown(o *env.Observation) bool {
+	return !(o.Missing.Has(env.TelMaxQueue) && o.Missing.Has(env.TelCurQueue))
+}
+
 func depthBytes(o *env.Observation) (avg, peak float64) {
 	if !env.KnownRate(o.RateBps) {
 		return 0, 0
@@ -324,6 +336,7 @@ func (m *Instruments) Snapshot(s *env.Snapshot) {
 type aggregate struct {
 	n, valid, decided, toChange int
 	depthMax, depthSum          float64
+	depthN                      int // valid queues whose switch measures depth
 	pausedMax, pausedSum        float64
 	markMax, markSum, utilSum   float64
 	confMin, confSum            float64
@@ -369,9 +382,11 @@ func (m *Instruments) Interval(obs []env.Observation, recs []core.Recommendation
 		}
 		if o.Valid {
 			a.valid++
-			avg, _ := depthBytes(o)
-			a.depthMax = math.Max(a.depthMax, avg)
-			a.depthSum += avg
+			if avg, _ := depthBytes(o); depthKnown(o) {
+				a.depthMax = math.Max(a.depthMax, avg)
+				a.depthSum += avg
+				a.depthN++
+			}
 			a.pausedMax = math.Max(a.pausedMax, o.Metrics.PauseRxFrac)
 			a.pausedSum += o.Metrics.PauseRxFrac
 			a.markMax = math.Max(a.markMax, o.Metrics.MarkFrac)
@@ -393,8 +408,15 @@ func (m *Instruments) Interval(obs []env.Observation, recs []core.Recommendation
 		m.tQueues.WithLabelValues(t).Set(float64(a.n))
 		if a.valid > 0 {
 			v := float64(a.valid)
-			m.tDepthMax.WithLabelValues(t).Set(a.depthMax)
-			m.tDepthMean.WithLabelValues(t).Set(a.depthSum / v)
+			if a.depthN > 0 {
+				m.tDepthMax.WithLabelValues(t).Set(a.depthMax)
+				m.tDepthMean.WithLabelValues(t).Set(a.depthSum / float64(a.depthN))
+			} else {
+				// a switch that measures no queue depth: no series, not a 0
+				// that reads as empty queues
+				m.tDepthMax.DeleteLabelValues(t)
+				m.tDepthMean.DeleteLabelValues(t)
+			}
 			m.tPausedMax.WithLabelValues(t).Set(a.pausedMax)
 			m.tPausedMean.WithLabelValues(t).Set(a.pausedSum / v)
 			m.tMarkMax.WithLabelValues(t).Set(a.markMax)
@@ -443,22 +465,23 @@ func (m *Instruments) showQueues(obs []env.Observation, recs []core.Recommendati
 		idx[i] = i
 	}
 	if m.perQueue != config.AllQueues && len(idx) > m.perQueue {
-		score := func(i int) (float64, float64) {
+		// depth, then pause, then marks, then utilisation: a switch that
+		// measures no depth (Arista EOS) ranked by name before, and its
+		// "most congested" queues were the first 20 alphabetically
+		score := func(i int) [4]float64 {
 			o := &obs[i]
 			if !o.Valid {
-				return -1, -1
+				return [4]float64{-1, -1, -1, -1}
 			}
 			avg, _ := depthBytes(o)
-			return avg, o.Metrics.PauseRxFrac
+			return [4]float64{avg, o.Metrics.PauseRxFrac, o.Metrics.MarkFrac, o.Metrics.Util}
 		}
 		sort.SliceStable(idx, func(a, b int) bool {
-			da, pa := score(idx[a])
-			db, pb := score(idx[b])
-			if da != db {
-				return da > db
-			}
-			if pa != pb {
-				return pa > pb
+			sa, sb := score(idx[a]), score(idx[b])
+			for k := range sa {
+				if sa[k] != sb[k] {
+					return sa[k] > sb[k]
+				}
 			}
 			return env.QueueKeyLess(obs[idx[a]].Key, obs[idx[b]].Key)
 		})
@@ -499,8 +522,18 @@ func (m *Instruments) writeQueue(o *env.Observation, rec *core.Recommendation, r
 	}
 	if o.Valid {
 		avg, peak := depthBytes(o)
-		m.depth.With(l).Set(avg)
-		m.maxDepth.With(l).Set(peak)
+		// what the switch does not measure has no series (a 0 read as
+		// an empty queue)
+		if depthKnown(o) {
+			m.depth.With(l).Set(avg)
+		} else {
+			m.depth.Delete(l)
+		}
+		if peakKnown(o) {
+			m.maxDepth.With(l).Set(peak)
+		} else {
+			m.maxDepth.Delete(l)
+		}
 		m.markFrac.With(l).Set(o.Metrics.MarkFrac)
 		m.util.With(l).Set(o.Metrics.Util)
 		m.pause.With(l).Set(o.Metrics.PauseRxFrac)

@@ -319,3 +319,43 @@ func TestHistogramBoundsPrintAsWritten(t *testing.T) {
 		t.Fatal("no histogram buckets gathered")
 	}
 }
+
+// A switch that measures no queue depth (Arista EOS) has no depth series,
+// per queue or per target, rather than 0 B that reads as empty queues, and
+// its most congested queues are ranked by marks then utilisation (they
+// were the first by name).
+func TestNoDepthTelemetryNoDepthSeries(t *testing.T) {
+	m := NewInstruments()
+	m.SetPerQueue(2)
+	var obs []env.Observation
+	for p, mark := range []float64{0, 0.001, 0.02, 0.005} {
+		o := ob(env.QueueKey{Target: "eos", Port: fmt.Sprintf("Ethernet%d", p), Queue: 3}, cur)
+		o.Missing = env.TelAvgQueue | env.TelMaxQueue | env.TelCurQueue
+		o.Metrics.MarkFrac = mark
+		obs = append(obs, o)
+	}
+	m.Interval(obs, nil, false)
+	fams, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := map[string]bool{}
+	for _, f := range fams {
+		n := f.GetName()
+		if strings.Contains(n, "depth") && len(f.GetMetric()) > 0 {
+			t.Errorf("%s has %d series for a switch that measures no depth", n, len(f.GetMetric()))
+		}
+		if n == "ecntune_queue_mark_fraction" {
+			for _, s := range f.GetMetric() {
+				for _, l := range s.GetLabel() {
+					if l.GetName() == "port" {
+						shown[l.GetValue()] = true
+					}
+				}
+			}
+		}
+	}
+	if len(shown) != 2 || !shown["Ethernet2"] || !shown["Ethernet3"] {
+		t.Errorf("queues shown %v, want the two that mark most (Ethernet2, Ethernet3)", shown)
+	}
+}
