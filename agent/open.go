@@ -11,8 +11,6 @@ import (
 	"os"
 	"time"
 
-	"golang.org/x/net/netutil"
-
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/gnmiclient"
 	"github.com/ecntune/ecntune/agent/journal"
@@ -98,9 +96,10 @@ const (
 // srv.Serve(limited).
 func NewHTTPServer(ln net.Listener, h http.Handler, lim HTTPLimits) (srv *http.Server, limited net.Listener) {
 	lim = lim.withDefaults(0)
+	rl := newReclaimListener(ln, lim.MaxConns)
 	srv = &http.Server{Handler: h, ReadHeaderTimeout: lim.ReadHeaderTimeout, ReadTimeout: lim.ReadTimeout,
-		WriteTimeout: lim.WriteTimeout, IdleTimeout: lim.IdleTimeout}
-	return srv, netutil.LimitListener(ln, lim.MaxConns)
+		WriteTimeout: lim.WriteTimeout, IdleTimeout: lim.IdleTimeout, ConnState: rl.connState}
+	return srv, rl
 }
 
 // withDefaults fills the zero fields of l: MaxConns with maxConns, or

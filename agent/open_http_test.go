@@ -77,18 +77,24 @@ func isTimeout(err error) bool {
 
 // TestMetricsConnectionCap: the HTTP endpoint serves at most MaxConns
 // connections at once; more wait in the kernel's accept queue (they hold
-// no descriptor of the agent) and are served as the held ones close.
+// no descriptor of the agent) and are served as the held ones close. The
+// held ones are in the middle of a request (its headers not finished):
+// an idle one gives its place up (TestMetricsIdleConnectionsMakeRoom).
 func TestMetricsConnectionCap(t *testing.T) {
 	const max, extra = 4, 6
-	addr := openHTTP(t, HTTPLimits{MaxConns: max, IdleTimeout: time.Hour})
+	addr := openHTTP(t, HTTPLimits{MaxConns: max, IdleTimeout: time.Hour, ReadHeaderTimeout: time.Hour, ReadTimeout: time.Hour})
 	var held []net.Conn
 	for range max {
-		c := dialGet(t, addr)
-		if err := readResponse(c, bufio.NewReader(c), 10*time.Second); err != nil {
-			t.Fatalf("a connection within the cap: %v", err)
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
 		}
-		held = append(held, c) // now idle, kept alive
+		if _, err := c.Write([]byte("GET /healthz HTTP/1.1\r\nHost: x\r\n")); err != nil { // headers not ended
+			t.Fatal(err)
+		}
+		held = append(held, c)
 	}
+	time.Sleep(200 * time.Millisecond) // accepted and reading
 	var waiting []net.Conn
 	var readers []*bufio.Reader
 	for range extra {
@@ -110,6 +116,39 @@ func TestMetricsConnectionCap(t *testing.T) {
 		if err := readResponse(c, readers[i], 10*time.Second); err != nil {
 			t.Fatalf("connection %d not served after the held ones closed: %v", max+i+1, err)
 		}
+		c.Close()
+	}
+}
+
+// TestMetricsIdleConnectionsMakeRoom: when every place is taken by idle
+// keep-alive connections, a new one is served at once and the connection
+// idle the longest is closed (64 idle ones held /healthz and /pause for
+// the 30 s idle timeout).
+func TestMetricsIdleConnectionsMakeRoom(t *testing.T) {
+	const max = 4
+	addr := openHTTP(t, HTTPLimits{MaxConns: max, IdleTimeout: time.Hour})
+	var held []net.Conn
+	var readers []*bufio.Reader
+	for range max {
+		c := dialGet(t, addr)
+		br := bufio.NewReader(c)
+		if err := readResponse(c, br, 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		held, readers = append(held, c), append(readers, br) // idle, kept alive
+		time.Sleep(20 * time.Millisecond)                    // an order of idleness
+	}
+	c := dialGet(t, addr)
+	if err := readResponse(c, bufio.NewReader(c), 5*time.Second); err != nil {
+		t.Fatalf("a connection beyond %d idle ones: %v", max, err)
+	}
+	c.Close()
+	// the first, idle the longest, was closed by the agent
+	held[0].SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := readers[0].ReadByte(); err == nil || isTimeout(err) {
+		t.Fatalf("the longest idle connection: %v, want it closed", err)
+	}
+	for _, c := range held {
 		c.Close()
 	}
 }
