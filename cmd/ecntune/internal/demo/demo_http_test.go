@@ -14,8 +14,9 @@ import (
 )
 
 // TestDemoHTTPBounded: the demo's endpoint has the agent's timeouts, and
-// serves at most config.DefaultMetricsMaxConns connections at once: the
-// next one is served only once a held one closes.
+// serves at most config.DefaultMetricsMaxConns connections at once: with
+// every place taken by a request under way, the next one is served only
+// once a held one closes.
 func TestDemoHTTPBounded(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -50,14 +51,21 @@ func TestDemoHTTPBounded(t *testing.T) {
 		}
 		return err
 	}
+	// held in the middle of a request (its headers not finished): an idle
+	// kept-alive connection gives its place up to a new one
 	var held []net.Conn
 	for range config.DefaultMetricsMaxConns {
-		c, br := get()
-		if err := read(c, br, 10*time.Second); err != nil {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: demo\r\n"); err != nil {
 			t.Fatal(err)
 		}
 		held = append(held, c)
 	}
+	time.Sleep(200 * time.Millisecond) // accepted and reading
 	c, br := get()
 	var ne net.Error
 	if err := read(c, br, 100*time.Millisecond); !errors.As(err, &ne) || !ne.Timeout() {
