@@ -216,6 +216,19 @@ func New(o Options) (*Agent, error) {
 	for _, t := range o.Config.Targets {
 		a.targets[t.Name] = t
 	}
+	// targets the configuration no longer lists whose queues the agent
+	// changed: they keep its settings, which a restart passed over in
+	// silence (agent rollback names them too)
+	left := map[string]int{}
+	for _, m := range mems {
+		if _, ok := a.targets[m.Key.Target]; !ok && m.Changed {
+			left[m.Key.Target]++
+		}
+	}
+	for _, t := range slices.Sorted(maps.Keys(left)) {
+		o.Logger.Warn("agent db: a target the configuration no longer lists keeps the agent's settings on its queues; add it back and run ecntune agent rollback --target to undo them",
+			"target", t, "queues", left[t])
+	}
 	for _, s := range o.Switches {
 		if _, ok := a.targets[s.Name()]; !ok {
 			return nil, fmt.Errorf("agent: switch %q is not among the configured targets", s.Name())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -422,5 +423,30 @@ func TestAgentAfterManualRollbackSeesNoOtherWriter(t *testing.T) {
 	}
 	if n := r.sw.setCount() - sets; n != 0 {
 		t.Fatalf("%d Sets within the hold of the operator's rollback", n)
+	}
+}
+
+// At start, a target the configuration no longer lists whose queues the
+// agent changed (its guard memory says so) is named: its queues keep the
+// agent's settings, which a restart passed over in silence.
+func TestStartNamesTargetsLeftBehind(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "agent.db")
+	j, err := journal.OpenJournal(db, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := env.QueueKey{Target: "spine9", Port: "Ethernet0", Queue: 3}
+	if err := j.PutGuardMemory([]core.QueueMemory{{Key: gone, Changed: true, LastGood: cur}, {Key: kA, Changed: true, LastGood: cur}}); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	cfg := testConfig(config.ModeClosedLoop)
+	if _, err := New(Options{Config: cfg, Policy: &fixedPolicy{s: target, conf: 0.9}, Model: "fixed@1", Observer: &fakeObserver{metrics: map[env.QueueKey]env.Metrics{}},
+		Journal: j, Switches: []Switch{newFakeSwitch("leaf0", kA, kB)}, Logger: slog.New(slog.NewTextHandler(&log, nil))}); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	if !strings.Contains(log.String(), "no longer lists keeps the agent's settings") || !strings.Contains(log.String(), "target=spine9 queues=1") || strings.Contains(log.String(), "target=leaf0") {
+		t.Fatalf("start log:\n%s", log.String())
 	}
 }
