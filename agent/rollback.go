@@ -1,10 +1,14 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ecntune/ecntune/agent/core"
@@ -100,7 +104,8 @@ func UndoPlan(entries []core.AuditEntry, target string, toNs int64) []core.Chang
 // undo never puts a lossless queue back below its PFC floor or its Kmax
 // above XOFF. It says what it kept, "" if nothing.
 func keepRepairs(s *env.Setting, repairs []core.AuditEntry, from uint64) string {
-	var kept []uint64
+	var kept []string
+	slices.SortFunc(repairs, func(a, b core.AuditEntry) int { return cmp.Compare(a.Seq, b.Seq) })
 	for _, r := range repairs {
 		if r.Seq < from {
 			continue
@@ -116,25 +121,13 @@ func keepRepairs(s *env.Setting, repairs []core.AuditEntry, from uint64) string 
 			}
 		}
 		if bound {
-			kept = append(kept, r.Seq)
+			kept = append(kept, strconv.FormatUint(r.Seq, 10))
 		}
 	}
 	if len(kept) == 0 {
 		return ""
 	}
-	sort.Slice(kept, func(i, j int) bool { return kept[i] < kept[j] })
-	return fmt.Sprintf("keeping the safety repair of audit entry %s", joinSeqs(kept))
-}
-
-func joinSeqs(seqs []uint64) string {
-	out := ""
-	for i, q := range seqs {
-		if i > 0 {
-			out += ", "
-		}
-		out += fmt.Sprint(q)
-	}
-	return out
+	return "keeping the safety repair of audit entry " + strings.Join(kept, ", ")
 }
 
 // ReconcileOpen resolves target's open audit entries (a Set journaled but
