@@ -616,6 +616,27 @@ func TestHeadroomBelowFloorWarned(t *testing.T) {
 	}
 }
 
+// The hpcc formula's headroom (3 x rate x link delay) is below one frame on
+// a short cable: warned about as an explicit pfc.headroom is (a 10 ns link
+// at 100G gave 375B, and the lossless class dropped 2,925 packets in
+// silence); at 5 us it is above the floor and not warned about.
+func TestFormulaHeadroomBelowFloorWarned(t *testing.T) {
+	src := "topology: {kind: star, hosts: 17, host_rate: 100Gbps, link_delay: %s, buffer: 4MB}\npfc: {enabled: true, cable: 5m, formula: hpcc}\nworkloads: [{kind: incast, fanin: 16, size: 1MB, every: 2ms}]\n"
+	c, err := Parse([]byte(fmt.Sprintf(src, "10ns")), t.TempDir(), "h.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := Warnings(c); len(w) != 1 || !strings.Contains(w[0], "pfc headroom 375B (the pfc.formula hpcc: 3 x rate x link delay rule) at 100Gbps with a 10ns link is below the lossless floor") {
+		t.Errorf("warnings %q", w)
+	}
+	if c, err = Parse([]byte(fmt.Sprintf(src, "5us")), t.TempDir(), "h.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	if w := Warnings(c); len(w) != 0 {
+		t.Errorf("5us link (187.5KB of headroom): %q", w)
+	}
+}
+
 // With host links of different rates, each host is offered the load of its
 // own link: a flow's source is drawn in proportion to its link rate (drawn
 // uniformly, 10G hosts beside 100G ones were offered 1.4-2.2 of their link
