@@ -275,6 +275,7 @@ func (s *Sim) sendAck(pid int32, f *flow, kind uint8) {
 	s.pkts[pk] = packet{kind: kind, prio: prio, cnp: cnp, size: int32(s.cfg.AckBytes), flow: int32(f.ID),
 		seq: int32(f.rcvNxt), dst: f.srcHost}
 	p := &s.ports[pid]
+	s.touchQueue(p, ControlQueue)
 	s.fifoPush(&p.ctrl, pk)
 	s.tryTx(pid)
 }

@@ -145,3 +145,40 @@ func TestREDMarkingCurve(t *testing.T) {
 		}
 	}
 }
+
+// The control queue's (ACKs and CNPs) depth, average and watermark come
+// from the same fifo: telemetry read its depth from the ACK fifo while the
+// average and watermark followed the empty data queue of that priority
+// (386 reads with bytes queued, an average of 0 at every one), and its
+// packets count as sent when they leave, as every other queue's do.
+func TestControlQueueTelemetryConsistent(t *testing.T) {
+	c := smallLeafSpine(2)
+	s, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var curSeen, avgSeen int
+	for at := 10 * Microsecond; at <= c.Duration; at += 10 * Microsecond {
+		s.RunUntil(at)
+		for sw := range s.Switches() {
+			for _, p := range s.Telemetry(sw).Ports {
+				q := p.Queues[ControlQueue]
+				if q.CurBytes > 0 {
+					curSeen++
+				}
+				if q.AvgBytes > 0 {
+					avgSeen++
+				}
+				if q.MaxBytes < q.CurBytes {
+					t.Fatalf("at %v: control queue watermark %d below its depth %d", at, q.MaxBytes, q.CurBytes)
+				}
+			}
+		}
+	}
+	if curSeen == 0 {
+		t.Fatal("the control queue never held a byte at a read: the test sees nothing")
+	}
+	if avgSeen < curSeen {
+		t.Errorf("control queue held bytes at %d reads but had an average depth above 0 at only %d", curSeen, avgSeen)
+	}
+}

@@ -183,9 +183,11 @@ func (s *Sim) arrive(pid int32, pk int32) {
 	op := &s.ports[out]
 	pkt = &s.pkts[pk]
 	if pkt.kind != pktData && s.ackPrio >= 0 {
-		op.cnt[ControlQueue].txPkts++
-		op.cnt[ControlQueue].txBytes += uint64(pkt.size)
+		s.touchQueue(op, ControlQueue)
 		s.fifoPush(&op.ctrl, pk)
+		if b := queuedBytes(op, ControlQueue); b > op.cnt[ControlQueue].max {
+			op.cnt[ControlQueue].max = b
+		}
 		s.tryTx(out)
 		return
 	}
@@ -196,7 +198,7 @@ func (s *Sim) arrive(pid int32, pk int32) {
 	}
 	s.touchQueue(op, pg)
 	s.fifoPush(&op.q[pg], pk)
-	if b := op.q[pg].bytes; b > op.cnt[pg].max {
+	if b := queuedBytes(op, pg); b > op.cnt[pg].max {
 		op.cnt[pg].max = b
 	}
 	s.checkPause(sw, pid, pg)

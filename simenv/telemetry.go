@@ -45,10 +45,7 @@ func (s *Sim) Telemetry(sw int) SwitchTelemetry {
 func (s *Sim) readQueue(p *port, q int, win Time) QueueCounters {
 	s.touchQueue(p, q)
 	c := &p.cnt[q]
-	cur := p.q[q].bytes
-	if q == ControlQueue {
-		cur = p.ctrl.bytes
-	}
+	cur := queuedBytes(p, q)
 	qc := QueueCounters{TxPkts: c.txPkts, TxBytes: c.txBytes, MarkedPkts: c.markedPkts, MarkedBytes: c.markedBytes,
 		DropPkts: c.dropPkts, DropBytes: c.dropBytes, CurBytes: cur, MaxBytes: max(c.max, cur), ECN: p.ecn[q]}
 	if win > 0 {
@@ -140,10 +137,7 @@ func (s *Sim) PeekQueue(q QueueRef) (QueueCounters, PFCCounters) {
 		return QueueCounters{}, PFCCounters{}
 	}
 	c := &p.cnt[q.Queue]
-	cur := p.q[q.Queue].bytes
-	if q.Queue == ControlQueue {
-		cur = p.ctrl.bytes
-	}
+	cur := queuedBytes(p, q.Queue)
 	qc := QueueCounters{TxPkts: c.txPkts, TxBytes: c.txBytes, MarkedPkts: c.markedPkts, MarkedBytes: c.markedBytes,
 		DropPkts: c.dropPkts, DropBytes: c.dropBytes, CurBytes: cur, MaxBytes: max(c.max, cur), ECN: p.ecn[q.Queue]}
 	return qc, s.pfcCounters(p, q.Queue)

@@ -75,7 +75,15 @@ func (s *Sim) tryTx(pid int32) {
 		return
 	}
 	if p.ctrl.pkts > 0 && !(p.isHost && p.paused[s.pkts[p.ctrl.head].prio]) {
-		s.transmit(pid, s.fifoPop(&p.ctrl))
+		s.touchQueue(p, ControlQueue)
+		pk := s.fifoPop(&p.ctrl)
+		if !p.isHost {
+			// counted as sent, as every other queue's packets are
+			c := &p.cnt[ControlQueue]
+			c.txPkts++
+			c.txBytes += uint64(s.pkts[pk].size)
+		}
+		s.transmit(pid, pk)
 		if p.isHost {
 			s.armHostWake(pid, &s.hosts[s.nodeHost[p.node]])
 		}
@@ -122,8 +130,18 @@ func (s *Sim) serveDWRR(pid int32) {
 // called before the queue's depth changes and before it is read.
 func (s *Sim) touchQueue(p *port, q int) {
 	c := &p.cnt[q]
-	c.integ += float64(p.q[q].bytes) * float64(s.now-c.lastChange)
+	c.integ += float64(queuedBytes(p, q)) * float64(s.now-c.lastChange)
 	c.lastChange = s.now
+}
+
+// queuedBytes is egress queue q's depth: for the control queue its ACK/CNP
+// fifo besides any data of that priority (telemetry read the fifo's depth
+// while its average and watermark followed the empty data queue).
+func queuedBytes(p *port, q int) int64 {
+	if q == ControlQueue {
+		return p.ctrl.bytes + p.q[q].bytes
+	}
+	return p.q[q].bytes
 }
 
 // dequeueData takes the head packet of data queue q of switch port pid:
