@@ -407,6 +407,24 @@ func (c Catalogue) Describe(action int) string {
 	return c.Point(i, j, l).Describe() + " @100G"
 }
 
+// PmaxStep is the resolution switches hold Pmax at: OpenConfig's
+// max-drop-probability-percent and SONiC's WRED drop probability are whole
+// percents.
+const PmaxStep = 0.01
+
+// QuantizePmax rounds p to a multiple of step, at least one step (a switch
+// holding whole percents runs 0.3% as 1%); step 0 or p NaN: p unchanged.
+func QuantizePmax(p, step float64) float64 {
+	if step <= 0 || math.IsNaN(p) {
+		return p
+	}
+	q := math.Round(p/step) * step
+	if q < step {
+		q = step
+	}
+	return math.Round(q*1e9) / 1e9
+}
+
 // FormatPmax renders a probability as a percentage, e.g. 0.05 -> "5%".
 func FormatPmax(p float64) string { return string(AppendPmax(make([]byte, 0, 8), p)) }
 

@@ -107,6 +107,12 @@ type Options struct {
 	// exports it (gym.Options.Missing): the figures under a device
 	// profile's feature set (env.DeviceTelemetry).
 	Missing env.Telemetry
+	// PmaxStep > 0 runs every decision of a policy or fixed setting at the
+	// Pmax a switch of that resolution holds (gym.Options.PmaxStep;
+	// env.PmaxStep: whole percents, as OpenConfig and SONiC switches hold
+	// it): the bare policy as switches would run it. A deployed loop
+	// (Loops) sets its own through its switches. 0: as decided.
+	PmaxStep float64
 	// OracleCatalogue lists extra fixed settings (catalogue grid indices
 	// (kmax level, kmin ratio, pmax level)) that static:best tries besides
 	// the presets (nil: DefaultOracleGrid).
@@ -441,6 +447,9 @@ type Result struct {
 	// FrontierShape is Options.FrontierShape (Compare reads it; "" is
 	// FrontierInterpolated).
 	FrontierShape string `json:"-"`
+	// PmaxStep is Options.PmaxStep (Compare copies it into each
+	// comparison).
+	PmaxStep float64 `json:"-"`
 	// Wide makes WriteText print every metric (per-bucket p50/p99,
 	// utilisation, ...); by default it prints the compact table.
 	Wide bool `json:"-"`
@@ -679,6 +688,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Workers == 0 {
 		o.Workers = 1
 	}
+	if !(o.PmaxStep >= 0 && o.PmaxStep <= 0.1) {
+		return o, fmt.Errorf("eval: pmax step %g: want 0 (as decided) or a resolution up to 0.1", o.PmaxStep)
+	}
 	if o.Workers < 1 {
 		return o, fmt.Errorf("eval: workers %d: want at least 1", o.Workers)
 	}
@@ -787,7 +799,7 @@ feed:
 // result gathers the runs (in job order) per scenario and policy, with
 // static:best's picked by oracle, and aggregates each over its seeds.
 func (p *plan) result(runs []Run) *Result {
-	res := &Result{Policies: append([]string(nil), p.specs...), FrontierShape: p.opt.FrontierShape}
+	res := &Result{Policies: append([]string(nil), p.specs...), FrontierShape: p.opt.FrontierShape, PmaxStep: p.opt.PmaxStep}
 	for _, sc := range p.scs {
 		res.Scenarios = append(res.Scenarios, sc.Name)
 	}
@@ -955,7 +967,7 @@ func runJob(sc Scenario, j job, opt Options, shared map[string]policy.Policy) (R
 		pol = p
 	}
 	trace := opt.Trace && j.set == nil && j.seed == sc.Config.Seed
-	return playTraced(sc, pol, j.spec, j.seed, gym.Options{Interval: sc.interval(opt), HidePeer: opt.HidePeer, Missing: opt.Missing}, trace,
+	return playTraced(sc, pol, j.spec, j.seed, gym.Options{Interval: sc.interval(opt), HidePeer: opt.HidePeer, Missing: opt.Missing, PmaxStep: opt.PmaxStep}, trace,
 		opt.Warmup, opt.WarmupIntervals)
 }
 
@@ -1324,8 +1336,11 @@ type Comparison struct {
 	// reads at the goodput itself and the step at 98% of it, so neither is
 	// always the kinder (docs/model/frontier-shape-eval.txt). The
 	// collective figures compare with Frontier alone.
-	Frontier           string  `json:"frontier,omitempty"`
-	FrontierShape      string  `json:"frontier_shape,omitempty"`
+	Frontier      string `json:"frontier,omitempty"`
+	FrontierShape string `json:"frontier_shape,omitempty"`
+	// PmaxStep is the Pmax resolution every decision of the bare policies
+	// and fixed settings ran at (Options.PmaxStep; 0: as decided).
+	PmaxStep           float64 `json:"pmax_step,omitempty"`
 	FrontierBelow      string  `json:"frontier_below,omitempty"`
 	FrontierBelowShare float64 `json:"frontier_below_share,omitempty"`
 	FrontierRatio      float64 `json:"frontier_ratio,omitempty"`
@@ -1879,6 +1894,7 @@ func (r *Result) Compare(pol string) []Comparison {
 		}
 		c.AtGoodput, c.VsAtGoodput, _ = bestAtGoodput(byCand, fixed, myGood, myP99)
 		c.FixedRun = len(fixed)
+		c.PmaxStep = r.PmaxStep
 		fp := frontierAt(byCand, fixed, myGood, r.FrontierShape)
 		c.NoSmallFlowFigure = fp.qualified && (fp.at == "" || !(myP99 > 0))
 		if fp.at != "" && myP99 > 0 {

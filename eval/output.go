@@ -18,6 +18,7 @@ import (
 	"text/tabwriter"
 	"unicode/utf8"
 
+	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/internal/chart"
 	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/policy"
@@ -403,6 +404,9 @@ func writeComparisonsOf(w io.Writer, cs []Comparison, notes ...string) {
 		if i == 0 {
 			fmt.Fprintln(w, "\ncomparisons (means over seeds; [95% CI] of the per-seed ratio, same flows on each seed):")
 			fmt.Fprintln(w, bestPresetRule)
+			if c.PmaxStep > 0 {
+				fmt.Fprintf(w, "  every decision of the policies and fixed settings ran at the Pmax a switch of %s resolution holds (--pmax-step)\n", env.FormatPmax(c.PmaxStep))
+			}
 			for _, n := range notes {
 				fmt.Fprintln(w, n)
 			}

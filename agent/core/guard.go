@@ -218,16 +218,7 @@ func (c GuardConfig) AlphaLimits() (lo, hi, step float64) {
 }
 
 // quantizePmax rounds p to a multiple of step (at least one step).
-func quantizePmax(p, step float64) float64 {
-	if step <= 0 || math.IsNaN(p) {
-		return p
-	}
-	q := math.Round(p/step) * step
-	if q < step {
-		q = step
-	}
-	return math.Round(q*1e9) / 1e9
-}
+func quantizePmax(p, step float64) float64 { return env.QuantizePmax(p, step) }
 
 // pmaxStepIn is the smallest multiple of step within [lo, hi] (at least
 // one step), or 0 when there is none.
@@ -283,7 +274,7 @@ func DefaultGuardConfig(interval time.Duration) GuardConfig {
 		StaleRevert:           30 * interval,
 		ExternalHold:          60 * interval,
 		ReadBackPmaxTol:       0.005,
-		PmaxStep:              0.01,
+		PmaxStep:              env.PmaxStep,
 		AlphaMin:              DefaultAlphaMin,
 		AlphaMax:              DefaultAlphaMax,
 		AlphaMaxStep:          DefaultAlphaMaxStep,
@@ -1881,7 +1872,7 @@ func ReadBackMatches(want, got env.Setting) bool {
 		return false
 	}
 	return want.KminBytes == got.KminBytes && want.KmaxBytes == got.KmaxBytes &&
-		math.Abs(quantizePmax(want.Pmax, 0.01)-quantizePmax(got.Pmax, 0.01)) < 1e-9
+		math.Abs(quantizePmax(want.Pmax, env.PmaxStep)-quantizePmax(got.Pmax, env.PmaxStep)) < 1e-9
 }
 
 // marksEarlier reports whether ECN under a marks earlier than under b,

@@ -107,6 +107,7 @@ type evalOpts struct {
 	warmup              string
 	goodput             string
 	frontierShape       string
+	pmaxStep            float64
 	hidePeer, frontier  bool
 	device              string
 	wide                bool
@@ -151,6 +152,8 @@ func (o *evalOpts) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.frontierShape, "frontier-shape", eval.FrontierInterpolated, "how the frontier stands between the fixed settings run: "+eval.FrontierInterpolated+
 		" (the straight line between the two either side of the policy's large-flow goodput: a setting on the frontier scores 1, and the ratio moves as little as the goodput) or "+
 		eval.FrontierStep+" (the best setting that keeps 98% of the policy's goodput, every figure before 2026-12-01: the ratio jumps where the goodput crosses a setting's)")
+	f.Float64Var(&o.pmaxStep, "pmax-step", 0, "run every decision of the policies and fixed settings at the Pmax a switch of this resolution holds: 0.01 is whole percents, "+
+		"as OpenConfig and SONiC switches hold it (0.3% runs as 1%), so a bare policy is judged as switches would run it; 0: as decided. agent:FILE loops run at their switches' own")
 	f.BoolVar(&o.hidePeer, "hide-peer", false, "tell policies no port's peer (host or switch), as an agent without fabric-ports does")
 	f.StringVar(&o.device, "device", "ecntune", "judge policies with the telemetry this kind of switch exports ("+strings.Join(deviceNames(), ", ")+"): the others are masked as missing")
 	f.StringVar(&o.interval, "interval", "", "control interval Δ, e.g. 1ms (default: the scenario's interval, if it names one, else min(500µs, duration/25), raised towards 200µs while 20 decisions fit)")
@@ -242,7 +245,7 @@ func (o *evalOpts) run(cmd *cobra.Command) error {
 		return fmt.Errorf("--device %q: unknown (allowed: %s)", o.device, strings.Join(deviceNames(), ", "))
 	}
 	res, err := runEvalWithProgress(cmd.ErrOrStderr(), scs, o.policies, eval.Options{Seeds: o.seeds, Workers: o.workers, Interval: dt, HidePeer: o.hidePeer, Frontier: o.frontier, Trace: o.htmlOut != "",
-		Missing: missing, Warmup: wu, WarmupIntervals: wuIntervals, Goodput: o.goodput, FrontierShape: o.frontierShape,
+		Missing: missing, Warmup: wu, WarmupIntervals: wuIntervals, Goodput: o.goodput, FrontierShape: o.frontierShape, PmaxStep: o.pmaxStep,
 		Lookup: policyResolver(o.db).Lookup, Loops: map[string]eval.LoopRunner{loop.Prefix: loop.EvalRunner(o.agentResolver, o.loopAudit, o.hidePeer)}})
 	if err != nil {
 		return err

@@ -81,6 +81,11 @@ type Options struct {
 	// Truth computes Env.Truth after every interval: ground truth for an
 	// asymmetric critic in training, never an input of a policy.
 	Truth bool
+	// PmaxStep > 0 runs every setting a step applies at the Pmax a switch
+	// of that resolution holds (env.QuantizePmax; env.PmaxStep is whole
+	// percents, as OpenConfig and SONiC switches hold it): the policy as
+	// deployed rather than as decided. 0: as decided.
+	PmaxStep float64
 }
 
 // StepInfo carries ground truth for evaluation. A policy must not read it:
@@ -163,6 +168,9 @@ func New(cfg simenv.Config, opts Options) (*Env, error) {
 	e := &Env{cfg: cfg, opts: opts}
 	if opts.Interval < 0 {
 		return nil, fmt.Errorf("sim env: interval %v is negative", opts.Interval)
+	}
+	if !(opts.PmaxStep >= 0 && opts.PmaxStep <= 0.1) {
+		return nil, fmt.Errorf("sim env: pmax step %g must be within [0, 0.1]", opts.PmaxStep)
 	}
 	if cfg.Duration <= 0 {
 		return nil, fmt.Errorf("sim env: config %q duration %v must be positive", cfg.Name, cfg.Duration)
@@ -345,6 +353,9 @@ func (e *Env) stepWith(settings []env.Setting) ([]env.Observation, []float64, bo
 		}
 	}
 	for i := range settings {
+		if e.opts.PmaxStep > 0 && settings[i].Pmax > 0 {
+			settings[i].Pmax = env.QuantizePmax(settings[i].Pmax, e.opts.PmaxStep)
+		}
 		if settings[i].HeadroomBytes == 0 { // not managed: keep what the PG has
 			settings[i].HeadroomBytes = e.last[i].Current.HeadroomBytes
 		}

@@ -281,3 +281,44 @@ func TestSimEnvPeers(t *testing.T) {
 		t.Fatalf("rewards with the peer shown %v and hidden %v differ", rewards[0], rewards[1])
 	}
 }
+
+// With PmaxStep, a setting runs at the Pmax a switch of that resolution
+// holds (0.3% as 1%, 2.4% as 2%), and the observation says what ran;
+// without it, as decided. A step outside [0, 0.1] is refused.
+func TestSimEnvPmaxStep(t *testing.T) {
+	cfg := tinyIncast()
+	cfg.Duration = 1 * simenv.Millisecond
+	for _, c := range []struct {
+		step      float64
+		want0     float64
+		want1     float64
+		wantError string
+	}{{0, 0.003, 0.024, ""}, {env.PmaxStep, 0.01, 0.02, ""}, {0.2, 0, 0, "pmax step 0.2"}} {
+		e, err := New(cfg, Options{Interval: 250 * simenv.Microsecond, PmaxStep: c.step})
+		if c.wantError != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantError) {
+				t.Fatalf("step %g: err = %v", c.step, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		obs, err := e.Reset(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set := make([]env.Setting, len(obs))
+		for i := range set {
+			set[i] = env.Setting{KminBytes: 20_000, KmaxBytes: 200_000, Pmax: 0.003}
+		}
+		set[1].Pmax = 0.024
+		obs, _, _, info, err := e.StepSettings(set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if obs[0].Current.Pmax != c.want0 || obs[1].Current.Pmax != c.want1 || info.Settings[0].Pmax != c.want0 {
+			t.Errorf("step %g: ran pmax %g and %g (info %g), want %g and %g", c.step, obs[0].Current.Pmax, obs[1].Current.Pmax, info.Settings[0].Pmax, c.want0, c.want1)
+		}
+	}
+}
