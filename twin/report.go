@@ -132,8 +132,12 @@ func (f *Fabric) Describe() string {
 		topo = fmt.Sprintf("leaf-spine, %d leaves x %d spines, %d hosts a leaf at %s, %s leaf-spine links", f.Leaves, f.Spines,
 			f.HostsPerLeaf, units.FormatRate(f.HostRateBps), units.FormatRate(f.FabricRateBps))
 	}
-	return fmt.Sprintf("%s; buffer %s, link delay %v, cable %gm, mtu %d, ECN %s at 100G, alpha %s, queue %d", topo,
-		units.FormatBytes(f.BufferBytes), f.LinkDelay.Duration(), f.CableMeters, f.MTU, f.ECN.Describe(), env.FormatAlpha(f.Alpha), f.Queue)
+	hdrm := "the lossless floor"
+	if f.HeadroomBytes > 0 {
+		hdrm = units.FormatBytes(f.HeadroomBytes) + " at 100G"
+	}
+	return fmt.Sprintf("%s; buffer %s, link delay %v, cable %gm, mtu %d, ECN %s at 100G, alpha %s, headroom %s, queue %d", topo,
+		units.FormatBytes(f.BufferBytes), f.LinkDelay.Duration(), f.CableMeters, f.MTU, f.ECN.Describe(), env.FormatAlpha(f.Alpha), hdrm, f.Queue)
 }
 
 // Series are per-interval figures of a run: mean utilisation of host and

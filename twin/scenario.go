@@ -120,7 +120,11 @@ func (s *Scenario) YAML() []byte {
 			f.Leaves, f.Spines, f.HostsPerLeaf, common, units.FormatRate(f.FabricRateBps))
 	}
 	fmt.Fprintf(&b, "ecn: {kmin: %s, kmax: %s, pmax: %g}\n", bytesText(f.ECN.KminBytes), bytesText(f.ECN.KmaxBytes), f.ECN.Pmax)
-	fmt.Fprintf(&b, "pfc: {enabled: true, alpha: %g, cable: %gm}\n", f.Alpha, f.CableMeters)
+	hdrm := ""
+	if f.HeadroomBytes > 0 {
+		hdrm = ", headroom: " + bytesText(f.HeadroomBytes) // at 100 Gb/s, as the switches report it
+	}
+	fmt.Fprintf(&b, "pfc: {enabled: true, alpha: %g, cable: %gm%s}\n", f.Alpha, f.CableMeters, hdrm)
 	h := f.HostRateBps
 	fmt.Fprintf(&b, "dcqcn: {enabled: true, g: 0.00390625, ai: %s, hai: %s, increase_timer: 300us,\n        alpha_timer: 1us, decrease_timer: 4us, min_rate: %s}\n",
 		units.FormatRate(h*2e-4), units.FormatRate(h*2e-3), units.FormatRate(h*1e-2))

@@ -31,6 +31,11 @@ type Fabric struct {
 	// dynamic threshold.
 	ECN   env.Setting
 	Alpha float64
+	// HeadroomBytes is the lossless PGs' headroom the switches report,
+	// restated at units.RefRateBps as a scenario's pfc.headroom states it
+	// (the simulator scales it with each port's rate); 0: the lossless
+	// floor of each port, as the switches run (or report nothing).
+	HeadroomBytes int64
 	// Queue is the lossless queue (priority) the agent watched.
 	Queue int
 	// LeafNames and SpineNames are the observed switches in the order of
@@ -361,6 +366,61 @@ func (f *Fabric) switchConfig(recs []env.FabricRecord, ports []switchPorts) {
 		f.note("the agent's configuration states no MTU: the twin sends %d-byte packets (the simulator's default)", f.MTU)
 	}
 	f.hostSettings(host)
+	f.headroom(recs, host)
+}
+
+// floorSlack is how far a reported headroom may be from its port's
+// lossless floor and still be the floor (a vendor rounds to its cells).
+const floorSlack = 0.02
+
+// headroom sets the twin's PG headroom from what the host ports report:
+// unset (the simulator's lossless floor at each port) where they run at
+// their floor or report nothing, else their most common headroom
+// restated at 100 Gb/s, the scenario's pfc.headroom. Notes say when the
+// ports differ and what the twin took.
+func (f *Fabric) headroom(recs []env.FabricRecord, host []env.FabricPort) {
+	var restated []float64
+	atFloor := true
+	for _, p := range host {
+		if !env.KnownRate(p.RateBps) || p.Setting.HeadroomBytes <= 0 && !p.HeadroomReported {
+			continue
+		}
+		h := p.Setting.HeadroomBytes
+		restated = append(restated, float64(toRef(h, p.RateBps)))
+		if fl := p.MinHeadroomBytes; fl <= 0 || math.Abs(float64(h-fl)) > floorSlack*float64(fl) {
+			atFloor = false
+		}
+	}
+	if len(restated) == 0 {
+		f.note("the switches report no PG headroom: the twin's is the lossless floor of each port")
+		return
+	}
+	if atFloor {
+		return // the simulator's floor per port is what they run
+	}
+	h := int64(mode(restated))
+	lo, hi := minMax(restated)
+	if lo != hi {
+		f.note("the host ports' PG headroom differs (%s to %s at 100 Gb/s) over %s: the twin's is %s at 100 Gb/s, the most common",
+			units.FormatBytes(int64(lo)), units.FormatBytes(int64(hi)), switchList(recs), units.FormatBytes(h))
+	}
+	if h < 1 {
+		f.note("the switches report a PG headroom of 0 B: the twin's is 1 B, the least a scenario states (its lossless class drops what arrives after PAUSE)")
+		h = 1
+	}
+	f.HeadroomBytes = h
+}
+
+// switchList names the switches of recs, "leaf0, leaf1 and spine0".
+func switchList(recs []env.FabricRecord) string {
+	names := make([]string, len(recs))
+	for i, r := range recs {
+		names[i] = r.Target
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // hostSettings takes the ECN setting, alpha and link delay from the host

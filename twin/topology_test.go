@@ -131,3 +131,62 @@ func TestDelayFromFloor(t *testing.T) {
 		}
 	}
 }
+
+// The twin's PG headroom is the one the switches report, restated at
+// 100 Gb/s as pfc.headroom states it; a headroom at the lossless floor
+// is the simulator's own; one not reported is said.
+func TestHeadroomFromRecords(t *testing.T) {
+	build := func(t *testing.T, recs []env.FabricRecord) (Fabric, int64, int64) {
+		t.Helper()
+		f, err := BuildFabric(recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := Scenario{Name: "t", Seed: 1, Duration: simenv.Millisecond, Fabric: f,
+			Phases: []Phase{{End: simenv.Millisecond, Workload: Workload{Family: "websearch", Load: 0.3}}}}
+		cfg, err := s.Config()
+		if err != nil {
+			t.Fatal(err)
+		}
+		hr, _ := simenv.PGHeadroom(cfg, recs[0].Ports[0].RateBps, f.LinkDelay)
+		return f, cfg.PFC.HeadroomBytes, hr
+	}
+	notes := func(f Fabric) string { return strings.Join(f.Notes, "\n") }
+	t.Run("reported", func(t *testing.T) {
+		cfg := config(simenv.StarTopology(8, 400e9, simenv.Microsecond), 64_000_000, 5)
+		cfg.PFC.HeadroomBytes = 100_000 // 400KB at 400G
+		f, h100, hr := build(t, recordsOf(t, cfg, true))
+		if h100 != 100_000 || hr != 400_000 || strings.Contains(notes(f), "headroom") {
+			t.Errorf("reported 400KB at 400G: twin pfc.headroom %d, in effect %d, notes %q; want 100KB at 100G, 400KB in effect, no note", h100, hr, f.Notes)
+		}
+	})
+	t.Run("at the floor", func(t *testing.T) {
+		recs := recordsOf(t, config(simenv.StarTopology(8, 100e9, simenv.Microsecond), 32_000_000, 5), true)
+		f, h100, hr := build(t, recs)
+		if h100 != 0 || hr != recs[0].Ports[0].Setting.HeadroomBytes || strings.Contains(notes(f), "headroom") {
+			t.Errorf("switches at their floor %d: twin pfc.headroom %d, in effect %d, notes %q", recs[0].Ports[0].Setting.HeadroomBytes, h100, hr, f.Notes)
+		}
+	})
+	t.Run("differing", func(t *testing.T) {
+		cfg := config(simenv.StarTopology(8, 100e9, simenv.Microsecond), 32_000_000, 5)
+		cfg.PFC.HeadroomBytes = 200_000
+		recs := recordsOf(t, cfg, true)
+		for i := range 3 {
+			recs[0].Ports[i].Setting.HeadroomBytes = 300_000
+		}
+		f, _, hr := build(t, recs)
+		if hr != 200_000 || !strings.Contains(notes(f), "headroom differs (200KB to 300KB at 100 Gb/s) over sw0: the twin's is 200KB") {
+			t.Errorf("5 ports at 200KB, 3 at 300KB: in effect %d, notes %q", hr, f.Notes)
+		}
+	})
+	t.Run("not reported", func(t *testing.T) {
+		recs := recordsOf(t, config(simenv.StarTopology(8, 100e9, simenv.Microsecond), 32_000_000, 5), true)
+		for i := range recs[0].Ports {
+			recs[0].Ports[i].Setting.HeadroomBytes, recs[0].Ports[i].HeadroomReported = 0, false
+		}
+		f, h100, _ := build(t, recs)
+		if h100 != 0 || !strings.Contains(notes(f), "report no PG headroom: the twin's is the lossless floor") {
+			t.Errorf("no headroom reported: pfc.headroom %d, notes %q", h100, f.Notes)
+		}
+	})
+}
