@@ -101,7 +101,8 @@ type FineTune struct {
 // recorded hyper-parameters; the twin's own where it names one: the
 // agent's that recorded it), on the twin alone with
 // TwinRandomisation, episodes as long as the twin (at most
-// TwinMaxEpisode), the starting model's weights as the initial network
+// TwinMaxEpisode; a longer twin's start at offsets across it,
+// Config.SpreadEpisodes), the starting model's weights as the initial network
 // and, for PPO, TwinCriticWarmUp episodes of critic-only updates. It
 // refuses a model it cannot continue: a switch-level headroom model, a
 // preference-conditioned one, a spec this build cannot train, weights of
@@ -141,6 +142,7 @@ func (ft FineTune) Config(seed uint64, workers int) (Config, error) {
 	}
 	c.Randomise = TwinRandomisation(from)
 	c.MaxEpisode = min(max(ft.Twin.Config.Duration, 2*c.Interval), TwinMaxEpisode)
+	c.SpreadEpisodes = true // a twin longer than an episode is trained on all of it
 	if c.Init, err = nn.UnmarshalNet(m.Weights); err != nil {
 		return Config{}, fmt.Errorf("train: starting model %s: weights: %w", ft.From, err)
 	}

@@ -232,3 +232,82 @@ func TestTwinTruthReward(t *testing.T) {
 		t.Fatalf("a reward with its own ground truth became %+v, want %+v", got, own)
 	}
 }
+
+// A twin longer than a fine-tuning episode is trained on all of it: the
+// episodes start at offsets across it (the same for a seed), so that the
+// traffic of its last window is seen too, not its first 20 ms only.
+func TestFineTuneEpisodesSpanALongTwin(t *testing.T) {
+	ft, _ := builtinFineTune(t)
+	ms := simenv.Millisecond
+	ft.Twin.Config.Duration = 60 * ms
+	cdf := ft.Twin.Config.Workloads[1]
+	cdf.Start, cdf.End = 0, 30*ms
+	late := simenv.Workload{Kind: simenv.WorkloadIncast, Priority: 3, Fanin: 3, SizeBytes: 60_000, Every: 150 * simenv.Microsecond,
+		Start: 45 * ms, End: 60 * ms}
+	ft.Twin.Config.Workloads = []simenv.Workload{cdf, late}
+	cfg, err := ft.Config(3, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MaxEpisode != TwinMaxEpisode || cfg.Hyper()["episode_start"] != "spread" {
+		t.Fatalf("episodes of %v, hyper episode_start %q", cfg.MaxEpisode, cfg.Hyper()["episode_start"])
+	}
+	sawLate := 0
+	for ep := range 32 {
+		w := cfg.trainingWindow(ft.Twin.Config, episodeRNG(cfg.Seed, ep))
+		if again := cfg.trainingWindow(ft.Twin.Config, episodeRNG(cfg.Seed, ep)); !slices.EqualFunc(w.Workloads, again.Workloads,
+			func(a, b simenv.Workload) bool { return a.Start == b.Start && a.End == b.End }) {
+			t.Fatalf("episode %d: windows %+v and %+v for one seed", ep, w.Workloads, again.Workloads)
+		}
+		if w.Duration != TwinMaxEpisode {
+			t.Fatalf("episode %d runs %v", ep, w.Duration)
+		}
+		if err := func() error { _, err := simenv.New(w); return err }(); err != nil {
+			t.Fatalf("episode %d: %v", ep, err)
+		}
+		for _, wl := range w.Workloads {
+			if wl.Kind == simenv.WorkloadIncast {
+				sawLate++
+			}
+		}
+	}
+	if sawLate < 8 {
+		t.Fatalf("%d of 32 episodes see the incast of the twin's last 15 ms", sawLate)
+	}
+}
+
+// startAt moves a scenario's workloads to an offset: the ones over are
+// left out, a periodic incast keeps its phase, a trace its later flows.
+func TestStartAt(t *testing.T) {
+	us := simenv.Microsecond
+	sc := simenv.DefaultConfig()
+	sc.Duration, sc.Warmup = 1000*us, 300*us
+	sc.Workloads = []simenv.Workload{
+		{Kind: simenv.WorkloadCDF, Load: 0.3, End: 200 * us},                  // over
+		{Kind: simenv.WorkloadCDF, Load: 0.5, Start: 200 * us, End: 600 * us}, // under way
+		{Kind: simenv.WorkloadIncast, Fanin: 2, SizeBytes: 1000, Every: 150 * us, Start: 100 * us},
+		{Kind: simenv.WorkloadIncast, Fanin: 2, SizeBytes: 1000, Start: 50 * us}, // one-shot, fired
+		{Kind: simenv.WorkloadTrace, Start: 200 * us, Flows: []simenv.TraceFlow{{Start: 0}, {Start: 100 * us}, {Start: 300 * us}}},
+		{Kind: simenv.WorkloadAllReduce, Ranks: 2, SizeBytes: 1000, Start: 800 * us},
+	}
+	got := startAt(sc, 260*us)
+	if got.Duration != 740*us || got.Warmup != 40*us || len(got.Workloads) != 4 {
+		t.Fatalf("from 260us: duration %v, warmup %v, workloads %+v", got.Duration, got.Warmup, got.Workloads)
+	}
+	w := got.Workloads
+	if w[0].Load != 0.5 || w[0].Start != 0 || w[0].End != 340*us {
+		t.Errorf("cdf under way: %+v", w[0])
+	}
+	if w[1].Start != 140*us { // it fires at 100, 250, 400us: the first from 260us is at 400us
+		t.Errorf("periodic incast: %+v, want its first firing 140us in (400us)", w[1])
+	}
+	if w[2].Kind != simenv.WorkloadTrace || w[2].Start != 0 || len(w[2].Flows) != 2 || w[2].Flows[0].Start != 40*us || w[2].Flows[1].Start != 240*us {
+		t.Errorf("trace: %+v", w[2])
+	}
+	if w[3].Start != 540*us {
+		t.Errorf("collective: %+v", w[3])
+	}
+	if len(sc.Workloads) != 6 || sc.Workloads[1].Start != 200*us {
+		t.Errorf("startAt changed its argument: %+v", sc.Workloads)
+	}
+}

@@ -108,8 +108,15 @@ type Config struct {
 	Interval simenv.Time
 	// MaxEpisode caps an episode's simulated time (default 5 ms).
 	MaxEpisode simenv.Time
-	Gamma      float64 // default 0.7 (DDQN), 0.9 (PPO)
-	LR         float64 // default 1e-3 (DDQN), 3e-4 (PPO)
+	// SpreadEpisodes starts each training episode of a scenario longer
+	// than MaxEpisode at an offset drawn across it (episodeRNG: the same
+	// for a seed and episode), its workloads shifted to it, so that the
+	// episodes see all of the scenario's traffic, not its first
+	// MaxEpisode only (a twin whose traffic changes later); the greedy
+	// evaluation episode still starts at 0.
+	SpreadEpisodes bool
+	Gamma          float64 // default 0.7 (DDQN), 0.9 (PPO)
+	LR             float64 // default 1e-3 (DDQN), 3e-4 (PPO)
 	// Randomise perturbs the scenarios per episode.
 	Randomise Randomisation
 	// Reward weights (default env.DefaultRewardWeights()).
@@ -443,6 +450,9 @@ func (c Config) Hyper() map[string]string {
 	}
 	if c.Spec != "" {
 		h["spec"] = c.Spec
+	}
+	if c.SpreadEpisodes {
+		h["episode_start"] = "spread"
 	}
 	if c.switchLevel() {
 		h["level"] = "switch"
@@ -1000,6 +1010,70 @@ func episodeConfig(c Config, sc simenv.Config) simenv.Config {
 	return sc
 }
 
+// trainingWindow is the part of sc a training episode runs: its first
+// MaxEpisode, or with SpreadEpisodes MaxEpisode from an offset rng draws
+// (uniform over the scenario's length less MaxEpisode).
+func (c Config) trainingWindow(sc simenv.Config, rng *rand.Rand) simenv.Config {
+	if c.SpreadEpisodes && sc.Duration > c.MaxEpisode && !sc.Loop {
+		sc = startAt(sc, simenv.Time(rng.Int64N(int64(sc.Duration-c.MaxEpisode)+1)))
+	}
+	return episodeConfig(c, sc)
+}
+
+// startAt is sc run from off on: its duration and warmup shortened by
+// off, its workloads moved off earlier. A workload over before off is
+// left out; one under way at off runs from 0 (a periodic incast keeps its
+// phase; a one-shot incast that fired before off is left out; a trace
+// keeps the flows that start from off on). sc without a workload left
+// is run from 0.
+func startAt(sc simenv.Config, off simenv.Time) simenv.Config {
+	if off <= 0 || off >= sc.Duration {
+		return sc
+	}
+	var ws []simenv.Workload
+	for _, w := range sc.Workloads {
+		if w.End > 0 && w.End <= off {
+			continue
+		}
+		if w.End > 0 {
+			w.End -= off
+		}
+		switch {
+		case w.Start >= off:
+			w.Start -= off
+		case w.Kind == simenv.WorkloadTrace:
+			var flows []simenv.TraceFlow
+			for _, fl := range w.Flows {
+				if at := w.Start + fl.Start; at >= off {
+					fl.Start = at - off
+					flows = append(flows, fl)
+				}
+			}
+			if len(flows) == 0 {
+				continue
+			}
+			w.Start, w.Flows = 0, flows
+		case w.Kind == simenv.WorkloadIncast && w.Every <= 0:
+			continue // fired before off
+		case w.Kind == simenv.WorkloadIncast:
+			w.Start = (w.Every - (off-w.Start)%w.Every) % w.Every
+			if w.End > 0 && w.Start >= w.End {
+				continue
+			}
+		default:
+			w.Start = 0
+		}
+		ws = append(ws, w)
+	}
+	if len(ws) == 0 {
+		return sc
+	}
+	sc.Workloads = ws
+	sc.Duration -= off
+	sc.Warmup = max(0, sc.Warmup-off)
+	return sc
+}
+
 // greedyScore runs one greedy episode of cfg (unperturbed) with net and
 // returns the mean reward per measured queue-interval.
 func greedyScore(c Config, sc simenv.Config, net *rl.Net) (float64, error) {
@@ -1164,7 +1238,7 @@ func runEpisode(c Config, ep int, a actor) (episodeOut, error) {
 	if c.PreferenceScale > 0 {
 		pref = 2*rng.Float64() - 1
 	}
-	cfg = episodeConfig(c, cfg)
+	cfg = c.trainingWindow(cfg, rng)
 	a.seed(rng.Uint64())
 	out, err := playEpisode(c, cfg, c.episodeSeed(rng), a, true, hide, missing, pref)
 	if err != nil {
