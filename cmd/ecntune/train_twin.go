@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -199,8 +200,10 @@ func (o *trainOpts) twinSetup(cmd *cobra.Command) (twinRun, error) {
 	return tr, o.twinOverrides(&tr.cfg)
 }
 
-// sameFabricAs refuses a rival twin of another fabric than the twin's:
-// a rival differs from its twin in workload only.
+// sameFabricAs refuses a rival twin of another fabric than the twin's,
+// or of other switch or NIC settings (ecn, pfc, dcqcn, the decision
+// interval): a rival differs from its twin in workload only, so that the
+// two models' figures on it speak of the workload the fit nearly chose.
 func sameFabricAs(rv, twin scenario.Named) error {
 	a, b := rv.Config, twin.Config
 	same := a.Topology.Kind == b.Topology.Kind && slices.Equal(a.Topology.Nodes, b.Topology.Nodes) &&
@@ -208,10 +211,40 @@ func sameFabricAs(rv, twin scenario.Named) error {
 	if !same {
 		return fmt.Errorf("%s is not of twin %s's fabric (topology, links, buffer or MTU differ): a rival twin differs from its twin in workload only", rv.Name, twin.Name)
 	}
+	for _, c := range []struct {
+		key        string
+		rival, its any
+	}{
+		{"ecn", a.ECN, b.ECN}, {"ecn (per rate)", a.ECNByRate, b.ECNByRate}, {"pfc", a.PFC, b.PFC}, {"dcqcn", a.DCQCN, b.DCQCN},
+		{"interval", a.Interval, b.Interval}, {"header_bytes", a.HeaderBytes, b.HeaderBytes}, {"ack_bytes", a.AckBytes, b.AckBytes},
+	} {
+		if d := firstDifference(c.rival, c.its); d != "" {
+			return fmt.Errorf("%s's %s differs from twin %s's: %s: a rival twin differs from its twin in workload only (give the rival ecntune twin wrote beside the twin, or make the same edit to both)",
+				rv.Name, c.key, twin.Name, d)
+		}
+	}
 	if rv.Name == twin.Name {
 		return fmt.Errorf("%s is the twin's own name: give the rival twins ecntune twin wrote beside it", rv.Name)
 	}
 	return nil
+}
+
+// firstDifference names the first field in which a (the rival's) differs
+// from b (the twin's), "Alpha 0.25 against 0.125" ("" when they are
+// equal).
+func firstDifference(a, b any) string {
+	if reflect.DeepEqual(a, b) {
+		return ""
+	}
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	if va.Kind() == reflect.Struct {
+		for i := range va.NumField() {
+			if fa, fb := va.Field(i).Interface(), vb.Field(i).Interface(); !reflect.DeepEqual(fa, fb) {
+				return fmt.Sprintf("%s %v against %v", va.Type().Field(i).Name, fa, fb)
+			}
+		}
+	}
+	return fmt.Sprintf("%v against %v", a, b)
 }
 
 // loadTwinAgent loads --agent's configuration and its file's sha256.

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/ecntune/ecntune/eval"
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/simenv/report"
+	"github.com/ecntune/ecntune/simenv/scenario"
 	"github.com/ecntune/ecntune/train"
 )
 
@@ -705,5 +707,37 @@ func TestPrintPromotionRefused(t *testing.T) {
 	ev.promoteErr = nil
 	if err := printPromotion(&out, stored, ev, "m.db"); err != nil || out.String() != "promoted lab-ft@3: frontier ratio 0.97: not behind\n" {
 		t.Errorf("printed %q, error %v", out.String(), err)
+	}
+}
+
+// A rival twin whose switch or NIC settings differ from the twin's is
+// refused, naming the setting: the rival differs in workload only.
+func TestRivalOfOtherSettingsIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	twinFile, _ := writeTwin(t, dir)
+	twin, err := scenario.LoadNamed(twinFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []struct{ edit, says string }{
+		{"pfc: {alpha: 0.25}\n", "lab-twin-rival's pfc differs from twin lab-twin's: Alpha 0.25 against 0.125"},
+		{"ecn: {kmin: 100KB, kmax: 400KB, pmax: 0.2}\n", "lab-twin-rival's ecn differs from twin lab-twin's: KminBytes 100000 against"},
+		{"interval: 100us\n", "lab-twin-rival's interval differs from twin lab-twin's"},
+		{"dcqcn: {g: 0.5}\n", "lab-twin-rival's dcqcn differs from twin lab-twin's: G 0.5 against 0.00390625"},
+		{"", ""},
+	} {
+		f := filepath.Join(dir, fmt.Sprintf("rival%d.yaml", i))
+		y := strings.Replace(tinyTwin, "name: lab-twin", "name: lab-twin-rival", 1) + c.edit
+		if err := os.WriteFile(f, []byte(y), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rv, err := scenario.LoadNamed(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = sameFabricAs(rv, twin)
+		if c.says == "" && err != nil || c.says != "" && (err == nil || !strings.Contains(err.Error(), c.says)) {
+			t.Errorf("rival with %q: %v, want %q", c.edit, err, c.says)
+		}
 	}
 }
