@@ -24,6 +24,10 @@ type FrontierFigures struct {
 	NoSmallFlows bool
 	// Drops are the packets the policy dropped over the seeds.
 	Drops uint64
+	// Changes and Flaps are how often it changed the queues' settings,
+	// means over its runs past eval's settling intervals: changes per
+	// queue per 100 intervals and flaps a run (0 for a fixed setting).
+	Changes, Flaps float64
 }
 
 // String is "frontier ratio 1.03", "beyond the frontier in goodput" or
@@ -98,9 +102,51 @@ func (p Paired) String() string {
 //     noise (vsStart: the 95% interval of its small-flow p99 over the
 //     starting model's, seed by seed, below 1), not merely no worse.
 //
+// and, when it is no better than the starting model (the same frontier
+// ratio as printed, or both beyond the frontier, and its small-flow p99
+// not lower beyond the seeds' noise), it churns no more: no more changes
+// per queue per 100 intervals and no more flaps a run, as printed to one
+// decimal (a tie goes to the policy that leaves the queues alone, as the
+// fixed setting's tie does).
+//
 // Otherwise it is stored unpromoted. A fine-tuned model without a
 // frontier (no fixed setting ran) is not promoted.
 func PromotionRule(start, tuned FrontierFigures, vsStart Paired) Verdict {
+	v := frontierRule(start, tuned, vsStart)
+	if v.Promote && !improves(start, tuned, vsStart) && churnsMore(start, tuned) {
+		return Verdict{false, fmt.Sprintf("%s: no better than the starting model (%s; %s), and it changes the settings more: %s against the starting model's %s",
+			tuned, start, vsStart, tuned.churn(), start.churn())}
+	}
+	return v
+}
+
+// improves says whether tuned is better than start on the twin: a lower
+// frontier ratio as printed, beyond the frontier where start is not, or
+// a lower small-flow p99 beyond the seeds' noise.
+func improves(start, tuned FrontierFigures, vsStart Paired) bool {
+	switch {
+	case vsStart.better():
+		return true
+	case tuned.Beyond:
+		return !start.Beyond
+	}
+	return start.Ratio > 0 && Ratio2(tuned.Ratio) < Ratio2(start.Ratio)
+}
+
+// churnsMore says whether tuned changes the settings more often than
+// start, as printed (to one decimal).
+func churnsMore(start, tuned FrontierFigures) bool {
+	r1 := func(x float64) float64 { return math.Round(x*10) / 10 }
+	return r1(tuned.Changes) > r1(start.Changes) || r1(tuned.Flaps) > r1(start.Flaps)
+}
+
+// churn is "3.2 changes per queue per 100 intervals and 0.5 flaps a run".
+func (f FrontierFigures) churn() string {
+	return fmt.Sprintf("%.1f changes per queue per 100 intervals and %.1f flaps a run", f.Changes, f.Flaps)
+}
+
+// frontierRule is PromotionRule on the frontier and drops alone.
+func frontierRule(start, tuned FrontierFigures, vsStart Paired) Verdict {
 	switch {
 	case tuned.Drops > start.Drops:
 		return Verdict{false, fmt.Sprintf("it dropped %d packets where the starting model dropped %d on the same seeds", tuned.Drops, start.Drops)}

@@ -56,6 +56,16 @@ func TestPromotionRule(t *testing.T) {
 		{"no more drops than a start that dropped", FrontierFigures{Ratio: 1.2, Drops: 5}, FrontierFigures{Ratio: 0.9, Drops: 5}, noise, true, "5 drops"},
 		{"no frontier", fr(1.1), FrontierFigures{}, better, false, "no fixed setting ran"},
 		{"start without a ratio", FrontierFigures{}, fr(1.1), better, false, "no frontier ratio to compare with"},
+		{"the start's figures, more churn", FrontierFigures{Ratio: 0.98}, FrontierFigures{Ratio: 0.98, Changes: 75, Flaps: 17.5}, noise, false,
+			"frontier ratio 0.98: no better than the starting model (frontier ratio 0.98; its small-flow p99 over the starting model's, seed by seed, 0.97 [0.90, 1.05]), " +
+				"and it changes the settings more: 75.0 changes per queue per 100 intervals and 17.5 flaps a run against the starting model's 0.0 changes per queue per 100 intervals and 0.0 flaps a run"},
+		{"the start's figures, more flaps only", FrontierFigures{Ratio: 0.98, Changes: 5}, FrontierFigures{Ratio: 0.98, Changes: 5, Flaps: 1}, noise, false, "changes the settings more"},
+		{"both beyond, p99 as low, more churn", beyond, FrontierFigures{Beyond: true, Changes: 3}, noise, false, "changes the settings more"},
+		{"the start's figures, churn equal as printed", FrontierFigures{Ratio: 0.98, Changes: 3.04}, FrontierFigures{Ratio: 0.98, Changes: 2.96}, noise, true, "not behind"},
+		{"the start's figures, less churn", FrontierFigures{Ratio: 0.98, Changes: 30, Flaps: 4}, FrontierFigures{Ratio: 0.98, Changes: 3}, noise, true, "not behind"},
+		{"a lower ratio, more churn", FrontierFigures{Ratio: 0.98}, FrontierFigures{Ratio: 0.95, Changes: 75, Flaps: 17.5}, noise, true, "not behind"},
+		{"the start's ratio, lower p99, more churn", FrontierFigures{Ratio: 0.98}, FrontierFigures{Ratio: 0.98, Changes: 75}, better, true, "not behind"},
+		{"beyond where the start is not, more churn", fr(1.2), FrontierFigures{Beyond: true, Changes: 75}, noise, true, "beyond the frontier in goodput"},
 	})
 }
 

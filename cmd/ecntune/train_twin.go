@@ -51,7 +51,10 @@ model's, and it is not behind the frontier: its ratio is at most 1.00 as printed
 fixed setting keeps 98% of its goodput; or, when the starting model is itself behind the
 frontier (above 1.00), it is better than the starting model beyond the seeds' noise (the
 95% interval of its small-flow p99 over the starting model's, seed by seed, below 1), not
-merely no worse; and, where the twin runs a collective (all-reduce or all-to-all), its
+merely no worse; where it is no better than the starting model (the same ratio as printed,
+its p99 not lower beyond the noise), it changes the settings no more often (changes per queue
+per 100 intervals and flaps a run, past eval's settling intervals, as printed: the tie goes to
+the model that leaves the queues alone); and, where the twin runs a collective (all-reduce or all-to-all), its
 collectives do not fall behind the starting model's: no fewer iterations, and, unless it
 completes more, its collective flows keep 98% of their goodput (seed by seed, beyond the
 seeds' noise; the goodput is the figure where the iterations do not tell): the

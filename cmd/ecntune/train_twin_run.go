@@ -424,7 +424,7 @@ func (ev *twinEval) judge() {
 	ev.start, ev.tuned = find(ev.startSpec), find(ev.tuneSpec)
 	ev.paired = pairedLogRatio(ev.res.RunsOf(sc, ev.tuneSpec), ev.res.RunsOf(sc, ev.startSpec), smallP99)
 	if ev.startLoopSpec == "" {
-		ev.verdict = train.PromotionRule(frontierFigures(ev.start), frontierFigures(ev.tuned), ev.vsStart())
+		ev.verdict = train.PromotionRule(ev.figures(ev.start), ev.figures(ev.tuned), ev.vsStart())
 		ev.judgeCollectives()
 		ev.judgeRivals()
 		ev.judgeFixed()
@@ -432,7 +432,7 @@ func (ev *twinEval) judge() {
 	}
 	ev.startLoop, ev.tunedLoop = find(ev.startLoopSpec), find(ev.tuneLoopSpec)
 	ev.loopPaired = pairedLogRatio(ev.res.RunsOf(sc, ev.tuneLoopSpec), ev.res.RunsOf(sc, ev.startLoopSpec), smallP99)
-	ev.verdict = train.PromotionRule(frontierFigures(ev.startLoop), frontierFigures(ev.tunedLoop), pairedOf(ev.loopPaired))
+	ev.verdict = train.PromotionRule(ev.figures(ev.startLoop), ev.figures(ev.tunedLoop), pairedOf(ev.loopPaired))
 	ev.verdict.Reason = "behind the agent's guardrails, " + ev.verdict.Reason
 	ev.judgeCollectives()
 	ev.judgeRivals()
@@ -510,7 +510,8 @@ func (ev *twinEval) judgeFixed() {
 	_, tuned := ev.judgedComparisons()
 	sc := f.res.Scenarios[0]
 	f.paired = pairedLogRatio(f.res.RunsOf(sc, f.judged), f.res.RunsOf(sc, startSpec), smallP99)
-	f.verdict = train.FixedSettingRule(frontierFigures(f.startCmp), frontierFigures(f.cmp), pairedOf(f.paired))
+	f.verdict = train.FixedSettingRule(withChurn(frontierFigures(f.startCmp), f.res, f.startCmp), withChurn(frontierFigures(f.cmp), f.res, f.cmp),
+		pairedOf(f.paired))
 	f.verdict = train.JudgeCollectives(f.verdict, collectiveFigures(f.res.RunsOf(sc, f.judged), f.res.RunsOf(sc, startSpec)))
 	if ev.rivalRes != nil {
 		f.rivals = rivalFigures(ev.rivalRes, startSpec, f.judged)
@@ -558,6 +559,18 @@ func pairedOf(p eval.Metric) train.Paired {
 // frontierFigures are a comparison's figures for the promotion rule.
 func frontierFigures(c eval.Comparison) train.FrontierFigures {
 	return train.FrontierFigures{Ratio: c.FrontierRatio, Beyond: c.Beyond(), NoSmallFlows: c.NoSmallFlowFigure, Drops: c.Drops}
+}
+
+// figures are a comparison of the twin's evaluation as the promotion
+// rule reads it: against the frontier, with its churn.
+func (ev *twinEval) figures(c eval.Comparison) train.FrontierFigures {
+	return withChurn(frontierFigures(c), ev.res, c)
+}
+
+// withChurn is f with how often c's policy changed the settings in res.
+func withChurn(f train.FrontierFigures, res *eval.Result, c eval.Comparison) train.FrontierFigures {
+	f.Changes, f.Flaps = churn(res.RunsOf(c.Scenario, c.Policy))
+	return f
 }
 
 // pairedLogRatio is the mean log of a's figure over b's, seed by seed,

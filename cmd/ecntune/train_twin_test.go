@@ -140,10 +140,12 @@ type frontierRecord struct {
 	Ratio    float64 `json:"frontier_ratio"`
 	Frontier string  `json:"frontier"`
 	Drops    uint64  `json:"drops"`
+	Changes  float64 `json:"changes_per_queue_per_100_intervals_after_settle"`
+	Flaps    float64 `json:"flaps_after_settle"`
 }
 
 func (f frontierRecord) figures() train.FrontierFigures {
-	return train.FrontierFigures{Ratio: f.Ratio, Beyond: f.Frontier == "" && f.Ratio == 0, Drops: f.Drops}
+	return train.FrontierFigures{Ratio: f.Ratio, Beyond: f.Frontier == "" && f.Ratio == 0, Drops: f.Drops, Changes: f.Changes, Flaps: f.Flaps}
 }
 
 // checkTwinModel checks the record of a model fine-tuned on the twin:
