@@ -21,6 +21,7 @@ import (
 	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/internal/chart"
+	"github.com/ecntune/ecntune/scenarios/cdf"
 	"github.com/ecntune/ecntune/twin"
 )
 
@@ -107,6 +108,9 @@ func runTwin(cmd *cobra.Command, o twinOpts) error {
 		return err
 	}
 	if err := checkOutPath("out", o.out, ""); err != nil {
+		return err
+	}
+	if err := checkTwinCDFs(o.out); err != nil {
 		return err
 	}
 	if o.report != "" {
@@ -318,6 +322,33 @@ func writeTwinScenario(log io.Writer, out string, s *twin.Scenario) error {
 			return err
 		}
 		fmt.Fprintln(log, "wrote", path)
+	}
+	return nil
+}
+
+// checkTwinCDFs refuses, before the fit, a twin at out whose CDF files
+// could not be written beside it: a cdf that is not a folder, or a
+// cdf/NAME.txt of a family the twin may name (twin.Families) that is not
+// the shipped one (writeTwinScenario keeps a shipped one and refuses
+// another).
+func checkTwinCDFs(out string) error {
+	dir := filepath.Join(filepath.Dir(out), "cdf")
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return fmt.Errorf("--out %s: %s is a file: the twin's flow-size CDFs go in a folder cdf beside it; move it, or write the twin elsewhere", out, dir)
+	}
+	for _, fam := range twin.Families {
+		path := filepath.Join(dir, fam+".txt")
+		old, err := os.ReadFile(path)
+		if err != nil {
+			continue // none yet (written after the fit), or the write will say
+		}
+		shipped, err := fs.ReadFile(cdf.Files, fam+".txt")
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(old, shipped) {
+			return fmt.Errorf("--out %s: %s exists and is not the shipped %s.txt, which a twin names there: move it, or write the twin elsewhere", out, path, fam)
+		}
 	}
 	return nil
 }

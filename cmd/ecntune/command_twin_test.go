@@ -391,6 +391,20 @@ func TestTwinRefusesBadOutBeforeFit(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := filepath.Join(dir, "missing.db") // the fit would read it after the checks
+	edited := filepath.Join(dir, "edited") // a cdf/websearch.txt of its own beside the twin
+	if err := os.MkdirAll(filepath.Join(edited, "cdf"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(edited, "cdf", "websearch.txt"), []byte("0 0\n1000 100\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cdfFile := filepath.Join(dir, "cdffile") // a file named cdf beside the twin
+	if err := os.MkdirAll(cdfFile, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cdfFile, "cdf"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -403,6 +417,9 @@ func TestTwinRefusesBadOutBeforeFit(t *testing.T) {
 		{[]string{"--out", filepath.Join(dir, "t.yaml"), "--intervals", "2"}, "--intervals 2: want at least 3"},
 		{[]string{"--out", filepath.Join(dir, "t.yaml"), "--budget", "-1s"}, "--budget -1s: must be above 0"},
 		{[]string{"--out", filepath.Join(dir, "new", "t.yaml")}, "does not exist"}, // a folder yet to be made is fine
+		{[]string{"--out", filepath.Join(edited, "t.yaml")}, "--out " + filepath.Join(edited, "t.yaml") + ": " +
+			filepath.Join(edited, "cdf", "websearch.txt") + " exists and is not the shipped websearch.txt"},
+		{[]string{"--out", filepath.Join(cdfFile, "t.yaml")}, filepath.Join(cdfFile, "cdf") + " is a file"},
 	} {
 		_, err := runCmd(t, newRootCmd(), append([]string{"twin", "--db", db}, c.args...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
