@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -264,6 +265,17 @@ func (f *Fabric) leafSpine(recs []env.FabricRecord, ports []switchPorts) error {
 			f.note("%d ports of %s face nothing known and are left out", len(ports[s].unknown), recs[s].Target)
 		}
 		f.keep(recs[s].Target, up, env.PeerSwitch)
+		if other := slices.DeleteFunc(unwatched(ports[s].up, ports[s].upTo), func(n string) bool { return n == notNamed }); len(other) > 0 {
+			var watched []string
+			for _, to := range ports[s].upTo {
+				if to >= 0 && !slices.Contains(watched, recs[to].Target) {
+					watched = append(watched, recs[to].Target)
+				}
+			}
+			sort.Strings(watched)
+			f.note("%s faces %d switches, of which the agent watches %d (%s) and not %s: the twin has %d leaves, and the traffic of the others, which crosses its spines, is not simulated",
+				recs[s].Target, len(watched)+len(other), len(watched), strings.Join(watched, ", "), strings.Join(other, ", "), len(leaves))
+		}
 	}
 	f.HostsPerLeaf = int(mode(counts))
 	if lo, hi := minMax(counts); lo != hi {
@@ -310,6 +322,14 @@ func (f *Fabric) uplinkRate(recs []env.FabricRecord, ports []switchPorts, leaves
 			if unnamed > 0 {
 				f.note("the neighbours of %s's uplinks are not known (no LLDP): taken to spread evenly over the %d spines", recs[l].Target, len(spines))
 			}
+		}
+		if named && unnamed > 0 {
+			total := unnamed
+			for _, r := range per {
+				total += r
+			}
+			f.note("%s's uplinks to switches the agent does not watch (%s: %s of its %s to the spines) are left out: the twin's leaves have only the watched spines' links",
+				recs[l].Target, strings.Join(unwatched(ports[l].up, ports[l].upTo), ", "), units.FormatRate(unnamed), units.FormatRate(total))
 		}
 		for k, r := range per {
 			if r == 0 {
@@ -535,6 +555,30 @@ func minMax(v []float64) (lo, hi float64) {
 		lo, hi = math.Min(lo, x), math.Max(hi, x)
 	}
 	return lo, hi
+}
+
+// notNamed stands for a switch a port faces whose name is not known.
+const notNamed = "not named"
+
+// unwatched names the switches ports face whose records the agent does
+// not have (upTo -1), by their LLDP names ("not named" for a port whose
+// neighbour is not known).
+func unwatched(ports []env.FabricPort, upTo []int) []string {
+	var out []string
+	for j, p := range ports {
+		if upTo[j] >= 0 {
+			continue
+		}
+		name := p.Neighbor.System
+		if name == "" {
+			name = notNamed
+		}
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // modeRate is the most common speed of ports.

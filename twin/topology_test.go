@@ -1,6 +1,7 @@
 package twin
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -189,4 +190,46 @@ func TestHeadroomFromRecords(t *testing.T) {
 			t.Errorf("no headroom reported: pfc.headroom %d, notes %q", h100, f.Notes)
 		}
 	})
+}
+
+// What the twin cannot build as the switches are is said: links to
+// switches the agent does not watch.
+func TestBuildFabricNotesWhatItLeavesOut(t *testing.T) {
+	without := func(recs []env.FabricRecord, names ...string) []env.FabricRecord {
+		var out []env.FabricRecord
+		for _, r := range recs {
+			if !slices.Contains(names, r.Target) {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name string
+		recs func(t *testing.T) []env.FabricRecord
+		says string
+	}{
+		{"a spine not watched", func(t *testing.T) []env.FabricRecord {
+			return without(recordsOf(t, config(simenv.LeafSpineTopology(2, 3, 8, 100e9, 100e9, simenv.Microsecond), 32_000_000, 5), true), "spine2")
+		}, "leaf0's uplinks to switches the agent does not watch (spine2: 100Gbps of its 300Gbps to the spines) are left out"},
+		{"leaves not watched", func(t *testing.T) []env.FabricRecord {
+			return without(recordsOf(t, config(simenv.LeafSpineTopology(4, 2, 4, 100e9, 100e9, simenv.Microsecond), 32_000_000, 5), true), "leaf2", "leaf3")
+		}, "spine0 faces 4 switches, of which the agent watches 2 (leaf0, leaf1) and not leaf2, leaf3: the twin has 2 leaves"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := BuildFabric(c.recs(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(strings.Join(f.Notes, "\n"), c.says) {
+				t.Errorf("notes %q, want %q", f.Notes, c.says)
+			}
+		})
+	}
+	// a leaf-spine whose ports are listed (no LLDP) faces no switch by name:
+	// nothing is said of switches not watched
+	f, err := BuildFabric(recordsOf(t, config(simenv.LeafSpineTopology(4, 2, 4, 100e9, 100e9, simenv.Microsecond), 32_000_000, 5), false))
+	if err != nil || strings.Contains(strings.Join(f.Notes, "\n"), "not watch") {
+		t.Errorf("listed ports: %v, notes %q", err, f.Notes)
+	}
 }
