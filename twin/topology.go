@@ -202,7 +202,7 @@ func (f *Fabric) star(r env.FabricRecord, sp switchPorts) error {
 	}
 	f.Hosts = len(hosts)
 	f.keep(r.Target, hosts, env.PeerHost)
-	f.HostRateBps = modeRate(hosts)
+	f.HostRateBps = f.hostRate(hosts)
 	if f.HostRateBps <= 0 {
 		return fmt.Errorf("no host-facing port of %s reports its speed: the twin needs the links' rates", r.Target)
 	}
@@ -281,7 +281,7 @@ func (f *Fabric) leafSpine(recs []env.FabricRecord, ports []switchPorts) error {
 	if lo, hi := minMax(counts); lo != hi {
 		f.note("leaves have %g to %g host ports: every leaf of the twin has %d", lo, hi, f.HostsPerLeaf)
 	}
-	f.HostRateBps = modeRate(hostPorts)
+	f.HostRateBps = f.hostRate(hostPorts)
 	if f.HostRateBps <= 0 {
 		return errors.New("no host-facing port reports its speed: the twin needs the links' rates")
 	}
@@ -370,6 +370,10 @@ func (f *Fabric) switchConfig(recs []env.FabricRecord, ports []switchPorts) {
 	}
 	f.Queue = int(mode(queues))
 	f.BufferBytes = int64(mode(bufs))
+	if lo, hi := minMax(bufs); lo != hi {
+		f.note("the switches' buffers differ (%s): every switch of the twin has %s, the most common",
+			spread(bufs, func(v float64) string { return units.FormatBytes(int64(v)) }), units.FormatBytes(f.BufferBytes))
+	}
 	if f.BufferBytes == 0 {
 		f.BufferBytes = simenv.DefaultBufferBytes
 		f.note("the switches report no buffer size: the twin's is the simulator's default, %s", units.FormatBytes(f.BufferBytes))
@@ -498,6 +502,10 @@ func (f *Fabric) hostSettings(host []env.FabricPort) {
 	}
 	if d := mode(delays); d > 0 {
 		f.LinkDelay = simenv.Time(d)
+		if cable := simenv.Time(math.Round(f.CableMeters*5)) * simenv.Nanosecond; f.CableMeters > 0 && f.LinkDelay <= cable+10*simenv.Nanosecond {
+			f.note("the switches' lossless floor is that of the %gm cable (%v each way), which it counts where the link's delay is shorter: "+
+				"the floor does not tell a shorter link delay, and the twin's is %v", f.CableMeters, cable.Duration(), f.LinkDelay.Duration())
+		}
 	} else {
 		f.LinkDelay = DefaultLinkDelay
 		f.note("the switches report no lossless floor of their own: the link delay is %v", DefaultLinkDelay.Duration())
@@ -555,6 +563,41 @@ func minMax(v []float64) (lo, hi float64) {
 		lo, hi = math.Min(lo, x), math.Max(hi, x)
 	}
 	return lo, hi
+}
+
+// hostRate is the most common speed of the host ports, with a note
+// when they run at several.
+func (f *Fabric) hostRate(ports []env.FabricPort) float64 {
+	r := modeRate(ports)
+	var v []float64
+	for _, p := range ports {
+		if env.KnownRate(p.RateBps) {
+			v = append(v, p.RateBps)
+		}
+	}
+	if lo, hi := minMax(v); lo != hi {
+		f.note("the host ports run at several speeds (%s): every host of the twin runs at %s, the most common", spread(v, units.FormatRate), units.FormatRate(r))
+	}
+	return r
+}
+
+// spread is v's distinct values with their counts, the most common
+// first: "100Gbps x5, 400Gbps x3".
+func spread(v []float64, format func(float64) string) string {
+	n := map[float64]int{}
+	for _, x := range v {
+		n[x]++
+	}
+	keys := make([]float64, 0, len(n))
+	for k := range n {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return n[keys[i]] > n[keys[j]] || n[keys[i]] == n[keys[j]] && keys[i] < keys[j] })
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s x%d", format(k), n[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // notNamed stands for a switch a port faces whose name is not known.

@@ -193,7 +193,8 @@ func TestHeadroomFromRecords(t *testing.T) {
 }
 
 // What the twin cannot build as the switches are is said: links to
-// switches the agent does not watch.
+// switches the agent does not watch, host ports of several speeds,
+// buffers of several sizes, a link delay that the floor cannot tell.
 func TestBuildFabricNotesWhatItLeavesOut(t *testing.T) {
 	without := func(recs []env.FabricRecord, names ...string) []env.FabricRecord {
 		var out []env.FabricRecord
@@ -215,6 +216,25 @@ func TestBuildFabricNotesWhatItLeavesOut(t *testing.T) {
 		{"leaves not watched", func(t *testing.T) []env.FabricRecord {
 			return without(recordsOf(t, config(simenv.LeafSpineTopology(4, 2, 4, 100e9, 100e9, simenv.Microsecond), 32_000_000, 5), true), "leaf2", "leaf3")
 		}, "spine0 faces 4 switches, of which the agent watches 2 (leaf0, leaf1) and not leaf2, leaf3: the twin has 2 leaves"},
+		{"host ports of two speeds", func(t *testing.T) []env.FabricRecord {
+			recs := recordsOf(t, config(simenv.StarTopology(8, 100e9, simenv.Microsecond), 32_000_000, 5), true)
+			for i := range 3 {
+				recs[0].Ports[i].RateBps = 400e9
+			}
+			return recs
+		}, "the host ports run at several speeds (100Gbps x5, 400Gbps x3): every host of the twin runs at 100Gbps"},
+		{"buffers of two sizes", func(t *testing.T) []env.FabricRecord {
+			recs := recordsOf(t, config(simenv.LeafSpineTopology(2, 2, 4, 100e9, 100e9, simenv.Microsecond), 16_000_000, 5), true)
+			for i := range recs {
+				if strings.HasPrefix(recs[i].Target, "spine") {
+					recs[i].BufferBytes = 64_000_000
+				}
+			}
+			return recs
+		}, "the switches' buffers differ (16MB x2, 64MB x2): every switch of the twin has 16MB"},
+		{"a cable longer than the link", func(t *testing.T) []env.FabricRecord {
+			return recordsOf(t, config(simenv.StarTopology(4, 100e9, 100*simenv.Nanosecond), 32_000_000, 300), true)
+		}, "the switches' lossless floor is that of the 300m cable (1.5µs each way)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f, err := BuildFabric(c.recs(t))
