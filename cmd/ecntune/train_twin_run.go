@@ -91,7 +91,14 @@ func runTwinTrain(cmd *cobra.Command, o trainOpts) error {
 func (o trainOpts) twinProvenance(tr twinRun) train.Provenance {
 	tw := tr.ft.Twin
 	p := train.Provenance{Name: o.name, Command: o.command(), Build: train.BuildRevision(), Created: time.Now().UTC(),
-		Hyper: map[string]string{"twin_file": tw.Path, "twin_scenario": tw.Name, "twin_sha256": tw.SHA256}}
+		Hyper: map[string]string{"twin_file": absPath(tw.Path), "twin_scenario": tw.Name, "twin_sha256": tw.SHA256}}
+	if len(tw.Files) > 0 { // the CDF files the twin names run with it: its sha256 alone does not pin them
+		sums := make([]string, len(tw.Files))
+		for i, f := range tw.Files {
+			sums[i] = f.Name + "=" + f.SHA256
+		}
+		p.Hyper["twin_files_sha256"] = strings.Join(sums, " ")
+	}
 	if tr.valid != "" {
 		p.Hyper["validated_interval"] = tr.valid
 	}
@@ -841,6 +848,15 @@ func printTwinEval(w io.Writer, tr twinRun, ev twinEval) {
 			}
 		}
 	}
+}
+
+// absPath is path made absolute, slash-separated (path itself where the
+// working folder is unknown): a record read elsewhere names the file.
+func absPath(path string) string {
+	if a, err := filepath.Abs(filepath.FromSlash(path)); err == nil {
+		return filepath.ToSlash(a)
+	}
+	return path
 }
 
 // twinLine says in words what a model fine-tuned on a twin was fitted to

@@ -743,3 +743,27 @@ func TestRivalOfOtherSettingsIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A fine-tuned model's record pins what it was trained on: the twin's
+// file by its absolute path (a relative one named nothing once read
+// elsewhere) and the CDF files it names by their sha256 beside the
+// twin's own.
+func TestTwinProvenancePinsTheFiles(t *testing.T) {
+	dir := t.TempDir()
+	writeTwin(t, dir)
+	t.Chdir(dir)
+	tw, err := scenario.LoadNamed("twin.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr twinRun
+	tr.ft.Twin = tw
+	h := trainOpts{twin: "twin.yaml", name: "x"}.twinProvenance(tr).Hyper
+	cdf := sha256.Sum256([]byte(tinyCDF))
+	if want := filepath.ToSlash(filepath.Join(dir, "twin.yaml")); h["twin_file"] != want {
+		t.Errorf("twin_file %q, want %q", h["twin_file"], want)
+	}
+	if want := "sizes.txt=" + hex.EncodeToString(cdf[:]); h["twin_files_sha256"] != want {
+		t.Errorf("twin_files_sha256 %q, want %q", h["twin_files_sha256"], want)
+	}
+}

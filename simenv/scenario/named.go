@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/internal/safeio"
 	"github.com/ecntune/ecntune/internal/units"
@@ -23,7 +25,57 @@ type Named struct {
 	Name   string
 	Path   string // slash-separated; "" when not read from a file
 	SHA256 string // lower-case hex; "" when not read from a file
+	// Files are the files the scenario file names (its topology file, its
+	// workloads' cdf and trace files) with the sha256 of their bytes: what
+	// it runs beside its own bytes. Nil when not read from a file.
+	Files  []NamedFile
 	Config simenv.Config
+}
+
+// NamedFile is a file a scenario file names: its name as written there
+// (relative to the scenario's folder, or absolute) and the sha256 of its
+// bytes.
+type NamedFile struct {
+	Name, SHA256 string
+}
+
+// namedFiles are the files a scenario file's data names, as written, each
+// once, in the order named, with their sha256 (read relative to dir).
+func namedFiles(data []byte, dir string) ([]NamedFile, error) {
+	var f fileScenario
+	if err := yaml.Unmarshal(data, &f); err != nil {
+		return nil, err
+	}
+	var names []string
+	if f.Topology != nil && f.Topology.File != "" {
+		names = append(names, f.Topology.File)
+	}
+	for _, w := range f.Workloads {
+		n := ""
+		switch simenv.WorkloadKind(w.Kind) {
+		case simenv.WorkloadCDF:
+			n = w.CDF
+		case simenv.WorkloadTrace:
+			n = w.File
+		}
+		if n != "" && !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	out := make([]NamedFile, 0, len(names))
+	for _, n := range names {
+		path := n
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(dir, path)
+		}
+		b, err := readFile(path, "file", safeio.MaxFlowFileBytes)
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(b)
+		out = append(out, NamedFile{Name: n, SHA256: hex.EncodeToString(sum[:])})
+	}
+	return out, nil
 }
 
 // LoadNamed reads a YAML scenario file as Load does and names it: the
@@ -37,12 +89,16 @@ func LoadNamed(path string) (Named, error) {
 	if err != nil {
 		return Named{}, err
 	}
+	files, err := namedFiles(data, filepath.Dir(path))
+	if err != nil {
+		return Named{}, fmt.Errorf("%s: %w", safeio.DisplayPath(path), err)
+	}
 	sum := sha256.Sum256(data)
 	name := cfg.Name
 	if name == "" {
 		name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	}
-	return Named{Name: name, Path: filepath.ToSlash(path), SHA256: hex.EncodeToString(sum[:]), Config: cfg}, nil
+	return Named{Name: name, Path: filepath.ToSlash(path), SHA256: hex.EncodeToString(sum[:]), Files: files, Config: cfg}, nil
 }
 
 // Warnings lists what looks wrong in c without being invalid: an ECN
