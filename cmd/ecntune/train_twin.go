@@ -35,7 +35,8 @@ spec, architecture, discount, learning rate and decision interval (--algo, --spe
 where the model has none: the flows' slowdowns through each queue, flow_small 0.1,
 flow_large 0.1, flow_small_tail 0.3 (a twin is a simulation; the model still reads counters
 only; --reward overrides, e.g. '{"flow_small":0,"flow_large":0,"flow_small_tail":0}' for the
-model's reward alone). Episodes are as long as the twin (at most 20ms), randomised
+model's reward alone). Episodes are as long as the twin (at most 20ms; a longer twin's
+episodes start at offsets drawn across it, so all of its windows are trained on), randomised
 narrowly around it: loads x0.8-1.2, incast fan-in x0.8-1.2 and sizes x0.8-1.25, its link
 speeds, topology and PFC as they are, no incast added, every peer known; random starting
 settings and the telemetry dropout as the starting model had them (--randomise overrides,
