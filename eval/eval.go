@@ -2,6 +2,7 @@ package eval
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -189,6 +190,24 @@ type LoopFigures struct {
 	IdleHeld                        int     `json:"idle_held,omitempty"`
 }
 
+// MarshalJSON writes a deployed loop's would-change and idle figures
+// (Rejections non-nil) even when they are 0, as the text table shows them:
+// left out, a shadow run that would change nothing read as a bare policy,
+// for which they do not apply.
+func (f LoopFigures) MarshalJSON() ([]byte, error) {
+	type plain LoopFigures
+	if f.Rejections == nil {
+		return json.Marshal(plain(f))
+	}
+	return json.Marshal(struct {
+		plain
+		WouldChangesAfter               int     `json:"would_changes_after_settle"`
+		WouldChangesPerQueuePer100After float64 `json:"would_changes_per_queue_per_100_intervals_after_settle"`
+		IdleIntervals                   int     `json:"idle_intervals"`
+		IdleHeld                        int     `json:"idle_held"`
+	}{plain(f), f.WouldChangesAfter, f.WouldChangesPerQueuePer100After, f.IdleIntervals, f.IdleHeld})
+}
+
 // SetRates fills the per-queue-per-100-interval rates from the counts.
 func (f *LoopFigures) SetRates() {
 	rate := func(n, intervals int) float64 {
@@ -283,6 +302,10 @@ type Run struct {
 	// Loop is how often the queues' settings changed: what a deployed
 	// loop (Options.Loops) did, or the settings a policy's decisions gave.
 	Loop *LoopFigures `json:"loop,omitempty"`
+	// PmaxStep is the Pmax resolution the run's decisions were held at
+	// (Options.PmaxStep; 0: as decided, and a deployed loop's: its
+	// switches').
+	PmaxStep float64 `json:"pmax_step,omitempty"`
 }
 
 // Slowdowns returns the FCT slowdowns of the run's finished flows.
@@ -508,7 +531,7 @@ func RunAll(scs []Scenario, specs []string, opt Options) (*Result, error) {
 	if len(p.searches) > 0 && outer != nil {
 		// One bar over the policies' runs and the searches, whose
 		// length is known only as a bound until they stop.
-		nCands := len(oracleCandidates(p.opt.OracleCatalogue))
+		nCands := len(oracleCandidates(p.opt.OracleCatalogue, p.opt.PmaxStep))
 		for _, s := range p.searches {
 			total += len(scs) * scheduleSearchMax(s, nCands, p.opt.Seeds)
 		}
@@ -614,7 +637,7 @@ func newPlan(scs []Scenario, specs []string, opt Options) (*plan, error) {
 	p.nMain = len(p.jobs)
 	p.wantCands = p.wantOracle || opt.Frontier
 	if p.wantCands {
-		cands := oracleCandidates(opt.OracleCatalogue)
+		cands := oracleCandidates(opt.OracleCatalogue, opt.PmaxStep)
 		for si := range scs {
 			for _, c := range cands {
 				if !seen[c.spec] { // else already run as a policy: reused
@@ -721,15 +744,27 @@ func (p *plan) seeds(j job) []job {
 }
 
 // oracleCandidates are static:best's candidates: the presets, then the
-// settings of the catalogue grid points grid.
-func oracleCandidates(grid [][3]int) []candidate {
+// settings of the catalogue grid points grid. With pmaxStep > 0
+// (Options.PmaxStep) a grid point whose Pmax a switch holds as another
+// point's is left out (the 0.3% points run as 1% there: the same
+// simulations twice, listed as settings that never ran).
+func oracleCandidates(grid [][3]int, pmaxStep float64) []candidate {
 	var cands []candidate
 	for _, n := range policy.PresetNames() {
 		cands = append(cands, candidate{spec: policy.StaticPrefix + n})
 	}
 	cat := env.DefaultCatalogue()
+	var held []env.Setting
 	for _, g := range grid {
 		s := cat.Point(g[0], g[1], g[2])
+		if pmaxStep > 0 {
+			q := s
+			q.Pmax = env.QuantizePmax(s.Pmax, pmaxStep)
+			if slices.Contains(held, q) {
+				continue
+			}
+			held = append(held, q)
+		}
 		cands = append(cands, candidate{spec: cataloguePrefix + cat.Describe(cat.Absolute(g[0], g[1], g[2])), set: &s})
 	}
 	return cands
@@ -861,16 +896,29 @@ func stateless(p policy.Policy) bool {
 // PickOracle chooses static:best among candidates (in order) by the
 // documented objective: the lowest mean small-flow (< 100 KB) p99 FCT
 // slowdown over seeds, among the candidates with no drop in any seed and a
-// mean large-flow goodput within 5% of the best candidate's. If no
-// candidate qualifies, the goodput condition is dropped, then the drop
-// condition. Ties go to the earlier candidate.
+// mean large-flow goodput within 5% of the best such candidate's (one that
+// drops does not set the bar). If no candidate qualifies, the goodput
+// condition is dropped, then the drop condition. Ties go to the earlier
+// candidate.
 func PickOracle(order []string, runs map[string][]Run) string {
 	return pickBy(order, runs, maxGoodput(order, runs))
 }
 
-// maxGoodput is the highest mean large-flow goodput among order's runs.
+// maxGoodput is the highest mean large-flow goodput among order's
+// candidates that drop nothing (among all of them when every one drops):
+// a setting that drops does not set the 5% bar (a dropping preset at
+// twice the goodput of every other left no candidate within 5%, and the
+// pick fell to the lowest p99 at any goodput).
 func maxGoodput(order []string, runs map[string][]Run) float64 {
-	g := 0.0
+	g, anyClean := 0.0, false
+	for _, c := range order {
+		if !anyDrops(runs[c]) {
+			g, anyClean = math.Max(g, mean(runs[c], largeGoodput)), true
+		}
+	}
+	if anyClean {
+		return g
+	}
 	for _, c := range order {
 		g = math.Max(g, mean(runs[c], largeGoodput))
 	}
@@ -967,8 +1015,10 @@ func runJob(sc Scenario, j job, opt Options, shared map[string]policy.Policy) (R
 		pol = p
 	}
 	trace := opt.Trace && j.set == nil && j.seed == sc.Config.Seed
-	return playTraced(sc, pol, j.spec, j.seed, gym.Options{Interval: sc.interval(opt), HidePeer: opt.HidePeer, Missing: opt.Missing, PmaxStep: opt.PmaxStep}, trace,
+	r, err := playTraced(sc, pol, j.spec, j.seed, gym.Options{Interval: sc.interval(opt), HidePeer: opt.HidePeer, Missing: opt.Missing, PmaxStep: opt.PmaxStep}, trace,
 		opt.Warmup, opt.WarmupIntervals)
+	r.PmaxStep = opt.PmaxStep
+	return r, err
 }
 
 // Play runs one episode of sc with seed under pol and summarises it.
@@ -988,6 +1038,9 @@ func playTraced(sc Scenario, pol policy.Policy, name string, seed uint64, eo gym
 	begin := time.Now()
 	bound, _ := pol.(*truthBound)
 	eo.Truth = bound != nil && !bound.arriving
+	if st, ok := pol.(policy.Static); ok {
+		sc.Config = fixedFromStart(sc.Config, st, eo.PmaxStep)
+	}
 	e, err := gym.New(sc.Config, eo)
 	if err != nil {
 		return Run{}, err
@@ -1132,6 +1185,29 @@ func playEpisode(e *gym.Env, obs []env.Observation, pol policy.Policy, name stri
 	}
 	t.decisions = n
 	return t, nil
+}
+
+// fixedFromStart is cfg with every port starting at st's setting for its
+// rate (its Pmax as a switch of resolution pmaxStep holds it), so that a
+// fixed setting acts from the start: it ran the scenario's own ecn: for
+// the first interval, as a policy that decides from counters must, and the
+// frontier's figures moved with what a scenario file wrote there.
+func fixedFromStart(cfg simenv.Config, st policy.Static, pmaxStep float64) simenv.Config {
+	at := func(rate float64) simenv.ECN {
+		s := st.Setting(rate)
+		if pmaxStep > 0 {
+			s.Pmax = env.QuantizePmax(s.Pmax, pmaxStep)
+		}
+		return simenv.ECN{KminBytes: s.KminBytes, KmaxBytes: s.KmaxBytes, Pmax: s.Pmax}
+	}
+	byRate := map[float64]simenv.ECN{}
+	for _, l := range cfg.Topology.Links {
+		if _, ok := byRate[l.RateBps]; !ok && env.KnownRate(l.RateBps) {
+			byRate[l.RateBps] = at(l.RateBps)
+		}
+	}
+	cfg.ECN, cfg.ECNByRate = at(100e9), byRate
+	return cfg
 }
 
 // startedFrom keeps the flows that start at warmup or later (all of them

@@ -237,6 +237,80 @@ func TestPickOracleObjective(t *testing.T) {
 	}
 }
 
+// The bar of "within 5% of the best goodput" is set by the candidates
+// that drop nothing: a dropping one at twice the goodput of the others
+// left none within 5%, and the pick fell to the lowest p99 at any goodput.
+func TestPickOracleBarFromCleanCandidates(t *testing.T) {
+	run := func(p99, good float64, drops uint64) Run {
+		r := Run{SmallP99: p99, LargeGoodputGbps: good}
+		r.Drops = drops
+		return r
+	}
+	runs := map[string][]Run{
+		"a": {run(5, 100, 3), run(5, 100, 0)}, // the most goodput, drops
+		"b": {run(4, 90, 0), run(4, 90, 0)},   // no drops, the best goodput of those
+		"c": {run(2, 50, 0), run(2, 50, 0)},   // the lowest p99 at half the goodput
+	}
+	if got := PickOracle([]string{"a", "b", "c"}, runs); got != "b" {
+		t.Fatalf("oracle = %s, want b", got)
+	}
+}
+
+// A fixed setting acts from the start: its figures do not depend on the
+// scenario's own ecn:, which it ran for the first interval (static:cisco's
+// mark rate 0.00038 under one scenario setting, 0.00465 under another).
+func TestFixedSettingFromTheStart(t *testing.T) {
+	a, b := tiny(), tiny()
+	b.Config.ECN = simenv.ECN{KminBytes: 5_000, KmaxBytes: 10_000, Pmax: 1}
+	opt := Options{Seeds: 2, Interval: 200 * simenv.Microsecond}
+	ra, err := RunAll([]Scenario{a}, []string{"static:cisco", "fixed:100KB/400KB/5%"}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := RunAll([]Scenario{b}, []string{"static:cisco", "fixed:100KB/400KB/5%"}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ra.Runs {
+		x, y := ra.Runs[i], rb.Runs[i]
+		if x.SmallP99 != y.SmallP99 || x.MarkRate != y.MarkRate || x.LargeGoodputGbps != y.LargeGoodputGbps {
+			t.Errorf("%s seed %d: p99 %g / %g, mark rate %g / %g, goodput %g / %g under two scenario settings", x.Policy, x.Seed,
+				x.SmallP99, y.SmallP99, x.MarkRate, y.MarkRate, x.LargeGoodputGbps, y.LargeGoodputGbps)
+		}
+	}
+}
+
+// With PmaxStep, the grid points a switch holds as another's are not run
+// twice and listed as settings that never ran (the 0.3% points as 1%);
+// the runs record the step, and a deployed loop's zero would-change
+// figures are written, not left out.
+func TestPmaxStepCandidatesAndRecords(t *testing.T) {
+	grid := [][3]int{{8, 0, 1}, {8, 0, 0}}
+	if n, q := len(oracleCandidates(grid, 0)), len(oracleCandidates(grid, env.PmaxStep)); q != n-1 {
+		t.Fatalf("%d candidates as decided, %d at a 1%% step: want one fewer", n, q)
+	}
+	res, err := RunAll([]Scenario{tiny()}, []string{"static:hpcc"}, Options{Seeds: 1, Interval: 200 * simenv.Microsecond, Frontier: true,
+		PmaxStep: env.PmaxStep, OracleCatalogue: grid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range res.Summary().FixedSettings {
+		if strings.Contains(f.Setting, "0.3%") {
+			t.Errorf("fixed setting %s listed, which a 1%% switch never runs", f.Setting)
+		}
+	}
+	if res.Runs[0].PmaxStep != env.PmaxStep {
+		t.Errorf("run records pmax step %g", res.Runs[0].PmaxStep)
+	}
+	b, err := json.Marshal(LoopFigures{Intervals: 20, Queues: 4, Rejections: map[string]int{}})
+	if err != nil || !strings.Contains(string(b), `"would_changes_after_settle":0`) || !strings.Contains(string(b), `"idle_held":0`) {
+		t.Errorf("a deployed loop's figures: %s (%v)", b, err)
+	}
+	if b, _ := json.Marshal(LoopFigures{Intervals: 20}); strings.Contains(string(b), "would_changes") {
+		t.Errorf("a bare policy's figures: %s", b)
+	}
+}
+
 func TestRunAllErrors(t *testing.T) {
 	sc := tiny()
 	for _, c := range []struct {

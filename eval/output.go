@@ -1026,7 +1026,7 @@ var reportTmpl = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}th{background:#eee}td:first-child{text-align:left}</style>
 </head><body>
 <h1>ecntune evaluation</h1>
-<p>{{.SeedsText}} per scenario and policy; {{if eq .Seeds 1}}figures are that seed's (no confidence interval from one seed).{{else}}figures are mean ± 95% confidence interval over seeds (Student's t).{{end}}
+<p>{{.SeedsText}} per scenario and policy; {{if eq .Seeds 1}}figures are that seed's (no confidence interval from one seed).{{else}}figures are mean ± 95% confidence interval over seeds (Student's t).{{end}}{{with .PmaxNote}} {{.}}{{end}}
 static:best is the fixed setting (preset or catalogue entry) with the lowest small-flow (&lt;100 KB) p99 slowdown
 among those with no drops and large-flow goodput within 5% of the best, chosen per scenario in hindsight.</p>
 {{range .Scenarios}}<h2>{{.Name}}</h2>
@@ -1106,6 +1106,7 @@ func (r *Result) WriteHTML(w io.Writer) error {
 	data := struct {
 		Seeds     int
 		SeedsText string
+		PmaxNote  string
 		Heads     []string
 		CmpHeads  []string
 		LoopHeads []string
@@ -1160,5 +1161,8 @@ func (r *Result) WriteHTML(w io.Writer) error {
 		data.Scenarios = append(data.Scenarios, s)
 	}
 	data.SeedsText = units.Count(data.Seeds, "seed")
+	if r.PmaxStep > 0 {
+		data.PmaxNote = fmt.Sprintf("Every decision of the policies and fixed settings ran at the Pmax a switch of %s resolution holds (--pmax-step).", env.FormatPmax(r.PmaxStep))
+	}
 	return reportTmpl.Execute(w, data)
 }

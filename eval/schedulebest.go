@@ -172,7 +172,7 @@ func searchSchedule(sc Scenario, spec string, opt Options, fixed map[string][]Ru
 		return nil, 0, err
 	}
 	offsets := sb.offsets
-	cands := oracleCandidates(opt.OracleCatalogue)
+	cands := oracleCandidates(opt.OracleCatalogue, opt.PmaxStep)
 	entries := make([]string, len(cands))
 	for i, c := range cands {
 		entries[i] = scheduleEntry(c)
@@ -343,7 +343,7 @@ func FixedSpec(name string, grid [][3]int) (spec string, ok bool) {
 	if grid == nil {
 		grid = DefaultOracleGrid
 	}
-	for _, c := range oracleCandidates(grid) {
+	for _, c := range oracleCandidates(grid, 0) {
 		if c.spec != name {
 			continue
 		}

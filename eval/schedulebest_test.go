@@ -12,7 +12,7 @@ import (
 // Every candidate of static:best, written as a schedule entry, parses back
 // to the very setting (a preset to its name).
 func TestScheduleEntryParsesBack(t *testing.T) {
-	for _, c := range oracleCandidates(DefaultOracleGrid) {
+	for _, c := range oracleCandidates(DefaultOracleGrid, 0) {
 		e := scheduleEntry(c)
 		if c.set == nil {
 			if _, err := policy.Preset(e); err != nil || "static:"+e != c.spec {
@@ -88,7 +88,7 @@ func TestScheduleBest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nCands := len(oracleCandidates(grid))
+	nCands := len(oracleCandidates(grid, 0))
 	if max := (nCands + ScheduleBestRounds*2*(nCands-1)) * 2; lastTotal < max || last != lastTotal {
 		t.Fatalf("progress ended at %d of %d, want the total to cover the search's bound %d and end full", last, lastTotal, max)
 	}
@@ -218,7 +218,7 @@ func TestScheduleBestReusesFixedRuns(t *testing.T) {
 	if a[0].Chosen != w[0].Chosen || a[0].SmallP99 != w[0].SmallP99 || a[0].LargeGoodputGbps != w[0].LargeGoodputGbps {
 		t.Fatalf("alone: %s p99 %v; with the frontier: %s p99 %v", a[0].Chosen, a[0].SmallP99, w[0].Chosen, w[0].SmallP99)
 	}
-	if nCands := len(oracleCandidates([][3]int{{0, 0, 1}, {12, 0, 1}})); nWith != nAlone {
+	if nCands := len(oracleCandidates([][3]int{{0, 0, 1}, {12, 0, 1}}, 0)); nWith != nAlone {
 		t.Fatalf("%d runs alone, %d with the frontier's %d: its runs were played again", nAlone, nWith, nCands)
 	}
 }
@@ -277,8 +277,8 @@ func TestScheduleBestByFrontier(t *testing.T) {
 	}
 	plan := got[0].Chosen
 	by, fixed := group(res.OracleRuns, "tiny-phases", isFixed)
-	if len(fixed) != len(oracleCandidates(grid)) {
-		t.Fatalf("%d fixed settings run, want %d", len(fixed), len(oracleCandidates(grid)))
+	if len(fixed) != len(oracleCandidates(grid, 0)) {
+		t.Fatalf("%d fixed settings run, want %d", len(fixed), len(oracleCandidates(grid, 0)))
 	}
 	mine := frontierRatio(got, fixed, by, FrontierInterpolated)
 	var cmp *Comparison
@@ -321,7 +321,7 @@ func dropped(p, g float64) Run {
 func neighbours(plan string, grid [][3]int) []string {
 	entries := strings.Split(strings.TrimPrefix(plan, "schedule:"), ",1ms=")
 	var out []string
-	for _, c := range oracleCandidates(grid) {
+	for _, c := range oracleCandidates(grid, 0) {
 		e := scheduleEntry(c)
 		for k, p := range []string{"schedule:" + e + ",1ms=" + entries[1], "schedule:" + entries[0] + ",1ms=" + e} {
 			if e != entries[k] {
@@ -379,7 +379,7 @@ func TestScheduleBestByFrontierSpaces(t *testing.T) {
 
 func TestFixedSpec(t *testing.T) {
 	seen := 0
-	for _, c := range oracleCandidates(DefaultOracleGrid) {
+	for _, c := range oracleCandidates(DefaultOracleGrid, 0) {
 		spec, ok := FixedSpec(c.spec, nil)
 		if !ok {
 			t.Fatalf("%s: not found", c.spec)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -289,7 +290,11 @@ func (o *evalOpts) simTimes(cmd *cobra.Command) (dur, dt simenv.Time, err error)
 }
 
 // stretchScenarios runs each scenario --stretch times as long as written,
-// each at the control interval its written duration gives.
+// each at the control interval its written duration gives: its workloads'
+// start and end times are stretched with it (a workload with end: stopped
+// where written, the fabric fell idle and the run ended there: 24
+// decisions at --stretch 4, as unstretched), so its phases keep their
+// shares of the run.
 func (o *evalOpts) stretchScenarios(scs []eval.Scenario, dur simenv.Time) error {
 	switch {
 	case o.stretch < 1 || o.stretch > 1000:
@@ -303,6 +308,12 @@ func (o *evalOpts) stretchScenarios(scs []eval.Scenario, dur simenv.Time) error 
 		sc := &scs[i]
 		sc.Interval = gym.IntervalFor(sc.Config)
 		sc.Config.Duration *= simenv.Time(o.stretch)
+		ws := slices.Clone(sc.Config.Workloads)
+		for k := range ws {
+			ws[k].Start *= simenv.Time(o.stretch)
+			ws[k].End *= simenv.Time(o.stretch) // 0 (to the end of the run) stays 0
+		}
+		sc.Config.Workloads = ws
 		if sc.BaseName == "" {
 			sc.BaseName = sc.Name
 		}

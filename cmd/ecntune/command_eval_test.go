@@ -280,6 +280,21 @@ func TestEvalStretch(t *testing.T) {
 	}
 }
 
+// --stretch stretches the workloads' start and end with the run: a
+// scenario whose workloads end where it does ran 24 decisions at
+// --stretch 4 as unstretched (the fabric fell idle at the written end).
+func TestEvalStretchesWorkloadWindows(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "ends.yaml")
+	src := strings.Replace(tinyTrainScenario, "every: 150us}", "every: 150us, end: 1ms}", 1)
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	one, four := evalOneRun(t, p, "static:hpcc"), evalOneRun(t, p, "static:hpcc", "--stretch", "4")
+	if d1, d4 := one["decisions"].(float64), four["decisions"].(float64); d1 < 10 || d4 < 3.5*d1 {
+		t.Fatalf("decisions %v, stretched 4 times %v: want about 4 times as many", d1, d4)
+	}
+}
+
 // A bad agent:FILE (missing, refused by the configuration's checks, a
 // suffix other than shadow, a model its policy names that is not there)
 // is refused before any simulation, named by its --policy: eval.RunAll
