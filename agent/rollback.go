@@ -28,15 +28,21 @@ const UndoBaseline int64 = 1
 // it: a queue whose last change is a manual rollback (plain, --to or
 // baseline) is left alone, so that run twice, or after --to baseline, a
 // plain rollback finds nothing to do instead of re-applying a change.
-// Change.Old is what the log says the queue runs now.
+// Change.Old is what the log says the queue runs now. entries are oldest
+// first (an agent's log in Seq order, a fleet's merged audit in time
+// order: MergeFleetAudit): their order, not their Seq, says which change
+// came first, as the Seqs of different members' logs do not compare.
 func UndoPlan(entries []core.AuditEntry, target string, toNs int64) []core.Change {
 	type acc struct {
 		first, last, lastAgent core.AuditEntry
+		firstAt, lastAt        int // positions in entries
+		lastAgentAt            int
 		have, agent            bool
 		repairs                []core.AuditEntry
+		repairsAt              []int
 	}
 	per := map[env.QueueKey]*acc{}
-	for _, e := range entries {
+	for i, e := range entries {
 		if e.Target != target || (e.State != core.StateApplied && e.State != core.StateReconciled) {
 			continue
 		}
@@ -45,48 +51,46 @@ func UndoPlan(entries []core.AuditEntry, target string, toNs int64) []core.Chang
 			a = &acc{}
 			per[e.Key] = a
 		}
-		if toNs > 0 && e.TimeNs >= toNs && (!a.have || e.Seq < a.first.Seq) {
-			a.first, a.have = e, true
+		if toNs > 0 && e.TimeNs >= toNs && !a.have {
+			a.first, a.firstAt, a.have = e, i, true
 		}
-		if e.Seq >= a.last.Seq {
-			a.last = e
-		}
+		a.last, a.lastAt = e, i
 		if e.Kind == core.KindRepair {
 			// a safety repair is never undone (it put the queue back
 			// inside the invariants: headroom at the lossless floor,
 			// Kmax under XOFF); a restore from before it keeps what it
 			// repaired (keepRepairs)
-			a.repairs = append(a.repairs, e)
+			a.repairs, a.repairsAt = append(a.repairs, e), append(a.repairsAt, i)
 			continue
 		}
-		if e.Kind != core.KindManual && e.Seq >= a.lastAgent.Seq {
-			a.lastAgent, a.agent = e, true
+		if e.Kind != core.KindManual {
+			a.lastAgent, a.lastAgentAt, a.agent = e, i, true
 		}
 	}
 	var out []core.Change
 	for k, a := range per {
 		var restore env.Setting
 		var why string
-		var from uint64 // the Seq of the change undone: repairs from it on are kept
+		var from int // the position of the change undone: repairs from it on are kept
 		switch {
 		case toNs <= 0 && a.agent && a.last.Kind != core.KindManual:
 			// The queue's last change is the agent's (after a manual
 			// rollback of any kind, there is nothing of the agent's left
 			// to undo: undoing an older change again would re-apply one).
-			restore, from = a.lastAgent.Old, a.lastAgent.Seq
-			why = fmt.Sprintf("undo audit entry %d (%s)", a.lastAgent.Seq, a.lastAgent.Kind)
+			restore, from = a.lastAgent.Old, a.lastAgentAt
+			why = fmt.Sprintf("undo audit entry %s (%s)", entryName(a.lastAgent), a.lastAgent.Kind)
 		case toNs == UndoBaseline && a.have:
-			restore, from = a.first.Old, a.first.Seq
-			why = fmt.Sprintf("back to the baseline: the setting before the first change, audit entry %d at %s", a.first.Seq,
+			restore, from = a.first.Old, a.firstAt
+			why = fmt.Sprintf("back to the baseline: the setting before the first change, audit entry %s at %s", entryName(a.first),
 				time.Unix(0, a.first.TimeNs).UTC().Format(time.RFC3339))
 		case toNs > 0 && a.have:
-			restore, from = a.first.Old, a.first.Seq
-			why = fmt.Sprintf("back to the setting before audit entry %d at %s", a.first.Seq,
+			restore, from = a.first.Old, a.firstAt
+			why = fmt.Sprintf("back to the setting before audit entry %s at %s", entryName(a.first),
 				time.Unix(0, a.first.TimeNs).UTC().Format(time.RFC3339))
 		default:
 			continue
 		}
-		if kept := keepRepairs(&restore, a.repairs, from); kept != "" {
+		if kept := keepRepairs(&restore, a.repairs, a.repairsAt, from); kept != "" {
 			why += "; " + kept
 		}
 		if core.SameSetting(restore, a.last.New, 1e-9) {
@@ -98,16 +102,60 @@ func UndoPlan(entries []core.AuditEntry, target string, toNs int64) []core.Chang
 	return out
 }
 
+// entryName names an audit entry in a plan's reason: its Seq, and in a
+// fleet the member whose audit log holds it under that Seq ("7 of member
+// b").
+func entryName(e core.AuditEntry) string {
+	if e.Writer == "" {
+		return strconv.FormatUint(e.Seq, 10)
+	}
+	return fmt.Sprintf("%d of member %s", e.Seq, e.Writer)
+}
+
+// MergeFleetAudit is the audit a fleet member's undo plan is built from:
+// the fleet's audit of its switches in etcd (every member's entries, so a
+// switch's changes by its previous owners too) with this member's own
+// log, oldest first by time. An entry in both (the same intent time,
+// writer and queue) is counted once: the local one, unless it is still
+// open where the fleet's is resolved (another owner judged it since).
+func MergeFleetAudit(local, fleetAudit []core.AuditEntry) []core.AuditEntry {
+	type id struct {
+		t int64
+		w string
+		k env.QueueKey
+	}
+	at := map[id]int{}
+	out := make([]core.AuditEntry, 0, len(local)+len(fleetAudit))
+	for _, e := range local {
+		at[id{e.TimeNs, e.Writer, e.Key}] = len(out)
+		out = append(out, e)
+	}
+	for _, e := range fleetAudit {
+		i, ok := at[id{e.TimeNs, e.Writer, e.Key}]
+		switch {
+		case !ok:
+			at[id{e.TimeNs, e.Writer, e.Key}] = len(out)
+			out = append(out, e)
+		case out[i].Open() && !e.Open():
+			out[i] = e
+		}
+	}
+	// oldest first; one writer's entries of one time keep their log's order
+	slices.SortStableFunc(out, func(a, b core.AuditEntry) int { return cmp.Compare(a.TimeNs, b.TimeNs) })
+	return out
+}
+
 // keepRepairs bounds a restored setting by the safety repairs after the
 // change it undoes (Seq >= from): headroom no lower than a repair raised it
 // to, Kmax (and Kmin) no higher than a repair lowered it to, so that an
 // undo never puts a lossless queue back below its PFC floor or its Kmax
-// above XOFF. It says what it kept, "" if nothing.
-func keepRepairs(s *env.Setting, repairs []core.AuditEntry, from uint64) string {
+// above XOFF. at holds each repair's position in the audit (oldest first),
+// from the position of the change undone. It says what it kept, "" if
+// nothing.
+func keepRepairs(s *env.Setting, repairs []core.AuditEntry, at []int, from int) string {
 	var kept []string
-	slices.SortFunc(repairs, func(a, b core.AuditEntry) int { return cmp.Compare(a.Seq, b.Seq) })
-	for _, r := range repairs {
-		if r.Seq < from {
+	for i, r := range repairs {
+		if at[i] < from {
 			continue
 		}
 		bound := false
@@ -121,7 +169,7 @@ func keepRepairs(s *env.Setting, repairs []core.AuditEntry, from uint64) string 
 			}
 		}
 		if bound {
-			kept = append(kept, strconv.FormatUint(r.Seq, 10))
+			kept = append(kept, entryName(r))
 		}
 	}
 	if len(kept) == 0 {

@@ -9,6 +9,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/env"
 )
 
 // What moves with a switch from one owner to the next, under the fleet's
@@ -159,18 +160,30 @@ func (n *Node) countAudit(ctx context.Context, sw string, added int) {
 	n.mu.Unlock()
 }
 
-// trimAudit deletes sw's oldest resolved entries down to AuditKeep (an
-// open one stays: the next owner needs it).
+// trimAudit deletes sw's oldest resolved entries down to AuditKeep. Some
+// stay whatever their age: an open one (the next owner needs it), each
+// queue's first change the switch took (its Old is the queue's baseline:
+// agent rollback --to baseline on any member restores it, whoever made
+// that change) and every safety repair (a restore from before one keeps
+// what it repaired); the rest of the long term is each agent's own log.
 func (n *Node) trimAudit(ctx context.Context, sw string) error {
 	r, err := n.cli.Get(ctx, n.auditPrefix(sw), clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
 	if err != nil {
 		return err
 	}
 	var ops []clientv3.Op
+	first := map[env.QueueKey]bool{}
 	for i := 0; i < len(r.Kvs) && len(r.Kvs)-len(ops) > AuditKeep; i++ {
 		var e core.AuditEntry
-		if json.Unmarshal(r.Kvs[i].Value, &e) == nil && e.Open() {
-			continue
+		if json.Unmarshal(r.Kvs[i].Value, &e) == nil {
+			took := e.State == core.StateApplied || e.State == core.StateReconciled
+			if e.Open() || took && e.Kind == core.KindRepair {
+				continue
+			}
+			if took && !first[e.Key] {
+				first[e.Key] = true
+				continue
+			}
 		}
 		ops = append(ops, clientv3.OpDelete(string(r.Kvs[i].Key)))
 	}

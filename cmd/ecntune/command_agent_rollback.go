@@ -29,6 +29,9 @@ import (
 type agentRollbackOpts struct {
 	cfgPath, target, to, db string
 	dryRun, all, force      bool
+	// fleetAudit: in a fleet, the audit entries kept in etcd per switch
+	// (every member's); nil outside one
+	fleetAudit map[string][]core.AuditEntry
 }
 
 func newAgentRollbackCmd() *cobra.Command {
@@ -117,6 +120,18 @@ func runAgentRollback(cmd *cobra.Command, o agentRollbackOpts) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	out := cmd.OutOrStdout()
+	if cfg.Fleet != nil {
+		// the switches' changes by the other members (a previous owner's
+		// before a failover) are in the fleet's audit, not in this log: a
+		// plan from this log alone took the setting a previous owner
+		// left for the baseline
+		if o.fleetAudit, err = rollbackFleetAudit(ctx, o.cfgPath); err != nil {
+			if !o.dryRun {
+				return err
+			}
+			fmt.Fprintf(out, "the plan below is from this member's audit log only, without the other members' changes: %v\n", err)
+		}
+	}
 	var failed []error
 	for _, tc := range targets {
 		if o.all {
@@ -169,6 +184,27 @@ func rollbackFleetCheck(ctx context.Context, cfgPath string, targets []config.Ta
 		return nil
 	})
 	return err
+}
+
+// rollbackFleetAudit reads the audit entries the fleet keeps in etcd, per
+// switch.
+func rollbackFleetAudit(ctx context.Context, cfgPath string) (map[string][]core.AuditEntry, error) {
+	out := map[string][]core.AuditEntry{}
+	fl, err := withFleet(ctx, cfgPath, func(ctx context.Context, cli *clientv3.Client, f *config.Fleet) error {
+		es, err := fleet.ReadAudit(ctx, cli, f.Name, "")
+		for _, e := range es {
+			out[e.Target] = append(out[e.Target], e)
+		}
+		return err
+	})
+	if err != nil {
+		name := ""
+		if fl != nil {
+			name = " " + fl.Name
+		}
+		return nil, fmt.Errorf("the fleet%s's audit (the changes of its other members, a previous owner's) is needed for the plan: %w", name, err)
+	}
+	return out, nil
 }
 
 // rollbackTargets are the targets --target or --all name.
@@ -295,6 +331,9 @@ func rollbackTarget(ctx context.Context, out io.Writer, cfg *config.Config, tc c
 				es[i].State, es[i].Got = r.State, r.Got
 			}
 		}
+	}
+	if o.fleetAudit != nil {
+		es = agent.MergeFleetAudit(es, o.fleetAudit[tc.Name])
 	}
 	plan := agent.UndoPlan(es, tc.Name, toNs)
 	if len(plan) == 0 {

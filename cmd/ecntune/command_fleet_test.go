@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,7 +18,10 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/agent/fleet"
+	"github.com/ecntune/ecntune/agent/journal"
+	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/internal/etcdtest"
 )
 
@@ -152,4 +156,76 @@ func writeFleetConfig(t *testing.T, dir, ep string) string {
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+// After a failover, agent rollback --to baseline on the new owner restores
+// what the switch ran before any member's first change: the previous
+// owner's changes are in the fleet's audit in etcd, not in this member's
+// log (the plan said kmin 400 KB -> 500 KB "back to the baseline": the
+// setting the previous owner left).
+func TestRollbackToBaselineAfterAFailover(t *testing.T) {
+	ep := etcdtest.Start(t)
+	dir := t.TempDir()
+	cfg := writeFleetConfig(t, dir, ep)
+	k := env.QueueKey{Target: "leaf0", Port: "Ethernet0", Queue: 3}
+	base := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.05}
+	mid := env.Setting{KminBytes: 500_000, KmaxBytes: 1_600_000, Pmax: 0.05}
+	now := time.Now().Add(-time.Minute).UnixNano()
+	// b, the previous owner, tuned 400 KB -> 500 KB: in etcd only
+	byB := core.AuditEntry{Seq: 1, TimeNs: now, Target: "leaf0", Writer: "b", Token: 1, State: core.StateApplied,
+		Change: core.Change{Key: k, Kind: core.KindTune, Old: base, New: mid}}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	b, _ := json.Marshal(byB)
+	if _, err := cli.Put(context.Background(), fmt.Sprintf("/ecntune/fleet/dc1/audit/leaf0/%019d-b-Ethernet0-3", now), string(b)); err != nil {
+		t.Fatal(err)
+	}
+	// a, the new owner, tuned it back to 400 KB: in a's log (and etcd)
+	j, err := journal.OpenJournal(filepath.Join(dir, "a.db"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := j.Intent([]core.AuditEntry{{TimeNs: now + int64(time.Second), Target: "leaf0", Writer: "a", Token: 2,
+		Change: core.Change{Key: k, Kind: core.KindTune, Old: mid, New: base}}})
+	if err == nil {
+		err = j.Resolve(w[0].Seq, core.StateApplied, &base, "", now+int64(2*time.Second))
+	}
+	j.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runAgentCmd(t, context.Background(), "rollback", "--config", cfg, "--target", "leaf0", "--to", "baseline", "--dry-run")
+	if err != nil || !strings.Contains(out, "nothing to undo") {
+		t.Fatalf("--to baseline after a failover: %v\n%s", err, out)
+	}
+	// a plain rollback undoes a's change, the last one
+	out, _, err = runAgentCmd(t, context.Background(), "rollback", "--config", cfg, "--target", "leaf0", "--dry-run")
+	if err != nil || !strings.Contains(out, "undo audit entry 1 of member a (tune)") || !strings.Contains(out, fmtSetting(base)+" -> "+fmtSetting(mid)) {
+		t.Fatalf("plain rollback after a failover: %v\n%s", err, out)
+	}
+	// a third change by a: the baseline is b's Old, named as b's entry
+	if err := writeEntry(filepath.Join(dir, "a.db"), core.AuditEntry{TimeNs: now + int64(3*time.Second), Target: "leaf0", Writer: "a", Token: 2,
+		Change: core.Change{Key: k, Kind: core.KindTune, Old: base, New: mid}}, mid); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = runAgentCmd(t, context.Background(), "rollback", "--config", cfg, "--target", "leaf0", "--to", "baseline", "--dry-run")
+	if err != nil || !strings.Contains(out, fmtSetting(mid)+" -> "+fmtSetting(base)+" (back to the baseline: the setting before the first change, audit entry 1 of member b") {
+		t.Fatalf("--to baseline: %v\n%s", err, out)
+	}
+}
+
+func writeEntry(db string, e core.AuditEntry, got env.Setting) error {
+	j, err := journal.OpenJournal(db, time.Second)
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	w, err := j.Intent([]core.AuditEntry{e})
+	if err != nil {
+		return err
+	}
+	return j.Resolve(w[0].Seq, core.StateApplied, &got, "", e.TimeNs+1)
 }
