@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -553,24 +554,9 @@ func TestFleetPlacesOnlyListedSwitches(t *testing.T) {
 	if o := owners(a, b)["leaf02"]; len(o) != 1 || o[0] != "a" {
 		t.Fatalf("leaf02, listed by a only, owned by %v", o)
 	}
-	// a drained: nobody else lists leaf02, which status shows unplaced
-	if err := Drain(context.Background(), cli, "test", "a", true); err != nil {
-		t.Fatal(err)
-	}
-	waitUntil(t, 20*time.Second, "leaf02 shown unplaced", func() bool {
-		st, err := ReadStatus(context.Background(), cli, "test")
-		if err != nil {
-			return false
-		}
-		for _, s := range st.Switches {
-			if s.Switch == "leaf02" {
-				return s.Assigned == "" && s.Owner == ""
-			}
-		}
-		return false
-	})
-	if err := Drain(context.Background(), cli, "test", "a", false); err != nil {
-		t.Fatal(err)
+	// a's drain is refused: nobody else lists leaf02
+	if err := Drain(context.Background(), cli, "test", "a", true); !errors.Is(err, ErrLastMember) || !strings.Contains(err.Error(), "leaf02") {
+		t.Fatalf("drain of the only member listing leaf02: %v", err)
 	}
 	// a leaves: b leads, and its configuration does not list leaf02
 	a.Close()
@@ -588,5 +574,34 @@ func TestFleetPlacesOnlyListedSwitches(t *testing.T) {
 	})
 	if b.Owns("leaf02") {
 		t.Fatal("b owns leaf02, which its configuration does not list")
+	}
+}
+
+// A drain that would leave a switch with no member listing it is refused
+// naming the switch (a listed leaf00 and leaf01, b only leaf01: a's drain
+// was taken and leaf00 had no owner for the maintenance).
+func TestDrainRefusedForASwitchNoOtherMemberRuns(t *testing.T) {
+	ep := startEtcd(t)
+	cb := testConfig("b", 2)
+	cb.Switches = cb.Switches[1:]
+	a := join(t, ep, "a", 2)
+	defer a.Close()
+	b, err := Join(context.Background(), client(t, ep), cb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	cli := client(t, ep)
+	waitUntil(t, 15*time.Second, "both switches owned", func() bool { return len(owners(a, b)) == 2 })
+	err = Drain(context.Background(), cli, "test", "a", true)
+	if !errors.Is(err, ErrLastMember) || !strings.Contains(err.Error(), `draining "a" would leave leaf00 with no member to run them`) || strings.Contains(err.Error(), "leaf01 with") {
+		t.Fatalf("drain of a, the only member listing leaf00: %v", err)
+	}
+	if st, _ := ReadStatus(context.Background(), cli, "test"); slices.ContainsFunc(st.Members, func(m MemberStatus) bool { return m.Draining }) {
+		t.Fatalf("a refused drain marked a member draining: %+v", st.Members)
+	}
+	// b's switch, leaf01, is listed by a too
+	if err := Drain(context.Background(), cli, "test", "b", true); err != nil {
+		t.Fatalf("drain of b: %v", err)
 	}
 }

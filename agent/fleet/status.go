@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -166,6 +167,7 @@ func Drain(ctx context.Context, cli *clientv3.Client, name, member string, on bo
 			return fmt.Errorf("fleet %s: %w", name, unanswered(cli, err))
 		}
 		var active, draining []string
+		var actives []Member
 		for _, o := range others.Kvs {
 			if string(o.Key) == k {
 				continue
@@ -174,6 +176,7 @@ func Drain(ctx context.Context, cli *clientv3.Client, name, member string, on bo
 			var om Member
 			if json.Unmarshal(o.Value, &om) == nil && !om.Draining {
 				active = append(active, om.ID)
+				actives = append(actives, om)
 			} else {
 				draining = append(draining, om.ID)
 			}
@@ -181,6 +184,19 @@ func Drain(ctx context.Context, cli *clientv3.Client, name, member string, on bo
 		if len(active) == 0 {
 			return fmt.Errorf("fleet %s: %w: draining %q would leave no member to run the switches (the others draining: %v): start another member or undrain one first",
 				name, ErrLastMember, member, draining)
+		}
+		// Each of its switches needs another member whose configuration
+		// lists it, or the leader places it on nobody: it goes untuned
+		// and unwatched for the whole maintenance.
+		var orphans []string
+		for _, s := range m.Switches {
+			if !slices.ContainsFunc(actives, func(o Member) bool { return o.runs(s) }) {
+				orphans = append(orphans, s)
+			}
+		}
+		if len(orphans) > 0 {
+			return fmt.Errorf("fleet %s: %w: draining %q would leave %s with no member to run them (no other member not draining lists them in its configuration: %s): add them to another member's targets and restart it, or undrain one that lists them, first",
+				name, ErrLastMember, member, strings.Join(orphans, ", "), strings.Join(active, ", "))
 		}
 	}
 	m.Draining = on
