@@ -649,6 +649,9 @@ func buildConfig(f *fileConfig, dir string) (*Config, error) {
 		c.Interval, c.SampleInterval = time.Second, time.Second
 	}
 	errs.add(c.parseTargets(f))
+	if c.Fleet != nil {
+		errs.add(c.Fleet.checkSetTimeouts(c.Targets))
+	}
 	c.Guardrails, err = parseGuard(f.Guardrails, c.Interval)
 	if errs.add(err) || len(errs) > 0 {
 		return nil, errs.err()

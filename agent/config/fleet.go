@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -157,4 +158,47 @@ func optDuration(key, s string, def time.Duration) (time.Duration, error) {
 		return 0, fmt.Errorf("%s: %q is not a duration (e.g. 5s)", key, s)
 	}
 	return d, nil
+}
+
+// FleetWriteShare is the share of fleet.ttl a write is sure to get: a
+// member's writes end at its lease deadline (its newest renewal + ttl less
+// 1%) and it renews every ttl/3, so a write that starts just before a
+// renewal has ttl less a third less 1% left.
+const FleetWriteShare = 1 - 1.0/3 - 1.0/100
+
+// checkSetTimeouts refuses a fleet whose ttl is too short for a target's
+// set-timeout (set, or sonic-gnmi's 60 s default): in a fleet every Set
+// ends at its member's lease deadline, so a Set that takes its set-timeout
+// would be cut every time (ttl 4 s and sonic's 60 s: no Set of 4.5 s ever
+// completed, the queue never tuned). The agent's own default set timeout
+// (5 s, no set-timeout key) is not held to it: it bounds Sets that take
+// milliseconds, and ttl 4 s is the fleet's default.
+func (fl *Fleet) checkSetTimeouts(targets []Target) error {
+	var worst *Target
+	for i, t := range targets {
+		if t.SetTimeout > 0 && (worst == nil || t.SetTimeout > worst.SetTimeout) {
+			worst = &targets[i]
+		}
+	}
+	if worst == nil {
+		return nil
+	}
+	budget := time.Duration(float64(fl.TTL) * FleetWriteShare)
+	if worst.SetTimeout <= budget {
+		return nil
+	}
+	need := time.Duration(math.Ceil(float64(worst.SetTimeout)/FleetWriteShare/float64(time.Second))) * time.Second
+	what := "set-timeout"
+	if worst.Dialect == DialectSONiC {
+		what = "set-timeout (sonic-gnmi's default when not set)"
+	}
+	fit := budget.Truncate(time.Second)
+	alt := fmt.Sprintf("or %s.set-timeout: %v or less if its Sets are that quick", worst.Name, fit)
+	if fit < time.Second {
+		alt = "set-timeout cannot be that short (1s at least)"
+	}
+	return fmt.Errorf("fleet.ttl: %v is too short for target %s's %s %v: in a fleet a Set ends at its member's lease deadline, "+
+		"which leaves a write %v at least (the ttl less a third, the renewal period, less 1%%), so slower Sets would be cut every time: "+
+		"set fleet.ttl: %v or more (a stopped member's switches then wait that long for a new owner), %s",
+		fl.TTL, worst.Name, what, worst.SetTimeout, budget.Round(100*time.Millisecond), need, alt)
 }

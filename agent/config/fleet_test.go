@@ -73,3 +73,34 @@ func TestFleetTTLWholeSeconds(t *testing.T) {
 		}
 	}
 }
+
+// A fleet whose ttl leaves a Set less time than a target's set-timeout is
+// refused, naming both and what to set: every Set in a fleet ends at the
+// member's lease deadline (ttl 4 s beside sonic-gnmi's 60 s: no Set of
+// 4.5 s ever completed). The agent's default set timeout is not held to
+// it (ttl 4 s is the fleet's default).
+func TestFleetTTLTooShortForASetTimeout(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ target, ttl, want string }{
+		{"{address: 127.0.0.1:1, insecure: true}", "4s", ""},
+		{"{address: 127.0.0.1:1, insecure: true, set-timeout: 2s}", "4s", ""},
+		{"{address: 127.0.0.1:1, insecure: true, set-timeout: 3s}", "4s",
+			"fleet.ttl: 4s is too short for target leaf0's set-timeout 3s: in a fleet a Set ends at its member's lease deadline, which leaves a write 2.6s at least " +
+				"(the ttl less a third, the renewal period, less 1%), so slower Sets would be cut every time: set fleet.ttl: 5s or more (a stopped member's switches then wait that long for a new owner), " +
+				"or leaf0.set-timeout: 2s or less if its Sets are that quick"},
+		{"{address: 127.0.0.1:1, insecure: true, device: sonic}", "4s", "target leaf0's set-timeout (sonic-gnmi's default when not set) 1m0s"},
+		{"{address: 127.0.0.1:1, insecure: true, device: sonic}", "4s", "set fleet.ttl: 1m32s or more"},
+		{"{address: 127.0.0.1:1, insecure: true, device: sonic}", "92s", ""},
+		{"{address: 127.0.0.1:1, insecure: true, device: sonic, set-timeout: 2s}", "4s", ""},
+	} {
+		doc := fmt.Sprintf("mode: closed-loop\ntargets:\n  leaf0: %s\nfleet: {endpoints: [127.0.0.1:2379], name: dc1, member: a, ttl: %s}\n", c.target, c.ttl)
+		p := filepath.Join(dir, "agent.yaml")
+		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(p)
+		if (err == nil) != (c.want == "") || err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s, ttl %s: %v (want %q)", c.target, c.ttl, err, c.want)
+		}
+	}
+}

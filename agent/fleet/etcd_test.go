@@ -488,13 +488,17 @@ func TestFleetLeaseProblem(t *testing.T) {
 // target's set timeout: 60 s for sonic-gnmi), not only the member's: a
 // Set started just before a drain is still on the wire that long. Before,
 // the key went after the agent's 5 s, and with a slow switch and a ttl
-// above that two members wrote one switch at once.
+// above that two members wrote one switch at once. No longer than the
+// member's write deadline, though, where every write's context ends: a
+// write timeout past it (leaf00's 40 s beside a 3 s ttl) held the switch
+// from its successor for nothing.
 func TestGivenUpSwitchWaitsForItsOwnWriteTimeout(t *testing.T) {
 	ep := startEtcd(t)
 	cfg := func(id string) Config {
-		c := testConfig(id, 2)
+		c := testConfig(id, 3)
 		c.WriteTimeout = 200 * time.Millisecond
-		c.Switches[0].WriteTimeout = 4 * time.Second
+		c.Switches[0].WriteTimeout = 40 * time.Second
+		c.Switches[1].WriteTimeout = 1500 * time.Millisecond
 		return c
 	}
 	a, err := Join(context.Background(), client(t, ep), cfg("a"))
@@ -502,7 +506,7 @@ func TestGivenUpSwitchWaitsForItsOwnWriteTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	waitUntil(t, 15*time.Second, "a owns both", func() bool { return len(a.Owned()) == 2 })
+	waitUntil(t, 15*time.Second, "a owns all", func() bool { return len(a.Owned()) == 3 })
 	b, err := Join(context.Background(), client(t, ep), cfg("b"))
 	if err != nil {
 		t.Fatal(err)
@@ -512,12 +516,13 @@ func TestGivenUpSwitchWaitsForItsOwnWriteTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	stopped := map[string]time.Time{}
+	deadline := map[string]time.Time{} // a's write deadline when it stopped
 	writable := map[string]time.Time{}
-	waitUntil(t, 30*time.Second, "b may write both", func() bool {
+	waitUntil(t, 30*time.Second, "b may write all", func() bool {
 		now := time.Now()
-		for _, sw := range []string{"leaf00", "leaf01"} {
+		for _, sw := range []string{"leaf00", "leaf01", "leaf02"} {
 			if _, ok := stopped[sw]; !ok && !a.Owns(sw) {
-				stopped[sw] = now
+				stopped[sw], deadline[sw] = now, a.Deadline()
 			}
 			if _, ok := writable[sw]; !ok {
 				if _, ok := b.Writable(sw, now); ok {
@@ -525,13 +530,18 @@ func TestGivenUpSwitchWaitsForItsOwnWriteTimeout(t *testing.T) {
 				}
 			}
 		}
-		return len(writable) == 2
+		return len(writable) == 3
 	})
-	if gap := writable["leaf00"].Sub(stopped["leaf00"]); gap < 4*time.Second {
-		t.Fatalf("leaf00 (write timeout 4 s) writable by b %v after a stopped writing it", gap)
+	for sw, want := range map[string]time.Duration{"leaf01": 1500 * time.Millisecond, "leaf00": min(40*time.Second, deadline["leaf00"].Sub(stopped["leaf00"]))} {
+		if gap := writable[sw].Sub(stopped[sw]); gap < want-50*time.Millisecond {
+			t.Errorf("%s writable by b %v after a stopped writing it, before %v", sw, gap, want)
+		}
 	}
-	if gap := writable["leaf01"].Sub(stopped["leaf01"]); gap > 3*time.Second {
-		t.Fatalf("leaf01 (the member's write timeout, 200 ms) writable by b only %v after a stopped writing it", gap)
+	if gap := writable["leaf00"].Sub(stopped["leaf00"]); gap > 3*time.Second+2*time.Second {
+		t.Errorf("leaf00 (write timeout 40 s, ttl 3 s) writable by b only %v after a stopped writing it: no write of a outlives its lease", gap)
+	}
+	if gap := writable["leaf02"].Sub(stopped["leaf02"]); gap > 3*time.Second {
+		t.Errorf("leaf02 (the member's write timeout, 200 ms) writable by b only %v after a stopped writing it", gap)
 	}
 }
 

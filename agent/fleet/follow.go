@@ -150,8 +150,15 @@ func (n *Node) reconcile(ctx context.Context, v *keyView) error {
 			delete(n.owned, sw) // no write starts from now on
 			if ok {
 				// assigned elsewhere: its key goes once a write started
-				// just now has landed (releaseDue)
+				// just now has landed (releaseDue): after its write
+				// timeout, and no later than this member's write
+				// deadline, where every write's context ends (Safe): a
+				// switch's 60 s set timeout held the key 60 s where no
+				// write could outlive the 4 s lease
 				n.releasing[sw] = now.Add(n.writeTimeout(sw))
+				if dl := n.deadline(); dl.Before(n.releasing[sw]) {
+					n.releasing[sw] = dl
+				}
 			}
 			n.mu.Unlock()
 			changed = true
