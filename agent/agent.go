@@ -96,6 +96,9 @@ type Agent struct {
 	retention time.Duration
 	// release closes what Open opened (nil for an agent from New).
 	release func() error
+	// lastFleet is the last fleet status GET /fleet read, served marked
+	// stale while etcd does not answer (fleet_http.go)
+	lastFleet lastFleetStatus
 
 	mu       sync.Mutex
 	latest   map[env.QueueKey]env.Observation // newest observation per queue since the last interval

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/ecntune/ecntune/agent/web"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/ecntune/ecntune/agent/fleet"
@@ -37,8 +38,21 @@ func (a *Agent) withFleet(h http.Handler) http.Handler {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", h)
-	mux.HandleFunc("/fleet", fleetJSON(http.MethodGet, func(ctx context.Context, _ *http.Request) (any, error) {
-		return fs.Status(ctx)
+	last := &a.lastFleet
+	mux.HandleFunc("/fleet", fleetJSONWithin(http.MethodGet, FleetStatusTimeout, func(ctx context.Context, _ *http.Request) (any, error) {
+		st, err := fs.Status(ctx)
+		last.Lock()
+		defer last.Unlock()
+		if err == nil {
+			last.st, last.at = st, time.Now()
+			return st, nil
+		}
+		if last.at.IsZero() {
+			return nil, err
+		}
+		// etcd does not answer (in time): the last status read, said to
+		// be stale, beside the error
+		return nil, staleStatus{err, StaleFleetStatus{Status: last.st, Stale: true, AsOf: last.at.UTC(), Error: err.Error()}}
 	}))
 	op, ok := a.o.Gate.(fleetOperator)
 	if !ok {
@@ -80,10 +94,45 @@ type badRequest struct{ error }
 // drain of its last active member.
 type conflict struct{ error }
 
+// lastFleetStatus is the last fleet status read, and when.
+type lastFleetStatus struct {
+	sync.Mutex
+	st fleet.Status
+	at time.Time
+}
+
+// FleetStatusTimeout bounds GET /fleet: with etcd down it answers within
+// it (the last status read, marked stale) instead of after 15 s, which
+// held the dashboard's every refresh.
+const FleetStatusTimeout = 2 * time.Second
+
+// StaleFleetStatus is GET /fleet's answer (503 or 504) when etcd does not
+// answer: the last status read, when, and why no newer one.
+type StaleFleetStatus struct {
+	fleet.Status
+	Stale bool      `json:"stale"`
+	AsOf  time.Time `json:"as_of"`
+	Error string    `json:"error"`
+}
+
+// staleStatus is an error answered with a stale status as its body.
+type staleStatus struct {
+	error
+	body StaleFleetStatus
+}
+
+func (s staleStatus) Unwrap() error { return s.error }
+
 // fleetJSON serves f for method only, within 15 s, as JSON: its value, or
 // {"error": ...} with 400 (badRequest), 409 (conflict), 405 (another method), 504 (no
 // answer in time) or 503.
 func fleetJSON(method string, f func(context.Context, *http.Request) (any, error)) http.HandlerFunc {
+	return fleetJSONWithin(method, 15*time.Second, f)
+}
+
+// fleetJSONWithin is fleetJSON within limit; an error that carries a
+// stale status (staleStatus) is answered with it.
+func fleetJSONWithin(method string, limit time.Duration, f func(context.Context, *http.Request) (any, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if r.Method != method && !(method == http.MethodGet && r.Method == http.MethodHead) {
@@ -92,7 +141,7 @@ func fleetJSON(method string, f func(context.Context, *http.Request) (any, error
 			_ = json.NewEncoder(w).Encode(map[string]string{"error": r.Method + " " + r.URL.Path + ": use " + method})
 			return
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), 15*time.Second)
+		ctx, cancel := context.WithTimeout(r.Context(), limit)
 		defer cancel()
 		v, err := f(ctx, r)
 		if err != nil {
@@ -107,6 +156,11 @@ func fleetJSON(method string, f func(context.Context, *http.Request) (any, error
 				code = http.StatusGatewayTimeout
 			}
 			w.WriteHeader(code)
+			var st staleStatus
+			if errors.As(err, &st) {
+				_ = json.NewEncoder(w).Encode(st.body)
+				return
+			}
 			_ = json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
 			return
 		}

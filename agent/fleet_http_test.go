@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/ecntune/ecntune/agent/fleet"
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/etcdtest"
 )
 
 // do serves one request with a's handler and decodes its JSON answer.
@@ -144,5 +147,25 @@ func fleetPanel(t *testing.T, a *Agent) {
 		if _, ok := m[k]; !ok || !strings.Contains(script.Body.String(), "m."+k) {
 			t.Errorf("a member's %q: %v", k, m)
 		}
+	}
+}
+
+// With etcd down, GET /fleet answers within FleetStatusTimeout: the last
+// status read, marked stale, with when and why (it waited 15 s, and the
+// dashboard's every refresh with it).
+func TestFleetStatusFailsFastWithEtcdDown(t *testing.T) {
+	c := etcdtest.Cluster(t, 1)
+	sws := map[string]*fakeSwitch{"leaf0": newFakeSwitch("leaf0", env.QueueKey{Target: "leaf0", Port: "Ethernet0", Queue: 3})}
+	defer feedSwitches(sws)()
+	a, cancelA, doneA := startFleetAgent(t, c.Endpoints()[0], "a", []string{"leaf0"}, sws, &sync.Mutex{}, map[string]map[string]int{}, time.Hour)
+	defer func() { cancelA(); <-doneA; a.Close() }()
+	within(t, 20*time.Second, "a owns leaf0", func() bool { var st fleet.Status; return do(t, a, "GET", "/fleet", &st) == 200 && len(st.Owned) == 1 })
+	c.Stop(0)
+	start := time.Now()
+	var st StaleFleetStatus
+	code := do(t, a, "GET", "/fleet", &st)
+	took := time.Since(start)
+	if took > FleetStatusTimeout+time.Second || code/100 != 5 || !st.Stale || st.Error == "" || st.Name == "" || len(st.Members) != 1 || time.Since(st.AsOf) > time.Minute {
+		t.Fatalf("GET /fleet with etcd down: %d in %v: %+v", code, took, st)
 	}
 }

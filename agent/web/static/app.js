@@ -238,24 +238,45 @@ async function olderAudit() {
 // The fleet panel: GET /fleet, shown while the agent is in a fleet (a 404
 // says it is not: the panel stays hidden and is not asked for again).
 let inFleet = true;
+let fleetBusy = false; // a /fleet request under way: the next refresh does not add one
+// refreshFleet reads /fleet on its own: refresh() does not wait for it, so
+// an etcd that does not answer leaves the fleet panel stale (said so), not
+// the whole page (every refresh waited out /fleet's 15 s before).
 async function refreshFleet() {
-  if (!inFleet) return;
+  if (!inFleet || fleetBusy) return;
+  fleetBusy = true;
+  const ctl = new AbortController();
+  const timer = setTimeout(() => ctl.abort(), 5000);
   let st;
   try {
-    const r = await fetch("/fleet", { cache: "no-store" });
+    const r = await fetch("/fleet", { cache: "no-store", signal: ctl.signal });
     if (r.status === 404) { inFleet = false; $("fleet").hidden = true; return; }
-    if (!r.ok) throw new Error(`${r.status} ${await r.text()}`);
-    st = await r.json();
+    const text = await r.text();
+    let body = null;
+    try { body = JSON.parse(text); } catch (e) { /* not JSON: said as text */ }
+    if (!r.ok) {
+      if (body && body.stale) {
+        // etcd did not answer: the last status read, marked stale
+        renderFleet(body);
+        $("fleet-msg").textContent = `stale: fleet status as of ${new Date(body.as_of).toLocaleTimeString()}, etcd did not answer: ${body.error}`;
+        return;
+      }
+      throw new Error(`${r.status} ${body && body.error ? body.error : text}`);
+    }
+    st = body;
   } catch (e) {
-    $("fleet-msg").textContent = `fleet status not read: ${e.message}`;
+    $("fleet-msg").textContent = `fleet status not read: ${e.name === "AbortError" ? "no answer in 5 s" : e.message}`;
     return;
+  } finally {
+    clearTimeout(timer);
+    fleetBusy = false;
   }
   renderFleet(st);
+  $("fleet-msg").textContent = "";
 }
 
 function renderFleet(st) {
   $("fleet").hidden = false;
-  $("fleet-msg").textContent = "";
   $("fleet-name").textContent = st.name;
   $("fleet-self").textContent = st.self || "–";
   $("fleet-leader").textContent = st.leader || "none";
@@ -283,7 +304,7 @@ async function refresh() {
     const r = await fetch("/api/overview", { cache: "no-store" });
     if (!r.ok) throw new Error(`${r.status} ${await r.text()}`);
     render(await r.json());
-    await refreshFleet();
+    refreshFleet(); // not awaited: the fleet panel does not hold the page
     document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes || 0) + 1);
   } catch (e) {
     const h = $("health");
