@@ -115,7 +115,7 @@ func ReadAudit(ctx context.Context, cli *clientv3.Client, fleet, sw string) ([]c
 	}
 	r, err := cli.Get(ctx, p, clientv3.WithPrefix())
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("fleet %s: %w", fleet, unanswered(cli, err))
 	}
 	return decodeAudit(fleet, r.Kvs)
 }

@@ -122,14 +122,14 @@ func ask(ctx context.Context, cli *clientv3.Client, name, kind string, q request
 	b, _ := json.Marshal(q)
 	pr, err := cli.Put(ctx, k, string(b))
 	if err != nil {
-		return Result{}, fmt.Errorf("fleet %s: %s request: %w", name, kind, err)
+		return Result{}, fmt.Errorf("fleet %s: %s request: %w", name, kind, unanswered(cli, err))
 	}
 	rev := pr.Header.Revision
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	for wr := range cli.Watch(wctx, prefixOf(name)+"result/"+kind, clientv3.WithRev(rev)) {
 		if err := wr.Err(); err != nil {
-			return Result{}, fmt.Errorf("fleet %s: %s request: %w", name, kind, err)
+			return Result{}, fmt.Errorf("fleet %s: %s request: %w", name, kind, unanswered(cli, err))
 		}
 		for _, ev := range wr.Events {
 			var r Result

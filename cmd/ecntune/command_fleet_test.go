@@ -137,11 +137,16 @@ func TestFleetCommandsNameAnEtcdThatDoesNotAnswer(t *testing.T) {
 	ep := ln.Addr().String()
 	ln.Close() // nothing listens there now
 	cfg := writeFleetConfig(t, t.TempDir(), ep)
-	for _, args := range [][]string{{"status"}, {"resign"}} { // status.go and request.go: drain shares status.go's
+	for _, args := range [][]string{{"status"}, {"resign"}, {"rebalance"}} { // status.go and request.go: drain shares status.go's
 		_, err := runFleet(t, append(args, "--config", cfg)...)
 		if err == nil || !strings.Contains(err.Error(), "etcd at "+ep+" did not answer") {
 			t.Errorf("fleet %v: %v", args, err)
 		}
+	}
+	// agent history --fleet and a rollback's read of the fleet's audit
+	// too (they said "context deadline exceeded" alone)
+	if _, _, err := runAgentCmd(t, context.Background(), "history", "--fleet", "--config", cfg); err == nil || !strings.Contains(err.Error(), "etcd at "+ep+" did not answer") {
+		t.Errorf("agent history --fleet: %v", err)
 	}
 }
 
