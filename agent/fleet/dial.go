@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"time"
 
@@ -24,6 +25,8 @@ func Dial(ctx context.Context, endpoints []string, tc *tls.Config) (*clientv3.Cl
 		if err := checkTLS(ctx, endpoints, tc); err != nil {
 			return nil, err
 		}
+	} else if err := checkPlain(ctx, endpoints); err != nil {
+		return nil, err
 	}
 	// gRPC's default reconnect backoff grows to 2 minutes: a member would
 	// not reach an etcd back after an outage before its lease ran out
@@ -78,7 +81,55 @@ func handshake(ctx context.Context, ep string, tc *tls.Config) error {
 	case errors.As(err, &he):
 		return fmt.Errorf("fleet: etcd %s over TLS: %w (set fleet.tls.server-name to a name the certificate is for)", ep, err)
 	}
+	if plainH2(ctx, ep) {
+		return fmt.Errorf("fleet: etcd %s does not speak TLS (it answers in plain text: %w): drop fleet.tls, or give the endpoint of etcd's TLS client URL", ep, err)
+	}
 	return fmt.Errorf("fleet: etcd %s over TLS: %w", ep, err)
+}
+
+// checkPlain refuses, for a client in plain text, an endpoint that speaks
+// TLS (a TLS handshake with it, its certificate not checked, succeeds):
+// every request would go unanswered until its deadline, said as "did not
+// answer". An endpoint that cannot be reached is not judged here.
+func checkPlain(ctx context.Context, endpoints []string) error {
+	for _, ep := range endpoints {
+		hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		conn, err := (&tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}}}).DialContext(hctx, "tcp", ep)
+		cancel()
+		var ve *tls.CertificateVerificationError
+		var oe *net.OpError
+		speaks := err == nil || errors.As(err, &ve) || errors.As(err, &oe) && oe.Op == "remote error"
+		if conn != nil {
+			conn.Close()
+		}
+		if speaks {
+			return fmt.Errorf("fleet: etcd %s speaks TLS: set fleet.tls (its ca: the CA that signed etcd's certificate; cert and key if etcd wants client certificates)", ep)
+		}
+	}
+	return nil
+}
+
+// plainH2 says whether ep answers HTTP/2 in plain text (etcd's gRPC without
+// TLS): its first frame to the client preface is SETTINGS.
+func plainH2(ctx context.Context, ep string) bool {
+	var d net.Dialer
+	hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	conn, err := d.DialContext(hctx, "tcp", ep)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
+	// the client preface, then an empty SETTINGS frame
+	if _, err := conn.Write(append([]byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), 0, 0, 0, 4, 0, 0, 0, 0, 0)); err != nil {
+		return false
+	}
+	h := make([]byte, 9)
+	if _, err := io.ReadFull(conn, h); err != nil {
+		return false
+	}
+	return h[3] == 4 // a frame of type SETTINGS
 }
 
 // refused reads from a connection whose handshake succeeded, for up to a
