@@ -1,10 +1,12 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/openconfig/gnmi/proto/gnmi"
 
@@ -62,6 +64,9 @@ func (a *Agent) Approve(keys []env.QueueKey, all bool, by string, plans []string
 		// of a change the loop may not want at resume, and was dropped
 		return nil, ErrPausedApproval
 	}
+	if err := a.notOwned(keys, all); err != nil {
+		return nil, err
+	}
 	a.mu.Lock()
 	out, err := a.approvals.Approve(keys, all, by, plans, a.o.Clock().UnixNano())
 	a.mu.Unlock()
@@ -72,6 +77,58 @@ func (a *Agent) Approve(keys []env.QueueKey, all bool, by string, plans []string
 		a.log.Warn("change approved", "by", by, "queue", p.Key.String(), "to", p.New.Describe())
 	}
 	return out, nil
+}
+
+// notOwned refuses, in a fleet, the approval of queues of a switch this
+// member does not own: the change waits on the switch's owner, and only an
+// approval there applies it. It names the owner (from etcd, within 2 s)
+// and says to approve there (it said only "nothing pending for ...").
+func (a *Agent) notOwned(keys []env.QueueKey, all bool) error {
+	og, ok := a.o.Gate.(ownerGate)
+	if !ok || all {
+		return nil
+	}
+	var others []string
+	for _, k := range keys {
+		if !og.Owns(k.Target) && !slices.Contains(others, k.Target) {
+			others = append(others, k.Target)
+		}
+	}
+	if len(others) == 0 {
+		return nil
+	}
+	owner := map[string]string{}
+	name, self := "", ""
+	if fs, ok := a.o.Gate.(fleetStatuser); ok {
+		ctx, cancel := context.WithTimeout(context.Background(), FleetStatusTimeout)
+		st, err := fs.Status(ctx)
+		cancel()
+		if err == nil {
+			for _, sw := range st.Switches {
+				owner[sw.Switch] = sw.Owner
+			}
+			name, self = st.Name, st.Self
+		}
+	}
+	var said []string
+	for _, t := range others {
+		switch o := owner[t]; {
+		case o != "":
+			said = append(said, fmt.Sprintf("%s is run by member %s, not this one: approve on %s (its agent's URL, or ecntune agent approve --config with its configuration)", t, o, o))
+		case len(owner) > 0:
+			said = append(said, fmt.Sprintf("%s has no owner in the fleet now (ecntune fleet status says why): nothing of it waits for an approval", t))
+		default:
+			said = append(said, fmt.Sprintf("%s is not run by this member (etcd did not say which member runs it: ecntune fleet status shows its owner): approve there", t))
+		}
+	}
+	who := "this member"
+	if self != "" {
+		who = "member " + self
+	}
+	if name != "" {
+		who += " of fleet " + name
+	}
+	return fmt.Errorf("approve on %s: %s", who, strings.Join(said, "; "))
 }
 
 // RequestWriter is a Switch that can show the Set requests a change
