@@ -162,12 +162,18 @@ func pauseInDB(ctx context.Context, o agentPauseOpts, pause bool) (journal.Pause
 			db = cfg.DB
 		}
 	}
+	p := journal.Pause{Paused: pause, By: o.by, Reason: o.reason, SinceNs: time.Now().UnixNano()}
+	if cfg != nil && cfg.Fleet != nil && !journal.FileExists(db) {
+		// a host with no agent db (an operator's, or a member never
+		// started): the fleet's pause lives in etcd, every member
+		// follows it from there
+		return pauseInFleet(ctx, o.cfgPath, p)
+	}
 	j, err := openExistingJournal(db)
 	if err != nil {
 		return journal.Pause{}, err
 	}
 	defer j.Close()
-	p := journal.Pause{Paused: pause, By: o.by, Reason: o.reason, SinceNs: time.Now().UnixNano()}
 	if cfg == nil || cfg.Fleet == nil {
 		return p, j.ChangePause(p)
 	}
@@ -177,6 +183,27 @@ func pauseInDB(ctx context.Context, o agentPauseOpts, pause bool) (journal.Pause
 		write := func(ctx context.Context, fp fleet.Pause) error { return fleet.SetPause(ctx, cli, f.Name, fp) }
 		cur, _, err = agent.ChangeFleetPause(ctx, j, read, write, p)
 		return err
+	})
+	return cur, err
+}
+
+// pauseInFleet writes the fleet's pause in etcd alone (no agent db here):
+// one already in that state is kept as it is (who paused it, and when).
+func pauseInFleet(ctx context.Context, cfgPath string, p journal.Pause) (journal.Pause, error) {
+	cur := p
+	_, err := withFleet(ctx, cfgPath, func(ctx context.Context, cli *clientv3.Client, f *config.Fleet) error {
+		fp, ok, err := fleet.ReadPause(ctx, cli, f.Name)
+		if err != nil {
+			return fmt.Errorf("the fleet's pause could not be read (%w): nothing changed; try again", err)
+		}
+		if ok && fp.Paused == p.Paused {
+			cur = journal.Pause{Paused: fp.Paused, By: fp.By, Reason: fp.Reason, SinceNs: fp.SinceNs}
+			return nil
+		}
+		if err := fleet.SetPause(ctx, cli, f.Name, fleet.Pause{Paused: p.Paused, By: p.By, Reason: p.Reason, SinceNs: p.SinceNs}); err != nil {
+			return fmt.Errorf("the fleet's pause could not be written (%w): nothing changed; try again", err)
+		}
+		return nil
 	})
 	return cur, err
 }

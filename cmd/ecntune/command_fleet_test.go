@@ -234,3 +234,38 @@ func writeEntry(db string, e core.AuditEntry, got env.Setting) error {
 	}
 	return j.Resolve(w[0].Seq, core.StateApplied, &got, "", e.TimeNs+1)
 }
+
+// agent pause --config of a fleet's configuration on a host with no agent
+// db pauses the fleet in etcd (it failed: "agent db ... does not exist",
+// while every member follows the pause from etcd).
+func TestAgentPauseOfAFleetWithoutAnAgentDB(t *testing.T) {
+	ep := etcdtest.Start(t)
+	dir := t.TempDir()
+	cfg := writeFleetConfig(t, dir, ep) // its db, a.db, is not there
+	ctx := context.Background()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	out, _, err := runAgentCmd(t, ctx, "pause", "--config", cfg, "--by", "alice", "--reason", "incident 7")
+	if err != nil || !strings.HasPrefix(out, "closed loop paused (by alice at ") {
+		t.Fatalf("pause: %v\n%s", err, out)
+	}
+	if p, _, err := fleet.ReadPause(ctx, cli, "dc1"); err != nil || !p.Paused || p.By != "alice" || p.Reason != "incident 7" {
+		t.Fatalf("the fleet's pause: %+v, %v", p, err)
+	}
+	// paused already: who paused it stays
+	if out, _, err = runAgentCmd(t, ctx, "pause", "--config", cfg, "--by", "bob"); err != nil || !strings.HasPrefix(out, "closed loop paused (by alice at ") {
+		t.Fatalf("second pause: %v\n%s", err, out)
+	}
+	if out, _, err = runAgentCmd(t, ctx, "resume", "--config", cfg, "--by", "bob"); err != nil || !strings.HasPrefix(out, "closed loop running (by bob") {
+		t.Fatalf("resume: %v\n%s", err, out)
+	}
+	if p, _, err := fleet.ReadPause(ctx, cli, "dc1"); err != nil || p.Paused {
+		t.Fatalf("the fleet's pause after resume: %+v, %v", p, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a.db")); !os.IsNotExist(err) {
+		t.Fatalf("an agent db was made: %v", err)
+	}
+}
