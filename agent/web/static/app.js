@@ -258,7 +258,7 @@ async function refreshFleet() {
       if (body && body.stale) {
         // etcd did not answer: the last status read, marked stale
         renderFleet(body);
-        $("fleet-msg").textContent = `stale: fleet status as of ${new Date(body.as_of).toLocaleTimeString()}, etcd did not answer: ${body.error}`;
+        $("fleet-msg").textContent = `stale: fleet status as of ${fmtTime(Date.parse(body.as_of) * 1e6)}, etcd did not answer: ${body.error}`;
         return;
       }
       throw new Error(`${r.status} ${body && body.error ? body.error : text}`);
