@@ -84,6 +84,13 @@ func runAgentPause(cmd *cobra.Command, o agentPauseOpts, pause bool) error {
 		p, err = postPause(cmd.Context(), agentBaseURL(o.url), o, pause)
 	case o.cfgPath != "" || o.db != "":
 		p, err = pauseInDB(cmd.Context(), o, pause)
+		if err == nil && pause && o.cfgPath != "" {
+			if cfg, cerr := config.Load(o.cfgPath); cerr == nil && cfg.Mode == config.ModeShadow {
+				// taken, as it stays in the db: said, as it changes
+				// nothing while the configuration runs in shadow mode
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s runs in shadow mode, which writes nothing anyway; the pause holds if it is switched to closed-loop\n", o.cfgPath)
+			}
+		}
 		if errors.Is(err, journal.ErrJournalLocked) {
 			// the agent runs (in an incident, the usual case): ask it
 			// over HTTP at its configuration's metrics address

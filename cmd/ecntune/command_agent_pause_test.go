@@ -108,3 +108,30 @@ func TestAgentPauseConfigOfARunningAgent(t *testing.T) {
 		t.Fatalf("pause --config of a running agent: %v %q\n%s\n%s", err, got, out, errOut)
 	}
 }
+
+// A stopped shadow agent's configuration may be paused (the pause stays in
+// its db and holds once it is switched to closed-loop), and the command
+// says that shadow mode writes nothing anyway (it was taken in silence).
+func TestAgentPauseShadowConfigSaysSo(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "agent.yaml")
+	for _, mode := range []string{"shadow", "closed-loop"} {
+		db := filepath.Join(dir, mode+".db")
+		j, err := journal.OpenJournal(db, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j.Close()
+		src := "mode: " + mode + "\ndb: " + db + "\ntargets:\n  leaf0: {address: \"127.0.0.1:1\", insecure: true}\n"
+		if err := os.WriteFile(cfg, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, errOut, err := runAgentCmd(t, context.Background(), "pause", "--config", cfg, "--by", "alice")
+		if err != nil || !strings.HasPrefix(out, "closed loop paused") {
+			t.Fatalf("%s: %v\n%s", mode, err, out)
+		}
+		if said := strings.Contains(errOut, "runs in shadow mode, which writes nothing anyway"); said != (mode == "shadow") {
+			t.Errorf("%s: stderr %q", mode, errOut)
+		}
+	}
+}
