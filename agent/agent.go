@@ -121,7 +121,9 @@ type Agent struct {
 	// approvals are approve mode's pending changes and approvals
 	// (guarded by mu).
 	approvals core.Approvals
-	checks    []func() []string // AddHealthCheck
+	// savedApprovals is how many approvals the journal holds (saveApprovals)
+	savedApprovals int
+	checks         []func() []string // AddHealthCheck
 
 	// peers discovered by LLDP, per target (fabric-ports: lldp): written
 	// by the switches' Subscribe goroutines on (re)connect, read by
@@ -218,6 +220,18 @@ func New(o Options) (*Agent, error) {
 	}
 	for _, t := range o.Config.Targets {
 		a.targets[t.Name] = t
+	}
+	if o.Config.Approve && o.Config.Mode == config.ModeClosedLoop {
+		// approvals given before a restart wait on, as they would have
+		as, err := o.Journal.Approvals()
+		if err != nil {
+			o.Logger.Error("approvals record: the approvals given before the restart are not taken; approve again", "err", err)
+		}
+		a.approvals.Restore(as)
+		a.savedApprovals = len(as)
+		if len(as) > 0 {
+			o.Logger.Info("approvals given before the restart wait for their changes", "approved", len(as))
+		}
 	}
 	// targets the configuration no longer lists whose queues the agent
 	// changed: they keep its settings, which a restart passed over in

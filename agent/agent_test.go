@@ -219,6 +219,12 @@ func testConfig(mode config.Mode) *config.Config {
 
 func newRig(t *testing.T, mode config.Mode, dry bool, db string, sw *fakeSwitch) *rig {
 	t.Helper()
+	return newRigWith(t, mode, dry, db, sw, nil)
+}
+
+// newRigWith is newRig with the configuration changed by edit first.
+func newRigWith(t *testing.T, mode config.Mode, dry bool, db string, sw *fakeSwitch, edit func(*config.Config)) *rig {
+	t.Helper()
 	if db == "" {
 		db = filepath.Join(t.TempDir(), "agent.db")
 	}
@@ -234,6 +240,9 @@ func newRig(t *testing.T, mode config.Mode, dry bool, db string, sw *fakeSwitch)
 		pol: &fixedPolicy{s: target, conf: 0.9}, clk: &fakeClock{t: time.Unix(1_700_000_000, 0)}, db: db}
 	cfg := testConfig(mode)
 	cfg.Guardrails.Reward = func(m env.Metrics) float64 { return m.Util - m.PauseRxFrac }
+	if edit != nil {
+		edit(cfg)
+	}
 	r.a, err = New(Options{Config: cfg, Policy: r.pol, Model: "fixed@1", Observer: r.obs, Journal: j,
 		Switches: []Switch{sw}, Clock: r.clk.Now, DryRun: dry,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

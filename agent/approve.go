@@ -36,11 +36,29 @@ func (a *Agent) gate(nowNs int64, changes []core.Change) []core.Change {
 	a.mu.Lock()
 	a.approvals.TTL = int64(ApprovalIntervals * a.cfg.Interval)
 	apply, held := a.approvals.Gate(changes, nowNs)
+	a.saveApprovals()
 	a.mu.Unlock()
 	for _, c := range held {
 		a.core.Hold(c)
 	}
 	return apply
+}
+
+// saveApprovals keeps the approvals not yet applied in the journal when
+// they changed, so that a restart does not lose them (they were held in
+// memory only: an approval given just before a restart was gone, its
+// change pending again). Called with a.mu held.
+func (a *Agent) saveApprovals() error {
+	as := a.approvals.Approved()
+	if len(as) == 0 && a.savedApprovals == 0 {
+		return nil
+	}
+	if err := a.o.Journal.SetApprovals(as); err != nil {
+		a.log.Error("approvals not kept in the agent db: a restart would lose them", "err", err)
+		return fmt.Errorf("approve: keeping the approval in the agent db: %w", err)
+	}
+	a.savedApprovals = len(as)
+	return nil
 }
 
 // Pending is what waits for approval, in key order (none outside approve
@@ -69,6 +87,9 @@ func (a *Agent) Approve(keys []env.QueueKey, all bool, by string, plans []string
 	}
 	a.mu.Lock()
 	out, err := a.approvals.Approve(keys, all, by, plans, a.o.Clock().UnixNano())
+	if err == nil {
+		err = a.saveApprovals()
+	}
 	a.mu.Unlock()
 	if err != nil {
 		return nil, err

@@ -7,11 +7,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/env"
 )
 
 // Approve mode: the closed loop sets nothing an operator did not approve;
@@ -141,5 +143,36 @@ func TestPostFormsReadAlike(t *testing.T) {
 	mw.Close()
 	if code, body := do("/approve", mw.FormDataContentType(), strings.NewReader(mp.String())); code != http.StatusOK {
 		t.Fatalf("POST /approve multipart: %d %s", code, body) // 400 "by: say who approves"
+	}
+}
+
+// An approval given before a restart waits on after it: the change is
+// applied at the first interval the guard proposes it again, with its
+// approver in the audit entry (approvals were held in memory only, and a
+// restart lost them: the change was pending again).
+func TestApprovalSurvivesRestart(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "agent.db")
+	approve := func(c *config.Config) { c.Approve = true }
+	r := newRigWith(t, config.ModeClosedLoop, false, db, nil, approve)
+	r.interval(t)
+	if _, err := r.a.Approve([]env.QueueKey{kA}, false, "alice", nil); err != nil {
+		t.Fatal(err)
+	}
+	r.j.Close()
+	s := newRigWith(t, config.ModeClosedLoop, false, db, r.sw, approve)
+	s.clk.t, s.tns = r.clk.t, r.tns
+	s.interval(t)
+	es, err := s.j.Entries("", 0)
+	if err != nil || len(es) != 1 || es[0].Key != kA || es[0].ApprovedBy != "alice" || es[0].State != core.StateApplied {
+		t.Fatalf("audit after the restart %+v, %v", es, err)
+	}
+	if p := s.a.Pending(); len(p) != 1 || p[0].Key != kB || p[0].Approved {
+		t.Fatalf("pending after the restart %+v, want %v only, not approved", p, kB)
+	}
+	// applied, the approval is gone from the db too
+	s.j.Close()
+	u := newRigWith(t, config.ModeClosedLoop, false, db, r.sw, approve)
+	if as, err := u.j.Approvals(); err != nil || len(as) != 0 {
+		t.Fatalf("approvals kept after their change was applied: %+v %v", as, err)
 	}
 }

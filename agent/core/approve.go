@@ -55,6 +55,41 @@ type approval struct {
 	atNs    int64
 }
 
+// Approved is an approval waiting to be applied, as kept across restarts
+// (Approvals.Approved, Restore): the queue, the setting approved, who
+// approved it and when.
+type Approved struct {
+	Key     env.QueueKey `json:"key"`
+	Setting env.Setting  `json:"setting"`
+	By      string       `json:"by"`
+	AtNs    int64        `json:"at_ns"`
+}
+
+// Approved lists the approvals not yet applied, in key order.
+func (a *Approvals) Approved() []Approved {
+	out := make([]Approved, 0, len(a.approved))
+	for k, ap := range a.approved {
+		out = append(out, Approved{Key: k, Setting: ap.setting, By: ap.by, AtNs: ap.atNs})
+	}
+	slices.SortFunc(out, func(x, y Approved) int { return env.CompareQueueKeys(x.Key, y.Key) })
+	return out
+}
+
+// Restore takes back the approvals a stopped agent kept (Approved): each
+// is applied when the guard proposes its very setting again within the
+// TTL of when it was given, as before the restart.
+func (a *Approvals) Restore(rs []Approved) {
+	if a.approved == nil {
+		a.pending, a.approved = map[env.QueueKey]Pending{}, map[env.QueueKey]approval{}
+	}
+	for _, r := range rs {
+		if strings.TrimSpace(r.By) == "" {
+			continue
+		}
+		a.approved[r.Key] = approval{setting: r.Setting, by: r.By, atNs: r.AtNs}
+	}
+}
+
 // NeedsApproval says whether a change of kind k waits for an operator in
 // approve mode.
 func NeedsApproval(k ChangeKind) bool { return k == KindTune || k == KindFallback }

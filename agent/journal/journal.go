@@ -517,6 +517,41 @@ func (j *Journal) SetPause(p Pause) error {
 	return j.SetMeta(metaPause, string(b))
 }
 
+// metaApprovals is the meta key of approve mode's approvals not yet
+// applied.
+const metaApprovals = "approvals"
+
+// SetApprovals stores the approvals not yet applied (none: the key goes),
+// so that an approval given before a restart is not lost with it.
+func (j *Journal) SetApprovals(as []core.Approved) error {
+	if len(as) == 0 {
+		if j.Meta(metaApprovals) == "" {
+			return nil
+		}
+		return j.SetMeta(metaApprovals, "")
+	}
+	b, err := sealed([]byte(metaApprovals), as)
+	if err != nil {
+		return err
+	}
+	return j.SetMeta(metaApprovals, string(b))
+}
+
+// Approvals reads the stored approvals (none when none was stored). A
+// record that does not decode is an error naming it: no approval is then
+// taken from it (a change waits for a new one).
+func (j *Journal) Approvals() ([]core.Approved, error) {
+	v := j.Meta(metaApprovals)
+	if v == "" {
+		return nil, nil
+	}
+	var as []core.Approved
+	if err := unsealed([]byte(metaApprovals), []byte(v), &as); err != nil {
+		return nil, fmt.Errorf("agent db %s: approvals record: %w", j.path, err)
+	}
+	return as, nil
+}
+
 // ErrPauseUnchanged answers a pause of a paused closed loop, or a resume
 // of one that is not paused.
 var ErrPauseUnchanged = errors.New("pause state unchanged")
