@@ -399,7 +399,7 @@ func (m *Instruments) Interval(obs []env.Observation, recs []core.Recommendation
 			a.confMin = math.Min(a.confMin, r.Confidence)
 			a.confSum += r.Confidence
 			m.confHist.Observe(r.Confidence)
-			if !recommendsCurrent(r.Recommended, r.Current) {
+			if !RecommendsCurrent(r.Recommended, r.Current) {
 				a.toChange++
 			}
 		}
@@ -447,9 +447,9 @@ func (m *Instruments) Interval(obs []env.Observation, recs []core.Recommendation
 	m.showQueues(obs, recs, rewarded)
 }
 
-// recommendsCurrent says whether a recommendation is the setting in place
+// RecommendsCurrent says whether a recommendation is the setting in place
 // (headroom and alpha compared only when both are known).
-func recommendsCurrent(a, b env.Setting) bool {
+func RecommendsCurrent(a, b env.Setting) bool {
 	return a.KminBytes == b.KminBytes && a.KmaxBytes == b.KmaxBytes && a.Pmax == b.Pmax &&
 		(a.HeadroomBytes == 0 || b.HeadroomBytes == 0 || a.HeadroomBytes == b.HeadroomBytes) &&
 		(a.Alpha == 0 || b.Alpha == 0 || a.Alpha == b.Alpha)

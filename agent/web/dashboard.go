@@ -19,6 +19,7 @@ import (
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/agent/journal"
+	"github.com/ecntune/ecntune/agent/metrics"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/internal/chart"
 )
@@ -67,10 +68,15 @@ type Overview struct {
 	Recommendations []core.Recommendation `json:"recommendations"`
 	Queues          int                   `json:"queues"`
 	// WouldChange counts the queues the guard lets change: in shadow
-	// mode the recommendations that differ from the switch and that it
-	// would let through (perhaps clamped); in closed loop the changes of
-	// the last interval.
+	// mode the changes it would let through this interval (perhaps
+	// clamped), not those it let through before and that the switch, never
+	// written, still lacks; in closed loop the changes of the last
+	// interval.
 	WouldChange int `json:"would_change"`
+	// Differing counts the recommendations that differ from the switch's
+	// setting, the guard aside: /metrics' target_recommended_changes
+	// summed over the targets.
+	Differing int `json:"differing"`
 	// Changes are the newest entries of the audit log, newest first;
 	// ChangesBefore, when not 0, pages to older ones (/changes?before=).
 	Changes       []core.AuditEntry `json:"changes"`
@@ -147,8 +153,11 @@ func (a *server) overview() (Overview, error) {
 	perTarget := map[string]int{}
 	for _, r := range recs {
 		perTarget[r.Key.Target]++
-		if r.WouldSet() != r.Current {
+		if r.Changes { // the guard plans it this interval (perhaps clamped)
 			ov.WouldChange++
+		}
+		if !metrics.RecommendsCurrent(r.Recommended, r.Current) {
+			ov.Differing++
 		}
 	}
 	if a.o.Mode != string(config.ModeShadow) {

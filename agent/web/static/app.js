@@ -120,7 +120,9 @@ function render(ov) {
   $("n-targets").textContent = ov.targets.length;
   $("n-queues").textContent = ov.queues;
   $("n-change").textContent = ov.would_change;
-  $("change-label").textContent = ov.mode === "shadow" ? "would change (as the guard allows)" : "changed in the last interval";
+  $("change-label").textContent = ov.mode === "shadow" ? "would change this interval (as the guard allows)" : "changed in the last interval";
+  // the guard aside, as /metrics' target_recommended_changes counts
+  $("n-differ").textContent = `${ov.differing} of ${ov.queues} recommend another setting than the switch's`;
   $("n-audit").textContent = ov.changes_in_window;
   $("n-flaps").textContent = ov.flaps_in_window;
   $("n-flaps").className = ov.flaps_in_window > 0 ? "big bad" : "big";
