@@ -149,3 +149,29 @@ func TestDashboardScriptSilentIsNotIdle(t *testing.T) {
 		t.Errorf("a switch another member serves: %q", got)
 	}
 }
+
+// TestDashboardScriptHighlightsWhatTheGuardLetsThrough: the table's
+// highlighted rows are the changes the guard lets through, those "would
+// change" counts; a recommendation it rejects shows its setting and rule,
+// not highlighted (every row differing from the switch was).
+func TestDashboardScriptHighlightsWhatTheGuardLetsThrough(t *testing.T) {
+	rec := func(port string, changes bool, guard string) string {
+		return `{"key":{"target":"leaf0","port":"` + port + `","queue":3},"current":{"kmin_bytes":100000,"kmax_bytes":400000,"pmax":0.2},
+"recommended":{"kmin_bytes":200000,"kmax_bytes":800000,"pmax":0.2},"confidence":0.9,"reason":"r","guard":"` + guard + `","changes":` +
+			map[bool]string{true: "true", false: "false"}[changes] + `}`
+	}
+	ov := `{"mode":"shadow","policy":"builtin","interval_s":1,"now_ns":1795960862000000000,"intervals_ns":[1795960861000000000,1795960862000000000],
+"healthy":true,"problems":[],"targets":[],"hot":[],"recommendations":[` + rec("Ethernet0", true, "") + `,` + rec("Ethernet1", false, "min-hold") + `],
+"queues":2,"would_change":1,"differing":2,"changes":[],
+"changes_in_window":0,"flaps_in_window":0,"changes_per_queue_per_100_intervals":0,"rollbacks_in_window":0,"repairs_in_window":0,"fallbacks_in_window":0,"pause":{}}`
+	out := runAppScript(t, `els["initial"] = { textContent: `+strconvQuote(ov)+` };`,
+		`console.log(JSON.stringify(els["recs"].tBodies[0].children.map((tr) => tr.className + "|" + tr.children.map((td) => String(td.textContent)).join("|"))));`)
+	var rows []string
+	if err := json.Unmarshal(out, &rows); err != nil || len(rows) != 2 {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if !strings.HasPrefix(rows[0], "change|leaf0 Ethernet0 q3|") || strings.HasPrefix(rows[1], "change|") ||
+		!strings.Contains(rows[1], "|kmin 200KB kmax 800KB pmax 20%|90%|min-hold|") {
+		t.Errorf("rows %q: want the change let through highlighted, the held one not, with its setting and rule", rows)
+	}
+}

@@ -63,8 +63,9 @@ type Overview struct {
 	Problems  []string       `json:"problems"`
 	Targets   []TargetHealth `json:"targets"`
 	Hot       []HotQueue     `json:"hot"`
-	// Recommendations are the newest per queue, those that would change
-	// something first (then by confidence), at most 50.
+	// Recommendations are the newest per queue, at most 50: those the
+	// guard lets change this interval first, then those it holds that
+	// differ from the switch, then the rest, each by confidence.
 	Recommendations []core.Recommendation `json:"recommendations"`
 	Queues          int                   `json:"queues"`
 	// WouldChange counts the queues the guard lets change: in shadow
@@ -180,22 +181,34 @@ func (a *server) overview() (Overview, error) {
 		ov.Targets = append(ov.Targets, TargetHealth{TargetInfo: ti, AgeS: age.Seconds(), Heard: heard[ti.Target],
 			Stale: !ti.Unserved && (!heard[ti.Target] || age > limit), Queues: perTarget[ti.Target], Changes: changes[ti.Target]})
 	}
-	slices.SortStableFunc(recs, func(x, y core.Recommendation) int {
-		cx, cy := x.Recommended != x.Current, y.Recommended != y.Current
-		if cx != cy {
-			if cx {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Compare(y.Confidence, x.Confidence)
-	})
-	if len(recs) > 50 {
-		recs = recs[:50]
-	}
+	recs = rankRecommendations(recs, 50)
 	ov.Recommendations = recs
 	ov.Hot = a.hot(8)
 	return ov, nil
+}
+
+// rankRecommendations orders recs for the table and keeps the first n:
+// those the guard lets change this interval first (what "would change"
+// counts and the page highlights), then those that differ from the
+// switch's setting but that the guard holds, then the rest, each by
+// confidence. A change let through is not cut behind rejected ones.
+func rankRecommendations(recs []core.Recommendation, n int) []core.Recommendation {
+	rank := func(r *core.Recommendation) int {
+		switch {
+		case r.Changes:
+			return 0
+		case !metrics.RecommendsCurrent(r.Recommended, r.Current):
+			return 1
+		}
+		return 2
+	}
+	slices.SortStableFunc(recs, func(x, y core.Recommendation) int {
+		return cmp.Or(cmp.Compare(rank(&x), rank(&y)), cmp.Compare(y.Confidence, x.Confidence))
+	})
+	if len(recs) > n {
+		recs = recs[:n]
+	}
+	return recs
 }
 
 // hot returns the n queues with the deepest peak queue in the newest

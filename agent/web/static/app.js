@@ -178,11 +178,14 @@ function render(ov) {
   });
   fill("recs", ov.recommendations, (r) => {
     const tr = document.createElement("tr");
-    const changes = JSON.stringify(r.current) !== JSON.stringify(r.recommended);
-    if (changes) tr.className = "change";
+    // highlighted: what "would change" / "changed" counts, the changes
+    // the guard lets through; a recommendation it holds is shown, not
+    // highlighted (its rule in the guard column)
+    if (r.changes) tr.className = "change";
+    const differs = JSON.stringify(r.current) !== JSON.stringify(r.recommended);
     cell(tr, keyText(r.key));
     cell(tr, setting(r.current));
-    cell(tr, changes ? setting(r.allowed || r.recommended) : "hold").title = r.allowed ? "the policy asked for " + setting(r.recommended) : "";
+    cell(tr, r.changes || differs ? setting(r.allowed || r.recommended) : "hold").title = r.allowed ? "the policy asked for " + setting(r.recommended) : "";
     cell(tr, (r.confidence * 100).toFixed(0) + "%");
     cell(tr, r.guard || "");
     cell(tr, r.reason, "reason");
