@@ -790,7 +790,8 @@ func (a *Agent) TargetNames() []string { return a.names }
 // /recommendations, /changes, /targets, /healthz and the dashboard.
 func (a *Agent) Handler() http.Handler {
 	h := web.Handler(web.Options{Source: a, Journal: a.o.Journal, Instruments: a.o.Instruments, History: a.hist,
-		Clock: a.o.Clock, Mode: string(a.cfg.Mode), Policy: a.o.Policy.Name(), Interval: a.cfg.Interval})
+		Clock: a.o.Clock, Mode: string(a.cfg.Mode), Policy: a.o.Policy.Name(), Interval: a.cfg.Interval,
+		Approve: a.cfg.Approve && a.cfg.Mode == config.ModeClosedLoop})
 	return a.withFleet(h)
 }
 

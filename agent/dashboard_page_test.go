@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/agent/web"
 	"github.com/ecntune/ecntune/env"
 )
 
@@ -173,5 +174,49 @@ func TestDashboardScriptHighlightsWhatTheGuardLetsThrough(t *testing.T) {
 	if !strings.HasPrefix(rows[0], "change|leaf0 Ethernet0 q3|") || strings.HasPrefix(rows[1], "change|") ||
 		!strings.Contains(rows[1], "|kmin 200KB kmax 800KB pmax 20%|90%|min-hold|") {
 		t.Errorf("rows %q: want the change let through highlighted, the held one not, with its setting and rule", rows)
+	}
+}
+
+// TestDashboardShowsPendingApprovals: in approve mode the overview says
+// so and carries what waits for approval (plan IDs, who approved), as
+// GET /pending does, and the page lists it (the overview said "0 changed
+// in the last interval" and nothing of the 2 changes waiting).
+func TestDashboardShowsPendingApprovals(t *testing.T) {
+	r := newRig(t, config.ModeClosedLoop, false, "", nil)
+	r.a.cfg.Approve = true
+	h := r.a.Handler()
+	r.interval(t)
+	r.interval(t)
+	pend := r.a.Pending()
+	if len(pend) != 2 {
+		t.Fatalf("%d pending, want both queues' tunes", len(pend))
+	}
+	if _, err := r.a.Approve([]env.QueueKey{pend[0].Key}, false, "carol", []string{pend[0].Plan}); err != nil {
+		t.Fatal(err)
+	}
+	body := get(t, h, "/api/overview").Body.String()
+	var ov web.Overview
+	if err := json.Unmarshal([]byte(body), &ov); err != nil {
+		t.Fatal(err)
+	}
+	if !ov.Approve || ov.PendingN != 2 || len(ov.Pending) != 2 || ov.Pending[0].Plan != pend[0].Plan ||
+		!ov.Pending[0].Approved || ov.Pending[0].ApprovedBy != "carol" || ov.Pending[1].Approved {
+		t.Fatalf("overview approve %v, %d pending: %+v; want both, the first approved by carol", ov.Approve, ov.PendingN, ov.Pending)
+	}
+	out := runAppScript(t, `els["initial"] = { textContent: `+strconvQuote(body)+` };`, `
+console.log(JSON.stringify({ hidden: els["approvals"].hidden, mode: els["mode"].textContent, n: String(els["pending-n"].textContent),
+  rows: els["pending"].tBodies[0].children.map((tr) => tr.children.map((td) => String(td.textContent)).join("|")) }));
+`)
+	var got struct {
+		Hidden  bool
+		Mode, N string
+		Rows    []string
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got.Hidden || !strings.Contains(got.Mode, "approve mode: 2 waiting for approval") || got.N != "2" || len(got.Rows) != 2 ||
+		!strings.Contains(got.Rows[0], "|"+pend[0].Plan+"|") || !strings.Contains(got.Rows[0], "|by carol at ") || !strings.Contains(got.Rows[1], "|no|") {
+		t.Errorf("page: %+v", got)
 	}
 }

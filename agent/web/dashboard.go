@@ -97,6 +97,13 @@ type Overview struct {
 	Fallbacks             int     `json:"fallbacks_in_window"`
 	// Pause is the closed loop's pause, as journaled.
 	Pause journal.Pause `json:"pause"`
+	// Approve: the closed loop runs in approve mode, its tunes and
+	// fallbacks wait for an operator; Pending are those waiting (as
+	// GET /pending: plan IDs, and who approved those approved), in key
+	// order, at most 50 of PendingN.
+	Approve  bool           `json:"approve"`
+	Pending  []core.Pending `json:"pending"`
+	PendingN int            `json:"pending_n"`
 }
 
 // countWindow fills ov's counts over the audit window's entries (recent)
@@ -140,6 +147,13 @@ func (a *server) overview() (Overview, error) {
 	ov.Changes, ov.ChangesBefore = page.Changes, page.NextBefore
 	if ov.Pause, err = a.o.Source.PauseState(); err != nil {
 		return ov, err
+	}
+	ov.Approve, ov.Pending = a.o.Approve, []core.Pending{}
+	if a.o.Approve {
+		ov.Pending = a.o.Source.Pending()
+		if ov.PendingN = len(ov.Pending); ov.PendingN > 50 {
+			ov.Pending = ov.Pending[:50]
+		}
 	}
 	slices.Reverse(ov.Changes)
 	if ov.Changes == nil {

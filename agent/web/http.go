@@ -63,6 +63,9 @@ type Options struct {
 	Mode     string
 	Policy   string
 	Interval time.Duration
+	// Approve: closed loop in approve mode (config approve: true), its
+	// tunes wait for an operator (Source.Pending).
+	Approve bool
 }
 
 // TargetInfo is what the agent knows about one target's capabilities: the

@@ -108,7 +108,8 @@ function render(ov) {
   intervals = ov.intervals_ns || [];
   queuesHeard = ov.queues;
   refreshMs = Math.max(1000, Math.min(10000, ov.interval_s * 1000));
-  $("mode").textContent = ov.pause && ov.pause.paused ? `${ov.mode}, paused by ${ov.pause.by}: ${ov.pause.reason || "no reason given"}` : ov.mode;
+  const mode = ov.approve ? `${ov.mode}, approve mode: ${ov.pending_n} waiting for approval` : ov.mode;
+  $("mode").textContent = ov.pause && ov.pause.paused ? `${mode}, paused by ${ov.pause.by}: ${ov.pause.reason || "no reason given"}` : mode;
   $("mode").className = ov.pause && ov.pause.paused ? "pill bad" : "pill";
   $("policy").textContent = `policy ${ov.policy}, every ${ov.interval_s} s`;
   const h = $("health");
@@ -120,7 +121,8 @@ function render(ov) {
   $("n-targets").textContent = ov.targets.length;
   $("n-queues").textContent = ov.queues;
   $("n-change").textContent = ov.would_change;
-  $("change-label").textContent = ov.mode === "shadow" ? "would change this interval (as the guard allows)" : "changed in the last interval";
+  $("change-label").textContent = ov.mode === "shadow" ? "would change this interval (as the guard allows)" :
+    ov.approve ? `changed in the last interval (approved, or safety changes); ${ov.pending_n} wait for approval` : "changed in the last interval";
   // the guard aside, as /metrics' target_recommended_changes counts
   $("n-differ").textContent = `${ov.differing} of ${ov.queues} recommend another setting than the switch's`;
   $("n-audit").textContent = ov.changes_in_window;
@@ -192,6 +194,22 @@ function render(ov) {
     pickRow(tr, r.key);
     return tr;
   });
+  $("approvals").hidden = !ov.approve;
+  if (ov.approve) {
+    $("pending-n").textContent = ov.pending_n;
+    $("pending-more").textContent = ov.pending_n > ov.pending.length ? `The first ${ov.pending.length} of ${ov.pending_n} are listed (GET /pending lists all).` : "";
+    fill("pending", ov.pending, (p) => {
+      const tr = document.createElement("tr");
+      cell(tr, keyText(p.key));
+      cell(tr, `${setting(p.old)} → ${setting(p.new)}`);
+      cell(tr, p.plan);
+      cell(tr, fmtTime(p.since_ns));
+      cell(tr, p.approved ? `by ${p.approved_by} at ${fmtTime(p.approved_at_ns)}` : "no");
+      cell(tr, p.reason, "reason");
+      pickRow(tr, p.key);
+      return tr;
+    });
+  }
   newestAudit = ov;
   if (auditBefore === 0) { auditNext = ov.changes_before || 0; drawAudit(ov.changes); }
   const sel = $("queue");
