@@ -8,9 +8,11 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
@@ -321,4 +323,29 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// Right after a restart, before the first interval, the audit window is
+// empty: the changes of the previous run are not counted (the whole log
+// was, then 0 at the first interval).
+func TestOverviewWindowEmptyBeforeFirstInterval(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "agent.db")
+	r := newRig(t, config.ModeClosedLoop, false, db, nil)
+	for range 3 {
+		r.interval(t)
+	}
+	if es, err := r.j.Entries("", 0); err != nil || len(es) == 0 {
+		t.Fatalf("no change in the first run: %v", err)
+	}
+	r.j.Close()
+	s := newRig(t, config.ModeClosedLoop, false, db, r.sw)
+	s.clk.t, s.tns = r.clk.t.Add(time.Hour), r.tns
+	var ov web.Overview
+	if err := json.Unmarshal(get(t, s.a.Handler(), "/api/overview").Body.Bytes(), &ov); err != nil {
+		t.Fatal(err)
+	}
+	if len(ov.Intervals) != 0 || ov.ChangesInWindow != 0 || len(ov.Changes) == 0 {
+		t.Errorf("before the first interval: %d intervals, %d changes in the window, %d in the log page; want 0 in the window, the log still listed",
+			len(ov.Intervals), ov.ChangesInWindow, len(ov.Changes))
+	}
 }

@@ -136,10 +136,6 @@ func (a *server) overview() (Overview, error) {
 	if ov.Problems == nil {
 		ov.Problems = []string{}
 	}
-	var oldest int64
-	if len(ov.Intervals) > 0 {
-		oldest = ov.Intervals[0]
-	}
 	page, err := a.o.Journal.ChangesPage(journal.ChangesQuery{Limit: 25})
 	if err != nil {
 		return ov, err
@@ -183,9 +179,13 @@ func (a *server) overview() (Overview, error) {
 	ov.Queues = len(recs)
 	// Counted in the audit log itself, not in the page shown: one read of
 	// the window for the counts and the flaps.
-	recent, err := a.o.Journal.Recent(oldest)
-	if err != nil {
-		return ov, err
+	// The window is the kept intervals: none yet (just started, or the
+	// history off), an empty window, not the whole log (Recent(0)).
+	var recent []core.AuditEntry
+	if len(ov.Intervals) > 0 {
+		if recent, err = a.o.Journal.Recent(ov.Intervals[0]); err != nil {
+			return ov, err
+		}
 	}
 	changes := a.countWindow(&ov, recent)
 	limit := config.HealthStaleIntervals * a.o.Interval
