@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"image/png"
@@ -347,5 +348,32 @@ func TestOverviewWindowEmptyBeforeFirstInterval(t *testing.T) {
 	if len(ov.Intervals) != 0 || ov.ChangesInWindow != 0 || len(ov.Changes) == 0 {
 		t.Errorf("before the first interval: %d intervals, %d changes in the window, %d in the log page; want 0 in the window, the log still listed",
 			len(ov.Intervals), ov.ChangesInWindow, len(ov.Changes))
+	}
+}
+
+// A switch gone silent keeps its changes in the window and its queues in
+// the rate's divisor: 3 intervals of changes then 5 silent ticks read a
+// rate over the 2 queues heard in the window (it divided by the queues
+// still heard, none, and read 0.00 with 2 changes in the window).
+func TestOverviewRateCountsSilentSwitchesQueues(t *testing.T) {
+	r := newRig(t, config.ModeClosedLoop, false, "", nil)
+	h := r.a.Handler()
+	for range 3 {
+		r.interval(t)
+	}
+	for range 5 { // the switch goes silent
+		r.clk.Add(time.Second)
+		if err := r.a.Tick(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ov web.Overview
+	if err := json.Unmarshal(get(t, h, "/api/overview").Body.Bytes(), &ov); err != nil {
+		t.Fatal(err)
+	}
+	want := float64(ov.ChangesInWindow) / 2 * 100 / float64(len(ov.Intervals))
+	if ov.ChangesInWindow == 0 || ov.Queues != 0 || ov.WindowQueues != 2 || math.Abs(ov.ChangesPerQueuePer100-want) > 1e-9 {
+		t.Errorf("silent switch: %d changes in the window, %d queues decided, %d heard in the window, rate %.2f; want %.2f over the 2 queues",
+			ov.ChangesInWindow, ov.Queues, ov.WindowQueues, ov.ChangesPerQueuePer100, want)
 	}
 }

@@ -88,10 +88,12 @@ type Overview struct {
 	// Flaps counts the changes in the window that set a queue back to a
 	// setting it left within core.FlapIntervals intervals.
 	Flaps int `json:"flaps_in_window"`
-	// ChangesPerQueuePer100 is ChangesInWindow per queue per 100 of the
-	// kept intervals; Rollbacks, Repairs and Fallbacks count those kinds
+	// ChangesPerQueuePer100 is ChangesInWindow per queue heard in the
+	// window (WindowQueues: those of a switch gone silent too, whose
+	// changes stay counted) per 100 of the kept intervals; Rollbacks, Repairs and Fallbacks count those kinds
 	// among the window's applied changes.
 	ChangesPerQueuePer100 float64 `json:"changes_per_queue_per_100_intervals"`
+	WindowQueues          int     `json:"window_queues"`
 	Rollbacks             int     `json:"rollbacks_in_window"`
 	Repairs               int     `json:"repairs_in_window"`
 	Fallbacks             int     `json:"fallbacks_in_window"`
@@ -121,8 +123,11 @@ func (a *server) countWindow(ov *Overview, recent []core.AuditEntry) map[string]
 	for _, n := range core.Flaps(recent, int64(core.FlapIntervals*a.o.Interval)) {
 		ov.Flaps += n
 	}
-	if n := len(ov.Intervals); n > 0 && ov.Queues > 0 {
-		ov.ChangesPerQueuePer100 = float64(ov.ChangesInWindow) / float64(ov.Queues) * 100 / float64(n)
+	// per queue heard in the window, as the changes are counted over it:
+	// a switch gone silent keeps its changes there and its queues too
+	ov.WindowQueues = max(a.o.History.queueCount(), ov.Queues)
+	if n := len(ov.Intervals); n > 0 && ov.WindowQueues > 0 {
+		ov.ChangesPerQueuePer100 = float64(ov.ChangesInWindow) / float64(ov.WindowQueues) * 100 / float64(n)
 	}
 	return changes
 }

@@ -395,6 +395,17 @@ func (h *History) timeline(m Metric, top int) (Grid, bool) {
 }
 
 // intervals returns the kept interval times, oldest first.
+// queueCount is how many queues were heard in the kept intervals (a queue
+// not heard for a whole window is forgotten).
+func (h *History) queueCount() int {
+	if h == nil {
+		return 0
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return len(h.queues)
+}
+
 func (h *History) intervals() []int64 {
 	if h == nil {
 		return nil

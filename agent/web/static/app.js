@@ -130,6 +130,7 @@ function render(ov) {
   $("n-flaps").className = ov.flaps_in_window > 0 ? "big bad" : "big";
   $("n-rate").textContent = ov.changes_per_queue_per_100_intervals.toFixed(2);
   $("n-rate").className = ov.changes_per_queue_per_100_intervals > 2 ? "big bad" : "big";
+  $("rate-label").textContent = `changes per queue per 100 intervals (window: ${ov.window_queues} queues heard in it)`;
   $("n-kinds").textContent = ov.rollbacks_in_window + " · " + ov.repairs_in_window + " · " + ov.fallbacks_in_window;
 
   const slider = $("ago");
