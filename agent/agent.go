@@ -66,6 +66,14 @@ type Options struct {
 	Logger      *slog.Logger
 	Clock       func() time.Time
 	DryRun      bool
+	// Restarted are targets whose switches restarted at their startup
+	// settings since the agent db was written (the caller knows: the demo
+	// starts a fresh simulator beside a kept db): what the guard remembers
+	// expecting on their queues, their last known good setting and a
+	// change on probation are gone with the restart, as when telemetry
+	// shows a restart (counters back to 0); the setting they report is the
+	// new baseline, not another writer's change. Hold times stay.
+	Restarted []string
 	// SetTimeout bounds one Set plus its read-back (default: 5 s).
 	SetTimeout time.Duration
 	// Gate, when set, limits writes to the switches it allows and fences
@@ -192,6 +200,10 @@ func New(o Options) (*Agent, error) {
 		}
 		for _, r := range o.Journal.GuardMemoryRepairs() {
 			o.Logger.Warn("agent db: "+r, "db", o.Journal.Path())
+		}
+		if n := restartedMemory(mems, o.Restarted); n > 0 {
+			o.Logger.Info("switches restarted at their startup settings: the guard takes what they report as the baseline, not as another writer's",
+				"targets", o.Restarted, "queues", n)
 		}
 	}
 	gc := o.Config.Guardrails
@@ -781,6 +793,21 @@ func (a *Agent) Heard() map[string]bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return maps.Clone(a.heard)
+}
+
+// restartedMemory forgets, in mems, what the guard expected on the queues
+// of the restarted targets (Options.Restarted), and returns how many
+// queues it touched.
+func restartedMemory(mems []core.QueueMemory, restarted []string) int {
+	n := 0
+	for i := range mems {
+		if !slices.Contains(restarted, mems[i].Key.Target) {
+			continue
+		}
+		mems[i].Expect, mems[i].LastGood, mems[i].Probation = nil, env.Setting{}, nil
+		n++
+	}
+	return n
 }
 
 // TargetNames are the configured targets with a switch, sorted.

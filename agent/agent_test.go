@@ -225,6 +225,12 @@ func newRig(t *testing.T, mode config.Mode, dry bool, db string, sw *fakeSwitch)
 // newRigWith is newRig with the configuration changed by edit first.
 func newRigWith(t *testing.T, mode config.Mode, dry bool, db string, sw *fakeSwitch, edit func(*config.Config)) *rig {
 	t.Helper()
+	return newRigOpts(t, mode, dry, db, sw, edit, nil)
+}
+
+// newRigOpts is newRigWith with the agent's Options changed by opts too.
+func newRigOpts(t *testing.T, mode config.Mode, dry bool, db string, sw *fakeSwitch, edit func(*config.Config), opts func(*Options)) *rig {
+	t.Helper()
 	if db == "" {
 		db = filepath.Join(t.TempDir(), "agent.db")
 	}
@@ -243,9 +249,13 @@ func newRigWith(t *testing.T, mode config.Mode, dry bool, db string, sw *fakeSwi
 	if edit != nil {
 		edit(cfg)
 	}
-	r.a, err = New(Options{Config: cfg, Policy: r.pol, Model: "fixed@1", Observer: r.obs, Journal: j,
+	o := Options{Config: cfg, Policy: r.pol, Model: "fixed@1", Observer: r.obs, Journal: j,
 		Switches: []Switch{sw}, Clock: r.clk.Now, DryRun: dry,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if opts != nil {
+		opts(&o)
+	}
+	r.a, err = New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

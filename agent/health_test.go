@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -131,5 +132,37 @@ func TestOverviewCountsFreshRecommendationsOnly(t *testing.T) {
 	}
 	if err := json.Unmarshal(get(t, r.a.Handler(), "/api/overview").Body.Bytes(), &ov); err != nil || ov.Queues != 0 || ov.WouldChange != 0 {
 		t.Fatalf("overview with every switch silent: %d queues, %d would change, %v", ov.Queues, ov.WouldChange, err)
+	}
+}
+
+// A loop that yields to another writer on most queues is up but tunes
+// almost nothing: /healthz says ok with a note naming it, and the
+// dashboard's overview carries the note (it said "ok" alone while every
+// queue yielded for a minute).
+func TestHealthNotesYieldOnMostQueues(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "agent.db")
+	r := newRig(t, config.ModeClosedLoop, false, db, nil)
+	r.interval(t)
+	r.j.Close()
+	r2 := newRig(t, config.ModeClosedLoop, false, db, newFakeSwitch("leaf0", kA, kB)) // runs other settings than the agent set
+	r2.clk.t, r2.tns = r.clk.Now().Add(time.Hour), r.tns
+	h := r2.a.Handler()
+	r2.interval(t)
+	if w := get(t, h, "/healthz"); w.Code != 200 || strings.Contains(w.Body.String(), "another writer") {
+		t.Fatalf("/healthz before any yield: %d %s", w.Code, w.Body)
+	}
+	for range 3 {
+		r2.interval(t)
+	}
+	w := get(t, h, "/healthz")
+	if w.Code != 200 || !strings.HasPrefix(w.Body.String(), "ok\n") || !strings.Contains(w.Body.String(), "the loop yields to another writer on 2 of 2 queues") {
+		t.Errorf("/healthz with every queue yielding: %d %s", w.Code, w.Body)
+	}
+	var ov web.Overview
+	if err := json.Unmarshal(get(t, h, "/api/overview").Body.Bytes(), &ov); err != nil {
+		t.Fatal(err)
+	}
+	if !ov.Healthy || len(ov.Notes) != 1 || !strings.Contains(ov.Notes[0], "yields to another writer on 2 of 2 queues") {
+		t.Errorf("overview healthy %v, notes %q", ov.Healthy, ov.Notes)
 	}
 }

@@ -48,6 +48,8 @@ type Deps struct {
 	// DryRun runs the closed loop without Sets: the guardrails run and the
 	// audit log says what would be set.
 	DryRun bool
+	// Restarted: Options.Restarted.
+	Restarted []string
 	// SetTimeout bounds one Set plus its read-back (default 5 s).
 	SetTimeout time.Duration
 	// LockTimeout bounds the wait for the database's file lock (default
@@ -223,7 +225,8 @@ func Open(ctx context.Context, cfg *config.Config, d Deps) (a *Agent, err error)
 		return nil, err
 	}
 	a, err = New(Options{Config: cfg, Policy: pol, Model: pol.Name(), Observer: d.Observer, Journal: j, Switches: sws,
-		Instruments: d.Instruments, Logger: d.Logger, Clock: d.Clock, DryRun: d.DryRun, SetTimeout: d.SetTimeout, Gate: gate})
+		Instruments: d.Instruments, Logger: d.Logger, Clock: d.Clock, DryRun: d.DryRun, SetTimeout: d.SetTimeout, Gate: gate,
+		Restarted: d.Restarted})
 	if err != nil {
 		return nil, err
 	}

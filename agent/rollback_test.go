@@ -450,3 +450,37 @@ func TestStartNamesTargetsLeftBehind(t *testing.T) {
 		t.Fatalf("start log:\n%s", log.String())
 	}
 }
+
+// A switch restarted at its startup settings beside a kept agent db (the
+// demo's fresh simulator, Options.Restarted) runs its defaults as the new
+// baseline: no external-writer alarm, no yield, and the loop tunes it
+// again (every queue read as another writer's, yielding for a minute).
+func TestRestartedSwitchIsNotAnotherWriter(t *testing.T) {
+	for _, restarted := range []bool{false, true} {
+		db := filepath.Join(t.TempDir(), "agent.db")
+		r := newRig(t, config.ModeClosedLoop, false, db, nil)
+		r.interval(t)
+		if r.sw.get(kA) != target {
+			t.Fatalf("the loop did not set kA: %+v", r.sw.get(kA))
+		}
+		r.j.Close()
+		fresh := newFakeSwitch("leaf0", kA, kB) // at its defaults
+		opts := func(o *Options) {
+			if restarted {
+				o.Restarted = []string{"leaf0"}
+			}
+		}
+		r2 := newRigOpts(t, config.ModeClosedLoop, false, db, fresh, nil, opts)
+		r2.clk.t, r2.tns = r.clk.Now().Add(time.Hour), r.tns
+		for range 4 {
+			r2.interval(t)
+		}
+		n := testutilCounter(t, r2.a, "ecntune_agent_alarms_total", core.RuleExternal)
+		if restarted && (n != 0 || fresh.get(kA) != target) {
+			t.Errorf("restarted switch: %v external-writer alarms, kA runs %+v (want %+v tuned again)", n, fresh.get(kA), target)
+		}
+		if !restarted && n == 0 {
+			t.Errorf("a switch not said restarted, running another setting than the agent set: no external-writer alarm")
+		}
+	}
+}

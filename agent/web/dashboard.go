@@ -97,6 +97,9 @@ type Overview struct {
 	Rollbacks             int     `json:"rollbacks_in_window"`
 	Repairs               int     `json:"repairs_in_window"`
 	Fallbacks             int     `json:"fallbacks_in_window"`
+	// Notes are what /healthz notes beside ok that the page's health says
+	// too: the loop yielding to another writer on most queues.
+	Notes []string `json:"notes"`
 	// Pause is the closed loop's pause, as journaled.
 	Pause journal.Pause `json:"pause"`
 	// Approve: the closed loop runs in approve mode, its tunes and
@@ -140,6 +143,10 @@ func (a *server) overview() (Overview, error) {
 		NowNs: now.UnixNano(), Intervals: a.o.History.intervals(), Healthy: len(problems) == 0, Problems: problems}
 	if ov.Problems == nil {
 		ov.Problems = []string{}
+	}
+	ov.Notes = []string{}
+	if n := a.yieldNote(); n != "" {
+		ov.Notes = append(ov.Notes, n)
 	}
 	page, err := a.o.Journal.ChangesPage(journal.ChangesQuery{Limit: 25})
 	if err != nil {

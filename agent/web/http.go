@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/agent/metrics"
@@ -295,6 +296,9 @@ func (a *server) healthz(w http.ResponseWriter, _ *http.Request) {
 			notes = append(notes, fmt.Sprintf("%s: subscriptions refused by the switch: %s", ti.Target, strings.Join(ti.Refused, ", ")))
 		}
 	}
+	if n := a.yieldNote(); n != "" {
+		notes = append(notes, n)
+	}
 	if len(problems) > 0 {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		fmt.Fprintf(w, "unhealthy\n%s\n", strings.Join(append(problems, notes...), "\n"))
@@ -304,6 +308,28 @@ func (a *server) healthz(w http.ResponseWriter, _ *http.Request) {
 	for _, n := range notes {
 		fmt.Fprintln(w, n)
 	}
+}
+
+// yieldNote says when the loop yields to another writer (the guard's
+// external-writer rule) on most of the queues of fresh telemetry: the
+// agent is up but tunes almost nothing, which "ok" alone hid; "" when not.
+func (a *server) yieldNote() string {
+	fresh := a.o.Clock().Add(-config.HealthStaleIntervals * a.o.Interval).UnixNano()
+	n, yield := 0, 0
+	for _, r := range a.o.Source.Recommendations("") {
+		if r.TimeNs < fresh {
+			continue
+		}
+		n++
+		if r.Guard == core.RuleExternal {
+			yield++
+		}
+	}
+	if n == 0 || 2*yield <= n {
+		return ""
+	}
+	return fmt.Sprintf("the loop yields to another writer on %d of %d queues (external-writer: the switches run other settings than the agent set): "+
+		"nothing is tuned there until the hold ends; if the switches were restarted or rewritten on purpose, their settings are the new baseline once it does", yield, n)
 }
 
 // StoredRecommendations answers GET /recommendations?since=D[&limit=N]

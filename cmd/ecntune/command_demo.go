@@ -47,7 +47,9 @@ The scenario defaults to scenarios/websearch-50.yaml when run from the repositor
 embedded web-search training scenario. --timescale is wall seconds per simulated second: at the
 default 1000, one second on the dashboard is one simulated millisecond. --once runs the scenario's
 traffic once: after its duration the fabric is idle and /healthz says so. The agent's database is
-a temporary file removed at exit unless --db names one.
+a temporary file removed at exit unless --db names one. The simulated switches start at their
+defaults on every start: with a kept --db the agent is told they restarted, and takes their
+defaults as the baseline (its hold times stay), not as another writer's changes.
 
 --fleet N (2 or more) runs N agents in closed loop as a fleet instead: an embedded one-member etcd
 on loopback, and agents a, b, c... of the fleet "demo" on it, each with its own db and its own

@@ -113,10 +113,11 @@ function render(ov) {
   $("mode").className = ov.pause && ov.pause.paused ? "pill bad" : "pill";
   $("policy").textContent = `policy ${ov.policy}, every ${ov.interval_s} s`;
   const h = $("health");
-  h.textContent = ov.healthy ? "healthy" : "unhealthy";
-  h.className = "pill " + (ov.healthy ? "ok" : "bad");
-  $("problems").hidden = ov.healthy;
-  $("problems").textContent = ov.problems.join("\n");
+  const notes = ov.notes || [];
+  h.textContent = (ov.healthy ? "healthy" : "unhealthy") + (notes.length ? `, ${notes.length === 1 ? "a note" : notes.length + " notes"}` : "");
+  h.className = "pill " + (ov.healthy ? (notes.length ? "warn" : "ok") : "bad");
+  $("problems").hidden = ov.healthy && !notes.length;
+  $("problems").textContent = ov.problems.concat(notes).join("\n");
   $("updated").textContent = "updated " + fmtTime(ov.now_ns);
   $("n-targets").textContent = ov.targets.length;
   $("n-queues").textContent = ov.queues;

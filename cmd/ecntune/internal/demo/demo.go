@@ -253,7 +253,16 @@ func (d *Demo) open(ctx context.Context, m *member, yml string) (err error) {
 	if m.id != "" {
 		log = log.With("agent", m.id)
 	}
-	if m.agent, err = agent.Open(ctx, m.cfg, agent.Deps{Resolver: d.cfg.Resolver, Logger: log}); err != nil {
+	// The simulated switches start afresh at their defaults on every
+	// start: a kept --db remembers the settings the agent gave the last
+	// ones, which they no longer run. Told so, the agent takes their
+	// defaults as the baseline, as it does a switch seen restarting (not
+	// as another writer's: every queue yielded for a minute).
+	var restarted []string
+	for _, t := range m.cfg.Targets {
+		restarted = append(restarted, t.Name)
+	}
+	if m.agent, err = agent.Open(ctx, m.cfg, agent.Deps{Resolver: d.cfg.Resolver, Logger: log, Restarted: restarted}); err != nil {
 		return err
 	}
 	m.agent.AddHealthCheck(func() []string {
