@@ -186,6 +186,10 @@ func writeAuditReport(j ReportSource, dir string, o ReportOptions, none error) (
 
 // loadHistory replays the newest o.Intervals stored intervals (of
 // o.Target, or all) into a History, and says what it covers.
+// utcTime writes Unix ns as RFC 3339 in UTC, as the audit log's times
+// are written everywhere else.
+func utcTime(ns int64) string { return time.Unix(0, ns).UTC().Format(time.RFC3339) }
+
 func loadHistory(j ReportSource, o ReportOptions) (*History, ReportFiles, error) {
 	var rf ReportFiles
 	times, err := j.RecommendationTimes(o.SinceNs)
@@ -200,7 +204,7 @@ func loadHistory(j ReportSource, o ReportOptions) (*History, ReportFiles, error)
 		// stored, but all before --since: say when, not that nothing is
 		if all, err := j.RecommendationTimes(0); err == nil && len(all) > 0 {
 			return nil, rf, fmt.Errorf("agent db %s: %w since %s: its %d stored intervals run from %s to %s (an earlier --since shows them)", j.Path(), ErrNothingStored,
-				time.Unix(0, o.SinceNs).Format(time.RFC3339), len(all), time.Unix(0, all[0]).Format(time.RFC3339), time.Unix(0, all[len(all)-1]).Format(time.RFC3339))
+				utcTime(o.SinceNs), len(all), utcTime(all[0]), utcTime(all[len(all)-1]))
 		}
 	}
 	if len(times) == 0 {

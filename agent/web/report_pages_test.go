@@ -1,7 +1,9 @@
 package web
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/agent/journal"
@@ -46,5 +48,34 @@ func TestReportCountsEveryPageOfTheAuditLog(t *testing.T) {
 	rf, err := WriteReport(src, t.TempDir(), ReportOptions{})
 	if err != nil || rf.Changes != 2500 || rf.Queues != 7 {
 		t.Fatalf("report of 2,500 audited changes on 7 queues: %+v, %v", rf, err)
+	}
+}
+
+// timedSource has stored intervals at times and no audit log.
+type timedSource struct {
+	pagedSource
+	times []int64
+}
+
+func (s *timedSource) RecommendationTimes(since int64) ([]int64, error) {
+	var out []int64
+	for _, t := range s.times {
+		if t >= since {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// A --since after every stored interval is said with the times in UTC, as
+// everywhere else (it wrote them in the host's local time: +01:00 here).
+func TestReportSinceErrorInUTC(t *testing.T) {
+	defer func(l *time.Location) { time.Local = l }(time.Local)
+	time.Local = time.FixedZone("CET", 3600)
+	src := &timedSource{times: []int64{1_795_960_861e9, 1_795_960_862e9}}
+	_, err := WriteReport(src, t.TempDir(), ReportOptions{SinceNs: 1_795_960_900e9})
+	want := "since 2026-11-29T14:01:40Z: its 2 stored intervals run from 2026-11-29T14:01:01Z to 2026-11-29T14:01:02Z"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("report after every stored interval: %v; want %q", err, want)
 	}
 }
