@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
@@ -218,5 +219,51 @@ console.log(JSON.stringify({ hidden: els["approvals"].hidden, mode: els["mode"].
 	if got.Hidden || !strings.Contains(got.Mode, "approve mode: 2 waiting for approval") || got.N != "2" || len(got.Rows) != 2 ||
 		!strings.Contains(got.Rows[0], "|"+pend[0].Plan+"|") || !strings.Contains(got.Rows[0], "|by carol at ") || !strings.Contains(got.Rows[1], "|no|") {
 		t.Errorf("page: %+v", got)
+	}
+}
+
+// TestDashboardScriptSliderHoldsItsInterval: with live off, the interval
+// picked on the slider stays on screen (the picture asked for by its
+// time, at=) as newer intervals come, and once it has left the kept
+// history the page says so (the slider counted back from the newest, so
+// the picture and its label moved on at every refresh).
+func TestDashboardScriptSliderHoldsItsInterval(t *testing.T) {
+	const s0 = int64(1795960861000000000)
+	ov := func(from, to int) string {
+		var iv []string
+		for i := from; i <= to; i++ {
+			iv = append(iv, fmt.Sprint(s0+int64(i)*1e9))
+		}
+		return `{"mode":"shadow","policy":"builtin","interval_s":1,"now_ns":` + iv[len(iv)-1] + `,"intervals_ns":[` + strings.Join(iv, ",") + `],
+"healthy":true,"problems":[],"targets":[],"hot":[],"recommendations":[],"queues":2,"would_change":0,"changes":[],
+"changes_in_window":0,"flaps_in_window":0,"changes_per_queue_per_100_intervals":0,"rollbacks_in_window":0,"repairs_in_window":0,"fallbacks_in_window":0,"pause":{}}`
+	}
+	out := runAppScript(t, `els["live"] = Object.assign(el("live"), { checked: true }); els["view"] = Object.assign(el("view"), { value: "fabric" });`, `
+const E = (id) => document.getElementById(id);
+const seen = () => ({ label: E("ago-label").textContent, src: String(E("heatmap").src), ago: String(E("ago").value), msg: E("heatmap-msg").textContent });
+const got = [];
+render(JSON.parse(`+strconvQuote(ov(1, 5))+`));
+els["ago"].value = 2; agoPicked(); got.push(seen());
+render(JSON.parse(`+strconvQuote(ov(2, 6))+`)); got.push(seen());
+render(JSON.parse(`+strconvQuote(ov(4, 8))+`)); got.push(seen());
+els["live"].checked = true; render(JSON.parse(`+strconvQuote(ov(4, 8))+`)); got.push(seen());
+console.log(JSON.stringify(got));
+`)
+	var got []struct{ Label, Src, Ago, Msg string }
+	if err := json.Unmarshal(out, &got); err != nil || len(got) != 4 {
+		t.Fatalf("%v: %s", err, out)
+	}
+	at := fmt.Sprintf("at=%d", s0+3e9)
+	if !strings.HasPrefix(got[0].Label, "2026-11-29 14:01:04.000 UTC") || !strings.Contains(got[0].Src, at) {
+		t.Errorf("picked: %+v; want the interval at 14:01:04 (%s)", got[0], at)
+	}
+	if got[1].Label[:27] != got[0].Label[:27] || !strings.Contains(got[1].Src, at) || got[1].Ago != "3" {
+		t.Errorf("a newer interval came: %+v; want the one picked, %+v, 3 back", got[1], got[0])
+	}
+	if !strings.Contains(got[2].Label, "no longer kept") || !strings.Contains(got[2].Msg, "has left the kept history") {
+		t.Errorf("the interval picked left the history: %+v", got[2])
+	}
+	if got[3].Label != "newest" || !strings.Contains(got[3].Src, "ago=0") {
+		t.Errorf("live again: %+v", got[3])
 	}
 }

@@ -377,3 +377,26 @@ func TestOverviewRateCountsSilentSwitchesQueues(t *testing.T) {
 			ov.ChangesInWindow, ov.Queues, ov.WindowQueues, ov.ChangesPerQueuePer100, want)
 	}
 }
+
+// The fabric heatmap is drawn at a kept interval named by its time (at=),
+// as the page pins the one picked; one no longer kept is a 404 saying so.
+func TestHeatmapAtAnInterval(t *testing.T) {
+	r := newRig(t, config.ModeClosedLoop, false, "", nil)
+	h := r.a.Handler()
+	r.obs.metrics[kA] = env.Metrics{IntervalNs: sec, Util: 0.9, MarkFrac: 0.25, MaxDelayNs: 8_000, AvgDelayNs: 4_000}
+	for range 3 {
+		r.interval(t)
+	}
+	var ov web.Overview
+	if err := json.Unmarshal(get(t, h, "/api/overview").Body.Bytes(), &ov); err != nil || len(ov.Intervals) != 3 {
+		t.Fatalf("%d intervals, %v", len(ov.Intervals), err)
+	}
+	// as the page's script names it: a double, some ns off
+	at, ago := get(t, h, fmt.Sprintf("/dashboard/heatmap.png?at=%.0f", float64(ov.Intervals[1]+123))), get(t, h, "/dashboard/heatmap.png?ago=1")
+	if at.Code != 200 || at.Header().Get("Content-Type") != "image/png" || !slices.Equal(at.Body.Bytes(), ago.Body.Bytes()) {
+		t.Errorf("at the middle interval: %d, %d bytes; want the picture of ago=1 (%d bytes)", at.Code, at.Body.Len(), ago.Body.Len())
+	}
+	if w := get(t, h, fmt.Sprintf("/dashboard/heatmap.png?at=%d", ov.Intervals[0]-sec/2)); w.Code != 404 || !strings.Contains(w.Body.String(), "left the kept history") {
+		t.Errorf("at a time not kept: %d %s", w.Code, w.Body)
+	}
+}

@@ -429,7 +429,7 @@ func metricParam(r *http.Request) (Metric, error) {
 }
 
 // heatmapPNG draws ?view=fabric (switch × port at the interval ?ago=N
-// intervals before the newest) or ?view=time (the ?top=N busiest queues
+// intervals before the newest, or at the kept interval of time ?at=NS) or ?view=time (the ?top=N busiest queues
 // × the kept intervals).
 func (a *server) heatmapPNG(r *http.Request) ([]byte, error) {
 	if a.o.History == nil {
@@ -451,7 +451,18 @@ func (a *server) heatmapPNG(r *http.Request) ([]byte, error) {
 				return nil, &httpError{http.StatusBadRequest, "ago: want intervals back from the newest (0, 1, ...)"}
 			}
 		}
-		g, ok = a.o.History.fabric(m, ago)
+		if s := v.Get("at"); s != "" {
+			at, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				return nil, &httpError{http.StatusBadRequest, "at: want the interval's time, Unix ns, as intervals_ns lists them"}
+			}
+			if g, ok = a.o.History.fabricAt(m, at); !ok {
+				return nil, &httpError{http.StatusNotFound, fmt.Sprintf("no kept interval at %s (it has left the kept history of %d intervals, or never was one)",
+					time.Unix(0, at).UTC().Format("2006-01-02 15:04:05.000 UTC"), a.histLen())}
+			}
+		} else {
+			g, ok = a.o.History.fabric(m, ago)
+		}
 		if ok {
 			title += " at " + time.Unix(0, g.TimeNs).UTC().Format("2006-01-02 15:04:05.000") + " UTC"
 		}

@@ -308,6 +308,30 @@ type Grid struct {
 func (h *History) fabric(m Metric, ago int) (Grid, bool) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
+	return h.fabricLocked(m, ago)
+}
+
+// fabricAt is fabric at the kept interval of time atNs, to within
+// atSlackNs (false: not kept, or never one): a picture pinned to its
+// interval while newer ones come.
+func (h *History) fabricAt(m Metric, atNs int64) (Grid, bool) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	slots := h.order()
+	for i, slot := range slots {
+		if d := h.times[slot] - atNs; d >= -atSlackNs && d <= atSlackNs {
+			return h.fabricLocked(m, len(slots)-1-i)
+		}
+	}
+	return Grid{}, false
+}
+
+// atSlackNs is how far a time the page names may be from the interval's:
+// its script reads times in Unix ns as doubles, a few hundred ns off
+// (2^53 ns is 104 days), and intervals are milliseconds apart at least.
+const atSlackNs = 100_000
+
+func (h *History) fabricLocked(m Metric, ago int) (Grid, bool) {
 	if h.count == 0 || ago < -1 || ago >= h.count {
 		return Grid{}, false
 	}

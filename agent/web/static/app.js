@@ -84,22 +84,52 @@ function drawQueue() {
   if (!show(img, `/dashboard/queue.png?${keyParams(picked)}&v=${newest}`)) $("queue-msg").textContent = "";
 }
 
+// pinned is the time (Unix ns) of the interval picked with the slider,
+// live off: it stays on screen as newer intervals come (the slider
+// follows it) until live is checked again; 0: none picked.
+let pinned = 0;
+
+// agoPicked pins the interval the slider points at.
+function agoPicked() {
+  $("live").checked = false;
+  const ago = Number($("ago").value);
+  pinned = intervals.length ? intervals[Math.max(0, intervals.length - 1 - ago)] : 0;
+  drawHeatmap();
+}
+
 function drawHeatmap() {
   const img = $("heatmap");
   const view = $("view").value;
   $("slider-box").style.visibility = view === "fabric" ? "visible" : "hidden";
   if (!intervals.length) { $("heatmap-msg").textContent = "waiting for the first control interval…"; return; }
-  const ago = Number($("ago").value);
   const newest = intervals[intervals.length - 1];
+  if ($("live").checked) pinned = 0;
+  let at = "";
+  if (pinned) {
+    const i = intervals.indexOf(pinned);
+    if (i < 0) {
+      // gone from the kept history: said, not replaced by another interval
+      $("ago").value = intervals.length - 1;
+      $("ago-label").textContent = `${fmtTime(pinned, true)}: no longer kept (the kept intervals run from ${fmtTime(intervals[0], true)}); move the slider or check live`;
+      if (view === "fabric") { img.hidden = true; $("heatmap-msg").textContent = "the interval picked has left the kept history"; return; }
+    } else {
+      $("ago").value = intervals.length - 1 - i;
+      at = `&at=${pinned}`;
+    }
+  }
+  const ago = Number($("ago").value);
   const t = intervals[intervals.length - 1 - ago];
-  $("ago-label").textContent = ago === 0 ? "newest" : `${fmtTime(t)}, ${((newest - t) / 1e9).toFixed(1)} s before the newest`;
+  if (!pinned || at) {
+    $("ago-label").textContent = ago === 0 && !pinned ? "newest" : `${fmtTime(t, true)}, ${((newest - t) / 1e9).toFixed(1)} s before the newest`;
+  }
   img.onload = () => { img.hidden = false; $("heatmap-msg").textContent = ""; };
   // no broken image: the picture goes, a sentence says why
   img.onerror = () => {
     img.hidden = true;
     $("heatmap-msg").textContent = queuesHeard ? "heatmap not available yet" : "no switch has sent telemetry yet: nothing to draw (see Switches for why)";
   };
-  if (!show(img, `/dashboard/heatmap.png?metric=${$("metric").value}&view=${view}&ago=${ago}&v=${newest}`)) $("heatmap-msg").textContent = "";
+  const where = at && view === "fabric" ? at : `&ago=${ago}`;
+  if (!show(img, `/dashboard/heatmap.png?metric=${$("metric").value}&view=${view}${where}&v=${newest}`)) $("heatmap-msg").textContent = "";
 }
 
 let queuesHeard = 0; // queues of the newest overview
@@ -346,7 +376,8 @@ $("audit-newest").addEventListener("click", () => {
 });
 $("metric").addEventListener("change", drawHeatmap);
 $("view").addEventListener("change", drawHeatmap);
-$("ago").addEventListener("input", () => { $("live").checked = false; drawHeatmap(); });
+$("ago").addEventListener("input", agoPicked);
+$("live").addEventListener("change", drawHeatmap);
 $("queue").addEventListener("change", (e) => { if (e.target.value) { picked = JSON.parse(e.target.value); drawQueue(); } });
 // The page comes with the newest overview inline: draw it at once.
 const initial = document.getElementById("initial");
