@@ -39,12 +39,14 @@ renderFleet(`+string(b)+`);
 const rows = els["fleet-members"].tBodies[0].children.map((tr) => tr.children.map((td) => String(td.textContent)).join("|"));
 console.log(JSON.stringify({ hidden: els["fleet"].hidden, name: els["fleet-name"].textContent, self: els["fleet-self"].textContent,
   role: els["fleet-role"].textContent, leader: els["fleet-leader"].textContent, owned: els["fleet-owned"].textContent,
-  n: els["fleet-n-owned"].textContent + "/" + els["fleet-n-switches"].textContent, rows }));
+  n: els["fleet-n-owned"].textContent + "/" + els["fleet-n-switches"].textContent, rows,
+  scope: els["window-scope"].hidden ? "" : els["window-scope"].textContent }));
 `)
 	var got struct {
 		Hidden                             bool
 		Name, Self, Role, Leader, Owned, N string
 		Rows                               []string
+		Scope                              string
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%v: %s", err, out)
@@ -53,5 +55,10 @@ console.log(JSON.stringify({ hidden: els["fleet"].hidden, name: els["fleet-name"
 	if got.Hidden || got.Name != "dc1" || got.Self != "a" || got.Role != "member" || got.Leader != "b" ||
 		got.Owned != "leaf0, leaf2" || got.N != "2/3" || strings.Join(got.Rows, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("the panel shows %+v", got)
+	}
+	// the audit window's counts are the member's own: said in a fleet (a
+	// failover dropped the rate by 3/4 in silence)
+	if !strings.Contains(got.Scope, "are a's own changes") || !strings.Contains(got.Scope, "agent history --fleet") {
+		t.Errorf("the window's scope in a fleet: %q", got.Scope)
 	}
 }

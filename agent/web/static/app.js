@@ -332,6 +332,13 @@ async function refreshFleet() {
 
 function renderFleet(st) {
   $("fleet").hidden = false;
+  // The window's counts come from this member's own db: a switch it took
+  // over brings none of its earlier owner's changes (they are in the
+  // fleet's audit in etcd), so the rate drops at a failover; said, not
+  // hidden.
+  $("window-scope").hidden = false;
+  $("window-scope").textContent = `In a fleet: the audit window's counts (changes, flaps, rate, rollbacks · repairs · fallbacks) are ${st.self || "this member"}'s own changes, ` +
+    "from its db; switches it took over bring none of their earlier owner's (ecntune agent history --fleet lists the fleet's).";
   $("fleet-name").textContent = st.name;
   $("fleet-self").textContent = st.self || "–";
   $("fleet-leader").textContent = st.leader || "none";
