@@ -79,22 +79,34 @@ func (s *httpReportSource) EachRecommendation(sinceNs int64, fn func(*core.Recom
 	return nil
 }
 
-// ChangesPage is the newest q.Limit audit entries of q's target at or
-// after q.SinceNs, oldest first, in one page.
+// ChangesPage is one page of the fetched audit log, as the journal's:
+// the newest q.Limit entries of q's target at or after q.SinceNs with a
+// sequence number below q.Before (when not 0), oldest first, and the
+// NextBefore of the older page when there is one.
 func (s *httpReportSource) ChangesPage(q journal.ChangesQuery) (journal.ChangesPage, error) {
-	if q.Before != 0 {
-		return journal.ChangesPage{}, fmt.Errorf("agent at %s: the audit log is read in one page here", s.base)
+	if q.Limit == 0 {
+		q.Limit = journal.DefaultChangesPage
 	}
-	var out []core.AuditEntry
-	for _, e := range s.changes {
-		if (q.Target == "" || e.Target == q.Target) && e.TimeNs >= q.SinceNs {
-			out = append(out, e)
+	if q.Limit < 0 || q.Limit > journal.MaxChangesPage {
+		return journal.ChangesPage{}, fmt.Errorf("limit %d: want 1..%d", q.Limit, journal.MaxChangesPage)
+	}
+	p := journal.ChangesPage{Changes: []core.AuditEntry{}}
+	for i := len(s.changes) - 1; i >= 0; i-- { // newest first, as the journal walks
+		e := s.changes[i]
+		if q.Before != 0 && e.Seq >= q.Before {
+			continue
 		}
+		if e.State != journal.StateDamaged && ((q.Target != "" && e.Target != q.Target) || e.TimeNs < q.SinceNs) {
+			continue
+		}
+		if len(p.Changes) == q.Limit {
+			p.NextBefore = p.Changes[len(p.Changes)-1].Seq // there is an older match
+			break
+		}
+		p.Changes = append(p.Changes, e)
 	}
-	if q.Limit > 0 && len(out) > q.Limit {
-		out = out[len(out)-q.Limit:]
-	}
-	return journal.ChangesPage{Changes: out}, nil
+	slices.Reverse(p.Changes)
+	return p, nil
 }
 
 // reportSourceOf is the journal of src or, while a running agent holds it,

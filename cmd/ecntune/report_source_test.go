@@ -79,3 +79,46 @@ func fakeAgentAPI(j *journal.Journal) http.Handler {
 	})
 	return mux
 }
+
+// agent report while the agent runs counts every audited change of its
+// window, as the report of the stopped db does: the fetched audit log is
+// paged as the journal's (it kept the newest 1,000 of 1,500 in one page).
+func TestAgentReportWhileAgentRunsCountsEveryChange(t *testing.T) {
+	dir, db, j := runningAgentDB(t)
+	now := time.Now()
+	k := env.QueueKey{Target: "sw0", Port: "Ethernet0", Queue: 3}
+	set := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
+	for i := range 6 {
+		ts := now.Add(time.Duration(i-6) * time.Second).UnixNano()
+		if err := j.PutRecommendations([]core.Recommendation{{TimeNs: ts, Key: k, Current: set, Recommended: set, Valid: true, RateBps: 100e9,
+			Metrics: env.Metrics{IntervalNs: int64(time.Second), Util: 0.5, AvgDelayNs: 500}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := journal.MaxChangesPage*2 + 314
+	var es []core.AuditEntry
+	for i := range n {
+		es = append(es, core.AuditEntry{TimeNs: now.Add(-5*time.Second + time.Duration(i)*time.Millisecond).UnixNano(), Target: "sw0",
+			Change: core.Change{Key: k, Kind: core.KindTune, Reason: fmt.Sprint("change ", i)}, State: core.StateApplied})
+	}
+	if _, err := j.Intent(es); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(fakeAgentAPI(j))
+	defer srv.Close()
+	ctx := context.Background()
+	live, _, err := runAgentCmd(t, ctx, "report", "--url", srv.URL, "--out", filepath.Join(dir, "live"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	stored, _, err := runAgentCmd(t, ctx, "report", "--db", db, "--out", filepath.Join(dir, "stored"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%d audited changes", n)
+	first := func(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
+	if !strings.Contains(first(live), want) || first(live) != first(stored) {
+		t.Fatalf("report of a running agent %q, of the stopped db %q: want %s in both", first(live), first(stored), want)
+	}
+}
