@@ -47,6 +47,9 @@ func (j *Journal) PutFabric(r env.FabricRecord) error {
 // that fails its seal, does not decode or does not check is an error
 // naming its target; a database without any is ErrNoFabric.
 func (j *Journal) Fabric() ([]env.FabricRecord, error) {
+	if err := j.readable(bucketFabric); err != nil {
+		return nil, err
+	}
 	var out []env.FabricRecord
 	var damaged []error
 	err := j.view(func(tx *bolt.Tx) error {

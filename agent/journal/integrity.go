@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	bolt "go.etcd.io/bbolt"
@@ -36,20 +38,40 @@ const StateDamaged core.AuditState = "damaged"
 // errDamaged is the error of a database bbolt could not read.
 var errDamaged = errors.New("the database is damaged")
 
-// moveAside is what the operator can do with a damaged db at path.
+// moveAside is what the operator can do with a damaged db at path that
+// the agent (or rollback) opens to write.
 func moveAside(path string) string {
 	return fmt.Sprintf("move it aside (mv %s %s.damaged) and start the agent with a new db (its guard memory then starts empty); "+
-		"`ecntune agent history --db %s.damaged` still shows the intact entries when bbolt can read the file", path, path, path)
+		"`ecntune agent history --db %s.damaged` still shows the audit log when the damage is outside it", path, path, path)
+}
+
+// cannotRead is what the operator can do with a damaged db at path that a
+// read-only command opened: nothing it reads is past the damage (advice
+// that sent it to a read-only command again would loop).
+func cannotRead(path string) string {
+	s := fmt.Sprintf("no ecntune command reads past a damaged page (none repairs the file): restore %s from a backup", path)
+	if !strings.HasSuffix(path, ".damaged") {
+		s += fmt.Sprintf("; an agent is started with a new db (mv %s %s.damaged)", path, path)
+	}
+	return s
+}
+
+// advice is what to do with the journal's damaged file.
+func (j *Journal) advice() string {
+	if j.ro {
+		return cannotRead(j.path)
+	}
+	return moveAside(j.path)
 }
 
 // guarded runs fn with memory faults turned into panics and turns a panic
-// into an error naming the file.
-func guarded(path string, fn func() error) (err error) {
+// into an error naming the file and what to do (advice).
+func guarded(path, advice string, fn func() error) (err error) {
 	old := debug.SetPanicOnFault(true)
 	defer func() {
 		debug.SetPanicOnFault(old)
 		if p := recover(); p != nil {
-			err = fmt.Errorf("agent db %s: %w (bbolt: %v): %s", path, errDamaged, p, moveAside(path))
+			err = fmt.Errorf("agent db %s: %w (bbolt: %v): %s", path, errDamaged, p, advice)
 		}
 	}()
 	return fn()
@@ -57,7 +79,35 @@ func guarded(path string, fn func() error) (err error) {
 
 // view is db.View, guarded.
 func (j *Journal) view(fn func(tx *bolt.Tx) error) error {
-	return guarded(j.path, func() error { return j.db.View(fn) })
+	return guarded(j.path, j.advice(), func() error { return j.db.View(fn) })
+}
+
+// Damage says what a read-only open found damaged outside the audit log
+// ("" when nothing): those buckets are not read (readable refuses them),
+// the audit log is.
+func (j *Journal) Damage() string {
+	if len(j.damage) == 0 {
+		return ""
+	}
+	var what []string
+	for _, name := range slices.Sorted(maps.Keys(j.damage)) {
+		what = append(what, j.damage[name])
+	}
+	return "damaged: " + strings.Join(what, "; ")
+}
+
+// ErrBucketDamaged is the error of a read of a bucket that the read-only
+// open found damaged (Damage): the audit log is still read.
+var ErrBucketDamaged = fmt.Errorf("%w", errDamaged)
+
+// readable refuses to read a bucket the read-only open found damaged.
+func (j *Journal) readable(bucket []byte) error {
+	what, ok := j.damage[string(bucket)]
+	if !ok {
+		return nil
+	}
+	return fmt.Errorf("agent db %s: %w: %s, so it is not read (the audit log is intact: `ecntune agent history --db %s` shows it); %s",
+		j.path, ErrBucketDamaged, what, j.path, cannotRead(j.path))
 }
 
 // update is db.Update, guarded; it first writes the results that earlier
@@ -68,7 +118,7 @@ func (j *Journal) update(fn func(tx *bolt.Tx) error) error {
 	j.mu.Lock()
 	waiting := j.unwritten
 	j.mu.Unlock()
-	err := guarded(j.path, func() error {
+	err := guarded(j.path, j.advice(), func() error {
 		return j.db.Update(func(tx *bolt.Tx) error {
 			if j.failWrite != nil {
 				if err := j.failWrite(); err != nil {
@@ -229,22 +279,18 @@ func readEntry(k, v []byte) core.AuditEntry {
 // every branch and leaf page, where bbolt panics on a damaged one) and,
 // when strict (a writable open: the agent and rollback rely on the whole
 // log), checks the seal of every audit entry. It returns what is damaged.
+// Not strict (a read-only open), a damaged bucket other than the audit log
+// is left in damage (by name) instead: the audit log is still read.
 // (bolt.Tx.Check would check the free list too, but it panics on a damaged
 // page in a goroutine of its own, where no recover reaches.)
-func checkFile(tx *bolt.Tx, strict bool) error {
+func checkFile(tx *bolt.Tx, strict bool, damage map[string]string) error {
 	err := tx.ForEach(func(name []byte, b *bolt.Bucket) error {
-		var prev []byte
-		c := b.Cursor()
-		for k, v := c.First(); k != nil; k, v = c.Next() {
-			if prev != nil && bytes.Compare(prev, k) >= 0 {
-				return fmt.Errorf("%w: bucket %s: keys out of order at %x", errDamaged, name, k)
-			}
-			if v == nil {
-				return fmt.Errorf("%w: bucket %s: key %x holds a bucket, which an agent database never writes", errDamaged, name, k)
-			}
-			prev = k
+		err := checkBucket(name, b)
+		if err != nil && !strict && !bytes.Equal(name, bucketAudit) {
+			damage[string(name)] = strings.TrimPrefix(err.Error(), errDamaged.Error()+": ")
+			return nil
 		}
-		return nil
+		return err
 	})
 	if err != nil || !strict {
 		return err
@@ -266,6 +312,28 @@ func checkFile(tx *bolt.Tx, strict bool) error {
 	if n > 0 {
 		return fmt.Errorf("%w: %d audit entries fail their seal or do not decode (%s); the agent does not run on a damaged audit log",
 			errDamaged, n, strings.Join(seqs, "; "))
+	}
+	return nil
+}
+
+// checkBucket reads every key of b, with a panic on a damaged page turned
+// into errDamaged naming the bucket.
+func checkBucket(name []byte, b *bolt.Bucket) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: bucket %s: a damaged page (bbolt: %v)", errDamaged, name, p)
+		}
+	}()
+	var prev []byte
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if prev != nil && bytes.Compare(prev, k) >= 0 {
+			return fmt.Errorf("%w: bucket %s: keys out of order at %x", errDamaged, name, k)
+		}
+		if v == nil {
+			return fmt.Errorf("%w: bucket %s: key %x holds a bucket, which an agent database never writes", errDamaged, name, k)
+		}
+		prev = k
 	}
 	return nil
 }

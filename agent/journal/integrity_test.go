@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/env"
 )
@@ -369,5 +371,110 @@ func TestDamagedAuditEntry(t *testing.T) {
 		if want := map[string]int{"": 120, "leaf0": 41}[target]; bad != 1 || len(es) != want {
 			t.Fatalf("history of %q: %d entries, %d damaged; want %d and 1", target, len(es), bad, want)
 		}
+	}
+}
+
+// damagePage overwrites the root page of bucket with junk (a branch page
+// of that bucket alone when it holds enough records).
+func damagePage(t *testing.T, path string, bucket []byte) {
+	t.Helper()
+	j, err := OpenJournalReadOnly(path, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root int64
+	psz := int64(j.db.Info().PageSize)
+	j.db.View(func(tx *bolt.Tx) error { root = int64(tx.Bucket(bucket).Root()); return nil })
+	j.Close()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	junk := make([]byte, psz)
+	for i := range junk {
+		junk[i] = byte(i*7 + 13)
+	}
+	if _, err := f.WriteAt(junk, root*psz); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A damaged page outside the audit log: a read-only open still reads the
+// audit log and says what is damaged, the damaged bucket's reads are
+// refused naming it, and the agent's writable open refuses the db with
+// advice whose read-only command then works (it said to run history on
+// DB.damaged, which refused again: "mv DB.damaged DB.damaged.damaged").
+func TestReadOnlyOpenPastDamagedBucket(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.db")
+	j, err := OpenJournal(path, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := env.QueueKey{Target: "leaf0", Port: "Ethernet0", Queue: 3}
+	if _, err := j.Intent([]core.AuditEntry{{TimeNs: t0, Target: "leaf0", Change: core.Change{Key: k, Kind: core.KindTune, Reason: "test"}}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		var recs []core.Recommendation
+		for q := range 32 {
+			recs = append(recs, core.Recommendation{TimeNs: t0 + int64(i)*int64(time.Second),
+				Key: env.QueueKey{Target: "leaf0", Port: fmt.Sprintf("Ethernet%d", q), Queue: 3}, Reason: strings.Repeat("x", 200), Valid: true})
+		}
+		if err := j.PutRecommendations(recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	damagePage(t, path, bucketRecs)
+
+	_, err = OpenJournal(path, time.Second)
+	if err == nil || !strings.Contains(err.Error(), "mv "+path+" "+path+".damaged") {
+		t.Fatalf("writable open of a db with a damaged page: %v, want it refused with mv DB DB.damaged", err)
+	}
+	moved := path + ".damaged"
+	if err := os.Rename(path, moved); err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenJournalReadOnly(moved, time.Second)
+	if err != nil {
+		t.Fatalf("read-only open of %s (damaged outside the audit log): %v", moved, err)
+	}
+	defer r.Close()
+	if d := r.Damage(); !strings.Contains(d, "recommendations") || strings.Contains(d, "audit") {
+		t.Errorf("Damage() = %q, want the recommendations bucket named", d)
+	}
+	if es, err := r.Entries("", 0); err != nil || len(es) != 1 || es[0].State == StateDamaged {
+		t.Errorf("audit log of %s: %v %+v, want its 1 intact entry", moved, err, es)
+	}
+	if _, err := r.Recommendations("", 0, 0); !errors.Is(err, ErrBucketDamaged) || !strings.Contains(err.Error(), "bucket recommendations") ||
+		strings.Contains(err.Error(), ".damaged.damaged") {
+		t.Errorf("recommendations of %s: %v, want refused naming the damaged bucket, no advice to move it again", moved, err)
+	}
+}
+
+// A damaged page of the audit log itself: the read-only open refuses, and
+// does not send the operator to a read-only command again.
+func TestReadOnlyOpenOfDamagedAuditLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.db")
+	j, err := OpenJournal(path, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 40 {
+		var es []core.AuditEntry
+		for q := range 50 {
+			k := env.QueueKey{Target: "leaf0", Port: fmt.Sprintf("Ethernet%d", q), Queue: 3}
+			es = append(es, core.AuditEntry{TimeNs: t0 + int64(i), Target: "leaf0", Change: core.Change{Key: k, Kind: core.KindTune, Reason: "test"}})
+		}
+		if _, err := j.Intent(es); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	damagePage(t, path, bucketAudit)
+	_, err = OpenJournalReadOnly(path, time.Second)
+	if err == nil || !strings.Contains(err.Error(), "bucket audit") || strings.Contains(err.Error(), "agent history --db") {
+		t.Fatalf("read-only open of a damaged audit log: %v, want it refused naming the audit bucket, without sending to agent history", err)
 	}
 }

@@ -41,6 +41,9 @@ type Journal struct {
 	mu        sync.Mutex // unwritten
 	unwritten []result   // results no write could record yet (a full disk)
 	repairs   []string   // what GuardMemory repaired
+	// damage: the buckets a read-only open found damaged (by name: what
+	// is damaged), which are not read; the audit log never is among them
+	damage map[string]string
 
 	// failWrite, when set, fails every write transaction before it
 	// changes anything (tests: a full disk; SetWriteFault).
@@ -118,16 +121,20 @@ func openBolt(path string, lockTimeout time.Duration, ro bool) (*Journal, error)
 	if lockTimeout <= 0 {
 		lockTimeout = time.Second
 	}
+	advice := moveAside(path)
+	if ro {
+		advice = cannotRead(path)
+	}
 	if FileExists(path) {
 		if _, err := models.CheckBoltFile(path, "ecntune agent database"); err != nil {
 			if strings.Contains(err.Error(), "not a bbolt database") {
 				return nil, fmt.Errorf("agent db %s: not a bbolt database (no bbolt magic number at the start): is db the right file?", path)
 			}
-			return nil, fmt.Errorf("agent db: %w: %s", err, moveAside(path))
+			return nil, fmt.Errorf("agent db: %w: %s", err, advice)
 		}
 	}
 	var db *bolt.DB
-	err := guarded(path, func() (err error) {
+	err := guarded(path, advice, func() (err error) {
 		mode := os.FileMode(0o600)
 		if ro {
 			mode = 0o400
@@ -144,7 +151,7 @@ func openBolt(path string, lockTimeout time.Duration, ro bool) (*Journal, error)
 		}
 		return nil, fmt.Errorf("agent db %s: %w", path, notBolt(err))
 	}
-	j := &Journal{db: db, path: path, ro: ro}
+	j := &Journal{db: db, path: path, ro: ro, damage: map[string]string{}}
 	err = j.view(func(tx *bolt.Tx) error {
 		if err := checkAgentDB(tx); err != nil {
 			return err
@@ -152,12 +159,12 @@ func openBolt(path string, lockTimeout time.Duration, ro bool) (*Journal, error)
 		if ro && tx.Bucket(bucketAudit) == nil {
 			return errors.New("an empty database, no audit log yet")
 		}
-		return checkFile(tx, !ro)
+		return checkFile(tx, !ro, j.damage)
 	})
 	if err != nil {
 		db.Close()
 		if errors.Is(err, errDamaged) && !strings.Contains(err.Error(), "mv ") {
-			return nil, fmt.Errorf("agent db %s: %w: %s", path, err, moveAside(path))
+			return nil, fmt.Errorf("agent db %s: %w: %s", path, err, advice)
 		}
 		return nil, fmt.Errorf("agent db %s: %w", path, err)
 	}
@@ -364,6 +371,9 @@ const RecommendationChunk = 2000
 // error then); one pruned meanwhile is skipped, and no more than the
 // rows counted are given.
 func (j *Journal) StreamRecommendations(target string, sinceNs int64, limit int, fn func(core.Recommendation) error) error {
+	if err := j.readable(bucketRecs); err != nil {
+		return err
+	}
 	var start [8]byte
 	if sinceNs > 0 {
 		binary.BigEndian.PutUint64(start[:], uint64(sinceNs))
@@ -576,6 +586,9 @@ func (j *Journal) ChangePause(p Pause) error {
 // state that does not decode counts as paused, so that a damaged record
 // never lets the loop write.
 func (j *Journal) Pause() (Pause, error) {
+	if err := j.readable(bucketMeta); err != nil {
+		return Pause{Paused: true, Reason: "the stored pause record is unreadable"}, err
+	}
 	v := j.Meta(metaPause)
 	if v == "" {
 		return Pause{}, nil

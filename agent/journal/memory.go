@@ -33,6 +33,9 @@ const manualModel = "manual"
 // and if need be repaired against the audit log (GuardMemoryRepairs says
 // what was repaired; a writable journal also stores the repair).
 func (j *Journal) GuardMemory() ([]core.QueueMemory, error) {
+	if err := j.readable(bucketGuard); err != nil {
+		return nil, err
+	}
 	byKey := map[string]core.QueueMemory{}
 	var damaged []string
 	last := map[env.QueueKey]int64{}

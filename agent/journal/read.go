@@ -155,6 +155,9 @@ func (j *Journal) ChangesPage(q ChangesQuery) (ChangesPage, error) {
 // RecommendationTimes lists the distinct interval times of the stored
 // recommendations at or after sinceNs, oldest first, from the keys alone.
 func (j *Journal) RecommendationTimes(sinceNs int64) ([]int64, error) {
+	if err := j.readable(bucketRecs); err != nil {
+		return nil, err
+	}
 	var out []int64
 	err := j.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketRecs).Cursor()
@@ -180,6 +183,9 @@ func (j *Journal) RecommendationTimes(sinceNs int64) ([]int64, error) {
 // EachRecommendation calls fn for every stored recommendation at or after
 // sinceNs, oldest first.
 func (j *Journal) EachRecommendation(sinceNs int64, fn func(*core.Recommendation) error) error {
+	if err := j.readable(bucketRecs); err != nil {
+		return err
+	}
 	err := j.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketRecs).Cursor()
 		var start [8]byte

@@ -113,7 +113,7 @@ func WriteReport(j ReportSource, dir string, o ReportOptions) (ReportFiles, erro
 		o.Queues = 6
 	}
 	h, rf, err := loadHistory(j, o)
-	if errors.Is(err, ErrNothingStored) {
+	if errors.Is(err, ErrNothingStored) || errors.Is(err, journal.ErrBucketDamaged) {
 		return writeAuditReport(j, dir, o, err)
 	}
 	if err != nil {
@@ -157,7 +157,8 @@ func writeIndex(dir string, rf *ReportFiles, figs []figure, changes []core.Audit
 
 // writeAuditReport is the report of a source without recommendations in
 // the window: its audit log alone, when it has one, and what is missing;
-// else nothing (the error of loadHistory, none).
+// else nothing (the error of loadHistory, none). none is also the error of
+// recommendations a damaged database cannot read: Missing says so.
 func writeAuditReport(j ReportSource, dir string, o ReportOptions, none error) (ReportFiles, error) {
 	var rf ReportFiles
 	page, err := allChanges(j, journal.ChangesQuery{Target: o.Target, SinceNs: o.SinceNs})
@@ -178,6 +179,10 @@ func writeAuditReport(j ReportSource, dir string, o ReportOptions, none error) (
 	rf.Missing = "No interval of telemetry or recommendations is stored (a closed loop stores them only with store-recommendations: true), " +
 		"so there are no heatmaps and no queue charts: this report is the audit log alone. " +
 		"Set store-recommendations: true in the agent's configuration to have them in the next run's report."
+	if errors.Is(none, journal.ErrBucketDamaged) {
+		rf.Missing = "The stored recommendations cannot be read (" + none.Error() + "), " +
+			"so there are no heatmaps and no queue charts: this report is the audit log alone, which is intact."
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return rf, err
 	}

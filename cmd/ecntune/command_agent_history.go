@@ -91,6 +91,7 @@ func runAgentHistory(cmd *cobra.Command, o agentHistoryOpts) error {
 	}
 	j := src.j
 	defer j.Close()
+	noteDamage(cmd.ErrOrStderr(), src)
 	var fromNs int64
 	if !from.IsZero() {
 		fromNs = from.UnixNano()

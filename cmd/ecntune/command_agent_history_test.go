@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/agent/web"
@@ -107,4 +109,67 @@ func runningAgentDB(t *testing.T) (dir, db string, j *journal.Journal) {
 	}
 	t.Cleanup(func() { j.Close() })
 	return dir, db, j
+}
+
+// A damaged page of the recommendations bucket: agent history still reads
+// the intact audit log (README: it still opens a damaged db) and says on
+// stderr what is damaged; agent report draws the audit log alone and says
+// why (history refused the db: "the database is damaged ... run history
+// on DB.damaged", which refused again).
+func TestAgentHistoryOfDBWithDamagedRecommendations(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "a.db")
+	j, err := journal.OpenJournal(db, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	var es []core.AuditEntry
+	for i := range 20 {
+		k := env.QueueKey{Target: "sw0", Port: fmt.Sprintf("Ethernet%d", i), Queue: 3}
+		es = append(es, core.AuditEntry{TimeNs: now.Add(time.Duration(i-20) * time.Second).UnixNano(), Target: "sw0", State: core.StateApplied,
+			Change: core.Change{Key: k, Kind: core.KindTune, Reason: fmt.Sprint("change ", i)}})
+	}
+	if _, err := j.Intent(es); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		var recs []core.Recommendation
+		for q := range 32 {
+			recs = append(recs, core.Recommendation{TimeNs: now.Add(time.Duration(i-200) * time.Second).UnixNano(),
+				Key: env.QueueKey{Target: "sw0", Port: fmt.Sprintf("Ethernet%d", q), Queue: 3}, Reason: strings.Repeat("x", 200), Valid: true})
+		}
+		if err := j.PutRecommendations(recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	bdb, err := bolt.Open(db, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root int64
+	psz := int64(bdb.Info().PageSize)
+	bdb.View(func(tx *bolt.Tx) error { root = int64(tx.Bucket([]byte("recommendations")).Root()); return nil })
+	bdb.Close()
+	junk := make([]byte, psz)
+	for i := range junk {
+		junk[i] = byte(i*7 + 13)
+	}
+	f, err := os.OpenFile(db, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt(junk, root*psz)
+	f.Close()
+
+	ctx := context.Background()
+	out, errOut, err := runAgentCmd(t, ctx, "history", "--db", db)
+	if err != nil || strings.Count(out, "change ") != 20 || !strings.Contains(errOut, "bucket recommendations") {
+		t.Fatalf("history of a db with a damaged recommendations page: %v\n%.400s\nstderr: %s", err, out, errOut)
+	}
+	out, errOut, err = runAgentCmd(t, ctx, "report", "--db", db, "--out", filepath.Join(dir, "r"))
+	if err != nil || !strings.Contains(out, "20 audited changes") || !strings.Contains(errOut, "cannot be read") {
+		t.Fatalf("report of a db with a damaged recommendations page: %v\n%s\nstderr: %s", err, out, errOut)
+	}
 }

@@ -72,6 +72,7 @@ func runAgentRecs(cmd *cobra.Command, o agentRecsOpts) error {
 	if err != nil {
 		return err
 	}
+	noteDamage(cmd.ErrOrStderr(), src)
 	if src.j == nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "agent db %s is locked by the running agent: reading its recommendations from %s\n", src.db, src.base)
 		if recs, err = fetchRecs(cmd.Context(), src.base, o, from); err != nil {

@@ -64,6 +64,7 @@ func runAgentReport(cmd *cobra.Command, o agentReportOpts) error {
 	} else if src, err = openJournalSource(journalFlags{o.db, o.cfgPath}, true, "recommendations and audit log"); err != nil {
 		return err
 	}
+	noteDamage(cmd.ErrOrStderr(), src)
 	rs, done, err := reportSourceOf(cmd, src, o.target, from)
 	if err != nil {
 		return err

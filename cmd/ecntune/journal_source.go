@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"time"
 
@@ -67,6 +68,17 @@ func openJournalSource(f journalFlags, canAsk bool, what string) (journalSource,
 		return journalSource{}, err
 	}
 	return journalSource{j: j, db: db}, nil
+}
+
+// noteDamage says on w what the read-only open of src's journal found
+// damaged outside the audit log (those buckets are not read).
+func noteDamage(w io.Writer, src journalSource) {
+	if src.j == nil {
+		return
+	}
+	if d := src.j.Damage(); d != "" {
+		fmt.Fprintf(w, "agent db %s is %s: not read; the audit log is intact and read (the agent does not start on this db: move it aside)\n", src.db, d)
+	}
 }
 
 // runningAgentURL is the HTTP API of the agent that holds the database:
