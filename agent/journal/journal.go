@@ -273,16 +273,35 @@ func (j *Journal) PutGuardMemory(mem []core.QueueMemory) error {
 
 // Entries returns audit entries in order, filtered by target ("" = all)
 // and intent time (>= sinceNs); damaged entries are always among them.
+// With sinceNs, the log is read back from the newest entry to the first
+// older one (entries are written in time order), as Recent: the cost is
+// the window's, not the log's.
 func (j *Journal) Entries(target string, sinceNs int64) ([]core.AuditEntry, error) {
 	var out []core.AuditEntry
+	keep := func(e core.AuditEntry) bool {
+		return e.State == StateDamaged || target == "" || e.Target == target
+	}
 	err := j.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketAudit).ForEach(func(k, v []byte) error {
+		if sinceNs <= 0 {
+			return tx.Bucket(bucketAudit).ForEach(func(k, v []byte) error {
+				if e := readEntry(k, v); keep(e) {
+					out = append(out, e)
+				}
+				return nil
+			})
+		}
+		c := tx.Bucket(bucketAudit).Cursor()
+		for k, v := c.Last(); k != nil; k, v = c.Prev() {
 			e := readEntry(k, v)
-			if e.State == StateDamaged || (target == "" || e.Target == target) && e.TimeNs >= sinceNs {
+			if e.State != StateDamaged && e.TimeNs < sinceNs {
+				break
+			}
+			if keep(e) {
 				out = append(out, e)
 			}
-			return nil
-		})
+		}
+		slices.Reverse(out)
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("agent db %s: %w", j.path, err)

@@ -110,7 +110,9 @@ type ChangesPage struct {
 }
 
 // ChangesPage reads one page of the audit log, walking back from
-// q.Before (or the newest entry).
+// q.Before (or the newest entry) to the first entry older than q.SinceNs
+// (entries are written in time order): its cost is the page's and the
+// window's, not the log's.
 func (j *Journal) ChangesPage(q ChangesQuery) (ChangesPage, error) {
 	if q.Limit == 0 {
 		q.Limit = DefaultChangesPage
@@ -133,7 +135,10 @@ func (j *Journal) ChangesPage(q ChangesQuery) (ChangesPage, error) {
 		}
 		for ; k != nil; k, v = c.Prev() {
 			e := readEntry(k, v)
-			if e.State != StateDamaged && ((q.Target != "" && e.Target != q.Target) || e.TimeNs < q.SinceNs) {
+			if e.State != StateDamaged && e.TimeNs < q.SinceNs {
+				break // entries are written in time order: the rest are older
+			}
+			if e.State != StateDamaged && q.Target != "" && e.Target != q.Target {
 				continue
 			}
 			if len(p.Changes) == q.Limit {
