@@ -149,6 +149,10 @@ type Agent struct {
 	hist *web.History // the dashboard's per-queue intervals (nil: off)
 
 	intervalWarned bool // warnInterval logged (Tick's goroutine only)
+	// dropped: the changes of the guard's plans not written (held or
+	// skipped at apply, by rule) since the interval was last logged
+	// (logInterval)
+	dropped []droppedChange
 
 	// The switch I/O under way (apply.go), all on Tick's goroutine but
 	// ioc: one flight per target at a time.
@@ -534,8 +538,8 @@ func (a *Agent) Tick(ctx context.Context) error {
 		a.o.Instruments.DecisionLatency.Observe(time.Since(start).Seconds())
 	}
 	a.account(rd.Plan)
-	a.logInterval(len(obs), rd, paused)
 	if a.cfg.Mode == config.ModeShadow || paused {
+		a.logInterval(len(obs), rd, paused)
 		if paused && a.cfg.Mode == config.ModeClosedLoop {
 			if a.cfg.Approve {
 				// nothing waits for approval while paused: the plan of
@@ -560,6 +564,9 @@ func (a *Agent) Tick(ctx context.Context) error {
 		return perr
 	}
 	a.apply(ctx, a.gate(now.UnixNano(), rd.Changes), true)
+	// after apply: the changes it held or skipped are not written, and
+	// the line says so by rule, as the audit log and the rejections metric
+	a.logInterval(len(obs), rd, paused)
 	a.verifyExternal(ctx, rd.Alarms)
 	mems := a.core.Memories()
 	if err := a.o.Journal.PutGuardMemory(mems); err != nil {
@@ -645,10 +652,29 @@ func (a *Agent) forgetSilent(now time.Time) {
 // changes planned are "would_apply" where none is written (shadow mode, a
 // pause) and "proposed" where each waits for an operator (approve mode).
 func (a *Agent) logInterval(queues int, rd core.Ready, paused bool) {
+	dropped := a.dropped
+	a.dropped = nil
 	if !a.log.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
-	s := core.Summarize(rd.Recommendations, rd.Plan)
+	plan := rd.Plan
+	var earlier []string // dropped changes not of this plan (a rollback round, or an earlier batch whose read landed late)
+	if len(dropped) > 0 {
+		plan.Changes = slices.Clone(plan.Changes)
+		plan.Rejections = slices.Clone(plan.Rejections)
+		for _, d := range dropped {
+			i := slices.IndexFunc(plan.Changes, func(c core.Change) bool {
+				return c.Key == d.change.Key && c.Kind == d.change.Kind && c.New == d.change.New
+			})
+			if i < 0 {
+				earlier = append(earlier, d.change.Key.String()+" "+d.rule)
+				continue
+			}
+			plan.Changes = slices.Delete(plan.Changes, i, i+1)
+			plan.Rejections = append(plan.Rejections, core.Rejection{Key: d.change.Key, Rule: d.rule, Wanted: d.change.New, Reason: d.change.Reason})
+		}
+	}
+	s := core.Summarize(rd.Recommendations, plan)
 	verb := "changes"
 	switch {
 	case a.cfg.Mode == config.ModeShadow || paused:
@@ -656,8 +682,27 @@ func (a *Agent) logInterval(queues int, rd core.Ready, paused bool) {
 	case a.cfg.Approve:
 		verb = "proposed"
 	}
-	a.log.Info("interval", "queues", queues, "recommend_change", s.Differ, verb, s.Changes, "rejected", s.Rejected,
-		"top_moves", s.TopMoves, "undecided", s.Undecided, "idle", s.Idle)
+	args := []any{"queues", queues, "recommend_change", s.Differ, verb, s.Changes, "rejected", s.Rejected,
+		"top_moves", s.TopMoves, "undecided", s.Undecided, "idle", s.Idle}
+	if len(earlier) > 0 {
+		args = append(args, "other_not_written", strings.Join(earlier, ", "))
+	}
+	a.log.Info("interval", args...)
+}
+
+// droppedChange is a change of the guard's plan that apply did not write,
+// and the rule that held or skipped it.
+type droppedChange struct {
+	change core.Change
+	rule   string
+}
+
+// drop notes changes apply does not write (Tick's goroutine only): the
+// interval's log line counts them by rule, not as changes.
+func (a *Agent) drop(rule string, cs ...core.Change) {
+	for _, c := range cs {
+		a.dropped = append(a.dropped, droppedChange{c, rule})
+	}
 }
 
 // store keeps the interval's recommendations in the db (when the config

@@ -206,7 +206,7 @@ func (a *Agent) apply(ctx context.Context, changes []core.Change, first bool) {
 			a.mu.Unlock()
 		}()
 	}
-	hold := func(target string, cs []core.Change) {
+	hold := func(target, rule string, cs []core.Change) {
 		if held == nil {
 			held = map[string]bool{}
 		}
@@ -214,6 +214,8 @@ func (a *Agent) apply(ctx context.Context, changes []core.Change, first bool) {
 		for _, c := range cs {
 			a.core.Hold(c)
 		}
+		a.drop(rule, cs...)
+		a.o.Instruments.Rejections.WithLabelValues(rule).Add(float64(len(cs)))
 	}
 	byTarget := map[string][]core.Change{}
 	for _, c := range changes {
@@ -226,19 +228,15 @@ func (a *Agent) apply(ctx context.Context, changes []core.Change, first bool) {
 		case a.o.DryRun || sw == nil:
 			a.write(ctx, target, cs, !first)
 		case a.setBackoff(target, a.o.Clock().UnixNano()) > 0:
-			hold(target, cs)
-			a.o.Instruments.Rejections.WithLabelValues(RuleSetBackoff).Add(float64(len(cs)))
+			hold(target, RuleSetBackoff, cs)
 		case a.commitWait[target] > a.o.Clock().UnixNano():
 			// said once, when the wait began (awaitCommits)
-			hold(target, cs)
-			a.o.Instruments.Rejections.WithLabelValues(RuleCommitPending).Add(float64(len(cs)))
+			hold(target, RuleCommitPending, cs)
 		case a.busy[target]:
-			hold(target, cs)
-			a.o.Instruments.Rejections.WithLabelValues(RuleBusy).Add(float64(len(cs)))
+			hold(target, RuleBusy, cs)
 			a.log.Warn("changes wait: the target's last Set or read has not returned", "target", target, "changes", len(cs))
 		case !a.writable(target):
-			hold(target, cs)
-			a.o.Instruments.Rejections.WithLabelValues(RuleNotOwner).Add(float64(len(cs)))
+			hold(target, RuleNotOwner, cs)
 		case !needsConfirm(cs):
 			a.write(ctx, target, cs, !first)
 		default:
@@ -421,6 +419,14 @@ func (a *Agent) land(ctx context.Context, d ioDone) {
 			for _, c := range cs {
 				a.core.Hold(c)
 			}
+			rule := RuleNotOwner
+			switch {
+			case a.stopping:
+				rule = "stopping"
+			case a.paused():
+				rule = "paused"
+			}
+			a.drop(rule, cs...)
 			cs = nil
 		}
 		if len(cs) > 0 {
@@ -510,12 +516,15 @@ func (a *Agent) confirmed(d ioDone) []core.Change {
 			out = append(out, c)
 		case core.WriteDeferred:
 			deferred = append(deferred, c)
+			a.drop("switch-unread", c)
 		case core.WriteStaleTelemetry:
 			stale = true
+			a.drop("stale-telemetry", c)
 			a.log.Warn("change not written: the switch runs the setting the agent set last, its telemetry says otherwise (an update lost); resynchronising the target's telemetry",
 				"queue", c.Key.String(), "kind", c.Kind, "telemetry", c.Old.Describe(), "runs", cur.Describe())
 		case core.WriteSkipped:
 			a.o.Instruments.Rejections.WithLabelValues("stale-setting").Inc()
+			a.drop("stale-setting", c)
 			a.log.Warn("change not written: the switch no longer runs the setting it was computed from (restarted or written by another); its current setting is the new baseline",
 				"queue", c.Key.String(), "kind", c.Kind, "expected", c.Old.Describe(), "runs", cur.Describe(), "differs", core.SettingDiff(c.Old, cur))
 		}

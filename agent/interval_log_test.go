@@ -1,9 +1,11 @@
 package agent
 
 import (
+	"context"
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/env"
@@ -103,5 +105,42 @@ func TestIntervalLogVerbPausedAndApprove(t *testing.T) {
 	r.interval(t)
 	if !strings.Contains(logs.String(), `proposed="tune 2"`) || r.sw.setCount() != 0 {
 		t.Errorf("approve-mode interval line: %s (%d Sets)", logs.String(), r.sw.setCount())
+	}
+}
+
+// The interval line is written after apply: a change not written (its
+// switch restarted under it: stale-setting; its target's commit pending)
+// is counted in rejected= by its rule, not in changes=, as the audit log
+// (nothing written) and the rejections metric say (it said changes="tune 1"
+// and rejected=none).
+func TestIntervalLogCountsChangesNotWritten(t *testing.T) {
+	sw := newFakeSwitch("leaf0", kA)
+	r := newRig(t, config.ModeClosedLoop, false, "", sw)
+	var logs strings.Builder
+	r.a.log = slog.New(slog.NewTextHandler(&logs, nil))
+	r.clk.Add(time.Second)
+	r.tns += sec
+	r.a.Ingest(sw.snapshot(r.tns))
+	sw.mu.Lock()
+	sw.set[kA] = env.Setting{KminBytes: 1_600_000, KmaxBytes: 6_400_000, Pmax: 0.2, HeadroomBytes: 100_000} // restarted
+	sw.mu.Unlock()
+	if err := r.a.Tick(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if es, _ := r.j.Entries("", 0); len(es) != 0 || sw.setCount() != 0 {
+		t.Fatalf("audit %+v, %d Sets: want none", es, sw.setCount())
+	}
+	if line := logs.String(); !strings.Contains(line, `changes=none rejected="stale-setting 1"`) {
+		t.Errorf("interval line of a change skipped at apply (stale-setting): %s", line)
+	}
+
+	sw2 := newFakeSwitch("leaf0", kA, kB)
+	r2 := newRig(t, config.ModeClosedLoop, false, "", sw2)
+	logs.Reset()
+	r2.a.log = slog.New(slog.NewTextHandler(&logs, nil))
+	r2.a.commitWait = map[string]int64{"leaf0": r2.clk.Now().Add(time.Hour).UnixNano()}
+	r2.interval(t)
+	if line := logs.String(); !strings.Contains(line, `changes=none rejected="commit-pending 2"`) || sw2.setCount() != 0 {
+		t.Errorf("interval line of changes held at apply (commit-pending), %d Sets: %s", sw2.setCount(), line)
 	}
 }
