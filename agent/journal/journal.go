@@ -366,8 +366,14 @@ func (j *Journal) PutRecommendations(recs []core.Recommendation) error {
 // for target ("" = all), oldest first, at most limit (0 = no limit; the
 // newest are kept).
 func (j *Journal) Recommendations(target string, sinceNs int64, limit int) ([]core.Recommendation, error) {
+	return j.RecommendationsWhere(target, sinceNs, limit, nil)
+}
+
+// RecommendationsWhere is Recommendations of the rows keep keeps (nil:
+// all), the limit counting those (StreamRecommendationsWhere).
+func (j *Journal) RecommendationsWhere(target string, sinceNs int64, limit int, keep func(*core.Recommendation) bool) ([]core.Recommendation, error) {
 	out := []core.Recommendation{} // [] in JSON, never null
-	err := j.StreamRecommendations(target, sinceNs, limit, func(r core.Recommendation) error {
+	err := j.StreamRecommendationsWhere(target, sinceNs, limit, keep, func(r core.Recommendation) error {
 		out = append(out, r)
 		return nil
 	})
@@ -390,6 +396,18 @@ const RecommendationChunk = 2000
 // error then); one pruned meanwhile is skipped, and no more than the
 // rows counted are given.
 func (j *Journal) StreamRecommendations(target string, sinceNs int64, limit int, fn func(core.Recommendation) error) error {
+	return j.StreamRecommendationsWhere(target, sinceNs, limit, nil, fn)
+}
+
+// Changing keeps the recommendations that differ from what the queue ran
+// (agent recommendations --changing).
+func Changing(r *core.Recommendation) bool { return r.Recommended != r.Current }
+
+// StreamRecommendationsWhere is StreamRecommendations of the rows keep
+// keeps (nil: all): the limit counts those, so the newest limit of them
+// are given (a filter applied to the newest limit rows found none of the
+// changing ones among the holds).
+func (j *Journal) StreamRecommendationsWhere(target string, sinceNs int64, limit int, keep func(*core.Recommendation) bool, fn func(core.Recommendation) error) error {
 	if err := j.readable(bucketRecs); err != nil {
 		return err
 	}
@@ -402,7 +420,7 @@ func (j *Journal) StreamRecommendations(target string, sinceNs int64, limit int,
 		if err := unsealed(k, v, &r); err != nil {
 			return false, fmt.Errorf("recommendation %x: %w (damaged: `agent recommendations` and `agent report` cannot read past it until retention prunes it)", k, err)
 		}
-		return target == "" || r.Key.Target == target, nil
+		return (target == "" || r.Key.Target == target) && (keep == nil || keep(&r)), nil
 	}
 	// First pass: where the rows to give start, and how many there are
 	// (the newest limit: read from the newest back, not the whole window
@@ -451,7 +469,7 @@ func (j *Journal) StreamRecommendations(target string, sinceNs int64, limit int,
 				if err := unsealed(k, v, &r); err != nil {
 					return fmt.Errorf("recommendation %x: %w", k, err)
 				}
-				if target == "" || r.Key.Target == target {
+				if (target == "" || r.Key.Target == target) && (keep == nil || keep(&r)) {
 					chunk = append(chunk, r)
 				}
 			}

@@ -333,8 +333,9 @@ func (a *server) yieldNote() string {
 }
 
 // StoredRecommendations answers GET /recommendations?since=D[&limit=N]
-// [&target=T] from the journal: the newest N (default 10,000, at most
-// MaxRecommendationsLimit) stored recommendations of the last D.
+// [&target=T][&changing=1] from the journal: the newest N (default 10,000,
+// at most MaxRecommendationsLimit) stored recommendations of the last D
+// (with changing=1, of those that differ from what the queue ran).
 func StoredRecommendations(w http.ResponseWriter, r *http.Request, j *journal.Journal, clock func() time.Time) {
 	q := r.URL.Query()
 	d, err := time.ParseDuration(q.Get("since"))
@@ -354,7 +355,11 @@ func StoredRecommendations(w http.ResponseWriter, r *http.Request, j *journal.Jo
 	// agent from 88 MB to 1 GB.
 	bw := bufio.NewWriterSize(w, 64<<10)
 	n := 0
-	err = j.StreamRecommendations(q.Get("target"), clock().Add(-d).UnixNano(), limit, func(r core.Recommendation) error {
+	var keep func(*core.Recommendation) bool
+	if q.Get("changing") == "1" { // the newest limit changing ones (agent recommendations --changing)
+		keep = journal.Changing
+	}
+	err = j.StreamRecommendationsWhere(q.Get("target"), clock().Add(-d).UnixNano(), limit, keep, func(r core.Recommendation) error {
 		b, err := json.MarshalIndent(r, "  ", "  ") // as writeJSON indents
 		if err != nil {
 			return err

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ecntune/ecntune/agent/config"
 	"io"
 	"net/http"
 	"net/url"
@@ -16,7 +15,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/agent/web"
 )
 
@@ -86,7 +87,11 @@ func runAgentRecs(cmd *cobra.Command, o agentRecsOpts) error {
 	if !from.IsZero() {
 		fromNs = from.UnixNano()
 	}
-	if recs, err = j.Recommendations(o.target, fromNs, o.limit); err != nil {
+	var keep func(*core.Recommendation) bool
+	if o.changing {
+		keep = journal.Changing
+	}
+	if recs, err = j.RecommendationsWhere(o.target, fromNs, o.limit, keep); err != nil {
 		return err
 	}
 	if len(recs) == 0 && o.target != "" && o.cfgPath != "" {
@@ -117,6 +122,9 @@ func fetchRecs(ctx context.Context, base string, o agentRecsOpts, from time.Time
 	if o.target != "" {
 		q.Set("target", o.target)
 	}
+	if o.changing {
+		q.Set("changing", "1") // an agent before it ignores it: printRecs filters too
+	}
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/recommendations?"+q.Encode(), nil)
@@ -143,7 +151,7 @@ func printRecs(w io.Writer, recs []core.Recommendation, o agentRecsOpts) error {
 	if o.changing {
 		kept := recs[:0]
 		for _, r := range recs {
-			if r.Recommended != r.Current {
+			if journal.Changing(&r) {
 				kept = append(kept, r)
 			}
 		}
