@@ -67,7 +67,7 @@ func runAgentRecs(cmd *cobra.Command, o agentRecsOpts) error {
 		if recs, err = fetchRecs(cmd.Context(), agentBaseURL(o.url), o, from); err != nil {
 			return err
 		}
-		return printRecs(cmd.OutOrStdout(), recs, o)
+		return printRecs(cmd.OutOrStdout(), cmd.ErrOrStderr(), recs, o)
 	}
 	src, err := openJournalSource(journalFlags{o.db, o.cfgPath}, true, "recommendations")
 	if err != nil {
@@ -79,7 +79,7 @@ func runAgentRecs(cmd *cobra.Command, o agentRecsOpts) error {
 		if recs, err = fetchRecs(cmd.Context(), src.base, o, from); err != nil {
 			return err
 		}
-		return printRecs(cmd.OutOrStdout(), recs, o)
+		return printRecs(cmd.OutOrStdout(), cmd.ErrOrStderr(), recs, o)
 	}
 	j := src.j
 	defer j.Close()
@@ -91,7 +91,8 @@ func runAgentRecs(cmd *cobra.Command, o agentRecsOpts) error {
 	if o.changing {
 		keep = journal.Changing
 	}
-	if recs, err = j.RecommendationsWhere(o.target, fromNs, o.limit, keep); err != nil {
+	// one more than the limit: whether the window holds more
+	if recs, err = j.RecommendationsWhere(o.target, fromNs, o.limit+1, keep); err != nil {
 		return err
 	}
 	if len(recs) == 0 && o.target != "" && o.cfgPath != "" {
@@ -105,7 +106,7 @@ func runAgentRecs(cmd *cobra.Command, o agentRecsOpts) error {
 			return fmt.Errorf("--target: %q is not a target of %s and has no stored recommendations (targets: %s)", o.target, o.cfgPath, strings.Join(names, ", "))
 		}
 	}
-	return printRecs(cmd.OutOrStdout(), recs, o)
+	return printRecs(cmd.OutOrStdout(), cmd.ErrOrStderr(), recs, o)
 }
 
 // fetchRecs asks a running agent for its stored recommendations.
@@ -118,7 +119,9 @@ func fetchRecs(ctx context.Context, base string, o agentRecsOpts, from time.Time
 	if !from.IsZero() {
 		since = time.Since(from).Round(time.Millisecond).String()
 	}
-	q := url.Values{"since": {since}, "limit": {fmt.Sprint(o.limit)}}
+	// one more than the limit, where the agent serves it: whether the
+	// window holds more
+	q := url.Values{"since": {since}, "limit": {fmt.Sprint(min(o.limit+1, web.MaxRecommendationsLimit))}}
 	if o.target != "" {
 		q.Set("target", o.target)
 	}
@@ -147,7 +150,10 @@ func fetchRecs(ctx context.Context, base string, o agentRecsOpts, from time.Time
 	return recs, nil
 }
 
-func printRecs(w io.Writer, recs []core.Recommendation, o agentRecsOpts) error {
+// printRecs prints recs (oldest first, up to one more than --limit: the
+// window holds more than the limit then) and says on stderr where a window
+// cut by --limit starts.
+func printRecs(w, stderr io.Writer, recs []core.Recommendation, o agentRecsOpts) error {
 	if o.changing {
 		kept := recs[:0]
 		for _, r := range recs {
@@ -156,6 +162,19 @@ func printRecs(w io.Writer, recs []core.Recommendation, o agentRecsOpts) error {
 			}
 		}
 		recs = kept
+	}
+	var cut bool
+	if recs, cut = cutToIntervals(recs, o.limit); cut {
+		what := "recommendations"
+		if o.changing {
+			what = "changing recommendations"
+		}
+		if len(recs) == 0 {
+			fmt.Fprintf(stderr, "the newest interval alone holds more than --limit %d %s: none shown; raise --limit (or narrow with --target)\n", o.limit, what)
+		} else {
+			fmt.Fprintf(stderr, "more than --limit %d %s in the window: shown from %s, the oldest interval whose %s are all within the limit (%d rows); raise --limit or narrow --since/--target for the rest\n",
+				o.limit, what, time.Unix(0, recs[0].TimeNs).UTC().Format("2006-01-02T15:04:05.000Z"), what, len(recs))
+		}
 	}
 	if o.asJSON {
 		enc := json.NewEncoder(w)
@@ -177,6 +196,20 @@ func printRecs(w io.Writer, recs []core.Recommendation, o agentRecsOpts) error {
 			r.Key.Target, r.Key.Port, r.Key.Queue, recChange(r), recAction(r), 100*r.Confidence, r.Guard, strings.ReplaceAll(r.Reason, "\t", " "))
 	}
 	return tw.Flush()
+}
+
+// cutToIntervals keeps the newest limit of recs (oldest first) at an
+// interval's boundary: when there are more, the oldest interval they hold
+// in part is left out (cut says so).
+func cutToIntervals(recs []core.Recommendation, limit int) (_ []core.Recommendation, cut bool) {
+	if limit <= 0 || len(recs) <= limit {
+		return recs, false
+	}
+	drop := len(recs) - limit
+	for drop < len(recs) && recs[drop].TimeNs == recs[drop-1].TimeNs {
+		drop++ // the interval of the first row kept lost rows to the limit
+	}
+	return recs[drop:], true
 }
 
 // recChange is "CURRENT → RECOMMENDED", or "CURRENT (hold)".

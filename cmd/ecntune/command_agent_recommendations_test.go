@@ -70,3 +70,28 @@ func TestAgentRecommendationsChangingLimit(t *testing.T) {
 		}
 	}
 }
+
+// A window of more rows than --limit is cut at an interval's boundary and
+// said so on stderr (it was cut silently, its oldest interval with 16 of
+// its 48 queues).
+func TestAgentRecommendationsCutAtInterval(t *testing.T) {
+	db, j := recsDB(t, 30, 48, func(int) bool { return false })
+	j.Close()
+	out, errOut, err := runAgentCmd(t, context.Background(), "recommendations", "--db", db, "--since", "10m", "--limit", "1000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")[1:]
+	first := strings.Fields(lines[0])[0]
+	if len(lines) != 20*48 || strings.Count(out, first) != 48 {
+		t.Errorf("--limit 1000 of 30 intervals of 48 queues: %d rows, the oldest interval (%s) with %d queues; want 20 whole intervals (960 rows)",
+			len(lines), first, strings.Count(out, first))
+	}
+	if !strings.Contains(errOut, "more than --limit 1000 recommendations") || !strings.Contains(errOut, "shown from "+first) {
+		t.Errorf("stderr of a window cut by --limit: %q", errOut)
+	}
+	out, errOut, err = runAgentCmd(t, context.Background(), "recommendations", "--db", db, "--limit", "1440")
+	if err != nil || strings.Count(out, "\n") != 1441 || errOut != "" {
+		t.Errorf("--limit 1440 of 1440 rows: %d lines, stderr %q, %v; want all and nothing said", strings.Count(out, "\n"), errOut, err)
+	}
+}
