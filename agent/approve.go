@@ -61,6 +61,20 @@ func (a *Agent) saveApprovals() error {
 	return nil
 }
 
+// Approving says why nothing can wait for approval (nil in approve mode):
+// GET /pending refuses with it, as POST /approve does, rather than answer
+// an empty list an operator reads as "nothing pending" of an agent that
+// applies its changes by itself.
+func (a *Agent) Approving() error {
+	switch {
+	case a.cfg.Mode != config.ModeClosedLoop:
+		return fmt.Errorf("%w: it runs in %s mode and writes nothing, so nothing waits for approval (agent recommendations shows what it would change)", ErrNotApproveMode, a.cfg.Mode)
+	case !a.cfg.Approve:
+		return fmt.Errorf("%w: it applies its changes by itself, so nothing waits for approval (agent history shows what it applied)", ErrNotApproveMode)
+	}
+	return nil
+}
+
 // Pending is what waits for approval, in key order (none outside approve
 // mode).
 func (a *Agent) Pending() []core.Pending {

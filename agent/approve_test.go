@@ -176,3 +176,28 @@ func TestApprovalSurvivesRestart(t *testing.T) {
 		t.Fatalf("approvals kept after their change was applied: %+v %v", as, err)
 	}
 }
+
+// GET /pending (and /pending/gnmic) of an agent not in approve mode is
+// refused, saying it applies its changes by itself (shadow: writes
+// nothing), as POST /approve is: it answered [] and `agent pending` said
+// "nothing pending", exit 0.
+func TestPendingOutsideApproveMode(t *testing.T) {
+	for _, mode := range []config.Mode{config.ModeClosedLoop, config.ModeShadow} {
+		r := newRig(t, mode, false, "", nil)
+		srv := httptest.NewServer(r.a.Handler())
+		r.interval(t)
+		for _, path := range []string{"/pending", "/pending/gnmic"} {
+			resp, err := http.Get(srv.URL + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			want := map[config.Mode]string{config.ModeClosedLoop: "applies its changes by itself", config.ModeShadow: "writes nothing"}[mode]
+			if resp.StatusCode != http.StatusConflict || !strings.Contains(string(b), "does not run in approve mode") || !strings.Contains(string(b), want) {
+				t.Errorf("%s of a %s agent: %d %s", path, mode, resp.StatusCode, b)
+			}
+		}
+		srv.Close()
+	}
+}

@@ -166,6 +166,9 @@ func Handler(o Options) http.Handler {
 			http.Error(w, "GET only", http.StatusMethodNotAllowed)
 			return
 		}
+		if !a.approving(w) {
+			return
+		}
 		writeJSON(w, a.o.Source.Pending())
 	})
 	mux.HandleFunc("/pending/gnmic", a.pendingGnmic)
@@ -522,6 +525,9 @@ func (a *server) pendingGnmic(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "GET only", http.StatusMethodNotAllowed)
 		return
 	}
+	if !a.approving(w) {
+		return
+	}
 	reqs, err := a.o.Source.PendingRequests()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -534,6 +540,21 @@ func (a *server) pendingGnmic(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, out)
+}
+
+// approving answers 409 with the reason when the source (an agent) says
+// nothing can wait for approval: not in approve mode. It says whether the
+// request goes on.
+func (a *server) approving(w http.ResponseWriter) bool {
+	ap, ok := a.o.Source.(interface{ Approving() error })
+	if !ok {
+		return true
+	}
+	if err := ap.Approving(); err != nil {
+		http.Error(w, err.Error(), http.StatusConflict)
+		return false
+	}
+	return true
 }
 
 // approve answers POST /approve (by, queue=TARGET/PORT/qN repeated, or
