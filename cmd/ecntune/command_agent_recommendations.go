@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -64,10 +65,11 @@ func runAgentRecs(cmd *cobra.Command, o agentRecsOpts) error {
 	}
 	var recs []core.Recommendation
 	if o.url != "" {
-		if recs, err = fetchRecs(cmd.Context(), agentBaseURL(o.url), o, from); err != nil {
+		base := agentBaseURL(o.url)
+		if recs, err = fetchRecs(cmd.Context(), base, o, from); err != nil {
 			return err
 		}
-		return printRecs(cmd.OutOrStdout(), cmd.ErrOrStderr(), recs, o)
+		return printRecs(cmd.OutOrStdout(), cmd.ErrOrStderr(), recs, o, noRecsOfAgent(cmd.Context(), base, recs))
 	}
 	src, err := openJournalSource(journalFlags{o.db, o.cfgPath}, true, "recommendations")
 	if err != nil {
@@ -79,7 +81,7 @@ func runAgentRecs(cmd *cobra.Command, o agentRecsOpts) error {
 		if recs, err = fetchRecs(cmd.Context(), src.base, o, from); err != nil {
 			return err
 		}
-		return printRecs(cmd.OutOrStdout(), cmd.ErrOrStderr(), recs, o)
+		return printRecs(cmd.OutOrStdout(), cmd.ErrOrStderr(), recs, o, noRecsOfAgent(cmd.Context(), src.base, recs))
 	}
 	j := src.j
 	defer j.Close()
@@ -106,7 +108,51 @@ func runAgentRecs(cmd *cobra.Command, o agentRecsOpts) error {
 			return fmt.Errorf("--target: %q is not a target of %s and has no stored recommendations (targets: %s)", o.target, o.cfgPath, strings.Join(names, ", "))
 		}
 	}
-	return printRecs(cmd.OutOrStdout(), cmd.ErrOrStderr(), recs, o)
+	var none string
+	if len(recs) == 0 {
+		stored, err := j.Recommendations("", 0, 1)
+		if err != nil {
+			return err
+		}
+		changes, err := j.ChangesPage(journal.ChangesQuery{Limit: 1})
+		if err != nil {
+			return err
+		}
+		none = noRecs(len(stored) > 0, len(changes.Changes) > 0)
+	}
+	return printRecs(cmd.OutOrStdout(), cmd.ErrOrStderr(), recs, o, none)
+}
+
+// noRecs says why nothing is shown: the selection matches none of the
+// stored recommendations, or none is stored, and then why (a closed loop
+// without store-recommendations leaves its audit log alone, as agent
+// report says).
+func noRecs(anyStored, anyChanges bool) string {
+	switch {
+	case anyStored:
+		return "no recommendations stored for that selection"
+	case anyChanges:
+		return "no recommendations stored: a closed loop stores them only with store-recommendations: true, and this one holds its audit log alone " +
+			"(agent history shows its changes); set store-recommendations: true in the agent's configuration to keep them from its next start"
+	}
+	return "no recommendations stored, nor any audited change: has an agent run on this db?"
+}
+
+// noRecsOfAgent is noRecs of a running agent ("" when recs is not empty):
+// it asks for one stored recommendation and one audit entry.
+func noRecsOfAgent(ctx context.Context, base string, recs []core.Recommendation) string {
+	if len(recs) > 0 {
+		return ""
+	}
+	stored, err := fetchRecs(ctx, base, agentRecsOpts{limit: 1}, time.Time{})
+	if err != nil || len(stored) > 0 {
+		return noRecs(true, false)
+	}
+	p, err := getChangesPage(ctx, &http.Client{Timeout: 30 * time.Second}, base+"/changes?limit=1")
+	if err != nil {
+		return noRecs(true, false)
+	}
+	return noRecs(false, len(p.Changes) > 0)
 }
 
 // fetchRecs asks a running agent for its stored recommendations.
@@ -152,8 +198,8 @@ func fetchRecs(ctx context.Context, base string, o agentRecsOpts, from time.Time
 
 // printRecs prints recs (oldest first, up to one more than --limit: the
 // window holds more than the limit then) and says on stderr where a window
-// cut by --limit starts.
-func printRecs(w, stderr io.Writer, recs []core.Recommendation, o agentRecsOpts) error {
+// cut by --limit starts; none says why nothing is shown.
+func printRecs(w, stderr io.Writer, recs []core.Recommendation, o agentRecsOpts, none string) error {
 	if o.changing {
 		kept := recs[:0]
 		for _, r := range recs {
@@ -177,6 +223,9 @@ func printRecs(w, stderr io.Writer, recs []core.Recommendation, o agentRecsOpts)
 		}
 	}
 	if o.asJSON {
+		if len(recs) == 0 && none != "" {
+			fmt.Fprintln(stderr, none) // no line on stdout: no JSON to parse
+		}
 		enc := json.NewEncoder(w)
 		for _, r := range recs {
 			if err := enc.Encode(r); err != nil {
@@ -186,7 +235,7 @@ func printRecs(w, stderr io.Writer, recs []core.Recommendation, o agentRecsOpts)
 		return nil
 	}
 	if len(recs) == 0 {
-		fmt.Fprintln(w, "no recommendations stored for that selection")
+		fmt.Fprintln(w, cmp.Or(none, noRecs(true, false)))
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)

@@ -95,3 +95,34 @@ func TestAgentRecommendationsCutAtInterval(t *testing.T) {
 		t.Errorf("--limit 1440 of 1440 rows: %d lines, stderr %q, %v; want all and nothing said", strings.Count(out, "\n"), errOut, err)
 	}
 }
+
+// A closed loop without store-recommendations: agent recommendations says
+// why none is stored, as agent report does, from the db and from the
+// running agent (it said "no recommendations stored for that selection").
+func TestAgentRecommendationsNoneStoredSaysWhy(t *testing.T) {
+	_, db, j := runningAgentDB(t)
+	k := env.QueueKey{Target: "sw0", Port: "Ethernet0", Queue: 3}
+	if _, err := j.Intent([]core.AuditEntry{{TimeNs: time.Now().UnixNano(), Target: "sw0", State: core.StateApplied,
+		Change: core.Change{Key: k, Kind: core.KindTune, Reason: "test"}}}); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(fakeAgentAPI(j))
+	defer srv.Close()
+	live, _, err := runAgentCmd(t, context.Background(), "recommendations", "--url", srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	out, _, err := runAgentCmd(t, context.Background(), "recommendations", "--db", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, o := range map[string]string{"db": out, "running agent": live} {
+		if !strings.Contains(o, "store-recommendations: true") || strings.Contains(o, "for that selection") {
+			t.Errorf("recommendations of a closed loop's %s without store-recommendations: %q", name, o)
+		}
+	}
+	if out, _, err := runAgentCmd(t, context.Background(), "recommendations", "--db", db, "--target", "sw9"); err != nil || strings.Contains(out, "for that selection") {
+		t.Errorf("--target sw9 of a db without recommendations: %v %q, want the reason", err, out)
+	}
+}
