@@ -208,7 +208,14 @@ func (c *Core) recommend(in Interval) []Recommendation {
 			// 0.3% against a queue's 1% is no change, and was counted as one
 			// in every interval (recommend_change, the target gauge) while
 			// the dashboard said nothing would change
-			r.Recommended.Pmax = quantizePmax(r.Recommended.Pmax, st)
+			if q := quantizePmax(r.Recommended.Pmax, st); q != r.Recommended.Pmax {
+				// the reason names what the policy wanted: it is said so,
+				// led by what is recommended on the step, as the audit log
+				// labels "change:" and "wanted:" (a row read
+				// "774KB/860KB/1% (hold)" for "pmax 1%→0.3%")
+				r.Recommended.Pmax = q
+				r.Reason = onPmaxStep(st, env.DescribeChange(r.Current, r.Recommended), r.Reason)
+			}
 		}
 		if c.reward != nil && o.Valid {
 			r.Reward = c.reward(o.Metrics)
@@ -216,6 +223,17 @@ func (c *Core) recommend(in Interval) []Recommendation {
 		recs[i] = r
 	}
 	return recs
+}
+
+// onPmaxStep is the reason of a recommendation whose Pmax is put on the
+// switches' step: "on the switch's 1% Pmax step: no change; wanted: pmax
+// 1%→0.3%: ...".
+func onPmaxStep(step float64, change, wanted string) string {
+	s := "on the switch's " + env.FormatPmax(step) + " Pmax step: " + change
+	if wanted != "" {
+		s += "; wanted: " + wanted
+	}
+	return s
 }
 
 // verdicts gives each recommendation the guard's verdict (the rule that

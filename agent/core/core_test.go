@@ -162,6 +162,24 @@ func TestRecommendationOnTheSwitchStep(t *testing.T) {
 	if s := Summarize(rd.Recommendations, rd.Plan); s.Differ != 0 {
 		t.Fatalf("summary counts %d changes", s.Differ)
 	}
+	// the reason says what is recommended on the step, and labels the
+	// policy's own as what it wanted (it read "pmax 1%→0.3%" beside a
+	// hold at 1%)
+	d := dc(kA, want, 0.9)
+	d.Reason = "pmax 1%→0.3%: marks too late"
+	rd, err = c.Tick(Interval{NowNs: 2 * sec, Observations: []env.Observation{ob(kA, at1)}, Decisions: []policy.Decision{d}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rd.Recommendations[0].Reason; got != "on the switch's 1% Pmax step: no change; wanted: pmax 1%→0.3%: marks too late" {
+		t.Fatalf("reason of a Pmax put on the step: %q", got)
+	}
+	// a Pmax already on the step keeps its reason
+	d.Setting.Pmax = 0.02
+	d.Reason = "pmax 1%→2%"
+	if rd, err = c.Tick(Interval{NowNs: 3 * sec, Observations: []env.Observation{ob(kA, at1)}, Decisions: []policy.Decision{d}}); err != nil || rd.Recommendations[0].Reason != "pmax 1%→2%" {
+		t.Fatalf("reason of a Pmax on the step: %q, %v", rd.Recommendations[0].Reason, err)
+	}
 }
 
 // An idle queue held is counted as idle, not as undecided (the interval
