@@ -18,6 +18,10 @@ const (
 	StateAbandoned   AuditState = "abandoned"   // restart found it not applied
 	StateRolledBack  AuditState = "rolled-back" // restart found it half applied and restored Old
 	StateUnreachable AuditState = "unreachable" // restart could not read the switch (retried later)
+	// StateDamaged: a read found the stored record damaged (it fails its
+	// seal or does not decode): nothing of it but its sequence number and
+	// the damage is known (agent/journal; its JSON: journal.EntryJSON).
+	StateDamaged AuditState = "damaged"
 )
 
 // Open says whether the entry still waits for its result (an intent, or

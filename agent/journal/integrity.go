@@ -33,7 +33,7 @@ import (
 // StateDamaged marks an audit entry whose stored record fails its seal or
 // does not decode: reads show it in place of the entry (with the damage in
 // Error), never another entry's data.
-const StateDamaged core.AuditState = "damaged"
+const StateDamaged = core.StateDamaged
 
 // errDamaged is the error of a database bbolt could not read.
 var errDamaged = errors.New("the database is damaged")

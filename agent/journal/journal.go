@@ -291,10 +291,17 @@ func (j *Journal) Entries(target string, sinceNs int64) ([]core.AuditEntry, erro
 			})
 		}
 		c := tx.Bucket(bucketAudit).Cursor()
+		run := 0 // damaged entries read last
 		for k, v := c.Last(); k != nil; k, v = c.Prev() {
 			e := readEntry(k, v)
 			if e.State != StateDamaged && e.TimeNs < sinceNs {
+				atWindowStart(out, e, run)
 				break
+			}
+			if e.State == StateDamaged {
+				run++
+			} else {
+				run = 0
 			}
 			if keep(e) {
 				out = append(out, e)

@@ -3,6 +3,7 @@ package journal
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -109,6 +110,50 @@ type ChangesPage struct {
 	NextBefore uint64 `json:"next_before,omitempty"`
 }
 
+// atWindowStart says of the damaged entries at the end of newestFirst (a
+// --since read, walking back) that they may be older than the window:
+// they lie between older, the first entry before it, and the window's
+// oldest intact entry, and their own time is not known.
+// run is how many damaged entries were read last, just before older.
+func atWindowStart(newestFirst []core.AuditEntry, older core.AuditEntry, run int) {
+	for i := len(newestFirst) - 1; i >= 0 && i >= len(newestFirst)-run && newestFirst[i].State == StateDamaged; i-- {
+		newestFirst[i].Error += fmt.Sprintf("; its time is unknown: written after entry %d (%s), before the window, so it may be older than the window",
+			older.Seq, time.Unix(0, older.TimeNs).UTC().Format(time.RFC3339))
+	}
+}
+
+// EntryJSON is what e is written as in JSON: e, or for a damaged entry
+// what is known of it, its sequence number, state and damage, with its
+// time, queue and settings null (it was written as a change at 1970 from
+// and to 0B/0B/0%).
+func EntryJSON(e core.AuditEntry) any {
+	if e.State != StateDamaged {
+		return e
+	}
+	return struct {
+		Seq    uint64          `json:"seq"`
+		State  core.AuditState `json:"state"`
+		Error  string          `json:"error"`
+		TimeNs *int64          `json:"time_ns"`
+		Target *string         `json:"target"`
+		Key    *string         `json:"key"`
+		Old    *struct{}       `json:"old"`
+		New    *struct{}       `json:"new"`
+	}{Seq: e.Seq, State: e.State, Error: e.Error}
+}
+
+// MarshalJSON writes the page's damaged entries as EntryJSON does.
+func (p ChangesPage) MarshalJSON() ([]byte, error) {
+	cs := make([]any, len(p.Changes))
+	for i, e := range p.Changes {
+		cs[i] = EntryJSON(e)
+	}
+	return json.Marshal(struct {
+		Changes    []any  `json:"changes"`
+		NextBefore uint64 `json:"next_before,omitempty"`
+	}{cs, p.NextBefore})
+}
+
 // ChangesPage reads one page of the audit log, walking back from
 // q.Before (or the newest entry) to the first entry older than q.SinceNs
 // (entries are written in time order): its cost is the page's and the
@@ -133,10 +178,17 @@ func (j *Journal) ChangesPage(q ChangesQuery) (ChangesPage, error) {
 		} else {
 			k, v = c.Last()
 		}
+		run := 0 // damaged entries read last
 		for ; k != nil; k, v = c.Prev() {
 			e := readEntry(k, v)
 			if e.State != StateDamaged && e.TimeNs < q.SinceNs {
+				atWindowStart(p.Changes, e, run)
 				break // entries are written in time order: the rest are older
+			}
+			if e.State == StateDamaged {
+				run++
+			} else {
+				run = 0
 			}
 			if e.State != StateDamaged && q.Target != "" && e.Target != q.Target {
 				continue

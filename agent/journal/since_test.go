@@ -1,8 +1,10 @@
 package journal
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,4 +107,50 @@ func BenchmarkChangesPageSince(b *testing.B) {
 			}
 		}
 	})
+}
+
+// A damaged entry is shown for what it is: in JSON its time, queue and
+// settings are null (it read as a change at 1970 from and to 0B/0B/0%),
+// and one at the start of a --since window, which cannot be placed in it,
+// says so.
+func TestDamagedEntryIsNoChange(t *testing.T) {
+	j := sinceJournal(t, 100, 90)
+	defer j.Close()
+	since := t0 + 90*int64(time.Second) // seqs 91..100; 90 damaged, between 89 and 91
+	p, err := j.ChangesPage(ChangesQuery{SinceNs: since, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, err := j.Entries("leaf1", since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, got := range map[string][]core.AuditEntry{"ChangesPage": p.Changes, "Entries": es} {
+		if got[0].Seq != 90 || got[0].State != StateDamaged || !strings.Contains(got[0].Error, "written after entry 89") || !strings.Contains(got[0].Error, "may be older than the window") {
+			t.Errorf("%s since entry 91: first %+v, want the damaged entry 90 saying it may be older than the window", name, got[0])
+		}
+		if got[1].State == StateDamaged || strings.Contains(got[1].Error, "older") {
+			t.Errorf("%s: %+v", name, got[1])
+		}
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Changes []map[string]any `json:"changes"`
+	}
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	d := back.Changes[0]
+	if d["state"] != "damaged" || d["seq"] != 90.0 || d["old"] != nil || d["new"] != nil || d["time_ns"] != nil || d["key"] != nil {
+		t.Errorf("damaged entry in JSON: %v", d)
+	}
+	if _, ok := d["old"]; !ok {
+		t.Errorf("damaged entry in JSON without an explicit null old: %v", d)
+	}
+	if intact := back.Changes[1]; intact["old"] == nil || intact["state"] != "applied" {
+		t.Errorf("intact entry in JSON: %v", intact)
+	}
 }

@@ -209,7 +209,7 @@ func printHistory(w io.Writer, es []core.AuditEntry, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
 		for _, e := range es {
-			if err := enc.Encode(e); err != nil {
+			if err := enc.Encode(journal.EntryJSON(e)); err != nil {
 				return err
 			}
 		}
@@ -232,6 +232,12 @@ func printHistory(w io.Writer, es []core.AuditEntry, asJSON bool) error {
 		}
 		if fleet {
 			fmt.Fprintf(tw, "%s\t%d\t", orNone(e.Writer), e.Token)
+		}
+		if e.State == journal.StateDamaged {
+			// nothing of it is known but its place in the log: not a
+			// change at 1970 from and to 0B/0B/0%
+			fmt.Fprintf(tw, "%d\tunknown\tdamaged\t-\t%s\tdamaged\tdamaged\t-\t%s\n", e.Seq, e.State, strings.ReplaceAll(e.Error, "\t", " "))
+			continue
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Seq,
 			time.Unix(0, e.TimeNs).UTC().Format("2006-01-02T15:04:05.000Z"), e.Key, e.Kind, e.State,

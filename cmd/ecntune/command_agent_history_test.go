@@ -173,3 +173,49 @@ func TestAgentHistoryOfDBWithDamagedRecommendations(t *testing.T) {
 		t.Fatalf("report of a db with a damaged recommendations page: %v\n%s\nstderr: %s", err, out, errOut)
 	}
 }
+
+// agent history shows a damaged entry as damaged, not as a change at 1970
+// from and to 0B/0B/0%: in its table, and in JSON with its settings null.
+func TestAgentHistoryShowsDamagedEntry(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "a.db")
+	j, err := journal.OpenJournal(db, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := env.QueueKey{Target: "sw0", Port: "Ethernet0", Queue: 3}
+	var es []core.AuditEntry
+	for i := range 3 {
+		es = append(es, core.AuditEntry{TimeNs: time.Now().Add(time.Duration(i-3) * time.Second).UnixNano(), Target: "sw0", State: core.StateApplied,
+			Change: core.Change{Key: k, Kind: core.KindTune, Old: env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2},
+				New: env.Setting{KminBytes: 300_000, KmaxBytes: 1_600_000, Pmax: 0.2}, Reason: fmt.Sprint("change ", i)}})
+	}
+	if _, err := j.Intent(es); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	bdb, err := bolt.Open(db, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bdb.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte("audit")).Put([]byte{0, 0, 0, 0, 0, 0, 0, 2}, []byte("junk"))
+	})
+	bdb.Close()
+	out, _, err := runAgentCmd(t, context.Background(), "history", "--db", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "2 ") {
+			row = l
+		}
+	}
+	if f := strings.Fields(row); len(f) < 7 || f[1] != "unknown" || f[4] != "damaged" || f[5] != "damaged" || f[6] != "damaged" || strings.Contains(row, "0B") || strings.Contains(row, "1970") {
+		t.Errorf("history row of the damaged entry 2: %q\n%s", row, out)
+	}
+	out, _, err = runAgentCmd(t, context.Background(), "history", "--db", db, "--json")
+	if err != nil || !strings.Contains(out, `{"seq":2,"state":"damaged","error":`) || !strings.Contains(out, `"time_ns":null,"target":null,"key":null,"old":null,"new":null}`) {
+		t.Errorf("history --json of the damaged entry 2: %v\n%s", err, out)
+	}
+}
