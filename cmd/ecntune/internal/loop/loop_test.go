@@ -141,7 +141,8 @@ func TestEvalRunsTheDeployedLoop(t *testing.T) {
 	scs := []eval.Scenario{{Named: scenario.Named{Name: "star", Config: sim}}}
 	opt := eval.Options{Seeds: 1, Workers: 1, Interval: simenv.Millisecond, Loops: map[string]eval.LoopRunner{Prefix: EvalRunner(func(string) policy.Resolver { return policy.Resolver{} }, filepath.Join(dir, "audit"), false)}}
 	spec := Prefix + file
-	res, err := eval.RunAll(scs, []string{"static:hpcc", spec}, opt)
+	sched := "schedule:hpcc,4ms=sonic-default"
+	res, err := eval.RunAll(scs, []string{"static:hpcc", sched, spec}, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,11 +154,15 @@ func TestEvalRunsTheDeployedLoop(t *testing.T) {
 	if l.Intervals != 7 || l.Queues != 4 || l.Changes == 0 || l.ChangesPerQueuePer100 <= 0 || runs[0].Decisions != 7 {
 		t.Fatalf("loop figures %+v (decisions %d)", l, runs[0].Decisions)
 	}
-	// a bare policy's runs count its changes too: a preset sets each
-	// queue once, at the first decision
-	if bare := res.RunsOf("star", "static:hpcc"); len(bare) == 0 || bare[0].Loop == nil || bare[0].Loop.Changes != 4 || bare[0].Loop.ChangesAfter != 0 ||
+	// a bare policy's runs count its changes too: a preset runs from the
+	// start and changes nothing; a schedule sets each queue at its first
+	// decision and again at 4 ms
+	if bare := res.RunsOf("star", "static:hpcc"); len(bare) == 0 || bare[0].Loop == nil || bare[0].Loop.Changes != 0 ||
 		bare[0].Finished == 0 || runs[0].Finished == 0 {
 		t.Fatalf("bare %+v, loop finished %d", bare, runs[0].Finished)
+	}
+	if s := res.RunsOf("star", sched); len(s) == 0 || s[0].Loop == nil || s[0].Loop.Changes != 8 || s[0].Loop.ChangesAfter != 0 {
+		t.Fatalf("schedule's runs %+v", s)
 	}
 	// --loop-audit: the run's audit log, one applied change per line
 	names, _ := filepath.Glob(filepath.Join(dir, "audit", "star_agent_*.jsonl"))
