@@ -217,12 +217,16 @@ func TestMeanCI(t *testing.T) {
 	}
 }
 
+// oracleRun is a run of small-flow p99 p99, large-flow goodput good and
+// drops drops, for PickOracle.
+func oracleRun(p99, good float64, drops uint64) Run {
+	r := Run{SmallP99: p99, LargeGoodputGbps: good}
+	r.Drops = drops
+	return r
+}
+
 func TestPickOracleObjective(t *testing.T) {
-	run := func(p99, good float64, drops uint64) Run {
-		r := Run{SmallP99: p99, LargeGoodputGbps: good}
-		r.Drops = drops
-		return r
-	}
+	run := oracleRun
 	runs := map[string][]Run{
 		"a": {run(10, 50, 0), run(12, 50, 0)}, // p99 11, goodput 50
 		"b": {run(5, 45, 0), run(5, 46, 0)},   // best p99 but goodput 45.5 < 0.95*50
@@ -241,11 +245,7 @@ func TestPickOracleObjective(t *testing.T) {
 // that drop nothing: a dropping one at twice the goodput of the others
 // left none within 5%, and the pick fell to the lowest p99 at any goodput.
 func TestPickOracleBarFromCleanCandidates(t *testing.T) {
-	run := func(p99, good float64, drops uint64) Run {
-		r := Run{SmallP99: p99, LargeGoodputGbps: good}
-		r.Drops = drops
-		return r
-	}
+	run := oracleRun
 	runs := map[string][]Run{
 		"a": {run(5, 100, 3), run(5, 100, 0)}, // the most goodput, drops
 		"b": {run(4, 90, 0), run(4, 90, 0)},   // no drops, the best goodput of those

@@ -68,36 +68,18 @@ func TestDashboardInChromium(t *testing.T) {
 		<-done
 	}()
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 2200))
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	defer acancel()
-	bctx, bcancel := chromedp.NewContext(actx)
-	defer bcancel()
+	bctx := headless(t, ctx, exe)
 
 	// waitJS polls a boolean expression of the page until it holds.
 	waitJS := func(what, expr string, limit time.Duration) {
 		t.Helper()
-		end := time.Now().Add(limit)
-		for {
-			ok, err := chromedp.Run(bctx, chromedp.Evaluate[bool](expr))
-			if err != nil {
-				t.Fatalf("%s: %v", what, err)
+		pollJS(t, bctx, what, expr, limit, 200*time.Millisecond, func() string {
+			html, _ := chromedp.Run(bctx, chromedp.OuterHTML("body"))
+			if len(html) > 3000 {
+				html = html[:3000]
 			}
-			if ok {
-				return
-			}
-			if time.Now().After(end) {
-				html, _ := chromedp.Run(bctx, chromedp.OuterHTML("body"))
-				if len(html) > 3000 {
-					html = html[:3000]
-				}
-				t.Fatalf("%s: not within %v; page: %s", what, limit, html)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+			return "page: " + html
+		})
 	}
 	if _, err := chromedp.Run(bctx, chromedp.Navigate(d.URL())); err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -61,14 +62,7 @@ func TestDashboardRefreshesWhileFleetHangs(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 2200))
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	defer acancel()
-	bctx, bcancel := chromedp.NewContext(actx)
-	defer bcancel()
+	bctx := headless(t, ctx, exe)
 	eval := func(expr string) string {
 		t.Helper()
 		v, err := chromedp.Run(bctx, chromedp.Evaluate[string](expr))
@@ -79,20 +73,9 @@ func TestDashboardRefreshesWhileFleetHangs(t *testing.T) {
 	}
 	waitJS := func(what, expr string, limit time.Duration) {
 		t.Helper()
-		end := time.Now().Add(limit)
-		for {
-			ok, err := chromedp.Run(bctx, chromedp.Evaluate[bool](expr))
-			if err != nil {
-				t.Fatalf("%s: %v", what, err)
-			}
-			if ok {
-				return
-			}
-			if time.Now().After(end) {
-				t.Fatalf("%s: not within %v; fleet panel: %q, refreshes %s", what, limit, eval(`document.getElementById("fleet-msg").textContent`), eval(`document.body.dataset.refreshes || "0"`))
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+		pollJS(t, bctx, what, expr, limit, 100*time.Millisecond, func() string {
+			return fmt.Sprintf("fleet panel: %q, refreshes %s", eval(`document.getElementById("fleet-msg").textContent`), eval(`document.body.dataset.refreshes || "0"`))
+		})
 	}
 	if _, err := chromedp.Run(bctx, chromedp.Navigate(srv.URL)); err != nil {
 		t.Fatal(err)
