@@ -43,3 +43,20 @@ func pollJS(t *testing.T, bctx context.Context, what, expr string, limit, every 
 		time.Sleep(every)
 	}
 }
+
+// running starts the demo of cfg and runs it until the test ends.
+func running(t *testing.T, ctx context.Context, cfg Config) *Demo {
+	t.Helper()
+	d, err := Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	runCtx, stop := context.WithCancel(ctx)
+	go func() { done <- d.Run(runCtx, nil) }()
+	t.Cleanup(func() {
+		stop()
+		<-done
+	})
+	return d
+}

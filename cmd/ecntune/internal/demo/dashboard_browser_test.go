@@ -55,18 +55,8 @@ func TestDashboardInChromium(t *testing.T) {
 	exe := chromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	d, err := Start(ctx, Config{Scenario: smallFabric(), Listen: "127.0.0.1:0", Timescale: 100,
+	d := running(t, ctx, Config{Scenario: smallFabric(), Listen: "127.0.0.1:0", Timescale: 100,
 		Interval: 200 * time.Millisecond, ClosedLoop: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	runCtx, stop := context.WithCancel(ctx)
-	go func() { done <- d.Run(runCtx, nil) }()
-	defer func() {
-		stop()
-		<-done
-	}()
 
 	bctx := headless(t, ctx, exe)
 

@@ -23,17 +23,7 @@ func TestDashboardRefreshesWhileFleetHangs(t *testing.T) {
 	exe := chromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	d, err := Start(ctx, Config{Scenario: smallFabric(), Listen: "127.0.0.1:0", Timescale: 100, Interval: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	runCtx, stop := context.WithCancel(ctx)
-	go func() { done <- d.Run(runCtx, nil) }()
-	defer func() {
-		stop()
-		<-done
-	}()
+	d := running(t, ctx, Config{Scenario: smallFabric(), Listen: "127.0.0.1:0", Timescale: 100, Interval: 200 * time.Millisecond})
 	// the agent's page behind a proxy whose /fleet hangs 8 s the first
 	// time, then answers as an agent with etcd down does
 	u, err := url.Parse(d.URL())
