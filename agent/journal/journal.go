@@ -291,22 +291,13 @@ func (j *Journal) Entries(target string, sinceNs int64) ([]core.AuditEntry, erro
 			})
 		}
 		c := tx.Bucket(bucketAudit).Cursor()
-		run := 0 // damaged entries read last
-		for k, v := c.Last(); k != nil; k, v = c.Prev() {
-			e := readEntry(k, v)
-			if e.State != StateDamaged && e.TimeNs < sinceNs {
-				atWindowStart(out, e, run)
-				break
-			}
-			if e.State == StateDamaged {
-				run++
-			} else {
-				run = 0
-			}
+		k, v := c.Last()
+		backWindow(c, k, v, sinceNs, &out, func(e core.AuditEntry) bool {
 			if keep(e) {
 				out = append(out, e)
 			}
-		}
+			return true
+		})
 		slices.Reverse(out)
 		return nil
 	})

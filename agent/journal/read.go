@@ -122,6 +122,30 @@ func atWindowStart(newestFirst []core.AuditEntry, older core.AuditEntry, run int
 	}
 }
 
+// backWindow walks the audit log back from k, v (c's position) to the
+// first intact entry older than sinceNs (entries are written in time
+// order: the rest are older), giving each entry to take, which says
+// whether to go on. The damaged entries read last before that older one
+// are said in *got to be at the window's start (atWindowStart).
+func backWindow(c *bolt.Cursor, k, v []byte, sinceNs int64, got *[]core.AuditEntry, take func(core.AuditEntry) bool) {
+	run := 0 // damaged entries read last
+	for ; k != nil; k, v = c.Prev() {
+		e := readEntry(k, v)
+		if e.State != StateDamaged && e.TimeNs < sinceNs {
+			atWindowStart(*got, e, run)
+			return
+		}
+		if e.State == StateDamaged {
+			run++
+		} else {
+			run = 0
+		}
+		if !take(e) {
+			return
+		}
+	}
+}
+
 // EntryJSON is what e is written as in JSON: e, or for a damaged entry
 // what is known of it, its sequence number, state and damage, with its
 // time, queue and settings null (it was written as a change at 1970 from
@@ -178,27 +202,17 @@ func (j *Journal) ChangesPage(q ChangesQuery) (ChangesPage, error) {
 		} else {
 			k, v = c.Last()
 		}
-		run := 0 // damaged entries read last
-		for ; k != nil; k, v = c.Prev() {
-			e := readEntry(k, v)
-			if e.State != StateDamaged && e.TimeNs < q.SinceNs {
-				atWindowStart(p.Changes, e, run)
-				break // entries are written in time order: the rest are older
-			}
-			if e.State == StateDamaged {
-				run++
-			} else {
-				run = 0
-			}
+		backWindow(c, k, v, q.SinceNs, &p.Changes, func(e core.AuditEntry) bool {
 			if e.State != StateDamaged && q.Target != "" && e.Target != q.Target {
-				continue
+				return true
 			}
 			if len(p.Changes) == q.Limit {
 				p.NextBefore = p.Changes[len(p.Changes)-1].Seq // there is an older match
-				break
+				return false
 			}
 			p.Changes = append(p.Changes, e)
-		}
+			return true
+		})
 		return nil
 	})
 	if err != nil {
