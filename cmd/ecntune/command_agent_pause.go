@@ -83,22 +83,24 @@ func runAgentPause(cmd *cobra.Command, o agentPauseOpts, pause bool) error {
 	case o.url != "":
 		p, err = postPause(cmd.Context(), agentBaseURL(o.url), o, pause)
 	case o.cfgPath != "" || o.db != "":
-		p, err = pauseInDB(cmd.Context(), o, pause)
-		if err == nil && pause && o.cfgPath != "" {
-			if cfg, cerr := config.Load(o.cfgPath); cerr == nil && cfg.Mode == config.ModeShadow {
-				// taken, as it stays in the db: said, as it changes
-				// nothing while the configuration runs in shadow mode
-				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s runs in shadow mode, which writes nothing anyway; the pause holds if it is switched to closed-loop\n", o.cfgPath)
+		var cfg *config.Config // --config's, read once
+		if o.cfgPath != "" {
+			if cfg, err = config.Load(o.cfgPath); err != nil {
+				return err
 			}
+		}
+		p, err = pauseInDB(cmd.Context(), o, cfg, pause)
+		if err == nil && pause && cfg != nil && cfg.Mode == config.ModeShadow {
+			// taken, as it stays in the db: said, as it changes nothing
+			// while the configuration runs in shadow mode
+			fmt.Fprintf(cmd.ErrOrStderr(), "note: %s runs in shadow mode, which writes nothing anyway; the pause holds if it is switched to closed-loop\n", o.cfgPath)
 		}
 		if errors.Is(err, journal.ErrJournalLocked) {
 			// the agent runs (in an incident, the usual case): ask it
 			// over HTTP at its configuration's metrics address
 			base := ""
-			if o.cfgPath != "" {
-				if cfg, cerr := config.Load(o.cfgPath); cerr == nil && cfg.Metrics != "" {
-					base = agentBaseURL(cfg.Metrics)
-				}
+			if cfg != nil && cfg.Metrics != "" {
+				base = agentBaseURL(cfg.Metrics)
 			}
 			if base == "" {
 				return fmt.Errorf("%w: give --url http://HOST:PORT of the running agent (its metrics address), or --config of a configuration that has one", err)
@@ -154,20 +156,14 @@ func postPause(ctx context.Context, base string, o agentPauseOpts, pause bool) (
 	return p, nil
 }
 
-// pauseInDB writes the pause in a stopped agent's database.
-// In a fleet (the configuration's fleet: key) the pause is the fleet's
-// too: every member follows it.
-func pauseInDB(ctx context.Context, o agentPauseOpts, pause bool) (journal.Pause, error) {
+// pauseInDB writes the pause in a stopped agent's database (--db, else
+// that of cfg, --config's; nil without one). In a fleet (the
+// configuration's fleet: key) the pause is the fleet's too: every member
+// follows it.
+func pauseInDB(ctx context.Context, o agentPauseOpts, cfg *config.Config, pause bool) (journal.Pause, error) {
 	db := o.db
-	var cfg *config.Config
-	if o.cfgPath != "" {
-		var err error
-		if cfg, err = config.Load(o.cfgPath); err != nil {
-			return journal.Pause{}, err
-		}
-		if db == "" {
-			db = cfg.DB
-		}
+	if cfg != nil && db == "" {
+		db = cfg.DB
 	}
 	p := journal.Pause{Paused: pause, By: o.by, Reason: o.reason, SinceNs: time.Now().UnixNano()}
 	if cfg != nil && cfg.Fleet != nil && !journal.FileExists(db) {
