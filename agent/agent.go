@@ -129,8 +129,8 @@ type Agent struct {
 	// approvals are approve mode's pending changes and approvals
 	// (guarded by mu).
 	approvals core.Approvals
-	// savedApprovals is how many approvals the journal holds (saveApprovals)
-	savedApprovals int
+	// savedApprovals are the approvals the journal holds (saveApprovals)
+	savedApprovals []core.Approved
 	checks         []func() []string // AddHealthCheck
 
 	// peers discovered by LLDP, per target (fabric-ports: lldp): written
@@ -244,7 +244,7 @@ func New(o Options) (*Agent, error) {
 			o.Logger.Error("approvals record: the approvals given before the restart are not taken; approve again", "err", err)
 		}
 		a.approvals.Restore(as)
-		a.savedApprovals = len(as)
+		a.savedApprovals = as
 		if len(as) > 0 {
 			o.Logger.Info("approvals given before the restart wait for their changes", "approved", len(as))
 		}

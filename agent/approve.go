@@ -50,14 +50,14 @@ func (a *Agent) gate(nowNs int64, changes []core.Change) []core.Change {
 // change pending again). Called with a.mu held.
 func (a *Agent) saveApprovals() error {
 	as := a.approvals.Approved()
-	if len(as) == 0 && a.savedApprovals == 0 {
+	if slices.Equal(as, a.savedApprovals) {
 		return nil
 	}
 	if err := a.o.Journal.SetApprovals(as); err != nil {
 		a.log.Error("approvals not kept in the agent db: a restart would lose them", "err", err)
 		return fmt.Errorf("approve: keeping the approval in the agent db: %w", err)
 	}
-	a.savedApprovals = len(as)
+	a.savedApprovals = as
 	return nil
 }
 
