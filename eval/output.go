@@ -405,7 +405,7 @@ func writeComparisonsOf(w io.Writer, cs []Comparison, notes ...string) {
 			fmt.Fprintln(w, "\ncomparisons (means over seeds; [95% CI] of the per-seed ratio, same flows on each seed):")
 			fmt.Fprintln(w, bestPresetRule)
 			if c.PmaxStep > 0 {
-				fmt.Fprintf(w, "  every decision of the policies and fixed settings ran at the Pmax a switch of %s resolution holds (--pmax-step)\n", env.FormatPmax(c.PmaxStep))
+				fmt.Fprintf(w, "  every decision of the policies and fixed settings ran at the Pmax a switch of %s resolution holds, as the agent's guard puts it (pmax-step)\n", env.FormatPmax(c.PmaxStep))
 			}
 			for _, n := range notes {
 				fmt.Fprintln(w, n)

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/policy/builtin"
@@ -132,6 +133,21 @@ type twinRun struct {
 	// ft.HeldOut, and a fixed setting chosen there is judged on the next
 	// as many (ft.HeldOut holds both; no training episode uses either).
 	seeds int
+}
+
+// pmaxStep is the Pmax resolution the evaluation on the twin runs every
+// decision of the bare models and fixed settings at: the switches' own,
+// as --agent's guardrails say (pmax-step), else the agent's default
+// (env.PmaxStep, whole percents, as OpenConfig and SONiC hold Pmax). A
+// frontier point at 0.3% is then the 1% one, and the fixed setting the
+// twin may recommend is one a switch can hold (it recommended
+// fixed:387KB/774KB/0.3%, which the agent's guard runs as 1%, and
+// judged the bare models at a Pmax no switch runs).
+func (tr twinRun) pmaxStep() float64 {
+	if tr.agent != nil {
+		return tr.agent.Guardrails.PmaxStep
+	}
+	return env.PmaxStep
 }
 
 // evalSeeds are the seeds of the twin's frontier evaluation.

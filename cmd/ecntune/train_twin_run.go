@@ -19,6 +19,7 @@ import (
 
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/cmd/ecntune/internal/loop"
+	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/eval"
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/policy"
@@ -187,7 +188,7 @@ func evaluateTwin(s *trainSession, tr twinRun, cand models.Model) (twinEval, err
 		}
 		return reg.Lookup(spec)
 	}
-	opt := eval.Options{Seeds: tr.seeds, Workers: o.workers, Frontier: true, Lookup: lookup}
+	opt := eval.Options{Seeds: tr.seeds, Workers: o.workers, Frontier: true, Lookup: lookup, PmaxStep: tr.pmaxStep()}
 	specs := []string{ev.startSpec, ev.tuneSpec}
 	if tr.agent != nil {
 		ev.startLoopSpec, ev.tuneLoopSpec = ev.loopSpecs(tr.agentFile)
@@ -792,6 +793,9 @@ func printFixedVerdict(w io.Writer, f *fixedCandidate) {
 // printTwinEval prints both models' figures against the twin's frontier.
 func printTwinEval(w io.Writer, tr twinRun, ev twinEval) {
 	fmt.Fprintf(w, "frontier of fixed settings on twin %s, seeds %s (none trained on), %.0fs:\n", tr.ft.Twin.Name, tr.evalSeeds(), ev.wall.Seconds())
+	if st := tr.pmaxStep(); st > 0 {
+		fmt.Fprintf(w, "  every decision of the policies and fixed settings ran at the Pmax a switch of %s resolution holds, as the agent's guard puts it (pmax-step)\n", env.FormatPmax(st))
+	}
 	rows := []eval.Comparison{ev.start, ev.tuned}
 	if ev.startLoopSpec != "" {
 		rows = append(rows, ev.startLoop, ev.tunedLoop)

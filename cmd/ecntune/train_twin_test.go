@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/eval"
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/simenv/report"
@@ -207,7 +209,9 @@ func TestTrainTwin(t *testing.T) {
 	}
 	for _, want := range []string{"frontier of fixed settings on twin lab-twin, seeds 11-13 (none trained on)", "  builtin ", "model:twin-lab-twin (fine-tuned)",
 		"promoted twin-lab-twin@1: frontier ratio 1.00: not behind the frontier", " changes per queue per 100 intervals, ",
-		"(the bare models, as the rule judged them; --agent FILE runs and judges them as that agent runs them, behind its guardrails)"} {
+		"(the bare models, as the rule judged them; --agent FILE runs and judges them as that agent runs them, behind its guardrails)",
+		// judged at the Pmax switches hold, as the agent would run them
+		"every decision of the policies and fixed settings ran at the Pmax a switch of 1% resolution holds"} {
 		if !strings.Contains(stdout, want) {
 			t.Fatalf("stdout lacks %q:\n%s", want, stdout)
 		}
@@ -765,5 +769,23 @@ func TestTwinProvenancePinsTheFiles(t *testing.T) {
 	}
 	if want := "sizes.txt=" + hex.EncodeToString(cdf[:]); h["twin_files_sha256"] != want {
 		t.Errorf("twin_files_sha256 %q, want %q", h["twin_files_sha256"], want)
+	}
+}
+
+// The evaluation on the twin runs the bare models and the fixed
+// settings at the Pmax the switches hold: --agent's pmax-step, else the
+// agent's default, whole percents (it ran them as decided: a frontier
+// point at 0.3%, which no switch holds, could be the fixed setting
+// recommended).
+func TestTwinEvaluationPmaxStep(t *testing.T) {
+	if got := (twinRun{}).pmaxStep(); got != env.PmaxStep {
+		t.Fatalf("without --agent: %g, want the switches' whole percents", got)
+	}
+	cfg, err := config.Parse([]byte("mode: shadow\npolicy: builtin\ninterval: 1s\ntargets:\n  lab: {address: \"127.0.0.1:1\", insecure: true}\nguardrails: {pmax-step: 0.05}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := (twinRun{agent: cfg}).pmaxStep(); got != 0.05 {
+		t.Fatalf("with --agent's pmax-step 0.05: %g", got)
 	}
 }

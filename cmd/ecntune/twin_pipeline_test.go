@@ -32,7 +32,9 @@ import (
 // examples/eval-agent-builtin.yaml), and
 // ecntune eval on the true scenario: the built-in model, the default
 // policy (before fitting) and the fine-tuned one against the true
-// frontier of fixed settings, the fine-tuned one also behind the shipped
+// frontier of fixed settings (the bare ones and the fixed settings at the
+// whole-percent Pmax switches hold, eval --pmax-step 0.01, as the loops
+// run), the fine-tuned one also behind the shipped
 // guardrails (eval's agent:FILE). It writes
 // the table to ECNTUNE_TWIN_PIPELINE_OUT (default: the test log) and
 // fails on no figure; the bars are the issue's, read off the table.
@@ -139,7 +141,9 @@ func twinPipelineRow(t *testing.T, file, fitBudget, trainBudget, seeds string) s
 	t0 = time.Now()
 	sum, runs := filepath.Join(dir, "summary.json"), filepath.Join(dir, "runs.json")
 	args = []string{"eval", "--scenario", abs, "--policy", "builtin", "--policy", policy.DefaultSpec, "--policy", "model:" + name,
-		"--policy", loop, "--policy", shipped, "--db", reg, "--seeds", seeds, "--frontier", "--summary-out", sum, "--json-out", runs}
+		"--policy", loop, "--policy", shipped, "--db", reg, "--seeds", seeds, "--frontier", "--summary-out", sum, "--json-out", runs,
+		// the bare models and the fixed settings at the Pmax switches hold, as the loops run (loop-eval.txt)
+		"--pmax-step", "0.01"}
 	fixedLoop := ""
 	if fixed != "" {
 		fixedLoop = guardedConfig(t, dir, "fixed.yaml", strconv.Quote(fixed))
