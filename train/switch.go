@@ -74,7 +74,7 @@ func ecnActions(c Config, cat env.Catalogue, heads []int, obs []env.Observation)
 // action, and a switch's reward is the mean reward of its members.
 func playSwitchEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record, hidePeer bool, missing env.Telemetry) (episodeOut, error) {
 	var out episodeOut
-	e, err := gym.New(cfg, gym.Options{Interval: c.Interval, Reward: c.Reward, HidePeer: hidePeer, Missing: missing})
+	e, err := gym.New(cfg, gym.Options{Interval: c.Interval, Reward: c.Reward, HidePeer: hidePeer, Missing: missing, PmaxStep: c.PmaxStep})
 	if err != nil {
 		return out, err
 	}

@@ -115,8 +115,15 @@ type Config struct {
 	// MaxEpisode only (a twin whose traffic changes later); the greedy
 	// evaluation episode still starts at 0.
 	SpreadEpisodes bool
-	Gamma          float64 // default 0.7 (DDQN), 0.9 (PPO)
-	LR             float64 // default 1e-3 (DDQN), 3e-4 (PPO)
+	// PmaxStep > 0 runs every decision of the training episodes at the
+	// Pmax a switch of that resolution holds (gym.Options.PmaxStep;
+	// env.PmaxStep: whole percents): the policy learns what its choice
+	// does as switches run it (a 0.3% action runs as the 1% one). train
+	// --twin sets the switches' (--agent's pmax-step, else whole
+	// percents); 0 runs decisions as made.
+	PmaxStep float64
+	Gamma    float64 // default 0.7 (DDQN), 0.9 (PPO)
+	LR       float64 // default 1e-3 (DDQN), 3e-4 (PPO)
 	// Randomise perturbs the scenarios per episode.
 	Randomise Randomisation
 	// Reward weights (default env.DefaultRewardWeights()).
@@ -326,6 +333,8 @@ func (c Config) validateRun() error {
 		return fmt.Errorf("train: episodes %d: want 0 (until stopped) or more", c.Episodes)
 	case c.Workers < 1 || c.Workers > 256:
 		return fmt.Errorf("train: workers %d: allowed 1..256", c.Workers)
+	case !(c.PmaxStep >= 0 && c.PmaxStep <= 0.1):
+		return fmt.Errorf("train: pmax step %g: want 0 (as decided) or a resolution up to 0.1", c.PmaxStep)
 	case c.Interval < simenv.Microsecond:
 		return fmt.Errorf("train: interval %v: want at least 1µs", c.Interval)
 	case c.MaxEpisode < 2*c.Interval:
@@ -453,6 +462,9 @@ func (c Config) Hyper() map[string]string {
 	}
 	if c.SpreadEpisodes {
 		h["episode_start"] = "spread"
+	}
+	if c.PmaxStep > 0 {
+		h["pmax_step"] = strconv.FormatFloat(c.PmaxStep, 'g', -1, 64)
 	}
 	if c.switchLevel() {
 		h["level"] = "switch"
@@ -1316,7 +1328,7 @@ func playEpisode(c Config, cfg simenv.Config, seed uint64, a actor, record, hide
 		w = &pw
 	}
 	truth := c.CriticTruth && record
-	e, err := gym.New(cfg, gym.Options{Interval: c.Interval, Reward: w, HidePeer: hidePeer, Missing: missing, Truth: truth})
+	e, err := gym.New(cfg, gym.Options{Interval: c.Interval, Reward: w, HidePeer: hidePeer, Missing: missing, Truth: truth, PmaxStep: c.PmaxStep})
 	if err != nil {
 		return out, err
 	}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -168,6 +169,7 @@ func TestConfigErrors(t *testing.T) {
 		{func(c *Config) { c.Spec = "obs-v9/act-v2" }, `spec "obs-v9/act-v2": want OBS/ACT with OBS one of`},
 		{func(c *Config) { c.Spec = "obs-v3" }, `spec "obs-v3"`},
 		{func(c *Config) { c.Spec = "obs-v4/act-v3" }, "ddqn speaks act-v2 only"},
+		{func(c *Config) { c.PmaxStep = 0.2 }, "pmax step 0.2"},
 	} {
 		cfg := base
 		cfg.Scenarios = append([]scenario.Named(nil), base.Scenarios...)
@@ -564,5 +566,55 @@ func TestCheckpointFailureGoesOn(t *testing.T) {
 	}
 	if cp, err := reg.LoadCheckpoint("tiny"); err != nil || cp.Step == 0 {
 		t.Fatalf("the next checkpoint after the failed one: %+v, %v", cp, err)
+	}
+}
+
+// constActor takes one action on every queue at every step.
+type constActor struct{ a int }
+
+func (constActor) seed(uint64) {}
+func (c constActor) act(obs []env.Observation, _ [][]float32) ([]int, []float32, []float32, error) {
+	acts := make([]int, len(obs))
+	for i := range acts {
+		acts[i] = c.a
+	}
+	return acts, nil, nil, nil
+}
+func (constActor) value([][]float32) ([]float32, error) { return nil, nil }
+
+// With PmaxStep the training episodes run a decision at the Pmax a
+// switch of that resolution holds: the catalogue's 0.3% point earns what
+// its 1% twin earns, as the agent's guard would run it; without it, as
+// decided (and the two differ). The model card says which.
+func TestTrainPmaxStep(t *testing.T) {
+	cat := env.DefaultCatalogue()
+	levels := cat.PmaxLevels()
+	lo, hi := slices.Index(levels, 0.003), slices.Index(levels, 0.01)
+	if lo < 0 || hi < 0 {
+		t.Fatalf("catalogue pmax levels %v: want 0.3%% and 1%%", levels)
+	}
+	sc := tinyScenario("a", 0.6).Config
+	reward := func(step float64, l int) float64 {
+		c := tinyConfig(AlgoPPO).withDefaults()
+		c.PmaxStep = step
+		out, err := playEpisode(c, sc, 7, constActor{cat.Absolute(0, 0, l)}, false, false, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.rewardSum
+	}
+	if a, b := reward(0, lo), reward(0, hi); a == b {
+		t.Fatalf("as decided, 0.3%% and 1%% earn the same (%g): the test cannot tell", a)
+	}
+	if a, b := reward(env.PmaxStep, lo), reward(env.PmaxStep, hi); a != b {
+		t.Fatalf("at whole percents 0.3%% earned %g, 1%% %g: want the same", a, b)
+	}
+	c := tinyConfig(AlgoPPO)
+	c.PmaxStep = env.PmaxStep
+	if h := c.withDefaults().Hyper(); h["pmax_step"] != "0.01" {
+		t.Fatalf("hyper pmax_step %q", h["pmax_step"])
+	}
+	if h := tinyConfig(AlgoPPO).withDefaults().Hyper(); h["pmax_step"] != "" {
+		t.Fatalf("as decided, hyper pmax_step %q", h["pmax_step"])
 	}
 }

@@ -85,7 +85,10 @@ frontier ratio as printed; a tie goes to the setting, which does not churn), and
 then stays a candidate: the output names the policy to run instead (static:NAME or fixed:KMIN/KMAX/PMAX)
 and the record keeps its figures. An agent that
 names it as model:NAME@promoted runs only a promoted version (model:NAME runs the latest
-version while none is promoted).`
+version while none is promoted). The fine-tuning, the evaluation on the twin and on its rivals run
+every decision at the Pmax the switches hold (--agent's guardrails' pmax-step, else whole
+percents, the agent's default): a model choosing 0.3% learns and is judged on the 1% the guard
+puts on a switch, and a fixed setting recommended is one a switch holds.`
 
 // Defaults of train --twin.
 const (
@@ -217,6 +220,9 @@ func (o *trainOpts) twinSetup(cmd *cobra.Command) (twinRun, error) {
 	if err := o.sameAsStart(tr.cfg); err != nil {
 		return tr, err
 	}
+	// fine-tuned on what switches run: a 0.3% decision as the 1% the
+	// guard puts on them
+	tr.cfg.PmaxStep = tr.pmaxStep()
 	return tr, o.twinOverrides(&tr.cfg)
 }
 

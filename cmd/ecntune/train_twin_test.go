@@ -217,8 +217,8 @@ func TestTrainTwin(t *testing.T) {
 		}
 	}
 	if m.Hyper["command"] != "ecntune train --twin "+filepath.ToSlash(twin)+" --from builtin --episodes 4 --seeds 3 --workers 2 --seed 1 --name twin-lab-twin --db "+filepath.ToSlash(db) ||
-		m.Hyper["validated_interval"] != "200µs-1s" {
-		t.Fatalf("command %q, validated interval %q", m.Hyper["command"], m.Hyper["validated_interval"])
+		m.Hyper["validated_interval"] != "200µs-1s" || m.Hyper["pmax_step"] != "0.01" {
+		t.Fatalf("command %q, validated interval %q, trained at pmax step %q (want the switches' 0.01)", m.Hyper["command"], m.Hyper["validated_interval"], m.Hyper["pmax_step"])
 	}
 	if _, err := os.Stat(filepath.Join(dir, "runs", "twin-lab-twin-v1-twin-eval.json")); err != nil {
 		t.Fatal(err)
