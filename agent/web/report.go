@@ -39,6 +39,10 @@ type ReportFiles struct {
 	Skipped   int      `json:"intervals_left_out"` // older stored intervals beyond Intervals
 	Queues    int      `json:"queues"`
 	Changes   int      `json:"changes"`
+	// Damaged is how many of the Changes are damaged audit entries (their
+	// record fails its seal or does not decode): listed by sequence
+	// number, their time, queue and settings unknown.
+	Damaged int `json:"damaged,omitempty"`
 	// Flaps are the changes that set a queue back to a setting it left
 	// within core.FlapIntervals intervals (the report's interval: the
 	// median spacing of its intervals).
@@ -123,7 +127,7 @@ func WriteReport(j ReportSource, dir string, o ReportOptions) (ReportFiles, erro
 	if err != nil {
 		return rf, err
 	}
-	rf.Changes = len(page.Changes)
+	rf.Changes, rf.Damaged = len(page.Changes), damagedIn(page.Changes)
 	rf.Flaps = flapsOf(page.Changes, h.intervals())
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return rf, err
@@ -138,6 +142,17 @@ func WriteReport(j ReportSource, dir string, o ReportOptions) (ReportFiles, erro
 	return rf, writeIndex(dir, &rf, fw.figs, page.Changes, o.Target)
 }
 
+// damagedIn counts the damaged entries of changes.
+func damagedIn(changes []core.AuditEntry) int {
+	n := 0
+	for _, c := range changes {
+		if c.State == journal.StateDamaged {
+			n++
+		}
+	}
+	return n
+}
+
 // writeIndex writes the report's index.html: what it covers, its
 // figures and the audit log, newest first.
 func writeIndex(dir string, rf *ReportFiles, figs []figure, changes []core.AuditEntry, target string) error {
@@ -147,8 +162,12 @@ func writeIndex(dir string, rf *ReportFiles, figs []figure, changes []core.Audit
 		return err
 	}
 	slices.Reverse(changes)
+	from, to := "an unknown time", "an unknown time" // every entry damaged
+	if rf.FromNs != 0 || rf.ToNs != 0 {
+		from, to = utcTime(rf.FromNs), utcTime(rf.ToNs)
+	}
 	err = reportTmpl.Execute(f, map[string]any{"R": rf, "Figures": figs, "Changes": changes, "Target": target,
-		"From": time.Unix(0, rf.FromNs).UTC().Format(time.RFC3339), "To": time.Unix(0, rf.ToNs).UTC().Format(time.RFC3339)})
+		"From": from, "To": to, "Damaged": journal.StateDamaged})
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -174,8 +193,17 @@ func writeAuditReport(j ReportSource, dir string, o ReportOptions, none error) (
 			queues[c.Key] = true
 		}
 	}
-	rf.Changes, rf.Queues = len(page.Changes), len(queues)
-	rf.FromNs, rf.ToNs = page.Changes[0].TimeNs, page.Changes[len(page.Changes)-1].TimeNs
+	rf.Changes, rf.Damaged, rf.Queues = len(page.Changes), damagedIn(page.Changes), len(queues)
+	// the window is the intact entries' (a damaged entry's time is not
+	// known: it read as 1970-01-01); none intact leaves it 0, unknown
+	for _, c := range page.Changes {
+		if c.State != journal.StateDamaged {
+			if rf.FromNs == 0 {
+				rf.FromNs = c.TimeNs
+			}
+			rf.ToNs = c.TimeNs
+		}
+	}
 	rf.Missing = "No interval of telemetry or recommendations is stored (a closed loop stores them only with store-recommendations: true), " +
 		"so there are no heatmaps and no queue charts: this report is the audit log alone. " +
 		"Set store-recommendations: true in the agent's configuration to have them in the next run's report."
@@ -366,18 +394,19 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 <html lang="en"><head><meta charset="utf-8"><title>ecntune agent report</title>
 <style>body{font-family:system-ui,sans-serif;margin:1.5em 2em;color:#222}img{max-width:100%;border:1px solid #ddd}
 table{border-collapse:collapse;font-size:88%}td,th{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
-th{background:#f0f0f0}figure{margin:1.5em 0}figcaption{color:#555}</style></head><body>
+th{background:#f0f0f0}tr.damaged td{background:#fdecea}figure{margin:1.5em 0}figcaption{color:#555}</style></head><body>
 <h1>ecntune agent report</h1>
-{{if .R.Missing}}<p>{{.R.Changes}} audited changes from {{.From}} to {{.To}} on {{.R.Queues}} queues{{if .Target}} of {{.Target}}{{end}}.</p>
+{{if .R.Missing}}<p>{{.R.Changes}} audited changes{{if .R.Damaged}} ({{.R.Damaged}} of them damaged: their time and queue are unknown){{end}} from {{.From}} to {{.To}} on {{.R.Queues}} queues{{if .Target}} of {{.Target}}{{end}}.</p>
 <p class="missing"><strong>Missing:</strong> {{.R.Missing}}</p>{{else}}<p>{{.R.Intervals}} control intervals from {{.From}} to {{.To}} ({{secs (sub .R.ToNs .R.FromNs)}}),
-{{.R.Queues}} lossless queues{{if .Target}} of {{.Target}}{{end}}, {{.R.Changes}} audited changes, {{.R.Flaps}} flaps (a queue set back to a setting it left within 10 intervals).
+{{.R.Queues}} lossless queues{{if .Target}} of {{.Target}}{{end}}, {{.R.Changes}} audited changes{{if .R.Damaged}} ({{.R.Damaged}} of them damaged: their time and queue are unknown){{end}}, {{.R.Flaps}} flaps (a queue set back to a setting it left within 10 intervals).
 {{if .R.Skipped}}{{.R.Skipped}} older stored intervals are left out (--intervals).{{end}}</p>{{end}}
 {{range .Figures}}<figure><img src="{{.File}}" alt="{{.Caption}}"><figcaption>{{.Caption}}</figcaption></figure>
 {{end}}
 <h2>Audit log</h2>
-{{if .Changes}}<table><tr><th>time (UTC)</th><th>queue</th><th>kind</th><th>state</th><th>old</th><th>new</th><th>reason</th></tr>
-{{range .Changes}}<tr><td>{{time .TimeNs}}</td><td>{{.Key.Target}} {{.Key.Port}} q{{.Key.Queue}}</td><td>{{.Kind}}</td><td>{{.State}}</td>
+{{if .Changes}}<table><tr><th>seq</th><th>time (UTC)</th><th>queue</th><th>kind</th><th>state</th><th>old</th><th>new</th><th>reason</th></tr>
+{{range .Changes}}{{if eq .State $.Damaged}}<tr class="damaged"><td>{{.Seq}}</td><td>unknown</td><td>damaged</td><td>-</td><td>damaged</td><td>damaged</td><td>damaged</td><td>{{.Error}}</td></tr>
+{{else}}<tr><td>{{.Seq}}</td><td>{{time .TimeNs}}</td><td>{{.Key.Target}} {{.Key.Port}} q{{.Key.Queue}}</td><td>{{.Kind}}</td><td>{{.State}}</td>
 <td>{{setting .Old}}</td><td>{{setting .New}}</td><td>{{.Reason}}</td></tr>
-{{end}}</table>{{else}}<p>No change in this window (shadow mode never writes).</p>{{end}}
+{{end}}{{end}}</table>{{else}}<p>No change in this window (shadow mode never writes).</p>{{end}}
 </body></html>
 `))

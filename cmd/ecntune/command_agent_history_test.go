@@ -219,3 +219,46 @@ func TestAgentHistoryShowsDamagedEntry(t *testing.T) {
 		t.Errorf("history --json of the damaged entry 2: %v\n%s", err, out)
 	}
 }
+
+// agent report lists a damaged entry as history does, and its window is
+// the intact entries': the oldest entry damaged, it said 'from
+// 1970-01-01T00:00:00Z' and drew a row at 00:00:00.000 from and to
+// 0B/0B/0%.
+func TestAgentReportShowsDamagedEntry(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "a.db")
+	j, err := journal.OpenJournal(db, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := env.QueueKey{Target: "sw0", Port: "Ethernet0", Queue: 3}
+	var es []core.AuditEntry
+	for i := range 3 {
+		es = append(es, core.AuditEntry{TimeNs: time.Now().Add(time.Duration(i-3) * time.Second).UnixNano(), Target: "sw0", State: core.StateApplied,
+			Change: core.Change{Key: k, Kind: core.KindTune, Old: env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2},
+				New: env.Setting{KminBytes: 300_000, KmaxBytes: 1_600_000, Pmax: 0.2}, Reason: fmt.Sprint("change ", i)}})
+	}
+	if _, err := j.Intent(es); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	bdb, err := bolt.Open(db, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bdb.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte("audit")).Put([]byte{0, 0, 0, 0, 0, 0, 0, 1}, []byte("junk"))
+	})
+	bdb.Close()
+	out, _, err := runAgentCmd(t, context.Background(), "report", "--db", db, "--out", filepath.Join(dir, "r"))
+	if err != nil || strings.Contains(out, "1970") || !strings.Contains(out, "3 audited changes (1 damaged") {
+		t.Fatalf("report with the oldest entry damaged: %v\n%s", err, out)
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "r", "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(html), `<tr class="damaged"><td>1</td><td>unknown</td><td>damaged</td>`) || strings.Contains(string(html), "1970") || strings.Contains(string(html), "00:00:00.000") {
+		t.Errorf("index.html of the damaged entry 1:\n%s", html)
+	}
+}

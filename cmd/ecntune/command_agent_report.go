@@ -79,9 +79,15 @@ func runAgentReport(cmd *cobra.Command, o agentReportOpts) error {
 		return err
 	}
 	w := cmd.OutOrStdout()
-	fmt.Fprintf(w, "%s (%s to %s), %s, %s", units.Count(rf.Intervals, "interval"),
-		time.Unix(0, rf.FromNs).UTC().Format(time.RFC3339), time.Unix(0, rf.ToNs).UTC().Format(time.RFC3339),
+	window := "time unknown: every audited change is damaged"
+	if rf.FromNs != 0 || rf.ToNs != 0 {
+		window = time.Unix(0, rf.FromNs).UTC().Format(time.RFC3339) + " to " + time.Unix(0, rf.ToNs).UTC().Format(time.RFC3339)
+	}
+	fmt.Fprintf(w, "%s (%s), %s, %s", units.Count(rf.Intervals, "interval"), window,
 		units.Count(rf.Queues, "queue"), units.Count(rf.Changes, "audited change"))
+	if rf.Damaged > 0 {
+		fmt.Fprintf(w, " (%d damaged: listed by seq, their time and queue unknown)", rf.Damaged)
+	}
 	if rf.Skipped > 0 {
 		fmt.Fprintf(w, "; %d older intervals left out (--intervals)", rf.Skipped)
 	}
