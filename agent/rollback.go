@@ -266,6 +266,28 @@ func SortManual(changes []core.Change, cur map[env.QueueKey]env.Setting) (todo, 
 // not undo the agent's change but overwrite what replaced it. A change
 // with Old unset is written whatever the queue runs.
 func ApplyManual(ctx context.Context, j *journal.Journal, sw Switch, changes []core.Change, owner string, now func() time.Time) (written []core.AuditEntry, skipped []core.Change, err error) {
+	return ApplyManualShared(ctx, j, sw, changes, owner, now, nil)
+}
+
+// ManualShare takes a manual change's audit entries to a fleet's audit in
+// etcd (agent/fleet RecordManual), as the loop's go there (Gate.Fence,
+// Record): the member named their Writer (in this agent's log too, so
+// that MergeFleetAudit counts an entry of both once), and Put, which
+// writes them (their intents before the Set, again once resolved) or
+// fails, fenced or unanswered.
+type ManualShare struct {
+	Member string
+	Put    func(ctx context.Context, target string, es []core.AuditEntry) error
+}
+
+// ApplyManualShared is ApplyManual in a fleet (share; nil: none): the
+// intents reach the fleet's audit before the Set, which is not sent when
+// they cannot (a rollback beside a member that took the switch, or an
+// etcd that does not answer: its entries fail, saying so), and the
+// results after. A result the fleet did not take is an error naming the
+// entries; they stay open there, for the switch's next owner to judge by
+// the switch's read-back.
+func ApplyManualShared(ctx context.Context, j *journal.Journal, sw Switch, changes []core.Change, owner string, now func() time.Time, share *ManualShare) (written []core.AuditEntry, skipped []core.Change, err error) {
 	if len(changes) == 0 {
 		return nil, nil, nil
 	}
@@ -312,6 +334,9 @@ func ApplyManual(ctx context.Context, j *journal.Journal, sw Switch, changes []c
 		entries[i] = core.AuditEntry{TimeNs: t, Target: sw.Name(), Paths: sw.SetPaths([]env.QueueKey{c.Key}),
 			Change: core.Change{Key: c.Key, Kind: c.Kind, Old: c.Old, New: c.New, Reason: core.AuditReason(c)}, Model: "manual", Owner: owner,
 			RevertByNs: revert, LandByNs: t + int64(2*setBound)}
+		if share != nil {
+			entries[i].Writer = share.Member
+		}
 	}
 	written, err = j.Intent(entries)
 	if err != nil {
@@ -321,7 +346,17 @@ func ApplyManual(ctx context.Context, j *journal.Journal, sw Switch, changes []c
 	for _, c := range todo {
 		settings[c.Key] = c.New
 	}
-	setErr := sw.Apply(setCtx, settings)
+	var setErr error
+	shared := share != nil
+	if shared {
+		if perr := share.Put(ctx, sw.Name(), written); perr != nil {
+			// as a deposed owner's: nothing is sent
+			setErr, shared = fmt.Errorf("not sent: the fleet's audit did not take its intent: %w", perr), false
+		}
+	}
+	if setErr == nil {
+		setErr = sw.Apply(setCtx, settings)
+	}
 	// Read back in any case, as the loop does: a failed Set may have been
 	// taken (its answer lost), and a refused headroom leaves the ECN
 	// change standing.
@@ -362,9 +397,33 @@ func ApplyManual(ctx context.Context, j *journal.Journal, sw Switch, changes []c
 		if err := j.Resolve(e.Seq, st, gp, msg, nowNs, mem...); err != nil && firstErr == nil {
 			firstErr = fmt.Errorf("audit entry %d: %w", e.Seq, err)
 		}
-		written[i].State, written[i].Got, written[i].Error = st, gp, msg
+		written[i].State, written[i].Got, written[i].Error, written[i].ResultNs = st, gp, msg, nowNs
+	}
+	if shared {
+		// the results, as the loop's Record: an entry left open (neither
+		// the Set nor the read answered) stays open there too
+		var resolved []core.AuditEntry
+		for _, e := range written {
+			if e.State != core.StateIntent {
+				resolved = append(resolved, e)
+			}
+		}
+		if perr := share.Put(ctx, sw.Name(), resolved); perr != nil && len(resolved) > 0 {
+			perr = fmt.Errorf("target %s: the fleet's audit did not take the results of audit entries %s (they are in this agent's log; "+
+				"the fleet's holds them open, and the switch's next owner judges them by the switch's read-back): %w", sw.Name(), seqsOf(resolved), perr)
+			firstErr = errors.Join(firstErr, perr)
+		}
 	}
 	return written, skipped, firstErr
+}
+
+// seqsOf lists the sequence numbers of es: "3, 4".
+func seqsOf(es []core.AuditEntry) string {
+	s := make([]string, len(es))
+	for i, e := range es {
+		s[i] = strconv.FormatUint(e.Seq, 10)
+	}
+	return strings.Join(s, ", ")
 }
 
 // settleManualCommit ends a manual change's confirmed commit (a target

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -482,5 +483,42 @@ func TestRestartedSwitchIsNotAnotherWriter(t *testing.T) {
 		if !restarted && n == 0 {
 			t.Errorf("a switch not said restarted, running another setting than the agent set: no external-writer alarm")
 		}
+	}
+}
+
+// In a fleet a manual change's entries go to the fleet's audit, as the
+// loop's do: the intent before the Set, the result after, named by the
+// member; when the fleet's audit does not take the intent (fenced: a
+// member took the switch), nothing is sent and the entry fails saying so.
+func TestApplyManualSharedWithTheFleet(t *testing.T) {
+	j := tempJournal(t)
+	sw := newFakeSwitch("leaf0", kA)
+	sw.set[kA] = target
+	now := func() time.Time { return time.Unix(100, 0) }
+	var put [][]core.AuditEntry
+	share := &ManualShare{Member: "a", Put: func(_ context.Context, tg string, es []core.AuditEntry) error {
+		if tg != "leaf0" {
+			t.Errorf("put to %s", tg)
+		}
+		put = append(put, slices.Clone(es))
+		return nil
+	}}
+	written, _, err := ApplyManualShared(context.Background(), j, sw, []core.Change{{Key: kA, Kind: core.KindManual, Old: target, New: cur}}, "me", now, share)
+	if err != nil || len(written) != 1 || sw.get(kA) != cur {
+		t.Fatalf("written %+v, %v", written, err)
+	}
+	if len(put) != 2 || put[0][0].State != core.StateIntent || put[1][0].State != core.StateApplied ||
+		put[0][0].Writer != "a" || put[1][0].Seq != written[0].Seq || put[1][0].ResultNs == 0 {
+		t.Fatalf("the fleet's audit got %+v", put)
+	}
+	if es, _ := j.Entries("", 0); es[0].Writer != "a" {
+		t.Fatalf("this member's log names writer %q, want a (counted once beside the fleet's)", es[0].Writer)
+	}
+	share.Put = func(context.Context, string, []core.AuditEntry) error {
+		return errors.New("fenced: a member owns leaf0")
+	}
+	written, _, err = ApplyManualShared(context.Background(), j, sw, []core.Change{{Key: kA, Kind: core.KindManual, Old: cur, New: target}}, "me", now, share)
+	if err == nil || sw.get(kA) != cur || len(written) != 1 || written[0].State != core.StateFailed || !strings.Contains(written[0].Error, "not sent: the fleet's audit did not take its intent: fenced") {
+		t.Fatalf("fenced: %+v, %v, switch %+v", written, err, sw.get(kA))
 	}
 }

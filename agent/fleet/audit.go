@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -33,11 +34,11 @@ const AuditKeep = 128
 
 func (n *Node) auditPrefix(sw string) string { return n.prefix + "audit/" + sw + "/" }
 
-// auditKey names an entry by its intent's time, writer and queue, so the
-// entry written open and the same entry resolved (by its writer or by the
-// switch's next owner) are one key.
-func (n *Node) auditKey(e core.AuditEntry) string {
-	return fmt.Sprintf("%s%019d-%s-%s-%d", n.auditPrefix(e.Target), e.TimeNs, e.Writer, e.Key.Port, e.Key.Queue)
+// auditKey names an entry of the fleet under prefix by its intent's time,
+// writer and queue, so the entry written open and the same entry resolved
+// (by its writer or by the switch's next owner) are one key.
+func auditKey(prefix string, e core.AuditEntry) string {
+	return fmt.Sprintf("%saudit/%s/%019d-%s-%s-%d", prefix, e.Target, e.TimeNs, e.Writer, e.Key.Port, e.Key.Queue)
 }
 
 // Fence records the intents of a write to sw under token, in one
@@ -60,7 +61,10 @@ func (n *Node) Fence(ctx context.Context, sw string, token int64, intents []core
 // log keeps it whole).
 const MaxAuditModel = 256
 
-func (n *Node) auditOps(es []core.AuditEntry) ([]clientv3.Op, error) {
+func (n *Node) auditOps(es []core.AuditEntry) ([]clientv3.Op, error) { return auditOps(n.prefix, es) }
+
+// auditOps are the puts of es into the audit of the fleet under prefix.
+func auditOps(prefix string, es []core.AuditEntry) ([]clientv3.Op, error) {
 	ops := make([]clientv3.Op, 0, len(es))
 	for _, e := range es {
 		if len(e.Model) > MaxAuditModel {
@@ -70,7 +74,7 @@ func (n *Node) auditOps(es []core.AuditEntry) ([]clientv3.Op, error) {
 		if err != nil {
 			return nil, err
 		}
-		ops = append(ops, clientv3.OpPut(n.auditKey(e), string(b)))
+		ops = append(ops, clientv3.OpPut(auditKey(prefix, e), string(b)))
 	}
 	return ops, nil
 }
@@ -95,6 +99,59 @@ func (n *Node) Record(ctx context.Context, sw string, token int64, resolved []co
 		k := min(len(ops), 100)
 		if _, err := n.Fenced(ctx, sw, token, ops[:k]...); err != nil {
 			return err
+		}
+		ops = ops[k:]
+	}
+	return nil
+}
+
+// ManualFence is what lets a write made outside the members' loops
+// (agent rollback) go to a fleet's switch, as the owner key's token lets
+// a member's (Fenced): the fleet paused by the pause read (its key at
+// revision PauseRev), or, when it was not paused (PauseRev 0), no member
+// owning the switch.
+type ManualFence struct{ PauseRev int64 }
+
+// ErrManualFenced: a manual write's condition failed: the fleet was
+// resumed (or paused anew), or a member took the switch, since it was
+// checked.
+var ErrManualFenced = errors.New("fleet: fenced: the fleet is no longer paused by the pause the rollback was checked against, or a member owns the switch now")
+
+// ReadManualFence reads fleet name's pause with the fence of a write
+// outside the members' loops under it: while paused, the pause key's
+// revision.
+func ReadManualFence(ctx context.Context, cli *clientv3.Client, name string) (Pause, ManualFence, error) {
+	p, rev, err := readPause(ctx, cli, name)
+	if err != nil || !p.Paused {
+		return p, ManualFence{}, err
+	}
+	return p, ManualFence{PauseRev: rev}, nil
+}
+
+// RecordManual writes audit entries of a manual write to sw (agent
+// rollback: written open before its Set, again when resolved, as a
+// member's are by Fence and Record) into the audit fleet name keeps in
+// etcd, under the keys a member's entries have, in one transaction that
+// holds only under f: the switch's next owner takes an entry left open
+// over, and a rollback planned from the fleet's audit (on any member), or
+// agent history --fleet, sees the entries.
+func RecordManual(ctx context.Context, cli *clientv3.Client, name string, f ManualFence, sw string, es []core.AuditEntry) error {
+	ops, err := auditOps(prefixOf(name), es)
+	if err != nil || len(ops) == 0 {
+		return err
+	}
+	cond := clientv3.Compare(clientv3.CreateRevision(prefixOf(name)+"owner/"+sw), "=", 0)
+	if f.PauseRev > 0 {
+		cond = clientv3.Compare(clientv3.ModRevision(pauseKey(name)), "=", f.PauseRev)
+	}
+	for len(ops) > 0 {
+		k := min(len(ops), 100)
+		r, err := cli.Txn(ctx).If(cond).Then(ops[:k]...).Commit()
+		if err != nil {
+			return fmt.Errorf("fleet %s: audit of %s: %w", name, sw, unanswered(cli, err))
+		}
+		if !r.Succeeded {
+			return fmt.Errorf("%w (fleet %s, switch %s)", ErrManualFenced, name, sw)
 		}
 		ops = ops[k:]
 	}

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -51,5 +52,53 @@ func TestTrimAuditKeepsEachQueuesFirstChange(t *testing.T) {
 	}
 	if got[3].Seq < 100 {
 		t.Fatalf("a later change of queue 3 kept: %+v", got[3])
+	}
+}
+
+// A manual write's entries (agent rollback) reach the fleet's audit under
+// the condition the rollback was checked against: no owner of the switch,
+// or the same pause; once a member owns it, or the fleet was resumed,
+// they are refused, so that the rollback sends nothing.
+func TestRecordManualIsFencedByOwnerAndPause(t *testing.T) {
+	ep := startEtcd(t)
+	cli := client(t, ep)
+	ctx := context.Background()
+	k := env.QueueKey{Target: "leaf00", Port: "Ethernet0", Queue: 3}
+	e := core.AuditEntry{Seq: 4, TimeNs: 1000, Target: "leaf00", Writer: "a", State: core.StateIntent, Change: core.Change{Key: k, Kind: core.KindManual}}
+	_, unpaused, err := ReadManualFence(ctx, cli, "test")
+	if err != nil || unpaused.PauseRev != 0 {
+		t.Fatalf("fence of a fleet never paused: %+v, %v", unpaused, err)
+	}
+	if err := RecordManual(ctx, cli, "test", unpaused, "leaf00", []core.AuditEntry{e}); err != nil {
+		t.Fatalf("no owner: %v", err)
+	}
+	if got, err := ReadAudit(ctx, cli, "test", "leaf00"); err != nil || len(got) != 1 || got[0].Seq != 4 || got[0].Writer != "a" {
+		t.Fatalf("the fleet's audit: %+v, %v", got, err)
+	}
+	if _, err := cli.Put(ctx, prefixOf("test")+"owner/leaf00", "b"); err != nil {
+		t.Fatal(err)
+	}
+	e.State = core.StateApplied
+	if err := RecordManual(ctx, cli, "test", unpaused, "leaf00", []core.AuditEntry{e}); !errors.Is(err, ErrManualFenced) {
+		t.Fatalf("a member owns the switch: %v", err)
+	}
+	if err := SetPause(ctx, cli, "test", Pause{Paused: true, By: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	p, paused, err := ReadManualFence(ctx, cli, "test")
+	if err != nil || !p.Paused || paused.PauseRev == 0 {
+		t.Fatalf("fence of a paused fleet: %+v %+v, %v", p, paused, err)
+	}
+	if err := RecordManual(ctx, cli, "test", paused, "leaf00", []core.AuditEntry{e}); err != nil {
+		t.Fatalf("paused, owned: %v", err)
+	}
+	if got, _ := ReadAudit(ctx, cli, "test", "leaf00"); len(got) != 1 || got[0].State != core.StateApplied {
+		t.Fatalf("the entry resolved under the pause: %+v", got)
+	}
+	if err := SetPause(ctx, cli, "test", Pause{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := RecordManual(ctx, cli, "test", paused, "leaf00", []core.AuditEntry{e}); !errors.Is(err, ErrManualFenced) {
+		t.Fatalf("resumed since: %v", err)
 	}
 }

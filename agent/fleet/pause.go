@@ -35,18 +35,25 @@ func SetPause(ctx context.Context, cli *clientv3.Client, name string, p Pause) e
 // ReadPause reads fleet name's pause; ok is false when no pause or resume
 // was ever written.
 func ReadPause(ctx context.Context, cli *clientv3.Client, name string) (p Pause, ok bool, err error) {
+	p, rev, err := readPause(ctx, cli, name)
+	return p, rev > 0, err
+}
+
+// readPause is ReadPause with the pause key's revision (0: none written).
+func readPause(ctx context.Context, cli *clientv3.Client, name string) (p Pause, rev int64, err error) {
 	r, err := cli.Get(ctx, pauseKey(name))
 	if err != nil {
-		return p, false, fmt.Errorf("fleet %s: pause: %w", name, unanswered(cli, err))
+		return p, 0, fmt.Errorf("fleet %s: pause: %w", name, unanswered(cli, err))
 	}
 	if len(r.Kvs) == 0 {
-		return p, false, nil
+		return p, 0, nil
 	}
+	rev = r.Kvs[0].ModRevision
 	if err := json.Unmarshal(r.Kvs[0].Value, &p); err != nil {
 		// unreadable: paused, as the journal's own unreadable record is
-		return Pause{Paused: true, By: "?", Reason: fmt.Sprintf("the fleet's pause record is unreadable: %v", err)}, true, nil
+		return Pause{Paused: true, By: "?", Reason: fmt.Sprintf("the fleet's pause record is unreadable: %v", err)}, rev, nil
 	}
-	return p, true, nil
+	return p, rev, nil
 }
 
 // ReadPause reads this member's fleet's pause (ReadPause).

@@ -32,6 +32,9 @@ type agentRollbackOpts struct {
 	// fleetAudit: in a fleet, the audit entries kept in etcd per switch
 	// (every member's); nil outside one
 	fleetAudit map[string][]core.AuditEntry
+	// share: in a fleet, how the rollback's own entries reach the
+	// fleet's audit (nil outside one, and in a dry run)
+	share *agent.ManualShare
 }
 
 func newAgentRollbackCmd() *cobra.Command {
@@ -85,9 +88,21 @@ func runAgentRollback(cmd *cobra.Command, o agentRollbackOpts) error {
 		return err
 	}
 	if cfg.Fleet != nil && !o.dryRun {
-		if err := rollbackFleetCheck(cmd.Context(), o.cfgPath, targets); err != nil {
+		fence, err := rollbackFleetCheck(cmd.Context(), o.cfgPath, targets)
+		if err != nil {
 			return err
 		}
+		// the rollback's entries go to the fleet's audit too, as the
+		// loop's, under the condition just checked (they went to this
+		// member's log alone: a rollback or history --fleet from etcd
+		// did not see them)
+		cfgPath := o.cfgPath
+		o.share = &agent.ManualShare{Member: cfg.Fleet.Member, Put: func(ctx context.Context, target string, es []core.AuditEntry) error {
+			_, err := withFleet(ctx, cfgPath, func(ctx context.Context, cli *clientv3.Client, f *config.Fleet) error {
+				return fleet.RecordManual(ctx, cli, f.Name, fence, target, es)
+			})
+			return err
+		}}
 	}
 	db := o.db
 	if db == "" {
@@ -152,10 +167,14 @@ func runAgentRollback(cmd *cobra.Command, o agentRollbackOpts) error {
 // owns one of the targets and the fleet is not paused: the rollback would
 // be a second writer beside the owner, unfenced (it wrote switches other
 // members were writing, from a plan of this member's old audit log). With
-// the fleet paused (ecntune agent pause), no member writes.
-func rollbackFleetCheck(ctx context.Context, cfgPath string, targets []config.Target) error {
+// the fleet paused (ecntune agent pause), no member writes. It returns the
+// fence the rollback's entries are written to the fleet's audit under.
+func rollbackFleetCheck(ctx context.Context, cfgPath string, targets []config.Target) (fleet.ManualFence, error) {
+	var fence fleet.ManualFence
 	_, err := withFleet(ctx, cfgPath, func(ctx context.Context, cli *clientv3.Client, f *config.Fleet) error {
-		p, _, err := fleet.ReadPause(ctx, cli, f.Name)
+		var p fleet.Pause
+		var err error
+		p, fence, err = fleet.ReadManualFence(ctx, cli, f.Name)
 		if err != nil {
 			return err
 		}
@@ -183,7 +202,7 @@ func rollbackFleetCheck(ctx context.Context, cfgPath string, targets []config.Ta
 		}
 		return nil
 	})
-	return err
+	return fence, err
 }
 
 // rollbackFleetAudit reads the audit entries the fleet keeps in etcd, per
@@ -356,7 +375,7 @@ func rollbackTarget(ctx context.Context, out io.Writer, cfg *config.Config, tc c
 	}
 	ctx, cancel := context.WithTimeout(ctx, tc.Timeout+5*time.Second)
 	defer cancel()
-	written, skipped, err := agent.ApplyManual(ctx, j, s, plan, "rollback/"+cfg.Owner, time.Now)
+	written, skipped, err := agent.ApplyManualShared(ctx, j, s, plan, "rollback/"+cfg.Owner, time.Now, o.share)
 	for _, e := range written {
 		fmt.Fprintf(out, "audit %d %s: %s\n", e.Seq, e.Key, e.State)
 	}

@@ -18,8 +18,10 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/agent/fleet"
+	"github.com/ecntune/ecntune/agent/gnmiclient"
 	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/internal/etcdtest"
@@ -267,5 +269,94 @@ func TestAgentPauseOfAFleetWithoutAnAgentDB(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "a.db")); !os.IsNotExist(err) {
 		t.Fatalf("an agent db was made: %v", err)
+	}
+}
+
+// A rollback in a fleet writes its entries to the fleet's audit in etcd
+// too, as the loop's changes go there: history --fleet lists it, and a
+// rollback planned from the fleet's audit on another member finds
+// nothing left to undo (they went to this member's log alone: member b's
+// plan undid a's tune a second time).
+func TestRollbackInAFleetReachesTheFleetAudit(t *testing.T) {
+	ep := etcdtest.Start(t)
+	_, addr := startIncastStar(t)
+	dir := t.TempDir()
+	conf := func(member string) string {
+		p := filepath.Join(dir, member+".yaml")
+		body := fmt.Sprintf("mode: closed-loop\npolicy: static:hpcc\ndb: %s\ntargets:\n  sw0: {address: %s, insecure: true, queues: [3]}\nfleet: {endpoints: [%s], name: dc1, member: %s}\n",
+			filepath.Join(dir, member+".db"), addr, ep, member)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	confA, confB := conf("a"), conf("b")
+	k := env.QueueKey{Target: "sw0", Port: "Ethernet0", Queue: 3}
+	boot := env.Setting{KminBytes: incastStarECN.KminBytes, KmaxBytes: incastStarECN.KmaxBytes, Pmax: incastStarECN.Pmax}
+	tuned := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
+	// a tuned the queue: in a's log and in the fleet's audit; the switch runs it
+	tune := core.AuditEntry{TimeNs: time.Now().Add(-time.Minute).UnixNano(), Target: "sw0", Writer: "a", Token: 7,
+		Change: core.Change{Key: k, Kind: core.KindTune, Old: boot, New: tuned}}
+	if err := writeEntry(filepath.Join(dir, "a.db"), tune, tuned); err != nil {
+		t.Fatal(err)
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{ep}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	tune.Seq, tune.State, tune.Got = 1, core.StateApplied, &tuned
+	b, _ := json.Marshal(tune)
+	if _, err := cli.Put(context.Background(), fmt.Sprintf("/ecntune/fleet/dc1/audit/sw0/%019d-a-Ethernet0-3", tune.TimeNs), string(b)); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(confA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw, err := gnmiclient.Dial(context.Background(), cfg.Targets[0], time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Close()
+	if err := sw.Apply(context.Background(), map[env.QueueKey]env.Setting{k: tuned}); err != nil {
+		t.Fatal(err)
+	}
+	// no member runs: a rolls its tune back
+	out, _, err := runAgentCmd(t, context.Background(), "rollback", "--config", confA, "--target", "sw0")
+	if err != nil || !strings.Contains(out, "applied") {
+		t.Fatalf("rollback: %v\n%s", err, out)
+	}
+	es, err := fleet.ReadAudit(context.Background(), cli, "dc1", "sw0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var manual []core.AuditEntry
+	for _, e := range es {
+		if e.Kind == core.KindManual {
+			manual = append(manual, e)
+		}
+	}
+	if len(manual) != 1 || manual[0].State != core.StateApplied || manual[0].Writer != "a" || manual[0].New != boot || manual[0].Seq != 2 {
+		t.Fatalf("the fleet's audit of sw0 after a's rollback: %+v, want a's rollback (seq 2) applied", es)
+	}
+	out, _, err = runAgentCmd(t, context.Background(), "history", "--fleet", "--config", confB)
+	if err != nil || !strings.Contains(out, "manual") {
+		t.Errorf("history --fleet after the rollback: %v\n%s", err, out)
+	}
+	// b, with a log of its own that holds nothing of sw0, plans from the fleet's audit
+	j, err := journal.OpenJournal(filepath.Join(dir, "b.db"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	out, _, err = runAgentCmd(t, context.Background(), "rollback", "--config", confB, "--target", "sw0", "--dry-run")
+	if err != nil || !strings.Contains(out, "nothing to undo") {
+		t.Fatalf("member b's rollback after a's: %v\n%s", err, out)
+	}
+	// a's own plan counts its rollback once (its log and the fleet's audit merged)
+	out, _, err = runAgentCmd(t, context.Background(), "rollback", "--config", confA, "--target", "sw0", "--dry-run")
+	if err != nil || !strings.Contains(out, "nothing to undo") {
+		t.Fatalf("member a's rollback again: %v\n%s", err, out)
 	}
 }
