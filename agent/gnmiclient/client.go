@@ -1032,19 +1032,25 @@ func (s *Switch) Read(ctx context.Context, keys []env.QueueKey) (map[env.QueueKe
 	if len(keys) == 0 {
 		return map[env.QueueKey]env.Setting{}, nil
 	}
-	resp, err := s.conn.Get(ctx, gnmipath.ReadBindings(s.codec, keys))
+	// The target as the stream decodes it: its queue names (an openconfig
+	// switch naming queue 3 AF3 answers queue[name=AF3], unknown to a
+	// decoder without them), device and namespace.
+	s.mu.Lock()
+	t := s.codec
+	s.mu.Unlock()
+	resp, err := s.conn.Get(ctx, gnmipath.ReadBindings(t, keys))
 	if err != nil {
 		return nil, err
 	}
 	// Then the profiles those bindings name, by name.
-	if req := gnmipath.ReadProfiles(s.codec, resp.GetNotification(), keys); req != nil {
+	if req := gnmipath.ReadProfiles(t, resp.GetNotification(), keys); req != nil {
 		ns, err := s.getEach(ctx, req)
 		if err != nil {
 			return nil, err
 		}
 		resp.Notification = append(resp.Notification, ns...)
 	}
-	got, bound, err := gnmipath.ReadSettings(gnmipath.Target{Name: s.cfg.Name, Dialect: s.codec.Dialect, Namespace: s.codec.Namespace}, resp.GetNotification(), keys)
+	got, bound, err := gnmipath.ReadSettings(t, resp.GetNotification(), keys)
 	// Without a subscription (ecntune agent rollback) the response is the
 	// only source of the profile bindings a Set needs. With one, the
 	// stream's ON_CHANGE updates are newer than a Get can be: applying a
