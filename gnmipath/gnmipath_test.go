@@ -378,7 +378,7 @@ func TestApplySetRejects(t *testing.T) {
 		unknown bool
 		msg     string
 	}{
-		{OpenConfig, "", "/qos/queue-management-profiles/queue-management-profile[name=x]/wred/uniform/config/max-drop-probability-percent", uintVal(150), false, "outside (0, 100]"},
+		{OpenConfig, "", "/qos/queue-management-profiles/queue-management-profile[name=x]/wred/uniform/config/max-drop-probability-percent", uintVal(150), false, "outside [0, 100]"},
 		{OpenConfig, "", "/qos/interfaces/interface[interface-id=Ethernet0]/output/queues/queue[name=3]/state/transmit-pkts", uintVal(1), false, "read-only"},
 		{OpenConfig, "", "/qos/bogus/leaf", uintVal(1), true, "not an ecntune openconfig leaf"},
 		{OpenConfig, "", "/qos/queue-management-profiles/queue-management-profile[name=x]/config/name", strVal("y"), false, `name "y" differs from the list key "x"`},

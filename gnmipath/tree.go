@@ -200,8 +200,12 @@ func decodeScal(d Dialect, l Leaf, x *scal) (Val, error) {
 			break
 		}
 		v.F, err = floatOf(x)
-		if err == nil && l.Field == WREDProb && !(v.F > 0 && v.F <= 100) {
-			err = fmt.Errorf("drop probability %g%% is outside (0, 100]", v.F)
+		if err == nil && l.Field == WREDProb && !(v.F >= 0 && v.F <= 100) {
+			// 0..100 in both models (openconfig's uint8 percentage,
+			// SONiC's green_drop_probability): 0 marks nothing between
+			// the thresholds and every packet above max, a profile a
+			// switch may run; the agent never writes it (ValidateSetting)
+			err = fmt.Errorf("drop probability %g%% is outside [0, 100]", v.F)
 		}
 		if err == nil && l.Field == WREDProb && v.F != math.Trunc(v.F) {
 			// a whole percent in both models (openconfig uint8, SONiC's

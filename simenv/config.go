@@ -79,8 +79,10 @@ func (e ECN) Validate() error {
 		return fmt.Errorf("kmin %d B is negative", e.KminBytes)
 	case e.KmaxBytes < e.KminBytes:
 		return fmt.Errorf("kmin %d B is above kmax %d B (need kmin <= kmax)", e.KminBytes, e.KmaxBytes)
-	case !(e.Pmax > 0 && e.Pmax <= 1):
-		return fmt.Errorf("pmax %g is outside (0, 1]", e.Pmax)
+	case !(e.Pmax >= 0 && e.Pmax <= 1):
+		// 0: marking above Kmax only, as a switch's profile may say
+		// (openconfig and SONiC take a drop probability of 0%)
+		return fmt.Errorf("pmax %g is outside [0, 1]", e.Pmax)
 	}
 	return nil
 }
