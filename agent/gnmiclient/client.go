@@ -162,8 +162,21 @@ func (s *Switch) Device(ctx context.Context) (*gnmipath.Device, string) {
 	s.mu.Unlock()
 	var dev *gnmipath.Device
 	var why string
-	resp, err := s.conn.Capabilities(ctx)
+	// bounded by the target's timeout: a switch whose gNMI process hangs
+	// (the connection up, no answer) held Subscribe here for ever
+	cctx, cancel := ctx, context.CancelFunc(func() {})
+	if s.cfg.Timeout > 0 {
+		cctx, cancel = context.WithTimeout(ctx, s.cfg.Timeout)
+	}
+	resp, err := s.conn.Capabilities(cctx)
+	// the server may end the call at the deadline it was sent before
+	// the context's own timer fires
+	timedOut := ctx.Err() == nil && (cctx.Err() == context.DeadlineExceeded || status.Code(err) == codes.DeadlineExceeded)
+	cancel()
 	if err != nil {
+		if timedOut {
+			err = fmt.Errorf("no answer within the target's timeout %s", s.cfg.Timeout)
+		}
 		// not remembered: the next connection asks again
 		return gnmipath.DefaultDevice(s.codec.Dialect), fmt.Sprintf("Capabilities failed (%v); using the %s dialect's default", err, s.codec.Dialect)
 	}
