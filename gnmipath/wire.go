@@ -28,9 +28,9 @@ type WireResult struct {
 	Sync      bool  // a sync_response
 	Update    bool  // a notification (applied)
 	Timestamp int64 // its timestamp
-	// Counters: the notification carries queue-level state (openconfig:
-	// a "state" element; sonic: COUNTERS_DB), as the session paces
-	// snapshots by (see PeekWire).
+	// Counters: the notification carries queue counters (openconfig: a
+	// path with "queue" and "state" elements; sonic: COUNTERS_DB), as the
+	// session paces snapshots by (see peekNotification).
 	Counters bool
 }
 
@@ -100,28 +100,46 @@ func PeekWire(dl Dialect, b []byte) (WireResult, error) {
 	return r, nil
 }
 
-// peekNotification finds a notification's timestamp and whether any of its
-// paths has a "state" element (sonic: the prefix target is COUNTERS_DB).
+// peekNotification finds a notification's timestamp and whether it
+// carries queue counters: openconfig, a path (prefix and update together)
+// with a "queue" and a "state" element; sonic, a prefix whose target is
+// COUNTERS_DB. A port's speed (.../ethernet/state/port-speed), sampled
+// beside the counters and stamped by a cache-based server with the time
+// it last changed, is no counters: it neither paces samples nor moves the
+// stream's clock.
 func peekNotification(dl Dialect, b []byte) (ts int64, counters bool) {
+	var pre, both, queueOnly, stateOnly elemSeen
 	for len(b) > 0 {
 		num, typ, v, n := wireField(b)
 		if n < 0 {
-			return ts, counters
+			break
 		}
 		b = b[n:]
 		switch {
 		case typ == protowire.VarintType && num == ntTimestamp:
 			x, _ := protowire.ConsumeVarint(v)
 			ts = int64(x)
-		case typ == protowire.BytesType && (num == ntPrefix || num == ntUpdate) && !counters:
-			if num == ntUpdate {
-				v = subMessage(v, upPath)
+		case typ == protowire.BytesType && num == ntPrefix:
+			pre = pathElems(dl, v, true)
+		case typ == protowire.BytesType && num == ntUpdate:
+			switch u := pathElems(dl, subMessage(v, upPath), false); {
+			case u.queue && u.state:
+				both.queue = true
+			case u.queue:
+				queueOnly.queue = true
+			case u.state:
+				stateOnly.state = true
 			}
-			counters = pathHasState(dl, v, num == ntPrefix)
 		}
 	}
-	return ts, counters
+	if dl == Sonic {
+		return ts, pre.counters
+	}
+	return ts, (pre.queue && pre.state) || both.queue || (pre.queue && stateOnly.state) || (pre.state && queueOnly.queue)
 }
+
+// elemSeen is what pathElems found in a path.
+type elemSeen struct{ queue, state, counters bool }
 
 // subMessage returns the bytes of field num (a message, or a string) of
 // message b, or nil.
@@ -139,13 +157,15 @@ func subMessage(b []byte, num protowire.Number) []byte {
 	return nil
 }
 
-// pathHasState reports whether Path message b has a "state" element
-// (sonic: as a notification's prefix, its target is COUNTERS_DB).
-func pathHasState(dl Dialect, b []byte, prefix bool) bool {
+// pathElems reports whether Path message b has a "queue" and a "state"
+// element (sonic: as a notification's prefix, whether its target is
+// COUNTERS_DB).
+func pathElems(dl Dialect, b []byte, prefix bool) elemSeen {
+	var e elemSeen
 	for len(b) > 0 {
 		f, typ, v, n := wireField(b)
 		if n < 0 {
-			return false
+			return e
 		}
 		b = b[n:]
 		if typ != protowire.BytesType {
@@ -154,15 +174,18 @@ func pathHasState(dl Dialect, b []byte, prefix bool) bool {
 		switch {
 		case dl == Sonic && prefix && f == pTarget:
 			if t := string(v); t == CountersDB || strings.HasPrefix(t, CountersDB+"/") {
-				return true
+				e.counters = true
 			}
 		case dl != Sonic && f == pElem:
-			if string(subMessage(v, peName)) == "state" {
-				return true
+			switch string(subMessage(v, peName)) {
+			case "queue":
+				e.queue = true
+			case "state":
+				e.state = true
 			}
 		}
 	}
-	return false
+	return e
 }
 
 // ApplyWire folds one SubscribeResponse, as the bytes gRPC received, into

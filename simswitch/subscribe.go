@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/ecntune/ecntune/gnmipath"
 )
@@ -610,10 +611,12 @@ func (v *service) emit(send sendFunc, g *group, enc gnmi.Encoding, all, doSend b
 			g.last[k] = val
 		}
 		ns := v.notifications(sel, out, ts, enc)
-		if f.ShiftOnce != 0 && !g.onChange && doSend && len(ns) > 0 && slices.ContainsFunc(out, func(it gnmipath.Item) bool {
-			return it.Leaf.Field >= gnmipath.TxPkts && it.Leaf.Field <= gnmipath.AvgQueue // queue counters
-		}) {
-			ns[0].Timestamp += int64(v.s.takeShiftOnce()) // one notification of the sample
+		if f.ShiftOnce != 0 && !g.onChange && doSend {
+			// the sample's first notification of queue counters (a port's
+			// speed sampled beside them is no counters to the agent)
+			if i := slices.IndexFunc(ns, v.carriesCounters); i >= 0 {
+				ns[i].Timestamp += int64(v.s.takeShiftOnce())
+			}
 		}
 		// deletes for leaves that went away (e.g. a profile removed by Set)
 		var gone []string
@@ -638,6 +641,17 @@ func (v *service) emit(send sendFunc, g *group, enc gnmi.Encoding, all, doSend b
 		}
 	}
 	return nil
+}
+
+// carriesCounters reports whether n carries queue counters, as the agent
+// reads it (gnmipath.PeekWire).
+func (v *service) carriesCounters(n *gnmi.Notification) bool {
+	b, err := proto.Marshal(&gnmi.SubscribeResponse{Response: &gnmi.SubscribeResponse_Update{Update: n}})
+	if err != nil {
+		return false
+	}
+	r, err := gnmipath.PeekWire(v.s.d, b)
+	return err == nil && r.Counters
 }
 
 func (v *service) deleteNotification(sel *selection, keys []string, ts int64) []*gnmi.Notification {
