@@ -32,6 +32,11 @@ type WireResult struct {
 	// path with "queue" and "state" elements; sonic: COUNTERS_DB), as the
 	// session paces snapshots by (see peekNotification).
 	Counters bool
+	// Key tells apart the notifications of one sample: a hash of its
+	// prefix and its first update's path, the same for the notification
+	// of the same leaves at every sample (a client takes a key seen again
+	// as the start of the next sample, however the switch stamps them).
+	Key uint64
 }
 
 // errWireFallback marks a response the fast walk does not take.
@@ -94,7 +99,7 @@ func PeekWire(dl Dialect, b []byte) (WireResult, error) {
 			r.Sync = x != 0
 		case num == srUpdate && typ == protowire.BytesType:
 			r.Update = true
-			r.Timestamp, r.Counters = peekNotification(dl, v)
+			r.Timestamp, r.Counters, r.Key = peekNotification(dl, v)
 		}
 	}
 	return r, nil
@@ -107,8 +112,10 @@ func PeekWire(dl Dialect, b []byte) (WireResult, error) {
 // beside the counters and stamped by a cache-based server with the time
 // it last changed, is no counters: it neither paces samples nor moves the
 // stream's clock.
-func peekNotification(dl Dialect, b []byte) (ts int64, counters bool) {
+func peekNotification(dl Dialect, b []byte) (ts int64, counters bool, key uint64) {
 	var pre, both, queueOnly, stateOnly elemSeen
+	var hp, hu uint64 = fnvOffset, fnvOffset
+	first := true
 	for len(b) > 0 {
 		num, typ, v, n := wireField(b)
 		if n < 0 {
@@ -120,9 +127,13 @@ func peekNotification(dl Dialect, b []byte) (ts int64, counters bool) {
 			x, _ := protowire.ConsumeVarint(v)
 			ts = int64(x)
 		case typ == protowire.BytesType && num == ntPrefix:
-			pre = pathElems(dl, v, true)
+			pre, hp = pathElems(dl, v, true), fnv1a(fnvOffset, v)
 		case typ == protowire.BytesType && num == ntUpdate:
-			switch u := pathElems(dl, subMessage(v, upPath), false); {
+			up := subMessage(v, upPath)
+			if first {
+				first, hu = false, fnv1a(fnvOffset, up)
+			}
+			switch u := pathElems(dl, up, false); {
 			case u.queue && u.state:
 				both.queue = true
 			case u.queue:
@@ -132,10 +143,21 @@ func peekNotification(dl Dialect, b []byte) (ts int64, counters bool) {
 			}
 		}
 	}
+	key = hp*fnvPrime ^ hu
 	if dl == Sonic {
-		return ts, pre.counters
+		return ts, pre.counters, key
 	}
-	return ts, (pre.queue && pre.state) || both.queue || (pre.queue && stateOnly.state) || (pre.state && queueOnly.queue)
+	return ts, (pre.queue && pre.state) || both.queue || (pre.queue && stateOnly.state) || (pre.state && queueOnly.queue), key
+}
+
+// FNV-1a, 64 bits.
+const fnvOffset, fnvPrime uint64 = 14695981039346656037, 1099511628211
+
+func fnv1a(h uint64, b []byte) uint64 {
+	for _, c := range b {
+		h = (h ^ uint64(c)) * fnvPrime
+	}
+	return h
 }
 
 // elemSeen is what pathElems found in a path.

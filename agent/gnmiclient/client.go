@@ -290,7 +290,8 @@ func (s *Switch) session(pctx context.Context, out chan<- env.Snapshot, report f
 	s.mu.Lock()
 	s.endSession = cancel
 	s.mu.Unlock()
-	ss := &session{sw: s, ctx: ctx, out: out, report: report, merged: make(chan subResp, 64), have: map[string]bool{}, absent: "[]"}
+	ss := &session{sw: s, ctx: ctx, out: out, report: report, merged: make(chan subResp, 64), have: map[string]bool{}, absent: "[]",
+		inSample: map[uint64]struct{}{}}
 	defer ss.wg.Wait()
 	defer cancel()
 	sample := max(s.sample, s.codec.Dev().MinSample) // the device's floor (sonic-gnmi: 1 s)
@@ -395,12 +396,14 @@ type session struct {
 	// suspectTs is the time of the last counters notification stamped out
 	// of line with the stream (clockCheck; 0: none)
 	suspectTs int64
-	// nAt counts the counter notifications of the sample at lastTs, full
-	// those of a whole sample (the most seen); firstAt is when the first
-	// of lastTs came. A sample is emitted as soon as it is whole, and its
+	// inSample are the keys (gnmipath.WireResult.Key) of the counter
+	// notifications of the pending sample, nAt how many, full those of a
+	// whole sample (the most seen); lastTs is the sample's newest stamp,
+	// firstAt when its first notification came. A sample is emitted as soon as it is whole, and its
 	// settle timer waits for the rest (up to wholeWait) when it is not:
 	// a snapshot that mixes a port's old counters into a new time reads
 	// as an idle interval, and the next one as a double one.
+	inSample  map[uint64]struct{}
 	nAt, full int
 	firstAt   time.Time
 }
@@ -713,11 +716,19 @@ func (ss *session) handle(m subResp) error {
 	// groups (PFC, buffer) stream on their own Subscribe and are folded
 	// into whatever snapshot comes next.
 	counters := p.group != nil && p.group.Required && res.Counters
-	offLine, stepped := false, false
+	offLine, stepped, next := false, false, false
 	if counters {
 		offLine, stepped = ss.clockCheck(res.Timestamp)
+		// A sample is the counter notifications up to the first one of
+		// the same leaves again (res.Key), not those of one timestamp: a
+		// switch that stamps each port's counters with the time it read
+		// them (cache-based servers, sonic-gnmi's per-path stamps) made
+		// one snapshot a port, every port idle over 1 ms. A repeat
+		// stamped no later than the sample is the same sample re-sent.
+		_, again := ss.inSample[res.Key]
+		next = stepped || again && (offLine || res.Timestamp > ss.lastTs)
 	}
-	if counters && ss.dirty && (res.Timestamp > ss.lastTs && !offLine || stepped) {
+	if next && ss.dirty {
 		// A new sample began before the previous one settled.
 		ss.emit()
 	}
@@ -748,11 +759,6 @@ func (ss *session) handle(m subResp) error {
 		s.Resync()
 	}
 	ss.learn()
-	if offLine {
-		ss.dirty = true
-		ss.timer.Reset(s.settle)
-		return nil
-	}
 	if p.optionalSample() {
 		p.noteSample(res.Timestamp)
 		if ss.dirty && ss.full > 0 && ss.nAt >= ss.full && ss.aligned() {
@@ -762,12 +768,17 @@ func (ss *session) handle(m subResp) error {
 		}
 	}
 	if counters {
-		if res.Timestamp > ss.lastTs {
+		if next || ss.nAt == 0 {
 			ss.full = max(ss.full, ss.nAt)
-			ss.lastTs, ss.nAt, ss.firstAt = res.Timestamp, 0, time.Now()
+			ss.nAt, ss.firstAt = 0, time.Now()
+			clear(ss.inSample)
 		}
-		if res.Timestamp == ss.lastTs {
+		if _, in := ss.inSample[res.Key]; !in {
+			ss.inSample[res.Key] = struct{}{}
 			ss.nAt++
+		}
+		if !offLine && res.Timestamp > ss.lastTs {
+			ss.lastTs = res.Timestamp // the sample's time: its newest stamp
 		}
 		ss.dirty = true
 		if ss.full > 0 && ss.nAt >= ss.full && ss.aligned() {
