@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -143,7 +144,9 @@ reproducible from --seed and --workers. Checkpoints go to the registry (--db) ev
 rounds under the run name --name, and a run started again with the same flags resumes
 from the last one. One trainer at a time holds a run: a second one under the same --name
 and --db stops at start (the lock is the file DB.train-NAME.lock beside the registry). At the end the model is stored (models.Put) with its provenance, and
-the learning curve is written as CSV and PNG into runs/ beside the registry, or into --out.
+the learning curve is written as CSV and PNG into runs/ beside the registry, or into --out, as
+NAME-vN-curve (REG-NAME-vN-curve for a registry REG.db other than ecntune.db; a file there is
+never replaced: a name taken becomes NAME-vN-2-curve, and stderr says so).
 With --headroom-for builtin (or model:NAME) it trains a switch-level headroom model instead: one
 agent per switch sets the headroom of all its lossless PGs (keep, or 1-2x each PG's lossless floor)
 while that ECN policy decides ECN; run it as POLICY+headroom=model:NAME.` + trainTwinLong,
@@ -274,13 +277,18 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 		// (it was lost): named NAME-unstored-curve
 		un := m
 		un.Name = m.Name + "-unstored"
-		if base, cerr := writeCurve(o.curveDir(), un, s.res.Curve); cerr == nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "the learning curve is in %s.csv and .png\n", base)
+		if base, cerr := runFiles(cmd.ErrOrStderr(), o.curveDir(), o.db, un, curveFiles); cerr == nil {
+			if base, cerr = writeCurve(base, un, s.res.Curve); cerr == nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "the learning curve is in %s.csv and .png\n", base)
+			}
 		}
 		return err
 	}
-	base, err := writeCurve(o.curveDir(), stored, s.res.Curve)
+	base, err := runFiles(cmd.ErrOrStderr(), o.curveDir(), o.db, stored, curveFiles)
 	if err != nil {
+		return err
+	}
+	if base, err = writeCurve(base, stored, s.res.Curve); err != nil {
 		return err
 	}
 	return printTrainResult(cmd.OutOrStdout(), stored, s.res, s.wall, base)
@@ -578,30 +586,90 @@ func parseRewardOver(js string, w env.RewardWeights) (*env.RewardWeights, error)
 	return &w, nil
 }
 
-// writeCurve writes the learning curve of the stored model into dir as
-// NAME-vN-curve.csv and .png, and returns their path without extension.
-func writeCurve(dir string, stored models.Model, curve []train.Round) (string, error) {
+// curveFiles are the learning curve's files after a run's base name.
+var curveFiles = []string{"-curve.csv", "-curve.png"}
+
+// runFiles picks the base name of the files a training run leaves in dir
+// (its learning curve; with --twin its evaluation too): NAME-vN, or NAME
+// for a model not stored, led by the registry file's stem (REG-NAME-vN)
+// when the registry is not the default one, ecntune.db, so that two
+// registries' models of one name and version in one folder do not share
+// it. A name any of whose files (suffixes) is already there (another
+// folder's registry sharing --out, a registry made again) is not
+// replaced: the next free one, NAME-vN-2, -3 ..., is taken and stderr
+// says so.
+func runFiles(stderr io.Writer, dir, db string, m models.Model, suffixes []string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("--out %s: %w", dir, err)
 	}
-	base := filepath.Join(dir, stored.Name+"-v"+strconv.Itoa(stored.Version)+"-curve")
-	if stored.Version == 0 { // not stored (unstored): no version
-		base = filepath.Join(dir, stored.Name+"-curve")
+	name := m.Name
+	if m.Version > 0 { // not stored (unstored): no version
+		name += "-v" + strconv.Itoa(m.Version)
 	}
+	if reg := filepath.Base(db); reg != modelsDefaultDB {
+		name = strings.TrimSuffix(reg, filepath.Ext(reg)) + "-" + name
+	}
+	want := filepath.Join(dir, name)
+	taken := func(base string) (string, bool) {
+		for _, suf := range suffixes {
+			if _, err := os.Lstat(base + suf); !errors.Is(err, fs.ErrNotExist) {
+				return base + suf, true
+			}
+		}
+		return "", false
+	}
+	first, ok := taken(want)
+	if !ok {
+		return want, nil
+	}
+	for i := 2; i <= 1000; i++ {
+		base := want + "-" + strconv.Itoa(i)
+		if _, ok := taken(base); !ok {
+			files := make([]string, len(suffixes))
+			for k, suf := range suffixes {
+				files[k] = base + suf
+			}
+			fmt.Fprintf(stderr, "note: %s is already there, another model's (kept): the files of %s are %s\n", first, m.Ref(), strings.Join(files, ", "))
+			return base, nil
+		}
+	}
+	return "", fmt.Errorf("learning curve of %s: %s and the 999 names after it are taken in %s: move them, or give --out DIR", m.Ref(), first, dir)
+}
+
+// writeCurve writes the learning curve of the model m into base-curve.csv
+// and .png (runFiles' names, created here: a file there is not replaced),
+// and returns base-curve.
+func writeCurve(base string, m models.Model, curve []train.Round) (string, error) {
 	var csvBuf, pngBuf bytes.Buffer
 	if err := train.WriteCurveCSV(&csvBuf, curve); err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(base+".csv", csvBuf.Bytes(), 0o644); err != nil {
-		return "", fmt.Errorf("learning curve: %w", err)
-	}
-	if err := train.WriteCurvePNG(&pngBuf, curve, "ecntune train "+stored.Ref()); err != nil {
+	if err := train.WriteCurvePNG(&pngBuf, curve, "ecntune train "+m.Ref()); err != nil {
 		return "", fmt.Errorf("learning curve plot: %w", err)
 	}
-	if err := os.WriteFile(base+".png", pngBuf.Bytes(), 0o644); err != nil {
+	if err := writeNewFile(base+"-curve.csv", csvBuf.Bytes()); err != nil {
 		return "", fmt.Errorf("learning curve: %w", err)
 	}
-	return base, nil
+	if err := writeNewFile(base+"-curve.png", pngBuf.Bytes()); err != nil {
+		return "", fmt.Errorf("learning curve plot: %w", err)
+	}
+	return base + "-curve", nil
+}
+
+// writeNewFile writes data to a file that must not be there yet.
+func writeNewFile(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+	}
+	return err
 }
 
 // progressLogEvery spaces the progress lines written when stderr is not a

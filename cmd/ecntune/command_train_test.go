@@ -75,10 +75,10 @@ func TestTrainThenEval(t *testing.T) {
 		m.ActSpec != "act-v2" || len(m.Scenarios) != 1 || len(m.Scenarios[0].SHA256) != 64 || len(m.Eval) == 0 {
 		t.Fatalf("provenance: %+v", m)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "curves", "tiny-v1-curve.png")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "curves", "reg-tiny-v1-curve.png")); err != nil {
 		t.Fatal(err)
 	}
-	csv, err := os.ReadFile(filepath.Join(dir, "curves", "tiny-v1-curve.csv"))
+	csv, err := os.ReadFile(filepath.Join(dir, "curves", "reg-tiny-v1-curve.csv"))
 	if err != nil || strings.Count(string(csv), "\n") != 3 { // header + 2 rounds
 		t.Fatalf("curve csv (%v):\n%s", err, csv)
 	}
@@ -308,5 +308,64 @@ func TestTrainSelectOnRefusedBeforeRegistry(t *testing.T) {
 	}
 	if _, serr := os.Stat(db); !errors.Is(serr, fs.ErrNotExist) {
 		t.Fatalf("the registry was made: %v", serr)
+	}
+}
+
+// The learning curves of two registries in one folder do not replace each
+// other: a registry other than the default one (ecntune.db) puts its file's
+// stem before the model's name, and a name already taken (another folder's
+// ecntune.db sharing --out) is never replaced: the run takes the next free
+// one and says so (both wrote runs/t1-v1-curve.csv, the second silently
+// replacing the first).
+func TestTrainCurvesOfTwoRegistriesKept(t *testing.T) {
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "tiny.yaml")
+	if err := os.WriteFile(sc, []byte(tinyTrainScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trainOn := func(db string, more ...string) (string, string) {
+		t.Helper()
+		out, stderr, err := runTrainCmd(t, append([]string{"--scenario", sc, "--episodes", "2", "--hidden", "8", "--name", "t1", "--db", db}, more...)...)
+		if err != nil {
+			t.Fatalf("train --db %s: %v\n%s", db, err, stderr)
+		}
+		return out, stderr
+	}
+	runs := filepath.Join(dir, "runs")
+	read := func(name string) []byte {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(runs, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	out, _ := trainOn(filepath.Join(dir, "t1.db"))
+	if !strings.Contains(out, "learning curve: "+filepath.Join(runs, "t1-t1-v1-curve.csv")) {
+		t.Fatalf("t1.db's curve:\n%s", out)
+	}
+	first, firstPNG := read("t1-t1-v1-curve.csv"), read("t1-t1-v1-curve.png")
+	trainOn(filepath.Join(dir, "t1b.db"), "--seed", "2")
+	read("t1b-t1-v1-curve.csv")
+	if !bytes.Equal(read("t1-t1-v1-curve.csv"), first) || !bytes.Equal(read("t1-t1-v1-curve.png"), firstPNG) {
+		t.Fatal("t1b.db's run replaced t1.db's learning curve")
+	}
+	// the default registry keeps the names README gives
+	trainOn(filepath.Join(dir, "ecntune.db"))
+	def := read("t1-v1-curve.csv")
+	// another folder's default registry writing into the same --out
+	other := filepath.Join(dir, "other")
+	if err := os.Mkdir(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr := trainOn(filepath.Join(other, "ecntune.db"), "--out", runs, "--seed", "3")
+	if !bytes.Equal(read("t1-v1-curve.csv"), def) {
+		t.Fatal("another registry's run replaced runs/t1-v1-curve.csv")
+	}
+	read("t1-v1-2-curve.csv")
+	read("t1-v1-2-curve.png")
+	if !strings.Contains(out, "learning curve: "+filepath.Join(runs, "t1-v1-2-curve.csv")) ||
+		!strings.Contains(stderr, filepath.Join(runs, "t1-v1-curve.csv")+" is already there") {
+		t.Fatalf("a taken name not said:\n%s\n%s", out, stderr)
 	}
 }

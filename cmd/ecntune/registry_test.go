@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -113,18 +114,25 @@ func TestUnstoredModelKept(t *testing.T) {
 }
 
 // The learning curve of a model the registry could not take is written
-// beside the runs as NAME-unstored-curve (it was not written at all).
+// beside the runs as [REG-]NAME-unstored-curve (it was not written at
+// all), and a second one of that name does not replace it.
 func TestUnstoredModelsCurveNamed(t *testing.T) {
 	dir := t.TempDir()
 	m := models.Model{Name: "run-unstored"}
-	base, err := writeCurve(dir, m, []train.Round{{Round: 1, Episodes: 2, MeanReward: 0.1}, {Round: 2, Episodes: 4, MeanReward: 0.2}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if base != filepath.Join(dir, "run-unstored-curve") {
-		t.Fatalf("curve %s", base)
-	}
-	if _, err := os.Stat(base + ".csv"); err != nil {
-		t.Fatal(err)
+	curve := []train.Round{{Round: 1, Episodes: 2, MeanReward: 0.1}, {Round: 2, Episodes: 4, MeanReward: 0.2}}
+	for _, want := range []string{"reg-run-unstored-curve", "reg-run-unstored-2-curve"} {
+		base, err := runFiles(io.Discard, dir, filepath.Join(dir, "reg.db"), m, curveFiles)
+		if err == nil {
+			base, err = writeCurve(base, m, curve)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if base != filepath.Join(dir, want) {
+			t.Fatalf("curve %s, want %s", base, want)
+		}
+		if _, err := os.Stat(base + ".csv"); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

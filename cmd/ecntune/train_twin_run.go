@@ -8,9 +8,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -718,7 +717,7 @@ func promoteModel(db, ref string) (m models.Model, err error) {
 // (JSON, as eval --summary-out) beside it, and prints the run, the
 // evaluation and the verdict.
 func (o trainOpts) twinReport(cmd *cobra.Command, s *trainSession, tr twinRun, ev twinEval, stored models.Model) error {
-	base, err := writeCurve(o.curveDir(), stored, s.res.Curve)
+	base, err := runFiles(s.stderr, o.curveDir(), o.db, stored, append(slices.Clone(curveFiles), "-twin-eval.json"))
 	if err != nil {
 		return err
 	}
@@ -727,11 +726,14 @@ func (o trainOpts) twinReport(cmd *cobra.Command, s *trainSession, tr twinRun, e
 		if err := ev.res.WriteSummaryJSON(&b); err != nil {
 			return err
 		}
-		file := filepath.Join(o.curveDir(), stored.Name+"-v"+strconv.Itoa(stored.Version)+"-twin-eval.json")
-		if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+		file := base + "-twin-eval.json"
+		if err := writeNewFile(file, b.Bytes()); err != nil {
 			return fmt.Errorf("twin evaluation summary: %w", err)
 		}
 		fmt.Fprintln(s.stderr, "wrote", file)
+	}
+	if base, err = writeCurve(base, stored, s.res.Curve); err != nil {
+		return err
 	}
 	w := cmd.OutOrStdout()
 	if err := printTrainResult(w, stored, s.res, s.wall, base); err != nil {

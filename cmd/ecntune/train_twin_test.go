@@ -220,7 +220,7 @@ func TestTrainTwin(t *testing.T) {
 		m.Hyper["validated_interval"] != "200µs-1s" || m.Hyper["pmax_step"] != "0.01" {
 		t.Fatalf("command %q, validated interval %q, trained at pmax step %q (want the switches' 0.01)", m.Hyper["command"], m.Hyper["validated_interval"], m.Hyper["pmax_step"])
 	}
-	if _, err := os.Stat(filepath.Join(dir, "runs", "twin-lab-twin-v1-twin-eval.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "runs", "reg-twin-lab-twin-v1-twin-eval.json")); err != nil {
 		t.Fatal(err)
 	}
 	_, note, err := runModels(t, nil, "show", "twin-lab-twin", "--db", db)
@@ -310,7 +310,7 @@ guardrails: {min-confidence: 0.1, min-confidence-tighten: 0, min-hold-tighten: 0
 			Policy string `json:"policy"`
 		} `json:"comparisons"`
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "runs", "twin-lab-twin-v1-twin-eval.json"))
+	data, err := os.ReadFile(filepath.Join(dir, "runs", "reg-twin-lab-twin-v1-twin-eval.json"))
 	if err != nil || json.Unmarshal(data, &sumj) != nil || len(sumj.Comparisons) != 4 {
 		t.Fatalf("twin evaluation summary: %v, %s", err, data)
 	}
