@@ -271,6 +271,7 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 	if err != nil {
 		return err
 	}
+	warnNotUpdated(cmd.ErrOrStderr(), m, s.res.Episodes) // stored all the same, but not as something it is not
 	stored, err := s.store(m)
 	if err != nil {
 		// the learning curve is kept with the export file the store left
@@ -292,6 +293,23 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 		return err
 	}
 	return printTrainResult(cmd.OutOrStdout(), stored, s.res, s.wall, base)
+}
+
+// warnNotUpdated warns when the network of m, a run started from a
+// model's weights (train --from, --twin), is the starting one weight for
+// weight: a run shorter than PPO's critic warm-up (the actor frozen
+// meanwhile), or one that made no update.
+func warnNotUpdated(w io.Writer, m models.Model, episodes int) {
+	start := m.Hyper["init_weights_sha256"]
+	if sum := sha256.Sum256(m.Weights); start == "" || start != hex.EncodeToString(sum[:]) {
+		return
+	}
+	why := ""
+	if n := m.Hyper["critic_warm_up"]; n != "" {
+		why = " (" + m.Algorithm + "'s critic warms up for the first " + n + ")"
+	}
+	fmt.Fprintf(w, "warning: the fine-tuned network is the starting one, weight for weight: %d episodes did not update it%s; give more --episodes or --budget for a fine-tuning\n",
+		episodes, why)
 }
 
 // curveDir is where the learning curve goes: --out, else runs/ beside

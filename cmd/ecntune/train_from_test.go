@@ -17,14 +17,21 @@ import (
 // spec, its network widened with zero weights: after two episodes, all
 // of them the critic's warm-up, the stored actor is the built-in one
 // widened, bit for bit, so the run started deciding exactly as the
-// built-in model does; the provenance names where it started.
+// built-in model does, and stderr says the run did not update it; the
+// provenance names where it started.
 func TestTrainFromBuiltinWidens(t *testing.T) {
 	dir := t.TempDir()
 	sc, _ := writeTwin(t, dir)
 	db := filepath.Join(dir, "reg.db")
-	if _, errOut, err := runTrainCmd(t, "--scenario", sc, "--from", "builtin", "--episodes", "2", "--workers", "1",
-		"--name", "wide", "--db", db, "--out", dir); err != nil {
+	_, errOut, err := runTrainCmd(t, "--scenario", sc, "--from", "builtin", "--episodes", "2", "--workers", "1",
+		"--name", "wide", "--db", db, "--out", dir)
+	if err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
+	}
+	// stored as trained, it is said to be the starting one, as train --twin
+	// says it (it was stored and reported as trained in silence)
+	if !strings.Contains(errOut, "warning: the fine-tuned network is the starting one, weight for weight: 2 episodes did not update it (ppo's critic warms up for the first 16); give more --episodes or --budget") {
+		t.Fatalf("no warning of a network the run did not update:\n%s", errOut)
 	}
 	m, err := models.Load(db, "wide")
 	if err != nil {

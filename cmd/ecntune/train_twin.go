@@ -101,7 +101,8 @@ func addTwinFlags(f *pflag.FlagSet, o *trainOpts) {
 	f.StringVar(&o.twin, "twin", "", "fine-tune on this fabric's scenario (written by ecntune twin, or any scenario file) from --from's weights, "+
 		"then promote only if not behind the twin's frontier of fixed settings (see above)")
 	f.StringVar(&o.from, "from", "", "the model to start from, builtin, builtin:400g or model:NAME[@V] from --db: with --twin (default: builtin:400g when every host port runs at 400G or faster, else builtin), "+
-		"or with --scenario files (its weights continued, widened with zero weights to --spec's observation if it reads fewer features)")
+		"or with --scenario files (its weights continued, widened with zero weights to --spec's observation if it reads fewer features); "+
+		fmt.Sprintf("a ppo model's fresh critic is then fitted alone for the first %d episodes, its actor unchanged meanwhile: a shorter run stores the starting network", train.TwinCriticWarmUp))
 	f.StringVar(&o.twinAgent, "agent", "", "with --twin: an agent configuration (YAML): judge and promote the starting and the fine-tuned model as that agent "+
 		"runs them, behind its guardrails, instead of the bare models (see above)")
 	f.StringArrayVar(&o.twinRivals, "rival", nil, "with --twin: a rival twin (written by ecntune twin beside the twin; repeat for each) the model must also be no worse "+

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -55,11 +53,7 @@ func runTwinTrain(cmd *cobra.Command, o trainOpts) error {
 	if err != nil {
 		return err
 	}
-	if sum := sha256.Sum256(cand.Weights); cand.Hyper["init_weights_sha256"] == hex.EncodeToString(sum[:]) {
-		// judged and stored all the same, but not as something it is not
-		fmt.Fprintf(stderr, "warning: the fine-tuned network is the starting one, weight for weight: %d episodes did not update it (ppo's critic warms up for the first %s); give more --episodes or --budget for a fine-tuning\n",
-			s.res.Episodes, cand.Hyper["critic_warm_up"])
-	}
+	warnNotUpdated(stderr, cand, s.res.Episodes) // judged and stored all the same, but not as something it is not
 	ev, err := evaluateTwin(s, tr, cand)
 	if err != nil {
 		return err
