@@ -19,7 +19,10 @@ func newBenchPolicyCmd() *cobra.Command {
 scenario), and a short training run on the scenario with the algorithm the policy was trained
 with (PPO for builtin, the registry's record for model:NAME, PPO for policies that learn
 nothing; --algo overrides it) and train's default settings, then the same episodes as rollouts
-only, to show what learning costs. The default scenario is embedded in the binary.`,
+only, to show what learning costs. The default scenario is embedded in the binary.
+A decision's cost is the CPU per queue: the decision cost target, at most 5 µs per queue,
+is judged on it (and said when it is above); the wall time per queue beside it is a batch's
+time spread over every core (GOMAXPROCS), which meets the target on idle cores.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Resolver, o.ModelInfo = policyResolver(db), registryModelInfo(db)

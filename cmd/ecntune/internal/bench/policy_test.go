@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ecntune/ecntune/internal/cputime"
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/policy/builtin"
@@ -29,9 +30,13 @@ func TestPolicySmall(t *testing.T) {
 		t.Fatalf("pool %d, %d decide results", r.Pool, len(r.Decide))
 	}
 	for _, d := range r.Decide {
-		if d.Batches < 5 || !(d.NsPerQueue > 0) || !(d.BatchP99Ms >= d.BatchP50Ms) || d.BatchP50Ms <= 0 {
+		if d.Batches < 5 || !(d.NsPerQueue > 0) || !(d.BatchP99Ms >= d.BatchP50Ms) || d.BatchP50Ms <= 0 ||
+			d.WithinTarget != (d.CPUNsPerQueue > 0 && d.CPUNsPerQueue <= DecisionTargetNs) {
 			t.Fatalf("decide result %+v", d)
 		}
+	}
+	if r.Cores < 1 || r.TargetCPUNsPerQueue != DecisionTargetNs {
+		t.Fatalf("cores %d, target %v", r.Cores, r.TargetCPUNsPerQueue)
 	}
 	tb := r.Train
 	// 8-host star: 8 queues x 20 decisions per 5 ms episode at Δ = 200 µs.
@@ -42,9 +47,37 @@ func TestPolicySmall(t *testing.T) {
 	if err := r.WriteText(&buf); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"ns/queue", "agent steps/s", "rollouts only"} {
+	for _, want := range []string{"wall ns/queue", "CPU ns/queue", "target: at most 5 µs of CPU per queue", "agent steps/s", "rollouts only"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Fatalf("output lacks %q:\n%s", want, buf.String())
+		}
+	}
+}
+
+// The decision cost target (5 µs per queue) is held against the CPU per
+// queue, and a CPU per queue above it is said plainly, however low the wall
+// time per queue of a batch spread over every core (the report gave the
+// wall per queue alone, which on 2 idle cores met the target at 3.1 µs
+// with 6.2 µs of CPU per queue).
+func TestPolicyTargetAgainstCPU(t *testing.T) {
+	r := &PolicyResult{Policy: "builtin", Scenario: BuiltinScenario, Pool: 192, Cores: 2, TargetCPUNsPerQueue: DecisionTargetNs,
+		Decide: []DecideResult{
+			{Queues: 1000, Batches: 40, NsPerQueue: 3100, CPUNsPerQueue: 6200, WithinTarget: false},
+			{Queues: 10000, Batches: 5, NsPerQueue: 2600, CPUNsPerQueue: 4900, WithinTarget: true},
+			{Queues: 100, Batches: 5, NsPerQueue: 2600},
+		}}
+	var buf bytes.Buffer
+	if err := r.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"target: at most 5 µs of CPU per queue decided; the wall per queue is a batch's time spread over 2 cores (GOMAXPROCS), not the cost of a decision",
+		"  1000 queues: 6.2 µs of CPU per queue (3.1 µs wall): above the target (1.24x)",
+		"  10000 queues: 4.9 µs of CPU per queue (2.6 µs wall): within the target",
+		"  100 queues: 0.0 µs of CPU per queue (2.6 µs wall): the process's CPU time cannot be read here: not judged",
+	} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, buf.String())
 		}
 	}
 }
@@ -184,7 +217,8 @@ func TestPolicyAlgoFollowsPolicy(t *testing.T) {
 
 // BenchmarkBuiltinDecide10k times the embedded model's decisions on 10,000
 // real observations of its own training scenario, as `ecntune bench policy`
-// does (the ≤ 5 µs per queue target is checked here and there).
+// does: the wall per queue (the batch spread over every core) and the CPU
+// per queue, which the ≤ 5 µs per queue target is held against.
 func BenchmarkBuiltinDecide10k(b *testing.B) {
 	sc, err := LoadBuiltinScenario()
 	if err != nil {
@@ -201,8 +235,10 @@ func BenchmarkBuiltinDecide10k(b *testing.B) {
 	obs := decideBatch(pool, 10000)
 	p.Decide(obs)
 	b.ResetTimer()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		p.Decide(obs)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(obs)), "ns/queue")
+	b.ReportMetric(float64((cputime.Process()-cpu0).Nanoseconds())/float64(b.N)/float64(len(obs)), "cpu-ns/queue")
 }
