@@ -642,7 +642,9 @@ func reconcile(entries []AuditEntry, got map[env.QueueKey]env.Setting, readNs in
 		case ok && match(e.New, g):
 			r.State, r.Note = StateReconciled, "reconcile: change found applied"
 			from := e.Old
-			if e.Kind != KindTune && e.Kind != KindFallback {
+			if e.Kind == KindRepair && e.FromPolicy && e.Least != nil {
+				from = *e.Least // the policy's part on probation, as Result
+			} else if e.Kind != KindTune && e.Kind != KindFallback {
 				from = e.New
 			}
 			adopt(e.Key, from, e.New)

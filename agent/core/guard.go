@@ -464,8 +464,14 @@ type Change struct {
 	ApprovedBy string `json:"approved_by,omitempty"`
 	// FromPolicy is set on a repair that went where the policy pointed
 	// (repairTowards): its setting is the agent's choice, so it starts
-	// min-hold as a tune does.
+	// min-hold as a tune does, and what it changes beyond the least
+	// repair (Least) is on probation as a tune's change is.
 	FromPolicy bool `json:"from_policy,omitempty"`
+	// Least is set with FromPolicy: the least repair, the switch's
+	// setting brought inside the invariants and nothing more. It is the
+	// safe setting the policy's part is judged against, and the one a
+	// rollback returns to (never the setting outside the invariants).
+	Least *env.Setting `json:"least,omitempty"`
 }
 
 // Rejection is a decision the guard did not let through.
@@ -1062,12 +1068,23 @@ func (g *Guard) repairTowards(c *Change, d *policy.Decision) {
 	if !validSetting(want) || want.KminBytes >= want.KmaxBytes || SameSetting(want, c.Old, 1e-9) {
 		return
 	}
-	out, _, _, rej := g.shape(q, want, math.Inf(1))
+	out, clamped, notes, rej := g.shape(q, want, math.Inf(1))
 	if rej != nil || SameSetting(out, c.New, 1e-9) {
 		return
 	}
-	c.New, c.Confidence, c.FromPolicy = out, d.Confidence, true
-	c.Reason += "; to the policy's setting " + out.Describe() + " rather than the least move (" + d.Reason + ")"
+	least := c.New
+	c.New, c.Confidence, c.FromPolicy, c.Least = out, d.Confidence, true, &least
+	// what the policy wanted and what is written, which the guardrails
+	// may have moved (a Kmax under the XOFF margin, Kmin under Kmax)
+	c.Reason += "; towards the policy's setting rather than the least repair " + least.Describe() + ": wanted " + want.Describe()
+	if !SameSetting(out, want, 1e-9) {
+		c.Reason += ", written " + out.Describe() + " (" + strings.Join(clamped, ", ")
+		if notes != "" {
+			c.Reason += "; " + notes
+		}
+		c.Reason += ")"
+	}
+	c.Reason += "; the change beyond the least repair is on probation (" + d.Reason + ")"
 }
 
 func (g *Guard) watchdog(now int64, plan *Plan) {
@@ -1805,9 +1822,15 @@ func (g *Guard) Result(c Change, out Outcome, got env.Setting, nowNs int64) (*Ch
 		if c.Kind == KindTune || c.Kind == KindFallback {
 			q.refusedN = 0
 		}
-		switch c.Kind {
-		case KindTune, KindFallback:
+		switch {
+		case c.Kind == KindTune || c.Kind == KindFallback:
 			q.startProbation(c.Old, c.New) // Old: as the switch reported it
+		case c.Kind == KindRepair && c.FromPolicy && c.Least != nil && !SameSetting(*c.Least, c.New, 1e-9):
+			// The repair alone is safe and good at once; the policy's part
+			// beyond it is judged as a tune's change, and rolled back to
+			// the repair alone.
+			q.lastGood = *c.Least
+			q.startProbation(*c.Least, c.New)
 		default:
 			q.onProbation = false
 			q.lastGood = c.New

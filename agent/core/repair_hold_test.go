@@ -1,6 +1,7 @@
 package core
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/ecntune/ecntune/env"
@@ -106,5 +107,52 @@ func TestLeastRepairsInApproveMode(t *testing.T) {
 	p := step(t, g, 10*sec, []env.Observation{o}, []policy.Decision{dc(kA, repairWant, 0.9)})
 	if len(p.Changes) != 1 || p.Changes[0].FromPolicy || p.Changes[0].New.Pmax != repairHigh.Pmax || p.Changes[0].New.KmaxBytes != int64(2_809_000*RepairXoffShare) {
 		t.Fatalf("repairWant the least repair, got %+v", p)
+	}
+}
+
+// TestRepairTowardsPolicyOnProbation: a repair that goes where the policy
+// points makes the least repair (the switch's setting, Kmax brought under
+// XOFF) good at once and puts the policy's part beyond it on probation,
+// as a tune's: drops after it roll the queue back to the least repair,
+// not to the setting above XOFF. The reason names what the policy wanted
+// and what was written.
+func TestRepairTowardsPolicyOnProbation(t *testing.T) {
+	g := newTestGuard(t, nil)
+	now := int64(0)
+	for i := 0; i < BaselineIntervals; i++ { // XOFF not yet known: no repair
+		now += sec
+		step(t, g, now, []env.Observation{ob(kA, repairHigh)}, []policy.Decision{dc(kA, repairHigh, 0.9)})
+	}
+	above := env.Setting{KminBytes: 1_000_000, KmaxBytes: 3_000_000, Pmax: 0.01, HeadroomBytes: 100_000}
+	now += sec
+	p := step(t, g, now, []env.Observation{aboveXoff()}, []policy.Decision{dc(kA, above, 0.9)})
+	if len(p.Changes) != 1 || p.Changes[0].Kind != KindRepair || !p.Changes[0].FromPolicy || p.Changes[0].Least == nil {
+		t.Fatalf("want one repair towards the policy's setting, got %+v", p)
+	}
+	ch := p.Changes[0]
+	least := *ch.Least
+	if least.Pmax != repairHigh.Pmax || least.KmaxBytes != int64(2_809_000*RepairXoffShare) {
+		t.Errorf("least repair %s: want the switch's pmax %s with kmax under XOFF", least.Describe(), env.FormatPmax(repairHigh.Pmax))
+	}
+	for _, s := range []string{"wanted " + above.Describe(), "written " + ch.New.Describe(), "on probation"} {
+		if !strings.Contains(ch.Reason, s) {
+			t.Errorf("reason %q does not say %q", ch.Reason, s)
+		}
+	}
+	g.Result(ch, Applied, ch.New, now)
+	if lg, _ := g.LastGood(kA); !SameSetting(lg, least, 1e-9) || !g.queues[kA].onProbation {
+		t.Fatalf("after the repair: last good %s, on probation %v; want the least repair %s good and the policy's part on probation",
+			lg.Describe(), g.queues[kA].onProbation, least.Describe())
+	}
+	if m := g.Memory(kA); m.Probation == nil || !SameSetting(m.Probation.From, least, 1e-9) {
+		t.Errorf("the memory's probation %+v: want it from the least repair", m.Probation)
+	}
+	o := ob(kA, ch.New)
+	o.XoffBytes = 2_809_000
+	o.Metrics.DropFrac = 0.05
+	now += sec
+	p = step(t, g, now, []env.Observation{o}, []policy.Decision{dc(kA, ch.New, 0.9)})
+	if len(p.Changes) != 1 || p.Changes[0].Kind != KindRollback || !SameSetting(p.Changes[0].New, least, 1e-9) {
+		t.Fatalf("drops 0→5%% after the policy's part: %+v, want a rollback to the least repair %s", p.Changes, least.Describe())
 	}
 }
