@@ -1127,15 +1127,28 @@ func (g *Guard) watchdog(now int64, plan *Plan) {
 			if q.pending || !validSetting(q.current) {
 				continue
 			}
-			safe := g.cfg.Safe.ScaledTo(q.rate)
-			safe.HeadroomBytes = q.current.HeadroomBytes
-			safe.Alpha = q.current.Alpha
-			safe.Pmax = quantizePmax(safe.Pmax, g.cfg.PmaxStep)
+			preset := g.cfg.Safe.ScaledTo(q.rate)
+			preset.HeadroomBytes = q.current.HeadroomBytes
+			preset.Alpha = q.current.Alpha
+			preset.Pmax = quantizePmax(preset.Pmax, g.cfg.PmaxStep)
+			// Shaped as every write is (in one step, as a rollback): within
+			// the bounds, Pmax on the switch's step, Kmax under the PG's
+			// XOFF with the repair's margin, so that the revert is never
+			// repaired once telemetry resumes.
+			safe, clamped, _, rej := g.shape(q, preset, math.Inf(1))
+			if rej != nil {
+				safe = q.current // the shaped preset is what runs already
+			}
 			if SameSetting(safe, q.current, 1e-9) || (q.virtualSet && SameSetting(safe, q.virtual, 1e-9)) {
 				continue // there already (in shadow mode or paused: would be)
 			}
-			plan.Changes = append(plan.Changes, Change{Key: q.key, Kind: KindRevert, Old: q.current, New: safe,
-				Reason: fmt.Sprintf("telemetry stale for %s: safe preset", age)})
+			c := Change{Key: q.key, Kind: KindRevert, Old: q.current, New: safe, Clamped: clamped,
+				Reason: fmt.Sprintf("telemetry stale for %s: safe preset", age)}
+			if len(clamped) > 0 {
+				c.Wanted = &preset
+				c.Reason += fmt.Sprintf(" %s as allowed (%s)", preset.Describe(), strings.Join(clamped, ", "))
+			}
+			plan.Changes = append(plan.Changes, c)
 		}
 	}
 }

@@ -1,9 +1,11 @@
 package core
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/policy"
 )
 
@@ -124,5 +126,38 @@ func TestShadowStaleRevertSaidOnce(t *testing.T) {
 	}
 	if n != 1 {
 		t.Fatalf("shadow planned %d reverts over 8 stale intervals, want 1", n)
+	}
+}
+
+// The stale-telemetry revert is shaped as every write is: the safe preset
+// (sonic-default, Kmax 2.097 MB at 100G) on a PG whose XOFF is 1.5 MB goes
+// under the XOFF margin, within the bounds, and once telemetry resumes the
+// guard has nothing of its own revert to repair.
+func TestStaleRevertKeepsTheXoffMargin(t *testing.T) {
+	g := newTestGuard(t, nil)
+	g.AddTarget("leaf0", 0)
+	s := env.Setting{KminBytes: 400_000, KmaxBytes: 1_200_000, Pmax: 0.05, HeadroomBytes: 100_000}
+	o := ob(kA, s)
+	o.XoffBytes = 1_500_000
+	step(t, g, 0, []env.Observation{o}, nil)
+	p := step(t, g, 31*sec, nil, nil) // no telemetry for 31 s: revert
+	if len(p.Changes) != 1 || p.Changes[0].Kind != KindRevert {
+		t.Fatalf("want one revert, got %+v", p)
+	}
+	c := p.Changes[0]
+	if margin := int64(float64(o.XoffBytes) * RepairXoffShare); c.New.KmaxBytes > margin || c.New.KminBytes >= c.New.KmaxBytes {
+		t.Fatalf("revert to %s: want Kmax at most %s (XOFF %s with the margin), Kmin below it",
+			c.New.Describe(), units.FormatBytes(margin), units.FormatBytes(o.XoffBytes))
+	}
+	if c.Wanted == nil || c.Wanted.KmaxBytes <= c.New.KmaxBytes || !strings.Contains(c.Reason, "as allowed") {
+		t.Errorf("revert %+v: want the preset as Wanted and the reason saying it was shaped", c)
+	}
+	g.Result(c, Applied, c.New, 31*sec)
+	o.Current = c.New
+	for now := 32 * sec; now <= 34*sec; now += sec {
+		p = step(t, g, now, []env.Observation{o}, nil)
+		for _, ch := range p.Changes {
+			t.Errorf("telemetry resumed: %s %s → %s: %s", ch.Kind, ch.Old.Describe(), ch.New.Describe(), ch.Reason)
+		}
 	}
 }
