@@ -172,9 +172,8 @@ type LoopFigures struct {
 	Rollbacks  int            `json:"rollbacks"`
 	Repairs    int            `json:"repairs"`
 	Rejections map[string]int `json:"rejections,omitempty"`
-	// RepairsOfOwn are the repairs of a setting a tune or fallback of
-	// the loop had set (the others answer the scenario's own setting, or
-	// a repair's, after XOFF moved with buffer use).
+	// RepairsOfOwn are the repairs of a setting the loop had written, a
+	// repair's included (the others answer the scenario's own setting).
 	RepairsOfOwn int `json:"repairs_of_own_changes"`
 	// What the loop would set, interval by interval (deployed loops,
 	// shadow or closed): per queue, the setting the guard lets through, or

@@ -516,8 +516,17 @@ type queueState struct {
 	// dynamic threshold moves with buffer use, and the guard plans Kmax
 	// under where it falls (xoffFloor), not under a momentary high.
 	// buffer is the switch's shared buffer (0: unknown).
-	xoffs       env.LowWater
-	buffer      int64
+	xoffs  env.LowWater
+	buffer int64
+	// xoffWiden widens the XOFF margin (xoffShare) once for each repair
+	// of a setting the agent wrote (a repair's included) that XOFF fell
+	// to, up to MaxXoffWiden; calmN counts the intervals since the last,
+	// and after XoffMemoryIntervals of them it narrows by one again.
+	// widenFrom is the setting the last widening repair answered (a
+	// repair planned again for it widens nothing more).
+	xoffWiden   int
+	calmN       int
+	widenFrom   env.Setting
 	minHeadroom int64
 	// floorEstimated: minHeadroom is ecntune's estimate, not the switch's
 	// own floor (env.QueueSample.FloorEstimated): a headroom the switch
@@ -873,6 +882,32 @@ func (q *queueState) xoffFloor() int64 {
 	return min(low, int64(x*float64(q.buffer)/(float64(q.buffer)+x)))
 }
 
+// MaxXoffWiden is how many times the XOFF margin of a queue widens
+// (xoffShare): 10% of XOFF, then 20% and 40% after repairs of the guard's
+// own settings.
+const MaxXoffWiden = 2
+
+// xoffShare is the share of q's XOFF floor a planned Kmax may reach:
+// RepairXoffShare, with its margin doubled for each repair of the agent's
+// own setting XOFF fell to (xoffWiden). A PG whose XOFF falls past the
+// margin as its pool fills (incast400-longcable: the pool's headroom
+// leaves 3.5 MB of a 12 MB buffer, and XOFF fell 432 KB→121 KB as 16 PGs
+// filled it) would otherwise have its repair repaired at every new low:
+// six repairs a queue, 375→230→169→145→128→109 KB.
+func (q *queueState) xoffShare() float64 {
+	return 1 - (1-RepairXoffShare)*float64(int(1)<<min(max(q.xoffWiden, 0), MaxXoffWiden))
+}
+
+// kmaxCeiling is the most Kmax planned on q may be (0: XOFF unknown):
+// xoffShare of where XOFF falls to (xoffFloor).
+func (q *queueState) kmaxCeiling() int64 {
+	x := q.xoffFloor()
+	if x <= 0 {
+		return x
+	}
+	return int64(float64(x) * q.xoffShare())
+}
+
 // ingest updates a queue from its observation and runs the rollback rules.
 func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 	q := g.queue(o.Key)
@@ -883,6 +918,14 @@ func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 	q.xoffs.N = XoffMemoryIntervals
 	q.xoffs.Note(o.XoffBytes)
 	q.buffer = o.BufferBytes
+	if q.xoffWiden > 0 {
+		if q.calmN++; q.calmN >= XoffMemoryIntervals {
+			// XOFF has not reached the agent's setting for as long as its
+			// low is remembered: the margin narrows a step
+			q.xoffWiden, q.calmN = q.xoffWiden-1, 0
+			g.touch(q)
+		}
+	}
 	q.minHeadroom, q.floorEstimated = o.MinHeadroomBytes, o.FloorEstimated
 	q.headroomReported = o.HeadroomReported
 	if ext := g.follow(now, q, o); ext != nil {
@@ -997,7 +1040,20 @@ func (g *Guard) repair(now int64, o *env.Observation) (*Change, *Alarm) {
 	}
 	if q.xoff > 0 && cur.KmaxBytes >= q.xoff {
 		b := g.cfg.BoundsFor(q.rate)
-		kmax := min(int64(float64(q.xoffFloor())*RepairXoffShare), b.KmaxMax)
+		// XOFF fell to a setting the agent wrote (a repair's included):
+		// the margin that setting kept did not hold; widen it
+		own := q.virtualSet || (q.expectSet && g.ReadBackOK(q.expect, cur))
+		widened := ""
+		if own && q.xoffWiden < MaxXoffWiden && !SameSetting(cur, q.widenFrom, 1e-9) {
+			q.xoffWiden++
+			q.widenFrom, q.calmN = cur, 0
+			g.touch(q)
+			widened = fmt.Sprintf(" (XOFF fell to the agent's own setting: kmax kept %.0f%% under where XOFF falls to, from %.0f%%)",
+				100*(1-q.xoffShare()), 100*(1-RepairXoffShare)*float64(int(1)<<(q.xoffWiden-1)))
+		} else if own {
+			q.calmN = 0
+		}
+		kmax := min(q.kmaxCeiling(), b.KmaxMax)
 		if kmax < b.KmaxMin && b.KmaxMin < q.xoff {
 			kmax = b.KmaxMin
 		}
@@ -1014,7 +1070,7 @@ func (g *Guard) repair(now int64, o *env.Observation) (*Change, *Alarm) {
 				if rule == "" {
 					rule = RuleOrder
 				}
-				why = append(why, "kmax "+units.FormatBytes(cur.KmaxBytes)+" is not below XOFF "+units.FormatBytes(q.xoff)+" (ECN must mark before PFC pauses): kmax to "+units.FormatBytes(kmax))
+				why = append(why, "kmax "+units.FormatBytes(cur.KmaxBytes)+" is not below XOFF "+units.FormatBytes(q.xoff)+" (ECN must mark before PFC pauses): kmax to "+units.FormatBytes(kmax)+widened)
 			} else {
 				out.KmaxBytes, out.KminBytes = cur.KmaxBytes, cur.KminBytes
 			}
@@ -1508,8 +1564,8 @@ func (g *Guard) shape(q *queueState, wanted env.Setting, ratio float64) (env.Set
 	// ECN before PFC: Kmax below the PG's XOFF when known, with the margin
 	// a repair keeps (XOFF moves with buffer use): the guard's own change
 	// never makes the next interval's repair.
-	if x := q.xoffFloor(); x > 0 && out.KmaxBytes > int64(float64(x)*RepairXoffShare) {
-		out.KmaxBytes = int64(float64(x) * RepairXoffShare)
+	if x, ceil := q.xoffFloor(), q.kmaxCeiling(); x > 0 && out.KmaxBytes > ceil {
+		out.KmaxBytes = ceil
 		c.note(RuleOrder)
 		if out.KmaxBytes < b.KmaxMin {
 			return rej(RuleOrder, fmt.Sprintf("XOFF %d B leaves no kmax within bounds (kmax minimum %d B)", x, b.KmaxMin))

@@ -3,10 +3,12 @@ package core
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/policy"
 )
 
@@ -350,5 +352,64 @@ func TestGuardRepairsHeadroomZero(t *testing.T) {
 		case !reported && len(p.Changes)+len(p.Alarms) != 0:
 			t.Fatalf("headroom not reported: %+v", p)
 		}
+	}
+}
+
+// XOFF falling step by step as a PG's pool fills (incast400-longcable:
+// 432 KB→121 KB) reaches the guard's own repairs: each repair of a
+// setting the agent wrote widens the queue's XOFF margin (10%, 20%, 40%),
+// so that a few repairs find a Kmax that holds, not one repair at every
+// new low. Tunes keep the widened margin, and it narrows a step after
+// XoffMemoryIntervals intervals in which XOFF did not reach the setting.
+func TestGuardRepairsOfOwnRepairsWidenTheMargin(t *testing.T) {
+	g := newTestGuard(t, nil)
+	now := int64(0)
+	var cur1 = cur // Kmax 1.6 MB
+	obs := func(xoff int64) env.Observation {
+		o := ob(kA, cur1)
+		o.XoffBytes = xoff
+		return o
+	}
+	var kmaxes []int64
+	for _, xoff := range []int64{1_200_000, 1_000_000, 750_000, 600_000, 500_000, 480_000} {
+		now += sec
+		p := step(t, g, now, []env.Observation{obs(xoff)}, nil)
+		for _, c := range p.Changes {
+			if c.Kind != KindRepair {
+				t.Fatalf("XOFF %d: a %s: %+v", xoff, c.Kind, c)
+			}
+			g.Result(c, Applied, c.New, now)
+			cur1 = c.New
+			kmaxes = append(kmaxes, c.New.KmaxBytes)
+			t.Logf("XOFF %s: %s", units.FormatBytes(xoff), c.Reason)
+		}
+	}
+	// 1.08 MB (10% under 1.2 MB), 800 KB (20% under 1 MB), 450 KB (40% under 750 KB)
+	if want := []int64{1_080_000, 800_000, 450_000}; !slices.Equal(kmaxes, want) {
+		t.Fatalf("repairs to kmax %v, want %v (before: one at each new low of XOFF, 1.08M, 900K, 675K, 540K, 450K)", kmaxes, want)
+	}
+	if m := g.Memory(kA); m.XoffWiden != MaxXoffWiden {
+		t.Errorf("memory's XOFF widening %d, want %d", m.XoffWiden, MaxXoffWiden)
+	}
+	// a tune asking for a Kmax above the widened margin (under the 10%
+	// one) is held under it
+	hi := cur1
+	hi.KminBytes, hi.KmaxBytes = 100_000, 400_000
+	now += 10 * sec
+	p := step(t, g, now, []env.Observation{obs(480_000)}, []policy.Decision{dc(kA, hi, 0.9)})
+	if ceil := int64(480_000 * 0.6); len(p.Changes) != 1 || p.Changes[0].New.KmaxBytes > ceil {
+		t.Errorf("tune to kmax 400KB under XOFF 480KB: %+v, want kmax at most %d", p, ceil)
+	}
+	for _, c := range p.Changes {
+		g.Result(c, Applied, c.New, now)
+		cur1 = c.New
+	}
+	// XOFF stays above the setting for XoffMemoryIntervals: a step narrower
+	for i := 0; i < XoffMemoryIntervals; i++ {
+		now += sec
+		step(t, g, now, []env.Observation{obs(1_000_000)}, nil)
+	}
+	if w := g.queues[kA].xoffWiden; w != MaxXoffWiden-1 {
+		t.Errorf("after %d calm intervals the widening is %d, want %d", XoffMemoryIntervals, w, MaxXoffWiden-1)
 	}
 }

@@ -39,6 +39,9 @@ type QueueMemory struct {
 	// otherwise; no tune before RefusedUntilNs (RefusedTunes of them).
 	RefusedN       int   `json:"refused_n,omitempty"`
 	RefusedUntilNs int64 `json:"refused_until_ns,omitempty"`
+	// XoffWiden: how many times the queue's XOFF margin was widened by
+	// repairs of the agent's own settings (MaxXoffWiden).
+	XoffWiden int `json:"xoff_widen,omitempty"`
 }
 
 // Probation is a change under watch: from and to, and the KPIs measured
@@ -63,7 +66,8 @@ type Probation struct {
 // memory is q's QueueMemory.
 func (q *queueState) memory() QueueMemory {
 	m := QueueMemory{Key: q.key, Changed: q.changed, LastChangeNs: q.lastChangeNs, LastGood: q.lastGood, YieldNs: q.yieldNs,
-		Tightened: q.tightened, Settled: q.settled, RefusedN: q.refusedN, RefusedUntilNs: q.refusedUntilNs}
+		Tightened: q.tightened, Settled: q.settled, RefusedN: q.refusedN, RefusedUntilNs: q.refusedUntilNs,
+		XoffWiden: q.xoffWiden}
 	if q.expectSet {
 		e := q.expect
 		m.Expect = &e
@@ -106,6 +110,7 @@ func (g *Guard) Restore(m QueueMemory) {
 	q.changed, q.lastChangeNs, q.lastGood, q.yieldNs = m.Changed, m.LastChangeNs, m.LastGood, m.YieldNs
 	q.tightened, q.settled = m.Tightened, m.Settled
 	q.refusedN, q.refusedUntilNs = m.RefusedN, m.RefusedUntilNs
+	q.xoffWiden = min(max(m.XoffWiden, 0), MaxXoffWiden)
 	if m.Expect != nil {
 		q.expect, q.expectSet = *m.Expect, true
 	}

@@ -177,8 +177,8 @@ func Scaled(cfg *config.Config, d time.Duration) *config.Config {
 // Figures are a run's loop figures: the changes applied (env.Churn over
 // the audit log: per queue per 100 intervals, flaps over 10 intervals,
 // both also past the first eval.SettleIntervals), fallbacks, rollbacks,
-// safety repairs (and those of a setting a tune or fallback of the loop
-// had set: a repair of a repair answers XOFF's move), the guard's
+// safety repairs (and those of a setting the loop had written, a repair
+// included: XOFF fell to what the agent set), the guard's
 // rejections by rule, and what the loop would
 // set interval by interval (its recommendations: their changes, and the
 // idle queue-intervals where it would keep what it runs; a queue is idle
@@ -203,7 +203,7 @@ func Figures(r Result, interval time.Duration, idleUtil float64) eval.LoopFigure
 	// policy's count does (its decisions numbered from 0).
 	settled := eval.SettleIntervals*iv + iv/2
 	churn := env.Churn{Window: env.FlapIntervals * iv, From: settled}
-	set := map[env.QueueKey]env.Setting{} // the tune or fallback each queue last got
+	set := map[env.QueueKey]env.Setting{} // what the loop last wrote to each queue
 	for _, e := range audit {
 		if !e.Took() {
 			continue
@@ -214,11 +214,7 @@ func Figures(r Result, interval time.Duration, idleUtil float64) eval.LoopFigure
 		if s, ok := set[e.Key]; ok && e.Kind == core.KindRepair && s.SameECN(e.Old) {
 			f.RepairsOfOwn++
 		}
-		if core.NeedsApproval(e.Kind) { // the loop's own choice: a tune or a fallback
-			set[e.Key] = e.New
-		} else {
-			delete(set, e.Key)
-		}
+		set[e.Key] = e.New // the loop's own write, whatever its kind
 	}
 	f.Changes, f.ChangesAfter, f.Flaps, f.FlapsAfter = churn.Changes, churn.After, churn.Flaps, churn.FlapsAfter
 	k := core.CountKinds(audit)

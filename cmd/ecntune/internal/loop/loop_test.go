@@ -211,7 +211,8 @@ func TestEvalRunsTheDeployedLoop(t *testing.T) {
 }
 
 // Figures count from the audit log: changes past the warm-up, flaps,
-// rollbacks, and repairs, of which those of the loop's own tune; from the
+// rollbacks, and repairs, of which those of a setting the loop wrote (a
+// tune's, a rollback's, a repair's); from the
 // recommendations, what the loop would run and the idle intervals held.
 func TestFiguresFromAudit(t *testing.T) {
 	k := env.QueueKey{Target: "leaf0", Port: "Ethernet0", Queue: 3}
@@ -225,12 +226,14 @@ func TestFiguresFromAudit(t *testing.T) {
 		e(12, core.KindTune, c, b),     // after the warm-up
 		e(14, core.KindRepair, b, c),   // the tune repaired: own, and back to c: a flap
 		e(30, core.KindRollback, c, b), // not a flap: c left 16 intervals ago
+		e(32, core.KindRepair, b, c),   // the rollback's setting repaired: own, a flap
+		e(34, core.KindRepair, c, a),   // the repair repaired: own (XOFF fell to it)
 	}}
 	f := Figures(r, iv, 0)
-	if f.Changes != 4 || f.ChangesAfter != 3 || f.Flaps != 1 || f.Repairs != 2 || f.RepairsOfOwn != 1 || f.Rollbacks != 1 {
+	if f.Changes != 6 || f.ChangesAfter != 5 || f.Flaps != 2 || f.Repairs != 4 || f.RepairsOfOwn != 3 || f.Rollbacks != 1 {
 		t.Fatalf("%+v", f)
 	}
-	if f.ChangesPerQueuePer100After != 3.0/2*100/29 { // 39 decisions count (not the one at the run's end), 29 past the first 10
+	if f.ChangesPerQueuePer100After != 5.0/2*100/29 { // 39 decisions count (not the one at the run's end), 29 past the first 10
 		t.Fatalf("rate after %g", f.ChangesPerQueuePer100After)
 	}
 }
