@@ -974,7 +974,11 @@ func (g *Guard) follow(now int64, q *queueState, o *env.Observation) *Alarm {
 			q.virtualSet = false // the switch runs it now, or was changed by someone
 		}
 		q.current = o.Current
-		if q.lastGood == (env.Setting{}) {
+		if q.lastGood == (env.Setting{}) || (!q.expectSet && !q.onProbation && q.mismatchN == 0 && !q.virtualSet &&
+			!SameSetting(q.lastGood, o.Current, g.cfg.ReadBackPmaxTol)) {
+			// a queue the agent has no setting of its own on runs what
+			// its operator set: that is its last known good, not what it
+			// ran when the agent first saw it
 			q.lastGood = o.Current
 			g.touch(q)
 		}
@@ -1928,7 +1932,19 @@ func (g *Guard) Result(c Change, out Outcome, got env.Setting, nowNs int64) (*Ch
 				a.Msg += fmt.Sprintf("; the switch has taken none of the last %d settings set on this queue whole: no tune for %s", q.refusedN, g.cfg.RollbackRetryAfter)
 			}
 		}
-		if c.Kind == KindReadBack || SameSetting(q.lastGood, got, 1e-9) {
+		// Back to where the change started: a tune's or fallback's Old
+		// (what the switch ran, an operator's setting included), a
+		// policy's repair's least repair; for the rest (a rollback, a
+		// revert, a least repair) the last known good, as Old is what
+		// they moved away from.
+		back := q.lastGood
+		switch {
+		case c.Kind == KindTune || c.Kind == KindFallback:
+			back = c.Old
+		case c.Kind == KindRepair && c.FromPolicy && c.Least != nil:
+			back = *c.Least
+		}
+		if c.Kind == KindReadBack || !validSetting(back) || SameSetting(back, got, g.cfg.ReadBackPmaxTol) {
 			return nil, a // already there, or a rollback that failed: no loop
 		}
 		if validSetting(got) && !fieldsFrom(got, c.Old, c.New) {
@@ -1947,8 +1963,11 @@ func (g *Guard) Result(c Change, out Outcome, got env.Setting, nowNs int64) (*Ch
 		if !validSetting(got) {
 			from = c.New // unknown: what was set is the best guess
 		}
-		return &Change{Key: c.Key, Kind: KindReadBack, Old: from, New: q.lastGood,
-			Reason: "read-back mismatch: back to last known good"}, a
+		why := "read-back mismatch: back to the setting the change started from"
+		if c.Kind != KindTune && c.Kind != KindFallback {
+			why = "read-back mismatch: back to last known good"
+		}
+		return &Change{Key: c.Key, Kind: KindReadBack, Old: from, New: back, Reason: why}, a
 	}
 	return nil, nil
 }
