@@ -525,7 +525,20 @@ func (a *Agent) Tick(ctx context.Context) error {
 	}
 	paused := a.paused()
 	a.core.SetPaused(paused)
-	rd, err := a.core.Tick(core.Interval{NowNs: now.UnixNano(), Observations: obs, Decisions: decs, Missing: missing})
+	in := core.Interval{NowNs: now.UnixNano(), Observations: obs, Decisions: decs, Missing: missing}
+	if a.cfg.Approve && a.cfg.Mode == config.ModeClosedLoop && !paused {
+		// the tunes waiting for an operator spend no change budget: an
+		// approved one is never refused for the budget the held ones took
+		a.mu.Lock()
+		a.approvals.TTL = int64(ApprovalIntervals * a.cfg.Interval)
+		a.mu.Unlock()
+		in.Held = func(c core.Change) bool {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			return a.approvals.Holds(c, in.NowNs)
+		}
+	}
+	rd, err := a.core.Tick(in)
 	a.publish(obs, rd.Recommendations)
 	a.forgetSilent(now)
 	a.hist.Record(now.UnixNano(), obs, rd.Recommendations)

@@ -94,6 +94,17 @@ func (a *Approvals) Restore(rs []Approved) {
 // approve mode.
 func NeedsApproval(k ChangeKind) bool { return k == KindTune || k == KindFallback }
 
+// Holds reports whether Gate at nowNs will hold change c for approval: a
+// tune or fallback no operator approved (that very setting, within the
+// TTL). Such changes spend no change budget (Interval.Held).
+func (a *Approvals) Holds(c Change, nowNs int64) bool {
+	if !NeedsApproval(c.Kind) {
+		return false
+	}
+	ap, ok := a.approved[c.Key]
+	return !ok || !SameSetting(ap.setting, c.New, 1e-9) || (a.TTL > 0 && nowNs-ap.atNs > a.TTL)
+}
+
 // Gate splits an interval's changes: those that may be applied (safety
 // changes, and approved ones, marked with their approver) and those held
 // for approval, which become the pending set (replacing the last

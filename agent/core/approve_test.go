@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/policy"
 )
 
 // Approve mode: tunes wait as pending, safety changes pass, an approval
@@ -111,5 +112,50 @@ func TestApprovalsBindToTheReviewedPlan(t *testing.T) {
 	now := a.Pending()
 	if _, err := a.Approve([]env.QueueKey{kA}, false, "bob", []string{now[0].Plan, "deadbeef"}, 8*sec); err == nil || !strings.Contains(err.Error(), "deadbeef") {
 		t.Fatalf("unknown plan: %v", err)
+	}
+}
+
+// Approve mode with a change budget of 1: the tunes held for approval
+// spend none of it, so every queue's tune is listed as pending, and the
+// one the operator approves (here the less sure one) is applied at the
+// next interval, within the budget, while the other waits.
+func TestApprovalsHeldTunesSpendNoBudget(t *testing.T) {
+	gc := testGuardConfig()
+	gc.ChangeBudget, gc.LeastRepairs = 1, true
+	c, err := New(Options{Guard: gc, Policy: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.AddTarget("leaf0", 0)
+	ap := Approvals{TTL: 10 * sec}
+	wantA, wantB := cur, cur
+	wantA.KmaxBytes, wantB.KmaxBytes = 2_000_000, 1_200_000
+	now := int64(0)
+	tick := func() (apply []Change, rej []Rejection) {
+		now += sec
+		rd, err := c.Tick(Interval{NowNs: now, Observations: []env.Observation{ob(kA, cur), ob(kB, cur)},
+			Decisions: []policy.Decision{dc(kA, wantA, 0.9), dc(kB, wantB, 0.6)},
+			Held:      func(ch Change) bool { return ap.Holds(ch, now) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		apply, held := ap.Gate(rd.Changes, now)
+		for _, h := range held {
+			c.Hold(h)
+		}
+		return apply, rd.Rejections
+	}
+	if apply, rej := tick(); len(apply) != 0 || len(rej) != 0 || len(ap.Pending()) != 2 {
+		t.Fatalf("apply %+v, rejections %+v, pending %+v: want both tunes pending, none refused for the budget", apply, rej, ap.Pending())
+	}
+	if _, err := ap.Approve([]env.QueueKey{kB}, false, "alice", nil, now); err != nil {
+		t.Fatal(err)
+	}
+	apply, rej := tick()
+	if len(apply) != 1 || apply[0].Key != kB || apply[0].ApprovedBy != "alice" {
+		t.Fatalf("after kB's approval: apply %+v, rejections %+v; want kB's tune applied", apply, rej)
+	}
+	if p := ap.Pending(); len(p) != 1 || p[0].Key != kA {
+		t.Errorf("pending %+v, want kA's tune still waiting", p)
 	}
 }

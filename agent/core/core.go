@@ -105,6 +105,10 @@ type Interval struct {
 	Decisions []policy.Decision
 	// Missing is the telemetry each target lacks, named in the reasons.
 	Missing map[string]env.Telemetry
+	// Held: approve mode's Approvals.Holds, the tunes and fallbacks the
+	// driver will hold for approval, which spend no change budget (nil:
+	// not in approve mode).
+	Held func(Change) bool
 }
 
 // Ready is everything the driver must do after an interval: keep and
@@ -129,7 +133,7 @@ func (c *Core) Tick(in Interval) (Ready, error) {
 		holdIdle(in.Observations, in.Decisions, c.guard.cfg.IdleUtil)
 	}
 	rd := Ready{Recommendations: c.recommend(in)}
-	plan, err := c.guard.Step(StepInput{NowNs: in.NowNs, Observations: in.Observations, Decisions: in.Decisions})
+	plan, err := c.guard.Step(StepInput{NowNs: in.NowNs, Observations: in.Observations, Decisions: in.Decisions, Held: in.Held})
 	if err != nil {
 		return rd, err
 	}

@@ -505,6 +505,11 @@ type StepInput struct {
 	NowNs        int64
 	Observations []env.Observation
 	Decisions    []policy.Decision
+	// Held reports, in approve mode, whether a tune or fallback will be
+	// held for an operator's approval rather than applied (Approvals.Holds):
+	// such a change spends none of the change budget, which bounds what is
+	// written in an interval (nil: every change is applied).
+	Held func(Change) bool
 }
 
 type queueState struct {
@@ -842,14 +847,21 @@ func (g *Guard) Step(in StepInput) (Plan, error) {
 		return env.QueueKeyLess(cands[i].Key, cands[j].Key)
 	})
 	budgetWhy := ""
-	for i, c := range cands {
-		if i >= g.cfg.ChangeBudget {
+	spent := 0
+	for _, c := range cands {
+		if in.Held != nil && NeedsApproval(c.Kind) && in.Held(c) {
+			// waits for an operator: listed as pending, written by no one
+			plan.Changes = append(plan.Changes, c)
+			continue
+		}
+		if spent >= g.cfg.ChangeBudget {
 			if budgetWhy == "" {
 				budgetWhy = fmt.Sprintf("change budget of %d per interval used up", g.cfg.ChangeBudget)
 			}
 			plan.Rejections = append(plan.Rejections, Rejection{Key: c.Key, Rule: RuleBudget, Wanted: c.New, Reason: budgetWhy})
 			continue
 		}
+		spent++
 		plan.Changes = append(plan.Changes, c)
 	}
 	for _, c := range plan.Changes {
