@@ -77,7 +77,9 @@ func (c *Core) Hold(ch Change) { c.guard.Discard(ch) }
 
 // SetPaused pauses (or resumes) a closed loop: while paused, Tick decides
 // and gives verdicts as in shadow mode, and its Changes are what would be
-// applied.
+// applied. A change on probation is not judged while paused: a rollback
+// found due then could not be made, and its probation would be over; the
+// window waits, and is judged once the loop resumes.
 func (c *Core) SetPaused(p bool) {
 	if c.paused && !p {
 		c.guard.ClearShadow()
@@ -133,7 +135,7 @@ func (c *Core) Tick(in Interval) (Ready, error) {
 		holdIdle(in.Observations, in.Decisions, c.guard.cfg.IdleUtil)
 	}
 	rd := Ready{Recommendations: c.recommend(in)}
-	plan, err := c.guard.Step(StepInput{NowNs: in.NowNs, Observations: in.Observations, Decisions: in.Decisions, Held: in.Held})
+	plan, err := c.guard.Step(StepInput{NowNs: in.NowNs, Observations: in.Observations, Decisions: in.Decisions, Held: in.Held, Paused: c.paused && !c.shadow})
 	if err != nil {
 		return rd, err
 	}

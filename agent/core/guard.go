@@ -510,6 +510,11 @@ type StepInput struct {
 	// such a change spends none of the change budget, which bounds what is
 	// written in an interval (nil: every change is applied).
 	Held func(Change) bool
+	// Paused: the closed loop is paused (Core.SetPaused), so no rollback
+	// could be made: a change on probation is not judged, and its window
+	// waits for the loop to resume (the intervals meanwhile still count
+	// in the queue's recent KPIs, the baseline of a later change).
+	Paused bool
 }
 
 type queueState struct {
@@ -636,6 +641,7 @@ type Guard struct {
 	queues  map[env.QueueKey]*queueState
 	targets map[string]*targetState
 	dirty   map[env.QueueKey]bool // queues whose memory changed (Memories)
+	paused  bool                  // this step's StepInput.Paused
 }
 
 // NewGuard returns a guard with validated guardrails.
@@ -786,6 +792,7 @@ func (g *Guard) Step(in StepInput) (Plan, error) {
 		}
 	}
 	now := in.NowNs
+	g.paused = in.Paused
 	for _, t := range g.targets {
 		t.headroom, t.buffer = 0, 0
 	}
@@ -920,7 +927,8 @@ func (q *queueState) kmaxCeiling() int64 {
 	return int64(float64(x) * q.xoffShare())
 }
 
-// ingest updates a queue from its observation and runs the rollback rules.
+// ingest updates a queue from its observation and runs the rollback rules
+// (not while paused: a probation is judged when its rollback can be made).
 func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 	q := g.queue(o.Key)
 	if o.RateBps > 0 {
@@ -954,7 +962,7 @@ func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 		return nil, nil
 	}
 	defer g.noteKPI(q, k)
-	if !q.onProbation || q.pending {
+	if !q.onProbation || q.pending || g.paused {
 		return nil, nil
 	}
 	return g.judgeProbation(now, q, o, k)
@@ -1372,7 +1380,11 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 		return rej(RuleConfirm, "the switch reports another setting than the agent set (its telemetry may lag the Set): confirming before any change")
 	}
 	if q.onProbation {
-		return rej(RuleProbation, fmt.Sprintf("the last change is watched for %d more intervals", g.cfg.RollbackWindow-q.probationWatch.n()))
+		why := fmt.Sprintf("the last change is watched for %d more intervals", g.cfg.RollbackWindow-q.probationWatch.n())
+		if g.paused {
+			why += " once the closed loop resumes (not judged while paused: its rollback could not be made)"
+		}
+		return rej(RuleProbation, why)
 	}
 	tightens, loosens := marksEarlier(wanted, cur), marksEarlier(cur, wanted)
 	minConf, hold := g.cfg.MinConfidence, g.cfg.MinHold

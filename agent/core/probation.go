@@ -44,6 +44,12 @@ import (
 // of freedom); the four runs' small-flow p99 the same or lower, their
 // large-flow goodput -5% to +3%.
 //
+// A probation is not judged while the closed loop is paused
+// (StepInput.Paused): a rollback found due then could not be made and its
+// probation would be over, the harmful setting kept after the resume with
+// nothing left to judge it. Its window waits, and is judged once the loop
+// resumes.
+//
 // A change is judged on what it can make worse. One that marks earlier
 // (lower Kmax, Kmin or higher Pmax) can cost throughput and marks on an
 // idle link, not queueing: its probation judges the reward's throughput

@@ -404,3 +404,85 @@ func TestReconciledTighteningKeepsDwellLoosen(t *testing.T) {
 		t.Fatalf("a tightening found applied at reconcile is not remembered as tightened: memory %+v (dwell-loosen will not hold its undoing)", m)
 	}
 }
+
+// A change on probation is not judged while the closed loop is paused: a
+// rollback found due then could not be made, and its probation would be
+// over. The window waits and is judged once the loop resumes, for a change
+// made before the pause and for one restored after a restart while paused.
+func TestProbationWaitsOutAPause(t *testing.T) {
+	loose := cur
+	loose.KmaxBytes = 3_000_000
+	dropping := func(s env.Setting) env.Observation {
+		o := ob(kA, s)
+		o.Metrics.MarkFrac, o.Metrics.DropFrac = 0.05, 0.05
+		return o
+	}
+	further := loose // the policy's advice meanwhile, held by the probation
+	further.KmaxBytes = 2_500_000
+	run := func(t *testing.T, c *Core, now int64) {
+		t.Helper()
+		tick := func() Ready {
+			now += sec
+			rd, err := c.Tick(Interval{NowNs: now, Observations: []env.Observation{dropping(loose)}, Decisions: []policy.Decision{dc(kA, further, 0.9)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return rd
+		}
+		c.SetPaused(true)
+		for i := 0; i < 2*c.guard.cfg.RollbackWindow; i++ {
+			rd := tick()
+			if len(rd.Changes) != 0 {
+				t.Fatalf("paused interval %d: would %s: %s", i+1, rd.Changes[0].Kind, rd.Changes[0].Reason)
+			}
+			if len(rd.Rejections) != 1 || !strings.Contains(rd.Rejections[0].Reason, "once the closed loop resumes") {
+				t.Fatalf("paused interval %d: rejections %+v, want the probation's, waiting for the loop", i+1, rd.Rejections)
+			}
+		}
+		if m := c.guard.Memory(kA); m.Probation == nil || m.LastGood != cur {
+			t.Fatalf("after the pause: probation %+v, last good %s; want the change still on probation", m.Probation, m.LastGood.Describe())
+		}
+		c.SetPaused(false)
+		for i := 0; i < c.guard.cfg.RollbackWindow; i++ {
+			for _, ch := range tick().Changes {
+				if ch.Kind == KindRollback && ch.New == cur {
+					return
+				}
+			}
+		}
+		t.Fatalf("drops 0 → 5%% after the change: no rollback in the %d intervals after the resume", c.guard.cfg.RollbackWindow)
+	}
+	t.Run("made before the pause", func(t *testing.T) {
+		c, err := New(Options{Guard: testGuardConfig(), Policy: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.AddTarget("leaf0", 0)
+		now := int64(0)
+		for i := 0; i < BaselineIntervals; i++ {
+			now += sec
+			o := ob(kA, cur)
+			o.Metrics.MarkFrac = 0.05
+			if _, err := c.Tick(Interval{NowNs: now, Observations: []env.Observation{o}, Decisions: []policy.Decision{dc(kA, cur, 0.9)}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		now += sec
+		rd, err := c.Tick(Interval{NowNs: now, Observations: []env.Observation{ob(kA, cur)}, Decisions: []policy.Decision{dc(kA, loose, 0.9)}})
+		if err != nil || len(rd.Changes) != 1 {
+			t.Fatalf("no tune: %+v %v", rd.Plan, err)
+		}
+		c.Settle(Result{Change: rd.Changes[0], Seq: 1, Outcome: Applied, Got: loose}, false, now)
+		run(t, c, now)
+	})
+	t.Run("restored after a restart while paused", func(t *testing.T) {
+		mem := QueueMemory{Key: kA, Changed: true, LastChangeNs: 10 * sec, LastGood: cur, Expect: &loose,
+			Probation: &Probation{From: cur, To: loose, N: BaselineIntervals, HaveBase: true, RewardTerms: "queueing"}}
+		c, err := New(Options{Guard: testGuardConfig(), Policy: "test", Memory: []QueueMemory{mem}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.AddTarget("leaf0", 10*sec)
+		run(t, c, 10*sec)
+	})
+}
