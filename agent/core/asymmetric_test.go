@@ -205,6 +205,7 @@ func TestLoosenSlowlyOnlyAfterOwnTightening(t *testing.T) {
 	for _, shadow := range []bool{false, true} {
 		g := newTestGuard(t, asym)
 		o := ob(kA, b)
+		o.Metrics.MarkFrac = 0.2 // in play: each probation's window passes in 3 intervals
 		now := int64(10 * sec)
 		run := func(d policy.Decision) Plan {
 			t.Helper()

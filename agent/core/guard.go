@@ -45,16 +45,20 @@ const (
 	RuleOrder      = "kmin<kmax<xoff"
 	RuleHeadroom   = "headroom-floor"
 	RuleProbation  = "probation"
-	RuleDwell      = "dwell"
-	RulePending    = "pending"
-	RuleStale      = "stale-freeze"
-	RuleRevert     = "stale-revert"
-	RuleDrops      = "rollback-drops"
-	RulePause      = "rollback-pause"
-	RuleReward     = "rollback-reward"
-	RuleReadBack   = "read-back"
-	RuleExternal   = "external-writer"
-	RuleRetry      = "rollback-retry"
+	// RuleUndecided: a probation ended without a verdict (its change
+	// seldom in play: ProbationPatience); the change stays, not made last
+	// known good.
+	RuleUndecided = "probation-undecided"
+	RuleDwell     = "dwell"
+	RulePending   = "pending"
+	RuleStale     = "stale-freeze"
+	RuleRevert    = "stale-revert"
+	RuleDrops     = "rollback-drops"
+	RulePause     = "rollback-pause"
+	RuleReward    = "rollback-reward"
+	RuleReadBack  = "read-back"
+	RuleExternal  = "external-writer"
+	RuleRetry     = "rollback-retry"
 	// RuleConfirm: the switch reported, once, another setting than the
 	// agent set (telemetry that still lags its own Set, mostly): no change
 	// before the next interval tells lag from another writer
@@ -161,7 +165,8 @@ type GuardConfig struct {
 	Safe     env.Setting // at units.RefRateBps; used by the stale-revert watchdog
 
 	// Rollback: after a tune or fallback change, the next RollbackWindow
-	// valid intervals are watched. Any interval whose drop fraction exceeds
+	// valid intervals in which the change is in play are watched (at most
+	// ProbationPatience×RollbackWindow valid intervals in all). Any interval whose drop fraction exceeds
 	// the baseline by RollbackDropFrac, or a mean pause fraction above the
 	// baseline by RollbackPauseIncrease, or a mean reward below the baseline
 	// by RollbackRewardDrop, rolls the queue back to its last known good
@@ -1380,7 +1385,7 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 		return rej(RuleConfirm, "the switch reports another setting than the agent set (its telemetry may lag the Set): confirming before any change")
 	}
 	if q.onProbation {
-		why := fmt.Sprintf("the last change is watched for %d more intervals", g.cfg.RollbackWindow-q.probationWatch.n())
+		why := fmt.Sprintf("the last change is watched for %d more intervals in play", g.cfg.RollbackWindow-q.probationWatch.n())
 		if g.paused {
 			why += " once the closed loop resumes (not judged while paused: its rollback could not be made)"
 		}

@@ -95,8 +95,10 @@ func TestGuardLeavesHeadroomBelowAnEstimatedFloor(t *testing.T) {
 	}
 	more := a.Current
 	more.HeadroomBytes = 60_000
-	for i := int64(1); i <= 3; i++ { // past probation
-		step(t, g, (100+i)*sec, []env.Observation{a}, nil)
+	for i := int64(1); i <= 3; i++ { // past probation, in play
+		m := a
+		m.Metrics.MarkFrac = 0.1
+		step(t, g, (100+i)*sec, []env.Observation{m}, nil)
 	}
 	p = step(t, g, 200*sec, []env.Observation{a}, []policy.Decision{dc(kA, more, 0.9)})
 	if len(p.Changes) != 1 || p.Changes[0].New.HeadroomBytes != 60_000 {
@@ -252,6 +254,7 @@ func TestGuardRollbackAfterSwitchRestart(t *testing.T) {
 	now := 11 * sec
 	for i := 0; i < 4; i++ { // probation passes: tuned is the last good
 		o := ob(kA, tuned)
+		o.Metrics.MarkFrac = 0.1 // in play
 		step(t, g, now, []env.Observation{o}, nil)
 		now += sec
 	}

@@ -184,13 +184,15 @@ func TestGuardMinHoldAndProbation(t *testing.T) {
 	g.Result(p.Changes[0], Applied, p.Changes[0].New, 10*sec)
 	applied := p.Changes[0].New
 	next := env.Setting{KminBytes: 600_000, KmaxBytes: 2_400_000, Pmax: 0.2}
+	marking := ob(kA, applied) // the change in play
+	marking.Metrics.MarkFrac = 0.1
 	// Within the rollback window: probation.
-	p = step(t, g, 11*sec, []env.Observation{ob(kA, applied)}, []policy.Decision{dc(kA, next, 0.9)})
+	p = step(t, g, 11*sec, []env.Observation{marking}, []policy.Decision{dc(kA, next, 0.9)})
 	if len(p.Rejections) != 1 || p.Rejections[0].Rule != RuleProbation {
 		t.Fatalf("want probation, got %+v", p)
 	}
-	p = step(t, g, 12*sec, []env.Observation{ob(kA, applied)}, []policy.Decision{dc(kA, next, 0.9)})
-	p = step(t, g, 13*sec, []env.Observation{ob(kA, applied)}, []policy.Decision{dc(kA, next, 0.9)})
+	p = step(t, g, 12*sec, []env.Observation{marking}, []policy.Decision{dc(kA, next, 0.9)})
+	p = step(t, g, 13*sec, []env.Observation{marking}, []policy.Decision{dc(kA, next, 0.9)})
 	// Probation over after 3 intervals, but hold time (5 s) not yet.
 	if len(p.Rejections) != 1 || p.Rejections[0].Rule != RuleHold {
 		t.Fatalf("want min-hold, got %+v", p)
@@ -617,7 +619,7 @@ func TestGuardRollbackBaselineIsTheWindowMean(t *testing.T) {
 	g.Result(p.Changes[0], Applied, want, 10*sec)
 	after := ob(kA, want)
 	for i := range 3 { // reward 0.55: 0.25 below the last interval, 0.05 below the mean (limit 0.1)
-		after.Metrics = env.Metrics{IntervalNs: sec, Util: 0.55}
+		after.Metrics = env.Metrics{IntervalNs: sec, Util: 0.55, MarkFrac: 0.1}
 		if p := step(t, g, int64(11+i)*sec, []env.Observation{after}, nil); len(p.Changes) != 0 {
 			t.Fatalf("interval %d after the change: rollback %+v", i, p.Changes)
 		}

@@ -25,12 +25,16 @@ import (
 // before, is a fall the noise makes one time in 11 to 14 at 2-3 degrees
 // of freedom; the demo rolled back on 2.0, val-leafspine25-3to1-hadoop on
 // 2.2), measured against at least
-// MinBaselineIntervals before the change (the noise of fewer is unknown),
-// and the change must have been in play in most of the window: an ECN
+// MinBaselineIntervals before the change (the noise of fewer is unknown).
+// The window is the intervals in which the change was in play: an ECN
 // change acts only on a queue that reaches the lower of the two Kmin, or
 // marks, or is paused. A queue whose traffic fell while its queue stayed
-// below both settings' Kmin says nothing about the setting. Measured on
-// the validation scenarios (6 seeds), a window in play in 1 of 3
+// below both settings' Kmin says nothing about the setting, so such an
+// interval neither counts in the window nor brings its end nearer (a
+// change passed an idle window and became last known good, never tried:
+// when the traffic came back, pause 1% to 40%, nothing rolled it back);
+// a probation seldom in play ends undecided (ProbationPatience). Measured
+// on the validation scenarios (6 seeds), a window in play in 1 of 3
 // intervals or a baseline of one interval made most of the loop's
 // rollbacks, each a flap (hadoop-400g: 0.5 rollbacks a run, 0 after).
 //
@@ -220,15 +224,28 @@ func baselineOf(ks []kpi, part rewardPart) base {
 	return b
 }
 
-// watch is what a probation has measured so far: its intervals, their
-// pause and reward, and in how many the change was in play.
+// watch is what a probation has measured so far: the pause and reward of
+// the intervals in which the change was in play (its window), and how many
+// intervals were measured in all.
 type watch struct {
 	pause, reward moments
 	haveReward    bool
-	acted         int
+	seen          int
 }
 
+// n is how many intervals of the window the change was in play in.
 func (w watch) n() int { return w.pause.n }
+
+// ProbationPatience bounds a probation whose change is seldom in play: after
+// ProbationPatience×RollbackWindow measured intervals with fewer than
+// RollbackWindow of them in play, it ends undecided (RuleUndecided). The
+// change stays (nothing says it hurts) but is not made last known good
+// (nothing says it is good): the setting before it stays the one a
+// read-back failure goes back to, and the queue may be tuned again. A
+// queue idle for good would otherwise hold its probation, and every tune
+// behind it, open for good, and be judged at last against a baseline of
+// traffic long gone.
+const ProbationPatience = 10
 
 // noteKPI keeps k among q's recent KPIs (the last
 // max(RollbackWindow, BaselineIntervals)).
@@ -280,20 +297,29 @@ func reaches(o *env.Observation, kmin int64) bool {
 // the change beyond the rules, the change made good after the window.
 func (g *Guard) judgeProbation(now int64, q *queueState, o *env.Observation, k kpi) (*Change, *Alarm) {
 	w := &q.probationWatch
-	w.pause.add(k.pause)
-	w.reward.add(k.reward[q.probationBase.part])
-	w.haveReward = w.haveReward && k.haveReward
+	w.seen++
 	if inPlay(q, o) {
-		w.acted++
+		w.pause.add(k.pause)
+		w.reward.add(k.reward[q.probationBase.part])
+		w.haveReward = w.haveReward && k.haveReward
 	}
 	rule, why := g.rollbackRule(q, k)
 	if rule != "" {
 		return g.rollback(now, q, o, rule, why)
 	}
-	if w.n() >= g.cfg.RollbackWindow {
+	switch {
+	case w.n() >= g.cfg.RollbackWindow:
 		q.onProbation = false
 		q.lastGood = q.probationTo
 		g.touch(q)
+	case w.seen >= ProbationPatience*g.cfg.RollbackWindow:
+		q.onProbation = false
+		g.touch(q)
+		key := o.Key
+		return nil, &Alarm{Target: key.Target, Key: &key, Rule: RuleUndecided,
+			Msg: fmt.Sprintf("probation of %s ended undecided: the change was in play in %d of %d intervals (the queue stayed below kmin %s without marks, pause or drops), %d needed; it stays, not made last known good (%s)",
+				env.DescribeChange(q.probationFrom, q.probationTo), w.n(), w.seen, units.FormatBytes(min(q.probationFrom.KminBytes, q.probationTo.KminBytes)),
+				g.cfg.RollbackWindow, q.lastGood.Describe())}
 	}
 	return nil, nil
 }
@@ -307,10 +333,10 @@ func (g *Guard) rollbackRule(q *queueState, k kpi) (string, string) {
 	if k.drop > b.drop+g.cfg.RollbackDropFrac {
 		return RuleDrops, fmt.Sprintf("drop fraction %.4g above %.4g before the change", k.drop, b.drop)
 	}
-	if w.n() < g.cfg.RollbackWindow || !b.ok || 2*w.acted <= w.n() || b.pause.n < MinBaselineIntervals {
+	if w.n() < g.cfg.RollbackWindow || !b.ok || b.pause.n < MinBaselineIntervals {
 		return "", ""
 	}
-	played := fmt.Sprintf("; the change was in play in %d of %d intervals", w.acted, w.n())
+	played := fmt.Sprintf("; the change was in play in %d of %d intervals", w.n(), w.seen)
 	// worse reports the evidence when the window's mean is worse than the
 	// baseline's by d, beyond the limit and the noise ("" when not).
 	worse := func(what string, win, before moments, d, limit float64) string {
@@ -321,7 +347,7 @@ func (g *Guard) rollbackRule(q *queueState, k kpi) (string, string) {
 		if !ok {
 			return ""
 		}
-		return fmt.Sprintf("mean %s %.4g (sd %.2g) over %d intervals, %.4g (sd %.2g) over the %d before the change: %.3g worse (limit %.4g), Welch's t %.1f at %.1f degrees of freedom, above the %.1f of a fall the noise makes one time in %.0f",
+		return fmt.Sprintf("mean %s %.4g (sd %.2g) over %d intervals in play, %.4g (sd %.2g) over the %d before the change: %.3g worse (limit %.4g), Welch's t %.1f at %.1f degrees of freedom, above the %.1f of a fall the noise makes one time in %.0f",
 			what, win.mean, win.sd(), win.n, before.mean, before.sd(), before.n, d, limit, t, df, need, 1/(1-RollbackConfidence)) + played
 	}
 	if b.part != rewardThroughput {

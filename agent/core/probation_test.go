@@ -96,24 +96,81 @@ func TestRollbackNeedsTheChangeInPlay(t *testing.T) {
 	}
 }
 
-// A change in play in one interval of its window of three is not what
-// moved the reward in the other two: no rollback; in play in two, it is.
-// Nor is a fall judged against fewer than MinBaselineIntervals before the
-// change (the reward's noise is not known from one or two).
+// The window is the intervals in which the change was in play: one in
+// play in one interval of three is not judged on the other two (the
+// traffic's, not the setting's: no rollback, and not made good either);
+// its fall in the next two intervals in play rolls it back, on those
+// three. Nor is a fall judged against fewer than MinBaselineIntervals
+// before the change (the reward's noise is not known from one or two).
 func TestRollbackNeedsMostOfTheWindowAndABaseline(t *testing.T) {
 	to, before := rewardFallCase()
 	once := []env.Metrics{util(0.3, 5e5), util(0.32, 1e5), util(0.28, 1e5)}
-	if c := rolledBack(probe(t, rewardGuard(t), to, before, once)); c != nil {
+	g := rewardGuard(t)
+	if c := rolledBack(probe(t, g, to, before, once)); c != nil {
 		t.Fatalf("rolled back a change in play in 1 of 3 intervals: %s", c.Reason)
 	}
-	twice := []env.Metrics{util(0.3, 5e5), util(0.32, 5e5), util(0.28, 1e5)}
-	if c := rolledBack(probe(t, rewardGuard(t), to, before, twice)); c == nil || !strings.Contains(c.Reason, "in play in 2 of 3 intervals") {
-		t.Fatalf("rollback %+v, want one in play in 2 of 3 intervals", c)
+	if lg, _ := g.LastGood(kA); !g.queues[kA].onProbation || lg != cur {
+		t.Fatalf("a change in play in 1 of 3 intervals: on probation %v, last good %s; want it still on probation", g.queues[kA].onProbation, lg.Describe())
+	}
+	twice := []env.Metrics{util(0.3, 5e5), util(0.32, 5e5), util(0.28, 1e5), util(0.3, 5e5)}
+	if c := rolledBack(probe(t, rewardGuard(t), to, before, twice)); c == nil || !strings.Contains(c.Reason, "over 3 intervals in play") || !strings.Contains(c.Reason, "in play in 3 of 4 intervals") {
+		t.Fatalf("rollback %+v, want one over the 3 intervals in play of 4", c)
 	}
 	busy := []env.Metrics{util(0.3, 5e5), util(0.32, 5e5), util(0.28, 5e5)}
 	// probe measures one more interval before the change, at the change
 	if c := rolledBack(probe(t, rewardGuard(t), to, before[:MinBaselineIntervals-2], busy)); c != nil {
 		t.Fatalf("rolled back against %d intervals before the change: %s", MinBaselineIntervals-1, c.Reason)
+	}
+}
+
+// A change that is not in play (the queue idle, under both Kmin, without
+// marks, pause or drops) is not judged, nor made last known good: idle
+// intervals say nothing of the setting. When the traffic comes back and
+// the change hurts, it is rolled back. A queue that stays idle ends its
+// probation undecided after ProbationPatience windows, saying so: the
+// change stays, the setting before it stays the last known good, and the
+// queue may be tuned again.
+func TestProbationCountsIntervalsInPlay(t *testing.T) {
+	loose := cur
+	loose.KmaxBytes = 3_000_000 // marks later
+	busy := func(pause float64) env.Metrics {
+		return env.Metrics{IntervalNs: sec, Util: 0.9, MarkFrac: 0.05, PauseRxFrac: pause}
+	}
+	idle := env.Metrics{IntervalNs: sec, Util: 0.001}
+	var before []env.Metrics
+	for i := range BaselineIntervals {
+		before = append(before, busy(0.01*float64(i%2)))
+	}
+	after := []env.Metrics{idle, idle, idle, busy(0.4), busy(0.4), busy(0.4)}
+	c := rolledBack(probe(t, newTestGuard(t, nil), loose, before, after))
+	if c == nil || !strings.Contains(c.Reason, "mean pause fraction 0.4") || !strings.Contains(c.Reason, "in play in 3 of 6 intervals") {
+		t.Fatalf("pause 0.5%% → 40%% once the traffic came back after 3 idle intervals: rollback %+v, want one on the 3 in play", c)
+	}
+
+	g := newTestGuard(t, nil)
+	quiet := make([]env.Metrics, ProbationPatience*g.cfg.RollbackWindow)
+	for i := range quiet {
+		quiet[i] = idle
+	}
+	ps := probe(t, g, loose, before, quiet)
+	for i, p := range ps[:len(ps)-1] {
+		if len(p.Alarms)+len(p.Changes) != 0 {
+			t.Fatalf("idle interval %d: %+v", i+1, p)
+		}
+	}
+	last := ps[len(ps)-1]
+	if len(last.Alarms) != 1 || last.Alarms[0].Rule != RuleUndecided || !strings.Contains(last.Alarms[0].Msg, "in play in 0 of 30 intervals") {
+		t.Fatalf("after %d idle intervals: alarms %+v, want the probation undecided", len(quiet), last.Alarms)
+	}
+	if lg, _ := g.LastGood(kA); g.queues[kA].onProbation || lg != cur {
+		t.Fatalf("an undecided probation: on probation %v, last good %s; want it over, the setting before the change still the last good", g.queues[kA].onProbation, lg.Describe())
+	}
+	again := loose
+	again.KmaxBytes = 2_500_000
+	o := ob(kA, loose)
+	o.Metrics = busy(0)
+	if p := step(t, g, 100*sec, []env.Observation{o}, []policy.Decision{dc(kA, again, 0.9)}); len(p.Changes) != 1 {
+		t.Fatalf("a tune after an undecided probation: %+v", p)
 	}
 }
 

@@ -20,6 +20,7 @@ func TestUnsureTighteningOnlyWhileSettling(t *testing.T) {
 	for _, shadow := range []bool{false, true} {
 		g := newTestGuard(t, func(g *GuardConfig) { rules(g); g.TightenUnsureFor = 3 })
 		o := ob(kA, a)
+		o.Metrics.MarkFrac = 0.2 // in play: the probation's window passes in 3 intervals
 		now := int64(10 * sec)
 		run := func(want env.Setting, conf float64, idle bool) Plan {
 			t.Helper()
