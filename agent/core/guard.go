@@ -46,8 +46,8 @@ const (
 	RuleHeadroom   = "headroom-floor"
 	RuleProbation  = "probation"
 	// RuleUndecided: a probation ended without a verdict (its change
-	// seldom in play: ProbationPatience); the change stays, not made last
-	// known good.
+	// seldom in play: ProbationPatience; the port's speed changed under
+	// it); the change stays, not made last known good.
 	RuleUndecided = "probation-undecided"
 	RuleDwell     = "dwell"
 	RulePending   = "pending"
@@ -936,6 +936,10 @@ func (q *queueState) kmaxCeiling() int64 {
 // (not while paused: a probation is judged when its rollback can be made).
 func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 	q := g.queue(o.Key)
+	var speed *Alarm
+	if o.RateBps > 0 && q.rate > 0 && o.RateBps != q.rate {
+		speed = g.speedChanged(q, o)
+	}
 	if o.RateBps > 0 {
 		q.rate = o.RateBps
 	}
@@ -956,8 +960,8 @@ func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 	if ext := g.follow(now, q, o); ext != nil {
 		return nil, ext
 	}
-	if !o.Valid {
-		return nil, nil
+	if !o.Valid || speed != nil {
+		return nil, speed // the interval of a speed change is of both speeds: not kept
 	}
 	k := kpi{drop: o.Metrics.DropFrac, pause: o.Metrics.PauseRxFrac}
 	if g.cfg.Reward != nil {
@@ -971,6 +975,25 @@ func (g *Guard) ingest(now int64, o *env.Observation) (*Change, *Alarm) {
 		return nil, nil
 	}
 	return g.judgeProbation(now, q, o, k)
+}
+
+// speedChanged takes a change of q's port speed (the link renegotiated,
+// or a breakout): the KPIs kept are of the old speed, no baseline of the
+// new one, and a change on probation is no longer judged against them
+// (its probation ends undecided, as a switch restart ends it: the change
+// stays, not made last known good). The alarm says so (nil when no
+// probation was open).
+func (g *Guard) speedChanged(q *queueState, o *env.Observation) *Alarm {
+	q.recent = q.recent[:0]
+	if !q.onProbation || q.pending {
+		return nil
+	}
+	q.onProbation = false
+	g.touch(q)
+	k := o.Key
+	return &Alarm{Target: k.Target, Key: &k, Rule: RuleUndecided,
+		Msg: fmt.Sprintf("probation of %s ended undecided: the port's speed went %s→%s during it, and its baseline was measured at %s; the change stays, not made last known good (%s)",
+			env.DescribeChange(q.probationFrom, q.probationTo), units.FormatRate(q.rate), units.FormatRate(o.RateBps), units.FormatRate(q.rate), q.lastGood.Describe())}
 }
 
 // follow takes what the switch reports of q: a restarted switch's setting

@@ -543,3 +543,49 @@ func TestProbationWaitsOutAPause(t *testing.T) {
 		run(t, c, 10*sec)
 	})
 }
+
+// A port whose speed changes during a probation (a link renegotiated at
+// 25G) ends the probation undecided, saying why: the window is no longer
+// judged against a baseline at the old speed. The change stays, not made
+// last known good, and a later change is judged against intervals at the
+// new speed only.
+func TestSpeedChangeEndsProbation(t *testing.T) {
+	g := newTestGuard(t, nil)
+	at := func(s env.Setting, rate, pause float64) env.Observation {
+		o := ob(kA, s)
+		o.RateBps = rate
+		o.Metrics.MarkFrac, o.Metrics.PauseRxFrac = 0.05, pause
+		return o
+	}
+	now := int64(0)
+	for i := range BaselineIntervals {
+		now += sec
+		step(t, g, now, []env.Observation{at(cur, 100e9, 0.01*float64(i%2))}, nil)
+	}
+	loose := cur
+	loose.KminBytes = 500_000
+	now += sec
+	p := step(t, g, now, []env.Observation{at(cur, 100e9, 0)}, []policy.Decision{dc(kA, loose, 0.9)})
+	if len(p.Changes) != 1 {
+		t.Fatalf("no tune: %+v", p)
+	}
+	g.Result(p.Changes[0], Applied, loose, now)
+	var alarms []Alarm
+	for i := range 3 {
+		now += sec
+		p = step(t, g, now, []env.Observation{at(loose, 25e9, 0.3+0.01*float64(i))}, nil)
+		for _, c := range p.Changes {
+			t.Fatalf("after the port went 100G→25G: %s: %s", c.Kind, c.Reason)
+		}
+		alarms = append(alarms, p.Alarms...)
+	}
+	if len(alarms) != 1 || alarms[0].Rule != RuleUndecided || !strings.Contains(alarms[0].Msg, "speed went 100Gbps→25Gbps") {
+		t.Fatalf("alarms %+v, want one saying the probation ended with the speed change", alarms)
+	}
+	if lg, _ := g.LastGood(kA); g.queues[kA].onProbation || lg != cur {
+		t.Fatalf("on probation %v, last good %s; want the probation over, the setting before the change the last good", g.queues[kA].onProbation, lg.Describe())
+	}
+	if n := len(g.queues[kA].recent); n != 2 {
+		t.Fatalf("%d KPIs kept, want the 2 intervals at 25G after the speed change", n)
+	}
+}
