@@ -67,7 +67,9 @@ func (c *Core) Seen(target string, nowNs int64) { c.guard.Seen(target, nowNs) }
 func (c *Core) Memories() []QueueMemory { return c.guard.Memories() }
 
 // Drop lets go of a change the driver will not apply (a rollback ordered
-// during a rollback round): the queue is judged again next interval.
+// during a rollback round), as a change not applied: the queue is judged
+// again next interval, and a change of it waits min-hold from now (its
+// rejection says the last change was not applied), as after a failed Set.
 func (c *Core) Drop(ch Change, nowNs int64) { c.guard.Result(ch, NotApplied, env.Setting{}, nowNs) }
 
 // Hold lets go of a change the driver holds back for an operator's

@@ -556,8 +556,11 @@ type queueState struct {
 	lastGood         env.Setting
 
 	lastChangeNs int64
-	changed      bool
-	pending      bool
+	// lastNotApplied: the change at lastChangeNs was not applied (its Set
+	// failed, or was not sent): min-hold paces the retry, and says so.
+	lastNotApplied bool
+	changed        bool
+	pending        bool
 
 	expect    env.Setting // what the agent last set (when expectSet)
 	expectSet bool
@@ -700,7 +703,7 @@ func (g *Guard) Adopt(k env.QueueKey, from, to env.Setting, changedNs int64) {
 	q.lastGood = from
 	q.current = to
 	q.changed = true
-	q.lastChangeNs = changedNs
+	q.lastChangeNs, q.lastNotApplied = changedNs, false
 	q.expect, q.expectSet, q.mismatchN = to, true, 0
 	q.onProbation = !SameSetting(from, to, 1e-9)
 	if q.onProbation {
@@ -1449,6 +1452,9 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 		return rej(RuleHold, fmt.Sprintf("would have changed %s ago, minimum %s", time.Duration(now-q.virtualNs), hold))
 	}
 	if q.changed && now-q.lastChangeNs < int64(hold) {
+		if q.lastNotApplied {
+			return rej(RuleHold, fmt.Sprintf("the last change, %s ago, was not applied (its Set failed or was not sent): tried again %s after it", time.Duration(now-q.lastChangeNs), hold))
+		}
 		return rej(RuleHold, fmt.Sprintf("last change %s ago, minimum %s", time.Duration(now-q.lastChangeNs), hold))
 	}
 	need, what := g.dwellNeeded(cur, w.setting), "a change this large"
@@ -1935,8 +1941,11 @@ func (g *Guard) Result(c Change, out Outcome, got env.Setting, nowNs int64) (*Ch
 		// writer's setting, a buffer change): it starts no hold, or the
 		// model's own change would wait min-hold behind every repair of
 		// a setting it never chose. One that took the policy's setting
-		// is the agent's choice, and does.
-		q.lastChangeNs = nowNs
+		// is the agent's choice, and does. So does one not applied (its
+		// Set failed): the retry waits min-hold, not the next interval
+		// (with a target's backoff, a switch failing every Set is not
+		// sent one every interval).
+		q.lastChangeNs, q.lastNotApplied = nowNs, out == NotApplied
 	}
 	switch out {
 	case Applied:

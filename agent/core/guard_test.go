@@ -755,3 +755,38 @@ func TestPmaxMovesAStepUnderAFineRatio(t *testing.T) {
 		}
 	}
 }
+
+// A change whose Set failed paces its retry by min-hold, as a change made
+// (a switch failing every Set is not sent one every interval), and the
+// rejection says the last change was not applied, not that it was made;
+// a restart remembers which it was.
+func TestFailedSetHoldSaysNotApplied(t *testing.T) {
+	g := newTestGuard(t, nil) // min-hold 5 s
+	want := cur
+	want.KmaxBytes = 2_000_000
+	p := step(t, g, 10*sec, []env.Observation{ob(kA, cur)}, []policy.Decision{dc(kA, want, 0.9)})
+	if len(p.Changes) != 1 {
+		t.Fatalf("no tune: %+v", p)
+	}
+	g.Result(p.Changes[0], NotApplied, env.Setting{}, 10*sec)
+	held := func(g *Guard, now int64) string {
+		t.Helper()
+		p := step(t, g, now, []env.Observation{ob(kA, cur)}, []policy.Decision{dc(kA, want, 0.9)})
+		if len(p.Changes) != 0 || len(p.Rejections) != 1 || p.Rejections[0].Rule != RuleHold {
+			t.Fatalf("a retry 1s after a failed Set: %+v, want it held by min-hold", p)
+		}
+		return p.Rejections[0].Reason
+	}
+	const says = "the last change, 1s ago, was not applied (its Set failed or was not sent): tried again 5s after it"
+	if r := held(g, 11*sec); r != says {
+		t.Fatalf("reason %q, want %q", r, says)
+	}
+	g2 := newTestGuard(t, nil)
+	g2.Restore(g.Memory(kA))
+	if r := held(g2, 11*sec); r != says {
+		t.Fatalf("after a restart: reason %q, want %q", r, says)
+	}
+	if p := step(t, g, 15*sec, []env.Observation{ob(kA, cur)}, []policy.Decision{dc(kA, want, 0.9)}); len(p.Changes) != 1 {
+		t.Fatalf("the retry after min-hold: %+v", p)
+	}
+}

@@ -18,10 +18,13 @@ type QueueMemory struct {
 	Key          env.QueueKey `json:"key"`
 	Changed      bool         `json:"changed,omitempty"`
 	LastChangeNs int64        `json:"last_change_ns,omitempty"`
-	LastGood     env.Setting  `json:"last_good"`
-	Expect       *env.Setting `json:"expect,omitempty"`
-	YieldNs      int64        `json:"yield_ns,omitempty"`
-	Probation    *Probation   `json:"probation,omitempty"`
+	// LastNotApplied: the change at LastChangeNs was not applied (its
+	// Set failed, or was not sent); min-hold still paces the retry.
+	LastNotApplied bool         `json:"last_not_applied,omitempty"`
+	LastGood       env.Setting  `json:"last_good"`
+	Expect         *env.Setting `json:"expect,omitempty"`
+	YieldNs        int64        `json:"yield_ns,omitempty"`
+	Probation      *Probation   `json:"probation,omitempty"`
 	// RetryBlocked is the setting last rolled back, not tuned to again
 	// before RetryUntilNs (GuardConfig.RollbackRetryAfter).
 	RetryBlocked *env.Setting `json:"retry_blocked,omitempty"`
@@ -65,7 +68,7 @@ type Probation struct {
 
 // memory is q's QueueMemory.
 func (q *queueState) memory() QueueMemory {
-	m := QueueMemory{Key: q.key, Changed: q.changed, LastChangeNs: q.lastChangeNs, LastGood: q.lastGood, YieldNs: q.yieldNs,
+	m := QueueMemory{Key: q.key, Changed: q.changed, LastChangeNs: q.lastChangeNs, LastNotApplied: q.lastNotApplied, LastGood: q.lastGood, YieldNs: q.yieldNs,
 		Tightened: q.tightened, Settled: q.settled, RefusedN: q.refusedN, RefusedUntilNs: q.refusedUntilNs,
 		XoffWiden: q.xoffWiden}
 	if q.expectSet {
@@ -108,6 +111,7 @@ func (g *Guard) Memory(k env.QueueKey) QueueMemory { return g.queue(k).memory() 
 func (g *Guard) Restore(m QueueMemory) {
 	q := g.queue(m.Key)
 	q.changed, q.lastChangeNs, q.lastGood, q.yieldNs = m.Changed, m.LastChangeNs, m.LastGood, m.YieldNs
+	q.lastNotApplied = m.LastNotApplied
 	q.tightened, q.settled = m.Tightened, m.Settled
 	q.refusedN, q.refusedUntilNs = m.RefusedN, m.RefusedUntilNs
 	q.xoffWiden = min(max(m.XoffWiden, 0), MaxXoffWiden)
