@@ -162,7 +162,9 @@ func (o *fakeObserver) Observe(s env.Snapshot) []env.Observation {
 	for i, q := range s.Queues {
 		m := o.metrics[q.Key]
 		if m.IntervalNs == 0 {
-			m = env.Metrics{IntervalNs: sec, Util: 0.5}
+			// the queue marks: a change is in play, and its probation
+			// passes in rollback.window clean intervals
+			m = env.Metrics{IntervalNs: sec, Util: 0.5, MarkFrac: 0.05}
 		}
 		out[i] = env.Observation{Key: q.Key, RateBps: q.RateBps, Peer: q.Peer, Current: q.Setting, Metrics: m, Valid: !o.invalid,
 			XoffBytes: q.XoffBytes, MinHeadroomBytes: q.MinHeadroomBytes}

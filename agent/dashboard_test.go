@@ -39,6 +39,7 @@ func TestDashboardEndpoints(t *testing.T) {
 		t.Errorf("heatmap before any interval: %d %s", w.Code, w.Body)
 	}
 	r.obs.metrics[kA] = env.Metrics{IntervalNs: sec, Util: 0.9, MarkFrac: 0.25, MaxDelayNs: 8_000, AvgDelayNs: 4_000, PauseRxFrac: 0.1}
+	r.obs.metrics[kB] = env.Metrics{IntervalNs: sec, Util: 0.5} // not hot: no marks
 	for range 4 {
 		r.interval(t)
 	}
