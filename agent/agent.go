@@ -558,7 +558,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 				// nothing waits for approval while paused: the plan of
 				// before the pause (its gnmic export too) is not offered
 				a.mu.Lock()
-				a.approvals.Gate(nil, now.UnixNano())
+				a.approvals.Withdraw(now.UnixNano())
 				a.mu.Unlock()
 			}
 			// nothing is set: "changed in the last interval" is none, and

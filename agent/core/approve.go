@@ -14,11 +14,23 @@ import (
 // setting); the others wait as pending, one per queue, the guard's newest
 // proposal. Safety changes (rollback, read-back restore, repair, revert,
 // reconcile) never wait. An approval lasts until its change is applied or
-// for TTL nanoseconds. It does no I/O and is not safe for concurrent use.
+// for TTL nanoseconds; a proposal can be approved for TTL after the guard
+// last made it (with no TTL, while the guard makes it), so that one whose
+// confidence hovers at the bar, made one interval and not the next, can be
+// approved as it was listed. It does no I/O and is not safe for concurrent
+// use.
 type Approvals struct {
 	TTL      int64
 	pending  map[env.QueueKey]Pending
+	recent   map[env.QueueKey]proposed
 	approved map[env.QueueKey]approval
+}
+
+// proposed is the guard's newest proposal for a queue and when it last
+// made it.
+type proposed struct {
+	Pending
+	lastNs int64
 }
 
 // Pending is a change waiting for approval: since when the guard has
@@ -105,6 +117,28 @@ func (a *Approvals) Holds(c Change, nowNs int64) bool {
 	return !ok || !SameSetting(ap.setting, c.New, 1e-9) || (a.TTL > 0 && nowNs-ap.atNs > a.TTL)
 }
 
+func (a *Approvals) init() {
+	if a.pending == nil {
+		a.pending = map[env.QueueKey]Pending{}
+	}
+	if a.recent == nil {
+		a.recent = map[env.QueueKey]proposed{}
+	}
+	if a.approved == nil {
+		a.approved = map[env.QueueKey]approval{}
+	}
+}
+
+// expired says whether a proposal last made at lastNs can no longer be
+// approved at nowNs: TTL after it (with no TTL, once the guard decided
+// again).
+func (a *Approvals) expired(lastNs, nowNs int64) bool {
+	if a.TTL <= 0 {
+		return lastNs < nowNs
+	}
+	return nowNs-lastNs > a.TTL
+}
+
 // Gate splits an interval's changes: those that may be applied (safety
 // changes, and approved ones, marked with their approver) and those held
 // for approval, which become the pending set (replacing the last
@@ -118,6 +152,7 @@ func (a *Approvals) Gate(changes []Change, nowNs int64) (apply, held []Change) {
 			delete(a.approved, k)
 		}
 	}
+	a.forgetProposals(nowNs)
 	next := map[env.QueueKey]Pending{}
 	for _, c := range changes {
 		if !NeedsApproval(c.Kind) {
@@ -127,18 +162,51 @@ func (a *Approvals) Gate(changes []Change, nowNs int64) (apply, held []Change) {
 		if ap, ok := a.approved[c.Key]; ok && SameSetting(ap.setting, c.New, 1e-9) {
 			c.ApprovedBy = ap.by
 			delete(a.approved, c.Key)
+			delete(a.recent, c.Key)
 			apply = append(apply, c)
 			continue
 		}
 		p := Pending{Change: c, Plan: PlanID(c.Key, c.New), SinceNs: nowNs}
-		if was, ok := a.pending[c.Key]; ok && SameSetting(was.New, c.New, 1e-9) {
+		if was, ok := a.recent[c.Key]; ok && SameSetting(was.New, c.New, 1e-9) {
 			p.SinceNs = was.SinceNs
 		}
 		next[c.Key] = p
+		a.recent[c.Key] = proposed{Pending: p, lastNs: nowNs}
 		held = append(held, c)
 	}
 	a.pending = next
 	return apply, held
+}
+
+// forgetProposals drops the proposals made longer than TTL before nowNs.
+func (a *Approvals) forgetProposals(nowNs int64) {
+	a.init()
+	for k, r := range a.recent {
+		if a.expired(r.lastNs, nowNs) {
+			delete(a.recent, k)
+		}
+	}
+}
+
+// Withdraw drops every proposal (pending or made within TTL): none can be
+// approved until the guard proposes it again (a paused loop offers no
+// plan). Approvals given stay, expiring after TTL.
+func (a *Approvals) Withdraw(nowNs int64) {
+	a.Gate(nil, nowNs)
+	clear(a.recent)
+}
+
+// proposal is the guard's newest proposal for k: pending this interval,
+// or made within TTL of nowNs.
+func (a *Approvals) proposal(k env.QueueKey, nowNs int64) (Pending, bool) {
+	if p, ok := a.pending[k]; ok {
+		return p, true
+	}
+	r, ok := a.recent[k]
+	if !ok || a.expired(r.lastNs, nowNs) {
+		return Pending{}, false
+	}
+	return r.Pending, true
 }
 
 // Pending lists the changes waiting for approval, in key order, each
@@ -159,42 +227,58 @@ func (a *Approvals) Pending() []Pending {
 // Approve approves the pending change of each of keys (every pending
 // change when all is set) for by, and returns the changes approved, each
 // with who approved it first (a change approved already keeps its
-// approver). A key with nothing pending is an error that names it;
-// nothing is approved then.
+// approver). The change of a key is the guard's newest proposal for it
+// made within TTL, pending now or not (its confidence may have dipped
+// below the bar for an interval). A key with no proposal within TTL is an
+// error that names it; nothing is approved then.
 //
 // With plans (the Plan of each change the operator reviewed), it
 // approves only those very changes: each change it would approve must be
-// one of plans, and each of plans must be pending (with all: the pending
-// set is exactly plans). Otherwise the guard's proposal changed since it
-// was reviewed; the error names what is pending now, and nothing is
-// approved.
+// one of plans, and each of plans must be the newest proposal of a key
+// (with all: of a queue pending now, or proposed within TTL; and every
+// change pending now must be one of plans). Otherwise the guard's
+// proposal changed since it was reviewed; the error names what is
+// proposed now, and nothing is approved.
 func (a *Approvals) Approve(keys []env.QueueKey, all bool, by string, plans []string, nowNs int64) ([]Pending, error) {
 	if strings.TrimSpace(by) == "" {
 		return nil, fmt.Errorf("approve: say who approves (by)")
+	}
+	a.init()
+	props := map[env.QueueKey]Pending{}
+	for k := range a.recent {
+		if p, ok := a.proposal(k, nowNs); ok {
+			props[k] = p
+		}
 	}
 	if all {
 		keys = keys[:0:0]
 		for k := range a.pending {
 			keys = append(keys, k)
 		}
+		// a reviewed plan its guard did not make this interval, but
+		// within TTL, is approved with the others
+		want := planSet(plans)
+		for k, p := range props {
+			if _, now := a.pending[k]; !now && want[p.Plan] {
+				keys = append(keys, k)
+			}
+		}
 		slices.SortFunc(keys, env.CompareQueueKeys)
 	}
 	var missing []string
 	for _, k := range keys {
-		if _, ok := a.pending[k]; !ok {
+		if _, ok := props[k]; !ok {
 			missing = append(missing, k.String())
 		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("approve: nothing pending for %s", strings.Join(missing, ", "))
+		return nil, fmt.Errorf("approve: nothing pending for %s: the guard proposed no change there%s (list what waits with 'ecntune agent pending')",
+			strings.Join(missing, ", "), a.window())
 	}
 	if len(plans) > 0 {
-		if err := a.checkPlans(keys, plans); err != nil {
+		if err := checkPlans(props, keys, plans); err != nil {
 			return nil, err
 		}
-	}
-	if a.approved == nil {
-		a.approved = map[env.QueueKey]approval{}
 	}
 	var out []Pending
 	seen := map[env.QueueKey]bool{}
@@ -203,7 +287,7 @@ func (a *Approvals) Approve(keys []env.QueueKey, all bool, by string, plans []st
 			continue // named twice: one approval
 		}
 		seen[k] = true
-		p := a.pending[k]
+		p := props[k]
 		ap, ok := a.approved[k]
 		if !ok || !SameSetting(ap.setting, p.New, 1e-9) {
 			// the first approval of this change stands: a second one (two
@@ -218,19 +302,33 @@ func (a *Approvals) Approve(keys []env.QueueKey, all bool, by string, plans []st
 	return out, nil
 }
 
-// checkPlans says whether the pending changes of keys are the reviewed
-// plans, and only those: a reviewed plan no longer pending, or a change of
-// keys that is not one of plans, is an error naming the queue and what is
-// pending now.
-func (a *Approvals) checkPlans(keys []env.QueueKey, plans []string) error {
+// window says for how long a proposal can be approved after the guard
+// last made it.
+func (a *Approvals) window() string {
+	if a.TTL <= 0 {
+		return " this interval"
+	}
+	return fmt.Sprintf(" in the last %.3g s", float64(a.TTL)/1e9)
+}
+
+func planSet(plans []string) map[string]bool {
 	want := map[string]bool{}
 	for _, p := range plans {
 		want[strings.ToLower(strings.TrimSpace(p))] = true
 	}
+	return want
+}
+
+// checkPlans says whether the proposals (props) of keys are the reviewed
+// plans, and only those: a reviewed plan that is no key's newest proposal,
+// or a proposal of keys that is not one of plans, is an error naming the
+// queue and what is proposed now.
+func checkPlans(props map[env.QueueKey]Pending, keys []env.QueueKey, plans []string) error {
+	want := planSet(plans)
 	var changed []string
 	have := map[string]bool{}
 	for _, k := range keys {
-		p := a.pending[k]
+		p := props[k]
 		have[p.Plan] = true
 		if !want[p.Plan] {
 			changed = append(changed, fmt.Sprintf("%s now proposes %s (plan %s)", k, p.New.Describe(), p.Plan))

@@ -159,3 +159,63 @@ func TestApprovalsHeldTunesSpendNoBudget(t *testing.T) {
 		t.Errorf("pending %+v, want kA's tune still waiting", p)
 	}
 }
+
+// A proposal whose confidence hovers at the bar is made one interval and
+// not the next: the plan listed can be approved while the guard made it
+// within TTL, pending this interval or not (alone, and with all and the
+// reviewed plans), and it is applied when the guard proposes it again; a
+// queue whose proposal changed since is refused, naming the new one, and
+// one not proposed for longer than TTL has nothing to approve.
+func TestApprovalsOfAProposalThatSkipsAnInterval(t *testing.T) {
+	a := Approvals{TTL: 10 * sec}
+	b, c := cur, cur
+	b.Pmax, c.Pmax = 0.1, 0.4
+	tune := func(k env.QueueKey, s env.Setting) Change { return Change{Key: k, Kind: KindTune, Old: cur, New: s} }
+	a.Gate([]Change{tune(kA, b), tune(kB, b), tune(kC, b)}, 1*sec)
+	seen := a.Pending() // what 'agent pending' listed
+	// the next interval, only kC's confidence clears the bar
+	a.Gate([]Change{tune(kC, b)}, 2*sec)
+	got, err := a.Approve([]env.QueueKey{kA}, false, "alice", []string{seen[0].Plan}, 3*sec)
+	if err != nil || len(got) != 1 || got[0].Key != kA || got[0].Plan != seen[0].Plan || got[0].SinceNs != sec {
+		t.Fatalf("approval of a plan proposed an interval ago: %+v %v", got, err)
+	}
+	got, err = a.Approve(nil, true, "bob", []string{seen[1].Plan, seen[2].Plan}, 3*sec)
+	if err != nil || len(got) != 2 || got[0].Key != kB || got[1].Key != kC {
+		t.Fatalf("approval of all the reviewed plans, one not made this interval: %+v %v", got, err)
+	}
+	// the guard proposes them again: applied, with their approvers
+	apply, held := a.Gate([]Change{tune(kA, b), tune(kB, b), tune(kC, b)}, 4*sec)
+	if len(apply) != 3 || len(held) != 0 || apply[0].ApprovedBy != "alice" || apply[1].ApprovedBy != "bob" {
+		t.Fatalf("approved plans proposed again: apply %+v held %+v", apply, held)
+	}
+	// kA proposes c, then nothing: b's plan is refused, naming c
+	a.Gate([]Change{tune(kA, c)}, 5*sec)
+	a.Gate(nil, 6*sec)
+	_, err = a.Approve([]env.QueueKey{kA}, false, "alice", []string{seen[0].Plan}, 6*sec)
+	if err == nil || !strings.Contains(err.Error(), kA.String()+" now proposes "+c.Describe()) || !strings.Contains(err.Error(), PlanID(kA, c)) {
+		t.Fatalf("approval of a plan since changed: %v", err)
+	}
+	// past TTL since the guard last proposed it, nothing is pending
+	a.Gate(nil, 16*sec)
+	if _, err = a.Approve([]env.QueueKey{kA}, false, "alice", nil, 16*sec); err == nil || !strings.Contains(err.Error(), "nothing pending for "+kA.String()) {
+		t.Fatalf("approval of a proposal older than TTL: %v", err)
+	}
+	// with no TTL, what is pending this interval can be approved, and
+	// only that
+	z := Approvals{}
+	z.Gate([]Change{tune(kA, b)}, 1*sec)
+	if got, err := z.Approve([]env.QueueKey{kA}, false, "alice", nil, 1*sec+1); err != nil || len(got) != 1 {
+		t.Fatalf("no TTL, approval of what is pending: %+v %v", got, err)
+	}
+	z.Gate([]Change{tune(kB, b)}, 2*sec)
+	z.Gate(nil, 3*sec)
+	if _, err := z.Approve([]env.QueueKey{kB}, false, "alice", nil, 3*sec); err == nil || !strings.Contains(err.Error(), "proposed no change there this interval") {
+		t.Fatalf("no TTL, approval of what was pending an interval ago: %v", err)
+	}
+	// a paused loop withdraws its proposals
+	a.Gate([]Change{tune(kB, c)}, 17*sec)
+	a.Withdraw(18 * sec)
+	if _, err = a.Approve([]env.QueueKey{kB}, false, "alice", nil, 19*sec); err == nil {
+		t.Fatal("approval of a proposal withdrawn by a pause")
+	}
+}

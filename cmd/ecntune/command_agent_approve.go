@@ -26,8 +26,10 @@ func newAgentApproveCmd() *cobra.Command {
 		Short: "Approve pending changes of an agent in approve mode",
 		Long: `Approve the pending change of each --queue (or of every queue with --all) of a running agent in
 approve mode: each is applied at the agent's next interval where its guard still proposes that
-very setting (within 10 intervals), and its audit entry names who approved it. A queue with
-nothing pending is an error, and nothing is approved then. 'ecntune agent pending' lists what
+very setting (within 10 intervals), and its audit entry names who approved it. A change the
+guard proposed within the last 10 intervals can be approved, listed as pending now or not (a
+proposal whose confidence hovers at the bar comes and goes); a queue with no proposal in that
+window is an error, and nothing is approved then. 'ecntune agent pending' lists what
 waits, each change with its plan ID: give the IDs you reviewed with --plan, and only those very
 changes are approved (if the guard now proposes another setting for a queue, or, with --all, the
 pending set is not the one reviewed, nothing is approved and the error says what is pending now).`,
