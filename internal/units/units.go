@@ -84,6 +84,9 @@ func ParseRate(s string) (float64, error) {
 	if t == "" {
 		return 0, fmt.Errorf("empty rate (want e.g. 100Gbps)")
 	}
+	if bytesPerSecond(t) {
+		return 0, fmt.Errorf("rate %q is in bytes per second (B): rates are written in bits per second, %s (a lowercase b: Gbps, Mbps)", s, bitsHint(t))
+	}
 	mult, unit := 1.0, false
 	low := strings.ToLower(t)
 	for _, u := range []struct {
@@ -113,6 +116,31 @@ func ParseRate(s string) (float64, error) {
 		return 0, fmt.Errorf("rate %q is above the maximum of %s", s, FormatRate(MaxRateBps))
 	}
 	return v * mult, nil
+}
+
+// bytesPerSecond says whether a rate is written in bytes per second, its
+// unit ending in "Bps" with a capital B ("12.5GBps"), which ParseRate would
+// otherwise read, case-blind, as bits per second: 8 times too slow.
+func bytesPerSecond(t string) bool {
+	u := strings.TrimRight(t, "sS")
+	u = strings.TrimRight(u, "pP")
+	return len(u) < len(t)-1 && strings.HasSuffix(u, "B")
+}
+
+// bitsHint is a "Bps" rate converted to bits per second, as the rate to
+// write ("write 100Gbps"), or how to convert it when it does not parse.
+func bitsHint(t string) string {
+	num := strings.TrimSpace(strings.TrimRight(strings.TrimRight(t, "sS"), "pP"))
+	num = strings.TrimSpace(num[:len(num)-1])
+	prefix := ""
+	if n := len(num); n > 0 && strings.ContainsRune("kKMGT", rune(num[n-1])) {
+		prefix, num = strings.ToUpper(num[n-1:]), strings.TrimSpace(num[:n-1])
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return "8 times the bytes"
+	}
+	return fmt.Sprintf("write %s%sbps for %s%sBps", strconv.FormatFloat(v*8, 'g', -1, 64), prefix, num, prefix)
 }
 
 // ParseFraction parses a fraction such as a marking probability: a bare

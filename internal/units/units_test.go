@@ -82,6 +82,14 @@ func TestParseRate(t *testing.T) {
 			t.Errorf("ParseRate(%q) accepted", bad)
 		}
 	}
+	// a rate in bytes per second (capital B) is refused, with the rate in
+	// bits to write: read case-blind it was 8 times too slow
+	for in, fix := range map[string]string{"12.5GBps": "write 100Gbps for 12.5GBps", "100MBps": "write 800Mbps for 100MBps",
+		"1 KBPS": "write 8Kbps for 1KBps", "3Bps": "write 24bps for 3Bps", "xGBps": "8 times the bytes"} {
+		if v, err := ParseRate(in); err == nil || !strings.Contains(err.Error(), `rate "`+in+`" is in bytes per second`) || !strings.Contains(err.Error(), fix) {
+			t.Errorf("ParseRate(%q) = %g, %v; want an error saying to %s", in, v, err, fix)
+		}
+	}
 }
 
 func TestParseDuration(t *testing.T) {
