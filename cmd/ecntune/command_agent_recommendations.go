@@ -50,7 +50,7 @@ address of --config, or at --url. The agent keeps them for its retention (defaul
 	cmd.Flags().StringVar(&o.target, "target", "", "only this target")
 	cmd.Flags().StringVar(&o.since, "since", "", "only recommendations since a duration ago (10m) or an RFC 3339 time")
 	cmd.Flags().BoolVar(&o.changing, "changing", false, "only recommendations that differ from what the queue ran")
-	cmd.Flags().IntVar(&o.limit, "limit", 10000, "at most the newest N recommendations")
+	cmd.Flags().IntVar(&o.limit, "limit", 10000, "at most the newest N recommendations (cut at an interval's start, or inside the newest interval when it alone holds more; said on stderr)")
 	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print JSON lines")
 	return cmd
 }
@@ -209,14 +209,15 @@ func printRecs(w, stderr io.Writer, recs []core.Recommendation, o agentRecsOpts,
 		}
 		recs = kept
 	}
-	var cut bool
-	if recs, cut = cutToIntervals(recs, o.limit); cut {
+	var cut, inside bool
+	if recs, cut, inside = cutToIntervals(recs, o.limit); cut {
 		what := "recommendations"
 		if o.changing {
 			what = "changing recommendations"
 		}
-		if len(recs) == 0 {
-			fmt.Fprintf(stderr, "the newest interval alone holds more than --limit %d %s: none shown; raise --limit (or narrow with --target)\n", o.limit, what)
+		if inside {
+			fmt.Fprintf(stderr, "the newest interval (%s) alone holds more than --limit %d %s: shown %d of its rows, the last in queue order; raise --limit (or narrow with --target) for all of it\n",
+				time.Unix(0, recs[0].TimeNs).UTC().Format("2006-01-02T15:04:05.000Z"), o.limit, what, len(recs))
 		} else {
 			fmt.Fprintf(stderr, "more than --limit %d %s in the window: shown from %s, the oldest interval whose %s are all within the limit (%d rows); raise --limit or narrow --since/--target for the rest\n",
 				o.limit, what, time.Unix(0, recs[0].TimeNs).UTC().Format("2006-01-02T15:04:05.000Z"), what, len(recs))
@@ -249,16 +250,21 @@ func printRecs(w, stderr io.Writer, recs []core.Recommendation, o agentRecsOpts,
 
 // cutToIntervals keeps the newest limit of recs (oldest first) at an
 // interval's boundary: when there are more, the oldest interval they hold
-// in part is left out (cut says so).
-func cutToIntervals(recs []core.Recommendation, limit int) (_ []core.Recommendation, cut bool) {
+// in part is left out (cut says so). When the newest interval alone holds
+// more than limit, its last limit rows are kept (inside says so): --limit
+// shows at most the newest N, not none.
+func cutToIntervals(recs []core.Recommendation, limit int) (_ []core.Recommendation, cut, inside bool) {
 	if limit <= 0 || len(recs) <= limit {
-		return recs, false
+		return recs, false, false
 	}
 	drop := len(recs) - limit
 	for drop < len(recs) && recs[drop].TimeNs == recs[drop-1].TimeNs {
 		drop++ // the interval of the first row kept lost rows to the limit
 	}
-	return recs[drop:], true
+	if drop == len(recs) {
+		return recs[len(recs)-limit:], true, true
+	}
+	return recs[drop:], true, false
 }
 
 // recChange is "CURRENT → RECOMMENDED", or "CURRENT (hold)".

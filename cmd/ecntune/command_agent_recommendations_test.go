@@ -96,6 +96,46 @@ func TestAgentRecommendationsCutAtInterval(t *testing.T) {
 	}
 }
 
+// --limit below the queues of an interval shows the newest N rows, the
+// newest interval cut and said so on stderr, from the db and from a running
+// agent, in the table and in JSON (it showed none: stdout said "no
+// recommendations stored for that selection", --json printed nothing).
+func TestAgentRecommendationsLimitInsideAnInterval(t *testing.T) {
+	db, j := recsDB(t, 3, 8, func(int) bool { return false })
+	srv := httptest.NewServer(fakeAgentAPI(j))
+	defer srv.Close()
+	live, liveErr, err := runAgentCmd(t, context.Background(), "recommendations", "--url", srv.URL, "--limit", "5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	out, errOut, err := runAgentCmd(t, context.Background(), "recommendations", "--db", db, "--limit", "5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _, err := runAgentCmd(t, context.Background(), "recommendations", "--db", db, "--limit", "5", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, o := range map[string][2]string{"db": {out, errOut}, "running agent": {live, liveErr}} {
+		lines := strings.Split(strings.TrimSpace(o[0]), "\n")[1:]
+		if len(lines) != 5 {
+			t.Errorf("--limit 5 of intervals of 8 queues (%s): %d rows, want 5; stderr %q:\n%s", name, len(lines), o[1], o[0])
+			continue
+		}
+		first := strings.Fields(lines[0])[0]
+		if strings.Count(o[0], first) != 5 || strings.Contains(o[0], "no recommendations") || !strings.Contains(o[0], "Ethernet7") {
+			t.Errorf("--limit 5 of intervals of 8 queues (%s): want the newest interval's last 5 rows:\n%s", name, o[0])
+		}
+		if !strings.Contains(o[1], "the newest interval ("+first+") alone holds more than --limit 5 recommendations: shown 5 of its rows") {
+			t.Errorf("stderr of a cut inside the newest interval (%s): %q", name, o[1])
+		}
+	}
+	if n := strings.Count(js, "\n"); n != 5 {
+		t.Errorf("--json --limit 5: %d lines, want 5:\n%s", n, js)
+	}
+}
+
 // A closed loop without store-recommendations: agent recommendations says
 // why none is stored, as agent report does, from the db and from the
 // running agent (it said "no recommendations stored for that selection").
