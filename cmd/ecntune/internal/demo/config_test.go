@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/policy"
+	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simswitch"
 )
 
@@ -37,5 +39,32 @@ func TestEvalExampleIsTheDemosLoop(t *testing.T) {
 	a.Bounds, b.Bounds, a.Reward, b.Reward = nil, nil, nil, nil
 	if demo.Mode != ex.Mode || demo.Policy != ex.Policy || !reflect.DeepEqual(a, b) {
 		t.Fatalf("demo %s %s %+v\nexample %s %s %+v", demo.Mode, demo.Policy, a, ex.Mode, ex.Policy, b)
+	}
+}
+
+// The demo's guardrail bounds of a slow fabric are never below one MTU,
+// so that the configuration it writes loads without a warning (at 25 Gb/s
+// the Kmin floor scaled to 1.25KB: "guardrails.bounds[0].kmin: the minimum
+// 1.25KB is below one MTU (1.5KB) ... (was a size in KB meant?)").
+func TestDemoBoundsNotBelowOneMTU(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := smallFabric()
+	c.Topology = simenv.LeafSpineTopology(2, 1, 3, 25e9, 100e9, simenv.Microsecond)
+	srv, addr, err := simswitch.Start(ctx, simswitch.Config{Sim: c, Listen: "127.0.0.1:0", Logf: func(string, ...any) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	cfg, err := config.Parse([]byte(agentYAML(srv, addr, Config{ClosedLoop: true, Policy: policy.DefaultSpec, Interval: time.Second, DB: filepath.Join(t.TempDir(), "d.db")}, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Warnings) > 0 {
+		t.Errorf("the demo's configuration of a 25G fabric warns: %q", cfg.Warnings)
+	}
+	bs := cfg.Guardrails.Bounds
+	if len(bs) != 2 || bs[0].KminMin != env.MTUBytes || bs[1].KminMin != 5000 {
+		t.Errorf("bounds of 25G and 100G ports: %+v; want Kmin floors of one MTU and 5KB", bs)
 	}
 }

@@ -39,6 +39,7 @@ import (
 
 	"github.com/ecntune/ecntune/agent"
 	"github.com/ecntune/ecntune/agent/config"
+	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/internal/etcdrun"
 	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/policy"
@@ -317,7 +318,7 @@ func (d *Demo) listen() error {
 // switch a target on the one gNMI address, every port, the lossless
 // queues, the fabric ports as simswitch knows them, and guardrail bounds
 // for every link rate of the fabric (those of examples/agent-closed-loop.yaml
-// at 100 Gb/s, scaled with the rate).
+// at 100 Gb/s, scaled with the rate, none below one MTU).
 // With fm it is that fleet member's: its own db and owner, and the fleet
 // key.
 func agentYAML(srv *simswitch.Server, gnmiAddr string, cfg Config, fm *fleetMember) string {
@@ -357,7 +358,10 @@ func agentYAML(srv *simswitch.Server, gnmiAddr string, cfg Config, fm *fleetMemb
 	b.WriteString("guardrails:\n  bounds:\n")
 	for _, r := range rs {
 		s := r / units.RefRateBps
-		by := func(v float64) string { return fmt.Sprintf("%dB", max(int64(v*s), 1)) }
+		// never below one MTU: a slow port's scaled Kmin floor (1.25KB at
+		// 25 Gb/s) is crossed by a single packet, and the configuration
+		// the demo wrote would be warned about as if the user had
+		by := func(v float64) string { return fmt.Sprintf("%dB", max(int64(v*s), env.MTUBytes)) }
 		fmt.Fprintf(&b, "    - {rate: %s, kmin: [%s, %s], kmax: [%s, %s], pmax: [0.01, 1.0]}\n",
 			units.FormatRate(r), by(5e3), by(5e6), by(20e3), by(12e6))
 	}
