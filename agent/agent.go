@@ -112,6 +112,7 @@ type Agent struct {
 	latest   map[env.QueueKey]env.Observation // newest observation per queue since the last interval
 	lastSeen map[string]time.Time
 	heard    map[string]bool                      // targets that have sent a snapshot (health)
+	wallGap  map[string]time.Duration             // wall time between a target's last two snapshots (warnInterval)
 	unserved map[string]bool                      // targets this agent does not serve now (serve.go)
 	silent   map[string]bool                      // targets whose interval series were dropped as stale (forgetSilent)
 	tinfo    map[string]*targetState              // guarded by mu
@@ -442,6 +443,12 @@ func (a *Agent) Ingest(s env.Snapshot) {
 	a.noteMalformedCounters(s.Target, obs)
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.heard[s.Target] {
+		if a.wallGap == nil {
+			a.wallGap = map[string]time.Duration{}
+		}
+		a.wallGap[s.Target] = now.Sub(a.lastSeen[s.Target])
+	}
 	a.lastSeen[s.Target] = now
 	if a.heard == nil {
 		a.heard = map[string]bool{}
@@ -545,7 +552,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a.warnInterval(decs)
+	a.warnInterval(obs, decs)
 	a.forgetGone(now)
 	if len(obs) > 0 {
 		a.o.Instruments.DecisionLatency.Observe(time.Since(start).Seconds())
@@ -779,19 +786,53 @@ func (a *Agent) decide(obs []env.Observation) (decs []policy.Decision, err error
 
 // warnInterval logs once per run when the policy held queues because the
 // switches' counters span an interval outside the one it was validated
-// for (see policy.Learned.WithValidInterval).
-func (a *Agent) warnInterval(decs []policy.Decision) {
+// for (see policy.Learned.WithValidInterval); obs are the observations
+// decs decide. When the counters' span is far from the wall time between
+// the switch's samples, the switch's clock is at fault, not the agent's
+// intervals, and the warning says so.
+func (a *Agent) warnInterval(obs []env.Observation, decs []policy.Decision) {
 	if a.intervalWarned {
 		return
 	}
-	for _, d := range decs {
-		if d.Held == policy.HoldInterval {
-			a.intervalWarned = true
-			a.log.Warn("the policy holds queues: "+policy.HoldText(d.Reason)+
-				"; change interval/sample-interval or use a model validated for it", "policy", a.o.Policy.Name(), "queue", d.Key.String())
-			return
+	for i, d := range decs {
+		if d.Held != policy.HoldInterval {
+			continue
 		}
+		a.intervalWarned = true
+		remedy := "; change interval/sample-interval or use a model validated for it"
+		if i < len(obs) {
+			a.mu.Lock()
+			wall, ok := a.wallGap[d.Key.Target]
+			a.mu.Unlock()
+			if !ok {
+				wall = a.cfg.SampleInterval // not measured yet: what was asked
+			}
+			if why := clockPace(obs[i].Metrics.IntervalNs, wall); why != "" {
+				remedy = "; " + why
+			}
+		}
+		a.log.Warn("the policy holds queues: "+policy.HoldText(d.Reason)+remedy, "policy", a.o.Policy.Name(), "queue", d.Key.String())
+		return
 	}
+}
+
+// clockPace says why counters spanning spanNs of the switch's clock,
+// received wall apart, do not measure the interval the agent asked for:
+// the switch's clock ran at less than half or more than twice the wall
+// clock's pace ("" when it kept pace, or either is unknown).
+func clockPace(spanNs int64, wall time.Duration) string {
+	span := time.Duration(spanNs)
+	if span <= 0 || wall <= 0 || (2*span >= wall && span <= 2*wall) {
+		return ""
+	}
+	pace := "less"
+	if span > wall {
+		pace = "more"
+	}
+	return fmt.Sprintf("the switch's clock (its counters' timestamps) advanced %v between samples received %v apart, %s than the wall clock: "+
+		"a simulated switch behind real time (or run at a timescale), or a switch stamping its counters wrongly, not the agent's interval/sample-interval; "+
+		"check the switch (a simulator: give it CPU, or a larger --timescale) rather than the configuration",
+		span, wall.Round(time.Millisecond), pace)
 }
 
 func (a *Agent) account(p core.Plan) {

@@ -165,6 +165,47 @@ func TestAgentWarnsOnceAboutTheInterval(t *testing.T) {
 	}
 }
 
+// spanHoldPolicy holds every queue for its counters' span, as a model
+// validated for 200µs to 1s does.
+type spanHoldPolicy struct{}
+
+func (spanHoldPolicy) Name() string { return "span-hold" }
+func (spanHoldPolicy) Decide(obs []env.Observation) []policy.Decision {
+	d := make([]policy.Decision, len(obs))
+	for i, o := range obs {
+		d[i] = policy.Decision{Key: o.Key, Setting: o.Current, Held: policy.HoldInterval,
+			Reason: fmt.Sprintf("hold: counters over %v, outside the decision intervals the model was validated for (200µs to 1s)", time.Duration(o.Metrics.IntervalNs))}
+	}
+	return d
+}
+
+// Counters spanning far less of the switch's clock than the wall time
+// between its samples (a simulated switch behind real time) are blamed on
+// the switch's clock, not on the agent's intervals (the warning said
+// "change interval/sample-interval" of counters over 60µs a second apart).
+func TestAgentWarnsOfASwitchClockBehind(t *testing.T) {
+	r := newRig(t, config.ModeShadow, false, "", nil)
+	var logs strings.Builder
+	r.a.log = slog.New(slog.NewTextHandler(&logs, nil))
+	r.a.o.Policy = spanHoldPolicy{}
+	r.obs.metrics[kA] = env.Metrics{IntervalNs: 60_000, Util: 0.5}
+	r.obs.metrics[kB] = r.obs.metrics[kA]
+	r.a.Ingest(r.sw.snapshot(r.tns)) // the first sample: no span yet
+	for range 3 {
+		r.clk.Add(time.Second)
+		r.tns += 60_000
+		r.a.Ingest(r.sw.snapshot(r.tns))
+		if err := r.a.Tick(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "the switch's clock (its counters' timestamps) advanced 60µs between samples received 1s apart, less than the wall clock: a simulated switch behind real time"
+	if n := strings.Count(logs.String(), "level=WARN msg=\"the policy holds queues: "); n != 1 || !strings.Contains(logs.String(), want) ||
+		strings.Contains(logs.String(), "change interval/sample-interval") {
+		t.Errorf("%d warnings, want 1 saying %q:\n%s", n, want, logs.String())
+	}
+}
+
 // The dashboard's counters read the audit log, not the page it shows: 40
 // entries in the window count 40 though a page holds 25, and the overview
 // says where the older page starts.

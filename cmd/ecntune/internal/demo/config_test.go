@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,5 +67,23 @@ func TestDemoBoundsNotBelowOneMTU(t *testing.T) {
 	bs := cfg.Guardrails.Bounds
 	if len(bs) != 2 || bs[0].KminMin != env.MTUBytes || bs[1].KminMin != 5000 {
 		t.Errorf("bounds of 25G and 100G ports: %+v; want Kmin floors of one MTU and 5KB", bs)
+	}
+}
+
+// A simulation behind real time by more than a few of the agent's
+// intervals is a health problem that says so and what to do (/healthz said
+// ok while /demo said behind_ns 22603064 and the agent held every queue).
+func TestBehindProblem(t *testing.T) {
+	p := behindProblem(simenv.FromDuration(22_603_064), time.Second, 1000)
+	for _, want := range []string{"the simulation is 22.603064ms of simulated time behind real time", "(23 of the agent's 1s intervals at timescale 1000)", "raise --timescale"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("behind by 22.6 ms at 1 ms per interval: %q; want %q", p, want)
+		}
+	}
+	if p := behindProblem(simenv.FromDuration(3*time.Millisecond), time.Second, 1000); p != "" {
+		t.Errorf("behind by 3 intervals: %q; want no problem", p)
+	}
+	if p := behindProblem(simenv.FromDuration(3*time.Millisecond), time.Second, 100); p != "" {
+		t.Errorf("behind by 0.3 intervals at timescale 100: %q; want no problem", p)
 	}
 }

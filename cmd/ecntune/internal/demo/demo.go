@@ -273,7 +273,28 @@ func (d *Demo) open(ctx context.Context, m *member, yml string) (err error) {
 		return []string{fmt.Sprintf("simulated fabric: scenario %s ended at simulated %v; no traffic since (run the demo without --once)",
 			d.cfg.Scenario.Name, d.srv.End())}
 	})
+	m.agent.AddHealthCheck(func() []string {
+		_, lag := d.srv.Status()
+		if p := behindProblem(lag, d.cfg.Interval, d.cfg.Timescale); p != "" {
+			return []string{p}
+		}
+		return nil
+	})
 	return nil
+}
+
+// behindProblem says that the simulation is behind real time by lag, when
+// that is more than config.HealthStaleIntervals of the agent's intervals
+// (iv of wall time at timescale): its switches' counters then span less
+// than an interval, and the agent holds or misreads them ("" otherwise).
+func behindProblem(lag simenv.Time, iv time.Duration, timescale float64) string {
+	per := simswitch.Simulated(iv, timescale)
+	if per <= 0 || lag <= config.HealthStaleIntervals*per {
+		return ""
+	}
+	return fmt.Sprintf("simulated fabric: the simulation is %v of simulated time behind real time (%.0f of the agent's %v intervals at timescale %g): "+
+		"the machine is short of CPU for it, and the switches' counters span less than an interval; free CPU, raise --timescale or run a smaller --scenario",
+		lag.Duration(), float64(lag)/float64(per), iv, timescale)
 }
 
 // listen opens every agent's HTTP endpoints: the first on Listen, the
