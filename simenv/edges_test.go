@@ -79,4 +79,16 @@ func TestRunEndsAtItsDurationOrLastFlow(t *testing.T) {
 	if st, fin := s.Stats(), s.Flows()[0].Finish; st.Now != fin {
 		t.Fatalf("run ended at %v, its last flow at %v", st.Now, fin)
 	}
+	// a run where no flow starts, nor can, ran its whole duration (a cdf
+	// workload whose first arrival fell past its end ended it at 0)
+	c.Workloads = []Workload{{Kind: WorkloadCDF, Priority: 3, Load: MinLoad, End: Millisecond / 2,
+		CDF: []CDFPoint{{Bytes: 0, Percent: 0}, {Bytes: 1_000_000, Percent: 100}}}}
+	if s, err = New(c); err != nil {
+		t.Fatal(err)
+	}
+	s.Run()
+	if st := s.Stats(); st.FlowsStarted != 0 || st.Now != c.Duration || s.FlowArrivalRate(0) != 4*100e9*MinLoad/(8*500_000) {
+		t.Fatalf("no flow: %d started, run ended at %v, arrivals %g/s; want none over the %v run at %g/s",
+			st.FlowsStarted, st.Now, s.FlowArrivalRate(0), c.Duration, 4*100e9*MinLoad/(8*500_000))
+	}
 }

@@ -193,7 +193,23 @@ func (s *Sim) RunFunc(each func(now Time)) {
 		// not the end of the 100 µs step it finished in (a 1 MB flow of
 		// 88 µs read as 80 Gb/s over 0.1 ms at every link rate)
 		s.now = s.lastFinish
+	} else if s.now < s.cfg.Duration && s.Idle() && s.stats.FlowsStarted == 0 {
+		// no flow started, nor will: the run stands for an idle fabric
+		// over its whole duration, not until the event after which no
+		// workload could start one (a cdf workload whose first arrival
+		// fell past its end read "simulated time 0 ms")
+		s.now = s.cfg.Duration
 	}
+}
+
+// FlowArrivalRate is the flows per simulated second workload i starts on
+// average, all its hosts together: a cdf workload's load of its hosts'
+// links in flows of its CDF's mean size (0 for the other kinds).
+func (s *Sim) FlowArrivalRate(i int) float64 {
+	if i < 0 || i >= len(s.gens) {
+		return 0
+	}
+	return s.gens[i].rate
 }
 
 func (s *Sim) activeFlows() int { return s.stats.FlowsStarted - s.stats.FlowsFinished }

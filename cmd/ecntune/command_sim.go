@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/report"
 	"github.com/ecntune/ecntune/simenv/scenario"
@@ -94,6 +96,11 @@ func (o *simOpts) run(cmd *cobra.Command) error {
 	if err := writeReport(cmd.OutOrStdout(), sum, o.asJSON); err != nil {
 		return err
 	}
+	if sim.Stats().FlowsStarted == 0 {
+		for _, w := range noFlowNotes(sim, cfg) {
+			fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+		}
+	}
 	if trace != nil {
 		files, err := trace.WriteHTML(o.reportDir, sum)
 		if err != nil {
@@ -171,6 +178,41 @@ func traceStartNote(cfg simenv.Config) string {
 	}
 	return fmt.Sprintf("the flow file's first flow starts at %v, after --duration %v ends: no flow starts "+
 		"(give --duration %v or more to run it%s)", first, cfg.Duration, first+simenv.Millisecond, lastNote)
+}
+
+// noFlowNotes says that a run of cfg started no flow, and why each of its
+// workloads could not: it starts after the run, or (cdf) its load is too
+// low for the time it has, with the flows it expects.
+func noFlowNotes(sim *simenv.Sim, cfg simenv.Config) []string {
+	out := []string{fmt.Sprintf("no flow started in the %v run of %s: its figures are of an idle fabric", cfg.Duration, cfg.Name)}
+	for i, w := range cfg.Workloads {
+		end := cfg.Duration
+		if w.End > 0 && w.End < end {
+			end = w.End
+		}
+		what := fmt.Sprintf("workloads[%d] (%s)", i, w.Kind)
+		switch rate := sim.FlowArrivalRate(i); {
+		case w.Start >= cfg.Duration:
+			out = append(out, fmt.Sprintf("%s starts at %v, when the run has ended (give --duration above %v)", what, w.Start, w.Start))
+		case end <= w.Start:
+			out = append(out, fmt.Sprintf("%s ends at %v, before it starts at %v", what, end, w.Start))
+		case w.Kind == simenv.WorkloadCDF && rate > 0:
+			window := end - w.Start
+			need := simenv.FromDuration(time.Duration(math.Min(3/rate, 1e6) * 1e9)) // about 3 flows
+			fix := fmt.Sprintf("raise its load, or give it %v for about 3 flows: --duration %v", need, w.Start+need)
+			if w.End > 0 && w.End < cfg.Duration {
+				fix = fmt.Sprintf("raise its load, or give it %v for about 3 flows: end at %v", need, w.Start+need)
+				if w.Start+need > cfg.Duration {
+					fix += fmt.Sprintf(" and --duration %v", w.Start+need)
+				}
+			}
+			out = append(out, fmt.Sprintf("%s at load %g starts %.3g flows/s of %s on average: %.2g expected in its %v, too few to count on (%s)",
+				what, w.Load, rate, units.FormatBytes(int64(simenv.CDFMean(w.CDF))), rate*window.Seconds(), window, fix))
+		default:
+			out = append(out, fmt.Sprintf("%s started no flow between %v and %v", what, w.Start, end))
+		}
+	}
+	return out
 }
 
 // simulate runs sim for cfg's duration with a progress bar on stderr,

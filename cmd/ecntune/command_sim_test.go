@@ -228,3 +228,46 @@ func TestSimHPCCStopsWhenIdle(t *testing.T) {
 		t.Fatalf("4 s config %+v, --duration 2003ms %+v: want the same, ended within 0.1 ms of the last flow, and goodput from the first flow over 40 Gb/s", sums[0], sums[1])
 	}
 }
+
+// A run that starts no flow says so on stderr, and why each workload
+// started none (a cdf load too low for its window, with the flows it
+// expects), and its simulated time is the run's duration (it printed a
+// table of zeros and "simulated time 0 ms", exit 0, nothing said).
+func TestSimWarnsWhenNoFlowStarts(t *testing.T) {
+	cdf, err := filepath.Abs("../../scenarios/cdf/websearch.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "idle.yaml")
+	if err := os.WriteFile(path, []byte("name: idle\nduration: 3ms\ntopology: {kind: star, hosts: 4, host_rate: 100Gbps, link_delay: 1us, buffer: 32MB}\n"+
+		"workloads:\n  - {kind: cdf, cdf: "+cdf+", load: 0.000001, end: 0.5ms}\n  - {kind: incast, fanin: 2, size: 1MB, every: 1ms, start: 2ms}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, seed := range []string{"1", "2"} {
+		out, errOut, err := runSim(t, "--scenario", path, "--json", "--seed", seed, "--duration", "1ms")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum struct {
+			Flows    int     `json:"flows"`
+			SimTimeS float64 `json:"sim_time_s"`
+		}
+		if err := json.Unmarshal([]byte(out), &sum); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		if sum.Flows != 0 || sum.SimTimeS != 1e-3 {
+			t.Errorf("seed %s: %d flows, simulated time %g s; want none over the 1 ms run", seed, sum.Flows, sum.SimTimeS)
+		}
+		for _, want := range []string{"warning: no flow started in the 1ms run of idle",
+			"warning: workloads[0] (cdf) at load 1e-06 starts 0.0292 flows/s of 1.711MB on average: 1.5e-05 expected in its 500µs, too few to count on (raise its load",
+			"warning: workloads[1] (incast) starts at 2ms, when the run has ended (give --duration above 2ms)"} {
+			if !strings.Contains(errOut, want) {
+				t.Errorf("seed %s: stderr %q; want %q", seed, errOut, want)
+			}
+		}
+	}
+	// a run with flows says nothing of the kind
+	if _, errOut, err := runSim(t, "--scenario", "../../scenarios/star-incast.yaml", "--duration", "1ms"); err != nil || strings.Contains(errOut, "no flow") {
+		t.Errorf("a run with flows: %q, %v", errOut, err)
+	}
+}
