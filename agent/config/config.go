@@ -530,10 +530,26 @@ func ParseIn(data []byte, dir string) (*Config, error) {
 	for _, e := range doc.Invalid() {
 		all, flagged[e.Path] = append(all, e), true
 	}
+	// a value error of a node that aliases bring to several places is
+	// listed once, at the first, as the check lists an unknown key
+	type nodeErr struct {
+		n    *yaml.Node
+		rest string
+	}
+	said := map[nodeErr]bool{}
 	for _, e := range unjoin(err) {
-		if !flaggedField(flagged, e.Error()) {
-			all = append(all, locate(doc, e))
+		if flaggedField(flagged, e.Error()) {
+			continue
 		}
+		located, path := locatePath(doc, e)
+		if n := doc.Node(path); n != nil {
+			k := nodeErr{n, strings.TrimPrefix(e.Error(), path)}
+			if said[k] {
+				continue
+			}
+			said[k] = true
+		}
+		all = append(all, located)
 	}
 	sort.SliceStable(all, func(i, j int) bool { return lineOf(all[i]) < lineOf(all[j]) })
 	return nil, all.err()
@@ -791,6 +807,13 @@ func decodeErrors(err error) error {
 // space or slash), else the nearest parent in the file of the path before
 // the first colon (targets.sw0.address: required → the line of sw0).
 func locate(doc *safeio.YAMLCheck, err error) error {
+	located, _ := locatePath(doc, err)
+	return located
+}
+
+// locatePath is locate that also returns the field path of the file that
+// starts the message ("" when none does).
+func locatePath(doc *safeio.YAMLCheck, err error) (_ error, path string) {
 	msg := err.Error()
 	best := 0
 	for i := 1; i < len(msg); i++ {
@@ -798,7 +821,7 @@ func locate(doc *safeio.YAMLCheck, err error) error {
 			continue
 		}
 		if l, ok := doc.Line(msg[:i]); ok {
-			best = l
+			best, path = l, msg[:i]
 		}
 	}
 	if best == 0 {
@@ -807,9 +830,9 @@ func locate(doc *safeio.YAMLCheck, err error) error {
 		}
 	}
 	if best == 0 {
-		return err
+		return err, ""
 	}
-	return fmt.Errorf("line %d: %w", best, err)
+	return fmt.Errorf("line %d: %w", best, err), path
 }
 
 // parseRun fills and checks how the agent runs: mode, policy, intervals,

@@ -60,6 +60,21 @@ func TestParseConfigTypoOnceThroughAliases(t *testing.T) {
 	}
 }
 
+// A value the agent cannot use inside an anchor (a duration without its
+// unit) is reported once, at its first path, as a typo is, however many
+// aliases reach it; the same mistake in two places of the file is two
+// errors (it was listed once per alias: 6 times for 6 targets).
+func TestParseConfigBadValueOnceThroughAliases(t *testing.T) {
+	doc := "targets:\n  leaf0: &sim\n    address: h:1\n    timeout: 5\n  leaf1: *sim\n  leaf2: *sim\n  leaf3: *sim\n" +
+		"  spine0:\n    address: h:2\n    timeout: 5\n"
+	_, err := Parse([]byte(doc))
+	if err == nil || strings.Count(err.Error(), `cannot parse duration "5"`) != 2 ||
+		!strings.Contains(err.Error(), `line 4: targets.leaf0.timeout: cannot parse duration "5"`) ||
+		!strings.Contains(err.Error(), `line 10: targets.spine0.timeout: cannot parse duration "5"`) {
+		t.Fatalf("got %v", err)
+	}
+}
+
 // TestMetricsQueuesKey: metrics-queues takes a number or all, and says
 // what it wants otherwise.
 func TestMetricsQueuesKey(t *testing.T) {

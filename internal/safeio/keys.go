@@ -206,6 +206,20 @@ func (c *YAMLCheck) Line(path string) (int, bool) {
 	return l, ok
 }
 
+// Node is the node path names in the document, aliases followed (nil:
+// none): two paths reaching one anchored node through aliases give the
+// same node.
+func (c *YAMLCheck) Node(path string) *yaml.Node {
+	if path == "" {
+		return nil
+	}
+	n, _, ok := c.find(c.root, path)
+	if !ok {
+		return nil
+	}
+	return resolve(n)
+}
+
 // NearestLine is the line of path, or of its nearest parent in the
 // document (0: none).
 func (c *YAMLCheck) NearestLine(path string) int {
