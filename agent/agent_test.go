@@ -493,8 +493,11 @@ func TestAgentRollbackOnDegradation(t *testing.T) {
 	if r.sw.get(kA) != target {
 		t.Fatal("not applied")
 	}
+	// drops in every interval of the window, none before the change
 	r.obs.metrics[kA] = env.Metrics{IntervalNs: sec, Util: 0.5, DropFrac: 0.001}
-	r.interval(t)
+	for range testGuardConfig().RollbackWindow {
+		r.interval(t)
+	}
 	if got := r.sw.get(kA); got != cur {
 		t.Fatalf("after drops the switch runs %+v, want last good %+v", got, cur)
 	}
@@ -583,9 +586,12 @@ func TestAgentReconcileAfterCrash(t *testing.T) {
 				t.Fatalf("reconcile wrote changes: %+v", es)
 			}
 			if c.state == core.StateReconciled {
-				// Back on probation: drops roll it back to Old.
+				// Back on probation: drops in every interval of its
+				// window (none measured before it) roll it back to Old.
 				r.obs.metrics[kA] = env.Metrics{IntervalNs: sec, Util: 0.5, DropFrac: 0.01}
-				r.interval(t)
+				for range testGuardConfig().RollbackWindow {
+					r.interval(t)
+				}
 				if sw.get(kA) != cur {
 					t.Fatalf("reconciled change not on probation: switch runs %+v", sw.get(kA))
 				}

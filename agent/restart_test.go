@@ -52,9 +52,12 @@ func TestRestartKeepsProbation(t *testing.T) {
 	r := newRig(t, config.ModeClosedLoop, false, "", nil)
 	r.interval(t) // cur -> target, on probation
 	r2 := restartRig(t, r)
+	// drops in every interval of the window (3), none before the change
 	r2.obs.metrics[kA] = env.Metrics{IntervalNs: sec, Util: 0.5, DropFrac: 0.05}
-	r2.interval(t)
-	r2.interval(t)
+	for range testGuardConfig().RollbackWindow {
+		r2.interval(t)
+	}
+	r2.interval(t) // the rollback's read-back
 	if got := r2.sw.get(kA); got != cur {
 		t.Fatalf("the restarted agent did not roll back %s: switch runs %+v, want %+v", kA, got, cur)
 	}

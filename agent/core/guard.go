@@ -166,10 +166,12 @@ type GuardConfig struct {
 
 	// Rollback: after a tune or fallback change, the next RollbackWindow
 	// valid intervals in which the change is in play are watched (at most
-	// ProbationPatience×RollbackWindow valid intervals in all). Any interval whose drop fraction exceeds
-	// the baseline by RollbackDropFrac, or a mean pause fraction above the
-	// baseline by RollbackPauseIncrease, or a mean reward below the baseline
-	// by RollbackRewardDrop, rolls the queue back to its last known good
+	// ProbationPatience×RollbackWindow valid intervals in all). A window's
+	// mean drop fraction above the baseline's by RollbackDropFrac (or drops
+	// above it in each of its intervals after a baseline without drops),
+	// a mean pause fraction above the baseline by RollbackPauseIncrease, or
+	// a mean reward below the baseline by RollbackRewardDrop, each beyond
+	// the noise (probation.go), rolls the queue back to its last known good
 	// setting. A change that survives the window becomes last known good.
 	RollbackWindow        int
 	RollbackDropFrac      float64

@@ -126,8 +126,10 @@ func TestGuardRollbackBelowAnEstimatedFloor(t *testing.T) {
 	}
 	g.Result(p.Changes[0], Applied, p.Changes[0].New, 10*sec)
 	o.Current = p.Changes[0].New
-	o.Metrics.DropFrac = 0.1 // drops under probation
-	p = step(t, g, 11*sec, []env.Observation{o}, nil)
+	o.Metrics.DropFrac = 0.1 // drops in every interval of the window, none before
+	for i := range g.cfg.RollbackWindow {
+		p = step(t, g, int64(11+i)*sec, []env.Observation{o}, nil)
+	}
 	if len(p.Changes) != 1 || p.Changes[0].Kind != KindRollback || p.Changes[0].New != cur {
 		t.Fatalf("want a rollback to the switch's own setting %+v, got %+v", cur, p)
 	}
@@ -274,18 +276,21 @@ func TestGuardRollbackAfterSwitchRestart(t *testing.T) {
 	o = ob(kA, startup)
 	step(t, g, now, []env.Observation{o}, nil)
 	now += 10 * sec // past min-hold
-	want := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
+	// headroom too: judged on drops (a change that only marks earlier is not)
+	want := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, HeadroomBytes: 150_000}
 	p := step(t, g, now, []env.Observation{o}, []policy.Decision{dc(kA, want, 0.9)})
 	if len(p.Changes) != 1 {
 		t.Fatalf("tune from the startup setting: %+v", p)
 	}
 	c := p.Changes[0]
 	g.Result(c, Applied, c.New, now)
-	now += sec
 	o = ob(kA, c.New)
-	o.Metrics.DropFrac = 0.05
-	o.XoffBytes = 2_000_000 // XOFF fell below the startup Kmax meanwhile
-	p = step(t, g, now, []env.Observation{o}, nil)
+	o.Metrics.DropFrac = 0.05 // in every interval of the window, none before
+	o.XoffBytes = 2_000_000   // XOFF fell below the startup Kmax meanwhile
+	for range g.cfg.RollbackWindow {
+		now += sec
+		p = step(t, g, now, []env.Observation{o}, nil)
+	}
 	var rb *Change
 	for i := range p.Changes {
 		if p.Changes[i].Kind == KindRollback {
@@ -305,19 +310,9 @@ func TestGuardRollbackAfterSwitchRestart(t *testing.T) {
 // it returns to (Change.Wanted, kept in the audit log), so that an audit
 // can tell it from a rollback to a stale setting.
 func TestGuardRollbackShapedBelowXoff(t *testing.T) {
-	g := newTestGuard(t, nil)
-	o := ob(kA, cur) // kmax 1.6 MB
 	tighter := cur
 	tighter.KminBytes, tighter.KmaxBytes = 400_000, 1_000_000
-	p := step(t, g, 10*sec, []env.Observation{o}, []policy.Decision{dc(kA, tighter, 0.9)})
-	if len(p.Changes) != 1 || p.Changes[0].New.KmaxBytes != 1_000_000 || p.Changes[0].Wanted != nil {
-		t.Fatalf("a tune: %+v", p)
-	}
-	g.Result(p.Changes[0], Applied, p.Changes[0].New, 10*sec)
-	o.Current = p.Changes[0].New
-	o.XoffBytes = 1_200_000 // above the new kmax, below the old
-	o.Metrics.DropFrac = 0.1
-	p = step(t, g, 11*sec, []env.Observation{o}, nil)
+	p := tightenThenFall(t, tighter, 1_200_000) // XOFF above the new kmax, below the old
 	if len(p.Changes) != 1 || p.Changes[0].Kind != KindRollback {
 		t.Fatalf("want a rollback, got %+v", p)
 	}
@@ -326,15 +321,45 @@ func TestGuardRollbackShapedBelowXoff(t *testing.T) {
 		t.Fatalf("rollback %+v (wanted %v): want kmax below XOFF, the setting before the change as Wanted, the rule in the reason", c, c.Wanted)
 	}
 	// An unshaped rollback has no Wanted.
-	g2 := newTestGuard(t, nil)
-	o2 := ob(kA, cur)
-	p = step(t, g2, 10*sec, []env.Observation{o2}, []policy.Decision{dc(kA, tighter, 0.9)})
-	g2.Result(p.Changes[0], Applied, p.Changes[0].New, 10*sec)
-	o2.Current, o2.Metrics.DropFrac = p.Changes[0].New, 0.1
-	p = step(t, g2, 11*sec, []env.Observation{o2}, nil)
+	p = tightenThenFall(t, tighter, 0)
 	if len(p.Changes) != 1 || p.Changes[0].New != cur || p.Changes[0].Wanted != nil {
 		t.Fatalf("plain rollback: %+v", p)
 	}
+}
+
+// tightenThenFall tunes kA from cur to tighter after MinBaselineIntervals
+// marking intervals at 90% of the link, then reports XOFF xoff (0:
+// unknown) and 50% of the link for a window: a change that marks earlier
+// is judged on throughput, and this fall rolls it back (RuleReward). It
+// returns the plan of the window's last interval.
+func tightenThenFall(t *testing.T, tighter env.Setting, xoff int64) Plan {
+	t.Helper()
+	g := newTestGuard(t, func(gc *GuardConfig) { gc.Reward = func(m env.Metrics) float64 { return m.Util } })
+	o := ob(kA, cur)
+	o.Metrics.Util, o.Metrics.MarkFrac = 0.9, 0.1
+	now := int64(0)
+	for range MinBaselineIntervals {
+		now += sec
+		step(t, g, now, []env.Observation{o}, nil)
+	}
+	now += sec
+	p := step(t, g, now, []env.Observation{o}, []policy.Decision{dc(kA, tighter, 0.9)})
+	if len(p.Changes) != 1 || p.Changes[0].New != tighter || p.Changes[0].Wanted != nil {
+		t.Fatalf("a tune: %+v", p)
+	}
+	g.Result(p.Changes[0], Applied, tighter, now)
+	o.Current, o.XoffBytes, o.Metrics.Util = tighter, xoff, 0.5
+	for i := range g.cfg.RollbackWindow {
+		now += sec
+		p = step(t, g, now, []env.Observation{o}, nil)
+		if i < g.cfg.RollbackWindow-1 && len(p.Changes) != 0 {
+			t.Fatalf("rolled back before the window's end: %+v", p)
+		}
+	}
+	if len(p.Alarms) != 1 || p.Alarms[0].Rule != RuleReward {
+		t.Fatalf("alarms %+v, want the reward rule", p.Alarms)
+	}
+	return p
 }
 
 // A headroom the switch reports as 0 B on a lossless PG is below its floor

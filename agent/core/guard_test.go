@@ -263,7 +263,11 @@ func TestGuardRollbackTriggers(t *testing.T) {
 		at    int    // interval index at which it fires
 	}{
 		{name: "clean window", after: []env.Metrics{base, base, base}},
-		{name: "drops appear", after: []env.Metrics{base, {IntervalNs: sec, DropFrac: 1e-4, PauseRxFrac: 0.02}}, rule: RuleDrops, at: 1},
+		// drops where the baseline had none, in every interval of the window:
+		// rolled back at its end, however small and uneven
+		{name: "drops appear", after: []env.Metrics{{IntervalNs: sec, DropFrac: 1e-4, PauseRxFrac: 0.02}, {IntervalNs: sec, DropFrac: 3e-4, PauseRxFrac: 0.02}, {IntervalNs: sec, DropFrac: 1e-5, PauseRxFrac: 0.02}}, rule: RuleDrops, at: 2},
+		// one interval of drops in the window: what the noise does too
+		{name: "drops in one interval", after: []env.Metrics{base, {IntervalNs: sec, DropFrac: 1e-4, PauseRxFrac: 0.02}, base}},
 		// pause and reward are judged on the whole window's mean (3 intervals)
 		{name: "pause worsens", after: []env.Metrics{{IntervalNs: sec, PauseRxFrac: 0.2}, {IntervalNs: sec, PauseRxFrac: 0.2}, {IntervalNs: sec, PauseRxFrac: 0.2}}, rule: RulePause, at: 2},
 		{name: "pause worsens on average", after: []env.Metrics{{IntervalNs: sec, Util: 0.6, PauseRxFrac: 0.068}, {IntervalNs: sec, Util: 0.6, PauseRxFrac: 0.08}, {IntervalNs: sec, Util: 0.6, PauseRxFrac: 0.08}}, rule: RulePause, at: 2},
@@ -495,9 +499,20 @@ func TestGuardAdopt(t *testing.T) {
 	g.Adopt(kA, cur, to, 5*sec)
 	o := ob(kA, to)
 	o.Metrics.DropFrac = 0.01
-	p := step(t, g, 6*sec, []env.Observation{o}, nil)
+	// no interval measured before the adopted change: a queue that drops
+	// in every interval of the window goes back to its last known good
+	var p Plan
+	for i := range g.cfg.RollbackWindow {
+		p = step(t, g, int64(6+i)*sec, []env.Observation{o}, nil)
+		if i < g.cfg.RollbackWindow-1 && len(p.Changes) > 0 {
+			t.Fatalf("rolled back at interval %d of the window of %d: %+v", i+1, g.cfg.RollbackWindow, p)
+		}
+	}
 	if len(p.Changes) != 1 || p.Changes[0].Kind != KindRollback || p.Changes[0].New != cur {
 		t.Fatalf("adopted change not on probation: %+v", p)
+	}
+	if a := p.Alarms; len(a) != 1 || a[0].Rule != RuleDrops || !strings.Contains(a[0].Msg, "no interval measured before the change") {
+		t.Fatalf("alarms %+v, want drops with no baseline", a)
 	}
 }
 

@@ -54,6 +54,7 @@ type Probation struct {
 	From       env.Setting `json:"from"`
 	To         env.Setting `json:"to"`
 	Drop       float64     `json:"drop"`
+	DropSD     float64     `json:"drop_sd,omitempty"`
 	Pause      float64     `json:"pause"`
 	Reward     float64     `json:"reward"`
 	PauseSD    float64     `json:"pause_sd,omitempty"`
@@ -77,7 +78,7 @@ func (q *queueState) memory() QueueMemory {
 	}
 	if q.onProbation {
 		b := q.probationBase
-		m.Probation = &Probation{From: q.probationFrom, To: q.probationTo, Drop: b.drop, Pause: b.pause.mean, Reward: b.reward.mean,
+		m.Probation = &Probation{From: q.probationFrom, To: q.probationTo, Drop: b.drop.mean, DropSD: b.drop.sd(), Pause: b.pause.mean, Reward: b.reward.mean,
 			PauseSD: b.pause.sd(), RewardSD: b.reward.sd(), N: b.pause.n, HaveReward: b.haveReward, HaveBase: b.ok,
 			RewardTerms: b.part.String()}
 	}
@@ -121,7 +122,7 @@ func (g *Guard) Restore(m QueueMemory) {
 	if p := m.Probation; p != nil {
 		q.onProbation, q.probationFrom, q.probationTo = true, p.From, p.To
 		n := max(p.N, 1)
-		q.probationBase = base{ok: p.HaveBase, drop: p.Drop, pause: momentsOf(n, p.Pause, p.PauseSD),
+		q.probationBase = base{ok: p.HaveBase, drop: momentsOf(n, p.Drop, p.DropSD), pause: momentsOf(n, p.Pause, p.PauseSD),
 			reward: momentsOf(n, p.Reward, p.RewardSD), haveReward: p.HaveReward, part: parseRewardPart(p.RewardTerms)}
 		q.probationWatch = watch{haveReward: true}
 	}

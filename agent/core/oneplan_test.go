@@ -13,7 +13,7 @@ import (
 func TestOneChangePerQueuePerPlan(t *testing.T) {
 	g := newTestGuard(t, func(gc *GuardConfig) { gc.MinHold = 0 })
 	to := cur
-	to.KminBytes, to.KmaxBytes, to.Pmax = 300_000, 1_200_000, 0.1
+	to.KminBytes, to.KmaxBytes, to.Pmax = 500_000, 2_000_000, 0.1 // marks later
 	now := int64(sec)
 	step(t, g, now, []env.Observation{ob(kA, cur)}, nil)
 	now += sec
@@ -22,11 +22,17 @@ func TestOneChangePerQueuePerPlan(t *testing.T) {
 		t.Fatalf("no change: %+v", p)
 	}
 	g.Result(p.Changes[0], Applied, to, now)
-	now += sec
 	o := ob(kA, to)
-	o.Metrics.DropFrac = 0.01 // drops: a rollback at once
+	o.Metrics.DropFrac = 0.01 // drops in every interval, none before: a rollback at the window's end
+	for range g.cfg.RollbackWindow - 1 {
+		now += sec
+		if p := step(t, g, now, []env.Observation{o}, nil); len(p.Changes) != 0 {
+			t.Fatalf("rolled back before the window's end: %+v", p.Changes)
+		}
+	}
+	now += sec
 	further := to
-	further.KminBytes, further.KmaxBytes, further.Pmax = 200_000, 800_000, 0.05
+	further.KminBytes, further.KmaxBytes, further.Pmax = 600_000, 2_400_000, 0.05
 	p = step(t, g, now, []env.Observation{o}, []policy.Decision{dc(kA, further, 0.9)})
 	if len(p.Changes) != 1 || p.Changes[0].Kind != KindRollback {
 		t.Fatalf("want the rollback alone, got %+v", p.Changes)
@@ -46,7 +52,7 @@ func TestOneChangePerQueuePerPlan(t *testing.T) {
 	}
 	// the other way is free
 	back := cur
-	back.KminBytes, back.KmaxBytes = 500_000, 1_900_000
+	back.KminBytes, back.KmaxBytes = 300_000, 1_300_000
 	if p := step(t, g, now+sec, []env.Observation{ob(kA, cur)}, []policy.Decision{dc(kA, back, 0.9)}); len(p.Changes) != 1 {
 		t.Fatalf("a move the other way refused: %+v", p)
 	}

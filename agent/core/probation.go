@@ -14,8 +14,8 @@ import (
 
 // A change's probation. After a tune or fallback change the guard watches
 // the queue for RollbackWindow measured intervals and compares them with
-// the BaselineIntervals before the change. Drops roll back at once. Pause
-// and reward roll back only on evidence: the window's mean must be worse
+// the BaselineIntervals before the change. Drops, pause and reward roll
+// back only on evidence: the window's mean must be worse
 // than the baseline's by more than the configured limit, and beyond the
 // noise: Welch's t of the difference of the two means above the one-sided
 // RollbackConfidence quantile of Student's t at the Welch–Satterthwaite
@@ -24,7 +24,9 @@ import (
 // intervals knows its own spread poorly: 2 standard errors, the rule
 // before, is a fall the noise makes one time in 11 to 14 at 2-3 degrees
 // of freedom; the demo rolled back on 2.0, val-leafspine25-3to1-hadoop on
-// 2.2), measured against at least
+// 2.2; drops were judged on one interval against the baseline's mean, and
+// a queue whose drops swing 1%-3% was rolled back on 2.1%), measured
+// against at least
 // MinBaselineIntervals before the change (the noise of fewer is unknown).
 // The window is the intervals in which the change was in play: an ECN
 // change acts only on a queue that reaches the lower of the two Kmin, or
@@ -33,7 +35,9 @@ import (
 // interval neither counts in the window nor brings its end nearer (a
 // change passed an idle window and became last known good, never tried:
 // when the traffic came back, pause 1% to 40%, nothing rolled it back);
-// a probation seldom in play ends undecided (ProbationPatience). Measured
+// a probation seldom in play ends undecided (ProbationPatience). Nor
+// does an interval whose telemetry still shows the setting before the
+// change (the switch's view lags the Set): it is not the change's. Measured
 // on the validation scenarios (6 seeds), a window in play in 1 of 3
 // intervals or a baseline of one interval made most of the loop's
 // rollbacks, each a flap (hadoop-400g: 0.5 rollbacks a run, 0 after).
@@ -54,6 +58,15 @@ import (
 // nothing left to judge it. Its window waits, and is judged once the loop
 // resumes.
 //
+// A queue that dropped in none of the intervals before the change (a
+// lossless queue does not drop), or a change with no interval measured
+// before it (one adopted at a restart), is rolled back at the window's end
+// when it dropped above the limit in every interval of the window,
+// however its drops vary: Welch's t knows no spread of a baseline of
+// zeros. Drops in only some intervals of the window are left to Welch's
+// t: one interval of drops among a clean baseline and window is what
+// noise does too.
+//
 // A change is judged on what it can make worse. One that marks earlier
 // (lower Kmax, Kmin or higher Pmax) can cost throughput and marks on an
 // idle link, not queueing: its probation judges the reward's throughput
@@ -66,6 +79,9 @@ import (
 // seed 23: a spine queue tightened to 81 KB/90 KB as its traffic rose;
 // its average queue went from 0-5 to 16 reference BDPs, and after the
 // rollback to 174 KB/194 KB it was 19: the traffic, not the setting).
+// The drop rules judge every change: drops in a lossless queue are the
+// fault the guard must never explain away, and with the noise test a
+// change is rolled back for them only on evidence.
 const (
 	BaselineIntervals    = 8
 	MinBaselineIntervals = 4
@@ -203,11 +219,10 @@ func beyondNoise(d float64, win, before moments) (ok bool, t, df, need float64) 
 // intervals before the change. Its reward counts only when every interval
 // had one.
 type base struct {
-	ok            bool
-	drop          float64
-	pause, reward moments
-	haveReward    bool
-	part          rewardPart // which terms reward holds
+	ok                  bool
+	drop, pause, reward moments
+	haveReward          bool
+	part                rewardPart // which terms reward holds
 }
 
 func baselineOf(ks []kpi, part rewardPart) base {
@@ -216,7 +231,7 @@ func baselineOf(ks []kpi, part rewardPart) base {
 	}
 	b := base{ok: true, haveReward: true, part: part}
 	for _, k := range ks {
-		b.drop += k.drop / float64(len(ks))
+		b.drop.add(k.drop)
 		b.pause.add(k.pause)
 		b.reward.add(k.reward[part])
 		b.haveReward = b.haveReward && k.haveReward
@@ -224,13 +239,15 @@ func baselineOf(ks []kpi, part rewardPart) base {
 	return b
 }
 
-// watch is what a probation has measured so far: the pause and reward of
+// watch is what a probation has measured so far: the drops, pause and reward of
 // the intervals in which the change was in play (its window), and how many
 // intervals were measured in all.
 type watch struct {
-	pause, reward moments
-	haveReward    bool
-	seen          int
+	drop, pause, reward moments
+	haveReward          bool
+	seen                int
+	dropped             int     // intervals of the window with drops above the limit
+	dropLo, dropHi      float64 // the window's least and most drop fraction
 }
 
 // n is how many intervals of the window the change was in play in.
@@ -298,12 +315,22 @@ func reaches(o *env.Observation, kmin int64) bool {
 func (g *Guard) judgeProbation(now int64, q *queueState, o *env.Observation, k kpi) (*Change, *Alarm) {
 	w := &q.probationWatch
 	w.seen++
-	if inPlay(q, o) {
+	if inPlay(q, o) && (!validSetting(o.Current) || SameSetting(o.Current, q.probationTo, g.cfg.ReadBackPmaxTol)) {
+		// an interval whose telemetry still shows the setting before the
+		// change (the switch's view lags the Set) is not the change's
+		if w.drop.n == 0 || k.drop < w.dropLo {
+			w.dropLo = k.drop
+		}
+		w.dropHi = max(w.dropHi, k.drop)
+		w.drop.add(k.drop)
+		if k.drop > g.cfg.RollbackDropFrac {
+			w.dropped++
+		}
 		w.pause.add(k.pause)
 		w.reward.add(k.reward[q.probationBase.part])
 		w.haveReward = w.haveReward && k.haveReward
 	}
-	rule, why := g.rollbackRule(q, k)
+	rule, why := g.rollbackRule(q)
 	if rule != "" {
 		return g.rollback(now, q, o, rule, why)
 	}
@@ -324,19 +351,25 @@ func (g *Guard) judgeProbation(now int64, q *queueState, o *env.Observation, k k
 	return nil, nil
 }
 
-// rollbackRule is the rule q's probation breaks after interval k, with its
-// evidence ("" when none): drops at once; pause and reward on the whole
-// window, beyond the limit and the noise (beyondNoise), when the change
-// was in play.
-func (g *Guard) rollbackRule(q *queueState, k kpi) (string, string) {
+// rollbackRule is the rule q's probation breaks, with its evidence (""
+// when none), once the window is full: drops, pause and reward on the
+// whole window, beyond the limit and the noise (beyondNoise); pause not
+// for a change that marks earlier (drops for every change). A queue that dropped in none
+// of the intervals before the change (or whose baseline was not measured)
+// and drops in every interval of the window, above the limit, is rolled
+// back whatever the spread of its drops (noDropsBefore).
+func (g *Guard) rollbackRule(q *queueState) (string, string) {
 	b, w := q.probationBase, q.probationWatch
-	if k.drop > b.drop+g.cfg.RollbackDropFrac {
-		return RuleDrops, fmt.Sprintf("drop fraction %.4g above %.4g before the change", k.drop, b.drop)
-	}
-	if w.n() < g.cfg.RollbackWindow || !b.ok || b.pause.n < MinBaselineIntervals {
+	if w.n() < g.cfg.RollbackWindow {
 		return "", ""
 	}
 	played := fmt.Sprintf("; the change was in play in %d of %d intervals", w.n(), w.seen)
+	if why := g.noDropsBefore(b, w); why != "" {
+		return RuleDrops, why + played
+	}
+	if !b.ok || b.pause.n < MinBaselineIntervals {
+		return "", ""
+	}
 	// worse reports the evidence when the window's mean is worse than the
 	// baseline's by d, beyond the limit and the noise ("" when not).
 	worse := func(what string, win, before moments, d, limit float64) string {
@@ -349,6 +382,9 @@ func (g *Guard) rollbackRule(q *queueState, k kpi) (string, string) {
 		}
 		return fmt.Sprintf("mean %s %.4g (sd %.2g) over %d intervals in play, %.4g (sd %.2g) over the %d before the change: %.3g worse (limit %.4g), Welch's t %.1f at %.1f degrees of freedom, above the %.1f of a fall the noise makes one time in %.0f",
 			what, win.mean, win.sd(), win.n, before.mean, before.sd(), before.n, d, limit, t, df, need, 1/(1-RollbackConfidence)) + played
+	}
+	if why := worse("drop fraction", w.drop, b.drop, w.drop.mean-b.drop.mean, g.cfg.RollbackDropFrac); why != "" {
+		return RuleDrops, why
 	}
 	if b.part != rewardThroughput {
 		if why := worse("pause fraction", w.pause, b.pause, w.pause.mean-b.pause.mean, g.cfg.RollbackPauseIncrease); why != "" {
@@ -366,6 +402,25 @@ func (g *Guard) rollbackRule(q *queueState, k kpi) (string, string) {
 		return RuleReward, why
 	}
 	return "", ""
+}
+
+// noDropsBefore is the evidence that a change made a queue that did not
+// drop drop ("" when none): no drop in any interval before it (or no
+// interval measured before it, as for a change adopted at a restart), and
+// a drop above the limit in every interval of its window. A lossless
+// queue does not drop; Welch's t knows no spread of a baseline of zeros,
+// and the window's own spread is no reason to keep a change after which
+// every interval lost packets.
+func (g *Guard) noDropsBefore(b base, w watch) string {
+	if b.drop.mean != 0 || w.dropped < w.n() {
+		return ""
+	}
+	before := fmt.Sprintf("none in the %d intervals before the change", b.drop.n)
+	if b.drop.n == 0 {
+		before = "no interval measured before the change"
+	}
+	return fmt.Sprintf("drops above the limit %.4g in each of the %d intervals in play (drop fraction %.4g to %.4g, mean %.4g), %s",
+		g.cfg.RollbackDropFrac, w.n(), w.dropLo, w.dropHi, w.drop.mean, before)
 }
 
 // rollback returns q to the setting before its change on probation: that

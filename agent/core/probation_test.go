@@ -294,11 +294,14 @@ func TestRetryAfterRollback(t *testing.T) {
 	g := newTestGuard(t, func(gc *GuardConfig) { gc.MinHold = 0 })
 	to := cur
 	to.Pmax = 0.1
-	ps := probe(t, g, to, []env.Metrics{util(0.5, 5e5)}, []env.Metrics{{IntervalNs: sec, DropFrac: 0.01}})
-	if rolledBack(ps) == nil {
-		t.Fatalf("no rollback: %+v", ps)
+	// drops in each interval of the window, none before: rolled back at
+	// its end (the change at 2 s, the rollback at 5 s)
+	drops := env.Metrics{IntervalNs: sec, DropFrac: 0.01}
+	ps := probe(t, g, to, []env.Metrics{util(0.5, 5e5)}, []env.Metrics{drops, drops, drops})
+	if rolledBack(ps[2:]) == nil {
+		t.Fatalf("no rollback at the window's end: %+v", ps)
 	}
-	at := int64(4 * sec)
+	at := int64(6 * sec)
 	again := func(g *Guard, now int64, s env.Setting) Plan {
 		return step(t, g, now, []env.Observation{ob(kA, cur)}, []policy.Decision{dc(kA, s, 0.9)})
 	}
@@ -317,7 +320,7 @@ func TestRetryAfterRollback(t *testing.T) {
 	if p := again(g2, at+2*sec, to); len(p.Rejections) != 1 || p.Rejections[0].Rule != RuleRetry {
 		t.Fatalf("bar lost across a restart: %+v", p)
 	}
-	if p := again(g2, 3*sec+50*sec, to); len(p.Changes) != 1 {
+	if p := again(g2, 5*sec+50*sec, to); len(p.Changes) != 1 {
 		t.Fatalf("bar outlived retry-after: %+v", p)
 	}
 }
@@ -587,5 +590,130 @@ func TestSpeedChangeEndsProbation(t *testing.T) {
 	}
 	if n := len(g.queues[kA].recent); n != 2 {
 		t.Fatalf("%d KPIs kept, want the 2 intervals at 25G after the speed change", n)
+	}
+}
+
+// Drops are judged as pause is: on the window's mean against the
+// baseline's, beyond the limit and the noise. A queue whose drops swing
+// 1%-3% before a change is not rolled back on an interval of 2.1% after
+// it, nor on a window within that spread, whichever way the change went;
+// a window well above it rolls the change back, whichever way it went.
+func TestDropsJudgedAgainstTheirNoise(t *testing.T) {
+	swing := make([]env.Metrics, BaselineIntervals)
+	for i := range swing {
+		swing[i] = env.Metrics{IntervalNs: sec, Util: 0.5, MarkFrac: 0.1, DropFrac: []float64{0.01, 0.03}[i%2]}
+	}
+	drops := func(fs ...float64) []env.Metrics {
+		ms := make([]env.Metrics, len(fs))
+		for i, f := range fs {
+			ms[i] = env.Metrics{IntervalNs: sec, Util: 0.5, MarkFrac: 0.1, DropFrac: f}
+		}
+		return ms
+	}
+	tighter, looser := cur, cur
+	tighter.KmaxBytes, looser.KmaxBytes = 1_200_000, 2_000_000
+	for _, to := range []env.Setting{tighter, looser} {
+		if c := rolledBack(probe(t, newTestGuard(t, nil), to, swing, drops(0.021, 0.03, 0.01))); c != nil {
+			t.Errorf("%s: rolled back within the baseline's spread: %s", env.DescribeChange(cur, to), c.Reason)
+		}
+	}
+	for _, to := range []env.Setting{tighter, looser} {
+		ps := probe(t, newTestGuard(t, nil), to, swing, drops(0.09, 0.1, 0.11))
+		if rolledBack(ps[:2]) != nil {
+			t.Fatalf("%s: rolled back before the window's end: %+v", env.DescribeChange(cur, to), ps)
+		}
+		c := rolledBack(ps)
+		if c == nil || c.New != cur || !strings.Contains(c.Reason, "mean drop fraction 0.1 ") || !strings.Contains(c.Reason, "Welch's t") {
+			t.Fatalf("%s, drops 2%% to 10%%: rollback %+v, want back to %s with the test", env.DescribeChange(cur, to), c, cur.Describe())
+		}
+	}
+}
+
+// A queue that dropped in none of the intervals before a change and drops
+// in every interval of its window is rolled back at the window's end,
+// however its drops vary (Welch's t knows no spread of a baseline of
+// zeros); drops in some intervals only are left to the test.
+func TestDropsWhereThereWereNone(t *testing.T) {
+	clean := make([]env.Metrics, BaselineIntervals)
+	for i := range clean {
+		clean[i] = env.Metrics{IntervalNs: sec, Util: 0.5, MarkFrac: 0.1}
+	}
+	looser := cur
+	looser.KmaxBytes = 2_000_000
+	m := func(drop float64) env.Metrics {
+		return env.Metrics{IntervalNs: sec, Util: 0.5, MarkFrac: 0.1, DropFrac: drop}
+	}
+	ps := probe(t, newTestGuard(t, nil), looser, clean, []env.Metrics{m(0.001), m(0.2), m(0.01)})
+	if rolledBack(ps[:2]) != nil {
+		t.Fatalf("rolled back before the window's end: %+v", ps)
+	}
+	c := rolledBack(ps[2:])
+	if c == nil || c.New != cur {
+		t.Fatalf("drops in every interval after none: rollback %+v, want back to %s", c, cur.Describe())
+	}
+	for _, s := range []string{"in each of the 3 intervals in play", "drop fraction 0.001 to 0.2", "none in the 8 intervals before the change"} {
+		if !strings.Contains(c.Reason, s) {
+			t.Errorf("reason %q does not say %q", c.Reason, s)
+		}
+	}
+	if c := rolledBack(probe(t, newTestGuard(t, nil), looser, clean, []env.Metrics{m(0.001), m(0), m(0.01)})); c != nil {
+		t.Errorf("drops in 2 of 3 intervals rolled back: %s", c.Reason)
+	}
+}
+
+// A probation restored after a restart keeps its baseline's drop spread
+// (Probation.DropSD): the window is judged against it as before.
+func TestDropSpreadSurvivesARestart(t *testing.T) {
+	swing := make([]env.Metrics, BaselineIntervals)
+	for i := range swing {
+		swing[i] = env.Metrics{IntervalNs: sec, Util: 0.5, MarkFrac: 0.1, DropFrac: []float64{0.01, 0.03}[i%2]}
+	}
+	looser := cur
+	looser.KmaxBytes = 2_000_000
+	g := newTestGuard(t, nil)
+	probe(t, g, looser, swing, nil)
+	m := g.Memory(kA)
+	if p := m.Probation; p == nil || p.Drop < 0.015 || p.DropSD < 0.01 {
+		t.Fatalf("memory's probation %+v: want the baseline's drop near 2%% and its sd above 1%%", m.Probation)
+	}
+	g2 := newTestGuard(t, nil)
+	g2.Restore(m)
+	// a window as steady as 3%: beyond the noise only for a baseline
+	// without spread
+	for i, f := range []float64{0.03, 0.03, 0.03} {
+		o := ob(kA, looser)
+		o.Metrics = env.Metrics{IntervalNs: sec, Util: 0.5, MarkFrac: 0.1, DropFrac: f}
+		if p := step(t, g2, int64(20+i)*sec, []env.Observation{o}, nil); len(p.Changes) != 0 {
+			t.Fatalf("restored probation rolled back within the baseline's spread: %+v", p.Changes)
+		}
+	}
+	if lg, _ := g2.LastGood(kA); lg != looser {
+		t.Fatalf("last good %s, want the change %s made good", lg.Describe(), looser.Describe())
+	}
+}
+
+// An interval whose telemetry still shows the setting before the change
+// (the switch's view lags the Set) is not in the change's window: a
+// queue that drops in every interval showing the change is rolled back.
+func TestWindowSkipsTelemetryBeforeTheChange(t *testing.T) {
+	g := newTestGuard(t, nil)
+	looser := cur
+	looser.KmaxBytes = 2_000_000
+	probe(t, g, looser, nil, nil)
+	now := int64(10 * sec)
+	lag := ob(kA, cur)
+	lag.Metrics.MarkFrac = 0.1
+	if p := step(t, g, now, []env.Observation{lag}, nil); len(p.Changes)+len(p.Alarms) != 0 {
+		t.Fatalf("lagging telemetry: %+v", p)
+	}
+	var p Plan
+	for range g.cfg.RollbackWindow {
+		now += sec
+		o := ob(kA, looser)
+		o.Metrics.MarkFrac, o.Metrics.DropFrac = 0.1, 0.01
+		p = step(t, g, now, []env.Observation{o}, nil)
+	}
+	if len(p.Changes) != 1 || p.Changes[0].Kind != KindRollback || p.Changes[0].New != cur {
+		t.Fatalf("drops in every interval showing the change: %+v, want a rollback to %s", p, cur.Describe())
 	}
 }

@@ -123,7 +123,8 @@ func TestRepairTowardsPolicyOnProbation(t *testing.T) {
 		now += sec
 		step(t, g, now, []env.Observation{ob(kA, repairHigh)}, []policy.Decision{dc(kA, repairHigh, 0.9)})
 	}
-	above := env.Setting{KminBytes: 1_000_000, KmaxBytes: 3_000_000, Pmax: 0.01, HeadroomBytes: 100_000}
+	// the policy's part marks later (kmin up, pmax down): judged on drops
+	above := env.Setting{KminBytes: 2_400_000, KmaxBytes: 3_000_000, Pmax: 0.01, HeadroomBytes: 100_000}
 	now += sec
 	p := step(t, g, now, []env.Observation{aboveXoff()}, []policy.Decision{dc(kA, above, 0.9)})
 	if len(p.Changes) != 1 || p.Changes[0].Kind != KindRepair || !p.Changes[0].FromPolicy || p.Changes[0].Least == nil {
@@ -149,9 +150,14 @@ func TestRepairTowardsPolicyOnProbation(t *testing.T) {
 	}
 	o := ob(kA, ch.New)
 	o.XoffBytes = 2_809_000
-	o.Metrics.DropFrac = 0.05
-	now += sec
-	p = step(t, g, now, []env.Observation{o}, []policy.Decision{dc(kA, ch.New, 0.9)})
+	o.Metrics.DropFrac = 0.05 // in every interval of the window, none before
+	for i := range g.cfg.RollbackWindow {
+		now += sec
+		p = step(t, g, now, []env.Observation{o}, []policy.Decision{dc(kA, ch.New, 0.9)})
+		if i < g.cfg.RollbackWindow-1 && len(p.Changes) != 0 {
+			t.Fatalf("rolled back before the window's end: %+v", p.Changes)
+		}
+	}
 	if len(p.Changes) != 1 || p.Changes[0].Kind != KindRollback || !SameSetting(p.Changes[0].New, least, 1e-9) {
 		t.Fatalf("drops 0→5%% after the policy's part: %+v, want a rollback to the least repair %s", p.Changes, least.Describe())
 	}

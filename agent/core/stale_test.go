@@ -19,7 +19,7 @@ func TestStaleTelemetryIsNotAnotherWriter(t *testing.T) {
 	g := newTestGuard(t, func(gc *GuardConfig) { gc.MinHold = 0 })
 	c := &Core{guard: g}
 	to := cur
-	to.KminBytes, to.KmaxBytes = 300_000, 1_200_000
+	to.KminBytes, to.KmaxBytes = 500_000, 2_000_000 // marks later: judged on drops
 	now := int64(sec)
 	step(t, g, now, []env.Observation{ob(kA, cur)}, nil)
 	now += sec
@@ -48,11 +48,14 @@ func TestStaleTelemetryIsNotAnotherWriter(t *testing.T) {
 	if p := step(t, g, now, []env.Observation{ob(kA, cur)}, nil); len(p.Alarms)+len(p.Changes) != 0 || g.queue(kA).current != to {
 		t.Fatalf("stale sample after the read: %+v", p)
 	}
-	// telemetry catches up, with drops: the change is rolled back
-	now += sec
+	// telemetry catches up, with drops in every interval of the window,
+	// none before: the change is rolled back
 	o := ob(kA, to)
 	o.Metrics.DropFrac = 0.01
-	p = step(t, g, now, []env.Observation{o}, nil)
+	for range g.cfg.RollbackWindow {
+		now += sec
+		p = step(t, g, now, []env.Observation{o}, nil)
+	}
 	if len(p.Changes) != 1 || p.Changes[0].Kind != KindRollback || p.Changes[0].New != cur {
 		t.Fatalf("want a rollback to %+v, got %+v", cur, p)
 	}
