@@ -1412,7 +1412,7 @@ func (g *Guard) admit(now int64, q *queueState, o *env.Observation, d *policy.De
 	if q.mismatchN > 0 {
 		return rej(RuleConfirm, "the switch reports another setting than the agent set (its telemetry may lag the Set): confirming before any change")
 	}
-	if q.onProbation {
+	if q.onProbation && !g.supersedable(q) {
 		why := fmt.Sprintf("the last change is watched for %d more intervals in play", g.cfg.RollbackWindow-q.probationWatch.n())
 		if g.paused {
 			why += " once the closed loop resumes (not judged while paused: its rollback could not be made)"

@@ -717,3 +717,42 @@ func TestWindowSkipsTelemetryBeforeTheChange(t *testing.T) {
 		t.Fatalf("drops in every interval showing the change: %+v, want a rollback to %s", p, cur.Describe())
 	}
 }
+
+// A probation that has measured a window's worth of intervals without its
+// change in play holds no verdict, but it does not freeze the queue: a
+// new change may replace it (the setting proven before stays the last
+// known good). Before a window's worth it may not. (Counting only intervals
+// in play, the probation held the queue for up to ProbationPatience
+// windows: on validation the demo's loop went 0.970 -> 1.049.)
+func TestUnplayedProbationMayBeSuperseded(t *testing.T) {
+	loose := cur
+	loose.KmaxBytes = 3_000_000
+	busy := env.Metrics{IntervalNs: sec, Util: 0.9, MarkFrac: 0.05}
+	idle := env.Metrics{IntervalNs: sec, Util: 0.001}
+	var before []env.Metrics
+	for range BaselineIntervals {
+		before = append(before, busy)
+	}
+	again := loose
+	again.KmaxBytes = 2_500_000
+	for _, c := range []struct {
+		idle  int
+		allow bool
+	}{{1, false}, {2, true}} { // and the interval of the new decision: 2 or 3 measured
+		g := newTestGuard(t, nil)
+		quiet := make([]env.Metrics, c.idle)
+		for i := range quiet {
+			quiet[i] = idle
+		}
+		probe(t, g, loose, before, quiet)
+		o := ob(kA, loose)
+		o.Metrics = idle
+		p := step(t, g, 100*sec, []env.Observation{o}, []policy.Decision{dc(kA, again, 0.9)})
+		if got := len(p.Changes) == 1; got != c.allow {
+			t.Fatalf("after %d intervals not in play (window %d): changes %+v, rejections %+v; want allowed %v", c.idle, g.cfg.RollbackWindow, p.Changes, p.Rejections, c.allow)
+		}
+		if lg, _ := g.LastGood(kA); lg != cur {
+			t.Fatalf("last good %s, want the setting before the unplayed change", lg.Describe())
+		}
+	}
+}
