@@ -108,8 +108,12 @@ type Agent struct {
 	// stale while etcd does not answer (fleet_http.go)
 	lastFleet lastFleetStatus
 
-	mu       sync.Mutex
-	latest   map[env.QueueKey]env.Observation // newest observation per queue since the last interval
+	mu     sync.Mutex
+	latest map[env.QueueKey]env.Observation // newest observation per queue since the last interval
+	// counters: the cumulative counters of each queue's last sample,
+	// kept in the agent db (saveCounters) to seed the observer of the
+	// next run (seedObserver)
+	counters map[env.QueueKey]env.QueueCounters
 	lastSeen map[string]time.Time
 	heard    map[string]bool                      // targets that have sent a snapshot (health)
 	wallGap  map[string]time.Duration             // wall time between a target's last two snapshots (warnInterval)
@@ -210,6 +214,7 @@ func New(o Options) (*Agent, error) {
 			o.Logger.Info("switches restarted at their startup settings: the guard takes what they report as the baseline, not as another writer's",
 				"targets", o.Restarted, "queues", n)
 		}
+		seedObserver(o)
 	}
 	gc := o.Config.Guardrails
 	gc.LeastRepairs = gc.LeastRepairs || o.Config.Approve // a repair never carries an unapproved setting
@@ -340,6 +345,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			a.finishIO(ctx)
+			if a.cfg.Mode == config.ModeClosedLoop {
+				a.saveCounters()
+			}
 			a.log.Info("agent stopped")
 			return nil
 		case d := <-a.ioc:
@@ -460,7 +468,84 @@ func (a *Agent) Ingest(s env.Snapshot) {
 	a.core.Seen(s.Target, now.UnixNano())
 	a.o.Instruments.Snapshots.WithLabelValues(s.Target).Inc()
 	for _, o := range obs {
+		if prev, ok := a.latest[o.Key]; ok && prev.Metrics.Reset && !o.Metrics.Reset {
+			// the counters went back within this interval: the guard
+			// sees it (a restart's new baseline), and the interval is
+			// not measured, as the one of the reset is not
+			o.Metrics, o.Valid, o.Problem = prev.Metrics, false, prev.Problem
+		}
 		a.latest[o.Key] = o
+	}
+	if a.counters == nil {
+		a.counters = map[env.QueueKey]env.QueueCounters{}
+	}
+	for i := range s.Queues {
+		a.counters[s.Queues[i].Key] = s.Queues[i].Counters()
+	}
+}
+
+// counterSeeder is an Observer that can be told the counters a previous
+// run saw last (env.Observer.Seed).
+type counterSeeder interface {
+	Seed(k env.QueueKey, c env.QueueCounters)
+}
+
+// seedObserver gives the observer the counters of each queue's last sample
+// the agent db holds: a switch that restarted while the agent was down
+// shows its counters went back at the first sample (a counter reset the
+// guard takes with the setting it runs as the new baseline), where
+// without them the first sample is only a first sample, and the setting
+// the switch starts with reads as another writer's.
+func seedObserver(o Options) {
+	sd, ok := o.Observer.(counterSeeder)
+	if !ok {
+		return
+	}
+	cs, damaged, err := o.Journal.Counters()
+	if err != nil {
+		o.Logger.Warn("agent db: the counters of the last run are not read: a switch that restarted while the agent was down may read as another writer", "db", o.Journal.Path(), "err", err)
+		return
+	}
+	if len(damaged) > 0 {
+		o.Logger.Warn("agent db: the counters of the last run of some queues failed their seal and are left out: a restart of their switch while the agent was down may read as another writer",
+			"db", o.Journal.Path(), "queues", damaged)
+	}
+	for k, c := range cs {
+		sd.Seed(k, c)
+	}
+}
+
+// saveCounters stores the counters of each queue's last sample (for the
+// next run's seedObserver). Failing costs only that.
+func (a *Agent) saveCounters() {
+	a.mu.Lock()
+	cs := maps.Clone(a.counters)
+	a.mu.Unlock()
+	if err := a.o.Journal.PutCounters(cs); err != nil {
+		a.log.Warn("the queues' counters are not stored: after a restart, a switch that restarted meanwhile may read as another writer", "err", err)
+	}
+}
+
+// logBaselines says, once per target and interval, which switches
+// restarted with the agent's settings gone, the setting they run taken as
+// the new baseline.
+func (a *Agent) logBaselines(bs []core.Baseline) {
+	for i := 0; i < len(bs); {
+		t := bs[i].Key.Target
+		n := 0
+		for n < len(bs)-i && bs[i+n].Key.Target == t {
+			n++
+		}
+		b := bs[i]
+		when, why := "", b.Why
+		if r, ok := strings.CutPrefix(b.Why, env.ResetSinceLastRun+": "); ok {
+			when, why = " while the agent was down", "its "+r
+		} else if r, ok := strings.CutPrefix(b.Why, "counter reset: "); ok {
+			why = "its " + r
+		}
+		a.log.Info(fmt.Sprintf("the switch restarted%s (%s): its running setting is the new baseline", when, why),
+			"target", t, "queues", n, "example", b.Key.String()+": agent's "+b.Was.Describe()+" → switch runs "+b.Now.Describe())
+		i += n
 	}
 }
 
@@ -546,6 +631,7 @@ func (a *Agent) Tick(ctx context.Context) error {
 		}
 	}
 	rd, err := a.core.Tick(in)
+	a.logBaselines(rd.Baselines)
 	a.publish(obs, rd.Recommendations)
 	a.forgetSilent(now)
 	a.hist.Record(now.UnixNano(), obs, rd.Recommendations)
@@ -593,6 +679,9 @@ func (a *Agent) Tick(ctx context.Context) error {
 		a.log.Error("guard memory", "err", err)
 	}
 	a.shareMemory(ctx, mems)
+	if len(mems) > 0 || a.ticks%10 == 0 {
+		a.saveCounters()
+	}
 	if len(rd.Changes) > 0 || a.ticks%10 == 0 {
 		// Only a change, or one ageing out of the window, moves the churn:
 		// not a read of the audit window every interval.

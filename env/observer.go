@@ -62,8 +62,40 @@ func (c counters) wentBack(p counters) string {
 	return ""
 }
 
+// QueueCounters are the cumulative counters of a queue's sample
+// (QueueSample.Counters): those of its last sample are what a later run of the observer is seeded with
+// (Observer.Seed) to tell a switch that restarted meanwhile, whose
+// counters went back, from one that did not.
+type QueueCounters struct {
+	TxPkts      uint64 `json:"tx_pkts,omitempty"`
+	TxBytes     uint64 `json:"tx_bytes,omitempty"`
+	MarkedPkts  uint64 `json:"marked_pkts,omitempty"`
+	MarkedBytes uint64 `json:"marked_bytes,omitempty"`
+	DropPkts    uint64 `json:"drop_pkts,omitempty"`
+	DropBytes   uint64 `json:"drop_bytes,omitempty"`
+	PauseTx     uint64 `json:"pause_tx,omitempty"`
+	PauseRx     uint64 `json:"pause_rx,omitempty"`
+	PausedNs    uint64 `json:"paused_ns,omitempty"`
+}
+
+// Counters are q's cumulative counters.
+func (q *QueueSample) Counters() QueueCounters {
+	return QueueCounters{q.TxPkts, q.TxBytes, q.MarkedPkts, q.MarkedBytes, q.DropPkts, q.DropBytes, q.PauseTx, q.PauseRx, q.PausedNs}
+}
+
+func (c QueueCounters) internal() counters {
+	return counters{c.TxPkts, c.TxBytes, c.MarkedPkts, c.MarkedBytes, c.DropPkts, c.DropBytes, c.PauseTx, c.PauseRx, c.PausedNs}
+}
+
+// ResetSinceLastRun begins the Problem of the first Observation of a
+// seeded queue (Observer.Seed) whose counters are below the ones the
+// previous run saw last: the switch restarted, or its counters were
+// cleared, meanwhile. The observation has Metrics.Reset.
+const ResetSinceLastRun = "counter reset since the last run"
+
 type queueState struct {
 	seen    bool
+	seeded  bool // ctr holds a previous run's last counters (Seed), not a sample
 	timeNs  int64
 	ctr     counters
 	hist    [HistoryLen][IntervalFeatures]float32 // ring, hist[head] most recent
@@ -127,6 +159,19 @@ func (o *Observer) Forget(target string) {
 // ForgetQueue drops one queue's state (it is no longer reported).
 func (o *Observer) ForgetQueue(k QueueKey) { delete(o.queues, k) }
 
+// Seed gives the observer the last counters a previous run saw of queue
+// k (QueueSample.Counters of its last sample), before its first sample: a first sample with a counter
+// below them is a counter reset (Metrics.Reset, its Problem beginning with
+// ResetSinceLastRun and naming the counter), as a sample after another
+// would be; one at or above them is a first sample as usual. A queue
+// already sampled is left as it is.
+func (o *Observer) Seed(k QueueKey, c QueueCounters) {
+	if st := o.queues[k]; st != nil && st.seen {
+		return
+	}
+	o.queues[k] = &queueState{seeded: true, ctr: c.internal()}
+}
+
 // Len is the number of queues with state.
 func (o *Observer) Len() int { return len(o.queues) }
 
@@ -185,7 +230,15 @@ func (o *Observer) Observe(s Snapshot) []Observation {
 func (o *Observer) advance(st *queueState, q *QueueSample, timeNs int64) {
 	c := countersOf(q)
 	if !st.seen {
-		st.seen = true
+		why := ""
+		if st.seeded {
+			why = c.wentBack(st.ctr)
+		}
+		st.seen, st.seeded = true, false
+		if why != "" {
+			o.rebase(st, c, timeNs, ResetSinceLastRun+": "+why)
+			return
+		}
 		st.timeNs, st.ctr = timeNs, c
 		st.clearHistory()
 		st.metrics, st.valid, st.problem = Metrics{}, false, "first sample of this queue"

@@ -143,6 +143,57 @@ func TestHistoryOrder(t *testing.T) {
 	}
 }
 
+// A restarted observer seeded with the counters a previous run saw last
+// (QueueSample.Counters, Seed) takes a first sample below them as a counter reset,
+// naming the counter; a first sample at or above them is a first sample.
+func TestSeededFirstSampleReset(t *testing.T) {
+	tr := traffic{util: 0.5, mark: 0.1, avgRefs: 1, maxRefs: 2, kminAt100: 50_000, kmaxAt100: 500_000, pmax: 0.2}
+	snaps := series(tr, 100e9, 1_000_000, 6)
+	before := NewObserver(ObserverConfig{})
+	observeAll(before, snaps[:4])
+	k := snaps[0].Queues[0].Key
+	saved := map[QueueKey]QueueCounters{k: snaps[3].Queues[0].Counters()}
+	if c := saved[k]; c.TxBytes != snaps[3].Queues[0].TxBytes || c.MarkedPkts != snaps[3].Queues[0].MarkedPkts || c.PausedNs != snaps[3].Queues[0].PausedNs {
+		t.Fatalf("counters of the last sample: %+v, want tx_bytes %d", c, snaps[3].Queues[0].TxBytes)
+	}
+
+	// the switch kept running: its counters went on
+	o := NewObserver(ObserverConfig{})
+	o.Seed(k, saved[k])
+	if ob := o.Observe(snaps[5])[0]; ob.Valid || ob.Metrics.Reset || ob.Problem != "first sample of this queue" {
+		t.Fatalf("counters above the seed: valid=%v reset=%v problem=%q, want a first sample", ob.Valid, ob.Metrics.Reset, ob.Problem)
+	}
+	if ob := o.Observe(snaps[6])[0]; !ob.Valid || math.Abs(ob.Metrics.Util-0.5) > 1e-9 {
+		t.Fatalf("second sample: valid=%v util=%g, want true 0.5", ob.Valid, ob.Metrics.Util)
+	}
+
+	// the switch restarted: its counters began again
+	o = NewObserver(ObserverConfig{})
+	o.Seed(k, saved[k])
+	if o.Len() != 1 {
+		t.Errorf("seeded observer holds %d queues, want 1", o.Len())
+	}
+	re := snaps[2]
+	re.TimeNs = snaps[6].TimeNs
+	ob := o.Observe(re)[0]
+	if ob.Valid || !ob.Metrics.Reset || !strings.HasPrefix(ob.Problem, ResetSinceLastRun+": tx_pkts went back from") {
+		t.Fatalf("counters below the seed: valid=%v reset=%v problem=%q, want a reset naming tx_pkts", ob.Valid, ob.Metrics.Reset, ob.Problem)
+	}
+	next := snaps[3]
+	next.TimeNs = re.TimeNs + 1_000_000
+	if ob := o.Observe(next)[0]; !ob.Valid || ob.Metrics.Reset || math.Abs(ob.Metrics.Util-0.5) > 1e-9 {
+		t.Fatalf("after the reset: valid=%v reset=%v util=%g, want measured from the reset sample", ob.Valid, ob.Metrics.Reset, ob.Metrics.Util)
+	}
+
+	// a seed never overrides a queue already sampled
+	o.Seed(k, saved[k])
+	after := snaps[4]
+	after.TimeNs = next.TimeNs + 1_000_000
+	if ob := o.Observe(after)[0]; !ob.Valid || ob.Metrics.Reset {
+		t.Fatalf("seed over a sampled queue: valid=%v reset=%v problem=%q, want measured from the last sample", ob.Valid, ob.Metrics.Reset, ob.Problem)
+	}
+}
+
 func TestCounterReset(t *testing.T) {
 	o := NewObserver(ObserverConfig{})
 	tr := traffic{util: 0.5, avgRefs: 1, maxRefs: 2, kminAt100: 50_000, kmaxAt100: 500_000, pmax: 0.2}

@@ -503,6 +503,21 @@ type Plan struct {
 	Rejections []Rejection
 	Alarms     []Alarm
 	Frozen     []string // targets whose telemetry is stale
+	// Baselines are the queues whose switch restarted (their counters
+	// went back and the setting they run is no longer the one they ran):
+	// the setting they run now is taken as the new baseline.
+	Baselines []Baseline
+}
+
+// Baseline is a queue whose switch restarted: it ran Was (what the agent
+// set, or its last known good) and runs Now, its startup configuration,
+// which the guard takes as the queue's baseline and last known good.
+// Why is the observation's Problem: the counter that went back.
+type Baseline struct {
+	Key env.QueueKey
+	Was env.Setting
+	Now env.Setting
+	Why string
 }
 
 // StepInput is what the guard decides from. Decisions, when given, are
@@ -652,6 +667,8 @@ type Guard struct {
 	targets map[string]*targetState
 	dirty   map[env.QueueKey]bool // queues whose memory changed (Memories)
 	paused  bool                  // this step's StepInput.Paused
+	// baselines: this step's queues whose switch restarted (Plan.Baselines)
+	baselines []Baseline
 }
 
 // NewGuard returns a guard with validated guardrails.
@@ -803,6 +820,7 @@ func (g *Guard) Step(in StepInput) (Plan, error) {
 	}
 	now := in.NowNs
 	g.paused = in.Paused
+	g.baselines = nil
 	for _, t := range g.targets {
 		t.headroom, t.buffer = 0, 0
 	}
@@ -832,6 +850,7 @@ func (g *Guard) Step(in StepInput) (Plan, error) {
 			plan.Alarms = append(plan.Alarms, *a)
 		}
 	}
+	plan.Baselines = g.baselines
 	g.watchdog(now, &plan)
 	for _, c := range plan.Changes {
 		planned[c.Key] = c
@@ -1005,12 +1024,13 @@ func (g *Guard) speedChanged(q *queueState, o *env.Observation) *Alarm {
 // as the new baseline, the current setting, and another writer's change,
 // which it adopts and yields to (the alarm it returns).
 func (g *Guard) follow(now int64, q *queueState, o *env.Observation) *Alarm {
-	if o.Metrics.Reset && !q.pending && validSetting(o.Current) && q.changed && !SameSetting(o.Current, q.current, g.cfg.ReadBackPmaxTol) {
+	if o.Metrics.Reset && !q.pending && validSetting(o.Current) && q.changed && !g.stillRuns(q, o.Current) {
 		// The switch restarted (its counters went back and its setting is
 		// no longer the one it had): it runs its startup configuration,
 		// not what the agent set. What it has now is the baseline; a
 		// change on probation is gone with the restart. (Counters cleared
 		// with the setting kept are only an interval not measured.)
+		g.baselines = append(g.baselines, Baseline{Key: o.Key, Was: g.ran(q), Now: o.Current, Why: o.Problem})
 		q.current, q.lastGood = o.Current, o.Current
 		q.onProbation, q.expectSet, q.mismatchN = false, false, 0
 		g.touch(q)
@@ -1053,6 +1073,31 @@ func (g *Guard) follow(now int64, q *queueState, o *env.Observation) *Alarm {
 		}
 	}
 	return ext
+}
+
+// ran is what the guard holds that q's switch runs: the setting it last
+// reported, else (a memory restored at the agent's start, nothing read
+// yet) what the agent set on it, the change on probation's, or its last
+// known good.
+func (g *Guard) ran(q *queueState) env.Setting {
+	switch {
+	case validSetting(q.current):
+		return q.current
+	case q.expectSet:
+		return q.expect
+	case q.onProbation:
+		return q.probationTo
+	}
+	return q.lastGood
+}
+
+// stillRuns says whether got is the setting q's switch ran before (ran):
+// what the agent set is read back within the read-back tolerance.
+func (g *Guard) stillRuns(q *queueState, got env.Setting) bool {
+	if !validSetting(q.current) && q.expectSet {
+		return g.ReadBackOK(q.expect, got)
+	}
+	return SameSetting(got, g.ran(q), g.cfg.ReadBackPmaxTol)
 }
 
 // repair returns the change that moves queue o back inside the
