@@ -178,29 +178,7 @@ func TestAgentHistoryOfDBWithDamagedRecommendations(t *testing.T) {
 // from and to 0B/0B/0%: in its table, and in JSON with its settings null.
 func TestAgentHistoryShowsDamagedEntry(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "a.db")
-	j, err := journal.OpenJournal(db, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := env.QueueKey{Target: "sw0", Port: "Ethernet0", Queue: 3}
-	var es []core.AuditEntry
-	for i := range 3 {
-		es = append(es, core.AuditEntry{TimeNs: time.Now().Add(time.Duration(i-3) * time.Second).UnixNano(), Target: "sw0", State: core.StateApplied,
-			Change: core.Change{Key: k, Kind: core.KindTune, Old: env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2},
-				New: env.Setting{KminBytes: 300_000, KmaxBytes: 1_600_000, Pmax: 0.2}, Reason: fmt.Sprint("change ", i)}})
-	}
-	if _, err := j.Intent(es); err != nil {
-		t.Fatal(err)
-	}
-	j.Close()
-	bdb, err := bolt.Open(db, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bdb.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket([]byte("audit")).Put([]byte{0, 0, 0, 0, 0, 0, 0, 2}, []byte("junk"))
-	})
-	bdb.Close()
+	damagedAuditDB(t, db, 2)
 	out, _, err := runAgentCmd(t, context.Background(), "history", "--db", db)
 	if err != nil {
 		t.Fatal(err)
@@ -227,6 +205,25 @@ func TestAgentHistoryShowsDamagedEntry(t *testing.T) {
 func TestAgentReportShowsDamagedEntry(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "a.db")
+	damagedAuditDB(t, db, 1)
+	out, _, err := runAgentCmd(t, context.Background(), "report", "--db", db, "--out", filepath.Join(dir, "r"))
+	if err != nil || strings.Contains(out, "1970") || !strings.Contains(out, "3 audited changes (1 damaged") {
+		t.Fatalf("report with the oldest entry damaged: %v\n%s", err, out)
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "r", "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(html), `<tr class="damaged"><td>1</td><td>unknown</td><td>damaged</td>`) || strings.Contains(string(html), "1970") || strings.Contains(string(html), "00:00:00.000") {
+		t.Errorf("index.html of the damaged entry 1:\n%s", html)
+	}
+}
+
+// damagedAuditDB writes three tunes of sw0/Ethernet0/q3 to a new agent db
+// at db, a second apart and ending a few seconds ago, and damages the
+// entry of sequence number seq.
+func damagedAuditDB(t *testing.T, db string, seq byte) {
+	t.Helper()
 	j, err := journal.OpenJournal(db, time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -246,19 +243,10 @@ func TestAgentReportShowsDamagedEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bdb.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket([]byte("audit")).Put([]byte{0, 0, 0, 0, 0, 0, 0, 1}, []byte("junk"))
-	})
-	bdb.Close()
-	out, _, err := runAgentCmd(t, context.Background(), "report", "--db", db, "--out", filepath.Join(dir, "r"))
-	if err != nil || strings.Contains(out, "1970") || !strings.Contains(out, "3 audited changes (1 damaged") {
-		t.Fatalf("report with the oldest entry damaged: %v\n%s", err, out)
-	}
-	html, err := os.ReadFile(filepath.Join(dir, "r", "index.html"))
-	if err != nil {
+	if err := bdb.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte("audit")).Put([]byte{0, 0, 0, 0, 0, 0, 0, seq}, []byte("junk"))
+	}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(html), `<tr class="damaged"><td>1</td><td>unknown</td><td>damaged</td>`) || strings.Contains(string(html), "1970") || strings.Contains(string(html), "00:00:00.000") {
-		t.Errorf("index.html of the damaged entry 1:\n%s", html)
-	}
+	bdb.Close()
 }
