@@ -139,7 +139,7 @@ func manyPortsLimit(t *testing.T, limit int) *target.Target {
 // ResourceExhausted and the connection stays usable.
 func TestGetResponseSizeLimit(t *testing.T) {
 	tg := manyPortsLimit(t, 1<<20)
-	_, err := tg.Get(ctx5(t), &gnmi.GetRequest{Prefix: &gnmi.Path{Target: "sw0"}, Path: []*gnmi.Path{{}}})
+	_, err := tg.Get(ctxLarge(t), &gnmi.GetRequest{Prefix: &gnmi.Path{Target: "sw0"}, Path: []*gnmi.Path{{}}})
 	wantCode(t, err, codes.ResourceExhausted, "Get response")
 	wantCode(t, err, codes.ResourceExhausted, "1048576")
 	if _, err := tg.Get(ctx5(t), &gnmi.GetRequest{Prefix: &gnmi.Path{Target: "sw0"}, Path: []*gnmi.Path{{Elem: elems(t, "/qos/state")}}}); err != nil {
@@ -153,7 +153,7 @@ func TestSubscribeSplitsLargeNotifications(t *testing.T) {
 	tg := manyPortsLimit(t, 1<<20)
 	list := &gnmi.SubscriptionList{Prefix: &gnmi.Path{Target: "sw0"}, Mode: gnmi.SubscriptionList_ONCE,
 		Subscription: []*gnmi.Subscription{{Path: &gnmi.Path{}}}}
-	rs, err := tg.SubscribeOnce(ctx5(t), &gnmi.SubscribeRequest{Request: &gnmi.SubscribeRequest_Subscribe{Subscribe: list}})
+	rs, err := tg.SubscribeOnce(ctxLarge(t), &gnmi.SubscribeRequest{Request: &gnmi.SubscribeRequest_Subscribe{Subscribe: list}})
 	if err != nil {
 		t.Fatal(err)
 	}

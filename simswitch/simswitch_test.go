@@ -78,6 +78,15 @@ func ctx5(t *testing.T) context.Context {
 	return ctx
 }
 
+// ctxLarge is ctx5 for an RPC over a whole large tree (manyPorts): under
+// the race detector on a busy 2-core machine a ONCE of 2000 ports took
+// over 10 s (5.5 s alone); the tests time what is sent, not how fast.
+func ctxLarge(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 func wantCode(t *testing.T, err error, c codes.Code, msg string) {
 	t.Helper()
 	if status.Code(err) != c || !strings.Contains(err.Error(), msg) {
