@@ -515,13 +515,17 @@ func seedObserver(o Options) {
 	}
 }
 
+// lastCounters is a copy of the counters of each queue's last sample.
+func (a *Agent) lastCounters() map[env.QueueKey]env.QueueCounters {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return maps.Clone(a.counters)
+}
+
 // saveCounters stores the counters of each queue's last sample (for the
 // next run's seedObserver). Failing costs only that.
 func (a *Agent) saveCounters() {
-	a.mu.Lock()
-	cs := maps.Clone(a.counters)
-	a.mu.Unlock()
-	if err := a.o.Journal.PutCounters(cs); err != nil {
+	if err := a.o.Journal.PutCounters(a.lastCounters()); err != nil {
 		a.log.Warn("the queues' counters are not stored: after a restart, a switch that restarted meanwhile may read as another writer", "err", err)
 	}
 }
@@ -675,13 +679,14 @@ func (a *Agent) Tick(ctx context.Context) error {
 	a.logInterval(len(obs), rd, paused)
 	a.verifyExternal(ctx, rd.Alarms)
 	mems := a.core.Memories()
-	if err := a.o.Journal.PutGuardMemory(mems); err != nil {
+	var cs map[env.QueueKey]env.QueueCounters
+	if len(mems) > 0 || a.ticks%10 == 0 {
+		cs = a.lastCounters() // beside the memory, in its transaction
+	}
+	if err := a.o.Journal.PutMemoryAndCounters(mems, cs); err != nil {
 		a.log.Error("guard memory", "err", err)
 	}
 	a.shareMemory(ctx, mems)
-	if len(mems) > 0 || a.ticks%10 == 0 {
-		a.saveCounters()
-	}
 	if len(rd.Changes) > 0 || a.ticks%10 == 0 {
 		// Only a change, or one ageing out of the window, moves the churn:
 		// not a read of the audit window every interval.

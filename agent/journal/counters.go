@@ -6,6 +6,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/env"
 )
 
@@ -28,25 +29,49 @@ func (j *Journal) PutCounters(cs map[env.QueueKey]env.QueueCounters) error {
 	if len(cs) == 0 {
 		return nil
 	}
+	if err := j.update(func(tx *bolt.Tx) error { return putCounters(tx, cs) }); err != nil {
+		return fmt.Errorf("agent db %s: counters: %w", j.path, err)
+	}
+	return nil
+}
+
+// PutMemoryAndCounters stores the guard's memory of queues and the queues'
+// last counters in one transaction: an interval's state with one write to
+// disk, not two.
+func (j *Journal) PutMemoryAndCounters(mem []core.QueueMemory, cs map[env.QueueKey]env.QueueCounters) error {
+	if len(mem) == 0 && len(cs) == 0 {
+		return nil
+	}
 	err := j.update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(bucketCounters)
+		if err := putMemories(tx, mem); err != nil {
+			return err
+		}
+		return putCounters(tx, cs)
+	})
+	if err != nil {
+		return fmt.Errorf("agent db %s: guard memory and counters: %w", j.path, err)
+	}
+	return nil
+}
+
+// putCounters stores cs in bucketCounters within tx.
+func putCounters(tx *bolt.Tx, cs map[env.QueueKey]env.QueueCounters) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	b, err := tx.CreateBucketIfNotExists(bucketCounters)
+	if err != nil {
+		return err
+	}
+	for k, c := range cs {
+		key := []byte(k.String())
+		v, err := sealed(key, queueCounters{Key: k, Counters: c})
 		if err != nil {
 			return err
 		}
-		for k, c := range cs {
-			key := []byte(k.String())
-			v, err := sealed(key, queueCounters{Key: k, Counters: c})
-			if err != nil {
-				return err
-			}
-			if err := b.Put(key, v); err != nil {
-				return err
-			}
+		if err := b.Put(key, v); err != nil {
+			return err
 		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("agent db %s: counters: %w", j.path, err)
 	}
 	return nil
 }
