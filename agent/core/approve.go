@@ -91,9 +91,7 @@ func (a *Approvals) Approved() []Approved {
 // is applied when the guard proposes its very setting again within the
 // TTL of when it was given, as before the restart.
 func (a *Approvals) Restore(rs []Approved) {
-	if a.approved == nil {
-		a.pending, a.approved = map[env.QueueKey]Pending{}, map[env.QueueKey]approval{}
-	}
+	a.init()
 	for _, r := range rs {
 		if strings.TrimSpace(r.By) == "" {
 			continue
@@ -113,10 +111,21 @@ func (a *Approvals) Holds(c Change, nowNs int64) bool {
 	if !NeedsApproval(c.Kind) {
 		return false
 	}
-	ap, ok := a.approved[c.Key]
-	return !ok || !SameSetting(ap.setting, c.New, 1e-9) || (a.TTL > 0 && nowNs-ap.atNs > a.TTL)
+	_, ok := a.approvedFor(c, nowNs)
+	return !ok
 }
 
+// approvedFor is the approval of change c at nowNs: one given for its very
+// setting, within the TTL.
+func (a *Approvals) approvedFor(c Change, nowNs int64) (approval, bool) {
+	ap, ok := a.approved[c.Key]
+	if !ok || !SameSetting(ap.setting, c.New, 1e-9) || (a.TTL > 0 && nowNs-ap.atNs > a.TTL) {
+		return approval{}, false
+	}
+	return ap, true
+}
+
+// init makes the maps a zero Approvals lacks.
 func (a *Approvals) init() {
 	if a.pending == nil {
 		a.pending = map[env.QueueKey]Pending{}
@@ -144,9 +153,7 @@ func (a *Approvals) expired(lastNs, nowNs int64) bool {
 // for approval, which become the pending set (replacing the last
 // interval's: a proposal the guard no longer makes is no longer pending).
 func (a *Approvals) Gate(changes []Change, nowNs int64) (apply, held []Change) {
-	if a.pending == nil {
-		a.pending, a.approved = map[env.QueueKey]Pending{}, map[env.QueueKey]approval{}
-	}
+	a.init()
 	for k, ap := range a.approved {
 		if a.TTL > 0 && nowNs-ap.atNs > a.TTL {
 			delete(a.approved, k)
@@ -159,7 +166,7 @@ func (a *Approvals) Gate(changes []Change, nowNs int64) (apply, held []Change) {
 			apply = append(apply, c)
 			continue
 		}
-		if ap, ok := a.approved[c.Key]; ok && SameSetting(ap.setting, c.New, 1e-9) {
+		if ap, ok := a.approvedFor(c, nowNs); ok {
 			c.ApprovedBy = ap.by
 			delete(a.approved, c.Key)
 			delete(a.recent, c.Key)
