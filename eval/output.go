@@ -394,6 +394,12 @@ func (r *Result) writeComparisons(w io.Writer) error {
 	return nil
 }
 
+// PmaxStepNote says that the decisions ran at the Pmax a switch of
+// resolution step holds (Options.PmaxStep).
+func PmaxStepNote(step float64) string {
+	return fmt.Sprintf("every decision of the policies and fixed settings ran at the Pmax a switch of %s resolution holds, as the agent's guard puts it (pmax-step)", env.FormatPmax(step))
+}
+
 // bestPresetRule says what "the best preset" of a comparison is.
 const bestPresetRule = "  the best preset: of the vendor presets run, the one with the lowest mean small-flow p99 among those with no\n" +
 	"  drop and within 5% of the best mean large-flow goodput (the rule of static:best, over presets only)"
@@ -405,7 +411,7 @@ func writeComparisonsOf(w io.Writer, cs []Comparison, notes ...string) {
 			fmt.Fprintln(w, "\ncomparisons (means over seeds; [95% CI] of the per-seed ratio, same flows on each seed):")
 			fmt.Fprintln(w, bestPresetRule)
 			if c.PmaxStep > 0 {
-				fmt.Fprintf(w, "  every decision of the policies and fixed settings ran at the Pmax a switch of %s resolution holds, as the agent's guard puts it (pmax-step)\n", env.FormatPmax(c.PmaxStep))
+				fmt.Fprintln(w, "  "+PmaxStepNote(c.PmaxStep))
 			}
 			for _, n := range notes {
 				fmt.Fprintln(w, n)

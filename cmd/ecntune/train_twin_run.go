@@ -16,7 +16,6 @@ import (
 
 	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/cmd/ecntune/internal/loop"
-	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/eval"
 	"github.com/ecntune/ecntune/models"
 	"github.com/ecntune/ecntune/policy"
@@ -790,7 +789,7 @@ func printFixedVerdict(w io.Writer, f *fixedCandidate) {
 func printTwinEval(w io.Writer, tr twinRun, ev twinEval) {
 	fmt.Fprintf(w, "frontier of fixed settings on twin %s, seeds %s (none trained on), %.0fs:\n", tr.ft.Twin.Name, tr.evalSeeds(), ev.wall.Seconds())
 	if st := tr.pmaxStep(); st > 0 {
-		fmt.Fprintf(w, "  every decision of the policies and fixed settings ran at the Pmax a switch of %s resolution holds, as the agent's guard puts it (pmax-step)\n", env.FormatPmax(st))
+		fmt.Fprintln(w, "  "+eval.PmaxStepNote(st))
 	}
 	rows := []eval.Comparison{ev.start, ev.tuned}
 	if ev.startLoopSpec != "" {
