@@ -275,9 +275,16 @@ func ApplyManual(ctx context.Context, j *journal.Journal, sw Switch, changes []c
 // that MergeFleetAudit counts an entry of both once), and Put, which
 // writes them (their intents before the Set, again once resolved) or
 // fails, fenced or unanswered.
+//
+// Put also takes the guard's memory of the queues a result changed (nil
+// with the intents), to go to the fleet's with the results: based on
+// Memory's, the fleet's memory of the switch (its owners' latest; nil:
+// this agent's db alone), so that the switch's next owner expects what
+// the manual change left there and holds it as the loop holds its own.
 type ManualShare struct {
 	Member string
-	Put    func(ctx context.Context, target string, es []core.AuditEntry) error
+	Put    func(ctx context.Context, target string, es []core.AuditEntry, mems []core.QueueMemory) error
+	Memory func(ctx context.Context, target string) ([]core.QueueMemory, error)
 }
 
 // ApplyManualShared is ApplyManual in a fleet (share; nil: none): the
@@ -338,6 +345,24 @@ func ApplyManualShared(ctx context.Context, j *journal.Journal, sw Switch, chang
 			entries[i].Writer = share.Member
 		}
 	}
+	// the guard's memory of each queue, which the results update: this
+	// agent's, and in a fleet the fleet's over it (read before anything
+	// is written: an etcd that does not answer fails the change here)
+	mems := map[env.QueueKey]core.QueueMemory{}
+	if ms, merr := j.GuardMemory(); merr == nil {
+		for _, m := range ms {
+			mems[m.Key] = m
+		}
+	}
+	if share != nil && share.Memory != nil {
+		ms, merr := share.Memory(ctx, sw.Name())
+		if merr != nil {
+			return nil, skipped, fmt.Errorf("target %s: nothing sent: the fleet's guard memory of the switch was not read: %w", sw.Name(), merr)
+		}
+		for _, m := range ms {
+			mems[m.Key] = m
+		}
+	}
 	written, err = j.Intent(entries)
 	if err != nil {
 		return nil, skipped, err
@@ -349,7 +374,7 @@ func ApplyManualShared(ctx context.Context, j *journal.Journal, sw Switch, chang
 	var setErr error
 	shared := share != nil
 	if shared {
-		if perr := share.Put(ctx, sw.Name(), written); perr != nil {
+		if perr := share.Put(ctx, sw.Name(), written, nil); perr != nil {
 			// as a deposed owner's: nothing is sent
 			setErr, shared = fmt.Errorf("not sent: the fleet's audit did not take its intent: %w", perr), false
 		}
@@ -367,13 +392,8 @@ func ApplyManualShared(ctx context.Context, j *journal.Journal, sw Switch, chang
 	// start does not take the operator's rollback for another writer's
 	// change (an alarm and a yield per queue), and its hold counts from
 	// it, so that the loop does not undo it at once.
-	mems := map[env.QueueKey]core.QueueMemory{}
-	if ms, merr := j.GuardMemory(); merr == nil {
-		for _, m := range ms {
-			mems[m.Key] = m
-		}
-	}
 	var firstErr error
+	var changed []core.QueueMemory
 	for i, e := range written {
 		st, gp, msg := judgeManual(e, setErr, got, rerr)
 		if st != core.StateApplied && firstErr == nil {
@@ -393,6 +413,7 @@ func ApplyManualShared(ctx context.Context, j *journal.Journal, sw Switch, chang
 			m.Expect, m.LastGood, m.Probation = &set, set, nil
 			m.Changed, m.LastChangeNs = true, max(m.LastChangeNs, nowNs)
 			mem = append(mem, m)
+			changed = append(changed, m)
 		}
 		if err := j.Resolve(e.Seq, st, gp, msg, nowNs, mem...); err != nil && firstErr == nil {
 			firstErr = fmt.Errorf("audit entry %d: %w", e.Seq, err)
@@ -408,7 +429,7 @@ func ApplyManualShared(ctx context.Context, j *journal.Journal, sw Switch, chang
 				resolved = append(resolved, e)
 			}
 		}
-		if perr := share.Put(ctx, sw.Name(), resolved); perr != nil && len(resolved) > 0 {
+		if perr := share.Put(ctx, sw.Name(), resolved, changed); perr != nil && len(resolved) > 0 {
 			perr = fmt.Errorf("target %s: the fleet's audit did not take the results of audit entries %s (they are in this agent's log; "+
 				"the fleet's holds them open, and the switch's next owner judges them by the switch's read-back): %w", sw.Name(), seqsOf(resolved), perr)
 			firstErr = errors.Join(firstErr, perr)

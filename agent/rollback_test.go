@@ -496,12 +496,19 @@ func TestApplyManualSharedWithTheFleet(t *testing.T) {
 	sw.set[kA] = target
 	now := func() time.Time { return time.Unix(100, 0) }
 	var put [][]core.AuditEntry
-	share := &ManualShare{Member: "a", Put: func(_ context.Context, tg string, es []core.AuditEntry) error {
+	var putMems [][]core.QueueMemory
+	// the fleet's memory of the queue: its last owner widened the XOFF
+	// margin twice and expects what it set (target)
+	fleetMem := core.QueueMemory{Key: kA, LastGood: target, Expect: &target, XoffWiden: 2, Tightened: true}
+	share := &ManualShare{Member: "a", Put: func(_ context.Context, tg string, es []core.AuditEntry, mems []core.QueueMemory) error {
 		if tg != "leaf0" {
 			t.Errorf("put to %s", tg)
 		}
 		put = append(put, slices.Clone(es))
+		putMems = append(putMems, slices.Clone(mems))
 		return nil
+	}, Memory: func(_ context.Context, tg string) ([]core.QueueMemory, error) {
+		return []core.QueueMemory{fleetMem}, nil
 	}}
 	written, _, err := ApplyManualShared(context.Background(), j, sw, []core.Change{{Key: kA, Kind: core.KindManual, Old: target, New: cur}}, "me", now, share)
 	if err != nil || len(written) != 1 || sw.get(kA) != cur {
@@ -514,7 +521,23 @@ func TestApplyManualSharedWithTheFleet(t *testing.T) {
 	if es, _ := j.Entries("", 0); es[0].Writer != "a" {
 		t.Fatalf("this member's log names writer %q, want a (counted once beside the fleet's)", es[0].Writer)
 	}
-	share.Put = func(context.Context, string, []core.AuditEntry) error {
+	// the fleet's memory goes with the result: the switch's next owner
+	// expects what the rollback left (not another writer's change), and
+	// what its owners kept (the widened margin) stays
+	if len(putMems) != 2 || putMems[0] != nil || len(putMems[1]) != 1 {
+		t.Fatalf("memories put with the intents and the results: %+v", putMems)
+	}
+	if m := putMems[1][0]; m.Expect == nil || *m.Expect != cur || m.LastGood != cur || m.XoffWiden != 2 || !m.Changed || m.LastChangeNs != now().UnixNano() {
+		t.Fatalf("the fleet's memory after the rollback: %+v, want expect and last good %+v, xoff-widen 2 kept", m, cur)
+	}
+	share.Memory = func(context.Context, string) ([]core.QueueMemory, error) { return nil, errors.New("etcd: no answer") }
+	before := len(put)
+	if written, _, err := ApplyManualShared(context.Background(), j, sw, []core.Change{{Key: kA, Kind: core.KindManual, Old: cur, New: target}}, "me", now, share); err == nil ||
+		len(written) != 0 || sw.get(kA) != cur || len(put) != before || !strings.Contains(err.Error(), "nothing sent: the fleet's guard memory") {
+		t.Fatalf("fleet memory unread: written %+v, err %v, switch %+v, puts %d -> %d", written, err, sw.get(kA), before, len(put))
+	}
+	share.Memory = nil
+	share.Put = func(context.Context, string, []core.AuditEntry, []core.QueueMemory) error {
 		return errors.New("fenced: a member owns leaf0")
 	}
 	written, _, err = ApplyManualShared(context.Background(), j, sw, []core.Change{{Key: kA, Kind: core.KindManual, Old: cur, New: target}}, "me", now, share)

@@ -88,13 +88,11 @@ func (n *Node) Record(ctx context.Context, sw string, token int64, resolved []co
 	if err != nil {
 		return err
 	}
-	for _, m := range mems {
-		b, err := json.Marshal(m)
-		if err != nil {
-			return err
-		}
-		ops = append(ops, clientv3.OpPut(n.prefix+"memory/"+sw+"/"+m.Key.String(), string(b)))
+	mops, err := memoryOps(n.prefix, sw, mems)
+	if err != nil {
+		return err
 	}
+	ops = append(ops, mops...)
 	for len(ops) > 0 {
 		k := min(len(ops), 100)
 		if _, err := n.Fenced(ctx, sw, token, ops[:k]...); err != nil {
@@ -103,6 +101,45 @@ func (n *Node) Record(ctx context.Context, sw string, token int64, resolved []co
 		ops = ops[k:]
 	}
 	return nil
+}
+
+// memoryOps are the puts of the guard's memory of sw's queues into the
+// fleet under prefix.
+func memoryOps(prefix, sw string, mems []core.QueueMemory) ([]clientv3.Op, error) {
+	ops := make([]clientv3.Op, 0, len(mems))
+	for _, m := range mems {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, clientv3.OpPut(memoryPrefix(prefix, sw)+m.Key.String(), string(b)))
+	}
+	return ops, nil
+}
+
+func memoryPrefix(prefix, sw string) string { return prefix + "memory/" + sw + "/" }
+
+// ReadMemory reads the guard's memory of sw's queues that fleet name keeps
+// in etcd (what its owners left; empty for a switch never owned).
+func ReadMemory(ctx context.Context, cli *clientv3.Client, name, sw string) ([]core.QueueMemory, error) {
+	r, err := cli.Get(ctx, memoryPrefix(prefixOf(name), sw), clientv3.WithPrefix())
+	if err != nil {
+		return nil, fmt.Errorf("fleet %s: guard memory of %s: %w", name, sw, unanswered(cli, err))
+	}
+	return decodeMemory(name, r.Kvs)
+}
+
+// decodeMemory reads the guard's memory kept in etcd.
+func decodeMemory(fleet string, kvs []*mvccpb.KeyValue) ([]core.QueueMemory, error) {
+	out := make([]core.QueueMemory, 0, len(kvs))
+	for _, kv := range kvs {
+		var m core.QueueMemory
+		if err := json.Unmarshal(kv.Value, &m); err != nil {
+			return nil, fmt.Errorf("fleet %s: guard memory %s: %w", fleet, kv.Key, err)
+		}
+		out = append(out, m)
+	}
+	return out, nil
 }
 
 // ManualFence is what lets a write made outside the members' loops
@@ -135,10 +172,23 @@ func ReadManualFence(ctx context.Context, cli *clientv3.Client, name string) (Pa
 // holds only under f: the switch's next owner takes an entry left open
 // over, and a rollback planned from the fleet's audit (on any member), or
 // agent history --fleet, sees the entries.
-func RecordManual(ctx context.Context, cli *clientv3.Client, name string, f ManualFence, sw string, es []core.AuditEntry) error {
+//
+// mems is the guard's memory of the queues the write changed (what the
+// switch now runs, expected and last known good), written in the same
+// transactions: the switch's next owner restores it, and does not take
+// the manual write for another writer's (an alarm and a yield a queue).
+func RecordManual(ctx context.Context, cli *clientv3.Client, name string, f ManualFence, sw string, es []core.AuditEntry, mems []core.QueueMemory) error {
 	ops, err := auditOps(prefixOf(name), es)
-	if err != nil || len(ops) == 0 {
+	if err != nil {
 		return err
+	}
+	mops, err := memoryOps(prefixOf(name), sw, mems)
+	if err != nil {
+		return err
+	}
+	ops = append(ops, mops...)
+	if len(ops) == 0 {
+		return nil
 	}
 	cond := clientv3.Compare(clientv3.CreateRevision(prefixOf(name)+"owner/"+sw), "=", 0)
 	if f.PauseRev > 0 {
@@ -270,7 +320,7 @@ func (n *Node) States(ctx context.Context, switches []string) (map[string]State,
 		k := min(len(switches), 64)
 		var ops []clientv3.Op
 		for _, sw := range switches[:k] {
-			ops = append(ops, clientv3.OpGet(n.prefix+"memory/"+sw+"/", clientv3.WithPrefix()), clientv3.OpGet(n.auditPrefix(sw), clientv3.WithPrefix()))
+			ops = append(ops, clientv3.OpGet(memoryPrefix(n.prefix, sw), clientv3.WithPrefix()), clientv3.OpGet(n.auditPrefix(sw), clientv3.WithPrefix()))
 		}
 		r, err := n.cli.Txn(ctx).Then(ops...).Commit()
 		if err != nil {
@@ -290,14 +340,10 @@ func (n *Node) States(ctx context.Context, switches []string) (map[string]State,
 
 func (n *Node) decodeState(mem, audit []*mvccpb.KeyValue) (State, error) {
 	var st State
-	for _, kv := range mem {
-		var m core.QueueMemory
-		if err := json.Unmarshal(kv.Value, &m); err != nil {
-			return st, fmt.Errorf("fleet %s: guard memory %s: %w", n.cfg.Name, kv.Key, err)
-		}
-		st.Memory = append(st.Memory, m)
-	}
 	var err error
+	if st.Memory, err = decodeMemory(n.cfg.Name, mem); err != nil {
+		return st, err
+	}
 	st.Audit, err = decodeAudit(n.cfg.Name, audit)
 	return st, err
 }

@@ -69,7 +69,7 @@ func TestRecordManualIsFencedByOwnerAndPause(t *testing.T) {
 	if err != nil || unpaused.PauseRev != 0 {
 		t.Fatalf("fence of a fleet never paused: %+v, %v", unpaused, err)
 	}
-	if err := RecordManual(ctx, cli, "test", unpaused, "leaf00", []core.AuditEntry{e}); err != nil {
+	if err := RecordManual(ctx, cli, "test", unpaused, "leaf00", []core.AuditEntry{e}, nil); err != nil {
 		t.Fatalf("no owner: %v", err)
 	}
 	if got, err := ReadAudit(ctx, cli, "test", "leaf00"); err != nil || len(got) != 1 || got[0].Seq != 4 || got[0].Writer != "a" {
@@ -79,7 +79,9 @@ func TestRecordManualIsFencedByOwnerAndPause(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.State = core.StateApplied
-	if err := RecordManual(ctx, cli, "test", unpaused, "leaf00", []core.AuditEntry{e}); !errors.Is(err, ErrManualFenced) {
+	set := env.Setting{KminBytes: 100_000, KmaxBytes: 400_000, Pmax: 0.01}
+	mem := core.QueueMemory{Key: k, LastGood: set, Expect: &set, Changed: true}
+	if err := RecordManual(ctx, cli, "test", unpaused, "leaf00", []core.AuditEntry{e}, []core.QueueMemory{mem}); !errors.Is(err, ErrManualFenced) {
 		t.Fatalf("a member owns the switch: %v", err)
 	}
 	if err := SetPause(ctx, cli, "test", Pause{Paused: true, By: "alice"}); err != nil {
@@ -89,16 +91,22 @@ func TestRecordManualIsFencedByOwnerAndPause(t *testing.T) {
 	if err != nil || !p.Paused || paused.PauseRev == 0 {
 		t.Fatalf("fence of a paused fleet: %+v %+v, %v", p, paused, err)
 	}
-	if err := RecordManual(ctx, cli, "test", paused, "leaf00", []core.AuditEntry{e}); err != nil {
+	if ms, err := ReadMemory(ctx, cli, "test", "leaf00"); err != nil || len(ms) != 0 {
+		t.Fatalf("fenced, the memory was written all the same: %+v, %v", ms, err)
+	}
+	if err := RecordManual(ctx, cli, "test", paused, "leaf00", []core.AuditEntry{e}, []core.QueueMemory{mem}); err != nil {
 		t.Fatalf("paused, owned: %v", err)
 	}
 	if got, _ := ReadAudit(ctx, cli, "test", "leaf00"); len(got) != 1 || got[0].State != core.StateApplied {
 		t.Fatalf("the entry resolved under the pause: %+v", got)
 	}
+	if ms, err := ReadMemory(ctx, cli, "test", "leaf00"); err != nil || len(ms) != 1 || ms[0].Expect == nil || *ms[0].Expect != set || ms[0].Key != k {
+		t.Fatalf("the guard's memory written with the result under the pause: %+v, %v", ms, err)
+	}
 	if err := SetPause(ctx, cli, "test", Pause{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := RecordManual(ctx, cli, "test", paused, "leaf00", []core.AuditEntry{e}); !errors.Is(err, ErrManualFenced) {
+	if err := RecordManual(ctx, cli, "test", paused, "leaf00", []core.AuditEntry{e}, nil); !errors.Is(err, ErrManualFenced) {
 		t.Fatalf("resumed since: %v", err)
 	}
 }

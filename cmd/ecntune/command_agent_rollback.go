@@ -97,11 +97,17 @@ func runAgentRollback(cmd *cobra.Command, o agentRollbackOpts) error {
 		// member's log alone: a rollback or history --fleet from etcd
 		// did not see them)
 		cfgPath := o.cfgPath
-		o.share = &agent.ManualShare{Member: cfg.Fleet.Member, Put: func(ctx context.Context, target string, es []core.AuditEntry) error {
+		o.share = &agent.ManualShare{Member: cfg.Fleet.Member, Put: func(ctx context.Context, target string, es []core.AuditEntry, mems []core.QueueMemory) error {
 			_, err := withFleet(ctx, cfgPath, func(ctx context.Context, cli *clientv3.Client, f *config.Fleet) error {
-				return fleet.RecordManual(ctx, cli, f.Name, fence, target, es)
+				return fleet.RecordManual(ctx, cli, f.Name, fence, target, es, mems)
 			})
 			return err
+		}, Memory: func(ctx context.Context, target string) (ms []core.QueueMemory, err error) {
+			_, err = withFleet(ctx, cfgPath, func(ctx context.Context, cli *clientv3.Client, f *config.Fleet) error {
+				ms, err = fleet.ReadMemory(ctx, cli, f.Name, target)
+				return err
+			})
+			return ms, err
 		}}
 	}
 	db := o.db

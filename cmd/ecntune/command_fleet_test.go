@@ -310,6 +310,11 @@ func TestRollbackInAFleetReachesTheFleetAudit(t *testing.T) {
 	if _, err := cli.Put(context.Background(), fmt.Sprintf("/ecntune/fleet/dc1/audit/sw0/%019d-a-Ethernet0-3", tune.TimeNs), string(b)); err != nil {
 		t.Fatal(err)
 	}
+	// the guard's memory a's loop left in etcd: it expects the tune
+	mb, _ := json.Marshal(core.QueueMemory{Key: k, LastGood: tuned, Expect: &tuned, Changed: true, XoffWiden: 1})
+	if _, err := cli.Put(context.Background(), "/ecntune/fleet/dc1/memory/sw0/"+k.String(), string(mb)); err != nil {
+		t.Fatal(err)
+	}
 	cfg, err := config.Load(confA)
 	if err != nil {
 		t.Fatal(err)
@@ -339,6 +344,16 @@ func TestRollbackInAFleetReachesTheFleetAudit(t *testing.T) {
 	}
 	if len(manual) != 1 || manual[0].State != core.StateApplied || manual[0].Writer != "a" || manual[0].New != boot || manual[0].Seq != 2 {
 		t.Fatalf("the fleet's audit of sw0 after a's rollback: %+v, want a's rollback (seq 2) applied", es)
+	}
+	// the switch's next owner restores a memory that expects the rollback
+	// (it took the rollback for another writer's change: an alarm and a
+	// yield), with what the loop kept (the widened XOFF margin)
+	ecnOf := func(s env.Setting) env.Setting {
+		return env.Setting{KminBytes: s.KminBytes, KmaxBytes: s.KmaxBytes, Pmax: s.Pmax}
+	}
+	if ms, err := fleet.ReadMemory(context.Background(), cli, "dc1", "sw0"); err != nil || len(ms) != 1 || ms[0].Expect == nil ||
+		ecnOf(*ms[0].Expect) != boot || ecnOf(ms[0].LastGood) != boot || ms[0].XoffWiden != 1 {
+		t.Fatalf("the fleet's guard memory of sw0 after a's rollback: %+v, %v; want expect and last good %+v, xoff-widen 1", ms, err, boot)
 	}
 	out, _, err = runAgentCmd(t, context.Background(), "history", "--fleet", "--config", confB)
 	if err != nil || !strings.Contains(out, "manual") {
