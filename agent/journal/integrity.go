@@ -281,12 +281,15 @@ func readEntry(k, v []byte) core.AuditEntry {
 // log), checks the seal of every audit entry. It returns what is damaged.
 // Not strict (a read-only open), a damaged bucket other than the audit log
 // is left in damage (by name) instead: the audit log is still read.
+// A damaged index (index.go) is left in damage too, even when strict: a
+// writable open builds it again. Strict, each decoded entry is given to
+// each.
 // (bolt.Tx.Check would check the free list too, but it panics on a damaged
 // page in a goroutine of its own, where no recover reaches.)
-func checkFile(tx *bolt.Tx, strict bool, damage map[string]string) error {
+func checkFile(tx *bolt.Tx, strict bool, damage map[string]string, each func(core.AuditEntry)) error {
 	err := tx.ForEach(func(name []byte, b *bolt.Bucket) error {
 		err := checkBucket(name, b)
-		if err != nil && !strict && !bytes.Equal(name, bucketAudit) {
+		if err != nil && (!strict || bytes.Equal(name, bucketIndex)) && !bytes.Equal(name, bucketAudit) {
 			damage[string(name)] = strings.TrimPrefix(err.Error(), errDamaged.Error()+": ")
 			return nil
 		}
@@ -302,11 +305,14 @@ func checkFile(tx *bolt.Tx, strict bool, damage map[string]string) error {
 	var seqs []string
 	n := 0
 	_ = b.ForEach(func(k, v []byte) error {
-		if _, err := decodeEntry(k, v); err != nil {
+		e, err := decodeEntry(k, v)
+		if err != nil {
 			if n++; len(seqs) < 10 {
 				seqs = append(seqs, err.Error())
 			}
+			return nil
 		}
+		each(e)
 		return nil
 	})
 	if n > 0 {

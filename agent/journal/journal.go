@@ -45,6 +45,17 @@ type Journal struct {
 	// is damaged), which are not read; the audit log never is among them
 	damage map[string]string
 
+	// log: every audit entry's target, as a writable open's strict check
+	// read them (index.go: the index is checked against it), until the
+	// open is done
+	log []logEntry
+	// indexBuilt: the writable open built the index (index.go)
+	indexBuilt bool
+
+	dmu       sync.Mutex // the fields below
+	swept     []byte     // the last audit key checked for damage
+	damagedAt [][]byte   // the keys of the entries found damaged, in order
+
 	// failWrite, when set, fails every write transaction before it
 	// changes anything (tests: a full disk; SetWriteFault).
 	failWrite func() error
@@ -106,8 +117,14 @@ func OpenJournal(path string, lockTimeout time.Duration) (*Journal, error) {
 				return err
 			}
 		}
-		return nil
+		_, damaged := j.damage[string(bucketIndex)]
+		j.indexBuilt, err = syncIndex(tx, j.log, damaged)
+		return err
 	})
+	j.log = nil
+	if err == nil {
+		delete(j.damage, string(bucketIndex))
+	}
 	if err != nil {
 		j.db.Close()
 		return nil, fmt.Errorf("agent db %s: %w", path, err)
@@ -159,7 +176,14 @@ func openBolt(path string, lockTimeout time.Duration, ro bool) (*Journal, error)
 		if ro && tx.Bucket(bucketAudit) == nil {
 			return errors.New("an empty database, no audit log yet")
 		}
-		return checkFile(tx, !ro, j.damage)
+		if err := checkFile(tx, !ro, j.damage, func(e core.AuditEntry) { j.log = append(j.log, logEntry{e.Seq, e.Target}) }); err != nil || ro {
+			return err
+		}
+		if b := tx.Bucket(bucketAudit); b != nil { // every entry checked, none damaged
+			k, _ := b.Cursor().Last()
+			j.swept = bytes.Clone(k)
+		}
+		return nil
 	})
 	if err != nil {
 		db.Close()
@@ -205,6 +229,7 @@ func (j *Journal) Intent(entries []core.AuditEntry) ([]core.AuditEntry, error) {
 	out := make([]core.AuditEntry, len(entries))
 	err := j.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketAudit)
+		prev := b.Sequence()
 		for i, e := range entries {
 			seq, err := b.NextSequence()
 			if err != nil {
@@ -219,7 +244,7 @@ func (j *Journal) Intent(entries []core.AuditEntry) ([]core.AuditEntry, error) {
 			}
 			out[i] = e
 		}
-		return nil
+		return putIndex(tx, out, prev)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("agent db %s: writing intent: %w", j.path, err)
@@ -275,13 +300,20 @@ func (j *Journal) PutGuardMemory(mem []core.QueueMemory) error {
 // and intent time (>= sinceNs); damaged entries are always among them.
 // With sinceNs, the log is read back from the newest entry to the first
 // older one (entries are written in time order), as Recent: the cost is
-// the window's, not the log's.
+// the window's, not the log's. A target's whole history is read by the
+// index (index.go): its cost is the target's entries', not the log's.
 func (j *Journal) Entries(target string, sinceNs int64) ([]core.AuditEntry, error) {
 	var out []core.AuditEntry
 	keep := func(e core.AuditEntry) bool {
 		return e.State == StateDamaged || target == "" || e.Target == target
 	}
 	err := j.view(func(tx *bolt.Tx) error {
+		if sinceNs <= 0 && target != "" {
+			var ok bool
+			if out, ok = j.byTarget(tx, target); ok {
+				return nil
+			}
+		}
 		if sinceNs <= 0 {
 			return tx.Bucket(bucketAudit).ForEach(func(k, v []byte) error {
 				if e := readEntry(k, v); keep(e) {

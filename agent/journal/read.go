@@ -181,7 +181,8 @@ func (p ChangesPage) MarshalJSON() ([]byte, error) {
 // ChangesPage reads one page of the audit log, walking back from
 // q.Before (or the newest entry) to the first entry older than q.SinceNs
 // (entries are written in time order): its cost is the page's and the
-// window's, not the log's.
+// window's, not the log's. A page of one target without SinceNs is read
+// by the index (index.go): its cost is the target's, not the log's.
 func (j *Journal) ChangesPage(q ChangesQuery) (ChangesPage, error) {
 	if q.Limit == 0 {
 		q.Limit = DefaultChangesPage
@@ -191,6 +192,12 @@ func (j *Journal) ChangesPage(q ChangesQuery) (ChangesPage, error) {
 	}
 	p := ChangesPage{Changes: []core.AuditEntry{}}
 	err := j.view(func(tx *bolt.Tx) error {
+		if q.Target != "" && q.SinceNs == 0 {
+			if ip, ok := j.pageByTarget(tx, q); ok {
+				p = ip
+				return nil
+			}
+		}
 		c := tx.Bucket(bucketAudit).Cursor()
 		var k, v []byte
 		if q.Before > 0 {
