@@ -66,7 +66,9 @@
 //
 // Timestamps are simulated time: Epoch + simulated ns (see
 // SimTimestamp), so counter deltas over timestamp deltas are
-// simulated rates whatever the timescale. Get does not reset the max/avg
+// simulated rates whatever the timescale. Device sonic stamps each path
+// of a subscription list sonicPathStagger after the one before it, as
+// sonic-gnmi's per-path readers do: a sample is not one timestamp. Get does not reset the max/avg
 // queue windows; every SAMPLE, ONCE and POLL read does (read-and-clear
 // watermarks; concurrent samplers share one window per switch).
 package simswitch

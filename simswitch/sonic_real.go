@@ -713,18 +713,26 @@ func (v *service) sonicInterval(db string, list *gnmi.SubscriptionList) (time.Du
 	return interval, nil
 }
 
+// sonicPathStagger is how much later each path of a sonic subscription
+// list is stamped than the one before it in a sample (sonic-gnmi stamps a
+// notification with the time its path's reader read Redis).
+const sonicPathStagger = 50 * time.Microsecond
+
 // sonicSend reads every path of list on switch sw and sends it (consuming
 // the telemetry window when consume).
 func (v *service) sonicSend(db string, sw int, list *gnmi.SubscriptionList, send sendFunc, consume bool) error {
 	tel, _, _ := v.s.r.telemetry(sw, false)
 	// One notification per subscription path, as sonic-gnmi sends
-	// them (each path has its own reader there).
-	for _, s := range list.GetSubscription() {
+	// them (each path has its own reader there), each stamped when its
+	// reader read it: sonicPathStagger after the path before, so that a
+	// sample is not one timestamp, as it is not on a real switch (the
+	// agent once took each stamp for a new sample).
+	for i, s := range list.GetSubscription() {
 		u, err := v.sonicRead(db, sw, s.GetPath(), consume)
 		if err != nil {
 			return err
 		}
-		n := &gnmi.Notification{Timestamp: SimTimestamp(tel.Time), Prefix: list.GetPrefix(), Update: []*gnmi.Update{u}}
+		n := &gnmi.Notification{Timestamp: SimTimestamp(tel.Time) + int64(i)*sonicPathStagger.Nanoseconds(), Prefix: list.GetPrefix(), Update: []*gnmi.Update{u}}
 		if err := send(&gnmi.SubscribeResponse{Response: &gnmi.SubscribeResponse_Update{Update: n}}); err != nil {
 			return err
 		}

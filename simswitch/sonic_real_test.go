@@ -315,3 +315,45 @@ func TestRealSonicTenQueues(t *testing.T) {
 		t.Fatalf("7 queues: %v", err)
 	}
 }
+
+// A sample's paths are stamped one after another, as sonic-gnmi's
+// readers stamp each path when they read it: a sample is not one
+// timestamp (the agent's client once took each stamp for a new sample),
+// and each path's stamps still advance by the sample interval.
+func TestRealSonicStaggeredStamps(t *testing.T) {
+	addr := realSonic(t, false, "static")
+	tg := dial(t, addr)
+	paths := []string{"/COUNTERS/Ethernet*/Queues", "/COUNTERS/Ethernet*"}
+	var subs []*gnmi.Subscription
+	for _, p := range paths {
+		subs = append(subs, &gnmi.Subscription{Path: &gnmi.Path{Elem: elems(t, p)}, Mode: gnmi.SubscriptionMode_SAMPLE, SampleInterval: uint64(time.Second)})
+	}
+	req := &gnmi.SubscribeRequest{Request: &gnmi.SubscribeRequest_Subscribe{Subscribe: &gnmi.SubscriptionList{
+		Prefix: &gnmi.Path{Target: "COUNTERS_DB"}, Mode: gnmi.SubscriptionList_STREAM, Subscription: subs}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	rc, ec := tg.SubscribeChan(ctx, req, "stamps")
+	defer tg.StopSubscription("stamps")
+	var stamps []int64
+	for len(stamps) < 2*len(paths) {
+		select {
+		case r := <-rc:
+			if n := r.Response.GetUpdate(); n != nil {
+				stamps = append(stamps, n.GetTimestamp())
+			}
+		case e := <-ec:
+			t.Fatal(e.Err)
+		case <-ctx.Done():
+			t.Fatalf("%d notifications in 20 s, want %d", len(stamps), 2*len(paths))
+		}
+	}
+	for s := 0; s < 2; s++ {
+		a, b := stamps[s*2], stamps[s*2+1]
+		if b-a != sonicPathStagger.Nanoseconds() {
+			t.Errorf("sample %d: the second path stamped %d ns after the first, want %v (a sample of one timestamp)", s, b-a, sonicPathStagger)
+		}
+	}
+	if d := stamps[2] - stamps[0]; d <= int64(sonicPathStagger)*int64(len(paths)) {
+		t.Errorf("the first path's stamps advanced %d ns from one sample to the next", d)
+	}
+}
