@@ -7,7 +7,9 @@
 // One goroutine owns the simulation and advances it paced to the wall clock:
 // Timescale wall seconds per simulated second (1000: one wall second is one
 // simulated millisecond), in small steps, past the scenario's duration. If
-// the simulator cannot keep up it falls behind (Status reports the lag);
+// the simulator cannot keep up it falls behind (Status reports the lag;
+// it runs in slices of 100 µs of simulated time, publishing at least every
+// step, so a small timescale holds neither a stop nor a Set for long);
 // gRPC handlers never wait for a step, only Sets wait for the step boundary.
 //
 // Subscribe: ONCE, POLL and STREAM; in STREAM, SAMPLE honours

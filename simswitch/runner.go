@@ -3,6 +3,8 @@ package simswitch
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -151,9 +153,44 @@ func newRunner(eng Engine, dev *gnmipath.Device, timescale float64, step time.Du
 func (r *runner) simStepFor(wall time.Duration) simenv.Time { return Simulated(wall, r.timescale) }
 
 // Simulated is the simulated time wall stands for at timescale (wall
-// seconds per simulated second; below 1, faster than real time).
+// seconds per simulated second; below 1, faster than real time); past the
+// simulator's clock (about 106 days) it is the largest simulated time.
 func Simulated(wall time.Duration, timescale float64) simenv.Time {
-	return simenv.Time(float64(simenv.FromDuration(wall)) / timescale)
+	t := float64(simenv.FromDuration(wall)) / timescale
+	if t >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return simenv.Time(t)
+}
+
+// MinTimescale is the smallest timescale CheckTimescale accepts: an hour
+// of wall time at it is the most simulated time the simulator counts.
+var MinTimescale = float64(simenv.FromDuration(time.Hour)) / math.MaxInt64
+
+// CheckTimescale says what is wrong with a timescale (wall seconds per
+// simulated second), nil if nothing: it must be finite, > 0, and at least
+// MinTimescale. The flags that take one (simswitch's and demo's
+// --timescale) put their name in front of the error.
+func CheckTimescale(timescale float64) error {
+	if !(timescale > 0) || math.IsInf(timescale, 0) {
+		return fmt.Errorf("must be a finite number > 0 (wall seconds per simulated second)")
+	}
+	if timescale < MinTimescale {
+		return fmt.Errorf("below the smallest timescale %.2g: an hour of wall time would be more simulated time than the simulator's clock holds (%.0f days); "+
+			"a loaded fabric simulates slower than real time anyway: give 1 or more (the default 1000 keeps pace with a small fabric)",
+			MinTimescale, simenv.Time(math.MaxInt64).Seconds()/86400)
+	}
+	return nil
+}
+
+// PaceNote warns of a timescale below 1 (faster than real time), which a
+// loaded fabric does not keep up with; "" from 1 up.
+func PaceNote(timescale float64) string {
+	if timescale >= 1 {
+		return ""
+	}
+	return fmt.Sprintf("timescale %g asks for %.3g simulated seconds per wall second; a loaded fabric simulates slower than real time, "+
+		"so the simulation will fall behind (the status says by how much): give 1 or more to keep pace", timescale, 1/timescale)
 }
 
 func (r *runner) run(ctx context.Context) {
@@ -166,10 +203,7 @@ func (r *runner) run(ctx context.Context) {
 	}
 	wall0 := time.Now()
 	sim0 := r.eng.Now()
-	maxChunk := 4 * r.simStepFor(r.step)
-	if maxChunk <= 0 {
-		maxChunk = 1
-	}
+	maxChunk := max(4*min(r.simStepFor(r.step), math.MaxInt64/4), 1)
 	for {
 		select {
 		case <-ctx.Done():
@@ -178,20 +212,41 @@ func (r *runner) run(ctx context.Context) {
 		case f := <-r.cmds:
 			f()
 		case <-tickC:
-			target := sim0 + r.simStepFor(time.Since(wall0))
-			now := r.eng.Now()
-			if target <= now {
-				continue
-			}
-			next := target
-			if next-now > maxChunk {
-				next = now + maxChunk
-			}
-			r.eng.RunUntil(next)
-			r.publishStep(max(target-r.eng.Now(), 0))
-			r.checkEnd()
+			target := sim0 + min(r.simStepFor(time.Since(wall0)), math.MaxInt64-sim0)
+			r.catchUp(ctx, target, maxChunk)
 		}
 	}
+}
+
+// sliceMax is the most simulated time one RunUntil of the wall-clock loop
+// covers (simenv.Sim.RunFunc's chunk): a step at a small timescale stands
+// for seconds of fabric, minutes of CPU in one RunUntil.
+const sliceMax = 100 * simenv.Microsecond
+
+// catchUp runs the simulation towards target, at most maxChunk of it, in
+// slices of at most sliceMax, and publishes where it got with the lag
+// left (runner goroutine only). It stops early when ctx ends or a step of
+// wall time has gone by, so that a stop, a Set and the next publish wait
+// for one slice at most, not for the chunk.
+func (r *runner) catchUp(ctx context.Context, target, maxChunk simenv.Time) {
+	now := r.eng.Now()
+	if target <= now {
+		return
+	}
+	next := target
+	if next-now > maxChunk {
+		next = now + maxChunk
+	}
+	stop := time.Now().Add(r.step)
+	for now < next {
+		r.eng.RunUntil(min(now+sliceMax, next))
+		now = r.eng.Now()
+		if ctx.Err() != nil || time.Now().After(stop) {
+			break
+		}
+	}
+	r.publishStep(max(target-now, 0))
+	r.checkEnd()
 }
 
 // checkEnd marks the scenario ended once simulated time reaches its end

@@ -284,8 +284,8 @@ func (cfg *Config) fillDefaults() error {
 	if cfg.Timescale == 0 {
 		cfg.Timescale = 1000
 	}
-	if !(cfg.Timescale > 0) {
-		return fmt.Errorf("timescale %g must be > 0 (wall seconds per simulated second)", cfg.Timescale)
+	if err := CheckTimescale(cfg.Timescale); err != nil {
+		return fmt.Errorf("timescale %g: %v", cfg.Timescale, err)
 	}
 	if cfg.Step <= 0 {
 		cfg.Step = 5 * time.Millisecond

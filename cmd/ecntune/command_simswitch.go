@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/signal"
 	"sort"
@@ -139,6 +138,9 @@ func (o *simswitchOpts) run(cmd *cobra.Command) error {
 		}
 	}()
 	printSimswitchBanner(out, srv, cfg.Name, d, o.timescale)
+	if note := simswitch.PaceNote(o.timescale); note != "" {
+		fmt.Fprintf(out, "simswitch: warning: --%s\n", note)
+	}
 	fmt.Fprintf(out, "simswitch: device %s: %s\n", srv.Device().Name, srv.Device().Summary)
 	return reportSimswitch(ctx, out, srv, se)
 }
@@ -178,9 +180,10 @@ func (o *simswitchOpts) resolveDialect(cmd *cobra.Command) (gnmipath.Dialect, er
 
 // pacing checks --timescale and reads --step and --status-every.
 func (o *simswitchOpts) pacing() (step, statusEvery time.Duration, err error) {
-	if !(o.timescale > 0) || math.IsInf(o.timescale, 0) {
-		// Inf: the simulation never advanced ("stopped at simulated 0s")
-		return 0, 0, fmt.Errorf("--timescale %g: must be a finite number > 0 (wall seconds per simulated second)", o.timescale)
+	if err := simswitch.CheckTimescale(o.timescale); err != nil {
+		// Inf: the simulation never advanced ("stopped at simulated 0s");
+		// 1e-9: the simulated time of a wall second overflowed
+		return 0, 0, fmt.Errorf("--timescale %g: %v", o.timescale, err)
 	}
 	st, err := units.ParseDuration(o.step)
 	if err != nil || st <= 0 {

@@ -33,6 +33,7 @@ func TestSimswitchFlagErrors(t *testing.T) {
 		{[]string{"--scenario", "../../scenarios/star-incast.yaml", "--dialect", "junos"}, `--dialect: dialect "junos" is unknown (allowed: openconfig, sonic)`},
 		{[]string{"--scenario", "../../scenarios/star-incast.yaml", "--timescale", "0"}, "--timescale 0: must be a finite number > 0"},
 		{[]string{"--scenario", "../../scenarios/star-incast.yaml", "--timescale", "Inf"}, "--timescale +Inf: must be a finite number > 0"},
+		{[]string{"--scenario", "../../scenarios/star-incast.yaml", "--timescale", "1e-9"}, "--timescale 1e-09: below the smallest timescale 0.00039"},
 		{[]string{"--scenario", "../../scenarios/star-incast.yaml", "--tls-cert", "x.pem"}, "tls: give both a certificate and a key file"},
 		{[]string{"--scenario", "nope.yaml"}, "nope.yaml"},
 		// sonic-gnmi's flags without sonic: a mistake, said, not ignored
