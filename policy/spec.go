@@ -175,10 +175,9 @@ func (r Resolver) ParseSpec(spec string) (Spec, error) {
 // CheckSpec checks spec as far as it can without a model registry, as the
 // agent does when it loads its configuration: it parses spec and loads
 // the embedded model wherever builtin names it; a model: reference is left
-// for the start, and so is a rule given twice or inside a schedule. Its
-// errors word a few things as the agent always has ("entry 2 (at 1h):
-// ..." for a schedule's entry, `"model:" names no model`, `"magic" is not
-// allowed`).
+// for the start. Its errors word a few things as the agent always has
+// ("entry 2 (at 1h): ..." for a schedule's entry, `"model:" names no
+// model`, `"magic" is not allowed`).
 func CheckSpec(spec string) error {
 	_, err := (&Parser{agent: true}).parse(spec)
 	return err
@@ -221,10 +220,8 @@ func (p *Parser) builtin(spec string) (Spec, error) {
 	if arg, ok := strings.CutPrefix(s, RatePrefix); ok {
 		return parseKind(p, KindRate, spec, arg)
 	}
-	if !p.agent { // the agent's check leaves a rule twice or inside a schedule to the start
-		if err := checkRules(spec, s); err != nil {
-			return Spec{}, err
-		}
+	if err := checkRules(spec, s); err != nil {
+		return Spec{}, err
 	}
 	if base, arg, ok := SplitAlpha(s); ok {
 		return p.withRule(spec, base, AlphaRule, arg)

@@ -73,6 +73,12 @@ func TestCheckSpec(t *testing.T) {
 		"builtin+headroom=model:":           "headroom=model:NAME names no model",
 		" builtin":                          `" builtin" is not allowed`,
 		"adaptive:x":                        `"adaptive:x" is not allowed`,
+		// a rule twice or inside a schedule is said so, as the CLI does, not
+		// blamed on its value ("headroom=floor+headroom=floor: want floor, ...")
+		"builtin+headroom=floor+headroom=floor":             "+headroom twice: give each rule once",
+		"schedule:builtin+headroom=floor,1ms=builtin":       "+headroom inside a schedule: give it after the last entry",
+		"schedule:builtin+alpha=2,1ms=builtin":              "+alpha inside a schedule: give it after the last entry",
+		"roles:host=builtin+alpha=2+alpha=2;fabric=builtin": "+alpha twice",
 	} {
 		if err := CheckSpec(spec); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want it to say %q", spec, err, want)
