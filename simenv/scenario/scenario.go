@@ -791,6 +791,9 @@ func (b *builder) incastWorkload(p string, f *fileWorkload, w *simenv.Workload, 
 	if err := b.need(p, f, "fanin", f.Fanin != nil, "number of senders"); err != nil {
 		return err
 	}
+	if pool < 2 { // hosts lists too few: no fanin would do
+		return b.at(p+".hosts", "an incast workload needs at least 2 hosts (senders and a receiver), got %d", pool)
+	}
 	if *f.Fanin < 1 || *f.Fanin > pool-1 {
 		return b.at(p+".fanin", "%d senders need %d hosts (senders and a receiver), %d available; allowed 1..%d",
 			*f.Fanin, *f.Fanin+1, pool, pool-1)
@@ -815,6 +818,9 @@ func (b *builder) incastWorkload(p string, f *fileWorkload, w *simenv.Workload, 
 func (b *builder) collectiveWorkload(p string, f *fileWorkload, w *simenv.Workload, pool int) error {
 	if err := b.need(p, f, "ranks", f.Ranks != nil, "number of participating hosts"); err != nil {
 		return err
+	}
+	if pool < 2 { // hosts lists too few: no ranks would do
+		return b.at(p+".hosts", "an %s workload needs at least 2 hosts, got %d", f.Kind, pool)
 	}
 	if *f.Ranks < 2 || *f.Ranks > pool {
 		return b.at(p+".ranks", "%d ranks with %d hosts available; allowed 2..%d", *f.Ranks, pool, pool)

@@ -240,6 +240,11 @@ func TestParseErrors(t *testing.T) {
 		{"end before start", star + "workloads: [{kind: cdf, cdf: ws.txt, load: 0.5, start: 5ms, end: 2ms}]\n", []string{"workloads[0].end: 2ms is not after start 5ms"}},
 		{"fanin above hosts", star + "workloads: [{kind: incast, fanin: 4, size: 1MB, every: 1ms}]\n", []string{"workloads[0].fanin", "4 senders need 5 hosts", "1..3"}},
 		{"fanin above host subset", star + "workloads: [{kind: incast, fanin: 2, size: 1MB, every: 1ms, hosts: [host0, host1]}]\n", []string{"workloads[0].fanin", "allowed 1..1"}},
+		// too few hosts listed: hosts is what is wrong, not fanin or ranks
+		{"incast with one host", star + "workloads: [{kind: incast, fanin: 1, size: 1MB, every: 1ms, hosts: [host1]}]\n", []string{"workloads[0].hosts: an incast workload needs at least 2 hosts (senders and a receiver), got 1"}},
+		{"incast with no hosts", star + "workloads: [{kind: incast, fanin: 1, size: 1MB, every: 1ms, hosts: []}]\n", []string{"workloads[0].hosts: an incast workload needs at least 2 hosts (senders and a receiver), got 0"}},
+		{"allreduce with no hosts", star + "workloads: [{kind: allreduce, ranks: 2, size: 1MB, hosts: []}]\n", []string{"workloads[0].hosts: an allreduce workload needs at least 2 hosts, got 0"}},
+		{"alltoall with one host", star + "workloads: [{kind: alltoall, ranks: 2, size: 1MB, hosts: [host0]}]\n", []string{"workloads[0].hosts: an alltoall workload needs at least 2 hosts, got 1"}},
 		{"incast without every", star + "workloads: [{kind: incast, fanin: 2, size: 1MB}]\n", []string{"workloads[0].every: required"}},
 		{"ranks above hosts", star + "workloads: [{kind: allreduce, ranks: 5, size: 1MB}]\n", []string{"workloads[0].ranks: 5 ranks with 4 hosts", "2..4"}},
 		{"ranks below two", star + "workloads: [{kind: alltoall, ranks: 1, size: 1MB}]\n", []string{"workloads[0].ranks", "2..4"}},
