@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ecntune/ecntune/internal/safeio"
+	"github.com/ecntune/ecntune/internal/units"
 	"github.com/ecntune/ecntune/simenv"
 )
 
@@ -142,36 +143,69 @@ func readHPCCLink(ts *tokenStream, what string, nodes int64, seen map[[2]int64]i
 // "<src> <dst> <priority> <dport> <size bytes> <start seconds>". Start times
 // must not decrease (ns-3 schedules the flows one after the other). Start
 // times convert to simulated time as ns-3 converts them: the double, scaled
-// to nanoseconds and truncated.
+// to nanoseconds and truncated. Only the declared number of flows is read,
+// as ns-3 does; lines after them are a warning in an HPCC config and an
+// error in a scenario's trace workload.
 
-// LoadFlowFile reads an HPCC flow file. Node ids are not checked against a
-// topology here; LoadHPCCConfig and the scenario loader do that.
+// LoadFlowFile reads an HPCC flow file: its declared flows, whatever
+// follows them ignored. Node ids are not checked against a topology here;
+// LoadHPCCConfig and the scenario loader do that.
 func LoadFlowFile(path string) ([]simenv.TraceFlow, error) {
-	flows, _, err := loadFlowFile(path)
+	flows, _, _, err := loadFlowFile(path)
 	return flows, err
 }
 
 // ParseFlowFile parses the content of an HPCC flow file; name labels errors.
 func ParseFlowFile(data []byte, name string) ([]simenv.TraceFlow, error) {
-	flows, _, err := parseFlowFile(data, name)
+	flows, _, _, err := parseFlowFile(data, name)
 	return flows, err
 }
 
-func loadFlowFile(path string) ([]simenv.TraceFlow, []int, error) {
+func loadFlowFile(path string) ([]simenv.TraceFlow, []int, flowRest, error) {
 	data, err := readFile(path, "flow file", safeio.MaxFlowFileBytes)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, flowRest{}, err
 	}
 	return parseFlowFile(data, path)
 }
 
-// parseFlowFile also returns the line of each flow, for later checks.
-func parseFlowFile(data []byte, name string) ([]simenv.TraceFlow, []int, error) {
+// flowRest is what follows the flows a flow file declares, which ns-3
+// never reads.
+type flowRest struct {
+	name      string
+	lines     int   // lines with anything on them
+	first     int   // the first of them
+	declared  int64 // the flow count
+	countLine int   // its line
+}
+
+// String says where the rest starts and how much there is ("" for
+// nothing): "f.txt: line 3: 2 more lines after the 1 flow declared on
+// line 1".
+func (r flowRest) String() string {
+	if r.lines == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: line %d: %d more %s after the %s declared on line %d", r.name, r.first,
+		r.lines, units.Plural(r.lines, "line"), units.Count(int(r.declared), "flow"), r.countLine)
+}
+
+// them is "them", or "it" for one line.
+func (r flowRest) them() string {
+	if r.lines == 1 {
+		return "it"
+	}
+	return "them"
+}
+
+// parseFlowFile also returns the line of each flow, for later checks, and
+// what follows the declared flows.
+func parseFlowFile(data []byte, name string) ([]simenv.TraceFlow, []int, flowRest, error) {
 	name = safeio.DisplayPath(name)
 	ts := newTokenStream(data, name)
-	n, _, err := ts.int("flow count", 1<<31)
+	n, countLine, err := ts.int("flow count", 1<<31)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, flowRest{}, err
 	}
 	flows := make([]simenv.TraceFlow, 0, min(n, 1<<20))
 	lines := make([]int, 0, cap(flows))
@@ -179,51 +213,64 @@ func parseFlowFile(data []byte, name string) ([]simenv.TraceFlow, []int, error) 
 		what := fmt.Sprintf("flow %d of %d", i+1, n)
 		src, line, err := ts.int(what+": src", maxNodes-1)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, flowRest{}, err
 		}
 		dst, _, err := ts.int(what+": dst", maxNodes-1)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, flowRest{}, err
 		}
 		pg, pgLine, err := ts.int(what+": priority", simenv.NumQueues-1)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, flowRest{}, err
 		}
 		if pg == simenv.ControlQueue {
-			return nil, nil, fmt.Errorf("%s: line %d: %s: priority %d is the control queue (ACK/CNP); use 0..%d", name, pgLine, what, pg, simenv.ControlQueue-1)
+			return nil, nil, flowRest{}, fmt.Errorf("%s: line %d: %s: priority %d is the control queue (ACK/CNP); use 0..%d", name, pgLine, what, pg, simenv.ControlQueue-1)
 		}
 		dport, _, err := ts.int(what+": dport", 65535)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, flowRest{}, err
 		}
 		size, sizeLine, err := ts.int(what+": size", 1<<50)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, flowRest{}, err
 		}
 		if size == 0 {
-			return nil, nil, fmt.Errorf("%s: line %d: %s: size is 0 bytes; flows must carry at least 1 byte", name, sizeLine, what)
+			return nil, nil, flowRest{}, fmt.Errorf("%s: line %d: %s: size is 0 bytes; flows must carry at least 1 byte", name, sizeLine, what)
 		}
 		if size > simenv.MaxFlowBytes {
 			// said here, with the line (the simulator said "workloads[0]:
 			// flow 1 size ..." with neither file nor line)
-			return nil, nil, fmt.Errorf("%s: line %d: %s: size %d bytes is above the %d a flow may carry", name, sizeLine, what, size, int64(simenv.MaxFlowBytes))
+			return nil, nil, flowRest{}, fmt.Errorf("%s: line %d: %s: size %d bytes is above the %d a flow may carry", name, sizeLine, what, size, int64(simenv.MaxFlowBytes))
 		}
 		st, err := ts.next(what + ": start time")
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, flowRest{}, err
 		}
 		start, err := secondsTime(st.s)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: line %d: %s: start time %v", name, st.line, what, err)
+			return nil, nil, flowRest{}, fmt.Errorf("%s: line %d: %s: start time %v", name, st.line, what, err)
 		}
 		if len(flows) > 0 && start < flows[len(flows)-1].Start {
-			return nil, nil, fmt.Errorf("%s: line %d: %s starts at %s s, before the previous flow (%g s); flows must be in start-time order",
+			return nil, nil, flowRest{}, fmt.Errorf("%s: line %d: %s starts at %s s, before the previous flow (%g s); flows must be in start-time order",
 				name, st.line, what, st.s, flows[len(flows)-1].Start.Seconds())
 		}
 		flows = append(flows, simenv.TraceFlow{Src: int(src), Dst: int(dst), Priority: int(pg), DPort: int(dport), SizeBytes: size, Start: start})
 		lines = append(lines, line)
 	}
-	return flows, lines, nil
+	rest := flowRest{name: name, declared: n, countLine: countLine}
+	for last := 0; ; {
+		t, err := ts.next("")
+		if err != nil { // the end of the file
+			break
+		}
+		if t.line != last {
+			rest.lines, last = rest.lines+1, t.line
+			if rest.first == 0 {
+				rest.first = t.line
+			}
+		}
+	}
+	return flows, lines, rest, nil
 }
 
 // checkFlowNodes checks that every flow runs between two distinct hosts of

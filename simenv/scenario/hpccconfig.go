@@ -35,6 +35,7 @@ type hpccBuild struct {
 	pmax         map[float64]float64
 	ackInterval  int64
 	keyLine      map[string]int // line of each key given
+	notes        []string       // warnings about the files the config names
 }
 
 // Keys whose values only name output files or tracing: accepted, ignored.
@@ -265,7 +266,8 @@ func rateMap(v []string, unit string, set func(rate float64, val string) error) 
 // simenv.Config, which simenv.Check accepts:
 //
 //   - TOPOLOGY_FILE → Topology (see LoadHPCCTopology: switches "sw<id>",
-//     hosts "host<id>"); FLOW_FILE → one trace workload, flows in file order.
+//     hosts "host<id>"); FLOW_FILE → one trace workload, flows in file order
+//     (lines after the declared count: a warning, ParseHPCCConfigWarn).
 //   - KMIN_MAP / KMAX_MAP (KB = 1000 B) and PMAX_MAP per port rate →
 //     ECNByRate; every switch port's rate must appear in all three (ns-3
 //     asserts the same). ECN is set to the entry at 100 Gb/s, or to the
@@ -319,7 +321,7 @@ func LoadHPCCConfigWarn(path string) (simenv.Config, []string, error) {
 // LoadHPCCConfigWarn.
 func ParseHPCCConfigWarn(data []byte, baseDir, name string) (simenv.Config, []string, error) {
 	var out, inert []string
-	c, err := parseHPCCConfig(data, baseDir, name, func(line int, key string, output bool) {
+	c, notes, err := parseHPCCConfig(data, baseDir, name, func(line int, key string, output bool) {
 		k := fmt.Sprintf("%s (line %d)", key, line)
 		if output {
 			out = append(out, k)
@@ -336,27 +338,28 @@ func ParseHPCCConfigWarn(data []byte, baseDir, name string) (simenv.Config, []st
 		warnings = append(warnings, fmt.Sprintf("%s: ignored, as only DCQCN (CC_MODE 1) without windows is simulated: %s",
 			name, strings.Join(inert, ", ")))
 	}
-	return c, warnings, err
+	return c, append(warnings, notes...), err
 }
 
 // parseHPCCConfig is ParseHPCCConfigWarn, telling ignored of every key it
-// ignores (output: one that only names an output file or tracing).
-func parseHPCCConfig(data []byte, baseDir, name string, ignored func(line int, key string, output bool)) (simenv.Config, error) {
+// ignores (output: one that only names an output file or tracing), and
+// returning the warnings about the files the config names.
+func parseHPCCConfig(data []byte, baseDir, name string, ignored func(line int, key string, output bool)) (simenv.Config, []string, error) {
 	b := newHPCCBuild(name)
 	name = safeio.DisplayPath(name)
 	if err := b.readKeys(data, name, ignored); err != nil {
-		return simenv.Config{}, err
+		return simenv.Config{}, nil, err
 	}
 	if err := b.checkKeys(name); err != nil {
-		return simenv.Config{}, err
+		return simenv.Config{}, nil, err
 	}
 	if err := b.loadFiles(baseDir, name); err != nil {
-		return simenv.Config{}, err
+		return simenv.Config{}, nil, err
 	}
 	if err := b.check(name); err != nil {
-		return simenv.Config{}, err
+		return simenv.Config{}, nil, err
 	}
-	return b.cfg, nil
+	return b.cfg, b.notes, nil
 }
 
 // newHPCCBuild starts the config of file name from third.cc's defaults for
@@ -463,9 +466,13 @@ func (b *hpccBuild) loadFiles(baseDir, name string) error {
 		return err
 	}
 	flowPath := joinPath(baseDir, b.flowFile)
-	flows, lines, err := loadFlowFile(flowPath)
+	flows, lines, rest, err := loadFlowFile(flowPath)
 	if err != nil {
 		return fmt.Errorf("%s: FLOW_FILE: %w", name, err)
+	}
+	if rest.lines > 0 {
+		b.notes = append(b.notes, fmt.Sprintf("%s: FLOW_FILE %v; ignored, as ns-3 does: raise the count on line %d to run %s",
+			name, rest, rest.countLine, rest.them()))
 	}
 	if err := checkFlowNodes(flows, lines, topo, flowPath); err != nil {
 		return fmt.Errorf("%s: FLOW_FILE: %w", name, err)

@@ -15,3 +15,24 @@ func TestHPCCConfigWarnsIgnoredKeys(t *testing.T) {
 		t.Errorf("warnings %q", w)
 	}
 }
+
+// Lines after the flows a flow file declares are ignored, as ns-3 does,
+// and said so with their line.
+func TestHPCCConfigWarnsFlowsPastCount(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"topo.txt": testTopo, "flows.txt": "1\n1 2 3 100 1000 2\n2 1 3 100 1000 2\n"})
+	cfg, w, err := ParseHPCCConfigWarn([]byte(hpccWith(nil)), dir, "c.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(cfg.Workloads[0].Flows); n != 1 {
+		t.Errorf("%d flows, want the 1 declared", n)
+	}
+	want := "flows.txt: line 3: 1 more line after the 1 flow declared on line 1; ignored, as ns-3 does"
+	if len(w) != 1 || !strings.Contains(w[0], want) {
+		t.Errorf("warnings %q, want one with %q", w, want)
+	}
+	dir = writeFiles(t, map[string]string{"topo.txt": testTopo, "flows.txt": testFlows + "\n\n"})
+	if _, w, err := ParseHPCCConfigWarn([]byte(hpccWith(nil)), dir, "c.txt"); err != nil || len(w) != 0 {
+		t.Errorf("blank lines after the flows: warnings %q, %v", w, err)
+	}
+}

@@ -847,8 +847,13 @@ func (b *builder) traceWorkload(p string, f *fileWorkload, w *simenv.Workload) e
 	data, path, err := b.read(f.File, "flow file", safeio.MaxFlowFileBytes)
 	var flows []simenv.TraceFlow
 	var lines []int
+	var rest flowRest
 	if err == nil {
-		flows, lines, err = parseFlowFile(data, path)
+		flows, lines, rest, err = parseFlowFile(data, path)
+	}
+	if err == nil && rest.lines > 0 {
+		// a flow file's own mistake, usually lines appended without raising the count
+		err = fmt.Errorf("%v: raise the count on line %d to run %s, or delete %[3]s (ns-3 reads no further)", rest, rest.countLine, rest.them())
 	}
 	if err == nil {
 		err = checkFlowNodes(flows, lines, b.cfg.Topology, path)

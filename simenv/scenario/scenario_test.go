@@ -192,6 +192,7 @@ func TestParseErrors(t *testing.T) {
 		"sw.txt":     "1\n0 2 3 100 1000 2\n",
 		"nonode.txt": "1\n1 9 3 100 1000 2\n",
 		"big.txt":    "2\n1 2 3 100 1000 0\n1 2 3 100 3000000000 0\n",
+		"under.txt":  "1\n1 2 3 100 1000 0\n2 1 3 100 1000 0\n\n3 1 3 100 1000 0\n",
 	}
 	dir := writeFiles(t, files)
 	star := "duration: 20ms\ntopology: {kind: star, hosts: 4}\n"
@@ -260,6 +261,8 @@ func TestParseErrors(t *testing.T) {
 		{"trace flow too large", "topology: {kind: hpcc, file: topo.txt}\nworkloads: [{kind: trace, file: big.txt}]\n", []string{"workloads[0].file", "big.txt: line 3: flow 2 of 2: size 3000000000 bytes is above"}},
 		{"trace flow file missing", "topology: {kind: hpcc, file: topo.txt}\nworkloads: [{kind: trace, file: gone.txt}]\n", []string{"workloads[0].file", "gone.txt", "cannot read flow file"}},
 		{"trace after the run", "topology: {kind: hpcc, file: topo.txt}\nworkloads: [{kind: trace, file: flows.txt}]\n", []string{"workloads[0].file: flows.txt: the first flow starts at 2.000000642s", "duration 10ms"}},
+		{"trace flows past the count", "duration: 10ms\ntopology: {kind: hpcc, file: topo.txt}\nworkloads: [{kind: trace, file: under.txt}]\n",
+			[]string{"workloads[0].file", "under.txt: line 3: 2 more lines after the 1 flow declared on line 1", "raise the count on line 1"}},
 		{"trace takes no start", "topology: {kind: hpcc, file: topo.txt}\nworkloads: [{kind: trace, file: flows.txt, start: 1ms}]\n", []string{"workloads[0].start: not used by kind trace"}},
 		{"unknown host", star + "workloads: [{kind: cdf, cdf: ws.txt, load: 0.5, hosts: [host0, host9]}]\n", []string{"workloads[0].hosts[1]: no node is named \"host9\""}},
 		{"host is a switch", star + "workloads: [{kind: cdf, cdf: ws.txt, load: 0.5, hosts: [host0, sw0]}]\n", []string{"workloads[0].hosts[1]: sw0 is a switch"}},
