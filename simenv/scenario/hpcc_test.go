@@ -302,6 +302,8 @@ func TestHPCCConfigErrors(t *testing.T) {
 		{"flow to a switch", hpccWith(map[string]string{"FLOW_FILE": "FLOW_FILE flowsw.txt"}), []string{"flowsw.txt: line 2", "dst: node 0 is a switch"}},
 		{"flow to nowhere", hpccWith(map[string]string{"FLOW_FILE": "FLOW_FILE flowbad.txt"}), []string{"flowbad.txt: line 3", "node 9 does not exist"}},
 		{"flows out of order", hpccWith(map[string]string{"FLOW_FILE": "FLOW_FILE flowback.txt"}), []string{"flowback.txt: line 3", "start-time order"}},
+		// a slip between Mb/s and Gb/s: DCQCN could never slow a sender (the YAML's dcqcn.min_rate refuses it too)
+		{"min rate above the hosts' links", hpccWith(nil, "MIN_RATE 400Gb/s"), []string{"line 13", "MIN_RATE 400Gbps is above the host link rate 100Gbps"}},
 		{"unused 400G map ok, 100G topo", hpccWith(map[string]string{"TOPOLOGY_FILE": "TOPOLOGY_FILE topo100.txt", "KMIN_MAP": "KMIN_MAP 1 400000000000 1600"}), []string{"KMIN_MAP has no entry for 100Gbps"}},
 	}
 	for _, tc := range cases {

@@ -273,7 +273,8 @@ func rateMap(v []string, unit string, set func(rate float64, val string) error) 
 //     asserts the same). ECN is set to the entry at 100 Gb/s, or to the
 //     lowest-rate entry scaled to 100 Gb/s.
 //   - BUFFER_SIZE, in MiB as third.cc applies it (×1024×1024) → BufferBytes.
-//   - ENABLE_QCN → DCQCN.Enabled; RATE_AI, RATE_HAI, MIN_RATE (ns-3 rates);
+//   - ENABLE_QCN → DCQCN.Enabled; RATE_AI, RATE_HAI, MIN_RATE (ns-3 rates;
+//     MIN_RATE not above the slowest host link, as dcqcn.min_rate);
 //     RP_TIMER, ALPHA_RESUME_INTERVAL, RATE_DECREASE_INTERVAL (µs);
 //     EWMA_GAIN → G; FAST_RECOVERY_TIMES.
 //   - PACKET_PAYLOAD_SIZE → MTU; ACK_HIGH_PRIO → AckHighPriority;
@@ -462,6 +463,16 @@ func (b *hpccBuild) loadFiles(baseDir, name string) error {
 		return fmt.Errorf("%s: TOPOLOGY_FILE: %w", name, err)
 	}
 	c.Topology = topo
+	if host := hostRate(topo); c.DCQCN.MinRateBps > host && host > 0 {
+		// as the YAML's dcqcn.min_rate; the figures would be of a fabric
+		// without congestion control
+		at, what := "", " (the default)"
+		if l, ok := b.keyLine["MIN_RATE"]; ok {
+			at, what = fmt.Sprintf(" line %d:", l), ""
+		}
+		return fmt.Errorf("%s:%s MIN_RATE %s%s is above the host link rate %s: DCQCN could never slow a sender; give MIN_RATE below it (e.g. 1000Mb/s)",
+			name, at, units.FormatRate(c.DCQCN.MinRateBps), what, units.FormatRate(host))
+	}
 	if err := b.ecnByRate(name); err != nil {
 		return err
 	}

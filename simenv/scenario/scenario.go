@@ -662,10 +662,13 @@ func (b *builder) dcqcn(f *fileDCQCN) error {
 }
 
 // hostRate is the slowest link rate at any host.
-func (b *builder) hostRate() float64 {
+func (b *builder) hostRate() float64 { return hostRate(b.cfg.Topology) }
+
+// hostRate is the slowest link rate at any host of t (0: no host link).
+func hostRate(t simenv.Topology) float64 {
 	r := 0.0
-	for _, l := range b.cfg.Topology.Links {
-		if !b.cfg.Topology.Nodes[l.A].Switch || !b.cfg.Topology.Nodes[l.B].Switch {
+	for _, l := range t.Links {
+		if !t.Nodes[l.A].Switch || !t.Nodes[l.B].Switch {
 			if r == 0 || l.RateBps < r {
 				r = l.RateBps
 			}
