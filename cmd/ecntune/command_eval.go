@@ -84,7 +84,7 @@ as beyond the frontier, is rated against the candidate with the most). Either wa
 --duration runs every scenario for that long instead of its own duration (the tables,
 plots and report then name the scenario NAME@DURATION; --json keeps NAME, as sim --json
 does, with the simulated time in sim_time_s; workloads keep their own start and end
-times): the 6 ms of a training-sized scenario hardly lets a 10 MB flow finish, 20 ms or more shows
+times, and a workload or a schedule: entry that starts after it is warned about): the 6 ms of a training-sized scenario hardly lets a 10 MB flow finish, 20 ms or more shows
 what a setting costs long flows. --interval sets the control interval Δ (default:
 min(500µs, duration/25), so an episode holds at least 20 decisions, raised towards 200µs
 while 20 decisions still fit: a 4 ms scenario decides every 190µs, inside the built-in
@@ -223,9 +223,15 @@ func (o *evalOpts) run(cmd *cobra.Command) error {
 	}
 	for _, sc := range scs {
 		warnAll(cmd.ErrOrStderr(), sc.Name, scenario.Warnings(sc.Config))
+		if dur > 0 {
+			warnAll(cmd.ErrOrStderr(), sc.Name, pastEndNotes(sc.Config))
+		}
 	}
 	for _, spec := range o.policies {
 		warnAll(cmd.ErrOrStderr(), spec, eval.SpecWarnings(spec))
+		if dur > 0 {
+			warnAll(cmd.ErrOrStderr(), spec, scheduleEndNotes(spec, dur))
+		}
 		// A deployed loop's file is read by each of its runs; a bad one
 		// is refused here, not after every simulation has run.
 		if strings.HasPrefix(spec, loop.Prefix) {

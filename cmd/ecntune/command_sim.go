@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ecntune/ecntune/internal/units"
+	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/report"
 	"github.com/ecntune/ecntune/simenv/scenario"
@@ -147,9 +148,48 @@ func (o *simOpts) config(cmd *cobra.Command) (simenv.Config, error) {
 		cfg.Duration = d
 		if note := traceStartNote(cfg); note != "" {
 			fmt.Fprintln(cmd.ErrOrStderr(), "warning:", note)
+		} else if notes := pastEndNotes(cfg); len(notes) < len(cfg.Workloads) {
+			// (none runs: noFlowNotes says so after the run, with why)
+			warnAll(cmd.ErrOrStderr(), cfg.Name, notes)
 		}
 	}
 	return cfg, nil
+}
+
+// pastEndNotes says which of cfg's workloads start when its run, cut
+// short by --duration, has ended, and so never run: in the scenario file
+// such a workload is an error, and the figures would be of the other
+// workloads under the scenario's name.
+func pastEndNotes(cfg simenv.Config) []string {
+	var out []string
+	for i, w := range cfg.Workloads {
+		start := w.Start
+		if w.Kind == simenv.WorkloadTrace && len(w.Flows) > 0 {
+			start += w.Flows[0].Start // in start-time order
+		}
+		if start >= cfg.Duration {
+			out = append(out, fmt.Sprintf("workloads[%d] (%s) starts at %v, when the %v run has ended: it never runs (give --duration above %v)",
+				i, w.Kind, start, cfg.Duration, start))
+		}
+	}
+	return out
+}
+
+// scheduleEndNotes says which entries of a schedule: policy start when
+// runs of d (--duration) have ended, and so never apply; nil for another
+// kind of policy.
+func scheduleEndNotes(spec string, d simenv.Time) []string {
+	sp, err := policy.ParseSpec(spec)
+	if err != nil || sp.Kind != policy.KindSchedule {
+		return nil // errors are said where the policy is resolved
+	}
+	var out []string
+	for i, e := range sp.Entries {
+		if simenv.FromDuration(e.Offset) >= d {
+			out = append(out, fmt.Sprintf("entry %d (at %s) starts when the %v runs (--duration) have ended: it never applies", i+1, e.At, d))
+		}
+	}
+	return out
 }
 
 // traceStartNote says, when every flow of cfg's flow files starts after
