@@ -36,7 +36,9 @@ func newSimCmd() *cobra.Command {
 		Long: `Run the packet-level fabric simulator on a YAML scenario (scenarios/*.yaml) or on an
 ns-3 HPCC config file (config_*.txt with its topology and flow files), until the scenario's
 duration or until no traffic is left, and print a summary: FCT slowdown per flow-size bucket,
-utilisation, goodput, ECN marks, PFC pauses, drops, and the simulator's speed.`,
+utilisation, goodput, ECN marks, PFC pauses, drops, and the simulator's speed. The summary
+counts every flow: a scenario's warmup (which eval leaves out of its figures) is not applied,
+and sim says so.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
@@ -101,6 +103,8 @@ func (o *simOpts) run(cmd *cobra.Command) error {
 		for _, w := range noFlowNotes(sim, cfg) {
 			fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 		}
+	} else if note := warmupNote(cfg, sim.Flows()); note != "" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: %s: %s\n", cfg.Name, note)
 	}
 	if trace != nil {
 		files, err := trace.WriteHTML(o.reportDir, sum)
@@ -173,6 +177,23 @@ func pastEndNotes(cfg simenv.Config) []string {
 		}
 	}
 	return out
+}
+
+// warmupNote says that sim does not apply cfg's warmup (a twin's lead-in),
+// which eval does, and what its figures count instead ("" without a
+// warmup).
+func warmupNote(cfg simenv.Config, flows []simenv.FlowRecord) string {
+	if cfg.Warmup <= 0 {
+		return ""
+	}
+	before := 0
+	for _, f := range flows {
+		if f.Start < cfg.Warmup {
+			before++
+		}
+	}
+	return fmt.Sprintf("the scenario's warmup %v is not applied by sim: its figures count all %d flows, %d of which started before it (eval leaves those out)",
+		cfg.Warmup, len(flows), before)
 }
 
 // scheduleEndNotes says which entries of a schedule: policy start when

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -53,5 +54,29 @@ func TestDurationBeforeAWorkloadIsSaid(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), "entry 2") {
 		t.Errorf("eval: an entry within the run is noted: %q", stderr.String())
+	}
+}
+
+// sim does not apply a scenario's warmup, as eval does, and says so with
+// what it counts; without a warmup nothing is said.
+func TestSimSaysItIgnoresWarmup(t *testing.T) {
+	dir := t.TempDir()
+	with := filepath.Join(dir, "wu.yaml")
+	if err := os.WriteFile(with, []byte(strings.Replace(phasesScenario, "duration: 3ms\n", "duration: 3ms\nwarmup: 1ms\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, err := runSim(t, "--scenario", with)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`note: phases: the scenario's warmup 1ms is not applied by sim: its figures count all \d+ flows, \d+ of which started before it \(eval leaves those out\)`).MatchString(errOut) {
+		t.Errorf("stderr %q; want the warmup note", errOut)
+	}
+	without := filepath.Join(dir, "nowu.yaml")
+	if err := os.WriteFile(without, []byte(phasesScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, err := runSim(t, "--scenario", without); err != nil || strings.Contains(errOut, "warmup") {
+		t.Errorf("no warmup: %v, stderr %q", err, errOut)
 	}
 }

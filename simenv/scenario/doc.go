@@ -12,7 +12,7 @@
 //	seed: 1
 //	duration: 20ms
 //	interval: 800us             # the control interval it is decided at (default: eval's for the duration)
-//	warmup: 2ms                 # eval leaves flows starting before it out of its flow figures (default 0)
+//	warmup: 2ms                 # eval leaves flows starting before it out of its flow figures (default 0; sim counts them, saying so)
 //	topology: {kind: leafspine, leaves: 4, spines: 2, hosts_per_leaf: 8,
 //	           host_rate: 100Gbps, fabric_rate: 400Gbps, link_delay: 1us, buffer: 32MB}
 //	  # kind: star takes hosts, host_rate, link_delay, buffer
