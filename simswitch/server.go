@@ -595,6 +595,19 @@ func (s *Server) Advance(ctx context.Context, d simenv.Time) (simenv.Time, error
 	return now, err
 }
 
+// Idle says whether the fabric is idle: no flow active and no workload
+// left to start one (the engine's Idle; false for an engine that does not
+// say). A lockstep run stops there, as eval's bare runs do (simenv/gym).
+func (s *Server) Idle(ctx context.Context) (bool, error) {
+	e, ok := s.r.eng.(interface{ Idle() bool })
+	if !ok {
+		return false, nil
+	}
+	var idle bool
+	err := s.r.do(ctx, func() { idle = e.Idle() })
+	return idle, err
+}
+
 // clock is the time subscriptions sample by: the wall clock, or in
 // lockstep simulated time (from the Unix epoch).
 func (s *Server) clock() time.Time {

@@ -186,11 +186,15 @@ func Scaled(cfg *config.Config, d time.Duration) *config.Config {
 //
 // The decision at the run's end (after its last interval, when no traffic
 // is left for a change to act on) is left out, as a bare policy makes
-// none there: the figures count r.Intervals-1 decisions.
+// none there: the figures count r.Intervals-1 decisions; with a tail
+// (r.Tail), the last decision acts on it, and all r.Intervals count.
 func Figures(r Result, interval time.Duration, idleUtil float64) eval.LoopFigures {
 	f := eval.LoopFigures{Intervals: max(0, r.Intervals-1), Queues: r.Queues, Rejections: r.Rejections}
 	iv := int64(interval)
 	end := int64(r.Intervals)*iv - iv/2 // the decision at the run's end is at r.Intervals intervals
+	if r.Tail > 0 {
+		f.Intervals, end = r.Intervals, int64(r.Intervals)*iv+iv/2
+	}
 	var audit []core.AuditEntry
 	for _, e := range r.Audit {
 		if e.TimeNs < end {

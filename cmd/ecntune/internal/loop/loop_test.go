@@ -315,3 +315,48 @@ func TestAgentConfigTellsEachSwitchItsPeers(t *testing.T) {
 		}
 	}
 }
+
+// A deployed loop covers what a bare run of the same scenario does: all of
+// a duration that is not a whole number of intervals (the loop ran 9 ms of
+// 10 at a 3 ms interval, 15 of 75 flows unfinished) and up to the fabric's
+// going idle (the loop ran on through idle intervals, counted in its change
+// rate, while a bare run stops there); its decisions are counted as a bare
+// policy's are.
+func TestLoopCoversTheBareRun(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "agent.yaml")
+	os.WriteFile(file, []byte("mode: closed-loop\npolicy: static:hpcc\ninterval: 1s\ntargets:\n  t: {address: \"127.0.0.1:1\", insecure: true, queues: [3]}\n"), 0o644)
+	spec := Prefix + file
+	run := func(sim simenv.Config, iv simenv.Time) (bare, loop eval.Run) {
+		t.Helper()
+		scs := []eval.Scenario{{Named: scenario.Named{Name: sim.Name, Config: sim}}}
+		opt := eval.Options{Seeds: 1, Workers: 1, Interval: iv, Loops: map[string]eval.LoopRunner{Prefix: EvalRunner(func(string) policy.Resolver { return policy.Resolver{} }, "", false)}}
+		res, err := eval.RunAll(scs, []string{"static:hpcc", spec}, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.RunsOf(sim.Name, "static:hpcc")[0], res.RunsOf(sim.Name, spec)[0]
+	}
+	// 10 ms at 3 ms: three whole intervals and 1 ms more
+	sim := simtest.Star(simenv.ECN{KminBytes: 2_000_000, KmaxBytes: 2_800_000, Pmax: 0.01})
+	sim.Name, sim.Duration = "star", 10*simenv.Millisecond
+	bare, loop := run(sim, 3*simenv.Millisecond)
+	if loop.Finished != bare.Finished || loop.Unfinished != bare.Unfinished || loop.SimTimeS != bare.SimTimeS {
+		t.Errorf("10 ms at 3 ms: the loop ran %gs, %d flows finished, %d not; the bare run %gs, %d and %d",
+			loop.SimTimeS, loop.Finished, loop.Unfinished, bare.SimTimeS, bare.Finished, bare.Unfinished)
+	}
+	if loop.Decisions != bare.Decisions {
+		t.Errorf("10 ms at 3 ms: the loop counts %d decisions, the bare policy %d", loop.Decisions, bare.Decisions)
+	}
+	// traffic that ends at 3 ms of 10: both stop once the fabric is idle
+	sim.Name = "star-ends"
+	sim.Workloads[0].End = 3 * simenv.Millisecond
+	bare, loop = run(sim, simenv.Millisecond)
+	if bare.SimTimeS >= 0.01 {
+		t.Fatalf("the bare run did not stop at idle (%gs): the test's scenario no longer ends early", bare.SimTimeS)
+	}
+	if loop.SimTimeS != bare.SimTimeS || loop.Decisions != bare.Decisions || loop.Finished != bare.Finished {
+		t.Errorf("traffic ending at 3 ms: the loop ran %gs with %d decisions, %d flows finished; the bare run %gs, %d, %d",
+			loop.SimTimeS, loop.Decisions, loop.Finished, bare.SimTimeS, bare.Decisions, bare.Finished)
+	}
+}
