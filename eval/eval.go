@@ -472,6 +472,10 @@ type Result struct {
 	// PmaxStep is Options.PmaxStep (Compare copies it into each
 	// comparison).
 	PmaxStep float64 `json:"-"`
+	// FixedSettings is how many fixed settings static:best and the
+	// frontier choose from (the presets and the catalogue's grid, less the
+	// grid points PmaxStep makes another's): the notes print it.
+	FixedSettings int `json:"-"`
 	// Wide makes WriteText print every metric (per-bucket p50/p99,
 	// utilisation, ...); by default it prints the compact table.
 	Wide bool `json:"-"`
@@ -833,7 +837,8 @@ feed:
 // result gathers the runs (in job order) per scenario and policy, with
 // static:best's picked by oracle, and aggregates each over its seeds.
 func (p *plan) result(runs []Run) *Result {
-	res := &Result{Policies: append([]string(nil), p.specs...), FrontierShape: p.opt.FrontierShape, PmaxStep: p.opt.PmaxStep}
+	res := &Result{Policies: append([]string(nil), p.specs...), FrontierShape: p.opt.FrontierShape, PmaxStep: p.opt.PmaxStep,
+		FixedSettings: len(oracleCandidates(p.opt.OracleCatalogue, p.opt.PmaxStep))}
 	for _, sc := range p.scs {
 		res.Scenarios = append(res.Scenarios, sc.Name)
 	}

@@ -153,7 +153,7 @@ func (r *Result) WriteText(w io.Writer) error {
 		if r.AggregateOf(sc, Oracle) != nil {
 			fmt.Fprintf(w, "%s: of the presets and %d catalogue settings (cat KMIN/KMAX/PMAX at 100G, scaled per port), the one with\n"+
 				"  the lowest mean small-flow p99 among those with no drop and a mean large-flow goodput within 5%% of the best one's,\n"+
-				"  chosen once per scenario over all seeds; a preset that gives up more goodput can have a lower p99.\n", Oracle, len(DefaultOracleGrid))
+				"  chosen once per scenario over all seeds; a preset that gives up more goodput can have a lower p99.\n", Oracle, r.catalogueSettings())
 		}
 	}
 	return r.writeComparisons(w)
@@ -376,6 +376,25 @@ func (r *Result) comparisons() []Comparison {
 	return out
 }
 
+// fixedSettings is how many fixed settings the frontier and static:best
+// choose from (Result.FixedSettings; a Result built by hand: the default
+// grid's with the presets).
+func (r *Result) fixedSettings() int {
+	if r.FixedSettings > 0 {
+		return r.FixedSettings
+	}
+	return len(oracleCandidates(DefaultOracleGrid, r.PmaxStep))
+}
+
+// noFrontierNote says what a frontier ratio reads without --frontier.
+func (r *Result) noFrontierNote() string {
+	return "  without --frontier (or static:best) a frontier ratio reads only the fixed settings given as policies, not the\n" +
+		fmt.Sprintf("  frontier of fixed settings: run --frontier for the frontier's %d", r.fixedSettings())
+}
+
+// catalogueSettings is how many of them are catalogue points.
+func (r *Result) catalogueSettings() int { return r.fixedSettings() - len(policy.PresetNames()) }
+
 // writeComparisons prints, for every policy that is neither a preset nor
 // static:best, how it compares with the best preset, static:best and the
 // frontier of fixed settings: a few short lines each.
@@ -385,8 +404,7 @@ func (r *Result) writeComparisons(w io.Writer) error {
 		if !r.HasFrontier(sc) {
 			// the ratio is then against the presets given as policies,
 			// not the frontier (it said "beyond the frontier" of one)
-			notes = append(notes, "  without --frontier (or static:best) a frontier ratio reads only the fixed settings given as policies, not the\n"+
-				"  frontier of fixed settings: run --frontier for the frontier's 24")
+			notes = append(notes, r.noFrontierNote())
 			break
 		}
 	}
