@@ -65,8 +65,9 @@ of neither class it counts and still stand beyond it. With --agent FILE (an agen
 with) the rule judges what would run instead of the bare models: the evaluation also runs the
 starting and the fine-tuned model each as that agent runs it, behind its guardrails (closed
 loop over gNMI against the twin's switches, in lockstep, as eval's agent:FILE; the file's
-policy, targets and mode set aside), and the rule reads those two loops' figures; the bare
-models' are printed beside them. With --rival FILE (repeated; the rival twins ecntune twin
+policy, targets and mode set aside, and approve: true too: every change approved, as the agent
+runs once an operator approves them; the output and the record say so), and the rule reads
+those two loops' figures; the bare models' are printed beside them. With --rival FILE (repeated; the rival twins ecntune twin
 writes beside the twin: one window's workload replaced by one the fit nearly chose) a model the
 rule promotes on the twin must also be no worse than the starting model on every rival, on the
 same seeds (judged as the rule judged the twin: behind the guardrails with --agent): no more

@@ -39,6 +39,9 @@ func runTwinTrain(cmd *cobra.Command, o trainOpts) error {
 	}
 	fmt.Fprintf(stderr, "fine-tuning %s on twin %s (%s) for %s, then the frontier evaluation on its seeds %s (seeds %s held out too, for a fixed setting chosen there)\n",
 		tr.ft.From, tw.Name, tw.Path, limit, tr.evalSeeds(), tr.fixedSeeds())
+	if n := tr.approveNote(); n != "" {
+		fmt.Fprintln(stderr, "note: "+n)
+	}
 	s, err := startTrainSession(cmd, o)
 	if err != nil {
 		return err
@@ -392,11 +395,25 @@ func loopSpec(file, spec string) string {
 }
 
 // closedLoopWith is the agent configuration cfg running spec in closed
-// loop (the file's own policy and mode set aside).
+// loop (the file's own policy and mode set aside), every change approved:
+// in approve mode, as it runs once an operator approves its changes (no
+// one approves in the simulation, and a loop waiting for approvals held
+// the twin's setting: the starting, fine-tuned and fixed loops ran alike,
+// and the rule compared three identical runs).
 func closedLoopWith(cfg *config.Config, spec string) *config.Config {
 	c := *cfg
-	c.Policy, c.Mode = spec, config.ModeClosedLoop
+	c.Policy, c.Mode, c.Approve = spec, config.ModeClosedLoop, false
 	return &c
+}
+
+// approveNote says that --agent's approve mode was set aside in the
+// loops on the twin ("" when the file has none).
+func (tr twinRun) approveNote() string {
+	if tr.agent == nil || !tr.agent.Approve {
+		return ""
+	}
+	return tr.agentFile + " has approve: true: its loops on the twin ran with every change approved, as it runs once an operator approves them " +
+		"(no one approves in the simulation: waiting, they would never change a setting)"
 }
 
 // candidateResolver resolves policies from the registry db, except that
@@ -597,7 +614,11 @@ func (ev twinEval) record(tr twinRun) map[string]any {
 		out["fine_tuned_over_start_small_p99"] = pairedJSON(v)
 	}
 	if ev.startLoopSpec != "" {
-		out["agent"] = map[string]any{"file": filepath.ToSlash(tr.agentFile), "sha256": tr.agentSHA}
+		agent := map[string]any{"file": filepath.ToSlash(tr.agentFile), "sha256": tr.agentSHA}
+		if tr.approveNote() != "" {
+			agent["approve"] = "set aside: every change approved"
+		}
+		out["agent"] = agent
 		out["start_loop"] = comparisonRecord(ev.startLoop, ev.res)
 		out["fine_tuned_loop"] = comparisonRecord(ev.tunedLoop, ev.res)
 		if v := pairedOf(ev.loopPaired); v.N >= 2 {
@@ -817,6 +838,9 @@ func printTwinEval(w io.Writer, tr twinRun, ev twinEval) {
 	}
 	if ev.startLoopSpec == "" {
 		fmt.Fprintln(w, "  (the bare models, as the rule judged them; --agent FILE runs and judges them as that agent runs them, behind its guardrails)")
+	}
+	if n := tr.approveNote(); n != "" {
+		fmt.Fprintf(w, "  (%s)\n", n)
 	}
 	if p := pairedOf(ev.loopPaired); p.N >= 2 {
 		fmt.Fprintf(w, "  behind the agent's guardrails, fine-tuned / %s small-flow p99, seed by seed: %.2f [%.2f, %.2f]\n", ev.startSpec, p.Mean, p.Lo, p.Hi)

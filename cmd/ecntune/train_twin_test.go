@@ -789,3 +789,29 @@ func TestTwinEvaluationPmaxStep(t *testing.T) {
 		t.Fatalf("with --agent's pmax-step 0.05: %g", got)
 	}
 }
+
+// An --agent file in approve mode is judged as it runs once its changes
+// are approved: no one approves in the lockstep simulation, and its loops
+// held the twin's setting (changes 0.00, the starting, fine-tuned and
+// fixed loops alike, one verdict on three identical runs). The output and
+// the record say approve mode was set aside.
+func TestTwinLoopsApproveEveryChange(t *testing.T) {
+	cfg := &config.Config{Mode: config.ModeClosedLoop, Approve: true, Policy: "builtin"}
+	c := closedLoopWith(cfg, "model:x")
+	if c.Approve || c.Mode != config.ModeClosedLoop || c.Policy != "model:x" || !cfg.Approve {
+		t.Fatalf("loop config: approve %v mode %v policy %q (file's approve %v)", c.Approve, c.Mode, c.Policy, cfg.Approve)
+	}
+	tr := twinRun{agent: cfg, agentFile: "clA.yaml"}
+	if n := tr.approveNote(); !strings.Contains(n, "clA.yaml has approve: true: its loops on the twin ran with every change approved") {
+		t.Fatalf("note %q", n)
+	}
+	ev := twinEval{startLoopSpec: "agent:clA.yaml with builtin", res: &eval.Result{}}
+	agent, _ := ev.record(tr)["agent"].(map[string]any)
+	if agent["approve"] != "set aside: every change approved" {
+		t.Fatalf("record's agent: %v", agent)
+	}
+	tr.agent = &config.Config{Mode: config.ModeShadow}
+	if n := tr.approveNote(); n != "" {
+		t.Fatalf("a file without approve: note %q", n)
+	}
+}
