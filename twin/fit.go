@@ -130,6 +130,7 @@ func Fit(in Input, o Options) (*Result, error) {
 		f.note("%s has a fabric record but no telemetry in the intervals read (a switch no longer watched) and is left out", g)
 	}
 	samples := f.withPeers(in.Fabric, f.onQueue(in.Samples))
+	otherSetting := f.ranSettings(samples)
 	tl := NewTimeline(samples)
 	if len(tl.Times) < 3 {
 		return nil, fmt.Errorf("%d measured intervals: the fit needs at least 3 (let shadow mode run longer)", len(tl.Times))
@@ -156,7 +157,7 @@ func Fit(in Input, o Options) (*Result, error) {
 	if in.Missing != 0 {
 		ft.notes = append(ft.notes, fmt.Sprintf("the switches export no %s: the twin's counters are read without it too", in.Missing))
 	}
-	r := &Result{Report: Report{Fabric: f, IntervalNs: tl.IntervalNs, TwinInterval: ft.iv, Intervals: len(tl.Times)}}
+	r := &Result{Report: Report{Fabric: f, IntervalNs: tl.IntervalNs, TwinInterval: ft.iv, Intervals: len(tl.Times), OtherSetting: otherSetting}}
 	r.Report.Times.Topology = o.Clock().Sub(start)
 	windows := tl.Segment(o.MaxPhases)
 	searchStart := o.Clock()

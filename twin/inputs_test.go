@@ -237,3 +237,54 @@ func TestTwinSpineWithoutLLDPFittedAsFabric(t *testing.T) {
 		}
 	}
 }
+
+// A closed loop changes the setting its fabric record holds (written at
+// the agent's first snapshot): the twin marks at the setting the host
+// ports' queues ran most in the intervals read (each sample's read-back),
+// and says which share ran another, which one setting cannot simulate
+// (a closed loop's db: 97.6% of the queue-intervals ran a setting the
+// twin never simulated, host marks -71%, with nothing said).
+func TestTwinMarksAtTheSettingTheQueuesRan(t *testing.T) {
+	rec := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}
+	a := env.Setting{KminBytes: 323_100, KmaxBytes: 359_000, Pmax: 0.01}
+	b := env.Setting{KminBytes: 696_600, KmaxBytes: 774_000, Pmax: 0.01}
+	recs := []env.FabricRecord{starRecord("sw0", 100e9, rec)}
+	ran := func(s Sample) env.Setting {
+		if s.TimeNs <= 3000 {
+			return a
+		}
+		return b
+	}
+	for _, c := range []struct {
+		name  string
+		ran   func(Sample) env.Setting
+		want  env.Setting
+		share float64
+		note  string
+	}{
+		{"closed loop", ran, a, 0.4, "the host ports' queues ran kmin 323.1KB kmax 359KB pmax 1% in 60% of the intervals read, not the kmin 400KB kmax 1.6MB pmax 20% of the switches' fabric record"},
+		{"shadow", func(Sample) env.Setting { return rec }, rec, 0, ""},
+		{"not stored", func(Sample) env.Setting { return env.Setting{} }, rec, 0, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := BuildFabric(recs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			samples := utilSamples(recs, 5, func(string, string) float64 { return 0.5 })
+			for i := range samples {
+				samples[i].Setting = c.ran(samples[i])
+			}
+			share := f.ranSettings(f.withPeers(recs, samples))
+			notes := strings.Join(f.Notes, "\n")
+			rep := Report{Fabric: f, OtherSetting: share}
+			if w := rep.SettingWarning(); (w != "") != (c.share > 0) || c.share > 0 && !strings.HasPrefix(w, "40% of the observed host-port queue-intervals ran another ECN setting than the twin's kmin 323.1KB kmax 359KB pmax 1%") {
+				t.Fatalf("warning %q", w)
+			}
+			if f.ECN != c.want || math.Abs(share-c.share) > 1e-9 || c.note != "" && !strings.Contains(notes, c.note) ||
+				c.note == "" && strings.Contains(notes, "queues ran") {
+				t.Fatalf("ECN %+v, share %v, notes %q; want %+v, %v, %q", f.ECN, share, notes, c.want, c.share, c.note)
+			}
+		})
+	}
+}

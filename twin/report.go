@@ -25,6 +25,11 @@ type Report struct {
 	Intervals    int
 	Phases       []PhaseReport
 	Rows         []StatRow
+	// OtherSetting is the share of the observed host-port
+	// queue-intervals that ran another ECN setting than the twin's (a
+	// closed loop's changes; a scenario holds one setting): 0 when all
+	// ran it.
+	OtherSetting float64 `json:",omitempty"`
 	// Runs is how many simulations the fit ran.
 	Runs  int
 	Times struct{ Topology, Search, Final time.Duration }
@@ -78,6 +83,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	f := &r.Fabric
 	fmt.Fprintf(&b, "fabric: %s\n", f.Describe())
 	fmt.Fprintf(&b, "observed: %d intervals of %v; the twin's interval %v\n", r.Intervals, time.Duration(r.IntervalNs), r.TwinInterval.Duration())
+	if w := r.SettingWarning(); w != "" {
+		fmt.Fprintf(&b, "warning: %s\n", w)
+	}
 	for i, p := range r.Phases {
 		fmt.Fprintf(&b, "window %d (%s-%s, observed intervals %d-%d): %s; search loss %.3f, in the whole run %.3f (%d runs, %s)\n",
 			i, durText(p.Start), durText(p.End), p.From, p.To-1, p.Workload, p.SearchLoss, p.FinalLoss, p.Runs, p.Time.Round(time.Second))
@@ -121,6 +129,16 @@ func (r *Report) WriteText(w io.Writer) error {
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// SettingWarning says that some observed queue-intervals ran another ECN
+// setting than the twin simulates ("" when none did).
+func (r *Report) SettingWarning() string {
+	if r.OtherSetting <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.0f%% of the observed host-port queue-intervals ran another ECN setting than the twin's %s (a closed loop changed it; "+
+		"a scenario holds one setting, the one they ran most): the fit to those intervals is to counters another marking made", 100*r.OtherSetting, r.Fabric.ECN.Describe())
 }
 
 // Describe renders the fabric in one line.

@@ -18,6 +18,9 @@ type Sample struct {
 	RateBps float64
 	Peer    env.Peer
 	Metrics env.Metrics
+	// Setting is the ECN setting the queue ran in the interval (the
+	// agent's read-back, core.Recommendation.Current; zero: not known).
+	Setting env.Setting
 }
 
 // Stat is one statistic of a set of samples: its name, what it means and

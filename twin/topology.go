@@ -512,6 +512,48 @@ func (f *Fabric) hostSettings(host []env.FabricPort) {
 	}
 }
 
+// ranSettings sets the twin's ECN to the setting the host ports' queues
+// ran most in the intervals read (each sample's Setting, restated at
+// 100 Gb/s), where the samples say: a closed loop changes the setting
+// the fabric record holds (written at the agent's first snapshot), and a
+// twin marking at that one fitted its workload to counters of another
+// marking. A scenario holds one setting: it returns the share of the
+// host ports' queue-intervals that ran another (0 where all ran the
+// twin's or none says).
+func (f *Fabric) ranSettings(samples []Sample) (other float64) {
+	type ecnKey struct {
+		kmin, kmax int64
+		pmax       float64
+	}
+	count := map[ecnKey]int{}
+	n := 0
+	for _, s := range samples {
+		st := s.Setting
+		if s.Peer != env.PeerHost || st.KmaxBytes <= 0 || !(st.Pmax > 0 && st.Pmax <= 1) || !env.KnownRate(s.RateBps) {
+			continue
+		}
+		count[ecnKey{toRef(st.KminBytes, s.RateBps), toRef(st.KmaxBytes, s.RateBps), st.Pmax}]++
+		n++
+	}
+	if n == 0 {
+		return 0
+	}
+	best, bn := ecnKey{}, 0
+	for k, c := range count { // ties as hostSettings takes them
+		tie := c == bn && (k.kmax < best.kmax || k.kmax == best.kmax && (k.kmin < best.kmin || k.kmin == best.kmin && k.pmax > best.pmax))
+		if c > bn || tie {
+			best, bn = k, c
+		}
+	}
+	ran := env.Setting{KminBytes: best.kmin, KmaxBytes: best.kmax, Pmax: best.pmax}
+	if !ran.SameECN(f.ECN) {
+		f.note("the host ports' queues ran %s in %.0f%% of the intervals read, not the %s of the switches' fabric record (a closed loop's changes, "+
+			"or the switches' since the record): the twin marks at %s (at 100 Gb/s)", ran.Describe(), 100*float64(bn)/float64(n), f.ECN.Describe(), ran.Describe())
+		f.ECN = ran
+	}
+	return float64(n-bn) / float64(n) // Report.SettingWarning says it
+}
+
 // toRef restates a threshold at a port of rateBps at units.RefRateBps.
 func toRef(b int64, rateBps float64) int64 {
 	return int64(math.Round(float64(b) * units.RefRateBps / rateBps))

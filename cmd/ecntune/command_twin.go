@@ -151,6 +151,9 @@ func runTwin(cmd *cobra.Command, o twinOpts) error {
 	if err != nil {
 		return fmt.Errorf("twin of %s: %w", o.db, err)
 	}
+	if w := r.Report.SettingWarning(); w != "" {
+		fmt.Fprintln(stderr, "twin: warning: "+w)
+	}
 	// The report first and the twin last, each file whole (written
 	// aside, then renamed): a twin beside another fit's report was what
 	// an interrupt between them left.
@@ -263,7 +266,7 @@ func readTwinInput(db string, intervals int) (twin.Input, error) {
 	in := twin.Input{Fabric: fabric}
 	err = j.EachRecommendation(since, func(r *core.Recommendation) error {
 		if r.Valid && r.Metrics.IntervalNs > 0 {
-			in.Samples = append(in.Samples, twin.Sample{TimeNs: r.TimeNs, Key: r.Key, RateBps: r.RateBps, Metrics: r.Metrics})
+			in.Samples = append(in.Samples, twin.Sample{TimeNs: r.TimeNs, Key: r.Key, RateBps: r.RateBps, Metrics: r.Metrics, Setting: r.Current})
 			in.Missing |= r.Missing
 		}
 		return nil
@@ -285,6 +288,9 @@ func twinComment(db string, r *twin.Result) []string {
 		rep.Intervals, time.Duration(rep.IntervalNs), time.Now().UTC().Format("2006-01-02")),
 		"Fabric: " + rep.Fabric.Describe() + ".",
 		fmt.Sprintf("Mean |error| over the statistics: %.0f%% (see the report). An ordinary scenario: edit it freely.", 100*rep.MeanAbsError(""))}
+	if w := rep.SettingWarning(); w != "" {
+		lines = append(lines, "Warning: "+w+".")
+	}
 	for _, n := range rep.Notes {
 		lines = append(lines, "Assumed: "+n+".")
 	}
