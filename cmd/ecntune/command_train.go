@@ -54,7 +54,10 @@ type trainOpts struct {
 	twinSeeds  int
 	twinAgent  string   // --agent: the agent configuration the model is judged behind
 	twinRivals []string // --rival: rival twins the model is also judged on
-	algoSet    bool     // --algo was given
+	// --replace-promoted: promote over a version of --name promoted
+	// before that the run did not judge against
+	twinReplace bool
+	algoSet     bool // --algo was given
 	// episodesSet, budgetSet: --episodes, --budget were given (an
 	// explicit 0 is an error, not the default)
 	episodesSet, budgetSet bool

@@ -86,7 +86,11 @@ frontier ratio as printed; a tie goes to the setting, which does not churn), and
 then stays a candidate: the output names the policy to run instead (static:NAME or fixed:KMIN/KMAX/PMAX)
 and the record keeps its figures. An agent that
 names it as model:NAME@promoted runs only a promoted version (model:NAME runs the latest
-version while none is promoted). The fine-tuning, the evaluation on the twin and on its rivals run
+version while none is promoted). A version of --name promoted before is not retired by a
+model that was not judged against it (one that did not start from it, --from
+model:NAME@promoted): the model the rule passes is stored as a candidate, and the output
+prints the eval that compares the two and the models promote that replaces it;
+--replace-promoted promotes over it all the same. A promotion says which version it retired. The fine-tuning, the evaluation on the twin and on its rivals run
 every decision at the Pmax the switches hold (--agent's guardrails' pmax-step, else whole
 percents, the agent's default): a model choosing 0.3% learns and is judged on the 1% the guard
 puts on a switch, and a fixed setting recommended is one a switch holds.`
@@ -108,13 +112,15 @@ func addTwinFlags(f *pflag.FlagSet, o *trainOpts) {
 		"runs them, behind its guardrails, instead of the bare models (see above)")
 	f.StringArrayVar(&o.twinRivals, "rival", nil, "with --twin: a rival twin (written by ecntune twin beside the twin; repeat for each) the model must also be no worse "+
 		"than the starting model on to be promoted (see above)")
+	f.BoolVar(&o.twinReplace, "replace-promoted", false, "with --twin: promote a model the rule passes over a promoted version of --name it was not judged against "+
+		"(without it, that version stays promoted and the model a candidate, unless the run started from it: --from model:NAME@promoted)")
 	f.IntVar(&o.twinSeeds, "seeds", 0, fmt.Sprintf("with --twin: seeds of the frontier evaluation on the twin (default %d; the twin's seed and the next ones; as many more judge a fixed setting chosen on those; all held out from training)", twinDefaultSeeds))
 }
 
 // refuseTwinFlags: --seeds, --agent and --rival belong to --twin (--from also
 // starts a run on --scenario files from a model's weights).
 func (o trainOpts) refuseTwinFlags(cmd *cobra.Command) error {
-	for _, fl := range []string{"seeds", "agent", "rival"} {
+	for _, fl := range []string{"seeds", "agent", "rival", "replace-promoted"} {
 		if cmd.Flags().Changed(fl) {
 			return fmt.Errorf("--%s goes with --twin FILE (fine-tuning on a twin)", fl)
 		}
@@ -451,6 +457,9 @@ func (o trainOpts) twinCommand() string {
 	}
 	for _, f := range o.twinRivals {
 		extra += " --rival " + filepath.ToSlash(f)
+	}
+	if o.twinReplace {
+		extra += " --replace-promoted"
 	}
 	o.writeRunFlags(&b, extra)
 	if o.checkpointEvery != 0 {

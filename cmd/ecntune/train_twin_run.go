@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -60,6 +62,11 @@ func runTwinTrain(cmd *cobra.Command, o trainOpts) error {
 	if err != nil {
 		return err
 	}
+	if ev.verdict.Promote { // the record says it, before the promotion
+		if ev.keptPromoted, err = keptPromoted(o.db, o.name, tr.start, o.twinReplace); err != nil {
+			return err
+		}
+	}
 	prov.Eval = map[string]any{"twin_frontier": ev.record(tr)}
 	m, err := s.res.Model(prov)
 	if err != nil {
@@ -69,13 +76,15 @@ func runTwinTrain(cmd *cobra.Command, o trainOpts) error {
 	if err != nil {
 		return err
 	}
-	if ev.verdict.Promote {
+	if ev.verdict.Promote && ev.keptPromoted == "" {
 		// a failed promotion still reports the stored model and its
 		// evaluation, and says how to promote it by hand
-		if p, err := promoteModel(o.db, stored.Ref()); err != nil {
+		if p, kept, retired, err := promoteModel(o.db, stored.Ref(), tr.start, o.twinReplace); err != nil {
 			ev.promoteErr = err
+		} else if kept != "" {
+			ev.keptPromoted = kept
 		} else {
-			stored = p
+			stored, ev.retired = p, retired
 		}
 	}
 	return o.twinReport(cmd, s, tr, ev, stored)
@@ -129,6 +138,13 @@ type twinEval struct {
 	// promoteErr is why the registry did not promote a model the rule
 	// passed (verdict.Promote).
 	promoteErr error
+	// keptPromoted is the promoted version of the model's name that a
+	// model the rule passed was not promoted over (it was not judged
+	// against it); retired the one it was promoted over.
+	keptPromoted, retired string
+	// scenarioFlags are eval's --scenario flags of the twin and its
+	// rivals (for the commands printed).
+	scenarioFlags string
 	// fixed is the fixed setting the judged starting model is behind on
 	// the twin (the frontier at its goodput), judged as the fine-tuned
 	// model is; nil when the starting model is not behind.
@@ -604,6 +620,9 @@ func largeGoodput(r eval.Run) float64 { return r.LargeGoodputGbps }
 func (ev twinEval) record(tr twinRun) map[string]any {
 	out := map[string]any{"scenario": tr.ft.Twin.Name, "file": tr.ft.Twin.Path, "sha256": tr.ft.Twin.SHA256,
 		"seeds": tr.evalSeeds().String(), "promoted": ev.verdict.Promote, "reason": ev.verdict.Reason}
+	if ev.keptPromoted != "" {
+		out["not_promoted_over"] = ev.keptPromoted // the rule passed it; a version it was not judged against stays promoted
+	}
 	if ev.interrupted {
 		out["interrupted"] = true
 		return out
@@ -718,13 +737,51 @@ func churn(runs []eval.Run) (changes, flaps float64) {
 	return changes / float64(n), flaps / float64(n)
 }
 
-// promoteModel promotes ref in the registry db.
-func promoteModel(db, ref string) (m models.Model, err error) {
+// promoteModel promotes ref in the registry db, unless another version
+// of its name is promoted that the run did not judge it against (start,
+// the starting model's spec, is not model:that version) and replace
+// (--replace-promoted) is not given: that version is what
+// model:NAME@promoted runs, and the rule compared ref with the starting
+// model and the frontier alone, perhaps on less evidence. Then ref is
+// left a candidate and kept names that version; retired names the
+// version a promotion retired.
+func promoteModel(db, ref, start string, replace bool) (m models.Model, kept, retired string, err error) {
 	err = withRegistry(db, models.Options{Timeout: trainLockTimeout}, func(r *models.Registry) error {
+		name, _, _ := strings.Cut(ref, "@")
+		if retired, kept, err = promotedOf(r, name, start, replace); err != nil || kept != "" {
+			return err
+		}
 		m, err = r.Promote(ref, time.Now())
 		return err
 	})
-	return m, err
+	return m, kept, retired, err
+}
+
+// keptPromoted is the promoted version of name in db that a model of the
+// name the rule passed is not promoted over (promoteModel; "" for none).
+func keptPromoted(db, name, start string, replace bool) (kept string, err error) {
+	err = withRegistry(db, models.Options{Timeout: trainLockTimeout}, func(r *models.Registry) error {
+		_, kept, err = promotedOf(r, name, start, replace)
+		return err
+	})
+	return kept, err
+}
+
+// promotedOf is the promoted version of name in r, as kept (a model not
+// judged against it, start not being model:it, is not promoted over it
+// without replace) or as cur (the one a promotion retires).
+func promotedOf(r *models.Registry, name, start string, replace bool) (cur, kept string, err error) {
+	m, err := r.Info(name + "@promoted")
+	if errors.Is(err, models.ErrNotFound) {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", err
+	}
+	if !replace && start != policy.ModelPrefix+m.Ref() {
+		return "", m.Ref(), nil
+	}
+	return m.Ref(), "", nil
 }
 
 // twinReport writes the learning curve and the evaluation's summary
@@ -753,13 +810,14 @@ func (o trainOpts) twinReport(cmd *cobra.Command, s *trainSession, tr twinRun, e
 	if err := printTrainResult(w, stored, s.res, s.wall, base); err != nil {
 		return err
 	}
+	scs := "--scenario " + tr.ft.Twin.Path
+	for _, rv := range o.twinRivals {
+		scs += " --scenario " + rv
+	}
+	ev.scenarioFlags = scs
 	if ev.interrupted {
 		// the judgement's own inputs: the twin and its rivals, the
 		// start's seeds, and with --agent the loops the rule judged
-		scs := "--scenario " + tr.ft.Twin.Path
-		for _, rv := range o.twinRivals {
-			scs += " --scenario " + rv
-		}
 		fmt.Fprintf(w, "not promoted: %s is stored as a candidate: %s. Judge it with\n  ecntune eval %s --policy %s --policy model:%s --frontier --seeds %d --db %s\n",
 			stored.Ref(), ev.verdict.Reason, scs, ev.startSpec, stored.Ref(), tr.seeds, o.db)
 		if tr.agentFile != "" {
@@ -782,6 +840,14 @@ func printPromotion(w io.Writer, stored models.Model, ev twinEval, db string) er
 	case ev.promoteErr != nil:
 		fmt.Fprintf(w, "not promoted: %s is stored as a candidate: it passed (%s), but the registry refused the promotion: %v; "+
 			"promote it with ecntune models promote %s --db %s\n", stored.Ref(), ev.verdict.Reason, ev.promoteErr, stored.Ref(), db)
+	case ev.keptPromoted != "":
+		fmt.Fprintf(w, "not promoted: %s is stored as a candidate: it passed (%s), but %s is the promoted version of %s (what model:%s@promoted runs), "+
+			"and it was not judged against it, only against the starting model and the frontier: compare the two with\n  ecntune eval %s --policy model:%s --policy model:%s --frontier --db %s\n"+
+			"and promote it over %s with ecntune models promote %s --db %s (or train it from model:%s, or with --replace-promoted)\n",
+			stored.Ref(), ev.verdict.Reason, ev.keptPromoted, stored.Name, stored.Name, cmp.Or(ev.scenarioFlags, "--scenario TWIN.yaml"), ev.keptPromoted, stored.Ref(), db,
+			ev.keptPromoted, stored.Ref(), db, ev.keptPromoted)
+	case ev.verdict.Promote && ev.retired != "":
+		fmt.Fprintf(w, "promoted %s (%s, promoted before, is retired): %s\n", stored.Ref(), ev.retired, ev.verdict.Reason)
 	case ev.verdict.Promote:
 		fmt.Fprintf(w, "promoted %s: %s\n", stored.Ref(), ev.verdict.Reason)
 	default:
@@ -895,11 +961,15 @@ func twinLine(m models.Model) string {
 		Twin struct {
 			Promoted bool   `json:"promoted"`
 			Reason   string `json:"reason"`
+			Over     string `json:"not_promoted_over"`
 		} `json:"twin_frontier"`
 	}
 	if json.Unmarshal(m.Eval, &ev) == nil && ev.Twin.Reason != "" {
 		verdict := "not promoted at training"
-		if ev.Twin.Promoted {
+		switch {
+		case ev.Twin.Over != "":
+			verdict = "passed at training, left a candidate (" + ev.Twin.Over + " was promoted, and it was not judged against it)"
+		case ev.Twin.Promoted:
 			verdict = "promoted at training"
 		}
 		line += fmt.Sprintf("; %s: %s", verdict, ev.Twin.Reason)

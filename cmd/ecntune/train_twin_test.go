@@ -815,3 +815,49 @@ func TestTwinLoopsApproveEveryChange(t *testing.T) {
 		t.Fatalf("a file without approve: note %q", n)
 	}
 }
+
+// A run the rule passes does not retire a promoted version of its name
+// it was not judged against (mine@2, judged against builtin alone, retired
+// mine@1 without a word): it stays a candidate and the output says how to
+// compare and promote it. Started from that version (judged against it)
+// or with --replace-promoted it is promoted, and the retirement is said.
+func TestTwinPromotionKeepsAPromotedVersion(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "reg.db")
+	seedRegistry(t, db, "mine", 3, 0)
+	if _, _, err := runModels(t, nil, "promote", "mine@1", "--db", db); err != nil {
+		t.Fatal(err)
+	}
+	status := func(ref string) models.Status {
+		m, err := models.Load(db, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.Status
+	}
+	m, kept, retired, err := promoteModel(db, "mine@2", "builtin", false)
+	if err != nil || kept != "mine@1" || retired != "" || status("mine@1") != models.StatusPromoted || status("mine@2") == models.StatusPromoted {
+		t.Fatalf("judged against builtin: %v kept %q retired %q err %v; mine@1 %s", m.Ref(), kept, retired, err, status("mine@1"))
+	}
+	var out strings.Builder
+	ev := twinEval{verdict: train.Verdict{Promote: true, Reason: "frontier ratio 1.00: not behind"}, keptPromoted: kept}
+	if err := printPromotion(&out, models.Model{Name: "mine", Version: 2}, ev, db); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"not promoted: mine@2 is stored as a candidate: it passed (frontier ratio 1.00: not behind), but mine@1 is the promoted version of mine",
+		"it was not judged against it", "ecntune models promote mine@2 --db " + db, "--replace-promoted"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("printed %q, want %q in it", out.String(), want)
+		}
+	}
+	if m, kept, retired, err = promoteModel(db, "mine@2", "model:mine@1", false); err != nil || kept != "" || retired != "mine@1" || m.Status != models.StatusPromoted {
+		t.Fatalf("started from mine@1: %v kept %q retired %q err %v", m.Ref(), kept, retired, err)
+	}
+	if m, kept, retired, err = promoteModel(db, "mine@3", "builtin", true); err != nil || kept != "" || retired != "mine@2" || m.Status != models.StatusPromoted {
+		t.Fatalf("--replace-promoted: %v kept %q retired %q err %v", m.Ref(), kept, retired, err)
+	}
+	out.Reset()
+	ev = twinEval{verdict: train.Verdict{Promote: true, Reason: "frontier ratio 1.00: not behind"}, retired: retired}
+	if err := printPromotion(&out, m, ev, db); err != nil || !strings.HasPrefix(out.String(), "promoted mine@3 (mine@2, promoted before, is retired): frontier ratio") {
+		t.Fatalf("printed %q (%v)", out.String(), err)
+	}
+}
