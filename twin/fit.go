@@ -93,6 +93,9 @@ type Input struct {
 	// Missing is the optional telemetry the observed switches lack (the
 	// union of the samples'): the simulated counters lose it too.
 	Missing env.Telemetry
+	// Damaged of the Read stored records the samples come from failed
+	// their seal and were left out (the report says so).
+	Read, Damaged int
 }
 
 // Limits of the twin's time line.
@@ -154,6 +157,9 @@ func Fit(in Input, o Options) (*Result, error) {
 	}
 	ft.deadline = ft.clock().Add(ft.o.Budget)
 	ft.timeline()
+	if in.Damaged > 0 {
+		ft.notes = append(ft.notes, fmt.Sprintf("%d of the %d stored recommendations read failed their seal (damaged on disk) and are left out", in.Damaged, in.Read))
+	}
 	if in.Missing != 0 {
 		ft.notes = append(ft.notes, fmt.Sprintf("the switches export no %s: the twin's counters are read without it too", in.Missing))
 	}

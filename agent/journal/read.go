@@ -261,16 +261,33 @@ func (j *Journal) RecommendationTimes(sinceNs int64) ([]int64, error) {
 // EachRecommendation calls fn for every stored recommendation at or after
 // sinceNs, oldest first.
 func (j *Journal) EachRecommendation(sinceNs int64, fn func(*core.Recommendation) error) error {
+	_, err := j.eachRecommendation(sinceNs, false, fn)
+	return err
+}
+
+// EachIntactRecommendation is EachRecommendation, except that a stored
+// recommendation that fails its seal or does not decode (a bit changed on
+// disk) is left out, not an error: damaged counts those, and an operator
+// is to be told. Rows are sealed one by one; the others are intact.
+func (j *Journal) EachIntactRecommendation(sinceNs int64, fn func(*core.Recommendation) error) (damaged int, err error) {
+	return j.eachRecommendation(sinceNs, true, fn)
+}
+
+func (j *Journal) eachRecommendation(sinceNs int64, skip bool, fn func(*core.Recommendation) error) (damaged int, err error) {
 	if err := j.readable(bucketRecs); err != nil {
-		return err
+		return 0, err
 	}
-	err := j.view(func(tx *bolt.Tx) error {
+	err = j.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketRecs).Cursor()
 		var start [8]byte
 		binary.BigEndian.PutUint64(start[:], uint64(max(sinceNs, 0)))
 		for k, v := c.Seek(start[:]); k != nil; k, v = c.Next() {
 			var r core.Recommendation
 			if err := unsealed(k, v, &r); err != nil {
+				if skip {
+					damaged++
+					continue
+				}
 				return fmt.Errorf("recommendation %x: %w", k, err)
 			}
 			if err := fn(&r); err != nil {
@@ -280,9 +297,9 @@ func (j *Journal) EachRecommendation(sinceNs int64, fn func(*core.Recommendation
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("agent db %s: %w", j.path, err)
+		return damaged, fmt.Errorf("agent db %s: %w", j.path, err)
 	}
-	return nil
+	return damaged, nil
 }
 
 // Recent returns the audit entries written at or after sinceNs, oldest

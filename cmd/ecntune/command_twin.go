@@ -128,6 +128,9 @@ func runTwin(cmd *cobra.Command, o twinOpts) error {
 		within = fmt.Sprintf("%d simulations", o.runs)
 	}
 	fmt.Fprintf(stderr, "twin: %d samples of %d switches; fitting within %s\n", len(in.Samples), len(in.Fabric), within)
+	if in.Damaged > 0 {
+		fmt.Fprintf(stderr, "twin: warning: %d of the %d stored recommendations read fail their seal (damaged on disk): left out (the report says so)\n", in.Damaged, in.Read)
+	}
 	rivals := o.rivals
 	if rivals == 0 {
 		rivals = -1 // twin.Options: none
@@ -264,21 +267,34 @@ func readTwinInput(db string, intervals int) (twin.Input, error) {
 	}
 	since := times[max(0, len(times)-intervals)]
 	in := twin.Input{Fabric: fabric}
-	err = j.EachRecommendation(since, func(r *core.Recommendation) error {
+	// Rows are sealed one by one: a damaged one is left out and counted
+	// (the report says so), unless so many are that the rest is suspect.
+	in.Damaged, err = j.EachIntactRecommendation(since, func(r *core.Recommendation) error {
+		in.Read++
 		if r.Valid && r.Metrics.IntervalNs > 0 {
 			in.Samples = append(in.Samples, twin.Sample{TimeNs: r.TimeNs, Key: r.Key, RateBps: r.RateBps, Metrics: r.Metrics, Setting: r.Current})
 			in.Missing |= r.Missing
 		}
 		return nil
 	})
+	in.Read += in.Damaged
 	if err != nil {
-		return twin.Input{}, fmt.Errorf("%w (damaged: move the db aside, or fit from another)", err)
+		return twin.Input{}, fmt.Errorf("%w (damaged: fit from newer intervals with --intervals, or from another db)", err)
+	}
+	if in.Damaged > 0 && float64(in.Damaged) > maxDamagedShare*float64(in.Read) {
+		return twin.Input{}, fmt.Errorf("agent db %s: %d of the %d stored recommendations read fail their seal (damaged on disk; at most a tenth are left out): "+
+			"fit from newer intervals than the damage with --intervals N (the newest N), or from another db; the agent's retention prunes the damaged rows in time",
+			db, in.Damaged, in.Read)
 	}
 	if len(in.Samples) == 0 {
 		return twin.Input{}, fmt.Errorf("agent db %s: none of its %d stored intervals was measured (every queue's first sample, or counter resets): let shadow mode run longer", db, len(times))
 	}
 	return in, nil
 }
+
+// maxDamagedShare is the share of the stored recommendations read that
+// may fail their seal and be left out of a twin's input.
+const maxDamagedShare = 0.1
 
 // twinComment heads the scenario file: where it came from and what it
 // assumed.

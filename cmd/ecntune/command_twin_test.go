@@ -427,3 +427,38 @@ func TestTwinRefusesBadOutBeforeFit(t *testing.T) {
 		}
 	}
 }
+
+// A stored recommendation that fails its seal is left out of the twin's
+// input and counted (one flipped bit stopped twin on the whole db, its
+// other rows intact); past a tenth of the rows read, the db is refused,
+// saying how many and how to fit from the newer intervals.
+func TestTwinSkipsDamagedRecommendations(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "agent.db")
+	j, err := journal.OpenJournal(db, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := env.QueueKey{Target: "sw0", Port: "Ethernet0", Queue: 3}
+	for i := 1; i <= 20; i++ {
+		r := core.Recommendation{TimeNs: int64(i) * 1000, Key: k, Valid: true, Metrics: env.Metrics{IntervalNs: 1000, Util: 0.5 + float64(i)/1000}}
+		if err := j.PutRecommendations([]core.Recommendation{r}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.PutFabric(env.FabricRecord{Target: "sw0", Ports: []env.FabricPort{{Name: "Ethernet0", RateBps: 100e9, Peer: env.PeerHost}}}); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	flipIn(t, db, []byte(`"util":0.507`))
+	in, err := readTwinInput(db, 600)
+	if err != nil || len(in.Samples) != 19 || in.Damaged != 1 || in.Read != 20 {
+		t.Fatalf("one damaged row: %d samples, %d damaged of %d, %v", len(in.Samples), in.Damaged, in.Read, err)
+	}
+	for _, u := range []string{"0.511", "0.512"} {
+		flipIn(t, db, []byte(`"util":`+u))
+	}
+	_, err = readTwinInput(db, 600)
+	if err == nil || !strings.Contains(err.Error(), "3 of the 20 stored recommendations read fail their seal") || !strings.Contains(err.Error(), "--intervals") {
+		t.Fatalf("three damaged rows: %v", err)
+	}
+}
