@@ -33,6 +33,7 @@ type twinOpts struct {
 	intervals             int
 	rivals                int
 	runs                  int
+	force                 bool
 }
 
 func newTwinCmd() *cobra.Command {
@@ -62,7 +63,9 @@ by one the fit nearly chose (another kind of workload, refined, whose loss with 
 counted is within the statistics' noise or twice the winner's), nearest first; where too few
 other kinds come that near, the winner's own kind at the edge of what the observations allow
 (of the candidates of its kind within that loss, the one whose parameters lie farthest). The fit cannot tell them from the twin, so
-train --twin OUT --rival OUT.rival-1.yaml ... judges a fine-tuned model on them too. The report
+train --twin OUT --rival OUT.rival-1.yaml ... judges a fine-tuned model on them too. A file at
+--out or a rival's path that is not a twin (or rival) this command wrote, by its first line, is
+refused before the fit unless --force; a twin it wrote is replaced, edits and all. The report
 (every statistic observed, simulated and its error; the time of each step; what was not
 observed and took a default) goes to stdout, and with --report DIR also to
 DIR/report.txt and report.json with two plots: the per-interval figures observed and
@@ -82,6 +85,7 @@ simulated (timeseries.png) and every statistic simulated against observed (fit.p
 	f.Uint64Var(&o.seed, "seed", 1, "seed of every simulation")
 	f.IntVar(&o.intervals, "intervals", 600, "fit at most this many of the newest stored intervals")
 	f.IntVar(&o.rivals, "rivals", 2, "rival twins to write beside --out (0: none)")
+	f.BoolVar(&o.force, "force", false, "write --out and its rivals over files that are not a twin or rival this command wrote")
 	f.IntVar(&o.runs, "runs", 0, "a budget of this many search simulations instead of --budget's wall time: the same twin on any machine (0: --budget; the fit's fixed part comes on top)")
 	return cmd
 }
@@ -112,6 +116,11 @@ func runTwin(cmd *cobra.Command, o twinOpts) error {
 	}
 	if err := checkTwinCDFs(o.out); err != nil {
 		return err
+	}
+	if !o.force {
+		if err := notAnotherFile(o.out, o.rivals); err != nil {
+			return err
+		}
 	}
 	if o.report != "" {
 		if err := checkOutPath("report", o.report, "the report"); err != nil {
@@ -300,7 +309,7 @@ const maxDamagedShare = 0.1
 // assumed.
 func twinComment(db string, r *twin.Result) []string {
 	rep := &r.Report
-	lines := []string{fmt.Sprintf("A twin fitted by ecntune twin from %s (%d intervals of %v) on %s.", filepath.Base(db),
+	lines := []string{fmt.Sprintf(strings.TrimPrefix(twinHead, "# ")+" from %s (%d intervals of %v) on %s.", filepath.Base(db),
 		rep.Intervals, time.Duration(rep.IntervalNs), time.Now().UTC().Format("2006-01-02")),
 		"Fabric: " + rep.Fabric.Describe() + ".",
 		fmt.Sprintf("Mean |error| over the statistics: %.0f%% (see the report). An ordinary scenario: edit it freely.", 100*rep.MeanAbsError(""))}
@@ -459,6 +468,44 @@ func edgeNote(edge bool) string {
 
 // rivalHead starts every rival twin's file (writeRivals' comment).
 const rivalHead = "# A rival of the twin "
+
+// twinHead starts every twin's file (twinComment).
+const twinHead = "# A twin fitted by ecntune twin"
+
+// notAnotherFile refuses, before the fit, an --out that exists and is
+// not a twin this command wrote (its first line is not twinHead: the
+// agent's configuration, another scenario), and a path of its first
+// rivals rival twins that holds a file that is not a rival (rivalHead):
+// writing the twin would replace them (--force does).
+func notAnotherFile(out string, rivals int) error {
+	check := func(path, head, what string) error {
+		data, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+		if !bytes.HasPrefix(data, []byte(head)) {
+			where := "--out " + out + ": " + path
+			if path == out {
+				where = "--out " + out
+			}
+			return fmt.Errorf("%s exists and is not a %s ecntune twin wrote (its first line is not \"%s\"): writing the twin would replace it; "+
+				"write the twin elsewhere, or give --force", where, what, head)
+		}
+		return nil
+	}
+	if err := check(out, twinHead, "twin"); err != nil {
+		return err
+	}
+	for k := 1; k <= rivals; k++ {
+		if err := check(rivalPath(out, k), rivalHead, "rival twin"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // removeStaleRivals removes the rival twins an earlier fit wrote beside
 // out past the first n (their files start with rivalHead; another file of

@@ -462,3 +462,41 @@ func TestTwinSkipsDamagedRecommendations(t *testing.T) {
 		t.Fatalf("three damaged rows: %v", err)
 	}
 }
+
+// --out is not written over a file that is not a twin this command
+// wrote (its header), nor its rivals' paths over files that are not
+// rivals, unless --force (the agent's configuration given as --out was
+// replaced by the twin, rc 0). A twin it wrote is fitted again in place.
+func TestTwinOutRefusesAnotherFile(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "missing.db") // the checks come first: the db's error says they passed
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	agent := write("agent.yaml", "mode: shadow\n")
+	twinFile := write("twin.yaml", twinHead+"from agent.db\nname: twin\n")
+	write("other.yaml", twinHead+"x\n")
+	write("other.rival-2.yaml", "mode: shadow\n")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--out", agent}, "--out " + agent + " exists and is not a twin ecntune twin wrote (its first line is not \"" + twinHead},
+		{[]string{"--out", agent, "--force"}, "does not exist"},
+		{[]string{"--out", twinFile}, "does not exist"},
+		{[]string{"--out", filepath.Join(dir, "other.yaml")}, filepath.Join(dir, "other.rival-2.yaml") + " exists and is not a rival twin"},
+		{[]string{"--out", filepath.Join(dir, "other.yaml"), "--rivals", "1"}, "does not exist"},
+	} {
+		_, err := runCmd(t, newRootCmd(), append([]string{"twin", "--db", db}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
+	}
+	if b, _ := os.ReadFile(agent); string(b) != "mode: shadow\n" {
+		t.Fatalf("agent.yaml now %q", b)
+	}
+}
