@@ -329,8 +329,9 @@ const MinP99Flows = 100
 // flows.
 const FewFlowsMark = "*"
 
-// fewFlowsNote explains FewFlowsMark under a table that has one.
-var fewFlowsNote = fmt.Sprintf("%s a p99 that some seed took from fewer than %d finished flows of the size: the slowdown of one of its slowest few flows, not a 99th percentile", FewFlowsMark, MinP99Flows)
+// FewFlowsNote explains FewFlowsMark under a table that has one (eval's and
+// train --twin's).
+var FewFlowsNote = fmt.Sprintf("%s a p99 that some seed took from fewer than %d finished flows of the size: the slowdown of one of its slowest few flows, not a 99th percentile", FewFlowsMark, MinP99Flows)
 
 func (m Metric) String() string {
 	mark := ""

@@ -136,7 +136,7 @@ func (r *Result) WriteText(w io.Writer) error {
 			return err
 		}
 		if hasFewFlows(rows) {
-			writeWrapped(w, fewFlowsNote)
+			writeWrapped(w, FewFlowsNote)
 		}
 		if err := r.writeLoopText(w, sc); err != nil {
 			return err
@@ -1151,7 +1151,7 @@ func (r *Result) WriteHTML(w io.Writer) error {
 		}
 		s.Rows = r.tableRows(sc, cols)
 		if hasFewFlows(s.Rows) {
-			s.FewNote = fewFlowsNote
+			s.FewNote = FewFlowsNote
 		}
 		if s.Loop = r.loopRows(sc); len(s.Loop) > 0 {
 			s.LoopNote = fmt.Sprintf(loopTableNote, SettleIntervals)

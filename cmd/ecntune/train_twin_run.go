@@ -461,6 +461,7 @@ func (ev *twinEval) judge() {
 		ev.judgeCollectives()
 		ev.judgeRivals()
 		ev.judgeFixed()
+		ev.noteFewFlows()
 		return
 	}
 	ev.startLoop, ev.tunedLoop = find(ev.startLoopSpec), find(ev.tuneLoopSpec)
@@ -470,6 +471,36 @@ func (ev *twinEval) judge() {
 	ev.judgeCollectives()
 	ev.judgeRivals()
 	ev.judgeFixed()
+	ev.noteFewFlows()
+}
+
+// noteFewFlows says in the verdict's reason which of the judged two had
+// a small-flow p99 on the twin that some seed took from fewer than
+// eval.MinP99Flows flows (eval marks it eval.FewFlowsMark): the slowdown
+// of one of the slowest few flows, which no setting may move, so a tie
+// or a gain in it is no evidence either way.
+func (ev *twinEval) noteFewFlows() {
+	var few []string
+	a, b := ev.judged()
+	for _, spec := range []string{a, b} {
+		if ag := ev.res.AggregateOf(ev.res.Scenarios[0], spec); ag != nil && ag.Metrics["small_p99"].FewFlows {
+			few = append(few, spec)
+		}
+	}
+	if len(few) == 0 {
+		return
+	}
+	ev.verdict.Reason += fmt.Sprintf("; the small-flow p99 of %s some seed took from fewer than %d finished flows (%s): the slowdown of one of its slowest few flows, "+
+		"not a 99th percentile, and no evidence either way (a longer duration: in the twin gives it more flows)", strings.Join(few, " and "), eval.MinP99Flows, eval.FewFlowsMark)
+}
+
+// p99Text is a small-flow p99 as printed, marked eval.FewFlowsMark where
+// some seed took it from fewer than eval.MinP99Flows flows.
+func p99Text(m eval.Metric) string {
+	if m.FewFlows {
+		return fmt.Sprintf("%.2f%s", m.Mean, eval.FewFlowsMark)
+	}
+	return fmt.Sprintf("%.2f", m.Mean)
 }
 
 // judgeCollectives applies the twin's collective iterations of the
@@ -886,13 +917,15 @@ func printTwinEval(w io.Writer, tr twinRun, ev twinEval) {
 	for _, c := range rows {
 		width = max(width, len(c.Policy))
 	}
+	few := false
 	for _, c := range rows {
 		line := fmt.Sprintf("  %-*s  %s", width, c.Policy, frontierFigures(c))
 		if c.FrontierRatio > 0 {
 			line += fmt.Sprintf(" [%.2f, %.2f] against %s", c.PairedVsFrontier.Lo, c.PairedVsFrontier.Hi, c.FrontierName())
 		}
 		if a := ev.res.AggregateOf(c.Scenario, c.Policy); a != nil {
-			line += fmt.Sprintf("; small-flow p99 %.2f, large-flow goodput %.1f Gb/s", a.Metrics["small_p99"].Mean, a.Metrics["large_goodput_gbps"].Mean)
+			line += fmt.Sprintf("; small-flow p99 %s, large-flow goodput %.1f Gb/s", p99Text(a.Metrics["small_p99"]), a.Metrics["large_goodput_gbps"].Mean)
+			few = few || a.Metrics["small_p99"].FewFlows
 		}
 		changes, flaps := churn(ev.res.RunsOf(c.Scenario, c.Policy))
 		line += fmt.Sprintf("; %.1f changes per queue per 100 intervals, %.1f flaps a run (past the first %d intervals)", changes, flaps, eval.SettleIntervals)
@@ -918,13 +951,17 @@ func printTwinEval(w io.Writer, tr twinRun, ev twinEval) {
 		c := f.cmp
 		fmt.Fprintf(w, "  %-*s  %s", width, c.Policy, frontierFigures(c))
 		if a := f.res.AggregateOf(c.Scenario, c.Policy); a != nil {
-			fmt.Fprintf(w, "; small-flow p99 %.2f, large-flow goodput %.1f Gb/s", a.Metrics["small_p99"].Mean, a.Metrics["large_goodput_gbps"].Mean)
+			fmt.Fprintf(w, "; small-flow p99 %s, large-flow goodput %.1f Gb/s", p99Text(a.Metrics["small_p99"]), a.Metrics["large_goodput_gbps"].Mean)
+			few = few || a.Metrics["small_p99"].FewFlows
 		}
 		fmt.Fprintf(w, " (the fixed setting the starting model is behind on seeds %s, judged on seeds %s, where the starting model is %s)\n",
 			tr.evalSeeds(), tr.fixedSeeds(), frontierFigures(f.startCmp))
 		if p := pairedOf(f.paired); p.N >= 2 {
 			fmt.Fprintf(w, "  %s / the starting model small-flow p99, seed by seed: %.2f [%.2f, %.2f]\n", f.spec, p.Mean, p.Lo, p.Hi)
 		}
+	}
+	if few {
+		fmt.Fprintln(w, "  "+eval.FewFlowsNote)
 	}
 	if len(ev.rivals) > 0 {
 		fmt.Fprintf(w, "rival twins, the same seeds, %.0fs:\n", ev.rivalWall.Seconds())

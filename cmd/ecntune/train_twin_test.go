@@ -861,3 +861,30 @@ func TestTwinPromotionKeepsAPromotedVersion(t *testing.T) {
 		t.Fatalf("printed %q (%v)", out.String(), err)
 	}
 }
+
+// A small-flow p99 some seed took from fewer than 100 flows is marked as
+// eval marks it, with its footnote, and the verdict says the figure is no
+// evidence (the star twin: 9.51 for every policy, 1.00 [1.00, 1.00] seed
+// by seed, promoted "no worse" with nothing said).
+func TestTwinEvalMarksFewFlows(t *testing.T) {
+	p99 := eval.Metric{Mean: 9.511726521630642, CI95: 0, N: 3, FewFlows: true}
+	agg := func(pol string) eval.Aggregate {
+		return eval.Aggregate{Scenario: "tw", Policy: pol, Metrics: map[string]eval.Metric{"small_p99": p99, "large_goodput_gbps": {Mean: 40, N: 3}}}
+	}
+	const start, tuned = "builtin", "model:x (fine-tuned)"
+	ev := twinEval{startSpec: start, tuneSpec: tuned, res: &eval.Result{Scenarios: []string{"tw"}, Aggregates: []eval.Aggregate{agg(start), agg(tuned)}},
+		start:   eval.Comparison{Scenario: "tw", Policy: start, FrontierRatio: 1.0, Frontier: "static:hpcc"},
+		tuned:   eval.Comparison{Scenario: "tw", Policy: tuned, FrontierRatio: 1.0, Frontier: "static:hpcc"},
+		verdict: train.Verdict{Promote: true, Reason: "frontier ratio 1.00: not behind"}}
+	ev.noteFewFlows()
+	if !ev.verdict.Promote || !strings.Contains(ev.verdict.Reason, "; the small-flow p99 of builtin and model:x (fine-tuned) some seed took from fewer than 100 finished flows") {
+		t.Fatalf("verdict %+v", ev.verdict)
+	}
+	var out strings.Builder
+	printTwinEval(&out, twinRun{}, ev)
+	for _, want := range []string{"small-flow p99 9.51*, large-flow goodput", "* a p99 that some seed took from fewer than 100 finished flows"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("printed lacks %q:\n%s", want, out.String())
+		}
+	}
+}
