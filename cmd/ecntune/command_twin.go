@@ -82,7 +82,7 @@ simulated (timeseries.png) and every statistic simulated against observed (fit.p
 	f.StringVar(&o.report, "report", "", "folder for the report and its plots")
 	f.StringVar(&o.name, "name", "twin", "the scenario's name")
 	f.DurationVar(&o.budget, "budget", 3*time.Minute, "wall time of the search (the fit's fixed part, about 20 simulations, comes on top)")
-	f.Uint64Var(&o.seed, "seed", 1, "seed of every simulation")
+	f.Uint64Var(&o.seed, "seed", 1, "seed of every simulation (1 or more)")
 	f.IntVar(&o.intervals, "intervals", 600, "fit at most this many of the newest stored intervals")
 	f.IntVar(&o.rivals, "rivals", 2, "rival twins to write beside --out (0: none)")
 	f.BoolVar(&o.force, "force", false, "write --out and its rivals over files that are not a twin or rival this command wrote")
@@ -103,6 +103,10 @@ func runTwin(cmd *cobra.Command, o twinOpts) error {
 		return fmt.Errorf("--rivals %d: must not be negative (0: none)", o.rivals)
 	case o.runs < 0:
 		return fmt.Errorf("--runs %d: must not be negative (0: --budget)", o.runs)
+	case o.seed == 0:
+		// twin.Options takes 0 as unset: the fit ran with seed 1, the
+		// same twin as --seed 1
+		return errors.New("--seed 0: seeds start at 1 (to see the fit's spread, fit with --seed 1, 2, ...)")
 	}
 	if o.runs > 0 && cmd.Flags().Changed("budget") {
 		return errors.New("--budget and --runs: give one (a budget in wall time, or in simulations)")

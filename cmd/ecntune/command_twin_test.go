@@ -416,6 +416,8 @@ func TestTwinRefusesBadOutBeforeFit(t *testing.T) {
 		{[]string{"--out", filepath.Join(dir, "t.yaml"), "--report", filepath.Join(file, "r")}, "--report " + filepath.Join(file, "r") + ": " + file + " is a file"},
 		{[]string{"--out", filepath.Join(dir, "t.yaml"), "--intervals", "2"}, "--intervals 2: want at least 3"},
 		{[]string{"--out", filepath.Join(dir, "t.yaml"), "--budget", "-1s"}, "--budget -1s: must be above 0"},
+		// 0 was taken as unset and fitted with seed 1: the same twin as --seed 1
+		{[]string{"--out", filepath.Join(dir, "t.yaml"), "--seed", "0"}, "--seed 0: seeds start at 1"},
 		{[]string{"--out", filepath.Join(dir, "new", "t.yaml")}, "does not exist"}, // a folder yet to be made is fine
 		{[]string{"--out", filepath.Join(edited, "t.yaml")}, "--out " + filepath.Join(edited, "t.yaml") + ": " +
 			filepath.Join(edited, "cdf", "websearch.txt") + " exists and is not the shipped websearch.txt"},
