@@ -168,6 +168,9 @@ func Fit(in Input, o Options) (*Result, error) {
 	windows := tl.Segment(o.MaxPhases)
 	searchStart := o.Clock()
 	seed := ft.chooseLead(windows[0])
+	// the lead-in's search is the first window's: its runs and time
+	// count in that window's (they were left out of both)
+	leadRuns, leadTime := ft.runCount(), o.Clock().Sub(searchStart)
 	var phases []Phase
 	for i, w := range windows {
 		obs := observed{Compute(tl.Samples(w.From, w.To)), Noise(tl.Samples(w.From, w.To))}
@@ -183,6 +186,8 @@ func Fit(in Input, o Options) (*Result, error) {
 		pr.From, pr.To, pr.Start, pr.End = w.From, w.To, ft.twinTime(w.From), ft.twinTime(w.To)
 		if i == 0 {
 			pr.Start = 0 // with the lead-in
+			pr.Runs += leadRuns
+			pr.Time += leadTime
 		}
 		phases = append(phases, Phase{Start: pr.Start, End: pr.End, Workload: wl})
 		r.Report.Phases = append(r.Report.Phases, pr)

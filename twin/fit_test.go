@@ -303,6 +303,15 @@ func TestFitSaysWhatItNeverTried(t *testing.T) {
 			t.Fatalf("untried kind %q is not one the search tries", k)
 		}
 	}
+	// Every simulation but the final run is a window's, the lead-in's
+	// search in the first (it was left out: 3 runs said, 24 in all)
+	n := 0
+	for _, p := range r.Report.Phases {
+		n += p.Runs
+	}
+	if n+1 != r.Report.Runs {
+		t.Fatalf("the windows' runs add up to %d, the fit ran %d (the final run one of them)", n, r.Report.Runs)
+	}
 }
 
 // A twin's files are its scenario and the CDF files it names, not every

@@ -18,8 +18,11 @@ type PhaseReport struct {
 	// SearchLoss is the best search run's loss (over its shorter run);
 	// FinalLoss the window's in the whole twin's run.
 	SearchLoss, FinalLoss float64
-	Runs                  int
-	Time                  time.Duration
+	// Runs and Time are the window's search's simulations and wall time,
+	// the first window's with the lead-in's search (chooseLead): they
+	// add up to the fit's but for the final run.
+	Runs int
+	Time time.Duration
 	// Rivals are the fit's runners-up for the window: the best of each
 	// other kind of workload, refined, whose loss with its parameters
 	// counted is within rivalBound of the winner's, nearest first.
