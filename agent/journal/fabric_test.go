@@ -9,6 +9,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ecntune/ecntune/agent/core"
 	"github.com/ecntune/ecntune/env"
 )
 
@@ -64,5 +65,44 @@ func TestFabricRecords(t *testing.T) {
 	defer r.Close()
 	if _, err := r.Fabric(); err == nil || !strings.Contains(err.Error(), `fabric record of "spine0"`) {
 		t.Fatalf("damaged record: %v, want an error naming spine0", err)
+	}
+}
+
+// A db without the recommendations bucket (another tool's, or one edited
+// by hand: every agent makes it) has no stored recommendations, read
+// read-only: not a damaged db ("nil pointer dereference", with the advice
+// to move an intact audit log aside).
+func TestNoRecommendationsBucketIsNone(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.db")
+	j, err := OpenJournal(path, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketRecs) }); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	r, err := OpenJournalReadOnly(path, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	times, err := r.RecommendationTimes(0)
+	if err != nil || len(times) != 0 {
+		t.Fatalf("times %v, %v", times, err)
+	}
+	n := 0
+	if err := r.EachRecommendation(0, func(*core.Recommendation) error { n++; return nil }); err != nil || n != 0 {
+		t.Fatalf("each: %d, %v", n, err)
+	}
+	for _, limit := range []int{0, 10} { // agent recommendations
+		if err := r.StreamRecommendationsWhere("", 0, limit, nil, func(core.Recommendation) error { n++; return nil }); err != nil || n != 0 {
+			t.Fatalf("stream (limit %d): %d, %v", limit, n, err)
+		}
 	}
 }

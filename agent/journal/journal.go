@@ -458,7 +458,11 @@ func (j *Journal) StreamRecommendationsWhere(target string, sinceNs int64, limit
 	from := slices.Clone(start[:])
 	count := 0
 	err := j.view(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketRecs).Cursor()
+		b := tx.Bucket(bucketRecs)
+		if b == nil { // none stored (RecommendationTimes)
+			return nil
+		}
+		c := b.Cursor()
 		if limit > 0 {
 			for k, v := c.Last(); k != nil && bytes.Compare(k, start[:]) >= 0 && count < limit; k, v = c.Prev() {
 				ok, err := match(k, v)

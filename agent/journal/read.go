@@ -238,7 +238,11 @@ func (j *Journal) RecommendationTimes(sinceNs int64) ([]int64, error) {
 	}
 	var out []int64
 	err := j.view(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketRecs).Cursor()
+		b := tx.Bucket(bucketRecs)
+		if b == nil { // every agent makes it: another tool's db, or one edited by hand, has none stored
+			return nil
+		}
+		c := b.Cursor()
 		var start [8]byte
 		binary.BigEndian.PutUint64(start[:], uint64(max(sinceNs, 0)))
 		for k, _ := c.Seek(start[:]); k != nil; k, _ = c.Next() {
@@ -278,7 +282,11 @@ func (j *Journal) eachRecommendation(sinceNs int64, skip bool, fn func(*core.Rec
 		return 0, err
 	}
 	err = j.view(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketRecs).Cursor()
+		b := tx.Bucket(bucketRecs)
+		if b == nil { // none stored (RecommendationTimes)
+			return nil
+		}
+		c := b.Cursor()
 		var start [8]byte
 		binary.BigEndian.PutUint64(start[:], uint64(max(sinceNs, 0)))
 		for k, v := c.Seek(start[:]); k != nil; k, v = c.Next() {
