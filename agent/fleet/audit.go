@@ -131,13 +131,19 @@ func ReadMemory(ctx context.Context, cli *clientv3.Client, name, sw string) ([]c
 
 // decodeMemory reads the guard's memory kept in etcd.
 func decodeMemory(fleet string, kvs []*mvccpb.KeyValue) ([]core.QueueMemory, error) {
-	out := make([]core.QueueMemory, 0, len(kvs))
+	return decodeJSON[core.QueueMemory](fleet, "guard memory", kvs)
+}
+
+// decodeJSON reads values kept in etcd as JSON, naming the key of one that
+// does not decode (what: what they are).
+func decodeJSON[T any](fleet, what string, kvs []*mvccpb.KeyValue) ([]T, error) {
+	out := make([]T, 0, len(kvs))
 	for _, kv := range kvs {
-		var m core.QueueMemory
-		if err := json.Unmarshal(kv.Value, &m); err != nil {
-			return nil, fmt.Errorf("fleet %s: guard memory %s: %w", fleet, kv.Key, err)
+		var v T
+		if err := json.Unmarshal(kv.Value, &v); err != nil {
+			return nil, fmt.Errorf("fleet %s: %s %s: %w", fleet, what, kv.Key, err)
 		}
-		out = append(out, m)
+		out = append(out, v)
 	}
 	return out, nil
 }
@@ -229,15 +235,7 @@ func ReadAudit(ctx context.Context, cli *clientv3.Client, fleet, sw string) ([]c
 
 // decodeAudit reads audit entries kept in etcd.
 func decodeAudit(fleet string, kvs []*mvccpb.KeyValue) ([]core.AuditEntry, error) {
-	out := make([]core.AuditEntry, 0, len(kvs))
-	for _, kv := range kvs {
-		var e core.AuditEntry
-		if err := json.Unmarshal(kv.Value, &e); err != nil {
-			return nil, fmt.Errorf("fleet %s: audit entry %s: %w", fleet, kv.Key, err)
-		}
-		out = append(out, e)
-	}
-	return out, nil
+	return decodeJSON[core.AuditEntry](fleet, "audit entry", kvs)
 }
 
 // countAudit trims sw's audit entries in etcd to the newest AuditKeep once
