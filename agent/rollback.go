@@ -25,21 +25,22 @@ const UndoBaseline int64 = 1
 // queues back as they were at toNs: per queue, the Old of the earliest
 // applied change after toNs (UndoBaseline: the earliest of all). With
 // toNs <= 0 it undoes the last change to each queue when the agent made
-// it: a queue whose last change is a manual rollback (plain, --to or
-// baseline) is left alone, so that run twice, or after --to baseline, a
-// plain rollback finds nothing to do instead of re-applying a change.
+// it forward (a tune, a fallback): a queue whose last change backs out
+// (BacksOut: the guard's rollback, read-back or revert, a safety repair, a
+// manual rollback, plain, --to or baseline) is left alone, so that run
+// twice, or after --to baseline, or after the guard rolled a change back,
+// a plain rollback finds nothing to do instead of re-applying a change.
 // Change.Old is what the log says the queue runs now. entries are oldest
 // first (an agent's log in Seq order, a fleet's merged audit in time
 // order: MergeFleetAudit): their order, not their Seq, says which change
 // came first, as the Seqs of different members' logs do not compare.
 func UndoPlan(entries []core.AuditEntry, target string, toNs int64) []core.Change {
 	type acc struct {
-		first, last, lastAgent core.AuditEntry
-		firstAt, lastAt        int // positions in entries
-		lastAgentAt            int
-		have, agent            bool
-		repairs                []core.AuditEntry
-		repairsAt              []int
+		first, last     core.AuditEntry
+		firstAt, lastAt int // positions in entries
+		have            bool
+		repairs         []core.AuditEntry
+		repairsAt       []int
 	}
 	per := map[env.QueueKey]*acc{}
 	for i, e := range entries {
@@ -61,10 +62,6 @@ func UndoPlan(entries []core.AuditEntry, target string, toNs int64) []core.Chang
 			// Kmax under XOFF); a restore from before it keeps what it
 			// repaired (keepRepairs)
 			a.repairs, a.repairsAt = append(a.repairs, e), append(a.repairsAt, i)
-			continue
-		}
-		if e.Kind != core.KindManual {
-			a.lastAgent, a.lastAgentAt, a.agent = e, i, true
 		}
 	}
 	var out []core.Change
@@ -73,12 +70,14 @@ func UndoPlan(entries []core.AuditEntry, target string, toNs int64) []core.Chang
 		var why string
 		var from int // the position of the change undone: repairs from it on are kept
 		switch {
-		case toNs <= 0 && a.agent && a.last.Kind != core.KindManual:
-			// The queue's last change is the agent's (after a manual
-			// rollback of any kind, there is nothing of the agent's left
-			// to undo: undoing an older change again would re-apply one).
-			restore, from = a.lastAgent.Old, a.lastAgentAt
-			why = fmt.Sprintf("undo audit entry %s (%s)", entryName(a.lastAgent), a.lastAgent.Kind)
+		case toNs <= 0 && !BacksOut(a.last.Kind):
+			// The queue's last change is the agent's step forward. After
+			// one that backs out there is nothing of the agent's left to
+			// undo: undoing it would write back the setting the guard (or
+			// the operator) had just backed out of, and undoing an older
+			// change again would re-apply one.
+			restore, from = a.last.Old, a.lastAt
+			why = fmt.Sprintf("undo audit entry %s (%s)", entryName(a.last), a.last.Kind)
 		case toNs == UndoBaseline && a.have:
 			restore, from = a.first.Old, a.firstAt
 			why = fmt.Sprintf("back to the baseline: the setting before the first change, audit entry %s at %s", entryName(a.first),
@@ -100,6 +99,18 @@ func UndoPlan(entries []core.AuditEntry, target string, toNs int64) []core.Chang
 	}
 	sort.Slice(out, func(i, j int) bool { return env.QueueKeyLess(out[i].Key, out[j].Key) })
 	return out
+}
+
+// BacksOut says whether a change of kind k backs a queue out of a setting
+// rather than moving it forward: the guard's rollback, read-back and
+// revert, a safety repair and a manual rollback. A plain `agent rollback`
+// leaves a queue whose last change backs out alone.
+func BacksOut(k core.ChangeKind) bool {
+	switch k {
+	case core.KindRollback, core.KindReadBack, core.KindRevert, core.KindRepair, core.KindManual:
+		return true
+	}
+	return false
 }
 
 // entryName names an audit entry in a plan's reason: its Seq, and in a

@@ -70,8 +70,8 @@ func TestUndoPlan(t *testing.T) {
 }
 
 // A safety repair is never undone: a plain rollback whose queue's last
-// change is a repair leaves it (or undoes the tune before it, keeping what
-// the repair fixed), and a restore from before a repair keeps headroom at
+// change is a repair leaves it (it backs out, as the guard's rollback
+// does), and a restore from before a repair keeps headroom at
 // the floor and Kmax under XOFF as the repair set them.
 func TestUndoPlanKeepsSafetyRepairs(t *testing.T) {
 	unsafe := env.Setting{KminBytes: 1_000_000, KmaxBytes: 9_000_000, Pmax: 0.05, HeadroomBytes: 20_000}
@@ -101,8 +101,9 @@ func TestUndoPlanKeepsSafetyRepairs(t *testing.T) {
 		base[0].New.Pmax != unsafe.Pmax || !strings.Contains(base[0].Reason, "keeping the safety repair of audit entry 1") {
 		t.Fatalf("baseline across a repair: %+v", base)
 	}
-	// A tune, then a repair of it (XOFF fell): a plain rollback undoes
-	// the tune but keeps Kmax under XOFF and Kmin under Kmax.
+	// A tune, then a repair of it (XOFF fell): a plain rollback leaves
+	// the repaired queue (undoing the tune would keep Kmax under XOFF
+	// and Kmin under Kmax: the repaired setting itself).
 	before := env.Setting{KminBytes: 2_000_000, KmaxBytes: 6_000_000, Pmax: 0.2, HeadroomBytes: 56_016}
 	high := env.Setting{KminBytes: 2_500_000, KmaxBytes: 7_000_000, Pmax: 0.2, HeadroomBytes: 56_016}
 	lowered := env.Setting{KminBytes: 1_000_000, KmaxBytes: 3_000_000, Pmax: 0.2, HeadroomBytes: 56_016}
@@ -114,6 +115,36 @@ func TestUndoPlanKeepsSafetyRepairs(t *testing.T) {
 	if len(plan) != 0 {
 		// before, bounded by the repair, is the repaired setting itself
 		t.Fatalf("undo of a repaired tune: %+v", plan)
+	}
+}
+
+// A queue whose last change backs out (the guard's rollback, read-back or
+// revert, a safety repair) is left alone by a plain rollback, as by one
+// after a manual rollback: undoing it would write back the setting the
+// guard had just judged harmful. A step forward after it is undone as
+// usual.
+func TestUndoPlanLeavesWhatTheGuardBackedOut(t *testing.T) {
+	x := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, HeadroomBytes: 52_376, Alpha: 0.5}
+	y := env.Setting{KminBytes: 4_000_000, KmaxBytes: 8_000_000, Pmax: 0.05, HeadroomBytes: 52_376, Alpha: 2}
+	for _, k := range []core.ChangeKind{core.KindRollback, core.KindReadBack, core.KindRevert, core.KindRepair} {
+		for _, tune := range []core.ChangeKind{core.KindTune, core.KindFallback} {
+			es := []core.AuditEntry{
+				{Seq: 1, TimeNs: 10 * sec, Target: "leaf0", Change: core.Change{Key: kA, Kind: tune, Old: x, New: y}, State: core.StateApplied},
+				{Seq: 2, TimeNs: 20 * sec, Target: "leaf0", Change: core.Change{Key: kA, Kind: k, Old: y, New: x, Reason: string(k) + ": pause fraction up"}, State: core.StateApplied},
+			}
+			if plan := UndoPlan(es, "leaf0", 0); len(plan) != 0 {
+				t.Errorf("%s then %s: a plain rollback writes %+v -> %+v (%s); want the queue left alone", tune, k, plan[0].Old, plan[0].New, plan[0].Reason)
+			}
+			// --to and baseline still go back before the tune
+			if plan := UndoPlan(es, "leaf0", UndoBaseline); k != core.KindRepair && len(plan) != 0 {
+				t.Errorf("%s then %s: baseline writes %+v, want nothing (the queue runs x already)", tune, k, plan)
+			}
+			// the agent's next step forward is undone: back to x
+			es = append(es, core.AuditEntry{Seq: 3, TimeNs: 30 * sec, Target: "leaf0", Change: core.Change{Key: kA, Kind: tune, Old: x, New: y}, State: core.StateApplied})
+			if plan := UndoPlan(es, "leaf0", 0); len(plan) != 1 || plan[0].Old != y || plan[0].New != x || !strings.Contains(plan[0].Reason, "undo audit entry 3") {
+				t.Errorf("%s, %s, %s: plain rollback %+v, want entry 3 undone (y -> x)", tune, k, tune, plan)
+			}
+		}
 	}
 }
 

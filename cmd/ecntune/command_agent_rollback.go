@@ -45,8 +45,10 @@ func newAgentRollbackCmd() *cobra.Command {
 		Long: `Undo the agent's changes on one target (--target), or on every target of the configuration
 (--all: in an incident, the whole fabric back; one target that fails does not stop the others,
 and the command fails naming each that did). Without --to: each queue's last change, when the
-agent made it; a queue whose last change is a rollback (of any kind) is left alone, so a second
-run, or one after --to baseline, says "nothing to undo" instead of re-applying a change. With --to TIME:
+agent made it; a queue whose last change is a rollback (of any kind: the guard's rollback,
+read-back or revert, a safety repair, a manual rollback) is left alone, so a second run, one
+after --to baseline, or one after the guard backed a change out, says "nothing to undo" instead
+of re-applying a change. With --to TIME:
 every change made since that time. With --to baseline: every queue back to what it ran before
 the agent's first change to it. Each write is journaled before it is sent and read back after,
 like the agent's own; a queue already at the setting to restore is left alone, and so is one
