@@ -511,13 +511,26 @@ func (a *server) pause(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, p)
 }
 
-// GnmicFile is one pending Set request of a target as a gnmic request
-// file: GET /pending/gnmic answers, per target, the files in the order the
-// agent would send them.
+// GnmicFile is one pending Set request of a target as a file gnmic sends
+// unchanged (gnmic set --set-proto-request-file: gnmipath.Gnmic): GET
+// /pending/gnmic answers, per target, the files in the order the agent
+// would send them.
 type GnmicFile struct {
-	// PrefixTarget is the request prefix's target (gnmic --target).
+	// PrefixTarget is the request prefix's target, to show: the file
+	// carries it.
 	PrefixTarget string `json:"prefix_target,omitempty"`
-	YAML         string `json:"yaml"`
+	Prototext    string `json:"prototext"`
+}
+
+// GnmicFiles are reqs as GET /pending/gnmic answers them.
+func GnmicFiles(reqs map[string][]gnmipath.GnmicRequest) map[string][]GnmicFile {
+	out := map[string][]GnmicFile{}
+	for t, rs := range reqs {
+		for _, x := range rs {
+			out[t] = append(out[t], GnmicFile{PrefixTarget: x.Target, Prototext: string(x.File)})
+		}
+	}
+	return out
 }
 
 func (a *server) pendingGnmic(w http.ResponseWriter, r *http.Request) {
@@ -533,13 +546,7 @@ func (a *server) pendingGnmic(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	out := map[string][]GnmicFile{}
-	for t, rs := range reqs {
-		for _, x := range rs {
-			out[t] = append(out[t], GnmicFile{PrefixTarget: x.Target, YAML: string(x.File)})
-		}
-	}
-	writeJSON(w, out)
+	writeJSON(w, GnmicFiles(reqs))
 }
 
 // approving answers 409 with the reason when the source (an agent) says

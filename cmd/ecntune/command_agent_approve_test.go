@@ -2,9 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"github.com/ecntune/ecntune/agent/config"
-	"github.com/ecntune/ecntune/agent/web"
 	"net"
 	"os"
 	"path/filepath"
@@ -13,8 +12,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openconfig/gnmi/proto/gnmi"
+	"github.com/openconfig/gnmic/pkg/api"
+	"google.golang.org/protobuf/encoding/prototext"
+	"gopkg.in/yaml.v3"
+
+	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/agent/journal"
+	"github.com/ecntune/ecntune/agent/web"
+	"github.com/ecntune/ecntune/env"
+	"github.com/ecntune/ecntune/gnmipath"
 	"github.com/ecntune/ecntune/simenv"
+	"github.com/ecntune/ecntune/simswitch"
 )
 
 // Approve mode from the CLI against simulated switches: the agent sets
@@ -65,7 +74,7 @@ guardrails:
 	}
 	planID := m[1]
 	gdir := filepath.Join(dir, "plan")
-	want := "gnmic -a " + addr + " --insecure set --target sw0 --request-file " + filepath.Join(gdir, "sw0-1.yaml")
+	want := "gnmic -a " + addr + " --insecure set --set-proto-request-file " + filepath.Join(gdir, "sw0-1.textproto")
 	// the plan is the newest interval's: one without the queue's telemetry
 	// (a loaded machine) has nothing pending for it
 	var errOut string
@@ -78,8 +87,13 @@ guardrails:
 			t.Fatalf("pending --gnmic: %v\n%s", err, errOut)
 		}
 	}
-	plan, err := os.ReadFile(filepath.Join(gdir, "sw0-1.yaml"))
-	if err != nil || !strings.Contains(string(plan), "max-threshold") || !strings.Contains(string(plan), "queue-management-profile[name=") {
+	plan, err := os.ReadFile(filepath.Join(gdir, "sw0-1.textproto"))
+	var sent gnmi.SetRequest
+	if err == nil {
+		err = prototext.Unmarshal(plan, &sent)
+	}
+	if err != nil || sent.GetPrefix().GetTarget() != "sw0" || len(sent.GetUpdate()) == 0 ||
+		!strings.Contains(gnmipath.Describe(sent.GetPrefix(), sent.GetUpdate()[0].GetPath()), "queue-management-profile[name=") {
 		t.Fatalf("gnmic file (%v):\n%s", err, plan)
 	}
 	if tel, _ := srv.Telemetry("sw0"); tel.Ports[3].Queues[3].ECN == (simenv.ECN{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2}) {
@@ -163,14 +177,200 @@ func TestGnmicFilesStayInDir(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "a", "plan")
 	var b strings.Builder
-	if err := writeGnmicFiles(&b, dir, map[string][]web.GnmicFile{"../../x": {{YAML: "owned: true\n"}}}, nil); err != nil {
+	if err := writeGnmicFiles(&b, dir, map[string][]web.GnmicFile{"../../x": {{Prototext: "prefix {}\n"}}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	ents, _ := os.ReadDir(dir)
 	if len(ents) != 1 {
 		t.Fatalf("files in %s: %v", dir, ents)
 	}
-	if _, err := os.Stat(filepath.Join(root, "x-1.yaml")); err == nil {
+	if _, err := os.Stat(filepath.Join(root, "x-1.textproto")); err == nil {
 		t.Fatal("written outside --gnmic DIR")
+	}
+}
+
+// gnmicSetRequests builds the Set requests that a gnmic command line as
+// agent pending --gnmic prints it sends, as gnmic's own code builds them
+// (github.com/openconfig/gnmic, pkg/config Config.CreateSetRequest): a
+// prototext file (--set-proto-request-file; --proto-file in gnmic v0.36 to
+// v0.44.0) is sent as it is read (CreateSetRequestFromProtoFile); a
+// request file (--request-file) is built into a request with no prefix
+// target, as --target is not read on that path (CreateSetRequestFromFile);
+// inline --update/--replace PATH:::ENCODING:::VALUE and --delete take
+// --prefix and --target.
+func gnmicSetRequests(args []string) ([]*gnmi.SetRequest, error) {
+	flags := map[string][]string{}
+	for i := 0; i < len(args); i++ {
+		if strings.HasPrefix(args[i], "--") && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			flags[args[i]] = append(flags[args[i]], args[i+1])
+			i++
+		}
+	}
+	protoFiles := append(flags["--set-proto-request-file"], flags["--proto-file"]...)
+	switch {
+	case len(protoFiles) > 0:
+		var reqs []*gnmi.SetRequest
+		for _, f := range protoFiles {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return nil, err
+			}
+			req := new(gnmi.SetRequest)
+			if err := prototext.Unmarshal(b, req); err != nil {
+				return nil, err
+			}
+			reqs = append(reqs, req)
+		}
+		return reqs, nil
+	case len(flags["--request-file"]) > 0:
+		var reqs []*gnmi.SetRequest
+		for _, f := range flags["--request-file"] {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return nil, err
+			}
+			type item struct {
+				Path     string `yaml:"path"`
+				Value    any    `yaml:"value"`
+				Encoding string `yaml:"encoding"`
+			}
+			var rf struct {
+				Updates  []item   `yaml:"updates"`
+				Replaces []item   `yaml:"replaces"`
+				Deletes  []string `yaml:"deletes"`
+			}
+			if err := yaml.Unmarshal(b, &rf); err != nil {
+				return nil, err
+			}
+			var opts []api.GNMIOption
+			val := func(it item) (api.GNMIOption, error) {
+				v, err := json.Marshal(it.Value)
+				return api.Value(strings.TrimSpace(string(v)), it.Encoding), err
+			}
+			for _, u := range rf.Updates {
+				v, err := val(u)
+				if err != nil {
+					return nil, err
+				}
+				opts = append(opts, api.Update(api.Path(strings.TrimSpace(u.Path)), v))
+			}
+			for _, u := range rf.Replaces {
+				v, err := val(u)
+				if err != nil {
+					return nil, err
+				}
+				opts = append(opts, api.Replace(api.Path(strings.TrimSpace(u.Path)), v))
+			}
+			for _, d := range rf.Deletes {
+				opts = append(opts, api.Delete(strings.TrimSpace(d)))
+			}
+			req, err := api.NewSetRequest(opts...)
+			if err != nil {
+				return nil, err
+			}
+			reqs = append(reqs, req)
+		}
+		return reqs, nil
+	}
+	prefix, target := "", ""
+	if p := flags["--prefix"]; len(p) > 0 {
+		prefix = p[0]
+	}
+	if t := flags["--target"]; len(t) > 0 {
+		target = t[0]
+	}
+	opts := []api.GNMIOption{api.Prefix(prefix), api.Target(target)}
+	for _, d := range flags["--delete"] {
+		opts = append(opts, api.Delete(strings.TrimSpace(d)))
+	}
+	for _, flag := range []string{"--update", "--replace"} {
+		for _, u := range flags[flag] {
+			f := strings.SplitN(u, ":::", 3)
+			if len(f) < 3 {
+				return nil, fmt.Errorf("invalid inline %s format: %s", flag, u)
+			}
+			if flag == "--update" {
+				opts = append(opts, api.Update(api.Path(strings.TrimSpace(f[0])), api.Value(f[2], f[1])))
+			} else {
+				opts = append(opts, api.Replace(api.Path(strings.TrimSpace(f[0])), api.Value(f[2], f[1])))
+			}
+		}
+	}
+	req, err := api.NewSetRequest(opts...)
+	if err != nil {
+		return nil, err
+	}
+	return []*gnmi.SetRequest{req}, nil
+}
+
+// The gnmic commands agent pending --gnmic prints send the agent's Set
+// requests, prefix target and all: sent to a listener that serves several
+// switches, they set the queue of the switch named, and no other (the
+// request files they sent carried no prefix target: gnmic does not read
+// --target with --request-file, and the listener refused the Set).
+func TestGnmicCommandsSendTheAgentsSets(t *testing.T) {
+	cfg := simenv.DefaultConfig()
+	cfg.Topology = simenv.LeafSpineTopology(2, 1, 2, 100e9, 100e9, simenv.Microsecond)
+	cfg.Workloads = []simenv.Workload{{Kind: simenv.WorkloadIncast, Fanin: 3, SizeBytes: 100_000, Every: 100 * simenv.Microsecond, Priority: 3}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv, addr, err := simswitch.Start(ctx, simswitch.Config{Sim: cfg, Dialect: gnmipath.OpenConfig, Listen: "127.0.0.1:0", Timescale: 1, Step: 2 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	before, _ := srv.Telemetry("leaf0")
+	want := env.Setting{KminBytes: 150_000, KmaxBytes: 3_000_000, Pmax: 0.07}
+	tg := gnmipath.Target{Name: "leaf1", Dialect: gnmipath.OpenConfig, Device: gnmipath.Devices["ecntune"]}
+	var reqs []gnmipath.GnmicRequest
+	for _, port := range []string{"Ethernet0", "Ethernet1"} {
+		req, err := gnmipath.SetRequest(tg, env.QueueKey{Target: "leaf1", Port: port, Queue: 3}, want, gnmipath.Binding{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := gnmipath.Gnmic(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs = append(reqs, g)
+	}
+	dir := t.TempDir()
+	var out strings.Builder
+	if err := writeGnmicFiles(&out, dir, web.GnmicFiles(map[string][]gnmipath.GnmicRequest{"leaf1": reqs}), map[string]string{"leaf1": addr + " --insecure"}); err != nil {
+		t.Fatal(err)
+	}
+	line := strings.TrimSpace(out.String())
+	args := strings.Fields(line)
+	if len(args) < 5 || strings.Join(args[:5], " ") != "gnmic -a "+addr+" --insecure set" || strings.Contains(line, "\n") {
+		t.Fatalf("printed %q, want one gnmic set command for leaf1", line)
+	}
+	sent, err := gnmicSetRequests(args[5:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sent) != len(reqs) {
+		t.Fatalf("%s: gnmic sends %d requests, want %d", line, len(sent), len(reqs))
+	}
+	gc, err := api.NewTarget(api.Name("gnmic"), api.Address(addr), api.Insecure(true), api.Timeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gc.CreateGNMIClient(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer gc.Close()
+	for i, r := range sent {
+		if _, err := gc.Set(ctx, r); err != nil {
+			t.Fatalf("%s: Set %d (prefix target %q): %v", line, i+1, r.GetPrefix().GetTarget(), err)
+		}
+	}
+	after, _ := srv.Telemetry("leaf1")
+	for i := range 2 {
+		if e := after.Ports[i].Queues[3].ECN; e != (simenv.ECN{KminBytes: 150_000, KmaxBytes: 3_000_000, Pmax: 0.07}) {
+			t.Errorf("leaf1 port %d queue 3 runs %+v after gnmic's Sets", i, e)
+		}
+	}
+	if other, _ := srv.Telemetry("leaf0"); other.Ports[0].Queues[3].ECN != before.Ports[0].Queues[3].ECN {
+		t.Errorf("leaf0 was set: %+v", other.Ports[0].Queues[3].ECN)
 	}
 }

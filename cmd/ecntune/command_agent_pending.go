@@ -37,15 +37,17 @@ func newAgentPendingCmd() *cobra.Command {
 		Long: `List the changes a running agent in approve mode (approve: true in a closed-loop
 configuration) holds back until an operator approves them: per queue, the setting now and the
 one proposed, since when, why, and whether it was approved. With --gnmic DIR, also write the
-pending plan as gnmic request files (DIR/TARGET-N.yaml, one per Set request, in the order the
-agent would send them) and print the gnmic commands that send them: the plan can be reviewed
-and applied by hand, without the agent.`,
+pending plan as the agent's very Set requests in protobuf text format (DIR/TARGET-N.textproto,
+one per Set request, prefix target and all, in the order the agent would send them) and print
+the gnmic commands that send them unchanged (gnmic set --set-proto-request-file, gnmic v0.44.1
+or later; from v0.36 to v0.44.0 the flag is --proto-file): the plan can be reviewed and applied
+by hand, without the agent.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runAgentPending(cmd, o) },
 	}
 	cmd.Flags().StringVar(&o.url, "url", "", "the running agent's HTTP address (http://HOST:PORT)")
 	cmd.Flags().StringVar(&o.cfgPath, "config", "", "the running agent's configuration (its metrics address)")
-	cmd.Flags().StringVar(&o.gnmicDir, "gnmic", "", "write the pending plan as gnmic request files into DIR")
+	cmd.Flags().StringVar(&o.gnmicDir, "gnmic", "", "write the pending plan as Set requests for gnmic (prototext) into DIR")
 	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print the pending changes as JSON lines (one object per change)")
 	return cmd
 }
@@ -163,13 +165,9 @@ func printPending(w io.Writer, ps []core.Pending) error {
 func gnmicConnFlags(t config.Target) string {
 	var b strings.Builder
 	arg := func(flag, v string) {
-		if v == "" {
-			return
+		if v != "" {
+			b.WriteString(" " + flag + " " + shellQuote(v))
 		}
-		if strings.ContainsAny(v, " \t'\"$") {
-			v = "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
-		}
-		b.WriteString(" " + flag + " " + v)
 	}
 	if t.Insecure {
 		b.WriteString(" --insecure")
@@ -184,9 +182,20 @@ func gnmicConnFlags(t config.Target) string {
 	return b.String()
 }
 
-// writeGnmicFiles writes each target's request files into dir and prints
-// the gnmic command that sends them, with the target's address from addrs
-// (a placeholder where it has none: the agent's configuration has it).
+// shellQuote quotes v for a shell when it holds a space or a quote.
+func shellQuote(v string) string {
+	if strings.ContainsAny(v, " \t'\"$") {
+		return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
+	}
+	return v
+}
+
+// writeGnmicFiles writes each target's Set requests into dir as prototext
+// files and prints the gnmic command that sends them unchanged (gnmic set
+// --set-proto-request-file: the prefix target is in the file; --target is
+// not needed, and gnmic would not read it with a request file), with the
+// target's address from addrs (a placeholder where it has none: the
+// agent's configuration has it).
 func writeGnmicFiles(w io.Writer, dir string, files map[string][]web.GnmicFile, addrs map[string]string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -200,14 +209,11 @@ func writeGnmicFiles(w io.Writer, dir string, files map[string][]web.GnmicFile, 
 		for i, f := range files[t] {
 			// the target's name as the agent sent it, made a file name
 			// (a name with ../ wrote the file outside dir)
-			name := filepath.Join(dir, fmt.Sprintf("%s-%d.yaml", fileSafe(t), i+1))
-			if err := os.WriteFile(name, []byte(f.YAML), 0o644); err != nil {
+			name := filepath.Join(dir, fmt.Sprintf("%s-%d.textproto", fileSafe(t), i+1))
+			if err := os.WriteFile(name, []byte(f.Prototext), 0o644); err != nil {
 				return err
 			}
-			if f.PrefixTarget != "" && !slices.Contains(args, "--target") {
-				args = append(args, "--target", f.PrefixTarget)
-			}
-			args = append(args, "--request-file", name)
+			args = append(args, "--set-proto-request-file", shellQuote(name))
 		}
 		fmt.Fprintln(w, strings.Join(args, " "))
 	}
