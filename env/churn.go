@@ -8,7 +8,9 @@ const FlapIntervals = 10
 
 // Churn counts how often queues' settings change and the flaps among the
 // changes: a change that sets a queue back to a setting (Kmin, Kmax, Pmax
-// at 0.01%) it left within Window. Times are in any one unit (control
+// at 0.01%, headroom and alpha: the whole setting) it left within Window.
+// A step of headroom or alpha alone leaves the ECN setting it runs, so
+// that a key of ECN alone took the next such step for a return to it. Times are in any one unit (control
 // intervals, nanoseconds) and must not go back per queue. Changes at or
 // after From also count in After and FlapsAfter (the figures past a
 // warm-up).
@@ -21,12 +23,14 @@ type Churn struct {
 }
 
 type leftAt struct {
-	s [3]int64
+	s [5]int64
 	t int64
 }
 
-func ecnKey(s Setting) [3]int64 {
-	return [3]int64{s.KminBytes, s.KmaxBytes, int64(math.Round(s.Pmax * 1e4))}
+// settingKey is s as Churn compares settings: Pmax at 0.01%, alpha at
+// 1e-6 (its powers of two from 1/64 apart).
+func settingKey(s Setting) [5]int64 {
+	return [5]int64{s.KminBytes, s.KmaxBytes, int64(math.Round(s.Pmax * 1e4)), s.HeadroomBytes, int64(math.Round(s.Alpha * 1e6))}
 }
 
 // Change records that queue k went from old to new at t, and reports
@@ -41,10 +45,10 @@ func (c *Churn) Change(k QueueKey, t int64, old, new Setting) bool {
 	for _, l := range ls {
 		if t-l.t <= c.Window {
 			kept = append(kept, l)
-			flap = flap || l.s == ecnKey(new)
+			flap = flap || l.s == settingKey(new)
 		}
 	}
-	c.left[k] = append(kept, leftAt{ecnKey(old), t})
+	c.left[k] = append(kept, leftAt{settingKey(old), t})
 	c.Changes++
 	after := t >= c.From
 	if after {

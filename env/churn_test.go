@@ -25,3 +25,38 @@ func TestChurn(t *testing.T) {
 		t.Fatalf("back to c, left at 30: %+v", ch)
 	}
 }
+
+// A setting left is the whole setting, headroom and alpha too: steps of
+// alpha alone (1/8 -> 1/2 -> 2, as SONiC's 1/8 goes to 2 at a step of 4
+// at most) or of headroom alone never set the queue back to a setting it
+// left (the ECN each left, unchanged, was taken for one); going back in
+// alpha, or to ECN and headroom both, is a flap.
+func TestChurnKeysTheWholeSetting(t *testing.T) {
+	k := QueueKey{Target: "leaf0", Port: "Ethernet0", Queue: 3}
+	s := Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, HeadroomBytes: 52_376, Alpha: 0.125}
+	with := func(alpha float64, headroom int64) Setting {
+		x := s
+		x.Alpha, x.HeadroomBytes = alpha, headroom
+		return x
+	}
+	ch := Churn{Window: FlapIntervals}
+	for i, c := range []struct {
+		old, new Setting
+		flap     bool
+	}{
+		{with(0.125, 52_376), with(0.5, 52_376), false},
+		{with(0.5, 52_376), with(2, 52_376), false}, // alpha only, never back
+		{with(2, 52_376), with(2, 60_000), false},   // headroom only
+		{with(2, 60_000), with(2, 70_000), false},
+		{with(2, 70_000), with(2, 60_000), true}, // headroom back
+		{with(2, 60_000), with(0.5, 60_000), false},
+		{with(0.5, 60_000), with(2, 60_000), true}, // alpha back
+	} {
+		if got := ch.Change(k, int64(i+1), c.old, c.new); got != c.flap {
+			t.Errorf("change %d %+v -> %+v: flap %v, want %v", i+1, c.old, c.new, got, c.flap)
+		}
+	}
+	if ch.Changes != 7 || ch.Flaps != 2 {
+		t.Fatalf("%+v", ch)
+	}
+}

@@ -194,3 +194,25 @@ func TestSummaryIdleIsNotUndecided(t *testing.T) {
 		t.Fatalf("summary %+v", s)
 	}
 }
+
+// Two alpha-only steps of one queue (1/8 -> 1/2 -> 2) one interval apart
+// are no flap: neither sets the queue back to a setting it left (the
+// dashboard, /metrics and agent report counted one per queue).
+func TestFlapsOfAlphaSteps(t *testing.T) {
+	k := env.QueueKey{Target: "leaf0", Port: "Ethernet0", Queue: 3}
+	a1 := env.Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, HeadroomBytes: 52_376, Alpha: 0.125}
+	a2, a3 := a1, a1
+	a2.Alpha, a3.Alpha = 0.5, 2
+	s := int64(1e9)
+	es := []AuditEntry{
+		{Seq: 1, TimeNs: 1 * s, Target: k.Target, Change: Change{Key: k, Kind: KindTune, Old: a1, New: a2}, State: StateApplied},
+		{Seq: 2, TimeNs: 2 * s, Target: k.Target, Change: Change{Key: k, Kind: KindTune, Old: a2, New: a3}, State: StateApplied},
+	}
+	if n := Flaps(es, 10*s)["leaf0"]; n != 0 {
+		t.Fatalf("flaps = %d, want 0: alpha 1/8 -> 1/2 -> 2 never went back", n)
+	}
+	es = append(es, AuditEntry{Seq: 3, TimeNs: 3 * s, Target: k.Target, Change: Change{Key: k, Kind: KindRollback, Old: a3, New: a2}, State: StateApplied})
+	if n := Flaps(es, 10*s)["leaf0"]; n != 1 {
+		t.Fatalf("flaps = %d, want 1: alpha back to 1/2", n)
+	}
+}
