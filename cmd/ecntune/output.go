@@ -21,11 +21,15 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// fmtSetting is a setting as KMIN/KMAX/PMAX[ hr HEADROOM].
+// fmtSetting is a setting as KMIN/KMAX/PMAX[ headroom HEADROOM][ alpha
+// ALPHA], the last two when known (alpha as agent report writes it: 1/2).
 func fmtSetting(s env.Setting) string {
 	out := fmt.Sprintf("%s/%s/%s", units.FormatBytes(s.KminBytes), units.FormatBytes(s.KmaxBytes), env.FormatPmax(s.Pmax))
 	if s.HeadroomBytes > 0 {
 		out += " headroom " + units.FormatBytes(s.HeadroomBytes)
+	}
+	if s.Alpha > 0 {
+		out += " alpha " + env.FormatAlpha(s.Alpha)
 	}
 	return out
 }

@@ -26,9 +26,17 @@ function fmtBytes(b) {
   }
   return b + "B";
 }
+// fmtAlpha: a PG's alpha as agent report writes it (env.FormatAlpha):
+// 1/N for the inverse of a whole number, else 4 significant digits.
+function fmtAlpha(a) {
+  if (!(a > 0) || !isFinite(a)) return "unknown";
+  if (a < 1 && Math.abs(1 / a - Math.round(1 / a)) < 1e-9) return "1/" + Math.round(1 / a);
+  return sig(a, 4);
+}
 function setting(s) {
   let t = `kmin ${fmtBytes(s.kmin_bytes)} kmax ${fmtBytes(s.kmax_bytes)} pmax ${sig(s.pmax * 100, 3)}%`;
   if (s.headroom_bytes) t += ` headroom ${fmtBytes(s.headroom_bytes)}`;
+  if (s.alpha > 0) t += ` alpha ${fmtAlpha(s.alpha)}`;
   return t;
 }
 // fmtTime renders Unix ns as the audit log does: UTC, 24-hour, with the
