@@ -1,6 +1,7 @@
 package simswitch
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -345,5 +346,27 @@ func TestSimulatedBelowRealTime(t *testing.T) {
 		if got := Simulated(time.Second, c.ts); got != c.want {
 			t.Errorf("timescale %g: 1 s wall = %v simulated, want %v", c.ts, got, c.want)
 		}
+	}
+}
+
+// A timescale under MinTimescale is refused, saying the floor: at 1e-9
+// one wall second stood for an overflowed simulated time (-2562h).
+func TestTimescaleFloor(t *testing.T) {
+	for _, ts := range []float64{1e-9, 1e-4} {
+		if err := CheckTimescale(ts); err == nil || !strings.Contains(err.Error(), "below the smallest timescale") {
+			t.Errorf("timescale %g: %v", ts, err)
+		}
+	}
+	for _, ts := range []float64{MinTimescale, 0.01, 1, 1000} {
+		if err := CheckTimescale(ts); err != nil {
+			t.Errorf("timescale %g: %v", ts, err)
+		}
+	}
+	if hour := Simulated(time.Hour, MinTimescale); hour <= 0 {
+		t.Errorf("an hour of wall time at timescale %g: simulated %d", MinTimescale, hour)
+	}
+	if _, _, err := Start(context.Background(), Config{Sim: simenv.DefaultConfig(), Listen: "127.0.0.1:0", Timescale: 1e-9}); err == nil ||
+		!strings.Contains(err.Error(), "below the smallest timescale") {
+		t.Errorf("Start at timescale 1e-9: %v", err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"os/signal"
 	"syscall"
@@ -19,6 +18,7 @@ import (
 	"github.com/ecntune/ecntune/policy"
 	"github.com/ecntune/ecntune/simenv"
 	"github.com/ecntune/ecntune/simenv/scenario"
+	"github.com/ecntune/ecntune/simswitch"
 )
 
 // demoDefaultScenario is the demo's scenario when --scenario is not
@@ -44,8 +44,8 @@ on those switches in shadow mode, with its HTTP endpoints on --listen: the dashb
 shows live. Ctrl-C (SIGINT or SIGTERM) stops everything.
 
 The scenario defaults to scenarios/websearch-50.yaml when run from the repository, else the
-embedded web-search training scenario. --timescale is wall seconds per simulated second: at the
-default 1000, one second on the dashboard is one simulated millisecond. --once runs the scenario's
+embedded web-search training scenario. --timescale is wall seconds per simulated second (at least
+0.00039; below 1 a loaded fabric falls behind): at the default 1000, one second on the dashboard is one simulated millisecond. --once runs the scenario's
 traffic once: after its duration the fabric is idle and /healthz says so. The agent's database is
 a temporary file removed at exit unless --db names one. The simulated switches start at their
 defaults on every start: with a kept --db the agent is told they restarted, and takes their
@@ -71,8 +71,8 @@ the switches it owns. The demo prints the placement at start and whenever it cha
 			if iv <= 0 { // 0 was read as the default, 1 s; the floor is checked with the config
 				return fmt.Errorf("--interval %s: the agent's control interval is at least %s", interval, config.MinInterval)
 			}
-			if !(timescale > 0) || math.IsInf(timescale, 0) {
-				return fmt.Errorf("--timescale %g: must be a finite number > 0 (wall seconds per simulated second)", timescale)
+			if err := simswitch.CheckTimescale(timescale); err != nil {
+				return fmt.Errorf("--timescale %g: %w", timescale, err)
 			}
 			kill, err := demoFleetFlags(fleetN, killAfter)
 			if err != nil {
@@ -93,7 +93,7 @@ the switches it owns. The demo prints the placement at start and whenever it cha
 	f.StringVar(&scenarioPath, "scenario", "", "scenario YAML file (default "+demoDefaultScenario+" if present, else the embedded web-search scenario)")
 	f.StringVar(&listen, "listen", "127.0.0.1:9273", "HTTP address of the dashboard and the agent's endpoints (port 0: any free port)")
 	f.StringVar(&gnmiListen, "gnmi-listen", "127.0.0.1:0", "gNMI address of the simulated switches")
-	f.Float64Var(&timescale, "timescale", 1000, "wall seconds per simulated second (1000: 1 s on screen = 1 ms of fabric time)")
+	f.Float64Var(&timescale, "timescale", 1000, "wall seconds per simulated second, at least 0.01 (1000: 1 s on screen = 1 ms of fabric time)")
 	f.StringVar(&interval, "interval", "1s", "the agent's control interval (at least 100ms)")
 	f.BoolVar(&closedLoop, "closed-loop", false, "apply the recommendations through the guardrails (tuning live) instead of only recording them")
 	f.BoolVar(&once, "once", false, "run the scenario's traffic once instead of repeating it")

@@ -14,6 +14,10 @@ func TestDemoFlagErrors(t *testing.T) {
 	}{
 		{[]string{"--timescale", "0"}, "--timescale 0: must be a finite number > 0"},
 		{[]string{"--timescale", "Inf"}, "--timescale +Inf: must be a finite number > 0"},
+		// 1 s of wall time was announced as -2562h simulated: the
+		// simulated clock (int64 picoseconds) overflowed
+		{[]string{"--timescale", "1e-9"}, "--timescale 1e-09: below the smallest timescale"},
+		{[]string{"--timescale", "0.0001"}, "--timescale 0.0001: below the smallest timescale"},
 		{[]string{"--interval", "1"}, "--interval"},
 		{[]string{"--interval", "10ms", "--scenario", "../../scenarios/star-incast.yaml"}, "interval 10ms: below the agent's minimum of 100ms"},
 		{[]string{"--scenario", "nope.yaml"}, "nope.yaml"},

@@ -81,7 +81,7 @@ func (o *simswitchOpts) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.fence, "fence", false, "refuse (FailedPrecondition) a Set whose fencing token (gRPC metadata "+gnmipath.FenceMetadata+", sent by a fleet's agents) is lower than one the switch has seen; without it such Sets are taken, counted and warned about")
 	f.StringVar(&o.device, "device", "", "imitate this kind of switch: "+strings.Join(gnmipath.DeviceNames(), ", ")+
 		" (what it serves and accepts; see gnmipath/PROFILES.md); default: ecntune's idealised switch, ecntune-sonic (the same in SONiC's database layout, not the sonic-gnmi imitation: --device sonic) with --dialect sonic")
-	f.Float64Var(&o.timescale, "timescale", 1000, "wall seconds per simulated second (1000: 1 s of telemetry = 1 ms of fabric time)")
+	f.Float64Var(&o.timescale, "timescale", 1000, "wall seconds per simulated second, at least 0.01 (1000: 1 s of telemetry = 1 ms of fabric time)")
 	f.StringVar(&o.step, "step", "5ms", "wall time between simulation steps")
 	f.BoolVar(&o.loop, "loop", false, "repeat the scenario's workloads every scenario duration: traffic that keeps going")
 	f.BoolVar(&o.perSwitch, "per-switch-ports", false, "one listener per switch, on consecutive ports from --listen")

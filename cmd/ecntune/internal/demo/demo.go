@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"net"
 	"net/http"
 	"os"
@@ -215,8 +214,8 @@ func withDefaults(cfg Config) (Config, error) {
 	if cfg.Timescale == 0 {
 		cfg.Timescale = 1000
 	}
-	if !(cfg.Timescale > 0) || math.IsInf(cfg.Timescale, 0) {
-		return cfg, fmt.Errorf("timescale %g: must be a finite number > 0 (wall seconds per simulated second)", cfg.Timescale)
+	if err := simswitch.CheckTimescale(cfg.Timescale); err != nil {
+		return cfg, fmt.Errorf("timescale %g: %w", cfg.Timescale, err)
 	}
 	if cfg.Interval == 0 {
 		cfg.Interval = time.Second
