@@ -65,7 +65,9 @@ func (c *Churn) Change(k QueueKey, t int64, old, new Setting) bool {
 
 // Observe records the settings queues report at t, compared with those of
 // the previous call: a change for each queue whose ECN setting differs (a
-// queue seen for the first time, or reporting none, is no change).
+// queue seen for the first time, or reporting none, is no change), its
+// flaps judged on the ECN setting alone (a headroom that moved between
+// leaving an ECN setting and going back to it hid the flap).
 func (c *Churn) Observe(t int64, obs []Observation) {
 	if c.now == nil {
 		c.now = map[QueueKey]Setting{}
@@ -76,7 +78,7 @@ func (c *Churn) Observe(t int64, obs []Observation) {
 			continue
 		}
 		if p, ok := c.now[o.Key]; ok && !p.SameECN(o.Current) {
-			c.Change(o.Key, t, p, o.Current)
+			c.Change(o.Key, t, p.ECN(), o.Current.ECN())
 		}
 		c.now[o.Key] = o.Current
 	}

@@ -60,3 +60,21 @@ func TestChurnKeysTheWholeSetting(t *testing.T) {
 		t.Fatalf("%+v", ch)
 	}
 }
+
+// Observe (a bare policy's figures) judges flaps on the ECN setting alone,
+// as eval's loop figures do: going back to an ECN setting is a flap even
+// where the headroom moved between (the whole setting's key hid it).
+func TestObserveFlapsOnTheECNSetting(t *testing.T) {
+	k := QueueKey{Target: "leaf0", Port: "Ethernet0", Queue: 3}
+	a := Setting{KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, HeadroomBytes: 52_376}
+	b := Setting{KminBytes: 100_000, KmaxBytes: 400_000, Pmax: 0.01, HeadroomBytes: 52_376}
+	a2 := a
+	a2.HeadroomBytes = 60_000
+	ch := Churn{Window: FlapIntervals}
+	for i, s := range []Setting{a, b, a2} {
+		ch.Observe(int64(i), []Observation{{Key: k, Current: s}})
+	}
+	if ch.Changes != 2 || ch.Flaps != 1 {
+		t.Fatalf("a -> b -> a (another headroom): %d changes, %d flaps; want 2 and 1", ch.Changes, ch.Flaps)
+	}
+}

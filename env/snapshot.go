@@ -27,6 +27,12 @@ func (s Setting) Describe() string {
 	return "kmin " + units.FormatBytes(s.KminBytes) + " kmax " + units.FormatBytes(s.KmaxBytes) + " pmax " + FormatPmax(s.Pmax)
 }
 
+// ECN is s's ECN setting alone (Kmin, Kmax, Pmax), headroom and alpha
+// left out: what eval's churn figures compare, as a bare policy decides it.
+func (s Setting) ECN() Setting {
+	return Setting{KminBytes: s.KminBytes, KmaxBytes: s.KmaxBytes, Pmax: s.Pmax}
+}
+
 // SameECN reports whether s and t mark alike: the same Kmin and Kmax, and
 // Pmax within 1e-9 (headroom and alpha are not compared).
 func (s Setting) SameECN(t Setting) bool {

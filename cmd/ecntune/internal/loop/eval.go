@@ -213,7 +213,7 @@ func Figures(r Result, interval time.Duration, idleUtil float64) eval.LoopFigure
 			continue
 		}
 		if !e.Old.SameECN(e.New) { // a change of the ECN setting, as a bare policy's and shadow's are counted (not headroom or alpha alone)
-			churn.Change(e.Key, e.TimeNs, e.Old, e.New)
+			churn.Change(e.Key, e.TimeNs, e.Old.ECN(), e.New.ECN())
 		}
 		if s, ok := set[e.Key]; ok && e.Kind == core.KindRepair && s.SameECN(e.Old) {
 			f.RepairsOfOwn++
