@@ -11,6 +11,7 @@ import (
 	"github.com/openconfig/gnmi/proto/gnmi"
 	"google.golang.org/grpc"
 
+	"github.com/ecntune/ecntune/agent/config"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/gnmipath"
 )
@@ -168,4 +169,18 @@ func observeStamps(t *testing.T, sw *stampSwitch, d time.Duration) (snaps int, l
 			return snaps, latest, said
 		}
 	}
+}
+
+// subscribed dials tc (a 50 ms sample), closed when the test ends, and
+// subscribes: its snapshots and errors come on the channels returned.
+func subscribed(t *testing.T, ctx context.Context, tc config.Target) (*Switch, chan env.Snapshot, chan error) {
+	t.Helper()
+	sw, err := Dial(ctx, tc, 50*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sw.Close() })
+	out, errs := make(chan env.Snapshot, 64), make(chan error, 64)
+	go sw.Subscribe(ctx, out, errs)
+	return sw, out, errs
 }

@@ -143,13 +143,7 @@ func TestGNMISwitchMissingProfile(t *testing.T) {
 		defer cancel()
 		tc := target0(addr, string(d))
 		tc.Queues = []int{3, 5} // 5 is not lossless on the simulated switch: it may name any profile
-		sw, err := Dial(ctx, tc, 50*time.Millisecond)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sw.Close()
-		out, errs := make(chan env.Snapshot, 64), make(chan error, 64)
-		go sw.Subscribe(ctx, out, errs)
+		sw, out, errs := subscribed(t, ctx, tc)
 		var reports []string
 		snaps := 0
 		wait := func(n int) {

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/gnmipath"
 	"github.com/ecntune/ecntune/internal/simtest"
 	"github.com/ecntune/ecntune/simswitch"
@@ -24,13 +23,7 @@ func TestReconnectAfterOutageWithinRetryTimer(t *testing.T) {
 	defer cancel()
 	tc := target0(addr, string(gnmipath.OpenConfig))
 	tc.RetryTimer = retry
-	sw, err := Dial(ctx, tc, 50*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sw.Close()
-	out, errs := make(chan env.Snapshot, 64), make(chan error, 64)
-	go sw.Subscribe(ctx, out, errs)
+	_, out, errs := subscribed(t, ctx, tc)
 	// snapshot waits for one until deadline, reading what the client says
 	snapshot := func(deadline time.Time) bool {
 		for {

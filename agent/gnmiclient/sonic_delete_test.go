@@ -31,13 +31,7 @@ func TestSonicDeletedFieldReadAfresh(t *testing.T) {
 	defer cancel()
 	tc := target0(addr, "sonic")
 	tc.Device = "sonic"
-	sw, err := Dial(ctx, tc, 50*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sw.Close()
-	out, errs := make(chan env.Snapshot, 64), make(chan error, 64)
-	go sw.Subscribe(ctx, out, errs)
+	_, out, errs := subscribed(t, ctx, tc)
 	key := env.QueueKey{Target: "sw0", Port: "Ethernet1", Queue: 3}
 	setting := func(s env.Snapshot) (env.Setting, bool) {
 		for _, q := range s.Queues {
