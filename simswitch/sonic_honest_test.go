@@ -326,3 +326,18 @@ func (a answer) String() string {
 	}
 	return b.String()
 }
+
+// The real server stamps each path of a sample when its reader read it,
+// not the sample with one time: what the imitation's sonicPathStagger
+// imitates (its size is the imitation's; the real one's is Redis' read
+// time). Skipped without SONIC_DIR.
+func TestRealSonicServerStaggersStamps(t *testing.T) {
+	real := sonictest.Start(t, seedWithPeriodicWatermarks(t))
+	stamps := sonicSampleStamps(t, real.Addr, 2)
+	t.Logf("real sonic-gnmi's stamps of two samples of %v: %v", sonicSamplePaths, stamps)
+	for s := 0; s < 2; s++ {
+		if stamps[s*2+1] == stamps[s*2] {
+			t.Errorf("sample %d: both paths stamped %d: the real server stamps a sample with one time, the imitation must not stagger", s, stamps[s*2])
+		}
+	}
+}

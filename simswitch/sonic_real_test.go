@@ -322,10 +322,29 @@ func TestRealSonicTenQueues(t *testing.T) {
 // and each path's stamps still advance by the sample interval.
 func TestRealSonicStaggeredStamps(t *testing.T) {
 	addr := realSonic(t, false, "static")
+	stamps := sonicSampleStamps(t, addr, 2)
+	for s := 0; s < 2; s++ {
+		a, b := stamps[s*2], stamps[s*2+1]
+		if b-a != sonicPathStagger.Nanoseconds() {
+			t.Errorf("sample %d: the second path stamped %d ns after the first, want %v (a sample of one timestamp)", s, b-a, sonicPathStagger)
+		}
+	}
+	if d := stamps[2] - stamps[0]; d <= int64(sonicPathStagger)*2 {
+		t.Errorf("the first path's stamps advanced %d ns from one sample to the next", d)
+	}
+}
+
+// sonicSamplePaths are two paths of one COUNTERS_DB subscription list.
+var sonicSamplePaths = []string{"/COUNTERS/Ethernet*/Queues", "/COUNTERS/Ethernet*"}
+
+// sonicSampleStamps subscribes to sonicSamplePaths at addr (SAMPLE, 1 s)
+// and returns the timestamps of the first n samples' notifications, in
+// order (one a path a sample).
+func sonicSampleStamps(t *testing.T, addr string, n int) []int64 {
+	t.Helper()
 	tg := dial(t, addr)
-	paths := []string{"/COUNTERS/Ethernet*/Queues", "/COUNTERS/Ethernet*"}
 	var subs []*gnmi.Subscription
-	for _, p := range paths {
+	for _, p := range sonicSamplePaths {
 		subs = append(subs, &gnmi.Subscription{Path: &gnmi.Path{Elem: elems(t, p)}, Mode: gnmi.SubscriptionMode_SAMPLE, SampleInterval: uint64(time.Second)})
 	}
 	req := &gnmi.SubscribeRequest{Request: &gnmi.SubscribeRequest_Subscribe{Subscribe: &gnmi.SubscriptionList{
@@ -335,25 +354,17 @@ func TestRealSonicStaggeredStamps(t *testing.T) {
 	rc, ec := tg.SubscribeChan(ctx, req, "stamps")
 	defer tg.StopSubscription("stamps")
 	var stamps []int64
-	for len(stamps) < 2*len(paths) {
+	for len(stamps) < n*len(sonicSamplePaths) {
 		select {
 		case r := <-rc:
-			if n := r.Response.GetUpdate(); n != nil {
-				stamps = append(stamps, n.GetTimestamp())
+			if u := r.Response.GetUpdate(); u != nil {
+				stamps = append(stamps, u.GetTimestamp())
 			}
 		case e := <-ec:
 			t.Fatal(e.Err)
 		case <-ctx.Done():
-			t.Fatalf("%d notifications in 20 s, want %d", len(stamps), 2*len(paths))
+			t.Fatalf("%d notifications in 20 s, want %d", len(stamps), n*len(sonicSamplePaths))
 		}
 	}
-	for s := 0; s < 2; s++ {
-		a, b := stamps[s*2], stamps[s*2+1]
-		if b-a != sonicPathStagger.Nanoseconds() {
-			t.Errorf("sample %d: the second path stamped %d ns after the first, want %v (a sample of one timestamp)", s, b-a, sonicPathStagger)
-		}
-	}
-	if d := stamps[2] - stamps[0]; d <= int64(sonicPathStagger)*int64(len(paths)) {
-		t.Errorf("the first path's stamps advanced %d ns from one sample to the next", d)
-	}
+	return stamps
 }
