@@ -1117,3 +1117,48 @@ func TestRunAllStopsAtTheFirstFailure(t *testing.T) {
 		t.Fatalf("%d failing runs started after the first failure, want none", n-1)
 	}
 }
+
+// A closed loop is set beside its bare policy seed by seed, its small-flow
+// p99 and large-flow goodput over the bare runs', where the same eval ran
+// them: two frontier ratios read at two goodputs can part far more than
+// the runs do.
+func TestCompareLoopWithItsBarePolicy(t *testing.T) {
+	run := func(pol string, seed uint64, p99, good float64, bare string) Run {
+		r := Run{Policy: pol, SmallP99: p99, LargeGoodputGbps: good}
+		r.Scenario, r.Seed = "s", seed
+		if strings.HasPrefix(pol, "agent:") {
+			r.Loop = &LoopFigures{Intervals: 20, Queues: 2, Rejections: map[string]int{}, Bare: bare}
+		}
+		return r
+	}
+	res := &Result{Scenarios: []string{"s"}, Policies: []string{"bare", "agent:a.yaml", "agent:b.yaml", "agent:c.yaml"}}
+	for seed := uint64(1); seed <= 4; seed++ {
+		f := 1 + 0.1*float64(seed)
+		res.Runs = append(res.Runs, run("bare", seed, 10*f, 100*f, ""),
+			run("agent:a.yaml", seed, 9.4*f, 96.5*f, "bare"), // paired: x0.94 and x0.965 on every seed
+			run("agent:b.yaml", seed, 9*f, 90*f, "other"),    // its bare policy not run here
+			run("agent:c.yaml", seed, 9*f, 90*f, ""))         // shadow, or models from another registry
+		res.OracleRuns = append(res.OracleRuns, run("static:a", seed, 12, 100, ""))
+	}
+	a := res.Compare("agent:a.yaml")
+	if len(a) != 1 || a[0].Bare != "bare" || math.Abs(a[0].VsBareP99.Mean-0.94) > 1e-9 || math.Abs(a[0].VsBareGoodput.Mean-0.965) > 1e-9 ||
+		a[0].VsBareP99.N != 4 || a[0].VsBareP99.Lo > a[0].VsBareP99.Mean || a[0].VsBareP99.Hi < a[0].VsBareP99.Mean {
+		t.Fatalf("loop beside its bare policy: %+v", a)
+	}
+	for _, pol := range []string{"agent:b.yaml", "agent:c.yaml", "bare"} {
+		if c := res.Compare(pol); len(c) != 1 || c[0].Bare != "" || c[0].VsBareP99.N != 0 {
+			t.Fatalf("%s set beside a bare policy: %+v", pol, c)
+		}
+	}
+	var b bytes.Buffer
+	writeComparisonsOf(&b, append(res.Compare("agent:a.yaml"), res.Compare("agent:b.yaml")...))
+	if s := strings.Join(strings.Fields(b.String()), " "); !strings.Contains(s, "vs its bare policy bare, seed by seed: small-flow p99 x0.940 [0.940, 0.940], large-flow goodput x0.965 [0.965, 0.965]") ||
+		strings.Count(s, "vs its bare policy") != 1 {
+		t.Fatalf("comparisons text:\n%s", s)
+	}
+	// and in the summary file
+	js, err := json.Marshal(a[0])
+	if err != nil || !strings.Contains(string(js), `"bare_policy":"bare","vs_bare_small_p99":{"mean":0.94`) {
+		t.Fatalf("summary JSON (%v): %s", err, js)
+	}
+}

@@ -469,6 +469,7 @@ func (c Comparison) writeText(w io.Writer) {
 	if c.VsAtGoodput > 0 {
 		writeWrapped(w, fmt.Sprintf("    vs the best fixed setting at its full large-flow goodput (%s): small-flow p99 x%.2f", shortSetting(c.AtGoodput), c.VsAtGoodput))
 	}
+	defer c.writeVsBare(w)
 	switch {
 	case c.FrontierRatio > 0:
 		line = fmt.Sprintf("    frontier ratio %.2f", c.FrontierRatio)
@@ -507,6 +508,23 @@ func (c Comparison) writeText(w io.Writer) {
 		writeWrapped(w, fmt.Sprintf("    frontier ratio: none (it dropped %d packets, and none of the %d fixed settings run keeps %.0f%% of its large-flow goodput without drops)",
 			c.Drops, c.FixedRun, 100*FrontierGoodput))
 	}
+}
+
+// writeVsBare prints a closed loop's runs against its bare policy's, seed
+// by seed (Comparison.Bare), where both were run.
+func (c Comparison) writeVsBare(w io.Writer) {
+	if c.Bare == "" {
+		return
+	}
+	line := fmt.Sprintf("    vs its bare policy %s, seed by seed: small-flow p99 %s, large-flow goodput %s", c.Bare, vsBare(c.VsBareP99), vsBare(c.VsBareGoodput))
+	writeWrapped(w, line)
+}
+
+func vsBare(r Ratio) string {
+	if r.N == 0 {
+		return "none (fewer than two seeds with the figure on both)"
+	}
+	return fmt.Sprintf("x%.3f [%.3f, %.3f]", r.Mean, r.Lo, r.Hi)
 }
 
 // textWidth is the width eval's text output keeps to (the compact table

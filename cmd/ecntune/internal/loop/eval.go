@@ -60,7 +60,14 @@ func EvalRunner(resolverFor func(registry string) policy.Resolver, auditDir stri
 				return nil, eval.LoopFigures{}, err
 			}
 		}
-		return sim, Figures(r, cfg.Interval, cfg.Guardrails.IdleUtil), nil
+		f := Figures(r, cfg.Interval, cfg.Guardrails.IdleUtil)
+		if mode == "" && cfg.Mode == config.ModeClosedLoop && !cfg.Approve && cfg.Registry == "" {
+			// a closed loop whose every change applies, its models
+			// where eval's bare policies find theirs: eval pairs it
+			// with its bare policy
+			f.Bare = cfg.Policy
+		}
+		return sim, f, nil
 	}
 }
 

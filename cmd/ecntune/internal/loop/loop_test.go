@@ -164,6 +164,14 @@ func TestEvalRunsTheDeployedLoop(t *testing.T) {
 	if s := res.RunsOf("star", sched); len(s) == 0 || s[0].Loop == nil || s[0].Loop.Changes != 8 || s[0].Loop.ChangesAfter != 0 {
 		t.Fatalf("schedule's runs %+v", s)
 	}
+	// the closed loop names its bare policy, and eval sets it beside
+	// those runs; the shadow loop below runs no policy's settings
+	if l.Bare != "static:hpcc" {
+		t.Fatalf("closed loop's bare policy %q, want static:hpcc", l.Bare)
+	}
+	if c := res.Compare(spec); len(c) != 1 || c[0].Bare != "static:hpcc" {
+		t.Fatalf("comparison of the loop %+v: not beside its bare policy", c)
+	}
 	// --loop-audit: the run's audit log, one applied change per line
 	names, _ := filepath.Glob(filepath.Join(dir, "audit", "star_agent_*.jsonl"))
 	if len(names) != 1 {
@@ -190,7 +198,7 @@ func TestEvalRunsTheDeployedLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := sh.RunsOf("star", spec+",shadow")[0].Loop
-	if s.Changes != 0 || s.Intervals != 7 {
+	if s.Changes != 0 || s.Intervals != 7 || s.Bare != "" {
 		t.Fatalf("shadow loop figures %+v", s)
 	}
 	// its --loop-audit file: the changes it would have made, one a line
