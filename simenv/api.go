@@ -80,6 +80,13 @@ type PGState struct {
 	XoffBytes        int64   // current dynamic XOFF threshold
 	SharedBytes      int64   // shared buffer use by this PG now
 	HeadroomUsed     int64   // headroom in use now
+	// DropPkts and DropBytes count, cumulatively, the packets this ingress
+	// PG refused because its headroom was full (PFC on): a switch's
+	// SAI_INGRESS_PRIORITY_GROUP_STAT_DROPPED_PACKETS. Those drops are not
+	// in the egress queue's QueueCounters, which count only the losses of
+	// a lossy fabric (PFC off) at the dynamic threshold.
+	DropPkts  uint64
+	DropBytes uint64
 }
 
 // PortTelemetry groups a port's counters.

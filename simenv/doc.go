@@ -37,7 +37,10 @@
 // a dynamic XOFF threshold of alpha times the free shared buffer, headroom
 // per (port, PG) reserved out of the buffer, PAUSE and RESUME frames that
 // stop and restart a priority on the upstream egress, and drops only when
-// headroom overflows (or, without PFC, above the threshold). Egress ports
+// headroom overflows (or, without PFC, above the threshold). A headroom
+// overflow is counted on the ingress PG that refused the packet
+// (PGState.DropPkts), a drop without PFC on the egress queue it was headed
+// for (QueueCounters.DropPkts), as switches count them. Egress ports
 // serve PFC frames, then the control queue, then the data queues by
 // deficit-weighted round robin; ECN marking is RED-linear at dequeue on the
 // egress queue's depth. Routing is shortest-path ECMP, hashed per flow with

@@ -193,6 +193,18 @@ func (s *Sim) arrive(pid int32, pk int32) {
 	}
 	pg := int(pkt.prio)
 	if !s.admit(sw, p, pg, int64(pkt.size)) {
+		if s.cfg.PFC.Enabled {
+			// The PG's headroom is full: an ingress drop, counted on the
+			// (port, PG) that refused it as a switch does
+			// (SAI_INGRESS_PRIORITY_GROUP_STAT_DROPPED_PACKETS), not on
+			// the egress queue it was headed for.
+			p.pgDropPkts[pg]++
+			p.pgDropBytes[pg] += uint64(pkt.size)
+			s.drop(nil, 0, pk)
+			return
+		}
+		// Lossy (PFC off): the loss of the queue the packet was headed
+		// for (SAI_QUEUE_STAT_DROPPED_PACKETS).
 		s.drop(op, pg, pk)
 		return
 	}
@@ -249,8 +261,8 @@ func (s *Sim) release(sw *swState, in *port, pg int, size int64) {
 	sw.sharedUsed -= fromShared
 }
 
-// drop discards pk, counting it on egress queue q of op (nil when the
-// packet had no route).
+// drop discards pk, counting it in the run's totals and on egress queue q
+// of op (nil when the packet had no route or its ingress PG counted it).
 func (s *Sim) drop(op *port, q int, pk int32) {
 	pkt := &s.pkts[pk]
 	s.stats.Drops++

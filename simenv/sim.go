@@ -49,7 +49,9 @@ type port struct {
 	headroom     [NumQueues]int64
 	alpha        [NumQueues]float64
 	minHeadroom  int64
-	hdrmPeak     int64 // most headroom ever used on this ingress (any PG)
+	hdrmPeak     int64             // most headroom ever used on this ingress (any PG)
+	pgDropPkts   [NumQueues]uint64 // refused by ingress admission with PFC on
+	pgDropBytes  [NumQueues]uint64
 	pfc          [NumQueues]PFCCounters
 }
 

@@ -78,7 +78,8 @@ func (s *Sim) pfcCounters(p *port, q int) PFCCounters {
 // pgState returns the MMU state of ingress priority group pg of port p.
 func (s *Sim) pgState(sw *swState, p *port, pg int) PGState {
 	return PGState{Lossless: s.isLossless[pg], HeadroomBytes: p.headroom[pg], MinHeadroomBytes: p.minHeadroom,
-		Alpha: p.alpha[pg], XoffBytes: s.threshold(sw, p, pg), SharedBytes: s.sharedOf(p, pg), HeadroomUsed: p.hdrmBytes[pg]}
+		Alpha: p.alpha[pg], XoffBytes: s.threshold(sw, p, pg), SharedBytes: s.sharedOf(p, pg), HeadroomUsed: p.hdrmBytes[pg],
+		DropPkts: p.pgDropPkts[pg], DropBytes: p.pgDropBytes[pg]}
 }
 
 // Stats returns run-wide totals.
