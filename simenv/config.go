@@ -132,7 +132,7 @@ type DCQCNConfig struct {
 	MinRateBps        float64
 	FastRecoverySteps int   // stages of fast recovery before additive increase
 	CNPInterval       Time  // min interval between CNPs per flow at the receiver
-	ByteCounter       int64 // bytes between byte-counter increase events (0: off)
+	ByteCounter       int64 // bytes between byte-counter increase events (0: off); hyper increase needs both stages past FastRecoverySteps
 }
 
 // WorkloadKind names a traffic generator.

@@ -172,7 +172,7 @@ func (s *Sim) sendPacket(pid int32, h *hostState, fid int32) {
 		f.bcBytes += int64(size)
 		if f.bcBytes >= s.cfg.DCQCN.ByteCounter {
 			f.bcBytes = 0
-			s.rateIncrease(f, max(f.rpStage, f.bcStage))
+			s.rateIncrease(f, f.rpStage, f.bcStage)
 			f.bcStage++
 		}
 	}
@@ -448,23 +448,38 @@ func (s *Sim) rateIncreaseTimer(id int32, gen uint32) {
 
 // timedIncrease is one tick of the rate-increase timer.
 func (s *Sim) timedIncrease(f *flow) {
-	stage := f.rpStage
+	bc := f.rpStage // no byte counter: the timer's stage alone
 	if s.cfg.DCQCN.ByteCounter > 0 {
-		stage = max(f.rpStage, f.bcStage)
+		bc = f.bcStage
 	}
-	s.rateIncrease(f, stage)
+	s.rateIncrease(f, f.rpStage, bc)
 	f.rpStage++
 }
 
-func (s *Sim) rateIncrease(f *flow, stage int32) {
+// rateIncrease is one rate-increase event, at timer stage timer and byte-
+// counter stage bc (both counted before the event; bc = timer without a
+// byte counter), with F = FastRecoverySteps: fast recovery (the rate halves
+// toward the target) while both stages are below F, hyper increase of the
+// target only when both are past F, additive increase otherwise.
+//
+// ns-3 HPCC's rdma-hw.cc (RateIncEventMlx, the Mellanox model) has no byte
+// counter: its timer stage alone picks fast recovery below F, additive
+// increase (m_rai) at F and hyper increase (m_rhai) above, then the rate
+// becomes (rate + target) / 2; with ByteCounter 0 this is that rule
+// exactly. With a byte counter, the two stages combine as QCN (802.1Qau)
+// and DCQCN's own ns-3 (ns3-rdma QbbNetDevice::rpr_active_select) do:
+// additive increase as long as either counter has not passed F, hyper only
+// when both have; that model also multiplies the hyper step by
+// min(T, BC) - F + 1, which we do not (rdma-hw.cc's fixed m_rhai).
+func (s *Sim) rateIncrease(f *flow, timer, bc int32) {
 	d := &s.cfg.DCQCN
 	fr := int32(d.FastRecoverySteps)
 	switch {
-	case stage < fr:
-	case stage == fr:
-		f.target = math.Min(f.target+d.AIBps, f.maxRate)
-	default:
+	case max(timer, bc) < fr:
+	case min(timer, bc) > fr:
 		f.target = math.Min(f.target+d.HAIBps, f.maxRate)
+	default:
+		f.target = math.Min(f.target+d.AIBps, f.maxRate)
 	}
 	f.rate = (f.rate + f.target) / 2
 }
