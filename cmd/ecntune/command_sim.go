@@ -50,7 +50,7 @@ and sim says so.`,
 func (o *simOpts) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.scenarioPath, "scenario", "", "YAML scenario file (e.g. scenarios/websearch-50.yaml)")
-	f.StringVar(&o.reportDir, "report", "", "write an HTML report with heatmaps of every lossless queue over time (peak depth, ECN marks, PFC paused time) into DIR")
+	f.StringVar(&o.reportDir, "report", "", "write an HTML report with heatmaps of every lossless queue over time (peak depth, ECN marks, PFC paused or pausing time) into DIR")
 	f.StringVar(&o.hpccPath, "hpcc-config", "", "ns-3 HPCC config file (config_*.txt); its file names are relative to it")
 	f.Uint64Var(&o.seed, "seed", 0, "random seed (default: the scenario's)")
 	f.StringVar(&o.duration, "duration", "", "simulated time to run, e.g. 5ms (default: the scenario's)")

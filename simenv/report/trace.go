@@ -21,15 +21,19 @@ const MaxTraceSamples = 2000
 
 // Trace records, at the instants it is sampled, every lossless egress
 // queue of a run: its peak depth since the previous sample, the share of
-// bytes ECN-marked and the share of the time it was held paused by PFC.
-// It draws them as heatmaps (where and when congestion happened).
+// bytes ECN-marked and the share of the time PFC paused that port and
+// priority: the larger of the time its egress was held paused by the peer
+// and the time this switch held the peer paused (a switch's host ports are
+// only ever the latter, as hosts send no PFC). It draws them as heatmaps
+// (where and when congestion happened).
 //
 // Sampling reads each switch's telemetry and so starts a new watermark
 // window: a Trace should be the only reader of the simulation it samples.
 type Trace struct {
 	keys  []traceKey
 	times []simenv.Time
-	// per queue, per sample: peak KB, marked %, paused %; NaN: nothing sent
+	// per queue, per sample: peak KB, marked %, paused or pausing %; NaN:
+	// nothing sent
 	depth, marks, paused [][]float64
 	prev                 []traceCounters
 	last                 simenv.Time
@@ -46,8 +50,8 @@ type traceKey struct {
 }
 
 type traceCounters struct {
-	tx, marked uint64
-	pausedNs   uint64
+	tx, marked          uint64
+	pausedNs, pausingNs uint64
 }
 
 // NewPassiveTrace prepares a trace that leaves sim's telemetry windows
@@ -103,7 +107,7 @@ func (t *Trace) Sample(sim *simenv.Sim) {
 			}
 			qc, pf = tel.Ports[k.port].Queues[k.q], tel.Ports[k.port].PFC[k.q]
 		}
-		c := traceCounters{tx: qc.TxBytes, marked: qc.MarkedBytes, pausedNs: pf.PausedNs}
+		c := traceCounters{tx: qc.TxBytes, marked: qc.MarkedBytes, pausedNs: pf.PausedNs, pausingNs: pf.PausingNs}
 		p := t.prev[i]
 		t.prev[i] = c
 		marks, paused := math.NaN(), 0.0
@@ -111,7 +115,8 @@ func (t *Trace) Sample(sim *simenv.Sim) {
 			marks = 100 * float64(c.marked-p.marked) / float64(tx)
 		}
 		if win > 0 {
-			paused = 100 * float64(c.pausedNs-p.pausedNs) / float64(win/simenv.Nanosecond)
+			ns := max(c.pausedNs-p.pausedNs, c.pausingNs-p.pausingNs)
+			paused = 100 * float64(ns) / float64(win/simenv.Nanosecond)
 		}
 		t.depth[i] = append(t.depth[i], float64(qc.MaxBytes)/1e3)
 		t.marks[i] = append(t.marks[i], marks)
@@ -131,7 +136,7 @@ type traceMetric struct {
 var traceMetrics = []traceMetric{
 	{"depth", "peak queue depth (KB)", func(t *Trace) [][]float64 { return t.depth }, 0, "idle: no queue built up"},
 	{"marks", "ECN-marked bytes (%)", func(t *Trace) [][]float64 { return t.marks }, 100, "no ECN marks"},
-	{"pfc", "PFC paused time (%)", func(t *Trace) [][]float64 { return t.paused }, 100, "no PFC pauses"},
+	{"pfc", "PFC paused or pausing time (%)", func(t *Trace) [][]float64 { return t.paused }, 100, "no PFC pauses"},
 }
 
 // heatmap is an empty heatmap of m: its title, unit, scale and words
