@@ -587,7 +587,7 @@ func QueueStack(qs QueueSeries, marks []chart.Marker) chart.Stack {
 		Panels: []chart.Panel{
 			{YLabel: "util (%)", YMin: 0, YMax: 100, Lines: []chart.Line{{Name: "utilisation", X: xs, Y: vals(MetricUtil)}}},
 			{YLabel: "queue (KB)", Lines: []chart.Line{{Name: "peak", X: xs, Y: vals(MetricDepth)}, {Name: "average", X: xs, Y: vals(MetricAvg)}}},
-			{YLabel: "marks / PFC (%)", YMin: 0, YMax: 100, Lines: []chart.Line{{Name: "ECN-marked", X: xs, Y: vals(MetricMarks)}, {Name: "PFC paused", X: xs, Y: vals(MetricPFC)}}},
+			{YLabel: "marks / PFC (%)", YMin: 0, YMax: 100, Lines: []chart.Line{{Name: "ECN-marked", X: xs, Y: vals(MetricMarks)}, {Name: "PFC paused or pausing", X: xs, Y: vals(MetricPFC)}}},
 			ecn, pm,
 		}}
 }

@@ -24,7 +24,7 @@ const (
 	MetricDepth  Metric = "depth" // peak queue depth in the interval (bytes)
 	MetricAvg    Metric = "avg"   // average queue depth (bytes)
 	MetricMarks  Metric = "marks" // share of bytes ECN-marked
-	MetricPFC    Metric = "pfc"   // share of the interval the queue was held paused by PFC
+	MetricPFC    Metric = "pfc"   // share of the interval PFC held the queue paused or the port paused its peer
 	MetricUtil   Metric = "util"  // link utilisation
 	MetricDrops  Metric = "drops" // share of bytes dropped
 	MetricConfid Metric = "confidence"
@@ -43,7 +43,7 @@ func (m Metric) Title() string {
 	case MetricMarks:
 		return "ECN-marked bytes (%)"
 	case MetricPFC:
-		return "PFC paused time (%)"
+		return "PFC paused or pausing time (%)"
 	case MetricUtil:
 		return "utilisation (%)"
 	case MetricDrops:
@@ -137,7 +137,10 @@ func sampleOf(o *env.Observation, conf float64) sample {
 		return noSample
 	}
 	m := &o.Metrics
-	s := sample{util: float32(m.Util), marks: float32(m.MarkFrac), pfc: float32(m.PauseRxFrac),
+	// PFC: the larger of the time the queue was held paused and the time
+	// the port held its peer paused (PAUSE frames sent, PauseTxFrac): a
+	// switch's host ports are only ever the latter, as hosts send no PFC.
+	s := sample{util: float32(m.Util), marks: float32(m.MarkFrac), pfc: float32(max(m.PauseRxFrac, m.PauseTxFrac)),
 		drops: float32(m.DropFrac), conf: float32(conf)}
 	s.depth = float32(m.MaxDelayNs * o.RateBps / 8e9)
 	s.avg = float32(m.AvgDelayNs * o.RateBps / 8e9)

@@ -93,7 +93,7 @@ func TestIdleSaidInWords(t *testing.T) {
 		h.Record(int64(i+1)*1e9, []env.Observation{depthObs(qA, 0), depthObs(qB, 0)}, nil)
 	}
 	a := &server{o: Options{History: h}}
-	if got := busiestTitle(MetricPFC, 0); got != "PFC paused time (%)" {
+	if got := busiestTitle(MetricPFC, 0); got != "PFC paused or pausing time (%)" {
 		t.Errorf("title of a time heatmap without rows %q", got)
 	}
 	if hot := a.hot(8); len(hot) != 0 {

@@ -102,7 +102,7 @@ func allChanges(j interface {
 
 // WriteReport draws a stored shadow or closed-loop run into dir: the
 // heatmaps (where congestion was: switch × port at its worst, the busiest
-// queues × time for peak depth, ECN marks and PFC paused time), a chart
+// queues × time for peak depth, ECN marks and PFC paused or pausing time), a chart
 // per busiest queue with every audited change marked, and index.html that
 // shows them with the audit log. The pictures are the dashboard's.
 //

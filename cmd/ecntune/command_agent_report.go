@@ -24,7 +24,7 @@ func newAgentReportCmd() *cobra.Command {
 		Short: "Draw a stored shadow or closed-loop run: heatmaps, queue charts and the audit log (HTML)",
 		Long: `Draw a stored run of the agent from its database into --out: where and when congestion
 was (heatmaps of switch × port at its worst, and of the busiest queues × time for peak
-queue depth, ECN marks and PFC paused time), a chart of each of the busiest queues with
+queue depth, ECN marks and PFC paused or pausing time), a chart of each of the busiest queues with
 every audited change marked, and index.html with the audit log. The pictures are the
 live dashboard's. The database is opened read-only; while the agent runs (it holds the
 database locked) the same records are read from its HTTP API, the metrics address of
