@@ -41,7 +41,7 @@ func (s *Sim) SetECN(q QueueRef, e ECN) error {
 	return nil
 }
 
-// SetHeadroom changes an ingress PG's headroom.
+// SetHeadroom changes an ingress PG's headroom, within 0..HeadroomLimit.
 func (s *Sim) SetHeadroom(pg PGRef, bytes int64) error {
 	p, err := s.portOf(pg.Switch, pg.Port)
 	if err != nil {
@@ -50,12 +50,45 @@ func (s *Sim) SetHeadroom(pg PGRef, bytes int64) error {
 	if pg.PG < 0 || pg.PG >= NumQueues || !s.isLossless[pg.PG] {
 		return fmt.Errorf("priority group %d is not lossless (lossless: %v)", pg.PG, s.lossless)
 	}
-	if bytes < 0 || bytes > s.sws[pg.Switch].buffer/4 {
-		return fmt.Errorf("headroom %d B outside 0..%d (a quarter of the buffer)", bytes, s.sws[pg.Switch].buffer/4)
+	sw := &s.sws[pg.Switch]
+	if bytes < 0 || bytes > sw.buffer/4 {
+		return fmt.Errorf("headroom %d B outside 0..%d (a quarter of the buffer)", bytes, sw.buffer/4)
+	}
+	if lim := s.headroomLimit(sw, p, pg.PG); bytes > lim {
+		n := int64(len(sw.ports))
+		frame := int64(s.cfg.MTU + s.cfg.HeaderBytes)
+		hdrm := sw.totalHdrm - p.headroom[pg.PG] + bytes
+		info := &s.infos[pg.Switch]
+		return fmt.Errorf("headroom %d B on %s %s PG %d does not fit the %d B buffer: headroom %d B in all, reserve %d B, shared space of one %d B frame per port %d B; %d B in all (at most %d B here, or lower the headroom of other ports first)",
+			bytes, info.Name, info.Ports[pg.Port].Name, pg.PG, sw.buffer, hdrm, sw.totalRsrv, frame, n*frame, hdrm+sw.totalRsrv+n*frame, lim)
 	}
 	p.headroom[pg.PG] = bytes
-	s.recomputeReserve(&s.sws[pg.Switch])
+	s.recomputeReserve(sw)
 	return nil
+}
+
+// HeadroomLimit is the largest headroom SetHeadroom takes for pg now: a
+// quarter of the buffer and, with PFC on, what leaves the buffer room for
+// everything New checks a config for: the headroom of every other lossless
+// (port, PG), every port's reserve and one frame of shared space per port
+// (a switch's buffer manager refuses an oversubscribed profile the same
+// way). 0 for a PG that does not exist or is not lossless.
+func (s *Sim) HeadroomLimit(pg PGRef) int64 {
+	p, err := s.portOf(pg.Switch, pg.Port)
+	if err != nil || pg.PG < 0 || pg.PG >= NumQueues || !s.isLossless[pg.PG] {
+		return 0
+	}
+	return s.headroomLimit(&s.sws[pg.Switch], p, pg.PG)
+}
+
+func (s *Sim) headroomLimit(sw *swState, p *port, pg int) int64 {
+	lim := sw.buffer / 4
+	if s.cfg.PFC.Enabled {
+		frame := int64(s.cfg.MTU + s.cfg.HeaderBytes)
+		others := sw.totalHdrm - p.headroom[pg]
+		lim = min(lim, max(0, sw.buffer-others-sw.totalRsrv-int64(len(sw.ports))*frame))
+	}
+	return lim
 }
 
 // MaxAlpha is the largest dynamic-threshold factor the simulator takes

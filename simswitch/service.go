@@ -636,8 +636,11 @@ func (r *runner) commitSet(sw int, p prepared, ops []gnmipath.SetOp) error {
 			}
 		}
 		if err != nil {
-			for _, u := range changes[:i] {
-				undo(u, true, true, true)
+			// Undo in reverse, through states that held before: a
+			// headroom lowered to make room for another's rise fits
+			// again only once that rise is undone.
+			for j := i - 1; j >= 0; j-- {
+				undo(changes[j], true, true, true)
 			}
 			return status.Errorf(codes.InvalidArgument, "Set rejected: %s: %v; nothing changed", c.describe, err)
 		}

@@ -376,9 +376,10 @@ func (e *Env) stepWith(settings []env.Setting) ([]env.Observation, []float64, bo
 			return nil, nil, e.done, StepInfo{}, fmt.Errorf("sim env: set ECN of %s: %w", e.keys[i], err)
 		}
 		pg := simenv.PGRef{Switch: ref.Switch, Port: ref.Port, PG: ref.Queue}
-		if lim := e.maxHeadroom[ref.Switch]; s.HeadroomBytes > lim {
+		if lim := min(e.maxHeadroom[ref.Switch], e.sim.HeadroomLimit(pg)); s.HeadroomBytes > lim {
 			// The simulated MMU holds at most a quarter of its buffer
-			// as one PG's headroom; a switch would refuse more.
+			// as one PG's headroom, and no more headroom in all than
+			// its buffer leaves room for; a switch would refuse more.
 			s.HeadroomBytes, settings[i].HeadroomBytes = lim, lim
 		}
 		if s.HeadroomBytes > 0 && s.HeadroomBytes != e.last[i].Current.HeadroomBytes {
