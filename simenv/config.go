@@ -214,6 +214,11 @@ type Config struct {
 	// ECNByRate, when set, gives explicit settings per port rate (bps),
 	// overriding the linear scaling (KMIN_MAP/KMAX_MAP/PMAX_MAP of HPCC).
 	ECNByRate map[float64]ECN
+	// ECNOff turns switch ECN marking off whatever the queues' settings
+	// (ns-3's switch EcnEnabled false, which an HPCC config's ENABLE_QCN 0
+	// sets): queues keep their thresholds and SetECN still changes them,
+	// but no packet is marked.
+	ECNOff bool
 
 	PFC   PFCConfig
 	DCQCN DCQCNConfig

@@ -160,7 +160,7 @@ func (s *Sim) dequeueData(pid int32, q int) int32 {
 	c := &p.cnt[q]
 	c.txPkts++
 	c.txBytes += uint64(size)
-	if pkt.kind == pktData && s.mark(p.ecn[q], p.q[q].bytes) {
+	if pkt.kind == pktData && !s.cfg.ECNOff && s.mark(p.ecn[q], p.q[q].bytes) {
 		pkt.ce = true
 		c.markedPkts++
 		c.markedBytes += uint64(size)

@@ -297,7 +297,7 @@ func (o *simOpts) simulate(cmd *cobra.Command, sim *simenv.Sim, cfg simenv.Confi
 	prog.finish()
 	sum := report.Summarize(sim.Flows(), sim.Stats(), wall)
 	sum.Collectives = report.Collectives(sim.Collectives(), cfg.Workloads)
-	sum.Scenario, sum.Seed, sum.ECN = cfg.Name, cfg.Seed, ecn
+	sum.Scenario, sum.Seed, sum.ECN, sum.ECNOff = cfg.Name, cfg.Seed, ecn, cfg.ECNOff
 	return sum, trace
 }
 

@@ -105,6 +105,9 @@ type Summary struct {
 	// ECN is the marking setting the lossless queues started with, per
 	// port rate (ECNInEffect fills it).
 	ECN []ECNAtRate `json:"ecn,omitempty"`
+	// ECNOff: the switches marked nothing, whatever ECN says
+	// (simenv.Config.ECNOff, an HPCC config's ENABLE_QCN 0).
+	ECNOff bool `json:"ecn_off,omitempty"`
 }
 
 // ECNAtRate is the ECN setting of the lossless queues of ports of one
@@ -282,7 +285,12 @@ func (s Summary) WriteText(w io.Writer) error {
 		fmt.Fprint(tw, " (left out of the FCT slowdowns above)")
 	}
 	fmt.Fprintln(tw)
-	for i, e := range s.ECN {
+	ecn := s.ECN
+	if s.ECNOff {
+		fmt.Fprintf(tw, "ECN off\tswitches mark nothing (ENABLE_QCN 0), whatever the queues' thresholds\n")
+		ecn = nil
+	}
+	for i, e := range ecn {
 		head := ""
 		if i == 0 {
 			head = "ECN in effect"

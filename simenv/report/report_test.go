@@ -254,3 +254,18 @@ func TestReferenceFCT(t *testing.T) {
 		t.Errorf("WriteFCT(ReadFCT(ref)) differs from the reference file")
 	}
 }
+
+// A run without switch marking (an HPCC config's ENABLE_QCN 0) says ECN
+// is off, not the thresholds that did nothing.
+func TestWriteTextECNOff(t *testing.T) {
+	s := Summarize(nil, simenv.Stats{Now: simenv.Millisecond}, 0)
+	s.ECN = []ECNAtRate{{RateBps: 100e9, KminBytes: 400_000, KmaxBytes: 1_600_000, Pmax: 0.2, Queues: 65}}
+	s.ECNOff = true
+	var b strings.Builder
+	if err := s.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "ECN off") || strings.Contains(out, "kmin") {
+		t.Errorf("text:\n%s", out)
+	}
+}

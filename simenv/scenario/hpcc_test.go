@@ -230,6 +230,9 @@ func TestHPCCConfigDefaults(t *testing.T) {
 	if len(cfg.ECNByRate) != 2 {
 		t.Errorf("ECNByRate %v", cfg.ECNByRate)
 	}
+	if cfg.ECNOff {
+		t.Error("default ENABLE_QCN: ECN marking off")
+	}
 	// ENABLE_QCN 0, explicit values. SIMULATOR_STOP_TIME 2.01 is 2009999999 ns
 	// as in ns-3, which truncates the double 2.0099999999999997868.
 	cfg, err = ParseHPCCConfig([]byte(hpccWith(nil, "ENABLE_QCN 0", "BUFFER_SIZE 9", "SIMULATOR_STOP_TIME 2.01",
@@ -240,6 +243,11 @@ func TestHPCCConfigDefaults(t *testing.T) {
 	}
 	// ACK_HIGH_PRIO 1 is a host-NIC setting in ns-3: switches still queue
 	// ACKs with the data, so AckHighPriority stays false; ACKs are 60 B.
+	// ENABLE_QCN 0 also turns switch marking off, as third.cc sets the
+	// switches' EcnEnabled from it.
+	if !cfg.ECNOff {
+		t.Error("ENABLE_QCN 0: switches still mark ECN (ns-3 turns EcnEnabled off)")
+	}
 	if cfg.DCQCN.Enabled || cfg.BufferBytes != 9<<20 || cfg.Duration != 2_009_999_999*simenv.Nanosecond || cfg.MTU != 4000 ||
 		cfg.AckHighPriority || cfg.AckBytes != 60 || cfg.DCQCN.MinRateBps != 1e9 {
 		t.Errorf("explicit values: %+v", cfg)

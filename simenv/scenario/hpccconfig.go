@@ -97,7 +97,11 @@ var hpccKeys = map[string]hpccKey{
 		// reads: the HPCC MMU's XOFF threshold is always dynamic.
 		return boolFlag(v[0], func(bool) {})
 	}},
-	"ENABLE_QCN": {1, func(c *hpccBuild, v []string) error { return boolFlag(v[0], func(b bool) { c.cfg.DCQCN.Enabled = b }) }},
+	"ENABLE_QCN": {1, func(c *hpccBuild, v []string) error {
+		// third.cc gives it to the NICs (DCQCN) and to every switch's
+		// EcnEnabled: 0 also stops switch marking.
+		return boolFlag(v[0], func(b bool) { c.cfg.DCQCN.Enabled, c.cfg.ECNOff = b, !b })
+	}},
 	"ACK_HIGH_PRIO": {1, func(c *hpccBuild, v []string) error {
 		// third.cc hands it only to the hosts' RDMA egress queue, where ACKs
 		// are strict priority either way; switches keep SwitchNode's
@@ -273,7 +277,8 @@ func rateMap(v []string, unit string, set func(rate float64, val string) error) 
 //     asserts the same). ECN is set to the entry at 100 Gb/s, or to the
 //     lowest-rate entry scaled to 100 Gb/s.
 //   - BUFFER_SIZE, in MiB as third.cc applies it (×1024×1024) → BufferBytes.
-//   - ENABLE_QCN → DCQCN.Enabled; RATE_AI, RATE_HAI, MIN_RATE (ns-3 rates;
+//   - ENABLE_QCN → DCQCN.Enabled and, 0, ECNOff (ns-3 switches mark only
+//     with it); RATE_AI, RATE_HAI, MIN_RATE (ns-3 rates;
 //     MIN_RATE not above the slowest host link, as dcqcn.min_rate);
 //     RP_TIMER, ALPHA_RESUME_INTERVAL, RATE_DECREASE_INTERVAL (µs);
 //     EWMA_GAIN → G; FAST_RECOVERY_TIMES.

@@ -36,3 +36,23 @@ func TestHPCCConfigWarnsFlowsPastCount(t *testing.T) {
 		t.Errorf("blank lines after the flows: warnings %q, %v", w, err)
 	}
 }
+
+// ENABLE_QCN 0 turns switch marking off: a warning says the ECN settings,
+// a policy's too, change nothing, and no threshold is warned about.
+func TestWarningsECNOff(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"topo.txt": testTopo, "flows.txt": testFlows})
+	cfg, err := ParseHPCCConfig([]byte(hpccWith(nil, "ENABLE_QCN 0")), dir, "c.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ECN.KminBytes = 100 // below one MTU: a warning with marking on
+	w := Warnings(cfg)
+	if len(w) == 0 || !strings.Contains(w[0], "ECN marking is off") {
+		t.Errorf("warnings %q", w)
+	}
+	for _, x := range w {
+		if strings.Contains(x, "kmin") {
+			t.Errorf("a threshold warned about with marking off: %q", x)
+		}
+	}
+}

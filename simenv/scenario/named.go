@@ -104,14 +104,22 @@ func LoadNamed(path string) (Named, error) {
 // Warnings lists what looks wrong in c without being invalid: an ECN
 // threshold below one packet (usually a size in KB read as bytes), or, as
 // in effect at some port rate, not below the switch's buffer (usually a
-// threshold written at that rate, which ecn states at 100 Gb/s).
+// threshold written at that rate, which ecn states at 100 Gb/s); ECN
+// marking off (then no threshold is warned about); headroom below the
+// lossless floor.
 func Warnings(c simenv.Config) []string {
 	var out []string
 	frame := int64(0)
 	if c.MTU > 0 {
 		frame = int64(c.MTU + max(c.HeaderBytes, 0))
 	}
+	if c.ECNOff {
+		out = append(out, "ECN marking is off (ENABLE_QCN 0: ns-3's switches then mark nothing): the ECN thresholds, and any policy's ECN settings, change nothing")
+	}
 	add := func(where string, e simenv.ECN, buffer int64) {
+		if c.ECNOff {
+			return
+		}
 		for _, w := range (env.Setting{KminBytes: e.KminBytes, KmaxBytes: e.KmaxBytes, Pmax: e.Pmax}).WarningsAt(frame, buffer) {
 			out = append(out, where+": "+w)
 		}
