@@ -19,9 +19,11 @@
 //	  # kind: hpcc takes file (an HPCC topology file) and buffer
 //	ecn: {kmin: 400KB, kmax: 1600KB, pmax: 0.2}   # at 100 Gb/s, scaled with port rate; pmax also 20%
 //	pfc: {enabled: true, alpha: 0.125, alpha_scale_with_rate: true, cable: 5m,
-//	      headroom: 100KB, formula: ieee, reserve: 4KiB, xon_offset: 3KiB}
+//	      headroom: 100KB, reserve: 4KiB, xon_offset: 3KiB}
 //	  # headroom, like ecn, at 100 Gb/s and scaled with port rate (default: the
-//	  # lossless floor per port; a warning says where it is in effect below it)
+//	  # lossless floor per port; a warning says where it is in effect below it);
+//	  # or formula: ieee (that floor) or hpcc (3 x rate x link delay), not both;
+//	  # with enabled: false, headroom, formula and xon_offset do nothing (a warning)
 //	dcqcn: {enabled: true, g: 0.00390625, ai: 20Mbps, hai: 200Mbps, increase_timer: 300us,
 //	        alpha_timer: 1us, decrease_timer: 4us, min_rate: 1Gbps, fast_recovery: 1,
 //	        cnp_interval: 0us, byte_counter: 0}

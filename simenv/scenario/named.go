@@ -106,9 +106,33 @@ func LoadNamed(path string) (Named, error) {
 // in effect at some port rate, not below the switch's buffer (usually a
 // threshold written at that rate, which ecn states at 100 Gb/s); ECN
 // marking off (then no threshold is warned about); headroom below the
-// lossless floor.
+// lossless floor; pfc settings that PFC off makes inert (those that differ
+// from the defaults: a Config does not say which keys a file gave).
 func Warnings(c simenv.Config) []string {
 	var out []string
+	if !c.PFC.Enabled {
+		var inert []string
+		if c.PFC.HeadroomBytes > 0 {
+			inert = append(inert, "pfc.headroom "+units.FormatBytes(c.PFC.HeadroomBytes))
+		}
+		if c.PFC.HeadroomFactor > 0 {
+			inert = append(inert, fmt.Sprintf("pfc headroom factor %g", c.PFC.HeadroomFactor))
+		}
+		if c.PFC.HeadroomFormula != "" && c.PFC.HeadroomFormula != simenv.HeadroomIEEE {
+			inert = append(inert, "pfc.formula "+c.PFC.HeadroomFormula)
+		}
+		if c.PFC.XonOffsetBytes != simenv.DefaultXonOffset {
+			inert = append(inert, "pfc.xon_offset "+units.FormatBytes(c.PFC.XonOffsetBytes))
+		}
+		if len(inert) > 0 {
+			them := "it"
+			if len(inert) > 1 {
+				them = "them"
+			}
+			out = append(out, fmt.Sprintf("%s: no effect with PFC off (pfc.enabled false: no headroom, no PAUSE or RESUME); remove %s or enable PFC",
+				strings.Join(inert, ", "), them))
+		}
+	}
 	frame := int64(0)
 	if c.MTU > 0 {
 		frame = int64(c.MTU + max(c.HeaderBytes, 0))

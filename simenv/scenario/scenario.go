@@ -565,6 +565,9 @@ func (b *builder) pfc(f *filePFC) error {
 	default:
 		return b.at(p+".formula", "unknown formula %q (allowed: %s, %s)", f.Formula, simenv.HeadroomIEEE, simenv.HeadroomHPCC)
 	}
+	if f.Formula != "" && f.Headroom != "" {
+		return b.at(p+".formula", "%s would do nothing: pfc.headroom %s sets every lossless PG's headroom (remove one of the two)", f.Formula, f.Headroom)
+	}
 	if f.Reserve != "" {
 		if pfc.ReserveBytes, err = b.bytes(p+".reserve", f.Reserve, 0); err != nil {
 			return err

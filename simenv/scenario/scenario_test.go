@@ -54,7 +54,7 @@ warmup: 2ms
 topology: {kind: hpcc, file: topo.txt, buffer: 12MB}
 ecn: {kmin: 100KB, kmax: 2MiB, pmax: 0.05}
 pfc: {enabled: false, alpha: 0.5, alpha_scale_with_rate: false, cable: 0.1km, headroom: 120KB,
-      formula: hpcc, reserve: 2KiB, xon_offset: 1KB}
+      reserve: 2KiB, xon_offset: 1KB}
 dcqcn: {enabled: false, g: 0.0625, ai: 5Mbps, hai: 50Mbps, increase_timer: 55us, alpha_timer: 2us,
         decrease_timer: 50us, min_rate: 100Mbps, fast_recovery: 5, cnp_interval: 4us, byte_counter: 10MB}
 mtu: 4096
@@ -83,7 +83,7 @@ workloads:
 		t.Errorf("ECN = %+v, want %+v", cfg.ECN, want)
 	}
 	wantPFC := simenv.PFCConfig{Enabled: false, Alpha: 0.5, AlphaScaleWithRate: false, CableMeters: 100,
-		HeadroomBytes: 120_000, HeadroomFormula: simenv.HeadroomHPCC, ReserveBytes: 2048, XonOffsetBytes: 1000}
+		HeadroomBytes: 120_000, HeadroomFormula: simenv.HeadroomIEEE, ReserveBytes: 2048, XonOffsetBytes: 1000} // formula beside headroom: TestPFCInertKeys
 	if cfg.PFC != wantPFC {
 		t.Errorf("PFC = %+v, want %+v", cfg.PFC, wantPFC)
 	}
