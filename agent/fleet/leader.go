@@ -34,8 +34,13 @@ func (n *Node) campaign(ctx context.Context) {
 
 func (n *Node) setLeader(b bool) { n.mu.Lock(); n.leader = b; n.mu.Unlock() }
 
-// Leader says whether this member leads the fleet.
-func (n *Node) Leader() bool { n.mu.Lock(); defer n.mu.Unlock(); return n.leader }
+// Leader says whether this member leads the fleet: not once its lease has
+// lapsed (renew), even where its campaign still waits for etcd to answer.
+func (n *Node) Leader() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.leader && !n.lapsed(time.Now())
+}
 
 // lead places the switches while this member leads: at once, on every
 // change of the members, every Config.Every (a rebalance round) and on an

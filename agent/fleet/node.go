@@ -145,6 +145,7 @@ type Node struct {
 	mu        sync.Mutex
 	lastRenew time.Time // send time of the newest renewal that succeeded
 	renewErr  error     // the last renewal's error (nil once one succeeds)
+	lapseSaid bool      // a ttl has passed since lastRenew, and noteLapse has said so
 	owned     map[string]Ownership
 	releasing map[string]time.Time // switches given up → when their owner key may go (releaseDue)
 	auditN    map[string]int       // audit entries per switch in etcd, as far as counted (countAudit)
@@ -329,9 +330,19 @@ func (n *Node) Stop() { n.cancel(); n.wg.Wait() }
 // notes the send time of each renewal that succeeds (Writable and
 // Deadline read it). A stream that fails or does not answer within TTL/3
 // is dropped and a new one opened at the next round.
+//
+// A ttl after the newest renewal etcd confirmed, the lease may have expired
+// at etcd and another member may own this member's switches and lead:
+// from then on it neither leads (Leader) nor owns anything (Owns, Owned)
+// until a renewal succeeds again, and OnChange's f is called then
+// (noteLapse) and again when a renewal finds the lease alive.
 func (n *Node) renew(ctx context.Context) {
 	t := time.NewTicker(n.cfg.TTL / 3)
 	defer t.Stop()
+	n.mu.Lock()
+	lapse := time.AfterFunc(time.Until(n.lastRenew.Add(n.cfg.TTL)), n.noteLapse)
+	n.mu.Unlock()
+	defer lapse.Stop()
 	var ks *keepStream
 	defer func() { ks.close() }()
 	for {
@@ -369,13 +380,52 @@ func (n *Node) renew(ctx context.Context) {
 		}
 		n.mu.Lock()
 		n.lastRenew, n.renewErr = sent, nil
+		back, f := n.lapseSaid, n.onChange
+		n.lapseSaid = false
 		n.mu.Unlock()
+		lapse.Reset(time.Until(sent.Add(n.cfg.TTL)))
+		if back {
+			// etcd kept the lease: the switches and the lead are still
+			// this member's (nobody else could take their keys)
+			n.cfg.Logger.Warn("fleet: lease renewed again after a ttl without etcd: it was still alive; the switches it holds are this member's again",
+				"member", n.cfg.Member.ID)
+			if f != nil {
+				f()
+			}
+		}
+	}
+}
+
+// lapsed says whether a ttl has passed at now since the newest renewal
+// etcd confirmed (under mu): etcd may have expired the lease, and another
+// member may own this member's switches and lead.
+func (n *Node) lapsed(now time.Time) bool { return !now.Before(n.lastRenew.Add(n.cfg.TTL)) }
+
+// noteLapse says, once, that the lease has lapsed (renew's timer calls it
+// a ttl after the newest renewal): the switches and the lead are no longer
+// claimed, and OnChange's f is called.
+func (n *Node) noteLapse() {
+	n.mu.Lock()
+	if n.lapseSaid || !n.lapsed(time.Now()) {
+		n.mu.Unlock()
+		return // said already, or a renewal came meanwhile
+	}
+	n.lapseSaid = true
+	had := len(n.owned) > 0 || n.leader
+	f := n.onChange
+	owned := len(n.owned)
+	n.mu.Unlock()
+	n.cfg.Logger.Warn("fleet: lease not renewed for a ttl: etcd may have expired it; this member no longer claims its switches or the lead until etcd answers",
+		"member", n.cfg.Member.ID, "switches", owned)
+	if had && f != nil {
+		f()
 	}
 }
 
 // LeaseProblem says what keeps this member from writing as a whole, for
 // its health: its lease gone, or not renewed for more than two renewal
-// rounds (etcd not answering); "" when neither.
+// rounds (etcd not answering: past the ttl, its switches and the lead are
+// lost); "" when neither.
 func (n *Node) LeaseProblem(now time.Time) string {
 	select {
 	case <-n.done:
@@ -388,6 +438,10 @@ func (n *Node) LeaseProblem(now time.Time) string {
 		why := ""
 		if n.renewErr != nil {
 			why = ": " + n.renewErr.Error()
+		}
+		if age >= n.cfg.TTL {
+			return fmt.Sprintf("fleet: lease not renewed for %s (ttl %v): etcd may have expired it, so this member has lost its switches and the lead to the others: it writes nothing until etcd answers again%s",
+				age.Round(100*time.Millisecond), n.cfg.TTL, why)
 		}
 		return fmt.Sprintf("fleet: lease not renewed for %s (ttl %v): this member writes no switch past its deadline, and loses them all at the ttl%s",
 			age.Round(100*time.Millisecond), n.cfg.TTL, why)
@@ -493,18 +547,23 @@ func (n *Node) Deadline() time.Time {
 func (n *Node) deadline() time.Time { return n.lastRenew.Add(n.cfg.TTL - n.cfg.TTL/100) }
 
 // Owns says whether this member holds sw's owner key (in its take-over
-// delay too): the agent serves it, subscribing to its telemetry.
+// delay too): the agent serves it, subscribing to its telemetry. A member
+// whose lease has lapsed (renew) owns nothing.
 func (n *Node) Owns(sw string) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	_, ok := n.owned[sw]
-	return ok
+	return ok && !n.lapsed(time.Now())
 }
 
-// Owned lists the switches this member owns, by name.
+// Owned lists the switches this member owns, by name (none while its
+// lease has lapsed, as Owns).
 func (n *Node) Owned() []Ownership {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.lapsed(time.Now()) {
+		return []Ownership{}
+	}
 	out := make([]Ownership, 0, len(n.owned))
 	for _, o := range n.owned {
 		out = append(out, o)
