@@ -15,6 +15,7 @@ import (
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
+	"google.golang.org/grpc/connectivity"
 )
 
 // Config is one agent's membership of a fleet.
@@ -298,13 +299,25 @@ func (n *Node) register(ctx context.Context) error {
 }
 
 // unanswered says which etcd did not answer, for an error of a request
-// that timed out or could not connect.
+// that timed out or could not connect. A request that ran out of time on
+// a connection that is up is not said to be etcd's absence: etcd slow or
+// busy, or a read too large for the time given, are as likely.
 func unanswered(cli *clientv3.Client, err error) error {
-	if errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "DeadlineExceeded") ||
-		strings.Contains(err.Error(), "context deadline exceeded") || strings.Contains(err.Error(), "code = Unavailable") {
+	late := errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "DeadlineExceeded") || strings.Contains(err.Error(), "context deadline exceeded")
+	if late && connected(cli) {
+		return fmt.Errorf("etcd at %s did not answer in time, though connected to it (etcd slow or busy, a request too large for the time given, or a network that drops packets): %w",
+			strings.Join(cli.Endpoints(), ", "), err)
+	}
+	if late || strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "code = Unavailable") {
 		return fmt.Errorf("etcd at %s did not answer (is it running there, and the endpoints right?): %w", strings.Join(cli.Endpoints(), ", "), err)
 	}
 	return err
+}
+
+// connected says whether cli's connection to etcd is up.
+func connected(cli *clientv3.Client) bool {
+	cc := cli.ActiveConnection()
+	return cc != nil && cc.GetState() == connectivity.Ready
 }
 
 // OnChange calls f (on a goroutine of the node's) whenever the switches

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -48,13 +49,26 @@ type Status struct {
 
 func prefixOf(name string) string { return path.Join("/ecntune/fleet", name) + "/" }
 
-// ReadStatus reads fleet name's members, leader, placement and owners.
+// ReadStatus reads fleet name's members, leader, placement and owners:
+// those key ranges alone, in one transaction (one revision), the leader's
+// the oldest election key only. The fleet's audit and the guard's memory,
+// under the same prefix and most of its bytes (up to 2×AuditKeep entries
+// a switch), are not read.
 func ReadStatus(ctx context.Context, cli *clientv3.Client, name string) (Status, error) {
 	p := prefixOf(name)
 	st := Status{Name: name}
-	r, err := cli.Get(ctx, p, clientv3.WithPrefix())
+	t, err := cli.Txn(ctx).Then(
+		clientv3.OpGet(p+"members/", clientv3.WithPrefix()),
+		clientv3.OpGet(p+"assign/", clientv3.WithPrefix()),
+		clientv3.OpGet(p+"owner/", clientv3.WithPrefix()),
+		clientv3.OpGet(p+"leader/", clientv3.WithFirstCreate()...),
+	).Commit()
 	if err != nil {
 		return st, fmt.Errorf("fleet %s: %w", name, unanswered(cli, err))
+	}
+	var kvs []*mvccpb.KeyValue
+	for _, r := range t.Responses {
+		kvs = append(kvs, r.GetResponseRange().GetKvs()...)
 	}
 	members := map[string]*MemberStatus{}
 	sws := map[string]*SwitchStatus{}
@@ -65,7 +79,7 @@ func ReadStatus(ctx context.Context, cli *clientv3.Client, name string) (Status,
 		return sws[n]
 	}
 	var leaderRev int64
-	for _, kv := range r.Kvs {
+	for _, kv := range kvs {
 		k := string(kv.Key[len(p):])
 		switch dir, rest := splitKey(k); dir {
 		case "members":
