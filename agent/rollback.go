@@ -31,8 +31,8 @@ const UndoBaseline int64 = 1
 // twice, or after --to baseline, or after the guard rolled a change back,
 // a plain rollback finds nothing to do instead of re-applying a change.
 // Change.Old is what the log says the queue runs now. entries are oldest
-// first (an agent's log in Seq order, a fleet's merged audit in time
-// order: MergeFleetAudit): their order, not their Seq, says which change
+// first (an agent's log in Seq order, a fleet's merged audit in the
+// order etcd recorded it: MergeFleetAudit): their order, not their Seq, says which change
 // came first, as the Seqs of different members' logs do not compare.
 func UndoPlan(entries []core.AuditEntry, target string, toNs int64) []core.Change {
 	type acc struct {
@@ -126,34 +126,107 @@ func entryName(e core.AuditEntry) string {
 // MergeFleetAudit is the audit a fleet member's undo plan is built from:
 // the fleet's audit of its switches in etcd (every member's entries, so a
 // switch's changes by its previous owners too) with this member's own
-// log, oldest first by time. An entry in both (the same intent time,
-// writer and queue) is counted once: the local one, unless it is still
-// open where the fleet's is resolved (another owner judged it since).
+// log, oldest first. An entry in both (the same intent time, writer and
+// queue) is counted once: the local one, unless it is still open where
+// the fleet's is resolved (another owner judged it since).
+//
+// The order is the one etcd recorded the entries in (their Rev, as
+// ReadAudit reads them), not their times: each member stamps its entries
+// by its own clock, and a member whose clock is behind would have its
+// later change taken for the first (a rollback to the baseline restoring
+// the wrong setting, a plain one undoing the wrong change). An entry of
+// the local log the fleet's does not hold (trimmed) goes right after the
+// entry before it in the log that the fleet's holds, as the log's order
+// says; where none is before it, by its time among the fleet's entries,
+// though not after the first entry of the log the fleet's holds. Entries
+// with no revision (written outside a fleet, or none read) come first,
+// in time order.
 func MergeFleetAudit(local, fleetAudit []core.AuditEntry) []core.AuditEntry {
 	type id struct {
 		t int64
 		w string
 		k env.QueueKey
 	}
-	at := map[id]int{}
-	out := make([]core.AuditEntry, 0, len(local)+len(fleetAudit))
-	for _, e := range local {
-		at[id{e.TimeNs, e.Writer, e.Key}] = len(out)
-		out = append(out, e)
-	}
+	idOf := func(e core.AuditEntry) id { return id{e.TimeNs, e.Writer, e.Key} }
+	inFleet := make(map[id]core.AuditEntry, len(fleetAudit))
 	for _, e := range fleetAudit {
-		i, ok := at[id{e.TimeNs, e.Writer, e.Key}]
+		inFleet[idOf(e)] = e
+	}
+	// byTime is the newest revision of the fleet's entries stamped no
+	// later than t (0: none)
+	byTime := func(t int64) int64 {
+		var r int64
+		for _, f := range fleetAudit {
+			if f.TimeNs <= t && f.Rev > r {
+				r = f.Rev
+			}
+		}
+		return r
+	}
+	// ranked is an entry with where it goes: by rev (0: none, by time
+	// before every entry with one), then, for the entries of the local
+	// log the fleet's lacks, by sub: before (< 0) or after the entry of
+	// rev, in the log's order
+	type ranked struct {
+		e   core.AuditEntry
+		rev int64
+		sub int
+	}
+	out := make([]ranked, 0, len(local)+len(fleetAudit))
+	seen := map[id]bool{}
+	var before []int // local entries the fleet's lacks, before its first one it holds
+	var rev int64    // the newest Rev of the local entries the fleet's holds so far
+	for n, e := range local {
+		k := idOf(e)
+		seen[k] = true
+		f, ok := inFleet[k]
 		switch {
-		case !ok:
-			at[id{e.TimeNs, e.Writer, e.Key}] = len(out)
-			out = append(out, e)
-		case out[i].Open() && !e.Open():
-			out[i] = e
+		case ok:
+			if e.Open() && !f.Open() {
+				e = f
+			}
+			e.Rev = f.Rev
+			out = append(out, ranked{e: e, rev: f.Rev})
+			if f.Rev > rev { // an entry taken over from another owner may be older than the log's last
+				for i, at := range before {
+					if out[at].rev >= f.Rev {
+						out[at].rev, out[at].sub = f.Rev, i-len(before)
+					}
+				}
+				before, rev = nil, f.Rev
+			}
+		case e.Writer == "":
+			out = append(out, ranked{e: e}) // outside a fleet
+		case rev > 0:
+			out = append(out, ranked{e: e, rev: rev, sub: n + 1})
+		default:
+			before = append(before, len(out))
+			out = append(out, ranked{e: e, rev: byTime(e.TimeNs), sub: n + 1})
 		}
 	}
-	// oldest first; one writer's entries of one time keep their log's order
-	slices.SortStableFunc(out, func(a, b core.AuditEntry) int { return cmp.Compare(a.TimeNs, b.TimeNs) })
-	return out
+	for _, e := range fleetAudit {
+		if k := idOf(e); !seen[k] {
+			seen[k] = true
+			out = append(out, ranked{e: e, rev: e.Rev})
+		}
+	}
+	// one writer's entries of one time keep their log's order
+	slices.SortStableFunc(out, func(a, b ranked) int {
+		if c := cmp.Compare(a.rev, b.rev); c != 0 {
+			return c
+		}
+		if a.rev > 0 {
+			if c := cmp.Compare(a.sub, b.sub); c != 0 {
+				return c
+			}
+		}
+		return cmp.Compare(a.e.TimeNs, b.e.TimeNs)
+	})
+	es := make([]core.AuditEntry, len(out))
+	for i, r := range out {
+		es[i] = r.e
+	}
+	return es
 }
 
 // keepRepairs bounds a restored setting by the safety repairs after the

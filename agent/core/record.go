@@ -55,8 +55,14 @@ type AuditEntry struct {
 	// Writer and Token: the fleet member that wrote the intent and the
 	// fencing token it held for the switch (agent/fleet; none outside a
 	// fleet). An entry a new owner took over keeps its writer's.
-	Writer   string       `json:"writer,omitempty"`
-	Token    int64        `json:"token,omitempty"`
+	Writer string `json:"writer,omitempty"`
+	Token  int64  `json:"token,omitempty"`
+	// Rev is the etcd revision at which a fleet's audit first recorded
+	// the entry (its key's create revision; read from etcd, not stored
+	// in the entry): a switch's entries in the fleet are in its order,
+	// which etcd assigns and which does not depend on the members'
+	// clocks. 0: not read from a fleet's audit.
+	Rev      int64        `json:"rev,omitempty"`
 	State    AuditState   `json:"state"`
 	ResultNs int64        `json:"result_ns,omitempty"`
 	Got      *env.Setting `json:"got,omitempty"` // read back

@@ -1,10 +1,12 @@
 package fleet
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -27,6 +29,14 @@ import (
 // A new owner restores the memory and takes the open entries over
 // (reconciling each with the switch's read-back): holds, probations and
 // changes in flight survive a failover.
+//
+// A switch's entries are in the order etcd first recorded them (their
+// keys' create revisions, AuditEntry.Rev), not by TIME: each writer
+// stamps TIME by its own clock, and a member whose clock is behind
+// another's would have its later change sorted first (a rollback to the
+// baseline restoring the wrong setting, a new owner missing a change left
+// open, a trim deleting the queue's first change). TIME is for display
+// and to name the entry.
 
 // AuditKeep is how many audit entries per switch stay in etcd (the long
 // term is each agent's own audit log).
@@ -70,6 +80,7 @@ func auditOps(prefix string, es []core.AuditEntry) ([]clientv3.Op, error) {
 		if len(e.Model) > MaxAuditModel {
 			e.Model = e.Model[:MaxAuditModel] + "…"
 		}
+		e.Rev = 0 // the key's create revision, read with it (decodeAudit)
 		b, err := json.Marshal(e)
 		if err != nil {
 			return nil, err
@@ -220,7 +231,8 @@ func (n *Node) Audit(ctx context.Context, sw string) ([]core.AuditEntry, error) 
 }
 
 // ReadAudit reads the audit entries a fleet keeps in etcd for sw (every
-// switch when sw is ""), oldest first per switch.
+// switch when sw is ""), oldest first: in the order etcd recorded them
+// (decodeAudit).
 func ReadAudit(ctx context.Context, cli *clientv3.Client, fleet, sw string) ([]core.AuditEntry, error) {
 	p := prefixOf(fleet) + "audit/"
 	if sw != "" {
@@ -233,9 +245,20 @@ func ReadAudit(ctx context.Context, cli *clientv3.Client, fleet, sw string) ([]c
 	return decodeAudit(fleet, r.Kvs)
 }
 
-// decodeAudit reads audit entries kept in etcd.
+// decodeAudit reads audit entries kept in etcd, in the order etcd first
+// recorded them (each entry's Rev: its key's create revision), whatever
+// the clocks that stamped them; entries of one transaction (one write's
+// intents) in key order.
 func decodeAudit(fleet string, kvs []*mvccpb.KeyValue) ([]core.AuditEntry, error) {
-	return decodeJSON[core.AuditEntry](fleet, "audit entry", kvs)
+	es, err := decodeJSON[core.AuditEntry](fleet, "audit entry", kvs)
+	if err != nil {
+		return nil, err
+	}
+	for i, kv := range kvs {
+		es[i].Rev = kv.CreateRevision
+	}
+	slices.SortStableFunc(es, func(a, b core.AuditEntry) int { return cmp.Compare(a.Rev, b.Rev) })
+	return es, nil
 }
 
 // countAudit trims sw's audit entries in etcd to the newest AuditKeep once
@@ -271,8 +294,10 @@ func (n *Node) countAudit(ctx context.Context, sw string, added int) {
 // agent rollback --to baseline on any member restores it, whoever made
 // that change) and every safety repair (a restore from before one keeps
 // what it repaired); the rest of the long term is each agent's own log.
+// Oldest and first are by the order etcd recorded the entries (their
+// create revisions), not by the writers' clocks.
 func (n *Node) trimAudit(ctx context.Context, sw string) error {
-	r, err := n.cli.Get(ctx, n.auditPrefix(sw), clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
+	r, err := n.cli.Get(ctx, n.auditPrefix(sw), clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend))
 	if err != nil {
 		return err
 	}

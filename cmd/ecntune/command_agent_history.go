@@ -248,7 +248,9 @@ func printHistory(w io.Writer, es []core.AuditEntry, asJSON bool) error {
 
 // fleetHistory reads the audit a fleet keeps in etcd (agent/fleet
 // ReadAudit: the newest entries of every switch, whichever member wrote
-// them), oldest first, of target (all: "") since from.
+// them), oldest first, of target (all: "") since from: in the order etcd
+// recorded them (their Rev), not by their times, which are each member's
+// own clock's.
 func fleetHistory(ctx context.Context, cfgPath, target string, from time.Time) ([]core.AuditEntry, error) {
 	var es []core.AuditEntry
 	_, err := withFleet(ctx, cfgPath, func(ctx context.Context, cli *clientv3.Client, f *config.Fleet) (err error) {
@@ -259,6 +261,6 @@ func fleetHistory(ctx context.Context, cfgPath, target string, from time.Time) (
 		return nil, err
 	}
 	es = slices.DeleteFunc(es, func(e core.AuditEntry) bool { return !from.IsZero() && e.TimeNs < from.UnixNano() })
-	slices.SortStableFunc(es, func(a, b core.AuditEntry) int { return cmp.Compare(a.TimeNs, b.TimeNs) })
+	slices.SortStableFunc(es, func(a, b core.AuditEntry) int { return cmp.Compare(a.Rev, b.Rev) })
 	return es, nil
 }
