@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"maps"
@@ -257,8 +258,13 @@ func (a *Agent) takeOver(target string, st fleet.State) error {
 }
 
 // openToTake is the newest open entry per queue of a switch's fleet audit
-// that this agent's own audit log does not hold open already.
+// that this agent's own audit log does not hold open already. Newest is by
+// the order etcd recorded the entries in (their Rev), not by their times:
+// a predecessor whose clock is behind stamps its change in flight before
+// an older, resolved one, which would hide it.
 func (a *Agent) openToTake(audit []core.AuditEntry) ([]core.AuditEntry, error) {
+	audit = slices.Clone(audit)
+	slices.SortStableFunc(audit, func(x, y core.AuditEntry) int { return cmp.Compare(x.Rev, y.Rev) })
 	newest := map[env.QueueKey]core.AuditEntry{}
 	for _, e := range audit { // oldest first
 		newest[e.Key] = e

@@ -1,10 +1,12 @@
 package agent
 
 import (
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/ecntune/ecntune/agent/core"
+	"github.com/ecntune/ecntune/agent/journal"
 	"github.com/ecntune/ecntune/env"
 )
 
@@ -75,5 +77,30 @@ func TestMergeFleetAuditPlacesLocalEntriesTheFleetLacks(t *testing.T) {
 	x.Rev, y.Rev = 0, 0
 	if es := MergeFleetAudit([]core.AuditEntry{x}, []core.AuditEntry{y}); len(es) != 2 || es[0].Writer != "b" {
 		t.Errorf("without revisions: want time order (b's first), got %+v", es)
+	}
+}
+
+// A new owner takes over the change b left open (b's clock 2 minutes
+// behind a's) though a's older, resolved entry of the queue is stamped
+// later: the newest per queue is by the order etcd recorded them. Before,
+// given in key order (time first), a's resolved entry was taken for the
+// newest and b's open change was never reconciled, and stayed open in
+// etcd for good.
+func TestTakeOverFindsAnOpenEntryUnderClockSkew(t *testing.T) {
+	j, err := journal.OpenJournal(filepath.Join(t.TempDir(), "a.db"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	a := &Agent{}
+	a.o.Journal = j
+	_, _, _, ea, eb := skewedChanges()
+	eb.State = core.StateIntent
+	open, err := a.openToTake([]core.AuditEntry{eb, ea}) // the keys' order: b's stamp first
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(open) != 1 || open[0].Writer != "b" || open[0].New != eb.New {
+		t.Errorf("want b's open change taken over, got %+v", open)
 	}
 }
