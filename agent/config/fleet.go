@@ -78,14 +78,14 @@ func parseFleet(f *fileFleet) (*Fleet, error) {
 			return nil, fmt.Errorf("fleet.endpoints: %q has no port (want host:port)", e)
 		}
 	}
-	if fl.Name == "" || strings.ContainsAny(fl.Name, "/ \t\n") {
-		return nil, fmt.Errorf("fleet.name: %q: want a name without '/' or blanks", fl.Name)
+	if fl.Name == "" || strings.ContainsAny(fl.Name, "/ \t\n") || fl.Name == "." || fl.Name == ".." {
+		return nil, fmt.Errorf("fleet.name: %q: want a name without '/' or blanks, not . or .. (the fleet's etcd keys are under /ecntune/fleet/NAME/: . and .. would be another fleet's, or every fleet's)", fl.Name)
 	}
 	if fl.Member == "" {
 		fl.Member, _ = os.Hostname()
 	}
-	if fl.Member == "" || strings.ContainsAny(fl.Member, "/ \t\n") {
-		return nil, fmt.Errorf("fleet.member: %q: want an id without '/' or blanks, unique in the fleet", fl.Member)
+	if fl.Member == "" || strings.ContainsAny(fl.Member, "/ \t\n") || fl.Member == "." || fl.Member == ".." {
+		return nil, fmt.Errorf("fleet.member: %q: want an id without '/' or blanks, not . or .., unique in the fleet", fl.Member)
 	}
 	var err error
 	if fl.TTL, err = optDuration("fleet.ttl", f.TTL, 4*time.Second); err != nil {

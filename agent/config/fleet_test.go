@@ -104,3 +104,28 @@ func TestFleetTTLTooShortForASetTimeout(t *testing.T) {
 		}
 	}
 }
+
+// fleetDoc is a configuration of one target (zone row1) with the fleet
+// key fl (YAML flow).
+func fleetDoc(fl string) string {
+	return "mode: closed-loop\ntargets:\n  leaf0: {address: 127.0.0.1:57400, insecure: true, zone: row1}\nfleet: " + fl + "\n"
+}
+
+// A fleet name or member id of "." or ".." is refused, naming the key:
+// the fleet's key prefix is path.Join("/ecntune/fleet", name), which
+// cleans them away ("." read every fleet's keys, ".." all of ecntune's).
+func TestFleetNameAndMemberNotDots(t *testing.T) {
+	for _, bad := range []struct{ fl, want string }{
+		{`{endpoints: ["127.0.0.1:2379"], name: ".", member: a}`, `fleet.name: "."`},
+		{`{endpoints: ["127.0.0.1:2379"], name: "..", member: a}`, `fleet.name: ".."`},
+		{`{endpoints: ["127.0.0.1:2379"], name: dc1, member: "."}`, `fleet.member: "."`},
+		{`{endpoints: ["127.0.0.1:2379"], name: dc1, member: ".."}`, `fleet.member: ".."`},
+	} {
+		if _, err := Parse([]byte(fleetDoc(bad.fl))); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: %v, want %q", bad.fl, err, bad.want)
+		}
+	}
+	if c, err := Parse([]byte(fleetDoc(`{endpoints: ["127.0.0.1:2379"], name: dc1.row1, member: agent..a}`))); err != nil || c.Fleet.Name != "dc1.row1" {
+		t.Errorf("dots within a name: %v", err)
+	}
+}

@@ -53,8 +53,8 @@ func (c *Config) defaults() error {
 	if c.Name == "" || c.Member.ID == "" {
 		return errors.New("fleet: a fleet name and a member id are required")
 	}
-	if strings.ContainsAny(c.Name+c.Member.ID, "/ \t\n") {
-		return fmt.Errorf("fleet: name %q and member id %q must not contain '/' or blanks", c.Name, c.Member.ID)
+	if strings.ContainsAny(c.Name+c.Member.ID, "/ \t\n") || dots(c.Name) || dots(c.Member.ID) {
+		return fmt.Errorf("fleet: name %q and member id %q must not contain '/' or blanks, nor be . or .. (key names: prefixOf cleans them away)", c.Name, c.Member.ID)
 	}
 	if c.TTL <= 0 {
 		c.TTL = 4 * time.Second
@@ -87,6 +87,9 @@ func (c *Config) defaults() error {
 	}
 	return c.Safe()
 }
+
+// dots says whether s is . or .., which a key path's cleaning removes.
+func dots(s string) bool { return s == "." || s == ".." }
 
 // DefaultTakeover is a new owner's wait before its first write: room for
 // a switch to apply a Set its previous owner sent just before its

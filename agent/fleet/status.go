@@ -143,7 +143,7 @@ func splitKey(k string) (dir, rest string) {
 // member key keeps its lease; the write holds only if the key did not
 // change meanwhile. An unknown member is an ErrNoMember.
 func Drain(ctx context.Context, cli *clientv3.Client, name, member string, on bool) error {
-	if member == "" || strings.ContainsAny(member, "/ \t\n") {
+	if member == "" || strings.ContainsAny(member, "/ \t\n") || dots(member) {
 		return fmt.Errorf("fleet %s: %w %q: want a member id (ecntune fleet status lists them)", name, ErrNoMember, member)
 	}
 	k := prefixOf(name) + "members/" + member
