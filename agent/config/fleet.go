@@ -5,7 +5,9 @@ import (
 	"crypto/x509"
 	"fmt"
 	"math"
+	"net"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -73,9 +75,9 @@ func parseFleet(f *fileFleet) (*Fleet, error) {
 	if len(fl.Endpoints) == 0 {
 		return nil, fmt.Errorf("fleet.endpoints: required (the etcd cluster's client addresses, host:port)")
 	}
-	for _, e := range fl.Endpoints {
-		if !strings.Contains(e, ":") {
-			return nil, fmt.Errorf("fleet.endpoints: %q has no port (want host:port)", e)
+	for i, e := range fl.Endpoints {
+		if err := checkEndpoint(e); err != nil {
+			return nil, fmt.Errorf("fleet.endpoints[%d]: %q: %v", i, e, err)
 		}
 	}
 	if fl.Name == "" || strings.ContainsAny(fl.Name, "/ \t\n") || fl.Name == "." || fl.Name == ".." {
@@ -107,6 +109,33 @@ func parseFleet(f *fileFleet) (*Fleet, error) {
 		}
 	}
 	return fl, nil
+}
+
+// checkEndpoint says what is wrong with an etcd endpoint, which must be
+// host:port (the agent dials it as such; TLS is fleet.tls, not a scheme):
+// a wrong one would be tried for the join's whole timeout, then said to
+// be an etcd that does not answer.
+func checkEndpoint(e string) error {
+	if strings.Contains(e, ",") {
+		return fmt.Errorf("one endpoint a list item, not several in one string (endpoints: [10.0.0.5:2379, 10.0.0.6:2379])")
+	}
+	if strings.Contains(e, "://") {
+		return fmt.Errorf("want host:port without a scheme (TLS is fleet.tls)")
+	}
+	host, port, err := net.SplitHostPort(e)
+	if err != nil {
+		if strings.Contains(err.Error(), "missing port") {
+			return fmt.Errorf("no port (want host:port, etcd's client port is usually 2379)")
+		}
+		return fmt.Errorf("want host:port: %v", err)
+	}
+	if host == "" || strings.ContainsAny(host, " /") {
+		return fmt.Errorf("no host (want host:port)")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("port %q is not a port number (1-65535)", port)
+	}
+	return nil
 }
 
 // Config reads the files of t into a client TLS configuration (TLS 1.2 at

@@ -129,3 +129,28 @@ func TestFleetNameAndMemberNotDots(t *testing.T) {
 		t.Errorf("dots within a name: %v", err)
 	}
 }
+
+// Each of fleet.endpoints is host:port with a port of 1-65535, refused at
+// load naming the endpoint and what is wrong: before, a list written as
+// one string, a URL without a port and a port that is not a number were
+// accepted, then failed 10-30 s later as etcd not answering.
+func TestFleetEndpointsChecked(t *testing.T) {
+	for _, bad := range []struct{ eps, want string }{
+		{`["10.0.0.5:2379,10.0.0.6:2379"]`, `fleet.endpoints[0]: "10.0.0.5:2379,10.0.0.6:2379": one endpoint a list item`},
+		{`["10.0.0.5:2379", "http://10.0.0.6"]`, `fleet.endpoints[1]: "http://10.0.0.6": want host:port without a scheme`},
+		{`["https://10.0.0.6:2379"]`, `fleet.endpoints[0]: "https://10.0.0.6:2379": want host:port without a scheme`},
+		{`["10.0.0.5:abc"]`, `fleet.endpoints[0]: "10.0.0.5:abc": port "abc" is not a port number (1-65535)`},
+		{`["10.0.0.5:0"]`, `port "0" is not a port number`},
+		{`["10.0.0.5:70000"]`, `port "70000" is not a port number`},
+		{`["10.0.0.5"]`, `fleet.endpoints[0]: "10.0.0.5": no port (want host:port`},
+		{`[":2379"]`, `fleet.endpoints[0]: ":2379": no host (want host:port)`},
+	} {
+		if _, err := Parse([]byte(fleetDoc(`{endpoints: ` + bad.eps + `, name: dc1, member: a}`))); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: %v, want %q", bad.eps, err, bad.want)
+		}
+	}
+	c, err := Parse([]byte(fleetDoc(`{endpoints: ["10.0.0.5:2379", "etcd-2.dc1:2379", "[fd00::7]:2379"], name: dc1, member: a}`)))
+	if err != nil || len(c.Fleet.Endpoints) != 3 {
+		t.Errorf("good endpoints: %v", err)
+	}
+}
