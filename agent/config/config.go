@@ -667,6 +667,7 @@ func buildConfig(f *fileConfig, dir string) (*Config, error) {
 	errs.add(c.parseTargets(f))
 	if c.Fleet != nil {
 		errs.add(c.Fleet.checkSetTimeouts(c.Targets))
+		c.Warnings = append(c.Warnings, c.Fleet.warnings(c.Targets)...)
 	}
 	c.Guardrails, err = parseGuard(f.Guardrails, c.Interval)
 	if errs.add(err) || len(errs) > 0 {

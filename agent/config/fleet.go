@@ -4,9 +4,11 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -71,7 +73,8 @@ func parseFleet(f *fileFleet) (*Fleet, error) {
 	if f == nil {
 		return nil, nil
 	}
-	fl := &Fleet{Endpoints: f.Endpoints, Name: f.Name, Member: f.Member, Zone: f.Zone}
+	// a zone is trimmed as a target's is: "row1 " would match no switch
+	fl := &Fleet{Endpoints: f.Endpoints, Name: f.Name, Member: f.Member, Zone: strings.TrimSpace(f.Zone)}
 	if len(fl.Endpoints) == 0 {
 		return nil, fmt.Errorf("fleet.endpoints: required (the etcd cluster's client addresses, host:port)")
 	}
@@ -98,6 +101,12 @@ func parseFleet(f *fileFleet) (*Fleet, error) {
 	}
 	if fl.Takeover, err = optDuration("fleet.takeover", f.Takeover, 0); err != nil {
 		return nil, err
+	}
+	// 0 is the default's mark (agent/fleet DefaultTakeover): written out,
+	// it would silently be 250ms
+	if f.Takeover != "" && (fl.Takeover < time.Millisecond || fl.Takeover > MaxTakeover) {
+		return nil, fmt.Errorf("fleet.takeover: %v: want at least 1ms (left out: %v) and at most %v (above the longest target commit-confirmed, %v): a new owner waits it before its first write to a switch, so every switch a failover moves goes untuned that long",
+			fl.Takeover, DefaultFleetTakeover, MaxTakeover, MaxCommitConfirmed)
 	}
 	if f.TLS != nil {
 		fl.TLS = &FleetTLS{CA: f.TLS.CA, Cert: f.TLS.Cert, Key: f.TLS.Key, ServerName: f.TLS.ServerName}
@@ -175,6 +184,42 @@ func (t *FleetTLS) Config() (*tls.Config, error) {
 	}
 	c.Certificates = []tls.Certificate{pair}
 	return c, nil
+}
+
+// DefaultFleetTakeover is what fleet.takeover left out is: agent/fleet's
+// DefaultTakeover (a test of package agent holds them equal).
+const DefaultFleetTakeover = 250 * time.Millisecond
+
+// MaxTakeover bounds fleet.takeover: the longest wait it is for is a
+// target's confirmed commit to settle (keep takeover above its
+// commit-confirmed, at most MaxCommitConfirmed).
+const MaxTakeover = MaxCommitConfirmed + time.Minute
+
+// warnings are what looks wrong in f beside the targets without being
+// invalid: a takeover longer than the ttl and every target's
+// commit-confirmed (the waits it is for), and a zone no target has.
+func (fl *Fleet) warnings(targets []Target) []string {
+	var out []string
+	var longest time.Duration
+	zones := map[string]bool{}
+	for _, t := range targets {
+		longest = max(longest, t.CommitConfirmed)
+		if t.Zone != "" {
+			zones[t.Zone] = true
+		}
+	}
+	if fl.Takeover > fl.TTL && fl.Takeover > longest {
+		out = append(out, fmt.Sprintf("fleet.takeover: %v is longer than the ttl (%v) and every target's commit-confirmed: a new owner waits it before its first write to a switch, so every switch a failover moves goes untuned that long (left out: %v)",
+			fl.Takeover, fl.TTL, DefaultFleetTakeover))
+	}
+	if fl.Zone != "" && !zones[fl.Zone] {
+		have := "none has one"
+		if len(zones) > 0 {
+			have = "targets' zones: " + strings.Join(slices.Sorted(maps.Keys(zones)), ", ")
+		}
+		out = append(out, fmt.Sprintf("fleet.zone: %q is no target's zone (%s): no switch comes to this agent first for its zone", fl.Zone, have))
+	}
+	return out
 }
 
 // optDuration parses an optional duration key (def when empty).

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fleet.tls: files relative to the configuration's folder, read at load;
@@ -152,5 +153,45 @@ func TestFleetEndpointsChecked(t *testing.T) {
 	c, err := Parse([]byte(fleetDoc(`{endpoints: ["10.0.0.5:2379", "etcd-2.dc1:2379", "[fd00::7]:2379"], name: dc1, member: a}`)))
 	if err != nil || len(c.Fleet.Endpoints) != 3 {
 		t.Errorf("good endpoints: %v", err)
+	}
+}
+
+// fleet.takeover: 0s is refused, saying what takes its place when left
+// out (before, it was taken as "not set" and became 250 ms without a
+// word), and so is one longer than any wait it is for (a target's
+// commit-confirmed, at most MaxCommitConfirmed): before, 1h was accepted,
+// every switch a failover moved then untuned for an hour. One longer than
+// both the ttl and every target's commit-confirmed is said in Warnings.
+func TestFleetTakeoverBounds(t *testing.T) {
+	for _, bad := range []struct{ takeover, want string }{
+		{"0s", "fleet.takeover: 0s: want at least 1ms (left out: 250ms)"},
+		{"1h", "fleet.takeover: 1h0m0s: want at least 1ms (left out: 250ms) and at most 11m0s"},
+	} {
+		if _, err := Parse([]byte(fleetDoc(`{endpoints: ["127.0.0.1:2379"], name: dc1, member: a, takeover: ` + bad.takeover + `}`))); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("takeover %s: %v, want %q", bad.takeover, err, bad.want)
+		}
+	}
+	c, err := Parse([]byte(fleetDoc(`{endpoints: ["127.0.0.1:2379"], name: dc1, member: a, takeover: 5m}`)))
+	if err != nil || c.Fleet.Takeover != 5*time.Minute || !strings.Contains(strings.Join(c.Warnings, "\n"), "fleet.takeover: 5m0s is longer than the ttl (4s)") {
+		t.Errorf("takeover 5m: %v %v", err, c.Warnings)
+	}
+	for _, ok := range []string{`takeover: 1ms`, `takeover: 3s`, ``} {
+		c, err := Parse([]byte(fleetDoc(`{endpoints: ["127.0.0.1:2379"], name: dc1, member: a, ` + ok + `}`)))
+		if err != nil || strings.Contains(strings.Join(c.Warnings, "\n"), "fleet.takeover") {
+			t.Errorf("%q: %v %v", ok, err, c.Warnings)
+		}
+	}
+}
+
+// fleet.zone is trimmed as a target's zone is ("row1 " matched no target
+// of zone row1, without a word), and one that no target has is warned of.
+func TestFleetZoneTrimmedAndChecked(t *testing.T) {
+	c, err := Parse([]byte(fleetDoc(`{endpoints: ["127.0.0.1:2379"], name: dc1, member: a, zone: "row1 "}`)))
+	if err != nil || c.Fleet.Zone != "row1" || strings.Contains(strings.Join(c.Warnings, "\n"), "fleet.zone") {
+		t.Errorf("zone \"row1 \": %v %q %v", err, c.Fleet.Zone, c.Warnings)
+	}
+	c, err = Parse([]byte(fleetDoc(`{endpoints: ["127.0.0.1:2379"], name: dc1, member: a, zone: Row1}`)))
+	if err != nil || !strings.Contains(strings.Join(c.Warnings, "\n"), `fleet.zone: "Row1" is no target's zone (targets' zones: row1)`) {
+		t.Errorf("zone Row1: %v %v", err, c.Warnings)
 	}
 }
