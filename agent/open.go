@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/ecntune/ecntune/agent/config"
@@ -17,6 +18,7 @@ import (
 	"github.com/ecntune/ecntune/agent/metrics"
 	"github.com/ecntune/ecntune/env"
 	"github.com/ecntune/ecntune/policy"
+	"github.com/ecntune/ecntune/policy/builtin"
 )
 
 // DefaultLockTimeout bounds the wait for the agent database's file lock: a
@@ -58,6 +60,15 @@ type Deps struct {
 	// HTTP bounds the HTTP endpoint; a zero field takes its default
 	// (MaxConns: Config.MetricsMaxConns).
 	HTTP HTTPLimits
+	// CounterSpan is the span of the switches' time one interval's
+	// counters cover, when it is not Config.Interval: a simulated fabric
+	// run at a timescale (the demo's 1 s at 1000 is 1 ms). Open refuses a
+	// policy whose learned models act at other decision intervals than
+	// it (checkIntervals); 0: Config.Interval.
+	CounterSpan time.Duration
+	// AnyInterval skips that check: eval's loops measure a policy at the
+	// interval eval runs, its holds and all, as eval measures it bare.
+	AnyInterval bool
 }
 
 // HTTPLimits bound an HTTP endpoint of the agent so that its clients
@@ -178,6 +189,11 @@ func Open(ctx context.Context, cfg *config.Config, d Deps) (a *Agent, err error)
 			return nil, fmt.Errorf("%spolicy: %w", at, err)
 		}
 	}
+	if !d.AnyInterval {
+		if err := checkIntervals(cfg, pol, d.CounterSpan); err != nil {
+			return nil, err
+		}
+	}
 	var opened []func() error // released in reverse order
 	release := func() error {
 		var errs []error
@@ -280,3 +296,39 @@ func (a *Agent) Close() error {
 
 // Journal returns the agent's journal (the audit log and recommendations).
 func (a *Agent) Journal() *journal.Journal { return a.o.Journal }
+
+// checkIntervals refuses pol when a learned model it runs acts at other
+// decision intervals than the agent's (span, or cfg.Interval when 0):
+// that model holds every queue it decides, every interval, which the
+// agent said once in its log (a model ecntune train made at 200µs acts
+// from 20µs to 2ms, the agent decides every 100ms or more).
+func checkIntervals(cfg *config.Config, pol policy.Policy, span time.Duration) error {
+	what := fmt.Sprintf("the agent's interval is %v", cfg.Interval)
+	if span <= 0 {
+		span = cfg.Interval
+	} else {
+		what = fmt.Sprintf("the switches' counters span %v per interval (the agent's %v)", span, cfg.Interval)
+	}
+	for _, b := range policy.IntervalBounds(pol) {
+		if !b.Excludes(span) {
+			continue
+		}
+		at := ""
+		if cfg.PolicyAt != "" {
+			at = cfg.PolicyAt + ": "
+		}
+		part := ""
+		if b.Policy != pol.Name() {
+			part = "its part "
+		}
+		other := fmt.Sprintf("or run another policy (builtin acts at %s)", policy.IntervalBound{Lo: builtin.ValidatedIntervalMin, Hi: builtin.ValidatedIntervalMax}.Range())
+		if strings.HasPrefix(b.Policy, policy.BuiltinSpec) {
+			other = "or an interval inside them, or another policy (static:NAME, fixed:KMIN/KMAX/PMAX)"
+		}
+		return fmt.Errorf("%spolicy %s: %s%s acts at decision intervals %s only and holds every queue at any other, and %s: "+
+			"validate the model at %v (ecntune eval --interval %v --policy %s on scenarios of at least 20 intervals), "+
+			"then record the intervals it holds up at with its training command and --validated-interval MIN-MAX (ecntune models show gives the command); %s",
+			at, pol.Name(), part, b.Policy, b.Range(), what, span, span, b.Policy, other)
+	}
+	return nil
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -172,6 +173,8 @@ func TestOpenPinsRegistryModels(t *testing.T) {
 	}
 	defer r.Close()
 	m.Name, m.ID, m.Status = "mine", 0, ""
+	m.Hyper = maps.Clone(m.Hyper) // a model validated where the agent decides (train --twin --from builtin inherits it)
+	m.Hyper["validated_interval"] = builtin.ValidatedIntervalMin.String() + "-" + builtin.ValidatedIntervalMax.String()
 	for v := 1; v <= 2; v++ {
 		m.Version = v
 		if _, err := r.Put(m); err != nil {
@@ -228,5 +231,81 @@ func TestOpenUnknownModelNamesFileAndLine(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "agent.yaml: line 7: policy model:nosuch: ") || !strings.Contains(err.Error(), "nosuch") {
 		t.Fatalf("Open with an unknown model: %v", err)
+	}
+}
+
+// A policy whose learned model acts at other decision intervals than the
+// agent's (a model train made at 200µs: 20µs to 2ms) held every queue
+// forever, with one log line; Open refuses it, naming the model, its
+// intervals, the agent's and the ways out, before anything is opened. A
+// model validated for the interval runs, and so does one whose
+// intervals the switches' counters span (a simulated fabric at a
+// timescale, Deps.CounterSpan), or any with Deps.AnyInterval (eval's
+// loops).
+func TestOpenRefusesPolicyOutsideItsIntervals(t *testing.T) {
+	m, err := builtin.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := models.Open(filepath.Join(t.TempDir(), "models.db"), models.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	m.ID, m.Status, m.Version = 0, "", 1
+	m.Hyper = map[string]string{"interval": "200µs"} // as ecntune train records it
+	m.Name = "t1"
+	if _, err := r.Put(m); err != nil {
+		t.Fatal(err)
+	}
+	m.Name, m.Hyper = "slow", map[string]string{"interval": "200µs", "validated_interval": "100ms-2s"}
+	if _, err := r.Put(m); err != nil {
+		t.Fatal(err)
+	}
+	open := func(policy string, d Deps) (*config.Config, error) {
+		cfg := openTestConfig(t, "leaf0")
+		cfg.Policy = policy
+		d.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		d.Resolver.Models = func(ref string) (models.Model, error) { return r.Resolve(ref) }
+		d.Dial = func(_ context.Context, tc config.Target, _ time.Duration) (Switch, error) {
+			return newFakeSwitch(tc.Name, kA), nil
+		}
+		a, err := Open(context.Background(), cfg, d)
+		if err == nil {
+			a.Close()
+		}
+		return cfg, err
+	}
+	for _, spec := range []string{"model:t1", "roles:host=model:t1;fabric=static:hpcc", "model:t1+alpha=0.5"} {
+		cfg, err := open(spec, Deps{})
+		if err == nil {
+			t.Fatalf("%s at interval 1s: started", spec)
+		}
+		for _, want := range []string{"model:t1@1", "20µs to 2ms", "interval is 1s", "holds every queue", "ecntune eval --interval 1s",
+			"--validated-interval MIN-MAX", "another policy"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: %v\nwant %q", spec, err, want)
+			}
+		}
+		if _, serr := os.Stat(cfg.DB); !errors.Is(serr, fs.ErrNotExist) {
+			t.Fatalf("%s: a refused agent made its db: %v", spec, serr)
+		}
+	}
+	for _, c := range []struct {
+		spec string
+		d    Deps
+	}{
+		{"model:slow", Deps{}},
+		{"static:hpcc", Deps{}},
+		{"builtin", Deps{}},
+		{"model:t1", Deps{CounterSpan: time.Millisecond}},
+		{"model:t1", Deps{AnyInterval: true}},
+	} {
+		if _, err := open(c.spec, c.d); err != nil {
+			t.Errorf("%s with %+v: %v", c.spec, c.d, err)
+		}
+	}
+	if _, err := open("model:slow", Deps{CounterSpan: time.Millisecond}); err == nil || !strings.Contains(err.Error(), "counters span 1ms") {
+		t.Errorf("model:slow on counters over 1ms: %v", err)
 	}
 }

@@ -287,15 +287,8 @@ func probeFinite(net *nn.Net) error {
 // (interval), else any (0, 0).
 func ModelValidInterval(m models.Model) (lo, hi time.Duration, err error) {
 	if v, ok := m.Hyper["validated_interval"]; ok {
-		a, b, found := strings.Cut(v, "-")
-		if found {
-			lo, err = units.ParseDuration(a)
-			if err == nil {
-				hi, err = units.ParseDuration(b)
-			}
-		}
-		if !found || err != nil || lo <= 0 || hi < lo {
-			return 0, 0, fmt.Errorf("model %s: validated_interval %q: want MIN-MAX, e.g. 100µs-50ms", m.Ref(), v)
+		if lo, hi, err = ParseValidInterval(v); err != nil {
+			return 0, 0, fmt.Errorf("model %s: %w", m.Ref(), err)
 		}
 		return lo, hi, nil
 	}

@@ -22,6 +22,9 @@ func newModelsPromoteCmd(f *modelsFlags) *cobra.Command {
 					return err
 				}
 				fmt.Fprintf(c.OutOrStdout(), "promoted %s (id %d)%s\n", m.Ref(), m.ID, modelsBefore(r, m.Name))
+				if line := intervalLine(m); line != "" {
+					fmt.Fprintln(c.ErrOrStderr(), line)
+				}
 				return nil
 			})
 		},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -49,6 +50,11 @@ type trainOpts struct {
 	selectOn        []string
 	selectSeeds     int
 	selectEvery     int
+	// validInterval is --validated-interval (MIN-MAX, as
+	// policy.ParseValidInterval reads it; "" when not given), fromValid
+	// the validated_interval of the model --from starts from, which the
+	// run's model inherits unless given
+	validInterval, fromValid string
 	// train --twin
 	twin, from string
 	twinSeeds  int
@@ -133,6 +139,32 @@ func (o trainOpts) writeRunFlags(b *strings.Builder, more string) {
 	if o.lr != 0 {
 		b.WriteString(" --lr " + strconv.FormatFloat(o.lr, 'g', -1, 64))
 	}
+	if o.validInterval != "" {
+		b.WriteString(" --validated-interval " + o.validInterval)
+	}
+}
+
+// checkValidInterval reads --validated-interval, written back as
+// validated_interval records it ("100ms-2s").
+func (o *trainOpts) checkValidInterval() error {
+	if o.validInterval == "" {
+		return nil
+	}
+	lo, hi, err := policy.ParseValidInterval(o.validInterval)
+	if err != nil {
+		return fmt.Errorf("--validated-interval %s: want MIN-MAX, 0 < MIN <= MAX, e.g. 100ms-2s (the decision intervals the model was validated at with ecntune eval --interval)", o.validInterval)
+	}
+	o.validInterval = lo.String() + "-" + hi.String()
+	return nil
+}
+
+// validHyper is the validated_interval the run's model records: the one
+// given, else the starting model's (none: omitted).
+func (o trainOpts) validHyper() map[string]string {
+	if v := cmp.Or(o.validInterval, o.fromValid); v != "" {
+		return map[string]string{"validated_interval": v}
+	}
+	return nil
 }
 
 func newTrainCmd() *cobra.Command {
@@ -188,6 +220,9 @@ while that ECN policy decides ECN; run it as POLICY+headroom=model:NAME.` + trai
 	f.StringVar(&o.headroomFor, "headroom-for", "", "train a switch-level headroom model (one headroom per switch for all its lossless PGs, spec "+
 		env.SwitchSpecVersion+"/"+env.HeadroomActionSpec+"; with --spec "+env.SwitchSpecVersion+"/"+env.HeadroomAlphaActionSpec+
 		" its alpha too) beside this ECN policy, which decides every queue's ECN setting meanwhile: builtin or model:NAME (ppo only)")
+	f.StringVar(&o.validInterval, "validated-interval", "", "MIN-MAX, e.g. 100ms-2s: the decision intervals the model was validated at (ecntune eval --interval), "+
+		"recorded in its card; the agent runs a model only at an interval inside its own (without it: a decade either side of the 200µs it trains at, 20µs to 2ms, "+
+		"which no agent interval is; with --from or --twin: the starting model's, if it has one)")
 	f.BoolVar(&o.criticTruth, "critic-truth", false, "asymmetric actor-critic (ppo only): the critic also reads the simulator's ground truth per queue "+
 		"(flows in flight through it by size, their backlog, the slowdowns of the flows that just finished, the share of the episode left); the model, the actor, reads counters only")
 	return cmd
@@ -233,6 +268,9 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 			return err
 		}
 	}
+	if err := o.checkValidInterval(); err != nil {
+		return err
+	}
 	if o.twin != "" {
 		return runTwinTrain(cmd, o)
 	}
@@ -270,7 +308,7 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 	if err := s.run(cfg); err != nil {
 		return err
 	}
-	m, err := s.res.Model(train.Provenance{Name: o.name, Command: o.command(), Build: train.BuildRevision(), Created: time.Now().UTC()})
+	m, err := s.res.Model(train.Provenance{Name: o.name, Command: o.command(), Build: train.BuildRevision(), Created: time.Now().UTC(), Hyper: o.validHyper()})
 	if err != nil {
 		return err
 	}
@@ -524,10 +562,11 @@ func (o *trainOpts) config() (train.Config, error) {
 // worth; its fresh critic is fitted alone for the first
 // train.TwinCriticWarmUp episodes.
 func (o *trainOpts) startFrom(cfg *train.Config) error {
-	ft, _, _, err := loadStart(o.from, o.db)
+	ft, _, valid, err := loadStart(o.from, o.db)
 	if err != nil {
 		return err
 	}
+	o.fromValid = valid
 	o.from = ft.From // the version resolved, for the resume command and the card
 	if err := ft.Refuse(); err != nil {
 		return err
@@ -731,6 +770,9 @@ func printTrainResult(w io.Writer, m models.Model, res *train.Result, wall time.
 	}
 	for _, n := range names {
 		fmt.Fprintf(w, "  greedy mean reward on %s: %.4f\n", n, res.Eval[n])
+	}
+	if line := intervalLine(m); line != "" {
+		fmt.Fprintln(w, line)
 	}
 	_, err := fmt.Fprintf(w, "learning curve: %s.csv, %s.png\n", curve, curve)
 	return err

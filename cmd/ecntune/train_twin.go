@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -133,7 +134,7 @@ type twinRun struct {
 	ft    train.FineTune
 	cfg   train.Config
 	start string // the starting model's policy spec, for the evaluation
-	valid string // the starting model's validated decision intervals ("" when it has none)
+	valid string // --validated-interval, else the starting model's validated decision intervals ("" when it has none)
 	// agent is --agent's configuration (nil without it) and agentSHA its
 	// file's sha256: the loops the promotion rule judges.
 	agent               *config.Config
@@ -205,6 +206,7 @@ func (o *trainOpts) twinSetup(cmd *cobra.Command) (twinRun, error) {
 	if tr.ft, tr.start, tr.valid, err = loadStart(o.from, o.db); err != nil {
 		return tr, err
 	}
+	tr.valid = cmp.Or(o.validInterval, tr.valid) // the one given, else the starting model's
 	// the version resolved: the resume command and the model card name
 	// it (model:d, resumed after d@2 was stored, started from d@2 and
 	// was refused as another configuration)

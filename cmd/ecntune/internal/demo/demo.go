@@ -262,7 +262,8 @@ func (d *Demo) open(ctx context.Context, m *member, yml string) (err error) {
 	for _, t := range m.cfg.Targets {
 		restarted = append(restarted, t.Name)
 	}
-	if m.agent, err = agent.Open(ctx, m.cfg, agent.Deps{Resolver: d.cfg.Resolver, Logger: log, Restarted: restarted}); err != nil {
+	if m.agent, err = agent.Open(ctx, m.cfg, agent.Deps{Resolver: d.cfg.Resolver, Logger: log, Restarted: restarted,
+		CounterSpan: simswitch.Simulated(d.cfg.Interval, d.cfg.Timescale).Duration()}); err != nil {
 		return err
 	}
 	m.agent.AddHealthCheck(func() []string {

@@ -118,7 +118,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	cfg := o.agentConfig(srv, addr, db)
 	clock := func() time.Time { now, _ := srv.Status(); return time.Unix(0, 0).Add(now.Duration()) }
 	ins := metrics.NewInstruments()
-	a, err := agent.Open(ctx, cfg, agent.Deps{Resolver: o.Resolver, Logger: o.Logger, Clock: clock, Instruments: ins})
+	// AnyInterval: a policy that holds at eval's interval is measured
+	// holding, as eval measures it bare (held_for_interval), not an error
+	// that ends the whole eval
+	a, err := agent.Open(ctx, cfg, agent.Deps{Resolver: o.Resolver, Logger: o.Logger, Clock: clock, Instruments: ins,
+		AnyInterval: true})
 	if err != nil {
 		return Result{}, err
 	}

@@ -63,3 +63,35 @@ func TestEvalLoopUsesTheConfigsRegistry(t *testing.T) {
 		t.Fatalf("resolver asked for %q, want \"\" (eval's own registry)", asked)
 	}
 }
+
+// eval runs an agent:FILE loop at its own interval, the file's scaled to
+// it: a model validated for other intervals (here 100ms to 2s, eval at
+// 1ms) is measured holding, as eval measures it bare, not refused as the
+// agent refuses it at start (which ended the whole eval).
+func TestEvalLoopRunsAModelOutsideItsIntervals(t *testing.T) {
+	dir := t.TempDir()
+	resolverFor := func(string) policy.Resolver {
+		return policy.Resolver{Models: func(ref string) (models.Model, error) {
+			m, err := builtin.Model()
+			m.Name, m.Version = ref, 1
+			m.Hyper = map[string]string{"validated_interval": "100ms-2s"}
+			return m, err
+		}}
+	}
+	sim := simtest.Star(simenv.ECN{KminBytes: 2_000_000, KmaxBytes: 2_800_000, Pmax: 0.01})
+	sim.Name, sim.Duration = "star", 4*simenv.Millisecond
+	scs := []eval.Scenario{{Named: scenario.Named{Name: "star", Config: sim}}}
+	opt := eval.Options{Seeds: 1, Workers: 1, Interval: simenv.Millisecond, Loops: map[string]eval.LoopRunner{Prefix: EvalRunner(resolverFor, "", false)}}
+	file := filepath.Join(dir, "slow.yaml")
+	body := "mode: closed-loop\npolicy: model:slow\ninterval: 1s\ntargets:\n  t: {address: \"127.0.0.1:1\", insecure: true, queues: [3]}\n"
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := eval.RunAll(scs, []string{Prefix + file}, opt)
+	if err != nil {
+		t.Fatalf("a loop whose model holds at eval's interval: %v", err)
+	}
+	if runs := res.RunsOf("star", Prefix+file); len(runs) != 1 || runs[0].Loop == nil || runs[0].Loop.Changes != 0 {
+		t.Fatalf("runs %+v", runs)
+	}
+}
