@@ -27,7 +27,7 @@ const (
 func addSelectFlags(f *pflag.FlagSet, o *trainOpts) {
 	f.StringArrayVar(&o.selectOn, "select-on", nil, "validation scenario (YAML; repeat): every --select-every rounds the network is judged on them "+
 		"against the frontier of fixed settings (geometric mean frontier ratio, any drop disqualifies), and the run stores the best network judged, "+
-		"not its last (never give a held-out scenario here)")
+		"not its last (never give a held-out scenario here; an ECN model without a preference input: not with --preference-scale or --headroom-for)")
 	f.IntVar(&o.selectSeeds, "select-seeds", 0, fmt.Sprintf("with --select-on: seeds per validation scenario (default %d)", selectDefaultSeeds))
 	f.IntVar(&o.selectEvery, "select-every", 0, fmt.Sprintf("with --select-on: rounds between judgements (default %d; and after the last)", selectDefaultEvery))
 }
@@ -41,6 +41,15 @@ func (o *trainOpts) selectFlags(changed func(string) bool) error {
 			}
 		}
 		return nil
+	}
+	// the judge runs the network as an ECN policy without a preference
+	// input (policy.NewLearned): these failed at the first judgement,
+	// after the frontier and --select-every rounds, storing nothing
+	switch {
+	case o.prefScale != 0:
+		return fmt.Errorf("--select-on with --preference-scale: the judge runs an ECN policy without a preference input and cannot judge a preference-conditioned model; leave one out")
+	case o.headroomFor != "":
+		return fmt.Errorf("--select-on with --headroom-for: the judge runs an ECN policy and cannot judge a switch-level headroom model; leave one out")
 	}
 	if o.selectSeeds == 0 {
 		o.selectSeeds = selectDefaultSeeds

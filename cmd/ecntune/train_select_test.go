@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,5 +59,43 @@ func TestTrainSelectOn(t *testing.T) {
 		if _, _, err := runTrainCmd(t, args...); err == nil || !strings.Contains(err.Error(), c.says) {
 			t.Errorf("%v: %v, want %q", c.args, err, c.says)
 		}
+	}
+}
+
+// --select-on judges the network as an ECN policy without a preference
+// input: a preference-conditioned model (58 inputs) or a switch-level
+// headroom model (19) was accepted, trained to the first judgement and
+// failed there ("network reads 58 features, observation spec obs-v5 has
+// 57"), storing nothing, at every resume. Both are refused before any
+// work, the registry not made.
+func TestTrainSelectOnRefusesModelsItCannotJudge(t *testing.T) {
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "tiny.yaml")
+	val := filepath.Join(dir, "val.yaml")
+	for _, f := range []string{sc, val} {
+		if err := os.WriteFile(f, []byte(tinyTrainScenario), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := filepath.Join(dir, "reg.db")
+	for _, c := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"--preference-scale", "2"}, "--select-on with --preference-scale"},
+		{[]string{"--headroom-for", "builtin"}, "--select-on with --headroom-for"},
+	} {
+		args := append([]string{"--scenario", sc, "--algo", "ppo", "--episodes", "4", "--workers", "1", "--db", db, "--name", "s",
+			"--select-on", val, "--select-seeds", "2", "--select-every", "2"}, c.args...)
+		_, errOut, err := runTrainCmd(t, args...)
+		if err == nil || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.says)
+		}
+		if strings.Contains(errOut, "select: running") {
+			t.Errorf("%v: the validation frontier was run before the refusal:\n%s", c.args, errOut)
+		}
+	}
+	if _, err := os.Stat(db); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a refused run made the registry: %v", err)
 	}
 }
