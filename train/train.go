@@ -323,10 +323,23 @@ func (c Config) validateRun() error {
 	if len(c.Scenarios) == 0 {
 		return errors.New("train: no scenario: give at least one --scenario")
 	}
+	named := map[string]int{}
 	for i, s := range c.Scenarios {
 		if s.Config.Duration <= 0 {
 			return fmt.Errorf("train: scenario %d (%s): duration %v must be positive", i, s.Name, s.Config.Duration)
 		}
+		// the greedy evaluation's figures (Result.Eval, the output, the
+		// model's card) and the resume parts are by name: two of one name
+		// gave the second's figure for both
+		j, dup := named[s.Name]
+		switch {
+		case dup && s.Path != "" && s.Path == c.Scenarios[j].Path:
+			return fmt.Errorf("train: scenario %s is given twice (%d and %d): give each once", s.Path, j, i)
+		case dup:
+			return fmt.Errorf("train: scenarios %d (%s) and %d (%s) are both named %s: their figures would be one; give one another name: in its file",
+				j, c.Scenarios[j].Path, i, s.Path, s.Name)
+		}
+		named[s.Name] = i
 	}
 	switch {
 	case c.Episodes < 0:

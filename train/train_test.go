@@ -170,6 +170,13 @@ func TestConfigErrors(t *testing.T) {
 		{func(c *Config) { c.Spec = "obs-v3" }, `spec "obs-v3"`},
 		{func(c *Config) { c.Spec = "obs-v4/act-v3" }, "ddqn speaks act-v2 only"},
 		{func(c *Config) { c.PmaxStep = 0.2 }, "pmax step 0.2"},
+		// two scenarios of one name: one figure for both in the output
+		// and the card (Result.Eval is by name), one resume part
+		{func(c *Config) {
+			s := c.Scenarios[0]
+			c.Scenarios[0].Path, s.Path = "x/a.yaml", "y/a.yaml"
+			c.Scenarios = append(c.Scenarios, s)
+		}, "scenarios 0 (x/a.yaml) and 2 (y/a.yaml) are both named a"},
 	} {
 		cfg := base
 		cfg.Scenarios = append([]scenario.Named(nil), base.Scenarios...)
