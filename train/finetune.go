@@ -121,6 +121,7 @@ func (ft FineTune) Config(seed uint64, workers int) (Config, error) {
 	if c.Gamma, err = hyperFloat(m, "gamma"); err != nil {
 		return Config{}, err
 	}
+	c.GammaSet = true // a model trained at 0 is fine-tuned at 0
 	if c.LR, err = hyperFloat(m, "lr"); err != nil {
 		return Config{}, err
 	}

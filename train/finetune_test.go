@@ -311,3 +311,35 @@ func TestStartAt(t *testing.T) {
 		t.Errorf("startAt changed its argument: %+v", sc.Workloads)
 	}
 }
+
+// A discount of 0 is one (each decision judged by its own interval's
+// reward), not "the default": a run given it trains at 0 and records it,
+// and a fine-tuning of a model trained at 0 keeps 0 (both ran at 0.7 or
+// 0.9 without a word).
+func TestGammaZeroIsADiscount(t *testing.T) {
+	for _, algo := range []string{AlgoDDQN, AlgoPPO} {
+		c := tinyConfig(algo)
+		c.Gamma, c.GammaSet = 0, true
+		if err := c.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		d := c.withDefaults()
+		if d.Gamma != 0 || c.Hyper()["gamma"] != "0" || ddqnConfig(d).Gamma != 0 || ppoConfig(d).Gamma != 0 {
+			t.Errorf("%s given gamma 0: runs at %g, records %q", algo, d.Gamma, c.Hyper()["gamma"])
+		}
+		c.GammaSet = false
+		if g := c.withDefaults().Gamma; g == 0 {
+			t.Errorf("%s without a gamma: %g, want the default", algo, g)
+		}
+	}
+	ft, _ := builtinFineTune(t)
+	ft.Model.Hyper = maps.Clone(ft.Model.Hyper)
+	ft.Model.Hyper["gamma"] = "0"
+	cfg, err := ft.Config(3, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := cfg.withDefaults().Gamma; g != 0 {
+		t.Fatalf("fine-tuning a model trained at gamma 0 runs at %g", g)
+	}
+}

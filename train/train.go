@@ -122,7 +122,10 @@ type Config struct {
 	// --twin sets the switches' (--agent's pmax-step, else whole
 	// percents); 0 runs decisions as made.
 	PmaxStep float64
-	Gamma    float64 // default 0.7 (DDQN), 0.9 (PPO)
+	Gamma    float64 // default 0.7 (DDQN), 0.9 (PPO), unless GammaSet
+	// GammaSet: Gamma was given, and 0 is a discount of 0 (each decision
+	// judged by its own interval's reward alone), not the default.
+	GammaSet bool
 	LR       float64 // default 1e-3 (DDQN), 3e-4 (PPO)
 	// Randomise perturbs the scenarios per episode.
 	Randomise Randomisation
@@ -246,7 +249,7 @@ func (c Config) withDefaults() Config {
 	if c.MaxEpisode == 0 {
 		c.MaxEpisode = DefaultMaxEpisode
 	}
-	if c.Gamma == 0 {
+	if c.Gamma == 0 && !c.GammaSet {
 		c.Gamma = 0.7
 		if c.Algo == AlgoPPO {
 			c.Gamma = 0.9

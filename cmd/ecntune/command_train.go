@@ -67,6 +67,9 @@ type trainOpts struct {
 	// episodesSet, budgetSet: --episodes, --budget were given (an
 	// explicit 0 is an error, not the default)
 	episodesSet, budgetSet bool
+	// gammaSet: --gamma was given (0 is a discount of 0, not the
+	// default); lrSet: --lr was (0 is refused, not the default)
+	gammaSet, lrSet bool
 }
 
 // command is the canonical command line of a run (recorded in the
@@ -133,7 +136,7 @@ func (o trainOpts) writeRunFlags(b *strings.Builder, more string) {
 	if o.reward != "" {
 		b.WriteString(" --reward '" + o.reward + "'")
 	}
-	if o.gamma != 0 {
+	if o.gamma != 0 || o.gammaSet {
 		b.WriteString(" --gamma " + strconv.FormatFloat(o.gamma, 'g', -1, 64))
 	}
 	if o.lr != 0 {
@@ -189,6 +192,7 @@ while that ECN policy decides ECN; run it as POLICY+headroom=model:NAME.` + trai
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.algoSet = cmd.Flags().Changed("algo")
 			o.episodesSet, o.budgetSet = cmd.Flags().Changed("episodes"), cmd.Flags().Changed("budget")
+			o.gammaSet, o.lrSet = cmd.Flags().Changed("gamma"), cmd.Flags().Changed("lr")
 			return runTrain(cmd, o)
 		},
 	}
@@ -210,7 +214,7 @@ while that ECN policy decides ECN; run it as POLICY+headroom=model:NAME.` + trai
 	f.StringVar(&o.reward, "reward", "", `reward weights as JSON over the training defaults, e.g. '{"delay":0.1}'; fields: `+
 		strings.Join(env.RewardWeightNames(), ", ")+` (flow_small, flow_large: mean log2 slowdown of the flows through a queue, `+
 		`flow_small_tail: the largest small-flow one; flow_large_progress: large flows charged as they fall behind, finished or not; the simulator's ground truth; change: charged to a queue each interval its ECN setting is changed)`)
-	f.Float64Var(&o.gamma, "gamma", 0, "discount (default 0.7 for ddqn, 0.9 for ppo)")
+	f.Float64Var(&o.gamma, "gamma", 0, "discount in [0, 1): 0 judges each decision by its own interval's reward alone (default 0.7 for ddqn, 0.9 for ppo; with --twin the starting model's)")
 	f.Float64Var(&o.lr, "lr", 0, "learning rate (default 1e-3 for ddqn, 3e-4 for ppo; with --twin the starting model's)")
 	f.IntSliceVar(&o.hidden, "hidden", nil, "hidden layer widths of the MLP, e.g. 128,64 (default 64,64)")
 	f.StringVar(&o.spec, "spec", "", "observation and action spec of the model, OBS/ACT, e.g. obs-v3/act-v2 for the embedded model's "+
@@ -270,6 +274,10 @@ func runTrain(cmd *cobra.Command, o trainOpts) error {
 	}
 	if err := o.checkValidInterval(); err != nil {
 		return err
+	}
+	if o.lrSet && o.lr == 0 {
+		// as --lr -1 is: 0 ran as the default
+		return fmt.Errorf("--lr 0: allowed (0, 1] (without --lr: 1e-3 for ddqn, 3e-4 for ppo; with --twin the starting model's)")
 	}
 	if o.twin != "" {
 		return runTwinTrain(cmd, o)
@@ -535,7 +543,7 @@ func (o *trainOpts) config() (train.Config, error) {
 		scs = append(scs, sc)
 	}
 	cfg := train.Config{Algo: o.algo, Scenarios: scs, Episodes: o.episodes, Workers: o.workers, Seed: o.seed,
-		CheckpointEvery: o.checkpointEvery, Randomise: rnd, Gamma: o.gamma, LR: o.lr, Hidden: o.hidden, Spec: o.spec, PreferenceScale: o.prefScale, CriticTruth: o.criticTruth}
+		CheckpointEvery: o.checkpointEvery, Randomise: rnd, Gamma: o.gamma, GammaSet: o.gammaSet, LR: o.lr, Hidden: o.hidden, Spec: o.spec, PreferenceScale: o.prefScale, CriticTruth: o.criticTruth}
 	if o.headroomFor != "" {
 		if cfg.ECN, err = headroomECN(o.headroomFor, o.db); err != nil {
 			return train.Config{}, err

@@ -51,10 +51,12 @@ func (o *trainOpts) selectFlags(changed func(string) bool) error {
 	case o.headroomFor != "":
 		return fmt.Errorf("--select-on with --headroom-for: the judge runs an ECN policy and cannot judge a switch-level headroom model; leave one out")
 	}
-	if o.selectSeeds == 0 {
+	// an explicit 0 is refused below, as 1 and -1 are (it ran as the
+	// default)
+	if !changed("select-seeds") {
 		o.selectSeeds = selectDefaultSeeds
 	}
-	if o.selectEvery == 0 {
+	if !changed("select-every") {
 		o.selectEvery = selectDefaultEvery
 	}
 	switch {

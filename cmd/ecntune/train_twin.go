@@ -378,8 +378,8 @@ func (o *trainOpts) twinOverrides(cfg *train.Config) error {
 		}
 		cfg.Reward = w
 	}
-	if o.gamma != 0 {
-		cfg.Gamma = o.gamma
+	if o.gammaSet {
+		cfg.Gamma = o.gamma // 0 too: a discount of 0
 	}
 	if o.lr != 0 {
 		cfg.LR = o.lr

@@ -92,3 +92,49 @@ func TestTrainValidatedInterval(t *testing.T) {
 		t.Fatalf("a refused --validated-interval made the registry: %v", serr)
 	}
 }
+
+// An explicit 0 is not "the default": --gamma 0 trains at 0 and the
+// recorded command keeps it (it trained at 0.7, its command without
+// --gamma); --lr 0, --select-seeds 0 and --select-every 0 are refused as
+// -1 and 1 are (they ran as the defaults), before the registry is made.
+func TestTrainExplicitZeros(t *testing.T) {
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "tiny.yaml")
+	val := filepath.Join(dir, "val.yaml")
+	for _, f := range []string{sc, val} {
+		if err := os.WriteFile(f, []byte(tinyTrainScenario), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := filepath.Join(dir, "reg.db")
+	for _, c := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"--scenario", sc, "--lr", "0"}, "--lr 0: allowed (0, 1]"},
+		{[]string{"--scenario", sc, "--select-on", val, "--select-seeds", "0"}, "--select-seeds 0: allowed 2..100"},
+		{[]string{"--scenario", sc, "--select-on", val, "--select-every", "0"}, "--select-every 0: want at least 1"},
+		{[]string{"--twin", sc, "--lr", "0"}, "--lr 0: allowed (0, 1]"},
+	} {
+		_, _, err := runTrainCmd(t, append([]string{"--episodes", "2", "--workers", "1", "--db", db, "--name", "z"}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.says)
+		}
+	}
+	if _, err := os.Stat(db); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a refused run made the registry: %v", err)
+	}
+	for _, algo := range []string{"ddqn", "ppo"} {
+		if _, errOut, err := runTrainCmd(t, "--scenario", sc, "--algo", algo, "--episodes", "2", "--workers", "1", "--db", db, "--out", dir,
+			"--name", "g0-"+algo, "--gamma", "0"); err != nil {
+			t.Fatalf("%v\n%s", err, errOut)
+		}
+		m, err := models.Load(db, "g0-"+algo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Hyper["gamma"] != "0" || !strings.Contains(m.Hyper["command"], " --gamma 0") {
+			t.Fatalf("%s --gamma 0: trained at %q, command %q", algo, m.Hyper["gamma"], m.Hyper["command"])
+		}
+	}
+}
